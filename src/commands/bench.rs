@@ -1,0 +1,162 @@
+//! `fluidlab bench`: warm-up, then timed steps with per-stage times and particle throughput.
+
+use crate::backend;
+use crate::scene::Scene;
+use crate::sim::{Backend, Stage};
+use anyhow::{Context, Result};
+use serde::Serialize;
+use std::time::Instant;
+
+/// What to benchmark.
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    /// Preset name or scene file path.
+    pub scene: String,
+    /// Rescale the spacing so the scene seeds about this many particles.
+    pub particles: Option<u64>,
+    /// Timed steps.
+    pub steps: u64,
+    /// Untimed steps before timing.
+    pub warmup: u64,
+    /// Solver backend.
+    pub backend: Backend,
+}
+
+/// Benchmark results (the `--json` output).
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchReport {
+    /// Scene name.
+    pub scene: String,
+    /// Backend that ran.
+    pub backend: String,
+    /// Worker threads (CPU) used.
+    pub threads: usize,
+    /// Particle count.
+    pub particles: usize,
+    /// Constraint iterations per solver step.
+    pub iterations: u32,
+    /// Solver steps per step (frame).
+    pub substeps: u32,
+    /// Timed steps.
+    pub steps: u64,
+    /// Warm-up steps.
+    pub warmup: u64,
+    /// Median wall time of one step (frame), ms.
+    pub ms_per_step: f64,
+    /// Mean wall time of one step, ms.
+    pub ms_per_step_mean: f64,
+    /// Median wall time of one solver step (substep), ms.
+    pub ms_per_substep: f64,
+    /// Particles × solver steps per second, from the median.
+    pub particle_steps_per_second: f64,
+    /// Mean ms per step spent in each stage, in execution order.
+    pub stages: Vec<StageTime>,
+}
+
+/// Time of one stage.
+#[derive(Clone, Debug, Serialize)]
+pub struct StageTime {
+    /// Stage name.
+    pub stage: &'static str,
+    /// Mean ms per step.
+    pub ms: f64,
+}
+
+/// Runs the benchmark.
+pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
+    let mut scene = Scene::load(&options.scene)?;
+    if let Some(particles) = options.particles {
+        scene = scene.with_particle_target(particles);
+        scene
+            .validate()
+            .map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))
+            .context("rescaled scene")?;
+    }
+    let created = backend::create(&scene, options.backend)?;
+    let mut solver = created.solver;
+    let bar = progress.then(|| super::progress_bar(options.warmup + options.steps, "steps"));
+    for _ in 0..options.warmup {
+        solver.step()?;
+        if let Some(bar) = &bar {
+            bar.inc(1);
+        }
+    }
+    solver.reset_stage_times();
+    let mut step_seconds = Vec::with_capacity(options.steps as usize);
+    for _ in 0..options.steps {
+        let start = Instant::now();
+        solver.step()?;
+        step_seconds.push(start.elapsed().as_secs_f64());
+        if let Some(bar) = &bar {
+            bar.inc(1);
+        }
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let steps = options.steps.max(1) as f64;
+    let median = median(&mut step_seconds);
+    let mean = step_seconds.iter().sum::<f64>() / steps;
+    let times = solver.stage_times();
+    let params = solver.params().clone();
+    let particles = solver.particle_count();
+    Ok(BenchReport {
+        scene: scene.name.clone(),
+        backend: created.note,
+        threads: rayon::current_num_threads(),
+        particles,
+        iterations: params.iterations,
+        substeps: params.substeps,
+        steps: options.steps,
+        warmup: options.warmup,
+        ms_per_step: median * 1e3,
+        ms_per_step_mean: mean * 1e3,
+        ms_per_substep: median * 1e3 / params.substeps as f64,
+        particle_steps_per_second: particles as f64 * params.substeps as f64 / median.max(1e-12),
+        stages: Stage::ALL
+            .iter()
+            .map(|&stage| StageTime {
+                stage: stage.name(),
+                ms: times.get(stage) * 1e3 / steps,
+            })
+            .filter(|t| t.ms > 0.0)
+            .collect(),
+    })
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        0.5 * (values[mid - 1] + values[mid])
+    }
+}
+
+/// The human-readable table.
+pub fn print(report: &BenchReport) {
+    println!(
+        "{} on {} ({} threads): {} particles, {} substeps × {} iterations, {} steps after {} warm-up",
+        report.scene, report.backend, report.threads, report.particles, report.substeps, report.iterations, report.steps, report.warmup
+    );
+    let total: f64 = report.stages.iter().map(|s| s.ms).sum();
+    for stage in &report.stages {
+        println!(
+            "  {:<18} {:>9.3} ms/step  {:>5.1}%",
+            stage.stage,
+            stage.ms,
+            100.0 * stage.ms / total.max(1e-12)
+        );
+    }
+    println!(
+        "  step: {:.3} ms median ({:.3} mean), {:.3} ms per substep, {:.3e} particle-steps/s",
+        report.ms_per_step,
+        report.ms_per_step_mean,
+        report.ms_per_substep,
+        report.particle_steps_per_second
+    );
+}

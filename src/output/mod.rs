@@ -1,0 +1,36 @@
+//! What a run writes: particle frames (CSV, PLY) and per-frame statistics (JSON lines).
+//! Every file is written to a temporary name and renamed, so an interrupted run leaves only
+//! whole files.
+
+mod export;
+mod stats;
+
+pub use export::{write_frame, FrameFormat};
+pub use stats::{FrameStats, StatsWriter};
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+/// Writes `path` through a temporary file in the same directory and renames it into place.
+pub fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temporary = path.with_file_name(format!(".{name}.partial"));
+    let result = (|| {
+        let mut writer = BufWriter::new(File::create(&temporary)?);
+        write(&mut writer)?;
+        writer.flush()?;
+        drop(writer);
+        std::fs::rename(&temporary, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    result
+}

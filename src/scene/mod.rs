@@ -1,0 +1,413 @@
+//! Scenes: the container, the initial fluid bodies, static obstacles and solver parameters,
+//! read from TOML files (see `docs/scenes.md`), validated with messages that name the file,
+//! line, key and value, and seeded into particles.
+
+mod file;
+mod presets;
+mod shape;
+
+pub use presets::{preset, PRESETS};
+pub use shape::Shape;
+
+use crate::sim::{Aabb, InitialState, Params, World};
+use glam::Vec3A;
+use std::fmt;
+use std::path::Path;
+
+/// One initial body of fluid.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FluidBody {
+    /// The region the fluid fills.
+    pub shape: Shape,
+    /// Initial velocity of every particle of the body, m/s.
+    pub velocity: Vec3A,
+}
+
+/// A validated scene.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scene {
+    /// Preset name or file stem.
+    pub name: String,
+    /// One line saying what the scene shows.
+    pub description: String,
+    /// The closed box the fluid lives in.
+    pub container: Aabb,
+    /// Initial bodies of fluid.
+    pub fluids: Vec<FluidBody>,
+    /// Static solids (boxes and spheres).
+    pub obstacles: Vec<Shape>,
+    /// Solver parameters, particle mass calibrated for `params.spacing`.
+    pub params: Params,
+}
+
+/// What is wrong with a scene: where (file, line, key) and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SceneError {
+    /// File path or `preset NAME`.
+    pub origin: String,
+    /// 1-based line in the file, when known.
+    pub line: Option<usize>,
+    /// Key path such as `fluid[1].radius`, when the problem belongs to one key.
+    pub key: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for SceneError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.origin)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        write!(f, ": ")?;
+        if let Some(key) = &self.key {
+            write!(f, "{key}: ")?;
+        }
+        write!(f, "{}", self.message)
+    }
+}
+
+impl std::error::Error for SceneError {}
+
+/// A problem found by [`Scene::validate`]: the key path it belongs to and the message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Invalid {
+    /// Key path, e.g. `fluid[0].max` or `params.spacing`.
+    pub key: String,
+    /// What is wrong, naming the value.
+    pub message: String,
+}
+
+impl Invalid {
+    fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Largest particle count any backend accepts (ids are 32-bit; the GPU grid uses 32-bit indices).
+pub const MAX_PARTICLES: u64 = 1 << 30;
+
+impl Scene {
+    /// Loads a preset by name (see [`PRESETS`]) or a TOML file by path, and validates it.
+    pub fn load(name_or_path: &str) -> Result<Scene, SceneError> {
+        if let Some(source) = preset(name_or_path) {
+            return Scene::parse(source, name_or_path, &format!("preset {name_or_path}"));
+        }
+        let path = Path::new(name_or_path);
+        let text = std::fs::read_to_string(path).map_err(|error| SceneError {
+            origin: name_or_path.to_string(),
+            line: None,
+            key: None,
+            message: if error.kind() == std::io::ErrorKind::NotFound {
+                format!(
+                    "no such scene file, and no preset of that name (presets: {})",
+                    PRESETS.iter().map(|p| p.0).collect::<Vec<_>>().join(", ")
+                )
+            } else {
+                format!("cannot read the scene file: {error}")
+            },
+        })?;
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Scene::parse(&text, &name, name_or_path)
+    }
+
+    /// Parses and validates TOML text. `origin` names the source in error messages.
+    pub fn parse(text: &str, name: &str, origin: &str) -> Result<Scene, SceneError> {
+        file::parse(text, name, origin)
+    }
+
+    /// Checks every rule a scene must satisfy, so that seeding and simulating cannot fail on
+    /// the scene's account: positive sizes, fluids and obstacles inside the container, no two
+    /// fluid bodies overlapping, parameters in range, a particle count within [`MAX_PARTICLES`].
+    pub fn validate(&self) -> Result<(), Invalid> {
+        let c = &self.container;
+        if !(c.min.is_finite() && c.max.is_finite()) || c.max.cmple(c.min).any() {
+            return Err(Invalid::new(
+                "container.max",
+                format!(
+                    "must exceed container.min on every axis (min {}, max {})",
+                    fmt3(c.min),
+                    fmt3(c.max)
+                ),
+            ));
+        }
+        self.params
+            .validate()
+            .map_err(|e| Invalid::new(format!("params.{}", e.key), e.message))?;
+        let tolerance = 1e-4 * self.params.spacing;
+        if self.fluids.is_empty() {
+            return Err(Invalid::new("fluid", "the scene has no [[fluid]] body"));
+        }
+        for (k, body) in self.fluids.iter().enumerate() {
+            let key = format!("fluid[{k}]");
+            check_shape(&body.shape, &key)?;
+            if !body.shape.inside(c, tolerance) {
+                let b = body.shape.bounds();
+                return Err(Invalid::new(
+                    key,
+                    format!(
+                        "the {} spans {}–{}, outside the container {}–{}",
+                        body.shape.kind(),
+                        fmt3(b.min),
+                        fmt3(b.max),
+                        fmt3(c.min),
+                        fmt3(c.max)
+                    ),
+                ));
+            }
+            if !body.velocity.is_finite() {
+                return Err(Invalid::new(
+                    format!("{key}.velocity"),
+                    format!("must be finite, got {}", fmt3(body.velocity)),
+                ));
+            }
+            let counts = Shape::lattice_counts(&body.shape.bounds(), self.params.spacing);
+            if counts.contains(&0) {
+                return Err(Invalid::new(
+                    key,
+                    format!(
+                        "the {} is thinner than one particle spacing ({})",
+                        body.shape.kind(),
+                        self.params.spacing
+                    ),
+                ));
+            }
+            for (m, other) in self.fluids[..k].iter().enumerate() {
+                if body.shape.overlaps(&other.shape, tolerance) {
+                    return Err(Invalid::new(
+                        key,
+                        format!("this {} overlaps fluid[{m}] (a {}); fluid bodies must not share volume", body.shape.kind(), other.shape.kind()),
+                    ));
+                }
+            }
+        }
+        for (k, obstacle) in self.obstacles.iter().enumerate() {
+            let key = format!("obstacle[{k}]");
+            check_shape(obstacle, &key)?;
+            if obstacle.as_obstacle().is_none() {
+                return Err(Invalid::new(
+                    format!("{key}.shape"),
+                    format!(
+                        "obstacles are \"box\" or \"sphere\", got \"{}\"",
+                        obstacle.kind()
+                    ),
+                ));
+            }
+            let b = obstacle.bounds();
+            if b.max.cmple(c.min).any() || b.min.cmpge(c.max).any() {
+                return Err(Invalid::new(
+                    key,
+                    format!(
+                        "the {} ({}–{}) lies entirely outside the container",
+                        obstacle.kind(),
+                        fmt3(b.min),
+                        fmt3(b.max)
+                    ),
+                ));
+            }
+        }
+        let upper_bound = self.particle_upper_bound();
+        if upper_bound > MAX_PARTICLES {
+            return Err(Invalid::new(
+                "params.spacing",
+                format!(
+                    "spacing {} gives up to {upper_bound} particles, beyond the limit of {MAX_PARTICLES}; use a larger spacing",
+                    self.params.spacing
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Lattice points in the fluid bodies' bounds: an upper bound of the particle count,
+    /// computed without allocating.
+    pub fn particle_upper_bound(&self) -> u64 {
+        self.fluids
+            .iter()
+            .map(|b| {
+                Shape::lattice_counts(&b.shape.bounds(), self.params.spacing)
+                    .iter()
+                    .product::<u64>()
+            })
+            .sum()
+    }
+
+    /// The exact number of particles [`Scene::seed`] creates, counted without allocating.
+    pub fn particle_count(&self) -> u64 {
+        let world = self.world();
+        let margin = self.params.particle_radius();
+        let mut count = 0;
+        for body in &self.fluids {
+            body.shape.for_each_lattice_point(self.params.spacing, |p| {
+                if world.obstacles.iter().all(|o| o.project(p, margin) == p) {
+                    count += 1;
+                }
+            });
+        }
+        count
+    }
+
+    /// Grid cells over the container (cell size h).
+    pub fn grid_cells(&self) -> u64 {
+        crate::sim::grid::UniformGrid::dims_for(&self.container, self.params.kernel_radius)
+            .iter()
+            .product()
+    }
+
+    /// Fails with a message naming the particle count and the memory needed when
+    /// `bytes_per_particle` × particles (+ 8 bytes per grid cell) exceeds `available` bytes.
+    pub fn check_memory(
+        &self,
+        what: &str,
+        bytes_per_particle: u64,
+        available: u64,
+    ) -> Result<(), Invalid> {
+        let particles = self.particle_count();
+        let needed = particles * bytes_per_particle + self.grid_cells() * 8;
+        if needed > available {
+            return Err(Invalid::new(
+                "params.spacing",
+                format!(
+                    "{particles} particles need about {} for the {what} ({bytes_per_particle} bytes per particle \
+                     plus the grid), but only {} is available; use a larger spacing or smaller fluid bodies",
+                    format_bytes(needed),
+                    format_bytes(available)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The container and obstacles as the solver sees them.
+    pub fn world(&self) -> World {
+        World {
+            container: self.container,
+            obstacles: self
+                .obstacles
+                .iter()
+                .filter_map(Shape::as_obstacle)
+                .collect(),
+        }
+    }
+
+    /// The initial particles: each fluid body filled with a lattice of `spacing`, minus the
+    /// points inside obstacles (grown by the particle radius). Ids follow body order.
+    pub fn seed(&self) -> InitialState {
+        let world = self.world();
+        let margin = self.params.particle_radius();
+        let mut state = InitialState::default();
+        let capacity = self.particle_upper_bound() as usize;
+        state.positions.reserve(capacity);
+        state.velocities.reserve(capacity);
+        for body in &self.fluids {
+            body.shape.for_each_lattice_point(self.params.spacing, |p| {
+                if world.obstacles.iter().all(|o| o.project(p, margin) == p) {
+                    state.positions.push(p);
+                    state.velocities.push(body.velocity);
+                }
+            });
+        }
+        state
+    }
+
+    /// The same scene with the spacing scaled so it seeds about `particles` particles
+    /// (geometry unchanged; kernel radius keeps its ratio to the spacing; mass recalibrated).
+    pub fn with_particle_target(&self, particles: u64) -> Scene {
+        let mut scene = self.clone();
+        let volume: f64 = self.fluids.iter().map(|b| shape_volume(&b.shape)).sum();
+        let spacing = (volume / particles.max(1) as f64).cbrt() as f32;
+        let ratio = self.params.kernel_radius / self.params.spacing;
+        scene.params.spacing = spacing;
+        scene.params.kernel_radius = ratio * spacing;
+        scene.params.calibrate_mass();
+        scene
+    }
+}
+
+fn shape_volume(shape: &Shape) -> f64 {
+    match *shape {
+        Shape::Box(aabb) => {
+            let s = aabb.size();
+            (s.x * s.y * s.z) as f64
+        }
+        Shape::Sphere { radius, .. } => 4.0 / 3.0 * std::f64::consts::PI * (radius as f64).powi(3),
+        Shape::Cylinder { radius, height, .. } => {
+            std::f64::consts::PI * (radius as f64).powi(2) * height as f64
+        }
+    }
+}
+
+fn check_shape(shape: &Shape, key: &str) -> Result<(), Invalid> {
+    match *shape {
+        Shape::Box(aabb) => {
+            if !(aabb.min.is_finite() && aabb.max.is_finite()) || aabb.max.cmple(aabb.min).any() {
+                return Err(Invalid::new(
+                    format!("{key}.max"),
+                    format!(
+                        "must exceed min on every axis (min {}, max {})",
+                        fmt3(aabb.min),
+                        fmt3(aabb.max)
+                    ),
+                ));
+            }
+        }
+        Shape::Sphere { center, radius } | Shape::Cylinder { center, radius, .. } => {
+            if !center.is_finite() {
+                return Err(Invalid::new(
+                    format!("{key}.center"),
+                    format!("must be finite, got {}", fmt3(center)),
+                ));
+            }
+            if !(radius.is_finite() && radius > 0.0) {
+                return Err(Invalid::new(
+                    format!("{key}.radius"),
+                    format!("must be positive, got {radius}"),
+                ));
+            }
+        }
+    }
+    if let Shape::Cylinder { height, .. } = *shape {
+        if !(height.is_finite() && height > 0.0) {
+            return Err(Invalid::new(
+                format!("{key}.height"),
+                format!("must be positive, got {height}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `[x, y, z]` with up to 4 decimals.
+pub fn fmt3(v: Vec3A) -> String {
+    format!("[{}, {}, {}]", v.x, v.y, v.z)
+}
+
+/// Bytes as KiB/MiB/GiB with one decimal.
+pub fn format_bytes(bytes: u64) -> String {
+    let units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < units.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} bytes")
+    } else {
+        format!("{value:.1} {}", units[unit])
+    }
+}
+
+/// Memory the operating system says is available (Linux `MemAvailable`), if it can be read.
+pub fn available_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}

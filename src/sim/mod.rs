@@ -1,0 +1,221 @@
+//! The simulation core: parameters, the container and obstacles, particle state, and the
+//! [`Solver`] seam every backend (CPU reference, CUDA) implements.
+//!
+//! One call of [`Solver::step`] advances one frame: `substeps` PBF steps of `dt / substeps`,
+//! each made of the stages named in [`Stage`] (the same names as the CUDA kernels and the docs).
+
+pub mod cpu;
+pub mod grid;
+pub mod kernel;
+mod params;
+mod world;
+
+pub use params::{ParamError, Params};
+pub use world::{Aabb, Obstacle, World};
+
+use glam::Vec3A;
+use std::fmt;
+
+/// The stages of one PBF step, in order. Each backend times them under these names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stage {
+    /// v += dt·g, x* = x + dt·v, then projection onto walls and obstacles.
+    PredictPositions,
+    /// Cell id per particle, counting sort, reorder of every particle array, cell ranges.
+    BuildGrid,
+    /// CPU only: neighbour lists (CSR) from the grid, reused by every later stage.
+    FindNeighbors,
+    /// Density ρᵢ and the constraint multiplier λᵢ (Macklin & Müller 2013, eq. 11).
+    ComputeLambda,
+    /// Position correction Δpᵢ with s_corr (eq. 12–14), then wall and obstacle projection.
+    ApplyDelta,
+    /// v = (x* − x) / dt.
+    UpdateVelocity,
+    /// Vorticity confinement (eq. 15–16).
+    Vorticity,
+    /// XSPH viscosity (eq. 17), then x = x*.
+    Xsph,
+}
+
+impl Stage {
+    /// Every stage in execution order.
+    pub const ALL: [Stage; 8] = [
+        Stage::PredictPositions,
+        Stage::BuildGrid,
+        Stage::FindNeighbors,
+        Stage::ComputeLambda,
+        Stage::ApplyDelta,
+        Stage::UpdateVelocity,
+        Stage::Vorticity,
+        Stage::Xsph,
+    ];
+
+    /// The stage's name as used by kernels, docs, the UI and `bench` output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::PredictPositions => "predict_positions",
+            Stage::BuildGrid => "build_grid",
+            Stage::FindNeighbors => "find_neighbors",
+            Stage::ComputeLambda => "compute_lambda",
+            Stage::ApplyDelta => "apply_delta",
+            Stage::UpdateVelocity => "update_velocity",
+            Stage::Vorticity => "vorticity",
+            Stage::Xsph => "xsph",
+        }
+    }
+
+    fn index(self) -> usize {
+        Stage::ALL.iter().position(|s| *s == self).unwrap_or(0)
+    }
+}
+
+/// Accumulated time per stage, in seconds, since the last [`StageTimes::clear`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StageTimes {
+    seconds: [f64; Stage::ALL.len()],
+}
+
+impl StageTimes {
+    /// Adds `seconds` to `stage`.
+    pub fn add(&mut self, stage: Stage, seconds: f64) {
+        self.seconds[stage.index()] += seconds;
+    }
+
+    /// Seconds spent in `stage`.
+    pub fn get(&self, stage: Stage) -> f64 {
+        self.seconds[stage.index()]
+    }
+
+    /// Seconds spent in all stages together.
+    pub fn total(&self) -> f64 {
+        self.seconds.iter().sum()
+    }
+
+    /// Resets every stage to zero.
+    pub fn clear(&mut self) {
+        self.seconds = Default::default();
+    }
+}
+
+/// The particles a scene starts with, in id order (particle `i` has id `i`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct InitialState {
+    /// Positions, metres.
+    pub positions: Vec<Vec3A>,
+    /// Velocities, m/s.
+    pub velocities: Vec<Vec3A>,
+}
+
+impl InitialState {
+    /// Number of particles.
+    pub fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// True when there are no particles.
+    pub fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+}
+
+/// A copy of the particle state in id order, for export, statistics and tests.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Snapshot {
+    /// Positions, metres, indexed by particle id.
+    pub positions: Vec<Vec3A>,
+    /// Velocities, m/s, indexed by particle id.
+    pub velocities: Vec<Vec3A>,
+    /// Density ρ (kg/m³) from the last constraint iteration of the last step (the density the
+    /// solver corrected); the seeded lattice density before the first step.
+    pub densities: Vec<f32>,
+    /// Neighbours within h (the particle itself excluded) found in the last step.
+    pub neighbor_counts: Vec<u32>,
+    /// Mass of each particle, kg.
+    pub particle_mass: f32,
+    /// Rest density ρ₀ the densities are compared with.
+    pub rest_density: f32,
+}
+
+/// Errors a solver reports from a step.
+#[derive(Debug, thiserror::Error)]
+pub enum SolverError {
+    /// A position or velocity became NaN or infinite.
+    #[error(
+        "step {step}: particle id {particle} has a non-finite {quantity} {value:?} after {stage}; \
+         the time step may be too large for the scene (try more substeps or a smaller dt)"
+    )]
+    NonFinite {
+        /// Solver step (substep count since start) at which it was found.
+        step: u64,
+        /// Stable particle id.
+        particle: u32,
+        /// "position" or "velocity".
+        quantity: &'static str,
+        /// The offending value.
+        value: [f32; 3],
+        /// Name of the stage after which it was detected.
+        stage: &'static str,
+    },
+    /// Parameters that cannot be changed while running, or that are invalid.
+    #[error("{0}")]
+    Params(String),
+    /// A backend-specific failure (CUDA launch error, out of memory, ...).
+    #[error("{0}")]
+    Backend(String),
+}
+
+/// Which solver implementation runs the simulation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum Backend {
+    /// CUDA when a driver and device are present, else the CPU solver.
+    #[default]
+    Auto,
+    /// The rayon CPU reference solver.
+    Cpu,
+    /// The CUDA solver (needs an NVIDIA GPU and driver).
+    Cuda,
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Backend::Auto => "auto",
+            Backend::Cpu => "cpu",
+            Backend::Cuda => "cuda",
+        })
+    }
+}
+
+/// The seam between the front ends (CLI, viewer, benchmarks) and a PBF implementation.
+pub trait Solver {
+    /// Short name of the backend ("cpu", "cuda").
+    fn backend_name(&self) -> &'static str;
+
+    /// Number of particles simulated.
+    fn particle_count(&self) -> usize;
+
+    /// The parameters in force.
+    fn params(&self) -> &Params;
+
+    /// Replaces the parameters from the next step on. Only the live-editable ones
+    /// (see [`Params::check_live_edit`]) may differ from the current ones.
+    fn set_params(&mut self, params: &Params) -> Result<(), SolverError>;
+
+    /// Advances one frame (`params().substeps` solver steps).
+    fn step(&mut self) -> Result<(), SolverError>;
+
+    /// Solver steps (substeps) taken since the start.
+    fn steps_taken(&self) -> u64;
+
+    /// Time per stage accumulated since the last [`Solver::reset_stage_times`].
+    fn stage_times(&self) -> StageTimes;
+
+    /// Clears the accumulated stage times.
+    fn reset_stage_times(&mut self);
+
+    /// The particle state in id order.
+    fn snapshot(&self) -> Snapshot;
+
+    /// Writes one `[x, y, z, speed]` per particle (in the solver's internal order) for drawing.
+    fn render_positions(&self, out: &mut Vec<[f32; 4]>);
+}

@@ -1,0 +1,247 @@
+//! Solver parameters and the quantities derived from them.
+
+use super::kernel::SphKernel;
+
+/// Every number the PBF step uses. Built from a scene's `[params]` table; the viewer edits the
+/// live ones (see [`Params::check_live_edit`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Params {
+    /// Initial particle spacing, metres. Fixed once particles are seeded.
+    pub spacing: f32,
+    /// Kernel radius h, metres (default 2 × spacing); also the grid cell size.
+    pub kernel_radius: f32,
+    /// Rest density ρ₀, kg/m³.
+    pub rest_density: f32,
+    /// Particle mass m, kg: calibrated so a seeded lattice sits exactly at ρ₀.
+    pub particle_mass: f32,
+    /// Constraint iterations per step.
+    pub iterations: u32,
+    /// Solver steps per frame.
+    pub substeps: u32,
+    /// Frame time step, seconds (each substep takes dt / substeps).
+    pub dt: f32,
+    /// Body acceleration, m/s² (any direction).
+    pub gravity: [f32; 3],
+    /// Constraint force mixing ε in λ = −C / (Σ|∇C|² + ε·Σ|∇C|²₀), as a fraction of the
+    /// rest-state stiffness Σ|∇C|²₀ (dimensionless; see docs/scenes.md).
+    pub relaxation: f32,
+    /// Artificial pressure strength k (dimensionless, a fraction of the rest stiffness).
+    pub scorr_k: f32,
+    /// Artificial pressure exponent n.
+    pub scorr_n: i32,
+    /// Artificial pressure reference distance Δq as a fraction of h.
+    pub scorr_dq: f32,
+    /// XSPH viscosity blend c (0 = none, 1 = full neighbourhood average).
+    pub xsph_c: f32,
+    /// Vorticity confinement strength ε_vort, m/s.
+    pub vorticity: f32,
+}
+
+impl Params {
+    /// Spacing of a scene whose `[params]` gives none, metres.
+    pub const DEFAULT_SPACING: f32 = 0.02;
+
+    /// The issue's / paper's defaults for a given spacing, with the mass calibrated.
+    pub fn with_spacing(spacing: f32) -> Self {
+        let mut params = Params {
+            spacing,
+            kernel_radius: 2.0 * spacing,
+            rest_density: 1000.0,
+            particle_mass: 0.0,
+            iterations: 4,
+            substeps: 2,
+            dt: 1.0 / 60.0,
+            gravity: [0.0, -9.81, 0.0],
+            relaxation: 1e-6,
+            scorr_k: 0.1,
+            scorr_n: 4,
+            scorr_dq: 0.2,
+            xsph_c: 0.01,
+            vorticity: 0.01,
+        };
+        params.calibrate_mass();
+        params
+    }
+
+    /// Sets the particle mass so an interior particle of a lattice at `spacing` has density ρ₀:
+    /// m = ρ₀ / Σⱼ W(xⱼ) (a mass that disagrees with the lattice makes the fluid shrink or jump
+    /// on its first frames).
+    pub fn calibrate_mass(&mut self) {
+        let kernel = SphKernel::new(self.kernel_radius);
+        self.particle_mass = self.rest_density / kernel.lattice_poly6_sum(self.spacing);
+    }
+
+    /// The SPH kernels for this kernel radius.
+    pub fn kernel(&self) -> SphKernel {
+        SphKernel::new(self.kernel_radius)
+    }
+
+    /// Time step of one solver step (a substep), seconds.
+    pub fn substep_dt(&self) -> f32 {
+        self.dt / self.substeps as f32
+    }
+
+    /// Particle volume V = m / ρ₀, m³. With it C = Σ V W − 1 and ∇C = V Σ ∇W.
+    pub fn particle_volume(&self) -> f32 {
+        self.particle_mass / self.rest_density
+    }
+
+    /// Radius of the sphere a particle stands for: half the spacing. Walls and obstacles keep
+    /// particle centres this far away.
+    pub fn particle_radius(&self) -> f32 {
+        0.5 * self.spacing
+    }
+
+    /// Σ|∇C|² of an interior particle of the seeded lattice (m⁻²). s_corr is divided by it so
+    /// `scorr_k` reads as a constraint value (a fraction of ρ₀), independent of h and ρ₀.
+    pub fn rest_stiffness(&self) -> f32 {
+        let volume = self.particle_volume();
+        volume * volume * self.kernel().lattice_gradient_square_sum(self.spacing)
+    }
+
+    /// Checks that only parameters that may change while particles exist differ from `self`:
+    /// rest density, XSPH, vorticity, s_corr, relaxation, iterations, substeps, dt and gravity.
+    pub fn check_live_edit(&self, new: &Params) -> Result<(), String> {
+        let fixed = [
+            ("spacing", self.spacing, new.spacing),
+            ("kernel_radius", self.kernel_radius, new.kernel_radius),
+            ("particle_mass", self.particle_mass, new.particle_mass),
+        ];
+        for (name, old, value) in fixed {
+            if old != value {
+                return Err(format!(
+                    "`{name}` cannot change while the simulation runs ({old} → {value}); restart the scene"
+                ));
+            }
+        }
+        new.validate().map_err(|e| e.to_string())
+    }
+
+    /// Checks ranges: every size positive and finite, counts at least 1. The error names the
+    /// offending key as spelled in a scene's `[params]` table.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        let positive = [
+            ("spacing", self.spacing),
+            ("kernel_radius", self.kernel_radius),
+            ("rest_density", self.rest_density),
+            ("dt", self.dt),
+            ("particle_mass", self.particle_mass),
+        ];
+        for (name, value) in positive {
+            if !(value.is_finite() && value > 0.0) {
+                return Err(ParamError::new(
+                    name,
+                    format!("must be a positive number, got {value}"),
+                ));
+            }
+        }
+        let non_negative = [
+            ("relaxation", self.relaxation),
+            ("scorr_k", self.scorr_k),
+            ("scorr_dq", self.scorr_dq),
+            ("xsph_c", self.xsph_c),
+            ("vorticity", self.vorticity),
+        ];
+        for (name, value) in non_negative {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(ParamError::new(
+                    name,
+                    format!("must be zero or positive, got {value}"),
+                ));
+            }
+        }
+        if self.kernel_radius < self.spacing {
+            return Err(ParamError::new(
+                "kernel_radius",
+                format!(
+                    "must be at least `spacing` ({}), got {}; 2 × spacing is usual",
+                    self.spacing, self.kernel_radius
+                ),
+            ));
+        }
+        if self.scorr_dq >= 1.0 {
+            return Err(ParamError::new(
+                "scorr_dq",
+                format!(
+                    "is a fraction of h and must be below 1, got {}",
+                    self.scorr_dq
+                ),
+            ));
+        }
+        if self.xsph_c > 1.0 {
+            return Err(ParamError::new(
+                "xsph_c",
+                format!("must be between 0 and 1, got {}", self.xsph_c),
+            ));
+        }
+        if !(1..=1000).contains(&self.iterations) {
+            return Err(ParamError::new(
+                "iterations",
+                format!("must be between 1 and 1000, got {}", self.iterations),
+            ));
+        }
+        if !(1..=1000).contains(&self.substeps) {
+            return Err(ParamError::new(
+                "substeps",
+                format!("must be between 1 and 1000, got {}", self.substeps),
+            ));
+        }
+        if !(0..=16).contains(&self.scorr_n) {
+            return Err(ParamError::new(
+                "scorr_n",
+                format!("must be between 0 and 16, got {}", self.scorr_n),
+            ));
+        }
+        if self.gravity.iter().any(|g| !g.is_finite()) {
+            return Err(ParamError::new(
+                "gravity",
+                format!("must be finite, got {:?}", self.gravity),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A parameter outside its range: the key (as in a scene's `[params]`) and what is wrong.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("`{key}` {message}")]
+pub struct ParamError {
+    /// The parameter's key.
+    pub key: &'static str,
+    /// What is wrong with its value.
+    pub message: String,
+}
+
+impl ParamError {
+    fn new(key: &'static str, message: String) -> Self {
+        Self { key, message }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calibrated_mass_gives_rest_density_on_the_lattice() {
+        let params = Params::with_spacing(0.02);
+        let kernel = params.kernel();
+        let density = params.particle_mass * kernel.lattice_poly6_sum(params.spacing);
+        assert!((density / params.rest_density - 1.0).abs() < 1e-5);
+        // The calibrated volume is close to spacing³ (within the kernel's discretisation error).
+        let ratio = params.particle_volume() / params.spacing.powi(3);
+        assert!((0.8..1.2).contains(&ratio), "V / s³ = {ratio}");
+    }
+
+    #[test]
+    fn live_edit_refuses_seed_time_parameters() {
+        let params = Params::with_spacing(0.02);
+        let mut edited = params.clone();
+        edited.rest_density = 800.0;
+        edited.gravity = [1.0, 0.0, 0.0];
+        assert!(params.check_live_edit(&edited).is_ok());
+        edited.kernel_radius = 0.05;
+        let error = params.check_live_edit(&edited).unwrap_err();
+        assert!(error.contains("kernel_radius"), "{error}");
+    }
+}

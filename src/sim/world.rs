@@ -1,0 +1,144 @@
+//! The closed container and the static obstacles particles collide with.
+
+use glam::Vec3A;
+
+/// An axis-aligned box.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Aabb {
+    /// Lower corner.
+    pub min: Vec3A,
+    /// Upper corner.
+    pub max: Vec3A,
+}
+
+impl Aabb {
+    /// The box from `min` to `max`.
+    pub fn new(min: impl Into<Vec3A>, max: impl Into<Vec3A>) -> Self {
+        Self {
+            min: min.into(),
+            max: max.into(),
+        }
+    }
+
+    /// Edge lengths.
+    pub fn size(&self) -> Vec3A {
+        self.max - self.min
+    }
+}
+
+/// A static solid inside the container.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Obstacle {
+    /// Axis-aligned box.
+    Box(Aabb),
+    /// Sphere.
+    Sphere {
+        /// Centre, metres.
+        center: Vec3A,
+        /// Radius, metres.
+        radius: f32,
+    },
+}
+
+impl Obstacle {
+    /// Pushes `point` out of the obstacle grown by `margin` onto its nearest surface point.
+    #[inline]
+    pub fn project(&self, point: Vec3A, margin: f32) -> Vec3A {
+        match *self {
+            Obstacle::Sphere { center, radius } => {
+                let offset = point - center;
+                let distance_squared = offset.length_squared();
+                let reach = radius + margin;
+                if distance_squared >= reach * reach {
+                    return point;
+                }
+                let distance = distance_squared.sqrt();
+                // A point exactly at the centre leaves upwards (y), any direction is as good.
+                let direction = if distance > 0.0 {
+                    offset / distance
+                } else {
+                    Vec3A::Y
+                };
+                center + direction * reach
+            }
+            Obstacle::Box(aabb) => {
+                let min = aabb.min - Vec3A::splat(margin);
+                let max = aabb.max + Vec3A::splat(margin);
+                if point.cmple(min).any() || point.cmpge(max).any() {
+                    return point;
+                }
+                // Leave through the nearest face.
+                let to_min = point - min;
+                let to_max = max - point;
+                let mut best = (f32::INFINITY, point);
+                for axis in 0..3 {
+                    if to_min[axis] < best.0 {
+                        let mut p = point;
+                        p[axis] = min[axis];
+                        best = (to_min[axis], p);
+                    }
+                    if to_max[axis] < best.0 {
+                        let mut p = point;
+                        p[axis] = max[axis];
+                        best = (to_max[axis], p);
+                    }
+                }
+                best.1
+            }
+        }
+    }
+}
+
+/// The container box and the obstacles in it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct World {
+    /// The closed box the fluid lives in.
+    pub container: Aabb,
+    /// Static solids.
+    pub obstacles: Vec<Obstacle>,
+}
+
+impl World {
+    /// Projects a particle centre onto the admissible region: inside the container and outside
+    /// every obstacle, keeping `margin` (the particle radius) from each surface.
+    #[inline]
+    pub fn project(&self, point: Vec3A, margin: f32) -> Vec3A {
+        let mut p = point;
+        for obstacle in &self.obstacles {
+            p = obstacle.project(p, margin);
+        }
+        let lo = self.container.min + Vec3A::splat(margin);
+        let hi = self.container.max - Vec3A::splat(margin);
+        p.clamp(lo, hi)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn projection_keeps_points_inside_the_container_and_outside_obstacles() {
+        let world = World {
+            container: Aabb::new([0.0, 0.0, 0.0], [1.0, 1.0, 1.0]),
+            obstacles: vec![
+                Obstacle::Sphere {
+                    center: Vec3A::new(0.5, 0.5, 0.5),
+                    radius: 0.1,
+                },
+                Obstacle::Box(Aabb::new([0.1, 0.0, 0.1], [0.3, 0.2, 0.3])),
+            ],
+        };
+        let p = world.project(Vec3A::new(-1.0, 2.0, 0.5), 0.01);
+        assert_eq!(p, Vec3A::new(0.01, 0.99, 0.5));
+        let p = world.project(Vec3A::new(0.55, 0.5, 0.5), 0.01);
+        assert!(((p - Vec3A::splat(0.5)).length() - 0.11).abs() < 1e-6);
+        assert!(p.x > 0.5);
+        // Inside the box obstacle near its top face: pushed up through that face.
+        let p = world.project(Vec3A::new(0.2, 0.19, 0.2), 0.01);
+        assert!((p.y - 0.21).abs() < 1e-6 && p.x == 0.2 && p.z == 0.2, "{p}");
+        // Points already admissible stay put.
+        let q = Vec3A::new(0.8, 0.8, 0.2);
+        assert_eq!(world.project(q, 0.01), q);
+    }
+}
