@@ -218,4 +218,13 @@ pub trait Solver {
 
     /// Writes one `[x, y, z, speed]` per particle (in the solver's internal order) for drawing.
     fn render_positions(&self, out: &mut Vec<[f32; 4]>);
+
+    /// Writes the same `[x, y, z, speed]` records straight into the OpenGL buffer object
+    /// `gl_buffer` (at least `particle_count() * 16` bytes) with no host round trip, when the
+    /// backend can (CUDA–GL interop). Returns `Ok(false)` when it cannot; the caller then
+    /// uploads [`Solver::render_positions`] itself. The GL context must be current.
+    fn write_gl_buffer(&mut self, gl_buffer: u32) -> Result<bool, SolverError> {
+        let _ = gl_buffer;
+        Ok(false)
+    }
 }
