@@ -8,16 +8,31 @@
 use super::grid::{gather, UniformGrid};
 use super::kernel::SphKernel;
 use super::{InitialState, Params, Snapshot, Solver, SolverError, Stage, StageTimes, World};
-use glam::Vec3A;
+use glam::{Vec3A, Vec4};
 use rayon::prelude::*;
 use std::time::Instant;
 
-/// Particles per rayon task when building neighbour lists.
-const NEIGHBOR_CHUNK: usize = 2048;
+/// Particles per rayon task in the passes that write per-pair data.
+const BLOCK: usize = 1024;
 
-/// Bytes the CPU solver needs per particle (state, scratch and ~40 neighbour indices), used
-/// to refuse scenes that do not fit in memory before allocating.
-pub const BYTES_PER_PARTICLE: u64 = 11 * 16 + 6 * 4 + 45 * 4;
+/// Bytes the CPU solver needs per particle (state, scratch, and ~40 neighbour indices with a
+/// 16-byte pair cache entry each), used to refuse scenes that do not fit before allocating.
+pub const BYTES_PER_PARTICLE: u64 = 11 * 16 + 6 * 4 + 45 * (4 + 16);
+
+/// Splits the per-pair cache into one slice per block of `BLOCK` particles (the pairs of a
+/// block's particles are contiguous in CSR order), so blocks can write their pairs in parallel.
+fn pair_slices<'a>(cache: &'a mut [Vec4], neighbor_start: &[u32], n: usize) -> Vec<&'a mut [Vec4]> {
+    let mut slices = Vec::with_capacity(n.div_ceil(BLOCK));
+    let mut rest = cache;
+    for block in 0..n.div_ceil(BLOCK) {
+        let first = neighbor_start[block * BLOCK];
+        let last = neighbor_start[((block + 1) * BLOCK).min(n)];
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut((last - first) as usize);
+        slices.push(head);
+        rest = tail;
+    }
+    slices
+}
 
 /// The rayon Position Based Fluids solver.
 pub struct CpuSolver {
@@ -38,6 +53,9 @@ pub struct CpuSolver {
     ids_scratch: Vec<u32>,
     neighbor_start: Vec<u32>,
     neighbors: Vec<u32>,
+    /// Per neighbour slot: the pair's kernel gradient and, in the constraint iterations, its
+    /// s_corr (w lane), reused by the stage that follows the one that computed it.
+    pair_cache: Vec<Vec4>,
     steps: u64,
     times: StageTimes,
 }
@@ -122,6 +140,7 @@ impl CpuSolver {
             ids_scratch: Vec::with_capacity(n),
             neighbor_start: vec![0; n + 1],
             neighbors: Vec::new(),
+            pair_cache: Vec::new(),
             steps: 0,
             times: StageTimes::default(),
             params,
@@ -173,10 +192,10 @@ impl CpuSolver {
         let n = self.predicted.len();
         let h2 = self.params.kernel_radius * self.params.kernel_radius;
         let (grid, predicted) = (&self.grid, &self.predicted);
-        let chunks: Vec<(Vec<u32>, Vec<u32>)> = (0..n.div_ceil(NEIGHBOR_CHUNK))
+        let chunks: Vec<(Vec<u32>, Vec<u32>)> = (0..n.div_ceil(BLOCK))
             .into_par_iter()
             .map(|chunk| {
-                let range = chunk * NEIGHBOR_CHUNK..((chunk + 1) * NEIGHBOR_CHUNK).min(n);
+                let range = chunk * BLOCK..((chunk + 1) * BLOCK).min(n);
                 let mut counts = Vec::with_capacity(range.len());
                 let mut list = Vec::with_capacity(range.len() * 40);
                 for i in range {
@@ -207,57 +226,77 @@ impl CpuSolver {
     }
 
     /// ρᵢ = Σ m W, Cᵢ = max(ρᵢ/ρ₀ − 1, 0), λᵢ = −Cᵢ / (|Σⱼ V∇W|² + Σⱼ |V∇W|² + ε).
+    ///
+    /// Positions do not change between this stage and the next, so each pair's gradient and
+    /// s_corr are kept in `pair_cache` for `apply_delta` instead of being evaluated twice.
     fn compute_lambda(&mut self, c: &StepConstants) {
+        let n = self.predicted.len();
+        let mut cache = std::mem::take(&mut self.pair_cache);
+        let mut lambdas = std::mem::take(&mut self.lambdas);
+        let mut densities = std::mem::take(&mut self.densities);
+        cache.resize(self.neighbors.len(), Vec4::ZERO);
+        lambdas.resize(n, 0.0);
+        densities.resize(n, 0.0);
         let this = &*self;
-        let (lambdas, densities): (Vec<f32>, Vec<f32>) = (0..this.predicted.len())
-            .into_par_iter()
-            .map(|i| {
-                let (p, id) = (this.predicted[i], this.ids[i]);
-                let mut density = c.self_density;
-                let mut gradient_i = Vec3A::ZERO;
-                let mut sum_squares = 0.0;
-                for &j in this.neighbors_of(i) {
-                    let offset = p - this.predicted[j as usize];
-                    let r2 = offset.length_squared();
-                    density += c.mass * c.kernel.poly6(r2);
-                    let gradient_j =
-                        c.kernel.pair_gradient(offset, r2, id, this.ids[j as usize]) * c.volume;
-                    gradient_i += gradient_j;
-                    sum_squares += gradient_j.length_squared();
+        lambdas
+            .par_chunks_mut(BLOCK)
+            .zip(densities.par_chunks_mut(BLOCK))
+            .zip(pair_slices(&mut cache, &this.neighbor_start, n).into_par_iter())
+            .enumerate()
+            .for_each(|(block, ((lambdas, densities), pairs))| {
+                let first = block * BLOCK;
+                let slot_offset = this.neighbor_start[first] as usize;
+                for (k, i) in (first..first + lambdas.len()).enumerate() {
+                    let (p, id) = (this.predicted[i], this.ids[i]);
+                    let mut density = c.self_density;
+                    let mut gradient_i = Vec3A::ZERO;
+                    let mut sum_squares = 0.0;
+                    for slot in this.neighbor_start[i] as usize..this.neighbor_start[i + 1] as usize
+                    {
+                        let j = this.neighbors[slot] as usize;
+                        let offset = p - this.predicted[j];
+                        let r2 = offset.length_squared();
+                        let w = c.kernel.poly6(r2);
+                        density += c.mass * w;
+                        let gradient = c.kernel.pair_gradient(offset, r2, id, this.ids[j]);
+                        let scorr =
+                            -c.scorr_scale * (w * c.inverse_scorr_reference).powi(c.scorr_n);
+                        pairs[slot - slot_offset] = gradient.extend(scorr);
+                        let gradient_j = gradient * c.volume;
+                        gradient_i += gradient_j;
+                        sum_squares += gradient_j.length_squared();
+                    }
+                    // Clamped at zero: the density constraint only resists compression. The
+                    // paper's bilateral form pulls every free-surface particle (C ≈ −0.5) into
+                    // the bulk and, with a small ε, blows a dam break up within 10 frames
+                    // (docs/solver.md).
+                    let constraint = (density * c.inverse_rest_density - 1.0).max(0.0);
+                    lambdas[k] =
+                        -constraint / (gradient_i.length_squared() + sum_squares + c.relaxation);
+                    densities[k] = density;
                 }
-                // Clamped at zero: the density constraint only resists compression. The paper's
-                // bilateral form pulls every free-surface particle (C ≈ −0.5) into the bulk and,
-                // with a small ε, blows a dam break up within 10 frames (docs/solver.md).
-                let constraint = (density * c.inverse_rest_density - 1.0).max(0.0);
-                let lambda =
-                    -constraint / (gradient_i.length_squared() + sum_squares + c.relaxation);
-                (lambda, density)
-            })
-            .unzip();
+            });
+        self.pair_cache = cache;
         self.lambdas = lambdas;
         self.densities = densities;
     }
 
     /// Δpᵢ = V Σⱼ (λᵢ + λⱼ + s_corr) ∇W, s_corr = −k (W/W(Δq))ⁿ / Σ|∇C|²₀; then x* += Δp and
-    /// projection onto walls and obstacles.
+    /// projection onto walls and obstacles. Gradients and s_corr come from `compute_lambda`.
     fn apply_delta(&mut self, c: &StepConstants) {
         let mut corrected = std::mem::take(&mut self.scratch);
-        let this = &*self;
         corrected.clear();
+        let this = &*self;
         corrected.par_extend((0..this.predicted.len()).into_par_iter().map(|i| {
-            let (p, id) = (this.predicted[i], this.ids[i]);
             let lambda_i = this.lambdas[i];
             let mut delta = Vec3A::ZERO;
-            for &j in this.neighbors_of(i) {
-                let j = j as usize;
-                let offset = p - this.predicted[j];
-                let r2 = offset.length_squared();
-                let ratio = c.kernel.poly6(r2) * c.inverse_scorr_reference;
-                let scorr = -c.scorr_scale * ratio.powi(c.scorr_n);
-                delta += c.kernel.pair_gradient(offset, r2, id, this.ids[j])
-                    * (lambda_i + this.lambdas[j] + scorr);
+            for slot in this.neighbor_start[i] as usize..this.neighbor_start[i + 1] as usize {
+                let pair = this.pair_cache[slot];
+                let j = this.neighbors[slot] as usize;
+                delta += Vec3A::from(pair.truncate()) * (lambda_i + this.lambdas[j] + pair.w);
             }
-            this.world.project(p + delta * c.volume, c.margin)
+            this.world
+                .project(this.predicted[i] + delta * c.volume, c.margin)
         }));
         self.scratch = std::mem::replace(&mut self.predicted, corrected);
     }
@@ -273,37 +312,49 @@ impl CpuSolver {
 
     /// ωᵢ = Σⱼ V (vᵢ − vⱼ) × ∇ᵢWᵢⱼ (the SPH curl); ηᵢ = Σⱼ V (|ωⱼ| − |ωᵢ|) ∇ᵢWᵢⱼ;
     /// vᵢ += dt · ε (η̂ × ωᵢ) (paper eq. 15–16, with SPH volume weights so ω is in s⁻¹).
+    /// The curl pass keeps each pair's gradient in `pair_cache` for the confinement pass.
     fn vorticity(&mut self, dt: f32, c: &StepConstants) {
         let strength = self.params.vorticity;
         if strength == 0.0 {
             return;
         }
+        let n = self.predicted.len();
+        let mut cache = std::mem::take(&mut self.pair_cache);
         let mut omegas = std::mem::take(&mut self.vectors);
+        omegas.resize(n, Vec3A::ZERO);
         let this = &*self;
-        omegas.clear();
-        omegas.par_extend((0..this.predicted.len()).into_par_iter().map(|i| {
-            let (p, v) = (this.predicted[i], this.velocities[i]);
-            let mut omega = Vec3A::ZERO;
-            for &j in this.neighbors_of(i) {
-                let j = j as usize;
-                let offset = p - this.predicted[j];
-                let gradient = c.kernel.spiky_gradient(offset, offset.length_squared());
-                omega += (v - this.velocities[j]).cross(gradient);
-            }
-            omega * c.volume
-        }));
+        omegas
+            .par_chunks_mut(BLOCK)
+            .zip(pair_slices(&mut cache, &this.neighbor_start, n).into_par_iter())
+            .enumerate()
+            .for_each(|(block, (omegas, pairs))| {
+                let first = block * BLOCK;
+                let slot_offset = this.neighbor_start[first] as usize;
+                for (k, i) in (first..first + omegas.len()).enumerate() {
+                    let (p, v) = (this.predicted[i], this.velocities[i]);
+                    let mut omega = Vec3A::ZERO;
+                    for slot in this.neighbor_start[i] as usize..this.neighbor_start[i + 1] as usize
+                    {
+                        let j = this.neighbors[slot] as usize;
+                        let offset = p - this.predicted[j];
+                        let gradient = c.kernel.spiky_gradient(offset, offset.length_squared());
+                        pairs[slot - slot_offset] = gradient.extend(0.0);
+                        omega += (v - this.velocities[j]).cross(gradient);
+                    }
+                    omegas[k] = omega * c.volume;
+                }
+            });
+        self.pair_cache = cache;
         let this = &*self;
-        let confinement: Vec<Vec3A> = (0..this.predicted.len())
+        let confinement: Vec<Vec3A> = (0..n)
             .into_par_iter()
             .map(|i| {
-                let p = this.predicted[i];
                 let magnitude_i = omegas[i].length();
                 let mut eta = Vec3A::ZERO;
-                for &j in this.neighbors_of(i) {
-                    let j = j as usize;
-                    let offset = p - this.predicted[j];
-                    let gradient = c.kernel.spiky_gradient(offset, offset.length_squared());
-                    eta += gradient * (omegas[j].length() - magnitude_i);
+                for slot in this.neighbor_start[i] as usize..this.neighbor_start[i + 1] as usize {
+                    let j = this.neighbors[slot] as usize;
+                    eta += Vec3A::from(this.pair_cache[slot].truncate())
+                        * (omegas[j].length() - magnitude_i);
                 }
                 let length = eta.length();
                 if length <= 1e-12 {
