@@ -6,7 +6,7 @@
 //! paper does (Macklin & Müller 2013, Algorithm 1, line 6).
 
 use super::grid::{gather, UniformGrid};
-use super::kernel::SphKernel;
+use super::kernel::{integer_power, SphKernel};
 use super::{InitialState, Params, Snapshot, Solver, SolverError, Stage, StageTimes, World};
 use glam::{Vec3A, Vec4};
 use rayon::prelude::*;
@@ -258,9 +258,9 @@ impl CpuSolver {
                         let r2 = offset.length_squared();
                         let w = c.kernel.poly6(r2);
                         density += c.mass * w;
-                        let gradient = c.kernel.pair_gradient(offset, r2, id, this.ids[j]);
+                        let gradient = c.kernel.pair_gradient(offset, r2, || (id, this.ids[j]));
                         let scorr =
-                            -c.scorr_scale * (w * c.inverse_scorr_reference).powi(c.scorr_n);
+                            -c.scorr_scale * integer_power(w * c.inverse_scorr_reference, c.scorr_n);
                         pairs[slot - slot_offset] = gradient.extend(scorr);
                         let gradient_j = gradient * c.volume;
                         gradient_i += gradient_j;
