@@ -70,9 +70,10 @@ struct BenchArgs {
     /// Preset name or scene file path.
     #[arg(default_value = "dam-break")]
     scene: String,
-    /// Rescale the particle spacing so the scene holds about N particles.
-    #[arg(long, value_name = "N")]
-    particles: Option<u64>,
+    /// Rescale the particle spacing so the scene holds about N particles; a comma-separated
+    /// list (10000,40000,160000) runs one benchmark per size.
+    #[arg(long, value_name = "N[,N...]", value_delimiter = ',')]
+    particles: Vec<u64>,
     /// Timed steps.
     #[arg(long, default_value_t = 30)]
     steps: u64,
@@ -81,7 +82,7 @@ struct BenchArgs {
     warmup: u64,
     #[command(flatten)]
     backend: BackendArg,
-    /// Print one JSON object instead of the table.
+    /// Print one JSON object per size (JSON lines) instead of the table.
     #[arg(long)]
     json: bool,
 }
@@ -139,18 +140,25 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Some(Command::Bench(args)) => {
-            let options = BenchOptions {
-                scene: args.scene,
-                particles: args.particles,
-                steps: args.steps,
-                warmup: args.warmup,
-                backend: args.backend.backend,
-            };
-            let report = bench::run(&options, !args.json)?;
-            if args.json {
-                println!("{}", serde_json::to_string(&report)?);
+            let sizes: Vec<Option<u64>> = if args.particles.is_empty() {
+                vec![None]
             } else {
-                bench::print(&report);
+                args.particles.iter().copied().map(Some).collect()
+            };
+            for particles in sizes {
+                let options = BenchOptions {
+                    scene: args.scene.clone(),
+                    particles,
+                    steps: args.steps,
+                    warmup: args.warmup,
+                    backend: args.backend.backend,
+                };
+                let report = bench::run(&options, !args.json)?;
+                if args.json {
+                    println!("{}", serde_json::to_string(&report)?);
+                } else {
+                    bench::print(&report);
+                }
             }
         }
     }

@@ -318,13 +318,23 @@ impl Scene {
 
     /// The same scene with the spacing scaled so it seeds about `particles` particles
     /// (geometry unchanged; kernel radius keeps its ratio to the spacing; mass recalibrated).
+    /// Starts from volume / N and corrects for the lattice's rounding with a few counts.
     pub fn with_particle_target(&self, particles: u64) -> Scene {
-        let mut scene = self.clone();
+        let target = particles.max(1) as f64;
         let volume: f64 = self.fluids.iter().map(|b| shape_volume(&b.shape)).sum();
-        let spacing = (volume / particles.max(1) as f64).cbrt() as f32;
         let ratio = self.params.kernel_radius / self.params.spacing;
-        scene.params.spacing = spacing;
-        scene.params.kernel_radius = ratio * spacing;
+        let mut scene = self.clone();
+        let mut spacing = (volume / target).cbrt();
+        for _ in 0..4 {
+            scene.params.spacing = spacing as f32;
+            let count = scene.particle_count().max(1) as f64;
+            if (count / target - 1.0).abs() < 0.01 {
+                break;
+            }
+            spacing *= (count / target).cbrt();
+        }
+        scene.params.spacing = spacing as f32;
+        scene.params.kernel_radius = ratio * scene.params.spacing;
         scene.params.calibrate_mass();
         scene
     }

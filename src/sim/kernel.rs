@@ -189,7 +189,10 @@ mod tests {
         for n in 0..=16 {
             for x in [0.0f32, 0.3, 1.0, 1.13] {
                 let expected = x.powi(n);
-                assert!((integer_power(x, n) - expected).abs() <= 1e-6 * expected.max(1.0), "{x}^{n}");
+                assert!(
+                    (integer_power(x, n) - expected).abs() <= 1e-6 * expected.max(1.0),
+                    "{x}^{n}"
+                );
             }
         }
     }

@@ -259,8 +259,8 @@ impl CpuSolver {
                         let w = c.kernel.poly6(r2);
                         density += c.mass * w;
                         let gradient = c.kernel.pair_gradient(offset, r2, || (id, this.ids[j]));
-                        let scorr =
-                            -c.scorr_scale * integer_power(w * c.inverse_scorr_reference, c.scorr_n);
+                        let scorr = -c.scorr_scale
+                            * integer_power(w * c.inverse_scorr_reference, c.scorr_n);
                         pairs[slot - slot_offset] = gradient.extend(scorr);
                         let gradient_j = gradient * c.volume;
                         gradient_i += gradient_j;
