@@ -59,6 +59,12 @@ impl UniformGrid {
         ]
     }
 
+    /// Linear index of the cell containing `point` (clamped into the grid).
+    #[inline(always)]
+    pub fn cell_of(&self, point: Vec3A) -> usize {
+        self.cell_index(self.cell_coords(point))
+    }
+
     #[inline(always)]
     fn cell_index(&self, [x, y, z]: [i32; 3]) -> usize {
         (x + self.dims[0] * (y + self.dims[1] * z)) as usize

@@ -3,7 +3,7 @@
 //!
 //! The CUDA kernels mirror these formulas in `kernels/pbf_common.cuh`.
 
-use glam::Vec3A;
+use glam::{Vec3A, Vec4};
 use std::f32::consts::PI;
 
 /// Poly6 value and Spiky gradient for one kernel radius `h`, with the constants precomputed.
@@ -22,6 +22,20 @@ pub struct SphKernel {
 #[inline(always)]
 pub fn integer_power(mut x: f32, mut n: i32) -> f32 {
     let mut result = 1.0;
+    while n > 0 {
+        if n & 1 == 1 {
+            result *= x;
+        }
+        x *= x;
+        n >>= 1;
+    }
+    result
+}
+
+/// Lane-wise xⁿ of four values, as [`integer_power`].
+#[inline(always)]
+pub fn integer_power_x4(mut x: Vec4, mut n: i32) -> Vec4 {
+    let mut result = Vec4::ONE;
     while n > 0 {
         if n & 1 == 1 {
             result *= x;
@@ -84,6 +98,31 @@ impl SphKernel {
         let r = distance_squared.sqrt();
         let d = self.radius - r;
         offset * (self.spiky_gradient_coefficient * d * d / r)
+    }
+
+    /// Poly6 of four squared distances at once.
+    #[inline(always)]
+    pub fn poly6_x4(&self, distance_squared: Vec4) -> Vec4 {
+        let d = (Vec4::splat(self.radius_squared) - distance_squared).max(Vec4::ZERO);
+        d * d * d * self.poly6_coefficient
+    }
+
+    /// The scalar s with ∇W = s · offset for four squared distances (0 beyond h). Every lane
+    /// must be beyond the coincidence threshold (see [`SphKernel::any_coincident`]).
+    #[inline(always)]
+    pub fn spiky_gradient_scale_x4(&self, distance_squared: Vec4) -> Vec4 {
+        let r = distance_squared.sqrt();
+        let d = (Vec4::splat(self.radius) - r).max(Vec4::ZERO);
+        d * d * self.spiky_gradient_coefficient / r
+    }
+
+    /// Whether any of four pairs is so close that [`SphKernel::pair_gradient`] must take its
+    /// coincident-particle branch.
+    #[inline(always)]
+    pub fn any_coincident(&self, distance_squared: Vec4) -> bool {
+        distance_squared
+            .cmple(Vec4::splat(self.coincident_squared))
+            .any()
     }
 
     /// The gradient for a pair of particles with ids `id_i`, `id_j`: the Spiky gradient, except
