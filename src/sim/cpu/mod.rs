@@ -48,7 +48,7 @@ impl Candidates {
             }
         });
         // Pad to whole groups of four with points that are never within reach.
-        while self.x.len() % 4 != 0 {
+        while !self.x.len().is_multiple_of(4) {
             self.x.push(f32::INFINITY);
             self.y.push(f32::INFINITY);
             self.z.push(f32::INFINITY);
