@@ -59,7 +59,7 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
     let every = options.every.max(1);
     if options.verbose {
         eprintln!(
-            "{}: {} particles, {} steps of {:.4} s ({} substeps × {} iterations), backend {}",
+            "{}: {} particles, {} steps of {:.4} s (≥ {} substeps × {} iterations), backend {}",
             scene.name,
             solver.particle_count(),
             steps,
@@ -165,14 +165,16 @@ fn print_summary(
     options: &SimulateOptions,
 ) {
     let last = &summary.last;
-    let substeps = solver.params().substeps as f64;
     let ms_per_step = summary.wall_seconds * 1e3 / steps.max(1) as f64;
-    let rate = last.particles as f64 * steps as f64 * substeps / summary.wall_seconds.max(1e-9);
+    let rate = last.particles as f64 * solver.steps_taken() as f64 / summary.wall_seconds.max(1e-9);
     println!(
         "{}: {} particles, {} steps ({:.2} s simulated) on {} in {:.1} s",
         scene.name, last.particles, steps, last.time, backend, summary.wall_seconds
     );
-    println!("  {ms_per_step:.2} ms per step, {rate:.3e} particle-substeps/s");
+    println!(
+        "  {ms_per_step:.2} ms per step, {:.1} solver steps per step (CFL), {rate:.3e} particle-steps/s",
+        solver.steps_taken() as f64 / steps.max(1) as f64
+    );
     println!(
         "  density error mean {:.2}% max {:.2}%, kinetic energy {:.4} J, {:.1} neighbours per particle (max {})",
         100.0 * last.density_error_mean,

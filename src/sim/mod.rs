@@ -201,7 +201,8 @@ pub trait Solver {
     /// (see [`Params::check_live_edit`]) may differ from the current ones.
     fn set_params(&mut self, params: &Params) -> Result<(), SolverError>;
 
-    /// Advances one frame (`params().substeps` solver steps).
+    /// Advances one frame of `dt`: `params().substeps` solver steps, or more when the CFL
+    /// condition asks for them (see [`Params::substeps_for`]).
     fn step(&mut self) -> Result<(), SolverError>;
 
     /// Solver steps (substeps) taken since the start.

@@ -16,8 +16,11 @@ pub struct Params {
     pub particle_mass: f32,
     /// Constraint iterations per step.
     pub iterations: u32,
-    /// Solver steps per frame.
+    /// Solver steps per frame (at least; see `cfl`).
     pub substeps: u32,
+    /// Courant number: a frame takes more than `substeps` steps when the fastest particle
+    /// would otherwise move more than `cfl × spacing` in one step (0 disables).
+    pub cfl: f32,
     /// Frame time step, seconds (each substep takes dt / substeps).
     pub dt: f32,
     /// Body acceleration, m/s² (any direction).
@@ -50,6 +53,7 @@ impl Params {
             particle_mass: 0.0,
             iterations: 4,
             substeps: 2,
+            cfl: 1.0,
             dt: 1.0 / 60.0,
             gravity: [0.0, -9.81, 0.0],
             relaxation: 1e-6,
@@ -76,9 +80,22 @@ impl Params {
         SphKernel::new(self.kernel_radius)
     }
 
-    /// Time step of one solver step (a substep), seconds.
-    pub fn substep_dt(&self) -> f32 {
-        self.dt / self.substeps as f32
+    /// Most solver steps the CFL condition may ask for in one frame.
+    pub const MAX_SUBSTEPS: u32 = 64;
+
+    /// Solver steps for a frame whose fastest particle moves at `max_speed` (m/s): `substeps`,
+    /// or more so that (max_speed + |g|·dt)·dt/steps ≤ cfl·spacing, at most
+    /// [`Params::MAX_SUBSTEPS`]. Large steps let particles overrun each other within one step;
+    /// the corrections that undo it turn into spray (docs/solver.md).
+    pub fn substeps_for(&self, max_speed: f32) -> u32 {
+        if self.cfl <= 0.0 || !max_speed.is_finite() {
+            return self.substeps;
+        }
+        let gravity =
+            (self.gravity[0].powi(2) + self.gravity[1].powi(2) + self.gravity[2].powi(2)).sqrt();
+        let travel = (max_speed + gravity * self.dt) * self.dt;
+        let needed = (travel / (self.cfl * self.spacing)).ceil();
+        (needed.min(Self::MAX_SUBSTEPS as f32) as u32).max(self.substeps)
     }
 
     /// Particle volume V = m / ρ₀, m³. With it C = Σ V W − 1 and ∇C = V Σ ∇W.
@@ -100,7 +117,8 @@ impl Params {
     }
 
     /// Checks that only parameters that may change while particles exist differ from `self`:
-    /// rest density, XSPH, vorticity, s_corr, relaxation, iterations, substeps, dt and gravity.
+    /// rest density, XSPH, vorticity, s_corr, relaxation, iterations, substeps, cfl, dt and
+    /// gravity.
     pub fn check_live_edit(&self, new: &Params) -> Result<(), String> {
         let fixed = [
             ("spacing", self.spacing, new.spacing),
@@ -141,6 +159,7 @@ impl Params {
             ("scorr_dq", self.scorr_dq),
             ("xsph_c", self.xsph_c),
             ("vorticity", self.vorticity),
+            ("cfl", self.cfl),
         ];
         for (name, value) in non_negative {
             if !(value.is_finite() && value >= 0.0) {
@@ -231,6 +250,20 @@ mod tests {
         // The calibrated volume is close to spacing³ (within the kernel's discretisation error).
         let ratio = params.particle_volume() / params.spacing.powi(3);
         assert!((0.8..1.2).contains(&ratio), "V / s³ = {ratio}");
+    }
+
+    #[test]
+    fn fast_particles_get_more_substeps() {
+        let mut params = Params::with_spacing(0.02);
+        params.gravity = [0.0, 0.0, 0.0];
+        assert_eq!(params.substeps_for(0.0), 2);
+        // 4 m/s for 1/60 s is 0.067 m: 1.0 × 0.02 m per step needs 4 steps.
+        assert_eq!(params.substeps_for(4.0), 4);
+        params.cfl = 0.4;
+        assert_eq!(params.substeps_for(4.0), 9);
+        assert_eq!(params.substeps_for(1e6), Params::MAX_SUBSTEPS);
+        params.cfl = 0.0;
+        assert_eq!(params.substeps_for(4.0), 2);
     }
 
     #[test]

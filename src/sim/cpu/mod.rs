@@ -544,8 +544,7 @@ impl CpuSolver {
         self.times.add(stage, start.elapsed().as_secs_f64());
     }
 
-    fn substep(&mut self) -> Result<(), SolverError> {
-        let dt = self.params.substep_dt();
+    fn substep(&mut self, dt: f32) -> Result<(), SolverError> {
         let c = StepConstants::new(&self.params);
         self.timed(Stage::PredictPositions, |s| s.predict_positions(dt, &c));
         self.timed(Stage::BuildGrid, Self::build_grid);
@@ -586,8 +585,15 @@ impl Solver for CpuSolver {
     }
 
     fn step(&mut self) -> Result<(), SolverError> {
-        for _ in 0..self.params.substeps {
-            self.substep()?;
+        let max_speed = self
+            .velocities
+            .par_iter()
+            .map(|v| v.length())
+            .reduce(|| 0.0, f32::max);
+        let substeps = self.params.substeps_for(max_speed);
+        let dt = self.params.dt / substeps as f32;
+        for _ in 0..substeps {
+            self.substep(dt)?;
         }
         Ok(())
     }
