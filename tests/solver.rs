@@ -261,7 +261,7 @@ fn a_lone_particle_falls_freely_without_nan() {
     let snapshot = solver.snapshot();
     // Symplectic Euler: after n substeps v = −g n dt and y = y₀ − g dt² n(n+1)/2.
     let n = 10.0 * params.substeps as f32;
-    let dt = params.substep_dt();
+    let dt = params.dt / params.substeps as f32;
     assert!((snapshot.velocities[0].y + 9.81 * n * dt).abs() < 1e-4);
     assert!((snapshot.positions[0].y - (0.8 - 9.81 * dt * dt * n * (n + 1.0) / 2.0)).abs() < 1e-4);
     assert_eq!(snapshot.neighbor_counts[0], 0);
