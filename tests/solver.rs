@@ -302,6 +302,7 @@ fn a_non_finite_value_is_reported_with_the_step_and_particle_id() {
     // first step (the wall projection keeps positions finite).
     let mut huge_step = params.clone();
     huge_step.dt = 1e38;
+    huge_step.cfl = 0.0;
     let initial = InitialState {
         velocities: vec![Vec3A::ZERO; 5],
         positions: positions.clone(),
