@@ -60,7 +60,7 @@ void main() {
     vec3 refraction = behind * transmittance + fluid_color * (1.0 - transmittance);
 
     vec3 half_vector = normalize(sun_direction + to_eye);
-    float specular = pow(max(dot(normal, half_vector), 0.0), 400.0);
+    float specular = 0.8 * pow(max(dot(normal, half_vector), 0.0), 150.0);
 
-    color = vec4(mix(refraction, reflection, fresnel) + vec3(specular), 1.0);
+    color = vec4(mix(refraction, reflection, fresnel) + vec3(specular * fresnel * 4.0), 1.0);
 }

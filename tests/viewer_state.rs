@@ -25,14 +25,23 @@ fn a_live_parameter_edit_reaches_the_solver_on_the_next_step() {
     params.gravity = [6.0, -9.81, 0.0];
     params.xsph_c = 0.2;
     params.iterations = 6;
-    state.apply(Edit::LiveParams(params.clone())).expect("live edit");
-    assert_ne!(state.solver.params().gravity, params.gravity, "applied before the step");
+    state
+        .apply(Edit::LiveParams(params.clone()))
+        .expect("live edit");
+    assert_ne!(
+        state.solver.params().gravity,
+        params.gravity,
+        "applied before the step"
+    );
     assert!(state.advance().expect("step"));
     assert_eq!(state.solver.params(), &params);
     let snapshot = state.solver.snapshot();
     let mean_vx: f32 =
         snapshot.velocities.iter().map(|v| v.x).sum::<f32>() / snapshot.velocities.len() as f32;
-    assert!(mean_vx > 0.0, "sideways gravity did not push the fluid: {mean_vx}");
+    assert!(
+        mean_vx > 0.0,
+        "sideways gravity did not push the fluid: {mean_vx}"
+    );
 }
 
 #[test]
@@ -48,7 +57,11 @@ fn a_live_edit_of_a_seed_time_parameter_is_refused_and_nothing_changes() {
         p.dt = -1.0;
         p
     }));
-    assert!(state.message.as_deref().unwrap_or("").contains("dt"), "{:?}", state.message);
+    assert!(
+        state.message.as_deref().unwrap_or("").contains("dt"),
+        "{:?}",
+        state.message
+    );
 }
 
 #[test]
@@ -69,14 +82,26 @@ fn restart_rebuilds_the_scene_with_the_chosen_shape_position_and_container() {
     let Shape::Sphere { center, radius } = state.scene.fluids[0].shape else {
         panic!("expected a sphere, got {:?}", state.scene.fluids[0].shape);
     };
-    assert!((center - Vec3A::new(0.5, 0.6, 0.5)).length() < 1e-6, "{center}");
+    assert!(
+        (center - Vec3A::new(0.5, 0.6, 0.5)).length() < 1e-6,
+        "{center}"
+    );
     assert!((radius - 0.2).abs() < 1e-6);
     assert_eq!(state.solver.steps_taken(), 0);
-    assert_eq!(state.solver.particle_count() as u64, state.scene.particle_count());
+    assert_eq!(
+        state.solver.particle_count() as u64,
+        state.scene.particle_count()
+    );
     for p in state.solver.snapshot().positions {
-        assert!((p - center).length() <= radius + 1e-4, "particle {p} outside the sphere");
+        assert!(
+            (p - center).length() <= radius + 1e-4,
+            "particle {p} outside the sphere"
+        );
     }
-    assert!(state.scene_changed, "the renderer is told to rebuild its meshes");
+    assert!(
+        state.scene_changed,
+        "the renderer is told to rebuild its meshes"
+    );
 }
 
 #[test]
@@ -93,14 +118,19 @@ fn restart_moves_a_body_that_would_stick_out_back_inside() {
     };
     let container = state.scene.container;
     assert!(block.min.cmpge(container.min).all() && block.max.cmple(container.max).all());
-    assert!((block.max.x - container.max.x).abs() < 1e-6 && (block.min.z - container.min.z).abs() < 1e-6);
+    assert!(
+        (block.max.x - container.max.x).abs() < 1e-6
+            && (block.min.z - container.min.z).abs() < 1e-6
+    );
 }
 
 #[test]
 fn step_mode_advances_exactly_one_frame_per_request() {
     let mut state = small_state();
     let substeps = u64::from(state.solver.params().substeps);
-    state.apply(Edit::RunMode(RunMode::StepByStep)).expect("mode");
+    state
+        .apply(Edit::RunMode(RunMode::StepByStep))
+        .expect("mode");
     for _ in 0..3 {
         assert!(!state.advance().expect("no step"));
     }
@@ -110,7 +140,9 @@ fn step_mode_advances_exactly_one_frame_per_request() {
         state.advance().expect("advance");
     }
     assert_eq!(state.solver.steps_taken(), substeps);
-    state.apply(Edit::RunMode(RunMode::Continuous)).expect("mode");
+    state
+        .apply(Edit::RunMode(RunMode::Continuous))
+        .expect("mode");
     state.advance().expect("advance");
     assert_eq!(state.solver.steps_taken(), 2 * substeps);
 }
@@ -133,7 +165,11 @@ fn loading_a_preset_replaces_the_scene_and_a_missing_file_is_reported() {
     state.apply(Edit::LoadScene("drop".into())).expect("preset");
     assert_eq!(state.scene.name, "drop");
     state.apply_or_report(Edit::LoadScene("/nonexistent/scene.toml".into()));
-    assert!(state.message.as_deref().unwrap_or("").contains("no such scene file"));
+    assert!(state
+        .message
+        .as_deref()
+        .unwrap_or("")
+        .contains("no such scene file"));
     assert_eq!(state.scene.name, "drop");
 }
 
@@ -145,7 +181,13 @@ fn keys_map_to_the_edits_the_help_lists() {
         panic!("2 selects a view");
     };
     assert_eq!(settings.view, View::Particles);
-    assert_eq!(keys::action_for_key(KeyCode::KeyN, &state), Some(Action::Edit(Edit::StepOnce)));
-    assert_eq!(keys::action_for_key(KeyCode::Escape, &state), Some(Action::Quit));
+    assert_eq!(
+        keys::action_for_key(KeyCode::KeyN, &state),
+        Some(Action::Edit(Edit::StepOnce))
+    );
+    assert_eq!(
+        keys::action_for_key(KeyCode::Escape, &state),
+        Some(Action::Quit)
+    );
     assert!(keys::KEYS.iter().any(|(key, _)| key.contains("Space")));
 }

@@ -35,7 +35,14 @@ fn start_xvfb() -> Xvfb {
         })
         .expect("no free X display number between 90 and 400");
     let child = Command::new(xvfb)
-        .args([&format!(":{number}"), "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+        .args([
+            &format!(":{number}"),
+            "-screen",
+            "0",
+            "1280x800x24",
+            "-nolisten",
+            "tcp",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -48,7 +55,11 @@ fn start_xvfb() -> Xvfb {
     let socket = PathBuf::from(format!("/tmp/.X11-unix/X{number}"));
     let started = Instant::now();
     while !socket.exists() {
-        assert!(started.elapsed() < Duration::from_secs(60), "Xvfb did not create {}", socket.display());
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "Xvfb did not create {}",
+            socket.display()
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     server
@@ -78,7 +89,13 @@ fn the_viewer_renders_frames_saves_a_screenshot_and_exits_cleanly() {
     let output = Command::new(env!("CARGO_BIN_EXE_fluidlab"))
         .arg("view")
         .arg(&scene)
-        .args(["--backend", "cpu", "--exit-after-frames", "5", "--screenshot"])
+        .args([
+            "--backend",
+            "cpu",
+            "--exit-after-frames",
+            "5",
+            "--screenshot",
+        ])
         .arg(&screenshot)
         .env("DISPLAY", &xvfb.display)
         .env_remove("WAYLAND_DISPLAY")
@@ -93,7 +110,11 @@ fn the_viewer_renders_frames_saves_a_screenshot_and_exits_cleanly() {
     let image = image::open(&screenshot)
         .expect("the screenshot is a readable PNG")
         .to_rgba8();
-    assert!(image.width() > 100 && image.height() > 100, "{:?}", image.dimensions());
+    assert!(
+        image.width() > 100 && image.height() > 100,
+        "{:?}",
+        image.dimensions()
+    );
     // The sky fills the top-left corner; the fluid, container and floor must differ from it.
     let corner = *image.get_pixel(2, 2);
     let different = image
@@ -101,5 +122,8 @@ fn the_viewer_renders_frames_saves_a_screenshot_and_exits_cleanly() {
         .filter(|p| (0..3).any(|c| p[c].abs_diff(corner[c]) > 24))
         .count();
     let total = (image.width() * image.height()) as usize;
-    assert!(different * 5 > total, "only {different} of {total} pixels differ from the sky");
+    assert!(
+        different * 5 > total,
+        "only {different} of {total} pixels differ from the sky"
+    );
 }

@@ -2,17 +2,19 @@
 //! surfaceless context), an offscreen colour target, and the shared [`Renderer`].
 
 use crate::render::targets::{ColorFormat, Depth, TextureTarget};
-use crate::render::{read_image, Buffer, Camera, Image, Output, PassClock, RenderSettings, Renderer};
+use crate::render::{
+    read_image, Buffer, Camera, Image, Output, PassClock, RenderSettings, Renderer,
+};
 use crate::scene::Scene;
 use crate::sim::Solver;
 use anyhow::{anyhow, Context, Result};
+use glow::HasContext;
 use glutin::api::egl::context::PossiblyCurrentContext;
 use glutin::api::egl::device::Device;
 use glutin::api::egl::display::Display;
 use glutin::config::{Api, ConfigSurfaceTypes, ConfigTemplateBuilder};
 use glutin::context::{ContextApi, ContextAttributesBuilder, GlProfile, Version};
 use glutin::prelude::*;
-use glow::HasContext;
 use std::rc::Rc;
 
 /// No EGL library could be loaded or it cannot enumerate devices: rendering is impossible here
@@ -55,7 +57,10 @@ fn ordered_devices() -> Result<Vec<(Device, String)>, GlUnavailable> {
     let mut ranked: Vec<(u8, Device, String)> = devices
         .into_iter()
         .map(|device| {
-            let name = device.name().or(device.vendor()).unwrap_or("unnamed device");
+            let name = device
+                .name()
+                .or(device.vendor())
+                .unwrap_or("unnamed device");
             if let Some(ordinal) = cuda_ordinal(&device) {
                 let rank = if ordinal == 0 { 0 } else { 1 };
                 return (rank, device, format!("{name} (CUDA device {ordinal})"));
@@ -117,13 +122,17 @@ impl HeadlessGl {
             }
         }
         Err(GlUnavailable {
-            reason: format!("no EGL device gives a GL 3.3 core context: {}", failures.join("; ")),
+            reason: format!(
+                "no EGL device gives a GL 3.3 core context: {}",
+                failures.join("; ")
+            ),
         }
         .into())
     }
 
     fn on_device(device: &Device) -> Result<(Display, PossiblyCurrentContext, glow::Context)> {
-        let display = unsafe { Display::with_device(device, None) }.context("eglGetPlatformDisplay")?;
+        let display =
+            unsafe { Display::with_device(device, None) }.context("eglGetPlatformDisplay")?;
         let template = ConfigTemplateBuilder::new()
             .with_api(Api::OPENGL)
             .with_surface_type(ConfigSurfaceTypes::empty())
@@ -139,7 +148,9 @@ impl HeadlessGl {
         let context = unsafe { display.create_context(&config, &attributes) }
             .context("creating a GL 3.3 core context")?
             .make_current_surfaceless()
-            .context("making the context current without a surface (EGL_KHR_surfaceless_context)")?;
+            .context(
+                "making the context current without a surface (EGL_KHR_surfaceless_context)",
+            )?;
         let gl = unsafe {
             glow::Context::from_loader_function_cstr(|name| display.get_proc_address(name).cast())
         };
@@ -159,7 +170,12 @@ pub struct HeadlessRenderer {
 
 impl HeadlessRenderer {
     /// A `width` × `height` renderer for `scene`.
-    pub fn new(scene: &Scene, width: u32, height: u32, clock: PassClock) -> Result<HeadlessRenderer> {
+    pub fn new(
+        scene: &Scene,
+        width: u32,
+        height: u32,
+        clock: PassClock,
+    ) -> Result<HeadlessRenderer> {
         let gl = HeadlessGl::create()?;
         let renderer = Renderer::new(Rc::clone(&gl.gl), scene, clock)?;
         let target = TextureTarget::new(
@@ -200,7 +216,12 @@ impl HeadlessRenderer {
                 height: self.height,
             },
         )?;
-        let image = read_image(&self.gl.gl, Some(self.target.framebuffer), self.width, self.height);
+        let image = read_image(
+            &self.gl.gl,
+            Some(self.target.framebuffer),
+            self.width,
+            self.height,
+        );
         crate::render::check_gl(&self.gl.gl, "image read-back")?;
         Ok(image)
     }

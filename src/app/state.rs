@@ -98,7 +98,7 @@ impl Setup {
             });
         }
         let container = scene.container;
-        let extent = Vec3A::from(container.size());
+        let extent = container.size();
         let half = 0.5 * self.size.clamp(0.05, 1.0) * extent.min_element();
         let half_extents = Vec3A::splat(half);
         let wanted = container.min + extent * Vec3A::from(self.position);

@@ -227,7 +227,11 @@ impl Viewer {
         if forward == 0.0 && right == 0.0 && up == 0.0 {
             return;
         }
-        let fast = if self.input.modifiers.shift_key() { 4.0 } else { 1.0 };
+        let fast = if self.input.modifiers.shift_key() {
+            4.0
+        } else {
+            1.0
+        };
         let speed = 0.5 * self.state.camera.distance * fast * seconds;
         self.state
             .camera
@@ -245,7 +249,8 @@ impl Viewer {
             Err(error) => {
                 self.state.message = Some(format!("{error:#} (paused)"));
                 self.state.paused = true;
-                self.state.apply_or_report(Edit::RunMode(self.state.run_mode));
+                self.state
+                    .apply_or_report(Edit::RunMode(self.state.run_mode));
             }
         }
         let Some(gfx) = self.gfx.as_mut() else {
@@ -307,7 +312,9 @@ impl Viewer {
             .collect();
         self.info.interop = gfx.renderer.interop();
 
-        gfx.imgui.io_mut().update_delta_time(std::time::Duration::from_secs_f32(seconds.max(1e-4)));
+        gfx.imgui
+            .io_mut()
+            .update_delta_time(std::time::Duration::from_secs_f32(seconds.max(1e-4)));
         gfx.platform
             .prepare_frame(gfx.imgui.io_mut(), &gfx.window)
             .map_err(|e| anyhow!("imgui frame: {e}"))?;

@@ -74,8 +74,12 @@ pub fn run(options: &RenderOptions) -> Result<RenderReport> {
     let mut solver = created.solver;
     let mut headless =
         HeadlessRenderer::new(&scene, options.width, options.height, PassClock::Finish)?;
-    std::fs::create_dir_all(&options.out)
-        .with_context(|| format!("cannot create the output directory {}", options.out.display()))?;
+    std::fs::create_dir_all(&options.out).with_context(|| {
+        format!(
+            "cannot create the output directory {}",
+            options.out.display()
+        )
+    })?;
     if options.verbose {
         eprintln!(
             "{}: {} particles, {} frames of {}×{} ({} view), backend {}, {}",

@@ -29,8 +29,8 @@ impl Camera {
         let size = Vec3::from(container.size());
         Camera {
             target: center - Vec3::new(0.0, 0.15 * size.y, 0.0),
-            yaw: -0.45,
-            pitch: 0.42,
+            yaw: -0.5,
+            pitch: 0.32,
             distance: 1.25 * size.length() / (0.5 * FIELD_OF_VIEW).tan() * 0.5 + 0.2,
         }
     }
@@ -52,7 +52,10 @@ impl Camera {
 
     /// Near and far clip distances, metres, scaled with the distance so depth precision holds.
     pub fn clip_planes(&self) -> (f32, f32) {
-        (0.01 * self.distance.max(0.05), 100.0 * self.distance.max(1.0))
+        (
+            0.01 * self.distance.max(0.05),
+            100.0 * self.distance.max(1.0),
+        )
     }
 
     /// Eye → clip transform (OpenGL conventions) for a viewport of this aspect ratio.
@@ -125,7 +128,12 @@ mod tests {
         let container = Aabb::new([0.0, 0.0, 0.0], [1.6, 1.0, 0.6]);
         let camera = Camera::framing(&container);
         let clip = camera.projection(4.0 / 3.0) * camera.view();
-        for corner in [[0.0, 0.0, 0.0], [1.6, 1.0, 0.6], [1.6, 0.0, 0.0], [0.0, 1.0, 0.6]] {
+        for corner in [
+            [0.0, 0.0, 0.0],
+            [1.6, 1.0, 0.6],
+            [1.6, 0.0, 0.0],
+            [0.0, 1.0, 0.6],
+        ] {
             let p = clip.project_point3(Vec3::from(corner));
             assert!(p.x.abs() < 1.0 && p.y.abs() < 1.0, "{corner:?} → {p}");
         }

@@ -120,10 +120,10 @@ impl Default for RenderSettings {
     fn default() -> Self {
         RenderSettings {
             view: View::Fluid,
-            smoothing_iterations: 3,
+            smoothing_iterations: 4,
             smoothing_filter: SmoothingFilter::NarrowRange,
-            fluid_color: [0.05, 0.32, 0.55],
-            attenuation: [2.2, 0.7, 0.35],
+            fluid_color: [0.02, 0.28, 0.52],
+            attenuation: [4.0, 1.4, 0.6],
             refraction_index: 1.33,
             point_size: 1.3,
         }
@@ -534,7 +534,8 @@ impl Renderer {
         unsafe {
             self.gl.bind_vertex_array(None);
             self.gl.use_program(None);
-            self.gl.bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer);
+            self.gl
+                .bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer);
         }
         let passes_run = std::mem::take(&mut self.passes_run);
         self.timer.end_frame(&self.gl, &passes_run);
@@ -694,8 +695,8 @@ impl Renderer {
             "projected_scale",
             frame.projection.y_axis.y * frame.height as f32 * 0.5,
         );
-        program.set(&gl, "filter_radius", 3.0 * frame.sprite_radius);
-        program.set(&gl, "range_sigma", frame.sprite_radius);
+        program.set(&gl, "filter_radius", 5.0 * frame.sprite_radius);
+        program.set(&gl, "range_sigma", 3.0 * frame.sprite_radius);
         let kind = match settings.smoothing_filter {
             SmoothingFilter::Bilateral => 0,
             SmoothingFilter::NarrowRange => 1,
@@ -788,11 +789,7 @@ impl Renderer {
         program.set(gl, "attenuation", Vec3::from(settings.attenuation));
         program.set(gl, "refraction_index", settings.refraction_index.max(1.0));
         program.set(gl, "refraction_strength", 0.25);
-        program.set(
-            gl,
-            "sun_direction",
-            view_rotation * skybox::sun_direction(),
-        );
+        program.set(gl, "sun_direction", view_rotation * skybox::sun_direction());
         self.draw_fullscreen();
     }
 
@@ -847,7 +844,10 @@ impl Renderer {
         program.set(
             gl,
             "depth_range",
-            Vec2::new((frame.eye_distance - half).max(0.0), frame.eye_distance + half),
+            Vec2::new(
+                (frame.eye_distance - half).max(0.0),
+                frame.eye_distance + half,
+            ),
         );
         program.set(gl, "thickness_scale", 0.25 * self.container_diagonal);
         self.bind_texture(0, glow::TEXTURE_2D, Some(texture));

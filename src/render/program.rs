@@ -69,7 +69,10 @@ impl Program {
             if !gl.get_program_link_status(program) {
                 let log = gl.get_program_info_log(program);
                 gl.delete_program(program);
-                return Err(anyhow!("{}: the program does not link:\n{log}", source.name));
+                return Err(anyhow!(
+                    "{}: the program does not link:\n{log}",
+                    source.name
+                ));
             }
             Ok(Program { program })
         }

@@ -108,7 +108,7 @@ pub fn build(gl: &glow::Context, scene: &Scene) -> Result<Vec<Mesh>> {
         &box_triangles(&container),
         glow::TRIANGLES,
         Surface::Lit,
-        Vec4::new(0.70, 0.76, 0.80, 1.0),
+        Vec4::new(0.86, 0.88, 0.90, 1.0),
     )?;
     walls.back_faces_only = true;
     meshes.push(walls);
@@ -161,20 +161,64 @@ fn floor_quad(min: Vec3, max: Vec3) -> Vec<[f32; 6]> {
 fn box_triangles(aabb: &Aabb) -> Vec<[f32; 6]> {
     let (min, max) = (Vec3::from(aabb.min), Vec3::from(aabb.max));
     let corner = |x: usize, y: usize, z: usize| {
-        Vec3::new(
-            [min.x, max.x][x],
-            [min.y, max.y][y],
-            [min.z, max.z][z],
-        )
+        Vec3::new([min.x, max.x][x], [min.y, max.y][y], [min.z, max.z][z])
     };
     // Each face: outward normal and its four corners counter-clockwise from outside.
     let faces: [(Vec3, [Vec3; 4]); 6] = [
-        (Vec3::X, [corner(1, 0, 0), corner(1, 1, 0), corner(1, 1, 1), corner(1, 0, 1)]),
-        (Vec3::NEG_X, [corner(0, 0, 0), corner(0, 0, 1), corner(0, 1, 1), corner(0, 1, 0)]),
-        (Vec3::Y, [corner(0, 1, 0), corner(0, 1, 1), corner(1, 1, 1), corner(1, 1, 0)]),
-        (Vec3::NEG_Y, [corner(0, 0, 0), corner(1, 0, 0), corner(1, 0, 1), corner(0, 0, 1)]),
-        (Vec3::Z, [corner(0, 0, 1), corner(1, 0, 1), corner(1, 1, 1), corner(0, 1, 1)]),
-        (Vec3::NEG_Z, [corner(0, 0, 0), corner(0, 1, 0), corner(1, 1, 0), corner(1, 0, 0)]),
+        (
+            Vec3::X,
+            [
+                corner(1, 0, 0),
+                corner(1, 1, 0),
+                corner(1, 1, 1),
+                corner(1, 0, 1),
+            ],
+        ),
+        (
+            Vec3::NEG_X,
+            [
+                corner(0, 0, 0),
+                corner(0, 0, 1),
+                corner(0, 1, 1),
+                corner(0, 1, 0),
+            ],
+        ),
+        (
+            Vec3::Y,
+            [
+                corner(0, 1, 0),
+                corner(0, 1, 1),
+                corner(1, 1, 1),
+                corner(1, 1, 0),
+            ],
+        ),
+        (
+            Vec3::NEG_Y,
+            [
+                corner(0, 0, 0),
+                corner(1, 0, 0),
+                corner(1, 0, 1),
+                corner(0, 0, 1),
+            ],
+        ),
+        (
+            Vec3::Z,
+            [
+                corner(0, 0, 1),
+                corner(1, 0, 1),
+                corner(1, 1, 1),
+                corner(0, 1, 1),
+            ],
+        ),
+        (
+            Vec3::NEG_Z,
+            [
+                corner(0, 0, 0),
+                corner(0, 1, 0),
+                corner(1, 1, 0),
+                corner(1, 0, 0),
+            ],
+        ),
     ];
     faces
         .iter()
@@ -213,7 +257,11 @@ fn sphere_triangles(center: Vec3, radius: f32) -> Vec<[f32; 6]> {
     let point = |ring: usize, segment: usize| {
         let theta = std::f32::consts::PI * ring as f32 / RINGS as f32;
         let phi = std::f32::consts::TAU * segment as f32 / SEGMENTS as f32;
-        Vec3::new(theta.sin() * phi.cos(), theta.cos(), theta.sin() * phi.sin())
+        Vec3::new(
+            theta.sin() * phi.cos(),
+            theta.cos(),
+            theta.sin() * phi.sin(),
+        )
     };
     let mut triangles = Vec::new();
     for ring in 0..RINGS {
@@ -239,7 +287,10 @@ mod tests {
         let triangles = box_triangles(&Aabb::new([0.0, 0.0, 0.0], [1.0, 2.0, 3.0]));
         assert_eq!(triangles.len(), 36);
         for triangle in triangles.chunks(3) {
-            let p: Vec<Vec3> = triangle.iter().map(|v| Vec3::new(v[0], v[1], v[2])).collect();
+            let p: Vec<Vec3> = triangle
+                .iter()
+                .map(|v| Vec3::new(v[0], v[1], v[2]))
+                .collect();
             let normal = Vec3::new(triangle[0][3], triangle[0][4], triangle[0][5]);
             let winding = (p[1] - p[0]).cross(p[2] - p[0]);
             assert!(winding.dot(normal) > 0.0, "{p:?} normal {normal}");
@@ -250,7 +301,10 @@ mod tests {
     fn sphere_faces_wind_counter_clockwise_from_outside() {
         let triangles = sphere_triangles(Vec3::ZERO, 1.0);
         for triangle in triangles.chunks(3) {
-            let p: Vec<Vec3> = triangle.iter().map(|v| Vec3::new(v[0], v[1], v[2])).collect();
+            let p: Vec<Vec3> = triangle
+                .iter()
+                .map(|v| Vec3::new(v[0], v[1], v[2]))
+                .collect();
             let winding = (p[1] - p[0]).cross(p[2] - p[0]);
             let center = (p[0] + p[1] + p[2]) / 3.0;
             assert!(winding.dot(center) >= -1e-6, "{p:?}");

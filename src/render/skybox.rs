@@ -19,8 +19,8 @@ pub fn sun_direction() -> Vec3 {
 /// Sky colour (linear 0..1 RGB) seen along `direction`.
 pub fn sky_color(direction: Vec3) -> Vec3 {
     let d = direction.normalize();
-    let zenith = Vec3::new(0.16, 0.38, 0.78);
-    let horizon = Vec3::new(0.78, 0.86, 0.94);
+    let zenith = Vec3::new(0.10, 0.30, 0.72);
+    let horizon = Vec3::new(0.62, 0.75, 0.90);
     let ground = Vec3::new(0.30, 0.28, 0.26);
     if d.y < 0.0 {
         let t = (-d.y * 4.0).min(1.0);
@@ -34,7 +34,8 @@ pub fn sky_color(direction: Vec3) -> Vec3 {
         color = color.lerp(Vec3::splat(0.96), density * 0.8);
     }
     let sun_alignment = d.dot(sun_direction()).max(0.0);
-    color += Vec3::new(1.0, 0.9, 0.7) * (sun_alignment.powf(800.0) * 4.0 + sun_alignment.powf(12.0) * 0.25);
+    color += Vec3::new(1.0, 0.9, 0.7)
+        * (sun_alignment.powf(800.0) * 4.0 + sun_alignment.powf(12.0) * 0.25);
     color.min(Vec3::ONE)
 }
 
@@ -77,7 +78,9 @@ fn face_direction(face: usize, s: f32, t: f32) -> Vec3 {
 /// Generates the sky cubemap texture.
 pub fn create_cubemap(gl: &glow::Context) -> Result<glow::Texture> {
     unsafe {
-        let texture = gl.create_texture().map_err(|e| anyhow!("skybox texture: {e}"))?;
+        let texture = gl
+            .create_texture()
+            .map_err(|e| anyhow!("skybox texture: {e}"))?;
         gl.bind_texture(glow::TEXTURE_CUBE_MAP, Some(texture));
         let mut texels = vec![0u8; FACE_SIZE * FACE_SIZE * 3];
         for face in 0..6 {
@@ -134,7 +137,14 @@ mod tests {
 
     #[test]
     fn cube_faces_point_outwards() {
-        let axes = [Vec3::X, Vec3::NEG_X, Vec3::Y, Vec3::NEG_Y, Vec3::Z, Vec3::NEG_Z];
+        let axes = [
+            Vec3::X,
+            Vec3::NEG_X,
+            Vec3::Y,
+            Vec3::NEG_Y,
+            Vec3::Z,
+            Vec3::NEG_Z,
+        ];
         for (face, axis) in axes.iter().enumerate() {
             assert_eq!(face_direction(face, 0.0, 0.0), *axis);
         }

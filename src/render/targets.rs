@@ -73,7 +73,9 @@ impl TextureTarget {
     ) -> Result<TextureTarget> {
         unsafe {
             let texture = new_texture(gl, width, height, color.internal, color.format, color.kind)?;
-            let framebuffer = gl.create_framebuffer().map_err(|e| anyhow!("framebuffer: {e}"))?;
+            let framebuffer = gl
+                .create_framebuffer()
+                .map_err(|e| anyhow!("framebuffer: {e}"))?;
             gl.bind_framebuffer(glow::FRAMEBUFFER, Some(framebuffer));
             gl.framebuffer_texture_2d(
                 glow::FRAMEBUFFER,

@@ -18,7 +18,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("N", "advance one frame (step mode or paused)"),
     ("M", "continuous / step-by-step mode"),
     ("Backspace", "restart with the set-up"),
-    ("1 2 3 4 5 6", "view: fluid, particles, depth, smoothed depth, thickness, normals"),
+    (
+        "1 2 3 4 5 6",
+        "view: fluid, particles, depth, smoothed depth, thickness, normals",
+    ),
     ("F", "smoothing filter: bilateral / narrow-range"),
     ("+ -", "more / fewer smoothing iterations"),
     ("P or F12", "save a screenshot (fluidlab-screenshot-N.png)"),

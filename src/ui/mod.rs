@@ -77,7 +77,11 @@ fn menu_bar(ui: &Ui, state: &AppState, actions: &mut Vec<Action>) {
         });
         ui.menu("View", || {
             for view in View::ALL {
-                if ui.menu_item_config(view.name()).selected(state.render.view == view).build() {
+                if ui
+                    .menu_item_config(view.name())
+                    .selected(state.render.view == view)
+                    .build()
+                {
                     let mut settings = state.render.clone();
                     settings.view = view;
                     actions.push(Action::Edit(Edit::Render(settings)));
@@ -202,7 +206,12 @@ fn set_up(ui: &Ui, state: &AppState, text: &mut PanelText, actions: &mut Vec<Act
         setup.params.kernel_radius = ratio * spacing;
         changed = true;
     }
-    changed |= ui.slider("initial rest density", 100.0, 3000.0, &mut setup.params.rest_density);
+    changed |= ui.slider(
+        "initial rest density",
+        100.0,
+        3000.0,
+        &mut setup.params.rest_density,
+    );
     changed |= ui.slider("initial XSPH viscosity", 0.0, 1.0, &mut setup.params.xsph_c);
     changed |= ui.slider("initial vorticity", 0.0, 1.0, &mut setup.params.vorticity);
     if changed {
@@ -213,7 +222,9 @@ fn set_up(ui: &Ui, state: &AppState, text: &mut PanelText, actions: &mut Vec<Act
     }
     ui.input_text("scene file", &mut text.scene_path).build();
     if ui.button("Load scene file") && !text.scene_path.trim().is_empty() {
-        actions.push(Action::Edit(Edit::LoadScene(text.scene_path.trim().to_string())));
+        actions.push(Action::Edit(Edit::LoadScene(
+            text.scene_path.trim().to_string(),
+        )));
     }
 }
 
