@@ -43,7 +43,8 @@ pub struct RenderReport {
     pub backend: String,
     /// Particles drawn.
     pub particles: usize,
-    /// Mean milliseconds per frame of each pass that ran (measured with `glFinish`).
+    /// Mean milliseconds per frame of each pass that ran (measured with `glFinish`), frame 0
+    /// (shader compilation) excluded when there are more frames.
     pub pass_ms: Vec<(Pass, f64)>,
     /// Mean milliseconds of simulation per written frame.
     pub simulate_ms: f64,
@@ -112,8 +113,12 @@ pub fn run(options: &RenderOptions) -> Result<RenderReport> {
         let image = headless
             .render(solver.as_mut(), &camera, &settings)
             .with_context(|| format!("rendering frame {frame}"))?;
-        for (pass, seconds) in headless.renderer.timer().latest() {
-            pass_totals[pass as usize] += seconds.unwrap_or(0.0);
+        // Frame 0 includes shader compilation (llvmpipe compiles at first draw): it is left out
+        // of the averages when there are later frames.
+        if frame > 0 || options.frames == 1 {
+            for (pass, seconds) in headless.renderer.timer().latest() {
+                pass_totals[pass as usize] += seconds.unwrap_or(0.0);
+            }
         }
         let path = options.out.join(format!("frame_{frame:04}.png"));
         save_png(&image, &path)?;
@@ -123,10 +128,11 @@ pub fn run(options: &RenderOptions) -> Result<RenderReport> {
         files.push(path);
     }
     let frames = f64::from(options.frames);
+    let timed_frames = f64::from(options.frames.saturating_sub(1).max(1));
     let pass_ms = Pass::ALL
         .iter()
         .filter(|pass| pass_totals[**pass as usize] > 0.0)
-        .map(|&pass| (pass, pass_totals[pass as usize] / frames * 1e3))
+        .map(|&pass| (pass, pass_totals[pass as usize] / timed_frames * 1e3))
         .collect();
     Ok(RenderReport {
         files,

@@ -33,7 +33,7 @@ use anyhow::{anyhow, bail, Result};
 use glam::{Mat3, Vec2, Vec3};
 use glow::HasContext;
 use program::{shader, Program};
-use scene_mesh::{Mesh, Surface};
+use scene_mesh::Mesh;
 use std::rc::Rc;
 use targets::{ColorFormat, Depth, TextureTarget};
 
@@ -336,6 +336,7 @@ struct FrameSetup {
     width: i32,
     height: i32,
     eye_distance: f32,
+    eye_position: Vec3,
 }
 
 /// The renderer: programs, the sky, scene meshes, the particle buffer and the pass targets.
@@ -501,6 +502,7 @@ impl Renderer {
             width,
             height,
             eye_distance: camera.distance,
+            eye_position: camera.eye(),
         };
         self.passes_run.clear();
         unsafe {
@@ -615,6 +617,9 @@ impl Renderer {
         program.set(gl, "view_projection", view_projection);
         program.set(gl, "sun_direction", skybox::sun_direction());
         program.set(gl, "checker_size", 0.1 * self.container_diagonal.max(0.1));
+        program.set(gl, "eye_position", frame.eye_position);
+        program.set(gl, "fog_color", skybox::HORIZON);
+        program.set(gl, "fog_distance", 6.0 * self.container_diagonal.max(0.1));
         for mesh in &self.meshes {
             unsafe {
                 if mesh.back_faces_only {
@@ -623,7 +628,7 @@ impl Renderer {
                 } else {
                     gl.disable(glow::CULL_FACE);
                 }
-                if mesh.surface == Surface::Lines {
+                if mesh.color.w < 1.0 {
                     gl.enable(glow::BLEND);
                     gl.blend_func(glow::SRC_ALPHA, glow::ONE_MINUS_SRC_ALPHA);
                 }

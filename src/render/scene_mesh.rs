@@ -26,7 +26,7 @@ pub struct Mesh {
     count: i32,
     /// Shading.
     pub surface: Surface,
-    /// RGBA colour.
+    /// RGBA colour; alpha below 1 is blended (the container's glass walls and edges).
     pub color: Vec4,
     /// Whether only back faces are drawn (the container's far walls).
     pub back_faces_only: bool,
@@ -92,7 +92,7 @@ pub fn build(gl: &glow::Context, scene: &Scene) -> Result<Vec<Mesh>> {
     let size = Vec3::from(container.size());
     let mut meshes = Vec::new();
 
-    let margin = 4.0 * size.max_element();
+    let margin = 40.0 * size.max_element();
     let floor_min = Vec3::from(container.min) - Vec3::new(margin, 0.002 * size.y, margin);
     let floor_max = Vec3::from(container.max) + Vec3::new(margin, 0.0, margin);
     meshes.push(Mesh::new(
@@ -108,7 +108,7 @@ pub fn build(gl: &glow::Context, scene: &Scene) -> Result<Vec<Mesh>> {
         &box_triangles(&container),
         glow::TRIANGLES,
         Surface::Lit,
-        Vec4::new(0.86, 0.88, 0.90, 1.0),
+        Vec4::new(0.80, 0.86, 0.92, 0.45),
     )?;
     walls.back_faces_only = true;
     meshes.push(walls);
@@ -117,7 +117,7 @@ pub fn build(gl: &glow::Context, scene: &Scene) -> Result<Vec<Mesh>> {
         &box_edges(&container),
         glow::LINES,
         Surface::Lines,
-        Vec4::new(0.15, 0.17, 0.2, 1.0),
+        Vec4::new(0.15, 0.17, 0.2, 0.8),
     )?);
 
     for obstacle in &scene.obstacles {

@@ -11,6 +11,9 @@ const FACE_SIZE: usize = 128;
 /// Direction towards the sun (world space, normalised by [`sun_direction`]).
 const SUN: Vec3 = Vec3::new(0.45, 0.6, 0.35);
 
+/// Sky colour at the horizon (the floor fades into it).
+pub const HORIZON: Vec3 = Vec3::new(0.62, 0.75, 0.90);
+
 /// The direction towards the sun, world space.
 pub fn sun_direction() -> Vec3 {
     SUN.normalize()
@@ -20,8 +23,8 @@ pub fn sun_direction() -> Vec3 {
 pub fn sky_color(direction: Vec3) -> Vec3 {
     let d = direction.normalize();
     let zenith = Vec3::new(0.10, 0.30, 0.72);
-    let horizon = Vec3::new(0.62, 0.75, 0.90);
-    let ground = Vec3::new(0.30, 0.28, 0.26);
+    let horizon = HORIZON;
+    let ground = Vec3::new(0.45, 0.45, 0.43);
     if d.y < 0.0 {
         let t = (-d.y * 4.0).min(1.0);
         return horizon.lerp(ground, t.sqrt());

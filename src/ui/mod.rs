@@ -49,7 +49,7 @@ pub fn panels(ui: &Ui, state: &AppState, info: &FrameInfo, text: &mut PanelText)
     if state.show_ui {
         ui.window("fluidlab")
             .position([10.0, 30.0], Condition::FirstUseEver)
-            .size([360.0, 680.0], Condition::FirstUseEver)
+            .size([440.0, 680.0], Condition::FirstUseEver)
             .build(|| {
                 status(ui, state, info);
                 run_control(ui, state, &mut actions);
