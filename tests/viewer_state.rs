@@ -191,3 +191,17 @@ fn keys_map_to_the_edits_the_help_lists() {
     );
     assert!(keys::KEYS.iter().any(|(key, _)| key.contains("Space")));
 }
+
+#[test]
+fn a_failed_step_pauses_drops_pending_steps_and_says_why() {
+    let mut state = small_state();
+    state.apply(Edit::StepOnce).expect("step request");
+    state.pause_after(&anyhow::anyhow!("particle 7 is NaN"));
+    assert!(!state.advance().expect("no step after the failure"));
+    assert_eq!(state.solver.steps_taken(), 0);
+    let message = state.message.clone().unwrap_or_default();
+    assert!(
+        message.contains("particle 7") && message.contains("paused"),
+        "{message}"
+    );
+}

@@ -298,6 +298,13 @@ impl AppState {
         Ok(())
     }
 
+    /// Stops running after a failed step: pauses, drops pending step requests and shows why.
+    pub fn pause_after(&mut self, error: &anyhow::Error) {
+        self.paused = true;
+        self.steps_requested = 0;
+        self.message = Some(format!("{error:#} (paused)"));
+    }
+
     /// Whether the next [`AppState::advance`] will step the solver.
     pub fn will_step(&self) -> bool {
         match self.run_mode {

@@ -1,7 +1,7 @@
 //! The window front end: winit 0.30 [`ApplicationHandler`] + glutin (EGL, GL 3.3 core) + imgui,
 //! drawing the shared [`Renderer`] and feeding user input to [`AppState`].
 
-use super::state::{AppState, Edit};
+use super::state::AppState;
 use crate::render::{read_image, save_png, Output, PassClock, Renderer};
 use crate::scene::Scene;
 use crate::sim::{Backend, Stage};
@@ -246,12 +246,7 @@ impl Viewer {
 
         match self.state.advance() {
             Ok(stepped) => self.meter.stepped += u32::from(stepped),
-            Err(error) => {
-                self.state.message = Some(format!("{error:#} (paused)"));
-                self.state.paused = true;
-                self.state
-                    .apply_or_report(Edit::RunMode(self.state.run_mode));
-            }
+            Err(error) => self.state.pause_after(&error),
         }
         let Some(gfx) = self.gfx.as_mut() else {
             return Ok(());
@@ -302,7 +297,9 @@ impl Viewer {
             self.state.solver.reset_stage_times();
             self.meter = Meter::new();
         }
-        let gfx = self.gfx.as_mut().unwrap_or_else(|| unreachable!());
+        let Some(gfx) = self.gfx.as_mut() else {
+            return Ok(());
+        };
         self.info.pass_ms = gfx
             .renderer
             .timer()

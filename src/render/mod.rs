@@ -356,7 +356,7 @@ pub struct Renderer {
     particle_radius: f32,
     particle_volume: f32,
     container_diagonal: f32,
-    targets: Option<Targets>,
+    targets: Targets,
     smoothed: usize,
     timer: PassTimer,
     passes_run: Vec<Pass>,
@@ -383,6 +383,8 @@ impl Renderer {
             gl.bind_vertex_array(None);
             (empty, particles, buffer)
         };
+        // Resized to the output by the first draw.
+        let targets = Targets::new(&gl, 1, 1)?;
         let mut renderer = Renderer {
             gl,
             programs,
@@ -399,8 +401,8 @@ impl Renderer {
             particle_radius: 0.01,
             particle_volume: 1e-6,
             container_diagonal: 1.0,
-            targets: None,
-            smoothed: 0,
+            targets,
+            smoothed: usize::MAX,
             timer: PassTimer::new(clock),
             passes_run: Vec::new(),
         };
@@ -484,15 +486,9 @@ impl Renderer {
     ) -> Result<()> {
         let width = output.width.max(1) as i32;
         let height = output.height.max(1) as i32;
-        if self
-            .targets
-            .as_ref()
-            .is_none_or(|t| t.width != width || t.height != height)
-        {
-            if let Some(old) = self.targets.take() {
-                old.delete(&self.gl);
-            }
-            self.targets = Some(Targets::new(&self.gl, width, height)?);
+        if self.targets.width != width || self.targets.height != height {
+            let resized = Targets::new(&self.gl, width, height)?;
+            std::mem::replace(&mut self.targets, resized).delete(&self.gl);
         }
         let frame = FrameSetup {
             view: camera.view(),
@@ -555,9 +551,7 @@ impl Renderer {
     }
 
     fn targets(&self) -> &Targets {
-        self.targets
-            .as_ref()
-            .expect("draw() creates the targets before any pass")
+        &self.targets
     }
 
     fn bind_texture(&self, unit: u32, target: u32, texture: Option<glow::Texture>) {
@@ -860,11 +854,9 @@ impl Renderer {
     }
 
     /// Reads an intermediate buffer of the last fluid frame, rows bottom to top; one value per
-    /// pixel (four for [`Buffer::Normals`]). Fails before the first frame.
+    /// pixel (four for [`Buffer::Normals`]).
     pub fn read_buffer(&self, buffer: Buffer) -> Result<Vec<f32>> {
-        let Some(targets) = &self.targets else {
-            bail!("no frame has been drawn yet");
-        };
+        let targets = &self.targets;
         let (target, channels) = match buffer {
             Buffer::Depth => (&targets.sphere_depth, 1),
             Buffer::SmoothedDepth => (self.smoothed_depth(), 1),
@@ -894,9 +886,7 @@ pub fn check_gl(gl: &glow::Context, what: &str) -> Result<()> {
 impl Drop for Renderer {
     fn drop(&mut self) {
         let gl = Rc::clone(&self.gl);
-        if let Some(targets) = self.targets.take() {
-            targets.delete(&gl);
-        }
+        self.targets.delete(&gl);
         for mesh in self.meshes.drain(..) {
             mesh.delete(&gl);
         }
