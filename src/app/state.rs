@@ -306,7 +306,7 @@ impl AppState {
     }
 
     /// Whether the next [`AppState::advance`] will step the solver.
-    pub fn will_step(&self) -> bool {
+    fn will_step(&self) -> bool {
         match self.run_mode {
             RunMode::Continuous => !self.paused || self.steps_requested > 0,
             RunMode::StepByStep => self.steps_requested > 0,

@@ -302,8 +302,7 @@ impl Viewer {
         };
         self.info.pass_ms = gfx
             .renderer
-            .timer()
-            .latest()
+            .pass_times()
             .into_iter()
             .map(|(pass, seconds)| (pass, seconds.map(|s| s * 1e3)))
             .collect();

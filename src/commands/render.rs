@@ -116,7 +116,7 @@ pub fn run(options: &RenderOptions) -> Result<RenderReport> {
         // Frame 0 includes shader compilation (llvmpipe compiles at first draw): it is left out
         // of the averages when there are later frames.
         if frame > 0 || options.frames == 1 {
-            for (pass, seconds) in headless.renderer.timer().latest() {
+            for (pass, seconds) in headless.renderer.pass_times() {
                 pass_totals[pass as usize] += seconds.unwrap_or(0.0);
             }
         }

@@ -25,7 +25,7 @@ pub mod timing;
 
 pub use camera::Camera;
 pub use targets::{read_image, save_png, Image};
-pub use timing::{PassClock, PassTimer};
+pub use timing::PassClock;
 
 use crate::scene::Scene;
 use crate::sim::Solver;
@@ -36,6 +36,7 @@ use program::{shader, Program};
 use scene_mesh::Mesh;
 use std::rc::Rc;
 use targets::{ColorFormat, Depth, TextureTarget};
+use timing::PassTimer;
 
 /// What the renderer shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -424,11 +425,6 @@ impl Renderer {
         Ok(())
     }
 
-    /// The GL context.
-    pub fn gl(&self) -> &Rc<glow::Context> {
-        &self.gl
-    }
-
     /// Copies the solver's particles into the particle buffer: through the solver's own GL
     /// path (CUDA–GL interop) when it has one, else with `glBufferSubData`.
     pub fn update_particles(&mut self, solver: &mut dyn Solver) -> Result<()> {
@@ -466,14 +462,10 @@ impl Renderer {
         self.interop
     }
 
-    /// Number of particles drawn.
-    pub fn particle_count(&self) -> usize {
-        self.particle_count
-    }
-
-    /// The pass timer (times of the latest measured frame, clock choice).
-    pub fn timer(&mut self) -> &mut PassTimer {
-        &mut self.timer
+    /// Seconds of each pass in the latest measured frame (`None`: not run, or its timer-query
+    /// result has not arrived yet).
+    pub fn pass_times(&self) -> Vec<(Pass, Option<f64>)> {
+        self.timer.latest()
     }
 
     /// Draws one frame of `settings.view` seen by `camera` into `output`. Checks `glGetError`

@@ -41,17 +41,6 @@ impl PassTimer {
         }
     }
 
-    /// The clock in use.
-    pub fn clock(&self) -> PassClock {
-        self.clock
-    }
-
-    /// Switches the clock (pending query results are dropped).
-    pub fn set_clock(&mut self, clock: PassClock) {
-        self.clock = clock;
-        self.latest = [None; Pass::ALL.len()];
-    }
-
     /// Starts timing `pass`.
     pub fn begin(&mut self, gl: &glow::Context, pass: Pass) {
         match self.clock {
@@ -86,24 +75,18 @@ impl PassTimer {
 
     /// Marks the end of a frame: collects the query results of the oldest frame in flight.
     pub fn end_frame(&mut self, gl: &glow::Context, passes_run: &[Pass]) {
-        if self.clock == PassClock::Finish {
+        if self.clock == PassClock::GpuQueries {
+            self.frame = (self.frame + 1) % QUERY_FRAMES;
+            let oldest = &self.queries[self.frame];
             for pass in Pass::ALL {
-                if !passes_run.contains(&pass) {
-                    self.latest[pass as usize] = None;
-                }
-            }
-            return;
-        }
-        self.frame = (self.frame + 1) % QUERY_FRAMES;
-        let oldest = &self.queries[self.frame];
-        for pass in Pass::ALL {
-            let Some(query) = oldest[pass as usize] else {
-                continue;
-            };
-            unsafe {
-                if gl.get_query_parameter_u32(query, glow::QUERY_RESULT_AVAILABLE) != 0 {
-                    let nanoseconds = gl.get_query_parameter_u32(query, glow::QUERY_RESULT);
-                    self.latest[pass as usize] = Some(nanoseconds as f64 * 1e-9);
+                let Some(query) = oldest[pass as usize] else {
+                    continue;
+                };
+                unsafe {
+                    if gl.get_query_parameter_u32(query, glow::QUERY_RESULT_AVAILABLE) != 0 {
+                        let nanoseconds = gl.get_query_parameter_u32(query, glow::QUERY_RESULT);
+                        self.latest[pass as usize] = Some(nanoseconds as f64 * 1e-9);
+                    }
                 }
             }
         }
