@@ -51,12 +51,18 @@ pub fn panels(ui: &Ui, state: &AppState, info: &FrameInfo, text: &mut PanelText)
             .position([10.0, 30.0], Condition::FirstUseEver)
             .size([440.0, 680.0], Condition::FirstUseEver)
             .build(|| {
-                status(ui, state, info);
                 run_control(ui, state, &mut actions);
                 live_parameters(ui, state, &mut actions);
                 set_up(ui, state, text, &mut actions);
                 rendering(ui, state, &mut actions);
                 camera(ui, &mut actions);
+            });
+        let width = ui.io().display_size[0];
+        ui.window("statistics")
+            .position([width - 330.0, 30.0], Condition::FirstUseEver)
+            .size([320.0, 420.0], Condition::FirstUseEver)
+            .build(|| {
+                status(ui, state, info);
                 timings(ui, info);
             });
     }
