@@ -46,8 +46,9 @@ const EGL_CUDA_DEVICE_NV: i32 = 0x323A;
 /// The EGL devices in the order they are tried, each with a note saying why.
 ///
 /// NVIDIA selection (EGL_NV_device_cuda): the device whose CUDA ordinal is 0 comes first, so
-/// the GL context sits on the GPU the CUDA solver uses and interop can work; then any other
-/// hardware device; Mesa's software device (llvmpipe) last.
+/// the GL context sits on the GPU the CUDA solver uses and interop can work; then the other
+/// NVIDIA devices (by CUDA ordinal or vendor string); then any other hardware device; Mesa's
+/// software device (llvmpipe) last. Devices that refuse a context are skipped.
 fn ordered_devices() -> Result<Vec<(Device, String)>, GlUnavailable> {
     let devices: Vec<Device> = Device::query_devices()
         .map_err(|e| GlUnavailable {
@@ -65,7 +66,10 @@ fn ordered_devices() -> Result<Vec<(Device, String)>, GlUnavailable> {
                 let rank = if ordinal == 0 { 0 } else { 1 };
                 return (rank, device, format!("{name} (CUDA device {ordinal})"));
             }
-            if device.extensions().contains("EGL_MESA_device_software") {
+            let nvidia = device.vendor().is_some_and(|v| v.contains("NVIDIA"));
+            if nvidia {
+                (1, device, format!("{name} (NVIDIA)"))
+            } else if device.extensions().contains("EGL_MESA_device_software") {
                 (3, device, format!("{name} (software)"))
             } else {
                 (2, device, name.to_string())
