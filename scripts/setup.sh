@@ -9,7 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(libegl1 libegl-mesa0 libgl1-mesa-dri libgles2 xvfb xauth)
+# libxkbcommon-x11-0, libxcursor1, libxi6, libxrandr2: what winit loads at run time on X11.
+packages=(libegl1 libegl-mesa0 libgl1-mesa-dri libgles2 xvfb xauth libxkbcommon-x11-0 libxcursor1 libxi6 libxrandr2)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

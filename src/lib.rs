@@ -1,11 +1,15 @@
 //! fluidlab: a real-time Position Based Fluids lab.
 //!
 //! The library holds everything the `fluidlab` binary uses: the solvers ([`sim`]), scene files
-//! ([`scene`]), particle export and statistics ([`output`]).
+//! ([`scene`]), particle export and statistics ([`output`]), the screen-space fluid renderer
+//! ([`render`]), the imgui panels ([`ui`]) and the window and headless front ends ([`app`]).
 #![warn(missing_docs)]
 
+pub mod app;
 pub mod backend;
 pub mod commands;
 pub mod output;
+pub mod render;
 pub mod scene;
 pub mod sim;
+pub mod ui;

@@ -2,9 +2,13 @@
 
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
+use fluidlab::app::headless::GlUnavailable;
+use fluidlab::app::window::{self, ViewerOptions};
 use fluidlab::commands::bench::{self, BenchOptions};
+use fluidlab::commands::render::{self, RenderOptions};
 use fluidlab::commands::simulate::{self, SimulateOptions};
 use fluidlab::output::FrameFormat;
+use fluidlab::render::View;
 use fluidlab::scene::{Scene, PRESETS};
 use fluidlab::sim::Backend;
 use std::path::PathBuf;
@@ -12,8 +16,10 @@ use std::process::ExitCode;
 
 /// fluidlab: a real-time Position Based Fluids lab (Macklin & Müller 2013).
 ///
-/// Run with no arguments to simulate the default scene (dam-break). Scenes are presets (see
-/// `fluidlab scenes`) or TOML files (see docs/scenes.md).
+/// Run with no arguments to open the viewer on the default scene (dam-break) when a display is
+/// available, else to render a few frames of it headless to PNG (or, with no OpenGL library at
+/// all, to simulate it). Scenes are presets (see `fluidlab scenes`) or TOML files (see
+/// docs/scenes.md).
 #[derive(Parser, Debug)]
 #[command(version, about, long_about)]
 struct Cli {
@@ -33,6 +39,58 @@ enum Command {
     ///
     /// Example: fluidlab bench dam-break --particles 100000 --steps 50 --json
     Bench(BenchArgs),
+    /// Open the viewer window: screen-space fluid rendering with imgui controls (docs/viewer.md).
+    ///
+    /// Example: fluidlab view dam-break --exit-after-frames 120 --screenshot shot.png
+    View(ViewArgs),
+    /// Render a PNG sequence headless (EGL, no display needed).
+    ///
+    /// Example: fluidlab render dam-break --frames 60 --size 1280x720 --out frames --timings
+    Render(RenderArgs),
+}
+
+#[derive(Args, Debug)]
+struct ViewArgs {
+    /// Preset name or scene file path.
+    #[arg(default_value = "dam-break")]
+    scene: String,
+    #[command(flatten)]
+    backend: BackendArg,
+    /// Close the window after N frames (exit status 0).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    exit_after_frames: Option<u64>,
+    /// Save the view to FILE: at the last frame with --exit-after-frames, and on the screenshot key.
+    #[arg(long, value_name = "FILE")]
+    screenshot: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct RenderArgs {
+    /// Preset name or scene file path.
+    scene: String,
+    /// Frames to write (frame 0 is the initial state).
+    #[arg(long, default_value_t = 60)]
+    frames: u32,
+    /// Image size.
+    #[arg(long, default_value = "1280x720", value_parser = render::parse_size)]
+    size: (u32, u32),
+    /// Output directory.
+    #[arg(long, default_value = "frames", value_name = "DIR")]
+    out: PathBuf,
+    /// What to draw.
+    #[arg(long, value_enum, default_value_t = View::Fluid)]
+    view: View,
+    #[command(flatten)]
+    backend: BackendArg,
+    /// Simulation frames between written frames.
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    steps_per_frame: u32,
+    /// Print the mean time of each render pass (glFinish-timed) and of the simulation.
+    #[arg(long)]
+    timings: bool,
+    /// Print nothing but errors (and the timings when asked).
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(Args, Debug)]
@@ -105,11 +163,49 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<()> {
-    match cli.command {
-        None => {
+/// No subcommand: the viewer when there is a display; else headless frames; else (no OpenGL
+/// library at all) a headless simulation and how to enable rendering.
+fn run_default() -> Result<()> {
+    let scene = PRESETS[0].0.to_string();
+    let has_display = ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()));
+    if has_display {
+        return window::run(ViewerOptions {
+            scene,
+            backend: Backend::Auto,
+            exit_after_frames: None,
+            screenshot: None,
+        });
+    }
+    let out = PathBuf::from("fluidlab-frames");
+    eprintln!("no display ($DISPLAY / $WAYLAND_DISPLAY unset): rendering {scene} headless");
+    let rendered = render::run(&RenderOptions {
+        scene: scene.clone(),
+        frames: 6,
+        width: 1280,
+        height: 720,
+        out: out.clone(),
+        view: View::Fluid,
+        backend: Backend::Auto,
+        steps_per_frame: 10,
+        verbose: true,
+    });
+    match rendered {
+        Ok(report) => {
+            println!(
+                "wrote {} frames to {}/ (frame_0000.png … frame_{:04}.png); `fluidlab render --help` for more",
+                report.files.len(),
+                out.display(),
+                report.files.len() - 1
+            );
+            Ok(())
+        }
+        Err(error) if error.downcast_ref::<GlUnavailable>().is_some() => {
+            eprintln!("{error:#}");
+            eprintln!("simulating instead (no images)");
             simulate::run(&SimulateOptions {
-                scene: PRESETS[0].0.to_string(),
+                scene,
                 steps: None,
                 seconds: None,
                 backend: Backend::Auto,
@@ -119,6 +215,40 @@ fn run(cli: Cli) -> Result<()> {
                 stats: None,
                 verbose: true,
             })?;
+            eprintln!(
+                "to render images, install the Debian packages libegl1 libegl-mesa0 libgl1-mesa-dri \
+                 (scripts/setup.sh does), then run `fluidlab` again"
+            );
+            Ok(())
+        }
+        Err(error) => Err(error),
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        None => run_default()?,
+        Some(Command::View(args)) => window::run(ViewerOptions {
+            scene: args.scene,
+            backend: args.backend.backend,
+            exit_after_frames: args.exit_after_frames,
+            screenshot: args.screenshot,
+        })?,
+        Some(Command::Render(args)) => {
+            let report = render::run(&RenderOptions {
+                scene: args.scene,
+                frames: args.frames,
+                width: args.size.0,
+                height: args.size.1,
+                out: args.out,
+                view: args.view,
+                backend: args.backend.backend,
+                steps_per_frame: args.steps_per_frame,
+                verbose: !args.quiet,
+            })?;
+            if args.timings {
+                render::print_timings(&report);
+            }
         }
         Some(Command::Simulate(args)) => {
             simulate::run(&SimulateOptions {

@@ -1,0 +1,49 @@
+#version 330 core
+// smooth_depth: one separable half (along `direction`) of a depth filter; an iteration runs it
+// horizontally then vertically. Background pixels (depth 0) stay background, so silhouettes are
+// kept. Two filters:
+//   filter_kind 0, bilateral: spatial Gaussian × range Gaussian on the depth difference
+//     (Tomasi & Manduchi 1998, as used for screen-space fluids by van der Laan et al. 2009);
+//   filter_kind 1, narrow-range (Truong & Yuksel 2018, "A Narrow-Range Filter for Screen-Space
+//     Fluid Rendering"): samples farther than center + threshold belong to another layer and are
+//     dropped; samples nearer than center − threshold are clamped to it; weights are spatial only.
+in vec2 uv;
+
+uniform sampler2D depth_texture;
+uniform vec2 direction;        // one texel along x or y
+uniform float projected_scale; // pixels per metre at unit depth: P[1][1] · height / 2
+uniform float filter_radius;   // m, the world-space width of the kernel
+uniform float range_sigma;     // m, bilateral range σ and narrow-range threshold
+uniform int filter_kind;
+
+const int MAX_RADIUS_PX = 12;
+
+out float smoothed_depth;
+
+void main() {
+    float center = texture(depth_texture, uv).r;
+    if (center <= 0.0) {
+        smoothed_depth = 0.0;
+        return;
+    }
+    int radius_px = int(clamp(filter_radius * projected_scale / center, 1.0, float(MAX_RADIUS_PX)));
+    float spatial_sigma = max(float(radius_px) * 0.5, 0.5);
+    float weight_sum = 0.0;
+    float depth_sum = 0.0;
+    for (int i = -MAX_RADIUS_PX; i <= MAX_RADIUS_PX; ++i) {
+        if (abs(i) > radius_px) continue;
+        float sample_depth = texture(depth_texture, uv + float(i) * direction).r;
+        if (sample_depth <= 0.0) continue;
+        float weight = exp(-float(i * i) / (2.0 * spatial_sigma * spatial_sigma));
+        if (filter_kind == 0) {
+            float difference = sample_depth - center;
+            weight *= exp(-difference * difference / (2.0 * range_sigma * range_sigma));
+        } else {
+            if (sample_depth > center + range_sigma) continue;
+            sample_depth = max(sample_depth, center - range_sigma);
+        }
+        weight_sum += weight;
+        depth_sum += weight * sample_depth;
+    }
+    smoothed_depth = depth_sum / weight_sum;
+}

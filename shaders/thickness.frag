@@ -1,0 +1,16 @@
+#version 330 core
+// thickness: every sprite adds the length of the view ray inside its sphere (additive blending,
+// float target), scaled so a lattice of particles sums to the fluid's real thickness in metres.
+in vec3 eye_center;
+
+uniform float sprite_radius;
+uniform float volume_scale; // particle volume / sprite sphere volume
+
+out float thickness;
+
+void main() {
+    vec2 offset = gl_PointCoord * 2.0 - 1.0;
+    float r2 = dot(offset, offset);
+    if (r2 > 1.0) discard;
+    thickness = 2.0 * sqrt(1.0 - r2) * sprite_radius * volume_scale;
+}

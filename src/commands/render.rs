@@ -1,0 +1,175 @@
+//! `fluidlab render`: a PNG sequence of a scene through the headless (EGL) renderer.
+
+use crate::app::headless::HeadlessRenderer;
+use crate::backend;
+use crate::render::{save_png, Camera, Pass, PassClock, RenderSettings, View};
+use crate::scene::Scene;
+use crate::sim::Backend;
+use anyhow::{bail, Context, Result};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// What to render.
+#[derive(Clone, Debug)]
+pub struct RenderOptions {
+    /// Preset name or scene file path.
+    pub scene: String,
+    /// Frames to write.
+    pub frames: u32,
+    /// Image width, pixels.
+    pub width: u32,
+    /// Image height, pixels.
+    pub height: u32,
+    /// Output directory (frame_0000.png, ...).
+    pub out: PathBuf,
+    /// What to show.
+    pub view: View,
+    /// Solver backend.
+    pub backend: Backend,
+    /// Solver frames between written frames (frame 0 is the initial state).
+    pub steps_per_frame: u32,
+    /// Print progress and a summary.
+    pub verbose: bool,
+}
+
+/// What a render run did.
+#[derive(Clone, Debug)]
+pub struct RenderReport {
+    /// The PNG files written, in order.
+    pub files: Vec<PathBuf>,
+    /// EGL device and GL renderer.
+    pub device: String,
+    /// Solver backend note.
+    pub backend: String,
+    /// Particles drawn.
+    pub particles: usize,
+    /// Mean milliseconds per frame of each pass that ran (measured with `glFinish`), frame 0
+    /// (shader compilation) excluded when there are more frames.
+    pub pass_ms: Vec<(Pass, f64)>,
+    /// Mean milliseconds of simulation per written frame.
+    pub simulate_ms: f64,
+}
+
+/// Parses `WxH` (e.g. `1280x720`).
+pub fn parse_size(text: &str) -> Result<(u32, u32), String> {
+    let (w, h) = text
+        .split_once(['x', 'X', '×'])
+        .ok_or_else(|| format!("expected WIDTHxHEIGHT such as 1280x720, got `{text}`"))?;
+    let parse = |s: &str| {
+        s.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|v| (1..=16384).contains(v))
+            .ok_or_else(|| format!("`{s}` is not a size between 1 and 16384 pixels"))
+    };
+    Ok((parse(w)?, parse(h)?))
+}
+
+/// Renders the frames `options` asks for.
+pub fn run(options: &RenderOptions) -> Result<RenderReport> {
+    if options.frames == 0 {
+        bail!("--frames must be at least 1");
+    }
+    let scene = Scene::load(&options.scene)?;
+    let created = backend::create(&scene, options.backend)?;
+    let mut solver = created.solver;
+    let mut headless =
+        HeadlessRenderer::new(&scene, options.width, options.height, PassClock::Finish)?;
+    std::fs::create_dir_all(&options.out).with_context(|| {
+        format!(
+            "cannot create the output directory {}",
+            options.out.display()
+        )
+    })?;
+    if options.verbose {
+        eprintln!(
+            "{}: {} particles, {} frames of {}×{} ({} view), backend {}, {}",
+            scene.name,
+            solver.particle_count(),
+            options.frames,
+            options.width,
+            options.height,
+            options.view.name(),
+            created.note,
+            headless.description()
+        );
+    }
+    let camera = Camera::framing(&scene.container);
+    let settings = RenderSettings {
+        view: options.view,
+        ..RenderSettings::default()
+    };
+    let mut files = Vec::new();
+    let mut pass_totals = vec![0.0; Pass::ALL.len()];
+    let mut simulate_seconds = 0.0;
+    for frame in 0..options.frames {
+        if frame > 0 {
+            let started = Instant::now();
+            for _ in 0..options.steps_per_frame {
+                solver.step().context("simulation step")?;
+            }
+            simulate_seconds += started.elapsed().as_secs_f64();
+        }
+        let image = headless
+            .render(solver.as_mut(), &camera, &settings)
+            .with_context(|| format!("rendering frame {frame}"))?;
+        // Frame 0 includes shader compilation (llvmpipe compiles at first draw): it is left out
+        // of the averages when there are later frames.
+        if frame > 0 || options.frames == 1 {
+            for (pass, seconds) in headless.renderer.pass_times() {
+                pass_totals[pass as usize] += seconds.unwrap_or(0.0);
+            }
+        }
+        let path = options.out.join(format!("frame_{frame:04}.png"));
+        save_png(&image, &path)?;
+        if options.verbose {
+            eprintln!("wrote {}", path.display());
+        }
+        files.push(path);
+    }
+    let frames = f64::from(options.frames);
+    let timed_frames = f64::from(options.frames.saturating_sub(1).max(1));
+    let pass_ms = Pass::ALL
+        .iter()
+        .filter(|pass| pass_totals[**pass as usize] > 0.0)
+        .map(|&pass| (pass, pass_totals[pass as usize] / timed_frames * 1e3))
+        .collect();
+    Ok(RenderReport {
+        files,
+        device: headless.description().to_string(),
+        backend: created.note,
+        particles: solver.particle_count(),
+        pass_ms,
+        simulate_ms: if options.frames > 1 {
+            simulate_seconds / (frames - 1.0) * 1e3
+        } else {
+            0.0
+        },
+    })
+}
+
+/// Prints the per-pass table of a report.
+pub fn print_timings(report: &RenderReport) {
+    println!("{} particles; {}", report.particles, report.device);
+    println!("{:<16} {:>10}", "pass", "ms/frame");
+    let mut total = 0.0;
+    for (pass, ms) in &report.pass_ms {
+        println!("{:<16} {ms:>10.2}", pass.name());
+        total += ms;
+    }
+    println!("{:<16} {total:>10.2}", "total render");
+    println!("{:<16} {:>10.2}", "simulation", report.simulate_ms);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_parse_and_bad_ones_say_why() {
+        assert_eq!(parse_size("1280x720"), Ok((1280, 720)));
+        assert_eq!(parse_size("160X120"), Ok((160, 120)));
+        assert!(parse_size("1280").unwrap_err().contains("WIDTHxHEIGHT"));
+        assert!(parse_size("0x10").unwrap_err().contains("between 1"));
+    }
+}

@@ -1,0 +1,155 @@
+//! The sky, generated at start-up into a cubemap: a zenith-to-horizon gradient, soft clouds, a
+//! sun, and a darker ground below the horizon. Nothing is downloaded or shipped.
+
+use anyhow::{anyhow, Result};
+use glam::Vec3;
+use glow::HasContext;
+
+/// Texels along one cube face edge.
+const FACE_SIZE: usize = 128;
+
+/// Direction towards the sun (world space, normalised by [`sun_direction`]).
+const SUN: Vec3 = Vec3::new(0.45, 0.6, 0.35);
+
+/// Sky colour at the horizon (the floor fades into it).
+pub const HORIZON: Vec3 = Vec3::new(0.62, 0.75, 0.90);
+
+/// The direction towards the sun, world space.
+pub fn sun_direction() -> Vec3 {
+    SUN.normalize()
+}
+
+/// Sky colour (linear 0..1 RGB) seen along `direction`.
+pub fn sky_color(direction: Vec3) -> Vec3 {
+    let d = direction.normalize();
+    let zenith = Vec3::new(0.10, 0.30, 0.72);
+    let horizon = HORIZON;
+    let ground = Vec3::new(0.45, 0.45, 0.43);
+    if d.y < 0.0 {
+        let t = (-d.y * 4.0).min(1.0);
+        return horizon.lerp(ground, t.sqrt());
+    }
+    let mut color = horizon.lerp(zenith, d.y.powf(0.6));
+    // Clouds: a few octaves of smooth value noise projected on a plane above the eye.
+    if d.y > 0.02 {
+        let plane = glam::Vec2::new(d.x, d.z) / (d.y + 0.15) * 2.0;
+        let density = ((fractal_noise(plane) - 0.45) * 2.5).clamp(0.0, 1.0) * d.y.min(0.3) / 0.3;
+        color = color.lerp(Vec3::splat(0.96), density * 0.8);
+    }
+    let sun_alignment = d.dot(sun_direction()).max(0.0);
+    color += Vec3::new(1.0, 0.9, 0.7)
+        * (sun_alignment.powf(800.0) * 4.0 + sun_alignment.powf(12.0) * 0.25);
+    color.min(Vec3::ONE)
+}
+
+fn hash(x: i32, y: i32) -> f32 {
+    let mut h = (x as u32).wrapping_mul(374_761_393) ^ (y as u32).wrapping_mul(668_265_263);
+    h = (h ^ (h >> 13)).wrapping_mul(1_274_126_177);
+    (h ^ (h >> 16)) as f32 / u32::MAX as f32
+}
+
+fn value_noise(p: glam::Vec2) -> f32 {
+    let cell = p.floor();
+    let f = p - cell;
+    let smooth = f * f * (glam::Vec2::splat(3.0) - 2.0 * f);
+    let (x, y) = (cell.x as i32, cell.y as i32);
+    let top = hash(x, y) + (hash(x + 1, y) - hash(x, y)) * smooth.x;
+    let bottom = hash(x, y + 1) + (hash(x + 1, y + 1) - hash(x, y + 1)) * smooth.x;
+    top + (bottom - top) * smooth.y
+}
+
+fn fractal_noise(p: glam::Vec2) -> f32 {
+    (0..4)
+        .map(|octave| value_noise(p * 2f32.powi(octave)) * 0.5f32.powi(octave + 1))
+        .sum::<f32>()
+        / 0.9375
+}
+
+/// The direction through texel (`s`, `t`) ∈ [−1, 1]² of cube face `face` (OpenGL's order
+/// +x, −x, +y, −y, +z, −z and its face orientations).
+fn face_direction(face: usize, s: f32, t: f32) -> Vec3 {
+    match face {
+        0 => Vec3::new(1.0, -t, -s),
+        1 => Vec3::new(-1.0, -t, s),
+        2 => Vec3::new(s, 1.0, t),
+        3 => Vec3::new(s, -1.0, -t),
+        4 => Vec3::new(s, -t, 1.0),
+        _ => Vec3::new(-s, -t, -1.0),
+    }
+}
+
+/// Generates the sky cubemap texture.
+pub fn create_cubemap(gl: &glow::Context) -> Result<glow::Texture> {
+    unsafe {
+        let texture = gl
+            .create_texture()
+            .map_err(|e| anyhow!("skybox texture: {e}"))?;
+        gl.bind_texture(glow::TEXTURE_CUBE_MAP, Some(texture));
+        let mut texels = vec![0u8; FACE_SIZE * FACE_SIZE * 3];
+        for face in 0..6 {
+            for row in 0..FACE_SIZE {
+                for column in 0..FACE_SIZE {
+                    let s = (column as f32 + 0.5) / FACE_SIZE as f32 * 2.0 - 1.0;
+                    let t = (row as f32 + 0.5) / FACE_SIZE as f32 * 2.0 - 1.0;
+                    let color = sky_color(face_direction(face, s, t));
+                    let at = (row * FACE_SIZE + column) * 3;
+                    for channel in 0..3 {
+                        texels[at + channel] = (color[channel] * 255.0).round() as u8;
+                    }
+                }
+            }
+            gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 1);
+            gl.tex_image_2d(
+                glow::TEXTURE_CUBE_MAP_POSITIVE_X + face as u32,
+                0,
+                glow::RGB8 as i32,
+                FACE_SIZE as i32,
+                FACE_SIZE as i32,
+                0,
+                glow::RGB,
+                glow::UNSIGNED_BYTE,
+                Some(&texels),
+            );
+        }
+        for (parameter, value) in [
+            (glow::TEXTURE_MIN_FILTER, glow::LINEAR),
+            (glow::TEXTURE_MAG_FILTER, glow::LINEAR),
+            (glow::TEXTURE_WRAP_S, glow::CLAMP_TO_EDGE),
+            (glow::TEXTURE_WRAP_T, glow::CLAMP_TO_EDGE),
+            (glow::TEXTURE_WRAP_R, glow::CLAMP_TO_EDGE),
+        ] {
+            gl.tex_parameter_i32(glow::TEXTURE_CUBE_MAP, parameter, value as i32);
+        }
+        gl.bind_texture(glow::TEXTURE_CUBE_MAP, None);
+        Ok(texture)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sky_is_bluer_above_than_at_the_horizon_and_ground_is_dark() {
+        let up = sky_color(Vec3::new(-0.3, 1.0, -0.9));
+        let horizon = sky_color(Vec3::new(-1.0, 0.0, 0.0));
+        let ground = sky_color(Vec3::NEG_Y);
+        assert!(up.z > up.x && up.z > horizon.z * 0.8);
+        assert!(ground.length() < horizon.length());
+    }
+
+    #[test]
+    fn cube_faces_point_outwards() {
+        let axes = [
+            Vec3::X,
+            Vec3::NEG_X,
+            Vec3::Y,
+            Vec3::NEG_Y,
+            Vec3::Z,
+            Vec3::NEG_Z,
+        ];
+        for (face, axis) in axes.iter().enumerate() {
+            assert_eq!(face_direction(face, 0.0, 0.0), *axis);
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! Framebuffers: the intermediate buffers of the fluid passes (resized with the viewport) and
+//! the offscreen colour target that headless rendering reads back to a PNG.
+
+use anyhow::{anyhow, bail, Context, Result};
+use glow::HasContext;
+use std::path::Path;
+
+/// A 2D texture with nearest filtering and clamped edges, attached to its own framebuffer.
+pub struct TextureTarget {
+    /// The colour texture.
+    pub texture: glow::Texture,
+    /// The framebuffer it is attached to.
+    pub framebuffer: glow::Framebuffer,
+    depth: Option<DepthAttachment>,
+}
+
+/// How a [`TextureTarget`] stores depth.
+enum DepthAttachment {
+    /// A depth texture later passes sample (the scene's depth).
+    Texture(glow::Texture),
+    /// A renderbuffer only the depth test uses.
+    Renderbuffer(glow::Renderbuffer),
+}
+
+/// Which depth buffer a target gets.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Depth {
+    /// None.
+    None,
+    /// A depth texture (sampled later).
+    Texture,
+    /// A renderbuffer (depth test only).
+    Renderbuffer,
+}
+
+/// Internal format, format and type of a colour texture.
+#[derive(Clone, Copy)]
+pub struct ColorFormat {
+    internal: u32,
+    format: u32,
+    kind: u32,
+}
+
+impl ColorFormat {
+    /// 8-bit RGBA.
+    pub const RGBA8: ColorFormat = ColorFormat {
+        internal: glow::RGBA8,
+        format: glow::RGBA,
+        kind: glow::UNSIGNED_BYTE,
+    };
+    /// One 32-bit float channel.
+    pub const R32F: ColorFormat = ColorFormat {
+        internal: glow::R32F,
+        format: glow::RED,
+        kind: glow::FLOAT,
+    };
+    /// Four 32-bit float channels.
+    pub const RGBA32F: ColorFormat = ColorFormat {
+        internal: glow::RGBA32F,
+        format: glow::RGBA,
+        kind: glow::FLOAT,
+    };
+}
+
+impl TextureTarget {
+    /// Creates a `width` × `height` target.
+    pub fn new(
+        gl: &glow::Context,
+        width: i32,
+        height: i32,
+        color: ColorFormat,
+        depth: Depth,
+    ) -> Result<TextureTarget> {
+        unsafe {
+            let texture = new_texture(gl, width, height, color.internal, color.format, color.kind)?;
+            let framebuffer = gl
+                .create_framebuffer()
+                .map_err(|e| anyhow!("framebuffer: {e}"))?;
+            gl.bind_framebuffer(glow::FRAMEBUFFER, Some(framebuffer));
+            gl.framebuffer_texture_2d(
+                glow::FRAMEBUFFER,
+                glow::COLOR_ATTACHMENT0,
+                glow::TEXTURE_2D,
+                Some(texture),
+                0,
+            );
+            let depth = match depth {
+                Depth::None => None,
+                Depth::Texture => {
+                    let depth_texture = new_texture(
+                        gl,
+                        width,
+                        height,
+                        glow::DEPTH_COMPONENT24,
+                        glow::DEPTH_COMPONENT,
+                        glow::UNSIGNED_INT,
+                    )?;
+                    gl.framebuffer_texture_2d(
+                        glow::FRAMEBUFFER,
+                        glow::DEPTH_ATTACHMENT,
+                        glow::TEXTURE_2D,
+                        Some(depth_texture),
+                        0,
+                    );
+                    Some(DepthAttachment::Texture(depth_texture))
+                }
+                Depth::Renderbuffer => {
+                    let renderbuffer = gl
+                        .create_renderbuffer()
+                        .map_err(|e| anyhow!("renderbuffer: {e}"))?;
+                    gl.bind_renderbuffer(glow::RENDERBUFFER, Some(renderbuffer));
+                    gl.renderbuffer_storage(
+                        glow::RENDERBUFFER,
+                        glow::DEPTH_COMPONENT24,
+                        width,
+                        height,
+                    );
+                    gl.framebuffer_renderbuffer(
+                        glow::FRAMEBUFFER,
+                        glow::DEPTH_ATTACHMENT,
+                        glow::RENDERBUFFER,
+                        Some(renderbuffer),
+                    );
+                    Some(DepthAttachment::Renderbuffer(renderbuffer))
+                }
+            };
+            let status = gl.check_framebuffer_status(glow::FRAMEBUFFER);
+            gl.bind_framebuffer(glow::FRAMEBUFFER, None);
+            if status != glow::FRAMEBUFFER_COMPLETE {
+                bail!("framebuffer incomplete (status 0x{status:x}) for a {width}×{height} target");
+            }
+            Ok(TextureTarget {
+                texture,
+                framebuffer,
+                depth,
+            })
+        }
+    }
+
+    /// The depth texture, when the target was made with [`Depth::Texture`].
+    pub fn depth_texture(&self) -> Option<glow::Texture> {
+        match self.depth {
+            Some(DepthAttachment::Texture(texture)) => Some(texture),
+            _ => None,
+        }
+    }
+
+    /// Frees the texture, depth buffer and framebuffer.
+    pub fn delete(&self, gl: &glow::Context) {
+        unsafe {
+            gl.delete_framebuffer(self.framebuffer);
+            gl.delete_texture(self.texture);
+            match self.depth {
+                Some(DepthAttachment::Texture(texture)) => gl.delete_texture(texture),
+                Some(DepthAttachment::Renderbuffer(renderbuffer)) => {
+                    gl.delete_renderbuffer(renderbuffer)
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// Reads `channels` floats per pixel (1 = red, 4 = RGBA), rows bottom to top.
+    pub fn read_floats(
+        &self,
+        gl: &glow::Context,
+        width: i32,
+        height: i32,
+        channels: usize,
+    ) -> Vec<f32> {
+        let format = if channels == 1 { glow::RED } else { glow::RGBA };
+        let mut values = vec![0f32; width as usize * height as usize * channels];
+        unsafe {
+            gl.bind_framebuffer(glow::READ_FRAMEBUFFER, Some(self.framebuffer));
+            gl.pixel_store_i32(glow::PACK_ALIGNMENT, 4);
+            gl.read_pixels(
+                0,
+                0,
+                width,
+                height,
+                format,
+                glow::FLOAT,
+                glow::PixelPackData::Slice(bytemuck::cast_slice_mut(&mut values)),
+            );
+            gl.bind_framebuffer(glow::READ_FRAMEBUFFER, None);
+        }
+        values
+    }
+}
+
+unsafe fn new_texture(
+    gl: &glow::Context,
+    width: i32,
+    height: i32,
+    internal: u32,
+    format: u32,
+    kind: u32,
+) -> Result<glow::Texture> {
+    let texture = gl.create_texture().map_err(|e| anyhow!("texture: {e}"))?;
+    gl.bind_texture(glow::TEXTURE_2D, Some(texture));
+    gl.tex_image_2d(
+        glow::TEXTURE_2D,
+        0,
+        internal as i32,
+        width,
+        height,
+        0,
+        format,
+        kind,
+        None,
+    );
+    for (parameter, value) in [
+        (glow::TEXTURE_MIN_FILTER, glow::NEAREST),
+        (glow::TEXTURE_MAG_FILTER, glow::NEAREST),
+        (glow::TEXTURE_WRAP_S, glow::CLAMP_TO_EDGE),
+        (glow::TEXTURE_WRAP_T, glow::CLAMP_TO_EDGE),
+    ] {
+        gl.tex_parameter_i32(glow::TEXTURE_2D, parameter, value as i32);
+    }
+    gl.bind_texture(glow::TEXTURE_2D, None);
+    Ok(texture)
+}
+
+/// An image read back from the GPU: RGBA8, rows top to bottom.
+pub type Image = image::RgbaImage;
+
+/// Reads the colour of `framebuffer` (`None`: the default one) into an image.
+pub fn read_image(
+    gl: &glow::Context,
+    framebuffer: Option<glow::Framebuffer>,
+    width: u32,
+    height: u32,
+) -> Image {
+    let mut pixels = vec![0u8; width as usize * height as usize * 4];
+    unsafe {
+        gl.bind_framebuffer(glow::READ_FRAMEBUFFER, framebuffer);
+        gl.pixel_store_i32(glow::PACK_ALIGNMENT, 1);
+        gl.read_pixels(
+            0,
+            0,
+            width as i32,
+            height as i32,
+            glow::RGBA,
+            glow::UNSIGNED_BYTE,
+            glow::PixelPackData::Slice(&mut pixels),
+        );
+        gl.bind_framebuffer(glow::READ_FRAMEBUFFER, None);
+    }
+    // GL rows run bottom to top; images top to bottom.
+    let row = width as usize * 4;
+    let flipped: Vec<u8> = pixels.chunks(row).rev().flatten().copied().collect();
+    let mut image = Image::from_raw(width, height, flipped).unwrap_or_default();
+    for pixel in image.pixels_mut() {
+        pixel[3] = 255;
+    }
+    image
+}
+
+/// Writes `image` as a PNG, creating the parent directory.
+pub fn save_png(image: &Image, path: &Path) -> Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create the directory {}", parent.display()))?;
+    }
+    image
+        .save_with_format(path, image::ImageFormat::Png)
+        .with_context(|| format!("cannot write the PNG {}", path.display()))
+}

@@ -1,0 +1,207 @@
+//! The viewer's state machine without any window or GPU: edits reach the solver, restarts
+//! rebuild the scene from the set-up, step mode advances exactly one frame per request.
+
+use fluidlab::app::state::{AppState, Edit, FluidShape, RunMode, CONTAINERS};
+use fluidlab::render::View;
+use fluidlab::scene::{Scene, Shape};
+use fluidlab::sim::{Aabb, Backend};
+use fluidlab::ui::{keys, Action};
+use glam::Vec3A;
+use winit::keyboard::KeyCode;
+
+/// The dam-break preset with a coarse spacing: 1920 particles, fast on any CPU.
+fn small_state() -> AppState {
+    let mut scene = Scene::load("dam-break").expect("preset");
+    scene.params.spacing = 0.05;
+    scene.params.kernel_radius = 0.1;
+    scene.params.calibrate_mass();
+    AppState::new(scene, Backend::Cpu).expect("CPU solver")
+}
+
+#[test]
+fn a_live_parameter_edit_reaches_the_solver_on_the_next_step() {
+    let mut state = small_state();
+    let mut params = state.live_params.clone();
+    params.gravity = [6.0, -9.81, 0.0];
+    params.xsph_c = 0.2;
+    params.iterations = 6;
+    state
+        .apply(Edit::LiveParams(params.clone()))
+        .expect("live edit");
+    assert_ne!(
+        state.solver.params().gravity,
+        params.gravity,
+        "applied before the step"
+    );
+    assert!(state.advance().expect("step"));
+    assert_eq!(state.solver.params(), &params);
+    let snapshot = state.solver.snapshot();
+    let mean_vx: f32 =
+        snapshot.velocities.iter().map(|v| v.x).sum::<f32>() / snapshot.velocities.len() as f32;
+    assert!(
+        mean_vx > 0.0,
+        "sideways gravity did not push the fluid: {mean_vx}"
+    );
+}
+
+#[test]
+fn a_live_edit_of_a_seed_time_parameter_is_refused_and_nothing_changes() {
+    let mut state = small_state();
+    let mut params = state.live_params.clone();
+    params.spacing = 0.03;
+    let error = state.apply(Edit::LiveParams(params)).unwrap_err();
+    assert!(format!("{error}").contains("spacing"), "{error}");
+    assert_eq!(state.live_params, *state.solver.params());
+    state.apply_or_report(Edit::LiveParams({
+        let mut p = state.live_params.clone();
+        p.dt = -1.0;
+        p
+    }));
+    assert!(
+        state.message.as_deref().unwrap_or("").contains("dt"),
+        "{:?}",
+        state.message
+    );
+}
+
+#[test]
+fn restart_rebuilds_the_scene_with_the_chosen_shape_position_and_container() {
+    let mut state = small_state();
+    state.advance().expect("step");
+    let mut setup = state.setup.clone();
+    setup.container = Some(1);
+    setup.shape = FluidShape::Sphere;
+    setup.position = [0.5, 0.6, 0.5];
+    setup.size = 0.4;
+    state.apply(Edit::Setup(setup)).expect("set-up");
+    state.apply(Edit::Restart).expect("restart");
+
+    assert_eq!(CONTAINERS[1].1, [1.0, 1.0, 1.0]);
+    assert_eq!(state.scene.container, Aabb::new([0.0; 3], [1.0; 3]));
+    assert_eq!(state.scene.fluids.len(), 1);
+    let Shape::Sphere { center, radius } = state.scene.fluids[0].shape else {
+        panic!("expected a sphere, got {:?}", state.scene.fluids[0].shape);
+    };
+    assert!(
+        (center - Vec3A::new(0.5, 0.6, 0.5)).length() < 1e-6,
+        "{center}"
+    );
+    assert!((radius - 0.2).abs() < 1e-6);
+    assert_eq!(state.solver.steps_taken(), 0);
+    assert_eq!(
+        state.solver.particle_count() as u64,
+        state.scene.particle_count()
+    );
+    for p in state.solver.snapshot().positions {
+        assert!(
+            (p - center).length() <= radius + 1e-4,
+            "particle {p} outside the sphere"
+        );
+    }
+    assert!(
+        state.scene_changed,
+        "the renderer is told to rebuild its meshes"
+    );
+}
+
+#[test]
+fn restart_moves_a_body_that_would_stick_out_back_inside() {
+    let mut state = small_state();
+    let mut setup = state.setup.clone();
+    setup.shape = FluidShape::Cube;
+    setup.position = [1.0, 1.0, 0.0];
+    setup.size = 0.5;
+    state.apply(Edit::Setup(setup)).expect("set-up");
+    state.apply(Edit::Restart).expect("restart");
+    let Shape::Box(block) = state.scene.fluids[0].shape else {
+        panic!("expected a box");
+    };
+    let container = state.scene.container;
+    assert!(block.min.cmpge(container.min).all() && block.max.cmple(container.max).all());
+    assert!(
+        (block.max.x - container.max.x).abs() < 1e-6
+            && (block.min.z - container.min.z).abs() < 1e-6
+    );
+}
+
+#[test]
+fn step_mode_advances_exactly_one_frame_per_request() {
+    let mut state = small_state();
+    let substeps = u64::from(state.solver.params().substeps);
+    state
+        .apply(Edit::RunMode(RunMode::StepByStep))
+        .expect("mode");
+    for _ in 0..3 {
+        assert!(!state.advance().expect("no step"));
+    }
+    assert_eq!(state.solver.steps_taken(), 0);
+    state.apply(Edit::StepOnce).expect("step request");
+    for _ in 0..3 {
+        state.advance().expect("advance");
+    }
+    assert_eq!(state.solver.steps_taken(), substeps);
+    state
+        .apply(Edit::RunMode(RunMode::Continuous))
+        .expect("mode");
+    state.advance().expect("advance");
+    assert_eq!(state.solver.steps_taken(), 2 * substeps);
+}
+
+#[test]
+fn pause_stops_continuous_running_and_step_still_works_while_paused() {
+    let mut state = small_state();
+    state.apply(Edit::TogglePause).expect("pause");
+    assert!(!state.advance().expect("paused"));
+    state.apply(Edit::StepOnce).expect("step");
+    assert!(state.advance().expect("one step"));
+    assert!(!state.advance().expect("paused again"));
+    state.apply(Edit::TogglePause).expect("resume");
+    assert!(state.advance().expect("running"));
+}
+
+#[test]
+fn loading_a_preset_replaces_the_scene_and_a_missing_file_is_reported() {
+    let mut state = small_state();
+    state.apply(Edit::LoadScene("drop".into())).expect("preset");
+    assert_eq!(state.scene.name, "drop");
+    state.apply_or_report(Edit::LoadScene("/nonexistent/scene.toml".into()));
+    assert!(state
+        .message
+        .as_deref()
+        .unwrap_or("")
+        .contains("no such scene file"));
+    assert_eq!(state.scene.name, "drop");
+}
+
+#[test]
+fn keys_map_to_the_edits_the_help_lists() {
+    let state = small_state();
+    let Some(Action::Edit(Edit::Render(settings))) = keys::action_for_key(KeyCode::Digit2, &state)
+    else {
+        panic!("2 selects a view");
+    };
+    assert_eq!(settings.view, View::Particles);
+    assert_eq!(
+        keys::action_for_key(KeyCode::KeyN, &state),
+        Some(Action::Edit(Edit::StepOnce))
+    );
+    assert_eq!(
+        keys::action_for_key(KeyCode::Escape, &state),
+        Some(Action::Quit)
+    );
+    assert!(keys::KEYS.iter().any(|(key, _)| key.contains("Space")));
+}
+
+#[test]
+fn a_failed_step_pauses_drops_pending_steps_and_says_why() {
+    let mut state = small_state();
+    state.apply(Edit::StepOnce).expect("step request");
+    state.pause_after(&anyhow::anyhow!("particle 7 is NaN"));
+    assert!(!state.advance().expect("no step after the failure"));
+    assert_eq!(state.solver.steps_taken(), 0);
+    let message = state.message.clone().unwrap_or_default();
+    assert!(
+        message.contains("particle 7") && message.contains("paused"),
+        "{message}"
+    );
+}
