@@ -5,6 +5,7 @@
 //! each made of the stages named in [`Stage`] (the same names as the CUDA kernels and the docs).
 
 pub mod cpu;
+pub mod cuda;
 pub mod grid;
 pub mod kernel;
 mod params;
@@ -226,5 +227,11 @@ pub trait Solver {
     fn write_gl_buffer(&mut self, gl_buffer: u32) -> Result<bool, SolverError> {
         let _ = gl_buffer;
         Ok(false)
+    }
+
+    /// Turns per-stage timing on or off. Backends whose timing costs something (CUDA events
+    /// between kernels) skip it when off; [`Solver::stage_times`] then stays empty.
+    fn set_stage_timing(&mut self, enabled: bool) {
+        let _ = enabled;
     }
 }
