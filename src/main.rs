@@ -3,6 +3,7 @@
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 use fluidlab::commands::bench::{self, BenchOptions};
+use fluidlab::commands::doctor;
 use fluidlab::commands::simulate::{self, SimulateOptions};
 use fluidlab::output::FrameFormat;
 use fluidlab::scene::{Scene, PRESETS};
@@ -33,6 +34,11 @@ enum Command {
     ///
     /// Example: fluidlab bench dam-break --particles 100000 --steps 50 --json
     Bench(BenchArgs),
+    /// Check the GPU, driver, CUDA kernels and CPU-vs-CUDA parity; PASS/FAIL/SKIP per check.
+    ///
+    /// Paste its output into bug reports. Exits non-zero when any check fails (a machine
+    /// without an NVIDIA driver fails the "CUDA driver" check).
+    Doctor,
 }
 
 #[derive(Args, Debug)]
@@ -84,6 +90,9 @@ struct BenchArgs {
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
+    /// Do not time each stage (CUDA: no events between kernels, for the top speed).
+    #[arg(long)]
+    no_stage_timing: bool,
 }
 
 #[derive(Args, Debug)]
@@ -145,12 +154,21 @@ fn run(cli: Cli) -> Result<()> {
                 steps: args.steps,
                 warmup: args.warmup,
                 backend: args.backend.backend,
+                stage_timing: !args.no_stage_timing,
             };
             let report = bench::run(&options, !args.json)?;
             if args.json {
                 println!("{}", serde_json::to_string(&report)?);
             } else {
                 bench::print(&report);
+            }
+        }
+        Some(Command::Doctor) => {
+            println!("fluidlab doctor");
+            let checks = doctor::run(|check| println!("{check}"));
+            let failed = doctor::failures(&checks);
+            if failed > 0 {
+                anyhow::bail!("doctor: {failed} check(s) failed");
             }
         }
     }

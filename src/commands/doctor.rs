@@ -1,0 +1,149 @@
+//! `fluidlab doctor`: one screen a user can paste into a bug report. Each check prints
+//! PASS, FAIL or SKIP with its reason; any FAIL makes the command fail.
+
+use crate::scene::format_bytes;
+use crate::sim::cuda::{self, parity, ptx};
+use std::fmt;
+
+/// The outcome of one check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Works.
+    Pass,
+    /// Broken, or missing where it is needed.
+    Fail,
+    /// Not checked, for the reason given.
+    Skip,
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Status::Pass => "PASS",
+            Status::Fail => "FAIL",
+            Status::Skip => "SKIP",
+        })
+    }
+}
+
+/// One line of the report.
+#[derive(Clone, Debug)]
+pub struct Check {
+    /// What was checked.
+    pub name: &'static str,
+    /// The outcome.
+    pub status: Status,
+    /// Figures or the reason.
+    pub detail: String,
+}
+
+impl fmt::Display for Check {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}  {:<20} {}", self.status, self.name, self.detail)
+    }
+}
+
+/// Runs every check, calling `report` with each line as soon as it is known (the parity runs
+/// take a while). Returns all lines.
+pub fn run(mut report: impl FnMut(&Check)) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let mut add = |name, status, detail: String| {
+        let check = Check {
+            name,
+            status,
+            detail,
+        };
+        report(&check);
+        checks.push(check);
+    };
+    let prebuilt = match ptx::PREBUILT_ORIGIN {
+        Some(origin) => format!("PTX from {origin}"),
+        None => "no prebuilt PTX (the build found no nvcc): NVRTC compiles the kernels".into(),
+    };
+    add(
+        "build",
+        Status::Pass,
+        format!("fluidlab {}, {prebuilt}", env!("CARGO_PKG_VERSION")),
+    );
+
+    if let Some(reason) = cuda::unavailable() {
+        add("CUDA driver", Status::Fail, reason);
+        let needs = "needs the CUDA driver".to_string();
+        for name in ["GPU", "kernels", "parity: one frame", "parity: 200 frames"] {
+            add(name, Status::Skip, needs.clone());
+        }
+        gl_checks(&mut add);
+        return checks;
+    }
+    match cuda::device_info() {
+        Ok(info) => {
+            add(
+                "CUDA driver",
+                Status::Pass,
+                format!(
+                    "driver supports CUDA {}.{}",
+                    info.driver_version / 1000,
+                    info.driver_version % 1000 / 10
+                ),
+            );
+            add(
+                "GPU",
+                Status::Pass,
+                format!(
+                    "{}, compute capability {}.{}, {} ({} free)",
+                    info.name,
+                    info.compute_capability.0,
+                    info.compute_capability.1,
+                    format_bytes(info.total_memory as u64),
+                    format_bytes(info.free_memory as u64)
+                ),
+            );
+        }
+        Err(reason) => add("CUDA driver", Status::Fail, reason),
+    }
+    let kernels = cudarc::driver::CudaContext::new(0)
+        .map_err(|e| e.to_string())
+        .and_then(|context| cuda::load_module(&context).map_err(|e| e.to_string()))
+        .and_then(|(module, origin)| {
+            cuda::pbf::PbfKernels::load(&module)
+                .map(|_| origin)
+                .map_err(|e| e.to_string())
+        });
+    match kernels {
+        Ok(origin) => add(
+            "kernels",
+            Status::Pass,
+            format!(
+                "{} kernels loaded, code from {origin}",
+                cuda::pbf::PbfKernels::NAMES.len()
+            ),
+        ),
+        Err(reason) => add("kernels", Status::Fail, reason),
+    }
+    for (name, check) in [
+        ("parity: one frame", parity::cuda_one_step as fn() -> _),
+        ("parity: 200 frames", parity::cuda_dam_break),
+    ] {
+        match check() {
+            Ok(result) if result.passed => add(name, Status::Pass, result.detail),
+            Ok(result) => add(name, Status::Fail, result.detail),
+            Err(error) => add(name, Status::Fail, error.to_string()),
+        }
+    }
+    gl_checks(&mut add);
+    checks
+}
+
+/// EGL device discovery and the interop round trip need the OpenGL front end, which this build
+/// does not have yet.
+fn gl_checks(add: &mut impl FnMut(&'static str, Status, String)) {
+    let reason = "this build has no OpenGL front end yet (the viewer adds EGL device selection \
+                  and the interop round trip)";
+    add("EGL devices", Status::Skip, reason.into());
+    add("CUDA–GL interop", Status::Skip, reason.into());
+}
+
+/// Number of failed checks.
+pub fn failures(checks: &[Check]) -> usize {
+    checks.iter().filter(|c| c.status == Status::Fail).count()
+}
