@@ -3,6 +3,7 @@
 //! without one (CI); `fluidlab doctor` runs the same parity checks where there is no cargo.
 
 use fluidlab::backend::cuda_unavailable;
+use fluidlab::commands::doctor::{RESTARTS, RESTART_ALLOWANCE};
 use fluidlab::sim::cpu::CpuSolver;
 use fluidlab::sim::cuda::parity::{self, RUN_EVERY, RUN_FRAMES, RUN_TOLERANCE};
 use fluidlab::sim::cuda::pbf::PbfKernels;
@@ -60,6 +61,26 @@ fn every_kernel_the_host_launches_is_in_the_module() {
     }
     if let Some(ptx) = ptx::PBF_PTX {
         assert_eq!(ptx.matches(".entry ").count(), PbfKernels::NAMES.len());
+    }
+}
+
+/// The run-time path: NVRTC compiles the embedded source (header pasted in) for the H200's
+/// architecture, and the result holds every kernel. Needs libnvrtc on the library path, not a GPU
+/// (`pip install nvidia-cuda-nvrtc==13.0.88` and LD_LIBRARY_PATH=…/nvidia/cu13/lib will do).
+#[test]
+fn nvrtc_compiles_the_embedded_kernel_source() {
+    // SAFETY: only tries to open the library.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        println!("SKIP: libnvrtc is not on the library path");
+        return;
+    }
+    let ptx = fluidlab::sim::cuda::compile_with_nvrtc((9, 0)).expect("NVRTC compiles pbf.cu");
+    let text = ptx.to_src();
+    for name in PbfKernels::NAMES {
+        assert!(
+            text.contains(&format!(".entry {name}(")),
+            "{name} missing from NVRTC's PTX"
+        );
     }
 }
 
@@ -129,6 +150,21 @@ fn dam_break_statistics_on_the_gpu_match_the_cpu() {
     let check = parity::cuda_dam_break().expect("both solvers run");
     println!("{}", check.detail);
     assert!(check.passed, "{}", check.detail);
+}
+
+/// Restarting the solver (the viewer does it on every scene restart) leaks no GPU memory.
+#[test]
+fn twenty_restarts_keep_gpu_memory_flat() {
+    if gpu_missing("twenty_restarts_keep_gpu_memory_flat") {
+        return;
+    }
+    let (before, after) =
+        fluidlab::sim::cuda::free_memory_across_restarts(RESTARTS).expect("restarts");
+    println!("free GPU memory: {before} bytes before, {after} after");
+    assert!(
+        before.saturating_sub(after) <= 4 << 20,
+        "{before} → {after}"
+    );
 }
 
 /// The parity tolerances are not tighter than the flow itself allows: two CPU runs whose

@@ -43,6 +43,11 @@ impl fmt::Display for Check {
     }
 }
 
+/// Solver restarts of the leak check.
+pub const RESTARTS: usize = 20;
+/// Free memory the leak check lets go missing (driver bookkeeping), bytes.
+pub const RESTART_ALLOWANCE: u64 = 4 << 20;
+
 /// Runs every check, calling `report` with each line as soon as it is known (the parity runs
 /// take a while). Returns all lines.
 pub fn run(mut report: impl FnMut(&Check)) -> Vec<Check> {
@@ -69,7 +74,13 @@ pub fn run(mut report: impl FnMut(&Check)) -> Vec<Check> {
     if let Some(reason) = cuda::unavailable() {
         add("CUDA driver", Status::Fail, reason);
         let needs = "needs the CUDA driver".to_string();
-        for name in ["GPU", "kernels", "parity: one frame", "parity: 200 frames"] {
+        for name in [
+            "GPU",
+            "kernels",
+            "restarts",
+            "parity: one frame",
+            "parity: 200 frames",
+        ] {
             add(name, Status::Skip, needs.clone());
         }
         gl_checks(&mut add);
@@ -119,6 +130,24 @@ pub fn run(mut report: impl FnMut(&Check)) -> Vec<Check> {
             ),
         ),
         Err(reason) => add("kernels", Status::Fail, reason),
+    }
+    match cuda::free_memory_across_restarts(RESTARTS) {
+        Ok((before, after)) => {
+            let lost = before.saturating_sub(after) as u64;
+            let detail = format!(
+                "{RESTARTS} solver restarts: free GPU memory {} before, {} after (lost {})",
+                format_bytes(before as u64),
+                format_bytes(after as u64),
+                format_bytes(lost)
+            );
+            let status = if lost <= RESTART_ALLOWANCE {
+                Status::Pass
+            } else {
+                Status::Fail
+            };
+            add("restarts", status, detail);
+        }
+        Err(error) => add("restarts", Status::Fail, error.to_string()),
     }
     for (name, check) in [
         ("parity: one frame", parity::cuda_one_step as fn() -> _),

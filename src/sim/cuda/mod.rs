@@ -96,16 +96,31 @@ pub fn load_module(context: &Arc<CudaContext>) -> Result<(Arc<CudaModule>, Strin
         },
         (None, _) => "the build found no nvcc".to_string(),
     };
-    // SAFETY: only tries to open the library.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return Err(SolverError::Backend(format!(
-            "cannot load the CUDA kernels: {fallback_reason}, and NVRTC (libnvrtc.so) was not \
-             found to compile them at run time"
-        )));
-    }
-    let (major, minor) = context
+    let compute_capability = context
         .compute_capability()
         .map_err(|e| SolverError::Backend(e.to_string()))?;
+    let ptx = compile_with_nvrtc(compute_capability).map_err(|e| {
+        SolverError::Backend(format!(
+            "cannot load the CUDA kernels: {fallback_reason}; {e}"
+        ))
+    })?;
+    let module = context
+        .load_module(ptx)
+        .map_err(|e| SolverError::Backend(format!("loading the NVRTC-compiled PTX: {e}")))?;
+    let (major, minor) = compute_capability;
+    Ok((
+        module,
+        format!("NVRTC at run time for compute_{major}{minor} ({fallback_reason})"),
+    ))
+}
+
+/// Compiles the embedded kernel source with NVRTC for a GPU of `compute_capability` (needs
+/// libnvrtc, not a GPU), with the options build.rs gives nvcc.
+pub fn compile_with_nvrtc((major, minor): (i32, i32)) -> Result<cudarc::nvrtc::Ptx, String> {
+    // SAFETY: only tries to open the library.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err("NVRTC (libnvrtc.so) was not found to compile them at run time".into());
+    }
     let options = cudarc::nvrtc::CompileOptions {
         options: vec![
             format!("--gpu-architecture=compute_{major}{minor}"),
@@ -115,15 +130,8 @@ pub fn load_module(context: &Arc<CudaContext>) -> Result<(Arc<CudaModule>, Strin
         name: Some("pbf.cu".into()),
         ..Default::default()
     };
-    let ptx = cudarc::nvrtc::compile_ptx_with_opts(ptx::pbf_source(), options)
-        .map_err(|e| SolverError::Backend(format!("NVRTC failed on kernels/pbf.cu: {e:?}")))?;
-    let module = context
-        .load_module(ptx)
-        .map_err(|e| SolverError::Backend(format!("loading the NVRTC-compiled PTX: {e}")))?;
-    Ok((
-        module,
-        format!("NVRTC at run time for compute_{major}{minor} ({fallback_reason})"),
-    ))
+    cudarc::nvrtc::compile_ptx_with_opts(ptx::pbf_source(), options)
+        .map_err(|e| format!("NVRTC failed on kernels/pbf.cu: {e:?}"))
 }
 
 /// CUDA events around each stage of a frame, read after the frame's synchronisation.
@@ -835,4 +843,33 @@ impl Drop for CudaSolver {
             self.interop.unregister();
         }
     }
+}
+
+/// Free GPU memory before and after `restarts` solvers of the parity scene are created,
+/// stepped and dropped (as the viewer does on every scene restart): equal when nothing leaks.
+/// One solver runs first so one-time driver state is not counted.
+pub fn free_memory_across_restarts(restarts: usize) -> Result<(usize, usize), SolverError> {
+    // Holds the primary context for the whole check, so it is not torn down between solvers.
+    let context = CudaContext::new(0).map_err(driver_error("creating a CUDA context"))?;
+    let scene = parity::parity_scene();
+    let seed = scene.seed();
+    let run = || -> Result<(), SolverError> {
+        let mut solver = CudaSolver::new(scene.world(), scene.params.clone(), &seed)?;
+        solver.step()
+    };
+    let free = || -> Result<usize, SolverError> {
+        context
+            .synchronize()
+            .map_err(driver_error("cuCtxSynchronize"))?;
+        Ok(context
+            .mem_get_info()
+            .map_err(driver_error("cuMemGetInfo"))?
+            .0)
+    };
+    run()?;
+    let before = free()?;
+    for _ in 0..restarts {
+        run()?;
+    }
+    Ok((before, free()?))
 }
