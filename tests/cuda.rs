@@ -162,7 +162,7 @@ fn twenty_restarts_keep_gpu_memory_flat() {
         fluidlab::sim::cuda::free_memory_across_restarts(RESTARTS).expect("restarts");
     println!("free GPU memory: {before} bytes before, {after} after");
     assert!(
-        before.saturating_sub(after) <= 4 << 20,
+        before.saturating_sub(after) as u64 <= RESTART_ALLOWANCE,
         "{before} → {after}"
     );
 }
