@@ -765,7 +765,7 @@ impl Solver for CudaSolver {
             particle,
             quantity,
             value: value.to_array(),
-            stage: "the frame (checked after xsph)",
+            stage: "xsph (checked once per frame)",
         })
     }
 
