@@ -174,6 +174,24 @@ mod tests {
         assert_eq!(std::mem::size_of::<GpuObstacle>(), obstacle.len() * 4);
     }
 
+    /// In the PTX, the parameter block is one by-value parameter of exactly this size.
+    #[test]
+    fn the_prebuilt_ptx_takes_a_parameter_block_of_this_size() {
+        let Some(ptx) = crate::sim::cuda::ptx::PBF_PTX else {
+            println!("SKIP: no prebuilt PTX (the build found no nvcc)");
+            return;
+        };
+        let blocks: Vec<&str> = ptx
+            .lines()
+            .filter(|l| l.contains(".param .align"))
+            .collect();
+        assert!(blocks.len() >= 9, "{blocks:?}");
+        let size = format!("_param_0[{}]", std::mem::size_of::<GpuParams>());
+        for line in blocks {
+            assert!(line.contains(&size), "{line}");
+        }
+    }
+
     #[test]
     fn the_grid_and_walls_match_the_cpu_grid() {
         let params = Params::with_spacing(0.02);
