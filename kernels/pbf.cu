@@ -4,10 +4,15 @@
 //
 // Particle arrays are sorted by grid cell every step (counting sort: count with atomics, an
 // exclusive scan, a scatter). Neighbour loops walk the 27 cells around a particle as 9
-// contiguous x-row ranges of the sorted arrays: no neighbour lists, no caps.
+// contiguous x-row ranges of the sorted arrays: no neighbour lists, no caps. A neighbour is a
+// particle within h at the positions the grid was built from, as in the CPU solver's lists.
 #include "pbf_common.cuh"
 
 #define PBF_BLOCK 256
+// At least 4 blocks resident per multiprocessor: gives ptxas a 64-register budget. With the block
+// size alone, ptxas 13.0 aims at 40 registers and spills in apply_delta and
+// vorticity_confinement; with this bound they use at most 43 and spill nothing (sm_90).
+#define PBF_MIN_BLOCKS 4
 // The scan: 512 threads × 4 cells per block.
 #define SCAN_THREADS 512
 #define SCAN_ITEMS_PER_THREAD 4
@@ -16,7 +21,7 @@
 __device__ __forceinline__ unsigned int thread_index() { return blockIdx.x * blockDim.x + threadIdx.x; }
 
 // v += dt·g; x* = x + dt·v, projected out of obstacles and into the container.
-extern "C" __global__ void __launch_bounds__(PBF_BLOCK)
+extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 predict_positions(const PbfParams p, const PbfObstacle* __restrict__ obstacles,
                   const float4* __restrict__ positions, float4* __restrict__ velocities,
                   float4* __restrict__ predicted) {
@@ -29,7 +34,7 @@ predict_positions(const PbfParams p, const PbfObstacle* __restrict__ obstacles,
 }
 
 // Cell of each particle's x*, and its rank among the particles of that cell (the old count).
-extern "C" __global__ void __launch_bounds__(PBF_BLOCK)
+extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 compute_cell_ids(const PbfParams p, const float4* __restrict__ predicted, unsigned int* __restrict__ cell_of,
                  unsigned int* __restrict__ rank, unsigned int* __restrict__ cell_counts) {
     unsigned int i = thread_index();
@@ -93,36 +98,40 @@ scan_blocks(unsigned int* input, unsigned int* output,
 }
 
 // Adds the scanned block totals of the next level to every value of a block.
-extern "C" __global__ void __launch_bounds__(PBF_BLOCK)
+extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 add_block_offsets(unsigned int* __restrict__ data, const unsigned int* __restrict__ block_offsets, unsigned int n) {
     unsigned int i = thread_index();
     if (i >= n) return;
     data[i] += block_offsets[i / SCAN_ITEMS_PER_BLOCK];
 }
 
-// Scatters every particle array to its sorted slot cell_start[cell] + rank.
-extern "C" __global__ void __launch_bounds__(PBF_BLOCK)
+// Scatters every particle array to its sorted slot cell_start[cell] + rank; x* also goes to
+// `grid_positions`, the positions the step's neighbour sets are defined by.
+extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 reorder_particles(const PbfParams p, const unsigned int* __restrict__ cell_of, const unsigned int* __restrict__ rank,
                   const unsigned int* __restrict__ cell_start, const float4* __restrict__ positions,
                   const float4* __restrict__ predicted, const float4* __restrict__ velocities,
                   const unsigned int* __restrict__ ids, float4* __restrict__ sorted_positions,
                   float4* __restrict__ sorted_predicted, float4* __restrict__ sorted_velocities,
-                  unsigned int* __restrict__ sorted_ids) {
+                  unsigned int* __restrict__ sorted_ids, float4* __restrict__ grid_positions) {
     unsigned int i = thread_index();
     if (i >= p.particle_count) return;
     unsigned int slot = cell_start[cell_of[i]] + rank[i];
     sorted_positions[slot] = positions[i];
-    sorted_predicted[slot] = predicted[i];
+    float4 x = predicted[i];
+    sorted_predicted[slot] = x;
+    grid_positions[slot] = x;
     sorted_velocities[slot] = velocities[i];
     sorted_ids[slot] = ids[i];
 }
 
 // ρᵢ = Σ m W; Cᵢ = max(ρᵢ/ρ₀ − 1, 0); λᵢ = −Cᵢ / (|Σⱼ V∇W|² + Σⱼ |V∇W|² + ε) (eq. 11, clamped).
 // `neighbor_counts` (may be null) receives the neighbours within h, the particle excluded.
-extern "C" __global__ void __launch_bounds__(PBF_BLOCK)
+extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 compute_lambda(const PbfParams p, const float4* __restrict__ predicted, const unsigned int* __restrict__ ids,
-               const unsigned int* __restrict__ cell_start, float* __restrict__ lambdas,
-               float* __restrict__ densities, unsigned int* __restrict__ neighbor_counts) {
+               const unsigned int* __restrict__ cell_start, const float4* __restrict__ grid_positions,
+               float* __restrict__ lambdas, float* __restrict__ densities,
+               unsigned int* __restrict__ neighbor_counts) {
     unsigned int i = thread_index();
     if (i >= p.particle_count) return;
     float3 x = make3(predicted[i]);
@@ -131,10 +140,9 @@ compute_lambda(const PbfParams p, const float4* __restrict__ predicted, const un
     float3 gradient_i = make_float3(0.0f, 0.0f, 0.0f);
     float sum_squares = 0.0f;
     unsigned int count = 0;
-    for_each_neighbor(p, cell_start, x, [&](unsigned int j) {
+    for_each_neighbor(p, cell_start, grid_positions, i, [&](unsigned int j) {
         float3 offset = x - make3(predicted[j]);
         float r2 = dot3(offset, offset);
-        if (j == i || r2 >= p.kernel_radius_squared) return;
         density += p.mass * poly6(p, r2);
         float3 gradient_j = pair_gradient(p, offset, r2, id, ids[j]) * p.volume;
         gradient_i += gradient_j;
@@ -149,20 +157,20 @@ compute_lambda(const PbfParams p, const float4* __restrict__ predicted, const un
 
 // Δpᵢ = V Σⱼ (λᵢ + λⱼ + s_corr) ∇W, s_corr = −k (W/W(Δq))ⁿ / Σ|∇C|²₀ (eq. 12–14); then
 // x* += Δp, projected onto walls and obstacles. Writes a second buffer: neighbours read x*.
-extern "C" __global__ void __launch_bounds__(PBF_BLOCK)
+extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 apply_delta(const PbfParams p, const PbfObstacle* __restrict__ obstacles, const float4* __restrict__ predicted,
             const unsigned int* __restrict__ ids, const float* __restrict__ lambdas,
-            const unsigned int* __restrict__ cell_start, float4* __restrict__ corrected) {
+            const unsigned int* __restrict__ cell_start, const float4* __restrict__ grid_positions,
+            float4* __restrict__ corrected) {
     unsigned int i = thread_index();
     if (i >= p.particle_count) return;
     float3 x = make3(predicted[i]);
     unsigned int id = ids[i];
     float lambda_i = lambdas[i];
     float3 delta = make_float3(0.0f, 0.0f, 0.0f);
-    for_each_neighbor(p, cell_start, x, [&](unsigned int j) {
+    for_each_neighbor(p, cell_start, grid_positions, i, [&](unsigned int j) {
         float3 offset = x - make3(predicted[j]);
         float r2 = dot3(offset, offset);
-        if (j == i || r2 >= p.kernel_radius_squared) return;
         float ratio = poly6(p, r2) * p.inverse_scorr_reference;
         float scorr = -p.scorr_scale * powi(ratio, p.scorr_n);
         delta += pair_gradient(p, offset, r2, id, ids[j]) * (lambda_i + lambdas[j] + scorr);
@@ -171,7 +179,7 @@ apply_delta(const PbfParams p, const PbfObstacle* __restrict__ obstacles, const 
 }
 
 // v = (x* − x) / dt.
-extern "C" __global__ void __launch_bounds__(PBF_BLOCK)
+extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 update_velocity(const PbfParams p, const float4* __restrict__ positions, const float4* __restrict__ predicted,
                 float4* __restrict__ velocities) {
     unsigned int i = thread_index();
@@ -180,18 +188,18 @@ update_velocity(const PbfParams p, const float4* __restrict__ positions, const f
 }
 
 // ωᵢ = V Σⱼ (vᵢ − vⱼ) × ∇ᵢW (the SPH curl, eq. 15); |ωᵢ| goes to the 4th lane for the next pass.
-extern "C" __global__ void __launch_bounds__(PBF_BLOCK)
+extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 vorticity_curl(const PbfParams p, const float4* __restrict__ predicted, const float4* __restrict__ velocities,
-               const unsigned int* __restrict__ cell_start, float4* __restrict__ omegas) {
+               const unsigned int* __restrict__ cell_start, const float4* __restrict__ grid_positions,
+               float4* __restrict__ omegas) {
     unsigned int i = thread_index();
     if (i >= p.particle_count) return;
     float3 x = make3(predicted[i]);
     float3 v = make3(velocities[i]);
     float3 omega = make_float3(0.0f, 0.0f, 0.0f);
-    for_each_neighbor(p, cell_start, x, [&](unsigned int j) {
+    for_each_neighbor(p, cell_start, grid_positions, i, [&](unsigned int j) {
         float3 offset = x - make3(predicted[j]);
         float r2 = dot3(offset, offset);
-        if (j == i || r2 >= p.kernel_radius_squared) return;
         omega += cross3(v - make3(velocities[j]), spiky_gradient(p, offset, r2));
     });
     omega = omega * p.volume;
@@ -199,18 +207,18 @@ vorticity_curl(const PbfParams p, const float4* __restrict__ predicted, const fl
 }
 
 // ηᵢ = Σⱼ (|ωⱼ| − |ωᵢ|) ∇ᵢW; vᵢ += dt · ε (η̂ × ωᵢ) (eq. 16).
-extern "C" __global__ void __launch_bounds__(PBF_BLOCK)
+extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 vorticity_confinement(const PbfParams p, const float4* __restrict__ predicted, const float4* __restrict__ omegas,
-                      const unsigned int* __restrict__ cell_start, float4* __restrict__ velocities) {
+                      const unsigned int* __restrict__ cell_start, const float4* __restrict__ grid_positions,
+                      float4* __restrict__ velocities) {
     unsigned int i = thread_index();
     if (i >= p.particle_count) return;
     float3 x = make3(predicted[i]);
     float4 omega_i = omegas[i];
     float3 eta = make_float3(0.0f, 0.0f, 0.0f);
-    for_each_neighbor(p, cell_start, x, [&](unsigned int j) {
+    for_each_neighbor(p, cell_start, grid_positions, i, [&](unsigned int j) {
         float3 offset = x - make3(predicted[j]);
         float r2 = dot3(offset, offset);
-        if (j == i || r2 >= p.kernel_radius_squared) return;
         eta += spiky_gradient(p, offset, r2) * (omegas[j].w - omega_i.w);
     });
     float length = sqrtf(dot3(eta, eta));
@@ -222,25 +230,25 @@ vorticity_confinement(const PbfParams p, const float4* __restrict__ predicted, c
 }
 
 // vᵢ += c V Σⱼ (vⱼ − vᵢ) W (eq. 17). Writes a second buffer: neighbours read v.
-extern "C" __global__ void __launch_bounds__(PBF_BLOCK)
+extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 xsph(const PbfParams p, const float4* __restrict__ predicted, const float4* __restrict__ velocities,
-     const unsigned int* __restrict__ cell_start, float4* __restrict__ smoothed) {
+     const unsigned int* __restrict__ cell_start, const float4* __restrict__ grid_positions,
+     float4* __restrict__ smoothed) {
     unsigned int i = thread_index();
     if (i >= p.particle_count) return;
     float3 x = make3(predicted[i]);
     float3 v = make3(velocities[i]);
     float3 sum = make_float3(0.0f, 0.0f, 0.0f);
-    for_each_neighbor(p, cell_start, x, [&](unsigned int j) {
+    for_each_neighbor(p, cell_start, grid_positions, i, [&](unsigned int j) {
         float3 offset = x - make3(predicted[j]);
         float r2 = dot3(offset, offset);
-        if (j == i || r2 >= p.kernel_radius_squared) return;
         sum += (make3(velocities[j]) - v) * poly6(p, r2);
     });
     smoothed[i] = make4(v + sum * p.xsph_scale);
 }
 
 // Render records [x, y, z, |v|], in sorted order, into the (mapped GL) vertex buffer.
-extern "C" __global__ void __launch_bounds__(PBF_BLOCK)
+extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 write_render_buffer(unsigned int n, const float4* __restrict__ positions, const float4* __restrict__ velocities,
                     float4* __restrict__ out) {
     unsigned int i = thread_index();
@@ -252,7 +260,7 @@ write_render_buffer(unsigned int n, const float4* __restrict__ positions, const 
 
 // The smallest id whose position or velocity is not finite, stored as its bitwise complement
 // by atomicMax into a word the host zeroes (0 = all finite).
-extern "C" __global__ void __launch_bounds__(PBF_BLOCK)
+extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 find_non_finite(unsigned int n, const float4* __restrict__ positions, const float4* __restrict__ velocities,
                 const unsigned int* __restrict__ ids, unsigned int* __restrict__ first_bad) {
     unsigned int i = thread_index();

@@ -177,12 +177,17 @@ __device__ __forceinline__ unsigned int cell_index(const PbfParams& p, int x, in
     return (unsigned int)x + (unsigned int)p.grid_dims_x * ((unsigned int)y + (unsigned int)p.grid_dims_y * (unsigned int)z);
 }
 
-// Visits every sorted index j of the 27 cells around `point` as 9 contiguous x-row ranges
-// (cells are numbered x fastest), like `UniformGrid::for_each_neighbor_range`.
+// Visits every neighbour j ≠ i of sorted particle i: the particles within h of it at the
+// positions the grid was built from (`grid_positions`), found in the 27 cells around it as 9
+// contiguous x-row ranges (cells are numbered x fastest). These are exactly the CPU solver's
+// neighbour lists (`find_neighbors`), fixed for the whole step while the particles move through
+// the constraint iterations (Macklin & Müller 2013, Algorithm 1).
 template <typename Visit>
-__device__ __forceinline__ void for_each_neighbor(const PbfParams& p, const unsigned int* cell_start, float3 point,
+__device__ __forceinline__ void for_each_neighbor(const PbfParams& p, const unsigned int* __restrict__ cell_start,
+                                                  const float4* __restrict__ grid_positions, unsigned int i,
                                                   Visit visit) {
-    int3 c = cell_coords(p, point);
+    float3 home = make3(grid_positions[i]);
+    int3 c = cell_coords(p, home);
     int x0 = max(c.x - 1, 0);
     int x1 = min(c.x + 1, p.grid_dims_x - 1);
     int z1 = min(c.z + 1, p.grid_dims_z - 1);
@@ -190,7 +195,10 @@ __device__ __forceinline__ void for_each_neighbor(const PbfParams& p, const unsi
     for (int z = max(c.z - 1, 0); z <= z1; ++z) {
         for (int y = max(c.y - 1, 0); y <= y1; ++y) {
             unsigned int end = cell_start[cell_index(p, x1, y, z) + 1];
-            for (unsigned int j = cell_start[cell_index(p, x0, y, z)]; j < end; ++j) visit(j);
+            for (unsigned int j = cell_start[cell_index(p, x0, y, z)]; j < end; ++j) {
+                float3 offset = make3(grid_positions[j]) - home;
+                if (j != i && dot3(offset, offset) < p.kernel_radius_squared) visit(j);
+            }
         }
     }
 }

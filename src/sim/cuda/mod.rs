@@ -7,8 +7,9 @@
 //! `find_non_finite` and one 4-byte copy back: the only synchronisation of the frame.
 //!
 //! There is no find_neighbors stage: every neighbour loop walks the 27 grid cells around the
-//! particle's current position, so unlike the CPU's lists (built once per step) the neighbour
-//! set follows the particles through the constraint iterations.
+//! particle. The neighbour set is the CPU's: particles within h at the positions the grid was
+//! built from (kept in `grid_positions`), fixed for the step while the kernels evaluate W and
+//! ∇W at the current positions.
 
 mod interop;
 mod params;
@@ -29,9 +30,9 @@ use std::sync::Arc;
 type Float4 = [f32; 4];
 
 /// Bytes of GPU memory per particle: positions, predicted positions and velocities (float4,
-/// double-buffered for the sort), ids (double-buffered), λ, ρ, neighbour count, ω (float4),
-/// cell and rank.
-pub const BYTES_PER_PARTICLE: u64 = 6 * 16 + 2 * 4 + 3 * 4 + 16 + 2 * 4;
+/// double-buffered for the sort), grid positions (float4), ids (double-buffered), λ, ρ,
+/// neighbour count, ω (float4), cell and rank.
+pub const BYTES_PER_PARTICLE: u64 = 7 * 16 + 2 * 4 + 3 * 4 + 16 + 2 * 4;
 
 /// Why the CUDA backend cannot run on this machine, or `None` when it can.
 pub fn unavailable() -> Option<String> {
@@ -209,6 +210,8 @@ struct Buffers {
     predicted_next: CudaSlice<Float4>,
     velocities_next: CudaSlice<Float4>,
     ids_next: CudaSlice<u32>,
+    /// x* when the grid was built (sorted): neighbour sets are defined by these for the step.
+    grid_positions: CudaSlice<Float4>,
     lambdas: CudaSlice<f32>,
     densities: CudaSlice<f32>,
     neighbor_counts: CudaSlice<u32>,
@@ -382,6 +385,7 @@ impl CudaSolver {
             predicted_next: stream.alloc_zeros(n)?,
             velocities_next: stream.alloc_zeros(n)?,
             ids_next: stream.alloc_zeros(n)?,
+            grid_positions: stream.alloc_zeros(n)?,
             lambdas: stream.alloc_zeros(n)?,
             densities: stream.alloc_zeros(n)?,
             neighbor_counts: stream.alloc_zeros(n)?,
@@ -497,7 +501,8 @@ impl CudaSolver {
             .arg(&mut b.positions_next)
             .arg(&mut b.predicted_next)
             .arg(&mut b.velocities_next)
-            .arg(&mut b.ids_next);
+            .arg(&mut b.ids_next)
+            .arg(&mut b.grid_positions);
         // SAFETY: arguments as in pbf.cu; slots are a permutation of 0..particle_count.
         unsafe { k.reorder_particles.launch(&mut launch, config)? };
         std::mem::swap(&mut b.positions, &mut b.positions_next);
@@ -517,6 +522,7 @@ impl CudaSolver {
             .arg(&b.predicted)
             .arg(&b.ids)
             .arg(&b.cell_start)
+            .arg(&b.grid_positions)
             .arg(&mut b.lambdas)
             .arg(&mut b.densities);
         if count_neighbors {
@@ -539,6 +545,7 @@ impl CudaSolver {
             .arg(&b.ids)
             .arg(&b.lambdas)
             .arg(&b.cell_start)
+            .arg(&b.grid_positions)
             .arg(&mut b.predicted_next);
         // SAFETY: arguments as in pbf.cu.
         unsafe { k.launch(&mut launch, config)? };
@@ -568,6 +575,7 @@ impl CudaSolver {
             .arg(&b.predicted)
             .arg(&b.velocities)
             .arg(&b.cell_start)
+            .arg(&b.grid_positions)
             .arg(&mut b.omegas);
         // SAFETY: arguments as in pbf.cu.
         unsafe { k.vorticity_curl.launch(&mut launch, config)? };
@@ -579,6 +587,7 @@ impl CudaSolver {
             .arg(&b.predicted)
             .arg(&b.omegas)
             .arg(&b.cell_start)
+            .arg(&b.grid_positions)
             .arg(&mut b.velocities);
         // SAFETY: arguments as in pbf.cu.
         unsafe { k.vorticity_confinement.launch(&mut launch, config) }
@@ -595,6 +604,7 @@ impl CudaSolver {
                 .arg(&b.predicted)
                 .arg(&b.velocities)
                 .arg(&b.cell_start)
+                .arg(&b.grid_positions)
                 .arg(&mut b.velocities_next);
             // SAFETY: arguments as in pbf.cu.
             unsafe { k.launch(&mut launch, config)? };
