@@ -11,6 +11,8 @@
 //! built from (kept in `grid_positions`), fixed for the step while the kernels evaluate W and
 //! ∇W at the current positions.
 
+#[cfg(test)]
+mod emulation;
 mod interop;
 mod params;
 pub mod parity;
