@@ -36,6 +36,9 @@ type Float4 = [f32; 4];
 /// neighbour count, ω (float4), cell and rank.
 pub const BYTES_PER_PARTICLE: u64 = 7 * 16 + 2 * 4 + 3 * 4 + 16 + 2 * 4;
 
+/// The oldest driver API version the backend runs on (`cuDriverGetVersion`): CUDA 13.0.
+pub const MIN_DRIVER_CUDA_VERSION: i32 = 13000;
+
 /// Why the CUDA backend cannot run on this machine, or `None` when it can.
 pub fn unavailable() -> Option<String> {
     // SAFETY: only tries to open the library.
@@ -47,6 +50,22 @@ pub fn unavailable() -> Option<String> {
     }
     if let Err(e) = cudarc::driver::result::init() {
         return Some(format!("the CUDA driver did not initialise ({e})"));
+    }
+    // cudarc is bound to the CUDA 13.0 API (some entry points are 13.0's `_v2` names) and the
+    // prebuilt PTX is ISA 9.0: an older driver would fail on a missing symbol, not cleanly.
+    let mut version = 0;
+    // SAFETY: writes one int; available in every driver version.
+    if unsafe { sys::cuDriverGetVersion(&mut version) }
+        .result()
+        .is_ok()
+        && version < MIN_DRIVER_CUDA_VERSION
+    {
+        return Some(format!(
+            "the NVIDIA driver supports CUDA {}.{}, and this build needs CUDA 13.0 or newer \
+             (driver 580 or newer)",
+            version / 1000,
+            version % 1000 / 10
+        ));
     }
     match CudaContext::device_count() {
         Ok(0) => Some("the CUDA driver reports no GPU".into()),
