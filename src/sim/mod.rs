@@ -117,6 +117,28 @@ impl InitialState {
     pub fn is_empty(&self) -> bool {
         self.positions.is_empty()
     }
+
+    /// Fails with [`SolverError::NonFinite`] naming the first particle whose position or
+    /// velocity is NaN or infinite.
+    pub fn check_finite(&self) -> Result<(), SolverError> {
+        let bad = (0..self.len())
+            .find(|&i| !self.positions[i].is_finite() || !self.velocities[i].is_finite());
+        let Some(id) = bad else {
+            return Ok(());
+        };
+        let (quantity, value) = if self.positions[id].is_finite() {
+            ("velocity", self.velocities[id])
+        } else {
+            ("position", self.positions[id])
+        };
+        Err(SolverError::NonFinite {
+            step: 0,
+            particle: id as u32,
+            quantity,
+            value: value.to_array(),
+            stage: "the initial state",
+        })
+    }
 }
 
 /// A copy of the particle state in id order, for export, statistics and tests.

@@ -297,22 +297,7 @@ impl CudaSolver {
                 "{n} particles exceed the 2³² id range"
             )));
         }
-        if let Some(id) = (0..n)
-            .find(|&i| !initial.positions[i].is_finite() || !initial.velocities[i].is_finite())
-        {
-            let (quantity, value) = if initial.positions[id].is_finite() {
-                ("velocity", initial.velocities[id])
-            } else {
-                ("position", initial.positions[id])
-            };
-            return Err(SolverError::NonFinite {
-                step: 0,
-                particle: id as u32,
-                quantity,
-                value: value.to_array(),
-                stage: "the initial state",
-            });
-        }
+        initial.check_finite()?;
         let constants = GpuParams::new(&params, &world, n as u32);
         let cells = constants.cell_count();
         if cells + 1 >= u32::MAX as usize {
