@@ -11,8 +11,12 @@
 #        scripts/setup.sh && cargo build --release
 #        mkdir -p out/device && cp target/release/fluidlab out/device/
 #      (`out/` is git-ignored, so it travels only when carried.)
+#      Optional, for the EGL device line of doctor (the GL loader packages, as the device
+#      README says; `.gl` is git-ignored):
+#        mkdir -p .gl /tmp/amd64/partial; o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
+#        apt-get $o update; (cd .gl && apt-get $o download libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
 #   2. One device call:
-#        run(command="bash scripts/device-check.sh", carry=["out/device"], timeout_s=420)
+#        run(command="bash scripts/device-check.sh", carry=["out/device", ".gl"], timeout_s=420)
 #   3. Read $OUT/summary.txt first; doctor.log and bench-*.log hold the figures.
 #
 # Optional: FLUIDLAB_BIN (default out/device/fluidlab), OUT (default out/device-check).
@@ -23,6 +27,14 @@ BIN=${FLUIDLAB_BIN:-out/device/fluidlab}
 mkdir -p "$OUT"
 summary() { echo "$*" | tee -a "$OUT/summary.txt"; }
 : >"$OUT/summary.txt"
+
+# GL loader packages carried in .gl (see above): unpacked into / as the device README says.
+if compgen -G ".gl/*.deb" >/dev/null; then
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+    vendor=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+    [[ -f $vendor && -z ${__EGL_VENDOR_LIBRARY_FILENAMES:-} ]] && export __EGL_VENDOR_LIBRARY_FILENAMES=$vendor
+fi
 
 if [[ ! -x $BIN ]]; then
     summary "FAIL no fluidlab binary at $BIN (build it here and carry out/device, see the top of this script)"

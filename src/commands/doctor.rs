@@ -2,7 +2,7 @@
 //! PASS, FAIL or SKIP with its reason; any FAIL makes the command fail.
 
 use crate::scene::format_bytes;
-use crate::sim::cuda::{self, parity, ptx};
+use crate::sim::cuda::{self, egl, parity, ptx};
 use std::fmt;
 
 /// The outcome of one check.
@@ -83,7 +83,7 @@ pub fn run(mut report: impl FnMut(&Check)) -> Vec<Check> {
         ] {
             add(name, Status::Skip, needs.clone());
         }
-        gl_checks(&mut add);
+        gl_checks(&mut add, false);
         return checks;
     }
     match cuda::device_info() {
@@ -159,17 +159,57 @@ pub fn run(mut report: impl FnMut(&Check)) -> Vec<Check> {
             Err(error) => add(name, Status::Fail, error.to_string()),
         }
     }
-    gl_checks(&mut add);
+    gl_checks(&mut add, true);
     checks
 }
 
-/// EGL device discovery and the interop round trip need the OpenGL front end, which this build
-/// does not have yet.
-fn gl_checks(add: &mut impl FnMut(&'static str, Status, String)) {
-    let reason = "this build has no OpenGL front end yet (the viewer adds EGL device selection \
-                  and the interop round trip)";
-    add("EGL devices", Status::Skip, reason.into());
-    add("CUDA–GL interop", Status::Skip, reason.into());
+/// The EGL devices (and which is the CUDA device a headless renderer must use), then the interop
+/// round trip, which needs the OpenGL front end this build does not have yet.
+fn gl_checks(add: &mut impl FnMut(&'static str, Status, String), cuda_available: bool) {
+    match egl::devices() {
+        Err(reason) => add(
+            "EGL devices",
+            Status::Skip,
+            format!("{reason}; headless rendering needs libEGL"),
+        ),
+        Ok(devices) if devices.is_empty() => {
+            add("EGL devices", Status::Skip, "EGL lists no devices".into())
+        }
+        Ok(devices) => {
+            let list: Vec<String> = devices
+                .iter()
+                .map(|d| match d.cuda_ordinal {
+                    Some(ordinal) => {
+                        format!("{}: {} (CUDA device {ordinal})", d.index, d.description)
+                    }
+                    None => format!("{}: {}", d.index, d.description),
+                })
+                .collect();
+            let cuda = devices.iter().find(|d| d.cuda_ordinal == Some(0));
+            let verdict = match (cuda, cuda_available) {
+                (Some(device), _) => format!(
+                    "headless interop uses EGL device {} (CUDA device 0)",
+                    device.index
+                ),
+                (None, true) => "none is CUDA device 0: headless rendering cannot share buffers \
+                                 with CUDA and copies particles through the host"
+                    .into(),
+                (None, false) => "no CUDA device to match".into(),
+            };
+            add(
+                "EGL devices",
+                Status::Pass,
+                format!("{}; {verdict}", list.join(", ")),
+            );
+        }
+    }
+    add(
+        "CUDA–GL interop",
+        Status::Skip,
+        "this build has no OpenGL front end yet (the viewer adds the register, write, read-back \
+         round trip)"
+            .into(),
+    );
 }
 
 /// Number of failed checks.

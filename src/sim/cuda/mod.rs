@@ -11,6 +11,7 @@
 //! built from (kept in `grid_positions`), fixed for the step while the kernels evaluate W and
 //! ∇W at the current positions.
 
+pub mod egl;
 #[cfg(test)]
 mod emulation;
 mod interop;
