@@ -2,7 +2,8 @@
 //! PASS, FAIL or SKIP with its reason; any FAIL makes the command fail.
 
 use crate::scene::format_bytes;
-use crate::sim::cuda::{self, egl, parity, ptx};
+use crate::sim::cuda::{self, egl, parity, ptx, CudaSolver};
+use crate::sim::Solver;
 use std::fmt;
 
 /// The outcome of one check.
@@ -203,13 +204,84 @@ fn gl_checks(add: &mut impl FnMut(&'static str, Status, String), cuda_available:
             );
         }
     }
-    add(
-        "CUDA–GL interop",
-        Status::Skip,
-        "this build has no OpenGL front end yet (the viewer adds the register, write, read-back \
-         round trip)"
-            .into(),
-    );
+    let (status, detail) = if cuda_available {
+        interop_round_trip()
+    } else {
+        (Status::Skip, "needs the CUDA driver".into())
+    };
+    add("CUDA–GL interop", status, detail);
+}
+
+/// Registers a GL buffer of a surfaceless context on the CUDA device's EGL device, lets the
+/// solver's last kernel write the particles into it, and reads them back through OpenGL.
+fn interop_round_trip() -> (Status, String) {
+    let device = match egl::devices() {
+        Err(reason) => {
+            return (
+                Status::Skip,
+                format!("{reason}: no OpenGL to share buffers with"),
+            )
+        }
+        Ok(devices) => devices.into_iter().find(|d| d.cuda_ordinal == Some(0)),
+    };
+    let Some(device) = device else {
+        return (
+            Status::Skip,
+            "no EGL device is CUDA device 0 (OpenGL is not on this GPU: Mesa, remote desktop, \
+             WSL); rendering copies particles through the host"
+                .into(),
+        );
+    };
+    let gl = match egl::HeadlessGl::new(device.index) {
+        Ok(gl) => gl,
+        Err(reason) => return (Status::Fail, reason),
+    };
+    let scene = parity::parity_scene();
+    let mut solver = match CudaSolver::new(scene.world(), scene.params.clone(), &scene.seed()) {
+        Ok(solver) => solver,
+        Err(error) => return (Status::Fail, error.to_string()),
+    };
+    let particles = solver.particle_count();
+    let buffer = gl.create_buffer(particles * 16, &[]);
+    let outcome = solver
+        .step()
+        .and_then(|()| solver.write_gl_buffer(buffer))
+        .map_err(|e| e.to_string())
+        .and_then(|written| {
+            if !written {
+                return Err(
+                    "cuGraphicsGLRegisterBuffer refused the GL buffer (see the note above)".into(),
+                );
+            }
+            let back = gl.read_buffer(buffer, particles * 16);
+            let records: &[[f32; 4]] = bytemuck::cast_slice(&back);
+            let mut expected = Vec::new();
+            solver.render_positions(&mut expected);
+            let wrong = records.iter().zip(&expected).position(|(a, b)| {
+                a[..3] != b[..3] || (a[3] - b[3]).abs() > 1e-6 * b[3].abs().max(1.0)
+            });
+            match wrong {
+                None => Ok(()),
+                Some(k) => Err(format!(
+                    "GL read back {:?} for particle {k}, the solver has {:?}",
+                    records[k], expected[k]
+                )),
+            }
+        });
+    // Unregister while the GL context is still current, then delete the buffer.
+    drop(solver);
+    gl.delete_buffer(buffer);
+    match outcome {
+        Ok(()) => (
+            Status::Pass,
+            format!(
+                "{}: write_render_buffer wrote {particles} records into GL buffer {buffer} through \
+                 cuGraphicsGLRegisterBuffer; OpenGL read them back unchanged",
+                gl.renderer
+            ),
+        ),
+        Err(reason) => (Status::Fail, reason),
+    }
 }
 
 /// Number of failed checks.
