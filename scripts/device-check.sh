@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CUDA backend check on the GPU machine (the device tool's H200), in one call of a few minutes:
-# doctor (driver, GPU, kernels, restart leak check, CPU-vs-CUDA parity), benchmarks at 100k and
+# doctor (driver, GPU, kernels, restart leak check, CPU-vs-CUDA parity, EGL devices, CUDA–GL
+# interop round trip), benchmarks at 100k and
 # 1M particles with and without per-stage events, a CPU benchmark for scale, and
 # compute-sanitizer (memcheck, racecheck) on a short run. Logs go to $OUT (at most 8 files).
 #
@@ -11,8 +12,8 @@
 #        scripts/setup.sh && cargo build --release
 #        mkdir -p out/device && cp target/release/fluidlab out/device/
 #      (`out/` is git-ignored, so it travels only when carried.)
-#      Optional, for the EGL device line of doctor (the GL loader packages, as the device
-#      README says; `.gl` is git-ignored):
+#      And the GL loader packages (as the device README says; `.gl` is git-ignored), without
+#      which doctor's "EGL devices" and "CUDA–GL interop" lines SKIP:
 #        mkdir -p .gl /tmp/amd64/partial; o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
 #        apt-get $o update; (cd .gl && apt-get $o download libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
 #   2. One device call:
@@ -95,6 +96,6 @@ else
     summary "SKIP compute-sanitizer (not on this machine)"
 fi
 
-summary "SKIP headless render through interop: needs the viewer's OpenGL front end (not on this branch)"
+summary "SKIP headless PNG render: the viewer's renderer is not on this branch (doctor's CUDA–GL interop line covers the buffer path)"
 summary "device-check: $([[ $failed -eq 0 ]] && echo 'all PASS' || echo 'some checks FAILED')"
 exit $failed
