@@ -164,6 +164,9 @@ fn the_multi_level_scan_kernel_is_an_exclusive_scan() {
     let output = Command::new(program).output().expect("run scan_test");
     let report = String::from_utf8_lossy(&output.stdout);
     println!("{report}");
+    if report.starts_with("SKIP") {
+        return;
+    }
     assert!(output.status.success(), "{report}");
     assert_eq!(report.lines().count(), 6, "{report}");
 }
