@@ -2,6 +2,7 @@
 
 use crate::scene::{available_memory, Scene};
 use crate::sim::cpu::{self, CpuSolver};
+use crate::sim::cuda::{self, CudaSolver};
 use crate::sim::{Backend, Solver};
 use anyhow::{anyhow, bail, Result};
 
@@ -15,22 +16,46 @@ pub struct Created {
 
 /// Why the CUDA backend cannot run here, or `None` when it can.
 pub fn cuda_unavailable() -> Option<String> {
-    Some("this build has no CUDA backend yet".to_string())
+    cuda::unavailable()
 }
 
 /// Creates the solver `backend` asks for, after checking that the scene fits in memory.
 pub fn create(scene: &Scene, backend: Backend) -> Result<Created> {
     match backend {
-        Backend::Cpu => Ok(Created { solver: create_cpu(scene)?, note: "cpu".into() }),
-        Backend::Cuda => match cuda_unavailable() {
-            Some(reason) => bail!("--backend cuda: the CUDA backend cannot run: {reason}. Use --backend cpu (or auto)."),
-            None => unreachable!("no CUDA backend in this build"),
-        },
-        Backend::Auto => {
-            let reason = cuda_unavailable().unwrap_or_default();
-            Ok(Created { solver: create_cpu(scene)?, note: format!("cpu ({reason})") })
+        Backend::Cpu => Ok(Created {
+            solver: create_cpu(scene)?,
+            note: "cpu".into(),
+        }),
+        Backend::Cuda => {
+            if let Some(reason) = cuda_unavailable() {
+                bail!("--backend cuda cannot run on this machine: {reason}; use --backend cpu or --backend auto");
+            }
+            create_cuda(scene)
         }
+        Backend::Auto => match cuda_unavailable() {
+            None => create_cuda(scene).or_else(|error| {
+                Ok(Created {
+                    solver: create_cpu(scene)?,
+                    note: format!("cpu (the CUDA solver could not start: {error:#})"),
+                })
+            }),
+            Some(reason) => Ok(Created {
+                solver: create_cpu(scene)?,
+                note: format!("cpu ({reason})"),
+            }),
+        },
     }
+}
+
+fn create_cuda(scene: &Scene) -> Result<Created> {
+    let initial = scene.seed();
+    let solver = CudaSolver::new(scene.world(), scene.params.clone(), &initial)
+        .map_err(|e| anyhow!("scene {}: {e}", scene.name))?;
+    let note = format!("cuda (kernels from {})", solver.ptx_origin());
+    Ok(Created {
+        solver: Box::new(solver),
+        note,
+    })
 }
 
 fn create_cpu(scene: &Scene) -> Result<Box<dyn Solver>> {

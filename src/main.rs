@@ -5,6 +5,7 @@ use clap::{Args, Parser, Subcommand};
 use fluidlab::app::headless::GlUnavailable;
 use fluidlab::app::window::{self, ViewerOptions};
 use fluidlab::commands::bench::{self, BenchOptions};
+use fluidlab::commands::doctor;
 use fluidlab::commands::render::{self, RenderOptions};
 use fluidlab::commands::simulate::{self, SimulateOptions};
 use fluidlab::output::FrameFormat;
@@ -47,6 +48,11 @@ enum Command {
     ///
     /// Example: fluidlab render dam-break --frames 60 --size 1280x720 --out frames --timings
     Render(RenderArgs),
+    /// Check the GPU, driver, CUDA kernels and CPU-vs-CUDA parity; PASS/FAIL/SKIP per check.
+    ///
+    /// Paste its output into bug reports. Exits non-zero when any check fails (a machine
+    /// without an NVIDIA driver fails the "CUDA driver" check).
+    Doctor,
 }
 
 #[derive(Args, Debug)]
@@ -143,6 +149,9 @@ struct BenchArgs {
     /// Print one JSON object per size (JSON lines) instead of the table.
     #[arg(long)]
     json: bool,
+    /// Do not time each stage (CUDA: no events between kernels, for the top speed).
+    #[arg(long)]
+    no_stage_timing: bool,
 }
 
 #[derive(Args, Debug)]
@@ -282,6 +291,7 @@ fn run(cli: Cli) -> Result<()> {
                     steps: args.steps,
                     warmup: args.warmup,
                     backend: args.backend.backend,
+                    stage_timing: !args.no_stage_timing,
                 };
                 let report = bench::run(&options, !args.json)?;
                 if args.json {
@@ -289,6 +299,14 @@ fn run(cli: Cli) -> Result<()> {
                 } else {
                     bench::print(&report);
                 }
+            }
+        }
+        Some(Command::Doctor) => {
+            println!("fluidlab doctor");
+            let checks = doctor::run(|check| println!("{check}"));
+            let failed = doctor::failures(&checks);
+            if failed > 0 {
+                anyhow::bail!("doctor: {failed} check(s) failed");
             }
         }
     }

@@ -20,6 +20,8 @@ pub struct BenchOptions {
     pub warmup: u64,
     /// Solver backend.
     pub backend: Backend,
+    /// Time each stage (CUDA: events between kernels).
+    pub stage_timing: bool,
 }
 
 /// Benchmark results (the `--json` output).
@@ -75,6 +77,7 @@ pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
     }
     let created = backend::create(&scene, options.backend)?;
     let mut solver = created.solver;
+    solver.set_stage_timing(options.stage_timing);
     let bar = progress.then(|| super::progress_bar(options.warmup + options.steps, "steps"));
     for _ in 0..options.warmup {
         solver.step()?;

@@ -1,6 +1,7 @@
 //! The `fluidlab` subcommands, callable from the binary and from tests.
 
 pub mod bench;
+pub mod doctor;
 pub mod render;
 pub mod simulate;
 

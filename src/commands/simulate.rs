@@ -50,6 +50,8 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
     let scene = Scene::load(&options.scene)?;
     let created = backend::create(&scene, options.backend)?;
     let mut solver = created.solver;
+    // Nothing here reads stage times.
+    solver.set_stage_timing(false);
     let dt = solver.params().dt as f64;
     let steps = match (options.steps, options.seconds) {
         (Some(steps), _) => steps,

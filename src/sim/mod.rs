@@ -5,6 +5,7 @@
 //! each made of the stages named in [`Stage`] (the same names as the CUDA kernels and the docs).
 
 pub mod cpu;
+pub mod cuda;
 pub mod grid;
 pub mod kernel;
 mod params;
@@ -115,6 +116,28 @@ impl InitialState {
     /// True when there are no particles.
     pub fn is_empty(&self) -> bool {
         self.positions.is_empty()
+    }
+
+    /// Fails with [`SolverError::NonFinite`] naming the first particle whose position or
+    /// velocity is NaN or infinite.
+    pub fn check_finite(&self) -> Result<(), SolverError> {
+        let bad = (0..self.len())
+            .find(|&i| !self.positions[i].is_finite() || !self.velocities[i].is_finite());
+        let Some(id) = bad else {
+            return Ok(());
+        };
+        let (quantity, value) = if self.positions[id].is_finite() {
+            ("velocity", self.velocities[id])
+        } else {
+            ("position", self.positions[id])
+        };
+        Err(SolverError::NonFinite {
+            step: 0,
+            particle: id as u32,
+            quantity,
+            value: value.to_array(),
+            stage: "the initial state",
+        })
     }
 }
 
@@ -227,5 +250,11 @@ pub trait Solver {
     fn write_gl_buffer(&mut self, gl_buffer: u32) -> Result<bool, SolverError> {
         let _ = gl_buffer;
         Ok(false)
+    }
+
+    /// Turns per-stage timing on or off. Backends whose timing costs something (CUDA events
+    /// between kernels) skip it when off; [`Solver::stage_times`] then stays empty.
+    fn set_stage_timing(&mut self, enabled: bool) {
+        let _ = enabled;
     }
 }

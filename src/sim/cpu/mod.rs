@@ -162,26 +162,7 @@ impl CpuSolver {
                 "{n} particles exceed the 2³² id range"
             )));
         }
-        if let Some(id) = (0..n)
-            .find(|&i| !initial.positions[i].is_finite() || !initial.velocities[i].is_finite())
-        {
-            return Err(SolverError::NonFinite {
-                step: 0,
-                particle: id as u32,
-                quantity: if initial.positions[id].is_finite() {
-                    "velocity"
-                } else {
-                    "position"
-                },
-                value: if initial.positions[id].is_finite() {
-                    initial.velocities[id]
-                } else {
-                    initial.positions[id]
-                }
-                .to_array(),
-                stage: "the initial state",
-            });
-        }
+        initial.check_finite()?;
         let grid = UniformGrid::new(&world.container, params.kernel_radius);
         let mut solver = Self {
             grid,

@@ -1,0 +1,99 @@
+//! Compiles every `kernels/*.cu` to PTX with nvcc when one is found, so the binary carries
+//! prebuilt kernels (`src/sim/cuda/ptx.rs`). Without nvcc the build still succeeds: the kernel
+//! sources are embedded and compiled with NVRTC when the CUDA backend starts.
+//!
+//! nvcc is looked for in `$NVCC`, `$CUDA_PATH/bin`, `PATH`, then the project-local
+//! `.tools/cuda/nvidia/cu13/bin/nvcc` that `scripts/setup.sh` installs from PyPI.
+//! `FLUIDLAB_CUDA_ARCH` sets the virtual architecture (default `compute_75`).
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// PTX for a virtual architecture is compiled to machine code by the driver at load time for
+/// the GPU it finds; compute_75 runs on every GPU from Turing on (the kernels need nothing
+/// newer: 32-bit atomics and warp shuffles), Hopper included.
+const DEFAULT_ARCH: &str = "compute_75";
+const LOCAL_NVCC: &str = ".tools/cuda/nvidia/cu13/bin/nvcc";
+
+fn main() {
+    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    let out = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR"));
+    println!("cargo::rerun-if-changed=kernels");
+    println!("cargo::rerun-if-changed={LOCAL_NVCC}");
+    for var in ["NVCC", "CUDA_PATH", "FLUIDLAB_CUDA_ARCH"] {
+        println!("cargo::rerun-if-env-changed={var}");
+    }
+    println!("cargo::rustc-check-cfg=cfg(fluidlab_prebuilt_ptx)");
+
+    let arch = env::var("FLUIDLAB_CUDA_ARCH").unwrap_or_else(|_| DEFAULT_ARCH.to_string());
+    let Some((nvcc, version)) = find_nvcc(&manifest) else {
+        println!(
+            "cargo::warning=nvcc not found (NVCC, CUDA_PATH, PATH, {LOCAL_NVCC}): the CUDA kernels \
+             will be compiled with NVRTC at run time (scripts/setup.sh installs nvcc)"
+        );
+        return;
+    };
+    let mut kernels: Vec<PathBuf> = std::fs::read_dir(manifest.join("kernels"))
+        .expect("read kernels/")
+        .map(|entry| entry.expect("kernels/ entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "cu"))
+        .collect();
+    kernels.sort();
+    for source in &kernels {
+        let stem = source.file_stem().expect("file stem").to_string_lossy();
+        let ptx = out.join(format!("{stem}.ptx"));
+        // No --use_fast_math: it swaps IEEE division and square root for approximations and
+        // flushes denormals, which moves results away from the CPU reference for no measurable
+        // gain in these memory-bound neighbour loops. FMA contraction (nvcc's default) stays:
+        // it rounds once where the CPU rounds twice, a reassociation-sized difference.
+        let output = Command::new(&nvcc)
+            .args(["--ptx", "-O3", "-std=c++17", "-lineinfo"])
+            .arg(format!("-arch={arch}"))
+            .arg("-I")
+            .arg(manifest.join("kernels"))
+            .arg(source)
+            .arg("-o")
+            .arg(&ptx)
+            .output()
+            .unwrap_or_else(|e| panic!("running {}: {e}", nvcc.display()));
+        if !output.status.success() {
+            panic!(
+                "nvcc failed on {}:\n{}{}",
+                source.display(),
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+    }
+    println!("cargo::rustc-cfg=fluidlab_prebuilt_ptx");
+    println!("cargo::rustc-env=FLUIDLAB_NVCC={}", nvcc.display());
+    println!("cargo::rustc-env=FLUIDLAB_PTX_ORIGIN=nvcc {version} at build time, -arch={arch}");
+}
+
+/// The first nvcc that runs, and its release line ("13.0, V13.0.88").
+fn find_nvcc(manifest: &Path) -> Option<(PathBuf, String)> {
+    let mut candidates = Vec::new();
+    if let Ok(path) = env::var("NVCC") {
+        candidates.push(PathBuf::from(path));
+    }
+    if let Ok(root) = env::var("CUDA_PATH") {
+        candidates.push(Path::new(&root).join("bin/nvcc"));
+    }
+    candidates.push(PathBuf::from("nvcc"));
+    candidates.push(manifest.join(LOCAL_NVCC));
+    candidates.into_iter().find_map(|nvcc| {
+        let output = Command::new(&nvcc).arg("--version").output().ok()?;
+        if !output.status.success() {
+            return None;
+        }
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        let version = text
+            .lines()
+            .find_map(|line| line.split("release ").nth(1))
+            .unwrap_or("(unknown version)")
+            .trim()
+            .to_string();
+        Some((nvcc, version))
+    })
+}

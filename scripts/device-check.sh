@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# CUDA backend check on the GPU machine (the device tool's H200), in one call of a few minutes:
+# doctor (driver, GPU, kernels, restart leak check, CPU-vs-CUDA parity, EGL devices, CUDA–GL
+# interop round trip), benchmarks at 100k and
+# 1M particles with and without per-stage events, a CPU benchmark for scale, and
+# compute-sanitizer (memcheck, racecheck) on a short run. Logs go to $OUT (at most 8 files).
+#
+# The device machine has no cargo: build here, then carry the binary.
+#
+#   1. Here, in the repository root of the checkout the device call sends (the session's own
+#      checkout; a helper in another worktree must copy the script and binary there):
+#        scripts/setup.sh && cargo build --release
+#        mkdir -p out/device && cp target/release/fluidlab out/device/
+#      (`out/` is git-ignored, so it travels only when carried.)
+#      And the GL loader packages (as the device README says; `.gl` is git-ignored), without
+#      which doctor's "EGL devices" and "CUDA–GL interop" lines SKIP:
+#        mkdir -p .gl /tmp/amd64/partial; o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
+#        apt-get $o update; (cd .gl && apt-get $o download libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
+#   2. One device call:
+#        run(command="bash scripts/device-check.sh", carry=["out/device", ".gl"], timeout_s=420)
+#   3. Read $OUT/summary.txt first; doctor.log and bench-*.log hold the figures.
+#
+# Optional: FLUIDLAB_BIN (default out/device/fluidlab), OUT (default out/device-check).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-out/device-check}
+BIN=${FLUIDLAB_BIN:-out/device/fluidlab}
+mkdir -p "$OUT"
+summary() { echo "$*" | tee -a "$OUT/summary.txt"; }
+: >"$OUT/summary.txt"
+
+# GL loader packages carried in .gl (see above): unpacked into / as the device README says.
+if compgen -G ".gl/*.deb" >/dev/null; then
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+    vendor=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+    [[ -f $vendor && -z ${__EGL_VENDOR_LIBRARY_FILENAMES:-} ]] && export __EGL_VENDOR_LIBRARY_FILENAMES=$vendor
+fi
+
+if [[ ! -x $BIN ]]; then
+    summary "FAIL no fluidlab binary at $BIN (build it here and carry out/device, see the top of this script)"
+    exit 1
+fi
+summary "device-check $(date -u +%FT%TZ) on $(hostname): $("$BIN" --version)"
+if command -v nvidia-smi >/dev/null; then
+    nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader \
+        2>&1 | sed 's/^/gpu: /' | tee -a "$OUT/summary.txt"
+else
+    summary "gpu: no nvidia-smi on this machine"
+fi
+
+# Everything ends within BUDGET seconds (the device call's timeout_s is 420), even if a step hangs.
+BUDGET=${BUDGET:-380}
+failed=0
+step() { # name, timeout seconds, log file, command...
+    local name=$1 limit=$2 log=$3
+    shift 3
+    local start=$SECONDS left=$((BUDGET - SECONDS))
+    if ((left < 15)); then
+        summary "SKIP $name (the script's time budget is spent)"
+        failed=1
+        return
+    fi
+    ((limit > left)) && limit=$left
+    timeout "$limit" "$@" >>"$log" 2>&1
+    local rc=$?
+    if [[ $rc -eq 0 ]]; then summary "PASS $name ($((SECONDS - start)) s)"; else
+        summary "FAIL $name (exit $rc after $((SECONDS - start)) s, see $(basename "$log"))"
+        failed=1
+    fi
+}
+
+# Doctor: driver, GPU, PTX origin, restart leak check, parity (one frame, 200 frames).
+step "doctor" 150 "$OUT/doctor.log" "$BIN" doctor
+grep -E '^(PASS|FAIL|SKIP)' "$OUT/doctor.log" | sed 's/^/  doctor: /' >>"$OUT/summary.txt"
+
+# Benchmarks: per-stage CUDA events (table + JSON), then without events for the top speed.
+for n in 100000 1000000; do
+    log="$OUT/bench-$n.log"
+    step "bench cuda $n particles" 60 "$log" "$BIN" bench dam-break --backend cuda --particles "$n" --steps 50 --warmup 10
+    step "bench cuda $n particles (json)" 60 "$log" "$BIN" bench dam-break --backend cuda --particles "$n" --steps 50 --warmup 10 --json
+    step "bench cuda $n particles, no stage events (json)" 60 "$log" "$BIN" bench dam-break --backend cuda --particles "$n" --steps 50 --warmup 10 --json --no-stage-timing
+    grep -E 'step:' "$log" | sed "s/^ */  $n: /" >>"$OUT/summary.txt"
+done
+step "bench cpu 100000 particles (for scale)" 90 "$OUT/bench-cpu-100000.log" "$BIN" bench dam-break --backend cpu --particles 100000 --steps 5 --warmup 1
+grep -E 'step:' "$OUT/bench-cpu-100000.log" | sed 's/^ */  cpu 100000: /' >>"$OUT/summary.txt"
+
+# Memory errors and shared-memory races in every kernel, on a short run.
+if command -v compute-sanitizer >/dev/null; then
+    for tool in memcheck racecheck; do
+        step "compute-sanitizer $tool" 90 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+            "$BIN" bench dam-break --backend cuda --particles 20000 --steps 2 --warmup 0
+    done
+else
+    summary "SKIP compute-sanitizer (not on this machine)"
+fi
+
+summary "SKIP headless PNG render: the viewer's renderer is not on this branch (doctor's CUDA–GL interop line covers the buffer path)"
+summary "device-check: $([[ $failed -eq 0 ]] && echo 'all PASS' || echo 'some checks FAILED')"
+exit $failed

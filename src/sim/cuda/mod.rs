@@ -1,0 +1,913 @@
+//! The CUDA solver: the CPU reference's stages as kernels (`kernels/pbf.cu`), launched through
+//! cudarc on one stream with no host synchronisation inside a frame.
+//!
+//! One frame: `substeps` (or more, as the CFL condition asks) × { predict_positions → build_grid (compute_cell_ids, scan_blocks,
+//! add_block_offsets, reorder_particles) → iterations × { compute_lambda, apply_delta } →
+//! update_velocity → vorticity (vorticity_curl, vorticity_confinement) → xsph }, then
+//! `find_non_finite` (which also measures the largest speed for the next frame's CFL substeps)
+//! and one 8-byte copy back: the only synchronisation of the frame.
+//!
+//! There is no find_neighbors stage: every neighbour loop walks the 27 grid cells around the
+//! particle. The neighbour set is the CPU's: particles within h at the positions the grid was
+//! built from (kept in `grid_positions`), fixed for the step while the kernels evaluate W and
+//! ∇W at the current positions.
+
+pub mod egl;
+#[cfg(test)]
+mod emulation;
+mod interop;
+mod params;
+pub mod parity;
+pub mod pbf;
+pub mod ptx;
+
+use super::{InitialState, Params, Snapshot, Solver, SolverError, Stage, StageTimes, World};
+use cudarc::driver::{
+    sys, CudaContext, CudaEvent, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
+use glam::Vec3A;
+use interop::GlInterop;
+use params::{GpuObstacle, GpuParams};
+use pbf::{per_element, PbfKernels};
+use std::sync::Arc;
+
+type Float4 = [f32; 4];
+
+/// Bytes of GPU memory per particle: positions, predicted positions and velocities (float4,
+/// double-buffered for the sort), grid positions (float4), ids (double-buffered), λ, ρ,
+/// neighbour count, ω (float4), cell and rank.
+pub const BYTES_PER_PARTICLE: u64 = 7 * 16 + 2 * 4 + 3 * 4 + 16 + 2 * 4;
+
+/// The oldest driver API version the backend runs on (`cuDriverGetVersion`): CUDA 13.0.
+pub const MIN_DRIVER_CUDA_VERSION: i32 = 13000;
+
+/// Why the CUDA backend cannot run on this machine, or `None` when it can.
+pub fn unavailable() -> Option<String> {
+    // SAFETY: only tries to open the library.
+    if !unsafe { sys::is_culib_present() } {
+        return Some(
+            "no NVIDIA CUDA driver was found (libcuda.so is not installed or not on the library path)"
+                .into(),
+        );
+    }
+    if let Err(e) = cudarc::driver::result::init() {
+        return Some(format!("the CUDA driver did not initialise ({e})"));
+    }
+    // cudarc is bound to the CUDA 13.0 API (some entry points are 13.0's `_v2` names) and the
+    // prebuilt PTX is ISA 9.0: an older driver would fail on a missing symbol, not cleanly.
+    let mut version = 0;
+    // SAFETY: writes one int; available in every driver version.
+    if unsafe { sys::cuDriverGetVersion(&mut version) }
+        .result()
+        .is_ok()
+        && version < MIN_DRIVER_CUDA_VERSION
+    {
+        return Some(format!(
+            "the NVIDIA driver supports CUDA {}.{}, and this build needs CUDA 13.0 or newer \
+             (driver 580 or newer)",
+            version / 1000,
+            version % 1000 / 10
+        ));
+    }
+    match CudaContext::device_count() {
+        Ok(0) => Some("the CUDA driver reports no GPU".into()),
+        Ok(_) => None,
+        Err(e) => Some(format!("the CUDA driver could not count GPUs ({e})")),
+    }
+}
+
+/// What `fluidlab doctor` reports about the GPU.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    /// Device name.
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub compute_capability: (i32, i32),
+    /// Total device memory, bytes.
+    pub total_memory: usize,
+    /// Free device memory, bytes.
+    pub free_memory: usize,
+    /// Driver's CUDA version, e.g. 13000 for 13.0.
+    pub driver_version: i32,
+}
+
+/// Facts about GPU 0. Call only when [`unavailable`] returned `None`.
+pub fn device_info() -> Result<DeviceInfo, String> {
+    let context = CudaContext::new(0).map_err(|e| format!("creating a CUDA context: {e}"))?;
+    let mut driver_version = 0;
+    // SAFETY: writes one int.
+    unsafe { sys::cuDriverGetVersion(&mut driver_version) }
+        .result()
+        .map_err(|e| format!("cuDriverGetVersion: {e}"))?;
+    let (free_memory, total_memory) = context.mem_get_info().map_err(|e| e.to_string())?;
+    Ok(DeviceInfo {
+        name: context.name().map_err(|e| e.to_string())?,
+        compute_capability: context.compute_capability().map_err(|e| e.to_string())?,
+        total_memory,
+        free_memory,
+        driver_version,
+    })
+}
+
+/// Loads the PBF module: the prebuilt PTX when the build had nvcc and the driver accepts it,
+/// else the embedded source compiled by NVRTC for this GPU. Returns the module and a sentence
+/// saying where its code came from.
+pub fn load_module(context: &Arc<CudaContext>) -> Result<(Arc<CudaModule>, String), SolverError> {
+    let fallback_reason = match (ptx::PBF_PTX, ptx::PREBUILT_ORIGIN) {
+        (Some(source), origin) => match context.load_module(cudarc::nvrtc::Ptx::from_src(source)) {
+            Ok(module) => return Ok((module, origin.unwrap_or("nvcc at build time").to_string())),
+            Err(e) => format!("the driver refused the prebuilt PTX ({e})"),
+        },
+        (None, _) => "the build found no nvcc".to_string(),
+    };
+    let compute_capability = context
+        .compute_capability()
+        .map_err(|e| SolverError::Backend(e.to_string()))?;
+    let ptx = compile_with_nvrtc(compute_capability).map_err(|e| {
+        SolverError::Backend(format!(
+            "cannot load the CUDA kernels: {fallback_reason}; {e}"
+        ))
+    })?;
+    let module = context
+        .load_module(ptx)
+        .map_err(|e| SolverError::Backend(format!("loading the NVRTC-compiled PTX: {e}")))?;
+    let (major, minor) = compute_capability;
+    Ok((
+        module,
+        format!("NVRTC at run time for compute_{major}{minor} ({fallback_reason})"),
+    ))
+}
+
+/// Compiles the embedded kernel source with NVRTC for a GPU of `compute_capability` (needs
+/// libnvrtc, not a GPU), with the options build.rs gives nvcc.
+pub fn compile_with_nvrtc((major, minor): (i32, i32)) -> Result<cudarc::nvrtc::Ptx, String> {
+    // SAFETY: only tries to open the library.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err("NVRTC (libnvrtc.so) was not found to compile them at run time".into());
+    }
+    let options = cudarc::nvrtc::CompileOptions {
+        options: vec![
+            format!("--gpu-architecture=compute_{major}{minor}"),
+            "-std=c++17".into(),
+            "-lineinfo".into(),
+        ],
+        name: Some("pbf.cu".into()),
+        ..Default::default()
+    };
+    cudarc::nvrtc::compile_ptx_with_opts(ptx::pbf_source(), options)
+        .map_err(|e| format!("NVRTC failed on kernels/pbf.cu: {e:?}"))
+}
+
+/// CUDA events around each stage of a frame, read after the frame's synchronisation.
+struct StageTimer {
+    events: Vec<CudaEvent>,
+    stages: Vec<Stage>,
+}
+
+impl StageTimer {
+    fn new() -> Self {
+        Self {
+            events: Vec::new(),
+            stages: Vec::new(),
+        }
+    }
+
+    fn record(
+        &mut self,
+        context: &Arc<CudaContext>,
+        stream: &CudaStream,
+        slot: usize,
+    ) -> Result<(), SolverError> {
+        if self.events.len() <= slot {
+            let event = context
+                .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(driver_error("creating a CUDA event"))?;
+            self.events.push(event);
+        }
+        self.events[slot]
+            .record(stream)
+            .map_err(driver_error("recording a CUDA event"))
+    }
+
+    /// Starts a frame: the event every stage time is measured from.
+    fn begin(
+        &mut self,
+        context: &Arc<CudaContext>,
+        stream: &CudaStream,
+    ) -> Result<(), SolverError> {
+        self.stages.clear();
+        self.record(context, stream, 0)
+    }
+
+    /// Marks the end of `stage` (begun where the previous stage ended).
+    fn end(
+        &mut self,
+        context: &Arc<CudaContext>,
+        stream: &CudaStream,
+        stage: Stage,
+    ) -> Result<(), SolverError> {
+        self.stages.push(stage);
+        self.record(context, stream, self.stages.len())
+    }
+
+    /// Adds the frame's stage times to `times` (the stream must have reached the last event).
+    fn collect(&self, times: &mut StageTimes) -> Result<(), SolverError> {
+        for (k, &stage) in self.stages.iter().enumerate() {
+            let ms = self.events[k]
+                .elapsed_ms(&self.events[k + 1])
+                .map_err(driver_error("reading a CUDA event"))?;
+            times.add(stage, ms as f64 * 1e-3);
+        }
+        Ok(())
+    }
+}
+
+/// The particle arrays and grid on the GPU.
+struct Buffers {
+    positions: CudaSlice<Float4>,
+    predicted: CudaSlice<Float4>,
+    velocities: CudaSlice<Float4>,
+    ids: CudaSlice<u32>,
+    /// Second copies: the sort's destination, apply_delta's and xsph's output.
+    positions_next: CudaSlice<Float4>,
+    predicted_next: CudaSlice<Float4>,
+    velocities_next: CudaSlice<Float4>,
+    ids_next: CudaSlice<u32>,
+    /// x* when the grid was built (sorted): neighbour sets are defined by these for the step.
+    grid_positions: CudaSlice<Float4>,
+    lambdas: CudaSlice<f32>,
+    densities: CudaSlice<f32>,
+    neighbor_counts: CudaSlice<u32>,
+    omegas: CudaSlice<Float4>,
+    cell_of: CudaSlice<u32>,
+    rank: CudaSlice<u32>,
+    /// Particles per cell, counted by compute_cell_ids and zeroed again by the scan (cells + 1).
+    cell_counts: CudaSlice<u32>,
+    /// Exclusive scan of the counts: cell c holds sorted particles cell_start[c]..cell_start[c + 1].
+    cell_start: CudaSlice<u32>,
+    /// Block totals of each scan level above the first.
+    scan_sums: Vec<CudaSlice<u32>>,
+    obstacles: CudaSlice<GpuObstacle>,
+    /// [first non-finite id (complemented), largest speed (float bits)], see `find_non_finite`.
+    frame_check: CudaSlice<u32>,
+}
+
+/// The CUDA Position Based Fluids solver.
+pub struct CudaSolver {
+    params: Params,
+    world: World,
+    constants: GpuParams,
+    context: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    kernels: PbfKernels,
+    ptx_origin: String,
+    particle_count: usize,
+    buffers: Buffers,
+    scan_levels: Vec<usize>,
+    steps: u64,
+    /// Largest particle speed after the last frame (m/s): sets the next frame's CFL substeps.
+    max_speed: f32,
+    times: StageTimes,
+    timer: StageTimer,
+    stage_timing: bool,
+    interop: GlInterop,
+}
+
+fn driver_error(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> SolverError {
+    move |e| SolverError::Backend(format!("{what}: {e}"))
+}
+
+fn to_float4(v: &Vec3A) -> Float4 {
+    [v.x, v.y, v.z, 0.0]
+}
+
+fn to_vec3(v: &Float4) -> Vec3A {
+    Vec3A::new(v[0], v[1], v[2])
+}
+
+impl CudaSolver {
+    /// A solver over `initial` (particle `i` gets id `i`) on GPU 0. Fails when CUDA is not
+    /// available, on invalid parameters, or when the particles do not fit in GPU memory (checked
+    /// before allocating anything).
+    pub fn new(world: World, params: Params, initial: &InitialState) -> Result<Self, SolverError> {
+        params
+            .validate()
+            .map_err(|e| SolverError::Params(e.to_string()))?;
+        if let Some(reason) = unavailable() {
+            return Err(SolverError::Backend(reason));
+        }
+        let n = initial.len();
+        if n >= u32::MAX as usize {
+            return Err(SolverError::Params(format!(
+                "{n} particles exceed the 2³² id range"
+            )));
+        }
+        initial.check_finite()?;
+        let constants = GpuParams::new(
+            &params,
+            &world,
+            n as u32,
+            params.dt / params.substeps as f32,
+        );
+        let cells = constants.cell_count();
+        if cells + 1 >= u32::MAX as usize {
+            return Err(SolverError::Params(format!(
+                "the grid has {cells} cells (container / kernel_radius), more than the CUDA solver's \
+                 32-bit cell indices hold; use a smaller container or a larger kernel_radius"
+            )));
+        }
+        let scan_levels = pbf::scan_levels(cells + 1);
+
+        let context = CudaContext::new(0).map_err(driver_error("creating a CUDA context"))?;
+        let needed = n as u64 * BYTES_PER_PARTICLE
+            + scan_levels.iter().map(|&l| l as u64 * 4).sum::<u64>()
+            + (cells as u64 + 1) * 4
+            + world.obstacles.len() as u64 * 32;
+        let (free, _) = context
+            .mem_get_info()
+            .map_err(driver_error("cuMemGetInfo"))?;
+        if needed > free as u64 {
+            let name = context.name().unwrap_or_else(|_| "the GPU".into());
+            return Err(SolverError::Backend(format!(
+                "{n} particles need {} of GPU memory for the CUDA solver, but {name} has only {} \
+                 free; use fewer particles (a larger spacing) or --backend cpu",
+                crate::scene::format_bytes(needed),
+                crate::scene::format_bytes(free as u64)
+            )));
+        }
+        let (module, ptx_origin) = load_module(&context)?;
+        let kernels = PbfKernels::load(&module)?;
+        // One stream, used for everything: cudarc's cross-stream event tracking is not needed.
+        // SAFETY: set before any allocation of this context; all work goes to `stream`.
+        unsafe { context.disable_event_tracking() };
+        let stream = context
+            .new_stream()
+            .map_err(driver_error("creating a CUDA stream"))?;
+        let buffers = Self::allocate(&stream, initial, &world, cells, &scan_levels)
+            .map_err(driver_error("allocating GPU memory"))?;
+        let mut solver = Self {
+            params,
+            world,
+            constants,
+            context,
+            stream,
+            kernels,
+            ptx_origin,
+            particle_count: n,
+            buffers,
+            scan_levels,
+            steps: 0,
+            max_speed: initial
+                .velocities
+                .iter()
+                .map(|v| v.length())
+                .fold(0.0, f32::max),
+            times: StageTimes::default(),
+            timer: StageTimer::new(),
+            stage_timing: true,
+            interop: GlInterop::default(),
+        };
+        // Densities and neighbour counts of the seeded state, as the CPU solver has them.
+        if n > 0 {
+            solver.build_grid()?;
+            solver.compute_lambda(true)?;
+        }
+        solver
+            .stream
+            .synchronize()
+            .map_err(driver_error("setting up the CUDA solver"))?;
+        Ok(solver)
+    }
+
+    fn allocate(
+        stream: &Arc<CudaStream>,
+        initial: &InitialState,
+        world: &World,
+        cells: usize,
+        scan_levels: &[usize],
+    ) -> Result<Buffers, cudarc::driver::DriverError> {
+        // At least one element each: a zero-byte allocation is not portable.
+        let n = initial.len().max(1);
+        let mut positions: Vec<Float4> = initial.positions.iter().map(to_float4).collect();
+        let mut velocities: Vec<Float4> = initial.velocities.iter().map(to_float4).collect();
+        let mut ids: Vec<u32> = (0..initial.len() as u32).collect();
+        positions.resize(n, [0.0; 4]);
+        velocities.resize(n, [0.0; 4]);
+        ids.resize(n, 0);
+        let mut obstacles: Vec<GpuObstacle> =
+            world.obstacles.iter().map(GpuObstacle::from).collect();
+        obstacles.resize(obstacles.len().max(1), GpuObstacle::default());
+        Ok(Buffers {
+            positions: stream.clone_htod(&positions)?,
+            predicted: stream.clone_htod(&positions)?,
+            velocities: stream.clone_htod(&velocities)?,
+            ids: stream.clone_htod(&ids)?,
+            positions_next: stream.alloc_zeros(n)?,
+            predicted_next: stream.alloc_zeros(n)?,
+            velocities_next: stream.alloc_zeros(n)?,
+            ids_next: stream.alloc_zeros(n)?,
+            grid_positions: stream.alloc_zeros(n)?,
+            lambdas: stream.alloc_zeros(n)?,
+            densities: stream.alloc_zeros(n)?,
+            neighbor_counts: stream.alloc_zeros(n)?,
+            omegas: stream.alloc_zeros(n)?,
+            cell_of: stream.alloc_zeros(n)?,
+            rank: stream.alloc_zeros(n)?,
+            cell_counts: stream.alloc_zeros(cells + 1)?,
+            cell_start: stream.alloc_zeros(cells + 1)?,
+            scan_sums: scan_levels[1..]
+                .iter()
+                .map(|&len| stream.alloc_zeros(len))
+                .collect::<Result<_, _>>()?,
+            obstacles: stream.clone_htod(&obstacles)?,
+            frame_check: stream.alloc_zeros(2)?,
+        })
+    }
+
+    /// Where the kernels' PTX came from (nvcc at build time, or NVRTC and why).
+    pub fn ptx_origin(&self) -> &str {
+        &self.ptx_origin
+    }
+
+    fn launch_config(&self) -> LaunchConfig {
+        per_element(self.particle_count)
+    }
+
+    fn predict_positions(&mut self) -> Result<(), SolverError> {
+        let (k, b) = (&self.kernels.predict_positions, &mut self.buffers);
+        let mut launch = self.stream.launch_builder(k.function());
+        launch
+            .arg(&self.constants)
+            .arg(&b.obstacles)
+            .arg(&b.positions)
+            .arg(&mut b.velocities)
+            .arg(&mut b.predicted);
+        // SAFETY: arguments as in pbf.cu; every array holds particle_count elements.
+        unsafe { k.launch(&mut launch, per_element(self.particle_count)) }
+    }
+
+    /// Counting sort of every particle array by the cell of x*: count (atomics), exclusive
+    /// scan (which also zeroes the counts for the next step), scatter.
+    fn build_grid(&mut self) -> Result<(), SolverError> {
+        let config = self.launch_config();
+        let b = &mut self.buffers;
+        let k = &self.kernels;
+        let mut launch = self.stream.launch_builder(k.compute_cell_ids.function());
+        launch
+            .arg(&self.constants)
+            .arg(&b.predicted)
+            .arg(&mut b.cell_of)
+            .arg(&mut b.rank)
+            .arg(&mut b.cell_counts);
+        // SAFETY: arguments as in pbf.cu; cell ids are clamped into the grid.
+        unsafe { k.compute_cell_ids.launch(&mut launch, config)? };
+
+        // Up the levels: scan each level in blocks, collecting block totals into the next.
+        let levels = &self.scan_levels;
+        let null: u64 = 0;
+        for level in 0..levels.len() {
+            let count = levels[level] as u32;
+            let blocks = levels[level].div_ceil(pbf::SCAN_ITEMS_PER_BLOCK) as u32;
+            let config = LaunchConfig {
+                grid_dim: (blocks, 1, 1),
+                block_dim: (pbf::SCAN_THREADS, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let clear_input: i32 = (level == 0).into();
+            let mut launch = self.stream.launch_builder(k.scan_blocks.function());
+            let (lower, upper) = b.scan_sums.split_at_mut(level);
+            if level == 0 {
+                launch.arg(&mut b.cell_counts).arg(&mut b.cell_start);
+            } else {
+                let this = &mut lower[level - 1];
+                launch.arg(&*this).arg(&*this);
+            }
+            match upper.first_mut() {
+                Some(sums) if level + 1 < levels.len() => launch.arg(sums),
+                _ => launch.arg(&null),
+            };
+            launch.arg(&count).arg(&clear_input);
+            // SAFETY: each level's array holds `count` values; its block totals array holds
+            // `blocks` (the next level's count).
+            unsafe { k.scan_blocks.launch(&mut launch, config)? };
+        }
+        // Down again: add each level's scanned block totals to the level below.
+        for level in (0..levels.len() - 1).rev() {
+            let count = levels[level] as u32;
+            let (lower, upper) = b.scan_sums.split_at_mut(level);
+            let mut launch = self.stream.launch_builder(k.add_block_offsets.function());
+            if level == 0 {
+                launch.arg(&mut b.cell_start);
+            } else {
+                launch.arg(&mut lower[level - 1]);
+            }
+            launch.arg(&upper[0]).arg(&count);
+            // SAFETY: `count` values, one offset per block of SCAN_ITEMS_PER_BLOCK.
+            unsafe {
+                k.add_block_offsets
+                    .launch(&mut launch, per_element(levels[level]))?
+            };
+        }
+
+        let mut launch = self.stream.launch_builder(k.reorder_particles.function());
+        launch
+            .arg(&self.constants)
+            .arg(&b.cell_of)
+            .arg(&b.rank)
+            .arg(&b.cell_start)
+            .arg(&b.positions)
+            .arg(&b.predicted)
+            .arg(&b.velocities)
+            .arg(&b.ids)
+            .arg(&mut b.positions_next)
+            .arg(&mut b.predicted_next)
+            .arg(&mut b.velocities_next)
+            .arg(&mut b.ids_next)
+            .arg(&mut b.grid_positions);
+        // SAFETY: arguments as in pbf.cu; slots are a permutation of 0..particle_count.
+        unsafe { k.reorder_particles.launch(&mut launch, config)? };
+        std::mem::swap(&mut b.positions, &mut b.positions_next);
+        std::mem::swap(&mut b.predicted, &mut b.predicted_next);
+        std::mem::swap(&mut b.velocities, &mut b.velocities_next);
+        std::mem::swap(&mut b.ids, &mut b.ids_next);
+        Ok(())
+    }
+
+    fn compute_lambda(&mut self, count_neighbors: bool) -> Result<(), SolverError> {
+        let config = self.launch_config();
+        let (k, b) = (&self.kernels.compute_lambda, &mut self.buffers);
+        let null: u64 = 0;
+        let mut launch = self.stream.launch_builder(k.function());
+        launch
+            .arg(&self.constants)
+            .arg(&b.predicted)
+            .arg(&b.ids)
+            .arg(&b.cell_start)
+            .arg(&b.grid_positions)
+            .arg(&mut b.lambdas)
+            .arg(&mut b.densities);
+        if count_neighbors {
+            launch.arg(&mut b.neighbor_counts);
+        } else {
+            launch.arg(&null);
+        }
+        // SAFETY: arguments as in pbf.cu.
+        unsafe { k.launch(&mut launch, config) }
+    }
+
+    fn apply_delta(&mut self) -> Result<(), SolverError> {
+        let config = self.launch_config();
+        let (k, b) = (&self.kernels.apply_delta, &mut self.buffers);
+        let mut launch = self.stream.launch_builder(k.function());
+        launch
+            .arg(&self.constants)
+            .arg(&b.obstacles)
+            .arg(&b.predicted)
+            .arg(&b.ids)
+            .arg(&b.lambdas)
+            .arg(&b.cell_start)
+            .arg(&b.grid_positions)
+            .arg(&mut b.predicted_next);
+        // SAFETY: arguments as in pbf.cu.
+        unsafe { k.launch(&mut launch, config)? };
+        std::mem::swap(&mut b.predicted, &mut b.predicted_next);
+        Ok(())
+    }
+
+    fn update_velocity(&mut self) -> Result<(), SolverError> {
+        let config = self.launch_config();
+        let (k, b) = (&self.kernels.update_velocity, &mut self.buffers);
+        let mut launch = self.stream.launch_builder(k.function());
+        launch
+            .arg(&self.constants)
+            .arg(&b.positions)
+            .arg(&b.predicted)
+            .arg(&mut b.velocities);
+        // SAFETY: arguments as in pbf.cu.
+        unsafe { k.launch(&mut launch, config) }
+    }
+
+    fn vorticity(&mut self) -> Result<(), SolverError> {
+        let config = self.launch_config();
+        let (k, b) = (&self.kernels, &mut self.buffers);
+        let mut launch = self.stream.launch_builder(k.vorticity_curl.function());
+        launch
+            .arg(&self.constants)
+            .arg(&b.predicted)
+            .arg(&b.velocities)
+            .arg(&b.cell_start)
+            .arg(&b.grid_positions)
+            .arg(&mut b.omegas);
+        // SAFETY: arguments as in pbf.cu.
+        unsafe { k.vorticity_curl.launch(&mut launch, config)? };
+        let mut launch = self
+            .stream
+            .launch_builder(k.vorticity_confinement.function());
+        launch
+            .arg(&self.constants)
+            .arg(&b.predicted)
+            .arg(&b.omegas)
+            .arg(&b.cell_start)
+            .arg(&b.grid_positions)
+            .arg(&mut b.velocities);
+        // SAFETY: arguments as in pbf.cu.
+        unsafe { k.vorticity_confinement.launch(&mut launch, config) }
+    }
+
+    /// XSPH into the second velocity buffer, then x = x* (a swap: predict overwrites the old x).
+    fn xsph(&mut self, enabled: bool) -> Result<(), SolverError> {
+        let config = self.launch_config();
+        let (k, b) = (&self.kernels.xsph, &mut self.buffers);
+        if enabled {
+            let mut launch = self.stream.launch_builder(k.function());
+            launch
+                .arg(&self.constants)
+                .arg(&b.predicted)
+                .arg(&b.velocities)
+                .arg(&b.cell_start)
+                .arg(&b.grid_positions)
+                .arg(&mut b.velocities_next);
+            // SAFETY: arguments as in pbf.cu.
+            unsafe { k.launch(&mut launch, config)? };
+            std::mem::swap(&mut b.velocities, &mut b.velocities_next);
+        }
+        std::mem::swap(&mut b.positions, &mut b.predicted);
+        Ok(())
+    }
+
+    /// Runs `stage` and, with stage timing on, marks its end with an event.
+    fn timed(
+        &mut self,
+        stage: Stage,
+        run: impl FnOnce(&mut Self) -> Result<(), SolverError>,
+    ) -> Result<(), SolverError> {
+        run(self)?;
+        if self.stage_timing {
+            self.timer.end(&self.context, &self.stream, stage)?;
+        }
+        Ok(())
+    }
+
+    fn substep(&mut self) -> Result<(), SolverError> {
+        self.timed(Stage::PredictPositions, Self::predict_positions)?;
+        self.timed(Stage::BuildGrid, Self::build_grid)?;
+        for iteration in 0..self.params.iterations {
+            self.timed(Stage::ComputeLambda, |s| s.compute_lambda(iteration == 0))?;
+            self.timed(Stage::ApplyDelta, Self::apply_delta)?;
+        }
+        self.timed(Stage::UpdateVelocity, Self::update_velocity)?;
+        if self.params.vorticity != 0.0 {
+            self.timed(Stage::Vorticity, Self::vorticity)?;
+        }
+        let xsph = self.params.xsph_c > 0.0;
+        self.timed(Stage::Xsph, |s| s.xsph(xsph))
+    }
+
+    /// After a frame: the smallest id with a non-finite position or velocity, if any, and the
+    /// largest speed (for the next frame's CFL substeps). One small kernel and an 8-byte copy,
+    /// which is also the frame's one synchronisation.
+    fn check_frame(&mut self) -> Result<(Option<u32>, f32), SolverError> {
+        let b = &mut self.buffers;
+        self.stream
+            .memset_zeros(&mut b.frame_check)
+            .map_err(driver_error("clearing the frame check"))?;
+        let n = self.particle_count as u32;
+        let k = &self.kernels.find_non_finite;
+        let mut launch = self.stream.launch_builder(k.function());
+        launch
+            .arg(&n)
+            .arg(&b.positions)
+            .arg(&b.velocities)
+            .arg(&b.ids)
+            .arg(&mut b.frame_check);
+        // SAFETY: arguments as in pbf.cu.
+        unsafe { k.launch(&mut launch, per_element(self.particle_count))? };
+        let mut check = [0u32; 2];
+        self.stream
+            .memcpy_dtoh(&b.frame_check, &mut check)
+            .map_err(driver_error("a CUDA kernel of the step failed"))?;
+        self.stream
+            .synchronize()
+            .map_err(driver_error("a CUDA kernel of the step failed"))?;
+        Ok((
+            (check[0] != 0).then_some(!check[0]),
+            f32::from_bits(check[1]),
+        ))
+    }
+
+    /// Copies an array of `particle_count` elements back.
+    fn download<T: cudarc::driver::DeviceRepr + Default + Clone>(
+        &self,
+        slice: &CudaSlice<T>,
+    ) -> Result<Vec<T>, SolverError> {
+        let mut host = vec![T::default(); slice.len()];
+        self.stream
+            .memcpy_dtoh(slice, &mut host)
+            .map_err(driver_error("copying particles from the GPU"))?;
+        self.stream
+            .synchronize()
+            .map_err(driver_error("copying particles from the GPU"))?;
+        host.truncate(self.particle_count);
+        Ok(host)
+    }
+
+    fn try_snapshot(&self) -> Result<Snapshot, SolverError> {
+        let b = &self.buffers;
+        let positions = self.download(&b.positions)?;
+        let velocities = self.download(&b.velocities)?;
+        let densities = self.download(&b.densities)?;
+        let counts = self.download(&b.neighbor_counts)?;
+        let ids = self.download(&b.ids)?;
+        let n = self.particle_count;
+        let mut snapshot = Snapshot {
+            positions: vec![Vec3A::ZERO; n],
+            velocities: vec![Vec3A::ZERO; n],
+            densities: vec![0.0; n],
+            neighbor_counts: vec![0; n],
+            particle_mass: self.params.particle_mass,
+            rest_density: self.params.rest_density,
+        };
+        for (k, &id) in ids.iter().enumerate() {
+            let id = id as usize;
+            snapshot.positions[id] = to_vec3(&positions[k]);
+            snapshot.velocities[id] = to_vec3(&velocities[k]);
+            snapshot.densities[id] = densities[k];
+            snapshot.neighbor_counts[id] = counts[k];
+        }
+        Ok(snapshot)
+    }
+
+    /// Turns per-stage CUDA events on (the default; `bench` reads them) or off (a little faster:
+    /// no event records between kernels).
+    pub fn set_stage_timing(&mut self, enabled: bool) {
+        self.stage_timing = enabled;
+    }
+}
+
+impl Solver for CudaSolver {
+    fn backend_name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn particle_count(&self) -> usize {
+        self.particle_count
+    }
+
+    fn params(&self) -> &Params {
+        &self.params
+    }
+
+    fn set_params(&mut self, params: &Params) -> Result<(), SolverError> {
+        self.params
+            .check_live_edit(params)
+            .map_err(SolverError::Params)?;
+        self.params = params.clone();
+        Ok(())
+    }
+
+    fn step(&mut self) -> Result<(), SolverError> {
+        let substeps = self.params.substeps_for(self.max_speed);
+        if self.particle_count == 0 {
+            self.steps += substeps as u64;
+            return Ok(());
+        }
+        let dt = self.params.dt / substeps as f32;
+        self.constants = GpuParams::new(&self.params, &self.world, self.particle_count as u32, dt);
+        if self.stage_timing {
+            self.timer.begin(&self.context, &self.stream)?;
+        }
+        for _ in 0..substeps {
+            self.substep()?;
+        }
+        self.steps += substeps as u64;
+        let (bad, max_speed) = self.check_frame()?;
+        self.max_speed = max_speed;
+        if self.stage_timing {
+            self.timer.collect(&mut self.times)?;
+        }
+        let Some(particle) = bad else {
+            return Ok(());
+        };
+        let snapshot = self.try_snapshot()?;
+        let (position, velocity) = (
+            snapshot.positions[particle as usize],
+            snapshot.velocities[particle as usize],
+        );
+        let (quantity, value) = if position.is_finite() {
+            ("velocity", velocity)
+        } else {
+            ("position", position)
+        };
+        Err(SolverError::NonFinite {
+            step: self.steps,
+            particle,
+            quantity,
+            value: value.to_array(),
+            stage: "xsph (checked once per frame)",
+        })
+    }
+
+    fn steps_taken(&self) -> u64 {
+        self.steps
+    }
+
+    fn stage_times(&self) -> StageTimes {
+        self.times.clone()
+    }
+
+    fn reset_stage_times(&mut self) {
+        self.times.clear();
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        self.try_snapshot().unwrap_or_else(|error| {
+            // The trait returns no error: say why, and hand back NaNs that statistics and
+            // exports make visible rather than plausible zeros.
+            eprintln!("error: {error}");
+            let n = self.particle_count;
+            Snapshot {
+                positions: vec![Vec3A::NAN; n],
+                velocities: vec![Vec3A::NAN; n],
+                densities: vec![f32::NAN; n],
+                neighbor_counts: vec![0; n],
+                particle_mass: self.params.particle_mass,
+                rest_density: self.params.rest_density,
+            }
+        })
+    }
+
+    fn render_positions(&self, out: &mut Vec<[f32; 4]>) {
+        out.clear();
+        let copied = self
+            .download(&self.buffers.positions)
+            .and_then(|p| Ok((p, self.download(&self.buffers.velocities)?)));
+        match copied {
+            Ok((positions, velocities)) => out.extend(
+                positions
+                    .iter()
+                    .zip(&velocities)
+                    .map(|(x, v)| [x[0], x[1], x[2], to_vec3(v).length()]),
+            ),
+            Err(error) => eprintln!("error: {error}"),
+        }
+    }
+
+    fn write_gl_buffer(&mut self, gl_buffer: u32) -> Result<bool, SolverError> {
+        let n = self.particle_count;
+        let (stream, kernels, buffers) = (&self.stream, &self.kernels, &self.buffers);
+        self.interop
+            .write(&self.context, stream, gl_buffer, n * 16, |pointer| {
+                let count = n as u32;
+                let k = &kernels.write_render_buffer;
+                let mut launch = stream.launch_builder(k.function());
+                launch
+                    .arg(&count)
+                    .arg(&buffers.positions)
+                    .arg(&buffers.velocities)
+                    .arg(&pointer);
+                // SAFETY: the mapped buffer holds at least n float4 records (checked by write).
+                unsafe { k.launch(&mut launch, per_element(n)) }
+            })
+    }
+
+    fn set_stage_timing(&mut self, enabled: bool) {
+        CudaSolver::set_stage_timing(self, enabled);
+    }
+}
+
+impl Drop for CudaSolver {
+    fn drop(&mut self) {
+        if self.context.bind_to_thread().is_ok() {
+            self.interop.unregister();
+        }
+    }
+}
+
+/// Free GPU memory before and after `restarts` solvers of the parity scene are created,
+/// stepped and dropped (as the viewer does on every scene restart): equal when nothing leaks.
+/// One solver runs first so one-time driver state is not counted.
+pub fn free_memory_across_restarts(restarts: usize) -> Result<(usize, usize), SolverError> {
+    // Holds the primary context for the whole check, so it is not torn down between solvers.
+    let context = CudaContext::new(0).map_err(driver_error("creating a CUDA context"))?;
+    let scene = parity::parity_scene();
+    let seed = scene.seed();
+    let run = || -> Result<(), SolverError> {
+        let mut solver = CudaSolver::new(scene.world(), scene.params.clone(), &seed)?;
+        solver.step()
+    };
+    let free = || -> Result<usize, SolverError> {
+        context
+            .synchronize()
+            .map_err(driver_error("cuCtxSynchronize"))?;
+        Ok(context
+            .mem_get_info()
+            .map_err(driver_error("cuMemGetInfo"))?
+            .0)
+    };
+    run()?;
+    let before = free()?;
+    for _ in 0..restarts {
+        run()?;
+    }
+    Ok((before, free()?))
+}

@@ -1,0 +1,227 @@
+//! The parameter block the kernels take by value, mirrored field for field by `struct
+//! PbfParams` in `kernels/pbf_common.cuh`, and the obstacle records (`struct PbfObstacle`).
+
+use crate::sim::grid::UniformGrid;
+use crate::sim::{Obstacle, Params, World};
+use bytemuck::{Pod, Zeroable};
+use cudarc::driver::DeviceRepr;
+use glam::Vec3A;
+
+/// One step's constants, derived from [`Params`] with the same operations as the CPU solver's
+/// `StepConstants`, so both backends start every step from bit-identical numbers.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuParams {
+    pub grid_origin: [f32; 3],
+    pub inverse_cell_size: f32,
+    pub grid_dims: [i32; 3],
+    pub particle_count: u32,
+    pub dt: f32,
+    pub inverse_dt: f32,
+    pub gravity: [f32; 3],
+    pub kernel_radius: f32,
+    pub kernel_radius_squared: f32,
+    pub poly6_coefficient: f32,
+    pub spiky_gradient_coefficient: f32,
+    pub coincident_squared: f32,
+    pub mass: f32,
+    pub volume: f32,
+    pub inverse_rest_density: f32,
+    pub self_density: f32,
+    pub relaxation: f32,
+    pub scorr_scale: f32,
+    pub inverse_scorr_reference: f32,
+    pub scorr_n: i32,
+    pub margin: f32,
+    pub container_lo: [f32; 3],
+    pub container_hi: [f32; 3],
+    pub obstacle_count: u32,
+    pub vorticity_scale: f32,
+    pub xsph_scale: f32,
+}
+
+// SAFETY: plain old data of 4-byte fields, laid out as the C struct it mirrors.
+unsafe impl DeviceRepr for GpuParams {}
+
+impl GpuParams {
+    /// The constants of one solver step of length `dt` (a frame's dt over its substep count)
+    /// of `params` over `world` with `particle_count` particles.
+    pub fn new(params: &Params, world: &World, particle_count: u32, dt: f32) -> Self {
+        let kernel = params.kernel();
+        let h = params.kernel_radius;
+        let dims = UniformGrid::dims_for(&world.container, h).map(|n| n as i32);
+        let margin = params.particle_radius();
+        let dq = params.scorr_dq * h;
+        let lo = world.container.min + Vec3A::splat(margin);
+        let hi = world.container.max - Vec3A::splat(margin);
+        let rest_stiffness = params.rest_stiffness();
+        let coincident = 1e-4 * h;
+        Self {
+            grid_origin: world.container.min.to_array(),
+            inverse_cell_size: 1.0 / h,
+            grid_dims: dims,
+            particle_count,
+            dt,
+            inverse_dt: 1.0 / dt,
+            gravity: params.gravity,
+            kernel_radius: h,
+            kernel_radius_squared: h * h,
+            poly6_coefficient: 315.0 / (64.0 * std::f32::consts::PI * h.powi(9)),
+            spiky_gradient_coefficient: -45.0 / (std::f32::consts::PI * h.powi(6)),
+            coincident_squared: coincident * coincident,
+            mass: params.particle_mass,
+            volume: params.particle_volume(),
+            inverse_rest_density: 1.0 / params.rest_density,
+            self_density: params.particle_mass * kernel.poly6(0.0),
+            relaxation: params.relaxation * rest_stiffness,
+            scorr_scale: params.scorr_k / rest_stiffness,
+            inverse_scorr_reference: 1.0 / kernel.poly6(dq * dq),
+            scorr_n: params.scorr_n,
+            margin,
+            container_lo: lo.to_array(),
+            container_hi: hi.to_array(),
+            obstacle_count: world.obstacles.len() as u32,
+            vorticity_scale: params.vorticity * dt,
+            xsph_scale: params.xsph_c * params.particle_volume(),
+        }
+    }
+
+    /// Grid cells (the product of the dimensions).
+    pub fn cell_count(&self) -> usize {
+        self.grid_dims.iter().map(|&n| n as usize).product()
+    }
+}
+
+/// A sphere (kind 0: `a` = centre) or a box (kind 1: `a` = min, `b` = max).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuObstacle {
+    pub a: [f32; 3],
+    pub radius: f32,
+    pub b: [f32; 3],
+    pub kind: u32,
+}
+
+// SAFETY: plain old data, laid out as `struct PbfObstacle`.
+unsafe impl DeviceRepr for GpuObstacle {}
+
+impl From<&Obstacle> for GpuObstacle {
+    fn from(obstacle: &Obstacle) -> Self {
+        match *obstacle {
+            Obstacle::Sphere { center, radius } => Self {
+                a: center.to_array(),
+                radius,
+                b: [0.0; 3],
+                kind: 0,
+            },
+            Obstacle::Box(aabb) => Self {
+                a: aabb.min.to_array(),
+                radius: 0.0,
+                b: aabb.max.to_array(),
+                kind: 1,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::Aabb;
+
+    /// The header's fields, in order, as the Rust struct lays them out (arrays spelled _x/_y/_z).
+    const HEADER_FIELDS: &str = "grid_origin_x grid_origin_y grid_origin_z inverse_cell_size \
+        grid_dims_x grid_dims_y grid_dims_z particle_count dt inverse_dt gravity_x gravity_y \
+        gravity_z kernel_radius kernel_radius_squared poly6_coefficient spiky_gradient_coefficient \
+        coincident_squared mass volume inverse_rest_density self_density relaxation scorr_scale \
+        inverse_scorr_reference scorr_n margin container_lo_x container_lo_y container_lo_z \
+        container_hi_x container_hi_y container_hi_z obstacle_count vorticity_scale xsph_scale";
+
+    /// The fields of `struct PbfParams` in kernels/pbf_common.cuh, in order.
+    fn header_fields(name: &str) -> Vec<String> {
+        let header = include_str!("../../../kernels/pbf_common.cuh");
+        let block = header
+            .split(&format!("struct {name} {{"))
+            .nth(1)
+            .and_then(|rest| rest.split("};").next())
+            .expect("struct in the header");
+        block
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.starts_with("//") && line.ends_with(';'))
+            .flat_map(|line| {
+                let names = line.trim_end_matches(';');
+                let names = names.trim_start_matches("unsigned ");
+                let (_, names) = names.split_once(' ').expect("type and names");
+                names
+                    .split(',')
+                    .map(|n| n.trim().to_string())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_parameter_block_matches_the_kernel_header() {
+        let expected: Vec<&str> = HEADER_FIELDS.split_whitespace().collect();
+        assert_eq!(header_fields("PbfParams"), expected);
+        assert_eq!(std::mem::size_of::<GpuParams>(), expected.len() * 4);
+        let obstacle = header_fields("PbfObstacle");
+        assert_eq!(
+            obstacle,
+            ["a_x", "a_y", "a_z", "radius", "b_x", "b_y", "b_z", "kind"]
+        );
+        assert_eq!(std::mem::size_of::<GpuObstacle>(), obstacle.len() * 4);
+    }
+
+    /// In the PTX, the parameter block is one by-value parameter of exactly this size.
+    #[test]
+    fn the_prebuilt_ptx_takes_a_parameter_block_of_this_size() {
+        let Some(ptx) = crate::sim::cuda::ptx::PBF_PTX else {
+            println!("SKIP: no prebuilt PTX (the build found no nvcc)");
+            return;
+        };
+        let blocks: Vec<&str> = ptx
+            .lines()
+            .filter(|l| l.contains(".param .align"))
+            .collect();
+        assert!(blocks.len() >= 9, "{blocks:?}");
+        let size = format!("_param_0[{}]", std::mem::size_of::<GpuParams>());
+        for line in blocks {
+            assert!(line.contains(&size), "{line}");
+        }
+    }
+
+    #[test]
+    fn the_grid_and_walls_match_the_cpu_grid() {
+        let params = Params::with_spacing(0.02);
+        let world = World {
+            container: Aabb::new([0.0, 0.0, 0.0], [1.0, 0.5, 0.3]),
+            obstacles: vec![],
+        };
+        let gpu = GpuParams::new(&params, &world, 10, params.dt / params.substeps as f32);
+        let grid = UniformGrid::new(&world.container, params.kernel_radius);
+        assert_eq!(gpu.grid_dims, grid.dims());
+        let margin = params.particle_radius();
+        let far = |v: f32| world.project(Vec3A::splat(v), margin).to_array();
+        assert_eq!(gpu.container_lo, far(-10.0));
+        assert_eq!(gpu.container_hi, far(10.0));
+        // The kernels evaluate W and ∇W from these coefficients with the CPU's operations, so
+        // they must reproduce `SphKernel` bit for bit.
+        let kernel = params.kernel();
+        for r in [0.0f32, 0.003, 0.011, 0.027, 0.0399] {
+            let r2 = r * r;
+            let d = gpu.kernel_radius_squared - r2;
+            assert_eq!(gpu.poly6_coefficient * d * d * d, kernel.poly6(r2));
+            if r > 0.0 {
+                let offset = Vec3A::new(r, 0.0, 0.0);
+                let d = gpu.kernel_radius - r2.sqrt();
+                let expected = kernel.spiky_gradient(offset, r2);
+                assert_eq!(
+                    offset * (gpu.spiky_gradient_coefficient * d * d / r2.sqrt()),
+                    expected
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,298 @@
+//! The CUDA backend: kernels built and complete, register use, parity with the CPU solver, and
+//! the command line without a GPU. Tests that need a GPU print why they skip on machines
+//! without one (CI); `fluidlab doctor` runs the same parity checks where there is no cargo.
+
+use fluidlab::backend::cuda_unavailable;
+use fluidlab::commands::doctor::{RESTARTS, RESTART_ALLOWANCE};
+use fluidlab::sim::cpu::CpuSolver;
+use fluidlab::sim::cuda::parity::{self, RUN_EVERY, RUN_FRAMES, RUN_TOLERANCE};
+use fluidlab::sim::cuda::pbf::PbfKernels;
+use fluidlab::sim::cuda::ptx;
+use fluidlab::sim::InitialState;
+use glam::Vec3A;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const PROJECT_NVCC: &str = ".tools/cuda/nvidia/cu13/bin/nvcc";
+
+fn gpu_missing(test: &str) -> bool {
+    match cuda_unavailable() {
+        Some(reason) => {
+            println!("SKIP {test}: {reason}");
+            true
+        }
+        None => false,
+    }
+}
+
+#[test]
+fn the_build_compiles_the_kernels_with_the_project_nvcc_when_it_is_installed() {
+    let installed = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(PROJECT_NVCC)
+        .exists();
+    if !installed {
+        println!("SKIP: {PROJECT_NVCC} is not installed (scripts/setup.sh installs it)");
+        return;
+    }
+    assert!(
+        ptx::PBF_PTX.is_some(),
+        "nvcc is installed but build.rs made no PTX"
+    );
+    let origin = ptx::PREBUILT_ORIGIN.expect("origin of the prebuilt PTX");
+    assert!(origin.starts_with("nvcc "), "{origin}");
+    // NVCC, CUDA_PATH and PATH come first; when none is set the pinned 13.0 wheel is used.
+    if ptx::BUILD_NVCC.is_some_and(|nvcc| nvcc.ends_with(PROJECT_NVCC)) {
+        assert!(origin.starts_with("nvcc 13.0,"), "{origin}");
+    }
+}
+
+/// Every kernel the host looks up is an entry point of the PTX (and of the NVRTC source).
+#[test]
+fn every_kernel_the_host_launches_is_in_the_module() {
+    let source = ptx::pbf_source();
+    assert!(!source.contains("#include"), "NVRTC gets no include paths");
+    for name in PbfKernels::NAMES {
+        assert!(
+            source.contains(&format!("\n{name}(")),
+            "kernel {name} is not defined in kernels/pbf.cu"
+        );
+        if let Some(ptx) = ptx::PBF_PTX {
+            assert!(
+                ptx.contains(&format!(".entry {name}(")),
+                "kernel {name} is not an .entry of the prebuilt PTX"
+            );
+        }
+    }
+    if let Some(ptx) = ptx::PBF_PTX {
+        assert_eq!(ptx.matches(".entry ").count(), PbfKernels::NAMES.len());
+    }
+}
+
+/// The run-time path: NVRTC compiles the embedded source (header pasted in) for the H200's
+/// architecture, and the result holds every kernel. Needs libnvrtc on the library path, not a GPU
+/// (`pip install nvidia-cuda-nvrtc==13.0.88` and LD_LIBRARY_PATH=…/nvidia/cu13/lib will do).
+#[test]
+fn nvrtc_compiles_the_embedded_kernel_source() {
+    // SAFETY: only tries to open the library.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        println!("SKIP: libnvrtc is not on the library path");
+        return;
+    }
+    let ptx = fluidlab::sim::cuda::compile_with_nvrtc((9, 0)).expect("NVRTC compiles pbf.cu");
+    let text = ptx.to_src();
+    for name in PbfKernels::NAMES {
+        assert!(
+            text.contains(&format!(".entry {name}(")),
+            "{name} missing from NVRTC's PTX"
+        );
+    }
+}
+
+fn ptxas() -> Option<PathBuf> {
+    let nvcc = PathBuf::from(ptx::BUILD_NVCC?);
+    let ptxas = nvcc.with_file_name("ptxas");
+    if ptxas.exists() {
+        return Some(ptxas);
+    }
+    let on_path = Command::new("ptxas").arg("--version").output();
+    on_path
+        .is_ok_and(|o| o.status.success())
+        .then(|| "ptxas".into())
+}
+
+/// Registers stay in registers on the H200's architecture: `ptxas -v` reports no spills.
+#[test]
+fn no_kernel_spills_registers_on_sm_90() {
+    let (Some(source), Some(ptxas)) = (ptx::PBF_PTX, ptxas()) else {
+        println!("SKIP: no prebuilt PTX or no ptxas (scripts/setup.sh installs nvcc)");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("pbf.ptx");
+    std::fs::write(&path, source).expect("write PTX");
+    let output = Command::new(&ptxas)
+        .args(["-arch=sm_90", "-v", "-o"])
+        .arg(dir.path().join("pbf.cubin"))
+        .arg(&path)
+        .output()
+        .expect("run ptxas");
+    let report = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "ptxas failed:\n{report}");
+    let mut kernel = String::new();
+    let mut checked = 0;
+    for line in report.lines() {
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            kernel = rest.split('\'').next().unwrap_or_default().to_string();
+        }
+        if line.contains("spill stores") {
+            assert!(
+                line.contains(" 0 bytes spill stores, 0 bytes spill loads"),
+                "{kernel} spills: {line}"
+            );
+            assert!(line.contains(" 0 bytes stack frame"), "{kernel}: {line}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, PbfKernels::NAMES.len(), "ptxas report:\n{report}");
+}
+
+#[test]
+fn one_frame_on_the_gpu_matches_the_cpu() {
+    if gpu_missing("one_frame_on_the_gpu_matches_the_cpu") {
+        return;
+    }
+    let check = parity::cuda_one_step().expect("both solvers run");
+    println!("{}", check.detail);
+    assert!(check.passed, "{}", check.detail);
+}
+
+#[test]
+fn dam_break_statistics_on_the_gpu_match_the_cpu() {
+    if gpu_missing("dam_break_statistics_on_the_gpu_match_the_cpu") {
+        return;
+    }
+    let check = parity::cuda_dam_break().expect("both solvers run");
+    println!("{}", check.detail);
+    assert!(check.passed, "{}", check.detail);
+}
+
+/// Restarting the solver (the viewer does it on every scene restart) leaks no GPU memory.
+#[test]
+fn twenty_restarts_keep_gpu_memory_flat() {
+    if gpu_missing("twenty_restarts_keep_gpu_memory_flat") {
+        return;
+    }
+    let (before, after) =
+        fluidlab::sim::cuda::free_memory_across_restarts(RESTARTS).expect("restarts");
+    println!("free GPU memory: {before} bytes before, {after} after");
+    assert!(
+        before.saturating_sub(after) as u64 <= RESTART_ALLOWANCE,
+        "{before} → {after}"
+    );
+}
+
+/// The parity tolerances are not tighter than the flow itself allows: two CPU runs whose
+/// initial positions differ by float rounding (as the GPU's reassociated sums do every step)
+/// pass both comparisons. A real formula slip fails them (see the next test).
+#[test]
+fn cpu_runs_differing_by_rounding_pass_the_parity_checks() {
+    let scene = parity::parity_scene();
+    let state = parity::moving_state(&scene).expect("CPU warm-up");
+    let jittered = jitter(&state);
+    let mut a = CpuSolver::new(scene.world(), scene.params.clone(), &state).unwrap();
+    let mut b = CpuSolver::new(scene.world(), scene.params.clone(), &jittered).unwrap();
+    let check = parity::compare_one_step(&mut a, &mut b, scene.params.spacing).unwrap();
+    println!("one frame: {}", check.detail);
+    assert!(check.passed, "{}", check.detail);
+
+    let seed = scene.seed();
+    let mut a = CpuSolver::new(scene.world(), scene.params.clone(), &seed).unwrap();
+    let mut b = CpuSolver::new(scene.world(), scene.params.clone(), &jitter(&seed)).unwrap();
+    let check =
+        parity::compare_runs(&mut a, &mut b, &scene, RUN_FRAMES, RUN_EVERY, RUN_TOLERANCE).unwrap();
+    println!("{RUN_FRAMES} frames: {}", check.detail);
+    assert!(check.passed, "{}", check.detail);
+}
+
+/// A solver with a wrong parameter (s_corr off) fails the one-frame check: the check can fail.
+#[test]
+fn a_formula_difference_fails_the_one_frame_check() {
+    let scene = parity::parity_scene();
+    let state = parity::moving_state(&scene).expect("CPU warm-up");
+    let mut changed = scene.params.clone();
+    changed.scorr_k = 0.0;
+    let mut a = CpuSolver::new(scene.world(), scene.params.clone(), &state).unwrap();
+    let mut b = CpuSolver::new(scene.world(), changed, &state).unwrap();
+    let check = parity::compare_one_step(&mut a, &mut b, scene.params.spacing).unwrap();
+    println!("{}", check.detail);
+    assert!(!check.passed, "{}", check.detail);
+}
+
+/// Moves every coordinate by one unit in the last place, with a sign from a fixed hash.
+fn jitter(state: &InitialState) -> InitialState {
+    let nudge = |x: f32, k: u32| {
+        let up = k.wrapping_mul(0x9E37_79B9) >> 31 == 1;
+        if up {
+            f32::from_bits(x.to_bits() + 1)
+        } else if x != 0.0 {
+            f32::from_bits(x.to_bits() - 1)
+        } else {
+            x
+        }
+    };
+    InitialState {
+        positions: state
+            .positions
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let k = 3 * i as u32;
+                Vec3A::new(nudge(p.x, k), nudge(p.y, k + 1), nudge(p.z, k + 2))
+            })
+            .collect(),
+        velocities: state.velocities.clone(),
+    }
+}
+
+fn fluidlab(args: &[&str]) -> (bool, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_fluidlab"))
+        .args(args)
+        .output()
+        .expect("run fluidlab");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn backend_cuda_without_a_gpu_fails_with_one_sentence() {
+    let Some(reason) = cuda_unavailable() else {
+        println!("SKIP: this machine has CUDA; the no-GPU message cannot be seen here");
+        return;
+    };
+    let (ok, _, stderr) = fluidlab(&[
+        "simulate",
+        "dam-break",
+        "--steps",
+        "1",
+        "--backend",
+        "cuda",
+        "--quiet",
+    ]);
+    assert!(!ok, "--backend cuda succeeded without CUDA");
+    let message = stderr.trim();
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(
+        message.starts_with("error: --backend cuda cannot run on this machine: "),
+        "{message}"
+    );
+    assert!(message.contains(&reason), "{message}");
+    assert!(
+        message.ends_with("use --backend cpu or --backend auto"),
+        "{message}"
+    );
+}
+
+#[test]
+fn backend_auto_without_a_gpu_runs_on_the_cpu_and_says_why() {
+    let (ok, stdout, stderr) = fluidlab(&[
+        "bench",
+        "dam-break",
+        "--particles",
+        "2000",
+        "--steps",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+    ]);
+    assert!(ok, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(stdout.trim()).expect("bench JSON");
+    let backend = report["backend"].as_str().expect("backend");
+    match cuda_unavailable() {
+        Some(reason) => assert_eq!(backend, format!("cpu ({reason})")),
+        None => assert!(backend.starts_with("cuda"), "{backend}"),
+    }
+}

@@ -1,0 +1,36 @@
+// Just enough of CUDA for kernels/pbf.cu to compile as plain C++ and run on the CPU, one
+// thread at a time (src/sim/cuda/emulation.rs). Atomics are plain read-modify-writes, which is
+// exact when threads run one after another. scan_test.cpp adds real barriers and shuffles.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+struct float3 { float x, y, z; };
+struct float4 { float x, y, z, w; };
+struct int3 { int x, y, z; };
+inline float3 make_float3(float x, float y, float z) { return {x, y, z}; }
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
+inline int3 make_int3(int x, int y, int z) { return {x, y, z}; }
+
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __restrict__
+#define __shared__ static
+
+struct Dim { unsigned x, y, z; };
+extern thread_local Dim blockIdx, threadIdx;
+extern Dim blockDim;
+
+inline unsigned atomicAdd(unsigned* a, unsigned v) { unsigned old = *a; *a += v; return old; }
+inline unsigned atomicMax(unsigned* a, unsigned v) { unsigned old = *a; if (v > old) *a = v; return old; }
+inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
+inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
+using std::isfinite;
+using std::max;
+using std::min;
+
+unsigned __shfl_up_sync(unsigned mask, unsigned value, int offset);
+void __syncthreads();
