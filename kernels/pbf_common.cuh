@@ -121,7 +121,10 @@ __device__ __forceinline__ float powi(float x, int n) {
 }
 
 // Pushes a point out of one obstacle grown by `margin` (`Obstacle::project`).
-__device__ __forceinline__ float3 project_obstacle(const PbfObstacle& o, float3 point, float margin) {
+// `Obstacle::project_within`: a box is left through the nearest face whose exit point lies in
+// the admissible part of the container (lo..hi), else through the nearest face.
+__device__ __forceinline__ float3 project_obstacle(const PbfObstacle& o, float3 point, float margin,
+                                                   const float* admissible_lo, const float* admissible_hi) {
     if (o.kind == PBF_OBSTACLE_SPHERE) {
         float3 center = make_float3(o.a_x, o.a_y, o.a_z);
         float3 offset = point - center;
@@ -139,26 +142,36 @@ __device__ __forceinline__ float3 project_obstacle(const PbfObstacle& o, float3 
     float q[3] = {point.x, point.y, point.z};
     if (q[0] <= lo[0] || q[1] <= lo[1] || q[2] <= lo[2] || q[0] >= hi[0] || q[1] >= hi[1] || q[2] >= hi[2])
         return point;
-    // Leave through the nearest face; ties go to the first face in x-min, x-max, y-min... order.
-    float best = __int_as_float(0x7f800000);
-    int best_axis = 0;
-    float best_value = q[0];
+    // Ties go to the first face in x-min, x-max, y-min... order, as on the CPU.
+    const float infinity = __int_as_float(0x7f800000);
+    float nearest = infinity, admissible = infinity;
+    int nearest_axis = 0, admissible_axis = 0;
+    float nearest_value = q[0], admissible_value = q[0];
 #pragma unroll
     for (int axis = 0; axis < 3; ++axis) {
-        float to_min = q[axis] - lo[axis];
-        float to_max = hi[axis] - q[axis];
-        if (to_min < best) { best = to_min; best_axis = axis; best_value = lo[axis]; }
-        if (to_max < best) { best = to_max; best_axis = axis; best_value = hi[axis]; }
+#pragma unroll
+        for (int side = 0; side < 2; ++side) {
+            float exit = side == 0 ? lo[axis] : hi[axis];
+            float distance = side == 0 ? q[axis] - lo[axis] : hi[axis] - q[axis];
+            if (distance < nearest) { nearest = distance; nearest_axis = axis; nearest_value = exit; }
+            if (distance < admissible && exit >= admissible_lo[axis] && exit <= admissible_hi[axis]) {
+                admissible = distance; admissible_axis = axis; admissible_value = exit;
+            }
+        }
     }
-    q[0] = best_axis == 0 ? best_value : q[0];
-    q[1] = best_axis == 1 ? best_value : q[1];
-    q[2] = best_axis == 2 ? best_value : q[2];
+    int axis = admissible < infinity ? admissible_axis : nearest_axis;
+    float value = admissible < infinity ? admissible_value : nearest_value;
+    q[0] = axis == 0 ? value : q[0];
+    q[1] = axis == 1 ? value : q[1];
+    q[2] = axis == 2 ? value : q[2];
     return make_float3(q[0], q[1], q[2]);
 }
 
 // Obstacles in order, then the container clamp (`World::project`).
 __device__ __forceinline__ float3 project(const PbfParams& p, const PbfObstacle* obstacles, float3 point) {
-    for (unsigned int k = 0; k < p.obstacle_count; ++k) point = project_obstacle(obstacles[k], point, p.margin);
+    const float lo[3] = {p.container_lo_x, p.container_lo_y, p.container_lo_z};
+    const float hi[3] = {p.container_hi_x, p.container_hi_y, p.container_hi_z};
+    for (unsigned int k = 0; k < p.obstacle_count; ++k) point = project_obstacle(obstacles[k], point, p.margin, lo, hi);
     return make_float3(fminf(fmaxf(point.x, p.container_lo_x), p.container_hi_x),
                        fminf(fmaxf(point.y, p.container_lo_y), p.container_hi_y),
                        fminf(fmaxf(point.z, p.container_lo_z), p.container_hi_z));

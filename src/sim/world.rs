@@ -44,6 +44,16 @@ impl Obstacle {
     /// Pushes `point` out of the obstacle grown by `margin` onto its nearest surface point.
     #[inline]
     pub fn project(&self, point: Vec3A, margin: f32) -> Vec3A {
+        self.project_within(point, margin, Vec3A::NEG_INFINITY, Vec3A::INFINITY)
+    }
+
+    /// As [`Obstacle::project`], but a box is left only through a face whose exit point lies
+    /// within `lo`..`hi` (the admissible part of the container): a box standing on the floor
+    /// is never left through its bottom face, from where the container clamp would put the
+    /// particle straight back inside the box. The nearest face is the fallback when no face
+    /// qualifies.
+    #[inline]
+    pub fn project_within(&self, point: Vec3A, margin: f32, lo: Vec3A, hi: Vec3A) -> Vec3A {
         match *self {
             Obstacle::Sphere { center, radius } => {
                 let offset = point - center;
@@ -67,23 +77,28 @@ impl Obstacle {
                 if point.cmple(min).any() || point.cmpge(max).any() {
                     return point;
                 }
-                // Leave through the nearest face.
-                let to_min = point - min;
-                let to_max = max - point;
-                let mut best = (f32::INFINITY, point);
+                let mut nearest = (f32::INFINITY, point);
+                let mut admissible = (f32::INFINITY, point);
                 for axis in 0..3 {
-                    if to_min[axis] < best.0 {
+                    for (distance, exit) in [
+                        (point[axis] - min[axis], min[axis]),
+                        (max[axis] - point[axis], max[axis]),
+                    ] {
                         let mut p = point;
-                        p[axis] = min[axis];
-                        best = (to_min[axis], p);
-                    }
-                    if to_max[axis] < best.0 {
-                        let mut p = point;
-                        p[axis] = max[axis];
-                        best = (to_max[axis], p);
+                        p[axis] = exit;
+                        if distance < nearest.0 {
+                            nearest = (distance, p);
+                        }
+                        if distance < admissible.0 && (lo[axis]..=hi[axis]).contains(&exit) {
+                            admissible = (distance, p);
+                        }
                     }
                 }
-                best.1
+                if admissible.0.is_finite() {
+                    admissible.1
+                } else {
+                    nearest.1
+                }
             }
         }
     }
@@ -103,12 +118,12 @@ impl World {
     /// every obstacle, keeping `margin` (the particle radius) from each surface.
     #[inline]
     pub fn project(&self, point: Vec3A, margin: f32) -> Vec3A {
-        let mut p = point;
-        for obstacle in &self.obstacles {
-            p = obstacle.project(p, margin);
-        }
         let lo = self.container.min + Vec3A::splat(margin);
         let hi = self.container.max - Vec3A::splat(margin);
+        let mut p = point;
+        for obstacle in &self.obstacles {
+            p = obstacle.project_within(p, margin, lo, hi);
+        }
         p.clamp(lo, hi)
     }
 }
@@ -137,6 +152,10 @@ mod tests {
         // Inside the box obstacle near its top face: pushed up through that face.
         let p = world.project(Vec3A::new(0.2, 0.19, 0.2), 0.01);
         assert!((p.y - 0.21).abs() < 1e-6 && p.x == 0.2 && p.z == 0.2, "{p}");
+        // A box standing on the floor: a point just above the floor inside it leaves sideways,
+        // not through the bottom face (below the floor, where the clamp would undo it).
+        let p = world.project(Vec3A::new(0.15, 0.012, 0.2), 0.01);
+        assert!((p.x - 0.09).abs() < 1e-6 && p.y == 0.012, "{p}");
         // Points already admissible stay put.
         let q = Vec3A::new(0.8, 0.8, 0.2);
         assert_eq!(world.project(q, 0.01), q);

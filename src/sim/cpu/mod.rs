@@ -414,7 +414,7 @@ impl CpuSolver {
             .for_each(|(v, (&xp, &x))| *v = (xp - x) * inverse_dt);
     }
 
-    /// ωᵢ = Σⱼ V (vᵢ − vⱼ) × ∇ᵢWᵢⱼ (the SPH curl); ηᵢ = Σⱼ V (|ωⱼ| − |ωᵢ|) ∇ᵢWᵢⱼ;
+    /// ωᵢ = Σⱼ V (vᵢ − vⱼ) × ∇ᵢWᵢⱼ (the SPH curl); ηᵢ = Σⱼ (|ωⱼ| − |ωᵢ|) ∇ᵢWᵢⱼ (only its direction is used);
     /// vᵢ += dt · ε (η̂ × ωᵢ) (paper eq. 15–16, with SPH volume weights so ω is in s⁻¹).
     /// The curl pass keeps each pair's gradient in `pair_cache` for the confinement pass.
     fn vorticity(&mut self, dt: f32, c: &StepConstants) {
