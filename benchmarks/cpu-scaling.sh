@@ -18,7 +18,7 @@ rows = {}
 for line in open(sys.argv[1]):
     r = json.loads(line)
     rows.setdefault(r["particles"], []).append(r)
-print(f"load average before/after: {os.getloadavg()[0]:.2f}; threads: {next(iter(rows.values()))[0]['threads']}")
+print(f"1-minute load average at the end: {os.getloadavg()[0]:.2f} (the benchmark itself keeps {next(iter(rows.values()))[0]['threads']} threads busy)")
 print("| particles | ms per solver step | µs per 1000 particle-steps | particle-steps/s | slowest stage |")
 print("|---:|---:|---:|---:|---|")
 for n in sorted(rows):

@@ -152,6 +152,10 @@ struct BenchArgs {
     /// Do not time each stage (CUDA: no events between kernels, for the top speed).
     #[arg(long)]
     no_stage_timing: bool,
+    /// Profiler mode: after the warm-up run exactly N steps with stage timing off and print
+    /// one line, so a Nsight Systems / Compute capture holds nothing else (docs/cuda.md).
+    #[arg(long, value_name = "N", conflicts_with_all = ["steps", "json", "no_stage_timing"])]
+    profile_steps: Option<u64>,
 }
 
 #[derive(Args, Debug)]
@@ -288,13 +292,18 @@ fn run(cli: Cli) -> Result<()> {
                 let options = BenchOptions {
                     scene: args.scene.clone(),
                     particles,
-                    steps: args.steps,
+                    steps: args.profile_steps.unwrap_or(args.steps),
                     warmup: args.warmup,
                     backend: args.backend.backend,
-                    stage_timing: !args.no_stage_timing,
+                    stage_timing: !args.no_stage_timing && args.profile_steps.is_none(),
                 };
-                let report = bench::run(&options, !args.json)?;
-                if args.json {
+                let report = bench::run(&options, !args.json && args.profile_steps.is_none())?;
+                if args.profile_steps.is_some() {
+                    println!(
+                        "profiled {} steps of {} particles on {} after {} warm-up steps ({:.3} ms per step)",
+                        report.steps, report.particles, report.backend, report.warmup, report.ms_per_step
+                    );
+                } else if args.json {
                     println!("{}", serde_json::to_string(&report)?);
                 } else {
                     bench::print(&report);

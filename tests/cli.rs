@@ -337,4 +337,19 @@ fn bench_reports_stages_and_throughput_as_json() {
     let report: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
     let n = report["particles"].as_f64().unwrap();
     assert!((n / 3000.0 - 1.0).abs() < 0.15, "{n} particles");
+    // Profiler mode: exactly N steps after the warm-up, one line.
+    let stdout = ok(&fluidlab(&[
+        "bench",
+        &scene,
+        "--warmup",
+        "1",
+        "--profile-steps",
+        "2",
+        "--backend",
+        "cpu",
+    ]));
+    assert!(
+        stdout.starts_with("profiled 2 steps of ") && stdout.lines().count() == 1,
+        "{stdout}"
+    );
 }
