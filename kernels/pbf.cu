@@ -247,15 +247,22 @@ xsph(const PbfParams p, const float4* __restrict__ predicted, const float4* __re
     smoothed[i] = make4(v + sum * p.xsph_scale);
 }
 
-// Render records [x, y, z, |v|], in sorted order, into the (mapped GL) vertex buffer.
+// Render records [x, y, z, scalar], in sorted order, into the (mapped GL) vertex buffer; the
+// scalar is |v| (scalar_kind 0) or ρ (1), as `RenderScalar::code`.
 extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 write_render_buffer(unsigned int n, const float4* __restrict__ positions, const float4* __restrict__ velocities,
-                    float4* __restrict__ out) {
+                    const float* __restrict__ densities, unsigned int scalar_kind, float4* __restrict__ out) {
     unsigned int i = thread_index();
     if (i >= n) return;
-    float3 v = make3(velocities[i]);
     float4 x = positions[i];
-    out[i] = make_float4(x.x, x.y, x.z, sqrtf(dot3(v, v)));
+    float value;
+    if (scalar_kind == 1) {
+        value = densities[i];
+    } else {
+        float3 v = make3(velocities[i]);
+        value = sqrtf(dot3(v, v));
+    }
+    out[i] = make_float4(x.x, x.y, x.z, value);
 }
 
 // Once per frame: the smallest id whose position or velocity is not finite, stored as its

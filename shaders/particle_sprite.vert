@@ -1,7 +1,7 @@
 #version 330 core
 // Shared by the sphere_depth, thickness and particles passes: one point sprite per particle,
 // sized so that it covers the particle's sphere of radius `sprite_radius` in eye space.
-layout(location = 0) in vec4 particle; // xyz position (m), w speed (m/s)
+layout(location = 0) in vec4 particle; // xyz position (m), w speed (m/s) or density (kg/m³)
 
 uniform mat4 view;
 uniform mat4 projection;
@@ -9,12 +9,12 @@ uniform float sprite_radius;   // m
 uniform float viewport_height; // px
 
 out vec3 eye_center;
-out float speed;
+out float scalar;
 
 void main() {
     vec4 eye = view * vec4(particle.xyz, 1.0);
     eye_center = eye.xyz;
-    speed = particle.w;
+    scalar = particle.w;
     gl_Position = projection * eye;
     // Projected diameter in pixels: 2 r · (h / 2) · P[1][1] / depth.
     gl_PointSize = max(1.0, sprite_radius * viewport_height * projection[1][1] / max(-eye.z, 1e-4));

@@ -1,16 +1,17 @@
 #version 330 core
-// particles (debug view): every particle as a lit sphere coloured by its speed.
+// particles (debug views): every particle as a lit sphere coloured by its speed or density.
 in vec3 eye_center;
-in float speed;
+in float scalar;
 
 uniform mat4 projection;
 uniform float sprite_radius;
-uniform float max_speed;      // m/s mapped to the top of the colour ramp
+uniform float scalar_low;     // value at the bottom of the colour ramp
+uniform float scalar_high;    // value at the top
 uniform vec3 light_direction; // eye space, towards the light
 
 out vec4 color;
 
-vec3 speed_ramp(float t) {
+vec3 ramp(float t) {
     // Blue → cyan → white → orange, readable on the sky.
     vec3 slow = vec3(0.10, 0.30, 0.85);
     vec3 mid = vec3(0.35, 0.85, 0.95);
@@ -27,7 +28,7 @@ void main() {
     vec3 eye_position = eye_center + normal * sprite_radius;
     vec4 clip = projection * vec4(eye_position, 1.0);
     gl_FragDepth = 0.5 * (clip.z / clip.w) + 0.5;
-    vec3 base = speed_ramp(clamp(speed / max_speed, 0.0, 1.0));
+    vec3 base = ramp(clamp((scalar - scalar_low) / (scalar_high - scalar_low), 0.0, 1.0));
     float diffuse = max(dot(normal, light_direction), 0.0);
     vec3 half_vector = normalize(light_direction + vec3(0.0, 0.0, 1.0));
     float specular = pow(max(dot(normal, half_vector), 0.0), 48.0);

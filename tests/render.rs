@@ -5,7 +5,7 @@ use fluidlab::app::headless::HeadlessRenderer;
 use fluidlab::commands::render::{self as render_command, RenderOptions};
 use fluidlab::render::{Buffer, Camera, Image, PassClock, RenderSettings, View};
 use fluidlab::scene::Scene;
-use fluidlab::sim::{Backend, Params, Snapshot, Solver, SolverError, StageTimes};
+use fluidlab::sim::{Backend, Params, RenderScalar, Snapshot, Solver, SolverError, StageTimes};
 use glam::{Vec3, Vec3A};
 
 const WIDTH: u32 = 160;
@@ -86,9 +86,15 @@ impl Solver for FixedParticles {
             ..Snapshot::default()
         }
     }
-    fn render_positions(&self, out: &mut Vec<[f32; 4]>) {
+    /// At rest (speed 0, the bottom of the speed ramp) and at 1.1 ρ₀ (the top of the density
+    /// ramp), so the two particle views must colour the same particles differently.
+    fn render_positions(&self, scalar: RenderScalar, out: &mut Vec<[f32; 4]>) {
+        let value = match scalar {
+            RenderScalar::Speed => 0.0,
+            RenderScalar::Density => 1.1 * self.params.rest_density,
+        };
         out.clear();
-        out.extend_from_slice(&self.positions);
+        out.extend(self.positions.iter().map(|p| [p[0], p[1], p[2], value]));
     }
 }
 
@@ -443,6 +449,36 @@ fn every_view_renders_without_gl_errors_and_shows_the_fluid() {
             view.name()
         );
     }
+}
+
+#[test]
+fn the_particle_views_colour_by_speed_and_by_density() {
+    let mut fixture = Fixture::new();
+    let mut mean_colour = |view: View| {
+        let settings = RenderSettings {
+            view,
+            ..RenderSettings::default()
+        };
+        let empty = fixture.render_empty(&settings);
+        let image = fixture.render(&settings);
+        let mask: Vec<bool> = image
+            .pixels()
+            .zip(empty.pixels())
+            .map(|(p, q)| p != q)
+            .collect();
+        [0, 1, 2].map(|c| mean_channel(&image, &mask, c))
+    };
+    // Speed 0: the blue end of the ramp; 1.1 ρ₀: the orange end.
+    let by_speed = mean_colour(View::Particles);
+    let by_density = mean_colour(View::Density);
+    assert!(
+        by_speed[2] > by_speed[0] + 40.0,
+        "at rest the particles are blue: {by_speed:?}"
+    );
+    assert!(
+        by_density[0] > by_density[2] + 40.0,
+        "dense particles are orange: {by_density:?}"
+    );
 }
 
 #[test]

@@ -210,7 +210,7 @@ impl HeadlessRenderer {
         camera: &Camera,
         settings: &RenderSettings,
     ) -> Result<Image> {
-        self.renderer.update_particles(solver)?;
+        self.renderer.update_particles(solver, settings.view)?;
         self.renderer.draw(
             camera,
             settings,

@@ -257,7 +257,8 @@ impl Viewer {
                 .set_title(&format!("fluidlab — {}", self.state.scene.name));
             self.state.scene_changed = false;
         }
-        gfx.renderer.update_particles(self.state.solver.as_mut())?;
+        gfx.renderer
+            .update_particles(self.state.solver.as_mut(), self.state.render.view)?;
         let size = gfx.window.inner_size();
         gfx.renderer.draw(
             &self.state.camera,

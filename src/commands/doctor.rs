@@ -3,7 +3,7 @@
 
 use crate::scene::format_bytes;
 use crate::sim::cuda::{self, egl, parity, ptx, CudaSolver};
-use crate::sim::Solver;
+use crate::sim::{RenderScalar, Solver};
 use std::fmt;
 
 /// The outcome of one check.
@@ -245,7 +245,7 @@ fn interop_round_trip() -> (Status, String) {
     let buffer = gl.create_buffer(particles * 16, &[]);
     let outcome = solver
         .step()
-        .and_then(|()| solver.write_gl_buffer(buffer))
+        .and_then(|()| solver.write_gl_buffer(buffer, RenderScalar::Density))
         .map_err(|e| e.to_string())
         .and_then(|written| {
             if !written {
@@ -256,7 +256,7 @@ fn interop_round_trip() -> (Status, String) {
             let back = gl.read_buffer(buffer, particles * 16);
             let records: &[[f32; 4]] = bytemuck::cast_slice(&back);
             let mut expected = Vec::new();
-            solver.render_positions(&mut expected);
+            solver.render_positions(RenderScalar::Density, &mut expected);
             let wrong = records.iter().zip(&expected).position(|(a, b)| {
                 a[..3] != b[..3] || (a[3] - b[3]).abs() > 1e-6 * b[3].abs().max(1.0)
             });

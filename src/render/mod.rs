@@ -28,7 +28,7 @@ pub use targets::{read_image, save_png, Image};
 pub use timing::PassClock;
 
 use crate::scene::Scene;
-use crate::sim::Solver;
+use crate::sim::{RenderScalar, Solver};
 use anyhow::{anyhow, bail, Result};
 use glam::{Mat3, Vec2, Vec3};
 use glow::HasContext;
@@ -45,6 +45,8 @@ pub enum View {
     Fluid,
     /// Particles as lit spheres coloured by speed.
     Particles,
+    /// Particles as lit spheres coloured by density.
+    Density,
     /// The `sphere_depth` buffer.
     Depth,
     /// The `smooth_depth` buffer.
@@ -57,9 +59,10 @@ pub enum View {
 
 impl View {
     /// Every view, in menu order.
-    pub const ALL: [View; 6] = [
+    pub const ALL: [View; 7] = [
         View::Fluid,
         View::Particles,
+        View::Density,
         View::Depth,
         View::SmoothedDepth,
         View::Thickness,
@@ -71,6 +74,7 @@ impl View {
         match self {
             View::Fluid => "fluid",
             View::Particles => "particles",
+            View::Density => "density",
             View::Depth => "depth",
             View::SmoothedDepth => "smoothed-depth",
             View::Thickness => "thickness",
@@ -352,6 +356,7 @@ pub struct Renderer {
     particle_count: usize,
     particle_scratch: Vec<[f32; 4]>,
     max_speed: f32,
+    rest_density: f32,
     interop: Option<bool>,
     meshes: Vec<Mesh>,
     particle_radius: f32,
@@ -397,6 +402,7 @@ impl Renderer {
             particle_count: 0,
             particle_scratch: Vec::new(),
             max_speed: 1.0,
+            rest_density: 1000.0,
             interop: None,
             meshes: Vec::new(),
             particle_radius: 0.01,
@@ -422,12 +428,19 @@ impl Renderer {
         self.particle_volume = scene.params.spacing.powi(3);
         self.container_diagonal = scene.container.size().length();
         self.max_speed = (2.0 * 9.81 * scene.container.size().y).sqrt();
+        self.rest_density = scene.params.rest_density;
         Ok(())
     }
 
     /// Copies the solver's particles into the particle buffer: through the solver's own GL
-    /// path (CUDA–GL interop) when it has one, else with `glBufferSubData`.
-    pub fn update_particles(&mut self, solver: &mut dyn Solver) -> Result<()> {
+    /// path (CUDA–GL interop) when it has one, else with `glBufferSubData`. The records' fourth
+    /// lane carries what `view` colours by (density for the density view, else speed).
+    pub fn update_particles(&mut self, solver: &mut dyn Solver, view: View) -> Result<()> {
+        let scalar = if view == View::Density {
+            RenderScalar::Density
+        } else {
+            RenderScalar::Speed
+        };
         let count = solver.particle_count();
         let gl = &self.gl;
         unsafe {
@@ -438,11 +451,11 @@ impl Renderer {
             }
         }
         let written = solver
-            .write_gl_buffer(self.particle_buffer.0.get())
+            .write_gl_buffer(self.particle_buffer.0.get(), scalar)
             .map_err(|e| anyhow!("writing particles into the GL buffer: {e}"))?;
         self.interop = Some(written);
         if !written {
-            solver.render_positions(&mut self.particle_scratch);
+            solver.render_positions(scalar, &mut self.particle_scratch);
             unsafe {
                 gl.bind_buffer(glow::ARRAY_BUFFER, Some(self.particle_buffer));
                 gl.buffer_sub_data_u8_slice(
@@ -505,8 +518,9 @@ impl Renderer {
         }
         self.run(Pass::Scene, |r| r.scene(&frame))?;
         match settings.view {
-            View::Particles => {
-                self.run(Pass::Particles, |r| r.particles(&frame))?;
+            View::Particles | View::Density => {
+                let view = settings.view;
+                self.run(Pass::Particles, |r| r.particles(&frame, view))?;
                 self.run(Pass::Present, |r| r.present(output))?;
             }
             view => {
@@ -784,8 +798,9 @@ impl Renderer {
         self.draw_fullscreen();
     }
 
-    /// `particles`: lit spheres coloured by speed, drawn into the scene buffers.
-    fn particles(&self, frame: &FrameSetup) {
+    /// `particles`: lit spheres coloured by speed (0 to the speed of a fall from the container's
+    /// top) or by density (0.6 ρ₀ to 1.1 ρ₀), drawn into the scene buffers.
+    fn particles(&self, frame: &FrameSetup, view: View) {
         let gl = &self.gl;
         unsafe {
             gl.bind_framebuffer(glow::FRAMEBUFFER, Some(self.targets().scene.framebuffer));
@@ -795,7 +810,12 @@ impl Renderer {
         let program = &self.programs.particles;
         program.bind(gl);
         self.set_sprite_uniforms(program, frame);
-        program.set(gl, "max_speed", self.max_speed);
+        let (low, high) = match view {
+            View::Density => (0.6 * self.rest_density, 1.1 * self.rest_density),
+            _ => (0.0, self.max_speed),
+        };
+        program.set(gl, "scalar_low", low);
+        program.set(gl, "scalar_high", high);
         program.set(
             gl,
             "light_direction",

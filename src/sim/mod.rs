@@ -187,6 +187,26 @@ pub enum SolverError {
     Backend(String),
 }
 
+/// What the fourth lane of a render record `[x, y, z, scalar]` carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RenderScalar {
+    /// |v|, m/s.
+    #[default]
+    Speed,
+    /// ρ from the last constraint iteration, kg/m³.
+    Density,
+}
+
+impl RenderScalar {
+    /// The code the `write_render_buffer` kernel takes (0 speed, 1 density).
+    pub fn code(self) -> u32 {
+        match self {
+            RenderScalar::Speed => 0,
+            RenderScalar::Density => 1,
+        }
+    }
+}
+
 /// Which solver implementation runs the simulation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Default)]
 pub enum Backend {
@@ -240,15 +260,20 @@ pub trait Solver {
     /// The particle state in id order.
     fn snapshot(&self) -> Snapshot;
 
-    /// Writes one `[x, y, z, speed]` per particle (in the solver's internal order) for drawing.
-    fn render_positions(&self, out: &mut Vec<[f32; 4]>);
+    /// Writes one `[x, y, z, scalar]` per particle (in the solver's internal order) for
+    /// drawing; `scalar` says what the fourth lane carries.
+    fn render_positions(&self, scalar: RenderScalar, out: &mut Vec<[f32; 4]>);
 
-    /// Writes the same `[x, y, z, speed]` records straight into the OpenGL buffer object
+    /// Writes the same `[x, y, z, scalar]` records straight into the OpenGL buffer object
     /// `gl_buffer` (at least `particle_count() * 16` bytes) with no host round trip, when the
     /// backend can (CUDA–GL interop). Returns `Ok(false)` when it cannot; the caller then
     /// uploads [`Solver::render_positions`] itself. The GL context must be current.
-    fn write_gl_buffer(&mut self, gl_buffer: u32) -> Result<bool, SolverError> {
-        let _ = gl_buffer;
+    fn write_gl_buffer(
+        &mut self,
+        gl_buffer: u32,
+        scalar: RenderScalar,
+    ) -> Result<bool, SolverError> {
+        let _ = (gl_buffer, scalar);
         Ok(false)
     }
 

@@ -19,8 +19,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ("M", "continuous / step-by-step mode"),
     ("Backspace", "restart with the set-up"),
     (
-        "1 2 3 4 5 6",
-        "view: fluid, particles, depth, smoothed depth, thickness, normals",
+        "1 2 3 4 5 6 7",
+        "view: fluid, particles (speed), depth, smoothed depth, thickness, normals, particles (density)",
     ),
     ("F", "smoothing filter: bilateral / narrow-range"),
     ("+ -", "more / fewer smoothing iterations"),
@@ -63,6 +63,7 @@ pub fn action_for_key(key: KeyCode, state: &AppState) -> Option<Action> {
         KeyCode::Digit4 => view(View::SmoothedDepth),
         KeyCode::Digit5 => view(View::Thickness),
         KeyCode::Digit6 => view(View::Normals),
+        KeyCode::Digit7 => view(View::Density),
         KeyCode::KeyF => render(&|s| {
             s.smoothing_filter = match s.smoothing_filter {
                 SmoothingFilter::Bilateral => SmoothingFilter::NarrowRange,

@@ -7,7 +7,9 @@
 
 use super::grid::{gather, UniformGrid};
 use super::kernel::{integer_power, integer_power_x4, SphKernel};
-use super::{InitialState, Params, Snapshot, Solver, SolverError, Stage, StageTimes, World};
+use super::{
+    InitialState, Params, RenderScalar, Snapshot, Solver, SolverError, Stage, StageTimes, World,
+};
 use glam::{Mat4, Vec3A, Vec4};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -611,14 +613,16 @@ impl Solver for CpuSolver {
         snapshot
     }
 
-    fn render_positions(&self, out: &mut Vec<[f32; 4]>) {
+    fn render_positions(&self, scalar: RenderScalar, out: &mut Vec<[f32; 4]>) {
         out.clear();
-        out.par_extend(
-            self.positions
-                .par_iter()
-                .zip(self.velocities.par_iter())
-                .map(|(x, v)| [x.x, x.y, x.z, v.length()]),
-        );
+        out.par_extend((0..self.positions.len()).into_par_iter().map(|k| {
+            let x = self.positions[k];
+            let value = match scalar {
+                RenderScalar::Speed => self.velocities[k].length(),
+                RenderScalar::Density => self.densities[k],
+            };
+            [x.x, x.y, x.z, value]
+        }));
     }
 }
 

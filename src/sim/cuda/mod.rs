@@ -21,7 +21,9 @@ pub mod parity;
 pub mod pbf;
 pub mod ptx;
 
-use super::{InitialState, Params, Snapshot, Solver, SolverError, Stage, StageTimes, World};
+use super::{
+    InitialState, Params, RenderScalar, Snapshot, Solver, SolverError, Stage, StageTimes, World,
+};
 use cudarc::driver::{
     sys, CudaContext, CudaEvent, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
@@ -836,34 +838,49 @@ impl Solver for CudaSolver {
         })
     }
 
-    fn render_positions(&self, out: &mut Vec<[f32; 4]>) {
+    fn render_positions(&self, scalar: RenderScalar, out: &mut Vec<[f32; 4]>) {
         out.clear();
-        let copied = self
-            .download(&self.buffers.positions)
-            .and_then(|p| Ok((p, self.download(&self.buffers.velocities)?)));
+        let copied = self.download(&self.buffers.positions).and_then(|p| {
+            let values: Vec<f32> = match scalar {
+                RenderScalar::Speed => self
+                    .download(&self.buffers.velocities)?
+                    .iter()
+                    .map(|v| to_vec3(v).length())
+                    .collect(),
+                RenderScalar::Density => self.download(&self.buffers.densities)?,
+            };
+            Ok((p, values))
+        });
         match copied {
-            Ok((positions, velocities)) => out.extend(
+            Ok((positions, values)) => out.extend(
                 positions
                     .iter()
-                    .zip(&velocities)
-                    .map(|(x, v)| [x[0], x[1], x[2], to_vec3(v).length()]),
+                    .zip(&values)
+                    .map(|(x, value)| [x[0], x[1], x[2], *value]),
             ),
             Err(error) => eprintln!("error: {error}"),
         }
     }
 
-    fn write_gl_buffer(&mut self, gl_buffer: u32) -> Result<bool, SolverError> {
+    fn write_gl_buffer(
+        &mut self,
+        gl_buffer: u32,
+        scalar: RenderScalar,
+    ) -> Result<bool, SolverError> {
         let n = self.particle_count;
         let (stream, kernels, buffers) = (&self.stream, &self.kernels, &self.buffers);
         self.interop
             .write(&self.context, stream, gl_buffer, n * 16, |pointer| {
                 let count = n as u32;
+                let code = scalar.code();
                 let k = &kernels.write_render_buffer;
                 let mut launch = stream.launch_builder(k.function());
                 launch
                     .arg(&count)
                     .arg(&buffers.positions)
                     .arg(&buffers.velocities)
+                    .arg(&buffers.densities)
+                    .arg(&code)
                     .arg(&pointer);
                 // SAFETY: the mapped buffer holds at least n float4 records (checked by write).
                 unsafe { k.launch(&mut launch, per_element(n)) }
