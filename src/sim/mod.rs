@@ -159,6 +159,36 @@ pub struct Snapshot {
     pub rest_density: f32,
 }
 
+impl Snapshot {
+    /// Puts particles held in a solver's internal (cell-sorted) order back in id order:
+    /// `record(k)` gives the position, velocity, density and neighbour count of the particle
+    /// at internal index k, whose id is `ids[k]`.
+    pub fn from_sorted(
+        params: &Params,
+        ids: &[u32],
+        record: impl Fn(usize) -> (Vec3A, Vec3A, f32, u32),
+    ) -> Snapshot {
+        let n = ids.len();
+        let mut snapshot = Snapshot {
+            positions: vec![Vec3A::ZERO; n],
+            velocities: vec![Vec3A::ZERO; n],
+            densities: vec![0.0; n],
+            neighbor_counts: vec![0; n],
+            particle_mass: params.particle_mass,
+            rest_density: params.rest_density,
+        };
+        for (k, &id) in ids.iter().enumerate() {
+            let id = id as usize;
+            let (position, velocity, density, neighbors) = record(k);
+            snapshot.positions[id] = position;
+            snapshot.velocities[id] = velocity;
+            snapshot.densities[id] = density;
+            snapshot.neighbor_counts[id] = neighbors;
+        }
+        snapshot
+    }
+}
+
 /// Errors a solver reports from a step.
 #[derive(Debug, thiserror::Error)]
 pub enum SolverError {

@@ -594,23 +594,15 @@ impl Solver for CpuSolver {
     }
 
     fn snapshot(&self) -> Snapshot {
-        let n = self.positions.len();
-        let mut snapshot = Snapshot {
-            positions: vec![Vec3A::ZERO; n],
-            velocities: vec![Vec3A::ZERO; n],
-            densities: vec![0.0; n],
-            neighbor_counts: vec![0; n],
-            particle_mass: self.params.particle_mass,
-            rest_density: self.params.rest_density,
-        };
-        for (k, &id) in self.ids.iter().enumerate() {
-            let id = id as usize;
-            snapshot.positions[id] = self.positions[k];
-            snapshot.velocities[id] = self.velocities[k];
-            snapshot.densities[id] = self.densities[k];
-            snapshot.neighbor_counts[id] = self.neighbor_start[k + 1] - self.neighbor_start[k];
-        }
-        snapshot
+        Snapshot::from_sorted(&self.params, &self.ids, |k| {
+            let neighbors = self.neighbor_start[k + 1] - self.neighbor_start[k];
+            (
+                self.positions[k],
+                self.velocities[k],
+                self.densities[k],
+                neighbors,
+            )
+        })
     }
 
     fn render_positions(&self, scalar: RenderScalar, out: &mut Vec<[f32; 4]>) {

@@ -720,23 +720,14 @@ impl CudaSolver {
         let densities = self.download(&b.densities)?;
         let counts = self.download(&b.neighbor_counts)?;
         let ids = self.download(&b.ids)?;
-        let n = self.particle_count;
-        let mut snapshot = Snapshot {
-            positions: vec![Vec3A::ZERO; n],
-            velocities: vec![Vec3A::ZERO; n],
-            densities: vec![0.0; n],
-            neighbor_counts: vec![0; n],
-            particle_mass: self.params.particle_mass,
-            rest_density: self.params.rest_density,
-        };
-        for (k, &id) in ids.iter().enumerate() {
-            let id = id as usize;
-            snapshot.positions[id] = to_vec3(&positions[k]);
-            snapshot.velocities[id] = to_vec3(&velocities[k]);
-            snapshot.densities[id] = densities[k];
-            snapshot.neighbor_counts[id] = counts[k];
-        }
-        Ok(snapshot)
+        Ok(Snapshot::from_sorted(&self.params, &ids, |k| {
+            (
+                to_vec3(&positions[k]),
+                to_vec3(&velocities[k]),
+                densities[k],
+                counts[k],
+            )
+        }))
     }
 
     /// Turns per-stage CUDA events on (the default; `bench` reads them) or off (a little faster:
