@@ -10,7 +10,7 @@
 # The device machine has no cargo: build here, then carry the binary.
 #
 #   1. Here, in the repository root of the checkout the device call sends (the session's own
-#      checkout; a helper in another worktree must copy the script and binary there):
+#      checkout):
 #        scripts/setup.sh && cargo build --release
 #        mkdir -p out/device && cp target/release/fluidlab out/device/
 #      (`out/` is git-ignored, so it travels only when carried.)
