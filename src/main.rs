@@ -167,8 +167,19 @@ struct BackendArg {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(error) = fluidlab::commands::install_interrupt_handler() {
+        eprintln!("warning: {error:#}");
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(error)
+            if error
+                .downcast_ref::<fluidlab::commands::Interrupted>()
+                .is_some() =>
+        {
+            eprintln!("{error:#}");
+            ExitCode::from(130)
+        }
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::FAILURE

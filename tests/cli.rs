@@ -353,3 +353,72 @@ fn bench_reports_stages_and_throughput_as_json() {
         "{stdout}"
     );
 }
+
+#[test]
+fn ctrl_c_stops_after_a_whole_frame_and_says_what_is_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = write_scene(dir.path());
+    let out = dir.path().join("frames");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fluidlab"))
+        .args([
+            "simulate",
+            &scene,
+            "--steps",
+            "1000000",
+            "--export",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait (up to a minute) until a few frames exist, then send SIGINT as Ctrl-C does.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !out.join("frame_00003.csv").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no frames were written"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("interrupted (Ctrl-C) after step") && stderr.contains("are complete"),
+        "{stderr}"
+    );
+    // Every file left is a whole frame: no temporary files, every CSV has all its rows.
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names
+            .iter()
+            .all(|n| n.starts_with("frame_") && n.ends_with(".csv")),
+        "{names:?}"
+    );
+    let rows: Vec<usize> = names
+        .iter()
+        .map(|n| {
+            std::fs::read_to_string(out.join(n))
+                .unwrap()
+                .lines()
+                .count()
+        })
+        .collect();
+    assert!(rows.iter().all(|&r| r == rows[0] && r > 100), "{rows:?}");
+    let reported: usize = stderr
+        .split("the ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert_eq!(reported, names.len(), "{stderr}");
+}

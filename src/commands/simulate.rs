@@ -106,6 +106,23 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
     let start = Instant::now();
     let mut since_record = Instant::now();
     for step in 1..=steps {
+        if super::interrupted() {
+            if let Some(bar) = &bar {
+                bar.abandon();
+            }
+            let kept = match &options.export {
+                Some(directory) => format!(
+                    "; the {frames_written} frames in {} are complete",
+                    directory.display()
+                ),
+                None => String::new(),
+            };
+            return Err(super::Interrupted {
+                step: step - 1,
+                kept,
+            }
+            .into());
+        }
         if let Err(error) = solver.step() {
             if let Some(bar) = &bar {
                 bar.abandon();
