@@ -359,7 +359,7 @@ fn ctrl_c_stops_after_a_whole_frame_and_says_what_is_complete() {
     let dir = tempfile::tempdir().unwrap();
     let scene = write_scene(dir.path());
     let out = dir.path().join("frames");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fluidlab"))
+    let child = Command::new(env!("CARGO_BIN_EXE_fluidlab"))
         .args([
             "simulate",
             &scene,
