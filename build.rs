@@ -5,6 +5,9 @@
 //! nvcc is looked for in `$NVCC`, `$CUDA_PATH/bin`, `PATH`, then the project-local
 //! `.tools/cuda/nvidia/cu13/bin/nvcc` that `scripts/setup.sh` installs from PyPI.
 //! `FLUIDLAB_CUDA_ARCH` sets the virtual architecture (default `compute_75`).
+//!
+//! It also compiles the NVTX shim (`src/sim/nvtx.c`) when the NVTX 3 headers are found
+//! (`$CUDA_PATH/include`, `/usr/local/cuda/include`, or `.tools/cuda/nvidia/cu13/include`).
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -15,6 +18,7 @@ use std::process::Command;
 /// newer: 32-bit atomics and warp shuffles), Hopper included.
 const DEFAULT_ARCH: &str = "compute_75";
 const LOCAL_NVCC: &str = ".tools/cuda/nvidia/cu13/bin/nvcc";
+const LOCAL_CUDA_INCLUDE: &str = ".tools/cuda/nvidia/cu13/include";
 
 fn main() {
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
@@ -25,6 +29,7 @@ fn main() {
         println!("cargo::rerun-if-env-changed={var}");
     }
     println!("cargo::rustc-check-cfg=cfg(fluidlab_prebuilt_ptx)");
+    build_nvtx(&manifest);
 
     let arch = env::var("FLUIDLAB_CUDA_ARCH").unwrap_or_else(|_| DEFAULT_ARCH.to_string());
     let Some((nvcc, version)) = find_nvcc(&manifest) else {
@@ -69,6 +74,35 @@ fn main() {
     println!("cargo::rustc-cfg=fluidlab_prebuilt_ptx");
     println!("cargo::rustc-env=FLUIDLAB_NVCC={}", nvcc.display());
     println!("cargo::rustc-env=FLUIDLAB_PTX_ORIGIN=nvcc {version} at build time, -arch={arch}");
+}
+
+/// Compiles `src/sim/nvtx.c` against the first NVTX 3 headers found and sets `fluidlab_nvtx`;
+/// without headers the ranges compile to nothing.
+fn build_nvtx(manifest: &Path) {
+    println!("cargo::rustc-check-cfg=cfg(fluidlab_nvtx)");
+    println!("cargo::rerun-if-changed=src/sim/nvtx.c");
+    println!("cargo::rerun-if-changed={LOCAL_CUDA_INCLUDE}/nvtx3");
+    let mut roots: Vec<PathBuf> = Vec::new();
+    if let Ok(root) = env::var("CUDA_PATH") {
+        roots.push(Path::new(&root).join("include"));
+    }
+    roots.push(PathBuf::from("/usr/local/cuda/include"));
+    roots.push(manifest.join(LOCAL_CUDA_INCLUDE));
+    let Some(include) = roots
+        .into_iter()
+        .find(|r| r.join("nvtx3/nvToolsExt.h").is_file())
+    else {
+        println!("cargo::warning=NVTX headers not found: no NVTX ranges (scripts/setup.sh installs them)");
+        return;
+    };
+    cc::Build::new()
+        .file(manifest.join("src/sim/nvtx.c"))
+        .include(&include)
+        .warnings(false)
+        .compile("fluidlab_nvtx");
+    // NVTX 3 finds the profiler with dlopen (in libc since glibc 2.34, in libdl before).
+    println!("cargo::rustc-link-lib=dl");
+    println!("cargo::rustc-cfg=fluidlab_nvtx");
 }
 
 /// The first nvcc that runs, and its release line ("13.0, V13.0.88").

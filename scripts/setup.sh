@@ -28,9 +28,11 @@ fi
 
 # nvcc 13.0 from PyPI. Newer wheels make PTX the device machine's driver (CUDA 13.0) refuses,
 # and unpinned companions mismatch; these four are known to work together.
+# nvidia-nvtx brings the header-only NVTX 3, which build.rs compiles in for Nsight ranges.
 tools=.tools/cuda
-if [[ ! -x $tools/nvidia/cu13/bin/nvcc ]]; then
-    echo "setup: installing nvcc 13.0 from PyPI into $tools" >&2
-    python3 -m pip install -q --disable-pip-version-check --target "$tools" \
-        nvidia-cuda-nvcc==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-runtime==13.0.96
+if [[ ! -x $tools/nvidia/cu13/bin/nvcc || ! -f $tools/nvidia/cu13/include/nvtx3/nvToolsExt.h ]]; then
+    echo "setup: installing nvcc 13.0 and NVTX from PyPI into $tools" >&2
+    python3 -m pip install -q --disable-pip-version-check --upgrade --target "$tools" \
+        nvidia-cuda-nvcc==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-runtime==13.0.96 \
+        nvidia-nvtx==13.0.85
 fi

@@ -69,7 +69,15 @@ pub fn run(mut report: impl FnMut(&Check)) -> Vec<Check> {
     add(
         "build",
         Status::Pass,
-        format!("fluidlab {}, {prebuilt}", env!("CARGO_PKG_VERSION")),
+        format!(
+            "fluidlab {}, {prebuilt}, {}",
+            env!("CARGO_PKG_VERSION"),
+            if crate::sim::nvtx::available() {
+                "NVTX ranges per stage"
+            } else {
+                "no NVTX (headers missing at build time)"
+            }
+        ),
     );
 
     if let Some(reason) = cuda::unavailable() {

@@ -8,6 +8,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod grid;
 pub mod kernel;
+pub mod nvtx;
 mod params;
 mod world;
 
@@ -53,15 +54,20 @@ impl Stage {
 
     /// The stage's name as used by kernels, docs, the UI and `bench` output.
     pub fn name(self) -> &'static str {
+        self.c_name().to_str().unwrap_or("stage")
+    }
+
+    /// The name as a C string (for NVTX ranges), the one spelling of every stage name.
+    pub fn c_name(self) -> &'static std::ffi::CStr {
         match self {
-            Stage::PredictPositions => "predict_positions",
-            Stage::BuildGrid => "build_grid",
-            Stage::FindNeighbors => "find_neighbors",
-            Stage::ComputeLambda => "compute_lambda",
-            Stage::ApplyDelta => "apply_delta",
-            Stage::UpdateVelocity => "update_velocity",
-            Stage::Vorticity => "vorticity",
-            Stage::Xsph => "xsph",
+            Stage::PredictPositions => c"predict_positions",
+            Stage::BuildGrid => c"build_grid",
+            Stage::FindNeighbors => c"find_neighbors",
+            Stage::ComputeLambda => c"compute_lambda",
+            Stage::ApplyDelta => c"apply_delta",
+            Stage::UpdateVelocity => c"update_velocity",
+            Stage::Vorticity => c"vorticity",
+            Stage::Xsph => c"xsph",
         }
     }
 

@@ -7,6 +7,7 @@
 
 use super::grid::{gather, UniformGrid};
 use super::kernel::{integer_power, integer_power_x4, SphKernel};
+use super::nvtx;
 use super::{
     InitialState, Params, RenderScalar, Snapshot, Solver, SolverError, Stage, StageTimes, World,
 };
@@ -522,6 +523,7 @@ impl CpuSolver {
     }
 
     fn timed(&mut self, stage: Stage, run: impl FnOnce(&mut Self)) {
+        let _range = nvtx::range(stage.c_name());
         let start = Instant::now();
         run(self);
         self.times.add(stage, start.elapsed().as_secs_f64());

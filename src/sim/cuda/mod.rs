@@ -643,7 +643,11 @@ impl CudaSolver {
         stage: Stage,
         run: impl FnOnce(&mut Self) -> Result<(), SolverError>,
     ) -> Result<(), SolverError> {
+        // The range spans the launches on the CPU timeline; Nsight Systems draws it over the
+        // kernels they queued.
+        let range = super::nvtx::range(stage.c_name());
         run(self)?;
+        drop(range);
         if self.stage_timing {
             self.timer.end(&self.context, &self.stream, stage)?;
         }
