@@ -299,6 +299,8 @@ fn run(cli: Cli) -> Result<()> {
             } else {
                 args.particles.iter().copied().map(Some).collect()
             };
+            let sizes_len = sizes.len();
+            let mut failures = 0;
             for particles in sizes {
                 let options = BenchOptions {
                     scene: args.scene.clone(),
@@ -308,7 +310,17 @@ fn run(cli: Cli) -> Result<()> {
                     backend: args.backend.backend,
                     stage_timing: !args.no_stage_timing && args.profile_steps.is_none(),
                 };
-                let report = bench::run(&options, !args.json && args.profile_steps.is_none())?;
+                let report = match bench::run(&options, !args.json && args.profile_steps.is_none())
+                {
+                    Ok(report) => report,
+                    // With several sizes, one that does not fit (memory) is skipped, not fatal.
+                    Err(error) if sizes_len > 1 => {
+                        eprintln!("skipped {} particles: {error:#}", particles.unwrap_or(0));
+                        failures += 1;
+                        continue;
+                    }
+                    Err(error) => return Err(error),
+                };
                 if args.profile_steps.is_some() {
                     println!(
                         "profiled {} steps of {} particles on {} after {} warm-up steps ({:.3} ms per step)",
@@ -319,6 +331,9 @@ fn run(cli: Cli) -> Result<()> {
                 } else {
                     bench::print(&report);
                 }
+            }
+            if failures == sizes_len {
+                anyhow::bail!("no benchmark size could run");
             }
         }
         Some(Command::Doctor) => {

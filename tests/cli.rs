@@ -337,6 +337,25 @@ fn bench_reports_stages_and_throughput_as_json() {
     let report: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
     let n = report["particles"].as_f64().unwrap();
     assert!((n / 3000.0 - 1.0).abs() < 0.15, "{n} particles");
+    // A size that does not fit in memory is skipped with the reason; the others still run.
+    let output = fluidlab(&[
+        "bench",
+        "dam-break",
+        "--particles",
+        "2000,500000000",
+        "--steps",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+    ]);
+    let stdout = ok(&output);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("skipped 500000000 particles") && stderr.contains("GiB"),
+        "{stderr}"
+    );
     // Profiler mode: exactly N steps after the warm-up, one line.
     let stdout = ok(&fluidlab(&[
         "bench",

@@ -244,6 +244,13 @@ impl Scene {
         let margin = self.params.particle_radius();
         let mut count = 0;
         for body in &self.fluids {
+            if let (Shape::Box(aabb), true) = (body.shape, world.obstacles.is_empty()) {
+                // Every lattice point of a box's bounds is inside it.
+                count += Shape::lattice_counts(&aabb, self.params.spacing)
+                    .iter()
+                    .product::<u64>();
+                continue;
+            }
             body.shape.for_each_lattice_point(self.params.spacing, |p| {
                 if world.obstacles.iter().all(|o| o.project(p, margin) == p) {
                     count += 1;
