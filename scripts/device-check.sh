@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # CUDA backend check on the GPU machine (the device tool's H200), in one call of a few minutes:
 # doctor (driver, GPU, kernels, restart leak check, CPU-vs-CUDA parity, EGL devices, CUDA–GL
-# interop round trip), benchmarks at 100k and 1M particles with and without per-stage events,
+# interop round trip), benchmarks at 30k, 100k, 1M and 10M particles with and without per-stage events,
 # a CPU benchmark for scale, compute-sanitizer (memcheck, racecheck) on a short run, and a
 # headless 1920×1080 render of ~1M particles through interop. Logs go to $OUT (at most 8 files:
-# summary.txt, doctor.log, bench-100000.log, bench-1000000.log, bench-cpu-100000.log,
-# sanitizer.log, render.log and render-1m-1080p.png).
+# summary.txt, doctor.log, bench-cuda.log, bench-cpu-100000.log, sanitizer.log, render.log and
+# render-1m-1080p.png).
 #
 # The device machine has no cargo: build here, then carry the binary.
 #
@@ -76,14 +76,14 @@ step() { # name, timeout seconds, log file, command...
 step "doctor" 150 "$OUT/doctor.log" "$BIN" doctor
 grep -E '^(PASS|FAIL|SKIP)' "$OUT/doctor.log" | sed 's/^/  doctor: /' >>"$OUT/summary.txt"
 
-# Benchmarks: per-stage CUDA events (table + JSON), then without events for the top speed.
-for n in 100000 1000000; do
-    log="$OUT/bench-$n.log"
-    step "bench cuda $n particles" 60 "$log" "$BIN" bench dam-break --backend cuda --particles "$n" --steps 50 --warmup 10
-    step "bench cuda $n particles (json)" 60 "$log" "$BIN" bench dam-break --backend cuda --particles "$n" --steps 50 --warmup 10 --json
-    step "bench cuda $n particles, no stage events (json)" 60 "$log" "$BIN" bench dam-break --backend cuda --particles "$n" --steps 50 --warmup 10 --json --no-stage-timing
-    grep -E 'step:' "$log" | sed "s/^ */  $n: /" >>"$OUT/summary.txt"
-done
+# Benchmarks at the sizes (30k: launch overhead; 10M: memory per particle): per-stage
+# CUDA events (table, then JSON), then JSON without events for the top speed.
+sizes=30000,100000,1000000,10000000
+log="$OUT/bench-cuda.log"
+step "bench cuda $sizes" 100 "$log" "$BIN" bench dam-break --backend cuda --particles "$sizes" --steps 50 --warmup 10
+step "bench cuda $sizes (json)" 100 "$log" "$BIN" bench dam-break --backend cuda --particles "$sizes" --steps 50 --warmup 10 --json
+step "bench cuda $sizes, no stage events (json)" 100 "$log" "$BIN" bench dam-break --backend cuda --particles "$sizes" --steps 50 --warmup 10 --json --no-stage-timing
+grep -E 'step:|on cuda' "$log" | sed 's/^ */  /' >>"$OUT/summary.txt"
 step "bench cpu 100000 particles (for scale)" 90 "$OUT/bench-cpu-100000.log" "$BIN" bench dam-break --backend cpu --particles 100000 --steps 5 --warmup 1
 grep -E 'step:' "$OUT/bench-cpu-100000.log" | sed 's/^ */  cpu 100000: /' >>"$OUT/summary.txt"
 
