@@ -124,6 +124,14 @@ impl InitialState {
         self.positions.is_empty()
     }
 
+    /// The largest particle speed (m/s): sets the first frame's CFL substeps.
+    pub fn max_speed(&self) -> f32 {
+        self.velocities
+            .iter()
+            .map(|v| v.length())
+            .fold(0.0, f32::max)
+    }
+
     /// Fails with [`SolverError::NonFinite`] naming the first particle whose position or
     /// velocity is NaN or infinite.
     pub fn check_finite(&self) -> Result<(), SolverError> {

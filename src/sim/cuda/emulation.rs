@@ -58,12 +58,7 @@ fn emulate_frame(program: &Path, scene: &Scene, state: &InitialState, reverse: b
     let (params, world) = (&scene.params, scene.world());
     let n = state.len();
     // The CFL substep count the CPU solver and the CUDA solver both take for this state.
-    let max_speed = state
-        .velocities
-        .iter()
-        .map(|v| v.length())
-        .fold(0.0, f32::max);
-    let substeps = params.substeps_for(max_speed);
+    let substeps = params.substeps_for(state.max_speed());
     let dt = params.dt / substeps as f32;
     let mut input = bytemuck::bytes_of(&GpuParams::new(params, &world, n as u32, dt)).to_vec();
     let header = [

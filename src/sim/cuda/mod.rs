@@ -359,11 +359,7 @@ impl CudaSolver {
             buffers,
             scan_levels,
             steps: 0,
-            max_speed: initial
-                .velocities
-                .iter()
-                .map(|v| v.length())
-                .fold(0.0, f32::max),
+            max_speed: initial.max_speed(),
             times: StageTimes::default(),
             timer: StageTimer::new(),
             stage_timing: true,
