@@ -125,53 +125,108 @@ reorder_particles(const PbfParams p, const unsigned int* __restrict__ cell_of, c
     sorted_ids[slot] = ids[i];
 }
 
-// ρᵢ = Σ m W; Cᵢ = max(ρᵢ/ρ₀ − 1, 0); λᵢ = −Cᵢ / (|Σⱼ V∇W|² + Σⱼ |V∇W|² + ε) (eq. 11, clamped).
-// `neighbor_counts` (may be null) receives the neighbours within h, the particle excluded.
-extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
-compute_lambda(const PbfParams p, const float4* __restrict__ predicted, const unsigned int* __restrict__ ids,
-               const unsigned int* __restrict__ cell_start, const float4* __restrict__ grid_positions,
-               float* __restrict__ lambdas, float* __restrict__ densities,
-               unsigned int* __restrict__ neighbor_counts) {
-    unsigned int i = thread_index();
-    if (i >= p.particle_count) return;
-    float3 x = make3(predicted[i]);
-    unsigned int id = ids[i];
-    float density = p.self_density;
-    float3 gradient_i = make_float3(0.0f, 0.0f, 0.0f);
-    float sum_squares = 0.0f;
-    unsigned int count = 0;
-    for_each_neighbor(p, cell_start, grid_positions, i, [&](unsigned int j) {
-        float3 offset = x - make3(predicted[j]);
-        float r2 = dot3(offset, offset);
-        density += p.mass * poly6(p, r2);
-        float3 gradient_j = pair_gradient(p, offset, r2, id, ids[j]) * p.volume;
-        gradient_i += gradient_j;
-        sum_squares += dot3(gradient_j, gradient_j);
-        ++count;
-    });
-    float constraint = fmaxf(density * p.inverse_rest_density - 1.0f, 0.0f);
-    lambdas[i] = -constraint / (dot3(gradient_i, gradient_i) + sum_squares + p.relaxation);
-    densities[i] = density;
-    if (neighbor_counts != nullptr) neighbor_counts[i] = count;
+// Adds `value` over the block to *total (one double atomic per block). Every thread of the block
+// must call it.
+__device__ __forceinline__ void block_sum(float value, double* total) {
+#ifdef PBF_EMULATION
+    // Threads run one at a time on the CPU (tests/emulation): add directly.
+    atomicAdd(total, (double)value);
+#else
+    __shared__ float warp_sums[PBF_BLOCK / 32];
+    for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_down_sync(0xffffffffu, value, offset);
+    unsigned int lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    if (lane == 0) warp_sums[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        value = lane < PBF_BLOCK / 32 ? warp_sums[lane] : 0.0f;
+        for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_down_sync(0xffffffffu, value, offset);
+        if (lane == 0) atomicAdd(total, (double)value);
+    }
+#endif
 }
 
-// Δpᵢ = V Σⱼ (λᵢ + λⱼ + s_corr) ∇W, s_corr = −k (W/W(Δq))ⁿ / Σ|∇C|²₀ (eq. 12–14); then
-// x* += Δp, projected onto walls and obstacles. Writes a second buffer: neighbours read x*.
+// ρᵢ = Σ m W + m Σ_b W (walls and obstacles, `boundary_sums`); Cᵢ = max(ρᵢ/ρ₀ − 1, 0);
+// λᵢ = −Cᵢ / (|Σⱼ V∇W + V Σ_b ∇W|² + Σⱼ |V∇W|² + ε) (eq. 11, clamped). The walls' Σ_b ∇W goes
+// to `boundary_gradients` for apply_delta. `neighbor_counts` (may be null) receives the
+// neighbours within h, the particle excluded; `compression` (may be null) accumulates Σ Cᵢ.
+// Under the density-error rule, `solve_state[0]` set means the iterations have converged: the
+// kernel then does nothing.
+extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
+compute_lambda(const PbfParams p, const PbfObstacle* __restrict__ obstacles, const float4* __restrict__ predicted,
+               const unsigned int* __restrict__ ids, const unsigned int* __restrict__ cell_start,
+               const float4* __restrict__ grid_positions, float* __restrict__ lambdas, float* __restrict__ densities,
+               float4* __restrict__ boundary_gradients, unsigned int* __restrict__ neighbor_counts,
+               double* __restrict__ compression, const unsigned int* __restrict__ solve_state) {
+    if (solve_state != nullptr && solve_state[0] != 0u) return;
+    unsigned int i = thread_index();
+    float constraint = 0.0f;
+    if (i < p.particle_count) {
+        float3 x = make3(predicted[i]);
+        unsigned int id = ids[i];
+        float density = 0.0f;
+        float3 gradient_i = make_float3(0.0f, 0.0f, 0.0f);
+        float sum_squares = 0.0f;
+        unsigned int count = 0;
+        for_each_neighbor(p, cell_start, grid_positions, i, [&](unsigned int j) {
+            float3 offset = x - make3(predicted[j]);
+            float r2 = dot3(offset, offset);
+            density += kernel_density(p, r2);
+            float3 gradient_j = pair_gradient(p, offset, r2, id, ids[j]);
+            gradient_i += gradient_j;
+            sum_squares += dot3(gradient_j, gradient_j);
+            ++count;
+        });
+        BoundarySums walls = boundary_sums(p, obstacles, x);
+        density = p.self_density + p.mass * (density + walls.density);
+        gradient_i = (gradient_i + walls.gradient) * p.volume;
+        sum_squares = sum_squares * p.volume * p.volume;
+        constraint = fmaxf(density * p.inverse_rest_density - 1.0f, 0.0f);
+        lambdas[i] = -constraint / (dot3(gradient_i, gradient_i) + sum_squares + p.relaxation);
+        densities[i] = density;
+        boundary_gradients[i] = make4(walls.gradient);
+        if (neighbor_counts != nullptr) neighbor_counts[i] = count;
+    }
+    if (compression != nullptr) block_sum(constraint, compression);
+}
+
+// Under the density-error rule, after compute_lambda of iteration `iteration`: the mean
+// compression Σ C / N is stored (float bits) in solve_state[2] and the sum reset; from
+// `fewest` iterations on, a mean at most `tolerance` sets solve_state[0] (converged). One thread.
+extern "C" __global__ void check_density_error(const PbfParams p, double* compression, unsigned int* solve_state,
+                                               float tolerance, unsigned int iteration, unsigned int fewest) {
+    if (threadIdx.x != 0 || blockIdx.x != 0 || solve_state[0] != 0u) return;
+    float mean = (float)(*compression / (double)(p.particle_count > 0u ? p.particle_count : 1u));
+    *compression = 0.0;
+    solve_state[2] = __float_as_uint(mean);
+    if (iteration >= fewest && mean <= tolerance) solve_state[0] = 1u;
+}
+
+// Δpᵢ = V Σⱼ (λᵢ + λⱼ + s_corr) ∇W + V λᵢ Σ_b ∇W, s_corr = −k (W/W(Δq))ⁿ / Σ|∇C|²₀
+// (eq. 12–14); then x* += Δp, projected onto walls and obstacles. Writes a second buffer:
+// neighbours read x*. Once the density-error rule has converged (solve_state[0]) it copies x*
+// unchanged; otherwise it counts the iteration in solve_state[1] (thread 0).
 extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 apply_delta(const PbfParams p, const PbfObstacle* __restrict__ obstacles, const float4* __restrict__ predicted,
             const unsigned int* __restrict__ ids, const float* __restrict__ lambdas,
-            const unsigned int* __restrict__ cell_start, const float4* __restrict__ grid_positions,
-            float4* __restrict__ corrected) {
+            const float4* __restrict__ boundary_gradients, const unsigned int* __restrict__ cell_start,
+            const float4* __restrict__ grid_positions, float4* __restrict__ corrected,
+            unsigned int* __restrict__ solve_state) {
     unsigned int i = thread_index();
     if (i >= p.particle_count) return;
-    float3 x = make3(predicted[i]);
+    float4 x4 = predicted[i];
+    if (solve_state != nullptr && solve_state[0] != 0u) {
+        corrected[i] = x4;
+        return;
+    }
+    if (solve_state != nullptr && i == 0u) solve_state[1] += 1u;
+    float3 x = make3(x4);
     unsigned int id = ids[i];
     float lambda_i = lambdas[i];
-    float3 delta = make_float3(0.0f, 0.0f, 0.0f);
+    float3 delta = make3(boundary_gradients[i]) * lambda_i;
     for_each_neighbor(p, cell_start, grid_positions, i, [&](unsigned int j) {
         float3 offset = x - make3(predicted[j]);
         float r2 = dot3(offset, offset);
-        float ratio = poly6(p, r2) * p.inverse_scorr_reference;
+        float ratio = kernel_density(p, r2) * p.inverse_scorr_reference;
         float scorr = -p.scorr_scale * powi(ratio, p.scorr_n);
         delta += pair_gradient(p, offset, r2, id, ids[j]) * (lambda_i + lambdas[j] + scorr);
     });
@@ -200,7 +255,7 @@ vorticity_curl(const PbfParams p, const float4* __restrict__ predicted, const fl
     for_each_neighbor(p, cell_start, grid_positions, i, [&](unsigned int j) {
         float3 offset = x - make3(predicted[j]);
         float r2 = dot3(offset, offset);
-        omega += cross3(v - make3(velocities[j]), spiky_gradient(p, offset, r2));
+        omega += cross3(v - make3(velocities[j]), kernel_gradient(p, offset, r2));
     });
     omega = omega * p.volume;
     omegas[i] = make_float4(omega.x, omega.y, omega.z, sqrtf(dot3(omega, omega)));
@@ -219,7 +274,7 @@ vorticity_confinement(const PbfParams p, const float4* __restrict__ predicted, c
     for_each_neighbor(p, cell_start, grid_positions, i, [&](unsigned int j) {
         float3 offset = x - make3(predicted[j]);
         float r2 = dot3(offset, offset);
-        eta += spiky_gradient(p, offset, r2) * (omegas[j].w - omega_i.w);
+        eta += kernel_gradient(p, offset, r2) * (omegas[j].w - omega_i.w);
     });
     float length = sqrtf(dot3(eta, eta));
     if (length <= 1e-12f) return;
@@ -242,7 +297,7 @@ xsph(const PbfParams p, const float4* __restrict__ predicted, const float4* __re
     for_each_neighbor(p, cell_start, grid_positions, i, [&](unsigned int j) {
         float3 offset = x - make3(predicted[j]);
         float r2 = dot3(offset, offset);
-        sum += (make3(velocities[j]) - v) * poly6(p, r2);
+        sum += (make3(velocities[j]) - v) * kernel_density(p, r2);
     });
     smoothed[i] = make4(v + sum * p.xsph_scale);
 }

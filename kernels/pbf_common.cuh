@@ -1,10 +1,11 @@
 // Shared header of the PBF kernels: the parameter block (mirrored field for field by
-// `src/sim/cuda/params.rs`), the SPH kernel math and the wall/obstacle projection.
+// `src/sim/cuda/params.rs`), the SPH kernel math, the wall/obstacle projection and the walls'
+// and obstacles' density (the virtual boundary layers).
 //
 // Every formula here is the CPU reference's (`src/sim/kernel.rs`, `src/sim/world.rs`,
-// `src/sim/grid.rs`), in the same operation order, so the two solvers differ only by float
-// reassociation in neighbour sums (and FMA contraction). No system headers: NVRTC compiles this
-// file at run time when the binary carries no prebuilt PTX.
+// `src/sim/grid.rs`, `src/sim/boundary.rs`), in the same operation order, so the two solvers
+// differ only by float reassociation in neighbour sums (and FMA contraction). No system headers:
+// NVRTC compiles this file at run time when the binary carries no prebuilt PTX.
 #pragma once
 
 // One step's constants, derived on the host from `Params` (see `GpuParams::new`).
@@ -18,12 +19,15 @@ struct PbfParams {
     float dt;
     float inverse_dt;
     float gravity_x, gravity_y, gravity_z;
-    // SPH kernels (Müller et al. 2003): support h, h², Poly6 and Spiky-gradient coefficients,
-    // and the squared distance under which two particles count as coincident.
+    // The Wendland C2 kernel: support h, h², 1/h, the density and gradient coefficients, the
+    // largest gradient magnitude, and the squared distance under which two particles count as
+    // coincident.
     float kernel_radius;
     float kernel_radius_squared;
-    float poly6_coefficient;
-    float spiky_gradient_coefficient;
+    float inverse_kernel_radius;
+    float density_coefficient;
+    float gradient_coefficient;
+    float gradient_peak;
     float coincident_squared;
     // PBF constants (Macklin & Müller 2013).
     float mass;
@@ -42,6 +46,15 @@ struct PbfParams {
     // ε_vort · dt and c_xsph · V.
     float vorticity_scale;
     float xsph_scale;
+    // The virtual boundary layers (`boundary.rs`): the lattice spacing, the lattice steps within
+    // h, and the container's walls (not shrunk by the margin).
+    float spacing;
+    int boundary_steps;
+    float wall_lo_x, wall_lo_y, wall_lo_z;
+    float wall_hi_x, wall_hi_y, wall_hi_z;
+    // The coarse grid (`coarse.rs`): the neighbour grid's cell counts over the container, cells
+    // of container size / count per axis (origin = grid_origin = the container's lower corner).
+    float coarse_cell_x, coarse_cell_y, coarse_cell_z;
 };
 
 // A static obstacle: a sphere (kind 0: a = centre, radius) or a box (kind 1: a = min, b = max).
@@ -67,19 +80,22 @@ __device__ __forceinline__ float3 cross3(float3 a, float3 b) {
 }
 __device__ __forceinline__ bool finite3(float3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
 
-// Poly6 W(r) = 315 / (64 π h⁹) · (h² − r²)³ for r < h, else 0; takes r².
-__device__ __forceinline__ float poly6(const PbfParams& p, float r2) {
+// Wendland C2: W(r) = 21 / (2π h³) · (1 − q)⁴ (1 + 4q), q = r/h < 1, else 0; takes r²
+// (`SphKernel::density`).
+__device__ __forceinline__ float kernel_density(const PbfParams& p, float r2) {
     if (r2 >= p.kernel_radius_squared) return 0.0f;
-    float d = p.kernel_radius_squared - r2;
-    return p.poly6_coefficient * d * d * d;
+    float q = sqrtf(r2) * p.inverse_kernel_radius;
+    float a = 1.0f - q;
+    float a2 = a * a;
+    return p.density_coefficient * a2 * a2 * (1.0f + 4.0f * q);
 }
 
-// Spiky gradient ∇ᵢW = −45 / (π h⁶) · (h − r)² · r̂ for 0 < r < h, else 0; offset = xᵢ − xⱼ.
-__device__ __forceinline__ float3 spiky_gradient(const PbfParams& p, float3 offset, float r2) {
-    if (r2 >= p.kernel_radius_squared || r2 <= 0.0f) return make_float3(0.0f, 0.0f, 0.0f);
-    float r = sqrtf(r2);
-    float d = p.kernel_radius - r;
-    return offset * (p.spiky_gradient_coefficient * d * d / r);
+// ∇ᵢW = −210 / (π h⁵) · (1 − q)³ · (xᵢ − xⱼ) for r < h, else 0; offset = xᵢ − xⱼ
+// (`SphKernel::gradient`).
+__device__ __forceinline__ float3 kernel_gradient(const PbfParams& p, float3 offset, float r2) {
+    if (r2 >= p.kernel_radius_squared) return make_float3(0.0f, 0.0f, 0.0f);
+    float a = 1.0f - sqrtf(r2) * p.inverse_kernel_radius;
+    return offset * (p.gradient_coefficient * a * a * a);
 }
 
 // A unit vector that depends only on the ordered id pair (`pair_direction` in kernel.rs).
@@ -96,14 +112,14 @@ __device__ __forceinline__ float3 pair_direction(unsigned int low, unsigned int 
     return v * (1.0f / sqrtf(length_squared));
 }
 
-// The Spiky gradient, or for (nearly) coincident particles a fixed direction from the two ids,
-// antisymmetric in i and j (`SphKernel::pair_gradient`).
+// ∇W, or for (nearly) coincident particles a fixed direction from the two ids of the kernel's
+// largest gradient magnitude, antisymmetric in i and j (`SphKernel::pair_gradient`).
 __device__ __forceinline__ float3 pair_gradient(const PbfParams& p, float3 offset, float r2,
                                                 unsigned int id_i, unsigned int id_j) {
-    if (r2 > p.coincident_squared) return spiky_gradient(p, offset, r2);
+    if (r2 > p.coincident_squared) return kernel_gradient(p, offset, r2);
     bool ordered = id_i < id_j;
     float3 direction = pair_direction(ordered ? id_i : id_j, ordered ? id_j : id_i);
-    return direction * ((ordered ? 1.0f : -1.0f) * p.spiky_gradient_coefficient * p.kernel_radius_squared);
+    return direction * ((ordered ? 1.0f : -1.0f) * p.gradient_peak);
 }
 
 // xⁿ by binary powering, as Rust's `f32::powi` (compiler-rt `__powisf2`) computes it.
@@ -214,4 +230,204 @@ __device__ __forceinline__ void for_each_neighbor(const PbfParams& p, const unsi
             }
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Walls and obstacles in the density (`src/sim/boundary.rs`): layers of virtual particles that
+// continue the seeding lattice into the solid, summed on the fly.
+
+// Σ_b W and Σ_b ∇W over the virtual boundary particles within h of a point.
+struct BoundarySums {
+    float density;
+    float3 gradient;
+};
+
+// The layers along one axis: solid layers before (offset −(before_distance + (k + ½) s)),
+// lattice sites k s for first ≤ k ≤ last, solid layers after (after_distance + (k + ½) s).
+struct AxisLayers {
+    int before;
+    float before_distance;
+    int first, last;
+    int after;
+    float after_distance;
+};
+
+#define LAYERS_SOLID 0
+#define LAYERS_SITES 1
+#define LAYERS_ALL 2
+
+__device__ __forceinline__ AxisLayers empty_layers() {
+    AxisLayers a;
+    a.before = 0; a.before_distance = 0.0f; a.first = 1; a.last = 0; a.after = 0; a.after_distance = 0.0f;
+    return a;
+}
+
+// Layers k < count of offset distance + (k + ½) s below h and `limit` (`AxisLayers::layer_count`).
+__device__ __forceinline__ int layer_count(float distance, float spacing, float radius, float limit) {
+    int count = 0;
+    while (true) {
+        float offset = distance + ((float)count + 0.5f) * spacing;
+        if (offset >= radius || offset >= limit || count >= 64) return count;
+        ++count;
+    }
+}
+
+// Lattice sites k s (|k s| < h) strictly between lo and hi (`AxisLayers::sites`).
+__device__ __forceinline__ void lattice_sites(float lo, float hi, float spacing, float radius, int steps,
+                                              int& first, int& last) {
+    first = -steps;
+    last = steps;
+    while (first <= last) {
+        float o = (float)first * spacing;
+        if (o > lo && o > -radius) break;
+        ++first;
+    }
+    while (last >= first) {
+        float o = (float)last * spacing;
+        if (o < hi && o < radius) break;
+        --last;
+    }
+}
+
+__device__ __forceinline__ bool has_solid(const AxisLayers& a) { return a.before > 0 || a.after > 0; }
+
+// Calls visit(offset) for the axis's layers of `part`: before, sites, after (`for_each_layer`).
+template <typename Visit>
+__device__ __forceinline__ void for_each_layer(const AxisLayers& a, int part, float spacing, Visit visit) {
+    if (part != LAYERS_SITES)
+        for (int k = 0; k < a.before; ++k) visit(-(a.before_distance + ((float)k + 0.5f) * spacing));
+    if (part != LAYERS_SOLID)
+        for (int k = a.first; k <= a.last; ++k) visit((float)k * spacing);
+    if (part != LAYERS_SITES)
+        for (int k = 0; k < a.after; ++k) visit(a.after_distance + ((float)k + 0.5f) * spacing);
+}
+
+// Adds W and ∇W of the virtual particle at `offset` from the point (`BoundaryLattice::add`).
+__device__ __forceinline__ void add_virtual(const PbfParams& p, float3 offset, BoundarySums& sums) {
+    float r2 = dot3(offset, offset);
+    if (r2 >= p.kernel_radius_squared) return;
+    sums.density += kernel_density(p, r2);
+    sums.gradient += kernel_gradient(p, make_float3(-offset.x, -offset.y, -offset.z), r2);
+}
+
+// Whether x + offset lies strictly inside the container (`container_test`).
+__device__ __forceinline__ bool inside_container(const PbfParams& p, float3 x, float3 offset) {
+    return offset.x > p.wall_lo_x - x.x && offset.y > p.wall_lo_y - x.y && offset.z > p.wall_lo_z - x.z &&
+           offset.x < p.wall_hi_x - x.x && offset.y < p.wall_hi_y - x.y && offset.z < p.wall_hi_z - x.z;
+}
+
+// Every combination of the three axes' layers of `parts` that keep(offset) accepts (`add_product`).
+template <typename Keep>
+__device__ __forceinline__ void add_product(const PbfParams& p, const AxisLayers* axes, int part_x, int part_y,
+                                            int part_z, Keep keep, BoundarySums& sums) {
+    float s = p.spacing;
+    float h2 = p.kernel_radius_squared;
+    for_each_layer(axes[0], part_x, s, [&](float ox) {
+        for_each_layer(axes[1], part_y, s, [&](float oy) {
+            if (ox * ox + oy * oy >= h2) return;
+            for_each_layer(axes[2], part_z, s, [&](float oz) {
+                float3 offset = make_float3(ox, oy, oz);
+                if (keep(offset)) add_virtual(p, offset, sums);
+            });
+        });
+    });
+}
+
+// Two unit vectors completing n to an orthonormal basis (Duff et al. 2017; `orthonormal_basis`).
+__device__ __forceinline__ void orthonormal_basis(float3 n, float3& t, float3& b) {
+    float sign = copysignf(1.0f, n.z);
+    float a = -1.0f / (sign + n.z);
+    float c = n.x * n.y * a;
+    t = make_float3(1.0f + sign * n.x * n.x * a, sign * c, -sign * n.x);
+    b = make_float3(c, sign + n.y * n.y * a, -n.y);
+}
+
+__device__ __noinline__ void add_container_layers(const PbfParams& p, float3 x, BoundarySums& sums) {
+    float s = p.spacing, h = p.kernel_radius;
+    const float lo[3] = {p.wall_lo_x, p.wall_lo_y, p.wall_lo_z};
+    const float hi[3] = {p.wall_hi_x, p.wall_hi_y, p.wall_hi_z};
+    const float xs[3] = {x.x, x.y, x.z};
+    AxisLayers axes[3];
+    bool any = false;
+    for (int a = 0; a < 3; ++a) {
+        float before_distance = fmaxf(xs[a] - lo[a], 0.0f);
+        float after_distance = fmaxf(hi[a] - xs[a], 0.0f);
+        AxisLayers layers;
+        lattice_sites(lo[a] - xs[a], hi[a] - xs[a], s, h, p.boundary_steps, layers.first, layers.last);
+        layers.before = layer_count(before_distance, s, h, __int_as_float(0x7f800000));
+        layers.before_distance = before_distance;
+        layers.after = layer_count(after_distance, s, h, __int_as_float(0x7f800000));
+        layers.after_distance = after_distance;
+        axes[a] = layers;
+        any = any || has_solid(layers);
+    }
+    if (!any) return;
+    auto always = [](float3) { return true; };
+    if (has_solid(axes[0])) add_product(p, axes, LAYERS_SOLID, LAYERS_ALL, LAYERS_ALL, always, sums);
+    if (has_solid(axes[1])) add_product(p, axes, LAYERS_SITES, LAYERS_SOLID, LAYERS_ALL, always, sums);
+    if (has_solid(axes[2])) add_product(p, axes, LAYERS_SITES, LAYERS_SITES, LAYERS_SOLID, always, sums);
+}
+
+__device__ __noinline__ void add_box_layers(const PbfParams& p, const PbfObstacle& o, float3 x, BoundarySums& sums) {
+    float s = p.spacing, h = p.kernel_radius;
+    const float mins[3] = {o.a_x, o.a_y, o.a_z};
+    const float maxs[3] = {o.b_x, o.b_y, o.b_z};
+    const float xs[3] = {x.x, x.y, x.z};
+    AxisLayers axes[3];
+    for (int a = 0; a < 3; ++a) {
+        float lo = mins[a] - xs[a], hi = maxs[a] - xs[a];
+        AxisLayers layers = empty_layers();
+        if (lo >= 0.0f) {
+            layers.after = layer_count(lo, s, h, hi);
+            layers.after_distance = lo;
+        } else if (hi <= 0.0f) {
+            layers.before = layer_count(-hi, s, h, -lo);
+            layers.before_distance = -hi;
+        } else {
+            lattice_sites(lo, hi, s, h, p.boundary_steps, layers.first, layers.last);
+        }
+        if (layers.before == 0 && layers.after == 0 && layers.first > layers.last) return;
+        axes[a] = layers;
+    }
+    add_product(p, axes, LAYERS_ALL, LAYERS_ALL, LAYERS_ALL,
+                [&](float3 offset) { return inside_container(p, x, offset); }, sums);
+}
+
+__device__ __noinline__ void add_sphere_layers(const PbfParams& p, const PbfObstacle& o, float3 x, BoundarySums& sums) {
+    float s = p.spacing, h = p.kernel_radius;
+    float radius = o.radius;
+    float3 from_center = x - make_float3(o.a_x, o.a_y, o.a_z);
+    float distance = sqrtf(dot3(from_center, from_center));
+    if (distance >= radius + h) return;
+    float3 normal = distance > 0.0f ? from_center * (1.0f / distance) : make_float3(0.0f, 1.0f, 0.0f);
+    float3 tangent, bitangent;
+    orthonormal_basis(normal, tangent, bitangent);
+    float depth = distance - radius;
+    int layers = layer_count(depth, s, h, __int_as_float(0x7f800000));
+    float radius_squared = radius * radius;
+    for (int k = 0; k < layers; ++k) {
+        float along = -(depth + ((float)k + 0.5f) * s);
+        for (int i = -p.boundary_steps; i <= p.boundary_steps; ++i) {
+            for (int j = -p.boundary_steps; j <= p.boundary_steps; ++j) {
+                float3 offset = normal * along + tangent * ((float)i * s) + bitangent * ((float)j * s);
+                float3 point = from_center + offset;
+                if (dot3(point, point) < radius_squared && inside_container(p, x, offset))
+                    add_virtual(p, offset, sums);
+            }
+        }
+    }
+}
+
+// Σ W and Σ ∇W over the virtual particles of the walls and every obstacle within h of x
+// (`BoundaryLattice::sums`).
+__device__ __forceinline__ BoundarySums boundary_sums(const PbfParams& p, const PbfObstacle* obstacles, float3 x) {
+    BoundarySums sums;
+    sums.density = 0.0f;
+    sums.gradient = make_float3(0.0f, 0.0f, 0.0f);
+    add_container_layers(p, x, sums);
+    for (unsigned int k = 0; k < p.obstacle_count; ++k) {
+        if (obstacles[k].kind == PBF_OBSTACLE_BOX) add_box_layers(p, obstacles[k], x, sums);
+        else add_sphere_layers(p, obstacles[k], x, sums);
+    }
+    return sums;
 }

@@ -4,10 +4,13 @@
 //! One call of [`Solver::step`] advances one frame: `substeps` PBF steps of `dt / substeps`,
 //! each made of the stages named in [`Stage`] (the same names as the CUDA kernels and the docs).
 
+pub mod boundary;
+pub mod coarse;
 pub mod cpu;
 pub mod cuda;
 pub mod grid;
 pub mod kernel;
+pub mod multigrid;
 pub mod nvtx;
 mod params;
 mod world;
@@ -27,8 +30,12 @@ pub enum Stage {
     BuildGrid,
     /// CPU only: neighbour lists (CSR) from the grid, reused by every later stage.
     FindNeighbors,
-    /// Density ρᵢ and the constraint multiplier λᵢ (Macklin & Müller 2013, eq. 11).
+    /// Density ρᵢ (walls and obstacles included) and the constraint multiplier λᵢ (Macklin &
+    /// Müller 2013, eq. 11).
     ComputeLambda,
+    /// Once per step, after the first compute_lambda: the constraint's long wavelengths solved
+    /// on the neighbour grid (multigrid), every particle moved by the resulting displacement.
+    CoarseCorrection,
     /// Position correction Δpᵢ with s_corr (eq. 12–14), then wall and obstacle projection.
     ApplyDelta,
     /// v = (x* − x) / dt.
@@ -41,11 +48,12 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage in execution order.
-    pub const ALL: [Stage; 8] = [
+    pub const ALL: [Stage; 9] = [
         Stage::PredictPositions,
         Stage::BuildGrid,
         Stage::FindNeighbors,
         Stage::ComputeLambda,
+        Stage::CoarseCorrection,
         Stage::ApplyDelta,
         Stage::UpdateVelocity,
         Stage::Vorticity,
@@ -64,6 +72,7 @@ impl Stage {
             Stage::BuildGrid => c"build_grid",
             Stage::FindNeighbors => c"find_neighbors",
             Stage::ComputeLambda => c"compute_lambda",
+            Stage::CoarseCorrection => c"coarse_correction",
             Stage::ApplyDelta => c"apply_delta",
             Stage::UpdateVelocity => c"update_velocity",
             Stage::Vorticity => c"vorticity",
@@ -171,6 +180,24 @@ pub struct Snapshot {
     pub particle_mass: f32,
     /// Rest density ρ₀ the densities are compared with.
     pub rest_density: f32,
+    /// Particle spacing, metres.
+    pub spacing: f32,
+    /// Gravity, m/s² (statistics measure heights against it).
+    pub gravity: [f32; 3],
+    /// How the constraint iterations of the last frame went.
+    pub solve: SolveReport,
+}
+
+/// What the constraint iterations of a frame did, averaged over its solver steps.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SolveReport {
+    /// Constraint iterations per step (compute_lambda + apply_delta pairs).
+    pub iterations: f32,
+    /// The mean compression, mean of max(ρ/ρ₀ − 1, 0) over all particles, at the last
+    /// iteration's compute_lambda of the frame's last step (the density-error rule's measure).
+    pub compression: f32,
+    /// The coarse correction's residual relative to its right-hand side (largest |·|), last step.
+    pub coarse_residual: f32,
 }
 
 impl Snapshot {
@@ -179,6 +206,7 @@ impl Snapshot {
     /// at internal index k, whose id is `ids[k]`.
     pub fn from_sorted(
         params: &Params,
+        solve: SolveReport,
         ids: &[u32],
         record: impl Fn(usize) -> (Vec3A, Vec3A, f32, u32),
     ) -> Snapshot {
@@ -190,6 +218,9 @@ impl Snapshot {
             neighbor_counts: vec![0; n],
             particle_mass: params.particle_mass,
             rest_density: params.rest_density,
+            spacing: params.spacing,
+            gravity: params.gravity,
+            solve,
         };
         for (k, &id) in ids.iter().enumerate() {
             let id = id as usize;

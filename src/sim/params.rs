@@ -14,8 +14,20 @@ pub struct Params {
     pub rest_density: f32,
     /// Particle mass m, kg: calibrated so a seeded lattice sits exactly at ρ₀.
     pub particle_mass: f32,
-    /// Constraint iterations per step.
+    /// Constraint iterations per step (when `max_density_error` is 0: a fixed count).
     pub iterations: u32,
+    /// The stopping rule: iterate until the mean compression (mean of max(ρ/ρ₀ − 1, 0) over
+    /// all particles) is at most this, between `min_iterations` and `max_iterations`; 0 runs
+    /// exactly `iterations` (the fastest path).
+    pub max_density_error: f32,
+    /// Fewest constraint iterations per step under the density-error rule.
+    pub min_iterations: u32,
+    /// Most constraint iterations per step under the density-error rule.
+    pub max_iterations: u32,
+    /// Solve the density constraint's long wavelengths on the neighbour grid once per step
+    /// (`coarse_correction`, see docs/solver.md): what keeps deep fluid incompressible and calm
+    /// at a few iterations. Off gives the paper's plain Jacobi PBF.
+    pub coarse_correction: bool,
     /// Solver steps per frame (at least; see `cfl`).
     pub substeps: u32,
     /// Courant number: a frame takes more than `substeps` steps when the fastest particle
@@ -52,12 +64,16 @@ impl Params {
             rest_density: 1000.0,
             particle_mass: 0.0,
             iterations: 4,
+            max_density_error: 0.0,
+            min_iterations: 1,
+            max_iterations: 100,
+            coarse_correction: true,
             substeps: 2,
             cfl: 1.0,
             dt: 1.0 / 60.0,
             gravity: [0.0, -9.81, 0.0],
             relaxation: 1e-6,
-            scorr_k: 0.1,
+            scorr_k: 0.0,
             scorr_n: 4,
             scorr_dq: 0.2,
             xsph_c: 0.01,
@@ -72,7 +88,7 @@ impl Params {
     /// on its first frames).
     pub fn calibrate_mass(&mut self) {
         let kernel = SphKernel::new(self.kernel_radius);
-        self.particle_mass = self.rest_density / kernel.lattice_poly6_sum(self.spacing);
+        self.particle_mass = self.rest_density / kernel.lattice_density_sum(self.spacing);
     }
 
     /// The SPH kernels for this kernel radius.
@@ -116,9 +132,24 @@ impl Params {
         volume * volume * self.kernel().lattice_gradient_square_sum(self.spacing)
     }
 
+    /// The constraint iterations of one step: `(fewest, most, tolerance)`. With a tolerance the
+    /// solver stops after the fewest iterations at which the mean compression is at most it;
+    /// without, it runs exactly `iterations`.
+    pub fn iteration_rule(&self) -> (u32, u32, Option<f32>) {
+        if self.max_density_error > 0.0 {
+            (
+                self.min_iterations,
+                self.max_iterations,
+                Some(self.max_density_error),
+            )
+        } else {
+            (self.iterations, self.iterations, None)
+        }
+    }
+
     /// Checks that only parameters that may change while particles exist differ from `self`:
-    /// rest density, XSPH, vorticity, s_corr, relaxation, iterations, substeps, cfl, dt and
-    /// gravity.
+    /// rest density, XSPH, vorticity, s_corr, relaxation, the iteration rule, the coarse
+    /// correction, substeps, cfl, dt and gravity.
     pub fn check_live_edit(&self, new: &Params) -> Result<(), String> {
         let fixed = [
             ("spacing", self.spacing, new.spacing),
@@ -160,6 +191,7 @@ impl Params {
             ("xsph_c", self.xsph_c),
             ("vorticity", self.vorticity),
             ("cfl", self.cfl),
+            ("max_density_error", self.max_density_error),
         ];
         for (name, value) in non_negative {
             if !(value.is_finite() && value >= 0.0) {
@@ -197,6 +229,35 @@ impl Params {
             return Err(ParamError::new(
                 "iterations",
                 format!("must be between 1 and 1000, got {}", self.iterations),
+            ));
+        }
+        for (name, value) in [
+            ("min_iterations", self.min_iterations),
+            ("max_iterations", self.max_iterations),
+        ] {
+            if !(1..=1000).contains(&value) {
+                return Err(ParamError::new(
+                    name,
+                    format!("must be between 1 and 1000, got {value}"),
+                ));
+            }
+        }
+        if self.min_iterations > self.max_iterations {
+            return Err(ParamError::new(
+                "min_iterations",
+                format!(
+                    "must not exceed max_iterations ({}), got {}",
+                    self.max_iterations, self.min_iterations
+                ),
+            ));
+        }
+        if self.max_density_error >= 1.0 {
+            return Err(ParamError::new(
+                "max_density_error",
+                format!(
+                    "is a fraction of the rest density (0.001 is 0.1 %) and must be below 1, got {}",
+                    self.max_density_error
+                ),
             ));
         }
         if !(1..=1000).contains(&self.substeps) {
@@ -245,7 +306,7 @@ mod tests {
     fn calibrated_mass_gives_rest_density_on_the_lattice() {
         let params = Params::with_spacing(0.02);
         let kernel = params.kernel();
-        let density = params.particle_mass * kernel.lattice_poly6_sum(params.spacing);
+        let density = params.particle_mass * kernel.lattice_density_sum(params.spacing);
         assert!((density / params.rest_density - 1.0).abs() < 1e-5);
         // The calibrated volume is close to spacing³ (within the kernel's discretisation error).
         let ratio = params.particle_volume() / params.spacing.powi(3);

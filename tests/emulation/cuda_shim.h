@@ -2,6 +2,7 @@
 // thread at a time (src/sim/cuda/emulation.rs). Atomics are plain read-modify-writes, which is
 // exact when threads run one after another. scan_test.cpp adds real barriers and shuffles.
 #pragma once
+#define PBF_EMULATION 1
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -16,6 +17,7 @@ inline int3 make_int3(int x, int y, int z) { return {x, y, z}; }
 #define __global__
 #define __device__
 #define __forceinline__ inline
+#define __noinline__
 #define __launch_bounds__(...)
 #define __restrict__
 #define __shared__ static
@@ -25,6 +27,7 @@ extern thread_local Dim blockIdx, threadIdx;
 extern Dim blockDim;
 
 inline unsigned atomicAdd(unsigned* a, unsigned v) { unsigned old = *a; *a += v; return old; }
+inline double atomicAdd(double* a, double v) { double old = *a; *a += v; return old; }
 inline unsigned atomicMax(unsigned* a, unsigned v) { unsigned old = *a; if (v > old) *a = v; return old; }
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
 inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }

@@ -5,11 +5,14 @@
 //! no cap) and reuses them in the 2 × iterations + 3 neighbour passes that follow, as the PBF
 //! paper does (Macklin & Müller 2013, Algorithm 1, line 6).
 
+use super::boundary::BoundaryLattice;
+use super::coarse::CoarseCorrection;
 use super::grid::{gather, UniformGrid};
 use super::kernel::{integer_power, integer_power_x4, SphKernel};
 use super::nvtx;
 use super::{
-    InitialState, Params, RenderScalar, Snapshot, Solver, SolverError, Stage, StageTimes, World,
+    InitialState, Params, RenderScalar, Snapshot, SolveReport, Solver, SolverError, Stage,
+    StageTimes, World,
 };
 use glam::{Mat4, Vec3A, Vec4};
 use rayon::prelude::*;
@@ -20,7 +23,7 @@ const BLOCK: usize = 1024;
 
 /// Bytes the CPU solver needs per particle (state, scratch, and ~40 neighbour indices with a
 /// 16-byte pair cache entry each), used to refuse scenes that do not fit before allocating.
-pub const BYTES_PER_PARTICLE: u64 = 11 * 16 + 6 * 4 + 45 * (4 + 16);
+pub const BYTES_PER_PARTICLE: u64 = 12 * 16 + 6 * 4 + 45 * (4 + 16);
 
 /// The particles of the 27 cells around one cell, copied into x, y, z arrays: consecutive
 /// particles (sorted by cell) mostly share a cell, so the candidates are gathered once per
@@ -106,6 +109,12 @@ pub struct CpuSolver {
     ids: Vec<u32>,
     lambdas: Vec<f32>,
     densities: Vec<f32>,
+    /// Σ_b ∇W of the walls and obstacles at each particle (`boundary.rs`), from compute_lambda
+    /// for apply_delta.
+    boundary_gradients: Vec<Vec3A>,
+    /// ρ/ρ₀ − 1 per particle, for the coarse correction.
+    constraints: Vec<f32>,
+    coarse: Option<CoarseCorrection>,
     /// Vorticity ω per particle (vorticity stage) and position corrections Δp (apply_delta).
     vectors: Vec<Vec3A>,
     scratch: Vec<Vec3A>,
@@ -117,6 +126,8 @@ pub struct CpuSolver {
     pair_cache: Vec<Vec4>,
     steps: u64,
     times: StageTimes,
+    /// The last frame's iterations and errors, accumulated over its steps.
+    report: SolveReport,
 }
 
 /// Constants of one step derived from the parameters.
@@ -132,10 +143,13 @@ struct StepConstants {
     inverse_scorr_reference: f32,
     scorr_n: i32,
     margin: f32,
+    boundary: BoundaryLattice,
+    /// Length of the solver step.
+    dt: f32,
 }
 
 impl StepConstants {
-    fn new(params: &Params) -> Self {
+    fn new(params: &Params, dt: f32) -> Self {
         let kernel = params.kernel();
         let dq = params.scorr_dq * params.kernel_radius;
         Self {
@@ -143,12 +157,14 @@ impl StepConstants {
             mass: params.particle_mass,
             volume: params.particle_volume(),
             inverse_rest_density: 1.0 / params.rest_density,
-            self_density: params.particle_mass * kernel.poly6(0.0),
+            self_density: params.particle_mass * kernel.density(0.0),
             relaxation: params.relaxation * params.rest_stiffness(),
             scorr_scale: params.scorr_k / params.rest_stiffness(),
-            inverse_scorr_reference: 1.0 / kernel.poly6(dq * dq),
+            inverse_scorr_reference: 1.0 / kernel.density(dq * dq),
             scorr_n: params.scorr_n,
             margin: params.particle_radius(),
+            boundary: BoundaryLattice::new(params.spacing, kernel),
+            dt,
         }
     }
 }
@@ -167,6 +183,7 @@ impl CpuSolver {
         }
         initial.check_finite()?;
         let grid = UniformGrid::new(&world.container, params.kernel_radius);
+        let coarse = Some(CoarseCorrection::new(&world, &grid));
         let mut solver = Self {
             grid,
             positions: initial.positions.clone(),
@@ -175,6 +192,9 @@ impl CpuSolver {
             ids: (0..n as u32).collect(),
             lambdas: vec![0.0; n],
             densities: vec![0.0; n],
+            boundary_gradients: vec![Vec3A::ZERO; n],
+            constraints: vec![0.0; n],
+            coarse,
             vectors: vec![Vec3A::ZERO; n],
             scratch: Vec::with_capacity(n),
             ids_scratch: Vec::with_capacity(n),
@@ -183,13 +203,14 @@ impl CpuSolver {
             pair_cache: Vec::new(),
             steps: 0,
             times: StageTimes::default(),
+            report: SolveReport::default(),
             params,
             world,
         };
         // Densities of the seeded state, so statistics before the first step are real.
         solver.build_grid();
         solver.find_neighbors();
-        solver.compute_lambda(&StepConstants::new(&solver.params));
+        solver.report.compression = solver.compute_lambda(&StepConstants::new(&solver.params, solver.params.dt));
         Ok(solver)
     }
 
@@ -272,27 +293,33 @@ impl CpuSolver {
         }
     }
 
-    /// ρᵢ = Σ m W, Cᵢ = max(ρᵢ/ρ₀ − 1, 0), λᵢ = −Cᵢ / (|Σⱼ V∇W|² + Σⱼ |V∇W|² + ε).
+    /// ρᵢ = Σ m W (+ m Σ_b W of walls and obstacles), Cᵢ = max(ρᵢ/ρ₀ − 1, 0),
+    /// λᵢ = −Cᵢ / (|Σⱼ V∇W + V Σ_b ∇W|² + Σⱼ |V∇W|² + ε). Returns the mean compression
+    /// (mean Cᵢ over all particles), the density-error rule's measure.
     ///
     /// Positions do not change between this stage and the next, so each pair's gradient and
     /// s_corr are kept in `pair_cache` for `apply_delta` instead of being evaluated twice.
-    fn compute_lambda(&mut self, c: &StepConstants) {
+    fn compute_lambda(&mut self, c: &StepConstants) -> f32 {
         let n = self.predicted.len();
         let mut cache = std::mem::take(&mut self.pair_cache);
         let mut lambdas = std::mem::take(&mut self.lambdas);
         let mut densities = std::mem::take(&mut self.densities);
+        let mut boundary = std::mem::take(&mut self.boundary_gradients);
         cache.resize(self.neighbors.len(), Vec4::ZERO);
         lambdas.resize(n, 0.0);
         densities.resize(n, 0.0);
+        boundary.resize(n, Vec3A::ZERO);
         let this = &*self;
-        lambdas
+        let compression: f64 = lambdas
             .par_chunks_mut(BLOCK)
             .zip(densities.par_chunks_mut(BLOCK))
+            .zip(boundary.par_chunks_mut(BLOCK))
             .zip(pair_slices(&mut cache, &this.neighbor_start, n).into_par_iter())
             .enumerate()
-            .for_each(|(block, ((lambdas, densities), pairs))| {
+            .map(|(block, (((lambdas, densities), boundary), pairs))| {
                 let first = block * BLOCK;
                 let slot_offset = this.neighbor_start[first] as usize;
+                let mut compression = 0.0f64;
                 for (k, i) in (first..first + lambdas.len()).enumerate() {
                     let (p, id) = (this.predicted[i], this.ids[i]);
                     let slots =
@@ -300,8 +327,9 @@ impl CpuSolver {
                     let pairs = &mut pairs[slots.start - slot_offset..slots.end - slot_offset];
                     let (density, gradient_i, sum_squares) =
                         this.lambda_sums(p, id, &this.neighbors[slots], pairs, c);
-                    let density = c.self_density + c.mass * density;
-                    let gradient_i = gradient_i * c.volume;
+                    let walls = c.boundary.sums(&this.world, p);
+                    let density = c.self_density + c.mass * (density + walls.density);
+                    let gradient_i = (gradient_i + walls.gradient) * c.volume;
                     let sum_squares = sum_squares * c.volume * c.volume;
                     // Clamped at zero: the density constraint only resists compression. The
                     // paper's bilateral form pulls every free-surface particle (C ≈ −0.5) into
@@ -311,11 +339,17 @@ impl CpuSolver {
                     lambdas[k] =
                         -constraint / (gradient_i.length_squared() + sum_squares + c.relaxation);
                     densities[k] = density;
+                    boundary[k] = walls.gradient;
+                    compression += constraint as f64;
                 }
-            });
+                compression
+            })
+            .sum();
         self.pair_cache = cache;
         self.lambdas = lambdas;
         self.densities = densities;
+        self.boundary_gradients = boundary;
+        (compression / n.max(1) as f64) as f32
     }
 
     /// For particle i at `p`: Σⱼ W, Σⱼ ∇W and Σⱼ |∇W|² over `neighbors`, writing each pair's
@@ -340,7 +374,7 @@ impl CpuSolver {
             let j = neighbors[k] as usize;
             let offset = p - self.predicted[j];
             let r2 = offset.length_squared();
-            let w = kernel.poly6(r2);
+            let w = kernel.density(r2);
             let g = kernel.pair_gradient(offset, r2, || (id, self.ids[j]));
             pairs[k] =
                 g.extend(-c.scorr_scale * integer_power(w * c.inverse_scorr_reference, c.scorr_n));
@@ -364,8 +398,8 @@ impl CpuSolver {
                 }
                 continue;
             }
-            let w = kernel.poly6_x4(r2);
-            let scale = kernel.spiky_gradient_scale_x4(r2);
+            let w = kernel.density_x4(r2);
+            let scale = kernel.gradient_scale_x4(r2);
             let (gx, gy, gz) = (ox * scale, oy * scale, oz * scale);
             let scorr = integer_power_x4(w * c.inverse_scorr_reference, c.scorr_n) * -c.scorr_scale;
             let out = Mat4::from_cols(gx, gy, gz, scorr).transpose();
@@ -388,15 +422,16 @@ impl CpuSolver {
         )
     }
 
-    /// Δpᵢ = V Σⱼ (λᵢ + λⱼ + s_corr) ∇W, s_corr = −k (W/W(Δq))ⁿ / Σ|∇C|²₀; then x* += Δp and
-    /// projection onto walls and obstacles. Gradients and s_corr come from `compute_lambda`.
+    /// Δpᵢ = V Σⱼ (λᵢ + λⱼ + s_corr) ∇W + V λᵢ Σ_b ∇W, s_corr = −k (W/W(Δq))ⁿ / Σ|∇C|²₀; then
+    /// x* += Δp and projection onto walls and obstacles. Gradients, s_corr and the walls'
+    /// Σ_b ∇W come from `compute_lambda`.
     fn apply_delta(&mut self, c: &StepConstants) {
         let mut corrected = std::mem::take(&mut self.scratch);
         corrected.clear();
         let this = &*self;
         corrected.par_extend((0..this.predicted.len()).into_par_iter().map(|i| {
             let lambda_i = this.lambdas[i];
-            let mut delta = Vec3A::ZERO;
+            let mut delta = this.boundary_gradients[i] * lambda_i;
             for slot in this.neighbor_start[i] as usize..this.neighbor_start[i + 1] as usize {
                 let pair = this.pair_cache[slot];
                 let j = this.neighbors[slot] as usize;
@@ -406,6 +441,31 @@ impl CpuSolver {
                 .project(this.predicted[i] + delta * c.volume, c.margin)
         }));
         self.scratch = std::mem::replace(&mut self.predicted, corrected);
+    }
+
+    /// The coarse-grid correction (`coarse.rs`) from the densities of the last compute_lambda:
+    /// every particle moves by the displacement that removes the long wavelengths of the
+    /// compression, then is projected out of walls and obstacles.
+    fn coarse_correction(&mut self, c: &StepConstants) {
+        let Some(mut coarse) = self.coarse.take() else {
+            return;
+        };
+        let mut constraints = std::mem::take(&mut self.constraints);
+        constraints.clear();
+        constraints.par_extend(
+            self.densities
+                .par_iter()
+                .map(|&density| density * c.inverse_rest_density - 1.0),
+        );
+        if coarse.solve(&self.grid, &self.predicted, &constraints, c.volume, c.dt) {
+            let (world, coarse) = (&self.world, &coarse);
+            self.predicted
+                .par_iter_mut()
+                .for_each(|x| *x = world.project(*x + coarse.displacement(*x), c.margin));
+        }
+        self.report.coarse_residual = coarse.relative_residual;
+        self.constraints = constraints;
+        self.coarse = Some(coarse);
     }
 
     /// v = (x* − x) / dt.
@@ -444,7 +504,7 @@ impl CpuSolver {
                     {
                         let j = this.neighbors[slot] as usize;
                         let offset = p - this.predicted[j];
-                        let gradient = c.kernel.spiky_gradient(offset, offset.length_squared());
+                        let gradient = c.kernel.gradient(offset, offset.length_squared());
                         pairs[slot - slot_offset] = gradient.extend(0.0);
                         omega += (v - this.velocities[j]).cross(gradient);
                     }
@@ -490,7 +550,7 @@ impl CpuSolver {
                 for &j in this.neighbors_of(i) {
                     let j = j as usize;
                     let r2 = (p - this.predicted[j]).length_squared();
-                    sum += (this.velocities[j] - v) * c.kernel.poly6(r2);
+                    sum += (this.velocities[j] - v) * c.kernel.density(r2);
                 }
                 v + sum * (blend * c.volume)
             }));
@@ -530,14 +590,32 @@ impl CpuSolver {
     }
 
     fn substep(&mut self, dt: f32) -> Result<(), SolverError> {
-        let c = StepConstants::new(&self.params);
+        let c = StepConstants::new(&self.params, dt);
         self.timed(Stage::PredictPositions, |s| s.predict_positions(dt, &c));
         self.timed(Stage::BuildGrid, Self::build_grid);
         self.timed(Stage::FindNeighbors, Self::find_neighbors);
-        for _ in 0..self.params.iterations {
-            self.timed(Stage::ComputeLambda, |s| s.compute_lambda(&c));
+        let (fewest, most, tolerance) = self.params.iteration_rule();
+        // compute_lambda measures the compression of the positions it sees: under the
+        // density-error rule the loop stops there once enough iterations ran and it is small
+        // enough; with a fixed count it stops after the last apply_delta.
+        let mut iterations = 0;
+        loop {
+            let mut compression = 0.0;
+            self.timed(Stage::ComputeLambda, |s| compression = s.compute_lambda(&c));
+            self.report.compression = compression;
+            if tolerance.is_some_and(|t| iterations >= fewest && compression <= t) {
+                break;
+            }
+            if iterations == 0 && self.params.coarse_correction {
+                self.timed(Stage::CoarseCorrection, |s| s.coarse_correction(&c));
+            }
             self.timed(Stage::ApplyDelta, |s| s.apply_delta(&c));
+            iterations += 1;
+            if iterations >= most {
+                break;
+            }
         }
+        self.report.iterations += iterations as f32;
         self.check_finite(Stage::ApplyDelta)?;
         self.timed(Stage::UpdateVelocity, |s| s.update_velocity(dt));
         self.timed(Stage::Vorticity, |s| s.vorticity(dt, &c));
@@ -577,9 +655,11 @@ impl Solver for CpuSolver {
             .reduce(|| 0.0, f32::max);
         let substeps = self.params.substeps_for(max_speed);
         let dt = self.params.dt / substeps as f32;
+        self.report.iterations = 0.0;
         for _ in 0..substeps {
             self.substep(dt)?;
         }
+        self.report.iterations /= substeps as f32;
         Ok(())
     }
 
@@ -596,7 +676,7 @@ impl Solver for CpuSolver {
     }
 
     fn snapshot(&self) -> Snapshot {
-        Snapshot::from_sorted(&self.params, &self.ids, |k| {
+        Snapshot::from_sorted(&self.params, self.report, &self.ids, |k| {
             let neighbors = self.neighbor_start[k + 1] - self.neighbor_start[k];
             (
                 self.positions[k],

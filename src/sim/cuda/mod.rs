@@ -22,7 +22,8 @@ pub mod pbf;
 pub mod ptx;
 
 use super::{
-    InitialState, Params, RenderScalar, Snapshot, Solver, SolverError, Stage, StageTimes, World,
+    InitialState, Params, RenderScalar, Snapshot, SolveReport, Solver, SolverError, Stage,
+    StageTimes, World,
 };
 use cudarc::driver::{
     sys, CudaContext, CudaEvent, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
@@ -273,6 +274,7 @@ pub struct CudaSolver {
     timer: StageTimer,
     stage_timing: bool,
     interop: GlInterop,
+    report: SolveReport,
 }
 
 fn driver_error(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> SolverError {
@@ -364,6 +366,7 @@ impl CudaSolver {
             timer: StageTimer::new(),
             stage_timing: true,
             interop: GlInterop::default(),
+            report: SolveReport::default(),
         };
         // Densities and neighbour counts of the seeded state, as the CPU solver has them.
         if n > 0 {
@@ -720,7 +723,7 @@ impl CudaSolver {
         let densities = self.download(&b.densities)?;
         let counts = self.download(&b.neighbor_counts)?;
         let ids = self.download(&b.ids)?;
-        Ok(Snapshot::from_sorted(&self.params, &ids, |k| {
+        Ok(Snapshot::from_sorted(&self.params, self.report, &ids, |k| {
             (
                 to_vec3(&positions[k]),
                 to_vec3(&velocities[k]),
@@ -825,6 +828,9 @@ impl Solver for CudaSolver {
                 neighbor_counts: vec![0; n],
                 particle_mass: self.params.particle_mass,
                 rest_density: self.params.rest_density,
+                spacing: self.params.spacing,
+                gravity: self.params.gravity,
+                solve: self.report,
             }
         })
     }

@@ -1,6 +1,8 @@
 //! The parameter block the kernels take by value, mirrored field for field by `struct
 //! PbfParams` in `kernels/pbf_common.cuh`, and the obstacle records (`struct PbfObstacle`).
 
+use crate::sim::boundary::BoundaryLattice;
+use crate::sim::coarse::CoarseCorrection;
 use crate::sim::grid::UniformGrid;
 use crate::sim::{Obstacle, Params, World};
 use bytemuck::{Pod, Zeroable};
@@ -21,8 +23,10 @@ pub struct GpuParams {
     pub gravity: [f32; 3],
     pub kernel_radius: f32,
     pub kernel_radius_squared: f32,
-    pub poly6_coefficient: f32,
-    pub spiky_gradient_coefficient: f32,
+    pub inverse_kernel_radius: f32,
+    pub density_coefficient: f32,
+    pub gradient_coefficient: f32,
+    pub gradient_peak: f32,
     pub coincident_squared: f32,
     pub mass: f32,
     pub volume: f32,
@@ -38,6 +42,11 @@ pub struct GpuParams {
     pub obstacle_count: u32,
     pub vorticity_scale: f32,
     pub xsph_scale: f32,
+    pub spacing: f32,
+    pub boundary_steps: i32,
+    pub wall_lo: [f32; 3],
+    pub wall_hi: [f32; 3],
+    pub coarse_cell: [f32; 3],
 }
 
 // SAFETY: plain old data of 4-byte fields, laid out as the C struct it mirrors.
@@ -65,17 +74,19 @@ impl GpuParams {
             inverse_dt: 1.0 / dt,
             gravity: params.gravity,
             kernel_radius: h,
-            kernel_radius_squared: h * h,
-            poly6_coefficient: 315.0 / (64.0 * std::f32::consts::PI * h.powi(9)),
-            spiky_gradient_coefficient: -45.0 / (std::f32::consts::PI * h.powi(6)),
+            kernel_radius_squared: kernel.radius_squared(),
+            inverse_kernel_radius: kernel.inverse_radius(),
+            density_coefficient: kernel.density_coefficient(),
+            gradient_coefficient: kernel.gradient_coefficient(),
+            gradient_peak: kernel.gradient_peak(),
             coincident_squared: coincident * coincident,
             mass: params.particle_mass,
             volume: params.particle_volume(),
             inverse_rest_density: 1.0 / params.rest_density,
-            self_density: params.particle_mass * kernel.poly6(0.0),
+            self_density: params.particle_mass * kernel.density(0.0),
             relaxation: params.relaxation * rest_stiffness,
             scorr_scale: params.scorr_k / rest_stiffness,
-            inverse_scorr_reference: 1.0 / kernel.poly6(dq * dq),
+            inverse_scorr_reference: 1.0 / kernel.density(dq * dq),
             scorr_n: params.scorr_n,
             margin,
             container_lo: lo.to_array(),
@@ -83,6 +94,11 @@ impl GpuParams {
             obstacle_count: world.obstacles.len() as u32,
             vorticity_scale: params.vorticity * dt,
             xsph_scale: params.xsph_c * params.particle_volume(),
+            spacing: params.spacing,
+            boundary_steps: BoundaryLattice::new(params.spacing, kernel).steps(),
+            wall_lo: world.container.min.to_array(),
+            wall_hi: world.container.max.to_array(),
+            coarse_cell: CoarseCorrection::cell_size(world, dims.map(|d| d as usize)).to_array(),
         }
     }
 
@@ -132,10 +148,12 @@ mod tests {
     /// The header's fields, in order, as the Rust struct lays them out (arrays spelled _x/_y/_z).
     const HEADER_FIELDS: &str = "grid_origin_x grid_origin_y grid_origin_z inverse_cell_size \
         grid_dims_x grid_dims_y grid_dims_z particle_count dt inverse_dt gravity_x gravity_y \
-        gravity_z kernel_radius kernel_radius_squared poly6_coefficient spiky_gradient_coefficient \
-        coincident_squared mass volume inverse_rest_density self_density relaxation scorr_scale \
+        gravity_z kernel_radius kernel_radius_squared inverse_kernel_radius density_coefficient \
+        gradient_coefficient gradient_peak coincident_squared mass volume inverse_rest_density self_density relaxation scorr_scale \
         inverse_scorr_reference scorr_n margin container_lo_x container_lo_y container_lo_z \
-        container_hi_x container_hi_y container_hi_z obstacle_count vorticity_scale xsph_scale";
+        container_hi_x container_hi_y container_hi_z obstacle_count vorticity_scale xsph_scale \
+        spacing boundary_steps wall_lo_x wall_lo_y wall_lo_z wall_hi_x wall_hi_y wall_hi_z \
+        coarse_cell_x coarse_cell_y coarse_cell_z";
 
     /// The fields of `struct PbfParams` in kernels/pbf_common.cuh, in order.
     fn header_fields(name: &str) -> Vec<String> {
@@ -211,17 +229,17 @@ mod tests {
         let kernel = params.kernel();
         for r in [0.0f32, 0.003, 0.011, 0.027, 0.0399] {
             let r2 = r * r;
-            let d = gpu.kernel_radius_squared - r2;
-            assert_eq!(gpu.poly6_coefficient * d * d * d, kernel.poly6(r2));
-            if r > 0.0 {
-                let offset = Vec3A::new(r, 0.0, 0.0);
-                let d = gpu.kernel_radius - r2.sqrt();
-                let expected = kernel.spiky_gradient(offset, r2);
-                assert_eq!(
-                    offset * (gpu.spiky_gradient_coefficient * d * d / r2.sqrt()),
-                    expected
-                );
-            }
+            let q = r2.sqrt() * gpu.inverse_kernel_radius;
+            let a = 1.0 - q;
+            assert_eq!(
+                gpu.density_coefficient * (a * a) * (a * a) * (1.0 + 4.0 * q),
+                kernel.density(r2)
+            );
+            let offset = Vec3A::new(r, 0.0, 0.0);
+            assert_eq!(
+                offset * (gpu.gradient_coefficient * a * a * a),
+                kernel.gradient(offset, r2)
+            );
         }
     }
 }
