@@ -10,17 +10,24 @@ use fluidlab::sim::cuda::pbf::PbfKernels;
 use fluidlab::sim::cuda::ptx;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
 
 const PROJECT_NVCC: &str = ".tools/cuda/nvidia/cu13/bin/nvcc";
 
-fn gpu_missing(test: &str) -> bool {
-    match cuda_unavailable() {
-        Some(reason) => {
-            println!("SKIP {test}: {reason}");
-            true
-        }
-        None => false,
+/// Held by every test that uses the GPU. The test harness runs tests in parallel, and the GPU
+/// is one device for all of them: `twenty_restarts_keep_gpu_memory_flat` reads the device's free
+/// memory, which a parity run allocating at the same time would move.
+static GPU: Mutex<()> = Mutex::new(());
+
+/// The GPU, held until the returned guard drops; `None` (after printing why the test skips)
+/// when this machine has no CUDA.
+fn gpu(test: &str) -> Option<MutexGuard<'static, ()>> {
+    if let Some(reason) = cuda_unavailable() {
+        println!("SKIP {test}: {reason}");
+        return None;
     }
+    // A test that panicked while holding it leaves nothing behind that the next one needs.
+    Some(GPU.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
 }
 
 #[test]
@@ -136,9 +143,9 @@ fn no_kernel_spills_registers_on_sm_90() {
 
 #[test]
 fn one_frame_on_the_gpu_matches_the_cpu() {
-    if gpu_missing("one_frame_on_the_gpu_matches_the_cpu") {
+    let Some(_gpu) = gpu("one_frame_on_the_gpu_matches_the_cpu") else {
         return;
-    }
+    };
     let check = parity::cuda_one_step().expect("both solvers run");
     println!("{}", check.detail);
     assert!(check.passed, "{}", check.detail);
@@ -146,9 +153,9 @@ fn one_frame_on_the_gpu_matches_the_cpu() {
 
 #[test]
 fn dam_break_statistics_on_the_gpu_match_the_cpu() {
-    if gpu_missing("dam_break_statistics_on_the_gpu_match_the_cpu") {
+    let Some(_gpu) = gpu("dam_break_statistics_on_the_gpu_match_the_cpu") else {
         return;
-    }
+    };
     let check = parity::cuda_dam_break().expect("both solvers run");
     println!("{}", check.detail);
     assert!(check.passed, "{}", check.detail);
@@ -157,9 +164,9 @@ fn dam_break_statistics_on_the_gpu_match_the_cpu() {
 /// Restarting the solver (the viewer does it on every scene restart) leaks no GPU memory.
 #[test]
 fn twenty_restarts_keep_gpu_memory_flat() {
-    if gpu_missing("twenty_restarts_keep_gpu_memory_flat") {
+    let Some(_gpu) = gpu("twenty_restarts_keep_gpu_memory_flat") else {
         return;
-    }
+    };
     let (before, after) =
         fluidlab::sim::cuda::free_memory_across_restarts(RESTARTS).expect("restarts");
     println!("free GPU memory: {before} bytes before, {after} after");
@@ -382,6 +389,8 @@ fn backend_cuda_without_a_gpu_fails_with_one_sentence() {
 
 #[test]
 fn backend_auto_without_a_gpu_runs_on_the_cpu_and_says_why() {
+    // With a GPU, `auto` runs the CUDA solver in a child process on the same device.
+    let _gpu = GPU.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let (ok, stdout, stderr) = fluidlab(&[
         "bench",
         "dam-break",
