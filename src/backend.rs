@@ -51,7 +51,7 @@ fn create_cuda(scene: &Scene) -> Result<Created> {
     let initial = scene.seed();
     let solver = CudaSolver::new(scene.world(), scene.params.clone(), &initial)
         .map_err(|e| anyhow!("scene {}: {e}", scene.name))?;
-    let note = format!("cuda (kernels from {})", solver.ptx_origin());
+    let note = format!("cuda (kernels from {})", solver.kernel_origin());
     Ok(Created {
         solver: Box::new(solver),
         note,

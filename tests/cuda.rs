@@ -51,6 +51,51 @@ fn the_build_compiles_the_kernels_with_the_project_nvcc_when_it_is_installed() {
     }
 }
 
+/// The build embeds machine code for the H200 (sm_90) beside the PTX, so solvers there load with
+/// no JIT compilation: an ELF image for NVIDIA's CUDA machine type, for sm_90, holding every
+/// kernel the host launches.
+#[test]
+fn the_build_embeds_an_sm_90_cubin_when_nvcc_is_installed() {
+    if ptx::BUILD_NVCC.is_none() {
+        println!(
+            "SKIP: the build found no nvcc, so there is no cubin (scripts/setup.sh installs nvcc)"
+        );
+        return;
+    }
+    let expected = option_env!("FLUIDLAB_CUDA_CUBIN_ARCH").unwrap_or("sm_90");
+    if expected.is_empty() {
+        println!("SKIP: FLUIDLAB_CUDA_CUBIN_ARCH is empty: the build makes no cubin");
+        return;
+    }
+    let cubin = ptx::PBF_CUBIN.expect("nvcc was found but build.rs embedded no cubin");
+    assert_eq!(ptx::CUBIN_ARCH, Some(expected));
+    assert_eq!(&cubin[..4], b"\x7fELF", "not an ELF image");
+    assert_eq!(cubin[4], 2, "not a 64-bit ELF image");
+    let machine = u16::from_le_bytes([cubin[18], cubin[19]]);
+    assert_eq!(machine, 190, "e_machine {machine} is not EM_CUDA (190)");
+    // e_flags carries the SM: in its low byte up to CUDA's ELF ABI version 7, in the byte above
+    // from version 8 on (nvcc 13's cubins: sm_75 → 0x4b00, sm_90 → 0x5a00).
+    let flags = u32::from_le_bytes(cubin[48..52].try_into().unwrap());
+    let sm = if cubin[8] >= 8 {
+        (flags >> 8) & 0xff
+    } else {
+        flags & 0xff
+    };
+    let (major, minor) = ptx::compute_capability_of(expected).expect("an sm_XY architecture");
+    assert_eq!(
+        sm,
+        (major * 10 + minor) as u32,
+        "e_flags {flags:#x}, ABI version {}",
+        cubin[8]
+    );
+    for name in PbfKernels::NAMES {
+        assert!(
+            cubin.windows(name.len()).any(|w| w == name.as_bytes()),
+            "kernel {name} is not in the cubin"
+        );
+    }
+}
+
 /// Every kernel the host looks up is an entry point of the PTX (and of the NVRTC source).
 #[test]
 fn every_kernel_the_host_launches_is_in_the_module() {

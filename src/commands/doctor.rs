@@ -62,9 +62,10 @@ pub fn run(mut report: impl FnMut(&Check)) -> Vec<Check> {
         report(&check);
         checks.push(check);
     };
-    let prebuilt = match ptx::PREBUILT_ORIGIN {
-        Some(origin) => format!("PTX from {origin}"),
-        None => "no prebuilt PTX (the build found no nvcc): NVRTC compiles the kernels".into(),
+    let prebuilt = match (ptx::PREBUILT_ORIGIN, ptx::CUBIN_ARCH) {
+        (Some(origin), Some(arch)) => format!("PTX from {origin}, and an {arch} cubin"),
+        (Some(origin), None) => format!("PTX from {origin}"),
+        (None, _) => "no prebuilt PTX (the build found no nvcc): NVRTC compiles the kernels".into(),
     };
     add(
         "build",
@@ -125,16 +126,24 @@ pub fn run(mut report: impl FnMut(&Check)) -> Vec<Check> {
         .map_err(|e| e.to_string())
         .and_then(|context| cuda::load_module(&context).map_err(|e| e.to_string()))
         .and_then(|(module, origin)| {
-            cuda::pbf::PbfKernels::load(&module)
+            cuda::pbf::PbfKernels::load(&module, None)
                 .map(|_| origin)
                 .map_err(|e| e.to_string())
         });
+    let sync_check = match cuda::pbf::sync_check_requested() {
+        Ok(true) => format!(
+            "; {}=1: every launch synchronised and checked",
+            cuda::pbf::SYNC_CHECK_VARIABLE
+        ),
+        Ok(false) => String::new(),
+        Err(error) => format!("; {error}"),
+    };
     match kernels {
         Ok(origin) => add(
             "kernels",
             Status::Pass,
             format!(
-                "{} kernels loaded, code from {origin}",
+                "{} kernels loaded, code from {origin}{sync_check}",
                 cuda::pbf::PbfKernels::NAMES.len()
             ),
         ),
