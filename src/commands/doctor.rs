@@ -253,8 +253,23 @@ fn interop_round_trip() -> (Status, String) {
         Ok(gl) => gl,
         Err(reason) => return (Status::Fail, reason),
     };
+    // The CUDA device behind the current GL context, as the render command and the viewer
+    // pick it.
+    let (cuda_device, gl_device_note) = match cuda::gl_device() {
+        Some(ordinal) => (ordinal, format!("cuGLGetDevices: CUDA device {ordinal}")),
+        None => (
+            0,
+            "cuGLGetDevices names no CUDA device (CUDA device 0 used)".into(),
+        ),
+    };
     let scene = parity::parity_scene();
-    let mut solver = match CudaSolver::new(scene.world(), scene.params.clone(), &scene.seed()) {
+    let solver = CudaSolver::new_on(
+        cuda_device,
+        scene.world(),
+        scene.params.clone(),
+        &scene.seed(),
+    );
+    let mut solver = match solver {
         Ok(solver) => solver,
         Err(error) => return (Status::Fail, error.to_string()),
     };
@@ -286,14 +301,16 @@ fn interop_round_trip() -> (Status, String) {
             }
         });
     // Unregister while the GL context is still current, then delete the buffer.
-    drop(solver);
+    solver.release_gl();
     gl.delete_buffer(buffer);
+    drop(solver);
     match outcome {
         Ok(()) => (
             Status::Pass,
             format!(
-                "{}: write_render_buffer wrote {particles} records into GL buffer {buffer} through \
-                 cuGraphicsGLRegisterBuffer; OpenGL read them back unchanged",
+                "{}, {gl_device_note}: write_render_buffer wrote {particles} records into GL \
+                 buffer {buffer} through cuGraphicsGLRegisterBuffer; OpenGL read them back \
+                 unchanged; released before the buffer was deleted",
                 gl.renderer
             ),
         ),

@@ -28,6 +28,7 @@ use cudarc::driver::{
     sys, CudaContext, CudaEvent, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
 use glam::Vec3A;
+pub use interop::gl_device;
 use interop::GlInterop;
 use params::{GpuObstacle, GpuParams};
 use pbf::{per_element, PbfKernels};
@@ -319,10 +320,21 @@ fn to_vec3(v: &Float4) -> Vec3A {
 }
 
 impl CudaSolver {
-    /// A solver over `initial` (particle `i` gets id `i`) on GPU 0. Fails when CUDA is not
+    /// A solver over `initial` (particle `i` gets id `i`) on GPU 0 (see [`CudaSolver::new_on`]).
+    pub fn new(world: World, params: Params, initial: &InitialState) -> Result<Self, SolverError> {
+        Self::new_on(0, world, params, initial)
+    }
+
+    /// A solver over `initial` (particle `i` gets id `i`) on CUDA device `device` (front ends
+    /// that draw pass the device of their GL context, [`gl_device`]). Fails when CUDA is not
     /// available, on invalid parameters, or when the particles do not fit in GPU memory (checked
     /// before allocating anything).
-    pub fn new(world: World, params: Params, initial: &InitialState) -> Result<Self, SolverError> {
+    pub fn new_on(
+        device: usize,
+        world: World,
+        params: Params,
+        initial: &InitialState,
+    ) -> Result<Self, SolverError> {
         params
             .validate()
             .map_err(|e| SolverError::Params(e.to_string()))?;
@@ -352,7 +364,7 @@ impl CudaSolver {
         let scan_levels = pbf::scan_levels(cells + 1);
 
         let sync_check = pbf::sync_check_requested()?;
-        let context = CudaContext::new(0).map_err(driver_error("creating a CUDA context"))?;
+        let context = CudaContext::new(device).map_err(driver_error("creating a CUDA context"))?;
         let needed = n as u64 * BYTES_PER_PARTICLE
             + scan_levels.iter().map(|&l| l as u64 * 4).sum::<u64>()
             + (cells as u64 + 1) * 4
@@ -908,9 +920,12 @@ impl Solver for CudaSolver {
         scalar: RenderScalar,
     ) -> Result<bool, SolverError> {
         let n = self.particle_count;
+        self.context
+            .bind_to_thread()
+            .map_err(driver_error("binding the CUDA context"))?;
         let (stream, kernels, buffers) = (&self.stream, &self.kernels, &self.buffers);
         self.interop
-            .write(&self.context, stream, gl_buffer, n * 16, |pointer| {
+            .write(stream.cu_stream(), gl_buffer, n * 16, |pointer| {
                 let count = n as u32;
                 let code = scalar.code();
                 let k = &kernels.write_render_buffer;
@@ -931,13 +946,21 @@ impl Solver for CudaSolver {
         CudaSolver::set_stage_timing(self, enabled);
     }
 
+    fn release_gl(&mut self) {
+        if self.interop.is_registered() && self.context.bind_to_thread().is_ok() {
+            // Work queued on the buffer finishes before it is unregistered.
+            let _ = self.stream.synchronize();
+            self.interop.release();
+        }
+    }
 }
 
 impl Drop for CudaSolver {
+    /// Front ends release the GL buffer with [`Solver::release_gl`] while their GL context is
+    /// current; this is the safety net for paths that drop the solver first (an error return
+    /// with the GL context still alive), where unregistering is still right.
     fn drop(&mut self) {
-        if self.context.bind_to_thread().is_ok() {
-            self.interop.unregister();
-        }
+        self.release_gl();
     }
 }
 
