@@ -4,7 +4,9 @@
 //!
 //! nvcc is looked for in `$NVCC`, `$CUDA_PATH/bin`, `PATH`, then the project-local
 //! `.tools/cuda/nvidia/cu13/bin/nvcc` that `scripts/setup.sh` installs from PyPI.
-//! `FLUIDLAB_CUDA_ARCH` sets the virtual architecture (default `compute_75`).
+//! `FLUIDLAB_CUDA_ARCH` sets the virtual architecture (default `compute_75`). With nvcc it also
+//! compiles a cubin for `FLUIDLAB_CUDA_CUBIN_ARCH` (default `sm_90`, the H200's; empty for none),
+//! which the loader uses on GPUs that run it, so they need no JIT compilation at start.
 //!
 //! It also compiles the NVTX shim (`src/sim/nvtx.c`) when the NVTX 3 headers are found
 //! (`$CUDA_PATH/include`, `/usr/local/cuda/include`, or `.tools/cuda/nvidia/cu13/include`).
@@ -17,6 +19,8 @@ use std::process::Command;
 /// the GPU it finds; compute_75 runs on every GPU from Turing on (the kernels need nothing
 /// newer: 32-bit atomics and warp shuffles), Hopper included.
 const DEFAULT_ARCH: &str = "compute_75";
+/// Machine code for Hopper (H100/H200), the GPU the project is measured on.
+const DEFAULT_CUBIN_ARCH: &str = "sm_90";
 const LOCAL_NVCC: &str = ".tools/cuda/nvidia/cu13/bin/nvcc";
 const LOCAL_CUDA_INCLUDE: &str = ".tools/cuda/nvidia/cu13/include";
 
@@ -25,13 +29,21 @@ fn main() {
     let out = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR"));
     println!("cargo::rerun-if-changed=kernels");
     println!("cargo::rerun-if-changed={LOCAL_NVCC}");
-    for var in ["NVCC", "CUDA_PATH", "FLUIDLAB_CUDA_ARCH"] {
+    for var in [
+        "NVCC",
+        "CUDA_PATH",
+        "FLUIDLAB_CUDA_ARCH",
+        "FLUIDLAB_CUDA_CUBIN_ARCH",
+    ] {
         println!("cargo::rerun-if-env-changed={var}");
     }
     println!("cargo::rustc-check-cfg=cfg(fluidlab_prebuilt_ptx)");
+    println!("cargo::rustc-check-cfg=cfg(fluidlab_prebuilt_cubin)");
     build_nvtx(&manifest);
 
     let arch = env::var("FLUIDLAB_CUDA_ARCH").unwrap_or_else(|_| DEFAULT_ARCH.to_string());
+    let cubin_arch =
+        env::var("FLUIDLAB_CUDA_CUBIN_ARCH").unwrap_or_else(|_| DEFAULT_CUBIN_ARCH.to_string());
     let Some((nvcc, version)) = find_nvcc(&manifest) else {
         println!(
             "cargo::warning=nvcc not found (NVCC, CUDA_PATH, PATH, {LOCAL_NVCC}): the CUDA kernels \
@@ -47,33 +59,62 @@ fn main() {
     kernels.sort();
     for source in &kernels {
         let stem = source.file_stem().expect("file stem").to_string_lossy();
-        let ptx = out.join(format!("{stem}.ptx"));
-        // No --use_fast_math: it swaps IEEE division and square root for approximations and
-        // flushes denormals, which moves results away from the CPU reference for no measurable
-        // gain in these memory-bound neighbour loops. FMA contraction (nvcc's default) stays:
-        // it rounds once where the CPU rounds twice, a reassociation-sized difference.
-        let output = Command::new(&nvcc)
-            .args(["--ptx", "-O3", "-std=c++17", "-lineinfo"])
-            .arg(format!("-arch={arch}"))
-            .arg("-I")
-            .arg(manifest.join("kernels"))
-            .arg(source)
-            .arg("-o")
-            .arg(&ptx)
-            .output()
-            .unwrap_or_else(|e| panic!("running {}: {e}", nvcc.display()));
-        if !output.status.success() {
-            panic!(
-                "nvcc failed on {}:\n{}{}",
-                source.display(),
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
-            );
+        nvcc_compile(
+            &nvcc,
+            &manifest,
+            source,
+            "--ptx",
+            &arch,
+            &out.join(format!("{stem}.ptx")),
+        );
+        if !cubin_arch.is_empty() {
+            let cubin = out.join(format!("{stem}.cubin"));
+            nvcc_compile(&nvcc, &manifest, source, "--cubin", &cubin_arch, &cubin);
         }
     }
     println!("cargo::rustc-cfg=fluidlab_prebuilt_ptx");
     println!("cargo::rustc-env=FLUIDLAB_NVCC={}", nvcc.display());
     println!("cargo::rustc-env=FLUIDLAB_PTX_ORIGIN=nvcc {version} at build time, -arch={arch}");
+    if !cubin_arch.is_empty() {
+        println!("cargo::rustc-cfg=fluidlab_prebuilt_cubin");
+        println!("cargo::rustc-env=FLUIDLAB_CUBIN_ARCH={cubin_arch}");
+        println!(
+            "cargo::rustc-env=FLUIDLAB_CUBIN_ORIGIN=nvcc {version} at build time, -arch={cubin_arch}"
+        );
+    }
+}
+
+/// Compiles `source` with `nvcc` in `mode` (`--ptx`, `--cubin`) for `arch` into `output`.
+fn nvcc_compile(
+    nvcc: &Path,
+    manifest: &Path,
+    source: &Path,
+    mode: &str,
+    arch: &str,
+    output: &Path,
+) {
+    // No --use_fast_math: it swaps IEEE division and square root for approximations and
+    // flushes denormals, which moves results away from the CPU reference for no measurable
+    // gain in these memory-bound neighbour loops. FMA contraction (nvcc's default) stays:
+    // it rounds once where the CPU rounds twice, a reassociation-sized difference.
+    let result = Command::new(nvcc)
+        .args([mode, "-O3", "-std=c++17", "-lineinfo"])
+        .arg(format!("-arch={arch}"))
+        .arg("-I")
+        .arg(manifest.join("kernels"))
+        .arg(source)
+        .arg("-o")
+        .arg(output)
+        .output()
+        .unwrap_or_else(|e| panic!("running {}: {e}", nvcc.display()));
+    if !result.status.success() {
+        panic!(
+            "nvcc {mode} -arch={arch} failed on {}:\n{}{}",
+            source.display(),
+            String::from_utf8_lossy(&result.stdout),
+            String::from_utf8_lossy(&result.stderr)
+        );
+    }
 }
 
 /// Compiles `src/sim/nvtx.c` against the first NVTX 3 headers found and sets `fluidlab_nvtx`;

@@ -323,18 +323,28 @@ write_render_buffer(unsigned int n, const float4* __restrict__ positions, const 
 // Once per frame: the smallest id whose position or velocity is not finite, stored as its
 // bitwise complement by atomicMax into frame_check[0] (0 = all finite), and the largest speed,
 // as float bits (non-negative floats order like their bits) in frame_check[1], from which the
-// host picks the next frame's CFL substeps. The host zeroes both words first; the plain read
-// before the atomic skips it for the many threads slower than the maximum found so far.
+// host picks the next frame's CFL substeps. The host zeroes both words first. Each warp first
+// takes the maximum of both over its lanes with shuffles, so one lane per warp does the atomics
+// (and the plain read before the speed's skips it for warps slower than the maximum so far).
+// No lane returns early: every lane of the block (a multiple of 32) takes part in the shuffles.
 extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 find_non_finite(unsigned int n, const float4* __restrict__ positions, const float4* __restrict__ velocities,
                 const unsigned int* __restrict__ ids, unsigned int* __restrict__ frame_check) {
     unsigned int i = thread_index();
-    if (i >= n) return;
-    float3 v = make3(velocities[i]);
-    if (!finite3(make3(positions[i])) || !finite3(v)) {
-        atomicMax(&frame_check[0], ~ids[i]);
-        return;
+    unsigned int bad = 0, speed = 0;
+    if (i < n) {
+        float3 v = make3(velocities[i]);
+        if (!finite3(make3(positions[i])) || !finite3(v)) {
+            bad = ~ids[i];
+        } else {
+            speed = __float_as_uint(sqrtf(dot3(v, v)));
+        }
     }
-    unsigned int speed = __float_as_uint(sqrtf(dot3(v, v)));
+    for (int lane_mask = 16; lane_mask > 0; lane_mask >>= 1) {
+        bad = max(bad, __shfl_xor_sync(0xffffffffu, bad, lane_mask));
+        speed = max(speed, __shfl_xor_sync(0xffffffffu, speed, lane_mask));
+    }
+    if ((threadIdx.x & 31) != 0) return;
+    if (bad != 0) atomicMax(&frame_check[0], bad);
     if (speed > frame_check[1]) atomicMax(&frame_check[1], speed);
 }

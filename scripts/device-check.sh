@@ -1,28 +1,56 @@
 #!/usr/bin/env bash
-# CUDA backend check on the GPU machine (the device tool's H200), in one call of a few minutes:
-# doctor (driver, GPU, kernels, restart leak check, CPU-vs-CUDA parity, EGL devices, CUDA–GL
-# interop round trip), benchmarks at 30k, 100k, 1M and 10M particles with and without per-stage events,
-# a CPU benchmark for scale, compute-sanitizer (memcheck, racecheck) on a short run, and a
-# headless 1920×1080 render of ~1M particles through interop. Logs go to $OUT (at most 8 files:
-# summary.txt, doctor.log, bench-cuda.log, bench-cpu-100000.log, sanitizer.log, render.log and
-# render-1m-1080p.png).
+# CUDA backend check on the GPU machine (the device tool's H200), in one call of a few minutes.
+# Steps run cheapest and most informative first, each under its own timeout, and the whole
+# script within BUDGET seconds, so a slow step costs only the steps after it:
+#
+#   step                                              est. s  timeout  why this place
+#   1. doctor, FLUIDLAB_CUDA_SYNC_CHECK=1                 25      120  driver, GPU, kernels (sm_90
+#      (parity one frame + 200 frames, 20 restarts,                    cubin: no JIT), restart leak,
+#      EGL devices, CUDA–GL interop round trip)                        parity, interop; every launch
+#                                                                      synchronised, so a fault
+#                                                                      names its kernel
+#   2. compute-sanitizer memcheck, 20k particles, 2 steps  20       90  memory errors in every kernel
+#   3. compute-sanitizer racecheck, same                   30       90  shared-memory races (scan)
+#   4. render 1920×1080, ~1M particles, 20 frames          15       60  interop path + per-pass times
+#   5. bench cuda 30k, 100k, 1M: 50 steps, stage events    15       90  per-stage times
+#   6. bench cuda 30k, 100k, 1M: JSON, no stage events     12       90  top speed
+#   7. bench cpu 100k, 5 steps (for scale)                 10       60  CPU reference speed
+#   8. bench cuda 10M, 5 steps after 1 warm-up, once       30       90  memory per particle, launch
+#                                                                      size; a 10M dam break needs
+#                                                                      ~24 CFL substeps a frame once
+#                                                                      the front accelerates, so it
+#                                                                      runs only the first frames
+#   total (estimate)                                     ~160  BUDGET=380 (device call: 420)
+#
+# The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
+# (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
+# parity runs (the CPU reference on 16 cores takes most of it) and a few thousand per-launch
+# synchronisations; compute-sanitizer slows kernels 10–100× but the run is 2 steps of 20k
+# particles; 1M-particle frames take tens of milliseconds; seeding 10M particles on the CPU
+# takes seconds. Replace them with the measured times (summary.txt) after the first run.
+#
+# Logs go to $OUT (at most 8 files: summary.txt, doctor.log, sanitizer.log, render.log,
+# render-1m-1080p.png, bench-cuda.log, bench-cpu-100000.log, bench-cuda-10m.log).
 #
 # The device machine has no cargo: build here, then carry the binary.
 #
 #   1. Here, in the repository root of the checkout the device call sends (the session's own
 #      checkout):
 #        scripts/setup.sh && cargo build --release
-#        mkdir -p out/device && cp target/release/fluidlab out/device/
-#      (`out/` is git-ignored, so it travels only when carried.)
+#        mkdir -p out/device && objcopy --strip-debug target/release/fluidlab out/device/fluidlab
+#      (`out/` is git-ignored, so it travels only when carried. The release binary carries
+#      line tables, ~66 MB: unstripped it does not fit the device call's 64 MiB, stripped of
+#      debug information it is ~9 MB and keeps its symbols for backtraces.)
 #      And the GL loader packages (as the device README says; `.gl` is git-ignored), without
-#      which doctor's "EGL devices" and "CUDA–GL interop" lines SKIP:
+#      which doctor's "EGL devices" and "CUDA–GL interop" lines and the render step SKIP/FAIL:
 #        mkdir -p .gl /tmp/amd64/partial; o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
 #        apt-get $o update; (cd .gl && apt-get $o download libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
 #   2. One device call:
 #        run(command="bash scripts/device-check.sh", carry=["out/device", ".gl"], timeout_s=420)
-#   3. Read $OUT/summary.txt first; doctor.log and bench-*.log hold the figures.
+#   3. Read $OUT/summary.txt first: each step's PASS/FAIL with its measured seconds; doctor.log
+#      and bench-*.log hold the figures. docs/cuda.md ("The first GPU run") says what to expect.
 #
-# Optional: FLUIDLAB_BIN (default out/device/fluidlab), OUT (default out/device-check).
+# Optional: FLUIDLAB_BIN (default out/device/fluidlab), OUT (default out/device-check), BUDGET.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/device-check}
@@ -72,22 +100,11 @@ step() { # name, timeout seconds, log file, command...
     fi
 }
 
-# Doctor: driver, GPU, PTX origin, restart leak check, parity (one frame, 200 frames).
-step "doctor" 150 "$OUT/doctor.log" "$BIN" doctor
+# 1. Doctor, with every kernel launch synchronised and checked: a fault names its kernel.
+step "doctor (FLUIDLAB_CUDA_SYNC_CHECK=1)" 120 "$OUT/doctor.log" env FLUIDLAB_CUDA_SYNC_CHECK=1 "$BIN" doctor
 grep -E '^(PASS|FAIL|SKIP)' "$OUT/doctor.log" | sed 's/^/  doctor: /' >>"$OUT/summary.txt"
 
-# Benchmarks at the issue's sizes (30k: launch overhead; 10M: memory per particle): per-stage
-# CUDA events (table, then JSON), then JSON without events for the top speed.
-sizes=30000,100000,1000000,10000000
-log="$OUT/bench-cuda.log"
-step "bench cuda $sizes" 100 "$log" "$BIN" bench dam-break --backend cuda --particles "$sizes" --steps 50 --warmup 10
-step "bench cuda $sizes (json)" 100 "$log" "$BIN" bench dam-break --backend cuda --particles "$sizes" --steps 50 --warmup 10 --json
-step "bench cuda $sizes, no stage events (json)" 100 "$log" "$BIN" bench dam-break --backend cuda --particles "$sizes" --steps 50 --warmup 10 --json --no-stage-timing
-grep -E 'step:|on cuda' "$log" | sed 's/^ */  /' >>"$OUT/summary.txt"
-step "bench cpu 100000 particles (for scale)" 90 "$OUT/bench-cpu-100000.log" "$BIN" bench dam-break --backend cpu --particles 100000 --steps 5 --warmup 1
-grep -E 'step:' "$OUT/bench-cpu-100000.log" | sed 's/^ */  cpu 100000: /' >>"$OUT/summary.txt"
-
-# Memory errors and shared-memory races in every kernel, on a short run.
+# 2–3. Memory errors and shared-memory races in every kernel, on a short run.
 if command -v compute-sanitizer >/dev/null; then
     for tool in memcheck racecheck; do
         step "compute-sanitizer $tool" 90 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
@@ -97,14 +114,31 @@ else
     summary "SKIP compute-sanitizer (not on this machine)"
 fi
 
-# Headless render through the interop path: ~1M particles (the dam break at spacing 6.2 mm),
+# 4. Headless render through the interop path: ~1M particles (the dam break at spacing 6.2 mm),
 # 1920×1080, per-pass and simulation timings; one frame comes back as a PNG.
 scene=/tmp/dam-break-1m.toml
 sed 's/^spacing = .*/spacing = 0.0062/' scenes/dam-break.toml >"$scene"
 step "render 1920x1080, ~1M particles, cuda + interop" 60 "$OUT/render.log" "$BIN" render "$scene" --backend cuda \
     --frames 20 --size 1920x1080 --out /tmp/render --timings
-grep -iE 'interop|pass|total|simulation' "$OUT/render.log" | sed 's/^/  render: /' >>"$OUT/summary.txt"
+grep -iE 'interop|pass|total|simulation|kernels from' "$OUT/render.log" | sed 's/^/  render: /' >>"$OUT/summary.txt"
 last=$(ls /tmp/render/*.png 2>/dev/null | tail -1)
 [[ -n $last ]] && cp "$last" "$OUT/render-1m-1080p.png"
+
+# 5–6. Benchmarks at 30k (launch overhead), 100k and 1M: per-stage CUDA events (table), then
+# JSON without events for the top speed.
+sizes=30000,100000,1000000
+log="$OUT/bench-cuda.log"
+step "bench cuda $sizes" 90 "$log" "$BIN" bench dam-break --backend cuda --particles "$sizes" --steps 50 --warmup 10
+step "bench cuda $sizes, no stage events (json)" 90 "$log" "$BIN" bench dam-break --backend cuda --particles "$sizes" --steps 50 --warmup 10 --json --no-stage-timing
+grep -E 'step:|on cuda' "$log" | sed 's/^ */  /' >>"$OUT/summary.txt"
+
+# 7. The CPU solver for scale.
+step "bench cpu 100000 particles (for scale)" 60 "$OUT/bench-cpu-100000.log" "$BIN" bench dam-break --backend cpu --particles 100000 --steps 5 --warmup 1
+grep -E 'step:' "$OUT/bench-cpu-100000.log" | sed 's/^ */  cpu 100000: /' >>"$OUT/summary.txt"
+
+# 8. 10M particles once, first frames only (the front has not accelerated yet: few substeps).
+step "bench cuda 10000000 (5 steps)" 90 "$OUT/bench-cuda-10m.log" "$BIN" bench dam-break --backend cuda --particles 10000000 --steps 5 --warmup 1
+grep -E 'step:|on cuda|skipped' "$OUT/bench-cuda-10m.log" | sed 's/^ */  10M: /' >>"$OUT/summary.txt"
+
 summary "device-check: $([[ $failed -eq 0 ]] && echo 'all PASS' || echo 'some checks FAILED')"
 exit $failed

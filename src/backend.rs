@@ -19,8 +19,21 @@ pub fn cuda_unavailable() -> Option<String> {
     cuda::unavailable()
 }
 
-/// Creates the solver `backend` asks for, after checking that the scene fits in memory.
+/// Creates the solver `backend` asks for on CUDA device 0, after checking that the scene fits
+/// in memory.
 pub fn create(scene: &Scene, backend: Backend) -> Result<Created> {
+    create_on(scene, backend, 0)
+}
+
+/// The CUDA device a front end that draws should simulate on: the GPU of its current OpenGL
+/// context (`cuGLGetDevices`), so CUDA–GL interop can share its buffers; device 0 when that GPU
+/// is not a CUDA device (Mesa, another vendor) or there is no CUDA driver.
+pub fn gl_cuda_device() -> usize {
+    cuda::gl_device().unwrap_or(0)
+}
+
+/// Creates the solver `backend` asks for, the CUDA solver on CUDA device `device`.
+pub fn create_on(scene: &Scene, backend: Backend, device: usize) -> Result<Created> {
     match backend {
         Backend::Cpu => Ok(Created {
             solver: create_cpu(scene)?,
@@ -30,10 +43,10 @@ pub fn create(scene: &Scene, backend: Backend) -> Result<Created> {
             if let Some(reason) = cuda_unavailable() {
                 bail!("--backend cuda cannot run on this machine: {reason}; use --backend cpu or --backend auto");
             }
-            create_cuda(scene)
+            create_cuda(scene, device)
         }
         Backend::Auto => match cuda_unavailable() {
-            None => create_cuda(scene).or_else(|error| {
+            None => create_cuda(scene, device).or_else(|error| {
                 Ok(Created {
                     solver: create_cpu(scene)?,
                     note: format!("cpu (the CUDA solver could not start: {error:#})"),
@@ -47,11 +60,16 @@ pub fn create(scene: &Scene, backend: Backend) -> Result<Created> {
     }
 }
 
-fn create_cuda(scene: &Scene) -> Result<Created> {
+fn create_cuda(scene: &Scene, device: usize) -> Result<Created> {
     let initial = scene.seed();
-    let solver = CudaSolver::new(scene.world(), scene.params.clone(), &initial)
+    let solver = CudaSolver::new_on(device, scene.world(), scene.params.clone(), &initial)
         .map_err(|e| anyhow!("scene {}: {e}", scene.name))?;
-    let note = format!("cuda (kernels from {})", solver.ptx_origin());
+    let on = if device == 0 {
+        String::new()
+    } else {
+        format!("on device {device}, the GPU of the OpenGL context, ")
+    };
+    let note = format!("cuda ({on}kernels from {})", solver.kernel_origin());
     Ok(Created {
         solver: Box::new(solver),
         note,

@@ -8,6 +8,8 @@ use fluidlab::scene::Scene;
 use fluidlab::sim::{Backend, Params, RenderScalar, Snapshot, Solver, SolverError, StageTimes};
 use glam::{Vec3, Vec3A};
 
+mod gl_probe;
+
 const WIDTH: u32 = 160;
 const HEIGHT: u32 = 120;
 
@@ -517,4 +519,34 @@ fn the_render_command_writes_a_png_sequence() {
             "composite"
         ]
     );
+}
+
+/// The render command lets the solver release the particle buffer while the GL context is
+/// current and the buffer exists, before either goes (issue 16: a CUDA–GL registration
+/// released after GL is gone crashes or hangs at exit).
+#[test]
+fn the_render_command_releases_the_solver_gl_hold_before_gl_goes() {
+    let directory = tempfile::tempdir().expect("temporary directory");
+    let scene_file = directory.path().join("block.toml");
+    std::fs::write(&scene_file, SCENE).expect("scene file");
+    let mut log = None;
+    let options = RenderOptions {
+        scene: scene_file.display().to_string(),
+        frames: 2,
+        width: WIDTH,
+        height: HEIGHT,
+        out: directory.path().join("frames"),
+        view: View::Fluid,
+        backend: Backend::Cpu,
+        steps_per_frame: 1,
+        verbose: false,
+    };
+    render_command::run_with(&options, |scene| {
+        let (created, probe_log) = gl_probe::GlProbe::of(scene);
+        log = Some(probe_log);
+        Ok(created)
+    })
+    .expect("render command");
+    let log = log.expect("the solver was created").lock().unwrap().clone();
+    log.assert_released_while_gl_was_alive();
 }

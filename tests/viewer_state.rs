@@ -7,7 +7,10 @@ use fluidlab::scene::{Scene, Shape};
 use fluidlab::sim::{Aabb, Backend};
 use fluidlab::ui::{keys, Action};
 use glam::Vec3A;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use winit::keyboard::KeyCode;
+
+mod gl_probe;
 
 /// The dam-break preset with a coarse spacing: 1920 particles, fast on any CPU.
 fn small_state() -> AppState {
@@ -204,4 +207,38 @@ fn a_failed_step_pauses_drops_pending_steps_and_says_why() {
         message.contains("particle 7") && message.contains("paused"),
         "{message}"
     );
+}
+
+/// Probes alive when the factory made the last solver.
+static LIVE_AT_CREATION: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+/// A restart lets the running solver go first: it releases its GL hold (the viewer's context is
+/// current while edits are applied) and is dropped, and only then is the new solver made, so
+/// the new one's memory check does not count the old one's memory (issue 16).
+#[test]
+fn a_restart_releases_and_drops_the_old_solver_before_making_the_new_one() {
+    let mut scene = Scene::load("dam-break").expect("preset");
+    scene.params.spacing = 0.05;
+    scene.params.kernel_radius = 0.1;
+    scene.params.calibrate_mass();
+    let (created, log) = gl_probe::GlProbe::of(&scene);
+    let mut state = AppState::with_solver(scene, Backend::Cpu, created);
+    state.set_solver_factory(|scene, _, _| {
+        LIVE_AT_CREATION.store(gl_probe::LIVE.load(Ordering::SeqCst), Ordering::SeqCst);
+        Ok(gl_probe::GlProbe::of(scene).0)
+    });
+    // What the renderer does every frame: the solver takes hold of its buffer.
+    state
+        .solver
+        .write_gl_buffer(7, fluidlab::sim::RenderScalar::Speed)
+        .expect("probe");
+    state.apply(Edit::Restart).expect("restart");
+    assert_eq!(
+        LIVE_AT_CREATION.load(Ordering::SeqCst),
+        0,
+        "the old solver was still alive when the new one was made"
+    );
+    let log = log.lock().unwrap().clone();
+    assert!(log.dropped && !log.dropped_holding, "{log:?}");
+    assert_eq!(log.releases.len(), 1, "{log:?}");
 }

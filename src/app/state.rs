@@ -5,7 +5,8 @@
 use crate::backend;
 use crate::render::{Camera, RenderSettings};
 use crate::scene::{FluidBody, Scene, Shape};
-use crate::sim::{Aabb, Backend, Params, Solver};
+use crate::sim::cpu::CpuSolver;
+use crate::sim::{Aabb, Backend, InitialState, Params, Solver};
 use anyhow::{Context, Result};
 use glam::Vec3A;
 
@@ -170,6 +171,10 @@ pub enum Edit {
     ToggleUi,
 }
 
+/// How [`AppState`] makes a solver for a scene: backend asked for, CUDA device
+/// ([`backend::create_on`] unless a test says otherwise).
+pub type SolverFactory = fn(&Scene, Backend, usize) -> Result<backend::Created>;
+
 /// Everything the viewer knows apart from GL and the window.
 pub struct AppState {
     /// The scene as loaded (preset or file): the base restarts build on.
@@ -182,6 +187,8 @@ pub struct AppState {
     pub solver: Box<dyn Solver>,
     /// Backend asked for.
     pub backend: Backend,
+    /// The CUDA device solvers are created on (the GPU of the viewer's GL context).
+    pub cuda_device: usize,
     /// Which backend runs and why.
     pub backend_note: String,
     /// Live parameters as edited; sent to the solver before its next step.
@@ -204,13 +211,19 @@ pub struct AppState {
     pub message: Option<String>,
     /// Set when the scene was rebuilt; the front end clears it after updating the renderer.
     pub scene_changed: bool,
+    factory: SolverFactory,
 }
 
 impl AppState {
-    /// Starts `scene` on `backend`.
+    /// Starts `scene` on `backend` (CUDA device 0).
     pub fn new(scene: Scene, backend: Backend) -> Result<AppState> {
         let created = backend::create(&scene, backend)?;
-        Ok(AppState {
+        Ok(AppState::with_solver(scene, backend, created))
+    }
+
+    /// Starts `scene` with a solver already made for it (`backend` is what restarts use).
+    pub fn with_solver(scene: Scene, backend: Backend, created: backend::Created) -> AppState {
+        AppState {
             setup: Setup::of(&scene),
             live_params: scene.params.clone(),
             params_pending: false,
@@ -219,6 +232,7 @@ impl AppState {
             scene,
             solver: created.solver,
             backend,
+            cuda_device: 0,
             backend_note: created.note,
             run_mode: RunMode::Continuous,
             paused: false,
@@ -228,7 +242,13 @@ impl AppState {
             show_ui: true,
             message: None,
             scene_changed: true,
-        })
+            factory: backend::create_on,
+        }
+    }
+
+    /// Makes the solvers of later restarts with `factory`.
+    pub fn set_solver_factory(&mut self, factory: SolverFactory) {
+        self.factory = factory;
     }
 
     /// Applies one edit. Failures (an invalid parameter, a scene that does not load) leave the
@@ -285,8 +305,42 @@ impl AppState {
         Ok(())
     }
 
+    /// Simulates on CUDA device `device` from now on (the viewer passes the GPU of its GL
+    /// context once it has one): a CUDA solver on another device restarts the scene there.
+    pub fn use_cuda_device(&mut self, device: usize) -> Result<()> {
+        if device == self.cuda_device {
+            return Ok(());
+        }
+        self.cuda_device = device;
+        if self.solver.backend_name() == "cuda" {
+            self.start(self.scene.clone())?;
+        }
+        Ok(())
+    }
+
+    /// Replaces the solver with one for `scene`. The running solver goes first: it lets go of
+    /// the GL buffer (the front end's context is current while edits are applied) and frees its
+    /// memory, so the new solver's memory check does not count the old one's. If the new one
+    /// cannot start, the running scene starts again from its beginning and the error is
+    /// returned.
     fn start(&mut self, scene: Scene) -> Result<()> {
-        let created = backend::create(&scene, self.backend)?;
+        self.solver.release_gl();
+        let placeholder = CpuSolver::new(
+            scene.world(),
+            scene.params.clone(),
+            &InitialState::default(),
+        )?;
+        drop(std::mem::replace(&mut self.solver, Box::new(placeholder)));
+        let created = match (self.factory)(&scene, self.backend, self.cuda_device) {
+            Ok(created) => created,
+            Err(error) => {
+                let again = (self.factory)(&self.scene, self.backend, self.cuda_device)?;
+                self.solver = again.solver;
+                self.backend_note = again.note;
+                self.scene_changed = true;
+                return Err(error);
+            }
+        };
         self.solver = created.solver;
         self.backend_note = created.note;
         self.live_params = scene.params.clone();

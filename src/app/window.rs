@@ -49,6 +49,11 @@ pub fn run(options: ViewerOptions) -> Result<()> {
     let event_loop = EventLoop::new().context(
         "cannot connect to a display (is $DISPLAY or $WAYLAND_DISPLAY set? `fluidlab render` works without one)",
     )?;
+    run_in(event_loop, options, state)
+}
+
+/// Runs the viewer on `state` in `event_loop` until the window closes (tests build both).
+pub fn run_in(event_loop: EventLoop<()>, options: ViewerOptions, state: AppState) -> Result<()> {
     let mut viewer = Viewer {
         options,
         state,
@@ -417,6 +422,12 @@ impl ApplicationHandler for Viewer {
                 gfx.window.request_redraw();
                 self.gfx = Some(gfx);
                 self.last_frame = Instant::now();
+                // Simulate on the GPU that renders, so interop can share the particle buffer.
+                if let Some(device) = crate::sim::cuda::gl_device() {
+                    if let Err(error) = self.state.use_cuda_device(device) {
+                        self.fail(event_loop, error);
+                    }
+                }
             }
             Err(error) => self.fail(event_loop, error),
         }
@@ -454,7 +465,10 @@ impl ApplicationHandler for Viewer {
         }
     }
 
+    /// The solver lets go of the particle buffer while the window's GL context is still
+    /// current; only then does the GL side go.
     fn exiting(&mut self, _event_loop: &ActiveEventLoop) {
+        self.state.solver.release_gl();
         self.gfx = None;
     }
 }

@@ -62,9 +62,10 @@ pub fn run(mut report: impl FnMut(&Check)) -> Vec<Check> {
         report(&check);
         checks.push(check);
     };
-    let prebuilt = match ptx::PREBUILT_ORIGIN {
-        Some(origin) => format!("PTX from {origin}"),
-        None => "no prebuilt PTX (the build found no nvcc): NVRTC compiles the kernels".into(),
+    let prebuilt = match (ptx::PREBUILT_ORIGIN, ptx::CUBIN_ARCH) {
+        (Some(origin), Some(arch)) => format!("PTX from {origin}, and an {arch} cubin"),
+        (Some(origin), None) => format!("PTX from {origin}"),
+        (None, _) => "no prebuilt PTX (the build found no nvcc): NVRTC compiles the kernels".into(),
     };
     add(
         "build",
@@ -125,16 +126,24 @@ pub fn run(mut report: impl FnMut(&Check)) -> Vec<Check> {
         .map_err(|e| e.to_string())
         .and_then(|context| cuda::load_module(&context).map_err(|e| e.to_string()))
         .and_then(|(module, origin)| {
-            cuda::pbf::PbfKernels::load(&module)
+            cuda::pbf::PbfKernels::load(&module, None)
                 .map(|_| origin)
                 .map_err(|e| e.to_string())
         });
+    let sync_check = match cuda::pbf::sync_check_requested() {
+        Ok(true) => format!(
+            "; {}=1: every launch synchronised and checked",
+            cuda::pbf::SYNC_CHECK_VARIABLE
+        ),
+        Ok(false) => String::new(),
+        Err(error) => format!("; {error}"),
+    };
     match kernels {
         Ok(origin) => add(
             "kernels",
             Status::Pass,
             format!(
-                "{} kernels loaded, code from {origin}",
+                "{} kernels loaded, code from {origin}{sync_check}",
                 cuda::pbf::PbfKernels::NAMES.len()
             ),
         ),
@@ -244,8 +253,23 @@ fn interop_round_trip() -> (Status, String) {
         Ok(gl) => gl,
         Err(reason) => return (Status::Fail, reason),
     };
+    // The CUDA device behind the current GL context, as the render command and the viewer
+    // pick it.
+    let (cuda_device, gl_device_note) = match cuda::gl_device() {
+        Some(ordinal) => (ordinal, format!("cuGLGetDevices: CUDA device {ordinal}")),
+        None => (
+            0,
+            "cuGLGetDevices names no CUDA device (CUDA device 0 used)".into(),
+        ),
+    };
     let scene = parity::parity_scene();
-    let mut solver = match CudaSolver::new(scene.world(), scene.params.clone(), &scene.seed()) {
+    let solver = CudaSolver::new_on(
+        cuda_device,
+        scene.world(),
+        scene.params.clone(),
+        &scene.seed(),
+    );
+    let mut solver = match solver {
         Ok(solver) => solver,
         Err(error) => return (Status::Fail, error.to_string()),
     };
@@ -277,14 +301,16 @@ fn interop_round_trip() -> (Status, String) {
             }
         });
     // Unregister while the GL context is still current, then delete the buffer.
-    drop(solver);
+    solver.release_gl();
     gl.delete_buffer(buffer);
+    drop(solver);
     match outcome {
         Ok(()) => (
             Status::Pass,
             format!(
-                "{}: write_render_buffer wrote {particles} records into GL buffer {buffer} through \
-                 cuGraphicsGLRegisterBuffer; OpenGL read them back unchanged",
+                "{}, {gl_device_note}: write_render_buffer wrote {particles} records into GL \
+                 buffer {buffer} through cuGraphicsGLRegisterBuffer; OpenGL read them back \
+                 unchanged; released before the buffer was deleted",
                 gl.renderer
             ),
         ),

@@ -1,10 +1,10 @@
 //! `fluidlab render`: a PNG sequence of a scene through the headless (EGL) renderer.
 
 use crate::app::headless::HeadlessRenderer;
-use crate::backend;
+use crate::backend::{self, Created};
 use crate::render::{save_png, Camera, Pass, PassClock, RenderSettings, View};
 use crate::scene::Scene;
-use crate::sim::Backend;
+use crate::sim::{Backend, Solver};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -67,14 +67,49 @@ pub fn parse_size(text: &str) -> Result<(u32, u32), String> {
 
 /// Renders the frames `options` asks for.
 pub fn run(options: &RenderOptions) -> Result<RenderReport> {
+    run_with(options, |scene| {
+        backend::create_on(scene, options.backend, backend::gl_cuda_device())
+    })
+}
+
+/// Renders the frames `options` asks for with the solver `create` makes for the scene; it is
+/// called with the GL context current, so it can put the solver on that context's GPU.
+///
+/// GL comes first and goes last: the solver is created after the context and lets go of the
+/// particle buffer ([`crate::sim::Solver::release_gl`]) while the context is still current, and
+/// on an early error it is dropped before the context is.
+pub fn run_with(
+    options: &RenderOptions,
+    create: impl FnOnce(&Scene) -> Result<Created>,
+) -> Result<RenderReport> {
     if options.frames == 0 {
         bail!("--frames must be at least 1");
     }
     let scene = Scene::load(&options.scene)?;
-    let created = backend::create(&scene, options.backend)?;
-    let mut solver = created.solver;
     let mut headless =
         HeadlessRenderer::new(&scene, options.width, options.height, PassClock::Finish)?;
+    let created = create(&scene)?;
+    let mut solver = created.solver;
+    let report = render_frames(
+        options,
+        &scene,
+        &mut headless,
+        solver.as_mut(),
+        created.note,
+    );
+    solver.release_gl();
+    drop(solver);
+    drop(headless);
+    report
+}
+
+fn render_frames(
+    options: &RenderOptions,
+    scene: &Scene,
+    headless: &mut HeadlessRenderer,
+    solver: &mut dyn Solver,
+    backend_note: String,
+) -> Result<RenderReport> {
     std::fs::create_dir_all(&options.out).with_context(|| {
         format!(
             "cannot create the output directory {}",
@@ -90,7 +125,7 @@ pub fn run(options: &RenderOptions) -> Result<RenderReport> {
             options.width,
             options.height,
             options.view.name(),
-            created.note,
+            backend_note,
             headless.description()
         );
     }
@@ -111,7 +146,7 @@ pub fn run(options: &RenderOptions) -> Result<RenderReport> {
             simulate_seconds += started.elapsed().as_secs_f64();
         }
         let image = headless
-            .render(solver.as_mut(), &camera, &settings)
+            .render(solver, &camera, &settings)
             .with_context(|| format!("rendering frame {frame}"))?;
         // Frame 0 includes shader compilation (llvmpipe compiles at first draw): it is left out
         // of the averages when there are later frames.
@@ -137,7 +172,7 @@ pub fn run(options: &RenderOptions) -> Result<RenderReport> {
     Ok(RenderReport {
         files,
         device: headless.description().to_string(),
-        backend: created.note,
+        backend: backend_note,
         particles: solver.particle_count(),
         pass_ms,
         simulate_ms: if options.frames > 1 {

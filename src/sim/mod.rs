@@ -357,4 +357,11 @@ pub trait Solver {
     fn set_stage_timing(&mut self, enabled: bool) {
         let _ = enabled;
     }
+
+    /// Lets go of every OpenGL object [`Solver::write_gl_buffer`] took hold of (the CUDA
+    /// solver's interop registration). Front ends call it while the GL context that owns the
+    /// buffer is still current, before they delete the buffer or the context: unregistering
+    /// after GL is gone is a known cause of crashes and hangs at exit. A later
+    /// `write_gl_buffer` takes hold again.
+    fn release_gl(&mut self) {}
 }

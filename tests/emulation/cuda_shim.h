@@ -36,4 +36,5 @@ using std::max;
 using std::min;
 
 unsigned __shfl_up_sync(unsigned mask, unsigned value, int offset);
+unsigned __shfl_xor_sync(unsigned mask, unsigned value, int lane_mask);
 void __syncthreads();

@@ -2,29 +2,40 @@
 // kernel of kernels/pbf.cu run on the CPU, thread by thread. The cell scan runs on the host
 // (scan_blocks needs a real block; scan_test.cpp checks it). With `reverse`, threads run last
 // to first, so the counting sort fills every cell in reverse: the neighbour sums run in another
-// order, as on a GPU whose atomics are not ordered.
+// order, as on a GPU whose atomics are not ordered. With `random=SEED`, every launch runs its
+// threads in a random order (a permutation drawn from SEED), as a GPU's scheduler may.
+// find_non_finite runs warp by warp, a context per lane (warps.h): its shuffles need real lanes.
 //
-// usage: frame INPUT OUTPUT [reverse]
+// usage: frame INPUT OUTPUT [reverse | random=SEED]
 // INPUT: PbfParams, u32 obstacle count, iterations, substeps, vorticity on, xsph on, the
-// obstacles, then float4 positions and velocities in id order. OUTPUT: u32 non-finite flag, then
-// by id: float4 positions, float4 velocities, f32 densities, u32 neighbour counts.
+// obstacles, then float4 positions and velocities in id order. OUTPUT: u32 non-finite flag, u32
+// largest speed (float bits), then by id: float4 positions, float4 velocities, f32 densities, u32 neighbour counts.
 #include "cuda_shim.h"
 thread_local Dim blockIdx, threadIdx;
 Dim blockDim;
 unsigned __shfl_up_sync(unsigned, unsigned value, int) { return value; }
 void __syncthreads() {}
 #include "pbf.cu"
+#include "warps.h"
 
 #include <cstdio>
+#include <numeric>
+#include <random>
+#include <string>
 #include <vector>
 
-static bool reverse_order = false;
+enum class Order { forward, reverse, random };
+static Order order = Order::forward;
+static std::mt19937 shuffle_random;
 
 template <class Kernel> void launch(unsigned n, Kernel kernel) {
     blockDim = {PBF_BLOCK, 1, 1};
     unsigned threads = std::max((n + PBF_BLOCK - 1) / PBF_BLOCK, 1u) * PBF_BLOCK;
-    for (unsigned k = 0; k < threads; ++k) {
-        unsigned t = reverse_order ? threads - 1 - k : k;
+    std::vector<unsigned> sequence(threads);
+    std::iota(sequence.begin(), sequence.end(), 0u);
+    if (order == Order::reverse) std::reverse(sequence.begin(), sequence.end());
+    if (order == Order::random) std::shuffle(sequence.begin(), sequence.end(), shuffle_random);
+    for (unsigned t : sequence) {
         blockIdx = {t / PBF_BLOCK, 0, 0};
         threadIdx = {t % PBF_BLOCK, 0, 0};
         kernel();
@@ -37,7 +48,18 @@ template <class T> void read(FILE* f, T* data, size_t count) {
 
 int main(int argc, char** argv) {
     if (argc < 3) return 2;
-    reverse_order = argc > 3;
+    if (argc > 3) {
+        std::string mode = argv[3];
+        if (mode == "reverse") {
+            order = Order::reverse;
+        } else if (mode.rfind("random=", 0) == 0) {
+            order = Order::random;
+            shuffle_random.seed(std::stoul(mode.substr(7)));
+        } else {
+            fprintf(stderr, "unknown order %s\n", argv[3]);
+            return 2;
+        }
+    }
     FILE* in = fopen(argv[1], "rb");
     if (!in) return 2;
     PbfParams p;
@@ -89,8 +111,7 @@ int main(int argc, char** argv) {
         std::swap(x, xp);
     }
     unsigned frame_check[2] = {0, 0};
-    launch(n, [&] { find_non_finite(n, x.data(), v.data(), ids.data(), frame_check); });
-    unsigned bad = frame_check[0];
+    launch_warps(n, PBF_BLOCK, [&] { find_non_finite(n, x.data(), v.data(), ids.data(), frame_check); });
 
     std::vector<float4> out_x(n), out_v(n);
     std::vector<float> out_density(n);
@@ -101,7 +122,7 @@ int main(int argc, char** argv) {
     }
     FILE* out = fopen(argv[2], "wb");
     if (!out) return 2;
-    fwrite(&bad, 4, 1, out);
+    fwrite(frame_check, 4, 2, out);
     fwrite(out_x.data(), 16, n, out);
     fwrite(out_v.data(), 16, n, out);
     fwrite(out_density.data(), 4, n, out);

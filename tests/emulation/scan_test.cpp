@@ -21,6 +21,14 @@ unsigned __shfl_up_sync(unsigned, unsigned value, int offset) {
     warp_barriers[warp]->arrive_and_wait();
     return result;
 }
+unsigned __shfl_xor_sync(unsigned, unsigned value, int lane_mask) {
+    unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    lanes[warp][lane] = value;
+    warp_barriers[warp]->arrive_and_wait();
+    unsigned result = lanes[warp][lane ^ (unsigned)lane_mask];
+    warp_barriers[warp]->arrive_and_wait();
+    return result;
+}
 void __syncthreads() { block_barrier->arrive_and_wait(); }
 #include "pbf.cu"
 

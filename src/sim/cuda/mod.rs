@@ -29,6 +29,7 @@ use cudarc::driver::{
     sys, CudaContext, CudaEvent, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
 use glam::Vec3A;
+pub use interop::gl_device;
 use interop::GlInterop;
 use params::{GpuObstacle, GpuParams};
 use pbf::{per_element, PbfKernels};
@@ -112,20 +113,50 @@ pub fn device_info() -> Result<DeviceInfo, String> {
     })
 }
 
-/// Loads the PBF module: the prebuilt PTX when the build had nvcc and the driver accepts it,
-/// else the embedded source compiled by NVRTC for this GPU. Returns the module and a sentence
-/// saying where its code came from.
+/// Loads the PBF module: the prebuilt cubin when the GPU runs it (no JIT compilation), else the
+/// prebuilt PTX when the build had nvcc and the driver accepts it (the driver compiles it for
+/// this GPU), else the embedded source compiled by NVRTC for this GPU. Returns the module and a
+/// sentence saying where its code came from and why.
 pub fn load_module(context: &Arc<CudaContext>) -> Result<(Arc<CudaModule>, String), SolverError> {
-    let fallback_reason = match (ptx::PBF_PTX, ptx::PREBUILT_ORIGIN) {
-        (Some(source), origin) => match context.load_module(cudarc::nvrtc::Ptx::from_src(source)) {
-            Ok(module) => return Ok((module, origin.unwrap_or("nvcc at build time").to_string())),
-            Err(e) => format!("the driver refused the prebuilt PTX ({e})"),
-        },
-        (None, _) => "the build found no nvcc".to_string(),
-    };
     let compute_capability = context
         .compute_capability()
         .map_err(|e| SolverError::Backend(e.to_string()))?;
+    let (major, minor) = compute_capability;
+    let mut passed_over = Vec::new();
+    if let (Some(cubin), Some(arch)) = (ptx::PBF_CUBIN, ptx::CUBIN_ARCH) {
+        let runs = ptx::compute_capability_of(arch)
+            .is_some_and(|built| ptx::cubin_runs_on(built, compute_capability));
+        if runs {
+            match context.load_module(cudarc::nvrtc::Ptx::from_binary(cubin.to_vec())) {
+                Ok(module) => {
+                    let origin = ptx::CUBIN_ORIGIN.unwrap_or("nvcc at build time");
+                    return Ok((module, format!("the {arch} cubin ({origin}; no JIT)")));
+                }
+                Err(e) => passed_over.push(format!("the driver refused the {arch} cubin ({e})")),
+            }
+        } else {
+            passed_over.push(format!(
+                "the {arch} cubin does not run on compute capability {major}.{minor}"
+            ));
+        }
+    }
+    match (ptx::PBF_PTX, ptx::PREBUILT_ORIGIN) {
+        (Some(source), origin) => match context.load_module(cudarc::nvrtc::Ptx::from_src(source)) {
+            Ok(module) => {
+                let mut note = format!(
+                    "PTX from {}, compiled by the driver for compute_{major}{minor}",
+                    origin.unwrap_or("nvcc at build time")
+                );
+                if !passed_over.is_empty() {
+                    note += &format!(" ({})", passed_over.join("; "));
+                }
+                return Ok((module, note));
+            }
+            Err(e) => passed_over.push(format!("the driver refused the prebuilt PTX ({e})")),
+        },
+        (None, _) => passed_over.push("the build found no nvcc".to_string()),
+    }
+    let fallback_reason = passed_over.join("; ");
     let ptx = compile_with_nvrtc(compute_capability).map_err(|e| {
         SolverError::Backend(format!(
             "cannot load the CUDA kernels: {fallback_reason}; {e}"
@@ -134,7 +165,6 @@ pub fn load_module(context: &Arc<CudaContext>) -> Result<(Arc<CudaModule>, Strin
     let module = context
         .load_module(ptx)
         .map_err(|e| SolverError::Backend(format!("loading the NVRTC-compiled PTX: {e}")))?;
-    let (major, minor) = compute_capability;
     Ok((
         module,
         format!("NVRTC at run time for compute_{major}{minor} ({fallback_reason})"),
@@ -263,7 +293,9 @@ pub struct CudaSolver {
     context: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     kernels: PbfKernels,
-    ptx_origin: String,
+    kernel_origin: String,
+    /// `FLUIDLAB_CUDA_SYNC_CHECK`: every launch is synchronised and checked.
+    sync_check: bool,
     particle_count: usize,
     buffers: Buffers,
     scan_levels: Vec<usize>,
@@ -290,10 +322,21 @@ fn to_vec3(v: &Float4) -> Vec3A {
 }
 
 impl CudaSolver {
-    /// A solver over `initial` (particle `i` gets id `i`) on GPU 0. Fails when CUDA is not
+    /// A solver over `initial` (particle `i` gets id `i`) on GPU 0 (see [`CudaSolver::new_on`]).
+    pub fn new(world: World, params: Params, initial: &InitialState) -> Result<Self, SolverError> {
+        Self::new_on(0, world, params, initial)
+    }
+
+    /// A solver over `initial` (particle `i` gets id `i`) on CUDA device `device` (front ends
+    /// that draw pass the device of their GL context, [`gl_device`]). Fails when CUDA is not
     /// available, on invalid parameters, or when the particles do not fit in GPU memory (checked
     /// before allocating anything).
-    pub fn new(world: World, params: Params, initial: &InitialState) -> Result<Self, SolverError> {
+    pub fn new_on(
+        device: usize,
+        world: World,
+        params: Params,
+        initial: &InitialState,
+    ) -> Result<Self, SolverError> {
         params
             .validate()
             .map_err(|e| SolverError::Params(e.to_string()))?;
@@ -322,7 +365,8 @@ impl CudaSolver {
         }
         let scan_levels = pbf::scan_levels(cells + 1);
 
-        let context = CudaContext::new(0).map_err(driver_error("creating a CUDA context"))?;
+        let sync_check = pbf::sync_check_requested()?;
+        let context = CudaContext::new(device).map_err(driver_error("creating a CUDA context"))?;
         let needed = n as u64 * BYTES_PER_PARTICLE
             + scan_levels.iter().map(|&l| l as u64 * 4).sum::<u64>()
             + (cells as u64 + 1) * 4
@@ -339,14 +383,14 @@ impl CudaSolver {
                 crate::scene::format_bytes(free as u64)
             )));
         }
-        let (module, ptx_origin) = load_module(&context)?;
-        let kernels = PbfKernels::load(&module)?;
+        let (module, kernel_origin) = load_module(&context)?;
         // One stream, used for everything: cudarc's cross-stream event tracking is not needed.
         // SAFETY: set before any allocation of this context; all work goes to `stream`.
         unsafe { context.disable_event_tracking() };
         let stream = context
             .new_stream()
             .map_err(driver_error("creating a CUDA stream"))?;
+        let kernels = PbfKernels::load(&module, sync_check.then_some(&stream))?;
         let buffers = Self::allocate(&stream, initial, &world, cells, &scan_levels)
             .map_err(driver_error("allocating GPU memory"))?;
         let mut solver = Self {
@@ -356,7 +400,8 @@ impl CudaSolver {
             context,
             stream,
             kernels,
-            ptx_origin,
+            kernel_origin,
+            sync_check,
             particle_count: n,
             buffers,
             scan_levels,
@@ -425,9 +470,18 @@ impl CudaSolver {
         })
     }
 
-    /// Where the kernels' PTX came from (nvcc at build time, or NVRTC and why).
-    pub fn ptx_origin(&self) -> &str {
-        &self.ptx_origin
+    /// Where the kernels' code came from (the cubin, PTX from nvcc at build time, or NVRTC, and
+    /// why), and whether every launch is checked.
+    pub fn kernel_origin(&self) -> String {
+        if self.sync_check {
+            format!(
+                "{}; {}=1: every launch synchronised and checked",
+                self.kernel_origin,
+                pbf::SYNC_CHECK_VARIABLE
+            )
+        } else {
+            self.kernel_origin.clone()
+        }
     }
 
     fn launch_config(&self) -> LaunchConfig {
@@ -688,12 +742,19 @@ impl CudaSolver {
         // SAFETY: arguments as in pbf.cu.
         unsafe { k.launch(&mut launch, per_element(self.particle_count))? };
         let mut check = [0u32; 2];
+        let synchronised = self.sync_check;
+        let failed = |e: cudarc::driver::DriverError| {
+            SolverError::Backend(pbf::wait_failure(
+                "a CUDA kernel of the step failed",
+                e.0,
+                &e.to_string(),
+                synchronised,
+            ))
+        };
         self.stream
             .memcpy_dtoh(&b.frame_check, &mut check)
-            .map_err(driver_error("a CUDA kernel of the step failed"))?;
-        self.stream
-            .synchronize()
-            .map_err(driver_error("a CUDA kernel of the step failed"))?;
+            .map_err(failed)?;
+        self.stream.synchronize().map_err(failed)?;
         Ok((
             (check[0] != 0).then_some(!check[0]),
             f32::from_bits(check[1]),
@@ -865,9 +926,12 @@ impl Solver for CudaSolver {
         scalar: RenderScalar,
     ) -> Result<bool, SolverError> {
         let n = self.particle_count;
+        self.context
+            .bind_to_thread()
+            .map_err(driver_error("binding the CUDA context"))?;
         let (stream, kernels, buffers) = (&self.stream, &self.kernels, &self.buffers);
         self.interop
-            .write(&self.context, stream, gl_buffer, n * 16, |pointer| {
+            .write(stream.cu_stream(), gl_buffer, n * 16, |pointer| {
                 let count = n as u32;
                 let code = scalar.code();
                 let k = &kernels.write_render_buffer;
@@ -887,13 +951,22 @@ impl Solver for CudaSolver {
     fn set_stage_timing(&mut self, enabled: bool) {
         CudaSolver::set_stage_timing(self, enabled);
     }
+
+    fn release_gl(&mut self) {
+        if self.interop.is_registered() && self.context.bind_to_thread().is_ok() {
+            // Work queued on the buffer finishes before it is unregistered.
+            let _ = self.stream.synchronize();
+            self.interop.release();
+        }
+    }
 }
 
 impl Drop for CudaSolver {
+    /// Front ends release the GL buffer with [`Solver::release_gl`] while their GL context is
+    /// current; this is the safety net for paths that drop the solver first (an error return
+    /// with the GL context still alive), where unregistering is still right.
     fn drop(&mut self) {
-        if self.context.bind_to_thread().is_ok() {
-            self.interop.unregister();
-        }
+        self.release_gl();
     }
 }
 

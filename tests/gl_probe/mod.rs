@@ -1,0 +1,174 @@
+//! A solver that watches how a front end treats OpenGL: it takes hold of the particle buffer the
+//! renderer hands it (as the CUDA solver's interop registration does) and records, when told to
+//! let go ([`Solver::release_gl`]), whether a GL context was current and the buffer still
+//! existed, and whether it was dropped still holding the buffer. Shared by tests/render.rs and
+//! tests/viewer_gl.rs and tests/viewer_state.rs (`mod gl_probe;`).
+
+// Each test binary uses part of it.
+#![allow(dead_code)]
+
+use fluidlab::backend::Created;
+use fluidlab::scene::Scene;
+use fluidlab::sim::{Params, RenderScalar, Snapshot, Solver, SolverError, StageTimes};
+use glam::Vec3A;
+use std::ffi::{c_char, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Probes alive in this process.
+pub static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// What the probe saw.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GlLog {
+    /// The GL buffer the renderer handed to `write_gl_buffer`.
+    pub buffer: Option<u32>,
+    /// One entry per release that found the buffer held: (a GL context was current, the
+    /// buffer still existed).
+    pub releases: Vec<(bool, bool)>,
+    /// Dropped while still holding the buffer (no release before).
+    pub dropped_holding: bool,
+    /// Dropped at all.
+    pub dropped: bool,
+}
+
+impl GlLog {
+    /// Panics unless the buffer was taken, let go of exactly once while its context was
+    /// current and the buffer existed, and never dropped while held.
+    pub fn assert_released_while_gl_was_alive(&self) {
+        assert!(
+            self.buffer.is_some(),
+            "the renderer never handed over its buffer: {self:?}"
+        );
+        assert!(self.dropped, "the solver was not dropped: {self:?}");
+        assert!(
+            !self.dropped_holding,
+            "the solver was dropped still holding the GL buffer: nobody called release_gl: {self:?}"
+        );
+        assert_eq!(
+            self.releases,
+            [(true, true)],
+            "release_gl must run once, with the GL context current and the buffer alive: {self:?}"
+        );
+    }
+}
+
+/// A solver of fixed particles that probes GL.
+pub struct GlProbe {
+    positions: Vec<[f32; 4]>,
+    params: Params,
+    holding: Option<u32>,
+    log: Arc<Mutex<GlLog>>,
+}
+
+impl GlProbe {
+    /// The scene's seeded particles, at rest, and the log the probe writes.
+    pub fn of(scene: &Scene) -> (Created, Arc<Mutex<GlLog>>) {
+        let log = Arc::new(Mutex::new(GlLog::default()));
+        let probe = GlProbe {
+            positions: scene
+                .seed()
+                .positions
+                .iter()
+                .map(|p| [p.x, p.y, p.z, 0.0])
+                .collect(),
+            params: scene.params.clone(),
+            holding: None,
+            log: Arc::clone(&log),
+        };
+        LIVE.fetch_add(1, Ordering::SeqCst);
+        let created = Created {
+            solver: Box::new(probe),
+            note: "GL probe".into(),
+        };
+        (created, log)
+    }
+}
+
+type GetCurrentContext = unsafe extern "C" fn() -> *mut c_void;
+type GetProcAddress = unsafe extern "C" fn(*const c_char) -> *mut c_void;
+type IsBuffer = unsafe extern "C" fn(u32) -> u8;
+
+/// (an EGL context is current on this thread, `buffer` is a live GL buffer of it).
+fn gl_state(buffer: u32) -> (bool, bool) {
+    // SAFETY: EGL 1.4 entry points with their C signatures; glIsBuffer is called only with a
+    // context current.
+    unsafe {
+        let Ok(egl) = libloading::Library::new("libEGL.so.1") else {
+            return (false, false);
+        };
+        let current: libloading::Symbol<GetCurrentContext> = egl
+            .get(b"eglGetCurrentContext\0")
+            .expect("eglGetCurrentContext");
+        if current().is_null() {
+            return (false, false);
+        }
+        let get_proc: libloading::Symbol<GetProcAddress> =
+            egl.get(b"eglGetProcAddress\0").expect("eglGetProcAddress");
+        let is_buffer = get_proc(c"glIsBuffer".as_ptr());
+        assert!(!is_buffer.is_null(), "no glIsBuffer");
+        let is_buffer: IsBuffer = std::mem::transmute(is_buffer);
+        (true, is_buffer(buffer) != 0)
+    }
+}
+
+impl Solver for GlProbe {
+    fn backend_name(&self) -> &'static str {
+        "GL probe"
+    }
+    fn particle_count(&self) -> usize {
+        self.positions.len()
+    }
+    fn params(&self) -> &Params {
+        &self.params
+    }
+    fn set_params(&mut self, params: &Params) -> Result<(), SolverError> {
+        self.params = params.clone();
+        Ok(())
+    }
+    fn step(&mut self) -> Result<(), SolverError> {
+        Ok(())
+    }
+    fn steps_taken(&self) -> u64 {
+        0
+    }
+    fn stage_times(&self) -> StageTimes {
+        StageTimes::default()
+    }
+    fn reset_stage_times(&mut self) {}
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            positions: self
+                .positions
+                .iter()
+                .map(|p| Vec3A::new(p[0], p[1], p[2]))
+                .collect(),
+            ..Snapshot::default()
+        }
+    }
+    fn render_positions(&self, _: RenderScalar, out: &mut Vec<[f32; 4]>) {
+        out.clear();
+        out.extend_from_slice(&self.positions);
+    }
+    /// Takes hold of the buffer, then lets the renderer upload (as when interop is refused).
+    fn write_gl_buffer(&mut self, gl_buffer: u32, _: RenderScalar) -> Result<bool, SolverError> {
+        self.holding = Some(gl_buffer);
+        self.log.lock().unwrap().buffer = Some(gl_buffer);
+        Ok(false)
+    }
+    fn release_gl(&mut self) {
+        if let Some(buffer) = self.holding.take() {
+            let state = gl_state(buffer);
+            self.log.lock().unwrap().releases.push(state);
+        }
+    }
+}
+
+impl Drop for GlProbe {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, Ordering::SeqCst);
+        let mut log = self.log.lock().unwrap();
+        log.dropped = true;
+        log.dropped_holding = self.holding.is_some();
+    }
+}

@@ -1,0 +1,51 @@
+//! The viewer, in this process under Xvfb, with a solver that probes GL: when the window closes,
+//! the solver lets go of the particle buffer while the window's GL context is still current and
+//! the buffer exists (issue 16). Its own test binary: it sets DISPLAY for the process, and
+//! winit allows one event loop per process.
+
+use fluidlab::app::state::AppState;
+use fluidlab::app::window::{self, ViewerOptions};
+use fluidlab::scene::Scene;
+use fluidlab::sim::Backend;
+use winit::event_loop::EventLoop;
+use winit::platform::x11::EventLoopBuilderExtX11;
+
+mod gl_probe;
+mod xvfb;
+
+const SCENE: &str = r#"
+    [container]
+    min = [0.0, 0.0, 0.0]
+    max = [1.0, 1.0, 1.0]
+    [[fluid]]
+    shape = "box"
+    min = [0.3, 0.0, 0.3]
+    max = [0.7, 0.4, 0.7]
+    [params]
+    spacing = 0.04
+"#;
+
+#[test]
+fn the_viewer_releases_the_solver_gl_hold_before_closing_the_window() {
+    let xvfb = xvfb::start_xvfb();
+    // The only test of this binary: no other thread reads the environment meanwhile.
+    std::env::set_var("DISPLAY", &xvfb.display);
+    std::env::remove_var("WAYLAND_DISPLAY");
+    let scene = Scene::parse(SCENE, "block", "viewer GL test").expect("valid scene");
+    let (created, log) = gl_probe::GlProbe::of(&scene);
+    let state = AppState::with_solver(scene, Backend::Cpu, created);
+    let event_loop = EventLoop::builder()
+        .with_x11()
+        .with_any_thread(true)
+        .build()
+        .expect("an X11 event loop on the Xvfb display");
+    let options = ViewerOptions {
+        scene: "block".into(),
+        backend: Backend::Cpu,
+        exit_after_frames: Some(3),
+        screenshot: None,
+    };
+    window::run_in(event_loop, options, state).expect("the viewer runs and exits");
+    let log = log.lock().unwrap().clone();
+    log.assert_released_while_gl_was_alive();
+}
