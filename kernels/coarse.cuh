@@ -390,20 +390,21 @@ pcg_operator(const CoarseLevel level, const unsigned char* __restrict__ kinds, c
     out[c] = b != nullptr ? b[c] - ax : ax;
 }
 
-// *total += Σ a·b, or Σ a·(b − c) when c is not null.
+// scalars[slot] += Σ a·b, or Σ a·(b − c) when c is not null.
 extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 pcg_dot(unsigned int n, const float* __restrict__ a, const float* __restrict__ b, const float* __restrict__ c,
-        double* total) {
+        double* scalars, int slot) {
     unsigned int i = thread_index();
     float value = 0.0f;
     if (i < n) value = a[i] * (c != nullptr ? b[i] - c[i] : b[i]);
-    coarse_block_sum(value, total);
+    coarse_block_sum(value, scalars + slot);
 }
 
 // One thread. mode 0: α = r·z / p·q (0 when either is not positive: the CPU stops there), p·q
 // cleared. mode 1: β = max(z·Δr / r·z, 0), r·z = the next r·z, the sums cleared. mode 2 (the
 // start): r·z = the next r·z, β = 0.
-extern "C" __global__ void pcg_scalars(double* scalars, int mode) {
+extern "C" __global__ void
+pcg_scalars(double* scalars, int mode) {
     if (threadIdx.x != 0 || blockIdx.x != 0) return;
     if (mode == 0) {
         double rz = scalars[PCG_RZ], pq = scalars[PCG_PQ];
@@ -463,35 +464,37 @@ extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 coarse_faces(const PbfParams p, const unsigned char* __restrict__ kinds, const float* __restrict__ phi,
              float* __restrict__ faces_x, float* __restrict__ faces_y, float* __restrict__ faces_z) {
     unsigned int f = thread_index();
-    const int dims[3] = {p.grid_dims_x, p.grid_dims_y, p.grid_dims_z};
-    const float cells[3] = {p.coarse_cell_x, p.coarse_cell_y, p.coarse_cell_z};
-    float* out[3] = {faces_x, faces_y, faces_z};
-    int axis = 0;
-    unsigned int count = 0;
-    for (; axis < 3; ++axis) {
-        int face_dims[3] = {dims[0], dims[1], dims[2]};
-        face_dims[axis] += 1;
-        count = (unsigned int)face_dims[0] * (unsigned int)face_dims[1] * (unsigned int)face_dims[2];
-        if (f < count) break;
-        f -= count;
+    unsigned int dx = (unsigned int)p.grid_dims_x, dy = (unsigned int)p.grid_dims_y, dz = (unsigned int)p.grid_dims_z;
+    unsigned int count_x = (dx + 1u) * dy * dz, count_y = dx * (dy + 1u) * dz, count_z = dx * dy * (dz + 1u);
+    int axis;
+    if (f < count_x) {
+        axis = 0;
+    } else if (f < count_x + count_y) {
+        axis = 1;
+        f -= count_x;
+    } else if (f < count_x + count_y + count_z) {
+        axis = 2;
+        f -= count_x + count_y;
+    } else {
+        return;
     }
-    if (axis == 3) return;
-    int face_dims[3] = {dims[0], dims[1], dims[2]};
-    face_dims[axis] += 1;
-    int ijk[3] = {(int)(f % (unsigned int)face_dims[0]), (int)((f / (unsigned int)face_dims[0]) % (unsigned int)face_dims[1]),
-                  (int)(f / ((unsigned int)face_dims[0] * (unsigned int)face_dims[1]))};
+    // The face grid has one more face than cells along `axis`.
+    unsigned int fx = dx + (axis == 0 ? 1u : 0u), fy = dy + (axis == 1 ? 1u : 0u);
+    unsigned int i = f % fx, j = (f / fx) % fy, k = f / (fx * fy);
+    unsigned int along = axis == 0 ? i : axis == 1 ? j : k;
+    unsigned int cells = axis == 0 ? dx : axis == 1 ? dy : dz;
     float u = 0.0f;
-    if (ijk[axis] != 0 && ijk[axis] != dims[axis]) {
-        int below[3] = {ijk[0], ijk[1], ijk[2]};
-        below[axis] -= 1;
-        unsigned int a = (unsigned int)below[0] + (unsigned int)dims[0] * ((unsigned int)below[1] + (unsigned int)dims[1] * (unsigned int)below[2]);
-        unsigned int b = (unsigned int)ijk[0] + (unsigned int)dims[0] * ((unsigned int)ijk[1] + (unsigned int)dims[1] * (unsigned int)ijk[2]);
+    if (along != 0u && along != cells) {
+        unsigned int b = i + dx * (j + dy * k);
+        unsigned int a = b - (axis == 0 ? 1u : axis == 1 ? dx : dx * dy);
         if (kinds[a] != COARSE_SOLID && kinds[b] != COARSE_SOLID) {
-            float inverse_cell = 1.0f / cells[axis];
+            float cell = axis == 0 ? p.coarse_cell_x : axis == 1 ? p.coarse_cell_y : p.coarse_cell_z;
+            float inverse_cell = 1.0f / cell;
             u = -(phi[b] - phi[a]) * inverse_cell;
         }
     }
-    out[axis][f] = u;
+    float* out = axis == 0 ? faces_x : axis == 1 ? faces_y : faces_z;
+    out[f] = u;
 }
 
 // The displacement at x: each component trilinear from its faces (`CoarseCorrection::displacement`).

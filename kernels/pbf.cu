@@ -145,18 +145,34 @@ __device__ __forceinline__ void block_sum(float value, double* total) {
 #endif
 }
 
-// ρᵢ = Σ m W + m Σ_b W (walls and obstacles, `boundary_sums`); Cᵢ = max(ρᵢ/ρ₀ − 1, 0);
-// λᵢ = −Cᵢ / (|Σⱼ V∇W + V Σ_b ∇W|² + Σⱼ |V∇W|² + ε) (eq. 11, clamped). The walls' Σ_b ∇W goes
-// to `boundary_gradients` for apply_delta. `neighbor_counts` (may be null) receives the
-// neighbours within h, the particle excluded; `compression` (may be null) accumulates Σ Cᵢ.
-// Under the density-error rule, `solve_state[0]` set means the iterations have converged: the
-// kernel then does nothing.
+// The walls' and obstacles' Σ_b ∇W (xyz) and Σ_b W (w) at every particle's x*
+// (`boundary_sums`, the virtual boundary layers), for compute_lambda and apply_delta. A kernel of
+// its own so the layer loops do not crowd compute_lambda's registers; particles farther than h
+// from every solid leave after a few comparisons. Under the density-error rule it does nothing
+// once the iterations have converged (`solve_state[0]`).
+// Two blocks per multiprocessor: the layer loops want more than the 64 registers the neighbour
+// loops are held to (at 4 blocks ptxas spills here), and most threads finish at once anyway.
+extern "C" __global__ void __launch_bounds__(PBF_BLOCK, 2)
+boundary_density(const PbfParams p, const PbfObstacle* __restrict__ obstacles, const float4* __restrict__ predicted,
+                 float4* __restrict__ boundary, const unsigned int* __restrict__ solve_state) {
+    if (solve_state != nullptr && solve_state[0] != 0u) return;
+    unsigned int i = thread_index();
+    if (i >= p.particle_count) return;
+    BoundarySums walls = boundary_sums(p, obstacles, make3(predicted[i]));
+    boundary[i] = make_float4(walls.gradient.x, walls.gradient.y, walls.gradient.z, walls.density);
+}
+
+// ρᵢ = Σ m W + m Σ_b W (walls and obstacles, from boundary_density); Cᵢ = max(ρᵢ/ρ₀ − 1, 0);
+// λᵢ = −Cᵢ / (|Σⱼ V∇W + V Σ_b ∇W|² + Σⱼ |V∇W|² + ε) (eq. 11, clamped). `neighbor_counts` (may be
+// null) receives the neighbours within h, the particle excluded; `compression` (may be null)
+// accumulates Σ Cᵢ. Under the density-error rule, `solve_state[0]` set means the iterations have
+// converged: the kernel then does nothing.
 extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
-compute_lambda(const PbfParams p, const PbfObstacle* __restrict__ obstacles, const float4* __restrict__ predicted,
-               const unsigned int* __restrict__ ids, const unsigned int* __restrict__ cell_start,
-               const float4* __restrict__ grid_positions, float* __restrict__ lambdas, float* __restrict__ densities,
-               float4* __restrict__ boundary_gradients, unsigned int* __restrict__ neighbor_counts,
-               double* __restrict__ compression, const unsigned int* __restrict__ solve_state) {
+compute_lambda(const PbfParams p, const float4* __restrict__ predicted, const unsigned int* __restrict__ ids,
+               const unsigned int* __restrict__ cell_start, const float4* __restrict__ grid_positions,
+               const float4* __restrict__ boundary, float* __restrict__ lambdas, float* __restrict__ densities,
+               unsigned int* __restrict__ neighbor_counts, double* __restrict__ compression,
+               const unsigned int* __restrict__ solve_state) {
     if (solve_state != nullptr && solve_state[0] != 0u) return;
     unsigned int i = thread_index();
     float constraint = 0.0f;
@@ -176,14 +192,13 @@ compute_lambda(const PbfParams p, const PbfObstacle* __restrict__ obstacles, con
             sum_squares += dot3(gradient_j, gradient_j);
             ++count;
         });
-        BoundarySums walls = boundary_sums(p, obstacles, x);
-        density = p.self_density + p.mass * (density + walls.density);
-        gradient_i = (gradient_i + walls.gradient) * p.volume;
+        float4 walls = boundary[i];
+        density = p.self_density + p.mass * (density + walls.w);
+        gradient_i = (gradient_i + make3(walls)) * p.volume;
         sum_squares = sum_squares * p.volume * p.volume;
         constraint = fmaxf(density * p.inverse_rest_density - 1.0f, 0.0f);
         lambdas[i] = -constraint / (dot3(gradient_i, gradient_i) + sum_squares + p.relaxation);
         densities[i] = density;
-        boundary_gradients[i] = make4(walls.gradient);
         if (neighbor_counts != nullptr) neighbor_counts[i] = count;
     }
     if (compression != nullptr) block_sum(constraint, compression);
@@ -192,8 +207,9 @@ compute_lambda(const PbfParams p, const PbfObstacle* __restrict__ obstacles, con
 // Under the density-error rule, after compute_lambda of iteration `iteration`: the mean
 // compression Σ C / N is stored (float bits) in solve_state[2] and the sum reset; from
 // `fewest` iterations on, a mean at most `tolerance` sets solve_state[0] (converged). One thread.
-extern "C" __global__ void check_density_error(const PbfParams p, double* compression, unsigned int* solve_state,
-                                               float tolerance, unsigned int iteration, unsigned int fewest) {
+extern "C" __global__ void
+check_density_error(const PbfParams p, double* compression, unsigned int* solve_state, float tolerance,
+                    unsigned int iteration, unsigned int fewest) {
     if (threadIdx.x != 0 || blockIdx.x != 0 || solve_state[0] != 0u) return;
     float mean = (float)(*compression / (double)(p.particle_count > 0u ? p.particle_count : 1u));
     *compression = 0.0;
@@ -201,16 +217,21 @@ extern "C" __global__ void check_density_error(const PbfParams p, double* compre
     if (iteration >= fewest && mean <= tolerance) solve_state[0] = 1u;
 }
 
-// Δpᵢ = V Σⱼ (λᵢ + λⱼ + s_corr) ∇W + V λᵢ Σ_b ∇W, s_corr = −k (W/W(Δq))ⁿ / Σ|∇C|²₀
+// Δpᵢ = V Σⱼ (λᵢ + λⱼ + s_corr) ∇W + V λᵢ Σ_b ∇W (boundary_density's xyz), s_corr = −k (W/W(Δq))ⁿ / Σ|∇C|²₀
 // (eq. 12–14); then x* += Δp, projected onto walls and obstacles. Writes a second buffer:
 // neighbours read x*. Once the density-error rule has converged (solve_state[0]) it copies x*
 // unchanged; otherwise it counts the iteration in solve_state[1] (thread 0).
+//
+// The pair terms are evaluated at `evaluated_at`: the positions compute_lambda saw. They are
+// the current x* except after the coarse correction (iteration 0), which moved the particles
+// in between; then the host passes the positions the grid was built from, as the CPU reuses
+// the gradients compute_lambda cached (the two corrections form one additive two-level step).
 extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 apply_delta(const PbfParams p, const PbfObstacle* __restrict__ obstacles, const float4* __restrict__ predicted,
-            const unsigned int* __restrict__ ids, const float* __restrict__ lambdas,
-            const float4* __restrict__ boundary_gradients, const unsigned int* __restrict__ cell_start,
-            const float4* __restrict__ grid_positions, float4* __restrict__ corrected,
-            unsigned int* __restrict__ solve_state) {
+            const float4* __restrict__ evaluated_at, const unsigned int* __restrict__ ids,
+            const float* __restrict__ lambdas, const float4* __restrict__ boundary,
+            const unsigned int* __restrict__ cell_start, const float4* __restrict__ grid_positions,
+            float4* __restrict__ corrected, unsigned int* __restrict__ solve_state) {
     unsigned int i = thread_index();
     if (i >= p.particle_count) return;
     float4 x4 = predicted[i];
@@ -220,11 +241,12 @@ apply_delta(const PbfParams p, const PbfObstacle* __restrict__ obstacles, const 
     }
     if (solve_state != nullptr && i == 0u) solve_state[1] += 1u;
     float3 x = make3(x4);
+    float3 at = make3(evaluated_at[i]);
     unsigned int id = ids[i];
     float lambda_i = lambdas[i];
-    float3 delta = make3(boundary_gradients[i]) * lambda_i;
+    float3 delta = make3(boundary[i]) * lambda_i;
     for_each_neighbor(p, cell_start, grid_positions, i, [&](unsigned int j) {
-        float3 offset = x - make3(predicted[j]);
+        float3 offset = at - make3(evaluated_at[j]);
         float r2 = dot3(offset, offset);
         float ratio = kernel_density(p, r2) * p.inverse_scorr_reference;
         float scorr = -p.scorr_scale * powi(ratio, p.scorr_n);
@@ -348,3 +370,5 @@ find_non_finite(unsigned int n, const float4* __restrict__ positions, const floa
     if (bad != 0) atomicMax(&frame_check[0], bad);
     if (speed > frame_check[1]) atomicMax(&frame_check[1], speed);
 }
+
+#include "coarse.cuh"

@@ -342,7 +342,7 @@ __device__ __forceinline__ void orthonormal_basis(float3 n, float3& t, float3& b
     b = make_float3(c, sign + n.y * n.y * a, -n.y);
 }
 
-__device__ __noinline__ void add_container_layers(const PbfParams& p, float3 x, BoundarySums& sums) {
+__device__ __forceinline__ void add_container_layers(const PbfParams& p, float3 x, BoundarySums& sums) {
     float s = p.spacing, h = p.kernel_radius;
     const float lo[3] = {p.wall_lo_x, p.wall_lo_y, p.wall_lo_z};
     const float hi[3] = {p.wall_hi_x, p.wall_hi_y, p.wall_hi_z};
@@ -368,7 +368,7 @@ __device__ __noinline__ void add_container_layers(const PbfParams& p, float3 x, 
     if (has_solid(axes[2])) add_product(p, axes, LAYERS_SITES, LAYERS_SITES, LAYERS_SOLID, always, sums);
 }
 
-__device__ __noinline__ void add_box_layers(const PbfParams& p, const PbfObstacle& o, float3 x, BoundarySums& sums) {
+__device__ __forceinline__ void add_box_layers(const PbfParams& p, const PbfObstacle& o, float3 x, BoundarySums& sums) {
     float s = p.spacing, h = p.kernel_radius;
     const float mins[3] = {o.a_x, o.a_y, o.a_z};
     const float maxs[3] = {o.b_x, o.b_y, o.b_z};
@@ -393,7 +393,7 @@ __device__ __noinline__ void add_box_layers(const PbfParams& p, const PbfObstacl
                 [&](float3 offset) { return inside_container(p, x, offset); }, sums);
 }
 
-__device__ __noinline__ void add_sphere_layers(const PbfParams& p, const PbfObstacle& o, float3 x, BoundarySums& sums) {
+__device__ __forceinline__ void add_sphere_layers(const PbfParams& p, const PbfObstacle& o, float3 x, BoundarySums& sums) {
     float s = p.spacing, h = p.kernel_radius;
     float radius = o.radius;
     float3 from_center = x - make_float3(o.a_x, o.a_y, o.a_z);

@@ -45,6 +45,11 @@ pub const CG_ITERATIONS: usize = 2;
 /// A cell is fluid when the particles' volume in it is at least this fraction of the cell.
 pub const FLUID_FRACTION: f32 = 0.5;
 
+/// Bytes either backend holds per grid cell for the correction: its fields (volume, mean
+/// constraint, right-hand side, φ, solid flag), the face displacements, the conjugate
+/// gradient's vectors and the multigrid levels (x, b, r and the kind of 8/7 as many cells).
+pub const BYTES_PER_CELL: u64 = 4 * 4 + 1 + 3 * 4 + 4 * 4 + 10 * (3 * 4 + 1) / 7 + 1;
+
 /// Trilinear weight along one axis of a point `g` cells from the centre of cell `index` of
 /// `count`, folded back into the border cells (a partition of unity over the grid).
 #[inline(always)]
@@ -85,14 +90,10 @@ impl CoarseCorrection {
         world.container.size() / Vec3A::new(dims[0] as f32, dims[1] as f32, dims[2] as f32)
     }
 
-    /// The correction over `world`'s container, with the cell counts of `grid` (the neighbour
-    /// grid, cells of h): cells of container size / count ≤ h per axis.
-    pub fn new(world: &World, grid: &UniformGrid) -> Self {
-        let origin = world.container.min;
-        let dims = grid.dims().map(|d| d as usize);
-        let cell = Self::cell_size(world, dims);
-        let n = dims.iter().product();
-        let mut solid = vec![false; n];
+    /// Whether each cell's centre lies inside an obstacle (x fastest).
+    pub fn solid_cells(world: &World, dims: [usize; 3]) -> Vec<bool> {
+        let (origin, cell) = (world.container.min, Self::cell_size(world, dims));
+        let mut solid = vec![false; dims.iter().product()];
         for k in 0..dims[2] {
             for j in 0..dims[1] {
                 for i in 0..dims[0] {
@@ -102,6 +103,17 @@ impl CoarseCorrection {
                 }
             }
         }
+        solid
+    }
+
+    /// The correction over `world`'s container, with the cell counts of `grid` (the neighbour
+    /// grid, cells of h): cells of container size / count ≤ h per axis.
+    pub fn new(world: &World, grid: &UniformGrid) -> Self {
+        let origin = world.container.min;
+        let dims = grid.dims().map(|d| d as usize);
+        let cell = Self::cell_size(world, dims);
+        let n = dims.iter().product();
+        let solid = Self::solid_cells(world, dims);
         let face_count = |a: usize| {
             let mut d = dims;
             d[a] += 1;

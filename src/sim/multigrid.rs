@@ -170,19 +170,25 @@ pub struct Multigrid {
 }
 
 impl Multigrid {
-    /// Levels over `dims` cells of edges `cell`, halving (rounding up) until every axis has at
-    /// most 2 cells or the level has at most 8.
-    pub fn new(dims: [usize; 3], cell: [f32; 3]) -> Self {
-        let mut levels = vec![Level::new(dims, cell)];
+    /// The cell counts and edges of the levels over `dims` cells of edges `cell`: halving
+    /// (rounding up) until every axis has at most 2 cells or the level has at most 8.
+    pub fn shapes(dims: [usize; 3], cell: [f32; 3]) -> Vec<([usize; 3], [f32; 3])> {
+        let mut shapes = vec![(dims, cell)];
         loop {
-            let last = &levels[levels.len() - 1];
-            if last.dims.iter().all(|&d| d <= 2) || last.dims.iter().product::<usize>() <= 8 {
-                break;
+            let (dims, cell) = shapes[shapes.len() - 1];
+            if dims.iter().all(|&d| d <= 2) || dims.iter().product::<usize>() <= 8 {
+                return shapes;
             }
-            let dims = last.dims.map(|d| d.div_ceil(2));
-            let cell = last.cell.map(|h| h * 2.0);
-            levels.push(Level::new(dims, cell));
+            shapes.push((dims.map(|d| d.div_ceil(2)), cell.map(|h| h * 2.0)));
         }
+    }
+
+    /// Levels over `dims` cells of edges `cell` (see [`Multigrid::shapes`]).
+    pub fn new(dims: [usize; 3], cell: [f32; 3]) -> Self {
+        let levels: Vec<Level> = Self::shapes(dims, cell)
+            .into_iter()
+            .map(|(dims, cell)| Level::new(dims, cell))
+            .collect();
         let n = levels[0].x.len();
         Self {
             levels,

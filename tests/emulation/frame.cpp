@@ -6,10 +6,19 @@
 // threads in a random order (a permutation drawn from SEED), as a GPU's scheduler may.
 // find_non_finite runs warp by warp, a context per lane (warps.h): its shuffles need real lanes.
 //
+// The constraint iterations follow the host's `constraint_iterations`: a fixed count, or the
+// density-error rule (check_density_error's flag makes later kernels of the step no-ops), with
+// the coarse-grid correction (src/sim/cuda/coarse.rs, `GpuCoarse::run`) after the first
+// compute_lambda. mg_tail runs with one thread: its barriers then hold trivially.
+//
 // usage: frame INPUT OUTPUT [reverse | random=SEED]
-// INPUT: PbfParams, u32 obstacle count, iterations, substeps, vorticity on, xsph on, the
-// obstacles, then float4 positions and velocities in id order. OUTPUT: u32 non-finite flag, u32
-// largest speed (float bits), then by id: float4 positions, float4 velocities, f32 densities, u32 neighbour counts.
+// INPUT: PbfParams, u32 header [obstacle count, substeps, vorticity on, xsph on, coarse
+// correction on, fewest iterations, most iterations, tolerance (float bits, negative: a fixed
+// count), CG iterations, level count, tail level], the obstacles, the CoarseLevels, the solid
+// flags of level 0 (u8, padded to 4 bytes), then float4 positions and velocities in id order.
+// OUTPUT: u32 non-finite flag, u32 largest speed (float bits), u32 iterations of the frame, u32
+// mean compression of the last measured compute_lambda (float bits), then by id: float4
+// positions, float4 velocities, f32 densities, u32 neighbour counts.
 #include "cuda_shim.h"
 thread_local Dim blockIdx, threadIdx;
 Dim blockDim;
@@ -19,6 +28,8 @@ void __syncthreads() {}
 #include "warps.h"
 
 #include <cstdio>
+#include <cstring>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <string>
@@ -42,9 +53,113 @@ template <class Kernel> void launch(unsigned n, Kernel kernel) {
     }
 }
 
+template <class F> void one_thread_call(F f) {
+    blockDim = {1, 1, 1}; blockIdx = {0, 0, 0}; threadIdx = {0, 0, 0};
+    f();
+}
+
 template <class T> void read(FILE* f, T* data, size_t count) {
     if (fread(data, sizeof(T), count, f) != count) { fprintf(stderr, "short input\n"); std::exit(2); }
 }
+
+
+// The coarse-grid correction's arrays (GpuCoarse) and its launch sequence.
+struct Coarse {
+    std::vector<CoarseLevel> levels;
+    int tail = 0, cg_iterations = 2;
+    std::vector<unsigned char> solid, kinds;
+    std::vector<float> volume, mean, rhs, phi, x, b, r, residual, residual_previous, direction, product, faces[3];
+    std::vector<double> scalars = std::vector<double>(8);
+    unsigned any_air = 0;
+    float last_dt = 0.0f;
+
+    void allocate(const PbfParams& p) {
+        unsigned n = levels[0].cells;
+        size_t pooled = 0;
+        for (auto& l : levels) pooled += l.cells;
+        kinds.assign(pooled, 0); x.assign(pooled, 0.0f); b.assign(pooled, 0.0f); r.assign(pooled, 0.0f);
+        for (auto* v : {&volume, &mean, &rhs, &phi, &residual, &residual_previous, &direction, &product}) v->assign(n, 0.0f);
+        for (int axis = 0; axis < 3; ++axis) {
+            size_t count = 1;
+            int dims[3] = {p.grid_dims_x, p.grid_dims_y, p.grid_dims_z};
+            dims[axis] += 1;
+            count = (size_t)dims[0] * dims[1] * dims[2];
+            faces[axis].assign(count, 0.0f);
+        }
+    }
+
+    void smooth(int l) {
+        CoarseLevel level = levels[l];
+        for (int sweep = 0; sweep < MG_SMOOTHING_SWEEPS; ++sweep)
+            for (int colour = 0; colour < 2; ++colour)
+                launch(level.cells, [&] { mg_smooth(level, kinds.data(), x.data(), b.data(), colour); });
+    }
+
+    void precondition() {
+        unsigned n = levels[0].cells;
+        launch(n, [&] { mg_load(n, residual.data(), b.data(), x.data()); });
+        for (int l = 0; l < tail; ++l) {
+            smooth(l);
+            CoarseLevel level = levels[l], coarse = levels[l + 1];
+            launch(level.cells, [&] { mg_residual(level, kinds.data(), x.data(), b.data(), r.data()); });
+            launch(coarse.cells, [&] { mg_restrict(level, coarse, kinds.data(), r.data(), b.data(), x.data()); });
+        }
+        blockDim = {1, 1, 1};
+        blockIdx = {0, 0, 0};
+        threadIdx = {0, 0, 0};
+        mg_tail(levels.data(), tail, (int)levels.size(), kinds.data(), x.data(), b.data(), r.data());
+        for (int l = tail - 1; l >= 0; --l) {
+            CoarseLevel coarse = levels[l + 1], fine = levels[l];
+            launch(fine.cells, [&] { mg_prolongate(coarse, fine, kinds.data(), x.data()); });
+            smooth(l);
+        }
+    }
+
+    void one_thread(std::function<void()> f) {
+        blockDim = {1, 1, 1}; blockIdx = {0, 0, 0}; threadIdx = {0, 0, 0};
+        f();
+    }
+
+    void run(const PbfParams& p, const PbfObstacle* obstacles, float4* predicted, const float* densities,
+             const unsigned* cell_start) {
+        CoarseLevel level0 = levels[0];
+        unsigned n = level0.cells;
+        any_air = 0;
+        launch(n, [&] { coarse_gather(p, predicted, densities, cell_start, volume.data(), mean.data()); });
+        launch(n, [&] { coarse_classify(p, solid.data(), volume.data(), kinds.data(), &any_air); });
+        float scale = last_dt > 0.0f ? (p.dt / last_dt) * (p.dt / last_dt) : 0.0f;
+        last_dt = p.dt;
+        launch(n, [&] { coarse_prepare(p, kinds.data(), volume.data(), mean.data(), &any_air, scale, rhs.data(), phi.data()); });
+        for (size_t l = 1; l < levels.size(); ++l) {
+            CoarseLevel fine = levels[l - 1], coarse = levels[l];
+            launch(coarse.cells, [&] { mg_coarsen(fine, coarse, kinds.data()); });
+        }
+        std::fill(scalars.begin(), scalars.end(), 0.0);
+        launch(n, [&] { pcg_operator(level0, kinds.data(), phi.data(), rhs.data(), residual.data()); });
+        precondition();
+        launch(n, [&] { pcg_dot(n, residual.data(), x.data(), nullptr, scalars.data(), PCG_RZ_NEXT); });
+        one_thread([&] { pcg_scalars(scalars.data(), 2); });
+        launch(n, [&] { pcg_direction(n, scalars.data(), x.data(), direction.data()); });
+        for (int iteration = 0; iteration <= cg_iterations; ++iteration) {
+            launch(n, [&] { pcg_operator(level0, kinds.data(), direction.data(), nullptr, product.data()); });
+            launch(n, [&] { pcg_dot(n, direction.data(), product.data(), nullptr, scalars.data(), PCG_PQ); });
+            one_thread([&] { pcg_scalars(scalars.data(), 0); });
+            launch(n, [&] {
+                pcg_step(n, scalars.data(), direction.data(), product.data(), phi.data(), residual.data(),
+                         residual_previous.data());
+            });
+            if (iteration == cg_iterations) break;
+            precondition();
+            launch(n, [&] { pcg_dot(n, x.data(), residual.data(), residual_previous.data(), scalars.data(), PCG_ZDR); });
+            launch(n, [&] { pcg_dot(n, residual.data(), x.data(), nullptr, scalars.data(), PCG_RZ_NEXT); });
+            one_thread([&] { pcg_scalars(scalars.data(), 1); });
+            launch(n, [&] { pcg_direction(n, scalars.data(), x.data(), direction.data()); });
+        }
+        size_t total = faces[0].size() + faces[1].size() + faces[2].size();
+        launch((unsigned)total, [&] { coarse_faces(p, kinds.data(), phi.data(), faces[0].data(), faces[1].data(), faces[2].data()); });
+        launch(p.particle_count, [&] { coarse_apply(p, obstacles, faces[0].data(), faces[1].data(), faces[2].data(), predicted); });
+    }
+};
 
 int main(int argc, char** argv) {
     if (argc < 3) return 2;
@@ -64,12 +179,23 @@ int main(int argc, char** argv) {
     if (!in) return 2;
     PbfParams p;
     read(in, &p, 1);
-    unsigned header[5];
-    read(in, header, 5);
-    unsigned obstacle_count = header[0], iterations = header[1], substeps = header[2];
-    bool vorticity = header[3], xsph_on = header[4];
+    unsigned header[11];
+    read(in, header, 11);
+    unsigned obstacle_count = header[0], substeps = header[1];
+    bool vorticity = header[2], xsph_on = header[3], coarse_on = header[4];
+    unsigned fewest = header[5], most = header[6];
+    float tolerance;
+    std::memcpy(&tolerance, &header[7], 4);
     std::vector<PbfObstacle> obstacles(obstacle_count + 1);
     read(in, obstacles.data(), obstacle_count);
+    Coarse coarse;
+    coarse.cg_iterations = (int)header[8];
+    coarse.levels.resize(header[9]);
+    coarse.tail = (int)header[10];
+    read(in, coarse.levels.data(), coarse.levels.size());
+    coarse.solid.resize((coarse.levels[0].cells + 3) / 4 * 4);
+    read(in, coarse.solid.data(), coarse.solid.size());
+    coarse.allocate(p);
     unsigned n = p.particle_count;
     std::vector<float4> x(n), v(n), xp(n), x2(n), xp2(n), v2(n), omega(n), grid(n);
     read(in, x.data(), n);
@@ -78,6 +204,9 @@ int main(int argc, char** argv) {
     std::vector<unsigned> ids(n), ids2(n), cell_of(n), rank(n), neighbors(n);
     for (unsigned i = 0; i < n; ++i) ids[i] = i;
     std::vector<float> lambdas(n), densities(n);
+    std::vector<float4> walls(n);
+    double compression = 0.0;
+    unsigned solve_state[3] = {0, 0, 0}, frame_iterations = 0;
     size_t cells = (size_t)p.grid_dims_x * p.grid_dims_y * p.grid_dims_z;
     std::vector<unsigned> counts(cells + 1), start(cells + 1);
 
@@ -91,14 +220,28 @@ int main(int argc, char** argv) {
                               x2.data(), xp2.data(), v2.data(), ids2.data(), grid.data());
         });
         std::swap(x, x2); std::swap(xp, xp2); std::swap(v, v2); std::swap(ids, ids2);
-        for (unsigned it = 0; it < iterations; ++it) {
+        bool fixed = tolerance < 0.0f;
+        if (!fixed) { solve_state[0] = solve_state[1] = 0; compression = 0.0; }
+        for (unsigned it = 0; it < most; ++it) {
+            bool measure = !fixed || (s + 1 == substeps && it + 1 == most);
+            const unsigned* guard = fixed ? nullptr : solve_state;
+            launch(n, [&] { boundary_density(p, obstacles.data(), xp.data(), walls.data(), guard); });
             launch(n, [&] {
-                compute_lambda(p, xp.data(), ids.data(), start.data(), grid.data(), lambdas.data(), densities.data(),
-                               it == 0 ? neighbors.data() : nullptr);
+                compute_lambda(p, xp.data(), ids.data(), start.data(), grid.data(), walls.data(), lambdas.data(),
+                               densities.data(), it == 0 ? neighbors.data() : nullptr,
+                               measure ? &compression : nullptr, guard);
             });
-            launch(n, [&] { apply_delta(p, obstacles.data(), xp.data(), ids.data(), lambdas.data(), start.data(), grid.data(), xp2.data()); });
+            if (measure) one_thread_call([&] { check_density_error(p, &compression, solve_state, fixed ? -1.0f : tolerance, it, fewest); });
+            if (it == 0 && coarse_on) coarse.run(p, obstacles.data(), xp.data(), densities.data(), start.data());
+            const float4* evaluated_at = (it == 0 && coarse_on) ? grid.data() : xp.data();
+            launch(n, [&] {
+                apply_delta(p, obstacles.data(), xp.data(), evaluated_at, ids.data(), lambdas.data(), walls.data(),
+                            start.data(), grid.data(), xp2.data(), fixed ? nullptr : solve_state);
+            });
             std::swap(xp, xp2);
+            if (!fixed && solve_state[0]) break;
         }
+        frame_iterations += fixed ? most : solve_state[1];
         launch(n, [&] { update_velocity(p, x.data(), xp.data(), v.data()); });
         if (vorticity) {
             launch(n, [&] { vorticity_curl(p, xp.data(), v.data(), start.data(), grid.data(), omega.data()); });
@@ -123,6 +266,8 @@ int main(int argc, char** argv) {
     FILE* out = fopen(argv[2], "wb");
     if (!out) return 2;
     fwrite(frame_check, 4, 2, out);
+    fwrite(&frame_iterations, 4, 1, out);
+    fwrite(&solve_state[2], 4, 1, out);
     fwrite(out_x.data(), 16, n, out);
     fwrite(out_v.data(), 16, n, out);
     fwrite(out_density.data(), 4, n, out);

@@ -75,6 +75,10 @@ struct Frame {
     neighbor_counts: Vec<u32>,
     non_finite: u32,
     max_speed: f32,
+    /// Constraint iterations over the frame's steps.
+    iterations: u32,
+    /// The mean compression the last measuring compute_lambda found.
+    compression: f32,
     substeps: u32,
 }
 
@@ -95,18 +99,35 @@ fn emulate_frame(program: &Path, scene: &Scene, state: &InitialState, order: Ord
     // The CFL substep count the CPU solver and the CUDA solver both take for this state.
     let substeps = params.substeps_for(state.max_speed());
     let dt = params.dt / substeps as f32;
-    let mut input = bytemuck::bytes_of(&GpuParams::new(params, &world, n as u32, dt)).to_vec();
+    let constants = GpuParams::new(params, &world, n as u32, dt);
+    let mut input = bytemuck::bytes_of(&constants).to_vec();
+    let dims = constants.grid_dims.map(|d| d as usize);
+    let (levels, tail) = super::coarse::hierarchy(&world, dims);
+    let (fewest, most, tolerance) = params.iteration_rule();
     let header = [
         world.obstacles.len() as u32,
-        params.iterations,
         substeps,
         (params.vorticity != 0.0).into(),
         (params.xsph_c > 0.0).into(),
+        params.coarse_correction.into(),
+        fewest,
+        most,
+        tolerance.unwrap_or(-1.0).to_bits(),
+        crate::sim::coarse::CG_ITERATIONS as u32,
+        levels.len() as u32,
+        tail as u32,
     ];
     input.extend_from_slice(bytemuck::cast_slice(&header));
     for obstacle in &world.obstacles {
         input.extend_from_slice(bytemuck::bytes_of(&GpuObstacle::from(obstacle)));
     }
+    input.extend_from_slice(bytemuck::cast_slice(&levels));
+    let mut solid: Vec<u8> = crate::sim::coarse::CoarseCorrection::solid_cells(&world, dims)
+        .into_iter()
+        .map(u8::from)
+        .collect();
+    solid.resize(solid.len().div_ceil(4) * 4, 0);
+    input.extend_from_slice(&solid);
     for v in state.positions.iter().chain(&state.velocities) {
         input.extend_from_slice(bytemuck::cast_slice(&[v.x, v.y, v.z, 0.0]));
     }
@@ -141,10 +162,12 @@ fn emulate_frame(program: &Path, scene: &Scene, state: &InitialState, order: Ord
     Frame {
         non_finite: words[0],
         max_speed: float(1),
-        positions: (0..n).map(|i| vector(2, i)).collect(),
-        velocities: (0..n).map(|i| vector(2 + 4 * n, i)).collect(),
-        densities: (0..n).map(|i| float(2 + 8 * n + i)).collect(),
-        neighbor_counts: words[2 + 9 * n..2 + 10 * n].to_vec(),
+        iterations: words[2],
+        compression: float(3),
+        positions: (0..n).map(|i| vector(4, i)).collect(),
+        velocities: (0..n).map(|i| vector(4 + 4 * n, i)).collect(),
+        densities: (0..n).map(|i| float(4 + 8 * n + i)).collect(),
+        neighbor_counts: words[4 + 9 * n..4 + 10 * n].to_vec(),
         substeps,
     }
 }
@@ -229,6 +252,9 @@ impl Solver for EmulatedSolver<'_> {
             neighbor_counts: self.neighbor_counts.clone(),
             particle_mass: self.scene.params.particle_mass,
             rest_density: self.scene.params.rest_density,
+            spacing: self.scene.params.spacing,
+            gravity: self.scene.params.gravity,
+            solve: Default::default(),
         }
     }
     fn render_positions(&self, _: crate::sim::RenderScalar, out: &mut Vec<[f32; 4]>) {

@@ -12,6 +12,7 @@
 //! built from (kept in `grid_positions`), fixed for the step while the kernels evaluate W and
 //! ∇W at the current positions.
 
+pub mod coarse;
 pub mod egl;
 #[cfg(test)]
 mod emulation;
@@ -30,6 +31,7 @@ use cudarc::driver::{
 };
 use glam::Vec3A;
 pub use interop::gl_device;
+use coarse::GpuCoarse;
 use interop::GlInterop;
 use params::{GpuObstacle, GpuParams};
 use pbf::{per_element, PbfKernels};
@@ -39,8 +41,15 @@ type Float4 = [f32; 4];
 
 /// Bytes of GPU memory per particle: positions, predicted positions and velocities (float4,
 /// double-buffered for the sort), grid positions (float4), ids (double-buffered), λ, ρ,
-/// neighbour count, ω (float4), cell and rank.
-pub const BYTES_PER_PARTICLE: u64 = 7 * 16 + 2 * 4 + 3 * 4 + 16 + 2 * 4;
+/// neighbour count, ω and the walls' Σ ∇W (float4), cell and rank.
+pub const BYTES_PER_PARTICLE: u64 = 7 * 16 + 2 * 4 + 3 * 4 + 2 * 16 + 2 * 4;
+
+/// Bytes of GPU memory per grid cell: the counting sort's counts and starts, and the coarse
+/// correction (`crate::sim::coarse::BYTES_PER_CELL`).
+pub const BYTES_PER_CELL: u64 = 2 * 4 + crate::sim::coarse::BYTES_PER_CELL;
+
+/// Iterations launched between two reads of the convergence flag under the density-error rule.
+pub const ITERATIONS_PER_CHECK: u32 = 4;
 
 /// The oldest driver API version the backend runs on (`cuDriverGetVersion`): CUDA 13.0.
 pub const MIN_DRIVER_CUDA_VERSION: i32 = 13000;
@@ -283,6 +292,14 @@ struct Buffers {
     obstacles: CudaSlice<GpuObstacle>,
     /// [first non-finite id (complemented), largest speed (float bits)], see `find_non_finite`.
     frame_check: CudaSlice<u32>,
+    /// The walls' and obstacles' [Σ_b ∇W, Σ_b W] per particle (`boundary_density`), for
+    /// compute_lambda and apply_delta.
+    boundary: CudaSlice<Float4>,
+    /// Σ Cᵢ of the compute_lambda that measures the compression (`check_density_error`).
+    compression: CudaSlice<f64>,
+    /// [converged, iterations applied, mean compression (float bits)] of the step's
+    /// constraint iterations (`check_density_error`, `apply_delta`).
+    solve_state: CudaSlice<u32>,
 }
 
 /// The CUDA Position Based Fluids solver.
@@ -307,6 +324,7 @@ pub struct CudaSolver {
     stage_timing: bool,
     interop: GlInterop,
     report: SolveReport,
+    coarse: GpuCoarse,
 }
 
 fn driver_error(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> SolverError {
@@ -369,7 +387,7 @@ impl CudaSolver {
         let context = CudaContext::new(device).map_err(driver_error("creating a CUDA context"))?;
         let needed = n as u64 * BYTES_PER_PARTICLE
             + scan_levels.iter().map(|&l| l as u64 * 4).sum::<u64>()
-            + (cells as u64 + 1) * 4
+            + (cells as u64 + 1) * BYTES_PER_CELL
             + world.obstacles.len() as u64 * 32;
         let (free, _) = context
             .mem_get_info()
@@ -393,6 +411,9 @@ impl CudaSolver {
         let kernels = PbfKernels::load(&module, sync_check.then_some(&stream))?;
         let buffers = Self::allocate(&stream, initial, &world, cells, &scan_levels)
             .map_err(driver_error("allocating GPU memory"))?;
+        let dims = constants.grid_dims.map(|d| d as usize);
+        let coarse = GpuCoarse::new(&stream, &world, dims)
+            .map_err(driver_error("allocating GPU memory"))?;
         let mut solver = Self {
             params,
             world,
@@ -412,11 +433,13 @@ impl CudaSolver {
             stage_timing: true,
             interop: GlInterop::default(),
             report: SolveReport::default(),
+            coarse,
         };
         // Densities and neighbour counts of the seeded state, as the CPU solver has them.
         if n > 0 {
             solver.build_grid()?;
-            solver.compute_lambda(true)?;
+            solver.compute_lambda(true, true, false)?;
+            solver.check_density_error(-1.0, 0, 0)?;
         }
         solver
             .stream
@@ -467,6 +490,9 @@ impl CudaSolver {
                 .collect::<Result<_, _>>()?,
             obstacles: stream.clone_htod(&obstacles)?,
             frame_check: stream.alloc_zeros(2)?,
+            boundary: stream.alloc_zeros(n)?,
+            compression: stream.alloc_zeros(1)?,
+            solve_state: stream.alloc_zeros(3)?,
         })
     }
 
@@ -588,10 +614,31 @@ impl CudaSolver {
         Ok(())
     }
 
-    fn compute_lambda(&mut self, count_neighbors: bool) -> Result<(), SolverError> {
+    /// compute_lambda; with `measure`, Σ Cᵢ goes to the compression sum; with `guarded`, it
+    /// does nothing once the density-error rule has converged.
+    fn compute_lambda(
+        &mut self,
+        count_neighbors: bool,
+        measure: bool,
+        guarded: bool,
+    ) -> Result<(), SolverError> {
         let config = self.launch_config();
-        let (k, b) = (&self.kernels.compute_lambda, &mut self.buffers);
         let null: u64 = 0;
+        let (k, b) = (&self.kernels.boundary_density, &mut self.buffers);
+        let mut launch = self.stream.launch_builder(k.function());
+        launch
+            .arg(&self.constants)
+            .arg(&b.obstacles)
+            .arg(&b.predicted)
+            .arg(&mut b.boundary);
+        if guarded {
+            launch.arg(&b.solve_state);
+        } else {
+            launch.arg(&null);
+        }
+        // SAFETY: arguments as in pbf.cu.
+        unsafe { k.launch(&mut launch, config)? };
+        let (k, b) = (&self.kernels.compute_lambda, &mut self.buffers);
         let mut launch = self.stream.launch_builder(k.function());
         launch
             .arg(&self.constants)
@@ -599,6 +646,7 @@ impl CudaSolver {
             .arg(&b.ids)
             .arg(&b.cell_start)
             .arg(&b.grid_positions)
+            .arg(&b.boundary)
             .arg(&mut b.lambdas)
             .arg(&mut b.densities);
         if count_neighbors {
@@ -606,27 +654,93 @@ impl CudaSolver {
         } else {
             launch.arg(&null);
         }
+        if measure {
+            launch.arg(&mut b.compression);
+        } else {
+            launch.arg(&null);
+        }
+        if guarded {
+            launch.arg(&b.solve_state);
+        } else {
+            launch.arg(&null);
+        }
         // SAFETY: arguments as in pbf.cu.
         unsafe { k.launch(&mut launch, config) }
     }
 
-    fn apply_delta(&mut self) -> Result<(), SolverError> {
+    /// The mean compression of the last measuring compute_lambda into solve_state[2] (and the
+    /// sum cleared); from iteration `fewest` on, a mean at most `tolerance` marks the step
+    /// converged (a negative tolerance never does).
+    fn check_density_error(
+        &mut self,
+        tolerance: f32,
+        iteration: u32,
+        fewest: u32,
+    ) -> Result<(), SolverError> {
+        let (k, b) = (&self.kernels.check_density_error, &mut self.buffers);
+        let mut launch = self.stream.launch_builder(k.function());
+        launch
+            .arg(&self.constants)
+            .arg(&mut b.compression)
+            .arg(&mut b.solve_state)
+            .arg(&tolerance)
+            .arg(&iteration)
+            .arg(&fewest);
+        let config = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: arguments as in pbf.cu; one thread.
+        unsafe { k.launch(&mut launch, config) }
+    }
+
+    /// apply_delta; `after_coarse` evaluates the pair terms at the positions the grid was built
+    /// from (those compute_lambda saw before the coarse correction moved the particles).
+    fn apply_delta(&mut self, guarded: bool, after_coarse: bool) -> Result<(), SolverError> {
         let config = self.launch_config();
         let (k, b) = (&self.kernels.apply_delta, &mut self.buffers);
+        let null: u64 = 0;
         let mut launch = self.stream.launch_builder(k.function());
         launch
             .arg(&self.constants)
             .arg(&b.obstacles)
-            .arg(&b.predicted)
+            .arg(&b.predicted);
+        if after_coarse {
+            launch.arg(&b.grid_positions);
+        } else {
+            launch.arg(&b.predicted);
+        }
+        launch
             .arg(&b.ids)
             .arg(&b.lambdas)
+            .arg(&b.boundary)
             .arg(&b.cell_start)
             .arg(&b.grid_positions)
             .arg(&mut b.predicted_next);
+        if guarded {
+            launch.arg(&mut b.solve_state);
+        } else {
+            launch.arg(&null);
+        }
         // SAFETY: arguments as in pbf.cu.
         unsafe { k.launch(&mut launch, config)? };
         std::mem::swap(&mut b.predicted, &mut b.predicted_next);
         Ok(())
+    }
+
+    /// The coarse-grid correction (`coarse.cuh`) from the first compute_lambda's densities.
+    fn coarse_correction(&mut self) -> Result<(), SolverError> {
+        let b = &mut self.buffers;
+        self.coarse.run(
+            &self.stream,
+            &self.kernels,
+            &self.constants,
+            &b.obstacles,
+            &mut b.predicted,
+            &b.densities,
+            &b.cell_start,
+        )
     }
 
     fn update_velocity(&mut self) -> Result<(), SolverError> {
@@ -707,19 +821,86 @@ impl CudaSolver {
         Ok(())
     }
 
-    fn substep(&mut self) -> Result<(), SolverError> {
+    /// One solver step. Returns the constraint iterations it ran.
+    fn substep(&mut self, last: bool) -> Result<u32, SolverError> {
         self.timed(Stage::PredictPositions, Self::predict_positions)?;
         self.timed(Stage::BuildGrid, Self::build_grid)?;
-        for iteration in 0..self.params.iterations {
-            self.timed(Stage::ComputeLambda, |s| s.compute_lambda(iteration == 0))?;
-            self.timed(Stage::ApplyDelta, Self::apply_delta)?;
-        }
+        let iterations = self.constraint_iterations(last)?;
         self.timed(Stage::UpdateVelocity, Self::update_velocity)?;
         if self.params.vorticity != 0.0 {
             self.timed(Stage::Vorticity, Self::vorticity)?;
         }
         let xsph = self.params.xsph_c > 0.0;
-        self.timed(Stage::Xsph, |s| s.xsph(xsph))
+        self.timed(Stage::Xsph, |s| s.xsph(xsph))?;
+        Ok(iterations)
+    }
+
+    /// compute_lambda and apply_delta as the iteration rule says (and the coarse correction
+    /// after the first compute_lambda). Returns the iterations applied.
+    fn constraint_iterations(&mut self, last: bool) -> Result<u32, SolverError> {
+        let coarse = self.params.coarse_correction;
+        let (fewest, most, tolerance) = self.params.iteration_rule();
+        let Some(tolerance) = tolerance else {
+            // A fixed count: no flag, no synchronisation; the last compute_lambda of the
+            // frame's last step measures the compression for the report.
+            for iteration in 0..most {
+                let measure = last && iteration + 1 == most;
+                self.timed(Stage::ComputeLambda, |s| {
+                    s.compute_lambda(iteration == 0, measure, false)?;
+                    if measure {
+                        s.check_density_error(-1.0, iteration, fewest)?;
+                    }
+                    Ok(())
+                })?;
+                let after_coarse = iteration == 0 && coarse;
+                if after_coarse {
+                    self.timed(Stage::CoarseCorrection, Self::coarse_correction)?;
+                }
+                self.timed(Stage::ApplyDelta, |s| s.apply_delta(false, after_coarse))?;
+            }
+            return Ok(most);
+        };
+        // The density-error rule: after every compute_lambda, check_density_error sets the
+        // converged flag on the GPU; later kernels of the step see it and do nothing. The host
+        // reads the flag every ITERATIONS_PER_CHECK iterations to stop launching.
+        self.stream
+            .memset_zeros(&mut self.buffers.solve_state)
+            .map_err(driver_error("clearing the iteration state"))?;
+        self.stream
+            .memset_zeros(&mut self.buffers.compression)
+            .map_err(driver_error("clearing the iteration state"))?;
+        let mut iteration = 0;
+        loop {
+            let chunk_end = (iteration + ITERATIONS_PER_CHECK).min(most);
+            while iteration < chunk_end {
+                self.timed(Stage::ComputeLambda, |s| {
+                    s.compute_lambda(iteration == 0, true, true)?;
+                    s.check_density_error(tolerance, iteration, fewest)
+                })?;
+                let after_coarse = iteration == 0 && coarse;
+                if after_coarse {
+                    self.timed(Stage::CoarseCorrection, Self::coarse_correction)?;
+                }
+                self.timed(Stage::ApplyDelta, |s| s.apply_delta(true, after_coarse))?;
+                iteration += 1;
+            }
+            let state = self.read_solve_state()?;
+            if state[0] != 0 || iteration >= most {
+                return Ok(state[1]);
+            }
+        }
+    }
+
+    /// [converged, iterations applied, mean compression bits] (synchronises).
+    fn read_solve_state(&self) -> Result<[u32; 3], SolverError> {
+        let mut state = [0u32; 3];
+        self.stream
+            .memcpy_dtoh(&self.buffers.solve_state, &mut state)
+            .map_err(driver_error("reading the iteration state"))?;
+        self.stream
+            .synchronize()
+            .map_err(driver_error("reading the iteration state"))?;
+        Ok(state)
     }
 
     /// After a frame: the smallest id with a non-finite position or velocity, if any, and the
@@ -833,12 +1014,20 @@ impl Solver for CudaSolver {
         if self.stage_timing {
             self.timer.begin(&self.context, &self.stream)?;
         }
-        for _ in 0..substeps {
-            self.substep()?;
+        let mut iterations = 0;
+        for k in 0..substeps {
+            iterations += self.substep(k + 1 == substeps)?;
         }
         self.steps += substeps as u64;
         let (bad, max_speed) = self.check_frame()?;
         self.max_speed = max_speed;
+        let state = self.read_solve_state()?;
+        self.report = SolveReport {
+            iterations: iterations as f32 / substeps as f32,
+            compression: f32::from_bits(state[2]),
+            // The GPU solve runs a fixed number of CG iterations and measures no residual.
+            coarse_residual: f32::NAN,
+        };
         if self.stage_timing {
             self.timer.collect(&mut self.times)?;
         }

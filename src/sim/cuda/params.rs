@@ -192,22 +192,41 @@ mod tests {
         assert_eq!(std::mem::size_of::<GpuObstacle>(), obstacle.len() * 4);
     }
 
-    /// In the PTX, the parameter block is one by-value parameter of exactly this size.
+    /// In the PTX, every by-value structure a kernel takes is the parameter block (first) or, for
+    /// the multigrid kernels, a level (`CoarseLevel`), of exactly the Rust mirror's size.
     #[test]
-    fn the_prebuilt_ptx_takes_a_parameter_block_of_this_size() {
+    fn the_prebuilt_ptx_takes_parameter_blocks_of_these_sizes() {
         let Some(ptx) = crate::sim::cuda::ptx::PBF_PTX else {
             println!("SKIP: no prebuilt PTX (the build found no nvcc)");
             return;
         };
-        let blocks: Vec<&str> = ptx
-            .lines()
-            .filter(|l| l.contains(".param .align"))
-            .collect();
-        assert!(blocks.len() >= 9, "{blocks:?}");
-        let size = format!("_param_0[{}]", std::mem::size_of::<GpuParams>());
-        for line in blocks {
-            assert!(line.contains(&size), "{line}");
+        let params = std::mem::size_of::<GpuParams>();
+        let level = std::mem::size_of::<super::super::coarse::CoarseLevel>();
+        let mut kernel = "";
+        let mut checked = 0;
+        for line in ptx.lines() {
+            if let Some(rest) = line.split(".entry ").nth(1) {
+                kernel = rest.trim_end_matches('(').trim();
+            }
+            if !line.contains(".param .align") {
+                continue;
+            }
+            let size: usize = line
+                .rsplit('[')
+                .next()
+                .and_then(|s| s.split(']').next())
+                .and_then(|s| s.parse().ok())
+                .expect("a byte-array parameter");
+            let takes_levels = kernel.starts_with("mg_") || kernel == "pcg_operator";
+            if takes_levels {
+                assert_eq!(size, level, "{kernel}: {line}");
+            } else {
+                assert!(line.contains("_param_0["), "{kernel}: {line}");
+                assert_eq!(size, params, "{kernel}: {line}");
+            }
+            checked += 1;
         }
+        assert!(checked >= 20, "{checked} structure parameters");
     }
 
     #[test]

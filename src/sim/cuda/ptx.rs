@@ -2,13 +2,19 @@
 //! a cubin (machine code for one architecture, sm_90 by default) made by nvcc at build time when
 //! `build.rs` found one, and always the CUDA sources (header inlined) for NVRTC at run time.
 
-/// `kernels/pbf.cu` with `pbf_common.cuh` pasted in place of its `#include`, ready for NVRTC
-/// (which is given no include paths: the binary needs no files at run time).
+/// `kernels/pbf.cu` with its headers (`pbf_common.cuh`, `coarse.cuh`) pasted in place of their
+/// `#include`s, ready for NVRTC (which is given no include paths: the binary needs no files at
+/// run time).
 pub fn pbf_source() -> String {
-    include_str!("../../../kernels/pbf.cu").replace(
-        "#include \"pbf_common.cuh\"",
-        include_str!("../../../kernels/pbf_common.cuh"),
-    )
+    include_str!("../../../kernels/pbf.cu")
+        .replace(
+            "#include \"pbf_common.cuh\"",
+            include_str!("../../../kernels/pbf_common.cuh"),
+        )
+        .replace(
+            "#include \"coarse.cuh\"",
+            include_str!("../../../kernels/coarse.cuh"),
+        )
 }
 
 /// PTX of `kernels/pbf.cu` compiled by nvcc at build time, if nvcc was found.
