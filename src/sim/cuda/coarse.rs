@@ -26,9 +26,13 @@ pub const TAIL_THREADS: u32 = 1024;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct CoarseLevel {
+    /// Cells per axis.
     pub dims: [i32; 3],
+    /// 1 / h² per axis: the weight of a face in the Laplacian.
     pub weight: [f32; 3],
+    /// The level's first cell in the pooled arrays.
     pub offset: u32,
+    /// Cells of the level.
     pub cells: u32,
 }
 

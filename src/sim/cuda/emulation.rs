@@ -318,6 +318,19 @@ fn the_kernels_run_on_the_cpu_match_the_reference_solver() {
         let (max, _) = max_difference(&frame.positions, &reference.positions);
         let (max_velocity, _) = max_difference(&frame.velocities, &reference.velocities);
         println!("{name}, same order: max |Δx| {max:.2e} m, max |Δv| {max_velocity:.2e} m/s");
+        // The same iterations, and the compression the last of them measured.
+        assert_eq!(
+            frame.iterations as f32,
+            reference.solve.iterations * frame.substeps as f32,
+            "{name}"
+        );
+        assert!(
+            (frame.compression - reference.solve.compression).abs()
+                <= 1e-3 * reference.solve.compression.max(1e-4),
+            "{name}: compression {} vs {}",
+            frame.compression,
+            reference.solve.compression
+        );
         assert!(max <= 1e-4 * spacing, "{name}: positions differ by {max} m");
         for (id, (a, b)) in frame.densities.iter().zip(&reference.densities).enumerate() {
             assert!(
@@ -336,6 +349,36 @@ fn the_kernels_run_on_the_cpu_match_the_reference_solver() {
             "{name}: mean {mean} m"
         );
     }
+}
+
+/// Under the density-error rule the kernels stop where the CPU stops: the same iterations per
+/// step (check_density_error's flag turns the rest of the step's launches into no-ops), the
+/// same positions.
+#[test]
+fn the_kernels_follow_the_density_error_rule_like_the_reference_solver() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let Some(program) = compile("frame.cpp", &dir.path().join("frame"), Rounding::Separate) else {
+        return;
+    };
+    let mut scene = parity::parity_scene();
+    scene.params.max_density_error = 0.0003;
+    scene.params.min_iterations = 2;
+    scene.params.max_iterations = 30;
+    let state = parity::moving_state(&scene).expect("CPU warm-up");
+    let mut cpu = CpuSolver::new(scene.world(), scene.params.clone(), &state).unwrap();
+    cpu.step().unwrap();
+    let reference = cpu.snapshot();
+    let frame = emulate_frame(&program, &scene, &state, Order::Forward);
+    let iterations = reference.solve.iterations * frame.substeps as f32;
+    println!(
+        "{} iterations over {} steps, compression {:.2e} (CPU {:.2e})",
+        frame.iterations, frame.substeps, frame.compression, reference.solve.compression
+    );
+    assert!(iterations > 2.0 * frame.substeps as f32, "the rule ran {iterations} iterations");
+    assert_eq!(frame.iterations as f32, iterations);
+    assert!(frame.compression <= scene.params.max_density_error);
+    let (max, _) = max_difference(&frame.positions, &reference.positions);
+    assert!(max <= 1e-4 * scene.params.spacing, "positions differ by {max} m");
 }
 
 #[test]
