@@ -16,6 +16,8 @@
 #define COARSE_FLUID_FRACTION 0.5f
 #define MG_SMOOTHING_SWEEPS 2
 #define MG_COARSEST_SWEEPS 40
+// The nearest the free surface may lie to a fluid cell's centre (`MIN_INTERFACE`).
+#define MG_MIN_INTERFACE 0.1f
 // Threads of `mg_tail`, the one-block kernel that runs the small levels of a V-cycle.
 #define MG_TAIL_THREADS 1024
 
@@ -76,15 +78,17 @@ coarse_gather(const PbfParams p, const float4* __restrict__ predicted, const flo
 }
 
 // Solid (centre inside an obstacle, `solid`), fluid (volume at least COARSE_FLUID_FRACTION of
-// the cell) or air; any air cell sets *any_air (the host zeroes it first).
+// the cell) or air, and the fluid fraction (for `interface_position`); any air cell sets
+// *any_air (the host zeroes it first).
 extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 coarse_classify(const PbfParams p, const unsigned char* __restrict__ solid, const float* __restrict__ volume,
-                unsigned char* __restrict__ kinds, unsigned int* __restrict__ any_air) {
+                unsigned char* __restrict__ kinds, float* __restrict__ fractions, unsigned int* __restrict__ any_air) {
     unsigned int c = thread_index();
     unsigned int cells = (unsigned int)p.grid_dims_x * (unsigned int)p.grid_dims_y * (unsigned int)p.grid_dims_z;
     if (c >= cells) return;
     float cell_volume = p.coarse_cell_x * p.coarse_cell_y * p.coarse_cell_z;
     float fraction = volume[c] / cell_volume;
+    fractions[c] = fraction;
     unsigned char kind;
     if (solid[c]) kind = (unsigned char)COARSE_SOLID;
     else if (fraction >= COARSE_FLUID_FRACTION) kind = (unsigned char)COARSE_FLUID;
@@ -131,14 +135,24 @@ coarse_prepare(const PbfParams p, const unsigned char* __restrict__ kinds, const
 // ---------------------------------------------------------------------------------------------
 // Multigrid (`multigrid.rs`).
 
-// Σ w φ over fluid face neighbours and Σ w over fluid and air ones (`Level::stencil`).
-__device__ __forceinline__ void level_stencil(const CoarseLevel& l, const unsigned char* kinds, const float* x,
-                                              int i, int j, int k, float& sum, float& diagonal) {
+// Where the free surface lies between fluid cell `fluid` and air cell `air`, as a fraction θ of
+// the way between their centres: (f_fluid − ½) + f_air, from level 0's fluid fractions read as
+// fill levels (`Level::interface`); 1 on coarser levels (fractions null).
+__device__ __forceinline__ float interface_position(const float* fractions, unsigned int fluid, unsigned int air) {
+    if (fractions == nullptr) return 1.0f;
+    return fminf(fmaxf(fractions[fluid] - 0.5f + fractions[air], MG_MIN_INTERFACE), 1.0f);
+}
+
+// Σ w φ over fluid face neighbours and Σ w over fluid and air ones, an air face weighted w/θ
+// (`Level::stencil`). `fractions` is level 0's, or null.
+__device__ __forceinline__ void level_stencil(const CoarseLevel& l, const unsigned char* kinds, const float* fractions,
+                                              const float* x, int i, int j, int k, float& sum, float& diagonal) {
     sum = 0.0f;
     diagonal = 0.0f;
     const int c[3] = {i, j, k};
     const int dims[3] = {l.dims_x, l.dims_y, l.dims_z};
     const float weights[3] = {l.weight_x, l.weight_y, l.weight_z};
+    unsigned int self = l.offset + level_index(l, i, j, k);
 #pragma unroll
     for (int axis = 0; axis < 3; ++axis) {
 #pragma unroll
@@ -154,7 +168,7 @@ __device__ __forceinline__ void level_stencil(const CoarseLevel& l, const unsign
                 sum += w * x[neighbour];
                 diagonal += w;
             } else if (kind == COARSE_AIR) {
-                diagonal += w;
+                diagonal += w / interface_position(fractions, self, neighbour);
             }
         }
     }
@@ -167,26 +181,26 @@ __device__ __forceinline__ void level_cell(const CoarseLevel& l, unsigned int c,
 }
 
 // One Gauss–Seidel update of cell c of the level if it has `colour` ((i + j + k) mod 2).
-__device__ __forceinline__ void smooth_cell(const CoarseLevel& l, const unsigned char* kinds, float* x, const float* b,
-                                            unsigned int c, int colour) {
+__device__ __forceinline__ void smooth_cell(const CoarseLevel& l, const unsigned char* kinds, const float* fractions,
+                                            float* x, const float* b, unsigned int c, int colour) {
     int i, j, k;
     level_cell(l, c, i, j, k);
     if (((i + j + k) & 1) != colour) return;
     unsigned int g = l.offset + c;
     if (kinds[g] != COARSE_FLUID) return;
     float sum, diagonal;
-    level_stencil(l, kinds, x, i, j, k, sum, diagonal);
+    level_stencil(l, kinds, fractions, x, i, j, k, sum, diagonal);
     if (diagonal > 0.0f) x[g] = (sum + b[g]) / diagonal;
 }
 
-__device__ __forceinline__ float residual_cell(const CoarseLevel& l, const unsigned char* kinds, const float* x,
-                                               const float* b, unsigned int c) {
+__device__ __forceinline__ float residual_cell(const CoarseLevel& l, const unsigned char* kinds, const float* fractions,
+                                               const float* x, const float* b, unsigned int c) {
     unsigned int g = l.offset + c;
     if (kinds[g] != COARSE_FLUID) return 0.0f;
     int i, j, k;
     level_cell(l, c, i, j, k);
     float sum, diagonal;
-    level_stencil(l, kinds, x, i, j, k, sum, diagonal);
+    level_stencil(l, kinds, fractions, x, i, j, k, sum, diagonal);
     return b[g] - (diagonal * x[g] - sum);
 }
 
@@ -271,19 +285,21 @@ mg_coarsen(const CoarseLevel fine, const CoarseLevel coarse, unsigned char* __re
     if (c < coarse.cells) coarsen_cell(fine, coarse, kinds, c);
 }
 
+// `fractions` below is level 0's fluid fractions: used only on level 0 (offset 0).
 extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
-mg_smooth(const CoarseLevel level, const unsigned char* __restrict__ kinds, float* x, const float* __restrict__ b,
-          int colour) {
+mg_smooth(const CoarseLevel level, const unsigned char* __restrict__ kinds, const float* __restrict__ fractions,
+          float* x, const float* __restrict__ b, int colour) {
     unsigned int c = thread_index();
-    if (c < level.cells) smooth_cell(level, kinds, x, b, c, colour);
+    if (c < level.cells) smooth_cell(level, kinds, level.offset == 0u ? fractions : nullptr, x, b, c, colour);
 }
 
 // r = b − A x on the level (0 outside fluid cells).
 extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
-mg_residual(const CoarseLevel level, const unsigned char* __restrict__ kinds, const float* __restrict__ x,
-            const float* __restrict__ b, float* __restrict__ r) {
+mg_residual(const CoarseLevel level, const unsigned char* __restrict__ kinds, const float* __restrict__ fractions,
+            const float* __restrict__ x, const float* __restrict__ b, float* __restrict__ r) {
     unsigned int c = thread_index();
-    if (c < level.cells) r[level.offset + c] = residual_cell(level, kinds, x, b, c);
+    if (c < level.cells)
+        r[level.offset + c] = residual_cell(level, kinds, level.offset == 0u ? fractions : nullptr, x, b, c);
 }
 
 extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
@@ -305,27 +321,29 @@ mg_prolongate(const CoarseLevel coarse, const CoarseLevel fine, const unsigned c
 // blockDim 1 (the CPU emulation) it is a plain sequential loop.
 extern "C" __global__ void __launch_bounds__(MG_TAIL_THREADS)
 mg_tail(const CoarseLevel* __restrict__ levels, int first, int count, const unsigned char* __restrict__ kinds,
-        float* x, float* b, float* r) {
+        const float* __restrict__ fractions, float* x, float* b, float* r) {
     unsigned int t = threadIdx.x, stride = blockDim.x;
     // Down: smooth, residual, restrict.
     for (int l = first; l + 1 < count; ++l) {
         CoarseLevel fine = levels[l], coarse = levels[l + 1];
+        const float* f = l == 0 ? fractions : nullptr;
         for (int sweep = 0; sweep < MG_SMOOTHING_SWEEPS; ++sweep) {
             for (int colour = 0; colour < 2; ++colour) {
-                for (unsigned int c = t; c < fine.cells; c += stride) smooth_cell(fine, kinds, x, b, c, colour);
+                for (unsigned int c = t; c < fine.cells; c += stride) smooth_cell(fine, kinds, f, x, b, c, colour);
                 __syncthreads();
             }
         }
-        for (unsigned int c = t; c < fine.cells; c += stride) r[fine.offset + c] = residual_cell(fine, kinds, x, b, c);
+        for (unsigned int c = t; c < fine.cells; c += stride) r[fine.offset + c] = residual_cell(fine, kinds, f, x, b, c);
         __syncthreads();
         for (unsigned int c = t; c < coarse.cells; c += stride) restrict_cell(fine, coarse, kinds, r, b, x, c);
         __syncthreads();
     }
     // The coarsest level.
     CoarseLevel last = levels[count - 1];
+    const float* last_fractions = count == 1 ? fractions : nullptr;
     for (int sweep = 0; sweep < MG_COARSEST_SWEEPS; ++sweep) {
         for (int colour = 0; colour < 2; ++colour) {
-            for (unsigned int c = t; c < last.cells; c += stride) smooth_cell(last, kinds, x, b, c, colour);
+            for (unsigned int c = t; c < last.cells; c += stride) smooth_cell(last, kinds, last_fractions, x, b, c, colour);
             __syncthreads();
         }
     }
@@ -334,9 +352,10 @@ mg_tail(const CoarseLevel* __restrict__ levels, int first, int count, const unsi
         CoarseLevel fine = levels[l], coarse = levels[l + 1];
         for (unsigned int c = t; c < fine.cells; c += stride) prolongate_cell(coarse, fine, kinds, x, c);
         __syncthreads();
+        const float* f = l == 0 ? fractions : nullptr;
         for (int sweep = 0; sweep < MG_SMOOTHING_SWEEPS; ++sweep) {
             for (int colour = 0; colour < 2; ++colour) {
-                for (unsigned int c = t; c < fine.cells; c += stride) smooth_cell(fine, kinds, x, b, c, colour);
+                for (unsigned int c = t; c < fine.cells; c += stride) smooth_cell(fine, kinds, f, x, b, c, colour);
                 __syncthreads();
             }
         }
@@ -374,8 +393,8 @@ __device__ __forceinline__ void coarse_block_sum(float value, double* total) {
 
 // out = A x (b null) or b − A x on level 0, 0 outside fluid cells.
 extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
-pcg_operator(const CoarseLevel level, const unsigned char* __restrict__ kinds, const float* __restrict__ x,
-             const float* __restrict__ b, float* __restrict__ out) {
+pcg_operator(const CoarseLevel level, const unsigned char* __restrict__ kinds, const float* __restrict__ fractions,
+             const float* __restrict__ x, const float* __restrict__ b, float* __restrict__ out) {
     unsigned int c = thread_index();
     if (c >= level.cells) return;
     if (kinds[c] != COARSE_FLUID) {
@@ -385,7 +404,7 @@ pcg_operator(const CoarseLevel level, const unsigned char* __restrict__ kinds, c
     int i, j, k;
     level_cell(level, c, i, j, k);
     float sum, diagonal;
-    level_stencil(level, kinds, x, i, j, k, sum, diagonal);
+    level_stencil(level, kinds, fractions, x, i, j, k, sum, diagonal);
     float ax = diagonal * x[c] - sum;
     out[c] = b != nullptr ? b[c] - ax : ax;
 }
@@ -457,12 +476,14 @@ mg_load(unsigned int n, const float* __restrict__ r, float* __restrict__ b, floa
 // ---------------------------------------------------------------------------------------------
 // From φ to the particles.
 
-// u = −∇φ on every face between two cells that are not solid, 0 on the grid's outer faces and
-// on faces of solid cells (`CoarseCorrection::face_displacements`). Faces of the x, y, z axes
+// u = −∇φ on every face between two cells that are not solid (to the free surface, θ of the way,
+// between fluid and air), 0 on the grid's outer faces and on faces of solid cells
+// (`CoarseCorrection::face_displacements`). Faces of the x, y, z axes
 // are numbered one after the other; face f of an axis lies between cells f − 1 and f.
 extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
-coarse_faces(const PbfParams p, const unsigned char* __restrict__ kinds, const float* __restrict__ phi,
-             float* __restrict__ faces_x, float* __restrict__ faces_y, float* __restrict__ faces_z) {
+coarse_faces(const PbfParams p, const unsigned char* __restrict__ kinds, const float* __restrict__ fractions,
+             const float* __restrict__ phi, float* __restrict__ faces_x, float* __restrict__ faces_y,
+             float* __restrict__ faces_z) {
     unsigned int f = thread_index();
     unsigned int dx = (unsigned int)p.grid_dims_x, dy = (unsigned int)p.grid_dims_y, dz = (unsigned int)p.grid_dims_z;
     unsigned int count_x = (dx + 1u) * dy * dz, count_y = dx * (dy + 1u) * dz, count_z = dx * dy * (dz + 1u);
@@ -487,10 +508,15 @@ coarse_faces(const PbfParams p, const unsigned char* __restrict__ kinds, const f
     if (along != 0u && along != cells) {
         unsigned int b = i + dx * (j + dy * k);
         unsigned int a = b - (axis == 0 ? 1u : axis == 1 ? dx : dx * dy);
-        if (kinds[a] != COARSE_SOLID && kinds[b] != COARSE_SOLID) {
+        unsigned char kind_a = kinds[a], kind_b = kinds[b];
+        if (kind_a != COARSE_SOLID && kind_b != COARSE_SOLID) {
             float cell = axis == 0 ? p.coarse_cell_x : axis == 1 ? p.coarse_cell_y : p.coarse_cell_z;
             float inverse_cell = 1.0f / cell;
-            u = -(phi[b] - phi[a]) * inverse_cell;
+            // Between a fluid and an air cell: the gradient to the free surface.
+            float theta = 1.0f;
+            if (kind_a == COARSE_FLUID && kind_b == COARSE_AIR) theta = interface_position(fractions, a, b);
+            if (kind_a == COARSE_AIR && kind_b == COARSE_FLUID) theta = interface_position(fractions, b, a);
+            u = -(phi[b] - phi[a]) * inverse_cell / theta;
         }
     }
     float* out = axis == 0 ? faces_x : axis == 1 ? faces_y : faces_z;

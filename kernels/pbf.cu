@@ -163,7 +163,7 @@ boundary_density(const PbfParams p, const PbfObstacle* __restrict__ obstacles, c
 }
 
 // ρᵢ = Σ m W + m Σ_b W (walls and obstacles, from boundary_density); Cᵢ = max(ρᵢ/ρ₀ − 1, 0);
-// λᵢ = −Cᵢ / (|Σⱼ V∇W + V Σ_b ∇W|² + Σⱼ |V∇W|² + ε) (eq. 11, clamped). `neighbor_counts` (may be
+// λᵢ = −ω Cᵢ / (|Σⱼ V∇W + V Σ_b ∇W|² + Σⱼ |V∇W|² + ε) (eq. 11, clamped and relaxed). `neighbor_counts` (may be
 // null) receives the neighbours within h, the particle excluded; `compression` (may be null)
 // accumulates Σ Cᵢ. Under the density-error rule, `solve_state[0]` set means the iterations have
 // converged: the kernel then does nothing.
@@ -197,7 +197,7 @@ compute_lambda(const PbfParams p, const float4* __restrict__ predicted, const un
         gradient_i = (gradient_i + make3(walls)) * p.volume;
         sum_squares = sum_squares * p.volume * p.volume;
         constraint = fmaxf(density * p.inverse_rest_density - 1.0f, 0.0f);
-        lambdas[i] = -constraint / (dot3(gradient_i, gradient_i) + sum_squares + p.relaxation);
+        lambdas[i] = -p.jacobi_relaxation * constraint / (dot3(gradient_i, gradient_i) + sum_squares + p.relaxation);
         densities[i] = density;
         if (neighbor_counts != nullptr) neighbor_counts[i] = count;
     }

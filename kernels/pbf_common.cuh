@@ -35,6 +35,8 @@ struct PbfParams {
     float inverse_rest_density;
     float self_density;
     float relaxation;
+    // ω: every λ is scaled by it (relaxed Jacobi, `Params::jacobi_relaxation`).
+    float jacobi_relaxation;
     float scorr_scale;
     float inverse_scorr_reference;
     int scorr_n;

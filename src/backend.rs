@@ -3,7 +3,7 @@
 use crate::scene::{available_memory, Scene};
 use crate::sim::cpu::{self, CpuSolver};
 use crate::sim::cuda::{self, CudaSolver};
-use crate::sim::{Backend, Solver};
+use crate::sim::{Backend, InitialState, Solver};
 use anyhow::{anyhow, bail, Result};
 
 /// A solver ready to step, and a sentence saying which backend was chosen and why.
@@ -34,35 +34,49 @@ pub fn gl_cuda_device() -> usize {
 
 /// Creates the solver `backend` asks for, the CUDA solver on CUDA device `device`.
 pub fn create_on(scene: &Scene, backend: Backend, device: usize) -> Result<Created> {
+    create_with(scene, &scene.seed(), backend, device)
+}
+
+/// Creates the solver `backend` asks for (CUDA on device 0) over particles `initial` instead of
+/// the scene's own seeding (validation cases shape their initial state).
+pub fn create_from(scene: &Scene, initial: &InitialState, backend: Backend) -> Result<Created> {
+    create_with(scene, initial, backend, 0)
+}
+
+fn create_with(
+    scene: &Scene,
+    initial: &InitialState,
+    backend: Backend,
+    device: usize,
+) -> Result<Created> {
     match backend {
         Backend::Cpu => Ok(Created {
-            solver: create_cpu(scene)?,
+            solver: create_cpu(scene, initial)?,
             note: "cpu".into(),
         }),
         Backend::Cuda => {
             if let Some(reason) = cuda_unavailable() {
                 bail!("--backend cuda cannot run on this machine: {reason}; use --backend cpu or --backend auto");
             }
-            create_cuda(scene, device)
+            create_cuda(scene, initial, device)
         }
         Backend::Auto => match cuda_unavailable() {
-            None => create_cuda(scene, device).or_else(|error| {
+            None => create_cuda(scene, initial, device).or_else(|error| {
                 Ok(Created {
-                    solver: create_cpu(scene)?,
+                    solver: create_cpu(scene, initial)?,
                     note: format!("cpu (the CUDA solver could not start: {error:#})"),
                 })
             }),
             Some(reason) => Ok(Created {
-                solver: create_cpu(scene)?,
+                solver: create_cpu(scene, initial)?,
                 note: format!("cpu ({reason})"),
             }),
         },
     }
 }
 
-fn create_cuda(scene: &Scene, device: usize) -> Result<Created> {
-    let initial = scene.seed();
-    let solver = CudaSolver::new_on(device, scene.world(), scene.params.clone(), &initial)
+fn create_cuda(scene: &Scene, initial: &InitialState, device: usize) -> Result<Created> {
+    let solver = CudaSolver::new_on(device, scene.world(), scene.params.clone(), initial)
         .map_err(|e| anyhow!("scene {}: {e}", scene.name))?;
     let on = if device == 0 {
         String::new()
@@ -76,7 +90,7 @@ fn create_cuda(scene: &Scene, device: usize) -> Result<Created> {
     })
 }
 
-fn create_cpu(scene: &Scene) -> Result<Box<dyn Solver>> {
+fn create_cpu(scene: &Scene, initial: &InitialState) -> Result<Box<dyn Solver>> {
     if let Some(available) = available_memory() {
         scene
             .check_memory("CPU solver", cpu::BYTES_PER_PARTICLE, available)
@@ -84,10 +98,9 @@ fn create_cpu(scene: &Scene) -> Result<Box<dyn Solver>> {
                 anyhow!("scene {}: {}: {}", scene.name, invalid.key, invalid.message)
             })?;
     }
-    let initial = scene.seed();
     Ok(Box::new(CpuSolver::new(
         scene.world(),
         scene.params.clone(),
-        &initial,
+        initial,
     )?))
 }

@@ -2,7 +2,8 @@
 //!
 //! The library holds everything the `fluidlab` binary uses: the solvers ([`sim`]), scene files
 //! ([`scene`]), particle export and statistics ([`output`]), the screen-space fluid renderer
-//! ([`render`]), the imgui panels ([`ui`]) and the window and headless front ends ([`app`]).
+//! ([`render`]), the imgui panels ([`ui`]), the window and headless front ends ([`app`]) and the
+//! validation cases ([`validation`]).
 #![warn(missing_docs)]
 
 pub mod app;
@@ -13,3 +14,4 @@ pub mod render;
 pub mod scene;
 pub mod sim;
 pub mod ui;
+pub mod validation;

@@ -48,6 +48,11 @@ enum Command {
     ///
     /// Example: fluidlab render dam-break --frames 60 --size 1280x720 --out frames --timings
     Render(RenderArgs),
+    /// Run the validation cases (resting pools, dam break, sloshing): CSV and PNG curves, and
+    /// PASS/FAIL per check against theory and experiment (docs/validation.md).
+    ///
+    /// Exits non-zero when a check fails. Example: fluidlab validate dam-break --out validation
+    Validate(fluidlab::commands::validate::ValidateOptions),
     /// Check the GPU, driver, CUDA kernels and CPU-vs-CUDA parity; PASS/FAIL/SKIP per check.
     ///
     /// Paste its output into bug reports. Exits non-zero when any check fails (a machine
@@ -334,6 +339,18 @@ fn run(cli: Cli) -> Result<()> {
             }
             if failures == sizes_len {
                 anyhow::bail!("no benchmark size could run");
+            }
+        }
+        Some(Command::Validate(options)) => {
+            let checks = fluidlab::commands::validate::run(&options)?;
+            let failed = checks.iter().filter(|c| !c.passed).count();
+            println!(
+                "validate: {} check(s), {failed} failed; curves in {}",
+                checks.len(),
+                options.out.display()
+            );
+            if failed > 0 {
+                anyhow::bail!("validate: {failed} check(s) failed");
             }
         }
         Some(Command::Doctor) => {

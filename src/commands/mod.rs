@@ -4,6 +4,7 @@ pub mod bench;
 pub mod doctor;
 pub mod render;
 pub mod simulate;
+pub mod validate;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::atomic::{AtomicBool, Ordering};

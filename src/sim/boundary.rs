@@ -277,9 +277,8 @@ impl BoundaryLattice {
             let along = -(depth + (k as f32 + 0.5) * s);
             for i in -self.steps..=self.steps {
                 for j in -self.steps..=self.steps {
-                    let offset = normal * along
-                        + tangent * (i as f32 * s)
-                        + bitangent * (j as f32 * s);
+                    let offset =
+                        normal * along + tangent * (i as f32 * s) + bitangent * (j as f32 * s);
                     let point = from_center + offset;
                     if point.length_squared() < radius_squared && inside(offset) {
                         self.add(offset, sums);
@@ -382,7 +381,13 @@ mod tests {
         let interior = params.kernel().lattice_density_sum(params.spacing);
         let s = params.spacing;
         // Seeded-lattice sites: at a face, an edge, a corner, one layer in, and in the interior.
-        for site in [[0.5, 5.5, 7.5], [0.5, 0.5, 7.5], [0.5, 0.5, 0.5], [1.5, 0.5, 19.5], [9.5, 9.5, 9.5]] {
+        for site in [
+            [0.5, 5.5, 7.5],
+            [0.5, 0.5, 7.5],
+            [0.5, 0.5, 0.5],
+            [1.5, 0.5, 19.5],
+            [9.5, 9.5, 9.5],
+        ] {
             let x = Vec3A::from(site) * s;
             let total = fluid_sum(&params, &world, x) + b.sums(&world, x).density;
             assert!(
@@ -477,7 +482,10 @@ mod tests {
         };
         let x = Vec3A::new(0.5 + 0.25 * s, 0.5, 0.5);
         let (thick, thin) = (b.sums(&thick, x).density, b.sums(&thin, x).density);
-        assert!(thin < 0.999 * thick && thin > 0.9 * thick, "{thin} vs {thick}");
+        assert!(
+            thin < 0.999 * thick && thin > 0.9 * thick,
+            "{thin} vs {thick}"
+        );
     }
 
     #[test]
@@ -507,7 +515,13 @@ mod tests {
 
     #[test]
     fn the_basis_is_orthonormal() {
-        for n in [Vec3A::X, Vec3A::Y, Vec3A::Z, -Vec3A::Z, Vec3A::new(0.3, -0.5, 0.8).normalize()] {
+        for n in [
+            Vec3A::X,
+            Vec3A::Y,
+            Vec3A::Z,
+            -Vec3A::Z,
+            Vec3A::new(0.3, -0.5, 0.8).normalize(),
+        ] {
             let (t, b) = orthonormal_basis(n);
             for (u, v) in [(t, b), (t, n), (b, n)] {
                 assert!(u.dot(v).abs() < 1e-6);

@@ -38,9 +38,14 @@ use super::{Obstacle, World};
 use glam::Vec3A;
 use rayon::prelude::*;
 
-/// Conjugate gradient iterations after the first preconditioned step: the residual falls
-/// 20–500× (`multigrid.rs` tests); the PBF iterations that follow handle what remains.
+/// Conjugate gradient iterations after the first preconditioned step, from the last step's φ:
+/// the residual falls 20–500× (`multigrid.rs` tests); the PBF iterations that follow handle
+/// what remains.
 pub const CG_ITERATIONS: usize = 2;
+
+/// The same from φ = 0, on a solver's first step (or after a step with no air): there is no
+/// earlier solution to refine, and a half-solved first step makes a fluid at rest sag and ring.
+pub const CG_ITERATIONS_COLD: usize = 8;
 
 /// A cell is fluid when the particles' volume in it is at least this fraction of the cell.
 pub const FLUID_FRACTION: f32 = 0.5;
@@ -159,6 +164,10 @@ impl CoarseCorrection {
         self.gather(grid, positions, constraint, particle_volume);
         let finest = &mut self.multigrid.levels[0];
         let cell_volume = self.cell.x * self.cell.y * self.cell.z;
+        finest.fraction.clear();
+        finest
+            .fraction
+            .extend(self.volume.iter().map(|v| v / cell_volume));
         let mut any_air = false;
         for c in 0..self.volume.len() {
             let fraction = self.volume[c] / cell_volume;
@@ -206,7 +215,12 @@ impl CoarseCorrection {
         self.last_dt = dt;
         self.phi.iter_mut().for_each(|phi| *phi *= scale);
         let largest = self.rhs.iter().fold(0.0f32, |m, &v| m.max(v));
-        let residual = self.multigrid.solve(&self.rhs, &mut self.phi, CG_ITERATIONS);
+        let iterations = if scale > 0.0 {
+            CG_ITERATIONS
+        } else {
+            CG_ITERATIONS_COLD
+        };
+        let residual = self.multigrid.solve(&self.rhs, &mut self.phi, iterations);
         self.relative_residual = if largest > 0.0 {
             residual / largest
         } else {
@@ -231,7 +245,11 @@ impl CoarseCorrection {
             .zip(self.mean_constraint.par_iter_mut())
             .enumerate()
             .for_each(|(c, (volume, mean))| {
-                let ijk = [c % dims[0], (c / dims[0]) % dims[1], c / (dims[0] * dims[1])];
+                let ijk = [
+                    c % dims[0],
+                    (c / dims[0]) % dims[1],
+                    c / (dims[0] * dims[1]),
+                ];
                 let centre =
                     origin + (Vec3A::new(ijk[0] as f32, ijk[1] as f32, ijk[2] as f32) + 0.5) * cell;
                 let (mut v, mut compression) = (0.0f32, 0.0f32);
@@ -278,10 +296,18 @@ impl CoarseCorrection {
                     below[0] + dims[0] * (below[1] + dims[1] * below[2]),
                     ijk[0] + dims[0] * (ijk[1] + dims[1] * ijk[2]),
                 );
-                if finest.kind[a] == CellKind::Solid || finest.kind[b] == CellKind::Solid {
+                let (kind_a, kind_b) = (finest.kind[a], finest.kind[b]);
+                if kind_a == CellKind::Solid || kind_b == CellKind::Solid {
                     return;
                 }
-                *u = -(phi[b] - phi[a]) * inverse_cell;
+                // Between a fluid and an air cell: the gradient to the free surface (φ = 0 at
+                // θ of the way, `Level::interface`), as the solve saw it.
+                let theta = match (kind_a, kind_b) {
+                    (CellKind::Fluid, CellKind::Air) => finest.interface(a, b),
+                    (CellKind::Air, CellKind::Fluid) => finest.interface(b, a),
+                    _ => 1.0,
+                };
+                *u = -(phi[b] - phi[a]) * inverse_cell / theta;
             });
         }
     }
@@ -302,7 +328,11 @@ impl CoarseCorrection {
                 let clamped = coordinate.clamp(0.0, top);
                 let floor = clamped.floor().min((face_dims[a].max(2) - 2) as f32);
                 base[a] = floor as usize;
-                fraction[a] = if face_dims[a] == 1 { 0.0 } else { clamped - floor };
+                fraction[a] = if face_dims[a] == 1 {
+                    0.0
+                } else {
+                    clamped - floor
+                };
             }
             let faces = &self.faces[axis];
             let mut value = 0.0;
@@ -373,8 +403,7 @@ mod tests {
             for j in 0..counts.y as usize {
                 for i in 0..counts.x as usize {
                     points.push(
-                        fluid.min
-                            + (Vec3A::new(i as f32, j as f32, k as f32) + 0.5) * spacing,
+                        fluid.min + (Vec3A::new(i as f32, j as f32, k as f32) + 0.5) * spacing,
                     );
                 }
             }
@@ -403,8 +432,15 @@ mod tests {
         for y in [0.05f32, 0.15, 0.25] {
             let u = coarse.displacement(Vec3A::new(0.05, y, 0.05));
             let expected = 0.01 * y;
-            assert!((u.y / expected - 1.0).abs() < 0.1, "y = {y}: {} vs {expected}", u.y);
-            assert!(u.x.abs() < 0.02 * u.y && u.z.abs() < 0.02 * u.y, "y = {y}: {u}");
+            assert!(
+                (u.y / expected - 1.0).abs() < 0.1,
+                "y = {y}: {} vs {expected}",
+                u.y
+            );
+            assert!(
+                u.x.abs() < 0.02 * u.y && u.z.abs() < 0.02 * u.y,
+                "y = {y}: {u}"
+            );
         }
         // Fluid and air where the particles are.
         assert_eq!(coarse.kinds()[coarse.index([2, 3, 2])], CellKind::Fluid);
@@ -423,7 +459,12 @@ mod tests {
         let constraint: Vec<f32> = positions
             .iter()
             .map(|p| {
-                let parity = (p / s).floor().to_array().iter().map(|&c| c as i32).sum::<i32>();
+                let parity = (p / s)
+                    .floor()
+                    .to_array()
+                    .iter()
+                    .map(|&c| c as i32)
+                    .sum::<i32>();
                 if parity % 2 == 0 {
                     0.02
                 } else {
@@ -461,7 +502,10 @@ mod tests {
         let (s, h) = (0.01, 0.02);
         let world = World {
             container: Aabb::new([0.0, 0.0, 0.0], [0.2, 0.4, 0.2]),
-            obstacles: vec![Obstacle::Box(Aabb::new([0.08, 0.0, 0.08], [0.12, 0.1, 0.12]))],
+            obstacles: vec![Obstacle::Box(Aabb::new(
+                [0.08, 0.0, 0.08],
+                [0.12, 0.1, 0.12],
+            ))],
         };
         let (grid, positions) = lattice(&world, Aabb::new([0.0, 0.0, 0.0], [0.2, 0.2, 0.2]), s, h);
         let mut coarse = CoarseCorrection::new(&world, &grid);

@@ -106,7 +106,11 @@ impl UniformGrid {
     /// Calls `visit` with each of the (up to 9) contiguous sorted-index ranges covering the
     /// 27 cells around cell (x, y, z).
     #[inline(always)]
-    pub fn for_each_range_around(&self, [cx, cy, cz]: [i32; 3], mut visit: impl FnMut(Range<usize>)) {
+    pub fn for_each_range_around(
+        &self,
+        [cx, cy, cz]: [i32; 3],
+        mut visit: impl FnMut(Range<usize>),
+    ) {
         let x0 = (cx - 1).max(0);
         let x1 = (cx + 1).min(self.dims[0] - 1);
         for z in (cz - 1).max(0)..=(cz + 1).min(self.dims[2] - 1) {
@@ -126,7 +130,6 @@ impl UniformGrid {
     pub fn for_each_neighbor_range(&self, point: Vec3A, visit: impl FnMut(Range<usize>)) {
         self.for_each_range_around(self.cell_coords(point), visit);
     }
-
 }
 
 /// Applies a gather permutation: `out[k] = data[order[k]]`.

@@ -201,6 +201,73 @@ impl SphKernel {
         })
     }
 
+    /// The largest eigenvalue μ of one Jacobi constraint iteration's response on the seeded
+    /// lattice: a density wave of wave vector κ, corrected by λ = −C / Σ|∇C|², changes by −μ(κ)
+    /// of itself, μ(κ) = |V Σⱼ ∇W(xⱼ) sin(κ·xⱼ)|² / Σ|∇C|²₀ (the iteration matrix's symbol).
+    /// Waves with μ > 2 grow under plain Jacobi; at h = 2 spacings μ peaks at 2.6 (κ ≈ π/3s
+    /// along a diagonal). Scanned over [0, π/s]³ on a 24³ grid.
+    pub fn lattice_jacobi_peak(&self, spacing: f32) -> f32 {
+        // A scan costs milliseconds; solvers ask at every step. Memoised per (h, spacing).
+        type Peaks = std::sync::Mutex<std::collections::HashMap<(u32, u32), f32>>;
+        static PEAKS: std::sync::OnceLock<Peaks> = std::sync::OnceLock::new();
+        let key = (self.radius.to_bits(), spacing.to_bits());
+        let peaks = PEAKS.get_or_init(Default::default);
+        if let Some(&peak) = peaks
+            .lock()
+            .ok()
+            .and_then(|p| p.get(&key).copied())
+            .as_ref()
+        {
+            return peak;
+        }
+        let peak = self.scan_jacobi_peak(spacing);
+        if let Ok(mut p) = peaks.lock() {
+            p.insert(key, peak);
+        }
+        peak
+    }
+
+    fn scan_jacobi_peak(&self, spacing: f32) -> f32 {
+        let reach = (self.radius / spacing).ceil() as i32;
+        let mut pairs = Vec::new();
+        for i in -reach..=reach {
+            for j in -reach..=reach {
+                for k in -reach..=reach {
+                    let offset = Vec3A::new(i as f32, j as f32, k as f32) * spacing;
+                    let gradient = self.gradient(offset, offset.length_squared());
+                    if gradient != Vec3A::ZERO {
+                        pairs.push((offset, gradient));
+                    }
+                }
+            }
+        }
+        let squares: f64 = pairs.iter().map(|(_, g)| g.length_squared() as f64).sum();
+        if squares == 0.0 {
+            return 0.0;
+        }
+        const STEPS: usize = 24;
+        let mut peak = 0.0f64;
+        for a in 0..=STEPS {
+            for b in 0..=STEPS {
+                for c in 0..=STEPS {
+                    let wave = Vec3A::new(a as f32, b as f32, c as f32)
+                        * (std::f32::consts::PI / (STEPS as f32 * spacing));
+                    let mut sum = glam::DVec3::ZERO;
+                    for (offset, gradient) in &pairs {
+                        let phase = wave.dot(*offset) as f64;
+                        sum += glam::DVec3::new(
+                            gradient.x as f64,
+                            gradient.y as f64,
+                            gradient.z as f64,
+                        ) * phase.sin();
+                    }
+                    peak = peak.max(sum.length_squared() / squares);
+                }
+            }
+        }
+        peak as f32
+    }
+
     fn lattice_sum(&self, spacing: f32, term: impl Fn(&Self, f32, Vec3A) -> f32) -> f32 {
         let reach = (self.radius / spacing).ceil() as i32;
         let mut sum = 0.0f64;
@@ -295,6 +362,18 @@ mod tests {
         }
         let at_quarter = kernel.gradient(Vec3A::new(0.0125, 0.0, 0.0), 0.0125f32.powi(2));
         assert!((at_quarter.length() / peak - 1.0).abs() < 1e-5);
+    }
+
+    /// The Jacobi iteration's peak response at h = 2 spacings (Wendland C2): 2.6, above 2, so
+    /// plain Jacobi (λ unscaled) lets some density waves grow; Fourier-analysed in
+    /// docs/solver.md.
+    #[test]
+    fn the_jacobi_peak_at_two_spacings_is_above_two() {
+        let kernel = SphKernel::new(0.04);
+        let peak = kernel.lattice_jacobi_peak(0.02);
+        assert!((2.55..2.65).contains(&peak), "μ_max = {peak}");
+        // Wider kernels overlap more constraints: the peak grows.
+        assert!(SphKernel::new(0.05).lattice_jacobi_peak(0.02) > 3.0);
     }
 
     #[test]

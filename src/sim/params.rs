@@ -125,6 +125,22 @@ impl Params {
         0.5 * self.spacing
     }
 
+    /// The factor λ is scaled by in every constraint iteration: 4 / (3 μ_max), at most 1, where
+    /// μ_max is the Jacobi iteration's peak response on the seeding lattice
+    /// ([`SphKernel::lattice_jacobi_peak`], 2.6 at h = 2 spacings, so 0.51). Every density wave
+    /// then shrinks each iteration (|1 − ωμ| < 1), and none flips sign by more than a third,
+    /// which keeps a wave stable for any iteration count when velocities carry it into the next
+    /// step (docs/solver.md). Plain Jacobi (ω = 1) let the overshooting waves keep a pool at
+    /// rest jittering at 1.6 cm/s; relaxed Jacobi is IISPH's choice too (ω = 0.5).
+    pub fn jacobi_relaxation(&self) -> f32 {
+        let peak = self.kernel().lattice_jacobi_peak(self.spacing);
+        if peak > 0.0 {
+            (4.0 / (3.0 * peak)).min(1.0)
+        } else {
+            1.0
+        }
+    }
+
     /// Σ|∇C|² of an interior particle of the seeded lattice (m⁻²). s_corr is divided by it so
     /// `scorr_k` reads as a constraint value (a fraction of ρ₀), independent of h and ρ₀.
     pub fn rest_stiffness(&self) -> f32 {

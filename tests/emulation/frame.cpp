@@ -68,7 +68,7 @@ struct Coarse {
     std::vector<CoarseLevel> levels;
     int tail = 0, cg_iterations = 2;
     std::vector<unsigned char> solid, kinds;
-    std::vector<float> volume, mean, rhs, phi, x, b, r, residual, residual_previous, direction, product, faces[3];
+    std::vector<float> volume, fractions, mean, rhs, phi, x, b, r, residual, residual_previous, direction, product, faces[3];
     std::vector<double> scalars = std::vector<double>(8);
     unsigned any_air = 0;
     float last_dt = 0.0f;
@@ -78,7 +78,7 @@ struct Coarse {
         size_t pooled = 0;
         for (auto& l : levels) pooled += l.cells;
         kinds.assign(pooled, 0); x.assign(pooled, 0.0f); b.assign(pooled, 0.0f); r.assign(pooled, 0.0f);
-        for (auto* v : {&volume, &mean, &rhs, &phi, &residual, &residual_previous, &direction, &product}) v->assign(n, 0.0f);
+        for (auto* v : {&volume, &fractions, &mean, &rhs, &phi, &residual, &residual_previous, &direction, &product}) v->assign(n, 0.0f);
         for (int axis = 0; axis < 3; ++axis) {
             size_t count = 1;
             int dims[3] = {p.grid_dims_x, p.grid_dims_y, p.grid_dims_z};
@@ -92,7 +92,7 @@ struct Coarse {
         CoarseLevel level = levels[l];
         for (int sweep = 0; sweep < MG_SMOOTHING_SWEEPS; ++sweep)
             for (int colour = 0; colour < 2; ++colour)
-                launch(level.cells, [&] { mg_smooth(level, kinds.data(), x.data(), b.data(), colour); });
+                launch(level.cells, [&] { mg_smooth(level, kinds.data(), fractions.data(), x.data(), b.data(), colour); });
     }
 
     void precondition() {
@@ -101,13 +101,13 @@ struct Coarse {
         for (int l = 0; l < tail; ++l) {
             smooth(l);
             CoarseLevel level = levels[l], coarse = levels[l + 1];
-            launch(level.cells, [&] { mg_residual(level, kinds.data(), x.data(), b.data(), r.data()); });
+            launch(level.cells, [&] { mg_residual(level, kinds.data(), fractions.data(), x.data(), b.data(), r.data()); });
             launch(coarse.cells, [&] { mg_restrict(level, coarse, kinds.data(), r.data(), b.data(), x.data()); });
         }
         blockDim = {1, 1, 1};
         blockIdx = {0, 0, 0};
         threadIdx = {0, 0, 0};
-        mg_tail(levels.data(), tail, (int)levels.size(), kinds.data(), x.data(), b.data(), r.data());
+        mg_tail(levels.data(), tail, (int)levels.size(), kinds.data(), fractions.data(), x.data(), b.data(), r.data());
         for (int l = tail - 1; l >= 0; --l) {
             CoarseLevel coarse = levels[l + 1], fine = levels[l];
             launch(fine.cells, [&] { mg_prolongate(coarse, fine, kinds.data(), x.data()); });
@@ -126,7 +126,7 @@ struct Coarse {
         unsigned n = level0.cells;
         any_air = 0;
         launch(n, [&] { coarse_gather(p, predicted, densities, cell_start, volume.data(), mean.data()); });
-        launch(n, [&] { coarse_classify(p, solid.data(), volume.data(), kinds.data(), &any_air); });
+        launch(n, [&] { coarse_classify(p, solid.data(), volume.data(), kinds.data(), fractions.data(), &any_air); });
         float scale = last_dt > 0.0f ? (p.dt / last_dt) * (p.dt / last_dt) : 0.0f;
         last_dt = p.dt;
         launch(n, [&] { coarse_prepare(p, kinds.data(), volume.data(), mean.data(), &any_air, scale, rhs.data(), phi.data()); });
@@ -135,13 +135,13 @@ struct Coarse {
             launch(coarse.cells, [&] { mg_coarsen(fine, coarse, kinds.data()); });
         }
         std::fill(scalars.begin(), scalars.end(), 0.0);
-        launch(n, [&] { pcg_operator(level0, kinds.data(), phi.data(), rhs.data(), residual.data()); });
+        launch(n, [&] { pcg_operator(level0, kinds.data(), fractions.data(), phi.data(), rhs.data(), residual.data()); });
         precondition();
         launch(n, [&] { pcg_dot(n, residual.data(), x.data(), nullptr, scalars.data(), PCG_RZ_NEXT); });
         one_thread([&] { pcg_scalars(scalars.data(), 2); });
         launch(n, [&] { pcg_direction(n, scalars.data(), x.data(), direction.data()); });
         for (int iteration = 0; iteration <= cg_iterations; ++iteration) {
-            launch(n, [&] { pcg_operator(level0, kinds.data(), direction.data(), nullptr, product.data()); });
+            launch(n, [&] { pcg_operator(level0, kinds.data(), fractions.data(), direction.data(), nullptr, product.data()); });
             launch(n, [&] { pcg_dot(n, direction.data(), product.data(), nullptr, scalars.data(), PCG_PQ); });
             one_thread([&] { pcg_scalars(scalars.data(), 0); });
             launch(n, [&] {
@@ -156,7 +156,7 @@ struct Coarse {
             launch(n, [&] { pcg_direction(n, scalars.data(), x.data(), direction.data()); });
         }
         size_t total = faces[0].size() + faces[1].size() + faces[2].size();
-        launch((unsigned)total, [&] { coarse_faces(p, kinds.data(), phi.data(), faces[0].data(), faces[1].data(), faces[2].data()); });
+        launch((unsigned)total, [&] { coarse_faces(p, kinds.data(), fractions.data(), phi.data(), faces[0].data(), faces[1].data(), faces[2].data()); });
         launch(p.particle_count, [&] { coarse_apply(p, obstacles, faces[0].data(), faces[1].data(), faces[2].data(), predicted); });
     }
 };

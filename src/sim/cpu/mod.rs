@@ -146,6 +146,8 @@ struct StepConstants {
     boundary: BoundaryLattice,
     /// Length of the solver step.
     dt: f32,
+    /// ω, the factor every λ is scaled by (`Params::jacobi_relaxation`).
+    jacobi_relaxation: f32,
 }
 
 impl StepConstants {
@@ -165,6 +167,7 @@ impl StepConstants {
             margin: params.particle_radius(),
             boundary: BoundaryLattice::new(params.spacing, kernel),
             dt,
+            jacobi_relaxation: params.jacobi_relaxation(),
         }
     }
 }
@@ -210,7 +213,8 @@ impl CpuSolver {
         // Densities of the seeded state, so statistics before the first step are real.
         solver.build_grid();
         solver.find_neighbors();
-        solver.report.compression = solver.compute_lambda(&StepConstants::new(&solver.params, solver.params.dt));
+        solver.report.compression =
+            solver.compute_lambda(&StepConstants::new(&solver.params, solver.params.dt));
         Ok(solver)
     }
 
@@ -294,7 +298,7 @@ impl CpuSolver {
     }
 
     /// ρᵢ = Σ m W (+ m Σ_b W of walls and obstacles), Cᵢ = max(ρᵢ/ρ₀ − 1, 0),
-    /// λᵢ = −Cᵢ / (|Σⱼ V∇W + V Σ_b ∇W|² + Σⱼ |V∇W|² + ε). Returns the mean compression
+    /// λᵢ = −ω Cᵢ / (|Σⱼ V∇W + V Σ_b ∇W|² + Σⱼ |V∇W|² + ε) (ω: relaxed Jacobi). Returns the mean compression
     /// (mean Cᵢ over all particles), the density-error rule's measure.
     ///
     /// Positions do not change between this stage and the next, so each pair's gradient and
@@ -336,8 +340,8 @@ impl CpuSolver {
                     // the bulk and, with a small ε, blows a dam break up within 10 frames
                     // (docs/solver.md).
                     let constraint = (density * c.inverse_rest_density - 1.0).max(0.0);
-                    lambdas[k] =
-                        -constraint / (gradient_i.length_squared() + sum_squares + c.relaxation);
+                    lambdas[k] = -c.jacobi_relaxation * constraint
+                        / (gradient_i.length_squared() + sum_squares + c.relaxation);
                     densities[k] = density;
                     boundary[k] = walls.gradient;
                     compression += constraint as f64;

@@ -52,6 +52,8 @@ pub struct GpuCoarse {
     tail: usize,
     solid: CudaSlice<u8>,
     volume: CudaSlice<f32>,
+    /// Level 0's fluid fractions: place the free surface between fluid and air cells.
+    fractions: CudaSlice<f32>,
     mean_constraint: CudaSlice<f32>,
     rhs: CudaSlice<f32>,
     phi: CudaSlice<f32>,
@@ -123,6 +125,7 @@ impl GpuCoarse {
             tail,
             solid: stream.clone_htod(&solid)?,
             volume: stream.alloc_zeros(n)?,
+            fractions: stream.alloc_zeros(n)?,
             mean_constraint: stream.alloc_zeros(n)?,
             rhs: stream.alloc_zeros(n)?,
             phi: stream.alloc_zeros(n)?,
@@ -182,6 +185,7 @@ impl GpuCoarse {
             .arg(&self.solid)
             .arg(&self.volume)
             .arg(&mut self.kinds)
+            .arg(&mut self.fractions)
             .arg(&mut self.any_air);
         // SAFETY: as above; level 0 is the first `n` kinds.
         unsafe { k.launch(&mut launch, cells)? };
@@ -221,6 +225,7 @@ impl GpuCoarse {
         launch
             .arg(constants)
             .arg(&self.kinds)
+            .arg(&self.fractions)
             .arg(&self.phi)
             .arg(fx)
             .arg(fy)
@@ -256,6 +261,7 @@ impl GpuCoarse {
         launch
             .arg(&level0)
             .arg(&self.kinds)
+            .arg(&self.fractions)
             .arg(&self.phi)
             .arg(&self.rhs)
             .arg(&mut self.residual);
@@ -271,6 +277,7 @@ impl GpuCoarse {
             launch
                 .arg(&level0)
                 .arg(&self.kinds)
+                .arg(&self.fractions)
                 .arg(&self.direction)
                 .arg(&null)
                 .arg(&mut self.product);
@@ -383,6 +390,7 @@ impl GpuCoarse {
             launch
                 .arg(&level)
                 .arg(&self.kinds)
+                .arg(&self.fractions)
                 .arg(&self.x)
                 .arg(&self.b)
                 .arg(&mut self.r);
@@ -410,6 +418,7 @@ impl GpuCoarse {
             .arg(&first)
             .arg(&count)
             .arg(&self.kinds)
+            .arg(&self.fractions)
             .arg(&mut self.x)
             .arg(&mut self.b)
             .arg(&mut self.r);
@@ -451,6 +460,7 @@ impl GpuCoarse {
                 launch
                     .arg(&level)
                     .arg(&self.kinds)
+                    .arg(&self.fractions)
                     .arg(&mut self.x)
                     .arg(&self.b)
                     .arg(&colour);

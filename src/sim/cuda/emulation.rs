@@ -374,11 +374,17 @@ fn the_kernels_follow_the_density_error_rule_like_the_reference_solver() {
         "{} iterations over {} steps, compression {:.2e} (CPU {:.2e})",
         frame.iterations, frame.substeps, frame.compression, reference.solve.compression
     );
-    assert!(iterations > 2.0 * frame.substeps as f32, "the rule ran {iterations} iterations");
+    assert!(
+        iterations > 2.0 * frame.substeps as f32,
+        "the rule ran {iterations} iterations"
+    );
     assert_eq!(frame.iterations as f32, iterations);
     assert!(frame.compression <= scene.params.max_density_error);
     let (max, _) = max_difference(&frame.positions, &reference.positions);
-    assert!(max <= 1e-4 * scene.params.spacing, "positions differ by {max} m");
+    assert!(
+        max <= 1e-4 * scene.params.spacing,
+        "positions differ by {max} m"
+    );
 }
 
 #[test]

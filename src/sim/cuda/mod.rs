@@ -26,12 +26,12 @@ use super::{
     InitialState, Params, RenderScalar, Snapshot, SolveReport, Solver, SolverError, Stage,
     StageTimes, World,
 };
+use coarse::GpuCoarse;
 use cudarc::driver::{
     sys, CudaContext, CudaEvent, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
 use glam::Vec3A;
 pub use interop::gl_device;
-use coarse::GpuCoarse;
 use interop::GlInterop;
 use params::{GpuObstacle, GpuParams};
 use pbf::{per_element, PbfKernels};
@@ -412,8 +412,8 @@ impl CudaSolver {
         let buffers = Self::allocate(&stream, initial, &world, cells, &scan_levels)
             .map_err(driver_error("allocating GPU memory"))?;
         let dims = constants.grid_dims.map(|d| d as usize);
-        let coarse = GpuCoarse::new(&stream, &world, dims)
-            .map_err(driver_error("allocating GPU memory"))?;
+        let coarse =
+            GpuCoarse::new(&stream, &world, dims).map_err(driver_error("allocating GPU memory"))?;
         let mut solver = Self {
             params,
             world,
@@ -965,14 +965,19 @@ impl CudaSolver {
         let densities = self.download(&b.densities)?;
         let counts = self.download(&b.neighbor_counts)?;
         let ids = self.download(&b.ids)?;
-        Ok(Snapshot::from_sorted(&self.params, self.report, &ids, |k| {
-            (
-                to_vec3(&positions[k]),
-                to_vec3(&velocities[k]),
-                densities[k],
-                counts[k],
-            )
-        }))
+        Ok(Snapshot::from_sorted(
+            &self.params,
+            self.report,
+            &ids,
+            |k| {
+                (
+                    to_vec3(&positions[k]),
+                    to_vec3(&velocities[k]),
+                    densities[k],
+                    counts[k],
+                )
+            },
+        ))
     }
 
     /// Turns per-stage CUDA events on (the default; `bench` reads them) or off (a little faster:

@@ -33,6 +33,7 @@ pub struct GpuParams {
     pub inverse_rest_density: f32,
     pub self_density: f32,
     pub relaxation: f32,
+    pub jacobi_relaxation: f32,
     pub scorr_scale: f32,
     pub inverse_scorr_reference: f32,
     pub scorr_n: i32,
@@ -85,6 +86,7 @@ impl GpuParams {
             inverse_rest_density: 1.0 / params.rest_density,
             self_density: params.particle_mass * kernel.density(0.0),
             relaxation: params.relaxation * rest_stiffness,
+            jacobi_relaxation: params.jacobi_relaxation(),
             scorr_scale: params.scorr_k / rest_stiffness,
             inverse_scorr_reference: 1.0 / kernel.density(dq * dq),
             scorr_n: params.scorr_n,
@@ -149,7 +151,7 @@ mod tests {
     const HEADER_FIELDS: &str = "grid_origin_x grid_origin_y grid_origin_z inverse_cell_size \
         grid_dims_x grid_dims_y grid_dims_z particle_count dt inverse_dt gravity_x gravity_y \
         gravity_z kernel_radius kernel_radius_squared inverse_kernel_radius density_coefficient \
-        gradient_coefficient gradient_peak coincident_squared mass volume inverse_rest_density self_density relaxation scorr_scale \
+        gradient_coefficient gradient_peak coincident_squared mass volume inverse_rest_density self_density relaxation jacobi_relaxation scorr_scale \
         inverse_scorr_reference scorr_n margin container_lo_x container_lo_y container_lo_z \
         container_hi_x container_hi_y container_hi_z obstacle_count vorticity_scale xsph_scale \
         spacing boundary_steps wall_lo_x wall_lo_y wall_lo_z wall_hi_x wall_hi_y wall_hi_z \
