@@ -318,8 +318,9 @@ mg_prolongate(const CoarseLevel coarse, const CoarseLevel fine, const unsigned c
 
 // The V-cycle from level `first` down, for levels small enough for one block: the same steps
 // as the per-level kernels, phases separated by barriers. `levels` holds every level. With
-// blockDim 1 (the CPU emulation) it is a plain sequential loop.
-extern "C" __global__ void __launch_bounds__(MG_TAIL_THREADS)
+// blockDim 1 (the CPU emulation) it is a plain sequential loop. One block per SM is all it runs:
+// without the `1`, ptxas budgets registers for two and spills (32 registers; 48 with it).
+extern "C" __global__ void __launch_bounds__(MG_TAIL_THREADS, 1)
 mg_tail(const CoarseLevel* __restrict__ levels, int first, int count, const unsigned char* __restrict__ kinds,
         const float* __restrict__ fractions, float* x, float* b, float* r) {
     unsigned int t = threadIdx.x, stride = blockDim.x;

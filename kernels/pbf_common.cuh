@@ -349,6 +349,10 @@ __device__ __forceinline__ void add_container_layers(const PbfParams& p, float3 
     const float lo[3] = {p.wall_lo_x, p.wall_lo_y, p.wall_lo_z};
     const float hi[3] = {p.wall_hi_x, p.wall_hi_y, p.wall_hi_z};
     const float xs[3] = {x.x, x.y, x.z};
+    // Most particles are more than h − s/2 from every wall: no layer reaches them.
+    bool far = true;
+    for (int a = 0; a < 3; ++a) far = far && fminf(xs[a] - lo[a], hi[a] - xs[a]) + 0.5f * s >= h;
+    if (far) return;
     AxisLayers axes[3];
     bool any = false;
     for (int a = 0; a < 3; ++a) {

@@ -189,6 +189,13 @@ fn simulate_exports_csv_frames_and_json_stats() {
         "bbox_max",
         "neighbors_mean",
         "neighbors_max",
+        "compression_mean",
+        "compression_max",
+        "bottom_compression",
+        "surface_height",
+        "solve_iterations",
+        "solve_compression",
+        "coarse_residual",
         "step_ms",
     ];
     for line in &lines {
@@ -300,6 +307,13 @@ fn bench_reports_stages_and_throughput_as_json() {
     ]));
     let report: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
     assert_eq!(report["steps"], 3);
+    // A fixed count: exactly the scene's iterations, and the compression they reached.
+    assert_eq!(report["iterations"].as_f64(), Some(4.0), "{report}");
+    assert_eq!(report["rule"], "4 iterations");
+    assert!(
+        (0.0..0.05).contains(&report["compression"].as_f64().unwrap()),
+        "{report}"
+    );
     let particles = report["particles"].as_f64().unwrap();
     let rate = report["particle_steps_per_second"].as_f64().unwrap();
     let ms = report["ms_per_substep"].as_f64().unwrap();
@@ -370,6 +384,82 @@ fn bench_reports_stages_and_throughput_as_json() {
     assert!(
         stdout.starts_with("profiled 2 steps of ") && stdout.lines().count() == 1,
         "{stdout}"
+    );
+}
+
+/// Under the density-error rule, bench reports the iterations the rule needed and the error
+/// they reached, at most the tolerance.
+#[test]
+fn bench_reports_the_iterations_the_density_error_rule_needed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rule.toml");
+    std::fs::write(
+        &path,
+        "[container]\nmin = [0.0, 0.0, 0.0]\nmax = [0.3, 0.4, 0.2]\n[[fluid]]\nshape = \"box\"\n\
+         min = [0.0, 0.0, 0.0]\nmax = [0.1, 0.3, 0.2]\n[params]\nmax_density_error = 0.0005\n\
+         min_iterations = 2\nmax_iterations = 60\n",
+    )
+    .unwrap();
+    let stdout = ok(&fluidlab(&[
+        "bench",
+        path.to_str().unwrap(),
+        "--steps",
+        "4",
+        "--warmup",
+        "4",
+        "--backend",
+        "cpu",
+        "--json",
+    ]));
+    let report: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    let iterations = report["iterations"].as_f64().unwrap();
+    assert!((2.0..=60.0).contains(&iterations), "{report}");
+    assert!(
+        iterations > 2.0,
+        "a collapsing column needs more than the minimum: {report}"
+    );
+    assert!(
+        report["compression"].as_f64().unwrap() <= 0.0005,
+        "{report}"
+    );
+    assert!(
+        report["rule"]
+            .as_str()
+            .unwrap()
+            .starts_with("until compression ≤ 0.0005"),
+        "{report}"
+    );
+}
+
+/// `fluidlab validate CASE` writes the case's CSV and PNG and prints its checks.
+#[test]
+fn validate_writes_curves_and_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("validation");
+    let stdout = ok(&fluidlab(&[
+        "validate",
+        "dam-break",
+        "--quick",
+        "--backend",
+        "cpu",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    assert!(stdout.contains("PASS dam break"), "{stdout}");
+    assert!(stdout.contains("2 check(s), 0 failed"), "{stdout}");
+    let csv = std::fs::read_to_string(out.join("dam-break.csv")).unwrap();
+    assert!(
+        csv.starts_with("T,Z\n") && csv.lines().count() > 20,
+        "{csv}"
+    );
+    let png = image::open(out.join("dam-break.png")).expect("a PNG");
+    assert_eq!((png.width(), png.height()), (800, 480));
+    let output = fluidlab(&["validate", "no-such-case"]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("no validation case `no-such-case`"),
+        "{stderr}"
     );
 }
 

@@ -78,6 +78,9 @@ impl Solver for FixedParticles {
         StageTimes::default()
     }
     fn reset_stage_times(&mut self) {}
+    fn solve_report(&self) -> fluidlab::sim::SolveReport {
+        Default::default()
+    }
     fn snapshot(&self) -> Snapshot {
         Snapshot {
             positions: self

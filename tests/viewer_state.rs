@@ -47,6 +47,32 @@ fn a_live_parameter_edit_reaches_the_solver_on_the_next_step() {
     );
 }
 
+/// The statistics panel's controls: switching to the density-error rule changes the iterations
+/// the solver runs on the next step, and the coarse correction can be switched off live.
+#[test]
+fn the_density_error_rule_and_the_coarse_correction_switch_live() {
+    let mut state = small_state();
+    assert!(state.advance().expect("step"));
+    assert_eq!(
+        state.solver.solve_report().iterations,
+        4.0,
+        "the preset's fixed count"
+    );
+    let mut params = state.live_params.clone();
+    params.max_density_error = 1e-6;
+    params.min_iterations = 2;
+    params.max_iterations = 7;
+    params.coarse_correction = false;
+    state
+        .apply(Edit::LiveParams(params.clone()))
+        .expect("live edit");
+    assert!(state.advance().expect("step"));
+    assert_eq!(state.solver.params(), &params);
+    let report = state.solver.solve_report();
+    // 10⁻⁶ is out of reach in a few iterations of a collapsing column: the rule runs the most.
+    assert_eq!(report.iterations, 7.0, "{report:?}");
+}
+
 #[test]
 fn a_live_edit_of_a_seed_time_parameter_is_refused_and_nothing_changes() {
     let mut state = small_state();

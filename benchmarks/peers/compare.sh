@@ -14,8 +14,12 @@
 #                      step into >= 2 substeps, more when its CFL limit asks; the count comes from
 #                      its JSON).  0.0083 = 0.0166/2, and at it SPlisHSPlasH's soft walls mostly
 #                      hold (~0.6% of particles escape by 0.9 s at N=40000; at 0.0166 ~70% do)
-#   SPLISH_ARGS []     extra arguments for splishsplash_pbf.py (e.g. "--boundary akinci")
+#   SPLISH_ARGS []     extra arguments for splishsplash_pbf.py (e.g. "--boundary akinci", or
+#                      "--max-error 0.1 --iterations 2" for its density-error rule)
 #   FLUIDLAB [target/release/fluidlab]
+#   FLUIDLAB_SCENE [dam-break]  the scene fluidlab benches (a preset or a file: e.g. the dam break
+#                      with `max_density_error`, `min_iterations`, `cfl = 0` to match SPlisHSPlasH's
+#                      error rule at its dt; benchmarks/README.md has the files)
 #   WAIT_IDLE [180]    before each run, wait up to this many seconds for the CPUs to be >= 85% idle
 #                      (0: don't wait); the table also reports how many cores OTHER processes kept
 #                      busy during the runs, since a shared machine skews OpenMP code badly
@@ -34,6 +38,7 @@ THREADS="${THREADS:-$(nproc)}"
 SPLISH_DT="${SPLISH_DT:-0.0083}"
 SPLISH_ARGS="${SPLISH_ARGS:-}"
 FLUIDLAB="${FLUIDLAB:-$ROOT/target/release/fluidlab}"
+FLUIDLAB_SCENE="${FLUIDLAB_SCENE:-dam-break}"
 RUN_TIMEOUT="${RUN_TIMEOUT:-900}"
 WAIT_IDLE="${WAIT_IDLE:-180}"
 SIZES=("$@")
@@ -115,7 +120,7 @@ for n in "${SIZES[@]}"; do
         if [ "$have_ours" = 1 ]; then
             wait_idle
             echo "compare.sh: N=$n run $run/$RUNS: fluidlab (load $(load1))" >&2
-            if RAYON_NUM_THREADS="$THREADS" run_measured out timeout "$RUN_TIMEOUT" "$FLUIDLAB" bench dam-break \
+            if RAYON_NUM_THREADS="$THREADS" run_measured out timeout "$RUN_TIMEOUT" "$FLUIDLAB" bench "$FLUIDLAB_SCENE" \
                     --particles "$n" --steps "$STEPS" --warmup "$WARMUP" --backend cpu --json \
                     2>>"$OUTDIR/fluidlab.stderr.log"; then
                 line=$(printf '%s\n' "$out" | grep '^{' | tail -n 1 || true)
@@ -160,12 +165,13 @@ def fmt(x, digits=1):
 
 print()
 print(f"SPlisHSPlasH 2.19.0 PBF vs fluidlab CPU, dam break, {threads} threads, {steps} timed steps after {warmup} warm-up, "
-      f"medians over runs (each run: median step time).  One *solve* = one PBF step with 4 iterations: one SPlisHSPlasH "
-      f"step (dt {splish_dt}) = one fluidlab substep.")
+      f"medians over runs (each run: median step time).  One *solve* = one PBF step (4 iterations, or as many as "
+      f"the density-error rule takes): one SPlisHSPlasH step (dt {splish_dt}) = one fluidlab substep.")
 print()
-print("| N asked | SPlisHSPlasH particles | SPlisHSPlasH ms/solve | SPlisHSPlasH particle-solves/s | escaped | "
-      "fluidlab particles | fluidlab ms/step (substeps) | fluidlab ms/solve | fluidlab particle-solves/s | ratio ours/theirs |")
-print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| N asked | SPlisHSPlasH particles | SPlisHSPlasH iterations/solve | SPlisHSPlasH ms/solve | "
+      "SPlisHSPlasH particle-solves/s | escaped | fluidlab particles | fluidlab iterations/solve | "
+      "fluidlab ms/step (substeps) | fluidlab ms/solve | fluidlab particle-solves/s | ratio ours/theirs |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for n in sorted(set(theirs) | set(ours)):
     t = theirs.get(n, [])
     o = ours.get(n, [])
@@ -173,6 +179,8 @@ for n in sorted(set(theirs) | set(ours)):
     t_ms = med([r["ms_per_step"] for r in t]) if t else None
     t_ps = med([r["particles"] / (r["ms_per_step"] / 1e3) for r in t]) if t else None
     t_esc = max(r.get("escaped_particles", 0) for r in t) if t else None
+    t_it = med([float(r.get("iterations_mean", r["iterations"])) for r in t]) if t else None
+    o_it = med([float(r.get("iterations", 4)) for r in o]) if o else None
     o_n = o[0]["particles"] if o else None
     if o:
         # fluidlab may substep adaptively: "substeps" is then the mean number of solves per step
@@ -184,8 +192,8 @@ for n in sorted(set(theirs) | set(ours)):
     else:
         o_step = o_solve = o_ps = o_sub = None
     ratio = (o_ps / t_ps) if (o_ps and t_ps) else None
-    print(f"| {n:,} | {fmt(t_n, 0)} | {fmt(t_ms)} | {fmt(t_ps, 0)} | {fmt(t_esc, 0)} | {fmt(o_n, 0)} | "
-          f"{fmt(o_step)}{f' ({o_sub:g})' if o_sub else ''} | {fmt(o_solve)} | {fmt(o_ps, 0)} | "
+    print(f"| {n:,} | {fmt(t_n, 0)} | {fmt(t_it)} | {fmt(t_ms)} | {fmt(t_ps, 0)} | {fmt(t_esc, 0)} | {fmt(o_n, 0)} | "
+          f"{fmt(o_it)} | {fmt(o_step)}{f' ({o_sub:g})' if o_sub else ''} | {fmt(o_solve)} | {fmt(o_ps, 0)} | "
           f"{'—' if ratio is None else f'{ratio:.2f}×'} |")
 print()
 others = [r.get("others_cores") for rs in list(theirs.values()) + list(ours.values()) for r in rs]

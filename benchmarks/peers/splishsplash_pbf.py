@@ -113,7 +113,14 @@ def parse_args():
     p.add_argument("--steps", type=int, default=100, help="timed steps (default 100)")
     p.add_argument("--warmup", type=int, default=10, help="untimed steps first (default 10, minimum 1)")
     p.add_argument("--dt", type=float, default=0.0166, help="fixed time step in s (default 0.0166, no CFL)")
-    p.add_argument("--iterations", type=int, default=4, help="exact PBF iterations per step (default 4)")
+    p.add_argument("--iterations", type=int, default=4,
+                   help="exact PBF iterations per step (default 4); with --max-error, the fewest")
+    p.add_argument("--max-error", type=float, default=None,
+                   help="iterate until the mean density error (percent, SPlisHSPlasH's maxError: mean of "
+                        "max(rho/rho0 - 1, 0) over all particles) is met, at least --iterations and at most "
+                        "--max-iterations times (default: exactly --iterations)")
+    p.add_argument("--max-iterations", type=int, default=100,
+                   help="most PBF iterations per step with --max-error (default 100)")
     p.add_argument("--boundary", choices=sorted(BOUNDARY_METHODS), default="bender",
                    help="boundary handling: bender = volume maps (default), koschier = density maps, "
                         "akinci = boundary particles")
@@ -130,6 +137,8 @@ def parse_args():
     a = p.parse_args()
     if a.particles < 100 or a.steps < 1 or a.iterations < 1 or a.dt <= 0:
         p.error("need --particles >= 100, --steps >= 1, --iterations >= 1, --dt > 0")
+    if a.max_error is not None and (a.max_error <= 0 or a.max_iterations < a.iterations):
+        p.error("need --max-error > 0 and --max-iterations >= --iterations")
     a.warmup = max(1, a.warmup)
     return a
 
@@ -186,10 +195,10 @@ def write_scene(path, a, box_obj):
             "enableRigidBodyVTKExport": False,
             "enableStateExport": False,
             "enableAsyncExport": False,
-            # PBF: exactly `iterations` iterations (min = max; tolerance tiny)
+            # PBF: exactly `iterations` iterations (min = max; tolerance tiny), or the error rule
             "minIterations": a.iterations,
-            "maxIterations": a.iterations,
-            "maxError": 1e-9,
+            "maxIterations": a.iterations if a.max_error is None else a.max_iterations,
+            "maxError": 1e-9 if a.max_error is None else a.max_error,
             "velocityUpdateMethod": 0,
         },
         "Materials": [
@@ -270,8 +279,12 @@ def main():
 
     # Belt and braces: set the solver knobs through the API as well as the scene.
     ts.setValueUInt(sph.TimeStepPBF.MIN_ITERATIONS, a.iterations)
-    ts.setValueUInt(sph.TimeStepPBF.MAX_ITERATIONS, a.iterations)
-    ts.setValueFloat(sph.TimeStepPBF.MAX_ERROR, 1e-9)  # clamped by SPlisHSPlasH to its minimum
+    if a.max_error is None:
+        ts.setValueUInt(sph.TimeStepPBF.MAX_ITERATIONS, a.iterations)
+        ts.setValueFloat(sph.TimeStepPBF.MAX_ERROR, 1e-9)  # clamped by SPlisHSPlasH to its minimum
+    else:
+        ts.setValueUInt(sph.TimeStepPBF.MAX_ITERATIONS, a.max_iterations)
+        ts.setValueFloat(sph.TimeStepPBF.MAX_ERROR, a.max_error)
     sph.TimeManager.getCurrent().setTimeStepSize(a.dt)
     # runSimulation() refuses to run headless without stopAt; the step callback
     # below also forces the stop after exactly warmup+steps steps.
@@ -300,11 +313,11 @@ def main():
 
     n_particles = int(fm.numActiveParticles())
     stamps = []
-    iters_seen = set()
+    iters_seen = []
 
     def on_step():
         stamps.append(time.perf_counter())
-        iters_seen.add(int(ts.getValueUInt(0)))  # 'iterations' = PBF iterations done in this step
+        iters_seen.append(int(ts.getValueUInt(0)))  # 'iterations' = PBF iterations done in this step
         if len(stamps) >= total_steps:
             base.setValueFloat(sph.Exec.SimulatorBase.STOP_AT, 1e-30)  # stop before the next step
 
@@ -335,7 +348,9 @@ def main():
         "steps": a.steps,
         "warmup": a.warmup,
         "iterations": a.iterations,
-        "iterations_observed": sorted(iters_seen),
+        "iterations_observed": sorted(set(iters_seen[a.warmup:])),
+        "iterations_mean": statistics.mean(iters_seen[a.warmup:]),
+        "max_error_percent": a.max_error,
         "dt": a.dt,
         "ms_per_step": median_s * 1e3,
         "ms_per_step_mean": mean_s * 1e3,

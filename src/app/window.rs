@@ -301,6 +301,13 @@ impl Viewer {
                 .map(|&stage| (stage, times.get(stage) * per_frame))
                 .collect();
             self.state.solver.reset_stage_times();
+            let steps = self.state.solver.steps_taken();
+            self.info.fluid = Some(crate::output::FrameStats::measure(
+                &self.state.solver.snapshot(),
+                steps,
+                0.0,
+                0.0,
+            ));
             self.meter = Meter::new();
         }
         let Some(gfx) = self.gfx.as_mut() else {

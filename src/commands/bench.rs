@@ -35,8 +35,13 @@ pub struct BenchReport {
     pub threads: usize,
     /// Particle count.
     pub particles: usize,
-    /// Constraint iterations per solver step.
-    pub iterations: u32,
+    /// Constraint iterations per solver step, mean over the timed steps (fixed, or as the
+    /// density-error rule needed).
+    pub iterations: f64,
+    /// The iteration rule: "4 iterations" or "until compression ≤ 0.001 (1–100)".
+    pub rule: String,
+    /// The mean compression (mean of max(ρ/ρ₀ − 1, 0)) the last step's iterations reached.
+    pub compression: f64,
     /// Solver steps per step (frame), mean over the timed steps (the CFL condition may add
     /// steps to the scene's `substeps`).
     pub substeps: f64,
@@ -88,10 +93,14 @@ pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
     solver.reset_stage_times();
     let steps_before = solver.steps_taken();
     let mut step_seconds = Vec::with_capacity(options.steps as usize);
+    let mut iterations = 0.0;
     for _ in 0..options.steps {
         let start = Instant::now();
+        let before = solver.steps_taken();
         solver.step()?;
         step_seconds.push(start.elapsed().as_secs_f64());
+        iterations +=
+            f64::from(solver.solve_report().iterations) * (solver.steps_taken() - before) as f64;
         if let Some(bar) = &bar {
             bar.inc(1);
         }
@@ -106,12 +115,21 @@ pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
     let times = solver.stage_times();
     let params = solver.params().clone();
     let particles = solver.particle_count();
+    let solver_steps = (solver.steps_taken() - steps_before).max(1) as f64;
+    let rule = match params.iteration_rule() {
+        (_, most, None) => format!("{most} iterations"),
+        (fewest, most, Some(tolerance)) => {
+            format!("until compression ≤ {tolerance} ({fewest}–{most} iterations)")
+        }
+    };
     Ok(BenchReport {
         scene: scene.name.clone(),
         backend: created.note,
         threads: rayon::current_num_threads(),
         particles,
-        iterations: params.iterations,
+        iterations: iterations / solver_steps,
+        rule,
+        compression: f64::from(solver.solve_report().compression),
         substeps,
         steps: options.steps,
         warmup: options.warmup,
@@ -146,8 +164,20 @@ fn median(values: &mut [f64]) -> f64 {
 /// The human-readable table.
 pub fn print(report: &BenchReport) {
     println!(
-        "{} on {} ({} threads): {} particles, {:.1} substeps × {} iterations, {} steps after {} warm-up",
-        report.scene, report.backend, report.threads, report.particles, report.substeps, report.iterations, report.steps, report.warmup
+        "{} on {} ({} threads): {} particles, {:.1} substeps × {:.1} iterations ({}), {} steps after {} warm-up",
+        report.scene,
+        report.backend,
+        report.threads,
+        report.particles,
+        report.substeps,
+        report.iterations,
+        report.rule,
+        report.steps,
+        report.warmup
+    );
+    println!(
+        "  compression reached: {:.3e} (mean of max(ρ/ρ₀ − 1, 0))",
+        report.compression
     );
     let total: f64 = report.stages.iter().map(|s| s.ms).sum();
     for stage in &report.stages {

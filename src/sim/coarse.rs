@@ -43,8 +43,9 @@ use rayon::prelude::*;
 /// what remains.
 pub const CG_ITERATIONS: usize = 2;
 
-/// The same from φ = 0, on a solver's first step (or after a step with no air): there is no
-/// earlier solution to refine, and a half-solved first step makes a fluid at rest sag and ring.
+/// The same from φ = 0, on a solver's first step: there is no earlier solution to refine, and a
+/// half-solved first step makes a fluid at rest sag and ring. (A step with no air leaves φ = 0
+/// but not the count: the CUDA host decides it without knowing whether the grid had air.)
 pub const CG_ITERATIONS_COLD: usize = 8;
 
 /// A cell is fluid when the particles' volume in it is at least this fraction of the cell.
@@ -203,7 +204,6 @@ impl CoarseCorrection {
             self.phi.fill(0.0);
             self.faces.iter_mut().for_each(|f| f.fill(0.0));
             self.relative_residual = 0.0;
-            self.last_dt = 0.0;
             return false;
         }
         self.multigrid.coarsen_kinds();

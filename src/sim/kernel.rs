@@ -112,20 +112,17 @@ impl SphKernel {
         offset * (self.gradient_coefficient * a * a * a)
     }
 
-    /// W of four squared distances at once.
+    /// W and the scalar s with ∇W = s · offset for four squared distances at once (0 from h
+    /// on), sharing the square root.
     #[inline(always)]
-    pub fn density_x4(&self, distance_squared: Vec4) -> Vec4 {
+    pub fn density_and_gradient_scale_x4(&self, distance_squared: Vec4) -> (Vec4, Vec4) {
         let q = (distance_squared.sqrt() * self.inverse_radius).min(Vec4::ONE);
         let a = Vec4::ONE - q;
         let a2 = a * a;
-        a2 * a2 * (Vec4::ONE + 4.0 * q) * self.density_coefficient
-    }
-
-    /// The scalar s with ∇W = s · offset for four squared distances (0 from h on).
-    #[inline(always)]
-    pub fn gradient_scale_x4(&self, distance_squared: Vec4) -> Vec4 {
-        let a = (Vec4::ONE - distance_squared.sqrt() * self.inverse_radius).max(Vec4::ZERO);
-        a * a * a * self.gradient_coefficient
+        (
+            a2 * a2 * (Vec4::ONE + 4.0 * q) * self.density_coefficient,
+            a2 * a * self.gradient_coefficient,
+        )
     }
 
     /// Whether any of four pairs is so close that [`SphKernel::pair_gradient`] must take its
@@ -341,8 +338,7 @@ mod tests {
     fn four_lane_forms_match_the_scalar_ones() {
         let kernel = SphKernel::new(0.04);
         let r2 = Vec4::new(0.0001, 0.0004, 0.001, 0.002);
-        let w = kernel.density_x4(r2);
-        let s = kernel.gradient_scale_x4(r2);
+        let (w, s) = kernel.density_and_gradient_scale_x4(r2);
         for lane in 0..4 {
             let offset = Vec3A::new(r2[lane].sqrt(), 0.0, 0.0);
             assert!((w[lane] - kernel.density(r2[lane])).abs() <= 1e-6 * w[lane].max(1.0));

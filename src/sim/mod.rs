@@ -335,6 +335,9 @@ pub trait Solver {
     /// The particle state in id order.
     fn snapshot(&self) -> Snapshot;
 
+    /// How the last frame's constraint iterations went (cheap: no particle data copied).
+    fn solve_report(&self) -> SolveReport;
+
     /// Writes one `[x, y, z, scalar]` per particle (in the solver's internal order) for
     /// drawing; `scalar` says what the fourth lane carries.
     fn render_positions(&self, scalar: RenderScalar, out: &mut Vec<[f32; 4]>);

@@ -12,8 +12,8 @@
 //! iteration gains about 10×. (Extra sweeps near the free surface, as McAdams et al. do, gained
 //! nothing measurable in the simulations here and were dropped.)
 //!
-//! `kernels/multigrid.cuh` runs the same cycle on the GPU, cell by cell (red-black ordering
-//! makes every sweep independent of the order cells are visited in).
+//! `kernels/coarse.cuh` (`mg_*`, `pcg_*`) runs the same cycle on the GPU, cell by cell
+//! (red-black ordering makes every sweep independent of the order cells are visited in).
 
 /// What a cell of a level is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -33,6 +33,8 @@ pub struct FrameInfo {
     pub interop: Option<bool>,
     /// Where the last screenshot went.
     pub last_screenshot: Option<String>,
+    /// Statistics of the fluid (measured twice a second).
+    pub fluid: Option<crate::output::FrameStats>,
 }
 
 /// Text the panels keep between frames (the scene-file path being typed).
@@ -120,12 +122,44 @@ fn status(ui: &Ui, state: &AppState, info: &FrameInfo) {
     };
     ui.text(format!("backend {} ({transfer})", state.backend_note));
     ui.text(format!("solver steps {}", state.solver.steps_taken()));
+    if let Some(stats) = &info.fluid {
+        incompressibility(ui, state, stats);
+    }
     if let Some(path) = &info.last_screenshot {
         ui.text(format!("saved {path}"));
     }
     if let Some(message) = &state.message {
         ui.text_colored([1.0, 0.45, 0.35, 1.0], message);
     }
+}
+
+/// The statistics that show incompressibility rather than ask for belief in it.
+fn incompressibility(ui: &Ui, state: &AppState, stats: &crate::output::FrameStats) {
+    let params = state.solver.params();
+    let rule = match params.iteration_rule() {
+        (_, most, None) => format!("{most} fixed"),
+        (_, _, Some(tolerance)) => format!("until ≤ {:.2} %", 100.0 * tolerance),
+    };
+    ui.text(format!(
+        "iterations {:.1} per step ({rule})",
+        stats.solve_iterations
+    ));
+    ui.text(format!(
+        "compression {:.3} % mean, {:.2} % max",
+        100.0 * stats.compression_mean,
+        100.0 * stats.compression_max
+    ));
+    if let Some(bottom) = stats.bottom_compression {
+        ui.text(format!("bottom layer ρ/ρ₀ − 1 {:+.3} %", 100.0 * bottom));
+    }
+    if let Some(surface) = stats.surface_height {
+        ui.text(format!("surface height {surface:.4} m"));
+    }
+    ui.text(format!(
+        "kinetic energy {:.3e} J, |ρ/ρ₀ − 1| {:.2} % mean",
+        stats.kinetic_energy,
+        100.0 * stats.density_error_mean
+    ));
 }
 
 fn run_control(ui: &Ui, state: &AppState, actions: &mut Vec<Action>) {
@@ -161,7 +195,25 @@ fn live_parameters(ui: &Ui, state: &AppState, actions: &mut Vec<Action>) {
     changed |= ui.slider("rest density", 100.0, 3000.0, &mut p.rest_density);
     changed |= ui.slider("XSPH viscosity", 0.0, 1.0, &mut p.xsph_c);
     changed |= ui.slider("vorticity", 0.0, 1.0, &mut p.vorticity);
-    changed |= ui.slider("iterations", 1, 20, &mut p.iterations);
+    changed |= ui.checkbox("coarse correction", &mut p.coarse_correction);
+    // The stopping rule: 0 % runs exactly `iterations`; above, iterate until the mean
+    // compression is met (docs/solver.md).
+    let mut error_percent = 100.0 * p.max_density_error;
+    if ui
+        .slider_config("max density error (%)", 0.0, 1.0)
+        .display_format("%.3f")
+        .build(&mut error_percent)
+    {
+        p.max_density_error = (error_percent / 100.0).max(0.0);
+        changed = true;
+    }
+    if p.max_density_error > 0.0 {
+        changed |= ui.slider("min iterations", 1, 20, &mut p.min_iterations);
+        changed |= ui.slider("max iterations", 1, 200, &mut p.max_iterations);
+        p.min_iterations = p.min_iterations.min(p.max_iterations);
+    } else {
+        changed |= ui.slider("iterations", 1, 20, &mut p.iterations);
+    }
     changed |= ui.slider("substeps", 1, 10, &mut p.substeps);
     changed |= ui
         .slider_config("time step (s)", 0.001, 0.05)

@@ -39,7 +39,7 @@ pub struct RestingPool {
     /// (time, kinetic energy J, rms speed m/s, centre-of-mass height m) per frame.
     pub series: Vec<[f64; 4]>,
     /// Mean ρ/ρ₀ − 1 per layer at the end, bottom first, with the layer's depth below the
-    /// surface as a fraction of the depth: (fraction, value).
+    /// surface as a fraction of the depth: (fraction, value); the surface layer left out.
     pub density_profile: Vec<[f64; 2]>,
     /// The checks.
     pub checks: Vec<Check>,
@@ -102,6 +102,8 @@ pub fn resting_pool(layers: u32, seconds: f64, setup: Setup) -> Result<RestingPo
         sums[layer].0 += density as f64 / snapshot.rest_density as f64 - 1.0;
         sums[layer].1 += 1;
     }
+    // The top layer lacks neighbours above it (its density is short by design); it is left
+    // out so the profile shows the bulk.
     pool.density_profile = sums
         .iter()
         .enumerate()
@@ -110,6 +112,7 @@ pub fn resting_pool(layers: u32, seconds: f64, setup: Setup) -> Result<RestingPo
             let height = (layer as f64 + 0.5) * spacing as f64;
             [1.0 - height / surface, sum / *n as f64]
         })
+        .filter(|[depth, _]| depth * pool.depth > 1.5 * spacing as f64)
         .collect();
     let limit = 0.01 * (9.81 * depth as f64).sqrt();
     let s = spacing as f64;
@@ -168,9 +171,11 @@ pub const MARTIN_MOYCE: [[f64; 2]; 15] = [
 pub struct DamBreak {
     /// (T, Z) per frame.
     pub front: Vec<[f64; 2]>,
-    /// The time shift ΔT (applied to the simulation) that best fits the experiment, and the rms
-    /// of Z − Z_experiment with it.
+    /// The time shift ΔT (applied to the simulation), |ΔT| ≤ 0.3, that best fits the
+    /// experiment, and the rms of Z − Z_experiment with it.
     pub shift: f64,
+    /// The best time shift searched over |ΔT| ≤ 1 (the fit's own optimum).
+    pub free_shift: f64,
     /// Rms difference in Z over the experiment's points with the shift.
     pub rms: f64,
     /// The checks.
@@ -183,7 +188,8 @@ pub struct DamBreak {
 ///
 /// Checks: with a time shift of at most 0.3 in T (the experiment's gate needed time to open;
 /// simulations run ahead early, see validation-data.md), the front stays within 0.15 of the
-/// measured Z in rms, and the best shift is at most 0.3.
+/// measured Z in rms; the best shift over |ΔT| ≤ 1 lies within ±0.5 (the fit is not at the
+/// edge of a wider search, so the constrained one is meaningful).
 pub fn dam_break(setup: Setup) -> Result<DamBreak> {
     let (a, spacing) = (0.2f32, 0.01f32);
     let scene = box_scene(
@@ -232,18 +238,22 @@ pub fn dam_break(setup: Setup) -> Result<DamBreak> {
             .sum();
         (sum / MARTIN_MOYCE.len() as f64).sqrt()
     };
-    (result.shift, result.rms) = (0..=60)
-        .map(|k| {
-            let shift = k as f64 * 0.01 - 0.3;
-            (shift, rms_with(shift))
-        })
-        .fold((0.0, f64::INFINITY), |best, candidate| {
-            if candidate.1 < best.1 {
-                candidate
-            } else {
-                best
-            }
-        });
+    let best_within = |limit: i32| {
+        (-limit..=limit)
+            .map(|k| {
+                let shift = k as f64 * 0.01;
+                (shift, rms_with(shift))
+            })
+            .fold((0.0, f64::INFINITY), |best, candidate| {
+                if candidate.1 < best.1 {
+                    candidate
+                } else {
+                    best
+                }
+            })
+    };
+    (result.shift, result.rms) = best_within(30);
+    result.free_shift = best_within(100).0;
     result.checks = vec![
         Check::at_most(
             "dam break: rms of Z − Z(Martin & Moyce) with the best time shift",
@@ -251,7 +261,13 @@ pub fn dam_break(setup: Setup) -> Result<DamBreak> {
             0.15,
             "",
         ),
-        Check::within("dam break: that time shift ΔT", result.shift, -0.3, 0.3, ""),
+        Check::within(
+            "dam break: best time shift over |ΔT| ≤ 1",
+            result.free_shift,
+            -0.5,
+            0.5,
+            "",
+        ),
     ];
     Ok(result)
 }

@@ -46,6 +46,20 @@ impl Series {
     }
 }
 
+/// Where a chart's legend goes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Corner {
+    /// Top left.
+    UpperLeft,
+    /// Top right.
+    #[default]
+    UpperRight,
+    /// Bottom left.
+    LowerLeft,
+    /// Bottom right.
+    LowerRight,
+}
+
 /// A chart: title, axis descriptions, a logarithmic y axis or not, and its series.
 #[derive(Clone, Debug)]
 pub struct Chart {
@@ -59,6 +73,8 @@ pub struct Chart {
     pub log_y: bool,
     /// The curves.
     pub series: Vec<Series>,
+    /// Where the legend goes.
+    pub legend: Corner,
 }
 
 const COLOURS: [RGBColor; 6] = [
@@ -152,7 +168,12 @@ pub fn draw(chart: &Chart, path: &Path, width: u32, height: u32) -> Result<()> {
                     .label_font(("sans-serif", 14))
                     .background_style(WHITE.mix(0.85))
                     .border_style(BLACK)
-                    .position(SeriesLabelPosition::UpperRight)
+                    .position(match chart.legend {
+                        Corner::UpperLeft => SeriesLabelPosition::UpperLeft,
+                        Corner::UpperRight => SeriesLabelPosition::UpperRight,
+                        Corner::LowerLeft => SeriesLabelPosition::LowerLeft,
+                        Corner::LowerRight => SeriesLabelPosition::LowerRight,
+                    })
                     .draw()
                     .map_err(error)?;
             }};
@@ -171,4 +192,37 @@ pub fn draw(chart: &Chart, path: &Path, width: u32, height: u32) -> Result<()> {
     image
         .save(path)
         .with_context(|| format!("writing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chart draws its title (text, so the embedded font works), its curves in their colours
+    /// and a white background.
+    #[test]
+    fn a_chart_has_text_curves_and_background() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("chart.png");
+        let chart = Chart {
+            title: "A straight line".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            log_y: false,
+            series: vec![Series::line("y = x", vec![[0.0, 0.0], [1.0, 1.0]])],
+            legend: Corner::UpperLeft,
+        };
+        draw(&chart, &path, 400, 300).unwrap();
+        let image = image::open(&path).unwrap().to_rgb8();
+        assert_eq!(image.dimensions(), (400, 300));
+        let title_band = (0..300u32).map(|x| (x + 50, 12u32));
+        let dark = title_band
+            .flat_map(|(x, y)| (y..y + 14).map(move |dy| (x, dy)))
+            .filter(|&(x, y)| image.get_pixel(x, y).0.iter().all(|&c| c < 128))
+            .count();
+        assert!(dark > 50, "{dark} dark pixels where the title is");
+        let blue = image.pixels().filter(|p| p.0 == [31, 119, 180]).count();
+        assert!(blue > 100, "{blue} pixels of the curve's colour");
+        assert_eq!(image.get_pixel(2, 2).0, [255, 255, 255]);
+    }
 }

@@ -14,8 +14,8 @@
 // usage: frame INPUT OUTPUT [reverse | random=SEED]
 // INPUT: PbfParams, u32 header [obstacle count, substeps, vorticity on, xsph on, coarse
 // correction on, fewest iterations, most iterations, tolerance (float bits, negative: a fixed
-// count), CG iterations, level count, tail level], the obstacles, the CoarseLevels, the solid
-// flags of level 0 (u8, padded to 4 bytes), then float4 positions and velocities in id order.
+// count), CG iterations warm and cold, level count, tail level], the obstacles, the CoarseLevels,
+// the solid flags of level 0 (u8, padded to 4 bytes), then float4 positions and velocities in id order.
 // OUTPUT: u32 non-finite flag, u32 largest speed (float bits), u32 iterations of the frame, u32
 // mean compression of the last measured compute_lambda (float bits), then by id: float4
 // positions, float4 velocities, f32 densities, u32 neighbour counts.
@@ -66,7 +66,7 @@ template <class T> void read(FILE* f, T* data, size_t count) {
 // The coarse-grid correction's arrays (GpuCoarse) and its launch sequence.
 struct Coarse {
     std::vector<CoarseLevel> levels;
-    int tail = 0, cg_iterations = 2;
+    int tail = 0, cg_iterations = 2, cg_iterations_cold = 8;
     std::vector<unsigned char> solid, kinds;
     std::vector<float> volume, fractions, mean, rhs, phi, x, b, r, residual, residual_previous, direction, product, faces[3];
     std::vector<double> scalars = std::vector<double>(8);
@@ -129,6 +129,7 @@ struct Coarse {
         launch(n, [&] { coarse_classify(p, solid.data(), volume.data(), kinds.data(), fractions.data(), &any_air); });
         float scale = last_dt > 0.0f ? (p.dt / last_dt) * (p.dt / last_dt) : 0.0f;
         last_dt = p.dt;
+        int iterations = scale > 0.0f ? cg_iterations : cg_iterations_cold;
         launch(n, [&] { coarse_prepare(p, kinds.data(), volume.data(), mean.data(), &any_air, scale, rhs.data(), phi.data()); });
         for (size_t l = 1; l < levels.size(); ++l) {
             CoarseLevel fine = levels[l - 1], coarse = levels[l];
@@ -140,7 +141,7 @@ struct Coarse {
         launch(n, [&] { pcg_dot(n, residual.data(), x.data(), nullptr, scalars.data(), PCG_RZ_NEXT); });
         one_thread([&] { pcg_scalars(scalars.data(), 2); });
         launch(n, [&] { pcg_direction(n, scalars.data(), x.data(), direction.data()); });
-        for (int iteration = 0; iteration <= cg_iterations; ++iteration) {
+        for (int iteration = 0; iteration <= iterations; ++iteration) {
             launch(n, [&] { pcg_operator(level0, kinds.data(), fractions.data(), direction.data(), nullptr, product.data()); });
             launch(n, [&] { pcg_dot(n, direction.data(), product.data(), nullptr, scalars.data(), PCG_PQ); });
             one_thread([&] { pcg_scalars(scalars.data(), 0); });
@@ -148,7 +149,7 @@ struct Coarse {
                 pcg_step(n, scalars.data(), direction.data(), product.data(), phi.data(), residual.data(),
                          residual_previous.data());
             });
-            if (iteration == cg_iterations) break;
+            if (iteration == iterations) break;
             precondition();
             launch(n, [&] { pcg_dot(n, x.data(), residual.data(), residual_previous.data(), scalars.data(), PCG_ZDR); });
             launch(n, [&] { pcg_dot(n, residual.data(), x.data(), nullptr, scalars.data(), PCG_RZ_NEXT); });
@@ -179,8 +180,8 @@ int main(int argc, char** argv) {
     if (!in) return 2;
     PbfParams p;
     read(in, &p, 1);
-    unsigned header[11];
-    read(in, header, 11);
+    unsigned header[12];
+    read(in, header, 12);
     unsigned obstacle_count = header[0], substeps = header[1];
     bool vorticity = header[2], xsph_on = header[3], coarse_on = header[4];
     unsigned fewest = header[5], most = header[6];
@@ -190,8 +191,9 @@ int main(int argc, char** argv) {
     read(in, obstacles.data(), obstacle_count);
     Coarse coarse;
     coarse.cg_iterations = (int)header[8];
-    coarse.levels.resize(header[9]);
-    coarse.tail = (int)header[10];
+    coarse.cg_iterations_cold = (int)header[9];
+    coarse.levels.resize(header[10]);
+    coarse.tail = (int)header[11];
     read(in, coarse.levels.data(), coarse.levels.size());
     coarse.solid.resize((coarse.levels[0].cells + 3) / 4 * 4);
     read(in, coarse.solid.data(), coarse.solid.size());

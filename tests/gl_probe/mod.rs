@@ -136,6 +136,9 @@ impl Solver for GlProbe {
         StageTimes::default()
     }
     fn reset_stage_times(&mut self) {}
+    fn solve_report(&self) -> fluidlab::sim::SolveReport {
+        Default::default()
+    }
     fn snapshot(&self) -> Snapshot {
         Snapshot {
             positions: self

@@ -402,10 +402,14 @@ impl CpuSolver {
                 }
                 continue;
             }
-            let w = kernel.density_x4(r2);
-            let scale = kernel.gradient_scale_x4(r2);
+            let (w, scale) = kernel.density_and_gradient_scale_x4(r2);
             let (gx, gy, gz) = (ox * scale, oy * scale, oz * scale);
-            let scorr = integer_power_x4(w * c.inverse_scorr_reference, c.scorr_n) * -c.scorr_scale;
+            // s_corr is off by default: skip its power (−0, as −0 × the power would be).
+            let scorr = if c.scorr_scale != 0.0 {
+                integer_power_x4(w * c.inverse_scorr_reference, c.scorr_n) * -c.scorr_scale
+            } else {
+                Vec4::splat(-0.0)
+            };
             let out = Mat4::from_cols(gx, gy, gz, scorr).transpose();
             pairs[k..k + 4].copy_from_slice(&[out.x_axis, out.y_axis, out.z_axis, out.w_axis]);
             w4 += w;
@@ -689,6 +693,10 @@ impl Solver for CpuSolver {
                 neighbors,
             )
         })
+    }
+
+    fn solve_report(&self) -> SolveReport {
+        self.report
     }
 
     fn render_positions(&self, scalar: RenderScalar, out: &mut Vec<[f32; 4]>) {

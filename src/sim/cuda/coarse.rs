@@ -10,7 +10,7 @@
 
 use super::params::GpuParams;
 use super::pbf::{per_element, PbfKernels};
-use crate::sim::coarse::{CoarseCorrection, CG_ITERATIONS};
+use crate::sim::coarse::{CoarseCorrection, CG_ITERATIONS, CG_ITERATIONS_COLD};
 use crate::sim::multigrid::{Multigrid, SMOOTHING_SWEEPS};
 use crate::sim::{SolverError, World};
 use bytemuck::{Pod, Zeroable};
@@ -195,6 +195,12 @@ impl GpuCoarse {
             0.0
         };
         self.last_dt = constants.dt;
+        // The CPU's choice (`CoarseCorrection::apply`): more iterations from φ = 0.
+        let iterations = if scale > 0.0 {
+            CG_ITERATIONS
+        } else {
+            CG_ITERATIONS_COLD
+        };
         let k = &kernels.coarse_prepare;
         let mut launch = stream.launch_builder(k.function());
         launch
@@ -216,7 +222,7 @@ impl GpuCoarse {
             // SAFETY: both levels lie in the pooled kinds.
             unsafe { k.launch(&mut launch, per_element(coarse.cells as usize))? };
         }
-        self.solve(stream, kernels)?;
+        self.solve(stream, kernels, iterations)?;
 
         let total_faces: usize = self.faces.iter().map(|f| f.len()).sum();
         let k = &kernels.coarse_faces;
@@ -246,9 +252,14 @@ impl GpuCoarse {
         unsafe { k.launch(&mut launch, per_element(constants.particle_count as usize)) }
     }
 
-    /// `Multigrid::solve` from φ: r = b − Aφ, z = M⁻¹r, p = z, then CG_ITERATIONS + 1 updates of
+    /// `Multigrid::solve` from φ: r = b − Aφ, z = M⁻¹r, p = z, then `iterations` + 1 updates of
     /// φ with a preconditioned direction between them.
-    fn solve(&mut self, stream: &Arc<CudaStream>, kernels: &PbfKernels) -> Result<(), SolverError> {
+    fn solve(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        kernels: &PbfKernels,
+        iterations: usize,
+    ) -> Result<(), SolverError> {
         let level0 = self.levels[0];
         let n = level0.cells;
         let vector = per_element(n as usize);
@@ -271,7 +282,7 @@ impl GpuCoarse {
         self.dot(stream, kernels, Operands::ResidualZ, PCG_RZ_NEXT)?;
         self.scalars_update(stream, kernels, 2)?;
         self.new_direction(stream, kernels)?;
-        for iteration in 0..=CG_ITERATIONS {
+        for iteration in 0..=iterations {
             let k = &kernels.pcg_operator;
             let mut launch = stream.launch_builder(k.function());
             launch
@@ -297,7 +308,7 @@ impl GpuCoarse {
                 .arg(&mut self.residual_previous);
             // SAFETY: as above.
             unsafe { k.launch(&mut launch, vector)? };
-            if iteration == CG_ITERATIONS {
+            if iteration == iterations {
                 break;
             }
             self.precondition(stream, kernels)?;

@@ -114,6 +114,7 @@ fn emulate_frame(program: &Path, scene: &Scene, state: &InitialState, order: Ord
         most,
         tolerance.unwrap_or(-1.0).to_bits(),
         crate::sim::coarse::CG_ITERATIONS as u32,
+        crate::sim::coarse::CG_ITERATIONS_COLD as u32,
         levels.len() as u32,
         tail as u32,
     ];
@@ -256,6 +257,9 @@ impl Solver for EmulatedSolver<'_> {
             gravity: self.scene.params.gravity,
             solve: Default::default(),
         }
+    }
+    fn solve_report(&self) -> crate::sim::SolveReport {
+        Default::default()
     }
     fn render_positions(&self, _: crate::sim::RenderScalar, out: &mut Vec<[f32; 4]>) {
         out.clear();

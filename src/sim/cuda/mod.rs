@@ -1070,6 +1070,10 @@ impl Solver for CudaSolver {
         self.times.clear();
     }
 
+    fn solve_report(&self) -> SolveReport {
+        self.report
+    }
+
     fn snapshot(&self) -> Snapshot {
         self.try_snapshot().unwrap_or_else(|error| {
             // The trait returns no error: say why, and hand back NaNs that statistics and
