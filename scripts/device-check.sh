@@ -9,18 +9,24 @@
 #      EGL devices, CUDA–GL interop round trip)                        parity, interop; every launch
 #                                                                      synchronised, so a fault
 #                                                                      names its kernel
+#   2. validate --quick on cuda (10/30-layer pools,        25       90  the physics of every kernel:
+#      dam break vs Martin & Moyce, sloshing period)                   boundary density, coarse
+#                                                                      correction (MGPCG), the
+#                                                                      checks the CPU passes
 #   2. compute-sanitizer memcheck, 20k particles, 2 steps  20       90  memory errors in every kernel
 #   3. compute-sanitizer racecheck, same                   30       90  shared-memory races (scan)
 #   4. render 1920×1080, ~1M particles, 20 frames          15       60  interop path + per-pass times
 #   5. bench cuda 30k, 100k, 1M: 50 steps, stage events    15       90  per-stage times
 #   6. bench cuda 30k, 100k, 1M: JSON, no stage events     12       90  top speed
+#   6b. bench cuda 1M, density-error rule 0.1 %            10       60  iterations the rule needs,
+#                                                                      its readback every 4
 #   7. bench cpu 100k, 5 steps (for scale)                 10       60  CPU reference speed
 #   8. bench cuda 10M, 5 steps after 1 warm-up, once       30       90  memory per particle, launch
 #                                                                      size; a 10M dam break needs
 #                                                                      ~24 CFL substeps a frame once
 #                                                                      the front accelerates, so it
 #                                                                      runs only the first frames
-#   total (estimate)                                     ~160  BUDGET=380 (device call: 420)
+#   total (estimate)                                     ~195  BUDGET=380 (device call: 420)
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
@@ -29,8 +35,8 @@
 # particles; 1M-particle frames take tens of milliseconds; seeding 10M particles on the CPU
 # takes seconds. Replace them with the measured times (summary.txt) after the first run.
 #
-# Logs go to $OUT (at most 8 files: summary.txt, doctor.log, sanitizer.log, render.log,
-# render-1m-1080p.png, bench-cuda.log, bench-cpu-100000.log, bench-cuda-10m.log).
+# Logs go to $OUT (at most 8 files come back: summary.txt, doctor.log, validate.log,
+# sanitizer.log, render.log, render-1m-1080p.png, bench.log, bench-cuda-10m.log).
 #
 # The device machine has no cargo: build here, then carry the binary.
 #
@@ -104,6 +110,12 @@ step() { # name, timeout seconds, log file, command...
 step "doctor (FLUIDLAB_CUDA_SYNC_CHECK=1)" 120 "$OUT/doctor.log" env FLUIDLAB_CUDA_SYNC_CHECK=1 "$BIN" doctor
 grep -E '^(PASS|FAIL|SKIP)' "$OUT/doctor.log" | sed 's/^/  doctor: /' >>"$OUT/summary.txt"
 
+# 1b. The validation cases on the GPU (docs/validation.md): the same checks the CPU passes in
+# `cargo test`, so the boundary density and the coarse correction's kernels are checked against
+# physics, not only against the CPU. Charts stay on the device; the checks come back.
+step "validate --quick on cuda" 90 "$OUT/validate.log" "$BIN" validate --quick --backend cuda --out /tmp/validate-cuda
+grep -E '^(PASS|FAIL)' "$OUT/validate.log" | sed 's/^/  validate: /' >>"$OUT/summary.txt"
+
 # 2–3. Memory errors and shared-memory races in every kernel, on a short run.
 if command -v compute-sanitizer >/dev/null; then
     for tool in memcheck racecheck; do
@@ -127,14 +139,21 @@ last=$(ls /tmp/render/*.png 2>/dev/null | tail -1)
 # 5–6. Benchmarks at 30k (launch overhead), 100k and 1M: per-stage CUDA events (table), then
 # JSON without events for the top speed.
 sizes=30000,100000,1000000
-log="$OUT/bench-cuda.log"
+log="$OUT/bench.log"
 step "bench cuda $sizes" 90 "$log" "$BIN" bench dam-break --backend cuda --particles "$sizes" --steps 50 --warmup 10
 step "bench cuda $sizes, no stage events (json)" 90 "$log" "$BIN" bench dam-break --backend cuda --particles "$sizes" --steps 50 --warmup 10 --json --no-stage-timing
-grep -E 'step:|on cuda' "$log" | sed 's/^ */  /' >>"$OUT/summary.txt"
+# 6b. The density-error rule (0.1 %, 2–100 iterations) at 1M: the iterations it needs and the
+# cost of its device-side reduction, read every 4 iterations.
+rule=/tmp/dam-break-rule.toml
+printf '%s\nmax_density_error = 0.001\nmin_iterations = 2\nmax_iterations = 100\n' "$(cat scenes/dam-break.toml)" >"$rule"
+step "bench cuda 1000000, density-error rule 0.1 %" 60 /tmp/bench-rule.log "$BIN" bench "$rule" --backend cuda --particles 1000000 --steps 30 --warmup 5
+cat /tmp/bench-rule.log >>"$log"
+grep -E 'step:|on cuda|compression reached' /tmp/bench-rule.log | sed 's/^ */  /' >>"$OUT/summary.txt"
 
 # 7. The CPU solver for scale.
-step "bench cpu 100000 particles (for scale)" 60 "$OUT/bench-cpu-100000.log" "$BIN" bench dam-break --backend cpu --particles 100000 --steps 5 --warmup 1
-grep -E 'step:' "$OUT/bench-cpu-100000.log" | sed 's/^ */  cpu 100000: /' >>"$OUT/summary.txt"
+step "bench cpu 100000 particles (for scale)" 60 /tmp/bench-cpu.log "$BIN" bench dam-break --backend cpu --particles 100000 --steps 5 --warmup 1
+cat /tmp/bench-cpu.log >>"$log"
+grep -E 'step:' /tmp/bench-cpu.log | sed 's/^ */  cpu 100000: /' >>"$OUT/summary.txt"
 
 # 8. 10M particles once, first frames only (the front has not accelerated yet: few substeps).
 step "bench cuda 10000000 (5 steps)" 90 "$OUT/bench-cuda-10m.log" "$BIN" bench dam-break --backend cuda --particles 10000000 --steps 5 --warmup 1

@@ -312,44 +312,37 @@ impl CoarseCorrection {
         }
     }
 
-    /// The displacement at `point`: each component interpolated trilinearly from its faces.
+    /// The displacement at `point`: each component interpolated trilinearly from its faces
+    /// (along the component's axis faces sit at whole cells, across it at cell centres).
     pub fn displacement(&self, point: Vec3A) -> Vec3A {
         let g = (point - self.origin) / self.cell;
+        let dims = self.dims;
+        let whole: [FaceSample; 3] = std::array::from_fn(|a| FaceSample::new(g[a], dims[a] + 1));
+        let centre: [FaceSample; 3] = std::array::from_fn(|a| FaceSample::new(g[a] - 0.5, dims[a]));
         let mut u = Vec3A::ZERO;
         for axis in 0..3 {
-            let mut face_dims = self.dims;
-            face_dims[axis] += 1;
-            // Along `axis` faces sit at whole cells, across it at cell centres.
-            let mut base = [0usize; 3];
-            let mut fraction = [0.0f32; 3];
-            for a in 0..3 {
-                let coordinate = if a == axis { g[a] } else { g[a] - 0.5 };
-                let top = (face_dims[a] - 1) as f32;
-                let clamped = coordinate.clamp(0.0, top);
-                let floor = clamped.floor().min((face_dims[a].max(2) - 2) as f32);
-                base[a] = floor as usize;
-                fraction[a] = if face_dims[a] == 1 {
-                    0.0
-                } else {
-                    clamped - floor
-                };
-            }
+            let s: [FaceSample; 3] =
+                std::array::from_fn(|a| if a == axis { whole[a] } else { centre[a] });
+            let (nx, ny) = (
+                dims[0] + usize::from(axis == 0),
+                dims[1] + usize::from(axis == 1),
+            );
             let faces = &self.faces[axis];
             let mut value = 0.0;
             for n in 0..8usize {
-                let mut index = base;
+                let mut index = [0usize; 3];
                 let mut weight = 1.0;
                 for a in 0..3 {
                     if (n >> a) & 1 == 1 {
-                        index[a] = (index[a] + 1).min(face_dims[a] - 1);
-                        weight *= fraction[a];
+                        index[a] = s[a].next;
+                        weight *= s[a].fraction;
                     } else {
-                        weight *= 1.0 - fraction[a];
+                        index[a] = s[a].base;
+                        weight *= 1.0 - s[a].fraction;
                     }
                 }
                 if weight > 0.0 {
-                    value += weight
-                        * faces[index[0] + face_dims[0] * (index[1] + face_dims[1] * index[2])];
+                    value += weight * faces[index[0] + nx * (index[1] + ny * index[2])];
                 }
             }
             u[axis] = value;
@@ -365,6 +358,29 @@ impl CoarseCorrection {
     /// φ of cell (i, j, k) from the last solve.
     pub fn potential(&self, cell: [usize; 3]) -> f32 {
         self.phi[self.index(cell)]
+    }
+}
+
+/// Where a coordinate (in cells) falls among `count` face positions along one axis: the lower
+/// and upper sample and the fraction between them, clamped to the ends.
+#[derive(Clone, Copy)]
+struct FaceSample {
+    base: usize,
+    next: usize,
+    fraction: f32,
+}
+
+impl FaceSample {
+    #[inline(always)]
+    fn new(coordinate: f32, count: usize) -> Self {
+        let clamped = coordinate.clamp(0.0, (count - 1) as f32);
+        let floor = clamped.floor().min((count.max(2) - 2) as f32);
+        let base = floor as usize;
+        FaceSample {
+            base,
+            next: (base + 1).min(count - 1),
+            fraction: if count == 1 { 0.0 } else { clamped - floor },
+        }
     }
 }
 
