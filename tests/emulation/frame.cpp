@@ -1,4 +1,4 @@
-// One frame of the CUDA solver's launch sequence (src/sim/cuda/mod.rs, `substep`) with every
+// One frame of the CUDA solver's launch sequence (src/sim/cuda/stages.rs, `substep`) with every
 // kernel of kernels/pbf.cu run on the CPU, thread by thread. The cell scan runs on the host
 // (scan_blocks needs a real block; scan_test.cpp checks it). With `reverse`, threads run last
 // to first, so the counting sort fills every cell in reverse: the neighbour sums run in another
