@@ -374,24 +374,6 @@ mg_tail(const CoarseLevel* __restrict__ levels, int first, int count, const unsi
 #define PCG_ALPHA 4
 #define PCG_BETA 5
 
-// Adds a value over the block to *total (one double atomic per block); every thread calls it.
-__device__ __forceinline__ void coarse_block_sum(float value, double* total) {
-#ifdef PBF_EMULATION
-    atomicAdd(total, (double)value);
-#else
-    __shared__ float warp_sums[PBF_BLOCK / 32];
-    for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_down_sync(0xffffffffu, value, offset);
-    unsigned int lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    if (lane == 0) warp_sums[warp] = value;
-    __syncthreads();
-    if (warp == 0) {
-        value = lane < PBF_BLOCK / 32 ? warp_sums[lane] : 0.0f;
-        for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_down_sync(0xffffffffu, value, offset);
-        if (lane == 0) atomicAdd(total, (double)value);
-    }
-#endif
-}
-
 // out = A x (b null) or b − A x on level 0, 0 outside fluid cells.
 extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 pcg_operator(const CoarseLevel level, const unsigned char* __restrict__ kinds, const float* __restrict__ fractions,
@@ -417,7 +399,7 @@ pcg_dot(unsigned int n, const float* __restrict__ a, const float* __restrict__ b
     unsigned int i = thread_index();
     float value = 0.0f;
     if (i < n) value = a[i] * (c != nullptr ? b[i] - c[i] : b[i]);
-    coarse_block_sum(value, scalars + slot);
+    block_sum(value, scalars + slot);  // pbf.cu, which includes this file after it
 }
 
 // One thread. mode 0: α = r·z / p·q (0 when either is not positive: the CPU stops there), p·q
