@@ -495,13 +495,13 @@ fn the_render_command_writes_a_png_sequence() {
     let report = render_command::run(&RenderOptions {
         scene: scene_file.display().to_string(),
         frames: 3,
-        width: WIDTH,
-        height: HEIGHT,
+        size: (WIDTH, HEIGHT),
         out: out.clone(),
         view: View::Fluid,
         backend: Backend::Cpu,
         steps_per_frame: 1,
-        verbose: false,
+        timings: false,
+        quiet: true,
     })
     .expect("render command");
     assert_eq!(report.files.len(), 3);
@@ -536,13 +536,13 @@ fn the_render_command_releases_the_solver_gl_hold_before_gl_goes() {
     let options = RenderOptions {
         scene: scene_file.display().to_string(),
         frames: 2,
-        width: WIDTH,
-        height: HEIGHT,
+        size: (WIDTH, HEIGHT),
         out: directory.path().join("frames"),
         view: View::Fluid,
         backend: Backend::Cpu,
         steps_per_frame: 1,
-        verbose: false,
+        timings: false,
+        quiet: true,
     };
     render_command::run_with(&options, |scene| {
         let (created, probe_log) = gl_probe::GlProbe::of(scene);

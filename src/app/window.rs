@@ -29,16 +29,20 @@ use winit::keyboard::{KeyCode, ModifiersState, PhysicalKey};
 use winit::window::{Window, WindowId};
 
 /// What `fluidlab view` opens.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, clap::Args)]
 pub struct ViewerOptions {
-    /// Preset name or scene file.
+    /// Preset name or scene file path.
+    #[arg(default_value = "dam-break")]
     pub scene: String,
-    /// Solver backend.
+    /// Solver: auto picks CUDA when an NVIDIA driver and GPU are present, else the CPU.
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
-    /// Close after this many frames (tests, scripted screenshots).
+    /// Close the window after N frames (exit status 0; tests, scripted screenshots).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub exit_after_frames: Option<u64>,
-    /// Screenshot path: the last frame is saved there on `--exit-after-frames`, and the
-    /// screenshot key writes there instead of `fluidlab-screenshot-N.png`.
+    /// Save the view to FILE: at the last frame with --exit-after-frames, and on the
+    /// screenshot key (instead of `fluidlab-screenshot-N.png`).
+    #[arg(long, value_name = "FILE")]
     pub screenshot: Option<PathBuf>,
 }
 

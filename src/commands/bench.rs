@@ -7,7 +7,82 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use std::time::Instant;
 
-/// What to benchmark.
+/// `fluidlab bench`'s command line: one benchmark per particle count asked for.
+#[derive(Clone, Debug, clap::Args)]
+pub struct BenchArgs {
+    /// Preset name or scene file path.
+    #[arg(default_value = "dam-break")]
+    pub scene: String,
+    /// Rescale the particle spacing so the scene holds about N particles; a comma-separated
+    /// list (10000,40000,160000) runs one benchmark per size.
+    #[arg(long, value_name = "N[,N...]", value_delimiter = ',')]
+    pub particles: Vec<u64>,
+    /// Timed steps.
+    #[arg(long, default_value_t = 30)]
+    pub steps: u64,
+    /// Untimed warm-up steps.
+    #[arg(long, default_value_t = 5)]
+    pub warmup: u64,
+    /// Solver: auto picks CUDA when an NVIDIA driver and GPU are present, else the CPU.
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
+    pub backend: Backend,
+    /// Print one JSON object per size (JSON lines) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Do not time each stage (CUDA: no events between kernels, for the top speed).
+    #[arg(long)]
+    pub no_stage_timing: bool,
+    /// Profiler mode: after the warm-up run exactly N steps with stage timing off and print
+    /// one line, so a Nsight Systems / Compute capture holds nothing else (docs/cuda.md).
+    #[arg(long, value_name = "N", conflicts_with_all = ["steps", "json", "no_stage_timing"])]
+    pub profile_steps: Option<u64>,
+}
+
+/// `fluidlab bench`: a table, JSON lines or the profiler line per size. With several sizes, one
+/// that cannot run (memory) is skipped and said; it fails only when none ran.
+pub fn main(args: &BenchArgs) -> Result<()> {
+    let sizes: Vec<Option<u64>> = if args.particles.is_empty() {
+        vec![None]
+    } else {
+        args.particles.iter().copied().map(Some).collect()
+    };
+    let mut failures = 0;
+    for &particles in &sizes {
+        let options = BenchOptions {
+            scene: args.scene.clone(),
+            particles,
+            steps: args.profile_steps.unwrap_or(args.steps),
+            warmup: args.warmup,
+            backend: args.backend,
+            stage_timing: !args.no_stage_timing && args.profile_steps.is_none(),
+        };
+        let report = match run(&options, !args.json && args.profile_steps.is_none()) {
+            Ok(report) => report,
+            Err(error) if sizes.len() > 1 => {
+                eprintln!("skipped {} particles: {error:#}", particles.unwrap_or(0));
+                failures += 1;
+                continue;
+            }
+            Err(error) => return Err(error),
+        };
+        if args.profile_steps.is_some() {
+            println!(
+                "profiled {} steps of {} particles on {} after {} warm-up steps ({:.3} ms per step)",
+                report.steps, report.particles, report.backend, report.warmup, report.ms_per_step
+            );
+        } else if args.json {
+            println!("{}", serde_json::to_string(&report)?);
+        } else {
+            print(&report);
+        }
+    }
+    if failures == sizes.len() {
+        anyhow::bail!("no benchmark size could run");
+    }
+    Ok(())
+}
+
+/// One benchmark: what to run.
 #[derive(Clone, Debug)]
 pub struct BenchOptions {
     /// Preset name or scene file path.

@@ -322,3 +322,14 @@ fn interop_round_trip() -> (Status, String) {
 pub fn failures(checks: &[Check]) -> usize {
     checks.iter().filter(|c| c.status == Status::Fail).count()
 }
+
+/// `fluidlab doctor`: prints every check as it completes; fails when any check failed.
+pub fn main() -> anyhow::Result<()> {
+    println!("fluidlab doctor");
+    let checks = run(|check| println!("{check}"));
+    let failed = failures(&checks);
+    if failed > 0 {
+        anyhow::bail!("doctor: {failed} check(s) failed");
+    }
+    Ok(())
+}

@@ -6,6 +6,8 @@ pub mod render;
 pub mod simulate;
 pub mod validate;
 
+use crate::scene::{Scene, PRESETS};
+
 use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -31,6 +33,15 @@ pub struct Interrupted {
     pub step: u64,
     /// What was written and is complete, as a sentence tail.
     pub kept: String,
+}
+
+/// `fluidlab scenes`: every preset with its description.
+pub fn scenes() -> anyhow::Result<()> {
+    for (name, _) in PRESETS {
+        let scene = Scene::load(name)?;
+        println!("{name:<18} {}", scene.description);
+    }
+    Ok(())
 }
 
 /// A progress bar on standard error (hidden when it is not a terminal).

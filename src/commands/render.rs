@@ -10,26 +10,34 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 /// What to render.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, clap::Args)]
 pub struct RenderOptions {
     /// Preset name or scene file path.
     pub scene: String,
-    /// Frames to write.
+    /// Frames to write (frame 0 is the initial state).
+    #[arg(long, default_value_t = 60)]
     pub frames: u32,
-    /// Image width, pixels.
-    pub width: u32,
-    /// Image height, pixels.
-    pub height: u32,
+    /// Image size, WIDTHxHEIGHT pixels.
+    #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+    pub size: (u32, u32),
     /// Output directory (frame_0000.png, ...).
+    #[arg(long, default_value = "frames", value_name = "DIR")]
     pub out: PathBuf,
-    /// What to show.
+    /// What to draw.
+    #[arg(long, value_enum, default_value_t = View::Fluid)]
     pub view: View,
-    /// Solver backend.
+    /// Solver: auto picks CUDA when an NVIDIA driver and GPU are present, else the CPU.
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
-    /// Solver frames between written frames (frame 0 is the initial state).
+    /// Simulation frames between written frames.
+    #[arg(long, default_value_t = 1, value_name = "K")]
     pub steps_per_frame: u32,
-    /// Print progress and a summary.
-    pub verbose: bool,
+    /// Print the mean time of each render pass (glFinish-timed) and of the simulation.
+    #[arg(long)]
+    pub timings: bool,
+    /// Print nothing but errors (and the timings when asked).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// What a render run did.
@@ -48,6 +56,15 @@ pub struct RenderReport {
     pub pass_ms: Vec<(Pass, f64)>,
     /// Mean milliseconds of simulation per written frame.
     pub simulate_ms: f64,
+}
+
+/// `fluidlab render`: writes the frames, then the timings when asked.
+pub fn main(options: &RenderOptions) -> Result<()> {
+    let report = run(options)?;
+    if options.timings {
+        print_timings(&report);
+    }
+    Ok(())
 }
 
 /// Parses `WxH` (e.g. `1280x720`).
@@ -87,7 +104,7 @@ pub fn run_with(
     }
     let scene = Scene::load(&options.scene)?;
     let mut headless =
-        HeadlessRenderer::new(&scene, options.width, options.height, PassClock::Finish)?;
+        HeadlessRenderer::new(&scene, options.size.0, options.size.1, PassClock::Finish)?;
     let created = create(&scene)?;
     let mut solver = created.solver;
     let report = render_frames(
@@ -116,14 +133,14 @@ fn render_frames(
             options.out.display()
         )
     })?;
-    if options.verbose {
+    if !options.quiet {
         eprintln!(
             "{}: {} particles, {} frames of {}×{} ({} view), backend {}, {}",
             scene.name,
             solver.particle_count(),
             options.frames,
-            options.width,
-            options.height,
+            options.size.0,
+            options.size.1,
             options.view.name(),
             backend_note,
             headless.description()
@@ -157,7 +174,7 @@ fn render_frames(
         }
         let path = options.out.join(format!("frame_{frame:04}.png"));
         save_png(&image, &path)?;
-        if options.verbose {
+        if !options.quiet {
             eprintln!("wrote {}", path.display());
         }
         files.push(path);

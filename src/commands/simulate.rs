@@ -9,26 +9,35 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 /// What to simulate and what to write.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, clap::Args)]
 pub struct SimulateOptions {
-    /// Preset name or scene file path.
+    /// Preset name (see `fluidlab scenes`) or path to a scene TOML file.
+    #[arg(default_value = "dam-break")]
     pub scene: String,
-    /// Steps (frames of dt) to run.
+    /// Number of steps (frames of the scene's dt) to run [default: 120].
+    #[arg(long, conflicts_with = "seconds")]
     pub steps: Option<u64>,
-    /// Simulated seconds to run (converted to steps of dt).
+    /// Simulated time to run, seconds (rounded up to whole steps).
+    #[arg(long)]
     pub seconds: Option<f64>,
-    /// Solver backend.
+    /// Solver: auto picks CUDA when an NVIDIA driver and GPU are present, else the CPU.
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
-    /// Directory for particle frames.
+    /// Write particle frames (frame_STEP.csv or .ply) into this directory.
+    #[arg(long, value_name = "DIR")]
     pub export: Option<PathBuf>,
-    /// Record a frame (and a stats line) every K steps.
+    /// Record a frame and a statistics line every K steps (step 0 and the last step always).
+    #[arg(long, default_value_t = 1, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
     pub every: u64,
-    /// Frame file format.
+    /// Format of exported frames.
+    #[arg(long, value_enum, default_value_t = FrameFormat::Csv)]
     pub format: FrameFormat,
-    /// File for JSON-lines statistics.
+    /// Write one JSON object of statistics per recorded frame to this file.
+    #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
-    /// Print progress and a summary.
-    pub verbose: bool,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// What a finished run did.
@@ -59,7 +68,7 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
         (None, None) => DEFAULT_STEPS,
     };
     let every = options.every.max(1);
-    if options.verbose {
+    if !options.quiet {
         eprintln!(
             "{}: {} particles, {} steps of {:.4} s (≥ {} substeps × {} iterations), backend {}",
             scene.name,
@@ -102,7 +111,7 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
     };
 
     let mut last = record(solver.as_ref(), 0, 0.0)?;
-    let bar = options.verbose.then(|| super::progress_bar(steps, "steps"));
+    let bar = (!options.quiet).then(|| super::progress_bar(steps, "steps"));
     let start = Instant::now();
     let mut since_record = Instant::now();
     for step in 1..=steps {
@@ -162,7 +171,7 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
         frames_written,
         wall_seconds,
     };
-    if options.verbose {
+    if !options.quiet {
         print_summary(
             &scene,
             &created.note,

@@ -26,6 +26,21 @@ pub struct ValidateOptions {
     pub quick: bool,
 }
 
+/// `fluidlab validate`: runs the cases, prints a summary, fails when a check failed.
+pub fn main(options: &ValidateOptions) -> Result<()> {
+    let checks = run(options)?;
+    let failed = checks.iter().filter(|c| !c.passed).count();
+    println!(
+        "validate: {} check(s), {failed} failed; curves in {}",
+        checks.len(),
+        options.out.display()
+    );
+    if failed > 0 {
+        bail!("validate: {failed} check(s) failed");
+    }
+    Ok(())
+}
+
 /// Runs the cases; returns every check (the caller fails when one failed).
 pub fn run(options: &ValidateOptions) -> Result<Vec<Check>> {
     let cases: Vec<&str> = if options.cases.is_empty() {
