@@ -2,6 +2,7 @@
 //! assertions on the images and buffers themselves. Needs scripts/setup.sh's Mesa packages.
 
 use fluidlab::app::headless::HeadlessRenderer;
+use fluidlab::backend::Created;
 use fluidlab::commands::render::{self as render_command, RenderOptions};
 use fluidlab::render::{Buffer, Camera, Image, PassClock, RenderSettings, View};
 use fluidlab::scene::Scene;
@@ -31,6 +32,8 @@ const SCENE: &str = r#"
 struct FixedParticles {
     positions: Vec<[f32; 4]>,
     params: Params,
+    /// Reading the state back fails (as a CUDA copy can).
+    unreadable: bool,
 }
 
 impl FixedParticles {
@@ -43,6 +46,7 @@ impl FixedParticles {
                 .map(|p| [p.x, p.y, p.z, 0.0])
                 .collect(),
             params: scene.params.clone(),
+            unreadable: false,
         }
     }
 
@@ -50,6 +54,7 @@ impl FixedParticles {
         FixedParticles {
             positions: Vec::new(),
             params: scene.params.clone(),
+            unreadable: false,
         }
     }
 }
@@ -81,25 +86,40 @@ impl Solver for FixedParticles {
     fn solve_report(&self) -> fluidlab::sim::SolveReport {
         Default::default()
     }
-    fn snapshot(&self) -> Snapshot {
-        Snapshot {
+    fn snapshot(&self) -> Result<Snapshot, SolverError> {
+        if self.unreadable {
+            return Err(SolverError::Backend(
+                "copying particles back failed (test)".into(),
+            ));
+        }
+        Ok(Snapshot {
             positions: self
                 .positions
                 .iter()
                 .map(|p| Vec3A::new(p[0], p[1], p[2]))
                 .collect(),
             ..Snapshot::default()
-        }
+        })
     }
     /// At rest (speed 0, the bottom of the speed ramp) and at 1.1 ρ₀ (the top of the density
     /// ramp), so the two particle views must colour the same particles differently.
-    fn render_positions(&self, scalar: RenderScalar, out: &mut Vec<[f32; 4]>) {
+    fn render_positions(
+        &self,
+        scalar: RenderScalar,
+        out: &mut Vec<[f32; 4]>,
+    ) -> Result<(), SolverError> {
+        if self.unreadable {
+            return Err(SolverError::Backend(
+                "copying particles back failed (test)".into(),
+            ));
+        }
         let value = match scalar {
             RenderScalar::Speed => 0.0,
             RenderScalar::Density => 1.1 * self.params.rest_density,
         };
         out.clear();
         out.extend(self.positions.iter().map(|p| [p[0], p[1], p[2], value]));
+        Ok(())
     }
 }
 
@@ -552,4 +572,40 @@ fn the_render_command_releases_the_solver_gl_hold_before_gl_goes() {
     .expect("render command");
     let log = log.expect("the solver was created").lock().unwrap().clone();
     log.assert_released_while_gl_was_alive();
+}
+
+/// A solver that cannot read its particles back makes the render command fail with the cause,
+/// instead of drawing made-up values (issue 9: errors are values).
+#[test]
+fn a_failed_read_back_stops_the_render_command_with_its_cause() {
+    let directory = tempfile::tempdir().expect("temporary directory");
+    let scene_file = directory.path().join("block.toml");
+    std::fs::write(&scene_file, SCENE).expect("scene file");
+    let options = RenderOptions {
+        scene: scene_file.display().to_string(),
+        frames: 2,
+        size: (WIDTH, HEIGHT),
+        out: directory.path().join("frames"),
+        view: View::Fluid,
+        backend: Backend::Cpu,
+        steps_per_frame: 1,
+        timings: false,
+        quiet: true,
+    };
+    let error = render_command::run_with(&options, |scene| {
+        let mut solver = FixedParticles::of(scene);
+        solver.unreadable = true;
+        Ok(Created {
+            solver: Box::new(solver),
+            note: "fixed".into(),
+        })
+    })
+    .expect_err("the render must fail");
+    let message = format!("{error:#}");
+    assert!(
+        message.contains("reading particles back")
+            && message.contains("copying particles back failed"),
+        "{message}"
+    );
+    assert!(!directory.path().join("frames/frame_0000.png").exists());
 }

@@ -42,7 +42,7 @@ fn a_block_of_fluid_settles_at_rest_density_and_height() {
     let count = solver.particle_count();
     assert_eq!(count, 15 * 10 * 15);
     run(&mut solver, 180);
-    let snapshot = solver.snapshot();
+    let snapshot = solver.snapshot().unwrap();
     assert_eq!(snapshot.positions.len(), count);
     let margin = scene.params.particle_radius() - 1e-6;
     for (id, p) in snapshot.positions.iter().enumerate() {
@@ -138,6 +138,7 @@ fn momentum_of_colliding_blobs(coarse: bool, allowance: f64) {
     ));
     let momentum = |s: &CpuSolver| {
         s.snapshot()
+            .unwrap()
             .velocities
             .iter()
             .fold(glam::DVec3::ZERO, |sum, v| {
@@ -147,12 +148,13 @@ fn momentum_of_colliding_blobs(coarse: bool, allowance: f64) {
     let before = momentum(&solver);
     let initial_speed: f64 = solver
         .snapshot()
+        .unwrap()
         .velocities
         .iter()
         .map(|v| v.length() as f64)
         .sum();
     run(&mut solver, 20);
-    let snapshot = solver.snapshot();
+    let snapshot = solver.snapshot().unwrap();
     let after = momentum(&solver);
     // The blobs met: the bodies pushed each other (speeds changed a lot) and compressed.
     let final_speed: f64 = snapshot.velocities.iter().map(|v| v.length() as f64).sum();
@@ -199,7 +201,7 @@ fn a_mirror_symmetric_scene_stays_symmetric() {
             (p.z * 1e4).round() as i64,
         )
     };
-    let initial = solver.snapshot().positions;
+    let initial = solver.snapshot().unwrap().positions;
     let index: HashMap<_, _> = initial
         .iter()
         .enumerate()
@@ -207,7 +209,7 @@ fn a_mirror_symmetric_scene_stays_symmetric() {
         .collect();
     let partner: Vec<usize> = initial.iter().map(|p| index[&key(mirror(*p))]).collect();
     run(&mut solver, 6);
-    let positions = solver.snapshot().positions;
+    let positions = solver.snapshot().unwrap().positions;
     let moved = positions
         .iter()
         .zip(&initial)
@@ -232,7 +234,7 @@ fn a_mirror_symmetric_scene_stays_symmetric() {
     // Later, single particles diverge (the splash is chaotic) but the flow stays symmetric:
     // the centre of mass stays on the mirror plane and the two fronts at the same distance.
     run(&mut solver, 24);
-    let stats = FrameStats::measure(&solver.snapshot(), 30, 0.5, 0.0);
+    let stats = FrameStats::measure(&solver.snapshot().unwrap(), 30, 0.5, 0.0);
     assert!(
         (stats.center_of_mass[0] - 0.3).abs() < 0.05 * scene.params.spacing as f64,
         "{:?}",
@@ -268,7 +270,7 @@ fn a_lone_particle_falls_freely_without_nan() {
     };
     let mut solver = CpuSolver::new(lone_world(), params.clone(), &initial).unwrap();
     run(&mut solver, 10);
-    let snapshot = solver.snapshot();
+    let snapshot = solver.snapshot().unwrap();
     // Symplectic Euler: after n substeps v = −g n dt and y = y₀ − g dt² n(n+1)/2.
     let n = 10.0 * params.substeps as f32;
     let dt = params.dt / params.substeps as f32;
@@ -291,7 +293,7 @@ fn coincident_particles_separate_without_nan() {
     };
     let mut solver = CpuSolver::new(lone_world(), params, &initial).unwrap();
     run(&mut solver, 5);
-    let s = solver.snapshot();
+    let s = solver.snapshot().unwrap();
     assert!(s.positions.iter().all(|p| p.is_finite()));
     assert!(s.velocities.iter().all(|v| v.is_finite()));
     for (a, b) in [(0, 1), (0, 2), (1, 2)] {
@@ -360,7 +362,7 @@ fn live_parameter_edits_reach_the_next_step() {
     sideways.gravity = [2.0, 0.0, 0.0];
     solver.set_params(&sideways).unwrap();
     solver.step().unwrap();
-    let v = solver.snapshot().velocities[0];
+    let v = solver.snapshot().unwrap().velocities[0];
     assert!((v.x - 2.0 * params.dt).abs() < 1e-5 && v.y == 0.0, "{v}");
     let mut bad = params;
     bad.spacing = 0.03;

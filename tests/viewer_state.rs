@@ -38,7 +38,7 @@ fn a_live_parameter_edit_reaches_the_solver_on_the_next_step() {
     );
     assert!(state.advance().expect("step"));
     assert_eq!(state.solver.params(), &params);
-    let snapshot = state.solver.snapshot();
+    let snapshot = state.solver.snapshot().unwrap();
     let mean_vx: f32 =
         snapshot.velocities.iter().map(|v| v.x).sum::<f32>() / snapshot.velocities.len() as f32;
     assert!(
@@ -121,7 +121,7 @@ fn restart_rebuilds_the_scene_with_the_chosen_shape_position_and_container() {
         state.solver.particle_count() as u64,
         state.scene.particle_count()
     );
-    for p in state.solver.snapshot().positions {
+    for p in state.solver.snapshot().unwrap().positions {
         assert!(
             (p - center).length() <= radius + 1e-4,
             "particle {p} outside the sphere"

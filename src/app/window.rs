@@ -307,7 +307,7 @@ impl Viewer {
             self.state.solver.reset_stage_times();
             let steps = self.state.solver.steps_taken();
             self.info.fluid = Some(crate::output::FrameStats::measure(
-                &self.state.solver.snapshot(),
+                &self.state.solver.snapshot()?,
                 steps,
                 0.0,
                 0.0,

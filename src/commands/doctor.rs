@@ -288,7 +288,9 @@ fn interop_round_trip() -> (Status, String) {
             let back = gl.read_buffer(buffer, particles * 16);
             let records: &[[f32; 4]] = bytemuck::cast_slice(&back);
             let mut expected = Vec::new();
-            solver.render_positions(RenderScalar::Density, &mut expected);
+            solver
+                .render_positions(RenderScalar::Density, &mut expected)
+                .map_err(|e| e.to_string())?;
             let wrong = records.iter().zip(&expected).position(|(a, b)| {
                 a[..3] != b[..3] || (a[3] - b[3]).abs() > 1e-6 * b[3].abs().max(1.0)
             });

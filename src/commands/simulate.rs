@@ -95,7 +95,7 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
 
     let mut frames_written = 0;
     let mut record = |solver: &dyn Solver, step: u64, step_ms: f64| -> Result<FrameStats> {
-        let snapshot = solver.snapshot();
+        let snapshot = solver.snapshot()?;
         let stats = FrameStats::measure(&snapshot, step, step as f64 * dt, step_ms);
         if let Some(directory) = &options.export {
             write_frame(directory, step, stats.time, &snapshot, options.format)
@@ -161,6 +161,9 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
         if let Some(bar) = &bar {
             bar.inc(1);
         }
+    }
+    if let Some(writer) = stats_file {
+        writer.finish().context("cannot write the stats file")?;
     }
     let wall_seconds = start.elapsed().as_secs_f64();
     if let Some(bar) = bar {

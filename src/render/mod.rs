@@ -455,7 +455,9 @@ impl Renderer {
             .map_err(|e| anyhow!("writing particles into the GL buffer: {e}"))?;
         self.interop = Some(written);
         if !written {
-            solver.render_positions(scalar, &mut self.particle_scratch);
+            solver
+                .render_positions(scalar, &mut self.particle_scratch)
+                .map_err(|e| anyhow!("reading particles back for drawing: {e}"))?;
             unsafe {
                 gl.bind_buffer(glow::ARRAY_BUFFER, Some(self.particle_buffer));
                 gl.buffer_sub_data_u8_slice(

@@ -20,6 +20,8 @@ pub struct UniformGrid {
     /// `order[k]` is the unsorted index of the particle that goes to sorted position `k`.
     order: Vec<u32>,
     cell_of: Vec<u32>,
+    /// The scatter's next free slot per cell (kept between builds: no allocation per step).
+    next: Vec<u32>,
 }
 
 impl UniformGrid {
@@ -40,6 +42,7 @@ impl UniformGrid {
             cell_start: vec![0; cells + 1],
             order: Vec::new(),
             cell_of: Vec::new(),
+            next: Vec::new(),
         }
     }
 
@@ -74,12 +77,13 @@ impl UniformGrid {
     /// the cell ranges refer to sorted positions. Stable, so equal cells keep their order.
     pub fn build(&mut self, positions: &[Vec3A]) {
         let n = positions.len();
-        self.cell_of.resize(n, 0);
+        let mut cell_of = std::mem::take(&mut self.cell_of);
+        cell_of.resize(n, 0);
         let grid = &*self;
-        let cell_of: Vec<u32> = positions
-            .par_iter()
-            .map(|&p| grid.cell_index(grid.cell_coords(p)) as u32)
-            .collect();
+        cell_of
+            .par_iter_mut()
+            .zip(positions.par_iter())
+            .for_each(|(cell, &p)| *cell = grid.cell_index(grid.cell_coords(p)) as u32);
         self.cell_of = cell_of;
 
         self.cell_start.fill(0);
@@ -89,10 +93,10 @@ impl UniformGrid {
         for c in 1..self.cell_start.len() {
             self.cell_start[c] += self.cell_start[c - 1];
         }
-        let mut next = self.cell_start.clone();
+        self.next.clone_from(&self.cell_start);
         self.order.resize(n, 0);
         for (i, &cell) in self.cell_of.iter().enumerate() {
-            let slot = &mut next[cell as usize];
+            let slot = &mut self.next[cell as usize];
             self.order[*slot as usize] = i as u32;
             *slot += 1;
         }

@@ -141,9 +141,22 @@ impl InitialState {
             .fold(0.0, f32::max)
     }
 
+    /// Checks what every solver needs of an initial state: ids fit in 32 bits with
+    /// `u32::MAX` left free (both backends use it as "none"), and every value is finite
+    /// ([`InitialState::check_finite`]).
+    pub fn check(&self) -> Result<(), SolverError> {
+        let n = self.len();
+        if n >= u32::MAX as usize {
+            return Err(SolverError::Params(format!(
+                "{n} particles exceed the 32-bit id range (at most 2³² − 2)"
+            )));
+        }
+        self.check_finite()
+    }
+
     /// Fails with [`SolverError::NonFinite`] naming the first particle whose position or
     /// velocity is NaN or infinite.
-    pub fn check_finite(&self) -> Result<(), SolverError> {
+    fn check_finite(&self) -> Result<(), SolverError> {
         let bad = (0..self.len())
             .find(|&i| !self.positions[i].is_finite() || !self.velocities[i].is_finite());
         let Some(id) = bad else {
@@ -332,15 +345,20 @@ pub trait Solver {
     /// Clears the accumulated stage times.
     fn reset_stage_times(&mut self);
 
-    /// The particle state in id order.
-    fn snapshot(&self) -> Snapshot;
+    /// The particle state in id order. Fails when the backend cannot read its state back (a
+    /// CUDA copy error), never with made-up values.
+    fn snapshot(&self) -> Result<Snapshot, SolverError>;
 
     /// How the last frame's constraint iterations went (cheap: no particle data copied).
     fn solve_report(&self) -> SolveReport;
 
     /// Writes one `[x, y, z, scalar]` per particle (in the solver's internal order) for
     /// drawing; `scalar` says what the fourth lane carries.
-    fn render_positions(&self, scalar: RenderScalar, out: &mut Vec<[f32; 4]>);
+    fn render_positions(
+        &self,
+        scalar: RenderScalar,
+        out: &mut Vec<[f32; 4]>,
+    ) -> Result<(), SolverError>;
 
     /// Writes the same `[x, y, z, scalar]` records straight into the OpenGL buffer object
     /// `gl_buffer` (at least `particle_count() * 16` bytes) with no host round trip, when the

@@ -66,7 +66,7 @@ pub fn resting_pool(layers: u32, seconds: f64, setup: Setup) -> Result<RestingPo
     let mass = scene.params.particle_mass as f64;
     let dt = scene.params.dt as f64;
     let frames = (seconds / dt).round() as u64;
-    let start = FrameStats::measure(&solver.snapshot(), 0, 0.0, 0.0);
+    let start = FrameStats::measure(&solver.snapshot()?, 0, 0.0, 0.0);
     let mut pool = RestingPool {
         layers,
         depth: depth as f64,
@@ -79,7 +79,7 @@ pub fn resting_pool(layers: u32, seconds: f64, setup: Setup) -> Result<RestingPo
             .step()
             .with_context(|| format!("{layers}-layer pool, frame {frame}"))?;
         let time = frame as f64 * dt;
-        let stats = FrameStats::measure(&solver.snapshot(), frame, time, 0.0);
+        let stats = FrameStats::measure(&solver.snapshot()?, frame, time, 0.0);
         let speed = rms_speed(&stats, mass);
         if time >= 1.0 {
             late_speed = late_speed.max(speed);
@@ -89,7 +89,7 @@ pub fn resting_pool(layers: u32, seconds: f64, setup: Setup) -> Result<RestingPo
             .push([time, stats.kinetic_energy, speed, stats.center_of_mass[1]]);
         last = stats;
     }
-    let snapshot = solver.snapshot();
+    let snapshot = solver.snapshot()?;
     let surface = last.surface_height.unwrap_or(f64::NAN);
     // The fluid's volume at rest density is the seeding lattice's (each particle one spacing³:
     // the mass is calibrated so the lattice sits at ρ₀), over the floor.
@@ -205,7 +205,7 @@ pub fn dam_break(setup: Setup) -> Result<DamBreak> {
     let mut result = DamBreak::default();
     let mut frame = 0u64;
     loop {
-        let snapshot = solver.snapshot();
+        let snapshot = solver.snapshot()?;
         let mut x: Vec<f32> = snapshot.positions.iter().map(|p| p.x).collect();
         x.sort_by(f32::total_cmp);
         let front = x[((x.len() as f64 * 0.999) as usize).min(x.len() - 1)] as f64;
@@ -334,7 +334,7 @@ pub fn sloshing(spacing: f32, seconds: f64, setup: Setup) -> Result<Sloshing> {
                 .step()
                 .with_context(|| format!("sloshing, frame {frame}"))?;
         }
-        let snapshot = solver.snapshot();
+        let snapshot = solver.snapshot()?;
         let x = snapshot.positions.iter().map(|p| p.x as f64).sum::<f64>()
             / snapshot.positions.len() as f64;
         result

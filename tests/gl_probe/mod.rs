@@ -139,19 +139,24 @@ impl Solver for GlProbe {
     fn solve_report(&self) -> fluidlab::sim::SolveReport {
         Default::default()
     }
-    fn snapshot(&self) -> Snapshot {
-        Snapshot {
+    fn snapshot(&self) -> Result<Snapshot, SolverError> {
+        Ok(Snapshot {
             positions: self
                 .positions
                 .iter()
                 .map(|p| Vec3A::new(p[0], p[1], p[2]))
                 .collect(),
             ..Snapshot::default()
-        }
+        })
     }
-    fn render_positions(&self, _: RenderScalar, out: &mut Vec<[f32; 4]>) {
+    fn render_positions(
+        &self,
+        _: RenderScalar,
+        out: &mut Vec<[f32; 4]>,
+    ) -> Result<(), SolverError> {
         out.clear();
         out.extend_from_slice(&self.positions);
+        Ok(())
     }
     /// Takes hold of the buffer, then lets the renderer upload (as when interop is refused).
     fn write_gl_buffer(&mut self, gl_buffer: u32, _: RenderScalar) -> Result<bool, SolverError> {

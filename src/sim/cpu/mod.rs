@@ -179,12 +179,7 @@ impl CpuSolver {
             .validate()
             .map_err(|e| SolverError::Params(e.to_string()))?;
         let n = initial.len();
-        if n > u32::MAX as usize {
-            return Err(SolverError::Params(format!(
-                "{n} particles exceed the 2³² id range"
-            )));
-        }
-        initial.check_finite()?;
+        initial.check()?;
         let grid = UniformGrid::new(&world.container, params.kernel_radius);
         let coarse = Some(CoarseCorrection::new(&world, &grid));
         let mut solver = Self {
@@ -683,23 +678,32 @@ impl Solver for CpuSolver {
         self.times.clear();
     }
 
-    fn snapshot(&self) -> Snapshot {
-        Snapshot::from_sorted(&self.params, self.report, &self.ids, |k| {
-            let neighbors = self.neighbor_start[k + 1] - self.neighbor_start[k];
-            (
-                self.positions[k],
-                self.velocities[k],
-                self.densities[k],
-                neighbors,
-            )
-        })
+    fn snapshot(&self) -> Result<Snapshot, SolverError> {
+        Ok(Snapshot::from_sorted(
+            &self.params,
+            self.report,
+            &self.ids,
+            |k| {
+                let neighbors = self.neighbor_start[k + 1] - self.neighbor_start[k];
+                (
+                    self.positions[k],
+                    self.velocities[k],
+                    self.densities[k],
+                    neighbors,
+                )
+            },
+        ))
     }
 
     fn solve_report(&self) -> SolveReport {
         self.report
     }
 
-    fn render_positions(&self, scalar: RenderScalar, out: &mut Vec<[f32; 4]>) {
+    fn render_positions(
+        &self,
+        scalar: RenderScalar,
+        out: &mut Vec<[f32; 4]>,
+    ) -> Result<(), SolverError> {
         out.clear();
         out.par_extend((0..self.positions.len()).into_par_iter().map(|k| {
             let x = self.positions[k];
@@ -709,6 +713,7 @@ impl Solver for CpuSolver {
             };
             [x.x, x.y, x.z, value]
         }));
+        Ok(())
     }
 }
 

@@ -245,8 +245,8 @@ impl Solver for EmulatedSolver<'_> {
         StageTimes::default()
     }
     fn reset_stage_times(&mut self) {}
-    fn snapshot(&self) -> Snapshot {
-        Snapshot {
+    fn snapshot(&self) -> Result<Snapshot, SolverError> {
+        Ok(Snapshot {
             positions: self.state.positions.clone(),
             velocities: self.state.velocities.clone(),
             densities: self.densities.clone(),
@@ -256,14 +256,19 @@ impl Solver for EmulatedSolver<'_> {
             spacing: self.scene.params.spacing,
             gravity: self.scene.params.gravity,
             solve: Default::default(),
-        }
+        })
     }
     fn solve_report(&self) -> crate::sim::SolveReport {
         Default::default()
     }
-    fn render_positions(&self, _: crate::sim::RenderScalar, out: &mut Vec<[f32; 4]>) {
+    fn render_positions(
+        &self,
+        _: crate::sim::RenderScalar,
+        out: &mut Vec<[f32; 4]>,
+    ) -> Result<(), SolverError> {
         out.clear();
         out.extend(self.state.positions.iter().map(|p| [p.x, p.y, p.z, 0.0]));
+        Ok(())
     }
 }
 
@@ -290,7 +295,7 @@ fn the_kernels_run_on_the_cpu_match_the_reference_solver() {
     ] {
         let mut cpu = CpuSolver::new(scene.world(), scene.params.clone(), &state).unwrap();
         cpu.step().unwrap();
-        let reference = cpu.snapshot();
+        let reference = cpu.snapshot().unwrap();
 
         // Threads in order: the sort is stable like the CPU's, sums run in the same order.
         let frame = emulate_frame(&program, &scene, &state, Order::Forward);
@@ -371,7 +376,7 @@ fn the_kernels_follow_the_density_error_rule_like_the_reference_solver() {
     let state = parity::moving_state(&scene).expect("CPU warm-up");
     let mut cpu = CpuSolver::new(scene.world(), scene.params.clone(), &state).unwrap();
     cpu.step().unwrap();
-    let reference = cpu.snapshot();
+    let reference = cpu.snapshot().unwrap();
     let frame = emulate_frame(&program, &scene, &state, Order::Forward);
     let iterations = reference.solve.iterations * frame.substeps as f32;
     println!(

@@ -162,12 +162,7 @@ impl CudaSolver {
             return Err(SolverError::Backend(reason));
         }
         let n = initial.len();
-        if n >= u32::MAX as usize {
-            return Err(SolverError::Params(format!(
-                "{n} particles exceed the 2³² id range"
-            )));
-        }
-        initial.check_finite()?;
+        initial.check()?;
         let constants = GpuParams::new(
             &params,
             &world,
@@ -481,48 +476,32 @@ impl Solver for CudaSolver {
         self.report
     }
 
-    fn snapshot(&self) -> Snapshot {
-        self.try_snapshot().unwrap_or_else(|error| {
-            // The trait returns no error: say why, and hand back NaNs that statistics and
-            // exports make visible rather than plausible zeros.
-            eprintln!("error: {error}");
-            let n = self.particle_count;
-            Snapshot {
-                positions: vec![Vec3A::NAN; n],
-                velocities: vec![Vec3A::NAN; n],
-                densities: vec![f32::NAN; n],
-                neighbor_counts: vec![0; n],
-                particle_mass: self.params.particle_mass,
-                rest_density: self.params.rest_density,
-                spacing: self.params.spacing,
-                gravity: self.params.gravity,
-                solve: self.report,
-            }
-        })
+    fn snapshot(&self) -> Result<Snapshot, SolverError> {
+        self.try_snapshot()
     }
 
-    fn render_positions(&self, scalar: RenderScalar, out: &mut Vec<[f32; 4]>) {
+    fn render_positions(
+        &self,
+        scalar: RenderScalar,
+        out: &mut Vec<[f32; 4]>,
+    ) -> Result<(), SolverError> {
         out.clear();
-        let copied = self.download(&self.buffers.positions).and_then(|p| {
-            let values: Vec<f32> = match scalar {
-                RenderScalar::Speed => self
-                    .download(&self.buffers.velocities)?
-                    .iter()
-                    .map(|v| to_vec3(v).length())
-                    .collect(),
-                RenderScalar::Density => self.download(&self.buffers.densities)?,
-            };
-            Ok((p, values))
-        });
-        match copied {
-            Ok((positions, values)) => out.extend(
-                positions
-                    .iter()
-                    .zip(&values)
-                    .map(|(x, value)| [x[0], x[1], x[2], *value]),
-            ),
-            Err(error) => eprintln!("error: {error}"),
-        }
+        let positions = self.download(&self.buffers.positions)?;
+        let values: Vec<f32> = match scalar {
+            RenderScalar::Speed => self
+                .download(&self.buffers.velocities)?
+                .iter()
+                .map(|v| to_vec3(v).length())
+                .collect(),
+            RenderScalar::Density => self.download(&self.buffers.densities)?,
+        };
+        out.extend(
+            positions
+                .iter()
+                .zip(&values)
+                .map(|(x, value)| [x[0], x[1], x[2], *value]),
+        );
+        Ok(())
     }
 
     fn write_gl_buffer(

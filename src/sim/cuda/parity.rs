@@ -338,7 +338,7 @@ pub fn moving_state(scene: &Scene) -> Result<InitialState, SolverError> {
     for _ in 0..ONE_STEP_WARMUP_FRAMES {
         cpu.step()?;
     }
-    let snapshot = cpu.snapshot();
+    let snapshot = cpu.snapshot()?;
     Ok(InitialState {
         positions: snapshot.positions,
         velocities: snapshot.velocities,
@@ -367,7 +367,7 @@ impl OneStepSpread {
     ) -> Result<Self, SolverError> {
         reference.step()?;
         candidate.step()?;
-        let (a, b) = (reference.snapshot(), candidate.snapshot());
+        let (a, b) = (reference.snapshot()?, candidate.snapshot()?);
         let mut spread = OneStepSpread {
             particles: a.positions.len(),
             ..Default::default()
@@ -424,10 +424,18 @@ pub fn run_windows(
     for frame in 1..=frames {
         reference.step()?;
         candidate.step()?;
-        sums.0
-            .add(&FrameStats::measure(&reference.snapshot(), frame, 0.0, 0.0));
-        sums.1
-            .add(&FrameStats::measure(&candidate.snapshot(), frame, 0.0, 0.0));
+        sums.0.add(&FrameStats::measure(
+            &reference.snapshot()?,
+            frame,
+            0.0,
+            0.0,
+        ));
+        sums.1.add(&FrameStats::measure(
+            &candidate.snapshot()?,
+            frame,
+            0.0,
+            0.0,
+        ));
         if frame % window == 0 || frame == frames {
             windows.push((sums.0.mean(), sums.1.mean()));
             sums = Default::default();
