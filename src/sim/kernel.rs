@@ -134,6 +134,11 @@ impl SphKernel {
             .any()
     }
 
+    /// (10⁻⁴ h)²: pairs closer than this take [`SphKernel::pair_gradient`]'s hashed direction.
+    pub fn coincident_squared(&self) -> f32 {
+        self.coincident_squared
+    }
+
     /// h².
     pub fn radius_squared(&self) -> f32 {
         self.radius_squared

@@ -6,6 +6,7 @@
 
 pub mod boundary;
 pub mod coarse;
+pub mod constants;
 pub mod cpu;
 pub mod cuda;
 pub mod grid;

@@ -5,10 +5,10 @@
 //! no cap) and reuses them in the 2 × iterations + 3 neighbour passes that follow, as the PBF
 //! paper does (Macklin & Müller 2013, Algorithm 1, line 6).
 
-use super::boundary::BoundaryLattice;
 use super::coarse::CoarseCorrection;
+use super::constants::StepConstants;
 use super::grid::{gather, UniformGrid};
-use super::kernel::{integer_power, integer_power_x4, SphKernel};
+use super::kernel::{integer_power, integer_power_x4};
 use super::nvtx;
 use super::{
     InitialState, Params, RenderScalar, Snapshot, SolveReport, Solver, SolverError, Stage,
@@ -128,48 +128,6 @@ pub struct CpuSolver {
     times: StageTimes,
     /// The last frame's iterations and errors, accumulated over its steps.
     report: SolveReport,
-}
-
-/// Constants of one step derived from the parameters.
-#[derive(Clone, Copy)]
-struct StepConstants {
-    kernel: SphKernel,
-    mass: f32,
-    volume: f32,
-    inverse_rest_density: f32,
-    self_density: f32,
-    relaxation: f32,
-    scorr_scale: f32,
-    inverse_scorr_reference: f32,
-    scorr_n: i32,
-    margin: f32,
-    boundary: BoundaryLattice,
-    /// Length of the solver step.
-    dt: f32,
-    /// ω, the factor every λ is scaled by (`Params::jacobi_relaxation`).
-    jacobi_relaxation: f32,
-}
-
-impl StepConstants {
-    fn new(params: &Params, dt: f32) -> Self {
-        let kernel = params.kernel();
-        let dq = params.scorr_dq * params.kernel_radius;
-        Self {
-            kernel,
-            mass: params.particle_mass,
-            volume: params.particle_volume(),
-            inverse_rest_density: 1.0 / params.rest_density,
-            self_density: params.particle_mass * kernel.density(0.0),
-            relaxation: params.relaxation * params.rest_stiffness(),
-            scorr_scale: params.scorr_k / params.rest_stiffness(),
-            inverse_scorr_reference: 1.0 / kernel.density(dq * dq),
-            scorr_n: params.scorr_n,
-            margin: params.particle_radius(),
-            boundary: BoundaryLattice::new(params.spacing, kernel),
-            dt,
-            jacobi_relaxation: params.jacobi_relaxation(),
-        }
-    }
 }
 
 impl CpuSolver {
@@ -483,9 +441,8 @@ impl CpuSolver {
     /// ωᵢ = Σⱼ V (vᵢ − vⱼ) × ∇ᵢWᵢⱼ (the SPH curl); ηᵢ = Σⱼ (|ωⱼ| − |ωᵢ|) ∇ᵢWᵢⱼ (only its direction is used);
     /// vᵢ += dt · ε (η̂ × ωᵢ) (paper eq. 15–16, with SPH volume weights so ω is in s⁻¹).
     /// The curl pass keeps each pair's gradient in `pair_cache` for the confinement pass.
-    fn vorticity(&mut self, dt: f32, c: &StepConstants) {
-        let strength = self.params.vorticity;
-        if strength == 0.0 {
+    fn vorticity(&mut self, c: &StepConstants) {
+        if self.params.vorticity == 0.0 {
             return;
         }
         let n = self.predicted.len();
@@ -530,7 +487,7 @@ impl CpuSolver {
                 if length <= 1e-12 {
                     return Vec3A::ZERO;
                 }
-                (eta / length).cross(omegas[i]) * (strength * dt)
+                (eta / length).cross(omegas[i]) * c.vorticity_scale
             })
             .collect();
         self.vectors = omegas;
@@ -542,8 +499,7 @@ impl CpuSolver {
 
     /// vᵢ += c Σⱼ V (vⱼ − vᵢ) W (paper eq. 17 with SPH volume weights); then x = x*.
     fn xsph(&mut self, c: &StepConstants) {
-        let blend = self.params.xsph_c;
-        if blend > 0.0 {
+        if self.params.xsph_c > 0.0 {
             let mut smoothed = std::mem::take(&mut self.scratch);
             let this = &*self;
             smoothed.clear();
@@ -555,7 +511,7 @@ impl CpuSolver {
                     let r2 = (p - this.predicted[j]).length_squared();
                     sum += (this.velocities[j] - v) * c.kernel.density(r2);
                 }
-                v + sum * (blend * c.volume)
+                v + sum * c.xsph_scale
             }));
             self.scratch = std::mem::replace(&mut self.velocities, smoothed);
         }
@@ -621,7 +577,7 @@ impl CpuSolver {
         self.report.iterations += iterations as f32;
         self.check_finite(Stage::ApplyDelta)?;
         self.timed(Stage::UpdateVelocity, |s| s.update_velocity(dt));
-        self.timed(Stage::Vorticity, |s| s.vorticity(dt, &c));
+        self.timed(Stage::Vorticity, |s| s.vorticity(&c));
         self.timed(Stage::Xsph, |s| s.xsph(&c));
         self.check_finite(Stage::Xsph)?;
         self.steps += 1;

@@ -1,8 +1,8 @@
 //! The parameter block the kernels take by value, mirrored field for field by `struct
 //! PbfParams` in `kernels/pbf_common.cuh`, and the obstacle records (`struct PbfObstacle`).
 
-use crate::sim::boundary::BoundaryLattice;
 use crate::sim::coarse::CoarseCorrection;
+use crate::sim::constants::StepConstants;
 use crate::sim::grid::UniformGrid;
 use crate::sim::{Obstacle, Params, World};
 use bytemuck::{Pod, Zeroable};
@@ -57,15 +57,12 @@ impl GpuParams {
     /// The constants of one solver step of length `dt` (a frame's dt over its substep count)
     /// of `params` over `world` with `particle_count` particles.
     pub fn new(params: &Params, world: &World, particle_count: u32, dt: f32) -> Self {
-        let kernel = params.kernel();
+        let c = StepConstants::new(params, dt);
+        let kernel = c.kernel;
         let h = params.kernel_radius;
         let dims = UniformGrid::dims_for(&world.container, h).map(|n| n as i32);
-        let margin = params.particle_radius();
-        let dq = params.scorr_dq * h;
-        let lo = world.container.min + Vec3A::splat(margin);
-        let hi = world.container.max - Vec3A::splat(margin);
-        let rest_stiffness = params.rest_stiffness();
-        let coincident = 1e-4 * h;
+        let lo = world.container.min + Vec3A::splat(c.margin);
+        let hi = world.container.max - Vec3A::splat(c.margin);
         Self {
             grid_origin: world.container.min.to_array(),
             inverse_cell_size: 1.0 / h,
@@ -80,24 +77,24 @@ impl GpuParams {
             density_coefficient: kernel.density_coefficient(),
             gradient_coefficient: kernel.gradient_coefficient(),
             gradient_peak: kernel.gradient_peak(),
-            coincident_squared: coincident * coincident,
-            mass: params.particle_mass,
-            volume: params.particle_volume(),
-            inverse_rest_density: 1.0 / params.rest_density,
-            self_density: params.particle_mass * kernel.density(0.0),
-            relaxation: params.relaxation * rest_stiffness,
-            jacobi_relaxation: params.jacobi_relaxation(),
-            scorr_scale: params.scorr_k / rest_stiffness,
-            inverse_scorr_reference: 1.0 / kernel.density(dq * dq),
-            scorr_n: params.scorr_n,
-            margin,
+            coincident_squared: kernel.coincident_squared(),
+            mass: c.mass,
+            volume: c.volume,
+            inverse_rest_density: c.inverse_rest_density,
+            self_density: c.self_density,
+            relaxation: c.relaxation,
+            jacobi_relaxation: c.jacobi_relaxation,
+            scorr_scale: c.scorr_scale,
+            inverse_scorr_reference: c.inverse_scorr_reference,
+            scorr_n: c.scorr_n,
+            margin: c.margin,
             container_lo: lo.to_array(),
             container_hi: hi.to_array(),
             obstacle_count: world.obstacles.len() as u32,
-            vorticity_scale: params.vorticity * dt,
-            xsph_scale: params.xsph_c * params.particle_volume(),
+            vorticity_scale: c.vorticity_scale,
+            xsph_scale: c.xsph_scale,
             spacing: params.spacing,
-            boundary_steps: BoundaryLattice::new(params.spacing, kernel).steps(),
+            boundary_steps: c.boundary.steps(),
             wall_lo: world.container.min.to_array(),
             wall_hi: world.container.max.to_array(),
             coarse_cell: CoarseCorrection::cell_size(world, dims.map(|d| d as usize)).to_array(),
