@@ -5,6 +5,7 @@
 //! ([`render`]), the imgui panels ([`ui`]), the window and headless front ends ([`app`]) and the
 //! validation cases ([`validation`]).
 #![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod app;
 pub mod backend;

@@ -89,8 +89,10 @@ fn cuda_ordinal(device: &Device) -> Option<i64> {
         return None;
     }
     // A display is needed for the EGL function table; creating it is cheap.
+    // SAFETY: `device` comes from this EGL's own device list and outlives the display.
     let display = unsafe { Display::with_device(device, None) }.ok()?;
     let mut ordinal: glutin_egl_sys::egl::types::EGLAttrib = -1;
+    // SAFETY: EGL_CUDA_DEVICE_NV query on a valid device handle into a local attribute.
     let ok = unsafe {
         display
             .egl()
@@ -114,6 +116,7 @@ impl HeadlessGl {
         for (device, note) in devices {
             match Self::on_device(&device) {
                 Ok((display, context, gl)) => {
+                    // SAFETY: the context was just made current on this thread.
                     let renderer = unsafe { gl.get_parameter_string(glow::RENDERER) };
                     return Ok(HeadlessGl {
                         gl: Rc::new(gl),
@@ -136,11 +139,13 @@ impl HeadlessGl {
 
     fn on_device(device: &Device) -> Result<(Display, PossiblyCurrentContext, glow::Context)> {
         let display =
+            // SAFETY: `device` comes from this EGL's own device list and outlives the display.
             unsafe { Display::with_device(device, None) }.context("eglGetPlatformDisplay")?;
         let template = ConfigTemplateBuilder::new()
             .with_api(Api::OPENGL)
             .with_surface_type(ConfigSurfaceTypes::empty())
             .build();
+        // SAFETY: the display is initialised; the template is a plain attribute list.
         let config = unsafe { display.find_configs(template) }
             .context("eglChooseConfig")?
             .next()
@@ -149,12 +154,14 @@ impl HeadlessGl {
             .with_context_api(ContextApi::OpenGl(Some(Version::new(3, 3))))
             .with_profile(GlProfile::Core)
             .build(None);
+        // SAFETY: `config` belongs to this display.
         let context = unsafe { display.create_context(&config, &attributes) }
             .context("creating a GL 3.3 core context")?
             .make_current_surfaceless()
             .context(
                 "making the context current without a surface (EGL_KHR_surfaceless_context)",
             )?;
+        // SAFETY: the functions come from this display's EGL for the context made current above.
         let gl = unsafe {
             glow::Context::from_loader_function_cstr(|name| display.get_proc_address(name).cast())
         };

@@ -154,11 +154,14 @@ fn create_gfx(event_loop: &ActiveEventLoop, state: &AppState) -> Result<Gfx> {
         .as_raw();
     let raw_window = window.window_handle().context("no window handle")?.as_raw();
     // EGL on both X11 and Wayland: Mesa and NVIDIA ship it, and it needs no X visual matching.
+    // SAFETY: `raw_display` is the live winit window's display, which outlives the EGL display
+    // (both belong to the viewer).
     let display = unsafe { Display::new(raw_display, DisplayApiPreference::Egl) }
         .context("cannot open EGL on this display (install libegl1 libegl-mesa0)")?;
     let template = ConfigTemplateBuilder::new()
         .compatible_with_native_window(raw_window)
         .build();
+    // SAFETY: the display is initialised; the template is a plain attribute list.
     let config: Config = unsafe { display.find_configs(template) }
         .context("eglChooseConfig")?
         .next()
@@ -167,6 +170,7 @@ fn create_gfx(event_loop: &ActiveEventLoop, state: &AppState) -> Result<Gfx> {
         .with_context_api(ContextApi::OpenGl(Some(Version::new(3, 3))))
         .with_profile(GlProfile::Core)
         .build(Some(raw_window));
+    // SAFETY: `config` belongs to this display; `raw_window` is the live window.
     let not_current = unsafe { display.create_context(&config, &context_attributes) }
         .context("cannot create an OpenGL 3.3 core context")?;
     let size = window.inner_size();
@@ -175,6 +179,7 @@ fn create_gfx(event_loop: &ActiveEventLoop, state: &AppState) -> Result<Gfx> {
         NonZeroU32::new(size.width.max(1)).unwrap_or(NonZeroU32::MIN),
         NonZeroU32::new(size.height.max(1)).unwrap_or(NonZeroU32::MIN),
     );
+    // SAFETY: `config` belongs to this display; the attributes name the live window.
     let surface = unsafe { display.create_window_surface(&config, &surface_attributes) }
         .context("cannot create the window surface")?;
     let context = not_current
@@ -182,6 +187,7 @@ fn create_gfx(event_loop: &ActiveEventLoop, state: &AppState) -> Result<Gfx> {
         .context("cannot make the GL context current")?;
     // Vsync where offered; the viewer still runs without it.
     let _ = surface.set_swap_interval(&context, SwapInterval::Wait(NonZeroU32::MIN));
+    // SAFETY: the functions come from this display's EGL for the context made current above.
     let gl = Rc::new(unsafe {
         glow::Context::from_loader_function_cstr(|name| display.get_proc_address(name).cast())
     });

@@ -296,6 +296,8 @@ impl Targets {
         let thickness = TextureTarget::new(gl, width, height, ColorFormat::R32F, Depth::None)?;
         // The thickness pass is depth-tested (not written) against the scene, so solids in
         // front hide the fluid behind them.
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             gl.bind_framebuffer(glow::FRAMEBUFFER, Some(thickness.framebuffer));
             gl.framebuffer_texture_2d(
@@ -374,6 +376,8 @@ impl Renderer {
     pub fn new(gl: Rc<glow::Context>, scene: &Scene, clock: PassClock) -> Result<Renderer> {
         let programs = Programs::new(&gl)?;
         let skybox = skybox::create_cubemap(&gl)?;
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         let (empty_vertex_array, particle_array, particle_buffer) = unsafe {
             let empty = gl
                 .create_vertex_array()
@@ -443,6 +447,8 @@ impl Renderer {
         };
         let count = solver.particle_count();
         let gl = &self.gl;
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             gl.bind_buffer(glow::ARRAY_BUFFER, Some(self.particle_buffer));
             if count > self.particle_capacity {
@@ -458,6 +464,8 @@ impl Renderer {
             solver
                 .render_positions(scalar, &mut self.particle_scratch)
                 .map_err(|e| anyhow!("reading particles back for drawing: {e}"))?;
+            // SAFETY: GL calls on this thread's current context (front ends make it current
+            // before calling the renderer); every object named is this renderer's and alive.
             unsafe {
                 gl.bind_buffer(glow::ARRAY_BUFFER, Some(self.particle_buffer));
                 gl.buffer_sub_data_u8_slice(
@@ -467,6 +475,8 @@ impl Renderer {
                 );
             }
         }
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe { gl.bind_buffer(glow::ARRAY_BUFFER, None) };
         self.particle_count = count;
         check_gl(&self.gl, "particle upload")
@@ -508,6 +518,8 @@ impl Renderer {
             eye_position: camera.eye(),
         };
         self.passes_run.clear();
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             let gl = &self.gl;
             gl.disable(glow::BLEND);
@@ -537,6 +549,8 @@ impl Renderer {
                 }
             }
         }
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             self.gl.bind_vertex_array(None);
             self.gl.use_program(None);
@@ -563,6 +577,8 @@ impl Renderer {
     }
 
     fn bind_texture(&self, unit: u32, target: u32, texture: Option<glow::Texture>) {
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             self.gl.active_texture(glow::TEXTURE0 + unit);
             self.gl.bind_texture(target, texture);
@@ -570,6 +586,8 @@ impl Renderer {
     }
 
     fn draw_fullscreen(&self) {
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             self.gl.bind_vertex_array(Some(self.empty_vertex_array));
             self.gl.draw_arrays(glow::TRIANGLES, 0, 3);
@@ -577,6 +595,8 @@ impl Renderer {
     }
 
     fn draw_particles(&self) {
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             self.gl.bind_vertex_array(Some(self.particle_array));
             self.gl
@@ -597,6 +617,8 @@ impl Renderer {
         let gl = &self.gl;
         let targets = self.targets();
         let view_projection = frame.projection * frame.view;
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             gl.bind_framebuffer(glow::FRAMEBUFFER, Some(targets.scene.framebuffer));
             gl.clear_color(0.0, 0.0, 0.0, 1.0);
@@ -610,6 +632,8 @@ impl Renderer {
         self.bind_texture(0, glow::TEXTURE_CUBE_MAP, Some(self.skybox));
         self.draw_fullscreen();
 
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             gl.enable(glow::DEPTH_TEST);
             gl.depth_func(glow::LESS);
@@ -623,6 +647,8 @@ impl Renderer {
         program.set(gl, "fog_color", skybox::HORIZON);
         program.set(gl, "fog_distance", 6.0 * self.container_diagonal.max(0.1));
         for mesh in &self.meshes {
+            // SAFETY: GL calls on this thread's current context (front ends make it current
+            // before calling the renderer); every object named is this renderer's and alive.
             unsafe {
                 if mesh.back_faces_only {
                     gl.enable(glow::CULL_FACE);
@@ -638,14 +664,20 @@ impl Renderer {
             program.set(gl, "surface_kind", mesh.surface as i32);
             program.set(gl, "base_color", mesh.color);
             mesh.draw(gl);
+            // SAFETY: GL calls on this thread's current context (front ends make it current
+            // before calling the renderer); every object named is this renderer's and alive.
             unsafe { gl.disable(glow::BLEND) };
         }
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe { gl.disable(glow::CULL_FACE) };
     }
 
     /// `sphere_depth`: nearest sphere surface per pixel.
     fn sphere_depth(&self, frame: &FrameSetup) {
         let gl = &self.gl;
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             gl.bind_framebuffer(
                 glow::FRAMEBUFFER,
@@ -665,6 +697,8 @@ impl Renderer {
     /// `thickness`: additive sphere thickness, hidden by solids in front.
     fn thickness(&self, frame: &FrameSetup) {
         let gl = &self.gl;
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             gl.bind_framebuffer(
                 glow::FRAMEBUFFER,
@@ -683,6 +717,8 @@ impl Renderer {
         let sprite_volume = 4.0 / 3.0 * std::f32::consts::PI * frame.sprite_radius.powi(3);
         program.set(gl, "volume_scale", self.particle_volume / sprite_volume);
         self.draw_particles();
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             gl.disable(glow::BLEND);
             gl.depth_mask(true);
@@ -709,12 +745,16 @@ impl Renderer {
             SmoothingFilter::NarrowRange => 1,
         };
         program.set(&gl, "filter_kind", kind);
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe { gl.disable(glow::DEPTH_TEST) };
         let mut source = targets.sphere_depth.texture;
         let mut written = None;
         let texel = Vec2::new(1.0 / frame.width as f32, 1.0 / frame.height as f32);
         for half in 0..2 * settings.smoothing_iterations as usize {
             let destination = &targets.smoothing[half % 2];
+            // SAFETY: GL calls on this thread's current context (front ends make it current
+            // before calling the renderer); every object named is this renderer's and alive.
             unsafe {
                 gl.bind_framebuffer(glow::FRAMEBUFFER, Some(destination.framebuffer));
             }
@@ -744,6 +784,8 @@ impl Renderer {
     /// `normals`: eye-space normals from the smoothed depth.
     fn normals(&self, frame: &FrameSetup) {
         let gl = &self.gl;
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             gl.bind_framebuffer(glow::FRAMEBUFFER, Some(self.targets().normals.framebuffer));
         }
@@ -764,6 +806,8 @@ impl Renderer {
     fn composite(&self, frame: &FrameSetup, settings: &RenderSettings, output: Output) {
         let gl = &self.gl;
         let targets = self.targets();
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe { gl.bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer) };
         let program = &self.programs.composite;
         program.bind(gl);
@@ -804,6 +848,8 @@ impl Renderer {
     /// top) or by density (0.6 ρ₀ to 1.1 ρ₀), drawn into the scene buffers.
     fn particles(&self, frame: &FrameSetup, view: View) {
         let gl = &self.gl;
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             gl.bind_framebuffer(glow::FRAMEBUFFER, Some(self.targets().scene.framebuffer));
             gl.enable(glow::DEPTH_TEST);
@@ -824,12 +870,16 @@ impl Renderer {
             Mat3::from_mat4(frame.view) * skybox::sun_direction(),
         );
         self.draw_particles();
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe { gl.disable(glow::DEPTH_TEST) };
     }
 
     /// `present`: the scene buffer to the output.
     fn present(&self, output: Output) {
         let gl = &self.gl;
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe { gl.bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer) };
         let program = &self.programs.present;
         program.bind(gl);
@@ -842,6 +892,8 @@ impl Renderer {
     fn debug_view(&self, frame: &FrameSetup, view: View, output: Output) {
         let gl = &self.gl;
         let targets = self.targets();
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe { gl.bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer) };
         let (texture, kind) = match view {
             View::Depth => (targets.sphere_depth.texture, 0),
@@ -889,6 +941,8 @@ fn projection_scale(frame: &FrameSetup) -> Vec2 {
 
 /// Fails with the GL error code and `what` when `glGetError` reports one.
 pub fn check_gl(gl: &glow::Context, what: &str) -> Result<()> {
+    // SAFETY: GL calls on this thread's current context (front ends make it current
+    // before calling the renderer); every object named is this renderer's and alive.
     let error = unsafe { gl.get_error() };
     if error == glow::NO_ERROR {
         Ok(())
@@ -906,6 +960,8 @@ impl Drop for Renderer {
         }
         self.timer.delete(&gl);
         self.programs.delete(&gl);
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             gl.delete_texture(self.skybox);
             gl.delete_vertex_array(self.empty_vertex_array);

@@ -35,6 +35,8 @@ pub struct Program {
 impl Program {
     /// Compiles and links `source`; the error carries the driver's log and the pass name.
     pub fn new(gl: &glow::Context, source: &ShaderSource) -> Result<Program> {
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             let program = gl
                 .create_program()
@@ -80,15 +82,21 @@ impl Program {
 
     /// Makes the program current.
     pub fn bind(&self, gl: &glow::Context) {
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe { gl.use_program(Some(self.program)) };
     }
 
     /// Frees the program.
     pub fn delete(&self, gl: &glow::Context) {
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe { gl.delete_program(self.program) };
     }
 
     fn location(&self, gl: &glow::Context, name: &str) -> Option<glow::UniformLocation> {
+        // SAFETY: a uniform of the bound program on the current context (GL ignores a
+        // missing location).
         unsafe { gl.get_uniform_location(self.program, name) }
     }
 
@@ -106,42 +114,56 @@ pub trait Uniform {
 
 impl Uniform for f32 {
     fn apply(self, gl: &glow::Context, location: Option<&glow::UniformLocation>) {
+        // SAFETY: a uniform of the bound program on the current context (GL ignores a
+        // missing location).
         unsafe { gl.uniform_1_f32(location, self) }
     }
 }
 
 impl Uniform for i32 {
     fn apply(self, gl: &glow::Context, location: Option<&glow::UniformLocation>) {
+        // SAFETY: a uniform of the bound program on the current context (GL ignores a
+        // missing location).
         unsafe { gl.uniform_1_i32(location, self) }
     }
 }
 
 impl Uniform for Vec2 {
     fn apply(self, gl: &glow::Context, location: Option<&glow::UniformLocation>) {
+        // SAFETY: a uniform of the bound program on the current context (GL ignores a
+        // missing location).
         unsafe { gl.uniform_2_f32(location, self.x, self.y) }
     }
 }
 
 impl Uniform for Vec3 {
     fn apply(self, gl: &glow::Context, location: Option<&glow::UniformLocation>) {
+        // SAFETY: a uniform of the bound program on the current context (GL ignores a
+        // missing location).
         unsafe { gl.uniform_3_f32(location, self.x, self.y, self.z) }
     }
 }
 
 impl Uniform for Vec4 {
     fn apply(self, gl: &glow::Context, location: Option<&glow::UniformLocation>) {
+        // SAFETY: a uniform of the bound program on the current context (GL ignores a
+        // missing location).
         unsafe { gl.uniform_4_f32(location, self.x, self.y, self.z, self.w) }
     }
 }
 
 impl Uniform for Mat3 {
     fn apply(self, gl: &glow::Context, location: Option<&glow::UniformLocation>) {
+        // SAFETY: a uniform of the bound program on the current context (GL ignores a
+        // missing location).
         unsafe { gl.uniform_matrix_3_f32_slice(location, false, &self.to_cols_array()) }
     }
 }
 
 impl Uniform for Mat4 {
     fn apply(self, gl: &glow::Context, location: Option<&glow::UniformLocation>) {
+        // SAFETY: a uniform of the bound program on the current context (GL ignores a
+        // missing location).
         unsafe { gl.uniform_matrix_4_f32_slice(location, false, &self.to_cols_array()) }
     }
 }

@@ -40,6 +40,8 @@ impl Mesh {
         surface: Surface,
         color: Vec4,
     ) -> Result<Mesh> {
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             let vertex_array = gl
                 .create_vertex_array()
@@ -71,6 +73,8 @@ impl Mesh {
 
     /// Issues the draw call (the `scene` program is bound by the caller).
     pub fn draw(&self, gl: &glow::Context) {
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             gl.bind_vertex_array(Some(self.vertex_array));
             gl.draw_arrays(self.mode, 0, self.count);
@@ -79,6 +83,8 @@ impl Mesh {
 
     /// Frees the buffers.
     pub fn delete(&self, gl: &glow::Context) {
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             gl.delete_vertex_array(self.vertex_array);
             gl.delete_buffer(self.buffer);

@@ -80,6 +80,8 @@ fn face_direction(face: usize, s: f32, t: f32) -> Vec3 {
 
 /// Generates the sky cubemap texture.
 pub fn create_cubemap(gl: &glow::Context) -> Result<glow::Texture> {
+    // SAFETY: GL calls on this thread's current context (front ends make it current
+    // before calling the renderer); every object named is this renderer's and alive.
     unsafe {
         let texture = gl
             .create_texture()

@@ -71,6 +71,8 @@ impl TextureTarget {
         color: ColorFormat,
         depth: Depth,
     ) -> Result<TextureTarget> {
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             let texture = new_texture(gl, width, height, color.internal, color.format, color.kind)?;
             let framebuffer = gl
@@ -147,6 +149,8 @@ impl TextureTarget {
 
     /// Frees the texture, depth buffer and framebuffer.
     pub fn delete(&self, gl: &glow::Context) {
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             gl.delete_framebuffer(self.framebuffer);
             gl.delete_texture(self.texture);
@@ -170,6 +174,8 @@ impl TextureTarget {
     ) -> Vec<f32> {
         let format = if channels == 1 { glow::RED } else { glow::RGBA };
         let mut values = vec![0f32; width as usize * height as usize * channels];
+        // SAFETY: GL calls on the current context; the destination holds width × height ×
+        // channels values, what the read-back writes with this pack alignment.
         unsafe {
             gl.bind_framebuffer(glow::READ_FRAMEBUFFER, Some(self.framebuffer));
             gl.pixel_store_i32(glow::PACK_ALIGNMENT, 4);
@@ -232,6 +238,8 @@ pub fn read_image(
     height: u32,
 ) -> Image {
     let mut pixels = vec![0u8; width as usize * height as usize * 4];
+    // SAFETY: GL calls on the current context; the destination holds width × height ×
+    // channels values, what the read-back writes with this pack alignment.
     unsafe {
         gl.bind_framebuffer(glow::READ_FRAMEBUFFER, framebuffer);
         gl.pixel_store_i32(glow::PACK_ALIGNMENT, 1);

@@ -44,6 +44,8 @@ impl PassTimer {
     /// Starts timing `pass`.
     pub fn begin(&mut self, gl: &glow::Context, pass: Pass) {
         match self.clock {
+            // SAFETY: GL calls on this thread's current context (front ends make it current
+            // before calling the renderer); every object named is this renderer's and alive.
             PassClock::GpuQueries => unsafe {
                 let slot = &mut self.queries[self.frame][pass as usize];
                 if slot.is_none() {
@@ -54,6 +56,8 @@ impl PassTimer {
                 }
             },
             PassClock::Finish => {
+                // SAFETY: GL calls on this thread's current context (front ends make it current
+                // before calling the renderer); every object named is this renderer's and alive.
                 unsafe { gl.finish() };
                 self.started = Some((pass, Instant::now()));
             }
@@ -63,8 +67,12 @@ impl PassTimer {
     /// Stops timing the pass begun last.
     pub fn end(&mut self, gl: &glow::Context) {
         match self.clock {
+            // SAFETY: GL calls on this thread's current context (front ends make it current
+            // before calling the renderer); every object named is this renderer's and alive.
             PassClock::GpuQueries => unsafe { gl.end_query(glow::TIME_ELAPSED) },
             PassClock::Finish => {
+                // SAFETY: GL calls on this thread's current context (front ends make it current
+                // before calling the renderer); every object named is this renderer's and alive.
                 unsafe { gl.finish() };
                 if let Some((pass, started)) = self.started.take() {
                     self.latest[pass as usize] = Some(started.elapsed().as_secs_f64());
@@ -82,6 +90,8 @@ impl PassTimer {
                 let Some(query) = oldest[pass as usize] else {
                     continue;
                 };
+                // SAFETY: GL calls on this thread's current context (front ends make it current
+                // before calling the renderer); every object named is this renderer's and alive.
                 unsafe {
                     if gl.get_query_parameter_u32(query, glow::QUERY_RESULT_AVAILABLE) != 0 {
                         let nanoseconds = gl.get_query_parameter_u32(query, glow::QUERY_RESULT);
@@ -109,6 +119,8 @@ impl PassTimer {
     pub fn delete(&mut self, gl: &glow::Context) {
         for frame in &mut self.queries {
             for query in frame.iter_mut().filter_map(Option::take) {
+                // SAFETY: GL calls on this thread's current context (front ends make it current
+                // before calling the renderer); every object named is this renderer's and alive.
                 unsafe { gl.delete_query(query) };
             }
         }
