@@ -13,25 +13,13 @@ use winit::platform::x11::EventLoopBuilderExtX11;
 mod gl_probe;
 mod xvfb;
 
-const SCENE: &str = r#"
-    [container]
-    min = [0.0, 0.0, 0.0]
-    max = [1.0, 1.0, 1.0]
-    [[fluid]]
-    shape = "box"
-    min = [0.3, 0.0, 0.3]
-    max = [0.7, 0.4, 0.7]
-    [params]
-    spacing = 0.04
-"#;
-
 #[test]
 fn the_viewer_releases_the_solver_gl_hold_before_closing_the_window() {
     let xvfb = xvfb::start_xvfb();
     // The only test of this binary: no other thread reads the environment meanwhile.
     std::env::set_var("DISPLAY", &xvfb.display);
     std::env::remove_var("WAYLAND_DISPLAY");
-    let scene = Scene::parse(SCENE, "block", "viewer GL test").expect("valid scene");
+    let scene = Scene::parse(xvfb::BLOCK_SCENE, "block", "viewer GL test").expect("valid scene");
     let (created, log) = gl_probe::GlProbe::of(&scene);
     let state = AppState::with_solver(scene, Backend::Cpu, created);
     let event_loop = EventLoop::builder()

@@ -11,21 +11,7 @@ fn the_viewer_renders_frames_saves_a_screenshot_and_exits_cleanly() {
     let xvfb = start_xvfb();
     let directory = tempfile::tempdir().expect("temporary directory");
     let scene = directory.path().join("block.toml");
-    std::fs::write(
-        &scene,
-        r#"
-        [container]
-        min = [0.0, 0.0, 0.0]
-        max = [1.0, 1.0, 1.0]
-        [[fluid]]
-        shape = "box"
-        min = [0.3, 0.0, 0.3]
-        max = [0.7, 0.4, 0.7]
-        [params]
-        spacing = 0.04
-        "#,
-    )
-    .expect("scene file");
+    std::fs::write(&scene, xvfb::BLOCK_SCENE).expect("scene file");
     let screenshot = directory.path().join("shot.png");
     let output = Command::new(env!("CARGO_BIN_EXE_fluidlab"))
         .arg("view")

@@ -5,6 +5,19 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The scene the windowed tests open: a small block of water (1 000 particles).
+pub const BLOCK_SCENE: &str = r#"
+    [container]
+    min = [0.0, 0.0, 0.0]
+    max = [1.0, 1.0, 1.0]
+    [[fluid]]
+    shape = "box"
+    min = [0.3, 0.0, 0.3]
+    max = [0.7, 0.4, 0.7]
+    [params]
+    spacing = 0.04
+"#;
+
 /// A virtual X server on a free display number, killed when dropped.
 pub struct Xvfb {
     child: Child,
