@@ -1,5 +1,5 @@
 //! Compiles every `kernels/*.cu` to PTX with nvcc when one is found, so the binary carries
-//! prebuilt kernels (`src/sim/cuda/ptx.rs`). Without nvcc the build still succeeds: the kernel
+//! prebuilt kernels (`src/sims/pbf/cuda/ptx.rs`). Without nvcc the build still succeeds: the kernel
 //! sources are embedded and compiled with NVRTC when the CUDA backend starts.
 //!
 //! nvcc is looked for in `$NVCC`, `$CUDA_PATH/bin`, `PATH`, then the project-local
@@ -8,7 +8,7 @@
 //! compiles a cubin for `FLUIDLAB_CUDA_CUBIN_ARCH` (default `sm_90`, the H200's; empty for none),
 //! which the loader uses on GPUs that run it, so they need no JIT compilation at start.
 //!
-//! It also compiles the NVTX shim (`src/sim/nvtx.c`) when the NVTX 3 headers are found
+//! It also compiles the NVTX shim (`src/cuda/nvtx.c`) when the NVTX 3 headers are found
 //! (`$CUDA_PATH/include`, `/usr/local/cuda/include`, or `.tools/cuda/nvidia/cu13/include`).
 
 use std::env;
@@ -40,6 +40,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(fluidlab_prebuilt_ptx)");
     println!("cargo::rustc-check-cfg=cfg(fluidlab_prebuilt_cubin)");
     build_nvtx(&manifest);
+    write_presets(&manifest, &out);
 
     let arch = env::var("FLUIDLAB_CUDA_ARCH").unwrap_or_else(|_| DEFAULT_ARCH.to_string());
     let cubin_arch =
@@ -84,6 +85,49 @@ fn main() {
     }
 }
 
+/// Writes `presets.rs` into `out`: one `Preset` per `scenes/<kind>/<name>.toml`, sorted by kind
+/// and name, each embedding its file (`src/scene/presets.rs` includes it). A new preset, or a
+/// new kind's folder of presets, needs no code.
+fn write_presets(manifest: &Path, out: &Path) {
+    let scenes = manifest.join("scenes");
+    println!("cargo::rerun-if-changed=scenes");
+    let mut presets = Vec::new();
+    for kind in std::fs::read_dir(&scenes).expect("read scenes/") {
+        let kind = kind.expect("scenes/ entry").path();
+        if !kind.is_dir() {
+            continue;
+        }
+        println!("cargo::rerun-if-changed={}", kind.display());
+        for file in std::fs::read_dir(&kind).expect("read scenes/<kind>/") {
+            let file = file.expect("scenes/<kind>/ entry").path();
+            if file.extension().is_some_and(|e| e == "toml") {
+                let stem = |p: &Path| p.file_stem().unwrap().to_string_lossy().into_owned();
+                presets.push((
+                    kind.file_name().unwrap().to_string_lossy().into_owned(),
+                    stem(&file),
+                    file,
+                ));
+            }
+        }
+    }
+    presets.sort();
+    let mut seen = std::collections::HashMap::new();
+    for (kind, name, _) in &presets {
+        if let Some(other) = seen.insert(name.clone(), kind.clone()) {
+            panic!("two presets are called {name} (scenes/{other}/ and scenes/{kind}/): preset names must be unique");
+        }
+    }
+    let mut code = String::from("&[\n");
+    for (kind, name, path) in &presets {
+        code += &format!(
+            "    Preset {{ kind: {kind:?}, name: {name:?}, source: include_str!({:?}) }},\n",
+            path.display().to_string()
+        );
+    }
+    code += "]\n";
+    std::fs::write(out.join("presets.rs"), code).expect("write presets.rs");
+}
+
 /// Compiles `source` with `nvcc` in `mode` (`--ptx`, `--cubin`) for `arch` into `output`.
 fn nvcc_compile(
     nvcc: &Path,
@@ -117,11 +161,11 @@ fn nvcc_compile(
     }
 }
 
-/// Compiles `src/sim/nvtx.c` against the first NVTX 3 headers found and sets `fluidlab_nvtx`;
+/// Compiles `src/cuda/nvtx.c` against the first NVTX 3 headers found and sets `fluidlab_nvtx`;
 /// without headers the ranges compile to nothing.
 fn build_nvtx(manifest: &Path) {
     println!("cargo::rustc-check-cfg=cfg(fluidlab_nvtx)");
-    println!("cargo::rerun-if-changed=src/sim/nvtx.c");
+    println!("cargo::rerun-if-changed=src/cuda/nvtx.c");
     println!("cargo::rerun-if-changed={LOCAL_CUDA_INCLUDE}/nvtx3");
     let mut roots: Vec<PathBuf> = Vec::new();
     if let Ok(root) = env::var("CUDA_PATH") {
@@ -137,7 +181,7 @@ fn build_nvtx(manifest: &Path) {
         return;
     };
     cc::Build::new()
-        .file(manifest.join("src/sim/nvtx.c"))
+        .file(manifest.join("src/cuda/nvtx.c"))
         .include(&include)
         .warnings(false)
         .compile("fluidlab_nvtx");

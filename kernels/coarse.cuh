@@ -1,6 +1,6 @@
-// The coarse-grid correction (`src/sim/coarse.rs`) and its multigrid-preconditioned conjugate
-// gradient (`src/sim/multigrid.rs`), one thread per cell, face or particle; host side in
-// `src/sim/cuda/coarse.rs`. Same formulas and operation order as the CPU; red-black
+// The coarse-grid correction (`src/sims/pbf/coarse.rs`) and its multigrid-preconditioned conjugate
+// gradient (`src/sims/pbf/multigrid.rs`), one thread per cell, face or particle; host side in
+// `src/sims/pbf/cuda/coarse.rs`. Same formulas and operation order as the CPU; red-black
 // Gauss–Seidel makes every sweep independent of the order cells are visited in, so the two
 // agree up to the order of the CG's dot-product sums.
 //
@@ -21,7 +21,7 @@
 // Threads of `mg_tail`, the one-block kernel that runs the small levels of a V-cycle.
 #define MG_TAIL_THREADS 1024
 
-// One level of the hierarchy (mirrored by `CoarseLevel` in src/sim/cuda/coarse.rs).
+// One level of the hierarchy (mirrored by `CoarseLevel` in src/sims/pbf/cuda/coarse.rs).
 struct CoarseLevel {
     int dims_x, dims_y, dims_z;
     // 1 / h² per axis: the weight of a face in the Laplacian.

@@ -1,5 +1,5 @@
 // Position Based Fluids (Macklin & Müller 2013), one kernel per stage of the CPU reference
-// solver (`src/sim/cpu/mod.rs`); host side in `src/sim/cuda/pbf.rs`. Kernel names are plain
+// solver (`src/sims/pbf/cpu/mod.rs`); host side in `src/sims/pbf/cuda/pbf.rs`. Kernel names are plain
 // `extern "C"` so Nsight shows them as written here.
 //
 // Particle arrays are sorted by grid cell every step (counting sort: count with atomics, an

@@ -1,9 +1,9 @@
 // Shared header of the PBF kernels: the parameter block (mirrored field for field by
-// `src/sim/cuda/params.rs`), the SPH kernel math, the wall/obstacle projection and the walls'
+// `src/sims/pbf/cuda/params.rs`), the SPH kernel math, the wall/obstacle projection and the walls'
 // and obstacles' density (the virtual boundary layers).
 //
-// Every formula here is the CPU reference's (`src/sim/kernel.rs`, `src/sim/world.rs`,
-// `src/sim/grid.rs`, `src/sim/boundary.rs`), in the same operation order, so the two solvers
+// Every formula here is the CPU reference's (`src/sims/pbf/kernel.rs`, `src/sims/pbf/world.rs`,
+// `src/sims/pbf/grid.rs`, `src/sims/pbf/boundary.rs`), in the same operation order, so the two solvers
 // differ only by float reassociation in neighbour sums (and FMA contraction). No system headers:
 // NVRTC compiles this file at run time when the binary carries no prebuilt PTX.
 #pragma once
@@ -235,7 +235,7 @@ __device__ __forceinline__ void for_each_neighbor(const PbfParams& p, const unsi
 }
 
 // ---------------------------------------------------------------------------------------------
-// Walls and obstacles in the density (`src/sim/boundary.rs`): layers of virtual particles that
+// Walls and obstacles in the density (`src/sims/pbf/boundary.rs`): layers of virtual particles that
 // continue the seeding lattice into the solid, summed on the fly.
 
 // Σ_b W and Σ_b ∇W over the virtual boundary particles within h of a point.

@@ -129,7 +129,7 @@ fi
 # 4. Headless render through the interop path: ~1M particles (the dam break at spacing 6.2 mm),
 # 1920×1080, per-pass and simulation timings; one frame comes back as a PNG.
 scene=/tmp/dam-break-1m.toml
-sed 's/^spacing = .*/spacing = 0.0062/' scenes/dam-break.toml >"$scene"
+sed 's/^spacing = .*/spacing = 0.0062/' scenes/pbf/dam-break.toml >"$scene"
 step "render 1920x1080, ~1M particles, cuda + interop" 60 "$OUT/render.log" "$BIN" render "$scene" --backend cuda \
     --frames 20 --size 1920x1080 --out /tmp/render --timings
 grep -iE 'interop|pass|total|simulation|kernels from' "$OUT/render.log" | sed 's/^/  render: /' >>"$OUT/summary.txt"
@@ -145,7 +145,7 @@ step "bench cuda $sizes, no stage events (json)" 90 "$log" "$BIN" bench dam-brea
 # 6b. The density-error rule (0.1 %, 2–100 iterations) at 1M: the iterations it needs and the
 # cost of its device-side reduction, read every 4 iterations.
 rule=/tmp/dam-break-rule.toml
-printf '%s\nmax_density_error = 0.001\nmin_iterations = 2\nmax_iterations = 100\n' "$(cat scenes/dam-break.toml)" >"$rule"
+printf '%s\nmax_density_error = 0.001\nmin_iterations = 2\nmax_iterations = 100\n' "$(cat scenes/pbf/dam-break.toml)" >"$rule"
 step "bench cuda 1000000, density-error rule 0.1 %" 60 /tmp/bench-rule.log "$BIN" bench "$rule" --backend cuda --particles 1000000 --steps 30 --warmup 5
 cat /tmp/bench-rule.log >>"$log"
 grep -E 'step:|on cuda|compression reached' /tmp/bench-rule.log | sed 's/^ */  /' >>"$OUT/summary.txt"

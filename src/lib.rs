@@ -1,18 +1,18 @@
-//! fluidlab: a real-time Position Based Fluids lab.
+//! fluidlab: a real-time lab of fluid simulations, Position Based Fluids first.
 //!
-//! The library holds everything the `fluidlab` binary uses: the solvers ([`sim`]), scene files
-//! ([`scene`]), particle export and statistics ([`output`]), the screen-space fluid renderer
-//! ([`render`]), the imgui panels ([`ui`]), the window and headless front ends ([`app`]) and the
-//! validation cases ([`validation`]).
+//! The map (docs/architecture.md): every simulation kind lives in its own room under [`sims`]
+//! (its parameters and scene section, CPU and CUDA solvers, renderer passes and panel); the
+//! shared, kind-agnostic parts are [`scene`] (scene files and their kind), [`cuda`] (device,
+//! modules, timers), [`gfx`] (GL context, programs, targets, cameras), [`viewer`] (the window),
+//! [`output`] (files written atomically, tables, plots) and [`commands`] (the CLI).
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
-pub mod app;
-pub mod backend;
 pub mod commands;
+pub mod cuda;
+pub mod gfx;
+pub mod host;
 pub mod output;
-pub mod render;
 pub mod scene;
-pub mod sim;
-pub mod ui;
-pub mod validation;
+pub mod sims;
+pub mod viewer;

@@ -2,17 +2,17 @@
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use fluidlab::app::headless::GlUnavailable;
-use fluidlab::app::window::{self, ViewerOptions};
 use fluidlab::commands::bench::{self, BenchArgs};
 use fluidlab::commands::render::{self, RenderOptions};
 use fluidlab::commands::simulate::{self, SimulateOptions};
 use fluidlab::commands::validate::{self, ValidateOptions};
 use fluidlab::commands::{self, doctor};
+use fluidlab::gfx::headless::GlUnavailable;
 use fluidlab::output::FrameFormat;
-use fluidlab::render::View;
 use fluidlab::scene::PRESETS;
-use fluidlab::sim::Backend;
+use fluidlab::sims::pbf::render::View;
+use fluidlab::sims::pbf::Backend;
+use fluidlab::viewer::window::{self, ViewerOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -86,7 +86,7 @@ fn main() -> ExitCode {
 /// No subcommand: the viewer when there is a display; else headless frames; else (no OpenGL
 /// library at all) a headless simulation and how to enable rendering.
 fn run_default() -> Result<()> {
-    let scene = PRESETS[0].0.to_string();
+    let scene = PRESETS[0].name.to_string();
     let has_display = ["DISPLAY", "WAYLAND_DISPLAY"]
         .iter()
         .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()));

@@ -2,12 +2,12 @@
 //! the command line without a GPU. Tests that need a GPU print why they skip on machines
 //! without one (CI); `fluidlab doctor` runs the same parity checks where there is no cargo.
 
-use fluidlab::backend::cuda_unavailable;
 use fluidlab::commands::doctor::{RESTARTS, RESTART_ALLOWANCE};
-use fluidlab::sim::cpu::CpuSolver;
-use fluidlab::sim::cuda::parity::{self, RUN_FRAMES, RUN_TOLERANCE, RUN_WINDOW};
-use fluidlab::sim::cuda::pbf::PbfKernels;
-use fluidlab::sim::cuda::ptx;
+use fluidlab::sims::pbf::backend::cuda_unavailable;
+use fluidlab::sims::pbf::cpu::CpuSolver;
+use fluidlab::sims::pbf::cuda::parity::{self, RUN_FRAMES, RUN_TOLERANCE, RUN_WINDOW};
+use fluidlab::sims::pbf::cuda::pbf::PbfKernels;
+use fluidlab::sims::pbf::cuda::ptx;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
@@ -128,7 +128,7 @@ fn nvrtc_compiles_the_embedded_kernel_source() {
         println!("SKIP: libnvrtc is not on the library path");
         return;
     }
-    let ptx = fluidlab::sim::cuda::compile_with_nvrtc((9, 0)).expect("NVRTC compiles pbf.cu");
+    let ptx = fluidlab::sims::pbf::cuda::compile_with_nvrtc((9, 0)).expect("NVRTC compiles pbf.cu");
     let text = ptx.to_src();
     for name in PbfKernels::NAMES {
         assert!(
@@ -213,7 +213,7 @@ fn twenty_restarts_keep_gpu_memory_flat() {
         return;
     };
     let (before, after) =
-        fluidlab::sim::cuda::free_memory_across_restarts(RESTARTS).expect("restarts");
+        fluidlab::sims::pbf::cuda::free_memory_across_restarts(RESTARTS).expect("restarts");
     println!("free GPU memory: {before} bytes before, {after} after");
     assert!(
         before.saturating_sub(after) as u64 <= RESTART_ALLOWANCE,

@@ -1,12 +1,14 @@
 //! Headless renders (EGL surfaceless; Mesa llvmpipe in CI) of a known block of particles, with
 //! assertions on the images and buffers themselves. Needs scripts/setup.sh's Mesa packages.
 
-use fluidlab::app::headless::HeadlessRenderer;
-use fluidlab::backend::Created;
 use fluidlab::commands::render::{self as render_command, RenderOptions};
-use fluidlab::render::{Buffer, Camera, Image, PassClock, RenderSettings, View};
-use fluidlab::scene::Scene;
-use fluidlab::sim::{Backend, Params, RenderScalar, Snapshot, Solver, SolverError, StageTimes};
+use fluidlab::gfx::headless::HeadlessRenderer;
+use fluidlab::sims::pbf::backend::Created;
+use fluidlab::sims::pbf::render::{Buffer, Camera, Image, PassClock, RenderSettings, View};
+use fluidlab::sims::pbf::scene::Scene;
+use fluidlab::sims::pbf::{
+    Backend, Params, RenderScalar, Snapshot, Solver, SolverError, StageTimes,
+};
 use glam::{Vec3, Vec3A};
 
 mod gl_probe;
@@ -83,7 +85,7 @@ impl Solver for FixedParticles {
         StageTimes::default()
     }
     fn reset_stage_times(&mut self) {}
-    fn solve_report(&self) -> fluidlab::sim::SolveReport {
+    fn solve_report(&self) -> fluidlab::sims::pbf::SolveReport {
         Default::default()
     }
     fn snapshot(&self) -> Result<Snapshot, SolverError> {
@@ -389,7 +391,7 @@ fn the_bilateral_filter_also_smooths() {
     for iterations in [0, 4] {
         let settings = RenderSettings {
             smoothing_iterations: iterations,
-            smoothing_filter: fluidlab::render::SmoothingFilter::Bilateral,
+            smoothing_filter: fluidlab::sims::pbf::render::SmoothingFilter::Bilateral,
             ..RenderSettings::default()
         };
         fixture.render(&settings);

@@ -1,7 +1,8 @@
 //! Scene files: presets load, and every kind of bad input gets a message naming file, line,
 //! key and value.
 
-use fluidlab::scene::{Scene, Shape, PRESETS};
+use fluidlab::scene::{Shape, PRESETS};
+use fluidlab::sims::pbf::scene::Scene;
 
 const GOOD: &str = r#"description = "test"
 
@@ -77,11 +78,12 @@ fn the_issue_example_parses_with_every_key() {
 fn every_preset_is_valid_and_the_required_ones_exist() {
     for name in ["dam-break", "double-dam-break", "drop", "tall-tank"] {
         assert!(
-            PRESETS.iter().any(|(n, _)| *n == name),
+            PRESETS.iter().any(|p| p.kind == "pbf" && p.name == name),
             "missing preset {name}"
         );
     }
-    for (name, _) in PRESETS {
+    for preset in PRESETS.iter().filter(|p| p.kind == "pbf") {
+        let name = preset.name;
         let scene = Scene::load(name).unwrap_or_else(|e| panic!("{e}"));
         assert!(!scene.description.is_empty(), "{name} has no description");
         assert!(scene.particle_count() > 1000, "{name}");

@@ -1,9 +1,9 @@
 //! Physical behaviour of the CPU reference solver.
 
 use fluidlab::output::FrameStats;
-use fluidlab::scene::Scene;
-use fluidlab::sim::cpu::CpuSolver;
-use fluidlab::sim::{Aabb, InitialState, Params, Solver, SolverError, World};
+use fluidlab::sims::pbf::cpu::CpuSolver;
+use fluidlab::sims::pbf::scene::Scene;
+use fluidlab::sims::pbf::{Aabb, InitialState, Params, Solver, SolverError, World};
 use glam::Vec3A;
 use std::collections::HashMap;
 

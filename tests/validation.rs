@@ -3,8 +3,8 @@
 //! was before the fidelity work (the 30-layer pool erupted, the sloshing tank's deep form
 //! blew up).
 
-use fluidlab::sim::Backend;
-use fluidlab::validation::{self, Check, Setup};
+use fluidlab::sims::pbf::validation::{self, Check, Setup};
+use fluidlab::sims::pbf::Backend;
 
 fn setup() -> Setup {
     Setup {

@@ -3,10 +3,10 @@
 //! the buffer exists (issue 16). Its own test binary: it sets DISPLAY for the process, and
 //! winit allows one event loop per process.
 
-use fluidlab::app::state::AppState;
-use fluidlab::app::window::{self, ViewerOptions};
-use fluidlab::scene::Scene;
-use fluidlab::sim::Backend;
+use fluidlab::sims::pbf::scene::Scene;
+use fluidlab::sims::pbf::Backend;
+use fluidlab::viewer::state::AppState;
+use fluidlab::viewer::window::{self, ViewerOptions};
 use winit::event_loop::EventLoop;
 use winit::platform::x11::EventLoopBuilderExtX11;
 

@@ -1,11 +1,13 @@
 //! The viewer's state machine without any window or GPU: edits reach the solver, restarts
 //! rebuild the scene from the set-up, step mode advances exactly one frame per request.
 
-use fluidlab::app::state::{AppState, Edit, FluidShape, RunMode, CONTAINERS};
-use fluidlab::render::View;
-use fluidlab::scene::{Scene, Shape};
-use fluidlab::sim::{Aabb, Backend};
-use fluidlab::ui::{keys, Action};
+use fluidlab::scene::Shape;
+use fluidlab::sims::pbf::render::View;
+use fluidlab::sims::pbf::scene::Scene;
+use fluidlab::sims::pbf::{Aabb, Backend};
+use fluidlab::viewer::keys;
+use fluidlab::viewer::panel::Action;
+use fluidlab::viewer::state::{AppState, Edit, FluidShape, RunMode, CONTAINERS};
 use glam::Vec3A;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use winit::keyboard::KeyCode;
@@ -256,7 +258,7 @@ fn a_restart_releases_and_drops_the_old_solver_before_making_the_new_one() {
     // What the renderer does every frame: the solver takes hold of its buffer.
     state
         .solver
-        .write_gl_buffer(7, fluidlab::sim::RenderScalar::Speed)
+        .write_gl_buffer(7, fluidlab::sims::pbf::RenderScalar::Speed)
         .expect("probe");
     state.apply(Edit::Restart).expect("restart");
     assert_eq!(

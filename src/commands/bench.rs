@@ -1,8 +1,8 @@
 //! `fluidlab bench`: warm-up, then timed steps with per-stage times and particle throughput.
 
-use crate::backend;
-use crate::scene::Scene;
-use crate::sim::{Backend, Stage};
+use crate::sims::pbf::backend;
+use crate::sims::pbf::scene::Scene;
+use crate::sims::pbf::{Backend, Stage};
 use anyhow::{Context, Result};
 use serde::Serialize;
 use std::time::Instant;

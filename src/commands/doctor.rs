@@ -1,9 +1,9 @@
 //! `fluidlab doctor`: one screen a user can paste into a bug report. Each check prints
 //! PASS, FAIL or SKIP with its reason; any FAIL makes the command fail.
 
-use crate::scene::format_bytes;
-use crate::sim::cuda::{self, egl, parity, ptx, CudaSolver};
-use crate::sim::{RenderScalar, Solver};
+use crate::host::format_bytes;
+use crate::sims::pbf::cuda::{self, egl, parity, ptx, CudaSolver};
+use crate::sims::pbf::{RenderScalar, Solver};
 use std::fmt;
 
 /// The outcome of one check.
@@ -73,7 +73,7 @@ pub fn run(mut report: impl FnMut(&Check)) -> Vec<Check> {
         format!(
             "fluidlab {}, {prebuilt}, {}",
             env!("CARGO_PKG_VERSION"),
-            if crate::sim::nvtx::available() {
+            if crate::cuda::nvtx::available() {
                 "NVTX ranges per stage"
             } else {
                 "no NVTX (headers missing at build time)"

@@ -6,7 +6,8 @@ pub mod render;
 pub mod simulate;
 pub mod validate;
 
-use crate::scene::{Scene, PRESETS};
+use crate::scene::PRESETS;
+use crate::sims::pbf::scene::Scene;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,7 +38,8 @@ pub struct Interrupted {
 
 /// `fluidlab scenes`: every preset with its description.
 pub fn scenes() -> anyhow::Result<()> {
-    for (name, _) in PRESETS {
+    for preset in PRESETS {
+        let name = preset.name;
         let scene = Scene::load(name)?;
         println!("{name:<18} {}", scene.description);
     }

@@ -1,10 +1,10 @@
 //! `fluidlab render`: a PNG sequence of a scene through the headless (EGL) renderer.
 
-use crate::app::headless::HeadlessRenderer;
-use crate::backend::{self, Created};
-use crate::render::{save_png, Camera, Pass, PassClock, RenderSettings, View};
-use crate::scene::Scene;
-use crate::sim::{Backend, Solver};
+use crate::gfx::headless::HeadlessRenderer;
+use crate::sims::pbf::backend::{self, Created};
+use crate::sims::pbf::render::{save_png, Camera, Pass, PassClock, RenderSettings, View};
+use crate::sims::pbf::scene::Scene;
+use crate::sims::pbf::{Backend, Solver};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -93,7 +93,7 @@ pub fn run(options: &RenderOptions) -> Result<RenderReport> {
 /// called with the GL context current, so it can put the solver on that context's GPU.
 ///
 /// GL comes first and goes last: the solver is created after the context and lets go of the
-/// particle buffer ([`crate::sim::Solver::release_gl`]) while the context is still current, and
+/// particle buffer ([`crate::sims::pbf::Solver::release_gl`]) while the context is still current, and
 /// on an early error it is dropped before the context is.
 pub fn run_with(
     options: &RenderOptions,

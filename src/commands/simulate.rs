@@ -1,9 +1,9 @@
 //! `fluidlab simulate`: headless simulation with optional particle export and statistics.
 
-use crate::backend;
 use crate::output::{write_frame, FrameFormat, FrameStats, StatsWriter};
-use crate::scene::Scene;
-use crate::sim::{Backend, Solver};
+use crate::sims::pbf::backend;
+use crate::sims::pbf::scene::Scene;
+use crate::sims::pbf::{Backend, Solver};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::time::Instant;

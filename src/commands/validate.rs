@@ -1,10 +1,10 @@
-//! `fluidlab validate`: the validation cases (`crate::validation`), each writing its curves as
+//! `fluidlab validate`: the validation cases (`crate::sims::pbf::validation`), each writing its curves as
 //! CSV and PNG into a folder and printing PASS/FAIL per check. docs/validation.md shows them.
 
+use crate::output::plot::{self, Chart, Corner, Series};
 use crate::output::write_atomically;
-use crate::sim::Backend;
-use crate::validation::plot::{self, Chart, Corner, Series};
-use crate::validation::{self, Check, Setup, CASES};
+use crate::sims::pbf::validation::{self, Check, Setup, CASES};
+use crate::sims::pbf::Backend;
 use anyhow::{bail, Result};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! same properties, one row per particle in id order.
 
 use super::write_atomically;
-use crate::sim::Snapshot;
+use crate::sims::pbf::Snapshot;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

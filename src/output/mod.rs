@@ -3,6 +3,7 @@
 //! whole files.
 
 mod export;
+pub mod plot;
 mod stats;
 
 pub use export::{write_frame, FrameFormat};

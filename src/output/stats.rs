@@ -1,6 +1,6 @@
 //! Per-frame statistics, one JSON object per line.
 
-use crate::sim::Snapshot;
+use crate::sims::pbf::Snapshot;
 use glam::Vec3A;
 use serde::Serialize;
 use std::fs::File;
@@ -124,7 +124,7 @@ impl Layers {
             return None;
         }
         let up = -gravity.normalize();
-        let (across, along) = crate::sim::boundary::orthonormal_basis(up);
+        let (across, along) = crate::sims::pbf::boundary::orthonormal_basis(up);
         let spacing = snapshot.spacing.max(f32::MIN_POSITIVE);
         let heights: Vec<f32> = snapshot.positions.iter().map(|p| p.dot(up)).collect();
         let lowest = heights.iter().copied().fold(f32::INFINITY, f32::min);
@@ -213,7 +213,7 @@ impl Drop for StatsWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::{Params, Snapshot};
+    use crate::sims::pbf::{Params, Snapshot};
 
     fn stats() -> FrameStats {
         let params = Params::with_spacing(0.02);

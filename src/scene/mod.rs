@@ -1,43 +1,149 @@
-//! Scenes: the container, the initial fluid bodies, static obstacles and solver parameters,
-//! read from TOML files (see `docs/scenes.md`), validated with messages that name the file,
-//! line, key and value, and seeded into particles.
+//! Scene files, kind-agnostic: a preset name or a path to TOML text, the simulation `kind` it
+//! is for (`kind = "pbf"` by default), errors that name the file, line and key, and the shapes
+//! every kind shares. Each kind parses the rest of the file itself (`crate::sims::<kind>`).
 
-mod file;
 mod presets;
 mod shape;
 
-pub use presets::{preset, PRESETS};
-pub use shape::Shape;
+pub use presets::{default_of, preset, Preset, PRESETS};
+pub use shape::{Aabb, Shape};
 
-use crate::sim::{Aabb, InitialState, Params, World};
 use glam::Vec3A;
 use std::fmt;
 use std::path::Path;
 
-/// One initial body of fluid.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FluidBody {
-    /// The region the fluid fills.
-    pub shape: Shape,
-    /// Initial velocity of every particle of the body, m/s.
-    pub velocity: Vec3A,
-}
+/// The kind a scene file without a `kind` key is for.
+pub const DEFAULT_KIND: &str = "pbf";
 
-/// A validated scene.
+/// A scene's text, where it came from, and the simulation kind it names.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Scene {
+pub struct Source {
     /// Preset name or file stem.
     pub name: String,
-    /// One line saying what the scene shows.
-    pub description: String,
-    /// The closed box the fluid lives in.
-    pub container: Aabb,
-    /// Initial bodies of fluid.
-    pub fluids: Vec<FluidBody>,
-    /// Static solids (boxes and spheres).
-    pub obstacles: Vec<Shape>,
-    /// Solver parameters, particle mass calibrated for `params.spacing`.
-    pub params: Params,
+    /// `preset NAME` or the file path, for error messages.
+    pub origin: String,
+    /// The TOML text.
+    pub text: String,
+    /// The `kind` key's value, [`DEFAULT_KIND`] when absent.
+    pub kind: String,
+    /// 1-based line of the `kind` key, when present.
+    pub kind_line: Option<usize>,
+}
+
+impl Source {
+    /// Loads a preset by name (`name` or `kind/name`, see [`PRESETS`]) or a TOML file by path,
+    /// and reads its `kind`.
+    pub fn load(name_or_path: &str) -> Result<Source, SceneError> {
+        if let Some(preset) = preset(name_or_path) {
+            let source = Source::parse(
+                preset.source,
+                preset.name,
+                &format!("preset {}", preset.name),
+            )?;
+            if source.kind != preset.kind {
+                return Err(source.error_at_kind(format!(
+                    "the preset lives in scenes/{}/ but says kind = \"{}\"",
+                    preset.kind, source.kind
+                )));
+            }
+            return Ok(source);
+        }
+        let path = Path::new(name_or_path);
+        let text = std::fs::read_to_string(path).map_err(|error| SceneError {
+            origin: name_or_path.to_string(),
+            line: None,
+            key: None,
+            message: if error.kind() == std::io::ErrorKind::NotFound {
+                format!(
+                    "no such scene file, and no preset of that name (presets: {})",
+                    PRESETS
+                        .iter()
+                        .map(|p| p.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            } else {
+                format!("cannot read the scene file: {error}")
+            },
+        })?;
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Source::parse(&text, &name, name_or_path)
+    }
+
+    /// Reads the `kind` of TOML `text`; `origin` names the source in error messages. A TOML
+    /// syntax error is reported here, with its line.
+    pub fn parse(text: &str, name: &str, origin: &str) -> Result<Source, SceneError> {
+        #[derive(serde::Deserialize)]
+        struct KindOnly {
+            kind: Option<toml::Spanned<toml::Value>>,
+        }
+        let file: KindOnly =
+            toml::from_str(text).map_err(|error| syntax_error(text, origin, &error))?;
+        let (kind, kind_line) = match &file.kind {
+            None => (DEFAULT_KIND.to_string(), None),
+            Some(value) => {
+                let line = Some(line_of(text, value.span().start));
+                match value.get_ref().as_str() {
+                    Some(kind) => (kind.to_string(), line),
+                    None => {
+                        return Err(SceneError {
+                            origin: origin.to_string(),
+                            line,
+                            key: Some("kind".into()),
+                            message: format!(
+                                "must be a string such as \"pbf\", got {}",
+                                value.get_ref()
+                            ),
+                        })
+                    }
+                }
+            }
+        };
+        Ok(Source {
+            name: name.to_string(),
+            origin: origin.to_string(),
+            text: text.to_string(),
+            kind,
+            kind_line,
+        })
+    }
+
+    /// An error at the `kind` key.
+    pub fn error_at_kind(&self, message: String) -> SceneError {
+        SceneError {
+            origin: self.origin.clone(),
+            line: self.kind_line,
+            key: Some("kind".into()),
+            message,
+        }
+    }
+}
+
+/// A TOML syntax or type error as a [`SceneError`] with its line and the offending source line.
+pub fn syntax_error(text: &str, origin: &str, error: &toml::de::Error) -> SceneError {
+    let line = error.span().map(|span| line_of(text, span.start));
+    let source_line = line
+        .and_then(|l| text.lines().nth(l - 1))
+        .map(str::trim)
+        .unwrap_or("");
+    let mut message = error.message().trim().to_string();
+    if !source_line.is_empty() {
+        message.push_str(&format!(" (in `{source_line}`)"));
+    }
+    SceneError {
+        origin: origin.to_string(),
+        line,
+        key: None,
+        message,
+    }
+}
+
+/// 1-based line of byte `offset` in `text`.
+pub fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
 /// What is wrong with a scene: where (file, line, key) and why.
@@ -79,7 +185,8 @@ pub struct Invalid {
 }
 
 impl Invalid {
-    fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
+    /// A problem with `key`.
+    pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             key: key.into(),
             message: message.into(),
@@ -87,344 +194,7 @@ impl Invalid {
     }
 }
 
-/// Largest particle count any backend accepts (ids are 32-bit; the GPU grid uses 32-bit indices).
-pub const MAX_PARTICLES: u64 = 1 << 30;
-
-impl Scene {
-    /// Loads a preset by name (see [`PRESETS`]) or a TOML file by path, and validates it.
-    pub fn load(name_or_path: &str) -> Result<Scene, SceneError> {
-        if let Some(source) = preset(name_or_path) {
-            return Scene::parse(source, name_or_path, &format!("preset {name_or_path}"));
-        }
-        let path = Path::new(name_or_path);
-        let text = std::fs::read_to_string(path).map_err(|error| SceneError {
-            origin: name_or_path.to_string(),
-            line: None,
-            key: None,
-            message: if error.kind() == std::io::ErrorKind::NotFound {
-                format!(
-                    "no such scene file, and no preset of that name (presets: {})",
-                    PRESETS.iter().map(|p| p.0).collect::<Vec<_>>().join(", ")
-                )
-            } else {
-                format!("cannot read the scene file: {error}")
-            },
-        })?;
-        let name = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        Scene::parse(&text, &name, name_or_path)
-    }
-
-    /// Parses and validates TOML text. `origin` names the source in error messages.
-    pub fn parse(text: &str, name: &str, origin: &str) -> Result<Scene, SceneError> {
-        file::parse(text, name, origin)
-    }
-
-    /// Checks every rule a scene must satisfy, so that seeding and simulating cannot fail on
-    /// the scene's account: positive sizes, fluids and obstacles inside the container, no two
-    /// fluid bodies overlapping, parameters in range, a particle count within [`MAX_PARTICLES`].
-    pub fn validate(&self) -> Result<(), Invalid> {
-        let c = &self.container;
-        if !(c.min.is_finite() && c.max.is_finite()) || c.max.cmple(c.min).any() {
-            return Err(Invalid::new(
-                "container.max",
-                format!(
-                    "must exceed container.min on every axis (min {}, max {})",
-                    fmt3(c.min),
-                    fmt3(c.max)
-                ),
-            ));
-        }
-        self.params
-            .validate()
-            .map_err(|e| Invalid::new(format!("params.{}", e.key), e.message))?;
-        let tolerance = 1e-4 * self.params.spacing;
-        if self.fluids.is_empty() {
-            return Err(Invalid::new("fluid", "the scene has no [[fluid]] body"));
-        }
-        for (k, body) in self.fluids.iter().enumerate() {
-            let key = format!("fluid[{k}]");
-            check_shape(&body.shape, &key)?;
-            if !body.shape.inside(c, tolerance) {
-                let b = body.shape.bounds();
-                return Err(Invalid::new(
-                    key,
-                    format!(
-                        "the {} spans {}–{}, outside the container {}–{}",
-                        body.shape.kind(),
-                        fmt3(b.min),
-                        fmt3(b.max),
-                        fmt3(c.min),
-                        fmt3(c.max)
-                    ),
-                ));
-            }
-            if !body.velocity.is_finite() {
-                return Err(Invalid::new(
-                    format!("{key}.velocity"),
-                    format!("must be finite, got {}", fmt3(body.velocity)),
-                ));
-            }
-            let counts = Shape::lattice_counts(&body.shape.bounds(), self.params.spacing);
-            if counts.contains(&0) {
-                return Err(Invalid::new(
-                    key,
-                    format!(
-                        "the {} is thinner than one particle spacing ({})",
-                        body.shape.kind(),
-                        self.params.spacing
-                    ),
-                ));
-            }
-            for (m, other) in self.fluids[..k].iter().enumerate() {
-                if body.shape.overlaps(&other.shape, tolerance) {
-                    return Err(Invalid::new(
-                        key,
-                        format!("this {} overlaps fluid[{m}] (a {}); fluid bodies must not share volume", body.shape.kind(), other.shape.kind()),
-                    ));
-                }
-            }
-        }
-        for (k, obstacle) in self.obstacles.iter().enumerate() {
-            let key = format!("obstacle[{k}]");
-            check_shape(obstacle, &key)?;
-            if obstacle.as_obstacle().is_none() {
-                return Err(Invalid::new(
-                    format!("{key}.shape"),
-                    format!(
-                        "obstacles are \"box\" or \"sphere\", got \"{}\"",
-                        obstacle.kind()
-                    ),
-                ));
-            }
-            let b = obstacle.bounds();
-            if b.max.cmple(c.min).any() || b.min.cmpge(c.max).any() {
-                return Err(Invalid::new(
-                    key,
-                    format!(
-                        "the {} ({}–{}) lies entirely outside the container",
-                        obstacle.kind(),
-                        fmt3(b.min),
-                        fmt3(b.max)
-                    ),
-                ));
-            }
-        }
-        let upper_bound = self.particle_upper_bound();
-        if upper_bound > MAX_PARTICLES {
-            return Err(Invalid::new(
-                "params.spacing",
-                format!(
-                    "spacing {} gives up to {upper_bound} particles, beyond the limit of {MAX_PARTICLES}; use a larger spacing",
-                    self.params.spacing
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    /// Lattice points in the fluid bodies' bounds: an upper bound of the particle count,
-    /// computed without allocating.
-    pub fn particle_upper_bound(&self) -> u64 {
-        self.fluids
-            .iter()
-            .map(|b| {
-                Shape::lattice_counts(&b.shape.bounds(), self.params.spacing)
-                    .iter()
-                    .product::<u64>()
-            })
-            .sum()
-    }
-
-    /// The exact number of particles [`Scene::seed`] creates, counted without allocating.
-    pub fn particle_count(&self) -> u64 {
-        let world = self.world();
-        let margin = self.params.particle_radius();
-        let mut count = 0;
-        for body in &self.fluids {
-            if let (Shape::Box(aabb), true) = (body.shape, world.obstacles.is_empty()) {
-                // Every lattice point of a box's bounds is inside it.
-                count += Shape::lattice_counts(&aabb, self.params.spacing)
-                    .iter()
-                    .product::<u64>();
-                continue;
-            }
-            body.shape.for_each_lattice_point(self.params.spacing, |p| {
-                if world.obstacles.iter().all(|o| o.project(p, margin) == p) {
-                    count += 1;
-                }
-            });
-        }
-        count
-    }
-
-    /// Grid cells over the container (cell size h).
-    pub fn grid_cells(&self) -> u64 {
-        crate::sim::grid::UniformGrid::dims_for(&self.container, self.params.kernel_radius)
-            .iter()
-            .product()
-    }
-
-    /// Fails with a message naming the particle count and the memory needed when
-    /// `bytes_per_particle` × particles (+ 8 bytes per grid cell) exceeds `available` bytes.
-    pub fn check_memory(
-        &self,
-        what: &str,
-        bytes_per_particle: u64,
-        available: u64,
-    ) -> Result<(), Invalid> {
-        let particles = self.particle_count();
-        let needed = particles * bytes_per_particle + self.grid_cells() * 8;
-        if needed > available {
-            return Err(Invalid::new(
-                "params.spacing",
-                format!(
-                    "{particles} particles need about {} for the {what} ({bytes_per_particle} bytes per particle \
-                     plus the grid), but only {} is available; use a larger spacing or smaller fluid bodies",
-                    format_bytes(needed),
-                    format_bytes(available)
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    /// The container and obstacles as the solver sees them.
-    pub fn world(&self) -> World {
-        World {
-            container: self.container,
-            obstacles: self
-                .obstacles
-                .iter()
-                .filter_map(Shape::as_obstacle)
-                .collect(),
-        }
-    }
-
-    /// The initial particles: each fluid body filled with a lattice of `spacing`, minus the
-    /// points inside obstacles (grown by the particle radius). Ids follow body order.
-    pub fn seed(&self) -> InitialState {
-        let world = self.world();
-        let margin = self.params.particle_radius();
-        let mut state = InitialState::default();
-        let capacity = self.particle_upper_bound() as usize;
-        state.positions.reserve(capacity);
-        state.velocities.reserve(capacity);
-        for body in &self.fluids {
-            body.shape.for_each_lattice_point(self.params.spacing, |p| {
-                if world.obstacles.iter().all(|o| o.project(p, margin) == p) {
-                    state.positions.push(p);
-                    state.velocities.push(body.velocity);
-                }
-            });
-        }
-        state
-    }
-
-    /// The same scene with the spacing scaled so it seeds about `particles` particles
-    /// (geometry unchanged; kernel radius keeps its ratio to the spacing; mass recalibrated).
-    /// Starts from volume / N and corrects for the lattice's rounding with a few counts.
-    pub fn with_particle_target(&self, particles: u64) -> Scene {
-        let target = particles.max(1) as f64;
-        let volume: f64 = self.fluids.iter().map(|b| shape_volume(&b.shape)).sum();
-        let ratio = self.params.kernel_radius / self.params.spacing;
-        let mut scene = self.clone();
-        let mut spacing = (volume / target).cbrt();
-        for _ in 0..4 {
-            scene.params.spacing = spacing as f32;
-            let count = scene.particle_count().max(1) as f64;
-            if (count / target - 1.0).abs() < 0.01 {
-                break;
-            }
-            spacing *= (count / target).cbrt();
-        }
-        scene.params.spacing = spacing as f32;
-        scene.params.kernel_radius = ratio * scene.params.spacing;
-        scene.params.calibrate_mass();
-        scene
-    }
-}
-
-fn shape_volume(shape: &Shape) -> f64 {
-    match *shape {
-        Shape::Box(aabb) => {
-            let s = aabb.size();
-            (s.x * s.y * s.z) as f64
-        }
-        Shape::Sphere { radius, .. } => 4.0 / 3.0 * std::f64::consts::PI * (radius as f64).powi(3),
-        Shape::Cylinder { radius, height, .. } => {
-            std::f64::consts::PI * (radius as f64).powi(2) * height as f64
-        }
-    }
-}
-
-fn check_shape(shape: &Shape, key: &str) -> Result<(), Invalid> {
-    match *shape {
-        Shape::Box(aabb) => {
-            if !(aabb.min.is_finite() && aabb.max.is_finite()) || aabb.max.cmple(aabb.min).any() {
-                return Err(Invalid::new(
-                    format!("{key}.max"),
-                    format!(
-                        "must exceed min on every axis (min {}, max {})",
-                        fmt3(aabb.min),
-                        fmt3(aabb.max)
-                    ),
-                ));
-            }
-        }
-        Shape::Sphere { center, radius } | Shape::Cylinder { center, radius, .. } => {
-            if !center.is_finite() {
-                return Err(Invalid::new(
-                    format!("{key}.center"),
-                    format!("must be finite, got {}", fmt3(center)),
-                ));
-            }
-            if !(radius.is_finite() && radius > 0.0) {
-                return Err(Invalid::new(
-                    format!("{key}.radius"),
-                    format!("must be positive, got {radius}"),
-                ));
-            }
-        }
-    }
-    if let Shape::Cylinder { height, .. } = *shape {
-        if !(height.is_finite() && height > 0.0) {
-            return Err(Invalid::new(
-                format!("{key}.height"),
-                format!("must be positive, got {height}"),
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// `[x, y, z]` with up to 4 decimals.
 pub fn fmt3(v: Vec3A) -> String {
     format!("[{}, {}, {}]", v.x, v.y, v.z)
-}
-
-/// Bytes as KiB/MiB/GiB with one decimal.
-pub fn format_bytes(bytes: u64) -> String {
-    let units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < units.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} bytes")
-    } else {
-        format!("{value:.1} {}", units[unit])
-    }
-}
-
-/// Memory the operating system says is available (Linux `MemAvailable`), if it can be read.
-pub fn available_memory() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }

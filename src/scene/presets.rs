@@ -1,21 +1,35 @@
-//! Scene presets shipped in `scenes/` and embedded in the binary.
+//! Scene presets shipped in `scenes/<kind>/` and embedded in the binary (`build.rs` lists the
+//! folders, so a new preset or a new kind's presets need no code).
 
-/// `(name, TOML source)` of every preset, the default first.
-pub const PRESETS: &[(&str, &str)] = &[
-    ("dam-break", include_str!("../../scenes/dam-break.toml")),
-    (
-        "double-dam-break",
-        include_str!("../../scenes/double-dam-break.toml"),
-    ),
-    ("drop", include_str!("../../scenes/drop.toml")),
-    ("tall-tank", include_str!("../../scenes/tall-tank.toml")),
-    ("obstacles", include_str!("../../scenes/obstacles.toml")),
-];
+/// One embedded preset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Preset {
+    /// The simulation kind: the name of its folder under `scenes/`.
+    pub kind: &'static str,
+    /// The file stem, unique across kinds.
+    pub name: &'static str,
+    /// The TOML text.
+    pub source: &'static str,
+}
 
-/// The TOML source of the preset called `name`.
-pub fn preset(name: &str) -> Option<&'static str> {
+/// Every preset, sorted by kind and name.
+pub const PRESETS: &[Preset] = include!(concat!(env!("OUT_DIR"), "/presets.rs"));
+
+/// The preset called `name` (or `kind/name`).
+pub fn preset(name: &str) -> Option<&'static Preset> {
+    let (kind, name) = match name.split_once('/') {
+        Some((kind, name)) => (Some(kind), name),
+        None => (None, name),
+    };
     PRESETS
         .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, source)| *source)
+        .find(|p| p.name == name && kind.is_none_or(|k| k == p.kind))
+}
+
+/// The default scene of `kind`: `dam-break` for pbf, else the kind's first preset.
+pub fn default_of(kind: &str) -> Option<&'static Preset> {
+    PRESETS
+        .iter()
+        .find(|p| p.kind == kind && p.name == "dam-break")
+        .or_else(|| PRESETS.iter().find(|p| p.kind == kind))
 }

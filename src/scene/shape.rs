@@ -1,7 +1,30 @@
 //! Solid shapes used for fluid bodies and obstacles, with the geometric tests validation needs.
 
-use crate::sim::{Aabb, Obstacle};
 use glam::{Vec2, Vec3A};
+
+/// An axis-aligned box.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Aabb {
+    /// Lower corner.
+    pub min: Vec3A,
+    /// Upper corner.
+    pub max: Vec3A,
+}
+
+impl Aabb {
+    /// The box from `min` to `max`.
+    pub fn new(min: impl Into<Vec3A>, max: impl Into<Vec3A>) -> Self {
+        Self {
+            min: min.into(),
+            max: max.into(),
+        }
+    }
+
+    /// Edge lengths.
+    pub fn size(&self) -> Vec3A {
+        self.max - self.min
+    }
+}
 
 /// A region of space. Cylinders stand upright: axis along y, `center` at mid-height.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -201,15 +224,6 @@ impl Shape {
         let size = bounds.size() / spacing;
         // The small slack keeps 0.4 / 0.02 at 20 despite rounding.
         [size.x, size.y, size.z].map(|n| (n + 1e-3).floor().max(0.0) as u64)
-    }
-
-    /// The obstacle this shape describes, for shapes obstacles support (box and sphere).
-    pub fn as_obstacle(&self) -> Option<Obstacle> {
-        match *self {
-            Shape::Box(aabb) => Some(Obstacle::Box(aabb)),
-            Shape::Sphere { center, radius } => Some(Obstacle::Sphere { center, radius }),
-            Shape::Cylinder { .. } => None,
-        }
     }
 }
 

@@ -1,5 +1,5 @@
 // Just enough of CUDA for kernels/pbf.cu to compile as plain C++ and run on the CPU, one
-// thread at a time (src/sim/cuda/emulation.rs). Atomics are plain read-modify-writes, which is
+// thread at a time (src/sims/pbf/cuda/emulation.rs). Atomics are plain read-modify-writes, which is
 // exact when threads run one after another. scan_test.cpp adds real barriers and shuffles.
 #pragma once
 #define PBF_EMULATION 1

@@ -1,4 +1,4 @@
-// One frame of the CUDA solver's launch sequence (src/sim/cuda/stages.rs, `substep`) with every
+// One frame of the CUDA solver's launch sequence (src/sims/pbf/cuda/stages.rs, `substep`) with every
 // kernel of kernels/pbf.cu run on the CPU, thread by thread. The cell scan runs on the host
 // (scan_blocks needs a real block; scan_test.cpp checks it). With `reverse`, threads run last
 // to first, so the counting sort fills every cell in reverse: the neighbour sums run in another
@@ -8,7 +8,7 @@
 //
 // The constraint iterations follow the host's `constraint_iterations`: a fixed count, or the
 // density-error rule (check_density_error's flag makes later kernels of the step no-ops), with
-// the coarse-grid correction (src/sim/cuda/coarse.rs, `GpuCoarse::run`) after the first
+// the coarse-grid correction (src/sims/pbf/cuda/coarse.rs, `GpuCoarse::run`) after the first
 // compute_lambda. mg_tail runs with one thread: its barriers then hold trivially.
 //
 // usage: frame INPUT OUTPUT [reverse | random=SEED]

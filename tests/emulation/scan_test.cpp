@@ -1,6 +1,6 @@
 // scan_blocks and add_block_offsets from kernels/pbf.cu, run with one OS thread per CUDA thread,
 // real barriers for __syncthreads and per-warp barriers for __shfl_up_sync, through the levels
-// of the host's multi-level scan (src/sim/cuda/stages.rs, `build_grid`). Prints one line per size
+// of the host's multi-level scan (src/sims/pbf/cuda/stages.rs, `build_grid`). Prints one line per size
 // and exits non-zero on a wrong scan or uncleared counts.
 #if !__has_include(<barrier>)
 #include <cstdio>

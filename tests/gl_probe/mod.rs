@@ -7,9 +7,9 @@
 // Each test binary uses part of it.
 #![allow(dead_code)]
 
-use fluidlab::backend::Created;
-use fluidlab::scene::Scene;
-use fluidlab::sim::{Params, RenderScalar, Snapshot, Solver, SolverError, StageTimes};
+use fluidlab::sims::pbf::backend::Created;
+use fluidlab::sims::pbf::scene::Scene;
+use fluidlab::sims::pbf::{Params, RenderScalar, Snapshot, Solver, SolverError, StageTimes};
 use glam::Vec3A;
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -136,7 +136,7 @@ impl Solver for GlProbe {
         StageTimes::default()
     }
     fn reset_stage_times(&mut self) {}
-    fn solve_report(&self) -> fluidlab::sim::SolveReport {
+    fn solve_report(&self) -> fluidlab::sims::pbf::SolveReport {
         Default::default()
     }
     fn snapshot(&self) -> Result<Snapshot, SolverError> {

@@ -1,0 +1,3 @@
+//! Shared CUDA plumbing, kind-agnostic.
+
+pub mod nvtx;

@@ -1,0 +1,3 @@
+//! The simulation kinds, each in its own room.
+
+pub mod pbf;

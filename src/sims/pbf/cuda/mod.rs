@@ -1,0 +1,584 @@
+//! The CUDA solver: the CPU reference's stages as kernels (`kernels/pbf.cu`), launched through
+//! cudarc on one stream with no host synchronisation inside a frame.
+//!
+//! One frame: `substeps` (or more, as the CFL condition asks) × { predict_positions →
+//! build_grid (compute_cell_ids, scan_blocks, add_block_offsets, reorder_particles) →
+//! iterations × { compute_lambda (boundary_density, compute_lambda, check_density_error),
+//! coarse_correction after the first, apply_delta } → update_velocity → vorticity
+//! (vorticity_curl, vorticity_confinement) → xsph }, then `find_non_finite` (which also measures
+//! the largest speed for the next frame's CFL substeps) and one 8-byte copy back: the only
+//! synchronisation of the frame (the density-error rule adds one read every
+//! [`ITERATIONS_PER_CHECK`] iterations).
+//!
+//! There is no find_neighbors stage: every neighbour loop walks the 27 grid cells around the
+//! particle. The neighbour set is the CPU's: particles within h at the positions the grid was
+//! built from (kept in `grid_positions`), fixed for the step while the kernels evaluate W and
+//! ∇W at the current positions.
+//!
+//! Here: the solver's buffers, construction and the `Solver` trait; `stages.rs` launches each
+//! stage, `coarse.rs` the coarse correction, `device.rs` finds the driver and loads the module,
+//! `timer.rs` times stages with CUDA events.
+
+pub mod coarse;
+mod device;
+pub mod egl;
+#[cfg(test)]
+mod emulation;
+mod interop;
+mod params;
+pub mod parity;
+pub mod pbf;
+pub mod ptx;
+mod stages;
+mod timer;
+
+use super::{
+    InitialState, Params, RenderScalar, Snapshot, SolveReport, Solver, SolverError, Stage,
+    StageTimes, World,
+};
+use coarse::GpuCoarse;
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use glam::Vec3A;
+pub use interop::gl_device;
+use interop::GlInterop;
+use params::{GpuObstacle, GpuParams};
+use pbf::{per_element, PbfKernels};
+use std::sync::Arc;
+use timer::StageTimer;
+
+pub use device::{
+    compile_with_nvrtc, device_info, load_module, unavailable, DeviceInfo, MIN_DRIVER_CUDA_VERSION,
+};
+
+type Float4 = [f32; 4];
+
+/// Bytes of GPU memory per particle: positions, predicted positions and velocities (float4,
+/// double-buffered for the sort), grid positions (float4), ids (double-buffered), λ, ρ,
+/// neighbour count, ω and the walls' Σ ∇W (float4), cell and rank.
+pub const BYTES_PER_PARTICLE: u64 = 7 * 16 + 2 * 4 + 3 * 4 + 2 * 16 + 2 * 4;
+
+/// Bytes of GPU memory per grid cell: the counting sort's counts and starts, and the coarse
+/// correction (`crate::sims::pbf::coarse::BYTES_PER_CELL`).
+pub const BYTES_PER_CELL: u64 = 2 * 4 + crate::sims::pbf::coarse::BYTES_PER_CELL;
+
+/// Iterations launched between two reads of the convergence flag under the density-error rule.
+pub const ITERATIONS_PER_CHECK: u32 = 4;
+
+/// The particle arrays and grid on the GPU.
+struct Buffers {
+    positions: CudaSlice<Float4>,
+    predicted: CudaSlice<Float4>,
+    velocities: CudaSlice<Float4>,
+    ids: CudaSlice<u32>,
+    /// Second copies: the sort's destination, apply_delta's and xsph's output.
+    positions_next: CudaSlice<Float4>,
+    predicted_next: CudaSlice<Float4>,
+    velocities_next: CudaSlice<Float4>,
+    ids_next: CudaSlice<u32>,
+    /// x* when the grid was built (sorted): neighbour sets are defined by these for the step.
+    grid_positions: CudaSlice<Float4>,
+    lambdas: CudaSlice<f32>,
+    densities: CudaSlice<f32>,
+    neighbor_counts: CudaSlice<u32>,
+    omegas: CudaSlice<Float4>,
+    cell_of: CudaSlice<u32>,
+    rank: CudaSlice<u32>,
+    /// Particles per cell, counted by compute_cell_ids and zeroed again by the scan (cells + 1).
+    cell_counts: CudaSlice<u32>,
+    /// Exclusive scan of the counts: cell c holds sorted particles cell_start[c]..cell_start[c + 1].
+    cell_start: CudaSlice<u32>,
+    /// Block totals of each scan level above the first.
+    scan_sums: Vec<CudaSlice<u32>>,
+    obstacles: CudaSlice<GpuObstacle>,
+    /// [first non-finite id (complemented), largest speed (float bits)], see `find_non_finite`.
+    frame_check: CudaSlice<u32>,
+    /// The walls' and obstacles' [Σ_b ∇W, Σ_b W] per particle (`boundary_density`), for
+    /// compute_lambda and apply_delta.
+    boundary: CudaSlice<Float4>,
+    /// Σ Cᵢ of the compute_lambda that measures the compression (`check_density_error`).
+    compression: CudaSlice<f64>,
+    /// [converged, iterations applied, mean compression (float bits)] of the step's
+    /// constraint iterations (`check_density_error`, `apply_delta`).
+    solve_state: CudaSlice<u32>,
+}
+
+/// The CUDA Position Based Fluids solver.
+pub struct CudaSolver {
+    params: Params,
+    world: World,
+    constants: GpuParams,
+    context: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    kernels: PbfKernels,
+    kernel_origin: String,
+    /// `FLUIDLAB_CUDA_SYNC_CHECK`: every launch is synchronised and checked.
+    sync_check: bool,
+    particle_count: usize,
+    buffers: Buffers,
+    scan_levels: Vec<usize>,
+    steps: u64,
+    /// Largest particle speed after the last frame (m/s): sets the next frame's CFL substeps.
+    max_speed: f32,
+    times: StageTimes,
+    timer: StageTimer,
+    stage_timing: bool,
+    interop: GlInterop,
+    report: SolveReport,
+    coarse: GpuCoarse,
+}
+
+fn driver_error(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> SolverError {
+    move |e| SolverError::Backend(format!("{what}: {e}"))
+}
+
+fn to_float4(v: &Vec3A) -> Float4 {
+    [v.x, v.y, v.z, 0.0]
+}
+
+fn to_vec3(v: &Float4) -> Vec3A {
+    Vec3A::new(v[0], v[1], v[2])
+}
+
+impl CudaSolver {
+    /// A solver over `initial` (particle `i` gets id `i`) on GPU 0 (see [`CudaSolver::new_on`]).
+    pub fn new(world: World, params: Params, initial: &InitialState) -> Result<Self, SolverError> {
+        Self::new_on(0, world, params, initial)
+    }
+
+    /// A solver over `initial` (particle `i` gets id `i`) on CUDA device `device` (front ends
+    /// that draw pass the device of their GL context, [`gl_device`]). Fails when CUDA is not
+    /// available, on invalid parameters, or when the particles do not fit in GPU memory (checked
+    /// before allocating anything).
+    pub fn new_on(
+        device: usize,
+        world: World,
+        params: Params,
+        initial: &InitialState,
+    ) -> Result<Self, SolverError> {
+        params
+            .validate()
+            .map_err(|e| SolverError::Params(e.to_string()))?;
+        if let Some(reason) = unavailable() {
+            return Err(SolverError::Backend(reason));
+        }
+        let n = initial.len();
+        initial.check()?;
+        let constants = GpuParams::new(
+            &params,
+            &world,
+            n as u32,
+            params.dt / params.substeps as f32,
+        );
+        let cells = constants.cell_count();
+        if cells + 1 >= u32::MAX as usize {
+            return Err(SolverError::Params(format!(
+                "the grid has {cells} cells (container / kernel_radius), more than the CUDA solver's \
+                 32-bit cell indices hold; use a smaller container or a larger kernel_radius"
+            )));
+        }
+        let scan_levels = pbf::scan_levels(cells + 1);
+
+        let sync_check = pbf::sync_check_requested()?;
+        let context = CudaContext::new(device).map_err(driver_error("creating a CUDA context"))?;
+        let needed = n as u64 * BYTES_PER_PARTICLE
+            + scan_levels.iter().map(|&l| l as u64 * 4).sum::<u64>()
+            + (cells as u64 + 1) * BYTES_PER_CELL
+            + world.obstacles.len() as u64 * 32;
+        let (free, _) = context
+            .mem_get_info()
+            .map_err(driver_error("cuMemGetInfo"))?;
+        if needed > free as u64 {
+            let name = context.name().unwrap_or_else(|_| "the GPU".into());
+            return Err(SolverError::Backend(format!(
+                "{n} particles need {} of GPU memory for the CUDA solver, but {name} has only {} \
+                 free; use fewer particles (a larger spacing) or --backend cpu",
+                crate::host::format_bytes(needed),
+                crate::host::format_bytes(free as u64)
+            )));
+        }
+        let (module, kernel_origin) = load_module(&context)?;
+        // One stream, used for everything: cudarc's cross-stream event tracking is not needed.
+        // SAFETY: set before any allocation of this context; all work goes to `stream`.
+        unsafe { context.disable_event_tracking() };
+        let stream = context
+            .new_stream()
+            .map_err(driver_error("creating a CUDA stream"))?;
+        let kernels = PbfKernels::load(&module, sync_check.then_some(&stream))?;
+        let buffers = Self::allocate(&stream, initial, &world, cells, &scan_levels)
+            .map_err(driver_error("allocating GPU memory"))?;
+        let dims = constants.grid_dims.map(|d| d as usize);
+        let coarse =
+            GpuCoarse::new(&stream, &world, dims).map_err(driver_error("allocating GPU memory"))?;
+        let mut solver = Self {
+            params,
+            world,
+            constants,
+            context,
+            stream,
+            kernels,
+            kernel_origin,
+            sync_check,
+            particle_count: n,
+            buffers,
+            scan_levels,
+            steps: 0,
+            max_speed: initial.max_speed(),
+            times: StageTimes::default(),
+            timer: StageTimer::new(),
+            stage_timing: true,
+            interop: GlInterop::default(),
+            report: SolveReport::default(),
+            coarse,
+        };
+        // Densities and neighbour counts of the seeded state, as the CPU solver has them.
+        if n > 0 {
+            solver.build_grid()?;
+            solver.compute_lambda(true, true, false)?;
+            solver.check_density_error(-1.0, 0, 0)?;
+        }
+        solver
+            .stream
+            .synchronize()
+            .map_err(driver_error("setting up the CUDA solver"))?;
+        Ok(solver)
+    }
+
+    fn allocate(
+        stream: &Arc<CudaStream>,
+        initial: &InitialState,
+        world: &World,
+        cells: usize,
+        scan_levels: &[usize],
+    ) -> Result<Buffers, cudarc::driver::DriverError> {
+        // At least one element each: a zero-byte allocation is not portable.
+        let n = initial.len().max(1);
+        let mut positions: Vec<Float4> = initial.positions.iter().map(to_float4).collect();
+        let mut velocities: Vec<Float4> = initial.velocities.iter().map(to_float4).collect();
+        let mut ids: Vec<u32> = (0..initial.len() as u32).collect();
+        positions.resize(n, [0.0; 4]);
+        velocities.resize(n, [0.0; 4]);
+        ids.resize(n, 0);
+        let mut obstacles: Vec<GpuObstacle> =
+            world.obstacles.iter().map(GpuObstacle::from).collect();
+        obstacles.resize(obstacles.len().max(1), GpuObstacle::default());
+        Ok(Buffers {
+            positions: stream.clone_htod(&positions)?,
+            predicted: stream.clone_htod(&positions)?,
+            velocities: stream.clone_htod(&velocities)?,
+            ids: stream.clone_htod(&ids)?,
+            positions_next: stream.alloc_zeros(n)?,
+            predicted_next: stream.alloc_zeros(n)?,
+            velocities_next: stream.alloc_zeros(n)?,
+            ids_next: stream.alloc_zeros(n)?,
+            grid_positions: stream.alloc_zeros(n)?,
+            lambdas: stream.alloc_zeros(n)?,
+            densities: stream.alloc_zeros(n)?,
+            neighbor_counts: stream.alloc_zeros(n)?,
+            omegas: stream.alloc_zeros(n)?,
+            cell_of: stream.alloc_zeros(n)?,
+            rank: stream.alloc_zeros(n)?,
+            cell_counts: stream.alloc_zeros(cells + 1)?,
+            cell_start: stream.alloc_zeros(cells + 1)?,
+            scan_sums: scan_levels[1..]
+                .iter()
+                .map(|&len| stream.alloc_zeros(len))
+                .collect::<Result<_, _>>()?,
+            obstacles: stream.clone_htod(&obstacles)?,
+            frame_check: stream.alloc_zeros(2)?,
+            boundary: stream.alloc_zeros(n)?,
+            compression: stream.alloc_zeros(1)?,
+            solve_state: stream.alloc_zeros(3)?,
+        })
+    }
+
+    /// Where the kernels' code came from (the cubin, PTX from nvcc at build time, or NVRTC, and
+    /// why), and whether every launch is checked.
+    pub fn kernel_origin(&self) -> String {
+        if self.sync_check {
+            format!(
+                "{}; {}=1: every launch synchronised and checked",
+                self.kernel_origin,
+                pbf::SYNC_CHECK_VARIABLE
+            )
+        } else {
+            self.kernel_origin.clone()
+        }
+    }
+
+    /// After a frame: the smallest id with a non-finite position or velocity, if any, and the
+    /// largest speed (for the next frame's CFL substeps). One small kernel and an 8-byte copy,
+    /// which is also the frame's one synchronisation.
+    fn check_frame(&mut self) -> Result<(Option<u32>, f32), SolverError> {
+        let b = &mut self.buffers;
+        self.stream
+            .memset_zeros(&mut b.frame_check)
+            .map_err(driver_error("clearing the frame check"))?;
+        let n = self.particle_count as u32;
+        let k = &self.kernels.find_non_finite;
+        let mut launch = self.stream.launch_builder(k.function());
+        launch
+            .arg(&n)
+            .arg(&b.positions)
+            .arg(&b.velocities)
+            .arg(&b.ids)
+            .arg(&mut b.frame_check);
+        // SAFETY: arguments as in pbf.cu.
+        unsafe { k.launch(&mut launch, per_element(self.particle_count))? };
+        let mut check = [0u32; 2];
+        let synchronised = self.sync_check;
+        let failed = |e: cudarc::driver::DriverError| {
+            SolverError::Backend(pbf::wait_failure(
+                "a CUDA kernel of the step failed",
+                e.0,
+                &e.to_string(),
+                synchronised,
+            ))
+        };
+        self.stream
+            .memcpy_dtoh(&b.frame_check, &mut check)
+            .map_err(failed)?;
+        self.stream.synchronize().map_err(failed)?;
+        Ok((
+            (check[0] != 0).then_some(!check[0]),
+            f32::from_bits(check[1]),
+        ))
+    }
+
+    /// Copies an array of `particle_count` elements back.
+    fn download<T: cudarc::driver::DeviceRepr + Default + Clone>(
+        &self,
+        slice: &CudaSlice<T>,
+    ) -> Result<Vec<T>, SolverError> {
+        let mut host = vec![T::default(); slice.len()];
+        self.stream
+            .memcpy_dtoh(slice, &mut host)
+            .map_err(driver_error("copying particles from the GPU"))?;
+        self.stream
+            .synchronize()
+            .map_err(driver_error("copying particles from the GPU"))?;
+        host.truncate(self.particle_count);
+        Ok(host)
+    }
+
+    fn try_snapshot(&self) -> Result<Snapshot, SolverError> {
+        let b = &self.buffers;
+        let positions = self.download(&b.positions)?;
+        let velocities = self.download(&b.velocities)?;
+        let densities = self.download(&b.densities)?;
+        let counts = self.download(&b.neighbor_counts)?;
+        let ids = self.download(&b.ids)?;
+        Ok(Snapshot::from_sorted(
+            &self.params,
+            self.report,
+            &ids,
+            |k| {
+                (
+                    to_vec3(&positions[k]),
+                    to_vec3(&velocities[k]),
+                    densities[k],
+                    counts[k],
+                )
+            },
+        ))
+    }
+
+    /// Turns per-stage CUDA events on (the default; `bench` reads them) or off (a little faster:
+    /// no event records between kernels).
+    pub fn set_stage_timing(&mut self, enabled: bool) {
+        self.stage_timing = enabled;
+    }
+}
+
+impl Solver for CudaSolver {
+    fn backend_name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn particle_count(&self) -> usize {
+        self.particle_count
+    }
+
+    fn params(&self) -> &Params {
+        &self.params
+    }
+
+    fn set_params(&mut self, params: &Params) -> Result<(), SolverError> {
+        self.params
+            .check_live_edit(params)
+            .map_err(SolverError::Params)?;
+        self.params = params.clone();
+        Ok(())
+    }
+
+    fn step(&mut self) -> Result<(), SolverError> {
+        let substeps = self.params.substeps_for(self.max_speed);
+        if self.particle_count == 0 {
+            self.steps += substeps as u64;
+            return Ok(());
+        }
+        let dt = self.params.dt / substeps as f32;
+        self.constants = GpuParams::new(&self.params, &self.world, self.particle_count as u32, dt);
+        if self.stage_timing {
+            self.timer.begin(&self.context, &self.stream)?;
+        }
+        let mut iterations = 0;
+        for k in 0..substeps {
+            iterations += self.substep(k + 1 == substeps)?;
+        }
+        self.steps += substeps as u64;
+        let (bad, max_speed) = self.check_frame()?;
+        self.max_speed = max_speed;
+        let state = self.read_solve_state()?;
+        self.report = SolveReport {
+            iterations: iterations as f32 / substeps as f32,
+            compression: f32::from_bits(state[2]),
+            // The GPU solve runs a fixed number of CG iterations and measures no residual.
+            coarse_residual: f32::NAN,
+        };
+        if self.stage_timing {
+            self.timer.collect(&mut self.times)?;
+        }
+        let Some(particle) = bad else {
+            return Ok(());
+        };
+        let snapshot = self.try_snapshot()?;
+        let (position, velocity) = (
+            snapshot.positions[particle as usize],
+            snapshot.velocities[particle as usize],
+        );
+        let (quantity, value) = if position.is_finite() {
+            ("velocity", velocity)
+        } else {
+            ("position", position)
+        };
+        Err(SolverError::NonFinite {
+            step: self.steps,
+            particle,
+            quantity,
+            value: value.to_array(),
+            stage: "xsph (checked once per frame)",
+        })
+    }
+
+    fn steps_taken(&self) -> u64 {
+        self.steps
+    }
+
+    fn stage_times(&self) -> StageTimes {
+        self.times.clone()
+    }
+
+    fn reset_stage_times(&mut self) {
+        self.times.clear();
+    }
+
+    fn solve_report(&self) -> SolveReport {
+        self.report
+    }
+
+    fn snapshot(&self) -> Result<Snapshot, SolverError> {
+        self.try_snapshot()
+    }
+
+    fn render_positions(
+        &self,
+        scalar: RenderScalar,
+        out: &mut Vec<[f32; 4]>,
+    ) -> Result<(), SolverError> {
+        out.clear();
+        let positions = self.download(&self.buffers.positions)?;
+        let values: Vec<f32> = match scalar {
+            RenderScalar::Speed => self
+                .download(&self.buffers.velocities)?
+                .iter()
+                .map(|v| to_vec3(v).length())
+                .collect(),
+            RenderScalar::Density => self.download(&self.buffers.densities)?,
+        };
+        out.extend(
+            positions
+                .iter()
+                .zip(&values)
+                .map(|(x, value)| [x[0], x[1], x[2], *value]),
+        );
+        Ok(())
+    }
+
+    fn write_gl_buffer(
+        &mut self,
+        gl_buffer: u32,
+        scalar: RenderScalar,
+    ) -> Result<bool, SolverError> {
+        let n = self.particle_count;
+        self.context
+            .bind_to_thread()
+            .map_err(driver_error("binding the CUDA context"))?;
+        let (stream, kernels, buffers) = (&self.stream, &self.kernels, &self.buffers);
+        self.interop
+            .write(stream.cu_stream(), gl_buffer, n * 16, |pointer| {
+                let count = n as u32;
+                let code = scalar.code();
+                let k = &kernels.write_render_buffer;
+                let mut launch = stream.launch_builder(k.function());
+                launch
+                    .arg(&count)
+                    .arg(&buffers.positions)
+                    .arg(&buffers.velocities)
+                    .arg(&buffers.densities)
+                    .arg(&code)
+                    .arg(&pointer);
+                // SAFETY: the mapped buffer holds at least n float4 records (checked by write).
+                unsafe { k.launch(&mut launch, per_element(n)) }
+            })
+    }
+
+    fn set_stage_timing(&mut self, enabled: bool) {
+        CudaSolver::set_stage_timing(self, enabled);
+    }
+
+    fn release_gl(&mut self) {
+        if self.interop.is_registered() && self.context.bind_to_thread().is_ok() {
+            // Work queued on the buffer finishes before it is unregistered.
+            let _ = self.stream.synchronize();
+            self.interop.release();
+        }
+    }
+}
+
+impl Drop for CudaSolver {
+    /// Front ends release the GL buffer with [`Solver::release_gl`] while their GL context is
+    /// current; this is the safety net for paths that drop the solver first (an error return
+    /// with the GL context still alive), where unregistering is still right.
+    fn drop(&mut self) {
+        self.release_gl();
+    }
+}
+
+/// Free GPU memory before and after `restarts` solvers of the parity scene are created,
+/// stepped and dropped (as the viewer does on every scene restart): equal when nothing leaks.
+/// One solver runs first so one-time driver state is not counted.
+pub fn free_memory_across_restarts(restarts: usize) -> Result<(usize, usize), SolverError> {
+    // Holds the primary context for the whole check, so it is not torn down between solvers.
+    let context = CudaContext::new(0).map_err(driver_error("creating a CUDA context"))?;
+    let scene = parity::parity_scene();
+    let seed = scene.seed();
+    let run = || -> Result<(), SolverError> {
+        let mut solver = CudaSolver::new(scene.world(), scene.params.clone(), &seed)?;
+        solver.step()
+    };
+    let free = || -> Result<usize, SolverError> {
+        context
+            .synchronize()
+            .map_err(driver_error("cuCtxSynchronize"))?;
+        Ok(context
+            .mem_get_info()
+            .map_err(driver_error("cuMemGetInfo"))?
+            .0)
+    };
+    run()?;
+    let before = free()?;
+    for _ in 0..restarts {
+        run()?;
+    }
+    Ok((before, free()?))
+}

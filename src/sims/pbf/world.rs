@@ -1,0 +1,150 @@
+//! The closed container and the static obstacles particles collide with.
+
+pub use crate::scene::Aabb;
+use crate::scene::Shape;
+use glam::Vec3A;
+
+/// A static solid inside the container.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Obstacle {
+    /// Axis-aligned box.
+    Box(Aabb),
+    /// Sphere.
+    Sphere {
+        /// Centre, metres.
+        center: Vec3A,
+        /// Radius, metres.
+        radius: f32,
+    },
+}
+
+impl Obstacle {
+    /// The obstacle a scene shape stands for: boxes and spheres; `None` for a cylinder.
+    pub fn from_shape(shape: &Shape) -> Option<Obstacle> {
+        match *shape {
+            Shape::Box(aabb) => Some(Obstacle::Box(aabb)),
+            Shape::Sphere { center, radius } => Some(Obstacle::Sphere { center, radius }),
+            Shape::Cylinder { .. } => None,
+        }
+    }
+
+    /// Pushes `point` out of the obstacle grown by `margin` onto its nearest surface point.
+    #[inline]
+    pub fn project(&self, point: Vec3A, margin: f32) -> Vec3A {
+        self.project_within(point, margin, Vec3A::NEG_INFINITY, Vec3A::INFINITY)
+    }
+
+    /// As [`Obstacle::project`], but a box is left only through a face whose exit point lies
+    /// within `lo`..`hi` (the admissible part of the container): a box standing on the floor
+    /// is never left through its bottom face, from where the container clamp would put the
+    /// particle straight back inside the box. The nearest face is the fallback when no face
+    /// qualifies.
+    #[inline]
+    pub fn project_within(&self, point: Vec3A, margin: f32, lo: Vec3A, hi: Vec3A) -> Vec3A {
+        match *self {
+            Obstacle::Sphere { center, radius } => {
+                let offset = point - center;
+                let distance_squared = offset.length_squared();
+                let reach = radius + margin;
+                if distance_squared >= reach * reach {
+                    return point;
+                }
+                let distance = distance_squared.sqrt();
+                // A point exactly at the centre leaves upwards (y), any direction is as good.
+                let direction = if distance > 0.0 {
+                    offset / distance
+                } else {
+                    Vec3A::Y
+                };
+                center + direction * reach
+            }
+            Obstacle::Box(aabb) => {
+                let min = aabb.min - Vec3A::splat(margin);
+                let max = aabb.max + Vec3A::splat(margin);
+                if point.cmple(min).any() || point.cmpge(max).any() {
+                    return point;
+                }
+                let mut nearest = (f32::INFINITY, point);
+                let mut admissible = (f32::INFINITY, point);
+                for axis in 0..3 {
+                    for (distance, exit) in [
+                        (point[axis] - min[axis], min[axis]),
+                        (max[axis] - point[axis], max[axis]),
+                    ] {
+                        let mut p = point;
+                        p[axis] = exit;
+                        if distance < nearest.0 {
+                            nearest = (distance, p);
+                        }
+                        if distance < admissible.0 && (lo[axis]..=hi[axis]).contains(&exit) {
+                            admissible = (distance, p);
+                        }
+                    }
+                }
+                if admissible.0.is_finite() {
+                    admissible.1
+                } else {
+                    nearest.1
+                }
+            }
+        }
+    }
+}
+
+/// The container box and the obstacles in it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct World {
+    /// The closed box the fluid lives in.
+    pub container: Aabb,
+    /// Static solids.
+    pub obstacles: Vec<Obstacle>,
+}
+
+impl World {
+    /// Projects a particle centre onto the admissible region: inside the container and outside
+    /// every obstacle, keeping `margin` (the particle radius) from each surface.
+    #[inline]
+    pub fn project(&self, point: Vec3A, margin: f32) -> Vec3A {
+        let lo = self.container.min + Vec3A::splat(margin);
+        let hi = self.container.max - Vec3A::splat(margin);
+        let mut p = point;
+        for obstacle in &self.obstacles {
+            p = obstacle.project_within(p, margin, lo, hi);
+        }
+        p.clamp(lo, hi)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn projection_keeps_points_inside_the_container_and_outside_obstacles() {
+        let world = World {
+            container: Aabb::new([0.0, 0.0, 0.0], [1.0, 1.0, 1.0]),
+            obstacles: vec![
+                Obstacle::Sphere {
+                    center: Vec3A::new(0.5, 0.5, 0.5),
+                    radius: 0.1,
+                },
+                Obstacle::Box(Aabb::new([0.1, 0.0, 0.1], [0.3, 0.2, 0.3])),
+            ],
+        };
+        let p = world.project(Vec3A::new(-1.0, 2.0, 0.5), 0.01);
+        assert_eq!(p, Vec3A::new(0.01, 0.99, 0.5));
+        let p = world.project(Vec3A::new(0.55, 0.5, 0.5), 0.01);
+        assert!(((p - Vec3A::splat(0.5)).length() - 0.11).abs() < 1e-6);
+        assert!(p.x > 0.5);
+        // Inside the box obstacle near its top face: pushed up through that face.
+        let p = world.project(Vec3A::new(0.2, 0.19, 0.2), 0.01);
+        assert!((p.y - 0.21).abs() < 1e-6 && p.x == 0.2 && p.z == 0.2, "{p}");
+        // A box standing on the floor: a point just above the floor inside it leaves sideways,
+        // not through the bottom face (below the floor, where the clamp would undo it).
+        let p = world.project(Vec3A::new(0.15, 0.012, 0.2), 0.01);
+        assert!((p.x - 0.09).abs() < 1e-6 && p.y == 0.012, "{p}");
+        // Points already admissible stay put.
+        let q = Vec3A::new(0.8, 0.8, 0.2);
+        assert_eq!(world.project(q, 0.01), q);
+    }
+}

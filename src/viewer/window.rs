@@ -1,0 +1,492 @@
+//! The window front end: winit 0.30 [`ApplicationHandler`] + glutin (EGL, GL 3.3 core) + imgui,
+//! drawing the shared [`Renderer`] and feeding user input to [`AppState`].
+
+use super::state::AppState;
+use crate::sims::pbf::render::{read_image, save_png, Output, PassClock, Renderer};
+use crate::sims::pbf::scene::Scene;
+use crate::sims::pbf::{Backend, Stage};
+use crate::viewer::keys;
+use crate::viewer::panel::{self as ui, Action, FrameInfo, PanelText};
+use anyhow::{anyhow, Context, Result};
+use glutin::config::{Config, ConfigTemplateBuilder};
+use glutin::context::{
+    ContextApi, ContextAttributesBuilder, GlProfile, PossiblyCurrentContext, Version,
+};
+use glutin::display::{Display, DisplayApiPreference};
+use glutin::prelude::*;
+use glutin::surface::{Surface, SurfaceAttributesBuilder, SwapInterval, WindowSurface};
+use glutin_winit::GlWindow;
+use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
+use std::collections::HashSet;
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::Instant;
+use winit::application::ApplicationHandler;
+use winit::dpi::LogicalSize;
+use winit::event::{ElementState, Event, KeyEvent, MouseButton, MouseScrollDelta, WindowEvent};
+use winit::event_loop::{ActiveEventLoop, EventLoop};
+use winit::keyboard::{KeyCode, ModifiersState, PhysicalKey};
+use winit::window::{Window, WindowId};
+
+/// What `fluidlab view` opens.
+#[derive(Clone, Debug, clap::Args)]
+pub struct ViewerOptions {
+    /// Preset name or scene file path.
+    #[arg(default_value = "dam-break")]
+    pub scene: String,
+    /// Solver: auto picks CUDA when an NVIDIA driver and GPU are present, else the CPU.
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
+    pub backend: Backend,
+    /// Close the window after N frames (exit status 0; tests, scripted screenshots).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub exit_after_frames: Option<u64>,
+    /// Save the view to FILE: at the last frame with --exit-after-frames, and on the
+    /// screenshot key (instead of `fluidlab-screenshot-N.png`).
+    #[arg(long, value_name = "FILE")]
+    pub screenshot: Option<PathBuf>,
+}
+
+/// Opens the viewer and runs until the window closes.
+pub fn run(options: ViewerOptions) -> Result<()> {
+    let scene = Scene::load(&options.scene)?;
+    let state = AppState::new(scene, options.backend)?;
+    let event_loop = EventLoop::new().context(
+        "cannot connect to a display (is $DISPLAY or $WAYLAND_DISPLAY set? `fluidlab render` works without one)",
+    )?;
+    run_in(event_loop, options, state)
+}
+
+/// Runs the viewer on `state` in `event_loop` until the window closes (tests build both).
+pub fn run_in(event_loop: EventLoop<()>, options: ViewerOptions, state: AppState) -> Result<()> {
+    let mut viewer = Viewer {
+        options,
+        state,
+        gfx: None,
+        error: None,
+        frames: 0,
+        screenshots: 0,
+        screenshot_requested: false,
+        input: Input::default(),
+        info: FrameInfo::default(),
+        panel_text: PanelText::default(),
+        last_frame: Instant::now(),
+        meter: Meter::new(),
+    };
+    event_loop
+        .run_app(&mut viewer)
+        .context("the window event loop failed")?;
+    match viewer.error {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}
+
+/// Mouse and keyboard state between events.
+#[derive(Default)]
+struct Input {
+    buttons: HashSet<MouseButton>,
+    cursor: Option<(f64, f64)>,
+    held: HashSet<KeyCode>,
+    modifiers: ModifiersState,
+}
+
+/// Averages FPS and per-stage times over half-second windows.
+struct Meter {
+    started: Instant,
+    frames: u32,
+    stepped: u32,
+}
+
+impl Meter {
+    fn new() -> Meter {
+        Meter {
+            started: Instant::now(),
+            frames: 0,
+            stepped: 0,
+        }
+    }
+}
+
+/// The GL side of the window. Field order is drop order: GL objects go before the context.
+struct Gfx {
+    renderer: Renderer,
+    imgui_renderer: imgui_glow_renderer::Renderer,
+    textures: imgui_glow_renderer::SimpleTextureMap,
+    platform: imgui_winit_support::WinitPlatform,
+    imgui: imgui::Context,
+    gl: Rc<glow::Context>,
+    surface: Surface<WindowSurface>,
+    context: PossiblyCurrentContext,
+    window: Window,
+}
+
+impl Drop for Gfx {
+    fn drop(&mut self) {
+        self.imgui_renderer.destroy(&self.gl);
+    }
+}
+
+struct Viewer {
+    options: ViewerOptions,
+    state: AppState,
+    gfx: Option<Gfx>,
+    error: Option<anyhow::Error>,
+    frames: u64,
+    screenshots: u32,
+    screenshot_requested: bool,
+    input: Input,
+    info: FrameInfo,
+    panel_text: PanelText,
+    last_frame: Instant,
+    meter: Meter,
+}
+
+fn create_gfx(event_loop: &ActiveEventLoop, state: &AppState) -> Result<Gfx> {
+    let attributes = Window::default_attributes()
+        .with_title(format!("fluidlab — {}", state.scene.name))
+        .with_inner_size(LogicalSize::new(1280.0, 720.0));
+    let window = event_loop
+        .create_window(attributes)
+        .context("cannot create the window")?;
+    let raw_display = event_loop
+        .display_handle()
+        .context("no display handle")?
+        .as_raw();
+    let raw_window = window.window_handle().context("no window handle")?.as_raw();
+    // EGL on both X11 and Wayland: Mesa and NVIDIA ship it, and it needs no X visual matching.
+    // SAFETY: `raw_display` is the live winit window's display, which outlives the EGL display
+    // (both belong to the viewer).
+    let display = unsafe { Display::new(raw_display, DisplayApiPreference::Egl) }
+        .context("cannot open EGL on this display (install libegl1 libegl-mesa0)")?;
+    let template = ConfigTemplateBuilder::new()
+        .compatible_with_native_window(raw_window)
+        .build();
+    // SAFETY: the display is initialised; the template is a plain attribute list.
+    let config: Config = unsafe { display.find_configs(template) }
+        .context("eglChooseConfig")?
+        .next()
+        .ok_or_else(|| anyhow!("the display offers no OpenGL framebuffer configuration"))?;
+    let context_attributes = ContextAttributesBuilder::new()
+        .with_context_api(ContextApi::OpenGl(Some(Version::new(3, 3))))
+        .with_profile(GlProfile::Core)
+        .build(Some(raw_window));
+    // SAFETY: `config` belongs to this display; `raw_window` is the live window.
+    let not_current = unsafe { display.create_context(&config, &context_attributes) }
+        .context("cannot create an OpenGL 3.3 core context")?;
+    let size = window.inner_size();
+    let surface_attributes = SurfaceAttributesBuilder::<WindowSurface>::new().build(
+        raw_window,
+        NonZeroU32::new(size.width.max(1)).unwrap_or(NonZeroU32::MIN),
+        NonZeroU32::new(size.height.max(1)).unwrap_or(NonZeroU32::MIN),
+    );
+    // SAFETY: `config` belongs to this display; the attributes name the live window.
+    let surface = unsafe { display.create_window_surface(&config, &surface_attributes) }
+        .context("cannot create the window surface")?;
+    let context = not_current
+        .make_current(&surface)
+        .context("cannot make the GL context current")?;
+    // Vsync where offered; the viewer still runs without it.
+    let _ = surface.set_swap_interval(&context, SwapInterval::Wait(NonZeroU32::MIN));
+    // SAFETY: the functions come from this display's EGL for the context made current above.
+    let gl = Rc::new(unsafe {
+        glow::Context::from_loader_function_cstr(|name| display.get_proc_address(name).cast())
+    });
+    let renderer = Renderer::new(Rc::clone(&gl), &state.scene, PassClock::GpuQueries)?;
+    let mut imgui = imgui::Context::create();
+    imgui.set_ini_filename(None);
+    let mut platform = imgui_winit_support::WinitPlatform::new(&mut imgui);
+    platform.attach_window(
+        imgui.io_mut(),
+        &window,
+        imgui_winit_support::HiDpiMode::Default,
+    );
+    let mut textures = imgui_glow_renderer::SimpleTextureMap::default();
+    let imgui_renderer = imgui_glow_renderer::Renderer::new(&gl, &mut imgui, &mut textures, false)
+        .map_err(|e| anyhow!("imgui renderer: {e}"))?;
+    Ok(Gfx {
+        renderer,
+        imgui_renderer,
+        textures,
+        platform,
+        imgui,
+        gl,
+        surface,
+        context,
+        window,
+    })
+}
+
+impl Viewer {
+    fn fail(&mut self, event_loop: &ActiveEventLoop, error: anyhow::Error) {
+        self.error.get_or_insert(error);
+        event_loop.exit();
+    }
+
+    fn screenshot_path(&mut self) -> PathBuf {
+        if let Some(path) = &self.options.screenshot {
+            return path.clone();
+        }
+        self.screenshots += 1;
+        PathBuf::from(format!("fluidlab-screenshot-{}.png", self.screenshots))
+    }
+
+    fn fly(&mut self, seconds: f32) {
+        let (mut forward, mut right, mut up) = (0.0, 0.0, 0.0);
+        for (key, f, r, u) in keys::FLY_KEYS {
+            if self.input.held.contains(key) {
+                forward += f;
+                right += r;
+                up += u;
+            }
+        }
+        if forward == 0.0 && right == 0.0 && up == 0.0 {
+            return;
+        }
+        let fast = if self.input.modifiers.shift_key() {
+            4.0
+        } else {
+            1.0
+        };
+        let speed = 0.5 * self.state.camera.distance * fast * seconds;
+        self.state
+            .camera
+            .fly(forward * speed, right * speed, up * speed);
+    }
+
+    fn redraw(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
+        let now = Instant::now();
+        let seconds = (now - self.last_frame).as_secs_f32();
+        self.last_frame = now;
+        self.fly(seconds);
+
+        match self.state.advance() {
+            Ok(stepped) => self.meter.stepped += u32::from(stepped),
+            Err(error) => self.state.pause_after(&error),
+        }
+        let Some(gfx) = self.gfx.as_mut() else {
+            return Ok(());
+        };
+        if self.state.scene_changed {
+            gfx.renderer.set_scene(&self.state.scene)?;
+            gfx.window
+                .set_title(&format!("fluidlab — {}", self.state.scene.name));
+            self.state.scene_changed = false;
+        }
+        gfx.renderer
+            .update_particles(self.state.solver.as_mut(), self.state.render.view)?;
+        let size = gfx.window.inner_size();
+        gfx.renderer.draw(
+            &self.state.camera,
+            &self.state.render,
+            Output {
+                framebuffer: None,
+                width: size.width,
+                height: size.height,
+            },
+        )?;
+
+        self.frames += 1;
+        let last_frame = self
+            .options
+            .exit_after_frames
+            .is_some_and(|n| self.frames >= n);
+        let scripted = last_frame && self.options.screenshot.is_some();
+        if self.screenshot_requested || scripted {
+            self.screenshot_requested = false;
+            let image = read_image(&gfx.gl, None, size.width.max(1), size.height.max(1));
+            let path = self.screenshot_path();
+            save_png(&image, &path)?;
+            self.info.last_screenshot = Some(path.display().to_string());
+        }
+
+        // Measurements for the panels, refreshed twice a second.
+        self.meter.frames += 1;
+        let elapsed = self.meter.started.elapsed().as_secs_f64();
+        if elapsed >= 0.5 {
+            self.info.fps = (self.meter.frames as f64 / elapsed) as f32;
+            let times = self.state.solver.stage_times();
+            let per_frame = 1e3 / f64::from(self.meter.stepped.max(1));
+            self.info.stage_ms = Stage::ALL
+                .iter()
+                .map(|&stage| (stage, times.get(stage) * per_frame))
+                .collect();
+            self.state.solver.reset_stage_times();
+            let steps = self.state.solver.steps_taken();
+            self.info.fluid = Some(crate::output::FrameStats::measure(
+                &self.state.solver.snapshot()?,
+                steps,
+                0.0,
+                0.0,
+            ));
+            self.meter = Meter::new();
+        }
+        let Some(gfx) = self.gfx.as_mut() else {
+            return Ok(());
+        };
+        self.info.pass_ms = gfx
+            .renderer
+            .pass_times()
+            .into_iter()
+            .map(|(pass, seconds)| (pass, seconds.map(|s| s * 1e3)))
+            .collect();
+        self.info.interop = gfx.renderer.interop();
+
+        gfx.imgui
+            .io_mut()
+            .update_delta_time(std::time::Duration::from_secs_f32(seconds.max(1e-4)));
+        gfx.platform
+            .prepare_frame(gfx.imgui.io_mut(), &gfx.window)
+            .map_err(|e| anyhow!("imgui frame: {e}"))?;
+        let ui_frame = gfx.imgui.new_frame();
+        let actions = ui::panels(ui_frame, &self.state, &self.info, &mut self.panel_text);
+        gfx.platform.prepare_render(ui_frame, &gfx.window);
+        let draw_data = gfx.imgui.render();
+        gfx.imgui_renderer
+            .render(&gfx.gl, &gfx.textures, draw_data)
+            .map_err(|e| anyhow!("imgui render: {e}"))?;
+        gfx.surface
+            .swap_buffers(&gfx.context)
+            .context("swapping buffers")?;
+
+        for action in actions {
+            self.perform(action, event_loop);
+        }
+        if last_frame {
+            event_loop.exit();
+        } else if let Some(gfx) = &self.gfx {
+            gfx.window.request_redraw();
+        }
+        Ok(())
+    }
+
+    fn perform(&mut self, action: Action, event_loop: &ActiveEventLoop) {
+        match action {
+            Action::Edit(edit) => self.state.apply_or_report(edit),
+            Action::Screenshot => self.screenshot_requested = true,
+            Action::Quit => event_loop.exit(),
+        }
+    }
+
+    fn mouse(&mut self, event: &WindowEvent) {
+        let Some(gfx) = &self.gfx else { return };
+        let captured = gfx.imgui.io().want_capture_mouse;
+        let height = gfx.window.inner_size().height as f32;
+        match *event {
+            WindowEvent::MouseInput { state, button, .. } => {
+                if state == ElementState::Pressed && !captured {
+                    self.input.buttons.insert(button);
+                } else if state == ElementState::Released {
+                    self.input.buttons.remove(&button);
+                }
+            }
+            WindowEvent::CursorMoved { position, .. } => {
+                if let Some((x, y)) = self.input.cursor {
+                    let (dx, dy) = ((position.x - x) as f32, (position.y - y) as f32);
+                    let camera = &mut self.state.camera;
+                    if self.input.buttons.contains(&MouseButton::Left) {
+                        camera.orbit(dx, dy);
+                    } else if self.input.buttons.contains(&MouseButton::Right)
+                        || self.input.buttons.contains(&MouseButton::Middle)
+                    {
+                        camera.pan(dx, dy, height);
+                    }
+                }
+                self.input.cursor = Some((position.x, position.y));
+            }
+            WindowEvent::MouseWheel { delta, .. } if !captured => {
+                let steps = match delta {
+                    MouseScrollDelta::LineDelta(_, y) => y,
+                    MouseScrollDelta::PixelDelta(p) => p.y as f32 / 50.0,
+                };
+                self.state.camera.zoom(steps);
+            }
+            _ => {}
+        }
+    }
+
+    fn key(&mut self, event: &KeyEvent, event_loop: &ActiveEventLoop) {
+        let PhysicalKey::Code(code) = event.physical_key else {
+            return;
+        };
+        if event.state == ElementState::Released {
+            self.input.held.remove(&code);
+            return;
+        }
+        let captured = self
+            .gfx
+            .as_ref()
+            .is_some_and(|g| g.imgui.io().want_capture_keyboard);
+        if captured {
+            return;
+        }
+        self.input.held.insert(code);
+        if event.repeat {
+            return;
+        }
+        if let Some(action) = keys::action_for_key(code, &self.state) {
+            self.perform(action, event_loop);
+        }
+    }
+}
+
+impl ApplicationHandler for Viewer {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.gfx.is_some() {
+            return;
+        }
+        match create_gfx(event_loop, &self.state) {
+            Ok(gfx) => {
+                gfx.window.request_redraw();
+                self.gfx = Some(gfx);
+                self.last_frame = Instant::now();
+                // Simulate on the GPU that renders, so interop can share the particle buffer.
+                if let Some(device) = crate::sims::pbf::cuda::gl_device() {
+                    if let Err(error) = self.state.use_cuda_device(device) {
+                        self.fail(event_loop, error);
+                    }
+                }
+            }
+            Err(error) => self.fail(event_loop, error),
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, id: WindowId, event: WindowEvent) {
+        if let Some(gfx) = self.gfx.as_mut() {
+            gfx.platform.handle_event::<()>(
+                gfx.imgui.io_mut(),
+                &gfx.window,
+                &Event::WindowEvent {
+                    window_id: id,
+                    event: event.clone(),
+                },
+            );
+        }
+        match &event {
+            WindowEvent::CloseRequested => event_loop.exit(),
+            WindowEvent::Resized(_) => {
+                if let Some(gfx) = &self.gfx {
+                    gfx.window.resize_surface(&gfx.surface, &gfx.context);
+                }
+            }
+            WindowEvent::ModifiersChanged(modifiers) => self.input.modifiers = modifiers.state(),
+            WindowEvent::KeyboardInput { event, .. } => self.key(event, event_loop),
+            WindowEvent::MouseInput { .. }
+            | WindowEvent::CursorMoved { .. }
+            | WindowEvent::MouseWheel { .. } => self.mouse(&event),
+            WindowEvent::RedrawRequested => {
+                if let Err(error) = self.redraw(event_loop) {
+                    self.fail(event_loop, error);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The solver lets go of the particle buffer while the window's GL context is still
+    /// current; only then does the GL side go.
+    fn exiting(&mut self, _event_loop: &ActiveEventLoop) {
+        self.state.solver.release_gl();
+        self.gfx = None;
+    }
+}
