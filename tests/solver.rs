@@ -1,8 +1,8 @@
 //! Physical behaviour of the CPU reference solver.
 
-use fluidlab::output::FrameStats;
 use fluidlab::sims::pbf::cpu::CpuSolver;
 use fluidlab::sims::pbf::scene::Scene;
+use fluidlab::sims::pbf::stats::FrameStats;
 use fluidlab::sims::pbf::{Aabb, InitialState, Params, Solver, SolverError, World};
 use glam::Vec3A;
 use std::collections::HashMap;

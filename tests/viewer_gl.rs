@@ -4,7 +4,7 @@
 //! winit allows one event loop per process.
 
 use fluidlab::sims::pbf::scene::Scene;
-use fluidlab::sims::pbf::Backend;
+use fluidlab::sims::pbf::{Backend, PbfSim};
 use fluidlab::viewer::state::AppState;
 use fluidlab::viewer::window::{self, ViewerOptions};
 use winit::event_loop::EventLoop;
@@ -21,7 +21,8 @@ fn the_viewer_releases_the_solver_gl_hold_before_closing_the_window() {
     std::env::remove_var("WAYLAND_DISPLAY");
     let scene = Scene::parse(xvfb::BLOCK_SCENE, "block", "viewer GL test").expect("valid scene");
     let (created, log) = gl_probe::GlProbe::of(&scene);
-    let state = AppState::with_solver(scene, Backend::Cpu, created);
+    let sim = PbfSim::with_solver(scene, Backend::Cpu, 0, created);
+    let state = AppState::with_sim(Box::new(sim), "block", Backend::Cpu);
     let event_loop = EventLoop::builder()
         .with_x11()
         .with_any_thread(true)

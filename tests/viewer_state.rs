@@ -1,13 +1,16 @@
-//! The viewer's state machine without any window or GPU: edits reach the solver, restarts
-//! rebuild the scene from the set-up, step mode advances exactly one frame per request.
+//! The viewer's state machine without any window or GPU: PBF's edits reach the solver, restarts
+//! rebuild the scene from the set-up, step mode advances exactly one frame per request, loads
+//! replace the simulation through the kind-agnostic door.
 
 use fluidlab::scene::Shape;
+use fluidlab::sims;
 use fluidlab::sims::pbf::render::View;
 use fluidlab::sims::pbf::scene::Scene;
-use fluidlab::sims::pbf::{Aabb, Backend};
+use fluidlab::sims::pbf::setup::{FluidShape, CONTAINERS};
+use fluidlab::sims::pbf::{backend, Aabb, Backend, PbfEdit, PbfSim};
 use fluidlab::viewer::keys;
 use fluidlab::viewer::panel::Action;
-use fluidlab::viewer::state::{AppState, Edit, FluidShape, RunMode, CONTAINERS};
+use fluidlab::viewer::state::{AppState, Edit, RunMode};
 use glam::Vec3A;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use winit::keyboard::KeyCode;
@@ -15,32 +18,44 @@ use winit::keyboard::KeyCode;
 mod gl_probe;
 
 /// The dam-break preset with a coarse spacing: 1920 particles, fast on any CPU.
-fn small_state() -> AppState {
+fn small_scene() -> Scene {
     let mut scene = Scene::load("dam-break").expect("preset");
     scene.params.spacing = 0.05;
     scene.params.kernel_radius = 0.1;
     scene.params.calibrate_mass();
-    AppState::new(scene, Backend::Cpu).expect("CPU solver")
+    scene
+}
+
+fn small_state() -> AppState {
+    let scene = small_scene();
+    let created = backend::create(&scene, Backend::Cpu).expect("CPU solver");
+    let sim = PbfSim::with_solver(scene, Backend::Cpu, 0, created);
+    AppState::with_sim(Box::new(sim), "dam-break", Backend::Cpu)
+}
+
+/// The running simulation as PBF.
+fn pbf(state: &mut AppState) -> &mut PbfSim {
+    sims::downcast::<PbfSim>(state.sim.as_mut()).expect("a pbf simulation")
 }
 
 #[test]
 fn a_live_parameter_edit_reaches_the_solver_on_the_next_step() {
     let mut state = small_state();
-    let mut params = state.live_params.clone();
+    let mut params = pbf(&mut state).live_params.clone();
     params.gravity = [6.0, -9.81, 0.0];
     params.xsph_c = 0.2;
     params.iterations = 6;
-    state
-        .apply(Edit::LiveParams(params.clone()))
+    pbf(&mut state)
+        .apply(PbfEdit::LiveParams(params.clone()))
         .expect("live edit");
     assert_ne!(
-        state.solver.params().gravity,
+        pbf(&mut state).solver.params().gravity,
         params.gravity,
         "applied before the step"
     );
     assert!(state.advance().expect("step"));
-    assert_eq!(state.solver.params(), &params);
-    let snapshot = state.solver.snapshot().unwrap();
+    assert_eq!(pbf(&mut state).solver.params(), &params);
+    let snapshot = pbf(&mut state).solver.snapshot().unwrap();
     let mean_vx: f32 =
         snapshot.velocities.iter().map(|v| v.x).sum::<f32>() / snapshot.velocities.len() as f32;
     assert!(
@@ -56,21 +71,21 @@ fn the_density_error_rule_and_the_coarse_correction_switch_live() {
     let mut state = small_state();
     assert!(state.advance().expect("step"));
     assert_eq!(
-        state.solver.solve_report().iterations,
+        pbf(&mut state).solver.solve_report().iterations,
         4.0,
         "the preset's fixed count"
     );
-    let mut params = state.live_params.clone();
+    let mut params = pbf(&mut state).live_params.clone();
     params.max_density_error = 1e-6;
     params.min_iterations = 2;
     params.max_iterations = 7;
     params.coarse_correction = false;
-    state
-        .apply(Edit::LiveParams(params.clone()))
+    pbf(&mut state)
+        .apply(PbfEdit::LiveParams(params.clone()))
         .expect("live edit");
     assert!(state.advance().expect("step"));
-    assert_eq!(state.solver.params(), &params);
-    let report = state.solver.solve_report();
+    assert_eq!(pbf(&mut state).solver.params(), &params);
+    let report = pbf(&mut state).solver.solve_report();
     // 10⁻⁶ is out of reach in a few iterations of a collapsing column: the rule runs the most.
     assert_eq!(report.iterations, 7.0, "{report:?}");
 }
@@ -78,76 +93,74 @@ fn the_density_error_rule_and_the_coarse_correction_switch_live() {
 #[test]
 fn a_live_edit_of_a_seed_time_parameter_is_refused_and_nothing_changes() {
     let mut state = small_state();
-    let mut params = state.live_params.clone();
+    let mut params = pbf(&mut state).live_params.clone();
     params.spacing = 0.03;
-    let error = state.apply(Edit::LiveParams(params)).unwrap_err();
+    let sim = pbf(&mut state);
+    let error = sim.apply(PbfEdit::LiveParams(params)).unwrap_err();
     assert!(format!("{error}").contains("spacing"), "{error}");
-    assert_eq!(state.live_params, *state.solver.params());
-    state.apply_or_report(Edit::LiveParams({
-        let mut p = state.live_params.clone();
-        p.dt = -1.0;
-        p
-    }));
-    assert!(
-        state.message.as_deref().unwrap_or("").contains("dt"),
-        "{:?}",
-        state.message
-    );
+    assert_eq!(sim.live_params, *sim.solver.params());
+    let mut p = sim.live_params.clone();
+    p.dt = -1.0;
+    let error = sim.apply(PbfEdit::LiveParams(p)).unwrap_err();
+    assert!(format!("{error}").contains("dt"), "{error}");
 }
 
 #[test]
 fn restart_rebuilds_the_scene_with_the_chosen_shape_position_and_container() {
     let mut state = small_state();
     state.advance().expect("step");
-    let mut setup = state.setup.clone();
+    let mut setup = pbf(&mut state).setup.clone();
     setup.container = Some(1);
     setup.shape = FluidShape::Sphere;
     setup.position = [0.5, 0.6, 0.5];
     setup.size = 0.4;
-    state.apply(Edit::Setup(setup)).expect("set-up");
+    pbf(&mut state)
+        .apply(PbfEdit::Setup(setup))
+        .expect("set-up");
     state.apply(Edit::Restart).expect("restart");
 
     assert_eq!(CONTAINERS[1].1, [1.0, 1.0, 1.0]);
-    assert_eq!(state.scene.container, Aabb::new([0.0; 3], [1.0; 3]));
-    assert_eq!(state.scene.fluids.len(), 1);
-    let Shape::Sphere { center, radius } = state.scene.fluids[0].shape else {
-        panic!("expected a sphere, got {:?}", state.scene.fluids[0].shape);
+    assert_eq!(state.sim.bounds(), Aabb::new([0.0; 3], [1.0; 3]));
+    let sim = pbf(&mut state);
+    assert_eq!(sim.scene.container, Aabb::new([0.0; 3], [1.0; 3]));
+    assert_eq!(sim.scene.fluids.len(), 1);
+    let Shape::Sphere { center, radius } = sim.scene.fluids[0].shape else {
+        panic!("expected a sphere, got {:?}", sim.scene.fluids[0].shape);
     };
     assert!(
         (center - Vec3A::new(0.5, 0.6, 0.5)).length() < 1e-6,
         "{center}"
     );
     assert!((radius - 0.2).abs() < 1e-6);
-    assert_eq!(state.solver.steps_taken(), 0);
+    assert_eq!(sim.solver.steps_taken(), 0);
     assert_eq!(
-        state.solver.particle_count() as u64,
-        state.scene.particle_count()
+        sim.solver.particle_count() as u64,
+        sim.scene.particle_count()
     );
-    for p in state.solver.snapshot().unwrap().positions {
+    for p in sim.solver.snapshot().unwrap().positions {
         assert!(
             (p - center).length() <= radius + 1e-4,
             "particle {p} outside the sphere"
         );
     }
-    assert!(
-        state.scene_changed,
-        "the renderer is told to rebuild its meshes"
-    );
 }
 
 #[test]
 fn restart_moves_a_body_that_would_stick_out_back_inside() {
     let mut state = small_state();
-    let mut setup = state.setup.clone();
+    let mut setup = pbf(&mut state).setup.clone();
     setup.shape = FluidShape::Cube;
     setup.position = [1.0, 1.0, 0.0];
     setup.size = 0.5;
-    state.apply(Edit::Setup(setup)).expect("set-up");
+    pbf(&mut state)
+        .apply(PbfEdit::Setup(setup))
+        .expect("set-up");
     state.apply(Edit::Restart).expect("restart");
-    let Shape::Box(block) = state.scene.fluids[0].shape else {
+    let sim = pbf(&mut state);
+    let Shape::Box(block) = sim.scene.fluids[0].shape else {
         panic!("expected a box");
     };
-    let container = state.scene.container;
+    let container = sim.scene.container;
     assert!(block.min.cmpge(container.min).all() && block.max.cmple(container.max).all());
     assert!(
         (block.max.x - container.max.x).abs() < 1e-6
@@ -158,24 +171,24 @@ fn restart_moves_a_body_that_would_stick_out_back_inside() {
 #[test]
 fn step_mode_advances_exactly_one_frame_per_request() {
     let mut state = small_state();
-    let substeps = u64::from(state.solver.params().substeps);
+    let substeps = u64::from(pbf(&mut state).solver.params().substeps);
     state
         .apply(Edit::RunMode(RunMode::StepByStep))
         .expect("mode");
     for _ in 0..3 {
         assert!(!state.advance().expect("no step"));
     }
-    assert_eq!(state.solver.steps_taken(), 0);
+    assert_eq!(pbf(&mut state).solver.steps_taken(), 0);
     state.apply(Edit::StepOnce).expect("step request");
     for _ in 0..3 {
         state.advance().expect("advance");
     }
-    assert_eq!(state.solver.steps_taken(), substeps);
+    assert_eq!(pbf(&mut state).solver.steps_taken(), substeps);
     state
         .apply(Edit::RunMode(RunMode::Continuous))
         .expect("mode");
     state.advance().expect("advance");
-    assert_eq!(state.solver.steps_taken(), 2 * substeps);
+    assert_eq!(pbf(&mut state).solver.steps_taken(), 2 * substeps);
 }
 
 #[test]
@@ -194,24 +207,29 @@ fn pause_stops_continuous_running_and_step_still_works_while_paused() {
 fn loading_a_preset_replaces_the_scene_and_a_missing_file_is_reported() {
     let mut state = small_state();
     state.apply(Edit::LoadScene("drop".into())).expect("preset");
-    assert_eq!(state.scene.name, "drop");
+    assert_eq!(state.sim.scene_name(), "drop");
     state.apply_or_report(Edit::LoadScene("/nonexistent/scene.toml".into()));
     assert!(state
         .message
         .as_deref()
         .unwrap_or("")
         .contains("no such scene file"));
-    assert_eq!(state.scene.name, "drop");
+    assert_eq!(state.sim.scene_name(), "drop");
 }
 
 #[test]
 fn keys_map_to_the_edits_the_help_lists() {
-    let state = small_state();
-    let Some(Action::Edit(Edit::Render(settings))) = keys::action_for_key(KeyCode::Digit2, &state)
-    else {
-        panic!("2 selects a view");
-    };
-    assert_eq!(settings.view, View::Particles);
+    let mut state = small_state();
+    assert_eq!(keys::action_for_key(KeyCode::Digit2, &state), None);
+    assert!(state.sim.key(KeyCode::Digit2), "2 selects a view");
+    assert_eq!(pbf(&mut state).render.view, View::Particles);
+    assert_eq!(state.sim.views()[state.sim.view()], "particles");
+    assert!(state
+        .sim
+        .key_help()
+        .iter()
+        .any(|(key, _)| key.contains('7')));
+    assert!(!state.sim.key(KeyCode::KeyZ));
     assert_eq!(
         keys::action_for_key(KeyCode::KeyN, &state),
         Some(Action::Edit(Edit::StepOnce))
@@ -229,7 +247,7 @@ fn a_failed_step_pauses_drops_pending_steps_and_says_why() {
     state.apply(Edit::StepOnce).expect("step request");
     state.pause_after(&anyhow::anyhow!("particle 7 is NaN"));
     assert!(!state.advance().expect("no step after the failure"));
-    assert_eq!(state.solver.steps_taken(), 0);
+    assert_eq!(pbf(&mut state).solver.steps_taken(), 0);
     let message = state.message.clone().unwrap_or_default();
     assert!(
         message.contains("particle 7") && message.contains("paused"),
@@ -245,18 +263,16 @@ static LIVE_AT_CREATION: AtomicUsize = AtomicUsize::new(usize::MAX);
 /// the new one's memory check does not count the old one's memory (issue 16).
 #[test]
 fn a_restart_releases_and_drops_the_old_solver_before_making_the_new_one() {
-    let mut scene = Scene::load("dam-break").expect("preset");
-    scene.params.spacing = 0.05;
-    scene.params.kernel_radius = 0.1;
-    scene.params.calibrate_mass();
+    let scene = small_scene();
     let (created, log) = gl_probe::GlProbe::of(&scene);
-    let mut state = AppState::with_solver(scene, Backend::Cpu, created);
-    state.set_solver_factory(|scene, _, _| {
+    let sim = PbfSim::with_solver(scene, Backend::Cpu, 0, created);
+    let mut state = AppState::with_sim(Box::new(sim), "dam-break", Backend::Cpu);
+    pbf(&mut state).set_solver_factory(|scene, _, _| {
         LIVE_AT_CREATION.store(gl_probe::LIVE.load(Ordering::SeqCst), Ordering::SeqCst);
         Ok(gl_probe::GlProbe::of(scene).0)
     });
     // What the renderer does every frame: the solver takes hold of its buffer.
-    state
+    pbf(&mut state)
         .solver
         .write_gl_buffer(7, fluidlab::sims::pbf::RenderScalar::Speed)
         .expect("probe");

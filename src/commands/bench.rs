@@ -1,9 +1,9 @@
-//! `fluidlab bench`: warm-up, then timed steps with per-stage times and particle throughput.
+//! `fluidlab bench`: warm-up, then timed steps with per-stage times and throughput (elements ×
+//! solver steps per second), for any kind.
 
-use crate::sims::pbf::backend;
-use crate::sims::pbf::scene::Scene;
-use crate::sims::pbf::{Backend, Stage};
-use anyhow::{Context, Result};
+use crate::scene::Source;
+use crate::sims::{self, Backend, OpenOptions};
+use anyhow::Result;
 use serde::Serialize;
 use std::time::Instant;
 
@@ -13,9 +13,14 @@ pub struct BenchArgs {
     /// Preset name or scene file path.
     #[arg(default_value = "dam-break")]
     pub scene: String,
-    /// Rescale the particle spacing so the scene holds about N particles; a comma-separated
+    /// Rescale the scene so it holds about N elements (particles, cells); a comma-separated
     /// list (10000,40000,160000) runs one benchmark per size.
-    #[arg(long, value_name = "N[,N...]", value_delimiter = ',')]
+    #[arg(
+        long,
+        alias = "elements",
+        value_name = "N[,N...]",
+        value_delimiter = ','
+    )]
     pub particles: Vec<u64>,
     /// Timed steps.
     #[arg(long, default_value_t = 30)]
@@ -59,7 +64,7 @@ pub fn main(args: &BenchArgs) -> Result<()> {
         let report = match run(&options, !args.json && args.profile_steps.is_none()) {
             Ok(report) => report,
             Err(error) if sizes.len() > 1 => {
-                eprintln!("skipped {} particles: {error:#}", particles.unwrap_or(0));
+                eprintln!("skipped size {}: {error:#}", particles.unwrap_or(0));
                 failures += 1;
                 continue;
             }
@@ -67,11 +72,16 @@ pub fn main(args: &BenchArgs) -> Result<()> {
         };
         if args.profile_steps.is_some() {
             println!(
-                "profiled {} steps of {} particles on {} after {} warm-up steps ({:.3} ms per step)",
-                report.steps, report.particles, report.backend, report.warmup, report.ms_per_step
+                "profiled {} steps of {} {} on {} after {} warm-up steps ({:.3} ms per step)",
+                report.steps,
+                report.elements,
+                report.unit,
+                report.backend,
+                report.warmup,
+                report.ms_per_step
             );
         } else if args.json {
-            println!("{}", serde_json::to_string(&report)?);
+            println!("{}", serde_json::to_string(&report.json())?);
         } else {
             print(&report);
         }
@@ -99,24 +109,29 @@ pub struct BenchOptions {
     pub stage_timing: bool,
 }
 
-/// Benchmark results (the `--json` output).
-#[derive(Clone, Debug, Serialize)]
+/// Benchmark results (the `--json` output, through [`BenchReport::json`]).
+#[derive(Clone, Debug)]
 pub struct BenchReport {
     /// Scene name.
     pub scene: String,
+    /// Simulation kind.
+    pub kind: &'static str,
     /// Backend that ran.
     pub backend: String,
     /// Worker threads (CPU) used.
     pub threads: usize,
-    /// Particle count.
-    pub particles: usize,
-    /// Constraint iterations per solver step, mean over the timed steps (fixed, or as the
-    /// density-error rule needed).
+    /// Elements simulated.
+    pub elements: u64,
+    /// What an element is, plural ("particles").
+    pub unit: &'static str,
+    /// Iterations per solver step, mean over the timed steps (fixed, or as the kind's rule
+    /// needed; 0 for a kind without an iterative solve).
     pub iterations: f64,
     /// The iteration rule: "4 iterations" or "until compression ≤ 0.001 (1–100)".
     pub rule: String,
-    /// The mean compression (mean of max(ρ/ρ₀ − 1, 0)) the last step's iterations reached.
-    pub compression: f64,
+    /// The kind's further figures after the last step (pbf: `compression`, the mean of
+    /// max(ρ/ρ₀ − 1, 0) the last step's iterations reached).
+    pub figures: Vec<(&'static str, f64)>,
     /// Solver steps per step (frame), mean over the timed steps (the CFL condition may add
     /// steps to the scene's `substeps`).
     pub substeps: f64,
@@ -130,10 +145,47 @@ pub struct BenchReport {
     pub ms_per_step_mean: f64,
     /// Wall time of one solver step (substep), ms: the median step over the mean substeps.
     pub ms_per_substep: f64,
-    /// Particles × solver steps per second, from the median.
-    pub particle_steps_per_second: f64,
+    /// Elements × solver steps per second, from the median.
+    pub element_steps_per_second: f64,
     /// Mean ms per step spent in each stage, in execution order.
     pub stages: Vec<StageTime>,
+}
+
+impl BenchReport {
+    /// The JSON line: the fields by name, the count under the kind's unit (`"particles"`),
+    /// the throughput as `particle_steps_per_second` (unit singular), the figures as keys.
+    pub fn json(&self) -> serde_json::Value {
+        let singular = self.unit.strip_suffix('s').unwrap_or(self.unit);
+        let mut map = serde_json::Map::new();
+        let mut put = |key: &str, value: serde_json::Value| {
+            map.insert(key.to_string(), value);
+        };
+        put("scene", self.scene.clone().into());
+        put("kind", self.kind.into());
+        put("backend", self.backend.clone().into());
+        put("threads", self.threads.into());
+        put(self.unit, self.elements.into());
+        put("iterations", self.iterations.into());
+        put("rule", self.rule.clone().into());
+        for (name, value) in &self.figures {
+            put(name, (*value).into());
+        }
+        put("substeps", self.substeps.into());
+        put("steps", self.steps.into());
+        put("warmup", self.warmup.into());
+        put("ms_per_step", self.ms_per_step.into());
+        put("ms_per_step_mean", self.ms_per_step_mean.into());
+        put("ms_per_substep", self.ms_per_substep.into());
+        put(
+            &format!("{singular}_steps_per_second"),
+            self.element_steps_per_second.into(),
+        );
+        put(
+            "stages",
+            serde_json::to_value(&self.stages).unwrap_or_default(),
+        );
+        serde_json::Value::Object(map)
+    }
 }
 
 /// Time of one stage.
@@ -147,35 +199,33 @@ pub struct StageTime {
 
 /// Runs the benchmark.
 pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
-    let mut scene = Scene::load(&options.scene)?;
-    if let Some(particles) = options.particles {
-        scene = scene.with_particle_target(particles);
-        scene
-            .validate()
-            .map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))
-            .context("rescaled scene")?;
-    }
-    let created = backend::create(&scene, options.backend)?;
-    let mut solver = created.solver;
-    solver.set_stage_timing(options.stage_timing);
+    let source = Source::load(&options.scene)?;
+    let mut sim = sims::open(
+        &source,
+        &OpenOptions {
+            backend: options.backend,
+            elements: options.particles,
+            ..OpenOptions::default()
+        },
+    )?;
+    sim.set_stage_timing(options.stage_timing);
     let bar = progress.then(|| super::progress_bar(options.warmup + options.steps, "steps"));
     for _ in 0..options.warmup {
-        solver.step()?;
+        sim.step()?;
         if let Some(bar) = &bar {
             bar.inc(1);
         }
     }
-    solver.reset_stage_times();
-    let steps_before = solver.steps_taken();
+    sim.reset_stage_times();
+    let steps_before = sim.steps_taken();
     let mut step_seconds = Vec::with_capacity(options.steps as usize);
     let mut iterations = 0.0;
     for _ in 0..options.steps {
         let start = Instant::now();
-        let before = solver.steps_taken();
-        solver.step()?;
+        let before = sim.steps_taken();
+        sim.step()?;
         step_seconds.push(start.elapsed().as_secs_f64());
-        iterations +=
-            f64::from(solver.solve_report().iterations) * (solver.steps_taken() - before) as f64;
+        iterations += sim.solve_summary().iterations * (sim.steps_taken() - before) as f64;
         if let Some(bar) = &bar {
             bar.inc(1);
         }
@@ -186,37 +236,34 @@ pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
     let steps = options.steps.max(1) as f64;
     let median = median(&mut step_seconds);
     let mean = step_seconds.iter().sum::<f64>() / steps;
-    let substeps = (solver.steps_taken() - steps_before) as f64 / steps;
-    let times = solver.stage_times();
-    let params = solver.params().clone();
-    let particles = solver.particle_count();
-    let solver_steps = (solver.steps_taken() - steps_before).max(1) as f64;
-    let rule = match params.iteration_rule() {
-        (_, most, None) => format!("{most} iterations"),
-        (fewest, most, Some(tolerance)) => {
-            format!("until compression ≤ {tolerance} ({fewest}–{most} iterations)")
-        }
-    };
+    let substeps = (sim.steps_taken() - steps_before) as f64 / steps;
+    let elements = sim.elements();
+    let solver_steps = (sim.steps_taken() - steps_before).max(1) as f64;
+    let solve = sim.solve_summary();
     Ok(BenchReport {
-        scene: scene.name.clone(),
-        backend: created.note,
+        scene: sim.scene_name().to_string(),
+        kind: sim.kind().name(),
+        backend: sim.backend().to_string(),
         threads: rayon::current_num_threads(),
-        particles,
+        elements,
+        unit: sim.element_unit(),
         iterations: iterations / solver_steps,
-        rule,
-        compression: f64::from(solver.solve_report().compression),
+        rule: solve.rule,
+        figures: solve.figures,
         substeps,
         steps: options.steps,
         warmup: options.warmup,
         ms_per_step: median * 1e3,
         ms_per_step_mean: mean * 1e3,
         ms_per_substep: median * 1e3 / substeps,
-        particle_steps_per_second: particles as f64 * substeps / median.max(1e-12),
-        stages: Stage::ALL
+        element_steps_per_second: elements as f64 * substeps / median.max(1e-12),
+        stages: sim
+            .stages()
             .iter()
-            .map(|&stage| StageTime {
-                stage: stage.name(),
-                ms: times.get(stage) * 1e3 / steps,
+            .zip(sim.stage_seconds())
+            .map(|(&stage, seconds)| StageTime {
+                stage,
+                ms: seconds * 1e3 / steps,
             })
             .filter(|t| t.ms > 0.0)
             .collect(),
@@ -239,21 +286,21 @@ fn median(values: &mut [f64]) -> f64 {
 /// The human-readable table.
 pub fn print(report: &BenchReport) {
     println!(
-        "{} on {} ({} threads): {} particles, {:.1} substeps × {:.1} iterations ({}), {} steps after {} warm-up",
+        "{} on {} ({} threads): {} {}, {:.1} substeps × {:.1} iterations ({}), {} steps after {} warm-up",
         report.scene,
         report.backend,
         report.threads,
-        report.particles,
+        report.elements,
+        report.unit,
         report.substeps,
         report.iterations,
         report.rule,
         report.steps,
         report.warmup
     );
-    println!(
-        "  compression reached: {:.3e} (mean of max(ρ/ρ₀ − 1, 0))",
-        report.compression
-    );
+    for (name, value) in &report.figures {
+        println!("  {name} reached: {value:.3e}");
+    }
     let total: f64 = report.stages.iter().map(|s| s.ms).sum();
     for stage in &report.stages {
         println!(
@@ -264,10 +311,11 @@ pub fn print(report: &BenchReport) {
         );
     }
     println!(
-        "  step: {:.3} ms median ({:.3} mean), {:.3} ms per substep, {:.3e} particle-steps/s",
+        "  step: {:.3} ms median ({:.3} mean), {:.3} ms per substep, {:.3e} {}-steps/s",
         report.ms_per_step,
         report.ms_per_step_mean,
         report.ms_per_substep,
-        report.particle_steps_per_second
+        report.element_steps_per_second,
+        report.unit.strip_suffix('s').unwrap_or(report.unit)
     );
 }

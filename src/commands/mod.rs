@@ -6,8 +6,8 @@ pub mod render;
 pub mod simulate;
 pub mod validate;
 
-use crate::scene::PRESETS;
-use crate::sims::pbf::scene::Scene;
+use crate::scene::{Source, PRESETS};
+use crate::sims::{self, Kind};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,14 +36,27 @@ pub struct Interrupted {
     pub kept: String,
 }
 
-/// `fluidlab scenes`: every preset with its description.
+/// `fluidlab scenes`: every preset of every kind with its description, grouped by kind.
 pub fn scenes() -> anyhow::Result<()> {
-    for preset in PRESETS {
-        let name = preset.name;
-        let scene = Scene::load(name)?;
-        println!("{name:<18} {}", scene.description);
-    }
+    print!("{}", scene_list()?);
     Ok(())
+}
+
+/// The text `fluidlab scenes` prints: a heading per kind, then `name  description` lines.
+pub fn scene_list() -> anyhow::Result<String> {
+    let mut text = String::new();
+    for kind in Kind::ALL {
+        let presets: Vec<_> = PRESETS.iter().filter(|p| p.kind == kind.name()).collect();
+        if presets.is_empty() {
+            continue;
+        }
+        text += &format!("{kind}:\n");
+        for preset in presets {
+            let source = Source::load(&format!("{}/{}", preset.kind, preset.name))?;
+            text += &format!("  {:<18} {}\n", preset.name, sims::describe(&source)?);
+        }
+    }
+    Ok(text)
 }
 
 /// A progress bar on standard error (hidden when it is not a terminal).

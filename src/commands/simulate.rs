@@ -1,9 +1,9 @@
-//! `fluidlab simulate`: headless simulation with optional particle export and statistics.
+//! `fluidlab simulate`: headless simulation of any kind, with optional frame export and
+//! statistics.
 
-use crate::output::{write_frame, FrameFormat, FrameStats, StatsWriter};
-use crate::sims::pbf::backend;
-use crate::sims::pbf::scene::Scene;
-use crate::sims::pbf::{Backend, Solver};
+use crate::output::{write_frame, FrameFormat, StatsWriter};
+use crate::scene::Source;
+use crate::sims::{self, Backend, Frame, OpenOptions, Sim};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -23,7 +23,7 @@ pub struct SimulateOptions {
     /// Solver: auto picks CUDA when an NVIDIA driver and GPU are present, else the CPU.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
-    /// Write particle frames (frame_STEP.csv or .ply) into this directory.
+    /// Write frames (frame_STEP.csv or .ply: one row per particle or cell) into this directory.
     #[arg(long, value_name = "DIR")]
     pub export: Option<PathBuf>,
     /// Record a frame and a statistics line every K steps (step 0 and the last step always).
@@ -43,8 +43,8 @@ pub struct SimulateOptions {
 /// What a finished run did.
 #[derive(Clone, Debug)]
 pub struct Summary {
-    /// Statistics of the last step.
-    pub last: FrameStats,
+    /// Statistics of the last step (the kind's JSON object, as in `--stats`).
+    pub last: serde_json::Value,
     /// Frame files written.
     pub frames_written: usize,
     /// Wall time of the stepping, seconds.
@@ -56,12 +56,15 @@ pub const DEFAULT_STEPS: u64 = 120;
 
 /// Runs the simulation described by `options`.
 pub fn run(options: &SimulateOptions) -> Result<Summary> {
-    let scene = Scene::load(&options.scene)?;
-    let created = backend::create(&scene, options.backend)?;
-    let mut solver = created.solver;
+    let source = Source::load(&options.scene)?;
+    let open = OpenOptions {
+        backend: options.backend,
+        ..OpenOptions::default()
+    };
+    let mut sim = sims::open(&source, &open)?;
     // Nothing here reads stage times.
-    solver.set_stage_timing(false);
-    let dt = solver.params().dt as f64;
+    sim.set_stage_timing(false);
+    let dt = sim.dt();
     let steps = match (options.steps, options.seconds) {
         (Some(steps), _) => steps,
         (None, Some(seconds)) => (seconds / dt).ceil() as u64,
@@ -70,14 +73,14 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
     let every = options.every.max(1);
     if !options.quiet {
         eprintln!(
-            "{}: {} particles, {} steps of {:.4} s (≥ {} substeps × {} iterations), backend {}",
-            scene.name,
-            solver.particle_count(),
+            "{}: {} {}, {} steps of {:.4} s ({}), backend {}",
+            sim.scene_name(),
+            sim.elements(),
+            sim.element_unit(),
             steps,
             dt,
-            solver.params().substeps,
-            solver.params().iterations,
-            created.note
+            sim.scheme(),
+            sim.backend()
         );
     }
     if let Some(directory) = &options.export {
@@ -94,11 +97,12 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
     };
 
     let mut frames_written = 0;
-    let mut record = |solver: &dyn Solver, step: u64, step_ms: f64| -> Result<FrameStats> {
-        let snapshot = solver.snapshot()?;
-        let stats = FrameStats::measure(&snapshot, step, step as f64 * dt, step_ms);
+    let mut record = |sim: &dyn Sim, step: u64, step_ms: f64| -> Result<Box<dyn Frame>> {
+        let frame = sim.frame()?;
+        let time = step as f64 * dt;
+        let stats = frame.stats(step, time, step_ms);
         if let Some(directory) = &options.export {
-            write_frame(directory, step, stats.time, &snapshot, options.format)
+            write_frame(directory, step, time, &frame.table(), options.format)
                 .with_context(|| format!("cannot write frame {step} to {}", directory.display()))?;
             frames_written += 1;
         }
@@ -107,10 +111,10 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
                 .write(&stats)
                 .context("cannot write the stats file")?;
         }
-        Ok(stats)
+        Ok(frame)
     };
 
-    let mut last = record(solver.as_ref(), 0, 0.0)?;
+    let mut last = record(sim.as_ref(), 0, 0.0)?;
     let bar = (!options.quiet).then(|| super::progress_bar(steps, "steps"));
     let start = Instant::now();
     let mut since_record = Instant::now();
@@ -132,7 +136,7 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
             }
             .into());
         }
-        if let Err(error) = solver.step() {
+        if let Err(error) = sim.step() {
             if let Some(bar) = &bar {
                 bar.abandon();
             }
@@ -143,9 +147,9 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
                 ),
                 None => String::new(),
             };
-            return Err(anyhow::Error::new(error).context(format!(
+            return Err(error.context(format!(
                 "simulation of {} stopped at step {step}{kept}",
-                scene.name
+                sim.scene_name()
             )));
         }
         if step % every == 0 || step == steps {
@@ -155,7 +159,7 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
                 step % every
             };
             let step_ms = since_record.elapsed().as_secs_f64() * 1e3 / steps_since as f64;
-            last = record(solver.as_ref(), step, step_ms)?;
+            last = record(sim.as_ref(), step, step_ms)?;
             since_record = Instant::now();
         }
         if let Some(bar) = &bar {
@@ -170,55 +174,43 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
         bar.finish_and_clear();
     }
     let summary = Summary {
-        last,
+        last: last.stats(steps, steps as f64 * dt, 0.0),
         frames_written,
         wall_seconds,
     };
     if !options.quiet {
-        print_summary(
-            &scene,
-            &created.note,
-            solver.as_ref(),
-            steps,
-            &summary,
-            options,
-        );
+        print_summary(sim.as_ref(), last.as_ref(), steps, &summary, options);
     }
     Ok(summary)
 }
 
 fn print_summary(
-    scene: &Scene,
-    backend: &str,
-    solver: &dyn Solver,
+    sim: &dyn Sim,
+    last: &dyn Frame,
     steps: u64,
     summary: &Summary,
     options: &SimulateOptions,
 ) {
-    let last = &summary.last;
     let ms_per_step = summary.wall_seconds * 1e3 / steps.max(1) as f64;
-    let rate = last.particles as f64 * solver.steps_taken() as f64 / summary.wall_seconds.max(1e-9);
+    let rate = sim.elements() as f64 * sim.steps_taken() as f64 / summary.wall_seconds.max(1e-9);
+    let unit = sim.element_unit();
     println!(
-        "{}: {} particles, {} steps ({:.2} s simulated) on {} in {:.1} s",
-        scene.name, last.particles, steps, last.time, backend, summary.wall_seconds
+        "{}: {} {unit}, {} steps ({:.2} s simulated) on {} in {:.1} s",
+        sim.scene_name(),
+        sim.elements(),
+        steps,
+        steps as f64 * sim.dt(),
+        sim.backend(),
+        summary.wall_seconds
     );
+    let singular = unit.strip_suffix('s').unwrap_or(unit);
     println!(
-        "  {ms_per_step:.2} ms per step, {:.1} solver steps per step (CFL), {rate:.3e} particle-steps/s",
-        solver.steps_taken() as f64 / steps.max(1) as f64
+        "  {ms_per_step:.2} ms per step, {:.1} solver steps per step (CFL), {rate:.3e} {singular}-steps/s",
+        sim.steps_taken() as f64 / steps.max(1) as f64
     );
-    println!(
-        "  density error mean {:.2}% max {:.2}%, kinetic energy {:.4} J, {:.1} neighbours per particle (max {})",
-        100.0 * last.density_error_mean,
-        100.0 * last.density_error_max,
-        last.kinetic_energy,
-        last.neighbors_mean,
-        last.neighbors_max
-    );
-    let c = last.center_of_mass;
-    println!(
-        "  centre of mass [{:.3}, {:.3}, {:.3}], bounds {:?}–{:?}",
-        c[0], c[1], c[2], last.bbox_min, last.bbox_max
-    );
+    for line in last.summary() {
+        println!("  {line}");
+    }
     if let Some(directory) = &options.export {
         println!(
             "  wrote {} {} frames to {}",

@@ -1,18 +1,18 @@
-//! Particle frames: CSV (`id,x,y,z,vx,vy,vz,density`) or binary little-endian PLY with the
-//! same properties, one row per particle in id order.
+//! Frames as tables: CSV (a header line, then one line per row) or binary little-endian PLY
+//! (one `vertex` element whose properties are the columns). A kind turns its state into a
+//! [`Table`]; this module only writes it.
 
 use super::write_atomically;
-use crate::sims::pbf::Snapshot;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// File format of exported frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Default)]
 pub enum FrameFormat {
-    /// Text, one header line then one line per particle.
+    /// Text, one header line then one line per row.
     #[default]
     Csv,
-    /// Binary little-endian PLY: a vertex element with id, x, y, z, vx, vy, vz, density.
+    /// Binary little-endian PLY: a vertex element with one property per column.
     Ply,
 }
 
@@ -26,49 +26,139 @@ impl FrameFormat {
     }
 }
 
-/// Writes `snapshot` as `DIR/frame_{step:05}.{ext}` atomically; returns the path.
+/// One column of a [`Table`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Column {
+    /// Unsigned integers (ids), PLY `uint`.
+    U32(Vec<u32>),
+    /// Reals, PLY `float`.
+    F32(Vec<f32>),
+}
+
+impl Column {
+    fn len(&self) -> usize {
+        match self {
+            Column::U32(values) => values.len(),
+            Column::F32(values) => values.len(),
+        }
+    }
+}
+
+/// Named columns of equal length: one row per element (particle, cell, vertex).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    /// `(name, values)` in file order.
+    pub columns: Vec<(&'static str, Column)>,
+}
+
+impl Table {
+    /// Rows: the length of the first column (every column has it, [`Table::push`] checks).
+    pub fn rows(&self) -> usize {
+        self.columns.first().map_or(0, |(_, column)| column.len())
+    }
+
+    /// Appends a column; panics when its length differs from the others' (a bug in the
+    /// kind that builds the table, not an input error).
+    pub fn push(&mut self, name: &'static str, column: Column) -> &mut Self {
+        assert!(
+            self.columns.is_empty() || column.len() == self.rows(),
+            "column {name} has {} rows, the table {}",
+            column.len(),
+            self.rows()
+        );
+        self.columns.push((name, column));
+        self
+    }
+}
+
+/// Writes `table` as `DIR/frame_{step:05}.{ext}` atomically; returns the path.
 pub fn write_frame(
     directory: &Path,
     step: u64,
     time: f64,
-    snapshot: &Snapshot,
+    table: &Table,
     format: FrameFormat,
 ) -> std::io::Result<PathBuf> {
     let path = directory.join(format!("frame_{step:05}.{}", format.extension()));
     write_atomically(&path, |out| match format {
-        FrameFormat::Csv => write_csv(out, snapshot),
-        FrameFormat::Ply => write_ply(out, step, time, snapshot),
+        FrameFormat::Csv => write_csv(out, table),
+        FrameFormat::Ply => write_ply(out, step, time, table),
     })?;
     Ok(path)
 }
 
-fn write_csv(out: &mut impl Write, s: &Snapshot) -> std::io::Result<()> {
-    writeln!(out, "id,x,y,z,vx,vy,vz,density")?;
-    for id in 0..s.positions.len() {
-        let (x, v) = (s.positions[id], s.velocities[id]);
-        writeln!(
-            out,
-            "{id},{},{},{},{},{},{},{}",
-            x.x, x.y, x.z, v.x, v.y, v.z, s.densities[id]
-        )?;
+fn write_csv(out: &mut impl Write, table: &Table) -> std::io::Result<()> {
+    let names: Vec<&str> = table.columns.iter().map(|(name, _)| *name).collect();
+    writeln!(out, "{}", names.join(","))?;
+    for row in 0..table.rows() {
+        for (k, (_, column)) in table.columns.iter().enumerate() {
+            if k > 0 {
+                out.write_all(b",")?;
+            }
+            match column {
+                Column::U32(values) => write!(out, "{}", values[row])?,
+                Column::F32(values) => write!(out, "{}", values[row])?,
+            }
+        }
+        out.write_all(b"\n")?;
     }
     Ok(())
 }
 
-fn write_ply(out: &mut impl Write, step: u64, time: f64, s: &Snapshot) -> std::io::Result<()> {
+fn write_ply(out: &mut impl Write, step: u64, time: f64, table: &Table) -> std::io::Result<()> {
     write!(
         out,
-        "ply\nformat binary_little_endian 1.0\ncomment fluidlab step {step} time {time}\nelement vertex {}\n\
-         property uint id\nproperty float x\nproperty float y\nproperty float z\n\
-         property float vx\nproperty float vy\nproperty float vz\nproperty float density\nend_header\n",
-        s.positions.len()
+        "ply\nformat binary_little_endian 1.0\ncomment fluidlab step {step} time {time}\nelement vertex {}\n",
+        table.rows()
     )?;
-    for id in 0..s.positions.len() {
-        let (x, v) = (s.positions[id], s.velocities[id]);
-        out.write_all(&(id as u32).to_le_bytes())?;
-        for value in [x.x, x.y, x.z, v.x, v.y, v.z, s.densities[id]] {
-            out.write_all(&value.to_le_bytes())?;
+    for (name, column) in &table.columns {
+        let kind = match column {
+            Column::U32(_) => "uint",
+            Column::F32(_) => "float",
+        };
+        writeln!(out, "property {kind} {name}")?;
+    }
+    out.write_all(b"end_header\n")?;
+    for row in 0..table.rows() {
+        for (_, column) in &table.columns {
+            match column {
+                Column::U32(values) => out.write_all(&values[row].to_le_bytes())?,
+                Column::F32(values) => out.write_all(&values[row].to_le_bytes())?,
+            }
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_writes_the_same_rows_as_csv_and_ply() {
+        let directory = tempfile::tempdir().unwrap();
+        let mut table = Table::default();
+        table
+            .push("id", Column::U32(vec![0, 1]))
+            .push("x", Column::F32(vec![0.5, -1.25]));
+        let csv = write_frame(directory.path(), 3, 0.05, &table, FrameFormat::Csv).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&csv).unwrap(),
+            "id,x\n0,0.5\n1,-1.25\n"
+        );
+        let ply = write_frame(directory.path(), 3, 0.05, &table, FrameFormat::Ply).unwrap();
+        let bytes = std::fs::read(&ply).unwrap();
+        let header_end = bytes
+            .windows(11)
+            .position(|w| w == b"end_header\n")
+            .unwrap()
+            + 11;
+        let header = std::str::from_utf8(&bytes[..header_end]).unwrap();
+        assert!(header.contains("element vertex 2\nproperty uint id\nproperty float x\n"));
+        assert_eq!(bytes.len() - header_end, 2 * 8);
+        assert_eq!(
+            &bytes[header_end + 12..header_end + 16],
+            &(-1.25f32).to_le_bytes()
+        );
+    }
 }

@@ -1,13 +1,13 @@
-//! What a run writes: particle frames (CSV, PLY) and per-frame statistics (JSON lines).
-//! Every file is written to a temporary name and renamed, so an interrupted run leaves only
-//! whole files.
+//! What a run writes, for every kind: frames as tables (CSV, PLY), per-frame statistics (JSON
+//! lines) and plots. Every file is written to a temporary name and renamed, so an interrupted
+//! run leaves only whole files.
 
 mod export;
 pub mod plot;
 mod stats;
 
-pub use export::{write_frame, FrameFormat};
-pub use stats::{FrameStats, StatsWriter};
+pub use export::{write_frame, Column, FrameFormat, Table};
+pub use stats::StatsWriter;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};

@@ -1,7 +1,7 @@
-//! Keyboard shortcuts: one table drives both the mapping and the help overlay.
+//! The viewer's keyboard shortcuts: one table drives both the mapping and the help overlay,
+//! which also lists the running kind's keys ([`crate::sims::Sim::key_help`]).
 
 use super::panel::Action;
-use crate::sims::pbf::render::{SmoothingFilter, View};
 use crate::viewer::state::{AppState, Edit, RunMode};
 use winit::keyboard::KeyCode;
 
@@ -18,12 +18,6 @@ pub const KEYS: &[(&str, &str)] = &[
     ("N", "advance one frame (step mode or paused)"),
     ("M", "continuous / step-by-step mode"),
     ("Backspace", "restart with the set-up"),
-    (
-        "1 2 3 4 5 6 7",
-        "view: fluid, particles (speed), depth, smoothed depth, thickness, normals, particles (density)",
-    ),
-    ("F", "smoothing filter: bilateral / narrow-range"),
-    ("+ -", "more / fewer smoothing iterations"),
     ("P or F12", "save a screenshot (fluidlab-screenshot-N.png)"),
     ("Tab", "hide / show the panels"),
     ("H or F1", "show / hide this help"),
@@ -40,14 +34,9 @@ pub const FLY_KEYS: &[(KeyCode, f32, f32, f32)] = &[
     (KeyCode::KeyQ, 0.0, 0.0, -1.0),
 ];
 
-/// What a key press does, given the current state (toggles need it).
+/// What a key press does in the viewer, given the current state (toggles need it); `None`
+/// leaves the key to the running kind ([`crate::sims::Sim::key`]).
 pub fn action_for_key(key: KeyCode, state: &AppState) -> Option<Action> {
-    let render = |change: &dyn Fn(&mut crate::sims::pbf::render::RenderSettings)| {
-        let mut settings = state.render.clone();
-        change(&mut settings);
-        Some(Action::Edit(Edit::Render(settings)))
-    };
-    let view = |view: View| render(&|s| s.view = view);
     match key {
         KeyCode::KeyR => Some(Action::Edit(Edit::ResetCamera)),
         KeyCode::Space => Some(Action::Edit(Edit::TogglePause)),
@@ -57,25 +46,6 @@ pub fn action_for_key(key: KeyCode, state: &AppState) -> Option<Action> {
             RunMode::StepByStep => RunMode::Continuous,
         }))),
         KeyCode::Backspace => Some(Action::Edit(Edit::Restart)),
-        KeyCode::Digit1 => view(View::Fluid),
-        KeyCode::Digit2 => view(View::Particles),
-        KeyCode::Digit3 => view(View::Depth),
-        KeyCode::Digit4 => view(View::SmoothedDepth),
-        KeyCode::Digit5 => view(View::Thickness),
-        KeyCode::Digit6 => view(View::Normals),
-        KeyCode::Digit7 => view(View::Density),
-        KeyCode::KeyF => render(&|s| {
-            s.smoothing_filter = match s.smoothing_filter {
-                SmoothingFilter::Bilateral => SmoothingFilter::NarrowRange,
-                SmoothingFilter::NarrowRange => SmoothingFilter::Bilateral,
-            }
-        }),
-        KeyCode::Equal | KeyCode::NumpadAdd => {
-            render(&|s| s.smoothing_iterations = (s.smoothing_iterations + 1).min(MAX_SMOOTHING))
-        }
-        KeyCode::Minus | KeyCode::NumpadSubtract => {
-            render(&|s| s.smoothing_iterations = s.smoothing_iterations.saturating_sub(1))
-        }
         KeyCode::KeyP | KeyCode::F12 => Some(Action::Screenshot),
         KeyCode::Tab => Some(Action::Edit(Edit::ToggleUi)),
         KeyCode::KeyH | KeyCode::F1 => Some(Action::Edit(Edit::ToggleHelp)),
@@ -83,6 +53,3 @@ pub fn action_for_key(key: KeyCode, state: &AppState) -> Option<Action> {
         _ => None,
     }
 }
-
-/// Upper bound of the smoothing-iterations control.
-pub const MAX_SMOOTHING: u32 = 20;

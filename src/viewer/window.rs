@@ -1,10 +1,12 @@
 //! The window front end: winit 0.30 [`ApplicationHandler`] + glutin (EGL, GL 3.3 core) + imgui,
-//! drawing the shared [`Renderer`] and feeding user input to [`AppState`].
+//! letting the running simulation draw itself ([`crate::sims::Sim::draw`]) and feeding user
+//! input to [`AppState`].
 
 use super::state::AppState;
-use crate::sims::pbf::render::{read_image, save_png, Output, PassClock, Renderer};
-use crate::sims::pbf::scene::Scene;
-use crate::sims::pbf::{Backend, Stage};
+use crate::gfx::targets::{read_image, save_png};
+use crate::gfx::timing::PassClock;
+use crate::sims::pbf::render::Output;
+use crate::sims::Backend;
 use crate::viewer::keys;
 use crate::viewer::panel::{self as ui, Action, FrameInfo, PanelText};
 use anyhow::{anyhow, Context, Result};
@@ -32,7 +34,7 @@ use winit::window::{Window, WindowId};
 /// What `fluidlab view` opens.
 #[derive(Clone, Debug, clap::Args)]
 pub struct ViewerOptions {
-    /// Preset name or scene file path.
+    /// Preset name (any kind, see `fluidlab scenes`) or scene file path.
     #[arg(default_value = "dam-break")]
     pub scene: String,
     /// Solver: auto picks CUDA when an NVIDIA driver and GPU are present, else the CPU.
@@ -49,8 +51,7 @@ pub struct ViewerOptions {
 
 /// Opens the viewer and runs until the window closes.
 pub fn run(options: ViewerOptions) -> Result<()> {
-    let scene = Scene::load(&options.scene)?;
-    let state = AppState::new(scene, options.backend)?;
+    let state = AppState::open(&options.scene, options.backend)?;
     let event_loop = EventLoop::new().context(
         "cannot connect to a display (is $DISPLAY or $WAYLAND_DISPLAY set? `fluidlab render` works without one)",
     )?;
@@ -108,9 +109,10 @@ impl Meter {
     }
 }
 
-/// The GL side of the window. Field order is drop order: GL objects go before the context.
+/// The GL side of the window (the simulation's renderer lives in the simulation, which lets
+/// go of it first, in [`ApplicationHandler::exiting`]). Field order is drop order: GL objects
+/// go before the context.
 struct Gfx {
-    renderer: Renderer,
     imgui_renderer: imgui_glow_renderer::Renderer,
     textures: imgui_glow_renderer::SimpleTextureMap,
     platform: imgui_winit_support::WinitPlatform,
@@ -144,7 +146,7 @@ struct Viewer {
 
 fn create_gfx(event_loop: &ActiveEventLoop, state: &AppState) -> Result<Gfx> {
     let attributes = Window::default_attributes()
-        .with_title(format!("fluidlab — {}", state.scene.name))
+        .with_title(format!("fluidlab — {}", state.sim.scene_name()))
         .with_inner_size(LogicalSize::new(1280.0, 720.0));
     let window = event_loop
         .create_window(attributes)
@@ -192,7 +194,6 @@ fn create_gfx(event_loop: &ActiveEventLoop, state: &AppState) -> Result<Gfx> {
     let gl = Rc::new(unsafe {
         glow::Context::from_loader_function_cstr(|name| display.get_proc_address(name).cast())
     });
-    let renderer = Renderer::new(Rc::clone(&gl), &state.scene, PassClock::GpuQueries)?;
     let mut imgui = imgui::Context::create();
     imgui.set_ini_filename(None);
     let mut platform = imgui_winit_support::WinitPlatform::new(&mut imgui);
@@ -205,7 +206,6 @@ fn create_gfx(event_loop: &ActiveEventLoop, state: &AppState) -> Result<Gfx> {
     let imgui_renderer = imgui_glow_renderer::Renderer::new(&gl, &mut imgui, &mut textures, false)
         .map_err(|e| anyhow!("imgui renderer: {e}"))?;
     Ok(Gfx {
-        renderer,
         imgui_renderer,
         textures,
         platform,
@@ -267,18 +267,17 @@ impl Viewer {
         let Some(gfx) = self.gfx.as_mut() else {
             return Ok(());
         };
-        if self.state.scene_changed {
-            gfx.renderer.set_scene(&self.state.scene)?;
+        if self.state.sim_replaced {
+            self.state
+                .sim
+                .attach_gl(Rc::clone(&gfx.gl), PassClock::GpuQueries)?;
             gfx.window
-                .set_title(&format!("fluidlab — {}", self.state.scene.name));
-            self.state.scene_changed = false;
+                .set_title(&format!("fluidlab — {}", self.state.sim.scene_name()));
+            self.state.sim_replaced = false;
         }
-        gfx.renderer
-            .update_particles(self.state.solver.as_mut(), self.state.render.view)?;
         let size = gfx.window.inner_size();
-        gfx.renderer.draw(
+        self.state.sim.draw(
             &self.state.camera,
-            &self.state.render,
             Output {
                 framebuffer: None,
                 width: size.width,
@@ -305,32 +304,28 @@ impl Viewer {
         let elapsed = self.meter.started.elapsed().as_secs_f64();
         if elapsed >= 0.5 {
             self.info.fps = (self.meter.frames as f64 / elapsed) as f32;
-            let times = self.state.solver.stage_times();
+            let sim = &mut self.state.sim;
             let per_frame = 1e3 / f64::from(self.meter.stepped.max(1));
-            self.info.stage_ms = Stage::ALL
+            self.info.stage_ms = sim
+                .stages()
                 .iter()
-                .map(|&stage| (stage, times.get(stage) * per_frame))
+                .zip(sim.stage_seconds())
+                .map(|(&stage, seconds)| (stage, seconds * per_frame))
                 .collect();
-            self.state.solver.reset_stage_times();
-            let steps = self.state.solver.steps_taken();
-            self.info.fluid = Some(crate::output::FrameStats::measure(
-                &self.state.solver.snapshot()?,
-                steps,
-                0.0,
-                0.0,
-            ));
+            sim.reset_stage_times();
+            self.info.status = sim.status(sim.frame()?.as_ref());
             self.meter = Meter::new();
         }
         let Some(gfx) = self.gfx.as_mut() else {
             return Ok(());
         };
-        self.info.pass_ms = gfx
-            .renderer
+        self.info.pass_ms = self
+            .state
+            .sim
             .pass_times()
             .into_iter()
             .map(|(pass, seconds)| (pass, seconds.map(|s| s * 1e3)))
             .collect();
-        self.info.interop = gfx.renderer.interop();
 
         gfx.imgui
             .io_mut()
@@ -339,7 +334,7 @@ impl Viewer {
             .prepare_frame(gfx.imgui.io_mut(), &gfx.window)
             .map_err(|e| anyhow!("imgui frame: {e}"))?;
         let ui_frame = gfx.imgui.new_frame();
-        let actions = ui::panels(ui_frame, &self.state, &self.info, &mut self.panel_text);
+        let actions = ui::panels(ui_frame, &mut self.state, &self.info, &mut self.panel_text);
         gfx.platform.prepare_render(ui_frame, &gfx.window);
         let draw_data = gfx.imgui.render();
         gfx.imgui_renderer
@@ -424,8 +419,11 @@ impl Viewer {
         if event.repeat {
             return;
         }
-        if let Some(action) = keys::action_for_key(code, &self.state) {
-            self.perform(action, event_loop);
+        match keys::action_for_key(code, &self.state) {
+            Some(action) => self.perform(action, event_loop),
+            None => {
+                self.state.sim.key(code);
+            }
         }
     }
 }
@@ -483,10 +481,10 @@ impl ApplicationHandler for Viewer {
         }
     }
 
-    /// The solver lets go of the particle buffer while the window's GL context is still
-    /// current; only then does the GL side go.
+    /// The simulation lets go of its GL objects (and CUDA's hold on them) while the window's
+    /// GL context is still current; only then does the GL side go.
     fn exiting(&mut self, _event_loop: &ActiveEventLoop) {
-        self.state.solver.release_gl();
+        self.state.sim.release_gl();
         self.gfx = None;
     }
 }

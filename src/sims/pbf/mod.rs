@@ -13,12 +13,19 @@ pub mod cuda;
 pub mod grid;
 pub mod kernel;
 pub mod multigrid;
+pub mod panel;
 mod params;
 pub mod render;
 pub mod scene;
 mod scene_file;
+pub mod setup;
+mod sim;
+pub mod stats;
 pub mod validation;
 mod world;
+
+pub use crate::sims::Backend;
+pub use sim::{ParticleFrame, PbfEdit, PbfSim, SolverFactory};
 
 /// The name of this kind in scene files (`kind = "pbf"`) and in `scenes/pbf/`.
 pub const KIND: &str = "pbf";
@@ -27,7 +34,6 @@ pub use params::{ParamError, Params};
 pub use world::{Aabb, Obstacle, World};
 
 use glam::Vec3A;
-use std::fmt;
 
 /// The stages of one PBF step, in order. Each backend times them under these names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -69,12 +75,15 @@ impl Stage {
     ];
 
     /// The stage's name as used by kernels, docs, the UI and `bench` output.
-    pub fn name(self) -> &'static str {
-        self.c_name().to_str().unwrap_or("stage")
+    pub const fn name(self) -> &'static str {
+        match self.c_name().to_str() {
+            Ok(name) => name,
+            Err(_) => "stage",
+        }
     }
 
     /// The name as a C string (for NVTX ranges), the one spelling of every stage name.
-    pub fn c_name(self) -> &'static std::ffi::CStr {
+    pub const fn c_name(self) -> &'static std::ffi::CStr {
         match self {
             Stage::PredictPositions => c"predict_positions",
             Stage::BuildGrid => c"build_grid",
@@ -300,28 +309,6 @@ impl RenderScalar {
             RenderScalar::Speed => 0,
             RenderScalar::Density => 1,
         }
-    }
-}
-
-/// Which solver implementation runs the simulation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Default)]
-pub enum Backend {
-    /// CUDA when a driver and device are present, else the CPU solver.
-    #[default]
-    Auto,
-    /// The rayon CPU reference solver.
-    Cpu,
-    /// The CUDA solver (needs an NVIDIA GPU and driver).
-    Cuda,
-}
-
-impl fmt::Display for Backend {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Backend::Auto => "auto",
-            Backend::Cpu => "cpu",
-            Backend::Cuda => "cuda",
-        })
     }
 }
 

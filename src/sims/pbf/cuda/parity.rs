@@ -6,10 +6,10 @@
 //! particle spacing; over hundreds of frames single particles diverge (the flow is chaotic), so
 //! long runs are compared through statistics.
 
-use crate::output::FrameStats;
 use crate::sims::pbf::cpu::CpuSolver;
 use crate::sims::pbf::cuda::CudaSolver;
 use crate::sims::pbf::scene::Scene;
+use crate::sims::pbf::stats::FrameStats;
 use crate::sims::pbf::{InitialState, Solver, SolverError};
 use glam::Vec3A;
 

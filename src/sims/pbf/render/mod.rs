@@ -66,7 +66,7 @@ impl View {
     ];
 
     /// Label in the UI and the CLI (`--view`).
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             View::Fluid => "fluid",
             View::Particles => "particles",

@@ -1,9 +1,9 @@
 //! The validation cases' scenes, runs and measurements.
 
 use super::{Check, Setup};
-use crate::output::FrameStats;
 use crate::sims::pbf::backend;
 use crate::sims::pbf::scene::Scene;
+use crate::sims::pbf::stats::FrameStats;
 use crate::sims::pbf::{InitialState, Solver};
 use anyhow::{Context, Result};
 use glam::Vec3A;
