@@ -1,6 +1,9 @@
 //! Compiles every `kernels/*.cu` to PTX with nvcc when one is found, so the binary carries
-//! prebuilt kernels (`src/sims/pbf/cuda/ptx.rs`). Without nvcc the build still succeeds: the kernel
-//! sources are embedded and compiled with NVRTC when the CUDA backend starts.
+//! prebuilt kernels, and writes the module table `src/cuda/ptx.rs` includes: one module per
+//! `kernels/<name>.cu`, found by `<name>`, with its source and every header under `kernels/` for
+//! NVRTC. Without nvcc the build still succeeds: the table then has no PTX and the kernel sources
+//! are compiled with NVRTC when a CUDA solver starts. A new `kernels/<kind>.cu` needs no change
+//! here.
 //!
 //! nvcc is looked for in `$NVCC`, `$CUDA_PATH/bin`, `PATH`, then the project-local
 //! `.tools/cuda/nvidia/cu13/bin/nvcc` that `scripts/setup.sh` installs from PyPI.
@@ -37,28 +40,33 @@ fn main() {
     ] {
         println!("cargo::rerun-if-env-changed={var}");
     }
-    println!("cargo::rustc-check-cfg=cfg(fluidlab_prebuilt_ptx)");
-    println!("cargo::rustc-check-cfg=cfg(fluidlab_prebuilt_cubin)");
     build_nvtx(&manifest);
     write_presets(&manifest, &out);
 
+    let kernels = manifest.join("kernels");
+    let mut modules: Vec<PathBuf> = std::fs::read_dir(&kernels)
+        .expect("read kernels/")
+        .map(|entry| entry.expect("kernels/ entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "cu"))
+        .collect();
+    modules.sort();
     let arch = env::var("FLUIDLAB_CUDA_ARCH").unwrap_or_else(|_| DEFAULT_ARCH.to_string());
     let cubin_arch =
         env::var("FLUIDLAB_CUDA_CUBIN_ARCH").unwrap_or_else(|_| DEFAULT_CUBIN_ARCH.to_string());
-    let Some((nvcc, version)) = find_nvcc(&manifest) else {
+    let nvcc = find_nvcc(&manifest);
+    let prebuilt = Prebuilt {
+        ptx: nvcc.is_some(),
+        cubin: nvcc.is_some() && !cubin_arch.is_empty(),
+    };
+    write_modules(&kernels, &modules, &out, prebuilt);
+    let Some((nvcc, version)) = nvcc else {
         println!(
             "cargo::warning=nvcc not found (NVCC, CUDA_PATH, PATH, {LOCAL_NVCC}): the CUDA kernels \
              will be compiled with NVRTC at run time (scripts/setup.sh installs nvcc)"
         );
         return;
     };
-    let mut kernels: Vec<PathBuf> = std::fs::read_dir(manifest.join("kernels"))
-        .expect("read kernels/")
-        .map(|entry| entry.expect("kernels/ entry").path())
-        .filter(|path| path.extension().is_some_and(|e| e == "cu"))
-        .collect();
-    kernels.sort();
-    for source in &kernels {
+    for source in &modules {
         let stem = source.file_stem().expect("file stem").to_string_lossy();
         nvcc_compile(
             &nvcc,
@@ -73,15 +81,76 @@ fn main() {
             nvcc_compile(&nvcc, &manifest, source, "--cubin", &cubin_arch, &cubin);
         }
     }
-    println!("cargo::rustc-cfg=fluidlab_prebuilt_ptx");
     println!("cargo::rustc-env=FLUIDLAB_NVCC={}", nvcc.display());
     println!("cargo::rustc-env=FLUIDLAB_PTX_ORIGIN=nvcc {version} at build time, -arch={arch}");
-    if !cubin_arch.is_empty() {
-        println!("cargo::rustc-cfg=fluidlab_prebuilt_cubin");
+    if prebuilt.cubin {
         println!("cargo::rustc-env=FLUIDLAB_CUBIN_ARCH={cubin_arch}");
         println!(
             "cargo::rustc-env=FLUIDLAB_CUBIN_ORIGIN=nvcc {version} at build time, -arch={cubin_arch}"
         );
+    }
+}
+
+/// Which compiled forms of each module nvcc makes in `OUT_DIR` (`<name>.ptx`, `<name>.cubin`).
+#[derive(Clone, Copy)]
+struct Prebuilt {
+    ptx: bool,
+    cubin: bool,
+}
+
+/// Writes `modules.rs` and `headers.rs` into `out` (`src/cuda/ptx.rs` includes them): one
+/// `ModuleSource` per `kernels/<name>.cu` in `modules`, embedding its source and, where nvcc
+/// makes them, its PTX and cubin; and every other file under `kernels/` (the headers), named by
+/// its path below `kernels/`, so NVRTC can be given each module with its headers pasted in.
+fn write_modules(kernels: &Path, modules: &[PathBuf], out: &Path, prebuilt: Prebuilt) {
+    let embed =
+        |macro_name: &str, path: &Path| format!("{macro_name}!({:?})", path.display().to_string());
+    let mut code = String::from("&[\n");
+    for source in modules {
+        let name = source.file_stem().expect("file stem").to_string_lossy();
+        let ptx = out.join(format!("{name}.ptx"));
+        let cubin = out.join(format!("{name}.cubin"));
+        code += &format!(
+            "    ModuleSource {{ name: {name:?}, source: {}, ptx: {}, cubin: {} }},\n",
+            embed("include_str", source),
+            if prebuilt.ptx {
+                format!("Some({})", embed("include_str", &ptx))
+            } else {
+                "None".into()
+            },
+            if prebuilt.cubin {
+                format!("Some({})", embed("include_bytes", &cubin))
+            } else {
+                "None".into()
+            },
+        );
+    }
+    code += "]\n";
+    std::fs::write(out.join("modules.rs"), code).expect("write modules.rs");
+
+    let mut headers = Vec::new();
+    collect_headers(kernels, kernels, &mut headers);
+    headers.sort();
+    let mut code = String::from("&[\n");
+    for (name, path) in &headers {
+        code += &format!("    ({name:?}, {}),\n", embed("include_str", path));
+    }
+    code += "]\n";
+    std::fs::write(out.join("headers.rs"), code).expect("write headers.rs");
+}
+
+/// Every file below `dir` that is not a module (`*.cu`), as (path below `root` with `/`
+/// separators, path).
+fn collect_headers(root: &Path, dir: &Path, headers: &mut Vec<(String, PathBuf)>) {
+    for entry in std::fs::read_dir(dir).expect("read kernels/") {
+        let path = entry.expect("kernels/ entry").path();
+        if path.is_dir() {
+            collect_headers(root, &path, headers);
+        } else if path.extension().is_none_or(|e| e != "cu") {
+            let name = path.strip_prefix(root).expect("below kernels/");
+            let name: Vec<_> = name.iter().map(|part| part.to_string_lossy()).collect();
+            headers.push((name.join("/"), path));
+        }
     }
 }
 

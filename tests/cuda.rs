@@ -3,16 +3,21 @@
 //! without one (CI); `fluidlab doctor` runs the same parity checks where there is no cargo.
 
 use fluidlab::commands::doctor::{RESTARTS, RESTART_ALLOWANCE};
+use fluidlab::cuda::ptx::{self, ModuleSource};
 use fluidlab::sims::pbf::backend::cuda_unavailable;
 use fluidlab::sims::pbf::cpu::CpuSolver;
 use fluidlab::sims::pbf::cuda::parity::{self, RUN_FRAMES, RUN_TOLERANCE, RUN_WINDOW};
-use fluidlab::sims::pbf::cuda::pbf::PbfKernels;
-use fluidlab::sims::pbf::cuda::ptx;
+use fluidlab::sims::pbf::cuda::pbf::{self, PbfKernels};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
 const PROJECT_NVCC: &str = ".tools/cuda/nvidia/cu13/bin/nvcc";
+
+/// `kernels/pbf.cu` as the binary carries it.
+fn pbf_module() -> &'static ModuleSource {
+    ptx::module_source(pbf::MODULE).expect("kernels/pbf.cu is a module")
+}
 
 /// Held by every test that uses the GPU. The test harness runs tests in parallel, and the GPU
 /// is one device for all of them: `twenty_restarts_keep_gpu_memory_flat` reads the device's free
@@ -39,10 +44,13 @@ fn the_build_compiles_the_kernels_with_the_project_nvcc_when_it_is_installed() {
         println!("SKIP: {PROJECT_NVCC} is not installed (scripts/setup.sh installs it)");
         return;
     }
-    assert!(
-        ptx::PBF_PTX.is_some(),
-        "nvcc is installed but build.rs made no PTX"
-    );
+    for module in ptx::MODULES {
+        assert!(
+            module.ptx.is_some(),
+            "nvcc is installed but build.rs made no PTX of kernels/{}.cu",
+            module.name
+        );
+    }
     let origin = ptx::PREBUILT_ORIGIN.expect("origin of the prebuilt PTX");
     assert!(origin.starts_with("nvcc "), "{origin}");
     // NVCC, CUDA_PATH and PATH come first; when none is set the pinned 13.0 wheel is used.
@@ -67,7 +75,9 @@ fn the_build_embeds_an_sm_90_cubin_when_nvcc_is_installed() {
         println!("SKIP: FLUIDLAB_CUDA_CUBIN_ARCH is empty: the build makes no cubin");
         return;
     }
-    let cubin = ptx::PBF_CUBIN.expect("nvcc was found but build.rs embedded no cubin");
+    let cubin = pbf_module()
+        .cubin
+        .expect("nvcc was found but build.rs embedded no cubin");
     assert_eq!(ptx::CUBIN_ARCH, Some(expected));
     assert_eq!(&cubin[..4], b"\x7fELF", "not an ELF image");
     assert_eq!(cubin[4], 2, "not a 64-bit ELF image");
@@ -99,21 +109,21 @@ fn the_build_embeds_an_sm_90_cubin_when_nvcc_is_installed() {
 /// Every kernel the host looks up is an entry point of the PTX (and of the NVRTC source).
 #[test]
 fn every_kernel_the_host_launches_is_in_the_module() {
-    let source = ptx::pbf_source();
+    let source = pbf_module().nvrtc_source();
     assert!(!source.contains("#include"), "NVRTC gets no include paths");
     for name in PbfKernels::NAMES {
         assert!(
             source.contains(&format!("\n{name}(")),
             "kernel {name} is not defined in kernels/pbf.cu"
         );
-        if let Some(ptx) = ptx::PBF_PTX {
+        if let Some(ptx) = pbf_module().ptx {
             assert!(
                 ptx.contains(&format!(".entry {name}(")),
                 "kernel {name} is not an .entry of the prebuilt PTX"
             );
         }
     }
-    if let Some(ptx) = ptx::PBF_PTX {
+    if let Some(ptx) = pbf_module().ptx {
         assert_eq!(ptx.matches(".entry ").count(), PbfKernels::NAMES.len());
     }
 }
@@ -128,7 +138,8 @@ fn nvrtc_compiles_the_embedded_kernel_source() {
         println!("SKIP: libnvrtc is not on the library path");
         return;
     }
-    let ptx = fluidlab::sims::pbf::cuda::compile_with_nvrtc((9, 0)).expect("NVRTC compiles pbf.cu");
+    let ptx = fluidlab::cuda::module::compile_with_nvrtc(pbf_module(), (9, 0))
+        .expect("NVRTC compiles pbf.cu");
     let text = ptx.to_src();
     for name in PbfKernels::NAMES {
         assert!(
@@ -153,7 +164,7 @@ fn ptxas() -> Option<PathBuf> {
 /// Registers stay in registers on the H200's architecture: `ptxas -v` reports no spills.
 #[test]
 fn no_kernel_spills_registers_on_sm_90() {
-    let (Some(source), Some(ptxas)) = (ptx::PBF_PTX, ptxas()) else {
+    let (Some(source), Some(ptxas)) = (pbf_module().ptx, ptxas()) else {
         println!("SKIP: no prebuilt PTX or no ptxas (scripts/setup.sh installs nvcc)");
         return;
     };

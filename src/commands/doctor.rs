@@ -1,8 +1,9 @@
 //! `fluidlab doctor`: one screen a user can paste into a bug report. Each check prints
 //! PASS, FAIL or SKIP with its reason; any FAIL makes the command fail.
 
+use crate::cuda::ptx;
 use crate::host::format_bytes;
-use crate::sims::pbf::cuda::{self, egl, parity, ptx, CudaSolver};
+use crate::sims::pbf::cuda::{self, egl, parity, CudaSolver};
 use crate::sims::pbf::{RenderScalar, Solver};
 use std::fmt;
 
@@ -81,7 +82,7 @@ pub fn run(mut report: impl FnMut(&Check)) -> Vec<Check> {
         ),
     );
 
-    if let Some(reason) = cuda::unavailable() {
+    if let Some(reason) = crate::cuda::unavailable() {
         add("CUDA driver", Status::Fail, reason);
         let needs = "needs the CUDA driver".to_string();
         for name in [
@@ -96,7 +97,7 @@ pub fn run(mut report: impl FnMut(&Check)) -> Vec<Check> {
         gl_checks(&mut add, false);
         return checks;
     }
-    match cuda::device_info() {
+    match crate::cuda::device_info(crate::cuda::DEFAULT_DEVICE) {
         Ok(info) => {
             add(
                 "CUDA driver",
@@ -120,20 +121,19 @@ pub fn run(mut report: impl FnMut(&Check)) -> Vec<Check> {
                 ),
             );
         }
-        Err(reason) => add("CUDA driver", Status::Fail, reason),
+        Err(reason) => add("CUDA driver", Status::Fail, reason.to_string()),
     }
-    let kernels = cudarc::driver::CudaContext::new(0)
+    let kernels = crate::cuda::context(crate::cuda::DEFAULT_DEVICE)
         .map_err(|e| e.to_string())
-        .and_then(|context| cuda::load_module(&context).map_err(|e| e.to_string()))
-        .and_then(|(module, origin)| {
-            cuda::pbf::PbfKernels::load(&module, None)
-                .map(|_| origin)
+        .and_then(|context| {
+            cuda::pbf::PbfKernels::load(&context, false)
+                .map(|kernels| kernels.origin().to_string())
                 .map_err(|e| e.to_string())
         });
-    let sync_check = match cuda::pbf::sync_check_requested() {
+    let sync_check = match crate::cuda::sync_check_requested() {
         Ok(true) => format!(
             "; {}=1: every launch synchronised and checked",
-            cuda::pbf::SYNC_CHECK_VARIABLE
+            crate::cuda::SYNC_CHECK_VARIABLE
         ),
         Ok(false) => String::new(),
         Err(error) => format!("; {error}"),

@@ -1,8 +1,9 @@
 //! Choosing and creating a solver for a scene: `--backend auto|cpu|cuda`.
 
+use crate::cuda::DEFAULT_DEVICE;
 use crate::host::available_memory;
 use crate::sims::pbf::cpu::{self, CpuSolver};
-use crate::sims::pbf::cuda::{self, CudaSolver};
+use crate::sims::pbf::cuda::CudaSolver;
 use crate::sims::pbf::scene::Scene;
 use crate::sims::pbf::{Backend, InitialState, Solver};
 use anyhow::{anyhow, bail, Result};
@@ -17,20 +18,20 @@ pub struct Created {
 
 /// Why the CUDA backend cannot run here, or `None` when it can.
 pub fn cuda_unavailable() -> Option<String> {
-    cuda::unavailable()
+    crate::cuda::unavailable()
 }
 
-/// Creates the solver `backend` asks for on CUDA device 0, after checking that the scene fits
-/// in memory.
+/// Creates the solver `backend` asks for on the default CUDA device ([`DEFAULT_DEVICE`]),
+/// after checking that the scene fits in memory.
 pub fn create(scene: &Scene, backend: Backend) -> Result<Created> {
-    create_on(scene, backend, 0)
+    create_on(scene, backend, DEFAULT_DEVICE)
 }
 
 /// The CUDA device a front end that draws should simulate on: the GPU of its current OpenGL
-/// context (`cuGLGetDevices`), so CUDA–GL interop can share its buffers; device 0 when that GPU
-/// is not a CUDA device (Mesa, another vendor) or there is no CUDA driver.
+/// context (`cuGLGetDevices`), so CUDA–GL interop can share its buffers; the default device
+/// when that GPU is not a CUDA device (Mesa, another vendor) or there is no CUDA driver.
 pub fn gl_cuda_device() -> usize {
-    cuda::gl_device().unwrap_or(0)
+    crate::cuda::gl_device().unwrap_or(DEFAULT_DEVICE)
 }
 
 /// Creates the solver `backend` asks for, the CUDA solver on CUDA device `device`.
@@ -38,10 +39,10 @@ pub fn create_on(scene: &Scene, backend: Backend, device: usize) -> Result<Creat
     create_with(scene, &scene.seed(), backend, device)
 }
 
-/// Creates the solver `backend` asks for (CUDA on device 0) over particles `initial` instead of
-/// the scene's own seeding (validation cases shape their initial state).
+/// Creates the solver `backend` asks for (CUDA on the default device) over particles `initial`
+/// instead of the scene's own seeding (validation cases shape their initial state).
 pub fn create_from(scene: &Scene, initial: &InitialState, backend: Backend) -> Result<Created> {
-    create_with(scene, initial, backend, 0)
+    create_with(scene, initial, backend, DEFAULT_DEVICE)
 }
 
 fn create_with(
@@ -79,7 +80,7 @@ fn create_with(
 fn create_cuda(scene: &Scene, initial: &InitialState, device: usize) -> Result<Created> {
     let solver = CudaSolver::new_on(device, scene.world(), scene.params.clone(), initial)
         .map_err(|e| anyhow!("scene {}: {e}", scene.name))?;
-    let on = if device == 0 {
+    let on = if device == DEFAULT_DEVICE {
         String::new()
     } else {
         format!("on device {device}, the GPU of the OpenGL context, ")

@@ -8,13 +8,15 @@
 //! needs many blocks plus one `mg_tail` launch that runs every level of at most
 //! [`TAIL_CELLS`] cells in one block.
 
-use super::params::GpuParams;
+use super::params::{GpuObstacle, GpuParams};
 use super::pbf::{per_element, PbfKernels};
+use crate::cuda::launch::{self, OrNull};
+use crate::cuda::CudaError;
 use crate::sims::pbf::coarse::{CoarseCorrection, CG_ITERATIONS, CG_ITERATIONS_COLD};
 use crate::sims::pbf::multigrid::{Multigrid, SMOOTHING_SWEEPS};
 use crate::sims::pbf::{SolverError, World};
 use bytemuck::{Pod, Zeroable};
-use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, LaunchConfig};
 use std::sync::Arc;
 
 /// Levels of at most this many cells run in the one-block `mg_tail` kernel.
@@ -156,104 +158,77 @@ impl GpuCoarse {
         stream: &Arc<CudaStream>,
         kernels: &PbfKernels,
         constants: &GpuParams,
-        obstacles: &CudaSlice<super::params::GpuObstacle>,
+        obstacles: &CudaSlice<GpuObstacle>,
         predicted: &mut CudaSlice<[f32; 4]>,
         densities: &CudaSlice<f32>,
         cell_start: &CudaSlice<u32>,
     ) -> Result<(), SolverError> {
-        let level0 = self.levels[0];
-        let n = level0.cells;
-        let cells = per_element(n as usize);
         stream
             .memset_zeros(&mut self.any_air)
-            .map_err(driver("clearing the coarse grid's air flag"))?;
-        let k = &kernels.coarse_gather;
-        let mut launch = stream.launch_builder(k.function());
-        launch
-            .arg(constants)
-            .arg(&*predicted)
-            .arg(densities)
-            .arg(cell_start)
-            .arg(&mut self.volume)
-            .arg(&mut self.mean_constraint);
-        // SAFETY: arguments as in coarse.cuh; one thread per coarse cell (= grid cell).
-        unsafe { k.launch(&mut launch, cells)? };
-        let k = &kernels.coarse_classify;
-        let mut launch = stream.launch_builder(k.function());
-        launch
-            .arg(constants)
-            .arg(&self.solid)
-            .arg(&self.volume)
-            .arg(&mut self.kinds)
-            .arg(&mut self.fractions)
-            .arg(&mut self.any_air);
-        // SAFETY: as above; level 0 is the first `n` kinds.
-        unsafe { k.launch(&mut launch, cells)? };
+            .map_err(CudaError::driver("clearing the coarse grid's air flag"))?;
+        let p = constants;
+        kernels.coarse_gather(
+            stream,
+            p,
+            predicted,
+            densities,
+            cell_start,
+            &mut self.volume,
+            &mut self.mean_constraint,
+        )?;
+        kernels.coarse_classify(
+            stream,
+            p,
+            &self.solid,
+            &self.volume,
+            &mut self.kinds,
+            &mut self.fractions,
+            &mut self.any_air,
+        )?;
         let scale = if self.last_dt > 0.0 {
-            (constants.dt / self.last_dt).powi(2)
+            (p.dt / self.last_dt).powi(2)
         } else {
             0.0
         };
-        self.last_dt = constants.dt;
+        self.last_dt = p.dt;
         // The CPU's choice (`CoarseCorrection::apply`): more iterations from φ = 0.
         let iterations = if scale > 0.0 {
             CG_ITERATIONS
         } else {
             CG_ITERATIONS_COLD
         };
-        let k = &kernels.coarse_prepare;
-        let mut launch = stream.launch_builder(k.function());
-        launch
-            .arg(constants)
-            .arg(&self.kinds)
-            .arg(&self.volume)
-            .arg(&self.mean_constraint)
-            .arg(&self.any_air)
-            .arg(&scale)
-            .arg(&mut self.rhs)
-            .arg(&mut self.phi);
-        // SAFETY: as above.
-        unsafe { k.launch(&mut launch, cells)? };
-        for l in 1..self.levels.len() {
-            let (fine, coarse) = (self.levels[l - 1], self.levels[l]);
-            let k = &kernels.mg_coarsen;
-            let mut launch = stream.launch_builder(k.function());
-            launch.arg(&fine).arg(&coarse).arg(&mut self.kinds);
-            // SAFETY: both levels lie in the pooled kinds.
-            unsafe { k.launch(&mut launch, per_element(coarse.cells as usize))? };
+        kernels.coarse_prepare(
+            stream,
+            p,
+            &self.kinds,
+            &self.volume,
+            &self.mean_constraint,
+            &self.any_air,
+            scale,
+            &mut self.rhs,
+            &mut self.phi,
+        )?;
+        for pair in self.levels.windows(2) {
+            kernels.mg_coarsen(stream, pair[0], pair[1], &mut self.kinds)?;
         }
         self.solve(stream, kernels, iterations)?;
-
-        let total_faces: usize = self.faces.iter().map(|f| f.len()).sum();
-        let k = &kernels.coarse_faces;
-        let mut launch = stream.launch_builder(k.function());
         let [fx, fy, fz] = &mut self.faces;
-        launch
-            .arg(constants)
-            .arg(&self.kinds)
-            .arg(&self.fractions)
-            .arg(&self.phi)
-            .arg(fx)
-            .arg(fy)
-            .arg(fz);
-        // SAFETY: one thread per face of the three axes, numbered one after the other.
-        unsafe { k.launch(&mut launch, per_element(total_faces))? };
-        let k = &kernels.coarse_apply;
-        let mut launch = stream.launch_builder(k.function());
+        kernels.coarse_faces(
+            stream,
+            p,
+            &self.kinds,
+            &self.fractions,
+            &self.phi,
+            fx,
+            fy,
+            fz,
+        )?;
         let [fx, fy, fz] = &self.faces;
-        launch
-            .arg(constants)
-            .arg(obstacles)
-            .arg(fx)
-            .arg(fy)
-            .arg(fz)
-            .arg(predicted);
-        // SAFETY: one thread per particle.
-        unsafe { k.launch(&mut launch, per_element(constants.particle_count as usize)) }
+        kernels.coarse_apply(stream, p, obstacles, fx, fy, fz, predicted)
     }
 
     /// `Multigrid::solve` from φ: r = b − Aφ, z = M⁻¹r, p = z, then `iterations` + 1 updates of
-    /// φ with a preconditioned direction between them.
+    /// φ with a preconditioned direction between them. z is level 0 of the pooled `x`.
     fn solve(
         &mut self,
         stream: &Arc<CudaStream>,
@@ -261,196 +236,123 @@ impl GpuCoarse {
         iterations: usize,
     ) -> Result<(), SolverError> {
         let level0 = self.levels[0];
-        let n = level0.cells;
-        let vector = per_element(n as usize);
+        let n = level0.cells as usize;
         stream
             .memset_zeros(&mut self.scalars)
-            .map_err(driver("clearing the conjugate gradient's scalars"))?;
-        let null: u64 = 0;
-        let k = &kernels.pcg_operator;
-        let mut launch = stream.launch_builder(k.function());
-        launch
-            .arg(&level0)
-            .arg(&self.kinds)
-            .arg(&self.fractions)
-            .arg(&self.phi)
-            .arg(&self.rhs)
-            .arg(&mut self.residual);
-        // SAFETY: level 0 vectors of n cells.
-        unsafe { k.launch(&mut launch, vector)? };
+            .map_err(CudaError::driver(
+                "clearing the conjugate gradient's scalars",
+            ))?;
+        let (kinds, fractions) = (&self.kinds, &self.fractions);
+        kernels.pcg_operator(
+            stream,
+            level0,
+            kinds,
+            fractions,
+            &self.phi,
+            Some(&self.rhs),
+            &mut self.residual,
+        )?;
         self.precondition(stream, kernels)?;
         self.dot(stream, kernels, Operands::ResidualZ, PCG_RZ_NEXT)?;
-        self.scalars_update(stream, kernels, 2)?;
-        self.new_direction(stream, kernels)?;
+        kernels.pcg_scalars(stream, &mut self.scalars, 2)?;
+        kernels.pcg_direction(stream, n, &self.scalars, &self.x, &mut self.direction)?;
         for iteration in 0..=iterations {
-            let k = &kernels.pcg_operator;
-            let mut launch = stream.launch_builder(k.function());
-            launch
-                .arg(&level0)
-                .arg(&self.kinds)
-                .arg(&self.fractions)
-                .arg(&self.direction)
-                .arg(&null)
-                .arg(&mut self.product);
-            // SAFETY: as above.
-            unsafe { k.launch(&mut launch, vector)? };
+            let (kinds, fractions) = (&self.kinds, &self.fractions);
+            kernels.pcg_operator(
+                stream,
+                level0,
+                kinds,
+                fractions,
+                &self.direction,
+                None,
+                &mut self.product,
+            )?;
             self.dot(stream, kernels, Operands::DirectionProduct, PCG_PQ)?;
-            self.scalars_update(stream, kernels, 0)?;
-            let k = &kernels.pcg_step;
-            let mut launch = stream.launch_builder(k.function());
-            launch
-                .arg(&n)
-                .arg(&self.scalars)
-                .arg(&self.direction)
-                .arg(&self.product)
-                .arg(&mut self.phi)
-                .arg(&mut self.residual)
-                .arg(&mut self.residual_previous);
-            // SAFETY: as above.
-            unsafe { k.launch(&mut launch, vector)? };
+            kernels.pcg_scalars(stream, &mut self.scalars, 0)?;
+            kernels.pcg_step(
+                stream,
+                n,
+                &self.scalars,
+                &self.direction,
+                &self.product,
+                &mut self.phi,
+                &mut self.residual,
+                &mut self.residual_previous,
+            )?;
             if iteration == iterations {
                 break;
             }
             self.precondition(stream, kernels)?;
             self.dot(stream, kernels, Operands::ZResidualChange, PCG_ZDR)?;
             self.dot(stream, kernels, Operands::ResidualZ, PCG_RZ_NEXT)?;
-            self.scalars_update(stream, kernels, 1)?;
-            self.new_direction(stream, kernels)?;
+            kernels.pcg_scalars(stream, &mut self.scalars, 1)?;
+            kernels.pcg_direction(stream, n, &self.scalars, &self.x, &mut self.direction)?;
         }
         Ok(())
     }
 
-    fn scalars_update(
-        &mut self,
-        stream: &Arc<CudaStream>,
-        kernels: &PbfKernels,
-        mode: i32,
-    ) -> Result<(), SolverError> {
-        let k = &kernels.pcg_scalars;
-        let mut launch = stream.launch_builder(k.function());
-        launch.arg(&mut self.scalars).arg(&mode);
-        // SAFETY: one thread updates the 8 scalars.
-        unsafe { k.launch(&mut launch, one_thread()) }
-    }
-
-    fn new_direction(
-        &mut self,
-        stream: &Arc<CudaStream>,
-        kernels: &PbfKernels,
-    ) -> Result<(), SolverError> {
-        let n = self.levels[0].cells;
-        let k = &kernels.pcg_direction;
-        let mut launch = stream.launch_builder(k.function());
-        // z is level 0 of the pooled x.
-        launch
-            .arg(&n)
-            .arg(&self.scalars)
-            .arg(&self.x)
-            .arg(&mut self.direction);
-        // SAFETY: level 0 vectors of n cells (x holds more).
-        unsafe { k.launch(&mut launch, per_element(n as usize)) }
-    }
-
-    /// Adds a dot product into scalar `slot`.
+    /// Adds a dot product of level-0 vectors into scalar `slot`.
     fn dot(
         &mut self,
-        stream: &Arc<CudaStream>,
+        stream: &CudaStream,
         kernels: &PbfKernels,
         operands: Operands,
         slot: i32,
     ) -> Result<(), SolverError> {
-        let n = self.levels[0].cells;
-        let null: u64 = 0;
-        let k = &kernels.pcg_dot;
-        let mut launch = stream.launch_builder(k.function());
-        launch.arg(&n);
-        match operands {
-            Operands::ResidualZ => launch.arg(&self.residual).arg(&self.x).arg(&null),
-            Operands::DirectionProduct => launch.arg(&self.direction).arg(&self.product).arg(&null),
-            Operands::ZResidualChange => launch
-                .arg(&self.x)
-                .arg(&self.residual)
-                .arg(&self.residual_previous),
+        let n = self.levels[0].cells as usize;
+        let (a, b, minus) = match operands {
+            Operands::ResidualZ => (&self.residual, &self.x, None),
+            Operands::DirectionProduct => (&self.direction, &self.product, None),
+            Operands::ZResidualChange => (&self.x, &self.residual, Some(&self.residual_previous)),
         };
-        launch.arg(&mut self.scalars).arg(&slot);
-        // SAFETY: level 0 vectors of n cells; slot < 8.
-        unsafe { k.launch(&mut launch, per_element(n as usize)) }
+        kernels.pcg_dot(stream, n, a, b, minus, &mut self.scalars, slot)
     }
 
     /// z = M⁻¹ r: one V-cycle from zero on level 0 of the pooled x (`Multigrid::precondition`).
     fn precondition(
         &mut self,
-        stream: &Arc<CudaStream>,
+        stream: &CudaStream,
         kernels: &PbfKernels,
     ) -> Result<(), SolverError> {
-        let n = self.levels[0].cells;
-        let k = &kernels.mg_load;
-        let mut launch = stream.launch_builder(k.function());
-        launch
-            .arg(&n)
-            .arg(&self.residual)
-            .arg(&mut self.b)
-            .arg(&mut self.x);
-        // SAFETY: level 0 is the first n elements of the pools.
-        unsafe { k.launch(&mut launch, per_element(n as usize))? };
+        let n = self.levels[0].cells as usize;
+        kernels.mg_load(stream, n, &self.residual, &mut self.b, &mut self.x)?;
         for l in 0..self.tail {
             self.smooth(stream, kernels, l)?;
-            let level = self.levels[l];
-            let k = &kernels.mg_residual;
-            let mut launch = stream.launch_builder(k.function());
-            launch
-                .arg(&level)
-                .arg(&self.kinds)
-                .arg(&self.fractions)
-                .arg(&self.x)
-                .arg(&self.b)
-                .arg(&mut self.r);
-            // SAFETY: the level lies in the pools.
-            unsafe { k.launch(&mut launch, per_element(level.cells as usize))? };
-            let coarse = self.levels[l + 1];
-            let k = &kernels.mg_restrict;
-            let mut launch = stream.launch_builder(k.function());
-            launch
-                .arg(&level)
-                .arg(&coarse)
-                .arg(&self.kinds)
-                .arg(&self.r)
-                .arg(&mut self.b)
-                .arg(&mut self.x);
-            // SAFETY: as above.
-            unsafe { k.launch(&mut launch, per_element(coarse.cells as usize))? };
+            let (level, coarse) = (self.levels[l], self.levels[l + 1]);
+            let (kinds, fractions) = (&self.kinds, &self.fractions);
+            kernels.mg_residual(
+                stream,
+                level,
+                kinds,
+                fractions,
+                &self.x,
+                &self.b,
+                &mut self.r,
+            )?;
+            kernels.mg_restrict(
+                stream,
+                level,
+                coarse,
+                kinds,
+                &self.r,
+                &mut self.b,
+                &mut self.x,
+            )?;
         }
-        let first = self.tail as i32;
-        let count = self.levels.len() as i32;
-        let k = &kernels.mg_tail;
-        let mut launch = stream.launch_builder(k.function());
-        launch
-            .arg(&self.levels_device)
-            .arg(&first)
-            .arg(&count)
-            .arg(&self.kinds)
-            .arg(&self.fractions)
-            .arg(&mut self.x)
-            .arg(&mut self.b)
-            .arg(&mut self.r);
-        let config = LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (TAIL_THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: one block; the levels from `first` on lie in the pools.
-        unsafe { k.launch(&mut launch, config)? };
+        kernels.mg_tail(
+            stream,
+            &self.levels_device,
+            self.tail,
+            self.levels.len(),
+            &self.kinds,
+            &self.fractions,
+            &mut self.x,
+            &mut self.b,
+            &mut self.r,
+        )?;
         for l in (0..self.tail).rev() {
             let (coarse, fine) = (self.levels[l + 1], self.levels[l]);
-            let k = &kernels.mg_prolongate;
-            let mut launch = stream.launch_builder(k.function());
-            launch
-                .arg(&coarse)
-                .arg(&fine)
-                .arg(&self.kinds)
-                .arg(&mut self.x);
-            // SAFETY: as above.
-            unsafe { k.launch(&mut launch, per_element(fine.cells as usize))? };
+            kernels.mg_prolongate(stream, coarse, fine, &self.kinds, &mut self.x)?;
             self.smooth(stream, kernels, l)?;
         }
         Ok(())
@@ -459,24 +361,23 @@ impl GpuCoarse {
     /// SMOOTHING_SWEEPS red-black sweeps on level `l`.
     fn smooth(
         &mut self,
-        stream: &Arc<CudaStream>,
+        stream: &CudaStream,
         kernels: &PbfKernels,
         l: usize,
     ) -> Result<(), SolverError> {
         let level = self.levels[l];
         for _ in 0..SMOOTHING_SWEEPS {
-            for colour in 0..2i32 {
-                let k = &kernels.mg_smooth;
-                let mut launch = stream.launch_builder(k.function());
-                launch
-                    .arg(&level)
-                    .arg(&self.kinds)
-                    .arg(&self.fractions)
-                    .arg(&mut self.x)
-                    .arg(&self.b)
-                    .arg(&colour);
-                // SAFETY: the level lies in the pools.
-                unsafe { k.launch(&mut launch, per_element(level.cells as usize))? };
+            for colour in 0..2 {
+                let (kinds, fractions) = (&self.kinds, &self.fractions);
+                kernels.mg_smooth(
+                    stream,
+                    level,
+                    kinds,
+                    fractions,
+                    &mut self.x,
+                    &self.b,
+                    colour,
+                )?;
             }
         }
         Ok(())
@@ -494,14 +395,325 @@ enum Operands {
     ZResidualChange,
 }
 
-fn one_thread() -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (1, 1, 1),
-        block_dim: (1, 1, 1),
-        shared_mem_bytes: 0,
+/// The coarse correction's kernels (`coarse.cuh`), one method per kernel taking its parameters
+/// in order, as the particle kernels' in pbf.rs. The per-cell kernels of `p` run one thread per
+/// cell of the neighbour grid (level 0, `p.cell_count()`), a level's kernels one per cell of
+/// the level they write; every pooled array holds every level.
+#[allow(clippy::too_many_arguments)]
+impl PbfKernels {
+    /// Each coarse cell's fluid volume and mean density constraint from the particles in it.
+    fn coarse_gather(
+        &self,
+        stream: &CudaStream,
+        p: &GpuParams,
+        predicted: &CudaSlice<[f32; 4]>,
+        densities: &CudaSlice<f32>,
+        cell_start: &CudaSlice<u32>,
+        volume: &mut CudaSlice<f32>,
+        mean_constraint: &mut CudaSlice<f32>,
+    ) -> Result<(), SolverError> {
+        let args = (p, predicted, densities, cell_start, volume, mean_constraint);
+        // SAFETY: coarse.cuh's parameters; per-cell arrays of p.cell_count() cells.
+        unsafe { self.launch("coarse_gather", stream, per_cell(p), args) }
+    }
+
+    /// Solid, fluid or air per cell (level 0 of `kinds`), the fluid fractions, and whether any
+    /// cell is air.
+    fn coarse_classify(
+        &self,
+        stream: &CudaStream,
+        p: &GpuParams,
+        solid: &CudaSlice<u8>,
+        volume: &CudaSlice<f32>,
+        kinds: &mut CudaSlice<u8>,
+        fractions: &mut CudaSlice<f32>,
+        any_air: &mut CudaSlice<u32>,
+    ) -> Result<(), SolverError> {
+        let args = (p, solid, volume, kinds, fractions, any_air);
+        // SAFETY: coarse.cuh's parameters; as coarse_gather, any_air one value.
+        unsafe { self.launch("coarse_classify", stream, per_cell(p), args) }
+    }
+
+    /// The Poisson problem's right-hand side, and φ warm-started as φ · `scale`.
+    fn coarse_prepare(
+        &self,
+        stream: &CudaStream,
+        p: &GpuParams,
+        kinds: &CudaSlice<u8>,
+        volume: &CudaSlice<f32>,
+        mean_constraint: &CudaSlice<f32>,
+        any_air: &CudaSlice<u32>,
+        scale: f32,
+        rhs: &mut CudaSlice<f32>,
+        phi: &mut CudaSlice<f32>,
+    ) -> Result<(), SolverError> {
+        let args = (p, kinds, volume, mean_constraint, any_air, &scale, rhs, phi);
+        // SAFETY: coarse.cuh's parameters; as coarse_gather.
+        unsafe { self.launch("coarse_prepare", stream, per_cell(p), args) }
+    }
+
+    /// The kinds of level `coarse` from those of level `fine`.
+    fn mg_coarsen(
+        &self,
+        stream: &CudaStream,
+        fine: CoarseLevel,
+        coarse: CoarseLevel,
+        kinds: &mut CudaSlice<u8>,
+    ) -> Result<(), SolverError> {
+        let args = (&fine, &coarse, kinds);
+        // SAFETY: coarse.cuh's parameters; both levels lie in the pooled kinds.
+        unsafe {
+            self.launch(
+                "mg_coarsen",
+                stream,
+                per_element(coarse.cells as usize),
+                args,
+            )
+        }
+    }
+
+    /// One red-black Gauss–Seidel sweep of colour `colour` on `level`.
+    fn mg_smooth(
+        &self,
+        stream: &CudaStream,
+        level: CoarseLevel,
+        kinds: &CudaSlice<u8>,
+        fractions: &CudaSlice<f32>,
+        x: &mut CudaSlice<f32>,
+        b: &CudaSlice<f32>,
+        colour: i32,
+    ) -> Result<(), SolverError> {
+        let args = (&level, kinds, fractions, x, b, &colour);
+        // SAFETY: coarse.cuh's parameters; the level lies in the pools.
+        unsafe { self.launch("mg_smooth", stream, per_element(level.cells as usize), args) }
+    }
+
+    /// r = b − A x on `level`.
+    fn mg_residual(
+        &self,
+        stream: &CudaStream,
+        level: CoarseLevel,
+        kinds: &CudaSlice<u8>,
+        fractions: &CudaSlice<f32>,
+        x: &CudaSlice<f32>,
+        b: &CudaSlice<f32>,
+        r: &mut CudaSlice<f32>,
+    ) -> Result<(), SolverError> {
+        let args = (&level, kinds, fractions, x, b, r);
+        // SAFETY: coarse.cuh's parameters; the level lies in the pools.
+        unsafe {
+            self.launch(
+                "mg_residual",
+                stream,
+                per_element(level.cells as usize),
+                args,
+            )
+        }
+    }
+
+    /// `fine`'s residual restricted into `coarse`'s b, and `coarse`'s x zeroed.
+    fn mg_restrict(
+        &self,
+        stream: &CudaStream,
+        fine: CoarseLevel,
+        coarse: CoarseLevel,
+        kinds: &CudaSlice<u8>,
+        r: &CudaSlice<f32>,
+        b: &mut CudaSlice<f32>,
+        x: &mut CudaSlice<f32>,
+    ) -> Result<(), SolverError> {
+        let args = (&fine, &coarse, kinds, r, b, x);
+        // SAFETY: coarse.cuh's parameters; both levels lie in the pools.
+        unsafe {
+            self.launch(
+                "mg_restrict",
+                stream,
+                per_element(coarse.cells as usize),
+                args,
+            )
+        }
+    }
+
+    /// `coarse`'s x interpolated and added to `fine`'s.
+    fn mg_prolongate(
+        &self,
+        stream: &CudaStream,
+        coarse: CoarseLevel,
+        fine: CoarseLevel,
+        kinds: &CudaSlice<u8>,
+        x: &mut CudaSlice<f32>,
+    ) -> Result<(), SolverError> {
+        let args = (&coarse, &fine, kinds, x);
+        // SAFETY: coarse.cuh's parameters; both levels lie in the pools.
+        unsafe {
+            self.launch(
+                "mg_prolongate",
+                stream,
+                per_element(fine.cells as usize),
+                args,
+            )
+        }
+    }
+
+    /// One block of [`TAIL_THREADS`]: the V-cycle's levels `first..count`, down and up.
+    fn mg_tail(
+        &self,
+        stream: &CudaStream,
+        levels: &CudaSlice<CoarseLevel>,
+        first: usize,
+        count: usize,
+        kinds: &CudaSlice<u8>,
+        fractions: &CudaSlice<f32>,
+        x: &mut CudaSlice<f32>,
+        b: &mut CudaSlice<f32>,
+        r: &mut CudaSlice<f32>,
+    ) -> Result<(), SolverError> {
+        let (first, count) = (first as i32, count as i32);
+        let args = (levels, &first, &count, kinds, fractions, x, b, r);
+        // SAFETY: coarse.cuh's parameters; `levels` holds `count` levels, from `first` on in
+        // the pools.
+        unsafe { self.launch("mg_tail", stream, launch::one_block(TAIL_THREADS), args) }
+    }
+
+    /// out = A x on `level` (minus from `b`, if given: b − A x).
+    fn pcg_operator(
+        &self,
+        stream: &CudaStream,
+        level: CoarseLevel,
+        kinds: &CudaSlice<u8>,
+        fractions: &CudaSlice<f32>,
+        x: &CudaSlice<f32>,
+        b: Option<&CudaSlice<f32>>,
+        out: &mut CudaSlice<f32>,
+    ) -> Result<(), SolverError> {
+        let args = (&level, kinds, fractions, x, OrNull(b), out);
+        // SAFETY: coarse.cuh's parameters; vectors of the level's cells.
+        unsafe {
+            self.launch(
+                "pcg_operator",
+                stream,
+                per_element(level.cells as usize),
+                args,
+            )
+        }
+    }
+
+    /// Adds a · b (a · (b − c) when `c` is given) of `n` values into `scalars[slot]`.
+    fn pcg_dot(
+        &self,
+        stream: &CudaStream,
+        n: usize,
+        a: &CudaSlice<f32>,
+        b: &CudaSlice<f32>,
+        c: Option<&CudaSlice<f32>>,
+        scalars: &mut CudaSlice<f64>,
+        slot: i32,
+    ) -> Result<(), SolverError> {
+        let count = n as u32;
+        let args = (&count, a, b, OrNull(c), scalars, &slot);
+        // SAFETY: coarse.cuh's parameters; vectors of at least n values, slot < 8.
+        unsafe { self.launch("pcg_dot", stream, per_element(n), args) }
+    }
+
+    /// One thread: the conjugate gradient's α (`mode` 0) or β (1, 2: the first) from its dot
+    /// products.
+    fn pcg_scalars(
+        &self,
+        stream: &CudaStream,
+        scalars: &mut CudaSlice<f64>,
+        mode: i32,
+    ) -> Result<(), SolverError> {
+        let args = (scalars, &mode);
+        // SAFETY: coarse.cuh's parameters; the 8 scalars.
+        unsafe { self.launch("pcg_scalars", stream, launch::one_block(1), args) }
+    }
+
+    /// x += α p, r −= α q, the old r kept in `r_previous` (`n` values).
+    fn pcg_step(
+        &self,
+        stream: &CudaStream,
+        n: usize,
+        scalars: &CudaSlice<f64>,
+        p: &CudaSlice<f32>,
+        q: &CudaSlice<f32>,
+        x: &mut CudaSlice<f32>,
+        r: &mut CudaSlice<f32>,
+        r_previous: &mut CudaSlice<f32>,
+    ) -> Result<(), SolverError> {
+        let count = n as u32;
+        let args = (&count, scalars, p, q, x, r, r_previous);
+        // SAFETY: coarse.cuh's parameters; vectors of at least n values.
+        unsafe { self.launch("pcg_step", stream, per_element(n), args) }
+    }
+
+    /// p = z + β p (`n` values).
+    fn pcg_direction(
+        &self,
+        stream: &CudaStream,
+        n: usize,
+        scalars: &CudaSlice<f64>,
+        z: &CudaSlice<f32>,
+        p: &mut CudaSlice<f32>,
+    ) -> Result<(), SolverError> {
+        let count = n as u32;
+        let args = (&count, scalars, z, p);
+        // SAFETY: coarse.cuh's parameters; vectors of at least n values.
+        unsafe { self.launch("pcg_direction", stream, per_element(n), args) }
+    }
+
+    /// b = r and x = 0 (`n` values): the V-cycle's start.
+    fn mg_load(
+        &self,
+        stream: &CudaStream,
+        n: usize,
+        r: &CudaSlice<f32>,
+        b: &mut CudaSlice<f32>,
+        x: &mut CudaSlice<f32>,
+    ) -> Result<(), SolverError> {
+        let count = n as u32;
+        let args = (&count, r, b, x);
+        // SAFETY: coarse.cuh's parameters; vectors of at least n values.
+        unsafe { self.launch("mg_load", stream, per_element(n), args) }
+    }
+
+    /// The displacement −∇φ on every face of the three axes (one thread per face, numbered
+    /// axis after axis).
+    fn coarse_faces(
+        &self,
+        stream: &CudaStream,
+        p: &GpuParams,
+        kinds: &CudaSlice<u8>,
+        fractions: &CudaSlice<f32>,
+        phi: &CudaSlice<f32>,
+        faces_x: &mut CudaSlice<f32>,
+        faces_y: &mut CudaSlice<f32>,
+        faces_z: &mut CudaSlice<f32>,
+    ) -> Result<(), SolverError> {
+        let faces = faces_x.len() + faces_y.len() + faces_z.len();
+        let args = (p, kinds, fractions, phi, faces_x, faces_y, faces_z);
+        // SAFETY: coarse.cuh's parameters; each axis' array holds its faces of the grid of p.
+        unsafe { self.launch("coarse_faces", stream, per_element(faces), args) }
+    }
+
+    /// Every particle moved by the faces' displacement, projected out of walls and obstacles.
+    fn coarse_apply(
+        &self,
+        stream: &CudaStream,
+        p: &GpuParams,
+        obstacles: &CudaSlice<GpuObstacle>,
+        faces_x: &CudaSlice<f32>,
+        faces_y: &CudaSlice<f32>,
+        faces_z: &CudaSlice<f32>,
+        predicted: &mut CudaSlice<[f32; 4]>,
+    ) -> Result<(), SolverError> {
+        let args = (p, obstacles, faces_x, faces_y, faces_z, predicted);
+        let particles = per_element(p.particle_count as usize);
+        // SAFETY: coarse.cuh's parameters; one thread per particle of p.
+        unsafe { self.launch("coarse_apply", stream, particles, args) }
     }
 }
 
-fn driver(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> SolverError {
-    move |e| SolverError::Backend(format!("{what}: {e}"))
+/// One thread per cell of the neighbour grid of `p` (the coarse hierarchy's level 0).
+fn per_cell(p: &GpuParams) -> LaunchConfig {
+    per_element(p.cell_count())
 }

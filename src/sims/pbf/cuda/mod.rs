@@ -15,40 +15,37 @@
 //! built from (kept in `grid_positions`), fixed for the step while the kernels evaluate W and
 //! ∇W at the current positions.
 //!
-//! Here: the solver's buffers, construction and the `Solver` trait; `stages.rs` launches each
-//! stage, `coarse.rs` the coarse correction, `device.rs` finds the driver and loads the module,
-//! `timer.rs` times stages with CUDA events.
+//! Here: the solver's buffers, construction and the `Solver` trait; `stages.rs` runs each
+//! stage as a short list of kernel launches, `pbf.rs` launches each kernel of `pbf.cu` (typed,
+//! one method per kernel) and `coarse.rs` the coarse correction and its kernels. Finding the
+//! device, loading the module, launching, timing and GL interop are the shared CUDA layer's
+//! (`src/cuda/`).
 
 pub mod coarse;
-mod device;
 pub mod egl;
 #[cfg(test)]
 mod emulation;
-mod interop;
 mod params;
 pub mod parity;
 pub mod pbf;
-pub mod ptx;
 mod stages;
-mod timer;
 
 use super::{
     InitialState, Params, RenderScalar, Snapshot, SolveReport, Solver, SolverError, Stage,
     StageTimes, World,
 };
+use crate::cuda::interop::GlInterop;
+use crate::cuda::{CudaError, EventTimer, DEFAULT_DEVICE};
 use coarse::GpuCoarse;
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use glam::Vec3A;
-pub use interop::gl_device;
-use interop::GlInterop;
 use params::{GpuObstacle, GpuParams};
-use pbf::{per_element, PbfKernels};
+use pbf::PbfKernels;
 use std::sync::Arc;
-use timer::StageTimer;
 
-pub use device::{
-    compile_with_nvrtc, device_info, load_module, unavailable, DeviceInfo, MIN_DRIVER_CUDA_VERSION,
-};
+/// The GPU of the current OpenGL context, the device front ends that draw pass to
+/// [`CudaSolver::new_on`] (`crate::cuda::gl_device`).
+pub use crate::cuda::gl_device;
 
 type Float4 = [f32; 4];
 
@@ -110,9 +107,6 @@ pub struct CudaSolver {
     context: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     kernels: PbfKernels,
-    kernel_origin: String,
-    /// `FLUIDLAB_CUDA_SYNC_CHECK`: every launch is synchronised and checked.
-    sync_check: bool,
     particle_count: usize,
     buffers: Buffers,
     scan_levels: Vec<usize>,
@@ -120,15 +114,22 @@ pub struct CudaSolver {
     /// Largest particle speed after the last frame (m/s): sets the next frame's CFL substeps.
     max_speed: f32,
     times: StageTimes,
-    timer: StageTimer,
+    timer: EventTimer<Stage>,
     stage_timing: bool,
     interop: GlInterop,
     report: SolveReport,
     coarse: GpuCoarse,
 }
 
-fn driver_error(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> SolverError {
-    move |e| SolverError::Backend(format!("{what}: {e}"))
+/// The shared layer's errors as the solver's: an unusable setting is a parameter error, the
+/// rest are the backend's.
+impl From<CudaError> for SolverError {
+    fn from(error: CudaError) -> Self {
+        match error {
+            CudaError::Setting(message) => SolverError::Params(message),
+            other => SolverError::Backend(other.to_string()),
+        }
+    }
 }
 
 fn to_float4(v: &Vec3A) -> Float4 {
@@ -140,9 +141,10 @@ fn to_vec3(v: &Float4) -> Vec3A {
 }
 
 impl CudaSolver {
-    /// A solver over `initial` (particle `i` gets id `i`) on GPU 0 (see [`CudaSolver::new_on`]).
+    /// A solver over `initial` (particle `i` gets id `i`) on the default device
+    /// ([`DEFAULT_DEVICE`], see [`CudaSolver::new_on`]).
     pub fn new(world: World, params: Params, initial: &InitialState) -> Result<Self, SolverError> {
-        Self::new_on(0, world, params, initial)
+        Self::new_on(DEFAULT_DEVICE, world, params, initial)
     }
 
     /// A solver over `initial` (particle `i` gets id `i`) on CUDA device `device` (front ends
@@ -158,7 +160,7 @@ impl CudaSolver {
         params
             .validate()
             .map_err(|e| SolverError::Params(e.to_string()))?;
-        if let Some(reason) = unavailable() {
+        if let Some(reason) = crate::cuda::unavailable() {
             return Err(SolverError::Backend(reason));
         }
         let n = initial.len();
@@ -178,15 +180,15 @@ impl CudaSolver {
         }
         let scan_levels = pbf::scan_levels(cells + 1);
 
-        let sync_check = pbf::sync_check_requested()?;
-        let context = CudaContext::new(device).map_err(driver_error("creating a CUDA context"))?;
+        let sync_check = crate::cuda::sync_check_requested()?;
+        let context = crate::cuda::context(device)?;
         let needed = n as u64 * BYTES_PER_PARTICLE
             + scan_levels.iter().map(|&l| l as u64 * 4).sum::<u64>()
             + (cells as u64 + 1) * BYTES_PER_CELL
             + world.obstacles.len() as u64 * 32;
         let (free, _) = context
             .mem_get_info()
-            .map_err(driver_error("cuMemGetInfo"))?;
+            .map_err(CudaError::driver("cuMemGetInfo"))?;
         if needed > free as u64 {
             let name = context.name().unwrap_or_else(|_| "the GPU".into());
             return Err(SolverError::Backend(format!(
@@ -196,35 +198,32 @@ impl CudaSolver {
                 crate::host::format_bytes(free as u64)
             )));
         }
-        let (module, kernel_origin) = load_module(&context)?;
+        let kernels = PbfKernels::load(&context, sync_check)?;
         // One stream, used for everything: cudarc's cross-stream event tracking is not needed.
         // SAFETY: set before any allocation of this context; all work goes to `stream`.
         unsafe { context.disable_event_tracking() };
         let stream = context
             .new_stream()
-            .map_err(driver_error("creating a CUDA stream"))?;
-        let kernels = PbfKernels::load(&module, sync_check.then_some(&stream))?;
+            .map_err(CudaError::driver("creating a CUDA stream"))?;
         let buffers = Self::allocate(&stream, initial, &world, cells, &scan_levels)
-            .map_err(driver_error("allocating GPU memory"))?;
+            .map_err(CudaError::driver("allocating GPU memory"))?;
         let dims = constants.grid_dims.map(|d| d as usize);
-        let coarse =
-            GpuCoarse::new(&stream, &world, dims).map_err(driver_error("allocating GPU memory"))?;
+        let coarse = GpuCoarse::new(&stream, &world, dims)
+            .map_err(CudaError::driver("allocating GPU memory"))?;
         let mut solver = Self {
             params,
             world,
             constants,
+            timer: EventTimer::new(context.clone()),
             context,
             stream,
             kernels,
-            kernel_origin,
-            sync_check,
             particle_count: n,
             buffers,
             scan_levels,
             steps: 0,
             max_speed: initial.max_speed(),
             times: StageTimes::default(),
-            timer: StageTimer::new(),
             stage_timing: true,
             interop: GlInterop::default(),
             report: SolveReport::default(),
@@ -239,7 +238,7 @@ impl CudaSolver {
         solver
             .stream
             .synchronize()
-            .map_err(driver_error("setting up the CUDA solver"))?;
+            .map_err(CudaError::driver("setting up the CUDA solver"))?;
         Ok(solver)
     }
 
@@ -294,14 +293,14 @@ impl CudaSolver {
     /// Where the kernels' code came from (the cubin, PTX from nvcc at build time, or NVRTC, and
     /// why), and whether every launch is checked.
     pub fn kernel_origin(&self) -> String {
-        if self.sync_check {
+        let origin = self.kernels.origin();
+        if self.kernels.sync_check() {
             format!(
-                "{}; {}=1: every launch synchronised and checked",
-                self.kernel_origin,
-                pbf::SYNC_CHECK_VARIABLE
+                "{origin}; {}=1: every launch synchronised and checked",
+                crate::cuda::SYNC_CHECK_VARIABLE
             )
         } else {
-            self.kernel_origin.clone()
+            origin.to_string()
         }
     }
 
@@ -312,22 +311,19 @@ impl CudaSolver {
         let b = &mut self.buffers;
         self.stream
             .memset_zeros(&mut b.frame_check)
-            .map_err(driver_error("clearing the frame check"))?;
-        let n = self.particle_count as u32;
-        let k = &self.kernels.find_non_finite;
-        let mut launch = self.stream.launch_builder(k.function());
-        launch
-            .arg(&n)
-            .arg(&b.positions)
-            .arg(&b.velocities)
-            .arg(&b.ids)
-            .arg(&mut b.frame_check);
-        // SAFETY: arguments as in pbf.cu.
-        unsafe { k.launch(&mut launch, per_element(self.particle_count))? };
+            .map_err(CudaError::driver("clearing the frame check"))?;
+        self.kernels.find_non_finite(
+            &self.stream,
+            self.particle_count,
+            &b.positions,
+            &b.velocities,
+            &b.ids,
+            &mut b.frame_check,
+        )?;
         let mut check = [0u32; 2];
-        let synchronised = self.sync_check;
+        let synchronised = self.kernels.sync_check();
         let failed = |e: cudarc::driver::DriverError| {
-            SolverError::Backend(pbf::wait_failure(
+            CudaError::Wait(crate::cuda::launch::wait_failure(
                 "a CUDA kernel of the step failed",
                 e.0,
                 &e.to_string(),
@@ -352,10 +348,10 @@ impl CudaSolver {
         let mut host = vec![T::default(); slice.len()];
         self.stream
             .memcpy_dtoh(slice, &mut host)
-            .map_err(driver_error("copying particles from the GPU"))?;
+            .map_err(CudaError::driver("copying particles from the GPU"))?;
         self.stream
             .synchronize()
-            .map_err(driver_error("copying particles from the GPU"))?;
+            .map_err(CudaError::driver("copying particles from the GPU"))?;
         host.truncate(self.particle_count);
         Ok(host)
     }
@@ -419,7 +415,7 @@ impl Solver for CudaSolver {
         let dt = self.params.dt / substeps as f32;
         self.constants = GpuParams::new(&self.params, &self.world, self.particle_count as u32, dt);
         if self.stage_timing {
-            self.timer.begin(&self.context, &self.stream)?;
+            self.timer.begin(&self.stream)?;
         }
         let mut iterations = 0;
         for k in 0..substeps {
@@ -436,7 +432,9 @@ impl Solver for CudaSolver {
             coarse_residual: f32::NAN,
         };
         if self.stage_timing {
-            self.timer.collect(&mut self.times)?;
+            let times = &mut self.times;
+            self.timer
+                .collect(|stage, seconds| times.add(stage, seconds))?;
         }
         let Some(particle) = bad else {
             return Ok(());
@@ -512,24 +510,29 @@ impl Solver for CudaSolver {
         let n = self.particle_count;
         self.context
             .bind_to_thread()
-            .map_err(driver_error("binding the CUDA context"))?;
+            .map_err(CudaError::driver("binding the CUDA context"))?;
         let (stream, kernels, buffers) = (&self.stream, &self.kernels, &self.buffers);
-        self.interop
-            .write(stream.cu_stream(), gl_buffer, n * 16, |pointer| {
-                let count = n as u32;
-                let code = scalar.code();
-                let k = &kernels.write_render_buffer;
-                let mut launch = stream.launch_builder(k.function());
-                launch
-                    .arg(&count)
-                    .arg(&buffers.positions)
-                    .arg(&buffers.velocities)
-                    .arg(&buffers.densities)
-                    .arg(&code)
-                    .arg(&pointer);
-                // SAFETY: the mapped buffer holds at least n float4 records (checked by write).
-                unsafe { k.launch(&mut launch, per_element(n)) }
-            })
+        let write = |pointer| {
+            // SAFETY: the mapped buffer holds at least n float4 records (checked by
+            // write_buffer).
+            unsafe {
+                kernels.write_render_buffer(
+                    stream,
+                    n,
+                    &buffers.positions,
+                    &buffers.velocities,
+                    &buffers.densities,
+                    scalar.code(),
+                    pointer,
+                )
+            }
+        };
+        // SAFETY: the solver's stream, its context bound above; the caller has the GL context
+        // that owns the buffer current (`Solver::write_gl_buffer`).
+        unsafe {
+            self.interop
+                .write_buffer(stream.cu_stream(), gl_buffer, n * 16, write)
+        }
     }
 
     fn set_stage_timing(&mut self, enabled: bool) {
@@ -559,7 +562,7 @@ impl Drop for CudaSolver {
 /// One solver runs first so one-time driver state is not counted.
 pub fn free_memory_across_restarts(restarts: usize) -> Result<(usize, usize), SolverError> {
     // Holds the primary context for the whole check, so it is not torn down between solvers.
-    let context = CudaContext::new(0).map_err(driver_error("creating a CUDA context"))?;
+    let context = crate::cuda::context(DEFAULT_DEVICE)?;
     let scene = parity::parity_scene();
     let seed = scene.seed();
     let run = || -> Result<(), SolverError> {
@@ -569,10 +572,10 @@ pub fn free_memory_across_restarts(restarts: usize) -> Result<(usize, usize), So
     let free = || -> Result<usize, SolverError> {
         context
             .synchronize()
-            .map_err(driver_error("cuCtxSynchronize"))?;
+            .map_err(CudaError::driver("cuCtxSynchronize"))?;
         Ok(context
             .mem_get_info()
-            .map_err(driver_error("cuMemGetInfo"))?
+            .map_err(CudaError::driver("cuMemGetInfo"))?
             .0)
     };
     run()?;

@@ -198,7 +198,9 @@ mod tests {
     /// the multigrid kernels, a level (`CoarseLevel`), of exactly the Rust mirror's size.
     #[test]
     fn the_prebuilt_ptx_takes_parameter_blocks_of_these_sizes() {
-        let Some(ptx) = crate::sims::pbf::cuda::ptx::PBF_PTX else {
+        let Some(ptx) = crate::cuda::ptx::module_source(crate::sims::pbf::cuda::pbf::MODULE)
+            .and_then(|m| m.ptx)
+        else {
             println!("SKIP: no prebuilt PTX (the build found no nvcc)");
             return;
         };

@@ -1,100 +1,17 @@
-//! Host side of `kernels/pbf.cu`: the module's functions, looked up once by name, and a typed
-//! launch helper that turns a launch failure into an error naming the kernel.
-//!
-//! A kernel that faults (an illegal address, say) does so after its launch returned; the error
-//! surfaces at the next call that waits for the stream, or as the return value of a later,
-//! innocent launch: CUDA's execution errors are sticky. With `FLUIDLAB_CUDA_SYNC_CHECK=1` every
-//! launch is followed by a synchronisation, so the error names the kernel that really failed
-//! (slow: a debugging switch; `scripts/device-check.sh` uses it on its first run).
+//! Host side of `kernels/pbf.cu`: its module, and one typed launch per kernel (the coarse
+//! correction's in `coarse.rs`, beside their host code), each a call of the shared launch
+//! helper with the kernel's parameters in order, so a stage reads as a short list of calls.
 
+use super::params::{GpuObstacle, GpuParams};
+use super::Float4;
+use crate::cuda::launch::{self, KernelArgs, OrNull};
+use crate::cuda::Module;
 use crate::sims::pbf::SolverError;
-use cudarc::driver::{sys, CudaFunction, CudaModule, CudaStream, LaunchArgs, LaunchConfig};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, LaunchConfig};
 use std::sync::Arc;
 
-/// The environment variable that turns the per-launch synchronisation on.
-pub const SYNC_CHECK_VARIABLE: &str = "FLUIDLAB_CUDA_SYNC_CHECK";
-
-/// Whether a value of [`SYNC_CHECK_VARIABLE`] turns the check on: `1`, `true`, `yes` or `on`
-/// (any case). Unset, empty, `0`, `false`, `no` and `off` leave it off; anything else is an
-/// error, so a typo is not silently a run without the check.
-pub fn sync_check_from(value: Option<&str>) -> Result<bool, String> {
-    let Some(value) = value.map(str::trim) else {
-        return Ok(false);
-    };
-    match value.to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "" | "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(format!(
-            "{SYNC_CHECK_VARIABLE}={value} is not understood: use 1 (synchronise and check after \
-             every kernel launch) or 0"
-        )),
-    }
-}
-
-/// Whether this process asked for the per-launch check ([`SYNC_CHECK_VARIABLE`]).
-pub fn sync_check_requested() -> Result<bool, SolverError> {
-    let value = std::env::var(SYNC_CHECK_VARIABLE).ok();
-    sync_check_from(value.as_deref()).map_err(SolverError::Params)
-}
-
-/// Whether `code` is an error of a kernel's execution, which CUDA reports from whatever call
-/// comes next (a later launch included) and keeps reporting: the context is unusable after it.
-pub fn is_execution_error(code: sys::CUresult) -> bool {
-    use sys::CUresult::*;
-    matches!(
-        code,
-        CUDA_ERROR_ILLEGAL_ADDRESS
-            | CUDA_ERROR_LAUNCH_TIMEOUT
-            | CUDA_ERROR_ASSERT
-            | CUDA_ERROR_HARDWARE_STACK_ERROR
-            | CUDA_ERROR_ILLEGAL_INSTRUCTION
-            | CUDA_ERROR_MISALIGNED_ADDRESS
-            | CUDA_ERROR_INVALID_ADDRESS_SPACE
-            | CUDA_ERROR_INVALID_PC
-            | CUDA_ERROR_LAUNCH_FAILED
-    )
-}
-
-/// The message for a failed launch of `kernel`: `code` and its driver `description`, and who is
-/// to blame. Without the sync check an execution error belongs to some kernel queued before,
-/// so the message says so and how to find it; with the check (`synchronised`: the stream was
-/// clean after every earlier launch) it is this kernel's own.
-pub fn launch_failure(
-    kernel: &str,
-    code: sys::CUresult,
-    description: &str,
-    synchronised: bool,
-) -> String {
-    if synchronised {
-        format!("CUDA kernel `{kernel}` failed: {description}")
-    } else if is_execution_error(code) {
-        format!(
-            "CUDA kernel `{kernel}` could not be launched: {description}; this is an execution \
-             error of a kernel queued earlier, not necessarily `{kernel}`: rerun with \
-             {SYNC_CHECK_VARIABLE}=1 to name the kernel that failed"
-        )
-    } else {
-        format!("CUDA kernel `{kernel}` failed to launch: {description}")
-    }
-}
-
-/// The message for an error found when the host waits for a frame (`what` was being waited
-/// for), with the way to find the failing kernel when the sync check is off.
-pub fn wait_failure(
-    what: &str,
-    code: sys::CUresult,
-    description: &str,
-    synchronised: bool,
-) -> String {
-    if !synchronised && is_execution_error(code) {
-        format!(
-            "{what}: {description}; rerun with {SYNC_CHECK_VARIABLE}=1 to name the kernel that \
-             failed"
-        )
-    } else {
-        format!("{what}: {description}")
-    }
-}
+/// The module's name: `kernels/pbf.cu` (with `coarse.cuh`).
+pub const MODULE: &str = "pbf";
 
 /// Threads per block of the per-particle kernels (`PBF_BLOCK` in pbf.cu).
 pub const BLOCK: u32 = 256;
@@ -103,128 +20,414 @@ pub const SCAN_THREADS: u32 = 512;
 /// Values one `scan_blocks` block scans (`SCAN_ITEMS_PER_BLOCK`).
 pub const SCAN_ITEMS_PER_BLOCK: usize = 2048;
 
-/// One kernel of the module and its name.
-pub struct Kernel {
-    /// The `extern "C"` name, as Nsight and errors show it.
-    pub name: &'static str,
-    function: CudaFunction,
-    /// The stream every launch is synchronised on when the sync check is on.
-    checked_on: Option<Arc<CudaStream>>,
+/// The kernels of `kernels/pbf.cu`, loaded on one device.
+pub struct PbfKernels {
+    module: Module,
 }
 
-impl Kernel {
-    fn load(
-        module: &Arc<CudaModule>,
-        name: &'static str,
-        checked_on: Option<&Arc<CudaStream>>,
-    ) -> Result<Self, SolverError> {
-        let function = module.load_function(name).map_err(|e| {
-            SolverError::Backend(format!(
-                "CUDA kernel `{name}` is missing from the module: {e}"
-            ))
-        })?;
-        Ok(Self {
-            name,
-            function,
-            checked_on: checked_on.cloned(),
-        })
+impl PbfKernels {
+    /// The names of the kernels the host launches (each must be an `.entry` of the PTX), each
+    /// launched by the method of the same name.
+    pub const NAMES: &'static [&'static str] = &[
+        "predict_positions",
+        "compute_cell_ids",
+        "scan_blocks",
+        "add_block_offsets",
+        "reorder_particles",
+        "boundary_density",
+        "compute_lambda",
+        "check_density_error",
+        "apply_delta",
+        "update_velocity",
+        "vorticity_curl",
+        "vorticity_confinement",
+        "xsph",
+        "write_render_buffer",
+        "find_non_finite",
+        "coarse_gather",
+        "coarse_classify",
+        "coarse_prepare",
+        "mg_coarsen",
+        "mg_smooth",
+        "mg_residual",
+        "mg_restrict",
+        "mg_prolongate",
+        "mg_tail",
+        "mg_load",
+        "pcg_operator",
+        "pcg_dot",
+        "pcg_scalars",
+        "pcg_step",
+        "pcg_direction",
+        "coarse_faces",
+        "coarse_apply",
+    ];
+
+    /// Loads the module on `context` and looks every kernel up. With `sync_check`, every launch
+    /// is followed by a synchronisation of its stream and a check ([`crate::cuda::SYNC_CHECK_VARIABLE`]).
+    pub fn load(context: &Arc<CudaContext>, sync_check: bool) -> Result<Self, SolverError> {
+        let module = Module::load(context, MODULE, Self::NAMES, sync_check)?;
+        Ok(Self { module })
     }
 
-    /// The function, for [`cudarc::driver::CudaStream::launch_builder`].
-    pub fn function(&self) -> &CudaFunction {
-        &self.function
+    /// Where the kernels' code came from (the cubin, PTX from nvcc at build time, or NVRTC),
+    /// and why.
+    pub fn origin(&self) -> &str {
+        self.module.origin()
     }
 
-    /// Launches a builder filled with this kernel's arguments over `config`.
+    /// Whether every launch is synchronised and checked.
+    pub fn sync_check(&self) -> bool {
+        self.module.sync_check()
+    }
+
+    /// Launches `kernel` of the module ([`Module::launch`]).
     ///
     /// # Safety
-    /// The arguments must match the kernel's parameter list in `kernels/pbf.cu`, and every
-    /// buffer must hold the elements the kernel indexes.
-    pub unsafe fn launch(
-        &self,
-        builder: &mut LaunchArgs<'_>,
+    /// As [`Module::launch`]: `args` are the kernel's parameters, every buffer holds what it
+    /// indexes over `config`.
+    pub(super) unsafe fn launch<'a>(
+        &'a self,
+        kernel: &'static str,
+        stream: &'a CudaStream,
         config: LaunchConfig,
+        args: impl KernelArgs<'a>,
     ) -> Result<(), SolverError> {
-        let synchronised = self.checked_on.is_some();
-        let fail = |e: cudarc::driver::DriverError| {
-            SolverError::Backend(launch_failure(self.name, e.0, &e.to_string(), synchronised))
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.module.launch(kernel, stream, config, args) }.map_err(SolverError::from)
+    }
+}
+
+/// The particle kernels, one method per kernel taking the kernel's parameters in order (hence
+/// the long parameter lists). Each launches one thread per particle of `p`
+/// (`p.particle_count`) unless it says otherwise; every particle array holds at least that many
+/// elements (`CudaSolver::allocate`), and the SAFETY comments name what else a launch relies on.
+#[allow(clippy::too_many_arguments)]
+impl PbfKernels {
+    /// v += dt·g; x* = x + dt·v, projected out of obstacles and into the container.
+    pub(super) fn predict_positions(
+        &self,
+        stream: &CudaStream,
+        p: &GpuParams,
+        obstacles: &CudaSlice<GpuObstacle>,
+        positions: &CudaSlice<Float4>,
+        velocities: &mut CudaSlice<Float4>,
+        predicted: &mut CudaSlice<Float4>,
+    ) -> Result<(), SolverError> {
+        let args = (p, obstacles, positions, velocities, predicted);
+        // SAFETY: pbf.cu's parameters; obstacles holds p.obstacle_count records.
+        unsafe { self.launch("predict_positions", stream, per_particle(p), args) }
+    }
+
+    /// The cell of each x* and its rank among the cell's particles (atomics on the counts).
+    pub(super) fn compute_cell_ids(
+        &self,
+        stream: &CudaStream,
+        p: &GpuParams,
+        predicted: &CudaSlice<Float4>,
+        cell_of: &mut CudaSlice<u32>,
+        rank: &mut CudaSlice<u32>,
+        cell_counts: &mut CudaSlice<u32>,
+    ) -> Result<(), SolverError> {
+        let args = (p, predicted, cell_of, rank, cell_counts);
+        // SAFETY: pbf.cu's parameters; cell ids are clamped into the grid's cells.
+        unsafe { self.launch("compute_cell_ids", stream, per_particle(p), args) }
+    }
+
+    /// Exclusive scan of `count` values of `input` in blocks of [`SCAN_ITEMS_PER_BLOCK`] into
+    /// `output` (`None`: in place), each block's total into `block_sums` (if any);
+    /// `clear_input` zeroes the input as it is read.
+    pub(super) fn scan_blocks(
+        &self,
+        stream: &CudaStream,
+        input: &mut CudaSlice<u32>,
+        output: Option<&mut CudaSlice<u32>>,
+        block_sums: Option<&mut CudaSlice<u32>>,
+        count: usize,
+        clear_input: bool,
+    ) -> Result<(), SolverError> {
+        let blocks = count.div_ceil(SCAN_ITEMS_PER_BLOCK) as u32;
+        let config = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (SCAN_THREADS, 1, 1),
+            shared_mem_bytes: 0,
         };
-        builder.launch(config).map_err(fail)?;
-        if let Some(stream) = &self.checked_on {
-            stream.synchronize().map_err(fail)?;
-        }
-        Ok(())
+        // The kernel reads each item before a barrier and writes it after: in place is safe.
+        let input = &*input;
+        let output = output.map_or(input, |output| &*output);
+        let (count, clear_input) = (count as u32, i32::from(clear_input));
+        let args = (input, output, OrNull(block_sums), &count, &clear_input);
+        // SAFETY: input and output hold `count` values, block_sums one per block.
+        unsafe { self.launch("scan_blocks", stream, config, args) }
+    }
+
+    /// Adds each block's scanned total to the `count` values of its block (one thread each).
+    pub(super) fn add_block_offsets(
+        &self,
+        stream: &CudaStream,
+        values: &mut CudaSlice<u32>,
+        block_offsets: &CudaSlice<u32>,
+        count: usize,
+    ) -> Result<(), SolverError> {
+        let args = (values, block_offsets, &(count as u32));
+        // SAFETY: `count` values, one offset per block of SCAN_ITEMS_PER_BLOCK.
+        unsafe { self.launch("add_block_offsets", stream, per_element(count), args) }
+    }
+
+    /// Scatters every particle array to its sorted slot cell_start[cell] + rank; x* also to
+    /// `grid_positions`.
+    pub(super) fn reorder_particles(
+        &self,
+        stream: &CudaStream,
+        p: &GpuParams,
+        cell_of: &CudaSlice<u32>,
+        rank: &CudaSlice<u32>,
+        cell_start: &CudaSlice<u32>,
+        positions: &CudaSlice<Float4>,
+        predicted: &CudaSlice<Float4>,
+        velocities: &CudaSlice<Float4>,
+        ids: &CudaSlice<u32>,
+        sorted_positions: &mut CudaSlice<Float4>,
+        sorted_predicted: &mut CudaSlice<Float4>,
+        sorted_velocities: &mut CudaSlice<Float4>,
+        sorted_ids: &mut CudaSlice<u32>,
+        grid_positions: &mut CudaSlice<Float4>,
+    ) -> Result<(), SolverError> {
+        let args = (
+            p,
+            cell_of,
+            rank,
+            cell_start,
+            positions,
+            predicted,
+            velocities,
+            ids,
+            sorted_positions,
+            sorted_predicted,
+            sorted_velocities,
+            sorted_ids,
+            grid_positions,
+        );
+        // SAFETY: pbf.cu's parameters; the slots are a permutation of 0..particle_count.
+        unsafe { self.launch("reorder_particles", stream, per_particle(p), args) }
+    }
+
+    /// The walls' and obstacles' [Σ_b ∇W, Σ_b W] of each particle; nothing once `solve_state`
+    /// (if given) says the iterations converged.
+    pub(super) fn boundary_density(
+        &self,
+        stream: &CudaStream,
+        p: &GpuParams,
+        obstacles: &CudaSlice<GpuObstacle>,
+        predicted: &CudaSlice<Float4>,
+        boundary: &mut CudaSlice<Float4>,
+        solve_state: Option<&CudaSlice<u32>>,
+    ) -> Result<(), SolverError> {
+        let args = (p, obstacles, predicted, boundary, OrNull(solve_state));
+        // SAFETY: pbf.cu's parameters; solve_state holds 3 values.
+        unsafe { self.launch("boundary_density", stream, per_particle(p), args) }
+    }
+
+    /// ρᵢ and λᵢ (eq. 11); optionally the neighbour counts and Σ Cᵢ into `compression`;
+    /// nothing once `solve_state` (if given) says the iterations converged.
+    pub(super) fn compute_lambda(
+        &self,
+        stream: &CudaStream,
+        p: &GpuParams,
+        predicted: &CudaSlice<Float4>,
+        ids: &CudaSlice<u32>,
+        cell_start: &CudaSlice<u32>,
+        grid_positions: &CudaSlice<Float4>,
+        boundary: &CudaSlice<Float4>,
+        lambdas: &mut CudaSlice<f32>,
+        densities: &mut CudaSlice<f32>,
+        neighbor_counts: Option<&mut CudaSlice<u32>>,
+        compression: Option<&mut CudaSlice<f64>>,
+        solve_state: Option<&CudaSlice<u32>>,
+    ) -> Result<(), SolverError> {
+        let args = (
+            p,
+            predicted,
+            ids,
+            cell_start,
+            grid_positions,
+            boundary,
+            lambdas,
+            densities,
+            OrNull(neighbor_counts),
+            OrNull(compression),
+            OrNull(solve_state),
+        );
+        // SAFETY: pbf.cu's parameters; cell_start holds a start per cell and one past the last.
+        unsafe { self.launch("compute_lambda", stream, per_particle(p), args) }
+    }
+
+    /// One thread: the mean compression of `compression` into solve_state[2] (and the sum
+    /// cleared); from iteration `fewest` on, a mean at most `tolerance` marks convergence.
+    pub(super) fn check_density_error(
+        &self,
+        stream: &CudaStream,
+        p: &GpuParams,
+        compression: &mut CudaSlice<f64>,
+        solve_state: &mut CudaSlice<u32>,
+        tolerance: f32,
+        iteration: u32,
+        fewest: u32,
+    ) -> Result<(), SolverError> {
+        let args = (p, compression, solve_state, &tolerance, &iteration, &fewest);
+        // SAFETY: pbf.cu's parameters; one value and 3 values.
+        unsafe { self.launch("check_density_error", stream, launch::one_block(1), args) }
+    }
+
+    /// Δpᵢ (eq. 12–14) with the pair terms at `evaluated_at`, x* + Δp projected into
+    /// `corrected`; counts the iteration in (or, converged, copies x* given) `solve_state`.
+    pub(super) fn apply_delta(
+        &self,
+        stream: &CudaStream,
+        p: &GpuParams,
+        obstacles: &CudaSlice<GpuObstacle>,
+        predicted: &CudaSlice<Float4>,
+        evaluated_at: &CudaSlice<Float4>,
+        ids: &CudaSlice<u32>,
+        lambdas: &CudaSlice<f32>,
+        boundary: &CudaSlice<Float4>,
+        cell_start: &CudaSlice<u32>,
+        grid_positions: &CudaSlice<Float4>,
+        corrected: &mut CudaSlice<Float4>,
+        solve_state: Option<&mut CudaSlice<u32>>,
+    ) -> Result<(), SolverError> {
+        let args = (
+            p,
+            obstacles,
+            predicted,
+            evaluated_at,
+            ids,
+            lambdas,
+            boundary,
+            cell_start,
+            grid_positions,
+            corrected,
+            OrNull(solve_state),
+        );
+        // SAFETY: pbf.cu's parameters; as compute_lambda.
+        unsafe { self.launch("apply_delta", stream, per_particle(p), args) }
+    }
+
+    /// v = (x* − x) / dt.
+    pub(super) fn update_velocity(
+        &self,
+        stream: &CudaStream,
+        p: &GpuParams,
+        positions: &CudaSlice<Float4>,
+        predicted: &CudaSlice<Float4>,
+        velocities: &mut CudaSlice<Float4>,
+    ) -> Result<(), SolverError> {
+        let args = (p, positions, predicted, velocities);
+        // SAFETY: pbf.cu's parameters.
+        unsafe { self.launch("update_velocity", stream, per_particle(p), args) }
+    }
+
+    /// ωᵢ, the SPH curl of v (eq. 15), |ωᵢ| in the 4th lane.
+    pub(super) fn vorticity_curl(
+        &self,
+        stream: &CudaStream,
+        p: &GpuParams,
+        predicted: &CudaSlice<Float4>,
+        velocities: &CudaSlice<Float4>,
+        cell_start: &CudaSlice<u32>,
+        grid_positions: &CudaSlice<Float4>,
+        omegas: &mut CudaSlice<Float4>,
+    ) -> Result<(), SolverError> {
+        let args = (p, predicted, velocities, cell_start, grid_positions, omegas);
+        // SAFETY: pbf.cu's parameters; as compute_lambda.
+        unsafe { self.launch("vorticity_curl", stream, per_particle(p), args) }
+    }
+
+    /// The confinement force of ω (eq. 16) added to v.
+    pub(super) fn vorticity_confinement(
+        &self,
+        stream: &CudaStream,
+        p: &GpuParams,
+        predicted: &CudaSlice<Float4>,
+        omegas: &CudaSlice<Float4>,
+        cell_start: &CudaSlice<u32>,
+        grid_positions: &CudaSlice<Float4>,
+        velocities: &mut CudaSlice<Float4>,
+    ) -> Result<(), SolverError> {
+        let args = (p, predicted, omegas, cell_start, grid_positions, velocities);
+        // SAFETY: pbf.cu's parameters; as compute_lambda.
+        unsafe { self.launch("vorticity_confinement", stream, per_particle(p), args) }
+    }
+
+    /// XSPH viscosity (eq. 17) into `smoothed`.
+    pub(super) fn xsph(
+        &self,
+        stream: &CudaStream,
+        p: &GpuParams,
+        predicted: &CudaSlice<Float4>,
+        velocities: &CudaSlice<Float4>,
+        cell_start: &CudaSlice<u32>,
+        grid_positions: &CudaSlice<Float4>,
+        smoothed: &mut CudaSlice<Float4>,
+    ) -> Result<(), SolverError> {
+        let args = (
+            p,
+            predicted,
+            velocities,
+            cell_start,
+            grid_positions,
+            smoothed,
+        );
+        // SAFETY: pbf.cu's parameters; as compute_lambda.
+        unsafe { self.launch("xsph", stream, per_particle(p), args) }
+    }
+
+    /// The render records [x, y, z, scalar] of `count` particles into `out`, a mapped GL buffer.
+    ///
+    /// # Safety
+    /// `out` points to at least `count` float4 records of device memory.
+    pub(super) unsafe fn write_render_buffer(
+        &self,
+        stream: &CudaStream,
+        count: usize,
+        positions: &CudaSlice<Float4>,
+        velocities: &CudaSlice<Float4>,
+        densities: &CudaSlice<f32>,
+        scalar_kind: u32,
+        out: cudarc::driver::sys::CUdeviceptr,
+    ) -> Result<(), SolverError> {
+        let n = count as u32;
+        let args = (&n, positions, velocities, densities, &scalar_kind, &out);
+        // SAFETY: pbf.cu's parameters; the caller vouches for `out`.
+        unsafe { self.launch("write_render_buffer", stream, per_element(count), args) }
+    }
+
+    /// The smallest id of a particle with a non-finite position or velocity (complemented)
+    /// and the largest speed (float bits) of `count` particles, into `frame_check`.
+    pub(super) fn find_non_finite(
+        &self,
+        stream: &CudaStream,
+        count: usize,
+        positions: &CudaSlice<Float4>,
+        velocities: &CudaSlice<Float4>,
+        ids: &CudaSlice<u32>,
+        frame_check: &mut CudaSlice<u32>,
+    ) -> Result<(), SolverError> {
+        let n = count as u32;
+        let args = (&n, positions, velocities, ids, frame_check);
+        // SAFETY: pbf.cu's parameters; frame_check holds 2 values.
+        unsafe { self.launch("find_non_finite", stream, per_element(count), args) }
     }
 }
 
-macro_rules! kernels {
-    ($($name:ident),* $(,)?) => {
-        /// Every kernel of `kernels/pbf.cu` the host launches.
-        pub struct PbfKernels {
-            $(
-                #[doc = concat!("`", stringify!($name), "`")]
-                pub $name: Kernel,
-            )*
-        }
-
-        impl PbfKernels {
-            /// The names of the kernels the host launches (each must be an `.entry` of the PTX).
-            pub const NAMES: &'static [&'static str] = &[$(stringify!($name)),*];
-
-            /// Looks every kernel up in `module`. With `checked_on`, every launch is followed
-            /// by a synchronisation of that stream and a check (the sync check).
-            pub fn load(
-                module: &Arc<CudaModule>,
-                checked_on: Option<&Arc<CudaStream>>,
-            ) -> Result<Self, SolverError> {
-                Ok(Self { $($name: Kernel::load(module, stringify!($name), checked_on)?,)* })
-            }
-        }
-    };
-}
-
-kernels!(
-    predict_positions,
-    compute_cell_ids,
-    scan_blocks,
-    add_block_offsets,
-    reorder_particles,
-    boundary_density,
-    compute_lambda,
-    check_density_error,
-    apply_delta,
-    update_velocity,
-    vorticity_curl,
-    vorticity_confinement,
-    xsph,
-    write_render_buffer,
-    find_non_finite,
-    coarse_gather,
-    coarse_classify,
-    coarse_prepare,
-    mg_coarsen,
-    mg_smooth,
-    mg_residual,
-    mg_restrict,
-    mg_prolongate,
-    mg_tail,
-    mg_load,
-    pcg_operator,
-    pcg_dot,
-    pcg_scalars,
-    pcg_step,
-    pcg_direction,
-    coarse_faces,
-    coarse_apply,
-);
-
-/// One thread per element, `BLOCK` threads per block.
+/// One thread per element, [`BLOCK`] threads per block.
 pub fn per_element(count: usize) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: ((count as u32).div_ceil(BLOCK).max(1), 1, 1),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    }
+    launch::per_element(count, BLOCK)
+}
+
+/// One thread per particle of `p`.
+fn per_particle(p: &GpuParams) -> LaunchConfig {
+    per_element(p.particle_count as usize)
 }
 
 /// Lengths of the arrays of a multi-level scan of `count` values: the values, then each
@@ -252,58 +455,27 @@ mod tests {
         assert_eq!(scan_levels(10_000_000), vec![10_000_000, 4883, 3]);
     }
 
+    /// Every kernel looked up has one typed launch, the method of its name (here or in
+    /// coarse.rs), and every launch is of a kernel looked up.
     #[test]
-    fn the_sync_check_variable_is_read_strictly() {
-        assert_eq!(sync_check_from(None), Ok(false));
-        for on in ["1", "true", "YES", " on "] {
-            assert_eq!(sync_check_from(Some(on)), Ok(true), "{on}");
+    fn every_kernel_has_one_typed_launch() {
+        let without_tests = |source: &'static str| source.split("#[cfg(test)]").next().unwrap();
+        let host = [include_str!("pbf.rs"), include_str!("coarse.rs")]
+            .map(without_tests)
+            .concat();
+        let mut launched: Vec<&str> = host
+            .split("self.launch(")
+            .skip(1)
+            .filter_map(|rest| rest.trim_start().strip_prefix('"'))
+            .map(|rest| rest.split('"').next().unwrap())
+            .collect();
+        launched.sort_unstable();
+        let mut names = PbfKernels::NAMES.to_vec();
+        names.sort_unstable();
+        assert_eq!(launched, names);
+        for name in names {
+            assert!(host.contains(&format!("fn {name}(")), "no method {name}");
         }
-        for off in ["", "0", "false", "No", "off"] {
-            assert_eq!(sync_check_from(Some(off)), Ok(false), "{off}");
-        }
-        let error = sync_check_from(Some("2")).unwrap_err();
-        assert!(error.contains("FLUIDLAB_CUDA_SYNC_CHECK=2"), "{error}");
-    }
-
-    /// Without the check, an execution error returned by a launch is not blamed on the kernel
-    /// being launched, and the message says how to find the one that failed; with the check it
-    /// is. A launch error proper (a bad configuration) is the kernel's own either way.
-    #[test]
-    fn launch_failures_blame_the_right_kernel() {
-        use sys::CUresult::*;
-        let sticky = launch_failure("xsph", CUDA_ERROR_ILLEGAL_ADDRESS, "illegal address", false);
-        assert!(
-            sticky.contains("not necessarily `xsph`")
-                && sticky.contains("FLUIDLAB_CUDA_SYNC_CHECK=1"),
-            "{sticky}"
-        );
-        let own = launch_failure("xsph", CUDA_ERROR_ILLEGAL_ADDRESS, "illegal address", true);
-        assert_eq!(own, "CUDA kernel `xsph` failed: illegal address");
-        let config = launch_failure("xsph", CUDA_ERROR_INVALID_VALUE, "invalid argument", false);
-        assert_eq!(
-            config,
-            "CUDA kernel `xsph` failed to launch: invalid argument"
-        );
-        assert!(is_execution_error(CUDA_ERROR_LAUNCH_FAILED));
-        assert!(!is_execution_error(CUDA_ERROR_OUT_OF_MEMORY));
-        let waited = wait_failure(
-            "a CUDA kernel of the step failed",
-            CUDA_ERROR_MISALIGNED_ADDRESS,
-            "misaligned",
-            false,
-        );
-        assert!(
-            waited
-                .ends_with("rerun with FLUIDLAB_CUDA_SYNC_CHECK=1 to name the kernel that failed"),
-            "{waited}"
-        );
-        let waited = wait_failure(
-            "a CUDA kernel of the step failed",
-            CUDA_ERROR_MISALIGNED_ADDRESS,
-            "misaligned",
-            true,
-        );
-        assert_eq!(waited, "a CUDA kernel of the step failed: misaligned");
     }
 
     /// The launch constants mirror the kernel source's #defines.

@@ -4,103 +4,69 @@
 use super::*;
 
 impl CudaSolver {
-    pub(super) fn launch_config(&self) -> LaunchConfig {
-        per_element(self.particle_count)
-    }
-
     pub(super) fn predict_positions(&mut self) -> Result<(), SolverError> {
-        let (k, b) = (&self.kernels.predict_positions, &mut self.buffers);
-        let mut launch = self.stream.launch_builder(k.function());
-        launch
-            .arg(&self.constants)
-            .arg(&b.obstacles)
-            .arg(&b.positions)
-            .arg(&mut b.velocities)
-            .arg(&mut b.predicted);
-        // SAFETY: arguments as in pbf.cu; every array holds particle_count elements.
-        unsafe { k.launch(&mut launch, per_element(self.particle_count)) }
+        let b = &mut self.buffers;
+        self.kernels.predict_positions(
+            &self.stream,
+            &self.constants,
+            &b.obstacles,
+            &b.positions,
+            &mut b.velocities,
+            &mut b.predicted,
+        )
     }
 
     /// Counting sort of every particle array by the cell of x*: count (atomics), exclusive
     /// scan (which also zeroes the counts for the next step), scatter.
     pub(super) fn build_grid(&mut self) -> Result<(), SolverError> {
-        let config = self.launch_config();
-        let b = &mut self.buffers;
-        let k = &self.kernels;
-        let mut launch = self.stream.launch_builder(k.compute_cell_ids.function());
-        launch
-            .arg(&self.constants)
-            .arg(&b.predicted)
-            .arg(&mut b.cell_of)
-            .arg(&mut b.rank)
-            .arg(&mut b.cell_counts);
-        // SAFETY: arguments as in pbf.cu; cell ids are clamped into the grid.
-        unsafe { k.compute_cell_ids.launch(&mut launch, config)? };
-
-        // Up the levels: scan each level in blocks, collecting block totals into the next.
+        let (k, stream, p, b) = (
+            &self.kernels,
+            &self.stream,
+            &self.constants,
+            &mut self.buffers,
+        );
+        k.compute_cell_ids(
+            stream,
+            p,
+            &b.predicted,
+            &mut b.cell_of,
+            &mut b.rank,
+            &mut b.cell_counts,
+        )?;
+        // Up the levels: scan each level in blocks, collecting block totals into the next
+        // level's array (level 0: the counts into the starts, higher levels in place).
         let levels = &self.scan_levels;
-        let null: u64 = 0;
         for level in 0..levels.len() {
-            let count = levels[level] as u32;
-            let blocks = levels[level].div_ceil(pbf::SCAN_ITEMS_PER_BLOCK) as u32;
-            let config = LaunchConfig {
-                grid_dim: (blocks, 1, 1),
-                block_dim: (pbf::SCAN_THREADS, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            let clear_input: i32 = (level == 0).into();
-            let mut launch = self.stream.launch_builder(k.scan_blocks.function());
             let (lower, upper) = b.scan_sums.split_at_mut(level);
-            if level == 0 {
-                launch.arg(&mut b.cell_counts).arg(&mut b.cell_start);
-            } else {
-                let this = &mut lower[level - 1];
-                launch.arg(&*this).arg(&*this);
-            }
-            match upper.first_mut() {
-                Some(sums) if level + 1 < levels.len() => launch.arg(sums),
-                _ => launch.arg(&null),
+            let (input, output) = match lower.last_mut() {
+                None => (&mut b.cell_counts, Some(&mut b.cell_start)),
+                Some(sums) => (sums, None),
             };
-            launch.arg(&count).arg(&clear_input);
-            // SAFETY: each level's array holds `count` values; its block totals array holds
-            // `blocks` (the next level's count).
-            unsafe { k.scan_blocks.launch(&mut launch, config)? };
+            let block_sums = upper.first_mut().filter(|_| level + 1 < levels.len());
+            k.scan_blocks(stream, input, output, block_sums, levels[level], level == 0)?;
         }
         // Down again: add each level's scanned block totals to the level below.
         for level in (0..levels.len() - 1).rev() {
-            let count = levels[level] as u32;
             let (lower, upper) = b.scan_sums.split_at_mut(level);
-            let mut launch = self.stream.launch_builder(k.add_block_offsets.function());
-            if level == 0 {
-                launch.arg(&mut b.cell_start);
-            } else {
-                launch.arg(&mut lower[level - 1]);
-            }
-            launch.arg(&upper[0]).arg(&count);
-            // SAFETY: `count` values, one offset per block of SCAN_ITEMS_PER_BLOCK.
-            unsafe {
-                k.add_block_offsets
-                    .launch(&mut launch, per_element(levels[level]))?
-            };
+            let values = lower.last_mut().unwrap_or(&mut b.cell_start);
+            k.add_block_offsets(stream, values, &upper[0], levels[level])?;
         }
-
-        let mut launch = self.stream.launch_builder(k.reorder_particles.function());
-        launch
-            .arg(&self.constants)
-            .arg(&b.cell_of)
-            .arg(&b.rank)
-            .arg(&b.cell_start)
-            .arg(&b.positions)
-            .arg(&b.predicted)
-            .arg(&b.velocities)
-            .arg(&b.ids)
-            .arg(&mut b.positions_next)
-            .arg(&mut b.predicted_next)
-            .arg(&mut b.velocities_next)
-            .arg(&mut b.ids_next)
-            .arg(&mut b.grid_positions);
-        // SAFETY: arguments as in pbf.cu; slots are a permutation of 0..particle_count.
-        unsafe { k.reorder_particles.launch(&mut launch, config)? };
+        k.reorder_particles(
+            stream,
+            p,
+            &b.cell_of,
+            &b.rank,
+            &b.cell_start,
+            &b.positions,
+            &b.predicted,
+            &b.velocities,
+            &b.ids,
+            &mut b.positions_next,
+            &mut b.predicted_next,
+            &mut b.velocities_next,
+            &mut b.ids_next,
+            &mut b.grid_positions,
+        )?;
         std::mem::swap(&mut b.positions, &mut b.positions_next);
         std::mem::swap(&mut b.predicted, &mut b.predicted_next);
         std::mem::swap(&mut b.velocities, &mut b.velocities_next);
@@ -108,58 +74,43 @@ impl CudaSolver {
         Ok(())
     }
 
-    /// compute_lambda; with `measure`, Σ Cᵢ goes to the compression sum; with `guarded`, it
-    /// does nothing once the density-error rule has converged.
+    /// boundary_density, then compute_lambda; with `measure`, Σ Cᵢ goes to the compression
+    /// sum; with `guarded`, both do nothing once the density-error rule has converged.
     pub(super) fn compute_lambda(
         &mut self,
         count_neighbors: bool,
         measure: bool,
         guarded: bool,
     ) -> Result<(), SolverError> {
-        let config = self.launch_config();
-        let null: u64 = 0;
-        let (k, b) = (&self.kernels.boundary_density, &mut self.buffers);
-        let mut launch = self.stream.launch_builder(k.function());
-        launch
-            .arg(&self.constants)
-            .arg(&b.obstacles)
-            .arg(&b.predicted)
-            .arg(&mut b.boundary);
-        if guarded {
-            launch.arg(&b.solve_state);
-        } else {
-            launch.arg(&null);
-        }
-        // SAFETY: arguments as in pbf.cu.
-        unsafe { k.launch(&mut launch, config)? };
-        let (k, b) = (&self.kernels.compute_lambda, &mut self.buffers);
-        let mut launch = self.stream.launch_builder(k.function());
-        launch
-            .arg(&self.constants)
-            .arg(&b.predicted)
-            .arg(&b.ids)
-            .arg(&b.cell_start)
-            .arg(&b.grid_positions)
-            .arg(&b.boundary)
-            .arg(&mut b.lambdas)
-            .arg(&mut b.densities);
-        if count_neighbors {
-            launch.arg(&mut b.neighbor_counts);
-        } else {
-            launch.arg(&null);
-        }
-        if measure {
-            launch.arg(&mut b.compression);
-        } else {
-            launch.arg(&null);
-        }
-        if guarded {
-            launch.arg(&b.solve_state);
-        } else {
-            launch.arg(&null);
-        }
-        // SAFETY: arguments as in pbf.cu.
-        unsafe { k.launch(&mut launch, config) }
+        let (k, stream, p, b) = (
+            &self.kernels,
+            &self.stream,
+            &self.constants,
+            &mut self.buffers,
+        );
+        let guard = guarded.then_some(&b.solve_state);
+        k.boundary_density(
+            stream,
+            p,
+            &b.obstacles,
+            &b.predicted,
+            &mut b.boundary,
+            guard,
+        )?;
+        k.compute_lambda(
+            stream,
+            p,
+            &b.predicted,
+            &b.ids,
+            &b.cell_start,
+            &b.grid_positions,
+            &b.boundary,
+            &mut b.lambdas,
+            &mut b.densities,
+            count_neighbors.then_some(&mut b.neighbor_counts),
+            measure.then_some(&mut b.compression),
+            guard,
+        )
     }
 
     /// The mean compression of the last measuring compute_lambda into solve_state[2] (and the
@@ -171,22 +122,16 @@ impl CudaSolver {
         iteration: u32,
         fewest: u32,
     ) -> Result<(), SolverError> {
-        let (k, b) = (&self.kernels.check_density_error, &mut self.buffers);
-        let mut launch = self.stream.launch_builder(k.function());
-        launch
-            .arg(&self.constants)
-            .arg(&mut b.compression)
-            .arg(&mut b.solve_state)
-            .arg(&tolerance)
-            .arg(&iteration)
-            .arg(&fewest);
-        let config = LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (1, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: arguments as in pbf.cu; one thread.
-        unsafe { k.launch(&mut launch, config) }
+        let b = &mut self.buffers;
+        self.kernels.check_density_error(
+            &self.stream,
+            &self.constants,
+            &mut b.compression,
+            &mut b.solve_state,
+            tolerance,
+            iteration,
+            fewest,
+        )
     }
 
     /// apply_delta; `after_coarse` evaluates the pair terms at the positions the grid was built
@@ -196,33 +141,26 @@ impl CudaSolver {
         guarded: bool,
         after_coarse: bool,
     ) -> Result<(), SolverError> {
-        let config = self.launch_config();
-        let (k, b) = (&self.kernels.apply_delta, &mut self.buffers);
-        let null: u64 = 0;
-        let mut launch = self.stream.launch_builder(k.function());
-        launch
-            .arg(&self.constants)
-            .arg(&b.obstacles)
-            .arg(&b.predicted);
-        if after_coarse {
-            launch.arg(&b.grid_positions);
+        let b = &mut self.buffers;
+        let evaluated_at = if after_coarse {
+            &b.grid_positions
         } else {
-            launch.arg(&b.predicted);
-        }
-        launch
-            .arg(&b.ids)
-            .arg(&b.lambdas)
-            .arg(&b.boundary)
-            .arg(&b.cell_start)
-            .arg(&b.grid_positions)
-            .arg(&mut b.predicted_next);
-        if guarded {
-            launch.arg(&mut b.solve_state);
-        } else {
-            launch.arg(&null);
-        }
-        // SAFETY: arguments as in pbf.cu.
-        unsafe { k.launch(&mut launch, config)? };
+            &b.predicted
+        };
+        self.kernels.apply_delta(
+            &self.stream,
+            &self.constants,
+            &b.obstacles,
+            &b.predicted,
+            evaluated_at,
+            &b.ids,
+            &b.lambdas,
+            &b.boundary,
+            &b.cell_start,
+            &b.grid_positions,
+            &mut b.predicted_next,
+            guarded.then_some(&mut b.solve_state),
+        )?;
         std::mem::swap(&mut b.predicted, &mut b.predicted_next);
         Ok(())
     }
@@ -242,60 +180,58 @@ impl CudaSolver {
     }
 
     pub(super) fn update_velocity(&mut self) -> Result<(), SolverError> {
-        let config = self.launch_config();
-        let (k, b) = (&self.kernels.update_velocity, &mut self.buffers);
-        let mut launch = self.stream.launch_builder(k.function());
-        launch
-            .arg(&self.constants)
-            .arg(&b.positions)
-            .arg(&b.predicted)
-            .arg(&mut b.velocities);
-        // SAFETY: arguments as in pbf.cu.
-        unsafe { k.launch(&mut launch, config) }
+        let b = &mut self.buffers;
+        self.kernels.update_velocity(
+            &self.stream,
+            &self.constants,
+            &b.positions,
+            &b.predicted,
+            &mut b.velocities,
+        )
     }
 
+    /// vorticity_curl, then vorticity_confinement.
     pub(super) fn vorticity(&mut self) -> Result<(), SolverError> {
-        let config = self.launch_config();
-        let (k, b) = (&self.kernels, &mut self.buffers);
-        let mut launch = self.stream.launch_builder(k.vorticity_curl.function());
-        launch
-            .arg(&self.constants)
-            .arg(&b.predicted)
-            .arg(&b.velocities)
-            .arg(&b.cell_start)
-            .arg(&b.grid_positions)
-            .arg(&mut b.omegas);
-        // SAFETY: arguments as in pbf.cu.
-        unsafe { k.vorticity_curl.launch(&mut launch, config)? };
-        let mut launch = self
-            .stream
-            .launch_builder(k.vorticity_confinement.function());
-        launch
-            .arg(&self.constants)
-            .arg(&b.predicted)
-            .arg(&b.omegas)
-            .arg(&b.cell_start)
-            .arg(&b.grid_positions)
-            .arg(&mut b.velocities);
-        // SAFETY: arguments as in pbf.cu.
-        unsafe { k.vorticity_confinement.launch(&mut launch, config) }
+        let (k, stream, p, b) = (
+            &self.kernels,
+            &self.stream,
+            &self.constants,
+            &mut self.buffers,
+        );
+        let (predicted, cell_start, grid) = (&b.predicted, &b.cell_start, &b.grid_positions);
+        k.vorticity_curl(
+            stream,
+            p,
+            predicted,
+            &b.velocities,
+            cell_start,
+            grid,
+            &mut b.omegas,
+        )?;
+        k.vorticity_confinement(
+            stream,
+            p,
+            predicted,
+            &b.omegas,
+            cell_start,
+            grid,
+            &mut b.velocities,
+        )
     }
 
     /// XSPH into the second velocity buffer, then x = x* (a swap: predict overwrites the old x).
     pub(super) fn xsph(&mut self, enabled: bool) -> Result<(), SolverError> {
-        let config = self.launch_config();
-        let (k, b) = (&self.kernels.xsph, &mut self.buffers);
+        let b = &mut self.buffers;
         if enabled {
-            let mut launch = self.stream.launch_builder(k.function());
-            launch
-                .arg(&self.constants)
-                .arg(&b.predicted)
-                .arg(&b.velocities)
-                .arg(&b.cell_start)
-                .arg(&b.grid_positions)
-                .arg(&mut b.velocities_next);
-            // SAFETY: arguments as in pbf.cu.
-            unsafe { k.launch(&mut launch, config)? };
+            self.kernels.xsph(
+                &self.stream,
+                &self.constants,
+                &b.predicted,
+                &b.velocities,
+                &b.cell_start,
+                &b.grid_positions,
+                &mut b.velocities_next,
+            )?;
             std::mem::swap(&mut b.velocities, &mut b.velocities_next);
         }
         std::mem::swap(&mut b.positions, &mut b.predicted);
@@ -314,7 +250,7 @@ impl CudaSolver {
         run(self)?;
         drop(range);
         if self.stage_timing {
-            self.timer.end(&self.context, &self.stream, stage)?;
+            self.timer.end(&self.stream, stage)?;
         }
         Ok(())
     }
@@ -361,12 +297,13 @@ impl CudaSolver {
         // The density-error rule: after every compute_lambda, check_density_error sets the
         // converged flag on the GPU; later kernels of the step see it and do nothing. The host
         // reads the flag every ITERATIONS_PER_CHECK iterations to stop launching.
+        let clearing = CudaError::driver("clearing the iteration state");
         self.stream
             .memset_zeros(&mut self.buffers.solve_state)
-            .map_err(driver_error("clearing the iteration state"))?;
+            .map_err(&clearing)?;
         self.stream
             .memset_zeros(&mut self.buffers.compression)
-            .map_err(driver_error("clearing the iteration state"))?;
+            .map_err(&clearing)?;
         let mut iteration = 0;
         loop {
             let chunk_end = (iteration + ITERATIONS_PER_CHECK).min(most);
@@ -392,12 +329,11 @@ impl CudaSolver {
     /// [converged, iterations applied, mean compression bits] (synchronises).
     pub(super) fn read_solve_state(&self) -> Result<[u32; 3], SolverError> {
         let mut state = [0u32; 3];
+        let reading = CudaError::driver("reading the iteration state");
         self.stream
             .memcpy_dtoh(&self.buffers.solve_state, &mut state)
-            .map_err(driver_error("reading the iteration state"))?;
-        self.stream
-            .synchronize()
-            .map_err(driver_error("reading the iteration state"))?;
+            .map_err(&reading)?;
+        self.stream.synchronize().map_err(&reading)?;
         Ok(state)
     }
 }
