@@ -2,6 +2,7 @@
 //! targets, cameras, pass timing and the sky.
 
 pub mod camera;
+pub mod context;
 pub mod headless;
 pub mod program;
 pub mod skybox;

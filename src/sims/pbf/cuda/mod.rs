@@ -21,7 +21,6 @@
 
 pub mod coarse;
 mod device;
-pub mod egl;
 #[cfg(test)]
 mod emulation;
 mod interop;

@@ -478,6 +478,26 @@ impl Renderer {
         check_gl(&self.gl, "particle upload")
     }
 
+    /// The records of the last upload as OpenGL holds them in the particle buffer (xyz, then
+    /// the scalar the view colours by): what the passes draw, whichever path wrote them.
+    pub fn read_particles(&self) -> Result<Vec<[f32; 4]>> {
+        let mut records = vec![[0f32; 4]; self.particle_count];
+        // SAFETY: GL calls on this thread's current context; the buffer holds at least
+        // `particle_count` records (it grows before every upload) and `records` that many.
+        unsafe {
+            self.gl
+                .bind_buffer(glow::ARRAY_BUFFER, Some(self.particle_buffer));
+            self.gl.get_buffer_sub_data(
+                glow::ARRAY_BUFFER,
+                0,
+                bytemuck::cast_slice_mut(&mut records),
+            );
+            self.gl.bind_buffer(glow::ARRAY_BUFFER, None);
+        }
+        check_gl(&self.gl, "particle read-back")?;
+        Ok(records)
+    }
+
     /// Whether the last upload went through interop (`None` before the first upload).
     pub fn interop(&self) -> Option<bool> {
         self.interop
