@@ -3,9 +3,10 @@
 
 use crate::gfx::context::{self, GlUnavailable};
 use crate::gfx::headless::HeadlessRenderer;
+use crate::gfx::timing::PassClock;
 use crate::host::format_bytes;
 use crate::sims::pbf::cuda::{self, parity, ptx, CudaSolver};
-use crate::sims::pbf::render::{PassClock, View};
+use crate::sims::pbf::render::View;
 use crate::sims::pbf::{RenderScalar, Solver};
 use std::fmt;
 

@@ -1,11 +1,12 @@
 //! The headless front end: the surfaceless context of [`crate::gfx::context`], an offscreen
 //! colour target, and the shared [`Renderer`].
 
+use crate::gfx::camera::Camera;
+use crate::gfx::capture::{read_image, Image};
 use crate::gfx::context::HeadlessContext;
 use crate::gfx::targets::{ColorFormat, Depth, TextureTarget};
-use crate::sims::pbf::render::{
-    read_image, Buffer, Camera, Image, Output, PassClock, RenderSettings, Renderer,
-};
+use crate::gfx::timing::PassClock;
+use crate::sims::pbf::render::{Buffer, Output, RenderSettings, Renderer};
 use crate::sims::pbf::scene::Scene;
 use crate::sims::pbf::Solver;
 use anyhow::Result;
@@ -80,7 +81,7 @@ impl HeadlessRenderer {
             self.width,
             self.height,
         );
-        crate::sims::pbf::render::check_gl(&self.context.gl, "image read-back")?;
+        crate::gfx::check_gl(&self.context.gl, "image read-back")?;
         Ok(image)
     }
 

@@ -2,10 +2,11 @@
 //! set-up for the next restart, live parameters, run control, render settings and the camera.
 //! Front ends (and tests) feed it [`Edit`]s and call [`AppState::advance`] once per frame.
 
+use crate::gfx::camera::Camera;
 use crate::scene::Shape;
 use crate::sims::pbf::backend;
 use crate::sims::pbf::cpu::CpuSolver;
-use crate::sims::pbf::render::{Camera, RenderSettings};
+use crate::sims::pbf::render::RenderSettings;
 use crate::sims::pbf::scene::{FluidBody, Scene};
 use crate::sims::pbf::{Aabb, Backend, InitialState, Params, Solver};
 use anyhow::{Context, Result};

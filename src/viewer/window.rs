@@ -2,7 +2,9 @@
 //! drawing the shared [`Renderer`] and feeding user input to [`AppState`].
 
 use super::state::AppState;
-use crate::sims::pbf::render::{read_image, save_png, Output, PassClock, Renderer};
+use crate::gfx::capture::{read_image, save_png};
+use crate::gfx::timing::PassClock;
+use crate::sims::pbf::render::{Output, Renderer};
 use crate::sims::pbf::scene::Scene;
 use crate::sims::pbf::{Backend, Stage};
 use crate::viewer::keys;
