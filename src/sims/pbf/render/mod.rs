@@ -271,11 +271,12 @@ impl FrameSetup {
 struct SceneScale {
     /// Radius of the sphere a particle stands for, metres.
     particle_radius: f32,
-    /// Volume each particle stands for, m³: the thickness pass sums it along view rays.
+    /// Volume each particle stands for, the solver's V = m / ρ₀, m³: the thickness pass sums it
+    /// along view rays.
     particle_volume: f32,
     /// The container's diagonal, metres: scales the floor, fog and debug views.
     container_diagonal: f32,
-    /// The top of the speed colour ramp, m/s.
+    /// The top of the speed colour ramp ([`fall_speed`]), m/s.
     max_speed: f32,
     /// ρ₀, kg/m³: the density colour ramp is around it.
     rest_density: f32,
@@ -339,9 +340,9 @@ impl Renderer {
         self.meshes = scene_mesh::build(&self.gl, scene)?;
         self.scale = SceneScale {
             particle_radius: scene.params.particle_radius(),
-            particle_volume: scene.params.spacing.powi(3),
+            particle_volume: scene.params.particle_volume(),
             container_diagonal: scene.container.size().length(),
-            max_speed: (2.0 * 9.81 * scene.container.size().y).sqrt(),
+            max_speed: fall_speed(scene.params.gravity, scene.container.size().into()),
             rest_density: scene.params.rest_density,
         };
         Ok(())
@@ -465,6 +466,22 @@ impl Renderer {
     }
 }
 
+/// Standard gravity, m/s²: the speed ramp's scale for a weightless scene.
+const STANDARD_GRAVITY: f32 = 9.81;
+
+/// The speed of a fall through a container of extent `size` under `gravity` (m/s²), √(2 |g| d)
+/// with d the container's extent along g (Σ |gᵢ| sizeᵢ = |g| d for a box): the top of the speed
+/// colour ramp. A weightless scene has no such speed; it gets the fall through the container's
+/// height under standard gravity, so its ramp still spans speeds of that scale.
+fn fall_speed(gravity: [f32; 3], size: Vec3) -> f32 {
+    let drop = Vec3::from(gravity).abs().dot(size);
+    if drop > 0.0 {
+        (2.0 * drop).sqrt()
+    } else {
+        (2.0 * STANDARD_GRAVITY * size.y).sqrt()
+    }
+}
+
 impl Drop for Renderer {
     fn drop(&mut self) {
         let gl = Rc::clone(&self.gl);
@@ -478,5 +495,23 @@ impl Drop for Renderer {
         self.sky.delete(&gl);
         self.fullscreen.delete(&gl);
         self.particles.delete(&gl);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_speed_ramp_follows_the_scenes_gravity() {
+        let size = Vec3::new(2.0, 1.0, 0.5);
+        let earth = fall_speed([0.0, -9.81, 0.0], size);
+        assert_eq!(earth, (2.0 * 9.81 * 1.0f32).sqrt());
+        let moon = fall_speed([0.0, -1.62, 0.0], size);
+        assert!((moon - (2.0 * 1.62f32).sqrt()).abs() < 1e-6, "{moon}");
+        // Sideways gravity falls across the container's 2 m width.
+        let sideways = fall_speed([4.0, 0.0, 0.0], size);
+        assert!((sideways - 4.0).abs() < 1e-6, "{sideways}");
+        assert_eq!(fall_speed([0.0; 3], size), earth);
     }
 }

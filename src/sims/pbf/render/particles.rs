@@ -194,8 +194,9 @@ impl Renderer {
         Ok(records)
     }
 
-    /// `particles`: lit spheres coloured by speed (0 to the speed of a fall from the container's
-    /// top) or by density (0.6 ρ₀ to 1.1 ρ₀), drawn into the scene buffers.
+    /// `particles`: lit spheres coloured by speed (0 to the speed of a fall through the
+    /// container under the scene's gravity) or by density (0.6 ρ₀ to 1.1 ρ₀), drawn into the
+    /// scene buffers.
     pub(super) fn particles(&self, frame: &FrameSetup, view: View) {
         let gl = &self.gl;
         // SAFETY: GL calls on this thread's current context (front ends make it current
