@@ -14,6 +14,7 @@ use glutin::api::egl::device::Device;
 use glutin::api::egl::display::Display;
 use glutin::config::{Api, ConfigSurfaceTypes, ConfigTemplateBuilder};
 use glutin::context::{ContextApi, ContextAttributesBuilder, GlProfile, Version};
+use glutin::error::ErrorKind;
 use glutin::prelude::*;
 use std::fmt;
 use std::rc::Rc;
@@ -85,18 +86,13 @@ pub fn preferred(devices: &[EglDevice]) -> Option<&EglDevice> {
     devices.iter().min_by_key(|device| device.preference())
 }
 
-/// The device behind CUDA device `ordinal`: where a GL context must be for CUDA–GL interop
-/// with a solver on that GPU.
-pub fn cuda_matched(devices: &[EglDevice], ordinal: usize) -> Option<&EglDevice> {
-    devices
-        .iter()
-        .find(|device| device.cuda_ordinal == Some(ordinal))
-}
-
 /// glutin's handle and our description of every device.
 fn query() -> Result<Vec<(Device, EglDevice)>, GlUnavailable> {
     let devices = Device::query_devices().map_err(|e| GlUnavailable {
-        reason: format!("EGL cannot list its devices: {e}"),
+        reason: match e.error_kind() {
+            ErrorKind::NotFound => "libEGL.so.1 cannot be loaded".into(),
+            _ => format!("EGL cannot list its devices: {e}"),
+        },
     })?;
     Ok(devices
         .enumerate()
@@ -156,7 +152,6 @@ pub struct HeadlessContext {
     /// The GL function table.
     pub gl: Rc<glow::Context>,
     device: EglDevice,
-    renderer: String,
     description: String,
     _context: PossiblyCurrentContext,
     _display: Display,
@@ -203,7 +198,6 @@ impl HeadlessContext {
                     gl: Rc::new(gl),
                     description: format!("EGL device {info}, GL renderer {renderer}"),
                     device: info,
-                    renderer,
                     _context: context,
                     _display: display,
                 })
@@ -248,11 +242,6 @@ impl HeadlessContext {
         &self.device
     }
 
-    /// `GL_RENDERER`.
-    pub fn renderer(&self) -> &str {
-        &self.renderer
-    }
-
     /// The EGL device and the GL renderer, for logs and reports.
     pub fn description(&self) -> &str {
         &self.description
@@ -284,7 +273,6 @@ mod tests {
             device(3, Some(0), false),
         ];
         assert_eq!(preferred(&devices).map(|d| d.index), Some(3));
-        assert_eq!(cuda_matched(&devices, 1).map(|d| d.index), Some(2));
         assert_eq!(preferred(&devices[..2]).map(|d| d.index), Some(1));
         assert_eq!(devices[3].to_string(), "3: device 3 (CUDA device 0)");
         assert_eq!(devices[0].to_string(), "0: device 0");
