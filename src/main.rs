@@ -7,7 +7,7 @@ use fluidlab::commands::render::{self, RenderOptions};
 use fluidlab::commands::simulate::{self, SimulateOptions};
 use fluidlab::commands::validate::{self, ValidateOptions};
 use fluidlab::commands::{self, doctor};
-use fluidlab::gfx::headless::GlUnavailable;
+use fluidlab::gfx::context::GlUnavailable;
 use fluidlab::output::FrameFormat;
 use fluidlab::scene::PRESETS;
 use fluidlab::sims::pbf::render::View;

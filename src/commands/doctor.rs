@@ -2,8 +2,12 @@
 //! PASS, FAIL or SKIP with its reason; any FAIL makes the command fail.
 
 use crate::cuda::ptx;
+use crate::gfx::context::{self, GlUnavailable};
+use crate::gfx::headless::HeadlessRenderer;
+use crate::gfx::timing::PassClock;
 use crate::host::format_bytes;
-use crate::sims::pbf::cuda::{self, egl, parity, CudaSolver};
+use crate::sims::pbf::cuda::{self, parity, CudaSolver};
+use crate::sims::pbf::render::View;
 use crate::sims::pbf::{RenderScalar, Solver};
 use std::fmt;
 
@@ -181,38 +185,35 @@ pub fn run(mut report: impl FnMut(&Check)) -> Vec<Check> {
     checks
 }
 
-/// The EGL devices (and which is the CUDA device a headless renderer must use), then the interop
-/// round trip, which needs the OpenGL front end this build does not have yet.
+/// The EGL devices and the one `fluidlab render` puts its context on, then the interop round
+/// trip through that context and the renderer's particle upload.
 fn gl_checks(add: &mut impl FnMut(&'static str, Status, String), cuda_available: bool) {
-    match egl::devices() {
-        Err(reason) => add(
+    match context::devices() {
+        Err(unavailable) => add(
             "EGL devices",
             Status::Skip,
-            format!("{reason}; headless rendering needs libEGL"),
+            format!("{}; headless rendering needs libEGL", unavailable.reason),
         ),
         Ok(devices) if devices.is_empty() => {
             add("EGL devices", Status::Skip, "EGL lists no devices".into())
         }
         Ok(devices) => {
-            let list: Vec<String> = devices
-                .iter()
-                .map(|d| match d.cuda_ordinal {
-                    Some(ordinal) => {
-                        format!("{}: {} (CUDA device {ordinal})", d.index, d.description)
-                    }
-                    None => format!("{}: {}", d.index, d.description),
-                })
-                .collect();
-            let cuda = devices.iter().find(|d| d.cuda_ordinal == Some(0));
-            let verdict = match (cuda, cuda_available) {
-                (Some(device), _) => format!(
-                    "headless interop uses EGL device {} (CUDA device 0)",
+            let list: Vec<String> = devices.iter().map(ToString::to_string).collect();
+            let verdict = match (context::preferred(&devices), cuda_available) {
+                (Some(device), _) if device.cuda_ordinal.is_some() => format!(
+                    "headless rendering and interop use EGL device {}",
                     device.index
                 ),
-                (None, true) => "none is CUDA device 0: headless rendering cannot share buffers \
-                                 with CUDA and copies particles through the host"
-                    .into(),
-                (None, false) => "no CUDA device to match".into(),
+                (Some(device), true) => format!(
+                    "headless rendering uses EGL device {}, which is no CUDA device: it cannot \
+                     share buffers with CUDA and copies particles through the host",
+                    device.index
+                ),
+                (Some(device), false) => format!(
+                    "headless rendering uses EGL device {}; no CUDA device to match",
+                    device.index
+                ),
+                (None, _) => "no device to render on".into(),
             };
             add(
                 "EGL devices",
@@ -229,30 +230,31 @@ fn gl_checks(add: &mut impl FnMut(&'static str, Status, String), cuda_available:
     add("CUDA–GL interop", status, detail);
 }
 
-/// Registers a GL buffer of a surfaceless context on the CUDA device's EGL device, lets the
-/// solver's last kernel write the particles into it, and reads them back through OpenGL.
+/// Creates the headless renderer `fluidlab render` uses (its context on the CUDA device's EGL
+/// device), lets the CUDA solver write its particles into the renderer's particle buffer as a
+/// rendered frame does, and reads them back through OpenGL.
 fn interop_round_trip() -> (Status, String) {
-    let device = match egl::devices() {
-        Err(reason) => {
+    let scene = parity::parity_scene();
+    let mut headless = match HeadlessRenderer::new(&scene, 1, 1, PassClock::Finish) {
+        Ok(headless) => headless,
+        Err(error) if error.downcast_ref::<GlUnavailable>().is_some() => {
             return (
                 Status::Skip,
-                format!("{reason}: no OpenGL to share buffers with"),
+                format!("{error:#}: no OpenGL to share buffers with"),
             )
         }
-        Ok(devices) => devices.into_iter().find(|d| d.cuda_ordinal == Some(0)),
+        Err(error) => return (Status::Fail, format!("{error:#}")),
     };
-    let Some(device) = device else {
+    if headless.context().device().cuda_ordinal.is_none() {
         return (
             Status::Skip,
-            "no EGL device is CUDA device 0 (OpenGL is not on this GPU: Mesa, remote desktop, \
-             WSL); rendering copies particles through the host"
-                .into(),
+            format!(
+                "the headless context is on EGL device {}, no CUDA device (OpenGL is not on \
+                 this GPU: Mesa, remote desktop, WSL); rendering copies particles through the host",
+                headless.context().device()
+            ),
         );
-    };
-    let gl = match egl::HeadlessGl::new(device.index) {
-        Ok(gl) => gl,
-        Err(reason) => return (Status::Fail, reason),
-    };
+    }
     // The CUDA device behind the current GL context, as the render command and the viewer
     // pick it.
     let (cuda_device, gl_device_note) = match cuda::gl_device() {
@@ -262,7 +264,6 @@ fn interop_round_trip() -> (Status, String) {
             "cuGLGetDevices names no CUDA device (CUDA device 0 used)".into(),
         ),
     };
-    let scene = parity::parity_scene();
     let solver = CudaSolver::new_on(
         cuda_device,
         scene.world(),
@@ -274,19 +275,25 @@ fn interop_round_trip() -> (Status, String) {
         Err(error) => return (Status::Fail, error.to_string()),
     };
     let particles = solver.particle_count();
-    let buffer = gl.create_buffer(particles * 16, &[]);
     let outcome = solver
         .step()
-        .and_then(|()| solver.write_gl_buffer(buffer, RenderScalar::Density))
         .map_err(|e| e.to_string())
-        .and_then(|written| {
-            if !written {
+        .and_then(|()| {
+            headless
+                .renderer
+                .update_particles(&mut solver, View::Density)
+                .map_err(|e| format!("{e:#}"))
+        })
+        .and_then(|()| {
+            if headless.renderer.interop() != Some(true) {
                 return Err(
                     "cuGraphicsGLRegisterBuffer refused the GL buffer (see the note above)".into(),
                 );
             }
-            let back = gl.read_buffer(buffer, particles * 16);
-            let records: &[[f32; 4]] = bytemuck::cast_slice(&back);
+            let records = headless
+                .renderer
+                .read_particles()
+                .map_err(|e| format!("{e:#}"))?;
             let mut expected = Vec::new();
             solver
                 .render_positions(RenderScalar::Density, &mut expected)
@@ -295,25 +302,30 @@ fn interop_round_trip() -> (Status, String) {
                 a[..3] != b[..3] || (a[3] - b[3]).abs() > 1e-6 * b[3].abs().max(1.0)
             });
             match wrong {
-                None => Ok(()),
+                None if records.len() == expected.len() => Ok(()),
+                None => Err(format!(
+                    "GL holds {} records, the solver {}",
+                    records.len(),
+                    expected.len()
+                )),
                 Some(k) => Err(format!(
                     "GL read back {:?} for particle {k}, the solver has {:?}",
                     records[k], expected[k]
                 )),
             }
         });
-    // Unregister while the GL context is still current, then delete the buffer.
+    // Unregister while the GL context is still current, then let GL go.
     solver.release_gl();
-    gl.delete_buffer(buffer);
     drop(solver);
+    let device = headless.description().to_string();
+    drop(headless);
     match outcome {
         Ok(()) => (
             Status::Pass,
             format!(
-                "{}, {gl_device_note}: write_render_buffer wrote {particles} records into GL \
-                 buffer {buffer} through cuGraphicsGLRegisterBuffer; OpenGL read them back \
-                 unchanged; released before the buffer was deleted",
-                gl.renderer
+                "{device}, {gl_device_note}: write_render_buffer wrote {particles} records into \
+                 the renderer's particle buffer through cuGraphicsGLRegisterBuffer; OpenGL read \
+                 them back unchanged; released before the buffer was deleted"
             ),
         ),
         Err(reason) => (Status::Fail, reason),

@@ -1,9 +1,26 @@
-//! Shared OpenGL plumbing, kind-agnostic: the headless context, shader programs, render
-//! targets, cameras, pass timing and the sky.
+//! Shared OpenGL plumbing, kind-agnostic: the headless context, shader programs with their
+//! uniforms, render targets, full-screen passes, cameras, pass timing, the sky and PNG capture.
 
 pub mod camera;
+pub mod capture;
+pub mod context;
+pub mod fullscreen;
 pub mod headless;
 pub mod program;
 pub mod skybox;
 pub mod targets;
 pub mod timing;
+
+use anyhow::{bail, Result};
+use glow::HasContext;
+
+/// Fails with the GL error code and `what` when `glGetError` reports one.
+pub fn check_gl(gl: &glow::Context, what: &str) -> Result<()> {
+    // SAFETY: an error query on this thread's current context.
+    let error = unsafe { gl.get_error() };
+    if error == glow::NO_ERROR {
+        Ok(())
+    } else {
+        bail!("OpenGL error 0x{error:04x} in {what}")
+    }
+}

@@ -1,11 +1,13 @@
-//! Shader programs built from the GLSL files in `shaders/` (embedded at build time), and the
-//! uniform setters the passes use.
+//! Shader programs built from the GLSL files under `shaders/` (embedded at build time), with
+//! their uniform locations looked up once after linking: a pass keeps a [`Uniform`] per value it
+//! sets, so drawing a frame asks the driver for no names.
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use glam::{Mat3, Mat4, Vec2, Vec3, Vec4};
 use glow::HasContext;
 
 /// A vertex + fragment shader pair as embedded source.
+#[derive(Clone, Copy)]
 pub struct ShaderSource {
     /// Name used in error messages (the pass name).
     pub name: &'static str,
@@ -15,7 +17,8 @@ pub struct ShaderSource {
     pub fragment: &'static str,
 }
 
-/// Embeds `shaders/VERTEX` and `shaders/FRAGMENT` under the pass name `NAME`.
+/// Embeds `shaders/VERTEX` and `shaders/FRAGMENT` (paths under `shaders/`, such as
+/// `common/fullscreen.vert`) under the pass name `NAME`.
 macro_rules! shader {
     ($name:expr, $vertex:expr, $fragment:expr) => {
         $crate::gfx::program::ShaderSource {
@@ -30,6 +33,7 @@ pub(crate) use shader;
 /// A linked program.
 pub struct Program {
     program: glow::Program,
+    source: ShaderSource,
 }
 
 impl Program {
@@ -76,7 +80,10 @@ impl Program {
                     source.name
                 ));
             }
-            Ok(Program { program })
+            Ok(Program {
+                program,
+                source: *source,
+            })
         }
     }
 
@@ -94,25 +101,54 @@ impl Program {
         unsafe { gl.delete_program(self.program) };
     }
 
-    fn location(&self, gl: &glow::Context, name: &str) -> Option<glow::UniformLocation> {
-        // SAFETY: a uniform of the bound program on the current context (GL ignores a
-        // missing location).
-        unsafe { gl.get_uniform_location(self.program, name) }
+    /// The location of the uniform `name`, to keep for every later set. Fails when neither
+    /// shader declares it (a misspelt name), on every driver; a declared uniform the compiler
+    /// dropped gives a [`Uniform`] whose sets do nothing, as OpenGL does with location −1.
+    pub fn uniform(&self, gl: &glow::Context, name: &str) -> Result<Uniform> {
+        if !declares(self.source.vertex, name) && !declares(self.source.fragment, name) {
+            bail!(
+                "{}: its shaders declare no uniform `{name}`",
+                self.source.name
+            );
+        }
+        // SAFETY: a name query on this linked program on the current context.
+        Ok(Uniform(unsafe {
+            gl.get_uniform_location(self.program, name)
+        }))
     }
+}
 
-    /// Sets a uniform of the bound program (silently ignored when the shader optimised it away).
-    pub fn set<U: Uniform>(&self, gl: &glow::Context, name: &str, value: U) {
-        value.apply(gl, self.location(gl, name).as_ref());
+/// Whether GLSL `source` has a `uniform` declaration naming `name`.
+fn declares(source: &str, name: &str) -> bool {
+    source
+        .lines()
+        .map(str::trim_start)
+        .filter(|line| line.starts_with("uniform "))
+        .any(|line| {
+            let declaration = line.split("//").next().unwrap_or_default();
+            declaration
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .any(|word| word == name)
+        })
+}
+
+/// One uniform of one program, located when the program was built.
+pub struct Uniform(Option<glow::UniformLocation>);
+
+impl Uniform {
+    /// Sets the uniform; its program must be the bound one.
+    pub fn set<V: UniformValue>(&self, gl: &glow::Context, value: V) {
+        value.apply(gl, self.0.as_ref());
     }
 }
 
 /// A value a uniform can hold.
-pub trait Uniform {
+pub trait UniformValue {
     /// Sets the uniform at `location` of the bound program.
     fn apply(self, gl: &glow::Context, location: Option<&glow::UniformLocation>);
 }
 
-impl Uniform for f32 {
+impl UniformValue for f32 {
     fn apply(self, gl: &glow::Context, location: Option<&glow::UniformLocation>) {
         // SAFETY: a uniform of the bound program on the current context (GL ignores a
         // missing location).
@@ -120,7 +156,7 @@ impl Uniform for f32 {
     }
 }
 
-impl Uniform for i32 {
+impl UniformValue for i32 {
     fn apply(self, gl: &glow::Context, location: Option<&glow::UniformLocation>) {
         // SAFETY: a uniform of the bound program on the current context (GL ignores a
         // missing location).
@@ -128,7 +164,7 @@ impl Uniform for i32 {
     }
 }
 
-impl Uniform for Vec2 {
+impl UniformValue for Vec2 {
     fn apply(self, gl: &glow::Context, location: Option<&glow::UniformLocation>) {
         // SAFETY: a uniform of the bound program on the current context (GL ignores a
         // missing location).
@@ -136,7 +172,7 @@ impl Uniform for Vec2 {
     }
 }
 
-impl Uniform for Vec3 {
+impl UniformValue for Vec3 {
     fn apply(self, gl: &glow::Context, location: Option<&glow::UniformLocation>) {
         // SAFETY: a uniform of the bound program on the current context (GL ignores a
         // missing location).
@@ -144,7 +180,7 @@ impl Uniform for Vec3 {
     }
 }
 
-impl Uniform for Vec4 {
+impl UniformValue for Vec4 {
     fn apply(self, gl: &glow::Context, location: Option<&glow::UniformLocation>) {
         // SAFETY: a uniform of the bound program on the current context (GL ignores a
         // missing location).
@@ -152,7 +188,7 @@ impl Uniform for Vec4 {
     }
 }
 
-impl Uniform for Mat3 {
+impl UniformValue for Mat3 {
     fn apply(self, gl: &glow::Context, location: Option<&glow::UniformLocation>) {
         // SAFETY: a uniform of the bound program on the current context (GL ignores a
         // missing location).
@@ -160,10 +196,25 @@ impl Uniform for Mat3 {
     }
 }
 
-impl Uniform for Mat4 {
+impl UniformValue for Mat4 {
     fn apply(self, gl: &glow::Context, location: Option<&glow::UniformLocation>) {
         // SAFETY: a uniform of the bound program on the current context (GL ignores a
         // missing location).
         unsafe { gl.uniform_matrix_4_f32_slice(location, false, &self.to_cols_array()) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::declares;
+
+    #[test]
+    fn uniform_declarations_are_found_by_whole_name() {
+        let source = "uniform mat4 view;\nuniform float sprite_radius; // m\nin vec3 eye;\n";
+        assert!(declares(source, "view"));
+        assert!(declares(source, "sprite_radius"));
+        assert!(!declares(source, "sprite"));
+        assert!(!declares(source, "eye"));
+        assert!(!declares(source, "m"));
     }
 }

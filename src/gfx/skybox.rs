@@ -1,8 +1,11 @@
 //! The sky, generated at start-up into a cubemap: a zenith-to-horizon gradient, soft clouds, a
-//! sun, and a darker ground below the horizon. Nothing is downloaded or shipped.
+//! sun, and a darker ground below the horizon. Nothing is downloaded or shipped. [`Sky`] draws it
+//! behind a scene and lends its cubemap to reflections.
 
+use super::fullscreen::FullscreenTriangle;
+use super::program::{shader, Program, Uniform};
 use anyhow::{anyhow, Result};
-use glam::Vec3;
+use glam::{Mat4, Vec3};
 use glow::HasContext;
 
 /// Texels along one cube face edge.
@@ -78,8 +81,59 @@ fn face_direction(face: usize, s: f32, t: f32) -> Vec3 {
     }
 }
 
+/// The sky's cubemap and the program that draws it (`shaders/common/skybox.*`).
+pub struct Sky {
+    cubemap: glow::Texture,
+    program: Program,
+    inverse_view_projection: Uniform,
+    skybox: Uniform,
+}
+
+impl Sky {
+    /// Generates the cubemap and builds the program.
+    pub fn new(gl: &glow::Context) -> Result<Sky> {
+        let program = Program::new(
+            gl,
+            &shader!("skybox", "common/skybox.vert", "common/skybox.frag"),
+        )?;
+        Ok(Sky {
+            cubemap: create_cubemap(gl)?,
+            inverse_view_projection: program.uniform(gl, "inverse_view_projection")?,
+            skybox: program.uniform(gl, "skybox")?,
+            program,
+        })
+    }
+
+    /// The cubemap texture (linear RGB), for reflections.
+    pub fn cubemap(&self) -> glow::Texture {
+        self.cubemap
+    }
+
+    /// Draws the sky seen through `view_projection` over the whole bound framebuffer, at the
+    /// far plane, through texture unit 0.
+    pub fn draw(&self, gl: &glow::Context, view_projection: Mat4, triangle: &FullscreenTriangle) {
+        self.program.bind(gl);
+        self.inverse_view_projection
+            .set(gl, view_projection.inverse());
+        self.skybox.set(gl, 0);
+        // SAFETY: GL calls on this thread's current context; the cubemap is this sky's, alive.
+        unsafe {
+            gl.active_texture(glow::TEXTURE0);
+            gl.bind_texture(glow::TEXTURE_CUBE_MAP, Some(self.cubemap));
+        }
+        triangle.draw(gl);
+    }
+
+    /// Frees the cubemap and the program.
+    pub fn delete(&self, gl: &glow::Context) {
+        self.program.delete(gl);
+        // SAFETY: GL call on this thread's current context; the cubemap is this sky's.
+        unsafe { gl.delete_texture(self.cubemap) };
+    }
+}
+
 /// Generates the sky cubemap texture.
-pub fn create_cubemap(gl: &glow::Context) -> Result<glow::Texture> {
+fn create_cubemap(gl: &glow::Context) -> Result<glow::Texture> {
     // SAFETY: GL calls on this thread's current context (front ends make it current
     // before calling the renderer); every object named is this renderer's and alive.
     unsafe {

@@ -4,7 +4,6 @@
 //! - [`PassClock::Finish`]: `glFinish` after each pass and the wall clock; exact on software
 //!   rasterisers such as llvmpipe and for `fluidlab render --timings`, at the cost of a stall.
 
-use crate::sims::pbf::render::Pass;
 use glow::HasContext;
 use std::time::Instant;
 
@@ -20,13 +19,21 @@ pub enum PassClock {
 /// Frames of timer queries in flight before results are read.
 const QUERY_FRAMES: usize = 3;
 
-/// Measures each [`Pass`] of a frame.
+/// One pass's queries and latest time.
+struct PassSlot {
+    name: &'static str,
+    queries: [Option<glow::Query>; QUERY_FRAMES],
+    latest: Option<f64>,
+    ran_this_frame: bool,
+}
+
+/// Measures each pass of a frame, passes known by name (a renderer's pass names are its
+/// shaders' and methods'). Passes are listed in the order they first ran.
 pub struct PassTimer {
     clock: PassClock,
-    queries: Vec<[Option<glow::Query>; Pass::ALL.len()]>,
+    passes: Vec<PassSlot>,
     frame: usize,
-    started: Option<(Pass, Instant)>,
-    latest: [Option<f64>; Pass::ALL.len()],
+    started: Option<(usize, Instant)>,
 }
 
 impl PassTimer {
@@ -34,24 +41,37 @@ impl PassTimer {
     pub fn new(clock: PassClock) -> PassTimer {
         PassTimer {
             clock,
-            queries: vec![[None; Pass::ALL.len()]; QUERY_FRAMES],
+            passes: Vec::new(),
             frame: 0,
             started: None,
-            latest: [None; Pass::ALL.len()],
         }
     }
 
-    /// Starts timing `pass`.
-    pub fn begin(&mut self, gl: &glow::Context, pass: Pass) {
+    /// Starts timing the pass `name`.
+    pub fn begin(&mut self, gl: &glow::Context, name: &'static str) {
+        let index = match self.passes.iter().position(|slot| slot.name == name) {
+            Some(index) => index,
+            None => {
+                self.passes.push(PassSlot {
+                    name,
+                    queries: [None; QUERY_FRAMES],
+                    latest: None,
+                    ran_this_frame: false,
+                });
+                self.passes.len() - 1
+            }
+        };
+        let slot = &mut self.passes[index];
+        slot.ran_this_frame = true;
         match self.clock {
             // SAFETY: GL calls on this thread's current context (front ends make it current
             // before calling the renderer); every object named is this renderer's and alive.
             PassClock::GpuQueries => unsafe {
-                let slot = &mut self.queries[self.frame][pass as usize];
-                if slot.is_none() {
-                    *slot = gl.create_query().ok();
+                let query = &mut slot.queries[self.frame];
+                if query.is_none() {
+                    *query = gl.create_query().ok();
                 }
-                if let Some(query) = *slot {
+                if let Some(query) = *query {
                     gl.begin_query(glow::TIME_ELAPSED, query);
                 }
             },
@@ -59,7 +79,7 @@ impl PassTimer {
                 // SAFETY: GL calls on this thread's current context (front ends make it current
                 // before calling the renderer); every object named is this renderer's and alive.
                 unsafe { gl.finish() };
-                self.started = Some((pass, Instant::now()));
+                self.started = Some((index, Instant::now()));
             }
         }
     }
@@ -74,20 +94,20 @@ impl PassTimer {
                 // SAFETY: GL calls on this thread's current context (front ends make it current
                 // before calling the renderer); every object named is this renderer's and alive.
                 unsafe { gl.finish() };
-                if let Some((pass, started)) = self.started.take() {
-                    self.latest[pass as usize] = Some(started.elapsed().as_secs_f64());
+                if let Some((index, started)) = self.started.take() {
+                    self.passes[index].latest = Some(started.elapsed().as_secs_f64());
                 }
             }
         }
     }
 
-    /// Marks the end of a frame: collects the query results of the oldest frame in flight.
-    pub fn end_frame(&mut self, gl: &glow::Context, passes_run: &[Pass]) {
+    /// Marks the end of a frame: collects the query results of the oldest frame in flight, and
+    /// forgets the times of passes this frame did not run.
+    pub fn end_frame(&mut self, gl: &glow::Context) {
         if self.clock == PassClock::GpuQueries {
             self.frame = (self.frame + 1) % QUERY_FRAMES;
-            let oldest = &self.queries[self.frame];
-            for pass in Pass::ALL {
-                let Some(query) = oldest[pass as usize] else {
+            for slot in &mut self.passes {
+                let Some(query) = slot.queries[self.frame] else {
                     continue;
                 };
                 // SAFETY: GL calls on this thread's current context (front ends make it current
@@ -95,30 +115,32 @@ impl PassTimer {
                 unsafe {
                     if gl.get_query_parameter_u32(query, glow::QUERY_RESULT_AVAILABLE) != 0 {
                         let nanoseconds = gl.get_query_parameter_u32(query, glow::QUERY_RESULT);
-                        self.latest[pass as usize] = Some(nanoseconds as f64 * 1e-9);
+                        slot.latest = Some(nanoseconds as f64 * 1e-9);
                     }
                 }
             }
         }
-        for pass in Pass::ALL {
-            if !passes_run.contains(&pass) {
-                self.latest[pass as usize] = None;
+        for slot in &mut self.passes {
+            if !slot.ran_this_frame {
+                slot.latest = None;
             }
+            slot.ran_this_frame = false;
         }
     }
 
-    /// Seconds of each pass in the latest measured frame (`None`: not run or not measured yet).
-    pub fn latest(&self) -> Vec<(Pass, Option<f64>)> {
-        Pass::ALL
+    /// Seconds of each pass in the latest measured frame (`None`: not run in the last frame, or
+    /// not measured yet), in the order the passes first ran.
+    pub fn latest(&self) -> Vec<(&'static str, Option<f64>)> {
+        self.passes
             .iter()
-            .map(|&pass| (pass, self.latest[pass as usize]))
+            .map(|slot| (slot.name, slot.latest))
             .collect()
     }
 
     /// Frees the query objects.
     pub fn delete(&mut self, gl: &glow::Context) {
-        for frame in &mut self.queries {
-            for query in frame.iter_mut().filter_map(Option::take) {
+        for slot in &mut self.passes {
+            for query in slot.queries.iter_mut().filter_map(Option::take) {
                 // SAFETY: GL calls on this thread's current context (front ends make it current
                 // before calling the renderer); every object named is this renderer's and alive.
                 unsafe { gl.delete_query(query) };

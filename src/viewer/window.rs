@@ -3,7 +3,7 @@
 //! input to [`AppState`].
 
 use super::state::AppState;
-use crate::gfx::targets::{read_image, save_png};
+use crate::gfx::capture::{read_image, save_png};
 use crate::gfx::timing::PassClock;
 use crate::sims::pbf::render::Output;
 use crate::sims::Backend;

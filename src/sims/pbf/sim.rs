@@ -3,11 +3,13 @@
 use super::backend;
 use super::cpu::CpuSolver;
 use super::panel;
-use super::render::{Camera, Output, PassClock, RenderSettings, Renderer, View};
+use super::render::{Output, RenderSettings, Renderer, View};
 use super::scene::Scene;
 use super::setup::Setup;
 use super::stats::FrameStats;
 use super::{Aabb, Backend, InitialState, Params, Snapshot, Solver, Stage};
+use crate::gfx::camera::Camera;
+use crate::gfx::timing::PassClock;
 use crate::output::{Column, Table};
 use crate::scene::Source;
 use crate::sims::{Frame, Kind, OpenOptions, Sim, SolveSummary};
@@ -329,13 +331,9 @@ impl Sim for PbfSim {
     }
 
     fn pass_times(&self) -> Vec<(&'static str, Option<f64>)> {
-        self.renderer.as_ref().map_or_else(Vec::new, |renderer| {
-            renderer
-                .pass_times()
-                .into_iter()
-                .map(|(pass, seconds)| (pass.name(), seconds))
-                .collect()
-        })
+        self.renderer
+            .as_ref()
+            .map_or_else(Vec::new, Renderer::pass_times)
     }
 
     /// The solver lets go of the particle buffer first, then the renderer's GL objects go,

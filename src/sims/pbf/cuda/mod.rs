@@ -22,7 +22,6 @@
 //! (`src/cuda/`).
 
 pub mod coarse;
-pub mod egl;
 #[cfg(test)]
 mod emulation;
 mod params;

@@ -2,7 +2,7 @@
 //! filter of Truong & Yuksel 2018 as an option), shared by the window and headless rendering.
 //!
 //! A frame of the fluid view runs these passes, each with a shader of the same name in
-//! `shaders/` and a method of the same name on [`Renderer`]:
+//! `shaders/pbf/` (or `shaders/common/`) and a method of the same name on [`Renderer`]:
 //!
 //! | pass | draws | into |
 //! |---|---|---|
@@ -15,24 +15,34 @@
 //!
 //! The `particles` debug view draws lit spheres into the scene buffers and copies them out
 //! (`present`); the buffer views show one intermediate buffer (`debug_view`).
+//!
+//! Here: the settings, the frame's order of passes and the renderer's life; `particles.rs` holds
+//! the particle buffer and the sprite passes' shared uniforms, `surface.rs` the fluid surface's
+//! buffers and passes, `scene_mesh.rs` the solid scene and its pass. The kind-agnostic parts
+//! (programs, targets, sky, timer, capture) are [`crate::gfx`]'s.
 
+mod particles;
 pub mod scene_mesh;
+mod surface;
 
-pub use crate::gfx::camera::Camera;
-pub use crate::gfx::targets::{read_image, save_png, Image};
-pub use crate::gfx::timing::PassClock;
-use crate::gfx::{program, skybox, targets, timing};
-
+use crate::gfx::camera::Camera;
+use crate::gfx::check_gl;
+use crate::gfx::fullscreen::{FullscreenTriangle, Present};
+use crate::gfx::program::Program;
+use crate::gfx::skybox::Sky;
+use crate::gfx::targets::TextureTarget;
+use crate::gfx::timing::{PassClock, PassTimer};
 use crate::sims::pbf::scene::Scene;
-use crate::sims::pbf::{RenderScalar, Solver};
-use anyhow::{anyhow, bail, Result};
-use glam::{Mat3, Vec2, Vec3};
+use anyhow::Result;
+use glam::{Mat4, Vec3};
 use glow::HasContext;
-use program::{shader, Program};
-use scene_mesh::Mesh;
+use particles::{ParticleBuffer, ParticlesProgram};
+use scene_mesh::{Mesh, SceneProgram};
 use std::rc::Rc;
-use targets::{ColorFormat, Depth, TextureTarget};
-use timing::PassTimer;
+use surface::{
+    CompositeProgram, DebugViewProgram, NormalsProgram, SmoothDepthProgram, SphereDepthProgram,
+    Targets, ThicknessProgram,
+};
 
 /// What the renderer shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -155,19 +165,6 @@ pub enum Pass {
 }
 
 impl Pass {
-    /// Every pass in execution order.
-    pub const ALL: [Pass; 9] = [
-        Pass::Scene,
-        Pass::SphereDepth,
-        Pass::Thickness,
-        Pass::SmoothDepth,
-        Pass::Normals,
-        Pass::Composite,
-        Pass::Particles,
-        Pass::Present,
-        Pass::DebugView,
-    ];
-
     /// The pass's name (shader file stem, docs, UI).
     pub fn name(self) -> &'static str {
         match self {
@@ -208,132 +205,53 @@ pub struct Output {
     pub height: u32,
 }
 
+/// The fluid passes' programs, each with its uniforms located.
 struct Programs {
-    scene: Program,
-    skybox: Program,
-    sphere_depth: Program,
-    thickness: Program,
-    particles: Program,
-    smooth_depth: Program,
-    normals: Program,
-    composite: Program,
-    present: Program,
-    debug_view: Program,
+    scene: SceneProgram,
+    sphere_depth: SphereDepthProgram,
+    thickness: ThicknessProgram,
+    particles: ParticlesProgram,
+    smooth_depth: SmoothDepthProgram,
+    normals: NormalsProgram,
+    composite: CompositeProgram,
+    debug_view: DebugViewProgram,
 }
 
 impl Programs {
     fn new(gl: &glow::Context) -> Result<Programs> {
         Ok(Programs {
-            scene: Program::new(gl, &shader!("scene", "scene.vert", "scene.frag"))?,
-            skybox: Program::new(gl, &shader!("skybox", "skybox.vert", "skybox.frag"))?,
-            sphere_depth: Program::new(
-                gl,
-                &shader!("sphere_depth", "particle_sprite.vert", "sphere_depth.frag"),
-            )?,
-            thickness: Program::new(
-                gl,
-                &shader!("thickness", "particle_sprite.vert", "thickness.frag"),
-            )?,
-            particles: Program::new(
-                gl,
-                &shader!("particles", "particle_sprite.vert", "particles.frag"),
-            )?,
-            smooth_depth: Program::new(
-                gl,
-                &shader!("smooth_depth", "fullscreen.vert", "smooth_depth.frag"),
-            )?,
-            normals: Program::new(gl, &shader!("normals", "fullscreen.vert", "normals.frag"))?,
-            composite: Program::new(
-                gl,
-                &shader!("composite", "fullscreen.vert", "composite.frag"),
-            )?,
-            present: Program::new(gl, &shader!("present", "fullscreen.vert", "present.frag"))?,
-            debug_view: Program::new(
-                gl,
-                &shader!("debug_view", "fullscreen.vert", "debug_view.frag"),
-            )?,
+            scene: SceneProgram::new(gl)?,
+            sphere_depth: SphereDepthProgram::new(gl)?,
+            thickness: ThicknessProgram::new(gl)?,
+            particles: ParticlesProgram::new(gl)?,
+            smooth_depth: SmoothDepthProgram::new(gl)?,
+            normals: NormalsProgram::new(gl)?,
+            composite: CompositeProgram::new(gl)?,
+            debug_view: DebugViewProgram::new(gl)?,
         })
     }
 
     fn delete(&self, gl: &glow::Context) {
-        for program in [
-            &self.scene,
-            &self.skybox,
-            &self.sphere_depth,
-            &self.thickness,
-            &self.particles,
-            &self.smooth_depth,
-            &self.normals,
-            &self.composite,
-            &self.present,
-            &self.debug_view,
-        ] {
+        let programs: [&Program; 8] = [
+            &self.scene.program,
+            &self.sphere_depth.program,
+            &self.thickness.program,
+            &self.particles.program,
+            &self.smooth_depth.program,
+            &self.normals.program,
+            &self.composite.program,
+            &self.debug_view.program,
+        ];
+        for program in programs {
             program.delete(gl);
         }
     }
 }
 
-/// The viewport-sized buffers of the passes.
-struct Targets {
-    width: i32,
-    height: i32,
-    scene: TextureTarget,
-    sphere_depth: TextureTarget,
-    thickness: TextureTarget,
-    smoothing: [TextureTarget; 2],
-    normals: TextureTarget,
-}
-
-impl Targets {
-    fn new(gl: &glow::Context, width: i32, height: i32) -> Result<Targets> {
-        let scene = TextureTarget::new(gl, width, height, ColorFormat::RGBA8, Depth::Texture)?;
-        let sphere_depth =
-            TextureTarget::new(gl, width, height, ColorFormat::R32F, Depth::Renderbuffer)?;
-        let thickness = TextureTarget::new(gl, width, height, ColorFormat::R32F, Depth::None)?;
-        // The thickness pass is depth-tested (not written) against the scene, so solids in
-        // front hide the fluid behind them.
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        unsafe {
-            gl.bind_framebuffer(glow::FRAMEBUFFER, Some(thickness.framebuffer));
-            gl.framebuffer_texture_2d(
-                glow::FRAMEBUFFER,
-                glow::DEPTH_ATTACHMENT,
-                glow::TEXTURE_2D,
-                scene.depth_texture(),
-                0,
-            );
-            gl.bind_framebuffer(glow::FRAMEBUFFER, None);
-        }
-        Ok(Targets {
-            width,
-            height,
-            scene,
-            sphere_depth,
-            thickness,
-            smoothing: [
-                TextureTarget::new(gl, width, height, ColorFormat::R32F, Depth::None)?,
-                TextureTarget::new(gl, width, height, ColorFormat::R32F, Depth::None)?,
-            ],
-            normals: TextureTarget::new(gl, width, height, ColorFormat::RGBA32F, Depth::None)?,
-        })
-    }
-
-    fn delete(&self, gl: &glow::Context) {
-        self.scene.delete(gl);
-        self.sphere_depth.delete(gl);
-        self.thickness.delete(gl);
-        for target in &self.smoothing {
-            target.delete(gl);
-        }
-        self.normals.delete(gl);
-    }
-}
-
 /// Per-frame values every pass needs.
 struct FrameSetup {
-    view: glam::Mat4,
-    projection: glam::Mat4,
+    view: Mat4,
+    projection: Mat4,
     clip_planes: (f32, f32),
     sprite_radius: f32,
     width: i32,
@@ -342,28 +260,41 @@ struct FrameSetup {
     eye_position: Vec3,
 }
 
+impl FrameSetup {
+    /// P[0][0] and P[1][1]: eye-space x and y per unit depth to normalised device coordinates.
+    fn projection_scale(&self) -> glam::Vec2 {
+        glam::Vec2::new(self.projection.x_axis.x, self.projection.y_axis.y)
+    }
+}
+
+/// What the passes need to know of the scene, set by [`Renderer::set_scene`].
+struct SceneScale {
+    /// Radius of the sphere a particle stands for, metres.
+    particle_radius: f32,
+    /// Volume each particle stands for, the solver's V = m / ρ₀, m³: the thickness pass sums it
+    /// along view rays.
+    particle_volume: f32,
+    /// The container's diagonal, metres: scales the floor, fog and debug views.
+    container_diagonal: f32,
+    /// The top of the speed colour ramp ([`fall_speed`]), m/s.
+    max_speed: f32,
+    /// ρ₀, kg/m³: the density colour ramp is around it.
+    rest_density: f32,
+}
+
 /// The renderer: programs, the sky, scene meshes, the particle buffer and the pass targets.
 pub struct Renderer {
     gl: Rc<glow::Context>,
     programs: Programs,
-    skybox: glow::Texture,
-    empty_vertex_array: glow::VertexArray,
-    particle_array: glow::VertexArray,
-    particle_buffer: glow::Buffer,
-    particle_capacity: usize,
-    particle_count: usize,
-    particle_scratch: Vec<[f32; 4]>,
-    max_speed: f32,
-    rest_density: f32,
-    interop: Option<bool>,
+    sky: Sky,
+    present: Present,
+    fullscreen: FullscreenTriangle,
+    particles: ParticleBuffer,
     meshes: Vec<Mesh>,
-    particle_radius: f32,
-    particle_volume: f32,
-    container_diagonal: f32,
+    scale: SceneScale,
     targets: Targets,
     smoothed: usize,
     timer: PassTimer,
-    passes_run: Vec<Pass>,
 }
 
 impl Renderer {
@@ -371,47 +302,30 @@ impl Renderer {
     /// how pass times are measured.
     pub fn new(gl: Rc<glow::Context>, scene: &Scene, clock: PassClock) -> Result<Renderer> {
         let programs = Programs::new(&gl)?;
-        let skybox = skybox::create_cubemap(&gl)?;
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        let (empty_vertex_array, particle_array, particle_buffer) = unsafe {
-            let empty = gl
-                .create_vertex_array()
-                .map_err(|e| anyhow!("vertex array: {e}"))?;
-            let particles = gl
-                .create_vertex_array()
-                .map_err(|e| anyhow!("vertex array: {e}"))?;
-            let buffer = gl.create_buffer().map_err(|e| anyhow!("buffer: {e}"))?;
-            gl.bind_vertex_array(Some(particles));
-            gl.bind_buffer(glow::ARRAY_BUFFER, Some(buffer));
-            gl.enable_vertex_attrib_array(0);
-            gl.vertex_attrib_pointer_f32(0, 4, glow::FLOAT, false, 16, 0);
-            gl.bind_vertex_array(None);
-            (empty, particles, buffer)
-        };
+        let sky = Sky::new(&gl)?;
+        let present = Present::new(&gl)?;
+        let fullscreen = FullscreenTriangle::new(&gl)?;
+        let particles = ParticleBuffer::new(&gl)?;
         // Resized to the output by the first draw.
         let targets = Targets::new(&gl, 1, 1)?;
         let mut renderer = Renderer {
             gl,
             programs,
-            skybox,
-            empty_vertex_array,
-            particle_array,
-            particle_buffer,
-            particle_capacity: 0,
-            particle_count: 0,
-            particle_scratch: Vec::new(),
-            max_speed: 1.0,
-            rest_density: 1000.0,
-            interop: None,
+            sky,
+            present,
+            fullscreen,
+            particles,
             meshes: Vec::new(),
-            particle_radius: 0.01,
-            particle_volume: 1e-6,
-            container_diagonal: 1.0,
+            scale: SceneScale {
+                particle_radius: 0.01,
+                particle_volume: 1e-6,
+                container_diagonal: 1.0,
+                max_speed: 1.0,
+                rest_density: 1000.0,
+            },
             targets,
             smoothed: usize::MAX,
             timer: PassTimer::new(clock),
-            passes_run: Vec::new(),
         };
         renderer.set_scene(scene)?;
         check_gl(&renderer.gl, "renderer set-up")?;
@@ -424,68 +338,19 @@ impl Renderer {
             mesh.delete(&self.gl);
         }
         self.meshes = scene_mesh::build(&self.gl, scene)?;
-        self.particle_radius = scene.params.particle_radius();
-        self.particle_volume = scene.params.spacing.powi(3);
-        self.container_diagonal = scene.container.size().length();
-        self.max_speed = (2.0 * 9.81 * scene.container.size().y).sqrt();
-        self.rest_density = scene.params.rest_density;
+        self.scale = SceneScale {
+            particle_radius: scene.params.particle_radius(),
+            particle_volume: scene.params.particle_volume(),
+            container_diagonal: scene.container.size().length(),
+            max_speed: fall_speed(scene.params.gravity, scene.container.size().into()),
+            rest_density: scene.params.rest_density,
+        };
         Ok(())
     }
 
-    /// Copies the solver's particles into the particle buffer: through the solver's own GL
-    /// path (CUDA–GL interop) when it has one, else with `glBufferSubData`. The records' fourth
-    /// lane carries what `view` colours by (density for the density view, else speed).
-    pub fn update_particles(&mut self, solver: &mut dyn Solver, view: View) -> Result<()> {
-        let scalar = if view == View::Density {
-            RenderScalar::Density
-        } else {
-            RenderScalar::Speed
-        };
-        let count = solver.particle_count();
-        let gl = &self.gl;
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        unsafe {
-            gl.bind_buffer(glow::ARRAY_BUFFER, Some(self.particle_buffer));
-            if count > self.particle_capacity {
-                gl.buffer_data_size(glow::ARRAY_BUFFER, (count * 16) as i32, glow::DYNAMIC_DRAW);
-                self.particle_capacity = count;
-            }
-        }
-        let written = solver
-            .write_gl_buffer(self.particle_buffer.0.get(), scalar)
-            .map_err(|e| anyhow!("writing particles into the GL buffer: {e}"))?;
-        self.interop = Some(written);
-        if !written {
-            solver
-                .render_positions(scalar, &mut self.particle_scratch)
-                .map_err(|e| anyhow!("reading particles back for drawing: {e}"))?;
-            // SAFETY: GL calls on this thread's current context (front ends make it current
-            // before calling the renderer); every object named is this renderer's and alive.
-            unsafe {
-                gl.bind_buffer(glow::ARRAY_BUFFER, Some(self.particle_buffer));
-                gl.buffer_sub_data_u8_slice(
-                    glow::ARRAY_BUFFER,
-                    0,
-                    bytemuck::cast_slice(&self.particle_scratch),
-                );
-            }
-        }
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        unsafe { gl.bind_buffer(glow::ARRAY_BUFFER, None) };
-        self.particle_count = count;
-        check_gl(&self.gl, "particle upload")
-    }
-
-    /// Whether the last upload went through interop (`None` before the first upload).
-    pub fn interop(&self) -> Option<bool> {
-        self.interop
-    }
-
     /// Seconds of each pass in the latest measured frame (`None`: not run, or its timer-query
-    /// result has not arrived yet).
-    pub fn pass_times(&self) -> Vec<(Pass, Option<f64>)> {
+    /// result has not arrived yet), by pass name, in the order the passes first ran.
+    pub fn pass_times(&self) -> Vec<(&'static str, Option<f64>)> {
         self.timer.latest()
     }
 
@@ -507,13 +372,12 @@ impl Renderer {
             view: camera.view(),
             projection: camera.projection(width as f32 / height as f32),
             clip_planes: camera.clip_planes(),
-            sprite_radius: self.particle_radius * settings.point_size,
+            sprite_radius: self.scale.particle_radius * settings.point_size,
             width,
             height,
             eye_distance: camera.distance,
             eye_position: camera.eye(),
         };
-        self.passes_run.clear();
         // SAFETY: GL calls on this thread's current context (front ends make it current
         // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
@@ -553,23 +417,16 @@ impl Renderer {
             self.gl
                 .bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer);
         }
-        let passes_run = std::mem::take(&mut self.passes_run);
-        self.timer.end_frame(&self.gl, &passes_run);
-        self.passes_run = passes_run;
+        self.timer.end_frame(&self.gl);
         Ok(())
     }
 
     fn run(&mut self, pass: Pass, body: impl FnOnce(&mut Renderer)) -> Result<()> {
         let gl = Rc::clone(&self.gl);
-        self.timer.begin(&gl, pass);
+        self.timer.begin(&gl, pass.name());
         body(self);
         self.timer.end(&gl);
-        self.passes_run.push(pass);
         check_gl(&gl, pass.name())
-    }
-
-    fn targets(&self) -> &Targets {
-        &self.targets
     }
 
     fn bind_texture(&self, unit: u32, target: u32, texture: Option<glow::Texture>) {
@@ -581,345 +438,23 @@ impl Renderer {
         }
     }
 
-    fn draw_fullscreen(&self) {
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        unsafe {
-            self.gl.bind_vertex_array(Some(self.empty_vertex_array));
-            self.gl.draw_arrays(glow::TRIANGLES, 0, 3);
-        }
-    }
-
-    fn draw_particles(&self) {
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        unsafe {
-            self.gl.bind_vertex_array(Some(self.particle_array));
-            self.gl
-                .draw_arrays(glow::POINTS, 0, self.particle_count as i32);
-        }
-    }
-
-    fn set_sprite_uniforms(&self, program: &Program, frame: &FrameSetup) {
-        let gl = &self.gl;
-        program.set(gl, "view", frame.view);
-        program.set(gl, "projection", frame.projection);
-        program.set(gl, "sprite_radius", frame.sprite_radius);
-        program.set(gl, "viewport_height", frame.height as f32);
-    }
-
-    /// `scene`: sky, floor, container and obstacles into the scene colour and depth.
-    fn scene(&self, frame: &FrameSetup) {
-        let gl = &self.gl;
-        let targets = self.targets();
-        let view_projection = frame.projection * frame.view;
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        unsafe {
-            gl.bind_framebuffer(glow::FRAMEBUFFER, Some(targets.scene.framebuffer));
-            gl.clear_color(0.0, 0.0, 0.0, 1.0);
-            gl.clear(glow::COLOR_BUFFER_BIT | glow::DEPTH_BUFFER_BIT);
-            gl.disable(glow::DEPTH_TEST);
-        }
-        let sky = &self.programs.skybox;
-        sky.bind(gl);
-        sky.set(gl, "inverse_view_projection", view_projection.inverse());
-        sky.set(gl, "skybox", 0);
-        self.bind_texture(0, glow::TEXTURE_CUBE_MAP, Some(self.skybox));
-        self.draw_fullscreen();
-
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        unsafe {
-            gl.enable(glow::DEPTH_TEST);
-            gl.depth_func(glow::LESS);
-        }
-        let program = &self.programs.scene;
-        program.bind(gl);
-        program.set(gl, "view_projection", view_projection);
-        program.set(gl, "sun_direction", skybox::sun_direction());
-        program.set(gl, "checker_size", 0.1 * self.container_diagonal.max(0.1));
-        program.set(gl, "eye_position", frame.eye_position);
-        program.set(gl, "fog_color", skybox::HORIZON);
-        program.set(gl, "fog_distance", 6.0 * self.container_diagonal.max(0.1));
-        for mesh in &self.meshes {
-            // SAFETY: GL calls on this thread's current context (front ends make it current
-            // before calling the renderer); every object named is this renderer's and alive.
-            unsafe {
-                if mesh.back_faces_only {
-                    gl.enable(glow::CULL_FACE);
-                    gl.cull_face(glow::FRONT);
-                } else {
-                    gl.disable(glow::CULL_FACE);
-                }
-                if mesh.color.w < 1.0 {
-                    gl.enable(glow::BLEND);
-                    gl.blend_func(glow::SRC_ALPHA, glow::ONE_MINUS_SRC_ALPHA);
-                }
-            }
-            program.set(gl, "surface_kind", mesh.surface as i32);
-            program.set(gl, "base_color", mesh.color);
-            mesh.draw(gl);
-            // SAFETY: GL calls on this thread's current context (front ends make it current
-            // before calling the renderer); every object named is this renderer's and alive.
-            unsafe { gl.disable(glow::BLEND) };
-        }
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        unsafe { gl.disable(glow::CULL_FACE) };
-    }
-
-    /// `sphere_depth`: nearest sphere surface per pixel.
-    fn sphere_depth(&self, frame: &FrameSetup) {
-        let gl = &self.gl;
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        unsafe {
-            gl.bind_framebuffer(
-                glow::FRAMEBUFFER,
-                Some(self.targets().sphere_depth.framebuffer),
-            );
-            gl.clear_color(0.0, 0.0, 0.0, 0.0);
-            gl.clear(glow::COLOR_BUFFER_BIT | glow::DEPTH_BUFFER_BIT);
-            gl.enable(glow::DEPTH_TEST);
-            gl.depth_func(glow::LESS);
-        }
-        let program = &self.programs.sphere_depth;
-        program.bind(gl);
-        self.set_sprite_uniforms(program, frame);
-        self.draw_particles();
-    }
-
-    /// `thickness`: additive sphere thickness, hidden by solids in front.
-    fn thickness(&self, frame: &FrameSetup) {
-        let gl = &self.gl;
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        unsafe {
-            gl.bind_framebuffer(
-                glow::FRAMEBUFFER,
-                Some(self.targets().thickness.framebuffer),
-            );
-            gl.clear_color(0.0, 0.0, 0.0, 0.0);
-            gl.clear(glow::COLOR_BUFFER_BIT);
-            gl.enable(glow::DEPTH_TEST);
-            gl.depth_mask(false);
-            gl.enable(glow::BLEND);
-            gl.blend_func(glow::ONE, glow::ONE);
-        }
-        let program = &self.programs.thickness;
-        program.bind(gl);
-        self.set_sprite_uniforms(program, frame);
-        let sprite_volume = 4.0 / 3.0 * std::f32::consts::PI * frame.sprite_radius.powi(3);
-        program.set(gl, "volume_scale", self.particle_volume / sprite_volume);
-        self.draw_particles();
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        unsafe {
-            gl.disable(glow::BLEND);
-            gl.depth_mask(true);
-            gl.disable(glow::DEPTH_TEST);
-        }
-    }
-
-    /// `smooth_depth`: N iterations, each a horizontal then a vertical filter half.
-    fn smooth_depth(&mut self, frame: &FrameSetup, settings: &RenderSettings) {
-        let gl = Rc::clone(&self.gl);
-        let targets = self.targets();
-        let program = &self.programs.smooth_depth;
-        program.bind(&gl);
-        program.set(&gl, "depth_texture", 0);
-        program.set(
-            &gl,
-            "projected_scale",
-            frame.projection.y_axis.y * frame.height as f32 * 0.5,
-        );
-        program.set(&gl, "filter_radius", 5.0 * frame.sprite_radius);
-        program.set(&gl, "range_sigma", 3.0 * frame.sprite_radius);
-        let kind = match settings.smoothing_filter {
-            SmoothingFilter::Bilateral => 0,
-            SmoothingFilter::NarrowRange => 1,
-        };
-        program.set(&gl, "filter_kind", kind);
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        unsafe { gl.disable(glow::DEPTH_TEST) };
-        let mut source = targets.sphere_depth.texture;
-        let mut written = None;
-        let texel = Vec2::new(1.0 / frame.width as f32, 1.0 / frame.height as f32);
-        for half in 0..2 * settings.smoothing_iterations as usize {
-            let destination = &targets.smoothing[half % 2];
-            // SAFETY: GL calls on this thread's current context (front ends make it current
-            // before calling the renderer); every object named is this renderer's and alive.
-            unsafe {
-                gl.bind_framebuffer(glow::FRAMEBUFFER, Some(destination.framebuffer));
-            }
-            let direction = if half % 2 == 0 {
-                Vec2::new(texel.x, 0.0)
-            } else {
-                Vec2::new(0.0, texel.y)
-            };
-            program.set(&gl, "direction", direction);
-            self.bind_texture(0, glow::TEXTURE_2D, Some(source));
-            self.draw_fullscreen();
-            source = destination.texture;
-            written = Some(half % 2);
-        }
-        self.smoothed = written.map_or(usize::MAX, |index| index);
-    }
-
-    /// The depth the later passes use: the last smoothing output, or the raw sphere depth.
-    fn smoothed_depth(&self) -> &TextureTarget {
-        let targets = self.targets();
-        targets
-            .smoothing
-            .get(self.smoothed)
-            .unwrap_or(&targets.sphere_depth)
-    }
-
-    /// `normals`: eye-space normals from the smoothed depth.
-    fn normals(&self, frame: &FrameSetup) {
-        let gl = &self.gl;
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        unsafe {
-            gl.bind_framebuffer(glow::FRAMEBUFFER, Some(self.targets().normals.framebuffer));
-        }
-        let program = &self.programs.normals;
-        program.bind(gl);
-        program.set(gl, "depth_texture", 0);
-        program.set(
-            gl,
-            "texel",
-            Vec2::new(1.0 / frame.width as f32, 1.0 / frame.height as f32),
-        );
-        program.set(gl, "projection_scale", projection_scale(frame));
-        self.bind_texture(0, glow::TEXTURE_2D, Some(self.smoothed_depth().texture));
-        self.draw_fullscreen();
-    }
-
-    /// `composite`: the shaded fluid over the scene, into the output.
-    fn composite(&self, frame: &FrameSetup, settings: &RenderSettings, output: Output) {
-        let gl = &self.gl;
-        let targets = self.targets();
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        unsafe { gl.bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer) };
-        let program = &self.programs.composite;
-        program.bind(gl);
-        let textures = [
-            ("scene_color", Some(targets.scene.texture)),
-            ("scene_depth", targets.scene.depth_texture()),
-            ("fluid_depth", Some(self.smoothed_depth().texture)),
-            ("fluid_normal", Some(targets.normals.texture)),
-            ("fluid_thickness", Some(targets.thickness.texture)),
-        ];
-        for (unit, (name, texture)) in textures.into_iter().enumerate() {
-            program.set(gl, name, unit as i32);
-            self.bind_texture(unit as u32, glow::TEXTURE_2D, texture);
-        }
-        program.set(gl, "skybox", textures.len() as i32);
-        self.bind_texture(
-            textures.len() as u32,
-            glow::TEXTURE_CUBE_MAP,
-            Some(self.skybox),
-        );
-        let view_rotation = Mat3::from_mat4(frame.view);
-        program.set(gl, "inverse_view_rotation", view_rotation.transpose());
-        program.set(gl, "projection_scale", projection_scale(frame));
-        program.set(
-            gl,
-            "clip_planes",
-            Vec2::new(frame.clip_planes.0, frame.clip_planes.1),
-        );
-        program.set(gl, "fluid_color", Vec3::from(settings.fluid_color));
-        program.set(gl, "attenuation", Vec3::from(settings.attenuation));
-        program.set(gl, "refraction_index", settings.refraction_index.max(1.0));
-        program.set(gl, "refraction_strength", 0.25);
-        program.set(gl, "sun_direction", view_rotation * skybox::sun_direction());
-        self.draw_fullscreen();
-    }
-
-    /// `particles`: lit spheres coloured by speed (0 to the speed of a fall from the container's
-    /// top) or by density (0.6 ρ₀ to 1.1 ρ₀), drawn into the scene buffers.
-    fn particles(&self, frame: &FrameSetup, view: View) {
-        let gl = &self.gl;
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        unsafe {
-            gl.bind_framebuffer(glow::FRAMEBUFFER, Some(self.targets().scene.framebuffer));
-            gl.enable(glow::DEPTH_TEST);
-            gl.depth_func(glow::LESS);
-        }
-        let program = &self.programs.particles;
-        program.bind(gl);
-        self.set_sprite_uniforms(program, frame);
-        let (low, high) = match view {
-            View::Density => (0.6 * self.rest_density, 1.1 * self.rest_density),
-            _ => (0.0, self.max_speed),
-        };
-        program.set(gl, "scalar_low", low);
-        program.set(gl, "scalar_high", high);
-        program.set(
-            gl,
-            "light_direction",
-            Mat3::from_mat4(frame.view) * skybox::sun_direction(),
-        );
-        self.draw_particles();
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        unsafe { gl.disable(glow::DEPTH_TEST) };
-    }
-
     /// `present`: the scene buffer to the output.
     fn present(&self, output: Output) {
-        let gl = &self.gl;
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        unsafe { gl.bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer) };
-        let program = &self.programs.present;
-        program.bind(gl);
-        program.set(gl, "scene_color", 0);
-        self.bind_texture(0, glow::TEXTURE_2D, Some(self.targets().scene.texture));
-        self.draw_fullscreen();
-    }
-
-    /// `debug_view`: one intermediate buffer to the output.
-    fn debug_view(&self, frame: &FrameSetup, view: View, output: Output) {
-        let gl = &self.gl;
-        let targets = self.targets();
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        unsafe { gl.bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer) };
-        let (texture, kind) = match view {
-            View::Depth => (targets.sphere_depth.texture, 0),
-            View::Thickness => (targets.thickness.texture, 1),
-            View::Normals => (targets.normals.texture, 2),
-            _ => (self.smoothed_depth().texture, 0),
+        // SAFETY: GL call on this thread's current context; the output framebuffer is the
+        // caller's and alive.
+        unsafe {
+            self.gl
+                .bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer)
         };
-        let program = &self.programs.debug_view;
-        program.bind(gl);
-        program.set(gl, "buffer_texture", 0);
-        program.set(gl, "buffer_kind", kind);
-        let half = 0.6 * self.container_diagonal;
-        program.set(
-            gl,
-            "depth_range",
-            Vec2::new(
-                (frame.eye_distance - half).max(0.0),
-                frame.eye_distance + half,
-            ),
-        );
-        program.set(gl, "thickness_scale", 0.25 * self.container_diagonal);
-        self.bind_texture(0, glow::TEXTURE_2D, Some(texture));
-        self.draw_fullscreen();
+        self.present
+            .draw(&self.gl, self.targets.scene.texture, &self.fullscreen);
     }
 
     /// Reads an intermediate buffer of the last fluid frame, rows bottom to top; one value per
     /// pixel (four for [`Buffer::Normals`]).
     pub fn read_buffer(&self, buffer: Buffer) -> Result<Vec<f32>> {
         let targets = &self.targets;
-        let (target, channels) = match buffer {
+        let (target, channels): (&TextureTarget, usize) = match buffer {
             Buffer::Depth => (&targets.sphere_depth, 1),
             Buffer::SmoothedDepth => (self.smoothed_depth(), 1),
             Buffer::Thickness => (&targets.thickness, 1),
@@ -931,19 +466,19 @@ impl Renderer {
     }
 }
 
-fn projection_scale(frame: &FrameSetup) -> Vec2 {
-    Vec2::new(frame.projection.x_axis.x, frame.projection.y_axis.y)
-}
+/// Standard gravity, m/s²: the speed ramp's scale for a weightless scene.
+const STANDARD_GRAVITY: f32 = 9.81;
 
-/// Fails with the GL error code and `what` when `glGetError` reports one.
-pub fn check_gl(gl: &glow::Context, what: &str) -> Result<()> {
-    // SAFETY: GL calls on this thread's current context (front ends make it current
-    // before calling the renderer); every object named is this renderer's and alive.
-    let error = unsafe { gl.get_error() };
-    if error == glow::NO_ERROR {
-        Ok(())
+/// The speed of a fall through a container of extent `size` under `gravity` (m/s²), √(2 |g| d)
+/// with d the container's extent along g (Σ |gᵢ| sizeᵢ = |g| d for a box): the top of the speed
+/// colour ramp. A weightless scene has no such speed; it gets the fall through the container's
+/// height under standard gravity, so its ramp still spans speeds of that scale.
+fn fall_speed(gravity: [f32; 3], size: Vec3) -> f32 {
+    let drop = Vec3::from(gravity).abs().dot(size);
+    if drop > 0.0 {
+        (2.0 * drop).sqrt()
     } else {
-        bail!("OpenGL error 0x{error:04x} in {what}")
+        (2.0 * STANDARD_GRAVITY * size.y).sqrt()
     }
 }
 
@@ -956,13 +491,27 @@ impl Drop for Renderer {
         }
         self.timer.delete(&gl);
         self.programs.delete(&gl);
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        unsafe {
-            gl.delete_texture(self.skybox);
-            gl.delete_vertex_array(self.empty_vertex_array);
-            gl.delete_vertex_array(self.particle_array);
-            gl.delete_buffer(self.particle_buffer);
-        }
+        self.present.delete(&gl);
+        self.sky.delete(&gl);
+        self.fullscreen.delete(&gl);
+        self.particles.delete(&gl);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_speed_ramp_follows_the_scenes_gravity() {
+        let size = Vec3::new(2.0, 1.0, 0.5);
+        let earth = fall_speed([0.0, -9.81, 0.0], size);
+        assert_eq!(earth, (2.0 * 9.81 * 1.0f32).sqrt());
+        let moon = fall_speed([0.0, -1.62, 0.0], size);
+        assert!((moon - (2.0 * 1.62f32).sqrt()).abs() < 1e-6, "{moon}");
+        // Sideways gravity falls across the container's 2 m width.
+        let sideways = fall_speed([4.0, 0.0, 0.0], size);
+        assert!((sideways - 4.0).abs() < 1e-6, "{sideways}");
+        assert_eq!(fall_speed([0.0; 3], size), earth);
     }
 }

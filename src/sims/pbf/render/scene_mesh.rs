@@ -1,6 +1,10 @@
 //! The solid scene around the fluid: a checkered floor, the container (back walls and edges, so
-//! the fluid inside stays visible) and the obstacles, as world-space meshes.
+//! the fluid inside stays visible) and the obstacles, as world-space meshes, and the `scene`
+//! pass that draws them in front of the sky.
 
+use super::{FrameSetup, Renderer};
+use crate::gfx::program::{shader, Program, Uniform};
+use crate::gfx::skybox;
 use crate::scene::Shape;
 use crate::sims::pbf::scene::Scene;
 use crate::sims::pbf::Aabb;
@@ -142,6 +146,95 @@ pub fn build(gl: &glow::Context, scene: &Scene) -> Result<Vec<Mesh>> {
         )?);
     }
     Ok(meshes)
+}
+
+/// `scene`: the meshes, lit, the floor fading into the horizon.
+pub(super) struct SceneProgram {
+    pub(super) program: Program,
+    view_projection: Uniform,
+    sun_direction: Uniform,
+    checker_size: Uniform,
+    eye_position: Uniform,
+    fog_color: Uniform,
+    fog_distance: Uniform,
+    surface_kind: Uniform,
+    base_color: Uniform,
+}
+
+impl SceneProgram {
+    pub(super) fn new(gl: &glow::Context) -> Result<SceneProgram> {
+        let program = Program::new(gl, &shader!("scene", "pbf/scene.vert", "pbf/scene.frag"))?;
+        let uniform = |name| program.uniform(gl, name);
+        Ok(SceneProgram {
+            view_projection: uniform("view_projection")?,
+            sun_direction: uniform("sun_direction")?,
+            checker_size: uniform("checker_size")?,
+            eye_position: uniform("eye_position")?,
+            fog_color: uniform("fog_color")?,
+            fog_distance: uniform("fog_distance")?,
+            surface_kind: uniform("surface_kind")?,
+            base_color: uniform("base_color")?,
+            program,
+        })
+    }
+}
+
+impl Renderer {
+    /// `scene`: sky, floor, container and obstacles into the scene colour and depth.
+    pub(super) fn scene(&self, frame: &FrameSetup) {
+        let gl = &self.gl;
+        let view_projection = frame.projection * frame.view;
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
+        unsafe {
+            gl.bind_framebuffer(glow::FRAMEBUFFER, Some(self.targets.scene.framebuffer));
+            gl.clear_color(0.0, 0.0, 0.0, 1.0);
+            gl.clear(glow::COLOR_BUFFER_BIT | glow::DEPTH_BUFFER_BIT);
+            gl.disable(glow::DEPTH_TEST);
+        }
+        self.sky.draw(gl, view_projection, &self.fullscreen);
+
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
+        unsafe {
+            gl.enable(glow::DEPTH_TEST);
+            gl.depth_func(glow::LESS);
+        }
+        let pass = &self.programs.scene;
+        let extent = self.scale.container_diagonal.max(0.1);
+        pass.program.bind(gl);
+        pass.view_projection.set(gl, view_projection);
+        pass.sun_direction.set(gl, skybox::sun_direction());
+        pass.checker_size.set(gl, 0.1 * extent);
+        pass.eye_position.set(gl, frame.eye_position);
+        pass.fog_color.set(gl, skybox::HORIZON);
+        pass.fog_distance.set(gl, 6.0 * extent);
+        for mesh in &self.meshes {
+            // SAFETY: GL calls on this thread's current context (front ends make it current
+            // before calling the renderer); every object named is this renderer's and alive.
+            unsafe {
+                if mesh.back_faces_only {
+                    gl.enable(glow::CULL_FACE);
+                    gl.cull_face(glow::FRONT);
+                } else {
+                    gl.disable(glow::CULL_FACE);
+                }
+                if mesh.color.w < 1.0 {
+                    gl.enable(glow::BLEND);
+                    gl.blend_func(glow::SRC_ALPHA, glow::ONE_MINUS_SRC_ALPHA);
+                }
+            }
+            pass.surface_kind.set(gl, mesh.surface as i32);
+            pass.base_color.set(gl, mesh.color);
+            mesh.draw(gl);
+            // SAFETY: GL calls on this thread's current context (front ends make it current
+            // before calling the renderer); every object named is this renderer's and alive.
+            unsafe { gl.disable(glow::BLEND) };
+        }
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
+        unsafe { gl.disable(glow::CULL_FACE) };
+    }
 }
 
 fn vertex(position: Vec3, normal: Vec3) -> [f32; 6] {

@@ -1,10 +1,11 @@
 #version 330 core
 // thickness: every sprite adds the length of the view ray inside its sphere (additive blending,
-// float target), scaled so a lattice of particles sums to the fluid's real thickness in metres.
+// float target), scaled to the particle's volume m/ρ₀, so particles at rest density sum to the
+// fluid's thickness in metres.
 in vec3 eye_center;
 
 uniform float sprite_radius;
-uniform float volume_scale; // particle volume / sprite sphere volume
+uniform float volume_scale; // particle volume m/ρ₀ / sprite sphere volume
 
 out float thickness;
 

@@ -1,0 +1,312 @@
+//! The headless OpenGL context, the one EGL path of fluidlab: the EGL devices of the machine and
+//! which of them is a CUDA device (`EGL_CUDA_DEVICE_NV`), and a surfaceless OpenGL 3.3 core
+//! context made current on the best of them. `fluidlab render`, the headless renderer and
+//! `fluidlab doctor`'s EGL and interop checks all come through here, so doctor checks the
+//! context rendering uses.
+//!
+//! libEGL is loaded at run time (by glutin): a machine without it, or whose EGL cannot list
+//! devices, gets [`GlUnavailable`], a normal condition callers report or work around.
+
+use anyhow::{anyhow, Context as _, Result};
+use glow::HasContext;
+use glutin::api::egl::context::PossiblyCurrentContext;
+use glutin::api::egl::device::Device;
+use glutin::api::egl::display::Display;
+use glutin::config::{Api, ConfigSurfaceTypes, ConfigTemplateBuilder};
+use glutin::context::{ContextApi, ContextAttributesBuilder, GlProfile, Version};
+use glutin::error::ErrorKind;
+use glutin::prelude::*;
+use std::fmt;
+use std::rc::Rc;
+
+/// No EGL library could be loaded, it cannot enumerate devices, or no device gives a context:
+/// rendering is impossible here (as opposed to a failure while rendering). The CLI falls back to
+/// simulating on this error; doctor reports it as a SKIP.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "no usable EGL/OpenGL library ({reason}); install Debian's libegl1 libegl-mesa0 \
+     libgl1-mesa-dri (scripts/setup.sh does) to render"
+)]
+pub struct GlUnavailable {
+    /// What failed.
+    pub reason: String,
+}
+
+/// `EGL_CUDA_DEVICE_NV` (EGL_NV_device_cuda): the CUDA ordinal of an EGL device.
+const EGL_CUDA_DEVICE_NV: i32 = 0x323A;
+
+/// One EGL device, as its driver describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EglDevice {
+    /// Its index in `eglQueryDevicesEXT`'s list.
+    pub index: usize,
+    /// Renderer, vendor or DRM device file, whichever the driver reports.
+    pub description: String,
+    /// The CUDA ordinal of the GPU behind it, for devices with `EGL_NV_device_cuda`: a GL
+    /// context on this device can share buffers with CUDA contexts on that GPU.
+    pub cuda_ordinal: Option<usize>,
+    /// Mesa's software rasteriser (llvmpipe), `EGL_MESA_device_software`.
+    pub software: bool,
+    vendor_nvidia: bool,
+}
+
+impl EglDevice {
+    /// The order [`HeadlessContext::create`] tries devices in (lowest first): the CUDA device
+    /// 0, where the solver runs by default and interop works; then the other NVIDIA devices;
+    /// then any other hardware; Mesa's software device last.
+    fn preference(&self) -> u8 {
+        match self.cuda_ordinal {
+            Some(0) => 0,
+            Some(_) => 1,
+            None if self.vendor_nvidia => 1,
+            None if self.software => 3,
+            None => 2,
+        }
+    }
+}
+
+impl fmt::Display for EglDevice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.index, self.description)?;
+        match self.cuda_ordinal {
+            Some(ordinal) => write!(f, " (CUDA device {ordinal})"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The EGL devices of this machine in EGL's order, or why there are none to use.
+pub fn devices() -> Result<Vec<EglDevice>, GlUnavailable> {
+    Ok(query()?.into_iter().map(|(_, device)| device).collect())
+}
+
+/// The device [`HeadlessContext::create`] tries first (it moves on when that one refuses a
+/// context).
+pub fn preferred(devices: &[EglDevice]) -> Option<&EglDevice> {
+    devices.iter().min_by_key(|device| device.preference())
+}
+
+/// glutin's handle and our description of every device.
+fn query() -> Result<Vec<(Device, EglDevice)>, GlUnavailable> {
+    let devices = Device::query_devices().map_err(|e| GlUnavailable {
+        reason: match e.error_kind() {
+            ErrorKind::NotFound => "libEGL.so.1 cannot be loaded".into(),
+            _ => format!("EGL cannot list its devices: {e}"),
+        },
+    })?;
+    Ok(devices
+        .enumerate()
+        .map(|(index, device)| {
+            let extensions = device.extensions();
+            let software = extensions.contains("EGL_MESA_device_software");
+            let description = device
+                .name()
+                .or(device.vendor())
+                .map(str::to_string)
+                .or_else(|| {
+                    device
+                        .drm_device_node_path()
+                        .map(|path| path.display().to_string())
+                })
+                .unwrap_or_else(|| {
+                    if software {
+                        "software renderer (Mesa)".into()
+                    } else {
+                        "unnamed device".into()
+                    }
+                });
+            let info = EglDevice {
+                index,
+                description,
+                cuda_ordinal: cuda_ordinal(&device),
+                software,
+                vendor_nvidia: device.vendor().is_some_and(|v| v.contains("NVIDIA")),
+            };
+            (device, info)
+        })
+        .collect())
+}
+
+/// The CUDA ordinal of an NVIDIA EGL device, when the driver exposes it.
+fn cuda_ordinal(device: &Device) -> Option<usize> {
+    if !device.extensions().contains("EGL_NV_device_cuda") {
+        return None;
+    }
+    // A display is needed for the EGL function table. glutin never terminates displays, so
+    // this one does not invalidate a context later made on the same device.
+    // SAFETY: `device` comes from this EGL's own device list and outlives the display.
+    let display = unsafe { Display::with_device(device, None) }.ok()?;
+    let mut ordinal: glutin_egl_sys::egl::types::EGLAttrib = -1;
+    // SAFETY: EGL_CUDA_DEVICE_NV query on a valid device handle into a local attribute.
+    let ok = unsafe {
+        display
+            .egl()
+            .QueryDeviceAttribEXT(device.raw_device(), EGL_CUDA_DEVICE_NV, &mut ordinal)
+    };
+    (ok != 0 && ordinal >= 0).then_some(ordinal as usize)
+}
+
+/// A current, surfaceless OpenGL 3.3 core context on one EGL device. Field order matters: the
+/// context is released before the display.
+pub struct HeadlessContext {
+    /// The GL function table.
+    pub gl: Rc<glow::Context>,
+    device: EglDevice,
+    description: String,
+    _context: PossiblyCurrentContext,
+    _display: Display,
+}
+
+impl HeadlessContext {
+    /// Creates the context on the first device, in [`preferred`] order, that accepts one and
+    /// makes it current on this thread. Fails with [`GlUnavailable`] when there is no EGL or
+    /// no device gives a context.
+    pub fn create() -> Result<HeadlessContext> {
+        let mut devices = query()?;
+        if devices.is_empty() {
+            return Err(GlUnavailable {
+                reason: "EGL lists no devices".into(),
+            }
+            .into());
+        }
+        devices.sort_by_key(|(_, info)| info.preference());
+        let mut failures = Vec::new();
+        for (device, info) in devices {
+            match Self::on_device(device, info) {
+                Ok(context) => return Ok(context),
+                Err((info, error)) => failures.push(format!("EGL device {info}: {error:#}")),
+            }
+        }
+        Err(GlUnavailable {
+            reason: format!(
+                "no EGL device gives a GL 3.3 core context: {}",
+                failures.join("; ")
+            ),
+        }
+        .into())
+    }
+
+    fn on_device(
+        device: Device,
+        info: EglDevice,
+    ) -> Result<HeadlessContext, (EglDevice, anyhow::Error)> {
+        match Self::current_on(&device) {
+            Ok((display, context, gl)) => {
+                // SAFETY: the context was just made current on this thread.
+                let renderer = unsafe { gl.get_parameter_string(glow::RENDERER) };
+                Ok(HeadlessContext {
+                    gl: Rc::new(gl),
+                    description: format!("EGL device {info}, GL renderer {renderer}"),
+                    device: info,
+                    _context: context,
+                    _display: display,
+                })
+            }
+            Err(error) => Err((info, error)),
+        }
+    }
+
+    fn current_on(device: &Device) -> Result<(Display, PossiblyCurrentContext, glow::Context)> {
+        let display =
+            // SAFETY: `device` comes from this EGL's own device list and outlives the display.
+            unsafe { Display::with_device(device, None) }.context("eglGetPlatformDisplay")?;
+        let template = ConfigTemplateBuilder::new()
+            .with_api(Api::OPENGL)
+            .with_surface_type(ConfigSurfaceTypes::empty())
+            .build();
+        // SAFETY: the display is initialised; the template is a plain attribute list.
+        let config = unsafe { display.find_configs(template) }
+            .context("eglChooseConfig")?
+            .next()
+            .ok_or_else(|| anyhow!("no OpenGL config"))?;
+        let attributes = ContextAttributesBuilder::new()
+            .with_context_api(ContextApi::OpenGl(Some(Version::new(3, 3))))
+            .with_profile(GlProfile::Core)
+            .build(None);
+        // SAFETY: `config` belongs to this display.
+        let context = unsafe { display.create_context(&config, &attributes) }
+            .context("creating a GL 3.3 core context")?
+            .make_current_surfaceless()
+            .context(
+                "making the context current without a surface (EGL_KHR_surfaceless_context)",
+            )?;
+        // SAFETY: the functions come from this display's EGL for the context made current above.
+        let gl = unsafe {
+            glow::Context::from_loader_function_cstr(|name| display.get_proc_address(name).cast())
+        };
+        Ok((display, context, gl))
+    }
+
+    /// The EGL device the context is on.
+    pub fn device(&self) -> &EglDevice {
+        &self.device
+    }
+
+    /// The EGL device and the GL renderer, for logs and reports.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn device(index: usize, cuda_ordinal: Option<usize>, software: bool) -> EglDevice {
+        EglDevice {
+            index,
+            description: format!("device {index}"),
+            cuda_ordinal,
+            software,
+            vendor_nvidia: cuda_ordinal.is_some(),
+        }
+    }
+
+    /// The headless context goes to CUDA device 0 before any other GPU and to Mesa's software
+    /// device last, whatever EGL's order.
+    #[test]
+    fn the_cuda_device_is_preferred_and_software_comes_last() {
+        let devices = [
+            device(0, None, true),
+            device(1, None, false),
+            device(2, Some(1), false),
+            device(3, Some(0), false),
+        ];
+        assert_eq!(preferred(&devices).map(|d| d.index), Some(3));
+        assert_eq!(preferred(&devices[..2]).map(|d| d.index), Some(1));
+        assert_eq!(devices[3].to_string(), "3: device 3 (CUDA device 0)");
+        assert_eq!(devices[0].to_string(), "0: device 0");
+    }
+
+    /// Where libEGL is installed (scripts/setup.sh installs Mesa's) every device is listed with
+    /// its index, and the context made on the preferred one reads back what GL wrote.
+    #[test]
+    fn devices_are_listed_and_a_context_reads_back_its_buffers() {
+        let listed = match devices() {
+            Ok(listed) => listed,
+            Err(unavailable) => {
+                println!("SKIP: {unavailable}");
+                return;
+            }
+        };
+        println!("{listed:?}");
+        assert!(!listed.is_empty());
+        assert!(listed.iter().enumerate().all(|(k, d)| d.index == k));
+        let context = HeadlessContext::create().expect("a context on a listed device");
+        println!("{}", context.description());
+        assert!(listed.contains(context.device()));
+        let contents: Vec<u8> = (0..=255).collect();
+        let gl = &context.gl;
+        // SAFETY: GL calls on the context made current above; `back` holds the bytes read.
+        let back = unsafe {
+            let buffer = gl.create_buffer().expect("a buffer");
+            gl.bind_buffer(glow::ARRAY_BUFFER, Some(buffer));
+            gl.buffer_data_u8_slice(glow::ARRAY_BUFFER, &contents, glow::STATIC_DRAW);
+            let mut back = vec![0u8; contents.len()];
+            gl.get_buffer_sub_data(glow::ARRAY_BUFFER, 0, &mut back);
+            gl.delete_buffer(buffer);
+            back
+        };
+        assert_eq!(back, contents);
+    }
+}

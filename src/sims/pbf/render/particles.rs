@@ -1,0 +1,225 @@
+//! The particles on the GPU: the particle buffer (written by the solver through CUDA–GL interop,
+//! or from a host copy), the point-sprite uniforms the `sphere_depth`, `thickness` and
+//! `particles` passes share (`shaders/pbf/particle_sprite.vert`), and the `particles` debug view.
+
+use super::{FrameSetup, Renderer, View};
+use crate::gfx::check_gl;
+use crate::gfx::program::{shader, Program, Uniform};
+use crate::gfx::skybox;
+use crate::sims::pbf::{RenderScalar, Solver};
+use anyhow::{anyhow, Result};
+use glam::Mat3;
+use glow::HasContext;
+
+/// One vec4 per particle: xyz position (m) and the scalar the view colours by.
+pub(super) struct ParticleBuffer {
+    vertex_array: glow::VertexArray,
+    buffer: glow::Buffer,
+    capacity: usize,
+    count: usize,
+    scratch: Vec<[f32; 4]>,
+    interop: Option<bool>,
+}
+
+impl ParticleBuffer {
+    pub(super) fn new(gl: &glow::Context) -> Result<ParticleBuffer> {
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is created here and alive.
+        let (vertex_array, buffer) = unsafe {
+            let vertex_array = gl
+                .create_vertex_array()
+                .map_err(|e| anyhow!("vertex array: {e}"))?;
+            let buffer = gl.create_buffer().map_err(|e| anyhow!("buffer: {e}"))?;
+            gl.bind_vertex_array(Some(vertex_array));
+            gl.bind_buffer(glow::ARRAY_BUFFER, Some(buffer));
+            gl.enable_vertex_attrib_array(0);
+            gl.vertex_attrib_pointer_f32(0, 4, glow::FLOAT, false, 16, 0);
+            gl.bind_vertex_array(None);
+            (vertex_array, buffer)
+        };
+        Ok(ParticleBuffer {
+            vertex_array,
+            buffer,
+            capacity: 0,
+            count: 0,
+            scratch: Vec::new(),
+            interop: None,
+        })
+    }
+
+    /// Draws every particle as a point with the bound program.
+    pub(super) fn draw(&self, gl: &glow::Context) {
+        // SAFETY: GL calls on this thread's current context; the vertex array is this
+        // buffer's and alive.
+        unsafe {
+            gl.bind_vertex_array(Some(self.vertex_array));
+            gl.draw_arrays(glow::POINTS, 0, self.count as i32);
+        }
+    }
+
+    pub(super) fn delete(&self, gl: &glow::Context) {
+        // SAFETY: GL calls on this thread's current context; both objects are this buffer's.
+        unsafe {
+            gl.delete_vertex_array(self.vertex_array);
+            gl.delete_buffer(self.buffer);
+        }
+    }
+}
+
+/// The uniforms of `particle_sprite.vert`, located in one program.
+pub(super) struct SpriteUniforms {
+    view: Uniform,
+    projection: Uniform,
+    sprite_radius: Uniform,
+    viewport_height: Uniform,
+}
+
+impl SpriteUniforms {
+    pub(super) fn locate(gl: &glow::Context, program: &Program) -> Result<SpriteUniforms> {
+        Ok(SpriteUniforms {
+            view: program.uniform(gl, "view")?,
+            projection: program.uniform(gl, "projection")?,
+            sprite_radius: program.uniform(gl, "sprite_radius")?,
+            viewport_height: program.uniform(gl, "viewport_height")?,
+        })
+    }
+
+    pub(super) fn set(&self, gl: &glow::Context, frame: &FrameSetup) {
+        self.view.set(gl, frame.view);
+        self.projection.set(gl, frame.projection);
+        self.sprite_radius.set(gl, frame.sprite_radius);
+        self.viewport_height.set(gl, frame.height as f32);
+    }
+}
+
+/// `particles`: lit spheres on a colour ramp.
+pub(super) struct ParticlesProgram {
+    pub(super) program: Program,
+    sprite: SpriteUniforms,
+    scalar_low: Uniform,
+    scalar_high: Uniform,
+    light_direction: Uniform,
+}
+
+impl ParticlesProgram {
+    pub(super) fn new(gl: &glow::Context) -> Result<ParticlesProgram> {
+        let program = Program::new(
+            gl,
+            &shader!(
+                "particles",
+                "pbf/particle_sprite.vert",
+                "pbf/particles.frag"
+            ),
+        )?;
+        Ok(ParticlesProgram {
+            sprite: SpriteUniforms::locate(gl, &program)?,
+            scalar_low: program.uniform(gl, "scalar_low")?,
+            scalar_high: program.uniform(gl, "scalar_high")?,
+            light_direction: program.uniform(gl, "light_direction")?,
+            program,
+        })
+    }
+}
+
+impl Renderer {
+    /// Copies the solver's particles into the particle buffer: through the solver's own GL
+    /// path (CUDA–GL interop) when it has one, else with `glBufferSubData`. The records' fourth
+    /// lane carries what `view` colours by (density for the density view, else speed).
+    pub fn update_particles(&mut self, solver: &mut dyn Solver, view: View) -> Result<()> {
+        let scalar = if view == View::Density {
+            RenderScalar::Density
+        } else {
+            RenderScalar::Speed
+        };
+        let count = solver.particle_count();
+        let gl = &self.gl;
+        let particles = &mut self.particles;
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
+        unsafe {
+            gl.bind_buffer(glow::ARRAY_BUFFER, Some(particles.buffer));
+            if count > particles.capacity {
+                gl.buffer_data_size(glow::ARRAY_BUFFER, (count * 16) as i32, glow::DYNAMIC_DRAW);
+                particles.capacity = count;
+            }
+        }
+        let written = solver
+            .write_gl_buffer(particles.buffer.0.get(), scalar)
+            .map_err(|e| anyhow!("writing particles into the GL buffer: {e}"))?;
+        particles.interop = Some(written);
+        if !written {
+            solver
+                .render_positions(scalar, &mut particles.scratch)
+                .map_err(|e| anyhow!("reading particles back for drawing: {e}"))?;
+            // SAFETY: GL calls on this thread's current context (front ends make it current
+            // before calling the renderer); every object named is this renderer's and alive.
+            unsafe {
+                gl.bind_buffer(glow::ARRAY_BUFFER, Some(particles.buffer));
+                gl.buffer_sub_data_u8_slice(
+                    glow::ARRAY_BUFFER,
+                    0,
+                    bytemuck::cast_slice(&particles.scratch),
+                );
+            }
+        }
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
+        unsafe { gl.bind_buffer(glow::ARRAY_BUFFER, None) };
+        particles.count = count;
+        check_gl(gl, "particle upload")
+    }
+
+    /// Whether the last upload went through interop (`None` before the first upload).
+    pub fn interop(&self) -> Option<bool> {
+        self.particles.interop
+    }
+
+    /// The records of the last upload as OpenGL holds them in the particle buffer (xyz, then
+    /// the scalar the view colours by): what the passes draw, whichever path wrote them.
+    pub fn read_particles(&self) -> Result<Vec<[f32; 4]>> {
+        let mut records = vec![[0f32; 4]; self.particles.count];
+        // SAFETY: GL calls on this thread's current context; the buffer holds at least
+        // `count` records (it grows before every upload) and `records` that many.
+        unsafe {
+            self.gl
+                .bind_buffer(glow::ARRAY_BUFFER, Some(self.particles.buffer));
+            self.gl.get_buffer_sub_data(
+                glow::ARRAY_BUFFER,
+                0,
+                bytemuck::cast_slice_mut(&mut records),
+            );
+            self.gl.bind_buffer(glow::ARRAY_BUFFER, None);
+        }
+        check_gl(&self.gl, "particle read-back")?;
+        Ok(records)
+    }
+
+    /// `particles`: lit spheres coloured by speed (0 to the speed of a fall through the
+    /// container under the scene's gravity) or by density (0.6 ρ₀ to 1.1 ρ₀), drawn into the
+    /// scene buffers.
+    pub(super) fn particles(&self, frame: &FrameSetup, view: View) {
+        let gl = &self.gl;
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
+        unsafe {
+            gl.bind_framebuffer(glow::FRAMEBUFFER, Some(self.targets.scene.framebuffer));
+            gl.enable(glow::DEPTH_TEST);
+            gl.depth_func(glow::LESS);
+        }
+        let pass = &self.programs.particles;
+        pass.program.bind(gl);
+        pass.sprite.set(gl, frame);
+        let (low, high) = match view {
+            View::Density => (0.6 * self.scale.rest_density, 1.1 * self.scale.rest_density),
+            _ => (0.0, self.scale.max_speed),
+        };
+        pass.scalar_low.set(gl, low);
+        pass.scalar_high.set(gl, high);
+        pass.light_direction
+            .set(gl, Mat3::from_mat4(frame.view) * skybox::sun_direction());
+        self.particles.draw(gl);
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
+        unsafe { gl.disable(glow::DEPTH_TEST) };
+    }
+}

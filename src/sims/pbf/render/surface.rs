@@ -1,0 +1,441 @@
+//! The screen-space fluid surface: the viewport-sized buffers, the passes that turn particles
+//! into a shaded surface (`sphere_depth` → `thickness` → `smooth_depth` → `normals` →
+//! `composite`), and `debug_view`, which shows one of their buffers.
+
+use super::particles::SpriteUniforms;
+use super::{FrameSetup, Output, RenderSettings, Renderer, SmoothingFilter, View};
+use crate::gfx::program::{shader, Program, Uniform};
+use crate::gfx::skybox;
+use crate::gfx::targets::{ColorFormat, Depth, TextureTarget};
+use anyhow::Result;
+use glam::{Mat3, Vec2, Vec3};
+use glow::HasContext;
+use std::rc::Rc;
+
+/// The viewport-sized buffers of the passes.
+pub(super) struct Targets {
+    pub(super) width: i32,
+    pub(super) height: i32,
+    pub(super) scene: TextureTarget,
+    pub(super) sphere_depth: TextureTarget,
+    pub(super) thickness: TextureTarget,
+    smoothing: [TextureTarget; 2],
+    pub(super) normals: TextureTarget,
+}
+
+impl Targets {
+    pub(super) fn new(gl: &glow::Context, width: i32, height: i32) -> Result<Targets> {
+        let scene = TextureTarget::new(gl, width, height, ColorFormat::RGBA8, Depth::Texture)?;
+        let sphere_depth =
+            TextureTarget::new(gl, width, height, ColorFormat::R32F, Depth::Renderbuffer)?;
+        let thickness = TextureTarget::new(gl, width, height, ColorFormat::R32F, Depth::None)?;
+        // The thickness pass is depth-tested (not written) against the scene, so solids in
+        // front hide the fluid behind them.
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
+        unsafe {
+            gl.bind_framebuffer(glow::FRAMEBUFFER, Some(thickness.framebuffer));
+            gl.framebuffer_texture_2d(
+                glow::FRAMEBUFFER,
+                glow::DEPTH_ATTACHMENT,
+                glow::TEXTURE_2D,
+                scene.depth_texture(),
+                0,
+            );
+            gl.bind_framebuffer(glow::FRAMEBUFFER, None);
+        }
+        Ok(Targets {
+            width,
+            height,
+            scene,
+            sphere_depth,
+            thickness,
+            smoothing: [
+                TextureTarget::new(gl, width, height, ColorFormat::R32F, Depth::None)?,
+                TextureTarget::new(gl, width, height, ColorFormat::R32F, Depth::None)?,
+            ],
+            normals: TextureTarget::new(gl, width, height, ColorFormat::RGBA32F, Depth::None)?,
+        })
+    }
+
+    pub(super) fn delete(&self, gl: &glow::Context) {
+        self.scene.delete(gl);
+        self.sphere_depth.delete(gl);
+        self.thickness.delete(gl);
+        for target in &self.smoothing {
+            target.delete(gl);
+        }
+        self.normals.delete(gl);
+    }
+}
+
+/// `sphere_depth`: the sprites' nearest surface.
+pub(super) struct SphereDepthProgram {
+    pub(super) program: Program,
+    sprite: SpriteUniforms,
+}
+
+impl SphereDepthProgram {
+    pub(super) fn new(gl: &glow::Context) -> Result<SphereDepthProgram> {
+        let program = Program::new(
+            gl,
+            &shader!(
+                "sphere_depth",
+                "pbf/particle_sprite.vert",
+                "pbf/sphere_depth.frag"
+            ),
+        )?;
+        Ok(SphereDepthProgram {
+            sprite: SpriteUniforms::locate(gl, &program)?,
+            program,
+        })
+    }
+}
+
+/// `thickness`: the sprites' additive thickness.
+pub(super) struct ThicknessProgram {
+    pub(super) program: Program,
+    sprite: SpriteUniforms,
+    volume_scale: Uniform,
+}
+
+impl ThicknessProgram {
+    pub(super) fn new(gl: &glow::Context) -> Result<ThicknessProgram> {
+        let program = Program::new(
+            gl,
+            &shader!(
+                "thickness",
+                "pbf/particle_sprite.vert",
+                "pbf/thickness.frag"
+            ),
+        )?;
+        Ok(ThicknessProgram {
+            sprite: SpriteUniforms::locate(gl, &program)?,
+            volume_scale: program.uniform(gl, "volume_scale")?,
+            program,
+        })
+    }
+}
+
+/// `smooth_depth`: one half (horizontal or vertical) of a depth filter iteration.
+pub(super) struct SmoothDepthProgram {
+    pub(super) program: Program,
+    depth_texture: Uniform,
+    projected_scale: Uniform,
+    filter_radius: Uniform,
+    range_sigma: Uniform,
+    filter_kind: Uniform,
+    direction: Uniform,
+}
+
+impl SmoothDepthProgram {
+    pub(super) fn new(gl: &glow::Context) -> Result<SmoothDepthProgram> {
+        let program = Program::new(
+            gl,
+            &shader!(
+                "smooth_depth",
+                "common/fullscreen.vert",
+                "pbf/smooth_depth.frag"
+            ),
+        )?;
+        Ok(SmoothDepthProgram {
+            depth_texture: program.uniform(gl, "depth_texture")?,
+            projected_scale: program.uniform(gl, "projected_scale")?,
+            filter_radius: program.uniform(gl, "filter_radius")?,
+            range_sigma: program.uniform(gl, "range_sigma")?,
+            filter_kind: program.uniform(gl, "filter_kind")?,
+            direction: program.uniform(gl, "direction")?,
+            program,
+        })
+    }
+}
+
+/// `normals`: eye-space normals from depth.
+pub(super) struct NormalsProgram {
+    pub(super) program: Program,
+    depth_texture: Uniform,
+    texel: Uniform,
+    projection_scale: Uniform,
+}
+
+impl NormalsProgram {
+    pub(super) fn new(gl: &glow::Context) -> Result<NormalsProgram> {
+        let program = Program::new(
+            gl,
+            &shader!("normals", "common/fullscreen.vert", "pbf/normals.frag"),
+        )?;
+        Ok(NormalsProgram {
+            depth_texture: program.uniform(gl, "depth_texture")?,
+            texel: program.uniform(gl, "texel")?,
+            projection_scale: program.uniform(gl, "projection_scale")?,
+            program,
+        })
+    }
+}
+
+/// `composite`: the fluid's shading over the scene.
+pub(super) struct CompositeProgram {
+    pub(super) program: Program,
+    /// The samplers, in texture-unit order: scene colour, scene depth, fluid depth, fluid
+    /// normal, fluid thickness, then the sky's cubemap.
+    samplers: [Uniform; 6],
+    inverse_view_rotation: Uniform,
+    projection_scale: Uniform,
+    clip_planes: Uniform,
+    fluid_color: Uniform,
+    attenuation: Uniform,
+    refraction_index: Uniform,
+    refraction_strength: Uniform,
+    sun_direction: Uniform,
+}
+
+impl CompositeProgram {
+    pub(super) fn new(gl: &glow::Context) -> Result<CompositeProgram> {
+        let program = Program::new(
+            gl,
+            &shader!("composite", "common/fullscreen.vert", "pbf/composite.frag"),
+        )?;
+        let uniform = |name| program.uniform(gl, name);
+        Ok(CompositeProgram {
+            samplers: [
+                uniform("scene_color")?,
+                uniform("scene_depth")?,
+                uniform("fluid_depth")?,
+                uniform("fluid_normal")?,
+                uniform("fluid_thickness")?,
+                uniform("skybox")?,
+            ],
+            inverse_view_rotation: uniform("inverse_view_rotation")?,
+            projection_scale: uniform("projection_scale")?,
+            clip_planes: uniform("clip_planes")?,
+            fluid_color: uniform("fluid_color")?,
+            attenuation: uniform("attenuation")?,
+            refraction_index: uniform("refraction_index")?,
+            refraction_strength: uniform("refraction_strength")?,
+            sun_direction: uniform("sun_direction")?,
+            program,
+        })
+    }
+}
+
+/// `debug_view`: one intermediate buffer as an image.
+pub(super) struct DebugViewProgram {
+    pub(super) program: Program,
+    buffer_texture: Uniform,
+    buffer_kind: Uniform,
+    depth_range: Uniform,
+    thickness_scale: Uniform,
+}
+
+impl DebugViewProgram {
+    pub(super) fn new(gl: &glow::Context) -> Result<DebugViewProgram> {
+        let program = Program::new(
+            gl,
+            &shader!(
+                "debug_view",
+                "common/fullscreen.vert",
+                "pbf/debug_view.frag"
+            ),
+        )?;
+        Ok(DebugViewProgram {
+            buffer_texture: program.uniform(gl, "buffer_texture")?,
+            buffer_kind: program.uniform(gl, "buffer_kind")?,
+            depth_range: program.uniform(gl, "depth_range")?,
+            thickness_scale: program.uniform(gl, "thickness_scale")?,
+            program,
+        })
+    }
+}
+
+impl Renderer {
+    /// `sphere_depth`: nearest sphere surface per pixel.
+    pub(super) fn sphere_depth(&self, frame: &FrameSetup) {
+        let gl = &self.gl;
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
+        unsafe {
+            gl.bind_framebuffer(
+                glow::FRAMEBUFFER,
+                Some(self.targets.sphere_depth.framebuffer),
+            );
+            gl.clear_color(0.0, 0.0, 0.0, 0.0);
+            gl.clear(glow::COLOR_BUFFER_BIT | glow::DEPTH_BUFFER_BIT);
+            gl.enable(glow::DEPTH_TEST);
+            gl.depth_func(glow::LESS);
+        }
+        let pass = &self.programs.sphere_depth;
+        pass.program.bind(gl);
+        pass.sprite.set(gl, frame);
+        self.particles.draw(gl);
+    }
+
+    /// `thickness`: additive sphere thickness, hidden by solids in front.
+    pub(super) fn thickness(&self, frame: &FrameSetup) {
+        let gl = &self.gl;
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
+        unsafe {
+            gl.bind_framebuffer(glow::FRAMEBUFFER, Some(self.targets.thickness.framebuffer));
+            gl.clear_color(0.0, 0.0, 0.0, 0.0);
+            gl.clear(glow::COLOR_BUFFER_BIT);
+            gl.enable(glow::DEPTH_TEST);
+            gl.depth_mask(false);
+            gl.enable(glow::BLEND);
+            gl.blend_func(glow::ONE, glow::ONE);
+        }
+        let pass = &self.programs.thickness;
+        pass.program.bind(gl);
+        pass.sprite.set(gl, frame);
+        let sprite_volume = 4.0 / 3.0 * std::f32::consts::PI * frame.sprite_radius.powi(3);
+        pass.volume_scale
+            .set(gl, self.scale.particle_volume / sprite_volume);
+        self.particles.draw(gl);
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
+        unsafe {
+            gl.disable(glow::BLEND);
+            gl.depth_mask(true);
+            gl.disable(glow::DEPTH_TEST);
+        }
+    }
+
+    /// `smooth_depth`: N iterations, each a horizontal then a vertical filter half.
+    pub(super) fn smooth_depth(&mut self, frame: &FrameSetup, settings: &RenderSettings) {
+        let gl = Rc::clone(&self.gl);
+        let targets = &self.targets;
+        let pass = &self.programs.smooth_depth;
+        pass.program.bind(&gl);
+        pass.depth_texture.set(&gl, 0);
+        pass.projected_scale
+            .set(&gl, frame.projection.y_axis.y * frame.height as f32 * 0.5);
+        pass.filter_radius.set(&gl, 5.0 * frame.sprite_radius);
+        pass.range_sigma.set(&gl, 3.0 * frame.sprite_radius);
+        let kind = match settings.smoothing_filter {
+            SmoothingFilter::Bilateral => 0,
+            SmoothingFilter::NarrowRange => 1,
+        };
+        pass.filter_kind.set(&gl, kind);
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
+        unsafe { gl.disable(glow::DEPTH_TEST) };
+        let mut source = targets.sphere_depth.texture;
+        let mut written = None;
+        let texel = Vec2::new(1.0 / frame.width as f32, 1.0 / frame.height as f32);
+        for half in 0..2 * settings.smoothing_iterations as usize {
+            let destination = &targets.smoothing[half % 2];
+            // SAFETY: GL calls on this thread's current context (front ends make it current
+            // before calling the renderer); every object named is this renderer's and alive.
+            unsafe {
+                gl.bind_framebuffer(glow::FRAMEBUFFER, Some(destination.framebuffer));
+            }
+            let direction = if half % 2 == 0 {
+                Vec2::new(texel.x, 0.0)
+            } else {
+                Vec2::new(0.0, texel.y)
+            };
+            pass.direction.set(&gl, direction);
+            self.bind_texture(0, glow::TEXTURE_2D, Some(source));
+            self.fullscreen.draw(&gl);
+            source = destination.texture;
+            written = Some(half % 2);
+        }
+        self.smoothed = written.map_or(usize::MAX, |index| index);
+    }
+
+    /// The depth the later passes use: the last smoothing output, or the raw sphere depth.
+    pub(super) fn smoothed_depth(&self) -> &TextureTarget {
+        let targets = &self.targets;
+        targets
+            .smoothing
+            .get(self.smoothed)
+            .unwrap_or(&targets.sphere_depth)
+    }
+
+    /// `normals`: eye-space normals from the smoothed depth.
+    pub(super) fn normals(&self, frame: &FrameSetup) {
+        let gl = &self.gl;
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
+        unsafe {
+            gl.bind_framebuffer(glow::FRAMEBUFFER, Some(self.targets.normals.framebuffer));
+        }
+        let pass = &self.programs.normals;
+        pass.program.bind(gl);
+        pass.depth_texture.set(gl, 0);
+        pass.texel.set(
+            gl,
+            Vec2::new(1.0 / frame.width as f32, 1.0 / frame.height as f32),
+        );
+        pass.projection_scale.set(gl, frame.projection_scale());
+        self.bind_texture(0, glow::TEXTURE_2D, Some(self.smoothed_depth().texture));
+        self.fullscreen.draw(gl);
+    }
+
+    /// `composite`: the shaded fluid over the scene, into the output.
+    pub(super) fn composite(&self, frame: &FrameSetup, settings: &RenderSettings, output: Output) {
+        let gl = &self.gl;
+        let targets = &self.targets;
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
+        unsafe { gl.bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer) };
+        let pass = &self.programs.composite;
+        pass.program.bind(gl);
+        let textures = [
+            (glow::TEXTURE_2D, Some(targets.scene.texture)),
+            (glow::TEXTURE_2D, targets.scene.depth_texture()),
+            (glow::TEXTURE_2D, Some(self.smoothed_depth().texture)),
+            (glow::TEXTURE_2D, Some(targets.normals.texture)),
+            (glow::TEXTURE_2D, Some(targets.thickness.texture)),
+            (glow::TEXTURE_CUBE_MAP, Some(self.sky.cubemap())),
+        ];
+        for (unit, (sampler, (kind, texture))) in pass.samplers.iter().zip(textures).enumerate() {
+            sampler.set(gl, unit as i32);
+            self.bind_texture(unit as u32, kind, texture);
+        }
+        let view_rotation = Mat3::from_mat4(frame.view);
+        pass.inverse_view_rotation
+            .set(gl, view_rotation.transpose());
+        pass.projection_scale.set(gl, frame.projection_scale());
+        pass.clip_planes
+            .set(gl, Vec2::new(frame.clip_planes.0, frame.clip_planes.1));
+        pass.fluid_color.set(gl, Vec3::from(settings.fluid_color));
+        pass.attenuation.set(gl, Vec3::from(settings.attenuation));
+        pass.refraction_index
+            .set(gl, settings.refraction_index.max(1.0));
+        pass.refraction_strength.set(gl, 0.25);
+        pass.sun_direction
+            .set(gl, view_rotation * skybox::sun_direction());
+        self.fullscreen.draw(gl);
+    }
+
+    /// `debug_view`: one intermediate buffer to the output.
+    pub(super) fn debug_view(&self, frame: &FrameSetup, view: View, output: Output) {
+        let gl = &self.gl;
+        let targets = &self.targets;
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
+        unsafe { gl.bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer) };
+        let (texture, kind) = match view {
+            View::Depth => (targets.sphere_depth.texture, 0),
+            View::Thickness => (targets.thickness.texture, 1),
+            View::Normals => (targets.normals.texture, 2),
+            _ => (self.smoothed_depth().texture, 0),
+        };
+        let pass = &self.programs.debug_view;
+        pass.program.bind(gl);
+        pass.buffer_texture.set(gl, 0);
+        pass.buffer_kind.set(gl, kind);
+        let half = 0.6 * self.scale.container_diagonal;
+        pass.depth_range.set(
+            gl,
+            Vec2::new(
+                (frame.eye_distance - half).max(0.0),
+                frame.eye_distance + half,
+            ),
+        );
+        pass.thickness_scale
+            .set(gl, 0.25 * self.scale.container_diagonal);
+        self.bind_texture(0, glow::TEXTURE_2D, Some(texture));
+        self.fullscreen.draw(gl);
+    }
+}
