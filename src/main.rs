@@ -10,8 +10,7 @@ use fluidlab::commands::{self, doctor};
 use fluidlab::gfx::context::GlUnavailable;
 use fluidlab::output::FrameFormat;
 use fluidlab::scene::PRESETS;
-use fluidlab::sims::pbf::render::View;
-use fluidlab::sims::pbf::Backend;
+use fluidlab::sims::Backend;
 use fluidlab::viewer::window::{self, ViewerOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -105,7 +104,7 @@ fn run_default() -> Result<()> {
         frames: 6,
         size: (1280, 720),
         out: out.clone(),
-        view: View::Fluid,
+        view: None,
         backend: Backend::Auto,
         steps_per_frame: 10,
         timings: false,

@@ -2,7 +2,7 @@
 //! the command line without a GPU. Tests that need a GPU print why they skip on machines
 //! without one (CI); `fluidlab doctor` runs the same parity checks where there is no cargo.
 
-use fluidlab::commands::doctor::{RESTARTS, RESTART_ALLOWANCE};
+use fluidlab::sims::pbf::doctor::{RESTARTS, RESTART_ALLOWANCE};
 use fluidlab::cuda::ptx::{self, ModuleSource};
 use fluidlab::sims::pbf::backend::cuda_unavailable;
 use fluidlab::sims::pbf::cpu::CpuSolver;

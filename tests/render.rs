@@ -4,14 +4,15 @@
 use fluidlab::commands::render::{self as render_command, RenderOptions};
 use fluidlab::gfx::camera::Camera;
 use fluidlab::gfx::capture::Image;
-use fluidlab::gfx::headless::HeadlessRenderer;
+use fluidlab::gfx::headless::Headless;
 use fluidlab::gfx::timing::PassClock;
 use fluidlab::sims::pbf::backend::Created;
-use fluidlab::sims::pbf::render::{Buffer, RenderSettings, View};
+use fluidlab::sims::pbf::render::{Buffer, RenderSettings, Renderer, View};
 use fluidlab::sims::pbf::scene::Scene;
 use fluidlab::sims::pbf::{
-    Backend, Params, RenderScalar, Snapshot, Solver, SolverError, StageTimes,
+    Backend, Params, PbfSim, RenderScalar, Snapshot, Solver, SolverError, StageTimes,
 };
+use fluidlab::sims::{OpenOptions, Sim};
 use glam::{Vec3, Vec3A};
 
 mod gl_probe;
@@ -128,42 +129,68 @@ impl Solver for FixedParticles {
     }
 }
 
+/// Field order is drop order: the renderer's GL objects go before the context.
+/// A PBF simulation of `scene` running `created`'s solver (the render command's `open`).
+fn pbf_sim(scene: Scene, open: &OpenOptions, created: Created) -> Box<dyn Sim> {
+    Box::new(PbfSim::with_solver(
+        scene,
+        open.backend,
+        open.device,
+        created,
+    ))
+}
+
+/// Field order is drop order: the renderer's GL objects go before the context.
 struct Fixture {
     scene: Scene,
     camera: Camera,
-    headless: HeadlessRenderer,
+    renderer: Renderer,
+    headless: Headless,
 }
 
 impl Fixture {
     fn new() -> Fixture {
         let scene = Scene::parse(SCENE, "block", "render test").expect("valid scene");
-        let headless = HeadlessRenderer::new(&scene, WIDTH, HEIGHT, PassClock::Finish).expect(
+        let headless = Headless::new(WIDTH, HEIGHT).expect(
             "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
         );
+        let renderer =
+            Renderer::new(headless.gl(), &scene, PassClock::Finish).expect("the PBF renderer");
         Fixture {
             camera: Camera::framing(&scene.container),
             scene,
+            renderer,
             headless,
         }
     }
 
     fn render(&mut self, settings: &RenderSettings) -> Image {
         let mut particles = FixedParticles::of(&self.scene);
-        self.headless
-            .render(&mut particles, &self.camera, settings)
-            .expect("render without GL errors")
+        self.render_particles(&mut particles, settings)
     }
 
     fn render_empty(&mut self, settings: &RenderSettings) -> Image {
         let mut particles = FixedParticles::empty(&self.scene);
+        self.render_particles(&mut particles, settings)
+    }
+
+    fn render_particles(
+        &mut self,
+        particles: &mut FixedParticles,
+        settings: &RenderSettings,
+    ) -> Image {
+        let (renderer, camera) = (&mut self.renderer, &self.camera);
         self.headless
-            .render(&mut particles, &self.camera, settings)
+            .capture(|output| {
+                renderer.update_particles(particles, settings.view)?;
+                renderer.draw(camera, settings, output)
+            })
             .expect("render without GL errors")
     }
 
     /// Pixels (x, y from the top) covered by fluid: sphere depth > 0 in the last frame.
     fn fluid_mask(&self) -> Vec<bool> {
-        let depth = self.headless.read_buffer(Buffer::Depth).expect("depth");
+        let depth = self.renderer.read_buffer(Buffer::Depth).expect("depth");
         to_top_down(&depth, 1)
             .into_iter()
             .map(|d| d > 0.0)
@@ -373,7 +400,7 @@ fn more_smoothing_iterations_lower_the_depth_roughness() {
         };
         fixture.render(&settings);
         let depth = fixture
-            .headless
+            .renderer
             .read_buffer(Buffer::SmoothedDepth)
             .expect("depth");
         measured.push((iterations, roughness(&depth)));
@@ -399,7 +426,7 @@ fn the_bilateral_filter_also_smooths() {
         };
         fixture.render(&settings);
         let depth = fixture
-            .headless
+            .renderer
             .read_buffer(Buffer::SmoothedDepth)
             .expect("depth");
         measured.push(roughness(&depth));
@@ -416,7 +443,7 @@ fn normals_are_unit_length_inside_the_fluid() {
     });
     let normals = to_top_down(
         &fixture
-            .headless
+            .renderer
             .read_buffer(Buffer::Normals)
             .expect("normals"),
         4,
@@ -522,7 +549,7 @@ fn the_render_command_writes_a_png_sequence() {
         frames: 3,
         size: (WIDTH, HEIGHT),
         out: out.clone(),
-        view: View::Fluid,
+        view: None,
         backend: Backend::Cpu,
         steps_per_frame: 1,
         timings: false,
@@ -563,16 +590,17 @@ fn the_render_command_releases_the_solver_gl_hold_before_gl_goes() {
         frames: 2,
         size: (WIDTH, HEIGHT),
         out: directory.path().join("frames"),
-        view: View::Fluid,
+        view: None,
         backend: Backend::Cpu,
         steps_per_frame: 1,
         timings: false,
         quiet: true,
     };
-    render_command::run_with(&options, |scene| {
-        let (created, probe_log) = gl_probe::GlProbe::of(scene);
+    render_command::run_with(&options, |source, open| {
+        let scene = Scene::from_source(source)?;
+        let (created, probe_log) = gl_probe::GlProbe::of(&scene);
         log = Some(probe_log);
-        Ok(created)
+        Ok(pbf_sim(scene, open, created))
     })
     .expect("render command");
     let log = log.expect("the solver was created").lock().unwrap().clone();
@@ -591,19 +619,21 @@ fn a_failed_read_back_stops_the_render_command_with_its_cause() {
         frames: 2,
         size: (WIDTH, HEIGHT),
         out: directory.path().join("frames"),
-        view: View::Fluid,
+        view: None,
         backend: Backend::Cpu,
         steps_per_frame: 1,
         timings: false,
         quiet: true,
     };
-    let error = render_command::run_with(&options, |scene| {
-        let mut solver = FixedParticles::of(scene);
+    let error = render_command::run_with(&options, |source, open| {
+        let scene = Scene::from_source(source)?;
+        let mut solver = FixedParticles::of(&scene);
         solver.unreadable = true;
-        Ok(Created {
+        let created = Created {
             solver: Box::new(solver),
             note: "fixed".into(),
-        })
+        };
+        Ok(pbf_sim(scene, open, created))
     })
     .expect_err("the render must fail");
     let message = format!("{error:#}");

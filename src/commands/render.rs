@@ -1,13 +1,12 @@
-//! `fluidlab render`: a PNG sequence of a scene through the headless (EGL) renderer.
+//! `fluidlab render`: a PNG sequence of a scene of any kind through the headless (EGL) context:
+//! the simulation draws itself ([`Sim::draw`]) into an offscreen target that is read back.
 
 use crate::gfx::camera::Camera;
 use crate::gfx::capture::save_png;
-use crate::gfx::headless::HeadlessRenderer;
+use crate::gfx::headless::Headless;
 use crate::gfx::timing::PassClock;
-use crate::sims::pbf::backend::{self, Created};
-use crate::sims::pbf::render::{RenderSettings, View};
-use crate::sims::pbf::scene::Scene;
-use crate::sims::pbf::{Backend, Solver};
+use crate::scene::Source;
+use crate::sims::{self, Backend, OpenOptions, Sim};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -26,9 +25,10 @@ pub struct RenderOptions {
     /// Output directory (frame_0000.png, ...).
     #[arg(long, default_value = "frames", value_name = "DIR")]
     pub out: PathBuf,
-    /// What to draw.
-    #[arg(long, value_enum, default_value_t = View::Fluid)]
-    pub view: View,
+    /// What to draw: one of the kind's views (pbf: fluid, particles, density, depth,
+    /// smoothed-depth, thickness, normals); the kind's first when not given.
+    #[arg(long, value_name = "VIEW")]
+    pub view: Option<String>,
     /// Solver: auto picks CUDA when an NVIDIA driver and GPU are present, else the CPU.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
@@ -52,8 +52,10 @@ pub struct RenderReport {
     pub device: String,
     /// Solver backend note.
     pub backend: String,
-    /// Particles drawn.
-    pub particles: usize,
+    /// Elements drawn (particles, cells).
+    pub elements: u64,
+    /// What an element is, plural.
+    pub unit: &'static str,
     /// Mean milliseconds per frame of each pass that ran (measured with `glFinish`), by pass
     /// name in the order they ran, frame 0 (shader compilation) excluded when there are more
     /// frames.
@@ -88,49 +90,62 @@ pub fn parse_size(text: &str) -> Result<(u32, u32), String> {
 
 /// Renders the frames `options` asks for.
 pub fn run(options: &RenderOptions) -> Result<RenderReport> {
-    run_with(options, |scene| {
-        backend::create_on(scene, options.backend, backend::gl_cuda_device())
-    })
+    run_with(options, sims::open)
 }
 
-/// Renders the frames `options` asks for with the solver `create` makes for the scene; it is
-/// called with the GL context current, so it can put the solver on that context's GPU.
+/// Renders the frames `options` asks for with the simulation `open` makes of the scene; it is
+/// called with the GL context current and told that context's CUDA device, so interop can
+/// share buffers.
 ///
-/// GL comes first and goes last: the solver is created after the context and lets go of the
-/// particle buffer ([`crate::sims::pbf::Solver::release_gl`]) while the context is still current, and
-/// on an early error it is dropped before the context is.
+/// GL comes first and goes last: the simulation is opened after the context and lets go of its
+/// GL objects ([`Sim::release_gl`]) while the context is still current, and on an early error
+/// it is dropped before the context is.
 pub fn run_with(
     options: &RenderOptions,
-    create: impl FnOnce(&Scene) -> Result<Created>,
+    open: impl FnOnce(&Source, &OpenOptions) -> Result<Box<dyn Sim>>,
 ) -> Result<RenderReport> {
     if options.frames == 0 {
         bail!("--frames must be at least 1");
     }
-    let scene = Scene::load(&options.scene)?;
-    let mut headless =
-        HeadlessRenderer::new(&scene, options.size.0, options.size.1, PassClock::Finish)?;
-    let created = create(&scene)?;
-    let mut solver = created.solver;
-    let report = render_frames(
-        options,
-        &scene,
-        &mut headless,
-        solver.as_mut(),
-        created.note,
-    );
-    solver.release_gl();
-    drop(solver);
+    let source = Source::load(&options.scene)?;
+    // Fail on a bad scene before any GL work.
+    sims::describe(&source)?;
+    let mut headless = Headless::new(options.size.0, options.size.1)?;
+    let device = crate::cuda::gl_device().unwrap_or(crate::cuda::DEFAULT_DEVICE);
+    let mut sim = open(
+        &source,
+        &OpenOptions {
+            backend: options.backend,
+            device,
+            elements: None,
+        },
+    )?;
+    let report = render_frames(options, &mut headless, sim.as_mut());
+    sim.release_gl();
+    drop(sim);
     drop(headless);
     report
 }
 
 fn render_frames(
     options: &RenderOptions,
-    scene: &Scene,
-    headless: &mut HeadlessRenderer,
-    solver: &mut dyn Solver,
-    backend_note: String,
+    headless: &mut Headless,
+    sim: &mut dyn Sim,
 ) -> Result<RenderReport> {
+    if let Some(view) = &options.view {
+        let index = sim
+            .views()
+            .iter()
+            .position(|v| v == view)
+            .with_context(|| {
+                format!(
+                    "--view {view}: a {} scene shows {}",
+                    sim.kind(),
+                    sim.views().join(", ")
+                )
+            })?;
+        sim.set_view(index);
+    }
     std::fs::create_dir_all(&options.out).with_context(|| {
         format!(
             "cannot create the output directory {}",
@@ -139,22 +154,20 @@ fn render_frames(
     })?;
     if !options.quiet {
         eprintln!(
-            "{}: {} particles, {} frames of {}×{} ({} view), backend {}, {}",
-            scene.name,
-            solver.particle_count(),
+            "{}: {} {}, {} frames of {}×{} ({} view), backend {}, {}",
+            sim.scene_name(),
+            sim.elements(),
+            sim.element_unit(),
             options.frames,
             options.size.0,
             options.size.1,
-            options.view.name(),
-            backend_note,
+            sim.views().get(sim.view()).copied().unwrap_or("-"),
+            sim.backend(),
             headless.description()
         );
     }
-    let camera = Camera::framing(&scene.container);
-    let settings = RenderSettings {
-        view: options.view,
-        ..RenderSettings::default()
-    };
+    sim.attach_gl(headless.gl(), PassClock::Finish)?;
+    let camera = Camera::framing(&sim.bounds());
     let mut files = Vec::new();
     let mut pass_totals: Vec<(&'static str, f64)> = Vec::new();
     let mut simulate_seconds = 0.0;
@@ -162,17 +175,17 @@ fn render_frames(
         if frame > 0 {
             let started = Instant::now();
             for _ in 0..options.steps_per_frame {
-                solver.step().context("simulation step")?;
+                sim.step().context("simulation step")?;
             }
             simulate_seconds += started.elapsed().as_secs_f64();
         }
         let image = headless
-            .render(solver, &camera, &settings)
+            .capture(|output| sim.draw(&camera, output))
             .with_context(|| format!("rendering frame {frame}"))?;
         // Frame 0 includes shader compilation (llvmpipe compiles at first draw): it is left out
         // of the averages when there are later frames.
         if frame > 0 || options.frames == 1 {
-            for (pass, seconds) in headless.renderer.pass_times() {
+            for (pass, seconds) in sim.pass_times() {
                 match pass_totals.iter_mut().find(|(name, _)| *name == pass) {
                     Some((_, total)) => *total += seconds.unwrap_or(0.0),
                     None => pass_totals.push((pass, seconds.unwrap_or(0.0))),
@@ -196,8 +209,9 @@ fn render_frames(
     Ok(RenderReport {
         files,
         device: headless.description().to_string(),
-        backend: backend_note,
-        particles: solver.particle_count(),
+        backend: sim.backend().to_string(),
+        elements: sim.elements(),
+        unit: sim.element_unit(),
         pass_ms,
         simulate_ms: if options.frames > 1 {
             simulate_seconds / (frames - 1.0) * 1e3
@@ -209,7 +223,7 @@ fn render_frames(
 
 /// Prints the per-pass table of a report.
 pub fn print_timings(report: &RenderReport) {
-    println!("{} particles; {}", report.particles, report.device);
+    println!("{} {}; {}", report.elements, report.unit, report.device);
     println!("{:<16} {:>10}", "pass", "ms/frame");
     let mut total = 0.0;
     for (pass, ms) in &report.pass_ms {

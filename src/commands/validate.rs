@@ -4,7 +4,7 @@
 use crate::output::plot::{self, Chart, Corner, Series};
 use crate::output::write_atomically;
 use crate::sims::pbf::validation::{self, Check, Setup, CASES};
-use crate::sims::pbf::Backend;
+use crate::sims::Backend;
 use anyhow::{bail, Result};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! The orbit camera: a target point, yaw and pitch around it, and a distance. The mouse orbits,
 //! pans and zooms it; the keyboard flies it (moves the target along the view axes).
 
-use crate::sims::pbf::Aabb;
+use crate::scene::Aabb;
 use glam::{Mat4, Vec3, Vec4};
 
 /// Vertical field of view, radians.

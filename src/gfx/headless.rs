@@ -1,37 +1,25 @@
-//! The headless front end: the surfaceless context of [`crate::gfx::context`], an offscreen
-//! colour target, and the shared [`Renderer`].
+//! Headless drawing: the surfaceless context of [`crate::gfx::context`] and an offscreen
+//! colour target that any kind draws into and that is read back as an image.
 
-use crate::gfx::camera::Camera;
 use crate::gfx::capture::{read_image, Image};
 use crate::gfx::context::HeadlessContext;
 use crate::gfx::targets::{ColorFormat, Depth, TextureTarget};
-use crate::gfx::timing::PassClock;
-use crate::sims::pbf::render::{Buffer, Output, RenderSettings, Renderer};
-use crate::sims::pbf::scene::Scene;
-use crate::sims::pbf::Solver;
+use crate::gfx::Output;
 use anyhow::Result;
 use std::rc::Rc;
 
-/// Headless rendering of frames to images: the renderer and an offscreen colour target.
-pub struct HeadlessRenderer {
-    /// The shared renderer.
-    pub renderer: Renderer,
+/// A `width` × `height` offscreen target on the headless GL context.
+pub struct Headless {
     target: TextureTarget,
     width: u32,
     height: u32,
     context: HeadlessContext,
 }
 
-impl HeadlessRenderer {
-    /// A `width` × `height` renderer for `scene`.
-    pub fn new(
-        scene: &Scene,
-        width: u32,
-        height: u32,
-        clock: PassClock,
-    ) -> Result<HeadlessRenderer> {
+impl Headless {
+    /// Creates the context (on the CUDA-matched EGL device when there is one) and the target.
+    pub fn new(width: u32, height: u32) -> Result<Headless> {
         let context = HeadlessContext::create()?;
-        let renderer = Renderer::new(Rc::clone(&context.gl), scene, clock)?;
         let target = TextureTarget::new(
             &context.gl,
             width as i32,
@@ -39,8 +27,7 @@ impl HeadlessRenderer {
             ColorFormat::RGBA8,
             Depth::Renderbuffer,
         )?;
-        Ok(HeadlessRenderer {
-            renderer,
+        Ok(Headless {
             target,
             width,
             height,
@@ -48,33 +35,33 @@ impl HeadlessRenderer {
         })
     }
 
+    /// The GL functions of the context (current on this thread).
+    pub fn gl(&self) -> Rc<glow::Context> {
+        Rc::clone(&self.context.gl)
+    }
+
     /// The EGL device and GL renderer in use.
     pub fn description(&self) -> &str {
         self.context.description()
     }
 
-    /// The context rendering goes through (its EGL device and GL renderer).
+    /// The context drawing goes through (its EGL device and CUDA ordinal).
     pub fn context(&self) -> &HeadlessContext {
         &self.context
     }
 
-    /// Uploads the solver's particles and renders one frame to an image.
-    pub fn render(
-        &mut self,
-        solver: &mut dyn Solver,
-        camera: &Camera,
-        settings: &RenderSettings,
-    ) -> Result<Image> {
-        self.renderer.update_particles(solver, settings.view)?;
-        self.renderer.draw(
-            camera,
-            settings,
-            Output {
-                framebuffer: Some(self.target.framebuffer),
-                width: self.width,
-                height: self.height,
-            },
-        )?;
+    /// Where a frame goes: the offscreen target.
+    pub fn output(&self) -> Output {
+        Output {
+            framebuffer: Some(self.target.framebuffer),
+            width: self.width,
+            height: self.height,
+        }
+    }
+
+    /// Lets `draw` draw one frame into the target, then reads it back as an image.
+    pub fn capture(&mut self, draw: impl FnOnce(Output) -> Result<()>) -> Result<Image> {
+        draw(self.output())?;
         let image = read_image(
             &self.context.gl,
             Some(self.target.framebuffer),
@@ -84,14 +71,9 @@ impl HeadlessRenderer {
         crate::gfx::check_gl(&self.context.gl, "image read-back")?;
         Ok(image)
     }
-
-    /// An intermediate buffer of the last frame (see [`Renderer::read_buffer`]).
-    pub fn read_buffer(&self, buffer: Buffer) -> Result<Vec<f32>> {
-        self.renderer.read_buffer(buffer)
-    }
 }
 
-impl Drop for HeadlessRenderer {
+impl Drop for Headless {
     fn drop(&mut self) {
         self.target.delete(&self.context.gl);
     }

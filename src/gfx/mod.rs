@@ -14,6 +14,17 @@ pub mod timing;
 use anyhow::{bail, Result};
 use glow::HasContext;
 
+/// Where a frame goes: a framebuffer (`None`: the window's) of a size in pixels.
+#[derive(Clone, Copy, Debug)]
+pub struct Output {
+    /// Target framebuffer; `None` is the default framebuffer.
+    pub framebuffer: Option<glow::Framebuffer>,
+    /// Width, pixels.
+    pub width: u32,
+    /// Height, pixels.
+    pub height: u32,
+}
+
 /// Fails with the GL error code and `what` when `glGetError` reports one.
 pub fn check_gl(gl: &glow::Context, what: &str) -> Result<()> {
     // SAFETY: an error query on this thread's current context.

@@ -5,15 +5,16 @@
 //! kind-agnostic. Adding a kind: its room, its `kernels/<kind>.cu` and `shaders/<kind>/`, its
 //! `scenes/<kind>/` presets, and one line in [`Kind`] (docs/architecture.md walks it through).
 
+pub mod doctor;
 pub mod pbf;
 #[cfg(test)]
 pub mod probe;
 
 use crate::gfx::camera::Camera;
 use crate::gfx::timing::PassClock;
+use crate::gfx::Output;
 use crate::output::Table;
 use crate::scene::{Aabb, SceneError, Source};
-use crate::sims::pbf::render::Output;
 use anyhow::Result;
 use std::any::Any;
 use std::fmt;
@@ -94,7 +95,7 @@ impl fmt::Display for Backend {
 }
 
 /// How to open a scene: the backend, the CUDA device, and an optional size.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OpenOptions {
     /// Which implementation runs the simulation.
     pub backend: Backend,
@@ -103,6 +104,17 @@ pub struct OpenOptions {
     /// Rescale the scene so it holds about this many elements (particles, cells), keeping its
     /// geometry; `bench --particles` uses it.
     pub elements: Option<u64>,
+}
+
+impl Default for OpenOptions {
+    /// Auto backend on [`crate::cuda::DEFAULT_DEVICE`], the scene's own size.
+    fn default() -> Self {
+        OpenOptions {
+            backend: Backend::Auto,
+            device: crate::cuda::DEFAULT_DEVICE,
+            elements: None,
+        }
+    }
 }
 
 /// Opens the scene `source` as a running simulation of its kind: the one `match` over kinds.

@@ -5,9 +5,9 @@
 
 use crate::gfx::camera::Camera;
 use crate::gfx::timing::PassClock;
+use crate::gfx::Output;
 use crate::output::{Column, Table};
 use crate::scene::{syntax_error, Aabb, SceneError, Source};
-use crate::sims::pbf::render::Output;
 use crate::sims::{Backend, Frame, Kind, OpenOptions, Sim, SolveSummary};
 use anyhow::{bail, Result};
 use glow::HasContext;
@@ -387,6 +387,39 @@ mod tests {
         assert!(state.sim_replaced && state.message.is_none());
         let framing = crate::gfx::camera::Camera::framing(&state.sim.bounds());
         assert!(state.camera == framing && framing != rod_camera);
+    }
+
+    /// `fluidlab render` draws a second kind through the same door: the probe clears its
+    /// target to its mean temperature, which diffusion conserves (0.5 → red 128 of 255). An
+    /// unknown view names the kind's views.
+    #[test]
+    fn a_second_kind_renders_through_the_render_command() {
+        use crate::commands::render::{self, RenderOptions};
+        let directory = tempfile::tempdir().unwrap();
+        let mut options = RenderOptions {
+            scene: rod_file(directory.path()),
+            frames: 2,
+            size: (8, 4),
+            out: directory.path().join("frames"),
+            view: Some("temperature".into()),
+            backend: Backend::Cpu,
+            steps_per_frame: 10,
+            timings: false,
+            quiet: true,
+        };
+        let report = render::run(&options)
+            .expect("headless OpenGL (EGL); run scripts/setup.sh to install Mesa's EGL packages");
+        assert_eq!((report.elements, report.unit), (40, "cells"));
+        let image = image::open(&report.files[1]).unwrap().to_rgba8();
+        assert_eq!(image.dimensions(), (8, 4));
+        assert!(
+            image.pixels().all(|p| p.0 == [128, 0, 0, 255]),
+            "{:?}",
+            image.get_pixel(0, 0)
+        );
+        options.view = Some("fluid".into());
+        let error = format!("{:#}", render::run(&options).unwrap_err());
+        assert!(error.contains("a probe scene shows temperature"), "{error}");
     }
 
     #[test]

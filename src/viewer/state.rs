@@ -67,8 +67,8 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Opens `scene` (preset name or path, any kind) on `backend`, CUDA device 0 until the
-    /// front end says which GPU draws ([`AppState::use_cuda_device`]).
+    /// Opens `scene` (preset name or path, any kind) on `backend`, on the default CUDA device
+    /// until the front end says which GPU draws ([`AppState::use_cuda_device`]).
     pub fn open(scene: &str, backend: Backend) -> Result<AppState> {
         let options = OpenOptions {
             backend,
@@ -85,7 +85,7 @@ impl AppState {
             sim,
             source: source.to_string(),
             backend,
-            cuda_device: 0,
+            cuda_device: crate::cuda::DEFAULT_DEVICE,
             run_mode: RunMode::Continuous,
             paused: false,
             steps_requested: 0,

@@ -5,7 +5,7 @@
 use super::state::AppState;
 use crate::gfx::capture::{read_image, save_png};
 use crate::gfx::timing::PassClock;
-use crate::sims::pbf::render::Output;
+use crate::gfx::Output;
 use crate::sims::Backend;
 use crate::viewer::keys;
 use crate::viewer::panel::{self as ui, Action, FrameInfo, PanelText};
@@ -439,7 +439,7 @@ impl ApplicationHandler for Viewer {
                 self.gfx = Some(gfx);
                 self.last_frame = Instant::now();
                 // Simulate on the GPU that renders, so interop can share the particle buffer.
-                if let Some(device) = crate::sims::pbf::cuda::gl_device() {
+                if let Some(device) = crate::cuda::gl_device() {
                     if let Err(error) = self.state.use_cuda_device(device) {
                         self.fail(event_loop, error);
                     }

@@ -27,13 +27,6 @@ pub fn create(scene: &Scene, backend: Backend) -> Result<Created> {
     create_on(scene, backend, DEFAULT_DEVICE)
 }
 
-/// The CUDA device a front end that draws should simulate on: the GPU of its current OpenGL
-/// context (`cuGLGetDevices`), so CUDA–GL interop can share its buffers; the default device
-/// when that GPU is not a CUDA device (Mesa, another vendor) or there is no CUDA driver.
-pub fn gl_cuda_device() -> usize {
-    crate::cuda::gl_device().unwrap_or(DEFAULT_DEVICE)
-}
-
 /// Creates the solver `backend` asks for, the CUDA solver on CUDA device `device`.
 pub fn create_on(scene: &Scene, backend: Backend, device: usize) -> Result<Created> {
     create_with(scene, &scene.seed(), backend, device)

@@ -10,6 +10,7 @@ pub mod coarse;
 pub mod constants;
 pub mod cpu;
 pub mod cuda;
+pub mod doctor;
 pub mod grid;
 pub mod kernel;
 pub mod multigrid;

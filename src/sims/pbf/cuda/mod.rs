@@ -42,9 +42,6 @@ use params::{GpuObstacle, GpuParams};
 use pbf::PbfKernels;
 use std::sync::Arc;
 
-/// The GPU of the current OpenGL context, the device front ends that draw pass to
-/// [`CudaSolver::new_on`] (`crate::cuda::gl_device`).
-pub use crate::cuda::gl_device;
 
 type Float4 = [f32; 4];
 

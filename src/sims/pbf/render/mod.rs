@@ -32,6 +32,7 @@ use crate::gfx::program::Program;
 use crate::gfx::skybox::Sky;
 use crate::gfx::targets::TextureTarget;
 use crate::gfx::timing::{PassClock, PassTimer};
+pub use crate::gfx::Output;
 use crate::sims::pbf::scene::Scene;
 use anyhow::Result;
 use glam::{Mat4, Vec3};
@@ -192,17 +193,6 @@ pub enum Buffer {
     Thickness,
     /// `normals` output: xyz eye-space normal, w 1 inside the fluid and 0 elsewhere.
     Normals,
-}
-
-/// Where a frame goes: a framebuffer (`None`: the window's) of a size in pixels.
-#[derive(Clone, Copy, Debug)]
-pub struct Output {
-    /// Target framebuffer; `None` is the default framebuffer.
-    pub framebuffer: Option<glow::Framebuffer>,
-    /// Width, pixels.
-    pub width: u32,
-    /// Height, pixels.
-    pub height: u32,
 }
 
 /// The fluid passes' programs, each with its uniforms located.
