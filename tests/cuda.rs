@@ -2,12 +2,12 @@
 //! the command line without a GPU. Tests that need a GPU print why they skip on machines
 //! without one (CI); `fluidlab doctor` runs the same parity checks where there is no cargo.
 
-use fluidlab::sims::pbf::doctor::{RESTARTS, RESTART_ALLOWANCE};
 use fluidlab::cuda::ptx::{self, ModuleSource};
 use fluidlab::sims::pbf::backend::cuda_unavailable;
 use fluidlab::sims::pbf::cpu::CpuSolver;
 use fluidlab::sims::pbf::cuda::parity::{self, RUN_FRAMES, RUN_TOLERANCE, RUN_WINDOW};
 use fluidlab::sims::pbf::cuda::pbf::{self, PbfKernels};
+use fluidlab::sims::pbf::doctor::{RESTARTS, RESTART_ALLOWANCE};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};

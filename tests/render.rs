@@ -9,13 +9,13 @@ use fluidlab::gfx::timing::PassClock;
 use fluidlab::sims::pbf::backend::Created;
 use fluidlab::sims::pbf::render::{Buffer, RenderSettings, Renderer, View};
 use fluidlab::sims::pbf::scene::Scene;
-use fluidlab::sims::pbf::{
-    Backend, Params, PbfSim, RenderScalar, Snapshot, Solver, SolverError, StageTimes,
-};
+use fluidlab::sims::pbf::{Backend, PbfSim};
 use fluidlab::sims::{OpenOptions, Sim};
-use glam::{Vec3, Vec3A};
+use glam::Vec3;
 
 mod gl_probe;
+
+use gl_probe::FixedParticles;
 
 const WIDTH: u32 = 160;
 const HEIGHT: u32 = 120;
@@ -34,102 +34,6 @@ const SCENE: &str = r#"
     spacing = 0.025
 "#;
 
-/// Particles that never move: exact, repeatable images.
-struct FixedParticles {
-    positions: Vec<[f32; 4]>,
-    params: Params,
-    /// Reading the state back fails (as a CUDA copy can).
-    unreadable: bool,
-}
-
-impl FixedParticles {
-    fn of(scene: &Scene) -> FixedParticles {
-        FixedParticles {
-            positions: scene
-                .seed()
-                .positions
-                .iter()
-                .map(|p| [p.x, p.y, p.z, 0.0])
-                .collect(),
-            params: scene.params.clone(),
-            unreadable: false,
-        }
-    }
-
-    fn empty(scene: &Scene) -> FixedParticles {
-        FixedParticles {
-            positions: Vec::new(),
-            params: scene.params.clone(),
-            unreadable: false,
-        }
-    }
-}
-
-impl Solver for FixedParticles {
-    fn backend_name(&self) -> &'static str {
-        "fixed"
-    }
-    fn particle_count(&self) -> usize {
-        self.positions.len()
-    }
-    fn params(&self) -> &Params {
-        &self.params
-    }
-    fn set_params(&mut self, params: &Params) -> Result<(), SolverError> {
-        self.params = params.clone();
-        Ok(())
-    }
-    fn step(&mut self) -> Result<(), SolverError> {
-        Ok(())
-    }
-    fn steps_taken(&self) -> u64 {
-        0
-    }
-    fn stage_times(&self) -> StageTimes {
-        StageTimes::default()
-    }
-    fn reset_stage_times(&mut self) {}
-    fn solve_report(&self) -> fluidlab::sims::pbf::SolveReport {
-        Default::default()
-    }
-    fn snapshot(&self) -> Result<Snapshot, SolverError> {
-        if self.unreadable {
-            return Err(SolverError::Backend(
-                "copying particles back failed (test)".into(),
-            ));
-        }
-        Ok(Snapshot {
-            positions: self
-                .positions
-                .iter()
-                .map(|p| Vec3A::new(p[0], p[1], p[2]))
-                .collect(),
-            ..Snapshot::default()
-        })
-    }
-    /// At rest (speed 0, the bottom of the speed ramp) and at 1.1 ρ₀ (the top of the density
-    /// ramp), so the two particle views must colour the same particles differently.
-    fn render_positions(
-        &self,
-        scalar: RenderScalar,
-        out: &mut Vec<[f32; 4]>,
-    ) -> Result<(), SolverError> {
-        if self.unreadable {
-            return Err(SolverError::Backend(
-                "copying particles back failed (test)".into(),
-            ));
-        }
-        let value = match scalar {
-            RenderScalar::Speed => 0.0,
-            RenderScalar::Density => 1.1 * self.params.rest_density,
-        };
-        out.clear();
-        out.extend(self.positions.iter().map(|p| [p[0], p[1], p[2], value]));
-        Ok(())
-    }
-}
-
-/// Field order is drop order: the renderer's GL objects go before the context.
 /// A PBF simulation of `scene` running `created`'s solver (the render command's `open`).
 fn pbf_sim(scene: Scene, open: &OpenOptions, created: Created) -> Box<dyn Sim> {
     Box::new(PbfSim::with_solver(

@@ -158,7 +158,8 @@ mod tests {
     }
 
     /// Every module's NVRTC source has every header include resolved; pbf's is the source with
-    /// its two headers pasted where they are included, as the NVRTC path always compiled it.
+    /// its headers pasted where they are included (pbf_common.cuh with the shared vector math
+    /// it includes), as the NVRTC path always compiled it.
     #[test]
     fn nvrtc_sources_have_their_headers_pasted_in() {
         for module in MODULES {
@@ -173,7 +174,11 @@ mod tests {
         let pasted = module_source("pbf")
             .unwrap()
             .source
-            .replace("#include \"pbf_common.cuh\"\n", header("pbf_common.cuh"))
+            .replace(
+                "#include \"pbf_common.cuh\"\n",
+                &header("pbf_common.cuh")
+                    .replace("#include \"common/vec.cuh\"\n", header("common/vec.cuh")),
+            )
             .replace("#include \"coarse.cuh\"\n", header("coarse.cuh"));
         assert_eq!(module_source("pbf").unwrap().nvrtc_source(), pasted);
     }

@@ -1,8 +1,8 @@
-//! The headless OpenGL context, the one EGL path of fluidlab: the EGL devices of the machine and
-//! which of them is a CUDA device (`EGL_CUDA_DEVICE_NV`), and a surfaceless OpenGL 3.3 core
-//! context made current on the best of them. `fluidlab render`, the headless renderer and
-//! `fluidlab doctor`'s EGL and interop checks all come through here, so doctor checks the
-//! context rendering uses.
+//! Every OpenGL context of fluidlab, all through EGL: the EGL devices of the machine and which of
+//! them is a CUDA device (`EGL_CUDA_DEVICE_NV`), a surfaceless OpenGL 3.3 core context made
+//! current on the best of them ([`HeadlessContext`]: `fluidlab render`, the headless target and
+//! `fluidlab doctor`'s EGL and interop checks, so doctor checks the context rendering uses), and
+//! the viewer's window context ([`WindowContext`], EGL on X11 and Wayland alike).
 //!
 //! libEGL is loaded at run time (by glutin): a machine without it, or whose EGL cannot list
 //! devices, gets [`GlUnavailable`], a normal condition callers report or work around.
@@ -14,10 +14,16 @@ use glutin::api::egl::device::Device;
 use glutin::api::egl::display::Display;
 use glutin::config::{Api, ConfigSurfaceTypes, ConfigTemplateBuilder};
 use glutin::context::{ContextApi, ContextAttributesBuilder, GlProfile, Version};
+use glutin::display::{Display as WindowDisplay, DisplayApiPreference};
 use glutin::error::ErrorKind;
 use glutin::prelude::*;
+use glutin::surface::{Surface, SurfaceAttributesBuilder, SwapInterval, WindowSurface};
+use glutin_winit::GlWindow;
+use raw_window_handle::{HasWindowHandle, RawDisplayHandle};
 use std::fmt;
+use std::num::NonZeroU32;
 use std::rc::Rc;
+use winit::window::Window;
 
 /// No EGL library could be loaded, it cannot enumerate devices, or no device gives a context:
 /// rendering is impossible here (as opposed to a failure while rendering). The CLI falls back to
@@ -245,6 +251,82 @@ impl HeadlessContext {
     /// The EGL device and the GL renderer, for logs and reports.
     pub fn description(&self) -> &str {
         &self.description
+    }
+}
+
+/// A window's OpenGL 3.3 core context, current, with its surface (vsync where offered). Field
+/// order is drop order: the surface and context go before the display.
+pub struct WindowContext {
+    /// The GL function table.
+    pub gl: Rc<glow::Context>,
+    surface: Surface<WindowSurface>,
+    context: glutin::context::PossiblyCurrentContext,
+    _display: WindowDisplay,
+}
+
+impl WindowContext {
+    /// Creates the context for `window` on the display `raw_display` (the window's event
+    /// loop's) and makes it current.
+    pub fn create(raw_display: RawDisplayHandle, window: &Window) -> Result<WindowContext> {
+        let raw_window = window.window_handle().context("no window handle")?.as_raw();
+        // EGL on both X11 and Wayland: Mesa and NVIDIA ship it, and it needs no X visual
+        // matching.
+        // SAFETY: `raw_display` is the live window's display, which outlives the EGL display
+        // (both belong to the viewer).
+        let display = unsafe { WindowDisplay::new(raw_display, DisplayApiPreference::Egl) }
+            .context("cannot open EGL on this display (install libegl1 libegl-mesa0)")?;
+        let template = ConfigTemplateBuilder::new()
+            .compatible_with_native_window(raw_window)
+            .build();
+        // SAFETY: the display is initialised; the template is a plain attribute list.
+        let config = unsafe { display.find_configs(template) }
+            .context("eglChooseConfig")?
+            .next()
+            .ok_or_else(|| anyhow!("the display offers no OpenGL framebuffer configuration"))?;
+        let context_attributes = ContextAttributesBuilder::new()
+            .with_context_api(ContextApi::OpenGl(Some(Version::new(3, 3))))
+            .with_profile(GlProfile::Core)
+            .build(Some(raw_window));
+        // SAFETY: `config` belongs to this display; `raw_window` is the live window.
+        let not_current = unsafe { display.create_context(&config, &context_attributes) }
+            .context("cannot create an OpenGL 3.3 core context")?;
+        let size = window.inner_size();
+        let surface_attributes = SurfaceAttributesBuilder::<WindowSurface>::new().build(
+            raw_window,
+            NonZeroU32::new(size.width.max(1)).unwrap_or(NonZeroU32::MIN),
+            NonZeroU32::new(size.height.max(1)).unwrap_or(NonZeroU32::MIN),
+        );
+        // SAFETY: `config` belongs to this display; the attributes name the live window.
+        let surface = unsafe { display.create_window_surface(&config, &surface_attributes) }
+            .context("cannot create the window surface")?;
+        let context = not_current
+            .make_current(&surface)
+            .context("cannot make the GL context current")?;
+        // Vsync where offered; the viewer still runs without it.
+        let _ = surface.set_swap_interval(&context, SwapInterval::Wait(NonZeroU32::MIN));
+        // SAFETY: the functions come from this display's EGL for the context made current
+        // above.
+        let gl = Rc::new(unsafe {
+            glow::Context::from_loader_function_cstr(|name| display.get_proc_address(name).cast())
+        });
+        Ok(WindowContext {
+            gl,
+            surface,
+            context,
+            _display: display,
+        })
+    }
+
+    /// Shows the frame drawn.
+    pub fn swap_buffers(&self) -> Result<()> {
+        self.surface
+            .swap_buffers(&self.context)
+            .context("swapping buffers")
+    }
+
+    /// Resizes the surface to the window's size.
+    pub fn resize(&self, window: &Window) {
+        window.resize_surface(&self.surface, &self.context);
     }
 }
 

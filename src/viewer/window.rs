@@ -4,23 +4,15 @@
 
 use super::state::AppState;
 use crate::gfx::capture::{read_image, save_png};
+use crate::gfx::context::WindowContext;
 use crate::gfx::timing::PassClock;
 use crate::gfx::Output;
 use crate::sims::Backend;
 use crate::viewer::keys;
 use crate::viewer::panel::{self as ui, Action, FrameInfo, PanelText};
 use anyhow::{anyhow, Context, Result};
-use glutin::config::{Config, ConfigTemplateBuilder};
-use glutin::context::{
-    ContextApi, ContextAttributesBuilder, GlProfile, PossiblyCurrentContext, Version,
-};
-use glutin::display::{Display, DisplayApiPreference};
-use glutin::prelude::*;
-use glutin::surface::{Surface, SurfaceAttributesBuilder, SwapInterval, WindowSurface};
-use glutin_winit::GlWindow;
-use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
+use raw_window_handle::HasDisplayHandle;
 use std::collections::HashSet;
-use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Instant;
@@ -118,8 +110,7 @@ struct Gfx {
     platform: imgui_winit_support::WinitPlatform,
     imgui: imgui::Context,
     gl: Rc<glow::Context>,
-    surface: Surface<WindowSurface>,
-    context: PossiblyCurrentContext,
+    context: WindowContext,
     window: Window,
 }
 
@@ -155,45 +146,8 @@ fn create_gfx(event_loop: &ActiveEventLoop, state: &AppState) -> Result<Gfx> {
         .display_handle()
         .context("no display handle")?
         .as_raw();
-    let raw_window = window.window_handle().context("no window handle")?.as_raw();
-    // EGL on both X11 and Wayland: Mesa and NVIDIA ship it, and it needs no X visual matching.
-    // SAFETY: `raw_display` is the live winit window's display, which outlives the EGL display
-    // (both belong to the viewer).
-    let display = unsafe { Display::new(raw_display, DisplayApiPreference::Egl) }
-        .context("cannot open EGL on this display (install libegl1 libegl-mesa0)")?;
-    let template = ConfigTemplateBuilder::new()
-        .compatible_with_native_window(raw_window)
-        .build();
-    // SAFETY: the display is initialised; the template is a plain attribute list.
-    let config: Config = unsafe { display.find_configs(template) }
-        .context("eglChooseConfig")?
-        .next()
-        .ok_or_else(|| anyhow!("the display offers no OpenGL framebuffer configuration"))?;
-    let context_attributes = ContextAttributesBuilder::new()
-        .with_context_api(ContextApi::OpenGl(Some(Version::new(3, 3))))
-        .with_profile(GlProfile::Core)
-        .build(Some(raw_window));
-    // SAFETY: `config` belongs to this display; `raw_window` is the live window.
-    let not_current = unsafe { display.create_context(&config, &context_attributes) }
-        .context("cannot create an OpenGL 3.3 core context")?;
-    let size = window.inner_size();
-    let surface_attributes = SurfaceAttributesBuilder::<WindowSurface>::new().build(
-        raw_window,
-        NonZeroU32::new(size.width.max(1)).unwrap_or(NonZeroU32::MIN),
-        NonZeroU32::new(size.height.max(1)).unwrap_or(NonZeroU32::MIN),
-    );
-    // SAFETY: `config` belongs to this display; the attributes name the live window.
-    let surface = unsafe { display.create_window_surface(&config, &surface_attributes) }
-        .context("cannot create the window surface")?;
-    let context = not_current
-        .make_current(&surface)
-        .context("cannot make the GL context current")?;
-    // Vsync where offered; the viewer still runs without it.
-    let _ = surface.set_swap_interval(&context, SwapInterval::Wait(NonZeroU32::MIN));
-    // SAFETY: the functions come from this display's EGL for the context made current above.
-    let gl = Rc::new(unsafe {
-        glow::Context::from_loader_function_cstr(|name| display.get_proc_address(name).cast())
-    });
+    let context = WindowContext::create(raw_display, &window)?;
+    let gl = Rc::clone(&context.gl);
     let mut imgui = imgui::Context::create();
     imgui.set_ini_filename(None);
     let mut platform = imgui_winit_support::WinitPlatform::new(&mut imgui);
@@ -211,7 +165,6 @@ fn create_gfx(event_loop: &ActiveEventLoop, state: &AppState) -> Result<Gfx> {
         platform,
         imgui,
         gl,
-        surface,
         context,
         window,
     })
@@ -340,9 +293,7 @@ impl Viewer {
         gfx.imgui_renderer
             .render(&gfx.gl, &gfx.textures, draw_data)
             .map_err(|e| anyhow!("imgui render: {e}"))?;
-        gfx.surface
-            .swap_buffers(&gfx.context)
-            .context("swapping buffers")?;
+        gfx.context.swap_buffers()?;
 
         for action in actions {
             self.perform(action, event_loop);
@@ -464,7 +415,7 @@ impl ApplicationHandler for Viewer {
             WindowEvent::CloseRequested => event_loop.exit(),
             WindowEvent::Resized(_) => {
                 if let Some(gfx) = &self.gfx {
-                    gfx.window.resize_surface(&gfx.surface, &gfx.context);
+                    gfx.context.resize(&gfx.window);
                 }
             }
             WindowEvent::ModifiersChanged(modifiers) => self.input.modifiers = modifiers.state(),

@@ -1,7 +1,8 @@
-//! A solver that watches how a front end treats OpenGL: it takes hold of the particle buffer the
+//! Fixed particles for tests: exact, repeatable images, a read-back that can fail, and the GL
+//! probe, which watches how a front end treats OpenGL: it takes hold of the particle buffer the
 //! renderer hands it (as the CUDA solver's interop registration does) and records, when told to
 //! let go ([`Solver::release_gl`]), whether a GL context was current and the buffer still
-//! existed, and whether it was dropped still holding the buffer. Shared by tests/render.rs and
+//! existed, and whether it was dropped still holding the buffer. Shared by tests/render.rs,
 //! tests/viewer_gl.rs and tests/viewer_state.rs (`mod gl_probe;`).
 
 // Each test binary uses part of it.
@@ -53,19 +54,21 @@ impl GlLog {
     }
 }
 
-/// A solver of fixed particles that probes GL.
-pub struct GlProbe {
+/// Particles that never move (exact, repeatable images), optionally failing to read back (as a
+/// CUDA copy can) or probing GL (see the module's comment).
+pub struct FixedParticles {
     positions: Vec<[f32; 4]>,
     params: Params,
+    /// Reading the state back fails.
+    pub unreadable: bool,
     holding: Option<u32>,
-    log: Arc<Mutex<GlLog>>,
+    log: Option<Arc<Mutex<GlLog>>>,
 }
 
-impl GlProbe {
-    /// The scene's seeded particles, at rest, and the log the probe writes.
-    pub fn of(scene: &Scene) -> (Created, Arc<Mutex<GlLog>>) {
-        let log = Arc::new(Mutex::new(GlLog::default()));
-        let probe = GlProbe {
+impl FixedParticles {
+    /// The scene's seeded particles, at rest.
+    pub fn of(scene: &Scene) -> FixedParticles {
+        FixedParticles {
             positions: scene
                 .seed()
                 .positions
@@ -73,9 +76,38 @@ impl GlProbe {
                 .map(|p| [p.x, p.y, p.z, 0.0])
                 .collect(),
             params: scene.params.clone(),
+            unreadable: false,
             holding: None,
-            log: Arc::clone(&log),
-        };
+            log: None,
+        }
+    }
+
+    /// No particles.
+    pub fn empty(scene: &Scene) -> FixedParticles {
+        let mut particles = FixedParticles::of(scene);
+        particles.positions.clear();
+        particles
+    }
+
+    fn read_back(&self) -> Result<(), SolverError> {
+        if self.unreadable {
+            return Err(SolverError::Backend(
+                "copying particles back failed (test)".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The GL probe: fixed particles that record how GL was treated.
+pub struct GlProbe;
+
+impl GlProbe {
+    /// The scene's seeded particles, at rest, probing GL, and the log the probe writes.
+    pub fn of(scene: &Scene) -> (Created, Arc<Mutex<GlLog>>) {
+        let log = Arc::new(Mutex::new(GlLog::default()));
+        let mut probe = FixedParticles::of(scene);
+        probe.log = Some(Arc::clone(&log));
         LIVE.fetch_add(1, Ordering::SeqCst);
         let created = Created {
             solver: Box::new(probe),
@@ -112,9 +144,9 @@ fn gl_state(buffer: u32) -> (bool, bool) {
     }
 }
 
-impl Solver for GlProbe {
+impl Solver for FixedParticles {
     fn backend_name(&self) -> &'static str {
-        "GL probe"
+        "fixed"
     }
     fn particle_count(&self) -> usize {
         self.positions.len()
@@ -140,6 +172,7 @@ impl Solver for GlProbe {
         Default::default()
     }
     fn snapshot(&self) -> Result<Snapshot, SolverError> {
+        self.read_back()?;
         Ok(Snapshot {
             positions: self
                 .positions
@@ -149,34 +182,46 @@ impl Solver for GlProbe {
             ..Snapshot::default()
         })
     }
+    /// At rest (speed 0, the bottom of the speed ramp) and at 1.1 ρ₀ (the top of the density
+    /// ramp), so the two particle views must colour the same particles differently.
     fn render_positions(
         &self,
-        _: RenderScalar,
+        scalar: RenderScalar,
         out: &mut Vec<[f32; 4]>,
     ) -> Result<(), SolverError> {
+        self.read_back()?;
+        let value = match scalar {
+            RenderScalar::Speed => 0.0,
+            RenderScalar::Density => 1.1 * self.params.rest_density,
+        };
         out.clear();
-        out.extend_from_slice(&self.positions);
+        out.extend(self.positions.iter().map(|p| [p[0], p[1], p[2], value]));
         Ok(())
     }
-    /// Takes hold of the buffer, then lets the renderer upload (as when interop is refused).
+    /// The probe takes hold of the buffer, then lets the renderer upload (as when interop is
+    /// refused).
     fn write_gl_buffer(&mut self, gl_buffer: u32, _: RenderScalar) -> Result<bool, SolverError> {
-        self.holding = Some(gl_buffer);
-        self.log.lock().unwrap().buffer = Some(gl_buffer);
+        if let Some(log) = &self.log {
+            self.holding = Some(gl_buffer);
+            log.lock().unwrap().buffer = Some(gl_buffer);
+        }
         Ok(false)
     }
     fn release_gl(&mut self) {
-        if let Some(buffer) = self.holding.take() {
+        if let (Some(buffer), Some(log)) = (self.holding.take(), &self.log) {
             let state = gl_state(buffer);
-            self.log.lock().unwrap().releases.push(state);
+            log.lock().unwrap().releases.push(state);
         }
     }
 }
 
-impl Drop for GlProbe {
+impl Drop for FixedParticles {
     fn drop(&mut self) {
-        LIVE.fetch_sub(1, Ordering::SeqCst);
-        let mut log = self.log.lock().unwrap();
-        log.dropped = true;
-        log.dropped_holding = self.holding.is_some();
+        if let Some(log) = &self.log {
+            LIVE.fetch_sub(1, Ordering::SeqCst);
+            let mut log = log.lock().unwrap();
+            log.dropped = true;
+            log.dropped_holding = self.holding.is_some();
+        }
     }
 }

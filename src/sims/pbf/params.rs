@@ -163,6 +163,15 @@ impl Params {
         }
     }
 
+    /// Replaces `self` with `new` when [`Params::check_live_edit`] allows it (what every
+    /// solver's `set_params` does); else leaves `self` as it is.
+    pub fn apply_live_edit(&mut self, new: &Params) -> Result<(), super::SolverError> {
+        self.check_live_edit(new)
+            .map_err(super::SolverError::Params)?;
+        *self = new.clone();
+        Ok(())
+    }
+
     /// Checks that only parameters that may change while particles exist differ from `self`:
     /// rest density, XSPH, vorticity, s_corr, relaxation, the iteration rule, the coarse
     /// correction, substeps, cfl, dt and gravity.

@@ -599,11 +599,7 @@ impl Solver for CpuSolver {
     }
 
     fn set_params(&mut self, params: &Params) -> Result<(), SolverError> {
-        self.params
-            .check_live_edit(params)
-            .map_err(SolverError::Params)?;
-        self.params = params.clone();
-        Ok(())
+        self.params.apply_live_edit(params)
     }
 
     fn step(&mut self) -> Result<(), SolverError> {

@@ -42,7 +42,6 @@ use params::{GpuObstacle, GpuParams};
 use pbf::PbfKernels;
 use std::sync::Arc;
 
-
 type Float4 = [f32; 4];
 
 /// Bytes of GPU memory per particle: positions, predicted positions and velocities (float4,
@@ -395,11 +394,7 @@ impl Solver for CudaSolver {
     }
 
     fn set_params(&mut self, params: &Params) -> Result<(), SolverError> {
-        self.params
-            .check_live_edit(params)
-            .map_err(SolverError::Params)?;
-        self.params = params.clone();
-        Ok(())
+        self.params.apply_live_edit(params)
     }
 
     fn step(&mut self) -> Result<(), SolverError> {
