@@ -174,7 +174,7 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
         bar.finish_and_clear();
     }
     let summary = Summary {
-        last: last.stats(steps, steps as f64 * dt, 0.0),
+        last: serde_json::from_str(last.stats(steps, steps as f64 * dt, 0.0).get())?,
         frames_written,
         wall_seconds,
     };

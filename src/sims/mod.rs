@@ -16,6 +16,7 @@ use crate::gfx::Output;
 use crate::output::Table;
 use crate::scene::{Aabb, SceneError, Source};
 use anyhow::Result;
+use serde_json::value::RawValue;
 use std::any::Any;
 use std::fmt;
 use std::rc::Rc;
@@ -140,12 +141,18 @@ pub trait Frame {
     /// The state as a table, one row per element, for CSV/PLY export.
     fn table(&self) -> Table;
 
-    /// The kind's statistics of this state as one JSON object (a `--stats` line); `step`,
-    /// `time` and `step_ms` say when it was taken and how long steps took.
-    fn stats(&self, step: u64, time: f64, step_ms: f64) -> serde_json::Value;
+    /// The kind's statistics of this state as one JSON object (a `--stats` line), serialised by
+    /// the kind so its fields keep their order and their precision; `step`, `time` and
+    /// `step_ms` say when it was taken and how long steps took.
+    fn stats(&self, step: u64, time: f64, step_ms: f64) -> Box<RawValue>;
 
     /// A few human-readable lines summing the state up (printed after a run).
     fn summary(&self) -> Vec<String>;
+}
+
+/// `row` as a JSON object for [`Frame::stats`].
+pub fn stats_row(row: &impl serde::Serialize) -> Box<RawValue> {
+    serde_json::value::to_raw_value(row).expect("statistics rows serialise to JSON")
 }
 
 /// How the iterative part of a solver went over the last frame, for `bench`.

@@ -8,10 +8,11 @@ use crate::gfx::timing::PassClock;
 use crate::gfx::Output;
 use crate::output::{Column, Table};
 use crate::scene::{syntax_error, Aabb, SceneError, Source};
-use crate::sims::{Backend, Frame, Kind, OpenOptions, Sim, SolveSummary};
+use crate::sims::{stats_row, Backend, Frame, Kind, OpenOptions, Sim, SolveSummary};
 use anyhow::{bail, Result};
 use glow::HasContext;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use std::any::Any;
 use std::rc::Rc;
 use winit::keyboard::KeyCode;
@@ -253,13 +254,13 @@ impl Frame for RodFrame {
         table
     }
 
-    fn stats(&self, step: u64, time: f64, step_ms: f64) -> serde_json::Value {
+    fn stats(&self, step: u64, time: f64, step_ms: f64) -> Box<RawValue> {
         let heat: f64 = self.0.iter().sum();
         let hottest = self.0.iter().copied().fold(f64::MIN, f64::max);
-        serde_json::json!({
+        stats_row(&serde_json::json!({
             "step": step, "time": time, "cells": self.0.len(),
             "heat": heat, "hottest": hottest, "step_ms": step_ms,
-        })
+        }))
     }
 
     fn summary(&self) -> Vec<String> {

@@ -12,8 +12,9 @@ use crate::gfx::camera::Camera;
 use crate::gfx::timing::PassClock;
 use crate::output::{Column, Table};
 use crate::scene::Source;
-use crate::sims::{Frame, Kind, OpenOptions, Sim, SolveSummary};
+use crate::sims::{stats_row, Frame, Kind, OpenOptions, Sim, SolveSummary};
 use anyhow::{anyhow, Context, Result};
+use serde_json::value::RawValue;
 use std::any::Any;
 use std::rc::Rc;
 use winit::keyboard::KeyCode;
@@ -392,9 +393,8 @@ impl Frame for ParticleFrame {
         table
     }
 
-    fn stats(&self, step: u64, time: f64, step_ms: f64) -> serde_json::Value {
-        let stats = FrameStats::measure(&self.0, step, time, step_ms);
-        serde_json::to_value(stats).unwrap_or_default()
+    fn stats(&self, step: u64, time: f64, step_ms: f64) -> Box<RawValue> {
+        stats_row(&FrameStats::measure(&self.0, step, time, step_ms))
     }
 
     /// Incompressibility first (what the statistics panel shows rather than asks belief in),
