@@ -22,6 +22,7 @@
 //! (`src/cuda/`).
 
 pub mod coarse;
+mod coarse_kernels;
 #[cfg(test)]
 mod emulation;
 mod params;

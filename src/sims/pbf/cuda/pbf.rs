@@ -456,11 +456,11 @@ mod tests {
     }
 
     /// Every kernel looked up has one typed launch, the method of its name (here or in
-    /// coarse.rs), and every launch is of a kernel looked up.
+    /// coarse_kernels.rs), and every launch is of a kernel looked up.
     #[test]
     fn every_kernel_has_one_typed_launch() {
         let without_tests = |source: &'static str| source.split("#[cfg(test)]").next().unwrap();
-        let host = [include_str!("pbf.rs"), include_str!("coarse.rs")]
+        let host = [include_str!("pbf.rs"), include_str!("coarse_kernels.rs")]
             .map(without_tests)
             .concat();
         let mut launched: Vec<&str> = host
