@@ -47,6 +47,11 @@ impl fmt::Display for Check {
 pub fn kind_checks(kind: Kind, cuda_available: bool, add: &mut dyn FnMut(Check)) {
     match kind {
         Kind::Pbf => super::pbf::doctor::checks(cuda_available, add),
+        Kind::Ink => add(Check {
+            name: "ink",
+            status: Status::Skip,
+            detail: "the ink kind runs on the CPU only so far: no kernels to check".into(),
+        }),
         #[cfg(test)]
         Kind::Probe => add(Check {
             name: "probe",

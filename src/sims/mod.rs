@@ -6,6 +6,7 @@
 //! `scenes/<kind>/` presets, and one line in [`Kind`] (docs/architecture.md walks it through).
 
 pub mod doctor;
+pub mod ink;
 pub mod pbf;
 #[cfg(test)]
 pub mod probe;
@@ -27,6 +28,8 @@ use winit::keyboard::KeyCode;
 pub enum Kind {
     /// 3D Position Based Fluids (Macklin & Müller 2013).
     Pbf,
+    /// 2D stable fluids carrying ink (Stam 1999).
+    Ink,
     /// A test-only kind (a 1D heat rod), proving the seams; not shipped.
     #[cfg(test)]
     Probe,
@@ -36,6 +39,7 @@ impl Kind {
     /// Every kind, in the order `fluidlab scenes` lists them.
     pub const ALL: &[Kind] = &[
         Kind::Pbf,
+        Kind::Ink,
         #[cfg(test)]
         Kind::Probe,
     ];
@@ -44,6 +48,7 @@ impl Kind {
     pub fn name(self) -> &'static str {
         match self {
             Kind::Pbf => pbf::KIND,
+            Kind::Ink => ink::KIND,
             #[cfg(test)]
             Kind::Probe => probe::KIND,
         }
@@ -122,6 +127,7 @@ impl Default for OpenOptions {
 pub fn open(source: &Source, options: &OpenOptions) -> Result<Box<dyn Sim>> {
     Ok(match Kind::of(source)? {
         Kind::Pbf => Box::new(pbf::PbfSim::open(source, options)?),
+        Kind::Ink => Box::new(ink::InkSim::open(source, options)?),
         #[cfg(test)]
         Kind::Probe => Box::new(probe::ProbeSim::open(source, options)?),
     })
@@ -131,6 +137,7 @@ pub fn open(source: &Source, options: &OpenOptions) -> Result<Box<dyn Sim>> {
 pub fn describe(source: &Source) -> Result<String> {
     Ok(match Kind::of(source)? {
         Kind::Pbf => pbf::scene::Scene::from_source(source)?.description,
+        Kind::Ink => ink::scene::InkScene::from_source(source)?.description,
         #[cfg(test)]
         Kind::Probe => probe::Rod::from_source(source)?.description,
     })

@@ -1,0 +1,89 @@
+//! Ink: a 2D incompressible fluid on a grid (Stam 1999, "Stable Fluids"; GPU Gems ch. 38) that
+//! carries ink painted by scripted brush strokes and splats (`specs/003-ink.md`). CPU solver in
+//! `cpu.rs`; the scene section in `scene.rs`; behind the [`crate::sims::Sim`] door in `sim.rs`.
+
+pub mod cpu;
+pub mod fields;
+pub mod params;
+pub mod scene;
+mod sim;
+
+pub use params::{Advection, InkParams, PressureSolver};
+pub use sim::InkSim;
+
+/// The name of this kind in scene files (`kind = "ink"`) and in `scenes/ink/`.
+pub const KIND: &str = "ink";
+
+/// The stages of one ink step, in order; one CPU function (and one kernel) each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InkStage {
+    /// Velocity and ink carried along the flow (semi-Lagrangian or MacCormack), then damping
+    /// and fade.
+    Advect,
+    /// Brush stamps: Gaussian velocity and ink; the ink's buoyancy.
+    Splat,
+    /// ω = ∂v/∂x − ∂u/∂y.
+    Curl,
+    /// Vorticity confinement.
+    Vorticity,
+    /// ∇·u.
+    Divergence,
+    /// The pressure Poisson equation (Jacobi or red-black SOR), warm-started.
+    Pressure,
+    /// u −= ∇p.
+    SubtractGradient,
+}
+
+impl InkStage {
+    /// Every stage in execution order.
+    pub const ALL: [InkStage; 7] = [
+        InkStage::Advect,
+        InkStage::Splat,
+        InkStage::Curl,
+        InkStage::Vorticity,
+        InkStage::Divergence,
+        InkStage::Pressure,
+        InkStage::SubtractGradient,
+    ];
+
+    /// The stage's name in code, kernels, docs, bench output and the UI.
+    pub const fn name(self) -> &'static str {
+        match self {
+            InkStage::Advect => "advect",
+            InkStage::Splat => "splat",
+            InkStage::Curl => "curl",
+            InkStage::Vorticity => "vorticity",
+            InkStage::Divergence => "divergence",
+            InkStage::Pressure => "pressure",
+            InkStage::SubtractGradient => "subtract_gradient",
+        }
+    }
+}
+
+/// One brush stamp: a Gaussian of velocity and ink centred at `position`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stamp {
+    /// Centre, m.
+    pub position: [f32; 2],
+    /// Gaussian radius r (weight e^(−d²/r²)), m.
+    pub radius: f32,
+    /// Velocity added at the centre: m/s (a splat), or m/s² times dt when `per_second`.
+    pub velocity: [f32; 2],
+    /// Ink added at the centre per channel: an amount (a splat), or per second.
+    pub ink: [f32; 3],
+    /// Whether `velocity` and `ink` are rates (a stroke, applied every step for its duration).
+    pub per_second: bool,
+}
+
+/// What the last step's projection did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SolveReport {
+    /// Pressure iterations run.
+    pub iterations: u32,
+    /// RMS divergence before the projection, 1/s.
+    pub divergence_before: f64,
+    /// RMS divergence after it, 1/s.
+    pub divergence_after: f64,
+    /// RMS residual of the pressure equation after the iterations, 1/s.
+    pub residual: f64,
+}

@@ -1,0 +1,374 @@
+//! Ink's scene section: the grid, the parameters, the display, circular obstacles, and the
+//! scripted brush — strokes (a path painted over a time span) and splats (one instant) — so a
+//! run is reproducible headless.
+
+use super::params::{Advection, InkParams, PressureSolver};
+use super::Stamp;
+use crate::scene::{syntax_error, Invalid, SceneError, Source};
+use serde::Deserialize;
+
+/// What the ink is drawn on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Background {
+    /// White paper, the ink darkens it (the original's ink-wash look: colour 1 − ink).
+    Paper,
+    /// Black, the ink glows in its colour (coloured dye).
+    Dark,
+}
+
+/// A solid disc.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Obstacle {
+    /// Centre, m.
+    pub center: [f32; 2],
+    /// Radius, m.
+    pub radius: f32,
+}
+
+/// A brush moved along `path` from `start` for `duration` seconds at constant speed, painting
+/// `ink` per second and pushing the fluid with `force` × its velocity per second.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stroke {
+    /// When the stroke starts, s.
+    #[serde(default)]
+    pub start: f32,
+    /// How long it lasts, s.
+    pub duration: f32,
+    /// The points it passes through, m.
+    pub path: Vec<[f32; 2]>,
+    /// Brush radius, m.
+    pub radius: f32,
+    /// Ink painted per second at the brush centre, per channel (colour × concentration).
+    #[serde(default = "white")]
+    pub ink: [f32; 3],
+    /// Brush-motion influence, 1/s: the fluid is accelerated by force × the brush velocity.
+    #[serde(default = "default_force")]
+    pub force: f32,
+}
+
+/// One instant's push and ink.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Splat {
+    /// When, s.
+    pub time: f32,
+    /// Where, m.
+    pub position: [f32; 2],
+    /// Velocity added at the centre, m/s.
+    #[serde(default)]
+    pub velocity: [f32; 2],
+    /// Gaussian radius, m.
+    pub radius: f32,
+    /// Ink added at the centre, per channel.
+    #[serde(default)]
+    pub ink: [f32; 3],
+}
+
+fn white() -> [f32; 3] {
+    [1.0; 3]
+}
+
+fn default_force() -> f32 {
+    20.0
+}
+
+/// A validated ink scene.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InkScene {
+    /// Preset name or file stem.
+    pub name: String,
+    /// One line saying what the scene shows.
+    pub description: String,
+    /// Parameters.
+    pub params: InkParams,
+    /// What the ink is drawn on.
+    pub background: Background,
+    /// Solid discs.
+    pub obstacles: Vec<Obstacle>,
+    /// Scripted strokes.
+    pub strokes: Vec<Stroke>,
+    /// Scripted splats.
+    pub splats: Vec<Splat>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InkFile {
+    #[allow(dead_code)]
+    kind: String,
+    description: Option<String>,
+    grid: Option<GridFile>,
+    params: Option<ParamsFile>,
+    display: Option<DisplayFile>,
+    #[serde(default)]
+    obstacle: Vec<Obstacle>,
+    #[serde(default)]
+    stroke: Vec<Stroke>,
+    #[serde(default)]
+    splat: Vec<Splat>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GridFile {
+    cells: Option<[usize; 2]>,
+    ink_scale: Option<usize>,
+    width: Option<f32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ParamsFile {
+    dt: Option<f32>,
+    substeps: Option<u32>,
+    iterations: Option<u32>,
+    pressure_solver: Option<PressureSolver>,
+    pressure_carry_over: Option<f32>,
+    advection: Option<Advection>,
+    vorticity: Option<f32>,
+    velocity_damping: Option<f32>,
+    ink_fade: Option<f32>,
+    buoyancy: Option<f32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DisplayFile {
+    background: Option<Background>,
+}
+
+impl InkScene {
+    /// Parses and validates an ink scene source.
+    pub fn from_source(source: &Source) -> Result<InkScene, SceneError> {
+        let file: InkFile = toml::from_str(&source.text)
+            .map_err(|error| syntax_error(&source.text, &source.origin, &error))?;
+        let mut params = InkParams::default();
+        if let Some(grid) = file.grid {
+            if let Some([x, y]) = grid.cells {
+                (params.cells_x, params.cells_y) = (x, y);
+            }
+            params.ink_scale = grid.ink_scale.unwrap_or(params.ink_scale);
+            params.width = grid.width.unwrap_or(params.width);
+        }
+        if let Some(p) = file.params {
+            params.dt = p.dt.unwrap_or(params.dt);
+            params.substeps = p.substeps.unwrap_or(params.substeps);
+            params.iterations = p.iterations.unwrap_or(params.iterations);
+            params.pressure_solver = p.pressure_solver.unwrap_or(params.pressure_solver);
+            params.pressure_carry_over =
+                p.pressure_carry_over.unwrap_or(params.pressure_carry_over);
+            params.advection = p.advection.unwrap_or(params.advection);
+            params.vorticity = p.vorticity.unwrap_or(params.vorticity);
+            params.velocity_damping = p.velocity_damping.unwrap_or(params.velocity_damping);
+            params.ink_fade = p.ink_fade.unwrap_or(params.ink_fade);
+            params.buoyancy = p.buoyancy.unwrap_or(params.buoyancy);
+        }
+        let scene = InkScene {
+            name: source.name.clone(),
+            description: file.description.unwrap_or_default(),
+            params,
+            background: file
+                .display
+                .and_then(|d| d.background)
+                .unwrap_or(Background::Paper),
+            obstacles: file.obstacle,
+            strokes: file.stroke,
+            splats: file.splat,
+        };
+        scene.validate().map_err(|invalid| SceneError {
+            origin: source.origin.clone(),
+            line: line_of_key(&source.text, &invalid.key),
+            key: Some(invalid.key),
+            message: invalid.message,
+        })?;
+        Ok(scene)
+    }
+
+    /// Checks the parameters, and that every obstacle, stroke and splat is finite, sized and
+    /// inside the domain.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        self.params.validate()?;
+        let (w, h) = (self.params.width, self.params.height());
+        let inside = |key: String, p: [f32; 2]| {
+            if p.iter().all(|v| v.is_finite())
+                && (0.0..=w).contains(&p[0])
+                && (0.0..=h).contains(&p[1])
+            {
+                Ok(())
+            } else {
+                Err(Invalid::new(
+                    key,
+                    format!(
+                        "[{}, {}] lies outside the domain [0, {w}] × [0, {h}] m",
+                        p[0], p[1]
+                    ),
+                ))
+            }
+        };
+        let radius = |key: String, r: f32| {
+            if r.is_finite() && r > 0.0 && r <= w.max(h) {
+                Ok(())
+            } else {
+                Err(Invalid::new(
+                    key,
+                    format!("must be in (0, {}] m, got {r}", w.max(h)),
+                ))
+            }
+        };
+        let finite = |key: String, values: &[f32], least: f32| match values
+            .iter()
+            .find(|v| !(v.is_finite() && **v >= least && v.abs() <= 1e6))
+        {
+            None => Ok(()),
+            Some(v) => Err(Invalid::new(
+                key,
+                format!("must be finite, at least {least} and at most 1e6 in size, got {v}"),
+            )),
+        };
+        for (k, o) in self.obstacles.iter().enumerate() {
+            inside(format!("obstacle[{k}].center"), o.center)?;
+            radius(format!("obstacle[{k}].radius"), o.radius)?;
+        }
+        for (k, s) in self.strokes.iter().enumerate() {
+            if s.path.is_empty() {
+                return Err(Invalid::new(
+                    format!("stroke[{k}].path"),
+                    "needs at least one point",
+                ));
+            }
+            for p in &s.path {
+                inside(format!("stroke[{k}].path"), *p)?;
+            }
+            finite(format!("stroke[{k}].start"), &[s.start], 0.0)?;
+            if !(s.duration.is_finite() && s.duration > 0.0 && s.duration <= 1e6) {
+                return Err(Invalid::new(
+                    format!("stroke[{k}].duration"),
+                    format!("must be in (0, 1e6] s, got {}", s.duration),
+                ));
+            }
+            radius(format!("stroke[{k}].radius"), s.radius)?;
+            finite(format!("stroke[{k}].ink"), &s.ink, 0.0)?;
+            finite(format!("stroke[{k}].force"), &[s.force], 0.0)?;
+        }
+        for (k, s) in self.splats.iter().enumerate() {
+            finite(format!("splat[{k}].time"), &[s.time], 0.0)?;
+            inside(format!("splat[{k}].position"), s.position)?;
+            radius(format!("splat[{k}].radius"), s.radius)?;
+            finite(format!("splat[{k}].velocity"), &s.velocity, -1e6)?;
+            finite(format!("splat[{k}].ink"), &s.ink, 0.0)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the point (x, y) m is inside an obstacle.
+    pub fn solid(&self, x: f32, y: f32) -> bool {
+        self.obstacles.iter().any(|o| {
+            let (dx, dy) = (x - o.center[0], y - o.center[1]);
+            dx * dx + dy * dy <= o.radius * o.radius
+        })
+    }
+
+    /// The brush stamps of the step from `t0` to `t1` (s): each stroke active then, at its
+    /// position at the step's middle, and each splat whose time falls in [t0, t1).
+    pub fn stamps(&self, t0: f32, t1: f32) -> Vec<Stamp> {
+        let mut stamps = Vec::new();
+        let middle = 0.5 * (t0 + t1);
+        for stroke in &self.strokes {
+            if middle < stroke.start || middle >= stroke.start + stroke.duration {
+                continue;
+            }
+            let (position, velocity) = stroke.at((middle - stroke.start) / stroke.duration);
+            stamps.push(Stamp {
+                position,
+                radius: stroke.radius,
+                velocity: [stroke.force * velocity[0], stroke.force * velocity[1]],
+                ink: stroke.ink,
+                per_second: true,
+            });
+        }
+        for splat in &self.splats {
+            if (t0..t1).contains(&splat.time) {
+                stamps.push(Stamp {
+                    position: splat.position,
+                    radius: splat.radius,
+                    velocity: splat.velocity,
+                    ink: splat.ink,
+                    per_second: false,
+                });
+            }
+        }
+        stamps
+    }
+}
+
+impl Stroke {
+    /// The brush's position (m) and velocity (m/s) at `fraction` (0–1) of the stroke, moving
+    /// at constant speed along the path.
+    pub fn at(&self, fraction: f32) -> ([f32; 2], [f32; 2]) {
+        let segments: Vec<f32> = self
+            .path
+            .windows(2)
+            .map(|w| ((w[1][0] - w[0][0]).powi(2) + (w[1][1] - w[0][1]).powi(2)).sqrt())
+            .collect();
+        let length: f32 = segments.iter().sum();
+        if length == 0.0 {
+            return (self.path[0], [0.0; 2]);
+        }
+        let speed = length / self.duration;
+        let mut along = fraction.clamp(0.0, 1.0) * length;
+        for (k, &segment) in segments.iter().enumerate() {
+            if along <= segment || k + 1 == segments.len() {
+                let t = if segment > 0.0 {
+                    (along / segment).min(1.0)
+                } else {
+                    0.0
+                };
+                let (a, b) = (self.path[k], self.path[k + 1]);
+                let direction = if segment > 0.0 {
+                    [(b[0] - a[0]) / segment, (b[1] - a[1]) / segment]
+                } else {
+                    [0.0; 2]
+                };
+                return (
+                    [a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])],
+                    [speed * direction[0], speed * direction[1]],
+                );
+            }
+            along -= segment;
+        }
+        (self.path[0], [0.0; 2])
+    }
+}
+
+/// The line of `key` (`params.dt`, `stroke[1].radius`, `grid.cells`) in `text`: the table's
+/// header (the n-th of an array of tables), then the first line setting the field below it.
+pub fn line_of_key(text: &str, key: &str) -> Option<usize> {
+    let (table, field) = key.split_once('.').unwrap_or((key, ""));
+    let (name, index) = match table.split_once('[') {
+        Some((name, rest)) => (name, rest.trim_end_matches(']').parse::<usize>().ok()?),
+        None => (table, 0),
+    };
+    let headers = [format!("[[{name}]]"), format!("[{name}]")];
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| headers.iter().any(|h| l.trim() == h))
+        .nth(index)
+        .map(|(k, _)| k)?;
+    if field.is_empty() {
+        return Some(start + 1);
+    }
+    let field_line = lines[start + 1..]
+        .iter()
+        .take_while(|l| !l.trim_start().starts_with('['))
+        .position(|l| {
+            let t = l.trim_start();
+            t.strip_prefix(field)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        });
+    Some(field_line.map_or(start, |k| start + 1 + k) + 1)
+}

@@ -1,0 +1,662 @@
+//! Ink behind the [`Sim`] door: the scene, the CPU solver, the scripted brush's clock, and the
+//! picture (a field turned into an RGBA image, uploaded to a texture and shown letterboxed).
+
+use super::cpu::CpuInk;
+use super::fields::{Field, Flow, Ink};
+use super::params::{Advection, PressureSolver};
+use super::scene::{Background, InkScene};
+use super::{InkStage, SolveReport, Stamp};
+use crate::gfx::camera::Camera;
+use crate::gfx::fullscreen::{FullscreenTriangle, Present};
+use crate::gfx::timing::PassClock;
+use crate::gfx::Output;
+use crate::output::{Column, Table};
+use crate::scene::{Aabb, Source};
+use crate::sims::{stats_row, Backend, Frame, Kind, OpenOptions, Sim, SolveSummary};
+use anyhow::{anyhow, bail, Result};
+use glow::HasContext;
+use serde_json::value::RawValue;
+use std::any::Any;
+use std::rc::Rc;
+use winit::keyboard::KeyCode;
+
+const STAGES: [&str; InkStage::ALL.len()] = {
+    let mut names = [""; InkStage::ALL.len()];
+    let mut k = 0;
+    while k < names.len() {
+        names[k] = InkStage::ALL[k].name();
+        k += 1;
+    }
+    names
+};
+
+/// What the picture shows.
+const VIEWS: [&str; 6] = [
+    "ink",
+    "flow",
+    "pressure",
+    "divergence",
+    "curl",
+    "side-by-side",
+];
+
+/// An ink scene running on the CPU.
+pub struct InkSim {
+    /// The scene (its parameters edited live by the panel).
+    pub scene: InkScene,
+    /// The solver.
+    pub solver: CpuInk,
+    note: String,
+    time: f64,
+    steps: u64,
+    view: usize,
+    background: Background,
+    extra_stamps: Vec<Stamp>,
+    seed: u64,
+    gl: Option<InkGl>,
+}
+
+struct InkGl {
+    gl: Rc<glow::Context>,
+    texture: glow::Texture,
+    size: (usize, usize),
+    present: Present,
+    triangle: FullscreenTriangle,
+    pixels: Vec<u8>,
+}
+
+impl InkSim {
+    /// Parses `source` and starts the CPU solver; ink has no CUDA path yet, so `--backend
+    /// cuda` is refused and `auto` says why it runs on the CPU.
+    pub fn open(source: &Source, options: &OpenOptions) -> Result<InkSim> {
+        let mut scene = InkScene::from_source(source)?;
+        if let Some(cells) = options.elements {
+            let ratio = scene.params.cells_y as f64 / scene.params.cells_x as f64;
+            let nx = ((cells as f64 / ratio).sqrt().round() as usize).max(8);
+            scene.params.cells_x = nx;
+            scene.params.cells_y = ((nx as f64 * ratio).round() as usize).max(8);
+            scene
+                .validate()
+                .map_err(|e| anyhow!("rescaled scene: {}: {}", e.key, e.message))?;
+        }
+        let note = match options.backend {
+            Backend::Cuda => bail!(
+                "--backend cuda: the ink kind has no CUDA path yet; use --backend cpu or auto"
+            ),
+            Backend::Cpu => "cpu".to_string(),
+            Backend::Auto => "cpu (the ink kind has no CUDA path yet)".to_string(),
+        };
+        let solver = CpuInk::new(scene.params.clone(), |x, y| scene.solid(x, y));
+        Ok(InkSim {
+            background: scene.background,
+            scene,
+            solver,
+            note,
+            time: 0.0,
+            steps: 0,
+            view: 0,
+            extra_stamps: Vec::new(),
+            seed: 0x9e37_79b9_7f4a_7c15,
+            gl: None,
+        })
+    }
+
+    /// Between 5 and 12 splats of random colour, place and direction (the Space key).
+    pub fn random_splats(&mut self) {
+        let mut next = || {
+            // xorshift64*: deterministic, so a scripted run with random splats repeats.
+            self.seed ^= self.seed >> 12;
+            self.seed ^= self.seed << 25;
+            self.seed ^= self.seed >> 27;
+            (self.seed.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let (w, h) = (self.scene.params.width, self.scene.params.height());
+        let count = 5 + (next() * 8.0) as usize;
+        for _ in 0..count {
+            let angle = next() * std::f32::consts::TAU;
+            let speed = 0.5 * w.max(h) * (0.5 + next());
+            self.extra_stamps.push(Stamp {
+                position: [w * (0.1 + 0.8 * next()), h * (0.1 + 0.8 * next())],
+                radius: 0.03 * w.max(h),
+                velocity: [speed * angle.cos(), speed * angle.sin()],
+                ink: [next(), next(), next()],
+                per_second: false,
+            });
+        }
+    }
+
+    /// Removes all ink and motion (the B key).
+    pub fn clear(&mut self) {
+        self.solver = CpuInk::new(self.solver.params.clone(), |x, y| self.scene.solid(x, y));
+    }
+
+    fn image(&self) -> (usize, usize, Vec<u8>) {
+        let frame = InkFrame::of(&self.solver);
+        frame.picture(VIEWS[self.view], self.background)
+    }
+}
+
+impl Sim for InkSim {
+    fn kind(&self) -> Kind {
+        Kind::Ink
+    }
+
+    fn scene_name(&self) -> &str {
+        &self.scene.name
+    }
+
+    fn backend(&self) -> &str {
+        &self.note
+    }
+
+    fn dt(&self) -> f64 {
+        f64::from(self.solver.params.dt)
+    }
+
+    fn elements(&self) -> u64 {
+        (self.solver.params.cells_x * self.solver.params.cells_y) as u64
+    }
+
+    fn element_unit(&self) -> &'static str {
+        "cells"
+    }
+
+    fn scheme(&self) -> String {
+        let p = &self.solver.params;
+        format!(
+            "{}×{} cells, ink ×{}, {} substeps × {} {} iterations, {}",
+            p.cells_x,
+            p.cells_y,
+            p.ink_scale,
+            p.substeps,
+            p.iterations,
+            p.pressure_solver.name(),
+            p.advection.name()
+        )
+    }
+
+    fn step(&mut self) -> Result<()> {
+        let substeps = self.solver.params.substeps;
+        let dt = self.solver.params.dt / substeps as f32;
+        for _ in 0..substeps {
+            let t0 = self.time as f32;
+            let mut stamps = self.scene.stamps(t0, t0 + dt);
+            stamps.append(&mut self.extra_stamps);
+            self.solver.step(dt, &stamps);
+            self.time += f64::from(dt);
+            self.steps += 1;
+        }
+        let (u, v) = (&self.solver.flow.u.data, &self.solver.flow.v.data);
+        if !u.iter().chain(v).all(|x| x.is_finite()) {
+            bail!(
+                "step {}: the velocity is no longer finite; lower dt or the brush force",
+                self.steps
+            );
+        }
+        Ok(())
+    }
+
+    fn steps_taken(&self) -> u64 {
+        self.steps
+    }
+
+    fn stages(&self) -> &'static [&'static str] {
+        &STAGES
+    }
+
+    fn stage_seconds(&self) -> Vec<f64> {
+        self.solver.stage_seconds.to_vec()
+    }
+
+    fn reset_stage_times(&mut self) {
+        self.solver.stage_seconds = [0.0; InkStage::ALL.len()];
+    }
+
+    fn set_stage_timing(&mut self, _enabled: bool) {}
+
+    fn frame(&self) -> Result<Box<dyn Frame>> {
+        Ok(Box::new(InkFrame::of(&self.solver)))
+    }
+
+    fn solve_summary(&self) -> SolveSummary {
+        let report = self.solver.report;
+        SolveSummary {
+            iterations: f64::from(report.iterations),
+            rule: format!(
+                "{} {} iterations",
+                self.solver.params.iterations,
+                self.solver.params.pressure_solver.name()
+            ),
+            figures: vec![
+                ("divergence_before", report.divergence_before),
+                ("divergence_after", report.divergence_after),
+                ("residual", report.residual),
+            ],
+        }
+    }
+
+    fn bounds(&self) -> Aabb {
+        let p = &self.solver.params;
+        Aabb::new([0.0, 0.0, 0.0], [p.width, p.height(), 0.01])
+    }
+
+    fn restart(&mut self) -> Result<()> {
+        self.clear();
+        self.time = 0.0;
+        self.steps = 0;
+        Ok(())
+    }
+
+    fn use_cuda_device(&mut self, _device: usize) -> Result<()> {
+        Ok(())
+    }
+
+    fn panel(&mut self, ui: &imgui::Ui) -> Result<bool> {
+        use imgui::TreeNodeFlags;
+        if ui.collapsing_header("Ink", TreeNodeFlags::DEFAULT_OPEN) {
+            let p = &mut self.solver.params;
+            ui.slider("pressure iterations", 1, 200, &mut p.iterations);
+            ui.slider("pressure carry-over", 0.0, 1.0, &mut p.pressure_carry_over);
+            ui.slider("vorticity", 0.0, 10.0, &mut p.vorticity);
+            ui.slider("velocity damping (1/s)", 0.0, 5.0, &mut p.velocity_damping);
+            ui.slider("ink fade (1/s)", 0.0, 5.0, &mut p.ink_fade);
+            ui.slider("buoyancy", -10.0, 10.0, &mut p.buoyancy);
+            ui.slider("time step (s)", 0.001, 0.1, &mut p.dt);
+            ui.slider("substeps", 1, 8, &mut p.substeps);
+            let names: Vec<&str> = Advection::ALL.iter().map(|a| a.name()).collect();
+            let mut k = Advection::ALL
+                .iter()
+                .position(|a| *a == p.advection)
+                .unwrap_or(0);
+            if ui.combo_simple_string("advection", &mut k, &names) {
+                p.advection = Advection::ALL[k];
+            }
+            let names: Vec<&str> = PressureSolver::ALL.iter().map(|s| s.name()).collect();
+            let mut k = PressureSolver::ALL
+                .iter()
+                .position(|s| *s == p.pressure_solver)
+                .unwrap_or(0);
+            if ui.combo_simple_string("pressure solver", &mut k, &names) {
+                p.pressure_solver = PressureSolver::ALL[k];
+            }
+            let mut dark = self.background == Background::Dark;
+            if ui.checkbox("dark background", &mut dark) {
+                self.background = if dark {
+                    Background::Dark
+                } else {
+                    Background::Paper
+                };
+            }
+            if ui.button("Random splats (Space)") {
+                self.random_splats();
+            }
+            ui.same_line();
+            if ui.button("Clear (B)") {
+                self.clear();
+            }
+            self.solver
+                .params
+                .validate()
+                .map_err(|e| anyhow!("{}: {}", e.key, e.message))?;
+        }
+        Ok(false)
+    }
+
+    fn status(&self, frame: &dyn Frame) -> Vec<String> {
+        frame.summary()
+    }
+
+    fn key(&mut self, key: KeyCode) -> bool {
+        match key {
+            KeyCode::KeyB => self.clear(),
+            KeyCode::KeyG => self.random_splats(),
+            _ => return false,
+        }
+        true
+    }
+
+    fn key_help(&self) -> &'static [(&'static str, &'static str)] {
+        &[("B", "clear the ink and the flow"), ("G", "random splats")]
+    }
+
+    fn views(&self) -> &'static [&'static str] {
+        &VIEWS
+    }
+
+    fn view(&self) -> usize {
+        self.view
+    }
+
+    fn set_view(&mut self, view: usize) {
+        if view < VIEWS.len() {
+            self.view = view;
+        }
+    }
+
+    fn attach_gl(&mut self, gl: Rc<glow::Context>, _clock: PassClock) -> Result<()> {
+        // SAFETY: GL call on the current context the front end attached.
+        let texture = unsafe { gl.create_texture() }.map_err(|e| anyhow!("texture: {e}"))?;
+        self.gl = Some(InkGl {
+            present: Present::new(&gl)?,
+            triangle: FullscreenTriangle::new(&gl)?,
+            gl,
+            texture,
+            size: (0, 0),
+            pixels: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// Uploads the view's image and shows it in the largest centred viewport of its aspect.
+    fn draw(&mut self, _camera: &Camera, output: Output) -> Result<()> {
+        let (width, height, pixels) = self.image();
+        let ink_gl = self
+            .gl
+            .as_mut()
+            .ok_or_else(|| anyhow!("draw before attach_gl"))?;
+        ink_gl.pixels = pixels;
+        let gl = &ink_gl.gl;
+        let scale = (output.width as f32 / width as f32).min(output.height as f32 / height as f32);
+        let (w, h) = (
+            (width as f32 * scale) as i32,
+            (height as f32 * scale) as i32,
+        );
+        let (x, y) = (
+            (output.width as i32 - w) / 2,
+            (output.height as i32 - h) / 2,
+        );
+        // SAFETY: GL calls on the current context; the texture is this sim's, the pixels hold
+        // width × height RGBA8 texels, the framebuffer is the front end's.
+        unsafe {
+            gl.bind_texture(glow::TEXTURE_2D, Some(ink_gl.texture));
+            gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 1);
+            if ink_gl.size != (width, height) {
+                gl.tex_image_2d(
+                    glow::TEXTURE_2D,
+                    0,
+                    glow::RGBA8 as i32,
+                    width as i32,
+                    height as i32,
+                    0,
+                    glow::RGBA,
+                    glow::UNSIGNED_BYTE,
+                    Some(&ink_gl.pixels),
+                );
+                gl.tex_parameter_i32(
+                    glow::TEXTURE_2D,
+                    glow::TEXTURE_MIN_FILTER,
+                    glow::LINEAR as i32,
+                );
+                gl.tex_parameter_i32(
+                    glow::TEXTURE_2D,
+                    glow::TEXTURE_MAG_FILTER,
+                    glow::LINEAR as i32,
+                );
+                gl.tex_parameter_i32(
+                    glow::TEXTURE_2D,
+                    glow::TEXTURE_WRAP_S,
+                    glow::CLAMP_TO_EDGE as i32,
+                );
+                gl.tex_parameter_i32(
+                    glow::TEXTURE_2D,
+                    glow::TEXTURE_WRAP_T,
+                    glow::CLAMP_TO_EDGE as i32,
+                );
+                ink_gl.size = (width, height);
+            } else {
+                gl.tex_sub_image_2d(
+                    glow::TEXTURE_2D,
+                    0,
+                    0,
+                    0,
+                    width as i32,
+                    height as i32,
+                    glow::RGBA,
+                    glow::UNSIGNED_BYTE,
+                    glow::PixelUnpackData::Slice(&ink_gl.pixels),
+                );
+            }
+            gl.bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer);
+            gl.disable(glow::DEPTH_TEST);
+            gl.disable(glow::BLEND);
+            gl.viewport(0, 0, output.width as i32, output.height as i32);
+            gl.clear_color(0.08, 0.08, 0.09, 1.0);
+            gl.clear(glow::COLOR_BUFFER_BIT);
+            gl.viewport(x, y, w.max(1), h.max(1));
+        }
+        ink_gl.present.draw(gl, ink_gl.texture, &ink_gl.triangle);
+        // SAFETY: as above.
+        unsafe { gl.viewport(0, 0, output.width as i32, output.height as i32) };
+        crate::gfx::check_gl(gl, "ink draw")
+    }
+
+    fn pass_times(&self) -> Vec<(&'static str, Option<f64>)> {
+        Vec::new()
+    }
+
+    fn release_gl(&mut self) {
+        if let Some(ink_gl) = self.gl.take() {
+            ink_gl.present.delete(&ink_gl.gl);
+            ink_gl.triangle.delete(&ink_gl.gl);
+            // SAFETY: GL call on the current context; the texture is this sim's.
+            unsafe { ink_gl.gl.delete_texture(ink_gl.texture) };
+        }
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+/// A copy of the solver's fields.
+pub struct InkFrame {
+    flow: Flow,
+    ink: Ink,
+    curl: Field,
+    divergence: Field,
+    report: SolveReport,
+}
+
+impl InkFrame {
+    fn of(solver: &CpuInk) -> InkFrame {
+        InkFrame {
+            flow: solver.flow.clone(),
+            ink: solver.ink.clone(),
+            curl: solver.curl.clone(),
+            divergence: solver.divergence.clone(),
+            report: solver.report,
+        }
+    }
+
+    fn kinetic_energy_and_max_speed(&self) -> (f64, f64) {
+        let flow = &self.flow;
+        let mut energy = 0.0;
+        let mut fastest = 0.0f64;
+        for j in 0..flow.ny {
+            for i in 0..flow.nx {
+                let (u, v) = flow.center_velocity(i, j);
+                let speed2 = f64::from(u * u + v * v);
+                energy += 0.5 * speed2;
+                fastest = fastest.max(speed2.sqrt());
+            }
+        }
+        let area = f64::from(flow.dx * flow.dx);
+        (energy * area, fastest)
+    }
+
+    /// The picture of `view` on `background`: (width, height, RGBA8 rows from the bottom).
+    pub fn picture(&self, view: &str, background: Background) -> (usize, usize, Vec<u8>) {
+        if view == "side-by-side" {
+            let (fw, fh, flow) = self.picture("flow", background);
+            let (iw, ih, ink) = self.picture("ink", background);
+            // The flow map at the ink's resolution (nearest), left; the ink right.
+            let mut pixels = vec![0u8; 2 * iw * ih * 4];
+            for y in 0..ih {
+                for x in 0..iw {
+                    let (sx, sy) = (x * fw / iw, y * fh / ih);
+                    let from = (sy * fw + sx) * 4;
+                    let to = (y * 2 * iw + x) * 4;
+                    pixels[to..to + 4].copy_from_slice(&flow[from..from + 4]);
+                    let from = (y * iw + x) * 4;
+                    let to = (y * 2 * iw + iw + x) * 4;
+                    pixels[to..to + 4].copy_from_slice(&ink[from..from + 4]);
+                }
+            }
+            return (2 * iw, ih, pixels);
+        }
+        let to_byte = |v: f32| (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8;
+        if view == "ink" {
+            let c = &self.ink.channels;
+            let (w, h) = (c[0].nx, c[0].ny);
+            let mut pixels = Vec::with_capacity(w * h * 4);
+            for k in 0..w * h {
+                let rgb = [c[0].data[k], c[1].data[k], c[2].data[k]];
+                let colour = match background {
+                    Background::Paper => rgb.map(|v| 1.0 - v.clamp(0.0, 1.0)),
+                    Background::Dark => rgb,
+                };
+                pixels.extend(colour.map(to_byte));
+                pixels.push(255);
+            }
+            return (w, h, pixels);
+        }
+        let flow = &self.flow;
+        let (w, h) = (flow.nx, flow.ny);
+        let (_, fastest) = self.kinetic_energy_and_max_speed();
+        let scalar: Option<&Field> = match view {
+            "pressure" => Some(&flow.p),
+            "divergence" => Some(&self.divergence),
+            "curl" => Some(&self.curl),
+            _ => None,
+        };
+        let mut pixels = Vec::with_capacity(w * h * 4);
+        match scalar {
+            // Signed fields: blue below zero, red above, white at zero, scaled to the largest
+            // magnitude.
+            Some(field) => {
+                let largest = field.data.iter().fold(1e-20f32, |m, v| m.max(v.abs()));
+                for &value in &field.data {
+                    let s = value / largest;
+                    let rgb = if s >= 0.0 {
+                        [1.0, 1.0 - s, 1.0 - s]
+                    } else {
+                        [1.0 + s, 1.0 + s, 1.0]
+                    };
+                    pixels.extend(rgb.map(to_byte));
+                    pixels.push(255);
+                }
+            }
+            // The flow map: velocity in red/green around ½, speed darkening blue (the
+            // original's encoding, scaled to the fastest cell instead of a fixed 100).
+            None => {
+                let scale = 0.5 / (fastest as f32).max(1e-6);
+                for j in 0..h {
+                    for i in 0..w {
+                        let (u, v) = flow.center_velocity(i, j);
+                        let speed = (u * u + v * v).sqrt();
+                        let rgb = [0.5 + u * scale, 0.5 + v * scale, 1.0 - 2.0 * speed * scale];
+                        pixels.extend(rgb.map(to_byte));
+                        pixels.push(255);
+                    }
+                }
+            }
+        }
+        (w, h, pixels)
+    }
+}
+
+impl Frame for InkFrame {
+    /// One row per velocity cell: `id,x,y,u,v,pressure,divergence,ink_r,ink_g,ink_b` (ink
+    /// sampled at the cell centre when the ink grid is finer).
+    fn table(&self) -> Table {
+        let flow = &self.flow;
+        let cells = flow.nx * flow.ny;
+        let mut columns: [Vec<f32>; 9] = Default::default();
+        for j in 0..flow.ny {
+            for i in 0..flow.nx {
+                let (x, y) = flow.p.position(i, j);
+                let (u, v) = flow.center_velocity(i, j);
+                let ink = self.ink.channels.each_ref().map(|c| c.sample(x, y));
+                let row = [
+                    x,
+                    y,
+                    u,
+                    v,
+                    flow.p.get(i, j),
+                    flow.divergence(i, j),
+                    ink[0],
+                    ink[1],
+                    ink[2],
+                ];
+                for (column, value) in columns.iter_mut().zip(row) {
+                    column.push(value);
+                }
+            }
+        }
+        let mut table = Table::default();
+        table.push("id", Column::U32((0..cells as u32).collect()));
+        let names = [
+            "x",
+            "y",
+            "u",
+            "v",
+            "pressure",
+            "divergence",
+            "ink_r",
+            "ink_g",
+            "ink_b",
+        ];
+        for (name, column) in names.into_iter().zip(columns) {
+            table.push(name, Column::F32(column));
+        }
+        table
+    }
+
+    fn stats(&self, step: u64, time: f64, step_ms: f64) -> Box<RawValue> {
+        let (kinetic_energy, max_speed) = self.kinetic_energy_and_max_speed();
+        #[derive(serde::Serialize)]
+        struct Row {
+            step: u64,
+            time: f64,
+            cells: usize,
+            divergence_before: f64,
+            divergence_after: f64,
+            residual: f64,
+            iterations: u32,
+            ink: f64,
+            kinetic_energy: f64,
+            max_speed: f64,
+            step_ms: f64,
+        }
+        stats_row(&Row {
+            step,
+            time,
+            cells: self.flow.nx * self.flow.ny,
+            divergence_before: self.report.divergence_before,
+            divergence_after: self.report.divergence_after,
+            residual: self.report.residual,
+            iterations: self.report.iterations,
+            ink: self.ink.total(),
+            kinetic_energy,
+            max_speed,
+            step_ms,
+        })
+    }
+
+    fn summary(&self) -> Vec<String> {
+        let (energy, fastest) = self.kinetic_energy_and_max_speed();
+        vec![
+            format!(
+                "divergence rms {:.3e} → {:.3e} 1/s after {} iterations (residual {:.3e})",
+                self.report.divergence_before,
+                self.report.divergence_after,
+                self.report.iterations,
+                self.report.residual
+            ),
+            format!(
+                "ink {:.5} m², kinetic energy {energy:.4e} m⁴/s², fastest {fastest:.3} m/s",
+                self.ink.total()
+            ),
+        ]
+    }
+}
