@@ -244,6 +244,14 @@ pub trait Sim {
         frame.summary()
     }
 
+    /// The pointer over the picture: `position` in output pixels from the top-left of an
+    /// output of `size` pixels, `dragging` while the left button is held. Returns whether the
+    /// kind uses the pointer (a brush); the viewer's camera then leaves the left button alone.
+    fn pointer(&mut self, position: [f32; 2], size: [u32; 2], dragging: bool) -> bool {
+        let _ = (position, size, dragging);
+        false
+    }
+
     /// Handles a key the viewer's own table does not use; returns whether it did.
     fn key(&mut self, key: KeyCode) -> bool;
 

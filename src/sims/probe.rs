@@ -432,7 +432,7 @@ mod tests {
             .to_string();
         assert_eq!(
             error,
-            "x.toml:2: kind: unknown simulation kind \"smoke\" (kinds: pbf, probe)"
+            "x.toml:2: kind: unknown simulation kind \"smoke\" (kinds: pbf, ink, probe)"
         );
     }
 }

@@ -327,10 +327,17 @@ impl Viewer {
                 }
             }
             WindowEvent::CursorMoved { position, .. } => {
+                let size = gfx.window.inner_size();
+                let left = self.input.buttons.contains(&MouseButton::Left);
+                let brush = self.state.sim.pointer(
+                    [position.x as f32, position.y as f32],
+                    [size.width, size.height],
+                    left && !captured,
+                );
                 if let Some((x, y)) = self.input.cursor {
                     let (dx, dy) = ((position.x - x) as f32, (position.y - y) as f32);
                     let camera = &mut self.state.camera;
-                    if self.input.buttons.contains(&MouseButton::Left) {
+                    if left && !brush {
                         camera.orbit(dx, dy);
                     } else if self.input.buttons.contains(&MouseButton::Right)
                         || self.input.buttons.contains(&MouseButton::Middle)

@@ -98,14 +98,16 @@ impl CpuInk {
     fn advect(&mut self, dt: f32) {
         let scheme = self.params.advection;
         let flow = &self.flow;
-        let advected_u = advect_field(&flow.u, flow, dt, scheme);
-        let advected_v = advect_field(&flow.v, flow, dt, scheme);
-        let ink: Vec<Field> = self
-            .ink
-            .channels
-            .par_iter()
-            .map(|channel| advect_field(channel, flow, dt, scheme))
-            .collect();
+        let mut advected_u = advect(&[&flow.u], flow, dt, scheme);
+        let mut advected_v = advect(&[&flow.v], flow, dt, scheme);
+        let channels = &self.ink.channels;
+        let ink = advect(
+            &[&channels[0], &channels[1], &channels[2]],
+            flow,
+            dt,
+            scheme,
+        );
+        let (advected_u, advected_v) = (advected_u.remove(0), advected_v.remove(0));
         let damping = (-self.params.velocity_damping * dt).exp();
         let fade = (-self.params.ink_fade * dt).exp();
         self.flow.u = advected_u;
@@ -130,10 +132,17 @@ impl CpuInk {
                 (-(ex * ex + ey * ey) / (stamp.radius * stamp.radius)).exp()
             };
             let scale = if stamp.per_second { dt } else { 1.0 };
-            add_gaussian(&mut self.flow.u, stamp.velocity[0] * scale, &weight);
-            add_gaussian(&mut self.flow.v, stamp.velocity[1] * scale, &weight);
+            let reach = 3.0 * stamp.radius;
+            let region = [
+                stamp.position[0] - reach,
+                stamp.position[1] - reach,
+                stamp.position[0] + reach,
+                stamp.position[1] + reach,
+            ];
+            add_gaussian(&mut self.flow.u, stamp.velocity[0] * scale, region, &weight);
+            add_gaussian(&mut self.flow.v, stamp.velocity[1] * scale, region, &weight);
             for (channel, &amount) in self.ink.channels.iter_mut().zip(&stamp.ink) {
-                add_gaussian(channel, amount * scale, &weight);
+                add_gaussian(channel, amount * scale, region, &weight);
             }
         }
         if self.params.buoyancy != 0.0 {
@@ -370,79 +379,128 @@ fn residual_rms(flow: &Flow, divergence: &Field) -> f64 {
     (sum / cells.max(1) as f64).sqrt()
 }
 
-/// `field` carried for `dt` along `flow`'s velocity.
-fn advect_field(field: &Field, flow: &Flow, dt: f32, scheme: Advection) -> Field {
+/// `fields` (on one lattice) carried for `dt` along `flow`'s velocity; every field shares
+/// each point's trace.
+fn advect(fields: &[&Field], flow: &Flow, dt: f32, scheme: Advection) -> Vec<Field> {
+    let lattice = fields[0];
     let trace = |x: f32, y: f32, dt: f32| {
         let (u, v) = flow.velocity(x, y);
         (x - dt * u, y - dt * v)
     };
-    let mut out = field.clone();
-    let nx = field.nx;
+    let nx = lattice.nx;
+    let mut out: Vec<Field> = fields.iter().map(|f| (*f).clone()).collect();
     match scheme {
         Advection::SemiLagrangian => {
-            out.data
-                .par_chunks_mut(nx)
-                .enumerate()
-                .for_each(|(j, row)| {
-                    for (i, value) in row.iter_mut().enumerate() {
-                        let (x, y) = field.position(i, j);
-                        let (bx, by) = trace(x, y, dt);
-                        *value = field.sample(bx, by);
-                    }
-                });
+            let mut rows: Vec<Vec<f32>> = vec![vec![0.0; lattice.data.len()]; fields.len()];
+            let chunks: Vec<&mut [f32]> = rows.iter_mut().map(|r| r.as_mut_slice()).collect();
+            traced_rows(lattice, chunks, |i, j, values| {
+                let (x, y) = lattice.position(i, j);
+                let (bx, by) = trace(x, y, dt);
+                for (value, field) in values.iter_mut().zip(fields) {
+                    *value = field.sample(bx, by);
+                }
+            });
+            for (field, row) in out.iter_mut().zip(rows) {
+                field.data = row;
+            }
         }
         Advection::Maccormack => {
-            // φ̂ forward, then φ̂ traced back to the start; half the round trip's error is
-            // the forward step's, removed and clamped to the values the forward trace read.
-            let mut bounds = vec![(0.0f32, 0.0f32); field.data.len()];
-            let mut forward = field.clone();
-            forward
-                .data
-                .par_chunks_mut(nx)
-                .zip(bounds.par_chunks_mut(nx))
-                .enumerate()
-                .for_each(|(j, (row, bound_row))| {
-                    for (i, (value, bound)) in row.iter_mut().zip(bound_row).enumerate() {
-                        let (x, y) = field.position(i, j);
-                        let (bx, by) = trace(x, y, dt);
-                        let (sampled, low, high) = field.sample_with_bounds(bx, by);
-                        *value = sampled;
-                        *bound = (low, high);
+            // φ̂ forward, then φ̂ traced back to the start; half the round trip's error is the
+            // forward step's, removed and clamped to the values the forward trace read.
+            let n = lattice.data.len();
+            let mut forward: Vec<Field> = out.clone();
+            let mut low: Vec<Vec<f32>> = vec![vec![0.0; n]; fields.len()];
+            let mut high: Vec<Vec<f32>> = vec![vec![0.0; n]; fields.len()];
+            {
+                let mut chunks: Vec<&mut [f32]> = Vec::new();
+                for ((f, l), h) in forward.iter_mut().zip(&mut low).zip(&mut high) {
+                    chunks.push(f.data.as_mut_slice());
+                    chunks.push(l.as_mut_slice());
+                    chunks.push(h.as_mut_slice());
+                }
+                traced_rows(lattice, chunks, |i, j, values| {
+                    let (x, y) = lattice.position(i, j);
+                    let (bx, by) = trace(x, y, dt);
+                    for (k, field) in fields.iter().enumerate() {
+                        let (value, lo, hi) = field.sample_with_bounds(bx, by);
+                        values[3 * k] = value;
+                        values[3 * k + 1] = lo;
+                        values[3 * k + 2] = hi;
                     }
                 });
-            out.data
-                .par_chunks_mut(nx)
-                .enumerate()
-                .for_each(|(j, row)| {
-                    for (i, value) in row.iter_mut().enumerate() {
-                        let (x, y) = field.position(i, j);
-                        let (fx, fy) = trace(x, y, -dt);
-                        let back = forward.sample(fx, fy);
-                        let k = j * nx + i;
-                        let corrected = forward.data[k] + 0.5 * (field.data[k] - back);
-                        let (low, high) = bounds[k];
-                        *value = corrected.clamp(low, high);
-                    }
-                });
+            }
+            let chunks: Vec<&mut [f32]> = out.iter_mut().map(|f| f.data.as_mut_slice()).collect();
+            traced_rows(lattice, chunks, |i, j, values| {
+                let (x, y) = lattice.position(i, j);
+                let (fx, fy) = trace(x, y, -dt);
+                let k = j * nx + i;
+                for (c, value) in values.iter_mut().enumerate() {
+                    let back = forward[c].sample(fx, fy);
+                    let corrected = forward[c].data[k] + 0.5 * (fields[c].data[k] - back);
+                    *value = corrected.clamp(low[c][k], high[c][k]);
+                }
+            });
         }
     }
     out
 }
 
-/// Adds `amount × weight(x, y)` to every point of `field`, within 3 Gaussian radii of the peak
-/// only where weight is not negligible (every point: the weight decides).
-fn add_gaussian(field: &mut Field, amount: f32, weight: &(dyn Fn(f32, f32) -> f32 + Sync)) {
+/// The most outputs [`traced_rows`] takes: three fields with their MacCormack bounds.
+const MAX_OUTPUTS: usize = 9;
+
+/// Runs `point(i, j, values)` for every point of `lattice`, rows in parallel, and stores
+/// `values[k]` into `outputs[k]` (arrays over the lattice) at that point.
+fn traced_rows(
+    lattice: &Field,
+    outputs: Vec<&mut [f32]>,
+    point: impl Fn(usize, usize, &mut [f32]) + Sync,
+) {
+    let (nx, count) = (lattice.nx, outputs.len());
+    assert!(count <= MAX_OUTPUTS, "{count} outputs");
+    let mut rows: Vec<Vec<&mut [f32]>> = (0..lattice.ny).map(|_| Vec::new()).collect();
+    for output in outputs {
+        for (j, row) in output.chunks_mut(nx).enumerate() {
+            rows[j].push(row);
+        }
+    }
+    rows.into_par_iter().enumerate().for_each(|(j, mut row)| {
+        let mut values = [0.0f32; MAX_OUTPUTS];
+        for i in 0..nx {
+            point(i, j, &mut values[..count]);
+            for (output, value) in row.iter_mut().zip(values) {
+                output[i] = value;
+            }
+        }
+    });
+}
+
+/// Adds `amount × weight(x, y)` to the points of `field` within `region` ([x0, y0, x1, y1],
+/// m): three Gaussian radii, beyond which the weight is below e⁻⁹.
+fn add_gaussian(
+    field: &mut Field,
+    amount: f32,
+    region: [f32; 4],
+    weight: &(dyn Fn(f32, f32) -> f32 + Sync),
+) {
     if amount == 0.0 {
         return;
     }
-    let (nx, h, offset) = (field.nx, field.h, field.offset);
-    field
-        .data
+    let (nx, ny, h, offset) = (field.nx, field.ny, field.h, field.offset);
+    let index = |v: f32, o: f32, n: usize| ((v / h - o).max(0.0) as usize).min(n);
+    let (i0, i1) = (
+        index(region[0], offset[0], nx),
+        index(region[2], offset[0], nx - 1) + 1,
+    );
+    let (j0, j1) = (
+        index(region[1], offset[1], ny),
+        index(region[3], offset[1], ny - 1) + 1,
+    );
+    field.data[j0 * nx..j1.min(ny) * nx]
         .par_chunks_mut(nx)
         .enumerate()
-        .for_each(|(j, row)| {
-            let y = (j as f32 + offset[1]) * h;
-            for (i, value) in row.iter_mut().enumerate() {
+        .for_each(|(dj, row)| {
+            let y = ((j0 + dj) as f32 + offset[1]) * h;
+            for (i, value) in row.iter_mut().enumerate().take(i1.min(nx)).skip(i0) {
                 let x = (i as f32 + offset[0]) * h;
                 *value += amount * weight(x, y);
             }
@@ -615,8 +673,8 @@ mod tests {
             let dt = 1.0 / steps as f32;
             for _ in 0..steps {
                 let (flow, ink) = (&solver.flow, &solver.ink.channels[0]);
-                let carried = advect_field(ink, flow, dt, scheme);
-                solver.ink.channels[0] = carried;
+                let carried = advect(&[ink], flow, dt, scheme);
+                solver.ink.channels[0] = carried.into_iter().next().unwrap();
             }
             let ink = &solver.ink.channels[0];
             let error: f64 = ink

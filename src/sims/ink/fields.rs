@@ -65,7 +65,15 @@ impl Field {
     /// Bilinear interpolation at (x, y) m, clamped to the lattice.
     #[inline]
     pub fn sample(&self, x: f32, y: f32) -> f32 {
-        self.sample_with_bounds(x, y).0
+        let fx = (x / self.h - self.offset[0]).clamp(0.0, (self.nx - 1) as f32);
+        let fy = (y / self.h - self.offset[1]).clamp(0.0, (self.ny - 1) as f32);
+        let i = (fx as usize).min(self.nx - 2);
+        let j = (fy as usize).min(self.ny - 2);
+        let (tx, ty) = (fx - i as f32, fy - j as f32);
+        let k = j * self.nx + i;
+        let (a, b) = (self.data[k], self.data[k + 1]);
+        let (c, d) = (self.data[k + self.nx], self.data[k + self.nx + 1]);
+        (a + (b - a) * tx) * (1.0 - ty) + (c + (d - c) * tx) * ty
     }
 
     /// Position of point (i, j), m.

@@ -53,7 +53,25 @@ pub struct InkSim {
     background: Background,
     extra_stamps: Vec<Stamp>,
     seed: u64,
+    /// The interactive brush (the left mouse button paints).
+    pub brush: Brush,
+    last_pointer: Option<[f32; 2]>,
     gl: Option<InkGl>,
+}
+
+/// The viewer's brush: where the pointer drags, it pushes the fluid by `force` × its motion
+/// and paints `ink` × `concentration` (the original's brush size, concentration and
+/// brush-motion influence).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Brush {
+    /// Gaussian radius, m.
+    pub radius: f32,
+    /// Ink colour (0–1 per channel).
+    pub color: [f32; 3],
+    /// Ink added per pointer event at the centre.
+    pub concentration: f32,
+    /// Velocity added per metre of pointer motion, 1/s.
+    pub force: f32,
 }
 
 struct InkGl {
@@ -87,6 +105,7 @@ impl InkSim {
             Backend::Auto => "cpu (the ink kind has no CUDA path yet)".to_string(),
         };
         let solver = CpuInk::new(scene.params.clone(), |x, y| scene.solid(x, y));
+        let width = scene.params.width;
         Ok(InkSim {
             background: scene.background,
             scene,
@@ -97,6 +116,13 @@ impl InkSim {
             view: 0,
             extra_stamps: Vec::new(),
             seed: 0x9e37_79b9_7f4a_7c15,
+            brush: Brush {
+                radius: 0.02 * width,
+                color: [1.0; 3],
+                concentration: 0.3,
+                force: 30.0,
+            },
+            last_pointer: None,
             gl: None,
         })
     }
@@ -128,6 +154,25 @@ impl InkSim {
     /// Removes all ink and motion (the B key).
     pub fn clear(&mut self) {
         self.solver = CpuInk::new(self.solver.params.clone(), |x, y| self.scene.solid(x, y));
+    }
+
+    /// The domain point (m) under output pixel `position` of an output of `size`, when the
+    /// pointer is over the ink (the right half in the side-by-side view).
+    fn domain_point(&self, position: [f32; 2], size: [u32; 2]) -> Option<[f32; 2]> {
+        let p = &self.solver.params;
+        let side_by_side = VIEWS[self.view] == "side-by-side";
+        let aspect = p.width / p.height() * if side_by_side { 2.0 } else { 1.0 };
+        let (out_w, out_h) = (size[0] as f32, size[1] as f32);
+        let scale = (out_w / aspect).min(out_h);
+        let (w, h) = (scale * aspect, scale);
+        let (x0, y0) = ((out_w - w) / 2.0, (out_h - h) / 2.0);
+        let mut fx = (position[0] - x0) / w;
+        let fy = 1.0 - (position[1] - y0) / h;
+        if side_by_side {
+            fx = 2.0 * fx - 1.0;
+        }
+        ((0.0..=1.0).contains(&fx) && (0.0..=1.0).contains(&fy))
+            .then(|| [fx * p.width, fy * p.height()])
     }
 
     fn image(&self) -> (usize, usize, Vec<u8>) {
@@ -279,6 +324,20 @@ impl Sim for InkSim {
             if ui.combo_simple_string("pressure solver", &mut k, &names) {
                 p.pressure_solver = PressureSolver::ALL[k];
             }
+            ui.slider("brush size (m)", 0.002, 0.2, &mut self.brush.radius);
+            ui.slider(
+                "brush concentration",
+                0.0,
+                2.0,
+                &mut self.brush.concentration,
+            );
+            ui.slider(
+                "brush-motion influence (1/s)",
+                0.0,
+                200.0,
+                &mut self.brush.force,
+            );
+            ui.color_edit3("ink colour", &mut self.brush.color);
             let mut dark = self.background == Background::Dark;
             if ui.checkbox("dark background", &mut dark) {
                 self.background = if dark {
@@ -306,6 +365,28 @@ impl Sim for InkSim {
         frame.summary()
     }
 
+    /// Left drag paints: a stamp per pointer event, pushing the fluid along the motion.
+    fn pointer(&mut self, position: [f32; 2], size: [u32; 2], dragging: bool) -> bool {
+        let point = self.domain_point(position, size);
+        let (Some(point), true) = (point, dragging) else {
+            self.last_pointer = None;
+            return point.is_some();
+        };
+        let motion = self
+            .last_pointer
+            .map_or([0.0; 2], |last| [point[0] - last[0], point[1] - last[1]]);
+        let b = self.brush;
+        self.extra_stamps.push(Stamp {
+            position: point,
+            radius: b.radius,
+            velocity: [b.force * motion[0], b.force * motion[1]],
+            ink: b.color.map(|c| c * b.concentration),
+            per_second: false,
+        });
+        self.last_pointer = Some(point);
+        true
+    }
+
     fn key(&mut self, key: KeyCode) -> bool {
         match key {
             KeyCode::KeyB => self.clear(),
@@ -316,7 +397,11 @@ impl Sim for InkSim {
     }
 
     fn key_help(&self) -> &'static [(&'static str, &'static str)] {
-        &[("B", "clear the ink and the flow"), ("G", "random splats")]
+        &[
+            ("Left drag (ink)", "paint ink and push the fluid"),
+            ("B", "clear the ink and the flow"),
+            ("G", "random splats"),
+        ]
     }
 
     fn views(&self) -> &'static [&'static str] {
@@ -658,5 +743,74 @@ impl Frame for InkFrame {
                 self.ink.total()
             ),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCENE: &str = "kind = \"ink\"\ndescription = \"test\"\n[grid]\ncells = [32, 32]\n\n\
+                         [[stroke]]\nduration = 1.0\npath = [[0.2, 0.5]]\nradius = 0.05\n";
+
+    fn open(text: &str) -> Result<InkSim> {
+        let source = Source::parse(text, "test", "test.toml")?;
+        InkSim::open(&source, &OpenOptions::default())
+    }
+
+    /// A left drag over the ink paints where the pointer is (the picture is letterboxed in the
+    /// output) and pushes the fluid along the motion; off the picture nothing happens.
+    #[test]
+    fn dragging_the_pointer_paints_and_pushes_where_it_points() {
+        let mut sim = open(SCENE).unwrap();
+        let size = [200, 100];
+        assert!(
+            !sim.pointer([10.0, 50.0], size, true),
+            "left of the picture"
+        );
+        assert!(sim.pointer([100.0, 25.0], size, true));
+        assert!(sim.pointer([110.0, 25.0], size, true));
+        assert_eq!(sim.extra_stamps.len(), 2);
+        let stamp = sim.extra_stamps[1];
+        // x = (110 − 50)/100 of the width, y = 1 − 25/100 of the height.
+        assert!((stamp.position[0] - 0.6).abs() < 1e-6 && (stamp.position[1] - 0.75).abs() < 1e-6);
+        assert!(stamp.velocity[0] > 0.0 && stamp.velocity[1] == 0.0);
+        let before = sim.solver.ink.total();
+        sim.step().unwrap();
+        assert!(sim.solver.ink.total() > before);
+        assert!(sim.extra_stamps.is_empty());
+        assert!(
+            sim.pointer([110.0, 25.0], size, false),
+            "hovering over the picture"
+        );
+        assert_eq!(sim.last_pointer, None);
+    }
+
+    /// Bad ink input names the file, line and key; a stroke paints ink as it goes.
+    #[test]
+    fn ink_scenes_are_validated_with_their_lines_and_strokes_paint() {
+        let bad = SCENE.replace("radius = 0.05", "radius = -1.0");
+        let error = open(&bad).err().unwrap().to_string();
+        assert!(
+            error.starts_with("test.toml:9: stroke[0].radius: must be in (0, 1] m, got -1"),
+            "{error}"
+        );
+        let error = open(&SCENE.replace("[32, 32]", "[32, 99999]"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.contains("grid.cells_y: must be 8 to 8192 cells, got 99999"),
+            "{error}"
+        );
+        let mut sim = open(SCENE).unwrap();
+        for _ in 0..10 {
+            sim.step().unwrap();
+        }
+        assert!(sim.solver.ink.total() > 0.0);
+        let frame = sim.frame().unwrap();
+        let table = frame.table();
+        assert_eq!(table.rows(), 32 * 32);
+        assert_eq!(table.columns[9].0, "ink_b");
     }
 }
