@@ -4,6 +4,7 @@
 
 pub mod cpu;
 pub mod fields;
+mod multigrid;
 pub mod params;
 pub mod scene;
 mod sim;
@@ -28,7 +29,7 @@ pub enum InkStage {
     Vorticity,
     /// ∇·u.
     Divergence,
-    /// The pressure Poisson equation (Jacobi or red-black SOR), warm-started.
+    /// The pressure Poisson equation (Jacobi or multigrid), warm-started.
     Pressure,
     /// u −= ∇p.
     SubtractGradient,

@@ -34,20 +34,20 @@ impl Advection {
 pub enum PressureSolver {
     /// Jacobi sweeps (the original's; every cell independent, as on a GPU).
     Jacobi,
-    /// Red-black Gauss–Seidel, over-relaxed with Chebyshev acceleration up to the optimal ω:
-    /// the same sweep cost as Jacobi, far fewer sweeps for the same residual.
-    RedBlackSor,
+    /// Geometric multigrid V-cycles (`multigrid.rs`): `iterations` counts cycles, each about
+    /// five sweeps' work, each removing most of the residual at every scale.
+    Multigrid,
 }
 
 impl PressureSolver {
     /// Every solver, in menu order.
-    pub const ALL: [PressureSolver; 2] = [PressureSolver::Jacobi, PressureSolver::RedBlackSor];
+    pub const ALL: [PressureSolver; 2] = [PressureSolver::Jacobi, PressureSolver::Multigrid];
 
     /// The scene-file and UI name.
     pub fn name(self) -> &'static str {
         match self {
             PressureSolver::Jacobi => "jacobi",
-            PressureSolver::RedBlackSor => "red-black-sor",
+            PressureSolver::Multigrid => "multigrid",
         }
     }
 }
@@ -67,7 +67,7 @@ pub struct InkParams {
     pub dt: f32,
     /// Solver steps per frame.
     pub substeps: u32,
-    /// Pressure iterations per step.
+    /// Pressure iterations per step: Jacobi sweeps, or multigrid V-cycles.
     pub iterations: u32,
     /// The pressure solver.
     pub pressure_solver: PressureSolver,
