@@ -108,8 +108,9 @@ impl Default for InkParams {
     }
 }
 
-/// Largest cell count along an axis: 8192 keeps a field under 256 MiB and indices in u32.
-pub const MAX_CELLS: usize = 8192;
+/// Largest cell count along an axis: 4096² (the largest GPU grid) keeps the CPU
+/// solver near 1.2 GiB and one CPU step within seconds.
+pub const MAX_CELLS: usize = 4096;
 
 impl InkParams {
     /// The cell size, m.
@@ -120,6 +121,15 @@ impl InkParams {
     /// The domain's height, m.
     pub fn height(&self) -> f32 {
         self.dx() * self.cells_y as f32
+    }
+
+    /// Bytes the CPU solver holds: per velocity cell the two velocities, pressure, curl,
+    /// divergence, the Jacobi scratch and the advection's copies (≈ 12 floats), per ink cell
+    /// three channels with MacCormack's forward values and bounds (≈ 15 floats).
+    pub fn memory_bytes(&self) -> u64 {
+        let cells = (self.cells_x * self.cells_y) as u64;
+        let ink_cells = cells * (self.ink_scale * self.ink_scale) as u64;
+        4 * (12 * cells + 15 * ink_cells)
     }
 
     /// Checks every range (docs/ink.md states them), naming the key.

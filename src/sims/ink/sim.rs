@@ -97,6 +97,21 @@ impl InkSim {
                 .validate()
                 .map_err(|e| anyhow!("rescaled scene: {}: {}", e.key, e.message))?;
         }
+        if let Some(available) = crate::host::available_memory() {
+            let needed = scene.params.memory_bytes();
+            if needed > available {
+                bail!(
+                    "scene {}: grid.cells: {}×{} cells (ink ×{}) need about {} but only {} is \
+                     available; use fewer cells or a smaller grid.ink_scale",
+                    scene.name,
+                    scene.params.cells_x,
+                    scene.params.cells_y,
+                    scene.params.ink_scale,
+                    crate::host::format_bytes(needed),
+                    crate::host::format_bytes(available)
+                );
+            }
+        }
         let note = match options.backend {
             Backend::Cuda => bail!(
                 "--backend cuda: the ink kind has no CUDA path yet; use --backend cpu or auto"
@@ -800,7 +815,7 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(
-            error.contains("grid.cells_y: must be 8 to 8192 cells, got 99999"),
+            error.contains("grid.cells_y: must be 8 to 4096 cells, got 99999"),
             "{error}"
         );
         let mut sim = open(SCENE).unwrap();
