@@ -1,5 +1,7 @@
 //! The `fluidlab` binary end to end: simulate with export in both formats, stats, scenes, bench.
 
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -464,11 +466,15 @@ fn validate_writes_curves_and_checks() {
     );
 }
 
-#[test]
-fn ctrl_c_stops_after_a_whole_frame_and_says_what_is_complete() {
+/// Starts `simulate` with export and stats, waits until frame 3 is written, sends `signal`,
+/// and checks that the run stops after a whole frame with status 128 + the signal's number,
+/// saying `interrupted (said)` and what is complete, leaving only whole frames and a whole
+/// stats file: no temporary file.
+fn stops_after_a_whole_frame_on(signal: Signal, said: &str) {
     let dir = tempfile::tempdir().unwrap();
     let scene = write_scene(dir.path());
     let out = dir.path().join("frames");
+    let stats = dir.path().join("stats.jsonl");
     let child = Command::new(env!("CARGO_BIN_EXE_fluidlab"))
         .args([
             "simulate",
@@ -477,12 +483,14 @@ fn ctrl_c_stops_after_a_whole_frame_and_says_what_is_complete() {
             "1000000",
             "--export",
             out.to_str().unwrap(),
+            "--stats",
+            stats.to_str().unwrap(),
             "-q",
         ])
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait (up to a minute) until a few frames exist, then send SIGINT as Ctrl-C does.
+    // Frame 3 exists (renamed into place whole), so the run is in its stepping loop.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !out.join("frame_00003.csv").exists() {
         assert!(
@@ -491,16 +499,17 @@ fn ctrl_c_stops_after_a_whole_frame_and_says_what_is_complete() {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    kill(Pid::from_raw(child.id() as i32), signal).unwrap();
     let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(130));
+    assert_eq!(
+        output.status.code(),
+        Some(128 + signal as i32),
+        "{output:?}"
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("interrupted (Ctrl-C) after step") && stderr.contains("are complete"),
+        stderr.contains(&format!("interrupted ({said}) after step"))
+            && stderr.contains("are complete"),
         "{stderr}"
     );
     // Every file left is a whole frame: no temporary files, every CSV has all its rows.
@@ -531,4 +540,30 @@ fn ctrl_c_stops_after_a_whole_frame_and_says_what_is_complete() {
         .and_then(|n| n.parse().ok())
         .unwrap();
     assert_eq!(reported, names.len(), "{stderr}");
+    // The stats file is in place, one whole JSON line per frame kept.
+    assert!(!dir.path().join(".stats.jsonl.partial").exists());
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&stats)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), names.len());
+}
+
+#[test]
+fn ctrl_c_stops_after_a_whole_frame_and_says_what_is_complete() {
+    stops_after_a_whole_frame_on(Signal::SIGINT, "Ctrl-C");
+}
+
+/// `kill`, a service manager or a batch system's time limit send SIGTERM: the same whole-frame
+/// stop as Ctrl-C, with status 143.
+#[test]
+fn sigterm_stops_after_a_whole_frame_like_ctrl_c() {
+    stops_after_a_whole_frame_on(Signal::SIGTERM, "SIGTERM");
+}
+
+/// A closed terminal or ssh session sends SIGHUP: the same whole-frame stop, status 129.
+#[test]
+fn sighup_stops_after_a_whole_frame_like_ctrl_c() {
+    stops_after_a_whole_frame_on(Signal::SIGHUP, "SIGHUP");
 }

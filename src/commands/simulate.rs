@@ -119,7 +119,7 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
     let start = Instant::now();
     let mut since_record = Instant::now();
     for step in 1..=steps {
-        if super::interrupted() {
+        if let Some(signal) = super::interrupted() {
             if let Some(bar) = &bar {
                 bar.abandon();
             }
@@ -131,6 +131,7 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
                 None => String::new(),
             };
             return Err(super::Interrupted {
+                signal,
                 step: step - 1,
                 kept,
             }
