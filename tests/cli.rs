@@ -567,3 +567,177 @@ fn sigterm_stops_after_a_whole_frame_like_ctrl_c() {
 fn sighup_stops_after_a_whole_frame_like_ctrl_c() {
     stops_after_a_whole_frame_on(Signal::SIGHUP, "SIGHUP");
 }
+
+/// What a run killed mid-write (SIGKILL, a power cut) leaves: temporary frames in the export
+/// directory and a temporary stats file. The next run into the same places removes the frames'
+/// and replaces the stats file's, and keeps every other file.
+#[test]
+fn temporary_files_of_a_killed_run_are_removed_at_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = write_scene(dir.path());
+    let out = dir.path().join("frames");
+    std::fs::create_dir(&out).unwrap();
+    for name in [
+        ".frame_00042.csv.partial",
+        ".frame_00001.ply.partial",
+        ".notes.partial",
+        "notes.txt",
+    ] {
+        std::fs::write(out.join(name), "id,x,y\n0,0.5").unwrap();
+    }
+    let stats = dir.path().join("stats.jsonl");
+    std::fs::write(dir.path().join(".stats.jsonl.partial"), "{\"step\":0,\"ti").unwrap();
+    let output = fluidlab(&[
+        "simulate",
+        &scene,
+        "--steps",
+        "1",
+        "--export",
+        out.to_str().unwrap(),
+        "--stats",
+        stats.to_str().unwrap(),
+    ]);
+    ok(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("removed 2 temporary frame file(s) a stopped run left in"),
+        "{stderr}"
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            ".notes.partial",
+            "frame_00000.csv",
+            "frame_00001.csv",
+            "notes.txt"
+        ]
+    );
+    assert!(!dir.path().join(".stats.jsonl.partial").exists());
+    let text = std::fs::read_to_string(&stats).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    for line in text.lines() {
+        serde_json::from_str::<serde_json::Value>(line).unwrap();
+    }
+}
+
+/// A stats file the export would overwrite (a frame name of any step or format, or a frame's
+/// temporary, in the export directory by any spelling) or that would hold the export
+/// directory is refused before anything is written.
+#[test]
+fn a_stats_file_colliding_with_the_export_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = write_scene(dir.path());
+    let out = dir.path().join("d");
+    std::fs::create_dir(&out).unwrap();
+    std::os::unix::fs::symlink(&out, dir.path().join("link")).unwrap();
+    let at = |path: &str| dir.path().join(path).to_string_lossy().into_owned();
+    for (export, stats, reason) in [
+        (
+            "d",
+            "d/frame_00000.csv",
+            "frame_00000.csv is a frame file name there",
+        ),
+        (
+            "d",
+            "d/./frame_00017.ply",
+            "frame_00017.ply is a frame file name there",
+        ),
+        (
+            "d",
+            "d/../d/frame_123456.csv",
+            "frame_123456.csv is a frame file name",
+        ),
+        (
+            "d",
+            "link/frame_00001.csv",
+            "frame_00001.csv is a frame file name",
+        ),
+        (
+            "link",
+            "d/frame_00002.csv",
+            "frame_00002.csv is a frame file name",
+        ),
+        ("d", "d/.frame_00000.csv.partial", "is a frame file name"),
+        ("d", "d", "a directory, not a file"),
+        (
+            "d/new",
+            "d/new",
+            "would be the export directory or above it",
+        ),
+        (
+            "new/frames",
+            "new",
+            "would be the export directory or above it",
+        ),
+    ] {
+        let output = fluidlab(&[
+            "simulate",
+            &scene,
+            "--steps",
+            "1",
+            "--export",
+            &at(export),
+            "--stats",
+            &at(stats),
+            "-q",
+        ]);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "--export {export} --stats {stats}"
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(&format!("--stats {}", at(stats))) && stderr.contains(reason),
+            "--export {export} --stats {stats}: {stderr}"
+        );
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0, "{stats}");
+        assert!(!dir.path().join("new").exists(), "{stats}");
+    }
+}
+
+/// A run that fails any check (paths, scene) creates no directory or file.
+#[test]
+fn a_run_that_fails_a_check_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = write_scene(dir.path());
+    let file = dir.path().join("afile");
+    std::fs::write(&file, "").unwrap();
+    let bad_scene = dir.path().join("bad.toml");
+    std::fs::write(&bad_scene, SCENE.replace("spacing = 0.02", "spacing = -1")).unwrap();
+    let new = dir.path().join("newdir");
+    let at = |path: &str| dir.path().join(path).to_string_lossy().into_owned();
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &[&scene, "--stats", &at("afile/x")],
+            "afile is not an existing directory",
+        ),
+        (
+            &[&scene, "--stats", &at("missing/x")],
+            "missing is not an existing directory",
+        ),
+        (&[bad_scene.to_str().unwrap()], "spacing"),
+        (
+            &[&scene, "--export", &at("afile"), "--steps", "1"],
+            "not a directory",
+        ),
+    ];
+    for (args, said) in cases {
+        let export = if args.contains(&"--export") {
+            vec![]
+        } else {
+            vec!["--export", new.to_str().unwrap()]
+        };
+        let output = fluidlab(&[&["simulate"][..], args, &export, &["-q"]].concat());
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(said), "{args:?}: {stderr}");
+        assert!(!new.exists(), "{args:?} created {}", new.display());
+        assert_eq!(std::fs::read(&file).unwrap(), b"", "{args:?}");
+    }
+}

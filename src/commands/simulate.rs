@@ -1,11 +1,11 @@
 //! `fluidlab simulate`: headless simulation of any kind, with optional frame export and
 //! statistics.
 
-use crate::output::{write_frame, FrameFormat, StatsWriter};
+use crate::output::{self, is_frame_name, write_frame, FrameFormat, StatsWriter};
 use crate::scene::Source;
 use crate::sims::{self, Backend, Frame, OpenOptions, Sim};
-use anyhow::{Context, Result};
-use std::path::PathBuf;
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// What to simulate and what to write.
@@ -23,7 +23,8 @@ pub struct SimulateOptions {
     /// Solver: auto picks CUDA when an NVIDIA driver and GPU are present, else the CPU.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
-    /// Write frames (frame_STEP.csv or .ply: one row per particle or cell) into this directory.
+    /// Write frames (frame_STEP.csv or .ply: one row per particle or cell) into this directory
+    /// (created; temporary frame files a killed run left there are removed).
     #[arg(long, value_name = "DIR")]
     pub export: Option<PathBuf>,
     /// Record a frame and a statistics line every K steps (step 0 and the last step always).
@@ -32,7 +33,8 @@ pub struct SimulateOptions {
     /// Format of exported frames.
     #[arg(long, value_enum, default_value_t = FrameFormat::Csv)]
     pub format: FrameFormat,
-    /// Write one JSON object of statistics per recorded frame to this file.
+    /// Write one JSON object of statistics per recorded frame to this file (its directory
+    /// must exist, or be the export directory).
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
     /// Print nothing but errors.
@@ -54,7 +56,102 @@ pub struct Summary {
 /// Steps to run when neither `--steps` nor `--seconds` is given: two simulated seconds at 60 Hz.
 pub const DEFAULT_STEPS: u64 = 120;
 
-/// Runs the simulation described by `options`.
+/// Checks the places `--export` and `--stats` name before anything is created: the export
+/// directory is not a file; the stats file is not a directory, lives in an existing directory
+/// (or the export directory), and is not the export directory, above it, or one of its frame
+/// files (which would overwrite it). Paths are compared resolved, so `d/./frame_00000.csv` or a
+/// symbolic link to `d` is seen for what it is.
+fn check_outputs(options: &SimulateOptions) -> Result<()> {
+    let resolve = |path: &Path| {
+        output::resolved(path).with_context(|| format!("cannot resolve {}", path.display()))
+    };
+    let export = match &options.export {
+        Some(directory) => {
+            let resolved = resolve(directory)?;
+            if resolved.exists() && !resolved.is_dir() {
+                bail!("--export {}: not a directory", directory.display());
+            }
+            Some(resolved)
+        }
+        None => None,
+    };
+    let Some(stats) = &options.stats else {
+        return Ok(());
+    };
+    let resolved = resolve(stats)?;
+    if resolved.is_dir() {
+        bail!("--stats {}: a directory, not a file", stats.display());
+    }
+    let directory = resolved.parent().unwrap_or(Path::new("/"));
+    if let Some(export) = &export {
+        let flag = options.export.as_deref().unwrap_or(export).display();
+        if export.starts_with(&resolved) {
+            bail!(
+                "--stats {} and --export {flag} collide: the stats file would be the export \
+                 directory or above it",
+                stats.display()
+            );
+        }
+        if directory == export {
+            let name = resolved.file_name().unwrap_or_default().to_string_lossy();
+            if is_frame_name(&name) {
+                bail!(
+                    "--stats {} and --export {flag} collide: {name} is a frame file name \
+                     there, which a frame would overwrite; name the stats file otherwise",
+                    stats.display()
+                );
+            }
+            // The export directory is created before the stats file.
+            return Ok(());
+        }
+    }
+    if !directory.is_dir() {
+        bail!(
+            "--stats {}: {} is not an existing directory",
+            stats.display(),
+            directory.display()
+        );
+    }
+    Ok(())
+}
+
+/// Creates what `options` writes, once [`check_outputs`] has passed: the export directory
+/// (emptied of a killed run's temporary frames) and the stats file. The stats file comes first
+/// when its directory exists, so failing to create it leaves no new export directory behind.
+fn create_outputs(options: &SimulateOptions) -> Result<Option<StatsWriter>> {
+    let create_stats = |path: &Path| {
+        StatsWriter::create(path)
+            .with_context(|| format!("cannot create the stats file {}", path.display()))
+    };
+    let in_existing_directory = |path: &Path| match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.is_dir(),
+        _ => true,
+    };
+    let mut stats = match &options.stats {
+        Some(path) if in_existing_directory(path) => Some(create_stats(path)?),
+        _ => None,
+    };
+    if let Some(directory) = &options.export {
+        std::fs::create_dir_all(directory).with_context(|| {
+            format!("cannot create the export directory {}", directory.display())
+        })?;
+        let removed = output::remove_stale_frames(directory)
+            .with_context(|| format!("cannot clear stale frames from {}", directory.display()))?;
+        if removed > 0 && !options.quiet {
+            eprintln!(
+                "removed {removed} temporary frame file(s) a stopped run left in {}",
+                directory.display()
+            );
+        }
+    }
+    if let (None, Some(path)) = (&stats, &options.stats) {
+        stats = Some(create_stats(path)?);
+    }
+    Ok(stats)
+}
+
+/// Runs the simulation described by `options`. Every check (scene, paths) passes
+/// before a file or directory is created.
 pub fn run(options: &SimulateOptions) -> Result<Summary> {
     let source = Source::load(&options.scene)?;
     let open = OpenOptions {
@@ -70,6 +167,7 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
         (None, Some(seconds)) => (seconds / dt).ceil() as u64,
         (None, None) => DEFAULT_STEPS,
     };
+    check_outputs(options)?;
     let every = options.every.max(1);
     if !options.quiet {
         eprintln!(
@@ -83,18 +181,7 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
             sim.backend()
         );
     }
-    if let Some(directory) = &options.export {
-        std::fs::create_dir_all(directory).with_context(|| {
-            format!("cannot create the export directory {}", directory.display())
-        })?;
-    }
-    let mut stats_file = match &options.stats {
-        Some(path) => Some(
-            StatsWriter::create(path)
-                .with_context(|| format!("cannot create the stats file {}", path.display()))?,
-        ),
-        None => None,
-    };
+    let mut stats_file = create_outputs(options)?;
 
     let mut frames_written = 0;
     let mut record = |sim: &dyn Sim, step: u64, step_ms: f64| -> Result<Box<dyn Frame>> {
