@@ -701,7 +701,7 @@ fn a_stats_file_colliding_with_the_export_is_refused() {
     }
 }
 
-/// A run that fails any check (paths, scene) creates no directory or file.
+/// A run that fails any check (paths, numbers, scene) creates no directory or file.
 #[test]
 fn a_run_that_fails_a_check_creates_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -712,7 +712,7 @@ fn a_run_that_fails_a_check_creates_nothing() {
     std::fs::write(&bad_scene, SCENE.replace("spacing = 0.02", "spacing = -1")).unwrap();
     let new = dir.path().join("newdir");
     let at = |path: &str| dir.path().join(path).to_string_lossy().into_owned();
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
         (
             &[&scene, "--stats", &at("afile/x")],
             "afile is not an existing directory",
@@ -721,6 +721,7 @@ fn a_run_that_fails_a_check_creates_nothing() {
             &[&scene, "--stats", &at("missing/x")],
             "missing is not an existing directory",
         ),
+        (&[&scene, "--seconds", "1e300"], "--seconds 1e300"),
         (&[bad_scene.to_str().unwrap()], "spacing"),
         (
             &[&scene, "--export", &at("afile"), "--steps", "1"],
@@ -740,4 +741,44 @@ fn a_run_that_fails_a_check_creates_nothing() {
         assert!(!new.exists(), "{args:?} created {}", new.display());
         assert_eq!(std::fs::read(&file).unwrap(), b"", "{args:?}");
     }
+}
+
+/// Every count and duration on the command line is checked where it is parsed: non-finite,
+/// negative, zero where it means nothing, and beyond 10⁹ steps or frames; the message names the
+/// option and the value.
+#[test]
+fn bad_numbers_are_refused_naming_the_option_and_value() {
+    for args in [
+        &["simulate", "--seconds", "nan"][..],
+        &["simulate", "--seconds", "inf"],
+        &["simulate", "--seconds", "-1"],
+        &["simulate", "--seconds", "two"],
+        &["simulate", "--steps", "-3"],
+        &["simulate", "--steps", "1000000001"],
+        &["simulate", "--every", "0"],
+        &["bench", "--steps", "0"],
+        &["bench", "--warmup", "1000000001"],
+        &["bench", "--profile-steps", "0"],
+        &["render", "dam-break", "--frames", "0"],
+        &["render", "dam-break", "--steps-per-frame", "0"],
+        &["render", "dam-break", "--size", "0x10"],
+    ] {
+        let output = fluidlab(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let (option, value) = (args[args.len() - 2], args[args.len() - 1]);
+        assert!(
+            stderr.contains(&format!("invalid value '{value}' for '{option} ")),
+            "{args:?}: {stderr}"
+        );
+    }
+    // More steps than a run may take, from a duration: refused once the scene's time step is
+    // known, before any step.
+    let output = fluidlab(&["simulate", "dam-break", "--seconds", "1e300"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--seconds 1e300: ") && stderr.contains("more than the 1000000000"),
+        "{stderr}"
+    );
 }

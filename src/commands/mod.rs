@@ -87,6 +87,11 @@ fn signal_name(signal: Signal) -> &'static str {
     }
 }
 
+/// The largest count of steps or frames a command takes: 10⁹ steps are 190 days of simulated
+/// time at 60 Hz, hours of computing at the very least, so a larger count is a slip of the
+/// keyboard; it also keeps sums of counts (warm-up + steps) far from overflowing.
+pub const MAX_COUNT: u64 = 1_000_000_000;
+
 /// `fluidlab scenes`: every preset of every kind with its description, grouped by kind.
 pub fn scenes() -> anyhow::Result<()> {
     print!("{}", scene_list()?);

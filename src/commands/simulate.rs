@@ -1,6 +1,7 @@
 //! `fluidlab simulate`: headless simulation of any kind, with optional frame export and
 //! statistics.
 
+use super::MAX_COUNT;
 use crate::output::{self, is_frame_name, write_frame, FrameFormat, StatsWriter};
 use crate::scene::Source;
 use crate::sims::{self, Backend, Frame, OpenOptions, Sim};
@@ -14,11 +15,17 @@ pub struct SimulateOptions {
     /// Preset name (see `fluidlab scenes`) or path to a scene TOML file.
     #[arg(default_value = "dam-break")]
     pub scene: String,
-    /// Number of steps (frames of the scene's dt) to run [default: 120].
-    #[arg(long, conflicts_with = "seconds")]
+    /// Number of steps (frames of the scene's dt) to run, 0 for the initial state alone
+    /// [default: 120].
+    #[arg(
+        long,
+        conflicts_with = "seconds",
+        value_parser = clap::value_parser!(u64).range(..=MAX_COUNT),
+        allow_negative_numbers = true
+    )]
     pub steps: Option<u64>,
     /// Simulated time to run, seconds (rounded up to whole steps).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_seconds, allow_negative_numbers = true)]
     pub seconds: Option<f64>,
     /// Solver: auto picks CUDA when an NVIDIA driver and GPU are present, else the CPU.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
@@ -28,7 +35,13 @@ pub struct SimulateOptions {
     #[arg(long, value_name = "DIR")]
     pub export: Option<PathBuf>,
     /// Record a frame and a statistics line every K steps (step 0 and the last step always).
-    #[arg(long, default_value_t = 1, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_name = "K",
+        value_parser = clap::value_parser!(u64).range(1..=MAX_COUNT),
+        allow_negative_numbers = true
+    )]
     pub every: u64,
     /// Format of exported frames.
     #[arg(long, value_enum, default_value_t = FrameFormat::Csv)]
@@ -55,6 +68,50 @@ pub struct Summary {
 
 /// Steps to run when neither `--steps` nor `--seconds` is given: two simulated seconds at 60 Hz.
 pub const DEFAULT_STEPS: u64 = 120;
+
+/// Parses `--seconds`: a finite number of seconds, 0 or more.
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    check_seconds(seconds)
+}
+
+fn check_seconds(seconds: f64) -> Result<f64, String> {
+    if !seconds.is_finite() {
+        Err(format!("{seconds} is not a finite number of seconds"))
+    } else if seconds < 0.0 {
+        Err(format!("{seconds} s is negative: give 0 seconds or more"))
+    } else {
+        Ok(seconds)
+    }
+}
+
+/// The steps `options` asks for with time step `dt`; refuses what the command line would
+/// (options built in code skip its parsers).
+fn steps_to_run(options: &SimulateOptions, dt: f64) -> Result<u64> {
+    let steps = match (options.steps, options.seconds) {
+        (Some(steps), _) => steps,
+        (None, Some(seconds)) => {
+            let seconds = check_seconds(seconds)
+                .map_err(|reason| anyhow::anyhow!("--seconds {seconds:?}: {reason}"))?;
+            let steps = (seconds / dt).ceil();
+            if steps > MAX_COUNT as f64 {
+                bail!(
+                    "--seconds {seconds:?}: {steps:.3e} steps of {dt:.4} s, more than the \
+                     {MAX_COUNT} a run may take"
+                );
+            }
+            steps as u64
+        }
+        (None, None) => DEFAULT_STEPS,
+    };
+    if steps > MAX_COUNT {
+        bail!("--steps {steps}: more than the {MAX_COUNT} a run may take");
+    }
+    Ok(steps)
+}
 
 /// Checks the places `--export` and `--stats` name before anything is created: the export
 /// directory is not a file; the stats file is not a directory, lives in an existing directory
@@ -150,7 +207,7 @@ fn create_outputs(options: &SimulateOptions) -> Result<Option<StatsWriter>> {
     Ok(stats)
 }
 
-/// Runs the simulation described by `options`. Every check (scene, paths) passes
+/// Runs the simulation described by `options`. Every check (scene, numbers, paths) passes
 /// before a file or directory is created.
 pub fn run(options: &SimulateOptions) -> Result<Summary> {
     let source = Source::load(&options.scene)?;
@@ -162,11 +219,7 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
     // Nothing here reads stage times.
     sim.set_stage_timing(false);
     let dt = sim.dt();
-    let steps = match (options.steps, options.seconds) {
-        (Some(steps), _) => steps,
-        (None, Some(seconds)) => (seconds / dt).ceil() as u64,
-        (None, None) => DEFAULT_STEPS,
-    };
+    let steps = steps_to_run(options, dt)?;
     check_outputs(options)?;
     let every = options.every.max(1);
     if !options.quiet {
