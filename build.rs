@@ -13,10 +13,19 @@
 //!
 //! It also compiles the NVTX shim (`src/cuda/nvtx.c`) when the NVTX 3 headers are found
 //! (`$CUDA_PATH/include`, `/usr/local/cuda/include`, or `.tools/cuda/nvidia/cu13/include`).
+//!
+//! And it sets a `cfg` for each thing some tests need that a machine may lack (a GPU, libnvrtc,
+//! nvcc's output, ptxas, a C++20 compiler), so those tests are marked ignored with the reason
+//! and counted as skipped, not passed (docs/testing.md, "Skipped tests").
 
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The program's own answer to "can CUDA run here?", shared so the tests are ignored exactly
+/// where the program would not run CUDA.
+#[path = "src/cuda/available.rs"]
+mod available;
 
 /// PTX for a virtual architecture is compiled to machine code by the driver at load time for
 /// the GPU it finds; compute_75 runs on every GPU from Turing on (the kernels need nothing
@@ -59,6 +68,12 @@ fn main() {
         cubin: nvcc.is_some() && !cubin_arch.is_empty(),
     };
     write_modules(&kernels, &modules, &out, prebuilt);
+    probe_test_needs(
+        &manifest,
+        &out,
+        nvcc.as_ref().map(|(nvcc, _)| nvcc.as_path()),
+        prebuilt,
+    );
     let Some((nvcc, version)) = nvcc else {
         println!(
             "cargo::warning=nvcc not found (NVCC, CUDA_PATH, PATH, {LOCAL_NVCC}): the CUDA kernels \
@@ -89,6 +104,75 @@ fn main() {
             "cargo::rustc-env=FLUIDLAB_CUBIN_ORIGIN=nvcc {version} at build time, -arch={cubin_arch}"
         );
     }
+}
+
+/// Sets a `cfg` for each need of some tests that this machine meets; a test that has a need
+/// carries `#[cfg_attr(not(fluidlab_…), ignore = "needs …")]`, so where it cannot run, libtest
+/// reports it ignored with the reason. Reruns when the environment these answers read changes.
+///
+/// - `fluidlab_cuda`: CUDA runs here (a driver new enough and a GPU), asked as the program asks.
+/// - `fluidlab_nvrtc`: libnvrtc loads, found as cudarc finds it.
+/// - `fluidlab_nvcc`, `fluidlab_cubin`: the binary carries nvcc's PTX, and its cubin.
+/// - `fluidlab_project_nvcc`: scripts/setup.sh's nvcc is installed.
+/// - `fluidlab_ptxas`: ptxas runs (beside nvcc or on PATH), with PTX to give it.
+/// - `fluidlab_cxx20`: `$CXX` (else `c++`) compiles C++20 with `<barrier>`, as the emulation
+///   tests compile the kernels.
+fn probe_test_needs(manifest: &Path, out: &Path, nvcc: Option<&Path>, prebuilt: Prebuilt) {
+    for variable in ["LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CXX"] {
+        println!("cargo::rerun-if-env-changed={variable}");
+    }
+    // SAFETY: only tries to open the library.
+    let nvrtc = unsafe { cudarc::nvrtc::sys::is_culib_present() };
+    let ptxas = nvcc.is_some_and(|nvcc| {
+        let beside = nvcc.with_file_name("ptxas");
+        runs(
+            Command::new(if beside.exists() {
+                beside
+            } else {
+                "ptxas".into()
+            })
+            .arg("--version"),
+        )
+    });
+    let needs = [
+        ("fluidlab_cuda", available::unavailable().is_none()),
+        ("fluidlab_nvrtc", nvrtc),
+        ("fluidlab_nvcc", prebuilt.ptx),
+        ("fluidlab_cubin", prebuilt.cubin),
+        ("fluidlab_project_nvcc", manifest.join(LOCAL_NVCC).exists()),
+        ("fluidlab_ptxas", prebuilt.ptx && ptxas),
+        ("fluidlab_cxx20", compiles_cxx20(out)),
+    ];
+    for (cfg, met) in needs {
+        println!("cargo::rustc-check-cfg=cfg({cfg})");
+        if met {
+            println!("cargo::rustc-cfg={cfg}");
+        }
+    }
+}
+
+/// Whether `command` starts and exits with success.
+fn runs(command: &mut Command) -> bool {
+    command.output().is_ok_and(|output| output.status.success())
+}
+
+/// Whether the C++ compiler the emulation tests use compiles a C++20 program with
+/// `<barrier>` (the newest header they include) and their flags.
+fn compiles_cxx20(out: &Path) -> bool {
+    let compiler = env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let source = out.join("cxx20_probe.cpp");
+    std::fs::write(
+        &source,
+        "#include <barrier>\nint main() { std::barrier<> b(1); b.arrive_and_wait(); }\n",
+    )
+    .expect("write the C++ probe");
+    runs(
+        Command::new(compiler)
+            .args(["-std=c++20", "-pthread", "-x", "c++"])
+            .arg(&source)
+            .arg("-o")
+            .arg(out.join("cxx20_probe")),
+    )
 }
 
 /// Which compiled forms of each module nvcc makes in `OUT_DIR` (`<name>.ptx`, `<name>.cubin`).

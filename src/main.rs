@@ -62,23 +62,25 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Err(error) = fluidlab::commands::install_interrupt_handler() {
-        eprintln!("warning: {error:#}");
+    // Only `simulate` looks for a stop signal between steps; the other commands keep the
+    // default action, so Ctrl-C and SIGTERM end them at once.
+    if matches!(cli.command, Some(Command::Simulate(_))) {
+        if let Err(error) = fluidlab::commands::install_interrupt_handler() {
+            eprintln!("warning: {error:#}");
+        }
     }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error)
-            if error
-                .downcast_ref::<fluidlab::commands::Interrupted>()
-                .is_some() =>
-        {
-            eprintln!("{error:#}");
-            ExitCode::from(130)
-        }
-        Err(error) => {
-            eprintln!("error: {error:#}");
-            ExitCode::FAILURE
-        }
+        Err(error) => match error.downcast_ref::<fluidlab::commands::Interrupted>() {
+            Some(interrupted) => {
+                eprintln!("{error:#}");
+                ExitCode::from(interrupted.exit_status())
+            }
+            None => {
+                eprintln!("error: {error:#}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 

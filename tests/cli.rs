@@ -1,5 +1,7 @@
 //! The `fluidlab` binary end to end: simulate with export in both formats, stats, scenes, bench.
 
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -464,11 +466,15 @@ fn validate_writes_curves_and_checks() {
     );
 }
 
-#[test]
-fn ctrl_c_stops_after_a_whole_frame_and_says_what_is_complete() {
+/// Starts `simulate` with export and stats, waits until frame 3 is written, sends `signal`,
+/// and checks that the run stops after a whole frame with status 128 + the signal's number,
+/// saying `interrupted (said)` and what is complete, leaving only whole frames and a whole
+/// stats file: no temporary file.
+fn stops_after_a_whole_frame_on(signal: Signal, said: &str) {
     let dir = tempfile::tempdir().unwrap();
     let scene = write_scene(dir.path());
     let out = dir.path().join("frames");
+    let stats = dir.path().join("stats.jsonl");
     let child = Command::new(env!("CARGO_BIN_EXE_fluidlab"))
         .args([
             "simulate",
@@ -477,12 +483,14 @@ fn ctrl_c_stops_after_a_whole_frame_and_says_what_is_complete() {
             "1000000",
             "--export",
             out.to_str().unwrap(),
+            "--stats",
+            stats.to_str().unwrap(),
             "-q",
         ])
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait (up to a minute) until a few frames exist, then send SIGINT as Ctrl-C does.
+    // Frame 3 exists (renamed into place whole), so the run is in its stepping loop.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !out.join("frame_00003.csv").exists() {
         assert!(
@@ -491,16 +499,17 @@ fn ctrl_c_stops_after_a_whole_frame_and_says_what_is_complete() {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    kill(Pid::from_raw(child.id() as i32), signal).unwrap();
     let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(130));
+    assert_eq!(
+        output.status.code(),
+        Some(128 + signal as i32),
+        "{output:?}"
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("interrupted (Ctrl-C) after step") && stderr.contains("are complete"),
+        stderr.contains(&format!("interrupted ({said}) after step"))
+            && stderr.contains("are complete"),
         "{stderr}"
     );
     // Every file left is a whole frame: no temporary files, every CSV has all its rows.
@@ -531,4 +540,245 @@ fn ctrl_c_stops_after_a_whole_frame_and_says_what_is_complete() {
         .and_then(|n| n.parse().ok())
         .unwrap();
     assert_eq!(reported, names.len(), "{stderr}");
+    // The stats file is in place, one whole JSON line per frame kept.
+    assert!(!dir.path().join(".stats.jsonl.partial").exists());
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&stats)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), names.len());
+}
+
+#[test]
+fn ctrl_c_stops_after_a_whole_frame_and_says_what_is_complete() {
+    stops_after_a_whole_frame_on(Signal::SIGINT, "Ctrl-C");
+}
+
+/// `kill`, a service manager or a batch system's time limit send SIGTERM: the same whole-frame
+/// stop as Ctrl-C, with status 143.
+#[test]
+fn sigterm_stops_after_a_whole_frame_like_ctrl_c() {
+    stops_after_a_whole_frame_on(Signal::SIGTERM, "SIGTERM");
+}
+
+/// A closed terminal or ssh session sends SIGHUP: the same whole-frame stop, status 129.
+#[test]
+fn sighup_stops_after_a_whole_frame_like_ctrl_c() {
+    stops_after_a_whole_frame_on(Signal::SIGHUP, "SIGHUP");
+}
+
+/// What a run killed mid-write (SIGKILL, a power cut) leaves: temporary frames in the export
+/// directory and a temporary stats file. The next run into the same places removes the frames'
+/// and replaces the stats file's, and keeps every other file.
+#[test]
+fn temporary_files_of_a_killed_run_are_removed_at_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = write_scene(dir.path());
+    let out = dir.path().join("frames");
+    std::fs::create_dir(&out).unwrap();
+    for name in [
+        ".frame_00042.csv.partial",
+        ".frame_00001.ply.partial",
+        ".notes.partial",
+        "notes.txt",
+    ] {
+        std::fs::write(out.join(name), "id,x,y\n0,0.5").unwrap();
+    }
+    let stats = dir.path().join("stats.jsonl");
+    std::fs::write(dir.path().join(".stats.jsonl.partial"), "{\"step\":0,\"ti").unwrap();
+    let output = fluidlab(&[
+        "simulate",
+        &scene,
+        "--steps",
+        "1",
+        "--export",
+        out.to_str().unwrap(),
+        "--stats",
+        stats.to_str().unwrap(),
+    ]);
+    ok(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("removed 2 temporary frame file(s) a stopped run left in"),
+        "{stderr}"
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            ".notes.partial",
+            "frame_00000.csv",
+            "frame_00001.csv",
+            "notes.txt"
+        ]
+    );
+    assert!(!dir.path().join(".stats.jsonl.partial").exists());
+    let text = std::fs::read_to_string(&stats).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    for line in text.lines() {
+        serde_json::from_str::<serde_json::Value>(line).unwrap();
+    }
+}
+
+/// A stats file the export would overwrite (a frame name of any step or format, or a frame's
+/// temporary, in the export directory by any spelling) or that would hold the export
+/// directory is refused before anything is written.
+#[test]
+fn a_stats_file_colliding_with_the_export_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = write_scene(dir.path());
+    let out = dir.path().join("d");
+    std::fs::create_dir(&out).unwrap();
+    std::os::unix::fs::symlink(&out, dir.path().join("link")).unwrap();
+    let at = |path: &str| dir.path().join(path).to_string_lossy().into_owned();
+    for (export, stats, reason) in [
+        (
+            "d",
+            "d/frame_00000.csv",
+            "frame_00000.csv is a frame file name there",
+        ),
+        (
+            "d",
+            "d/./frame_00017.ply",
+            "frame_00017.ply is a frame file name there",
+        ),
+        (
+            "d",
+            "d/../d/frame_123456.csv",
+            "frame_123456.csv is a frame file name",
+        ),
+        (
+            "d",
+            "link/frame_00001.csv",
+            "frame_00001.csv is a frame file name",
+        ),
+        (
+            "link",
+            "d/frame_00002.csv",
+            "frame_00002.csv is a frame file name",
+        ),
+        ("d", "d/.frame_00000.csv.partial", "is a frame file name"),
+        ("d", "d", "a directory, not a file"),
+        (
+            "d/new",
+            "d/new",
+            "would be the export directory or above it",
+        ),
+        (
+            "new/frames",
+            "new",
+            "would be the export directory or above it",
+        ),
+    ] {
+        let output = fluidlab(&[
+            "simulate",
+            &scene,
+            "--steps",
+            "1",
+            "--export",
+            &at(export),
+            "--stats",
+            &at(stats),
+            "-q",
+        ]);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "--export {export} --stats {stats}"
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(&format!("--stats {}", at(stats))) && stderr.contains(reason),
+            "--export {export} --stats {stats}: {stderr}"
+        );
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0, "{stats}");
+        assert!(!dir.path().join("new").exists(), "{stats}");
+    }
+}
+
+/// A run that fails any check (paths, numbers, scene) creates no directory or file.
+#[test]
+fn a_run_that_fails_a_check_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = write_scene(dir.path());
+    let file = dir.path().join("afile");
+    std::fs::write(&file, "").unwrap();
+    let bad_scene = dir.path().join("bad.toml");
+    std::fs::write(&bad_scene, SCENE.replace("spacing = 0.02", "spacing = -1")).unwrap();
+    let new = dir.path().join("newdir");
+    let at = |path: &str| dir.path().join(path).to_string_lossy().into_owned();
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &[&scene, "--stats", &at("afile/x")],
+            "afile is not an existing directory",
+        ),
+        (
+            &[&scene, "--stats", &at("missing/x")],
+            "missing is not an existing directory",
+        ),
+        (&[&scene, "--seconds", "1e300"], "--seconds 1e300"),
+        (&[bad_scene.to_str().unwrap()], "spacing"),
+        (
+            &[&scene, "--export", &at("afile"), "--steps", "1"],
+            "not a directory",
+        ),
+    ];
+    for (args, said) in cases {
+        let export = if args.contains(&"--export") {
+            vec![]
+        } else {
+            vec!["--export", new.to_str().unwrap()]
+        };
+        let output = fluidlab(&[&["simulate"][..], args, &export, &["-q"]].concat());
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(said), "{args:?}: {stderr}");
+        assert!(!new.exists(), "{args:?} created {}", new.display());
+        assert_eq!(std::fs::read(&file).unwrap(), b"", "{args:?}");
+    }
+}
+
+/// Every count and duration on the command line is checked where it is parsed: non-finite,
+/// negative, zero where it means nothing, and beyond 10⁹ steps or frames; the message names the
+/// option and the value.
+#[test]
+fn bad_numbers_are_refused_naming_the_option_and_value() {
+    for args in [
+        &["simulate", "--seconds", "nan"][..],
+        &["simulate", "--seconds", "inf"],
+        &["simulate", "--seconds", "-1"],
+        &["simulate", "--seconds", "two"],
+        &["simulate", "--steps", "-3"],
+        &["simulate", "--steps", "1000000001"],
+        &["simulate", "--every", "0"],
+        &["bench", "--steps", "0"],
+        &["bench", "--warmup", "1000000001"],
+        &["bench", "--profile-steps", "0"],
+        &["render", "dam-break", "--frames", "0"],
+        &["render", "dam-break", "--steps-per-frame", "0"],
+        &["render", "dam-break", "--size", "0x10"],
+    ] {
+        let output = fluidlab(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let (option, value) = (args[args.len() - 2], args[args.len() - 1]);
+        assert!(
+            stderr.contains(&format!("invalid value '{value}' for '{option} ")),
+            "{args:?}: {stderr}"
+        );
+    }
+    // More steps than a run may take, from a duration: refused once the scene's time step is
+    // known, before any step.
+    let output = fluidlab(&["simulate", "dam-break", "--seconds", "1e300"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--seconds 1e300: ") && stderr.contains("more than the 1000000000"),
+        "{stderr}"
+    );
 }

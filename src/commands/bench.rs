@@ -1,9 +1,10 @@
 //! `fluidlab bench`: warm-up, then timed steps with per-stage times and throughput (elements ×
 //! solver steps per second), for any kind.
 
+use super::MAX_COUNT;
 use crate::scene::Source;
 use crate::sims::{self, Backend, OpenOptions};
-use anyhow::Result;
+use anyhow::{bail, Result};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -22,11 +23,21 @@ pub struct BenchArgs {
         value_delimiter = ','
     )]
     pub particles: Vec<u64>,
-    /// Timed steps.
-    #[arg(long, default_value_t = 30)]
+    /// Timed steps (1 or more).
+    #[arg(
+        long,
+        default_value_t = 30,
+        value_parser = clap::value_parser!(u64).range(1..=MAX_COUNT),
+        allow_negative_numbers = true
+    )]
     pub steps: u64,
     /// Untimed warm-up steps.
-    #[arg(long, default_value_t = 5)]
+    #[arg(
+        long,
+        default_value_t = 5,
+        value_parser = clap::value_parser!(u64).range(..=MAX_COUNT),
+        allow_negative_numbers = true
+    )]
     pub warmup: u64,
     /// Solver: auto picks CUDA when an NVIDIA driver and GPU are present, else the CPU.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
@@ -39,7 +50,13 @@ pub struct BenchArgs {
     pub no_stage_timing: bool,
     /// Profiler mode: after the warm-up run exactly N steps with stage timing off and print
     /// one line, so a Nsight Systems / Compute capture holds nothing else (docs/cuda.md).
-    #[arg(long, value_name = "N", conflicts_with_all = ["steps", "json", "no_stage_timing"])]
+    #[arg(
+        long,
+        value_name = "N",
+        conflicts_with_all = ["steps", "json", "no_stage_timing"],
+        value_parser = clap::value_parser!(u64).range(1..=MAX_COUNT),
+        allow_negative_numbers = true
+    )]
     pub profile_steps: Option<u64>,
 }
 
@@ -199,6 +216,13 @@ pub struct StageTime {
 
 /// Runs the benchmark.
 pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
+    // The command line refuses these; options built in code skip its parsers.
+    if options.steps == 0 {
+        bail!("--steps 0: a benchmark times at least one step");
+    }
+    if options.steps.max(options.warmup) > MAX_COUNT {
+        bail!("more than {MAX_COUNT} steps (--steps, --warmup)");
+    }
     let source = Source::load(&options.scene)?;
     let mut sim = sims::open(
         &source,
@@ -218,7 +242,8 @@ pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
     }
     sim.reset_stage_times();
     let steps_before = sim.steps_taken();
-    let mut step_seconds = Vec::with_capacity(options.steps as usize);
+    // Grown as the steps run (outside the timed span): no count sizes an allocation up front.
+    let mut step_seconds = Vec::new();
     let mut iterations = 0.0;
     for _ in 0..options.steps {
         let start = Instant::now();
@@ -233,7 +258,7 @@ pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let steps = options.steps.max(1) as f64;
+    let steps = options.steps as f64;
     let median = median(&mut step_seconds);
     let mean = step_seconds.iter().sum::<f64>() / steps;
     let substeps = (sim.steps_taken() - steps_before) as f64 / steps;

@@ -10,31 +10,87 @@ use crate::scene::{Source, PRESETS};
 use crate::sims::{self, Kind};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use std::sync::atomic::{AtomicBool, Ordering};
+use nix::libc::c_int;
+use nix::sys::signal::{self, SaFlags, SigAction, SigHandler, SigSet, Signal};
+use std::sync::atomic::{AtomicI32, Ordering};
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// The signals that ask a run to stop: Ctrl-C, `kill` and a closed terminal.
+const STOP_SIGNALS: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP];
 
-/// Makes Ctrl-C (SIGINT) ask long commands to stop after the step in progress instead of
-/// killing the process mid-write. Call once, from the binary.
+/// The first stop signal received (its number), 0 while none was.
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_stop_signal(number: c_int) {
+    if STOP_SIGNAL
+        .compare_exchange(0, number, Ordering::SeqCst, Ordering::SeqCst)
+        .is_err()
+    {
+        // A second signal: whoever sends it will not wait for the step in progress, so the
+        // signal does what it does by default (the process ends). Both calls are
+        // async-signal-safe; the signal is blocked while this handler runs and is delivered
+        // when it returns.
+        if let Ok(signal) = Signal::try_from(number) {
+            // SAFETY: restores the default action; no handler of ours is involved.
+            let _ = unsafe { signal::signal(signal, SigHandler::SigDfl) };
+            let _ = signal::raise(signal);
+        }
+    }
+}
+
+/// Makes Ctrl-C (SIGINT), SIGTERM and SIGHUP ask a long command to stop after the step in
+/// progress instead of killing the process mid-write; a second one ends it at once. Call once,
+/// from the binary, before a command that polls [`interrupted`] (`simulate`): any other
+/// command keeps the signals' default action, so they stop it at once.
 pub fn install_interrupt_handler() -> anyhow::Result<()> {
-    ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst))
-        .map_err(|e| anyhow::anyhow!("cannot install the Ctrl-C handler: {e}"))
+    let action = SigAction::new(
+        SigHandler::Handler(on_stop_signal),
+        SaFlags::SA_RESTART,
+        SigSet::empty(),
+    );
+    for signal in STOP_SIGNALS {
+        // SAFETY: the handler only touches an atomic and calls async-signal-safe functions.
+        unsafe { signal::sigaction(signal, &action) }
+            .map_err(|e| anyhow::anyhow!("cannot install the {signal} handler: {e}"))?;
+    }
+    Ok(())
 }
 
-/// Whether Ctrl-C was pressed since the start.
-pub(crate) fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
+/// The stop signal received since the start, if any.
+pub(crate) fn interrupted() -> Option<Signal> {
+    Signal::try_from(STOP_SIGNAL.load(Ordering::SeqCst)).ok()
 }
 
-/// A run stopped by Ctrl-C; the binary exits with status 130 for it.
+/// A run stopped by a stop signal; the binary exits with [`Interrupted::exit_status`].
 #[derive(Debug, thiserror::Error)]
-#[error("interrupted (Ctrl-C) after step {step}{kept}")]
+#[error("interrupted ({}) after step {step}{kept}", signal_name(*.signal))]
 pub struct Interrupted {
+    /// The signal that stopped it.
+    pub signal: Signal,
     /// Last step completed.
     pub step: u64,
     /// What was written and is complete, as a sentence tail.
     pub kept: String,
 }
+
+impl Interrupted {
+    /// 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP): what a
+    /// shell reports for a process the signal ended, so scripts see the same status either way.
+    pub fn exit_status(&self) -> u8 {
+        128 + self.signal as u8
+    }
+}
+
+fn signal_name(signal: Signal) -> &'static str {
+    match signal {
+        Signal::SIGINT => "Ctrl-C",
+        other => other.as_str(),
+    }
+}
+
+/// The largest count of steps or frames a command takes: 10⁹ steps are 190 days of simulated
+/// time at 60 Hz, hours of computing at the very least, so a larger count is a slip of the
+/// keyboard; it also keeps sums of counts (warm-up + steps) far from overflowing.
+pub const MAX_COUNT: u64 = 1_000_000_000;
 
 /// `fluidlab scenes`: every preset of every kind with its description, grouped by kind.
 pub fn scenes() -> anyhow::Result<()> {

@@ -1,6 +1,7 @@
 //! `fluidlab render`: a PNG sequence of a scene of any kind through the headless (EGL) context:
 //! the simulation draws itself ([`Sim::draw`]) into an offscreen target that is read back.
 
+use super::MAX_COUNT;
 use crate::gfx::camera::Camera;
 use crate::gfx::capture::save_png;
 use crate::gfx::headless::Headless;
@@ -16,8 +17,13 @@ use std::time::Instant;
 pub struct RenderOptions {
     /// Preset name or scene file path.
     pub scene: String,
-    /// Frames to write (frame 0 is the initial state).
-    #[arg(long, default_value_t = 60)]
+    /// Frames to write (frame 0 is the initial state), 1 or more.
+    #[arg(
+        long,
+        default_value_t = 60,
+        value_parser = clap::value_parser!(u32).range(1..=MAX_COUNT as i64),
+        allow_negative_numbers = true
+    )]
     pub frames: u32,
     /// Image size, WIDTHxHEIGHT pixels.
     #[arg(long, default_value = "1280x720", value_parser = parse_size)]
@@ -32,8 +38,14 @@ pub struct RenderOptions {
     /// Solver: auto picks CUDA when an NVIDIA driver and GPU are present, else the CPU.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
-    /// Simulation frames between written frames.
-    #[arg(long, default_value_t = 1, value_name = "K")]
+    /// Simulation frames between written frames, 1 or more.
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_name = "K",
+        value_parser = clap::value_parser!(u32).range(1..=MAX_COUNT as i64),
+        allow_negative_numbers = true
+    )]
     pub steps_per_frame: u32,
     /// Print the mean time of each render pass (glFinish-timed) and of the simulation.
     #[arg(long)]
@@ -104,8 +116,12 @@ pub fn run_with(
     options: &RenderOptions,
     open: impl FnOnce(&Source, &OpenOptions) -> Result<Box<dyn Sim>>,
 ) -> Result<RenderReport> {
+    // The command line refuses these; options built in code skip its parsers.
     if options.frames == 0 {
         bail!("--frames must be at least 1");
+    }
+    if options.steps_per_frame == 0 {
+        bail!("--steps-per-frame must be at least 1");
     }
     let source = Source::load(&options.scene)?;
     // Fail on a bad scene before any GL work.

@@ -1,11 +1,12 @@
 //! `fluidlab simulate`: headless simulation of any kind, with optional frame export and
 //! statistics.
 
-use crate::output::{write_frame, FrameFormat, StatsWriter};
+use super::MAX_COUNT;
+use crate::output::{self, is_frame_name, write_frame, FrameFormat, StatsWriter};
 use crate::scene::Source;
 use crate::sims::{self, Backend, Frame, OpenOptions, Sim};
-use anyhow::{Context, Result};
-use std::path::PathBuf;
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// What to simulate and what to write.
@@ -14,25 +15,39 @@ pub struct SimulateOptions {
     /// Preset name (see `fluidlab scenes`) or path to a scene TOML file.
     #[arg(default_value = "dam-break")]
     pub scene: String,
-    /// Number of steps (frames of the scene's dt) to run [default: 120].
-    #[arg(long, conflicts_with = "seconds")]
+    /// Number of steps (frames of the scene's dt) to run, 0 for the initial state alone
+    /// [default: 120].
+    #[arg(
+        long,
+        conflicts_with = "seconds",
+        value_parser = clap::value_parser!(u64).range(..=MAX_COUNT),
+        allow_negative_numbers = true
+    )]
     pub steps: Option<u64>,
     /// Simulated time to run, seconds (rounded up to whole steps).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_seconds, allow_negative_numbers = true)]
     pub seconds: Option<f64>,
     /// Solver: auto picks CUDA when an NVIDIA driver and GPU are present, else the CPU.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
-    /// Write frames (frame_STEP.csv or .ply: one row per particle or cell) into this directory.
+    /// Write frames (frame_STEP.csv or .ply: one row per particle or cell) into this directory
+    /// (created; temporary frame files a killed run left there are removed).
     #[arg(long, value_name = "DIR")]
     pub export: Option<PathBuf>,
     /// Record a frame and a statistics line every K steps (step 0 and the last step always).
-    #[arg(long, default_value_t = 1, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_name = "K",
+        value_parser = clap::value_parser!(u64).range(1..=MAX_COUNT),
+        allow_negative_numbers = true
+    )]
     pub every: u64,
     /// Format of exported frames.
     #[arg(long, value_enum, default_value_t = FrameFormat::Csv)]
     pub format: FrameFormat,
-    /// Write one JSON object of statistics per recorded frame to this file.
+    /// Write one JSON object of statistics per recorded frame to this file (its directory
+    /// must exist, or be the export directory).
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
     /// Print nothing but errors.
@@ -54,7 +69,146 @@ pub struct Summary {
 /// Steps to run when neither `--steps` nor `--seconds` is given: two simulated seconds at 60 Hz.
 pub const DEFAULT_STEPS: u64 = 120;
 
-/// Runs the simulation described by `options`.
+/// Parses `--seconds`: a finite number of seconds, 0 or more.
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    check_seconds(seconds)
+}
+
+fn check_seconds(seconds: f64) -> Result<f64, String> {
+    if !seconds.is_finite() {
+        Err(format!("{seconds} is not a finite number of seconds"))
+    } else if seconds < 0.0 {
+        Err(format!("{seconds} s is negative: give 0 seconds or more"))
+    } else {
+        Ok(seconds)
+    }
+}
+
+/// The steps `options` asks for with time step `dt`; refuses what the command line would
+/// (options built in code skip its parsers).
+fn steps_to_run(options: &SimulateOptions, dt: f64) -> Result<u64> {
+    let steps = match (options.steps, options.seconds) {
+        (Some(steps), _) => steps,
+        (None, Some(seconds)) => {
+            let seconds = check_seconds(seconds)
+                .map_err(|reason| anyhow::anyhow!("--seconds {seconds:?}: {reason}"))?;
+            let steps = (seconds / dt).ceil();
+            if steps > MAX_COUNT as f64 {
+                bail!(
+                    "--seconds {seconds:?}: {steps:.3e} steps of {dt:.4} s, more than the \
+                     {MAX_COUNT} a run may take"
+                );
+            }
+            steps as u64
+        }
+        (None, None) => DEFAULT_STEPS,
+    };
+    if steps > MAX_COUNT {
+        bail!("--steps {steps}: more than the {MAX_COUNT} a run may take");
+    }
+    Ok(steps)
+}
+
+/// Checks the places `--export` and `--stats` name before anything is created: the export
+/// directory is not a file; the stats file is not a directory, lives in an existing directory
+/// (or the export directory), and is not the export directory, above it, or one of its frame
+/// files (which would overwrite it). Paths are compared resolved, so `d/./frame_00000.csv` or a
+/// symbolic link to `d` is seen for what it is.
+fn check_outputs(options: &SimulateOptions) -> Result<()> {
+    let resolve = |path: &Path| {
+        output::resolved(path).with_context(|| format!("cannot resolve {}", path.display()))
+    };
+    let export = match &options.export {
+        Some(directory) => {
+            let resolved = resolve(directory)?;
+            if resolved.exists() && !resolved.is_dir() {
+                bail!("--export {}: not a directory", directory.display());
+            }
+            Some(resolved)
+        }
+        None => None,
+    };
+    let Some(stats) = &options.stats else {
+        return Ok(());
+    };
+    let resolved = resolve(stats)?;
+    if resolved.is_dir() {
+        bail!("--stats {}: a directory, not a file", stats.display());
+    }
+    let directory = resolved.parent().unwrap_or(Path::new("/"));
+    if let Some(export) = &export {
+        let flag = options.export.as_deref().unwrap_or(export).display();
+        if export.starts_with(&resolved) {
+            bail!(
+                "--stats {} and --export {flag} collide: the stats file would be the export \
+                 directory or above it",
+                stats.display()
+            );
+        }
+        if directory == export {
+            let name = resolved.file_name().unwrap_or_default().to_string_lossy();
+            if is_frame_name(&name) {
+                bail!(
+                    "--stats {} and --export {flag} collide: {name} is a frame file name \
+                     there, which a frame would overwrite; name the stats file otherwise",
+                    stats.display()
+                );
+            }
+            // The export directory is created before the stats file.
+            return Ok(());
+        }
+    }
+    if !directory.is_dir() {
+        bail!(
+            "--stats {}: {} is not an existing directory",
+            stats.display(),
+            directory.display()
+        );
+    }
+    Ok(())
+}
+
+/// Creates what `options` writes, once [`check_outputs`] has passed: the export directory
+/// (emptied of a killed run's temporary frames) and the stats file. The stats file comes first
+/// when its directory exists, so failing to create it leaves no new export directory behind.
+fn create_outputs(options: &SimulateOptions) -> Result<Option<StatsWriter>> {
+    let create_stats = |path: &Path| {
+        StatsWriter::create(path)
+            .with_context(|| format!("cannot create the stats file {}", path.display()))
+    };
+    let in_existing_directory = |path: &Path| match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.is_dir(),
+        _ => true,
+    };
+    let mut stats = match &options.stats {
+        Some(path) if in_existing_directory(path) => Some(create_stats(path)?),
+        _ => None,
+    };
+    if let Some(directory) = &options.export {
+        std::fs::create_dir_all(directory).with_context(|| {
+            format!("cannot create the export directory {}", directory.display())
+        })?;
+        let removed = output::remove_stale_frames(directory)
+            .with_context(|| format!("cannot clear stale frames from {}", directory.display()))?;
+        if removed > 0 && !options.quiet {
+            eprintln!(
+                "removed {removed} temporary frame file(s) a stopped run left in {}",
+                directory.display()
+            );
+        }
+    }
+    if let (None, Some(path)) = (&stats, &options.stats) {
+        stats = Some(create_stats(path)?);
+    }
+    Ok(stats)
+}
+
+/// Runs the simulation described by `options`. Every check (scene, numbers, paths) passes
+/// before a file or directory is created.
 pub fn run(options: &SimulateOptions) -> Result<Summary> {
     let source = Source::load(&options.scene)?;
     let open = OpenOptions {
@@ -65,11 +219,8 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
     // Nothing here reads stage times.
     sim.set_stage_timing(false);
     let dt = sim.dt();
-    let steps = match (options.steps, options.seconds) {
-        (Some(steps), _) => steps,
-        (None, Some(seconds)) => (seconds / dt).ceil() as u64,
-        (None, None) => DEFAULT_STEPS,
-    };
+    let steps = steps_to_run(options, dt)?;
+    check_outputs(options)?;
     let every = options.every.max(1);
     if !options.quiet {
         eprintln!(
@@ -83,18 +234,7 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
             sim.backend()
         );
     }
-    if let Some(directory) = &options.export {
-        std::fs::create_dir_all(directory).with_context(|| {
-            format!("cannot create the export directory {}", directory.display())
-        })?;
-    }
-    let mut stats_file = match &options.stats {
-        Some(path) => Some(
-            StatsWriter::create(path)
-                .with_context(|| format!("cannot create the stats file {}", path.display()))?,
-        ),
-        None => None,
-    };
+    let mut stats_file = create_outputs(options)?;
 
     let mut frames_written = 0;
     let mut record = |sim: &dyn Sim, step: u64, step_ms: f64| -> Result<Box<dyn Frame>> {
@@ -119,7 +259,7 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
     let start = Instant::now();
     let mut since_record = Instant::now();
     for step in 1..=steps {
-        if super::interrupted() {
+        if let Some(signal) = super::interrupted() {
             if let Some(bar) = &bar {
                 bar.abandon();
             }
@@ -131,6 +271,7 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
                 None => String::new(),
             };
             return Err(super::Interrupted {
+                signal,
                 step: step - 1,
                 kept,
             }

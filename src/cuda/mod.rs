@@ -14,6 +14,7 @@
 //!
 //! docs/cuda.md ("The shared CUDA layer") shows how a new kind uses them.
 
+mod available;
 pub mod device;
 pub mod interop;
 pub mod launch;

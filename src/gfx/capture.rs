@@ -42,13 +42,22 @@ pub fn read_image(
     image
 }
 
-/// Writes `image` as a PNG, creating the parent directory.
+/// Writes `image` as a PNG atomically (`.NAME.partial`, then renamed), creating the parent
+/// directory.
 pub fn save_png(image: &Image, path: &Path) -> Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create the directory {}", parent.display()))?;
     }
+    // Encoded in memory, then written through a temporary file and renamed: an interrupted
+    // render leaves whole PNGs only.
+    let mut png = std::io::Cursor::new(Vec::new());
     image
-        .save_with_format(path, image::ImageFormat::Png)
-        .with_context(|| format!("cannot write the PNG {}", path.display()))
+        .write_to(&mut png, image::ImageFormat::Png)
+        .with_context(|| format!("cannot encode the PNG {}", path.display()))?;
+    crate::output::write_atomically(path, |out| {
+        use std::io::Write;
+        out.write_all(png.get_ref())
+    })
+    .with_context(|| format!("cannot write the PNG {}", path.display()))
 }

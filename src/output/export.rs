@@ -71,7 +71,46 @@ impl Table {
     }
 }
 
-/// Writes `table` as `DIR/frame_{step:05}.{ext}` atomically; returns the path.
+/// `DIR/frame_{step:05}.{ext}`: where [`write_frame`] writes a step.
+pub fn frame_path(directory: &Path, step: u64, format: FrameFormat) -> PathBuf {
+    directory.join(format!("frame_{step:05}.{}", format.extension()))
+}
+
+/// Whether [`write_frame`] writes a file of this name, for some step and format, or uses it
+/// as the temporary file of one (`.NAME.partial`).
+pub fn is_frame_name(name: &str) -> bool {
+    let name = name
+        .strip_prefix('.')
+        .and_then(|n| n.strip_suffix(".partial"))
+        .unwrap_or(name);
+    let step = name
+        .strip_prefix("frame_")
+        .and_then(|rest| rest.split_once('.'))
+        .and_then(|(digits, _)| digits.parse::<u64>().ok());
+    step.is_some_and(|step| {
+        <FrameFormat as clap::ValueEnum>::value_variants()
+            .iter()
+            .any(|&format| frame_path(Path::new(""), step, format) == Path::new(name))
+    })
+}
+
+/// Removes the temporary frame files (`.frame_NNNNN.csv.partial`, `.ply.partial`) a run that
+/// was killed mid-write left in `directory`, and nothing else; returns how many.
+pub fn remove_stale_frames(directory: &Path) -> std::io::Result<usize> {
+    let mut removed = 0;
+    for entry in std::fs::read_dir(directory)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') && is_frame_name(&name) && entry.file_type()?.is_file() {
+            std::fs::remove_file(entry.path())?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// Writes `table` as [`frame_path`] atomically; returns the path.
 pub fn write_frame(
     directory: &Path,
     step: u64,
@@ -79,7 +118,7 @@ pub fn write_frame(
     table: &Table,
     format: FrameFormat,
 ) -> std::io::Result<PathBuf> {
-    let path = directory.join(format!("frame_{step:05}.{}", format.extension()));
+    let path = frame_path(directory, step, format);
     write_atomically(&path, |out| match format {
         FrameFormat::Csv => write_csv(out, table),
         FrameFormat::Ply => write_ply(out, step, time, table),
@@ -159,6 +198,66 @@ mod tests {
         assert_eq!(
             &bytes[header_end + 12..header_end + 16],
             &(-1.25f32).to_le_bytes()
+        );
+    }
+
+    /// Frame names are exactly what `write_frame` writes (five digits at least, csv or ply)
+    /// and their temporaries; nothing else is one.
+    #[test]
+    fn frame_names_are_the_ones_write_frame_writes() {
+        for name in [
+            "frame_00000.csv",
+            "frame_00012.ply",
+            "frame_123456.csv",
+            ".frame_00003.csv.partial",
+            ".frame_00003.ply.partial",
+        ] {
+            assert!(is_frame_name(name), "{name}");
+        }
+        for name in [
+            "frame_0.csv",
+            "frame_012345.csv",
+            "frame_00000.png",
+            "frame_-0001.csv",
+            "frame_0000a.csv",
+            "stats.jsonl",
+            ".stats.jsonl.partial",
+            "frame_00000.csv.partial",
+            "xframe_00000.csv",
+        ] {
+            assert!(!is_frame_name(name), "{name}");
+        }
+    }
+
+    /// Only the temporary files of frames go; whole frames and other files stay.
+    #[test]
+    fn stale_frame_temporaries_are_removed_and_nothing_else() {
+        let directory = tempfile::tempdir().unwrap();
+        let names = [
+            ".frame_00007.csv.partial",
+            ".frame_00001.ply.partial",
+            "frame_00000.csv",
+            ".stats.jsonl.partial",
+            ".notes.partial",
+            "notes.txt",
+        ];
+        for name in names {
+            std::fs::write(directory.path().join(name), "x").unwrap();
+        }
+        assert_eq!(remove_stale_frames(directory.path()).unwrap(), 2);
+        let mut left: Vec<String> = std::fs::read_dir(directory.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                ".notes.partial",
+                ".stats.jsonl.partial",
+                "frame_00000.csv",
+                "notes.txt"
+            ]
         );
     }
 }

@@ -6,12 +6,14 @@ mod export;
 pub mod plot;
 mod stats;
 
-pub use export::{write_frame, Column, FrameFormat, Table};
+pub use export::{
+    frame_path, is_frame_name, remove_stale_frames, write_frame, Column, FrameFormat, Table,
+};
 pub use stats::StatsWriter;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// `.NAME.partial` beside `path`: where a file is written before it is renamed into place.
 pub fn partial_path(path: &Path) -> PathBuf {
@@ -20,6 +22,32 @@ pub fn partial_path(path: &Path) -> PathBuf {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     path.with_file_name(format!(".{name}.partial"))
+}
+
+/// `path` made absolute with symbolic links, `.` and `..` resolved, also where it does not exist
+/// yet (the part that exists is canonicalised, the rest appended), so two spellings of one
+/// place compare equal before either is created.
+pub fn resolved(path: &Path) -> std::io::Result<PathBuf> {
+    let mut resolved = PathBuf::new();
+    let mut exists = true;
+    for component in std::path::absolute(path)?.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                resolved.pop();
+            }
+            other => {
+                resolved.push(other);
+                if exists {
+                    match resolved.canonicalize() {
+                        Ok(canonical) => resolved = canonical,
+                        Err(_) => exists = false,
+                    }
+                }
+            }
+        }
+    }
+    Ok(resolved)
 }
 
 /// Writes `path` through a temporary file in the same directory and renames it into place.
@@ -39,4 +67,32 @@ pub fn write_atomically(
         let _ = std::fs::remove_file(&temporary);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Spellings through `.`, `..` and a symbolic link resolve to one path, existing or not.
+    #[test]
+    fn spellings_of_one_place_resolve_to_one_path() {
+        let directory = tempfile::tempdir().unwrap();
+        let root = directory.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("out")).unwrap();
+        std::os::unix::fs::symlink(root.join("out"), root.join("link")).unwrap();
+        let expected = root.join("out/new/frame_00000.csv");
+        for spelling in [
+            "out/new/frame_00000.csv",
+            "./out/../out/new/frame_00000.csv",
+            "link/new/frame_00000.csv",
+            "out/new/./sub/../frame_00000.csv",
+        ] {
+            assert_eq!(
+                resolved(&root.join(spelling)).unwrap(),
+                expected,
+                "{spelling}"
+            );
+        }
+        assert_eq!(resolved(&root.join("link")).unwrap(), root.join("out"));
+    }
 }
