@@ -138,6 +138,8 @@ impl CpuSolver {
             .map_err(|e| SolverError::Params(e.to_string()))?;
         let n = initial.len();
         initial.check()?;
+        UniformGrid::check_size(&world.container, params.kernel_radius)
+            .map_err(SolverError::Params)?;
         let grid = UniformGrid::new(&world.container, params.kernel_radius);
         let coarse = Some(CoarseCorrection::new(&world, &grid));
         let mut solver = Self {

@@ -29,6 +29,7 @@ pub mod parity;
 pub mod pbf;
 mod stages;
 
+use super::grid::UniformGrid;
 use super::{
     InitialState, Params, RenderScalar, Snapshot, SolveReport, Solver, SolverError, Stage,
     StageTimes, World,
@@ -160,6 +161,8 @@ impl CudaSolver {
         }
         let n = initial.len();
         initial.check()?;
+        UniformGrid::check_size(&world.container, params.kernel_radius)
+            .map_err(SolverError::Params)?;
         let constants = GpuParams::new(
             &params,
             &world,
@@ -167,16 +170,11 @@ impl CudaSolver {
             params.dt / params.substeps as f32,
         );
         let cells = constants.cell_count();
-        if cells + 1 >= u32::MAX as usize {
-            return Err(SolverError::Params(format!(
-                "the grid has {cells} cells (container / kernel_radius), more than the CUDA solver's \
-                 32-bit cell indices hold; use a smaller container or a larger kernel_radius"
-            )));
-        }
         let scan_levels = pbf::scan_levels(cells + 1);
 
         let sync_check = crate::cuda::sync_check_requested()?;
         let context = crate::cuda::context(device)?;
+        // Under 2³² particles and at most 2³⁰ cells (checked above): no sum nears u64's range.
         let needed = n as u64 * BYTES_PER_PARTICLE
             + scan_levels.iter().map(|&l| l as u64 * 4).sum::<u64>()
             + (cells as u64 + 1) * BYTES_PER_CELL
