@@ -54,6 +54,17 @@ pub const BYTES_PER_PARTICLE: u64 = 7 * 16 + 2 * 4 + 3 * 4 + 2 * 16 + 2 * 4;
 /// correction (`crate::sims::pbf::coarse::BYTES_PER_CELL`).
 pub const BYTES_PER_CELL: u64 = 2 * 4 + crate::sims::pbf::coarse::BYTES_PER_CELL;
 
+/// What the CUDA solver allocates in host memory, checked before the scene is seeded: per
+/// particle the seeded initial state (2 vectors) and the upload's staging copies (positions
+/// and velocities as float4, ids); per cell the solid flags of the coarse grid. Its GPU memory
+/// is checked against the device's free memory before any GPU allocation.
+pub const HOST_FOOTPRINT: crate::sims::pbf::scene::Footprint = crate::sims::pbf::scene::Footprint {
+    what: "CUDA solver's host side",
+    per_particle: 2 * 16 + 2 * 16 + 4,
+    per_neighbour: 0,
+    per_cell: 2,
+};
+
 /// Iterations launched between two reads of the convergence flag under the density-error rule.
 pub const ITERATIONS_PER_CHECK: u32 = 4;
 
