@@ -218,7 +218,8 @@ pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
     }
     sim.reset_stage_times();
     let steps_before = sim.steps_taken();
-    let mut step_seconds = Vec::with_capacity(options.steps as usize);
+    // Grown step by step: a capacity taken from `--steps` would overflow at its largest values.
+    let mut step_seconds = Vec::new();
     let mut iterations = 0.0;
     for _ in 0..options.steps {
         let start = Instant::now();
