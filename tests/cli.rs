@@ -4,6 +4,7 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use std::path::Path;
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 const SCENE: &str = r#"description = "small test scene"
 [container]
@@ -278,6 +279,74 @@ fn bad_scenes_fail_with_the_message_and_nonzero_exit() {
         "{stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// Runs `args`, expecting a quick failure whose message contains `expected` and no panic.
+fn refused_at_once(args: &[&str], expected: &str) {
+    let started = Instant::now();
+    let output = fluidlab(args);
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{args:?} succeeded");
+    assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(took < Duration::from_secs(5), "{args:?} took {took:?}");
+}
+
+#[test]
+fn hostile_numbers_are_refused_at_once() {
+    // A particle target beyond the limit: refused before any lattice is walked (it once walked
+    // every lattice point first, silently, for over 30 s).
+    refused_at_once(
+        &[
+            "bench",
+            "drop",
+            "--particles",
+            "1000000000000",
+            "--backend",
+            "cpu",
+        ],
+        "--particles: must be between 1 and 1073741824 (the particle limit), got 1000000000000",
+    );
+    // A kernel radius of 10⁹ even with --steps 0: refused before the mass calibration, whose
+    // lattice sum once looped (2·10⁹/0.02 + 1)³ times.
+    let dir = tempfile::tempdir().unwrap();
+    for value in ["1e9", "inf", "9223372036854775807"] {
+        let path = dir.path().join("wide.toml");
+        let scene = SCENE.replace(
+            "spacing = 0.02",
+            &format!("spacing = 0.02\nkernel_radius = {value}"),
+        );
+        std::fs::write(&path, scene).unwrap();
+        refused_at_once(
+            &[
+                "simulate",
+                path.to_str().unwrap(),
+                "--steps",
+                "0",
+                "--backend",
+                "cpu",
+            ],
+            "wide.toml:16: params.kernel_radius: must be between 1.5 and 4 × spacing",
+        );
+    }
+    // A container of 2⁶⁴ grid cells: once an index out of bounds.
+    let path = dir.path().join("huge.toml");
+    let scene = SCENE
+        .replace("max = [0.4, 0.4, 0.2]", "max = [262144, 131072, 131072]")
+        .replace("spacing = 0.02", "spacing = 0.03125");
+    std::fs::write(&path, scene).unwrap();
+    refused_at_once(
+        &[
+            "simulate",
+            path.to_str().unwrap(),
+            "--steps",
+            "1",
+            "--backend",
+            "cpu",
+        ],
+        "huge.toml:2: container: the container holds 18446744073709551616 grid cells",
+    );
 }
 
 #[test]

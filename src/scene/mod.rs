@@ -130,6 +130,10 @@ pub fn syntax_error(text: &str, origin: &str, error: &toml::de::Error) -> SceneE
         .map(str::trim)
         .unwrap_or("");
     let mut message = error.message().trim().to_string();
+    if message.is_empty() {
+        // The TOML parser says nothing when the text ends right after `key =`.
+        message = "a value is missing (the text ends early?)".into();
+    }
     if !source_line.is_empty() {
         message.push_str(&format!(" (in `{source_line}`)"));
     }

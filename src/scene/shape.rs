@@ -193,30 +193,20 @@ impl Shape {
             && b.max.cmple(container.max + Vec3A::splat(tolerance)).all()
     }
 
-    /// Calls `visit` with every point of a cubic lattice of `spacing` that lies inside the
-    /// shape. The lattice is centred in the shape's bounds, so a box of edge n·s holds n points
-    /// per axis at s/2 from its faces, and symmetric shapes get symmetric lattices.
-    pub fn for_each_lattice_point(&self, spacing: f32, mut visit: impl FnMut(Vec3A)) {
+    /// Every point of a cubic lattice of `spacing` that lies inside the shape, x fastest. The
+    /// lattice is centred in the shape's bounds, so a box of edge n·s holds n points per axis
+    /// at s/2 from its faces, and symmetric shapes get symmetric lattices.
+    pub fn lattice_points(&self, spacing: f32) -> impl Iterator<Item = Vec3A> + '_ {
         let bounds = self.bounds();
-        let counts = Self::lattice_counts(&bounds, spacing);
+        let [nx, ny, nz] = Self::lattice_counts(&bounds, spacing);
         let first = bounds.min
             + (bounds.size()
-                - Vec3A::new(
-                    counts[0] as f32 - 1.0,
-                    counts[1] as f32 - 1.0,
-                    counts[2] as f32 - 1.0,
-                ) * spacing)
+                - Vec3A::new(nx as f32 - 1.0, ny as f32 - 1.0, nz as f32 - 1.0) * spacing)
                 * 0.5;
-        for k in 0..counts[2] {
-            for j in 0..counts[1] {
-                for i in 0..counts[0] {
-                    let p = first + Vec3A::new(i as f32, j as f32, k as f32) * spacing;
-                    if self.contains(p) {
-                        visit(p);
-                    }
-                }
-            }
-        }
+        (0..nz)
+            .flat_map(move |k| (0..ny).flat_map(move |j| (0..nx).map(move |i| [i, j, k])))
+            .map(move |[i, j, k]| first + Vec3A::new(i as f32, j as f32, k as f32) * spacing)
+            .filter(|&p| self.contains(p))
     }
 
     /// Lattice points per axis over the bounds (an upper bound of the shape's particle count).
@@ -300,8 +290,7 @@ mod tests {
     #[test]
     fn box_lattice_is_centred_and_exact() {
         let shape = boxed([0.0, 0.0, 0.0], [0.4, 0.2, 0.1]);
-        let mut points = Vec::new();
-        shape.for_each_lattice_point(0.02, |p| points.push(p));
+        let points: Vec<Vec3A> = shape.lattice_points(0.02).collect();
         assert_eq!(points.len(), 20 * 10 * 5);
         assert!((points[0] - Vec3A::splat(0.01)).length() < 1e-6);
         assert!((points.last().unwrap().x - 0.39).abs() < 1e-6);
@@ -314,10 +303,10 @@ mod tests {
             radius: 0.2,
         };
         let mut count = 0usize;
-        shape.for_each_lattice_point(0.01, |p| {
+        for p in shape.lattice_points(0.01) {
             assert!(shape.contains(p));
             count += 1;
-        });
+        }
         let expected = 4.0 / 3.0 * std::f64::consts::PI * 0.2f64.powi(3) / 1e-6;
         assert!(
             (count as f64 / expected - 1.0).abs() < 0.02,

@@ -22,6 +22,10 @@ pub const KIND: &str = "probe";
 
 const STAGES: &[&str] = &["diffuse"];
 
+/// Most cells a rod may have: a scene file or `--particles` is untrusted input, and the rod
+/// holds two f64 arrays of this length (256 MiB), more than any test needs.
+const MAX_CELLS: usize = 1 << 24;
+
 /// The probe's scene section.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -42,13 +46,14 @@ impl Rod {
     pub fn from_source(source: &Source) -> Result<Rod, SceneError> {
         let rod: Rod = toml::from_str(&source.text)
             .map_err(|error| syntax_error(&source.text, &source.origin, &error))?;
-        if !(rod.diffusion > 0.0 && rod.diffusion < 0.5) || rod.cells < 2 {
+        let stable = rod.diffusion > 0.0 && rod.diffusion < 0.5;
+        if !(stable && (2..=MAX_CELLS).contains(&rod.cells)) {
             return Err(SceneError {
                 origin: source.origin.clone(),
                 line: None,
                 key: Some("diffusion".into()),
                 message: format!(
-                    "must lie in (0, 0.5) with at least 2 cells, got {} with {}",
+                    "must lie in (0, 0.5) with 2 to {MAX_CELLS} cells, got {} with {}",
                     rod.diffusion, rod.cells
                 ),
             });
@@ -76,7 +81,12 @@ impl ProbeSim {
             bail!("the probe kind has no CUDA path; use --backend cpu or auto");
         }
         if let Some(cells) = options.elements {
-            rod.cells = cells.max(2) as usize;
+            rod.cells = usize::try_from(cells)
+                .ok()
+                .filter(|cells| (2..=MAX_CELLS).contains(cells))
+                .ok_or_else(|| {
+                    anyhow::anyhow!("--particles: a rod has 2 to {MAX_CELLS} cells, got {cells}")
+                })?;
         }
         let temperature = (0..rod.cells)
             .map(|i| if 2 * i < rod.cells { 1.0 } else { 0.0 })
@@ -433,6 +443,30 @@ mod tests {
         assert_eq!(
             error,
             "x.toml:2: kind: unknown simulation kind \"smoke\" (kinds: pbf, ink, probe)"
+        );
+    }
+
+    /// A second kind keeps the hardening's promise too: a huge size from the file or the
+    /// command line is refused, not allocated.
+    #[test]
+    fn a_rod_too_long_is_refused_not_allocated() {
+        let huge = ROD.replace("cells = 40", "cells = 9223372036854775807");
+        let source = Source::parse(&huge, "rod", "rod.toml").unwrap();
+        let error = crate::sims::open(&source, &OpenOptions::default())
+            .err()
+            .unwrap();
+        assert!(error.to_string().contains("2 to 16777216 cells"), "{error}");
+        let source = Source::parse(ROD, "rod", "rod.toml").unwrap();
+        let options = OpenOptions {
+            elements: Some(u64::MAX),
+            ..OpenOptions::default()
+        };
+        let error = crate::sims::open(&source, &options).err().unwrap();
+        assert!(
+            error
+                .to_string()
+                .starts_with("--particles: a rod has 2 to 16777216 cells"),
+            "{error}"
         );
     }
 }

@@ -3,8 +3,8 @@
 use crate::cuda::DEFAULT_DEVICE;
 use crate::host::available_memory;
 use crate::sims::pbf::cpu::{self, CpuSolver};
-use crate::sims::pbf::cuda::CudaSolver;
-use crate::sims::pbf::scene::Scene;
+use crate::sims::pbf::cuda::{self, CudaSolver};
+use crate::sims::pbf::scene::{Footprint, Scene};
 use crate::sims::pbf::{Backend, InitialState, Solver};
 use anyhow::{anyhow, bail, Result};
 
@@ -27,46 +27,80 @@ pub fn create(scene: &Scene, backend: Backend) -> Result<Created> {
     create_on(scene, backend, DEFAULT_DEVICE)
 }
 
-/// Creates the solver `backend` asks for, the CUDA solver on CUDA device `device`.
+/// Creates the solver `backend` asks for, the CUDA solver on CUDA device `device`. The scene is
+/// seeded only after its memory check passed.
 pub fn create_on(scene: &Scene, backend: Backend, device: usize) -> Result<Created> {
-    create_with(scene, &scene.seed(), backend, device)
+    create_with(scene, None, backend, device)
 }
 
 /// Creates the solver `backend` asks for (CUDA on the default device) over particles `initial`
 /// instead of the scene's own seeding (validation cases shape their initial state).
 pub fn create_from(scene: &Scene, initial: &InitialState, backend: Backend) -> Result<Created> {
-    create_with(scene, initial, backend, DEFAULT_DEVICE)
+    create_with(scene, Some(initial), backend, DEFAULT_DEVICE)
+}
+
+/// The memory check of `footprint` against what this process may allocate, before anything
+/// is: for the scene's own particles (`initial` is `None`) or for `initial`'s.
+fn check_memory(
+    scene: &Scene,
+    initial: Option<&InitialState>,
+    footprint: &Footprint,
+) -> Result<()> {
+    let Some(available) = available_memory() else {
+        return Ok(());
+    };
+    match initial {
+        None => scene.check_memory(footprint, available),
+        Some(initial) => scene.check_memory_of(footprint, initial.len() as u64, available),
+    }
+    .map_err(|invalid| anyhow!("scene {}: {}: {}", scene.name, invalid.key, invalid.message))
 }
 
 fn create_with(
     scene: &Scene,
-    initial: &InitialState,
+    initial: Option<&InitialState>,
     backend: Backend,
     device: usize,
 ) -> Result<Created> {
-    match backend {
-        Backend::Cpu => Ok(Created {
-            solver: create_cpu(scene, initial)?,
-            note: "cpu".into(),
-        }),
-        Backend::Cuda => {
-            if let Some(reason) = cuda_unavailable() {
-                bail!("--backend cuda cannot run on this machine: {reason}; use --backend cpu or --backend auto");
-            }
-            create_cuda(scene, initial, device)
-        }
-        Backend::Auto => match cuda_unavailable() {
-            None => create_cuda(scene, initial, device).or_else(|error| {
-                Ok(Created {
-                    solver: create_cpu(scene, initial)?,
-                    note: format!("cpu (the CUDA solver could not start: {error:#})"),
-                })
-            }),
-            Some(reason) => Ok(Created {
-                solver: create_cpu(scene, initial)?,
-                note: format!("cpu ({reason})"),
-            }),
+    let cuda = match backend {
+        Backend::Cpu => Err("cpu".to_string()),
+        Backend::Cuda => match cuda_unavailable() {
+            Some(reason) => bail!(
+                "--backend cuda cannot run on this machine: {reason}; use --backend cpu or --backend auto"
+            ),
+            None => Ok(()),
         },
+        Backend::Auto => cuda_unavailable().map_or(Ok(()), |reason| Err(format!("cpu ({reason})"))),
+    };
+    let footprint = if cuda.is_ok() {
+        &cuda::HOST_FOOTPRINT
+    } else {
+        &cpu::FOOTPRINT
+    };
+    check_memory(scene, initial, footprint)?;
+    let seeded;
+    let initial = match initial {
+        Some(initial) => initial,
+        None => {
+            seeded = scene.seed();
+            &seeded
+        }
+    };
+    match cuda {
+        Err(note) => Ok(Created {
+            solver: create_cpu(scene, initial)?,
+            note,
+        }),
+        Ok(()) => create_cuda(scene, initial, device).or_else(|error| {
+            if backend != Backend::Auto {
+                return Err(error);
+            }
+            check_memory(scene, Some(initial), &cpu::FOOTPRINT)?;
+            Ok(Created {
+                solver: create_cpu(scene, initial)?,
+                note: format!("cpu (the CUDA solver could not start: {error:#})"),
+            })
+        }),
     }
 }
 
@@ -86,13 +120,6 @@ fn create_cuda(scene: &Scene, initial: &InitialState, device: usize) -> Result<C
 }
 
 fn create_cpu(scene: &Scene, initial: &InitialState) -> Result<Box<dyn Solver>> {
-    if let Some(available) = available_memory() {
-        scene
-            .check_memory("CPU solver", cpu::BYTES_PER_PARTICLE, available)
-            .map_err(|invalid| {
-                anyhow!("scene {}: {}: {}", scene.name, invalid.key, invalid.message)
-            })?;
-    }
     Ok(Box::new(CpuSolver::new(
         scene.world(),
         scene.params.clone(),

@@ -9,6 +9,10 @@ use glam::Vec3A;
 use rayon::prelude::*;
 use std::ops::Range;
 
+/// Most cells a neighbour grid may have. Cell indices are computed in `i32` here and held in
+/// `u32` on the GPU, with one entry past the last cell for the scan; 2³⁰ leaves both room.
+pub const MAX_CELLS: u64 = 1 << 30;
+
 /// The grid over a box, with the particle order and cell ranges of the last [`UniformGrid::build`].
 #[derive(Clone, Debug)]
 pub struct UniformGrid {
@@ -31,7 +35,30 @@ impl UniformGrid {
         [size.x, size.y, size.z].map(|n| (n.ceil() as u64).max(1))
     }
 
+    /// The cell count of a grid of `cell_size` over `bounds`, exactly; `None` beyond `u128`
+    /// (each axis saturates at `u64::MAX`, so no product wraps around to a small number).
+    pub fn cell_count(bounds: &Aabb, cell_size: f32) -> Option<u128> {
+        Self::dims_for(bounds, cell_size)
+            .iter()
+            .try_fold(1u128, |product, &n| product.checked_mul(u128::from(n)))
+    }
+
+    /// Fails unless a grid of `cell_size` over `bounds` has at most [`MAX_CELLS`] cells, saying
+    /// how many it would have; on success returns that count.
+    pub fn check_size(bounds: &Aabb, cell_size: f32) -> Result<u64, String> {
+        match Self::cell_count(bounds, cell_size) {
+            Some(cells) if cells <= u128::from(MAX_CELLS) => Ok(cells as u64),
+            cells => Err(format!(
+                "the container holds {} grid cells at kernel_radius {cell_size} (the neighbour \
+                 grid's cell size), beyond the limit of {MAX_CELLS}; enlarge kernel_radius or \
+                 shrink the container",
+                cells.map_or_else(|| "more than 2¹²⁸".to_string(), |n| n.to_string())
+            )),
+        }
+    }
+
     /// A grid of `cell_size` covering `bounds`. Points outside are clamped to the border cells.
+    /// The caller checks the size first ([`UniformGrid::check_size`]).
     pub fn new(bounds: &Aabb, cell_size: f32) -> Self {
         let dims = Self::dims_for(bounds, cell_size).map(|n| n as i32);
         let cells = dims.iter().map(|&n| n as usize).product::<usize>();

@@ -195,6 +195,27 @@ impl SphKernel {
         self.lattice_sum(spacing, |k, d2, _| k.density(d2))
     }
 
+    /// Points of an infinite cubic lattice of the given spacing within h of a lattice point,
+    /// the point itself not counted: an interior particle's neighbours at rest (32 at h = 2
+    /// spacings). Points at exactly h count: the slightest compression brings them inside.
+    /// The loop spans (2h/spacing + 1)³ points: call it with a validated ratio.
+    pub fn lattice_neighbours(&self, spacing: f32) -> u32 {
+        let reach = (self.radius / spacing).ceil() as i32;
+        let mut count = 0;
+        for i in -reach..=reach {
+            for j in -reach..=reach {
+                for k in -reach..=reach {
+                    let offset = Vec3A::new(i as f32, j as f32, k as f32) * spacing;
+                    let distance_squared = offset.length_squared();
+                    if distance_squared > 0.0 && distance_squared <= self.radius_squared {
+                        count += 1;
+                    }
+                }
+            }
+        }
+        count
+    }
+
     /// Σⱼ |∇W(xⱼ)|² over the same lattice: the rest-state constraint stiffness up to the
     /// volume factor (see `Params::rest_stiffness`).
     pub fn lattice_gradient_square_sum(&self, spacing: f32) -> f32 {

@@ -1,6 +1,7 @@
 //! Solver parameters and the quantities derived from them.
 
 use super::kernel::SphKernel;
+use std::ops::RangeInclusive;
 
 /// Every number the PBF step uses. Built from a scene's `[params]` table; the viewer edits the
 /// live ones (see [`Params::check_live_edit`]).
@@ -86,7 +87,15 @@ impl Params {
     /// Sets the particle mass so an interior particle of a lattice at `spacing` has density ρ₀:
     /// m = ρ₀ / Σⱼ W(xⱼ) (a mass that disagrees with the lattice makes the fluid shrink or jump
     /// on its first frames).
+    ///
+    /// With inputs outside their ranges ([`Params::validate_inputs`]) the mass is NaN, which
+    /// [`Params::validate`] refuses by the input's name: the lattice sum over a kernel radius of
+    /// 10⁹ spacings would not finish.
     pub fn calibrate_mass(&mut self) {
+        if self.validate_inputs().is_err() {
+            self.particle_mass = f32::NAN;
+            return;
+        }
         let kernel = SphKernel::new(self.kernel_radius);
         self.particle_mass = self.rest_density / kernel.lattice_density_sum(self.spacing);
     }
@@ -191,81 +200,110 @@ impl Params {
         new.validate().map_err(|e| e.to_string())
     }
 
-    /// Checks ranges: every size positive and finite, counts at least 1. The error names the
-    /// offending key as spelled in a scene's `[params]` table.
+    /// Initial particle spacing, metres. Below 0.1 mm the kernel's f32 constants lose their
+    /// range (|∇W|² grows as h⁻⁸ and overflows near h = 10⁻⁵ m); above 1 m a "particle" is a
+    /// cubic metre of liquid, no longer a fluid a lab simulates.
+    pub const SPACING: RangeInclusive<f32> = 1e-4..=1.0;
+
+    /// Kernel radius as a multiple of the spacing. At h = spacing the seeding lattice's nearest
+    /// neighbours sit on the kernel's edge, where W and ∇W vanish: the rest stiffness is 0 and
+    /// every λ explodes; below 1.5 spacings only the 6 nearest neighbours count (the next 12 lie
+    /// at 1.41) and the stiffness falls fast (57 % of its value at 2 at h = 1.4 spacings; at
+    /// 1.5, 90 %; docs/scenes.md has the table). Above 4
+    /// spacings every particle has over 250 neighbours (memory and time grow as the cube of the
+    /// ratio) and the Jacobi relaxation ω falls below 0.1, so each iteration corrects a tenth.
+    pub const KERNEL_RATIO: RangeInclusive<f32> = 1.5..=4.0;
+
+    /// Rest density, kg/m³: every liquid lies within 400–23 000. The constraint is ρ/ρ₀ − 1,
+    /// so ρ₀ only scales the mass; the range keeps it well inside f32 at every spacing.
+    pub const REST_DENSITY: RangeInclusive<f32> = 1.0..=1e5;
+
+    /// Constraint iterations (fixed, fewest and most), substeps per frame.
+    pub const COUNT: RangeInclusive<u32> = 1..=1000;
+
+    /// Frame time step, seconds: from 10 kHz to 10 Hz. Below, a substep's motion nears f32's
+    /// resolution of a position (1.2·10⁻⁷ m at 1 m); above, even the CFL rule's 64 substeps
+    /// leave steps too long for a stable projection.
+    pub const DT: RangeInclusive<f32> = 1e-4..=0.1;
+
+    /// Largest |gravity|, m/s² (about 100 g). Beyond, one frame's fall from rest outruns
+    /// the CFL rule's 64 substeps, and 10³⁰ overflows f32 in g·dt².
+    pub const MAX_GRAVITY: f32 = 1000.0;
+
+    /// Courant numbers allowed besides 0 (off). Below 0.1 every frame takes the 64-substep
+    /// cap; above 10 a particle may cross ten spacings in one step, past any stable step.
+    pub const CFL: RangeInclusive<f32> = 0.1..=10.0;
+
+    /// `relaxation`, `scorr_k`, `xsph_c` (fractions) and `vorticity` (m/s): 1 is already the
+    /// strongest meaningful value (a constraint softened by half; the push of a 100 %
+    /// over-density; the full neighbourhood average; the viewer slider's top).
+    pub const FRACTION: RangeInclusive<f32> = 0.0..=1.0;
+
+    /// Artificial pressure exponent n (the paper uses 4).
+    pub const SCORR_N: RangeInclusive<i32> = 0..=16;
+
+    /// Checks every parameter a scene sets against its range, in the order of the `[params]`
+    /// table (docs/scenes.md), then the particle mass derived from them. The error names the
+    /// offending key as spelled in a scene's `[params]` table, and never the derived mass when
+    /// an input is at fault.
     pub fn validate(&self) -> Result<(), ParamError> {
-        let positive = [
-            ("spacing", self.spacing),
-            ("kernel_radius", self.kernel_radius),
-            ("rest_density", self.rest_density),
-            ("dt", self.dt),
-            ("particle_mass", self.particle_mass),
-        ];
-        for (name, value) in positive {
-            if !(value.is_finite() && value > 0.0) {
-                return Err(ParamError::new(
-                    name,
-                    format!("must be a positive number, got {value}"),
-                ));
-            }
+        self.validate_inputs()?;
+        if !(self.particle_mass.is_finite() && self.particle_mass > 0.0) {
+            return Err(ParamError::new(
+                "particle_mass",
+                format!(
+                    "must be a positive number, got {:?} (Params::calibrate_mass sets it)",
+                    self.particle_mass
+                ),
+            ));
         }
-        let non_negative = [
-            ("relaxation", self.relaxation),
-            ("scorr_k", self.scorr_k),
-            ("scorr_dq", self.scorr_dq),
-            ("xsph_c", self.xsph_c),
-            ("vorticity", self.vorticity),
-            ("cfl", self.cfl),
-            ("max_density_error", self.max_density_error),
-        ];
-        for (name, value) in non_negative {
-            if !(value.is_finite() && value >= 0.0) {
-                return Err(ParamError::new(
-                    name,
-                    format!("must be zero or positive, got {value}"),
-                ));
-            }
-        }
-        if self.kernel_radius < self.spacing {
+        Ok(())
+    }
+
+    /// [`Params::validate`] without the derived particle mass: what must hold before the mass
+    /// can be calibrated (the calibration's lattice sum spans (2h/spacing + 1)³ points).
+    pub fn validate_inputs(&self) -> Result<(), ParamError> {
+        within("spacing", self.spacing, Self::SPACING, " m")?;
+        let (low, high) = (
+            Self::KERNEL_RATIO.start() * self.spacing,
+            Self::KERNEL_RATIO.end() * self.spacing,
+        );
+        if !(low..=high).contains(&self.kernel_radius) {
             return Err(ParamError::new(
                 "kernel_radius",
                 format!(
-                    "must be at least `spacing` ({}), got {}; 2 × spacing is usual",
-                    self.spacing, self.kernel_radius
+                    "must be between {} and {} × spacing ({low} to {high} m at spacing {}), got {:?}; \
+                     below, the nearest neighbours sit at the kernel's edge and the fluid has no \
+                     stiffness, above, every particle has hundreds of neighbours (docs/scenes.md)",
+                    Self::KERNEL_RATIO.start(),
+                    Self::KERNEL_RATIO.end(),
+                    self.spacing,
+                    self.kernel_radius
                 ),
             ));
         }
-        if self.scorr_dq >= 1.0 {
-            return Err(ParamError::new(
-                "scorr_dq",
-                format!(
-                    "is a fraction of h and must be below 1, got {}",
-                    self.scorr_dq
-                ),
-            ));
-        }
-        if self.xsph_c > 1.0 {
-            return Err(ParamError::new(
-                "xsph_c",
-                format!("must be between 0 and 1, got {}", self.xsph_c),
-            ));
-        }
-        if !(1..=1000).contains(&self.iterations) {
-            return Err(ParamError::new(
-                "iterations",
-                format!("must be between 1 and 1000, got {}", self.iterations),
-            ));
-        }
+        within(
+            "rest_density",
+            self.rest_density,
+            Self::REST_DENSITY,
+            " kg/m³",
+        )?;
         for (name, value) in [
+            ("iterations", self.iterations),
             ("min_iterations", self.min_iterations),
             ("max_iterations", self.max_iterations),
         ] {
-            if !(1..=1000).contains(&value) {
-                return Err(ParamError::new(
-                    name,
-                    format!("must be between 1 and 1000, got {value}"),
-                ));
-            }
+            within_count(name, value)?;
+        }
+        if !(0.0..1.0).contains(&self.max_density_error) {
+            return Err(ParamError::new(
+                "max_density_error",
+                format!(
+                    "is a fraction of the rest density (0.001 is 0.1 %) and must be at least 0 and \
+                     below 1, got {:?}",
+                    self.max_density_error
+                ),
+            ));
         }
         if self.min_iterations > self.max_iterations {
             return Err(ParamError::new(
@@ -276,35 +314,91 @@ impl Params {
                 ),
             ));
         }
-        if self.max_density_error >= 1.0 {
+        within_count("substeps", self.substeps)?;
+        if self.cfl != 0.0 && !Self::CFL.contains(&self.cfl) {
             return Err(ParamError::new(
-                "max_density_error",
+                "cfl",
                 format!(
-                    "is a fraction of the rest density (0.001 is 0.1 %) and must be below 1, got {}",
-                    self.max_density_error
+                    "must be 0 (off) or between {} and {}, got {:?}",
+                    Self::CFL.start(),
+                    Self::CFL.end(),
+                    self.cfl
                 ),
             ));
         }
-        if !(1..=1000).contains(&self.substeps) {
-            return Err(ParamError::new(
-                "substeps",
-                format!("must be between 1 and 1000, got {}", self.substeps),
-            ));
-        }
-        if !(0..=16).contains(&self.scorr_n) {
-            return Err(ParamError::new(
-                "scorr_n",
-                format!("must be between 0 and 16, got {}", self.scorr_n),
-            ));
-        }
-        if self.gravity.iter().any(|g| !g.is_finite()) {
+        within("dt", self.dt, Self::DT, " s")?;
+        let gravity = glam::Vec3A::from(self.gravity).length();
+        if !(0.0..=Self::MAX_GRAVITY).contains(&gravity) {
             return Err(ParamError::new(
                 "gravity",
-                format!("must be finite, got {:?}", self.gravity),
+                format!(
+                    "must be finite with a magnitude of at most {} m/s² (about 100 g), got {:?}",
+                    Self::MAX_GRAVITY,
+                    self.gravity
+                ),
             ));
         }
+        within("relaxation", self.relaxation, Self::FRACTION, "")?;
+        within("scorr_k", self.scorr_k, Self::FRACTION, "")?;
+        if !Self::SCORR_N.contains(&self.scorr_n) {
+            return Err(ParamError::new(
+                "scorr_n",
+                format!(
+                    "must be between {} and {}, got {}",
+                    Self::SCORR_N.start(),
+                    Self::SCORR_N.end(),
+                    self.scorr_n
+                ),
+            ));
+        }
+        if !(0.0..1.0).contains(&self.scorr_dq) {
+            return Err(ParamError::new(
+                "scorr_dq",
+                format!(
+                    "is a fraction of h and must be at least 0 and below 1, got {:?}",
+                    self.scorr_dq
+                ),
+            ));
+        }
+        within("xsph_c", self.xsph_c, Self::FRACTION, "")?;
+        within("vorticity", self.vorticity, Self::FRACTION, " m/s")?;
         Ok(())
     }
+}
+
+/// `value` within `range` (NaN never is), else an error naming `key`, the range and the value.
+fn within(
+    key: &'static str,
+    value: f32,
+    range: RangeInclusive<f32>,
+    unit: &str,
+) -> Result<(), ParamError> {
+    if range.contains(&value) {
+        return Ok(());
+    }
+    Err(ParamError::new(
+        key,
+        format!(
+            "must be between {} and {}{unit}, got {value:?}",
+            range.start(),
+            range.end()
+        ),
+    ))
+}
+
+/// A count within [`Params::COUNT`].
+fn within_count(key: &'static str, value: u32) -> Result<(), ParamError> {
+    if Params::COUNT.contains(&value) {
+        return Ok(());
+    }
+    Err(ParamError::new(
+        key,
+        format!(
+            "must be between {} and {}, got {value}",
+            Params::COUNT.start(),
+            Params::COUNT.end()
+        ),
+    ))
 }
 
 /// A parameter outside its range: the key (as in a scene's `[params]`) and what is wrong.
@@ -326,6 +420,7 @@ impl ParamError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sims::pbf::constants::StepConstants;
 
     #[test]
     fn calibrated_mass_gives_rest_density_on_the_lattice() {
@@ -350,6 +445,48 @@ mod tests {
         assert_eq!(params.substeps_for(1e6), Params::MAX_SUBSTEPS);
         params.cfl = 0.0;
         assert_eq!(params.substeps_for(4.0), 2);
+    }
+
+    #[test]
+    fn every_corner_of_the_ranges_gives_finite_step_constants() {
+        let corners = |range: &RangeInclusive<f32>| [*range.start(), *range.end()];
+        for spacing in corners(&Params::SPACING) {
+            for ratio in corners(&Params::KERNEL_RATIO) {
+                for rest_density in corners(&Params::REST_DENSITY) {
+                    for dt in corners(&Params::DT) {
+                        let mut params = Params::with_spacing(spacing);
+                        params.kernel_radius = ratio * spacing;
+                        params.rest_density = rest_density;
+                        params.dt = dt;
+                        params.scorr_k = 1.0;
+                        params.calibrate_mass();
+                        params.validate().unwrap();
+                        let c = StepConstants::new(&params, dt);
+                        let values = [
+                            c.mass,
+                            c.volume,
+                            c.self_density,
+                            c.relaxation,
+                            c.scorr_scale,
+                            c.inverse_scorr_reference,
+                            c.jacobi_relaxation,
+                            c.xsph_scale,
+                        ];
+                        assert!(
+                            values.iter().all(|v| v.is_finite() && *v > 0.0),
+                            "spacing {spacing}, h/s {ratio}, ρ₀ {rest_density}: {values:?}"
+                        );
+                    }
+                }
+            }
+        }
+        // A decade below the smallest spacing, the rest stiffness (∝ h⁻⁸ before the volume
+        // factor) no longer fits in f32.
+        let mut tiny = Params::with_spacing(1e-4);
+        tiny.spacing = 1e-5;
+        tiny.kernel_radius = 1.5e-5;
+        let kernel = tiny.kernel();
+        assert!(!kernel.lattice_gradient_square_sum(tiny.spacing).is_finite());
     }
 
     #[test]

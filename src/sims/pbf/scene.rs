@@ -2,6 +2,7 @@
 //! read from TOML files (see `docs/scenes.md`), validated with messages that name the file,
 //! line, key and value, and seeded into particles.
 
+use super::grid::UniformGrid;
 use super::scene_file;
 use super::{Aabb, InitialState, Obstacle, Params, World};
 use crate::host::format_bytes;
@@ -37,6 +38,63 @@ pub struct Scene {
 /// Largest particle count any backend accepts (ids are 32-bit; the GPU grid uses 32-bit indices).
 pub const MAX_PARTICLES: u64 = 1 << 30;
 
+/// Most `[[fluid]]` bodies and most `[[obstacle]]`s a scene may have: fluid bodies are checked
+/// pairwise for overlap, and every particle is tested against every obstacle when seeded and
+/// projected out of each in every stage of every step.
+pub const MAX_SHAPES: usize = 64;
+
+/// How far from the origin, in spacings, a coordinate of the container or an obstacle may lie.
+/// Positions are f32: 16384 spacings out a position is still resolved to 1/512 of a spacing,
+/// which the constraint's corrections (a fraction of a spacing) need.
+pub const MAX_REACH_SPACINGS: f32 = 16384.0;
+
+/// Fastest initial velocity of a fluid body, m/s (a fire hose's jet is 30 m/s): beyond, the CFL
+/// rule's 64 substeps no longer keep a step within a few spacings at the default dt.
+pub const MAX_SPEED: f32 = 100.0;
+
+/// The largest particle target [`Scene::with_particle_target`] refines by counting lattice
+/// points; above, the volume estimate's rounding is under 1 % and each count would take
+/// seconds.
+const COUNTED_TARGET: u64 = 1 << 26;
+
+/// What a solver allocates, for [`Scene::check_memory`]: bytes per particle, per neighbour-list
+/// entry and per grid cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Footprint {
+    /// What allocates it, for the message ("CPU solver").
+    pub what: &'static str,
+    /// Bytes per particle: state, scratch, and the seeded initial state it is made from.
+    pub per_particle: u64,
+    /// Bytes per neighbour-list entry (0 for a solver that keeps no lists).
+    pub per_neighbour: u64,
+    /// Bytes per cell of the neighbour grid (its sort and the coarse correction).
+    pub per_cell: u64,
+}
+
+/// The memory a scene needs for one [`Footprint`], by part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryNeed {
+    /// Particles counted.
+    pub particles: u64,
+    /// Neighbour-list entries budgeted per particle.
+    pub neighbours: u64,
+    /// Grid cells.
+    pub cells: u64,
+    /// Bytes for particle state.
+    pub particle_bytes: u128,
+    /// Bytes for neighbour lists.
+    pub neighbour_bytes: u128,
+    /// Bytes for the grid.
+    pub cell_bytes: u128,
+}
+
+impl MemoryNeed {
+    /// Every part together.
+    pub fn total(&self) -> u128 {
+        self.particle_bytes + self.neighbour_bytes + self.cell_bytes
+    }
+}
+
 impl Scene {
     /// Loads a pbf preset by name or a pbf scene file by path, and validates it.
     pub fn load(name_or_path: &str) -> Result<Scene, SceneError> {
@@ -60,8 +118,12 @@ impl Scene {
     }
 
     /// Checks every rule a scene must satisfy, so that seeding and simulating cannot fail on
-    /// the scene's account: positive sizes, fluids and obstacles inside the container, no two
-    /// fluid bodies overlapping, parameters in range, a particle count within [`MAX_PARTICLES`].
+    /// the scene's account: parameters in their ranges, a grid of at most
+    /// [`super::grid::MAX_CELLS`] cells, coordinates within [`MAX_REACH_SPACINGS`], positive
+    /// sizes, fluids inside the container and not overlapping, at most [`MAX_SHAPES`] bodies
+    /// and obstacles, a particle count within [`MAX_PARTICLES`] and no fluid body left empty
+    /// by the obstacles. Every check before the last costs nothing that scales with the scene;
+    /// the last walks a body's lattice only until it finds one particle.
     pub fn validate(&self) -> Result<(), Invalid> {
         let c = &self.container;
         if !(c.min.is_finite() && c.max.is_finite()) || c.max.cmple(c.min).any() {
@@ -77,9 +139,28 @@ impl Scene {
         self.params
             .validate()
             .map_err(|e| Invalid::new(format!("params.{}", e.key), e.message))?;
+        UniformGrid::check_size(c, self.params.kernel_radius)
+            .map_err(|message| Invalid::new("container", message))?;
+        let reach = MAX_REACH_SPACINGS * self.params.spacing;
+        for (key, corner) in [("container.min", c.min), ("container.max", c.max)] {
+            if corner.abs().max_element() > reach {
+                return Err(Invalid::new(key, beyond_reach(corner, self.params.spacing)));
+            }
+        }
         let tolerance = 1e-4 * self.params.spacing;
         if self.fluids.is_empty() {
             return Err(Invalid::new("fluid", "the scene has no [[fluid]] body"));
+        }
+        for (what, count) in [
+            ("fluid", self.fluids.len()),
+            ("obstacle", self.obstacles.len()),
+        ] {
+            if count > MAX_SHAPES {
+                return Err(Invalid::new(
+                    format!("{what}[{MAX_SHAPES}]"),
+                    format!("a scene has at most {MAX_SHAPES} [[{what}]] tables, this one {count}"),
+                ));
+            }
         }
         for (k, body) in self.fluids.iter().enumerate() {
             let key = format!("fluid[{k}]");
@@ -98,10 +179,14 @@ impl Scene {
                     ),
                 ));
             }
-            if !body.velocity.is_finite() {
+            let speed = body.velocity.length();
+            if !(0.0..=MAX_SPEED).contains(&speed) {
                 return Err(Invalid::new(
                     format!("{key}.velocity"),
-                    format!("must be finite, got {}", fmt3(body.velocity)),
+                    format!(
+                        "must be finite with a speed of at most {MAX_SPEED} m/s, got {}",
+                        fmt3(body.velocity)
+                    ),
                 ));
             }
             let counts = Shape::lattice_counts(&body.shape.bounds(), self.params.spacing);
@@ -137,6 +222,14 @@ impl Scene {
                 ));
             }
             let b = obstacle.bounds();
+            for corner in [b.min, b.max] {
+                if corner.abs().max_element() > reach {
+                    return Err(Invalid::new(
+                        key.as_str(),
+                        beyond_reach(corner, self.params.spacing),
+                    ));
+                }
+            }
             if b.max.cmple(c.min).any() || b.min.cmpge(c.max).any() {
                 return Err(Invalid::new(
                     key,
@@ -150,7 +243,7 @@ impl Scene {
             }
         }
         let upper_bound = self.particle_upper_bound();
-        if upper_bound > MAX_PARTICLES {
+        if upper_bound > u128::from(MAX_PARTICLES) {
             return Err(Invalid::new(
                 "params.spacing",
                 format!(
@@ -159,20 +252,50 @@ impl Scene {
                 ),
             ));
         }
+        self.check_bodies_seed()
+    }
+
+    /// Fails when a fluid body seeds no particle: every lattice point lies inside an obstacle
+    /// (grown by the particle radius). A scene that seeds nothing would run, silently, empty.
+    fn check_bodies_seed(&self) -> Result<(), Invalid> {
+        let world = self.world();
+        if world.obstacles.is_empty() {
+            // Without obstacles every body of at least one spacing per axis holds its lattice's
+            // centre point.
+            return Ok(());
+        }
+        let margin = self.params.particle_radius();
+        for (k, body) in self.fluids.iter().enumerate() {
+            let bounds = body.shape.bounds();
+            let covered = world.obstacles.iter().any(|o| o.covers(&bounds, margin))
+                || !body
+                    .shape
+                    .lattice_points(self.params.spacing)
+                    .any(|p| world.obstacles.iter().all(|o| o.project(p, margin) == p));
+            if covered {
+                return Err(Invalid::new(
+                    format!("fluid[{k}]"),
+                    format!(
+                        "the {} lies entirely inside obstacles: it would seed no particle",
+                        body.shape.kind()
+                    ),
+                ));
+            }
+        }
         Ok(())
     }
 
     /// Lattice points in the fluid bodies' bounds: an upper bound of the particle count,
-    /// computed without allocating.
-    pub fn particle_upper_bound(&self) -> u64 {
+    /// computed without allocating (u128: no product of three axis counts can wrap).
+    pub fn particle_upper_bound(&self) -> u128 {
         self.fluids
             .iter()
             .map(|b| {
                 Shape::lattice_counts(&b.shape.bounds(), self.params.spacing)
                     .iter()
-                    .product::<u64>()
+                    .fold(1u128, |product, &n| product.saturating_mul(u128::from(n)))
             })
-            .sum()
+            .fold(0u128, u128::saturating_add)
     }
 
     /// The exact number of particles [`Scene::seed`] creates, counted without allocating.
@@ -188,44 +311,111 @@ impl Scene {
                     .product::<u64>();
                 continue;
             }
-            body.shape.for_each_lattice_point(self.params.spacing, |p| {
-                if world.obstacles.iter().all(|o| o.project(p, margin) == p) {
-                    count += 1;
-                }
-            });
+            count += body
+                .shape
+                .lattice_points(self.params.spacing)
+                .filter(|&p| world.obstacles.iter().all(|o| o.project(p, margin) == p))
+                .count() as u64;
         }
         count
     }
 
-    /// Grid cells over the container (cell size h).
+    /// Grid cells over the container (cell size h); a validated scene has at most
+    /// [`super::grid::MAX_CELLS`].
     pub fn grid_cells(&self) -> u64 {
-        crate::sims::pbf::grid::UniformGrid::dims_for(&self.container, self.params.kernel_radius)
-            .iter()
-            .product()
+        UniformGrid::cell_count(&self.container, self.params.kernel_radius)
+            .map_or(u64::MAX, |cells| u64::try_from(cells).unwrap_or(u64::MAX))
     }
 
-    /// Fails with a message naming the particle count and the memory needed when
-    /// `bytes_per_particle` × particles (+ 8 bytes per grid cell) exceeds `available` bytes.
-    pub fn check_memory(
+    /// Neighbour-list entries a solver that keeps lists budgets per particle: the seeding
+    /// lattice's neighbours within h, plus 40 %. A splashing fluid compresses locally and
+    /// raises the mean; free surfaces lower it. (At h = 2 spacings: 32 neighbours, 45 slots.)
+    pub fn neighbour_slots(&self) -> u64 {
+        let neighbours = u64::from(self.params.kernel().lattice_neighbours(self.params.spacing));
+        (neighbours * 7).div_ceil(5)
+    }
+
+    /// The memory `particles` particles of this scene need under `footprint`, by part.
+    pub fn memory_need(&self, footprint: &Footprint, particles: u64) -> MemoryNeed {
+        let neighbours = if footprint.per_neighbour > 0 {
+            self.neighbour_slots()
+        } else {
+            0
+        };
+        let cells = self.grid_cells();
+        let particles_128 = u128::from(particles);
+        MemoryNeed {
+            particles,
+            neighbours,
+            cells,
+            particle_bytes: particles_128 * u128::from(footprint.per_particle),
+            neighbour_bytes: particles_128
+                * u128::from(neighbours)
+                * u128::from(footprint.per_neighbour),
+            cell_bytes: (u128::from(cells) + 1) * u128::from(footprint.per_cell),
+        }
+    }
+
+    /// Fails, before anything is allocated, when the scene's particles, their neighbour lists
+    /// and the grid need more than `available` bytes under `footprint`. The message names the
+    /// memory and blames the part that needs the most: the spacing (particles), the kernel
+    /// radius (neighbours) or the container (grid cells). The particles are counted exactly only
+    /// when their upper bound does not fit.
+    pub fn check_memory(&self, footprint: &Footprint, available: u64) -> Result<(), Invalid> {
+        let upper_bound = u64::try_from(self.particle_upper_bound()).unwrap_or(u64::MAX);
+        if self.memory_need(footprint, upper_bound).total() <= u128::from(available) {
+            return Ok(());
+        }
+        self.check_memory_of(footprint, self.particle_count(), available)
+    }
+
+    /// [`Scene::check_memory`] for `particles` particles (an initial state made otherwise).
+    pub fn check_memory_of(
         &self,
-        what: &str,
-        bytes_per_particle: u64,
+        footprint: &Footprint,
+        particles: u64,
         available: u64,
     ) -> Result<(), Invalid> {
-        let particles = self.particle_count();
-        let needed = particles * bytes_per_particle + self.grid_cells() * 8;
-        if needed > available {
-            return Err(Invalid::new(
-                "params.spacing",
-                format!(
-                    "{particles} particles need about {} for the {what} ({bytes_per_particle} bytes per particle \
-                     plus the grid), but only {} is available; use a larger spacing or smaller fluid bodies",
-                    format_bytes(needed),
-                    format_bytes(available)
-                ),
-            ));
+        let need = self.memory_need(footprint, particles);
+        if need.total() <= u128::from(available) {
+            return Ok(());
         }
-        Ok(())
+        // Neighbour lists outweigh particle state at every ratio, so the kernel radius is to
+        // blame only when the scene would fit at the usual h = 2 spacings.
+        let mut usual = self.clone();
+        usual.params.kernel_radius = 2.0 * self.params.spacing;
+        let fits_at_usual_ratio =
+            usual.memory_need(footprint, particles).total() <= u128::from(available);
+        let (key, advice) = if need.cell_bytes >= need.particle_bytes.max(need.neighbour_bytes) {
+            ("container", "shrink the container or enlarge kernel_radius")
+        } else if fits_at_usual_ratio {
+            (
+                "params.kernel_radius",
+                "use a smaller kernel_radius (2 × spacing is usual)",
+            )
+        } else {
+            (
+                "params.spacing",
+                "use a larger spacing or smaller fluid bodies",
+            )
+        };
+        let bytes = |b: u128| format_bytes(u64::try_from(b).unwrap_or(u64::MAX));
+        Err(Invalid::new(
+            key,
+            format!(
+                "{} particles need about {} for the {} ({} for particles, {} for {} neighbour \
+                 entries each, {} for {} grid cells), but only {} is available; {advice}",
+                need.particles,
+                bytes(need.total()),
+                footprint.what,
+                bytes(need.particle_bytes),
+                bytes(need.neighbour_bytes),
+                need.neighbours,
+                bytes(need.cell_bytes),
+                need.cells,
+                format_bytes(available)
+            ),
+        ))
     }
 
     /// The container and obstacles as the solver sees them.
@@ -246,42 +436,72 @@ impl Scene {
         let world = self.world();
         let margin = self.params.particle_radius();
         let mut state = InitialState::default();
-        let capacity = self.particle_upper_bound() as usize;
+        let capacity = usize::try_from(self.particle_upper_bound()).unwrap_or(0);
         state.positions.reserve(capacity);
         state.velocities.reserve(capacity);
         for body in &self.fluids {
-            body.shape.for_each_lattice_point(self.params.spacing, |p| {
+            for p in body.shape.lattice_points(self.params.spacing) {
                 if world.obstacles.iter().all(|o| o.project(p, margin) == p) {
                     state.positions.push(p);
                     state.velocities.push(body.velocity);
                 }
-            });
+            }
         }
         state
     }
 
     /// The same scene with the spacing scaled so it seeds about `particles` particles
-    /// (geometry unchanged; kernel radius keeps its ratio to the spacing; mass recalibrated).
-    /// Starts from volume / N and corrects for the lattice's rounding with a few counts.
-    pub fn with_particle_target(&self, particles: u64) -> Scene {
-        let target = particles.max(1) as f64;
+    /// (geometry unchanged; kernel radius keeps its ratio to the spacing; mass recalibrated),
+    /// validated. Starts from volume / N and corrects for the lattice's rounding with a few
+    /// counts (up to 2²⁶ particles; beyond, the estimate is within 1 %). A count of 0 or beyond
+    /// [`MAX_PARTICLES`] is refused at once, before anything is counted.
+    pub fn with_particle_target(&self, particles: u64) -> Result<Scene, Invalid> {
+        if !(1..=MAX_PARTICLES).contains(&particles) {
+            return Err(Invalid::new(
+                "--particles",
+                format!(
+                    "must be between 1 and {MAX_PARTICLES} (the particle limit), got {particles}"
+                ),
+            ));
+        }
+        let target = particles as f64;
         let volume: f64 = self.fluids.iter().map(|b| shape_volume(&b.shape)).sum();
         let ratio = self.params.kernel_radius / self.params.spacing;
         let mut scene = self.clone();
         let mut spacing = (volume / target).cbrt();
-        for _ in 0..4 {
-            scene.params.spacing = spacing as f32;
-            let count = scene.particle_count().max(1) as f64;
-            if (count / target - 1.0).abs() < 0.01 {
-                break;
+        if particles <= COUNTED_TARGET {
+            for _ in 0..4 {
+                scene.params.spacing = spacing as f32;
+                if scene.particle_upper_bound() > u128::from(2 * COUNTED_TARGET) {
+                    break;
+                }
+                let count = scene.particle_count().max(1) as f64;
+                if (count / target - 1.0).abs() < 0.01 {
+                    break;
+                }
+                spacing *= (count / target).cbrt();
             }
-            spacing *= (count / target).cbrt();
         }
         scene.params.spacing = spacing as f32;
         scene.params.kernel_radius = ratio * scene.params.spacing;
         scene.params.calibrate_mass();
-        scene
+        scene.validate().map_err(|invalid| Invalid {
+            message: format!("with --particles {particles}: {}", invalid.message),
+            ..invalid
+        })?;
+        Ok(scene)
     }
+}
+
+/// Why a coordinate lies too far out, for [`Scene::validate`].
+fn beyond_reach(corner: Vec3A, spacing: f32) -> String {
+    format!(
+        "{} lies more than {MAX_REACH_SPACINGS} spacings ({} m at spacing {spacing}) from the \
+         origin, where f32 positions can no longer resolve a fraction of a spacing; move the \
+         scene towards the origin or use a larger spacing",
+        fmt3(corner),
+        MAX_REACH_SPACINGS * spacing
+    )
 }
 
 fn shape_volume(shape: &Shape) -> f64 {

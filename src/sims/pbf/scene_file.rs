@@ -9,7 +9,9 @@ use serde::Deserialize;
 use std::collections::HashMap;
 use toml::Spanned;
 
-type Vector = Spanned<[f32; 3]>;
+/// A point or vector as written: any length, so that `[0, -9.81, 0, 7]` is an error naming its
+/// key rather than an `[f32; 3]` that silently drops the fourth number.
+type Vector = Spanned<Vec<f32>>;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -91,6 +93,32 @@ impl<'a> Lines<'a> {
         Some(value.get_ref().clone())
     }
 
+    /// Records and converts a vector, which must hold exactly 3 numbers.
+    fn vector(&mut self, key: &str, value: &Vector) -> Result<Vec3A, Invalid> {
+        self.record(key, value);
+        let numbers = value.get_ref();
+        <[f32; 3]>::try_from(numbers.as_slice())
+            .map(Vec3A::from)
+            .map_err(|_| {
+                Invalid::new(
+                    key,
+                    format!(
+                        "expected 3 numbers [x, y, z], got {}: {numbers:?}",
+                        numbers.len()
+                    ),
+                )
+            })
+    }
+
+    /// [`Lines::vector`] of an optional value.
+    fn optional_vector(
+        &mut self,
+        key: &str,
+        value: &Option<Vector>,
+    ) -> Result<Option<Vec3A>, Invalid> {
+        value.as_ref().map(|v| self.vector(key, v)).transpose()
+    }
+
     /// The line of `key`, or of the nearest enclosing key that has one.
     fn find(&self, key: &str) -> Option<usize> {
         let mut key = key;
@@ -125,19 +153,19 @@ pub(super) fn parse(text: &str, name: &str, origin: &str) -> Result<Scene, Scene
 fn convert(file: &SceneFile, name: &str, lines: &mut Lines) -> Result<Scene, Invalid> {
     lines.record("container", &file.container);
     let container = file.container.get_ref();
-    lines.record("container.min", &container.min);
-    lines.record("container.max", &container.max);
-    let container = Aabb::new(*container.min.get_ref(), *container.max.get_ref());
+    let container = Aabb::new(
+        lines.vector("container.min", &container.min)?,
+        lines.vector("container.max", &container.max)?,
+    );
 
-    let params = convert_params(file.params.as_ref(), lines);
+    let params = convert_params(file.params.as_ref(), lines)?;
     let mut fluids = Vec::new();
     for (k, body) in file.fluid.iter().enumerate() {
         let key = format!("fluid[{k}]");
         lines.record(&key, body);
         let body = body.get_ref();
         let velocity = lines
-            .take(&format!("{key}.velocity"), &body.velocity)
-            .map(Vec3A::from)
+            .optional_vector(&format!("{key}.velocity"), &body.velocity)?
             .unwrap_or(Vec3A::ZERO);
         fluids.push(FluidBody {
             shape: convert_shape(body, &key, lines)?,
@@ -204,9 +232,8 @@ fn convert_shape(body: &ShapeFile, key: &str, lines: &mut Lines) -> Result<Shape
     }
     let vector = |lines: &mut Lines, field: &str, value: &Option<Vector>| {
         lines
-            .take(&format!("{key}.{field}"), value)
-            .map(Vec3A::from)
-            .unwrap_or_default()
+            .optional_vector(&format!("{key}.{field}"), value)
+            .map(Option::unwrap_or_default)
     };
     let scalar = |lines: &mut Lines, field: &str, value: &Option<Spanned<f32>>| {
         lines
@@ -215,24 +242,27 @@ fn convert_shape(body: &ShapeFile, key: &str, lines: &mut Lines) -> Result<Shape
     };
     Ok(match kind {
         "box" => Shape::Box(Aabb {
-            min: vector(lines, "min", &body.min),
-            max: vector(lines, "max", &body.max),
+            min: vector(lines, "min", &body.min)?,
+            max: vector(lines, "max", &body.max)?,
         }),
         "sphere" => Shape::Sphere {
-            center: vector(lines, "center", &body.center),
+            center: vector(lines, "center", &body.center)?,
             radius: scalar(lines, "radius", &body.radius),
         },
         _ => Shape::Cylinder {
-            center: vector(lines, "center", &body.center),
+            center: vector(lines, "center", &body.center)?,
             radius: scalar(lines, "radius", &body.radius),
             height: scalar(lines, "height", &body.height),
         },
     })
 }
 
-fn convert_params(file: Option<&Spanned<ParamsFile>>, lines: &mut Lines) -> Params {
+fn convert_params(
+    file: Option<&Spanned<ParamsFile>>,
+    lines: &mut Lines,
+) -> Result<Params, Invalid> {
     let Some(file) = file else {
-        return Params::with_spacing(Params::DEFAULT_SPACING);
+        return Ok(Params::with_spacing(Params::DEFAULT_SPACING));
     };
     lines.record("params", file);
     let file = file.get_ref();
@@ -260,7 +290,6 @@ fn convert_params(file: Option<&Spanned<ParamsFile>>, lines: &mut Lines) -> Para
         substeps,
         cfl,
         dt,
-        gravity,
         relaxation,
         scorr_k,
         scorr_n,
@@ -268,10 +297,11 @@ fn convert_params(file: Option<&Spanned<ParamsFile>>, lines: &mut Lines) -> Para
         xsph_c,
         vorticity
     );
-    // The mass follows spacing, kernel radius and rest density; a non-positive input is left for
-    // validation to report rather than producing a NaN mass here.
-    if p.spacing > 0.0 && p.kernel_radius >= p.spacing && p.rest_density > 0.0 {
-        p.calibrate_mass();
+    if let Some(gravity) = lines.optional_vector("params.gravity", &file.gravity)? {
+        p.gravity = gravity.to_array();
     }
-    p
+    // The mass follows spacing, kernel radius and rest density; with any of them out of range
+    // it is NaN and validation names the input instead.
+    p.calibrate_mass();
+    Ok(p)
 }

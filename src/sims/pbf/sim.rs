@@ -75,11 +75,9 @@ impl PbfSim {
     pub fn open(source: &Source, options: &OpenOptions) -> Result<PbfSim> {
         let mut scene = Scene::from_source(source)?;
         if let Some(particles) = options.elements {
-            scene = scene.with_particle_target(particles);
-            scene
-                .validate()
-                .map_err(|e| anyhow!("{}: {}", e.key, e.message))
-                .context("rescaled scene")?;
+            scene = scene
+                .with_particle_target(particles)
+                .map_err(|e| anyhow!("scene {}: {}: {}", scene.name, e.key, e.message))?;
         }
         let created = backend::create_on(&scene, options.backend, options.device)?;
         Ok(PbfSim::with_solver(

@@ -28,6 +28,28 @@ impl Obstacle {
         }
     }
 
+    /// Whether the obstacle grown by `margin` contains all of `bounds` (both are convex, so
+    /// the 8 corners decide): a fluid body in such bounds seeds nothing.
+    pub fn covers(&self, bounds: &Aabb, margin: f32) -> bool {
+        (0..8).all(|corner: usize| {
+            let pick = |axis: usize| {
+                if corner >> axis & 1 == 0 {
+                    bounds.min[axis]
+                } else {
+                    bounds.max[axis]
+                }
+            };
+            let point = Vec3A::new(pick(0), pick(1), pick(2));
+            match *self {
+                Obstacle::Box(aabb) => {
+                    point.cmpge(aabb.min - Vec3A::splat(margin)).all()
+                        && point.cmple(aabb.max + Vec3A::splat(margin)).all()
+                }
+                Obstacle::Sphere { center, radius } => (point - center).length() <= radius + margin,
+            }
+        })
+    }
+
     /// Pushes `point` out of the obstacle grown by `margin` onto its nearest surface point.
     #[inline]
     pub fn project(&self, point: Vec3A, margin: f32) -> Vec3A {

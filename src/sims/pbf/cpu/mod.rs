@@ -9,6 +9,7 @@ use super::coarse::CoarseCorrection;
 use super::constants::StepConstants;
 use super::grid::{gather, UniformGrid};
 use super::kernel::{integer_power, integer_power_x4};
+use super::scene::Footprint;
 use super::{
     InitialState, Params, RenderScalar, Snapshot, SolveReport, Solver, SolverError, Stage,
     StageTimes, World,
@@ -21,9 +22,16 @@ use std::time::Instant;
 /// Particles per rayon task in the passes that write per-pair data.
 const BLOCK: usize = 1024;
 
-/// Bytes the CPU solver needs per particle (state, scratch, and ~40 neighbour indices with a
-/// 16-byte pair cache entry each), used to refuse scenes that do not fit before allocating.
-pub const BYTES_PER_PARTICLE: u64 = 12 * 16 + 6 * 4 + 45 * (4 + 16);
+/// What the CPU solver allocates, used to refuse scenes that do not fit before allocating: per
+/// particle its state and scratch (12 vectors, 6 scalars) and the seeded initial state it is
+/// copied from (2 vectors); per neighbour-list entry the index and the 16-byte pair cache;
+/// per grid cell the counting sort's start and scatter slot and the coarse correction.
+pub const FOOTPRINT: Footprint = Footprint {
+    what: "CPU solver",
+    per_particle: 12 * 16 + 6 * 4 + 2 * 16,
+    per_neighbour: 4 + 16,
+    per_cell: 2 * 4 + super::coarse::BYTES_PER_CELL,
+};
 
 /// The particles of the 27 cells around one cell, copied into x, y, z arrays: consecutive
 /// particles (sorted by cell) mostly share a cell, so the candidates are gathered once per
@@ -138,6 +146,8 @@ impl CpuSolver {
             .map_err(|e| SolverError::Params(e.to_string()))?;
         let n = initial.len();
         initial.check()?;
+        UniformGrid::check_size(&world.container, params.kernel_radius)
+            .map_err(SolverError::Params)?;
         let grid = UniformGrid::new(&world.container, params.kernel_radius);
         let coarse = Some(CoarseCorrection::new(&world, &grid));
         let mut solver = Self {

@@ -30,6 +30,7 @@ pub mod parity;
 pub mod pbf;
 mod stages;
 
+use super::grid::UniformGrid;
 use super::{
     InitialState, Params, RenderScalar, Snapshot, SolveReport, Solver, SolverError, Stage,
     StageTimes, World,
@@ -53,6 +54,17 @@ pub const BYTES_PER_PARTICLE: u64 = 7 * 16 + 2 * 4 + 3 * 4 + 2 * 16 + 2 * 4;
 /// Bytes of GPU memory per grid cell: the counting sort's counts and starts, and the coarse
 /// correction (`crate::sims::pbf::coarse::BYTES_PER_CELL`).
 pub const BYTES_PER_CELL: u64 = 2 * 4 + crate::sims::pbf::coarse::BYTES_PER_CELL;
+
+/// What the CUDA solver allocates in host memory, checked before the scene is seeded: per
+/// particle the seeded initial state (2 vectors) and the upload's staging copies (positions
+/// and velocities as float4, ids); per cell the solid flags of the coarse grid. Its GPU memory
+/// is checked against the device's free memory before any GPU allocation.
+pub const HOST_FOOTPRINT: crate::sims::pbf::scene::Footprint = crate::sims::pbf::scene::Footprint {
+    what: "CUDA solver's host side",
+    per_particle: 2 * 16 + 2 * 16 + 4,
+    per_neighbour: 0,
+    per_cell: 2,
+};
 
 /// Iterations launched between two reads of the convergence flag under the density-error rule.
 pub const ITERATIONS_PER_CHECK: u32 = 4;
@@ -161,6 +173,8 @@ impl CudaSolver {
         }
         let n = initial.len();
         initial.check()?;
+        UniformGrid::check_size(&world.container, params.kernel_radius)
+            .map_err(SolverError::Params)?;
         let constants = GpuParams::new(
             &params,
             &world,
@@ -168,16 +182,11 @@ impl CudaSolver {
             params.dt / params.substeps as f32,
         );
         let cells = constants.cell_count();
-        if cells + 1 >= u32::MAX as usize {
-            return Err(SolverError::Params(format!(
-                "the grid has {cells} cells (container / kernel_radius), more than the CUDA solver's \
-                 32-bit cell indices hold; use a smaller container or a larger kernel_radius"
-            )));
-        }
         let scan_levels = pbf::scan_levels(cells + 1);
 
         let sync_check = crate::cuda::sync_check_requested()?;
         let context = crate::cuda::context(device)?;
+        // Under 2³² particles and at most 2³⁰ cells (checked above): no sum nears u64's range.
         let needed = n as u64 * BYTES_PER_PARTICLE
             + scan_levels.iter().map(|&l| l as u64 * 4).sum::<u64>()
             + (cells as u64 + 1) * BYTES_PER_CELL
