@@ -47,17 +47,20 @@ impl InkStage {
         InkStage::SubtractGradient,
     ];
 
-    /// The stage's name in code, kernels, docs, bench output and the UI.
+    /// The stages' names in code, kernels, docs, bench output and the UI, in order.
+    pub const NAMES: [&'static str; 7] = [
+        "advect",
+        "splat",
+        "curl",
+        "vorticity",
+        "divergence",
+        "pressure",
+        "subtract_gradient",
+    ];
+
+    /// The stage's name.
     pub const fn name(self) -> &'static str {
-        match self {
-            InkStage::Advect => "advect",
-            InkStage::Splat => "splat",
-            InkStage::Curl => "curl",
-            InkStage::Vorticity => "vorticity",
-            InkStage::Divergence => "divergence",
-            InkStage::Pressure => "pressure",
-            InkStage::SubtractGradient => "subtract_gradient",
-        }
+        Self::NAMES[self as usize]
     }
 }
 

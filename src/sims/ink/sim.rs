@@ -20,16 +20,6 @@ use std::any::Any;
 use std::rc::Rc;
 use winit::keyboard::KeyCode;
 
-const STAGES: [&str; InkStage::ALL.len()] = {
-    let mut names = [""; InkStage::ALL.len()];
-    let mut k = 0;
-    while k < names.len() {
-        names[k] = InkStage::ALL[k].name();
-        k += 1;
-    }
-    names
-};
-
 /// What the picture shows.
 const VIEWS: [&str; 6] = [
     "ink",
@@ -191,8 +181,12 @@ impl InkSim {
     }
 
     fn image(&self) -> (usize, usize, Vec<u8>) {
-        let frame = InkFrame::of(&self.solver);
-        frame.picture(VIEWS[self.view], self.background)
+        let s = &self.solver;
+        picture(
+            (&s.flow, &s.ink, &s.curl, &s.divergence),
+            VIEWS[self.view],
+            self.background,
+        )
     }
 }
 
@@ -261,7 +255,7 @@ impl Sim for InkSim {
     }
 
     fn stages(&self) -> &'static [&'static str] {
-        &STAGES
+        &InkStage::NAMES
     }
 
     fn stage_seconds(&self) -> Vec<f64> {
@@ -552,8 +546,6 @@ impl Sim for InkSim {
 pub struct InkFrame {
     flow: Flow,
     ink: Ink,
-    curl: Field,
-    divergence: Field,
     report: SolveReport,
 }
 
@@ -562,107 +554,110 @@ impl InkFrame {
         InkFrame {
             flow: solver.flow.clone(),
             ink: solver.ink.clone(),
-            curl: solver.curl.clone(),
-            divergence: solver.divergence.clone(),
             report: solver.report,
         }
     }
+}
 
-    fn kinetic_energy_and_max_speed(&self) -> (f64, f64) {
-        let flow = &self.flow;
-        let mut energy = 0.0;
-        let mut fastest = 0.0f64;
-        for j in 0..flow.ny {
-            for i in 0..flow.nx {
-                let (u, v) = flow.center_velocity(i, j);
-                let speed2 = f64::from(u * u + v * v);
-                energy += 0.5 * speed2;
-                fastest = fastest.max(speed2.sqrt());
-            }
+/// ½ Σ |u|² × cell area at the cell centres, and the largest speed there.
+fn kinetic_energy_and_max_speed(flow: &Flow) -> (f64, f64) {
+    let mut energy = 0.0;
+    let mut fastest = 0.0f64;
+    for j in 0..flow.ny {
+        for i in 0..flow.nx {
+            let (u, v) = flow.center_velocity(i, j);
+            let speed2 = f64::from(u * u + v * v);
+            energy += 0.5 * speed2;
+            fastest = fastest.max(speed2.sqrt());
         }
-        let area = f64::from(flow.dx * flow.dx);
-        (energy * area, fastest)
     }
+    let area = f64::from(flow.dx * flow.dx);
+    (energy * area, fastest)
+}
 
-    /// The picture of `view` on `background`: (width, height, RGBA8 rows from the bottom).
-    pub fn picture(&self, view: &str, background: Background) -> (usize, usize, Vec<u8>) {
-        if view == "side-by-side" {
-            let (fw, fh, flow) = self.picture("flow", background);
-            let (iw, ih, ink) = self.picture("ink", background);
-            // The flow map at the ink's resolution (nearest), left; the ink right.
-            let mut pixels = vec![0u8; 2 * iw * ih * 4];
-            for y in 0..ih {
-                for x in 0..iw {
-                    let (sx, sy) = (x * fw / iw, y * fh / ih);
-                    let from = (sy * fw + sx) * 4;
-                    let to = (y * 2 * iw + x) * 4;
-                    pixels[to..to + 4].copy_from_slice(&flow[from..from + 4]);
-                    let from = (y * iw + x) * 4;
-                    let to = (y * 2 * iw + iw + x) * 4;
-                    pixels[to..to + 4].copy_from_slice(&ink[from..from + 4]);
-                }
+/// The picture of `view` on `background`: (width, height, RGBA8 rows from the bottom). It
+/// reads the solver's fields in place: the viewer draws every frame.
+fn picture(
+    fields: (&Flow, &Ink, &Field, &Field),
+    view: &str,
+    background: Background,
+) -> (usize, usize, Vec<u8>) {
+    let (flow, ink, curl, divergence) = fields;
+    if view == "side-by-side" {
+        let (fw, fh, flow) = picture(fields, "flow", background);
+        let (iw, ih, ink) = picture(fields, "ink", background);
+        // The flow map at the ink's resolution (nearest), left; the ink right.
+        let mut pixels = vec![0u8; 2 * iw * ih * 4];
+        for y in 0..ih {
+            for x in 0..iw {
+                let (sx, sy) = (x * fw / iw, y * fh / ih);
+                let from = (sy * fw + sx) * 4;
+                let to = (y * 2 * iw + x) * 4;
+                pixels[to..to + 4].copy_from_slice(&flow[from..from + 4]);
+                let from = (y * iw + x) * 4;
+                let to = (y * 2 * iw + iw + x) * 4;
+                pixels[to..to + 4].copy_from_slice(&ink[from..from + 4]);
             }
-            return (2 * iw, ih, pixels);
         }
-        let to_byte = |v: f32| (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8;
-        if view == "ink" {
-            let c = &self.ink.channels;
-            let (w, h) = (c[0].nx, c[0].ny);
-            let mut pixels = Vec::with_capacity(w * h * 4);
-            for k in 0..w * h {
-                let rgb = [c[0].data[k], c[1].data[k], c[2].data[k]];
-                let colour = match background {
-                    Background::Paper => rgb.map(|v| 1.0 - v.clamp(0.0, 1.0)),
-                    Background::Dark => rgb,
+        return (2 * iw, ih, pixels);
+    }
+    let to_byte = |v: f32| (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8;
+    if view == "ink" {
+        let c = &ink.channels;
+        let (w, h) = (c[0].nx, c[0].ny);
+        let mut pixels = Vec::with_capacity(w * h * 4);
+        for k in 0..w * h {
+            let rgb = [c[0].data[k], c[1].data[k], c[2].data[k]];
+            let colour = match background {
+                Background::Paper => rgb.map(|v| 1.0 - v.clamp(0.0, 1.0)),
+                Background::Dark => rgb,
+            };
+            pixels.extend(colour.map(to_byte));
+            pixels.push(255);
+        }
+        return (w, h, pixels);
+    }
+    let (w, h) = (flow.nx, flow.ny);
+    let (_, fastest) = kinetic_energy_and_max_speed(flow);
+    let scalar: Option<&Field> = match view {
+        "pressure" => Some(&flow.p),
+        "divergence" => Some(divergence),
+        "curl" => Some(curl),
+        _ => None,
+    };
+    let mut pixels = Vec::with_capacity(w * h * 4);
+    match scalar {
+        // Signed fields: blue below zero, red above, white at zero, scaled to the largest
+        // magnitude.
+        Some(field) => {
+            let largest = field.data.iter().fold(1e-20f32, |m, v| m.max(v.abs()));
+            for &value in &field.data {
+                let s = value / largest;
+                let rgb = if s >= 0.0 {
+                    [1.0, 1.0 - s, 1.0 - s]
+                } else {
+                    [1.0 + s, 1.0 + s, 1.0]
                 };
-                pixels.extend(colour.map(to_byte));
+                pixels.extend(rgb.map(to_byte));
                 pixels.push(255);
             }
-            return (w, h, pixels);
         }
-        let flow = &self.flow;
-        let (w, h) = (flow.nx, flow.ny);
-        let (_, fastest) = self.kinetic_energy_and_max_speed();
-        let scalar: Option<&Field> = match view {
-            "pressure" => Some(&flow.p),
-            "divergence" => Some(&self.divergence),
-            "curl" => Some(&self.curl),
-            _ => None,
-        };
-        let mut pixels = Vec::with_capacity(w * h * 4);
-        match scalar {
-            // Signed fields: blue below zero, red above, white at zero, scaled to the largest
-            // magnitude.
-            Some(field) => {
-                let largest = field.data.iter().fold(1e-20f32, |m, v| m.max(v.abs()));
-                for &value in &field.data {
-                    let s = value / largest;
-                    let rgb = if s >= 0.0 {
-                        [1.0, 1.0 - s, 1.0 - s]
-                    } else {
-                        [1.0 + s, 1.0 + s, 1.0]
-                    };
+        // The flow map: velocity in red/green around ½, speed darkening blue (the
+        // original's encoding, scaled to the fastest cell instead of a fixed 100).
+        None => {
+            let scale = 0.5 / (fastest as f32).max(1e-6);
+            for j in 0..h {
+                for i in 0..w {
+                    let (u, v) = flow.center_velocity(i, j);
+                    let speed = (u * u + v * v).sqrt();
+                    let rgb = [0.5 + u * scale, 0.5 + v * scale, 1.0 - 2.0 * speed * scale];
                     pixels.extend(rgb.map(to_byte));
                     pixels.push(255);
                 }
             }
-            // The flow map: velocity in red/green around ½, speed darkening blue (the
-            // original's encoding, scaled to the fastest cell instead of a fixed 100).
-            None => {
-                let scale = 0.5 / (fastest as f32).max(1e-6);
-                for j in 0..h {
-                    for i in 0..w {
-                        let (u, v) = flow.center_velocity(i, j);
-                        let speed = (u * u + v * v).sqrt();
-                        let rgb = [0.5 + u * scale, 0.5 + v * scale, 1.0 - 2.0 * speed * scale];
-                        pixels.extend(rgb.map(to_byte));
-                        pixels.push(255);
-                    }
-                }
-            }
         }
-        (w, h, pixels)
     }
+    (w, h, pixels)
 }
 
 impl Frame for InkFrame {
@@ -713,7 +708,7 @@ impl Frame for InkFrame {
     }
 
     fn stats(&self, step: u64, time: f64, step_ms: f64) -> Box<RawValue> {
-        let (kinetic_energy, max_speed) = self.kinetic_energy_and_max_speed();
+        let (kinetic_energy, max_speed) = kinetic_energy_and_max_speed(&self.flow);
         #[derive(serde::Serialize)]
         struct Row {
             step: u64,
@@ -744,7 +739,7 @@ impl Frame for InkFrame {
     }
 
     fn summary(&self) -> Vec<String> {
-        let (energy, fastest) = self.kinetic_energy_and_max_speed();
+        let (energy, fastest) = kinetic_energy_and_max_speed(&self.flow);
         vec![
             format!(
                 "divergence rms {:.3e} → {:.3e} 1/s after {} iterations (residual {:.3e})",
