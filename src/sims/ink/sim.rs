@@ -370,10 +370,6 @@ impl Sim for InkSim {
         Ok(false)
     }
 
-    fn status(&self, frame: &dyn Frame) -> Vec<String> {
-        frame.summary()
-    }
-
     /// Left drag paints: a stamp per pointer event, pushing the fluid along the motion.
     fn pointer(&mut self, position: [f32; 2], size: [u32; 2], dragging: bool) -> bool {
         let point = self.domain_point(position, size);
