@@ -6,6 +6,9 @@
 //! GPU Gems ch. 38) the 5-point Laplacian does not match the wide divergence-of-gradient stencil
 //! and the projection leaves most of the divergence in place (`specs/003-ink.md`: 1.41 → 1.00).
 
+use super::boundary::{Boundary, Poisson, SideKind, BOTTOM, LEFT, RIGHT, TOP};
+use rayon::prelude::*;
+
 /// Values on a regular lattice of `nx × ny` points, point (i, j) at ((i + ox)·h, (j + oy)·h).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Field {
@@ -45,35 +48,40 @@ impl Field {
         self.data[j * self.nx + i]
     }
 
-    /// Bilinear interpolation at (x, y) m, clamped to the lattice; also the smallest and
-    /// largest of the four values interpolated (MacCormack's clamp).
+    /// Where (x, y) m falls on this lattice, for [`Field::sample`] and friends.
     #[inline]
-    pub fn sample_with_bounds(&self, x: f32, y: f32) -> (f32, f32, f32) {
-        let fx = (x / self.h - self.offset[0]).clamp(0.0, (self.nx - 1) as f32);
-        let fy = (y / self.h - self.offset[1]).clamp(0.0, (self.ny - 1) as f32);
-        let i = (fx as usize).min(self.nx - 2);
-        let j = (fy as usize).min(self.ny - 2);
-        let (tx, ty) = (fx - i as f32, fy - j as f32);
-        let a = self.get(i, j);
-        let b = self.get(i + 1, j);
-        let c = self.get(i, j + 1);
-        let d = self.get(i + 1, j + 1);
-        let value = (a * (1.0 - tx) + b * tx) * (1.0 - ty) + (c * (1.0 - tx) + d * tx) * ty;
-        (value, a.min(b).min(c.min(d)), a.max(b).max(c.max(d)))
+    pub fn lattice(&self) -> Lattice {
+        Lattice {
+            nx: self.nx,
+            ny: self.ny,
+            offset: self.offset,
+            h: self.h,
+            inverse_h: 1.0 / self.h,
+        }
     }
 
     /// Bilinear interpolation at (x, y) m, clamped to the lattice.
     #[inline]
     pub fn sample(&self, x: f32, y: f32) -> f32 {
-        let fx = (x / self.h - self.offset[0]).clamp(0.0, (self.nx - 1) as f32);
-        let fy = (y / self.h - self.offset[1]).clamp(0.0, (self.ny - 1) as f32);
-        let i = (fx as usize).min(self.nx - 2);
-        let j = (fy as usize).min(self.ny - 2);
-        let (tx, ty) = (fx - i as f32, fy - j as f32);
-        let k = j * self.nx + i;
-        let (a, b) = (self.data[k], self.data[k + 1]);
-        let (c, d) = (self.data[k + self.nx], self.data[k + self.nx + 1]);
-        (a + (b - a) * tx) * (1.0 - ty) + (c + (d - c) * tx) * ty
+        self.interpolate(self.lattice().bilinear(x, y))
+    }
+
+    /// The value a [`Bilinear`] stencil of this lattice weighs.
+    #[inline]
+    pub fn interpolate(&self, at: Bilinear) -> f32 {
+        bilinear(&self.data, self.nx, at)
+    }
+
+    /// [`Field::interpolate`], and the smallest and largest of the four values it weighs
+    /// (MacCormack's clamp).
+    #[inline]
+    pub fn interpolate_with_bounds(&self, at: Bilinear) -> (f32, f32, f32) {
+        let nx = self.nx;
+        let q = &self.data[at.k..at.k + nx + 2];
+        let (a, b, c, d) = (q[0], q[1], q[nx], q[nx + 1]);
+        let (tx, ty) = (at.tx, at.ty);
+        let value = (a + (b - a) * tx) * (1.0 - ty) + (c + (d - c) * tx) * ty;
+        (value, a.min(b).min(c.min(d)), a.max(b).max(c.max(d)))
     }
 
     /// Position of point (i, j), m.
@@ -91,7 +99,67 @@ impl Field {
     }
 }
 
-/// The flow on its MAC grid, and which cells are solid.
+/// Bilinear interpolation of `values` (a lattice `nx` points wide) with stencil `at`.
+#[inline(always)]
+pub fn bilinear(values: &[f32], nx: usize, at: Bilinear) -> f32 {
+    // One bounds check for the four values.
+    let q = &values[at.k..at.k + nx + 2];
+    let (a, b, c, d) = (q[0], q[1], q[nx], q[nx + 1]);
+    (a + (b - a) * at.tx) * (1.0 - at.ty) + (c + (d - c) * at.tx) * at.ty
+}
+
+/// A lattice's shape, for locating points on it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Lattice {
+    /// Points along x.
+    pub nx: usize,
+    /// Points along y.
+    pub ny: usize,
+    /// Offset of point (0, 0), in spacings.
+    pub offset: [f32; 2],
+    /// Spacing, m.
+    pub h: f32,
+    /// 1 / spacing, 1/m.
+    pub inverse_h: f32,
+}
+
+/// A point's bilinear stencil on a lattice: the lower-left point's index and the weights.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bilinear {
+    /// Index of the lower-left point.
+    pub k: usize,
+    /// Fraction towards the right neighbour.
+    pub tx: f32,
+    /// Fraction towards the upper neighbour.
+    pub ty: f32,
+}
+
+impl Lattice {
+    /// The stencil of (x, y) m, clamped to the lattice (values beyond its edge are its edge's).
+    #[inline]
+    pub fn bilinear(&self, x: f32, y: f32) -> Bilinear {
+        let fx = (x * self.inverse_h - self.offset[0]).clamp(0.0, (self.nx - 1) as f32);
+        let fy = (y * self.inverse_h - self.offset[1]).clamp(0.0, (self.ny - 1) as f32);
+        let i = (fx as usize).min(self.nx - 2);
+        let j = (fy as usize).min(self.ny - 2);
+        Bilinear {
+            k: j * self.nx + i,
+            tx: fx - i as f32,
+            ty: fy - j as f32,
+        }
+    }
+
+    /// Position of point (i, j), m.
+    #[inline]
+    pub fn position(&self, i: usize, j: usize) -> (f32, f32) {
+        (
+            (i as f32 + self.offset[0]) * self.h,
+            (j as f32 + self.offset[1]) * self.h,
+        )
+    }
+}
+
+/// The flow on its MAC grid, which cells are solid, and the masks the boundary makes of them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Flow {
     /// Cells along x.
@@ -106,25 +174,80 @@ pub struct Flow {
     pub v: Field,
     /// Pressure (times dt/ρ: what the gradient step subtracts), cell centres.
     pub p: Field,
-    /// Solid cells (obstacles).
-    pub solid: Vec<bool>,
+    /// The box's sides.
+    pub boundary: Boundary,
+    solid: Vec<bool>,
+    /// Per vertical face: whether fluid passes (open), else its velocity is fixed.
+    u_open: Vec<bool>,
+    /// Per horizontal face: whether fluid passes.
+    v_open: Vec<bool>,
+    /// The pressure equation's stencil.
+    pub poisson: Poisson,
 }
 
 impl Flow {
-    /// A fluid at rest in an `nx × ny` box of cells of size `dx`.
-    pub fn new(nx: usize, ny: usize, dx: f32) -> Flow {
-        Flow {
+    /// A fluid at rest in an `nx × ny` box of cells of size `dx` with sides `boundary`.
+    pub fn new(nx: usize, ny: usize, dx: f32, boundary: Boundary) -> Flow {
+        let mut flow = Flow {
             nx,
             ny,
             dx,
             u: Field::new(nx + 1, ny, [0.0, 0.5], dx),
             v: Field::new(nx, ny + 1, [0.5, 0.0], dx),
             p: Field::new(nx, ny, [0.5, 0.5], dx),
-            solid: vec![false; nx * ny],
-        }
+            boundary,
+            solid: Vec::new(),
+            u_open: Vec::new(),
+            v_open: Vec::new(),
+            poisson: Poisson::new(0, 0, &[], &boundary),
+        };
+        flow.set_solid(vec![false; nx * ny]);
+        flow
     }
 
-    /// Whether cell (i, j) is fluid; cells outside the box are walls.
+    /// Which cells are solid (obstacles), and the masks that follow; the velocity on faces
+    /// that closed becomes their fixed value, the pressure in solid cells zero.
+    pub fn set_solid(&mut self, solid: Vec<bool>) {
+        assert_eq!(solid.len(), self.nx * self.ny);
+        self.solid = solid;
+        let (nx, ny) = (self.nx, self.ny);
+        let fluid: Vec<bool> = self.solid.iter().map(|s| !s).collect();
+        self.poisson = Poisson::new(nx, ny, &fluid, &self.boundary);
+        let open = |side: usize| self.boundary.sides[side] == SideKind::Outflow;
+        self.u_open = (0..(nx + 1) * ny)
+            .map(|k| {
+                let (i, j) = (k % (nx + 1), k / (nx + 1));
+                let left = i > 0 && fluid[j * nx + i - 1];
+                let right = i < nx && fluid[j * nx + i];
+                (left && right)
+                    || (i == 0 && right && open(LEFT))
+                    || (i == nx && left && open(RIGHT))
+            })
+            .collect();
+        self.v_open = (0..nx * (ny + 1))
+            .map(|k| {
+                let (i, j) = (k % nx, k / nx);
+                let below = j > 0 && fluid[(j - 1) * nx + i];
+                let above = j < ny && fluid[j * nx + i];
+                (below && above)
+                    || (j == 0 && above && open(BOTTOM))
+                    || (j == ny && below && open(TOP))
+            })
+            .collect();
+        for (p, &s) in self.p.data.iter_mut().zip(&self.solid) {
+            if s {
+                *p = 0.0;
+            }
+        }
+        self.close_faces();
+    }
+
+    /// Which cells are solid.
+    pub fn solid(&self) -> &[bool] {
+        &self.solid
+    }
+
+    /// Whether cell (i, j) is fluid; cells outside the box are not.
     #[inline]
     pub fn fluid(&self, i: isize, j: isize) -> bool {
         i >= 0
@@ -134,28 +257,45 @@ impl Flow {
             && !self.solid[j as usize * self.nx + i as usize]
     }
 
-    /// Whether the vertical face left of cell (i, j) lets fluid through (fluid on both sides).
+    /// Whether the vertical face left of cell (i, j) lets fluid through.
     #[inline]
     pub fn u_open(&self, i: usize, j: usize) -> bool {
-        self.fluid(i as isize - 1, j as isize) && self.fluid(i as isize, j as isize)
+        self.u_open[j * (self.nx + 1) + i]
     }
 
     /// Whether the horizontal face below cell (i, j) lets fluid through.
     #[inline]
     pub fn v_open(&self, i: usize, j: usize) -> bool {
-        self.fluid(i as isize, j as isize - 1) && self.fluid(i as isize, j as isize)
+        self.v_open[j * self.nx + i]
+    }
+
+    /// What samples the velocity at any point, honouring no-slip walls.
+    #[inline]
+    pub fn sampler(&self) -> VelocitySampler<'_> {
+        let sticks = |side| self.boundary.sticks(side);
+        VelocitySampler {
+            u: &self.u,
+            v: &self.v,
+            ul: self.u.lattice(),
+            vl: self.v.lattice(),
+            half_cell: 0.5 * self.dx,
+            width: self.nx as f32 * self.dx,
+            height: self.ny as f32 * self.dx,
+            sticks: [sticks(LEFT), sticks(RIGHT), sticks(BOTTOM), sticks(TOP)],
+            any_sticks: (0..4).any(sticks),
+        }
     }
 
     /// The velocity at (x, y) m.
     #[inline]
     pub fn velocity(&self, x: f32, y: f32) -> (f32, f32) {
-        (self.u.sample(x, y), self.v.sample(x, y))
+        self.sampler().velocity(x, y)
     }
 
     /// The divergence of cell (i, j), 1/s (0 in solids).
     #[inline]
     pub fn divergence(&self, i: usize, j: usize) -> f32 {
-        if !self.fluid(i as isize, j as isize) {
+        if self.solid[j * self.nx + i] {
             return 0.0;
         }
         (self.u.get(i + 1, j) - self.u.get(i, j) + self.v.get(i, j + 1) - self.v.get(i, j))
@@ -173,37 +313,186 @@ impl Flow {
 
     /// Root mean square of the divergence over the fluid cells, 1/s.
     pub fn divergence_rms(&self) -> f64 {
-        let mut sum = 0.0;
-        let mut count = 0usize;
-        for j in 0..self.ny {
-            for i in 0..self.nx {
-                if self.fluid(i as isize, j as isize) {
-                    sum += f64::from(self.divergence(i, j)).powi(2);
-                    count += 1;
+        let nx = self.nx;
+        let (sum, count) = (0..self.ny)
+            .into_par_iter()
+            .map(|j| {
+                let mut sum = 0.0f64;
+                let mut count = 0usize;
+                for i in 0..nx {
+                    if !self.solid[j * nx + i] {
+                        sum += f64::from(self.divergence(i, j)).powi(2);
+                        count += 1;
+                    }
                 }
-            }
-        }
+                (sum, count)
+            })
+            .reduce(|| (0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
         (sum / count.max(1) as f64).sqrt()
     }
 
-    /// Zeroes the velocity on every closed face (walls and solids).
+    /// u −= ∇p on every open face (p = 0 beyond outflow sides).
+    pub fn subtract_gradient(&mut self) {
+        let (nx, ny, dx) = (self.nx, self.ny, self.dx);
+        let p = &self.p;
+        let pressure = |i: usize, j: usize| {
+            if i < nx && j < ny {
+                p.get(i, j)
+            } else {
+                0.0
+            }
+        };
+        let u_open = &self.u_open;
+        self.u
+            .data
+            .par_chunks_mut(nx + 1)
+            .enumerate()
+            .for_each(|(j, row)| {
+                let open = &u_open[j * (nx + 1)..(j + 1) * (nx + 1)];
+                for (i, u) in row.iter_mut().enumerate() {
+                    if open[i] {
+                        let left = if i > 0 { pressure(i - 1, j) } else { 0.0 };
+                        *u -= (pressure(i, j) - left) / dx;
+                    }
+                }
+            });
+        let v_open = &self.v_open;
+        self.v
+            .data
+            .par_chunks_mut(nx)
+            .enumerate()
+            .for_each(|(j, row)| {
+                let open = &v_open[j * nx..(j + 1) * nx];
+                for (i, v) in row.iter_mut().enumerate() {
+                    if open[i] {
+                        let below = if j > 0 { pressure(i, j - 1) } else { 0.0 };
+                        *v -= (pressure(i, j) - below) / dx;
+                    }
+                }
+            });
+    }
+
+    /// Sets every closed face to its fixed velocity: zero on walls and solids, the inflow
+    /// speed on inflow sides.
     pub fn close_faces(&mut self) {
-        for j in 0..self.ny {
-            for i in 0..=self.nx {
-                if !self.u_open(i, j) {
-                    let k = self.u.at(i, j);
-                    self.u.data[k] = 0.0;
+        let (nx, ny) = (self.nx, self.ny);
+        let boundary = self.boundary;
+        let u_open = &self.u_open;
+        self.u
+            .data
+            .par_chunks_mut(nx + 1)
+            .enumerate()
+            .for_each(|(j, row)| {
+                for (i, value) in row.iter_mut().enumerate() {
+                    if !u_open[j * (nx + 1) + i] {
+                        *value = match i {
+                            0 => boundary.fixed_velocity(LEFT),
+                            i if i == nx => boundary.fixed_velocity(RIGHT),
+                            _ => 0.0,
+                        };
+                    }
                 }
+            });
+        let v_open = &self.v_open;
+        self.v
+            .data
+            .par_chunks_mut(nx)
+            .enumerate()
+            .for_each(|(j, row)| {
+                let fixed = match j {
+                    0 => boundary.fixed_velocity(BOTTOM),
+                    j if j == ny => boundary.fixed_velocity(TOP),
+                    _ => 0.0,
+                };
+                for (i, value) in row.iter_mut().enumerate() {
+                    if !v_open[j * nx + i] {
+                        *value = fixed;
+                    }
+                }
+            });
+    }
+}
+
+/// Samples the flow's velocity anywhere (bilinear on each face lattice); beside a no-slip wall
+/// the tangential component falls linearly to zero at the wall over the half cell between the
+/// wall and the nearest face row.
+#[derive(Clone, Copy)]
+pub struct VelocitySampler<'a> {
+    u: &'a Field,
+    v: &'a Field,
+    ul: Lattice,
+    vl: Lattice,
+    half_cell: f32,
+    width: f32,
+    height: f32,
+    sticks: [bool; 4],
+    any_sticks: bool,
+}
+
+impl VelocitySampler<'_> {
+    /// The velocity at vertical face (i, j), a point of u's lattice: u there and the mean of
+    /// the four v faces around — exactly [`VelocitySampler::velocity`] at that point.
+    #[inline(always)]
+    pub fn at_u_face(&self, i: usize, j: usize) -> (f32, f32) {
+        let (nx, v) = (self.v.nx, &self.v.data);
+        let (il, ir) = (i.saturating_sub(1), i.min(nx - 1));
+        let (below, above) = (&v[j * nx..(j + 1) * nx], &v[(j + 1) * nx..(j + 2) * nx]);
+        let mut mean = 0.25 * (below[il] + below[ir] + above[il] + above[ir]);
+        if (i == 0 && self.sticks[LEFT]) || (i == nx && self.sticks[RIGHT]) {
+            mean = 0.0;
+        }
+        (self.u.data[j * (nx + 1) + i], mean)
+    }
+
+    /// The velocity at horizontal face (i, j), a point of v's lattice.
+    #[inline(always)]
+    pub fn at_v_face(&self, i: usize, j: usize) -> (f32, f32) {
+        let (nx, ny, u) = (self.v.nx, self.u.ny, &self.u.data);
+        let (jb, jt) = (j.saturating_sub(1), j.min(ny - 1));
+        let w = nx + 1;
+        let (lo, hi) = (
+            &u[jb * w + i..jb * w + i + 2],
+            &u[jt * w + i..jt * w + i + 2],
+        );
+        let mut mean = 0.25 * (lo[0] + lo[1] + hi[0] + hi[1]);
+        if (j == 0 && self.sticks[BOTTOM]) || (j == ny && self.sticks[TOP]) {
+            mean = 0.0;
+        }
+        (mean, self.v.data[j * nx + i])
+    }
+
+    /// The velocity at the centre of cell (i, j).
+    #[inline(always)]
+    pub fn at_centre(&self, i: usize, j: usize) -> (f32, f32) {
+        let nx = self.v.nx;
+        let u = &self.u.data[j * (nx + 1) + i..j * (nx + 1) + i + 2];
+        (
+            0.5 * (u[0] + u[1]),
+            0.5 * (self.v.data[j * nx + i] + self.v.data[(j + 1) * nx + i]),
+        )
+    }
+
+    /// The velocity at (x, y) m.
+    #[inline(always)]
+    pub fn velocity(&self, x: f32, y: f32) -> (f32, f32) {
+        let mut u = self.u.interpolate(self.ul.bilinear(x, y));
+        let mut v = self.v.interpolate(self.vl.bilinear(x, y));
+        if self.any_sticks {
+            let h = self.half_cell;
+            if self.sticks[BOTTOM] && y < h {
+                u *= (y / h).max(0.0);
+            }
+            if self.sticks[TOP] && y > self.height - h {
+                u *= ((self.height - y) / h).max(0.0);
+            }
+            if self.sticks[LEFT] && x < h {
+                v *= (x / h).max(0.0);
+            }
+            if self.sticks[RIGHT] && x > self.width - h {
+                v *= ((self.width - x) / h).max(0.0);
             }
         }
-        for j in 0..=self.ny {
-            for i in 0..self.nx {
-                if !self.v_open(i, j) {
-                    let k = self.v.at(i, j);
-                    self.v.data[k] = 0.0;
-                }
-            }
-        }
+        (u, v)
     }
 }
 

@@ -2,6 +2,8 @@
 //! carries ink painted by scripted brush strokes and splats (`specs/003-ink.md`). CPU solver in
 //! `cpu.rs`; the scene section in `scene.rs`; behind the [`crate::sims::Sim`] door in `sim.rs`.
 
+mod advect;
+pub mod boundary;
 pub mod cpu;
 pub mod fields;
 mod multigrid;
@@ -9,6 +11,7 @@ pub mod params;
 pub mod scene;
 mod sim;
 
+pub use boundary::{Boundary, SideKind, Walls};
 pub use params::{Advection, InkParams, PressureSolver};
 pub use sim::InkSim;
 
@@ -91,3 +94,6 @@ pub struct SolveReport {
     /// RMS residual of the pressure equation after the iterations, 1/s.
     pub residual: f64,
 }
+
+#[cfg(test)]
+mod tests;

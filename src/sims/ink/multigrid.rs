@@ -10,6 +10,7 @@
 //! divergence and the flow blow up). A V-cycle costs about 5 sweeps' work and removes most of
 //! the residual at every scale.
 
+use super::boundary::{Boundary, Poisson, DIAGONAL_SHIFT, INVERSE_DIAGONAL};
 use rayon::prelude::*;
 
 /// Levels of fewer cells are smoothed on the calling thread.
@@ -17,22 +18,31 @@ const PARALLEL_CELLS: usize = 16384;
 
 /// One level.
 struct Level {
-    nx: usize,
-    ny: usize,
-    /// 1/h², the weight of a face.
-    weight: f32,
+    /// The stencil (neighbours, diagonal with outflow sides).
+    poisson: Poisson,
+    /// h², m².
+    h2: f32,
     fluid: Vec<bool>,
     p: Vec<f32>,
     b: Vec<f32>,
     r: Vec<f32>,
 }
 
+/// A pointer the red-black sweep shares between threads: in one colour's pass every thread
+/// writes only cells of that colour and reads only their neighbours, of the other colour.
+#[derive(Clone, Copy)]
+struct Cells(*mut f32);
+// SAFETY: see the type's comment — no cell is written by one thread and touched by another
+// within a pass, and the pass ends (rayon joins) before the next begins.
+unsafe impl Send for Cells {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Cells {}
+
 impl Level {
-    fn new(nx: usize, ny: usize, h: f32, fluid: Vec<bool>) -> Level {
+    fn new(nx: usize, ny: usize, h: f32, fluid: Vec<bool>, boundary: &Boundary) -> Level {
         Level {
-            nx,
-            ny,
-            weight: 1.0 / (h * h),
+            poisson: Poisson::new(nx, ny, &fluid, boundary),
+            h2: h * h,
             fluid,
             p: vec![0.0; nx * ny],
             b: vec![0.0; nx * ny],
@@ -40,81 +50,80 @@ impl Level {
         }
     }
 
-    #[inline]
-    fn neighbours(&self, i: usize, j: usize) -> impl Iterator<Item = usize> + '_ {
-        fluid_neighbours(&self.fluid, self.nx, self.ny, i, j)
+    fn nx(&self) -> usize {
+        self.poisson.nx
+    }
+
+    fn ny(&self) -> usize {
+        self.poisson.ny
     }
 
     /// One red-black Gauss–Seidel sweep (both colours; rows of one colour in parallel).
     fn smooth(&mut self) {
-        let (nx, ny, weight) = (self.nx, self.ny, self.weight);
+        let (nx, ny, h2) = (self.nx(), self.ny(), self.h2);
+        let cells = Cells(self.p.as_mut_ptr());
+        let (poisson, b) = (&self.poisson, &self.b);
         for colour in 0..2 {
-            let snapshot = self.p.clone();
-            let (fluid, b) = (&self.fluid, &self.b);
-            let sweep_row = |(j, row): (usize, &mut [f32])| {
-                for (i, value) in row.iter_mut().enumerate() {
+            let sweep_row = move |j: usize| {
+                let cells = cells;
+                for i in ((j + colour) % 2..nx).step_by(2) {
                     let k = j * nx + i;
-                    if (i + j) % 2 != colour || !fluid[k] {
+                    let cell = poisson.cells[k];
+                    let inverse = INVERSE_DIAGONAL[usize::from(cell >> DIAGONAL_SHIFT)];
+                    if inverse == 0.0 {
                         continue;
                     }
-                    let (mut sum, mut count) = (0.0, 0.0);
-                    for n in fluid_neighbours(fluid, nx, ny, i, j) {
-                        sum += snapshot[n];
-                        count += 1.0;
-                    }
-                    if count > 0.0 {
-                        *value = (sum - b[k] / weight) / count;
+                    // SAFETY: k and its neighbours lie in the grid (the stencil's bits say
+                    // which exist); this pass writes only cells of `colour` (k), and reads
+                    // only the other colour (k's neighbours), see `Cells`.
+                    unsafe {
+                        let p = cells.0;
+                        let mut sum = 0.0;
+                        if cell & super::boundary::LEFT_BIT != 0 {
+                            sum += *p.add(k - 1);
+                        }
+                        if cell & super::boundary::RIGHT_BIT != 0 {
+                            sum += *p.add(k + 1);
+                        }
+                        if cell & super::boundary::BELOW_BIT != 0 {
+                            sum += *p.add(k - nx);
+                        }
+                        if cell & super::boundary::ABOVE_BIT != 0 {
+                            sum += *p.add(k + nx);
+                        }
+                        *p.add(k) = (sum - h2 * b[k]) * inverse;
                     }
                 }
             };
             // Small levels sweep on this thread: waking the pool costs more than their cells.
             if nx * ny < PARALLEL_CELLS {
-                self.p.chunks_mut(nx).enumerate().for_each(sweep_row);
+                (0..ny).for_each(sweep_row);
             } else {
-                self.p.par_chunks_mut(nx).enumerate().for_each(sweep_row);
+                (0..ny).into_par_iter().with_min_len(8).for_each(sweep_row);
             }
         }
     }
 
-    /// r = b − Σₙ (pₙ − p)/h²; returns its root mean square over the fluid cells.
-    fn residual(&mut self) -> f64 {
-        let mut sum = 0.0f64;
-        let mut cells = 0usize;
-        for j in 0..self.ny {
-            for i in 0..self.nx {
-                let k = j * self.nx + i;
-                if !self.fluid[k] {
-                    self.r[k] = 0.0;
-                    continue;
+    /// r = b − Σₙ (pₙ − p)/h² on the solved cells (0 elsewhere).
+    fn residual(&mut self) {
+        let nx = self.nx();
+        let weight = 1.0 / self.h2;
+        let (poisson, p, b) = (&self.poisson, &self.p, &self.b);
+        self.r
+            .par_chunks_mut(nx)
+            .enumerate()
+            .with_min_len(8)
+            .for_each(|(j, row)| {
+                for (i, r) in row.iter_mut().enumerate() {
+                    let k = j * nx + i;
+                    *r = if poisson.solved(k) {
+                        b[k] - poisson.laplacian(p, k) * weight
+                    } else {
+                        0.0
+                    };
                 }
-                let laplacian: f32 = self.neighbours(i, j).map(|n| self.p[n] - self.p[k]).sum();
-                self.r[k] = self.b[k] - laplacian * self.weight;
-                sum += f64::from(self.r[k]).powi(2);
-                cells += 1;
-            }
-        }
-        (sum / cells.max(1) as f64).sqrt()
+            });
     }
-}
-
-/// The fluid cells beside cell (i, j) of an `nx × ny` grid.
-#[inline]
-fn fluid_neighbours(
-    fluid: &[bool],
-    nx: usize,
-    ny: usize,
-    i: usize,
-    j: usize,
-) -> impl Iterator<Item = usize> + '_ {
-    [
-        (i > 0).then(|| j * nx + i - 1),
-        (i + 1 < nx).then(|| j * nx + i + 1),
-        (j > 0).then(|| (j - 1) * nx + i),
-        (j + 1 < ny).then(|| (j + 1) * nx + i),
-    ]
-    .into_iter()
-    .flatten()
-    .filter(move |&k| fluid[k])
 }
 
 /// Subtracts the mean over the fluid cells: the pure Neumann problem determines p up to a
@@ -141,41 +150,48 @@ pub struct Multigrid {
 }
 
 impl Multigrid {
-    /// Levels for an `nx × ny` grid of cell size `h` whose cells are fluid where `fluid`.
-    pub fn new(nx: usize, ny: usize, h: f32, fluid: Vec<bool>) -> Multigrid {
-        let mut levels = vec![Level::new(nx, ny, h, fluid)];
+    /// Levels for an `nx × ny` grid of cell size `h` whose cells are fluid where `fluid`, in a
+    /// box whose sides are `boundary`.
+    pub fn new(nx: usize, ny: usize, h: f32, fluid: Vec<bool>, boundary: &Boundary) -> Multigrid {
+        let mut levels = vec![Level::new(nx, ny, h, fluid, boundary)];
+        let mut h = h;
         loop {
             let fine = levels.last().expect("a level");
-            if fine.nx < 8 || fine.ny < 8 {
+            let (fx, fy) = (fine.nx(), fine.ny());
+            if fx < 8 || fy < 8 {
                 break;
             }
-            let (cx, cy) = (fine.nx.div_ceil(2), fine.ny.div_ceil(2));
+            let (cx, cy) = (fx.div_ceil(2), fy.div_ceil(2));
             let mut fluid = vec![false; cx * cy];
-            for j in 0..fine.ny {
-                for i in 0..fine.nx {
-                    fluid[(j / 2) * cx + i / 2] |= fine.fluid[j * fine.nx + i];
+            for j in 0..fy {
+                for i in 0..fx {
+                    fluid[(j / 2) * cx + i / 2] |= fine.fluid[j * fx + i];
                 }
             }
-            let h = 1.0 / fine.weight.sqrt() * 2.0;
-            levels.push(Level::new(cx, cy, h, fluid));
+            h *= 2.0;
+            levels.push(Level::new(cx, cy, h, fluid, boundary));
         }
         Multigrid { levels }
     }
 
-    /// Runs `cycles` V-cycles on Σₙ (pₙ − p)/h² = b from the initial `p`, leaves the result in
-    /// `p` and returns the residual's root mean square.
-    pub fn solve(&mut self, b: &[f32], p: &mut [f32], cycles: u32) -> f64 {
+    /// Runs `cycles` V-cycles on Σₙ (pₙ − p)/h² = b from the initial `p` and leaves the result
+    /// in `p`.
+    pub fn solve(&mut self, b: &[f32], p: &mut [f32], cycles: u32) {
         let finest = &mut self.levels[0];
         finest.b.copy_from_slice(b);
-        remove_mean(&mut finest.b, &finest.fluid);
+        let pure_neumann = finest.poisson.pure_neumann;
+        if pure_neumann {
+            remove_mean(&mut finest.b, &finest.fluid);
+        }
         finest.p.copy_from_slice(p);
         for _ in 0..cycles {
             self.v_cycle(0);
         }
         let finest = &mut self.levels[0];
-        remove_mean(&mut finest.p, &finest.fluid);
+        if pure_neumann {
+            remove_mean(&mut finest.p, &finest.fluid);
+        }
         p.copy_from_slice(&finest.p);
-        finest.residual()
     }
 
     fn v_cycle(&mut self, level: usize) {
@@ -191,33 +207,42 @@ impl Multigrid {
         self.levels[level].residual();
         let (fine_levels, coarse_levels) = self.levels.split_at_mut(level + 1);
         let (fine, coarse) = (&fine_levels[level], &mut coarse_levels[0]);
-        let mut sums = vec![(0.0f32, 0.0f32); coarse.nx * coarse.ny];
-        for j in 0..fine.ny {
-            for i in 0..fine.nx {
-                let k = j * fine.nx + i;
-                if fine.fluid[k] {
-                    let s = &mut sums[(j / 2) * coarse.nx + i / 2];
-                    s.0 += fine.r[k];
-                    s.1 += 1.0;
+        let (fx, fy, cx) = (fine.nx(), fine.ny(), coarse.nx());
+        coarse
+            .b
+            .par_chunks_mut(cx)
+            .enumerate()
+            .for_each(|(cj, row)| {
+                for (ci, b) in row.iter_mut().enumerate() {
+                    let (mut sum, mut count) = (0.0f32, 0.0f32);
+                    for j in 2 * cj..(2 * cj + 2).min(fy) {
+                        for i in 2 * ci..(2 * ci + 2).min(fx) {
+                            let k = j * fx + i;
+                            if fine.fluid[k] {
+                                sum += fine.r[k];
+                                count += 1.0;
+                            }
+                        }
+                    }
+                    *b = if count > 0.0 { sum / count } else { 0.0 };
                 }
-            }
+            });
+        if coarse.poisson.pure_neumann {
+            remove_mean(&mut coarse.b, &coarse.fluid);
         }
-        for (b, (sum, count)) in coarse.b.iter_mut().zip(sums) {
-            *b = if count > 0.0 { sum / count } else { 0.0 };
-        }
-        remove_mean(&mut coarse.b, &coarse.fluid);
         coarse.p.iter_mut().for_each(|p| *p = 0.0);
         self.v_cycle(level + 1);
         let (fine_levels, coarse_levels) = self.levels.split_at_mut(level + 1);
         let (fine, coarse) = (&mut fine_levels[level], &coarse_levels[0]);
-        for j in 0..fine.ny {
-            for i in 0..fine.nx {
-                let k = j * fine.nx + i;
-                if fine.fluid[k] {
-                    fine.p[k] += coarse.p[(j / 2) * coarse.nx + i / 2];
+        let fluid = &fine.fluid;
+        fine.p.par_chunks_mut(fx).enumerate().for_each(|(j, row)| {
+            let coarse_row = &coarse.p[(j / 2) * cx..(j / 2 + 1) * cx];
+            for (i, p) in row.iter_mut().enumerate() {
+                if fluid[j * fx + i] {
+                    *p += coarse_row[i / 2];
                 }
             }
-        }
+        });
         for _ in 0..2 {
             self.levels[level].smooth();
         }

@@ -2,6 +2,7 @@
 //! second so that behaviour does not depend on the frame rate (the original's per-frame factors
 //! did, `specs/003-ink.md` ambiguity 5).
 
+use super::boundary::Boundary;
 use crate::scene::Invalid;
 
 /// How fields are carried along the flow.
@@ -85,6 +86,8 @@ pub struct InkParams {
     pub ink_fade: f32,
     /// Body force on the ink (buoyancy), m/s² per unit of ink along +y.
     pub buoyancy: f32,
+    /// The box's sides: walls, inflow, outflow.
+    pub boundary: Boundary,
 }
 
 impl Default for InkParams {
@@ -104,6 +107,7 @@ impl Default for InkParams {
             velocity_damping: 0.0,
             ink_fade: 0.0,
             buoyancy: 0.0,
+            boundary: Boundary::default(),
         }
     }
 }
@@ -185,6 +189,7 @@ impl InkParams {
         in_range("velocity_damping", self.velocity_damping, 0.0, 1000.0)?;
         in_range("ink_fade", self.ink_fade, 0.0, 1000.0)?;
         in_range("buoyancy", self.buoyancy, -1000.0, 1000.0)?;
+        self.boundary.validate()?;
         if !(1..=64).contains(&self.substeps) {
             return Err(Invalid::new(
                 "params.substeps",

@@ -2,6 +2,7 @@
 //! scripted brush — strokes (a path painted over a time span) and splats (one instant) — so a
 //! run is reproducible headless.
 
+use super::boundary::{SideKind, Walls};
 use super::params::{Advection, InkParams, PressureSolver};
 use super::Stamp;
 use crate::scene::{syntax_error, Invalid, SceneError, Source};
@@ -103,6 +104,7 @@ struct InkFile {
     grid: Option<GridFile>,
     params: Option<ParamsFile>,
     display: Option<DisplayFile>,
+    boundary: Option<BoundaryFile>,
     #[serde(default)]
     obstacle: Vec<Obstacle>,
     #[serde(default)]
@@ -136,6 +138,17 @@ struct ParamsFile {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct BoundaryFile {
+    walls: Option<Walls>,
+    left: Option<SideKind>,
+    right: Option<SideKind>,
+    bottom: Option<SideKind>,
+    top: Option<SideKind>,
+    inflow_speed: Option<f32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct DisplayFile {
     background: Option<Background>,
 }
@@ -165,6 +178,14 @@ impl InkScene {
             params.velocity_damping = p.velocity_damping.unwrap_or(params.velocity_damping);
             params.ink_fade = p.ink_fade.unwrap_or(params.ink_fade);
             params.buoyancy = p.buoyancy.unwrap_or(params.buoyancy);
+        }
+        if let Some(b) = file.boundary {
+            let boundary = &mut params.boundary;
+            boundary.walls = b.walls.unwrap_or(boundary.walls);
+            for (side, kind) in [b.left, b.right, b.bottom, b.top].into_iter().enumerate() {
+                boundary.sides[side] = kind.unwrap_or(boundary.sides[side]);
+            }
+            boundary.inflow_speed = b.inflow_speed.unwrap_or(boundary.inflow_speed);
         }
         let scene = InkScene {
             name: source.name.clone(),

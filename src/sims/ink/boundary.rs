@@ -1,0 +1,325 @@
+//! The box's four sides — walls (free-slip or no-slip), inflow or outflow — and what they mean
+//! for each stage, computed once per grid as masks the CPU loops and the CUDA kernels share:
+//!
+//! - a **wall** face carries no flow; with `no-slip` the tangential velocity also falls to zero
+//!   at the wall (sampling mirrors it across the wall), with `free-slip` it slides;
+//! - an **inflow** face carries `inflow_speed` into the box (a fixed normal velocity: Neumann for
+//!   the pressure, as a wall, but with that flux in the divergence);
+//! - an **outflow** face is open: the pressure outside is zero (Dirichlet), so the projection
+//!   lets fluid leave, and the velocity there is carried by advection like any inner face.
+//!
+//! Obstacle faces are walls. With any outflow side the pressure equation has a unique solution;
+//! without one it is pure Neumann (defined up to a constant).
+
+use crate::scene::Invalid;
+
+/// What one side of the box is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SideKind {
+    /// No flow through it.
+    Wall,
+    /// Fluid enters at `inflow_speed`.
+    Inflow,
+    /// Fluid leaves freely (zero pressure outside).
+    Outflow,
+}
+
+impl SideKind {
+    /// Every kind, in menu order.
+    pub const ALL: [SideKind; 3] = [SideKind::Wall, SideKind::Inflow, SideKind::Outflow];
+
+    /// The scene-file and UI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SideKind::Wall => "wall",
+            SideKind::Inflow => "inflow",
+            SideKind::Outflow => "outflow",
+        }
+    }
+}
+
+/// What walls do to the velocity along them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Walls {
+    /// The fluid slides along walls (only the normal velocity is zero).
+    FreeSlip,
+    /// The fluid sticks to walls: the tangential velocity is zero at the wall too.
+    NoSlip,
+}
+
+impl Walls {
+    /// Both, in menu order.
+    pub const ALL: [Walls; 2] = [Walls::FreeSlip, Walls::NoSlip];
+
+    /// The scene-file and UI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Walls::FreeSlip => "free-slip",
+            Walls::NoSlip => "no-slip",
+        }
+    }
+}
+
+/// The sides in the order [`Boundary::sides`] holds them.
+pub const SIDES: [&str; 4] = ["left", "right", "bottom", "top"];
+/// Index of the left side in [`Boundary::sides`].
+pub const LEFT: usize = 0;
+/// Index of the right side.
+pub const RIGHT: usize = 1;
+/// Index of the bottom side.
+pub const BOTTOM: usize = 2;
+/// Index of the top side.
+pub const TOP: usize = 3;
+
+/// The box's sides.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Boundary {
+    /// Left, right, bottom, top.
+    pub sides: [SideKind; 4],
+    /// Free- or no-slip walls.
+    pub walls: Walls,
+    /// Speed of the fluid entering through inflow sides, m/s.
+    pub inflow_speed: f32,
+}
+
+impl Default for Boundary {
+    fn default() -> Self {
+        Boundary {
+            sides: [SideKind::Wall; 4],
+            walls: Walls::FreeSlip,
+            inflow_speed: 1.0,
+        }
+    }
+}
+
+impl Boundary {
+    /// Checks the inflow speed, naming the key.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        if !(self.inflow_speed.is_finite() && (0.0..=1000.0).contains(&self.inflow_speed)) {
+            return Err(Invalid::new(
+                "boundary.inflow_speed",
+                format!("must be in [0, 1000] m/s, got {}", self.inflow_speed),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether the pressure is zero outside side `side` (an outflow).
+    pub fn dirichlet(&self, side: usize) -> bool {
+        self.sides[side] == SideKind::Outflow
+    }
+
+    /// Whether any side is an outflow (the pressure equation is then not pure Neumann).
+    pub fn any_dirichlet(&self) -> bool {
+        (0..4).any(|side| self.dirichlet(side))
+    }
+
+    /// The fixed normal velocity of a closed face on side `side`, m/s (+x or +y positive).
+    pub fn fixed_velocity(&self, side: usize) -> f32 {
+        match (self.sides[side], side) {
+            (SideKind::Inflow, LEFT | BOTTOM) => self.inflow_speed,
+            (SideKind::Inflow, _) => -self.inflow_speed,
+            _ => 0.0,
+        }
+    }
+
+    /// Whether the tangential velocity along side `side` is zero at the side.
+    pub fn sticks(&self, side: usize) -> bool {
+        self.walls == Walls::NoSlip && self.sides[side] == SideKind::Wall
+    }
+}
+
+/// Bits of a [`Poisson::cells`] entry: which of a cell's neighbours are fluid cells in the box;
+/// the bits above [`DIAGONAL_SHIFT`] hold the diagonal (fluid neighbours plus outflow
+/// neighbours beyond the box, 0–4; 0: the cell is not solved for).
+pub const LEFT_BIT: u8 = 1;
+/// The right neighbour is fluid.
+pub const RIGHT_BIT: u8 = 2;
+/// The neighbour below is fluid.
+pub const BELOW_BIT: u8 = 4;
+/// The neighbour above is fluid.
+pub const ABOVE_BIT: u8 = 8;
+/// Where a cell's diagonal starts in its [`Poisson::cells`] byte.
+pub const DIAGONAL_SHIFT: u8 = 4;
+/// 1 / diagonal, indexed by the diagonal.
+pub const INVERSE_DIAGONAL: [f32; 5] = [0.0, 1.0, 0.5, 1.0 / 3.0, 0.25];
+
+/// The pressure equation's stencil on one grid, one byte per cell (fluid-neighbour bits and
+/// the diagonal). A sweep is p = (Σ fluid neighbours' p − h²·b) / diagonal; beyond an outflow
+/// side p = 0, so such a neighbour adds to the diagonal and nothing to the sum.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Poisson {
+    /// Cells along x.
+    pub nx: usize,
+    /// Cells along y.
+    pub ny: usize,
+    /// Per cell: neighbour bits | diagonal << [`DIAGONAL_SHIFT`].
+    pub cells: Vec<u8>,
+    /// Rows whose every cell, and the rows' neighbours, are fluid, away from the box's edges:
+    /// their inner cells take the plain five-point stencil (diagonal 4).
+    pub plain_rows: Vec<bool>,
+    /// Whether the solution is only defined up to a constant (no outflow side).
+    pub pure_neumann: bool,
+}
+
+impl Poisson {
+    /// The stencil for an `nx × ny` grid whose cells are fluid where `fluid`, with outflow
+    /// (zero pressure outside) on the sides `boundary` says.
+    pub fn new(nx: usize, ny: usize, fluid: &[bool], boundary: &Boundary) -> Poisson {
+        let mut cells = vec![0u8; nx * ny];
+        for j in 0..ny {
+            for i in 0..nx {
+                let k = j * nx + i;
+                if !fluid[k] {
+                    continue;
+                }
+                let mut bits = 0u8;
+                let mut diagonal = 0u8;
+                let mut side = |inside: bool, n: usize, bit: u8, side: usize| {
+                    if inside {
+                        if fluid[n] {
+                            bits |= bit;
+                            diagonal += 1;
+                        }
+                    } else if boundary.dirichlet(side) {
+                        diagonal += 1;
+                    }
+                };
+                side(i > 0, k.wrapping_sub(1), LEFT_BIT, LEFT);
+                side(i + 1 < nx, k + 1, RIGHT_BIT, RIGHT);
+                side(j > 0, k.wrapping_sub(nx), BELOW_BIT, BOTTOM);
+                side(j + 1 < ny, k + nx, ABOVE_BIT, TOP);
+                cells[k] = bits | diagonal << DIAGONAL_SHIFT;
+            }
+        }
+        let all_fluid = |j: usize| fluid[j * nx..(j + 1) * nx].iter().all(|&f| f);
+        let plain_rows = (0..ny)
+            .map(|j| j > 0 && j + 1 < ny && all_fluid(j - 1) && all_fluid(j) && all_fluid(j + 1))
+            .collect();
+        Poisson {
+            nx,
+            ny,
+            cells,
+            plain_rows,
+            pure_neumann: !boundary.any_dirichlet(),
+        }
+    }
+
+    /// Whether cell `k` is solved for (a fluid cell with a neighbour to exchange with).
+    #[inline]
+    pub fn solved(&self, k: usize) -> bool {
+        self.cells[k] >> DIAGONAL_SHIFT != 0
+    }
+
+    /// Σ over fluid neighbours of (pₙ − p), with p = 0 beyond outflow sides, at cell `k`: the
+    /// Laplacian times h².
+    #[inline]
+    pub fn laplacian(&self, p: &[f32], k: usize) -> f32 {
+        // Σ (pₙ − p) term by term: differences of nearby values keep single precision's
+        // digits where Σ pₙ − diagonal·p would cancel them.
+        let cell = self.cells[k];
+        let here = p[k];
+        let mut sum = 0.0;
+        let mut fluid = 0u8;
+        for (bit, n) in [
+            (LEFT_BIT, k.wrapping_sub(1)),
+            (RIGHT_BIT, k + 1),
+            (BELOW_BIT, k.wrapping_sub(self.nx)),
+            (ABOVE_BIT, k + self.nx),
+        ] {
+            if cell & bit != 0 {
+                sum += p[n] - here;
+                fluid += 1;
+            }
+        }
+        let outflow = (cell >> DIAGONAL_SHIFT) - fluid;
+        sum - f32::from(outflow) * here
+    }
+
+    /// Σ of the fluid neighbours' values of cell `k` whose stencil byte is `cell`.
+    #[inline]
+    pub fn neighbour_sum(&self, p: &[f32], k: usize, cell: u8) -> f32 {
+        let mut sum = 0.0;
+        if cell & LEFT_BIT != 0 {
+            sum += p[k - 1];
+        }
+        if cell & RIGHT_BIT != 0 {
+            sum += p[k + 1];
+        }
+        if cell & BELOW_BIT != 0 {
+            sum += p[k - self.nx];
+        }
+        if cell & ABOVE_BIT != 0 {
+            sum += p[k + self.nx];
+        }
+        sum
+    }
+
+    /// The relaxed value of cell `k`: (Σ fluid neighbours' p − h²b) / diagonal (0 when the cell
+    /// is not solved for).
+    #[inline]
+    pub fn relaxed(&self, p: &[f32], h2b: f32, k: usize) -> f32 {
+        let cell = self.cells[k];
+        (self.neighbour_sum(p, k, cell) - h2b)
+            * INVERSE_DIAGONAL[usize::from(cell >> DIAGONAL_SHIFT)]
+    }
+
+    /// One Jacobi sweep of Σₙ(pₙ − p) = h²·b: `out` from `p`, rows in parallel.
+    pub fn jacobi(&self, p: &[f32], h2b: &[f32], out: &mut [f32]) {
+        use rayon::prelude::*;
+        let nx = self.nx;
+        out.par_chunks_mut(nx)
+            .enumerate()
+            .with_min_len(8)
+            .for_each(|(j, row)| {
+                let start = j * nx;
+                if self.plain_rows[j] && nx > 2 {
+                    row[0] = self.relaxed(p, h2b[start], start);
+                    row[nx - 1] = self.relaxed(p, h2b[start + nx - 1], start + nx - 1);
+                    let here = &p[start..start + nx];
+                    let below = &p[start - nx + 1..start - 1];
+                    let above = &p[start + nx + 1..start + 2 * nx - 1];
+                    let b = &h2b[start + 1..start + nx - 1];
+                    for ((((value, w), lo), hi), b) in row[1..nx - 1]
+                        .iter_mut()
+                        .zip(here.windows(3))
+                        .zip(below)
+                        .zip(above)
+                        .zip(b)
+                    {
+                        *value = (w[0] + w[2] + lo + hi - b) * 0.25;
+                    }
+                } else {
+                    for (i, value) in row.iter_mut().enumerate() {
+                        *value = self.relaxed(p, h2b[start + i], start + i);
+                    }
+                }
+            });
+    }
+
+    /// Root mean square over the solved cells of b − Laplacian(p)/h², in b's units.
+    pub fn residual_rms(&self, p: &[f32], b: &[f32], h: f32) -> f64 {
+        use rayon::prelude::*;
+        let nx = self.nx;
+        let weight = 1.0 / (h * h);
+        let (sum, cells) = (0..self.ny)
+            .into_par_iter()
+            .map(|j| {
+                let mut sum = 0.0f64;
+                let mut cells = 0usize;
+                for (k, b) in b.iter().enumerate().take((j + 1) * nx).skip(j * nx) {
+                    if !self.solved(k) {
+                        continue;
+                    }
+                    let r = b - self.laplacian(p, k) * weight;
+                    sum += f64::from(r) * f64::from(r);
+                    cells += 1;
+                }
+                (sum, cells)
+            })
+            .reduce(|| (0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        (sum / cells.max(1) as f64).sqrt()
+    }
+}
