@@ -30,9 +30,12 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run a scene headless, optionally exporting particles and per-frame statistics.
+    /// Run a scene headless, optionally exporting frames (tables, or fields as NumPy .npy, and
+    /// PNG pictures) and per-frame statistics.
     ///
-    /// Example: fluidlab simulate dam-break --seconds 2 --export out --every 10 --format ply --stats out/stats.jsonl
+    /// Examples: fluidlab simulate dam-break --seconds 2 --export out --every 10 --format ply --stats out/stats.jsonl
+    ///
+    /// fluidlab simulate dye --seconds 2 --export out --every 30 --format npy --pictures
     Simulate(SimulateOptions),
     /// List the shipped scene presets.
     Scenes,
@@ -133,6 +136,7 @@ fn run_default() -> Result<()> {
                 export: None,
                 every: 1,
                 format: FrameFormat::Csv,
+                pictures: false,
                 stats: None,
                 quiet: false,
             })?;

@@ -1,8 +1,11 @@
-//! `fluidlab simulate`: headless simulation of any kind, with optional frame export and
-//! statistics.
+//! `fluidlab simulate`: headless simulation of any kind, with optional frame export (tables,
+//! or fields as `.npy`, and pictures) and statistics.
 
 use super::MAX_COUNT;
-use crate::output::{self, is_frame_name, write_frame, FrameFormat, StatsWriter};
+use crate::gfx::capture::save_png;
+use crate::output::{
+    self, frame_part_path, is_frame_name, write_frame, write_grids, FrameFormat, StatsWriter,
+};
 use crate::scene::Source;
 use crate::sims::{self, Backend, Frame, OpenOptions, Sim};
 use anyhow::{bail, Context, Result};
@@ -30,8 +33,9 @@ pub struct SimulateOptions {
     /// Solver: auto picks CUDA when an NVIDIA driver and GPU are present, else the CPU.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
-    /// Write frames (frame_STEP.csv or .ply: one row per particle or cell) into this directory
-    /// (created; temporary frame files a killed run left there are removed).
+    /// Write frames into this directory (created; temporary frame files a killed run left
+    /// there are removed): frame_STEP.csv or .ply, one row per particle or cell, or with
+    /// --format npy one frame_STEP_NAME.npy per field.
     #[arg(long, value_name = "DIR")]
     pub export: Option<PathBuf>,
     /// Record a frame and a statistics line every K steps (step 0 and the last step always).
@@ -43,9 +47,19 @@ pub struct SimulateOptions {
         allow_negative_numbers = true
     )]
     pub every: u64,
-    /// Format of exported frames.
+    /// Format of exported frames: a table per frame (csv, ply), or a NumPy array per field
+    /// (npy: little-endian float32, row 0 at the bottom, `array[j, i]` is cell (i, j); for ink
+    /// u (ny, nx+1) and v (ny+1, nx) on the cell faces, velocity (ny, nx, 2), pressure,
+    /// divergence, curl and solid (ny, nx) at the cell centres, ink (ny·s, nx·s, 3); see
+    /// docs/ink.md). A kind without fields (pbf) refuses npy before anything is written.
     #[arg(long, value_enum, default_value_t = FrameFormat::Csv)]
     pub format: FrameFormat,
+    /// Also write each recorded frame's pictures as PNGs, drawn on the CPU (ink:
+    /// frame_STEP_ink.png, the ink at one pixel per ink cell, and frame_STEP_flow.png, the flow
+    /// map at one pixel per cell), whatever the --format. A kind without pictures (pbf: see
+    /// `fluidlab render`) refuses it before anything is written.
+    #[arg(long, requires = "export")]
+    pub pictures: bool,
     /// Write one JSON object of statistics per recorded frame to this file (its directory
     /// must exist, or be the export directory).
     #[arg(long, value_name = "FILE")]
@@ -60,8 +74,10 @@ pub struct SimulateOptions {
 pub struct Summary {
     /// Statistics of the last step (the kind's JSON object, as in `--stats`).
     pub last: serde_json::Value,
-    /// Frame files written.
+    /// Frames written (a table each, or a file per field).
     pub frames_written: usize,
+    /// Pictures written (PNG files).
+    pub pictures_written: usize,
     /// Wall time of the stepping, seconds.
     pub wall_seconds: f64,
 }
@@ -172,6 +188,53 @@ fn check_outputs(options: &SimulateOptions) -> Result<()> {
     Ok(())
 }
 
+/// What a frame of the run exports besides its table: the names of its fields (with
+/// `--format npy`) and of its pictures (with `--pictures`).
+#[derive(Default)]
+struct Parts {
+    fields: Vec<&'static str>,
+    pictures: Vec<&'static str>,
+}
+
+/// Checks, on the run's first frame, that the kind has the fields `--format npy` and the
+/// pictures `--pictures` ask for, before anything is written; returns their names.
+fn check_parts(sim: &dyn Sim, frame: &dyn Frame, options: &SimulateOptions) -> Result<Parts> {
+    let mut parts = Parts::default();
+    if options.export.is_none() {
+        return Ok(parts);
+    }
+    if !options.format.is_table() {
+        parts.fields = frame.fields().iter().map(|grid| grid.name).collect();
+        if parts.fields.is_empty() {
+            bail!(
+                "--format {}: the {} kind (scene {}) has no fields to write as .{}; use --format \
+                 csv or ply",
+                options.format.extension(),
+                sim.kind(),
+                sim.scene_name(),
+                options.format.extension()
+            );
+        }
+    }
+    if options.pictures {
+        parts.pictures = frame
+            .pictures()
+            .iter()
+            .map(|picture| picture.name)
+            .collect();
+        if parts.pictures.is_empty() {
+            bail!(
+                "--pictures: the {} kind (scene {}) draws no pictures for simulate; `fluidlab \
+                 render {}` renders its frames",
+                sim.kind(),
+                sim.scene_name(),
+                options.scene
+            );
+        }
+    }
+    Ok(parts)
+}
+
 /// Creates what `options` writes, once [`check_outputs`] has passed: the export directory
 /// (emptied of a killed run's temporary frames) and the stats file. The stats file comes first
 /// when its directory exists, so failing to create it leaves no new export directory behind.
@@ -221,6 +284,8 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
     let dt = sim.dt();
     let steps = steps_to_run(options, dt)?;
     check_outputs(options)?;
+    let first = sim.frame()?;
+    let parts = check_parts(sim.as_ref(), first.as_ref(), options)?;
     let every = options.every.max(1);
     if !options.quiet {
         eprintln!(
@@ -237,14 +302,26 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
     let mut stats_file = create_outputs(options)?;
 
     let mut frames_written = 0;
-    let mut record = |sim: &dyn Sim, step: u64, step_ms: f64| -> Result<Box<dyn Frame>> {
-        let frame = sim.frame()?;
+    let mut pictures_written = 0;
+    let mut record = |frame: Box<dyn Frame>, step: u64, step_ms: f64| -> Result<Box<dyn Frame>> {
         let time = step as f64 * dt;
         let stats = frame.stats(step, time, step_ms);
         if let Some(directory) = &options.export {
-            write_frame(directory, step, time, &frame.table(), options.format)
+            let written = if options.format.is_table() {
+                write_frame(directory, step, time, &frame.table(), options.format).map(|_| ())
+            } else {
+                write_grids(directory, step, &frame.fields()).map(|_| ())
+            };
+            written
                 .with_context(|| format!("cannot write frame {step} to {}", directory.display()))?;
             frames_written += 1;
+            if options.pictures {
+                for picture in frame.pictures() {
+                    let path = frame_part_path(directory, step, picture.name, "png");
+                    save_png(&picture.image, &path)?;
+                    pictures_written += 1;
+                }
+            }
         }
         if let Some(writer) = stats_file.as_mut() {
             writer
@@ -254,7 +331,7 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
         Ok(frame)
     };
 
-    let mut last = record(sim.as_ref(), 0, 0.0)?;
+    let mut last = record(first, 0, 0.0)?;
     let bar = (!options.quiet).then(|| super::progress_bar(steps, "steps"));
     let start = Instant::now();
     let mut since_record = Instant::now();
@@ -300,7 +377,7 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
                 step % every
             };
             let step_ms = since_record.elapsed().as_secs_f64() * 1e3 / steps_since as f64;
-            last = record(sim.as_ref(), step, step_ms)?;
+            last = record(sim.frame()?, step, step_ms)?;
             since_record = Instant::now();
         }
         if let Some(bar) = &bar {
@@ -317,10 +394,18 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
     let summary = Summary {
         last: serde_json::from_str(last.stats(steps, steps as f64 * dt, 0.0).get())?,
         frames_written,
+        pictures_written,
         wall_seconds,
     };
     if !options.quiet {
-        print_summary(sim.as_ref(), last.as_ref(), steps, &summary, options);
+        print_summary(
+            sim.as_ref(),
+            last.as_ref(),
+            steps,
+            &summary,
+            &parts,
+            options,
+        );
     }
     Ok(summary)
 }
@@ -330,6 +415,7 @@ fn print_summary(
     last: &dyn Frame,
     steps: u64,
     summary: &Summary,
+    parts: &Parts,
     options: &SimulateOptions,
 ) {
     let ms_per_step = summary.wall_seconds * 1e3 / steps.max(1) as f64;
@@ -353,12 +439,25 @@ fn print_summary(
         println!("  {line}");
     }
     if let Some(directory) = &options.export {
+        let fields = if parts.fields.is_empty() {
+            String::new()
+        } else {
+            format!(" (frame_STEP_NAME.npy: {})", parts.fields.join(", "))
+        };
         println!(
-            "  wrote {} {} frames to {}",
+            "  wrote {} {} frames to {}{fields}",
             summary.frames_written,
             options.format.extension(),
             directory.display()
         );
+        if !parts.pictures.is_empty() {
+            println!(
+                "  wrote {} pictures to {} (frame_STEP_NAME.png: {})",
+                summary.pictures_written,
+                directory.display(),
+                parts.pictures.join(", ")
+            );
+        }
     }
     if let Some(path) = &options.stats {
         println!("  wrote statistics to {}", path.display());

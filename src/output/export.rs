@@ -1,6 +1,7 @@
 //! Frames as tables: CSV (a header line, then one line per row) or binary little-endian PLY
 //! (one `vertex` element whose properties are the columns). A kind turns its state into a
-//! [`Table`]; this module only writes it.
+//! [`Table`]; this module only writes it. It also names every file a frame writes, the tables
+//! and the parts of a frame (`frame_STEP_NAME.npy` fields, `frame_STEP_NAME.png` pictures).
 
 use super::write_atomically;
 use std::io::Write;
@@ -14,6 +15,9 @@ pub enum FrameFormat {
     Csv,
     /// Binary little-endian PLY: a vertex element with one property per column.
     Ply,
+    /// NumPy: one float32 `.npy` file per field of the frame, `frame_STEP_NAME.npy` (kinds on
+    /// a grid: ink).
+    Npy,
 }
 
 impl FrameFormat {
@@ -22,9 +26,19 @@ impl FrameFormat {
         match self {
             FrameFormat::Csv => "csv",
             FrameFormat::Ply => "ply",
+            FrameFormat::Npy => "npy",
         }
     }
+
+    /// Whether a frame in this format is one table file ([`write_frame`]) rather than one
+    /// file per field ([`super::write_grids`]).
+    pub fn is_table(self) -> bool {
+        !matches!(self, FrameFormat::Npy)
+    }
 }
+
+/// Extensions of the files that hold one part of a frame: a field, a picture.
+const PART_EXTENSIONS: [&str; 2] = ["npy", "png"];
 
 /// One column of a [`Table`].
 #[derive(Clone, Debug, PartialEq)]
@@ -71,31 +85,57 @@ impl Table {
     }
 }
 
-/// `DIR/frame_{step:05}.{ext}`: where [`write_frame`] writes a step.
+/// `DIR/frame_{step:05}.{ext}`: where [`write_frame`] writes a step's table.
 pub fn frame_path(directory: &Path, step: u64, format: FrameFormat) -> PathBuf {
     directory.join(format!("frame_{step:05}.{}", format.extension()))
 }
 
-/// Whether [`write_frame`] writes a file of this name, for some step and format, or uses it
-/// as the temporary file of one (`.NAME.partial`).
+/// `DIR/frame_{step:05}_{part}.{extension}`: where one part of a step's frame goes (a field,
+/// `npy`; a picture, `png`).
+pub fn frame_part_path(directory: &Path, step: u64, part: &str, extension: &str) -> PathBuf {
+    directory.join(format!("frame_{step:05}_{part}.{extension}"))
+}
+
+/// Whether a run writes a file of this name for some step — a table ([`frame_path`]) or a
+/// part ([`frame_part_path`] with a name of lower-case letters, digits and `_`, and an
+/// extension of [`PART_EXTENSIONS`]) — or uses it as the temporary file of one
+/// (`.NAME.partial`).
 pub fn is_frame_name(name: &str) -> bool {
     let name = name
         .strip_prefix('.')
         .and_then(|n| n.strip_suffix(".partial"))
         .unwrap_or(name);
-    let step = name
-        .strip_prefix("frame_")
-        .and_then(|rest| rest.split_once('.'))
-        .and_then(|(digits, _)| digits.parse::<u64>().ok());
-    step.is_some_and(|step| {
-        <FrameFormat as clap::ValueEnum>::value_variants()
+    let Some(rest) = name.strip_prefix("frame_") else {
+        return false;
+    };
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let (digits, tail) = rest.split_at(digits);
+    let Ok(step) = digits.parse::<u64>() else {
+        return false;
+    };
+    if format!("{step:05}") != digits {
+        return false;
+    }
+    if let Some(extension) = tail.strip_prefix('.') {
+        return <FrameFormat as clap::ValueEnum>::value_variants()
             .iter()
-            .any(|&format| frame_path(Path::new(""), step, format) == Path::new(name))
+            .any(|format| format.is_table() && format.extension() == extension);
+    }
+    let part = tail
+        .strip_prefix('_')
+        .and_then(|part| part.rsplit_once('.'));
+    part.is_some_and(|(part, extension)| {
+        !part.is_empty()
+            && part
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            && PART_EXTENSIONS.contains(&extension)
     })
 }
 
-/// Removes the temporary frame files (`.frame_NNNNN.csv.partial`, `.ply.partial`) a run that
-/// was killed mid-write left in `directory`, and nothing else; returns how many.
+/// Removes the temporary frame files (`.frame_NNNNN.csv.partial`, `.ply.partial`,
+/// `.frame_NNNNN_NAME.npy.partial`, `.png.partial`) a run that was killed mid-write left in
+/// `directory`, and nothing else; returns how many.
 pub fn remove_stale_frames(directory: &Path) -> std::io::Result<usize> {
     let mut removed = 0;
     for entry in std::fs::read_dir(directory)? {
@@ -110,7 +150,9 @@ pub fn remove_stale_frames(directory: &Path) -> std::io::Result<usize> {
     Ok(removed)
 }
 
-/// Writes `table` as [`frame_path`] atomically; returns the path.
+/// Writes `table` as [`frame_path`] atomically; returns the path. A frame in
+/// [`FrameFormat::Npy`] is no table: it is refused (`InvalidInput`), [`super::write_grids`]
+/// writes it.
 pub fn write_frame(
     directory: &Path,
     step: u64,
@@ -118,10 +160,17 @@ pub fn write_frame(
     table: &Table,
     format: FrameFormat,
 ) -> std::io::Result<PathBuf> {
+    if !format.is_table() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} frames are fields, not tables", format.extension()),
+        ));
+    }
     let path = frame_path(directory, step, format);
     write_atomically(&path, |out| match format {
         FrameFormat::Csv => write_csv(out, table),
         FrameFormat::Ply => write_ply(out, step, time, table),
+        FrameFormat::Npy => unreachable!("refused above"),
     })?;
     Ok(path)
 }
@@ -199,25 +248,48 @@ mod tests {
             &bytes[header_end + 12..header_end + 16],
             &(-1.25f32).to_le_bytes()
         );
+        let error = write_frame(directory.path(), 3, 0.05, &table, FrameFormat::Npy).unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(!directory.path().join("frame_00003.npy").exists());
     }
 
-    /// Frame names are exactly what `write_frame` writes (five digits at least, csv or ply)
-    /// and their temporaries; nothing else is one.
+    /// Frame names are exactly what a run writes (five digits at least; a csv or ply table, or
+    /// a named npy field or png picture) and their temporaries; nothing else is one.
     #[test]
-    fn frame_names_are_the_ones_write_frame_writes() {
+    fn frame_names_are_the_ones_a_run_writes() {
         for name in [
             "frame_00000.csv",
             "frame_00012.ply",
             "frame_123456.csv",
             ".frame_00003.csv.partial",
             ".frame_00003.ply.partial",
+            "frame_00000_u.npy",
+            "frame_00042_divergence.npy",
+            "frame_123456_ink.png",
+            "frame_00001_flow_map2.png",
+            ".frame_00003_pressure.npy.partial",
+            ".frame_00003_ink.png.partial",
         ] {
             assert!(is_frame_name(name), "{name}");
         }
+        assert!(is_frame_name(
+            frame_part_path(Path::new(""), 7, "curl", "npy")
+                .to_str()
+                .unwrap()
+        ));
         for name in [
             "frame_0.csv",
             "frame_012345.csv",
             "frame_00000.png",
+            "frame_00000.npy",
+            "frame_00000_.npy",
+            "frame_00000_u.csv",
+            "frame_00000_u.txt",
+            "frame_00000_U.npy",
+            "frame_00000_a.b.npy",
+            "frame_0_u.npy",
+            "frame_012345_u.npy",
+            "frame_00000u.npy",
             "frame_-0001.csv",
             "frame_0000a.csv",
             "stats.jsonl",
@@ -236,6 +308,8 @@ mod tests {
         let names = [
             ".frame_00007.csv.partial",
             ".frame_00001.ply.partial",
+            ".frame_00002_ink.npy.partial",
+            ".frame_00002_flow.png.partial",
             "frame_00000.csv",
             ".stats.jsonl.partial",
             ".notes.partial",
@@ -244,7 +318,7 @@ mod tests {
         for name in names {
             std::fs::write(directory.path().join(name), "x").unwrap();
         }
-        assert_eq!(remove_stale_frames(directory.path()).unwrap(), 2);
+        assert_eq!(remove_stale_frames(directory.path()).unwrap(), 4);
         let mut left: Vec<String> = std::fs::read_dir(directory.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

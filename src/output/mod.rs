@@ -1,14 +1,17 @@
-//! What a run writes, for every kind: frames as tables (CSV, PLY), per-frame statistics (JSON
-//! lines) and plots. Every file is written to a temporary name and renamed, so an interrupted
+//! What a run writes, for every kind: frames as tables (CSV, PLY) or as fields (NumPy `.npy`),
+//! per-frame statistics (JSON lines) and plots. Every file is written to a temporary name and renamed, so an interrupted
 //! run leaves only whole files.
 
 mod export;
+mod npy;
 pub mod plot;
 mod stats;
 
 pub use export::{
-    frame_path, is_frame_name, remove_stale_frames, write_frame, Column, FrameFormat, Table,
+    frame_part_path, frame_path, is_frame_name, remove_stale_frames, write_frame, Column,
+    FrameFormat, Table,
 };
+pub use npy::{grid_path, npy_header, write_grids, write_npy, Grid};
 pub use stats::StatsWriter;
 
 use std::fs::File;

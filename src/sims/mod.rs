@@ -14,7 +14,7 @@ pub mod probe;
 use crate::gfx::camera::Camera;
 use crate::gfx::timing::PassClock;
 use crate::gfx::Output;
-use crate::output::Table;
+use crate::output::{Grid, Table};
 use crate::scene::{Aabb, SceneError, Source};
 use anyhow::Result;
 use serde_json::value::RawValue;
@@ -155,6 +155,27 @@ pub trait Frame {
 
     /// A few human-readable lines summing the state up (printed after a run).
     fn summary(&self) -> Vec<String>;
+
+    /// The state as named 2D fields, for `simulate --format npy` (one `.npy` file each). A kind
+    /// not on a grid keeps this default, none, and `--format npy` refuses it before writing.
+    fn fields(&self) -> Vec<Grid> {
+        Vec::new()
+    }
+
+    /// Pictures of the state, for `simulate --pictures` (one PNG each), drawn on the CPU. A
+    /// kind without keeps this default, none, and `--pictures` refuses it before writing.
+    fn pictures(&self) -> Vec<Picture> {
+        Vec::new()
+    }
+}
+
+/// A picture of a [`Frame`]: its name (the file's suffix, `frame_STEP_NAME.png`) and the image.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Picture {
+    /// Lower-case letters, digits and `_`.
+    pub name: &'static str,
+    /// RGBA8, rows top to bottom.
+    pub image: crate::gfx::capture::Image,
 }
 
 /// `row` as a JSON object for [`Frame::stats`].

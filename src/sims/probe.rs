@@ -306,6 +306,7 @@ mod tests {
             export: Some(directory.path().join("frames")),
             every: 100,
             format: FrameFormat::Csv,
+            pictures: false,
             stats: Some(directory.path().join("stats.jsonl")),
             quiet: true,
         };

@@ -1,10 +1,12 @@
 //! Ink: a 2D incompressible fluid on a grid (Stam 1999, "Stable Fluids"; GPU Gems ch. 38) that
 //! carries ink painted by scripted brush strokes and splats (`specs/003-ink.md`). CPU solver in
-//! `cpu.rs`; the scene section in `scene.rs`; behind the [`crate::sims::Sim`] door in `sim.rs`.
+//! `cpu.rs`; the scene section in `scene.rs`; behind the [`crate::sims::Sim`] door in `sim.rs`;
+//! its fields and pictures for `simulate` in `export.rs`.
 
 mod advect;
 pub mod boundary;
 pub mod cpu;
+mod export;
 pub mod fields;
 mod multigrid;
 pub mod params;

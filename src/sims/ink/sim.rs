@@ -10,9 +10,9 @@ use crate::gfx::camera::Camera;
 use crate::gfx::fullscreen::{FullscreenTriangle, Present};
 use crate::gfx::timing::PassClock;
 use crate::gfx::Output;
-use crate::output::{Column, Table};
+use crate::output::{Column, Grid, Table};
 use crate::scene::{Aabb, Source};
-use crate::sims::{stats_row, Backend, Frame, Kind, OpenOptions, Sim, SolveSummary};
+use crate::sims::{stats_row, Backend, Frame, Kind, OpenOptions, Picture, Sim, SolveSummary};
 use anyhow::{anyhow, bail, Result};
 use glow::HasContext;
 use serde_json::value::RawValue;
@@ -269,7 +269,7 @@ impl Sim for InkSim {
     fn set_stage_timing(&mut self, _enabled: bool) {}
 
     fn frame(&self) -> Result<Box<dyn Frame>> {
-        Ok(Box::new(InkFrame::of(&self.solver)))
+        Ok(Box::new(InkFrame::of(&self.solver, self.background)))
     }
 
     fn solve_summary(&self) -> SolveSummary {
@@ -538,19 +538,21 @@ impl Sim for InkSim {
     }
 }
 
-/// A copy of the solver's fields.
+/// A copy of the solver's fields, and the background its pictures are drawn on.
 pub struct InkFrame {
     flow: Flow,
     ink: Ink,
     report: SolveReport,
+    background: Background,
 }
 
 impl InkFrame {
-    fn of(solver: &CpuInk) -> InkFrame {
+    fn of(solver: &CpuInk, background: Background) -> InkFrame {
         InkFrame {
             flow: solver.flow.clone(),
             ink: solver.ink.clone(),
             report: solver.report,
+            background,
         }
     }
 }
@@ -573,7 +575,7 @@ fn kinetic_energy_and_max_speed(flow: &Flow) -> (f64, f64) {
 
 /// The picture of `view` on `background`: (width, height, RGBA8 rows from the bottom). It
 /// reads the solver's fields in place: the viewer draws every frame.
-fn picture(
+pub(super) fn picture(
     fields: (&Flow, &Ink, &Field, &Field),
     view: &str,
     background: Background,
@@ -749,6 +751,16 @@ impl Frame for InkFrame {
                 self.ink.total()
             ),
         ]
+    }
+
+    /// `u`, `v`, `velocity`, `pressure`, `divergence`, `curl`, `ink`, `solid` (`export.rs`).
+    fn fields(&self) -> Vec<Grid> {
+        super::export::fields(&self.flow, &self.ink)
+    }
+
+    /// `ink` and `flow`, the viewer's views of those names (`export.rs`).
+    fn pictures(&self) -> Vec<Picture> {
+        super::export::pictures(&self.flow, &self.ink, self.background)
     }
 }
 
