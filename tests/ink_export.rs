@@ -246,7 +246,7 @@ fn npy_fields_are_the_solvers_fields_and_agree_with_the_stats() {
         assert_eq!(exported, channel.data, "ink channel {k}");
     }
     let solid: Vec<bool> = read("solid").iter().map(|&s| s == 1.0).collect();
-    assert_eq!(solid, solver.flow.solid);
+    assert_eq!(solid, solver.flow.solid());
 }
 
 /// `--pictures` writes each recorded frame's ink (one pixel per ink cell) and flow map (one per

@@ -29,7 +29,11 @@ pub(super) fn fields(flow: &Flow, ink: &Ink) -> Vec<Grid> {
     let ink = (0..ink_nx * ink_ny)
         .flat_map(|k| channels.each_ref().map(|c| c.data[k]))
         .collect();
-    let solid = flow.solid.iter().map(|&s| f32::from(u8::from(s))).collect();
+    let solid = flow
+        .solid()
+        .iter()
+        .map(|&s| f32::from(u8::from(s)))
+        .collect();
     vec![
         scalar("u", flow.u.clone()),
         scalar("v", flow.v.clone()),
@@ -96,11 +100,12 @@ pub(super) fn pictures(flow: &Flow, ink: &Ink, background: Background) -> Vec<Pi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sims::ink::Boundary;
 
     /// A flow of cells (nx, ny) = (6, 4) of 0.5 m with u = −Ω(y − y₀) + a·x, v = Ω(x − x₀) −
     /// a·y on its faces: a rotation plus a divergence-free strain.
     fn rotating(omega: f32, strain: f32) -> Flow {
-        let mut flow = Flow::new(6, 4, 0.5);
+        let mut flow = Flow::new(6, 4, 0.5, Boundary::default());
         for field in [&mut flow.u, &mut flow.v] {
             let is_u = field.offset[0] == 0.0;
             for j in 0..field.ny {
@@ -139,11 +144,13 @@ mod tests {
     #[test]
     fn the_fields_are_the_flows_arrays_rows_from_the_bottom() {
         let mut flow = rotating(1.0, 0.5);
+        let k = flow.p.at(4, 1);
+        let mut solid = flow.solid().to_vec();
+        solid[k] = true;
+        flow.set_solid(solid);
         for (k, p) in flow.p.data.iter_mut().enumerate() {
             *p = k as f32;
         }
-        let k = flow.p.at(4, 1);
-        flow.solid[k] = true;
         let mut ink = Ink::new(12, 8, 0.25);
         let k = ink.channels[1].at(3, 5);
         ink.channels[1].data[k] = 0.5;
@@ -200,7 +207,7 @@ mod tests {
     /// bottom shows in the bottom rows of the image.
     #[test]
     fn the_pictures_are_upright() {
-        let flow = Flow::new(4, 4, 0.25);
+        let flow = Flow::new(4, 4, 0.25, Boundary::default());
         let mut ink = Ink::new(8, 8, 0.125);
         for channel in &mut ink.channels {
             let k = channel.at(1, 0);
