@@ -32,6 +32,17 @@ pub enum Points<'a> {
 }
 
 impl Points<'_> {
+    /// What the advected field's value at (x, y) is multiplied by: the no-slip factor for the
+    /// flow's own tangential components, 1 otherwise.
+    #[inline(always)]
+    fn wall_factor(&self, x: f32, y: f32) -> f32 {
+        match self {
+            Points::UFaces(s) if s.any_sticks() => s.u_factor(y),
+            Points::VFaces(s) if s.any_sticks() => s.v_factor(x),
+            _ => 1.0,
+        }
+    }
+
     /// The velocity at point (i, j) of `lattice`, exact on the flow's own lattices.
     #[inline(always)]
     fn velocity(&self, lattice: &Lattice, i: usize, j: usize) -> (f32, f32) {
@@ -80,13 +91,13 @@ pub fn advect<const N: usize>(
                 .into_par_iter()
                 .enumerate()
                 .for_each_init(Vec::new, |stencils, (j, row)| {
-                    trace(&lattice, j, dt, stencils, |i| {
+                    trace(&lattice, &points, j, dt, stencils, |i| {
                         points.velocity(&lattice, i, j)
                     });
                     for f in 0..N {
                         let (field, decay) = (fields[f], decay[f]);
                         for (value, at) in row[f].iter_mut().zip(stencils.iter()) {
-                            *value = flush(field.interpolate(*at) * decay);
+                            *value = flush(field.interpolate(*at) * (at.w * decay));
                         }
                     }
                 });
@@ -114,11 +125,11 @@ pub fn advect<const N: usize>(
                         for i in 0..nx {
                             (us[i], vs[i]) = points.velocity(&lattice, i, j);
                         }
-                        trace(&lattice, j, dt, stencils, |i| (us[i], vs[i]));
+                        trace(&lattice, &points, j, dt, stencils, |i| (us[i], vs[i]));
                         for f in 0..N {
                             let field = fields[f];
                             for (value, at) in hat[f].iter_mut().zip(stencils.iter()) {
-                                *value = field.interpolate(*at);
+                                *value = field.interpolate(*at) * at.w;
                             }
                         }
                     });
@@ -134,8 +145,8 @@ pub fn advect<const N: usize>(
                     || (Vec::new(), Vec::new()),
                     |(back, ahead), (j, row)| {
                         let (us, vs) = (&us[j * nx..(j + 1) * nx], &vs[j * nx..(j + 1) * nx]);
-                        trace(&lattice, j, dt, back, |i| (us[i], vs[i]));
-                        trace(&lattice, j, -dt, ahead, |i| (us[i], vs[i]));
+                        trace(&lattice, &points, j, dt, back, |i| (us[i], vs[i]));
+                        trace(&lattice, &points, j, -dt, ahead, |i| (us[i], vs[i]));
                         for f in 0..N {
                             let (field, hat, decay) = (fields[f], &hat[f], decay[f]);
                             let start = &field.data[j * nx..(j + 1) * nx];
@@ -164,6 +175,7 @@ pub fn advect<const N: usize>(
 #[inline(always)]
 fn trace(
     lattice: &Lattice,
+    points: &Points,
     j: usize,
     dt: f32,
     stencils: &mut Vec<Bilinear>,
@@ -173,7 +185,10 @@ fn trace(
     stencils.extend((0..lattice.nx).map(|i| {
         let (x, y) = lattice.position(i, j);
         let (u, v) = velocity(i);
-        lattice.bilinear(x - dt * u, y - dt * v)
+        let (fx, fy) = (x - dt * u, y - dt * v);
+        let mut at = lattice.bilinear(fx, fy);
+        at.w = points.wall_factor(fx, fy);
+        at
     }));
 }
 

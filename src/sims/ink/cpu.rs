@@ -184,23 +184,9 @@ impl CpuInk {
         self.flow.close_faces();
     }
 
-    /// ω = ∂v/∂x − ∂u/∂y at the cell centres, from the centre velocities.
+    /// ω = ∂v/∂x − ∂u/∂y at the cell centres ([`Flow::curl`]).
     fn compute_curl(&mut self) {
-        let flow = &self.flow;
-        let (nx, ny, dx) = (flow.nx, flow.ny, flow.dx);
-        self.curl
-            .data
-            .par_chunks_mut(nx)
-            .enumerate()
-            .for_each(|(j, row)| {
-                for (i, curl) in row.iter_mut().enumerate() {
-                    let (il, ir) = (i.saturating_sub(1), (i + 1).min(nx - 1));
-                    let (jb, jt) = (j.saturating_sub(1), (j + 1).min(ny - 1));
-                    let dv = flow.center_velocity(ir, j).1 - flow.center_velocity(il, j).1;
-                    let du = flow.center_velocity(i, jt).0 - flow.center_velocity(i, jb).0;
-                    *curl = (dv / ((ir - il) as f32 * dx)) - (du / ((jt - jb) as f32 * dx));
-                }
-            });
+        self.flow.curl(&mut self.curl);
     }
 
     /// Vorticity confinement (Fedkiw, Stam & Jensen 2001): F = ε·dx·(N × ω), N the unit

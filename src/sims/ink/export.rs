@@ -57,21 +57,11 @@ pub(super) fn divergence(flow: &Flow) -> Field {
     field
 }
 
-/// ω = ∂v/∂x − ∂u/∂y of `flow` at the cell centres, 1/s: central differences of the centre
-/// velocities, one-sided at the walls (the stencil of the solver's `curl` stage, applied to
-/// this state rather than to the step's unprojected velocity).
+/// ω = ∂v/∂x − ∂u/∂y of `flow` at the cell centres, 1/s ([`Flow::curl`], the solver's `curl`
+/// stage, applied to this state rather than to the step's unprojected velocity).
 pub(super) fn curl(flow: &Flow) -> Field {
-    let (nx, ny, dx) = (flow.nx, flow.ny, flow.dx);
     let mut field = centre_field(flow);
-    for j in 0..ny {
-        for i in 0..nx {
-            let (il, ir) = (i.saturating_sub(1), (i + 1).min(nx - 1));
-            let (jb, jt) = (j.saturating_sub(1), (j + 1).min(ny - 1));
-            let dv = flow.center_velocity(ir, j).1 - flow.center_velocity(il, j).1;
-            let du = flow.center_velocity(i, jt).0 - flow.center_velocity(i, jb).0;
-            field.data[j * nx + i] = dv / ((ir - il) as f32 * dx) - du / ((jt - jb) as f32 * dx);
-        }
-    }
+    flow.curl(&mut field);
     field
 }
 
@@ -82,12 +72,10 @@ fn centre_field(flow: &Flow) -> Field {
 /// The pictures: `ink` (one pixel per ink cell, on the scene's background) and `flow` (the flow
 /// map, one pixel per cell), the viewer's `ink` and `flow` views.
 pub(super) fn pictures(flow: &Flow, ink: &Ink, background: Background) -> Vec<Picture> {
-    let (curl, divergence) = (curl(flow), divergence(flow));
     ["ink", "flow"]
         .into_iter()
         .map(|view| {
-            let (width, height, pixels) =
-                picture((flow, ink, &curl, &divergence), view, background);
+            let (width, height, pixels) = picture(flow, ink, view, background);
             // The picture's rows run from the bottom; an image's from the top.
             let rows: Vec<u8> = pixels.chunks(width * 4).rev().flatten().copied().collect();
             let image = crate::gfx::capture::Image::from_raw(width as u32, height as u32, rows)

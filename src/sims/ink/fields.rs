@@ -132,6 +132,10 @@ pub struct Bilinear {
     pub tx: f32,
     /// Fraction towards the upper neighbour.
     pub ty: f32,
+    /// What the interpolated value is multiplied by: 1, except for a tangential velocity
+    /// within half a cell of a no-slip wall (see [`VelocitySampler::u_factor`]); only
+    /// advection applies it.
+    pub w: f32,
 }
 
 impl Lattice {
@@ -146,6 +150,7 @@ impl Lattice {
             k: j * self.nx + i,
             tx: fx - i as f32,
             ty: fy - j as f32,
+            w: 1.0,
         }
     }
 
@@ -372,6 +377,47 @@ impl Flow {
             });
     }
 
+    /// ω = ∂v/∂x − ∂u/∂y at the cell centres into `out` (nx × ny), from the centre velocities
+    /// (central differences;
+    /// one-sided at a free-slip wall; at a no-slip wall against the mirror image beyond it).
+    pub fn curl(&self, out: &mut Field) {
+        let flow = self;
+        let (nx, ny, dx) = (flow.nx, flow.ny, flow.dx);
+        let sticks = [LEFT, RIGHT, BOTTOM, TOP].map(|side| flow.boundary.sticks(side));
+        // The derivative across a cell from its neighbours' values (each with whether it
+        // exists): central, or one-sided where a free-slip wall leaves only one.
+        let difference = |lo: (f32, bool), here: f32, hi: (f32, bool)| -> f32 {
+            match (lo.1, hi.1) {
+                (true, true) => (hi.0 - lo.0) / (2.0 * dx),
+                (false, true) => (hi.0 - here) / dx,
+                (true, false) => (here - lo.0) / dx,
+                (false, false) => 0.0,
+            }
+        };
+        out.data
+            .par_chunks_mut(nx)
+            .enumerate()
+            .for_each(|(j, row)| {
+                for (i, curl) in row.iter_mut().enumerate() {
+                    let (u, v) = flow.center_velocity(i, j);
+                    let side = |inside: bool, wall: usize, value: &dyn Fn() -> f32, own: f32| {
+                        if inside {
+                            (value(), true)
+                        } else if sticks[wall] {
+                            (-own, true)
+                        } else {
+                            (own, false)
+                        }
+                    };
+                    let left = side(i > 0, LEFT, &|| flow.center_velocity(i - 1, j).1, v);
+                    let right = side(i + 1 < nx, RIGHT, &|| flow.center_velocity(i + 1, j).1, v);
+                    let below = side(j > 0, BOTTOM, &|| flow.center_velocity(i, j - 1).0, u);
+                    let above = side(j + 1 < ny, TOP, &|| flow.center_velocity(i, j + 1).0, u);
+                    *curl = difference(left, v, right) - difference(below, u, above);
+                }
+            });
+    }
+
     /// Sets every closed face to its fixed velocity: zero on walls and solids, the inflow
     /// speed on inflow sides.
     pub fn close_faces(&mut self) {
@@ -475,24 +521,54 @@ impl VelocitySampler<'_> {
     /// The velocity at (x, y) m.
     #[inline(always)]
     pub fn velocity(&self, x: f32, y: f32) -> (f32, f32) {
-        let mut u = self.u.interpolate(self.ul.bilinear(x, y));
-        let mut v = self.v.interpolate(self.vl.bilinear(x, y));
+        let u = self.u.interpolate(self.ul.bilinear(x, y));
+        let v = self.v.interpolate(self.vl.bilinear(x, y));
         if self.any_sticks {
-            let h = self.half_cell;
-            if self.sticks[BOTTOM] && y < h {
-                u *= (y / h).max(0.0);
-            }
-            if self.sticks[TOP] && y > self.height - h {
-                u *= ((self.height - y) / h).max(0.0);
-            }
-            if self.sticks[LEFT] && x < h {
-                v *= (x / h).max(0.0);
-            }
-            if self.sticks[RIGHT] && x > self.width - h {
-                v *= ((self.width - x) / h).max(0.0);
-            }
+            (u * self.u_factor(y), v * self.v_factor(x))
+        } else {
+            (u, v)
         }
-        (u, v)
+    }
+
+    /// What a horizontal velocity sampled at height y is multiplied by: below the lowest row
+    /// of u faces (half a cell from the bottom) it falls linearly to zero at a no-slip bottom
+    /// wall — the mirror image −u beyond the wall (GPU Gems ch. 38's no-slip) — and likewise at
+    /// the top; 1 elsewhere.
+    #[inline(always)]
+    pub fn u_factor(&self, y: f32) -> f32 {
+        let h = self.half_cell;
+        if self.sticks[BOTTOM] && y < h {
+            (y / h).max(0.0)
+        } else if self.sticks[TOP] && y > self.height - h {
+            ((self.height - y) / h).max(0.0)
+        } else {
+            1.0
+        }
+    }
+
+    /// What a vertical velocity sampled at x is multiplied by (no-slip left and right walls).
+    #[inline(always)]
+    pub fn v_factor(&self, x: f32) -> f32 {
+        let h = self.half_cell;
+        if self.sticks[LEFT] && x < h {
+            (x / h).max(0.0)
+        } else if self.sticks[RIGHT] && x > self.width - h {
+            ((self.width - x) / h).max(0.0)
+        } else {
+            1.0
+        }
+    }
+
+    /// Whether any wall is no-slip.
+    #[inline(always)]
+    pub fn any_sticks(&self) -> bool {
+        self.any_sticks
+    }
+
+    /// Whether side `side` (boundary::LEFT…TOP) is a no-slip wall.
+    #[inline(always)]
+    pub fn sticks(&self, side: usize) -> bool {
+        self.sticks[side]
     }
 }
 

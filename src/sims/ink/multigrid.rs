@@ -2,7 +2,8 @@
 //! cells (walls and solids: no flux), cell-centred: levels halve the grid while both sides stay
 //! at least 4 cells; a coarse cell is fluid when any of its children is; two red-black
 //! Gauss–Seidel sweeps before and after the coarse correction; restriction averages the fluid
-//! children's residuals, prolongation adds the coarse correction to every child.
+//! children's residuals, prolongation interpolates the coarse correction bilinearly (with
+//! zero pressure beyond outflow sides).
 //!
 //! Why: Jacobi (the original's solver) shrinks the slowest mode by cos(π/n) per sweep — 20
 //! sweeps on 512² remove a third of the divergence — and over-relaxed SOR first amplifies the
@@ -147,6 +148,8 @@ fn remove_mean(values: &mut [f32], fluid: &[bool]) {
 /// The hierarchy for one grid.
 pub struct Multigrid {
     levels: Vec<Level>,
+    /// Which sides (left, right, bottom, top) are outflows: zero pressure beyond them.
+    dirichlet: [bool; 4],
 }
 
 impl Multigrid {
@@ -171,7 +174,10 @@ impl Multigrid {
             h *= 2.0;
             levels.push(Level::new(cx, cy, h, fluid, boundary));
         }
-        Multigrid { levels }
+        Multigrid {
+            levels,
+            dirichlet: [0, 1, 2, 3].map(|side| boundary.dirichlet(side)),
+        }
     }
 
     /// Runs `cycles` V-cycles on Σₙ (pₙ − p)/h² = b from the initial `p` and leaves the result
@@ -235,16 +241,103 @@ impl Multigrid {
         let (fine_levels, coarse_levels) = self.levels.split_at_mut(level + 1);
         let (fine, coarse) = (&mut fine_levels[level], &coarse_levels[0]);
         let fluid = &fine.fluid;
+        let cy = coarse.ny();
+        let dirichlet = self.dirichlet;
+        // Bilinear prolongation: a fine cell takes 9/16 of its coarse cell, 3/16 of each of
+        // the two coarse cells it is nearest to along x and y, 1/16 of the diagonal one.
+        // Beyond a wall or a solid the coarse cell's own value stands in (no flux); beyond an
+        // outflow side its mirror image −c (zero at the side).
+        let value = |ci: isize, cj: isize, own: f32| -> f32 {
+            if ci < 0 {
+                return if dirichlet[0] { -own } else { own };
+            }
+            if ci >= cx as isize {
+                return if dirichlet[1] { -own } else { own };
+            }
+            if cj < 0 {
+                return if dirichlet[2] { -own } else { own };
+            }
+            if cj >= cy as isize {
+                return if dirichlet[3] { -own } else { own };
+            }
+            let k = cj as usize * cx + ci as usize;
+            if coarse.poisson.solved(k) {
+                coarse.p[k]
+            } else {
+                own
+            }
+        };
         fine.p.par_chunks_mut(fx).enumerate().for_each(|(j, row)| {
-            let coarse_row = &coarse.p[(j / 2) * cx..(j / 2 + 1) * cx];
+            let cj = (j / 2) as isize;
+            let dj = if j % 2 == 0 { -1 } else { 1 };
             for (i, p) in row.iter_mut().enumerate() {
                 if fluid[j * fx + i] {
-                    *p += coarse_row[i / 2];
+                    let ci = (i / 2) as isize;
+                    let di = if i % 2 == 0 { -1 } else { 1 };
+                    let own = coarse.p[cj as usize * cx + ci as usize];
+                    *p += 0.5625 * own
+                        + 0.1875 * (value(ci + di, cj, own) + value(ci, cj + dj, own))
+                        + 0.0625 * value(ci + di, cj + dj, own);
                 }
             }
         });
         for _ in 0..2 {
             self.levels[level].smooth();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sims::ink::boundary::{Boundary, SideKind};
+
+    /// V-cycles shrink the residual of a rough right-hand side by orders of magnitude, in a
+    /// closed box (pure Neumann, mean removed) and in a channel with an outflow side
+    /// (Dirichlet), and with an obstacle in the way. Measured on 64×32, six cycles, from 0.58:
+    /// closed 6e-7 (6e-6 with the obstacle), channel 2.6e-5 (6.3e-5); with piecewise-constant
+    /// prolongation the channel with the obstacle reached only 1e-3.
+    #[test]
+    fn v_cycles_converge_with_walls_and_with_an_outflow_side() {
+        let (nx, ny, h) = (64, 32, 1.0 / 64.0);
+        let b: Vec<f32> = (0..nx * ny)
+            .map(|k| ((k * 7919) % 101) as f32 / 50.0 - 1.0)
+            .collect();
+        let channel = [
+            SideKind::Inflow,
+            SideKind::Outflow,
+            SideKind::Wall,
+            SideKind::Wall,
+        ];
+        for sides in [[SideKind::Wall; 4], channel] {
+            for obstacle in [false, true] {
+                let boundary = Boundary {
+                    sides,
+                    ..Boundary::default()
+                };
+                let fluid: Vec<bool> = (0..nx * ny)
+                    .map(|k| {
+                        let (i, j) = ((k % nx) as f32 - 20.0, (k / nx) as f32 - 15.0);
+                        !(obstacle && i * i + j * j < 25.0)
+                    })
+                    .collect();
+                let mut b = b.clone();
+                for (b, &f) in b.iter_mut().zip(&fluid) {
+                    *b *= f32::from(u8::from(f));
+                }
+                let poisson = Poisson::new(nx, ny, &fluid, &boundary);
+                if poisson.pure_neumann {
+                    remove_mean(&mut b, &fluid);
+                }
+                let mut p = vec![0.0; nx * ny];
+                let start = poisson.residual_rms(&p, &b, h);
+                Multigrid::new(nx, ny, h, fluid, &boundary).solve(&b, &mut p, 6);
+                let end = poisson.residual_rms(&p, &b, h);
+                assert!(
+                    end < 1e-3 * start,
+                    "{sides:?}, obstacle {obstacle}: {start} → {end}"
+                );
+            }
         }
     }
 }

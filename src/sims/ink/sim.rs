@@ -182,11 +182,7 @@ impl InkSim {
 
     fn image(&self) -> (usize, usize, Vec<u8>) {
         let s = &self.solver;
-        picture(
-            (&s.flow, &s.ink, &s.curl, &s.divergence),
-            VIEWS[self.view],
-            self.background,
-        )
+        picture(&s.flow, &s.ink, VIEWS[self.view], self.background)
     }
 }
 
@@ -576,14 +572,14 @@ fn kinetic_energy_and_max_speed(flow: &Flow) -> (f64, f64) {
 /// The picture of `view` on `background`: (width, height, RGBA8 rows from the bottom). It
 /// reads the solver's fields in place: the viewer draws every frame.
 pub(super) fn picture(
-    fields: (&Flow, &Ink, &Field, &Field),
+    flow: &Flow,
+    ink: &Ink,
     view: &str,
     background: Background,
 ) -> (usize, usize, Vec<u8>) {
-    let (flow, ink, curl, divergence) = fields;
     if view == "side-by-side" {
-        let (fw, fh, flow) = picture(fields, "flow", background);
-        let (iw, ih, ink) = picture(fields, "ink", background);
+        let (fw, fh, flow_map) = picture(flow, ink, "flow", background);
+        let (iw, ih, painting) = picture(flow, ink, "ink", background);
         // The flow map at the ink's resolution (nearest), left; the ink right.
         let mut pixels = vec![0u8; 2 * iw * ih * 4];
         for y in 0..ih {
@@ -591,10 +587,10 @@ pub(super) fn picture(
                 let (sx, sy) = (x * fw / iw, y * fh / ih);
                 let from = (sy * fw + sx) * 4;
                 let to = (y * 2 * iw + x) * 4;
-                pixels[to..to + 4].copy_from_slice(&flow[from..from + 4]);
+                pixels[to..to + 4].copy_from_slice(&flow_map[from..from + 4]);
                 let from = (y * iw + x) * 4;
                 let to = (y * 2 * iw + iw + x) * 4;
-                pixels[to..to + 4].copy_from_slice(&ink[from..from + 4]);
+                pixels[to..to + 4].copy_from_slice(&painting[from..from + 4]);
             }
         }
         return (2 * iw, ih, pixels);
@@ -613,14 +609,23 @@ pub(super) fn picture(
             pixels.extend(colour.map(to_byte));
             pixels.push(255);
         }
+        shade_solids(flow, w, h, &mut pixels);
         return (w, h, pixels);
     }
     let (w, h) = (flow.nx, flow.ny);
     let (_, fastest) = kinetic_energy_and_max_speed(flow);
+    // Divergence and curl of the state shown (after the projection).
+    let derived;
     let scalar: Option<&Field> = match view {
         "pressure" => Some(&flow.p),
-        "divergence" => Some(divergence),
-        "curl" => Some(curl),
+        "divergence" | "curl" => {
+            derived = if view == "curl" {
+                super::export::curl(flow)
+            } else {
+                super::export::divergence(flow)
+            };
+            Some(&derived)
+        }
         _ => None,
     };
     let mut pixels = Vec::with_capacity(w * h * 4);
@@ -655,7 +660,24 @@ pub(super) fn picture(
             }
         }
     }
+    shade_solids(flow, w, h, &mut pixels);
     (w, h, pixels)
+}
+
+/// Paints the pixels of a `w × h` picture of the domain that fall in solid cells grey.
+fn shade_solids(flow: &Flow, w: usize, h: usize, pixels: &mut [u8]) {
+    let solid = flow.solid();
+    if !solid.iter().any(|&s| s) {
+        return;
+    }
+    for y in 0..h {
+        let j = y * flow.ny / h;
+        for x in 0..w {
+            if solid[j * flow.nx + x * flow.nx / w] {
+                pixels[(y * w + x) * 4..][..3].copy_from_slice(&[115; 3]);
+            }
+        }
+    }
 }
 
 impl Frame for InkFrame {
