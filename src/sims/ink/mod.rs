@@ -9,6 +9,7 @@ pub mod cpu;
 mod export;
 pub mod fields;
 mod multigrid;
+mod panel;
 pub mod params;
 pub mod scene;
 mod sim;

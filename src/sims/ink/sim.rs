@@ -3,7 +3,7 @@
 
 use super::cpu::CpuInk;
 use super::fields::{Field, Flow, Ink};
-use super::params::{Advection, PressureSolver};
+use super::panel::Tool;
 use super::scene::{Background, InkScene};
 use super::{InkStage, SolveReport, Stamp};
 use crate::gfx::camera::Camera;
@@ -40,12 +40,18 @@ pub struct InkSim {
     time: f64,
     steps: u64,
     view: usize,
-    background: Background,
-    extra_stamps: Vec<Stamp>,
+    pub(super) background: Background,
+    pub(super) extra_stamps: Vec<Stamp>,
     seed: u64,
     /// The interactive brush (the left mouse button paints).
     pub brush: Brush,
-    last_pointer: Option<[f32; 2]>,
+    pub(super) last_pointer: Option<[f32; 2]>,
+    /// What left drag does.
+    pub tool: Tool,
+    /// The obstacle being dragged (index into the scene's obstacles).
+    pub(super) dragged: Option<usize>,
+    /// The grid the panel will restart with: cells across, ink cells per cell.
+    pub(super) grid_edit: [usize; 2],
     gl: Option<InkGl>,
 }
 
@@ -62,6 +68,8 @@ pub struct Brush {
     pub concentration: f32,
     /// Velocity added per metre of pointer motion, 1/s.
     pub force: f32,
+    /// Whether each stroke takes a new random colour.
+    pub random_colours: bool,
 }
 
 struct InkGl {
@@ -111,6 +119,7 @@ impl InkSim {
         };
         let solver = CpuInk::new(scene.params.clone(), |x, y| scene.solid(x, y));
         let width = scene.params.width;
+        let (scene_cells, scene_ink_scale) = (scene.params.cells_x, scene.params.ink_scale);
         Ok(InkSim {
             background: scene.background,
             scene,
@@ -126,39 +135,55 @@ impl InkSim {
                 color: [1.0; 3],
                 concentration: 0.3,
                 force: 30.0,
+                random_colours: false,
             },
+            grid_edit: [scene_cells, scene_ink_scale],
             last_pointer: None,
+            tool: Tool::Brush,
+            dragged: None,
             gl: None,
         })
     }
 
-    /// Between 5 and 12 splats of random colour, place and direction (the Space key).
+    /// A pseudo-random number in [0, 1) (xorshift64*: deterministic, so a scripted run with
+    /// random splats repeats).
+    pub(super) fn random_unit(&mut self) -> f32 {
+        self.seed ^= self.seed >> 12;
+        self.seed ^= self.seed << 25;
+        self.seed ^= self.seed >> 27;
+        (self.seed.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    /// Between 5 and 12 splats of random colour, place and direction (the G key).
     pub fn random_splats(&mut self) {
-        let mut next = || {
-            // xorshift64*: deterministic, so a scripted run with random splats repeats.
-            self.seed ^= self.seed >> 12;
-            self.seed ^= self.seed << 25;
-            self.seed ^= self.seed >> 27;
-            (self.seed.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40) as f32 / (1u64 << 24) as f32
-        };
         let (w, h) = (self.scene.params.width, self.scene.params.height());
-        let count = 5 + (next() * 8.0) as usize;
+        let count = 5 + (self.random_unit() * 8.0) as usize;
         for _ in 0..count {
-            let angle = next() * std::f32::consts::TAU;
-            let speed = 0.5 * w.max(h) * (0.5 + next());
+            let angle = self.random_unit() * std::f32::consts::TAU;
+            let speed = 0.5 * w.max(h) * (0.5 + self.random_unit());
+            let position = [
+                w * (0.1 + 0.8 * self.random_unit()),
+                h * (0.1 + 0.8 * self.random_unit()),
+            ];
+            let ink = [self.random_unit(), self.random_unit(), self.random_unit()];
             self.extra_stamps.push(Stamp {
-                position: [w * (0.1 + 0.8 * next()), h * (0.1 + 0.8 * next())],
+                position,
                 radius: 0.03 * w.max(h),
                 velocity: [speed * angle.cos(), speed * angle.sin()],
-                ink: [next(), next(), next()],
+                ink,
                 per_second: false,
             });
         }
     }
 
     /// Removes all ink and motion (the B key).
+    /// Obstacles painted or dragged stay (a new grid size takes the scene's).
     pub fn clear(&mut self) {
+        let mask = self.solver.flow.solid().to_vec();
         self.solver = CpuInk::new(self.solver.params.clone(), |x, y| self.scene.solid(x, y));
+        if mask.len() == self.solver.flow.solid().len() {
+            self.solver.set_solid(mask);
+        }
     }
 
     /// The domain point (m) under output pixel `position` of an output of `size`, when the
@@ -302,90 +327,14 @@ impl Sim for InkSim {
     }
 
     fn panel(&mut self, ui: &imgui::Ui) -> Result<bool> {
-        use imgui::TreeNodeFlags;
-        if ui.collapsing_header("Ink", TreeNodeFlags::DEFAULT_OPEN) {
-            let p = &mut self.solver.params;
-            ui.slider("pressure iterations", 1, 200, &mut p.iterations);
-            ui.slider("pressure carry-over", 0.0, 1.0, &mut p.pressure_carry_over);
-            ui.slider("vorticity", 0.0, 10.0, &mut p.vorticity);
-            ui.slider("velocity damping (1/s)", 0.0, 5.0, &mut p.velocity_damping);
-            ui.slider("ink fade (1/s)", 0.0, 5.0, &mut p.ink_fade);
-            ui.slider("buoyancy", -10.0, 10.0, &mut p.buoyancy);
-            ui.slider("time step (s)", 0.001, 0.1, &mut p.dt);
-            ui.slider("substeps", 1, 8, &mut p.substeps);
-            let names: Vec<&str> = Advection::ALL.iter().map(|a| a.name()).collect();
-            let mut k = Advection::ALL
-                .iter()
-                .position(|a| *a == p.advection)
-                .unwrap_or(0);
-            if ui.combo_simple_string("advection", &mut k, &names) {
-                p.advection = Advection::ALL[k];
-            }
-            let names: Vec<&str> = PressureSolver::ALL.iter().map(|s| s.name()).collect();
-            let mut k = PressureSolver::ALL
-                .iter()
-                .position(|s| *s == p.pressure_solver)
-                .unwrap_or(0);
-            if ui.combo_simple_string("pressure solver", &mut k, &names) {
-                p.pressure_solver = PressureSolver::ALL[k];
-            }
-            ui.slider("brush size (m)", 0.002, 0.2, &mut self.brush.radius);
-            ui.slider(
-                "brush concentration",
-                0.0,
-                2.0,
-                &mut self.brush.concentration,
-            );
-            ui.slider(
-                "brush-motion influence (1/s)",
-                0.0,
-                200.0,
-                &mut self.brush.force,
-            );
-            ui.color_edit3("ink colour", &mut self.brush.color);
-            let mut dark = self.background == Background::Dark;
-            if ui.checkbox("dark background", &mut dark) {
-                self.background = if dark {
-                    Background::Dark
-                } else {
-                    Background::Paper
-                };
-            }
-            if ui.button("Random splats (Space)") {
-                self.random_splats();
-            }
-            ui.same_line();
-            if ui.button("Clear (B)") {
-                self.clear();
-            }
-            self.solver
-                .params
-                .validate()
-                .map_err(|e| anyhow!("{}: {}", e.key, e.message))?;
-        }
-        Ok(false)
+        self.panel_ui(ui)
     }
 
-    /// Left drag paints: a stamp per pointer event, pushing the fluid along the motion.
+    /// Left drag uses the tool chosen in the panel: the brush paints ink and pushes the fluid,
+    /// the obstacle tools paint, erase or drag solids.
     fn pointer(&mut self, position: [f32; 2], size: [u32; 2], dragging: bool) -> bool {
         let point = self.domain_point(position, size);
-        let (Some(point), true) = (point, dragging) else {
-            self.last_pointer = None;
-            return point.is_some();
-        };
-        let motion = self
-            .last_pointer
-            .map_or([0.0; 2], |last| [point[0] - last[0], point[1] - last[1]]);
-        let b = self.brush;
-        self.extra_stamps.push(Stamp {
-            position: point,
-            radius: b.radius,
-            velocity: [b.force * motion[0], b.force * motion[1]],
-            ink: b.color.map(|c| c * b.concentration),
-            per_second: false,
-        });
-        self.last_pointer = Some(point);
-        true
+        self.use_tool(point, dragging)
     }
 
     fn key(&mut self, key: KeyCode) -> bool {
@@ -539,7 +488,7 @@ pub struct InkFrame {
     flow: Flow,
     ink: Ink,
     report: SolveReport,
-    background: Background,
+    pub(super) background: Background,
 }
 
 impl InkFrame {

@@ -1,0 +1,355 @@
+//! Ink's controls: the panel (every parameter live; the grid and the box's sides apply at once
+//! or on restart, as each says) and the tools left drag uses — the brush, and painting,
+//! erasing or dragging obstacles.
+
+use super::boundary::{SideKind, Walls, SIDES};
+use super::params::{Advection, PressureSolver};
+use super::scene::Background;
+use super::sim::InkSim;
+use super::Stamp;
+use anyhow::{anyhow, Result};
+
+/// What left drag does in the viewer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tool {
+    /// Paint ink and push the fluid along the motion.
+    Brush,
+    /// Make the cells under the brush solid.
+    PaintObstacle,
+    /// Make the cells under the brush fluid again.
+    EraseObstacle,
+    /// Drag one of the scene's discs.
+    MoveObstacle,
+}
+
+impl Tool {
+    /// Every tool, in menu order.
+    pub const ALL: [Tool; 4] = [
+        Tool::Brush,
+        Tool::PaintObstacle,
+        Tool::EraseObstacle,
+        Tool::MoveObstacle,
+    ];
+
+    /// The menu name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Brush => "brush (ink and push)",
+            Tool::PaintObstacle => "paint obstacle",
+            Tool::EraseObstacle => "erase obstacle",
+            Tool::MoveObstacle => "drag a disc",
+        }
+    }
+}
+
+/// A combo box over `all`, named by `name`; returns the new choice when the user made one.
+fn choose<T: Copy + PartialEq>(
+    ui: &imgui::Ui,
+    label: &str,
+    all: &[T],
+    current: T,
+    name: impl Fn(T) -> &'static str,
+) -> Option<T> {
+    let names: Vec<&str> = all.iter().map(|&t| name(t)).collect();
+    let mut k = all.iter().position(|&t| t == current).unwrap_or(0);
+    ui.combo_simple_string(label, &mut k, &names)
+        .then_some(all[k])
+}
+
+impl InkSim {
+    /// The panel; returns whether the user asked for a restart (a new grid).
+    pub(super) fn panel_ui(&mut self, ui: &imgui::Ui) -> Result<bool> {
+        use imgui::TreeNodeFlags;
+        let mut restart = false;
+        if ui.collapsing_header("Ink", TreeNodeFlags::DEFAULT_OPEN) {
+            let p = &mut self.solver.params;
+            ui.slider("pressure iterations", 1, 200, &mut p.iterations);
+            ui.slider("pressure carry-over", 0.0, 1.0, &mut p.pressure_carry_over);
+            ui.slider("vorticity", 0.0, 10.0, &mut p.vorticity);
+            ui.slider("velocity damping (1/s)", 0.0, 5.0, &mut p.velocity_damping);
+            ui.slider("ink fade (1/s)", 0.0, 5.0, &mut p.ink_fade);
+            ui.slider("buoyancy", -10.0, 10.0, &mut p.buoyancy);
+            ui.slider("time step (s)", 0.001, 0.1, &mut p.dt);
+            ui.slider("substeps", 1, 8, &mut p.substeps);
+            if let Some(a) = choose(
+                ui,
+                "advection",
+                &Advection::ALL,
+                p.advection,
+                Advection::name,
+            ) {
+                p.advection = a;
+            }
+            let solvers = &PressureSolver::ALL;
+            if let Some(s) = choose(ui, "pressure solver", solvers, p.pressure_solver, |s| {
+                s.name()
+            }) {
+                p.pressure_solver = s;
+            }
+            ui.text(format!(
+                "divergence {:.3e} → {:.3e} 1/s",
+                self.solver.report.divergence_before, self.solver.report.divergence_after
+            ));
+        }
+        if ui.collapsing_header("Brush and tools", TreeNodeFlags::DEFAULT_OPEN) {
+            if let Some(tool) = choose(ui, "left drag", &Tool::ALL, self.tool, Tool::name) {
+                self.tool = tool;
+            }
+            ui.slider("brush size (m)", 0.002, 0.2, &mut self.brush.radius);
+            ui.slider(
+                "brush concentration",
+                0.0,
+                2.0,
+                &mut self.brush.concentration,
+            );
+            ui.slider(
+                "brush-motion influence (1/s)",
+                0.0,
+                200.0,
+                &mut self.brush.force,
+            );
+            ui.color_edit3("ink colour", &mut self.brush.color);
+            ui.checkbox("random colour per stroke", &mut self.brush.random_colours);
+            let mut dark = self.background == Background::Dark;
+            if ui.checkbox("dark background", &mut dark) {
+                self.background = if dark {
+                    Background::Dark
+                } else {
+                    Background::Paper
+                };
+            }
+            if ui.button("Random splats (G)") {
+                self.random_splats();
+            }
+            ui.same_line();
+            if ui.button("Clear (B)") {
+                self.clear();
+            }
+        }
+        if ui.collapsing_header("Box and grid", TreeNodeFlags::empty()) {
+            let mut boundary = self.solver.params.boundary;
+            if let Some(w) = choose(ui, "walls", &Walls::ALL, boundary.walls, Walls::name) {
+                boundary.walls = w;
+            }
+            for (side, label) in SIDES.iter().enumerate() {
+                let current = boundary.sides[side];
+                if let Some(kind) = choose(ui, label, &SideKind::ALL, current, SideKind::name) {
+                    boundary.sides[side] = kind;
+                }
+            }
+            ui.slider("inflow speed (m/s)", 0.0, 5.0, &mut boundary.inflow_speed);
+            if boundary != self.solver.params.boundary {
+                self.set_boundary(boundary);
+            }
+            ui.slider("cells across", 16, 2048, &mut self.grid_edit[0]);
+            ui.slider("ink cells per cell", 1, 4, &mut self.grid_edit[1]);
+            if ui.button("Restart with this grid") {
+                let p = &mut self.solver.params;
+                let ratio = p.cells_y as f32 / p.cells_x as f32;
+                p.cells_x = self.grid_edit[0];
+                p.cells_y = ((self.grid_edit[0] as f32 * ratio).round() as usize).max(8);
+                p.ink_scale = self.grid_edit[1];
+                restart = true;
+            }
+        }
+        self.solver
+            .params
+            .validate()
+            .map_err(|e| anyhow!("{}: {}", e.key, e.message))?;
+        Ok(restart)
+    }
+
+    /// Left drag at `point` (m; `None` off the picture) with the current tool; whether the
+    /// event was over the picture.
+    pub(super) fn use_tool(&mut self, point: Option<[f32; 2]>, dragging: bool) -> bool {
+        let (Some(point), true) = (point, dragging) else {
+            self.last_pointer = None;
+            self.dragged = None;
+            return point.is_some();
+        };
+        let pressed = self.last_pointer.is_none();
+        match self.tool {
+            Tool::Brush => {
+                if pressed && self.brush.random_colours {
+                    let hue = self.random_unit();
+                    self.brush.color = hue_to_rgb(hue);
+                }
+                let motion = self
+                    .last_pointer
+                    .map_or([0.0; 2], |last| [point[0] - last[0], point[1] - last[1]]);
+                let b = self.brush;
+                self.extra_stamps.push(Stamp {
+                    position: point,
+                    radius: b.radius,
+                    velocity: [b.force * motion[0], b.force * motion[1]],
+                    ink: b.color.map(|c| c * b.concentration),
+                    per_second: false,
+                });
+            }
+            Tool::PaintObstacle | Tool::EraseObstacle => {
+                let solid = self.tool == Tool::PaintObstacle;
+                let radius = self.brush.radius;
+                self.edit_solid(|mask, x, y, k| {
+                    if (x - point[0]).powi(2) + (y - point[1]).powi(2) <= radius * radius {
+                        mask[k] = solid;
+                    }
+                });
+            }
+            Tool::MoveObstacle => {
+                if pressed {
+                    self.dragged = self.scene.obstacles.iter().position(|o| {
+                        let d2 =
+                            (o.center[0] - point[0]).powi(2) + (o.center[1] - point[1]).powi(2);
+                        d2 <= (1.5 * o.radius).powi(2)
+                    });
+                }
+                if let Some(k) = self.dragged {
+                    let old = self.scene.obstacles[k];
+                    let mut new = old;
+                    new.center = point;
+                    self.scene.obstacles[k] = new;
+                    let inside = |o: super::scene::Obstacle, x: f32, y: f32| {
+                        (x - o.center[0]).powi(2) + (y - o.center[1]).powi(2) <= o.radius.powi(2)
+                    };
+                    self.edit_solid(|mask, x, y, k| {
+                        if inside(new, x, y) {
+                            mask[k] = true;
+                        } else if inside(old, x, y) {
+                            mask[k] = false;
+                        }
+                    });
+                }
+            }
+        }
+        self.last_pointer = Some(point);
+        true
+    }
+
+    /// Applies `edit(mask, x, y, k)` to every cell k (centre x, y) of the solid mask and hands
+    /// the solver the result.
+    fn edit_solid(&mut self, edit: impl Fn(&mut [bool], f32, f32, usize)) {
+        let flow = &self.solver.flow;
+        let mut mask = flow.solid().to_vec();
+        for k in 0..mask.len() {
+            let (x, y) = flow.p.position(k % flow.nx, k / flow.nx);
+            edit(&mut mask, x, y, k);
+        }
+        if mask != flow.solid() {
+            self.solver.set_solid(mask);
+        }
+    }
+
+    /// Makes `boundary` the box's sides at once: the masks and the pressure stencil follow.
+    pub fn set_boundary(&mut self, boundary: super::Boundary) {
+        self.solver.params.boundary = boundary;
+        self.solver.flow.boundary = boundary;
+        let mask = self.solver.flow.solid().to_vec();
+        self.solver.set_solid(mask);
+    }
+}
+
+/// A saturated colour of hue `h` (0–1).
+fn hue_to_rgb(h: f32) -> [f32; 3] {
+    let channel = |offset: f32| {
+        let x = (h * 6.0 + offset) % 6.0;
+        (((x - 3.0).abs() - 1.0).clamp(0.0, 1.0)) * 0.9 + 0.1
+    };
+    [channel(0.0), channel(4.0), channel(2.0)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::Source;
+    use crate::sims::{OpenOptions, Sim};
+
+    const SCENE: &str = "kind = \"ink\"\n[grid]\ncells = [32, 32]\n\n\
+                         [[obstacle]]\ncenter = [0.3, 0.5]\nradius = 0.1\n";
+
+    fn open() -> InkSim {
+        let source = Source::parse(SCENE, "test", "test.toml").unwrap();
+        InkSim::open(&source, &OpenOptions::default()).unwrap()
+    }
+
+    fn solid_at(sim: &InkSim, x: f32, y: f32) -> bool {
+        let flow = &sim.solver.flow;
+        let (i, j) = ((x / flow.dx) as usize, (y / flow.dx) as usize);
+        flow.solid()[j * flow.nx + i]
+    }
+
+    /// Painting makes the cells under the brush solid (about π r²/dx² of them), their faces
+    /// close, and erasing opens them again. The picture spans pixels 50–150 of a 200 × 100
+    /// output.
+    #[test]
+    fn painting_and_erasing_obstacles_edits_the_solid_cells() {
+        let mut sim = open();
+        let size = [200, 100];
+        let scene_cells = sim.solver.flow.solid().iter().filter(|&&s| s).count();
+        sim.tool = Tool::PaintObstacle;
+        sim.brush.radius = 0.1;
+        assert!(sim.pointer([125.0, 50.0], size, true));
+        let painted = sim.solver.flow.solid().iter().filter(|&&s| s).count() - scene_cells;
+        let expected = std::f32::consts::PI * 0.01 * 32.0 * 32.0;
+        assert!(
+            (painted as f32 - expected).abs() < 0.15 * expected,
+            "{painted} cells painted, about {expected} expected"
+        );
+        assert!(solid_at(&sim, 0.75, 0.5) && !solid_at(&sim, 0.75, 0.65));
+        sim.step().unwrap();
+        assert_eq!(
+            sim.solver.flow.u.get(24, 16),
+            0.0,
+            "a face inside is closed"
+        );
+        sim.pointer([125.0, 50.0], size, false);
+        sim.tool = Tool::EraseObstacle;
+        sim.pointer([125.0, 50.0], size, true);
+        let left = sim.solver.flow.solid().iter().filter(|&&s| s).count();
+        assert_eq!(
+            left, scene_cells,
+            "the scene's disc stays, the painted one is gone"
+        );
+    }
+
+    /// Dragging a disc moves its solid cells with it; releasing lets go.
+    #[test]
+    fn a_disc_can_be_dragged() {
+        let mut sim = open();
+        let size = [200, 100];
+        sim.tool = Tool::MoveObstacle;
+        assert!(solid_at(&sim, 0.3, 0.5) && !solid_at(&sim, 0.7, 0.5));
+        sim.pointer([80.0, 50.0], size, true);
+        assert_eq!(sim.dragged, Some(0));
+        sim.pointer([120.0, 50.0], size, true);
+        assert!(!solid_at(&sim, 0.3, 0.5) && solid_at(&sim, 0.7, 0.5));
+        assert_eq!(sim.scene.obstacles[0].center, [0.7, 0.5]);
+        sim.pointer([120.0, 50.0], size, false);
+        assert_eq!(sim.dragged, None);
+        sim.pointer([60.0, 90.0], size, true);
+        assert_eq!(sim.dragged, None, "nothing to drag there");
+    }
+
+    /// Opening a side applies at once: the pressure equation gains its outflow.
+    #[test]
+    fn the_sides_change_live() {
+        let mut sim = open();
+        assert!(sim.solver.flow.poisson.pure_neumann);
+        let mut boundary = sim.solver.params.boundary;
+        boundary.sides = [
+            SideKind::Inflow,
+            SideKind::Outflow,
+            SideKind::Wall,
+            SideKind::Wall,
+        ];
+        sim.set_boundary(boundary);
+        assert!(!sim.solver.flow.poisson.pure_neumann);
+        sim.solver.params.pressure_solver = PressureSolver::Multigrid;
+        sim.step().unwrap();
+        let inflow = sim.solver.flow.u.get(0, 10);
+        assert_eq!(inflow, boundary.inflow_speed);
+        assert!(
+            sim.solver.flow.u.get(32, 10) > 0.5,
+            "fluid leaves on the right"
+        );
+    }
+}
