@@ -56,6 +56,14 @@ impl Points<'_> {
             }
         }
     }
+
+    /// The flow's sampler.
+    #[inline(always)]
+    fn sampler(&self) -> &VelocitySampler<'_> {
+        match self {
+            Points::UFaces(s) | Points::VFaces(s) | Points::Centres(s) | Points::Sampled(s) => s,
+        }
+    }
 }
 
 /// Carries the `N` fields of one lattice for `dt` along the velocity at its `points` by
@@ -170,8 +178,12 @@ pub fn advect<const N: usize>(
     }
 }
 
-/// Fills `stencils` with where row `j`'s points of `lattice` come from `dt` earlier, moving at
-/// `velocity(i)`.
+/// Fills `stencils` with where row `j`'s points of `lattice` come from `dt` earlier: a
+/// midpoint (second-order Runge–Kutta) trace starting with the velocity `velocity(i)` at the
+/// point. A first-order (Euler) trace is not area-preserving: in a rotation at rate ω each
+/// step maps a disc onto one (ωdt)² larger, and the carried ink lost that fraction every step
+/// (semi-Lagrangian −11 % in 2 s of stirring, MacCormack +8 %); the midpoint's error is of
+/// order (ωdt)⁴.
 #[inline(always)]
 fn trace(
     lattice: &Lattice,
@@ -185,6 +197,9 @@ fn trace(
     stencils.extend((0..lattice.nx).map(|i| {
         let (x, y) = lattice.position(i, j);
         let (u, v) = velocity(i);
+        let (u, v) = points
+            .sampler()
+            .velocity(x - 0.5 * dt * u, y - 0.5 * dt * v);
         let (fx, fy) = (x - dt * u, y - dt * v);
         let mut at = lattice.bilinear(fx, fy);
         at.w = points.wall_factor(fx, fy);

@@ -130,12 +130,15 @@ fn the_originals_plus_sign_adds_divergence() {
     assert!(right < 0.01 * before, "minus sign: {before} → {right}");
 }
 
-/// A Gaussian blob carried once around by a solid-body rotation: MacCormack brings it back
-/// closer to where it started than semi-Lagrangian does (less numerical diffusion).
+/// A Gaussian blob carried once around by a solid-body rotation (100 steps): MacCormack brings
+/// it back closer to where it started than semi-Lagrangian does (less numerical diffusion;
+/// measured L2 error 0.21 vs 0.49), and the ink is kept: semi-Lagrangian within 0.1 %
+/// (measured −0.015 %; with a first-order Euler trace it lost 33 %, one (ωdt)² per step),
+/// MacCormack within 5 % (measured +3.2 %: its clamp lifts the undershoots beside the blob).
 #[test]
 fn maccormack_carries_a_rotating_blob_back_sharper_than_semi_lagrangian() {
     let n = 64;
-    let error_after_a_turn = |scheme: Advection| {
+    let after_a_turn = |scheme: Advection| {
         let mut solver = CpuInk::new(
             InkParams {
                 advection: scheme,
@@ -196,10 +199,16 @@ fn maccormack_carries_a_rotating_blob_back_sharper_than_semi_lagrangian() {
             .map(|(a, b)| f64::from(a - b).powi(2))
             .sum();
         let norm: f64 = start.iter().map(|b| f64::from(*b).powi(2)).sum();
-        (error / norm).sqrt()
+        let mass = |values: &[f32]| values.iter().map(|&v| f64::from(v)).sum::<f64>();
+        ((error / norm).sqrt(), mass(&ink.data) / mass(&start) - 1.0)
     };
-    let semi = error_after_a_turn(Advection::SemiLagrangian);
-    let mac = error_after_a_turn(Advection::Maccormack);
+    let (semi, semi_mass) = after_a_turn(Advection::SemiLagrangian);
+    let (mac, mac_mass) = after_a_turn(Advection::Maccormack);
+    assert!(
+        semi_mass.abs() < 1e-3,
+        "semi-Lagrangian ink {semi_mass:+.4}"
+    );
+    assert!(mac_mass.abs() < 0.05, "MacCormack ink {mac_mass:+.4}");
     assert!(
         mac < 0.6 * semi,
         "MacCormack {mac:.3} vs semi-Lagrangian {semi:.3}"
@@ -252,11 +261,13 @@ fn an_obstacle_receives_no_flow_and_the_flow_goes_around_it() {
 }
 
 /// With no fade and no damping, advection in a divergence-free flow in a closed box keeps
-/// the ink within 15 % over 2 s of stirring. Neither scheme is conservative: measured
-/// semi-Lagrangian −11 %, MacCormack +8 % (64², one splat, 120 steps); a conservative
-/// scheme is open work (issue 11), and this bound catches ink lost at walls or faded.
+/// the ink within 10 % over 2 s of stirring (64², one splat thrown at the walls, 120 steps).
+/// Measured: semi-Lagrangian −6.1 %, MacCormack +6.6 % (with the Euler trace −11 % and
+/// +7.6 %). Neither scheme is conservative by construction: interpolation in a flow that is
+/// only discretely divergence-free, and MacCormack's clamp, move ink; a flux-form scheme would
+/// conserve it exactly.
 #[test]
-fn ink_is_kept_within_fifteen_percent_without_fade() {
+fn ink_is_kept_within_ten_percent_without_fade() {
     for advection in Advection::ALL {
         let mut solver = CpuInk::new(
             InkParams {
@@ -286,7 +297,7 @@ fn ink_is_kept_within_fifteen_percent_without_fade() {
         let end = solver.ink.total();
         assert!(solver.report.divergence_after < 1e-3, "{:?}", solver.report);
         assert!(
-            (end / start - 1.0).abs() < 0.15,
+            (end / start - 1.0).abs() < 0.10,
             "{advection:?}: {start} → {end}"
         );
     }
