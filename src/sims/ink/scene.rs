@@ -393,3 +393,49 @@ pub fn line_of_key(text: &str, key: &str) -> Option<usize> {
         });
     Some(field_line.map_or(start, |k| start + 1 + k) + 1)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<InkScene, SceneError> {
+        let source = Source::parse(text, "test", "test.toml").expect("a kind");
+        InkScene::from_source(&source)
+    }
+
+    /// The box's sides parse into the boundary, and bad values name the file, line and key.
+    #[test]
+    fn boundary_sides_parse_and_bad_ones_are_named() {
+        let scene = parse(
+            "kind = \"ink\"\n[boundary]\nwalls = \"no-slip\"\nleft = \"inflow\"\n\
+             right = \"outflow\"\ninflow_speed = 2.5\n",
+        )
+        .unwrap();
+        let b = scene.params.boundary;
+        assert_eq!(b.walls, Walls::NoSlip);
+        assert_eq!(
+            b.sides,
+            [
+                SideKind::Inflow,
+                SideKind::Outflow,
+                SideKind::Wall,
+                SideKind::Wall
+            ]
+        );
+        assert_eq!(b.inflow_speed, 2.5);
+        let error = parse("kind = \"ink\"\n[boundary]\nleft = \"inflow\"\ninflow_speed = -2\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            "test.toml:4: boundary.inflow_speed: must be in [0, 1000] m/s, got -2"
+        );
+        let error = parse("kind = \"ink\"\n[boundary]\nleft = \"open\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("test.toml:3: unknown variant `open`"),
+            "{error}"
+        );
+    }
+}
