@@ -12,8 +12,8 @@ use rayon::prelude::*;
 /// Buffers [`advect`] reuses from step to step.
 #[derive(Default)]
 pub struct Scratch {
-    /// The velocity at each lattice point (MacCormack's second pass reads it back).
-    velocity: [Vec<f32>; 2],
+    /// Each lattice point's backward trace (MacCormack's clamp reads it back).
+    back: Vec<Bilinear>,
     /// The semi-Lagrangian result per field (MacCormack's φ̂).
     hat: Vec<Vec<f32>>,
 }
@@ -99,6 +99,7 @@ pub fn advect<const N: usize>(
                 .into_par_iter()
                 .enumerate()
                 .for_each_init(Vec::new, |stencils, (j, row)| {
+                    stencils.resize(nx, Bilinear::default());
                     trace(&lattice, &points, j, dt, stencils, |i| {
                         points.velocity(&lattice, i, j)
                     });
@@ -112,12 +113,13 @@ pub fn advect<const N: usize>(
         }
         Advection::Maccormack => {
             scratch.hat.resize_with(N, Vec::new);
-            for buffer in scratch.velocity.iter_mut().chain(&mut scratch.hat) {
+            for buffer in &mut scratch.hat {
                 buffer.resize(n, 0.0);
             }
-            // φ̂ = φ at the foot of the backward trace, and the velocity that traced it.
+            let blank = Bilinear::default();
+            scratch.back.resize(n, blank);
+            // φ̂ = φ at the foot of the backward trace; the trace is kept for the clamp.
             {
-                let [us, vs] = &mut scratch.velocity;
                 let mut hat: [&mut [f32]; N] = scratch
                     .hat
                     .iter_mut()
@@ -125,18 +127,18 @@ pub fn advect<const N: usize>(
                     .collect::<Vec<_>>()
                     .try_into()
                     .unwrap_or_else(|_| unreachable!("N buffers"));
-                us.par_chunks_mut(nx)
-                    .zip(vs.par_chunks_mut(nx))
+                scratch
+                    .back
+                    .par_chunks_mut(nx)
                     .zip(rows(&mut hat, nx))
                     .enumerate()
-                    .for_each_init(Vec::new, |stencils, (j, ((us, vs), hat))| {
-                        for i in 0..nx {
-                            (us[i], vs[i]) = points.velocity(&lattice, i, j);
-                        }
-                        trace(&lattice, &points, j, dt, stencils, |i| (us[i], vs[i]));
+                    .for_each(|(j, (back, hat))| {
+                        trace(&lattice, &points, j, dt, back, |i| {
+                            points.velocity(&lattice, i, j)
+                        });
                         for f in 0..N {
                             let field = fields[f];
-                            for (value, at) in hat[f].iter_mut().zip(stencils.iter()) {
+                            for (value, at) in hat[f].iter_mut().zip(back.iter()) {
                                 *value = field.interpolate(*at) * at.w;
                             }
                         }
@@ -144,36 +146,35 @@ pub fn advect<const N: usize>(
             }
             // φ̂ traced forward from each point lands near where φ was: half the difference is
             // the first step's error; removing it is clamped to the values φ̂ was read from.
-            let (us, vs) = (&scratch.velocity[0], &scratch.velocity[1]);
-            let hat = &scratch.hat;
+            let (back, hat) = (&scratch.back, &scratch.hat);
             rows(&mut out, nx)
                 .into_par_iter()
                 .enumerate()
-                .for_each_init(
-                    || (Vec::new(), Vec::new()),
-                    |(back, ahead), (j, row)| {
-                        let (us, vs) = (&us[j * nx..(j + 1) * nx], &vs[j * nx..(j + 1) * nx]);
-                        trace(&lattice, &points, j, dt, back, |i| (us[i], vs[i]));
-                        trace(&lattice, &points, j, -dt, ahead, |i| (us[i], vs[i]));
-                        for f in 0..N {
-                            let (field, hat, decay) = (fields[f], &hat[f], decay[f]);
-                            let start = &field.data[j * nx..(j + 1) * nx];
-                            let first = &hat[j * nx..(j + 1) * nx];
-                            for ((((value, back), ahead), start), first) in row[f]
-                                .iter_mut()
-                                .zip(back.iter())
-                                .zip(ahead.iter())
-                                .zip(start)
-                                .zip(first)
-                            {
-                                let (_, low, high) = field.interpolate_with_bounds(*back);
-                                let round_trip = bilinear(hat, nx, *ahead);
-                                let corrected = first + 0.5 * (start - round_trip);
-                                *value = flush(corrected.clamp(low, high) * decay);
-                            }
+                .for_each_init(Vec::new, |ahead, (j, row)| {
+                    ahead.resize(nx, blank);
+                    trace(&lattice, &points, j, -dt, ahead, |i| {
+                        points.velocity(&lattice, i, j)
+                    });
+                    let back = &back[j * nx..(j + 1) * nx];
+                    for f in 0..N {
+                        let (field, hat, decay) = (fields[f], &hat[f], decay[f]);
+                        let start = &field.data[j * nx..(j + 1) * nx];
+                        let first = &hat[j * nx..(j + 1) * nx];
+                        for ((((value, back), ahead), start), first) in row[f]
+                            .iter_mut()
+                            .zip(back)
+                            .zip(ahead.iter())
+                            .zip(start)
+                            .zip(first)
+                        {
+                            let (_, low, high) = field.interpolate_with_bounds(*back);
+                            let (low, high) = (low * back.w, high * back.w);
+                            let round_trip = bilinear(hat, nx, *ahead) * ahead.w;
+                            let corrected = first + 0.5 * (start - round_trip);
+                            *value = flush(corrected.clamp(low, high) * decay);
                         }
-                    },
-                );
+                    }
+                });
         }
     }
 }
@@ -190,21 +191,22 @@ fn trace(
     points: &Points,
     j: usize,
     dt: f32,
-    stencils: &mut Vec<Bilinear>,
+    stencils: &mut [Bilinear],
     velocity: impl Fn(usize) -> (f32, f32),
 ) {
-    stencils.clear();
-    stencils.extend((0..lattice.nx).map(|i| {
-        let (x, y) = lattice.position(i, j);
-        let (u, v) = velocity(i);
-        let (u, v) = points
-            .sampler()
-            .velocity(x - 0.5 * dt * u, y - 0.5 * dt * v);
-        let (fx, fy) = (x - dt * u, y - dt * v);
-        let mut at = lattice.bilinear(fx, fy);
-        at.w = points.wall_factor(fx, fy);
-        at
-    }));
+    for (i, stencil) in stencils.iter_mut().enumerate() {
+        *stencil = {
+            let (x, y) = lattice.position(i, j);
+            let (u, v) = velocity(i);
+            let (u, v) = points
+                .sampler()
+                .velocity(x - 0.5 * dt * u, y - 0.5 * dt * v);
+            let (fx, fy) = (x - dt * u, y - dt * v);
+            let mut at = lattice.bilinear(fx, fy);
+            at.w = points.wall_factor(fx, fy);
+            at
+        };
+    }
 }
 
 /// Below this magnitude a carried value becomes zero.
