@@ -1,0 +1,605 @@
+// Ink: 2D stable fluids on a MAC grid carrying ink (docs/ink.md), one kernel per stage of the CPU
+// solver (`src/sims/ink/cpu.rs`; fields in `fields.rs`, masks in `boundary.rs`, advection in
+// `advect.rs`) with the same operations in the same order; host side in
+// `src/sims/ink/cuda/kernels.rs`. Kernel names are plain `extern "C"` and start with their
+// stage's name (advect_*, splat, curl, vorticity, divergence, pressure*, subtract_gradient);
+// reduce_* and picture* serve the statistics and the picture.
+//
+// Layout (row-major, x fastest, one thread per lattice point, f32):
+//   u: (nx + 1) × ny vertical faces, point (i, j) at (i·dx, (j + ½)·dx)
+//   v: nx × (ny + 1) horizontal faces, at ((i + ½)·dx, j·dx)
+//   p, divergence, curl, solid, stencil: nx × ny cells, at ((i + ½)·dx, (j + ½)·dx)
+//   ink: three planes of ink_nx × ink_ny cells (ink_nx = s·nx), at ((i + ½)·h, (j + ½)·h), h = dx/s
+// Faces that are not open (walls, solids, inflow sides) hold their fixed velocity: every kernel
+// that changes the velocity writes only open faces, and the advection writes the fixed value
+// into closed ones (the CPU solver's close_faces, folded in).
+//
+// Reductions (statistics) are block sums in double, one partial per block, finished by
+// reduce_finish in one block per quantity: deterministic, no atomics.
+
+#define INK_BLOCK 256
+
+// Bits of InkGrid::sticks: the tangential velocity falls to zero at this side (no-slip wall).
+#define STICK_LEFT 1u
+#define STICK_RIGHT 2u
+#define STICK_BOTTOM 4u
+#define STICK_TOP 8u
+// Bits of a cell's stencil byte (boundary.rs): fluid neighbours; the diagonal above bit 4.
+#define LEFT_BIT 1u
+#define RIGHT_BIT 2u
+#define BELOW_BIT 4u
+#define ABOVE_BIT 8u
+#define DIAGONAL_SHIFT 4u
+
+// Mirrored field for field by `InkGrid` in src/sims/ink/cuda/kernels.rs.
+struct InkGrid {
+    int nx, ny;            // velocity cells
+    int ink_nx, ink_ny;    // ink cells
+    int ink_scale;         // ink cells per velocity cell per axis
+    float dx;              // cell size, m
+    float inverse_dx;      // 1 / dx (the flow lattices' inverse spacing)
+    float ink_h;           // ink cell size dx / s
+    float ink_inverse_h;   // 1 / ink_h
+    float half_cell;       // ½ dx
+    float width, height;   // nx·dx, ny·dx
+    unsigned int sticks;   // STICK_* bits
+    float fixed_left, fixed_right, fixed_bottom, fixed_top;  // closed boundary faces' velocity
+};
+
+// One brush stamp on one lattice: the box of points it reaches (three radii, as the CPU's
+// add_gaussian computes it on the host) and what it adds to up to three fields there.
+// Mirrored by `InkSplat` in kernels.rs.
+struct InkSplat {
+    int nx;                // the lattice's points per row
+    int i0, j0;            // the box's first point
+    int width, rows;       // the box's size in points
+    float ox, oy, h;       // the lattice's offset (spacings) and spacing
+    float px, py, radius;  // the stamp
+    float amount0, amount1, amount2;
+};
+
+struct Stencil {
+    int k;
+    float tx, ty;
+};
+
+__device__ __forceinline__ unsigned int ink_index() { return blockIdx.x * blockDim.x + threadIdx.x; }
+
+// Rust's f32::clamp: NaN stays NaN.
+__device__ __forceinline__ float clamp_to(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+// Lattice::bilinear: where (x, y) m falls on a lattice of nx × ny points, offset (ox, oy)
+// spacings, clamped to it.
+__device__ __forceinline__ Stencil locate(int nx, int ny, float ox, float oy, float inverse_h, float x, float y) {
+    float fx = clamp_to(x * inverse_h - ox, 0.0f, (float)(nx - 1));
+    float fy = clamp_to(y * inverse_h - oy, 0.0f, (float)(ny - 1));
+    int i = fx > 0.0f ? min((int)fx, nx - 2) : 0;
+    int j = fy > 0.0f ? min((int)fy, ny - 2) : 0;
+    Stencil s;
+    s.k = j * nx + i;
+    s.tx = fx - (float)i;
+    s.ty = fy - (float)j;
+    return s;
+}
+
+// fields.rs `bilinear`.
+__device__ __forceinline__ float bilinear(const float* __restrict__ q, int nx, Stencil s) {
+    float a = q[s.k], b = q[s.k + 1], c = q[s.k + nx], d = q[s.k + nx + 1];
+    return (a + (b - a) * s.tx) * (1.0f - s.ty) + (c + (d - c) * s.tx) * s.ty;
+}
+
+// advect.rs `flush`: tails below 1e-30 become zero.
+__device__ __forceinline__ float flush(float value) { return fabsf(value) < 1e-30f ? 0.0f : value; }
+
+// VelocitySampler::at_u_face.
+__device__ __forceinline__ float2 at_u_face(const InkGrid& g, const float* __restrict__ u, const float* __restrict__ v, int i, int j) {
+    int nx = g.nx;
+    int il = i > 0 ? i - 1 : 0, ir = min(i, nx - 1);
+    const float* below = v + j * nx;
+    const float* above = v + (j + 1) * nx;
+    float mean = 0.25f * (below[il] + below[ir] + above[il] + above[ir]);
+    if ((i == 0 && (g.sticks & STICK_LEFT)) || (i == nx && (g.sticks & STICK_RIGHT))) mean = 0.0f;
+    return make_float2(u[j * (nx + 1) + i], mean);
+}
+
+// VelocitySampler::at_v_face.
+__device__ __forceinline__ float2 at_v_face(const InkGrid& g, const float* __restrict__ u, const float* __restrict__ v, int i, int j) {
+    int w = g.nx + 1, ny = g.ny;
+    int jb = j > 0 ? j - 1 : 0, jt = min(j, ny - 1);
+    const float* lo = u + jb * w + i;
+    const float* hi = u + jt * w + i;
+    float mean = 0.25f * (lo[0] + lo[1] + hi[0] + hi[1]);
+    if ((j == 0 && (g.sticks & STICK_BOTTOM)) || (j == ny && (g.sticks & STICK_TOP))) mean = 0.0f;
+    return make_float2(mean, v[j * g.nx + i]);
+}
+
+// VelocitySampler::at_centre (and Flow::center_velocity).
+__device__ __forceinline__ float2 at_centre(const InkGrid& g, const float* __restrict__ u, const float* __restrict__ v, int i, int j) {
+    const float* uu = u + j * (g.nx + 1) + i;
+    return make_float2(0.5f * (uu[0] + uu[1]), 0.5f * (v[j * g.nx + i] + v[(j + 1) * g.nx + i]));
+}
+
+// VelocitySampler::velocity: bilinear on each face lattice, tangential velocity falling to zero
+// within half a cell of a no-slip wall.
+__device__ __forceinline__ float2 velocity_at(const InkGrid& g, const float* __restrict__ u, const float* __restrict__ v, float x, float y) {
+    float uu = bilinear(u, g.nx + 1, locate(g.nx + 1, g.ny, 0.0f, 0.5f, g.inverse_dx, x, y));
+    float vv = bilinear(v, g.nx, locate(g.nx, g.ny + 1, 0.5f, 0.0f, g.inverse_dx, x, y));
+    if (g.sticks != 0u) {
+        float h = g.half_cell;
+        if ((g.sticks & STICK_BOTTOM) && y < h) uu *= fmaxf(y / h, 0.0f);
+        if ((g.sticks & STICK_TOP) && y > g.height - h) uu *= fmaxf((g.height - y) / h, 0.0f);
+        if ((g.sticks & STICK_LEFT) && x < h) vv *= fmaxf(x / h, 0.0f);
+        if ((g.sticks & STICK_RIGHT) && x > g.width - h) vv *= fmaxf((g.width - x) / h, 0.0f);
+    }
+    return make_float2(uu, vv);
+}
+
+// The fixed velocity of a closed vertical face in column i / horizontal face in row j.
+__device__ __forceinline__ float fixed_u(const InkGrid& g, int i) { return i == 0 ? g.fixed_left : (i == g.nx ? g.fixed_right : 0.0f); }
+__device__ __forceinline__ float fixed_v(const InkGrid& g, int j) { return j == 0 ? g.fixed_bottom : (j == g.ny ? g.fixed_top : 0.0f); }
+
+// The MacCormack correction of one value (advect.rs): φ̂ + ½(φ − φ̂ traced forward), clamped to
+// the four values φ̂ was read from.
+__device__ __forceinline__ float corrected(const float* __restrict__ field, const float* __restrict__ hat, int nx, int k,
+                                           Stencil back, Stencil ahead) {
+    float a = field[back.k], b = field[back.k + 1], c = field[back.k + nx], d = field[back.k + nx + 1];
+    float low = fminf(fminf(a, b), fminf(c, d));
+    float high = fmaxf(fmaxf(a, b), fmaxf(c, d));
+    float round_trip = bilinear(hat, nx, ahead);
+    float value = hat[k] + 0.5f * (field[k] - round_trip);
+    return clamp_to(value, low, high);
+}
+
+// ---- advect ---------------------------------------------------------------------------------
+
+// The velocity carried for dt: one thread per point of (nx + 1) × (ny + 1), the u face (i, j)
+// when j < ny and the v face (i, j) when i < nx. `hat` (MacCormack's first pass): the
+// semi-Lagrangian values φ̂ into out_u/out_v as they are; otherwise the final values: × decay,
+// flushed, closed faces fixed.
+extern "C" __global__ void __launch_bounds__(INK_BLOCK)
+advect_velocity(const InkGrid g, int hat, const float* __restrict__ u, const float* __restrict__ v,
+                const unsigned char* __restrict__ u_open, const unsigned char* __restrict__ v_open,
+                float* __restrict__ out_u, float* __restrict__ out_v, float dt, float decay) {
+    unsigned int k = ink_index();
+    int w = g.nx + 1;
+    if (k >= (unsigned int)(w * (g.ny + 1))) return;
+    int i = (int)(k % (unsigned int)w), j = (int)(k / (unsigned int)w);
+    if (j < g.ny) {
+        float2 vel = at_u_face(g, u, v, i, j);
+        float x = ((float)i + 0.0f) * g.dx, y = ((float)j + 0.5f) * g.dx;
+        float value = bilinear(u, w, locate(w, g.ny, 0.0f, 0.5f, g.inverse_dx, x - dt * vel.x, y - dt * vel.y));
+        int ku = j * w + i;
+        out_u[ku] = hat ? value : (u_open[ku] ? flush(value * decay) : fixed_u(g, i));
+    }
+    if (i < g.nx) {
+        float2 vel = at_v_face(g, u, v, i, j);
+        float x = ((float)i + 0.5f) * g.dx, y = ((float)j + 0.0f) * g.dx;
+        float value = bilinear(v, g.nx, locate(g.nx, g.ny + 1, 0.5f, 0.0f, g.inverse_dx, x - dt * vel.x, y - dt * vel.y));
+        int kv = j * g.nx + i;
+        out_v[kv] = hat ? value : (v_open[kv] ? flush(value * decay) : fixed_v(g, j));
+    }
+}
+
+// MacCormack's second pass over the velocity: the same points and traces as advect_velocity
+// (the velocity at each point is recomputed: the same numbers the first pass used), φ̂ traced
+// forward, the corrected value × decay, flushed; closed faces fixed.
+extern "C" __global__ void __launch_bounds__(INK_BLOCK)
+advect_velocity_correct(const InkGrid g, const float* __restrict__ u, const float* __restrict__ v,
+                        const float* __restrict__ u_hat, const float* __restrict__ v_hat,
+                        const unsigned char* __restrict__ u_open, const unsigned char* __restrict__ v_open,
+                        float* __restrict__ out_u, float* __restrict__ out_v, float dt, float decay) {
+    unsigned int k = ink_index();
+    int w = g.nx + 1;
+    if (k >= (unsigned int)(w * (g.ny + 1))) return;
+    int i = (int)(k % (unsigned int)w), j = (int)(k / (unsigned int)w);
+    float back_dt = -dt;
+    if (j < g.ny) {
+        int ku = j * w + i;
+        if (u_open[ku]) {
+            float2 vel = at_u_face(g, u, v, i, j);
+            float x = ((float)i + 0.0f) * g.dx, y = ((float)j + 0.5f) * g.dx;
+            Stencil back = locate(w, g.ny, 0.0f, 0.5f, g.inverse_dx, x - dt * vel.x, y - dt * vel.y);
+            Stencil ahead = locate(w, g.ny, 0.0f, 0.5f, g.inverse_dx, x - back_dt * vel.x, y - back_dt * vel.y);
+            out_u[ku] = flush(corrected(u, u_hat, w, ku, back, ahead) * decay);
+        } else {
+            out_u[ku] = fixed_u(g, i);
+        }
+    }
+    if (i < g.nx) {
+        int kv = j * g.nx + i;
+        if (v_open[kv]) {
+            float2 vel = at_v_face(g, u, v, i, j);
+            float x = ((float)i + 0.5f) * g.dx, y = ((float)j + 0.0f) * g.dx;
+            Stencil back = locate(g.nx, g.ny + 1, 0.5f, 0.0f, g.inverse_dx, x - dt * vel.x, y - dt * vel.y);
+            Stencil ahead = locate(g.nx, g.ny + 1, 0.5f, 0.0f, g.inverse_dx, x - back_dt * vel.x, y - back_dt * vel.y);
+            out_v[kv] = flush(corrected(v, v_hat, g.nx, kv, back, ahead) * decay);
+        } else {
+            out_v[kv] = fixed_v(g, j);
+        }
+    }
+}
+
+// The velocity at ink cell (i, j): exact at the flow's centres when the grids coincide,
+// sampled otherwise (advect.rs Points::Centres / Points::Sampled).
+__device__ __forceinline__ float2 ink_velocity(const InkGrid& g, const float* __restrict__ u, const float* __restrict__ v, int i, int j,
+                                               float x, float y) {
+    return g.ink_scale == 1 ? at_centre(g, u, v, i, j) : velocity_at(g, u, v, x, y);
+}
+
+// The ink's three channels (planes of ink_nx × ink_ny) carried for dt, one thread per ink cell:
+// φ̂ (`hat`) or the semi-Lagrangian result × decay, flushed.
+extern "C" __global__ void __launch_bounds__(INK_BLOCK)
+advect_ink(const InkGrid g, int hat, const float* __restrict__ u, const float* __restrict__ v,
+           const float* __restrict__ ink, float* __restrict__ out, float dt, float decay) {
+    unsigned int k = ink_index();
+    unsigned int n = (unsigned int)(g.ink_nx * g.ink_ny);
+    if (k >= n) return;
+    int i = (int)(k % (unsigned int)g.ink_nx), j = (int)(k / (unsigned int)g.ink_nx);
+    float x = ((float)i + 0.5f) * g.ink_h, y = ((float)j + 0.5f) * g.ink_h;
+    float2 vel = ink_velocity(g, u, v, i, j, x, y);
+    Stencil s = locate(g.ink_nx, g.ink_ny, 0.5f, 0.5f, g.ink_inverse_h, x - dt * vel.x, y - dt * vel.y);
+    for (int c = 0; c < 3; ++c) {
+        float value = bilinear(ink + c * n, g.ink_nx, s);
+        out[c * n + k] = hat ? value : flush(value * decay);
+    }
+}
+
+// MacCormack's second pass over the ink.
+extern "C" __global__ void __launch_bounds__(INK_BLOCK)
+advect_ink_correct(const InkGrid g, const float* __restrict__ u, const float* __restrict__ v,
+                   const float* __restrict__ ink, const float* __restrict__ hat, float* __restrict__ out,
+                   float dt, float decay) {
+    unsigned int k = ink_index();
+    unsigned int n = (unsigned int)(g.ink_nx * g.ink_ny);
+    if (k >= n) return;
+    int i = (int)(k % (unsigned int)g.ink_nx), j = (int)(k / (unsigned int)g.ink_nx);
+    float x = ((float)i + 0.5f) * g.ink_h, y = ((float)j + 0.5f) * g.ink_h;
+    float2 vel = ink_velocity(g, u, v, i, j, x, y);
+    float back_dt = -dt;
+    Stencil back = locate(g.ink_nx, g.ink_ny, 0.5f, 0.5f, g.ink_inverse_h, x - dt * vel.x, y - dt * vel.y);
+    Stencil ahead = locate(g.ink_nx, g.ink_ny, 0.5f, 0.5f, g.ink_inverse_h, x - back_dt * vel.x, y - back_dt * vel.y);
+    for (int c = 0; c < 3; ++c) {
+        out[c * n + k] = flush(corrected(ink + c * n, hat + c * n, g.ink_nx, (int)k, back, ahead) * decay);
+    }
+}
+
+// ---- splat ----------------------------------------------------------------------------------
+
+// One stamp's Gaussian added to up to three fields of one lattice over the stamp's box: amount ×
+// e^(−d²/r²) (cpu.rs add_gaussian). Fields whose amount is zero are left alone; with `open`
+// (the velocity lattices) closed faces are skipped (they keep their fixed value, as close_faces
+// restores on the CPU).
+extern "C" __global__ void __launch_bounds__(INK_BLOCK)
+splat(const InkSplat s, float* __restrict__ f0, float* __restrict__ f1, float* __restrict__ f2,
+      const unsigned char* __restrict__ open) {
+    unsigned int k = ink_index();
+    if (k >= (unsigned int)(s.width * s.rows)) return;
+    int i = s.i0 + (int)(k % (unsigned int)s.width), j = s.j0 + (int)(k / (unsigned int)s.width);
+    int index = j * s.nx + i;
+    if (open != nullptr && !open[index]) return;
+    float x = ((float)i + s.ox) * s.h, y = ((float)j + s.oy) * s.h;
+    float ex = x - s.px, ey = y - s.py;
+    float weight = expf(-(ex * ex + ey * ey) / (s.radius * s.radius));
+    if (s.amount0 != 0.0f) f0[index] += s.amount0 * weight;
+    if (s.amount1 != 0.0f) f1[index] += s.amount1 * weight;
+    if (s.amount2 != 0.0f) f2[index] += s.amount2 * weight;
+}
+
+// The ink's buoyancy: every open v face gains lift × the ink (all channels) there.
+extern "C" __global__ void __launch_bounds__(INK_BLOCK)
+splat_buoyancy(const InkGrid g, const float* __restrict__ ink, const unsigned char* __restrict__ v_open,
+               float* __restrict__ v, float lift) {
+    unsigned int k = ink_index();
+    if (k >= (unsigned int)(g.nx * (g.ny + 1))) return;
+    if (!v_open[k]) return;
+    int i = (int)(k % (unsigned int)g.nx), j = (int)(k / (unsigned int)g.nx);
+    unsigned int n = (unsigned int)(g.ink_nx * g.ink_ny);
+    Stencil s = locate(g.ink_nx, g.ink_ny, 0.5f, 0.5f, g.ink_inverse_h, ((float)i + 0.5f) * g.dx, (float)j * g.dx);
+    float amount = bilinear(ink, g.ink_nx, s) + bilinear(ink + n, g.ink_nx, s) + bilinear(ink + 2 * n, g.ink_nx, s);
+    v[k] += lift * amount;
+}
+
+// ---- curl, vorticity ------------------------------------------------------------------------
+
+// ω = ∂v/∂x − ∂u/∂y at the cell centres from the centre velocities, one-sided at the edges.
+extern "C" __global__ void __launch_bounds__(INK_BLOCK)
+curl(const InkGrid g, const float* __restrict__ u, const float* __restrict__ v, float* __restrict__ out) {
+    unsigned int k = ink_index();
+    if (k >= (unsigned int)(g.nx * g.ny)) return;
+    int i = (int)(k % (unsigned int)g.nx), j = (int)(k / (unsigned int)g.nx);
+    int il = i > 0 ? i - 1 : 0, ir = min(i + 1, g.nx - 1);
+    int jb = j > 0 ? j - 1 : 0, jt = min(j + 1, g.ny - 1);
+    float dv = at_centre(g, u, v, ir, j).y - at_centre(g, u, v, il, j).y;
+    float du = at_centre(g, u, v, i, jt).x - at_centre(g, u, v, i, jb).x;
+    out[k] = (dv / ((float)(ir - il) * g.dx)) - (du / ((float)(jt - jb) * g.dx));
+}
+
+// The confinement force of cell (i, j): ε·dx·(N × ω), N the unit gradient of |ω|.
+__device__ __forceinline__ float2 confinement(const InkGrid& g, const float* __restrict__ w, int i, int j, float epsilon) {
+    int nx = g.nx;
+    int il = i > 0 ? i - 1 : 0, ir = min(i + 1, nx - 1);
+    int jb = j > 0 ? j - 1 : 0, jt = min(j + 1, g.ny - 1);
+    float gx = fabsf(w[j * nx + ir]) - fabsf(w[j * nx + il]);
+    float gy = fabsf(w[jt * nx + i]) - fabsf(w[jb * nx + i]);
+    float length = sqrtf(gx * gx + gy * gy) + 1e-20f;
+    float here = w[j * nx + i];
+    return make_float2(epsilon * gy / length * here, -epsilon * gx / length * here);
+}
+
+// Vorticity confinement: every open inner face gains dt × the mean of the forces of the two
+// cells beside it (computed here for each face: the CPU's per-cell values, recomputed).
+extern "C" __global__ void __launch_bounds__(INK_BLOCK)
+vorticity(const InkGrid g, const float* __restrict__ w, const unsigned char* __restrict__ u_open,
+          const unsigned char* __restrict__ v_open, float* __restrict__ u, float* __restrict__ v,
+          float dt, float epsilon) {
+    unsigned int k = ink_index();
+    int width = g.nx + 1;
+    if (k >= (unsigned int)(width * (g.ny + 1))) return;
+    int i = (int)(k % (unsigned int)width), j = (int)(k / (unsigned int)width);
+    if (j < g.ny && i >= 1 && i < g.nx && u_open[j * width + i]) {
+        float f = confinement(g, w, i - 1, j, epsilon).x + confinement(g, w, i, j, epsilon).x;
+        u[j * width + i] += dt * 0.5f * f;
+    }
+    if (i < g.nx && j >= 1 && j < g.ny && v_open[j * g.nx + i]) {
+        float f = confinement(g, w, i, j - 1, epsilon).y + confinement(g, w, i, j, epsilon).y;
+        v[j * g.nx + i] += dt * 0.5f * f;
+    }
+}
+
+// ---- reductions -----------------------------------------------------------------------------
+
+// Sums (or, with `take_max`, the largest of) `value` over the block into `partial` (thread 0's
+// return). Every thread of the block must call it.
+__device__ __forceinline__ double block_reduce(double value, int take_max, double* shared) {
+    unsigned int t = threadIdx.x;
+    shared[t] = value;
+    __syncthreads();
+    for (unsigned int stride = INK_BLOCK / 2; stride > 0; stride >>= 1) {
+        if (t < stride) {
+            double other = shared[t + stride];
+            shared[t] = take_max ? fmax(shared[t], other) : shared[t] + other;
+        }
+        __syncthreads();
+    }
+    double result = shared[0];
+    __syncthreads();
+    return result;
+}
+
+// ---- divergence -----------------------------------------------------------------------------
+
+// ∇·u per cell (0 in solids) into `out` (when not null), and Σ d² over the fluid cells of each
+// block into partials[block] (the RMS before or after the projection).
+extern "C" __global__ void __launch_bounds__(INK_BLOCK)
+divergence(const InkGrid g, const float* __restrict__ u, const float* __restrict__ v,
+           const unsigned char* __restrict__ solid, float* __restrict__ out, double* __restrict__ partials) {
+    __shared__ double shared[INK_BLOCK];
+    unsigned int k = ink_index();
+    double term = 0.0;
+    if (k < (unsigned int)(g.nx * g.ny)) {
+        int i = (int)(k % (unsigned int)g.nx), j = (int)(k / (unsigned int)g.nx);
+        float d = 0.0f;
+        if (!solid[k]) {
+            int w = g.nx + 1;
+            d = (u[j * w + i + 1] - u[j * w + i] + v[(j + 1) * g.nx + i] - v[j * g.nx + i]) / g.dx;
+            term = (double)d * (double)d;
+        }
+        if (out != nullptr) out[k] = d;
+    }
+    double sum = block_reduce(term, 0, shared);
+    if (threadIdx.x == 0) partials[blockIdx.x] = sum;
+}
+
+// ---- pressure -------------------------------------------------------------------------------
+
+// One Jacobi sweep of Σₙ(pₙ − p) = dx²·∇·u over the cells the stencil bytes describe:
+// (Σ fluid neighbours' scale·p − dx²·b) / diagonal. `scale` is the carry-over on the step's
+// first sweep (the warm start p × carry, folded in) and 1 after.
+extern "C" __global__ void __launch_bounds__(INK_BLOCK)
+pressure(const InkGrid g, const unsigned char* __restrict__ stencil, const float* __restrict__ b,
+         const float* __restrict__ p, float* __restrict__ out, float scale, float dx2) {
+    unsigned int k = ink_index();
+    if (k >= (unsigned int)(g.nx * g.ny)) return;
+    unsigned int cell = stencil[k];
+    float sum = 0.0f;
+    if (cell & LEFT_BIT) sum += scale * p[k - 1];
+    if (cell & RIGHT_BIT) sum += scale * p[k + 1];
+    if (cell & BELOW_BIT) sum += scale * p[k - g.nx];
+    if (cell & ABOVE_BIT) sum += scale * p[k + g.nx];
+    unsigned int diagonal = cell >> DIAGONAL_SHIFT;
+    float inverse = diagonal == 4u ? 0.25f : diagonal == 3u ? 1.0f / 3.0f : diagonal == 2u ? 0.5f : diagonal == 1u ? 1.0f : 0.0f;
+    out[k] = (sum - dx2 * b[k]) * inverse;
+}
+
+// Σ over the solved cells of each block of (b − Σₙ(pₙ − p)/h²)² into partials[block]
+// (Poisson::residual_rms; p = 0 beyond outflow sides).
+extern "C" __global__ void __launch_bounds__(INK_BLOCK)
+pressure_residual(const InkGrid g, const unsigned char* __restrict__ stencil, const float* __restrict__ b,
+                  const float* __restrict__ p, float weight, double* __restrict__ partials) {
+    __shared__ double shared[INK_BLOCK];
+    unsigned int k = ink_index();
+    double term = 0.0;
+    if (k < (unsigned int)(g.nx * g.ny)) {
+        unsigned int cell = stencil[k];
+        unsigned int diagonal = cell >> DIAGONAL_SHIFT;
+        if (diagonal != 0u) {
+            float here = p[k], sum = 0.0f;
+            unsigned int fluid = 0;
+            if (cell & LEFT_BIT) { sum += p[k - 1] - here; ++fluid; }
+            if (cell & RIGHT_BIT) { sum += p[k + 1] - here; ++fluid; }
+            if (cell & BELOW_BIT) { sum += p[k - g.nx] - here; ++fluid; }
+            if (cell & ABOVE_BIT) { sum += p[k + g.nx] - here; ++fluid; }
+            float laplacian = sum - (float)(diagonal - fluid) * here;
+            float r = b[k] - laplacian * weight;
+            term = (double)r * (double)r;
+        }
+    }
+    double sum = block_reduce(term, 0, shared);
+    if (threadIdx.x == 0) partials[blockIdx.x] = sum;
+}
+
+// ---- subtract_gradient ----------------------------------------------------------------------
+
+// u −= ∇p on every open face (p = 0 beyond the box: outflow sides), one thread per point of
+// (nx + 1) × (ny + 1) as in advect_velocity.
+extern "C" __global__ void __launch_bounds__(INK_BLOCK)
+subtract_gradient(const InkGrid g, const float* __restrict__ p, const unsigned char* __restrict__ u_open,
+                  const unsigned char* __restrict__ v_open, float* __restrict__ u, float* __restrict__ v) {
+    unsigned int k = ink_index();
+    int w = g.nx + 1;
+    if (k >= (unsigned int)(w * (g.ny + 1))) return;
+    int i = (int)(k % (unsigned int)w), j = (int)(k / (unsigned int)w);
+    int nx = g.nx, ny = g.ny;
+    if (j < ny && u_open[j * w + i]) {
+        float here = i < nx ? p[j * nx + i] : 0.0f;
+        float left = i > 0 ? p[j * nx + i - 1] : 0.0f;
+        u[j * w + i] -= (here - left) / g.dx;
+    }
+    if (i < nx && v_open[j * nx + i]) {
+        float here = j < ny ? p[j * nx + i] : 0.0f;
+        float below = j > 0 ? p[(j - 1) * nx + i] : 0.0f;
+        v[j * nx + i] -= (here - below) / g.dx;
+    }
+}
+
+// ---- statistics -----------------------------------------------------------------------------
+
+// Per block, into partials[q · blocks + block]: q = 0 Σ ink (every channel of every ink cell),
+// 1 Σ ½|u|² at the centres, 2 the largest |u|² at a centre, 3 the count of non-finite faces.
+// One thread per ink cell (there are at least as many as velocity cells).
+extern "C" __global__ void __launch_bounds__(INK_BLOCK)
+reduce_totals(const InkGrid g, const float* __restrict__ u, const float* __restrict__ v,
+              const float* __restrict__ ink, double* __restrict__ partials) {
+    __shared__ double shared[INK_BLOCK];
+    unsigned int k = ink_index();
+    unsigned int n = (unsigned int)(g.ink_nx * g.ink_ny);
+    double amount = 0.0, energy = 0.0, fastest = 0.0, bad = 0.0;
+    if (k < n) amount = (double)ink[k] + (double)ink[n + k] + (double)ink[2 * n + k];
+    if (k < (unsigned int)(g.nx * g.ny)) {
+        int i = (int)(k % (unsigned int)g.nx), j = (int)(k / (unsigned int)g.nx), w = g.nx + 1;
+        float2 c = at_centre(g, u, v, i, j);
+        double speed2 = (double)(c.x * c.x + c.y * c.y);
+        energy = 0.5 * speed2;
+        fastest = speed2;
+        bad = (double)(!isfinite(u[j * w + i]) + !isfinite(v[j * g.nx + i]));
+        if (i == g.nx - 1) bad += (double)!isfinite(u[j * w + g.nx]);
+        if (j == g.ny - 1) bad += (double)!isfinite(v[g.ny * g.nx + i]);
+    }
+    unsigned int blocks = gridDim.x;
+    double s = block_reduce(amount, 0, shared);
+    if (threadIdx.x == 0) partials[blockIdx.x] = s;
+    s = block_reduce(energy, 0, shared);
+    if (threadIdx.x == 0) partials[blocks + blockIdx.x] = s;
+    s = block_reduce(fastest, 1, shared);
+    if (threadIdx.x == 0) partials[2 * blocks + blockIdx.x] = s;
+    s = block_reduce(bad, 0, shared);
+    if (threadIdx.x == 0) partials[3 * blocks + blockIdx.x] = s;
+}
+
+// Block q reduces partials[q · blocks ..][..blocks] (a sum, or the largest where bit q of
+// max_mask is set) into out[first + q].
+extern "C" __global__ void __launch_bounds__(INK_BLOCK)
+reduce_finish(const double* __restrict__ partials, unsigned int blocks, unsigned int max_mask,
+              double* __restrict__ out, unsigned int first) {
+    __shared__ double shared[INK_BLOCK];
+    unsigned int q = blockIdx.x;
+    int take_max = (int)((max_mask >> q) & 1u);
+    double value = 0.0;
+    for (unsigned int b = threadIdx.x; b < blocks; b += blockDim.x) {
+        double x = partials[q * blocks + b];
+        value = take_max ? fmax(value, x) : value + x;
+    }
+    double result = block_reduce(value, take_max, shared);
+    if (threadIdx.x == 0) out[first + q] = result;
+}
+
+// ---- picture --------------------------------------------------------------------------------
+
+// Views, as sim.rs `picture` draws them.
+#define VIEW_INK 0
+#define VIEW_FLOW 1
+#define VIEW_SIGNED 2
+#define VIEW_SIDE_BY_SIDE 3
+
+#ifndef INK_EMULATION
+// One RGBA8 texel of the mapped GL texture (a surface of its level-0 array).
+__device__ __forceinline__ void put_texel(unsigned long long surface, int x, int y, uchar4 c) {
+    surf2Dwrite(c, (cudaSurfaceObject_t)surface, x * 4, y);
+}
+#endif
+
+// sim.rs `to_byte`.
+__device__ __forceinline__ unsigned char to_byte(float v) {
+    float x = clamp_to(v, 0.0f, 1.0f) * 255.0f + 0.5f;
+    return x > 0.0f ? (unsigned char)x : (unsigned char)0;
+}
+
+// Per block the largest |scalar| over the cells (q = 0; NaN ignored, as Rust's max) and the
+// largest |u|² at a centre (q = 1), into partials[q · blocks + block].
+extern "C" __global__ void __launch_bounds__(INK_BLOCK)
+picture_scale(const InkGrid g, const float* __restrict__ u, const float* __restrict__ v,
+              const float* __restrict__ scalar, double* __restrict__ partials) {
+    __shared__ double shared[INK_BLOCK];
+    unsigned int k = ink_index();
+    double largest = 0.0, fastest = 0.0;
+    if (k < (unsigned int)(g.nx * g.ny)) {
+        if (scalar != nullptr) largest = (double)fmaxf(0.0f, fabsf(scalar[k]));
+        float2 c = at_centre(g, u, v, (int)(k % (unsigned int)g.nx), (int)(k / (unsigned int)g.nx));
+        fastest = (double)(c.x * c.x + c.y * c.y);
+    }
+    double s = block_reduce(largest, 1, shared);
+    if (threadIdx.x == 0) partials[blockIdx.x] = s;
+    s = block_reduce(fastest, 1, shared);
+    if (threadIdx.x == 0) partials[gridDim.x + blockIdx.x] = s;
+}
+
+__device__ __forceinline__ uchar4 flow_colour(const InkGrid& g, const float* __restrict__ u, const float* __restrict__ v, int i, int j,
+                                              float scale) {
+    float2 c = at_centre(g, u, v, i, j);
+    float speed = sqrtf(c.x * c.x + c.y * c.y);
+    return make_uchar4(to_byte(0.5f + c.x * scale), to_byte(0.5f + c.y * scale), to_byte(1.0f - 2.0f * speed * scale), 255);
+}
+
+__device__ __forceinline__ uchar4 ink_colour(const float* __restrict__ ink, unsigned int n, unsigned int k, int paper) {
+    float rgb[3];
+    for (int c = 0; c < 3; ++c) {
+        float value = ink[c * n + k];
+        rgb[c] = paper ? 1.0f - clamp_to(value, 0.0f, 1.0f) : value;
+    }
+    return make_uchar4(to_byte(rgb[0]), to_byte(rgb[1]), to_byte(rgb[2]), 255);
+}
+
+// The view's RGBA8 picture (rows from the bottom) into the surface, one thread per texel of
+// width × height: the ink on its background (VIEW_INK), the flow map (velocity as red/green
+// around ½, speed darkening blue, scaled to the fastest centre, stats[fastest_slot] = its |u|²),
+// a signed field (blue below zero, red above, scaled to stats[largest_slot]), or the flow map at
+// the ink's resolution (nearest) beside the ink.
+extern "C" __global__ void __launch_bounds__(INK_BLOCK)
+picture(const InkGrid g, int view, int paper, const float* __restrict__ u, const float* __restrict__ v,
+        const float* __restrict__ ink, const float* __restrict__ scalar, const double* __restrict__ stats,
+        unsigned int largest_slot, unsigned int fastest_slot, unsigned long long surface, int width, int height) {
+    unsigned int k = ink_index();
+    if (k >= (unsigned int)(width * height)) return;
+    int x = (int)(k % (unsigned int)width), y = (int)(k / (unsigned int)width);
+    unsigned int n = (unsigned int)(g.ink_nx * g.ink_ny);
+    float scale = 0.5f / fmaxf((float)sqrt(stats[fastest_slot]), 1e-6f);
+    uchar4 colour;
+    if (view == VIEW_INK) {
+        colour = ink_colour(ink, n, k, paper);
+    } else if (view == VIEW_FLOW) {
+        colour = flow_colour(g, u, v, x, y, scale);
+    } else if (view == VIEW_SIGNED) {
+        float largest = fmaxf(1e-20f, (float)stats[largest_slot]);
+        float s = scalar[k] / largest;
+        colour = s >= 0.0f ? make_uchar4(255, to_byte(1.0f - s), to_byte(1.0f - s), 255)
+                           : make_uchar4(to_byte(1.0f + s), to_byte(1.0f + s), 255, 255);
+    } else {
+        int iw = g.ink_nx, ih = g.ink_ny;
+        if (x < iw) {
+            colour = flow_colour(g, u, v, x * g.nx / iw, y * g.ny / ih, scale);
+        } else {
+            colour = ink_colour(ink, n, (unsigned int)(y * iw + x - iw), paper);
+        }
+    }
+    put_texel(surface, x, y, colour);
+}

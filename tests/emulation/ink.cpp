@@ -1,0 +1,202 @@
+// One stage (or one whole step) of the ink CUDA solver's launch sequence
+// (src/sims/ink/cuda/stages.rs) with every kernel of kernels/ink.cu run on the CPU: kernels
+// without barriers thread by thread, the block reductions block by block with real barriers
+// (blocks.h). src/sims/ink/cuda/emulation.rs writes the input from the CPU solver's state and
+// compares the output with what the CPU solver's stage made of the same state.
+//
+// usage: ink INPUT OUTPUT
+// INPUT: InkGrid; u32 [stage, maccormack, iterations, splat count, view, paper, report,
+// the picture's signed field (0 p, 1 divergence, 2 curl)];
+// f32 [dt, velocity decay, ink decay, lift, epsilon, carry-over, dx², residual weight];
+// per splat: u32 lattice (0 u, 1 v, 2 ink) and an InkSplat; then u, v, p, the ink's three
+// planes, curl, divergence (f32), u_open, v_open, solid, stencil (u8).
+// OUTPUT: u, v, p, ink, curl, divergence (f32), the statistics (9 f64: Σ d² before, after,
+// Σ r², Σ ink, Σ ½|u|², largest |u|², non-finite faces, largest |scalar|, largest |u|²), then
+// for the picture stage the texels (RGBA8 rows from the bottom).
+#include "ink_shim.h"
+thread_local Dim blockIdx, threadIdx;
+Dim blockDim, gridDim;
+std::vector<unsigned char> texels;
+int texel_width = 0;
+#include "ink.cu"
+#include "blocks.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+enum Stage { ADVECT, SPLAT, CURL, VORTICITY, DIVERGENCE, PRESSURE, SUBTRACT_GRADIENT, TOTALS, PICTURE, STEP };
+
+template <class Kernel> void launch(unsigned n, Kernel kernel) {
+    unsigned grid = std::max((n + INK_BLOCK - 1) / INK_BLOCK, 1u);
+    blockDim = {INK_BLOCK, 1, 1};
+    gridDim = {grid, 1, 1};
+    for (unsigned t = 0; t < grid * INK_BLOCK; ++t) {
+        blockIdx = {t / INK_BLOCK, 0, 0};
+        threadIdx = {t % INK_BLOCK, 0, 0};
+        kernel();
+    }
+}
+
+template <class T> void read(FILE* f, T* data, size_t count) {
+    if (fread(data, sizeof(T), count, f) != count) { fprintf(stderr, "short input\n"); std::exit(2); }
+}
+
+struct Lattice { unsigned which; InkSplat s; };
+
+struct State {
+    InkGrid g;
+    unsigned stage, maccormack, iterations, splats, view, paper, report, scalar_field;
+    float dt, velocity_decay, ink_decay, lift, epsilon, carry, dx2, weight;
+    std::vector<Lattice> stamps;
+    std::vector<float> u, v, p, ink, curl, divergence, u_next, v_next, p_next, ink_next, u_hat, v_hat, ink_hat;
+    std::vector<unsigned char> u_open, v_open, solid, stencil;
+    std::vector<double> partials, stats = std::vector<double>(9, 0.0);
+
+    unsigned cells() const { return (unsigned)(g.nx * g.ny); }
+    unsigned ink_cells() const { return (unsigned)(g.ink_nx * g.ink_ny); }
+    unsigned faces() const { return (unsigned)((g.nx + 1) * (g.ny + 1)); }
+    unsigned blocks(unsigned n) const { return std::max((n + INK_BLOCK - 1) / INK_BLOCK, 1u); }
+
+    void finish(unsigned n, unsigned quantities, unsigned max_mask, unsigned first) {
+        unsigned b = blocks(n);
+        launch_blocks(quantities, INK_BLOCK, [&] { reduce_finish(partials.data(), b, max_mask, stats.data(), first); });
+    }
+
+    void advect() {
+        const float *uu = u.data(), *vv = v.data();
+        if (!maccormack) {
+            launch(faces(), [&] { advect_velocity(g, 0, uu, vv, u_open.data(), v_open.data(), u_next.data(), v_next.data(), dt, velocity_decay); });
+            launch(ink_cells(), [&] { advect_ink(g, 0, uu, vv, ink.data(), ink_next.data(), dt, ink_decay); });
+        } else {
+            launch(faces(), [&] { advect_velocity(g, 1, uu, vv, u_open.data(), v_open.data(), u_hat.data(), v_hat.data(), dt, velocity_decay); });
+            launch(ink_cells(), [&] { advect_ink(g, 1, uu, vv, ink.data(), ink_hat.data(), dt, ink_decay); });
+            launch(faces(), [&] { advect_velocity_correct(g, uu, vv, u_hat.data(), v_hat.data(), u_open.data(), v_open.data(), u_next.data(), v_next.data(), dt, velocity_decay); });
+            launch(ink_cells(), [&] { advect_ink_correct(g, uu, vv, ink.data(), ink_hat.data(), ink_next.data(), dt, ink_decay); });
+        }
+        std::swap(u, u_next);
+        std::swap(v, v_next);
+        std::swap(ink, ink_next);
+    }
+
+    void splats_and_buoyancy() {
+        unsigned n = ink_cells();
+        for (const Lattice& l : stamps) {
+            const InkSplat& s = l.s;
+            float *f0, *f1, *f2;
+            const unsigned char* open = nullptr;
+            if (l.which == 0) { f0 = f1 = f2 = u.data(); open = u_open.data(); }
+            else if (l.which == 1) { f0 = f1 = f2 = v.data(); open = v_open.data(); }
+            else { f0 = ink.data(); f1 = ink.data() + n; f2 = ink.data() + 2 * n; }
+            launch((unsigned)(s.width * s.rows), [&] { splat(s, f0, f1, f2, open); });
+        }
+        if (lift != 0.0f) launch((unsigned)(g.nx * (g.ny + 1)), [&] { splat_buoyancy(g, ink.data(), v_open.data(), v.data(), lift); });
+    }
+
+    void run_curl() { launch(cells(), [&] { ::curl(g, u.data(), v.data(), this->curl.data()); }); }
+
+    void run_vorticity() {
+        launch(faces(), [&] { vorticity(g, this->curl.data(), u_open.data(), v_open.data(), u.data(), v.data(), dt, epsilon); });
+    }
+
+    void run_divergence() {
+        launch_blocks(blocks(cells()), INK_BLOCK, [&] { ::divergence(g, u.data(), v.data(), solid.data(), this->divergence.data(), partials.data()); });
+        finish(cells(), 1, 0, 0);
+    }
+
+    void run_pressure() {
+        for (unsigned it = 0; it < iterations; ++it) {
+            float scale = it == 0 ? carry : 1.0f;
+            launch(cells(), [&] { pressure(g, stencil.data(), this->divergence.data(), p.data(), p_next.data(), scale, dx2); });
+            std::swap(p, p_next);
+        }
+        if (report) {
+            launch_blocks(blocks(cells()), INK_BLOCK, [&] { pressure_residual(g, stencil.data(), this->divergence.data(), p.data(), weight, partials.data()); });
+            finish(cells(), 1, 0, 2);
+        }
+    }
+
+    void run_subtract_gradient() {
+        launch(faces(), [&] { subtract_gradient(g, p.data(), u_open.data(), v_open.data(), u.data(), v.data()); });
+        if (report) {
+            launch_blocks(blocks(cells()), INK_BLOCK, [&] { ::divergence(g, u.data(), v.data(), solid.data(), nullptr, partials.data()); });
+            finish(cells(), 1, 0, 1);
+        }
+    }
+
+    void totals() {
+        launch_blocks(blocks(ink_cells()), INK_BLOCK, [&] { reduce_totals(g, u.data(), v.data(), ink.data(), partials.data()); });
+        finish(ink_cells(), 4, 4u, 3);
+    }
+
+    void run_picture() {
+        const float* scalar = view == VIEW_SIGNED ? (scalar_field == 0 ? p.data() : scalar_field == 1 ? this->divergence.data() : this->curl.data()) : nullptr;
+        launch_blocks(blocks(cells()), INK_BLOCK, [&] { picture_scale(g, u.data(), v.data(), scalar, partials.data()); });
+        finish(cells(), 2, 3u, 7);
+        int width = view == VIEW_INK ? g.ink_nx : view == VIEW_SIDE_BY_SIDE ? 2 * g.ink_nx : g.nx;
+        int height = view == VIEW_INK || view == VIEW_SIDE_BY_SIDE ? g.ink_ny : g.ny;
+        texel_width = width;
+        texels.assign((size_t)width * height * 4, 0);
+        launch((unsigned)(width * height), [&] { picture(g, (int)view, (int)paper, u.data(), v.data(), ink.data(), scalar, stats.data(), 7, 8, 0, width, height); });
+    }
+};
+
+int main(int argc, char** argv) {
+    if (argc != 3) { fprintf(stderr, "usage: ink INPUT OUTPUT\n"); return 2; }
+    FILE* in = fopen(argv[1], "rb");
+    if (!in) { perror(argv[1]); return 2; }
+    State s;
+    read(in, &s.g, 1);
+    unsigned header[8];
+    read(in, header, 8);
+    s.stage = header[0]; s.maccormack = header[1]; s.iterations = header[2]; s.splats = header[3];
+    s.view = header[4]; s.paper = header[5]; s.report = header[6]; s.scalar_field = header[7];
+    float scalars[8];
+    read(in, scalars, 8);
+    s.dt = scalars[0]; s.velocity_decay = scalars[1]; s.ink_decay = scalars[2]; s.lift = scalars[3];
+    s.epsilon = scalars[4]; s.carry = scalars[5]; s.dx2 = scalars[6]; s.weight = scalars[7];
+    s.stamps.resize(s.splats);
+    for (auto& l : s.stamps) { read(in, &l.which, 1); read(in, &l.s, 1); }
+    const InkGrid& g = s.g;
+    size_t nu = (size_t)(g.nx + 1) * g.ny, nv = (size_t)g.nx * (g.ny + 1), nc = (size_t)g.nx * g.ny, ni = 3 * (size_t)g.ink_nx * g.ink_ny;
+    s.u.resize(nu); s.v.resize(nv); s.p.resize(nc); s.ink.resize(ni); s.curl.resize(nc); s.divergence.resize(nc);
+    read(in, s.u.data(), nu); read(in, s.v.data(), nv); read(in, s.p.data(), nc); read(in, s.ink.data(), ni);
+    read(in, s.curl.data(), nc); read(in, s.divergence.data(), nc);
+    s.u_open.resize(nu); s.v_open.resize(nv); s.solid.resize(nc); s.stencil.resize(nc);
+    read(in, s.u_open.data(), nu); read(in, s.v_open.data(), nv); read(in, s.solid.data(), nc); read(in, s.stencil.data(), nc);
+    fclose(in);
+    s.u_next.assign(nu, 0.0f); s.v_next.assign(nv, 0.0f); s.p_next.assign(nc, 0.0f); s.ink_next.assign(ni, 0.0f);
+    s.u_hat.assign(nu, 0.0f); s.v_hat.assign(nv, 0.0f); s.ink_hat.assign(ni, 0.0f);
+    s.partials.assign(4 * (size_t)s.blocks(s.ink_cells()), 0.0);
+
+    switch (s.stage) {
+        case ADVECT: s.advect(); break;
+        case SPLAT: s.splats_and_buoyancy(); break;
+        case CURL: s.run_curl(); break;
+        case VORTICITY: s.run_vorticity(); break;
+        case DIVERGENCE: s.run_divergence(); break;
+        case PRESSURE: s.run_pressure(); break;
+        case SUBTRACT_GRADIENT: s.run_subtract_gradient(); break;
+        case TOTALS: s.totals(); break;
+        case PICTURE: s.run_picture(); break;
+        case STEP:
+            s.advect();
+            s.splats_and_buoyancy();
+            if (s.epsilon > 0.0f) { s.run_curl(); s.run_vorticity(); }
+            s.run_divergence();
+            s.run_pressure();
+            s.run_subtract_gradient();
+            s.totals();
+            break;
+        default: fprintf(stderr, "unknown stage %u\n", s.stage); return 2;
+    }
+
+    FILE* out = fopen(argv[2], "wb");
+    if (!out) { perror(argv[2]); return 2; }
+    fwrite(s.u.data(), 4, nu, out); fwrite(s.v.data(), 4, nv, out); fwrite(s.p.data(), 4, nc, out);
+    fwrite(s.ink.data(), 4, ni, out); fwrite(s.curl.data(), 4, nc, out); fwrite(s.divergence.data(), 4, nc, out);
+    fwrite(s.stats.data(), 8, 9, out);
+    if (s.stage == PICTURE) fwrite(texels.data(), 1, texels.size(), out);
+    fclose(out);
+    return 0;
+}
