@@ -144,7 +144,7 @@ impl CpuInk {
     }
 
     /// Adds each stamp's Gaussian of velocity and ink, and the ink's buoyancy.
-    fn splat(&mut self, dt: f32, stamps: &[Stamp]) {
+    pub(super) fn splat(&mut self, dt: f32, stamps: &[Stamp]) {
         for stamp in stamps {
             let weight = |x: f32, y: f32| {
                 let (ex, ey) = (x - stamp.position[0], y - stamp.position[1]);
@@ -185,13 +185,13 @@ impl CpuInk {
     }
 
     /// ω = ∂v/∂x − ∂u/∂y at the cell centres ([`Flow::curl`]).
-    fn compute_curl(&mut self) {
+    pub(super) fn compute_curl(&mut self) {
         self.flow.curl(&mut self.curl);
     }
 
     /// Vorticity confinement (Fedkiw, Stam & Jensen 2001): F = ε·dx·(N × ω), N the unit
     /// gradient of |ω|, added to the open faces as the mean of the two cells beside each.
-    fn vorticity(&mut self, dt: f32) {
+    pub(super) fn vorticity(&mut self, dt: f32) {
         let (nx, ny, dx) = (self.flow.nx, self.flow.ny, self.flow.dx);
         let epsilon = self.params.vorticity * dx;
         let curl = &self.curl;

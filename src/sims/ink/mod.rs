@@ -6,6 +6,7 @@
 mod advect;
 pub mod boundary;
 pub mod cpu;
+pub mod cuda;
 mod export;
 pub mod fields;
 mod multigrid;

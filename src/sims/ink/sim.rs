@@ -503,7 +503,7 @@ impl InkFrame {
 }
 
 /// ½ Σ |u|² × cell area at the cell centres, and the largest speed there.
-fn kinetic_energy_and_max_speed(flow: &Flow) -> (f64, f64) {
+pub(super) fn kinetic_energy_and_max_speed(flow: &Flow) -> (f64, f64) {
     let mut energy = 0.0;
     let mut fastest = 0.0f64;
     for j in 0..flow.ny {

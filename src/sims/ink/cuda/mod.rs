@@ -1,0 +1,474 @@
+//! Ink's CUDA solver: the fields live on the GPU and each stage of the CPU solver (`cpu.rs`)
+//! runs as kernels of `kernels/ink.cu` (same names, same operations), launched through the
+//! shared CUDA layer (`src/cuda/`) on one stream. A frame's steps enqueue their kernels with no
+//! host synchronisation; the frame ends with the statistics reduced on the GPU and one 72-byte
+//! copy back (the frame's one synchronisation), which also carries the stage events' end.
+//!
+//! The pressure is solved by Jacobi sweeps on the GPU; `pressure_solver = "multigrid"` is not
+//! ported (the V-cycle's coarse levels and red-black sweeps would be ~10 more kernels): such
+//! scenes run on the CPU under `--backend auto` and are refused by `--backend cuda`, and a live
+//! switch to multigrid keeps Jacobi sweeps and says so once.
+//!
+//! Here: buffers, construction, up- and download, the step's frame; `stages.rs` the launches of
+//! each stage, `kernels.rs` the typed launches, `picture.rs` the picture through a GL texture
+//! (CUDA–GL interop), `parity.rs` the comparison with the CPU solver stage by stage, and
+//! `emulation.rs` (tests) the same comparison with the kernels compiled as C++.
+
+pub mod kernels;
+pub mod parity;
+mod picture;
+mod stages;
+
+#[cfg(test)]
+mod emulation;
+
+use super::fields::{Field, Flow, Ink};
+use super::params::InkParams;
+use super::{InkStage, SolveReport, Stamp};
+use crate::cuda::interop::GlInterop;
+use crate::cuda::{CudaError, EventTimer};
+use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream};
+use kernels::{InkGrid, InkKernels};
+use std::sync::Arc;
+
+/// Slots of the statistics array the reductions fill (`reduce_finish`'s `first`).
+pub mod slot {
+    /// Σ d² over the fluid cells before the projection.
+    pub const DIVERGENCE_BEFORE: u32 = 0;
+    /// Σ d² after it.
+    pub const DIVERGENCE_AFTER: u32 = 1;
+    /// Σ r² of the pressure equation over the solved cells.
+    pub const RESIDUAL: u32 = 2;
+    /// Σ ink, then Σ ½|u|², the largest |u|², the non-finite faces (`reduce_totals`).
+    pub const TOTALS: u32 = 3;
+    /// The picture's largest |scalar| and largest |u|² (`picture_scale`).
+    pub const PICTURE: u32 = 7;
+    /// Slots in all.
+    pub const COUNT: usize = 9;
+}
+
+/// The solver's fields as the CPU solver holds them (read back from the GPU).
+#[derive(Clone, Debug)]
+pub struct Fields {
+    /// The flow (with its masks).
+    pub flow: Flow,
+    /// The ink.
+    pub ink: Ink,
+    /// The curl of the last step that had vorticity confinement.
+    pub curl: Field,
+    /// The divergence before the last projection.
+    pub divergence: Field,
+}
+
+/// What the end of a frame measured on the GPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Totals {
+    /// The amount of ink, m² (`Ink::total`).
+    pub ink: f64,
+    /// ½ Σ |u|² × cell area at the centres.
+    pub kinetic_energy: f64,
+    /// The largest speed at a centre, m/s.
+    pub max_speed: f64,
+    /// Faces whose velocity is NaN or infinite.
+    pub non_finite: u64,
+}
+
+/// Bytes of GPU memory per velocity cell: u and v three times (the field, the advection's
+/// output, MacCormack's φ̂), p twice (Jacobi's ping-pong), curl, divergence, and four masks.
+pub const BYTES_PER_CELL: u64 = 4 * (6 + 2 + 2) + 4;
+/// Bytes per ink cell: three channels, three times.
+pub const BYTES_PER_INK_CELL: u64 = 4 * 9;
+
+/// GPU memory `params` needs, bytes (with the reductions' partials and a row of faces).
+pub fn gpu_bytes(params: &InkParams) -> u64 {
+    let g = InkGrid::new(params);
+    g.faces() as u64 * BYTES_PER_CELL
+        + g.ink_cells() as u64 * BYTES_PER_INK_CELL
+        + 4 * 8 * kernels::blocks(g.ink_cells()) as u64
+}
+
+pub(super) struct Buffers {
+    pub u: CudaSlice<f32>,
+    pub v: CudaSlice<f32>,
+    pub u_next: CudaSlice<f32>,
+    pub v_next: CudaSlice<f32>,
+    pub u_hat: CudaSlice<f32>,
+    pub v_hat: CudaSlice<f32>,
+    pub p: CudaSlice<f32>,
+    pub p_next: CudaSlice<f32>,
+    /// Three planes of ink cells each.
+    pub ink: CudaSlice<f32>,
+    pub ink_next: CudaSlice<f32>,
+    pub ink_hat: CudaSlice<f32>,
+    pub curl: CudaSlice<f32>,
+    pub divergence: CudaSlice<f32>,
+    pub u_open: CudaSlice<u8>,
+    pub v_open: CudaSlice<u8>,
+    pub solid: CudaSlice<u8>,
+    pub stencil: CudaSlice<u8>,
+    /// Per block of the largest launch, four quantities.
+    pub partials: CudaSlice<f64>,
+    /// [`slot::COUNT`] values.
+    pub stats: CudaSlice<f64>,
+}
+
+/// The CUDA ink solver.
+pub struct CudaInk {
+    /// Parameters in force (the grid is fixed; the rest may change between steps).
+    pub params: InkParams,
+    /// What the last frame's last projection did.
+    pub report: SolveReport,
+    /// What the last frame ended with.
+    pub totals: Totals,
+    /// GPU seconds per stage since the last reset, in [`InkStage::ALL`] order.
+    pub stage_seconds: [f64; InkStage::ALL.len()],
+    grid: InkGrid,
+    /// The masks (and the shape) of the flow on the host; its values are not kept up to date.
+    mirror: Flow,
+    fluid_cells: usize,
+    solved_cells: usize,
+    device: usize,
+    context: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    kernels: InkKernels,
+    buffers: Buffers,
+    timer: EventTimer<InkStage>,
+    stage_timing: bool,
+    frame_open: bool,
+    interop: GlInterop,
+    /// The surface object of the mapped texture's array, kept while the array is the same.
+    surface: Option<(sys::CUarray, u64)>,
+    multigrid_noted: bool,
+}
+
+/// A fluid at rest in the box of `params` whose cells are solid where `solid(x, y)` at their
+/// centres: the CPU solver's starting state (`CpuInk::new`).
+pub fn rest_state(params: &InkParams, solid: &dyn Fn(f32, f32) -> bool) -> (Flow, Ink) {
+    let (nx, ny, dx) = (params.cells_x, params.cells_y, params.dx());
+    let mut flow = Flow::new(nx, ny, dx, params.boundary);
+    let cells = (0..nx * ny)
+        .map(|k| {
+            let (x, y) = flow.p.position(k % nx, k / nx);
+            solid(x, y)
+        })
+        .collect();
+    flow.set_solid(cells);
+    let s = params.ink_scale;
+    (flow, Ink::new(nx * s, ny * s, dx / s as f32))
+}
+
+impl CudaInk {
+    /// A fluid at rest with no ink on CUDA device `device`; `solid(x, y)` says which cell
+    /// centres are inside obstacles. Fails when CUDA is unavailable or the grid does not fit in
+    /// the GPU's free memory (checked before allocating).
+    pub fn new_on(
+        device: usize,
+        params: InkParams,
+        solid: &dyn Fn(f32, f32) -> bool,
+    ) -> Result<Self, CudaError> {
+        params
+            .validate()
+            .map_err(|e| CudaError::Setting(format!("{}: {}", e.key, e.message)))?;
+        let sync_check = crate::cuda::sync_check_requested()?;
+        let context = crate::cuda::context(device)?;
+        let needed = gpu_bytes(&params);
+        let (free, _) = context
+            .mem_get_info()
+            .map_err(CudaError::driver("cuMemGetInfo"))?;
+        if needed > free as u64 {
+            let name = context.name().unwrap_or_else(|_| "the GPU".into());
+            return Err(CudaError::Unavailable(format!(
+                "{}×{} cells (ink ×{}) need {} of GPU memory, but {name} has only {} free; use \
+                 fewer cells or --backend cpu",
+                params.cells_x,
+                params.cells_y,
+                params.ink_scale,
+                crate::host::format_bytes(needed),
+                crate::host::format_bytes(free as u64)
+            )));
+        }
+        let kernels = InkKernels::load(&context, sync_check)?;
+        // SAFETY: set before any allocation of this context's solver; all work goes to `stream`.
+        unsafe { context.disable_event_tracking() };
+        let stream = context
+            .new_stream()
+            .map_err(CudaError::driver("creating a CUDA stream"))?;
+        let grid = InkGrid::new(&params);
+        let buffers =
+            Self::allocate(&stream, &grid).map_err(CudaError::driver("allocating GPU memory"))?;
+        let (flow, ink) = rest_state(&params, solid);
+        let mut solver = CudaInk {
+            report: SolveReport::default(),
+            totals: Totals::default(),
+            stage_seconds: [0.0; InkStage::ALL.len()],
+            grid,
+            mirror: flow.clone(),
+            fluid_cells: 0,
+            solved_cells: 0,
+            device,
+            timer: EventTimer::new(context.clone()),
+            context,
+            stream,
+            kernels,
+            buffers,
+            stage_timing: true,
+            frame_open: false,
+            interop: GlInterop::default(),
+            surface: None,
+            multigrid_noted: false,
+            params,
+        };
+        solver.upload(&flow, &ink, None, None)?;
+        Ok(solver)
+    }
+
+    fn allocate(
+        stream: &Arc<CudaStream>,
+        g: &InkGrid,
+    ) -> Result<Buffers, cudarc::driver::DriverError> {
+        let (nu, nv, nc, ni) = (g.u_faces(), g.v_faces(), g.cells(), 3 * g.ink_cells());
+        Ok(Buffers {
+            u: stream.alloc_zeros(nu)?,
+            v: stream.alloc_zeros(nv)?,
+            u_next: stream.alloc_zeros(nu)?,
+            v_next: stream.alloc_zeros(nv)?,
+            u_hat: stream.alloc_zeros(nu)?,
+            v_hat: stream.alloc_zeros(nv)?,
+            p: stream.alloc_zeros(nc)?,
+            p_next: stream.alloc_zeros(nc)?,
+            ink: stream.alloc_zeros(ni)?,
+            ink_next: stream.alloc_zeros(ni)?,
+            ink_hat: stream.alloc_zeros(ni)?,
+            curl: stream.alloc_zeros(nc)?,
+            divergence: stream.alloc_zeros(nc)?,
+            u_open: stream.alloc_zeros(nu)?,
+            v_open: stream.alloc_zeros(nv)?,
+            solid: stream.alloc_zeros(nc)?,
+            stencil: stream.alloc_zeros(nc)?,
+            partials: stream.alloc_zeros(4 * kernels::blocks(g.ink_cells()))?,
+            stats: stream.alloc_zeros(slot::COUNT)?,
+        })
+    }
+
+    /// The device this solver runs on.
+    pub fn device(&self) -> usize {
+        self.device
+    }
+
+    /// Where the kernels' code came from (cubin, PTX or NVRTC, and why), and whether every
+    /// launch is checked.
+    pub fn kernel_origin(&self) -> String {
+        let origin = self.kernels.origin();
+        if self.kernels.sync_check() {
+            format!(
+                "{origin}; {}=1: every launch synchronised and checked",
+                crate::cuda::SYNC_CHECK_VARIABLE
+            )
+        } else {
+            origin.to_string()
+        }
+    }
+
+    /// Turns the per-stage CUDA events on (the default) or off.
+    pub fn set_stage_timing(&mut self, enabled: bool) {
+        self.stage_timing = enabled;
+    }
+
+    /// Replaces the state on the GPU with `flow` (its velocities, pressure and masks) and `ink`;
+    /// the curl and divergence too when given. `flow` must have this solver's grid.
+    pub fn upload(
+        &mut self,
+        flow: &Flow,
+        ink: &Ink,
+        curl: Option<&Field>,
+        divergence: Option<&Field>,
+    ) -> Result<(), CudaError> {
+        let g = self.grid;
+        let (nx, ny) = (g.nx as usize, g.ny as usize);
+        assert_eq!((flow.nx, flow.ny), (nx, ny), "the solver's grid");
+        let u_open: Vec<u8> = (0..g.u_faces())
+            .map(|k| u8::from(flow.u_open(k % (nx + 1), k / (nx + 1))))
+            .collect();
+        let v_open: Vec<u8> = (0..g.v_faces())
+            .map(|k| u8::from(flow.v_open(k % nx, k / nx)))
+            .collect();
+        let solid: Vec<u8> = flow.solid().iter().map(|&s| u8::from(s)).collect();
+        let planes: Vec<f32> = ink
+            .channels
+            .iter()
+            .flat_map(|c| c.data.iter().copied())
+            .collect();
+        let s = &self.stream;
+        let b = &mut self.buffers;
+        let copy = CudaError::driver("copying the ink state to the GPU");
+        s.memcpy_htod(&flow.u.data, &mut b.u).map_err(&copy)?;
+        s.memcpy_htod(&flow.v.data, &mut b.v).map_err(&copy)?;
+        s.memcpy_htod(&flow.p.data, &mut b.p).map_err(&copy)?;
+        s.memcpy_htod(&planes, &mut b.ink).map_err(&copy)?;
+        s.memcpy_htod(&u_open, &mut b.u_open).map_err(&copy)?;
+        s.memcpy_htod(&v_open, &mut b.v_open).map_err(&copy)?;
+        s.memcpy_htod(&solid, &mut b.solid).map_err(&copy)?;
+        s.memcpy_htod(&flow.poisson.cells, &mut b.stencil)
+            .map_err(&copy)?;
+        if let Some(curl) = curl {
+            s.memcpy_htod(&curl.data, &mut b.curl).map_err(&copy)?;
+        }
+        if let Some(divergence) = divergence {
+            s.memcpy_htod(&divergence.data, &mut b.divergence)
+                .map_err(&copy)?;
+        }
+        s.synchronize().map_err(&copy)?;
+        self.fluid_cells = solid.iter().filter(|&&s| s == 0).count();
+        self.solved_cells = flow
+            .poisson
+            .cells
+            .iter()
+            .filter(|&&c| c >> super::boundary::DIAGONAL_SHIFT != 0)
+            .count();
+        self.mirror = flow.clone();
+        Ok(())
+    }
+
+    fn download<T: cudarc::driver::DeviceRepr + Default + Clone>(
+        &self,
+        slice: &CudaSlice<T>,
+        into: &mut Vec<T>,
+    ) -> Result<(), CudaError> {
+        into.resize(slice.len(), T::default());
+        self.stream
+            .memcpy_dtoh(slice, into.as_mut_slice())
+            .map_err(CudaError::driver("copying the ink state from the GPU"))
+    }
+
+    /// The fields, copied back into the CPU solver's types (for frames, exports and the
+    /// picture's host-copy fallback).
+    pub fn read_back(&self) -> Result<Fields, CudaError> {
+        let g = self.grid;
+        let mut flow = self.mirror.clone();
+        let b = &self.buffers;
+        self.download(&b.u, &mut flow.u.data)?;
+        self.download(&b.v, &mut flow.v.data)?;
+        self.download(&b.p, &mut flow.p.data)?;
+        let mut planes = Vec::new();
+        self.download(&b.ink, &mut planes)?;
+        let mut curl = Field::new(flow.nx, flow.ny, [0.5, 0.5], flow.dx);
+        let mut divergence = curl.clone();
+        self.download(&b.curl, &mut curl.data)?;
+        self.download(&b.divergence, &mut divergence.data)?;
+        self.stream
+            .synchronize()
+            .map_err(CudaError::driver("copying the ink state from the GPU"))?;
+        let mut ink = Ink::new(g.ink_nx as usize, g.ink_ny as usize, g.ink_h);
+        for (channel, plane) in ink
+            .channels
+            .iter_mut()
+            .zip(planes.chunks_exact(g.ink_cells()))
+        {
+            channel.data.copy_from_slice(plane);
+        }
+        Ok(Fields {
+            flow,
+            ink,
+            curl,
+            divergence,
+        })
+    }
+
+    /// Makes the cells where `solid` solid: the faces beside them close, the pressure there is
+    /// zeroed and the stencil follows (as `CpuInk::set_solid`; one round trip through the host).
+    pub fn set_solid(&mut self, solid: Vec<bool>) -> Result<(), CudaError> {
+        let mut fields = self.read_back()?;
+        fields.flow.set_solid(solid);
+        self.upload(&fields.flow, &fields.ink, None, None)
+    }
+
+    /// Back to a fluid at rest with no ink, obstacles where `solid(x, y)`.
+    pub fn clear(&mut self, solid: &dyn Fn(f32, f32) -> bool) -> Result<(), CudaError> {
+        let (flow, ink) = rest_state(&self.params, solid);
+        let zero = Field::new(flow.nx, flow.ny, [0.5, 0.5], flow.dx);
+        self.upload(&flow, &ink, Some(&zero), Some(&zero))?;
+        self.report = SolveReport::default();
+        self.totals = Totals::default();
+        Ok(())
+    }
+
+    /// Enqueues one solver step of `dt` with the brush `stamps`; `last`: the frame's last
+    /// step, whose projection the report describes (the residual and the divergence after it
+    /// are reduced then only). Nothing waits: [`CudaInk::end_frame`] does, once.
+    pub fn step(&mut self, dt: f32, stamps: &[Stamp], last: bool) -> Result<(), CudaError> {
+        if !self.frame_open {
+            if self.stage_timing {
+                self.timer.begin(&self.stream)?;
+            }
+            self.frame_open = true;
+        }
+        self.context
+            .bind_to_thread()
+            .map_err(CudaError::driver("binding the CUDA context"))?;
+        self.run_stage(InkStage::Advect, dt, stamps, last)?;
+        self.run_stage(InkStage::Splat, dt, stamps, last)?;
+        if self.params.vorticity > 0.0 {
+            self.run_stage(InkStage::Curl, dt, stamps, last)?;
+            self.run_stage(InkStage::Vorticity, dt, stamps, last)?;
+        }
+        for stage in [
+            InkStage::Divergence,
+            InkStage::Pressure,
+            InkStage::SubtractGradient,
+        ] {
+            self.run_stage(stage, dt, stamps, last)?;
+        }
+        Ok(())
+    }
+
+    /// Ends the frame: the totals reduced, the statistics copied back (the frame's one
+    /// synchronisation), the report and the stage times updated.
+    pub fn end_frame(&mut self) -> Result<(), CudaError> {
+        self.reduce_totals()?;
+        let mut stats = [0.0f64; slot::COUNT];
+        let synchronised = self.kernels.sync_check();
+        let failed = |e: cudarc::driver::DriverError| {
+            CudaError::Wait(crate::cuda::launch::wait_failure(
+                "a CUDA kernel of the ink step failed",
+                e.0,
+                &e.to_string(),
+                synchronised,
+            ))
+        };
+        self.stream
+            .memcpy_dtoh(&self.buffers.stats, &mut stats)
+            .map_err(failed)?;
+        self.stream.synchronize().map_err(failed)?;
+        let rms = |sum: f64, count: usize| (sum / count.max(1) as f64).sqrt();
+        let s = |slot: u32| stats[slot as usize];
+        self.report = SolveReport {
+            iterations: self.params.iterations,
+            divergence_before: rms(s(slot::DIVERGENCE_BEFORE), self.fluid_cells),
+            divergence_after: rms(s(slot::DIVERGENCE_AFTER), self.fluid_cells),
+            residual: rms(s(slot::RESIDUAL), self.solved_cells),
+        };
+        let h = f64::from(self.grid.ink_h);
+        let area = f64::from(self.grid.dx * self.grid.dx);
+        self.totals = Totals {
+            ink: s(slot::TOTALS) * h * h,
+            kinetic_energy: s(slot::TOTALS + 1) * area,
+            max_speed: s(slot::TOTALS + 2).sqrt(),
+            non_finite: s(slot::TOTALS + 3) as u64,
+        };
+        if self.frame_open && self.stage_timing {
+            let seconds = &mut self.stage_seconds;
+            self.timer
+                .collect(|stage, time| seconds[stage as usize] += time)?;
+        }
+        self.frame_open = false;
+        Ok(())
+    }
+}
+
+impl Drop for CudaInk {
+    /// Front ends release the GL texture with [`CudaInk::release_gl`] while their context is
+    /// current; this is the safety net for paths that drop the solver first.
+    fn drop(&mut self) {
+        self.release_gl();
+    }
+}

@@ -1,0 +1,305 @@
+//! The CUDA solver (or the kernels run on the CPU, `emulation.rs`) against the CPU solver, stage
+//! by stage: both start a stage from the same state — the CPU solver's after a few stirred
+//! steps of a small scene with an obstacle, an inflow and an outflow side and no-slip walls —
+//! and every field (u, v, p, ink, curl, divergence) and statistic each stage reports must agree.
+//!
+//! Tolerances, relative to the field's largest magnitude (or the statistic):
+//!
+//! - [`EMULATION_TOLERANCE`]: the kernels compiled as C++ without contraction evaluate the CPU
+//!   solver's operations in its order, so the fields come out equal to the bit (measured: 0);
+//!   the allowance is 4 units in the last place of an f32 (4 × 2⁻²³ ≈ 4.8e-7), for a compiler
+//!   that evaluates `expf` or a conversion differently. Statistics are sums of squares in f64
+//!   over blocks instead of rows: 1e-12.
+//! - [`GPU_TOLERANCE`]: nvcc contracts a·b + c into fused multiply-adds (one rounding instead of
+//!   two), and CUDA's `expf` is within 2 ulp. One stage then differs by a few ulp where values
+//!   are added, and by ulp(x)·|∇φ|·dt/dx where a moved trace position re-weights an
+//!   interpolation; 20 Jacobi sweeps carry such differences without growing them. Measured with
+//!   the GPU-like emulation (contraction on, FMA; `GPU_LIKE_MEASURED` in emulation.rs): at worst
+//!   2.5e-6 of the field's largest value, in `advect` (MacCormack and semi-Lagrangian alike, the
+//!   sampled ink grid worst), 3.5e-7 in `splat`, 1.6e-7 in `pressure`; the allowance is ten
+//!   times the worst, 2.5e-5 (about 200 ulp of the field's scale).
+
+use super::Fields;
+use crate::sims::ink::boundary::{Boundary, SideKind, Walls};
+use crate::sims::ink::cpu::CpuInk;
+use crate::sims::ink::fields::Field;
+use crate::sims::ink::params::{Advection, InkParams, PressureSolver};
+use crate::sims::ink::{InkStage, Stamp};
+
+/// The emulation's allowance, relative (see the module's comment).
+pub const EMULATION_TOLERANCE: f32 = 4.0 / 8_388_608.0;
+/// The allowance for statistics (f64 sums in another order), relative.
+pub const STATISTICS_TOLERANCE: f64 = 1e-12;
+/// The GPU's allowance, relative (see the module's comment).
+pub const GPU_TOLERANCE: f32 = 2.5e-5;
+/// The GPU's allowance for statistics, relative: they are sums of the fields' squares.
+pub const GPU_STATISTICS_TOLERANCE: f64 = 1e-4;
+
+/// The comparison scene: 48 × 40 cells of 2.5 cm, inflow at 0.5 m/s on the left, outflow on the
+/// right, no-slip walls below and above, a disc in the way; vorticity, damping, fade and
+/// buoyancy on; `ink_scale` ink cells per cell.
+pub fn params(advection: Advection, ink_scale: usize) -> InkParams {
+    InkParams {
+        cells_x: 48,
+        cells_y: 40,
+        ink_scale,
+        width: 1.2,
+        dt: 1.0 / 60.0,
+        substeps: 1,
+        iterations: 20,
+        pressure_solver: PressureSolver::Jacobi,
+        pressure_carry_over: 0.8,
+        advection,
+        vorticity: 2.0,
+        velocity_damping: 0.3,
+        ink_fade: 0.2,
+        buoyancy: 0.5,
+        boundary: Boundary {
+            sides: [
+                SideKind::Inflow,
+                SideKind::Outflow,
+                SideKind::Wall,
+                SideKind::Wall,
+            ],
+            walls: Walls::NoSlip,
+            inflow_speed: 0.5,
+        },
+    }
+}
+
+/// The scene's obstacle: a disc of radius 0.15 m at (0.45, 0.5) m.
+pub fn solid(x: f32, y: f32) -> bool {
+    let (dx, dy) = (x - 0.45, y - 0.5);
+    dx * dx + dy * dy <= 0.15 * 0.15
+}
+
+/// The brush of step `step`: a stroke (per second) moving up through the lower half, and on
+/// every third step a splat near the top, both reaching the walls.
+pub fn stamps(step: u32) -> Vec<Stamp> {
+    let t = step as f32 / 60.0;
+    let mut stamps = vec![Stamp {
+        position: [0.85, 0.05 + 0.5 * t],
+        radius: 0.06,
+        velocity: [-6.0, 12.0],
+        ink: [6.0, 3.0, 0.0],
+        per_second: true,
+    }];
+    if step % 3 == 0 {
+        stamps.push(Stamp {
+            position: [0.2, 0.9],
+            radius: 0.05,
+            velocity: [1.5, -0.8],
+            ink: [0.2, 0.9, 1.0],
+            per_second: false,
+        });
+    }
+    stamps
+}
+
+/// The CPU solver after `steps` steps of the scene: the state the stages start from.
+pub fn stirred(params: &InkParams, steps: u32) -> CpuInk {
+    let mut cpu = CpuInk::new(params.clone(), solid);
+    for step in 0..steps {
+        cpu.step(params.dt, &stamps(step));
+    }
+    cpu
+}
+
+/// The CPU solver's fields.
+pub fn fields_of(cpu: &CpuInk) -> Fields {
+    Fields {
+        flow: cpu.flow.clone(),
+        ink: cpu.ink.clone(),
+        curl: cpu.curl.clone(),
+        divergence: cpu.divergence.clone(),
+    }
+}
+
+/// A CPU solver holding `fields`.
+pub fn cpu_from(params: &InkParams, fields: &Fields) -> CpuInk {
+    let mut cpu = CpuInk::new(params.clone(), solid);
+    cpu.flow = fields.flow.clone();
+    cpu.ink = fields.ink.clone();
+    cpu.curl = fields.curl.clone();
+    cpu.divergence = fields.divergence.clone();
+    cpu
+}
+
+/// Runs `stage` of the CPU solver.
+pub fn run_cpu_stage(cpu: &mut CpuInk, stage: InkStage, dt: f32, stamps: &[Stamp]) {
+    match stage {
+        InkStage::Advect => cpu.advect(dt),
+        InkStage::Splat => cpu.splat(dt, stamps),
+        InkStage::Curl => cpu.compute_curl(),
+        InkStage::Vorticity => cpu.vorticity(dt),
+        InkStage::Divergence => cpu.compute_divergence(),
+        InkStage::Pressure => cpu.pressure(),
+        InkStage::SubtractGradient => cpu.subtract_gradient(),
+    }
+}
+
+/// What a stage reports, as RMS values: (name, CPU, other).
+pub type Statistic = (&'static str, f64, f64);
+
+/// The largest difference of one field, relative to its largest magnitude on the CPU.
+#[derive(Clone, Debug)]
+pub struct Difference {
+    /// The field (`u`, `v`, `p`, `ink`, `curl`, `divergence`).
+    pub field: &'static str,
+    /// max |other − cpu| / max |cpu| (0 when both are zero).
+    pub relative: f32,
+    /// Where (the index of the largest difference).
+    pub at: usize,
+}
+
+fn relative(field: &'static str, cpu: &[f32], other: &[f32]) -> Difference {
+    assert_eq!(cpu.len(), other.len(), "{field}: lengths");
+    let scale = cpu.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    let (mut worst, mut at) = (0.0f32, 0);
+    for (k, (a, b)) in cpu.iter().zip(other).enumerate() {
+        let d = if a.to_bits() == b.to_bits() {
+            0.0
+        } else {
+            (a - b).abs()
+        };
+        if d > worst || d.is_nan() {
+            (worst, at) = (if d.is_nan() { f32::INFINITY } else { d }, k);
+        }
+    }
+    Difference {
+        field,
+        relative: if worst == 0.0 {
+            0.0
+        } else {
+            worst / scale.max(f32::MIN_POSITIVE)
+        },
+        at,
+    }
+}
+
+/// Every field's difference between `cpu` and `other`.
+pub fn differences(cpu: &Fields, other: &Fields) -> Vec<Difference> {
+    let planes = |f: &Fields| -> Vec<f32> {
+        f.ink
+            .channels
+            .iter()
+            .flat_map(|c: &Field| c.data.iter().copied())
+            .collect()
+    };
+    vec![
+        relative("u", &cpu.flow.u.data, &other.flow.u.data),
+        relative("v", &cpu.flow.v.data, &other.flow.v.data),
+        relative("p", &cpu.flow.p.data, &other.flow.p.data),
+        relative("ink", &planes(cpu), &planes(other)),
+        relative("curl", &cpu.curl.data, &other.curl.data),
+        relative("divergence", &cpu.divergence.data, &other.divergence.data),
+    ]
+}
+
+/// The RMS statistics a stage reports from the sums of squares in `stats` (the statistics slots
+/// of `CudaInk`), with the counts of `fields`: (divergence before, residual, divergence after).
+pub fn report_of(fields: &Fields, stats: &[f64]) -> [f64; 3] {
+    let flow = &fields.flow;
+    let fluid = flow.solid().iter().filter(|&&s| !s).count();
+    let solved = flow
+        .poisson
+        .cells
+        .iter()
+        .filter(|&&c| c >> crate::sims::ink::boundary::DIAGONAL_SHIFT != 0)
+        .count();
+    let rms = |sum: f64, count: usize| (sum / count.max(1) as f64).sqrt();
+    [
+        rms(stats[0], fluid),
+        rms(stats[2], solved),
+        rms(stats[1], fluid),
+    ]
+}
+
+/// The statistic `stage` reports on the CPU and from `other_stats`: divergence before
+/// (`divergence`), the residual (`pressure`), the divergence after (`subtract_gradient`).
+pub fn statistic(
+    stage: InkStage,
+    cpu: &CpuInk,
+    fields: &Fields,
+    other_stats: &[f64],
+) -> Option<Statistic> {
+    let other = report_of(fields, other_stats);
+    let r = cpu.report;
+    match stage {
+        InkStage::Divergence => Some(("divergence_before", r.divergence_before, other[0])),
+        InkStage::Pressure => Some(("residual", r.residual, other[1])),
+        InkStage::SubtractGradient => Some(("divergence_after", r.divergence_after, other[2])),
+        _ => None,
+    }
+}
+
+/// One stage compared: the fields' differences and the statistic, if the stage reports one.
+#[derive(Clone, Debug)]
+pub struct StageComparison {
+    /// The stage.
+    pub stage: InkStage,
+    /// Per field.
+    pub fields: Vec<Difference>,
+    /// (name, CPU, other).
+    pub statistic: Option<Statistic>,
+}
+
+impl StageComparison {
+    /// The largest relative field difference.
+    pub fn worst(&self) -> f32 {
+        self.fields.iter().fold(0.0f32, |m, d| m.max(d.relative))
+    }
+
+    /// Whether every field is within `tolerance` and the statistic within `statistics`
+    /// (relative); a sentence saying what is not, otherwise.
+    pub fn check(&self, tolerance: f32, statistics: f64) -> Result<(), String> {
+        let mut problems = Vec::new();
+        for d in &self.fields {
+            if !(d.relative <= tolerance) {
+                problems.push(format!(
+                    "{} differs by {:.3e} of its largest value at index {} (allowed {tolerance:.1e})",
+                    d.field, d.relative, d.at
+                ));
+            }
+        }
+        if let Some((name, cpu, other)) = self.statistic {
+            let error = (cpu - other).abs() / cpu.abs().max(1e-300);
+            if !(error <= statistics) {
+                problems.push(format!(
+                    "{name}: CPU {cpu:.9e}, other {other:.9e} (relative {error:.1e}, allowed {statistics:.0e})"
+                ));
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{}: {}", self.stage.name(), problems.join("; ")))
+        }
+    }
+}
+
+/// Every stage of a step of the scene of `params` from its state after `steps` stirred steps,
+/// on the CPU and by `other` (which gets the stage, the state before it, dt and the stamps, and
+/// returns the state after it and the statistics slots).
+pub fn compare_stages(
+    params: &InkParams,
+    steps: u32,
+    other: &mut dyn FnMut(InkStage, &Fields, f32, &[Stamp]) -> Result<(Fields, Vec<f64>), String>,
+) -> Result<Vec<StageComparison>, String> {
+    let mut cpu = stirred(params, steps);
+    let dt = params.dt;
+    let stamps = stamps(steps);
+    let mut comparisons = Vec::new();
+    for stage in InkStage::ALL {
+        let before = fields_of(&cpu);
+        run_cpu_stage(&mut cpu, stage, dt, &stamps);
+        let after = fields_of(&cpu);
+        let (theirs, stats) = other(stage, &before, dt, &stamps)?;
+        comparisons.push(StageComparison {
+            stage,
+            fields: differences(&after, &theirs),
+            statistic: statistic(stage, &cpu, &theirs, &stats),
+        });
+    }
+    Ok(comparisons)
+}

@@ -1,0 +1,141 @@
+//! The picture on the GPU: the view's RGBA8 image written by the `picture` kernel straight into
+//! the renderer's GL texture, registered with CUDA once (`cuda::interop::GlInterop`, a 2D
+//! texture whose level 0 is mapped as a CUDA array and written through a surface object), so a
+//! drawn frame copies nothing through the host. Where the texture cannot be registered (GL not
+//! on this GPU) the caller falls back to reading the fields back and drawing them on the CPU.
+
+use super::{slot, CudaInk};
+use crate::cuda::CudaError;
+use crate::sims::ink::scene::Background;
+use cudarc::driver::sys;
+
+/// The kernel's view codes (`VIEW_*` in ink.cu).
+const VIEW_INK: i32 = 0;
+const VIEW_FLOW: i32 = 1;
+const VIEW_SIGNED: i32 = 2;
+const VIEW_SIDE_BY_SIDE: i32 = 3;
+
+impl CudaInk {
+    /// The picture's size in texels for `view` (as the CPU's `picture` draws it).
+    pub fn picture_size(&self, view: &str) -> (usize, usize) {
+        let g = &self.grid;
+        let (nx, ny) = (g.nx as usize, g.ny as usize);
+        let (inx, iny) = (g.ink_nx as usize, g.ink_ny as usize);
+        match view {
+            "ink" => (inx, iny),
+            "side-by-side" => (2 * inx, iny),
+            _ => (nx, ny),
+        }
+    }
+
+    /// Writes `view` on `background` into the GL texture `texture` (storage of at least
+    /// [`CudaInk::picture_size`] RGBA8 texels) through CUDA–GL interop. `Ok(false)`: the
+    /// texture cannot be shared with CUDA here (said once on stderr); draw through the host.
+    ///
+    /// The GL context that owns the texture must be current on this thread.
+    pub fn write_picture(
+        &mut self,
+        texture: u32,
+        view: &str,
+        background: Background,
+    ) -> Result<bool, CudaError> {
+        self.context
+            .bind_to_thread()
+            .map_err(CudaError::driver("binding the CUDA context"))?;
+        let size = self.picture_size(view);
+        let code = match view {
+            "ink" => VIEW_INK,
+            "flow" => VIEW_FLOW,
+            "side-by-side" => VIEW_SIDE_BY_SIDE,
+            _ => VIEW_SIGNED,
+        };
+        let paper = background == Background::Paper;
+        let (k, s, g, b) = (&self.kernels, &self.stream, &self.grid, &mut self.buffers);
+        let scalar = match view {
+            "pressure" => Some(&b.p),
+            "divergence" => Some(&b.divergence),
+            "curl" => Some(&b.curl),
+            _ => None,
+        };
+        k.picture_scale(s, g, (&b.u, &b.v), scalar, &mut b.partials)?;
+        k.reduce_finish(
+            s,
+            &b.partials,
+            g.cells(),
+            2,
+            0b11,
+            &mut b.stats,
+            slot::PICTURE,
+        )?;
+        let cached = &mut self.surface;
+        let write = |mapped: crate::cuda::interop::MappedArray| -> Result<(), CudaError> {
+            let surface = match *cached {
+                Some((array, surface)) if array == mapped.array => surface,
+                _ => {
+                    if let Some((_, old)) = cached.take() {
+                        s.synchronize()
+                            .map_err(CudaError::driver("waiting for the last picture"))?;
+                        // SAFETY: a surface object this solver created, no longer in use (the
+                        // stream that used it is synchronised).
+                        unsafe { sys::cuSurfObjectDestroy(old) };
+                    }
+                    let surface = create_surface(mapped.array)?;
+                    *cached = Some((mapped.array, surface));
+                    surface
+                }
+            };
+            // SAFETY: `surface` is a live surface object of the mapped RGBA8 array, which holds
+            // at least `size` texels (checked by write_texture).
+            unsafe {
+                k.picture(
+                    s,
+                    g,
+                    (code, paper),
+                    (&b.u, &b.v),
+                    &b.ink,
+                    scalar,
+                    &b.stats,
+                    (slot::PICTURE, slot::PICTURE + 1),
+                    surface,
+                    size,
+                )
+            }
+        };
+        // SAFETY: the solver's stream, its context bound above; the caller has the GL context
+        // that owns the texture current.
+        unsafe {
+            self.interop
+                .write_texture(self.stream.cu_stream(), texture, size, write)
+        }
+    }
+
+    /// Lets go of the GL texture (work on it finished first): front ends call this while their
+    /// GL context is current, before they delete the texture or re-specify its storage.
+    pub fn release_gl(&mut self) {
+        let registered = self.interop.is_registered() || self.surface.is_some();
+        if registered && self.context.bind_to_thread().is_ok() {
+            let _ = self.stream.synchronize();
+            if let Some((_, surface)) = self.surface.take() {
+                // SAFETY: a surface object this solver created, no longer in use (synchronised).
+                unsafe { sys::cuSurfObjectDestroy(surface) };
+            }
+            self.interop.release();
+        }
+    }
+}
+
+/// A surface object over `array` (the mapped texture's level 0), for `surf2Dwrite`.
+fn create_surface(array: sys::CUarray) -> Result<u64, CudaError> {
+    // SAFETY: a zeroed descriptor is valid plain data; the fields set below make it an array
+    // resource.
+    let mut descriptor: sys::CUDA_RESOURCE_DESC = unsafe { std::mem::zeroed() };
+    descriptor.resType = sys::CUresourcetype::CU_RESOURCE_TYPE_ARRAY;
+    descriptor.res.array.hArray = array;
+    let mut surface: sys::CUsurfObject = 0;
+    // SAFETY: valid out-pointer and descriptor; `array` is a mapped array registered with
+    // SURFACE_LDST (GlInterop::write_texture).
+    unsafe { sys::cuSurfObjectCreate(&mut surface, &descriptor) }
+        .result()
+        .map_err(CudaError::driver("cuSurfObjectCreate"))?;
+    Ok(surface)
+}

@@ -1,0 +1,204 @@
+//! The launches of each stage of an ink step (docs/ink.md "CUDA"), in the order the CPU solver
+//! runs its functions of the same names. `tests/emulation/ink.cpp` runs the same sequences with
+//! the kernels compiled as C++.
+
+use super::kernels::{splat_records, SplatLattice};
+use super::{slot, CudaInk};
+use crate::cuda::CudaError;
+use crate::sims::ink::params::{Advection, PressureSolver};
+use crate::sims::ink::{InkStage, Stamp};
+
+impl CudaInk {
+    /// Enqueues `stage` of a step of `dt` with the brush `stamps` (`report`: reduce what the
+    /// report needs), and its end event when a frame is being timed. The parity checks run
+    /// stages one at a time through this.
+    pub fn run_stage(
+        &mut self,
+        stage: InkStage,
+        dt: f32,
+        stamps: &[Stamp],
+        report: bool,
+    ) -> Result<(), CudaError> {
+        match stage {
+            InkStage::Advect => self.advect(dt)?,
+            InkStage::Splat => self.splat(dt, stamps)?,
+            InkStage::Curl => {
+                let b = &mut self.buffers;
+                self.kernels
+                    .curl(&self.stream, &self.grid, (&b.u, &b.v), &mut b.curl)?
+            }
+            InkStage::Vorticity => {
+                let epsilon = self.params.vorticity * self.grid.dx;
+                let b = &mut self.buffers;
+                self.kernels.vorticity(
+                    &self.stream,
+                    &self.grid,
+                    &b.curl,
+                    (&b.u_open, &b.v_open),
+                    (&mut b.u, &mut b.v),
+                    dt,
+                    epsilon,
+                )?
+            }
+            InkStage::Divergence => {
+                let (k, s, g, b) = (&self.kernels, &self.stream, &self.grid, &mut self.buffers);
+                k.divergence(
+                    s,
+                    g,
+                    (&b.u, &b.v),
+                    &b.solid,
+                    Some(&mut b.divergence),
+                    &mut b.partials,
+                )?;
+                k.reduce_finish(
+                    s,
+                    &b.partials,
+                    g.cells(),
+                    1,
+                    0,
+                    &mut b.stats,
+                    slot::DIVERGENCE_BEFORE,
+                )?
+            }
+            InkStage::Pressure => self.pressure(report)?,
+            InkStage::SubtractGradient => {
+                let (k, s, g, b) = (&self.kernels, &self.stream, &self.grid, &mut self.buffers);
+                k.subtract_gradient(s, g, &b.p, (&b.u_open, &b.v_open), (&mut b.u, &mut b.v))?;
+                if report {
+                    k.divergence(s, g, (&b.u, &b.v), &b.solid, None, &mut b.partials)?;
+                    k.reduce_finish(
+                        s,
+                        &b.partials,
+                        g.cells(),
+                        1,
+                        0,
+                        &mut b.stats,
+                        slot::DIVERGENCE_AFTER,
+                    )?;
+                }
+            }
+        }
+        if self.frame_open && self.stage_timing {
+            self.timer.end(&self.stream, stage)?;
+        }
+        Ok(())
+    }
+
+    /// Velocity and ink carried along the velocity of the step's start (the CPU's `advect`):
+    /// semi-Lagrangian in one pass per lattice, MacCormack in two; the outputs become the
+    /// fields.
+    fn advect(&mut self, dt: f32) -> Result<(), CudaError> {
+        let damping = (-self.params.velocity_damping * dt).exp();
+        let fade = (-self.params.ink_fade * dt).exp();
+        let (k, s, g, b) = (&self.kernels, &self.stream, &self.grid, &mut self.buffers);
+        let velocity = (&b.u, &b.v);
+        let open = (&b.u_open, &b.v_open);
+        match self.params.advection {
+            Advection::SemiLagrangian => {
+                let out = (&mut b.u_next, &mut b.v_next);
+                k.advect_velocity(s, g, false, velocity, open, out, dt, damping)?;
+                k.advect_ink(s, g, false, velocity, &b.ink, &mut b.ink_next, dt, fade)?;
+            }
+            Advection::Maccormack => {
+                let hat = (&mut b.u_hat, &mut b.v_hat);
+                k.advect_velocity(s, g, true, velocity, open, hat, dt, damping)?;
+                k.advect_ink(s, g, true, velocity, &b.ink, &mut b.ink_hat, dt, fade)?;
+                let (hat, out) = ((&b.u_hat, &b.v_hat), (&mut b.u_next, &mut b.v_next));
+                k.advect_velocity_correct(s, g, velocity, hat, open, out, dt, damping)?;
+                let ink = (&b.ink, &b.ink_hat);
+                k.advect_ink_correct(s, g, velocity, ink.0, ink.1, &mut b.ink_next, dt, fade)?;
+            }
+        }
+        std::mem::swap(&mut b.u, &mut b.u_next);
+        std::mem::swap(&mut b.v, &mut b.v_next);
+        std::mem::swap(&mut b.ink, &mut b.ink_next);
+        Ok(())
+    }
+
+    /// Each stamp's Gaussian (one launch per lattice it reaches), then the ink's buoyancy.
+    fn splat(&mut self, dt: f32, stamps: &[Stamp]) -> Result<(), CudaError> {
+        let (k, s, g, b) = (&self.kernels, &self.stream, &self.grid, &mut self.buffers);
+        let planes = g.ink_cells();
+        for stamp in stamps {
+            for (lattice, record) in splat_records(g, stamp, dt) {
+                match lattice {
+                    SplatLattice::U => k.splat(s, &record, &mut b.u, 0, Some(&b.u_open))?,
+                    SplatLattice::V => k.splat(s, &record, &mut b.v, 0, Some(&b.v_open))?,
+                    SplatLattice::Ink => k.splat(s, &record, &mut b.ink, planes, None)?,
+                }
+            }
+        }
+        if self.params.buoyancy != 0.0 {
+            let lift = self.params.buoyancy * dt / 3.0;
+            k.splat_buoyancy(s, g, &b.ink, &b.v_open, &mut b.v, lift)?;
+        }
+        Ok(())
+    }
+
+    /// `iterations` Jacobi sweeps from the last pressure × the carry-over (folded into the
+    /// first sweep); with `report`, the residual.
+    fn pressure(&mut self, report: bool) -> Result<(), CudaError> {
+        if self.params.pressure_solver == PressureSolver::Multigrid && !self.multigrid_noted {
+            eprintln!(
+                "note: ink's CUDA solver has no multigrid pressure solver; it keeps solving by \
+                 Jacobi sweeps ({} per step)",
+                self.params.iterations
+            );
+            self.multigrid_noted = true;
+        }
+        let carry = self.params.pressure_carry_over;
+        let dx2 = self.grid.dx * self.grid.dx;
+        let (k, s, g, b) = (&self.kernels, &self.stream, &self.grid, &mut self.buffers);
+        for iteration in 0..self.params.iterations {
+            let scale = if iteration == 0 { carry } else { 1.0 };
+            k.pressure(
+                s,
+                g,
+                &b.stencil,
+                &b.divergence,
+                &b.p,
+                &mut b.p_next,
+                scale,
+                dx2,
+            )?;
+            std::mem::swap(&mut b.p, &mut b.p_next);
+        }
+        if report {
+            let weight = 1.0 / (g.dx * g.dx);
+            k.pressure_residual(
+                s,
+                g,
+                &b.stencil,
+                &b.divergence,
+                &b.p,
+                weight,
+                &mut b.partials,
+            )?;
+            k.reduce_finish(
+                s,
+                &b.partials,
+                g.cells(),
+                1,
+                0,
+                &mut b.stats,
+                slot::RESIDUAL,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Σ ink, Σ ½|u|², the largest |u|² and the non-finite faces into the statistics.
+    pub(super) fn reduce_totals(&mut self) -> Result<(), CudaError> {
+        let (k, s, g, b) = (&self.kernels, &self.stream, &self.grid, &mut self.buffers);
+        k.reduce_totals(s, g, (&b.u, &b.v), &b.ink, &mut b.partials)?;
+        k.reduce_finish(
+            s,
+            &b.partials,
+            g.ink_cells(),
+            4,
+            0b100,
+            &mut b.stats,
+            slot::TOTALS,
+        )
+    }
+}
