@@ -234,19 +234,19 @@ fn npy_fields_are_the_solvers_fields_and_agree_with_the_stats() {
         sim.step().unwrap();
     }
     let ink_sim = sims::downcast::<InkSim>(sim.as_mut()).unwrap();
-    let solver = &ink_sim.solver;
+    let (flow, ink_field) = ink_sim.solver.state().unwrap();
     let read = |name: &str| read_npy(&out.join(format!("frame_00012_{name}.npy"))).1;
-    assert_eq!(read("pressure"), solver.flow.p.data);
-    assert!(solver.flow.p.data.iter().any(|&p| p != 0.0));
-    assert_eq!(read("u"), solver.flow.u.data);
-    assert_eq!(read("v"), solver.flow.v.data);
+    assert_eq!(read("pressure"), flow.p.data);
+    assert!(flow.p.data.iter().any(|&p| p != 0.0));
+    assert_eq!(read("u"), flow.u.data);
+    assert_eq!(read("v"), flow.v.data);
     let ink = read("ink");
-    for (k, channel) in solver.ink.channels.iter().enumerate() {
+    for (k, channel) in ink_field.channels.iter().enumerate() {
         let exported: Vec<f32> = ink.iter().skip(k).step_by(3).copied().collect();
         assert_eq!(exported, channel.data, "ink channel {k}");
     }
     let solid: Vec<bool> = read("solid").iter().map(|&s| s == 1.0).collect();
-    assert_eq!(solid, solver.flow.solid());
+    assert_eq!(solid, flow.solid());
 }
 
 /// `--pictures` writes each recorded frame's ink (one pixel per ink cell) and flow map (one per

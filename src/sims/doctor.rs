@@ -47,11 +47,7 @@ impl fmt::Display for Check {
 pub fn kind_checks(kind: Kind, cuda_available: bool, add: &mut dyn FnMut(Check)) {
     match kind {
         Kind::Pbf => super::pbf::doctor::checks(cuda_available, add),
-        Kind::Ink => add(Check {
-            name: "ink",
-            status: Status::Skip,
-            detail: "the ink kind runs on the CPU only so far: no kernels to check".into(),
-        }),
+        Kind::Ink => super::ink::doctor::checks(cuda_available, add),
         #[cfg(test)]
         Kind::Probe => add(Check {
             name: "probe",

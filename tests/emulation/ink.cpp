@@ -10,6 +10,8 @@
 // f32 [dt, velocity decay, ink decay, lift, epsilon, carry-over, dx², residual weight];
 // per splat: u32 lattice (0 u, 1 v, 2 ink) and an InkSplat; then u, v, p, the ink's three
 // planes, curl, divergence (f32), u_open, v_open, solid, stencil (u8).
+// A step reduces the statistics (the residual, the divergence after, the totals) only with
+// `report` (the host: on a frame's last step, and the totals at the frame's end).
 // OUTPUT: u, v, p, ink, curl, divergence (f32), the statistics (9 f64: Σ d² before, after,
 // Σ r², Σ ink, Σ ½|u|², largest |u|², non-finite faces, largest |scalar|, largest |u|²), then
 // for the picture stage the texels (RGBA8 rows from the bottom).
@@ -186,7 +188,7 @@ int main(int argc, char** argv) {
             s.run_divergence();
             s.run_pressure();
             s.run_subtract_gradient();
-            s.totals();
+            if (s.report) s.totals();
             break;
         default: fprintf(stderr, "unknown stage %u\n", s.stage); return 2;
     }

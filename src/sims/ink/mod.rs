@@ -7,6 +7,7 @@ mod advect;
 pub mod boundary;
 pub mod cpu;
 pub mod cuda;
+pub mod doctor;
 mod export;
 pub mod fields;
 mod multigrid;
@@ -14,6 +15,7 @@ mod panel;
 pub mod params;
 pub mod scene;
 mod sim;
+pub mod solver;
 
 pub use boundary::{Boundary, SideKind, Walls};
 pub use params::{Advection, InkParams, PressureSolver};

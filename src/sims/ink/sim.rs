@@ -1,10 +1,11 @@
-//! Ink behind the [`Sim`] door: the scene, the CPU solver, the scripted brush's clock, and the
-//! picture (a field turned into an RGBA image, uploaded to a texture and shown letterboxed).
+//! Ink behind the [`Sim`] door: the scene, the solver (CPU or CUDA, `solver.rs`), the scripted
+//! brush's clock, and the picture (a field turned into an RGBA image in a texture, shown
+//! letterboxed: written by a kernel through CUDA–GL interop on CUDA, uploaded otherwise).
 
-use super::cpu::CpuInk;
 use super::fields::{Field, Flow, Ink};
 use super::panel::Tool;
 use super::scene::{Background, InkScene};
+use super::solver::InkSolver;
 use super::{InkStage, SolveReport, Stamp};
 use crate::gfx::camera::Camera;
 use crate::gfx::fullscreen::{FullscreenTriangle, Present};
@@ -20,6 +21,10 @@ use std::any::Any;
 use std::rc::Rc;
 use winit::keyboard::KeyCode;
 
+#[path = "sim_draw.rs"]
+mod draw;
+use draw::{cells_in, specify_texture};
+
 /// What the picture shows.
 const VIEWS: [&str; 6] = [
     "ink",
@@ -30,12 +35,12 @@ const VIEWS: [&str; 6] = [
     "side-by-side",
 ];
 
-/// An ink scene running on the CPU.
+/// An ink scene running on the CPU or a GPU.
 pub struct InkSim {
     /// The scene (its parameters edited live by the panel).
     pub scene: InkScene,
     /// The solver.
-    pub solver: CpuInk,
+    pub solver: InkSolver,
     note: String,
     time: f64,
     steps: u64,
@@ -82,8 +87,8 @@ struct InkGl {
 }
 
 impl InkSim {
-    /// Parses `source` and starts the CPU solver; ink has no CUDA path yet, so `--backend
-    /// cuda` is refused and `auto` says why it runs on the CPU.
+    /// Parses `source` and starts the solver `options.backend` asks for (`solver.rs`: auto is
+    /// CUDA when a driver and GPU are found, and says why when it is not).
     pub fn open(source: &Source, options: &OpenOptions) -> Result<InkSim> {
         let mut scene = InkScene::from_source(source)?;
         if let Some(cells) = options.elements {
@@ -110,14 +115,9 @@ impl InkSim {
                 );
             }
         }
-        let note = match options.backend {
-            Backend::Cuda => bail!(
-                "--backend cuda: the ink kind has no CUDA path yet; use --backend cpu or auto"
-            ),
-            Backend::Cpu => "cpu".to_string(),
-            Backend::Auto => "cpu (the ink kind has no CUDA path yet)".to_string(),
-        };
-        let solver = CpuInk::new(scene.params.clone(), |x, y| scene.solid(x, y));
+        let cells_given = options.elements.is_some() || cells_in(&source.text);
+        let (solver, note) =
+            InkSolver::create(&mut scene, cells_given, options.backend, options.device)?;
         let width = scene.params.width;
         let (scene_cells, scene_ink_scale) = (scene.params.cells_x, scene.params.ink_scale);
         Ok(InkSim {
@@ -179,11 +179,9 @@ impl InkSim {
     /// Removes all ink and motion (the B key).
     /// Obstacles painted or dragged stay (a new grid size takes the scene's).
     pub fn clear(&mut self) {
-        let mask = self.solver.flow.solid().to_vec();
-        self.solver = CpuInk::new(self.solver.params.clone(), |x, y| self.scene.solid(x, y));
-        if mask.len() == self.solver.flow.solid().len() {
-            self.solver.set_solid(mask);
-        }
+        let mask = self.solver.solid_mask();
+        self.solver
+            .clear(&|x, y| self.scene.solid(x, y), Some(mask));
     }
 
     /// The domain point (m) under output pixel `position` of an output of `size`, when the
@@ -205,9 +203,10 @@ impl InkSim {
             .then(|| [fx * p.width, fy * p.height()])
     }
 
-    fn image(&self) -> (usize, usize, Vec<u8>) {
-        let s = &self.solver;
-        picture(&s.flow, &s.ink, VIEWS[self.view], self.background)
+    fn image(&self) -> Result<(usize, usize, Vec<u8>)> {
+        let (view, background) = (VIEWS[self.view], self.background);
+        self.solver
+            .with_state(|flow, ink, _, _| picture(flow, ink, view, background))
     }
 }
 
@@ -253,16 +252,15 @@ impl Sim for InkSim {
     fn step(&mut self) -> Result<()> {
         let substeps = self.solver.params.substeps;
         let dt = self.solver.params.dt / substeps as f32;
-        for _ in 0..substeps {
+        for k in 0..substeps {
             let t0 = self.time as f32;
             let mut stamps = self.scene.stamps(t0, t0 + dt);
             stamps.append(&mut self.extra_stamps);
-            self.solver.step(dt, &stamps);
+            self.solver.step(dt, &stamps, k + 1 == substeps)?;
             self.time += f64::from(dt);
             self.steps += 1;
         }
-        let (u, v) = (&self.solver.flow.u.data, &self.solver.flow.v.data);
-        if !u.iter().chain(v).all(|x| x.is_finite()) {
+        if !self.solver.end_frame()? {
             bail!(
                 "step {}: the velocity is no longer finite; lower dt or the brush force",
                 self.steps
@@ -280,21 +278,29 @@ impl Sim for InkSim {
     }
 
     fn stage_seconds(&self) -> Vec<f64> {
-        self.solver.stage_seconds.to_vec()
+        self.solver.stage_seconds().to_vec()
     }
 
     fn reset_stage_times(&mut self) {
-        self.solver.stage_seconds = [0.0; InkStage::ALL.len()];
+        self.solver.reset_stage_times();
     }
 
-    fn set_stage_timing(&mut self, _enabled: bool) {}
+    fn set_stage_timing(&mut self, enabled: bool) {
+        self.solver.set_stage_timing(enabled);
+    }
 
     fn frame(&self) -> Result<Box<dyn Frame>> {
-        Ok(Box::new(InkFrame::of(&self.solver, self.background)))
+        let (flow, ink) = self.solver.state()?;
+        Ok(Box::new(InkFrame {
+            flow,
+            ink,
+            report: self.solver.report(),
+            background: self.background,
+        }))
     }
 
     fn solve_summary(&self) -> SolveSummary {
-        let report = self.solver.report;
+        let report = self.solver.report();
         SolveSummary {
             iterations: f64::from(report.iterations),
             rule: format!(
@@ -322,7 +328,23 @@ impl Sim for InkSim {
         Ok(())
     }
 
-    fn use_cuda_device(&mut self, _device: usize) -> Result<()> {
+    /// A CUDA solver moves to the GPU of the window's GL context (a restart), so interop can
+    /// share its texture.
+    fn use_cuda_device(&mut self, device: usize) -> Result<()> {
+        if self
+            .solver
+            .cuda_device()
+            .is_some_and(|current| current != device)
+        {
+            self.solver.release_gl();
+            let mut scene = self.scene.clone();
+            let params = std::mem::replace(&mut scene.params, self.solver.params.clone());
+            let (solver, note) = InkSolver::create(&mut scene, true, Backend::Cuda, device)?;
+            scene.params = params;
+            (self.solver, self.note) = (solver, note);
+            self.time = 0.0;
+            self.steps = 0;
+        }
         Ok(())
     }
 
@@ -382,61 +404,27 @@ impl Sim for InkSim {
         Ok(())
     }
 
-    /// Uploads the view's image and shows it in the largest centred viewport of its aspect.
+    /// Writes the view's image into the texture (a kernel through CUDA–GL interop on CUDA,
+    /// else an upload of the CPU's picture) and shows it in the largest centred viewport of its
+    /// aspect.
     fn draw(&mut self, _camera: &Camera, output: Output) -> Result<()> {
-        let (width, height, pixels) = self.image();
+        if let Some(size) = self.draw_through_interop()? {
+            return self.present(size, output);
+        }
+        let (width, height, pixels) = self.image()?;
         let ink_gl = self
             .gl
             .as_mut()
             .ok_or_else(|| anyhow!("draw before attach_gl"))?;
         ink_gl.pixels = pixels;
         let gl = &ink_gl.gl;
-        let scale = (output.width as f32 / width as f32).min(output.height as f32 / height as f32);
-        let (w, h) = (
-            (width as f32 * scale) as i32,
-            (height as f32 * scale) as i32,
-        );
-        let (x, y) = (
-            (output.width as i32 - w) / 2,
-            (output.height as i32 - h) / 2,
-        );
         // SAFETY: GL calls on the current context; the texture is this sim's, the pixels hold
-        // width × height RGBA8 texels, the framebuffer is the front end's.
+        // width × height RGBA8 texels.
         unsafe {
             gl.bind_texture(glow::TEXTURE_2D, Some(ink_gl.texture));
             gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 1);
             if ink_gl.size != (width, height) {
-                gl.tex_image_2d(
-                    glow::TEXTURE_2D,
-                    0,
-                    glow::RGBA8 as i32,
-                    width as i32,
-                    height as i32,
-                    0,
-                    glow::RGBA,
-                    glow::UNSIGNED_BYTE,
-                    Some(&ink_gl.pixels),
-                );
-                gl.tex_parameter_i32(
-                    glow::TEXTURE_2D,
-                    glow::TEXTURE_MIN_FILTER,
-                    glow::LINEAR as i32,
-                );
-                gl.tex_parameter_i32(
-                    glow::TEXTURE_2D,
-                    glow::TEXTURE_MAG_FILTER,
-                    glow::LINEAR as i32,
-                );
-                gl.tex_parameter_i32(
-                    glow::TEXTURE_2D,
-                    glow::TEXTURE_WRAP_S,
-                    glow::CLAMP_TO_EDGE as i32,
-                );
-                gl.tex_parameter_i32(
-                    glow::TEXTURE_2D,
-                    glow::TEXTURE_WRAP_T,
-                    glow::CLAMP_TO_EDGE as i32,
-                );
+                specify_texture(gl, (width, height), Some(&ink_gl.pixels));
                 ink_gl.size = (width, height);
             } else {
                 gl.tex_sub_image_2d(
@@ -451,18 +439,8 @@ impl Sim for InkSim {
                     glow::PixelUnpackData::Slice(&ink_gl.pixels),
                 );
             }
-            gl.bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer);
-            gl.disable(glow::DEPTH_TEST);
-            gl.disable(glow::BLEND);
-            gl.viewport(0, 0, output.width as i32, output.height as i32);
-            gl.clear_color(0.08, 0.08, 0.09, 1.0);
-            gl.clear(glow::COLOR_BUFFER_BIT);
-            gl.viewport(x, y, w.max(1), h.max(1));
         }
-        ink_gl.present.draw(gl, ink_gl.texture, &ink_gl.triangle);
-        // SAFETY: as above.
-        unsafe { gl.viewport(0, 0, output.width as i32, output.height as i32) };
-        crate::gfx::check_gl(gl, "ink draw")
+        self.present((width, height), output)
     }
 
     fn pass_times(&self) -> Vec<(&'static str, Option<f64>)> {
@@ -470,6 +448,7 @@ impl Sim for InkSim {
     }
 
     fn release_gl(&mut self) {
+        self.solver.release_gl();
         if let Some(ink_gl) = self.gl.take() {
             ink_gl.present.delete(&ink_gl.gl);
             ink_gl.triangle.delete(&ink_gl.gl);
@@ -489,17 +468,6 @@ pub struct InkFrame {
     ink: Ink,
     report: SolveReport,
     pub(super) background: Background,
-}
-
-impl InkFrame {
-    fn of(solver: &CpuInk, background: Background) -> InkFrame {
-        InkFrame {
-            flow: solver.flow.clone(),
-            ink: solver.ink.clone(),
-            report: solver.report,
-            background,
-        }
-    }
 }
 
 /// ½ Σ |u|² × cell area at the cell centres, and the largest speed there.
@@ -764,9 +732,10 @@ mod tests {
         // x = (110 − 50)/100 of the width, y = 1 − 25/100 of the height.
         assert!((stamp.position[0] - 0.6).abs() < 1e-6 && (stamp.position[1] - 0.75).abs() < 1e-6);
         assert!(stamp.velocity[0] > 0.0 && stamp.velocity[1] == 0.0);
-        let before = sim.solver.ink.total();
+        let ink = |sim: &InkSim| sim.solver.with_state(|_, ink, _, _| ink.total()).unwrap();
+        let before = ink(&sim);
         sim.step().unwrap();
-        assert!(sim.solver.ink.total() > before);
+        assert!(ink(&sim) > before);
         assert!(sim.extra_stamps.is_empty());
         assert!(
             sim.pointer([110.0, 25.0], size, false),
@@ -796,7 +765,7 @@ mod tests {
         for _ in 0..10 {
             sim.step().unwrap();
         }
-        assert!(sim.solver.ink.total() > 0.0);
+        assert!(sim.solver.with_state(|_, ink, _, _| ink.total()).unwrap() > 0.0);
         let frame = sim.frame().unwrap();
         let table = frame.table();
         assert_eq!(table.rows(), 32 * 32);

@@ -19,6 +19,12 @@ use std::process::Command;
 /// schemes and ink scales 1 and 2 (docs/ink.md): parity.rs's GPU allowance is ten times it.
 pub const GPU_LIKE_MEASURED: f32 = 2.5e-6;
 
+/// The worst relative field difference after [`parity::RUN_STEPS`] whole steps of the GPU-like
+/// emulation against the CPU solver, both schemes and ink scales 1 and 2
+/// (`twenty_gpu_like_steps_stay_within_the_run_tolerance`): parity.rs's run allowance is ten
+/// times it.
+pub const RUN_MEASURED: f32 = 2.5e-5;
+
 /// Compiles ink.cpp (`contract`: with FMA contraction, as nvcc), with `mutation` (text, and
 /// what replaces it) applied to a copy of ink.cu when given.
 fn compile(output: &Path, contract: bool, mutation: Option<(&str, &str)>) -> PathBuf {
@@ -68,8 +74,15 @@ fn compile(output: &Path, contract: bool, mutation: Option<(&str, &str)>) -> Pat
 #[derive(Clone, Copy)]
 enum Command_ {
     Stage(InkStage),
-    Picture { view: u32, scalar: u32, paper: bool },
-    Step,
+    Picture {
+        view: u32,
+        scalar: u32,
+        paper: bool,
+    },
+    /// A whole step; `report`: with the statistics (the frame's last step).
+    Step {
+        report: bool,
+    },
 }
 
 /// Runs `command` on `fields` with the kernels on the CPU; returns the fields after, the
@@ -87,7 +100,7 @@ fn emulate(
     let stage = match command {
         Command_::Stage(stage) => stage as u32,
         Command_::Picture { .. } => 8,
-        Command_::Step => 9,
+        Command_::Step { .. } => 9,
     };
     let (view, scalar, paper) = match command {
         Command_::Picture {
@@ -114,7 +127,7 @@ fn emulate(
         records.len() as u32,
         view,
         u32::from(paper),
-        1,
+        u32::from(!matches!(command, Command_::Step { report: false })),
         scalar,
     ];
     input.extend_from_slice(bytemuck::cast_slice(&header));
@@ -277,7 +290,7 @@ fn ink_kernels_with_fused_multiply_adds_stay_within_the_gpu_tolerance() {
         "the GPU-like emulation differs by {worst:.3e}, more than the {GPU_LIKE_MEASURED:.1e} \
          the GPU tolerance was derived from: re-derive parity::GPU_TOLERANCE"
     );
-    assert!(GPU_LIKE_MEASURED * 10.0 <= parity::GPU_TOLERANCE);
+    const { assert!(GPU_LIKE_MEASURED * 10.0 <= parity::GPU_TOLERANCE) };
 }
 
 /// The comparison sees a wrong kernel: the original's `+` in subtract_gradient, or the no-slip
@@ -324,21 +337,7 @@ fn twenty_emulated_steps_track_the_cpu_solver() {
     let dir = tempfile::tempdir().expect("temp dir");
     let program = compile(&dir.path().join("ink"), false, None);
     let params = parity::params(Advection::Maccormack, 2);
-    let mut cpu = crate::sims::ink::cpu::CpuInk::new(params.clone(), parity::solid);
-    let mut fields = parity::fields_of(&cpu);
-    let mut stats = Vec::new();
-    for step in 0..20 {
-        let stamps = parity::stamps(step);
-        cpu.step(params.dt, &stamps);
-        (fields, stats, _) = emulate(
-            &program,
-            &params,
-            &fields,
-            Command_::Step,
-            params.dt,
-            &stamps,
-        );
-    }
+    let (cpu, fields, stats) = run(&program, &params);
     for d in parity::differences(&parity::fields_of(&cpu), &fields) {
         assert!(d.relative <= EMULATION_TOLERANCE, "{d:?}");
     }
@@ -403,4 +402,59 @@ fn the_picture_kernel_draws_every_view_as_the_cpu_does() {
             }
         }
     }
+}
+
+/// [`parity::RUN_STEPS`] whole steps from rest on the CPU and by `program`: the CPU solver, the
+/// emulation's fields and its last statistics.
+fn run(program: &Path, params: &InkParams) -> (crate::sims::ink::cpu::CpuInk, Fields, Vec<f64>) {
+    let last = parity::RUN_STEPS - 1;
+    let mut cpu = crate::sims::ink::cpu::CpuInk::new(params.clone(), parity::solid);
+    let mut fields = parity::fields_of(&cpu);
+    let mut stats = Vec::new();
+    for step in 0..parity::RUN_STEPS {
+        let stamps = parity::stamps(step);
+        cpu.step(params.dt, &stamps);
+        let command = Command_::Step {
+            report: step == last,
+        };
+        (fields, stats, _) = emulate(program, params, &fields, command, params.dt, &stamps);
+    }
+    (cpu, fields, stats)
+}
+
+/// The whole-run allowance of the GPU parity check holds for the GPU-like emulation (FMA
+/// contraction) over both schemes and ink scales 1 and 2, ten times over.
+#[test]
+#[cfg_attr(
+    not(fluidlab_cxx20),
+    ignore = "needs a C++20 compiler with <barrier> ($CXX, else c++; build.rs found none)"
+)]
+fn twenty_gpu_like_steps_stay_within_the_run_tolerance() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let program = compile(&dir.path().join("ink"), true, None);
+    let mut worst = 0.0f32;
+    for advection in Advection::ALL {
+        for ink_scale in [1, 2] {
+            let params = parity::params(advection, ink_scale);
+            let (cpu, fields, _) = run(&program, &params);
+            for d in parity::differences(&parity::fields_of(&cpu), &fields) {
+                println!(
+                    "{} ×{ink_scale} {:<10} {:.3e}",
+                    advection.name(),
+                    d.field,
+                    d.relative
+                );
+                worst = worst.max(d.relative);
+            }
+        }
+    }
+    println!(
+        "GPU-like emulation, {} steps: worst {worst:.3e}",
+        parity::RUN_STEPS
+    );
+    assert!(
+        worst <= RUN_MEASURED,
+        "{worst:.3e}: re-derive parity::RUN_TOLERANCE"
+    );
+    const { assert!(RUN_MEASURED * 10.0 <= parity::RUN_TOLERANCE) };
 }

@@ -421,6 +421,18 @@ impl CudaInk {
         Ok(())
     }
 
+    /// The statistics slots as the last reductions left them (waits for the stream).
+    pub fn statistics(&self) -> Result<Vec<f64>, CudaError> {
+        let mut stats = vec![0.0; slot::COUNT];
+        self.stream
+            .memcpy_dtoh(&self.buffers.stats, stats.as_mut_slice())
+            .map_err(CudaError::driver("copying the statistics from the GPU"))?;
+        self.stream
+            .synchronize()
+            .map_err(CudaError::driver("copying the statistics from the GPU"))?;
+        Ok(stats)
+    }
+
     /// Ends the frame: the totals reduced, the statistics copied back (the frame's one
     /// synchronisation), the report and the stage times updated.
     pub fn end_frame(&mut self) -> Result<(), CudaError> {

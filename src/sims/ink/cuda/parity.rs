@@ -19,7 +19,7 @@
 //!   sampled ink grid worst), 3.5e-7 in `splat`, 1.6e-7 in `pressure`; the allowance is ten
 //!   times the worst, 2.5e-5 (about 200 ulp of the field's scale).
 
-use super::Fields;
+use super::{CudaInk, Fields};
 use crate::sims::ink::boundary::{Boundary, SideKind, Walls};
 use crate::sims::ink::cpu::CpuInk;
 use crate::sims::ink::fields::Field;
@@ -84,7 +84,7 @@ pub fn stamps(step: u32) -> Vec<Stamp> {
         ink: [6.0, 3.0, 0.0],
         per_second: true,
     }];
-    if step % 3 == 0 {
+    if step.is_multiple_of(3) {
         stamps.push(Stamp {
             position: [0.2, 0.9],
             radius: 0.05,
@@ -233,6 +233,11 @@ pub fn statistic(
     }
 }
 
+/// What runs a stage other than the CPU solver: given the stage, the state before it, dt and the
+/// stamps, the state after it and the statistics slots.
+pub type StageRunner<'a> =
+    dyn FnMut(InkStage, &Fields, f32, &[Stamp]) -> Result<(Fields, Vec<f64>), String> + 'a;
+
 /// One stage compared: the fields' differences and the statistic, if the stage reports one.
 #[derive(Clone, Debug)]
 pub struct StageComparison {
@@ -255,7 +260,7 @@ impl StageComparison {
     pub fn check(&self, tolerance: f32, statistics: f64) -> Result<(), String> {
         let mut problems = Vec::new();
         for d in &self.fields {
-            if !(d.relative <= tolerance) {
+            if d.relative.is_nan() || d.relative > tolerance {
                 problems.push(format!(
                     "{} differs by {:.3e} of its largest value at index {} (allowed {tolerance:.1e})",
                     d.field, d.relative, d.at
@@ -264,7 +269,7 @@ impl StageComparison {
         }
         if let Some((name, cpu, other)) = self.statistic {
             let error = (cpu - other).abs() / cpu.abs().max(1e-300);
-            if !(error <= statistics) {
+            if error.is_nan() || error > statistics {
                 problems.push(format!(
                     "{name}: CPU {cpu:.9e}, other {other:.9e} (relative {error:.1e}, allowed {statistics:.0e})"
                 ));
@@ -284,7 +289,7 @@ impl StageComparison {
 pub fn compare_stages(
     params: &InkParams,
     steps: u32,
-    other: &mut dyn FnMut(InkStage, &Fields, f32, &[Stamp]) -> Result<(Fields, Vec<f64>), String>,
+    other: &mut StageRunner,
 ) -> Result<Vec<StageComparison>, String> {
     let mut cpu = stirred(params, steps);
     let dt = params.dt;
@@ -302,4 +307,134 @@ pub fn compare_stages(
         });
     }
     Ok(comparisons)
+}
+
+/// Every stage of the scene of `params` on CUDA device `device` against the CPU solver (each
+/// stage from the CPU's state, uploaded).
+pub fn gpu_stage_comparisons(
+    device: usize,
+    params: &InkParams,
+) -> Result<Vec<StageComparison>, String> {
+    let mut cuda = CudaInk::new_on(device, params.clone(), &solid).map_err(|e| e.to_string())?;
+    let mut other = |stage: InkStage, before: &Fields, dt: f32, stamps: &[Stamp]| {
+        let run = |cuda: &mut CudaInk| -> Result<(Fields, Vec<f64>), crate::cuda::CudaError> {
+            cuda.upload(
+                &before.flow,
+                &before.ink,
+                Some(&before.curl),
+                Some(&before.divergence),
+            )?;
+            cuda.run_stage(stage, dt, stamps, true)?;
+            let stats = cuda.statistics()?;
+            Ok((cuda.read_back()?, stats))
+        };
+        run(&mut cuda).map_err(|e| format!("{}: {e}", stage.name()))
+    };
+    compare_stages(params, 12, &mut other)
+}
+
+/// Relative allowance of a whole run of [`RUN_STEPS`] steps (fields, as [`differences`]): the
+/// GPU-like emulation's worst over both schemes and ink scales 1 and 2 (`RUN_MEASURED` in
+/// emulation.rs) × 10.
+pub const RUN_TOLERANCE: f32 = 2.5e-4;
+/// Steps of the whole-run comparison.
+pub const RUN_STEPS: u32 = 20;
+
+/// [`RUN_STEPS`] frames of the scene of `params` (one step each) on CUDA device `device` and on
+/// the CPU, from rest: the fields' differences at the end, and the GPU's totals (ink, kinetic
+/// energy, largest speed) against the CPU's.
+pub fn gpu_run_comparison(
+    device: usize,
+    params: &InkParams,
+) -> Result<(Vec<Difference>, [Statistic; 3]), String> {
+    let mut cuda = CudaInk::new_on(device, params.clone(), &solid).map_err(|e| e.to_string())?;
+    let mut cpu = CpuInk::new(params.clone(), solid);
+    for step in 0..RUN_STEPS {
+        let stamps = stamps(step);
+        cpu.step(params.dt, &stamps);
+        cuda.step(params.dt, &stamps, true)
+            .and_then(|()| cuda.end_frame())
+            .map_err(|e| e.to_string())?;
+    }
+    let fields = cuda.read_back().map_err(|e| e.to_string())?;
+    let (energy, fastest) = crate::sims::ink::sim::kinetic_energy_and_max_speed(&cpu.flow);
+    let t = cuda.totals;
+    Ok((
+        differences(&fields_of(&cpu), &fields),
+        [
+            ("ink", cpu.ink.total(), t.ink),
+            ("kinetic_energy", energy, t.kinetic_energy),
+            ("max_speed", fastest, t.max_speed),
+        ],
+    ))
+}
+
+/// The configurations the GPU checks run: both schemes, ink grids equal to and twice as fine as
+/// the flow's.
+pub const CONFIGURATIONS: [(Advection, usize); 4] = [
+    (Advection::SemiLagrangian, 1),
+    (Advection::SemiLagrangian, 2),
+    (Advection::Maccormack, 1),
+    (Advection::Maccormack, 2),
+];
+
+/// Every stage of every configuration on CUDA device `device` against the CPU within
+/// [`GPU_TOLERANCE`] (statistics [`GPU_STATISTICS_TOLERANCE`]): whether all passed, and a
+/// sentence with the worst figure or what failed.
+pub fn gpu_stages_check(device: usize) -> Result<(bool, String), String> {
+    let (mut worst, mut failures) = (0.0f32, Vec::new());
+    for (advection, ink_scale) in CONFIGURATIONS {
+        for c in gpu_stage_comparisons(device, &params(advection, ink_scale))? {
+            worst = worst.max(c.worst());
+            if let Err(failure) = c.check(GPU_TOLERANCE, GPU_STATISTICS_TOLERANCE) {
+                failures.push(format!("{} ×{ink_scale}: {failure}", advection.name()));
+            }
+        }
+    }
+    let detail = format!(
+        "48×40 cells, obstacle, inflow, outflow, no-slip walls; 7 stages × 4 configurations: \
+         worst field difference {worst:.2e} of its largest value (allowed {GPU_TOLERANCE:.1e})"
+    );
+    if failures.is_empty() {
+        Ok((true, detail))
+    } else {
+        Ok((false, format!("{detail}; {}", failures.join("; "))))
+    }
+}
+
+/// [`RUN_STEPS`] steps of every configuration on CUDA device `device` against the CPU: fields
+/// within [`RUN_TOLERANCE`], the GPU's totals too.
+pub fn gpu_run_check(device: usize) -> Result<(bool, String), String> {
+    let (mut worst, mut totals, mut failures) = (0.0f32, 0.0f64, Vec::new());
+    for (advection, ink_scale) in CONFIGURATIONS {
+        let (fields, statistics) = gpu_run_comparison(device, &params(advection, ink_scale))?;
+        for d in fields {
+            worst = worst.max(d.relative);
+            if d.relative.is_nan() || d.relative > RUN_TOLERANCE {
+                failures.push(format!("{} ×{ink_scale}: {d:?}", advection.name()));
+            }
+        }
+        for (name, cpu, gpu) in statistics {
+            let error = (cpu - gpu).abs() / cpu.abs().max(1e-300);
+            totals = totals.max(error);
+            if error.is_nan() || error > f64::from(RUN_TOLERANCE) {
+                failures.push(format!(
+                    "{} ×{ink_scale}: {name} CPU {cpu:.6e}, GPU {gpu:.6e}",
+                    advection.name()
+                ));
+            }
+        }
+    }
+    let detail = format!(
+        "{RUN_STEPS} steps × 4 configurations: worst field difference {worst:.2e}, totals \
+         (ink, kinetic energy, fastest) {totals:.2e} (allowed {RUN_TOLERANCE:.1e})"
+    );
+    Ok((
+        failures.is_empty(),
+        if failures.is_empty() {
+            detail
+        } else {
+            format!("{detail}; {}", failures.join("; "))
+        },
+    ))
 }

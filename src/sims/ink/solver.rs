@@ -1,0 +1,276 @@
+//! The solver behind `InkSim`: the CPU's (`cpu.rs`) or the CUDA one (`cuda/`), chosen by
+//! `--backend` as for PBF (auto: CUDA when a driver and GPU are found), with the parameters the
+//! panel edits in one place for both.
+
+use super::cpu::CpuInk;
+use super::cuda::{CudaInk, Fields};
+use super::fields::{Field, Flow, Ink};
+use super::params::{InkParams, PressureSolver};
+use super::scene::{Background, InkScene};
+use super::{InkStage, SolveReport, Stamp};
+use crate::sims::Backend;
+use anyhow::{anyhow, bail, Result};
+
+/// The grid a scene without `grid.cells` gets on CUDA: the original's 2048² (its 20 Jacobi
+/// sweeps are the parameters' default). The CPU default stays 256².
+pub const CUDA_DEFAULT_CELLS: usize = 2048;
+
+enum Backends {
+    Cpu(Box<CpuInk>),
+    Cuda(Box<CudaInk>),
+}
+
+/// Ink's solver on either backend.
+pub struct InkSolver {
+    /// Parameters in force: edited live by the panel, handed to the backend before each step
+    /// (the grid's size is fixed).
+    pub params: InkParams,
+    backend: Backends,
+    /// An error of a call that cannot return one (clearing on the GPU), reported by the next
+    /// step.
+    pending: Option<anyhow::Error>,
+}
+
+impl InkSolver {
+    /// The solver `backend` asks for on CUDA device `device`, for `scene` (whose grid a scene
+    /// that leaves `grid.cells` out (`cells_given`) gets as [`CUDA_DEFAULT_CELLS`]² on CUDA), and a
+    /// sentence saying which backend runs and why.
+    pub fn create(
+        scene: &mut InkScene,
+        cells_given: bool,
+        backend: Backend,
+        device: usize,
+    ) -> Result<(InkSolver, String)> {
+        let multigrid = scene.params.pressure_solver == PressureSolver::Multigrid;
+        let cuda = match (backend, crate::cuda::unavailable()) {
+            (Backend::Cpu, _) => Err("cpu".to_string()),
+            (Backend::Cuda, Some(reason)) => bail!(
+                "--backend cuda cannot run on this machine: {reason}; use --backend cpu or \
+                 --backend auto"
+            ),
+            (Backend::Cuda, None) if multigrid => bail!(
+                "--backend cuda: ink's CUDA solver solves the pressure by Jacobi sweeps only, and \
+                 scene {} asks for params.pressure_solver = \"multigrid\"; set it to \"jacobi\" \
+                 or use --backend cpu",
+                scene.name
+            ),
+            (Backend::Auto, Some(reason)) => Err(format!("cpu ({reason})")),
+            (Backend::Auto, None) if multigrid => Err(
+                "cpu (ink's CUDA solver has no multigrid pressure solver, which this scene asks \
+                 for)"
+                    .to_string(),
+            ),
+            (_, None) => Ok(()),
+        };
+        let solid = |scene: &InkScene| {
+            let scene = scene.clone();
+            move |x: f32, y: f32| scene.solid(x, y)
+        };
+        if let Err(note) = cuda {
+            return Ok((InkSolver::cpu(scene.params.clone(), &solid(scene)), note));
+        }
+        let cpu_params = scene.params.clone();
+        if !cells_given {
+            (scene.params.cells_x, scene.params.cells_y) = (CUDA_DEFAULT_CELLS, CUDA_DEFAULT_CELLS);
+        }
+        match CudaInk::new_on(device, scene.params.clone(), &solid(scene)) {
+            Ok(cuda) => {
+                let on = if device == crate::cuda::DEFAULT_DEVICE {
+                    String::new()
+                } else {
+                    format!("on device {device}, the GPU of the OpenGL context, ")
+                };
+                let note = format!("cuda ({on}kernels from {})", cuda.kernel_origin());
+                let solver = InkSolver {
+                    params: scene.params.clone(),
+                    backend: Backends::Cuda(Box::new(cuda)),
+                    pending: None,
+                };
+                Ok((solver, note))
+            }
+            Err(error) if backend == Backend::Auto => {
+                scene.params = cpu_params;
+                let note = format!("cpu (the CUDA solver could not start: {error})");
+                Ok((InkSolver::cpu(scene.params.clone(), &solid(scene)), note))
+            }
+            Err(error) => Err(anyhow!("scene {}: {error}", scene.name)),
+        }
+    }
+
+    /// The CPU solver over a fluid at rest.
+    pub fn cpu(params: InkParams, solid: &dyn Fn(f32, f32) -> bool) -> InkSolver {
+        InkSolver {
+            backend: Backends::Cpu(Box::new(CpuInk::new(params.clone(), solid))),
+            params,
+            pending: None,
+        }
+    }
+
+    /// The CPU solver, if it is the one running.
+    pub fn as_cpu(&self) -> Option<&CpuInk> {
+        match &self.backend {
+            Backends::Cpu(cpu) => Some(cpu),
+            Backends::Cuda(_) => None,
+        }
+    }
+
+    /// The CUDA solver, if it is the one running.
+    pub fn as_cuda_mut(&mut self) -> Option<&mut CudaInk> {
+        match &mut self.backend {
+            Backends::Cpu(_) => None,
+            Backends::Cuda(cuda) => Some(cuda),
+        }
+    }
+
+    /// One step of `dt` with `stamps`; `last`: the frame's last (the CUDA solver reduces the
+    /// report's figures then only).
+    pub fn step(&mut self, dt: f32, stamps: &[Stamp], last: bool) -> Result<()> {
+        if let Some(error) = self.pending.take() {
+            return Err(error);
+        }
+        match &mut self.backend {
+            Backends::Cpu(cpu) => {
+                cpu.params.clone_from(&self.params);
+                cpu.step(dt, stamps);
+            }
+            Backends::Cuda(cuda) => {
+                cuda.params.clone_from(&self.params);
+                cuda.step(dt, stamps, last)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends a frame (the CUDA solver's one synchronisation); whether the velocity is still
+    /// finite everywhere.
+    pub fn end_frame(&mut self) -> Result<bool> {
+        Ok(match &mut self.backend {
+            Backends::Cpu(cpu) => {
+                let (u, v) = (&cpu.flow.u.data, &cpu.flow.v.data);
+                u.iter().chain(v).all(|x| x.is_finite())
+            }
+            Backends::Cuda(cuda) => {
+                cuda.end_frame()?;
+                cuda.totals.non_finite == 0
+            }
+        })
+    }
+
+    /// What the last step's projection did.
+    pub fn report(&self) -> SolveReport {
+        match &self.backend {
+            Backends::Cpu(cpu) => cpu.report,
+            Backends::Cuda(cuda) => cuda.report,
+        }
+    }
+
+    /// Seconds per stage since the last reset ([`InkStage::ALL`] order; GPU time on CUDA).
+    pub fn stage_seconds(&self) -> [f64; InkStage::ALL.len()] {
+        match &self.backend {
+            Backends::Cpu(cpu) => cpu.stage_seconds,
+            Backends::Cuda(cuda) => cuda.stage_seconds,
+        }
+    }
+
+    /// Zeroes the stage times.
+    pub fn reset_stage_times(&mut self) {
+        match &mut self.backend {
+            Backends::Cpu(cpu) => cpu.stage_seconds = [0.0; InkStage::ALL.len()],
+            Backends::Cuda(cuda) => cuda.stage_seconds = [0.0; InkStage::ALL.len()],
+        }
+    }
+
+    /// Turns the CUDA solver's stage events on or off (the CPU always times its stages).
+    pub fn set_stage_timing(&mut self, enabled: bool) {
+        if let Backends::Cuda(cuda) = &mut self.backend {
+            cuda.set_stage_timing(enabled);
+        }
+    }
+
+    /// Back to a fluid at rest with no ink, obstacles where `solid(x, y)`.
+    pub fn clear(&mut self, solid: &dyn Fn(f32, f32) -> bool) {
+        match &mut self.backend {
+            Backends::Cpu(cpu) => **cpu = CpuInk::new(self.params.clone(), solid),
+            Backends::Cuda(cuda) => {
+                cuda.params.clone_from(&self.params);
+                if let Err(error) = cuda.clear(solid) {
+                    self.pending = Some(anyhow!("clearing the ink on the GPU: {error}"));
+                }
+            }
+        }
+    }
+
+    /// Makes the cells where `solid` solid (obstacles painted or moved).
+    pub fn set_solid(&mut self, solid: Vec<bool>) -> Result<()> {
+        match &mut self.backend {
+            Backends::Cpu(cpu) => cpu.set_solid(solid),
+            Backends::Cuda(cuda) => cuda.set_solid(solid)?,
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with the flow, the ink, the curl and the divergence: in place on the CPU, read
+    /// back from the GPU.
+    pub fn with_state<R>(&self, f: impl FnOnce(&Flow, &Ink, &Field, &Field) -> R) -> Result<R> {
+        match &self.backend {
+            Backends::Cpu(cpu) => Ok(f(&cpu.flow, &cpu.ink, &cpu.curl, &cpu.divergence)),
+            Backends::Cuda(cuda) => {
+                let Fields {
+                    flow,
+                    ink,
+                    curl,
+                    divergence,
+                } = cuda.read_back()?;
+                Ok(f(&flow, &ink, &curl, &divergence))
+            }
+        }
+    }
+
+    /// The flow and the ink, owned (a frame's copy).
+    pub fn state(&self) -> Result<(Flow, Ink)> {
+        match &self.backend {
+            Backends::Cpu(cpu) => Ok((cpu.flow.clone(), cpu.ink.clone())),
+            Backends::Cuda(cuda) => {
+                let fields = cuda.read_back()?;
+                Ok((fields.flow, fields.ink))
+            }
+        }
+    }
+
+    /// The CUDA device the solver runs on, if it runs on one.
+    pub fn cuda_device(&self) -> Option<usize> {
+        match &self.backend {
+            Backends::Cpu(_) => None,
+            Backends::Cuda(cuda) => Some(cuda.device()),
+        }
+    }
+
+    /// Writes `view` into the GL texture `texture` through CUDA–GL interop: `Ok(true)` when
+    /// done, `Ok(false)` on the CPU or where interop is unavailable (draw through the host).
+    pub fn write_picture(
+        &mut self,
+        texture: u32,
+        view: &str,
+        background: Background,
+    ) -> Result<bool> {
+        match &mut self.backend {
+            Backends::Cpu(_) => Ok(false),
+            Backends::Cuda(cuda) => Ok(cuda.write_picture(texture, view, background)?),
+        }
+    }
+
+    /// The size of `view`'s picture, texels.
+    pub fn picture_size(&self, view: &str) -> Option<(usize, usize)> {
+        match &self.backend {
+            Backends::Cpu(_) => None,
+            Backends::Cuda(cuda) => Some(cuda.picture_size(view)),
+        }
+    }
+
+    /// Lets go of the GL texture (CUDA), with the GL context current.
+    pub fn release_gl(&mut self) {
+        if let Backends::Cuda(cuda) = &mut self.backend {
+            cuda.release_gl();
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! Ink's CUDA path: its kernels built and complete, register use, parity with the CPU solver on
+//! a GPU, and the command line without one. Tests that need what a machine may lack are marked
+//! ignored with the reason where build.rs did not find it (docs/testing.md, "Skipped tests").
+//! Here, without a GPU, the kernels' math is checked by the emulation
+//! (`src/sims/ink/cuda/emulation.rs`); `fluidlab doctor` runs the GPU checks where there is
+//! no cargo.
+
+use fluidlab::cuda::ptx::{self, ModuleSource};
+use fluidlab::sims::ink::cuda::kernels::{self, InkKernels};
+use fluidlab::sims::ink::cuda::parity;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+
+fn ink_module() -> &'static ModuleSource {
+    ptx::module_source(kernels::MODULE).expect("kernels/ink.cu is a module")
+}
+
+/// Held by every test that uses the GPU (one device for the tests of this binary).
+static GPU: Mutex<()> = Mutex::new(());
+
+fn gpu() -> MutexGuard<'static, ()> {
+    if let Some(reason) = fluidlab::cuda::unavailable() {
+        panic!("build.rs found a CUDA GPU, but now {reason}: rebuild (touch build.rs)");
+    }
+    GPU.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Every kernel the host looks up is defined in ink.cu and an entry point of the PTX, and the
+/// PTX has no other.
+#[test]
+fn every_ink_kernel_the_host_launches_is_in_the_module() {
+    let source = ink_module().nvrtc_source();
+    assert!(!source.contains("#include"), "NVRTC gets no include paths");
+    for name in InkKernels::NAMES {
+        assert!(
+            source.contains(&format!("\n{name}(")),
+            "kernel {name} is not defined in kernels/ink.cu"
+        );
+        if let Some(ptx) = ink_module().ptx {
+            assert!(
+                ptx.contains(&format!(".entry {name}(")),
+                "kernel {name} is not an .entry of the prebuilt PTX"
+            );
+        }
+    }
+    if let Some(ptx) = ink_module().ptx {
+        assert_eq!(ptx.matches(".entry ").count(), InkKernels::NAMES.len());
+    }
+}
+
+/// The parameter records the kernels take by value have the sizes of their C structs (17 and
+/// 14 four-byte fields), as the PTX declares them.
+#[test]
+fn the_parameter_records_have_the_kernels_sizes() {
+    assert_eq!(std::mem::size_of::<kernels::InkGrid>(), 17 * 4);
+    assert_eq!(std::mem::size_of::<kernels::InkSplat>(), 14 * 4);
+    if let Some(ptx) = ink_module().ptx {
+        let declaration = |kernel: &str| {
+            let entry = ptx
+                .split(&format!(".entry {kernel}("))
+                .nth(1)
+                .expect("the kernel's entry");
+            entry.split(',').next().unwrap_or_default().to_string()
+        };
+        assert!(
+            declaration("curl").contains("[68]"),
+            "{}",
+            declaration("curl")
+        );
+        assert!(
+            declaration("splat").contains("[56]"),
+            "{}",
+            declaration("splat")
+        );
+    }
+}
+
+/// NVRTC compiles the embedded source for the H200 and its PTX holds every kernel.
+#[test]
+#[cfg_attr(
+    not(fluidlab_nvrtc),
+    ignore = "needs libnvrtc on the library path (build.rs found none)"
+)]
+fn nvrtc_compiles_the_ink_kernels() {
+    let ptx = fluidlab::cuda::module::compile_with_nvrtc(ink_module(), (9, 0))
+        .expect("NVRTC compiles ink.cu");
+    let text = ptx.to_src();
+    for name in InkKernels::NAMES {
+        assert!(text.contains(&format!(".entry {name}(")), "{name} missing");
+    }
+}
+
+fn ptxas() -> Option<PathBuf> {
+    let ptxas = PathBuf::from(ptx::BUILD_NVCC?).with_file_name("ptxas");
+    if ptxas.exists() {
+        return Some(ptxas);
+    }
+    let on_path = Command::new("ptxas").arg("--version").output();
+    on_path
+        .is_ok_and(|o| o.status.success())
+        .then(|| "ptxas".into())
+}
+
+/// No ink kernel spills registers or needs a stack frame on the H200's architecture.
+#[test]
+#[cfg_attr(
+    not(fluidlab_ptxas),
+    ignore = "needs nvcc's PTX and ptxas (scripts/setup.sh installs them)"
+)]
+fn no_ink_kernel_spills_registers_on_sm_90() {
+    let source = ink_module().ptx.expect("the PTX build.rs made");
+    let ptxas =
+        ptxas().expect("build.rs found ptxas, and it does not run now: rebuild (touch build.rs)");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("ink.ptx");
+    std::fs::write(&path, source).expect("write PTX");
+    let output = Command::new(&ptxas)
+        .args(["-arch=sm_90", "-v", "-o"])
+        .arg(dir.path().join("ink.cubin"))
+        .arg(&path)
+        .output()
+        .expect("run ptxas");
+    let report = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "ptxas failed:\n{report}");
+    let checked = report
+        .lines()
+        .filter(|line| line.contains("spill stores"))
+        .inspect(|line| {
+            assert!(
+                line.contains(" 0 bytes spill stores, 0 bytes spill loads")
+                    && line.contains(" 0 bytes stack frame"),
+                "{line}\n{report}"
+            )
+        })
+        .count();
+    assert_eq!(checked, InkKernels::NAMES.len(), "ptxas report:\n{report}");
+}
+
+/// Every stage on the GPU, from the CPU solver's state, agrees with the CPU's stage within
+/// parity::GPU_TOLERANCE (both schemes, ink grids ×1 and ×2).
+#[test]
+#[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
+fn ink_stages_on_the_gpu_match_the_cpu() {
+    let _gpu = gpu();
+    let (passed, detail) = parity::gpu_stages_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
+    println!("{detail}");
+    assert!(passed, "{detail}");
+}
+
+/// Twenty frames on the GPU from rest agree with the CPU's within parity::RUN_TOLERANCE, the
+/// GPU's reductions (ink, kinetic energy, fastest) too.
+#[test]
+#[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
+fn twenty_ink_frames_on_the_gpu_match_the_cpu() {
+    let _gpu = gpu();
+    let (passed, detail) = parity::gpu_run_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
+    println!("{detail}");
+    assert!(passed, "{detail}");
+}
+
+fn fluidlab(args: &[&str]) -> (bool, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_fluidlab"))
+        .args(args)
+        .output()
+        .expect("run fluidlab");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Without a GPU, `--backend cuda` on an ink scene fails in one sentence; `auto` runs on the CPU
+/// and says why.
+#[test]
+#[cfg_attr(
+    fluidlab_cuda,
+    ignore = "needs a machine without CUDA: this one has a GPU (build.rs found it)"
+)]
+fn ink_on_cuda_without_a_gpu_fails_in_one_sentence_and_auto_says_why() {
+    let reason = fluidlab::cuda::unavailable()
+        .expect("build.rs found no CUDA, but CUDA runs now: rebuild (touch build.rs)");
+    let bench = [
+        "bench",
+        "dye",
+        "--particles",
+        "1024",
+        "--steps",
+        "1",
+        "--warmup",
+        "0",
+    ];
+    let (ok, _, stderr) = fluidlab(&[&bench[..], &["--backend", "cuda"]].concat());
+    assert!(!ok);
+    let message = stderr.trim();
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert_eq!(
+        message,
+        format!(
+            "error: --backend cuda cannot run on this machine: {reason}; use --backend cpu or \
+             --backend auto"
+        )
+    );
+    let (ok, stdout, stderr) = fluidlab(&[&bench[..], &["--json"]].concat());
+    assert!(ok, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(stdout.trim()).expect("bench JSON");
+    assert_eq!(report["backend"], format!("cpu ({reason})"));
+}
+
+/// A multigrid scene on CUDA: refused by `--backend cuda` with what to change (checked before
+/// the driver only where there is a GPU; here the missing driver is said first).
+#[test]
+#[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
+fn a_multigrid_scene_on_cuda_says_it_needs_jacobi() {
+    let _gpu = gpu();
+    let (ok, _, stderr) = fluidlab(&["bench", "dye", "--backend", "cuda", "--steps", "1"]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("params.pressure_solver = \"multigrid\"") && stderr.contains("\"jacobi\""),
+        "{stderr}"
+    );
+    let (ok, stdout, stderr) = fluidlab(&["bench", "dye", "--steps", "1", "--warmup", "0"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("no multigrid pressure solver"), "{stdout}");
+}
