@@ -4,11 +4,11 @@
 # script within BUDGET seconds, so a slow step costs only the steps after it:
 #
 #   step                                              est. s  timeout  why this place
-#   1. doctor, FLUIDLAB_CUDA_SYNC_CHECK=1                 25      120  driver, GPU, kernels (sm_90
+#   1. doctor, FLUIDLAB_CUDA_SYNC_CHECK=1                 30      120  driver, GPU, kernels (sm_90
 #      (parity one frame + 200 frames, 20 restarts,                    cubin: no JIT), restart leak,
-#      EGL devices, CUDA–GL interop round trip)                        parity, interop; every launch
-#                                                                      synchronised, so a fault
-#                                                                      names its kernel
+#      EGL devices, CUDA–GL interop round trip; ink:                   parity, interop; every launch
+#      its kernels, every stage × 4 configurations                     synchronised, so a fault
+#      and 20 frames against the CPU)                                  names its kernel
 #   2. validate --quick on cuda (10/30-layer pools,        25       90  the physics of every kernel:
 #      dam break vs Martin & Moyce, sloshing period)                   boundary density, coarse
 #                                                                      correction (MGPCG), the
@@ -16,6 +16,12 @@
 #   2. compute-sanitizer memcheck, 20k particles, 2 steps  20       90  memory errors in every kernel
 #   3. compute-sanitizer racecheck, same                   30       90  shared-memory races (scan)
 #   4. render 1920×1080, ~1M particles, 20 frames          15       60  interop path + per-pass times
+#   4i. ink: render ink-painting side by side, 1920×1080   10       45  the picture kernel into a GL
+#       through the texture interop, 20 frames                         texture (first run on a GPU)
+#   4j. ink: compute-sanitizer memcheck, racecheck,        30       90  every ink kernel incl. the
+#       256², 3 frames each (bench)                                    block reductions' barriers
+#   4k. ink: bench cuda 2048², 4096² (stage events, then   30       90  the targets: 2048² ≤ 1 ms and
+#       JSON without), 20 Jacobi sweeps, MacCormack                    4096² ≤ 4 ms per frame
 #   5. bench cuda 30k, 100k, 1M: 50 steps, stage events    15       90  per-stage times
 #   6. bench cuda 30k, 100k, 1M: JSON, no stage events     12       90  top speed
 #   6b. bench cuda 1M, density-error rule 0.1 %            10       60  iterations the rule needs,
@@ -26,7 +32,7 @@
 #                                                                      ~24 CFL substeps a frame once
 #                                                                      the front accelerates, so it
 #                                                                      runs only the first frames
-#   total (estimate)                                     ~195  BUDGET=380 (device call: 420)
+#   total (estimate)                                     ~270  BUDGET=380 (device call: 420)
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
@@ -35,8 +41,9 @@
 # particles; 1M-particle frames take tens of milliseconds; seeding 10M particles on the CPU
 # takes seconds. Replace them with the measured times (summary.txt) after the first run.
 #
-# Logs go to $OUT (at most 8 files come back: summary.txt, doctor.log, validate.log,
-# sanitizer.log, render.log, render-1m-1080p.png, bench.log, bench-cuda-10m.log).
+# Logs go to $OUT (at most 11 files come back: summary.txt, doctor.log, validate.log,
+# sanitizer.log, render.log, render-1m-1080p.png, bench.log, bench-cuda-10m.log, and ink's
+# ink.log, ink-render.png, ink-sanitizer.log).
 #
 # The device machine has no cargo: build here, then carry the binary.
 #
@@ -135,6 +142,29 @@ step "render 1920x1080, ~1M particles, cuda + interop" 60 "$OUT/render.log" "$BI
 grep -iE 'interop|pass|total|simulation|kernels from' "$OUT/render.log" | sed 's/^/  render: /' >>"$OUT/summary.txt"
 last=$(ls /tmp/render/*.png 2>/dev/null | tail -1)
 [[ -n $last ]] && cp "$last" "$OUT/render-1m-1080p.png"
+
+# 4i–4k. Ink (docs/ink.md "CUDA"). The picture through the texture interop: ink.log must say
+# "reaches GL by CUDA–GL interop" (a refusal says "filled through host memory instead").
+ink=ink-painting
+step "ink: render $ink 1920x1080 side by side, cuda + texture interop" 45 "$OUT/ink.log" "$BIN" render "$ink" \
+    --backend cuda --view side-by-side --frames 20 --steps-per-frame 5 --size 1920x1080 --out /tmp/render-ink --timings
+grep -iE 'interop|host memory|backend|total|simulation' "$OUT/ink.log" | sed 's/^/  ink render: /' >>"$OUT/summary.txt"
+last=$(ls /tmp/render-ink/*.png 2>/dev/null | tail -1)
+[[ -n $last ]] && cp "$last" "$OUT/ink-render.png"
+# Memory errors and races (the reductions' shared memory and barriers) in every ink kernel but
+# the picture's, on 256² (MacCormack, vorticity, 20 Jacobi sweeps: every stage runs).
+if command -v compute-sanitizer >/dev/null; then
+    for tool in memcheck racecheck; do
+        step "ink: compute-sanitizer $tool" 45 "$OUT/ink-sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+            "$BIN" bench "$ink" --backend cuda --particles 65536 --steps 3 --warmup 0
+    done
+fi
+# The targets: 2048² with 20 Jacobi sweeps ≤ 1 ms per frame, 4096² ≤ 4 ms (--particles rescales
+# the 512² preset to about N cells, keeping its parameters).
+sizes=4194304,16777216
+step "ink: bench cuda 2048², 4096²" 50 "$OUT/ink.log" "$BIN" bench "$ink" --backend cuda --particles "$sizes" --steps 50 --warmup 10
+step "ink: bench cuda 2048², 4096², no stage events (json)" 40 "$OUT/ink.log" "$BIN" bench "$ink" --backend cuda --particles "$sizes" --steps 50 --warmup 10 --json --no-stage-timing
+grep -E 'step:|on cuda|^\{' "$OUT/ink.log" | sed 's/^ */  ink bench: /' >>"$OUT/summary.txt"
 
 # 5–6. Benchmarks at 30k (launch overhead), 100k and 1M: per-stage CUDA events (table), then
 # JSON without events for the top speed.

@@ -139,6 +139,7 @@ pub struct CudaInk {
     /// The surface object of the mapped texture's array, kept while the array is the same.
     surface: Option<(sys::CUarray, u64)>,
     multigrid_noted: bool,
+    interop_noted: bool,
 }
 
 /// A fluid at rest in the box of `params` whose cells are solid where `solid(x, y)` at their
@@ -216,6 +217,7 @@ impl CudaInk {
             interop: GlInterop::default(),
             surface: None,
             multigrid_noted: false,
+            interop_noted: false,
             params,
         };
         solver.upload(&flow, &ink, None, None)?;

@@ -103,10 +103,19 @@ impl CudaInk {
         };
         // SAFETY: the solver's stream, its context bound above; the caller has the GL context
         // that owns the texture current.
-        unsafe {
+        let written = unsafe {
             self.interop
-                .write_texture(self.stream.cu_stream(), texture, size, write)
+                .write_texture(self.stream.cu_stream(), texture, size, write)?
+        };
+        if written && !self.interop_noted {
+            eprintln!(
+                "note: the ink picture reaches GL by CUDA–GL interop (the picture kernel writes \
+                 GL texture {texture}, {}×{} texels, no host copy)",
+                size.0, size.1
+            );
+            self.interop_noted = true;
         }
+        Ok(written)
     }
 
     /// Lets go of the GL texture (work on it finished first): front ends call this while their
