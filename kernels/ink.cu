@@ -61,6 +61,7 @@ struct InkSplat {
 struct Stencil {
     int k;
     float tx, ty;
+    float w;  // what the interpolated value is multiplied by (the no-slip factor; 1 elsewhere)
 };
 
 __device__ __forceinline__ unsigned int ink_index() { return blockIdx.x * blockDim.x + threadIdx.x; }
@@ -69,16 +70,17 @@ __device__ __forceinline__ unsigned int ink_index() { return blockIdx.x * blockD
 __device__ __forceinline__ float clamp_to(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
 // Lattice::bilinear: where (x, y) m falls on a lattice of nx × ny points, offset (ox, oy)
-// spacings, clamped to it.
+// spacings, clamped to it (max then min, as Rust's f32::max/min: NaN becomes 0).
 __device__ __forceinline__ Stencil locate(int nx, int ny, float ox, float oy, float inverse_h, float x, float y) {
-    float fx = clamp_to(x * inverse_h - ox, 0.0f, (float)(nx - 1));
-    float fy = clamp_to(y * inverse_h - oy, 0.0f, (float)(ny - 1));
-    int i = fx > 0.0f ? min((int)fx, nx - 2) : 0;
-    int j = fy > 0.0f ? min((int)fy, ny - 2) : 0;
+    float fx = fminf(fmaxf(x * inverse_h - ox, 0.0f), (float)(nx - 1));
+    float fy = fminf(fmaxf(y * inverse_h - oy, 0.0f), (float)(ny - 1));
+    int i = min((int)fx, nx - 2);
+    int j = min((int)fy, ny - 2);
     Stencil s;
     s.k = j * nx + i;
     s.tx = fx - (float)i;
     s.ty = fy - (float)j;
+    s.w = 1.0f;
     return s;
 }
 
@@ -119,19 +121,49 @@ __device__ __forceinline__ float2 at_centre(const InkGrid& g, const float* __res
     return make_float2(0.5f * (uu[0] + uu[1]), 0.5f * (v[j * g.nx + i] + v[(j + 1) * g.nx + i]));
 }
 
-// VelocitySampler::velocity: bilinear on each face lattice, tangential velocity falling to zero
-// within half a cell of a no-slip wall.
+// VelocitySampler::u_factor: what a horizontal velocity sampled at height y is multiplied by —
+// falling linearly to zero over the half cell next to a no-slip bottom or top wall, 1 elsewhere.
+__device__ __forceinline__ float u_factor(const InkGrid& g, float y) {
+    float h = g.half_cell;
+    if ((g.sticks & STICK_BOTTOM) && y < h) return fmaxf(y / h, 0.0f);
+    if ((g.sticks & STICK_TOP) && y > g.height - h) return fmaxf((g.height - y) / h, 0.0f);
+    return 1.0f;
+}
+
+// VelocitySampler::v_factor: the same for a vertical velocity at x (left and right walls).
+__device__ __forceinline__ float v_factor(const InkGrid& g, float x) {
+    float h = g.half_cell;
+    if ((g.sticks & STICK_LEFT) && x < h) return fmaxf(x / h, 0.0f);
+    if ((g.sticks & STICK_RIGHT) && x > g.width - h) return fmaxf((g.width - x) / h, 0.0f);
+    return 1.0f;
+}
+
+// VelocitySampler::velocity: bilinear on each face lattice, the tangential velocity × the
+// no-slip factors.
 __device__ __forceinline__ float2 velocity_at(const InkGrid& g, const float* __restrict__ u, const float* __restrict__ v, float x, float y) {
     float uu = bilinear(u, g.nx + 1, locate(g.nx + 1, g.ny, 0.0f, 0.5f, g.inverse_dx, x, y));
     float vv = bilinear(v, g.nx, locate(g.nx, g.ny + 1, 0.5f, 0.0f, g.inverse_dx, x, y));
-    if (g.sticks != 0u) {
-        float h = g.half_cell;
-        if ((g.sticks & STICK_BOTTOM) && y < h) uu *= fmaxf(y / h, 0.0f);
-        if ((g.sticks & STICK_TOP) && y > g.height - h) uu *= fmaxf((g.height - y) / h, 0.0f);
-        if ((g.sticks & STICK_LEFT) && x < h) vv *= fmaxf(x / h, 0.0f);
-        if ((g.sticks & STICK_RIGHT) && x > g.width - h) vv *= fmaxf((g.width - x) / h, 0.0f);
-    }
+    if (g.sticks != 0u) return make_float2(uu * u_factor(g, y), vv * v_factor(g, x));
     return make_float2(uu, vv);
+}
+
+// Which lattice a trace runs on (advect.rs Points): its wall factor.
+#define ON_U_FACES 0
+#define ON_V_FACES 1
+#define ON_INK 2
+
+// advect.rs `trace`: where the point (x, y), moving at `vel` there, comes from dt earlier — a
+// midpoint (second-order Runge–Kutta) trace through the sampled velocity half a step back — as
+// a stencil of the lattice (nx × ny points, offset (ox, oy), 1/h), with the wall factor of the
+// foot for the flow's own tangential components.
+__device__ __forceinline__ Stencil trace(const InkGrid& g, const float* __restrict__ u, const float* __restrict__ v, int on,
+                                         int nx, int ny, float ox, float oy, float inverse_h, float x, float y, float2 vel,
+                                         float dt) {
+    float2 mid = velocity_at(g, u, v, x - 0.5f * dt * vel.x, y - 0.5f * dt * vel.y);
+    float fx = x - dt * mid.x, fy = y - dt * mid.y;
+    Stencil s = locate(nx, ny, ox, oy, inverse_h, fx, fy);
+    if (g.sticks != 0u) s.w = on == ON_U_FACES ? u_factor(g, fy) : on == ON_V_FACES ? v_factor(g, fx) : 1.0f;
+    return s;
 }
 
 // The fixed velocity of a closed vertical face in column i / horizontal face in row j.
@@ -139,13 +171,13 @@ __device__ __forceinline__ float fixed_u(const InkGrid& g, int i) { return i == 
 __device__ __forceinline__ float fixed_v(const InkGrid& g, int j) { return j == 0 ? g.fixed_bottom : (j == g.ny ? g.fixed_top : 0.0f); }
 
 // The MacCormack correction of one value (advect.rs): φ̂ + ½(φ − φ̂ traced forward), clamped to
-// the four values φ̂ was read from.
+// the four values φ̂ was read from (each side × its trace's wall factor).
 __device__ __forceinline__ float corrected(const float* __restrict__ field, const float* __restrict__ hat, int nx, int k,
                                            Stencil back, Stencil ahead) {
     float a = field[back.k], b = field[back.k + 1], c = field[back.k + nx], d = field[back.k + nx + 1];
-    float low = fminf(fminf(a, b), fminf(c, d));
-    float high = fmaxf(fmaxf(a, b), fmaxf(c, d));
-    float round_trip = bilinear(hat, nx, ahead);
+    float low = fminf(fminf(a, b), fminf(c, d)) * back.w;
+    float high = fmaxf(fmaxf(a, b), fmaxf(c, d)) * back.w;
+    float round_trip = bilinear(hat, nx, ahead) * ahead.w;
     float value = hat[k] + 0.5f * (field[k] - round_trip);
     return clamp_to(value, low, high);
 }
@@ -167,16 +199,18 @@ advect_velocity(const InkGrid g, int hat, const float* __restrict__ u, const flo
     if (j < g.ny) {
         float2 vel = at_u_face(g, u, v, i, j);
         float x = ((float)i + 0.0f) * g.dx, y = ((float)j + 0.5f) * g.dx;
-        float value = bilinear(u, w, locate(w, g.ny, 0.0f, 0.5f, g.inverse_dx, x - dt * vel.x, y - dt * vel.y));
+        Stencil s = trace(g, u, v, ON_U_FACES, w, g.ny, 0.0f, 0.5f, g.inverse_dx, x, y, vel, dt);
+        float value = bilinear(u, w, s);
         int ku = j * w + i;
-        out_u[ku] = hat ? value : (u_open[ku] ? flush(value * decay) : fixed_u(g, i));
+        out_u[ku] = hat ? value * s.w : (u_open[ku] ? flush(value * (s.w * decay)) : fixed_u(g, i));
     }
     if (i < g.nx) {
         float2 vel = at_v_face(g, u, v, i, j);
         float x = ((float)i + 0.5f) * g.dx, y = ((float)j + 0.0f) * g.dx;
-        float value = bilinear(v, g.nx, locate(g.nx, g.ny + 1, 0.5f, 0.0f, g.inverse_dx, x - dt * vel.x, y - dt * vel.y));
+        Stencil s = trace(g, u, v, ON_V_FACES, g.nx, g.ny + 1, 0.5f, 0.0f, g.inverse_dx, x, y, vel, dt);
+        float value = bilinear(v, g.nx, s);
         int kv = j * g.nx + i;
-        out_v[kv] = hat ? value : (v_open[kv] ? flush(value * decay) : fixed_v(g, j));
+        out_v[kv] = hat ? value * s.w : (v_open[kv] ? flush(value * (s.w * decay)) : fixed_v(g, j));
     }
 }
 
@@ -198,8 +232,8 @@ advect_velocity_correct(const InkGrid g, const float* __restrict__ u, const floa
         if (u_open[ku]) {
             float2 vel = at_u_face(g, u, v, i, j);
             float x = ((float)i + 0.0f) * g.dx, y = ((float)j + 0.5f) * g.dx;
-            Stencil back = locate(w, g.ny, 0.0f, 0.5f, g.inverse_dx, x - dt * vel.x, y - dt * vel.y);
-            Stencil ahead = locate(w, g.ny, 0.0f, 0.5f, g.inverse_dx, x - back_dt * vel.x, y - back_dt * vel.y);
+            Stencil back = trace(g, u, v, ON_U_FACES, w, g.ny, 0.0f, 0.5f, g.inverse_dx, x, y, vel, dt);
+            Stencil ahead = trace(g, u, v, ON_U_FACES, w, g.ny, 0.0f, 0.5f, g.inverse_dx, x, y, vel, back_dt);
             out_u[ku] = flush(corrected(u, u_hat, w, ku, back, ahead) * decay);
         } else {
             out_u[ku] = fixed_u(g, i);
@@ -210,8 +244,8 @@ advect_velocity_correct(const InkGrid g, const float* __restrict__ u, const floa
         if (v_open[kv]) {
             float2 vel = at_v_face(g, u, v, i, j);
             float x = ((float)i + 0.5f) * g.dx, y = ((float)j + 0.0f) * g.dx;
-            Stencil back = locate(g.nx, g.ny + 1, 0.5f, 0.0f, g.inverse_dx, x - dt * vel.x, y - dt * vel.y);
-            Stencil ahead = locate(g.nx, g.ny + 1, 0.5f, 0.0f, g.inverse_dx, x - back_dt * vel.x, y - back_dt * vel.y);
+            Stencil back = trace(g, u, v, ON_V_FACES, g.nx, g.ny + 1, 0.5f, 0.0f, g.inverse_dx, x, y, vel, dt);
+            Stencil ahead = trace(g, u, v, ON_V_FACES, g.nx, g.ny + 1, 0.5f, 0.0f, g.inverse_dx, x, y, vel, back_dt);
             out_v[kv] = flush(corrected(v, v_hat, g.nx, kv, back, ahead) * decay);
         } else {
             out_v[kv] = fixed_v(g, j);
@@ -237,10 +271,10 @@ advect_ink(const InkGrid g, int hat, const float* __restrict__ u, const float* _
     int i = (int)(k % (unsigned int)g.ink_nx), j = (int)(k / (unsigned int)g.ink_nx);
     float x = ((float)i + 0.5f) * g.ink_h, y = ((float)j + 0.5f) * g.ink_h;
     float2 vel = ink_velocity(g, u, v, i, j, x, y);
-    Stencil s = locate(g.ink_nx, g.ink_ny, 0.5f, 0.5f, g.ink_inverse_h, x - dt * vel.x, y - dt * vel.y);
+    Stencil s = trace(g, u, v, ON_INK, g.ink_nx, g.ink_ny, 0.5f, 0.5f, g.ink_inverse_h, x, y, vel, dt);
     for (int c = 0; c < 3; ++c) {
         float value = bilinear(ink + c * n, g.ink_nx, s);
-        out[c * n + k] = hat ? value : flush(value * decay);
+        out[c * n + k] = hat ? value * s.w : flush(value * (s.w * decay));
     }
 }
 
@@ -256,8 +290,8 @@ advect_ink_correct(const InkGrid g, const float* __restrict__ u, const float* __
     float x = ((float)i + 0.5f) * g.ink_h, y = ((float)j + 0.5f) * g.ink_h;
     float2 vel = ink_velocity(g, u, v, i, j, x, y);
     float back_dt = -dt;
-    Stencil back = locate(g.ink_nx, g.ink_ny, 0.5f, 0.5f, g.ink_inverse_h, x - dt * vel.x, y - dt * vel.y);
-    Stencil ahead = locate(g.ink_nx, g.ink_ny, 0.5f, 0.5f, g.ink_inverse_h, x - back_dt * vel.x, y - back_dt * vel.y);
+    Stencil back = trace(g, u, v, ON_INK, g.ink_nx, g.ink_ny, 0.5f, 0.5f, g.ink_inverse_h, x, y, vel, dt);
+    Stencil ahead = trace(g, u, v, ON_INK, g.ink_nx, g.ink_ny, 0.5f, 0.5f, g.ink_inverse_h, x, y, vel, back_dt);
     for (int c = 0; c < 3; ++c) {
         out[c * n + k] = flush(corrected(ink + c * n, hat + c * n, g.ink_nx, (int)k, back, ahead) * decay);
     }
@@ -301,17 +335,31 @@ splat_buoyancy(const InkGrid g, const float* __restrict__ ink, const unsigned ch
 
 // ---- curl, vorticity ------------------------------------------------------------------------
 
-// ω = ∂v/∂x − ∂u/∂y at the cell centres from the centre velocities, one-sided at the edges.
+// Flow::curl's derivative across a cell from its neighbours' values (each with whether it
+// exists): central, or one-sided where a free-slip wall leaves only one.
+__device__ __forceinline__ float difference(float lo, bool has_lo, float here, float hi, bool has_hi, float dx) {
+    if (has_lo && has_hi) return (hi - lo) / (2.0f * dx);
+    if (has_hi) return (hi - here) / dx;
+    if (has_lo) return (here - lo) / dx;
+    return 0.0f;
+}
+
+// ω = ∂v/∂x − ∂u/∂y at the cell centres from the centre velocities (Flow::curl): central
+// differences; one-sided at a free-slip wall; at a no-slip wall against the mirror image beyond.
 extern "C" __global__ void __launch_bounds__(INK_BLOCK)
 curl(const InkGrid g, const float* __restrict__ u, const float* __restrict__ v, float* __restrict__ out) {
     unsigned int k = ink_index();
     if (k >= (unsigned int)(g.nx * g.ny)) return;
     int i = (int)(k % (unsigned int)g.nx), j = (int)(k / (unsigned int)g.nx);
-    int il = i > 0 ? i - 1 : 0, ir = min(i + 1, g.nx - 1);
-    int jb = j > 0 ? j - 1 : 0, jt = min(j + 1, g.ny - 1);
-    float dv = at_centre(g, u, v, ir, j).y - at_centre(g, u, v, il, j).y;
-    float du = at_centre(g, u, v, i, jt).x - at_centre(g, u, v, i, jb).x;
-    out[k] = (dv / ((float)(ir - il) * g.dx)) - (du / ((float)(jt - jb) * g.dx));
+    float2 c = at_centre(g, u, v, i, j);
+    bool stick_l = (g.sticks & STICK_LEFT) != 0u, stick_r = (g.sticks & STICK_RIGHT) != 0u;
+    bool stick_b = (g.sticks & STICK_BOTTOM) != 0u, stick_t = (g.sticks & STICK_TOP) != 0u;
+    float left = i > 0 ? at_centre(g, u, v, i - 1, j).y : stick_l ? -c.y : c.y;
+    float right = i + 1 < g.nx ? at_centre(g, u, v, i + 1, j).y : stick_r ? -c.y : c.y;
+    float below = j > 0 ? at_centre(g, u, v, i, j - 1).x : stick_b ? -c.x : c.x;
+    float above = j + 1 < g.ny ? at_centre(g, u, v, i, j + 1).x : stick_t ? -c.x : c.x;
+    out[k] = difference(left, i > 0 || stick_l, c.y, right, i + 1 < g.nx || stick_r, g.dx) -
+             difference(below, j > 0 || stick_b, c.x, above, j + 1 < g.ny || stick_t, g.dx);
 }
 
 // The confinement force of cell (i, j): ε·dx·(N × ω), N the unit gradient of |ω|.
@@ -528,6 +576,14 @@ __device__ __forceinline__ void put_texel(unsigned long long surface, int x, int
 }
 #endif
 
+// Whether texel (x, y) of a w × h picture of the domain falls in a solid cell.
+__device__ __forceinline__ bool solid_at(const InkGrid& g, const unsigned char* __restrict__ solid, int x, int y, int w, int h) {
+    return solid[(y * g.ny / h) * g.nx + x * g.nx / w] != 0;
+}
+
+// The obstacles' grey.
+__device__ __forceinline__ uchar4 grey() { return make_uchar4(115, 115, 115, 255); }
+
 // sim.rs `to_byte`.
 __device__ __forceinline__ unsigned char to_byte(float v) {
     float x = clamp_to(v, 0.0f, 1.0f) * 255.0f + 0.5f;
@@ -573,10 +629,12 @@ __device__ __forceinline__ uchar4 ink_colour(const float* __restrict__ ink, unsi
 // width × height: the ink on its background (VIEW_INK), the flow map (velocity as red/green
 // around ½, speed darkening blue, scaled to the fastest centre, stats[fastest_slot] = its |u|²),
 // a signed field (blue below zero, red above, scaled to stats[largest_slot]), or the flow map at
-// the ink's resolution (nearest) beside the ink.
+// the ink's resolution (nearest) beside the ink; texels in solid cells grey (sim.rs
+// `shade_solids`, per picture: the flow map's own texel in the side-by-side view).
 extern "C" __global__ void __launch_bounds__(INK_BLOCK)
 picture(const InkGrid g, int view, int paper, const float* __restrict__ u, const float* __restrict__ v,
-        const float* __restrict__ ink, const float* __restrict__ scalar, const double* __restrict__ stats,
+        const float* __restrict__ ink, const unsigned char* __restrict__ solid,
+        const float* __restrict__ scalar, const double* __restrict__ stats,
         unsigned int largest_slot, unsigned int fastest_slot, unsigned long long surface, int width, int height) {
     unsigned int k = ink_index();
     if (k >= (unsigned int)(width * height)) return;
@@ -596,10 +654,15 @@ picture(const InkGrid g, int view, int paper, const float* __restrict__ u, const
     } else {
         int iw = g.ink_nx, ih = g.ink_ny;
         if (x < iw) {
-            colour = flow_colour(g, u, v, x * g.nx / iw, y * g.ny / ih, scale);
+            int sx = x * g.nx / iw, sy = y * g.ny / ih;
+            colour = solid_at(g, solid, sx, sy, g.nx, g.ny) ? grey() : flow_colour(g, u, v, sx, sy, scale);
         } else {
             colour = ink_colour(ink, n, (unsigned int)(y * iw + x - iw), paper);
+            if (solid_at(g, solid, x - iw, y, iw, ih)) colour = grey();
         }
+        put_texel(surface, x, y, colour);
+        return;
     }
+    if (solid_at(g, solid, x, y, width, height)) colour = grey();
     put_texel(surface, x, y, colour);
 }

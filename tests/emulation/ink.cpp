@@ -132,14 +132,18 @@ struct State {
     }
 
     void run_picture() {
-        const float* scalar = view == VIEW_SIGNED ? (scalar_field == 0 ? p.data() : scalar_field == 1 ? this->divergence.data() : this->curl.data()) : nullptr;
+        // The divergence and curl views: of this state, into the Jacobi scratch (picture.rs).
+        if (view == VIEW_SIGNED && scalar_field == 1)
+            launch_blocks(blocks(cells()), INK_BLOCK, [&] { ::divergence(g, u.data(), v.data(), solid.data(), p_next.data(), partials.data()); });
+        if (view == VIEW_SIGNED && scalar_field == 2) launch(cells(), [&] { ::curl(g, u.data(), v.data(), p_next.data()); });
+        const float* scalar = view == VIEW_SIGNED ? (scalar_field == 0 ? p.data() : p_next.data()) : nullptr;
         launch_blocks(blocks(cells()), INK_BLOCK, [&] { picture_scale(g, u.data(), v.data(), scalar, partials.data()); });
         finish(cells(), 2, 3u, 7);
         int width = view == VIEW_INK ? g.ink_nx : view == VIEW_SIDE_BY_SIDE ? 2 * g.ink_nx : g.nx;
         int height = view == VIEW_INK || view == VIEW_SIDE_BY_SIDE ? g.ink_ny : g.ny;
         texel_width = width;
         texels.assign((size_t)width * height * 4, 0);
-        launch((unsigned)(width * height), [&] { picture(g, (int)view, (int)paper, u.data(), v.data(), ink.data(), scalar, stats.data(), 7, 8, 0, width, height); });
+        launch((unsigned)(width * height), [&] { picture(g, (int)view, (int)paper, u.data(), v.data(), ink.data(), solid.data(), scalar, stats.data(), 7, 8, 0, width, height); });
     }
 };
 

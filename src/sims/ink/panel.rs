@@ -88,7 +88,8 @@ impl InkSim {
             }
             ui.text(format!(
                 "divergence {:.3e} → {:.3e} 1/s",
-                self.solver.report.divergence_before, self.solver.report.divergence_after
+                self.solver.report().divergence_before,
+                self.solver.report().divergence_after
             ));
         }
         if ui.collapsing_header("Brush and tools", TreeNodeFlags::DEFAULT_OPEN) {
@@ -228,7 +229,7 @@ impl InkSim {
     /// Applies `edit(mask, x, y, k)` to every cell k (centre x, y) of the solid mask and hands
     /// the solver the result.
     fn edit_solid(&mut self, edit: impl Fn(&mut [bool], f32, f32, usize)) {
-        let flow = &self.solver.flow;
+        let flow = self.solver.flow();
         let mut mask = flow.solid().to_vec();
         for k in 0..mask.len() {
             let (x, y) = flow.p.position(k % flow.nx, k / flow.nx);
@@ -241,10 +242,7 @@ impl InkSim {
 
     /// Makes `boundary` the box's sides at once: the masks and the pressure stencil follow.
     pub fn set_boundary(&mut self, boundary: super::Boundary) {
-        self.solver.params.boundary = boundary;
-        self.solver.flow.boundary = boundary;
-        let mask = self.solver.flow.solid().to_vec();
-        self.solver.set_solid(mask);
+        self.solver.set_boundary(boundary);
     }
 }
 
@@ -268,11 +266,16 @@ mod tests {
 
     fn open() -> InkSim {
         let source = Source::parse(SCENE, "test", "test.toml").unwrap();
-        InkSim::open(&source, &OpenOptions::default()).unwrap()
+        // The panel's logic, on the CPU solver wherever the tests run.
+        let options = OpenOptions {
+            backend: crate::sims::Backend::Cpu,
+            ..OpenOptions::default()
+        };
+        InkSim::open(&source, &options).unwrap()
     }
 
     fn solid_at(sim: &InkSim, x: f32, y: f32) -> bool {
-        let flow = &sim.solver.flow;
+        let flow = sim.solver.flow();
         let (i, j) = ((x / flow.dx) as usize, (y / flow.dx) as usize);
         flow.solid()[j * flow.nx + i]
     }
@@ -284,11 +287,11 @@ mod tests {
     fn painting_and_erasing_obstacles_edits_the_solid_cells() {
         let mut sim = open();
         let size = [200, 100];
-        let scene_cells = sim.solver.flow.solid().iter().filter(|&&s| s).count();
+        let scene_cells = sim.solver.flow().solid().iter().filter(|&&s| s).count();
         sim.tool = Tool::PaintObstacle;
         sim.brush.radius = 0.1;
         assert!(sim.pointer([125.0, 50.0], size, true));
-        let painted = sim.solver.flow.solid().iter().filter(|&&s| s).count() - scene_cells;
+        let painted = sim.solver.flow().solid().iter().filter(|&&s| s).count() - scene_cells;
         let expected = std::f32::consts::PI * 0.01 * 32.0 * 32.0;
         assert!(
             (painted as f32 - expected).abs() < 0.15 * expected,
@@ -297,14 +300,16 @@ mod tests {
         assert!(solid_at(&sim, 0.75, 0.5) && !solid_at(&sim, 0.75, 0.65));
         sim.step().unwrap();
         assert_eq!(
-            sim.solver.flow.u.get(24, 16),
+            sim.solver
+                .with_state(|flow, _, _, _| flow.u.get(24, 16))
+                .unwrap(),
             0.0,
             "a face inside is closed"
         );
         sim.pointer([125.0, 50.0], size, false);
         sim.tool = Tool::EraseObstacle;
         sim.pointer([125.0, 50.0], size, true);
-        let left = sim.solver.flow.solid().iter().filter(|&&s| s).count();
+        let left = sim.solver.flow().solid().iter().filter(|&&s| s).count();
         assert_eq!(
             left, scene_cells,
             "the scene's disc stays, the painted one is gone"
@@ -333,7 +338,7 @@ mod tests {
     #[test]
     fn the_sides_change_live() {
         let mut sim = open();
-        assert!(sim.solver.flow.poisson.pure_neumann);
+        assert!(sim.solver.flow().poisson.pure_neumann);
         let mut boundary = sim.solver.params.boundary;
         boundary.sides = [
             SideKind::Inflow,
@@ -342,13 +347,19 @@ mod tests {
             SideKind::Wall,
         ];
         sim.set_boundary(boundary);
-        assert!(!sim.solver.flow.poisson.pure_neumann);
+        assert!(!sim.solver.flow().poisson.pure_neumann);
         sim.solver.params.pressure_solver = PressureSolver::Multigrid;
         sim.step().unwrap();
-        let inflow = sim.solver.flow.u.get(0, 10);
+        let inflow = sim
+            .solver
+            .with_state(|flow, _, _, _| flow.u.get(0, 10))
+            .unwrap();
         assert_eq!(inflow, boundary.inflow_speed);
         assert!(
-            sim.solver.flow.u.get(32, 10) > 0.5,
+            sim.solver
+                .with_state(|flow, _, _, _| flow.u.get(32, 10))
+                .unwrap()
+                > 0.5,
             "fluid leaves on the right"
         );
     }

@@ -187,26 +187,74 @@ impl InkSolver {
         }
     }
 
-    /// Back to a fluid at rest with no ink, obstacles where `solid(x, y)`.
-    pub fn clear(&mut self, solid: &dyn Fn(f32, f32) -> bool) {
+    /// Back to a fluid at rest with no ink on the grid of `params` (a new one when it changed),
+    /// obstacles where `solid(x, y)`, or `keep` when it has the grid's size (obstacles painted
+    /// or dragged stay).
+    pub fn clear(&mut self, solid: &dyn Fn(f32, f32) -> bool, keep: Option<Vec<bool>>) {
         match &mut self.backend {
             Backends::Cpu(cpu) => **cpu = CpuInk::new(self.params.clone(), solid),
             Backends::Cuda(cuda) => {
-                cuda.params.clone_from(&self.params);
-                if let Err(error) = cuda.clear(solid) {
+                let p = &self.params;
+                let grid = |q: &InkParams| (q.cells_x, q.cells_y, q.ink_scale, q.width.to_bits());
+                let result = if grid(p) == grid(&cuda.params) {
+                    cuda.params.clone_from(p);
+                    cuda.clear(solid)
+                } else {
+                    CudaInk::new_on(cuda.device(), p.clone(), solid).map(|new| **cuda = new)
+                };
+                if let Err(error) = result {
                     self.pending = Some(anyhow!("clearing the ink on the GPU: {error}"));
+                }
+            }
+        }
+        if let Some(mask) = keep.filter(|mask| mask.len() == self.flow().solid().len()) {
+            self.set_solid(mask);
+        }
+    }
+
+    /// Makes the cells where `solid` solid (obstacles painted or moved). On CUDA a failure is
+    /// reported by the next step.
+    pub fn set_solid(&mut self, solid: Vec<bool>) {
+        match &mut self.backend {
+            Backends::Cpu(cpu) => cpu.set_solid(solid),
+            Backends::Cuda(cuda) => {
+                if let Err(error) = cuda.set_solid(solid) {
+                    self.pending = Some(anyhow!("changing the obstacles on the GPU: {error}"));
                 }
             }
         }
     }
 
-    /// Makes the cells where `solid` solid (obstacles painted or moved).
-    pub fn set_solid(&mut self, solid: Vec<bool>) -> Result<()> {
+    /// Makes `boundary` the box's sides at once: the masks and the pressure stencil follow.
+    pub fn set_boundary(&mut self, boundary: super::Boundary) {
+        self.params.boundary = boundary;
         match &mut self.backend {
-            Backends::Cpu(cpu) => cpu.set_solid(solid),
-            Backends::Cuda(cuda) => cuda.set_solid(solid)?,
+            Backends::Cpu(cpu) => {
+                cpu.params.boundary = boundary;
+                cpu.flow.boundary = boundary;
+                let mask = cpu.flow.solid().to_vec();
+                cpu.set_solid(mask);
+            }
+            Backends::Cuda(cuda) => {
+                if let Err(error) = cuda.set_boundary(boundary) {
+                    self.pending = Some(anyhow!("changing the box's sides on the GPU: {error}"));
+                }
+            }
         }
-        Ok(())
+    }
+
+    /// The flow's shape and masks (solid cells, open faces, the pressure stencil). Its values
+    /// are current on the CPU only: read them with [`InkSolver::with_state`].
+    pub fn flow(&self) -> &Flow {
+        match &self.backend {
+            Backends::Cpu(cpu) => &cpu.flow,
+            Backends::Cuda(cuda) => cuda.mirror(),
+        }
+    }
+
+    /// Which cells are solid.
+    pub fn solid_mask(&self) -> Vec<bool> {
+        self.flow().solid().to_vec()
     }
 
     /// Calls `f` with the flow, the ink, the curl and the divergence: in place on the CPU, read

@@ -384,6 +384,23 @@ impl CudaInk {
         self.upload(&fields.flow, &fields.ink, None, None)
     }
 
+    /// The flow's shape and masks on the host (its values are not kept up to date).
+    pub fn mirror(&self) -> &Flow {
+        &self.mirror
+    }
+
+    /// Makes `boundary` the box's sides: the masks, the stencil and the grid's constants
+    /// follow (as setting the CPU flow's boundary and its solid cells again).
+    pub fn set_boundary(&mut self, boundary: super::Boundary) -> Result<(), CudaError> {
+        let mut fields = self.read_back()?;
+        self.params.boundary = boundary;
+        self.grid = InkGrid::new(&self.params);
+        fields.flow.boundary = boundary;
+        let mask = fields.flow.solid().to_vec();
+        fields.flow.set_solid(mask);
+        self.upload(&fields.flow, &fields.ink, None, None)
+    }
+
     /// Back to a fluid at rest with no ink, obstacles where `solid(x, y)`.
     pub fn clear(&mut self, solid: &dyn Fn(f32, f32) -> bool) -> Result<(), CudaError> {
         let (flow, ink) = rest_state(&self.params, solid);

@@ -14,10 +14,10 @@
 //!   two), and CUDA's `expf` is within 2 ulp. One stage then differs by a few ulp where values
 //!   are added, and by ulp(x)·|∇φ|·dt/dx where a moved trace position re-weights an
 //!   interpolation; 20 Jacobi sweeps carry such differences without growing them. Measured with
-//!   the GPU-like emulation (contraction on, FMA; `GPU_LIKE_MEASURED` in emulation.rs): at worst
-//!   2.5e-6 of the field's largest value, in `advect` (MacCormack and semi-Lagrangian alike, the
-//!   sampled ink grid worst), 3.5e-7 in `splat`, 1.6e-7 in `pressure`; the allowance is ten
-//!   times the worst, 2.5e-5 (about 200 ulp of the field's scale).
+//!   the GPU-like emulation (contraction on, FMA; `GPU_LIKE_MEASURED` in emulation.rs, a bound
+//!   on it): at worst 1.8e-6 of the field's largest value, in `advect` (2.5e-6 with the Euler
+//!   trace before the midpoint one), 3.5e-7 in `splat`, 1.1e-7 in `pressure`; the allowance is
+//!   ten times the bound, 2.5e-5 (about 200 ulp of the field's scale).
 
 use super::{CudaInk, Fields};
 use crate::sims::ink::boundary::{Boundary, SideKind, Walls};

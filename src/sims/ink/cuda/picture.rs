@@ -51,10 +51,19 @@ impl CudaInk {
         };
         let paper = background == Background::Paper;
         let (k, s, g, b) = (&self.kernels, &self.stream, &self.grid, &mut self.buffers);
+        // The divergence and curl views show this state (after the projection), as the CPU's
+        // picture derives them: computed into the Jacobi scratch, free between steps.
+        match view {
+            "divergence" => {
+                let out = Some(&mut b.p_next);
+                k.divergence(s, g, (&b.u, &b.v), &b.solid, out, &mut b.partials)?
+            }
+            "curl" => k.curl(s, g, (&b.u, &b.v), &mut b.p_next)?,
+            _ => {}
+        }
         let scalar = match view {
             "pressure" => Some(&b.p),
-            "divergence" => Some(&b.divergence),
-            "curl" => Some(&b.curl),
+            "divergence" | "curl" => Some(&b.p_next),
             _ => None,
         };
         k.picture_scale(s, g, (&b.u, &b.v), scalar, &mut b.partials)?;
@@ -92,7 +101,7 @@ impl CudaInk {
                     g,
                     (code, paper),
                     (&b.u, &b.v),
-                    &b.ink,
+                    (&b.ink, &b.solid),
                     scalar,
                     &b.stats,
                     (slot::PICTURE, slot::PICTURE + 1),
