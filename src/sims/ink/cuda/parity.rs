@@ -8,8 +8,10 @@
 //! - [`EMULATION_TOLERANCE`]: the kernels compiled as C++ without contraction evaluate the CPU
 //!   solver's operations in its order, so the fields come out equal to the bit (measured: 0);
 //!   the allowance is 4 units in the last place of an f32 (4 × 2⁻²³ ≈ 4.8e-7), for a compiler
-//!   that evaluates `expf` or a conversion differently. Statistics are sums of squares in f64
-//!   over blocks instead of rows: 1e-12.
+//!   that evaluates `expf` or a conversion differently. Statistics: the GPU sums squares in f64
+//!   per block, the CPU's divergence RMS sums each row's squares in f32 (`Flow::divergence_row`),
+//!   whose rounding grows to n·2⁻²⁴ over a row of n cells (2.9e-6 for the 48-cell rows here;
+//!   measured 1.1e-7): 1e-5.
 //! - [`GPU_TOLERANCE`]: nvcc contracts a·b + c into fused multiply-adds (one rounding instead of
 //!   two), and CUDA's `expf` is within 2 ulp. One stage then differs by a few ulp where values
 //!   are added, and by ulp(x)·|∇φ|·dt/dx where a moved trace position re-weights an
@@ -28,8 +30,8 @@ use crate::sims::ink::{InkStage, Stamp};
 
 /// The emulation's allowance, relative (see the module's comment).
 pub const EMULATION_TOLERANCE: f32 = 4.0 / 8_388_608.0;
-/// The allowance for statistics (f64 sums in another order), relative.
-pub const STATISTICS_TOLERANCE: f64 = 1e-12;
+/// The allowance for statistics (the CPU's f32 row sums against the GPU's f64 ones), relative.
+pub const STATISTICS_TOLERANCE: f64 = 1e-5;
 /// The GPU's allowance, relative (see the module's comment).
 pub const GPU_TOLERANCE: f32 = 2.5e-5;
 /// The GPU's allowance for statistics, relative: they are sums of the fields' squares.
