@@ -280,13 +280,17 @@ fn pictures_show_the_ink_and_the_flow_where_they_are() {
     let open = |name: &str| image::open(out.join(name)).unwrap().to_rgba8();
     let paper = [255, 255, 255, 255];
     let rest = [128, 128, 255, 255];
+    // The obstacle is drawn grey in every view, about 20 cells (80 ink pixels) of it.
+    let grey = [115, 115, 115, 255];
 
     let ink = open("frame_00000_ink.png");
     assert_eq!(ink.dimensions(), (2 * NX as u32, 2 * NY as u32));
-    assert!(ink.pixels().all(|p| p.0 == paper));
+    assert!(ink.pixels().all(|p| p.0 == paper || p.0 == grey));
+    let solid = ink.pixels().filter(|p| p.0 == grey).count();
+    assert!((60..=110).contains(&solid), "{solid} obstacle pixels");
     let flow = open("frame_00000_flow.png");
     assert_eq!(flow.dimensions(), (NX as u32, NY as u32));
-    assert!(flow.pixels().all(|p| p.0 == rest));
+    assert!(flow.pixels().all(|p| p.0 == rest || p.0 == grey));
 
     // The splat's centre (0.25, 0.2) m: ink pixel (16, 48 − 12.8), flow pixel (8, 24 − 6.4).
     let ink = open("frame_00001_ink.png");
@@ -296,12 +300,13 @@ fn pictures_show_the_ink_and_the_flow_where_they_are() {
         centre[0] < 60 && centre[1] < 160 && centre[2] < 230,
         "{centre:?}"
     );
-    let inked = ink.pixels().filter(|p| p.0 != paper).count();
+    let inked = ink.pixels().filter(|p| p.0 != paper && p.0 != grey).count();
     assert!(inked > 50, "{inked} inked pixels");
-    // Three radii (0.18 m) from the splat no ink is stamped: the top and the right stay paper.
+    // Three radii (0.18 m) from the splat no ink is stamped: the top and the right stay paper
+    // (or the obstacle's grey).
     for (x, y, p) in ink.enumerate_pixels() {
         if x >= 32 || y < 12 {
-            assert_eq!(p.0, paper, "({x}, {y})");
+            assert!(p.0 == paper || p.0 == grey, "({x}, {y}): {:?}", p.0);
         }
     }
     let flow = open("frame_00001_flow.png");
