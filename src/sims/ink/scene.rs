@@ -3,7 +3,7 @@
 //! run is reproducible headless.
 
 use super::boundary::{SideKind, Walls};
-use super::params::{Advection, InkParams, PressureSolver};
+use super::params::{Advection, InkParams, PressureSolver, MAX_CELLS};
 use super::Stamp;
 use crate::scene::{syntax_error, Invalid, SceneError, Source};
 use serde::Deserialize;
@@ -87,6 +87,9 @@ pub struct InkScene {
     pub params: InkParams,
     /// What the ink is drawn on.
     pub background: Background,
+    /// The grid on the CUDA backend, when it differs from `params`' (the original's 2048² where
+    /// the CPU runs 512²).
+    pub cuda_cells: Option<[usize; 2]>,
     /// Solid discs.
     pub obstacles: Vec<Obstacle>,
     /// Scripted strokes.
@@ -117,6 +120,7 @@ struct InkFile {
 #[serde(deny_unknown_fields)]
 struct GridFile {
     cells: Option<[usize; 2]>,
+    cuda_cells: Option<[usize; 2]>,
     ink_scale: Option<usize>,
     width: Option<f32>,
 }
@@ -159,6 +163,7 @@ impl InkScene {
         let file: InkFile = toml::from_str(&source.text)
             .map_err(|error| syntax_error(&source.text, &source.origin, &error))?;
         let mut params = InkParams::default();
+        let cuda_cells = file.grid.as_ref().and_then(|g| g.cuda_cells);
         if let Some(grid) = file.grid {
             if let Some([x, y]) = grid.cells {
                 (params.cells_x, params.cells_y) = (x, y);
@@ -195,6 +200,7 @@ impl InkScene {
                 .display
                 .and_then(|d| d.background)
                 .unwrap_or(Background::Paper),
+            cuda_cells,
             obstacles: file.obstacle,
             strokes: file.stroke,
             splats: file.splat,
@@ -212,6 +218,22 @@ impl InkScene {
     /// inside the domain.
     pub fn validate(&self) -> Result<(), Invalid> {
         self.params.validate()?;
+        if let Some([x, y]) = self.cuda_cells {
+            let (cx, cy) = (self.params.cells_x, self.params.cells_y);
+            let sized = [x, y].iter().all(|n| (8..=MAX_CELLS).contains(n))
+                && [x, y]
+                    .iter()
+                    .all(|n| n * self.params.ink_scale <= MAX_CELLS);
+            if !sized || x * cy != y * cx {
+                return Err(Invalid::new(
+                    "grid.cuda_cells",
+                    format!(
+                        "must be 8 to {MAX_CELLS} cells each (with the ink grid at most \
+                         {MAX_CELLS}) in grid.cells' aspect {cx}:{cy}, got [{x}, {y}]"
+                    ),
+                ));
+            }
+        }
         let (w, h) = (self.params.width, self.params.height());
         let inside = |key: String, p: [f32; 2]| {
             if p.iter().all(|v| v.is_finite())
@@ -437,5 +459,23 @@ mod tests {
             error.starts_with("test.toml:3: unknown variant `open`"),
             "{error}"
         );
+    }
+
+    /// `grid.cuda_cells` is the grid on CUDA; it keeps `grid.cells`' aspect.
+    #[test]
+    fn cuda_cells_keep_the_aspect() {
+        let grid = |cuda: &str| {
+            parse(&format!(
+                "kind = \"ink\"\n[grid]\ncells = [128, 64]\ncuda_cells = {cuda}\n"
+            ))
+        };
+        assert_eq!(grid("[1024, 512]").unwrap().cuda_cells, Some([1024, 512]));
+        let error = grid("[1024, 1024]").unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "test.toml:4: grid.cuda_cells: must be 8 to 4096 cells each (with the ink grid at \
+             most 4096) in grid.cells' aspect 128:64, got [1024, 1024]"
+        );
+        assert!(grid("[8192, 4096]").is_err());
     }
 }

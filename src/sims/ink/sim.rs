@@ -115,9 +115,10 @@ impl InkSim {
                 );
             }
         }
-        let cells_given = options.elements.is_some() || cells_in(&source.text);
+        let cuda_cells =
+            InkSolver::cuda_cells(&scene, options.elements.is_some(), cells_in(&source.text));
         let (solver, note) =
-            InkSolver::create(&mut scene, cells_given, options.backend, options.device)?;
+            InkSolver::create(&mut scene, cuda_cells, options.backend, options.device)?;
         let width = scene.params.width;
         let (scene_cells, scene_ink_scale) = (scene.params.cells_x, scene.params.ink_scale);
         Ok(InkSim {
@@ -339,7 +340,7 @@ impl Sim for InkSim {
             self.solver.release_gl();
             let mut scene = self.scene.clone();
             let params = std::mem::replace(&mut scene.params, self.solver.params.clone());
-            let (solver, note) = InkSolver::create(&mut scene, true, Backend::Cuda, device)?;
+            let (solver, note) = InkSolver::create(&mut scene, None, Backend::Cuda, device)?;
             scene.params = params;
             (self.solver, self.note) = (solver, note);
             self.time = 0.0;

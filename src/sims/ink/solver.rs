@@ -32,12 +32,13 @@ pub struct InkSolver {
 }
 
 impl InkSolver {
-    /// The solver `backend` asks for on CUDA device `device`, for `scene` (whose grid a scene
-    /// that leaves `grid.cells` out (`cells_given`) gets as [`CUDA_DEFAULT_CELLS`]² on CUDA), and a
-    /// sentence saying which backend runs and why.
+    /// The solver `backend` asks for on CUDA device `device`, for `scene` (on CUDA with the
+    /// grid `cuda_cells` when given: the scene's `grid.cuda_cells`, or [`CUDA_DEFAULT_CELLS`]²
+    /// for a scene without a grid, see [`InkSolver::cuda_cells`]), and a sentence saying which
+    /// backend runs and why.
     pub fn create(
         scene: &mut InkScene,
-        cells_given: bool,
+        cuda_cells: Option<[usize; 2]>,
         backend: Backend,
         device: usize,
     ) -> Result<(InkSolver, String)> {
@@ -70,8 +71,8 @@ impl InkSolver {
             return Ok((InkSolver::cpu(scene.params.clone(), &solid(scene)), note));
         }
         let cpu_params = scene.params.clone();
-        if !cells_given {
-            (scene.params.cells_x, scene.params.cells_y) = (CUDA_DEFAULT_CELLS, CUDA_DEFAULT_CELLS);
+        if let Some([x, y]) = cuda_cells {
+            (scene.params.cells_x, scene.params.cells_y) = (x, y);
         }
         match CudaInk::new_on(device, scene.params.clone(), &solid(scene)) {
             Ok(cuda) => {
@@ -94,6 +95,21 @@ impl InkSolver {
                 Ok((InkSolver::cpu(scene.params.clone(), &solid(scene)), note))
             }
             Err(error) => Err(anyhow!("scene {}: {error}", scene.name)),
+        }
+    }
+
+    /// The grid a scene runs with on CUDA, when it differs from `grid.cells`: none when the
+    /// cells were rescaled (`bench --particles`, `rescaled`), else the scene's
+    /// `grid.cuda_cells`, else [`CUDA_DEFAULT_CELLS`]² when the file sets no `grid.cells`.
+    pub fn cuda_cells(scene: &InkScene, rescaled: bool, cells_set: bool) -> Option<[usize; 2]> {
+        if rescaled {
+            None
+        } else if scene.cuda_cells.is_some() {
+            scene.cuda_cells
+        } else if cells_set {
+            None
+        } else {
+            Some([CUDA_DEFAULT_CELLS; 2])
         }
     }
 
