@@ -142,16 +142,13 @@ impl Lattice {
     /// The stencil of (x, y) m, clamped to the lattice (values beyond its edge are its edge's).
     #[inline]
     pub fn bilinear(&self, x: f32, y: f32) -> Bilinear {
-        // max/min rather than clamp (no bounds assertion), and i32 casts (a lattice is at most
-        // 4097 points wide): the trace runs this twice per point and per step.
-        let fx = (x * self.inverse_h - self.offset[0])
-            .max(0.0)
-            .min((self.nx - 1) as f32);
-        let fy = (y * self.inverse_h - self.offset[1])
-            .max(0.0)
-            .min((self.ny - 1) as f32);
-        let i = (fx as i32 as usize).min(self.nx - 2);
-        let j = (fy as i32 as usize).min(self.ny - 2);
+        // (clamp and usize casts measured faster here than max/min and i32 casts: advect 20 ms
+        // against 24 at 512²; the same values as the kernels' fmaxf/fminf for every finite
+        // position — a NaN one, which a failed run has already reported, keeps its NaN here.)
+        let fx = (x * self.inverse_h - self.offset[0]).clamp(0.0, (self.nx - 1) as f32);
+        let fy = (y * self.inverse_h - self.offset[1]).clamp(0.0, (self.ny - 1) as f32);
+        let i = (fx as usize).min(self.nx - 2);
+        let j = (fy as usize).min(self.ny - 2);
         Bilinear {
             k: j * self.nx + i,
             tx: fx - i as f32,
