@@ -201,14 +201,21 @@ impl CpuInk {
         fx.par_chunks_mut(nx)
             .zip(fy.par_chunks_mut(nx))
             .enumerate()
+            .with_min_len(8)
             .for_each(|(j, (row_x, row_y))| {
+                // Neighbours clamped at the box's edges: the row's own value beyond them.
+                let (jb, jt) = (j.saturating_sub(1), (j + 1).min(ny - 1));
+                let (here, below, above) = (
+                    &curl.data[j * nx..(j + 1) * nx],
+                    &curl.data[jb * nx..(jb + 1) * nx],
+                    &curl.data[jt * nx..(jt + 1) * nx],
+                );
                 for i in 0..nx {
                     let (il, ir) = (i.saturating_sub(1), (i + 1).min(nx - 1));
-                    let (jb, jt) = (j.saturating_sub(1), (j + 1).min(ny - 1));
-                    let gx = curl.get(ir, j).abs() - curl.get(il, j).abs();
-                    let gy = curl.get(i, jt).abs() - curl.get(i, jb).abs();
+                    let gx = here[ir].abs() - here[il].abs();
+                    let gy = above[i].abs() - below[i].abs();
                     let length = (gx * gx + gy * gy).sqrt() + 1e-20;
-                    let w = curl.get(i, j);
+                    let w = here[i];
                     row_x[i] = epsilon * gy / length * w;
                     row_y[i] = -epsilon * gx / length * w;
                 }
