@@ -6,8 +6,8 @@
 //! are `ink_scale` times smaller.
 
 use super::fields::{Field, Flow, Ink};
+use super::picture::picture;
 use super::scene::Background;
-use super::sim::picture;
 use crate::output::Grid;
 use crate::sims::Picture;
 

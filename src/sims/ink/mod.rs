@@ -13,6 +13,7 @@ pub mod fields;
 mod multigrid;
 mod panel;
 pub mod params;
+mod picture;
 pub mod scene;
 mod sim;
 pub mod solver;

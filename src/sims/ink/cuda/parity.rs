@@ -359,7 +359,7 @@ pub fn gpu_run_comparison(
             .map_err(|e| e.to_string())?;
     }
     let fields = cuda.read_back().map_err(|e| e.to_string())?;
-    let (energy, fastest) = crate::sims::ink::sim::kinetic_energy_and_max_speed(&cpu.flow);
+    let (energy, fastest) = crate::sims::ink::picture::kinetic_energy_and_max_speed(&cpu.flow);
     let t = cuda.totals;
     Ok((
         differences(&fields_of(&cpu), &fields),
