@@ -8,7 +8,7 @@ use super::advect::{self, Points, Scratch};
 use super::fields::{Field, Flow, Ink};
 use super::multigrid::Multigrid;
 use super::params::{InkParams, PressureSolver};
-use super::{InkStage, SolveReport, Stamp};
+use super::{splat_box, InkStage, SolveReport, Stamp};
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -151,13 +151,7 @@ impl CpuInk {
                 (-(ex * ex + ey * ey) / (stamp.radius * stamp.radius)).exp()
             };
             let scale = if stamp.per_second { dt } else { 1.0 };
-            let reach = 3.0 * stamp.radius;
-            let region = [
-                stamp.position[0] - reach,
-                stamp.position[1] - reach,
-                stamp.position[0] + reach,
-                stamp.position[1] + reach,
-            ];
+            let region = stamp.region();
             add_gaussian(&mut self.flow.u, stamp.velocity[0] * scale, region, &weight);
             add_gaussian(&mut self.flow.v, stamp.velocity[1] * scale, region, &weight);
             for (channel, &amount) in self.ink.channels.iter_mut().zip(&stamp.ink) {
@@ -316,22 +310,20 @@ fn add_gaussian(
     if amount == 0.0 {
         return;
     }
-    let (nx, ny, h, offset) = (field.nx, field.ny, field.h, field.offset);
-    let index = |v: f32, o: f32, n: usize| ((v / h - o).max(0.0) as usize).min(n);
-    let (i0, i1) = (
-        index(region[0], offset[0], nx),
-        index(region[2], offset[0], nx - 1) + 1,
-    );
-    let (j0, j1) = (
-        index(region[1], offset[1], ny),
-        index(region[3], offset[1], ny - 1) + 1,
-    );
-    field.data[j0 * nx..j1.min(ny) * nx]
+    let (nx, h, offset) = (field.nx, field.h, field.offset);
+    let (columns, rows) = splat_box(region, (nx, field.ny), offset, h);
+    let j0 = rows.start;
+    field.data[rows.start * nx..rows.end * nx]
         .par_chunks_mut(nx)
         .enumerate()
         .for_each(|(dj, row)| {
             let y = ((j0 + dj) as f32 + offset[1]) * h;
-            for (i, value) in row.iter_mut().enumerate().take(i1.min(nx)).skip(i0) {
+            for (i, value) in row
+                .iter_mut()
+                .enumerate()
+                .take(columns.end)
+                .skip(columns.start)
+            {
                 let x = (i as f32 + offset[0]) * h;
                 *value += amount * weight(x, y);
             }

@@ -580,24 +580,24 @@ impl VelocitySampler<'_> {
     /// the top; 1 elsewhere.
     #[inline(always)]
     pub fn u_factor(&self, y: f32) -> f32 {
-        let h = self.half_cell;
-        if self.sticks[BOTTOM] && y < h {
-            (y / h).max(0.0)
-        } else if self.sticks[TOP] && y > self.height - h {
-            ((self.height - y) / h).max(0.0)
-        } else {
-            1.0
-        }
+        self.stick(y, self.height, self.sticks[BOTTOM], self.sticks[TOP])
     }
 
     /// What a vertical velocity sampled at x is multiplied by (no-slip left and right walls).
     #[inline(always)]
     pub fn v_factor(&self, x: f32) -> f32 {
+        self.stick(x, self.width, self.sticks[LEFT], self.sticks[RIGHT])
+    }
+
+    /// The no-slip factor at `s` along an axis of the box `extent` long, with sticking walls
+    /// at 0 (`low`) and at `extent` (`high`).
+    #[inline(always)]
+    fn stick(&self, s: f32, extent: f32, low: bool, high: bool) -> f32 {
         let h = self.half_cell;
-        if self.sticks[LEFT] && x < h {
-            (x / h).max(0.0)
-        } else if self.sticks[RIGHT] && x > self.width - h {
-            ((self.width - x) / h).max(0.0)
+        if low && s < h {
+            (s / h).max(0.0)
+        } else if high && s > extent - h {
+            ((extent - s) / h).max(0.0)
         } else {
             1.0
         }

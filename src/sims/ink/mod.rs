@@ -89,6 +89,38 @@ pub struct Stamp {
     pub per_second: bool,
 }
 
+impl Stamp {
+    /// The square the stamp touches, [x0, y0, x1, y1] m: three Gaussian radii around its
+    /// centre, beyond which the weight is below e⁻⁹.
+    pub fn region(&self) -> [f32; 4] {
+        let reach = 3.0 * self.radius;
+        let [x, y] = self.position;
+        [x - reach, y - reach, x + reach, y + reach]
+    }
+}
+
+/// The points of a `size` lattice (offset `offset` spacings, spacing `h`) inside `region`
+/// ([x0, y0, x1, y1] m), as index ranges (columns, rows), each clamped to the lattice; the
+/// CPU splat and the CUDA splat's launch boxes share it.
+pub fn splat_box(
+    region: [f32; 4],
+    size: (usize, usize),
+    offset: [f32; 2],
+    h: f32,
+) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
+    let (nx, ny) = size;
+    let index = |v: f32, o: f32, n: usize| ((v / h - o).max(0.0) as usize).min(n);
+    let (i0, i1) = (
+        index(region[0], offset[0], nx),
+        index(region[2], offset[0], nx - 1) + 1,
+    );
+    let (j0, j1) = (
+        index(region[1], offset[1], ny),
+        index(region[3], offset[1], ny - 1) + 1,
+    );
+    (i0..i1.min(nx), j0..j1.min(ny))
+}
+
 /// What the last step's projection did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SolveReport {

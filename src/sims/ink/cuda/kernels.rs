@@ -6,7 +6,7 @@ use crate::cuda::launch::{self, KernelArgs, OrNull};
 use crate::cuda::{CudaError, Module};
 use crate::sims::ink::boundary::{BOTTOM, LEFT, RIGHT, TOP};
 use crate::sims::ink::params::InkParams;
-use crate::sims::ink::Stamp;
+use crate::sims::ink::{splat_box, Stamp};
 use bytemuck::{Pod, Zeroable};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr, LaunchConfig};
 use std::sync::Arc;
@@ -164,13 +164,7 @@ impl InkSplat {
 /// the amounts. Lattices with nothing to add or an empty box are left out.
 pub fn splat_records(grid: &InkGrid, stamp: &Stamp, dt: f32) -> Vec<(SplatLattice, InkSplat)> {
     let scale = if stamp.per_second { dt } else { 1.0 };
-    let reach = 3.0 * stamp.radius;
-    let region = [
-        stamp.position[0] - reach,
-        stamp.position[1] - reach,
-        stamp.position[0] + reach,
-        stamp.position[1] + reach,
-    ];
+    let region = stamp.region();
     let (nx, ny) = (grid.nx as usize, grid.ny as usize);
     let (inx, iny) = (grid.ink_nx as usize, grid.ink_ny as usize);
     let lattices = [
@@ -195,17 +189,10 @@ pub fn splat_records(grid: &InkGrid, stamp: &Stamp, dt: f32) -> Vec<(SplatLattic
         if amounts.iter().all(|&a| a == 0.0) {
             continue;
         }
-        let index = |v: f32, o: f32, n: usize| ((v / h - o).max(0.0) as usize).min(n);
-        let (i0, i1) = (
-            index(region[0], offset[0], lx),
-            index(region[2], offset[0], lx - 1) + 1,
-        );
-        let (j0, j1) = (
-            index(region[1], offset[1], ly),
-            index(region[3], offset[1], ly - 1) + 1,
-        );
-        let width = i1.min(lx).saturating_sub(i0);
-        let rows = j1.min(ly).saturating_sub(j0);
+        let (columns, rows_range) = splat_box(region, (lx, ly), offset, h);
+        let (i0, j0) = (columns.start, rows_range.start);
+        let width = columns.len();
+        let rows = rows_range.len();
         if width == 0 || rows == 0 {
             continue;
         }
