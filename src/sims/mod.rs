@@ -8,6 +8,7 @@
 pub mod doctor;
 pub mod ink;
 pub mod pbf;
+pub mod pool;
 #[cfg(test)]
 pub mod probe;
 
@@ -30,6 +31,8 @@ pub enum Kind {
     Pbf,
     /// 2D stable fluids carrying ink (Stam 1999).
     Ink,
+    /// A height-field water surface (Müller 2008) or a spring lattice, with drops and islands.
+    Pool,
     /// A test-only kind (a 1D heat rod), proving the seams; not shipped.
     #[cfg(test)]
     Probe,
@@ -40,6 +43,7 @@ impl Kind {
     pub const ALL: &[Kind] = &[
         Kind::Pbf,
         Kind::Ink,
+        Kind::Pool,
         #[cfg(test)]
         Kind::Probe,
     ];
@@ -49,6 +53,7 @@ impl Kind {
         match self {
             Kind::Pbf => pbf::KIND,
             Kind::Ink => ink::KIND,
+            Kind::Pool => pool::KIND,
             #[cfg(test)]
             Kind::Probe => probe::KIND,
         }
@@ -128,6 +133,7 @@ pub fn open(source: &Source, options: &OpenOptions) -> Result<Box<dyn Sim>> {
     Ok(match Kind::of(source)? {
         Kind::Pbf => Box::new(pbf::PbfSim::open(source, options)?),
         Kind::Ink => Box::new(ink::InkSim::open(source, options)?),
+        Kind::Pool => Box::new(pool::PoolSim::open(source, options)?),
         #[cfg(test)]
         Kind::Probe => Box::new(probe::ProbeSim::open(source, options)?),
     })
@@ -138,6 +144,7 @@ pub fn describe(source: &Source) -> Result<String> {
     Ok(match Kind::of(source)? {
         Kind::Pbf => pbf::scene::Scene::from_source(source)?.description,
         Kind::Ink => ink::scene::InkScene::from_source(source)?.description,
+        Kind::Pool => pool::scene::PoolScene::from_source(source)?.description,
         #[cfg(test)]
         Kind::Probe => probe::Rod::from_source(source)?.description,
     })
@@ -306,6 +313,20 @@ pub trait Sim {
 
     /// The concrete simulation, for tests and kind-specific tools.
     fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+/// A panel's combo box over `all`, named by `name`; returns the new choice when the user made one.
+pub fn choose<T: Copy + PartialEq>(
+    ui: &imgui::Ui,
+    label: &str,
+    all: &[T],
+    current: T,
+    name: impl Fn(T) -> &'static str,
+) -> Option<T> {
+    let names: Vec<&str> = all.iter().map(|&t| name(t)).collect();
+    let mut k = all.iter().position(|&t| t == current).unwrap_or(0);
+    ui.combo_simple_string(label, &mut k, &names)
+        .then_some(all[k])
 }
 
 /// The running simulation as its concrete kind (`None` when it is another kind).

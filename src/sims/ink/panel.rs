@@ -7,6 +7,7 @@ use super::params::{Advection, PressureSolver};
 use super::scene::Background;
 use super::sim::InkSim;
 use super::Stamp;
+use crate::sims::choose;
 use anyhow::{anyhow, Result};
 
 /// What left drag does in the viewer.
@@ -40,20 +41,6 @@ impl Tool {
             Tool::MoveObstacle => "drag a disc",
         }
     }
-}
-
-/// A combo box over `all`, named by `name`; returns the new choice when the user made one.
-fn choose<T: Copy + PartialEq>(
-    ui: &imgui::Ui,
-    label: &str,
-    all: &[T],
-    current: T,
-    name: impl Fn(T) -> &'static str,
-) -> Option<T> {
-    let names: Vec<&str> = all.iter().map(|&t| name(t)).collect();
-    let mut k = all.iter().position(|&t| t == current).unwrap_or(0);
-    ui.combo_simple_string(label, &mut k, &names)
-        .then_some(all[k])
 }
 
 impl InkSim {

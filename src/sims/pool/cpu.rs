@@ -1,0 +1,286 @@
+//! The CPU (rayon) solver: one function per stage, named as the kernels in `kernels/pool.cu`.
+//! A substep is `forces` → `integrate` → `edges`; `disturb` (drops) runs once per frame before.
+
+use super::params::{Model, PoolParams};
+use super::surface::{Surface, FIXED, LOCK_H, OPEN};
+use rayon::prelude::*;
+
+/// Rows per rayon task: small grids run on one thread.
+const MIN_ROWS: usize = 16;
+
+/// The per-substep constants every stage reads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepConstants {
+    /// Model.
+    pub model: Model,
+    /// Nodes per side.
+    pub n: usize,
+    /// Spacing, m.
+    pub h: f32,
+    /// Substep, s.
+    pub dt: f32,
+    /// c²/h², 1/s² (wave).
+    pub wave_k: f32,
+    /// Structural stiffness per unit mass, 1/s² (springs).
+    pub spring_k: f32,
+    /// Structural rest length, m.
+    pub rest: f32,
+    /// Whether shear springs exist.
+    pub shear: bool,
+    /// Velocity decay per substep, e^(−damping·dt).
+    pub decay: f32,
+    /// Mur's coefficient (c·dt − h)/(c·dt + h).
+    pub mur: f32,
+}
+
+impl StepConstants {
+    /// The constants of `params`' substep.
+    pub fn new(params: &PoolParams) -> StepConstants {
+        let (h, dt, c) = (params.spacing(), params.substep_dt(), params.wave_speed);
+        StepConstants {
+            model: params.model,
+            n: params.nodes,
+            h,
+            dt,
+            wave_k: c * c / (h * h),
+            spring_k: params.stiffness(),
+            rest: params.rest_length(),
+            shear: params.shear,
+            decay: (-params.damping * dt).exp(),
+            mur: (c * dt - h) / (c * dt + h),
+        }
+    }
+}
+
+/// `forces`: every node's acceleration. Wave: c²/h²·Σ(u_nb − u) over the neighbours that exist
+/// (a missing one mirrors the node: the pool wall's reflection). Springs: the pull of the four
+/// structural springs (rest length h/τ) and, with shear, the four diagonal ones (rest √2·h).
+pub fn forces(s: &mut Surface, k: &StepConstants) {
+    match k.model {
+        Model::Wave => wave_forces(s, k),
+        Model::Springs => spring_forces(s, k),
+    }
+}
+
+fn wave_forces(s: &mut Surface, k: &StepConstants) {
+    let n = s.n;
+    let u = &s.height;
+    s.accel
+        .par_chunks_mut(n)
+        .with_min_len(MIN_ROWS)
+        .enumerate()
+        .for_each(|(j, row)| {
+            let here = &u[j * n..(j + 1) * n];
+            let below = if j > 0 { &u[(j - 1) * n..j * n] } else { here };
+            let above = if j + 1 < n {
+                &u[(j + 1) * n..(j + 2) * n]
+            } else {
+                here
+            };
+            let lap = |i: usize, left: f32, right: f32| {
+                (left - here[i]) + (right - here[i]) + (below[i] - here[i]) + (above[i] - here[i])
+            };
+            row[0] = k.wave_k * lap(0, here[0], here[1]);
+            for i in 1..n - 1 {
+                row[i] = k.wave_k * lap(i, here[i - 1], here[i + 1]);
+            }
+            row[n - 1] = k.wave_k * lap(n - 1, here[n - 2], here[n - 1]);
+        });
+}
+
+/// The pull on a node at `p` of a spring to `q` with stiffness `stiffness` and rest `rest`.
+#[inline]
+fn pull(p: [f32; 3], q: [f32; 3], stiffness: f32, rest: f32) -> [f32; 3] {
+    let d = [q[0] - p[0], q[1] - p[1], q[2] - p[2]];
+    let length = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+    if length == 0.0 {
+        return [0.0; 3];
+    }
+    let f = stiffness * (length - rest) / length;
+    [f * d[0], f * d[1], f * d[2]]
+}
+
+const STRUCTURAL: [(isize, isize); 4] = [(-1, 0), (1, 0), (0, -1), (0, 1)];
+const DIAGONAL: [(isize, isize); 4] = [(-1, -1), (1, -1), (-1, 1), (1, 1)];
+
+fn spring_forces(s: &mut Surface, k: &StepConstants) {
+    let n = s.n;
+    let (height, offset) = (&s.height, &s.offset);
+    let h = s.h;
+    let position = |i: usize, j: usize| {
+        let m = j * n + i;
+        [
+            i as f32 * h + offset[m][0],
+            height[m],
+            j as f32 * h + offset[m][1],
+        ]
+    };
+    let diagonal_rest = std::f32::consts::SQRT_2 * h;
+    s.accel
+        .par_chunks_mut(n)
+        .zip(s.accel_h.par_chunks_mut(n))
+        .with_min_len(MIN_ROWS)
+        .enumerate()
+        .for_each(|(j, (vertical, horizontal))| {
+            for i in 0..n {
+                let p = position(i, j);
+                let mut f = [0.0f32; 3];
+                let mut add = |offsets: &[(isize, isize)], stiffness: f32, rest: f32| {
+                    for &(di, dj) in offsets {
+                        let (a, b) = (i as isize + di, j as isize + dj);
+                        if a < 0 || b < 0 || a >= n as isize || b >= n as isize {
+                            continue;
+                        }
+                        let g = pull(p, position(a as usize, b as usize), stiffness, rest);
+                        f = [f[0] + g[0], f[1] + g[1], f[2] + g[2]];
+                    }
+                };
+                add(&STRUCTURAL, k.spring_k, k.rest);
+                if k.shear {
+                    add(&DIAGONAL, k.spring_k, diagonal_rest);
+                }
+                vertical[i] = f[1];
+                horizontal[i] = [f[0], f[2]];
+            }
+        });
+}
+
+/// `integrate`: symplectic Euler. v ← (v + a·dt)·decay, then x ← x + v·dt; fixed nodes stay
+/// at rest, locked ones move only vertically.
+pub fn integrate(s: &mut Surface, k: &StepConstants) {
+    let n = s.n;
+    let (dt, decay, springs) = (k.dt, k.decay, k.model == Model::Springs);
+    s.height
+        .par_chunks_mut(n)
+        .zip(s.velocity.par_chunks_mut(n))
+        .zip(s.accel.par_chunks(n))
+        .zip(s.offset.par_chunks_mut(n))
+        .zip(s.velocity_h.par_chunks_mut(n))
+        .zip(s.accel_h.par_chunks(n))
+        .zip(s.flags.par_chunks(n))
+        .with_min_len(MIN_ROWS)
+        .for_each(|((((((u, v), a), x), w), b), flags)| {
+            for i in 0..n {
+                if flags[i] & FIXED != 0 {
+                    v[i] = 0.0;
+                    continue;
+                }
+                v[i] = (v[i] + a[i] * dt) * decay;
+                u[i] += v[i] * dt;
+                if springs && flags[i] & LOCK_H == 0 {
+                    for c in 0..2 {
+                        w[i][c] = (w[i][c] + b[i][c] * dt) * decay;
+                        x[i][c] += w[i][c] * dt;
+                    }
+                }
+            }
+        });
+}
+
+/// `edges`: Mur's first-order absorbing condition on open edge nodes, u_b ← u_a⁰ + m·(u_a −
+/// u_b⁰) with a the inner neighbour, ⁰ the values before this substep (recovered as u − v·dt)
+/// and m = (c·dt − h)/(c·dt + h): a wave arriving along the normal leaves without reflection.
+/// Corner nodes take the mean of their two sides. Does nothing when no edge is open.
+pub fn edges(s: &mut Surface, k: &StepConstants) {
+    let n = s.n;
+    if s.flags[0] & OPEN == 0 && s.flags[n / 2] & OPEN == 0 {
+        return;
+    }
+    let dt = k.dt;
+    let before = |s: &Surface, m: usize| s.height[m] - s.velocity[m] * dt;
+    let mut updates = Vec::with_capacity(4 * n);
+    for e in 0..n {
+        for (i, j) in [(e, 0), (e, n - 1), (0, e), (n - 1, e)] {
+            let m = j * n + i;
+            if s.flags[m] & OPEN == 0 || s.flags[m] & FIXED != 0 {
+                continue;
+            }
+            let mut sum = 0.0;
+            let mut count = 0.0;
+            for (a, b, is_edge) in [
+                (1, j, i == 0),
+                (n - 2, j, i == n - 1),
+                (i, 1, j == 0),
+                (i, n - 2, j == n - 1),
+            ] {
+                if is_edge {
+                    let inner = b * n + a;
+                    sum += before(s, inner) + k.mur * (s.height[inner] - before(s, m));
+                    count += 1.0;
+                }
+            }
+            updates.push((m, sum / count));
+        }
+    }
+    for (m, u) in updates {
+        let old = before(s, m);
+        s.height[m] = u;
+        s.velocity[m] = (u - old) / dt;
+    }
+}
+
+/// One substep: `forces`, `integrate`, `edges`.
+pub fn substep(s: &mut Surface, k: &StepConstants) {
+    forces(s, k);
+    integrate(s, k);
+    edges(s, k);
+}
+
+/// The surface's energy per unit node mass, m²/s² (kinetic, potential): ½Σv², and ½c²/h²·Σ
+/// over neighbour pairs (u_a − u_b)² (wave) or Σ over springs ½(k/m)(l − l₀)² less its rest
+/// value (springs).
+pub fn energy(s: &Surface, params: &PoolParams) -> (f64, f64) {
+    let n = s.n;
+    let k = StepConstants::new(params);
+    let mut kinetic = 0.0f64;
+    for m in 0..n * n {
+        let [a, b] = s.velocity_h[m];
+        kinetic += 0.5 * f64::from(s.velocity[m].powi(2) + a * a + b * b);
+    }
+    let mut potential = 0.0f64;
+    let pairs = |di: usize, dj: usize| {
+        (0..n - dj).flat_map(move |j| (0..n - di).map(move |i| (i, j, i + di, j + dj)))
+    };
+    match params.model {
+        Model::Wave => {
+            for (i, j, a, b) in pairs(1, 0).chain(pairs(0, 1)) {
+                let d = f64::from(s.height[j * n + i] - s.height[b * n + a]);
+                potential += 0.5 * f64::from(k.wave_k) * d * d;
+            }
+        }
+        Model::Springs => {
+            let spring = |p: [f32; 3], q: [f32; 3], rest: f32| {
+                let l = ((q[0] - p[0]) as f64).hypot((q[1] - p[1]) as f64);
+                let l = l.hypot((q[2] - p[2]) as f64);
+                0.5 * f64::from(k.spring_k) * (l - f64::from(rest)).powi(2)
+            };
+            let h = f64::from(s.h);
+            let structural_rest = 0.5 * f64::from(k.spring_k) * (h - f64::from(k.rest)).powi(2);
+            for (i, j, a, b) in pairs(1, 0).chain(pairs(0, 1)) {
+                potential += spring(s.position(i, j), s.position(a, b), k.rest) - structural_rest;
+            }
+            if k.shear {
+                let diagonal = std::f32::consts::SQRT_2 * s.h;
+                for (i, j, a, b) in pairs(1, 1) {
+                    potential += spring(s.position(i, j), s.position(a, b), diagonal);
+                    potential += spring(s.position(a, j), s.position(i, b), diagonal);
+                }
+            }
+        }
+    }
+    (kinetic, potential)
+}
+
+/// The height field's exact invariant under symplectic Euler without damping: ½(vᵀv + uᵀKu −
+/// dt·vᵀKu) with K = −c²Δ_h, taken between substeps (the kinetic plus potential energy, less
+/// dt/2·Σv·Ku; conserved to rounding, where the energy itself oscillates by O(dt)).
+pub fn wave_invariant(s: &Surface, params: &PoolParams) -> f64 {
+    let (kinetic, potential) = energy(s, params);
+    let mut copy = s.clone();
+    let k = StepConstants::new(params);
+    wave_forces(&mut copy, &k);
+    let cross: f64 = (0..s.n * s.n)
+        .map(|m| f64::from(s.velocity[m]) * f64::from(copy.accel[m]))
+        .sum();
+    kinetic + potential + 0.5 * f64::from(k.dt) * cross
+}

@@ -1,0 +1,239 @@
+//! Pool's parameters: the grid, the surface model and its edges, the wave speed and damping,
+//! and the time step split into stable substeps.
+
+use crate::scene::Invalid;
+use serde::Deserialize;
+
+/// Fewest nodes per side.
+pub const MIN_NODES: usize = 8;
+/// Most nodes per side: 8192² nodes hold ~1.9 GiB of state on the springs model.
+pub const MAX_NODES: usize = 8192;
+/// The height field's Courant number c·dt/h per substep (the symplectic scheme is stable up to
+/// 1/√2; the spec's `c ≤ 0.5·h/dt`).
+pub const WAVE_COURANT: f32 = 0.5;
+/// The springs' substep as a fraction of the stability limit 2/ω_max (ω_max bounded by
+/// Gershgorin's theorem from the springs at a node).
+pub const SPRING_SAFETY: f32 = 0.7;
+/// Most substeps a frame may take; a scene needing more is refused (slow it down or coarsen it).
+pub const MAX_SUBSTEPS: u32 = 4096;
+
+/// The surface model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Model {
+    /// The linear wave equation on a height field (Müller 2008): f = c²(Σ₄u − 4u)/h².
+    Wave,
+    /// The original's lattice of nodes joined by pre-tensioned Hookean springs, free to move in
+    /// three dimensions.
+    Springs,
+}
+
+/// What the pool's edge nodes do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Edges {
+    /// Walls: edge nodes move only vertically; waves reflect.
+    Pool,
+    /// A fixed shoreline: edge nodes never move; waves reflect inverted.
+    Shore,
+    /// Open sea: waves leave through the edges (Mur's absorbing condition).
+    Open,
+}
+
+impl Model {
+    /// Both models, in the panel's order.
+    pub const ALL: [Model; 2] = [Model::Wave, Model::Springs];
+
+    /// The name in scene files and the panel.
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::Wave => "wave",
+            Model::Springs => "springs",
+        }
+    }
+}
+
+impl Edges {
+    /// Every kind of edge, in the panel's order.
+    pub const ALL: [Edges; 3] = [Edges::Pool, Edges::Shore, Edges::Open];
+
+    /// The name in scene files and the panel.
+    pub fn name(self) -> &'static str {
+        match self {
+            Edges::Pool => "pool",
+            Edges::Shore => "shore",
+            Edges::Open => "open",
+        }
+    }
+}
+
+/// The simulation's parameters (SI units; the pool spans [0, size]² in x and z, the rest
+/// surface is y = 0, y up).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PoolParams {
+    /// Nodes per side (N); the grid is N × N.
+    pub nodes: usize,
+    /// The pool's side, m.
+    pub size: f32,
+    /// The water's depth, m (the floor the renderer draws and caustics land on).
+    pub depth: f32,
+    /// Simulated seconds per frame.
+    pub dt: f32,
+    /// The surface model.
+    pub model: Model,
+    /// The edge condition.
+    pub edges: Edges,
+    /// Wave speed c, m/s: the height field's, and the spring lattice's transverse speed (its
+    /// stiffness is derived from it, [`PoolParams::stiffness`]).
+    pub wave_speed: f32,
+    /// Velocity damping, 1/s: velocities fall by e^(−damping·t).
+    pub damping: f32,
+    /// Springs: pre-tension τ = spacing / rest length (> 1: the lattice carries waves).
+    pub tension: f32,
+    /// Springs: whether interior nodes move horizontally (false: a pure, nonlinear height
+    /// field; edge nodes never move horizontally).
+    pub horizontal: bool,
+    /// Springs: diagonal (shear) springs at their natural length, which keep the lattice's
+    /// cells from shearing.
+    pub shear: bool,
+}
+
+impl Default for PoolParams {
+    /// evanw/webgl-water's pool: 256² nodes over 2 m, c = 0.7 m/s, 60 frames per second.
+    fn default() -> Self {
+        PoolParams {
+            nodes: 256,
+            size: 2.0,
+            depth: 1.0,
+            dt: 1.0 / 60.0,
+            model: Model::Wave,
+            edges: Edges::Pool,
+            wave_speed: 0.7,
+            damping: 0.3,
+            tension: 1.5,
+            horizontal: true,
+            shear: true,
+        }
+    }
+}
+
+impl PoolParams {
+    /// Node spacing h, m.
+    pub fn spacing(&self) -> f32 {
+        self.size / (self.nodes - 1) as f32
+    }
+
+    /// Nodes in the grid.
+    pub fn node_count(&self) -> usize {
+        self.nodes * self.nodes
+    }
+
+    /// The structural springs' stiffness per unit node mass k/m, 1/s², chosen so small
+    /// vertical waves travel at `wave_speed`: a spring of rest length h/τ stretched to h pulls
+    /// with tension T = k·h(1 − 1/τ), and the lattice's transverse wave speed is c² = T·h/m.
+    pub fn stiffness(&self) -> f32 {
+        let h = self.spacing();
+        self.wave_speed * self.wave_speed / (h * h * (1.0 - 1.0 / self.tension))
+    }
+
+    /// The wave speed a stiffness per unit mass gives (the inverse of [`PoolParams::stiffness`]).
+    pub fn wave_speed_of(&self, stiffness: f32) -> f32 {
+        let h = self.spacing();
+        (stiffness * h * h * (1.0 - 1.0 / self.tension)).sqrt()
+    }
+
+    /// The structural springs' rest length, m.
+    pub fn rest_length(&self) -> f32 {
+        self.spacing() / self.tension
+    }
+
+    /// Substeps per frame: the height field keeps c·dt ≤ 0.5·h; the springs keep dt·ω_max ≤
+    /// 1.4 with ω_max² ≤ 2·Σ k/m over a node's springs (Gershgorin), each spring's linear
+    /// stiffness bounded by its axial k.
+    pub fn substeps(&self) -> u32 {
+        let limit = match self.model {
+            Model::Wave => WAVE_COURANT * self.spacing() / self.wave_speed,
+            Model::Springs => {
+                let springs = if self.shear { 8.0 } else { 4.0 };
+                let omega = (2.0 * springs * self.stiffness()).sqrt();
+                SPRING_SAFETY * 2.0 / omega
+            }
+        };
+        let n = (self.dt / limit).ceil();
+        if n.is_finite() {
+            (n as u32).max(1)
+        } else {
+            u32::MAX
+        }
+    }
+
+    /// Seconds per substep.
+    pub fn substep_dt(&self) -> f32 {
+        self.dt / self.substeps() as f32
+    }
+
+    /// Bytes of state the CPU solver holds (heights, velocities, accelerations, offsets and
+    /// flags; the springs' horizontal state too).
+    pub fn memory_bytes(&self) -> u64 {
+        let per_node = 3 * 4 + 1 + 6 * 4;
+        self.node_count() as u64 * per_node
+    }
+
+    /// Checks every value's range, naming the scene key.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        if !(MIN_NODES..=MAX_NODES).contains(&self.nodes) {
+            return Err(Invalid::new(
+                "pool.nodes",
+                format!(
+                    "must be {MIN_NODES} to {MAX_NODES} nodes per side, got {}",
+                    self.nodes
+                ),
+            ));
+        }
+        let ranged = |key: &str, value: f32, low: f32, high: f32, unit: &str| {
+            if value.is_finite() && value > low && value <= high {
+                Ok(())
+            } else {
+                Err(Invalid::new(
+                    key,
+                    format!("must be in ({low}, {high}] {unit}, got {value}"),
+                ))
+            }
+        };
+        ranged("pool.size", self.size, 0.0, 1e4, "m")?;
+        ranged("pool.depth", self.depth, 0.0, 1e4, "m")?;
+        ranged("surface.dt", self.dt, 0.0, 1.0, "s")?;
+        ranged("surface.wave_speed", self.wave_speed, 0.0, 1e3, "m/s")?;
+        if !(self.damping.is_finite() && (0.0..=1e3).contains(&self.damping)) {
+            return Err(Invalid::new(
+                "surface.damping",
+                format!("must be in [0, 1000] 1/s, got {}", self.damping),
+            ));
+        }
+        if !(self.tension.is_finite() && self.tension > 1.0 && self.tension <= 100.0) {
+            return Err(Invalid::new(
+                "springs.tension",
+                format!(
+                    "must be in (1, 100] (spacing / rest length; at 1 the lattice is slack and \
+                     carries no waves), got {}",
+                    self.tension
+                ),
+            ));
+        }
+        let substeps = self.substeps();
+        if substeps > MAX_SUBSTEPS {
+            return Err(Invalid::new(
+                "surface.wave_speed",
+                format!(
+                    "{} m/s over a {} m spacing needs {substeps} substeps per frame of {} s \
+                     (at most {MAX_SUBSTEPS}); lower the wave speed, the frame time or the \
+                     node count",
+                    self.wave_speed,
+                    self.spacing(),
+                    self.dt
+                ),
+            ));
+        }
+        Ok(())
+    }
+}

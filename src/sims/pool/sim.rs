@@ -1,0 +1,489 @@
+//! Pool behind the [`Sim`] door: the scene, the solver, the drops of each frame (scripted,
+//! random at the start, rain, the pointer's), and the renderer.
+
+use super::drops::{Drop, Rng};
+use super::frame::PoolFrame;
+use super::render::{DrawScene, PoolRenderer, VIEWS};
+use super::scene::PoolScene;
+use super::solver::CpuPool;
+use super::PoolStage;
+use crate::gfx::camera::Camera;
+use crate::gfx::timing::PassClock;
+use crate::gfx::Output;
+use crate::scene::{Aabb, Source};
+use crate::sims::{Backend, Frame, Kind, OpenOptions, Sim, SolveSummary};
+use anyhow::{anyhow, bail, Result};
+use glam::{Vec3, Vec4};
+use std::any::Any;
+use std::rc::Rc;
+use winit::keyboard::KeyCode;
+
+/// What a left drag on the water does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tool {
+    /// Drops where the pointer is (evanw: drag on the water draws ripples).
+    Drops,
+    /// Paints land: the nodes under the brush become fixed.
+    PaintIsland,
+    /// Erases land.
+    EraseIsland,
+}
+
+/// A pool scene running on the CPU.
+pub struct PoolSim {
+    /// The scene (its parameters edited live by the panel).
+    pub scene: PoolScene,
+    /// The solver.
+    pub solver: CpuPool,
+    note: String,
+    time: f64,
+    steps: u64,
+    view: usize,
+    rng: Rng,
+    rain_sign: f32,
+    pending: Vec<Drop>,
+    last_drop: Option<[f32; 2]>,
+    camera: Option<Camera>,
+    /// What left drag does.
+    pub tool: Tool,
+    /// Nodes per side the panel restarts with.
+    pub(super) nodes_edit: usize,
+    gl: Option<PoolGl>,
+}
+
+struct PoolGl {
+    renderer: PoolRenderer,
+    texels: Vec<[f32; 4]>,
+}
+
+impl PoolSim {
+    /// Parses `source` and starts the solver (`options.elements`: about that many nodes).
+    pub fn open(source: &Source, options: &OpenOptions) -> Result<PoolSim> {
+        let mut scene = PoolScene::from_source(source)?;
+        if let Some(nodes) = options.elements {
+            scene.params.nodes = (nodes as f64).sqrt().round() as usize;
+            scene
+                .validate()
+                .map_err(|e| anyhow!("rescaled scene: {}: {}", e.key, e.message))?;
+        }
+        let note = match options.backend {
+            Backend::Cuda => bail!("the pool's CUDA path is not built yet; use --backend cpu"),
+            Backend::Auto => "cpu (the pool's CUDA path is not built yet)".to_string(),
+            Backend::Cpu => "cpu".to_string(),
+        };
+        if let Some(available) = crate::host::available_memory() {
+            let needed = scene.params.memory_bytes();
+            if needed > available {
+                bail!(
+                    "scene {}: pool.nodes: {}² nodes need about {} but only {} is available; \
+                     use fewer nodes",
+                    scene.name,
+                    scene.params.nodes,
+                    crate::host::format_bytes(needed),
+                    crate::host::format_bytes(available)
+                );
+            }
+        }
+        let solver = CpuPool::new(&scene.params, |x, z| scene.land(x, z));
+        Ok(PoolSim {
+            rng: Rng::new(scene.drops.seed),
+            nodes_edit: scene.params.nodes,
+            scene,
+            solver,
+            note,
+            time: 0.0,
+            steps: 0,
+            view: 0,
+            rain_sign: 1.0,
+            pending: Vec::new(),
+            last_drop: None,
+            camera: None,
+            tool: Tool::Drops,
+            gl: None,
+        })
+    }
+
+    /// The parameters the solver runs with.
+    pub fn params(&self) -> &super::PoolParams {
+        &self.scene.params
+    }
+
+    /// A drop with the scene's settings at a random place (G; rain; the start's drops),
+    /// alternating up and down so the mean level stays.
+    fn random_drop(&mut self) -> Drop {
+        let size = self.scene.params.size;
+        let position = [
+            size * (0.05 + 0.9 * self.rng.unit()),
+            size * (0.05 + 0.9 * self.rng.unit()),
+        ];
+        self.rain_sign = -self.rain_sign;
+        Drop {
+            position,
+            radius: self.scene.drops.radius,
+            amplitude: self.rain_sign * self.scene.drops.amplitude,
+            target: self.scene.drops.target,
+        }
+    }
+
+    /// Queues a random drop (the G key).
+    pub fn drop_at_random(&mut self) {
+        let drop = self.random_drop();
+        self.pending.push(drop);
+    }
+
+    /// Queues `drop` for the next frame.
+    pub fn add_drop(&mut self, drop: Drop) {
+        self.pending.push(drop);
+    }
+
+    /// Puts the water at rest (the C key); islands stay.
+    pub fn clear(&mut self) {
+        self.solver.surface.clear();
+    }
+
+    /// Starts again from the scene with the panel's set-up (node count).
+    pub(super) fn rebuild(&mut self) -> Result<()> {
+        let mut scene = self.scene.clone();
+        scene.params.nodes = self.nodes_edit;
+        scene
+            .validate()
+            .map_err(|e| anyhow!("{}: {}", e.key, e.message))?;
+        self.solver = CpuPool::new(&scene.params, |x, z| scene.land(x, z));
+        self.scene = scene;
+        self.rng = Rng::new(self.scene.drops.seed);
+        self.rain_sign = 1.0;
+        self.pending.clear();
+        self.last_drop = None;
+        self.time = 0.0;
+        self.steps = 0;
+        Ok(())
+    }
+
+    /// Re-applies the edges, horizontal motion and the scene's islands after a panel edit,
+    /// keeping painted land.
+    pub(super) fn refresh_flags(&mut self) {
+        let painted: Vec<bool> = self
+            .solver
+            .surface
+            .flags
+            .iter()
+            .map(|f| f & super::surface::FIXED != 0)
+            .collect();
+        let (n, h) = (self.solver.surface.n, self.solver.surface.h);
+        let scene = &self.scene;
+        let edge = |x: f32, z: f32| {
+            let (i, j) = ((x / h).round() as usize, (z / h).round() as usize);
+            i == 0 || j == 0 || i == n - 1 || j == n - 1
+        };
+        let land = |x: f32, z: f32| {
+            let k = (z / h).round() as usize * n + (x / h).round() as usize;
+            scene.land(x, z) || (painted[k] && !edge(x, z))
+        };
+        self.solver.surface.set_flags(&scene.params, land);
+    }
+
+    /// The point (x, z) m on the rest plane under output pixel `position`, when it is on the
+    /// pool, seen by the camera of the last frame drawn.
+    pub fn pick(&self, position: [f32; 2], size: [u32; 2]) -> Option<[f32; 2]> {
+        let camera = self.camera.as_ref()?;
+        let (w, h) = (size[0] as f32, size[1] as f32);
+        let ndc = [2.0 * position[0] / w - 1.0, 1.0 - 2.0 * position[1] / h];
+        let inverse = (camera.projection(w / h) * camera.view()).inverse();
+        let unproject = |z: f32| {
+            let p = inverse * Vec4::new(ndc[0], ndc[1], z, 1.0);
+            Vec3::new(p.x, p.y, p.z) / p.w
+        };
+        let (near, far) = (unproject(-1.0), unproject(1.0));
+        let direction = far - near;
+        if direction.y.abs() < 1e-9 {
+            return None;
+        }
+        let t = -near.y / direction.y;
+        if t < 0.0 {
+            return None;
+        }
+        let hit = near + t * direction;
+        let size = self.scene.params.size;
+        ((0.0..=size).contains(&hit.x) && (0.0..=size).contains(&hit.z)).then_some([hit.x, hit.z])
+    }
+
+    /// Uses the tool at `point` (m); returns whether the pointer was on the water.
+    fn use_tool(&mut self, point: Option<[f32; 2]>) -> bool {
+        let Some([x, z]) = point else {
+            return false;
+        };
+        match self.tool {
+            Tool::Drops => {
+                let s = &self.scene.drops;
+                self.pending.push(Drop {
+                    position: [x, z],
+                    radius: s.radius,
+                    amplitude: s.amplitude,
+                    target: s.target,
+                });
+            }
+            Tool::PaintIsland | Tool::EraseIsland => {
+                let land = self.tool == Tool::PaintIsland;
+                let (n, h) = (self.solver.surface.n, self.solver.surface.h);
+                let r = self.scene.drops.radius.max(h);
+                let range = |c: f32| {
+                    let lo = ((c - r) / h).floor().max(0.0) as usize;
+                    lo..(((c + r) / h).ceil() as usize + 1).min(n)
+                };
+                for j in range(z) {
+                    for i in range(x) {
+                        let (dx, dz) = (i as f32 * h - x, j as f32 * h - z);
+                        if dx * dx + dz * dz <= r * r {
+                            self.solver
+                                .surface
+                                .set_island_node(&self.scene.params, i, j, land);
+                        }
+                    }
+                }
+            }
+        }
+        true
+    }
+}
+
+impl Sim for PoolSim {
+    fn kind(&self) -> Kind {
+        Kind::Pool
+    }
+
+    fn scene_name(&self) -> &str {
+        &self.scene.name
+    }
+
+    fn backend(&self) -> &str {
+        &self.note
+    }
+
+    fn dt(&self) -> f64 {
+        f64::from(self.scene.params.dt)
+    }
+
+    fn elements(&self) -> u64 {
+        self.scene.params.node_count() as u64
+    }
+
+    fn element_unit(&self) -> &'static str {
+        "nodes"
+    }
+
+    fn scheme(&self) -> String {
+        let p = &self.scene.params;
+        format!(
+            "{n}×{n} nodes, {} model, {} edges, {} substeps of {:.3} ms (c = {} m/s)",
+            p.model.name(),
+            p.edges.name(),
+            p.substeps(),
+            1e3 * p.substep_dt(),
+            p.wave_speed,
+            n = p.nodes,
+        )
+    }
+
+    fn step(&mut self) -> Result<()> {
+        let dt = self.scene.params.dt;
+        let (t0, t1) = (self.time as f32, self.time as f32 + dt);
+        let mut drops: Vec<Drop> = self
+            .scene
+            .scripted
+            .iter()
+            .filter(|d| (t0..t1).contains(&d.time))
+            .map(|d| d.drop)
+            .collect();
+        if self.steps == 0 {
+            for _ in 0..self.scene.drops.random {
+                let drop = self.random_drop();
+                drops.push(drop);
+            }
+        }
+        let rain = self.rng.poisson(self.scene.drops.rain * dt);
+        for _ in 0..rain {
+            let drop = self.random_drop();
+            drops.push(drop);
+        }
+        drops.append(&mut self.pending);
+        if let Some(last) = drops.last() {
+            self.last_drop = Some(last.position);
+        }
+        self.solver.step(&self.scene.params, &drops);
+        self.time += f64::from(dt);
+        self.steps += u64::from(self.scene.params.substeps());
+        if !self.solver.surface.max_height().is_finite() {
+            bail!(
+                "time {:.3} s: the surface is no longer finite; lower the wave speed, the drop \
+                 amplitude or the time step",
+                self.time
+            );
+        }
+        Ok(())
+    }
+
+    fn steps_taken(&self) -> u64 {
+        self.steps
+    }
+
+    fn stages(&self) -> &'static [&'static str] {
+        &PoolStage::NAMES
+    }
+
+    fn stage_seconds(&self) -> Vec<f64> {
+        self.solver.stage_seconds()
+    }
+
+    fn reset_stage_times(&mut self) {
+        self.solver.reset_stage_times();
+    }
+
+    fn set_stage_timing(&mut self, enabled: bool) {
+        self.solver.set_stage_timing(enabled);
+    }
+
+    fn frame(&self) -> Result<Box<dyn Frame>> {
+        Ok(Box::new(PoolFrame::new(
+            &self.solver.surface,
+            &self.scene.params,
+            self.last_drop,
+        )))
+    }
+
+    fn solve_summary(&self) -> SolveSummary {
+        SolveSummary {
+            iterations: 0.0,
+            rule: format!("{} substeps, no iterations", self.scene.params.substeps()),
+            figures: Vec::new(),
+        }
+    }
+
+    fn bounds(&self) -> Aabb {
+        let p = &self.scene.params;
+        Aabb::new([0.0, -p.depth, 0.0], [p.size, 0.1 * p.size, p.size])
+    }
+
+    fn restart(&mut self) -> Result<()> {
+        if let Err(error) = self.rebuild() {
+            self.nodes_edit = self.scene.params.nodes;
+            self.rebuild()?;
+            return Err(error);
+        }
+        Ok(())
+    }
+
+    fn use_cuda_device(&mut self, _device: usize) -> Result<()> {
+        Ok(())
+    }
+
+    fn panel(&mut self, ui: &imgui::Ui) -> Result<bool> {
+        self.panel_ui(ui)
+    }
+
+    /// Left drag on the water uses the tool (drops by default); elsewhere the camera orbits.
+    fn pointer(&mut self, position: [f32; 2], size: [u32; 2], dragging: bool) -> bool {
+        let point = self.pick(position, size);
+        if !dragging {
+            return point.is_some();
+        }
+        self.use_tool(point)
+    }
+
+    fn key(&mut self, key: KeyCode) -> bool {
+        match key {
+            KeyCode::KeyC => self.clear(),
+            KeyCode::KeyG => self.drop_at_random(),
+            KeyCode::KeyL => {
+                if let Some(camera) = &self.camera {
+                    let towards = (camera.eye() - camera.target).normalize();
+                    if towards.y > 0.05 {
+                        self.scene.look.light = towards.to_array();
+                    }
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    fn key_help(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "Left drag (water)",
+                "drops, or paint/erase islands (panel tool)",
+            ),
+            ("G", "a drop at random"),
+            ("C", "calm the water"),
+            ("L", "light from the camera's direction"),
+        ]
+    }
+
+    fn views(&self) -> &'static [&'static str] {
+        &VIEWS
+    }
+
+    fn view(&self) -> usize {
+        self.view
+    }
+
+    fn set_view(&mut self, view: usize) {
+        if view < VIEWS.len() {
+            self.view = view;
+        }
+    }
+
+    fn attach_gl(&mut self, gl: Rc<glow::Context>, clock: PassClock) -> Result<()> {
+        self.gl = Some(PoolGl {
+            renderer: PoolRenderer::new(gl, clock, self.scene.params.nodes)?,
+            texels: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// Uploads the surface (CPU) and draws the pool with the renderer's passes.
+    fn draw(&mut self, camera: &Camera, output: Output) -> Result<()> {
+        self.camera = Some(*camera);
+        let p = &self.scene.params;
+        let scene = DrawScene {
+            nodes: p.nodes,
+            size: p.size,
+            depth: p.depth,
+            light: self.scene.look.light,
+            detail: self.scene.look.detail,
+            view: self.view,
+        };
+        let pool_gl = self
+            .gl
+            .as_mut()
+            .ok_or_else(|| anyhow!("draw before attach_gl"))?;
+        if pool_gl.renderer.nodes() != p.nodes {
+            let gl = pool_gl.renderer.gl().clone();
+            let clock = pool_gl.renderer.clock();
+            let old = std::mem::replace(
+                &mut pool_gl.renderer,
+                PoolRenderer::new(gl, clock, p.nodes)?,
+            );
+            old.delete();
+        }
+        self.solver.surface.texels(&mut pool_gl.texels);
+        pool_gl.renderer.upload(&pool_gl.texels);
+        pool_gl.renderer.draw(camera, output, &scene)
+    }
+
+    fn pass_times(&self) -> Vec<(&'static str, Option<f64>)> {
+        self.gl
+            .as_ref()
+            .map(|g| g.renderer.pass_times())
+            .unwrap_or_default()
+    }
+
+    fn release_gl(&mut self) {
+        if let Some(pool_gl) = self.gl.take() {
+            pool_gl.renderer.delete();
+        }
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}

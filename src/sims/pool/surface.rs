@@ -1,0 +1,152 @@
+//! The pool's state, shared by both models and both backends: per node a height and a vertical
+//! velocity, a horizontal offset and velocity (the springs' lattice), and flags saying what the
+//! node may do. Node (i, j) rests at (i·h, 0, j·h) and is stored at index j·N + i.
+
+use super::params::{Edges, Model, PoolParams};
+
+/// The node never moves (a fixed shore, an island).
+pub const FIXED: u8 = 1;
+/// The node moves only vertically (the pool's edges; every node when horizontal motion is off).
+pub const LOCK_H: u8 = 2;
+/// The node is on an open (absorbing) edge.
+pub const OPEN: u8 = 4;
+
+/// The surface's state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Surface {
+    /// Nodes per side.
+    pub n: usize,
+    /// Spacing, m.
+    pub h: f32,
+    /// Height above the rest level, m.
+    pub height: Vec<f32>,
+    /// Vertical velocity, m/s.
+    pub velocity: Vec<f32>,
+    /// Vertical acceleration of the last `forces` stage, m/s².
+    pub accel: Vec<f32>,
+    /// Horizontal offset from the rest position (x, z), m (springs).
+    pub offset: Vec<[f32; 2]>,
+    /// Horizontal velocity, m/s (springs).
+    pub velocity_h: Vec<[f32; 2]>,
+    /// Horizontal acceleration of the last `forces` stage, m/s² (springs).
+    pub accel_h: Vec<[f32; 2]>,
+    /// [`FIXED`], [`LOCK_H`], [`OPEN`] per node.
+    pub flags: Vec<u8>,
+}
+
+impl Surface {
+    /// A surface at rest for `params`, with `island(x, z)` saying which nodes are land.
+    pub fn new(params: &PoolParams, island: impl Fn(f32, f32) -> bool) -> Surface {
+        let n = params.nodes;
+        let count = n * n;
+        let mut surface = Surface {
+            n,
+            h: params.spacing(),
+            height: vec![0.0; count],
+            velocity: vec![0.0; count],
+            accel: vec![0.0; count],
+            offset: vec![[0.0; 2]; count],
+            velocity_h: vec![[0.0; 2]; count],
+            accel_h: vec![[0.0; 2]; count],
+            flags: vec![0; count],
+        };
+        surface.set_flags(params, island);
+        surface
+    }
+
+    /// Recomputes every node's flags for `params` (edges, horizontal motion) and the islands;
+    /// a node that becomes fixed is put back at rest.
+    pub fn set_flags(&mut self, params: &PoolParams, island: impl Fn(f32, f32) -> bool) {
+        let (n, h) = (self.n, self.h);
+        for j in 0..n {
+            for i in 0..n {
+                let edge = i == 0 || j == 0 || i == n - 1 || j == n - 1;
+                let mut flags = 0;
+                if edge {
+                    flags |= LOCK_H;
+                    match params.edges {
+                        Edges::Pool => {}
+                        Edges::Shore => flags |= FIXED,
+                        Edges::Open => flags |= OPEN,
+                    }
+                }
+                if params.model == Model::Wave || !params.horizontal {
+                    flags |= LOCK_H;
+                }
+                if island(i as f32 * h, j as f32 * h) {
+                    flags |= FIXED | LOCK_H;
+                }
+                self.flags[j * n + i] = flags;
+            }
+        }
+        for k in 0..n * n {
+            if self.flags[k] & FIXED != 0 {
+                self.height[k] = 0.0;
+                self.velocity[k] = 0.0;
+            }
+            if self.flags[k] & LOCK_H != 0 {
+                self.offset[k] = [0.0; 2];
+                self.velocity_h[k] = [0.0; 2];
+            }
+        }
+    }
+
+    /// Fixes or frees node (i, j) (the panel's island brush), keeping the edge's own flags.
+    pub fn set_island_node(&mut self, params: &PoolParams, i: usize, j: usize, land: bool) {
+        let k = j * self.n + i;
+        let edge = i == 0 || j == 0 || i == self.n - 1 || j == self.n - 1;
+        if land {
+            self.flags[k] |= FIXED | LOCK_H;
+            self.height[k] = 0.0;
+            self.velocity[k] = 0.0;
+            self.offset[k] = [0.0; 2];
+            self.velocity_h[k] = [0.0; 2];
+        } else if !(edge && params.edges == Edges::Shore) {
+            self.flags[k] &= !FIXED;
+            let locked = edge || params.model == Model::Wave || !params.horizontal;
+            if !locked {
+                self.flags[k] &= !LOCK_H;
+            }
+        }
+    }
+
+    /// Puts every node back at rest (the panel's Clear), keeping the flags.
+    pub fn clear(&mut self) {
+        for v in [&mut self.height, &mut self.velocity, &mut self.accel] {
+            v.fill(0.0);
+        }
+        for v in [&mut self.offset, &mut self.velocity_h, &mut self.accel_h] {
+            v.fill([0.0; 2]);
+        }
+    }
+
+    /// Node (i, j)'s position, m.
+    pub fn position(&self, i: usize, j: usize) -> [f32; 3] {
+        let k = j * self.n + i;
+        [
+            i as f32 * self.h + self.offset[k][0],
+            self.height[k],
+            j as f32 * self.h + self.offset[k][1],
+        ]
+    }
+
+    /// The renderer's texels, one per node: (offset x, height, offset z, 1 if fixed).
+    pub fn texels(&self, out: &mut Vec<[f32; 4]>) {
+        out.clear();
+        out.extend((0..self.n * self.n).map(|k| {
+            let fixed = if self.flags[k] & FIXED != 0 { 1.0 } else { 0.0 };
+            [self.offset[k][0], self.height[k], self.offset[k][1], fixed]
+        }));
+    }
+
+    /// The water displaced above the rest level, h²·Σu, m³.
+    pub fn volume(&self) -> f64 {
+        let sum: f64 = self.height.iter().map(|&u| f64::from(u)).sum();
+        sum * f64::from(self.h) * f64::from(self.h)
+    }
+
+    /// The largest |height|, m.
+    pub fn max_height(&self) -> f32 {
+        self.height.iter().fold(0.0f32, |m, u| m.max(u.abs()))
+    }
+}
