@@ -88,9 +88,10 @@ fn wave_forces(s: &mut Surface, k: &StepConstants) {
         });
 }
 
-/// The pull on a node at `p` of a spring to `q` with stiffness `stiffness` and rest `rest`.
-#[inline]
-fn pull(p: [f32; 3], q: [f32; 3], stiffness: f32, rest: f32) -> [f32; 3] {
+/// The pull on a node at `p` of a spring to `q` with stiffness `stiffness` and rest `rest`:
+/// the per-node reference [`spring_forces`] is tested against (and the kernel's form).
+#[cfg(test)]
+pub fn pull(p: [f32; 3], q: [f32; 3], stiffness: f32, rest: f32) -> [f32; 3] {
     let d = [q[0] - p[0], q[1] - p[1], q[2] - p[2]];
     let length = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
     if length == 0.0 {
@@ -100,49 +101,116 @@ fn pull(p: [f32; 3], q: [f32; 3], stiffness: f32, rest: f32) -> [f32; 3] {
     [f * d[0], f * d[1], f * d[2]]
 }
 
-const STRUCTURAL: [(isize, isize); 4] = [(-1, 0), (1, 0), (0, -1), (0, 1)];
-const DIAGONAL: [(isize, isize); 4] = [(-1, -1), (1, -1), (-1, 1), (1, 1)];
+/// The springs from a node, in the order their pulls are summed: the four structural ones,
+/// then the four diagonal (shear) ones.
+pub const SPRINGS: [(isize, isize); 8] = [
+    (-1, 0),
+    (1, 0),
+    (0, -1),
+    (0, 1),
+    (-1, -1),
+    (1, -1),
+    (-1, 1),
+    (1, 1),
+];
 
+/// Row `j`'s node positions as three arrays (x, y, z), m, from the heights and offsets of a
+/// grid of `n` nodes per side at spacing `h`.
+fn row_positions(
+    (n, h): (usize, f32),
+    height: &[f32],
+    offset: &[[f32; 2]],
+    j: usize,
+    out: &mut [Vec<f32>; 3],
+) {
+    let z = j as f32 * h;
+    for c in out.iter_mut() {
+        c.clear();
+    }
+    for i in 0..n {
+        let m = j * n + i;
+        out[0].push(i as f32 * h + offset[m][0]);
+        out[1].push(height[m]);
+        out[2].push(z + offset[m][1]);
+    }
+}
+
+/// `v[lo + shift .. hi + shift]`.
+fn shifted(v: &[f32], lo: usize, hi: usize, shift: isize) -> &[f32] {
+    &v[(lo as isize + shift) as usize..(hi as isize + shift) as usize]
+}
+
+/// A row task's buffers: the positions of the rows below, at and above it, and its forces.
+type RowBuffers = [[Vec<f32>; 3]; 4];
+
+/// Each row sums its nodes' pulls spring direction by spring direction over the row's
+/// positions and its neighbours' (the same operations, in the same order, as [`pull`] per
+/// node: plain loops over slices the compiler vectorises).
 fn spring_forces(s: &mut Surface, k: &StepConstants) {
     let n = s.n;
+    let springs = if k.shear { 8 } else { 4 };
+    let diagonal_rest = std::f32::consts::SQRT_2 * s.h;
+    let grid = (n, s.h);
     let (height, offset) = (&s.height, &s.offset);
-    let h = s.h;
-    let position = |i: usize, j: usize| {
-        let m = j * n + i;
-        [
-            i as f32 * h + offset[m][0],
-            height[m],
-            j as f32 * h + offset[m][1],
-        ]
-    };
-    let diagonal_rest = std::f32::consts::SQRT_2 * h;
     s.accel
         .par_chunks_mut(n)
         .zip(s.accel_h.par_chunks_mut(n))
         .with_min_len(MIN_ROWS)
         .enumerate()
-        .for_each(|(j, (vertical, horizontal))| {
-            for i in 0..n {
-                let p = position(i, j);
-                let mut f = [0.0f32; 3];
-                let mut add = |offsets: &[(isize, isize)], stiffness: f32, rest: f32| {
-                    for &(di, dj) in offsets {
-                        let (a, b) = (i as isize + di, j as isize + dj);
-                        if a < 0 || b < 0 || a >= n as isize || b >= n as isize {
-                            continue;
-                        }
-                        let g = pull(p, position(a as usize, b as usize), stiffness, rest);
-                        f = [f[0] + g[0], f[1] + g[1], f[2] + g[2]];
-                    }
-                };
-                add(&STRUCTURAL, k.spring_k, k.rest);
-                if k.shear {
-                    add(&DIAGONAL, k.spring_k, diagonal_rest);
+        .for_each_init(
+            RowBuffers::default,
+            |[below, here, above, force], (j, (vertical, horizontal))| {
+                row_positions(grid, height, offset, j, here);
+                if j > 0 {
+                    row_positions(grid, height, offset, j - 1, below);
                 }
-                vertical[i] = f[1];
-                horizontal[i] = [f[0], f[2]];
-            }
-        });
+                if j + 1 < n {
+                    row_positions(grid, height, offset, j + 1, above);
+                }
+                for f in force.iter_mut() {
+                    f.clear();
+                    f.resize(n, 0.0);
+                }
+                for &(di, dj) in &SPRINGS[..springs] {
+                    let (stiffness, rest) = if di != 0 && dj != 0 {
+                        (k.spring_k, diagonal_rest)
+                    } else {
+                        (k.spring_k, k.rest)
+                    };
+                    let other = match dj {
+                        -1 if j > 0 => &*below,
+                        0 => &*here,
+                        1 if j + 1 < n => &*above,
+                        _ => continue,
+                    };
+                    let (lo, hi) = ((-di).max(0) as usize, n - di.max(0) as usize);
+                    let (qx, qy, qz) = (
+                        shifted(&other[0], lo, hi, di),
+                        shifted(&other[1], lo, hi, di),
+                        shifted(&other[2], lo, hi, di),
+                    );
+                    let (px, py, pz) = (&here[0][lo..hi], &here[1][lo..hi], &here[2][lo..hi]);
+                    let [fx, fy, fz] = force;
+                    let (fx, fy, fz) = (&mut fx[lo..hi], &mut fy[lo..hi], &mut fz[lo..hi]);
+                    for i in 0..hi - lo {
+                        let d = [qx[i] - px[i], qy[i] - py[i], qz[i] - pz[i]];
+                        let length = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+                        let f = if length == 0.0 {
+                            0.0
+                        } else {
+                            stiffness * (length - rest) / length
+                        };
+                        fx[i] += f * d[0];
+                        fy[i] += f * d[1];
+                        fz[i] += f * d[2];
+                    }
+                }
+                vertical.copy_from_slice(&force[1]);
+                for (i, h) in horizontal.iter_mut().enumerate() {
+                    *h = [force[0][i], force[2][i]];
+                }
+            },
+        );
 }
 
 /// `integrate`: symplectic Euler. v ← (v + a·dt)·decay, then x ← x + v·dt; fixed nodes stay

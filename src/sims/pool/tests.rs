@@ -371,3 +371,52 @@ fn substeps_keep_the_schemes_stable() {
         assert!(p.substeps() > 1);
     }
 }
+
+/// The row-vectorised spring forces are, bit for bit, the per-node sum of [`pull`] over the
+/// springs in [`SPRINGS`] order, on a disturbed lattice with edges, shear and without.
+#[test]
+fn spring_forces_are_the_per_node_sum_of_pulls() {
+    use super::cpu::{forces, pull, StepConstants, SPRINGS};
+    for shear in [true, false] {
+        let mut p = params(Model::Springs, Edges::Pool, 21);
+        p.shear = shear;
+        let mut pool = CpuPool::new(&p, |_, _| false);
+        for k in 0..5 {
+            pool.step(&p, &[drop_at([0.3 + 0.3 * k as f32, 0.9], 0.2, 0.1)]);
+        }
+        let s = &mut pool.surface;
+        let k = StepConstants::new(&p);
+        forces(s, &k);
+        let n = s.n;
+        for j in 0..n {
+            for i in 0..n {
+                let mut f = [0.0f32; 3];
+                for &(di, dj) in &SPRINGS[..if shear { 8 } else { 4 }] {
+                    let (a, b) = (i as isize + di, j as isize + dj);
+                    if a < 0 || b < 0 || a >= n as isize || b >= n as isize {
+                        continue;
+                    }
+                    let rest = if di != 0 && dj != 0 {
+                        std::f32::consts::SQRT_2 * s.h
+                    } else {
+                        k.rest
+                    };
+                    let g = pull(
+                        s.position(i, j),
+                        s.position(a as usize, b as usize),
+                        k.spring_k,
+                        rest,
+                    );
+                    f = [f[0] + g[0], f[1] + g[1], f[2] + g[2]];
+                }
+                let m = j * n + i;
+                assert_eq!(
+                    [s.accel_h[m][0], s.accel[m], s.accel_h[m][1]],
+                    f,
+                    "node ({i}, {j})"
+                );
+            }
+        }
+        assert!(s.offset.iter().any(|o| o[0] != 0.0));
+    }
+}
