@@ -8,7 +8,7 @@
 pub mod cpu;
 pub mod drops;
 mod frame;
-mod panel;
+pub mod panel;
 pub mod params;
 pub mod render;
 pub mod scene;

@@ -207,6 +207,12 @@ impl PoolSim {
         ((0.0..=size).contains(&hit.x) && (0.0..=size).contains(&hit.z)).then_some([hit.x, hit.z])
     }
 
+    /// Remembers `camera` as the last frame's (what [`PoolSim::pick`] sees through), as
+    /// drawing does.
+    pub fn draw_camera(&mut self, camera: Camera) {
+        self.camera = Some(camera);
+    }
+
     /// Uses the tool at `point` (m); returns whether the pointer was on the water.
     fn use_tool(&mut self, point: Option<[f32; 2]>) -> bool {
         let Some([x, z]) = point else {
@@ -442,7 +448,7 @@ impl Sim for PoolSim {
 
     /// Uploads the surface (CPU) and draws the pool with the renderer's passes.
     fn draw(&mut self, camera: &Camera, output: Output) -> Result<()> {
-        self.camera = Some(*camera);
+        self.draw_camera(*camera);
         let p = &self.scene.params;
         let scene = DrawScene {
             nodes: p.nodes,

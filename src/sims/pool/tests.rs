@@ -420,3 +420,87 @@ fn spring_forces_are_the_per_node_sum_of_pulls() {
         assert!(s.offset.iter().any(|o| o[0] != 0.0));
     }
 }
+
+/// Opens a pool scene of `text` (after `kind = "pool"`) on the CPU.
+fn open(text: &str) -> super::PoolSim {
+    let source = crate::scene::Source::parse(&format!("kind = \"pool\"\n{text}"), "t", "t.toml")
+        .expect("a kind");
+    super::PoolSim::open(&source, &crate::sims::OpenOptions::default()).unwrap()
+}
+
+/// The pointer picks the point of the rest plane under it: the middle of the picture is the
+/// point the camera looks at; a pixel showing the sky picks nothing; a drag drops there.
+#[test]
+fn the_pointer_picks_the_water_under_it() {
+    use crate::gfx::camera::Camera;
+    use crate::sims::Sim;
+    let mut sim = open("[pool]\nnodes = 64\n");
+    assert_eq!(
+        sim.pick([320.0, 240.0], [640, 480]),
+        None,
+        "no frame drawn yet"
+    );
+    let camera = Camera {
+        target: glam::Vec3::new(0.6, 0.0, 1.3),
+        yaw: 0.4,
+        pitch: 0.7,
+        distance: 3.0,
+    };
+    sim.draw_camera(camera);
+    let [x, z] = sim.pick([320.0, 240.0], [640, 480]).unwrap();
+    assert!((x - 0.6).abs() < 1e-4 && (z - 1.3).abs() < 1e-4, "{x}, {z}");
+    assert_eq!(sim.pick([320.0, 0.0], [640, 480]), None, "the sky");
+    assert!(sim.pointer([320.0, 240.0], [640, 480], true));
+    sim.step().unwrap();
+    let s = &sim.solver.surface;
+    let k = (1.3 / s.h).round() as usize * s.n + (0.6 / s.h).round() as usize;
+    assert!(s.height[k] > 0.005, "{}", s.height[k]);
+}
+
+/// The panel's scenarios set the edges, horizontal motion and islands they name, and the flags
+/// follow at once.
+#[test]
+fn scenarios_set_edges_motion_and_islands() {
+    use super::panel::Scenario;
+    let mut sim = open("[pool]\nnodes = 32\n[surface]\nmodel = \"springs\"\n");
+    let count = |sim: &super::PoolSim, flag: u8| {
+        sim.solver
+            .surface
+            .flags
+            .iter()
+            .filter(|f| *f & flag != 0)
+            .count()
+    };
+    assert_eq!(sim.scenario(), Scenario::Pool);
+    assert_eq!((count(&sim, FIXED), count(&sim, LOCK_H)), (0, 4 * 31));
+    sim.set_scenario(Scenario::Shore);
+    assert_eq!(count(&sim, FIXED), 4 * 31);
+    sim.set_scenario(Scenario::HeightField);
+    assert_eq!((count(&sim, FIXED), count(&sim, LOCK_H)), (0, 32 * 32));
+    sim.set_scenario(Scenario::Islands);
+    assert_eq!(sim.scenario(), Scenario::Islands);
+    let island = count(&sim, FIXED);
+    assert!((40..80).contains(&island), "{island} island nodes");
+    sim.set_scenario(Scenario::OpenSea);
+    assert_eq!(sim.scenario(), Scenario::OpenSea);
+    assert_eq!(count(&sim, super::surface::OPEN), 4 * 31);
+    assert_eq!(
+        count(&sim, FIXED),
+        island,
+        "the island stays in the open sea"
+    );
+}
+
+/// Rain falls at its rate: the Poisson counts' mean over many frames is the rate × dt.
+#[test]
+fn rain_falls_at_its_rate() {
+    let mut rng = super::drops::Rng::new(7);
+    for mean in [0.5f32, 4.0, 50.0] {
+        let total: u32 = (0..20_000).map(|_| rng.poisson(mean)).sum();
+        let measured = total as f32 / 20_000.0;
+        assert!(
+            (measured / mean - 1.0).abs() < 0.03,
+            "{measured} for {mean}"
+        );
+    }
+}
