@@ -214,35 +214,41 @@ fn spring_forces(s: &mut Surface, k: &StepConstants) {
 }
 
 /// `integrate`: symplectic Euler. v ← (v + a·dt)·decay, then x ← x + v·dt; fixed nodes stay
-/// at rest, locked ones move only vertically.
+/// at rest (their velocity is multiplied by 0), locked ones move only vertically. Branch-free
+/// loops over row slices, which the compiler vectorises.
 pub fn integrate(s: &mut Surface, k: &StepConstants) {
     let n = s.n;
-    let (dt, decay, springs) = (k.dt, k.decay, k.model == Model::Springs);
+    let (dt, decay) = (k.dt, k.decay);
+    let free = |flags: u8, bit: u8| if flags & bit == 0 { 1.0f32 } else { 0.0 };
     s.height
         .par_chunks_mut(n)
         .zip(s.velocity.par_chunks_mut(n))
         .zip(s.accel.par_chunks(n))
-        .zip(s.offset.par_chunks_mut(n))
-        .zip(s.velocity_h.par_chunks_mut(n))
-        .zip(s.accel_h.par_chunks(n))
         .zip(s.flags.par_chunks(n))
         .with_min_len(MIN_ROWS)
-        .for_each(|((((((u, v), a), x), w), b), flags)| {
+        .for_each(|(((u, v), a), flags)| {
             for i in 0..n {
-                if flags[i] & FIXED != 0 {
-                    v[i] = 0.0;
-                    continue;
-                }
-                v[i] = (v[i] + a[i] * dt) * decay;
+                v[i] = (v[i] + a[i] * dt) * decay * free(flags[i], FIXED);
                 u[i] += v[i] * dt;
-                if springs && flags[i] & LOCK_H == 0 {
+            }
+        });
+    if k.model == Model::Springs {
+        s.offset
+            .par_chunks_mut(n)
+            .zip(s.velocity_h.par_chunks_mut(n))
+            .zip(s.accel_h.par_chunks(n))
+            .zip(s.flags.par_chunks(n))
+            .with_min_len(MIN_ROWS)
+            .for_each(|(((x, w), b), flags)| {
+                for i in 0..n {
+                    let keep = free(flags[i], LOCK_H);
                     for c in 0..2 {
-                        w[i][c] = (w[i][c] + b[i][c] * dt) * decay;
+                        w[i][c] = (w[i][c] + b[i][c] * dt) * decay * keep;
                         x[i][c] += w[i][c] * dt;
                     }
                 }
-            }
-        });
+            });
+    }
 }
 
 /// `edges`: Mur's first-order absorbing condition on open edge nodes, u_b ← u_a⁰ + m·(u_a −
