@@ -508,15 +508,15 @@ impl Flow {
 /// wall and the nearest face row.
 #[derive(Clone, Copy)]
 pub struct VelocitySampler<'a> {
-    u: &'a Field,
-    v: &'a Field,
-    ul: Lattice,
-    vl: Lattice,
-    half_cell: f32,
-    width: f32,
-    height: f32,
-    sticks: [bool; 4],
-    any_sticks: bool,
+    pub(super) u: &'a Field,
+    pub(super) v: &'a Field,
+    pub(super) ul: Lattice,
+    pub(super) vl: Lattice,
+    pub(super) half_cell: f32,
+    pub(super) width: f32,
+    pub(super) height: f32,
+    pub(super) sticks: [bool; 4],
+    pub(super) any_sticks: bool,
 }
 
 impl VelocitySampler<'_> {
