@@ -251,7 +251,7 @@ impl CpuInk {
             .par_chunks_mut(nx)
             .enumerate()
             .with_min_len(8)
-            .map(|(j, row)| flow.divergence_row(j, |i, d| row[i] = d))
+            .map(|(j, row)| flow.divergence_row(j, row))
             .reduce(|| (0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
         self.report.divergence_before = (sum / count.max(1) as f64).sqrt();
     }
