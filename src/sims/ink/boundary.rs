@@ -312,19 +312,21 @@ impl Poisson {
     }
 
     /// Two Jacobi sweeps, `out` from `p`, in one pass over memory: bands of rows in parallel,
-    /// each sweeping its rows and the one beyond either edge into a buffer of its own, then its
-    /// rows again from there — the values of two [`Poisson::jacobi`] sweeps, bit for bit, with
-    /// the grid read and written once.
-    pub fn jacobi_twice(&self, p: &[f32], h2b: &[f32], out: &mut [f32]) {
+    /// each sweeping its rows and the one beyond either edge into its part of `first` (sized
+    /// here, kept between calls), then its rows again from there — the values of two
+    /// [`Poisson::jacobi`] sweeps, bit for bit, with the grid read and written once.
+    pub fn jacobi_twice(&self, p: &[f32], h2b: &[f32], first: &mut Vec<f32>, out: &mut [f32]) {
         use rayon::prelude::*;
         const BAND: usize = 32;
         let (nx, ny) = (self.nx, self.ny);
-        out.par_chunks_mut(BAND * nx).enumerate().for_each_init(
-            Vec::new,
-            |first: &mut Vec<f32>, (band, rows)| {
+        let part = (BAND + 2) * nx;
+        first.resize(ny.div_ceil(BAND) * part, 0.0);
+        out.par_chunks_mut(BAND * nx)
+            .zip(first.par_chunks_mut(part))
+            .enumerate()
+            .for_each(|(band, (rows, first))| {
                 let (j0, j1) = (band * BAND, (band * BAND + BAND).min(ny));
                 let (q0, q1) = (j0.saturating_sub(1), (j1 + 1).min(ny));
-                first.resize((q1 - q0) * nx, 0.0);
                 for (j, row) in (q0..q1).zip(first.chunks_mut(nx)) {
                     self.relax_row(j, self.rows(p, j), &h2b[j * nx..(j + 1) * nx], row);
                 }
@@ -335,8 +337,7 @@ impl Poisson {
                     let above = if j + 1 < ny { local(j + 1) } else { &[] };
                     self.relax_row(j, (below, local(j), above), &h2b[j * nx..(j + 1) * nx], row);
                 }
-            },
-        );
+            });
     }
 
     /// Root mean square over the solved cells of b − Laplacian(p)/h², in b's units. Rows in

@@ -26,8 +26,9 @@ pub struct CpuInk {
     pub divergence: Field,
     /// The fields' previous buffers, written by the next advection: u, v, then the ink's.
     spare: [Vec<f32>; 5],
-    /// Per cell: the vorticity force, or the pressure solve's h²·b and Jacobi's next values.
-    work: [Vec<f32>; 2],
+    /// Per cell: the vorticity force, or the pressure solve's h²·b, Jacobi's next values and
+    /// the first sweep's rows of [`Poisson::jacobi_twice`](super::boundary::Poisson::jacobi_twice).
+    work: [Vec<f32>; 3],
     scratch: Scratch,
     multigrid: Option<Multigrid>,
     /// What the last step's projection did.
@@ -190,7 +191,7 @@ impl CpuInk {
         let (nx, ny, dx) = (self.flow.nx, self.flow.ny, self.flow.dx);
         let epsilon = self.params.vorticity * dx;
         let curl = &self.curl;
-        let [fx, fy] = &mut self.work;
+        let [fx, fy, _] = &mut self.work;
         fx.resize(nx * ny, 0.0);
         fy.resize(nx * ny, 0.0);
         fx.par_chunks_mut(nx)
@@ -283,14 +284,14 @@ impl CpuInk {
         match self.params.pressure_solver {
             PressureSolver::Jacobi => {
                 let dx2 = self.flow.dx * self.flow.dx;
-                let [h2b, next] = &mut self.work;
+                let [h2b, next, first] = &mut self.work;
                 h2b.clear();
                 h2b.par_extend(self.divergence.data.par_iter().map(|d| dx2 * d));
                 next.resize(h2b.len(), 0.0);
                 // Sweeps two at a time (one pass over memory), the last alone when odd.
                 let poisson = &self.flow.poisson;
                 for _ in 0..iterations / 2 {
-                    poisson.jacobi_twice(&self.flow.p.data, h2b, next);
+                    poisson.jacobi_twice(&self.flow.p.data, h2b, first, next);
                     std::mem::swap(&mut self.flow.p.data, next);
                 }
                 if iterations % 2 == 1 {
