@@ -1,141 +1,187 @@
-//! The fountain: water particles shot up from just below the top of a cube standing in a
-//! basin. The first hit on the cube's top cuts their vertical speed and boosts the horizontal
-//! one (the jet spreads into a sheet), later hits bounce; particles die after their lifetime
-//! (fading out first) or when they fall into the basin, where each pushes the water surface
-//! down where it lands — the pool's wave equation (`sims::pool`) on the basin's grid.
+//! The fountain: water particles shot up from a nozzle just below the top of a cube standing
+//! in a basin. The first hit on the cube's top cuts their vertical speed and boosts the
+//! horizontal one (the jet spreads into a sheet), later hits bounce; particles die after their
+//! lifetime (fading out over its last seconds) or below a height. Every particle that falls
+//! into the basin pushes its water surface down where it lands — a Gaussian stamp on the
+//! pool's wave equation (`sims::pool`'s `disturb` and substep, called, not copied).
 
+use super::dynamics::Air;
 use crate::sims::pool::cpu::{self as wave, StepConstants};
 use crate::sims::pool::drops::{self, Drop, Rng, Stencils, Target};
 use crate::sims::pool::surface::Surface;
 use crate::sims::pool::{Edges, Model, PoolParams};
 use glam::Vec3;
+use rayon::prelude::*;
+use serde::Deserialize;
+
+/// Particles per rayon task in `advance`.
+const MIN_PARTICLES: usize = 4096;
 
 /// The fountain's constants (SI units; the room's floor is y = 0, the cube stands on it
-/// centred on the y axis, the basin is the square around it).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// centred on the y axis, the basin is the square [−basin, basin]² around it). Gravity and the
+/// wind are the world's ([`Air`]).
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct FountainParams {
     /// Particles emitted per second.
     pub rate: f32,
     /// Seconds a particle lives.
     pub lifetime: f32,
-    /// The last fraction of its life over which a particle fades out.
+    /// Seconds at the end of its life over which a particle fades out (α from 1 to 0).
     pub fade: f32,
     /// Most particles alive at once (emission waits beyond).
     pub max_particles: usize,
-    /// The emitter's position spread (radius), m.
+    /// The nozzle's radius: start positions are uniform on a disc across the jet, m.
     pub spread: f32,
-    /// Vertical launch speed range, m/s.
+    /// How far below the cube's top the nozzle sits, m.
+    pub emitter_depth: f32,
+    /// Launch speed along the jet, uniform in [min, max], m/s.
     pub speed: [f32; 2],
-    /// Horizontal launch speed spread, m/s.
+    /// Launch speed across the jet, uniform in [0, this] in a random direction, m/s.
     pub horizontal: f32,
-    /// The jet's direction (normalised when used; up by default).
-    pub direction: Vec3,
-    /// Gravity, m/s².
-    pub gravity: Vec3,
-    /// Wind, m/s.
-    pub wind: Vec3,
-    /// Air drag towards the wind's velocity, 1/s.
+    /// The jet's direction (normalised when used).
+    pub direction: [f32; 3],
+    /// Air drag towards the wind's velocity, 1/s (0: the wind does nothing).
     pub drag: f32,
     /// The cube's side, m.
     pub cube: f32,
-    /// Vertical speed kept on the first hit of the cube's top.
+    /// The fraction of the vertical speed kept (upwards) on the first hit of the cube's top.
     pub cut: f32,
-    /// Horizontal speed multiplied on the first hit.
+    /// The factor on the horizontal speed at the first hit.
     pub boost: f32,
-    /// Restitution of later bounces.
+    /// Restitution of later bounces on the cube (vertical speed kept, sign flipped).
     pub bounce: f32,
-    /// The basin's half-width, m (it spans [−b, b]² around the cube).
+    /// The basin's half-width, m.
     pub basin: f32,
     /// The basin's water level, m.
     pub level: f32,
-    /// Surface velocity per m/s of a landing particle's fall, m/s (negative: down).
+    /// Surface velocity at a landing's centre per m/s of the particle's fall, (m/s)/(m/s);
+    /// negative pushes the water down.
     pub push: f32,
     /// A landing's Gaussian radius, m.
     pub splash_radius: f32,
-    /// The basin surface's nodes per side, wave speed (m/s) and damping (1/s).
+    /// The basin surface's nodes per side.
     pub surface_nodes: usize,
     /// Wave speed of the basin's surface, m/s.
     pub surface_speed: f32,
     /// Damping of the basin's surface, 1/s.
     pub surface_damping: f32,
     /// Particles die below this height, m.
-    pub floor: f32,
-    /// Seed of the emitter.
+    pub kill_height: f32,
+    /// Seed of the emitter's random numbers.
     pub seed: u64,
 }
 
 impl Default for FountainParams {
+    /// The spec's proposal: a jet about 1.5 cube sizes high, 2000 particles/s living 4 s
+    /// and fading over the last 0.5 s, the first bounce keeping 0.3 of the vertical speed and
+    /// boosting the horizontal ×1.5.
     fn default() -> Self {
         FountainParams {
-            rate: 4000.0,
+            rate: 2000.0,
             lifetime: 4.0,
-            fade: 0.25,
+            fade: 0.5,
             max_particles: 1 << 20,
             spread: 0.03,
-            speed: [4.0, 5.0],
-            horizontal: 0.25,
-            direction: Vec3::Y,
-            gravity: Vec3::new(0.0, -9.81, 0.0),
-            wind: Vec3::ZERO,
+            emitter_depth: 0.05,
+            speed: [4.5, 5.5],
+            horizontal: 0.4,
+            direction: [0.0, 1.0, 0.0],
             drag: 0.1,
             cube: 1.0,
             cut: 0.3,
-            boost: 2.5,
-            bounce: 0.4,
+            boost: 1.5,
+            bounce: 0.5,
             basin: 2.5,
             level: 0.3,
-            push: -0.02,
-            splash_radius: 0.05,
+            push: -0.03,
+            splash_radius: 0.06,
             surface_nodes: 160,
             surface_speed: 0.8,
-            surface_damping: 0.4,
-            floor: 0.0,
+            surface_damping: 0.3,
+            kill_height: 0.0,
             seed: 1,
         }
     }
 }
 
-/// The particles (structure of arrays, alive ones first) and the basin's surface.
+impl FountainParams {
+    /// The jet's unit direction (up when `direction` is zero).
+    pub fn jet(&self) -> Vec3 {
+        Vec3::from(self.direction).normalize_or(Vec3::Y)
+    }
+
+    /// The nozzle's centre, m.
+    pub fn nozzle(&self) -> Vec3 {
+        Vec3::new(0.0, self.cube - self.emitter_depth, 0.0)
+    }
+
+    /// The basin's water at rest: the cube's footprint is land.
+    pub fn calm_basin(&self) -> Surface {
+        let (b, half) = (self.basin, 0.5 * self.cube);
+        Surface::new(&self.basin_params(1.0 / 60.0), |x, z| {
+            (x - b).abs() <= half && (z - b).abs() <= half
+        })
+    }
+
+    /// The basin's surface as a pool: a walled square of the basin's side, the wave equation,
+    /// one frame of `dt`.
+    pub fn basin_params(&self, dt: f32) -> PoolParams {
+        PoolParams {
+            nodes: self.surface_nodes,
+            size: 2.0 * self.basin,
+            depth: self.level,
+            dt,
+            model: Model::Wave,
+            edges: Edges::Pool,
+            wave_speed: self.surface_speed,
+            damping: self.surface_damping,
+            ..PoolParams::default()
+        }
+    }
+}
+
+/// The particles (structure of arrays) and the basin's surface.
 pub struct Fountain {
-    /// Constants.
+    /// Constants (edited live by the panel).
     pub params: FountainParams,
+    /// Whether the nozzle emits.
+    pub on: bool,
     /// Positions, m.
     pub position: Vec<Vec3>,
     /// Velocities, m/s.
     pub velocity: Vec<Vec3>,
     /// Age, s.
     pub age: Vec<f32>,
-    /// Hits on the cube so far.
+    /// Hits on the cube's top so far.
     pub hits: Vec<u8>,
-    /// The basin's water (the pool's state; node (i, j) at (−b + i·h, level, −b + j·h)).
+    /// The basin's water: the pool's state, node (i, j) at (−basin + i·h, level + height,
+    /// −basin + j·h); the cube's footprint is land (fixed).
     pub surface: Surface,
-    surface_params: PoolParams,
     stencils: Stencils,
     rng: Rng,
     owed: f32,
+    /// Particles emitted since the start.
+    pub emitted: u64,
     /// Particles that fell into the basin over the last step.
     pub landed: usize,
 }
 
 impl Fountain {
-    /// No particles yet, the basin calm, the cube's footprint fixed.
+    /// No particles yet, the basin calm.
     pub fn new(params: FountainParams) -> Fountain {
-        let surface_params = basin_params(&params);
-        let (b, half) = (params.basin, 0.5 * params.cube);
-        let surface = Surface::new(&surface_params, |x, z| {
-            (x - b).abs() <= half && (z - b).abs() <= half
-        });
         Fountain {
             rng: Rng::new(params.seed),
             params,
+            on: true,
             position: Vec::new(),
             velocity: Vec::new(),
             age: Vec::new(),
             hits: Vec::new(),
-            surface,
-            surface_params,
+            surface: params.calm_basin(),
             stencils: Stencils::default(),
             owed: 0.0,
+            emitted: 0,
             landed: 0,
         }
     }
@@ -150,97 +196,111 @@ impl Fountain {
         self.position.is_empty()
     }
 
-    /// A particle's opacity: 1, falling linearly to 0 over the last `fade` of its life.
+    /// Particle `k`'s opacity: 1, falling linearly to 0 over the last `fade` seconds of life.
     pub fn alpha(&self, k: usize) -> f32 {
         let p = &self.params;
-        ((p.lifetime - self.age[k]) / (p.fade * p.lifetime).max(1e-6)).clamp(0.0, 1.0)
+        ((p.lifetime - self.age[k]) / p.fade.max(1e-6)).clamp(0.0, 1.0)
     }
 
-    /// `emit`: rate·dt new particles (the fraction carried to the next step), at the emitter
-    /// just below the cube's top, launched along the jet with the speed spreads.
+    /// Adds one particle.
+    pub fn push(&mut self, position: Vec3, velocity: Vec3) {
+        self.position.push(position);
+        self.velocity.push(velocity);
+        self.age.push(0.0);
+        self.hits.push(0);
+        self.emitted += 1;
+    }
+
+    /// `emit`: rate·dt new particles (the fraction carried to the next step), uniform on the
+    /// nozzle's disc across the jet, launched along it at a speed uniform in `speed` plus a
+    /// uniform sideways speed up to `horizontal` in a random direction.
     pub fn emit(&mut self, dt: f32) {
         let p = self.params;
+        if !self.on {
+            return;
+        }
         self.owed += p.rate * dt;
-        let count = (self.owed.floor() as usize).min(p.max_particles.saturating_sub(self.len()));
-        self.owed -= self.owed.floor();
-        let up = p.direction.normalize_or(Vec3::Y);
+        let whole = self.owed.floor();
+        self.owed -= whole;
+        let count = (whole as usize).min(p.max_particles.saturating_sub(self.len()));
+        let up = p.jet();
         let side = up.any_orthonormal_vector();
         let other = up.cross(side);
+        let across = |angle: f32| side * angle.cos() + other * angle.sin();
         for _ in 0..count {
-            let angle = std::f32::consts::TAU * self.rng.unit();
+            let at = across(std::f32::consts::TAU * self.rng.unit());
             let radius = p.spread * self.rng.unit().sqrt();
-            let offset = (side * angle.cos() + other * angle.sin()) * radius;
             let speed = p.speed[0] + (p.speed[1] - p.speed[0]) * self.rng.unit();
-            let turn = std::f32::consts::TAU * self.rng.unit();
-            let across = p.horizontal * self.rng.unit();
-            let velocity = up * speed + (side * turn.cos() + other * turn.sin()) * across;
-            self.position
-                .push(Vec3::new(0.0, p.cube - 0.02, 0.0) + offset);
-            self.velocity.push(velocity);
-            self.age.push(0.0);
-            self.hits.push(0);
+            let sideways = across(std::f32::consts::TAU * self.rng.unit());
+            let lateral = p.horizontal * self.rng.unit();
+            self.push(p.nozzle() + at * radius, up * speed + sideways * lateral);
         }
     }
 
-    /// `move`: symplectic Euler under gravity and air drag towards the wind; ageing.
-    pub fn advance(&mut self, dt: f32) {
-        let p = self.params;
-        for k in 0..self.len() {
-            let a = p.gravity + (p.wind - self.velocity[k]) * p.drag;
-            self.velocity[k] += a * dt;
-            self.position[k] += self.velocity[k] * dt;
-            self.age[k] += dt;
-        }
+    /// `advance`: symplectic Euler, v ← v + (g + drag·(w − v))·dt, x ← x + v·dt; ageing.
+    pub fn advance(&mut self, dt: f32, air: &Air) {
+        let drag = self.params.drag;
+        self.position
+            .par_iter_mut()
+            .zip(self.velocity.par_iter_mut())
+            .zip(self.age.par_iter_mut())
+            .with_min_len(MIN_PARTICLES)
+            .for_each(|((x, v), age)| {
+                *v += (air.gravity + (air.wind - *v) * drag) * dt;
+                *x += *v * dt;
+                *age += dt;
+            });
     }
 
-    /// `collide`: the cube (its top's first hit cuts and boosts, later hits and the sides
-    /// bounce), the basin's outer walls; then deaths — of age, below the floor, or into the
-    /// basin's water, which they push down where they land.
-    pub fn collide(&mut self) -> Vec<Drop> {
+    /// `collide`: the cube, then deaths. A particle that crossed the cube's top since the last
+    /// step (its previous position, x − v·dt under symplectic Euler, above it) is put back on
+    /// it: the first hit keeps `cut` of its vertical speed, upwards, and multiplies the
+    /// horizontal by `boost`; later hits keep `bounce`. One that entered through a side goes
+    /// back out through that side, keeping `bounce` of its speed across it; one rising in the
+    /// nozzle is left alone. Particles die of age, below `kill_height`, or by falling into
+    /// the basin's water: those are returned as drops pushing the surface down where they land.
+    pub fn collide(&mut self, dt: f32) -> Vec<Drop> {
         let p = self.params;
-        let half = 0.5 * p.cube;
+        let (half, top) = (0.5 * p.cube, p.cube);
         let mut drops = Vec::new();
         let mut k = 0;
         while k < self.len() {
             let (x, v) = (&mut self.position[k], &mut self.velocity[k]);
-            let over_cube = x.x.abs() < half && x.z.abs() < half;
-            if over_cube && x.y < p.cube && v.y < 0.0 && x.y > p.cube - 0.25 * p.cube {
-                x.y = p.cube;
-                if self.hits[k] == 0 {
-                    v.y = -v.y * p.cut;
-                    v.x *= p.boost;
-                    v.z *= p.boost;
-                } else {
-                    v.y = -v.y * p.bounce;
-                }
-                self.hits[k] = self.hits[k].saturating_add(1);
-            } else if over_cube && x.y < p.cube {
-                // Into a side: back out through the nearer face.
-                if (x.x.abs() - half).abs() < (x.z.abs() - half).abs() {
-                    x.x = half * x.x.signum();
-                    v.x = -v.x * p.bounce;
-                } else {
-                    x.z = half * x.z.signum();
-                    v.z = -v.z * p.bounce;
-                }
-            }
-            for axis in [0, 2] {
-                if x[axis].abs() > p.basin && x.y < p.level + 0.1 {
-                    x[axis] = p.basin * x[axis].signum();
+            let before = *x - *v * dt;
+            let over = |q: Vec3| q.x.abs() < half && q.z.abs() < half;
+            if over(*x) && x.y < top && x.y > 0.0 {
+                if before.y >= top {
+                    x.y = top;
+                    if self.hits[k] == 0 {
+                        v.y = -v.y * p.cut;
+                        v.x *= p.boost;
+                        v.z *= p.boost;
+                    } else {
+                        v.y = -v.y * p.bounce;
+                    }
+                    self.hits[k] = self.hits[k].saturating_add(1);
+                } else if !over(before) {
+                    let axis = if before.x.abs() >= half { 0 } else { 2 };
+                    x[axis] = half * before[axis].signum();
                     v[axis] = -v[axis] * p.bounce;
                 }
             }
-            let in_basin = x.x.abs() <= p.basin && x.z.abs() <= p.basin && !over_cube;
+            let in_basin = x.x.abs() <= p.basin && x.z.abs() <= p.basin && !over(*x);
             let landed = in_basin && x.y <= p.level && v.y < 0.0;
             if landed {
-                drops.push(Drop {
-                    position: [x.x + p.basin, x.z + p.basin],
-                    radius: p.splash_radius,
-                    amplitude: p.push * -v.y,
-                    target: Target::Velocity,
-                });
+                // Down where it lands, up in a ring of twice the radius: the two Gaussians
+                // carry equal and opposite volume (a·πr² each), so the level stays.
+                let (position, strike) = ([x.x + p.basin, x.z + p.basin], p.push * -v.y);
+                for (radius, amplitude) in [(1.0, strike), (2.0, -0.25 * strike)] {
+                    drops.push(Drop {
+                        position,
+                        radius: radius * p.splash_radius,
+                        amplitude,
+                        target: Target::Velocity,
+                    });
+                }
             }
-            if landed || self.age[k] >= p.lifetime || x.y < p.floor {
+            if landed || self.age[k] >= p.lifetime || x.y < p.kill_height {
                 self.position.swap_remove(k);
                 self.velocity.swap_remove(k);
                 self.age.swap_remove(k);
@@ -249,42 +309,40 @@ impl Fountain {
                 k += 1;
             }
         }
-        self.landed = drops.len();
+        self.landed = drops.len() / 2;
         drops
     }
 
-    /// `basin`: the landings' pushes, then the basin's wave equation for `dt` (the pool's
-    /// stages, in its own substeps).
+    /// `basin`: the landings' pushes (the pool's `disturb`), then the pool's wave-equation
+    /// substeps (`forces`, `integrate`, `edges`) for a frame of `dt`.
     pub fn basin(&mut self, drops: &[Drop], dt: f32) {
         for drop in drops {
             drops::disturb(&mut self.surface, drop, &mut self.stencils);
         }
-        self.surface_params.dt = dt;
-        let k = StepConstants::new(&self.surface_params);
-        for _ in 0..self.surface_params.substeps() {
-            wave::substep(&mut self.surface, &k);
+        let params = self.params.basin_params(dt);
+        let constants = StepConstants::new(&params);
+        for _ in 0..params.substeps() {
+            wave::substep(&mut self.surface, &constants);
         }
     }
 
-    /// One step: `emit`, `move`, `collide`, `basin`.
-    pub fn step(&mut self, dt: f32) {
+    /// One step without timing: `emit`, `advance`, `collide`, `basin` (the sort is the
+    /// drawing's, see `sort.rs`).
+    pub fn step(&mut self, dt: f32, air: &Air) {
         self.emit(dt);
-        self.advance(dt);
-        let drops = self.collide();
+        self.advance(dt, air);
+        let drops = self.collide(dt);
         self.basin(&drops, dt);
     }
-}
 
-/// The basin's surface as a pool: a walled square of the basin's side, the wave equation.
-pub fn basin_params(p: &FountainParams) -> PoolParams {
-    PoolParams {
-        nodes: p.surface_nodes,
-        size: 2.0 * p.basin,
-        depth: p.level,
-        model: Model::Wave,
-        edges: Edges::Pool,
-        wave_speed: p.surface_speed,
-        damping: p.surface_damping,
-        ..PoolParams::default()
+    /// The basin's height at (x, z), m above the level: the nearest node's (0 off the basin).
+    pub fn basin_height(&self, x: f32, z: f32) -> f32 {
+        let s = &self.surface;
+        let node = |v: f32| ((v + self.params.basin) / s.h).round();
+        let (i, j) = (node(x), node(z));
+        if i < 0.0 || j < 0.0 || i >= s.n as f32 || j >= s.n as f32 {
+            return 0.0;
+        }
+        s.height[j as usize * s.n + i as usize]
     }
 }
