@@ -150,20 +150,20 @@ fn simulate_exports_the_cloth_nodes() {
     assert!(strain > 0.0 && strain < 0.3, "max strain {strain}");
 }
 
-/// Bench reports the throughput in the kind's unit and the stages by name.
+/// Bench runs every preset and reports the throughput in the kind's unit and the stages by
+/// name.
 #[test]
 fn bench_reports_throughput_and_stages() {
+    const BODY: [&str; 4] = ["springs", "wind", "integrate", "collide"];
     for (preset, unit, stages) in [
         (
             "fountain",
             "particle",
             &["emit", "advance", "collide", "basin", "sort"][..],
         ),
-        (
-            "jelly",
-            "spring",
-            &["springs", "wind", "integrate", "collide"],
-        ),
+        ("cloth", "spring", &BODY[..]),
+        ("cloth-sphere", "spring", &BODY[..]),
+        ("jelly", "spring", &BODY[..]),
     ] {
         let output = fluidlab(&["bench", preset, "--steps", "5", "--warmup", "20", "--json"]);
         assert!(output.status.success(), "{output:?}");

@@ -566,3 +566,29 @@ fn bad_scene_input_is_named_by_file_line_and_key() {
         );
     }
 }
+
+/// Restart starts the scene again from its beginning with the edited set-up; an edit that
+/// cannot apply is refused and the scene starts again as it was.
+#[test]
+fn restart_starts_again_with_the_edited_set_up() {
+    let mut sim = ParticlesSim::with_scene(scene(
+        "kind = \"particles\"\nscene = \"jelly\"\n[jelly]\nn = 4\n",
+    ));
+    let start = body(&mut sim).position.clone();
+    for _ in 0..10 {
+        sim.step().unwrap();
+    }
+    assert_ne!(body(&mut sim).position, start);
+    sim.restart().unwrap();
+    assert_eq!((body(&mut sim).position.clone(), sim.time()), (start, 0.0));
+    sim.scene.body.n = 5;
+    sim.restart().unwrap();
+    assert_eq!(body(&mut sim).len(), 125);
+    sim.scene.body.size = f32::NAN;
+    let refused = sim.restart().unwrap_err().to_string();
+    assert!(
+        refused.starts_with("jelly.size: must be in (0, 1000] m"),
+        "{refused}"
+    );
+    assert_eq!((body(&mut sim).len(), sim.scene.body.size), (125, 1.0));
+}
