@@ -116,12 +116,12 @@ impl FountainParams {
         Vec3::new(0.0, self.cube - self.emitter_depth, 0.0)
     }
 
-    /// The basin's water at rest: the cube's footprint is land.
+    /// The basin's water at rest. The cube's footprint is water too (the renderer draws the
+    /// cube over it): the pool's land nodes are a fixed shore, which reflects inverted and lets
+    /// the level drift by whatever the splashes beside the cube send it (2 mm in 8 s), where
+    /// the walls keep the volume.
     pub fn calm_basin(&self) -> Surface {
-        let (b, half) = (self.basin, 0.5 * self.cube);
-        Surface::new(&self.basin_params(1.0 / 60.0), |x, z| {
-            (x - b).abs() <= half && (z - b).abs() <= half
-        })
+        Surface::new(&self.basin_params(1.0 / 60.0), |_, _| false)
     }
 
     /// The basin's surface as a pool: a walled square of the basin's side, the wave equation,
@@ -156,7 +156,7 @@ pub struct Fountain {
     /// Hits on the cube's top so far.
     pub hits: Vec<u8>,
     /// The basin's water: the pool's state, node (i, j) at (−basin + i·h, level + height,
-    /// −basin + j·h); the cube's footprint is land (fixed).
+    /// −basin + j·h).
     pub surface: Surface,
     stencils: Stencils,
     rng: Rng,
@@ -288,17 +288,12 @@ impl Fountain {
             let in_basin = x.x.abs() <= p.basin && x.z.abs() <= p.basin && !over(*x);
             let landed = in_basin && x.y <= p.level && v.y < 0.0;
             if landed {
-                // Down where it lands, up in a ring of twice the radius: the two Gaussians
-                // carry equal and opposite volume (a·πr² each), so the level stays.
-                let (position, strike) = ([x.x + p.basin, x.z + p.basin], p.push * -v.y);
-                for (radius, amplitude) in [(1.0, strike), (2.0, -0.25 * strike)] {
-                    drops.push(Drop {
-                        position,
-                        radius: radius * p.splash_radius,
-                        amplitude,
-                        target: Target::Velocity,
-                    });
-                }
+                drops.push(Drop {
+                    position: [x.x + p.basin, x.z + p.basin],
+                    radius: p.splash_radius,
+                    amplitude: p.push * -v.y,
+                    target: Target::Velocity,
+                });
             }
             if landed || self.age[k] >= p.lifetime || x.y < p.kill_height {
                 self.position.swap_remove(k);
@@ -309,15 +304,30 @@ impl Fountain {
                 k += 1;
             }
         }
-        self.landed = drops.len() / 2;
+        self.landed = drops.len();
         drops
     }
 
-    /// `basin`: the landings' pushes (the pool's `disturb`), then the pool's wave-equation
-    /// substeps (`forces`, `integrate`, `edges`) for a frame of `dt`.
+    /// `basin`: the landings' splashes, then the pool's wave-equation substeps (`forces`,
+    /// `integrate`, `edges`) for a frame of `dt`. A splash is two of the pool's `disturb`
+    /// Gaussians: the landing's, down where it lands, and one of twice its radius up around
+    /// it, scaled by the ratio of the two stencils' sums so that they carry equal and opposite
+    /// volume (a·πr² each, but for the lattice) and the level stays where it is.
     pub fn basin(&mut self, drops: &[Drop], dt: f32) {
+        let h = self.surface.h;
         for drop in drops {
+            let ring = Drop {
+                radius: 2.0 * drop.radius,
+                ..*drop
+            };
+            let inner: f32 = self.stencils.get(drop.radius / h).weights.iter().sum();
+            let outer: f32 = self.stencils.get(ring.radius / h).weights.iter().sum();
+            let ring = Drop {
+                amplitude: -drop.amplitude * inner / outer,
+                ..ring
+            };
             drops::disturb(&mut self.surface, drop, &mut self.stencils);
+            drops::disturb(&mut self.surface, &ring, &mut self.stencils);
         }
         let params = self.params.basin_params(dt);
         let constants = StepConstants::new(&params);

@@ -122,13 +122,13 @@ impl BodyParams {
         }
     }
 
-    /// The jelly: 8³ nodes over 1 m, 2 kg, dropped from 1.5 m.
+    /// The jelly: 8³ nodes over 1 m, 2 kg, 40 N/m, dropped from 1.5 m.
     pub fn jelly() -> BodyParams {
         BodyParams {
             n: 8,
             size: 1.0,
             mass: 2.0,
-            stiffness: 100.0,
+            stiffness: 40.0,
             shear: 0.5,
             bend: 0.3,
             damping: 0.3,

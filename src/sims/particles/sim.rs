@@ -173,8 +173,7 @@ impl ParticlesSim {
             || nb.start != ob.start
             || nb.orientation != ob.orientation;
         let (nf, of) = (new.fountain, old.fountain);
-        let basin =
-            nf.basin != of.basin || nf.cube != of.cube || nf.surface_nodes != of.surface_nodes;
+        let basin = nf.basin != of.basin || nf.surface_nodes != of.surface_nodes;
         if shape {
             self.rebuild();
             return Ok(());
