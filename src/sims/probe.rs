@@ -443,7 +443,7 @@ mod tests {
             .to_string();
         assert_eq!(
             error,
-            "x.toml:2: kind: unknown simulation kind \"smoke\" (kinds: pbf, ink, pool, probe)"
+            "x.toml:2: kind: unknown simulation kind \"smoke\" (kinds: pbf, ink, pool, particles, probe)"
         );
     }
 
