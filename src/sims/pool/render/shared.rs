@@ -1,0 +1,120 @@
+//! What every pool pass shares: the shaders' common part (`shaders/pool/common.glsl`, put in
+//! front of each pass's own), the texture units, and the uniforms it declares, located once per
+//! program and set from one frame's values.
+
+use super::caustics::CausticsDomain;
+use crate::gfx::program::{Program, Uniform};
+use anyhow::Result;
+use glam::{Mat4, Vec3, Vec4};
+
+/// A pool pass's shaders: `shaders/pool/VERTEX` and `shaders/pool/FRAGMENT`, each after
+/// `#version 330 core` and `shaders/pool/common.glsl`, under the pass name `NAME`.
+macro_rules! pool_shader {
+    ($name:expr, $vertex:expr, $fragment:expr) => {
+        $crate::gfx::program::ShaderSource {
+            name: $name,
+            vertex: concat!(
+                "#version 330 core\n",
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/shaders/pool/common.glsl"
+                )),
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/shaders/pool/",
+                    $vertex
+                ))
+            ),
+            fragment: concat!(
+                "#version 330 core\n",
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/shaders/pool/common.glsl"
+                )),
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/shaders/pool/",
+                    $fragment
+                ))
+            ),
+        }
+    };
+}
+pub(super) use pool_shader;
+
+/// The texture units the pool's samplers read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum TextureUnit {
+    /// The surface texture.
+    Surface = 0,
+    /// The caustics texture.
+    Caustics = 1,
+    /// The sky's cubemap.
+    Sky = 2,
+}
+
+/// One frame's values of the shared uniforms.
+pub(super) struct FrameValues {
+    pub(super) view_projection: Mat4,
+    pub(super) eye: Vec3,
+    pub(super) nodes: i32,
+    pub(super) size: f32,
+    pub(super) depth: f32,
+    pub(super) rim: f32,
+    pub(super) light: Vec3,
+    pub(super) domain: CausticsDomain,
+}
+
+/// The uniforms of `common.glsl` in one program.
+pub(super) struct Shared {
+    surface: Uniform,
+    caustics: Uniform,
+    sky: Uniform,
+    nodes: Uniform,
+    pool_size: Uniform,
+    pool_depth: Uniform,
+    rim_height: Uniform,
+    light: Uniform,
+    caustics_domain: Uniform,
+    eye: Uniform,
+}
+
+impl Shared {
+    pub(super) fn locate(gl: &glow::Context, program: &Program) -> Result<Shared> {
+        Ok(Shared {
+            surface: program.uniform(gl, "surface")?,
+            caustics: program.uniform(gl, "caustics")?,
+            sky: program.uniform(gl, "sky")?,
+            nodes: program.uniform(gl, "nodes")?,
+            pool_size: program.uniform(gl, "pool_size")?,
+            pool_depth: program.uniform(gl, "pool_depth")?,
+            rim_height: program.uniform(gl, "rim_height")?,
+            light: program.uniform(gl, "light")?,
+            caustics_domain: program.uniform(gl, "caustics_domain")?,
+            eye: program.uniform(gl, "eye")?,
+        })
+    }
+
+    /// Sets them on the bound program.
+    pub(super) fn set(&self, gl: &glow::Context, values: &FrameValues) {
+        self.surface.set(gl, TextureUnit::Surface as i32);
+        self.caustics.set(gl, TextureUnit::Caustics as i32);
+        self.sky.set(gl, TextureUnit::Sky as i32);
+        self.nodes.set(gl, values.nodes);
+        self.pool_size.set(gl, values.size);
+        self.pool_depth.set(gl, values.depth);
+        self.rim_height.set(gl, values.rim);
+        self.light.set(gl, values.light);
+        let d = &values.domain;
+        self.caustics_domain.set(
+            gl,
+            Vec4::new(
+                d.origin[0],
+                d.origin[1],
+                1.0 / d.extent[0],
+                1.0 / d.extent[1],
+            ),
+        );
+        self.eye.set(gl, values.eye);
+    }
+}
