@@ -372,7 +372,7 @@ fn every_view_draws_its_own_picture() {
         [SIZE, 0.1 * SIZE, SIZE],
     ));
     let mut images: Vec<Image> = Vec::new();
-    for view in 0..VIEWS.len() {
+    for (view, name) in VIEWS.iter().enumerate() {
         let image = fixture.render(
             &ripples,
             &camera,
@@ -381,12 +381,12 @@ fn every_view_draws_its_own_picture() {
                 ..scene([2.0, 2.0, -1.0])
             },
         );
-        assert!(spread(&image) > 5.0, "{} view: a flat picture", VIEWS[view]);
+        assert!(spread(&image) > 5.0, "{} view: a flat picture", name);
         for (other, earlier) in images.iter().enumerate() {
             assert!(
                 image != *earlier,
                 "{} and {} views look the same",
-                VIEWS[view],
+                name,
                 VIEWS[other]
             );
         }
@@ -399,7 +399,7 @@ fn every_view_draws_its_own_picture() {
             .filter(|(_, time)| time.is_some())
             .map(|(name, _)| name)
             .collect();
-        let expected: &[&str] = match VIEWS[view] {
+        let expected: &[&str] = match *name {
             "surface" => &["caustics", "sky", "pool", "land", "surface", "present"],
             "wireframe" => &["caustics", "sky", "pool", "land", "wireframe", "present"],
             "nodes" => &["caustics", "sky", "pool", "land", "nodes", "present"],
@@ -409,7 +409,7 @@ fn every_view_draws_its_own_picture() {
         sorted.sort_unstable();
         let mut wanted = expected.to_vec();
         wanted.sort_unstable();
-        assert_eq!(sorted, wanted, "{} view's passes", VIEWS[view]);
+        assert_eq!(sorted, wanted, "{} view's passes", name);
         images.push(image);
     }
     let detailed = fixture.render(
