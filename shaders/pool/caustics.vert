@@ -9,7 +9,7 @@ out float fixed_flag;
 out float sunlit;     // 0 where the rim shades the node from the sun
 
 void main() {
-    ivec2 ij = ivec2(gl_VertexID % nodes, gl_VertexID / nodes);
+    ivec2 ij = mesh_node(gl_VertexID);
     vec3 p = node_position(ij);
     vec3 beam = refract(-light, node_normal(ij), IOR_AIR / IOR_WATER);
     vec3 face;

@@ -20,6 +20,9 @@ uniform sampler2D caustics;    // relative irradiance on the floor plane (1 = ca
 uniform vec4 caustics_domain;  // the floor plane's (x, z) origin, m, and 1 / extent, 1/m
 uniform samplerCube sky;
 uniform vec3 eye;              // m
+uniform int has_land;          // 1: some node is fixed
+uniform int mesh_nodes;        // vertices per side of the mesh drawn
+uniform int mesh_stride;       // nodes between its vertices
 
 float spacing() {
     return pool_size / float(nodes - 1);
@@ -41,6 +44,13 @@ vec3 node_normal(ivec2 ij) {
     vec3 dx = node_position(ij + ivec2(1, 0)) - node_position(ij - ivec2(1, 0));
     vec3 dz = node_position(ij + ivec2(0, 1)) - node_position(ij - ivec2(0, 1));
     return normalize(cross(dz, dx));
+}
+
+// The node of the mesh's vertex `vertex` (gl_VertexID): row by row, `mesh_stride` nodes apart,
+// the last row and column on the pool's edge.
+ivec2 mesh_node(int vertex) {
+    ivec2 k = ivec2(vertex % mesh_nodes, vertex / mesh_nodes);
+    return min(k * mesh_stride, ivec2(nodes - 1));
 }
 
 // The surface texel bilinearly interpolated at (x, z), m (clamped to the pool).
@@ -141,6 +151,9 @@ vec3 through_water(vec3 color, float distance) {
 // Island rock seen along a ray under water: the first of a few samples along o + t·d,
 // t ∈ (0, t_end], where the surface texture says land.
 bool land_along(vec3 o, vec3 d, float t_end, out float t_hit) {
+    if (has_land == 0) {
+        return false;
+    }
     const int STEPS = 12;
     for (int i = 1; i <= STEPS; ++i) {
         float t = t_end * float(i) / float(STEPS);

@@ -24,11 +24,11 @@ float ground(ivec2 ij) {
 }
 
 void main() {
-    ivec2 ij = ivec2(gl_VertexID % nodes, gl_VertexID / nodes);
+    ivec2 ij = mesh_node(gl_VertexID);
     fixed_flag = node(ij).w;
     float near_land = 0.0;
     for (int k = 0; k < 9; ++k) {
-        near_land = max(near_land, node(ij + ivec2(k % 3 - 1, k / 3 - 1)).w);
+        near_land = max(near_land, node(ij + ivec2(k % 3 - 1, k / 3 - 1) * mesh_stride).w);
     }
     if (near_land <= 0.0) {
         // No triangle of this node touches land: behind the near plane (a triangle of such
@@ -41,8 +41,11 @@ void main() {
     }
     float h = spacing();
     world = vec3(float(ij.x) * h, ground(ij), float(ij.y) * h);
-    vec3 dx = vec3(2.0 * h, ground(ij + ivec2(1, 0)) - ground(ij - ivec2(1, 0)), 0.0);
-    vec3 dz = vec3(0.0, ground(ij + ivec2(0, 1)) - ground(ij - ivec2(0, 1)), 2.0 * h);
+    ivec2 sx = ivec2(mesh_stride, 0);
+    ivec2 sz = ivec2(0, mesh_stride);
+    float run = 2.0 * h * float(mesh_stride);
+    vec3 dx = vec3(run, ground(ij + sx) - ground(ij - sx), 0.0);
+    vec3 dz = vec3(0.0, ground(ij + sz) - ground(ij - sz), run);
     normal = normalize(cross(dz, dx));
     inland = inland_at(ij);
     gl_Position = view_projection * vec4(world, 1.0);

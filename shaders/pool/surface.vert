@@ -1,5 +1,5 @@
-// surface (also wireframe, nodes): the grid's vertex `gl_VertexID` = j·nodes + i displaced
-// by its texel (vertex texture fetch), its normal from the neighbouring texels.
+// surface (also wireframe, nodes): the mesh's vertex `gl_VertexID` at its node, displaced by
+// the node's texel (vertex texture fetch), its normal from the neighbouring texels.
 uniform mat4 view_projection;
 uniform float point_size;      // pixels (nodes view)
 
@@ -8,7 +8,7 @@ out vec3 normal;
 out float fixed_flag;
 
 void main() {
-    ivec2 ij = ivec2(gl_VertexID % nodes, gl_VertexID / nodes);
+    ivec2 ij = mesh_node(gl_VertexID);
     world = node_position(ij);
     normal = node_normal(ij);
     fixed_flag = node(ij).w;

@@ -145,6 +145,7 @@ impl CausticsPass {
         self.domain = values.domain;
         self.program.bind(gl);
         self.shared.set(gl, values);
+        self.shared.set_grid(gl, grid);
         let n = self.resolution as i32;
         // SAFETY: GL calls on the current context; the target is this pass's.
         unsafe {

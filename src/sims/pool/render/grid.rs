@@ -1,12 +1,22 @@
-//! The surface mesh — the grid of nodes as triangle strips, vertex j·N + i being node (i, j),
-//! with no attributes: the vertex shaders fetch each node's texel by `gl_VertexID` — and the
-//! passes that draw it: `surface` (the water), `land` (fixed nodes as ground), `wireframe` and
-//! `nodes` (`height.frag`).
+//! The surface mesh — the grid of nodes as triangle strips, vertex j·M + i being node
+//! (i·s, j·s) for a stride s (1 for the caustics, more for drawing a large grid: at most
+//! [`DISPLAY_MESH`] vertices per side), with no attributes: the vertex shaders fetch each node's
+//! texel by `gl_VertexID` — and the passes that draw it: `surface` (the water), `land` (fixed
+//! nodes as ground), `wireframe` and `nodes` (`height.frag`).
 
 use super::shared::{pool_shader, FrameValues, Shared};
 use crate::gfx::program::{Program, Uniform};
 use anyhow::{anyhow, Result};
 use glow::HasContext;
+
+/// The most vertices per side of the mesh the picture is drawn with (about 2 pixels a cell on
+/// a 1080p pool); the caustics use every node.
+pub const DISPLAY_MESH: usize = 513;
+
+/// Nodes between the drawn mesh's vertices for a grid of `nodes` per side.
+pub fn display_stride(nodes: usize) -> usize {
+    (nodes - 1).div_ceil(DISPLAY_MESH - 1).max(1)
+}
 
 /// The strip's indices for `nodes` per side: row j's part runs (i, j), (i, j + 1) for each i,
 /// so each cell splits as the original's two triangles (p_ij, p_i+1j, p_ij+1) and (p_ij+1,
@@ -35,12 +45,15 @@ pub(super) struct Grid {
     vertex_array: glow::VertexArray,
     indices: glow::Buffer,
     count: i32,
-    nodes: i32,
+    mesh: i32,
+    stride: i32,
 }
 
 impl Grid {
-    pub(super) fn new(gl: &glow::Context, nodes: usize) -> Result<Grid> {
-        let indices = strip_indices(nodes);
+    /// The mesh of every `stride`-th node of a grid of `nodes` per side (and the last).
+    pub(super) fn new(gl: &glow::Context, nodes: usize, stride: usize) -> Result<Grid> {
+        let mesh = (nodes - 1).div_ceil(stride) + 1;
+        let indices = strip_indices(mesh);
         // SAFETY: GL calls on the current context; the buffers are this grid's.
         unsafe {
             let vertex_array = gl
@@ -59,9 +72,20 @@ impl Grid {
                 vertex_array,
                 indices: buffer,
                 count: indices.len() as i32,
-                nodes: nodes as i32,
+                mesh: mesh as i32,
+                stride: stride as i32,
             })
         }
+    }
+
+    /// Vertices per side.
+    pub(super) fn mesh(&self) -> i32 {
+        self.mesh
+    }
+
+    /// Nodes between vertices.
+    pub(super) fn stride(&self) -> i32 {
+        self.stride
     }
 
     /// Draws the cells as triangles with the bound program.
@@ -76,7 +100,7 @@ impl Grid {
     /// Draws the triangles' edges, a row at a time (leaving out the joins, which lines would
     /// show).
     fn draw_edges(&self, gl: &glow::Context) {
-        let n = self.nodes;
+        let n = self.mesh;
         // SAFETY: GL calls on the current context; the vertex array is this grid's and every
         // row's indices lie in its buffer.
         unsafe {
@@ -95,7 +119,7 @@ impl Grid {
         // SAFETY: GL calls on the current context; the vertex array is this grid's.
         unsafe {
             gl.bind_vertex_array(Some(self.vertex_array));
-            gl.draw_arrays(glow::POINTS, 0, self.nodes * self.nodes);
+            gl.draw_arrays(glow::POINTS, 0, self.mesh * self.mesh);
         }
     }
 
@@ -142,6 +166,7 @@ impl SurfaceProgram {
         self.view_projection.set(gl, values.view_projection);
         self.detail.set(gl, i32::from(detail));
         self.time.set(gl, time);
+        self.shared.set_grid(gl, grid);
         grid.draw_triangles(gl);
     }
 
@@ -174,6 +199,7 @@ impl LandProgram {
         self.shared.set(gl, values);
         self.view_projection.set(gl, values.view_projection);
         self.land_height.set(gl, height);
+        self.shared.set_grid(gl, grid);
         grid.draw_triangles(gl);
     }
 
@@ -203,9 +229,10 @@ impl HeightProgram {
         })
     }
 
-    fn bind(&self, gl: &glow::Context, values: &FrameValues, point_size: f32) {
+    fn bind(&self, gl: &glow::Context, values: &FrameValues, point_size: f32, grid: &Grid) {
         self.program.bind(gl);
         self.shared.set(gl, values);
+        self.shared.set_grid(gl, grid);
         self.view_projection.set(gl, values.view_projection);
         self.point_size.set(gl, point_size);
         // A centimetre on a 2 m pool at full colour.
@@ -214,13 +241,13 @@ impl HeightProgram {
 
     /// `wireframe`: the triangles' edges.
     pub(super) fn wireframe(&self, gl: &glow::Context, values: &FrameValues, grid: &Grid) {
-        self.bind(gl, values, 1.0);
+        self.bind(gl, values, 1.0, grid);
         grid.draw_edges(gl);
     }
 
     /// `nodes`: points of `size` pixels.
     pub(super) fn nodes(&self, gl: &glow::Context, values: &FrameValues, size: f32, grid: &Grid) {
-        self.bind(gl, values, size);
+        self.bind(gl, values, size, grid);
         grid.draw_points(gl);
     }
 
@@ -232,6 +259,17 @@ impl HeightProgram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn large_grids_are_drawn_with_at_most_the_display_mesh() {
+        for (nodes, stride) in [(8, 1), (256, 1), (513, 1), (514, 2), (1024, 2), (4096, 8)] {
+            assert_eq!(display_stride(nodes), stride, "{nodes}");
+            let mesh = (nodes - 1).div_ceil(stride) + 1;
+            assert!(mesh <= DISPLAY_MESH);
+            // The last vertex is the edge's node.
+            assert!((mesh - 1) * stride >= nodes - 1 && (mesh - 2) * stride < nodes - 1);
+        }
+    }
 
     #[test]
     fn strips_cover_every_cell_with_the_originals_two_triangles() {

@@ -9,13 +9,15 @@
 //! | `caustics` | the surface mesh projected along the refracted sunlight onto the floor plane, brightness from the change of area, added up | the caustics texture (R32F) |
 //! | `sky` | the procedural sky (`shaders/common/skybox.*`), its sun at the scene's light | the frame |
 //! | `pool` | the tiled floor and walls (caustics under water), the deck | the frame |
-//! | `land` | fixed nodes (shores, islands) as sand and rock down to the floor | the frame |
+//! | `land` | fixed nodes (shores, islands) as sand and rock down to the floor (when there are any) | the frame |
 //! | `surface` | the water: Fresnel reflection, refraction ray-traced against the pool box, Snell's window from below | the frame |
 //! | `present` | the frame to the output | the output |
 //!
 //! The `wireframe` and `nodes` views draw the mesh's edges or its nodes coloured by height
 //! (`height.frag`) instead of `surface`; the `caustics` view shows the caustics texture itself
-//! (`caustics_view`). Here: the views, the frame's order and the renderer's life; `shared.rs`
+//! (`caustics_view`). A grid of more than 513 nodes a side is drawn with a mesh of every s-th
+//! node (at most 513 a side; the normals still from the neighbouring nodes); the caustics use
+//! every node. Here: the views, the frame's order and the renderer's life; `shared.rs`
 //! the uniforms every pass sets, `caustics.rs` the caustics texture and its passes, `grid.rs`
 //! the surface mesh and the passes drawing it (`surface`, `land`, `wireframe`, `nodes`),
 //! `pool_box.rs` the pool's box and the deck.
@@ -38,7 +40,7 @@ use anyhow::{anyhow, Result};
 use caustics::{CausticsDomain, CausticsPass, CausticsViewProgram};
 use glam::{Mat4, Vec3};
 use glow::HasContext;
-use grid::{Grid, HeightProgram, LandProgram, SurfaceProgram};
+use grid::{display_stride, Grid, HeightProgram, LandProgram, SurfaceProgram};
 use pool_box::{PoolBox, PoolProgram};
 use shared::{FrameValues, TextureUnit};
 use std::rc::Rc;
@@ -144,6 +146,7 @@ pub struct PoolRenderer {
     surface: glow::Texture,
     nodes: usize,
     grid: Grid,
+    display: Option<Grid>,
     pool_box: Option<(PoolBox, [f32; 2])>,
     caustics: CausticsPass,
     programs: Programs,
@@ -154,6 +157,7 @@ pub struct PoolRenderer {
     frame: Option<TextureTarget>,
     frame_size: (u32, u32),
     timer: PassTimer,
+    land: bool,
 }
 
 impl PoolRenderer {
@@ -162,7 +166,11 @@ impl PoolRenderer {
         let surface = surface_texture(&gl, nodes)?;
         let sun = skybox::sun_direction();
         let renderer = PoolRenderer {
-            grid: Grid::new(&gl, nodes)?,
+            grid: Grid::new(&gl, nodes, 1)?,
+            display: match display_stride(nodes) {
+                1 => None,
+                stride => Some(Grid::new(&gl, nodes, stride)?),
+            },
             caustics: CausticsPass::new(&gl, nodes)?,
             programs: Programs {
                 pool: PoolProgram::new(&gl)?,
@@ -179,6 +187,7 @@ impl PoolRenderer {
             frame_size: (0, 0),
             timer: PassTimer::new(clock),
             pool_box: None,
+            land: true,
             gl,
             clock,
             surface,
@@ -203,13 +212,21 @@ impl PoolRenderer {
         self.nodes
     }
 
+    /// Says whether any node is land, for a surface texture written through interop (an
+    /// upload finds out itself; until told, the renderer assumes there is land).
+    pub fn set_land(&mut self, land: bool) {
+        self.land = land;
+    }
+
     /// The surface texture (RGBA32F, nodes × nodes), for CUDA interop.
     pub fn surface_texture(&self) -> glow::Texture {
         self.surface
     }
 
-    /// Uploads the surface's texels (row j = nodes with z = j·h).
+    /// Uploads the surface's texels (row j = nodes with z = j·h), noting whether any node is
+    /// land (without land the `land` pass is left out and rays look for none).
     pub fn upload(&mut self, texels: &[[f32; 4]]) {
+        self.land = texels.iter().any(|t| t[3] > 0.0);
         let gl = &self.gl;
         // SAFETY: GL calls on the current context; the texture holds nodes² RGBA32F texels
         // and `texels` as many.
@@ -245,6 +262,7 @@ impl PoolRenderer {
             rim: scene.rim_height(),
             light,
             domain,
+            land: self.land,
         };
         // SAFETY: GL calls on this thread's current context; every object named is this
         // renderer's and alive.
@@ -287,7 +305,9 @@ impl PoolRenderer {
             // SAFETY: GL call on the current context.
             unsafe { self.gl.enable(glow::DEPTH_TEST) };
             self.run(Pass::Pool, |r| r.pool(&values))?;
-            self.run(Pass::Land, |r| r.land(&values, scene))?;
+            if self.land {
+                self.run(Pass::Land, |r| r.land(&values, scene))?;
+            }
             match view {
                 "wireframe" => self.run(Pass::Wireframe, |r| r.wireframe(&values))?,
                 "nodes" => self.run(Pass::Nodes, |r| r.nodes_pass(&values, height))?,
@@ -362,6 +382,11 @@ impl PoolRenderer {
         }
     }
 
+    /// The mesh the picture is drawn with.
+    fn display_grid(&self) -> &Grid {
+        self.display.as_ref().unwrap_or(&self.grid)
+    }
+
     /// `sky`: the sky over the whole frame, behind everything.
     fn sky(&self, view_projection: Mat4) {
         // The sky program binds its cubemap to unit 0's cube target (the surface stays on
@@ -380,19 +405,25 @@ impl PoolRenderer {
     fn land(&self, values: &FrameValues, scene: &DrawScene) {
         self.programs
             .land
-            .draw(&self.gl, values, scene.land_height(), &self.grid);
+            .draw(&self.gl, values, scene.land_height(), self.display_grid());
     }
 
     /// `surface`: the water.
     fn surface_pass(&self, values: &FrameValues, scene: &DrawScene) {
-        self.programs
-            .surface
-            .draw(&self.gl, values, scene.detail, scene.time, &self.grid);
+        self.programs.surface.draw(
+            &self.gl,
+            values,
+            scene.detail,
+            scene.time,
+            self.display_grid(),
+        );
     }
 
     /// `wireframe`: the mesh's edges.
     fn wireframe(&self, values: &FrameValues) {
-        self.programs.height.wireframe(&self.gl, values, &self.grid);
+        self.programs
+            .height
+            .wireframe(&self.gl, values, self.display_grid());
     }
 
     /// `nodes`: the mesh's nodes as points, larger on a tall output.
@@ -400,7 +431,7 @@ impl PoolRenderer {
         let size = (height as f32 / 360.0).clamp(1.0, 4.0);
         self.programs
             .height
-            .nodes(&self.gl, values, size, &self.grid);
+            .nodes(&self.gl, values, size, self.display_grid());
     }
 
     /// `caustics_view`: the caustics texture over the output.
@@ -449,6 +480,9 @@ impl PoolRenderer {
         let gl = Rc::clone(&self.gl);
         self.timer.delete(&gl);
         self.grid.delete(&gl);
+        if let Some(display) = &self.display {
+            display.delete(&gl);
+        }
         self.caustics.delete(&gl);
         if let Some((pool_box, _)) = &self.pool_box {
             pool_box.delete(&gl);

@@ -3,6 +3,7 @@
 //! program and set from one frame's values.
 
 use super::caustics::CausticsDomain;
+use super::grid::Grid;
 use crate::gfx::program::{Program, Uniform};
 use anyhow::Result;
 use glam::{Mat4, Vec3, Vec4};
@@ -63,6 +64,7 @@ pub(super) struct FrameValues {
     pub(super) rim: f32,
     pub(super) light: Vec3,
     pub(super) domain: CausticsDomain,
+    pub(super) land: bool,
 }
 
 /// The uniforms of `common.glsl` in one program.
@@ -77,6 +79,9 @@ pub(super) struct Shared {
     light: Uniform,
     caustics_domain: Uniform,
     eye: Uniform,
+    has_land: Uniform,
+    mesh_nodes: Uniform,
+    mesh_stride: Uniform,
 }
 
 impl Shared {
@@ -92,6 +97,9 @@ impl Shared {
             light: program.uniform(gl, "light")?,
             caustics_domain: program.uniform(gl, "caustics_domain")?,
             eye: program.uniform(gl, "eye")?,
+            has_land: program.uniform(gl, "has_land")?,
+            mesh_nodes: program.uniform(gl, "mesh_nodes")?,
+            mesh_stride: program.uniform(gl, "mesh_stride")?,
         })
     }
 
@@ -116,5 +124,12 @@ impl Shared {
             ),
         );
         self.eye.set(gl, values.eye);
+        self.has_land.set(gl, i32::from(values.land));
+    }
+
+    /// Sets the mesh `grid` draws on the bound program.
+    pub(super) fn set_grid(&self, gl: &glow::Context, grid: &Grid) {
+        self.mesh_nodes.set(gl, grid.mesh());
+        self.mesh_stride.set(gl, grid.stride());
     }
 }
