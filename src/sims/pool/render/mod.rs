@@ -42,7 +42,7 @@ use glam::{Mat4, Vec3};
 use glow::HasContext;
 use grid::{display_stride, Grid, HeightProgram, LandProgram, SurfaceProgram};
 use pool_box::{PoolBox, PoolProgram};
-use shared::{FrameValues, TextureUnit};
+use shared::{surface_texture, FrameValues, TextureUnit};
 use std::rc::Rc;
 
 /// What the pool shows.
@@ -501,36 +501,5 @@ impl PoolRenderer {
         }
         // SAFETY: GL call on the current context; the texture is this renderer's.
         unsafe { gl.delete_texture(self.surface) };
-    }
-}
-
-/// The surface texture: nodes² RGBA32F texels, linearly filtered for the passes that look the
-/// surface up between nodes (the vertex passes fetch whole texels).
-fn surface_texture(gl: &glow::Context, nodes: usize) -> Result<glow::Texture> {
-    // SAFETY: GL calls on the current context the front end attached.
-    unsafe {
-        let texture = gl.create_texture().map_err(|e| anyhow!("texture: {e}"))?;
-        gl.bind_texture(glow::TEXTURE_2D, Some(texture));
-        gl.tex_image_2d(
-            glow::TEXTURE_2D,
-            0,
-            glow::RGBA32F as i32,
-            nodes as i32,
-            nodes as i32,
-            0,
-            glow::RGBA,
-            glow::FLOAT,
-            None,
-        );
-        for (parameter, value) in [
-            (glow::TEXTURE_MIN_FILTER, glow::LINEAR),
-            (glow::TEXTURE_MAG_FILTER, glow::LINEAR),
-            (glow::TEXTURE_WRAP_S, glow::CLAMP_TO_EDGE),
-            (glow::TEXTURE_WRAP_T, glow::CLAMP_TO_EDGE),
-        ] {
-            gl.tex_parameter_i32(glow::TEXTURE_2D, parameter, value as i32);
-        }
-        gl.bind_texture(glow::TEXTURE_2D, None);
-        Ok(texture)
     }
 }

@@ -1,12 +1,13 @@
-//! What every pool pass shares: the shaders' common part (`shaders/pool/common.glsl`, put in
+//! What every pool pass shares: the surface texture, the shaders' common part (`shaders/pool/common.glsl`, put in
 //! front of each pass's own), the texture units, and the uniforms it declares, located once per
 //! program and set from one frame's values.
 
 use super::caustics::CausticsDomain;
 use super::grid::Grid;
 use crate::gfx::program::{Program, Uniform};
-use anyhow::Result;
+use anyhow::{anyhow, Result};
 use glam::{Mat4, Vec3, Vec4};
+use glow::HasContext;
 
 /// A pool pass's shaders: `shaders/pool/VERTEX` and `shaders/pool/FRAGMENT`, each after
 /// `#version 330 core` and `shaders/pool/common.glsl`, under the pass name `NAME`.
@@ -131,5 +132,36 @@ impl Shared {
     pub(super) fn set_grid(&self, gl: &glow::Context, grid: &Grid) {
         self.mesh_nodes.set(gl, grid.mesh());
         self.mesh_stride.set(gl, grid.stride());
+    }
+}
+
+/// The surface texture: nodes² RGBA32F texels, linearly filtered for the passes that look the
+/// surface up between nodes (the vertex passes fetch whole texels).
+pub(super) fn surface_texture(gl: &glow::Context, nodes: usize) -> Result<glow::Texture> {
+    // SAFETY: GL calls on the current context the front end attached.
+    unsafe {
+        let texture = gl.create_texture().map_err(|e| anyhow!("texture: {e}"))?;
+        gl.bind_texture(glow::TEXTURE_2D, Some(texture));
+        gl.tex_image_2d(
+            glow::TEXTURE_2D,
+            0,
+            glow::RGBA32F as i32,
+            nodes as i32,
+            nodes as i32,
+            0,
+            glow::RGBA,
+            glow::FLOAT,
+            None,
+        );
+        for (parameter, value) in [
+            (glow::TEXTURE_MIN_FILTER, glow::LINEAR),
+            (glow::TEXTURE_MAG_FILTER, glow::LINEAR),
+            (glow::TEXTURE_WRAP_S, glow::CLAMP_TO_EDGE),
+            (glow::TEXTURE_WRAP_T, glow::CLAMP_TO_EDGE),
+        ] {
+            gl.tex_parameter_i32(glow::TEXTURE_2D, parameter, value as i32);
+        }
+        gl.bind_texture(glow::TEXTURE_2D, None);
+        Ok(texture)
     }
 }
