@@ -22,6 +22,8 @@
 #       256², 3 frames each (bench)                                    block reductions' barriers
 #   4k. ink: bench cuda 2048², 4096² (stage events, then   30       90  the targets: 2048² ≤ 1 ms and
 #       JSON without), 20 Jacobi sweeps, MacCormack                    4096² ≤ 4 ms per frame
+#   4p. pool: render 1024² (CPU solver), 1920×1080,        10       45  the pool's passes on a GPU
+#       10 frames                                                      (first run on one)
 #   5. bench cuda 30k, 100k, 1M: 50 steps, stage events    15       90  per-stage times
 #   6. bench cuda 30k, 100k, 1M: JSON, no stage events     12       90  top speed
 #   6b. bench cuda 1M, density-error rule 0.1 %            10       60  iterations the rule needs,
@@ -32,7 +34,7 @@
 #                                                                      ~24 CFL substeps a frame once
 #                                                                      the front accelerates, so it
 #                                                                      runs only the first frames
-#   total (estimate)                                     ~270  BUDGET=380 (device call: 420)
+#   total (estimate)                                     ~280  BUDGET=380 (device call: 420)
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
@@ -41,9 +43,9 @@
 # particles; 1M-particle frames take tens of milliseconds; seeding 10M particles on the CPU
 # takes seconds. Replace them with the measured times (summary.txt) after the first run.
 #
-# Logs go to $OUT (at most 11 files come back: summary.txt, doctor.log, validate.log,
-# sanitizer.log, render.log, render-1m-1080p.png, bench.log, bench-cuda-10m.log, and ink's
-# ink.log, ink-render.png, ink-sanitizer.log).
+# Logs go to $OUT (at most 12 files come back: summary.txt, doctor.log, validate.log,
+# sanitizer.log, render.log, render-1m-1080p.png, bench.log, bench-cuda-10m.log, ink's
+# ink.log, ink-render.png, ink-sanitizer.log, and pool-render.log).
 #
 # The device machine has no cargo: build here, then carry the binary.
 #
@@ -165,6 +167,14 @@ sizes=4194304,16777216
 step "ink: bench cuda 2048², 4096²" 50 "$OUT/ink.log" "$BIN" bench "$ink" --backend cuda --particles "$sizes" --steps 50 --warmup 10
 step "ink: bench cuda 2048², 4096², no stage events (json)" 40 "$OUT/ink.log" "$BIN" bench "$ink" --backend cuda --particles "$sizes" --steps 50 --warmup 10 --json --no-stage-timing
 grep -E 'step:|on cuda|^\{' "$OUT/ink.log" | sed 's/^ */  ink bench: /' >>"$OUT/summary.txt"
+
+# 4p. The pool's render passes on the GPU's EGL device (the CPU solver uploads the surface
+# texture; the CUDA path writes it through interop once it exists): per-pass times at 1024².
+pool=/tmp/pool-1024.toml
+sed 's/^nodes = 256/nodes = 1024/' scenes/pool/pool.toml >"$pool"
+step "pool: render 1024² 1920x1080 (cpu solver)" 45 "$OUT/pool-render.log" "$BIN" render "$pool" --backend cpu \
+    --frames 10 --size 1920x1080 --camera 30,38,2.7,1,-0.35,1 --out /tmp/render-pool --timings
+grep -E 'pass|caustics|sky|pool|land|surface|present|total|simulation' "$OUT/pool-render.log" | sed 's/^/  pool render: /' >>"$OUT/summary.txt"
 
 # 5–6. Benchmarks at 30k (launch overhead), 100k and 1M: per-stage CUDA events (table), then
 # JSON without events for the top speed.

@@ -24,6 +24,11 @@ pub fn sun_direction() -> Vec3 {
 
 /// Sky colour (linear 0..1 RGB) seen along `direction`.
 pub fn sky_color(direction: Vec3) -> Vec3 {
+    sky_color_towards(direction, sun_direction())
+}
+
+/// Sky colour (linear 0..1 RGB) seen along `direction` with the sun towards `sun` (unit).
+pub fn sky_color_towards(direction: Vec3, sun: Vec3) -> Vec3 {
     let d = direction.normalize();
     let zenith = Vec3::new(0.10, 0.30, 0.72);
     let horizon = HORIZON;
@@ -39,7 +44,7 @@ pub fn sky_color(direction: Vec3) -> Vec3 {
         let density = ((fractal_noise(plane) - 0.45) * 2.5).clamp(0.0, 1.0) * d.y.min(0.3) / 0.3;
         color = color.lerp(Vec3::splat(0.96), density * 0.8);
     }
-    let sun_alignment = d.dot(sun_direction()).max(0.0);
+    let sun_alignment = d.dot(sun).max(0.0);
     color += Vec3::new(1.0, 0.9, 0.7)
         * (sun_alignment.powf(800.0) * 4.0 + sun_alignment.powf(12.0) * 0.25);
     color.min(Vec3::ONE)
@@ -92,16 +97,29 @@ pub struct Sky {
 impl Sky {
     /// Generates the cubemap and builds the program.
     pub fn new(gl: &glow::Context) -> Result<Sky> {
+        Sky::with_sun(gl, sun_direction())
+    }
+
+    /// Generates the cubemap with the sun towards `sun` (any length) and builds the program.
+    pub fn with_sun(gl: &glow::Context, sun: Vec3) -> Result<Sky> {
         let program = Program::new(
             gl,
             &shader!("skybox", "common/skybox.vert", "common/skybox.frag"),
         )?;
         Ok(Sky {
-            cubemap: create_cubemap(gl)?,
+            cubemap: create_cubemap(gl, sun.normalize())?,
             inverse_view_projection: program.uniform(gl, "inverse_view_projection")?,
             skybox: program.uniform(gl, "skybox")?,
             program,
         })
+    }
+
+    /// Generates the cubemap again with the sun towards `sun` (any length).
+    pub fn set_sun(&mut self, gl: &glow::Context, sun: Vec3) -> Result<()> {
+        let cubemap = create_cubemap(gl, sun.normalize())?;
+        // SAFETY: GL call on this thread's current context; the old cubemap is this sky's.
+        unsafe { gl.delete_texture(std::mem::replace(&mut self.cubemap, cubemap)) };
+        Ok(())
     }
 
     /// The cubemap texture (linear RGB), for reflections.
@@ -132,8 +150,8 @@ impl Sky {
     }
 }
 
-/// Generates the sky cubemap texture.
-fn create_cubemap(gl: &glow::Context) -> Result<glow::Texture> {
+/// Generates the sky cubemap texture with the sun towards `sun` (unit).
+fn create_cubemap(gl: &glow::Context, sun: Vec3) -> Result<glow::Texture> {
     // SAFETY: GL calls on this thread's current context (front ends make it current
     // before calling the renderer); every object named is this renderer's and alive.
     unsafe {
@@ -147,7 +165,7 @@ fn create_cubemap(gl: &glow::Context) -> Result<glow::Texture> {
                 for column in 0..FACE_SIZE {
                     let s = (column as f32 + 0.5) / FACE_SIZE as f32 * 2.0 - 1.0;
                     let t = (row as f32 + 0.5) / FACE_SIZE as f32 * 2.0 - 1.0;
-                    let color = sky_color(face_direction(face, s, t));
+                    let color = sky_color_towards(face_direction(face, s, t), sun);
                     let at = (row * FACE_SIZE + column) * 3;
                     for channel in 0..3 {
                         texels[at + channel] = (color[channel] * 255.0).round() as u8;

@@ -416,6 +416,7 @@ mod tests {
             view: Some("temperature".into()),
             backend: Backend::Cpu,
             steps_per_frame: 10,
+            camera: None,
             timings: false,
             quiet: true,
         };

@@ -457,6 +457,7 @@ impl Sim for PoolSim {
             light: self.scene.look.light,
             detail: self.scene.look.detail,
             view: self.view,
+            time: self.time as f32,
         };
         let pool_gl = self
             .gl
