@@ -53,11 +53,7 @@ pub fn kind_checks(kind: Kind, cuda_available: bool, add: &mut dyn FnMut(Check))
             status: Status::Skip,
             detail: "the particles kind has no CUDA path yet".into(),
         }),
-        Kind::Pool => add(Check {
-            name: "pool",
-            status: Status::Skip,
-            detail: "the pool has no CUDA path yet".into(),
-        }),
+        Kind::Pool => super::pool::doctor::checks(cuda_available, add),
         #[cfg(test)]
         Kind::Probe => add(Check {
             name: "probe",
