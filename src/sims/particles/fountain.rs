@@ -107,6 +107,10 @@ pub struct Fountain {
     pub age: Vec<f32>,
     /// Hits on the cube so far.
     pub hits: Vec<u8>,
+    /// Each particle's number in the order of emission (the renderer picks its sprite and
+    /// colour from it, so they stay with the particle).
+    pub tag: Vec<u32>,
+    emitted: u32,
     /// The basin's water (the pool's state; node (i, j) at (−b + i·h, level, −b + j·h)).
     pub surface: Surface,
     surface_params: PoolParams,
@@ -132,6 +136,8 @@ impl Fountain {
             velocity: Vec::new(),
             age: Vec::new(),
             hits: Vec::new(),
+            tag: Vec::new(),
+            emitted: 0,
             surface,
             surface_params,
             stencils: Stencils::default(),
@@ -179,6 +185,8 @@ impl Fountain {
             self.velocity.push(velocity);
             self.age.push(0.0);
             self.hits.push(0);
+            self.tag.push(self.emitted);
+            self.emitted = self.emitted.wrapping_add(1);
         }
     }
 
@@ -245,6 +253,7 @@ impl Fountain {
                 self.velocity.swap_remove(k);
                 self.age.swap_remove(k);
                 self.hits.swap_remove(k);
+                self.tag.swap_remove(k);
             } else {
                 k += 1;
             }

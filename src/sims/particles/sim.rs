@@ -1,10 +1,10 @@
 //! Particles behind the [`Sim`] door: the fountain or a spring-mass body, stepped by stages and
-//! timed, read back as tables and statistics. Drawing is a placeholder (the sky's colour)
-//! until the renderer lands.
+//! timed, read back as tables and statistics, drawn by `render/`.
 
 use super::body::Body;
 use super::dynamics::{self, Integrator, Surroundings};
 use super::fountain::Fountain;
+use super::render::{self, RenderSettings, Renderer};
 use super::scene::{ParticlesScene, Pins, Which};
 use super::{sort, BODY_STAGES, FOUNTAIN_STAGES};
 use crate::gfx::camera::Camera;
@@ -15,7 +15,6 @@ use crate::scene::{Aabb, Source};
 use crate::sims::{stats_row, Backend, Frame, Kind, OpenOptions, Sim, SolveSummary};
 use anyhow::{anyhow, bail, Result};
 use glam::Vec3;
-use glow::HasContext;
 use serde_json::value::RawValue;
 use std::any::Any;
 use std::rc::Rc;
@@ -43,7 +42,9 @@ pub struct ParticlesSim {
     dt_before: f32,
     seconds: Vec<f64>,
     camera: Camera,
-    gl: Option<Rc<glow::Context>>,
+    /// What the picture shows (the panel's rendering section, `--view`, **P** and **T**).
+    pub render: RenderSettings,
+    renderer: Option<Renderer>,
 }
 
 impl ParticlesSim {
@@ -82,7 +83,8 @@ impl ParticlesSim {
             steps: 0,
             seconds: vec![0.0; stages],
             camera,
-            gl: None,
+            render: RenderSettings::default(),
+            renderer: None,
         })
     }
 
@@ -359,54 +361,81 @@ impl Sim for ParticlesSim {
     }
 
     fn panel(&mut self, ui: &imgui::Ui) -> Result<bool> {
-        Ok(super::panel_ui(self, ui))
+        let restart = super::panel_ui(self, ui);
+        render::panel(ui, &mut self.render, self.scene.which);
+        Ok(restart)
     }
 
-    fn key(&mut self, _key: KeyCode) -> bool {
-        false
+    /// **P** and **T** toggle a body's nodes and springs and its textured surface.
+    fn key(&mut self, key: KeyCode) -> bool {
+        if self.scene.which == Which::Fountain {
+            return false;
+        }
+        match key {
+            KeyCode::KeyP => self.render.toggle(true),
+            KeyCode::KeyT => self.render.toggle(false),
+            _ => return false,
+        }
+        true
     }
 
     fn key_help(&self) -> &'static [(&'static str, &'static str)] {
-        &[]
+        match self.scene.which {
+            Which::Fountain => &[],
+            _ => &[
+                ("P", "nodes (by speed) and springs (by strain)"),
+                ("T", "the textured surface"),
+            ],
+        }
     }
 
     fn views(&self) -> &'static [&'static str] {
-        &["scene"]
+        render::views(self.scene.which)
     }
 
     fn view(&self) -> usize {
-        0
+        self.render.view
     }
 
-    fn set_view(&mut self, _view: usize) {}
+    fn set_view(&mut self, view: usize) {
+        if view < self.views().len() {
+            self.render.view = view;
+        }
+    }
 
-    fn attach_gl(&mut self, gl: Rc<glow::Context>, _clock: PassClock) -> Result<()> {
-        self.gl = Some(gl);
+    fn attach_gl(&mut self, gl: Rc<glow::Context>, clock: PassClock) -> Result<()> {
+        self.release_gl();
+        self.renderer = Some(Renderer::new(gl, clock, &self.scene)?);
         Ok(())
     }
 
-    /// A placeholder until the renderer lands: clears to the sky's colour.
+    /// Draws the state; the camera is kept for the next step's back-to-front sort.
     fn draw(&mut self, camera: &Camera, output: Output) -> Result<()> {
         self.camera = *camera;
-        let gl = self
-            .gl
-            .as_ref()
+        let renderer = self
+            .renderer
+            .as_mut()
             .ok_or_else(|| anyhow!("draw before attach_gl"))?;
-        // SAFETY: GL calls on the current context; the framebuffer is the front end's.
-        unsafe {
-            gl.bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer);
-            gl.clear_color(0.45, 0.6, 0.8, 1.0);
-            gl.clear(glow::COLOR_BUFFER_BIT | glow::DEPTH_BUFFER_BIT);
-        }
-        Ok(())
+        renderer.draw(
+            &self.state,
+            &self.order,
+            &self.scene,
+            &self.render,
+            camera,
+            output,
+        )
     }
 
     fn pass_times(&self) -> Vec<(&'static str, Option<f64>)> {
-        Vec::new()
+        self.renderer
+            .as_ref()
+            .map_or_else(Vec::new, Renderer::pass_times)
     }
 
     fn release_gl(&mut self) {
-        self.gl = None;
+        if let Some(renderer) = self.renderer.take() {
+            renderer.delete();
+        }
     }
 
     fn as_any_mut(&mut self) -> &mut dyn Any {
