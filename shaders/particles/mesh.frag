@@ -52,6 +52,7 @@ void main() {
     float specular = gloss * pow(max(dot(n, h), 0.0), 40.0) * step(0.0, dot(n, sun_direction));
     // The sky's light from above the normal (the horizon itself is the mountains' dark).
     vec3 sky_light = texture(sky, normalize(n + vec3(0.0, 1.0, 0.0))).rgb;
+    sky_light = mix(vec3(dot(sky_light, vec3(0.3333))), sky_light, 0.45);
     vec3 lit = base * (ambient * sky_light + sun_color * diffuse) + sun_color * specular;
     if (fog_distance > 0.0) {
         vec3 ray = -v;

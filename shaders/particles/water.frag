@@ -20,7 +20,8 @@ void main() {
     float fresnel = 0.02 + 0.98 * pow(1.0 - facing, 5.0);
     vec3 r = reflect(-v, n);
     vec3 reflected = texture(sky, r).rgb;
-    float glint = pow(max(dot(r, sun_direction), 0.0), 300.0) * 3.0;
+    float glint = pow(max(dot(r, sun_direction), 0.0), 300.0) * 3.0
+        + pow(max(dot(r, sun_direction), 0.0), 30.0) * 0.15;
     vec3 body = water_color.rgb * (0.35 + 0.65 * sun_color * max(dot(n, sun_direction), 0.0));
     vec3 shade = mix(body, reflected, fresnel) + sun_color * glint;
     color = vec4(shade, mix(water_color.a, 1.0, fresnel));

@@ -88,7 +88,7 @@ impl Default for RenderSettings {
         RenderSettings {
             view: 0,
             flare: true,
-            particle_size: 0.012,
+            particle_size: 0.02,
             stretch: 0.05,
             speed_scale: 3.0,
             strain_scale: 0.05,

@@ -12,6 +12,9 @@ use glow::HasContext;
 /// The water's colour and its opacity seen from straight above.
 pub const WATER_COLOR: Vec4 = Vec4::new(0.08, 0.30, 0.38, 0.55);
 
+/// Slopes are shaded this many times steeper than they are, so millimetre ripples show.
+pub const RIPPLE_GAIN: f32 = 4.0;
+
 /// A water vertex: position and normal.
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
@@ -124,7 +127,7 @@ impl Water {
             for i in 0..n {
                 let dx = height(i + 1, j) - height(i.saturating_sub(1), j);
                 let dz = height(i, j + 1) - height(i, j.saturating_sub(1));
-                let normal = Vec3::new(-dx, 2.0 * s.h, -dz).normalize();
+                let normal = Vec3::new(-RIPPLE_GAIN * dx, 2.0 * s.h, -RIPPLE_GAIN * dz).normalize();
                 self.scratch.push(WaterVertex {
                     position: node_position(fountain, i, j).into(),
                     normal: normal.into(),
