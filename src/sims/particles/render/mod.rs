@@ -6,7 +6,7 @@
 //! |---|---|
 //! | `sky` | the evening sky's cube map (mountains, glow; `sky.rs`) |
 //! | `sun` | the sun's disc and corona, added over the sky |
-//! | `opaque` | the ground, the fountain's room, cube and basin rim, the sphere, the wind arrow |
+//! | `opaque` | the ground, the fountain's room, cube and basin rim, the sphere, the wind arrow (`room.rs`) |
 //! | `surface` | the cloth's or jelly's textured skin, smooth normals (`surface.rs`) |
 //! | `springs` | nodes coloured by speed, springs by strain (`nodes.rs`); the basin's nodes |
 //! | `water` | the basin's height field, transparent with Fresnel (`water.rs`) |
@@ -20,6 +20,7 @@
 mod flare;
 mod mesh;
 mod nodes;
+mod room;
 mod sky;
 mod sprites;
 mod surface;
@@ -48,7 +49,7 @@ use anyhow::{anyhow, Result};
 use glam::{Mat4, Vec3};
 use glow::HasContext;
 use mesh::{Material, Mesh, MeshProgram, Shape};
-use nodes::{energy_color, Nodes, Point};
+use nodes::{Nodes, Point};
 use std::rc::Rc;
 use textures::{Sampling, FABRIC_SIZE};
 
@@ -143,14 +144,6 @@ pub fn panel(ui: &imgui::Ui, settings: &mut RenderSettings, which: Which) {
     }
 }
 
-/// A static mesh of the scene and how it is drawn.
-struct Piece {
-    mesh: Mesh,
-    material: Material,
-    /// Back faces culled (the room's walls facing in).
-    cull: bool,
-}
-
 /// The renderer's GL objects.
 pub struct Renderer {
     gl: Rc<glow::Context>,
@@ -162,7 +155,7 @@ pub struct Renderer {
     sky: Sky,
     sun: sky::SunProgram,
     meshes: MeshProgram,
-    pieces: Vec<Piece>,
+    pieces: Vec<room::Piece>,
     arrow: Mesh,
     textures: Vec<glow::Texture>,
     fabric: glow::Texture,
@@ -206,7 +199,7 @@ impl Renderer {
             &textures::generate(FABRIC_SIZE, fabric_texel),
             Sampling::Repeat,
         )?;
-        let pieces = pieces(g, scene, grass)?;
+        let pieces = room::pieces(g, scene, grass)?;
         let renderer = Renderer {
             timer: PassTimer::new(clock),
             which,
@@ -321,7 +314,8 @@ impl Renderer {
                 }
                 if settings.shows_nodes() {
                     self.timer.begin(gl, "springs");
-                    self.body_nodes(gl, body, settings);
+                    nodes::body_points(body, settings, &mut self.points, &mut self.lines);
+                    self.nodes.upload(gl, &self.points, &self.lines);
                     let radius = body.springs.first().map_or(0.02, |s| 0.22 * s.rest);
                     self.nodes
                         .draw(gl, view, projection, height as f32, self.light.sun, radius);
@@ -332,7 +326,8 @@ impl Renderer {
                 let view_index = settings.view.min(FOUNTAIN_VIEWS.len() - 1);
                 if FOUNTAIN_VIEWS[view_index] == "basin-nodes" {
                     self.timer.begin(gl, "springs");
-                    self.basin_nodes(gl, fountain);
+                    nodes::basin_points(fountain, &mut self.points);
+                    self.nodes.upload(gl, &self.points, &[]);
                     let radius = 0.4 * fountain.surface.h;
                     self.nodes
                         .draw(gl, view, projection, height as f32, self.light.sun, radius);
@@ -480,51 +475,6 @@ impl Renderer {
         Ok(())
     }
 
-    /// Uploads a body's nodes (coloured by speed) and springs (by strain).
-    fn body_nodes(&mut self, gl: &glow::Context, body: &Body, settings: &RenderSettings) {
-        self.points.clear();
-        self.lines.clear();
-        for (p, v) in body.position.iter().zip(&body.velocity) {
-            let color = energy_color(v.length() / settings.speed_scale);
-            self.points.push(Point {
-                position: (*p).into(),
-                color: color.into(),
-            });
-        }
-        for s in &body.springs {
-            let (a, b) = (body.position[s.a as usize], body.position[s.b as usize]);
-            let strain = (a.distance(b) - s.rest).abs() / s.rest;
-            let color = energy_color(strain / settings.strain_scale).into();
-            self.lines.push(Point {
-                position: a.into(),
-                color,
-            });
-            self.lines.push(Point {
-                position: b.into(),
-                color,
-            });
-        }
-        self.nodes.upload(gl, &self.points, &self.lines);
-    }
-
-    /// Uploads the basin's nodes, coloured by their height.
-    fn basin_nodes(&mut self, gl: &glow::Context, fountain: &Fountain) {
-        self.points.clear();
-        let n = fountain.surface.n;
-        for j in 0..n {
-            for i in 0..n {
-                let height = fountain.surface.height[j * n + i];
-                let color =
-                    Vec3::new(0.2, 0.45, 0.8).lerp(Vec3::ONE, (height.abs() / 0.01).min(1.0));
-                self.points.push(Point {
-                    position: water::node_position(fountain, i, j).into(),
-                    color: color.into(),
-                });
-            }
-        }
-        self.nodes.upload(gl, &self.points, &[]);
-    }
-
     /// `water`: the basin's surface (its mesh made again when the grid changed).
     fn water(
         &mut self,
@@ -576,101 +526,4 @@ impl Renderer {
         self.flare.delete(gl);
         self.timer.delete(gl);
     }
-}
-
-/// The scene's static pieces: the landscape's ground, and the fountain's room (tiled floor,
-/// stone walls facing in so the near ones vanish from outside), cube, basin floor and rim, or
-/// the bodies' sphere.
-fn pieces(gl: &glow::Context, scene: &ParticlesScene, grass: glow::Texture) -> Result<Vec<Piece>> {
-    let mut pieces = Vec::new();
-    let mut add = |shape: Shape, material: Material, cull: bool| -> Result<()> {
-        pieces.push(Piece {
-            mesh: Mesh::new(gl, &shape, false)?,
-            material,
-            cull,
-        });
-        Ok(())
-    };
-    let stone = |pattern: i32, scale: f32, rgb: Vec3| Material {
-        pattern,
-        uv_scale: scale,
-        gloss: 0.1,
-        ..Material::plain(rgb)
-    };
-    let far = 150.0;
-    let ground_y = match scene.which {
-        Which::Fountain => -0.01,
-        _ => scene.world.ground,
-    };
-    let ground = Shape::quad(
-        Vec3::new(-far, ground_y, -far),
-        Vec3::Z * (2.0 * far),
-        Vec3::X * (2.0 * far),
-    );
-    let grass_material = Material {
-        fog: 45.0,
-        gloss: 0.0,
-        ..Material::textured(grass, 0.25)
-    };
-    add(ground, grass_material, false)?;
-    match scene.which {
-        Which::Fountain => {
-            let f = &scene.fountain;
-            let (b, c) = (f.basin, f.cube);
-            let room = b + 1.5;
-            let floor = Shape::quad(
-                Vec3::new(-room, 0.0, -room),
-                Vec3::Z * (2.0 * room),
-                Vec3::X * (2.0 * room),
-            );
-            add(floor, stone(2, 1.0, Vec3::new(0.78, 0.74, 0.68)), false)?;
-            let walls = Shape::walls(Vec3::new(-room, 0.0, -room), Vec3::new(room, 1.6, room));
-            add(walls, stone(3, 3.0, Vec3::new(0.80, 0.72, 0.62)), true)?;
-            let cube = Shape::cuboid(
-                Vec3::new(-0.5 * c, 0.0, -0.5 * c),
-                Vec3::new(0.5 * c, c, 0.5 * c),
-                false,
-            );
-            add(cube, stone(3, 4.0, Vec3::new(0.72, 0.70, 0.68)), false)?;
-            let basin_floor = Shape::quad(
-                Vec3::new(-b, 0.002, -b),
-                Vec3::Z * (2.0 * b),
-                Vec3::X * (2.0 * b),
-            );
-            add(
-                basin_floor,
-                stone(2, 4.0, Vec3::new(0.45, 0.66, 0.72)),
-                false,
-            )?;
-            let (rim, top) = (0.15, f.level + 0.12);
-            let mut rims = Shape::default();
-            for (min, max) in [
-                (
-                    Vec3::new(-b - rim, 0.0, -b - rim),
-                    Vec3::new(b + rim, top, -b),
-                ),
-                (
-                    Vec3::new(-b - rim, 0.0, b),
-                    Vec3::new(b + rim, top, b + rim),
-                ),
-                (Vec3::new(-b - rim, 0.0, -b), Vec3::new(-b, top, b)),
-                (Vec3::new(b, 0.0, -b), Vec3::new(b + rim, top, b)),
-            ] {
-                rims.append(Shape::cuboid(min, max, false));
-            }
-            add(rims, stone(3, 6.0, Vec3::new(0.70, 0.68, 0.66)), false)?;
-        }
-        _ => {
-            let w = &scene.world;
-            if w.sphere_radius > 0.0 {
-                let sphere = Shape::sphere(Vec3::from(w.sphere_center), w.sphere_radius, 24, 48);
-                let material = Material {
-                    gloss: 0.7,
-                    ..Material::plain(Vec3::new(0.55, 0.58, 0.65))
-                };
-                add(sphere, material, false)?;
-            }
-        }
-    }
-    Ok(pieces)
 }

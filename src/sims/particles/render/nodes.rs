@@ -3,7 +3,11 @@
 //! both redder with more energy (`shaders/particles/nodes.*`); the fountain's basin as node
 //! spheres coloured by height uses the same pass.
 
+use super::water::node_position;
+use super::RenderSettings;
 use crate::gfx::program::{shader, Program, Uniform};
+use crate::sims::particles::body::Body;
+use crate::sims::particles::fountain::Fountain;
 use anyhow::{anyhow, Result};
 use glam::{Mat4, Vec3};
 use glow::HasContext;
@@ -28,6 +32,54 @@ pub fn energy_color(t: f32) -> Vec3 {
         cool.lerp(warm, 2.0 * t)
     } else {
         warm.lerp(hot, 2.0 * t - 1.0)
+    }
+}
+
+/// A body's nodes (coloured by speed) into `points` and springs (by strain, two ends each)
+/// into `lines`.
+pub fn body_points(
+    body: &Body,
+    settings: &RenderSettings,
+    points: &mut Vec<Point>,
+    lines: &mut Vec<Point>,
+) {
+    points.clear();
+    lines.clear();
+    for (p, v) in body.position.iter().zip(&body.velocity) {
+        let color = energy_color(v.length() / settings.speed_scale);
+        points.push(Point {
+            position: (*p).into(),
+            color: color.into(),
+        });
+    }
+    for s in &body.springs {
+        let (a, b) = (body.position[s.a as usize], body.position[s.b as usize]);
+        let strain = (a.distance(b) - s.rest).abs() / s.rest;
+        let color = energy_color(strain / settings.strain_scale).into();
+        lines.push(Point {
+            position: a.into(),
+            color,
+        });
+        lines.push(Point {
+            position: b.into(),
+            color,
+        });
+    }
+}
+
+/// The basin's nodes into `points`, whiter with their |height| (white at 1 cm).
+pub fn basin_points(fountain: &Fountain, points: &mut Vec<Point>) {
+    points.clear();
+    let n = fountain.surface.n;
+    for j in 0..n {
+        for i in 0..n {
+            let height = fountain.surface.height[j * n + i];
+            let color = Vec3::new(0.2, 0.45, 0.8).lerp(Vec3::ONE, (height.abs() / 0.01).min(1.0));
+            points.push(Point {
+                position: node_position(fountain, i, j).into(),
+                color: color.into(),
+            });
+        }
     }
 }
 

@@ -52,7 +52,8 @@ pub fn sprite_texel(sprite: usize, x: usize, y: usize) -> [u8; 4] {
     let u = (x as f32 + 0.5) / n * 2.0 - 1.0;
     let v = (y as f32 + 0.5) / n * 2.0 - 1.0;
     let (rgb, alpha) = if sprite == 0 {
-        let r = (u * u + v * v).sqrt();
+        // Clear from 0.95 of the half-side, so the rim texels are 0.
+        let r = (u * u + v * v).sqrt() / 0.95;
         let a = (1.0 - r * r).max(0.0).powf(1.5);
         let core = (1.0 - r / 0.45).max(0.0);
         (Vec3::new(0.8, 0.92, 1.0).lerp(Vec3::ONE, core), a)
@@ -97,7 +98,9 @@ pub fn flare_texel(tile: usize, x: usize, y: usize) -> f32 {
             (rays * edge.powf(1.5) + edge.powi(6)).min(1.0)
         }
     };
-    value.clamp(0.0, 1.0) * edge.min(0.05) / 0.05
+    // Faded to 0 before the tile's border texels (r ≥ 0.98), so neither the quad's edge nor the
+    // next tile in the atlas shows.
+    value.clamp(0.0, 1.0) * ((0.98 - r) / 0.08).clamp(0.0, 1.0)
 }
 
 /// The cloth's fabric at texel (`x`, `y`): a tartan of crossing stripes over a fine weave.
