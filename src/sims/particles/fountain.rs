@@ -155,6 +155,9 @@ pub struct Fountain {
     pub age: Vec<f32>,
     /// Hits on the cube's top so far.
     pub hits: Vec<u8>,
+    /// Each particle's number in the order of emission, wrapping (the renderer picks its
+    /// sprite and colour from it, so they stay with the particle).
+    pub tag: Vec<u32>,
     /// The basin's water: the pool's state, node (i, j) at (−basin + i·h, level + height,
     /// −basin + j·h).
     pub surface: Surface,
@@ -178,6 +181,7 @@ impl Fountain {
             velocity: Vec::new(),
             age: Vec::new(),
             hits: Vec::new(),
+            tag: Vec::new(),
             surface: params.calm_basin(),
             stencils: Stencils::default(),
             owed: 0.0,
@@ -208,6 +212,7 @@ impl Fountain {
         self.velocity.push(velocity);
         self.age.push(0.0);
         self.hits.push(0);
+        self.tag.push(self.emitted as u32);
         self.emitted += 1;
     }
 
@@ -300,6 +305,7 @@ impl Fountain {
                 self.velocity.swap_remove(k);
                 self.age.swap_remove(k);
                 self.hits.swap_remove(k);
+                self.tag.swap_remove(k);
             } else {
                 k += 1;
             }

@@ -4,7 +4,8 @@
 //! wind and a jelly cube (`body.rs` builds them, `dynamics.rs` moves them: time-corrected
 //! Verlet, symplectic Euler or XPBD; `grab.rs` drags a node). The scene section in `scene.rs`;
 //! behind the [`crate::sims::Sim`] door in `sim.rs`, read back in `frame.rs`; back-to-front
-//! sorting in `sort.rs`. CPU only so far.
+//! sorting in `sort.rs`; the renderer (skybox, sun, lens flare, stretched billboards, the
+//! basin's water, the bodies' skins, nodes and springs) in `render/`. CPU only so far.
 
 pub mod body;
 pub mod dynamics;
@@ -12,6 +13,7 @@ pub mod fountain;
 mod frame;
 pub mod grab;
 mod panel;
+pub mod render;
 pub mod scene;
 mod sim;
 pub mod sort;

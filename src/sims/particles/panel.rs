@@ -14,6 +14,11 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Left drag on a node", "grab and drag it (cloth, jelly)"),
     ("Arrows", "steer the wind (x, z) by 0.5 m/s"),
     ("O", "fountain on / off"),
+    (
+        "P",
+        "nodes (by speed) and springs (by strain) (cloth, jelly)",
+    ),
+    ("T", "the textured surface (cloth, jelly)"),
 ];
 
 /// Wind change per arrow key press, m/s.

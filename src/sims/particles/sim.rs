@@ -1,12 +1,13 @@
 //! Particles behind the [`Sim`] door: the fountain or a spring-mass body, stepped stage by
-//! stage and timed, read back as tables and statistics; the grabber, the F1–F3 scene keys.
-//! Drawing is a placeholder (the sky's colour) until the renderer lands.
+//! stage and timed, read back as tables and statistics, drawn by `render/`; the grabber, the
+//! F1–F3 scene keys, **P** and **T**.
 
 use super::body::Body;
 use super::dynamics::{self, Air, Surroundings};
 use super::fountain::Fountain;
 use super::frame::ParticlesFrame;
 use super::grab::Grabber;
+use super::render::{self, RenderSettings, Renderer};
 use super::scene::{Orientation, ParticlesScene, Pins, Which};
 use super::{sort, BODY_STAGES, FOUNTAIN_STAGES};
 use crate::gfx::camera::Camera;
@@ -16,7 +17,6 @@ use crate::scene::{Aabb, Source};
 use crate::sims::{Backend, Frame, Kind, OpenOptions, Sim, SolveSummary};
 use anyhow::{anyhow, bail, Context, Result};
 use glam::Vec3;
-use glow::HasContext;
 use std::any::Any;
 use std::rc::Rc;
 use std::time::Instant;
@@ -68,7 +68,9 @@ pub struct ParticlesSim {
     dt_before: f32,
     watch: Stopwatch,
     camera: Camera,
-    gl: Option<Rc<glow::Context>>,
+    /// What the picture shows (the panel's rendering section, `--view`, **P** and **T**).
+    pub render: RenderSettings,
+    renderer: Option<Renderer>,
 }
 
 impl ParticlesSim {
@@ -109,7 +111,8 @@ impl ParticlesSim {
                 seconds: vec![0.0; stages],
                 enabled: true,
             },
-            gl: None,
+            render: RenderSettings::default(),
+            renderer: None,
         }
     }
 
@@ -223,6 +226,9 @@ impl ParticlesSim {
         let source = Source::load(which.name())?;
         self.scene = ParticlesScene::from_source(&source)
             .with_context(|| format!("the {} preset", which.name()))?;
+        if render::views(which) != render::views(self.applied.which) {
+            self.render.view = 0;
+        }
         self.rebuild();
         self.camera = Camera::framing(&bounds_of(&self.scene));
         Ok(())
@@ -488,6 +494,7 @@ impl Sim for ParticlesSim {
 
     fn panel(&mut self, ui: &imgui::Ui) -> Result<bool> {
         let restart = super::panel_ui(self, ui);
+        render::panel(ui, &mut self.render, self.scene.which);
         self.sync()?;
         Ok(restart)
     }
@@ -506,6 +513,10 @@ impl Sim for ParticlesSim {
             KeyCode::F1 => Which::Fountain,
             KeyCode::F2 => Which::Cloth,
             KeyCode::F3 => Which::Jelly,
+            KeyCode::KeyP | KeyCode::KeyT if self.scene.which != Which::Fountain => {
+                self.render.toggle(key == KeyCode::KeyP);
+                return true;
+            }
             _ => return super::panel::key(self, key),
         };
         if let Err(error) = self.switch(which) {
@@ -519,42 +530,53 @@ impl Sim for ParticlesSim {
     }
 
     fn views(&self) -> &'static [&'static str] {
-        &["scene"]
+        render::views(self.scene.which)
     }
 
     fn view(&self) -> usize {
-        0
+        self.render.view
     }
 
-    fn set_view(&mut self, _view: usize) {}
+    fn set_view(&mut self, view: usize) {
+        if view < self.views().len() {
+            self.render.view = view;
+        }
+    }
 
-    fn attach_gl(&mut self, gl: Rc<glow::Context>, _clock: PassClock) -> Result<()> {
-        self.gl = Some(gl);
+    fn attach_gl(&mut self, gl: Rc<glow::Context>, clock: PassClock) -> Result<()> {
+        self.release_gl();
+        self.renderer = Some(Renderer::new(gl, clock, &self.scene)?);
         Ok(())
     }
 
-    /// A placeholder until the renderer lands: clears to the sky's colour.
+    /// Draws the state; the camera is kept for the next step's back-to-front sort and the
+    /// grabber.
     fn draw(&mut self, camera: &Camera, output: Output) -> Result<()> {
         self.camera = *camera;
-        let gl = self
-            .gl
-            .as_ref()
+        let renderer = self
+            .renderer
+            .as_mut()
             .ok_or_else(|| anyhow!("draw before attach_gl"))?;
-        // SAFETY: GL calls on the current context; the framebuffer is the front end's.
-        unsafe {
-            gl.bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer);
-            gl.clear_color(0.45, 0.6, 0.8, 1.0);
-            gl.clear(glow::COLOR_BUFFER_BIT | glow::DEPTH_BUFFER_BIT);
-        }
-        Ok(())
+        renderer.draw(
+            &self.state,
+            &self.order,
+            &self.scene,
+            &self.render,
+            camera,
+            output,
+        )
     }
 
     fn pass_times(&self) -> Vec<(&'static str, Option<f64>)> {
-        Vec::new()
+        self.renderer
+            .as_ref()
+            .map_or_else(Vec::new, Renderer::pass_times)
     }
 
     fn release_gl(&mut self) {
-        self.gl = None;
+        if let Some(renderer) = self.renderer.take() {
+            renderer.delete();
+        }
     }
 
     fn as_any_mut(&mut self) -> &mut dyn Any {
