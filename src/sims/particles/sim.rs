@@ -1,6 +1,7 @@
 //! Particles behind the [`Sim`] door: the fountain or a spring-mass body, stepped stage by
 //! stage and timed, read back as tables and statistics; the grabber, the F1–F3 scene keys.
-//! Drawing is a placeholder (the sky's colour) until the renderer lands.
+//! Drawing is a placeholder (the sky's colour) until the renderer lands. On CUDA the
+//! stages run on the GPU (`solver.rs`).
 
 use super::body::Body;
 use super::dynamics::{self, Air, Surroundings};
@@ -8,6 +9,7 @@ use super::fountain::Fountain;
 use super::frame::ParticlesFrame;
 use super::grab::Grabber;
 use super::scene::{Orientation, ParticlesScene, Pins, Which};
+use super::solver::Device;
 use super::{sort, BODY_STAGES, FOUNTAIN_STAGES};
 use crate::gfx::camera::Camera;
 use crate::gfx::timing::PassClock;
@@ -31,9 +33,9 @@ pub enum State {
 }
 
 /// Seconds per stage, summed since the last reset.
-struct Stopwatch {
+pub(super) struct Stopwatch {
     seconds: Vec<f64>,
-    enabled: bool,
+    pub(super) enabled: bool,
 }
 
 impl Stopwatch {
@@ -64,10 +66,14 @@ pub struct ParticlesSim {
     applied: ParticlesScene,
     pub(super) note: Option<String>,
     time: f64,
-    steps: u64,
-    dt_before: f32,
-    watch: Stopwatch,
-    camera: Camera,
+    pub(super) steps: u64,
+    pub(super) dt_before: f32,
+    pub(super) watch: Stopwatch,
+    pub(super) camera: Camera,
+    /// The CUDA solver, when one runs (`solver.rs`).
+    pub(super) cuda: Option<Device>,
+    /// Which backend runs and why.
+    pub(super) backend_note: String,
     gl: Option<Rc<glow::Context>>,
 }
 
@@ -76,16 +82,15 @@ impl ParticlesSim {
     /// alive (rate × lifetime), or nodes; a body gets the substeps it needs to stay stable.
     pub fn open(source: &Source, options: &OpenOptions) -> Result<ParticlesSim> {
         let mut scene = ParticlesScene::from_source(source)?;
-        if options.backend == Backend::Cuda {
-            bail!("the particles kind has no CUDA path yet; use --backend cpu or auto");
-        }
         if let Some(elements) = options.elements {
             rescale(&mut scene, elements);
             scene
                 .validate()
                 .map_err(|e| anyhow!("rescaled scene: {}: {}", e.key, e.message))?;
         }
-        Ok(ParticlesSim::with_scene(scene))
+        let mut sim = ParticlesSim::with_scene(scene);
+        sim.choose_backend(options.backend, options.device)?;
+        Ok(sim)
     }
 
     /// A simulation of a validated `scene`, from its start.
@@ -110,6 +115,8 @@ impl ParticlesSim {
                 enabled: true,
             },
             gl: None,
+            cuda: None,
+            backend_note: "cpu".into(),
         }
     }
 
@@ -153,6 +160,7 @@ impl ParticlesSim {
         if self.scene == self.applied {
             return Ok(());
         }
+        self.edited()?;
         let body = self.scene.body;
         if self.scene.which != Which::Fountain && body.integrator.explicit() && body.n >= 2 {
             let needed = self.scene.stable_substeps();
@@ -216,6 +224,10 @@ impl ParticlesSim {
         };
         self.watch.seconds = vec![0.0; stages];
         self.applied = self.scene.clone();
+        if let Err(error) = self.restart_device() {
+            self.note = Some(format!("{error:#}; running on the CPU"));
+            self.backend_note = "cpu (the CUDA solver could not restart)".into();
+        }
     }
 
     /// Switches to the preset of scene `which` (F1–F3).
@@ -365,7 +377,7 @@ impl Sim for ParticlesSim {
     }
 
     fn backend(&self) -> &str {
-        "cpu (the particles kind has no CUDA path yet)"
+        &self.backend_note
     }
 
     fn dt(&self) -> f64 {
@@ -374,7 +386,7 @@ impl Sim for ParticlesSim {
 
     fn elements(&self) -> u64 {
         match &self.state {
-            State::Fountain(f) => f.len() as u64,
+            State::Fountain(_) => self.alive() as u64,
             State::Body(b) => b.springs.len() as u64,
         }
     }
@@ -412,15 +424,19 @@ impl Sim for ParticlesSim {
 
     fn step(&mut self) -> Result<()> {
         self.sync()?;
-        match self.state {
-            State::Fountain(_) => self.step_fountain(),
-            State::Body(_) => self.step_body(),
-        }
-        self.time += f64::from(self.scene.dt);
-        let finite = match &self.state {
-            State::Fountain(f) => f.surface.max_height().is_finite(),
-            State::Body(b) => b.position.iter().all(|p| p.is_finite()),
+        let finite = if self.cuda.is_some() {
+            self.step_device()?
+        } else {
+            match self.state {
+                State::Fountain(_) => self.step_fountain(),
+                State::Body(_) => self.step_body(),
+            }
+            match &self.state {
+                State::Fountain(f) => f.surface.max_height().is_finite(),
+                State::Body(b) => b.position.iter().all(|p| p.is_finite()),
+            }
         };
+        self.time += f64::from(self.scene.dt);
         if !finite {
             bail!(
                 "time {:.3} s: the simulation is no longer finite; lower the stiffness or the \
@@ -443,11 +459,17 @@ impl Sim for ParticlesSim {
     }
 
     fn stage_seconds(&self) -> Vec<f64> {
-        self.watch.seconds.clone()
+        match &self.cuda {
+            Some(device) => device.solver.stage_seconds.clone(),
+            None => self.watch.seconds.clone(),
+        }
     }
 
     fn reset_stage_times(&mut self) {
         self.watch.seconds.fill(0.0);
+        if let Some(device) = &mut self.cuda {
+            device.solver.stage_seconds.fill(0.0);
+        }
     }
 
     fn set_stage_timing(&mut self, enabled: bool) {
@@ -455,7 +477,9 @@ impl Sim for ParticlesSim {
     }
 
     fn frame(&self) -> Result<Box<dyn Frame>> {
-        Ok(Box::new(ParticlesFrame::new(&self.state, &self.scene)))
+        let current = self.current_state()?;
+        let state = current.as_ref().unwrap_or(&self.state);
+        Ok(Box::new(ParticlesFrame::new(state, &self.scene)))
     }
 
     fn solve_summary(&self) -> SolveSummary {
@@ -482,7 +506,13 @@ impl Sim for ParticlesSim {
         result
     }
 
-    fn use_cuda_device(&mut self, _device: usize) -> Result<()> {
+    /// A CUDA solver moves to the GPU of the window's GL context, so interop can share its
+    /// buffers (the state carried over through the host).
+    fn use_cuda_device(&mut self, device: usize) -> Result<()> {
+        if self.cuda.as_ref().is_some_and(|d| d.ordinal != device) {
+            self.pull()?;
+            self.choose_backend(Backend::Cuda, device)?;
+        }
         Ok(())
     }
 
@@ -494,11 +524,25 @@ impl Sim for ParticlesSim {
 
     /// A left drag that starts on a cloth or jelly node drags it (the grabber).
     fn pointer(&mut self, position: [f32; 2], size: [u32; 2], dragging: bool) -> bool {
+        if !matches!(self.state, State::Body(_)) {
+            return false;
+        }
+        if let Err(error) = self.pull() {
+            self.note = Some(format!("{error:#}"));
+            return false;
+        }
         let State::Body(body) = &mut self.state else {
             return false;
         };
-        self.grabber
-            .pointer(body, &self.camera, position, size, dragging)
+        let used = self
+            .grabber
+            .pointer(body, &self.camera, position, size, dragging);
+        if used {
+            if let Err(error) = self.edited() {
+                self.note = Some(format!("{error:#}"));
+            }
+        }
+        used
     }
 
     fn key(&mut self, key: KeyCode) -> bool {
@@ -554,6 +598,9 @@ impl Sim for ParticlesSim {
     }
 
     fn release_gl(&mut self) {
+        if let Some(device) = &mut self.cuda {
+            device.solver.release_gl();
+        }
         self.gl = None;
     }
 

@@ -592,3 +592,30 @@ fn restart_starts_again_with_the_edited_set_up() {
     );
     assert_eq!((body(&mut sim).len(), sim.scene.body.size), (125, 1.0));
 }
+
+/// XPBD's colours partition the springs, and no two springs of a colour share a node (so a
+/// colour is solved in parallel on the GPU); the cloth needs few colours, the jelly more.
+#[test]
+fn spring_colours_partition_the_springs_without_shared_nodes() {
+    let cloth = Body::cloth(12, 1.0, Vec3::ZERO, Vec3::NEG_Y, 1.0, [100.0, 50.0, 10.0]);
+    let jelly = Body::jelly(5, 1.0, Vec3::ZERO, 1.0, [100.0, 50.0, 10.0]);
+    for (body, most) in [(&cloth, 24), (&jelly, 64)] {
+        let mut sorted = body.coloured.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..body.springs.len() as u32).collect::<Vec<_>>());
+        let colours = body.colour_start.len() - 1;
+        assert!((2..=most).contains(&colours), "{colours} colours");
+        for c in 0..colours {
+            let mut seen = vec![false; body.len()];
+            for &s in
+                &body.coloured[body.colour_start[c] as usize..body.colour_start[c + 1] as usize]
+            {
+                let s = body.springs[s as usize];
+                for end in [s.a, s.b] {
+                    assert!(!seen[end as usize], "colour {c} meets node {end} twice");
+                    seen[end as usize] = true;
+                }
+            }
+        }
+    }
+}
