@@ -22,6 +22,12 @@
 #       256², 3 frames each (bench)                                    block reductions' barriers
 #   4k. ink: bench cuda 2048², 4096² (stage events, then   30       90  the targets: 2048² ≤ 1 ms and
 #       JSON without), 20 Jacobi sweeps, MacCormack                    4096² ≤ 4 ms per frame
+#   4p. particles: compute-sanitizer memcheck, racecheck,  40   2×45+2×30  every particles kernel incl.
+#       fountain 110 frames, cloth 64² XPBD 2 frames                   the scans', sort's barriers
+#   4q. particles: bench cuda fountain 1M alive, cloth     20     3×40  the targets: 1M particles
+#       1024² × 8 substeps (Verlet; XPBD × 4 iterations)              and 1024² × 8 ≥ 60 fps
+#   4r. particles: render fountain 1920×1080, 30 frames,   15       40  the droplets drawn from the
+#       cuda + interop (the renderer's shared path)                     solver's GL buffers
 #   5. bench cuda 30k, 100k, 1M: 50 steps, stage events    15       90  per-stage times
 #   6. bench cuda 30k, 100k, 1M: JSON, no stage events     12       90  top speed
 #   6b. bench cuda 1M, density-error rule 0.1 %            10       60  iterations the rule needs,
@@ -32,7 +38,7 @@
 #                                                                      ~24 CFL substeps a frame once
 #                                                                      the front accelerates, so it
 #                                                                      runs only the first frames
-#   total (estimate)                                     ~270  BUDGET=380 (device call: 420)
+#   total (estimate)                                     ~345  BUDGET=380 (device call: 420)
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
@@ -42,8 +48,8 @@
 # takes seconds. Replace them with the measured times (summary.txt) after the first run.
 #
 # Logs go to $OUT (at most 11 files come back: summary.txt, doctor.log, validate.log,
-# sanitizer.log, render.log, render-1m-1080p.png, bench.log, bench-cuda-10m.log, and ink's
-# ink.log, ink-render.png, ink-sanitizer.log).
+# sanitizer.log, render.log, render-1m-1080p.png, bench.log, bench-cuda-10m.log, ink's
+# ink.log, ink-render.png, ink-sanitizer.log, and particles.log).
 #
 # The device machine has no cargo: build here, then carry the binary.
 #
@@ -165,6 +171,38 @@ sizes=4194304,16777216
 step "ink: bench cuda 2048², 4096²" 50 "$OUT/ink.log" "$BIN" bench "$ink" --backend cuda --particles "$sizes" --steps 50 --warmup 10
 step "ink: bench cuda 2048², 4096², no stage events (json)" 40 "$OUT/ink.log" "$BIN" bench "$ink" --backend cuda --particles "$sizes" --steps 50 --warmup 10 --json --no-stage-timing
 grep -E 'step:|on cuda|^\{' "$OUT/ink.log" | sed 's/^ */  ink bench: /' >>"$OUT/summary.txt"
+
+# 4p–4q. Particles (docs/particles.md "CUDA"; its parity is doctor's "particles parity" line).
+# Memory errors and races (the compaction's and the sort's shared memory and barriers) on small
+# scenes: the fountain at 1000 particles/s for 110 frames (landings start after ~95: every
+# fountain kernel, the splashes included) and a 64² cloth under XPBD.
+plog="$OUT/particles.log"
+xpbd=/tmp/cloth-xpbd.toml
+sed -e 's/^integrator = .*/integrator = "xpbd"/' -e 's/^substeps = .*/substeps = 8\niterations = 4/' scenes/particles/cloth.toml >"$xpbd"
+if command -v compute-sanitizer >/dev/null; then
+    for tool in memcheck racecheck; do
+        step "particles: compute-sanitizer $tool, fountain" 45 "$plog" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+            "$BIN" bench fountain --backend cuda --particles 4000 --steps 110 --warmup 0
+        step "particles: compute-sanitizer $tool, cloth 64² xpbd" 30 "$plog" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+            "$BIN" bench "$xpbd" --backend cuda --particles 4096 --steps 2 --warmup 0
+    done
+fi
+# The targets: 1M fountain particles alive (300 warm-up frames fill it: lifetime 4 s), and a
+# 1024² cloth at 8 substeps — Verlet with the mass that 8 substeps keep stable (4000 kg over
+# 1024², 200 N/m), and XPBD × 4 iterations (one launch per colour per iteration).
+cloth=/tmp/cloth-1024.toml
+sed -e 's/^n = .*/n = 1024/' -e 's/^mass = .*/mass = 4000.0/' -e 's/^substeps = .*/substeps = 8/' scenes/particles/cloth.toml >"$cloth"
+sed -e 's/^n = .*/n = 1024/' -e 's/^integrator = .*/integrator = "xpbd"/' -e 's/^substeps = .*/substeps = 8\niterations = 4/' \
+    scenes/particles/cloth.toml >/tmp/cloth-1024-xpbd.toml
+step "particles: bench cuda fountain 1M" 40 "$plog" "$BIN" bench fountain --backend cuda --particles 1000000 --steps 60 --warmup 300
+step "particles: bench cuda cloth 1024² × 8 verlet" 40 "$plog" "$BIN" bench "$cloth" --backend cuda --steps 30 --warmup 5
+step "particles: bench cuda cloth 1024² × 8 xpbd × 4" 40 "$plog" "$BIN" bench /tmp/cloth-1024-xpbd.toml --backend cuda --steps 30 --warmup 5
+# 4r. The fountain drawn from the CUDA solver's buffers through GL interop (the renderer's
+# shared path: points through the order, quads by a geometry shader); a refused interop says
+# "interop is not available" and draws from a read-back instead. Per-pass times in the log.
+step "particles: render fountain 1920x1080, cuda + interop" 40 "$plog" "$BIN" render fountain \
+    --backend cuda --frames 30 --size 1920x1080 --out /tmp/particles-render --timings
+grep -E 'step:|on cuda|backend|steps/s|interop|total render|^particles ' "$plog" | sed 's/^ */  particles: /' >>"$OUT/summary.txt"
 
 # 5–6. Benchmarks at 30k (launch overhead), 100k and 1M: per-stage CUDA events (table), then
 # JSON without events for the top speed.

@@ -14,6 +14,7 @@ use fluidlab::sims::particles::render::{self, textures, BURSTS, HALOS};
 use fluidlab::sims::particles::{sort, ParticlesSim, State};
 use fluidlab::sims::{OpenOptions, Sim};
 use glam::{Vec2, Vec3, Vec4};
+use std::rc::Rc;
 use winit::keyboard::KeyCode;
 
 const WIDTH: u32 = 192;
@@ -522,4 +523,81 @@ fn a_scene_switch_draws_like_a_renderer_made_for_the_new_scene() {
         );
         before = after;
     }
+}
+
+/// The droplets' shared path (the buffers a CUDA solver fills through interop, filled here from
+/// the host): drawn as points through the order and made into quads by the geometry shader, the
+/// picture is the CPU path's instances' when every particle is number 0 (the shared path's one
+/// colour and sprite), and differs from the picture without droplets.
+#[test]
+fn droplets_from_the_shared_buffers_draw_as_the_cpu_path_does() {
+    use glow::HasContext;
+    let mut fixture = Fixture::open(FOUNTAIN);
+    for _ in 0..60 {
+        fixture.sim.step().expect("a step");
+    }
+    let camera = looking(Vec3::new(0.0, 1.6, 2.5), Vec3::new(0.0, -0.05, -1.0));
+    let settings = render::RenderSettings {
+        flare: false,
+        ..Default::default()
+    };
+    let State::Fountain(f) = &mut fixture.sim.state else {
+        panic!("a fountain");
+    };
+    f.tag.fill(0);
+    let n = f.len();
+    assert!(n > 500, "{n} droplets");
+    let eye = camera.eye();
+    let order = sort::back_to_front(&f.position, eye, (camera.target - eye).normalize());
+    let gl = fixture.headless.gl();
+    let mut renderer = render::Renderer::new(Rc::clone(&gl), PassClock::Finish, &fixture.sim.scene)
+        .expect("a renderer");
+    let (state, scene) = (&fixture.sim.state, &fixture.sim.scene);
+    let mut draw = |renderer: &mut render::Renderer, shared: Option<usize>, order: &[u32]| {
+        fixture
+            .headless
+            .capture(|output| {
+                renderer.draw(state, order, shared, scene, &settings, &camera, output)
+            })
+            .expect("a frame without GL errors")
+    };
+    let cpu = draw(&mut renderer, None, &order);
+    let buffers = renderer.shared_buffers(n);
+    let State::Fountain(f) = state else {
+        unreachable!()
+    };
+    let flat = |v: &[Vec3]| v.iter().flat_map(|p| p.to_array()).collect::<Vec<f32>>();
+    let data: [Vec<u8>; 4] = [
+        bytemuck::cast_slice(&flat(&f.position)).to_vec(),
+        bytemuck::cast_slice(&flat(&f.velocity)).to_vec(),
+        bytemuck::cast_slice(&f.age).to_vec(),
+        bytemuck::cast_slice(&order).to_vec(),
+    ];
+    let names = [
+        buffers.position,
+        buffers.velocity,
+        buffers.age,
+        buffers.order,
+    ];
+    for (name, bytes) in names.iter().zip(&data) {
+        let buffer =
+            glow::NativeBuffer(std::num::NonZeroU32::new(name.expect("a buffer")).unwrap());
+        // SAFETY: GL calls on the current context; the buffer holds at least n particles.
+        unsafe {
+            gl.bind_buffer(glow::ARRAY_BUFFER, Some(buffer));
+            gl.buffer_sub_data_u8_slice(glow::ARRAY_BUFFER, 0, bytes);
+            gl.bind_buffer(glow::ARRAY_BUFFER, None);
+        }
+    }
+    let shared = draw(&mut renderer, Some(n), &[]);
+    let none = draw(&mut renderer, Some(0), &[]);
+    renderer.delete();
+    let difference = largest_difference(&cpu, &shared);
+    assert!(difference <= 2, "shared path off by {difference} of 255");
+    let droplets = cpu
+        .pixels()
+        .zip(none.pixels())
+        .filter(|(p, q)| (0..3).any(|c| p[c].abs_diff(q[c]) > 8))
+        .count();
+    assert!(droplets > 100, "{droplets} pixels show droplets");
 }

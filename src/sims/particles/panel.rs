@@ -93,13 +93,10 @@ pub fn panel_ui(sim: &mut ParticlesSim, ui: &imgui::Ui) -> bool {
 
 fn fountain(sim: &mut ParticlesSim, ui: &imgui::Ui) {
     use imgui::TreeNodeFlags;
-    let alive = match &mut sim.state {
-        State::Fountain(state) => {
-            ui.checkbox("on (O)", &mut state.on);
-            state.len()
-        }
-        State::Body(_) => 0,
-    };
+    let alive = sim.alive();
+    if let State::Fountain(state) = &mut sim.state {
+        ui.checkbox("on (O)", &mut state.on);
+    }
     let f = &mut sim.scene.fountain;
     if ui.collapsing_header("Emitter", TreeNodeFlags::DEFAULT_OPEN) {
         ui.text(format!("{alive} particles alive"));

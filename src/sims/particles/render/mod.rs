@@ -35,6 +35,7 @@ pub use sprites::{particle_color, particle_sprite, Blending};
 pub use water::WATER_COLOR;
 
 use super::body::Body;
+use super::cuda::GlBuffers;
 use super::fountain::Fountain;
 use super::scene::{ParticlesScene, Which};
 use super::sim::State;
@@ -291,12 +292,22 @@ impl Renderer {
         Ok(&self.target.as_ref().expect("made above").0)
     }
 
-    /// Draws `state` (the fountain drawn in `order`, back to front) of `scene` seen by
-    /// `camera` into `output`.
+    /// The GL buffers a CUDA solver writes the fountain's particles into, grown to hold
+    /// `count` ([`Renderer::draw`]'s `shared`).
+    pub fn shared_buffers(&mut self, count: usize) -> GlBuffers {
+        let gl = Rc::clone(&self.gl);
+        self.sprites.shared_buffers(&gl, count)
+    }
+
+    /// Draws `state` (the fountain drawn in `order`, back to front; or, with `shared`, that
+    /// many particles from [`Renderer::shared_buffers`] in the order written there) of `scene`
+    /// seen by `camera` into `output`.
+    #[allow(clippy::too_many_arguments)]
     pub fn draw(
         &mut self,
         state: &State,
         order: &[u32],
+        shared: Option<usize>,
         scene: &ParticlesScene,
         settings: &RenderSettings,
         camera: &Camera,
@@ -382,7 +393,10 @@ impl Renderer {
                 };
                 self.timer.begin(gl, "particles");
                 let forward = (camera.target - eye).normalize_or(Vec3::NEG_Z);
-                self.sprites.update(gl, fountain, order, eye, forward);
+                match shared {
+                    Some(count) => self.sprites.use_shared(count, &fountain.params),
+                    None => self.sprites.update(gl, fountain, order, eye, forward),
+                }
                 self.sprites.draw(
                     gl,
                     view,
