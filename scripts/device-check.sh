@@ -32,6 +32,12 @@
 #   4r. pool: bench cuda 1024², 4096² (stage events, then  40       60  the targets: 1024² well under
 #       JSON without), the pool preset (wave, walls)                   1 ms per frame; 4096² with
 #                                                                      the render ≥ 120 fps
+#   4s. particles: compute-sanitizer memcheck, racecheck,  40   2×45+2×30  every particles kernel incl.
+#       fountain 110 frames, cloth 64² XPBD 2 frames                   the scans', sort's barriers
+#   4t. particles: bench cuda fountain 1M alive, cloth     20     3×40  the targets: 1M particles
+#       1024² × 8 substeps (Verlet; XPBD × 4 iterations)              and 1024² × 8 ≥ 60 fps
+#   4u. particles: render fountain 1920×1080, 30 frames,   15       40  the droplets drawn from the
+#       cuda + interop (the renderer's shared path)                     solver's GL buffers
 #   5. bench cuda 30k, 100k, 1M: 50 steps, stage events    15       90  per-stage times
 #   6. bench cuda 30k, 100k, 1M: JSON, no stage events     12       90  top speed
 #   6b. bench cuda 1M, density-error rule 0.1 %            10       60  iterations the rule needs,
@@ -42,7 +48,7 @@
 #                                                                      ~24 CFL substeps a frame once
 #                                                                      the front accelerates, so it
 #                                                                      runs only the first frames
-#   total (estimate)                                     ~360  BUDGET=380 (device call: 420)
+#   total (estimate)                                     ~435  BUDGET=480 (device call: 520)
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
@@ -53,7 +59,8 @@
 #
 # Logs go to $OUT, in the 8 files the device call brings back (its limit): summary.txt,
 # doctor.log (doctor and validate), sanitizer.log, render.log, bench.log (every kind's) and the
-# pictures render-1m-1080p.png, ink-render.png, pool-render.png.
+# pictures render-1m-1080p.png, ink-render.png, pool-render.png (the particles' render leaves
+# its per-pass times in render.log, no picture: a ninth file would not come back).
 #
 # The device machine has no cargo: build here, then carry the binary.
 #
@@ -69,7 +76,7 @@
 #        mkdir -p .gl /tmp/amd64/partial; o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
 #        apt-get $o update; (cd .gl && apt-get $o download libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
 #   2. One device call:
-#        run(command="bash scripts/device-check.sh", carry=["out/device", ".gl"], timeout_s=420)
+#        run(command="bash scripts/device-check.sh", carry=["out/device", ".gl"], timeout_s=520)
 #   3. Read $OUT/summary.txt first: each step's PASS/FAIL with its measured seconds; doctor.log
 #      and bench-*.log hold the figures. docs/cuda.md ("The first GPU run") says what to expect.
 #
@@ -102,8 +109,8 @@ else
     summary "gpu: no nvidia-smi on this machine"
 fi
 
-# Everything ends within BUDGET seconds (the device call's timeout_s is 420), even if a step hangs.
-BUDGET=${BUDGET:-380}
+# Everything ends within BUDGET seconds (the device call's timeout_s is 520), even if a step hangs.
+BUDGET=${BUDGET:-480}
 failed=0
 step() { # name, timeout seconds, log file, command...
     local name=$1 limit=$2 log=$3
@@ -203,6 +210,40 @@ step "pool: bench cuda 1024², 4096²" 60 /tmp/pool-bench.log "$BIN" bench pool 
 step "pool: bench cuda 1024², 4096², no stage events (json)" 60 /tmp/pool-bench.log "$BIN" bench pool --backend cuda --particles "$sizes" --steps 30 --warmup 5 --json --no-stage-timing
 cat /tmp/pool-bench.log >>"$OUT/bench.log"
 grep -E 'step:|on cuda|^\{' /tmp/pool-bench.log | sed 's/^ */  pool bench: /' >>"$OUT/summary.txt"
+
+# 4s–4u. Particles (docs/particles.md "CUDA"; its parity is doctor's "particles parity" line).
+# Memory errors and races (the compaction's and the sort's shared memory and barriers) on small
+# scenes: the fountain at 1000 particles/s for 110 frames (landings start after ~95: every
+# fountain kernel, the splashes included) and a 64² cloth under XPBD.
+xpbd=/tmp/cloth-xpbd.toml
+sed -e 's/^integrator = .*/integrator = "xpbd"/' -e 's/^substeps = .*/substeps = 8\niterations = 4/' scenes/particles/cloth.toml >"$xpbd"
+if command -v compute-sanitizer >/dev/null; then
+    for tool in memcheck racecheck; do
+        step "particles: compute-sanitizer $tool, fountain" 45 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+            "$BIN" bench fountain --backend cuda --particles 4000 --steps 110 --warmup 0
+        step "particles: compute-sanitizer $tool, cloth 64² xpbd" 30 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+            "$BIN" bench "$xpbd" --backend cuda --particles 4096 --steps 2 --warmup 0
+    done
+fi
+# The targets: 1M fountain particles alive (300 warm-up frames fill it: lifetime 4 s), and a
+# 1024² cloth at 8 substeps — Verlet with the mass that 8 substeps keep stable (4000 kg over
+# 1024², 200 N/m), and XPBD × 4 iterations (one launch per colour per iteration).
+cloth=/tmp/cloth-1024.toml
+sed -e 's/^n = .*/n = 1024/' -e 's/^mass = .*/mass = 4000.0/' -e 's/^substeps = .*/substeps = 8/' scenes/particles/cloth.toml >"$cloth"
+sed -e 's/^n = .*/n = 1024/' -e 's/^integrator = .*/integrator = "xpbd"/' -e 's/^substeps = .*/substeps = 8\niterations = 4/' \
+    scenes/particles/cloth.toml >/tmp/cloth-1024-xpbd.toml
+step "particles: bench cuda fountain 1M" 40 /tmp/particles-bench.log "$BIN" bench fountain --backend cuda --particles 1000000 --steps 60 --warmup 300
+step "particles: bench cuda cloth 1024² × 8 verlet" 40 /tmp/particles-bench.log "$BIN" bench "$cloth" --backend cuda --steps 30 --warmup 5
+step "particles: bench cuda cloth 1024² × 8 xpbd × 4" 40 /tmp/particles-bench.log "$BIN" bench /tmp/cloth-1024-xpbd.toml --backend cuda --steps 30 --warmup 5
+# 4u. The fountain drawn from the CUDA solver's buffers through GL interop (the renderer's
+# shared path: points through the order, quads by a geometry shader); a refused interop says
+# "interop is not available" and draws from a read-back instead. Per-pass times in the log.
+step "particles: render fountain 1920x1080, cuda + interop" 40 /tmp/particles-render.log "$BIN" render fountain \
+    --backend cuda --frames 30 --size 1920x1080 --out /tmp/particles-render --timings
+cat /tmp/particles-bench.log >>"$OUT/bench.log"
+cat /tmp/particles-render.log >>"$OUT/render.log"
+cat /tmp/particles-bench.log /tmp/particles-render.log | grep -E 'step:|on cuda|backend|steps/s|interop|total render|^particles ' |
+    sed 's/^ */  particles: /' >>"$OUT/summary.txt"
 
 # 5–6. Benchmarks at 30k (launch overhead), 100k and 1M: per-stage CUDA events (table), then
 # JSON without events for the top speed.

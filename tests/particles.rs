@@ -217,3 +217,42 @@ fn particles_presets_run() {
         assert!(output.status.success(), "{preset}: {output:?}");
     }
 }
+
+/// A body section's missing keys take its own scene's defaults: a `[jelly]` with only `n`, or no
+/// section at all, is the jelly's 40 N/m, 2 kg, 12 substeps, unpinned (not the cloth's 200 N/m,
+/// 0.4 kg, 24 substeps, corners); a `[cloth]` with only `n` keeps the cloth's.
+#[test]
+fn a_body_section_defaults_to_its_own_scene() {
+    use fluidlab::scene::Source;
+    use fluidlab::sims::particles::scene::{BodyParams, ParticlesScene, Pins};
+    let parse = |text: &str| {
+        let source = Source::parse(text, "test", "test.toml").expect("a kind");
+        ParticlesScene::from_source(&source).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let (jelly, cloth) = (BodyParams::jelly(), BodyParams::cloth());
+    assert_ne!(jelly.stiffness, cloth.stiffness);
+    assert_ne!(jelly.substeps, cloth.substeps);
+    for text in [
+        "kind = \"particles\"\nscene = \"jelly\"\n[jelly]\nn = 5\n",
+        "kind = \"particles\"\nscene = \"jelly\"\n",
+    ] {
+        let body = parse(text).body;
+        assert_eq!(
+            (
+                body.stiffness,
+                body.mass,
+                body.substeps,
+                body.bend,
+                body.pins
+            ),
+            (40.0, 2.0, 12, 0.3, Pins::None),
+            "{text}"
+        );
+        assert_eq!(body.n, if text.contains("n = 5") { 5 } else { 8 });
+    }
+    let body = parse("kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nn = 5\n").body;
+    assert_eq!(
+        (body.stiffness, body.mass, body.substeps, body.pins),
+        (200.0, 0.4, 24, Pins::Corners)
+    );
+}

@@ -6,24 +6,40 @@ use anyhow::{anyhow, bail, Result};
 use glam::{Mat3, Mat4, Vec2, Vec3, Vec4};
 use glow::HasContext;
 
-/// A vertex + fragment shader pair as embedded source.
+/// A vertex + fragment shader pair (and maybe a geometry shader) as embedded source.
 #[derive(Clone, Copy)]
 pub struct ShaderSource {
     /// Name used in error messages (the pass name).
     pub name: &'static str,
     /// Vertex shader GLSL.
     pub vertex: &'static str,
+    /// Geometry shader GLSL, if any (core since GL 3.2).
+    pub geometry: Option<&'static str>,
     /// Fragment shader GLSL.
     pub fragment: &'static str,
 }
 
 /// Embeds `shaders/VERTEX` and `shaders/FRAGMENT` (paths under `shaders/`, such as
-/// `common/fullscreen.vert`) under the pass name `NAME`.
+/// `common/fullscreen.vert`) under the pass name `NAME`; with four arguments, a geometry shader
+/// `shaders/GEOMETRY` between them.
 macro_rules! shader {
     ($name:expr, $vertex:expr, $fragment:expr) => {
         $crate::gfx::program::ShaderSource {
             name: $name,
             vertex: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/", $vertex)),
+            geometry: None,
+            fragment: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/", $fragment)),
+        }
+    };
+    ($name:expr, $vertex:expr, $geometry:expr, $fragment:expr) => {
+        $crate::gfx::program::ShaderSource {
+            name: $name,
+            vertex: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/", $vertex)),
+            geometry: Some(include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/shaders/",
+                $geometry
+            ))),
             fragment: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/", $fragment)),
         }
     };
@@ -46,10 +62,17 @@ impl Program {
                 .create_program()
                 .map_err(|e| anyhow!("{}: cannot create a program: {e}", source.name))?;
             let mut shaders = Vec::new();
+            let geometry = source
+                .geometry
+                .map(|text| (glow::GEOMETRY_SHADER, text, "geometry"));
             for (kind, text, stage) in [
-                (glow::VERTEX_SHADER, source.vertex, "vertex"),
-                (glow::FRAGMENT_SHADER, source.fragment, "fragment"),
-            ] {
+                Some((glow::VERTEX_SHADER, source.vertex, "vertex")),
+                geometry,
+                Some((glow::FRAGMENT_SHADER, source.fragment, "fragment")),
+            ]
+            .into_iter()
+            .flatten()
+            {
                 let shader = gl
                     .create_shader(kind)
                     .map_err(|e| anyhow!("{}: cannot create a shader: {e}", source.name))?;
@@ -105,7 +128,11 @@ impl Program {
     /// shader declares it (a misspelt name), on every driver; a declared uniform the compiler
     /// dropped gives a [`Uniform`] whose sets do nothing, as OpenGL does with location −1.
     pub fn uniform(&self, gl: &glow::Context, name: &str) -> Result<Uniform> {
-        if !declares(self.source.vertex, name) && !declares(self.source.fragment, name) {
+        let in_geometry = self.source.geometry.is_some_and(|g| declares(g, name));
+        if !declares(self.source.vertex, name)
+            && !declares(self.source.fragment, name)
+            && !in_geometry
+        {
             bail!(
                 "{}: its shaders declare no uniform `{name}`",
                 self.source.name

@@ -1,6 +1,8 @@
-//! The sky, generated at start-up into a cubemap: a zenith-to-horizon gradient, soft clouds, a
-//! sun, and a darker ground below the horizon. Nothing is downloaded or shipped. [`Sky`] draws it
-//! behind a scene and lends its cubemap to reflections.
+//! The sky, generated at start-up into a cubemap: by default a zenith-to-horizon gradient, soft
+//! clouds, a sun, and a darker ground below the horizon; a kind may give its own colour function
+//! ([`Sky::with_colors`]). Nothing is downloaded or shipped. [`Sky`] draws it behind a scene and
+//! lends its cubemap to reflections. The cubemap clamps to its edges and is sampled seamlessly
+//! (`GL_TEXTURE_CUBE_MAP_SEAMLESS`), so no face edge shows.
 
 use super::fullscreen::FullscreenTriangle;
 use super::program::{shader, Program, Uniform};
@@ -75,7 +77,7 @@ fn fractal_noise(p: glam::Vec2) -> f32 {
 
 /// The direction through texel (`s`, `t`) ∈ [−1, 1]² of cube face `face` (OpenGL's order
 /// +x, −x, +y, −y, +z, −z and its face orientations).
-fn face_direction(face: usize, s: f32, t: f32) -> Vec3 {
+pub fn face_direction(face: usize, s: f32, t: f32) -> Vec3 {
     match face {
         0 => Vec3::new(1.0, -t, -s),
         1 => Vec3::new(-1.0, -t, s),
@@ -95,19 +97,32 @@ pub struct Sky {
 }
 
 impl Sky {
-    /// Generates the cubemap and builds the program.
+    /// Generates the default cubemap ([`sky_color`]) and builds the program.
     pub fn new(gl: &glow::Context) -> Result<Sky> {
         Sky::with_sun(gl, sun_direction())
     }
 
     /// Generates the cubemap with the sun towards `sun` (any length) and builds the program.
     pub fn with_sun(gl: &glow::Context, sun: Vec3) -> Result<Sky> {
+        let sun = sun.normalize();
+        Sky::with_colors(gl, FACE_SIZE, move |direction| {
+            sky_color_towards(direction, sun)
+        })
+    }
+
+    /// Generates a cubemap of `face_size`² texels per face from `color` (linear 0..1 RGB seen
+    /// along a direction) and builds the program.
+    pub fn with_colors(
+        gl: &glow::Context,
+        face_size: usize,
+        color: impl Fn(Vec3) -> Vec3,
+    ) -> Result<Sky> {
         let program = Program::new(
             gl,
             &shader!("skybox", "common/skybox.vert", "common/skybox.frag"),
         )?;
         Ok(Sky {
-            cubemap: create_cubemap(gl, sun.normalize())?,
+            cubemap: create_cubemap(gl, face_size, &color)?,
             inverse_view_projection: program.uniform(gl, "inverse_view_projection")?,
             skybox: program.uniform(gl, "skybox")?,
             program,
@@ -116,7 +131,10 @@ impl Sky {
 
     /// Generates the cubemap again with the sun towards `sun` (any length).
     pub fn set_sun(&mut self, gl: &glow::Context, sun: Vec3) -> Result<()> {
-        let cubemap = create_cubemap(gl, sun.normalize())?;
+        let sun = sun.normalize();
+        let cubemap = create_cubemap(gl, FACE_SIZE, &|direction| {
+            sky_color_towards(direction, sun)
+        })?;
         // SAFETY: GL call on this thread's current context; the old cubemap is this sky's.
         unsafe { gl.delete_texture(std::mem::replace(&mut self.cubemap, cubemap)) };
         Ok(())
@@ -150,8 +168,12 @@ impl Sky {
     }
 }
 
-/// Generates the sky cubemap texture with the sun towards `sun` (unit).
-fn create_cubemap(gl: &glow::Context, sun: Vec3) -> Result<glow::Texture> {
+/// Generates the sky cubemap texture.
+fn create_cubemap(
+    gl: &glow::Context,
+    face_size: usize,
+    color: &dyn Fn(Vec3) -> Vec3,
+) -> Result<glow::Texture> {
     // SAFETY: GL calls on this thread's current context (front ends make it current
     // before calling the renderer); every object named is this renderer's and alive.
     unsafe {
@@ -159,16 +181,20 @@ fn create_cubemap(gl: &glow::Context, sun: Vec3) -> Result<glow::Texture> {
             .create_texture()
             .map_err(|e| anyhow!("skybox texture: {e}"))?;
         gl.bind_texture(glow::TEXTURE_CUBE_MAP, Some(texture));
-        let mut texels = vec![0u8; FACE_SIZE * FACE_SIZE * 3];
+        // Seamless filtering across face edges (core since 3.2): a texel at an edge blends with
+        // the neighbouring face's, not with its own clamped border.
+        gl.enable(glow::TEXTURE_CUBE_MAP_SEAMLESS);
+        let mut texels = vec![0u8; face_size * face_size * 3];
         for face in 0..6 {
-            for row in 0..FACE_SIZE {
-                for column in 0..FACE_SIZE {
-                    let s = (column as f32 + 0.5) / FACE_SIZE as f32 * 2.0 - 1.0;
-                    let t = (row as f32 + 0.5) / FACE_SIZE as f32 * 2.0 - 1.0;
-                    let color = sky_color_towards(face_direction(face, s, t), sun);
-                    let at = (row * FACE_SIZE + column) * 3;
+            for row in 0..face_size {
+                for column in 0..face_size {
+                    let s = (column as f32 + 0.5) / face_size as f32 * 2.0 - 1.0;
+                    let t = (row as f32 + 0.5) / face_size as f32 * 2.0 - 1.0;
+                    let color = color(face_direction(face, s, t));
+                    let at = (row * face_size + column) * 3;
                     for channel in 0..3 {
-                        texels[at + channel] = (color[channel] * 255.0).round() as u8;
+                        texels[at + channel] =
+                            (color[channel].clamp(0.0, 1.0) * 255.0).round() as u8;
                     }
                 }
             }
@@ -177,8 +203,8 @@ fn create_cubemap(gl: &glow::Context, sun: Vec3) -> Result<glow::Texture> {
                 glow::TEXTURE_CUBE_MAP_POSITIVE_X + face as u32,
                 0,
                 glow::RGB8 as i32,
-                FACE_SIZE as i32,
-                FACE_SIZE as i32,
+                face_size as i32,
+                face_size as i32,
                 0,
                 glow::RGB,
                 glow::UNSIGNED_BYTE,

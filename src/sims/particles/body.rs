@@ -74,6 +74,37 @@ pub struct Body {
     pub node_triangles: Vec<u32>,
     /// Each triangle's wind force on each of its corners, N (the `wind` stage's scratch).
     pub triangle_force: Vec<Vec3>,
+    /// The springs by colour: colour c is `coloured[colour_start[c]..colour_start[c + 1]]`,
+    /// no two springs of a colour sharing a node (greedy colouring in spring order). XPBD
+    /// sweeps them in this order, so that the kernels, one launch per colour, do the same
+    /// Gauss–Seidel sweep.
+    pub coloured: Vec<u32>,
+    /// Where each colour starts in `coloured` (one more entry than colours).
+    pub colour_start: Vec<u32>,
+}
+
+/// Greedy edge colouring of `springs` over `count` nodes: each spring, in order, takes the
+/// lowest colour neither end has yet. Returns the springs grouped by colour (in spring order
+/// within one) and the colours' starts.
+fn colour(count: usize, springs: &[(Spring, SpringKind)]) -> (Vec<u32>, Vec<u32>) {
+    let mut used = vec![0u128; count];
+    let mut colours: Vec<Vec<u32>> = Vec::new();
+    for (k, (s, _)) in springs.iter().enumerate() {
+        let (a, b) = (s.a as usize, s.b as usize);
+        let c = (!(used[a] | used[b])).trailing_zeros() as usize;
+        assert!(c < 128, "a node with more than 64 springs");
+        used[a] |= 1 << c;
+        used[b] |= 1 << c;
+        if colours.len() <= c {
+            colours.resize(c + 1, Vec::new());
+        }
+        colours[c].push(k as u32);
+    }
+    let mut start = vec![0u32];
+    for list in &colours {
+        start.push(start.last().unwrap() + list.len() as u32);
+    }
+    (colours.concat(), start)
 }
 
 /// Compressed rows: item lists per node, `items[start[k]..start[k + 1]]` for node k.
@@ -132,7 +163,10 @@ impl Body {
             .enumerate()
             .flat_map(|(k, t)| t.map(|node| (node, k as u32)));
         let (node_triangle_start, node_triangles) = compressed(count, corners);
+        let (coloured, colour_start) = colour(count, &springs);
         Body {
+            coloured,
+            colour_start,
             previous: positions.clone(),
             velocity: vec![Vec3::ZERO; count],
             force: vec![Vec3::ZERO; count],

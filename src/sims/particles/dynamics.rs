@@ -181,7 +181,9 @@ pub fn integrate(body: &mut Body, integrator: Integrator, dt: f32, dt_before: f3
 /// then `iterations` Gauss–Seidel sweeps over the springs as distance constraints C = l − l₀
 /// of compliance α = 1/k (α̃ = α/dt²; Δλ = (−C − α̃λ)/(w_a + w_b + α̃), λ from zero each
 /// substep), then velocities from the motion, damped by e^(−damping·dt). Pinned nodes have
-/// zero inverse mass. Sequential: a sweep reads the corrections made before it.
+/// zero inverse mass. Sequential: a sweep reads the corrections made before it, colour by
+/// colour ([`Body::coloured`]: the springs of one colour share no node, so the kernels solve
+/// a colour in parallel and make the same sweep).
 pub fn xpbd(body: &mut Body, dt: f32, damping: f32, iterations: u32) {
     let decay = (-damping * dt).exp();
     let inverse_mass = 1.0 / body.mass;
@@ -197,7 +199,8 @@ pub fn xpbd(body: &mut Body, dt: f32, damping: f32, iterations: u32) {
     let mut lambda = vec![0.0f32; body.springs.len()];
     let weight = |pinned: bool| if pinned { 0.0 } else { inverse_mass };
     for _ in 0..iterations {
-        for (s, l) in body.springs.iter().zip(lambda.iter_mut()) {
+        for &index in &body.coloured {
+            let (s, l) = (&body.springs[index as usize], &mut lambda[index as usize]);
             let (a, b) = (s.a as usize, s.b as usize);
             let (wa, wb) = (weight(body.pinned[a]), weight(body.pinned[b]));
             let d = body.position[a] - body.position[b];

@@ -6,8 +6,9 @@
 //! pool's wave equation (`sims::pool`'s `disturb` and substep, called, not copied).
 
 use super::dynamics::Air;
+use super::random;
 use crate::sims::pool::cpu::{self as wave, StepConstants};
-use crate::sims::pool::drops::{self, Drop, Rng, Stencils, Target};
+use crate::sims::pool::drops::{self, Drop, Stencils, Target};
 use crate::sims::pool::surface::Surface;
 use crate::sims::pool::{Edges, Model, PoolParams};
 use glam::Vec3;
@@ -142,6 +143,7 @@ impl FountainParams {
 }
 
 /// The particles (structure of arrays) and the basin's surface.
+#[derive(Clone, Debug)]
 pub struct Fountain {
     /// Constants (edited live by the panel).
     pub params: FountainParams,
@@ -155,11 +157,13 @@ pub struct Fountain {
     pub age: Vec<f32>,
     /// Hits on the cube's top so far.
     pub hits: Vec<u8>,
+    /// Each particle's number in the order of emission, wrapping (the renderer picks its
+    /// sprite and colour from it, so they stay with the particle).
+    pub tag: Vec<u32>,
     /// The basin's water: the pool's state, node (i, j) at (−basin + i·h, level + height,
     /// −basin + j·h).
     pub surface: Surface,
     stencils: Stencils,
-    rng: Rng,
     owed: f32,
     /// Particles emitted since the start.
     pub emitted: u64,
@@ -171,13 +175,13 @@ impl Fountain {
     /// No particles yet, the basin calm.
     pub fn new(params: FountainParams) -> Fountain {
         Fountain {
-            rng: Rng::new(params.seed),
             params,
             on: true,
             position: Vec::new(),
             velocity: Vec::new(),
             age: Vec::new(),
             hits: Vec::new(),
+            tag: Vec::new(),
             surface: params.calm_basin(),
             stencils: Stencils::default(),
             owed: 0.0,
@@ -208,33 +212,35 @@ impl Fountain {
         self.velocity.push(velocity);
         self.age.push(0.0);
         self.hits.push(0);
+        self.tag.push(self.emitted as u32);
         self.emitted += 1;
     }
 
     /// `emit`: rate·dt new particles (the fraction carried to the next step), uniform on the
     /// nozzle's disc across the jet, launched along it at a speed uniform in `speed` plus a
-    /// uniform sideways speed up to `horizontal` in a random direction.
+    /// uniform sideways speed up to `horizontal` in a random direction. Particle number e
+    /// (since the start) draws its five numbers from `random::unit(key, e, 0..5)`, so the
+    /// kernel draws the same ones.
     pub fn emit(&mut self, dt: f32) {
+        let count = self.emission(dt, self.len());
+        let frame = Emission::new(&self.params);
+        for _ in 0..count {
+            let (x, v) = frame.particle(self.emitted);
+            self.push(x, v);
+        }
+    }
+
+    /// How many particles this step emits with `alive` alive (the owed fraction carried),
+    /// within `max_particles`.
+    pub fn emission(&mut self, dt: f32, alive: usize) -> usize {
         let p = self.params;
         if !self.on {
-            return;
+            return 0;
         }
         self.owed += p.rate * dt;
         let whole = self.owed.floor();
         self.owed -= whole;
-        let count = (whole as usize).min(p.max_particles.saturating_sub(self.len()));
-        let up = p.jet();
-        let side = up.any_orthonormal_vector();
-        let other = up.cross(side);
-        let across = |angle: f32| side * angle.cos() + other * angle.sin();
-        for _ in 0..count {
-            let at = across(std::f32::consts::TAU * self.rng.unit());
-            let radius = p.spread * self.rng.unit().sqrt();
-            let speed = p.speed[0] + (p.speed[1] - p.speed[0]) * self.rng.unit();
-            let sideways = across(std::f32::consts::TAU * self.rng.unit());
-            let lateral = p.horizontal * self.rng.unit();
-            self.push(p.nozzle() + at * radius, up * speed + sideways * lateral);
-        }
+        (whole as usize).min(p.max_particles.saturating_sub(alive))
     }
 
     /// `advance`: symplectic Euler, v ← v + (g + drag·(w − v))·dt, x ← x + v·dt; ageing.
@@ -259,12 +265,13 @@ impl Fountain {
     /// back out through that side, keeping `bounce` of its speed across it; one rising in the
     /// nozzle is left alone. Particles die of age, below `kill_height`, or by falling into
     /// the basin's water: those are returned as drops pushing the surface down where they land.
+    /// The survivors keep their order (a stable compaction, as the kernels' scan).
     pub fn collide(&mut self, dt: f32) -> Vec<Drop> {
         let p = self.params;
         let (half, top) = (0.5 * p.cube, p.cube);
         let mut drops = Vec::new();
-        let mut k = 0;
-        while k < self.len() {
+        let mut kept = 0;
+        for k in 0..self.len() {
             let (x, v) = (&mut self.position[k], &mut self.velocity[k]);
             let before = *x - *v * dt;
             let over = |q: Vec3| q.x.abs() < half && q.z.abs() < half;
@@ -295,15 +302,20 @@ impl Fountain {
                     target: Target::Velocity,
                 });
             }
-            if landed || self.age[k] >= p.lifetime || x.y < p.kill_height {
-                self.position.swap_remove(k);
-                self.velocity.swap_remove(k);
-                self.age.swap_remove(k);
-                self.hits.swap_remove(k);
-            } else {
-                k += 1;
+            if !(landed || self.age[k] >= p.lifetime || x.y < p.kill_height) {
+                self.position[kept] = self.position[k];
+                self.velocity[kept] = self.velocity[k];
+                self.age[kept] = self.age[k];
+                self.hits[kept] = self.hits[k];
+                self.tag[kept] = self.tag[k];
+                kept += 1;
             }
         }
+        self.position.truncate(kept);
+        self.velocity.truncate(kept);
+        self.age.truncate(kept);
+        self.hits.truncate(kept);
+        self.tag.truncate(kept);
         self.landed = drops.len();
         drops
     }
@@ -354,5 +366,54 @@ impl Fountain {
             return 0.0;
         }
         s.height[j as usize * s.n + i as usize]
+    }
+}
+
+/// The emitter's frame for one step: the jet's axis and the two directions across it, the
+/// nozzle, and the draws' key (host-side constants of the `emit` kernel too).
+#[derive(Clone, Copy, Debug)]
+pub struct Emission {
+    /// The jet's unit direction.
+    pub up: Vec3,
+    /// A unit vector across it.
+    pub side: Vec3,
+    /// up × side.
+    pub other: Vec3,
+    /// The nozzle's centre, m.
+    pub nozzle: Vec3,
+    /// The random draws' key (`random::key(seed)`).
+    pub key: u32,
+    params: FountainParams,
+}
+
+impl Emission {
+    /// The frame of `params`.
+    pub fn new(params: &FountainParams) -> Emission {
+        let up = params.jet();
+        let side = up.any_orthonormal_vector();
+        Emission {
+            up,
+            side,
+            other: up.cross(side),
+            nozzle: params.nozzle(),
+            key: random::key(params.seed),
+            params: *params,
+        }
+    }
+
+    /// Particle number `e`'s start: position and velocity.
+    pub fn particle(&self, e: u64) -> (Vec3, Vec3) {
+        let p = &self.params;
+        let draw = |d: u32| random::unit(self.key, e, d);
+        let across = |angle: f32| self.side * angle.cos() + self.other * angle.sin();
+        let at = across(std::f32::consts::TAU * draw(0));
+        let radius = p.spread * draw(1).sqrt();
+        let speed = p.speed[0] + (p.speed[1] - p.speed[0]) * draw(2);
+        let sideways = across(std::f32::consts::TAU * draw(3));
+        let lateral = p.horizontal * draw(4);
+        (
+            self.nozzle + at * radius,
+            self.up * speed + sideways * lateral,
+        )
     }
 }

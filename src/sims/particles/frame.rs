@@ -35,7 +35,7 @@ pub enum ParticlesFrame {
     /// A body's nodes.
     Body {
         /// The body.
-        body: Body,
+        body: Box<Body>,
         /// Gravity (for the potential energy), m/s².
         gravity: Vec3,
     },
@@ -57,7 +57,7 @@ impl ParticlesFrame {
                 spacing: f.surface.h,
             },
             State::Body(b) => ParticlesFrame::Body {
-                body: b.clone(),
+                body: Box::new(b.clone()),
                 gravity: Vec3::from(scene.world.gravity),
             },
         }

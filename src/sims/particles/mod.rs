@@ -4,16 +4,24 @@
 //! wind and a jelly cube (`body.rs` builds them, `dynamics.rs` moves them: time-corrected
 //! Verlet, symplectic Euler or XPBD; `grab.rs` drags a node). The scene section in `scene.rs`;
 //! behind the [`crate::sims::Sim`] door in `sim.rs`, read back in `frame.rs`; back-to-front
-//! sorting in `sort.rs`. CPU only so far.
+//! sorting in `sort.rs`; the renderer (skybox, sun, lens flare, stretched billboards, the
+//! basin's water, the bodies' skins, nodes and springs) in `render/`. The CUDA path
+//! (`kernels/particles.cu`) in `cuda/`, chosen by `--backend`.
 
 pub mod body;
+pub mod cuda;
+pub mod doctor;
 pub mod dynamics;
 pub mod fountain;
 mod frame;
 pub mod grab;
 mod panel;
+pub mod random;
+pub mod render;
 pub mod scene;
+mod setup;
 mod sim;
+pub mod solver;
 pub mod sort;
 
 use panel::panel_ui;

@@ -14,6 +14,11 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Left drag on a node", "grab and drag it (cloth, jelly)"),
     ("Arrows", "steer the wind (x, z) by 0.5 m/s"),
     ("O", "fountain on / off"),
+    (
+        "P",
+        "nodes (by speed) and springs (by strain) (cloth, jelly)",
+    ),
+    ("T", "the textured surface (cloth, jelly)"),
 ];
 
 /// Wind change per arrow key press, m/s.
@@ -88,13 +93,10 @@ pub fn panel_ui(sim: &mut ParticlesSim, ui: &imgui::Ui) -> bool {
 
 fn fountain(sim: &mut ParticlesSim, ui: &imgui::Ui) {
     use imgui::TreeNodeFlags;
-    let alive = match &mut sim.state {
-        State::Fountain(state) => {
-            ui.checkbox("on (O)", &mut state.on);
-            state.len()
-        }
-        State::Body(_) => 0,
-    };
+    let alive = sim.alive();
+    if let State::Fountain(state) = &mut sim.state {
+        ui.checkbox("on (O)", &mut state.on);
+    }
     let f = &mut sim.scene.fountain;
     if ui.collapsing_header("Emitter", TreeNodeFlags::DEFAULT_OPEN) {
         ui.text(format!("{alive} particles alive"));

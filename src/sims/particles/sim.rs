@@ -1,13 +1,17 @@
 //! Particles behind the [`Sim`] door: the fountain or a spring-mass body, stepped stage by
-//! stage and timed, read back as tables and statistics; the grabber, the F1–F3 scene keys.
-//! Drawing is a placeholder (the sky's colour) until the renderer lands.
+//! stage and timed, read back as tables and statistics, drawn by `render/`; the grabber, the
+//! F1–F3 scene keys, **P** and **T**. On CUDA the stages run on the GPU (`solver.rs`) and the
+//! fountain is drawn from its arrays shared with GL.
 
 use super::body::Body;
 use super::dynamics::{self, Air, Surroundings};
 use super::fountain::Fountain;
 use super::frame::ParticlesFrame;
 use super::grab::Grabber;
-use super::scene::{Orientation, ParticlesScene, Pins, Which};
+use super::render::{self, RenderSettings, Renderer};
+use super::scene::{ParticlesScene, Which};
+use super::setup::{bounds_of, build, pin, rescale};
+use super::solver::Device;
 use super::{sort, BODY_STAGES, FOUNTAIN_STAGES};
 use crate::gfx::camera::Camera;
 use crate::gfx::timing::PassClock;
@@ -16,7 +20,6 @@ use crate::scene::{Aabb, Source};
 use crate::sims::{Backend, Frame, Kind, OpenOptions, Sim, SolveSummary};
 use anyhow::{anyhow, bail, Context, Result};
 use glam::Vec3;
-use glow::HasContext;
 use std::any::Any;
 use std::rc::Rc;
 use std::time::Instant;
@@ -31,9 +34,9 @@ pub enum State {
 }
 
 /// Seconds per stage, summed since the last reset.
-struct Stopwatch {
+pub(super) struct Stopwatch {
     seconds: Vec<f64>,
-    enabled: bool,
+    pub(super) enabled: bool,
 }
 
 impl Stopwatch {
@@ -64,11 +67,17 @@ pub struct ParticlesSim {
     applied: ParticlesScene,
     pub(super) note: Option<String>,
     time: f64,
-    steps: u64,
-    dt_before: f32,
-    watch: Stopwatch,
-    camera: Camera,
-    gl: Option<Rc<glow::Context>>,
+    pub(super) steps: u64,
+    pub(super) dt_before: f32,
+    pub(super) watch: Stopwatch,
+    pub(super) camera: Camera,
+    /// The CUDA solver, when one runs (`solver.rs`).
+    pub(super) cuda: Option<Device>,
+    /// Which backend runs and why.
+    pub(super) backend_note: String,
+    /// What the picture shows (the panel's rendering section, `--view`, **P** and **T**).
+    pub render: RenderSettings,
+    renderer: Option<Renderer>,
 }
 
 impl ParticlesSim {
@@ -76,16 +85,15 @@ impl ParticlesSim {
     /// alive (rate × lifetime), or nodes; a body gets the substeps it needs to stay stable.
     pub fn open(source: &Source, options: &OpenOptions) -> Result<ParticlesSim> {
         let mut scene = ParticlesScene::from_source(source)?;
-        if options.backend == Backend::Cuda {
-            bail!("the particles kind has no CUDA path yet; use --backend cpu or auto");
-        }
         if let Some(elements) = options.elements {
             rescale(&mut scene, elements);
             scene
                 .validate()
                 .map_err(|e| anyhow!("rescaled scene: {}: {}", e.key, e.message))?;
         }
-        Ok(ParticlesSim::with_scene(scene))
+        let mut sim = ParticlesSim::with_scene(scene);
+        sim.choose_backend(options.backend, options.device)?;
+        Ok(sim)
     }
 
     /// A simulation of a validated `scene`, from its start.
@@ -109,7 +117,10 @@ impl ParticlesSim {
                 seconds: vec![0.0; stages],
                 enabled: true,
             },
-            gl: None,
+            render: RenderSettings::default(),
+            renderer: None,
+            cuda: None,
+            backend_note: "cpu".into(),
         }
     }
 
@@ -153,6 +164,7 @@ impl ParticlesSim {
         if self.scene == self.applied {
             return Ok(());
         }
+        self.edited()?;
         let body = self.scene.body;
         if self.scene.which != Which::Fountain && body.integrator.explicit() && body.n >= 2 {
             let needed = self.scene.stable_substeps();
@@ -216,6 +228,10 @@ impl ParticlesSim {
         };
         self.watch.seconds = vec![0.0; stages];
         self.applied = self.scene.clone();
+        if let Err(error) = self.restart_device() {
+            self.note = Some(format!("{error:#}; running on the CPU"));
+            self.backend_note = "cpu (the CUDA solver could not restart)".into();
+        }
     }
 
     /// Switches to the preset of scene `which` (F1–F3).
@@ -223,6 +239,9 @@ impl ParticlesSim {
         let source = Source::load(which.name())?;
         self.scene = ParticlesScene::from_source(&source)
             .with_context(|| format!("the {} preset", which.name()))?;
+        if render::views(which) != render::views(self.applied.which) {
+            self.render.view = 0;
+        }
         self.rebuild();
         self.camera = Camera::framing(&bounds_of(&self.scene));
         Ok(())
@@ -278,83 +297,6 @@ impl ParticlesSim {
     }
 }
 
-/// `scene` resized to about `elements` particles alive (rate × lifetime) or nodes, with the
-/// substeps a body then needs.
-fn rescale(scene: &mut ParticlesScene, elements: u64) {
-    let elements = elements.max(1);
-    match scene.which {
-        Which::Fountain => {
-            let f = &mut scene.fountain;
-            f.rate = elements as f32 / f.lifetime;
-            f.max_particles = (2 * elements).min(1 << 26) as usize;
-        }
-        Which::Cloth => scene.body.n = ((elements as f64).sqrt().round() as usize).max(2),
-        Which::Jelly => scene.body.n = ((elements as f64).cbrt().round() as usize).max(2),
-    }
-    if scene.which != Which::Fountain && scene.body.integrator.explicit() {
-        let needed = scene.stable_substeps();
-        scene.body.substeps = scene.body.substeps.max(needed.min(4096));
-    }
-}
-
-/// Pins `body`'s nodes as the scene says (the cloth's corners or top row; the jelly none).
-fn pin(body: &mut Body, scene: &ParticlesScene) {
-    body.pinned.fill(false);
-    if scene.which != Which::Cloth {
-        return;
-    }
-    let n = scene.body.n;
-    match scene.body.pins {
-        Pins::Corners => {
-            body.pinned[0] = true;
-            body.pinned[n - 1] = true;
-        }
-        Pins::Top => body.pinned[..n].fill(true),
-        Pins::None => {}
-    }
-}
-
-/// The state `scene` starts from.
-fn build(scene: &ParticlesScene) -> State {
-    let b = &scene.body;
-    let start = Vec3::from(b.start);
-    match scene.which {
-        Which::Fountain => State::Fountain(Fountain::new(scene.fountain)),
-        Which::Cloth => {
-            let down = match b.orientation {
-                Orientation::Hanging => Vec3::NEG_Y,
-                Orientation::Flat => Vec3::Z,
-            };
-            let mut body = Body::cloth(b.n, b.size, start, down, b.mass, b.stiffnesses());
-            pin(&mut body, scene);
-            State::Body(body)
-        }
-        Which::Jelly => State::Body(Body::jelly(b.n, b.size, start, b.mass, b.stiffnesses())),
-    }
-}
-
-/// The box the camera frames.
-fn bounds_of(scene: &ParticlesScene) -> Aabb {
-    match scene.which {
-        Which::Fountain => {
-            let f = &scene.fountain;
-            let high = f.cube + f.speed[1] * f.speed[1] / (2.0 * 9.82);
-            Aabb::new(
-                [-f.basin, 0.0, -f.basin],
-                [f.basin, high.min(4.0 * f.basin), f.basin],
-            )
-        }
-        _ => {
-            let (s, size) = (Vec3::from(scene.body.start), scene.body.size);
-            let ground = scene.world.ground.min(s.y - size);
-            Aabb::new(
-                [s.x - 0.5 * size, ground, s.z - size],
-                [s.x + 1.5 * size, s.y + 0.5 * size, s.z + 2.0 * size],
-            )
-        }
-    }
-}
-
 impl Sim for ParticlesSim {
     fn kind(&self) -> Kind {
         Kind::Particles
@@ -365,7 +307,7 @@ impl Sim for ParticlesSim {
     }
 
     fn backend(&self) -> &str {
-        "cpu (the particles kind has no CUDA path yet)"
+        &self.backend_note
     }
 
     fn dt(&self) -> f64 {
@@ -374,7 +316,7 @@ impl Sim for ParticlesSim {
 
     fn elements(&self) -> u64 {
         match &self.state {
-            State::Fountain(f) => f.len() as u64,
+            State::Fountain(_) => self.alive() as u64,
             State::Body(b) => b.springs.len() as u64,
         }
     }
@@ -412,15 +354,19 @@ impl Sim for ParticlesSim {
 
     fn step(&mut self) -> Result<()> {
         self.sync()?;
-        match self.state {
-            State::Fountain(_) => self.step_fountain(),
-            State::Body(_) => self.step_body(),
-        }
-        self.time += f64::from(self.scene.dt);
-        let finite = match &self.state {
-            State::Fountain(f) => f.surface.max_height().is_finite(),
-            State::Body(b) => b.position.iter().all(|p| p.is_finite()),
+        let finite = if self.cuda.is_some() {
+            self.step_device()?
+        } else {
+            match self.state {
+                State::Fountain(_) => self.step_fountain(),
+                State::Body(_) => self.step_body(),
+            }
+            match &self.state {
+                State::Fountain(f) => f.surface.max_height().is_finite(),
+                State::Body(b) => b.position.iter().all(|p| p.is_finite()),
+            }
         };
+        self.time += f64::from(self.scene.dt);
         if !finite {
             bail!(
                 "time {:.3} s: the simulation is no longer finite; lower the stiffness or the \
@@ -443,11 +389,17 @@ impl Sim for ParticlesSim {
     }
 
     fn stage_seconds(&self) -> Vec<f64> {
-        self.watch.seconds.clone()
+        match &self.cuda {
+            Some(device) => device.solver.stage_seconds.clone(),
+            None => self.watch.seconds.clone(),
+        }
     }
 
     fn reset_stage_times(&mut self) {
         self.watch.seconds.fill(0.0);
+        if let Some(device) = &mut self.cuda {
+            device.solver.stage_seconds.fill(0.0);
+        }
     }
 
     fn set_stage_timing(&mut self, enabled: bool) {
@@ -455,7 +407,9 @@ impl Sim for ParticlesSim {
     }
 
     fn frame(&self) -> Result<Box<dyn Frame>> {
-        Ok(Box::new(ParticlesFrame::new(&self.state, &self.scene)))
+        let current = self.current_state()?;
+        let state = current.as_ref().unwrap_or(&self.state);
+        Ok(Box::new(ParticlesFrame::new(state, &self.scene)))
     }
 
     fn solve_summary(&self) -> SolveSummary {
@@ -482,23 +436,44 @@ impl Sim for ParticlesSim {
         result
     }
 
-    fn use_cuda_device(&mut self, _device: usize) -> Result<()> {
+    /// A CUDA solver moves to the GPU of the window's GL context, so interop can share its
+    /// buffers (the state carried over through the host).
+    fn use_cuda_device(&mut self, device: usize) -> Result<()> {
+        if self.cuda.as_ref().is_some_and(|d| d.ordinal != device) {
+            self.pull()?;
+            self.choose_backend(Backend::Cuda, device)?;
+        }
         Ok(())
     }
 
     fn panel(&mut self, ui: &imgui::Ui) -> Result<bool> {
         let restart = super::panel_ui(self, ui);
+        render::panel(ui, &mut self.render, self.scene.which);
         self.sync()?;
         Ok(restart)
     }
 
     /// A left drag that starts on a cloth or jelly node drags it (the grabber).
     fn pointer(&mut self, position: [f32; 2], size: [u32; 2], dragging: bool) -> bool {
+        if !matches!(self.state, State::Body(_)) {
+            return false;
+        }
+        if let Err(error) = self.pull() {
+            self.note = Some(format!("{error:#}"));
+            return false;
+        }
         let State::Body(body) = &mut self.state else {
             return false;
         };
-        self.grabber
-            .pointer(body, &self.camera, position, size, dragging)
+        let used = self
+            .grabber
+            .pointer(body, &self.camera, position, size, dragging);
+        if used {
+            if let Err(error) = self.edited() {
+                self.note = Some(format!("{error:#}"));
+            }
+        }
+        used
     }
 
     fn key(&mut self, key: KeyCode) -> bool {
@@ -506,6 +481,10 @@ impl Sim for ParticlesSim {
             KeyCode::F1 => Which::Fountain,
             KeyCode::F2 => Which::Cloth,
             KeyCode::F3 => Which::Jelly,
+            KeyCode::KeyP | KeyCode::KeyT if self.scene.which != Which::Fountain => {
+                self.render.toggle(key == KeyCode::KeyP);
+                return true;
+            }
             _ => return super::panel::key(self, key),
         };
         if let Err(error) = self.switch(which) {
@@ -519,42 +498,74 @@ impl Sim for ParticlesSim {
     }
 
     fn views(&self) -> &'static [&'static str] {
-        &["scene"]
+        render::views(self.scene.which)
     }
 
     fn view(&self) -> usize {
-        0
+        self.render.view
     }
 
-    fn set_view(&mut self, _view: usize) {}
+    fn set_view(&mut self, view: usize) {
+        if view < self.views().len() {
+            self.render.view = view;
+        }
+    }
 
-    fn attach_gl(&mut self, gl: Rc<glow::Context>, _clock: PassClock) -> Result<()> {
-        self.gl = Some(gl);
+    fn attach_gl(&mut self, gl: Rc<glow::Context>, clock: PassClock) -> Result<()> {
+        self.release_gl();
+        self.renderer = Some(Renderer::new(gl, clock, &self.scene)?);
         Ok(())
     }
 
-    /// A placeholder until the renderer lands: clears to the sky's colour.
+    /// Draws the state; the camera is kept for the next step's back-to-front sort and the
+    /// grabber. On CUDA the fountain's particles go to the renderer's GL buffers through
+    /// interop (only the basin's heights are read back); a body, or a fountain where interop
+    /// is refused, is read back and drawn from the host.
     fn draw(&mut self, camera: &Camera, output: Output) -> Result<()> {
         self.camera = *camera;
-        let gl = self
-            .gl
-            .as_ref()
+        let renderer = self
+            .renderer
+            .as_mut()
             .ok_or_else(|| anyhow!("draw before attach_gl"))?;
-        // SAFETY: GL calls on the current context; the framebuffer is the front end's.
-        unsafe {
-            gl.bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer);
-            gl.clear_color(0.45, 0.6, 0.8, 1.0);
-            gl.clear(glow::COLOR_BUFFER_BIT | glow::DEPTH_BUFFER_BIT);
+        let mut shared = None;
+        if let (Some(device), State::Fountain(f)) = (
+            self.cuda.as_mut().filter(|d| d.device_newer),
+            &mut self.state,
+        ) {
+            let count = device.solver.count();
+            if device.solver.write_gl(renderer.shared_buffers(count))? {
+                device.solver.download_basin(&mut f.surface)?;
+                shared = Some(count);
+            }
         }
-        Ok(())
+        if shared.is_none() {
+            self.pull()?;
+        }
+        let renderer = self.renderer.as_mut().expect("checked above");
+        renderer.draw(
+            &self.state,
+            &self.order,
+            shared,
+            &self.scene,
+            &self.render,
+            camera,
+            output,
+        )
     }
 
     fn pass_times(&self) -> Vec<(&'static str, Option<f64>)> {
-        Vec::new()
+        self.renderer
+            .as_ref()
+            .map_or_else(Vec::new, Renderer::pass_times)
     }
 
     fn release_gl(&mut self) {
-        self.gl = None;
+        if let Some(device) = &mut self.cuda {
+            device.solver.release_gl();
+        }
+        if let Some(renderer) = self.renderer.take() {
+            renderer.delete();
+        }
     }
 
     fn as_any_mut(&mut self) -> &mut dyn Any {

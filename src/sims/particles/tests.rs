@@ -1,6 +1,7 @@
 //! Physics of the particles kind: the fountain's steady state, ballistic paths, the
 //! integrators' exactness, the cloth's energy, strain and wind, the basin's ripples, the
-//! back-to-front sort, pins, the grabber, the jelly's landing and the scene's errors.
+//! back-to-front sort, pins, the jelly's landing, the springs' colours; through the door
+//! (`tests/door.rs`): the grabber, live edits, F1–F3, the scene's errors, restarts.
 
 use super::body::{Body, SpringKind};
 use super::dynamics::{self, Air, Integrator};
@@ -419,176 +420,31 @@ fn cloth_and_jelly_springs_and_faces() {
     }
 }
 
-/// A drag that starts on a node's pixel picks it and moves it on the plane facing the camera;
-/// letting go gives it its pin back; a drag that starts off the cloth picks nothing.
+/// XPBD's colours partition the springs, and no two springs of a colour share a node (so a
+/// colour is solved in parallel on the GPU); the cloth needs few colours, the jelly more.
 #[test]
-fn the_grabber_drags_the_node_under_the_pointer() {
-    let mut sim = ParticlesSim::with_scene(scene(
-        "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nn = 8\nsize = 1.5\n",
-    ));
-    let camera = Camera::framing(&Aabb::new([-1.0, 1.0, -1.0], [1.0, 3.0, 1.0]));
-    sim.set_camera(camera);
-    let size = [800, 600];
-    let node = 8 * 7 + 4;
-    let target = body(&mut sim).position[node];
-    let clip = camera.projection(800.0 / 600.0) * camera.view() * target.extend(1.0);
-    let ndc = clip.truncate() / clip.w;
-    let pixel = [(ndc.x + 1.0) * 400.0, (1.0 - ndc.y) * 300.0];
-    assert!(!sim.pointer([5.0, 5.0], size, true));
-    assert!(!sim.pointer([pixel[0] + 1.0, pixel[1]], size, true));
-    assert!(!sim.pointer(pixel, size, false));
-    assert!(sim.pointer(pixel, size, true));
-    assert_eq!(sim.grabber.held.map(|h| h.node), Some(node));
-    assert!(sim.pointer([pixel[0], pixel[1] - 60.0], size, true));
-    let b = body(&mut sim);
-    let moved = b.position[node];
-    assert!(moved.y > target.y + 0.05, "{target} → {moved}");
-    let forward = (camera.target - camera.eye()).normalize();
-    let depth = |p: Vec3| (p - camera.eye()).dot(forward);
-    assert!((depth(moved) - depth(target)).abs() < 1e-4);
-    sim.step().unwrap();
-    assert_eq!(body(&mut sim).position[node], moved);
-    assert!(!sim.pointer([pixel[0], pixel[1] - 60.0], size, false));
-    assert!(!body(&mut sim).pinned[node]);
-    assert!(body(&mut sim).pinned[7]);
-}
-
-/// Live edits reach the running body: stiffness (its springs, as seen from both ends), mass,
-/// pins; an explicit integrator's substeps rise to stay stable; a bad edit is undone and
-/// named; a changed n starts the cloth again.
-#[test]
-fn live_edits_apply_before_the_next_step() {
-    let mut sim = ParticlesSim::with_scene(scene(
-        "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nn = 8\nsize = 1.0\nsubsteps = 10\n",
-    ));
-    sim.step().unwrap();
-    sim.scene.body.stiffness = 2000.0;
-    sim.scene.body.mass = 0.8;
-    sim.scene.body.pins = super::scene::Pins::Top;
-    sim.step().unwrap();
-    let needed = sim.scene.stable_substeps();
-    assert!(needed > 10 && sim.scene.body.substeps == needed);
-    assert!(sim.note().unwrap().contains("substeps raised"));
-    let b = body(&mut sim);
-    assert_eq!(b.mass, 0.8 / 64.0);
-    assert!(b
-        .links
-        .iter()
-        .all(|l| [2000.0, 1000.0].contains(&l.stiffness)));
-    assert_eq!(b.pinned.iter().filter(|&&p| p).count(), 8);
-    sim.scene.body.damping = -1.0;
-    let refused = sim.step().unwrap_err().to_string();
-    assert!(
-        refused.contains("cloth.damping: must be in [0, 1000] 1/s, got -1"),
-        "{refused}"
-    );
-    assert_eq!(sim.scene.body.damping, 0.2);
-    sim.scene.body.n = 5;
-    sim.step().unwrap();
-    assert_eq!(body(&mut sim).len(), 25);
-}
-
-/// F1–F3 switch to the fountain, cloth and jelly presets; the box the camera frames follows.
-#[test]
-fn f_keys_switch_scenes() {
-    let mut sim = ParticlesSim::with_scene(scene("kind = \"particles\"\nscene = \"cloth\"\n"));
-    use winit::keyboard::KeyCode;
-    let mut bounds = Vec::new();
-    for (key, which) in [
-        (KeyCode::F3, Which::Jelly),
-        (KeyCode::F1, Which::Fountain),
-        (KeyCode::F2, Which::Cloth),
-    ] {
-        assert!(sim.key(key));
-        assert_eq!(
-            (sim.scene.which, sim.scene.name.as_str()),
-            (which, which.name())
-        );
-        sim.step().unwrap();
-        bounds.push(sim.bounds());
-    }
-    assert!(bounds[0] != bounds[1] && bounds[1] != bounds[2]);
-    assert!(sim.key(KeyCode::ArrowRight));
-    assert_eq!(sim.scene.world.wind[0], 0.5);
-}
-
-/// Bad values are named by file, line and key, with the range.
-#[test]
-fn bad_scene_input_is_named_by_file_line_and_key() {
-    let base = "kind = \"particles\"\nscene = \"fountain\"\n[fountain]\nrate = 100.0\n";
-    let cases = [
-        (
-            base.replace("100.0", "-5.0"),
-            "test.toml:4: fountain.rate: must be in [0, 100000000] particles/s, got -5",
-        ),
-        (
-            format!("{base}speed = [5.0, 4.0]\n"),
-            "test.toml:5: fountain.speed: must be in [5, 1000] m/s (max ≥ min), got 4",
-        ),
-        (
-            format!("{base}basin = 0.2\n"),
-            "test.toml:5: fountain.basin: must be in (0.5, 1000] m",
-        ),
-        (
-            format!("{base}nozzle = 1\n"),
-            "test.toml:5: unknown field `nozzle`",
-        ),
-        (
-            format!("{base}[cloth]\nn = 4\n"),
-            "test.toml:5: cloth: this is a fountain scene; its section is [fountain]",
-        ),
-        (
-            "kind = \"particles\"\nscene = \"cloth\"\ndt = 0.5\n".into(),
-            "test.toml:3: dt: must be in (0, 0.1] s, got 0.5",
-        ),
-        (
-            "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nstiffness = 1e5\n".into(),
-            "test.toml:3: cloth.substeps: verlet springs of 100000 N/m on nodes of",
-        ),
-        (
-            "kind = \"particles\"\nscene = \"jelly\"\n[jelly]\npins = \"top\"\n".into(),
-            "test.toml:4: jelly.pins: the jelly is never pinned",
-        ),
-        (
-            "kind = \"particles\"\nscene = \"smoke\"\n".into(),
-            "test.toml:2: unknown variant `smoke`",
-        ),
-        (
-            "kind = \"particles\"\nscene = \"cloth\"\n[world]\nfriction = 2\n".into(),
-            "test.toml:4: world.friction: must be in [0, 1], got 2",
-        ),
-    ];
-    for (text, expected) in cases {
-        let message = error(&text);
-        assert!(
-            message.starts_with(expected),
-            "{message:?} is not {expected:?}"
-        );
+fn spring_colours_partition_the_springs_without_shared_nodes() {
+    let cloth = Body::cloth(12, 1.0, Vec3::ZERO, Vec3::NEG_Y, 1.0, [100.0, 50.0, 10.0]);
+    let jelly = Body::jelly(5, 1.0, Vec3::ZERO, 1.0, [100.0, 50.0, 10.0]);
+    for (body, most) in [(&cloth, 24), (&jelly, 64)] {
+        let mut sorted = body.coloured.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..body.springs.len() as u32).collect::<Vec<_>>());
+        let colours = body.colour_start.len() - 1;
+        assert!((2..=most).contains(&colours), "{colours} colours");
+        for c in 0..colours {
+            let mut seen = vec![false; body.len()];
+            for &s in
+                &body.coloured[body.colour_start[c] as usize..body.colour_start[c + 1] as usize]
+            {
+                let s = body.springs[s as usize];
+                for end in [s.a, s.b] {
+                    assert!(!seen[end as usize], "colour {c} meets node {end} twice");
+                    seen[end as usize] = true;
+                }
+            }
+        }
     }
 }
 
-/// Restart starts the scene again from its beginning with the edited set-up; an edit that
-/// cannot apply is refused and the scene starts again as it was.
-#[test]
-fn restart_starts_again_with_the_edited_set_up() {
-    let mut sim = ParticlesSim::with_scene(scene(
-        "kind = \"particles\"\nscene = \"jelly\"\n[jelly]\nn = 4\n",
-    ));
-    let start = body(&mut sim).position.clone();
-    for _ in 0..10 {
-        sim.step().unwrap();
-    }
-    assert_ne!(body(&mut sim).position, start);
-    sim.restart().unwrap();
-    assert_eq!((body(&mut sim).position.clone(), sim.time()), (start, 0.0));
-    sim.scene.body.n = 5;
-    sim.restart().unwrap();
-    assert_eq!(body(&mut sim).len(), 125);
-    sim.scene.body.size = f32::NAN;
-    let refused = sim.restart().unwrap_err().to_string();
-    assert!(
-        refused.starts_with("jelly.size: must be in (0, 1000] m"),
-        "{refused}"
-    );
-    assert_eq!((body(&mut sim).len(), sim.scene.body.size), (125, 1.0));
-}
+mod door;

@@ -39,6 +39,7 @@ macro_rules! pool_shader {
                     $fragment
                 ))
             ),
+            geometry: None,
         }
     };
 }

@@ -1,0 +1,511 @@
+//! The particles kind's CUDA solver: the fountain's particles and basin, or a body's nodes,
+//! live on the GPU and each CPU stage runs as kernels of `kernels/particles.cu` (same names,
+//! same operations) on one stream. A frame enqueues its kernels with no host synchronisation
+//! and ends with one small copy back (the alive and landed counts, the statistics reduced on
+//! the GPU), the frame's one synchronisation, which also carries the stage events' end.
+//!
+//! XPBD runs graph-coloured Gauss–Seidel: one launch per colour per iteration (the springs of
+//! a colour share no node); the CPU sweeps the same colours in the same order, so both make
+//! the same sweep (bit for bit in the emulation without contraction).
+//!
+//! Here: buffers, up- and download, the stages' launch sequences (`tests/emulation/
+//! particles.cpp` runs the same), the frame; `kernels.rs` the records and names, `parity.rs`
+//! the comparison with the CPU stage by stage, `emulation.rs` (tests) that comparison with
+//! the kernels compiled as C++. Not yet run on a GPU.
+
+mod gl;
+pub mod kernels;
+pub mod parity;
+mod stages;
+
+#[cfg(test)]
+mod emulation;
+
+use super::body::Body;
+use super::fountain::Fountain;
+use crate::cuda::interop::GlInterop;
+use crate::cuda::{CudaError, EventTimer, Module};
+use crate::sims::pool::surface::Surface;
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DeviceRepr};
+use glam::Vec3;
+use kernels::{blocks, tiles, BasinStep, BodyStep, FountainStep, Topology, RADIX};
+use std::sync::Arc;
+
+/// The GL buffers a renderer gives [`CudaParticles::write_gl`]; each `None` is left alone.
+/// Layouts: positions and velocities as tightly packed `vec3` (12 bytes per particle or
+/// node), ages as `float` (fountain only), the drawing order as `uint` indices back to front
+/// (fountain only; the `sort` stage's output). Each needs at least [`CudaParticles::count`]
+/// elements.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GlBuffers {
+    /// Positions, m.
+    pub position: Option<u32>,
+    /// Velocities, m/s.
+    pub velocity: Option<u32>,
+    /// Ages, s.
+    pub age: Option<u32>,
+    /// Indices back to front.
+    pub order: Option<u32>,
+}
+
+struct FountainBuffers {
+    capacity: usize,
+    position: CudaSlice<f32>,
+    velocity: CudaSlice<f32>,
+    age: CudaSlice<f32>,
+    hits: CudaSlice<u8>,
+    position_next: CudaSlice<f32>,
+    velocity_next: CudaSlice<f32>,
+    age_next: CudaSlice<f32>,
+    hits_next: CudaSlice<u8>,
+    flags: CudaSlice<u32>,
+    counts: CudaSlice<u32>,
+    /// Particles alive, landings of the last collide.
+    tally: CudaSlice<u32>,
+    drops: CudaSlice<f32>,
+    keys: CudaSlice<u32>,
+    keys_next: CudaSlice<u32>,
+    order: CudaSlice<u32>,
+    order_next: CudaSlice<u32>,
+    hist: CudaSlice<u32>,
+    height: CudaSlice<f32>,
+    basin_velocity: CudaSlice<f32>,
+    accel: CudaSlice<f32>,
+    basin_flags: CudaSlice<u8>,
+    inner: CudaSlice<f32>,
+    outer: CudaSlice<f32>,
+    /// The stencils last uploaded (an upload from pageable memory waits for the stream, so
+    /// it happens only when they change).
+    stencils: (Vec<f32>, Vec<f32>),
+    partials: CudaSlice<f64>,
+    stats: CudaSlice<f64>,
+}
+
+struct BodyBuffers {
+    position: CudaSlice<f32>,
+    previous: CudaSlice<f32>,
+    velocity: CudaSlice<f32>,
+    force: CudaSlice<f32>,
+    pinned: CudaSlice<u8>,
+    node_start: CudaSlice<u32>,
+    link_other: CudaSlice<u32>,
+    link_rest: CudaSlice<f32>,
+    link_stiffness: CudaSlice<f32>,
+    triangles: CudaSlice<u32>,
+    node_triangle_start: CudaSlice<u32>,
+    node_triangles: CudaSlice<u32>,
+    push: CudaSlice<f32>,
+    coloured: CudaSlice<u32>,
+    spring_a: CudaSlice<u32>,
+    spring_b: CudaSlice<u32>,
+    spring_rest: CudaSlice<f32>,
+    spring_stiffness: CudaSlice<f32>,
+    lambda: CudaSlice<f32>,
+    partials: CudaSlice<f64>,
+    stats: CudaSlice<f64>,
+    colour_start: Vec<u32>,
+    nodes: usize,
+    triangles_count: usize,
+}
+
+enum Buffers {
+    Fountain(Box<FountainBuffers>),
+    Body(Box<BodyBuffers>),
+}
+
+/// What the last frame ended with, reduced on the GPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Totals {
+    /// Particles alive (fountain) or nodes (body).
+    pub count: usize,
+    /// Particles that fell into the basin in the last step.
+    pub landed: usize,
+    /// Non-finite basin nodes or body nodes.
+    pub non_finite: u64,
+    /// The basin's largest |height| (m), or the body's kinetic energy (J).
+    pub figure: f64,
+}
+
+/// The CUDA particles solver (one fountain or one body).
+pub struct CudaParticles {
+    /// What the last frame ended with.
+    pub totals: Totals,
+    /// GPU seconds per stage since the last reset, in the kind's stage order.
+    pub stage_seconds: Vec<f64>,
+    context: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: Module,
+    buffers: Buffers,
+    timer: EventTimer<usize>,
+    stage_timing: bool,
+    interop: [GlInterop; 4],
+}
+
+pub(super) fn cuda(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> CudaError {
+    CudaError::driver(what)
+}
+
+fn flat(v: &[Vec3]) -> &[f32] {
+    bytemuck::cast_slice(v)
+}
+
+impl CudaParticles {
+    fn start(
+        device: usize,
+        stages: usize,
+        buffers: impl FnOnce(&Arc<CudaStream>) -> Result<Buffers, CudaError>,
+    ) -> Result<Self, CudaError> {
+        let sync_check = crate::cuda::sync_check_requested()?;
+        let context = crate::cuda::context(device)?;
+        let module = Module::load(&context, kernels::MODULE, kernels::NAMES, sync_check)?;
+        // SAFETY: set before any allocation of this context's solver; all work goes to `stream`.
+        unsafe { context.disable_event_tracking() };
+        let stream = context
+            .new_stream()
+            .map_err(cuda("creating a CUDA stream"))?;
+        let buffers = buffers(&stream)?;
+        Ok(CudaParticles {
+            totals: Totals::default(),
+            stage_seconds: vec![0.0; stages],
+            timer: EventTimer::new(context.clone()),
+            context,
+            stream,
+            module,
+            buffers,
+            stage_timing: true,
+            interop: Default::default(),
+        })
+    }
+
+    /// A solver on device `device` for fountain `f` (room for `max_particles`), from its state.
+    pub fn fountain(device: usize, f: &Fountain) -> Result<Self, CudaError> {
+        let capacity = f.params.max_particles.max(f.len()).max(1);
+        let nodes = f.surface.n * f.surface.n;
+        let mut solver = Self::start(device, super::FOUNTAIN_STAGES.len(), |s| {
+            let alloc = cuda("allocating GPU memory");
+            let hist = RADIX as usize * tiles(capacity);
+            Ok(Buffers::Fountain(Box::new(FountainBuffers {
+                capacity,
+                position: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
+                velocity: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
+                age: s.alloc_zeros(capacity).map_err(&alloc)?,
+                hits: s.alloc_zeros(capacity).map_err(&alloc)?,
+                position_next: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
+                velocity_next: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
+                age_next: s.alloc_zeros(capacity).map_err(&alloc)?,
+                hits_next: s.alloc_zeros(capacity).map_err(&alloc)?,
+                flags: s.alloc_zeros(capacity).map_err(&alloc)?,
+                counts: s.alloc_zeros(2 * blocks(capacity)).map_err(&alloc)?,
+                tally: s.alloc_zeros(2).map_err(&alloc)?,
+                drops: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
+                keys: s.alloc_zeros(capacity).map_err(&alloc)?,
+                keys_next: s.alloc_zeros(capacity).map_err(&alloc)?,
+                order: s.alloc_zeros(capacity).map_err(&alloc)?,
+                order_next: s.alloc_zeros(capacity).map_err(&alloc)?,
+                hist: s.alloc_zeros(hist).map_err(&alloc)?,
+                height: s.alloc_zeros(nodes).map_err(&alloc)?,
+                basin_velocity: s.alloc_zeros(nodes).map_err(&alloc)?,
+                accel: s.alloc_zeros(nodes).map_err(&alloc)?,
+                basin_flags: s.alloc_zeros(nodes).map_err(&alloc)?,
+                inner: s.alloc_zeros(1).map_err(&alloc)?,
+                outer: s.alloc_zeros(1).map_err(&alloc)?,
+                stencils: (Vec::new(), Vec::new()),
+                partials: s
+                    .alloc_zeros(2 * blocks(nodes.max(capacity)))
+                    .map_err(&alloc)?,
+                stats: s.alloc_zeros(4).map_err(&alloc)?,
+            })))
+        })?;
+        solver.upload_fountain(f)?;
+        Ok(solver)
+    }
+
+    /// A solver on device `device` for body `b`, from its state.
+    pub fn body(device: usize, b: &Body) -> Result<Self, CudaError> {
+        let t = Topology::of(b);
+        let mut solver = Self::start(device, super::BODY_STAGES.len(), |s| {
+            let alloc = cuda("allocating GPU memory");
+            let copy = |v: &[u32]| s.clone_htod(if v.is_empty() { &[0u32][..] } else { v });
+            let copy_f = |v: &[f32]| s.clone_htod(if v.is_empty() { &[0.0f32][..] } else { v });
+            let n = b.len().max(1);
+            Ok(Buffers::Body(Box::new(BodyBuffers {
+                position: s.alloc_zeros(3 * n).map_err(&alloc)?,
+                previous: s.alloc_zeros(3 * n).map_err(&alloc)?,
+                velocity: s.alloc_zeros(3 * n).map_err(&alloc)?,
+                force: s.alloc_zeros(3 * n).map_err(&alloc)?,
+                pinned: s.alloc_zeros(n).map_err(&alloc)?,
+                node_start: copy(&t.node_start).map_err(&alloc)?,
+                link_other: copy(&t.link_other).map_err(&alloc)?,
+                link_rest: copy_f(&t.link_rest).map_err(&alloc)?,
+                link_stiffness: copy_f(&t.link_stiffness).map_err(&alloc)?,
+                triangles: copy(&t.triangles).map_err(&alloc)?,
+                node_triangle_start: copy(&t.node_triangle_start).map_err(&alloc)?,
+                node_triangles: copy(&t.node_triangles).map_err(&alloc)?,
+                push: s
+                    .alloc_zeros(3 * b.triangles.len().max(1))
+                    .map_err(&alloc)?,
+                coloured: copy(&t.coloured).map_err(&alloc)?,
+                spring_a: copy(&t.spring_a).map_err(&alloc)?,
+                spring_b: copy(&t.spring_b).map_err(&alloc)?,
+                spring_rest: copy_f(&t.spring_rest).map_err(&alloc)?,
+                spring_stiffness: copy_f(&t.spring_stiffness).map_err(&alloc)?,
+                lambda: s.alloc_zeros(b.springs.len().max(1)).map_err(&alloc)?,
+                partials: s.alloc_zeros(2 * blocks(n)).map_err(&alloc)?,
+                stats: s.alloc_zeros(4).map_err(&alloc)?,
+                colour_start: t.colour_start.clone(),
+                nodes: b.len(),
+                triangles_count: b.triangles.len(),
+            })))
+        })?;
+        solver.upload_body(b)?;
+        Ok(solver)
+    }
+
+    /// Where the kernels' code came from, and whether every launch is checked.
+    pub fn kernel_origin(&self) -> String {
+        let origin = self.module.origin();
+        if self.module.sync_check() {
+            format!(
+                "{origin}; {}=1: every launch synchronised and checked",
+                crate::cuda::SYNC_CHECK_VARIABLE
+            )
+        } else {
+            origin.to_string()
+        }
+    }
+
+    /// Turns the per-stage CUDA events on (the default) or off.
+    pub fn set_stage_timing(&mut self, enabled: bool) {
+        self.stage_timing = enabled;
+    }
+
+    /// Particles alive or nodes, as of the last frame's end (or upload).
+    pub fn count(&self) -> usize {
+        self.totals.count
+    }
+
+    /// Replaces the fountain's state on the GPU with `f`'s (particles and basin).
+    pub fn upload_fountain(&mut self, f: &Fountain) -> Result<(), CudaError> {
+        let Buffers::Fountain(b) = &mut self.buffers else {
+            return Err(CudaError::Setting("not a fountain solver".into()));
+        };
+        if f.len() > b.capacity || f.surface.height.len() != b.height.len() {
+            return Err(CudaError::Setting(format!(
+                "{} particles or a {}-node basin do not fit the solver's {} and {}",
+                f.len(),
+                f.surface.height.len(),
+                b.capacity,
+                b.height.len()
+            )));
+        }
+        let s = &self.stream;
+        let copy = cuda("copying the fountain to the GPU");
+        let n = f.len();
+        if n > 0 {
+            s.memcpy_htod(flat(&f.position), &mut b.position.slice_mut(..3 * n))
+                .map_err(&copy)?;
+            s.memcpy_htod(flat(&f.velocity), &mut b.velocity.slice_mut(..3 * n))
+                .map_err(&copy)?;
+            s.memcpy_htod(&f.age, &mut b.age.slice_mut(..n))
+                .map_err(&copy)?;
+            s.memcpy_htod(&f.hits, &mut b.hits.slice_mut(..n))
+                .map_err(&copy)?;
+        }
+        s.memcpy_htod(&f.surface.height, &mut b.height)
+            .map_err(&copy)?;
+        s.memcpy_htod(&f.surface.velocity, &mut b.basin_velocity)
+            .map_err(&copy)?;
+        s.memcpy_htod(&f.surface.flags, &mut b.basin_flags)
+            .map_err(&copy)?;
+        s.memcpy_htod(&[n as u32, 0], &mut b.tally).map_err(&copy)?;
+        s.synchronize().map_err(&copy)?;
+        self.totals.count = n;
+        Ok(())
+    }
+
+    /// The fountain's particles, basin and drawing order from the GPU into `f` and `order`.
+    pub fn download_fountain(
+        &self,
+        f: &mut Fountain,
+        order: &mut Vec<u32>,
+    ) -> Result<(), CudaError> {
+        let Buffers::Fountain(b) = &self.buffers else {
+            return Err(CudaError::Setting("not a fountain solver".into()));
+        };
+        let s = &self.stream;
+        let copy = cuda("copying the fountain from the GPU");
+        let n = self.totals.count;
+        let mut flat_position = vec![0.0f32; 3 * n];
+        let mut flat_velocity = vec![0.0f32; 3 * n];
+        f.age.resize(n, 0.0);
+        f.hits.resize(n, 0);
+        // The GPU keeps no emission numbers: every particle read back draws as number 0.
+        f.tag.clear();
+        f.tag.resize(n, 0);
+        order.resize(n, 0);
+        if n > 0 {
+            s.memcpy_dtoh(&b.position.slice(..3 * n), &mut flat_position)
+                .map_err(&copy)?;
+            s.memcpy_dtoh(&b.velocity.slice(..3 * n), &mut flat_velocity)
+                .map_err(&copy)?;
+            s.memcpy_dtoh(&b.age.slice(..n), &mut f.age)
+                .map_err(&copy)?;
+            s.memcpy_dtoh(&b.hits.slice(..n), &mut f.hits)
+                .map_err(&copy)?;
+            s.memcpy_dtoh(&b.order.slice(..n), order).map_err(&copy)?;
+        }
+        s.memcpy_dtoh(&b.height, &mut f.surface.height)
+            .map_err(&copy)?;
+        s.memcpy_dtoh(&b.basin_velocity, &mut f.surface.velocity)
+            .map_err(&copy)?;
+        s.synchronize().map_err(&copy)?;
+        f.position = bytemuck::pod_collect_to_vec::<f32, Vec3>(&flat_position);
+        f.velocity = bytemuck::pod_collect_to_vec::<f32, Vec3>(&flat_velocity);
+        Ok(())
+    }
+
+    /// Reads the basin's heights back into `surface` (the renderer's water, when the
+    /// particles go to GL through interop): n² floats, the particles stay on the GPU.
+    pub fn download_basin(&self, surface: &mut Surface) -> Result<(), CudaError> {
+        let Buffers::Fountain(b) = &self.buffers else {
+            return Err(CudaError::Setting("not a fountain solver".into()));
+        };
+        let copy = cuda("copying the basin from the GPU");
+        self.stream
+            .memcpy_dtoh(&b.height, &mut surface.height)
+            .map_err(&copy)?;
+        self.stream.synchronize().map_err(&copy)
+    }
+
+    /// Replaces the body's state on the GPU with `b`'s (positions, previous, velocities,
+    /// forces, pins, stiffness). Its shape must be the solver's.
+    pub fn upload_body(&mut self, body: &Body) -> Result<(), CudaError> {
+        let Buffers::Body(b) = &mut self.buffers else {
+            return Err(CudaError::Setting("not a body solver".into()));
+        };
+        if body.len() != b.nodes || body.triangles.len() != b.triangles_count {
+            return Err(CudaError::Setting(
+                "the body's shape is not the solver's".into(),
+            ));
+        }
+        let s = &self.stream;
+        let copy = cuda("copying the body to the GPU");
+        s.memcpy_htod(flat(&body.position), &mut b.position)
+            .map_err(&copy)?;
+        s.memcpy_htod(flat(&body.previous), &mut b.previous)
+            .map_err(&copy)?;
+        s.memcpy_htod(flat(&body.velocity), &mut b.velocity)
+            .map_err(&copy)?;
+        s.memcpy_htod(flat(&body.force), &mut b.force)
+            .map_err(&copy)?;
+        let pinned: Vec<u8> = body.pinned.iter().map(|&p| u8::from(p)).collect();
+        s.memcpy_htod(&pinned, &mut b.pinned).map_err(&copy)?;
+        let t = Topology::of(body);
+        if !t.link_stiffness.is_empty() {
+            s.memcpy_htod(&t.link_stiffness, &mut b.link_stiffness)
+                .map_err(&copy)?;
+            s.memcpy_htod(&t.spring_stiffness, &mut b.spring_stiffness)
+                .map_err(&copy)?;
+        }
+        s.synchronize().map_err(&copy)?;
+        self.totals.count = body.len();
+        Ok(())
+    }
+
+    /// The body's positions, previous positions, velocities and forces from the GPU into `body`.
+    pub fn download_body(&self, body: &mut Body) -> Result<(), CudaError> {
+        let Buffers::Body(b) = &self.buffers else {
+            return Err(CudaError::Setting("not a body solver".into()));
+        };
+        let s = &self.stream;
+        let copy = cuda("copying the body from the GPU");
+        let n = 3 * b.nodes;
+        let mut arrays = [
+            vec![0.0f32; n],
+            vec![0.0f32; n],
+            vec![0.0f32; n],
+            vec![0.0f32; n],
+        ];
+        for (from, to) in [&b.position, &b.previous, &b.velocity, &b.force]
+            .into_iter()
+            .zip(&mut arrays)
+        {
+            s.memcpy_dtoh(from, to.as_mut_slice()).map_err(&copy)?;
+        }
+        s.synchronize().map_err(&copy)?;
+        let [p, q, v, f] = arrays;
+        body.position = bytemuck::pod_collect_to_vec(&p);
+        body.previous = bytemuck::pod_collect_to_vec(&q);
+        body.velocity = bytemuck::pod_collect_to_vec(&v);
+        body.force = bytemuck::pod_collect_to_vec(&f);
+        Ok(())
+    }
+
+    /// The alive and landed counts from the GPU into [`CudaParticles::totals`] (waits).
+    pub fn read_tally(&mut self) -> Result<(), CudaError> {
+        let Buffers::Fountain(b) = &self.buffers else {
+            return Ok(());
+        };
+        let mut tally = [0u32; 2];
+        let copy = cuda("copying the particle counts from the GPU");
+        self.stream
+            .memcpy_dtoh(&b.tally, &mut tally)
+            .map_err(&copy)?;
+        self.stream.synchronize().map_err(&copy)?;
+        self.totals.count = tally[0] as usize;
+        self.totals.landed = tally[1] as usize;
+        Ok(())
+    }
+
+    /// Replaces the landings `basin` splashes (the parity checks' input).
+    pub fn set_landings(&mut self, drops: &[[f32; 3]]) -> Result<(), CudaError> {
+        let Buffers::Fountain(b) = &mut self.buffers else {
+            return Err(CudaError::Setting("not a fountain solver".into()));
+        };
+        let copy = cuda("copying landings to the GPU");
+        let flat = drops.as_flattened();
+        if flat.len() > b.drops.len() {
+            return Err(CudaError::Setting("more landings than particles".into()));
+        }
+        if !flat.is_empty() {
+            self.stream
+                .memcpy_htod(flat, &mut b.drops.slice_mut(..flat.len()))
+                .map_err(&copy)?;
+        }
+        let tally = [self.totals.count as u32, drops.len() as u32];
+        self.stream
+            .memcpy_htod(&tally, &mut b.tally)
+            .map_err(&copy)?;
+        self.stream.synchronize().map_err(&copy)
+    }
+
+    /// The last `collide`'s landings (after [`CudaParticles::read_tally`]).
+    pub fn landings(&self) -> Result<Vec<[f32; 3]>, CudaError> {
+        let Buffers::Fountain(b) = &self.buffers else {
+            return Ok(Vec::new());
+        };
+        let mut flat = vec![0.0f32; 3 * self.totals.landed];
+        let copy = cuda("copying landings from the GPU");
+        if !flat.is_empty() {
+            self.stream
+                .memcpy_dtoh(&b.drops.slice(..flat.len()), &mut flat)
+                .map_err(&copy)?;
+        }
+        self.stream.synchronize().map_err(&copy)?;
+        Ok(flat.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect())
+    }
+}
+
+impl Drop for CudaParticles {
+    fn drop(&mut self) {
+        self.release_gl();
+    }
+}
+
+// Keeps DeviceRepr in scope for the records' by-value launches.
+const _: fn() = || {
+    fn is_repr<T: DeviceRepr>() {}
+    is_repr::<FountainStep>();
+    is_repr::<BasinStep>();
+    is_repr::<BodyStep>();
+};

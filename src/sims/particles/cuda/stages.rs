@@ -1,0 +1,426 @@
+//! The launches of each stage (docs/particles.md "CUDA"), in the order the CPU runs its
+//! functions of the same names; `tests/emulation/particles.cpp` runs the same sequences with
+//! the kernels compiled as C++. And the frame's end: the statistics reduced, one copy back.
+
+use super::kernels::{
+    blocks, tiles, BasinStep, BodyStep, FountainStep, BLOCK, RADIX, SCAN_THREADS,
+};
+use super::parity::{BodyStage, FountainStage};
+use super::{cuda, Buffers, CudaParticles, Totals};
+use crate::cuda::launch::per_element;
+use crate::cuda::{CudaError, Module};
+use cudarc::driver::{CudaStream, LaunchConfig};
+
+impl CudaParticles {
+    /// # Safety
+    /// As [`Module::launch`]: `args` match `kernel`'s parameters in particles.cu and every
+    /// array holds what the kernel indexes over `config`.
+    unsafe fn launch<'a>(
+        module: &'a Module,
+        stream: &'a CudaStream,
+        kernel: &'static str,
+        config: LaunchConfig,
+        args: impl crate::cuda::launch::KernelArgs<'a>,
+    ) -> Result<(), CudaError> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { module.launch(kernel, stream, config, args) }
+    }
+
+    /// Enqueues fountain `stage` on `n` particles (the count before it; `emit`: the first
+    /// new one's index), as `tests/emulation/particles.cpp` runs it. `emitted`: particles
+    /// emitted before this step; `count`: how many `emit` adds; `basin`: the basin's record,
+    /// substeps and stencils. Returns the count after (an upper bound after `collide`, whose
+    /// survivors the GPU counts).
+    pub fn fountain_stage(
+        &mut self,
+        stage: FountainStage,
+        p: &FountainStep,
+        basin: &(BasinStep, u32, Vec<f32>, Vec<f32>),
+        (n, count, emitted): (usize, usize, u64),
+    ) -> Result<usize, CudaError> {
+        let Buffers::Fountain(b) = &mut self.buffers else {
+            return Err(CudaError::Setting("not a fountain solver".into()));
+        };
+        let (m, s) = (&self.module, &self.stream);
+        let grid = |count: usize| per_element(count, BLOCK);
+        let n32 = n as u32;
+        match stage {
+            FountainStage::Emit => {
+                let count = count.min(b.capacity - n);
+                if count > 0 {
+                    let (lo, hi) = (emitted as u32, (emitted >> 32) as u32);
+                    let args = (
+                        p,
+                        &n32,
+                        &(count as u32),
+                        &lo,
+                        &hi,
+                        &mut b.position,
+                        &mut b.velocity,
+                        &mut b.age,
+                        &mut b.hits,
+                    );
+                    // SAFETY: particles.cu's parameters; n + count ≤ capacity.
+                    unsafe { Self::launch(m, s, "emit", grid(count), args)? };
+                }
+                return Ok(n + count);
+            }
+            FountainStage::Advance => {
+                let args = (p, &n32, &mut b.position, &mut b.velocity, &mut b.age);
+                // SAFETY: particles.cu's parameters; n ≤ capacity.
+                unsafe { Self::launch(m, s, "advance", grid(n), args)? };
+            }
+            FountainStage::Collide => {
+                let blocks32 = blocks(n) as u32;
+                let args = (
+                    p,
+                    &n32,
+                    &mut b.position,
+                    &mut b.velocity,
+                    &b.age,
+                    &mut b.hits,
+                    &mut b.flags,
+                    &mut b.counts,
+                );
+                // SAFETY: particles.cu's parameters; counts hold two per block.
+                unsafe { Self::launch(m, s, "collide", grid(n), args)? };
+                let args = (&blocks32, &mut b.counts, &mut b.tally);
+                // SAFETY: one block of SCAN_THREADS, as the kernel assumes.
+                unsafe {
+                    Self::launch(
+                        m,
+                        s,
+                        "collide_scan",
+                        crate::cuda::launch::one_block(SCAN_THREADS),
+                        args,
+                    )?
+                };
+                let args = (
+                    p,
+                    &n32,
+                    &b.flags,
+                    &b.counts,
+                    &b.position,
+                    &b.velocity,
+                    &b.age,
+                    &b.hits,
+                    &mut b.position_next,
+                    &mut b.velocity_next,
+                    &mut b.age_next,
+                    &mut b.hits_next,
+                    &mut b.drops,
+                );
+                // SAFETY: particles.cu's parameters; survivors and landings ≤ n ≤ capacity.
+                unsafe { Self::launch(m, s, "collide_compact", grid(n), args)? };
+                std::mem::swap(&mut b.position, &mut b.position_next);
+                std::mem::swap(&mut b.velocity, &mut b.velocity_next);
+                std::mem::swap(&mut b.age, &mut b.age_next);
+                std::mem::swap(&mut b.hits, &mut b.hits_next);
+            }
+            FountainStage::Basin => {
+                let (step, substeps, inner, outer) = basin;
+                if b.stencils.0 != *inner || b.stencils.1 != *outer {
+                    let alloc = cuda("allocating GPU memory");
+                    b.inner = s.alloc_zeros(inner.len()).map_err(&alloc)?;
+                    b.outer = s.alloc_zeros(outer.len()).map_err(&alloc)?;
+                    let copy = cuda("copying the splash stencils to the GPU");
+                    s.memcpy_htod(inner, &mut b.inner).map_err(&copy)?;
+                    s.memcpy_htod(outer, &mut b.outer).map_err(&copy)?;
+                    b.stencils = (inner.clone(), outer.clone());
+                }
+                let nodes = (step.n * step.n) as usize;
+                let args = (
+                    step,
+                    &b.tally,
+                    &b.drops,
+                    &b.inner,
+                    &b.outer,
+                    &b.basin_flags,
+                    &mut b.basin_velocity,
+                );
+                // SAFETY: particles.cu's parameters; the stencils hold (2·reach + 1)² weights.
+                unsafe { Self::launch(m, s, "basin_splash", grid(nodes), args)? };
+                for _ in 0..*substeps {
+                    let args = (step, &b.height, &mut b.accel);
+                    // SAFETY: particles.cu's parameters; n² nodes.
+                    unsafe { Self::launch(m, s, "basin_forces", grid(nodes), args)? };
+                    let args = (
+                        step,
+                        &mut b.height,
+                        &mut b.basin_velocity,
+                        &b.accel,
+                        &b.basin_flags,
+                    );
+                    // SAFETY: as basin_forces.
+                    unsafe { Self::launch(m, s, "basin_integrate", grid(nodes), args)? };
+                }
+            }
+            FountainStage::Sort => {
+                let tiles32 = tiles(n) as u32;
+                let args = (p, &b.tally, &b.position, &mut b.keys, &mut b.order);
+                // SAFETY: particles.cu's parameters; alive ≤ n.
+                unsafe { Self::launch(m, s, "sort_keys", grid(n), args)? };
+                let tile_grid = per_element(tiles(n), 1);
+                let tile_grid = LaunchConfig {
+                    block_dim: (BLOCK, 1, 1),
+                    ..tile_grid
+                };
+                let entries = RADIX * tiles32;
+                for shift in [0u32, 8, 16, 24] {
+                    let args = (&b.tally, &shift, &tiles32, &b.keys, &mut b.hist);
+                    // SAFETY: one block per tile; hist holds RADIX per tile.
+                    unsafe { Self::launch(m, s, "sort_histogram", tile_grid, args)? };
+                    let args = (&entries, &mut b.hist);
+                    // SAFETY: one block of SCAN_THREADS.
+                    unsafe {
+                        Self::launch(
+                            m,
+                            s,
+                            "sort_scan",
+                            crate::cuda::launch::one_block(SCAN_THREADS),
+                            args,
+                        )?
+                    };
+                    let args = (
+                        &b.tally,
+                        &shift,
+                        &tiles32,
+                        &b.keys,
+                        &b.order,
+                        &b.hist,
+                        &mut b.keys_next,
+                        &mut b.order_next,
+                    );
+                    // SAFETY: as sort_histogram; the outputs hold capacity keys.
+                    unsafe { Self::launch(m, s, "sort_scatter", tile_grid, args)? };
+                    std::mem::swap(&mut b.keys, &mut b.keys_next);
+                    std::mem::swap(&mut b.order, &mut b.order_next);
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    /// Enqueues body `stage` of a substep with `step` (`iterations`: XPBD's).
+    pub fn body_stage(
+        &mut self,
+        stage: BodyStage,
+        step: &BodyStep,
+        iterations: u32,
+    ) -> Result<(), CudaError> {
+        let Buffers::Body(b) = &mut self.buffers else {
+            return Err(CudaError::Setting("not a body solver".into()));
+        };
+        let (m, s) = (&self.module, &self.stream);
+        let grid = per_element(b.nodes, BLOCK);
+        match stage {
+            BodyStage::Springs => {
+                let args = (
+                    step,
+                    &b.position,
+                    &b.node_start,
+                    &b.link_other,
+                    &b.link_rest,
+                    &b.link_stiffness,
+                    &mut b.force,
+                );
+                // SAFETY: particles.cu's parameters; compressed rows of the body's links.
+                unsafe { Self::launch(m, s, "springs", grid, args)? };
+            }
+            BodyStage::Wind => {
+                if step.drag == 0.0 {
+                    return Ok(());
+                }
+                let args = (step, &b.triangles, &b.position, &b.velocity, &mut b.push);
+                // SAFETY: particles.cu's parameters; three node indices per triangle.
+                unsafe { Self::launch(m, s, "wind", per_element(b.triangles_count, BLOCK), args)? };
+                let args = (
+                    step,
+                    &b.node_triangle_start,
+                    &b.node_triangles,
+                    &b.push,
+                    &mut b.force,
+                );
+                // SAFETY: compressed rows of the nodes' triangles.
+                unsafe { Self::launch(m, s, "wind_gather", grid, args)? };
+            }
+            BodyStage::Integrate => {
+                let args = (
+                    step,
+                    &mut b.position,
+                    &mut b.previous,
+                    &mut b.velocity,
+                    &b.force,
+                    &b.pinned,
+                );
+                // SAFETY: particles.cu's parameters.
+                unsafe { Self::launch(m, s, "integrate", grid, args)? };
+            }
+            BodyStage::Xpbd => {
+                let args = (
+                    step,
+                    &mut b.position,
+                    &mut b.previous,
+                    &mut b.velocity,
+                    &b.force,
+                    &b.pinned,
+                );
+                // SAFETY: particles.cu's parameters.
+                unsafe { Self::launch(m, s, "xpbd_predict", grid, args)? };
+                s.memset_zeros(&mut b.lambda)
+                    .map_err(cuda("zeroing XPBD's multipliers"))?;
+                for _ in 0..iterations {
+                    for c in 0..b.colour_start.len().saturating_sub(1) {
+                        let (first, count) =
+                            (b.colour_start[c], b.colour_start[c + 1] - b.colour_start[c]);
+                        let args = (
+                            step,
+                            &first,
+                            &count,
+                            &b.coloured,
+                            &b.spring_a,
+                            &b.spring_b,
+                            &b.spring_rest,
+                            &b.spring_stiffness,
+                            &b.pinned,
+                            &mut b.lambda,
+                            &mut b.position,
+                        );
+                        // SAFETY: particles.cu's parameters; first + count ≤ springs.
+                        unsafe {
+                            Self::launch(
+                                m,
+                                s,
+                                "xpbd_solve",
+                                per_element(count as usize, BLOCK),
+                                args,
+                            )?
+                        };
+                    }
+                }
+                let args = (step, &b.position, &b.previous, &mut b.velocity);
+                // SAFETY: particles.cu's parameters.
+                unsafe { Self::launch(m, s, "xpbd_velocity", grid, args)? };
+            }
+            BodyStage::Collide => {
+                let args = (
+                    step,
+                    &mut b.position,
+                    &mut b.previous,
+                    &mut b.velocity,
+                    &b.pinned,
+                );
+                // SAFETY: particles.cu's parameters.
+                unsafe { Self::launch(m, s, "collide_nodes", grid, args)? };
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts a frame's stage events.
+    pub fn begin_frame(&mut self) -> Result<(), CudaError> {
+        self.context
+            .bind_to_thread()
+            .map_err(cuda("binding the CUDA context"))?;
+        if self.stage_timing {
+            self.timer.begin(&self.stream)?;
+        }
+        Ok(())
+    }
+
+    /// Marks the end of stage `index` (in the kind's stage order).
+    pub fn end_stage(&mut self, index: usize) -> Result<(), CudaError> {
+        if self.stage_timing {
+            self.timer.end(&self.stream, index)?;
+        }
+        Ok(())
+    }
+
+    /// Ends the frame: the statistics reduced, the counts and statistics copied back (the
+    /// frame's one synchronisation), the totals and stage times updated. `basin`: the
+    /// fountain's basin record; `body`: the body's last substep record.
+    pub fn end_frame(
+        &mut self,
+        basin: Option<&BasinStep>,
+        body: Option<&BodyStep>,
+    ) -> Result<(), CudaError> {
+        let (m, s) = (&self.module, &self.stream);
+        let mut tally = [0u32; 2];
+        let mut stats = [0.0f64; 4];
+        let synchronised = self.module.sync_check();
+        let failed = |e: cudarc::driver::DriverError| {
+            CudaError::Wait(crate::cuda::launch::wait_failure(
+                "a CUDA kernel of the particles step failed",
+                e.0,
+                &e.to_string(),
+                synchronised,
+            ))
+        };
+        match (&mut self.buffers, basin, body) {
+            (Buffers::Fountain(b), Some(step), _) => {
+                let nodes = (step.n * step.n) as usize;
+                let blocks32 = blocks(nodes) as u32;
+                let args = (step, &b.height, &mut b.partials);
+                // SAFETY: particles.cu's parameters; partials hold two per block.
+                unsafe { Self::launch(m, s, "reduce_basin", per_element(nodes, BLOCK), args)? };
+                let args = (&b.partials, &blocks32, &2u32, &mut b.stats, &0u32);
+                // SAFETY: one block per quantity (two).
+                unsafe {
+                    Self::launch(
+                        m,
+                        s,
+                        "reduce_finish",
+                        LaunchConfig {
+                            grid_dim: (2, 1, 1),
+                            block_dim: (BLOCK, 1, 1),
+                            shared_mem_bytes: 0,
+                        },
+                        args,
+                    )?
+                };
+                s.memcpy_dtoh(&b.tally, &mut tally).map_err(failed)?;
+                s.memcpy_dtoh(&b.stats, &mut stats).map_err(failed)?;
+            }
+            (Buffers::Body(b), _, Some(step)) => {
+                let blocks32 = blocks(b.nodes) as u32;
+                let args = (step, &b.position, &b.velocity, &mut b.partials);
+                // SAFETY: particles.cu's parameters; partials hold two per block.
+                unsafe { Self::launch(m, s, "reduce_nodes", per_element(b.nodes, BLOCK), args)? };
+                let args = (&b.partials, &blocks32, &0u32, &mut b.stats, &0u32);
+                // SAFETY: one block per quantity (two).
+                unsafe {
+                    Self::launch(
+                        m,
+                        s,
+                        "reduce_finish",
+                        LaunchConfig {
+                            grid_dim: (2, 1, 1),
+                            block_dim: (BLOCK, 1, 1),
+                            shared_mem_bytes: 0,
+                        },
+                        args,
+                    )?
+                };
+                s.memcpy_dtoh(&b.stats, &mut stats).map_err(failed)?;
+                tally[0] = b.nodes as u32;
+            }
+            _ => {
+                return Err(CudaError::Setting(
+                    "end_frame without the solver's record".into(),
+                ))
+            }
+        }
+        s.synchronize().map_err(failed)?;
+        self.totals = Totals {
+            count: tally[0] as usize,
+            landed: tally[1] as usize,
+            non_finite: stats[0] as u64,
+            figure: stats[1],
+        };
+        if self.stage_timing {
+            let seconds = &mut self.stage_seconds;
+            self.timer.collect(|stage, time| seconds[stage] += time)?;
+        }
+        Ok(())
+    }
+}

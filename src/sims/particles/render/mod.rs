@@ -1,0 +1,581 @@
+//! The particles kind's renderer, shared by the window and headless rendering. A frame runs
+//! these passes, each timed by name ([`crate::gfx::timing`]) into an offscreen colour + depth
+//! target, then copied out, the flare drawn over the copy:
+//!
+//! | pass | draws |
+//! |---|---|
+//! | `sky` | the evening sky's cube map (mountains, glow; `sky.rs`) |
+//! | `sun` | the sun's disc and corona, added over the sky |
+//! | `opaque` | the ground, the fountain's room, cube and basin rim, the sphere, the wind arrow (`room.rs`) |
+//! | `surface` | the cloth's or jelly's textured skin, smooth normals (`surface.rs`) |
+//! | `springs` | nodes coloured by speed, springs by strain (`nodes.rs`); the basin's nodes |
+//! | `water` | the basin's height field, transparent with Fresnel (`water.rs`) |
+//! | `particles` | the droplets: stretched billboards, back to front (`sprites.rs`) |
+//! | `present` | the target copied to the output |
+//! | `flare` | halos then bursts on the sun–centre line (`flare.rs`) |
+//! | `blinding` | the white overlay of looking into the sun |
+//!
+//! Textures are all generated in code (`textures.rs`).
+
+mod flare;
+mod mesh;
+mod nodes;
+mod room;
+mod sky;
+mod sprites;
+mod surface;
+pub mod textures;
+mod water;
+
+pub use flare::{
+    blinding_opacity, element_center, element_fade, sun_on_screen, Element, BURSTS, HALOS,
+};
+pub use sky::{light, sky_color, Light, SUN_RADIUS};
+pub use sprites::{particle_color, particle_sprite, Blending};
+pub use water::WATER_COLOR;
+
+use super::body::Body;
+use super::cuda::GlBuffers;
+use super::fountain::Fountain;
+use super::scene::{ParticlesScene, Which};
+use super::sim::State;
+use crate::gfx::camera::Camera;
+use crate::gfx::check_gl;
+use crate::gfx::fullscreen::FullscreenTriangle;
+use crate::gfx::skybox::Sky;
+use crate::gfx::targets::{ColorFormat, Depth, TextureTarget};
+use crate::gfx::timing::{PassClock, PassTimer};
+use crate::gfx::Output;
+use anyhow::{anyhow, Result};
+use glam::{Mat4, Vec3};
+use glow::HasContext;
+use mesh::{Material, Mesh, MeshProgram, Shape};
+use nodes::{Nodes, Point};
+use std::rc::Rc;
+use textures::{Sampling, FABRIC_SIZE};
+
+/// The fountain's views (`--view`, the View menu), the first the default.
+pub const FOUNTAIN_VIEWS: [&str; 4] = ["scene", "additive", "basin-nodes", "lines"];
+/// The cloth's and jelly's views: the textured surface (**T**), nodes and springs coloured by
+/// energy (**P**), or both.
+pub const BODY_VIEWS: [&str; 3] = ["surface", "nodes", "both"];
+
+/// The views of a scene.
+pub fn views(which: Which) -> &'static [&'static str] {
+    match which {
+        Which::Fountain => &FOUNTAIN_VIEWS,
+        _ => &BODY_VIEWS,
+    }
+}
+
+/// What the user can change about the picture.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RenderSettings {
+    /// Index into [`views`].
+    pub view: usize,
+    /// The lens flare and the blinding overlay.
+    pub flare: bool,
+    /// A droplet's half-width, m.
+    pub particle_size: f32,
+    /// A droplet's extra length per m/s of on-screen speed, s.
+    pub stretch: f32,
+    /// Node speed drawn red, m/s.
+    pub speed_scale: f32,
+    /// Spring strain drawn red.
+    pub strain_scale: f32,
+}
+
+impl Default for RenderSettings {
+    fn default() -> Self {
+        RenderSettings {
+            view: 0,
+            flare: true,
+            particle_size: 0.02,
+            stretch: 0.05,
+            speed_scale: 3.0,
+            strain_scale: 0.05,
+        }
+    }
+}
+
+impl RenderSettings {
+    /// Whether a body's textured surface is shown.
+    pub fn shows_surface(&self) -> bool {
+        self.view != 1
+    }
+
+    /// Whether a body's nodes and springs are shown.
+    pub fn shows_nodes(&self) -> bool {
+        self.view >= 1
+    }
+
+    /// **P** (`nodes`) or **T** (`surface`) toggled on a body's views; never both off.
+    pub fn toggle(&mut self, nodes: bool) {
+        let (mut surface, mut springs) = (self.shows_surface(), self.shows_nodes());
+        if nodes {
+            springs = !springs;
+            surface |= !springs;
+        } else {
+            surface = !surface;
+            springs |= !surface;
+        }
+        self.view = match (surface, springs) {
+            (true, false) => 0,
+            (false, true) => 1,
+            _ => 2,
+        };
+    }
+}
+
+/// The render section of the panel.
+pub fn panel(ui: &imgui::Ui, settings: &mut RenderSettings, which: Which) {
+    if !ui.collapsing_header("Rendering", imgui::TreeNodeFlags::empty()) {
+        return;
+    }
+    ui.checkbox("lens flare", &mut settings.flare);
+    match which {
+        Which::Fountain => {
+            ui.slider("droplet size (m)", 0.002, 0.05, &mut settings.particle_size);
+            ui.slider("stretch (s)", 0.0, 0.2, &mut settings.stretch);
+        }
+        _ => {
+            ui.slider("red at speed (m/s)", 0.1, 20.0, &mut settings.speed_scale);
+            ui.slider("red at strain", 0.005, 0.5, &mut settings.strain_scale);
+        }
+    }
+}
+
+/// The cloth's tartan or the jelly's raspberry texture.
+fn fabric(gl: &glow::Context, which: Which) -> Result<glow::Texture> {
+    let texel = if which == Which::Jelly {
+        textures::jelly_texel
+    } else {
+        textures::cloth_texel
+    };
+    textures::upload(
+        gl,
+        FABRIC_SIZE,
+        FABRIC_SIZE,
+        4,
+        &textures::generate(FABRIC_SIZE, texel),
+        Sampling::Repeat,
+    )
+}
+
+/// The renderer's GL objects.
+pub struct Renderer {
+    gl: Rc<glow::Context>,
+    timer: PassTimer,
+    which: Which,
+    room: room::Key,
+    light: Light,
+    target: Option<(TextureTarget, u32, u32)>,
+    triangle: FullscreenTriangle,
+    sky: Sky,
+    sun: sky::SunProgram,
+    meshes: MeshProgram,
+    pieces: Vec<room::Piece>,
+    arrow: Mesh,
+    textures: Vec<glow::Texture>,
+    fabric: glow::Texture,
+    surface: Option<surface::Surface>,
+    nodes: Nodes,
+    water: Option<water::Water>,
+    sprites: sprites::Sprites,
+    flare: flare::Flare,
+    points: Vec<Point>,
+    lines: Vec<Point>,
+}
+
+impl Renderer {
+    /// The renderer of `scene` on `gl` (its context current), timing passes with `clock`.
+    pub fn new(
+        gl: Rc<glow::Context>,
+        clock: PassClock,
+        scene: &ParticlesScene,
+    ) -> Result<Renderer> {
+        let which = scene.which;
+        let light = sky::light(which);
+        let g: &glow::Context = &gl;
+        let grass = textures::upload(
+            g,
+            FABRIC_SIZE,
+            FABRIC_SIZE,
+            4,
+            &textures::generate(FABRIC_SIZE, textures::grass_texel),
+            Sampling::Repeat,
+        )?;
+        let fabric = fabric(g, which)?;
+        let pieces = room::pieces(g, scene, grass)?;
+        let renderer = Renderer {
+            timer: PassTimer::new(clock),
+            which,
+            room: room::Key::of(scene),
+            light,
+            target: None,
+            triangle: FullscreenTriangle::new(g)?,
+            sky: sky::create(g, &light)?,
+            sun: sky::SunProgram::new(g)?,
+            meshes: MeshProgram::new(g)?,
+            pieces,
+            arrow: Mesh::new(g, &Shape::arrow(), false)?,
+            textures: vec![grass, fabric],
+            fabric,
+            surface: None,
+            nodes: Nodes::new(g)?,
+            water: None,
+            sprites: sprites::Sprites::new(g)?,
+            flare: flare::Flare::new(g)?,
+            points: Vec::new(),
+            lines: Vec::new(),
+            gl,
+        };
+        check_gl(&renderer.gl, "the particles renderer's set-up")?;
+        Ok(renderer)
+    }
+
+    /// Follows `scene`'s switches and edits: another scene (F1–F3, the panel) gets its light,
+    /// sky, fabric and pieces (the skin is made again at its next draw); another ground,
+    /// sphere or basin its pieces.
+    fn follow(&mut self, scene: &ParticlesScene) -> Result<()> {
+        let key = room::Key::of(scene);
+        if key == self.room {
+            return Ok(());
+        }
+        let gl = Rc::clone(&self.gl);
+        let gl: &glow::Context = &gl;
+        if scene.which != self.which {
+            self.which = scene.which;
+            self.light = sky::light(scene.which);
+            std::mem::replace(&mut self.sky, sky::create(gl, &self.light)?).delete(gl);
+            let fabric = fabric(gl, scene.which)?;
+            // SAFETY: GL call on the current context; the old fabric is this renderer's.
+            unsafe { gl.delete_texture(std::mem::replace(&mut self.fabric, fabric)) };
+            self.textures[1] = fabric;
+            if let Some(skin) = self.surface.take() {
+                skin.delete(gl);
+            }
+        }
+        for piece in self.pieces.drain(..) {
+            piece.mesh.delete(gl);
+        }
+        self.pieces = room::pieces(gl, scene, self.textures[0])?;
+        self.room = key;
+        check_gl(gl, "the particles renderer following its scene")
+    }
+
+    /// The scene's light.
+    pub fn light(&self) -> &Light {
+        &self.light
+    }
+
+    /// Seconds of each pass of the latest measured frame, by pass name.
+    pub fn pass_times(&self) -> Vec<(&'static str, Option<f64>)> {
+        self.timer.latest()
+    }
+
+    /// The offscreen target of `width` × `height`, made again when the size changes.
+    fn target(&mut self, width: u32, height: u32) -> Result<&TextureTarget> {
+        if !matches!(&self.target, Some((_, w, h)) if *w == width && *h == height) {
+            if let Some((old, _, _)) = self.target.take() {
+                old.delete(&self.gl);
+            }
+            let target = TextureTarget::new(
+                &self.gl,
+                width as i32,
+                height as i32,
+                ColorFormat::RGBA8,
+                Depth::Texture,
+            )?;
+            self.target = Some((target, width, height));
+        }
+        Ok(&self.target.as_ref().expect("made above").0)
+    }
+
+    /// The GL buffers a CUDA solver writes the fountain's particles into, grown to hold
+    /// `count` ([`Renderer::draw`]'s `shared`).
+    pub fn shared_buffers(&mut self, count: usize) -> GlBuffers {
+        let gl = Rc::clone(&self.gl);
+        self.sprites.shared_buffers(&gl, count)
+    }
+
+    /// Draws `state` (the fountain drawn in `order`, back to front; or, with `shared`, that
+    /// many particles from [`Renderer::shared_buffers`] in the order written there) of `scene`
+    /// seen by `camera` into `output`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn draw(
+        &mut self,
+        state: &State,
+        order: &[u32],
+        shared: Option<usize>,
+        scene: &ParticlesScene,
+        settings: &RenderSettings,
+        camera: &Camera,
+        output: Output,
+    ) -> Result<()> {
+        self.follow(scene)?;
+        let (width, height) = (output.width.max(1), output.height.max(1));
+        let aspect = width as f32 / height as f32;
+        let view = camera.view();
+        let projection = camera.projection(aspect);
+        let view_projection = projection * view;
+        let eye = camera.eye();
+        let target = self.target(width, height)?;
+        let (framebuffer, depth) = (
+            target.framebuffer,
+            target
+                .depth_texture()
+                .ok_or_else(|| anyhow!("no depth texture"))?,
+        );
+        let gl = Rc::clone(&self.gl);
+        let gl: &glow::Context = &gl;
+        // SAFETY: GL calls on the current context; the target is this renderer's.
+        unsafe {
+            gl.bind_framebuffer(glow::FRAMEBUFFER, Some(framebuffer));
+            gl.viewport(0, 0, width as i32, height as i32);
+            gl.clear_color(0.0, 0.0, 0.0, 1.0);
+            gl.clear(glow::COLOR_BUFFER_BIT | glow::DEPTH_BUFFER_BIT);
+            gl.disable(glow::DEPTH_TEST);
+            gl.depth_mask(false);
+        }
+        self.timer.begin(gl, "sky");
+        self.sky.draw(gl, view_projection, &self.triangle);
+        self.timer.end(gl);
+        self.timer.begin(gl, "sun");
+        self.sun
+            .draw(gl, view_projection, &self.light, &self.triangle);
+        self.timer.end(gl);
+        // SAFETY: GL state calls on the current context.
+        unsafe {
+            gl.enable(glow::DEPTH_TEST);
+            gl.depth_func(glow::LESS);
+            gl.depth_mask(true);
+        }
+        self.timer.begin(gl, "opaque");
+        self.opaque(gl, scene, view_projection, eye);
+        self.timer.end(gl);
+        match state {
+            State::Body(body) => {
+                if settings.shows_surface() {
+                    self.timer.begin(gl, "surface");
+                    self.surface(gl, body, view_projection, eye)?;
+                    self.timer.end(gl);
+                }
+                if settings.shows_nodes() {
+                    self.timer.begin(gl, "springs");
+                    nodes::body_points(body, settings, &mut self.points, &mut self.lines);
+                    self.nodes.upload(gl, &self.points, &self.lines);
+                    let radius = body.springs.first().map_or(0.02, |s| 0.22 * s.rest);
+                    self.nodes
+                        .draw(gl, view, projection, height as f32, self.light.sun, radius);
+                    self.timer.end(gl);
+                }
+            }
+            State::Fountain(fountain) => {
+                let view_index = settings.view.min(FOUNTAIN_VIEWS.len() - 1);
+                if FOUNTAIN_VIEWS[view_index] == "basin-nodes" {
+                    self.timer.begin(gl, "springs");
+                    nodes::basin_points(fountain, &mut self.points);
+                    self.nodes.upload(gl, &self.points, &[]);
+                    let radius = 0.4 * fountain.surface.h;
+                    self.nodes
+                        .draw(gl, view, projection, height as f32, self.light.sun, radius);
+                    self.timer.end(gl);
+                } else {
+                    self.timer.begin(gl, "water");
+                    self.water(gl, fountain, view_projection, eye)?;
+                    self.timer.end(gl);
+                }
+                let blending = match FOUNTAIN_VIEWS[view_index] {
+                    "additive" => Blending::Additive,
+                    "lines" => Blending::Lines,
+                    _ => Blending::Sorted,
+                };
+                self.timer.begin(gl, "particles");
+                let forward = (camera.target - eye).normalize_or(Vec3::NEG_Z);
+                match shared {
+                    Some(count) => self.sprites.use_shared(count, &fountain.params),
+                    None => self.sprites.update(gl, fountain, order, eye, forward),
+                }
+                self.sprites.draw(
+                    gl,
+                    view,
+                    projection,
+                    settings.particle_size,
+                    settings.stretch,
+                    blending,
+                );
+                self.timer.end(gl);
+            }
+        }
+        self.timer.begin(gl, "present");
+        // SAFETY: GL calls on the current context; both framebuffers are width × height.
+        unsafe {
+            gl.bind_framebuffer(glow::READ_FRAMEBUFFER, Some(framebuffer));
+            gl.bind_framebuffer(glow::DRAW_FRAMEBUFFER, output.framebuffer);
+            let (w, h) = (width as i32, height as i32);
+            gl.blit_framebuffer(
+                0,
+                0,
+                w,
+                h,
+                0,
+                0,
+                w,
+                h,
+                glow::COLOR_BUFFER_BIT,
+                glow::NEAREST,
+            );
+            gl.bind_framebuffer(glow::READ_FRAMEBUFFER, None);
+            gl.bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer);
+            gl.viewport(0, 0, w, h);
+        }
+        self.timer.end(gl);
+        if settings.flare {
+            if let Some(sun) = flare::sun_on_screen(view, projection, self.light.sun) {
+                self.timer.begin(gl, "flare");
+                self.flare
+                    .draw(gl, sun, aspect, projection, depth, &self.light);
+                self.timer.end(gl);
+                self.timer.begin(gl, "blinding");
+                self.flare.draw_blinding(gl, sun, projection, depth);
+                self.timer.end(gl);
+            }
+        }
+        // SAFETY: GL state calls on the current context.
+        unsafe {
+            gl.active_texture(glow::TEXTURE0);
+            gl.bind_texture(glow::TEXTURE_2D, None);
+            gl.disable(glow::DEPTH_TEST);
+        }
+        self.timer.end_frame(gl);
+        check_gl(gl, "drawing a particles frame")
+    }
+
+    /// `opaque`: the scene's static pieces and the wind arrow.
+    fn opaque(&self, gl: &glow::Context, scene: &ParticlesScene, view_projection: Mat4, eye: Vec3) {
+        self.meshes
+            .begin(gl, view_projection, eye, &self.light, self.sky.cubemap());
+        for piece in &self.pieces {
+            // SAFETY: GL state calls on the current context.
+            unsafe {
+                if piece.cull {
+                    gl.enable(glow::CULL_FACE);
+                    gl.cull_face(glow::BACK);
+                } else {
+                    gl.disable(glow::CULL_FACE);
+                }
+            }
+            self.meshes
+                .draw(gl, &piece.mesh, Mat4::IDENTITY, &piece.material);
+        }
+        // SAFETY: as above.
+        unsafe { gl.disable(glow::CULL_FACE) };
+        if self.which != Which::Fountain {
+            let b = &scene.body;
+            let start = Vec3::from(b.start);
+            let base = match self.which {
+                Which::Cloth => start + Vec3::new(0.5 * b.size, 0.6, 0.0),
+                _ => start + Vec3::new(0.5 * b.size, b.size + 0.8, 0.5 * b.size),
+            };
+            if let Some(model) = mesh::arrow_model(base, Vec3::from(scene.world.wind)) {
+                let material = Material {
+                    gloss: 0.5,
+                    ..Material::plain(Vec3::new(0.95, 0.75, 0.15))
+                };
+                self.meshes.draw(gl, &self.arrow, model, &material);
+            }
+        }
+    }
+
+    /// `surface`: the body's textured skin (made again when the body's topology changed).
+    fn surface(
+        &mut self,
+        gl: &glow::Context,
+        body: &Body,
+        view_projection: Mat4,
+        eye: Vec3,
+    ) -> Result<()> {
+        let fits = self
+            .surface
+            .as_ref()
+            .is_some_and(|s| s.fits(body.len(), body.triangles.len()));
+        if !fits {
+            if let Some(old) = self.surface.take() {
+                old.delete(gl);
+            }
+            self.surface = Some(surface::Surface::new(gl, body, self.which)?);
+        }
+        let skin = self.surface.as_mut().expect("made above");
+        skin.update(gl, body);
+        let material = Material {
+            gloss: if self.which == Which::Jelly {
+                0.6
+            } else {
+                0.08
+            },
+            translucency: if self.which == Which::Jelly {
+                0.0
+            } else {
+                0.45
+            },
+            ..Material::textured(self.fabric, 1.0)
+        };
+        self.meshes
+            .begin(gl, view_projection, eye, &self.light, self.sky.cubemap());
+        self.meshes.draw(gl, skin.mesh(), Mat4::IDENTITY, &material);
+        Ok(())
+    }
+
+    /// `water`: the basin's surface (its mesh made again when the grid changed).
+    fn water(
+        &mut self,
+        gl: &glow::Context,
+        fountain: &Fountain,
+        view_projection: Mat4,
+        eye: Vec3,
+    ) -> Result<()> {
+        let n = fountain.surface.n;
+        if self.water.as_ref().is_none_or(|w| w.nodes() != n) {
+            if let Some(old) = self.water.take() {
+                old.delete(gl);
+            }
+            self.water = Some(water::Water::new(gl, n)?);
+        }
+        let water = self.water.as_mut().expect("made above");
+        water.update(gl, fountain);
+        water.draw(gl, view_projection, eye, &self.light, self.sky.cubemap());
+        Ok(())
+    }
+
+    /// Frees every GL object (the context is current).
+    pub fn delete(mut self) {
+        let gl = Rc::clone(&self.gl);
+        let gl: &glow::Context = &gl;
+        if let Some((target, _, _)) = self.target.take() {
+            target.delete(gl);
+        }
+        self.triangle.delete(gl);
+        self.sky.delete(gl);
+        self.sun.delete(gl);
+        self.meshes.delete(gl);
+        for piece in &self.pieces {
+            piece.mesh.delete(gl);
+        }
+        self.arrow.delete(gl);
+        for texture in &self.textures {
+            // SAFETY: GL call on the current context; the textures are this renderer's.
+            unsafe { gl.delete_texture(*texture) };
+        }
+        if let Some(skin) = self.surface.take() {
+            skin.delete(gl);
+        }
+        self.nodes.delete(gl);
+        if let Some(water) = self.water.take() {
+            water.delete(gl);
+        }
+        self.sprites.delete(gl);
+        self.flare.delete(gl);
+        self.timer.delete(gl);
+    }
+}

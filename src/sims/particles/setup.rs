@@ -1,0 +1,86 @@
+//! The state a particles scene starts from: the fountain, or the cloth or jelly with its pins;
+//! a scene resized for `--particles`; the box the camera frames.
+
+use super::body::Body;
+use super::fountain::Fountain;
+use super::scene::{Orientation, ParticlesScene, Pins, Which};
+use super::sim::State;
+use crate::scene::Aabb;
+use glam::Vec3;
+
+/// `scene` resized to about `elements` particles alive (rate × lifetime) or nodes, with the
+/// substeps a body then needs.
+pub(super) fn rescale(scene: &mut ParticlesScene, elements: u64) {
+    let elements = elements.max(1);
+    match scene.which {
+        Which::Fountain => {
+            let f = &mut scene.fountain;
+            f.rate = elements as f32 / f.lifetime;
+            f.max_particles = (2 * elements).min(1 << 26) as usize;
+        }
+        Which::Cloth => scene.body.n = ((elements as f64).sqrt().round() as usize).max(2),
+        Which::Jelly => scene.body.n = ((elements as f64).cbrt().round() as usize).max(2),
+    }
+    if scene.which != Which::Fountain && scene.body.integrator.explicit() {
+        let needed = scene.stable_substeps();
+        scene.body.substeps = scene.body.substeps.max(needed.min(4096));
+    }
+}
+
+/// Pins `body`'s nodes as the scene says (the cloth's corners or top row; the jelly none).
+pub(super) fn pin(body: &mut Body, scene: &ParticlesScene) {
+    body.pinned.fill(false);
+    if scene.which != Which::Cloth {
+        return;
+    }
+    let n = scene.body.n;
+    match scene.body.pins {
+        Pins::Corners => {
+            body.pinned[0] = true;
+            body.pinned[n - 1] = true;
+        }
+        Pins::Top => body.pinned[..n].fill(true),
+        Pins::None => {}
+    }
+}
+
+/// The state `scene` starts from.
+pub(super) fn build(scene: &ParticlesScene) -> State {
+    let b = &scene.body;
+    let start = Vec3::from(b.start);
+    match scene.which {
+        Which::Fountain => State::Fountain(Fountain::new(scene.fountain)),
+        Which::Cloth => {
+            let down = match b.orientation {
+                Orientation::Hanging => Vec3::NEG_Y,
+                Orientation::Flat => Vec3::Z,
+            };
+            let mut body = Body::cloth(b.n, b.size, start, down, b.mass, b.stiffnesses());
+            pin(&mut body, scene);
+            State::Body(body)
+        }
+        Which::Jelly => State::Body(Body::jelly(b.n, b.size, start, b.mass, b.stiffnesses())),
+    }
+}
+
+/// The box the camera frames.
+pub(super) fn bounds_of(scene: &ParticlesScene) -> Aabb {
+    match scene.which {
+        Which::Fountain => {
+            let f = &scene.fountain;
+            let high = f.cube + f.speed[1] * f.speed[1] / (2.0 * 9.82);
+            Aabb::new(
+                [-f.basin, 0.0, -f.basin],
+                [f.basin, high.min(4.0 * f.basin), f.basin],
+            )
+        }
+        _ => {
+            let (s, size) = (Vec3::from(scene.body.start), scene.body.size);
+            let ground = scene.world.ground.min(s.y - size);
+            Aabb::new(
+                [s.x - 0.5 * size, ground, s.z - size],
+                [s.x + 1.5 * size, s.y + 0.5 * size, s.z + 2.0 * size],
+            )
+        }
+    }
+}

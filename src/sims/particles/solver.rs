@@ -1,0 +1,211 @@
+//! The backend behind `ParticlesSim`: the CPU's stages (`sim.rs`) or the CUDA solver
+//! (`cuda/`), chosen by `--backend` as for the other kinds (auto: CUDA when a driver and GPU
+//! are found). On CUDA the host's [`State`] is a mirror: edits made on the host (panel, pins,
+//! the grabber, a restart) are uploaded before the next step, and the state is read back only
+//! when something on the host needs it (a frame for export, the grabber), never per step.
+
+use super::cuda::kernels::{basin_step, BodyStep, FountainStep};
+use super::cuda::parity::{body_stages, FountainStage};
+use super::cuda::{CudaParticles, GlBuffers};
+use super::sim::{ParticlesSim, State};
+use crate::sims::pool::drops::Stencils;
+use crate::sims::Backend;
+use anyhow::{anyhow, bail, Result};
+
+/// The CUDA solver and which side holds the newer state.
+pub struct Device {
+    /// The solver.
+    pub solver: CudaParticles,
+    /// The CUDA device.
+    pub ordinal: usize,
+    /// The GPU has stepped since the host's mirror was read back.
+    pub device_newer: bool,
+    /// The host's mirror was edited since it was uploaded.
+    pub upload_needed: bool,
+}
+
+/// A CUDA solver for `state` on `device`.
+fn create(device: usize, state: &State) -> Result<CudaParticles, crate::cuda::CudaError> {
+    match state {
+        State::Fountain(f) => CudaParticles::fountain(device, f),
+        State::Body(b) => CudaParticles::body(device, b),
+    }
+}
+
+impl ParticlesSim {
+    /// Runs on what `backend` asks for on `device`; the sentence saying which and why is
+    /// [`crate::sims::Sim::backend`]'s.
+    pub fn choose_backend(&mut self, backend: Backend, device: usize) -> Result<()> {
+        self.cuda = None;
+        match (backend, crate::cuda::unavailable()) {
+            (Backend::Cpu, _) => {
+                self.backend_note = "cpu".into();
+                return Ok(());
+            }
+            (Backend::Cuda, Some(reason)) => bail!(
+                "--backend cuda cannot run on this machine: {reason}; use --backend cpu or \
+                 --backend auto"
+            ),
+            (Backend::Auto, Some(reason)) => {
+                self.backend_note = format!("cpu ({reason})");
+                return Ok(());
+            }
+            _ => {}
+        }
+        match create(device, &self.state) {
+            Ok(solver) => {
+                self.backend_note = format!("cuda (kernels from {})", solver.kernel_origin());
+                self.cuda = Some(Device {
+                    solver,
+                    ordinal: device,
+                    device_newer: false,
+                    upload_needed: false,
+                });
+                Ok(())
+            }
+            Err(error) if backend == Backend::Auto => {
+                self.backend_note = format!("cpu (the CUDA solver could not start: {error})");
+                Ok(())
+            }
+            Err(error) => Err(anyhow!("scene {}: {error}", self.scene.name)),
+        }
+    }
+
+    /// After a restart (a new state of possibly another shape): a new CUDA solver for it.
+    pub(super) fn restart_device(&mut self) -> Result<()> {
+        if let Some(device) = self.cuda.take() {
+            let ordinal = device.ordinal;
+            drop(device);
+            self.choose_backend(Backend::Cuda, ordinal)?;
+        }
+        Ok(())
+    }
+
+    /// Reads the GPU's state back into the host's mirror, when it is newer.
+    pub fn pull(&mut self) -> Result<()> {
+        let Some(device) = &mut self.cuda else {
+            return Ok(());
+        };
+        if device.device_newer {
+            match &mut self.state {
+                State::Fountain(f) => device.solver.download_fountain(f, &mut self.order)?,
+                State::Body(b) => device.solver.download_body(b)?,
+            }
+            device.device_newer = false;
+        }
+        Ok(())
+    }
+
+    /// Marks the host's mirror edited: uploaded before the next step (read back first).
+    pub(super) fn edited(&mut self) -> Result<()> {
+        self.pull()?;
+        if let Some(device) = &mut self.cuda {
+            device.upload_needed = true;
+        }
+        Ok(())
+    }
+
+    /// A copy of the state with the GPU's arrays (for frames: the mirror is not touched).
+    pub(super) fn current_state(&self) -> Result<Option<State>> {
+        let Some(device) = self.cuda.as_ref().filter(|d| d.device_newer) else {
+            return Ok(None);
+        };
+        Ok(Some(match &self.state {
+            State::Fountain(f) => {
+                let mut f = f.clone();
+                device.solver.download_fountain(&mut f, &mut Vec::new())?;
+                State::Fountain(f)
+            }
+            State::Body(b) => {
+                let mut b = b.clone();
+                device.solver.download_body(&mut b)?;
+                State::Body(b)
+            }
+        }))
+    }
+
+    /// Particles alive (fountain) or nodes, on whichever side runs.
+    pub fn alive(&self) -> usize {
+        match (&self.cuda, &self.state) {
+            (Some(d), _) => d.solver.count(),
+            (None, State::Fountain(f)) => f.len(),
+            (None, State::Body(b)) => b.len(),
+        }
+    }
+
+    /// Writes the particles' or nodes' positions, velocities, ages and drawing order into the
+    /// renderer's GL `buffers` straight from the GPU (CUDA–GL interop). `Ok(false)`: no CUDA
+    /// solver runs, or a buffer cannot be shared with CUDA here — draw from the host's state
+    /// ([`ParticlesSim::pull`] first). The GL context owning the buffers must be current.
+    pub fn write_gl(&mut self, buffers: GlBuffers) -> Result<bool> {
+        match &mut self.cuda {
+            Some(device) => Ok(device.solver.write_gl(buffers)?),
+            None => Ok(false),
+        }
+    }
+
+    /// One step on the GPU (a frame of the fountain, or a body's substeps), after uploading
+    /// the host's edits. Returns whether the state stayed finite.
+    pub(super) fn step_device(&mut self) -> Result<bool> {
+        let needs_upload = self.cuda.as_ref().is_some_and(|d| d.upload_needed);
+        if needs_upload {
+            let device = self.cuda.as_mut().expect("a CUDA solver");
+            match &self.state {
+                State::Fountain(f) => device.solver.upload_fountain(f)?,
+                State::Body(b) => device.solver.upload_body(b)?,
+            }
+            device.upload_needed = false;
+        }
+        let (dt, air, surroundings) = (self.scene.dt, self.air(), self.surroundings());
+        let eye = self.camera.eye();
+        let forward = (self.camera.target - eye).normalize_or_zero();
+        let b = self.scene.body;
+        let device = self.cuda.as_mut().expect("a CUDA solver");
+        let solver = &mut device.solver;
+        solver.set_stage_timing(self.watch.enabled);
+        solver.begin_frame()?;
+        let finite = match &mut self.state {
+            State::Fountain(f) => {
+                let alive = solver.count();
+                let count = f.emission(dt, alive);
+                let step = FountainStep::new(&f.params, &air, dt, eye, forward);
+                let basin = basin_step(&f.params, f.surface.h, dt, &mut Stencils::default());
+                let mut n = alive;
+                for (index, stage) in FountainStage::ALL.into_iter().enumerate() {
+                    n = solver.fountain_stage(stage, &step, &basin, (n, count, f.emitted))?;
+                    if stage == FountainStage::Emit {
+                        f.emitted += (n - alive) as u64;
+                    }
+                    solver.end_stage(index)?;
+                }
+                solver.end_frame(Some(&basin.0), None)?;
+                f.landed = solver.totals.landed;
+                self.steps += 1;
+                solver.totals.non_finite == 0
+            }
+            State::Body(body) => {
+                let h = dt / b.substeps as f32;
+                let mut last = BodyStep::default();
+                for _ in 0..b.substeps {
+                    last = BodyStep::new(
+                        body,
+                        &surroundings,
+                        b.integrator,
+                        (h, self.dt_before),
+                        b.damping,
+                    );
+                    for (index, stage) in body_stages(b.integrator).into_iter().enumerate() {
+                        solver.body_stage(stage, &last, b.iterations)?;
+                        solver.end_stage(index)?;
+                    }
+                    self.dt_before = h;
+                }
+                solver.end_frame(None, Some(&last))?;
+                self.steps += u64::from(b.substeps);
+                solver.totals.non_finite == 0
+            }
+        };
+        device.device_newer = true;
+        Ok(finite)
+    }
+}

@@ -1,0 +1,188 @@
+// One stage of the particles CUDA solver's launch sequence (src/sims/particles/cuda/mod.rs)
+// with every kernel of kernels/particles.cu run on the CPU: kernels without barriers thread by
+// thread, those with __syncthreads block by block with real barriers (blocks.h).
+// src/sims/particles/cuda/emulation.rs writes the input from the CPU solver's state and
+// compares the output with what the CPU stage made of the same state.
+//
+// usage: particles INPUT OUTPUT
+// INPUT: u32 stage; FountainStep; BasinStep; BodyStep; u32 [n, emit count, emitted lo,
+// emitted hi, substeps, iterations, landings]; then arrays, each a u32 byte count and the
+// bytes: position, velocity, age, hits, drops, height, basin velocity, basin flags, inner
+// stencil, outer stencil (the fountain), previous, force, pinned, node_start, link_other,
+// link_rest, link_stiffness, triangles, node_triangle_start, node_triangles, coloured,
+// colour_start, spring_a, spring_b, spring_rest, spring_stiffness (a body).
+// OUTPUT: arrays the same way: position, velocity, age, hits, drops, height, basin velocity,
+// order, tally (alive, landed), previous, force, stats (4 f64).
+#include "cuda_shim.h"
+#include <vector>
+thread_local Dim blockIdx, threadIdx;
+Dim blockDim, gridDim;
+using std::fmax;
+using std::fabs;
+#include "particles.cu"
+#include "blocks.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+enum Stage { EMIT, ADVANCE, COLLIDE, BASIN, SORT, SPRINGS = 10, WIND, INTEGRATE, XPBD, COLLIDE_NODES };
+
+template <class Kernel> void launch(unsigned n, Kernel kernel) {
+    unsigned grid = std::max((n + PARTICLES_BLOCK - 1) / PARTICLES_BLOCK, 1u);
+    blockDim = {PARTICLES_BLOCK, 1, 1};
+    gridDim = {grid, 1, 1};
+    for (unsigned t = 0; t < grid * PARTICLES_BLOCK; ++t) {
+        blockIdx = {t / PARTICLES_BLOCK, 0, 0};
+        threadIdx = {t % PARTICLES_BLOCK, 0, 0};
+        kernel();
+    }
+}
+
+unsigned blocks_of(unsigned n, unsigned per) { return std::max((n + per - 1) / per, 1u); }
+
+FILE* in;
+template <class T> void read(T* data, size_t count) {
+    if (fread(data, sizeof(T), count, in) != count) { fprintf(stderr, "short input\n"); std::exit(2); }
+}
+template <class T> std::vector<T> array() {
+    unsigned bytes;
+    read(&bytes, 1);
+    std::vector<T> v(bytes / sizeof(T));
+    if (bytes) read(v.data(), v.size());
+    return v;
+}
+FILE* out;
+template <class T> void write(const std::vector<T>& v) {
+    unsigned bytes = (unsigned)(v.size() * sizeof(T));
+    fwrite(&bytes, 4, 1, out);
+    fwrite(v.data(), sizeof(T), v.size(), out);
+}
+
+int main(int argc, char** argv) {
+    if (argc != 3) { fprintf(stderr, "usage: particles INPUT OUTPUT\n"); return 2; }
+    in = fopen(argv[1], "rb");
+    if (!in) return 2;
+    unsigned stage;
+    FountainStep p;
+    BasinStep s;
+    BodyStep b;
+    unsigned header[7];
+    read(&stage, 1);
+    read(&p, 1);
+    read(&s, 1);
+    read(&b, 1);
+    read(header, 7);
+    unsigned n = header[0], emit_count = header[1], substeps = header[4], iterations = header[5];
+    auto position = array<float>(), velocity = array<float>(), age = array<float>();
+    auto hits = array<unsigned char>();
+    auto drops = array<float>(), height = array<float>(), basin_velocity = array<float>();
+    auto flags = array<unsigned char>();
+    auto inner = array<float>(), outer = array<float>();
+    auto previous = array<float>(), force = array<float>();
+    auto pinned = array<unsigned char>();
+    auto node_start = array<unsigned>(), link_other = array<unsigned>();
+    auto link_rest = array<float>(), link_stiffness = array<float>();
+    auto triangles = array<unsigned>(), tri_start = array<unsigned>(), tri_list = array<unsigned>();
+    auto coloured = array<unsigned>(), colour_start = array<unsigned>();
+    auto spring_a = array<unsigned>(), spring_b = array<unsigned>();
+    auto spring_rest = array<float>(), spring_stiffness = array<float>();
+    fclose(in);
+
+    std::vector<unsigned> tally = {n, header[6]};
+    std::vector<unsigned> order;
+    std::vector<double> stats(4, 0.0);
+    unsigned nodes = (unsigned)(s.n * s.n);
+    switch (stage) {
+    case EMIT: {
+        unsigned total = n + emit_count;
+        position.resize(3 * total); velocity.resize(3 * total); age.resize(total); hits.resize(total);
+        launch(emit_count, [&] { emit(p, n, emit_count, header[2], header[3], position.data(), velocity.data(), age.data(), hits.data()); });
+        tally[0] = total;
+        break;
+    }
+    case ADVANCE:
+        launch(n, [&] { advance(p, n, position.data(), velocity.data(), age.data()); });
+        break;
+    case COLLIDE: {
+        unsigned blocks = blocks_of(n, PARTICLES_BLOCK);
+        std::vector<unsigned> fate(n), counts(2 * blocks);
+        launch_blocks(blocks, PARTICLES_BLOCK, [&] { collide(p, n, position.data(), velocity.data(), age.data(), hits.data(), fate.data(), counts.data()); });
+        launch_blocks(1, SCAN_THREADS, [&] { collide_scan(blocks, counts.data(), tally.data()); });
+        std::vector<float> p2(3 * tally[0]), v2(3 * tally[0]), a2(tally[0]);
+        std::vector<unsigned char> h2(tally[0]);
+        drops.assign(3 * tally[1], 0.0f);
+        launch_blocks(blocks, PARTICLES_BLOCK, [&] { collide_compact(p, n, fate.data(), counts.data(), position.data(), velocity.data(), age.data(), hits.data(), p2.data(), v2.data(), a2.data(), h2.data(), drops.data()); });
+        position = p2; velocity = v2; age = a2; hits = h2;
+        break;
+    }
+    case BASIN: {
+        std::vector<float> accel(nodes);
+        tally[1] = (unsigned)(drops.size() / 3);
+        launch(nodes, [&] { basin_splash(s, tally.data(), drops.data(), inner.data(), outer.data(), flags.data(), basin_velocity.data()); });
+        for (unsigned k = 0; k < substeps; ++k) {
+            launch(nodes, [&] { basin_forces(s, height.data(), accel.data()); });
+            launch(nodes, [&] { basin_integrate(s, height.data(), basin_velocity.data(), accel.data(), flags.data()); });
+        }
+        unsigned blocks = blocks_of(nodes, PARTICLES_BLOCK);
+        std::vector<double> partials(2 * blocks);
+        launch_blocks(blocks, PARTICLES_BLOCK, [&] { reduce_basin(s, height.data(), partials.data()); });
+        launch_blocks(2, PARTICLES_BLOCK, [&] { reduce_finish(partials.data(), blocks, 2u, stats.data(), 0); });
+        break;
+    }
+    case SORT: {
+        unsigned tiles = blocks_of(n, SORT_TILE);
+        std::vector<unsigned> keys(n), keys2(n), order2(n), hist(RADIX * tiles);
+        order.resize(n);
+        launch(n, [&] { sort_keys(p, tally.data(), position.data(), keys.data(), order.data()); });
+        for (unsigned shift = 0; shift < 32; shift += 8) {
+            launch_blocks(tiles, PARTICLES_BLOCK, [&] { sort_histogram(tally.data(), shift, tiles, keys.data(), hist.data()); });
+            launch_blocks(1, SCAN_THREADS, [&] { sort_scan(RADIX * tiles, hist.data()); });
+            launch_blocks(tiles, PARTICLES_BLOCK, [&] { sort_scatter(tally.data(), shift, tiles, keys.data(), order.data(), hist.data(), keys2.data(), order2.data()); });
+            std::swap(keys, keys2);
+            std::swap(order, order2);
+        }
+        break;
+    }
+    case SPRINGS:
+        launch(b.nodes, [&] { springs(b, position.data(), node_start.data(), link_other.data(), link_rest.data(), link_stiffness.data(), force.data()); });
+        break;
+    case WIND: {
+        std::vector<float> push(3 * b.triangles);
+        launch(b.triangles, [&] { wind(b, triangles.data(), position.data(), velocity.data(), push.data()); });
+        launch(b.nodes, [&] { wind_gather(b, tri_start.data(), tri_list.data(), push.data(), force.data()); });
+        break;
+    }
+    case INTEGRATE:
+        launch(b.nodes, [&] { integrate(b, position.data(), previous.data(), velocity.data(), force.data(), pinned.data()); });
+        break;
+    case XPBD: {
+        std::vector<float> lambda(spring_a.size(), 0.0f);
+        launch(b.nodes, [&] { xpbd_predict(b, position.data(), previous.data(), velocity.data(), force.data(), pinned.data()); });
+        for (unsigned it = 0; it < iterations; ++it)
+            for (size_t c = 0; c + 1 < colour_start.size(); ++c) {
+                unsigned first = colour_start[c], count = colour_start[c + 1] - first;
+                launch(count, [&] { xpbd_solve(b, first, count, coloured.data(), spring_a.data(), spring_b.data(), spring_rest.data(), spring_stiffness.data(), pinned.data(), lambda.data(), position.data()); });
+            }
+        launch(b.nodes, [&] { xpbd_velocity(b, position.data(), previous.data(), velocity.data()); });
+        break;
+    }
+    case COLLIDE_NODES: {
+        launch(b.nodes, [&] { collide_nodes(b, position.data(), previous.data(), velocity.data(), pinned.data()); });
+        unsigned blocks = blocks_of(b.nodes, PARTICLES_BLOCK);
+        std::vector<double> partials(2 * blocks);
+        launch_blocks(blocks, PARTICLES_BLOCK, [&] { reduce_nodes(b, position.data(), velocity.data(), partials.data()); });
+        launch_blocks(2, PARTICLES_BLOCK, [&] { reduce_finish(partials.data(), blocks, 0u, stats.data(), 2); });
+        break;
+    }
+    default:
+        fprintf(stderr, "unknown stage %u\n", stage);
+        return 2;
+    }
+    out = fopen(argv[2], "wb");
+    if (!out) return 2;
+    write(position); write(velocity); write(age); write(hits); write(drops); write(height);
+    write(basin_velocity); write(order); write(tally); write(previous); write(force); write(stats);
+    fclose(out);
+    return 0;
+}

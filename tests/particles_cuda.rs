@@ -1,0 +1,186 @@
+//! The particles kind's CUDA path: its kernels built and complete, their parameter records'
+//! sizes, register use, parity with the CPU on a GPU, and the command line without one. Tests
+//! that need what a machine may lack are marked ignored with the reason where build.rs did not
+//! find it (docs/testing.md, "Skipped tests"). Without a GPU the kernels' math is checked by
+//! the emulation (`src/sims/particles/cuda/emulation.rs`); `fluidlab doctor` runs the GPU
+//! checks where there is no cargo.
+
+use fluidlab::cuda::ptx::{self, ModuleSource};
+use fluidlab::sims::particles::cuda::kernels::{self, BasinStep, BodyStep, FountainStep};
+use fluidlab::sims::particles::cuda::parity;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn module() -> &'static ModuleSource {
+    ptx::module_source(kernels::MODULE).expect("kernels/particles.cu is a module")
+}
+
+/// Every kernel the host launches is defined in particles.cu and an entry point of the PTX,
+/// and the PTX has no other.
+#[test]
+fn every_particles_kernel_the_host_launches_is_in_the_module() {
+    let source = module().nvrtc_source();
+    assert!(!source.contains("#include"), "NVRTC gets no include paths");
+    for name in kernels::NAMES {
+        assert!(
+            source.contains(&format!("\n{name}(")),
+            "kernel {name} is not defined in kernels/particles.cu"
+        );
+        if let Some(ptx) = module().ptx {
+            assert!(
+                ptx.contains(&format!(".entry {name}(")),
+                "kernel {name} is not an .entry of the prebuilt PTX"
+            );
+        }
+    }
+    if let Some(ptx) = module().ptx {
+        assert_eq!(ptx.matches(".entry ").count(), kernels::NAMES.len());
+    }
+}
+
+/// The records the kernels take by value have their C structs' sizes (41, 10 and 24 four-byte
+/// fields), as the PTX declares them.
+#[test]
+fn the_particles_records_have_the_kernels_sizes() {
+    assert_eq!(std::mem::size_of::<FountainStep>(), 41 * 4);
+    assert_eq!(std::mem::size_of::<BasinStep>(), 10 * 4);
+    assert_eq!(std::mem::size_of::<BodyStep>(), 24 * 4);
+    if let Some(ptx) = module().ptx {
+        let first = |kernel: &str| {
+            let entry = ptx
+                .split(&format!(".entry {kernel}("))
+                .nth(1)
+                .expect("the kernel's entry");
+            entry.split(',').next().unwrap_or_default().to_string()
+        };
+        assert!(first("advance").contains("[164]"), "{}", first("advance"));
+        assert!(
+            first("basin_forces").contains("[40]"),
+            "{}",
+            first("basin_forces")
+        );
+        assert!(first("springs").contains("[96]"), "{}", first("springs"));
+    }
+}
+
+/// NVRTC compiles the embedded source for the H200 and its PTX holds every kernel.
+#[test]
+#[cfg_attr(
+    not(fluidlab_nvrtc),
+    ignore = "needs libnvrtc on the library path (build.rs found none)"
+)]
+fn nvrtc_compiles_the_particles_kernels() {
+    let ptx = fluidlab::cuda::module::compile_with_nvrtc(module(), (9, 0))
+        .expect("NVRTC compiles particles.cu");
+    let text = ptx.to_src();
+    for name in kernels::NAMES {
+        assert!(text.contains(&format!(".entry {name}(")), "{name} missing");
+    }
+}
+
+fn ptxas() -> Option<PathBuf> {
+    let ptxas = PathBuf::from(ptx::BUILD_NVCC?).with_file_name("ptxas");
+    if ptxas.exists() {
+        return Some(ptxas);
+    }
+    let on_path = Command::new("ptxas").arg("--version").output();
+    on_path
+        .is_ok_and(|o| o.status.success())
+        .then(|| "ptxas".into())
+}
+
+/// No particles kernel spills registers on the H200's architecture, and none but `emit` needs
+/// a stack frame (cosf/sinf's reduction of huge arguments keeps 32 bytes there, a path its
+/// angles below 2π never take).
+#[test]
+#[cfg_attr(
+    not(fluidlab_ptxas),
+    ignore = "needs nvcc's PTX and ptxas (scripts/setup.sh installs them)"
+)]
+fn no_particles_kernel_spills_registers_on_sm_90() {
+    let source = module().ptx.expect("the PTX build.rs made");
+    let ptxas =
+        ptxas().expect("build.rs found ptxas, and it does not run now: rebuild (touch build.rs)");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("particles.ptx");
+    std::fs::write(&path, source).expect("write PTX");
+    let output = Command::new(&ptxas)
+        .args(["-arch=sm_90", "-v", "-o"])
+        .arg(dir.path().join("particles.cubin"))
+        .arg(&path)
+        .output()
+        .expect("run ptxas");
+    let report = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "ptxas failed:\n{report}");
+    let mut kernel = String::new();
+    let mut checked = 0;
+    for line in report.lines() {
+        if let Some(name) = line.split("entry function '").nth(1) {
+            kernel = name.trim_end_matches("' for 'sm_90'").to_string();
+        }
+        if line.contains("spill stores") {
+            assert!(
+                line.contains(" 0 bytes spill stores, 0 bytes spill loads"),
+                "{kernel}: {line}"
+            );
+            let frame = if kernel == "emit" {
+                " 32 bytes stack frame"
+            } else {
+                " 0 bytes stack frame"
+            };
+            assert!(line.contains(frame), "{kernel}: {line}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, kernels::NAMES.len(), "ptxas report:\n{report}");
+}
+
+/// Every stage on the GPU, from the CPU's state, agrees with the CPU stage within
+/// parity::GPU_TOLERANCE; the GPU's sort is a back-to-front permutation.
+#[test]
+#[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
+fn particles_stages_on_the_gpu_match_the_cpu() {
+    let (passed, detail) = parity::gpu_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
+    println!("{detail}");
+    assert!(passed, "{detail}");
+}
+
+fn fluidlab(args: &[&str]) -> (bool, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_fluidlab"))
+        .args(args)
+        .output()
+        .expect("run fluidlab");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Without a GPU, `--backend cuda` on a particles scene fails in one sentence; `auto` runs on
+/// the CPU and says why.
+#[test]
+#[cfg_attr(
+    fluidlab_cuda,
+    ignore = "needs a machine without CUDA: this one has a GPU (build.rs found it)"
+)]
+fn particles_on_cuda_without_a_gpu_fails_in_one_sentence_and_auto_says_why() {
+    let reason = fluidlab::cuda::unavailable()
+        .expect("build.rs found no CUDA, but CUDA runs now: rebuild (touch build.rs)");
+    let bench = ["bench", "cloth", "--steps", "1", "--warmup", "0"];
+    let (ok, _, stderr) = fluidlab(&[&bench[..], &["--backend", "cuda"]].concat());
+    assert!(!ok);
+    let message = stderr.trim();
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert_eq!(
+        message,
+        format!(
+            "error: --backend cuda cannot run on this machine: {reason}; use --backend cpu or \
+             --backend auto"
+        )
+    );
+    let (ok, stdout, stderr) = fluidlab(&[&bench[..], &["--json"]].concat());
+    assert!(ok, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(stdout.trim()).expect("bench JSON");
+    assert_eq!(report["backend"], format!("cpu ({reason})"));
+}
