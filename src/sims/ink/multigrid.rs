@@ -18,15 +18,15 @@ use rayon::prelude::*;
 const PARALLEL_CELLS: usize = 16384;
 
 /// One level.
-struct Level {
+pub(crate) struct Level {
     /// The stencil (neighbours, diagonal with outflow sides).
-    poisson: Poisson,
+    pub(crate) poisson: Poisson,
     /// h², m².
-    h2: f32,
-    fluid: Vec<bool>,
-    p: Vec<f32>,
-    b: Vec<f32>,
-    r: Vec<f32>,
+    pub(crate) h2: f32,
+    pub(crate) fluid: Vec<bool>,
+    pub(crate) p: Vec<f32>,
+    pub(crate) b: Vec<f32>,
+    pub(crate) r: Vec<f32>,
 }
 
 /// A pointer the red-black sweep shares between threads: in one colour's pass every thread
@@ -51,16 +51,16 @@ impl Level {
         }
     }
 
-    fn nx(&self) -> usize {
+    pub(crate) fn nx(&self) -> usize {
         self.poisson.nx
     }
 
-    fn ny(&self) -> usize {
+    pub(crate) fn ny(&self) -> usize {
         self.poisson.ny
     }
 
     /// One red-black Gauss–Seidel sweep (both colours; rows of one colour in parallel).
-    fn smooth(&mut self) {
+    pub(crate) fn smooth(&mut self) {
         let (nx, ny, h2) = (self.nx(), self.ny(), self.h2);
         let cells = Cells(self.p.as_mut_ptr());
         let (poisson, b) = (&self.poisson, &self.b);
@@ -106,7 +106,7 @@ impl Level {
     }
 
     /// r = b − Σₙ (pₙ − p)/h² on the solved cells (0 elsewhere).
-    fn residual(&mut self) {
+    pub(crate) fn residual(&mut self) {
         let nx = self.nx();
         let weight = 1.0 / self.h2;
         let (poisson, p, b) = (&self.poisson, &self.p, &self.b);
@@ -129,7 +129,7 @@ impl Level {
 
 /// Subtracts the mean over the fluid cells: the pure Neumann problem determines p up to a
 /// constant and needs a right-hand side of zero mean on every level.
-fn remove_mean(values: &mut [f32], fluid: &[bool]) {
+pub(crate) fn remove_mean(values: &mut [f32], fluid: &[bool]) {
     let (mut sum, mut count) = (0.0f64, 0usize);
     for (v, &f) in values.iter().zip(fluid) {
         if f {
@@ -145,35 +145,55 @@ fn remove_mean(values: &mut [f32], fluid: &[bool]) {
     }
 }
 
+/// Cycles of the coarsest level's sweeps: its few cells converge in them.
+pub const COARSEST_SWEEPS: usize = 40;
+/// Red-black sweeps before and after the coarse correction.
+pub const SMOOTHING_SWEEPS: usize = 2;
+
+/// The levels' shapes for an `nx × ny` grid of cell size `h` whose cells are fluid where
+/// `fluid`: (cells along x and y, cell size, fluid cells), finest first. A level halves the
+/// one above (rounding up) while both its sides stay at least 4 cells; a coarse cell is fluid
+/// when any of its children is.
+pub fn level_shapes(
+    nx: usize,
+    ny: usize,
+    h: f32,
+    fluid: Vec<bool>,
+) -> Vec<(usize, usize, f32, Vec<bool>)> {
+    let mut levels = vec![(nx, ny, h, fluid)];
+    loop {
+        let (fx, fy, h, fine) = levels.last().expect("a level");
+        let (fx, fy, h) = (*fx, *fy, *h);
+        if fx < 8 || fy < 8 {
+            break;
+        }
+        let (cx, cy) = (fx.div_ceil(2), fy.div_ceil(2));
+        let mut fluid = vec![false; cx * cy];
+        for j in 0..fy {
+            for i in 0..fx {
+                fluid[(j / 2) * cx + i / 2] |= fine[j * fx + i];
+            }
+        }
+        levels.push((cx, cy, h * 2.0, fluid));
+    }
+    levels
+}
+
 /// The hierarchy for one grid.
 pub struct Multigrid {
-    levels: Vec<Level>,
+    pub(crate) levels: Vec<Level>,
     /// Which sides (left, right, bottom, top) are outflows: zero pressure beyond them.
-    dirichlet: [bool; 4],
+    pub(crate) dirichlet: [bool; 4],
 }
 
 impl Multigrid {
     /// Levels for an `nx × ny` grid of cell size `h` whose cells are fluid where `fluid`, in a
-    /// box whose sides are `boundary`.
+    /// box whose sides are `boundary` ([`level_shapes`]).
     pub fn new(nx: usize, ny: usize, h: f32, fluid: Vec<bool>, boundary: &Boundary) -> Multigrid {
-        let mut levels = vec![Level::new(nx, ny, h, fluid, boundary)];
-        let mut h = h;
-        loop {
-            let fine = levels.last().expect("a level");
-            let (fx, fy) = (fine.nx(), fine.ny());
-            if fx < 8 || fy < 8 {
-                break;
-            }
-            let (cx, cy) = (fx.div_ceil(2), fy.div_ceil(2));
-            let mut fluid = vec![false; cx * cy];
-            for j in 0..fy {
-                for i in 0..fx {
-                    fluid[(j / 2) * cx + i / 2] |= fine.fluid[j * fx + i];
-                }
-            }
-            h *= 2.0;
-            levels.push(Level::new(cx, cy, h, fluid, boundary));
-        }
+        let levels = level_shapes(nx, ny, h, fluid)
+            .into_iter()
+            .map(|(nx, ny, h, fluid)| Level::new(nx, ny, h, fluid, boundary))
+            .collect();
         Multigrid {
             levels,
             dirichlet: [0, 1, 2, 3].map(|side| boundary.dirichlet(side)),
@@ -200,17 +220,29 @@ impl Multigrid {
         p.copy_from_slice(&finest.p);
     }
 
-    fn v_cycle(&mut self, level: usize) {
+    /// One V-cycle from level `level` down (its b and p set).
+    pub(crate) fn v_cycle(&mut self, level: usize) {
         if level + 1 == self.levels.len() {
-            for _ in 0..40 {
+            for _ in 0..COARSEST_SWEEPS {
                 self.levels[level].smooth();
             }
             return;
         }
-        for _ in 0..2 {
+        for _ in 0..SMOOTHING_SWEEPS {
             self.levels[level].smooth();
         }
         self.levels[level].residual();
+        self.restrict(level);
+        self.v_cycle(level + 1);
+        self.prolong(level);
+        for _ in 0..SMOOTHING_SWEEPS {
+            self.levels[level].smooth();
+        }
+    }
+
+    /// Level `level + 1`'s b: the mean of the fluid children's residuals of level `level`
+    /// (with the mean removed in a closed box), and its p zero.
+    pub(crate) fn restrict(&mut self, level: usize) {
         let (fine_levels, coarse_levels) = self.levels.split_at_mut(level + 1);
         let (fine, coarse) = (&fine_levels[level], &mut coarse_levels[0]);
         let (fx, fy, cx) = (fine.nx(), fine.ny(), coarse.nx());
@@ -237,9 +269,13 @@ impl Multigrid {
             remove_mean(&mut coarse.b, &coarse.fluid);
         }
         coarse.p.iter_mut().for_each(|p| *p = 0.0);
-        self.v_cycle(level + 1);
+    }
+
+    /// Level `level`'s p plus the correction level `level + 1` solved for, interpolated.
+    pub(crate) fn prolong(&mut self, level: usize) {
         let (fine_levels, coarse_levels) = self.levels.split_at_mut(level + 1);
         let (fine, coarse) = (&mut fine_levels[level], &coarse_levels[0]);
+        let (fx, cx) = (fine.nx(), coarse.nx());
         let fluid = &fine.fluid;
         let cy = coarse.ny();
         let dirichlet = self.dirichlet;
@@ -281,9 +317,6 @@ impl Multigrid {
                 }
             }
         });
-        for _ in 0..2 {
-            self.levels[level].smooth();
-        }
     }
 }
 
