@@ -4,31 +4,35 @@
 //! host synchronisation; the frame ends with the statistics reduced on the GPU and one 72-byte
 //! copy back (the frame's one synchronisation), which also carries the stage events' end.
 //!
-//! The pressure is solved by Jacobi sweeps on the GPU; `pressure_solver = "multigrid"` is not
-//! ported (the V-cycle's coarse levels and red-black sweeps would be ~10 more kernels): such
-//! scenes run on the CPU under `--backend auto` and are refused by `--backend cuda`, and a live
-//! switch to multigrid keeps Jacobi sweeps and says so once.
+//! The pressure is solved by Jacobi sweeps or, with `pressure_solver = "multigrid"`, by the CPU's
+//! multigrid V-cycles (`multigrid.rs`: the level hierarchy pooled on the GPU, its masks uploaded
+//! with the flow's).
 //!
 //! Here: buffers, construction, up- and download, the step's frame; `stages.rs` the launches of
-//! each stage, `kernels.rs` the typed launches, `picture.rs` the picture through a GL texture
+//! each stage, `kernels.rs` the typed launches, `multigrid.rs` the multigrid pressure solver's
+//! levels and launches, `picture.rs` the picture through a GL texture
 //! (CUDA–GL interop), `parity.rs` the comparison with the CPU solver stage by stage, and
 //! `emulation.rs` (tests) the same comparison with the kernels compiled as C++.
 
 pub mod kernels;
+pub mod multigrid;
 pub mod parity;
 mod picture;
 mod stages;
 
 #[cfg(test)]
 mod emulation;
+#[cfg(test)]
+mod emulation_multigrid;
 
 use super::fields::{Field, Flow, Ink};
-use super::params::InkParams;
+use super::params::{InkParams, PressureSolver};
 use super::{InkStage, SolveReport, Stamp};
 use crate::cuda::interop::GlInterop;
 use crate::cuda::{CudaError, EventTimer};
 use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream};
 use kernels::{InkGrid, InkKernels};
+use multigrid::GpuMultigrid;
 use std::sync::Arc;
 
 /// Slots of the statistics array the reductions fill (`reduce_finish`'s `first`).
@@ -43,8 +47,10 @@ pub mod slot {
     pub const TOTALS: u32 = 3;
     /// The picture's largest |scalar| and largest |u|² (`picture_scale`).
     pub const PICTURE: u32 = 7;
+    /// The multigrid's Σ over a level's fluid cells (its mean's numerator).
+    pub const MEAN: u32 = 9;
     /// Slots in all.
-    pub const COUNT: usize = 9;
+    pub const COUNT: usize = 10;
 }
 
 /// The solver's fields as the CPU solver holds them (read back from the GPU).
@@ -74,17 +80,20 @@ pub struct Totals {
 }
 
 /// Bytes of GPU memory per velocity cell: u and v three times (the field, the advection's
-/// output, MacCormack's φ̂), p twice (Jacobi's ping-pong), curl, divergence, and four masks.
+/// output, MacCormack's φ̂), p twice (Jacobi's ping-pong), curl, divergence, and four masks
+/// (the multigrid's levels come on top, [`GpuMultigrid::bytes`]).
 pub const BYTES_PER_CELL: u64 = 4 * (6 + 2 + 2) + 4;
 /// Bytes per ink cell: three channels, three times.
 pub const BYTES_PER_INK_CELL: u64 = 4 * 9;
 
-/// GPU memory `params` needs, bytes (with the reductions' partials and a row of faces).
+/// GPU memory `params` needs, bytes (with the reductions' partials, a row of faces and the
+/// multigrid's levels).
 pub fn gpu_bytes(params: &InkParams) -> u64 {
     let g = InkGrid::new(params);
     g.faces() as u64 * BYTES_PER_CELL
         + g.ink_cells() as u64 * BYTES_PER_INK_CELL
         + 4 * 8 * kernels::blocks(g.ink_cells()) as u64
+        + GpuMultigrid::bytes(params.cells_x, params.cells_y)
 }
 
 pub(super) struct Buffers {
@@ -110,6 +119,8 @@ pub(super) struct Buffers {
     pub partials: CudaSlice<f64>,
     /// [`slot::COUNT`] values.
     pub stats: CudaSlice<f64>,
+    /// The multigrid pressure solver's levels.
+    pub multigrid: GpuMultigrid,
 }
 
 /// The CUDA ink solver.
@@ -138,7 +149,8 @@ pub struct CudaInk {
     interop: GlInterop,
     /// The surface object of the mapped texture's array, kept while the array is the same.
     surface: Option<(sys::CUarray, u64)>,
-    multigrid_noted: bool,
+    /// Multigrid levels of at most this many cells run in one block.
+    tail_cells: usize,
     interop_noted: bool,
 }
 
@@ -216,7 +228,7 @@ impl CudaInk {
             frame_open: false,
             interop: GlInterop::default(),
             surface: None,
-            multigrid_noted: false,
+            tail_cells: multigrid::TAIL_CELLS,
             interop_noted: false,
             params,
         };
@@ -249,6 +261,7 @@ impl CudaInk {
             stencil: stream.alloc_zeros(nc)?,
             partials: stream.alloc_zeros(4 * kernels::blocks(g.ink_cells()))?,
             stats: stream.alloc_zeros(slot::COUNT)?,
+            multigrid: GpuMultigrid::new(stream, g.nx as usize, g.ny as usize)?,
         })
     }
 
@@ -318,6 +331,11 @@ impl CudaInk {
         if let Some(divergence) = divergence {
             s.memcpy_htod(&divergence.data, &mut b.divergence)
                 .map_err(&copy)?;
+        }
+        // The multigrid's masks follow now when it is in use, else at its first step.
+        b.multigrid.current = false;
+        if self.params.pressure_solver == PressureSolver::Multigrid {
+            b.multigrid.upload(s, flow)?;
         }
         s.synchronize().map_err(&copy)?;
         self.fluid_cells = solid.iter().filter(|&&s| s == 0).count();
