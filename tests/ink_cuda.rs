@@ -257,3 +257,15 @@ fn multigrid_on_the_gpu_matches_the_cpu() {
     println!("{detail}");
     assert!(passed, "{detail}");
 }
+
+/// Painting and erasing obstacles on the GPU (only the changed rows through the host) leaves the
+/// fields the CPU's `set_solid` leaves, and the next step agrees.
+#[test]
+#[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
+fn painting_obstacles_on_the_gpu_matches_the_cpu() {
+    let _gpu = gpu();
+    let (passed, detail) =
+        parity::gpu_set_solid_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
+    println!("{detail}");
+    assert!(passed, "{detail}");
+}

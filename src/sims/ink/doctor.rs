@@ -20,6 +20,7 @@ pub fn checks(cuda_available: bool, add: &mut dyn FnMut(Check)) {
         "ink parity: stages",
         "ink parity: 20 steps",
         "ink parity: multigrid",
+        "ink parity: painting obstacles",
     ];
     if !cuda_available {
         for name in names {
@@ -46,6 +47,7 @@ pub fn checks(cuda_available: bool, add: &mut dyn FnMut(Check)) {
         (names[1], parity::gpu_stages_check as fn(usize) -> _),
         (names[2], parity::gpu_run_check),
         (names[3], parity::gpu_multigrid_check),
+        (names[4], parity::gpu_set_solid_check),
     ] {
         match check(device) {
             Ok((true, detail)) => add(name, Status::Pass, detail),

@@ -395,11 +395,88 @@ impl CudaInk {
     }
 
     /// Makes the cells where `solid` solid: the faces beside them close, the pressure there is
-    /// zeroed and the stencil follows (as `CpuInk::set_solid`; one round trip through the host).
+    /// zeroed and the stencil follows (as `CpuInk::set_solid`). Only the rows that can change go
+    /// through the host — the rows whose cells changed and one either side, of the velocity,
+    /// pressure and masks — and the multigrid's masks; a brush stroke's event moves a few rows,
+    /// not the grid.
     pub fn set_solid(&mut self, solid: Vec<bool>) -> Result<(), CudaError> {
-        let mut fields = self.read_back()?;
-        fields.flow.set_solid(solid);
-        self.upload(&fields.flow, &fields.ink, None, None)
+        let (nx, ny) = (self.mirror.nx, self.mirror.ny);
+        assert_eq!(solid.len(), nx * ny, "the solver's grid");
+        let old = self.mirror.solid();
+        let row = |mask: &[bool], j: usize| mask[j * nx..(j + 1) * nx].to_vec();
+        let changed: Vec<usize> = (0..ny).filter(|&j| row(old, j) != row(&solid, j)).collect();
+        let (Some(&first), Some(&last)) = (changed.first(), changed.last()) else {
+            return Ok(());
+        };
+        let (j0, j1) = (first.saturating_sub(1), (last + 2).min(ny));
+        let cells = j0 * nx..j1 * nx;
+        let u_faces = j0 * (nx + 1)..j1 * (nx + 1);
+        let v_faces = j0 * nx..((j1 + 1).min(ny + 1)) * nx;
+        let s = &self.stream;
+        let b = &mut self.buffers;
+        let mirror = &mut self.mirror;
+        let down = CudaError::driver("copying the obstacles' rows from the GPU");
+        s.memcpy_dtoh(
+            &b.u.slice(u_faces.clone()),
+            &mut mirror.u.data[u_faces.clone()],
+        )
+        .map_err(&down)?;
+        s.memcpy_dtoh(
+            &b.v.slice(v_faces.clone()),
+            &mut mirror.v.data[v_faces.clone()],
+        )
+        .map_err(&down)?;
+        s.memcpy_dtoh(&b.p.slice(cells.clone()), &mut mirror.p.data[cells.clone()])
+            .map_err(&down)?;
+        s.synchronize().map_err(&down)?;
+        mirror.set_solid(solid);
+        let u_open: Vec<u8> = u_faces
+            .clone()
+            .map(|k| u8::from(mirror.u_open(k % (nx + 1), k / (nx + 1))))
+            .collect();
+        let v_open: Vec<u8> = v_faces
+            .clone()
+            .map(|k| u8::from(mirror.v_open(k % nx, k / nx)))
+            .collect();
+        let solid_bytes: Vec<u8> = mirror.solid()[cells.clone()]
+            .iter()
+            .map(|&s| u8::from(s))
+            .collect();
+        let up = CudaError::driver("copying the obstacles' rows to the GPU");
+        let (u_range, v_range) = (u_faces.clone(), v_faces.clone());
+        s.memcpy_htod(&mirror.u.data[u_range], &mut b.u.slice_mut(u_faces.clone()))
+            .map_err(&up)?;
+        s.memcpy_htod(&mirror.v.data[v_range], &mut b.v.slice_mut(v_faces.clone()))
+            .map_err(&up)?;
+        s.memcpy_htod(
+            &mirror.p.data[cells.clone()],
+            &mut b.p.slice_mut(cells.clone()),
+        )
+        .map_err(&up)?;
+        s.memcpy_htod(&u_open, &mut b.u_open.slice_mut(u_faces))
+            .map_err(&up)?;
+        s.memcpy_htod(&v_open, &mut b.v_open.slice_mut(v_faces))
+            .map_err(&up)?;
+        s.memcpy_htod(&solid_bytes, &mut b.solid.slice_mut(cells.clone()))
+            .map_err(&up)?;
+        s.memcpy_htod(
+            &mirror.poisson.cells[cells.clone()],
+            &mut b.stencil.slice_mut(cells),
+        )
+        .map_err(&up)?;
+        b.multigrid.current = false;
+        if self.params.pressure_solver == PressureSolver::Multigrid {
+            b.multigrid.upload(s, mirror)?;
+        }
+        s.synchronize().map_err(&up)?;
+        self.fluid_cells = mirror.solid().iter().filter(|&&s| !s).count();
+        self.solved_cells = mirror
+            .poisson
+            .cells
+            .iter()
+            .filter(|&&c| c >> super::boundary::DIAGONAL_SHIFT != 0)
+            .count();
+        Ok(())
     }
 
     /// The flow's shape and masks on the host (its values are not kept up to date).
