@@ -8,7 +8,9 @@
 #      (parity one frame + 200 frames, 20 restarts,                    cubin: no JIT), restart leak,
 #      EGL devices, CUDA–GL interop round trip; ink:                   parity, interop; every launch
 #      its kernels, every stage × 4 configurations                     synchronised, so a fault
-#      and 20 frames against the CPU)                                  names its kernel
+#      and 20 frames against the CPU; multigrid:                       names its kernel
+#      stages + 20 frames × open/closed box × tail
+#      in one block or not; painting obstacles)
 #   2. validate --quick on cuda (10/30-layer pools,        25       90  the physics of every kernel:
 #      dam break vs Martin & Moyce, sloshing period)                   boundary density, coarse
 #                                                                      correction (MGPCG), the
@@ -22,6 +24,10 @@
 #       256², 3 frames each (bench)                                    block reductions' barriers
 #   4k. ink: bench cuda 2048², 4096² (stage events, then   30       90  the targets: 2048² ≤ 1 ms and
 #       JSON without), 20 Jacobi sweeps, MacCormack                    4096² ≤ 4 ms per frame
+#   4m. ink multigrid: compute-sanitizer memcheck,         30       90  the pressure_mg_* kernels, the
+#       racecheck, dye 256² (3 frames each); bench cuda                one-block V-cycle's barriers;
+#       dye 2048² (4 V-cycles), stage events then JSON                 multigrid's cost per frame
+#       (doctor's "ink parity: multigrid" line: step 1)
 #   5. bench cuda 30k, 100k, 1M: 50 steps, stage events    15       90  per-stage times
 #   6. bench cuda 30k, 100k, 1M: JSON, no stage events     12       90  top speed
 #   6b. bench cuda 1M, density-error rule 0.1 %            10       60  iterations the rule needs,
@@ -32,7 +38,7 @@
 #                                                                      ~24 CFL substeps a frame once
 #                                                                      the front accelerates, so it
 #                                                                      runs only the first frames
-#   total (estimate)                                     ~270  BUDGET=380 (device call: 420)
+#   total (estimate)                                     ~300  BUDGET=380 (device call: 420)
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
@@ -165,6 +171,17 @@ sizes=4194304,16777216
 step "ink: bench cuda 2048², 4096²" 50 "$OUT/ink.log" "$BIN" bench "$ink" --backend cuda --particles "$sizes" --steps 50 --warmup 10
 step "ink: bench cuda 2048², 4096², no stage events (json)" 40 "$OUT/ink.log" "$BIN" bench "$ink" --backend cuda --particles "$sizes" --steps 50 --warmup 10 --json --no-stage-timing
 grep -E 'step:|on cuda|^\{' "$OUT/ink.log" | sed 's/^ */  ink bench: /' >>"$OUT/summary.txt"
+# 4m. Ink's multigrid pressure (dye: a closed box, 4 V-cycles): memory errors and races in the
+# pressure_mg_* kernels (the one-block V-cycle's barriers), then the cost at 2048² (ink 4096²).
+if command -v compute-sanitizer >/dev/null; then
+    for tool in memcheck racecheck; do
+        step "ink multigrid: compute-sanitizer $tool" 45 "$OUT/ink-sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+            "$BIN" bench dye --backend cuda --particles 65536 --steps 3 --warmup 0
+    done
+fi
+step "ink multigrid: bench cuda dye 2048²" 45 "$OUT/ink.log" "$BIN" bench dye --backend cuda --particles 4194304 --steps 30 --warmup 5
+step "ink multigrid: bench cuda dye 2048², no stage events (json)" 30 "$OUT/ink.log" "$BIN" bench dye --backend cuda --particles 4194304 --steps 30 --warmup 5 --json --no-stage-timing
+grep -E 'step:|on cuda|pressure|^\{' "$OUT/ink.log" | tail -n 12 | sed 's/^ */  ink multigrid bench: /' >>"$OUT/summary.txt"
 
 # 5–6. Benchmarks at 30k (launch overhead), 100k and 1M: per-stage CUDA events (table), then
 # JSON without events for the top speed.
