@@ -27,17 +27,10 @@ pub(crate) struct Level {
     pub(crate) p: Vec<f32>,
     pub(crate) b: Vec<f32>,
     pub(crate) r: Vec<f32>,
+    /// The red-black sweep's second buffer: a colour's pass writes every cell here from `p`
+    /// (the colour's cells relaxed, the others copied), and the two swap.
+    spare: Vec<f32>,
 }
-
-/// A pointer the red-black sweep shares between threads: in one colour's pass every thread
-/// writes only cells of that colour and reads only their neighbours, of the other colour.
-#[derive(Clone, Copy)]
-struct Cells(*mut f32);
-// SAFETY: see the type's comment — no cell is written by one thread and touched by another
-// within a pass, and the pass ends (rayon joins) before the next begins.
-unsafe impl Send for Cells {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for Cells {}
 
 impl Level {
     fn new(nx: usize, ny: usize, h: f32, fluid: Vec<bool>, boundary: &Boundary) -> Level {
@@ -48,6 +41,7 @@ impl Level {
             p: vec![0.0; nx * ny],
             b: vec![0.0; nx * ny],
             r: vec![0.0; nx * ny],
+            spare: vec![0.0; nx * ny],
         }
     }
 
@@ -59,49 +53,26 @@ impl Level {
         self.poisson.ny
     }
 
-    /// One red-black Gauss–Seidel sweep (both colours; rows of one colour in parallel).
+    /// One red-black Gauss–Seidel sweep: colour 0 (i + j even), then colour 1, rows in
+    /// parallel. A colour's cells read only the other colour's, which its pass leaves as they
+    /// are, so a pass from `p` into `spare` (the other colour copied) is the in-place sweep bit
+    /// for bit, with no cell read by one thread while another writes it.
     pub(crate) fn smooth(&mut self) {
-        let (nx, ny, h2) = (self.nx(), self.ny(), self.h2);
-        let cells = Cells(self.p.as_mut_ptr());
-        let (poisson, b) = (&self.poisson, &self.b);
         for colour in 0..2 {
-            let sweep_row = move |j: usize| {
-                let cells = cells;
-                for i in ((j + colour) % 2..nx).step_by(2) {
-                    let k = j * nx + i;
-                    let cell = poisson.cells[k];
-                    let inverse = INVERSE_DIAGONAL[usize::from(cell >> DIAGONAL_SHIFT)];
-                    if inverse == 0.0 {
-                        continue;
-                    }
-                    // SAFETY: k and its neighbours lie in the grid (the stencil's bits say
-                    // which exist); this pass writes only cells of `colour` (k), and reads
-                    // only the other colour (k's neighbours), see `Cells`.
-                    unsafe {
-                        let p = cells.0;
-                        let mut sum = 0.0;
-                        if cell & super::boundary::LEFT_BIT != 0 {
-                            sum += *p.add(k - 1);
-                        }
-                        if cell & super::boundary::RIGHT_BIT != 0 {
-                            sum += *p.add(k + 1);
-                        }
-                        if cell & super::boundary::BELOW_BIT != 0 {
-                            sum += *p.add(k - nx);
-                        }
-                        if cell & super::boundary::ABOVE_BIT != 0 {
-                            sum += *p.add(k + nx);
-                        }
-                        *p.add(k) = (sum - h2 * b[k]) * inverse;
-                    }
-                }
-            };
+            let (nx, ny, h2) = (self.nx(), self.ny(), self.h2);
+            let (poisson, p, b) = (&self.poisson, &self.p, &self.b);
+            let row = |(j, out): (usize, &mut [f32])| relax_row(poisson, p, b, h2, j, colour, out);
             // Small levels sweep on this thread: waking the pool costs more than their cells.
             if nx * ny < PARALLEL_CELLS {
-                (0..ny).for_each(sweep_row);
+                self.spare.chunks_mut(nx).enumerate().for_each(row);
             } else {
-                (0..ny).into_par_iter().with_min_len(8).for_each(sweep_row);
+                self.spare
+                    .par_chunks_mut(nx)
+                    .enumerate()
+                    .with_min_len(8)
+                    .for_each(row);
             }
+            std::mem::swap(&mut self.p, &mut self.spare);
         }
     }
 
@@ -124,6 +95,77 @@ impl Level {
                     };
                 }
             });
+    }
+}
+
+/// Row `j` of one colour's pass of the red-black sweep into `out`: a cell of `colour`
+/// ((i + j) % 2) that is solved for takes (Σ fluid neighbours' p − h²b) / diagonal, the sum
+/// in the order left, right, below, above from 0; every other cell keeps its p. A plain row's
+/// inner cells (every neighbour fluid) in a plain loop over the row's slices (vectorised; the
+/// same operations: the missing neighbours' skipped additions never occur there).
+fn relax_row(
+    poisson: &Poisson,
+    p: &[f32],
+    b: &[f32],
+    h2: f32,
+    j: usize,
+    colour: usize,
+    out: &mut [f32],
+) {
+    use super::boundary::{ABOVE_BIT, BELOW_BIT, LEFT_BIT, RIGHT_BIT};
+    let (nx, ny) = (poisson.nx, poisson.ny);
+    let start = j * nx;
+    let here = &p[start..start + nx];
+    let below = if j > 0 { &p[start - nx..start] } else { &[] };
+    let above = if j + 1 < ny {
+        &p[start + nx..start + 2 * nx]
+    } else {
+        &[]
+    };
+    let (b, cells) = (&b[start..start + nx], &poisson.cells[start..start + nx]);
+    let relaxed = |i: usize| {
+        let cell = cells[i];
+        let inverse = INVERSE_DIAGONAL[usize::from(cell >> DIAGONAL_SHIFT)];
+        if (i + j) % 2 != colour || inverse == 0.0 {
+            return here[i];
+        }
+        let mut sum = 0.0;
+        if cell & LEFT_BIT != 0 {
+            sum += here[i - 1];
+        }
+        if cell & RIGHT_BIT != 0 {
+            sum += here[i + 1];
+        }
+        if cell & BELOW_BIT != 0 {
+            sum += below[i];
+        }
+        if cell & ABOVE_BIT != 0 {
+            sum += above[i];
+        }
+        (sum - h2 * b[i]) * inverse
+    };
+    if poisson.plain_rows[j] && nx > 2 {
+        out[0] = relaxed(0);
+        out[nx - 1] = relaxed(nx - 1);
+        let inner = 1..nx - 1;
+        // Every inner cell relaxed (the loop vectorises), then the other colour's put back.
+        for ((((value, w), lo), hi), b) in out[inner.clone()]
+            .iter_mut()
+            .zip(here.windows(3))
+            .zip(&below[inner.clone()])
+            .zip(&above[inner.clone()])
+            .zip(&b[inner])
+        {
+            // `0.0 +` as the scalar sum starts: it turns a −0 first term into +0.
+            *value = (0.0 + w[0] + w[2] + lo + hi - h2 * b) * 0.25;
+        }
+        for i in (1 + (j + colour) % 2..nx - 1).step_by(2) {
+            out[i] = here[i];
+        }
+    } else {
+        for (i, value) in out.iter_mut().enumerate() {
+            *value = relaxed(i);
+        }
     }
 }
 
