@@ -126,7 +126,7 @@ fn relax_row(
     let relaxed = |i: usize| {
         let cell = cells[i];
         let inverse = INVERSE_DIAGONAL[usize::from(cell >> DIAGONAL_SHIFT)];
-        if (i + j) % 2 != colour || inverse == 0.0 {
+        if inverse == 0.0 {
             return here[i];
         }
         let mut sum = 0.0;
@@ -144,9 +144,15 @@ fn relax_row(
         }
         (sum - h2 * b[i]) * inverse
     };
+    // The colour's first cell in the row.
+    let first = (j + colour) % 2;
     if poisson.plain_rows[j] && nx > 2 {
-        out[0] = relaxed(0);
-        out[nx - 1] = relaxed(nx - 1);
+        out[0] = if first == 0 { relaxed(0) } else { here[0] };
+        out[nx - 1] = if (nx - 1) % 2 == first {
+            relaxed(nx - 1)
+        } else {
+            here[nx - 1]
+        };
         let inner = 1..nx - 1;
         // Every inner cell relaxed (the loop vectorises), then the other colour's put back.
         for ((((value, w), lo), hi), b) in out[inner.clone()]
@@ -159,12 +165,13 @@ fn relax_row(
             // `0.0 +` as the scalar sum starts: it turns a −0 first term into +0.
             *value = (0.0 + w[0] + w[2] + lo + hi - h2 * b) * 0.25;
         }
-        for i in (1 + (j + colour) % 2..nx - 1).step_by(2) {
+        for i in (1 + first..nx - 1).step_by(2) {
             out[i] = here[i];
         }
     } else {
-        for (i, value) in out.iter_mut().enumerate() {
-            *value = relaxed(i);
+        out.copy_from_slice(here);
+        for i in (first..nx).step_by(2) {
+            out[i] = relaxed(i);
         }
     }
 }
