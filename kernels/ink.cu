@@ -2,8 +2,9 @@
 // solver (`src/sims/ink/cpu.rs`; fields in `fields.rs`, masks in `boundary.rs`, advection in
 // `advect/`) with the same operations in the same order; host side in
 // `src/sims/ink/cuda/kernels.rs`. Kernel names are plain `extern "C"` and start with their
-// stage's name (advect_*, splat, curl, vorticity, divergence, pressure*, subtract_gradient);
-// reduce_* and picture* serve the statistics and the picture.
+// stage's name (advect_*, splat, curl, vorticity, divergence, pressure*, subtract_gradient;
+// the multigrid pressure solver's pressure_mg_* in ink_multigrid.cuh); reduce_* and picture*
+// serve the statistics and the picture.
 //
 // Layout (row-major, x fastest, one thread per lattice point, f32):
 //   u: (nx + 1) × ny vertical faces, point (i, j) at (i·dx, (j + ½)·dx)
@@ -414,6 +415,9 @@ __device__ __forceinline__ double block_reduce(double value, int take_max, doubl
     return result;
 }
 
+// The multigrid pressure solver's kernels (pressure_mg_*), and residual_at / inverse_diagonal.
+#include "ink_multigrid.cuh"
+
 // ---- divergence -----------------------------------------------------------------------------
 
 // ∇·u per cell (0 in solids) into `out` (when not null), and Σ d² over the fluid cells of each
@@ -454,9 +458,7 @@ pressure(const InkGrid g, const unsigned char* __restrict__ stencil, const float
     if (cell & RIGHT_BIT) sum += scale * p[k + 1];
     if (cell & BELOW_BIT) sum += scale * p[k - g.nx];
     if (cell & ABOVE_BIT) sum += scale * p[k + g.nx];
-    unsigned int diagonal = cell >> DIAGONAL_SHIFT;
-    float inverse = diagonal == 4u ? 0.25f : diagonal == 3u ? 1.0f / 3.0f : diagonal == 2u ? 0.5f : diagonal == 1u ? 1.0f : 0.0f;
-    out[k] = (sum - dx2 * b[k]) * inverse;
+    out[k] = (sum - dx2 * b[k]) * inverse_diagonal(cell >> DIAGONAL_SHIFT);
 }
 
 // Σ over the solved cells of each block of (b − Σₙ(pₙ − p)/h²)² into partials[block]
@@ -469,16 +471,8 @@ pressure_residual(const InkGrid g, const unsigned char* __restrict__ stencil, co
     double term = 0.0;
     if (k < (unsigned int)(g.nx * g.ny)) {
         unsigned int cell = stencil[k];
-        unsigned int diagonal = cell >> DIAGONAL_SHIFT;
-        if (diagonal != 0u) {
-            float here = p[k], sum = 0.0f;
-            unsigned int fluid = 0;
-            if (cell & LEFT_BIT) { sum += p[k - 1] - here; ++fluid; }
-            if (cell & RIGHT_BIT) { sum += p[k + 1] - here; ++fluid; }
-            if (cell & BELOW_BIT) { sum += p[k - g.nx] - here; ++fluid; }
-            if (cell & ABOVE_BIT) { sum += p[k + g.nx] - here; ++fluid; }
-            float laplacian = sum - (float)(diagonal - fluid) * here;
-            float r = b[k] - laplacian * weight;
+        if ((cell >> DIAGONAL_SHIFT) != 0u) {
+            float r = residual_at(cell, p, b, k, g.nx, weight);
             term = (double)r * (double)r;
         }
     }

@@ -8,9 +8,11 @@
 #      (parity one frame + 200 frames, 20 restarts,                    cubin: no JIT), restart leak,
 #      EGL devices, CUDA–GL interop round trip; ink:                   parity, interop; every launch
 #      its kernels, every stage × 4 configurations                     synchronised, so a fault
-#      and 20 frames against the CPU; pool: its                        names its kernel
-#      kernels, 4 stages and the statistics × 7
-#      configurations, 30 frames against the CPU)
+#      and 20 frames against the CPU; multigrid:                       names its kernel
+#      stages + 20 frames × open/closed box × tail
+#      in one block or not; painting obstacles;
+#      pool: its kernels, 4 stages and the
+#      statistics × 7 configurations, 30 frames)
 #   2. validate --quick on cuda (10/30-layer pools,        25       90  the physics of every kernel:
 #      dam break vs Martin & Moyce, sloshing period)                   boundary density, coarse
 #                                                                      correction (MGPCG), the
@@ -24,6 +26,10 @@
 #       256², 3 frames each (bench)                                    block reductions' barriers
 #   4k. ink: bench cuda 2048², 4096² (stage events, then   30       90  the targets: 2048² ≤ 1 ms and
 #       JSON without), 20 Jacobi sweeps, MacCormack                    4096² ≤ 4 ms per frame
+#   4m. ink multigrid: compute-sanitizer memcheck,         30       90  the pressure_mg_* kernels, the
+#       racecheck, dye 256² (3 frames each); bench cuda                one-block V-cycle's barriers;
+#       dye 2048² (4 V-cycles), stage events then JSON                 multigrid's cost per frame
+#       (doctor's "ink parity: multigrid" line: step 1)
 #   4p. pool: render open-sea (4096² on cuda) 1920×1080,  20       45  surface_texels into the GL
 #       texture interop, 20 frames, pass times                         texture (first run on a GPU)
 #   4q. pool: compute-sanitizer memcheck (open sea: wave,  30       40  every pool kernel incl. the
@@ -48,7 +54,7 @@
 #                                                                      ~24 CFL substeps a frame once
 #                                                                      the front accelerates, so it
 #                                                                      runs only the first frames
-#   total (estimate)                                     ~435  BUDGET=480 (device call: 520)
+#   total (estimate)                                     ~465  BUDGET=500 (device call: 540)
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
@@ -76,7 +82,7 @@
 #        mkdir -p .gl /tmp/amd64/partial; o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
 #        apt-get $o update; (cd .gl && apt-get $o download libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
 #   2. One device call:
-#        run(command="bash scripts/device-check.sh", carry=["out/device", ".gl"], timeout_s=520)
+#        run(command="bash scripts/device-check.sh", carry=["out/device", ".gl"], timeout_s=540)
 #   3. Read $OUT/summary.txt first: each step's PASS/FAIL with its measured seconds; doctor.log
 #      and bench-*.log hold the figures. docs/cuda.md ("The first GPU run") says what to expect.
 #
@@ -109,8 +115,8 @@ else
     summary "gpu: no nvidia-smi on this machine"
 fi
 
-# Everything ends within BUDGET seconds (the device call's timeout_s is 520), even if a step hangs.
-BUDGET=${BUDGET:-480}
+# Everything ends within BUDGET seconds (the device call's timeout_s is 540), even if a step hangs.
+BUDGET=${BUDGET:-500}
 failed=0
 step() { # name, timeout seconds, log file, command...
     local name=$1 limit=$2 log=$3
@@ -185,6 +191,19 @@ step "ink: bench cuda 2048², 4096²" 50 /tmp/ink-bench.log "$BIN" bench "$ink" 
 step "ink: bench cuda 2048², 4096², no stage events (json)" 40 /tmp/ink-bench.log "$BIN" bench "$ink" --backend cuda --particles "$sizes" --steps 50 --warmup 10 --json --no-stage-timing
 cat /tmp/ink-bench.log >>"$OUT/bench.log"
 grep -E 'step:|on cuda|^\{' /tmp/ink-bench.log | sed 's/^ */  ink bench: /' >>"$OUT/summary.txt"
+
+# 4m. Ink's multigrid pressure (dye: a closed box, 4 V-cycles): memory errors and races in the
+# pressure_mg_* kernels (the one-block V-cycle's barriers), then the cost at 2048² (ink 4096²).
+if command -v compute-sanitizer >/dev/null; then
+    for tool in memcheck racecheck; do
+        step "ink multigrid: compute-sanitizer $tool" 45 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+            "$BIN" bench dye --backend cuda --particles 65536 --steps 3 --warmup 0
+    done
+fi
+step "ink multigrid: bench cuda dye 2048²" 45 /tmp/ink-mg.log "$BIN" bench dye --backend cuda --particles 4194304 --steps 30 --warmup 5
+step "ink multigrid: bench cuda dye 2048², no stage events (json)" 30 /tmp/ink-mg.log "$BIN" bench dye --backend cuda --particles 4194304 --steps 30 --warmup 5 --json --no-stage-timing
+cat /tmp/ink-mg.log >>"$OUT/bench.log"
+grep -E 'step:|on cuda|pressure|^\{' /tmp/ink-mg.log | sed 's/^ */  ink multigrid bench: /' >>"$OUT/summary.txt"
 
 # 4p–4r. Pool (docs/pool.md "CUDA"). The surface texture through the interop: the log must say
 # "reaches GL by CUDA–GL interop"; open-sea runs its pool.cuda_nodes = 4096² on CUDA.

@@ -9,12 +9,20 @@
 // the picture's signed field (0 p, 1 divergence, 2 curl)];
 // f32 [dt, velocity decay, ink decay, lift, epsilon, carry-over, dx², residual weight];
 // per splat: u32 lattice (0 u, 1 v, 2 ink) and an InkSplat; then u, v, p, the ink's three
-// planes, curl, divergence (f32), u_open, v_open, solid, stencil (u8).
+// planes, curl, divergence (f32), u_open, v_open, solid, stencil (u8); then the multigrid's:
+// u32 [multigrid, levels, tail (the first level pressure_mg_tail runs), the tail's threads,
+// operation, level, spare, spare], the InkLevel records, the pooled stencil and solid bytes
+// (u8) and the pooled p, b, r (f32).
 // A step reduces the statistics (the residual, the divergence after, the totals) only with
 // `report` (the host: on a frame's last step, and the totals at the frame's end).
-// OUTPUT: u, v, p, ink, curl, divergence (f32), the statistics (9 f64: Σ d² before, after,
-// Σ r², Σ ink, Σ ½|u|², largest |u|², non-finite faces, largest |scalar|, largest |u|²), then
-// for the picture stage the texels (RGBA8 rows from the bottom).
+// OUTPUT: u, v, p, ink, curl, divergence (f32), the statistics (10 f64: Σ d² before, after,
+// Σ r², Σ ink, Σ ½|u|², largest |u|², non-finite faces, largest |scalar|, largest |u|², the
+// multigrid's Σ), the pooled p, b, r (f32), then for the picture stage the texels (RGBA8 rows
+// from the bottom).
+// The multigrid stage (MULTIGRID) runs one operation on the pooled arrays as given: 0 one
+// red-black sweep of `level`, 1 its residual, 2 the restriction to level + 1 (its mean removed in
+// a closed box), 3 the prolongation from level + 1, 4 pressure_mg_tail from `level`, 5 one
+// V-cycle from level 0 (the host's launches down to `tail`, then pressure_mg_tail).
 #include "ink_shim.h"
 thread_local Dim blockIdx, threadIdx;
 Dim blockDim, gridDim;
@@ -27,7 +35,10 @@ int texel_width = 0;
 #include <cstdlib>
 #include <utility>
 
-enum Stage { ADVECT, SPLAT, CURL, VORTICITY, DIVERGENCE, PRESSURE, SUBTRACT_GRADIENT, TOTALS, PICTURE, STEP };
+enum Stage { ADVECT, SPLAT, CURL, VORTICITY, DIVERGENCE, PRESSURE, SUBTRACT_GRADIENT, TOTALS, PICTURE, STEP, MULTIGRID };
+
+#define STATS 10
+#define MEAN_SLOT 9u
 
 template <class Kernel> void launch(unsigned n, Kernel kernel) {
     unsigned grid = std::max((n + INK_BLOCK - 1) / INK_BLOCK, 1u);
@@ -53,7 +64,12 @@ struct State {
     std::vector<Lattice> stamps;
     std::vector<float> u, v, p, ink, curl, divergence, u_next, v_next, p_next, ink_next, u_hat, v_hat, ink_hat;
     std::vector<unsigned char> u_open, v_open, solid, stencil;
-    std::vector<double> partials, stats = std::vector<double>(9, 0.0);
+    std::vector<double> partials, stats = std::vector<double>(STATS, 0.0);
+    // The multigrid (src/sims/ink/cuda/multigrid.rs).
+    unsigned multigrid = 0, tail = 0, tail_threads = 1, mg_op = 0, mg_level = 0;
+    std::vector<InkLevel> levels;
+    std::vector<unsigned char> mg_stencil, mg_solid;
+    std::vector<float> mg_p, mg_b, mg_r;
 
     unsigned cells() const { return (unsigned)(g.nx * g.ny); }
     unsigned ink_cells() const { return (unsigned)(g.ink_nx * g.ink_ny); }
@@ -107,14 +123,96 @@ struct State {
     }
 
     void run_pressure() {
-        for (unsigned it = 0; it < iterations; ++it) {
-            float scale = it == 0 ? carry : 1.0f;
-            launch(cells(), [&] { pressure(g, stencil.data(), this->divergence.data(), p.data(), p_next.data(), scale, dx2); });
-            std::swap(p, p_next);
+        if (multigrid) {
+            run_multigrid();
+        } else {
+            for (unsigned it = 0; it < iterations; ++it) {
+                float scale = it == 0 ? carry : 1.0f;
+                launch(cells(), [&] { pressure(g, stencil.data(), this->divergence.data(), p.data(), p_next.data(), scale, dx2); });
+                std::swap(p, p_next);
+            }
         }
         if (report) {
             launch_blocks(blocks(cells()), INK_BLOCK, [&] { pressure_residual(g, stencil.data(), this->divergence.data(), p.data(), weight, partials.data()); });
             finish(cells(), 1, 0, 2);
+        }
+    }
+
+    // multigrid.rs `multigrid_pressure`, launch by launch.
+    static unsigned level_cells(const InkLevel& l) { return (unsigned)(l.nx * l.ny); }
+    bool closed() const { return levels[0].outflow == 0u; }
+
+    void mg_remove_mean(const InkLevel& l, float* values, float* out) {
+        launch_blocks(blocks(level_cells(l)), INK_BLOCK, [&] { pressure_mg_sum(l, mg_solid.data(), values, partials.data()); });
+        finish(level_cells(l), 1, 0, MEAN_SLOT);
+        launch(level_cells(l), [&] { pressure_mg_remove_mean(l, mg_solid.data(), values, stats.data(), MEAN_SLOT, out); });
+    }
+
+    void mg_smooth(const InkLevel& l) {
+        unsigned slots = (unsigned)((l.nx + 1) / 2 * l.ny);
+        for (int sweep = 0; sweep < INK_MG_SWEEPS; ++sweep)
+            for (int colour = 0; colour < 2; ++colour)
+                launch(slots, [&] { pressure_mg_smooth(l, mg_stencil.data(), mg_p.data(), mg_b.data(), colour); });
+    }
+
+    void mg_residual(const InkLevel& l) {
+        launch(level_cells(l), [&] { pressure_mg_residual(l, mg_stencil.data(), mg_p.data(), mg_b.data(), mg_r.data()); });
+    }
+
+    void mg_restrict(unsigned l) {
+        const InkLevel &fine = levels[l], &coarse = levels[l + 1];
+        launch(level_cells(coarse), [&] { pressure_mg_restrict(fine, coarse, mg_solid.data(), mg_r.data(), mg_b.data(), mg_p.data()); });
+        if (closed()) mg_remove_mean(coarse, mg_b.data(), nullptr);
+    }
+
+    void mg_prolong(unsigned l) {
+        const InkLevel &fine = levels[l], &coarse = levels[l + 1];
+        launch(level_cells(fine), [&] { pressure_mg_prolong(coarse, fine, mg_stencil.data(), mg_solid.data(), mg_p.data()); });
+    }
+
+    void mg_tail(unsigned first) {
+        launch_blocks(1, tail_threads, [&] {
+            pressure_mg_tail(levels.data(), (int)first, (int)levels.size(), mg_stencil.data(), mg_solid.data(), mg_p.data(), mg_b.data(), mg_r.data());
+        });
+    }
+
+    void mg_cycle() {
+        for (unsigned l = 0; l < tail; ++l) {
+            mg_smooth(levels[l]);
+            mg_residual(levels[l]);
+            mg_restrict(l);
+        }
+        mg_tail(tail);
+        for (unsigned l = tail; l-- > 0;) {
+            mg_prolong(l);
+            mg_smooth(levels[l]);
+        }
+    }
+
+    void run_multigrid() {
+        const InkLevel& finest = levels[0];
+        launch(cells(), [&] { pressure_mg_load(finest, this->divergence.data(), p.data(), carry, mg_b.data(), mg_p.data()); });
+        if (closed()) mg_remove_mean(finest, mg_b.data(), nullptr);
+        for (unsigned cycle = 0; cycle < iterations; ++cycle) mg_cycle();
+        if (closed()) mg_remove_mean(finest, mg_p.data(), p.data());
+        else std::copy(mg_p.begin(), mg_p.begin() + cells(), p.begin());
+    }
+
+    void run_multigrid_operation() {
+        switch (mg_op) {
+            case 0: {
+                const InkLevel& l = levels[mg_level];
+                unsigned slots = (unsigned)((l.nx + 1) / 2 * l.ny);
+                for (int colour = 0; colour < 2; ++colour)
+                    launch(slots, [&] { pressure_mg_smooth(l, mg_stencil.data(), mg_p.data(), mg_b.data(), colour); });
+                break;
+            }
+            case 1: mg_residual(levels[mg_level]); break;
+            case 2: mg_restrict(mg_level); break;
+            case 3: mg_prolong(mg_level); break;
+            case 4: mg_tail(mg_level); break;
+            case 5: mg_cycle(); break;
+            default: fprintf(stderr, "unknown multigrid operation %u\n", mg_op); std::exit(2);
         }
     }
 
@@ -170,6 +268,16 @@ int main(int argc, char** argv) {
     read(in, s.curl.data(), nc); read(in, s.divergence.data(), nc);
     s.u_open.resize(nu); s.v_open.resize(nv); s.solid.resize(nc); s.stencil.resize(nc);
     read(in, s.u_open.data(), nu); read(in, s.v_open.data(), nv); read(in, s.solid.data(), nc); read(in, s.stencil.data(), nc);
+    unsigned mg[8];
+    read(in, mg, 8);
+    s.multigrid = mg[0]; s.tail = mg[2]; s.tail_threads = mg[3]; s.mg_op = mg[4]; s.mg_level = mg[5];
+    s.levels.resize(mg[1]);
+    read(in, s.levels.data(), s.levels.size());
+    size_t pooled = 0;
+    for (const InkLevel& l : s.levels) pooled += (size_t)l.nx * l.ny;
+    s.mg_stencil.resize(pooled); s.mg_solid.resize(pooled); s.mg_p.resize(pooled); s.mg_b.resize(pooled); s.mg_r.resize(pooled);
+    read(in, s.mg_stencil.data(), pooled); read(in, s.mg_solid.data(), pooled);
+    read(in, s.mg_p.data(), pooled); read(in, s.mg_b.data(), pooled); read(in, s.mg_r.data(), pooled);
     fclose(in);
     s.u_next.assign(nu, 0.0f); s.v_next.assign(nv, 0.0f); s.p_next.assign(nc, 0.0f); s.ink_next.assign(ni, 0.0f);
     s.u_hat.assign(nu, 0.0f); s.v_hat.assign(nv, 0.0f); s.ink_hat.assign(ni, 0.0f);
@@ -185,6 +293,7 @@ int main(int argc, char** argv) {
         case SUBTRACT_GRADIENT: s.run_subtract_gradient(); break;
         case TOTALS: s.totals(); break;
         case PICTURE: s.run_picture(); break;
+        case MULTIGRID: s.run_multigrid_operation(); break;
         case STEP:
             s.advect();
             s.splats_and_buoyancy();
@@ -201,7 +310,8 @@ int main(int argc, char** argv) {
     if (!out) { perror(argv[2]); return 2; }
     fwrite(s.u.data(), 4, nu, out); fwrite(s.v.data(), 4, nv, out); fwrite(s.p.data(), 4, nc, out);
     fwrite(s.ink.data(), 4, ni, out); fwrite(s.curl.data(), 4, nc, out); fwrite(s.divergence.data(), 4, nc, out);
-    fwrite(s.stats.data(), 8, 9, out);
+    fwrite(s.stats.data(), 8, STATS, out);
+    fwrite(s.mg_p.data(), 4, pooled, out); fwrite(s.mg_b.data(), 4, pooled, out); fwrite(s.mg_r.data(), 4, pooled, out);
     if (s.stage == PICTURE) fwrite(texels.data(), 1, texels.size(), out);
     fclose(out);
     return 0;

@@ -1,5 +1,5 @@
 //! Ink's doctor checks: its kernels load, and the CUDA solver agrees with the CPU solver stage
-//! by stage and over a short run (`cuda/parity.rs`). The picture's interop path is checked by
+//! by stage and over a short run, with Jacobi and with multigrid pressure (`cuda/parity.rs`). The picture's interop path is checked by
 //! `fluidlab render` on an ink scene (scripts/device-check.sh).
 
 use super::cuda::kernels::InkKernels;
@@ -15,7 +15,13 @@ pub fn checks(cuda_available: bool, add: &mut dyn FnMut(Check)) {
             detail,
         })
     };
-    let names = ["ink kernels", "ink parity: stages", "ink parity: 20 steps"];
+    let names = [
+        "ink kernels",
+        "ink parity: stages",
+        "ink parity: 20 steps",
+        "ink parity: multigrid",
+        "ink parity: painting obstacles",
+    ];
     if !cuda_available {
         for name in names {
             add(name, Status::Skip, "needs the CUDA driver".into());
@@ -40,6 +46,8 @@ pub fn checks(cuda_available: bool, add: &mut dyn FnMut(Check)) {
     for (name, check) in [
         (names[1], parity::gpu_stages_check as fn(usize) -> _),
         (names[2], parity::gpu_run_check),
+        (names[3], parity::gpu_multigrid_check),
+        (names[4], parity::gpu_set_solid_check),
     ] {
         match check(device) {
             Ok((true, detail)) => add(name, Status::Pass, detail),

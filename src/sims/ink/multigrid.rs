@@ -18,26 +18,19 @@ use rayon::prelude::*;
 const PARALLEL_CELLS: usize = 16384;
 
 /// One level.
-struct Level {
+pub(crate) struct Level {
     /// The stencil (neighbours, diagonal with outflow sides).
-    poisson: Poisson,
+    pub(crate) poisson: Poisson,
     /// h², m².
-    h2: f32,
-    fluid: Vec<bool>,
-    p: Vec<f32>,
-    b: Vec<f32>,
-    r: Vec<f32>,
+    pub(crate) h2: f32,
+    pub(crate) fluid: Vec<bool>,
+    pub(crate) p: Vec<f32>,
+    pub(crate) b: Vec<f32>,
+    pub(crate) r: Vec<f32>,
+    /// The red-black sweep's second buffer: a colour's pass writes every cell here from `p`
+    /// (the colour's cells relaxed, the others copied), and the two swap.
+    spare: Vec<f32>,
 }
-
-/// A pointer the red-black sweep shares between threads: in one colour's pass every thread
-/// writes only cells of that colour and reads only their neighbours, of the other colour.
-#[derive(Clone, Copy)]
-struct Cells(*mut f32);
-// SAFETY: see the type's comment — no cell is written by one thread and touched by another
-// within a pass, and the pass ends (rayon joins) before the next begins.
-unsafe impl Send for Cells {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for Cells {}
 
 impl Level {
     fn new(nx: usize, ny: usize, h: f32, fluid: Vec<bool>, boundary: &Boundary) -> Level {
@@ -48,65 +41,43 @@ impl Level {
             p: vec![0.0; nx * ny],
             b: vec![0.0; nx * ny],
             r: vec![0.0; nx * ny],
+            spare: vec![0.0; nx * ny],
         }
     }
 
-    fn nx(&self) -> usize {
+    pub(crate) fn nx(&self) -> usize {
         self.poisson.nx
     }
 
-    fn ny(&self) -> usize {
+    pub(crate) fn ny(&self) -> usize {
         self.poisson.ny
     }
 
-    /// One red-black Gauss–Seidel sweep (both colours; rows of one colour in parallel).
-    fn smooth(&mut self) {
-        let (nx, ny, h2) = (self.nx(), self.ny(), self.h2);
-        let cells = Cells(self.p.as_mut_ptr());
-        let (poisson, b) = (&self.poisson, &self.b);
+    /// One red-black Gauss–Seidel sweep: colour 0 (i + j even), then colour 1, rows in
+    /// parallel. A colour's cells read only the other colour's, which its pass leaves as they
+    /// are, so a pass from `p` into `spare` (the other colour copied) is the in-place sweep bit
+    /// for bit, with no cell read by one thread while another writes it.
+    pub(crate) fn smooth(&mut self) {
         for colour in 0..2 {
-            let sweep_row = move |j: usize| {
-                let cells = cells;
-                for i in ((j + colour) % 2..nx).step_by(2) {
-                    let k = j * nx + i;
-                    let cell = poisson.cells[k];
-                    let inverse = INVERSE_DIAGONAL[usize::from(cell >> DIAGONAL_SHIFT)];
-                    if inverse == 0.0 {
-                        continue;
-                    }
-                    // SAFETY: k and its neighbours lie in the grid (the stencil's bits say
-                    // which exist); this pass writes only cells of `colour` (k), and reads
-                    // only the other colour (k's neighbours), see `Cells`.
-                    unsafe {
-                        let p = cells.0;
-                        let mut sum = 0.0;
-                        if cell & super::boundary::LEFT_BIT != 0 {
-                            sum += *p.add(k - 1);
-                        }
-                        if cell & super::boundary::RIGHT_BIT != 0 {
-                            sum += *p.add(k + 1);
-                        }
-                        if cell & super::boundary::BELOW_BIT != 0 {
-                            sum += *p.add(k - nx);
-                        }
-                        if cell & super::boundary::ABOVE_BIT != 0 {
-                            sum += *p.add(k + nx);
-                        }
-                        *p.add(k) = (sum - h2 * b[k]) * inverse;
-                    }
-                }
-            };
+            let (nx, ny, h2) = (self.nx(), self.ny(), self.h2);
+            let (poisson, p, b) = (&self.poisson, &self.p, &self.b);
+            let row = |(j, out): (usize, &mut [f32])| relax_row(poisson, p, b, h2, j, colour, out);
             // Small levels sweep on this thread: waking the pool costs more than their cells.
             if nx * ny < PARALLEL_CELLS {
-                (0..ny).for_each(sweep_row);
+                self.spare.chunks_mut(nx).enumerate().for_each(row);
             } else {
-                (0..ny).into_par_iter().with_min_len(8).for_each(sweep_row);
+                self.spare
+                    .par_chunks_mut(nx)
+                    .enumerate()
+                    .with_min_len(8)
+                    .for_each(row);
             }
+            std::mem::swap(&mut self.p, &mut self.spare);
         }
     }
 
     /// r = b − Σₙ (pₙ − p)/h² on the solved cells (0 elsewhere).
-    fn residual(&mut self) {
+    pub(crate) fn residual(&mut self) {
         let nx = self.nx();
         let weight = 1.0 / self.h2;
         let (poisson, p, b) = (&self.poisson, &self.p, &self.b);
@@ -127,9 +98,87 @@ impl Level {
     }
 }
 
+/// Row `j` of one colour's pass of the red-black sweep into `out`: a cell of `colour`
+/// ((i + j) % 2) that is solved for takes (Σ fluid neighbours' p − h²b) / diagonal, the sum
+/// in the order left, right, below, above from 0; every other cell keeps its p. A plain row's
+/// inner cells (every neighbour fluid) in a plain loop over the row's slices (vectorised; the
+/// same operations: the missing neighbours' skipped additions never occur there).
+fn relax_row(
+    poisson: &Poisson,
+    p: &[f32],
+    b: &[f32],
+    h2: f32,
+    j: usize,
+    colour: usize,
+    out: &mut [f32],
+) {
+    use super::boundary::{ABOVE_BIT, BELOW_BIT, LEFT_BIT, RIGHT_BIT};
+    let (nx, ny) = (poisson.nx, poisson.ny);
+    let start = j * nx;
+    let here = &p[start..start + nx];
+    let below = if j > 0 { &p[start - nx..start] } else { &[] };
+    let above = if j + 1 < ny {
+        &p[start + nx..start + 2 * nx]
+    } else {
+        &[]
+    };
+    let (b, cells) = (&b[start..start + nx], &poisson.cells[start..start + nx]);
+    let relaxed = |i: usize| {
+        let cell = cells[i];
+        let inverse = INVERSE_DIAGONAL[usize::from(cell >> DIAGONAL_SHIFT)];
+        if inverse == 0.0 {
+            return here[i];
+        }
+        let mut sum = 0.0;
+        if cell & LEFT_BIT != 0 {
+            sum += here[i - 1];
+        }
+        if cell & RIGHT_BIT != 0 {
+            sum += here[i + 1];
+        }
+        if cell & BELOW_BIT != 0 {
+            sum += below[i];
+        }
+        if cell & ABOVE_BIT != 0 {
+            sum += above[i];
+        }
+        (sum - h2 * b[i]) * inverse
+    };
+    // The colour's first cell in the row.
+    let first = (j + colour) % 2;
+    if poisson.plain_rows[j] && nx > 2 {
+        out[0] = if first == 0 { relaxed(0) } else { here[0] };
+        out[nx - 1] = if (nx - 1) % 2 == first {
+            relaxed(nx - 1)
+        } else {
+            here[nx - 1]
+        };
+        let inner = 1..nx - 1;
+        // Every inner cell relaxed (the loop vectorises), then the other colour's put back.
+        for ((((value, w), lo), hi), b) in out[inner.clone()]
+            .iter_mut()
+            .zip(here.windows(3))
+            .zip(&below[inner.clone()])
+            .zip(&above[inner.clone()])
+            .zip(&b[inner])
+        {
+            // `0.0 +` as the scalar sum starts: it turns a −0 first term into +0.
+            *value = (0.0 + w[0] + w[2] + lo + hi - h2 * b) * 0.25;
+        }
+        for i in (1 + first..nx - 1).step_by(2) {
+            out[i] = here[i];
+        }
+    } else {
+        out.copy_from_slice(here);
+        for i in (first..nx).step_by(2) {
+            out[i] = relaxed(i);
+        }
+    }
+}
+
 /// Subtracts the mean over the fluid cells: the pure Neumann problem determines p up to a
 /// constant and needs a right-hand side of zero mean on every level.
-fn remove_mean(values: &mut [f32], fluid: &[bool]) {
+pub(crate) fn remove_mean(values: &mut [f32], fluid: &[bool]) {
     let (mut sum, mut count) = (0.0f64, 0usize);
     for (v, &f) in values.iter().zip(fluid) {
         if f {
@@ -145,35 +194,55 @@ fn remove_mean(values: &mut [f32], fluid: &[bool]) {
     }
 }
 
+/// Cycles of the coarsest level's sweeps: its few cells converge in them.
+pub const COARSEST_SWEEPS: usize = 40;
+/// Red-black sweeps before and after the coarse correction.
+pub const SMOOTHING_SWEEPS: usize = 2;
+
+/// The levels' shapes for an `nx × ny` grid of cell size `h` whose cells are fluid where
+/// `fluid`: (cells along x and y, cell size, fluid cells), finest first. A level halves the
+/// one above (rounding up) while both its sides stay at least 4 cells; a coarse cell is fluid
+/// when any of its children is.
+pub fn level_shapes(
+    nx: usize,
+    ny: usize,
+    h: f32,
+    fluid: Vec<bool>,
+) -> Vec<(usize, usize, f32, Vec<bool>)> {
+    let mut levels = vec![(nx, ny, h, fluid)];
+    loop {
+        let (fx, fy, h, fine) = levels.last().expect("a level");
+        let (fx, fy, h) = (*fx, *fy, *h);
+        if fx < 8 || fy < 8 {
+            break;
+        }
+        let (cx, cy) = (fx.div_ceil(2), fy.div_ceil(2));
+        let mut fluid = vec![false; cx * cy];
+        for j in 0..fy {
+            for i in 0..fx {
+                fluid[(j / 2) * cx + i / 2] |= fine[j * fx + i];
+            }
+        }
+        levels.push((cx, cy, h * 2.0, fluid));
+    }
+    levels
+}
+
 /// The hierarchy for one grid.
 pub struct Multigrid {
-    levels: Vec<Level>,
+    pub(crate) levels: Vec<Level>,
     /// Which sides (left, right, bottom, top) are outflows: zero pressure beyond them.
-    dirichlet: [bool; 4],
+    pub(crate) dirichlet: [bool; 4],
 }
 
 impl Multigrid {
     /// Levels for an `nx × ny` grid of cell size `h` whose cells are fluid where `fluid`, in a
-    /// box whose sides are `boundary`.
+    /// box whose sides are `boundary` ([`level_shapes`]).
     pub fn new(nx: usize, ny: usize, h: f32, fluid: Vec<bool>, boundary: &Boundary) -> Multigrid {
-        let mut levels = vec![Level::new(nx, ny, h, fluid, boundary)];
-        let mut h = h;
-        loop {
-            let fine = levels.last().expect("a level");
-            let (fx, fy) = (fine.nx(), fine.ny());
-            if fx < 8 || fy < 8 {
-                break;
-            }
-            let (cx, cy) = (fx.div_ceil(2), fy.div_ceil(2));
-            let mut fluid = vec![false; cx * cy];
-            for j in 0..fy {
-                for i in 0..fx {
-                    fluid[(j / 2) * cx + i / 2] |= fine.fluid[j * fx + i];
-                }
-            }
-            h *= 2.0;
-            levels.push(Level::new(cx, cy, h, fluid, boundary));
-        }
+        let levels = level_shapes(nx, ny, h, fluid)
+            .into_iter()
+            .map(|(nx, ny, h, fluid)| Level::new(nx, ny, h, fluid, boundary))
+            .collect();
         Multigrid {
             levels,
             dirichlet: [0, 1, 2, 3].map(|side| boundary.dirichlet(side)),
@@ -200,17 +269,29 @@ impl Multigrid {
         p.copy_from_slice(&finest.p);
     }
 
-    fn v_cycle(&mut self, level: usize) {
+    /// One V-cycle from level `level` down (its b and p set).
+    pub(crate) fn v_cycle(&mut self, level: usize) {
         if level + 1 == self.levels.len() {
-            for _ in 0..40 {
+            for _ in 0..COARSEST_SWEEPS {
                 self.levels[level].smooth();
             }
             return;
         }
-        for _ in 0..2 {
+        for _ in 0..SMOOTHING_SWEEPS {
             self.levels[level].smooth();
         }
         self.levels[level].residual();
+        self.restrict(level);
+        self.v_cycle(level + 1);
+        self.prolong(level);
+        for _ in 0..SMOOTHING_SWEEPS {
+            self.levels[level].smooth();
+        }
+    }
+
+    /// Level `level + 1`'s b: the mean of the fluid children's residuals of level `level`
+    /// (with the mean removed in a closed box), and its p zero.
+    pub(crate) fn restrict(&mut self, level: usize) {
         let (fine_levels, coarse_levels) = self.levels.split_at_mut(level + 1);
         let (fine, coarse) = (&fine_levels[level], &mut coarse_levels[0]);
         let (fx, fy, cx) = (fine.nx(), fine.ny(), coarse.nx());
@@ -237,9 +318,13 @@ impl Multigrid {
             remove_mean(&mut coarse.b, &coarse.fluid);
         }
         coarse.p.iter_mut().for_each(|p| *p = 0.0);
-        self.v_cycle(level + 1);
+    }
+
+    /// Level `level`'s p plus the correction level `level + 1` solved for, interpolated.
+    pub(crate) fn prolong(&mut self, level: usize) {
         let (fine_levels, coarse_levels) = self.levels.split_at_mut(level + 1);
         let (fine, coarse) = (&mut fine_levels[level], &coarse_levels[0]);
+        let (fx, cx) = (fine.nx(), coarse.nx());
         let fluid = &fine.fluid;
         let cy = coarse.ny();
         let dirichlet = self.dirichlet;
@@ -281,9 +366,6 @@ impl Multigrid {
                 }
             }
         });
-        for _ in 0..2 {
-            self.levels[level].smooth();
-        }
     }
 }
 

@@ -5,7 +5,7 @@
 use super::cpu::CpuInk;
 use super::cuda::{CudaInk, Fields};
 use super::fields::{Field, Flow, Ink};
-use super::params::{InkParams, PressureSolver};
+use super::params::InkParams;
 use super::scene::{Background, InkScene};
 use super::{InkStage, SolveReport, Stamp};
 use crate::sims::Backend;
@@ -42,25 +42,13 @@ impl InkSolver {
         backend: Backend,
         device: usize,
     ) -> Result<(InkSolver, String)> {
-        let multigrid = scene.params.pressure_solver == PressureSolver::Multigrid;
         let cuda = match (backend, crate::cuda::unavailable()) {
             (Backend::Cpu, _) => Err("cpu".to_string()),
             (Backend::Cuda, Some(reason)) => bail!(
                 "--backend cuda cannot run on this machine: {reason}; use --backend cpu or \
                  --backend auto"
             ),
-            (Backend::Cuda, None) if multigrid => bail!(
-                "--backend cuda: ink's CUDA solver solves the pressure by Jacobi sweeps only, and \
-                 scene {} asks for params.pressure_solver = \"multigrid\"; set it to \"jacobi\" \
-                 or use --backend cpu",
-                scene.name
-            ),
             (Backend::Auto, Some(reason)) => Err(format!("cpu ({reason})")),
-            (Backend::Auto, None) if multigrid => Err(
-                "cpu (ink's CUDA solver has no multigrid pressure solver, which this scene asks \
-                 for)"
-                    .to_string(),
-            ),
             (_, None) => Ok(()),
         };
         let solid = |scene: &InkScene| {

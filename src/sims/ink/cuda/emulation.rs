@@ -6,9 +6,10 @@
 //! does). Needs a C++20 compiler (`CXX`, else `c++`), as PBF's emulation.
 
 use super::kernels::{splat_records, InkGrid};
+use super::multigrid::Hierarchy;
 use super::parity::{self, StageComparison, EMULATION_TOLERANCE, STATISTICS_TOLERANCE};
 use super::{slot, Fields};
-use crate::sims::ink::params::{Advection, InkParams};
+use crate::sims::ink::params::{Advection, InkParams, PressureSolver};
 use crate::sims::ink::scene::Background;
 use crate::sims::ink::{InkStage, Stamp};
 use std::path::{Path, PathBuf};
@@ -26,17 +27,39 @@ pub const GPU_LIKE_MEASURED: f32 = 2.5e-6;
 pub const RUN_MEASURED: f32 = 2.5e-5;
 
 /// Compiles ink.cpp (`contract`: with FMA contraction, as nvcc), with `mutation` (text, and
-/// what replaces it) applied to a copy of ink.cu when given.
-fn compile(output: &Path, contract: bool, mutation: Option<(&str, &str)>) -> PathBuf {
+/// what replaces it) applied to a copy of ink.cu when given ([`compile_mutant`] for another file).
+pub(super) fn compile(output: &Path, contract: bool, mutation: Option<(&str, &str)>) -> PathBuf {
+    compile_mutant(
+        output,
+        contract,
+        mutation.map(|(from, to)| ("ink.cu", from, to)),
+    )
+}
+
+/// As [`compile`], the mutation (file below kernels/, text, and what replaces it) applied to a
+/// copy of that file.
+pub(super) fn compile_mutant(
+    output: &Path,
+    contract: bool,
+    mutation: Option<(&str, &str, &str)>,
+) -> PathBuf {
     let compiler = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut flags = vec!["-std=c++20", "-O2", "-x", "c++"];
     let mutated = output.with_extension("kernels");
-    if let Some((from, to)) = mutation {
-        let source = std::fs::read_to_string(root.join("kernels/ink.cu")).expect("ink.cu");
-        assert!(source.contains(from), "ink.cu has no `{from}` to mutate");
+    if let Some((file, from, to)) = mutation {
+        // ink.cu and its header side by side, so that ink.cu's include finds the mutant.
         std::fs::create_dir_all(&mutated).expect("mutation dir");
-        std::fs::write(mutated.join("ink.cu"), source.replacen(from, to, 1)).expect("mutant");
+        for name in ["ink.cu", "ink_multigrid.cuh"] {
+            let source = std::fs::read_to_string(root.join("kernels").join(name)).expect("kernel");
+            let source = if name == file {
+                assert!(source.contains(from), "{file} has no `{from}` to mutate");
+                source.replacen(from, to, 1)
+            } else {
+                source
+            };
+            std::fs::write(mutated.join(name), source).expect("mutant");
+        }
     }
     if contract {
         flags.push("-ffp-contract=fast");
@@ -72,7 +95,7 @@ fn compile(output: &Path, contract: bool, mutation: Option<(&str, &str)>) -> Pat
 
 /// What the emulation is asked to run (`enum Stage` in ink.cpp).
 #[derive(Clone, Copy)]
-enum Command_ {
+pub(super) enum Command_ {
     Stage(InkStage),
     Picture {
         view: u32,
@@ -83,6 +106,33 @@ enum Command_ {
     Step {
         report: bool,
     },
+    /// One multigrid operation on the pooled arrays (`run_multigrid_operation` in ink.cpp).
+    Multigrid {
+        operation: u32,
+        level: u32,
+    },
+}
+
+/// The multigrid's side of an emulation: which levels run in the one block and with how many
+/// threads, and the pooled p, b, r (empty: zeros).
+#[derive(Clone, Debug)]
+pub(super) struct MgInput {
+    /// Levels of at most this many cells run in `pressure_mg_tail`.
+    pub tail_cells: usize,
+    /// Its threads (1: the mean's sums in the CPU's order).
+    pub tail_threads: u32,
+    /// The pooled arrays.
+    pub pools: [Vec<f32>; 3],
+}
+
+impl Default for MgInput {
+    fn default() -> Self {
+        MgInput {
+            tail_cells: super::multigrid::TAIL_CELLS,
+            tail_threads: 1,
+            pools: Default::default(),
+        }
+    }
 }
 
 /// Runs `command` on `fields` with the kernels on the CPU; returns the fields after, the
@@ -95,12 +145,35 @@ fn emulate(
     dt: f32,
     stamps: &[Stamp],
 ) -> (Fields, Vec<f64>, Vec<u8>) {
+    let (fields, stats, texels, _) = emulate_with(
+        program,
+        params,
+        fields,
+        command,
+        dt,
+        stamps,
+        &MgInput::default(),
+    );
+    (fields, stats, texels)
+}
+
+/// [`emulate`] with the multigrid's input `mg`; also returns the pooled p, b, r after.
+pub(super) fn emulate_with(
+    program: &Path,
+    params: &InkParams,
+    fields: &Fields,
+    command: Command_,
+    dt: f32,
+    stamps: &[Stamp],
+    mg: &MgInput,
+) -> (Fields, Vec<f64>, Vec<u8>, [Vec<f32>; 3]) {
     let g = InkGrid::new(params);
     let nx = g.nx as usize;
     let stage = match command {
         Command_::Stage(stage) => stage as u32,
         Command_::Picture { .. } => 8,
         Command_::Step { .. } => 9,
+        Command_::Multigrid { .. } => 10,
     };
     let (view, scalar, paper) = match command {
         Command_::Picture {
@@ -159,6 +232,34 @@ fn emulate(
     input.extend((0..g.v_faces()).map(|k| u8::from(flow.v_open(k % nx, k / nx))));
     input.extend(flow.solid().iter().map(|&s| u8::from(s)));
     input.extend_from_slice(&flow.poisson.cells);
+    let hierarchy = Hierarchy::new(flow);
+    let (operation, level) = match command {
+        Command_::Multigrid { operation, level } => (operation, level),
+        _ => (0, 0),
+    };
+    let mg_header = [
+        u32::from(params.pressure_solver == PressureSolver::Multigrid),
+        hierarchy.levels.len() as u32,
+        Hierarchy::tail(&hierarchy.levels, mg.tail_cells) as u32,
+        mg.tail_threads,
+        operation,
+        level,
+        0,
+        0,
+    ];
+    input.extend_from_slice(bytemuck::cast_slice(&mg_header));
+    input.extend_from_slice(bytemuck::cast_slice(&hierarchy.levels));
+    input.extend_from_slice(&hierarchy.stencil);
+    input.extend_from_slice(&hierarchy.solid);
+    let pooled = hierarchy.stencil.len();
+    for pool in &mg.pools {
+        if pool.is_empty() {
+            input.extend(std::iter::repeat_n(0u8, 4 * pooled));
+        } else {
+            assert_eq!(pool.len(), pooled, "a pooled array");
+            input.extend_from_slice(bytemuck::cast_slice(pool));
+        }
+    }
     let dir = tempfile::tempdir().expect("temp dir");
     let (input_path, output_path) = (dir.path().join("in.bin"), dir.path().join("out.bin"));
     std::fs::write(&input_path, input).expect("write input");
@@ -186,7 +287,13 @@ fn emulate(
     after.divergence.data = floats(g.cells());
     let stats: Vec<f64> = bytemuck::pod_collect_to_vec(&output[at..at + 8 * slot::COUNT]);
     at += 8 * slot::COUNT;
-    (after, stats, output[at..].to_vec())
+    let mut pool = || -> Vec<f32> {
+        let values = bytemuck::pod_collect_to_vec(&output[at..at + 4 * pooled]);
+        at += 4 * pooled;
+        values
+    };
+    let pools = [pool(), pool(), pool()];
+    (after, stats, output[at..].to_vec(), pools)
 }
 
 fn stage_comparisons(program: &Path, params: &InkParams) -> Vec<StageComparison> {

@@ -220,7 +220,7 @@ pub struct InkKernels {
     module: Module,
 }
 
-fn per_point(count: usize) -> LaunchConfig {
+pub(super) fn per_point(count: usize) -> LaunchConfig {
     launch::per_element(count, BLOCK)
 }
 
@@ -248,6 +248,14 @@ impl InkKernels {
         "divergence",
         "pressure",
         "pressure_residual",
+        "pressure_mg_load",
+        "pressure_mg_smooth",
+        "pressure_mg_residual",
+        "pressure_mg_restrict",
+        "pressure_mg_prolong",
+        "pressure_mg_sum",
+        "pressure_mg_remove_mean",
+        "pressure_mg_tail",
         "subtract_gradient",
         "reduce_totals",
         "reduce_finish",
@@ -275,7 +283,7 @@ impl InkKernels {
 
     /// # Safety
     /// As [`Module::launch`].
-    unsafe fn launch<'a>(
+    pub(super) unsafe fn launch<'a>(
         &'a self,
         kernel: &'static str,
         stream: &'a CudaStream,

@@ -4,31 +4,35 @@
 //! host synchronisation; the frame ends with the statistics reduced on the GPU and one 72-byte
 //! copy back (the frame's one synchronisation), which also carries the stage events' end.
 //!
-//! The pressure is solved by Jacobi sweeps on the GPU; `pressure_solver = "multigrid"` is not
-//! ported (the V-cycle's coarse levels and red-black sweeps would be ~10 more kernels): such
-//! scenes run on the CPU under `--backend auto` and are refused by `--backend cuda`, and a live
-//! switch to multigrid keeps Jacobi sweeps and says so once.
+//! The pressure is solved by Jacobi sweeps or, with `pressure_solver = "multigrid"`, by the CPU's
+//! multigrid V-cycles (`multigrid.rs`: the level hierarchy pooled on the GPU, its masks uploaded
+//! with the flow's).
 //!
 //! Here: buffers, construction, up- and download, the step's frame; `stages.rs` the launches of
-//! each stage, `kernels.rs` the typed launches, `picture.rs` the picture through a GL texture
+//! each stage, `kernels.rs` the typed launches, `multigrid.rs` the multigrid pressure solver's
+//! levels and launches, `picture.rs` the picture through a GL texture
 //! (CUDA–GL interop), `parity.rs` the comparison with the CPU solver stage by stage, and
 //! `emulation.rs` (tests) the same comparison with the kernels compiled as C++.
 
 pub mod kernels;
+pub mod multigrid;
 pub mod parity;
 mod picture;
 mod stages;
 
 #[cfg(test)]
 mod emulation;
+#[cfg(test)]
+mod emulation_multigrid;
 
 use super::fields::{Field, Flow, Ink};
-use super::params::InkParams;
+use super::params::{InkParams, PressureSolver};
 use super::{InkStage, SolveReport, Stamp};
 use crate::cuda::interop::GlInterop;
 use crate::cuda::{CudaError, EventTimer};
 use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream};
 use kernels::{InkGrid, InkKernels};
+use multigrid::GpuMultigrid;
 use std::sync::Arc;
 
 /// Slots of the statistics array the reductions fill (`reduce_finish`'s `first`).
@@ -43,8 +47,10 @@ pub mod slot {
     pub const TOTALS: u32 = 3;
     /// The picture's largest |scalar| and largest |u|² (`picture_scale`).
     pub const PICTURE: u32 = 7;
+    /// The multigrid's Σ over a level's fluid cells (its mean's numerator).
+    pub const MEAN: u32 = 9;
     /// Slots in all.
-    pub const COUNT: usize = 9;
+    pub const COUNT: usize = 10;
 }
 
 /// The solver's fields as the CPU solver holds them (read back from the GPU).
@@ -74,17 +80,20 @@ pub struct Totals {
 }
 
 /// Bytes of GPU memory per velocity cell: u and v three times (the field, the advection's
-/// output, MacCormack's φ̂), p twice (Jacobi's ping-pong), curl, divergence, and four masks.
+/// output, MacCormack's φ̂), p twice (Jacobi's ping-pong), curl, divergence, and four masks
+/// (the multigrid's levels come on top, [`GpuMultigrid::bytes`]).
 pub const BYTES_PER_CELL: u64 = 4 * (6 + 2 + 2) + 4;
 /// Bytes per ink cell: three channels, three times.
 pub const BYTES_PER_INK_CELL: u64 = 4 * 9;
 
-/// GPU memory `params` needs, bytes (with the reductions' partials and a row of faces).
+/// GPU memory `params` needs, bytes (with the reductions' partials, a row of faces and the
+/// multigrid's levels).
 pub fn gpu_bytes(params: &InkParams) -> u64 {
     let g = InkGrid::new(params);
     g.faces() as u64 * BYTES_PER_CELL
         + g.ink_cells() as u64 * BYTES_PER_INK_CELL
         + 4 * 8 * kernels::blocks(g.ink_cells()) as u64
+        + GpuMultigrid::bytes(params.cells_x, params.cells_y)
 }
 
 pub(super) struct Buffers {
@@ -110,6 +119,8 @@ pub(super) struct Buffers {
     pub partials: CudaSlice<f64>,
     /// [`slot::COUNT`] values.
     pub stats: CudaSlice<f64>,
+    /// The multigrid pressure solver's levels.
+    pub multigrid: GpuMultigrid,
 }
 
 /// The CUDA ink solver.
@@ -138,7 +149,8 @@ pub struct CudaInk {
     interop: GlInterop,
     /// The surface object of the mapped texture's array, kept while the array is the same.
     surface: Option<(sys::CUarray, u64)>,
-    multigrid_noted: bool,
+    /// Multigrid levels of at most this many cells run in one block.
+    tail_cells: usize,
     interop_noted: bool,
 }
 
@@ -216,7 +228,7 @@ impl CudaInk {
             frame_open: false,
             interop: GlInterop::default(),
             surface: None,
-            multigrid_noted: false,
+            tail_cells: multigrid::TAIL_CELLS,
             interop_noted: false,
             params,
         };
@@ -249,6 +261,7 @@ impl CudaInk {
             stencil: stream.alloc_zeros(nc)?,
             partials: stream.alloc_zeros(4 * kernels::blocks(g.ink_cells()))?,
             stats: stream.alloc_zeros(slot::COUNT)?,
+            multigrid: GpuMultigrid::new(stream, g.nx as usize, g.ny as usize)?,
         })
     }
 
@@ -319,6 +332,11 @@ impl CudaInk {
             s.memcpy_htod(&divergence.data, &mut b.divergence)
                 .map_err(&copy)?;
         }
+        // The multigrid's masks follow now when it is in use, else at its first step.
+        b.multigrid.current = false;
+        if self.params.pressure_solver == PressureSolver::Multigrid {
+            b.multigrid.upload(s, flow)?;
+        }
         s.synchronize().map_err(&copy)?;
         self.fluid_cells = solid.iter().filter(|&&s| s == 0).count();
         self.solved_cells = flow
@@ -377,11 +395,88 @@ impl CudaInk {
     }
 
     /// Makes the cells where `solid` solid: the faces beside them close, the pressure there is
-    /// zeroed and the stencil follows (as `CpuInk::set_solid`; one round trip through the host).
+    /// zeroed and the stencil follows (as `CpuInk::set_solid`). Only the rows that can change go
+    /// through the host — the rows whose cells changed and one either side, of the velocity,
+    /// pressure and masks — and the multigrid's masks; a brush stroke's event moves a few rows,
+    /// not the grid.
     pub fn set_solid(&mut self, solid: Vec<bool>) -> Result<(), CudaError> {
-        let mut fields = self.read_back()?;
-        fields.flow.set_solid(solid);
-        self.upload(&fields.flow, &fields.ink, None, None)
+        let (nx, ny) = (self.mirror.nx, self.mirror.ny);
+        assert_eq!(solid.len(), nx * ny, "the solver's grid");
+        let old = self.mirror.solid();
+        let row = |mask: &[bool], j: usize| mask[j * nx..(j + 1) * nx].to_vec();
+        let changed: Vec<usize> = (0..ny).filter(|&j| row(old, j) != row(&solid, j)).collect();
+        let (Some(&first), Some(&last)) = (changed.first(), changed.last()) else {
+            return Ok(());
+        };
+        let (j0, j1) = (first.saturating_sub(1), (last + 2).min(ny));
+        let cells = j0 * nx..j1 * nx;
+        let u_faces = j0 * (nx + 1)..j1 * (nx + 1);
+        let v_faces = j0 * nx..((j1 + 1).min(ny + 1)) * nx;
+        let s = &self.stream;
+        let b = &mut self.buffers;
+        let mirror = &mut self.mirror;
+        let down = CudaError::driver("copying the obstacles' rows from the GPU");
+        s.memcpy_dtoh(
+            &b.u.slice(u_faces.clone()),
+            &mut mirror.u.data[u_faces.clone()],
+        )
+        .map_err(&down)?;
+        s.memcpy_dtoh(
+            &b.v.slice(v_faces.clone()),
+            &mut mirror.v.data[v_faces.clone()],
+        )
+        .map_err(&down)?;
+        s.memcpy_dtoh(&b.p.slice(cells.clone()), &mut mirror.p.data[cells.clone()])
+            .map_err(&down)?;
+        s.synchronize().map_err(&down)?;
+        mirror.set_solid(solid);
+        let u_open: Vec<u8> = u_faces
+            .clone()
+            .map(|k| u8::from(mirror.u_open(k % (nx + 1), k / (nx + 1))))
+            .collect();
+        let v_open: Vec<u8> = v_faces
+            .clone()
+            .map(|k| u8::from(mirror.v_open(k % nx, k / nx)))
+            .collect();
+        let solid_bytes: Vec<u8> = mirror.solid()[cells.clone()]
+            .iter()
+            .map(|&s| u8::from(s))
+            .collect();
+        let up = CudaError::driver("copying the obstacles' rows to the GPU");
+        let (u_range, v_range) = (u_faces.clone(), v_faces.clone());
+        s.memcpy_htod(&mirror.u.data[u_range], &mut b.u.slice_mut(u_faces.clone()))
+            .map_err(&up)?;
+        s.memcpy_htod(&mirror.v.data[v_range], &mut b.v.slice_mut(v_faces.clone()))
+            .map_err(&up)?;
+        s.memcpy_htod(
+            &mirror.p.data[cells.clone()],
+            &mut b.p.slice_mut(cells.clone()),
+        )
+        .map_err(&up)?;
+        s.memcpy_htod(&u_open, &mut b.u_open.slice_mut(u_faces))
+            .map_err(&up)?;
+        s.memcpy_htod(&v_open, &mut b.v_open.slice_mut(v_faces))
+            .map_err(&up)?;
+        s.memcpy_htod(&solid_bytes, &mut b.solid.slice_mut(cells.clone()))
+            .map_err(&up)?;
+        s.memcpy_htod(
+            &mirror.poisson.cells[cells.clone()],
+            &mut b.stencil.slice_mut(cells),
+        )
+        .map_err(&up)?;
+        b.multigrid.current = false;
+        if self.params.pressure_solver == PressureSolver::Multigrid {
+            b.multigrid.upload(s, mirror)?;
+        }
+        s.synchronize().map_err(&up)?;
+        self.fluid_cells = mirror.solid().iter().filter(|&&s| !s).count();
+        self.solved_cells = mirror
+            .poisson
+            .cells
+            .iter()
+            .filter(|&&c| c >> super::boundary::DIAGONAL_SHIFT != 0)
+            .count();
+        Ok(())
     }
 
     /// The flow's shape and masks on the host (its values are not kept up to date).

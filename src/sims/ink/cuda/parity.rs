@@ -36,6 +36,12 @@ pub const STATISTICS_TOLERANCE: f64 = 1e-5;
 pub const GPU_TOLERANCE: f32 = 2.5e-5;
 /// The GPU's allowance for statistics, relative: they are sums of the fields' squares.
 pub const GPU_STATISTICS_TOLERANCE: f64 = 1e-4;
+/// The GPU's allowance for the residual after multigrid V-cycles, relative: four cycles leave a
+/// residual near single precision's rounding of the pressure equation, so its digits are the
+/// rounding's, and FMA contraction moves them — by 1.6e-4 in the GPU-like emulation
+/// (`MG_RESIDUAL_MEASURED` in emulation_multigrid.rs, a bound on it); the allowance is ten
+/// times the bound.
+pub const MG_RESIDUAL_TOLERANCE: f64 = 2e-3;
 
 /// The comparison scene: 48 × 40 cells of 2.5 cm, inflow at 0.5 m/s on the left, outflow on the
 /// right, no-slip walls below and above, a disc in the way; vorticity, damping, fade and
@@ -311,13 +317,47 @@ pub fn compare_stages(
     Ok(comparisons)
 }
 
+/// The multigrid's comparison scenes: the comparison scene (`closed` false: an outflow side,
+/// Dirichlet levels) or the same box closed by walls (pure Neumann: the means removed), with 4
+/// V-cycles per step.
+pub fn multigrid_params(closed: bool) -> InkParams {
+    let mut params = params(Advection::Maccormack, 2);
+    params.pressure_solver = PressureSolver::Multigrid;
+    params.iterations = 4;
+    if closed {
+        params.boundary.sides = [SideKind::Wall; 4];
+    }
+    params
+}
+
+/// The multigrid configurations the GPU checks run: the channel and the closed box, with the
+/// small levels in one block (the default) and with every level but the coarsest launched
+/// kernel by kernel (tail cells 0).
+pub const MULTIGRID_CONFIGURATIONS: [(bool, usize); 4] = [
+    (false, super::multigrid::TAIL_CELLS),
+    (false, 0),
+    (true, super::multigrid::TAIL_CELLS),
+    (true, 0),
+];
+
 /// Every stage of the scene of `params` on CUDA device `device` against the CPU solver (each
 /// stage from the CPU's state, uploaded).
 pub fn gpu_stage_comparisons(
     device: usize,
     params: &InkParams,
 ) -> Result<Vec<StageComparison>, String> {
+    gpu_stage_comparisons_with(device, params, super::multigrid::TAIL_CELLS)
+}
+
+/// [`gpu_stage_comparisons`] with the multigrid's levels of at most `tail_cells` cells in one
+/// block.
+pub fn gpu_stage_comparisons_with(
+    device: usize,
+    params: &InkParams,
+    tail_cells: usize,
+) -> Result<Vec<StageComparison>, String> {
     let mut cuda = CudaInk::new_on(device, params.clone(), &solid).map_err(|e| e.to_string())?;
+    cuda.set_multigrid_tail_cells(tail_cells);
     let mut other = |stage: InkStage, before: &Fields, dt: f32, stamps: &[Stamp]| {
         let run = |cuda: &mut CudaInk| -> Result<(Fields, Vec<f64>), crate::cuda::CudaError> {
             cuda.upload(
@@ -349,7 +389,18 @@ pub fn gpu_run_comparison(
     device: usize,
     params: &InkParams,
 ) -> Result<(Vec<Difference>, [Statistic; 3]), String> {
+    gpu_run_comparison_with(device, params, super::multigrid::TAIL_CELLS)
+}
+
+/// [`gpu_run_comparison`] with the multigrid's levels of at most `tail_cells` cells in one
+/// block.
+pub fn gpu_run_comparison_with(
+    device: usize,
+    params: &InkParams,
+    tail_cells: usize,
+) -> Result<(Vec<Difference>, [Statistic; 3]), String> {
     let mut cuda = CudaInk::new_on(device, params.clone(), &solid).map_err(|e| e.to_string())?;
+    cuda.set_multigrid_tail_cells(tail_cells);
     let mut cpu = CpuInk::new(params.clone(), solid);
     for step in 0..RUN_STEPS {
         let stamps = stamps(step);
@@ -438,5 +489,109 @@ pub fn gpu_run_check(device: usize) -> Result<(bool, String), String> {
         } else {
             format!("{detail}; {}", failures.join("; "))
         },
+    ))
+}
+
+/// The multigrid pressure solver on CUDA device `device` against the CPU's, in every
+/// [`MULTIGRID_CONFIGURATIONS`]: every stage within [`GPU_TOLERANCE`] (statistics
+/// [`GPU_STATISTICS_TOLERANCE`]) and [`RUN_STEPS`] steps within [`RUN_TOLERANCE`].
+pub fn gpu_multigrid_check(device: usize) -> Result<(bool, String), String> {
+    let (mut worst, mut run, mut failures) = (0.0f32, 0.0f32, Vec::new());
+    for (closed, tail_cells) in MULTIGRID_CONFIGURATIONS {
+        let params = multigrid_params(closed);
+        let what = format!(
+            "{} box, tail cells {tail_cells}",
+            if closed { "closed" } else { "open" }
+        );
+        for c in gpu_stage_comparisons_with(device, &params, tail_cells)? {
+            worst = worst.max(c.worst());
+            let statistics = if c.stage == InkStage::Pressure {
+                MG_RESIDUAL_TOLERANCE
+            } else {
+                GPU_STATISTICS_TOLERANCE
+            };
+            if let Err(failure) = c.check(GPU_TOLERANCE, statistics) {
+                failures.push(format!("{what}: {failure}"));
+            }
+        }
+        let (fields, statistics) = gpu_run_comparison_with(device, &params, tail_cells)?;
+        for d in fields {
+            run = run.max(d.relative);
+            if d.relative.is_nan() || d.relative > RUN_TOLERANCE {
+                failures.push(format!("{what}, {RUN_STEPS} steps: {d:?}"));
+            }
+        }
+        for (name, cpu, gpu) in statistics {
+            let error = (cpu - gpu).abs() / cpu.abs().max(1e-300);
+            if error.is_nan() || error > f64::from(RUN_TOLERANCE) {
+                failures.push(format!("{what}: {name} CPU {cpu:.6e}, GPU {gpu:.6e}"));
+            }
+        }
+    }
+    let detail = format!(
+        "4 V-cycles, open and closed box, small levels in one block and not: worst stage \
+         difference {worst:.2e} (allowed {GPU_TOLERANCE:.1e}), after {RUN_STEPS} steps {run:.2e} \
+         (allowed {RUN_TOLERANCE:.1e})"
+    );
+    Ok((
+        failures.is_empty(),
+        if failures.is_empty() {
+            detail
+        } else {
+            format!("{detail}; {}", failures.join("; "))
+        },
+    ))
+}
+
+/// Painting obstacles on CUDA device `device` (only the rows that change go through the host,
+/// `CudaInk::set_solid`) against the CPU's `set_solid`, from the stirred comparison scene with
+/// multigrid pressure: a disc painted in and then half of it erased; every field after, and
+/// after a step, equal within [`GPU_TOLERANCE`].
+pub fn gpu_set_solid_check(device: usize) -> Result<(bool, String), String> {
+    let params = multigrid_params(false);
+    let mut cpu = stirred(&params, 12);
+    let mut cuda = CudaInk::new_on(device, params.clone(), &solid).map_err(|e| e.to_string())?;
+    let run = |cuda: &mut CudaInk, cpu: &mut CpuInk| -> Result<f32, crate::cuda::CudaError> {
+        let fields = fields_of(cpu);
+        cuda.upload(
+            &fields.flow,
+            &fields.ink,
+            Some(&fields.curl),
+            Some(&fields.divergence),
+        )?;
+        let (nx, ny) = (cpu.flow.nx, cpu.flow.ny);
+        let mut worst = 0.0f32;
+        for erase in [false, true] {
+            let mut mask = cpu.flow.solid().to_vec();
+            for (k, cell) in mask.iter_mut().enumerate() {
+                let (i, j) = (
+                    (k % nx) as f32 - 0.7 * nx as f32,
+                    (k / nx) as f32 - 0.3 * ny as f32,
+                );
+                if i * i + j * j < 16.0 && (!erase || i < 0.0) {
+                    *cell = !erase;
+                }
+            }
+            cpu.set_solid(mask.clone());
+            cuda.set_solid(mask)?;
+            for d in differences(&fields_of(cpu), &cuda.read_back()?) {
+                worst = worst.max(d.relative);
+            }
+        }
+        cpu.step(params.dt, &stamps(12));
+        cuda.step(params.dt, &stamps(12), true)?;
+        cuda.end_frame()?;
+        for d in differences(&fields_of(cpu), &cuda.read_back()?) {
+            worst = worst.max(d.relative);
+        }
+        Ok(worst)
+    };
+    let worst = run(&mut cuda, &mut cpu).map_err(|e| e.to_string())?;
+    Ok((
+        worst <= GPU_TOLERANCE,
+        format!(
+            "a disc painted and half erased, then a step: worst field difference {worst:.2e} \
+             (allowed {GPU_TOLERANCE:.1e})"
+        ),
     ))
 }

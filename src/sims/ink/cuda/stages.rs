@@ -136,33 +136,15 @@ impl CudaInk {
     }
 
     /// `iterations` Jacobi sweeps from the last pressure × the carry-over (folded into the
-    /// first sweep); with `report`, the residual.
+    /// first sweep), or as many multigrid V-cycles (`multigrid.rs`); with `report`, the
+    /// residual.
     fn pressure(&mut self, report: bool) -> Result<(), CudaError> {
-        if self.params.pressure_solver == PressureSolver::Multigrid && !self.multigrid_noted {
-            eprintln!(
-                "note: ink's CUDA solver has no multigrid pressure solver; it keeps solving by \
-                 Jacobi sweeps ({} per step)",
-                self.params.iterations
-            );
-            self.multigrid_noted = true;
+        if self.params.pressure_solver == PressureSolver::Multigrid {
+            self.multigrid_pressure()?;
+        } else {
+            self.jacobi_pressure()?;
         }
-        let carry = self.params.pressure_carry_over;
-        let dx2 = self.grid.dx * self.grid.dx;
         let (k, s, g, b) = (&self.kernels, &self.stream, &self.grid, &mut self.buffers);
-        for iteration in 0..self.params.iterations {
-            let scale = if iteration == 0 { carry } else { 1.0 };
-            k.pressure(
-                s,
-                g,
-                &b.stencil,
-                &b.divergence,
-                &b.p,
-                &mut b.p_next,
-                scale,
-                dx2,
-            )?;
-            std::mem::swap(&mut b.p, &mut b.p_next);
-        }
         if report {
             let weight = 1.0 / (g.dx * g.dx);
             k.pressure_residual(
@@ -183,6 +165,28 @@ impl CudaInk {
                 &mut b.stats,
                 slot::RESIDUAL,
             )?;
+        }
+        Ok(())
+    }
+
+    /// `iterations` Jacobi sweeps, the carry-over folded into the first.
+    fn jacobi_pressure(&mut self) -> Result<(), CudaError> {
+        let carry = self.params.pressure_carry_over;
+        let dx2 = self.grid.dx * self.grid.dx;
+        let (k, s, g, b) = (&self.kernels, &self.stream, &self.grid, &mut self.buffers);
+        for iteration in 0..self.params.iterations {
+            let scale = if iteration == 0 { carry } else { 1.0 };
+            k.pressure(
+                s,
+                g,
+                &b.stencil,
+                &b.divergence,
+                &b.p,
+                &mut b.p_next,
+                scale,
+                dx2,
+            )?;
+            std::mem::swap(&mut b.p, &mut b.p_next);
         }
         Ok(())
     }

@@ -1,0 +1,489 @@
+//! Host side of `kernels/ink_multigrid.cuh`: the `pressure` stage with `pressure_solver =
+//! "multigrid"` on the GPU — `Multigrid::solve` of the CPU (`src/sims/ink/multigrid.rs`), the
+//! same V-cycles launched on the solver's stream with no synchronisation. The levels' arrays are
+//! pooled and allocated with the solver (their shapes depend on the grid only); their masks
+//! (stencil and solid bytes, built on the host by the CPU's own code) are uploaded with the
+//! flow's.
+//!
+//! Launches per step: 2 to load (+ 3 to remove the mean in a closed box, pure Neumann), per
+//! V-cycle 11 per level of more than [`TAIL_CELLS`] cells (+ 3 in a closed box) and one
+//! `pressure_mg_tail` that runs the rest in one block, then the store (+ 2 in a closed box).
+
+use super::kernels::{per_point, InkKernels};
+use super::{slot, CudaInk};
+use crate::cuda::launch::{one_block, OrNull};
+use crate::cuda::CudaError;
+use crate::sims::ink::boundary::Poisson;
+use crate::sims::ink::fields::Flow;
+use crate::sims::ink::multigrid::{level_shapes, SMOOTHING_SWEEPS};
+use bytemuck::{Pod, Zeroable};
+use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
+use std::sync::Arc;
+
+/// Levels of at most this many cells run in the one-block `pressure_mg_tail`.
+pub const TAIL_CELLS: usize = 8192;
+/// Threads of `pressure_mg_tail` (`INK_MG_TAIL_THREADS` in ink_multigrid.cuh).
+pub const TAIL_THREADS: u32 = 1024;
+
+/// One level of the hierarchy, as `struct InkLevel` in `kernels/ink_multigrid.cuh`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct InkLevel {
+    /// Cells along x.
+    pub nx: i32,
+    /// Cells along y.
+    pub ny: i32,
+    /// The level's first cell in the pooled arrays.
+    pub offset: u32,
+    /// Fluid cells (the mean's count).
+    pub fluid: u32,
+    /// h², m².
+    pub h2: f32,
+    /// 1 / h².
+    pub weight: f32,
+    /// Bit per side (left, right, bottom, top): an outflow, zero pressure beyond it.
+    pub outflow: u32,
+    /// Unused (keeps the record a multiple of 8 bytes).
+    pub spare: u32,
+}
+
+// SAFETY: plain old data of 4-byte fields, laid out as the C struct it mirrors.
+unsafe impl DeviceRepr for InkLevel {}
+// SAFETY: every field is an integer or a float, for which all-zero bits are a value.
+unsafe impl ValidAsZeroBits for InkLevel {}
+
+impl InkLevel {
+    /// Cells of the level.
+    pub fn cells(&self) -> usize {
+        (self.nx * self.ny) as usize
+    }
+}
+
+/// The hierarchy of a flow's grid and masks, built on the host with the CPU's operations
+/// (`level_shapes`, `Poisson::new`): the levels and their pooled stencil and solid bytes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hierarchy {
+    /// Finest first.
+    pub levels: Vec<InkLevel>,
+    /// Pooled stencil bytes.
+    pub stencil: Vec<u8>,
+    /// Pooled solid bytes (1: not fluid).
+    pub solid: Vec<u8>,
+}
+
+impl Hierarchy {
+    /// The hierarchy of `flow`'s grid, solid cells and sides.
+    pub fn new(flow: &Flow) -> Hierarchy {
+        let fluid = flow.solid().iter().map(|s| !s).collect();
+        let outflow = (0..4)
+            .map(|side| u32::from(flow.boundary.dirichlet(side)) << side)
+            .sum();
+        let (mut levels, mut stencil, mut solid) = (Vec::new(), Vec::new(), Vec::new());
+        for (nx, ny, h, fluid) in level_shapes(flow.nx, flow.ny, flow.dx, fluid) {
+            let poisson = Poisson::new(nx, ny, &fluid, &flow.boundary);
+            let h2 = h * h;
+            levels.push(InkLevel {
+                nx: nx as i32,
+                ny: ny as i32,
+                offset: stencil.len() as u32,
+                fluid: fluid.iter().filter(|&&f| f).count() as u32,
+                h2,
+                weight: 1.0 / h2,
+                outflow,
+                spare: 0,
+            });
+            stencil.extend_from_slice(&poisson.cells);
+            solid.extend(fluid.iter().map(|&f| u8::from(!f)));
+        }
+        Hierarchy {
+            levels,
+            stencil,
+            solid,
+        }
+    }
+
+    /// Pooled cells of an `nx × ny` grid's levels.
+    pub fn pooled_cells(nx: usize, ny: usize) -> usize {
+        level_shapes(nx, ny, 1.0, vec![true; nx * ny])
+            .iter()
+            .map(|(x, y, _, _)| x * y)
+            .sum()
+    }
+
+    /// The first level `pressure_mg_tail` runs: the first of at most `tail_cells` cells, else
+    /// the coarsest.
+    pub fn tail(levels: &[InkLevel], tail_cells: usize) -> usize {
+        levels
+            .iter()
+            .position(|l| l.cells() <= tail_cells)
+            .unwrap_or(levels.len() - 1)
+    }
+}
+
+/// The hierarchy's arrays on the GPU.
+pub struct GpuMultigrid {
+    levels: Vec<InkLevel>,
+    levels_device: CudaSlice<InkLevel>,
+    stencil: CudaSlice<u8>,
+    solid: CudaSlice<u8>,
+    p: CudaSlice<f32>,
+    b: CudaSlice<f32>,
+    r: CudaSlice<f32>,
+    /// Whether the masks on the GPU are the flow's present ones.
+    pub current: bool,
+}
+
+impl GpuMultigrid {
+    /// Arrays for an `nx × ny` grid (masks to be uploaded).
+    pub fn new(
+        stream: &Arc<CudaStream>,
+        nx: usize,
+        ny: usize,
+    ) -> Result<Self, cudarc::driver::DriverError> {
+        let n = Hierarchy::pooled_cells(nx, ny);
+        let count = level_shapes(nx, ny, 1.0, vec![true; nx * ny]).len();
+        Ok(GpuMultigrid {
+            levels: Vec::new(),
+            levels_device: stream.alloc_zeros(count)?,
+            stencil: stream.alloc_zeros(n)?,
+            solid: stream.alloc_zeros(n)?,
+            p: stream.alloc_zeros(n)?,
+            b: stream.alloc_zeros(n)?,
+            r: stream.alloc_zeros(n)?,
+            current: false,
+        })
+    }
+
+    /// Bytes of GPU memory the arrays of an `nx × ny` grid take.
+    pub fn bytes(nx: usize, ny: usize) -> u64 {
+        Hierarchy::pooled_cells(nx, ny) as u64 * (3 * 4 + 2)
+    }
+
+    /// Uploads the masks of `flow` (its shape is the arrays').
+    pub fn upload(&mut self, stream: &Arc<CudaStream>, flow: &Flow) -> Result<(), CudaError> {
+        let hierarchy = Hierarchy::new(flow);
+        let copy = CudaError::driver("copying the multigrid levels' masks to the GPU");
+        stream
+            .memcpy_htod(&hierarchy.levels, &mut self.levels_device)
+            .map_err(&copy)?;
+        stream
+            .memcpy_htod(&hierarchy.stencil, &mut self.stencil)
+            .map_err(&copy)?;
+        stream
+            .memcpy_htod(&hierarchy.solid, &mut self.solid)
+            .map_err(&copy)?;
+        self.levels = hierarchy.levels;
+        self.current = true;
+        Ok(())
+    }
+}
+
+impl CudaInk {
+    /// Which levels run in the one-block kernel: those of at most `cells` cells (the parity
+    /// checks run both paths; the default is [`TAIL_CELLS`]).
+    pub fn set_multigrid_tail_cells(&mut self, cells: usize) {
+        self.tail_cells = cells;
+    }
+
+    /// `iterations` V-cycles from the last pressure × the carry-over (`Multigrid::solve`).
+    pub(super) fn multigrid_pressure(&mut self) -> Result<(), CudaError> {
+        if !self.buffers.multigrid.current {
+            self.buffers.multigrid.upload(&self.stream, &self.mirror)?;
+        }
+        let carry = self.params.pressure_carry_over;
+        let cycles = self.params.iterations;
+        let (k, s, b) = (&self.kernels, &self.stream, &mut self.buffers);
+        let mg = &mut b.multigrid;
+        let levels = mg.levels.clone();
+        let tail = Hierarchy::tail(&levels, self.tail_cells);
+        let finest = levels[0];
+        let pure_neumann = finest.outflow == 0;
+        k.pressure_mg_load(s, finest, &b.divergence, &b.p, carry, &mut mg.b, &mut mg.p)?;
+        let mut remove_mean = |mg: &mut GpuMultigrid,
+                               level: InkLevel,
+                               of_p: bool,
+                               out: Option<&mut CudaSlice<f32>>|
+         -> Result<(), CudaError> {
+            let values = if of_p { &mut mg.p } else { &mut mg.b };
+            k.pressure_mg_sum(s, level, &mg.solid, values, &mut b.partials)?;
+            let count = level.cells();
+            k.reduce_finish(s, &b.partials, count, 1, 0, &mut b.stats, slot::MEAN)?;
+            k.pressure_mg_remove_mean(s, level, &mg.solid, values, &b.stats, slot::MEAN, out)
+        };
+        if pure_neumann {
+            remove_mean(mg, finest, false, None)?;
+        }
+        for _ in 0..cycles {
+            for l in 0..tail {
+                let (fine, coarse) = (levels[l], levels[l + 1]);
+                smooth(k, s, mg, fine)?;
+                k.pressure_mg_residual(s, fine, &mg.stencil, &mg.p, &mg.b, &mut mg.r)?;
+                k.pressure_mg_restrict(s, fine, coarse, &mg.solid, &mg.r, &mut mg.b, &mut mg.p)?;
+                if pure_neumann {
+                    remove_mean(mg, coarse, false, None)?;
+                }
+            }
+            k.pressure_mg_tail(s, tail, levels.len(), mg)?;
+            for l in (0..tail).rev() {
+                let (fine, coarse) = (levels[l], levels[l + 1]);
+                k.pressure_mg_prolong(s, coarse, fine, &mg.stencil, &mg.solid, &mut mg.p)?;
+                smooth(k, s, mg, fine)?;
+            }
+        }
+        if pure_neumann {
+            remove_mean(mg, finest, true, Some(&mut b.p))
+        } else {
+            s.memcpy_dtod(&mg.p.slice(0..finest.cells()), &mut b.p)
+                .map_err(CudaError::driver("copying the multigrid's pressure"))
+        }
+    }
+}
+
+/// [`SMOOTHING_SWEEPS`] red-black sweeps of `level`.
+fn smooth(
+    k: &InkKernels,
+    s: &CudaStream,
+    mg: &mut GpuMultigrid,
+    level: InkLevel,
+) -> Result<(), CudaError> {
+    for _ in 0..SMOOTHING_SWEEPS {
+        for colour in 0..2 {
+            k.pressure_mg_smooth(s, level, &mg.stencil, &mut mg.p, &mg.b, colour)?;
+        }
+    }
+    Ok(())
+}
+
+/// Cells of one colour of `level` (`colour_slots` in ink_multigrid.cuh).
+fn colour_slots(level: InkLevel) -> usize {
+    ((level.nx + 1) / 2 * level.ny) as usize
+}
+
+/// The multigrid kernels, one method per kernel taking its parameters in order. Pooled arrays
+/// hold every level (`GpuMultigrid::new`); level 0's are the flow's cells.
+#[allow(clippy::too_many_arguments)]
+impl InkKernels {
+    /// Level 0's b = the divergence, p = the pressure × `carry`.
+    pub fn pressure_mg_load(
+        &self,
+        stream: &CudaStream,
+        level: InkLevel,
+        divergence: &CudaSlice<f32>,
+        pressure: &CudaSlice<f32>,
+        carry: f32,
+        b: &mut CudaSlice<f32>,
+        p: &mut CudaSlice<f32>,
+    ) -> Result<(), CudaError> {
+        let args = (&level, divergence, pressure, &carry, b, p);
+        // SAFETY: ink_multigrid.cuh's parameters; every array holds level 0's cells.
+        unsafe { self.launch("pressure_mg_load", stream, per_point(level.cells()), args) }
+    }
+
+    /// One colour of a red-black sweep of `level`.
+    pub fn pressure_mg_smooth(
+        &self,
+        stream: &CudaStream,
+        level: InkLevel,
+        stencil: &CudaSlice<u8>,
+        p: &mut CudaSlice<f32>,
+        b: &CudaSlice<f32>,
+        colour: i32,
+    ) -> Result<(), CudaError> {
+        let args = (&level, stencil, p, b, &colour);
+        let config = per_point(colour_slots(level));
+        // SAFETY: ink_multigrid.cuh's parameters; the pooled arrays hold the level; its
+        // stencil's bits name only neighbours in the level.
+        unsafe { self.launch("pressure_mg_smooth", stream, config, args) }
+    }
+
+    /// r = b − Laplacian(p)/h² on `level`.
+    pub fn pressure_mg_residual(
+        &self,
+        stream: &CudaStream,
+        level: InkLevel,
+        stencil: &CudaSlice<u8>,
+        p: &CudaSlice<f32>,
+        b: &CudaSlice<f32>,
+        r: &mut CudaSlice<f32>,
+    ) -> Result<(), CudaError> {
+        let args = (&level, stencil, p, b, r);
+        // SAFETY: as pressure_mg_smooth.
+        unsafe {
+            self.launch(
+                "pressure_mg_residual",
+                stream,
+                per_point(level.cells()),
+                args,
+            )
+        }
+    }
+
+    /// `coarse`'s b from `fine`'s r, its p zeroed.
+    pub fn pressure_mg_restrict(
+        &self,
+        stream: &CudaStream,
+        fine: InkLevel,
+        coarse: InkLevel,
+        solid: &CudaSlice<u8>,
+        r: &CudaSlice<f32>,
+        b: &mut CudaSlice<f32>,
+        p: &mut CudaSlice<f32>,
+    ) -> Result<(), CudaError> {
+        let args = (&fine, &coarse, solid, r, b, p);
+        let config = per_point(coarse.cells());
+        // SAFETY: ink_multigrid.cuh's parameters; the pooled arrays hold both levels.
+        unsafe { self.launch("pressure_mg_restrict", stream, config, args) }
+    }
+
+    /// `fine`'s p plus `coarse`'s correction.
+    pub fn pressure_mg_prolong(
+        &self,
+        stream: &CudaStream,
+        coarse: InkLevel,
+        fine: InkLevel,
+        stencil: &CudaSlice<u8>,
+        solid: &CudaSlice<u8>,
+        p: &mut CudaSlice<f32>,
+    ) -> Result<(), CudaError> {
+        let args = (&coarse, &fine, stencil, solid, p);
+        // SAFETY: as pressure_mg_restrict.
+        unsafe { self.launch("pressure_mg_prolong", stream, per_point(fine.cells()), args) }
+    }
+
+    /// Σ per block of `values` over `level`'s fluid cells, into `partials`.
+    pub fn pressure_mg_sum(
+        &self,
+        stream: &CudaStream,
+        level: InkLevel,
+        solid: &CudaSlice<u8>,
+        values: &CudaSlice<f32>,
+        partials: &mut CudaSlice<f64>,
+    ) -> Result<(), CudaError> {
+        let args = (&level, solid, values, partials);
+        // SAFETY: as pressure_mg_restrict; partials hold a value per block.
+        unsafe { self.launch("pressure_mg_sum", stream, per_point(level.cells()), args) }
+    }
+
+    /// The mean `stats[slot]` / fluid cells subtracted from `level`'s fluid cells of `values`,
+    /// in place, or into `out` (level 0 only).
+    pub fn pressure_mg_remove_mean(
+        &self,
+        stream: &CudaStream,
+        level: InkLevel,
+        solid: &CudaSlice<u8>,
+        values: &mut CudaSlice<f32>,
+        stats: &CudaSlice<f64>,
+        slot: u32,
+        out: Option<&mut CudaSlice<f32>>,
+    ) -> Result<(), CudaError> {
+        let args = (&level, solid, values, stats, &slot, OrNull(out));
+        let config = per_point(level.cells());
+        // SAFETY: as pressure_mg_restrict; `out` holds the level's cells.
+        unsafe { self.launch("pressure_mg_remove_mean", stream, config, args) }
+    }
+
+    /// The V-cycle from level `first` down to the coarsest of `count` and back, in one block.
+    fn pressure_mg_tail(
+        &self,
+        stream: &CudaStream,
+        first: usize,
+        count: usize,
+        mg: &mut GpuMultigrid,
+    ) -> Result<(), CudaError> {
+        let (first, count) = (first as i32, count as i32);
+        let GpuMultigrid {
+            levels_device: levels,
+            stencil,
+            solid,
+            p,
+            b,
+            r,
+            ..
+        } = mg;
+        let args = (&*levels, &first, &count, &*stencil, &*solid, p, b, r);
+        // SAFETY: ink_multigrid.cuh's parameters; `levels` holds `count` records whose pooled
+        // cells the arrays hold.
+        unsafe { self.launch("pressure_mg_tail", stream, one_block(TAIL_THREADS), args) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sims::ink::boundary::{Boundary, SideKind};
+    use crate::sims::ink::multigrid::Multigrid;
+
+    /// The launch plan of a 2048² channel (outflow on the right) with a solid disc: ten levels
+    /// (2048² … 4²) pooled back to back, each with the CPU level's stencil bytes, fluid count,
+    /// h² and the outflow bit; the one-block kernel takes the five levels of at most 8192 cells
+    /// (64² down), its 1024 threads a power of two as its reduction needs; the smoothing
+    /// launches cover one colour's cells (half a row, rounded up, per row).
+    #[test]
+    fn a_multigrid_hierarchy_is_the_cpus_levels_pooled() {
+        let (n, dx) = (2048, 1.0 / 2048.0);
+        let boundary = Boundary {
+            sides: [
+                SideKind::Inflow,
+                SideKind::Outflow,
+                SideKind::Wall,
+                SideKind::Wall,
+            ],
+            ..Boundary::default()
+        };
+        let mut flow = Flow::new(n, n, dx, boundary);
+        let solid: Vec<bool> = (0..n * n)
+            .map(|k| {
+                let (i, j) = ((k % n) as f32 - 600.0, (k / n) as f32 - 1000.0);
+                i * i + j * j < 150.0 * 150.0
+            })
+            .collect();
+        flow.set_solid(solid.clone());
+        let hierarchy = Hierarchy::new(&flow);
+        let cpu = Multigrid::new(n, n, dx, solid.iter().map(|s| !s).collect(), &boundary);
+        assert_eq!(hierarchy.levels.len(), 10);
+        assert_eq!(hierarchy.levels.len(), cpu.levels.len());
+        let mut offset = 0usize;
+        for (l, (level, cpu)) in hierarchy.levels.iter().zip(&cpu.levels).enumerate() {
+            let side = n >> l;
+            assert_eq!(
+                (level.nx, level.ny),
+                (side as i32, side as i32),
+                "level {l}"
+            );
+            assert_eq!(level.offset as usize, offset, "level {l}");
+            let cells = offset..offset + level.cells();
+            assert_eq!(
+                &hierarchy.stencil[cells.clone()],
+                &cpu.poisson.cells[..],
+                "level {l}"
+            );
+            let fluid = cpu.fluid.iter().filter(|&&f| f).count();
+            assert_eq!(level.fluid as usize, fluid, "level {l}");
+            // The disc (radius 150) holds a whole coarse cell down to 128 fine cells wide.
+            assert_eq!(
+                fluid < level.cells(),
+                l <= 7,
+                "level {l}: {fluid} fluid cells"
+            );
+            let solid = hierarchy.solid[cells].iter().filter(|&&s| s == 1).count();
+            assert_eq!(solid + fluid, level.cells(), "level {l}");
+            assert_eq!(level.h2, cpu.h2, "level {l}");
+            assert_eq!(level.weight, 1.0 / cpu.h2, "level {l}");
+            assert_eq!(level.outflow, 2, "level {l}: the right side");
+            offset += level.cells();
+        }
+        assert_eq!(offset, Hierarchy::pooled_cells(n, n));
+        assert_eq!(offset, hierarchy.stencil.len());
+        assert_eq!(Hierarchy::tail(&hierarchy.levels, TAIL_CELLS), 5);
+        assert_eq!(hierarchy.levels[5].cells(), 64 * 64);
+        assert_eq!(Hierarchy::tail(&hierarchy.levels, 0), 9);
+        assert!(TAIL_THREADS.is_power_of_two());
+        let odd = InkLevel {
+            nx: 5,
+            ny: 3,
+            ..InkLevel::default()
+        };
+        assert_eq!(colour_slots(odd), 9);
+        assert_eq!(GpuMultigrid::bytes(n, n), offset as u64 * 14);
+    }
+}
