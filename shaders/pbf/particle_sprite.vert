@@ -16,6 +16,7 @@ void main() {
     eye_center = eye.xyz;
     scalar = particle.w;
     gl_Position = projection * eye;
-    // Projected diameter in pixels: 2 r · (h / 2) · P[1][1] / depth.
-    gl_PointSize = max(1.0, sprite_radius * viewport_height * projection[1][1] / max(-eye.z, 1e-4));
+    // Projected diameter in pixels: 2 r · (h / 2) · P[1][1] / w (w is the depth under a
+    // perspective projection, 1 under the light's orthographic one).
+    gl_PointSize = max(1.0, sprite_radius * viewport_height * projection[1][1] / max(gl_Position.w, 1e-4));
 }

@@ -1,6 +1,7 @@
 //! The sky, generated at start-up into a cubemap: a zenith-to-horizon gradient, soft clouds, a
 //! sun, and a darker ground below the horizon. Nothing is downloaded or shipped. [`Sky`] draws it
-//! behind a scene and lends its cubemap to reflections.
+//! behind a scene and lends its cubemap to reflections. It draws in linear light: a picture with
+//! it ends in an sRGB encoding ([`crate::gfx::post`]).
 
 use super::fullscreen::FullscreenTriangle;
 use super::program::{shader, Program, Uniform};
@@ -104,7 +105,7 @@ impl Sky {
         })
     }
 
-    /// The cubemap texture (linear RGB), for reflections.
+    /// The cubemap texture (sRGB-encoded texels, sampled as linear RGB), for reflections.
     pub fn cubemap(&self) -> glow::Texture {
         self.cubemap
     }
@@ -158,7 +159,9 @@ fn create_cubemap(gl: &glow::Context) -> Result<glow::Texture> {
             gl.tex_image_2d(
                 glow::TEXTURE_CUBE_MAP_POSITIVE_X + face as u32,
                 0,
-                glow::RGB8 as i32,
+                // The texels are sRGB-encoded colours; sampling returns linear light, which a
+                // drawing that ends in an sRGB encoding (`crate::gfx::post`) shows as made.
+                glow::SRGB8 as i32,
                 FACE_SIZE as i32,
                 FACE_SIZE as i32,
                 0,
