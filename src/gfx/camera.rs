@@ -42,8 +42,8 @@ impl Camera {
         let size = Vec3::from(container.size()).max(Vec3::splat(1e-3));
         let mut camera = Camera {
             target: center,
-            yaw: -0.45,
-            pitch: 0.38,
+            yaw: -0.5,
+            pitch: 0.55,
             distance: size.length() / (0.5 * FIELD_OF_VIEW).tan(),
         };
         let band_center = 0.5 * (uncovered[0] + uncovered[1]);
