@@ -4,6 +4,7 @@
 //! One call of [`Solver::step`] advances one frame: `substeps` PBF steps of `dt / substeps`,
 //! each made of the stages named in [`Stage`] (the same names as the CUDA kernels and the docs).
 
+pub mod anisotropy;
 pub mod backend;
 pub mod boundary;
 pub mod coarse;
