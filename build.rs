@@ -142,6 +142,7 @@ fn probe_test_needs(manifest: &Path, out: &Path, nvcc: Option<&Path>, prebuilt: 
         ("fluidlab_project_nvcc", manifest.join(LOCAL_NVCC).exists()),
         ("fluidlab_ptxas", prebuilt.ptx && ptxas),
         ("fluidlab_cxx20", compiles_cxx20(out)),
+        ("fluidlab_avx2", host_has_avx2()),
     ];
     for (cfg, met) in needs {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
@@ -149,6 +150,16 @@ fn probe_test_needs(manifest: &Path, out: &Path, nvcc: Option<&Path>, prebuilt: 
             println!("cargo::rustc-cfg={cfg}");
         }
     }
+}
+
+/// Whether the machine building (and so running the tests) has AVX2, the vector path of ink's
+/// `advect` (`src/sims/ink/advect/avx2.rs`); without it its bitwise test would compare the
+/// scalar path with itself.
+fn host_has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::is_x86_feature_detected!("avx2");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
 }
 
 /// Whether `command` starts and exits with success.

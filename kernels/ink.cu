@@ -1,6 +1,6 @@
 // Ink: 2D stable fluids on a MAC grid carrying ink (docs/ink.md), one kernel per stage of the CPU
 // solver (`src/sims/ink/cpu.rs`; fields in `fields.rs`, masks in `boundary.rs`, advection in
-// `advect.rs`) with the same operations in the same order; host side in
+// `advect/`) with the same operations in the same order; host side in
 // `src/sims/ink/cuda/kernels.rs`. Kernel names are plain `extern "C"` and start with their
 // stage's name (advect_*, splat, curl, vorticity, divergence, pressure*, subtract_gradient);
 // reduce_* and picture* serve the statistics and the picture.
@@ -90,7 +90,7 @@ __device__ __forceinline__ float bilinear(const float* __restrict__ q, int nx, S
     return (a + (b - a) * s.tx) * (1.0f - s.ty) + (c + (d - c) * s.tx) * s.ty;
 }
 
-// advect.rs `flush`: tails below 1e-30 become zero.
+// advect/mod.rs `flush`: tails below 1e-30 become zero.
 __device__ __forceinline__ float flush(float value) { return fabsf(value) < 1e-30f ? 0.0f : value; }
 
 // VelocitySampler::at_u_face.
@@ -147,12 +147,12 @@ __device__ __forceinline__ float2 velocity_at(const InkGrid& g, const float* __r
     return make_float2(uu, vv);
 }
 
-// Which lattice a trace runs on (advect.rs Points): its wall factor.
+// Which lattice a trace runs on (advect/mod.rs Points): its wall factor.
 #define ON_U_FACES 0
 #define ON_V_FACES 1
 #define ON_INK 2
 
-// advect.rs `trace`: where the point (x, y), moving at `vel` there, comes from dt earlier — a
+// advect/mod.rs `trace`: where the point (x, y), moving at `vel` there, comes from dt earlier — a
 // midpoint (second-order Runge–Kutta) trace through the sampled velocity half a step back — as
 // a stencil of the lattice (nx × ny points, offset (ox, oy), 1/h), with the wall factor of the
 // foot for the flow's own tangential components.
@@ -170,7 +170,7 @@ __device__ __forceinline__ Stencil trace(const InkGrid& g, const float* __restri
 __device__ __forceinline__ float fixed_u(const InkGrid& g, int i) { return i == 0 ? g.fixed_left : (i == g.nx ? g.fixed_right : 0.0f); }
 __device__ __forceinline__ float fixed_v(const InkGrid& g, int j) { return j == 0 ? g.fixed_bottom : (j == g.ny ? g.fixed_top : 0.0f); }
 
-// The MacCormack correction of one value (advect.rs): φ̂ + ½(φ − φ̂ traced forward), clamped to
+// The MacCormack correction of one value (advect/mod.rs): φ̂ + ½(φ − φ̂ traced forward), clamped to
 // the four values φ̂ was read from (each side × its trace's wall factor).
 __device__ __forceinline__ float corrected(const float* __restrict__ field, const float* __restrict__ hat, int nx, int k,
                                            Stencil back, Stencil ahead) {
@@ -254,7 +254,7 @@ advect_velocity_correct(const InkGrid g, const float* __restrict__ u, const floa
 }
 
 // The velocity at ink cell (i, j): exact at the flow's centres when the grids coincide,
-// sampled otherwise (advect.rs Points::Centres / Points::Sampled).
+// sampled otherwise (advect/mod.rs Points::Centres / Points::Sampled).
 __device__ __forceinline__ float2 ink_velocity(const InkGrid& g, const float* __restrict__ u, const float* __restrict__ v, int i, int j,
                                                float x, float y) {
     return g.ink_scale == 1 ? at_centre(g, u, v, i, j) : velocity_at(g, u, v, x, y);

@@ -8,7 +8,9 @@
 #      (parity one frame + 200 frames, 20 restarts,                    cubin: no JIT), restart leak,
 #      EGL devices, CUDA–GL interop round trip; ink:                   parity, interop; every launch
 #      its kernels, every stage × 4 configurations                     synchronised, so a fault
-#      and 20 frames against the CPU)                                  names its kernel
+#      and 20 frames against the CPU; pool: its                        names its kernel
+#      kernels, 4 stages and the statistics × 7
+#      configurations, 30 frames against the CPU)
 #   2. validate --quick on cuda (10/30-layer pools,        25       90  the physics of every kernel:
 #      dam break vs Martin & Moyce, sloshing period)                   boundary density, coarse
 #                                                                      correction (MGPCG), the
@@ -22,6 +24,14 @@
 #       256², 3 frames each (bench)                                    block reductions' barriers
 #   4k. ink: bench cuda 2048², 4096² (stage events, then   30       90  the targets: 2048² ≤ 1 ms and
 #       JSON without), 20 Jacobi sweeps, MacCormack                    4096² ≤ 4 ms per frame
+#   4p. pool: render open-sea (4096² on cuda) 1920×1080,  20       45  surface_texels into the GL
+#       texture interop, 20 frames, pass times                         texture (first run on a GPU)
+#   4q. pool: compute-sanitizer memcheck (open sea: wave,  30       40  every pool kernel incl. the
+#       open edges; pond: springs, shore), racecheck,                  reductions' barriers, Mur's
+#       128², 3 frames each (bench)                                    two-kernel edge update
+#   4r. pool: bench cuda 1024², 4096² (stage events, then  40       60  the targets: 1024² well under
+#       JSON without), the pool preset (wave, walls)                   1 ms per frame; 4096² with
+#                                                                      the render ≥ 120 fps
 #   5. bench cuda 30k, 100k, 1M: 50 steps, stage events    15       90  per-stage times
 #   6. bench cuda 30k, 100k, 1M: JSON, no stage events     12       90  top speed
 #   6b. bench cuda 1M, density-error rule 0.1 %            10       60  iterations the rule needs,
@@ -32,7 +42,7 @@
 #                                                                      ~24 CFL substeps a frame once
 #                                                                      the front accelerates, so it
 #                                                                      runs only the first frames
-#   total (estimate)                                     ~270  BUDGET=380 (device call: 420)
+#   total (estimate)                                     ~360  BUDGET=380 (device call: 420)
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
@@ -41,9 +51,9 @@
 # particles; 1M-particle frames take tens of milliseconds; seeding 10M particles on the CPU
 # takes seconds. Replace them with the measured times (summary.txt) after the first run.
 #
-# Logs go to $OUT (at most 11 files come back: summary.txt, doctor.log, validate.log,
-# sanitizer.log, render.log, render-1m-1080p.png, bench.log, bench-cuda-10m.log, and ink's
-# ink.log, ink-render.png, ink-sanitizer.log).
+# Logs go to $OUT, in the 8 files the device call brings back (its limit): summary.txt,
+# doctor.log (doctor and validate), sanitizer.log, render.log, bench.log (every kind's) and the
+# pictures render-1m-1080p.png, ink-render.png, pool-render.png.
 #
 # The device machine has no cargo: build here, then carry the binary.
 #
@@ -120,8 +130,9 @@ grep -E '^(PASS|FAIL|SKIP)' "$OUT/doctor.log" | sed 's/^/  doctor: /' >>"$OUT/su
 # 1b. The validation cases on the GPU (docs/validation.md): the same checks the CPU passes in
 # `cargo test`, so the boundary density and the coarse correction's kernels are checked against
 # physics, not only against the CPU. Charts stay on the device; the checks come back.
-step "validate --quick on cuda" 90 "$OUT/validate.log" "$BIN" validate --quick --backend cuda --out /tmp/validate-cuda
-grep -E '^(PASS|FAIL)' "$OUT/validate.log" | sed 's/^/  validate: /' >>"$OUT/summary.txt"
+step "validate --quick on cuda" 90 /tmp/validate.log "$BIN" validate --quick --backend cuda --out /tmp/validate-cuda
+cat /tmp/validate.log >>"$OUT/doctor.log"
+grep -E '^(PASS|FAIL)' /tmp/validate.log | sed 's/^/  validate: /' >>"$OUT/summary.txt"
 
 # 2–3. Memory errors and shared-memory races in every kernel, on a short run.
 if command -v compute-sanitizer >/dev/null; then
@@ -145,28 +156,55 @@ grep -iE 'interop|pass|total|simulation|kernels from|^(light_|caustics|scene|sph
 last=$(ls /tmp/render/*.png 2>/dev/null | tail -1)
 [[ -n $last ]] && cp "$last" "$OUT/render-1m-1080p.png"
 
-# 4i–4k. Ink (docs/ink.md "CUDA"). The picture through the texture interop: ink.log must say
+# 4i–4k. Ink (docs/ink.md "CUDA"). The picture through the texture interop: render.log must say
 # "reaches GL by CUDA–GL interop" (a refusal says "filled through host memory instead").
 ink=ink-painting
-step "ink: render $ink 1920x1080 side by side, cuda + texture interop" 45 "$OUT/ink.log" "$BIN" render "$ink" \
+step "ink: render $ink 1920x1080 side by side, cuda + texture interop" 45 /tmp/ink-render.log "$BIN" render "$ink" \
     --backend cuda --view side-by-side --frames 20 --steps-per-frame 5 --size 1920x1080 --out /tmp/render-ink --timings
-grep -iE 'interop|host memory|backend|total|simulation' "$OUT/ink.log" | sed 's/^/  ink render: /' >>"$OUT/summary.txt"
+cat /tmp/ink-render.log >>"$OUT/render.log"
+grep -iE 'interop|host memory|backend|total|simulation' /tmp/ink-render.log | sed 's/^/  ink render: /' >>"$OUT/summary.txt"
 last=$(ls /tmp/render-ink/*.png 2>/dev/null | tail -1)
 [[ -n $last ]] && cp "$last" "$OUT/ink-render.png"
 # Memory errors and races (the reductions' shared memory and barriers) in every ink kernel but
 # the picture's, on 256² (MacCormack, vorticity, 20 Jacobi sweeps: every stage runs).
 if command -v compute-sanitizer >/dev/null; then
     for tool in memcheck racecheck; do
-        step "ink: compute-sanitizer $tool" 45 "$OUT/ink-sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+        step "ink: compute-sanitizer $tool" 45 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
             "$BIN" bench "$ink" --backend cuda --particles 65536 --steps 3 --warmup 0
     done
 fi
 # The targets: 2048² with 20 Jacobi sweeps ≤ 1 ms per frame, 4096² ≤ 4 ms (--particles rescales
 # the 512² preset to about N cells, keeping its parameters).
 sizes=4194304,16777216
-step "ink: bench cuda 2048², 4096²" 50 "$OUT/ink.log" "$BIN" bench "$ink" --backend cuda --particles "$sizes" --steps 50 --warmup 10
-step "ink: bench cuda 2048², 4096², no stage events (json)" 40 "$OUT/ink.log" "$BIN" bench "$ink" --backend cuda --particles "$sizes" --steps 50 --warmup 10 --json --no-stage-timing
-grep -E 'step:|on cuda|^\{' "$OUT/ink.log" | sed 's/^ */  ink bench: /' >>"$OUT/summary.txt"
+step "ink: bench cuda 2048², 4096²" 50 /tmp/ink-bench.log "$BIN" bench "$ink" --backend cuda --particles "$sizes" --steps 50 --warmup 10
+step "ink: bench cuda 2048², 4096², no stage events (json)" 40 /tmp/ink-bench.log "$BIN" bench "$ink" --backend cuda --particles "$sizes" --steps 50 --warmup 10 --json --no-stage-timing
+cat /tmp/ink-bench.log >>"$OUT/bench.log"
+grep -E 'step:|on cuda|^\{' /tmp/ink-bench.log | sed 's/^ */  ink bench: /' >>"$OUT/summary.txt"
+
+# 4p–4r. Pool (docs/pool.md "CUDA"). The surface texture through the interop: the log must say
+# "reaches GL by CUDA–GL interop"; open-sea runs its pool.cuda_nodes = 4096² on CUDA.
+step "pool: render open-sea (4096²) 1920x1080, cuda + texture interop" 45 /tmp/pool-render.log "$BIN" render open-sea \
+    --backend cuda --frames 20 --size 1920x1080 --out /tmp/render-pool --timings
+cat /tmp/pool-render.log >>"$OUT/render.log"
+grep -iE 'interop|host memory|backend|total|simulation|pass' /tmp/pool-render.log | sed 's/^/  pool render: /' >>"$OUT/summary.txt"
+last=$(ls /tmp/render-pool/*.png 2>/dev/null | tail -1)
+[[ -n $last ]] && cp "$last" "$OUT/pool-render.png"
+# Memory errors in every pool kernel on 128² (open sea: the wave model, Mur's edges, drops at
+# the start; pond: the spring lattice, a fixed shore), races in the reductions' shared memory.
+if command -v compute-sanitizer >/dev/null; then
+    for run in "memcheck open-sea" "memcheck pond" "racecheck open-sea"; do
+        set -- $run
+        step "pool: compute-sanitizer $1 $2" 40 "$OUT/sanitizer.log" compute-sanitizer --tool "$1" --error-exitcode 1 \
+            "$BIN" bench "$2" --backend cuda --particles 16384 --steps 3 --warmup 0
+    done
+fi
+# The targets: 1024² well under 1 ms per frame; 4096² (with the render above) at ≥ 120 fps
+# (--particles rescales the pool preset to N nodes, keeping its parameters).
+sizes=1048576,16777216
+step "pool: bench cuda 1024², 4096²" 60 /tmp/pool-bench.log "$BIN" bench pool --backend cuda --particles "$sizes" --steps 30 --warmup 5
+step "pool: bench cuda 1024², 4096², no stage events (json)" 60 /tmp/pool-bench.log "$BIN" bench pool --backend cuda --particles "$sizes" --steps 30 --warmup 5 --json --no-stage-timing
+cat /tmp/pool-bench.log >>"$OUT/bench.log"
+grep -E 'step:|on cuda|^\{' /tmp/pool-bench.log | sed 's/^ */  pool bench: /' >>"$OUT/summary.txt"
 
 # 5–6. Benchmarks at 30k (launch overhead), 100k and 1M: per-stage CUDA events (table), then
 # JSON without events for the top speed.
@@ -188,8 +226,9 @@ cat /tmp/bench-cpu.log >>"$log"
 grep -E 'step:' /tmp/bench-cpu.log | sed 's/^ */  cpu 100000: /' >>"$OUT/summary.txt"
 
 # 8. 10M particles once, first frames only (the front has not accelerated yet: few substeps).
-step "bench cuda 10000000 (5 steps)" 90 "$OUT/bench-cuda-10m.log" "$BIN" bench dam-break --backend cuda --particles 10000000 --steps 5 --warmup 1
-grep -E 'step:|on cuda|skipped' "$OUT/bench-cuda-10m.log" | sed 's/^ */  10M: /' >>"$OUT/summary.txt"
+step "bench cuda 10000000 (5 steps)" 90 /tmp/bench-cuda-10m.log "$BIN" bench dam-break --backend cuda --particles 10000000 --steps 5 --warmup 1
+cat /tmp/bench-cuda-10m.log >>"$OUT/bench.log"
+grep -E 'step:|on cuda|skipped' /tmp/bench-cuda-10m.log | sed 's/^ */  10M: /' >>"$OUT/summary.txt"
 
 summary "device-check: $([[ $failed -eq 0 ]] && echo 'all PASS' || echo 'some checks FAILED')"
 exit $failed

@@ -112,6 +112,7 @@ fn run_default() -> Result<()> {
         view: None,
         backend: Backend::Auto,
         steps_per_frame: 10,
+        camera: None,
         timings: false,
         quiet: false,
     });

@@ -491,6 +491,7 @@ fn the_render_command_writes_a_png_sequence() {
         view: None,
         backend: Backend::Cpu,
         steps_per_frame: 1,
+        camera: None,
         timings: false,
         quiet: true,
     })
@@ -538,6 +539,7 @@ fn the_render_command_releases_the_solver_gl_hold_before_gl_goes() {
         view: None,
         backend: Backend::Cpu,
         steps_per_frame: 1,
+        camera: None,
         timings: false,
         quiet: true,
     };
@@ -567,6 +569,7 @@ fn a_failed_read_back_stops_the_render_command_with_its_cause() {
         view: None,
         backend: Backend::Cpu,
         steps_per_frame: 1,
+        camera: None,
         timings: false,
         quiet: true,
     };

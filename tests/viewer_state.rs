@@ -286,3 +286,25 @@ fn a_restart_releases_and_drops_the_old_solver_before_making_the_new_one() {
     assert!(log.dropped && !log.dropped_holding, "{log:?}");
     assert_eq!(log.releases.len(), 1, "{log:?}");
 }
+
+/// F1–F3 are the kind's (H is the help): particles switches scenes with them, and the camera
+/// frames the new scene's box.
+#[test]
+fn f_keys_reach_the_kind_and_the_camera_frames_its_new_scene() {
+    let mut state = AppState::open("cloth", Backend::Cpu).expect("the cloth preset");
+    assert_eq!(keys::action_for_key(KeyCode::F1, &state), None);
+    assert_eq!(
+        keys::action_for_key(KeyCode::KeyH, &state),
+        Some(Action::Edit(Edit::ToggleHelp))
+    );
+    let camera = state.camera;
+    assert!(state.key(KeyCode::F1));
+    assert_eq!(state.sim.scene_name(), "fountain");
+    assert_ne!(state.camera, camera);
+    assert_eq!(
+        state.camera,
+        fluidlab::gfx::camera::Camera::framing(&state.sim.bounds())
+    );
+    state.apply(Edit::StepOnce).unwrap();
+    assert!(state.advance().unwrap());
+}

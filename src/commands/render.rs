@@ -47,6 +47,15 @@ pub struct RenderOptions {
         allow_negative_numbers = true
     )]
     pub steps_per_frame: u32,
+    /// The camera: yaw and pitch in degrees (positive pitch looks down), distance in metres
+    /// from the point looked at, and optionally that point (m); the scene's framing otherwise.
+    #[arg(
+        long,
+        value_name = "YAW,PITCH,DISTANCE[,X,Y,Z]",
+        value_parser = parse_camera,
+        allow_hyphen_values = true
+    )]
+    pub camera: Option<CameraPose>,
     /// Print the mean time of each render pass (glFinish-timed) and of the simulation.
     #[arg(long)]
     pub timings: bool,
@@ -98,6 +107,65 @@ pub fn parse_size(text: &str) -> Result<(u32, u32), String> {
             .ok_or_else(|| format!("`{s}` is not a size between 1 and 16384 pixels"))
     };
     Ok((parse(w)?, parse(h)?))
+}
+
+/// A camera given on the command line (`--camera`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CameraPose {
+    /// Rotation around y, degrees.
+    pub yaw: f32,
+    /// Elevation, degrees (positive looks down on the target).
+    pub pitch: f32,
+    /// From the eye to the target, m.
+    pub distance: f32,
+    /// The point looked at, m (the framing's when not given).
+    pub target: Option<[f32; 3]>,
+}
+
+impl CameraPose {
+    /// `framing` with this pose.
+    pub fn apply(&self, framing: Camera) -> Camera {
+        Camera {
+            target: self.target.map_or(framing.target, glam::Vec3::from),
+            yaw: self.yaw.to_radians(),
+            pitch: self.pitch.to_radians(),
+            distance: self.distance,
+        }
+    }
+}
+
+/// Parses `YAW,PITCH,DISTANCE[,X,Y,Z]` (degrees, degrees, metres, metres).
+pub fn parse_camera(text: &str) -> Result<CameraPose, String> {
+    let numbers = text
+        .split(',')
+        .map(|s| {
+            s.trim()
+                .parse::<f32>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| format!("`{s}` is not a number"))
+        })
+        .collect::<Result<Vec<f32>, String>>()?;
+    let [yaw, pitch, distance, ref rest @ ..] = numbers[..] else {
+        return Err(format!("expected YAW,PITCH,DISTANCE[,X,Y,Z], got `{text}`"));
+    };
+    if !(-89.0..=89.0).contains(&pitch) {
+        return Err(format!("pitch {pitch}° is not in [−89, 89]"));
+    }
+    if !(0.01..=500.0).contains(&distance) {
+        return Err(format!("distance {distance} m is not in [0.01, 500]"));
+    }
+    let target = match rest {
+        [] => None,
+        [x, y, z] => Some([*x, *y, *z]),
+        _ => return Err(format!("expected YAW,PITCH,DISTANCE[,X,Y,Z], got `{text}`")),
+    };
+    Ok(CameraPose {
+        yaw,
+        pitch,
+        distance,
+        target,
+    })
 }
 
 /// Renders the frames `options` asks for.
@@ -183,7 +251,8 @@ fn render_frames(
         );
     }
     sim.attach_gl(headless.gl(), PassClock::Finish)?;
-    let camera = Camera::framing(&sim.bounds());
+    let framing = Camera::framing(&sim.bounds());
+    let camera = options.camera.map_or(framing, |pose| pose.apply(framing));
     let mut files = Vec::new();
     let mut pass_totals: Vec<(&'static str, f64)> = Vec::new();
     let mut simulate_seconds = 0.0;
@@ -252,7 +321,7 @@ pub fn print_timings(report: &RenderReport) {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::{parse_camera, parse_size};
 
     #[test]
     fn sizes_parse_and_bad_ones_say_why() {
@@ -260,5 +329,22 @@ mod tests {
         assert_eq!(parse_size("160X120"), Ok((160, 120)));
         assert!(parse_size("1280").unwrap_err().contains("WIDTHxHEIGHT"));
         assert!(parse_size("0x10").unwrap_err().contains("between 1"));
+    }
+
+    #[test]
+    fn cameras_parse_and_bad_ones_say_why() {
+        let pose = parse_camera("30,-20,1.5").unwrap();
+        assert_eq!(
+            (pose.yaw, pose.pitch, pose.distance, pose.target),
+            (30.0, -20.0, 1.5, None)
+        );
+        let pose = parse_camera("0, 10, 2, 1, -0.5, 1").unwrap();
+        assert_eq!(pose.target, Some([1.0, -0.5, 1.0]));
+        assert!(parse_camera("1,2")
+            .unwrap_err()
+            .contains("YAW,PITCH,DISTANCE"));
+        assert!(parse_camera("0,95,1").unwrap_err().contains("pitch"));
+        assert!(parse_camera("0,0,0").unwrap_err().contains("distance"));
+        assert!(parse_camera("0,0,x").unwrap_err().contains("`x`"));
     }
 }

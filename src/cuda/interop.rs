@@ -451,6 +451,24 @@ impl<D: GraphicsDriver> GlInterop<D> {
     }
 }
 
+/// A surface object over `array` (a mapped texture's level 0, registered with SURFACE_LDST by
+/// [`GlInterop::write_texture`]), for kernels' `surf2Dwrite`; destroy it with
+/// `cuSurfObjectDestroy` once the stream that used it is synchronised.
+pub fn create_surface(array: sys::CUarray) -> Result<u64, CudaError> {
+    // SAFETY: a zeroed descriptor is valid plain data; the fields set below make it an array
+    // resource.
+    let mut descriptor: sys::CUDA_RESOURCE_DESC = unsafe { std::mem::zeroed() };
+    descriptor.resType = sys::CUresourcetype::CU_RESOURCE_TYPE_ARRAY;
+    descriptor.res.array.hArray = array;
+    let mut surface: sys::CUsurfObject = 0;
+    // SAFETY: valid out-pointer and descriptor; `array` is a mapped array registered with
+    // SURFACE_LDST (GlInterop::write_texture).
+    unsafe { sys::cuSurfObjectCreate(&mut surface, &descriptor) }
+        .result()
+        .map_err(CudaError::driver("cuSurfObjectCreate"))?;
+    Ok(surface)
+}
+
 /// The CUDA ordinal of the GPU that renders the OpenGL context current on this thread
 /// (`cuGLGetDevices`), or `None`: no CUDA driver, no current context, or a context on another
 /// vendor's GPU or a software renderer (Mesa), where interop cannot work anyway.

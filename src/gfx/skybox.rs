@@ -1,7 +1,7 @@
 //! The sky, generated at start-up into a cubemap: a zenith-to-horizon gradient, soft clouds, a
 //! sun, and a darker ground below the horizon. Nothing is downloaded or shipped. [`Sky`] draws it
-//! behind a scene and lends its cubemap to reflections. It draws in linear light: a picture with
-//! it ends in an sRGB encoding ([`crate::gfx::post`]).
+//! behind a scene and lends its cubemap to reflections; [`Sky::linear_light`] makes one for a
+//! picture in linear light that ends in an sRGB encoding ([`crate::gfx::post`]).
 
 use super::fullscreen::FullscreenTriangle;
 use super::program::{shader, Program, Uniform};
@@ -25,6 +25,11 @@ pub fn sun_direction() -> Vec3 {
 
 /// Sky colour (linear 0..1 RGB) seen along `direction`.
 pub fn sky_color(direction: Vec3) -> Vec3 {
+    sky_color_towards(direction, sun_direction())
+}
+
+/// Sky colour (linear 0..1 RGB) seen along `direction` with the sun towards `sun` (unit).
+pub fn sky_color_towards(direction: Vec3, sun: Vec3) -> Vec3 {
     let d = direction.normalize();
     let zenith = Vec3::new(0.10, 0.30, 0.72);
     let horizon = HORIZON;
@@ -40,7 +45,7 @@ pub fn sky_color(direction: Vec3) -> Vec3 {
         let density = ((fractal_noise(plane) - 0.45) * 2.5).clamp(0.0, 1.0) * d.y.min(0.3) / 0.3;
         color = color.lerp(Vec3::splat(0.96), density * 0.8);
     }
-    let sun_alignment = d.dot(sun_direction()).max(0.0);
+    let sun_alignment = d.dot(sun).max(0.0);
     color += Vec3::new(1.0, 0.9, 0.7)
         * (sun_alignment.powf(800.0) * 4.0 + sun_alignment.powf(12.0) * 0.25);
     color.min(Vec3::ONE)
@@ -85,6 +90,8 @@ fn face_direction(face: usize, s: f32, t: f32) -> Vec3 {
 /// The sky's cubemap and the program that draws it (`shaders/common/skybox.*`).
 pub struct Sky {
     cubemap: glow::Texture,
+    /// Whether the texels are sRGB-decoded on sampling (a picture in linear light).
+    linear_light: bool,
     program: Program,
     inverse_view_projection: Uniform,
     skybox: Uniform,
@@ -93,19 +100,44 @@ pub struct Sky {
 impl Sky {
     /// Generates the cubemap and builds the program.
     pub fn new(gl: &glow::Context) -> Result<Sky> {
+        Sky::with_sun(gl, sun_direction())
+    }
+
+    /// Generates the cubemap with the sun towards `sun` (any length) and builds the program;
+    /// sampling returns the colours as stored, for a picture written without an sRGB encoding.
+    pub fn with_sun(gl: &glow::Context, sun: Vec3) -> Result<Sky> {
+        Sky::build(gl, sun, false)
+    }
+
+    /// Like [`Sky::new`], for a picture drawn in linear light that ends in an sRGB encoding
+    /// ([`crate::gfx::post`]): the texels are sRGB-encoded and sampling returns linear light.
+    pub fn linear_light(gl: &glow::Context) -> Result<Sky> {
+        Sky::build(gl, sun_direction(), true)
+    }
+
+    fn build(gl: &glow::Context, sun: Vec3, linear_light: bool) -> Result<Sky> {
         let program = Program::new(
             gl,
             &shader!("skybox", "common/skybox.vert", "common/skybox.frag"),
         )?;
         Ok(Sky {
-            cubemap: create_cubemap(gl)?,
+            cubemap: create_cubemap(gl, sun.normalize(), linear_light)?,
+            linear_light,
             inverse_view_projection: program.uniform(gl, "inverse_view_projection")?,
             skybox: program.uniform(gl, "skybox")?,
             program,
         })
     }
 
-    /// The cubemap texture (sRGB-encoded texels, sampled as linear RGB), for reflections.
+    /// Generates the cubemap again with the sun towards `sun` (any length).
+    pub fn set_sun(&mut self, gl: &glow::Context, sun: Vec3) -> Result<()> {
+        let cubemap = create_cubemap(gl, sun.normalize(), self.linear_light)?;
+        // SAFETY: GL call on this thread's current context; the old cubemap is this sky's.
+        unsafe { gl.delete_texture(std::mem::replace(&mut self.cubemap, cubemap)) };
+        Ok(())
+    }
+
+    /// The cubemap texture, for reflections (see [`Sky::linear_light`]).
     pub fn cubemap(&self) -> glow::Texture {
         self.cubemap
     }
@@ -133,8 +165,9 @@ impl Sky {
     }
 }
 
-/// Generates the sky cubemap texture.
-fn create_cubemap(gl: &glow::Context) -> Result<glow::Texture> {
+/// Generates the sky cubemap texture with the sun towards `sun` (unit), sRGB-decoded on
+/// sampling if `linear_light`.
+fn create_cubemap(gl: &glow::Context, sun: Vec3, linear_light: bool) -> Result<glow::Texture> {
     // SAFETY: GL calls on this thread's current context (front ends make it current
     // before calling the renderer); every object named is this renderer's and alive.
     unsafe {
@@ -148,7 +181,7 @@ fn create_cubemap(gl: &glow::Context) -> Result<glow::Texture> {
                 for column in 0..FACE_SIZE {
                     let s = (column as f32 + 0.5) / FACE_SIZE as f32 * 2.0 - 1.0;
                     let t = (row as f32 + 0.5) / FACE_SIZE as f32 * 2.0 - 1.0;
-                    let color = sky_color(face_direction(face, s, t));
+                    let color = sky_color_towards(face_direction(face, s, t), sun);
                     let at = (row * FACE_SIZE + column) * 3;
                     for channel in 0..3 {
                         texels[at + channel] = (color[channel] * 255.0).round() as u8;
@@ -159,9 +192,13 @@ fn create_cubemap(gl: &glow::Context) -> Result<glow::Texture> {
             gl.tex_image_2d(
                 glow::TEXTURE_CUBE_MAP_POSITIVE_X + face as u32,
                 0,
-                // The texels are sRGB-encoded colours; sampling returns linear light, which a
-                // drawing that ends in an sRGB encoding (`crate::gfx::post`) shows as made.
-                glow::SRGB8 as i32,
+                // The texels are sRGB-encoded colours; with SRGB8 sampling returns linear light,
+                // which a drawing that ends in an sRGB encoding (`crate::gfx::post`) shows as made.
+                if linear_light {
+                    glow::SRGB8
+                } else {
+                    glow::RGB8
+                } as i32,
                 FACE_SIZE as i32,
                 FACE_SIZE as i32,
                 0,

@@ -48,11 +48,12 @@ pub fn kind_checks(kind: Kind, cuda_available: bool, add: &mut dyn FnMut(Check))
     match kind {
         Kind::Pbf => super::pbf::doctor::checks(cuda_available, add),
         Kind::Ink => super::ink::doctor::checks(cuda_available, add),
-        Kind::Pool => add(Check {
-            name: "pool",
+        Kind::Particles => add(Check {
+            name: "particles",
             status: Status::Skip,
-            detail: "the pool has no CUDA path yet".into(),
+            detail: "the particles kind has no CUDA path yet".into(),
         }),
+        Kind::Pool => super::pool::doctor::checks(cuda_available, add),
         #[cfg(test)]
         Kind::Probe => add(Check {
             name: "probe",

@@ -7,6 +7,7 @@
 
 pub mod doctor;
 pub mod ink;
+pub mod particles;
 pub mod pbf;
 pub mod pool;
 #[cfg(test)]
@@ -33,6 +34,8 @@ pub enum Kind {
     Ink,
     /// A height-field water surface (Müller 2008) or a spring lattice, with drops and islands.
     Pool,
+    /// Particle systems: a fountain rippling its basin, a spring-mass cloth, a jelly cube.
+    Particles,
     /// A test-only kind (a 1D heat rod), proving the seams; not shipped.
     #[cfg(test)]
     Probe,
@@ -44,6 +47,7 @@ impl Kind {
         Kind::Pbf,
         Kind::Ink,
         Kind::Pool,
+        Kind::Particles,
         #[cfg(test)]
         Kind::Probe,
     ];
@@ -54,6 +58,7 @@ impl Kind {
             Kind::Pbf => pbf::KIND,
             Kind::Ink => ink::KIND,
             Kind::Pool => pool::KIND,
+            Kind::Particles => particles::KIND,
             #[cfg(test)]
             Kind::Probe => probe::KIND,
         }
@@ -134,6 +139,7 @@ pub fn open(source: &Source, options: &OpenOptions) -> Result<Box<dyn Sim>> {
         Kind::Pbf => Box::new(pbf::PbfSim::open(source, options)?),
         Kind::Ink => Box::new(ink::InkSim::open(source, options)?),
         Kind::Pool => Box::new(pool::PoolSim::open(source, options)?),
+        Kind::Particles => Box::new(particles::ParticlesSim::open(source, options)?),
         #[cfg(test)]
         Kind::Probe => Box::new(probe::ProbeSim::open(source, options)?),
     })
@@ -145,6 +151,7 @@ pub fn describe(source: &Source) -> Result<String> {
         Kind::Pbf => pbf::scene::Scene::from_source(source)?.description,
         Kind::Ink => ink::scene::InkScene::from_source(source)?.description,
         Kind::Pool => pool::scene::PoolScene::from_source(source)?.description,
+        Kind::Particles => particles::scene::ParticlesScene::from_source(source)?.description,
         #[cfg(test)]
         Kind::Probe => probe::Rod::from_source(source)?.description,
     })

@@ -416,6 +416,7 @@ mod tests {
             view: Some("temperature".into()),
             backend: Backend::Cpu,
             steps_per_frame: 10,
+            camera: None,
             timings: false,
             quiet: true,
         };
@@ -443,7 +444,7 @@ mod tests {
             .to_string();
         assert_eq!(
             error,
-            "x.toml:2: kind: unknown simulation kind \"smoke\" (kinds: pbf, ink, pool, probe)"
+            "x.toml:2: kind: unknown simulation kind \"smoke\" (kinds: pbf, ink, pool, particles, probe)"
         );
     }
 

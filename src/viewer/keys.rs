@@ -20,7 +20,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Backspace", "restart with the set-up"),
     ("P or F12", "save a screenshot (fluidlab-screenshot-N.png)"),
     ("Tab", "hide / show the panels"),
-    ("H or F1", "show / hide this help"),
+    ("H", "show / hide this help"),
     ("Esc", "quit"),
 ];
 
@@ -48,7 +48,7 @@ pub fn action_for_key(key: KeyCode, state: &AppState) -> Option<Action> {
         KeyCode::Backspace => Some(Action::Edit(Edit::Restart)),
         KeyCode::KeyP | KeyCode::F12 => Some(Action::Screenshot),
         KeyCode::Tab => Some(Action::Edit(Edit::ToggleUi)),
-        KeyCode::KeyH | KeyCode::F1 => Some(Action::Edit(Edit::ToggleHelp)),
+        KeyCode::KeyH => Some(Action::Edit(Edit::ToggleHelp)),
         KeyCode::Escape => Some(Action::Quit),
         _ => None,
     }

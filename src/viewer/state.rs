@@ -7,6 +7,7 @@ use crate::gfx::camera::Camera;
 use crate::scene::Source;
 use crate::sims::{self, Backend, OpenOptions, Sim};
 use anyhow::Result;
+use winit::keyboard::KeyCode;
 
 /// Continuous running, or one frame per step request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,6 +177,18 @@ impl AppState {
             self.message = None;
         }
         result
+    }
+
+    /// Hands `key` to the running kind ([`Sim::key`]); when that changed the scene's box (a
+    /// kind switching scenes, as particles' F1–F3 do), the camera frames the new one. Returns
+    /// whether the kind used the key.
+    pub fn key(&mut self, key: KeyCode) -> bool {
+        let bounds = self.sim.bounds();
+        let used = self.sim.key(key);
+        if self.sim.bounds() != bounds {
+            self.camera = Camera::framing(&self.sim.bounds());
+        }
+        used
     }
 
     /// Simulates on CUDA device `device` from now on (the viewer passes the GPU of its GL

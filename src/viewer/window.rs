@@ -383,7 +383,7 @@ impl Viewer {
         match keys::action_for_key(code, &self.state) {
             Some(action) => self.perform(action, event_loop),
             None => {
-                self.state.sim.key(code);
+                self.state.key(code);
             }
         }
     }

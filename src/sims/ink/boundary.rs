@@ -238,32 +238,66 @@ impl Poisson {
         sum - f32::from(outflow) * here
     }
 
-    /// Σ of the fluid neighbours' values of cell `k` whose stencil byte is `cell`.
+    /// Row `j`'s neighbours in `p`: the rows below and above (empty beyond the box) and the
+    /// row itself.
     #[inline]
-    pub fn neighbour_sum(&self, p: &[f32], k: usize, cell: u8) -> f32 {
-        let mut sum = 0.0;
-        if cell & LEFT_BIT != 0 {
-            sum += p[k - 1];
-        }
-        if cell & RIGHT_BIT != 0 {
-            sum += p[k + 1];
-        }
-        if cell & BELOW_BIT != 0 {
-            sum += p[k - self.nx];
-        }
-        if cell & ABOVE_BIT != 0 {
-            sum += p[k + self.nx];
-        }
-        sum
+    fn rows<'a>(&self, p: &'a [f32], j: usize) -> (&'a [f32], &'a [f32], &'a [f32]) {
+        let nx = self.nx;
+        let row = |j: usize| &p[j * nx..(j + 1) * nx];
+        let below = if j > 0 { row(j - 1) } else { &[] };
+        let above = if j + 1 < self.ny { row(j + 1) } else { &[] };
+        (below, row(j), above)
     }
 
-    /// The relaxed value of cell `k`: (Σ fluid neighbours' p − h²b) / diagonal (0 when the cell
-    /// is not solved for).
+    /// One sweep of row `j` into `out`: each cell's (Σ fluid neighbours' p − h²b) / diagonal (0
+    /// when the cell is not solved for), from the rows `below`, `here` and `above` of the last
+    /// values (`h2b`: the row's h²·b). A plain row's inner cells take the five-point stencil in
+    /// a plain loop over the slices (vectorised).
     #[inline]
-    pub fn relaxed(&self, p: &[f32], h2b: f32, k: usize) -> f32 {
-        let cell = self.cells[k];
-        (self.neighbour_sum(p, k, cell) - h2b)
-            * INVERSE_DIAGONAL[usize::from(cell >> DIAGONAL_SHIFT)]
+    fn relax_row(
+        &self,
+        j: usize,
+        (below, here, above): (&[f32], &[f32], &[f32]),
+        h2b: &[f32],
+        out: &mut [f32],
+    ) {
+        let nx = self.nx;
+        let cells = &self.cells[j * nx..(j + 1) * nx];
+        let relaxed = |i: usize| {
+            let cell = cells[i];
+            let mut sum = 0.0;
+            if cell & LEFT_BIT != 0 {
+                sum += here[i - 1];
+            }
+            if cell & RIGHT_BIT != 0 {
+                sum += here[i + 1];
+            }
+            if cell & BELOW_BIT != 0 {
+                sum += below[i];
+            }
+            if cell & ABOVE_BIT != 0 {
+                sum += above[i];
+            }
+            (sum - h2b[i]) * INVERSE_DIAGONAL[usize::from(cell >> DIAGONAL_SHIFT)]
+        };
+        if self.plain_rows[j] && nx > 2 {
+            out[0] = relaxed(0);
+            out[nx - 1] = relaxed(nx - 1);
+            let inner = 1..nx - 1;
+            for ((((value, w), lo), hi), b) in out[inner.clone()]
+                .iter_mut()
+                .zip(here.windows(3))
+                .zip(&below[inner.clone()])
+                .zip(&above[inner.clone()])
+                .zip(&h2b[inner])
+            {
+                *value = (w[0] + w[2] + lo + hi - b) * 0.25;
+            }
+        } else {
+            for (i, value) in out.iter_mut().enumerate() {
+                *value = relaxed(i);
+            }
+        }
     }
 
     /// One Jacobi sweep of Σₙ(pₙ − p) = h²·b: `out` from `p`, rows in parallel.
@@ -271,49 +305,85 @@ impl Poisson {
         use rayon::prelude::*;
         let nx = self.nx;
         out.par_chunks_mut(nx)
+            .zip(h2b.par_chunks(nx))
             .enumerate()
             .with_min_len(8)
-            .for_each(|(j, row)| {
-                let start = j * nx;
-                if self.plain_rows[j] && nx > 2 {
-                    row[0] = self.relaxed(p, h2b[start], start);
-                    row[nx - 1] = self.relaxed(p, h2b[start + nx - 1], start + nx - 1);
-                    let here = &p[start..start + nx];
-                    let below = &p[start - nx + 1..start - 1];
-                    let above = &p[start + nx + 1..start + 2 * nx - 1];
-                    let b = &h2b[start + 1..start + nx - 1];
-                    for ((((value, w), lo), hi), b) in row[1..nx - 1]
-                        .iter_mut()
-                        .zip(here.windows(3))
-                        .zip(below)
-                        .zip(above)
-                        .zip(b)
-                    {
-                        *value = (w[0] + w[2] + lo + hi - b) * 0.25;
-                    }
-                } else {
-                    for (i, value) in row.iter_mut().enumerate() {
-                        *value = self.relaxed(p, h2b[start + i], start + i);
-                    }
+            .for_each(|(j, (row, h2b))| self.relax_row(j, self.rows(p, j), h2b, row));
+    }
+
+    /// Two Jacobi sweeps, `out` from `p`, in one pass over memory: bands of rows in parallel,
+    /// each sweeping its rows and the one beyond either edge into its part of `first` (sized
+    /// here, kept between calls), then its rows again from there — the values of two
+    /// [`Poisson::jacobi`] sweeps, bit for bit, with the grid read and written once.
+    pub fn jacobi_twice(&self, p: &[f32], h2b: &[f32], first: &mut Vec<f32>, out: &mut [f32]) {
+        use rayon::prelude::*;
+        const BAND: usize = 32;
+        let (nx, ny) = (self.nx, self.ny);
+        let part = (BAND + 2) * nx;
+        first.resize(ny.div_ceil(BAND) * part, 0.0);
+        out.par_chunks_mut(BAND * nx)
+            .zip(first.par_chunks_mut(part))
+            .enumerate()
+            .for_each(|(band, (rows, first))| {
+                let (j0, j1) = (band * BAND, (band * BAND + BAND).min(ny));
+                let (q0, q1) = (j0.saturating_sub(1), (j1 + 1).min(ny));
+                for (j, row) in (q0..q1).zip(first.chunks_mut(nx)) {
+                    self.relax_row(j, self.rows(p, j), &h2b[j * nx..(j + 1) * nx], row);
+                }
+                let first = &first[..];
+                for (j, row) in (j0..j1).zip(rows.chunks_mut(nx)) {
+                    let local = |j: usize| &first[(j - q0) * nx..(j - q0 + 1) * nx];
+                    let below = if j > 0 { local(j - 1) } else { &[] };
+                    let above = if j + 1 < ny { local(j + 1) } else { &[] };
+                    self.relax_row(j, (below, local(j), above), &h2b[j * nx..(j + 1) * nx], row);
                 }
             });
     }
 
-    /// Root mean square over the solved cells of b − Laplacian(p)/h², in b's units.
+    /// Root mean square over the solved cells of b − Laplacian(p)/h², in b's units. Rows in
+    /// parallel; a plain row's inner cells (every neighbour fluid) in a plain loop over its
+    /// slices (vectorised: `laplacian`'s operations, bit for bit), the squares summed in order.
     pub fn residual_rms(&self, p: &[f32], b: &[f32], h: f32) -> f64 {
         use rayon::prelude::*;
         let nx = self.nx;
         let weight = 1.0 / (h * h);
+        let residual = |k: usize| b[k] - self.laplacian(p, k) * weight;
         let (sum, cells) = (0..self.ny)
             .into_par_iter()
-            .map(|j| {
+            .with_min_len(8)
+            .map_init(Vec::new, |r: &mut Vec<f32>, j| {
+                let start = j * nx;
+                if self.plain_rows[j] && nx > 2 {
+                    r.resize(nx, 0.0);
+                    r[0] = residual(start);
+                    r[nx - 1] = residual(start + nx - 1);
+                    let here = &p[start..start + nx];
+                    let below = &p[start - nx + 1..start - 1];
+                    let above = &p[start + nx + 1..start + 2 * nx - 1];
+                    let inner = &b[start + 1..start + nx - 1];
+                    for ((((r, w), lo), hi), b) in r[1..nx - 1]
+                        .iter_mut()
+                        .zip(here.windows(3))
+                        .zip(below)
+                        .zip(above)
+                        .zip(inner)
+                    {
+                        let here = w[1];
+                        let sum = 0.0 + (w[0] - here) + (w[2] - here) + (lo - here) + (hi - here);
+                        *r = b - (sum - 0.0 * here) * weight;
+                    }
+                    let sum = r
+                        .iter()
+                        .fold(0.0f64, |sum, &r| sum + f64::from(r) * f64::from(r));
+                    return (sum, nx);
+                }
                 let mut sum = 0.0f64;
                 let mut cells = 0usize;
-                for (k, b) in b.iter().enumerate().take((j + 1) * nx).skip(j * nx) {
+                for k in start..start + nx {
                     if !self.solved(k) {
                         continue;
                     }
-                    let r = b - self.laplacian(p, k) * weight;
+                    let r = residual(k);
                     sum += f64::from(r) * f64::from(r);
                     cells += 1;
                 }

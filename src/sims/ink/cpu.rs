@@ -26,8 +26,9 @@ pub struct CpuInk {
     pub divergence: Field,
     /// The fields' previous buffers, written by the next advection: u, v, then the ink's.
     spare: [Vec<f32>; 5],
-    /// Per cell: the vorticity force, or the pressure solve's h²·b and Jacobi's next values.
-    work: [Vec<f32>; 2],
+    /// Per cell: the vorticity force, or the pressure solve's h²·b, Jacobi's next values and
+    /// the first sweep's rows of [`Poisson::jacobi_twice`](super::boundary::Poisson::jacobi_twice).
+    work: [Vec<f32>; 3],
     scratch: Scratch,
     multigrid: Option<Multigrid>,
     /// What the last step's projection did.
@@ -152,11 +153,12 @@ impl CpuInk {
             };
             let scale = if stamp.per_second { dt } else { 1.0 };
             let region = stamp.region();
-            add_gaussian(&mut self.flow.u, stamp.velocity[0] * scale, region, &weight);
-            add_gaussian(&mut self.flow.v, stamp.velocity[1] * scale, region, &weight);
-            for (channel, &amount) in self.ink.channels.iter_mut().zip(&stamp.ink) {
-                add_gaussian(channel, amount * scale, region, &weight);
-            }
+            let flow = &mut self.flow;
+            add_gaussian([&mut flow.u], [stamp.velocity[0] * scale], region, &weight);
+            add_gaussian([&mut flow.v], [stamp.velocity[1] * scale], region, &weight);
+            let amounts = stamp.ink.map(|amount| amount * scale);
+            let [c0, c1, c2] = &mut self.ink.channels;
+            add_gaussian([c0, c1, c2], amounts, region, &weight);
         }
         if self.params.buoyancy != 0.0 {
             let lift = self.params.buoyancy * dt / 3.0;
@@ -189,7 +191,7 @@ impl CpuInk {
         let (nx, ny, dx) = (self.flow.nx, self.flow.ny, self.flow.dx);
         let epsilon = self.params.vorticity * dx;
         let curl = &self.curl;
-        let [fx, fy] = &mut self.work;
+        let [fx, fy, _] = &mut self.work;
         fx.resize(nx * ny, 0.0);
         fy.resize(nx * ny, 0.0);
         fx.par_chunks_mut(nx)
@@ -204,14 +206,31 @@ impl CpuInk {
                     &curl.data[jb * nx..(jb + 1) * nx],
                     &curl.data[jt * nx..(jt + 1) * nx],
                 );
-                for i in 0..nx {
+                // The force from the |ω| gradient; the row's first and last cells see their own
+                // value beyond the edge, the others a plain loop over slices (vectorised).
+                let force = |gx: f32, gy: f32, w: f32| {
+                    let length = (gx * gx + gy * gy).sqrt() + 1e-20;
+                    (epsilon * gy / length * w, -epsilon * gx / length * w)
+                };
+                for i in [0, nx - 1] {
                     let (il, ir) = (i.saturating_sub(1), (i + 1).min(nx - 1));
                     let gx = here[ir].abs() - here[il].abs();
                     let gy = above[i].abs() - below[i].abs();
-                    let length = (gx * gx + gy * gy).sqrt() + 1e-20;
-                    let w = here[i];
-                    row_x[i] = epsilon * gy / length * w;
-                    row_y[i] = -epsilon * gx / length * w;
+                    (row_x[i], row_y[i]) = force(gx, gy, here[i]);
+                }
+                if nx >= 3 {
+                    let inner = 1..nx - 1;
+                    for ((((fx, fy), w), above), below) in row_x[inner.clone()]
+                        .iter_mut()
+                        .zip(&mut row_y[inner.clone()])
+                        .zip(here.windows(3))
+                        .zip(&above[inner.clone()])
+                        .zip(&below[inner])
+                    {
+                        let gx = w[2].abs() - w[0].abs();
+                        let gy = above.abs() - below.abs();
+                        (*fx, *fy) = force(gx, gy, w[1]);
+                    }
                 }
             });
         let (fx, fy) = (&self.work[0], &self.work[1]);
@@ -222,8 +241,8 @@ impl CpuInk {
             .enumerate()
             .for_each(|(j, row)| {
                 let force = &fx[j * nx..(j + 1) * nx];
-                for i in 1..nx {
-                    row[i] += dt * 0.5 * (force[i - 1] + force[i]);
+                for (u, f) in row[1..nx].iter_mut().zip(force.windows(2)) {
+                    *u += dt * 0.5 * (f[0] + f[1]);
                 }
             });
         flow.v
@@ -234,8 +253,8 @@ impl CpuInk {
             .take(ny.saturating_sub(1))
             .for_each(|(j, row)| {
                 let (below, above) = (&fy[(j - 1) * nx..j * nx], &fy[j * nx..(j + 1) * nx]);
-                for i in 0..nx {
-                    row[i] += dt * 0.5 * (below[i] + above[i]);
+                for ((v, below), above) in row.iter_mut().zip(below).zip(above) {
+                    *v += dt * 0.5 * (below + above);
                 }
             });
         flow.close_faces();
@@ -251,7 +270,7 @@ impl CpuInk {
             .par_chunks_mut(nx)
             .enumerate()
             .with_min_len(8)
-            .map(|(j, row)| flow.divergence_row(j, |i, d| row[i] = d))
+            .map(|(j, row)| flow.divergence_row(j, row))
             .reduce(|| (0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
         self.report.divergence_before = (sum / count.max(1) as f64).sqrt();
     }
@@ -265,12 +284,18 @@ impl CpuInk {
         match self.params.pressure_solver {
             PressureSolver::Jacobi => {
                 let dx2 = self.flow.dx * self.flow.dx;
-                let [h2b, next] = &mut self.work;
+                let [h2b, next, first] = &mut self.work;
                 h2b.clear();
                 h2b.par_extend(self.divergence.data.par_iter().map(|d| dx2 * d));
                 next.resize(h2b.len(), 0.0);
-                for _ in 0..iterations {
-                    self.flow.poisson.jacobi(&self.flow.p.data, h2b, next);
+                // Sweeps two at a time (one pass over memory), the last alone when odd.
+                let poisson = &self.flow.poisson;
+                for _ in 0..iterations / 2 {
+                    poisson.jacobi_twice(&self.flow.p.data, h2b, first, next);
+                    std::mem::swap(&mut self.flow.p.data, next);
+                }
+                if iterations % 2 == 1 {
+                    poisson.jacobi(&self.flow.p.data, h2b, next);
                     std::mem::swap(&mut self.flow.p.data, next);
                 }
             }
@@ -299,33 +324,44 @@ impl CpuInk {
     }
 }
 
-/// Adds `amount × weight(x, y)` to the points of `field` within `region` ([x0, y0, x1, y1],
-/// m): three Gaussian radii, beyond which the weight is below e⁻⁹.
-fn add_gaussian(
-    field: &mut Field,
-    amount: f32,
+/// Adds `amounts[f] × weight(x, y)` to the points of `fields[f]` (fields of one lattice)
+/// within `region` ([x0, y0, x1, y1], m): three Gaussian radii, beyond which the weight is
+/// below e⁻⁹. The weight is computed once per point for all the fields; a field whose amount
+/// is zero is left alone.
+fn add_gaussian<const N: usize>(
+    fields: [&mut Field; N],
+    amounts: [f32; N],
     region: [f32; 4],
     weight: &(dyn Fn(f32, f32) -> f32 + Sync),
 ) {
-    if amount == 0.0 {
+    if amounts.iter().all(|&amount| amount == 0.0) {
         return;
     }
-    let (nx, h, offset) = (field.nx, field.h, field.offset);
-    let (columns, rows) = splat_box(region, (nx, field.ny), offset, h);
+    let (nx, ny, h, offset) = (fields[0].nx, fields[0].ny, fields[0].h, fields[0].offset);
+    let (columns, rows) = splat_box(region, (nx, ny), offset, h);
     let j0 = rows.start;
-    field.data[rows.start * nx..rows.end * nx]
-        .par_chunks_mut(nx)
-        .enumerate()
-        .for_each(|(dj, row)| {
-            let y = ((j0 + dj) as f32 + offset[1]) * h;
-            for (i, value) in row
-                .iter_mut()
-                .enumerate()
-                .take(columns.end)
-                .skip(columns.start)
-            {
-                let x = (i as f32 + offset[0]) * h;
-                *value += amount * weight(x, y);
+    let mut chunks = fields.map(|field| {
+        assert_eq!((field.nx, field.ny), (nx, ny), "fields of one lattice");
+        field.data[rows.start * nx..rows.end * nx].chunks_mut(nx)
+    });
+    let bands: Vec<[&mut [f32]; N]> = rows
+        .clone()
+        .map(|_| {
+            chunks
+                .each_mut()
+                .map(|c| c.next().expect("a row per field"))
+        })
+        .collect();
+    bands.into_par_iter().enumerate().for_each(|(dj, mut row)| {
+        let y = ((j0 + dj) as f32 + offset[1]) * h;
+        for i in columns.clone() {
+            let x = (i as f32 + offset[0]) * h;
+            let w = weight(x, y);
+            for (row, &amount) in row.iter_mut().zip(&amounts) {
+                if amount != 0.0 {
+                    row[i] += amount * w;
+                }
             }
-        });
+        }
+    });
 }

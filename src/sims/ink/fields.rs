@@ -324,15 +324,19 @@ impl Flow {
         let (sum, count) = (0..self.ny)
             .into_par_iter()
             .with_min_len(8)
-            .map(|j| self.divergence_row(j, |_, _| {}))
+            .map_init(Vec::new, |row, j| {
+                row.resize(self.nx, 0.0);
+                self.divergence_row(j, row)
+            })
             .reduce(|| (0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
         (sum / count.max(1) as f64).sqrt()
     }
 
-    /// Calls `each(i, ∇·u)` for every cell of row `j` (0 in solids) and returns the sum of
-    /// the squares over its fluid cells and their number.
+    /// Writes ∇·u of every cell of row `j` into `out` (0 in solids; a plain loop over the row's
+    /// slices, vectorised) and returns the sum of the squares over the row (in order, in f32)
+    /// and the number of its fluid cells.
     #[inline]
-    pub fn divergence_row(&self, j: usize, mut each: impl FnMut(usize, f32)) -> (f64, usize) {
+    pub fn divergence_row(&self, j: usize, out: &mut [f32]) -> (f64, usize) {
         let nx = self.nx;
         let u = &self.u.data[j * (nx + 1)..(j + 1) * (nx + 1)];
         let (below, above) = (
@@ -340,61 +344,86 @@ impl Flow {
             &self.v.data[(j + 1) * nx..(j + 2) * nx],
         );
         let solid = &self.solid[j * nx..(j + 1) * nx];
-        let (mut sum, mut count) = (0.0f32, 0usize);
-        for (i, ((u, (below, above)), &solid)) in u
-            .windows(2)
-            .zip(below.iter().zip(above))
-            .zip(solid)
-            .enumerate()
+        let out = &mut out[..nx];
+        for ((d, u), ((below, above), &solid)) in out
+            .iter_mut()
+            .zip(u.windows(2))
+            .zip(below.iter().zip(above).zip(solid))
         {
-            let d = if solid {
-                0.0
-            } else {
-                count += 1;
-                (u[1] - u[0] + above - below) / self.dx
-            };
-            sum += d * d;
-            each(i, d);
+            let value = (u[1] - u[0] + above - below) / self.dx;
+            *d = if solid { 0.0 } else { value };
         }
+        let sum = out.iter().fold(0.0f32, |sum, d| sum + d * d);
+        let count = solid.iter().filter(|&&s| !s).count();
         (f64::from(sum), count)
     }
 
-    /// u −= ∇p on every open face (p = 0 beyond outflow sides).
+    /// u −= ∇p on every open face (p = 0 beyond outflow sides). Rows of faces in parallel,
+    /// each a plain loop over row slices (vectorised; a closed face keeps its value).
     pub fn subtract_gradient(&mut self) {
         let (nx, ny, dx) = (self.nx, self.ny, self.dx);
-        let p = &self.p;
-        let pressure = |i: usize, j: usize| {
-            if i < nx && j < ny {
-                p.get(i, j)
-            } else {
-                0.0
-            }
-        };
+        let p = &self.p.data;
         let u_open = &self.u_open;
         self.u
             .data
             .par_chunks_mut(nx + 1)
-            .enumerate()
-            .for_each(|(j, row)| {
-                let open = &u_open[j * (nx + 1)..(j + 1) * (nx + 1)];
-                for (i, u) in row.iter_mut().enumerate() {
-                    if open[i] {
-                        let left = if i > 0 { pressure(i - 1, j) } else { 0.0 };
-                        *u -= (pressure(i, j) - left) / dx;
-                    }
+            .zip(u_open.par_chunks(nx + 1))
+            .zip(p.par_chunks(nx))
+            .with_min_len(8)
+            .for_each(|((row, open), p)| {
+                // Beyond the box's left and right sides the pressure is zero.
+                if open[0] {
+                    row[0] -= (p[0] - 0.0) / dx;
+                }
+                if open[nx] {
+                    row[nx] -= (0.0 - p[nx - 1]) / dx;
+                }
+                for ((u, &open), w) in row[1..nx].iter_mut().zip(&open[1..nx]).zip(p.windows(2)) {
+                    let changed = *u - (w[1] - w[0]) / dx;
+                    *u = if open { changed } else { *u };
                 }
             });
         let v_open = &self.v_open;
         self.v
             .data
             .par_chunks_mut(nx)
+            .zip(v_open.par_chunks(nx))
             .enumerate()
-            .for_each(|(j, row)| {
-                let open = &v_open[j * nx..(j + 1) * nx];
-                for (i, v) in row.iter_mut().enumerate() {
-                    if open[i] {
-                        let below = if j > 0 { pressure(i, j - 1) } else { 0.0 };
-                        *v -= (pressure(i, j) - below) / dx;
+            .with_min_len(8)
+            .for_each(|(j, (row, open))| {
+                let zero = [0.0];
+                let zeros = zero.iter().cycle();
+                let here = if j < ny {
+                    &p[j * nx..(j + 1) * nx]
+                } else {
+                    &[]
+                };
+                let below = if j > 0 { &p[(j - 1) * nx..j * nx] } else { &[] };
+                let subtract = |v: &mut f32, open: bool, here: f32, below: f32| {
+                    let changed = *v - (here - below) / dx;
+                    *v = if open { changed } else { *v };
+                };
+                match (here.is_empty(), below.is_empty()) {
+                    (false, false) => {
+                        for (((v, &open), &here), &below) in
+                            row.iter_mut().zip(open).zip(here).zip(below)
+                        {
+                            subtract(v, open, here, below);
+                        }
+                    }
+                    (false, true) => {
+                        for (((v, &open), &here), &below) in
+                            row.iter_mut().zip(open).zip(here).zip(zeros)
+                        {
+                            subtract(v, open, here, below);
+                        }
+                    }
+                    _ => {
+                        for (((v, &open), &here), &below) in
+                            row.iter_mut().zip(open).zip(zeros).zip(below)
+                        {
+                            subtract(v, open, here, below);
+                        }
                     }
                 }
             });
@@ -467,37 +496,40 @@ impl Flow {
     pub fn close_faces(&mut self) {
         let (nx, ny) = (self.nx, self.ny);
         let boundary = self.boundary;
-        let u_open = &self.u_open;
+        let (left, right) = (
+            boundary.fixed_velocity(LEFT),
+            boundary.fixed_velocity(RIGHT),
+        );
         self.u
             .data
             .par_chunks_mut(nx + 1)
-            .enumerate()
-            .for_each(|(j, row)| {
-                for (i, value) in row.iter_mut().enumerate() {
-                    if !u_open[j * (nx + 1) + i] {
-                        *value = match i {
-                            0 => boundary.fixed_velocity(LEFT),
-                            i if i == nx => boundary.fixed_velocity(RIGHT),
-                            _ => 0.0,
-                        };
-                    }
+            .zip(self.u_open.par_chunks(nx + 1))
+            .with_min_len(8)
+            .for_each(|(row, open)| {
+                for (value, &open) in row.iter_mut().zip(open) {
+                    *value = if open { *value } else { 0.0 };
+                }
+                if !open[0] {
+                    row[0] = left;
+                }
+                if !open[nx] {
+                    row[nx] = right;
                 }
             });
-        let v_open = &self.v_open;
         self.v
             .data
             .par_chunks_mut(nx)
+            .zip(self.v_open.par_chunks(nx))
             .enumerate()
-            .for_each(|(j, row)| {
+            .with_min_len(8)
+            .for_each(|(j, (row, open))| {
                 let fixed = match j {
                     0 => boundary.fixed_velocity(BOTTOM),
                     j if j == ny => boundary.fixed_velocity(TOP),
                     _ => 0.0,
                 };
-                for (i, value) in row.iter_mut().enumerate() {
-                    if !v_open[j * nx + i] {
-                        *value = fixed;
-                    }
+                for (value, &open) in row.iter_mut().zip(open) {
+                    *value = if open { *value } else { fixed };
                 }
             });
     }
@@ -508,15 +540,15 @@ impl Flow {
 /// wall and the nearest face row.
 #[derive(Clone, Copy)]
 pub struct VelocitySampler<'a> {
-    u: &'a Field,
-    v: &'a Field,
-    ul: Lattice,
-    vl: Lattice,
-    half_cell: f32,
-    width: f32,
-    height: f32,
-    sticks: [bool; 4],
-    any_sticks: bool,
+    pub(super) u: &'a Field,
+    pub(super) v: &'a Field,
+    pub(super) ul: Lattice,
+    pub(super) vl: Lattice,
+    pub(super) half_cell: f32,
+    pub(super) width: f32,
+    pub(super) height: f32,
+    pub(super) sticks: [bool; 4],
+    pub(super) any_sticks: bool,
 }
 
 impl VelocitySampler<'_> {

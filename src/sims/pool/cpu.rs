@@ -251,10 +251,24 @@ pub fn integrate(s: &mut Surface, k: &StepConstants) {
     }
 }
 
+/// Edge node `q` of the 4·(n − 1) of a grid of `n` per side: the bottom row left to right,
+/// the right column upwards, the top row right to left, the left column downwards, each corner
+/// once (the order `edges` visits them, and the kernel's threads).
+pub fn edge_node(n: usize, q: usize) -> (usize, usize) {
+    let side = n - 1;
+    match q / side {
+        0 => (q, 0),
+        1 => (side, q - side),
+        2 => (side - (q - 2 * side), side),
+        _ => (0, side - (q - 3 * side)),
+    }
+}
+
 /// `edges`: Mur's first-order absorbing condition on open edge nodes, u_b ← u_a⁰ + m·(u_a −
 /// u_b⁰) with a the inner neighbour, ⁰ the values before this substep (recovered as u − v·dt)
 /// and m = (c·dt − h)/(c·dt + h): a wave arriving along the normal leaves without reflection.
-/// Corner nodes take the mean of their two sides. Does nothing when no edge is open.
+/// Corner nodes take the mean of their two sides. Every new height is computed from the state
+/// after `integrate` before any is written. Does nothing when no edge is open.
 pub fn edges(s: &mut Surface, k: &StepConstants) {
     let n = s.n;
     if s.flags[0] & OPEN == 0 && s.flags[n / 2] & OPEN == 0 {
@@ -263,28 +277,27 @@ pub fn edges(s: &mut Surface, k: &StepConstants) {
     let dt = k.dt;
     let before = |s: &Surface, m: usize| s.height[m] - s.velocity[m] * dt;
     let mut updates = Vec::with_capacity(4 * n);
-    for e in 0..n {
-        for (i, j) in [(e, 0), (e, n - 1), (0, e), (n - 1, e)] {
-            let m = j * n + i;
-            if s.flags[m] & OPEN == 0 || s.flags[m] & FIXED != 0 {
-                continue;
-            }
-            let mut sum = 0.0;
-            let mut count = 0.0;
-            for (a, b, is_edge) in [
-                (1, j, i == 0),
-                (n - 2, j, i == n - 1),
-                (i, 1, j == 0),
-                (i, n - 2, j == n - 1),
-            ] {
-                if is_edge {
-                    let inner = b * n + a;
-                    sum += before(s, inner) + k.mur * (s.height[inner] - before(s, m));
-                    count += 1.0;
-                }
-            }
-            updates.push((m, sum / count));
+    for q in 0..4 * (n - 1) {
+        let (i, j) = edge_node(n, q);
+        let m = j * n + i;
+        if s.flags[m] & OPEN == 0 || s.flags[m] & FIXED != 0 {
+            continue;
         }
+        let mut sum = 0.0;
+        let mut count = 0.0;
+        for (a, b, is_edge) in [
+            (1, j, i == 0),
+            (n - 2, j, i == n - 1),
+            (i, 1, j == 0),
+            (i, n - 2, j == n - 1),
+        ] {
+            if is_edge {
+                let inner = b * n + a;
+                sum += before(s, inner) + k.mur * (s.height[inner] - before(s, m));
+                count += 1.0;
+            }
+        }
+        updates.push((m, sum / count));
     }
     for (m, u) in updates {
         let old = before(s, m);

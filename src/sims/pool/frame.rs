@@ -9,44 +9,72 @@ use crate::output::{Column, Grid, Table};
 use crate::sims::{stats_row, Frame, Picture};
 use serde_json::value::RawValue;
 
-/// A copy of the surface and the parameters it ran with.
+/// A frame's statistics (`--stats`): reduced on the GPU on CUDA, from the surface on the CPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PoolStats {
+    /// ½Σv² per unit node mass, m²/s².
+    pub kinetic: f64,
+    /// The pairs' or springs' energy per unit node mass, m²/s² ([`energy`]).
+    pub potential: f64,
+    /// h²·Σu, m³.
+    pub volume: f64,
+    /// The largest |height|, m.
+    pub max_height: f64,
+    /// The wave front's radius around the latest drop, m ([`front_radius`]).
+    pub front_radius: f64,
+}
+
+impl PoolStats {
+    /// The statistics of `surface` run with `params`, `last_drop` where the latest drop fell.
+    pub fn of(surface: &Surface, params: &PoolParams, last_drop: Option<[f32; 2]>) -> PoolStats {
+        let (kinetic, potential) = energy(surface, params);
+        PoolStats {
+            kinetic,
+            potential,
+            volume: surface.volume(),
+            max_height: f64::from(surface.max_height()),
+            front_radius: front_radius(surface, last_drop),
+        }
+    }
+}
+
+/// The wave front's radius around `last_drop`, m: the farthest node from it whose |height| is
+/// at least a tenth of the largest (0 before any drop, or on a flat surface).
+pub fn front_radius(s: &Surface, last_drop: Option<[f32; 2]>) -> f64 {
+    let Some([x, z]) = last_drop else {
+        return 0.0;
+    };
+    let threshold = 0.1 * s.max_height();
+    if threshold == 0.0 {
+        return 0.0;
+    }
+    let mut radius = 0.0f32;
+    for j in 0..s.n {
+        for i in 0..s.n {
+            if s.height[j * s.n + i].abs() >= threshold {
+                let (dx, dz) = (i as f32 * s.h - x, j as f32 * s.h - z);
+                radius = radius.max((dx * dx + dz * dz).sqrt());
+            }
+        }
+    }
+    f64::from(radius)
+}
+
+/// A copy of the surface, the parameters it ran with and its statistics.
 pub struct PoolFrame {
     surface: Surface,
     params: PoolParams,
-    last_drop: Option<[f32; 2]>,
+    stats: PoolStats,
 }
 
 impl PoolFrame {
-    /// A frame of `surface`; `last_drop` is where the latest drop fell (the wave front's centre).
-    pub fn new(surface: &Surface, params: &PoolParams, last_drop: Option<[f32; 2]>) -> PoolFrame {
+    /// A frame of `surface` with its `stats`.
+    pub fn new(surface: Surface, params: &PoolParams, stats: PoolStats) -> PoolFrame {
         PoolFrame {
-            surface: surface.clone(),
+            surface,
             params: *params,
-            last_drop,
+            stats,
         }
-    }
-
-    /// The wave front's radius around the latest drop, m: the farthest node from its centre
-    /// whose |height| is at least a tenth of the largest (0 before any drop).
-    pub fn front_radius(&self) -> f64 {
-        let Some([x, z]) = self.last_drop else {
-            return 0.0;
-        };
-        let s = &self.surface;
-        let threshold = 0.1 * s.max_height();
-        if threshold == 0.0 {
-            return 0.0;
-        }
-        let mut radius = 0.0f32;
-        for j in 0..s.n {
-            for i in 0..s.n {
-                if s.height[j * s.n + i].abs() >= threshold {
-                    let (dx, dz) = (i as f32 * s.h - x, j as f32 * s.h - z);
-                    radius = radius.max((dx * dx + dz * dz).sqrt());
-                }
-            }
-        }
-        f64::from(radius)
     }
 }
 
@@ -78,7 +106,7 @@ impl Frame for PoolFrame {
     }
 
     fn stats(&self, step: u64, time: f64, step_ms: f64) -> Box<RawValue> {
-        let (kinetic, potential) = energy(&self.surface, &self.params);
+        let s = &self.stats;
         #[derive(serde::Serialize)]
         struct Row {
             step: u64,
@@ -96,30 +124,28 @@ impl Frame for PoolFrame {
             step,
             time,
             nodes: self.surface.n * self.surface.n,
-            energy: kinetic + potential,
-            kinetic,
-            potential,
-            volume: self.surface.volume(),
-            max_height: f64::from(self.surface.max_height()),
-            front_radius: self.front_radius(),
+            energy: s.kinetic + s.potential,
+            kinetic: s.kinetic,
+            potential: s.potential,
+            volume: s.volume,
+            max_height: s.max_height,
+            front_radius: s.front_radius,
             step_ms,
         })
     }
 
     fn summary(&self) -> Vec<String> {
-        let (kinetic, potential) = energy(&self.surface, &self.params);
+        let s = &self.stats;
         vec![
             format!(
                 "energy {:.4e} m²/s² per node mass (kinetic {:.3e}, potential {:.3e})",
-                kinetic + potential,
-                kinetic,
-                potential
+                s.kinetic + s.potential,
+                s.kinetic,
+                s.potential
             ),
             format!(
                 "volume {:+.4e} m³, highest |height| {:.4e} m, front radius {:.3} m",
-                self.surface.volume(),
-                self.surface.max_height(),
-                self.front_radius()
+                s.volume, s.max_height, s.front_radius
             ),
         ]
     }

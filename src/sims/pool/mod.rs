@@ -1,13 +1,16 @@
 //! Pool: a height-field water surface (`specs/002-pool.md`), as the linear wave equation
 //! (Müller 2008) or the original's lattice of pre-tensioned springs, with walls, shores,
 //! islands and absorbing open-sea edges, struck by drops, rain and the pointer. State in
-//! `surface.rs`; the CPU stages in `cpu.rs` and `drops.rs`; the scene section in `scene.rs`;
+//! `surface.rs`; the CPU stages in `cpu.rs` and `drops.rs`, the CUDA ones in `cuda/` (kernels
+//! in `kernels/pool.cu`), either behind `solver.rs`; the scene section in `scene.rs`;
 //! behind the [`crate::sims::Sim`] door in `sim.rs`; its frame (statistics, fields, pictures)
 //! in `frame.rs`.
 
 pub mod cpu;
+pub mod cuda;
+pub mod doctor;
 pub mod drops;
-mod frame;
+pub mod frame;
 pub mod panel;
 pub mod params;
 pub mod render;

@@ -5,7 +5,7 @@ use super::drops::{Drop, Rng};
 use super::frame::PoolFrame;
 use super::render::{DrawScene, PoolRenderer, VIEWS};
 use super::scene::PoolScene;
-use super::solver::CpuPool;
+use super::solver::PoolSolver;
 use super::PoolStage;
 use crate::gfx::camera::Camera;
 use crate::gfx::timing::PassClock;
@@ -29,12 +29,12 @@ pub enum Tool {
     EraseIsland,
 }
 
-/// A pool scene running on the CPU.
+/// A pool scene on the CPU or CUDA.
 pub struct PoolSim {
-    /// The scene (its parameters edited live by the panel).
+    /// The scene (its parameters edited live by the panel; `pool.nodes` is the solver's).
     pub scene: PoolScene,
     /// The solver.
-    pub solver: CpuPool,
+    pub solver: PoolSolver,
     note: String,
     time: f64,
     steps: u64,
@@ -66,11 +66,6 @@ impl PoolSim {
                 .validate()
                 .map_err(|e| anyhow!("rescaled scene: {}: {}", e.key, e.message))?;
         }
-        let note = match options.backend {
-            Backend::Cuda => bail!("the pool's CUDA path is not built yet; use --backend cpu"),
-            Backend::Auto => "cpu (the pool's CUDA path is not built yet)".to_string(),
-            Backend::Cpu => "cpu".to_string(),
-        };
         if let Some(available) = crate::host::available_memory() {
             let needed = scene.params.memory_bytes();
             if needed > available {
@@ -84,7 +79,9 @@ impl PoolSim {
                 );
             }
         }
-        let solver = CpuPool::new(&scene.params, |x, z| scene.land(x, z));
+        let cuda_nodes = scene.cuda_nodes.filter(|_| options.elements.is_none());
+        let (solver, note) =
+            PoolSolver::create(&mut scene, cuda_nodes, options.backend, options.device)?;
         Ok(PoolSim {
             rng: Rng::new(scene.drops.seed),
             nodes_edit: scene.params.nodes,
@@ -138,7 +135,7 @@ impl PoolSim {
 
     /// Puts the water at rest (the C key); islands stay.
     pub fn clear(&mut self) {
-        self.solver.surface.clear();
+        self.solver.clear();
     }
 
     /// Starts again from the scene with the panel's set-up (node count).
@@ -148,7 +145,8 @@ impl PoolSim {
         scene
             .validate()
             .map_err(|e| anyhow!("{}: {}", e.key, e.message))?;
-        self.solver = CpuPool::new(&scene.params, |x, z| scene.land(x, z));
+        self.solver
+            .rebuild(&scene.params, |x, z| scene.land(x, z))?;
         self.scene = scene;
         self.rng = Rng::new(self.scene.drops.seed);
         self.rain_sign = 1.0;
@@ -164,12 +162,11 @@ impl PoolSim {
     pub(super) fn refresh_flags(&mut self) {
         let painted: Vec<bool> = self
             .solver
-            .surface
-            .flags
+            .flags()
             .iter()
             .map(|f| f & super::surface::FIXED != 0)
             .collect();
-        let (n, h) = (self.solver.surface.n, self.solver.surface.h);
+        let (n, h) = self.solver.grid();
         let scene = &self.scene;
         let edge = |x: f32, z: f32| {
             let (i, j) = ((x / h).round() as usize, (z / h).round() as usize);
@@ -179,7 +176,7 @@ impl PoolSim {
             let k = (z / h).round() as usize * n + (x / h).round() as usize;
             scene.land(x, z) || (painted[k] && !edge(x, z))
         };
-        self.solver.surface.set_flags(&scene.params, land);
+        self.solver.set_flags(&scene.params, land);
     }
 
     /// The point (x, z) m on the rest plane under output pixel `position`, when it is on the
@@ -230,7 +227,7 @@ impl PoolSim {
             }
             Tool::PaintIsland | Tool::EraseIsland => {
                 let land = self.tool == Tool::PaintIsland;
-                let (n, h) = (self.solver.surface.n, self.solver.surface.h);
+                let (n, h) = self.solver.grid();
                 let r = self.scene.drops.radius.max(h);
                 let range = |c: f32| {
                     let lo = ((c - r) / h).floor().max(0.0) as usize;
@@ -240,9 +237,7 @@ impl PoolSim {
                     for i in range(x) {
                         let (dx, dz) = (i as f32 * h - x, j as f32 * h - z);
                         if dx * dx + dz * dz <= r * r {
-                            self.solver
-                                .surface
-                                .set_island_node(&self.scene.params, i, j, land);
+                            self.solver.set_island_node(&self.scene.params, i, j, land);
                         }
                     }
                 }
@@ -315,10 +310,12 @@ impl Sim for PoolSim {
         if let Some(last) = drops.last() {
             self.last_drop = Some(last.position);
         }
-        self.solver.step(&self.scene.params, &drops);
+        let finite = self
+            .solver
+            .step(&self.scene.params, &drops, self.last_drop)?;
         self.time += f64::from(dt);
         self.steps += u64::from(self.scene.params.substeps());
-        if !self.solver.surface.max_height().is_finite() {
+        if !finite {
             bail!(
                 "time {:.3} s: the surface is no longer finite; lower the wave speed, the drop \
                  amplitude or the time step",
@@ -349,11 +346,8 @@ impl Sim for PoolSim {
     }
 
     fn frame(&self) -> Result<Box<dyn Frame>> {
-        Ok(Box::new(PoolFrame::new(
-            &self.solver.surface,
-            &self.scene.params,
-            self.last_drop,
-        )))
+        let (surface, stats) = self.solver.state(&self.scene.params, self.last_drop)?;
+        Ok(Box::new(PoolFrame::new(surface, &self.scene.params, stats)))
     }
 
     fn solve_summary(&self) -> SolveSummary {
@@ -378,7 +372,23 @@ impl Sim for PoolSim {
         Ok(())
     }
 
-    fn use_cuda_device(&mut self, _device: usize) -> Result<()> {
+    /// A CUDA solver moves to the GPU of the window's GL context (a restart), so interop can
+    /// share its texture.
+    fn use_cuda_device(&mut self, device: usize) -> Result<()> {
+        if self
+            .solver
+            .cuda_device()
+            .is_some_and(|current| current != device)
+        {
+            self.solver.release_gl();
+            let mut scene = self.scene.clone();
+            let (solver, note) = PoolSolver::create(&mut scene, None, Backend::Cuda, device)?;
+            (self.solver, self.note) = (solver, note);
+            self.rng = Rng::new(self.scene.drops.seed);
+            self.pending.clear();
+            self.time = 0.0;
+            self.steps = 0;
+        }
         Ok(())
     }
 
@@ -457,6 +467,7 @@ impl Sim for PoolSim {
             light: self.scene.look.light,
             detail: self.scene.look.detail,
             view: self.view,
+            time: self.time as f32,
         };
         let pool_gl = self
             .gl
@@ -465,14 +476,19 @@ impl Sim for PoolSim {
         if pool_gl.renderer.nodes() != p.nodes {
             let gl = pool_gl.renderer.gl().clone();
             let clock = pool_gl.renderer.clock();
+            self.solver.release_gl();
             let old = std::mem::replace(
                 &mut pool_gl.renderer,
                 PoolRenderer::new(gl, clock, p.nodes)?,
             );
             old.delete();
         }
-        self.solver.surface.texels(&mut pool_gl.texels);
-        pool_gl.renderer.upload(&pool_gl.texels);
+        // On CUDA the kernel writes the texture (interop); else the texels go through the host.
+        let texture = pool_gl.renderer.surface_texture().0.get();
+        if !self.solver.write_texture(texture)? {
+            self.solver.texels(&mut pool_gl.texels)?;
+            pool_gl.renderer.upload(&pool_gl.texels);
+        }
         pool_gl.renderer.draw(camera, output, &scene)
     }
 
@@ -484,6 +500,7 @@ impl Sim for PoolSim {
     }
 
     fn release_gl(&mut self) {
+        self.solver.release_gl();
         if let Some(pool_gl) = self.gl.take() {
             pool_gl.renderer.delete();
         }

@@ -1,11 +1,18 @@
 //! The pool's solver behind one type: the CPU stages (`cpu.rs`, `drops.rs`) on a [`Surface`]
-//! in host memory, timed per stage.
+//! in host memory, timed per stage, or the CUDA kernels (`cuda/`), chosen by `--backend` as
+//! for the other kinds (auto: CUDA when a driver and GPU are found, and the scene's
+//! `pool.cuda_nodes` there).
 
 use super::cpu::{self, StepConstants};
+use super::cuda::CudaPool;
 use super::drops::{self, Drop, Stencils};
+use super::frame::PoolStats;
 use super::params::PoolParams;
+use super::scene::PoolScene;
 use super::surface::Surface;
 use super::PoolStage;
+use crate::sims::Backend;
+use anyhow::{anyhow, bail, Result};
 use std::time::Instant;
 
 /// The CPU solver.
@@ -68,5 +75,260 @@ impl CpuPool {
     /// Turns stage timing on or off.
     pub fn set_stage_timing(&mut self, enabled: bool) {
         self.timing = enabled;
+    }
+}
+
+enum Backends {
+    Cpu(Box<CpuPool>),
+    Cuda(Box<CudaPool>),
+}
+
+/// The pool's solver on either backend.
+pub struct PoolSolver {
+    backend: Backends,
+    /// An error of a call that cannot return one (clearing on the GPU), reported by the next
+    /// step.
+    pending: Option<anyhow::Error>,
+}
+
+impl PoolSolver {
+    /// The solver `backend` asks for on CUDA device `device`, for `scene` (on CUDA with
+    /// `cuda_nodes` per side when given: the scene's `pool.cuda_nodes` unless the node count
+    /// was rescaled, which becomes the scene's `pool.nodes`), and a sentence saying which
+    /// backend runs and why.
+    pub fn create(
+        scene: &mut PoolScene,
+        cuda_nodes: Option<usize>,
+        backend: Backend,
+        device: usize,
+    ) -> Result<(PoolSolver, String)> {
+        let cuda = match (backend, crate::cuda::unavailable()) {
+            (Backend::Cpu, _) => Err("cpu".to_string()),
+            (Backend::Cuda, Some(reason)) => bail!(
+                "--backend cuda cannot run on this machine: {reason}; use --backend cpu or \
+                 --backend auto"
+            ),
+            (Backend::Auto, Some(reason)) => Err(format!("cpu ({reason})")),
+            (_, None) => Ok(()),
+        };
+        let land = |scene: &PoolScene| {
+            let scene = scene.clone();
+            move |x: f32, z: f32| scene.land(x, z)
+        };
+        if let Err(note) = cuda {
+            return Ok((PoolSolver::cpu(&scene.params, land(scene)), note));
+        }
+        let cpu_params = scene.params;
+        if let Some(nodes) = cuda_nodes {
+            scene.params.nodes = nodes;
+            if let Err(e) = scene.params.validate() {
+                bail!(
+                    "scene {}: pool.cuda_nodes = {nodes}: {}: {}",
+                    scene.name,
+                    e.key,
+                    e.message
+                );
+            }
+        }
+        match CudaPool::new_on(device, &scene.params, land(scene)) {
+            Ok(cuda) => {
+                let on = if device == crate::cuda::DEFAULT_DEVICE {
+                    String::new()
+                } else {
+                    format!("on device {device}, the GPU of the OpenGL context, ")
+                };
+                let note = format!("cuda ({on}kernels from {})", cuda.kernel_origin());
+                Ok((PoolSolver::with(Backends::Cuda(Box::new(cuda))), note))
+            }
+            Err(error) if backend == Backend::Auto => {
+                scene.params = cpu_params;
+                let note = format!("cpu (the CUDA solver could not start: {error})");
+                Ok((PoolSolver::cpu(&scene.params, land(scene)), note))
+            }
+            Err(error) => Err(anyhow!("scene {}: {error}", scene.name)),
+        }
+    }
+
+    fn with(backend: Backends) -> PoolSolver {
+        PoolSolver {
+            backend,
+            pending: None,
+        }
+    }
+
+    /// The CPU solver over a surface at rest.
+    pub fn cpu(params: &PoolParams, land: impl Fn(f32, f32) -> bool) -> PoolSolver {
+        PoolSolver::with(Backends::Cpu(Box::new(CpuPool::new(params, land))))
+    }
+
+    /// A surface at rest for `params` (a new node count, say) on the same backend.
+    pub fn rebuild(&mut self, params: &PoolParams, land: impl Fn(f32, f32) -> bool) -> Result<()> {
+        match &mut self.backend {
+            Backends::Cpu(cpu) => **cpu = CpuPool::new(params, land),
+            Backends::Cuda(cuda) => {
+                let device = cuda.device();
+                cuda.release_gl();
+                **cuda = CudaPool::new_on(device, params, land)?;
+            }
+        }
+        self.pending = None;
+        Ok(())
+    }
+
+    /// The CPU solver, if it is the one running.
+    pub fn as_cpu(&self) -> Option<&CpuPool> {
+        match &self.backend {
+            Backends::Cpu(cpu) => Some(cpu),
+            Backends::Cuda(_) => None,
+        }
+    }
+
+    /// The CUDA device the solver runs on, if it runs on one.
+    pub fn cuda_device(&self) -> Option<usize> {
+        match &self.backend {
+            Backends::Cpu(_) => None,
+            Backends::Cuda(cuda) => Some(cuda.device()),
+        }
+    }
+
+    /// One frame of `params` with `drops` (`last_drop`: where the front is measured from, for
+    /// the GPU's statistics); whether the heights and velocities are still finite. On CUDA the
+    /// frame ends with its one synchronisation.
+    pub fn step(
+        &mut self,
+        params: &PoolParams,
+        drops: &[Drop],
+        last_drop: Option<[f32; 2]>,
+    ) -> Result<bool> {
+        if let Some(error) = self.pending.take() {
+            return Err(error);
+        }
+        Ok(match &mut self.backend {
+            Backends::Cpu(cpu) => {
+                cpu.step(params, drops);
+                cpu.surface.max_height().is_finite()
+            }
+            Backends::Cuda(cuda) => {
+                cuda.step(params, drops)?;
+                let (stats, finite) = cuda.end_frame(params, last_drop)?;
+                finite && stats.max_height.is_finite()
+            }
+        })
+    }
+
+    /// A copy of the state (read back from the GPU) and its statistics (the GPU's of the last
+    /// frame when they still describe it).
+    pub fn state(
+        &self,
+        params: &PoolParams,
+        last_drop: Option<[f32; 2]>,
+    ) -> Result<(Surface, PoolStats)> {
+        match &self.backend {
+            Backends::Cpu(cpu) => {
+                let stats = PoolStats::of(&cpu.surface, params, last_drop);
+                Ok((cpu.surface.clone(), stats))
+            }
+            Backends::Cuda(cuda) => {
+                let surface = cuda.read_back()?;
+                let stats = cuda
+                    .last_stats()
+                    .unwrap_or_else(|| PoolStats::of(&surface, params, last_drop));
+                Ok((surface, stats))
+            }
+        }
+    }
+
+    /// Nodes per side and spacing, m.
+    pub fn grid(&self) -> (usize, f32) {
+        match &self.backend {
+            Backends::Cpu(cpu) => (cpu.surface.n, cpu.surface.h),
+            Backends::Cuda(cuda) => (cuda.nodes(), cuda.spacing()),
+        }
+    }
+
+    /// Every node's flags.
+    pub fn flags(&self) -> &[u8] {
+        match &self.backend {
+            Backends::Cpu(cpu) => &cpu.surface.flags,
+            Backends::Cuda(cuda) => cuda.flags(),
+        }
+    }
+
+    /// Recomputes the flags for `params` and `land` (surface.rs `set_flags`).
+    pub fn set_flags(&mut self, params: &PoolParams, land: impl Fn(f32, f32) -> bool) {
+        match &mut self.backend {
+            Backends::Cpu(cpu) => cpu.surface.set_flags(params, land),
+            Backends::Cuda(cuda) => cuda.set_flags(params, land),
+        }
+    }
+
+    /// Fixes or frees node (i, j) (surface.rs `set_island_node`).
+    pub fn set_island_node(&mut self, params: &PoolParams, i: usize, j: usize, land: bool) {
+        match &mut self.backend {
+            Backends::Cpu(cpu) => cpu.surface.set_island_node(params, i, j, land),
+            Backends::Cuda(cuda) => cuda.set_island_node(params, i, j, land),
+        }
+    }
+
+    /// Every node at rest, flags kept. On CUDA a failure is reported by the next step.
+    pub fn clear(&mut self) {
+        match &mut self.backend {
+            Backends::Cpu(cpu) => cpu.surface.clear(),
+            Backends::Cuda(cuda) => {
+                if let Err(error) = cuda.clear() {
+                    self.pending = Some(anyhow!("clearing the pool on the GPU: {error}"));
+                }
+            }
+        }
+    }
+
+    /// Seconds per stage since the last reset ([`PoolStage::ALL`] order; GPU time on CUDA).
+    pub fn stage_seconds(&self) -> Vec<f64> {
+        match &self.backend {
+            Backends::Cpu(cpu) => cpu.stage_seconds(),
+            Backends::Cuda(cuda) => cuda.stage_seconds.to_vec(),
+        }
+    }
+
+    /// Zeroes the stage times.
+    pub fn reset_stage_times(&mut self) {
+        match &mut self.backend {
+            Backends::Cpu(cpu) => cpu.reset_stage_times(),
+            Backends::Cuda(cuda) => cuda.stage_seconds = [0.0; PoolStage::ALL.len()],
+        }
+    }
+
+    /// Turns stage timing (CPU clocks, CUDA events) on or off.
+    pub fn set_stage_timing(&mut self, enabled: bool) {
+        match &mut self.backend {
+            Backends::Cpu(cpu) => cpu.set_stage_timing(enabled),
+            Backends::Cuda(cuda) => cuda.set_stage_timing(enabled),
+        }
+    }
+
+    /// Writes the renderer's surface texels into the GL texture `texture` through CUDA–GL
+    /// interop: `Ok(true)` when done, `Ok(false)` on the CPU or where interop is unavailable
+    /// (upload [`PoolSolver::texels`] instead).
+    pub fn write_texture(&mut self, texture: u32) -> Result<bool> {
+        match &mut self.backend {
+            Backends::Cpu(_) => Ok(false),
+            Backends::Cuda(cuda) => Ok(cuda.write_texture(texture)?),
+        }
+    }
+
+    /// The renderer's texels in host memory (surface.rs `texels`; copied back on CUDA).
+    pub fn texels(&self, out: &mut Vec<[f32; 4]>) -> Result<()> {
+        match &self.backend {
+            Backends::Cpu(cpu) => cpu.surface.texels(out),
+            Backends::Cuda(cuda) => cuda.texels(out)?,
+        }
+        Ok(())
+    }
+
+    /// Lets go of the GL texture (CUDA), with the GL context current.
+    pub fn release_gl(&mut self) {
+        if let Backends::Cuda(cuda) = &mut self.backend {
+            cuda.release_gl();
+        }
     }
 }

@@ -57,29 +57,14 @@ impl Surface {
     /// Recomputes every node's flags for `params` (edges, horizontal motion) and the islands;
     /// a node that becomes fixed is put back at rest.
     pub fn set_flags(&mut self, params: &PoolParams, island: impl Fn(f32, f32) -> bool) {
-        let (n, h) = (self.n, self.h);
-        for j in 0..n {
-            for i in 0..n {
-                let edge = i == 0 || j == 0 || i == n - 1 || j == n - 1;
-                let mut flags = 0;
-                if edge {
-                    flags |= LOCK_H;
-                    match params.edges {
-                        Edges::Pool => {}
-                        Edges::Shore => flags |= FIXED,
-                        Edges::Open => flags |= OPEN,
-                    }
-                }
-                if params.model == Model::Wave || !params.horizontal {
-                    flags |= LOCK_H;
-                }
-                if island(i as f32 * h, j as f32 * h) {
-                    flags |= FIXED | LOCK_H;
-                }
-                self.flags[j * n + i] = flags;
-            }
-        }
-        for k in 0..n * n {
+        self.flags = node_flags(params, self.n, self.h, island);
+        self.settle();
+    }
+
+    /// Puts the fixed nodes at rest and takes the locked ones' horizontal offset and motion
+    /// away (after the flags changed; the kernel `settle_flags`).
+    pub fn settle(&mut self) {
+        for k in 0..self.n * self.n {
             if self.flags[k] & FIXED != 0 {
                 self.height[k] = 0.0;
                 self.velocity[k] = 0.0;
@@ -94,19 +79,12 @@ impl Surface {
     /// Fixes or frees node (i, j) (the panel's island brush), keeping the edge's own flags.
     pub fn set_island_node(&mut self, params: &PoolParams, i: usize, j: usize, land: bool) {
         let k = j * self.n + i;
-        let edge = i == 0 || j == 0 || i == self.n - 1 || j == self.n - 1;
+        self.flags[k] = island_node_flags(self.flags[k], params, self.n, (i, j), land);
         if land {
-            self.flags[k] |= FIXED | LOCK_H;
             self.height[k] = 0.0;
             self.velocity[k] = 0.0;
             self.offset[k] = [0.0; 2];
             self.velocity_h[k] = [0.0; 2];
-        } else if !(edge && params.edges == Edges::Shore) {
-            self.flags[k] &= !FIXED;
-            let locked = edge || params.model == Model::Wave || !params.horizontal;
-            if !locked {
-                self.flags[k] &= !LOCK_H;
-            }
         }
     }
 
@@ -148,5 +126,62 @@ impl Surface {
     /// The largest |height|, m.
     pub fn max_height(&self) -> f32 {
         self.height.iter().fold(0.0f32, |m, u| m.max(u.abs()))
+    }
+}
+
+/// Every node's flags on a grid of `n`² at spacing `h` for `params` (edges, horizontal motion),
+/// with `island(x, z)` saying which nodes are land.
+pub fn node_flags(
+    params: &PoolParams,
+    n: usize,
+    h: f32,
+    island: impl Fn(f32, f32) -> bool,
+) -> Vec<u8> {
+    let mut out = vec![0; n * n];
+    for j in 0..n {
+        for i in 0..n {
+            let edge = i == 0 || j == 0 || i == n - 1 || j == n - 1;
+            let mut flags = 0;
+            if edge {
+                flags |= LOCK_H;
+                match params.edges {
+                    Edges::Pool => {}
+                    Edges::Shore => flags |= FIXED,
+                    Edges::Open => flags |= OPEN,
+                }
+            }
+            if params.model == Model::Wave || !params.horizontal {
+                flags |= LOCK_H;
+            }
+            if island(i as f32 * h, j as f32 * h) {
+                flags |= FIXED | LOCK_H;
+            }
+            out[j * n + i] = flags;
+        }
+    }
+    out
+}
+
+/// The flags of node (i, j) (now `flags`) of a grid of `n`² once the island brush made it land
+/// or water: a shore's edge stays fixed, edges and locked models stay locked.
+pub fn island_node_flags(
+    flags: u8,
+    params: &PoolParams,
+    n: usize,
+    (i, j): (usize, usize),
+    land: bool,
+) -> u8 {
+    let edge = i == 0 || j == 0 || i == n - 1 || j == n - 1;
+    if land {
+        return flags | FIXED | LOCK_H;
+    }
+    if edge && params.edges == Edges::Shore {
+        return flags;
+    }
+    let locked = edge || params.model == Model::Wave || !params.horizontal;
+    if locked {
+        flags & !FIXED
+    } else {
+        flags & !(FIXED | LOCK_H)
     }
 }

@@ -425,7 +425,11 @@ fn spring_forces_are_the_per_node_sum_of_pulls() {
 fn open(text: &str) -> super::PoolSim {
     let source = crate::scene::Source::parse(&format!("kind = \"pool\"\n{text}"), "t", "t.toml")
         .expect("a kind");
-    super::PoolSim::open(&source, &crate::sims::OpenOptions::default()).unwrap()
+    let options = crate::sims::OpenOptions {
+        backend: crate::sims::Backend::Cpu,
+        ..Default::default()
+    };
+    super::PoolSim::open(&source, &options).unwrap()
 }
 
 /// The pointer picks the point of the rest plane under it: the middle of the picture is the
@@ -452,7 +456,7 @@ fn the_pointer_picks_the_water_under_it() {
     assert_eq!(sim.pick([320.0, 0.0], [640, 480]), None, "the sky");
     assert!(sim.pointer([320.0, 240.0], [640, 480], true));
     sim.step().unwrap();
-    let s = &sim.solver.surface;
+    let s = &sim.solver.as_cpu().expect("the CPU solver").surface;
     let k = (1.3 / s.h).round() as usize * s.n + (0.6 / s.h).round() as usize;
     assert!(s.height[k] > 0.005, "{}", s.height[k]);
 }
@@ -464,12 +468,7 @@ fn scenarios_set_edges_motion_and_islands() {
     use super::panel::Scenario;
     let mut sim = open("[pool]\nnodes = 32\n[surface]\nmodel = \"springs\"\n");
     let count = |sim: &super::PoolSim, flag: u8| {
-        sim.solver
-            .surface
-            .flags
-            .iter()
-            .filter(|f| *f & flag != 0)
-            .count()
+        sim.solver.flags().iter().filter(|f| *f & flag != 0).count()
     };
     assert_eq!(sim.scenario(), Scenario::Pool);
     assert_eq!((count(&sim, FIXED), count(&sim, LOCK_H)), (0, 4 * 31));
@@ -502,5 +501,26 @@ fn rain_falls_at_its_rate() {
             (measured / mean - 1.0).abs() < 0.03,
             "{measured} for {mean}"
         );
+    }
+}
+
+/// `edges` (and its kernel) visits every edge node of the grid once, corners included, and no
+/// inner node.
+#[test]
+fn every_edge_node_is_visited_once() {
+    for n in [8usize, 9, 40] {
+        let mut seen = vec![0u32; n * n];
+        for q in 0..4 * (n - 1) {
+            let (i, j) = super::cpu::edge_node(n, q);
+            assert!(i == 0 || j == 0 || i == n - 1 || j == n - 1, "({i}, {j})");
+            seen[j * n + i] += 1;
+        }
+        let edge = |k: usize| {
+            let (i, j) = (k % n, k / n);
+            i == 0 || j == 0 || i == n - 1 || j == n - 1
+        };
+        for (k, &count) in seen.iter().enumerate() {
+            assert_eq!(count, u32::from(edge(k)), "node {k} of {n}²");
+        }
     }
 }

@@ -88,7 +88,7 @@ impl CudaInk {
                         // stream that used it is synchronised).
                         unsafe { sys::cuSurfObjectDestroy(old) };
                     }
-                    let surface = create_surface(mapped.array)?;
+                    let surface = crate::cuda::interop::create_surface(mapped.array)?;
                     *cached = Some((mapped.array, surface));
                     surface
                 }
@@ -140,20 +140,4 @@ impl CudaInk {
             self.interop.release();
         }
     }
-}
-
-/// A surface object over `array` (the mapped texture's level 0), for `surf2Dwrite`.
-fn create_surface(array: sys::CUarray) -> Result<u64, CudaError> {
-    // SAFETY: a zeroed descriptor is valid plain data; the fields set below make it an array
-    // resource.
-    let mut descriptor: sys::CUDA_RESOURCE_DESC = unsafe { std::mem::zeroed() };
-    descriptor.resType = sys::CUresourcetype::CU_RESOURCE_TYPE_ARRAY;
-    descriptor.res.array.hArray = array;
-    let mut surface: sys::CUsurfObject = 0;
-    // SAFETY: valid out-pointer and descriptor; `array` is a mapped array registered with
-    // SURFACE_LDST (GlInterop::write_texture).
-    unsafe { sys::cuSurfObjectCreate(&mut surface, &descriptor) }
-        .result()
-        .map_err(CudaError::driver("cuSurfObjectCreate"))?;
-    Ok(surface)
 }

@@ -336,7 +336,7 @@ impl Renderer {
     /// how pass times are measured.
     pub fn new(gl: Rc<glow::Context>, scene: &Scene, clock: PassClock) -> Result<Renderer> {
         let programs = Programs::new(&gl)?;
-        let sky = Sky::new(&gl)?;
+        let sky = Sky::linear_light(&gl)?;
         let post = Post::new(&gl)?;
         let light = LightTargets::new(&gl)?;
         let fullscreen = FullscreenTriangle::new(&gl)?;

@@ -1,0 +1,206 @@
+// common: what the pool's passes share, put after `#version` in front of each of their shaders.
+// World space: the pool spans [0, pool_size]² in x and z, the rest level is y = 0, the floor
+// y = −pool_depth, the walls rise to y = rim_height, a deck lies around at that height.
+
+const float IOR_AIR = 1.0;
+const float IOR_WATER = 1.333;
+// Schlick's F0 = ((n − 1)/(n + 1))² for water.
+const float F0 = 0.0204;
+// Beer–Lambert absorption per metre (red goes first) and the colour scattered in its place.
+const vec3 ABSORPTION = vec3(0.42, 0.10, 0.065);
+const vec3 WATER_COLOR = vec3(0.03, 0.20, 0.26);
+
+uniform sampler2D surface;     // per node: (offset x, height, offset z, 1 if fixed), m
+uniform int nodes;             // per side
+uniform float pool_size;       // m
+uniform float pool_depth;      // m
+uniform float rim_height;      // m above the rest level
+uniform vec3 light;            // towards the sun, unit
+uniform sampler2D caustics;    // relative irradiance on the floor plane (1 = calm water)
+uniform vec4 caustics_domain;  // the floor plane's (x, z) origin, m, and 1 / extent, 1/m
+uniform samplerCube sky;
+uniform vec3 eye;              // m
+uniform int has_land;          // 1: some node is fixed
+uniform int mesh_nodes;        // vertices per side of the mesh drawn
+uniform int mesh_stride;       // nodes between its vertices
+
+float spacing() {
+    return pool_size / float(nodes - 1);
+}
+
+vec4 node(ivec2 ij) {
+    return texelFetch(surface, clamp(ij, ivec2(0), ivec2(nodes - 1)), 0);
+}
+
+// Node (i, j)'s displaced position; past the edges the edge node (a one-sided difference).
+vec3 node_position(ivec2 ij) {
+    ivec2 c = clamp(ij, ivec2(0), ivec2(nodes - 1));
+    vec4 t = texelFetch(surface, c, 0);
+    return vec3(float(c.x) * spacing() + t.x, t.y, float(c.y) * spacing() + t.z);
+}
+
+// The surface's normal at node (i, j) from its four neighbours (central differences).
+vec3 node_normal(ivec2 ij) {
+    vec3 dx = node_position(ij + ivec2(1, 0)) - node_position(ij - ivec2(1, 0));
+    vec3 dz = node_position(ij + ivec2(0, 1)) - node_position(ij - ivec2(0, 1));
+    return normalize(cross(dz, dx));
+}
+
+// The node of the mesh's vertex `vertex` (gl_VertexID): row by row, `mesh_stride` nodes apart,
+// the last row and column on the pool's edge.
+ivec2 mesh_node(int vertex) {
+    ivec2 k = ivec2(vertex % mesh_nodes, vertex / mesh_nodes);
+    return min(k * mesh_stride, ivec2(nodes - 1));
+}
+
+// The surface texel bilinearly interpolated at (x, z), m (clamped to the pool).
+vec4 surface_at(vec2 xz) {
+    vec2 cell = clamp(xz, vec2(0.0), vec2(pool_size)) / spacing();
+    return texture(surface, (cell + 0.5) / float(nodes));
+}
+
+bool inside_pool(vec2 xz) {
+    return all(greaterThanEqual(xz, vec2(0.0))) && all(lessThanEqual(xz, vec2(pool_size)));
+}
+
+bool eye_under_water() {
+    return inside_pool(eye.xz) && eye.y < surface_at(eye.xz).y && eye.y > -pool_depth;
+}
+
+// The sunlight's direction in calm water (pointing down).
+vec3 refracted_light() {
+    return refract(-light, vec3(0.0, 1.0, 0.0), IOR_AIR / IOR_WATER);
+}
+
+// Where the calm water's refracted sunlight through p meets the floor plane (x, z), m: the
+// caustics texture's coordinates for floor and walls alike.
+vec2 floor_projection(vec3 p) {
+    vec3 r = refracted_light();
+    return p.xz - (p.y + pool_depth) * r.xz / r.y;
+}
+
+float caustic_at(vec3 p) {
+    vec2 uv = (floor_projection(p) - caustics_domain.xy) * caustics_domain.zw;
+    if (any(lessThan(uv, vec2(0.0))) || any(greaterThan(uv, vec2(1.0)))) {
+        return 0.0;
+    }
+    return texture(caustics, uv).r;
+}
+
+// Distance along d from o (inside) to the box [0, S] × [−depth, top] × [0, S]; `normal` is the
+// face's, pointing in.
+float exit_box(vec3 o, vec3 d, float top, out vec3 normal) {
+    vec3 lo = vec3(0.0, -pool_depth, 0.0);
+    vec3 hi = vec3(pool_size, top, pool_size);
+    vec3 safe = vec3(abs(d.x) < 1e-7 ? 1e-7 : d.x, abs(d.y) < 1e-7 ? 1e-7 : d.y,
+                     abs(d.z) < 1e-7 ? 1e-7 : d.z);
+    vec3 t = (mix(lo, hi, step(0.0, safe)) - o) / safe;
+    float best = min(t.x, min(t.y, t.z));
+    if (best == t.x) {
+        normal = vec3(-sign(safe.x), 0.0, 0.0);
+    } else if (best == t.y) {
+        normal = vec3(0.0, -sign(safe.y), 0.0);
+    } else {
+        normal = vec3(0.0, 0.0, -sign(safe.z));
+    }
+    return max(best, 0.0);
+}
+
+float hash(vec2 cell) {
+    return fract(sin(dot(cell, vec2(127.1, 311.7))) * 43758.5453);
+}
+
+// Square tiles on the pool's floor and walls, lighter grout between them, and a dark lane
+// line along the floor.
+vec3 tile_albedo(vec3 p, vec3 n) {
+    vec2 q = abs(n.y) > 0.5 ? p.xz : (abs(n.x) > 0.5 ? p.zy : p.xy);
+    float tile = pool_size / 20.0;
+    vec2 f = fract(q / tile);
+    float grout = 1.0 - step(0.06, f.x) * step(0.06, f.y);
+    vec3 color = vec3(0.70, 0.84, 0.90) * (0.92 + 0.08 * hash(floor(q / tile)));
+    if (abs(n.y) > 0.5 && abs(p.x - 0.5 * pool_size) < 0.8 * tile
+        && abs(p.z - 0.5 * pool_size) < 0.4 * pool_size) {
+        color = vec3(0.12, 0.18, 0.35);
+    }
+    return mix(color, vec3(0.55, 0.58, 0.60), grout);
+}
+
+// Light on a point of the pool or land with normal n: under water the sun arrives through
+// the caustics texture (its value × the cosine to the refracted light, per the calm floor's
+// irradiance, which is light.y per unit sunlight), above it directly.
+float sunlight(vec3 p, vec3 n) {
+    if (inside_pool(p.xz) && p.y < surface_at(p.xz).y) {
+        vec3 r = refracted_light();
+        return caustic_at(p) * max(dot(n, -r), 0.0) * light.y / -r.y;
+    }
+    return max(dot(n, light), 0.0);
+}
+
+vec3 lit(vec3 albedo, vec3 p, vec3 n) {
+    // The sky's light, more from above.
+    float ambient = 0.35 + 0.15 * n.y;
+    return albedo * (ambient + 0.85 * sunlight(p, n));
+}
+
+// Light that travels `distance` m through water: absorbed, and the water's colour in its place.
+vec3 through_water(vec3 color, float distance) {
+    vec3 t = exp(-ABSORPTION * distance);
+    return color * t + WATER_COLOR * (1.0 - t);
+}
+
+// Island rock seen along a ray under water: the first of a few samples along o + t·d,
+// t ∈ (0, t_end], where the surface texture says land.
+bool land_along(vec3 o, vec3 d, float t_end, out float t_hit) {
+    if (has_land == 0) {
+        return false;
+    }
+    const int STEPS = 12;
+    for (int i = 1; i <= STEPS; ++i) {
+        float t = t_end * float(i) / float(STEPS);
+        if (surface_at((o + d * t).xz).w > 0.5) {
+            t_hit = t;
+            return true;
+        }
+    }
+    return false;
+}
+
+vec3 rock_albedo(vec3 p) {
+    return vec3(0.42, 0.38, 0.32) * (0.85 + 0.15 * hash(floor(p.xz * 40.0)));
+}
+
+// What a ray from o going down (under water) sees: the pool's floor or walls, or an island's
+// rock, through the water between.
+vec3 underwater_ray(vec3 o, vec3 d) {
+    vec3 n;
+    float t = exit_box(o, d, max(o.y, 0.0) + 1e-3, n);
+    float t_land;
+    if (land_along(o, d, t, t_land)) {
+        vec3 p = o + d * t_land;
+        vec3 rock_normal = normalize(vec3(-d.x, 0.3, -d.z));
+        return through_water(lit(rock_albedo(p), p, rock_normal), t_land);
+    }
+    vec3 p = o + d * t;
+    if (n.y < -0.5) {
+        // Back up at the surface (a ray the waves turned upwards): the water's own colour.
+        return through_water(WATER_COLOR, t);
+    }
+    return through_water(lit(tile_albedo(p, n), p, n), t);
+}
+
+// What a ray from o going up (above the water) sees: the walls' upper part or the sky.
+vec3 above_water_ray(vec3 o, vec3 d) {
+    if (inside_pool(o.xz) && o.y < rim_height) {
+        vec3 n;
+        float t = exit_box(o, d, rim_height, n);
+        vec3 p = o + d * t;
+        if (abs(n.y) < 0.5) {
+            return lit(tile_albedo(p, n), p, n);
+        }
+    }
+    return texture(sky, d).rgb;
+}
+
+float schlick(float cosine) {
+    return F0 + (1.0 - F0) * pow(1.0 - clamp(cosine, 0.0, 1.0), 5.0);
+}

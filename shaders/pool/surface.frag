@@ -1,0 +1,65 @@
+// surface: the water, seen from above or below (whichever side of it the eye is on).
+//   From above: Fresnel (Schlick) mix of the reflected ray (the walls' upper part or the sky)
+//   and the refracted ray traced through the water to the floor, walls or an island's rock
+//   (caustics on them, Beer–Lambert tint along the way); the sun's highlight.
+//   From below: the refracted ray out to the sky inside Snell's window, total internal
+//   reflection back into the pool outside it; the water between the eye and the surface.
+//   Fine detail: a procedural ripple's slope added to the normal.
+in vec3 world;
+in vec3 normal;
+in float fixed_flag;
+
+uniform int detail;            // 1: add the fine-detail normal map
+uniform float time;            // s
+
+out vec4 color;
+
+// Slopes of a few short gravity–capillary ripples (2–7 cm), d(height)/d(x, z).
+vec2 detail_slope(vec2 xz) {
+    vec2 slope = vec2(0.0);
+    for (int k = 0; k < 5; ++k) {
+        float angle = 2.399 * float(k) + 0.4;
+        vec2 direction = vec2(cos(angle), sin(angle));
+        float wavelength = 0.02 + 0.012 * float(k);
+        float wavenumber = 6.2832 / wavelength;
+        // ω² = g·k + (σ/ρ)·k³
+        float omega = sqrt(9.81 * wavenumber + 7.3e-5 * wavenumber * wavenumber * wavenumber);
+        float amplitude = 0.025 / wavenumber;
+        slope += amplitude * wavenumber * direction
+            * cos(dot(direction, xz) * wavenumber - omega * time + 1.7 * float(k));
+    }
+    return slope;
+}
+
+void main() {
+    if (fixed_flag > 0.5) {
+        discard;
+    }
+    vec3 n = normalize(normal);
+    if (detail == 1) {
+        vec2 slope = detail_slope(world.xz);
+        n = normalize(n + vec3(-slope.x, 0.0, -slope.y));
+    }
+    vec3 incident = normalize(world - eye);
+    vec3 c;
+    if (dot(incident, normal) < 0.0) {
+        vec3 reflected = reflect(incident, n);
+        reflected.y = abs(reflected.y);
+        vec3 refracted = refract(incident, n, IOR_AIR / IOR_WATER);
+        float fresnel = schlick(-dot(incident, n));
+        c = mix(underwater_ray(world, refracted), above_water_ray(world, reflected), fresnel);
+        float sun = pow(max(dot(reflected, light), 0.0), 1200.0);
+        c += vec3(1.0, 0.95, 0.85) * 8.0 * sun * fresnel;
+    } else {
+        vec3 m = -n;
+        vec3 reflected = reflect(incident, m);
+        reflected.y = -abs(reflected.y);
+        vec3 refracted = refract(incident, m, IOR_WATER / IOR_AIR);
+        bool total = dot(refracted, refracted) == 0.0;
+        float fresnel = total ? 1.0 : schlick(dot(refracted, n));
+        vec3 out_of_water = total ? vec3(0.0) : texture(sky, refracted).rgb;
+        c = mix(out_of_water, underwater_ray(world, reflected), fresnel);
+        c = through_water(c, distance(eye, world));
+    }
+    color = vec4(c, 1.0);
+}

@@ -1,0 +1,258 @@
+//! A spring-mass body's stages, once per substep: `springs` (each node gathers its springs'
+//! pull, plus gravity), `wind` (per triangle along its normal, ∝ area·(n̂·w), a third on each
+//! corner), `integrate` (time-corrected Verlet, symplectic Euler, or XPBD's constraint
+//! projection), `collide` (the ground and a sphere). Every node-parallel stage gathers what
+//! reaches its node (one task per node, no atomics), as a kernel would.
+
+use super::body::Body;
+use glam::Vec3;
+use rayon::prelude::*;
+use serde::Deserialize;
+
+/// Nodes per rayon task: small bodies run on one thread.
+const MIN_NODES: usize = 1024;
+
+/// How a body moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Integrator {
+    /// Time-corrected Verlet: x' = x + (x − x₋)·(dt/dt₋) + a·dt·(dt + dt₋)/2. Verlet at a
+    /// constant step; exact for a constant acceleration when the step changes.
+    Verlet,
+    /// Symplectic Euler: v' = v + a·dt, x' = x + v'·dt (the original's fountain).
+    Euler,
+    /// Extended position-based dynamics (Macklin, Müller & Chentanez 2016): springs as
+    /// distance constraints of compliance 1/k, Gauss–Seidel iterations per substep.
+    Xpbd,
+}
+
+impl Integrator {
+    /// Every integrator, in the panel's order.
+    pub const ALL: [Integrator; 3] = [Integrator::Verlet, Integrator::Euler, Integrator::Xpbd];
+
+    /// The name in scene files and the panel.
+    pub fn name(self) -> &'static str {
+        match self {
+            Integrator::Verlet => "verlet",
+            Integrator::Euler => "euler",
+            Integrator::Xpbd => "xpbd",
+        }
+    }
+
+    /// Whether springs are forces integrated explicitly (stable only while dt·ω < 2).
+    pub fn explicit(self) -> bool {
+        self != Integrator::Xpbd
+    }
+}
+
+/// Gravity and the wind, shared by every scene.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Air {
+    /// Gravity, m/s².
+    pub gravity: Vec3,
+    /// The wind's velocity, m/s.
+    pub wind: Vec3,
+}
+
+/// What acts on a body besides its springs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Surroundings {
+    /// Gravity and the wind.
+    pub air: Air,
+    /// Wind force per m² of triangle per m/s of wind along its normal, N·s/m³.
+    pub wind_drag: f32,
+    /// Whether the wind a triangle feels is relative to its mean velocity.
+    pub wind_relative: bool,
+    /// The ground's height, m (nothing below it).
+    pub ground: f32,
+    /// A solid sphere (centre, radius), when there is one.
+    pub sphere: Option<(Vec3, f32)>,
+    /// Fraction of the tangential velocity lost on contact (0–1), per substep in contact.
+    pub friction: f32,
+}
+
+/// `springs`: every node's force, its weight m·g plus (`with_springs`) the pull of each of
+/// its springs, k·(l − l₀)·ê towards the other end (Hooke; the spec's ambiguity 4 resolved to
+/// the physical sign). XPBD passes `with_springs = false`: its springs are constraints.
+pub fn springs(body: &mut Body, gravity: Vec3, with_springs: bool) {
+    let (position, start, links) = (&body.position, &body.node_start, &body.links);
+    let weight = gravity * body.mass;
+    body.force
+        .par_iter_mut()
+        .with_min_len(MIN_NODES)
+        .enumerate()
+        .for_each(|(k, f)| {
+            let mut sum = weight;
+            if with_springs {
+                let here = position[k];
+                for link in &links[start[k] as usize..start[k + 1] as usize] {
+                    let d = position[link.other as usize] - here;
+                    let length = d.length();
+                    if length > 0.0 {
+                        sum += d * (link.stiffness * (length - link.rest) / length);
+                    }
+                }
+            }
+            *f = sum;
+        });
+}
+
+/// `wind`: each triangle is pushed along its unit normal n̂ by drag·area·(n̂·w)·n̂ — w the
+/// wind, less the triangle's mean velocity when relative — a third on each corner (the
+/// spec's ambiguity 5: the original added all of it to each). Face-on wind pushes downwind
+/// whichever side faces it; edge-on wind pushes nothing. Triangles in parallel, then each
+/// node gathers its triangles' thirds.
+pub fn wind(body: &mut Body, surroundings: &Surroundings) {
+    let drag = surroundings.wind_drag;
+    if drag == 0.0 {
+        return;
+    }
+    let (position, velocity) = (&body.position, &body.velocity);
+    let (wind, relative) = (surroundings.air.wind, surroundings.wind_relative);
+    body.triangle_force
+        .par_iter_mut()
+        .zip(body.triangles.par_iter())
+        .with_min_len(MIN_NODES)
+        .for_each(|(f, t)| {
+            let [a, b, c] = t.map(|k| k as usize);
+            let cross = (position[b] - position[a]).cross(position[c] - position[a]);
+            let twice_area = cross.length();
+            *f = Vec3::ZERO;
+            if twice_area > 0.0 {
+                let normal = cross / twice_area;
+                let mut w = wind;
+                if relative {
+                    w -= (velocity[a] + velocity[b] + velocity[c]) / 3.0;
+                }
+                *f = normal * (drag * 0.5 * twice_area * normal.dot(w) / 3.0);
+            }
+        });
+    let (start, list, pushes) = (
+        &body.node_triangle_start,
+        &body.node_triangles,
+        &body.triangle_force,
+    );
+    body.force
+        .par_iter_mut()
+        .with_min_len(MIN_NODES)
+        .enumerate()
+        .for_each(|(k, f)| {
+            for &t in &list[start[k] as usize..start[k + 1] as usize] {
+                *f += pushes[t as usize];
+            }
+        });
+}
+
+/// `integrate` with springs as forces: time-corrected Verlet (`dt_before` the previous
+/// step's length) or symplectic Euler, velocities damped by e^(−damping·dt); pinned nodes
+/// stay. Every integrator leaves `previous` = the position before the step and `velocity` =
+/// the step's motion over dt (Verlet's half-step velocity), so one can switch to another live.
+pub fn integrate(body: &mut Body, integrator: Integrator, dt: f32, dt_before: f32, damping: f32) {
+    let decay = (-damping * dt).exp();
+    let inverse_mass = 1.0 / body.mass;
+    let carry = dt / dt_before * decay;
+    let reach = dt * (dt + dt_before) * 0.5;
+    body.position
+        .par_iter_mut()
+        .zip(body.previous.par_iter_mut())
+        .zip(body.velocity.par_iter_mut())
+        .zip(body.force.par_iter())
+        .zip(body.pinned.par_iter())
+        .with_min_len(MIN_NODES)
+        .for_each(|((((x, before), v), f), &pinned)| {
+            if pinned {
+                *before = *x;
+                *v = Vec3::ZERO;
+                return;
+            }
+            let a = *f * inverse_mass;
+            let last = std::mem::replace(before, *x);
+            if integrator == Integrator::Verlet {
+                *x += (*x - last) * carry + a * reach;
+                *v = (*x - *before) / dt;
+            } else {
+                *v = (*v + a * dt) * decay;
+                *x += *v * dt;
+            }
+        });
+}
+
+/// `integrate` the XPBD way: predict with the forces in `force` (the weight and the wind),
+/// then `iterations` Gauss–Seidel sweeps over the springs as distance constraints C = l − l₀
+/// of compliance α = 1/k (α̃ = α/dt²; Δλ = (−C − α̃λ)/(w_a + w_b + α̃), λ from zero each
+/// substep), then velocities from the motion, damped by e^(−damping·dt). Pinned nodes have
+/// zero inverse mass. Sequential: a sweep reads the corrections made before it.
+pub fn xpbd(body: &mut Body, dt: f32, damping: f32, iterations: u32) {
+    let decay = (-damping * dt).exp();
+    let inverse_mass = 1.0 / body.mass;
+    for k in 0..body.len() {
+        body.previous[k] = body.position[k];
+        if body.pinned[k] {
+            body.velocity[k] = Vec3::ZERO;
+            continue;
+        }
+        body.velocity[k] += body.force[k] * (inverse_mass * dt);
+        body.position[k] += body.velocity[k] * dt;
+    }
+    let mut lambda = vec![0.0f32; body.springs.len()];
+    let weight = |pinned: bool| if pinned { 0.0 } else { inverse_mass };
+    for _ in 0..iterations {
+        for (s, l) in body.springs.iter().zip(lambda.iter_mut()) {
+            let (a, b) = (s.a as usize, s.b as usize);
+            let (wa, wb) = (weight(body.pinned[a]), weight(body.pinned[b]));
+            let d = body.position[a] - body.position[b];
+            let length = d.length();
+            if length == 0.0 || wa + wb == 0.0 {
+                continue;
+            }
+            let compliance = 1.0 / (s.stiffness * dt * dt);
+            let delta = (s.rest - length - compliance * *l) / (wa + wb + compliance);
+            *l += delta;
+            let n = d / length;
+            body.position[a] += n * (wa * delta);
+            body.position[b] -= n * (wb * delta);
+        }
+    }
+    for k in 0..body.len() {
+        body.velocity[k] = (body.position[k] - body.previous[k]) / dt * decay;
+    }
+}
+
+/// `collide`: a node below the ground or inside the sphere goes back to its surface, losing
+/// its velocity into it and `friction` of the tangential part; `previous` follows so the
+/// implied Verlet velocity is the same. Pinned (and grabbed) nodes stay where they are.
+pub fn collide(body: &mut Body, surroundings: &Surroundings, dt: f32) {
+    let keep = 1.0 - surroundings.friction;
+    let (ground, sphere) = (surroundings.ground, surroundings.sphere);
+    body.position
+        .par_iter_mut()
+        .zip(body.previous.par_iter_mut())
+        .zip(body.velocity.par_iter_mut())
+        .zip(body.pinned.par_iter())
+        .with_min_len(MIN_NODES)
+        .for_each(|(((x, before), v), &pinned)| {
+            if pinned {
+                return;
+            }
+            let mut normal = None;
+            if x.y < ground {
+                x.y = ground;
+                normal = Some(Vec3::Y);
+            }
+            if let Some((centre, radius)) = sphere {
+                let d = *x - centre;
+                let distance = d.length();
+                if distance < radius && distance > 0.0 {
+                    let n = d / distance;
+                    *x = centre + n * radius;
+                    normal = Some(n);
+                }
+            }
+            if let Some(n) = normal {
+                let along = v.dot(n);
+                let tangential = *v - n * along;
+                *v = tangential * keep + n * along.max(0.0);
+                *before = *x - *v * dt;
+            }
+        });
+}

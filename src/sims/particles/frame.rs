@@ -1,0 +1,214 @@
+//! A particles state read back: the fountain's particles (and its basin as a field for
+//! `--format npy`) or a body's nodes, as tables, statistics and summary lines.
+
+use super::body::Body;
+use super::scene::ParticlesScene;
+use super::sim::State;
+use crate::output::{Column, Grid, Table};
+use crate::sims::{stats_row, Frame};
+use glam::Vec3;
+use serde_json::value::RawValue;
+
+/// A copy of what `simulate` exports.
+pub enum ParticlesFrame {
+    /// The fountain's particles and basin.
+    Fountain {
+        /// Positions, m.
+        position: Vec<Vec3>,
+        /// Velocities, m/s.
+        velocity: Vec<Vec3>,
+        /// Ages, s.
+        age: Vec<f32>,
+        /// Opacities.
+        alpha: Vec<f32>,
+        /// Particles emitted since the start.
+        emitted: u64,
+        /// Landings in the last step.
+        landed: usize,
+        /// The basin's heights above its level, m, row by row (z), `nodes` per row.
+        basin: Vec<f32>,
+        /// The basin's nodes per side.
+        nodes: usize,
+        /// The basin's node spacing, m.
+        spacing: f32,
+    },
+    /// A body's nodes.
+    Body {
+        /// The body.
+        body: Body,
+        /// Gravity (for the potential energy), m/s².
+        gravity: Vec3,
+    },
+}
+
+impl ParticlesFrame {
+    /// A copy of `state`.
+    pub fn new(state: &State, scene: &ParticlesScene) -> ParticlesFrame {
+        match state {
+            State::Fountain(f) => ParticlesFrame::Fountain {
+                position: f.position.clone(),
+                velocity: f.velocity.clone(),
+                age: f.age.clone(),
+                alpha: (0..f.len()).map(|k| f.alpha(k)).collect(),
+                emitted: f.emitted,
+                landed: f.landed,
+                basin: f.surface.height.clone(),
+                nodes: f.surface.n,
+                spacing: f.surface.h,
+            },
+            State::Body(b) => ParticlesFrame::Body {
+                body: b.clone(),
+                gravity: Vec3::from(scene.world.gravity),
+            },
+        }
+    }
+}
+
+/// The statistics of a body: energies (J; potential measured from y = 0), strain, extent.
+#[derive(serde::Serialize)]
+struct BodyStats {
+    step: u64,
+    time: f64,
+    nodes: usize,
+    springs: usize,
+    energy: f64,
+    kinetic: f64,
+    potential: f64,
+    elastic: f64,
+    max_strain: f32,
+    lowest: f32,
+    centre: [f32; 3],
+    step_ms: f64,
+}
+
+/// The statistics of the fountain: particles and the basin's surface.
+#[derive(serde::Serialize)]
+struct FountainStats {
+    step: u64,
+    time: f64,
+    alive: usize,
+    emitted: u64,
+    landed: usize,
+    basin_lowest: f32,
+    basin_highest: f32,
+    basin_volume: f64,
+    step_ms: f64,
+}
+
+impl Frame for ParticlesFrame {
+    /// One row per particle (`id,x,y,z,vx,vy,vz,age,alpha`) or node
+    /// (`id,x,y,z,vx,vy,vz,pinned`); positions m, velocities m/s, ages s.
+    fn table(&self) -> Table {
+        let (position, velocity) = match self {
+            ParticlesFrame::Fountain {
+                position, velocity, ..
+            } => (position, velocity),
+            ParticlesFrame::Body { body, .. } => (&body.position, &body.velocity),
+        };
+        let mut table = Table::default();
+        table.push("id", Column::U32((0..position.len() as u32).collect()));
+        for (name, column) in [
+            ("x", position.iter().map(|p| p.x).collect()),
+            ("y", position.iter().map(|p| p.y).collect()),
+            ("z", position.iter().map(|p| p.z).collect()),
+            ("vx", velocity.iter().map(|v| v.x).collect()),
+            ("vy", velocity.iter().map(|v| v.y).collect()),
+            ("vz", velocity.iter().map(|v| v.z).collect()),
+        ] {
+            table.push(name, Column::F32(column));
+        }
+        match self {
+            ParticlesFrame::Fountain { age, alpha, .. } => {
+                table.push("age", Column::F32(age.clone()));
+                table.push("alpha", Column::F32(alpha.clone()));
+            }
+            ParticlesFrame::Body { body, .. } => {
+                let pinned = body.pinned.iter().map(|&p| u32::from(p)).collect();
+                table.push("pinned", Column::U32(pinned));
+            }
+        }
+        table
+    }
+
+    fn stats(&self, step: u64, time: f64, step_ms: f64) -> Box<RawValue> {
+        match self {
+            ParticlesFrame::Fountain {
+                position,
+                emitted,
+                landed,
+                basin,
+                spacing,
+                ..
+            } => {
+                let sum: f64 = basin.iter().map(|&u| f64::from(u)).sum();
+                stats_row(&FountainStats {
+                    step,
+                    time,
+                    alive: position.len(),
+                    emitted: *emitted,
+                    landed: *landed,
+                    basin_lowest: basin.iter().copied().fold(0.0, f32::min),
+                    basin_highest: basin.iter().copied().fold(0.0, f32::max),
+                    basin_volume: sum * f64::from(*spacing).powi(2),
+                    step_ms,
+                })
+            }
+            ParticlesFrame::Body { body, gravity } => {
+                let (kinetic, potential, elastic) = body.energy(*gravity);
+                stats_row(&BodyStats {
+                    step,
+                    time,
+                    nodes: body.len(),
+                    springs: body.springs.len(),
+                    energy: kinetic + potential + elastic,
+                    kinetic,
+                    potential,
+                    elastic,
+                    max_strain: body.max_strain(),
+                    lowest: body
+                        .position
+                        .iter()
+                        .map(|p| p.y)
+                        .fold(f32::INFINITY, f32::min),
+                    centre: body.centre().to_array(),
+                    step_ms,
+                })
+            }
+        }
+    }
+
+    fn summary(&self) -> Vec<String> {
+        match self {
+            ParticlesFrame::Fountain {
+                position,
+                emitted,
+                basin,
+                ..
+            } => vec![format!(
+                "{} particles alive ({} emitted), the basin's deepest trough {:.2e} m",
+                position.len(),
+                emitted,
+                basin.iter().copied().fold(0.0, f32::min)
+            )],
+            ParticlesFrame::Body { body, gravity } => {
+                let (kinetic, potential, elastic) = body.energy(*gravity);
+                vec![format!(
+                    "energy {:.4} J (kinetic {kinetic:.4}, potential {potential:.4}, elastic \
+                     {elastic:.4}), max strain {:.4}",
+                    kinetic + potential + elastic,
+                    body.max_strain()
+                )]
+            }
+        }
+    }
+
+    /// The fountain's basin: `basin_height` (m above the level, rows along z).
+    fn fields(&self) -> Vec<Grid> {
+        match self {
+            ParticlesFrame::Fountain { basin, nodes, .. } => {
+                vec![Grid::new("basin_height", *nodes, *nodes, 1, basin.clone())]
+            }
+            ParticlesFrame::Body { .. } => Vec::new(),
+        }
+    }
+}

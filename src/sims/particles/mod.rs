@@ -1,0 +1,34 @@
+//! Particle systems (`specs/004-particles.md`, docs/particles.md): one kind, three scenes of
+//! a family — a fountain whose particles ripple its basin (`fountain.rs`; the basin's water is
+//! the pool's wave equation, its stages called from `sims::pool`), a spring-mass cloth in the
+//! wind and a jelly cube (`body.rs` builds them, `dynamics.rs` moves them: time-corrected
+//! Verlet, symplectic Euler or XPBD; `grab.rs` drags a node). The scene section in `scene.rs`;
+//! behind the [`crate::sims::Sim`] door in `sim.rs`, read back in `frame.rs`; back-to-front
+//! sorting in `sort.rs`. CPU only so far.
+
+pub mod body;
+pub mod dynamics;
+pub mod fountain;
+mod frame;
+pub mod grab;
+mod panel;
+pub mod scene;
+mod sim;
+pub mod sort;
+
+use panel::panel_ui;
+pub use sim::{ParticlesSim, State};
+
+/// The name of this kind in scene files (`kind = "particles"`) and in `scenes/particles/`.
+pub const KIND: &str = "particles";
+
+/// The fountain's stages, in order, once per frame: one function each (`Fountain::emit`,
+/// `advance`, `collide`, `basin`; `sort::back_to_front`).
+pub const FOUNTAIN_STAGES: [&str; 5] = ["emit", "advance", "collide", "basin", "sort"];
+
+/// A spring-mass body's stages, in order, once per substep: one function each in
+/// `dynamics.rs` (`integrate` is `xpbd` under XPBD).
+pub const BODY_STAGES: [&str; 4] = ["springs", "wind", "integrate", "collide"];
+
+#[cfg(test)]
+mod tests;

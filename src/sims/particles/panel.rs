@@ -1,0 +1,176 @@
+//! The particles panel and keys: every constant of the running scene, edited live (a change
+//! of the body's shape or the basin's grid starts that part again), the world's gravity,
+//! wind, ground and sphere.
+
+use super::dynamics::Integrator;
+use super::scene::{Orientation, Pins, Which};
+use super::sim::{ParticlesSim, State};
+use crate::sims::choose;
+use winit::keyboard::KeyCode;
+
+/// The kind's keys, as the help overlay lists them.
+pub const KEYS: &[(&str, &str)] = &[
+    ("F1 F2 F3", "fountain, cloth, jelly"),
+    ("Left drag on a node", "grab and drag it (cloth, jelly)"),
+    ("Arrows", "steer the wind (x, z) by 0.5 m/s"),
+    ("O", "fountain on / off"),
+];
+
+/// Wind change per arrow key press, m/s.
+const WIND_STEP: f32 = 0.5;
+
+/// The kind's keys other than F1–F3; returns whether `key` is one.
+pub fn key(sim: &mut ParticlesSim, key: KeyCode) -> bool {
+    let wind = &mut sim.scene.world.wind;
+    match key {
+        KeyCode::ArrowLeft => wind[0] -= WIND_STEP,
+        KeyCode::ArrowRight => wind[0] += WIND_STEP,
+        KeyCode::ArrowUp => wind[2] -= WIND_STEP,
+        KeyCode::ArrowDown => wind[2] += WIND_STEP,
+        KeyCode::KeyO => match &mut sim.state {
+            State::Fountain(f) => f.on = !f.on,
+            State::Body(_) => return false,
+        },
+        _ => return false,
+    }
+    true
+}
+
+/// Draws the panel; returns whether the user asked for a restart.
+pub fn panel_ui(sim: &mut ParticlesSim, ui: &imgui::Ui) -> bool {
+    use imgui::TreeNodeFlags;
+    let mut restart = false;
+    let which = sim.scene.which;
+    for (k, scene) in [Which::Fountain, Which::Cloth, Which::Jelly]
+        .into_iter()
+        .enumerate()
+    {
+        if k > 0 {
+            ui.same_line();
+        }
+        if ui.radio_button_bool(format!("{} (F{})", scene.name(), k + 1), which == scene)
+            && which != scene
+        {
+            if let Err(error) = sim.switch(scene) {
+                sim.note = Some(format!("{error:#}"));
+            }
+            return false;
+        }
+    }
+    ui.slider("frame time (s)", 0.001, 0.05, &mut sim.scene.dt);
+    if which == Which::Fountain {
+        fountain(sim, ui);
+    } else if ui.collapsing_header(which.name(), TreeNodeFlags::DEFAULT_OPEN) {
+        body(sim, ui);
+    }
+    if ui.collapsing_header("World", TreeNodeFlags::DEFAULT_OPEN) {
+        let w = &mut sim.scene.world;
+        ui.slider_config("wind (m/s)", -20.0, 20.0)
+            .build_array(&mut w.wind);
+        ui.slider_config("gravity (m/s²)", -20.0, 20.0)
+            .build_array(&mut w.gravity);
+        if which != Which::Fountain {
+            ui.slider("wind drag (N·s/m³)", 0.0, 5.0, &mut w.wind_drag);
+            ui.checkbox("wind relative to the cloth", &mut w.wind_relative);
+            ui.slider("ground (m)", -5.0, 5.0, &mut w.ground);
+            ui.slider_config("sphere centre (m)", -5.0, 5.0)
+                .build_array(&mut w.sphere_center);
+            ui.slider("sphere radius (m, 0: none)", 0.0, 3.0, &mut w.sphere_radius);
+            ui.slider("friction", 0.0, 1.0, &mut w.friction);
+        }
+    }
+    if let Some(note) = sim.note() {
+        ui.text_disabled(note);
+    }
+    restart |= ui.button("restart");
+    restart
+}
+
+fn fountain(sim: &mut ParticlesSim, ui: &imgui::Ui) {
+    use imgui::TreeNodeFlags;
+    let alive = match &mut sim.state {
+        State::Fountain(state) => {
+            ui.checkbox("on (O)", &mut state.on);
+            state.len()
+        }
+        State::Body(_) => 0,
+    };
+    let f = &mut sim.scene.fountain;
+    if ui.collapsing_header("Emitter", TreeNodeFlags::DEFAULT_OPEN) {
+        ui.text(format!("{alive} particles alive"));
+        ui.slider("rate (particles/s)", 0.0, 100_000.0, &mut f.rate);
+        ui.slider("lifetime (s)", 0.1, 20.0, &mut f.lifetime);
+        ui.slider("fade (s)", 0.0, f.lifetime, &mut f.fade);
+        ui.slider("max particles", 1, 1 << 22, &mut f.max_particles);
+        ui.slider("nozzle radius (m)", 0.0, 0.5 * f.cube, &mut f.spread);
+        ui.slider("nozzle depth (m)", 0.0, f.cube, &mut f.emitter_depth);
+        ui.slider("speed min (m/s)", 0.0, 15.0, &mut f.speed[0]);
+        ui.slider("speed max (m/s)", f.speed[0], 15.0, &mut f.speed[1]);
+        ui.slider("sideways speed (m/s)", 0.0, 3.0, &mut f.horizontal);
+        ui.slider_config("jet direction", -1.0, 1.0)
+            .build_array(&mut f.direction);
+        ui.slider("air drag (1/s)", 0.0, 5.0, &mut f.drag);
+        ui.slider("dies below (m)", -1.0, 1.0, &mut f.kill_height);
+    }
+    if ui.collapsing_header("Cube", TreeNodeFlags::DEFAULT_OPEN) {
+        ui.slider("side (m)", 0.1, 3.0, &mut f.cube);
+        ui.slider("first hit: vertical kept", 0.0, 1.0, &mut f.cut);
+        ui.slider("first hit: horizontal ×", 0.0, 5.0, &mut f.boost);
+        ui.slider("later bounces", 0.0, 1.0, &mut f.bounce);
+    }
+    if ui.collapsing_header("Basin", TreeNodeFlags::DEFAULT_OPEN) {
+        ui.slider("half-width (m)", 0.5 * f.cube + 0.1, 10.0, &mut f.basin);
+        ui.slider("water level (m)", 0.0, f.cube, &mut f.level);
+        ui.slider("landing push ((m/s)/(m/s))", -0.3, 0.0, &mut f.push);
+        ui.slider("splash radius (m)", 0.01, 0.5, &mut f.splash_radius);
+        ui.slider("nodes per side", 8, 512, &mut f.surface_nodes);
+        ui.slider("wave speed (m/s)", 0.05, 3.0, &mut f.surface_speed);
+        ui.slider("wave damping (1/s)", 0.0, 5.0, &mut f.surface_damping);
+    }
+}
+
+fn body(sim: &mut ParticlesSim, ui: &imgui::Ui) {
+    let which = sim.scene.which;
+    let stable = sim.scene.stable_substeps();
+    let b = &mut sim.scene.body;
+    if let Some(i) = choose(ui, "integrator", &Integrator::ALL, b.integrator, |i| {
+        i.name()
+    }) {
+        b.integrator = i;
+    }
+    ui.slider("substeps", 1, 256, &mut b.substeps);
+    if b.integrator.explicit() {
+        ui.text_disabled(format!("stable from {stable} substeps"));
+    } else {
+        ui.slider("XPBD iterations", 1, 100, &mut b.iterations);
+    }
+    ui.slider("damping (1/s)", 0.0, 5.0, &mut b.damping);
+    ui.slider("stiffness (N/m)", 1.0, 10_000.0, &mut b.stiffness);
+    ui.slider("shear (of the stiffness)", 0.0, 2.0, &mut b.shear);
+    let bend = if which == Which::Jelly {
+        "genbo (of the stiffness)"
+    } else {
+        "bending (of the stiffness)"
+    };
+    ui.slider(bend, 0.0, 2.0, &mut b.bend);
+    ui.slider("mass (kg)", 0.01, 20.0, &mut b.mass);
+    ui.separator();
+    ui.text_disabled("these start the body again:");
+    let most = if which == Which::Jelly { 24 } else { 256 };
+    ui.slider("n (nodes per side)", 2, most, &mut b.n);
+    ui.slider("size (m)", 0.1, 5.0, &mut b.size);
+    ui.slider_config("start (m)", -5.0, 5.0)
+        .build_array(&mut b.start);
+    if which == Which::Cloth {
+        if let Some(p) = choose(ui, "pins", &Pins::ALL, b.pins, |p| p.name()) {
+            b.pins = p;
+        }
+        let orientations = [Orientation::Hanging, Orientation::Flat];
+        if let Some(o) = choose(ui, "start", &orientations, b.orientation, |o| match o {
+            Orientation::Hanging => "hanging",
+            Orientation::Flat => "flat",
+        }) {
+            b.orientation = o;
+        }
+    }
+}

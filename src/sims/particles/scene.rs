@@ -1,0 +1,606 @@
+//! The particles kind's scene section: which scene (`fountain`, `cloth`, `jelly`), the frame
+//! time, the scene's own section (`[fountain]`, `[cloth]` or `[jelly]`) and the world's
+//! (`[world]`: gravity, wind, ground, sphere). Every constant is a key; a bad one is an error
+//! naming the file, line and key (docs/particles.md lists each with unit, default and range).
+
+use super::dynamics::Integrator;
+use super::fountain::FountainParams;
+use crate::scene::{syntax_error, Invalid, SceneError, Source};
+use crate::sims::ink::scene::line_of_key;
+use crate::sims::pool::params::MAX_SUBSTEPS;
+use glam::Vec3;
+use serde::Deserialize;
+
+/// The three scenes of the family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Which {
+    /// Water particles from a cube into a rippling basin.
+    Fountain,
+    /// A spring-mass cloth in the wind.
+    Cloth,
+    /// A spring-mass jelly cube dropping on the floor.
+    Jelly,
+}
+
+impl Which {
+    /// The scene's name: its `scene` value, its section and its preset.
+    pub fn name(self) -> &'static str {
+        match self {
+            Which::Fountain => "fountain",
+            Which::Cloth => "cloth",
+            Which::Jelly => "jelly",
+        }
+    }
+}
+
+/// Which nodes of a cloth are pinned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pins {
+    /// The two top corners (the original, Ten Minute Physics #14).
+    Corners,
+    /// The whole top row.
+    Top,
+    /// None: it falls.
+    None,
+}
+
+impl Pins {
+    /// Every choice, in the panel's order.
+    pub const ALL: [Pins; 3] = [Pins::Corners, Pins::Top, Pins::None];
+
+    /// The name in scene files and the panel.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pins::Corners => "corners",
+            Pins::Top => "top",
+            Pins::None => "none",
+        }
+    }
+}
+
+/// How a cloth starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Orientation {
+    /// Hanging in the xy plane from its top row (at rest).
+    Hanging,
+    /// Lying flat in the xz plane (it falls and swings).
+    Flat,
+}
+
+/// A cloth's or jelly's constants.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BodyParams {
+    /// Nodes per side.
+    pub n: usize,
+    /// Side, m.
+    pub size: f32,
+    /// Total mass, kg.
+    pub mass: f32,
+    /// Structural springs' stiffness, N/m.
+    pub stiffness: f32,
+    /// Shear (diagonal) springs' stiffness, a fraction of the structural.
+    pub shear: f32,
+    /// Bending (cloth) or next-nearest "genbo" (jelly) springs' stiffness fraction; 0: none.
+    pub bend: f32,
+    /// Velocity damping, 1/s.
+    pub damping: f32,
+    /// The integrator.
+    pub integrator: Integrator,
+    /// XPBD's Gauss–Seidel sweeps per substep.
+    pub iterations: u32,
+    /// Substeps per frame, each of the same length (a slow frame cannot make a body explode).
+    pub substeps: u32,
+    /// Cloth: which nodes are pinned (the jelly's are none).
+    pub pins: Pins,
+    /// Cloth: hanging or flat at the start.
+    pub orientation: Orientation,
+    /// The cloth's first node (top-left corner), the jelly's lowest corner, m.
+    pub start: [f32; 3],
+}
+
+impl BodyParams {
+    /// The cloth: 32 × 32 nodes over 2 m, 0.4 kg (0.1 kg/m²), 200 N/m, hanging from its top
+    /// corners.
+    pub fn cloth() -> BodyParams {
+        BodyParams {
+            n: 32,
+            size: 2.0,
+            mass: 0.4,
+            stiffness: 200.0,
+            shear: 0.5,
+            bend: 0.0,
+            damping: 0.2,
+            integrator: Integrator::Verlet,
+            iterations: 10,
+            substeps: 24,
+            pins: Pins::Corners,
+            orientation: Orientation::Hanging,
+            start: [-1.0, 3.0, 0.0],
+        }
+    }
+
+    /// The jelly: 8³ nodes over 1 m, 2 kg, 40 N/m, dropped from 1.5 m.
+    pub fn jelly() -> BodyParams {
+        BodyParams {
+            n: 8,
+            size: 1.0,
+            mass: 2.0,
+            stiffness: 40.0,
+            shear: 0.5,
+            bend: 0.3,
+            damping: 0.3,
+            integrator: Integrator::Verlet,
+            iterations: 10,
+            substeps: 12,
+            pins: Pins::None,
+            orientation: Orientation::Hanging,
+            start: [-0.5, 1.5, -0.5],
+        }
+    }
+
+    /// The stiffness of [structural, shear, bending] springs, N/m.
+    pub fn stiffnesses(&self) -> [f32; 3] {
+        [
+            self.stiffness,
+            self.stiffness * self.shear,
+            self.stiffness * self.bend,
+        ]
+    }
+}
+
+/// Gravity, wind, the ground and a sphere.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct World {
+    /// Gravity, m/s².
+    pub gravity: [f32; 3],
+    /// Wind velocity, m/s.
+    pub wind: [f32; 3],
+    /// Cloth and jelly: wind force per m² per m/s along the normal, N·s/m³.
+    pub wind_drag: f32,
+    /// Cloth and jelly: whether the wind is felt relative to the triangle's velocity.
+    pub wind_relative: bool,
+    /// Ground height, m.
+    pub ground: f32,
+    /// Sphere centre, m.
+    pub sphere_center: [f32; 3],
+    /// Sphere radius, m (0: no sphere).
+    pub sphere_radius: f32,
+    /// Fraction of the tangential velocity lost per substep in contact.
+    pub friction: f32,
+}
+
+impl Default for World {
+    /// "Normal Danish gravity" (the original's 9.82 m/s²), no wind, the ground at 0.
+    fn default() -> Self {
+        World {
+            gravity: [0.0, -9.82, 0.0],
+            wind: [0.0; 3],
+            wind_drag: 0.5,
+            wind_relative: true,
+            ground: 0.0,
+            sphere_center: [0.0, 1.0, 0.0],
+            sphere_radius: 0.0,
+            friction: 0.1,
+        }
+    }
+}
+
+/// A validated particles scene.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParticlesScene {
+    /// Preset name or file stem.
+    pub name: String,
+    /// One line saying what the scene shows.
+    pub description: String,
+    /// Which scene.
+    pub which: Which,
+    /// Seconds per frame.
+    pub dt: f32,
+    /// The fountain's constants.
+    pub fountain: FountainParams,
+    /// The cloth's or jelly's constants.
+    pub body: BodyParams,
+    /// The world.
+    pub world: World,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[allow(dead_code)]
+    kind: String,
+    description: Option<String>,
+    scene: Which,
+    dt: Option<f32>,
+    fountain: Option<FountainParams>,
+    cloth: Option<BodyFile>,
+    jelly: Option<BodyFile>,
+    world: Option<World>,
+}
+
+/// A body section as written: what it leaves out keeps its scene's default.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BodyFile {
+    n: Option<usize>,
+    size: Option<f32>,
+    mass: Option<f32>,
+    stiffness: Option<f32>,
+    shear: Option<f32>,
+    bend: Option<f32>,
+    damping: Option<f32>,
+    integrator: Option<Integrator>,
+    iterations: Option<u32>,
+    substeps: Option<u32>,
+    pins: Option<Pins>,
+    orientation: Option<Orientation>,
+    start: Option<[f32; 3]>,
+}
+
+impl BodyFile {
+    fn over(self, base: BodyParams) -> BodyParams {
+        BodyParams {
+            n: self.n.unwrap_or(base.n),
+            size: self.size.unwrap_or(base.size),
+            mass: self.mass.unwrap_or(base.mass),
+            stiffness: self.stiffness.unwrap_or(base.stiffness),
+            shear: self.shear.unwrap_or(base.shear),
+            bend: self.bend.unwrap_or(base.bend),
+            damping: self.damping.unwrap_or(base.damping),
+            integrator: self.integrator.unwrap_or(base.integrator),
+            iterations: self.iterations.unwrap_or(base.iterations),
+            substeps: self.substeps.unwrap_or(base.substeps),
+            pins: self.pins.unwrap_or(base.pins),
+            orientation: self.orientation.unwrap_or(base.orientation),
+            start: self.start.unwrap_or(base.start),
+        }
+    }
+}
+
+/// The line of `key` in `text`: a top-level key (`dt`), a section's (`fountain.rate`) or a
+/// section itself (`cloth`).
+fn line_of(text: &str, key: &str) -> Option<usize> {
+    let top = text
+        .lines()
+        .take_while(|l| !l.trim_start().starts_with('['))
+        .position(|l| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        });
+    top.map(|k| k + 1).or_else(|| line_of_key(text, key))
+}
+
+/// ` unit` when there is one.
+fn spaced(unit: &str) -> String {
+    if unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {unit}")
+    }
+}
+
+/// `value` in [low, high], else an error naming `key` and `unit`.
+fn within(key: &str, value: f32, low: f32, high: f32, unit: &str) -> Result<(), Invalid> {
+    if value.is_finite() && (low..=high).contains(&value) {
+        Ok(())
+    } else {
+        Err(Invalid::new(
+            key,
+            format!("must be in [{low}, {high}]{}, got {value}", spaced(unit)),
+        ))
+    }
+}
+
+/// `value` in (low, high].
+fn above(key: &str, value: f32, low: f32, high: f32, unit: &str) -> Result<(), Invalid> {
+    if value.is_finite() && value > low && value <= high {
+        Ok(())
+    } else {
+        Err(Invalid::new(
+            key,
+            format!("must be in ({low}, {high}]{}, got {value}", spaced(unit)),
+        ))
+    }
+}
+
+/// An integer `value` in [low, high].
+fn count(key: &str, value: u64, low: u64, high: u64, unit: &str) -> Result<(), Invalid> {
+    if (low..=high).contains(&value) {
+        Ok(())
+    } else {
+        Err(Invalid::new(
+            key,
+            format!("must be {low} to {high}{}, got {value}", spaced(unit)),
+        ))
+    }
+}
+
+/// Every component of `value` finite and at most `bound` in size.
+fn vector(key: &str, value: [f32; 3], bound: f32, unit: &str) -> Result<(), Invalid> {
+    if value.iter().all(|v| v.is_finite() && v.abs() <= bound) {
+        Ok(())
+    } else {
+        Err(Invalid::new(
+            key,
+            format!(
+                "components must be finite and at most {bound}{} in size, got [{}, {}, {}]",
+                spaced(unit),
+                value[0],
+                value[1],
+                value[2]
+            ),
+        ))
+    }
+}
+
+impl ParticlesScene {
+    /// Parses and validates a particles scene source.
+    pub fn from_source(source: &Source) -> Result<ParticlesScene, SceneError> {
+        let file: File = toml::from_str(&source.text)
+            .map_err(|error| syntax_error(&source.text, &source.origin, &error))?;
+        let at = |invalid: Invalid| SceneError {
+            origin: source.origin.clone(),
+            line: line_of(&source.text, &invalid.key),
+            key: Some(invalid.key),
+            message: invalid.message,
+        };
+        let (own, other) = match file.scene {
+            Which::Fountain => (
+                None,
+                [
+                    (Which::Cloth, file.cloth.is_some()),
+                    (Which::Jelly, file.jelly.is_some()),
+                ],
+            ),
+            Which::Cloth => (
+                file.cloth,
+                [
+                    (Which::Jelly, file.jelly.is_some()),
+                    (Which::Fountain, file.fountain.is_some()),
+                ],
+            ),
+            Which::Jelly => (
+                file.jelly,
+                [
+                    (Which::Cloth, file.cloth.is_some()),
+                    (Which::Fountain, file.fountain.is_some()),
+                ],
+            ),
+        };
+        if let Some((which, _)) = other.iter().find(|(_, present)| *present) {
+            return Err(at(Invalid::new(
+                which.name(),
+                format!(
+                    "this is a {} scene; its section is [{}]",
+                    file.scene.name(),
+                    file.scene.name()
+                ),
+            )));
+        }
+        let base = if file.scene == Which::Jelly {
+            BodyParams::jelly()
+        } else {
+            BodyParams::cloth()
+        };
+        let scene = ParticlesScene {
+            name: source.name.clone(),
+            description: file.description.unwrap_or_default(),
+            which: file.scene,
+            dt: file.dt.unwrap_or(1.0 / 60.0),
+            fountain: file.fountain.unwrap_or_default(),
+            body: own.map_or(base, |b| b.over(base)),
+            world: file.world.unwrap_or_default(),
+        };
+        scene.validate().map_err(at)?;
+        Ok(scene)
+    }
+
+    /// The running scene's section name (`fountain`, `cloth`, `jelly`).
+    pub fn section(&self) -> &'static str {
+        self.which.name()
+    }
+
+    /// Checks every value's range, naming its key.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        above("dt", self.dt, 0.0, 0.1, "s")?;
+        self.validate_world()?;
+        match self.which {
+            Which::Fountain => self.validate_fountain(),
+            _ => self.validate_body(),
+        }
+    }
+
+    fn validate_world(&self) -> Result<(), Invalid> {
+        let w = &self.world;
+        vector("world.gravity", w.gravity, 1e3, "m/s²")?;
+        vector("world.wind", w.wind, 1e3, "m/s")?;
+        within("world.wind_drag", w.wind_drag, 0.0, 1e3, "N·s/m³")?;
+        within("world.ground", w.ground, -1e4, 1e4, "m")?;
+        vector("world.sphere_center", w.sphere_center, 1e4, "m")?;
+        within("world.sphere_radius", w.sphere_radius, 0.0, 1e4, "m")?;
+        within("world.friction", w.friction, 0.0, 1.0, "")
+    }
+
+    fn validate_fountain(&self) -> Result<(), Invalid> {
+        let f = &self.fountain;
+        within("fountain.rate", f.rate, 0.0, 1e8, "particles/s")?;
+        above("fountain.lifetime", f.lifetime, 0.0, 1e3, "s")?;
+        within(
+            "fountain.fade",
+            f.fade,
+            0.0,
+            f.lifetime,
+            "s (at most the lifetime)",
+        )?;
+        count(
+            "fountain.max_particles",
+            f.max_particles as u64,
+            1,
+            1 << 26,
+            "particles",
+        )?;
+        above("fountain.cube", f.cube, 0.0, 1e3, "m")?;
+        within(
+            "fountain.spread",
+            f.spread,
+            0.0,
+            0.5 * f.cube,
+            "m (at most half the cube)",
+        )?;
+        within(
+            "fountain.emitter_depth",
+            f.emitter_depth,
+            0.0,
+            f.cube,
+            "m (at most the cube)",
+        )?;
+        within("fountain.speed", f.speed[0], 0.0, 1e3, "m/s")?;
+        within(
+            "fountain.speed",
+            f.speed[1],
+            f.speed[0],
+            1e3,
+            "m/s (max ≥ min)",
+        )?;
+        within("fountain.horizontal", f.horizontal, 0.0, 1e3, "m/s")?;
+        vector("fountain.direction", f.direction, 1e3, "")?;
+        if Vec3::from(f.direction).length() < 1e-6 {
+            return Err(Invalid::new("fountain.direction", "must not be zero"));
+        }
+        within("fountain.drag", f.drag, 0.0, 1e3, "1/s")?;
+        within("fountain.cut", f.cut, 0.0, 1.0, "")?;
+        within("fountain.boost", f.boost, 0.0, 100.0, "")?;
+        within("fountain.bounce", f.bounce, 0.0, 1.0, "")?;
+        let half = 0.5 * f.cube;
+        if !(f.basin.is_finite() && f.basin > half && f.basin <= 1e3) {
+            return Err(Invalid::new(
+                "fountain.basin",
+                format!(
+                    "must be in ({half}, 1000] m (wider than the cube's half side), got {}",
+                    f.basin
+                ),
+            ));
+        }
+        within(
+            "fountain.level",
+            f.level,
+            0.0,
+            f.cube,
+            "m (at most the cube)",
+        )?;
+        within("fountain.push", f.push, -100.0, 100.0, "(m/s)/(m/s)")?;
+        above(
+            "fountain.splash_radius",
+            f.splash_radius,
+            0.0,
+            f.basin,
+            "m (at most the basin)",
+        )?;
+        count(
+            "fountain.surface_nodes",
+            f.surface_nodes as u64,
+            8,
+            2048,
+            "nodes per side",
+        )?;
+        above("fountain.surface_speed", f.surface_speed, 0.0, 1e3, "m/s")?;
+        within(
+            "fountain.surface_damping",
+            f.surface_damping,
+            0.0,
+            1e3,
+            "1/s",
+        )?;
+        within("fountain.kill_height", f.kill_height, -1e4, 1e4, "m")?;
+        let substeps = f.basin_params(self.dt).substeps();
+        if substeps > MAX_SUBSTEPS {
+            return Err(Invalid::new(
+                "fountain.surface_speed",
+                format!(
+                    "{} m/s on {} nodes over {} m needs {substeps} substeps per frame (at most \
+                     {MAX_SUBSTEPS}); lower the wave speed or the node count",
+                    f.surface_speed,
+                    f.surface_nodes,
+                    2.0 * f.basin
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn validate_body(&self) -> Result<(), Invalid> {
+        let (b, section) = (&self.body, self.section());
+        let key = |name: &str| format!("{section}.{name}");
+        let most = if self.which == Which::Jelly { 64 } else { 1024 };
+        count(&key("n"), b.n as u64, 2, most, "nodes per side")?;
+        above(&key("size"), b.size, 0.0, 1e3, "m")?;
+        above(&key("mass"), b.mass, 0.0, 1e6, "kg")?;
+        above(&key("stiffness"), b.stiffness, 0.0, 1e9, "N/m")?;
+        within(&key("shear"), b.shear, 0.0, 100.0, "(of the stiffness)")?;
+        within(&key("bend"), b.bend, 0.0, 100.0, "(of the stiffness)")?;
+        within(&key("damping"), b.damping, 0.0, 1e3, "1/s")?;
+        count(&key("iterations"), u64::from(b.iterations), 1, 1000, "")?;
+        count(&key("substeps"), u64::from(b.substeps), 1, 4096, "")?;
+        vector(&key("start"), b.start, 1e4, "m")?;
+        if self.which == Which::Jelly && b.pins != Pins::None {
+            return Err(Invalid::new(key("pins"), "the jelly is never pinned"));
+        }
+        if b.integrator.explicit() {
+            let needed = self.stable_substeps();
+            if needed > b.substeps {
+                return Err(Invalid::new(
+                    key("substeps"),
+                    format!(
+                        "{} springs of {} N/m on nodes of {:.3e} kg need at least {needed} \
+                         substeps of a {} s frame to stay stable (dt·ω < 2), got {}; raise \
+                         the substeps, lower the stiffness or use integrator = \"xpbd\"",
+                        b.integrator.name(),
+                        b.stiffness,
+                        self.node_mass(),
+                        self.dt,
+                        b.substeps
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Nodes of the body.
+    pub fn node_count(&self) -> usize {
+        let n = self.body.n;
+        if self.which == Which::Jelly {
+            n * n * n
+        } else {
+            n * n
+        }
+    }
+
+    /// Mass per node, kg.
+    pub fn node_mass(&self) -> f32 {
+        self.body.mass / self.node_count() as f32
+    }
+
+    /// The fewest substeps per frame an explicit integrator needs: dt·ω_max < 2, ω_max² ≤
+    /// 2·Σk/m over the busiest node's springs (Gershgorin's bound, computed from the lattice:
+    /// an interior node's springs).
+    pub fn stable_substeps(&self) -> u32 {
+        let [k, shear, bend] = self.body.stiffnesses();
+        let per_node = match self.which {
+            Which::Jelly => 6.0 * k + 20.0 * shear + 6.0 * bend,
+            _ => 4.0 * k + 4.0 * shear + 4.0 * bend,
+        };
+        let omega = (2.0 * per_node / self.node_mass()).sqrt();
+        let substeps = (self.dt * omega / 2.0).floor() + 1.0;
+        if substeps.is_finite() && substeps < u32::MAX as f32 {
+            substeps as u32
+        } else {
+            u32::MAX
+        }
+    }
+}

@@ -1,0 +1,307 @@
+//! The surface mesh — the grid of nodes as triangle strips, vertex j·M + i being node
+//! (i·s, j·s) for a stride s (1 for the caustics, more for drawing a large grid: at most
+//! [`DISPLAY_MESH`] vertices per side), with no attributes: the vertex shaders fetch each node's
+//! texel by `gl_VertexID` — and the passes that draw it: `surface` (the water), `land` (fixed
+//! nodes as ground), `wireframe` and `nodes` (`height.frag`).
+
+use super::shared::{pool_shader, FrameValues, Shared};
+use crate::gfx::program::{Program, Uniform};
+use anyhow::{anyhow, Result};
+use glow::HasContext;
+
+/// The most vertices per side of the mesh the picture is drawn with (about 2 pixels a cell on
+/// a 1080p pool); the caustics use every node.
+pub const DISPLAY_MESH: usize = 513;
+
+/// Nodes between the drawn mesh's vertices for a grid of `nodes` per side.
+pub fn display_stride(nodes: usize) -> usize {
+    (nodes - 1).div_ceil(DISPLAY_MESH - 1).max(1)
+}
+
+/// The strip's indices for `nodes` per side: row j's part runs (i, j), (i, j + 1) for each i,
+/// so each cell splits as the original's two triangles (p_ij, p_i+1j, p_ij+1) and (p_ij+1,
+/// p_i+1j, p_i+1j+1); the rows are joined by repeating their last and the next one's first
+/// index (four triangles of no area, which draw nothing). Row j starts at j·(2N + 2).
+pub fn strip_indices(nodes: usize) -> Vec<u32> {
+    let n = nodes as u32;
+    let mut indices = Vec::with_capacity((nodes - 1) * (2 * nodes + 2));
+    for j in 0..n - 1 {
+        if j > 0 {
+            indices.push(j * n);
+        }
+        for i in 0..n {
+            indices.push(j * n + i);
+            indices.push((j + 1) * n + i);
+        }
+        if j + 2 < n {
+            indices.push((j + 1) * n + n - 1);
+        }
+    }
+    indices
+}
+
+/// The grid's vertex array and index buffer.
+pub(super) struct Grid {
+    vertex_array: glow::VertexArray,
+    indices: glow::Buffer,
+    count: i32,
+    mesh: i32,
+    stride: i32,
+}
+
+impl Grid {
+    /// The mesh of every `stride`-th node of a grid of `nodes` per side (and the last).
+    pub(super) fn new(gl: &glow::Context, nodes: usize, stride: usize) -> Result<Grid> {
+        let mesh = (nodes - 1).div_ceil(stride) + 1;
+        let indices = strip_indices(mesh);
+        // SAFETY: GL calls on the current context; the buffers are this grid's.
+        unsafe {
+            let vertex_array = gl
+                .create_vertex_array()
+                .map_err(|e| anyhow!("vertex array: {e}"))?;
+            let buffer = gl.create_buffer().map_err(|e| anyhow!("buffer: {e}"))?;
+            gl.bind_vertex_array(Some(vertex_array));
+            gl.bind_buffer(glow::ELEMENT_ARRAY_BUFFER, Some(buffer));
+            gl.buffer_data_u8_slice(
+                glow::ELEMENT_ARRAY_BUFFER,
+                bytemuck::cast_slice(&indices),
+                glow::STATIC_DRAW,
+            );
+            gl.bind_vertex_array(None);
+            Ok(Grid {
+                vertex_array,
+                indices: buffer,
+                count: indices.len() as i32,
+                mesh: mesh as i32,
+                stride: stride as i32,
+            })
+        }
+    }
+
+    /// Vertices per side.
+    pub(super) fn mesh(&self) -> i32 {
+        self.mesh
+    }
+
+    /// Nodes between vertices.
+    pub(super) fn stride(&self) -> i32 {
+        self.stride
+    }
+
+    /// Draws the cells as triangles with the bound program.
+    pub(super) fn draw_triangles(&self, gl: &glow::Context) {
+        // SAFETY: GL calls on the current context; the vertex array is this grid's.
+        unsafe {
+            gl.bind_vertex_array(Some(self.vertex_array));
+            gl.draw_elements(glow::TRIANGLE_STRIP, self.count, glow::UNSIGNED_INT, 0);
+        }
+    }
+
+    /// Draws the triangles' edges, a row at a time (leaving out the joins, which lines would
+    /// show).
+    fn draw_edges(&self, gl: &glow::Context) {
+        let n = self.mesh;
+        // SAFETY: GL calls on the current context; the vertex array is this grid's and every
+        // row's indices lie in its buffer.
+        unsafe {
+            gl.polygon_mode(glow::FRONT_AND_BACK, glow::LINE);
+            gl.bind_vertex_array(Some(self.vertex_array));
+            for j in 0..n - 1 {
+                let first = j * (2 * n + 2);
+                gl.draw_elements(glow::TRIANGLE_STRIP, 2 * n, glow::UNSIGNED_INT, 4 * first);
+            }
+            gl.polygon_mode(glow::FRONT_AND_BACK, glow::FILL);
+        }
+    }
+
+    /// Draws every node as a point.
+    fn draw_points(&self, gl: &glow::Context) {
+        // SAFETY: GL calls on the current context; the vertex array is this grid's.
+        unsafe {
+            gl.bind_vertex_array(Some(self.vertex_array));
+            gl.draw_arrays(glow::POINTS, 0, self.mesh * self.mesh);
+        }
+    }
+
+    pub(super) fn delete(&self, gl: &glow::Context) {
+        // SAFETY: GL calls on the current context; the objects are this grid's.
+        unsafe {
+            gl.delete_vertex_array(self.vertex_array);
+            gl.delete_buffer(self.indices);
+        }
+    }
+}
+
+/// `surface`: the water.
+pub(super) struct SurfaceProgram {
+    program: Program,
+    shared: Shared,
+    view_projection: Uniform,
+    detail: Uniform,
+    time: Uniform,
+}
+
+impl SurfaceProgram {
+    pub(super) fn new(gl: &glow::Context) -> Result<SurfaceProgram> {
+        let program = Program::new(gl, &pool_shader!("surface", "surface.vert", "surface.frag"))?;
+        Ok(SurfaceProgram {
+            shared: Shared::locate(gl, &program)?,
+            view_projection: program.uniform(gl, "view_projection")?,
+            detail: program.uniform(gl, "detail")?,
+            time: program.uniform(gl, "time")?,
+            program,
+        })
+    }
+
+    pub(super) fn draw(
+        &self,
+        gl: &glow::Context,
+        values: &FrameValues,
+        detail: bool,
+        time: f32,
+        grid: &Grid,
+    ) {
+        self.program.bind(gl);
+        self.shared.set(gl, values);
+        self.view_projection.set(gl, values.view_projection);
+        self.detail.set(gl, i32::from(detail));
+        self.time.set(gl, time);
+        self.shared.set_grid(gl, grid);
+        grid.draw_triangles(gl);
+    }
+
+    pub(super) fn delete(&self, gl: &glow::Context) {
+        self.program.delete(gl);
+    }
+}
+
+/// `land`: shores and islands.
+pub(super) struct LandProgram {
+    program: Program,
+    shared: Shared,
+    view_projection: Uniform,
+    land_height: Uniform,
+}
+
+impl LandProgram {
+    pub(super) fn new(gl: &glow::Context) -> Result<LandProgram> {
+        let program = Program::new(gl, &pool_shader!("land", "land.vert", "land.frag"))?;
+        Ok(LandProgram {
+            shared: Shared::locate(gl, &program)?,
+            view_projection: program.uniform(gl, "view_projection")?,
+            land_height: program.uniform(gl, "land_height")?,
+            program,
+        })
+    }
+
+    pub(super) fn draw(&self, gl: &glow::Context, values: &FrameValues, height: f32, grid: &Grid) {
+        self.program.bind(gl);
+        self.shared.set(gl, values);
+        self.view_projection.set(gl, values.view_projection);
+        self.land_height.set(gl, height);
+        self.shared.set_grid(gl, grid);
+        grid.draw_triangles(gl);
+    }
+
+    pub(super) fn delete(&self, gl: &glow::Context) {
+        self.program.delete(gl);
+    }
+}
+
+/// `wireframe` and `nodes`: the mesh coloured by height.
+pub(super) struct HeightProgram {
+    program: Program,
+    shared: Shared,
+    view_projection: Uniform,
+    point_size: Uniform,
+    height_scale: Uniform,
+}
+
+impl HeightProgram {
+    pub(super) fn new(gl: &glow::Context) -> Result<HeightProgram> {
+        let program = Program::new(gl, &pool_shader!("height", "surface.vert", "height.frag"))?;
+        Ok(HeightProgram {
+            shared: Shared::locate(gl, &program)?,
+            view_projection: program.uniform(gl, "view_projection")?,
+            point_size: program.uniform(gl, "point_size")?,
+            height_scale: program.uniform(gl, "height_scale")?,
+            program,
+        })
+    }
+
+    fn bind(&self, gl: &glow::Context, values: &FrameValues, point_size: f32, grid: &Grid) {
+        self.program.bind(gl);
+        self.shared.set(gl, values);
+        self.shared.set_grid(gl, grid);
+        self.view_projection.set(gl, values.view_projection);
+        self.point_size.set(gl, point_size);
+        // A centimetre on a 2 m pool at full colour.
+        self.height_scale.set(gl, 0.005 * values.size);
+    }
+
+    /// `wireframe`: the triangles' edges.
+    pub(super) fn wireframe(&self, gl: &glow::Context, values: &FrameValues, grid: &Grid) {
+        self.bind(gl, values, 1.0, grid);
+        grid.draw_edges(gl);
+    }
+
+    /// `nodes`: points of `size` pixels.
+    pub(super) fn nodes(&self, gl: &glow::Context, values: &FrameValues, size: f32, grid: &Grid) {
+        self.bind(gl, values, size, grid);
+        grid.draw_points(gl);
+    }
+
+    pub(super) fn delete(&self, gl: &glow::Context) {
+        self.program.delete(gl);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_grids_are_drawn_with_at_most_the_display_mesh() {
+        for (nodes, stride) in [(8, 1), (256, 1), (513, 1), (514, 2), (1024, 2), (4096, 8)] {
+            assert_eq!(display_stride(nodes), stride, "{nodes}");
+            let mesh = (nodes - 1).div_ceil(stride) + 1;
+            assert!(mesh <= DISPLAY_MESH);
+            // The last vertex is the edge's node.
+            assert!((mesh - 1) * stride >= nodes - 1 && (mesh - 2) * stride < nodes - 1);
+        }
+    }
+
+    #[test]
+    fn strips_cover_every_cell_with_the_originals_two_triangles() {
+        let n = 4;
+        let indices = strip_indices(n);
+        assert_eq!(indices.len(), (n - 1) * (2 * n + 2) - 2);
+        let mut triangles = Vec::new();
+        for k in 2..indices.len() {
+            let mut t = [indices[k - 2], indices[k - 1], indices[k]];
+            t.sort_unstable();
+            if t[0] != t[1] && t[1] != t[2] {
+                triangles.push(t);
+            }
+        }
+        assert_eq!(triangles.len(), 2 * (n - 1) * (n - 1));
+        // Each row's own part starts at j·(2N + 2) with (0, j).
+        for j in 0..n - 1 {
+            assert_eq!(indices[j * (2 * n + 2)], (j * n) as u32);
+            assert_eq!(
+                indices[j * (2 * n + 2) + 2 * n - 1],
+                ((j + 1) * n + n - 1) as u32
+            );
+        }
+        let at = |i: usize, j: usize| (j * n + i) as u32;
+        for j in 0..n - 1 {
+            for i in 0..n - 1 {
+                let mut first = [at(i, j), at(i + 1, j), at(i, j + 1)];
+                let mut second = [at(i, j + 1), at(i + 1, j), at(i + 1, j + 1)];
+                first.sort_unstable();
+                second.sort_unstable();
+                assert!(triangles.contains(&first) && triangles.contains(&second));
+            }
+        }
+    }
+}

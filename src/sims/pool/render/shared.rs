@@ -1,0 +1,167 @@
+//! What every pool pass shares: the surface texture, the shaders' common part (`shaders/pool/common.glsl`, put in
+//! front of each pass's own), the texture units, and the uniforms it declares, located once per
+//! program and set from one frame's values.
+
+use super::caustics::CausticsDomain;
+use super::grid::Grid;
+use crate::gfx::program::{Program, Uniform};
+use anyhow::{anyhow, Result};
+use glam::{Mat4, Vec3, Vec4};
+use glow::HasContext;
+
+/// A pool pass's shaders: `shaders/pool/VERTEX` and `shaders/pool/FRAGMENT`, each after
+/// `#version 330 core` and `shaders/pool/common.glsl`, under the pass name `NAME`.
+macro_rules! pool_shader {
+    ($name:expr, $vertex:expr, $fragment:expr) => {
+        $crate::gfx::program::ShaderSource {
+            name: $name,
+            vertex: concat!(
+                "#version 330 core\n",
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/shaders/pool/common.glsl"
+                )),
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/shaders/pool/",
+                    $vertex
+                ))
+            ),
+            fragment: concat!(
+                "#version 330 core\n",
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/shaders/pool/common.glsl"
+                )),
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/shaders/pool/",
+                    $fragment
+                ))
+            ),
+        }
+    };
+}
+pub(super) use pool_shader;
+
+/// The texture units the pool's samplers read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum TextureUnit {
+    /// The surface texture.
+    Surface = 0,
+    /// The caustics texture.
+    Caustics = 1,
+    /// The sky's cubemap.
+    Sky = 2,
+}
+
+/// One frame's values of the shared uniforms.
+pub(super) struct FrameValues {
+    pub(super) view_projection: Mat4,
+    pub(super) eye: Vec3,
+    pub(super) nodes: i32,
+    pub(super) size: f32,
+    pub(super) depth: f32,
+    pub(super) rim: f32,
+    pub(super) light: Vec3,
+    pub(super) domain: CausticsDomain,
+    pub(super) land: bool,
+}
+
+/// The uniforms of `common.glsl` in one program.
+pub(super) struct Shared {
+    surface: Uniform,
+    caustics: Uniform,
+    sky: Uniform,
+    nodes: Uniform,
+    pool_size: Uniform,
+    pool_depth: Uniform,
+    rim_height: Uniform,
+    light: Uniform,
+    caustics_domain: Uniform,
+    eye: Uniform,
+    has_land: Uniform,
+    mesh_nodes: Uniform,
+    mesh_stride: Uniform,
+}
+
+impl Shared {
+    pub(super) fn locate(gl: &glow::Context, program: &Program) -> Result<Shared> {
+        Ok(Shared {
+            surface: program.uniform(gl, "surface")?,
+            caustics: program.uniform(gl, "caustics")?,
+            sky: program.uniform(gl, "sky")?,
+            nodes: program.uniform(gl, "nodes")?,
+            pool_size: program.uniform(gl, "pool_size")?,
+            pool_depth: program.uniform(gl, "pool_depth")?,
+            rim_height: program.uniform(gl, "rim_height")?,
+            light: program.uniform(gl, "light")?,
+            caustics_domain: program.uniform(gl, "caustics_domain")?,
+            eye: program.uniform(gl, "eye")?,
+            has_land: program.uniform(gl, "has_land")?,
+            mesh_nodes: program.uniform(gl, "mesh_nodes")?,
+            mesh_stride: program.uniform(gl, "mesh_stride")?,
+        })
+    }
+
+    /// Sets them on the bound program.
+    pub(super) fn set(&self, gl: &glow::Context, values: &FrameValues) {
+        self.surface.set(gl, TextureUnit::Surface as i32);
+        self.caustics.set(gl, TextureUnit::Caustics as i32);
+        self.sky.set(gl, TextureUnit::Sky as i32);
+        self.nodes.set(gl, values.nodes);
+        self.pool_size.set(gl, values.size);
+        self.pool_depth.set(gl, values.depth);
+        self.rim_height.set(gl, values.rim);
+        self.light.set(gl, values.light);
+        let d = &values.domain;
+        self.caustics_domain.set(
+            gl,
+            Vec4::new(
+                d.origin[0],
+                d.origin[1],
+                1.0 / d.extent[0],
+                1.0 / d.extent[1],
+            ),
+        );
+        self.eye.set(gl, values.eye);
+        self.has_land.set(gl, i32::from(values.land));
+    }
+
+    /// Sets the mesh `grid` draws on the bound program.
+    pub(super) fn set_grid(&self, gl: &glow::Context, grid: &Grid) {
+        self.mesh_nodes.set(gl, grid.mesh());
+        self.mesh_stride.set(gl, grid.stride());
+    }
+}
+
+/// The surface texture: nodes² RGBA32F texels, linearly filtered for the passes that look the
+/// surface up between nodes (the vertex passes fetch whole texels).
+pub(super) fn surface_texture(gl: &glow::Context, nodes: usize) -> Result<glow::Texture> {
+    // SAFETY: GL calls on the current context the front end attached.
+    unsafe {
+        let texture = gl.create_texture().map_err(|e| anyhow!("texture: {e}"))?;
+        gl.bind_texture(glow::TEXTURE_2D, Some(texture));
+        gl.tex_image_2d(
+            glow::TEXTURE_2D,
+            0,
+            glow::RGBA32F as i32,
+            nodes as i32,
+            nodes as i32,
+            0,
+            glow::RGBA,
+            glow::FLOAT,
+            None,
+        );
+        for (parameter, value) in [
+            (glow::TEXTURE_MIN_FILTER, glow::LINEAR),
+            (glow::TEXTURE_MAG_FILTER, glow::LINEAR),
+            (glow::TEXTURE_WRAP_S, glow::CLAMP_TO_EDGE),
+            (glow::TEXTURE_WRAP_T, glow::CLAMP_TO_EDGE),
+        ] {
+            gl.tex_parameter_i32(glow::TEXTURE_2D, parameter, value as i32);
+        }
+        gl.bind_texture(glow::TEXTURE_2D, None);
+        Ok(texture)
+    }
+}

@@ -1,0 +1,241 @@
+//! The pool's CUDA path: its kernels built and complete, register use, parity with the CPU
+//! solver on a GPU, and the command line without one. Tests that need what a machine may lack
+//! are marked ignored with the reason where build.rs did not find it (docs/testing.md, "Skipped
+//! tests"). Here, without a GPU, the kernels' math is checked by the emulation
+//! (`src/sims/pool/cuda/emulation.rs`); `fluidlab doctor` runs the GPU checks where there is
+//! no cargo.
+
+use fluidlab::cuda::ptx::{self, ModuleSource};
+use fluidlab::sims::pool::cuda::kernels::{self, PoolKernels};
+use fluidlab::sims::pool::cuda::parity;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+
+fn pool_module() -> &'static ModuleSource {
+    ptx::module_source(kernels::MODULE).expect("kernels/pool.cu is a module")
+}
+
+/// Held by every test that uses the GPU (one device for the tests of this binary).
+static GPU: Mutex<()> = Mutex::new(());
+
+fn gpu() -> MutexGuard<'static, ()> {
+    if let Some(reason) = fluidlab::cuda::unavailable() {
+        panic!("build.rs found a CUDA GPU, but now {reason}: rebuild (touch build.rs)");
+    }
+    GPU.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Every kernel the host looks up is defined in pool.cu and an entry point of the PTX, and the
+/// PTX has no other.
+#[test]
+fn every_pool_kernel_the_host_launches_is_in_the_module() {
+    let source = pool_module().nvrtc_source();
+    assert!(!source.contains("#include"), "NVRTC gets no include paths");
+    for name in PoolKernels::NAMES {
+        assert!(
+            source.contains(&format!("\n{name}(")),
+            "kernel {name} is not defined in kernels/pool.cu"
+        );
+        if let Some(ptx) = pool_module().ptx {
+            assert!(
+                ptx.contains(&format!(".entry {name}(")),
+                "kernel {name} is not an .entry of the prebuilt PTX"
+            );
+        }
+    }
+    if let Some(ptx) = pool_module().ptx {
+        assert_eq!(ptx.matches(".entry ").count(), PoolKernels::NAMES.len());
+    }
+}
+
+/// The parameter records the kernels take by value have the sizes of their C structs (11 and
+/// 9 four-byte fields), as the PTX declares them.
+#[test]
+fn the_pool_parameter_records_have_the_kernels_sizes() {
+    assert_eq!(std::mem::size_of::<kernels::PoolGrid>(), 11 * 4);
+    assert_eq!(std::mem::size_of::<kernels::PoolDrop>(), 9 * 4);
+    if let Some(ptx) = pool_module().ptx {
+        let declaration = |kernel: &str| {
+            let entry = ptx
+                .split(&format!(".entry {kernel}("))
+                .nth(1)
+                .expect("the kernel's entry");
+            entry.split(',').next().unwrap_or_default().to_string()
+        };
+        for kernel in ["forces", "integrate", "edges", "stats_partials"] {
+            assert!(
+                declaration(kernel).contains("[44]"),
+                "{kernel}: {}",
+                declaration(kernel)
+            );
+        }
+        assert!(
+            declaration("disturb").contains("[36]"),
+            "{}",
+            declaration("disturb")
+        );
+    }
+}
+
+/// NVRTC compiles the embedded source for the H200 and its PTX holds every kernel.
+#[test]
+#[cfg_attr(
+    not(fluidlab_nvrtc),
+    ignore = "needs libnvrtc on the library path (build.rs found none)"
+)]
+fn nvrtc_compiles_the_pool_kernels() {
+    let ptx = fluidlab::cuda::module::compile_with_nvrtc(pool_module(), (9, 0))
+        .expect("NVRTC compiles pool.cu");
+    let text = ptx.to_src();
+    for name in PoolKernels::NAMES {
+        assert!(text.contains(&format!(".entry {name}(")), "{name} missing");
+    }
+}
+
+fn ptxas() -> Option<PathBuf> {
+    let ptxas = PathBuf::from(ptx::BUILD_NVCC?).with_file_name("ptxas");
+    if ptxas.exists() {
+        return Some(ptxas);
+    }
+    let on_path = Command::new("ptxas").arg("--version").output();
+    on_path
+        .is_ok_and(|o| o.status.success())
+        .then(|| "ptxas".into())
+}
+
+/// No pool kernel spills registers or needs a stack frame on the H200's architecture, and
+/// none needs more than 64 registers (full occupancy of 256-thread blocks needs at most 64).
+#[test]
+#[cfg_attr(
+    not(fluidlab_ptxas),
+    ignore = "needs nvcc's PTX and ptxas (scripts/setup.sh installs them)"
+)]
+fn no_pool_kernel_spills_registers_on_sm_90() {
+    let source = pool_module().ptx.expect("the PTX build.rs made");
+    let ptxas =
+        ptxas().expect("build.rs found ptxas, and it does not run now: rebuild (touch build.rs)");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("pool.ptx");
+    std::fs::write(&path, source).expect("write PTX");
+    let output = Command::new(&ptxas)
+        .args(["-arch=sm_90", "-v", "-o"])
+        .arg(dir.path().join("pool.cubin"))
+        .arg(&path)
+        .output()
+        .expect("run ptxas");
+    let report = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "ptxas failed:\n{report}");
+    let checked = report
+        .lines()
+        .filter(|line| line.contains("spill stores"))
+        .inspect(|line| {
+            assert!(
+                line.contains(" 0 bytes spill stores, 0 bytes spill loads")
+                    && line.contains(" 0 bytes stack frame"),
+                "{line}\n{report}"
+            )
+        })
+        .count();
+    assert_eq!(checked, PoolKernels::NAMES.len(), "ptxas report:\n{report}");
+    for line in report.lines().filter(|line| line.contains("Used ")) {
+        let registers: u32 = line
+            .split("Used ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .expect("a register count");
+        assert!(registers <= 64, "{line}");
+    }
+}
+
+/// Every stage and the statistics on the GPU, from the CPU solver's state, agree with the
+/// CPU's within parity::GPU_TOLERANCE (both models; walls, shore, open edges; an island).
+#[test]
+#[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
+fn pool_stages_on_the_gpu_match_the_cpu() {
+    let _gpu = gpu();
+    let (passed, detail) = parity::gpu_stages_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
+    println!("{detail}");
+    assert!(passed, "{detail}");
+}
+
+/// Thirty frames on the GPU from rest agree with the CPU's within parity::RUN_TOLERANCE, the
+/// GPU's statistics too.
+#[test]
+#[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
+fn thirty_pool_frames_on_the_gpu_match_the_cpu() {
+    let _gpu = gpu();
+    let (passed, detail) = parity::gpu_run_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
+    println!("{detail}");
+    assert!(passed, "{detail}");
+}
+
+fn fluidlab(args: &[&str]) -> (bool, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_fluidlab"))
+        .args(args)
+        .output()
+        .expect("run fluidlab");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Without a GPU, `--backend cuda` on a pool scene fails in one sentence; `auto` runs on the
+/// CPU at the scene's CPU node count and says why.
+#[test]
+#[cfg_attr(
+    fluidlab_cuda,
+    ignore = "needs a machine without CUDA: this one has a GPU (build.rs found it)"
+)]
+fn pool_on_cuda_without_a_gpu_fails_in_one_sentence_and_auto_says_why() {
+    let reason = fluidlab::cuda::unavailable()
+        .expect("build.rs found no CUDA, but CUDA runs now: rebuild (touch build.rs)");
+    let bench = ["bench", "open-sea", "--steps", "1", "--warmup", "0"];
+    let (ok, _, stderr) = fluidlab(&[&bench[..], &["--backend", "cuda"]].concat());
+    assert!(!ok);
+    let message = stderr.trim();
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert_eq!(
+        message,
+        format!(
+            "error: --backend cuda cannot run on this machine: {reason}; use --backend cpu or \
+             --backend auto"
+        )
+    );
+    let (ok, stdout, stderr) = fluidlab(&[&bench[..], &["--json"]].concat());
+    assert!(ok, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(stdout.trim()).expect("bench JSON");
+    assert_eq!(report["backend"], format!("cpu ({reason})"));
+    assert_eq!(
+        report["nodes"],
+        256 * 256,
+        "the CPU's pool.nodes, not cuda_nodes"
+    );
+}
+
+/// On a GPU, `pool.cuda_nodes` is the grid CUDA runs (open-sea: 4096²), and the bench reports
+/// node-steps per second and the four stages' GPU times.
+#[test]
+#[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
+fn open_sea_runs_its_cuda_nodes_on_the_gpu() {
+    let _gpu = gpu();
+    let (ok, stdout, stderr) = fluidlab(&[
+        "bench",
+        "open-sea",
+        "--backend",
+        "cuda",
+        "--steps",
+        "3",
+        "--warmup",
+        "1",
+        "--json",
+    ]);
+    assert!(ok, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(stdout.trim()).expect("bench JSON");
+    assert_eq!(report["nodes"], 4096 * 4096);
+    assert!(report["backend"].as_str().unwrap().starts_with("cuda"));
+    assert!(report["node_steps_per_second"].as_f64().unwrap() > 0.0);
+}
