@@ -86,7 +86,7 @@ impl Fixture {
         let (renderer, camera) = (&mut self.renderer, &self.camera);
         self.headless
             .capture(|output| {
-                renderer.update_particles(particles, settings.view)?;
+                renderer.update_particles(particles, settings)?;
                 renderer.draw(camera, settings, output)
             })
             .expect("render without GL errors")
@@ -492,6 +492,7 @@ fn the_render_command_writes_a_png_sequence() {
         backend: Backend::Cpu,
         steps_per_frame: 1,
         camera: None,
+        spheres: false,
         timings: false,
         quiet: true,
     })
@@ -540,6 +541,7 @@ fn the_render_command_releases_the_solver_gl_hold_before_gl_goes() {
         backend: Backend::Cpu,
         steps_per_frame: 1,
         camera: None,
+        spheres: false,
         timings: false,
         quiet: true,
     };
@@ -570,6 +572,7 @@ fn a_failed_read_back_stops_the_render_command_with_its_cause() {
         backend: Backend::Cpu,
         steps_per_frame: 1,
         camera: None,
+        spheres: false,
         timings: false,
         quiet: true,
     };

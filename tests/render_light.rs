@@ -67,7 +67,7 @@ fn the_fluid_shadows_the_floor_under_it_and_nowhere_else() {
     let mut render = |particles: &mut FixedParticles, renderer: &mut Renderer| -> Image {
         headless
             .capture(|output| {
-                renderer.update_particles(particles, settings.view)?;
+                renderer.update_particles(particles, &settings)?;
                 renderer.draw(&camera, &settings, output)
             })
             .expect("render without GL errors")

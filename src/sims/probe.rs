@@ -417,6 +417,7 @@ mod tests {
             backend: Backend::Cpu,
             steps_per_frame: 10,
             camera: None,
+            spheres: false,
             timings: false,
             quiet: true,
         };

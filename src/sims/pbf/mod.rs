@@ -370,6 +370,36 @@ pub trait Solver {
         Ok(false)
     }
 
+    /// The `anisotropy` stage ([`anisotropy`]): three records per particle
+    /// ([`anisotropy::Ellipsoid::records`]), in the order of [`Solver::render_positions`]. This
+    /// default finds its own neighbour lists on the host from the render positions; the CPU
+    /// solver uses its step's lists.
+    fn anisotropy(&self, out: &mut Vec<[f32; 4]>) -> Result<(), SolverError> {
+        let mut records = Vec::new();
+        self.render_positions(RenderScalar::Speed, &mut records)?;
+        let positions: Vec<glam::Vec3A> = records
+            .iter()
+            .map(|r| glam::Vec3A::new(r[0], r[1], r[2]))
+            .collect();
+        let params = self.params();
+        anisotropy::anisotropy_records(
+            &positions,
+            params.kernel_radius,
+            params.particle_radius(),
+            out,
+        );
+        Ok(())
+    }
+
+    /// Writes the [`Solver::anisotropy`] records into the OpenGL buffer object `gl_buffer`
+    /// after the `particle_count()` render records (bytes `16 n .. 64 n`) with no host round
+    /// trip, when the backend can (CUDA–GL interop, the same registration as
+    /// [`Solver::write_gl_buffer`]); `Ok(false)` when it cannot.
+    fn write_gl_anisotropy(&mut self, gl_buffer: u32) -> Result<bool, SolverError> {
+        let _ = gl_buffer;
+        Ok(false)
+    }
+
     /// Turns per-stage timing on or off. Backends whose timing costs something (CUDA events
     /// between kernels) skip it when off; [`Solver::stage_times`] then stays empty.
     fn set_stage_timing(&mut self, enabled: bool) {

@@ -115,7 +115,7 @@ impl CausticsProgram {
 
 impl Renderer {
     /// The per-frame values of the sun's view, for the sprite passes run from it.
-    pub(super) fn light_frame(&self, sprite_radius: f32) -> FrameSetup {
+    pub(super) fn light_frame(&self, camera: &FrameSetup) -> FrameSetup {
         let (view, projection) =
             light_view(self.scale.container_center, self.scale.container_diagonal);
         let (near, far) = (
@@ -126,11 +126,13 @@ impl Renderer {
             view,
             projection,
             clip_planes: (near, far),
-            sprite_radius,
+            sprite_radius: camera.sprite_radius,
             width: LIGHT_SIZE,
             height: LIGHT_SIZE,
             eye_distance: self.scale.container_diagonal,
             eye_position: view.inverse().w_axis.truncate(),
+            anisotropic: camera.anisotropic,
+            axis_scale: camera.axis_scale,
         }
     }
 

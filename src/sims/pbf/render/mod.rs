@@ -11,7 +11,7 @@
 //! | `light_smooth` | the `smooth_depth` filter on the light depth | smoothed light depth |
 //! | `caustics` | sunlight refracted through that surface onto the floor | caustics (RGBA16F) |
 //! | `scene` | sky, floor, container walls, obstacles, in the fluid's shadow | scene colour + depth |
-//! | `sphere_depth` | particles as sphere sprites, nearest surface | eye depth (R32F) |
+//! | `sphere_depth` | particles as sphere sprites (or their ellipsoids), nearest surface | eye depth (R32F) |
 //! | `thickness` | the same sprites, additive | thickness (R32F) |
 //! | `smooth_depth` | N iterations of the bilateral or narrow-range filter | smoothed depth |
 //! | `normals` | normals from the smoothed depth | eye normals (RGBA32F) |
@@ -19,7 +19,11 @@
 //! | `edges` | the container's edges, hidden by water in front | HDR colour |
 //! | `post` | exposure, ACES tone mapping, sRGB, FXAA ([`crate::gfx::post`]) | the output |
 //!
-//! The four light passes run when [`RenderSettings::fluid_light`] is on. The `particles` debug
+//! The four light passes run when [`RenderSettings::fluid_light`] is on. With
+//! [`RenderSettings::anisotropy`] the sprites of `sphere_depth`, `thickness` and the two light
+//! sprite passes are the ellipsoids of the `anisotropy` stage ([`crate::sims::pbf::anisotropy`]),
+//! stored after the particle records in the particle buffer; the fragment shaders intersect the
+//! view ray with each (`shaders/pbf/ellipsoid.glsl`). The `particles` debug
 //! view draws lit spheres into the scene buffers, then `edges` and `post`; the buffer views show
 //! one intermediate buffer (`debug_view`), untouched by tone mapping.
 //!
@@ -144,6 +148,9 @@ pub struct RenderSettings {
     pub exposure: f32,
     /// FXAA in the `post` pass.
     pub antialias: bool,
+    /// `sphere_depth` and `thickness` (and the sun's view) draw each particle as its ellipsoid
+    /// from the `anisotropy` stage (Yu & Turk 2013) instead of a sphere.
+    pub anisotropy: bool,
 }
 
 impl Default for RenderSettings {
@@ -159,6 +166,7 @@ impl Default for RenderSettings {
             fluid_light: true,
             exposure: 1.0,
             antialias: true,
+            anisotropy: true,
         }
     }
 }
@@ -287,6 +295,10 @@ struct FrameSetup {
     height: i32,
     eye_distance: f32,
     eye_position: Vec3,
+    /// The sprites are the particles' ellipsoids (the buffer holds them and the settings ask).
+    anisotropic: bool,
+    /// The ellipsoids' scale: `sprite_radius` / particle radius.
+    axis_scale: f32,
 }
 
 impl FrameSetup {
@@ -417,6 +429,8 @@ impl Renderer {
             height,
             eye_distance: camera.distance,
             eye_position: camera.eye(),
+            anisotropic: settings.anisotropy && self.particles.has_ellipsoids(),
+            axis_scale: settings.point_size,
         };
         // SAFETY: GL calls on this thread's current context (front ends make it current
         // before calling the renderer); every object named is this renderer's and alive.
@@ -431,8 +445,7 @@ impl Renderer {
             gl.viewport(0, 0, width, height);
         }
         let fluid_view = !matches!(settings.view, View::Particles | View::Density);
-        let light =
-            (settings.fluid_light && fluid_view).then(|| self.light_frame(frame.sprite_radius));
+        let light = (settings.fluid_light && fluid_view).then(|| self.light_frame(&frame));
         if let Some(light) = &light {
             self.run(Pass::LightDepth, |r| r.light_depth(light))?;
             self.run(Pass::LightThickness, |r| r.light_thickness(light))?;

@@ -4,7 +4,7 @@
 
 use super::particles::SpriteUniforms;
 use super::{FrameSetup, Output, RenderSettings, Renderer, SmoothingFilter, View};
-use crate::gfx::program::{shader, Program, Uniform};
+use crate::gfx::program::{shader, Program, ShaderSource, Uniform};
 use crate::gfx::skybox;
 use crate::gfx::targets::{ColorFormat, Depth, TextureTarget};
 use anyhow::Result;
@@ -80,24 +80,65 @@ impl Targets {
     }
 }
 
+/// A sprite pass's program: `particle_sprite.vert` and `shaders/pbf/<fragment>` with
+/// `ellipsoid.glsl` appended.
+macro_rules! sprite_shader {
+    ($name:expr, $fragment:expr) => {
+        ShaderSource {
+            name: $name,
+            vertex: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/shaders/pbf/particle_sprite.vert"
+            )),
+            fragment: concat!(
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/shaders/pbf/",
+                    $fragment
+                )),
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/shaders/pbf/ellipsoid.glsl"
+                )),
+            ),
+        }
+    };
+}
+
+/// The uniforms of `ellipsoid.glsl`: the ray through a fragment.
+struct RayUniforms {
+    inverse_projection: Uniform,
+    viewport: Uniform,
+}
+
+impl RayUniforms {
+    fn locate(gl: &glow::Context, program: &Program) -> Result<RayUniforms> {
+        Ok(RayUniforms {
+            inverse_projection: program.uniform(gl, "inverse_projection")?,
+            viewport: program.uniform(gl, "viewport")?,
+        })
+    }
+
+    fn set(&self, gl: &glow::Context, frame: &FrameSetup) {
+        self.inverse_projection.set(gl, frame.projection.inverse());
+        self.viewport
+            .set(gl, Vec2::new(frame.width as f32, frame.height as f32));
+    }
+}
+
 /// `sphere_depth`: the sprites' nearest surface.
 pub(super) struct SphereDepthProgram {
     pub(super) program: Program,
     sprite: SpriteUniforms,
+    ray: RayUniforms,
 }
 
 impl SphereDepthProgram {
     pub(super) fn new(gl: &glow::Context) -> Result<SphereDepthProgram> {
-        let program = Program::new(
-            gl,
-            &shader!(
-                "sphere_depth",
-                "pbf/particle_sprite.vert",
-                "pbf/sphere_depth.frag"
-            ),
-        )?;
+        let program = Program::new(gl, &sprite_shader!("sphere_depth", "sphere_depth.frag"))?;
         Ok(SphereDepthProgram {
             sprite: SpriteUniforms::locate(gl, &program)?,
+            ray: RayUniforms::locate(gl, &program)?,
             program,
         })
     }
@@ -107,21 +148,16 @@ impl SphereDepthProgram {
 pub(super) struct ThicknessProgram {
     pub(super) program: Program,
     sprite: SpriteUniforms,
+    ray: RayUniforms,
     volume_scale: Uniform,
 }
 
 impl ThicknessProgram {
     pub(super) fn new(gl: &glow::Context) -> Result<ThicknessProgram> {
-        let program = Program::new(
-            gl,
-            &shader!(
-                "thickness",
-                "pbf/particle_sprite.vert",
-                "pbf/thickness.frag"
-            ),
-        )?;
+        let program = Program::new(gl, &sprite_shader!("thickness", "thickness.frag"))?;
         Ok(ThicknessProgram {
             sprite: SpriteUniforms::locate(gl, &program)?,
+            ray: RayUniforms::locate(gl, &program)?,
             volume_scale: program.uniform(gl, "volume_scale")?,
             program,
         })
@@ -288,7 +324,8 @@ impl Renderer {
         let gl = &self.gl;
         let pass = &self.programs.sphere_depth;
         pass.program.bind(gl);
-        pass.sprite.set(gl, frame);
+        pass.sprite.set(gl, frame, true);
+        pass.ray.set(gl, frame);
         self.particles.draw(gl);
     }
 
@@ -321,7 +358,8 @@ impl Renderer {
         let gl = &self.gl;
         let pass = &self.programs.thickness;
         pass.program.bind(gl);
-        pass.sprite.set(gl, frame);
+        pass.sprite.set(gl, frame, true);
+        pass.ray.set(gl, frame);
         let sprite_volume = 4.0 / 3.0 * std::f32::consts::PI * frame.sprite_radius.powi(3);
         pass.volume_scale
             .set(gl, self.scale.particle_volume / sprite_volume);
