@@ -507,6 +507,7 @@ fn the_render_command_writes_a_png_sequence() {
     assert_eq!(
         names,
         [
+            "anisotropy",
             "light_depth",
             "light_thickness",
             "light_smooth",

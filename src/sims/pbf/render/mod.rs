@@ -6,6 +6,7 @@
 //!
 //! | pass | draws | into |
 //! |---|---|---|
+//! | `anisotropy` | the ellipsoids (CPU stage + upload, or the CUDA kernel by interop), timed in `update_particles` | particle buffer |
 //! | `light_depth` | particles seen from the sun (orthographic), nearest surface | light depth |
 //! | `light_thickness` | the same, additive | light thickness |
 //! | `light_smooth` | the `smooth_depth` filter on the light depth | smoothed light depth |

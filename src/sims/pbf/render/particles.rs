@@ -223,6 +223,9 @@ impl Renderer {
             }
         }
         if ellipsoids {
+            // Timed as a pass of its own (the CPU stage and its upload, or the kernel through
+            // interop): `render --timings` and the viewer's pass table show it.
+            self.timer.begin(gl, "anisotropy");
             let written = solver
                 .write_gl_anisotropy(particles.buffer.0.get())
                 .map_err(|e| anyhow!("anisotropy into the GL buffer: {e}"))?;
@@ -241,6 +244,7 @@ impl Renderer {
                     );
                 }
             }
+            self.timer.end(gl);
         }
         particles.set_ellipsoid_attributes(gl, ellipsoids, count);
         particles.ellipsoids = ellipsoids;
