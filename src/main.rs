@@ -113,6 +113,7 @@ fn run_default() -> Result<()> {
         backend: Backend::Auto,
         steps_per_frame: 10,
         camera: None,
+        spheres: false,
         timings: false,
         quiet: false,
     });

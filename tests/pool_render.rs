@@ -443,6 +443,7 @@ fn the_render_command_writes_pool_frames() {
         backend: Backend::Cpu,
         steps_per_frame: 2,
         camera: None,
+        spheres: false,
         timings: false,
         quiet: true,
     })

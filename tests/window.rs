@@ -43,10 +43,13 @@ fn the_viewer_renders_frames_saves_a_screenshot_and_exits_cleanly() {
         image.dimensions()
     );
     // The sky fills the top-left corner; the fluid, container and floor must differ from it.
+    // Tone-mapped (issue 14), the light floor squares lie within 24 levels of the hazy sky in
+    // every channel but not within 16 (measured on the block scene: 55 % of the pixels differ
+    // by more than 16, 19 % by more than 24).
     let corner = *image.get_pixel(2, 2);
     let different = image
         .pixels()
-        .filter(|p| (0..3).any(|c| p[c].abs_diff(corner[c]) > 24))
+        .filter(|p| (0..3).any(|c| p[c].abs_diff(corner[c]) > 16))
         .count();
     let total = (image.width() * image.height()) as usize;
     assert!(

@@ -1,12 +1,16 @@
 #version 330 core
-// composite: shades the fluid surface over the scene.
+// composite: shades the fluid surface over the scene, in linear light (`post` tone-maps).
 //   Fresnel: Schlick's approximation, F0 = ((n − 1) / (n + 1))² from the refraction index n.
 //   Reflection: the skybox cubemap along the reflected view ray (world space).
 //   Refraction: the scene behind, looked up at a screen offset along the normal that grows with
-//     the thickness and with 1 − 1/n (a screen-space stand-in for Snell's law).
+//     the thickness and with 1 − 1/n (a screen-space stand-in for Snell's law); a lookup that
+//     lands on something in front of the fluid (a container edge, an obstacle) falls back to
+//     the pixel straight behind, so solids in front are never smeared into the water.
 //   Absorption: Beer–Lambert per RGB channel, T = exp(−attenuation · thickness); the light the
 //     fluid absorbs is replaced by its own colour (in-scattering), so deep fluid shows its colour.
-//   Specular: Blinn–Phong highlight of the sun.
+//   Specular: the sun's highlight, GGX (Trowbridge–Reitz) distribution with Schlick's Fresnel
+//     and the Smith–Schlick visibility, at `roughness`, of radiance `sun_radiance`.
+// Writes the fluid's depth (else the scene's), so the `edges` pass after it is hidden by water.
 in vec2 uv;
 
 uniform sampler2D scene_color;
@@ -19,13 +23,17 @@ uniform samplerCube skybox;
 uniform mat3 inverse_view_rotation; // eye → world
 uniform vec2 projection_scale;      // P[0][0], P[1][1]
 uniform vec2 clip_planes;           // near, far
-uniform vec3 fluid_color;
+uniform vec3 fluid_color;           // linear RGB
 uniform vec3 attenuation;           // 1/m per channel
 uniform float refraction_index;
 uniform float refraction_strength;  // screen offset per metre of thickness
 uniform vec3 sun_direction;         // eye space, towards the sun
+uniform float sun_radiance;
+uniform float roughness;
 
 out vec4 color;
+
+const float PI = 3.14159265;
 
 float scene_eye_depth(float window_depth) {
     float near = clip_planes.x;
@@ -34,13 +42,23 @@ float scene_eye_depth(float window_depth) {
     return 2.0 * near * far / (far + near - ndc * (far - near));
 }
 
+float window_depth(float eye_depth) {
+    float near = clip_planes.x;
+    float far = clip_planes.y;
+    float ndc = (far + near) / (far - near) - 2.0 * far * near / ((far - near) * eye_depth);
+    return 0.5 * ndc + 0.5;
+}
+
 void main() {
     vec4 background = texture(scene_color, uv);
+    float background_depth = texture(scene_depth, uv).r;
     float depth = texture(fluid_depth, uv).r;
-    if (depth <= 0.0 || depth > scene_eye_depth(texture(scene_depth, uv).r)) {
+    if (depth <= 0.0 || depth > scene_eye_depth(background_depth)) {
         color = background;
+        gl_FragDepth = background_depth;
         return;
     }
+    gl_FragDepth = window_depth(depth);
     vec3 normal = texture(fluid_normal, uv).xyz;
     float thickness = texture(fluid_thickness, uv).r;
     vec3 eye_position = vec3((uv * 2.0 - 1.0) * depth / projection_scale, -depth);
@@ -55,12 +73,22 @@ void main() {
 
     float bend = refraction_strength * (1.0 - 1.0 / refraction_index);
     vec2 refracted_uv = clamp(uv - normal.xy * bend * min(thickness, 1.0), vec2(0.0), vec2(1.0));
+    if (scene_eye_depth(texture(scene_depth, refracted_uv).r) < depth) {
+        refracted_uv = uv;
+    }
     vec3 behind = texture(scene_color, refracted_uv).rgb;
     vec3 transmittance = exp(-attenuation * thickness);
     vec3 refraction = behind * transmittance + fluid_color * (1.0 - transmittance);
 
     vec3 half_vector = normalize(sun_direction + to_eye);
-    float specular = 0.8 * pow(max(dot(normal, half_vector), 0.0), 150.0);
+    float n_dot_l = max(dot(normal, sun_direction), 0.0);
+    float n_dot_h = max(dot(normal, half_vector), 0.0);
+    float a2 = roughness * roughness * roughness * roughness;
+    float d = a2 / (PI * pow(n_dot_h * n_dot_h * (a2 - 1.0) + 1.0, 2.0));
+    float k = 0.5 * roughness * roughness;
+    float visibility = 0.25 / ((n_dot_l * (1.0 - k) + k) * (cos_theta * (1.0 - k) + k));
+    float f_sun = f0 + (1.0 - f0) * pow(1.0 - max(dot(half_vector, to_eye), 0.0), 5.0);
+    float specular = d * visibility * f_sun * n_dot_l * sun_radiance;
 
-    color = vec4(mix(refraction, reflection, fresnel) + vec3(specular * fresnel * 4.0), 1.0);
+    color = vec4(mix(refraction, reflection, fresnel) + vec3(specular), 1.0);
 }

@@ -28,7 +28,8 @@ void main() {
     vec3 eye_position = eye_center + normal * sprite_radius;
     vec4 clip = projection * vec4(eye_position, 1.0);
     gl_FragDepth = 0.5 * (clip.z / clip.w) + 0.5;
-    vec3 base = ramp(clamp((scalar - scalar_low) / (scalar_high - scalar_low), 0.0, 1.0));
+    // The ramp is picked on an sRGB screen; shading is in linear light (`post` encodes).
+    vec3 base = pow(ramp(clamp((scalar - scalar_low) / (scalar_high - scalar_low), 0.0, 1.0)), vec3(2.2));
     float diffuse = max(dot(normal, light_direction), 0.0);
     vec3 half_vector = normalize(light_direction + vec3(0.0, 0.0, 1.0));
     float specular = pow(max(dot(normal, half_vector), 0.0), 48.0);

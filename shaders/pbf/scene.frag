@@ -1,6 +1,10 @@
 #version 330 core
 // scene: surface_kind 0 lit solid (obstacles, container walls), 1 checkered floor fading into
-// the horizon, 2 unlit lines.
+// the horizon, 2 unlit lines. Linear light (the `post` pass tone-maps and encodes). The sun's
+// share of the light passes through the fluid first (fluid_light 1): under the fluid the floor
+// receives what the `caustics` pass refracted onto it, other solids the Beer–Lambert
+// transmittance of the fluid between them and the sun (the light-space thickness), so the
+// fluid casts a coloured shadow. Nothing changes where no fluid is between a point and the sun.
 in vec3 world_position;
 in vec3 world_normal;
 
@@ -11,8 +15,29 @@ uniform float checker_size; // m
 uniform vec3 eye_position;  // world space
 uniform vec3 fog_color;     // the sky at the horizon
 uniform float fog_distance; // m at which the floor is 63 % fog
+uniform int fluid_light;    // 1: the sunlight passes through the fluid
+uniform mat4 light_view;       // world → the light's eye space
+uniform mat4 light_projection; // the light's orthographic projection
+uniform sampler2D light_depth;     // nearest fluid surface seen from the sun, m (0 = none)
+uniform sampler2D light_thickness; // m of fluid along the sunlight
+uniform sampler2D caustics;        // sunlight reaching the floor through the fluid
+uniform vec3 attenuation;          // 1/m per channel
 
 out vec4 color;
+
+vec3 sunlight() {
+    if (fluid_light == 0) return vec3(1.0);
+    vec4 light = light_view * vec4(world_position, 1.0);
+    vec4 clip = light_projection * light;
+    vec2 at = clip.xy / clip.w * 0.5 + 0.5;
+    if (any(lessThan(at, vec2(0.0))) || any(greaterThan(at, vec2(1.0)))) return vec3(1.0);
+    float thickness = texture(light_thickness, at).r;
+    float nearest = texture(light_depth, at).r;
+    // No fluid on the way, or all of it behind this point as seen from the sun.
+    if (thickness <= 0.0 || nearest <= 0.0 || -light.z < nearest) return vec3(1.0);
+    if (surface_kind == 1) return texture(caustics, at).rgb;
+    return exp(-attenuation * thickness);
+}
 
 void main() {
     if (surface_kind == 2) {
@@ -22,12 +47,12 @@ void main() {
     vec3 albedo = base_color.rgb;
     if (surface_kind == 1) {
         vec2 cell = floor(world_position.xz / checker_size);
-        albedo *= mod(cell.x + cell.y, 2.0) < 1.0 ? 1.0 : 0.8;
+        albedo *= mod(cell.x + cell.y, 2.0) < 1.0 ? 1.0 : 0.6;
     }
     vec3 n = normalize(world_normal);
     float diffuse = abs(dot(n, sun_direction));
     float sky = 0.5 + 0.5 * n.y;
-    vec3 lit = albedo * (0.35 + 0.2 * sky + 0.55 * diffuse);
+    vec3 lit = albedo * (0.25 + 0.15 * sky + 0.9 * diffuse * sunlight());
     if (surface_kind == 1) {
         // The floor fades into the horizon instead of ending at an edge.
         float fog = 1.0 - exp(-distance(world_position, eye_position) / fog_distance);

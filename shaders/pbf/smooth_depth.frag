@@ -12,6 +12,7 @@ in vec2 uv;
 uniform sampler2D depth_texture;
 uniform vec2 direction;        // one texel along x or y
 uniform float projected_scale; // pixels per metre at unit depth: P[1][1] · height / 2
+uniform int perspective;       // 1: pixels per metre fall with depth; 0: orthographic (light)
 uniform float filter_radius;   // m, the world-space width of the kernel
 uniform float range_sigma;     // m, bilateral range σ and narrow-range threshold
 uniform int filter_kind;
@@ -26,7 +27,8 @@ void main() {
         smoothed_depth = 0.0;
         return;
     }
-    int radius_px = int(clamp(filter_radius * projected_scale / center, 1.0, float(MAX_RADIUS_PX)));
+    float pixels_per_metre = projected_scale / (perspective == 1 ? center : 1.0);
+    int radius_px = int(clamp(filter_radius * pixels_per_metre, 1.0, float(MAX_RADIUS_PX)));
     float spatial_sigma = max(float(radius_px) * 0.5, 0.5);
     float weight_sum = 0.0;
     float depth_sum = 0.0;

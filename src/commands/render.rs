@@ -7,6 +7,8 @@ use crate::gfx::capture::save_png;
 use crate::gfx::headless::Headless;
 use crate::gfx::timing::PassClock;
 use crate::scene::Source;
+use crate::sims::pbf::render::RenderSettings;
+use crate::sims::pbf::{PbfEdit, PbfSim};
 use crate::sims::{self, Backend, OpenOptions, Sim};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
@@ -56,6 +58,10 @@ pub struct RenderOptions {
         allow_hyphen_values = true
     )]
     pub camera: Option<CameraPose>,
+    /// pbf: draw the particles as spheres, without the `anisotropy` stage's ellipsoids (to
+    /// compare); other kinds refuse it.
+    #[arg(long)]
+    pub spheres: bool,
     /// Print the mean time of each render pass (glFinish-timed) and of the simulation.
     #[arg(long)]
     pub timings: bool,
@@ -229,6 +235,16 @@ fn render_frames(
                 )
             })?;
         sim.set_view(index);
+    }
+    if options.spheres {
+        let kind = sim.kind();
+        let pbf = sims::downcast::<PbfSim>(sim)
+            .with_context(|| format!("--spheres: a {kind} scene has no particles"))?;
+        let render = RenderSettings {
+            anisotropy: false,
+            ..pbf.render.clone()
+        };
+        pbf.apply(PbfEdit::Render(render))?;
     }
     std::fs::create_dir_all(&options.out).with_context(|| {
         format!(

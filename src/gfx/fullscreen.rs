@@ -31,6 +31,12 @@ impl FullscreenTriangle {
         }
     }
 
+    /// Binds the (empty) vertex array, for draws whose vertices come from `gl_VertexID` alone.
+    pub fn bind(&self, gl: &glow::Context) {
+        // SAFETY: GL call on this thread's current context; the vertex array is this one's.
+        unsafe { gl.bind_vertex_array(Some(self.vertex_array)) };
+    }
+
     /// Frees the vertex array.
     pub fn delete(&self, gl: &glow::Context) {
         // SAFETY: GL call on this thread's current context; the vertex array is this one's.

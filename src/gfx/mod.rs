@@ -1,11 +1,12 @@
 //! Shared OpenGL plumbing, kind-agnostic: the headless context, shader programs with their
-//! uniforms, render targets, full-screen passes, cameras, pass timing, the sky and PNG capture.
+//! uniforms, render targets, full-screen passes, tone mapping and FXAA, cameras, pass timing, the sky and PNG capture.
 
 pub mod camera;
 pub mod capture;
 pub mod context;
 pub mod fullscreen;
 pub mod headless;
+pub mod post;
 pub mod program;
 pub mod skybox;
 pub mod targets;

@@ -1,8 +1,9 @@
 //! The sky, generated at start-up into a cubemap: by default a zenith-to-horizon gradient, soft
 //! clouds, a sun, and a darker ground below the horizon; a kind may give its own colour function
 //! ([`Sky::with_colors`]). Nothing is downloaded or shipped. [`Sky`] draws it behind a scene and
-//! lends its cubemap to reflections. The cubemap clamps to its edges and is sampled seamlessly
-//! (`GL_TEXTURE_CUBE_MAP_SEAMLESS`), so no face edge shows.
+//! lends its cubemap to reflections; [`Sky::linear_light`] makes one for a picture in linear
+//! light that ends in an sRGB encoding ([`crate::gfx::post`]). The cubemap clamps to its edges
+//! and is sampled seamlessly (`GL_TEXTURE_CUBE_MAP_SEAMLESS`), so no face edge shows.
 
 use super::fullscreen::FullscreenTriangle;
 use super::program::{shader, Program, Uniform};
@@ -91,6 +92,8 @@ pub fn face_direction(face: usize, s: f32, t: f32) -> Vec3 {
 /// The sky's cubemap and the program that draws it (`shaders/common/skybox.*`).
 pub struct Sky {
     cubemap: glow::Texture,
+    /// Whether the texels are sRGB-decoded on sampling (a picture in linear light).
+    linear_light: bool,
     program: Program,
     inverse_view_projection: Uniform,
     skybox: Uniform,
@@ -102,27 +105,47 @@ impl Sky {
         Sky::with_sun(gl, sun_direction())
     }
 
-    /// Generates the cubemap with the sun towards `sun` (any length) and builds the program.
+    /// Generates the cubemap with the sun towards `sun` (any length) and builds the program;
+    /// sampling returns the colours as stored, for a picture written without an sRGB encoding.
     pub fn with_sun(gl: &glow::Context, sun: Vec3) -> Result<Sky> {
         let sun = sun.normalize();
-        Sky::with_colors(gl, FACE_SIZE, move |direction| {
-            sky_color_towards(direction, sun)
-        })
+        Sky::build(
+            gl,
+            FACE_SIZE,
+            &|direction| sky_color_towards(direction, sun),
+            false,
+        )
+    }
+
+    /// Like [`Sky::new`], for a picture drawn in linear light that ends in an sRGB encoding
+    /// ([`crate::gfx::post`]): the texels are sRGB-encoded and sampling returns linear light.
+    pub fn linear_light(gl: &glow::Context) -> Result<Sky> {
+        Sky::build(gl, FACE_SIZE, &sky_color, true)
     }
 
     /// Generates a cubemap of `face_size`² texels per face from `color` (linear 0..1 RGB seen
-    /// along a direction) and builds the program.
+    /// along a direction) and builds the program; sampling returns the colours as stored.
     pub fn with_colors(
         gl: &glow::Context,
         face_size: usize,
         color: impl Fn(Vec3) -> Vec3,
+    ) -> Result<Sky> {
+        Sky::build(gl, face_size, &color, false)
+    }
+
+    fn build(
+        gl: &glow::Context,
+        face_size: usize,
+        color: &dyn Fn(Vec3) -> Vec3,
+        linear_light: bool,
     ) -> Result<Sky> {
         let program = Program::new(
             gl,
             &shader!("skybox", "common/skybox.vert", "common/skybox.frag"),
         )?;
         Ok(Sky {
-            cubemap: create_cubemap(gl, face_size, &color)?,
+            cubemap: create_cubemap(gl, face_size, color, linear_light)?,
+            linear_light,
             inverse_view_projection: program.uniform(gl, "inverse_view_projection")?,
             skybox: program.uniform(gl, "skybox")?,
             program,
@@ -132,15 +155,18 @@ impl Sky {
     /// Generates the cubemap again with the sun towards `sun` (any length).
     pub fn set_sun(&mut self, gl: &glow::Context, sun: Vec3) -> Result<()> {
         let sun = sun.normalize();
-        let cubemap = create_cubemap(gl, FACE_SIZE, &|direction| {
-            sky_color_towards(direction, sun)
-        })?;
+        let cubemap = create_cubemap(
+            gl,
+            FACE_SIZE,
+            &|direction| sky_color_towards(direction, sun),
+            self.linear_light,
+        )?;
         // SAFETY: GL call on this thread's current context; the old cubemap is this sky's.
         unsafe { gl.delete_texture(std::mem::replace(&mut self.cubemap, cubemap)) };
         Ok(())
     }
 
-    /// The cubemap texture (linear RGB), for reflections.
+    /// The cubemap texture, for reflections (see [`Sky::linear_light`]).
     pub fn cubemap(&self) -> glow::Texture {
         self.cubemap
     }
@@ -168,11 +194,12 @@ impl Sky {
     }
 }
 
-/// Generates the sky cubemap texture.
+/// Generates the sky cubemap texture from `color`, sRGB-decoded on sampling if `linear_light`.
 fn create_cubemap(
     gl: &glow::Context,
     face_size: usize,
     color: &dyn Fn(Vec3) -> Vec3,
+    linear_light: bool,
 ) -> Result<glow::Texture> {
     // SAFETY: GL calls on this thread's current context (front ends make it current
     // before calling the renderer); every object named is this renderer's and alive.
@@ -202,7 +229,13 @@ fn create_cubemap(
             gl.tex_image_2d(
                 glow::TEXTURE_CUBE_MAP_POSITIVE_X + face as u32,
                 0,
-                glow::RGB8 as i32,
+                // The texels are sRGB-encoded colours; with SRGB8 sampling returns linear light,
+                // which a drawing that ends in an sRGB encoding (`crate::gfx::post`) shows as made.
+                if linear_light {
+                    glow::SRGB8
+                } else {
+                    glow::RGB8
+                } as i32,
                 face_size as i32,
                 face_size as i32,
                 0,

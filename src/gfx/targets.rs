@@ -47,6 +47,12 @@ impl ColorFormat {
         format: glow::RGBA,
         kind: glow::UNSIGNED_BYTE,
     };
+    /// Four 16-bit float channels (a linear HDR picture).
+    pub const RGBA16F: ColorFormat = ColorFormat {
+        internal: glow::RGBA16F,
+        format: glow::RGBA,
+        kind: glow::FLOAT,
+    };
     /// One 32-bit float channel.
     pub const R32F: ColorFormat = ColorFormat {
         internal: glow::R32F,
@@ -135,6 +141,19 @@ impl TextureTarget {
                 framebuffer,
                 depth,
             })
+        }
+    }
+
+    /// Samples the colour texture with linear filtering (nearest by default), for passes that
+    /// read it at fractional offsets (FXAA).
+    pub fn filter_linearly(&self, gl: &glow::Context) {
+        // SAFETY: GL calls on this thread's current context; the texture is this target's.
+        unsafe {
+            gl.bind_texture(glow::TEXTURE_2D, Some(self.texture));
+            for parameter in [glow::TEXTURE_MIN_FILTER, glow::TEXTURE_MAG_FILTER] {
+                gl.tex_parameter_i32(glow::TEXTURE_2D, parameter, glow::LINEAR as i32);
+            }
+            gl.bind_texture(glow::TEXTURE_2D, None);
         }
     }
 

@@ -397,7 +397,7 @@ mod tests {
             (Kind::Pbf, "drop")
         );
         assert!(state.sim_replaced && state.message.is_none());
-        let framing = crate::gfx::camera::Camera::framing(&state.sim.bounds());
+        let framing = crate::viewer::state::framing(state.sim.as_ref());
         assert!(state.camera == framing && framing != rod_camera);
     }
 
@@ -417,6 +417,7 @@ mod tests {
             backend: Backend::Cpu,
             steps_per_frame: 10,
             camera: None,
+            spheres: false,
             timings: false,
             quiet: true,
         };

@@ -41,6 +41,14 @@ pub struct PanelText {
     pub scene_path: String,
 }
 
+/// The window's size at start, logical pixels (the default camera frames the scene for it).
+pub const WINDOW_SIZE: (f32, f32) = (1280.0, 720.0);
+/// The `fluidlab` panel's left edge and width at start, logical pixels.
+const PANEL_LEFT: f32 = 10.0;
+const PANEL_WIDTH: f32 = 360.0;
+/// Where the `fluidlab` panel ends at start: the default camera frames the scene right of it.
+pub const PANEL_RIGHT: f32 = PANEL_LEFT + PANEL_WIDTH + 10.0;
+
 /// Draws every panel, applies the kind's edits, and returns what the user asked of the viewer.
 pub fn panels(
     ui: &Ui,
@@ -52,8 +60,8 @@ pub fn panels(
     menu_bar(ui, state, &mut actions);
     if state.show_ui {
         ui.window("fluidlab")
-            .position([10.0, 30.0], Condition::FirstUseEver)
-            .size([440.0, 680.0], Condition::FirstUseEver)
+            .position([PANEL_LEFT, 30.0], Condition::FirstUseEver)
+            .size([PANEL_WIDTH, 680.0], Condition::FirstUseEver)
             .build(|| {
                 run_control(ui, state, &mut actions);
                 match state.sim.panel(ui) {
@@ -68,6 +76,8 @@ pub fn panels(
         ui.window("statistics")
             .position([width - 330.0, 30.0], Condition::FirstUseEver)
             .size([320.0, 420.0], Condition::FirstUseEver)
+            // Starts folded to its title bar, so it does not cover the scene.
+            .collapsed(true, Condition::FirstUseEver)
             .build(|| {
                 status(ui, state, info);
                 timings(ui, info);

@@ -67,6 +67,14 @@ pub struct AppState {
     pub sim_replaced: bool,
 }
 
+/// The viewer's default camera for `sim`: its box framed in the 1280×720 window beside the
+/// `fluidlab` panel (the part of the window right of [`crate::viewer::panel::PANEL_RIGHT`]).
+pub fn framing(sim: &dyn Sim) -> Camera {
+    let (width, height) = crate::viewer::panel::WINDOW_SIZE;
+    let left = 2.0 * crate::viewer::panel::PANEL_RIGHT / width - 1.0;
+    Camera::framing_in(&sim.bounds(), width / height, [left, 1.0])
+}
+
 impl AppState {
     /// Opens `scene` (preset name or path, any kind) on `backend`, on the default CUDA device
     /// until the front end says which GPU draws ([`AppState::use_cuda_device`]).
@@ -82,7 +90,7 @@ impl AppState {
     /// Runs `sim`, loaded from `source` (`backend` is what later loads use).
     pub fn with_sim(sim: Box<dyn Sim>, source: &str, backend: Backend) -> AppState {
         AppState {
-            camera: Camera::framing(&sim.bounds()),
+            camera: framing(sim.as_ref()),
             sim,
             source: source.to_string(),
             backend,
@@ -110,7 +118,7 @@ impl AppState {
             Edit::StepOnce => self.steps_requested += 1,
             Edit::Restart => self.restart()?,
             Edit::LoadScene(name) => self.load(&name)?,
-            Edit::ResetCamera => self.camera = Camera::framing(&self.sim.bounds()),
+            Edit::ResetCamera => self.camera = framing(self.sim.as_ref()),
             Edit::ToggleHelp => self.show_help = !self.show_help,
             Edit::ToggleUi => self.show_ui = !self.show_ui,
         }
@@ -129,7 +137,7 @@ impl AppState {
         self.steps_requested = 0;
         let result = self.sim.restart();
         if self.sim.bounds() != bounds {
-            self.camera = Camera::framing(&self.sim.bounds());
+            self.camera = framing(self.sim.as_ref());
         }
         if result.is_ok() {
             self.message = None;
@@ -164,7 +172,7 @@ impl AppState {
         self.sim = sim;
         self.sim_replaced = true;
         self.steps_requested = 0;
-        self.camera = Camera::framing(&self.sim.bounds());
+        self.camera = framing(self.sim.as_ref());
         if result.is_ok() {
             self.message = None;
         }

@@ -138,7 +138,10 @@ struct Viewer {
 fn create_gfx(event_loop: &ActiveEventLoop, state: &AppState) -> Result<Gfx> {
     let attributes = Window::default_attributes()
         .with_title(format!("fluidlab — {}", state.sim.scene_name()))
-        .with_inner_size(LogicalSize::new(1280.0, 720.0));
+        .with_inner_size(LogicalSize::new(
+            super::panel::WINDOW_SIZE.0,
+            super::panel::WINDOW_SIZE.1,
+        ));
     let window = event_loop
         .create_window(attributes)
         .context("cannot create the window")?;

@@ -3,7 +3,7 @@
 //! buffer (interop) through the context `fluidlab render` uses.
 
 use super::cuda::{self, parity, CudaSolver};
-use super::render::{Renderer, View};
+use super::render::{RenderSettings, Renderer, View};
 use super::{RenderScalar, Solver};
 use crate::gfx::context::GlUnavailable;
 use crate::gfx::headless::Headless;
@@ -153,7 +153,13 @@ fn interop_round_trip() -> (Status, String) {
         .map_err(|e| e.to_string())
         .and_then(|()| {
             renderer
-                .update_particles(&mut solver, View::Density)
+                .update_particles(
+                    &mut solver,
+                    &RenderSettings {
+                        view: View::Density,
+                        ..RenderSettings::default()
+                    },
+                )
                 .map_err(|e| format!("{e:#}"))
         })
         .and_then(|()| {

@@ -129,6 +129,11 @@ impl UniformGrid {
         }
     }
 
+    /// Exclusive scan of the last build's cell counts (cells + 1 entries): the kernels' layout.
+    pub fn cell_start(&self) -> &[u32] {
+        &self.cell_start
+    }
+
     /// The permutation of the last build: sorted position → unsorted index.
     pub fn order(&self) -> &[u32] {
         &self.order

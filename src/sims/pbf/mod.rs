@@ -4,6 +4,7 @@
 //! One call of [`Solver::step`] advances one frame: `substeps` PBF steps of `dt / substeps`,
 //! each made of the stages named in [`Stage`] (the same names as the CUDA kernels and the docs).
 
+pub mod anisotropy;
 pub mod backend;
 pub mod boundary;
 pub mod coarse;
@@ -366,6 +367,36 @@ pub trait Solver {
         scalar: RenderScalar,
     ) -> Result<bool, SolverError> {
         let _ = (gl_buffer, scalar);
+        Ok(false)
+    }
+
+    /// The `anisotropy` stage ([`anisotropy`]): three records per particle
+    /// ([`anisotropy::Ellipsoid::records`]), in the order of [`Solver::render_positions`]. This
+    /// default finds its own neighbour lists on the host from the render positions; the CPU
+    /// solver uses its step's lists.
+    fn anisotropy(&self, out: &mut Vec<[f32; 4]>) -> Result<(), SolverError> {
+        let mut records = Vec::new();
+        self.render_positions(RenderScalar::Speed, &mut records)?;
+        let positions: Vec<glam::Vec3A> = records
+            .iter()
+            .map(|r| glam::Vec3A::new(r[0], r[1], r[2]))
+            .collect();
+        let params = self.params();
+        anisotropy::anisotropy_records(
+            &positions,
+            params.kernel_radius,
+            params.particle_radius(),
+            out,
+        );
+        Ok(())
+    }
+
+    /// Writes the [`Solver::anisotropy`] records into the OpenGL buffer object `gl_buffer`
+    /// after the `particle_count()` render records (bytes `16 n .. 64 n`) with no host round
+    /// trip, when the backend can (CUDA–GL interop, the same registration as
+    /// [`Solver::write_gl_buffer`]); `Ok(false)` when it cannot.
+    fn write_gl_anisotropy(&mut self, gl_buffer: u32) -> Result<bool, SolverError> {
+        let _ = gl_buffer;
         Ok(false)
     }
 

@@ -184,6 +184,10 @@ fn rendering(ui: &Ui, sim: &mut PbfSim) -> Result<()> {
     changed |= ui.slider("attenuation red (1/m)", 0.0, 10.0, &mut s.attenuation[0]);
     changed |= ui.slider("attenuation green (1/m)", 0.0, 10.0, &mut s.attenuation[1]);
     changed |= ui.slider("attenuation blue (1/m)", 0.0, 10.0, &mut s.attenuation[2]);
+    changed |= ui.checkbox("anisotropy (ellipsoids)", &mut s.anisotropy);
+    changed |= ui.checkbox("shadow and caustics", &mut s.fluid_light);
+    changed |= ui.slider("exposure", 0.25, 4.0, &mut s.exposure);
+    changed |= ui.checkbox("antialiasing (FXAA)", &mut s.antialias);
     if changed {
         sim.apply(PbfEdit::Render(s))?;
     }

@@ -325,7 +325,7 @@ impl Sim for PbfSim {
             renderer.set_scene(&self.scene)?;
             self.scene_changed = false;
         }
-        renderer.update_particles(self.solver.as_mut(), self.render.view)?;
+        renderer.update_particles(self.solver.as_mut(), &self.render)?;
         renderer.draw(camera, &self.render, output)
     }
 

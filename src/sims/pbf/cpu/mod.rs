@@ -677,6 +677,21 @@ impl Solver for CpuSolver {
         }));
         Ok(())
     }
+
+    /// The `anisotropy` stage over this step's neighbour lists (found at x*, weighted at the
+    /// positions now).
+    fn anisotropy(&self, out: &mut Vec<[f32; 4]>) -> Result<(), SolverError> {
+        let ellipsoids = super::anisotropy::anisotropy(
+            &self.positions,
+            &self.neighbor_start,
+            &self.neighbors,
+            self.params.kernel_radius,
+            self.params.particle_radius(),
+        );
+        out.clear();
+        out.extend(ellipsoids.iter().flat_map(|e| e.records()));
+        Ok(())
+    }
 }
 
 #[cfg(test)]

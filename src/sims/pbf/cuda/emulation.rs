@@ -21,7 +21,7 @@ use std::process::Command;
 
 /// How the emulation rounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Rounding {
+pub(super) enum Rounding {
     /// No contraction: each operation rounds, as on the CPU solver.
     Separate,
     /// a·b + c contracted into one fused multiply-add where the compiler can, as nvcc does
@@ -29,7 +29,7 @@ enum Rounding {
     Gpu,
 }
 
-fn compile(source: &str, output: &Path, rounding: Rounding) -> PathBuf {
+pub(super) fn compile(source: &str, output: &Path, rounding: Rounding) -> PathBuf {
     let compiler = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut flags = vec!["-std=c++20", "-O2", "-pthread", "-x", "c++"];

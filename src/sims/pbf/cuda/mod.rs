@@ -21,6 +21,8 @@
 //! device, loading the module, launching, timing and GL interop are the shared CUDA layer's
 //! (`src/cuda/`).
 
+#[cfg(test)]
+mod anisotropy_emulation;
 pub mod coarse;
 mod coarse_kernels;
 #[cfg(test)]
@@ -533,6 +535,35 @@ impl Solver for CudaSolver {
         unsafe {
             self.interop
                 .write_buffer(stream.cu_stream(), gl_buffer, n * 16, write)
+        }
+    }
+
+    fn write_gl_anisotropy(&mut self, gl_buffer: u32) -> Result<bool, SolverError> {
+        let n = self.particle_count;
+        self.context
+            .bind_to_thread()
+            .map_err(CudaError::driver("binding the CUDA context"))?;
+        let (stream, kernels, buffers) = (&self.stream, &self.kernels, &self.buffers);
+        let (constants, particle_radius) = (&self.constants, self.params.particle_radius());
+        let write = |pointer: cudarc::driver::sys::CUdeviceptr| {
+            // SAFETY: the mapped buffer holds n render records then 3 n ellipsoid records
+            // (checked by write_buffer against 64 n bytes).
+            unsafe {
+                kernels.anisotropy(
+                    stream,
+                    constants,
+                    &buffers.positions,
+                    &buffers.cell_start,
+                    &buffers.grid_positions,
+                    particle_radius,
+                    pointer + (n * 16) as u64,
+                )
+            }
+        };
+        // SAFETY: as write_gl_buffer.
+        unsafe {
+            self.interop
+                .write_buffer(stream.cu_stream(), gl_buffer, n * 64, write)
         }
     }
 

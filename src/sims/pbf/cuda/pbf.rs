@@ -43,6 +43,7 @@ impl PbfKernels {
         "vorticity_confinement",
         "xsph",
         "write_render_buffer",
+        "anisotropy",
         "find_non_finite",
         "coarse_gather",
         "coarse_classify",
@@ -400,6 +401,34 @@ impl PbfKernels {
         let args = (&n, positions, velocities, densities, &scalar_kind, &out);
         // SAFETY: pbf.cu's parameters; the caller vouches for `out`.
         unsafe { self.launch("write_render_buffer", stream, per_element(count), args) }
+    }
+
+    /// The `anisotropy` stage: three ellipsoid records per particle of `p` into `out`, a mapped
+    /// GL buffer ([`crate::sims::pbf::anisotropy`]).
+    ///
+    /// # Safety
+    /// `out` points to at least 3 × `p.particle_count` float4 records of device memory.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn anisotropy(
+        &self,
+        stream: &CudaStream,
+        p: &GpuParams,
+        positions: &CudaSlice<Float4>,
+        cell_start: &CudaSlice<u32>,
+        grid_positions: &CudaSlice<Float4>,
+        particle_radius: f32,
+        out: cudarc::driver::sys::CUdeviceptr,
+    ) -> Result<(), SolverError> {
+        let args = (
+            p,
+            positions,
+            cell_start,
+            grid_positions,
+            &particle_radius,
+            &out,
+        );
+        // SAFETY: pbf.cu's parameters; the caller vouches for `out`.
+        unsafe { self.launch("anisotropy", stream, per_particle(p), args) }
     }
 
     /// The smallest id of a particle with a non-finite position or velocity (complemented)

@@ -6,37 +6,53 @@
 //!
 //! | pass | draws | into |
 //! |---|---|---|
-//! | `scene` | sky, floor, container walls and edges, obstacles | scene colour + depth |
-//! | `sphere_depth` | particles as sphere sprites, nearest surface | eye depth (R32F) |
+//! | `anisotropy` | the ellipsoids (CPU stage + upload, or the CUDA kernel by interop), timed in `update_particles` | particle buffer |
+//! | `light_depth` | particles seen from the sun (orthographic), nearest surface | light depth |
+//! | `light_thickness` | the same, additive | light thickness |
+//! | `light_smooth` | the `smooth_depth` filter on the light depth | smoothed light depth |
+//! | `caustics` | sunlight refracted through that surface onto the floor | caustics (RGBA16F) |
+//! | `scene` | sky, floor, container walls, obstacles, in the fluid's shadow | scene colour + depth |
+//! | `sphere_depth` | particles as sphere sprites (or their ellipsoids), nearest surface | eye depth (R32F) |
 //! | `thickness` | the same sprites, additive | thickness (R32F) |
 //! | `smooth_depth` | N iterations of the bilateral or narrow-range filter | smoothed depth |
 //! | `normals` | normals from the smoothed depth | eye normals (RGBA32F) |
-//! | `composite` | Fresnel, reflection, refraction, absorption, specular | the output |
+//! | `composite` | Fresnel, reflection, refraction, absorption, GGX sun highlight | HDR colour + depth |
+//! | `edges` | the container's edges, hidden by water in front | HDR colour |
+//! | `post` | exposure, ACES tone mapping, sRGB, FXAA ([`crate::gfx::post`]) | the output |
 //!
-//! The `particles` debug view draws lit spheres into the scene buffers and copies them out
-//! (`present`); the buffer views show one intermediate buffer (`debug_view`).
+//! The four light passes run when [`RenderSettings::fluid_light`] is on. With
+//! [`RenderSettings::anisotropy`] the sprites of `sphere_depth`, `thickness` and the two light
+//! sprite passes are the ellipsoids of the `anisotropy` stage ([`crate::sims::pbf::anisotropy`]),
+//! stored after the particle records in the particle buffer; the fragment shaders intersect the
+//! view ray with each (`shaders/pbf/ellipsoid.glsl`). The `particles` debug
+//! view draws lit spheres into the scene buffers, then `edges` and `post`; the buffer views show
+//! one intermediate buffer (`debug_view`), untouched by tone mapping.
 //!
 //! Here: the settings, the frame's order of passes and the renderer's life; `particles.rs` holds
 //! the particle buffer and the sprite passes' shared uniforms, `surface.rs` the fluid surface's
-//! buffers and passes, `scene_mesh.rs` the solid scene and its pass. The kind-agnostic parts
+//! buffers and passes, `scene_mesh.rs` the solid scene and its `scene` and `edges` passes,
+//! `light.rs` the sun's view and the shadow and caustics passes. The kind-agnostic parts
 //! (programs, targets, sky, timer, capture) are [`crate::gfx`]'s.
 
+mod light;
 mod particles;
 pub mod scene_mesh;
 mod surface;
 
 use crate::gfx::camera::Camera;
 use crate::gfx::check_gl;
-use crate::gfx::fullscreen::{FullscreenTriangle, Present};
+use crate::gfx::fullscreen::FullscreenTriangle;
+use crate::gfx::post::Post;
 use crate::gfx::program::Program;
 use crate::gfx::skybox::Sky;
 use crate::gfx::targets::TextureTarget;
 use crate::gfx::timing::{PassClock, PassTimer};
 pub use crate::gfx::Output;
 use crate::sims::pbf::scene::Scene;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use glam::{Mat4, Vec3};
 use glow::HasContext;
+use light::{CausticsProgram, LightTargets};
 use particles::{ParticleBuffer, ParticlesProgram};
 use scene_mesh::{Mesh, SceneProgram};
 use std::rc::Rc;
@@ -126,6 +142,16 @@ pub struct RenderSettings {
     pub refraction_index: f32,
     /// Point-sprite radius as a multiple of the particle radius (half the spacing).
     pub point_size: f32,
+    /// The sunlight passes through the fluid: its shadow and caustics on the floor and the
+    /// obstacles (the four light passes).
+    pub fluid_light: bool,
+    /// Exposure before tone mapping (1 = as shaded).
+    pub exposure: f32,
+    /// FXAA in the `post` pass.
+    pub antialias: bool,
+    /// `sphere_depth` and `thickness` (and the sun's view) draw each particle as its ellipsoid
+    /// from the `anisotropy` stage (Yu & Turk 2013) instead of a sphere.
+    pub anisotropy: bool,
 }
 
 impl Default for RenderSettings {
@@ -134,10 +160,14 @@ impl Default for RenderSettings {
             view: View::Fluid,
             smoothing_iterations: 4,
             smoothing_filter: SmoothingFilter::NarrowRange,
-            fluid_color: [0.02, 0.28, 0.52],
-            attenuation: [4.0, 1.4, 0.6],
+            fluid_color: [0.01, 0.12, 0.32],
+            attenuation: [5.0, 1.8, 0.8],
             refraction_index: 1.33,
             point_size: 1.3,
+            fluid_light: true,
+            exposure: 1.0,
+            antialias: true,
+            anisotropy: true,
         }
     }
 }
@@ -145,6 +175,14 @@ impl Default for RenderSettings {
 /// One render pass; its name is the shader's and the method's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pass {
+    /// Nearest sphere depth seen from the sun.
+    LightDepth,
+    /// Additive thickness seen from the sun.
+    LightThickness,
+    /// Depth filtering of the sun's view.
+    LightSmooth,
+    /// Sunlight refracted onto the floor.
+    Caustics,
     /// Sky, floor, container, obstacles.
     Scene,
     /// Nearest sphere depth.
@@ -157,10 +195,12 @@ pub enum Pass {
     Normals,
     /// Fluid shading over the scene.
     Composite,
+    /// The container's edges over the picture.
+    Edges,
     /// Debug view: lit particle spheres.
     Particles,
-    /// Copies the scene buffer to the output (particles view).
-    Present,
+    /// Tone mapping, sRGB and FXAA into the output.
+    Post,
     /// Debug view: one buffer.
     DebugView,
 }
@@ -169,14 +209,19 @@ impl Pass {
     /// The pass's name (shader file stem, docs, UI).
     pub fn name(self) -> &'static str {
         match self {
+            Pass::LightDepth => "light_depth",
+            Pass::LightThickness => "light_thickness",
+            Pass::LightSmooth => "light_smooth",
+            Pass::Caustics => "caustics",
             Pass::Scene => "scene",
             Pass::SphereDepth => "sphere_depth",
             Pass::Thickness => "thickness",
             Pass::SmoothDepth => "smooth_depth",
             Pass::Normals => "normals",
             Pass::Composite => "composite",
+            Pass::Edges => "edges",
             Pass::Particles => "particles",
-            Pass::Present => "present",
+            Pass::Post => "post",
             Pass::DebugView => "debug_view",
         }
     }
@@ -205,6 +250,7 @@ struct Programs {
     normals: NormalsProgram,
     composite: CompositeProgram,
     debug_view: DebugViewProgram,
+    caustics: CausticsProgram,
 }
 
 impl Programs {
@@ -218,11 +264,12 @@ impl Programs {
             normals: NormalsProgram::new(gl)?,
             composite: CompositeProgram::new(gl)?,
             debug_view: DebugViewProgram::new(gl)?,
+            caustics: CausticsProgram::new(gl)?,
         })
     }
 
     fn delete(&self, gl: &glow::Context) {
-        let programs: [&Program; 8] = [
+        let programs: [&Program; 9] = [
             &self.scene.program,
             &self.sphere_depth.program,
             &self.thickness.program,
@@ -231,6 +278,7 @@ impl Programs {
             &self.normals.program,
             &self.composite.program,
             &self.debug_view.program,
+            &self.caustics.program,
         ];
         for program in programs {
             program.delete(gl);
@@ -248,6 +296,10 @@ struct FrameSetup {
     height: i32,
     eye_distance: f32,
     eye_position: Vec3,
+    /// The sprites are the particles' ellipsoids (the buffer holds them and the settings ask).
+    anisotropic: bool,
+    /// The ellipsoids' scale: `sprite_radius` / particle radius.
+    axis_scale: f32,
 }
 
 impl FrameSetup {
@@ -266,6 +318,10 @@ struct SceneScale {
     particle_volume: f32,
     /// The container's diagonal, metres: scales the floor, fog and debug views.
     container_diagonal: f32,
+    /// The container's centre, metres: the sun's view looks at it.
+    container_center: Vec3,
+    /// The floor's height, metres (the caustics land on it).
+    floor_height: f32,
     /// The top of the speed colour ramp ([`fall_speed`]), m/s.
     max_speed: f32,
     /// ρ₀, kg/m³: the density colour ramp is around it.
@@ -277,13 +333,14 @@ pub struct Renderer {
     gl: Rc<glow::Context>,
     programs: Programs,
     sky: Sky,
-    present: Present,
+    post: Post,
     fullscreen: FullscreenTriangle,
     particles: ParticleBuffer,
     meshes: Vec<Mesh>,
     scale: SceneScale,
     targets: Targets,
     smoothed: usize,
+    light: LightTargets,
     timer: PassTimer,
 }
 
@@ -292,8 +349,9 @@ impl Renderer {
     /// how pass times are measured.
     pub fn new(gl: Rc<glow::Context>, scene: &Scene, clock: PassClock) -> Result<Renderer> {
         let programs = Programs::new(&gl)?;
-        let sky = Sky::new(&gl)?;
-        let present = Present::new(&gl)?;
+        let sky = Sky::linear_light(&gl)?;
+        let post = Post::new(&gl)?;
+        let light = LightTargets::new(&gl)?;
         let fullscreen = FullscreenTriangle::new(&gl)?;
         let particles = ParticleBuffer::new(&gl)?;
         // Resized to the output by the first draw.
@@ -302,7 +360,7 @@ impl Renderer {
             gl,
             programs,
             sky,
-            present,
+            post,
             fullscreen,
             particles,
             meshes: Vec::new(),
@@ -310,11 +368,14 @@ impl Renderer {
                 particle_radius: 0.01,
                 particle_volume: 1e-6,
                 container_diagonal: 1.0,
+                container_center: Vec3::ZERO,
+                floor_height: 0.0,
                 max_speed: 1.0,
                 rest_density: 1000.0,
             },
             targets,
             smoothed: usize::MAX,
+            light,
             timer: PassTimer::new(clock),
         };
         renderer.set_scene(scene)?;
@@ -332,6 +393,8 @@ impl Renderer {
             particle_radius: scene.params.particle_radius(),
             particle_volume: scene.params.particle_volume(),
             container_diagonal: scene.container.size().length(),
+            container_center: Vec3::from(0.5 * (scene.container.min + scene.container.max)),
+            floor_height: scene_mesh::floor_height(&scene.container),
             max_speed: fall_speed(scene.params.gravity, scene.container.size().into()),
             rest_density: scene.params.rest_density,
         };
@@ -367,6 +430,8 @@ impl Renderer {
             height,
             eye_distance: camera.distance,
             eye_position: camera.eye(),
+            anisotropic: settings.anisotropy && self.particles.has_ellipsoids(),
+            axis_scale: settings.point_size,
         };
         // SAFETY: GL calls on this thread's current context (front ends make it current
         // before calling the renderer); every object named is this renderer's and alive.
@@ -380,12 +445,25 @@ impl Renderer {
             gl.color_mask(true, true, true, true);
             gl.viewport(0, 0, width, height);
         }
-        self.run(Pass::Scene, |r| r.scene(&frame))?;
+        let fluid_view = !matches!(settings.view, View::Particles | View::Density);
+        let light = (settings.fluid_light && fluid_view).then(|| self.light_frame(&frame));
+        if let Some(light) = &light {
+            self.run(Pass::LightDepth, |r| r.light_depth(light))?;
+            self.run(Pass::LightThickness, |r| r.light_thickness(light))?;
+            self.run(Pass::LightSmooth, |r| r.light_smooth(light, settings))?;
+            self.run(Pass::Caustics, |r| r.caustics(light, settings))?;
+            // SAFETY: GL call on this thread's current context.
+            unsafe { self.gl.viewport(0, 0, width, height) };
+        }
+        self.run(Pass::Scene, |r| r.scene(&frame, light.as_ref(), settings))?;
         match settings.view {
             View::Particles | View::Density => {
                 let view = settings.view;
                 self.run(Pass::Particles, |r| r.particles(&frame, view))?;
-                self.run(Pass::Present, |r| r.present(output))?;
+                let scene = self.targets.scene.framebuffer;
+                self.run(Pass::Edges, |r| r.edges(&frame, scene))?;
+                let picture = self.targets.scene.texture;
+                self.run_fallible(Pass::Post, |r| r.post(picture, settings, output))?;
             }
             view => {
                 self.run(Pass::SphereDepth, |r| r.sphere_depth(&frame))?;
@@ -393,7 +471,11 @@ impl Renderer {
                 self.run(Pass::SmoothDepth, |r| r.smooth_depth(&frame, settings))?;
                 self.run(Pass::Normals, |r| r.normals(&frame))?;
                 if view == View::Fluid {
-                    self.run(Pass::Composite, |r| r.composite(&frame, settings, output))?;
+                    self.run(Pass::Composite, |r| r.composite(&frame, settings))?;
+                    let hdr = self.targets.hdr.framebuffer;
+                    self.run(Pass::Edges, |r| r.edges(&frame, hdr))?;
+                    let picture = self.targets.hdr.texture;
+                    self.run_fallible(Pass::Post, |r| r.post(picture, settings, output))?;
                 } else {
                     self.run(Pass::DebugView, |r| r.debug_view(&frame, view, output))?;
                 }
@@ -419,6 +501,16 @@ impl Renderer {
         check_gl(&gl, pass.name())
     }
 
+    fn run_fallible(
+        &mut self,
+        pass: Pass,
+        body: impl FnOnce(&mut Renderer) -> Result<()>,
+    ) -> Result<()> {
+        let mut result = Ok(());
+        self.run(pass, |r| result = body(r))?;
+        result.with_context(|| pass.name())
+    }
+
     fn bind_texture(&self, unit: u32, target: u32, texture: Option<glow::Texture>) {
         // SAFETY: GL calls on this thread's current context (front ends make it current
         // before calling the renderer); every object named is this renderer's and alive.
@@ -428,16 +520,22 @@ impl Renderer {
         }
     }
 
-    /// `present`: the scene buffer to the output.
-    fn present(&self, output: Output) {
-        // SAFETY: GL call on this thread's current context; the output framebuffer is the
-        // caller's and alive.
-        unsafe {
-            self.gl
-                .bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer)
-        };
-        self.present
-            .draw(&self.gl, self.targets.scene.texture, &self.fullscreen);
+    /// `post`: the linear picture `texture` tone-mapped, sRGB-encoded and antialiased into
+    /// the output.
+    fn post(
+        &mut self,
+        texture: glow::Texture,
+        settings: &RenderSettings,
+        output: Output,
+    ) -> Result<()> {
+        self.post.draw(
+            &self.gl,
+            texture,
+            output,
+            settings.exposure,
+            settings.antialias,
+            &self.fullscreen,
+        )
     }
 
     /// Reads an intermediate buffer of the last fluid frame, rows bottom to top; one value per
@@ -476,12 +574,13 @@ impl Drop for Renderer {
     fn drop(&mut self) {
         let gl = Rc::clone(&self.gl);
         self.targets.delete(&gl);
+        self.light.delete(&gl);
         for mesh in self.meshes.drain(..) {
             mesh.delete(&gl);
         }
         self.timer.delete(&gl);
         self.programs.delete(&gl);
-        self.present.delete(&gl);
+        self.post.delete(&gl);
         self.sky.delete(&gl);
         self.fullscreen.delete(&gl);
         self.particles.delete(&gl);

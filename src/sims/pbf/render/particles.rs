@@ -1,8 +1,8 @@
 //! The particles on the GPU: the particle buffer (written by the solver through CUDA–GL interop,
-//! or from a host copy), the point-sprite uniforms the `sphere_depth`, `thickness` and
+//! or from a host copy; with anisotropy the `anisotropy` stage's ellipsoids follow the records), the point-sprite uniforms the `sphere_depth`, `thickness` and
 //! `particles` passes share (`shaders/pbf/particle_sprite.vert`), and the `particles` debug view.
 
-use super::{FrameSetup, Renderer, View};
+use super::{FrameSetup, RenderSettings, Renderer, View};
 use crate::gfx::check_gl;
 use crate::gfx::program::{shader, Program, Uniform};
 use crate::gfx::skybox;
@@ -11,15 +11,24 @@ use anyhow::{anyhow, Result};
 use glam::Mat3;
 use glow::HasContext;
 
-/// One vec4 per particle: xyz position (m) and the scalar the view colours by.
+/// One vec4 per particle: xyz position (m) and the scalar the view colours by; with
+/// anisotropy then three vec4 per particle, its ellipsoid ([`crate::sims::pbf::anisotropy`]),
+/// read by attributes 1–3.
 pub(super) struct ParticleBuffer {
     vertex_array: glow::VertexArray,
     buffer: glow::Buffer,
+    /// Bytes allocated.
     capacity: usize,
     count: usize,
     scratch: Vec<[f32; 4]>,
     interop: Option<bool>,
+    /// The last upload wrote the ellipsoids.
+    ellipsoids: bool,
 }
+
+/// Bytes of one particle's render record and of its ellipsoid's three records.
+const RECORD_BYTES: usize = 16;
+const ELLIPSOID_BYTES: usize = 48;
 
 impl ParticleBuffer {
     pub(super) fn new(gl: &glow::Context) -> Result<ParticleBuffer> {
@@ -44,7 +53,40 @@ impl ParticleBuffer {
             count: 0,
             scratch: Vec::new(),
             interop: None,
+            ellipsoids: false,
         })
+    }
+
+    /// Whether the buffer holds the ellipsoids of its particles.
+    pub(super) fn has_ellipsoids(&self) -> bool {
+        self.ellipsoids
+    }
+
+    /// Points attributes 1–3 at the ellipsoids after `count` records, or turns them off.
+    fn set_ellipsoid_attributes(&self, gl: &glow::Context, on: bool, count: usize) {
+        // SAFETY: GL calls on this thread's current context; the vertex array and buffer are
+        // this buffer's and alive, the buffer bound to ARRAY_BUFFER while pointing.
+        unsafe {
+            gl.bind_vertex_array(Some(self.vertex_array));
+            gl.bind_buffer(glow::ARRAY_BUFFER, Some(self.buffer));
+            for k in 0..3u32 {
+                if on {
+                    gl.enable_vertex_attrib_array(1 + k);
+                    let offset = count * RECORD_BYTES + k as usize * 16;
+                    gl.vertex_attrib_pointer_f32(
+                        1 + k,
+                        4,
+                        glow::FLOAT,
+                        false,
+                        ELLIPSOID_BYTES as i32,
+                        offset as i32,
+                    );
+                } else {
+                    gl.disable_vertex_attrib_array(1 + k);
+                }
+            }
+            gl.bind_vertex_array(None);
+        }
     }
 
     /// Draws every particle as a point with the bound program.
@@ -72,6 +114,8 @@ pub(super) struct SpriteUniforms {
     projection: Uniform,
     sprite_radius: Uniform,
     viewport_height: Uniform,
+    anisotropic: Uniform,
+    axis_scale: Uniform,
 }
 
 impl SpriteUniforms {
@@ -81,10 +125,17 @@ impl SpriteUniforms {
             projection: program.uniform(gl, "projection")?,
             sprite_radius: program.uniform(gl, "sprite_radius")?,
             viewport_height: program.uniform(gl, "viewport_height")?,
+            anisotropic: program.uniform(gl, "anisotropic")?,
+            axis_scale: program.uniform(gl, "axis_scale")?,
         })
     }
 
-    pub(super) fn set(&self, gl: &glow::Context, frame: &FrameSetup) {
+    /// Sets the uniforms for `frame`, drawing the ellipsoids when it is anisotropic and
+    /// `ellipsoids` (the debug views draw spheres).
+    pub(super) fn set(&self, gl: &glow::Context, frame: &FrameSetup, ellipsoids: bool) {
+        self.anisotropic
+            .set(gl, i32::from(ellipsoids && frame.anisotropic));
+        self.axis_scale.set(gl, frame.axis_scale);
         self.view.set(gl, frame.view);
         self.projection.set(gl, frame.projection);
         self.sprite_radius.set(gl, frame.sprite_radius);
@@ -124,8 +175,16 @@ impl ParticlesProgram {
 impl Renderer {
     /// Copies the solver's particles into the particle buffer: through the solver's own GL
     /// path (CUDA–GL interop) when it has one, else with `glBufferSubData`. The records' fourth
-    /// lane carries what `view` colours by (density for the density view, else speed).
-    pub fn update_particles(&mut self, solver: &mut dyn Solver, view: View) -> Result<()> {
+    /// lane carries what the view colours by (density for the density view, else speed). With
+    /// `settings.anisotropy` (and a view that draws the surface) the `anisotropy` stage's
+    /// ellipsoids follow, by the same path.
+    pub fn update_particles(
+        &mut self,
+        solver: &mut dyn Solver,
+        settings: &RenderSettings,
+    ) -> Result<()> {
+        let view = settings.view;
+        let ellipsoids = settings.anisotropy && !matches!(view, View::Particles | View::Density);
         let scalar = if view == View::Density {
             RenderScalar::Density
         } else {
@@ -138,9 +197,10 @@ impl Renderer {
         // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
             gl.bind_buffer(glow::ARRAY_BUFFER, Some(particles.buffer));
-            if count > particles.capacity {
-                gl.buffer_data_size(glow::ARRAY_BUFFER, (count * 16) as i32, glow::DYNAMIC_DRAW);
-                particles.capacity = count;
+            let bytes = count * (RECORD_BYTES + if ellipsoids { ELLIPSOID_BYTES } else { 0 });
+            if bytes > particles.capacity {
+                gl.buffer_data_size(glow::ARRAY_BUFFER, bytes as i32, glow::DYNAMIC_DRAW);
+                particles.capacity = bytes;
             }
         }
         let written = solver
@@ -162,6 +222,32 @@ impl Renderer {
                 );
             }
         }
+        if ellipsoids {
+            // Timed as a pass of its own (the CPU stage and its upload, or the kernel through
+            // interop): `render --timings` and the viewer's pass table show it.
+            self.timer.begin(gl, "anisotropy");
+            let written = solver
+                .write_gl_anisotropy(particles.buffer.0.get())
+                .map_err(|e| anyhow!("anisotropy into the GL buffer: {e}"))?;
+            if !written {
+                solver
+                    .anisotropy(&mut particles.scratch)
+                    .map_err(|e| anyhow!("anisotropy: {e}"))?;
+                // SAFETY: GL calls on this thread's current context; the buffer holds
+                // `count` records and `count` ellipsoids (allocated above).
+                unsafe {
+                    gl.bind_buffer(glow::ARRAY_BUFFER, Some(particles.buffer));
+                    gl.buffer_sub_data_u8_slice(
+                        glow::ARRAY_BUFFER,
+                        (count * RECORD_BYTES) as i32,
+                        bytemuck::cast_slice(&particles.scratch),
+                    );
+                }
+            }
+            self.timer.end(gl);
+        }
+        particles.set_ellipsoid_attributes(gl, ellipsoids, count);
+        particles.ellipsoids = ellipsoids;
         // SAFETY: GL calls on this thread's current context (front ends make it current
         // before calling the renderer); every object named is this renderer's and alive.
         unsafe { gl.bind_buffer(glow::ARRAY_BUFFER, None) };
@@ -208,7 +294,7 @@ impl Renderer {
         }
         let pass = &self.programs.particles;
         pass.program.bind(gl);
-        pass.sprite.set(gl, frame);
+        pass.sprite.set(gl, frame, false);
         let (low, high) = match view {
             View::Density => (0.6 * self.scale.rest_density, 1.1 * self.scale.rest_density),
             _ => (0.0, self.scale.max_speed),

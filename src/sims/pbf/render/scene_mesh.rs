@@ -1,8 +1,12 @@
 //! The solid scene around the fluid: a checkered floor, the container (back walls and edges, so
-//! the fluid inside stays visible) and the obstacles, as world-space meshes, and the `scene`
-//! pass that draws them in front of the sky.
+//! the fluid inside stays visible) and the obstacles, as world-space meshes; the `scene` pass
+//! draws the solids in front of the sky, lit by the sunlight that comes through the fluid
+//! (`light.rs`), and the `edges` pass draws the container's edges over the shaded fluid, hidden
+//! only where water is in front of them. Colours are chosen on an sRGB screen and shaded in
+//! linear light.
 
 use super::{FrameSetup, Renderer};
+use crate::gfx::post::srgb_to_linear;
 use crate::gfx::program::{shader, Program, Uniform};
 use crate::gfx::skybox;
 use crate::scene::Shape;
@@ -97,6 +101,12 @@ impl Mesh {
     }
 }
 
+/// The floor's height under `container`: a little below its bottom, so the container's floor
+/// and the fluid on it never fight the floor for depth.
+pub fn floor_height(container: &Aabb) -> f32 {
+    container.min[1] - 0.002 * container.size()[1]
+}
+
 /// Builds the floor, container and obstacle meshes of `scene`.
 pub fn build(gl: &glow::Context, scene: &Scene) -> Result<Vec<Mesh>> {
     let container = scene.container;
@@ -104,7 +114,11 @@ pub fn build(gl: &glow::Context, scene: &Scene) -> Result<Vec<Mesh>> {
     let mut meshes = Vec::new();
 
     let margin = 40.0 * size.max_element();
-    let floor_min = Vec3::from(container.min) - Vec3::new(margin, 0.002 * size.y, margin);
+    let floor_min = Vec3::new(
+        container.min[0] - margin,
+        floor_height(&container),
+        container.min[2] - margin,
+    );
     let floor_max = Vec3::from(container.max) + Vec3::new(margin, 0.0, margin);
     meshes.push(Mesh::new(
         gl,
@@ -159,6 +173,12 @@ pub(super) struct SceneProgram {
     fog_distance: Uniform,
     surface_kind: Uniform,
     base_color: Uniform,
+    fluid_light: Uniform,
+    light_view: Uniform,
+    light_projection: Uniform,
+    /// Light depth, light thickness, caustics (texture units 0, 1, 2).
+    light_samplers: [Uniform; 3],
+    attenuation: Uniform,
 }
 
 impl SceneProgram {
@@ -174,14 +194,39 @@ impl SceneProgram {
             fog_distance: uniform("fog_distance")?,
             surface_kind: uniform("surface_kind")?,
             base_color: uniform("base_color")?,
+            fluid_light: uniform("fluid_light")?,
+            light_view: uniform("light_view")?,
+            light_projection: uniform("light_projection")?,
+            light_samplers: [
+                uniform("light_depth")?,
+                uniform("light_thickness")?,
+                uniform("caustics")?,
+            ],
+            attenuation: uniform("attenuation")?,
             program,
         })
     }
 }
 
+/// A colour picked on an sRGB screen, in linear light (alpha kept).
+fn linear(color: Vec4) -> Vec4 {
+    Vec4::new(
+        srgb_to_linear(color.x),
+        srgb_to_linear(color.y),
+        srgb_to_linear(color.z),
+        color.w,
+    )
+}
+
 impl Renderer {
-    /// `scene`: sky, floor, container and obstacles into the scene colour and depth.
-    pub(super) fn scene(&self, frame: &FrameSetup) {
+    /// `scene`: sky, floor, container walls and obstacles into the scene colour and depth, the
+    /// sun's share of their light through the fluid when `light` (the sun's view) is given.
+    pub(super) fn scene(
+        &self,
+        frame: &FrameSetup,
+        light: Option<&FrameSetup>,
+        settings: &super::RenderSettings,
+    ) {
         let gl = &self.gl;
         let view_projection = frame.projection * frame.view;
         // SAFETY: GL calls on this thread's current context (front ends make it current
@@ -201,15 +246,24 @@ impl Renderer {
             gl.depth_func(glow::LESS);
         }
         let pass = &self.programs.scene;
-        let extent = self.scale.container_diagonal.max(0.1);
-        pass.program.bind(gl);
-        pass.view_projection.set(gl, view_projection);
-        pass.sun_direction.set(gl, skybox::sun_direction());
-        pass.checker_size.set(gl, 0.1 * extent);
-        pass.eye_position.set(gl, frame.eye_position);
-        pass.fog_color.set(gl, skybox::HORIZON);
-        pass.fog_distance.set(gl, 6.0 * extent);
-        for mesh in &self.meshes {
+        self.bind_scene_program(frame);
+        pass.fluid_light.set(gl, i32::from(light.is_some()));
+        if let Some(light) = light {
+            pass.light_view.set(gl, light.view);
+            pass.light_projection.set(gl, light.projection);
+            pass.attenuation.set(gl, Vec3::from(settings.attenuation));
+            let textures = [
+                self.light.depth.texture,
+                self.light.thickness.texture,
+                self.light.caustics.texture,
+            ];
+            for (unit, (sampler, texture)) in pass.light_samplers.iter().zip(textures).enumerate() {
+                sampler.set(gl, unit as i32);
+                self.bind_texture(unit as u32, glow::TEXTURE_2D, Some(texture));
+            }
+        }
+        for mesh in self.meshes.iter().filter(|m| m.surface != Surface::Lines) {
+            let glass = mesh.color.w < 1.0;
             // SAFETY: GL calls on this thread's current context (front ends make it current
             // before calling the renderer); every object named is this renderer's and alive.
             unsafe {
@@ -219,21 +273,80 @@ impl Renderer {
                 } else {
                     gl.disable(glow::CULL_FACE);
                 }
-                if mesh.color.w < 1.0 {
+                if glass {
+                    // Glass hides nothing: it writes no depth, so the fluid at the walls is
+                    // never cut by the depth test against them.
                     gl.enable(glow::BLEND);
                     gl.blend_func(glow::SRC_ALPHA, glow::ONE_MINUS_SRC_ALPHA);
+                    gl.depth_mask(false);
                 }
             }
             pass.surface_kind.set(gl, mesh.surface as i32);
-            pass.base_color.set(gl, mesh.color);
+            pass.base_color.set(gl, linear(mesh.color));
             mesh.draw(gl);
             // SAFETY: GL calls on this thread's current context (front ends make it current
             // before calling the renderer); every object named is this renderer's and alive.
-            unsafe { gl.disable(glow::BLEND) };
+            unsafe {
+                gl.disable(glow::BLEND);
+                gl.depth_mask(true);
+            }
         }
         // SAFETY: GL calls on this thread's current context (front ends make it current
         // before calling the renderer); every object named is this renderer's and alive.
         unsafe { gl.disable(glow::CULL_FACE) };
+    }
+
+    /// Binds the `scene` program with the frame's camera, sun and floor uniforms.
+    fn bind_scene_program(&self, frame: &FrameSetup) {
+        let gl = &self.gl;
+        let pass = &self.programs.scene;
+        let extent = self.scale.container_diagonal.max(0.1);
+        pass.program.bind(gl);
+        pass.view_projection.set(gl, frame.projection * frame.view);
+        pass.sun_direction.set(gl, skybox::sun_direction());
+        pass.checker_size.set(gl, 0.1 * extent);
+        pass.eye_position.set(gl, frame.eye_position);
+        let fog = skybox::HORIZON;
+        pass.fog_color.set(
+            gl,
+            Vec3::new(
+                srgb_to_linear(fog.x),
+                srgb_to_linear(fog.y),
+                srgb_to_linear(fog.z),
+            ),
+        );
+        pass.fog_distance.set(gl, 6.0 * extent);
+    }
+
+    /// `edges`: the container's edges over `target` (the shaded fluid, or the scene with the
+    /// particles), depth-tested against its depth so water in front hides them.
+    pub(super) fn edges(&self, frame: &FrameSetup, target: glow::Framebuffer) {
+        let gl = &self.gl;
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
+        unsafe {
+            gl.bind_framebuffer(glow::FRAMEBUFFER, Some(target));
+            gl.enable(glow::DEPTH_TEST);
+            gl.depth_func(glow::LEQUAL);
+            gl.depth_mask(false);
+            gl.enable(glow::BLEND);
+            gl.blend_func(glow::SRC_ALPHA, glow::ONE_MINUS_SRC_ALPHA);
+        }
+        let pass = &self.programs.scene;
+        self.bind_scene_program(frame);
+        pass.fluid_light.set(gl, 0);
+        for mesh in self.meshes.iter().filter(|m| m.surface == Surface::Lines) {
+            pass.surface_kind.set(gl, mesh.surface as i32);
+            pass.base_color.set(gl, linear(mesh.color));
+            mesh.draw(gl);
+        }
+        // SAFETY: as above.
+        unsafe {
+            gl.disable(glow::BLEND);
+            gl.depth_mask(true);
+            gl.depth_func(glow::LESS);
+            gl.disable(glow::DEPTH_TEST);
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::particles::SpriteUniforms;
 use super::{FrameSetup, Output, RenderSettings, Renderer, SmoothingFilter, View};
-use crate::gfx::program::{shader, Program, Uniform};
+use crate::gfx::program::{shader, Program, ShaderSource, Uniform};
 use crate::gfx::skybox;
 use crate::gfx::targets::{ColorFormat, Depth, TextureTarget};
 use anyhow::Result;
@@ -12,11 +12,16 @@ use glam::{Mat3, Vec2, Vec3};
 use glow::HasContext;
 use std::rc::Rc;
 
+/// The sun's radiance in the specular highlight (the sky's brightest texels are 1).
+const SUN_RADIANCE: f32 = 6.0;
+
 /// The viewport-sized buffers of the passes.
 pub(super) struct Targets {
     pub(super) width: i32,
     pub(super) height: i32,
     pub(super) scene: TextureTarget,
+    /// The shaded fluid over the scene (`composite`, then `edges`), linear light.
+    pub(super) hdr: TextureTarget,
     pub(super) sphere_depth: TextureTarget,
     pub(super) thickness: TextureTarget,
     smoothing: [TextureTarget; 2],
@@ -25,7 +30,11 @@ pub(super) struct Targets {
 
 impl Targets {
     pub(super) fn new(gl: &glow::Context, width: i32, height: i32) -> Result<Targets> {
-        let scene = TextureTarget::new(gl, width, height, ColorFormat::RGBA8, Depth::Texture)?;
+        // Linear light, tone-mapped by `post`.
+        let scene = TextureTarget::new(gl, width, height, ColorFormat::RGBA16F, Depth::Texture)?;
+        scene.filter_linearly(gl);
+        let hdr = TextureTarget::new(gl, width, height, ColorFormat::RGBA16F, Depth::Renderbuffer)?;
+        hdr.filter_linearly(gl);
         let sphere_depth =
             TextureTarget::new(gl, width, height, ColorFormat::R32F, Depth::Renderbuffer)?;
         let thickness = TextureTarget::new(gl, width, height, ColorFormat::R32F, Depth::None)?;
@@ -48,6 +57,7 @@ impl Targets {
             width,
             height,
             scene,
+            hdr,
             sphere_depth,
             thickness,
             smoothing: [
@@ -60,6 +70,7 @@ impl Targets {
 
     pub(super) fn delete(&self, gl: &glow::Context) {
         self.scene.delete(gl);
+        self.hdr.delete(gl);
         self.sphere_depth.delete(gl);
         self.thickness.delete(gl);
         for target in &self.smoothing {
@@ -69,24 +80,66 @@ impl Targets {
     }
 }
 
+/// A sprite pass's program: `particle_sprite.vert` and `shaders/pbf/<fragment>` with
+/// `ellipsoid.glsl` appended.
+macro_rules! sprite_shader {
+    ($name:expr, $fragment:expr) => {
+        ShaderSource {
+            name: $name,
+            vertex: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/shaders/pbf/particle_sprite.vert"
+            )),
+            fragment: concat!(
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/shaders/pbf/",
+                    $fragment
+                )),
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/shaders/pbf/ellipsoid.glsl"
+                )),
+            ),
+            geometry: None,
+        }
+    };
+}
+
+/// The uniforms of `ellipsoid.glsl`: the ray through a fragment.
+struct RayUniforms {
+    inverse_projection: Uniform,
+    viewport: Uniform,
+}
+
+impl RayUniforms {
+    fn locate(gl: &glow::Context, program: &Program) -> Result<RayUniforms> {
+        Ok(RayUniforms {
+            inverse_projection: program.uniform(gl, "inverse_projection")?,
+            viewport: program.uniform(gl, "viewport")?,
+        })
+    }
+
+    fn set(&self, gl: &glow::Context, frame: &FrameSetup) {
+        self.inverse_projection.set(gl, frame.projection.inverse());
+        self.viewport
+            .set(gl, Vec2::new(frame.width as f32, frame.height as f32));
+    }
+}
+
 /// `sphere_depth`: the sprites' nearest surface.
 pub(super) struct SphereDepthProgram {
     pub(super) program: Program,
     sprite: SpriteUniforms,
+    ray: RayUniforms,
 }
 
 impl SphereDepthProgram {
     pub(super) fn new(gl: &glow::Context) -> Result<SphereDepthProgram> {
-        let program = Program::new(
-            gl,
-            &shader!(
-                "sphere_depth",
-                "pbf/particle_sprite.vert",
-                "pbf/sphere_depth.frag"
-            ),
-        )?;
+        let program = Program::new(gl, &sprite_shader!("sphere_depth", "sphere_depth.frag"))?;
         Ok(SphereDepthProgram {
             sprite: SpriteUniforms::locate(gl, &program)?,
+            ray: RayUniforms::locate(gl, &program)?,
             program,
         })
     }
@@ -96,21 +149,16 @@ impl SphereDepthProgram {
 pub(super) struct ThicknessProgram {
     pub(super) program: Program,
     sprite: SpriteUniforms,
+    ray: RayUniforms,
     volume_scale: Uniform,
 }
 
 impl ThicknessProgram {
     pub(super) fn new(gl: &glow::Context) -> Result<ThicknessProgram> {
-        let program = Program::new(
-            gl,
-            &shader!(
-                "thickness",
-                "pbf/particle_sprite.vert",
-                "pbf/thickness.frag"
-            ),
-        )?;
+        let program = Program::new(gl, &sprite_shader!("thickness", "thickness.frag"))?;
         Ok(ThicknessProgram {
             sprite: SpriteUniforms::locate(gl, &program)?,
+            ray: RayUniforms::locate(gl, &program)?,
             volume_scale: program.uniform(gl, "volume_scale")?,
             program,
         })
@@ -126,6 +174,7 @@ pub(super) struct SmoothDepthProgram {
     range_sigma: Uniform,
     filter_kind: Uniform,
     direction: Uniform,
+    perspective: Uniform,
 }
 
 impl SmoothDepthProgram {
@@ -145,6 +194,7 @@ impl SmoothDepthProgram {
             range_sigma: program.uniform(gl, "range_sigma")?,
             filter_kind: program.uniform(gl, "filter_kind")?,
             direction: program.uniform(gl, "direction")?,
+            perspective: program.uniform(gl, "perspective")?,
             program,
         })
     }
@@ -187,6 +237,8 @@ pub(super) struct CompositeProgram {
     refraction_index: Uniform,
     refraction_strength: Uniform,
     sun_direction: Uniform,
+    sun_radiance: Uniform,
+    roughness: Uniform,
 }
 
 impl CompositeProgram {
@@ -213,6 +265,8 @@ impl CompositeProgram {
             refraction_index: uniform("refraction_index")?,
             refraction_strength: uniform("refraction_strength")?,
             sun_direction: uniform("sun_direction")?,
+            sun_radiance: uniform("sun_radiance")?,
+            roughness: uniform("roughness")?,
             program,
         })
     }
@@ -263,9 +317,16 @@ impl Renderer {
             gl.enable(glow::DEPTH_TEST);
             gl.depth_func(glow::LESS);
         }
+        self.sphere_depth_into(frame);
+    }
+
+    /// The `sphere_depth` sprites seen from `frame`'s view into the bound framebuffer.
+    pub(super) fn sphere_depth_into(&self, frame: &FrameSetup) {
+        let gl = &self.gl;
         let pass = &self.programs.sphere_depth;
         pass.program.bind(gl);
-        pass.sprite.set(gl, frame);
+        pass.sprite.set(gl, frame, true);
+        pass.ray.set(gl, frame);
         self.particles.draw(gl);
     }
 
@@ -283,13 +344,7 @@ impl Renderer {
             gl.enable(glow::BLEND);
             gl.blend_func(glow::ONE, glow::ONE);
         }
-        let pass = &self.programs.thickness;
-        pass.program.bind(gl);
-        pass.sprite.set(gl, frame);
-        let sprite_volume = 4.0 / 3.0 * std::f32::consts::PI * frame.sprite_radius.powi(3);
-        pass.volume_scale
-            .set(gl, self.scale.particle_volume / sprite_volume);
-        self.particles.draw(gl);
+        self.thickness_into(frame);
         // SAFETY: GL calls on this thread's current context (front ends make it current
         // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
@@ -299,13 +354,47 @@ impl Renderer {
         }
     }
 
+    /// The `thickness` sprites seen from `frame`'s view, added into the bound framebuffer.
+    pub(super) fn thickness_into(&self, frame: &FrameSetup) {
+        let gl = &self.gl;
+        let pass = &self.programs.thickness;
+        pass.program.bind(gl);
+        pass.sprite.set(gl, frame, true);
+        pass.ray.set(gl, frame);
+        let sprite_volume = 4.0 / 3.0 * std::f32::consts::PI * frame.sprite_radius.powi(3);
+        pass.volume_scale
+            .set(gl, self.scale.particle_volume / sprite_volume);
+        self.particles.draw(gl);
+    }
+
     /// `smooth_depth`: N iterations, each a horizontal then a vertical filter half.
     pub(super) fn smooth_depth(&mut self, frame: &FrameSetup, settings: &RenderSettings) {
+        let written = self.filter_depth(
+            self.targets.sphere_depth.texture,
+            &self.targets.smoothing,
+            frame,
+            settings,
+            true,
+        );
+        self.smoothed = written.unwrap_or(usize::MAX);
+    }
+
+    /// Runs the `smooth_depth` filter's iterations on `source`, ping-ponging between
+    /// `buffers`, for a view that is `perspective` (else orthographic, the sun's); returns
+    /// which buffer holds the result (`None`: no iterations).
+    pub(super) fn filter_depth(
+        &self,
+        source: glow::Texture,
+        buffers: &[TextureTarget; 2],
+        frame: &FrameSetup,
+        settings: &RenderSettings,
+        perspective: bool,
+    ) -> Option<usize> {
         let gl = Rc::clone(&self.gl);
-        let targets = &self.targets;
         let pass = &self.programs.smooth_depth;
         pass.program.bind(&gl);
         pass.depth_texture.set(&gl, 0);
+        pass.perspective.set(&gl, i32::from(perspective));
         pass.projected_scale
             .set(&gl, frame.projection.y_axis.y * frame.height as f32 * 0.5);
         pass.filter_radius.set(&gl, 5.0 * frame.sprite_radius);
@@ -318,11 +407,11 @@ impl Renderer {
         // SAFETY: GL calls on this thread's current context (front ends make it current
         // before calling the renderer); every object named is this renderer's and alive.
         unsafe { gl.disable(glow::DEPTH_TEST) };
-        let mut source = targets.sphere_depth.texture;
+        let mut source = source;
         let mut written = None;
         let texel = Vec2::new(1.0 / frame.width as f32, 1.0 / frame.height as f32);
         for half in 0..2 * settings.smoothing_iterations as usize {
-            let destination = &targets.smoothing[half % 2];
+            let destination = &buffers[half % 2];
             // SAFETY: GL calls on this thread's current context (front ends make it current
             // before calling the renderer); every object named is this renderer's and alive.
             unsafe {
@@ -339,7 +428,7 @@ impl Renderer {
             source = destination.texture;
             written = Some(half % 2);
         }
-        self.smoothed = written.map_or(usize::MAX, |index| index);
+        written
     }
 
     /// The depth the later passes use: the last smoothing output, or the raw sphere depth.
@@ -371,13 +460,18 @@ impl Renderer {
         self.fullscreen.draw(gl);
     }
 
-    /// `composite`: the shaded fluid over the scene, into the output.
-    pub(super) fn composite(&self, frame: &FrameSetup, settings: &RenderSettings, output: Output) {
+    /// `composite`: the shaded fluid over the scene, into the HDR target, with its depth.
+    pub(super) fn composite(&self, frame: &FrameSetup, settings: &RenderSettings) {
         let gl = &self.gl;
         let targets = &self.targets;
         // SAFETY: GL calls on this thread's current context (front ends make it current
         // before calling the renderer); every object named is this renderer's and alive.
-        unsafe { gl.bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer) };
+        unsafe {
+            gl.bind_framebuffer(glow::FRAMEBUFFER, Some(targets.hdr.framebuffer));
+            gl.enable(glow::DEPTH_TEST);
+            gl.depth_func(glow::ALWAYS);
+            gl.depth_mask(true);
+        }
         let pass = &self.programs.composite;
         pass.program.bind(gl);
         let textures = [
@@ -399,6 +493,8 @@ impl Renderer {
         pass.clip_planes
             .set(gl, Vec2::new(frame.clip_planes.0, frame.clip_planes.1));
         pass.fluid_color.set(gl, Vec3::from(settings.fluid_color));
+        pass.sun_radiance.set(gl, SUN_RADIANCE);
+        pass.roughness.set(gl, 0.12);
         pass.attenuation.set(gl, Vec3::from(settings.attenuation));
         pass.refraction_index
             .set(gl, settings.refraction_index.max(1.0));
@@ -406,6 +502,11 @@ impl Renderer {
         pass.sun_direction
             .set(gl, view_rotation * skybox::sun_direction());
         self.fullscreen.draw(gl);
+        // SAFETY: as above.
+        unsafe {
+            gl.depth_func(glow::LESS);
+            gl.disable(glow::DEPTH_TEST);
+        }
     }
 
     /// `debug_view`: one intermediate buffer to the output.
