@@ -11,15 +11,20 @@
 //! - [`timer`]: CUDA events between the stages of a frame.
 //! - [`interop`]: OpenGL buffers and textures written by kernels.
 //! - [`nvtx`]: ranges for Nsight Systems.
+//! - [`parity`]: a field's largest difference between a CUDA backend and the CPU solver.
+//! - `emulation` (tests only): a kind's kernels compiled as C++ to run against its CPU solver.
 //!
 //! docs/cuda.md ("The shared CUDA layer") shows how a new kind uses them.
 
 mod available;
 pub mod device;
+#[cfg(test)]
+pub mod emulation;
 pub mod interop;
 pub mod launch;
 pub mod module;
 pub mod nvtx;
+pub mod parity;
 pub mod ptx;
 pub mod timer;
 

@@ -42,6 +42,45 @@ impl fmt::Display for Check {
     }
 }
 
+/// A parity check on a device (its ordinal): passed or not, with the figures; or why it could
+/// not run.
+pub type ParityCheck = fn(usize) -> Result<(bool, String), String>;
+
+/// A kind's CUDA checks on the default device: its kernels load (`kernels`: the line's name and
+/// the loader, which says how many kernels and where their code came from), then each parity
+/// check in order. Without a CUDA driver every line is a skip.
+pub fn cuda_checks(
+    cuda_available: bool,
+    kernels: (&'static str, &dyn Fn(usize) -> Result<String, String>),
+    parity: &[(&'static str, ParityCheck)],
+    add: &mut dyn FnMut(Check),
+) {
+    let mut add = |name: &'static str, status: Status, detail: String| {
+        add(Check {
+            name,
+            status,
+            detail,
+        })
+    };
+    if !cuda_available {
+        for name in std::iter::once(kernels.0).chain(parity.iter().map(|(name, _)| *name)) {
+            add(name, Status::Skip, "needs the CUDA driver".into());
+        }
+        return;
+    }
+    let device = crate::cuda::DEFAULT_DEVICE;
+    match kernels.1(device) {
+        Ok(detail) => add(kernels.0, Status::Pass, detail),
+        Err(error) => add(kernels.0, Status::Fail, error),
+    }
+    for &(name, check) in parity {
+        match check(device) {
+            Ok((true, detail)) => add(name, Status::Pass, detail),
+            Ok((false, detail)) | Err(detail) => add(name, Status::Fail, detail),
+        }
+    }
+}
+
 /// Runs `kind`'s checks, passing each line to `add` as soon as it is known. Without a CUDA
 /// driver the kind says which checks it skips.
 pub fn kind_checks(kind: Kind, cuda_available: bool, add: &mut dyn FnMut(Check)) {

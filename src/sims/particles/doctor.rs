@@ -1,49 +1,36 @@
 //! The particles kind's doctor checks: its kernels load, and every stage on the GPU agrees
 //! with the CPU's (`cuda/parity.rs`: the fountain, the cloth under each integrator, the
-//! jelly). The interop path is checked by the renderer once it draws from `write_gl`.
+//! jelly). The interop path is checked by `fluidlab render` on the fountain
+//! (scripts/device-check.sh).
 
 use super::cuda::{kernels, parity};
-use crate::sims::doctor::{Check, Status};
+use crate::sims::doctor::{cuda_checks, Check};
 
 /// Runs the particles checks, passing each line to `add`.
 pub fn checks(cuda_available: bool, add: &mut dyn FnMut(Check)) {
-    let mut add = |name: &'static str, status: Status, detail: String| {
-        add(Check {
-            name,
-            status,
-            detail,
-        })
+    let load = |device| {
+        crate::cuda::context(device)
+            .and_then(|context| {
+                crate::cuda::Module::load(
+                    &context,
+                    kernels::MODULE,
+                    kernels::NAMES,
+                    crate::cuda::sync_check_requested()?,
+                )
+            })
+            .map(|module| {
+                format!(
+                    "{} kernels loaded, code from {}",
+                    kernels::NAMES.len(),
+                    module.origin()
+                )
+            })
+            .map_err(|error| error.to_string())
     };
-    let names = ["particles kernels", "particles parity"];
-    if !cuda_available {
-        for name in names {
-            add(name, Status::Skip, "needs the CUDA driver".into());
-        }
-        return;
-    }
-    let device = crate::cuda::DEFAULT_DEVICE;
-    let loaded = crate::cuda::context(device).and_then(|context| {
-        crate::cuda::Module::load(
-            &context,
-            kernels::MODULE,
-            kernels::NAMES,
-            crate::cuda::sync_check_requested()?,
-        )
-    });
-    match loaded {
-        Ok(module) => add(
-            names[0],
-            Status::Pass,
-            format!(
-                "{} kernels loaded, code from {}",
-                kernels::NAMES.len(),
-                module.origin()
-            ),
-        ),
-        Err(error) => add(names[0], Status::Fail, error.to_string()),
-    }
-    match parity::gpu_check(device) {
-        Ok((true, detail)) => add(names[1], Status::Pass, detail),
-        Ok((false, detail)) | Err(detail) => add(names[1], Status::Fail, detail),
-    }
+    cuda_checks(
+        cuda_available,
+        ("particles kernels", &load),
+        &[("particles parity", parity::gpu_check)],
+        add,
+    );
 }

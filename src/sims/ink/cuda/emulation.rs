@@ -9,6 +9,7 @@ use super::kernels::{splat_records, InkGrid};
 use super::multigrid::Hierarchy;
 use super::parity::{self, StageComparison, EMULATION_TOLERANCE, STATISTICS_TOLERANCE};
 use super::{slot, Fields};
+use crate::cuda::emulation::{self, Mutation, Rounding};
 use crate::sims::ink::params::{Advection, InkParams, PressureSolver};
 use crate::sims::ink::scene::Background;
 use crate::sims::ink::{InkStage, Stamp};
@@ -27,7 +28,7 @@ pub const GPU_LIKE_MEASURED: f32 = 2.5e-6;
 pub const RUN_MEASURED: f32 = 2.5e-5;
 
 /// Compiles ink.cpp (`contract`: with FMA contraction, as nvcc), with `mutation` (text, and
-/// what replaces it) applied to a copy of ink.cu when given ([`compile_mutant`] for another file).
+/// what replaces it) applied to ink.cu when given ([`compile_mutant`] for another file).
 pub(super) fn compile(output: &Path, contract: bool, mutation: Option<(&str, &str)>) -> PathBuf {
     compile_mutant(
         output,
@@ -36,61 +37,19 @@ pub(super) fn compile(output: &Path, contract: bool, mutation: Option<(&str, &st
     )
 }
 
-/// As [`compile`], the mutation (file below kernels/, text, and what replaces it) applied to a
-/// copy of that file.
+/// As [`compile`], the mutation (file below kernels/, text, and what replaces it) applied to
+/// that file.
 pub(super) fn compile_mutant(
     output: &Path,
     contract: bool,
     mutation: Option<(&str, &str, &str)>,
 ) -> PathBuf {
-    let compiler = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut flags = vec!["-std=c++20", "-O2", "-x", "c++"];
-    let mutated = output.with_extension("kernels");
-    if let Some((file, from, to)) = mutation {
-        // ink.cu and its header side by side, so that ink.cu's include finds the mutant.
-        std::fs::create_dir_all(&mutated).expect("mutation dir");
-        for name in ["ink.cu", "ink_multigrid.cuh"] {
-            let source = std::fs::read_to_string(root.join("kernels").join(name)).expect("kernel");
-            let source = if name == file {
-                assert!(source.contains(from), "{file} has no `{from}` to mutate");
-                source.replacen(from, to, 1)
-            } else {
-                source
-            };
-            std::fs::write(mutated.join(name), source).expect("mutant");
-        }
-    }
-    if contract {
-        flags.push("-ffp-contract=fast");
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("fma") {
-            flags.push("-mfma");
-        }
-    } else {
-        flags.push("-ffp-contract=off");
-    }
-    let result = Command::new(&compiler)
-        .args(&flags)
-        .arg("-I")
-        .arg(&mutated)
-        .arg("-I")
-        .arg(root.join("kernels"))
-        .arg(root.join("tests/emulation/ink.cpp"))
-        .arg("-o")
-        .arg(output)
-        .output();
-    match result {
-        Ok(out) if out.status.success() => output.to_path_buf(),
-        Ok(out) => panic!(
-            "{compiler} failed on tests/emulation/ink.cpp:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        ),
-        Err(e) => panic!(
-            "build.rs found a C++20 compiler, and {compiler} does not run now ({e}): rebuild \
-             (touch build.rs)"
-        ),
-    }
+    emulation::compile(
+        "ink.cpp",
+        output,
+        Rounding::contracted(contract),
+        mutation.map(|(file, from, to)| Mutation { file, from, to }),
+    )
 }
 
 /// What the emulation is asked to run (`enum Stage` in ink.cpp).

@@ -22,6 +22,8 @@
 //!   ten times the bound, 2.5e-5 (about 200 ulp of the field's scale).
 
 use super::{CudaInk, Fields};
+use crate::cuda::parity::relative;
+pub use crate::cuda::parity::Difference;
 use crate::sims::ink::boundary::{Boundary, SideKind, Walls};
 use crate::sims::ink::cpu::CpuInk;
 use crate::sims::ink::fields::Field;
@@ -148,42 +150,6 @@ pub fn run_cpu_stage(cpu: &mut CpuInk, stage: InkStage, dt: f32, stamps: &[Stamp
 
 /// What a stage reports, as RMS values: (name, CPU, other).
 pub type Statistic = (&'static str, f64, f64);
-
-/// The largest difference of one field, relative to its largest magnitude on the CPU.
-#[derive(Clone, Debug)]
-pub struct Difference {
-    /// The field (`u`, `v`, `p`, `ink`, `curl`, `divergence`).
-    pub field: &'static str,
-    /// max |other − cpu| / max |cpu| (0 when both are zero).
-    pub relative: f32,
-    /// Where (the index of the largest difference).
-    pub at: usize,
-}
-
-fn relative(field: &'static str, cpu: &[f32], other: &[f32]) -> Difference {
-    assert_eq!(cpu.len(), other.len(), "{field}: lengths");
-    let scale = cpu.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-    let (mut worst, mut at) = (0.0f32, 0);
-    for (k, (a, b)) in cpu.iter().zip(other).enumerate() {
-        let d = if a.to_bits() == b.to_bits() {
-            0.0
-        } else {
-            (a - b).abs()
-        };
-        if d > worst || d.is_nan() {
-            (worst, at) = (if d.is_nan() { f32::INFINITY } else { d }, k);
-        }
-    }
-    Difference {
-        field,
-        relative: if worst == 0.0 {
-            0.0
-        } else {
-            worst / scale.max(f32::MIN_POSITIVE)
-        },
-        at,
-    }
-}
 
 /// Every field's difference between `cpu` and `other`.
 pub fn differences(cpu: &Fields, other: &Fields) -> Vec<Difference> {

@@ -11,58 +11,25 @@ use super::parity::{
     fountain_cpu, BodyArrays, BodyCase, BodyInput, FountainArrays, FountainInput, FountainStage,
     CONTRACTED_BOUND,
 };
+use crate::cuda::emulation::{self, Mutation, Rounding};
 use crate::sims::particles::fountain::Fountain;
 use glam::Vec3;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Compiles particles.cpp (`contract`: with FMA contraction, as nvcc), with `mutation` (text, and
+/// what replaces it) applied to particles.cu when given.
 fn compile(output: &Path, contract: bool, mutation: Option<(&str, &str)>) -> PathBuf {
-    let compiler = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut flags = vec!["-std=c++20", "-O2", "-x", "c++"];
-    let mutated = output.with_extension("kernels");
-    if let Some((from, to)) = mutation {
-        let source =
-            std::fs::read_to_string(root.join("kernels/particles.cu")).expect("particles.cu");
-        assert!(
-            source.contains(from),
-            "particles.cu has no `{from}` to mutate"
-        );
-        std::fs::create_dir_all(&mutated).expect("mutation dir");
-        std::fs::write(mutated.join("particles.cu"), source.replacen(from, to, 1)).expect("mutant");
-    }
-    if contract {
-        flags.push("-ffp-contract=fast");
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("fma") {
-            flags.push("-mfma");
-        }
-    } else {
-        flags.push("-ffp-contract=off");
-    }
-    let result = Command::new(&compiler)
-        .args(&flags)
-        .arg("-I")
-        .arg(&mutated)
-        .arg("-I")
-        .arg(root.join("kernels"))
-        .arg("-I")
-        .arg(root.join("tests/emulation"))
-        .arg(root.join("tests/emulation/particles.cpp"))
-        .arg("-o")
-        .arg(output)
-        .output();
-    match result {
-        Ok(out) if out.status.success() => output.to_path_buf(),
-        Ok(out) => panic!(
-            "{compiler} failed on tests/emulation/particles.cpp:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        ),
-        Err(e) => panic!(
-            "build.rs found a C++20 compiler, and {compiler} does not run now ({e}): rebuild \
-             (touch build.rs)"
-        ),
-    }
+    emulation::compile(
+        "particles.cpp",
+        output,
+        Rounding::contracted(contract),
+        mutation.map(|(from, to)| Mutation {
+            file: "particles.cu",
+            from,
+            to,
+        }),
+    )
 }
 
 fn push_array<T: bytemuck::Pod>(input: &mut Vec<u8>, values: &[T]) {

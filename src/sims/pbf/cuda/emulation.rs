@@ -12,6 +12,8 @@
 
 use super::params::{GpuObstacle, GpuParams};
 use super::parity::{self, ONE_STEP_MAX_ERROR, ONE_STEP_MEAN_ERROR};
+use crate::cuda::emulation;
+pub(super) use crate::cuda::emulation::Rounding;
 use crate::sims::pbf::cpu::CpuSolver;
 use crate::sims::pbf::scene::Scene;
 use crate::sims::pbf::{InitialState, Params, Snapshot, Solver, SolverError, StageTimes};
@@ -19,48 +21,9 @@ use glam::Vec3A;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// How the emulation rounds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Rounding {
-    /// No contraction: each operation rounds, as on the CPU solver.
-    Separate,
-    /// a·b + c contracted into one fused multiply-add where the compiler can, as nvcc does
-    /// (on x86-64 only when this CPU has FMA; otherwise as `Separate`, and a note says so).
-    Gpu,
-}
-
+/// Compiles tests/emulation/`source` (the PBF kernels' emulations) into `output`.
 pub(super) fn compile(source: &str, output: &Path, rounding: Rounding) -> PathBuf {
-    let compiler = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut flags = vec!["-std=c++20", "-O2", "-pthread", "-x", "c++"];
-    match rounding {
-        Rounding::Separate => flags.push("-ffp-contract=off"),
-        Rounding::Gpu => {
-            flags.push("-ffp-contract=fast");
-            #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("fma") {
-                flags.push("-mfma");
-            } else {
-                println!("note: this CPU has no FMA: the GPU-like emulation rounds like the CPU");
-            }
-        }
-    }
-    let result = Command::new(&compiler)
-        .args(&flags)
-        .arg("-I")
-        .arg(root.join("kernels"))
-        .arg(root.join("tests/emulation").join(source))
-        .arg("-o")
-        .arg(output)
-        .output();
-    match result {
-        Ok(out) if out.status.success() => output.to_path_buf(),
-        Ok(out) => panic!(
-            "{compiler} failed on tests/emulation/{source}:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        ),
-        Err(e) => panic!("build.rs found a C++20 compiler, and {compiler} does not run now ({e}): rebuild (touch build.rs)"),
-    }
+    emulation::compile(source, output, rounding, None)
 }
 
 /// One frame of the emulated kernels from `state`, by id: positions, velocities, densities,

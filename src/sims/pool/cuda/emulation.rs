@@ -10,6 +10,7 @@ use super::parity::{
     self, Comparison, Ran, Work, CONFIGURATIONS, EMULATION_TOLERANCE, STATISTICS_TOLERANCE,
 };
 use super::{slot, stats_from_slots};
+use crate::cuda::emulation::{self, Mutation, Rounding};
 use crate::sims::pool::cpu::StepConstants;
 use crate::sims::pool::drops::{Stencil, Target};
 use crate::sims::pool::params::PoolParams;
@@ -35,48 +36,18 @@ pub const RUN_MEASURED: f32 = 1e-4;
 pub const RUN_HORIZONTAL_MEASURED: f32 = 1.5e-3;
 
 /// Compiles pool.cpp (`contract`: with FMA contraction, as nvcc), with `mutation` (text, and
-/// what replaces it) applied to a copy of pool.cu when given.
+/// what replaces it) applied to pool.cu when given.
 fn compile(output: &Path, contract: bool, mutation: Option<(&str, &str)>) -> PathBuf {
-    let compiler = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut flags = vec!["-std=c++20", "-O2", "-x", "c++"];
-    let mutated = output.with_extension("kernels");
-    if let Some((from, to)) = mutation {
-        let source = std::fs::read_to_string(root.join("kernels/pool.cu")).expect("pool.cu");
-        assert!(source.contains(from), "pool.cu has no `{from}` to mutate");
-        std::fs::create_dir_all(&mutated).expect("mutation dir");
-        std::fs::write(mutated.join("pool.cu"), source.replacen(from, to, 1)).expect("mutant");
-    }
-    if contract {
-        flags.push("-ffp-contract=fast");
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("fma") {
-            flags.push("-mfma");
-        }
-    } else {
-        flags.push("-ffp-contract=off");
-    }
-    let result = Command::new(&compiler)
-        .args(&flags)
-        .arg("-I")
-        .arg(&mutated)
-        .arg("-I")
-        .arg(root.join("kernels"))
-        .arg(root.join("tests/emulation/pool.cpp"))
-        .arg("-o")
-        .arg(output)
-        .output();
-    match result {
-        Ok(out) if out.status.success() => output.to_path_buf(),
-        Ok(out) => panic!(
-            "{compiler} failed on tests/emulation/pool.cpp:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        ),
-        Err(e) => panic!(
-            "build.rs found a C++20 compiler, and {compiler} does not run now ({e}): rebuild \
-             (touch build.rs)"
-        ),
-    }
+    emulation::compile(
+        "pool.cpp",
+        output,
+        Rounding::contracted(contract),
+        mutation.map(|(from, to)| Mutation {
+            file: "pool.cu",
+            from,
+            to,
+        }),
+    )
 }
 
 /// What the emulation is asked to run (`enum Work` in pool.cpp).

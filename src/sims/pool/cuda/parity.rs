@@ -27,6 +27,8 @@
 //!   (`RUN_MEASURED`, `RUN_HORIZONTAL_MEASURED`), rounded up.
 
 use super::{stats_from_slots, CudaPool};
+use crate::cuda::parity::relative;
+pub use crate::cuda::parity::Difference;
 use crate::sims::pool::cpu::StepConstants;
 use crate::sims::pool::drops::{Drop, Target};
 use crate::sims::pool::frame::PoolStats;
@@ -134,42 +136,6 @@ pub fn stirred(params: &PoolParams, frames: u32) -> CpuPool {
         cpu.step(params, &drops(frame));
     }
     cpu
-}
-
-/// The largest difference of one field, relative to its largest magnitude on the CPU.
-#[derive(Clone, Debug)]
-pub struct Difference {
-    /// The field.
-    pub field: &'static str,
-    /// max |other − cpu| / max |cpu| (0 when both are zero; infinite for a NaN).
-    pub relative: f32,
-    /// Where (the index of the largest difference).
-    pub at: usize,
-}
-
-fn relative(field: &'static str, cpu: &[f32], other: &[f32]) -> Difference {
-    assert_eq!(cpu.len(), other.len(), "{field}: lengths");
-    let scale = cpu.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-    let (mut worst, mut at) = (0.0f32, 0);
-    for (k, (a, b)) in cpu.iter().zip(other).enumerate() {
-        let d = if a.to_bits() == b.to_bits() {
-            0.0
-        } else {
-            (a - b).abs()
-        };
-        if d > worst || d.is_nan() {
-            (worst, at) = (if d.is_nan() { f32::INFINITY } else { d }, k);
-        }
-    }
-    Difference {
-        field,
-        relative: if worst == 0.0 {
-            0.0
-        } else {
-            worst / scale.max(f32::MIN_POSITIVE)
-        },
-        at,
-    }
 }
 
 /// Every field's difference between `cpu` and `other` (and the flags, which must be equal:
