@@ -3,13 +3,14 @@
 //! nvcc) are marked ignored with the reason where build.rs did not find it (docs/testing.md,
 //! "Skipped tests"); `fluidlab doctor` runs the same parity checks where there is no cargo.
 
+#[path = "support/ptxas.rs"]
+mod ptxas;
 use fluidlab::cuda::ptx::{self, ModuleSource};
 use fluidlab::sims::pbf::backend::cuda_unavailable;
 use fluidlab::sims::pbf::cpu::CpuSolver;
 use fluidlab::sims::pbf::cuda::parity::{self, RUN_FRAMES, RUN_TOLERANCE, RUN_WINDOW};
 use fluidlab::sims::pbf::cuda::pbf::{self, PbfKernels};
 use fluidlab::sims::pbf::doctor::{RESTARTS, RESTART_ALLOWANCE};
-use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
@@ -144,18 +145,6 @@ fn nvrtc_compiles_the_embedded_kernel_source() {
     }
 }
 
-fn ptxas() -> Option<PathBuf> {
-    let nvcc = PathBuf::from(ptx::BUILD_NVCC?);
-    let ptxas = nvcc.with_file_name("ptxas");
-    if ptxas.exists() {
-        return Some(ptxas);
-    }
-    let on_path = Command::new("ptxas").arg("--version").output();
-    on_path
-        .is_ok_and(|o| o.status.success())
-        .then(|| "ptxas".into())
-}
-
 /// Registers stay in registers on the H200's architecture: `ptxas -v` reports no spills.
 #[test]
 #[cfg_attr(
@@ -164,35 +153,7 @@ fn ptxas() -> Option<PathBuf> {
 )]
 fn no_kernel_spills_registers_on_sm_90() {
     let source = pbf_module().ptx.expect("the PTX build.rs made");
-    let ptxas =
-        ptxas().expect("build.rs found ptxas, and it does not run now: rebuild (touch build.rs)");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("pbf.ptx");
-    std::fs::write(&path, source).expect("write PTX");
-    let output = Command::new(&ptxas)
-        .args(["-arch=sm_90", "-v", "-o"])
-        .arg(dir.path().join("pbf.cubin"))
-        .arg(&path)
-        .output()
-        .expect("run ptxas");
-    let report = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(output.status.success(), "ptxas failed:\n{report}");
-    let mut kernel = String::new();
-    let mut checked = 0;
-    for line in report.lines() {
-        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
-            kernel = rest.split('\'').next().unwrap_or_default().to_string();
-        }
-        if line.contains("spill stores") {
-            assert!(
-                line.contains(" 0 bytes spill stores, 0 bytes spill loads"),
-                "{kernel} spills: {line}"
-            );
-            assert!(line.contains(" 0 bytes stack frame"), "{kernel}: {line}");
-            checked += 1;
-        }
-    }
-    assert_eq!(checked, PbfKernels::NAMES.len(), "ptxas report:\n{report}");
+    ptxas::assert_no_spills("pbf", source, PbfKernels::NAMES.len(), &[]);
 }
 
 #[test]

@@ -5,11 +5,12 @@
 //! (`src/sims/ink/cuda/emulation.rs`); `fluidlab doctor` runs the GPU checks where there is
 //! no cargo.
 
+#[path = "support/ptxas.rs"]
+mod ptxas;
 use fluidlab::cuda::ptx::{self, ModuleSource};
 use fluidlab::sims::ink::cuda::kernels::{self, InkKernels};
 use fluidlab::sims::ink::cuda::multigrid::InkLevel;
 use fluidlab::sims::ink::cuda::parity;
-use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
@@ -104,17 +105,6 @@ fn nvrtc_compiles_the_ink_kernels() {
     }
 }
 
-fn ptxas() -> Option<PathBuf> {
-    let ptxas = PathBuf::from(ptx::BUILD_NVCC?).with_file_name("ptxas");
-    if ptxas.exists() {
-        return Some(ptxas);
-    }
-    let on_path = Command::new("ptxas").arg("--version").output();
-    on_path
-        .is_ok_and(|o| o.status.success())
-        .then(|| "ptxas".into())
-}
-
 /// No ink kernel spills registers or needs a stack frame on the H200's architecture.
 #[test]
 #[cfg_attr(
@@ -123,31 +113,7 @@ fn ptxas() -> Option<PathBuf> {
 )]
 fn no_ink_kernel_spills_registers_on_sm_90() {
     let source = ink_module().ptx.expect("the PTX build.rs made");
-    let ptxas =
-        ptxas().expect("build.rs found ptxas, and it does not run now: rebuild (touch build.rs)");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("ink.ptx");
-    std::fs::write(&path, source).expect("write PTX");
-    let output = Command::new(&ptxas)
-        .args(["-arch=sm_90", "-v", "-o"])
-        .arg(dir.path().join("ink.cubin"))
-        .arg(&path)
-        .output()
-        .expect("run ptxas");
-    let report = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(output.status.success(), "ptxas failed:\n{report}");
-    let checked = report
-        .lines()
-        .filter(|line| line.contains("spill stores"))
-        .inspect(|line| {
-            assert!(
-                line.contains(" 0 bytes spill stores, 0 bytes spill loads")
-                    && line.contains(" 0 bytes stack frame"),
-                "{line}\n{report}"
-            )
-        })
-        .count();
-    assert_eq!(checked, InkKernels::NAMES.len(), "ptxas report:\n{report}");
+    ptxas::assert_no_spills("ink", source, InkKernels::NAMES.len(), &[]);
 }
 
 /// Every stage on the GPU, from the CPU solver's state, agrees with the CPU's stage within

@@ -5,10 +5,11 @@
 //! the emulation (`src/sims/particles/cuda/emulation.rs`); `fluidlab doctor` runs the GPU
 //! checks where there is no cargo.
 
+#[path = "support/ptxas.rs"]
+mod ptxas;
 use fluidlab::cuda::ptx::{self, ModuleSource};
 use fluidlab::sims::particles::cuda::kernels::{self, BasinStep, BodyStep, FountainStep};
 use fluidlab::sims::particles::cuda::parity;
-use std::path::PathBuf;
 use std::process::Command;
 
 fn module() -> &'static ModuleSource {
@@ -78,17 +79,6 @@ fn nvrtc_compiles_the_particles_kernels() {
     }
 }
 
-fn ptxas() -> Option<PathBuf> {
-    let ptxas = PathBuf::from(ptx::BUILD_NVCC?).with_file_name("ptxas");
-    if ptxas.exists() {
-        return Some(ptxas);
-    }
-    let on_path = Command::new("ptxas").arg("--version").output();
-    on_path
-        .is_ok_and(|o| o.status.success())
-        .then(|| "ptxas".into())
-}
-
 /// No particles kernel spills registers on the H200's architecture, and none but `emit` needs
 /// a stack frame (cosf/sinf's reduction of huge arguments keeps 32 bytes there, a path its
 /// angles below 2π never take).
@@ -99,40 +89,7 @@ fn ptxas() -> Option<PathBuf> {
 )]
 fn no_particles_kernel_spills_registers_on_sm_90() {
     let source = module().ptx.expect("the PTX build.rs made");
-    let ptxas =
-        ptxas().expect("build.rs found ptxas, and it does not run now: rebuild (touch build.rs)");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("particles.ptx");
-    std::fs::write(&path, source).expect("write PTX");
-    let output = Command::new(&ptxas)
-        .args(["-arch=sm_90", "-v", "-o"])
-        .arg(dir.path().join("particles.cubin"))
-        .arg(&path)
-        .output()
-        .expect("run ptxas");
-    let report = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(output.status.success(), "ptxas failed:\n{report}");
-    let mut kernel = String::new();
-    let mut checked = 0;
-    for line in report.lines() {
-        if let Some(name) = line.split("entry function '").nth(1) {
-            kernel = name.trim_end_matches("' for 'sm_90'").to_string();
-        }
-        if line.contains("spill stores") {
-            assert!(
-                line.contains(" 0 bytes spill stores, 0 bytes spill loads"),
-                "{kernel}: {line}"
-            );
-            let frame = if kernel == "emit" {
-                " 32 bytes stack frame"
-            } else {
-                " 0 bytes stack frame"
-            };
-            assert!(line.contains(frame), "{kernel}: {line}");
-            checked += 1;
-        }
-    }
-    assert_eq!(checked, kernels::NAMES.len(), "ptxas report:\n{report}");
+    ptxas::assert_no_spills("particles", source, kernels::NAMES.len(), &[("emit", 32)]);
 }
 
 /// Every stage on the GPU, from the CPU's state, agrees with the CPU stage within

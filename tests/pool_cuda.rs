@@ -5,10 +5,11 @@
 //! (`src/sims/pool/cuda/emulation.rs`); `fluidlab doctor` runs the GPU checks where there is
 //! no cargo.
 
+#[path = "support/ptxas.rs"]
+mod ptxas;
 use fluidlab::cuda::ptx::{self, ModuleSource};
 use fluidlab::sims::pool::cuda::kernels::{self, PoolKernels};
 use fluidlab::sims::pool::cuda::parity;
-use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
@@ -93,17 +94,6 @@ fn nvrtc_compiles_the_pool_kernels() {
     }
 }
 
-fn ptxas() -> Option<PathBuf> {
-    let ptxas = PathBuf::from(ptx::BUILD_NVCC?).with_file_name("ptxas");
-    if ptxas.exists() {
-        return Some(ptxas);
-    }
-    let on_path = Command::new("ptxas").arg("--version").output();
-    on_path
-        .is_ok_and(|o| o.status.success())
-        .then(|| "ptxas".into())
-}
-
 /// No pool kernel spills registers or needs a stack frame on the H200's architecture, and
 /// none needs more than 64 registers (full occupancy of 256-thread blocks needs at most 64).
 #[test]
@@ -113,31 +103,7 @@ fn ptxas() -> Option<PathBuf> {
 )]
 fn no_pool_kernel_spills_registers_on_sm_90() {
     let source = pool_module().ptx.expect("the PTX build.rs made");
-    let ptxas =
-        ptxas().expect("build.rs found ptxas, and it does not run now: rebuild (touch build.rs)");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("pool.ptx");
-    std::fs::write(&path, source).expect("write PTX");
-    let output = Command::new(&ptxas)
-        .args(["-arch=sm_90", "-v", "-o"])
-        .arg(dir.path().join("pool.cubin"))
-        .arg(&path)
-        .output()
-        .expect("run ptxas");
-    let report = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(output.status.success(), "ptxas failed:\n{report}");
-    let checked = report
-        .lines()
-        .filter(|line| line.contains("spill stores"))
-        .inspect(|line| {
-            assert!(
-                line.contains(" 0 bytes spill stores, 0 bytes spill loads")
-                    && line.contains(" 0 bytes stack frame"),
-                "{line}\n{report}"
-            )
-        })
-        .count();
-    assert_eq!(checked, PoolKernels::NAMES.len(), "ptxas report:\n{report}");
+    let report = ptxas::assert_no_spills("pool", source, PoolKernels::NAMES.len(), &[]);
     for line in report.lines().filter(|line| line.contains("Used ")) {
         let registers: u32 = line
             .split("Used ")
