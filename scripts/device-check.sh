@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # CUDA backend check on the GPU machine (the device tool's H200), in one call of a few minutes.
 # Steps run cheapest and most informative first, each under its own timeout, and the whole
-# script within BUDGET seconds, so a slow step costs only the steps after it:
+# script within BUDGET seconds, so a slow step costs only the steps after it. They run in this
+# order: 1 (every kind's doctor lines), then PBF's 1b–8, ink's 4i–4m, the pool's 4p–4r and the
+# particles' 4s–4u (PARTS picks kinds; the doctor always runs):
 #
 #   step                                              est. s  timeout  why this place
 #   1. doctor, FLUIDLAB_CUDA_SYNC_CHECK=1                 30      120  driver, GPU, kernels (sm_90
@@ -87,7 +89,8 @@
 #   3. Read $OUT/summary.txt first: each step's PASS/FAIL with its measured seconds; doctor.log
 #      and bench-*.log hold the figures. docs/cuda.md ("The first GPU run") says what to expect.
 #
-# Optional: FLUIDLAB_BIN (default out/device/fluidlab), OUT (default out/device-check), BUDGET.
+# Optional: FLUIDLAB_BIN (default out/device/fluidlab), OUT (default out/device-check), BUDGET,
+# PARTS (the kinds' steps to run, e.g. PARTS="ink pool" for a second call: see part() below).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/device-check}
@@ -97,7 +100,8 @@ summary() { echo "$*" | tee -a "$OUT/summary.txt"; }
 : >"$OUT/summary.txt"
 
 # GL loader packages carried in .gl (see above): unpacked into / as the device README says.
-if compgen -G ".gl/*.deb" >/dev/null; then
+# (FLUIDLAB_SKIP_GL=1: not unpacked; tests/device_check.rs walks the script that way.)
+if [[ -z ${FLUIDLAB_SKIP_GL:-} ]] && compgen -G ".gl/*.deb" >/dev/null; then
     for f in .gl/*.deb; do dpkg -x "$f" /; done
     ldconfig
     vendor=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
@@ -137,10 +141,16 @@ step() { # name, timeout seconds, log file, command...
     fi
 }
 
+# PARTS (default "pbf ink pool particles"): the kinds whose steps after the doctor, validation,
+# sanitizer and PBF render steps run, so a second call can repeat only what failed.
+part() { [[ " ${PARTS:-pbf ink pool particles} " == *" $1 "* ]]; }
+summary "parts: ${PARTS:-pbf ink pool particles}"
+
 # 1. Doctor, with every kernel launch synchronised and checked: a fault names its kernel.
 step "doctor (FLUIDLAB_CUDA_SYNC_CHECK=1)" 120 "$OUT/doctor.log" env FLUIDLAB_CUDA_SYNC_CHECK=1 "$BIN" doctor
 grep -E '^(PASS|FAIL|SKIP)' "$OUT/doctor.log" | sed 's/^/  doctor: /' >>"$OUT/summary.txt"
 
+if part pbf; then
 # 1b. The validation cases on the GPU (docs/validation.md): the same checks the CPU passes in
 # `cargo test`, so the boundary density and the coarse correction's kernels are checked against
 # physics, not only against the CPU. Charts stay on the device; the checks come back.
@@ -175,7 +185,32 @@ step "render 1920x1080, ~1M particles, cuda, spheres" 60 /tmp/render-spheres.log
 grep -iE 'total|^(light_|sphere_depth|thickness)' /tmp/render-spheres.log | sed 's/^/  render --spheres: /' >>"$OUT/summary.txt"
 last=$(ls /tmp/render/*.png 2>/dev/null | tail -1)
 [[ -n $last ]] && cp "$last" "$OUT/render-1m-1080p.png"
+# 5–6. Benchmarks at 30k (launch overhead), 100k and 1M: per-stage CUDA events (table), then
+# JSON without events for the top speed.
+sizes=30000,100000,1000000
+log="$OUT/bench.log"
+step "bench cuda $sizes" 90 "$log" "$BIN" bench dam-break --backend cuda --particles "$sizes" --steps 50 --warmup 10
+step "bench cuda $sizes, no stage events (json)" 90 "$log" "$BIN" bench dam-break --backend cuda --particles "$sizes" --steps 50 --warmup 10 --json --no-stage-timing
+# 6b. The density-error rule (0.1 %, 2–100 iterations) at 1M: the iterations it needs and the
+# cost of its device-side reduction, read every 4 iterations.
+rule=/tmp/dam-break-rule.toml
+printf '%s\nmax_density_error = 0.001\nmin_iterations = 2\nmax_iterations = 100\n' "$(cat scenes/pbf/dam-break.toml)" >"$rule"
+step "bench cuda 1000000, density-error rule 0.1 %" 60 /tmp/bench-rule.log "$BIN" bench "$rule" --backend cuda --particles 1000000 --steps 30 --warmup 5
+cat /tmp/bench-rule.log >>"$log"
+grep -E 'step:|on cuda|compression reached' /tmp/bench-rule.log | sed 's/^ */  /' >>"$OUT/summary.txt"
 
+# 7. The CPU solver for scale.
+step "bench cpu 100000 particles (for scale)" 60 /tmp/bench-cpu.log "$BIN" bench dam-break --backend cpu --particles 100000 --steps 5 --warmup 1
+cat /tmp/bench-cpu.log >>"$log"
+grep -E 'step:' /tmp/bench-cpu.log | sed 's/^ */  cpu 100000: /' >>"$OUT/summary.txt"
+
+# 8. 10M particles once, first frames only (the front has not accelerated yet: few substeps).
+step "bench cuda 10000000 (5 steps)" 90 /tmp/bench-cuda-10m.log "$BIN" bench dam-break --backend cuda --particles 10000000 --steps 5 --warmup 1
+cat /tmp/bench-cuda-10m.log >>"$OUT/bench.log"
+grep -E 'step:|on cuda|skipped' /tmp/bench-cuda-10m.log | sed 's/^ */  10M: /' >>"$OUT/summary.txt"
+fi
+
+if part ink; then
 # 4i–4k. Ink (docs/ink.md "CUDA"). The picture through the texture interop: render.log must say
 # "reaches GL by CUDA–GL interop" (a refusal says "filled through host memory instead").
 ink=ink-painting
@@ -213,7 +248,9 @@ step "ink multigrid: bench cuda dye 2048²" 45 /tmp/ink-mg.log "$BIN" bench dye 
 step "ink multigrid: bench cuda dye 2048², no stage events (json)" 30 /tmp/ink-mg.log "$BIN" bench dye --backend cuda --particles 4194304 --steps 30 --warmup 5 --json --no-stage-timing
 cat /tmp/ink-mg.log >>"$OUT/bench.log"
 grep -E 'step:|on cuda|pressure|^\{' /tmp/ink-mg.log | sed 's/^ */  ink multigrid bench: /' >>"$OUT/summary.txt"
+fi
 
+if part pool; then
 # 4p–4r. Pool (docs/pool.md "CUDA"). The surface texture through the interop: the log must say
 # "reaches GL by CUDA–GL interop"; open-sea runs its pool.cuda_nodes = 4096² on CUDA.
 step "pool: render open-sea (4096²) 1920x1080, cuda + texture interop" 45 /tmp/pool-render.log "$BIN" render open-sea \
@@ -238,7 +275,9 @@ step "pool: bench cuda 1024², 4096²" 60 /tmp/pool-bench.log "$BIN" bench pool 
 step "pool: bench cuda 1024², 4096², no stage events (json)" 60 /tmp/pool-bench.log "$BIN" bench pool --backend cuda --particles "$sizes" --steps 30 --warmup 5 --json --no-stage-timing
 cat /tmp/pool-bench.log >>"$OUT/bench.log"
 grep -E 'step:|on cuda|^\{' /tmp/pool-bench.log | sed 's/^ */  pool bench: /' >>"$OUT/summary.txt"
+fi
 
+if part particles; then
 # 4s–4u. Particles (docs/particles.md "CUDA"; its parity is doctor's "particles parity" line).
 # Memory errors and races (the compaction's and the sort's shared memory and barriers) on small
 # scenes: the fountain at 1000 particles/s for 110 frames (landings start after ~95: every
@@ -272,30 +311,7 @@ cat /tmp/particles-bench.log >>"$OUT/bench.log"
 cat /tmp/particles-render.log >>"$OUT/render.log"
 cat /tmp/particles-bench.log /tmp/particles-render.log | grep -E 'step:|on cuda|backend|steps/s|interop|total render|^particles ' |
     sed 's/^ */  particles: /' >>"$OUT/summary.txt"
-
-# 5–6. Benchmarks at 30k (launch overhead), 100k and 1M: per-stage CUDA events (table), then
-# JSON without events for the top speed.
-sizes=30000,100000,1000000
-log="$OUT/bench.log"
-step "bench cuda $sizes" 90 "$log" "$BIN" bench dam-break --backend cuda --particles "$sizes" --steps 50 --warmup 10
-step "bench cuda $sizes, no stage events (json)" 90 "$log" "$BIN" bench dam-break --backend cuda --particles "$sizes" --steps 50 --warmup 10 --json --no-stage-timing
-# 6b. The density-error rule (0.1 %, 2–100 iterations) at 1M: the iterations it needs and the
-# cost of its device-side reduction, read every 4 iterations.
-rule=/tmp/dam-break-rule.toml
-printf '%s\nmax_density_error = 0.001\nmin_iterations = 2\nmax_iterations = 100\n' "$(cat scenes/pbf/dam-break.toml)" >"$rule"
-step "bench cuda 1000000, density-error rule 0.1 %" 60 /tmp/bench-rule.log "$BIN" bench "$rule" --backend cuda --particles 1000000 --steps 30 --warmup 5
-cat /tmp/bench-rule.log >>"$log"
-grep -E 'step:|on cuda|compression reached' /tmp/bench-rule.log | sed 's/^ */  /' >>"$OUT/summary.txt"
-
-# 7. The CPU solver for scale.
-step "bench cpu 100000 particles (for scale)" 60 /tmp/bench-cpu.log "$BIN" bench dam-break --backend cpu --particles 100000 --steps 5 --warmup 1
-cat /tmp/bench-cpu.log >>"$log"
-grep -E 'step:' /tmp/bench-cpu.log | sed 's/^ */  cpu 100000: /' >>"$OUT/summary.txt"
-
-# 8. 10M particles once, first frames only (the front has not accelerated yet: few substeps).
-step "bench cuda 10000000 (5 steps)" 90 /tmp/bench-cuda-10m.log "$BIN" bench dam-break --backend cuda --particles 10000000 --steps 5 --warmup 1
-cat /tmp/bench-cuda-10m.log >>"$OUT/bench.log"
-grep -E 'step:|on cuda|skipped' /tmp/bench-cuda-10m.log | sed 's/^ */  10M: /' >>"$OUT/summary.txt"
+fi
 
 summary "device-check: $([[ $failed -eq 0 ]] && echo 'all PASS' || echo 'some checks FAILED')"
 exit $failed

@@ -1,0 +1,121 @@
+//! scripts/device-check.sh without a GPU: a stand-in for the fluidlab binary (a shell script that
+//! prints its arguments, failing where told) walks the script's steps, so its order, its PARTS
+//! choice, its summary and the files it leaves (the device call brings back at most 8) are
+//! checked here before a GPU session spends its minutes on them.
+
+use std::path::Path;
+use std::process::Command;
+
+/// Runs the script with a stand-in binary that fails when its arguments contain `fail_on`;
+/// returns (exit success, summary.txt, the names of the files in $OUT).
+fn device_check(dir: &Path, parts: Option<&str>, fail_on: &str) -> (bool, String, Vec<String>) {
+    let bin = dir.join("fluidlab");
+    std::fs::write(
+        &bin,
+        format!(
+            "#!/bin/sh\necho \"stand-in $*\"\ncase \"$*\" in *'{fail_on}'*) exit 3;; esac\nexit 0\n"
+        ),
+    )
+    .unwrap();
+    Command::new("chmod").arg("+x").arg(&bin).status().unwrap();
+    let out = dir.join("out");
+    let mut command = Command::new("bash");
+    command
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/device-check.sh"))
+        .env("FLUIDLAB_BIN", &bin)
+        .env("OUT", &out)
+        .env("FLUIDLAB_SKIP_GL", "1")
+        // The stand-in has no GPU tools: compute-sanitizer and nvidia-smi are looked up on a
+        // PATH that holds the shell's basics only.
+        .env("PATH", "/usr/bin:/bin");
+    if let Some(parts) = parts {
+        command.env("PARTS", parts);
+    }
+    let status = command.output().unwrap().status;
+    let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
+    let mut files: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    (status.success(), summary, files)
+}
+
+fn steps(summary: &str) -> Vec<&str> {
+    summary
+        .lines()
+        .filter(|l| l.starts_with("PASS ") || l.starts_with("FAIL ") || l.starts_with("SKIP "))
+        .collect()
+}
+
+#[test]
+fn every_kind_runs_in_order_and_the_logs_fit_the_device_calls_eight_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, summary, files) = device_check(dir.path(), None, "no such argument");
+    assert!(ok, "{summary}");
+    assert!(
+        summary.trim_end().ends_with("device-check: all PASS"),
+        "{summary}"
+    );
+    let steps = steps(&summary);
+    let first = |what: &str| {
+        steps
+            .iter()
+            .position(|s| s.contains(what))
+            .unwrap_or_else(|| panic!("no step with `{what}`:\n{summary}"))
+    };
+    assert!(steps[0].contains("doctor"), "{summary}");
+    // PBF's benchmarks (the GPU issue's targets) before the other kinds' steps.
+    let order = [
+        first("~1M particles"),
+        first("bench cuda 10000000"),
+        first("ink:"),
+        first("ink multigrid"),
+        first("pool:"),
+        first("particles:"),
+    ];
+    assert!(
+        order.windows(2).all(|w| w[0] < w[1]),
+        "{order:?}\n{summary}"
+    );
+    assert!(files.len() <= 8, "{files:?}");
+}
+
+#[test]
+fn parts_runs_the_doctor_and_only_the_kinds_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, summary, _) = device_check(dir.path(), Some("pool"), "no such argument");
+    assert!(ok, "{summary}");
+    let steps = steps(&summary);
+    assert!(steps[0].contains("doctor"), "{summary}");
+    assert!(steps.len() > 2, "{summary}");
+    assert!(steps[1..].iter().all(|s| s.contains("pool:")), "{summary}");
+}
+
+#[test]
+fn a_failing_step_is_named_and_fails_the_script_while_the_rest_still_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, summary, _) = device_check(dir.path(), Some("ink particles"), "fountain");
+    assert!(!ok, "{summary}");
+    assert!(
+        summary.contains("device-check: some checks FAILED"),
+        "{summary}"
+    );
+    let steps = steps(&summary);
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.starts_with("FAIL particles: bench cuda fountain 1M (exit 3")),
+        "{summary}"
+    );
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.starts_with("PASS particles: bench cuda cloth")),
+        "{summary}"
+    );
+    assert!(
+        steps.iter().any(|s| s.starts_with("PASS ink:")),
+        "{summary}"
+    );
+}
