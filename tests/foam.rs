@@ -172,3 +172,35 @@ fn a_calm_pool_makes_no_foam() {
     }
     assert_eq!(born, 0);
 }
+
+#[test]
+fn bad_foam_keys_are_named_with_their_line() {
+    let text = |foam: &str| {
+        format!(
+            "[container]\nmin = [0.0, 0.0, 0.0]\nmax = [0.6, 0.3, 0.6]\n[[fluid]]\nshape = \"box\"\n\
+             min = [0.0, 0.0, 0.0]\nmax = [0.6, 0.1, 0.6]\n[foam]\n{foam}\n"
+        )
+    };
+    for (foam, expected) in [
+        (
+            "lifetime = -1.0",
+            "mine.toml:9: foam.lifetime: must lie in (0, 600] s, got -1",
+        ),
+        (
+            "trapped_air_rate = 2e4",
+            "mine.toml:9: foam.trapped_air_rate: must lie in",
+        ),
+        (
+            "max_count = 20000000",
+            "mine.toml:9: foam.max_count: must be at most",
+        ),
+        ("lifetme = 1.0", "unknown field `lifetme`"),
+    ] {
+        let error = Scene::parse(&text(foam), "mine", "mine.toml").expect_err(foam);
+        let message = error.to_string();
+        assert!(message.contains(expected), "{foam}: {message}");
+    }
+    let scene = Scene::parse(&text("lifetime = 3.5\nseed = 7"), "mine", "mine.toml").unwrap();
+    assert_eq!((scene.foam.lifetime, scene.foam.seed), (3.5, 7));
+    assert_eq!(scene.foam.max_count, FoamSettings::default().max_count);
+}
