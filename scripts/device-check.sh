@@ -21,6 +21,8 @@
 #   3. compute-sanitizer racecheck, same                   30       90  shared-memory races (scan)
 #   4. render 1920×1080, ~1M particles, 20 frames          15       60  interop path + per-pass times
 #   4a. the same with --spheres                          15       60  the anisotropy kernel's cost
+#   4b. render dam-break --foam on cuda, 3 frames × 40    30       60  the foam stage after a
+#       steps, 960×540                                                 read-back (no kernel yet)
 #   4i. ink: render ink-painting side by side, 1920×1080   10       45  the picture kernel into a GL
 #       through the texture interop, 20 frames                         texture (first run on a GPU)
 #   4j. ink: compute-sanitizer memcheck, racecheck,        30       90  every ink kernel incl. the
@@ -175,6 +177,13 @@ step "render 1920x1080, ~1M particles, cuda, spheres" 60 /tmp/render-spheres.log
 grep -iE 'total|^(light_|sphere_depth|thickness)' /tmp/render-spheres.log | sed 's/^/  render --spheres: /' >>"$OUT/summary.txt"
 last=$(ls /tmp/render/*.png 2>/dev/null | tail -1)
 [[ -n $last ]] && cp "$last" "$OUT/render-1m-1080p.png"
+# 4b. The foam stage on the CUDA solver (no kernel of its own: the default Solver::foam reads
+# the state back and runs the CPU stage), the 30k dam break after its impact: the picture
+# should show foam at the far wall as docs/viewer.md's does.
+step "render dam-break 960x540, cuda, --foam" 60 /tmp/render-foam.log "$BIN" render dam-break --backend cuda \
+    --frames 3 --steps-per-frame 40 --size 960x540 --out /tmp/render-foam --timings --foam
+grep -iE 'total|simulation|^foam' /tmp/render-foam.log | sed 's/^/  render --foam: /' >>"$OUT/summary.txt"
+[[ -f /tmp/render-foam/frame_0002.png ]] && cp /tmp/render-foam/frame_0002.png "$OUT/render-foam.png"
 
 # 4i–4k. Ink (docs/ink.md "CUDA"). The picture through the texture interop: render.log must say
 # "reaches GL by CUDA–GL interop" (a refusal says "filled through host memory instead").
