@@ -114,6 +114,7 @@ fn run_default() -> Result<()> {
         steps_per_frame: 10,
         camera: None,
         spheres: false,
+        foam: false,
         timings: false,
         quiet: false,
     });

@@ -444,6 +444,7 @@ fn the_render_command_writes_pool_frames() {
         steps_per_frame: 2,
         camera: None,
         spheres: false,
+        foam: false,
         timings: false,
         quiet: true,
     })

@@ -493,6 +493,7 @@ fn the_render_command_writes_a_png_sequence() {
         steps_per_frame: 1,
         camera: None,
         spheres: false,
+        foam: false,
         timings: false,
         quiet: true,
     })
@@ -543,6 +544,7 @@ fn the_render_command_releases_the_solver_gl_hold_before_gl_goes() {
         steps_per_frame: 1,
         camera: None,
         spheres: false,
+        foam: false,
         timings: false,
         quiet: true,
     };
@@ -574,6 +576,7 @@ fn a_failed_read_back_stops_the_render_command_with_its_cause() {
         steps_per_frame: 1,
         camera: None,
         spheres: false,
+        foam: false,
         timings: false,
         quiet: true,
     };

@@ -10,6 +10,8 @@
 //     fluid absorbs is replaced by its own colour (in-scattering), so deep fluid shows its colour.
 //   Specular: the sun's highlight, GGX (Trowbridge–Reitz) distribution with Schlick's Fresnel
 //     and the Smith–Schlick visibility, at `roughness`, of radiance `sun_radiance`.
+//   Foam: the `foam` pass's sprites (when `foam` is 1): bubbles mixed in first, seen through
+//     the fluid, then spray and foam over everything, each as 1 − exp(−weight) of `foam_color`.
 // Writes the fluid's depth (else the scene's), so the `edges` pass after it is hidden by water.
 in vec2 uv;
 
@@ -19,6 +21,9 @@ uniform sampler2D fluid_depth;
 uniform sampler2D fluid_normal;
 uniform sampler2D fluid_thickness;
 uniform samplerCube skybox;
+uniform sampler2D foam_texture;
+uniform int foam;             // 1: the foam pass ran
+uniform vec3 foam_color;      // linear RGB
 
 uniform mat3 inverse_view_rotation; // eye → world
 uniform vec2 projection_scale;      // P[0][0], P[1][1]
@@ -53,8 +58,10 @@ void main() {
     vec4 background = texture(scene_color, uv);
     float background_depth = texture(scene_depth, uv).r;
     float depth = texture(fluid_depth, uv).r;
+    vec2 diffuse = foam == 1 ? texture(foam_texture, uv).rg : vec2(0.0);
+    vec2 cover = vec2(1.0) - exp(-diffuse);
     if (depth <= 0.0 || depth > scene_eye_depth(background_depth)) {
-        color = background;
+        color = vec4(mix(background.rgb, foam_color, cover.x), background.a);
         gl_FragDepth = background_depth;
         return;
     }
@@ -90,5 +97,7 @@ void main() {
     float f_sun = f0 + (1.0 - f0) * pow(1.0 - max(dot(half_vector, to_eye), 0.0), 5.0);
     float specular = d * visibility * f_sun * n_dot_l * sun_radiance;
 
-    color = vec4(mix(refraction, reflection, fresnel) + vec3(specular), 1.0);
+    vec3 shaded = mix(refraction, reflection, fresnel) + vec3(specular);
+    shaded = mix(shaded, foam_color, cover.y);
+    color = vec4(mix(shaded, foam_color, cover.x), 1.0);
 }

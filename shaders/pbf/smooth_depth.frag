@@ -7,6 +7,11 @@
 //   filter_kind 1, narrow-range (Truong & Yuksel 2018, "A Narrow-Range Filter for Screen-Space
 //     Fluid Rendering"): samples farther than center + threshold belong to another layer and are
 //     dropped; samples nearer than center − threshold are clamped to it; weights are spatial only.
+//     The range is taken about the plane through the centre along the local depth slope (the
+//     central difference, or the smaller one-sided one across a step), not about the centre's
+//     depth: on a sloped surface (a grazing view) the far side's samples otherwise fall out of
+//     the range and the near side's are clamped in, which pulls the surface towards the eye and
+//     tilts its normals to face it.
 in vec2 uv;
 
 uniform sampler2D depth_texture;
@@ -30,6 +35,22 @@ void main() {
     float pixels_per_metre = projected_scale / (perspective == 1 ? center : 1.0);
     int radius_px = int(clamp(filter_radius * pixels_per_metre, 1.0, float(MAX_RADIUS_PX)));
     float spatial_sigma = max(float(radius_px) * 0.5, 0.5);
+    float slope = 0.0;
+    if (filter_kind == 1) {
+        float ahead = texture(depth_texture, uv + direction).r;
+        float behind = texture(depth_texture, uv - direction).r;
+        float forward = ahead - center;
+        float backward = center - behind;
+        if (ahead > 0.0 && behind > 0.0) {
+            slope = abs(forward - backward) < range_sigma ? 0.5 * (forward + backward)
+                  : (abs(forward) < abs(backward) ? forward : backward);
+        } else if (ahead > 0.0) {
+            slope = forward;
+        } else if (behind > 0.0) {
+            slope = backward;
+        }
+        if (abs(slope) > range_sigma) slope = 0.0;
+    }
     float weight_sum = 0.0;
     float depth_sum = 0.0;
     for (int i = -MAX_RADIUS_PX; i <= MAX_RADIUS_PX; ++i) {
@@ -41,8 +62,9 @@ void main() {
             float difference = sample_depth - center;
             weight *= exp(-difference * difference / (2.0 * range_sigma * range_sigma));
         } else {
-            if (sample_depth > center + range_sigma) continue;
-            sample_depth = max(sample_depth, center - range_sigma);
+            float expected = center + float(i) * slope;
+            if (sample_depth > expected + range_sigma) continue;
+            sample_depth = max(sample_depth, expected - range_sigma);
         }
         weight_sum += weight;
         depth_sum += weight * sample_depth;

@@ -7,6 +7,7 @@ use crate::gfx::capture::save_png;
 use crate::gfx::headless::Headless;
 use crate::gfx::timing::PassClock;
 use crate::scene::Source;
+use crate::sims::pbf::foam::FoamSettings;
 use crate::sims::pbf::render::RenderSettings;
 use crate::sims::pbf::{PbfEdit, PbfSim};
 use crate::sims::{self, Backend, OpenOptions, Sim};
@@ -62,6 +63,10 @@ pub struct RenderOptions {
     /// compare); other kinds refuse it.
     #[arg(long)]
     pub spheres: bool,
+    /// pbf: run the `foam` stage (spray, foam and bubbles) whatever the scene's `[foam]` says;
+    /// other kinds refuse it.
+    #[arg(long)]
+    pub foam: bool,
     /// Print the mean time of each render pass (glFinish-timed) and of the simulation.
     #[arg(long)]
     pub timings: bool,
@@ -245,6 +250,16 @@ fn render_frames(
             ..pbf.render.clone()
         };
         pbf.apply(PbfEdit::Render(render))?;
+    }
+    if options.foam {
+        let kind = sim.kind();
+        let pbf = sims::downcast::<PbfSim>(sim)
+            .with_context(|| format!("--foam: a {kind} scene has no fluid particles"))?;
+        let foam = FoamSettings {
+            enabled: true,
+            ..pbf.foam.clone()
+        };
+        pbf.apply(PbfEdit::Foam(foam))?;
     }
     std::fs::create_dir_all(&options.out).with_context(|| {
         format!(

@@ -418,6 +418,7 @@ mod tests {
             steps_per_frame: 10,
             camera: None,
             spheres: false,
+            foam: false,
             timings: false,
             quiet: true,
         };

@@ -12,6 +12,7 @@ pub mod constants;
 pub mod cpu;
 pub mod cuda;
 pub mod doctor;
+pub mod foam;
 pub mod grid;
 pub mod kernel;
 pub mod multigrid;
@@ -389,6 +390,32 @@ pub trait Solver {
             out,
         );
         Ok(())
+    }
+
+    /// The `foam` stage ([`foam`]) over this frame's fluid: one step of `dt` for `foam`'s
+    /// diffuse particles, then the new ones born; returns how many were born. This default
+    /// reads the state back ([`Solver::snapshot`]) and finds its own neighbour lists; the CPU
+    /// solver uses its step's lists.
+    fn foam(
+        &self,
+        foam: &mut foam::Foam,
+        settings: &foam::FoamSettings,
+        dt: f32,
+        container: &Aabb,
+    ) -> Result<usize, SolverError> {
+        let snapshot = self.snapshot()?;
+        let params = self.params();
+        let (start, lists) = anisotropy::neighbour_lists(&snapshot.positions, params.kernel_radius);
+        let fluid = foam::FluidView {
+            positions: &snapshot.positions,
+            velocities: &snapshot.velocities,
+            neighbor_start: &start,
+            neighbors: &lists,
+            radius: params.kernel_radius,
+            particle_radius: params.particle_radius(),
+        };
+        let gravity = glam::Vec3A::from(params.gravity);
+        Ok(foam.foam(&fluid, settings, dt, gravity, container))
     }
 
     /// Writes the [`Solver::anisotropy`] records into the OpenGL buffer object `gl_buffer`

@@ -54,7 +54,30 @@ pub fn sections(ui: &Ui, sim: &mut PbfSim) -> Result<bool> {
     live_parameters(ui, sim)?;
     let restart = set_up(ui, sim)?;
     rendering(ui, sim)?;
+    foam(ui, sim)?;
     Ok(restart)
+}
+
+/// The `foam` stage's controls (`[foam]` in a scene file).
+fn foam(ui: &Ui, sim: &mut PbfSim) -> Result<()> {
+    if !ui.collapsing_header("Foam", TreeNodeFlags::empty()) {
+        return Ok(());
+    }
+    let mut f = sim.foam.clone();
+    let mut changed = ui.checkbox("foam, spray and bubbles", &mut f.enabled);
+    changed |= ui.slider(
+        "trapped-air rate (1/s)",
+        0.0,
+        2000.0,
+        &mut f.trapped_air_rate,
+    );
+    changed |= ui.slider("wave-crest rate (1/s)", 0.0, 2000.0, &mut f.wave_crest_rate);
+    changed |= ui.slider("foam lifetime (s)", 0.1, 20.0, &mut f.lifetime);
+    changed |= ui.slider("max count", 0, 1_000_000, &mut f.max_count);
+    if changed {
+        sim.apply(PbfEdit::Foam(f))?;
+    }
+    Ok(())
 }
 
 fn live_parameters(ui: &Ui, sim: &mut PbfSim) -> Result<()> {

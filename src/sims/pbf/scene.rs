@@ -2,6 +2,7 @@
 //! read from TOML files (see `docs/scenes.md`), validated with messages that name the file,
 //! line, key and value, and seeded into particles.
 
+use super::foam::FoamSettings;
 use super::grid::UniformGrid;
 use super::scene_file;
 use super::{Aabb, InitialState, Obstacle, Params, World};
@@ -33,6 +34,8 @@ pub struct Scene {
     pub obstacles: Vec<Shape>,
     /// Solver parameters, particle mass calibrated for `params.spacing`.
     pub params: Params,
+    /// The `foam` stage's settings (`[foam]`).
+    pub foam: FoamSettings,
 }
 
 /// Largest particle count any backend accepts (ids are 32-bit; the GPU grid uses 32-bit indices).
@@ -136,6 +139,9 @@ impl Scene {
                 ),
             ));
         }
+        self.foam
+            .check()
+            .map_err(|(key, message)| Invalid::new(key, message))?;
         self.params
             .validate()
             .map_err(|e| Invalid::new(format!("params.{}", e.key), e.message))?;

@@ -1,6 +1,7 @@
 //! The TOML form of a scene. Every value keeps its source span so that validation errors can
 //! name the line they come from; `deny_unknown_fields` turns typos into errors.
 
+use super::foam::FoamSettings;
 use super::scene::{FluidBody, Scene};
 use super::{Aabb, Params};
 use crate::scene::{line_of, syntax_error, Invalid, SceneError, Shape};
@@ -26,6 +27,18 @@ struct SceneFile {
     #[serde(default)]
     obstacle: Vec<Spanned<ShapeFile>>,
     params: Option<Spanned<ParamsFile>>,
+    foam: Option<Spanned<FoamFile>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FoamFile {
+    enabled: Option<Spanned<bool>>,
+    trapped_air_rate: Option<Spanned<f32>>,
+    wave_crest_rate: Option<Spanned<f32>>,
+    lifetime: Option<Spanned<f32>>,
+    max_count: Option<Spanned<u32>>,
+    seed: Option<Spanned<u64>>,
 }
 
 #[derive(Deserialize)]
@@ -192,7 +205,33 @@ fn convert(file: &SceneFile, name: &str, lines: &mut Lines) -> Result<Scene, Inv
         fluids,
         obstacles,
         params,
+        foam: convert_foam(file.foam.as_ref(), lines),
     })
+}
+
+fn convert_foam(file: Option<&Spanned<FoamFile>>, lines: &mut Lines) -> FoamSettings {
+    let mut foam = FoamSettings::default();
+    let Some(file) = file else {
+        return foam;
+    };
+    lines.record("foam", file);
+    let file = file.get_ref();
+    macro_rules! set {
+        ($($field:ident),*) => {$(
+            if let Some(value) = lines.take(concat!("foam.", stringify!($field)), &file.$field) {
+                foam.$field = value;
+            }
+        )*};
+    }
+    set!(
+        enabled,
+        trapped_air_rate,
+        wave_crest_rate,
+        lifetime,
+        max_count,
+        seed
+    );
+    foam
 }
 
 fn convert_shape(body: &ShapeFile, key: &str, lines: &mut Lines) -> Result<Shape, Invalid> {

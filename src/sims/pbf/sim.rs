@@ -2,6 +2,7 @@
 
 use super::backend;
 use super::cpu::CpuSolver;
+use super::foam::{Foam, FoamSettings};
 use super::panel;
 use super::render::{Output, RenderSettings, Renderer, View};
 use super::scene::Scene;
@@ -17,13 +18,15 @@ use anyhow::{anyhow, Context, Result};
 use serde_json::value::RawValue;
 use std::any::Any;
 use std::rc::Rc;
+use std::time::Instant;
 use winit::keyboard::KeyCode;
 
-/// The stage names of [`Stage::ALL`], in order.
-const STAGES: [&str; Stage::ALL.len()] = {
-    let mut names = [""; Stage::ALL.len()];
+/// The stage names of [`Stage::ALL`], in order, then the `foam` stage's (run by [`PbfSim`]
+/// after the solver's step, [`super::foam`]).
+const STAGES: [&str; Stage::ALL.len() + 1] = {
+    let mut names = ["foam"; Stage::ALL.len() + 1];
     let mut k = 0;
-    while k < names.len() {
+    while k < Stage::ALL.len() {
         names[k] = Stage::ALL[k].name();
         k += 1;
     }
@@ -43,6 +46,8 @@ pub enum PbfEdit {
     Render(RenderSettings),
     /// New set-up for the next restart.
     Setup(Setup),
+    /// New `foam` stage settings, from the next step on.
+    Foam(FoamSettings),
 }
 
 /// A PBF scene running on a CPU or CUDA solver, with what the viewer edits: the set-up of the
@@ -62,6 +67,12 @@ pub struct PbfSim {
     pub live_params: Params,
     /// Render settings.
     pub render: RenderSettings,
+    /// The `foam` stage's settings (the scene's `[foam]`, then the panel's).
+    pub foam: FoamSettings,
+    /// The diffuse particles.
+    pub diffuse: Foam,
+    foam_seconds: f64,
+    foam_records: Vec<[f32; 4]>,
     params_pending: bool,
     backend: Backend,
     device: usize,
@@ -98,12 +109,16 @@ impl PbfSim {
     ) -> PbfSim {
         PbfSim {
             setup: Setup::of(&scene),
+            foam: scene.foam.clone(),
             live_params: scene.params.clone(),
             loaded: scene.clone(),
             scene,
             solver: created.solver,
             note: created.note,
             render: RenderSettings::default(),
+            diffuse: Foam::default(),
+            foam_seconds: 0.0,
+            foam_records: Vec::new(),
             params_pending: false,
             backend,
             device,
@@ -132,6 +147,11 @@ impl PbfSim {
             }
             PbfEdit::Render(settings) => self.render = settings,
             PbfEdit::Setup(setup) => self.setup = setup,
+            PbfEdit::Foam(foam) => {
+                foam.check()
+                    .map_err(|(key, message)| anyhow!("{key}: {message}"))?;
+                self.foam = foam;
+            }
         }
         Ok(())
     }
@@ -165,6 +185,24 @@ impl PbfSim {
         self.params_pending = false;
         self.scene = scene;
         self.scene_changed = true;
+        self.diffuse.clear();
+        Ok(())
+    }
+}
+
+impl PbfSim {
+    /// The `foam` stage after a step when it is on; off, the diffuse particles go.
+    fn run_foam(&mut self) -> Result<()> {
+        if !self.foam.enabled {
+            self.diffuse.clear();
+            return Ok(());
+        }
+        let start = Instant::now();
+        let dt = self.solver.params().dt;
+        self.solver
+            .foam(&mut self.diffuse, &self.foam, dt, &self.scene.container)
+            .context("the foam stage")?;
+        self.foam_seconds += start.elapsed().as_secs_f64();
         Ok(())
     }
 }
@@ -207,7 +245,8 @@ impl Sim for PbfSim {
                 .context("applying the edited parameters")?;
             self.params_pending = false;
         }
-        self.solver.step().context("simulation step")
+        self.solver.step().context("simulation step")?;
+        self.run_foam()
     }
 
     fn steps_taken(&self) -> u64 {
@@ -220,11 +259,14 @@ impl Sim for PbfSim {
 
     fn stage_seconds(&self) -> Vec<f64> {
         let times = self.solver.stage_times();
-        Stage::ALL.iter().map(|&stage| times.get(stage)).collect()
+        let mut seconds: Vec<f64> = Stage::ALL.iter().map(|&stage| times.get(stage)).collect();
+        seconds.push(self.foam_seconds);
+        seconds
     }
 
     fn reset_stage_times(&mut self) {
         self.solver.reset_stage_times();
+        self.foam_seconds = 0.0;
     }
 
     fn set_stage_timing(&mut self, enabled: bool) {
@@ -275,6 +317,13 @@ impl Sim for PbfSim {
             None => "-",
         };
         let mut lines = vec![format!("particles reach GL by {transfer}")];
+        if self.foam.enabled {
+            let [spray, foam, bubbles] = self.diffuse.counts();
+            lines.push(format!(
+                "foam: {spray} spray, {foam} foam, {bubbles} bubbles (cap {})",
+                self.foam.max_count
+            ));
+        }
         lines.extend(frame.summary());
         lines
     }
@@ -326,6 +375,8 @@ impl Sim for PbfSim {
             self.scene_changed = false;
         }
         renderer.update_particles(self.solver.as_mut(), &self.render)?;
+        self.diffuse.records(&mut self.foam_records);
+        renderer.update_foam(&self.foam_records)?;
         renderer.draw(camera, &self.render, output)
     }
 

@@ -692,6 +692,26 @@ impl Solver for CpuSolver {
         out.extend(ellipsoids.iter().flat_map(|e| e.records()));
         Ok(())
     }
+
+    /// The `foam` stage over this step's neighbour lists (found at x*) and the state now.
+    fn foam(
+        &self,
+        foam: &mut crate::sims::pbf::foam::Foam,
+        settings: &crate::sims::pbf::foam::FoamSettings,
+        dt: f32,
+        container: &crate::sims::pbf::Aabb,
+    ) -> Result<usize, SolverError> {
+        let fluid = crate::sims::pbf::foam::FluidView {
+            positions: &self.positions,
+            velocities: &self.velocities,
+            neighbor_start: &self.neighbor_start,
+            neighbors: &self.neighbors,
+            radius: self.params.kernel_radius,
+            particle_radius: self.params.particle_radius(),
+        };
+        let gravity = Vec3A::from(self.params.gravity);
+        Ok(foam.foam(&fluid, settings, dt, gravity, container))
+    }
 }
 
 #[cfg(test)]

@@ -16,7 +16,8 @@
 //! | `thickness` | the same sprites, additive | thickness (R32F) |
 //! | `smooth_depth` | N iterations of the bilateral or narrow-range filter | smoothed depth |
 //! | `normals` | normals from the smoothed depth | eye normals (RGBA32F) |
-//! | `composite` | Fresnel, reflection, refraction, absorption, GGX sun highlight | HDR colour + depth |
+//! | `foam` | the `foam` stage's diffuse particles as soft white sprites (when there are any) | foam (RGBA16F) |
+//! | `composite` | Fresnel, reflection, refraction, absorption, GGX sun highlight, foam over it | HDR colour + depth |
 //! | `edges` | the container's edges, hidden by water in front | HDR colour |
 //! | `post` | exposure, ACES tone mapping, sRGB, FXAA ([`crate::gfx::post`]) | the output |
 //!
@@ -34,6 +35,7 @@
 //! `light.rs` the sun's view and the shadow and caustics passes. The kind-agnostic parts
 //! (programs, targets, sky, timer, capture) are [`crate::gfx`]'s.
 
+mod foam;
 mod light;
 mod particles;
 pub mod scene_mesh;
@@ -50,6 +52,7 @@ use crate::gfx::timing::{PassClock, PassTimer};
 pub use crate::gfx::Output;
 use crate::sims::pbf::scene::Scene;
 use anyhow::{Context, Result};
+use foam::{FoamBuffer, FoamProgram};
 use glam::{Mat4, Vec3};
 use glow::HasContext;
 use light::{CausticsProgram, LightTargets};
@@ -193,6 +196,8 @@ pub enum Pass {
     SmoothDepth,
     /// Normals from depth.
     Normals,
+    /// Diffuse particles' sprites.
+    Foam,
     /// Fluid shading over the scene.
     Composite,
     /// The container's edges over the picture.
@@ -218,6 +223,7 @@ impl Pass {
             Pass::Thickness => "thickness",
             Pass::SmoothDepth => "smooth_depth",
             Pass::Normals => "normals",
+            Pass::Foam => "foam",
             Pass::Composite => "composite",
             Pass::Edges => "edges",
             Pass::Particles => "particles",
@@ -251,6 +257,7 @@ struct Programs {
     composite: CompositeProgram,
     debug_view: DebugViewProgram,
     caustics: CausticsProgram,
+    foam: FoamProgram,
 }
 
 impl Programs {
@@ -265,11 +272,12 @@ impl Programs {
             composite: CompositeProgram::new(gl)?,
             debug_view: DebugViewProgram::new(gl)?,
             caustics: CausticsProgram::new(gl)?,
+            foam: FoamProgram::new(gl)?,
         })
     }
 
     fn delete(&self, gl: &glow::Context) {
-        let programs: [&Program; 9] = [
+        let programs: [&Program; 10] = [
             &self.scene.program,
             &self.sphere_depth.program,
             &self.thickness.program,
@@ -279,6 +287,7 @@ impl Programs {
             &self.composite.program,
             &self.debug_view.program,
             &self.caustics.program,
+            &self.foam.program,
         ];
         for program in programs {
             program.delete(gl);
@@ -336,6 +345,7 @@ pub struct Renderer {
     post: Post,
     fullscreen: FullscreenTriangle,
     particles: ParticleBuffer,
+    foam: FoamBuffer,
     meshes: Vec<Mesh>,
     scale: SceneScale,
     targets: Targets,
@@ -354,6 +364,7 @@ impl Renderer {
         let light = LightTargets::new(&gl)?;
         let fullscreen = FullscreenTriangle::new(&gl)?;
         let particles = ParticleBuffer::new(&gl)?;
+        let foam = FoamBuffer::new(&gl)?;
         // Resized to the output by the first draw.
         let targets = Targets::new(&gl, 1, 1)?;
         let mut renderer = Renderer {
@@ -363,6 +374,7 @@ impl Renderer {
             post,
             fullscreen,
             particles,
+            foam,
             meshes: Vec::new(),
             scale: SceneScale {
                 particle_radius: 0.01,
@@ -470,8 +482,12 @@ impl Renderer {
                 self.run(Pass::Thickness, |r| r.thickness(&frame))?;
                 self.run(Pass::SmoothDepth, |r| r.smooth_depth(&frame, settings))?;
                 self.run(Pass::Normals, |r| r.normals(&frame))?;
+                let foam = view == View::Fluid && self.foam.count > 0;
+                if foam {
+                    self.run(Pass::Foam, |r| r.foam(&frame))?;
+                }
                 if view == View::Fluid {
-                    self.run(Pass::Composite, |r| r.composite(&frame, settings))?;
+                    self.run(Pass::Composite, |r| r.composite(&frame, settings, foam))?;
                     let hdr = self.targets.hdr.framebuffer;
                     self.run(Pass::Edges, |r| r.edges(&frame, hdr))?;
                     let picture = self.targets.hdr.texture;
@@ -584,6 +600,7 @@ impl Drop for Renderer {
         self.sky.delete(&gl);
         self.fullscreen.delete(&gl);
         self.particles.delete(&gl);
+        self.foam.delete(&gl);
     }
 }
 

@@ -14,6 +14,8 @@ use std::rc::Rc;
 
 /// The sun's radiance in the specular highlight (the sky's brightest texels are 1).
 const SUN_RADIANCE: f32 = 6.0;
+/// The linear radiance of foam, white (the sky's brightest texels are 1).
+const FOAM_RADIANCE: f32 = 1.1;
 
 /// The viewport-sized buffers of the passes.
 pub(super) struct Targets {
@@ -26,6 +28,8 @@ pub(super) struct Targets {
     pub(super) thickness: TextureTarget,
     smoothing: [TextureTarget; 2],
     pub(super) normals: TextureTarget,
+    /// The `foam` pass's sprites: r in front, g bubbles under the surface.
+    pub(super) foam: TextureTarget,
 }
 
 impl Targets {
@@ -65,6 +69,7 @@ impl Targets {
                 TextureTarget::new(gl, width, height, ColorFormat::R32F, Depth::None)?,
             ],
             normals: TextureTarget::new(gl, width, height, ColorFormat::RGBA32F, Depth::None)?,
+            foam: TextureTarget::new(gl, width, height, ColorFormat::RGBA16F, Depth::None)?,
         })
     }
 
@@ -77,6 +82,7 @@ impl Targets {
             target.delete(gl);
         }
         self.normals.delete(gl);
+        self.foam.delete(gl);
     }
 }
 
@@ -227,8 +233,10 @@ impl NormalsProgram {
 pub(super) struct CompositeProgram {
     pub(super) program: Program,
     /// The samplers, in texture-unit order: scene colour, scene depth, fluid depth, fluid
-    /// normal, fluid thickness, then the sky's cubemap.
-    samplers: [Uniform; 6],
+    /// normal, fluid thickness, the sky's cubemap, then the foam.
+    samplers: [Uniform; 7],
+    foam: Uniform,
+    foam_color: Uniform,
     inverse_view_rotation: Uniform,
     projection_scale: Uniform,
     clip_planes: Uniform,
@@ -256,7 +264,10 @@ impl CompositeProgram {
                 uniform("fluid_normal")?,
                 uniform("fluid_thickness")?,
                 uniform("skybox")?,
+                uniform("foam_texture")?,
             ],
+            foam: uniform("foam")?,
+            foam_color: uniform("foam_color")?,
             inverse_view_rotation: uniform("inverse_view_rotation")?,
             projection_scale: uniform("projection_scale")?,
             clip_planes: uniform("clip_planes")?,
@@ -461,7 +472,8 @@ impl Renderer {
     }
 
     /// `composite`: the shaded fluid over the scene, into the HDR target, with its depth.
-    pub(super) fn composite(&self, frame: &FrameSetup, settings: &RenderSettings) {
+    /// With `foam`, the `foam` pass's sprites over it.
+    pub(super) fn composite(&self, frame: &FrameSetup, settings: &RenderSettings, foam: bool) {
         let gl = &self.gl;
         let targets = &self.targets;
         // SAFETY: GL calls on this thread's current context (front ends make it current
@@ -481,6 +493,7 @@ impl Renderer {
             (glow::TEXTURE_2D, Some(targets.normals.texture)),
             (glow::TEXTURE_2D, Some(targets.thickness.texture)),
             (glow::TEXTURE_CUBE_MAP, Some(self.sky.cubemap())),
+            (glow::TEXTURE_2D, Some(targets.foam.texture)),
         ];
         for (unit, (sampler, (kind, texture))) in pass.samplers.iter().zip(textures).enumerate() {
             sampler.set(gl, unit as i32);
@@ -501,6 +514,8 @@ impl Renderer {
         pass.refraction_strength.set(gl, 0.25);
         pass.sun_direction
             .set(gl, view_rotation * skybox::sun_direction());
+        pass.foam.set(gl, i32::from(foam));
+        pass.foam_color.set(gl, Vec3::splat(FOAM_RADIANCE));
         self.fullscreen.draw(gl);
         // SAFETY: as above.
         unsafe {

@@ -1,0 +1,551 @@
+//! The `foam` stage (Ihmsen, Akinci, Akinci & Teschner, "Unified spray, foam and bubbles for
+//! particle-based fluids", The Visual Computer 2012), CPU reference: diffuse particles born
+//! where the fluid traps air, at wave crests and with kinetic energy, then carried as spray,
+//! foam or bubbles by what surrounds them. The fluid is not changed (one-way coupling).
+//!
+//! Per fluid particle i over its neighbour list (the solver's: every j ≠ i within the kernel
+//! radius h), with the radially symmetric weight W = 1 − r/h:
+//!
+//! - trapped air: I_ta = Σⱼ |vᵢⱼ| (1 − v̂ᵢⱼ·x̂ᵢⱼ) W, vᵢⱼ = vᵢ − vⱼ, xᵢⱼ = xᵢ − xⱼ (m/s);
+//! - wave crest: the surface normal n̂ᵢ is the direction away from the neighbours' weighted
+//!   mean (particles whose mean lies within [`SURFACE_OFFSET`] h of themselves are inside and
+//!   have none); κᵢ = Σⱼ (1 − n̂ᵢ·n̂ⱼ) W over the neighbours below i (x̂ⱼᵢ·n̂ᵢ < 0), counted only
+//!   where the particle moves along its normal (v̂ᵢ·n̂ᵢ ≥ [`CREST_ALIGNMENT`]);
+//! - kinetic energy per unit mass: I_k = ½|vᵢ|² (J/kg).
+//!
+//! Each is clamped into [0, 1] by Φ(I, τ_min, τ_max) = (min(I, τ_max) − min(I, τ_min)) /
+//! (τ_max − τ_min) with the thresholds [`TRAPPED_AIR`], [`WAVE_CREST`], [`KINETIC`], and the
+//! particle emits n = dt (k_ta Φ_ta + k_wc Φ_wc) Φ_k diffuse particles (the fraction rounded
+//! up with that probability, by a hash of the seed, the step and i: deterministic, in parallel).
+//! They start inside the cylinder of radius r_p around xᵢ along vᵢ, with vᵢ plus the offset
+//! across it per unit time.
+//!
+//! Every step, each diffuse particle counts the fluid particles within h: fewer than
+//! [`SPRAY_BELOW`] make it spray (ballistic under gravity), more than [`BUBBLE_ABOVE`] a bubble
+//! (buoyant, k_b, and dragged towards the fluid's velocity, k_d), the rest foam (moved with the
+//! fluid's velocity averaged with W). Only foam ages; it dies when its lifetime is spent. A
+//! diffuse particle that leaves the container dies; no more are born than the cap allows.
+
+use super::grid::UniformGrid;
+use super::Aabb;
+use glam::Vec3A;
+use rayon::prelude::*;
+
+/// Trapped-air potential's thresholds τ_min, τ_max (m/s, the sum over the neighbours).
+pub const TRAPPED_AIR: (f32, f32) = (8.0, 14.0);
+/// Wave-crest potential's thresholds (the curvature sum, dimensionless).
+pub const WAVE_CREST: (f32, f32) = (5.0, 10.0);
+/// Kinetic energy per unit mass's thresholds (J/kg).
+pub const KINETIC: (f32, f32) = (0.5, 5.0);
+/// A particle whose neighbours' weighted mean lies farther than this many h away is at the
+/// surface and has a normal.
+pub const SURFACE_OFFSET: f32 = 0.1;
+/// Least cos(angle) between velocity and normal at a wave crest.
+pub const CREST_ALIGNMENT: f32 = 0.6;
+/// Fewer fluid neighbours than this: spray.
+pub const SPRAY_BELOW: usize = 6;
+/// More fluid neighbours than this: a bubble.
+pub const BUBBLE_ABOVE: usize = 20;
+/// Bubbles' buoyancy k_b (multiples of −g) and drag towards the fluid k_d (per step, 0..1).
+pub const BUOYANCY: f32 = 2.0;
+/// See [`BUOYANCY`].
+pub const DRAG: f32 = 0.5;
+/// The spread of a new particle's velocity across the parent's, as a fraction of its speed
+/// at the cylinder's rim.
+pub const SPREAD: f32 = 0.1;
+/// Foam fades out over the last this many seconds of its lifetime (the picture's alpha).
+pub const FADE: f32 = 0.5;
+
+/// What a diffuse particle is now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiffuseKind {
+    /// In the air: ballistic.
+    Spray = 0,
+    /// On the surface: carried by the fluid.
+    Foam = 1,
+    /// Under the surface: rises.
+    Bubble = 2,
+}
+
+/// One diffuse particle.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Diffuse {
+    /// Position, m.
+    pub position: Vec3A,
+    /// Velocity, m/s.
+    pub velocity: Vec3A,
+    /// Lifetime left, s (spent only as foam).
+    pub life: f32,
+    /// Its class at the last step.
+    pub kind: DiffuseKind,
+}
+
+/// The `foam` stage's controls (scene file `[foam]`, the panel's Foam section, `render --foam`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FoamSettings {
+    /// Whether the stage runs (and the picture shows it).
+    pub enabled: bool,
+    /// k_ta: diffuse particles per fluid particle per second at full trapped-air potential.
+    pub trapped_air_rate: f32,
+    /// k_wc: the same at full wave-crest potential.
+    pub wave_crest_rate: f32,
+    /// Lifetime of foam, s.
+    pub lifetime: f32,
+    /// Most diffuse particles alive at once.
+    pub max_count: u32,
+    /// Seed of the emission's random numbers.
+    pub seed: u64,
+}
+
+impl Default for FoamSettings {
+    fn default() -> Self {
+        FoamSettings {
+            enabled: false,
+            trapped_air_rate: 1000.0,
+            wave_crest_rate: 1000.0,
+            lifetime: 2.0,
+            max_count: 100_000,
+            seed: 1,
+        }
+    }
+}
+
+impl FoamSettings {
+    /// Every value in range, or the offending key and why.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        let rate = |key, v: f32| {
+            if (0.0..=10_000.0).contains(&v) {
+                Ok(())
+            } else {
+                Err((key, format!("must lie in 0..=10000 per second, got {v}")))
+            }
+        };
+        rate("foam.trapped_air_rate", self.trapped_air_rate)?;
+        rate("foam.wave_crest_rate", self.wave_crest_rate)?;
+        if !(self.lifetime > 0.0 && self.lifetime <= 600.0) {
+            return Err((
+                "foam.lifetime",
+                format!("must lie in (0, 600] s, got {}", self.lifetime),
+            ));
+        }
+        if self.max_count > 10_000_000 {
+            return Err((
+                "foam.max_count",
+                format!("must be at most 10000000, got {}", self.max_count),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The fluid the stage reads: positions, velocities and CSR neighbour lists
+/// (`neighbors[neighbor_start[i]..neighbor_start[i + 1]]`, i excluded) within `radius`.
+pub struct FluidView<'a> {
+    /// Positions, m.
+    pub positions: &'a [Vec3A],
+    /// Velocities, m/s.
+    pub velocities: &'a [Vec3A],
+    /// CSR starts, one more than particles.
+    pub neighbor_start: &'a [u32],
+    /// CSR lists.
+    pub neighbors: &'a [u32],
+    /// The kernel radius h, m.
+    pub radius: f32,
+    /// Particle radius r_p (half the spacing), m.
+    pub particle_radius: f32,
+}
+
+impl FluidView<'_> {
+    fn list(&self, i: usize) -> &[u32] {
+        &self.neighbors[self.neighbor_start[i] as usize..self.neighbor_start[i + 1] as usize]
+    }
+}
+
+/// The diffuse particles of one simulation and the step counter their random numbers use.
+#[derive(Clone, Debug, Default)]
+pub struct Foam {
+    /// Alive now.
+    pub particles: Vec<Diffuse>,
+    steps: u64,
+}
+
+/// Φ(I, τ_min, τ_max).
+fn clamp_potential(value: f32, (low, high): (f32, f32)) -> f32 {
+    (value.min(high) - value.min(low)) / (high - low)
+}
+
+/// A uniform number in [0, 1) from three integers (SplitMix64 of their mix).
+fn uniform(seed: u64, step: u64, index: u64, k: u64) -> f32 {
+    let mut z = seed
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(step.wrapping_mul(0xD1B5_4A32_D192_ED03))
+        .wrapping_add(index.wrapping_mul(0xABC9_8388_FB8B_AC03))
+        .wrapping_add(k.wrapping_mul(0x8CB9_2BA7_2F3D_8DD7));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 40) as f32 / (1u64 << 24) as f32
+}
+
+/// The three potentials of every fluid particle, clamped: (Φ_ta, Φ_wc, Φ_k).
+pub fn potentials(fluid: &FluidView) -> Vec<[f32; 3]> {
+    raw_potentials(fluid)
+        .into_iter()
+        .map(|[ta, wc, k]| {
+            [
+                clamp_potential(ta, TRAPPED_AIR),
+                clamp_potential(wc, WAVE_CREST),
+                clamp_potential(k, KINETIC),
+            ]
+        })
+        .collect()
+}
+
+/// The three potentials before clamping: I_ta (m/s), the crest's curvature (0 off a crest),
+/// I_k (J/kg).
+pub fn raw_potentials(fluid: &FluidView) -> Vec<[f32; 3]> {
+    let h = fluid.radius;
+    let weight = |r: f32| (1.0 - r / h).max(0.0);
+    let x = fluid.positions;
+    let v = fluid.velocities;
+    let normals: Vec<Vec3A> = (0..x.len())
+        .into_par_iter()
+        .map(|i| {
+            let (mut sum, mut total) = (Vec3A::ZERO, 1.0f32);
+            for &j in fluid.list(i) {
+                let d = x[j as usize] - x[i];
+                let w = weight(d.length());
+                sum += w * d;
+                total += w;
+            }
+            let offset = sum / total;
+            if offset.length() > SURFACE_OFFSET * h {
+                -offset.normalize()
+            } else {
+                Vec3A::ZERO
+            }
+        })
+        .collect();
+    (0..x.len())
+        .into_par_iter()
+        .map(|i| {
+            let (mut trapped, mut curvature) = (0.0f32, 0.0f32);
+            let n = normals[i];
+            for &j in fluid.list(i) {
+                let j = j as usize;
+                let xij = x[i] - x[j];
+                let r = xij.length();
+                let w = weight(r);
+                let vij = v[i] - v[j];
+                let speed = vij.length();
+                if speed > 1e-6 && r > 1e-9 {
+                    trapped += speed * (1.0 - vij.dot(xij) / (speed * r)) * w;
+                }
+                if n != Vec3A::ZERO && r > 1e-9 && (-xij).dot(n) < 0.0 {
+                    curvature += (1.0 - n.dot(normals[j])) * w;
+                }
+            }
+            let speed = v[i].length();
+            let crest = n != Vec3A::ZERO && speed > 1e-6 && v[i].dot(n) >= CREST_ALIGNMENT * speed;
+            [
+                trapped,
+                if crest { curvature } else { 0.0 },
+                0.5 * speed * speed,
+            ]
+        })
+        .collect()
+}
+
+impl Foam {
+    /// The `foam` stage: one step of `dt` seconds under `gravity` inside `container` (see the
+    /// module's text). Returns how many were born.
+    pub fn foam(
+        &mut self,
+        fluid: &FluidView,
+        settings: &FoamSettings,
+        dt: f32,
+        gravity: Vec3A,
+        container: &Aabb,
+    ) -> usize {
+        self.steps += 1;
+        self.advect(fluid, dt, gravity, container);
+        let born = self.emit(fluid, settings, dt);
+        let room = (settings.max_count as usize).saturating_sub(self.particles.len());
+        let count = born.len().min(room);
+        self.particles.extend_from_slice(&born[..count]);
+        count
+    }
+
+    /// New diffuse particles of this step, in fluid-particle order.
+    fn emit(&self, fluid: &FluidView, settings: &FoamSettings, dt: f32) -> Vec<Diffuse> {
+        let (seed, step) = (settings.seed, self.steps);
+        let rp = fluid.particle_radius;
+        potentials(fluid)
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(i, &[ta, wc, k])| {
+                let rate =
+                    dt * (settings.trapped_air_rate * ta + settings.wave_crest_rate * wc) * k;
+                let whole = rate.floor();
+                let extra = (uniform(seed, step, i as u64, 0) < rate - whole) as u32;
+                let count = whole as u32 + extra;
+                let (x, v) = (fluid.positions[i], fluid.velocities[i]);
+                let along = v.normalize_or(Vec3A::Y);
+                let e1 = along.any_orthonormal_vector();
+                let e2 = along.cross(e1);
+                (0..count).map(move |m| {
+                    let u = |k: u64| uniform(seed, step, i as u64, 1 + 3 * m as u64 + k);
+                    let (r, theta) = (rp * u(0).sqrt(), std::f32::consts::TAU * u(1));
+                    let across = r * (theta.cos() * e1 + theta.sin() * e2);
+                    Diffuse {
+                        position: x + across + u(2) * dt * v,
+                        velocity: v + across * (SPREAD * v.length() / rp),
+                        life: settings.lifetime,
+                        kind: DiffuseKind::Spray,
+                    }
+                })
+            })
+            .collect()
+    }
+
+    /// Classifies, moves and ages every diffuse particle; drops the dead.
+    fn advect(&mut self, fluid: &FluidView, dt: f32, gravity: Vec3A, container: &Aabb) {
+        if self.particles.is_empty() {
+            return;
+        }
+        let h = fluid.radius;
+        let mut grid = UniformGrid::new(container, h);
+        grid.build(fluid.positions);
+        let order = grid.order();
+        let h2 = h * h;
+        self.particles.par_iter_mut().for_each(|d| {
+            let (mut count, mut weights, mut velocity) = (0usize, 0.0f32, Vec3A::ZERO);
+            grid.for_each_neighbor_range(d.position, |range| {
+                for &j in &order[range] {
+                    let r2 = (fluid.positions[j as usize] - d.position).length_squared();
+                    if r2 < h2 {
+                        let w = 1.0 - r2.sqrt() / h;
+                        count += 1;
+                        weights += w;
+                        velocity += w * fluid.velocities[j as usize];
+                    }
+                }
+            });
+            let fluid_velocity = if weights > 0.0 {
+                velocity / weights
+            } else {
+                d.velocity
+            };
+            d.kind = if count < SPRAY_BELOW {
+                DiffuseKind::Spray
+            } else if count > BUBBLE_ABOVE {
+                DiffuseKind::Bubble
+            } else {
+                DiffuseKind::Foam
+            };
+            match d.kind {
+                DiffuseKind::Spray => {
+                    d.velocity += dt * gravity;
+                    d.position += dt * d.velocity;
+                }
+                DiffuseKind::Foam => {
+                    d.velocity = fluid_velocity;
+                    d.position += dt * fluid_velocity;
+                    d.life -= dt;
+                }
+                DiffuseKind::Bubble => {
+                    d.velocity += -BUOYANCY * dt * gravity + DRAG * (fluid_velocity - d.velocity);
+                    d.position += dt * d.velocity;
+                }
+            }
+        });
+        self.particles.retain(|d| {
+            d.life > 0.0
+                && d.position.cmpge(container.min).all()
+                && d.position.cmple(container.max).all()
+        });
+    }
+
+    /// How many of each kind are alive: [spray, foam, bubbles].
+    pub fn counts(&self) -> [usize; 3] {
+        let mut counts = [0; 3];
+        for d in &self.particles {
+            counts[d.kind as usize] += 1;
+        }
+        counts
+    }
+
+    /// The renderer's records: `[x, y, z, kind + fade / 2]`, kind 0 spray, 1 foam, 2 bubble,
+    /// fade in [0, 1] (foam fades out over its last [`FADE`] seconds).
+    pub fn records(&self, out: &mut Vec<[f32; 4]>) {
+        out.clear();
+        out.extend(self.particles.iter().map(|d| {
+            let fade = (d.life / FADE).clamp(0.0, 1.0);
+            let p = d.position;
+            [p.x, p.y, p.z, d.kind as u32 as f32 + 0.499 * fade]
+        }));
+    }
+
+    /// Forgets every diffuse particle (a restart).
+    pub fn clear(&mut self) {
+        self.particles.clear();
+        self.steps = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sims::pbf::anisotropy::neighbour_lists;
+
+    const SPACING: f32 = 0.02;
+    const GRAVITY: Vec3A = Vec3A::new(0.0, -9.81, 0.0);
+
+    fn lattice(nx: i32, ny: i32, nz: i32) -> Vec<Vec3A> {
+        let mut points = Vec::new();
+        for z in 0..nz {
+            for y in 0..ny {
+                for x in 0..nx {
+                    points.push(Vec3A::new(x as f32, y as f32, z as f32) * SPACING);
+                }
+            }
+        }
+        points
+    }
+
+    /// Runs `steps` of the stage on `positions` at `velocities`, with `diffuse` alive at the
+    /// start.
+    fn run(
+        positions: &[Vec3A],
+        velocities: &[Vec3A],
+        diffuse: Vec<Diffuse>,
+        settings: &FoamSettings,
+        dt: f32,
+        steps: usize,
+    ) -> (Foam, usize) {
+        let (start, lists) = neighbour_lists(positions, 2.0 * SPACING);
+        let fluid = FluidView {
+            positions,
+            velocities,
+            neighbor_start: &start,
+            neighbors: &lists,
+            radius: 2.0 * SPACING,
+            particle_radius: 0.5 * SPACING,
+        };
+        let container = Aabb::new([-1.0, -1.0, -1.0], [1.0, 1.0, 1.0]);
+        let mut foam = Foam {
+            particles: diffuse,
+            steps: 0,
+        };
+        let born = (0..steps)
+            .map(|_| foam.foam(&fluid, settings, dt, GRAVITY, &container))
+            .sum();
+        (foam, born)
+    }
+
+    fn one(position: Vec3A, velocity: Vec3A, life: f32) -> Vec<Diffuse> {
+        vec![Diffuse {
+            position,
+            velocity,
+            life,
+            kind: DiffuseKind::Spray,
+        }]
+    }
+
+    #[test]
+    fn foam_on_a_resting_surface_stays_put_and_dies_after_its_lifetime() {
+        let block = lattice(9, 3, 9);
+        let still = vec![Vec3A::ZERO; block.len()];
+        let top = Vec3A::new(4.0, 2.5, 4.0) * SPACING;
+        let settings = FoamSettings {
+            enabled: true,
+            lifetime: 0.52,
+            ..FoamSettings::default()
+        };
+        let start = one(top, Vec3A::ZERO, settings.lifetime);
+        // 10 steps of 0.05 s: 0.02 s left, still foam, not moved (the fluid is at rest).
+        let (alive, born) = run(&block, &still, start.clone(), &settings, 0.05, 10);
+        assert_eq!(born, 0, "a fluid at rest makes no foam");
+        assert_eq!(alive.particles.len(), 1);
+        let d = alive.particles[0];
+        assert_eq!(d.kind, DiffuseKind::Foam, "{d:?}");
+        assert!((d.life - 0.02).abs() < 1e-4, "{d:?}");
+        assert!((d.position - top).length() < 1e-6, "{d:?}");
+        // One more: its lifetime is spent.
+        let (dead, _) = run(&block, &still, start, &settings, 0.05, 11);
+        assert!(dead.particles.is_empty(), "{:?}", dead.particles);
+    }
+
+    #[test]
+    fn spray_flies_ballistically_forever_and_bubbles_rise() {
+        let settings = FoamSettings {
+            enabled: true,
+            lifetime: 0.1,
+            ..FoamSettings::default()
+        };
+        // No fluid at all: spray, which does not age.
+        let (v0, dt, n) = (Vec3A::new(1.0, 2.0, 0.0), 0.01f32, 30);
+        let (flying, _) = run(&[], &[], one(Vec3A::ZERO, v0, 0.1), &settings, dt, n);
+        let d = flying.particles[0];
+        assert_eq!(d.kind, DiffuseKind::Spray);
+        let t = dt * n as f32;
+        // Symplectic Euler: x = v0 t + g dt² n (n + 1) / 2.
+        let expected = v0 * t + GRAVITY * dt * dt * (n * (n + 1)) as f32 / 2.0;
+        assert!(
+            (d.position - expected).length() < 1e-5,
+            "{d:?} vs {expected}"
+        );
+        assert!((d.velocity - (v0 + GRAVITY * t)).length() < 1e-5, "{d:?}");
+        // Inside a block at rest: a bubble, pushed up by buoyancy, dragged back by the fluid.
+        let block = lattice(9, 9, 9);
+        let still = vec![Vec3A::ZERO; block.len()];
+        let inside = Vec3A::splat(4.0 * SPACING);
+        let (rising, _) = run(
+            &block,
+            &still,
+            one(inside, Vec3A::ZERO, 0.1),
+            &settings,
+            dt,
+            3,
+        );
+        let d = rising.particles[0];
+        assert_eq!(d.kind, DiffuseKind::Bubble, "{d:?}");
+        assert!(d.velocity.y > 0.0 && d.position.y > inside.y, "{d:?}");
+        // Drag: the speed stays below buoyancy's undamped 3 steps of 2 g.
+        assert!(d.velocity.y < 3.0 * BUOYANCY * 9.81 * dt, "{d:?}");
+    }
+
+    #[test]
+    fn a_shearing_crest_emits_deterministically_and_the_cap_holds() {
+        // A block whose top layers run fast to +x over a bed at rest: relative velocity across
+        // the layers (trapped air) and kinetic energy.
+        let block = lattice(12, 6, 6);
+        let velocities: Vec<Vec3A> = block
+            .iter()
+            .map(|p| {
+                let up = p.y / SPACING;
+                Vec3A::new(if up >= 3.0 { 3.0 } else { -3.0 }, 0.0, 0.0)
+            })
+            .collect();
+        let settings = FoamSettings {
+            enabled: true,
+            ..FoamSettings::default()
+        };
+        let (first, born) = run(&block, &velocities, Vec::new(), &settings, 0.0166, 1);
+        assert!(born > 10, "born {born}");
+        let (again, _) = run(&block, &velocities, Vec::new(), &settings, 0.0166, 1);
+        assert_eq!(first.particles, again.particles);
+        let capped = FoamSettings {
+            max_count: 7,
+            ..settings.clone()
+        };
+        let (few, born) = run(&block, &velocities, Vec::new(), &capped, 0.0166, 3);
+        assert_eq!((few.particles.len(), born), (7, 7));
+        let other_seed = FoamSettings {
+            seed: 2,
+            ..settings
+        };
+        let (other, _) = run(&block, &velocities, Vec::new(), &other_seed, 0.0166, 1);
+        assert_ne!(first.particles, other.particles);
+    }
+}
