@@ -5,13 +5,14 @@
 //! (`src/sims/ink/cuda/emulation.rs`); `fluidlab doctor` runs the GPU checks where there is
 //! no cargo.
 
+#[path = "support/kinds.rs"]
+mod kinds;
 #[path = "support/ptxas.rs"]
 mod ptxas;
 use fluidlab::cuda::ptx::{self, ModuleSource};
 use fluidlab::sims::ink::cuda::kernels::{self, InkKernels};
 use fluidlab::sims::ink::cuda::multigrid::InkLevel;
 use fluidlab::sims::ink::cuda::parity;
-use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
 fn ink_module() -> &'static ModuleSource {
@@ -32,23 +33,7 @@ fn gpu() -> MutexGuard<'static, ()> {
 /// PTX has no other.
 #[test]
 fn every_ink_kernel_the_host_launches_is_in_the_module() {
-    let source = ink_module().nvrtc_source();
-    assert!(!source.contains("#include"), "NVRTC gets no include paths");
-    for name in InkKernels::NAMES {
-        assert!(
-            source.contains(&format!("\n{name}(")),
-            "kernel {name} is not defined in kernels/ink.cu"
-        );
-        if let Some(ptx) = ink_module().ptx {
-            assert!(
-                ptx.contains(&format!(".entry {name}(")),
-                "kernel {name} is not an .entry of the prebuilt PTX"
-            );
-        }
-    }
-    if let Some(ptx) = ink_module().ptx {
-        assert_eq!(ptx.matches(".entry ").count(), InkKernels::NAMES.len());
-    }
+    kinds::assert_module_holds_exactly(ink_module(), "ink.cu", InkKernels::NAMES);
 }
 
 /// The parameter records the kernels take by value have the sizes of their C structs (17, 14
@@ -138,18 +123,6 @@ fn twenty_ink_frames_on_the_gpu_match_the_cpu() {
     assert!(passed, "{detail}");
 }
 
-fn fluidlab(args: &[&str]) -> (bool, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_fluidlab"))
-        .args(args)
-        .output()
-        .expect("run fluidlab");
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
 /// Without a GPU, `--backend cuda` on an ink scene fails in one sentence; `auto` runs on the CPU
 /// and says why.
 #[test]
@@ -158,9 +131,7 @@ fn fluidlab(args: &[&str]) -> (bool, String, String) {
     ignore = "needs a machine without CUDA: this one has a GPU (build.rs found it)"
 )]
 fn ink_on_cuda_without_a_gpu_fails_in_one_sentence_and_auto_says_why() {
-    let reason = fluidlab::cuda::unavailable()
-        .expect("build.rs found no CUDA, but CUDA runs now: rebuild (touch build.rs)");
-    let bench = [
+    kinds::assert_cuda_refused_and_auto_says_why(&[
         "bench",
         "dye",
         "--particles",
@@ -169,22 +140,7 @@ fn ink_on_cuda_without_a_gpu_fails_in_one_sentence_and_auto_says_why() {
         "1",
         "--warmup",
         "0",
-    ];
-    let (ok, _, stderr) = fluidlab(&[&bench[..], &["--backend", "cuda"]].concat());
-    assert!(!ok);
-    let message = stderr.trim();
-    assert_eq!(message.lines().count(), 1, "{message}");
-    assert_eq!(
-        message,
-        format!(
-            "error: --backend cuda cannot run on this machine: {reason}; use --backend cpu or \
-             --backend auto"
-        )
-    );
-    let (ok, stdout, stderr) = fluidlab(&[&bench[..], &["--json"]].concat());
-    assert!(ok, "{stderr}");
-    let report: serde_json::Value = serde_json::from_str(stdout.trim()).expect("bench JSON");
-    assert_eq!(report["backend"], format!("cpu ({reason})"));
+    ]);
 }
 
 /// A multigrid scene (`dye`) runs on CUDA: `--backend cuda` and `auto` both take the GPU, and
@@ -194,7 +150,7 @@ fn ink_on_cuda_without_a_gpu_fails_in_one_sentence_and_auto_says_why() {
 fn a_multigrid_scene_runs_on_cuda() {
     let _gpu = gpu();
     for backend in ["cuda", "auto"] {
-        let (ok, stdout, stderr) = fluidlab(&[
+        let (ok, stdout, stderr) = kinds::fluidlab(&[
             "bench",
             "dye",
             "--backend",

@@ -5,12 +5,13 @@
 //! the emulation (`src/sims/particles/cuda/emulation.rs`); `fluidlab doctor` runs the GPU
 //! checks where there is no cargo.
 
+#[path = "support/kinds.rs"]
+mod kinds;
 #[path = "support/ptxas.rs"]
 mod ptxas;
 use fluidlab::cuda::ptx::{self, ModuleSource};
 use fluidlab::sims::particles::cuda::kernels::{self, BasinStep, BodyStep, FountainStep};
 use fluidlab::sims::particles::cuda::parity;
-use std::process::Command;
 
 fn module() -> &'static ModuleSource {
     ptx::module_source(kernels::MODULE).expect("kernels/particles.cu is a module")
@@ -20,23 +21,7 @@ fn module() -> &'static ModuleSource {
 /// and the PTX has no other.
 #[test]
 fn every_particles_kernel_the_host_launches_is_in_the_module() {
-    let source = module().nvrtc_source();
-    assert!(!source.contains("#include"), "NVRTC gets no include paths");
-    for name in kernels::NAMES {
-        assert!(
-            source.contains(&format!("\n{name}(")),
-            "kernel {name} is not defined in kernels/particles.cu"
-        );
-        if let Some(ptx) = module().ptx {
-            assert!(
-                ptx.contains(&format!(".entry {name}(")),
-                "kernel {name} is not an .entry of the prebuilt PTX"
-            );
-        }
-    }
-    if let Some(ptx) = module().ptx {
-        assert_eq!(ptx.matches(".entry ").count(), kernels::NAMES.len());
-    }
+    kinds::assert_module_holds_exactly(module(), "particles.cu", kernels::NAMES);
 }
 
 /// The records the kernels take by value have their C structs' sizes (41, 10 and 24 four-byte
@@ -102,18 +87,6 @@ fn particles_stages_on_the_gpu_match_the_cpu() {
     assert!(passed, "{detail}");
 }
 
-fn fluidlab(args: &[&str]) -> (bool, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_fluidlab"))
-        .args(args)
-        .output()
-        .expect("run fluidlab");
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
 /// Without a GPU, `--backend cuda` on a particles scene fails in one sentence; `auto` runs on
 /// the CPU and says why.
 #[test]
@@ -122,22 +95,7 @@ fn fluidlab(args: &[&str]) -> (bool, String, String) {
     ignore = "needs a machine without CUDA: this one has a GPU (build.rs found it)"
 )]
 fn particles_on_cuda_without_a_gpu_fails_in_one_sentence_and_auto_says_why() {
-    let reason = fluidlab::cuda::unavailable()
-        .expect("build.rs found no CUDA, but CUDA runs now: rebuild (touch build.rs)");
-    let bench = ["bench", "cloth", "--steps", "1", "--warmup", "0"];
-    let (ok, _, stderr) = fluidlab(&[&bench[..], &["--backend", "cuda"]].concat());
-    assert!(!ok);
-    let message = stderr.trim();
-    assert_eq!(message.lines().count(), 1, "{message}");
-    assert_eq!(
-        message,
-        format!(
-            "error: --backend cuda cannot run on this machine: {reason}; use --backend cpu or \
-             --backend auto"
-        )
-    );
-    let (ok, stdout, stderr) = fluidlab(&[&bench[..], &["--json"]].concat());
-    assert!(ok, "{stderr}");
-    let report: serde_json::Value = serde_json::from_str(stdout.trim()).expect("bench JSON");
-    assert_eq!(report["backend"], format!("cpu ({reason})"));
+    kinds::assert_cuda_refused_and_auto_says_why(&[
+        "bench", "cloth", "--steps", "1", "--warmup", "0",
+    ]);
 }

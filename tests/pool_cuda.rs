@@ -5,12 +5,13 @@
 //! (`src/sims/pool/cuda/emulation.rs`); `fluidlab doctor` runs the GPU checks where there is
 //! no cargo.
 
+#[path = "support/kinds.rs"]
+mod kinds;
 #[path = "support/ptxas.rs"]
 mod ptxas;
 use fluidlab::cuda::ptx::{self, ModuleSource};
 use fluidlab::sims::pool::cuda::kernels::{self, PoolKernels};
 use fluidlab::sims::pool::cuda::parity;
-use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
 fn pool_module() -> &'static ModuleSource {
@@ -31,23 +32,7 @@ fn gpu() -> MutexGuard<'static, ()> {
 /// PTX has no other.
 #[test]
 fn every_pool_kernel_the_host_launches_is_in_the_module() {
-    let source = pool_module().nvrtc_source();
-    assert!(!source.contains("#include"), "NVRTC gets no include paths");
-    for name in PoolKernels::NAMES {
-        assert!(
-            source.contains(&format!("\n{name}(")),
-            "kernel {name} is not defined in kernels/pool.cu"
-        );
-        if let Some(ptx) = pool_module().ptx {
-            assert!(
-                ptx.contains(&format!(".entry {name}(")),
-                "kernel {name} is not an .entry of the prebuilt PTX"
-            );
-        }
-    }
-    if let Some(ptx) = pool_module().ptx {
-        assert_eq!(ptx.matches(".entry ").count(), PoolKernels::NAMES.len());
-    }
+    kinds::assert_module_holds_exactly(pool_module(), "pool.cu", PoolKernels::NAMES);
 }
 
 /// The parameter records the kernels take by value have the sizes of their C structs (11 and
@@ -137,18 +122,6 @@ fn thirty_pool_frames_on_the_gpu_match_the_cpu() {
     assert!(passed, "{detail}");
 }
 
-fn fluidlab(args: &[&str]) -> (bool, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_fluidlab"))
-        .args(args)
-        .output()
-        .expect("run fluidlab");
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
 /// Without a GPU, `--backend cuda` on a pool scene fails in one sentence; `auto` runs on the
 /// CPU at the scene's CPU node count and says why.
 #[test]
@@ -157,24 +130,9 @@ fn fluidlab(args: &[&str]) -> (bool, String, String) {
     ignore = "needs a machine without CUDA: this one has a GPU (build.rs found it)"
 )]
 fn pool_on_cuda_without_a_gpu_fails_in_one_sentence_and_auto_says_why() {
-    let reason = fluidlab::cuda::unavailable()
-        .expect("build.rs found no CUDA, but CUDA runs now: rebuild (touch build.rs)");
-    let bench = ["bench", "open-sea", "--steps", "1", "--warmup", "0"];
-    let (ok, _, stderr) = fluidlab(&[&bench[..], &["--backend", "cuda"]].concat());
-    assert!(!ok);
-    let message = stderr.trim();
-    assert_eq!(message.lines().count(), 1, "{message}");
-    assert_eq!(
-        message,
-        format!(
-            "error: --backend cuda cannot run on this machine: {reason}; use --backend cpu or \
-             --backend auto"
-        )
-    );
-    let (ok, stdout, stderr) = fluidlab(&[&bench[..], &["--json"]].concat());
-    assert!(ok, "{stderr}");
-    let report: serde_json::Value = serde_json::from_str(stdout.trim()).expect("bench JSON");
-    assert_eq!(report["backend"], format!("cpu ({reason})"));
+    let report = kinds::assert_cuda_refused_and_auto_says_why(&[
+        "bench", "open-sea", "--steps", "1", "--warmup", "0",
+    ]);
     assert_eq!(
         report["nodes"],
         256 * 256,
@@ -188,7 +146,7 @@ fn pool_on_cuda_without_a_gpu_fails_in_one_sentence_and_auto_says_why() {
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
 fn open_sea_runs_its_cuda_nodes_on_the_gpu() {
     let _gpu = gpu();
-    let (ok, stdout, stderr) = fluidlab(&[
+    let (ok, stdout, stderr) = kinds::fluidlab(&[
         "bench",
         "open-sea",
         "--backend",

@@ -1,0 +1,66 @@
+//! What the simulation kinds' CUDA test binaries share (each includes it with
+//! `#[path = "support/kinds.rs"] mod kinds;`): the module holds exactly the kernels the host
+//! launches, and without a GPU `--backend cuda` is refused in one sentence while `auto` runs on
+//! the CPU and says why.
+
+use fluidlab::cuda::ptx::ModuleSource;
+use std::process::Command;
+
+/// Runs the fluidlab binary: (success, stdout, stderr).
+pub fn fluidlab(args: &[&str]) -> (bool, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_fluidlab"))
+        .args(args)
+        .output()
+        .expect("run fluidlab");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Every kernel in `names` is defined in `module` (`kernels/<file>`) and an entry point of its
+/// prebuilt PTX, and the PTX has no other; the NVRTC source has no includes left.
+pub fn assert_module_holds_exactly(module: &ModuleSource, file: &str, names: &[&str]) {
+    let source = module.nvrtc_source();
+    assert!(!source.contains("#include"), "NVRTC gets no include paths");
+    for name in names {
+        assert!(
+            source.contains(&format!("\n{name}(")),
+            "kernel {name} is not defined in kernels/{file}"
+        );
+        if let Some(ptx) = module.ptx {
+            assert!(
+                ptx.contains(&format!(".entry {name}(")),
+                "kernel {name} is not an .entry of the prebuilt PTX"
+            );
+        }
+    }
+    if let Some(ptx) = module.ptx {
+        assert_eq!(ptx.matches(".entry ").count(), names.len());
+    }
+}
+
+/// On a machine without CUDA, `bench` (the arguments) with `--backend cuda` fails in one
+/// sentence that names the reason and the way out, and with the default `auto` runs on the CPU
+/// and says why in its JSON report, which it returns.
+pub fn assert_cuda_refused_and_auto_says_why(bench: &[&str]) -> serde_json::Value {
+    let reason = fluidlab::cuda::unavailable()
+        .expect("build.rs found no CUDA, but CUDA runs now: rebuild (touch build.rs)");
+    let (ok, _, stderr) = fluidlab(&[bench, &["--backend", "cuda"]].concat());
+    assert!(!ok);
+    let message = stderr.trim();
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert_eq!(
+        message,
+        format!(
+            "error: --backend cuda cannot run on this machine: {reason}; use --backend cpu or \
+             --backend auto"
+        )
+    );
+    let (ok, stdout, stderr) = fluidlab(&[bench, &["--json"]].concat());
+    assert!(ok, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(stdout.trim()).expect("bench JSON");
+    assert_eq!(report["backend"], format!("cpu ({reason})"));
+    report
+}
