@@ -13,20 +13,9 @@ use fluidlab::cuda::ptx::{self, ModuleSource};
 use fluidlab::sims::ink::cuda::kernels::{self, InkKernels};
 use fluidlab::sims::ink::cuda::multigrid::InkLevel;
 use fluidlab::sims::ink::cuda::parity;
-use std::sync::{Mutex, MutexGuard};
 
 fn ink_module() -> &'static ModuleSource {
     ptx::module_source(kernels::MODULE).expect("kernels/ink.cu is a module")
-}
-
-/// Held by every test that uses the GPU (one device for the tests of this binary).
-static GPU: Mutex<()> = Mutex::new(());
-
-fn gpu() -> MutexGuard<'static, ()> {
-    if let Some(reason) = fluidlab::cuda::unavailable() {
-        panic!("build.rs found a CUDA GPU, but now {reason}: rebuild (touch build.rs)");
-    }
-    GPU.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Every kernel the host looks up is defined in ink.cu and an entry point of the PTX, and the
@@ -44,13 +33,7 @@ fn the_parameter_records_have_the_kernels_sizes() {
     assert_eq!(std::mem::size_of::<kernels::InkSplat>(), 14 * 4);
     assert_eq!(std::mem::size_of::<InkLevel>(), 8 * 4);
     if let Some(ptx) = ink_module().ptx {
-        let declaration = |kernel: &str| {
-            let entry = ptx
-                .split(&format!(".entry {kernel}("))
-                .nth(1)
-                .expect("the kernel's entry");
-            entry.split(',').next().unwrap_or_default().to_string()
-        };
+        let declaration = |kernel: &str| kinds::first_parameter(ptx, kernel);
         assert!(
             declaration("curl").contains("[68]"),
             "{}",
@@ -82,12 +65,7 @@ fn the_parameter_records_have_the_kernels_sizes() {
     ignore = "needs libnvrtc on the library path (build.rs found none)"
 )]
 fn nvrtc_compiles_the_ink_kernels() {
-    let ptx = fluidlab::cuda::module::compile_with_nvrtc(ink_module(), (9, 0))
-        .expect("NVRTC compiles ink.cu");
-    let text = ptx.to_src();
-    for name in InkKernels::NAMES {
-        assert!(text.contains(&format!(".entry {name}(")), "{name} missing");
-    }
+    kinds::assert_nvrtc_compiles(ink_module(), "ink.cu", InkKernels::NAMES);
 }
 
 /// No ink kernel spills registers or needs a stack frame on the H200's architecture.
@@ -106,7 +84,7 @@ fn no_ink_kernel_spills_registers_on_sm_90() {
 #[test]
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
 fn ink_stages_on_the_gpu_match_the_cpu() {
-    let _gpu = gpu();
+    let _gpu = kinds::gpu();
     let (passed, detail) = parity::gpu_stages_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
     println!("{detail}");
     assert!(passed, "{detail}");
@@ -117,7 +95,7 @@ fn ink_stages_on_the_gpu_match_the_cpu() {
 #[test]
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
 fn twenty_ink_frames_on_the_gpu_match_the_cpu() {
-    let _gpu = gpu();
+    let _gpu = kinds::gpu();
     let (passed, detail) = parity::gpu_run_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
     println!("{detail}");
     assert!(passed, "{detail}");
@@ -148,7 +126,7 @@ fn ink_on_cuda_without_a_gpu_fails_in_one_sentence_and_auto_says_why() {
 #[test]
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
 fn a_multigrid_scene_runs_on_cuda() {
-    let _gpu = gpu();
+    let _gpu = kinds::gpu();
     for backend in ["cuda", "auto"] {
         let (ok, stdout, stderr) = kinds::fluidlab(&[
             "bench",
@@ -173,7 +151,7 @@ fn a_multigrid_scene_runs_on_cuda() {
 #[test]
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
 fn multigrid_on_the_gpu_matches_the_cpu() {
-    let _gpu = gpu();
+    let _gpu = kinds::gpu();
     let (passed, detail) =
         parity::gpu_multigrid_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
     println!("{detail}");
@@ -185,7 +163,7 @@ fn multigrid_on_the_gpu_matches_the_cpu() {
 #[test]
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
 fn painting_obstacles_on_the_gpu_matches_the_cpu() {
-    let _gpu = gpu();
+    let _gpu = kinds::gpu();
     let (passed, detail) =
         parity::gpu_set_solid_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
     println!("{detail}");

@@ -32,13 +32,7 @@ fn the_particles_records_have_the_kernels_sizes() {
     assert_eq!(std::mem::size_of::<BasinStep>(), 10 * 4);
     assert_eq!(std::mem::size_of::<BodyStep>(), 24 * 4);
     if let Some(ptx) = module().ptx {
-        let first = |kernel: &str| {
-            let entry = ptx
-                .split(&format!(".entry {kernel}("))
-                .nth(1)
-                .expect("the kernel's entry");
-            entry.split(',').next().unwrap_or_default().to_string()
-        };
+        let first = |kernel: &str| kinds::first_parameter(ptx, kernel);
         assert!(first("advance").contains("[164]"), "{}", first("advance"));
         assert!(
             first("basin_forces").contains("[40]"),
@@ -56,12 +50,7 @@ fn the_particles_records_have_the_kernels_sizes() {
     ignore = "needs libnvrtc on the library path (build.rs found none)"
 )]
 fn nvrtc_compiles_the_particles_kernels() {
-    let ptx = fluidlab::cuda::module::compile_with_nvrtc(module(), (9, 0))
-        .expect("NVRTC compiles particles.cu");
-    let text = ptx.to_src();
-    for name in kernels::NAMES {
-        assert!(text.contains(&format!(".entry {name}(")), "{name} missing");
-    }
+    kinds::assert_nvrtc_compiles(module(), "particles.cu", kernels::NAMES);
 }
 
 /// No particles kernel spills registers on the H200's architecture, and none but `emit` needs
@@ -82,6 +71,7 @@ fn no_particles_kernel_spills_registers_on_sm_90() {
 #[test]
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
 fn particles_stages_on_the_gpu_match_the_cpu() {
+    let _gpu = kinds::gpu();
     let (passed, detail) = parity::gpu_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
     println!("{detail}");
     assert!(passed, "{detail}");

@@ -12,20 +12,9 @@ mod ptxas;
 use fluidlab::cuda::ptx::{self, ModuleSource};
 use fluidlab::sims::pool::cuda::kernels::{self, PoolKernels};
 use fluidlab::sims::pool::cuda::parity;
-use std::sync::{Mutex, MutexGuard};
 
 fn pool_module() -> &'static ModuleSource {
     ptx::module_source(kernels::MODULE).expect("kernels/pool.cu is a module")
-}
-
-/// Held by every test that uses the GPU (one device for the tests of this binary).
-static GPU: Mutex<()> = Mutex::new(());
-
-fn gpu() -> MutexGuard<'static, ()> {
-    if let Some(reason) = fluidlab::cuda::unavailable() {
-        panic!("build.rs found a CUDA GPU, but now {reason}: rebuild (touch build.rs)");
-    }
-    GPU.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Every kernel the host looks up is defined in pool.cu and an entry point of the PTX, and the
@@ -42,13 +31,7 @@ fn the_pool_parameter_records_have_the_kernels_sizes() {
     assert_eq!(std::mem::size_of::<kernels::PoolGrid>(), 11 * 4);
     assert_eq!(std::mem::size_of::<kernels::PoolDrop>(), 9 * 4);
     if let Some(ptx) = pool_module().ptx {
-        let declaration = |kernel: &str| {
-            let entry = ptx
-                .split(&format!(".entry {kernel}("))
-                .nth(1)
-                .expect("the kernel's entry");
-            entry.split(',').next().unwrap_or_default().to_string()
-        };
+        let declaration = |kernel: &str| kinds::first_parameter(ptx, kernel);
         for kernel in ["forces", "integrate", "edges", "stats_partials"] {
             assert!(
                 declaration(kernel).contains("[44]"),
@@ -71,12 +54,7 @@ fn the_pool_parameter_records_have_the_kernels_sizes() {
     ignore = "needs libnvrtc on the library path (build.rs found none)"
 )]
 fn nvrtc_compiles_the_pool_kernels() {
-    let ptx = fluidlab::cuda::module::compile_with_nvrtc(pool_module(), (9, 0))
-        .expect("NVRTC compiles pool.cu");
-    let text = ptx.to_src();
-    for name in PoolKernels::NAMES {
-        assert!(text.contains(&format!(".entry {name}(")), "{name} missing");
-    }
+    kinds::assert_nvrtc_compiles(pool_module(), "pool.cu", PoolKernels::NAMES);
 }
 
 /// No pool kernel spills registers or needs a stack frame on the H200's architecture, and
@@ -105,7 +83,7 @@ fn no_pool_kernel_spills_registers_on_sm_90() {
 #[test]
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
 fn pool_stages_on_the_gpu_match_the_cpu() {
-    let _gpu = gpu();
+    let _gpu = kinds::gpu();
     let (passed, detail) = parity::gpu_stages_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
     println!("{detail}");
     assert!(passed, "{detail}");
@@ -116,7 +94,7 @@ fn pool_stages_on_the_gpu_match_the_cpu() {
 #[test]
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
 fn thirty_pool_frames_on_the_gpu_match_the_cpu() {
-    let _gpu = gpu();
+    let _gpu = kinds::gpu();
     let (passed, detail) = parity::gpu_run_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
     println!("{detail}");
     assert!(passed, "{detail}");
@@ -145,7 +123,7 @@ fn pool_on_cuda_without_a_gpu_fails_in_one_sentence_and_auto_says_why() {
 #[test]
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
 fn open_sea_runs_its_cuda_nodes_on_the_gpu() {
-    let _gpu = gpu();
+    let _gpu = kinds::gpu();
     let (ok, stdout, stderr) = kinds::fluidlab(&[
         "bench",
         "open-sea",

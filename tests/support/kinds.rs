@@ -1,10 +1,11 @@
 //! What the simulation kinds' CUDA test binaries share (each includes it with
 //! `#[path = "support/kinds.rs"] mod kinds;`): the module holds exactly the kernels the host
-//! launches, and without a GPU `--backend cuda` is refused in one sentence while `auto` runs on
+//! launches and NVRTC compiles it, the GPU one test at a time, and without a GPU `--backend cuda` is refused in one sentence while `auto` runs on
 //! the CPU and says why.
 
 use fluidlab::cuda::ptx::ModuleSource;
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
 
 /// Runs the fluidlab binary: (success, stdout, stderr).
 pub fn fluidlab(args: &[&str]) -> (bool, String, String) {
@@ -63,4 +64,36 @@ pub fn assert_cuda_refused_and_auto_says_why(bench: &[&str]) -> serde_json::Valu
     let report: serde_json::Value = serde_json::from_str(stdout.trim()).expect("bench JSON");
     assert_eq!(report["backend"], format!("cpu ({reason})"));
     report
+}
+
+/// The declaration of `kernel`'s first parameter in `ptx` (where a record passed by value shows
+/// its size, e.g. `.param .align 4 .b8 curl_param_0[68]`).
+pub fn first_parameter(ptx: &str, kernel: &str) -> String {
+    let entry = ptx
+        .split(&format!(".entry {kernel}("))
+        .nth(1)
+        .expect("the kernel's entry");
+    entry.split(',').next().unwrap_or_default().to_string()
+}
+
+/// NVRTC compiles `module` (`kernels/<file>`, its embedded source) for the H200 and the PTX
+/// holds every kernel in `names`.
+pub fn assert_nvrtc_compiles(module: &ModuleSource, file: &str, names: &[&str]) {
+    let ptx = fluidlab::cuda::module::compile_with_nvrtc(module, (9, 0))
+        .unwrap_or_else(|e| panic!("NVRTC compiles {file}: {e}"));
+    let text = ptx.to_src();
+    for name in names {
+        assert!(text.contains(&format!(".entry {name}(")), "{name} missing");
+    }
+}
+
+/// Held by every test that uses the GPU (one device for the tests of a binary).
+static GPU: Mutex<()> = Mutex::new(());
+
+/// The GPU, for one test at a time; a GPU build.rs found but that is gone now fails the test.
+pub fn gpu() -> MutexGuard<'static, ()> {
+    if let Some(reason) = fluidlab::cuda::unavailable() {
+        panic!("build.rs found a CUDA GPU, but now {reason}: rebuild (touch build.rs)");
+    }
+    GPU.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
