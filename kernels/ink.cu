@@ -397,23 +397,7 @@ vorticity(const InkGrid g, const float* __restrict__ w, const unsigned char* __r
 
 // ---- reductions -----------------------------------------------------------------------------
 
-// Sums (or, with `take_max`, the largest of) `value` over the block into `partial` (thread 0's
-// return). Every thread of the block must call it.
-__device__ __forceinline__ double block_reduce(double value, int take_max, double* shared) {
-    unsigned int t = threadIdx.x;
-    shared[t] = value;
-    __syncthreads();
-    for (unsigned int stride = INK_BLOCK / 2; stride > 0; stride >>= 1) {
-        if (t < stride) {
-            double other = shared[t + stride];
-            shared[t] = take_max ? fmax(shared[t], other) : shared[t] + other;
-        }
-        __syncthreads();
-    }
-    double result = shared[0];
-    __syncthreads();
-    return result;
-}
+#include "common/reduce.cuh"
 
 // The multigrid pressure solver's kernels (pressure_mg_*), and residual_at / inverse_diagonal.
 #include "ink_multigrid.cuh"
@@ -438,7 +422,7 @@ divergence(const InkGrid g, const float* __restrict__ u, const float* __restrict
         }
         if (out != nullptr) out[k] = d;
     }
-    double sum = block_reduce(term, 0, shared);
+    double sum = block_reduce<INK_BLOCK>(term, 0, shared);
     if (threadIdx.x == 0) partials[blockIdx.x] = sum;
 }
 
@@ -476,7 +460,7 @@ pressure_residual(const InkGrid g, const unsigned char* __restrict__ stencil, co
             term = (double)r * (double)r;
         }
     }
-    double sum = block_reduce(term, 0, shared);
+    double sum = block_reduce<INK_BLOCK>(term, 0, shared);
     if (threadIdx.x == 0) partials[blockIdx.x] = sum;
 }
 
@@ -528,13 +512,13 @@ reduce_totals(const InkGrid g, const float* __restrict__ u, const float* __restr
         if (j == g.ny - 1) bad += (double)!isfinite(v[g.ny * g.nx + i]);
     }
     unsigned int blocks = gridDim.x;
-    double s = block_reduce(amount, 0, shared);
+    double s = block_reduce<INK_BLOCK>(amount, 0, shared);
     if (threadIdx.x == 0) partials[blockIdx.x] = s;
-    s = block_reduce(energy, 0, shared);
+    s = block_reduce<INK_BLOCK>(energy, 0, shared);
     if (threadIdx.x == 0) partials[blocks + blockIdx.x] = s;
-    s = block_reduce(fastest, 1, shared);
+    s = block_reduce<INK_BLOCK>(fastest, 1, shared);
     if (threadIdx.x == 0) partials[2 * blocks + blockIdx.x] = s;
-    s = block_reduce(bad, 0, shared);
+    s = block_reduce<INK_BLOCK>(bad, 0, shared);
     if (threadIdx.x == 0) partials[3 * blocks + blockIdx.x] = s;
 }
 
@@ -551,7 +535,7 @@ reduce_finish(const double* __restrict__ partials, unsigned int blocks, unsigned
         double x = partials[q * blocks + b];
         value = take_max ? fmax(value, x) : value + x;
     }
-    double result = block_reduce(value, take_max, shared);
+    double result = block_reduce<INK_BLOCK>(value, take_max, shared);
     if (threadIdx.x == 0) out[first + q] = result;
 }
 
@@ -597,9 +581,9 @@ picture_scale(const InkGrid g, const float* __restrict__ u, const float* __restr
         float2 c = at_centre(g, u, v, (int)(k % (unsigned int)g.nx), (int)(k / (unsigned int)g.nx));
         fastest = (double)(c.x * c.x + c.y * c.y);
     }
-    double s = block_reduce(largest, 1, shared);
+    double s = block_reduce<INK_BLOCK>(largest, 1, shared);
     if (threadIdx.x == 0) partials[blockIdx.x] = s;
-    s = block_reduce(fastest, 1, shared);
+    s = block_reduce<INK_BLOCK>(fastest, 1, shared);
     if (threadIdx.x == 0) partials[gridDim.x + blockIdx.x] = s;
 }
 

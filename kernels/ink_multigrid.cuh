@@ -184,7 +184,7 @@ pressure_mg_sum(const InkLevel l, const unsigned char* __restrict__ solid, const
     unsigned int c = ink_index();
     double term = 0.0;
     if (c < (unsigned int)(l.nx * l.ny) && !solid[l.offset + c]) term = (double)values[l.offset + c];
-    double sum = block_reduce(term, 0, shared);
+    double sum = block_reduce<INK_BLOCK>(term, 0, shared);
     if (threadIdx.x == 0) partials[blockIdx.x] = sum;
 }
 

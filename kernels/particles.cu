@@ -623,20 +623,7 @@ collide_nodes(BodyStep b, float* __restrict__ position, float* __restrict__ prev
 // ---------------------------------------------------------------------------------------------
 // Statistics: block partials (double), finished in one block per quantity.
 
-// Sums `value` over the block into shared[0] (PARTICLES_BLOCK threads, every thread calls it);
-// `largest`: the maximum instead.
-__device__ double block_reduce(double value, double* shared, bool largest) {
-    unsigned t = threadIdx.x;
-    shared[t] = value;
-    __syncthreads();
-    for (unsigned half = PARTICLES_BLOCK / 2; half > 0; half /= 2) {
-        if (t < half) shared[t] = largest ? fmax(shared[t], shared[t + half]) : shared[t] + shared[t + half];
-        __syncthreads();
-    }
-    double total = shared[0];
-    __syncthreads();
-    return total;
-}
+#include "common/reduce.cuh"
 
 // Per block: the body's non-finite nodes and Σ ½m|v|² (partials[2·block], [2·block + 1]).
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
@@ -650,8 +637,8 @@ reduce_nodes(BodyStep b, const float* __restrict__ position, const float* __rest
         bad = (isfinite(x.x) && isfinite(x.y) && isfinite(x.z)) ? 0.0 : 1.0;
         kinetic = 0.5 / (double)b.inverse_mass * (double)dot(v, v);
     }
-    bad = block_reduce(bad, shared, false);
-    kinetic = block_reduce(kinetic, shared, false);
+    bad = block_reduce<PARTICLES_BLOCK>(bad, false, shared);
+    kinetic = block_reduce<PARTICLES_BLOCK>(kinetic, false, shared);
     if (threadIdx.x == 0) {
         partials[2 * blockIdx.x] = bad;
         partials[2 * blockIdx.x + 1] = kinetic;
@@ -669,8 +656,8 @@ reduce_basin(BasinStep s, const float* __restrict__ height, double* __restrict__
         highest = fabs((double)height[m]);
         if (!isfinite(height[m])) highest = 0.0;
     }
-    bad = block_reduce(bad, shared, false);
-    highest = block_reduce(highest, shared, true);
+    bad = block_reduce<PARTICLES_BLOCK>(bad, false, shared);
+    highest = block_reduce<PARTICLES_BLOCK>(highest, true, shared);
     if (threadIdx.x == 0) {
         partials[2 * blockIdx.x] = bad;
         partials[2 * blockIdx.x + 1] = highest;
@@ -690,6 +677,6 @@ reduce_finish(const double* __restrict__ partials, unsigned blocks, unsigned max
         double v = partials[2 * k + q];
         value = largest ? fmax(value, v) : value + v;
     }
-    value = block_reduce(value, shared, largest);
+    value = block_reduce<PARTICLES_BLOCK>(value, largest, shared);
     if (threadIdx.x == 0) stats[first + q] = value;
 }

@@ -244,23 +244,7 @@ settle_flags(const PoolGrid g, const unsigned char* __restrict__ flags, float* _
 
 // ---- statistics -----------------------------------------------------------------------------
 
-// Sums (or, with `take_max`, the largest of) `value` over the block (every thread's return).
-// Every thread of the block must call it.
-__device__ __forceinline__ double block_reduce(double value, int take_max, double* shared) {
-    unsigned int t = threadIdx.x;
-    shared[t] = value;
-    __syncthreads();
-    for (unsigned int stride = POOL_BLOCK / 2; stride > 0; stride >>= 1) {
-        if (t < stride) {
-            double other = shared[t + stride];
-            shared[t] = take_max ? fmax(shared[t], other) : shared[t] + other;
-        }
-        __syncthreads();
-    }
-    double result = shared[0];
-    __syncthreads();
-    return result;
-}
+#include "common/reduce.cuh"
 
 // ½(k/m)(l − l₀)² of a spring from p to q, l in double (cpu.rs `energy`'s `spring`).
 __device__ __forceinline__ double spring_energy(const PoolGrid& g, float3 p, float3 q, float rest) {
@@ -314,15 +298,15 @@ stats_partials(const PoolGrid g, const float* __restrict__ height, const float* 
         bad = (double)(!isfinite(u) || !isfinite(v));
     }
     unsigned int blocks = gridDim.x;
-    double s = block_reduce(kinetic, 0, shared);
+    double s = block_reduce<POOL_BLOCK>(kinetic, 0, shared);
     if (threadIdx.x == 0) partials[blockIdx.x] = s;
-    s = block_reduce(potential, 0, shared);
+    s = block_reduce<POOL_BLOCK>(potential, 0, shared);
     if (threadIdx.x == 0) partials[blocks + blockIdx.x] = s;
-    s = block_reduce(volume, 0, shared);
+    s = block_reduce<POOL_BLOCK>(volume, 0, shared);
     if (threadIdx.x == 0) partials[2 * blocks + blockIdx.x] = s;
-    s = block_reduce(largest, 1, shared);
+    s = block_reduce<POOL_BLOCK>(largest, 1, shared);
     if (threadIdx.x == 0) partials[3 * blocks + blockIdx.x] = s;
-    s = block_reduce(bad, 0, shared);
+    s = block_reduce<POOL_BLOCK>(bad, 0, shared);
     if (threadIdx.x == 0) partials[4 * blocks + blockIdx.x] = s;
 }
 
@@ -342,7 +326,7 @@ stats_front(const PoolGrid g, const float* __restrict__ height, const double* __
         float dx = (float)i * g.h - x, dz = (float)j * g.h - z;
         radius = (double)sqrtf(dx * dx + dz * dz);
     }
-    double s = block_reduce(radius, 1, shared);
+    double s = block_reduce<POOL_BLOCK>(radius, 1, shared);
     if (threadIdx.x == 0) partials[blockIdx.x] = s;
 }
 
@@ -359,7 +343,7 @@ reduce_finish(const double* __restrict__ partials, unsigned int blocks, unsigned
         double x = partials[q * blocks + b];
         value = take_max ? fmax(value, x) : value + x;
     }
-    double result = block_reduce(value, take_max, shared);
+    double result = block_reduce<POOL_BLOCK>(value, take_max, shared);
     if (threadIdx.x == 0) out[first + q] = result;
 }
 
