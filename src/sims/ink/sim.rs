@@ -301,6 +301,13 @@ impl Sim for InkSim {
         }))
     }
 
+    /// The summary's lines from the solver's totals (on CUDA the GPU's, reduced at the end of
+    /// every frame: no field is read back).
+    fn status(&mut self) -> Result<Vec<String>> {
+        let (ink, energy, fastest) = self.solver.totals();
+        Ok(summary_lines(&self.solver.report(), ink, energy, fastest))
+    }
+
     fn solve_summary(&self) -> SolveSummary {
         let report = self.solver.report();
         SolveSummary {
@@ -552,19 +559,7 @@ impl Frame for InkFrame {
 
     fn summary(&self) -> Vec<String> {
         let (energy, fastest) = kinetic_energy_and_max_speed(&self.flow);
-        vec![
-            format!(
-                "divergence rms {:.3e} → {:.3e} 1/s after {} iterations (residual {:.3e})",
-                self.report.divergence_before,
-                self.report.divergence_after,
-                self.report.iterations,
-                self.report.residual
-            ),
-            format!(
-                "ink {:.5} m², kinetic energy {energy:.4e} m⁴/s², fastest {fastest:.3} m/s",
-                self.ink.total()
-            ),
-        ]
+        summary_lines(&self.report, self.ink.total(), energy, fastest)
     }
 
     /// `u`, `v`, `velocity`, `pressure`, `divergence`, `curl`, `ink`, `solid` (`export.rs`).
@@ -576,6 +571,18 @@ impl Frame for InkFrame {
     fn pictures(&self) -> Vec<Picture> {
         super::export::pictures(&self.flow, &self.ink, self.background)
     }
+}
+
+/// The summary's lines: the projection's report, then the amount of ink (m²), the kinetic
+/// energy and the largest speed.
+fn summary_lines(report: &SolveReport, ink: f64, energy: f64, fastest: f64) -> Vec<String> {
+    vec![
+        format!(
+            "divergence rms {:.3e} → {:.3e} 1/s after {} iterations (residual {:.3e})",
+            report.divergence_before, report.divergence_after, report.iterations, report.residual
+        ),
+        format!("ink {ink:.5} m², kinetic energy {energy:.4e} m⁴/s², fastest {fastest:.3} m/s"),
+    ]
 }
 
 #[cfg(test)]

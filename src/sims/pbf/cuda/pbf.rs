@@ -44,6 +44,8 @@ impl PbfKernels {
         "xsph",
         "write_render_buffer",
         "anisotropy",
+        "frame_stats",
+        "frame_stats_finish",
         "find_non_finite",
         "coarse_gather",
         "coarse_classify",
