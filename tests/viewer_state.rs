@@ -336,5 +336,8 @@ fn the_status_lines_carry_the_frames_summary_for_every_kind() {
     assert_eq!(status[0], "particles reach GL by -");
     assert_eq!(status[1..], summary[..]);
     // The frame moved: its figures are live, not a fresh state's.
-    assert!(summary.iter().any(|l| l.contains("kinetic energy")), "{summary:?}");
+    assert!(
+        summary.iter().any(|l| l.contains("kinetic energy")),
+        "{summary:?}"
+    );
 }
