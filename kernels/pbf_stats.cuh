@@ -31,7 +31,7 @@ __device__ __forceinline__ int stats_is_max(int k) {
 }
 
 // One thread per particle of `count` (sorted order: sums do not care), one block partial per
-// quantity into partials[k · gridDim.x + blockIdx.x].
+// quantity into partials[k · blocks + blockIdx.x].
 extern "C" __global__ void __launch_bounds__(PBF_BLOCK)
 frame_stats(unsigned int count, float rest_density, const float4* __restrict__ positions,
             const float4* __restrict__ velocities, const float* __restrict__ densities,
@@ -61,9 +61,11 @@ frame_stats(unsigned int count, float rest_density, const float4* __restrict__ p
         q[STATS_NEIGHBOURS_SUM] = (double)neighbor_counts[i];
         q[STATS_NEIGHBOURS_MAX] = (double)neighbor_counts[i];
     }
+    // The launch's blocks (the host launches ceil(count / PBF_BLOCK), at least one).
+    unsigned int blocks = count == 0u ? 1u : (count + PBF_BLOCK - 1u) / PBF_BLOCK;
     for (int k = 0; k < STATS_QUANTITIES; ++k) {
         double r = block_reduce<PBF_BLOCK>(q[k], stats_is_max(k), shared);
-        if (threadIdx.x == 0) partials[k * gridDim.x + blockIdx.x] = r;
+        if (threadIdx.x == 0) partials[(size_t)k * blocks + blockIdx.x] = r;
     }
 }
 

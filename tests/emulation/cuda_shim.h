@@ -25,8 +25,6 @@ inline int3 make_int3(int x, int y, int z) { return {x, y, z}; }
 struct Dim { unsigned x, y, z; };
 extern thread_local Dim blockIdx, threadIdx;
 extern Dim blockDim;
-// The launch's grid (pbf_stats.cuh's block partials; blocks.h sets it).
-inline Dim gridDim;
 
 inline unsigned atomicAdd(unsigned* a, unsigned v) { unsigned old = *a; *a += v; return old; }
 inline double atomicAdd(double* a, double v) { double old = *a; *a += v; return old; }

@@ -8,7 +8,7 @@
 // OUTPUT: the 16 reduced quantities (f64), in STATS_* order.
 #include "cuda_shim.h"
 thread_local Dim blockIdx, threadIdx;
-Dim blockDim;
+Dim blockDim, gridDim;
 unsigned __shfl_up_sync(unsigned, unsigned value, int) { return value; }
 unsigned __shfl_xor_sync(unsigned, unsigned value, int) { return value; }
 #include "pbf.cu"
