@@ -174,6 +174,16 @@ fn dam_break_statistics_on_the_gpu_match_the_cpu() {
     assert!(check.passed, "{}", check.detail);
 }
 
+/// The statistics panel's GPU reductions agree with the statistics of the state read back.
+#[test]
+#[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
+fn the_gpu_reduced_statistics_match_the_snapshots() {
+    let _gpu = gpu();
+    let check = fluidlab::sims::pbf::cuda::stats::cuda_frame_stats().expect("the solver runs");
+    println!("{}", check.detail);
+    assert!(check.passed, "{}", check.detail);
+}
+
 /// Restarting the solver (the viewer does it on every scene restart) leaks no GPU memory.
 #[test]
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]

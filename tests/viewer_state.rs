@@ -308,3 +308,36 @@ fn f_keys_reach_the_kind_and_the_camera_frames_its_new_scene() {
     state.apply(Edit::StepOnce).unwrap();
     assert!(state.advance().unwrap());
 }
+
+/// The statistics panel's lines (`Sim::status`, refreshed twice a second without reading the
+/// state back on a GPU) say what a frame read back says: the same figures for every kind, so
+/// the cheap path is the export path's numbers, not others.
+#[test]
+fn the_status_lines_carry_the_frames_summary_for_every_kind() {
+    for preset in ["ink-painting", "pool", "fountain", "cloth"] {
+        let mut state = AppState::open(preset, Backend::Cpu).expect("the preset");
+        for _ in 0..5 {
+            state.apply(Edit::StepOnce).unwrap();
+            assert!(state.advance().unwrap());
+        }
+        let summary = state.sim.frame().unwrap().summary();
+        let status = state.sim.status().unwrap();
+        assert!(!summary.is_empty(), "{preset}");
+        assert_eq!(status, summary, "{preset}");
+    }
+    let mut state = small_state();
+    for _ in 0..3 {
+        state.apply(Edit::StepOnce).unwrap();
+        assert!(state.advance().unwrap());
+    }
+    let summary = state.sim.frame().unwrap().summary();
+    let status = state.sim.status().unwrap();
+    // PBF's panel adds how the particles reach GL first.
+    assert_eq!(status[0], "particles reach GL by -");
+    assert_eq!(status[1..], summary[..]);
+    // The frame moved: its figures are live, not a fresh state's.
+    assert!(
+        summary.iter().any(|l| l.contains("kinetic energy")),
+        "{summary:?}"
+    );
+}

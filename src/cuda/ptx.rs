@@ -180,7 +180,14 @@ mod tests {
                     .replace("#include \"common/vec.cuh\"\n", header("common/vec.cuh")),
             )
             .replace("#include \"coarse.cuh\"\n", header("coarse.cuh"))
-            .replace("#include \"anisotropy.cuh\"\n", header("anisotropy.cuh"));
+            .replace("#include \"anisotropy.cuh\"\n", header("anisotropy.cuh"))
+            .replace(
+                "#include \"pbf_stats.cuh\"\n",
+                &header("pbf_stats.cuh").replace(
+                    "#include \"common/reduce.cuh\"\n",
+                    header("common/reduce.cuh"),
+                ),
+            );
         assert_eq!(module_source("pbf").unwrap().nvrtc_source(), pasted);
     }
 

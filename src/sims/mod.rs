@@ -274,9 +274,13 @@ pub trait Sim {
     /// a restart; an edit that cannot apply is an error (the viewer shows it).
     fn panel(&mut self, ui: &imgui::Ui) -> Result<bool>;
 
-    /// Lines for the statistics panel, from a state read back twice a second.
-    fn status(&self, frame: &dyn Frame) -> Vec<String> {
-        frame.summary()
+    /// The statistics panel's lines, refreshed twice a second while the viewer runs. Cheap on
+    /// every backend: a kind on the GPU answers from statistics reduced there (a few bytes
+    /// copied back), never from a read-back of its whole state, which at the GPU's sizes
+    /// (4096² pool nodes, 2048² ink cells, millions of particles) would stall the frame. The
+    /// default reads a frame back, for a kind with nothing cheaper.
+    fn status(&mut self) -> Result<Vec<String>> {
+        Ok(self.frame()?.summary())
     }
 
     /// The pointer over the picture: `position` in output pixels from the top-left of an

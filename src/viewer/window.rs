@@ -269,7 +269,7 @@ impl Viewer {
                 .map(|(&stage, seconds)| (stage, seconds * per_frame))
                 .collect();
             sim.reset_stage_times();
-            self.info.status = sim.status(sim.frame()?.as_ref());
+            self.info.status = sim.status()?;
             self.meter = Meter::new();
         }
         let Some(gfx) = self.gfx.as_mut() else {

@@ -10,6 +10,7 @@ pub mod cuda;
 pub mod doctor;
 mod export;
 pub mod fields;
+mod frame;
 mod multigrid;
 mod panel;
 pub mod params;

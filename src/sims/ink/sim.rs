@@ -2,22 +2,20 @@
 //! brush's clock, and the picture (a field turned into an RGBA image in a texture, shown
 //! letterboxed: written by a kernel through CUDA–GL interop on CUDA, uploaded otherwise).
 
-use super::fields::{Flow, Ink};
+use super::frame::{summary_lines, InkFrame};
 use super::panel::Tool;
-use super::picture::{kinetic_energy_and_max_speed, picture};
+use super::picture::picture;
 use super::scene::{Background, InkScene};
 use super::solver::InkSolver;
-use super::{InkStage, SolveReport, Stamp};
+use super::{InkStage, Stamp};
 use crate::gfx::camera::Camera;
 use crate::gfx::fullscreen::{FullscreenTriangle, Present};
 use crate::gfx::timing::PassClock;
 use crate::gfx::Output;
-use crate::output::{Column, Grid, Table};
 use crate::scene::{Aabb, Source};
-use crate::sims::{stats_row, Backend, Frame, Kind, OpenOptions, Picture, Sim, SolveSummary};
+use crate::sims::{Backend, Frame, Kind, OpenOptions, Sim, SolveSummary};
 use anyhow::{anyhow, bail, Result};
 use glow::HasContext;
-use serde_json::value::RawValue;
 use std::any::Any;
 use std::rc::Rc;
 use winit::keyboard::KeyCode;
@@ -301,6 +299,13 @@ impl Sim for InkSim {
         }))
     }
 
+    /// The summary's lines from the solver's totals (on CUDA the GPU's, reduced at the end of
+    /// every frame: no field is read back).
+    fn status(&mut self) -> Result<Vec<String>> {
+        let (ink, energy, fastest) = self.solver.totals();
+        Ok(summary_lines(&self.solver.report(), ink, energy, fastest))
+    }
+
     fn solve_summary(&self) -> SolveSummary {
         let report = self.solver.report();
         SolveSummary {
@@ -461,120 +466,6 @@ impl Sim for InkSim {
 
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self
-    }
-}
-
-/// A copy of the solver's fields, and the background its pictures are drawn on.
-pub struct InkFrame {
-    flow: Flow,
-    ink: Ink,
-    report: SolveReport,
-    pub(super) background: Background,
-}
-
-impl Frame for InkFrame {
-    /// One row per velocity cell: `id,x,y,u,v,pressure,divergence,ink_r,ink_g,ink_b` (ink
-    /// sampled at the cell centre when the ink grid is finer).
-    fn table(&self) -> Table {
-        let flow = &self.flow;
-        let cells = flow.nx * flow.ny;
-        let mut columns: [Vec<f32>; 9] = Default::default();
-        for j in 0..flow.ny {
-            for i in 0..flow.nx {
-                let (x, y) = flow.p.position(i, j);
-                let (u, v) = flow.center_velocity(i, j);
-                let ink = self.ink.channels.each_ref().map(|c| c.sample(x, y));
-                let row = [
-                    x,
-                    y,
-                    u,
-                    v,
-                    flow.p.get(i, j),
-                    flow.divergence(i, j),
-                    ink[0],
-                    ink[1],
-                    ink[2],
-                ];
-                for (column, value) in columns.iter_mut().zip(row) {
-                    column.push(value);
-                }
-            }
-        }
-        let mut table = Table::default();
-        table.push("id", Column::U32((0..cells as u32).collect()));
-        let names = [
-            "x",
-            "y",
-            "u",
-            "v",
-            "pressure",
-            "divergence",
-            "ink_r",
-            "ink_g",
-            "ink_b",
-        ];
-        for (name, column) in names.into_iter().zip(columns) {
-            table.push(name, Column::F32(column));
-        }
-        table
-    }
-
-    fn stats(&self, step: u64, time: f64, step_ms: f64) -> Box<RawValue> {
-        let (kinetic_energy, max_speed) = kinetic_energy_and_max_speed(&self.flow);
-        #[derive(serde::Serialize)]
-        struct Row {
-            step: u64,
-            time: f64,
-            cells: usize,
-            divergence_before: f64,
-            divergence_after: f64,
-            residual: f64,
-            iterations: u32,
-            ink: f64,
-            kinetic_energy: f64,
-            max_speed: f64,
-            step_ms: f64,
-        }
-        stats_row(&Row {
-            step,
-            time,
-            cells: self.flow.nx * self.flow.ny,
-            divergence_before: self.report.divergence_before,
-            divergence_after: self.report.divergence_after,
-            residual: self.report.residual,
-            iterations: self.report.iterations,
-            ink: self.ink.total(),
-            kinetic_energy,
-            max_speed,
-            step_ms,
-        })
-    }
-
-    fn summary(&self) -> Vec<String> {
-        let (energy, fastest) = kinetic_energy_and_max_speed(&self.flow);
-        vec![
-            format!(
-                "divergence rms {:.3e} → {:.3e} 1/s after {} iterations (residual {:.3e})",
-                self.report.divergence_before,
-                self.report.divergence_after,
-                self.report.iterations,
-                self.report.residual
-            ),
-            format!(
-                "ink {:.5} m², kinetic energy {energy:.4e} m⁴/s², fastest {fastest:.3} m/s",
-                self.ink.total()
-            ),
-        ]
-    }
-
-    /// `u`, `v`, `velocity`, `pressure`, `divergence`, `curl`, `ink`, `solid` (`export.rs`).
-    fn fields(&self) -> Vec<Grid> {
-        super::export::fields(&self.flow, &self.ink)
-    }
-
-    /// `ink` and `flow`, the viewer's views of those names (`export.rs`).
-    fn pictures(&self) -> Vec<Picture> {
-        super::export::pictures(&self.flow, &self.ink, self.background)
     }
 }
 

@@ -160,6 +160,22 @@ impl InkSolver {
         })
     }
 
+    /// The amount of ink (m², `Ink::total`), the kinetic energy and the largest speed at the
+    /// cell centres: on the CPU from the fields, on CUDA the GPU's reductions at the end of the
+    /// last frame (nothing read back).
+    pub fn totals(&self) -> (f64, f64, f64) {
+        match &self.backend {
+            Backends::Cpu(cpu) => {
+                let (energy, fastest) = super::picture::kinetic_energy_and_max_speed(&cpu.flow);
+                (cpu.ink.total(), energy, fastest)
+            }
+            Backends::Cuda(cuda) => {
+                let t = cuda.totals;
+                (t.ink, t.kinetic_energy, t.max_speed)
+            }
+        }
+    }
+
     /// What the last step's projection did.
     pub fn report(&self) -> SolveReport {
         match &self.backend {

@@ -184,11 +184,10 @@ impl Frame for ParticlesFrame {
                 emitted,
                 basin,
                 ..
-            } => vec![format!(
-                "{} particles alive ({} emitted), the basin's deepest trough {:.2e} m",
+            } => vec![fountain_line(
                 position.len(),
-                emitted,
-                basin.iter().copied().fold(0.0, f32::min)
+                *emitted,
+                basin.iter().fold(0.0, |m: f32, u| m.max(u.abs())).into(),
             )],
             ParticlesFrame::Body { body, gravity } => {
                 let (kinetic, potential, elastic) = body.energy(*gravity);
@@ -211,4 +210,12 @@ impl Frame for ParticlesFrame {
             ParticlesFrame::Body { .. } => Vec::new(),
         }
     }
+}
+
+/// The fountain's summary line: particles alive, emitted since the start, and the basin's
+/// largest |height| (m; what the GPU's `reduce_basin` reduces).
+pub fn fountain_line(alive: usize, emitted: u64, highest: f64) -> String {
+    format!(
+        "{alive} particles alive ({emitted} emitted), the basin's largest |height| {highest:.2e} m"
+    )
 }

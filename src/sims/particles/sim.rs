@@ -412,6 +412,19 @@ impl Sim for ParticlesSim {
         Ok(Box::new(ParticlesFrame::new(state, &self.scene)))
     }
 
+    /// On CUDA the fountain's line comes from the GPU's count and basin reduction (no particle
+    /// read back); a body's energies and strain need its nodes (read back: small at the
+    /// presets' sizes), as does everything on the CPU (the host's state).
+    fn status(&mut self) -> Result<Vec<String>> {
+        if let (Some(device), State::Fountain(f)) = (&self.cuda, &self.state) {
+            if device.device_newer {
+                let (alive, highest) = (device.solver.count(), device.solver.totals.figure);
+                return Ok(vec![super::frame::fountain_line(alive, f.emitted, highest)]);
+            }
+        }
+        Ok(self.frame()?.summary())
+    }
+
     fn solve_summary(&self) -> SolveSummary {
         let b = &self.scene.body;
         let xpbd = self.scene.which != Which::Fountain && !b.integrator.explicit();

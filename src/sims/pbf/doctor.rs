@@ -85,6 +85,7 @@ pub fn checks(cuda_available: bool, add: &mut dyn FnMut(Check)) {
     for (name, check) in [
         ("parity: one frame", parity::cuda_one_step as fn() -> _),
         ("parity: 200 frames", parity::cuda_dam_break),
+        ("statistics: GPU reductions", cuda::stats::cuda_frame_stats),
     ] {
         match check() {
             Ok(result) if result.passed => add(name, Status::Pass, result.detail),

@@ -347,6 +347,14 @@ pub trait Solver {
     /// CUDA copy error), never with made-up values.
     fn snapshot(&self) -> Result<Snapshot, SolverError>;
 
+    /// The statistics of the state as it is, for the viewer's panel (twice a second): this
+    /// default measures a [`Solver::snapshot`]; the CUDA solver reduces them on the GPU and
+    /// copies 128 bytes back, leaving out the layers' figures (`bottom_compression`,
+    /// `surface_height`: `None`). Step, time and step time are the caller's to fill in.
+    fn frame_stats(&self) -> Result<stats::FrameStats, SolverError> {
+        Ok(stats::FrameStats::measure(&self.snapshot()?, 0, 0.0, 0.0))
+    }
+
     /// How the last frame's constraint iterations went (cheap: no particle data copied).
     fn solve_report(&self) -> SolveReport;
 

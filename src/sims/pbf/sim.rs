@@ -310,7 +310,7 @@ impl Sim for PbfSim {
         panel::sections(ui, self)
     }
 
-    fn status(&self, frame: &dyn Frame) -> Vec<String> {
+    fn status(&mut self) -> Result<Vec<String>> {
         let transfer = match self.renderer.as_ref().and_then(Renderer::interop) {
             Some(true) => "CUDA-GL interop",
             Some(false) => "host upload",
@@ -324,8 +324,8 @@ impl Sim for PbfSim {
                 self.foam.max_count
             ));
         }
-        lines.extend(frame.summary());
-        lines
+        lines.extend(self.solver.frame_stats()?.lines());
+        Ok(lines)
     }
 
     fn key(&mut self, key: KeyCode) -> bool {
@@ -446,35 +446,7 @@ impl Frame for ParticleFrame {
         stats_row(&FrameStats::measure(&self.0, step, time, step_ms))
     }
 
-    /// Incompressibility first (what the statistics panel shows rather than asks belief in),
-    /// then error, energy, neighbours and extent.
     fn summary(&self) -> Vec<String> {
-        let last = FrameStats::measure(&self.0, 0, 0.0, 0.0);
-        let c = last.center_of_mass;
-        let mut lines = vec![format!(
-            "iterations {:.1} per step, compression {:.3} % mean, {:.2} % max",
-            last.solve_iterations,
-            100.0 * last.compression_mean,
-            100.0 * last.compression_max
-        )];
-        if let (Some(bottom), Some(surface)) = (last.bottom_compression, last.surface_height) {
-            lines.push(format!(
-                "bottom layer ρ/ρ₀ − 1 {:+.3} %, surface height {surface:.4} m",
-                100.0 * bottom
-            ));
-        }
-        lines.push(format!(
-            "density error mean {:.2}% max {:.2}%, kinetic energy {:.4} J, {:.1} neighbours per particle (max {})",
-            100.0 * last.density_error_mean,
-            100.0 * last.density_error_max,
-            last.kinetic_energy,
-            last.neighbors_mean,
-            last.neighbors_max
-        ));
-        lines.push(format!(
-            "centre of mass [{:.3}, {:.3}, {:.3}], bounds {:?}–{:?}",
-            c[0], c[1], c[2], last.bbox_min, last.bbox_max
-        ));
-        lines
+        FrameStats::measure(&self.0, 0, 0.0, 0.0).lines()
     }
 }

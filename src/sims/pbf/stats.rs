@@ -106,6 +106,39 @@ impl FrameStats {
             step_ms,
         }
     }
+
+    /// Incompressibility first (what the statistics panel shows rather than asks belief in),
+    /// then error, energy, neighbours and extent: the summary after a run and the viewer's
+    /// statistics panel.
+    pub fn lines(&self) -> Vec<String> {
+        let last = self;
+        let c = last.center_of_mass;
+        let mut lines = vec![format!(
+            "iterations {:.1} per step, compression {:.3} % mean, {:.2} % max",
+            last.solve_iterations,
+            100.0 * last.compression_mean,
+            100.0 * last.compression_max
+        )];
+        if let (Some(bottom), Some(surface)) = (last.bottom_compression, last.surface_height) {
+            lines.push(format!(
+                "bottom layer ρ/ρ₀ − 1 {:+.3} %, surface height {surface:.4} m",
+                100.0 * bottom
+            ));
+        }
+        lines.push(format!(
+            "density error mean {:.2}% max {:.2}%, kinetic energy {:.4} J, {:.1} neighbours per particle (max {})",
+            100.0 * last.density_error_mean,
+            100.0 * last.density_error_max,
+            last.kinetic_energy,
+            last.neighbors_mean,
+            last.neighbors_max
+        ));
+        lines.push(format!(
+            "centre of mass [{:.3}, {:.3}, {:.3}], bounds {:?}–{:?}",
+            c[0], c[1], c[2], last.bbox_min, last.bbox_max
+        ));
+        lines
+    }
 }
 
 /// Heights along −g: the bottom layer's compression and the free surface.

@@ -25,6 +25,23 @@ pub struct PoolStats {
 }
 
 impl PoolStats {
+    /// The summary's lines (`simulate`'s closing lines, the viewer's statistics panel).
+    pub fn lines(&self) -> Vec<String> {
+        let s = self;
+        vec![
+            format!(
+                "energy {:.4e} m²/s² per node mass (kinetic {:.3e}, potential {:.3e})",
+                s.kinetic + s.potential,
+                s.kinetic,
+                s.potential
+            ),
+            format!(
+                "volume {:+.4e} m³, highest |height| {:.4e} m, front radius {:.3} m",
+                s.volume, s.max_height, s.front_radius
+            ),
+        ]
+    }
+
     /// The statistics of `surface` run with `params`, `last_drop` where the latest drop fell.
     pub fn of(surface: &Surface, params: &PoolParams, last_drop: Option<[f32; 2]>) -> PoolStats {
         let (kinetic, potential) = energy(surface, params);
@@ -135,19 +152,7 @@ impl Frame for PoolFrame {
     }
 
     fn summary(&self) -> Vec<String> {
-        let s = &self.stats;
-        vec![
-            format!(
-                "energy {:.4e} m²/s² per node mass (kinetic {:.3e}, potential {:.3e})",
-                s.kinetic + s.potential,
-                s.kinetic,
-                s.potential
-            ),
-            format!(
-                "volume {:+.4e} m³, highest |height| {:.4e} m, front radius {:.3} m",
-                s.volume, s.max_height, s.front_radius
-            ),
-        ]
+        self.stats.lines()
     }
 
     /// `height`, `velocity` (vertical), `offset` (x, z; springs) and `fixed`, each (N, N).

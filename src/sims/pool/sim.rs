@@ -350,6 +350,14 @@ impl Sim for PoolSim {
         Ok(Box::new(PoolFrame::new(surface, &self.scene.params, stats)))
     }
 
+    /// The statistics' lines without the surface: on CUDA from the GPU's reductions.
+    fn status(&mut self) -> Result<Vec<String>> {
+        Ok(self
+            .solver
+            .stats(&self.scene.params, self.last_drop)?
+            .lines())
+    }
+
     fn solve_summary(&self) -> SolveSummary {
         SolveSummary {
             iterations: 0.0,
@@ -485,7 +493,9 @@ impl Sim for PoolSim {
         }
         // On CUDA the kernel writes the texture (interop); else the texels go through the host.
         let texture = pool_gl.renderer.surface_texture().0.get();
-        if !self.solver.write_texture(texture)? {
+        if self.solver.write_texture(texture)? {
+            pool_gl.renderer.set_land(self.solver.has_land());
+        } else {
             self.solver.texels(&mut pool_gl.texels)?;
             pool_gl.renderer.upload(&pool_gl.texels);
         }

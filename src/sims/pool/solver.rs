@@ -89,6 +89,9 @@ pub struct PoolSolver {
     /// An error of a call that cannot return one (clearing on the GPU), reported by the next
     /// step.
     pending: Option<anyhow::Error>,
+    /// Whether any node is fixed (land: the renderer's `land` pass), when known; forgotten
+    /// when the flags change.
+    land: Option<bool>,
 }
 
 impl PoolSolver {
@@ -153,6 +156,7 @@ impl PoolSolver {
         PoolSolver {
             backend,
             pending: None,
+            land: None,
         }
     }
 
@@ -172,6 +176,7 @@ impl PoolSolver {
             }
         }
         self.pending = None;
+        self.land = None;
         Ok(())
     }
 
@@ -216,6 +221,28 @@ impl PoolSolver {
         })
     }
 
+    /// Whether any node is fixed, which the renderer needs to know when the surface reaches it
+    /// through interop (an upload finds out from the texels): one pass over the host's flags
+    /// after they change, none while they do not.
+    pub fn has_land(&mut self) -> bool {
+        let flags = self.flags();
+        let land = self
+            .land
+            .unwrap_or_else(|| flags.iter().any(|f| f & super::surface::FIXED != 0));
+        self.land = Some(land);
+        land
+    }
+
+    /// The statistics of the state as it is (the statistics panel's): on the CPU from the
+    /// surface, on CUDA the last frame's reductions, or the reductions run again when the state
+    /// changed since (48 bytes copied back; the surface stays on the GPU).
+    pub fn stats(&mut self, params: &PoolParams, last_drop: Option<[f32; 2]>) -> Result<PoolStats> {
+        match &mut self.backend {
+            Backends::Cpu(cpu) => Ok(PoolStats::of(&cpu.surface, params, last_drop)),
+            Backends::Cuda(cuda) => Ok(cuda.current_stats(params, last_drop)?),
+        }
+    }
+
     /// A copy of the state (read back from the GPU) and its statistics (the GPU's of the last
     /// frame when they still describe it).
     pub fn state(
@@ -256,6 +283,7 @@ impl PoolSolver {
 
     /// Recomputes the flags for `params` and `land` (surface.rs `set_flags`).
     pub fn set_flags(&mut self, params: &PoolParams, land: impl Fn(f32, f32) -> bool) {
+        self.land = None;
         match &mut self.backend {
             Backends::Cpu(cpu) => cpu.surface.set_flags(params, land),
             Backends::Cuda(cuda) => cuda.set_flags(params, land),
@@ -264,6 +292,7 @@ impl PoolSolver {
 
     /// Fixes or frees node (i, j) (surface.rs `set_island_node`).
     pub fn set_island_node(&mut self, params: &PoolParams, i: usize, j: usize, land: bool) {
+        self.land = if land { Some(true) } else { None };
         match &mut self.backend {
             Backends::Cpu(cpu) => cpu.surface.set_island_node(params, i, j, land),
             Backends::Cuda(cuda) => cuda.set_island_node(params, i, j, land),

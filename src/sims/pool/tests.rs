@@ -524,3 +524,25 @@ fn every_edge_node_is_visited_once() {
         }
     }
 }
+
+/// The renderer's `land` pass is left out only where no node is fixed: the solver knows after
+/// every change of the flags (what the interop path tells the renderer; an upload counts the
+/// texels itself).
+#[test]
+fn the_solver_knows_whether_any_node_is_land() {
+    use super::solver::PoolSolver;
+    let walls = params(Model::Wave, Edges::Pool, 24);
+    let mut solver = PoolSolver::cpu(&walls, |_, _| false);
+    assert!(!solver.has_land());
+    solver.set_island_node(&walls, 5, 7, true);
+    assert!(solver.has_land());
+    solver.set_island_node(&walls, 5, 7, false);
+    assert!(!solver.has_land());
+    let shore = params(Model::Wave, Edges::Shore, 24);
+    solver.set_flags(&shore, |_, _| false);
+    assert!(solver.has_land(), "a fixed shoreline is land");
+    solver.set_flags(&walls, |x, _| x < 0.2);
+    assert!(solver.has_land(), "an island");
+    solver.set_flags(&walls, |_, _| false);
+    assert!(!solver.has_land());
+}

@@ -31,8 +31,12 @@ mod params;
 pub mod parity;
 pub mod pbf;
 mod stages;
+pub mod stats;
+#[cfg(test)]
+mod stats_emulation;
 
 use super::grid::UniformGrid;
+use super::stats::FrameStats;
 use super::{
     InitialState, Params, RenderScalar, Snapshot, SolveReport, Solver, SolverError, Stage,
     StageTimes, World,
@@ -479,6 +483,10 @@ impl Solver for CudaSolver {
 
     fn snapshot(&self) -> Result<Snapshot, SolverError> {
         self.try_snapshot()
+    }
+
+    fn frame_stats(&self) -> Result<FrameStats, SolverError> {
+        self.reduced_stats()
     }
 
     fn render_positions(

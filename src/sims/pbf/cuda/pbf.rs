@@ -44,6 +44,8 @@ impl PbfKernels {
         "xsph",
         "write_render_buffer",
         "anisotropy",
+        "frame_stats",
+        "frame_stats_finish",
         "find_non_finite",
         "coarse_gather",
         "coarse_classify",
@@ -489,9 +491,13 @@ mod tests {
     #[test]
     fn every_kernel_has_one_typed_launch() {
         let without_tests = |source: &'static str| source.split("#[cfg(test)]").next().unwrap();
-        let host = [include_str!("pbf.rs"), include_str!("coarse_kernels.rs")]
-            .map(without_tests)
-            .concat();
+        let host = [
+            include_str!("pbf.rs"),
+            include_str!("coarse_kernels.rs"),
+            include_str!("stats.rs"),
+        ]
+        .map(without_tests)
+        .concat();
         let mut launched: Vec<&str> = host
             .split("self.launch(")
             .skip(1)

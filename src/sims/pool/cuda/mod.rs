@@ -422,6 +422,25 @@ impl CudaPool {
         self.stats
     }
 
+    /// The statistics of the state as it is now: the last frame's when nothing changed it
+    /// since, else reduced on the GPU now (after the flags' edits reach it): 48 bytes copied
+    /// back, one synchronisation, the surface left where it is.
+    pub fn current_stats(
+        &mut self,
+        params: &PoolParams,
+        last_drop: Option<[f32; 2]>,
+    ) -> Result<PoolStats, CudaError> {
+        if let Some(stats) = self.stats {
+            return Ok(stats);
+        }
+        self.sync_flags()?;
+        self.bind()?;
+        self.reduce_statistics(params, last_drop)?;
+        let stats = stats_from_slots(&self.statistics()?, self.h, last_drop);
+        self.stats = Some(stats);
+        Ok(stats)
+    }
+
     /// The statistics slots as the last reductions left them (waits for the stream).
     pub fn statistics(&self) -> Result<Vec<f64>, CudaError> {
         let mut stats = vec![0.0; slot::COUNT];

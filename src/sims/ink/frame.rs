@@ -1,0 +1,129 @@
+//! An ink state read back: the fields as a table (one row per velocity cell), statistics,
+//! summary lines, `.npy` fields and pictures (`simulate`'s outputs).
+
+use super::fields::{Flow, Ink};
+use super::picture::kinetic_energy_and_max_speed;
+use super::scene::Background;
+use super::SolveReport;
+use crate::output::{Column, Grid, Table};
+use crate::sims::{stats_row, Frame, Picture};
+use serde_json::value::RawValue;
+
+/// A copy of the solver's fields, and the background its pictures are drawn on.
+pub struct InkFrame {
+    pub(super) flow: Flow,
+    pub(super) ink: Ink,
+    pub(super) report: SolveReport,
+    pub(super) background: Background,
+}
+
+impl Frame for InkFrame {
+    /// One row per velocity cell: `id,x,y,u,v,pressure,divergence,ink_r,ink_g,ink_b` (ink
+    /// sampled at the cell centre when the ink grid is finer).
+    fn table(&self) -> Table {
+        let flow = &self.flow;
+        let cells = flow.nx * flow.ny;
+        let mut columns: [Vec<f32>; 9] = Default::default();
+        for j in 0..flow.ny {
+            for i in 0..flow.nx {
+                let (x, y) = flow.p.position(i, j);
+                let (u, v) = flow.center_velocity(i, j);
+                let ink = self.ink.channels.each_ref().map(|c| c.sample(x, y));
+                let row = [
+                    x,
+                    y,
+                    u,
+                    v,
+                    flow.p.get(i, j),
+                    flow.divergence(i, j),
+                    ink[0],
+                    ink[1],
+                    ink[2],
+                ];
+                for (column, value) in columns.iter_mut().zip(row) {
+                    column.push(value);
+                }
+            }
+        }
+        let mut table = Table::default();
+        table.push("id", Column::U32((0..cells as u32).collect()));
+        let names = [
+            "x",
+            "y",
+            "u",
+            "v",
+            "pressure",
+            "divergence",
+            "ink_r",
+            "ink_g",
+            "ink_b",
+        ];
+        for (name, column) in names.into_iter().zip(columns) {
+            table.push(name, Column::F32(column));
+        }
+        table
+    }
+
+    fn stats(&self, step: u64, time: f64, step_ms: f64) -> Box<RawValue> {
+        let (kinetic_energy, max_speed) = kinetic_energy_and_max_speed(&self.flow);
+        #[derive(serde::Serialize)]
+        struct Row {
+            step: u64,
+            time: f64,
+            cells: usize,
+            divergence_before: f64,
+            divergence_after: f64,
+            residual: f64,
+            iterations: u32,
+            ink: f64,
+            kinetic_energy: f64,
+            max_speed: f64,
+            step_ms: f64,
+        }
+        stats_row(&Row {
+            step,
+            time,
+            cells: self.flow.nx * self.flow.ny,
+            divergence_before: self.report.divergence_before,
+            divergence_after: self.report.divergence_after,
+            residual: self.report.residual,
+            iterations: self.report.iterations,
+            ink: self.ink.total(),
+            kinetic_energy,
+            max_speed,
+            step_ms,
+        })
+    }
+
+    fn summary(&self) -> Vec<String> {
+        let (energy, fastest) = kinetic_energy_and_max_speed(&self.flow);
+        summary_lines(&self.report, self.ink.total(), energy, fastest)
+    }
+
+    /// `u`, `v`, `velocity`, `pressure`, `divergence`, `curl`, `ink`, `solid` (`export.rs`).
+    fn fields(&self) -> Vec<Grid> {
+        super::export::fields(&self.flow, &self.ink)
+    }
+
+    /// `ink` and `flow`, the viewer's views of those names (`export.rs`).
+    fn pictures(&self) -> Vec<Picture> {
+        super::export::pictures(&self.flow, &self.ink, self.background)
+    }
+}
+
+/// The summary's lines: the projection's report, then the amount of ink (m²), the kinetic
+/// energy and the largest speed.
+pub(super) fn summary_lines(
+    report: &SolveReport,
+    ink: f64,
+    energy: f64,
+    fastest: f64,
+) -> Vec<String> {
+    vec![
+        format!(
+            "divergence rms {:.3e} → {:.3e} 1/s after {} iterations (residual {:.3e})",
+            report.divergence_before, report.divergence_after, report.iterations, report.residual
+        ),
+        format!("ink {ink:.5} m², kinetic energy {energy:.4e} m⁴/s², fastest {fastest:.3} m/s"),
+    ]
+}
