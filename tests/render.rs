@@ -517,6 +517,7 @@ fn the_render_command_writes_a_png_sequence() {
             "sphere_depth",
             "thickness",
             "smooth_depth",
+            "smooth_depth_2d",
             "normals",
             "composite",
             "edges",

@@ -94,9 +94,12 @@ fn measure(depth: &[f32], normals: &[f32], camera: &Camera, surface_y: f32) -> S
 /// surface must be below both, the spheres' above.
 const LAPLACIAN_BOUND: f64 = 9.0e-3;
 const NORMAL_DEVIATION_BOUND: f64 = 0.3;
-/// The same after the default filter (docs/viewer.md).
+/// The same after the default filter (docs/viewer.md). The normals' bound was 0.2 rad until
+/// `smooth_depth_2d` ran the last iteration in 2-D, which smooths the spheres too (0.30 →
+/// 0.17 rad; the ellipsoids 0.135 → 0.114): 0.14 keeps the two apart, stricter for the
+/// ellipsoids than before.
 const FILTERED_LAPLACIAN_BOUND: f64 = 1.0e-3;
-const FILTERED_NORMAL_BOUND: f64 = 0.2;
+const FILTERED_NORMAL_BOUND: f64 = 0.14;
 
 #[test]
 fn a_calm_pool_is_flat_with_anisotropy_and_bumpy_without() {
@@ -152,10 +155,11 @@ fn a_calm_pool_is_flat_with_anisotropy_and_bumpy_without() {
     }
     eprintln!("ellipsoids, spheres: {measured:?}");
     eprintln!("filtered (4 narrow-range iterations), ellipsoids, spheres: {filtered:?}");
-    // The default four narrow-range iterations, whose range follows the local depth slope
-    // (measured: ellipsoids 3.1e-4 m and 0.135 rad, spheres 2.3e-2 m and 0.30 rad; with the
-    // range about the centre's depth both were alike, 2.2e-3 / 2.6e-3 m and 0.139 rad): the
-    // ellipsoids' surface stays flatter than the spheres' after the filter too.
+    // The default four narrow-range iterations, whose range follows the local depth slope and
+    // whose last runs in 2-D (measured: ellipsoids 2.7e-4 m and 0.114 rad, spheres 1.0e-2 m
+    // and 0.169 rad; four separable ones gave 3.1e-4 m, 0.135 rad and 2.3e-2 m, 0.30 rad; with
+    // the range about the centre's depth both were alike, 2.2e-3 / 2.6e-3 m and 0.139 rad):
+    // the ellipsoids' surface stays flatter than the spheres' after the filter too.
     assert!(
         filtered[0].laplacian < FILTERED_LAPLACIAN_BOUND
             && filtered[1].laplacian > FILTERED_LAPLACIAN_BOUND,

@@ -4,14 +4,11 @@
 // kept. Two filters:
 //   filter_kind 0, bilateral: spatial Gaussian × range Gaussian on the depth difference
 //     (Tomasi & Manduchi 1998, as used for screen-space fluids by van der Laan et al. 2009);
-//   filter_kind 1, narrow-range (Truong & Yuksel 2018, "A Narrow-Range Filter for Screen-Space
-//     Fluid Rendering"): samples farther than center + threshold belong to another layer and are
-//     dropped; samples nearer than center − threshold are clamped to it; weights are spatial only.
-//     The range is taken about the plane through the centre along the local depth slope (the
-//     central difference, or the smaller one-sided one across a step), not about the centre's
-//     depth: on a sloped surface (a grazing view) the far side's samples otherwise fall out of
-//     the range and the near side's are clamped in, which pulls the surface towards the eye and
-//     tilts its normals to face it.
+//   filter_kind 1, narrow-range (Truong & Yuksel 2018): samples farther than the expected depth
+//     + threshold belong to another layer and are dropped; samples nearer than expected −
+//     threshold are clamped to it; weights are spatial only (`narrow_range.glsl`, appended).
+//     The separable halves approximate the 2-D filter; `smooth_depth_2d` runs its last
+//     iteration in 2-D.
 in vec2 uv;
 
 uniform sampler2D depth_texture;
@@ -26,6 +23,9 @@ const int MAX_RADIUS_PX = 12;
 
 out float smoothed_depth;
 
+float narrow_range_slope(vec2 uv, vec2 step, float center, float threshold);
+bool narrow_range_keep(inout float sample_depth, float expected, float threshold);
+
 void main() {
     float center = texture(depth_texture, uv).r;
     if (center <= 0.0) {
@@ -35,22 +35,7 @@ void main() {
     float pixels_per_metre = projected_scale / (perspective == 1 ? center : 1.0);
     int radius_px = int(clamp(filter_radius * pixels_per_metre, 1.0, float(MAX_RADIUS_PX)));
     float spatial_sigma = max(float(radius_px) * 0.5, 0.5);
-    float slope = 0.0;
-    if (filter_kind == 1) {
-        float ahead = texture(depth_texture, uv + direction).r;
-        float behind = texture(depth_texture, uv - direction).r;
-        float forward = ahead - center;
-        float backward = center - behind;
-        if (ahead > 0.0 && behind > 0.0) {
-            slope = abs(forward - backward) < range_sigma ? 0.5 * (forward + backward)
-                  : (abs(forward) < abs(backward) ? forward : backward);
-        } else if (ahead > 0.0) {
-            slope = forward;
-        } else if (behind > 0.0) {
-            slope = backward;
-        }
-        if (abs(slope) > range_sigma) slope = 0.0;
-    }
+    float slope = filter_kind == 1 ? narrow_range_slope(uv, direction, center, range_sigma) : 0.0;
     float weight_sum = 0.0;
     float depth_sum = 0.0;
     for (int i = -MAX_RADIUS_PX; i <= MAX_RADIUS_PX; ++i) {
@@ -61,10 +46,8 @@ void main() {
         if (filter_kind == 0) {
             float difference = sample_depth - center;
             weight *= exp(-difference * difference / (2.0 * range_sigma * range_sigma));
-        } else {
-            float expected = center + float(i) * slope;
-            if (sample_depth > expected + range_sigma) continue;
-            sample_depth = max(sample_depth, expected - range_sigma);
+        } else if (!narrow_range_keep(sample_depth, center + float(i) * slope, range_sigma)) {
+            continue;
         }
         weight_sum += weight;
         depth_sum += weight * sample_depth;

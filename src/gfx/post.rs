@@ -113,9 +113,18 @@ pub fn srgb_to_linear(value: f32) -> f32 {
     }
 }
 
+/// The sRGB transfer function: a linear colour component (0..1) sRGB-encoded.
+pub fn linear_to_srgb(value: f32) -> f32 {
+    if value <= 0.003_130_8 {
+        value * 12.92
+    } else {
+        1.055 * value.powf(1.0 / 2.4) - 0.055
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::srgb_to_linear;
+    use super::{linear_to_srgb, srgb_to_linear};
 
     #[test]
     fn srgb_decoding_matches_the_standard() {
@@ -123,5 +132,8 @@ mod tests {
         assert!((srgb_to_linear(1.0) - 1.0).abs() < 1e-6);
         // IEC 61966-2-1: sRGB 0.5 is 21.4 % linear.
         assert!((srgb_to_linear(0.5) - 0.2140).abs() < 1e-4);
+        for value in [0.002, 0.2, 0.5, 0.9] {
+            assert!((linear_to_srgb(srgb_to_linear(value)) - value).abs() < 1e-5);
+        }
     }
 }

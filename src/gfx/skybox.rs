@@ -30,12 +30,20 @@ pub fn sky_color(direction: Vec3) -> Vec3 {
     sky_color_towards(direction, sun_direction())
 }
 
+/// The default sky's ground, seen straight down.
+pub const GROUND: Vec3 = Vec3::new(0.45, 0.45, 0.43);
+
 /// Sky colour (linear 0..1 RGB) seen along `direction` with the sun towards `sun` (unit).
 pub fn sky_color_towards(direction: Vec3, sun: Vec3) -> Vec3 {
+    sky_color_over(direction, sun, GROUND)
+}
+
+/// [`sky_color_towards`] with `ground` below the horizon (straight down; the horizon's colour
+/// fades into it within 15° below the horizon).
+pub fn sky_color_over(direction: Vec3, sun: Vec3, ground: Vec3) -> Vec3 {
     let d = direction.normalize();
     let zenith = Vec3::new(0.10, 0.30, 0.72);
     let horizon = HORIZON;
-    let ground = Vec3::new(0.45, 0.45, 0.43);
     if d.y < 0.0 {
         let t = (-d.y * 4.0).min(1.0);
         return horizon.lerp(ground, t.sqrt());
@@ -121,6 +129,14 @@ impl Sky {
     /// ([`crate::gfx::post`]): the texels are sRGB-encoded and sampling returns linear light.
     pub fn linear_light(gl: &glow::Context) -> Result<Sky> {
         Sky::build(gl, FACE_SIZE, &sky_color, true)
+    }
+
+    /// Like [`Sky::linear_light`], with `ground` below the horizon ([`sky_color_over`]): for a
+    /// scene whose floor covers the lower half, so that what reflects the sky below the
+    /// horizon shows the floor rather than a ground the picture never shows.
+    pub fn linear_light_over(gl: &glow::Context, ground: Vec3) -> Result<Sky> {
+        let sun = sun_direction();
+        Sky::build(gl, FACE_SIZE, &|d| sky_color_over(d, sun, ground), true)
     }
 
     /// Generates a cubemap of `face_size`² texels per face from `color` (linear 0..1 RGB seen

@@ -201,6 +201,12 @@ fn rendering(ui: &Ui, sim: &mut PbfSim) -> Result<()> {
         s.smoothing_filter = filters[filter];
         changed = true;
     }
+    if s.smoothing_filter == SmoothingFilter::NarrowRange {
+        changed |= ui.checkbox(
+            "last iteration in 2-D (smooth_depth_2d)",
+            &mut s.smooth_depth_2d,
+        );
+    }
     changed |= ui.color_edit3("fluid colour", &mut s.fluid_color);
     changed |= ui.slider("refraction index", 1.0, 2.0, &mut s.refraction_index);
     changed |= ui.slider("point size", 0.5, 3.0, &mut s.point_size);

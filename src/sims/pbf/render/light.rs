@@ -175,7 +175,14 @@ impl Renderer {
     /// `light_smooth`: the `smooth_depth` filter over the surface seen from the sun.
     pub(super) fn light_smooth(&mut self, light: &FrameSetup, settings: &RenderSettings) {
         let source = self.light.depth.texture;
-        let written = self.filter_depth(source, &self.light.smoothing, light, settings, false);
+        let written = self.filter_depth(
+            source,
+            &self.light.smoothing,
+            light,
+            settings.smoothing_filter,
+            settings.smoothing_iterations,
+            false,
+        );
         self.light.smoothed = written;
     }
 

@@ -14,7 +14,8 @@
 //! | `scene` | sky, floor, container walls, obstacles, in the fluid's shadow | scene colour + depth |
 //! | `sphere_depth` | particles as sphere sprites (or their ellipsoids), nearest surface | eye depth (R32F) |
 //! | `thickness` | the same sprites, additive | thickness (R32F) |
-//! | `smooth_depth` | N iterations of the bilateral or narrow-range filter | smoothed depth |
+//! | `smooth_depth` | N separable iterations of the bilateral or narrow-range filter (N − 1 when `smooth_depth_2d` runs) | smoothed depth |
+//! | `smooth_depth_2d` | the narrow-range filter's last iteration as one 2-D pass | smoothed depth |
 //! | `normals` | normals from the smoothed depth | eye normals (RGBA32F) |
 //! | `foam` | the `foam` stage's diffuse particles as soft white sprites (when there are any) | foam (RGBA16F) |
 //! | `composite` | Fresnel, reflection, refraction, absorption, GGX sun highlight, foam over it | HDR colour + depth |
@@ -32,9 +33,10 @@
 //! Here: the settings, the frame's order of passes and the renderer's life; `particles.rs` holds
 //! the particle buffer and the sprite passes' shared uniforms, `surface.rs` the fluid surface's
 //! buffers and passes, `scene_mesh.rs` the solid scene and its `scene` and `edges` passes,
-//! `light.rs` the sun's view and the shadow and caustics passes. The kind-agnostic parts
+//! `filter.rs` the depth filters, `light.rs` the sun's view and the shadow and caustics passes. The kind-agnostic parts
 //! (programs, targets, sky, timer, capture) are [`crate::gfx`]'s.
 
+mod filter;
 mod foam;
 mod light;
 mod particles;
@@ -52,6 +54,7 @@ use crate::gfx::timing::{PassClock, PassTimer};
 pub use crate::gfx::Output;
 use crate::sims::pbf::scene::Scene;
 use anyhow::{Context, Result};
+use filter::{SmoothDepth2dProgram, SmoothDepthProgram};
 use foam::{FoamBuffer, FoamProgram};
 use glam::{Mat4, Vec3};
 use glow::HasContext;
@@ -60,8 +63,8 @@ use particles::{ParticleBuffer, ParticlesProgram};
 use scene_mesh::{Mesh, SceneProgram};
 use std::rc::Rc;
 use surface::{
-    CompositeProgram, DebugViewProgram, NormalsProgram, SmoothDepthProgram, SphereDepthProgram,
-    Targets, ThicknessProgram,
+    CompositeProgram, DebugViewProgram, NormalsProgram, SphereDepthProgram, Targets,
+    ThicknessProgram,
 };
 
 /// What the renderer shows.
@@ -137,6 +140,9 @@ pub struct RenderSettings {
     pub smoothing_iterations: u32,
     /// Which filter `smooth_depth` runs.
     pub smoothing_filter: SmoothingFilter,
+    /// The narrow-range filter's last iteration runs in 2-D (`smooth_depth_2d`), as its
+    /// authors do, instead of as separable halves.
+    pub smooth_depth_2d: bool,
     /// Colour the fluid takes where it is thick (linear RGB 0..1).
     pub fluid_color: [f32; 3],
     /// Beer–Lambert attenuation per RGB channel, 1/m.
@@ -163,6 +169,7 @@ impl Default for RenderSettings {
             view: View::Fluid,
             smoothing_iterations: 4,
             smoothing_filter: SmoothingFilter::NarrowRange,
+            smooth_depth_2d: true,
             fluid_color: [0.01, 0.12, 0.32],
             attenuation: [5.0, 1.8, 0.8],
             refraction_index: 1.33,
@@ -192,8 +199,10 @@ pub enum Pass {
     SphereDepth,
     /// Additive thickness.
     Thickness,
-    /// Depth filtering.
+    /// Depth filtering, separable iterations.
     SmoothDepth,
+    /// The narrow-range filter's 2-D iteration.
+    SmoothDepth2d,
     /// Normals from depth.
     Normals,
     /// Diffuse particles' sprites.
@@ -222,6 +231,7 @@ impl Pass {
             Pass::SphereDepth => "sphere_depth",
             Pass::Thickness => "thickness",
             Pass::SmoothDepth => "smooth_depth",
+            Pass::SmoothDepth2d => "smooth_depth_2d",
             Pass::Normals => "normals",
             Pass::Foam => "foam",
             Pass::Composite => "composite",
@@ -253,6 +263,7 @@ struct Programs {
     thickness: ThicknessProgram,
     particles: ParticlesProgram,
     smooth_depth: SmoothDepthProgram,
+    smooth_depth_2d: SmoothDepth2dProgram,
     normals: NormalsProgram,
     composite: CompositeProgram,
     debug_view: DebugViewProgram,
@@ -268,6 +279,7 @@ impl Programs {
             thickness: ThicknessProgram::new(gl)?,
             particles: ParticlesProgram::new(gl)?,
             smooth_depth: SmoothDepthProgram::new(gl)?,
+            smooth_depth_2d: SmoothDepth2dProgram::new(gl)?,
             normals: NormalsProgram::new(gl)?,
             composite: CompositeProgram::new(gl)?,
             debug_view: DebugViewProgram::new(gl)?,
@@ -277,12 +289,13 @@ impl Programs {
     }
 
     fn delete(&self, gl: &glow::Context) {
-        let programs: [&Program; 10] = [
+        let programs: [&Program; 11] = [
             &self.scene.program,
             &self.sphere_depth.program,
             &self.thickness.program,
             &self.particles.program,
             &self.smooth_depth.program,
+            &self.smooth_depth_2d.program,
             &self.normals.program,
             &self.composite.program,
             &self.debug_view.program,
@@ -359,7 +372,7 @@ impl Renderer {
     /// how pass times are measured.
     pub fn new(gl: Rc<glow::Context>, scene: &Scene, clock: PassClock) -> Result<Renderer> {
         let programs = Programs::new(&gl)?;
-        let sky = Sky::linear_light(&gl)?;
+        let sky = Sky::linear_light_over(&gl, scene_mesh::floor_from_afar())?;
         let post = Post::new(&gl)?;
         let light = LightTargets::new(&gl)?;
         let fullscreen = FullscreenTriangle::new(&gl)?;
@@ -481,6 +494,9 @@ impl Renderer {
                 self.run(Pass::SphereDepth, |r| r.sphere_depth(&frame))?;
                 self.run(Pass::Thickness, |r| r.thickness(&frame))?;
                 self.run(Pass::SmoothDepth, |r| r.smooth_depth(&frame, settings))?;
+                if settings.runs_smooth_depth_2d() {
+                    self.run(Pass::SmoothDepth2d, |r| r.smooth_depth_2d(&frame))?;
+                }
                 self.run(Pass::Normals, |r| r.normals(&frame))?;
                 let foam = view == View::Fluid && self.foam.count > 0;
                 if foam {

@@ -6,7 +6,7 @@
 //! linear light.
 
 use super::{FrameSetup, Renderer};
-use crate::gfx::post::srgb_to_linear;
+use crate::gfx::post::{linear_to_srgb, srgb_to_linear};
 use crate::gfx::program::{shader, Program, Uniform};
 use crate::gfx::skybox;
 use crate::scene::Shape;
@@ -107,6 +107,18 @@ pub fn floor_height(container: &Aabb) -> f32 {
     container.min[1] - 0.002 * container.size()[1]
 }
 
+/// The floor's colour (sRGB, as picked); its checker's dark cells are 0.6 of it.
+const FLOOR_COLOR: Vec4 = Vec4::new(0.80, 0.78, 0.74, 1.0);
+
+/// The floor in the sun as `scene.frag` lights it (up-facing: ambient 0.25 + 0.15, sunlight
+/// 0.9 · sun.y), its checker averaged, sRGB-encoded: the ground of the sky that `composite`
+/// reflects, so that reflections below the horizon show the floor the picture shows there.
+pub fn floor_from_afar() -> Vec3 {
+    let lighting = 0.25 + 0.15 + 0.9 * skybox::sun_direction().y;
+    let albedo = linear(FLOOR_COLOR).truncate() * 0.5 * (1.0 + 0.6);
+    (albedo * lighting).map(|c| linear_to_srgb(c.min(1.0)))
+}
+
 /// Builds the floor, container and obstacle meshes of `scene`.
 pub fn build(gl: &glow::Context, scene: &Scene) -> Result<Vec<Mesh>> {
     let container = scene.container;
@@ -125,7 +137,7 @@ pub fn build(gl: &glow::Context, scene: &Scene) -> Result<Vec<Mesh>> {
         &floor_quad(floor_min, floor_max),
         glow::TRIANGLES,
         Surface::Floor,
-        Vec4::new(0.80, 0.78, 0.74, 1.0),
+        FLOOR_COLOR,
     )?);
 
     let mut walls = Mesh::new(

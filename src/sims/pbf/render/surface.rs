@@ -1,16 +1,15 @@
 //! The screen-space fluid surface: the viewport-sized buffers, the passes that turn particles
-//! into a shaded surface (`sphere_depth` → `thickness` → `smooth_depth` → `normals` →
-//! `composite`), and `debug_view`, which shows one of their buffers.
+//! into a shaded surface (`sphere_depth` → `thickness` → the filters of `filter.rs` → `normals`
+//! → `composite`), and `debug_view`, which shows one of their buffers.
 
 use super::particles::SpriteUniforms;
-use super::{FrameSetup, Output, RenderSettings, Renderer, SmoothingFilter, View};
+use super::{FrameSetup, Output, RenderSettings, Renderer, View};
 use crate::gfx::program::{shader, Program, ShaderSource, Uniform};
 use crate::gfx::skybox;
 use crate::gfx::targets::{ColorFormat, Depth, TextureTarget};
 use anyhow::Result;
 use glam::{Mat3, Vec2, Vec3};
 use glow::HasContext;
-use std::rc::Rc;
 
 /// The sun's radiance in the specular highlight (the sky's brightest texels are 1).
 const SUN_RADIANCE: f32 = 6.0;
@@ -26,7 +25,7 @@ pub(super) struct Targets {
     pub(super) hdr: TextureTarget,
     pub(super) sphere_depth: TextureTarget,
     pub(super) thickness: TextureTarget,
-    smoothing: [TextureTarget; 2],
+    pub(super) smoothing: [TextureTarget; 2],
     pub(super) normals: TextureTarget,
     /// The `foam` pass's sprites: r in front, g bubbles under the surface.
     pub(super) foam: TextureTarget,
@@ -166,41 +165,6 @@ impl ThicknessProgram {
             sprite: SpriteUniforms::locate(gl, &program)?,
             ray: RayUniforms::locate(gl, &program)?,
             volume_scale: program.uniform(gl, "volume_scale")?,
-            program,
-        })
-    }
-}
-
-/// `smooth_depth`: one half (horizontal or vertical) of a depth filter iteration.
-pub(super) struct SmoothDepthProgram {
-    pub(super) program: Program,
-    depth_texture: Uniform,
-    projected_scale: Uniform,
-    filter_radius: Uniform,
-    range_sigma: Uniform,
-    filter_kind: Uniform,
-    direction: Uniform,
-    perspective: Uniform,
-}
-
-impl SmoothDepthProgram {
-    pub(super) fn new(gl: &glow::Context) -> Result<SmoothDepthProgram> {
-        let program = Program::new(
-            gl,
-            &shader!(
-                "smooth_depth",
-                "common/fullscreen.vert",
-                "pbf/smooth_depth.frag"
-            ),
-        )?;
-        Ok(SmoothDepthProgram {
-            depth_texture: program.uniform(gl, "depth_texture")?,
-            projected_scale: program.uniform(gl, "projected_scale")?,
-            filter_radius: program.uniform(gl, "filter_radius")?,
-            range_sigma: program.uniform(gl, "range_sigma")?,
-            filter_kind: program.uniform(gl, "filter_kind")?,
-            direction: program.uniform(gl, "direction")?,
-            perspective: program.uniform(gl, "perspective")?,
             program,
         })
     }
@@ -376,79 +340,6 @@ impl Renderer {
         pass.volume_scale
             .set(gl, self.scale.particle_volume / sprite_volume);
         self.particles.draw(gl);
-    }
-
-    /// `smooth_depth`: N iterations, each a horizontal then a vertical filter half.
-    pub(super) fn smooth_depth(&mut self, frame: &FrameSetup, settings: &RenderSettings) {
-        let written = self.filter_depth(
-            self.targets.sphere_depth.texture,
-            &self.targets.smoothing,
-            frame,
-            settings,
-            true,
-        );
-        self.smoothed = written.unwrap_or(usize::MAX);
-    }
-
-    /// Runs the `smooth_depth` filter's iterations on `source`, ping-ponging between
-    /// `buffers`, for a view that is `perspective` (else orthographic, the sun's); returns
-    /// which buffer holds the result (`None`: no iterations).
-    pub(super) fn filter_depth(
-        &self,
-        source: glow::Texture,
-        buffers: &[TextureTarget; 2],
-        frame: &FrameSetup,
-        settings: &RenderSettings,
-        perspective: bool,
-    ) -> Option<usize> {
-        let gl = Rc::clone(&self.gl);
-        let pass = &self.programs.smooth_depth;
-        pass.program.bind(&gl);
-        pass.depth_texture.set(&gl, 0);
-        pass.perspective.set(&gl, i32::from(perspective));
-        pass.projected_scale
-            .set(&gl, frame.projection.y_axis.y * frame.height as f32 * 0.5);
-        pass.filter_radius.set(&gl, 5.0 * frame.sprite_radius);
-        pass.range_sigma.set(&gl, 3.0 * frame.sprite_radius);
-        let kind = match settings.smoothing_filter {
-            SmoothingFilter::Bilateral => 0,
-            SmoothingFilter::NarrowRange => 1,
-        };
-        pass.filter_kind.set(&gl, kind);
-        // SAFETY: GL calls on this thread's current context (front ends make it current
-        // before calling the renderer); every object named is this renderer's and alive.
-        unsafe { gl.disable(glow::DEPTH_TEST) };
-        let mut source = source;
-        let mut written = None;
-        let texel = Vec2::new(1.0 / frame.width as f32, 1.0 / frame.height as f32);
-        for half in 0..2 * settings.smoothing_iterations as usize {
-            let destination = &buffers[half % 2];
-            // SAFETY: GL calls on this thread's current context (front ends make it current
-            // before calling the renderer); every object named is this renderer's and alive.
-            unsafe {
-                gl.bind_framebuffer(glow::FRAMEBUFFER, Some(destination.framebuffer));
-            }
-            let direction = if half % 2 == 0 {
-                Vec2::new(texel.x, 0.0)
-            } else {
-                Vec2::new(0.0, texel.y)
-            };
-            pass.direction.set(&gl, direction);
-            self.bind_texture(0, glow::TEXTURE_2D, Some(source));
-            self.fullscreen.draw(&gl);
-            source = destination.texture;
-            written = Some(half % 2);
-        }
-        written
-    }
-
-    /// The depth the later passes use: the last smoothing output, or the raw sphere depth.
-    pub(super) fn smoothed_depth(&self) -> &TextureTarget {
-        let targets = &self.targets;
-        targets
-            .smoothing
-            .get(self.smoothed)
-            .unwrap_or(&targets.sphere_depth)
     }
 
     /// `normals`: eye-space normals from the smoothed depth.

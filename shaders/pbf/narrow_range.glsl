@@ -1,0 +1,35 @@
+
+// narrow_range: the rules of the narrow-range filter (Truong & Yuksel 2018, "A Narrow-Range
+// Filter for Screen-Space Fluid Rendering"), appended to `smooth_depth.frag` (its separable
+// halves) and `smooth_depth_2d.frag` (its 2-D pass), which declare `depth_texture`. The range
+// is taken about the plane through the centre along the local depth slope, not about the
+// centre's depth: on a sloped surface (a grazing view) the far side's samples otherwise fall
+// out of the range and the near side's are clamped in, which pulls the surface towards the eye
+// and tilts its normals to face it.
+
+// The depth slope at `uv` per `step` (one texel along an axis): the central difference, or
+// the smaller one-sided one across a step, none across a jump bigger than `threshold`.
+float narrow_range_slope(vec2 uv, vec2 step, float center, float threshold) {
+    float ahead = texture(depth_texture, uv + step).r;
+    float behind = texture(depth_texture, uv - step).r;
+    float forward = ahead - center;
+    float backward = center - behind;
+    float slope = 0.0;
+    if (ahead > 0.0 && behind > 0.0) {
+        slope = abs(forward - backward) < threshold ? 0.5 * (forward + backward)
+              : (abs(forward) < abs(backward) ? forward : backward);
+    } else if (ahead > 0.0) {
+        slope = forward;
+    } else if (behind > 0.0) {
+        slope = backward;
+    }
+    return abs(slope) > threshold ? 0.0 : slope;
+}
+
+// A sample deeper than `expected` + `threshold` belongs to another layer: false, drop it.
+// One nearer than `expected` − `threshold` is clamped to that.
+bool narrow_range_keep(inout float sample_depth, float expected, float threshold) {
+    if (sample_depth > expected + threshold) return false;
+    sample_depth = max(sample_depth, expected - threshold);
+    return true;
+}

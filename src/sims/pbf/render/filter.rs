@@ -1,0 +1,226 @@
+//! The depth filters: `smooth_depth` (N separable iterations of the bilateral or the
+//! narrow-range filter, also run on the sun's view by `light_smooth`) and `smooth_depth_2d`
+//! (the narrow-range filter's last iteration as one 2-D pass, Truong & Yuksel 2018).
+
+use super::{FrameSetup, RenderSettings, Renderer, SmoothingFilter};
+use crate::gfx::program::{Program, ShaderSource, Uniform};
+use crate::gfx::targets::TextureTarget;
+use anyhow::Result;
+use glam::Vec2;
+use glow::HasContext;
+use std::rc::Rc;
+
+/// A filter pass's program: `common/fullscreen.vert` and `shaders/pbf/<fragment>` with
+/// `narrow_range.glsl` (the narrow-range filter's rules) appended.
+macro_rules! filter_shader {
+    ($name:expr, $fragment:expr) => {
+        ShaderSource {
+            name: $name,
+            vertex: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/shaders/common/fullscreen.vert"
+            )),
+            fragment: concat!(
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/shaders/pbf/",
+                    $fragment
+                )),
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/shaders/pbf/narrow_range.glsl"
+                )),
+            ),
+            geometry: None,
+        }
+    };
+}
+
+/// The kernel's width in world space, in sprite radii.
+const FILTER_RADIUS: f32 = 5.0;
+/// The bilateral range σ and the narrow-range threshold, in sprite radii.
+const RANGE: f32 = 3.0;
+
+impl RenderSettings {
+    /// `smooth_depth_2d` runs: the narrow-range filter with it on and at least one iteration.
+    pub fn runs_smooth_depth_2d(&self) -> bool {
+        self.smooth_depth_2d
+            && self.smoothing_filter == SmoothingFilter::NarrowRange
+            && self.smoothing_iterations > 0
+    }
+
+    /// The separable iterations of `smooth_depth` in the camera's view: all of them, or all
+    /// but the last when `smooth_depth_2d` runs that one.
+    pub fn separable_iterations(&self) -> u32 {
+        self.smoothing_iterations - u32::from(self.runs_smooth_depth_2d())
+    }
+}
+
+/// `smooth_depth`: one half (horizontal or vertical) of a depth filter iteration.
+pub(super) struct SmoothDepthProgram {
+    pub(super) program: Program,
+    depth_texture: Uniform,
+    projected_scale: Uniform,
+    filter_radius: Uniform,
+    range_sigma: Uniform,
+    filter_kind: Uniform,
+    direction: Uniform,
+    perspective: Uniform,
+}
+
+impl SmoothDepthProgram {
+    pub(super) fn new(gl: &glow::Context) -> Result<SmoothDepthProgram> {
+        let program = Program::new(gl, &filter_shader!("smooth_depth", "smooth_depth.frag"))?;
+        Ok(SmoothDepthProgram {
+            depth_texture: program.uniform(gl, "depth_texture")?,
+            projected_scale: program.uniform(gl, "projected_scale")?,
+            filter_radius: program.uniform(gl, "filter_radius")?,
+            range_sigma: program.uniform(gl, "range_sigma")?,
+            filter_kind: program.uniform(gl, "filter_kind")?,
+            direction: program.uniform(gl, "direction")?,
+            perspective: program.uniform(gl, "perspective")?,
+            program,
+        })
+    }
+}
+
+/// `smooth_depth_2d`: the narrow-range filter's 2-D iteration.
+pub(super) struct SmoothDepth2dProgram {
+    pub(super) program: Program,
+    depth_texture: Uniform,
+    texel: Uniform,
+    projected_scale: Uniform,
+    filter_radius: Uniform,
+    range_sigma: Uniform,
+}
+
+impl SmoothDepth2dProgram {
+    pub(super) fn new(gl: &glow::Context) -> Result<SmoothDepth2dProgram> {
+        let program = Program::new(
+            gl,
+            &filter_shader!("smooth_depth_2d", "smooth_depth_2d.frag"),
+        )?;
+        Ok(SmoothDepth2dProgram {
+            depth_texture: program.uniform(gl, "depth_texture")?,
+            texel: program.uniform(gl, "texel")?,
+            projected_scale: program.uniform(gl, "projected_scale")?,
+            filter_radius: program.uniform(gl, "filter_radius")?,
+            range_sigma: program.uniform(gl, "range_sigma")?,
+            program,
+        })
+    }
+}
+
+/// Pixels per metre at unit depth: P[1][1] · height / 2.
+fn projected_scale(frame: &FrameSetup) -> f32 {
+    frame.projection.y_axis.y * frame.height as f32 * 0.5
+}
+
+impl Renderer {
+    /// `smooth_depth`: the separable iterations, each a horizontal then a vertical filter
+    /// half ([`RenderSettings::separable_iterations`]).
+    pub(super) fn smooth_depth(&mut self, frame: &FrameSetup, settings: &RenderSettings) {
+        let written = self.filter_depth(
+            self.targets.sphere_depth.texture,
+            &self.targets.smoothing,
+            frame,
+            settings.smoothing_filter,
+            settings.separable_iterations(),
+            true,
+        );
+        self.smoothed = written.unwrap_or(usize::MAX);
+    }
+
+    /// `smooth_depth_2d`: the narrow-range filter's last iteration in 2-D, from the
+    /// separable iterations' output (or the raw depth) into the other smoothing buffer.
+    pub(super) fn smooth_depth_2d(&mut self, frame: &FrameSetup) {
+        let gl = Rc::clone(&self.gl);
+        let source = self.smoothed_depth().texture;
+        let destination = if self.smoothed == 0 { 1 } else { 0 };
+        let pass = &self.programs.smooth_depth_2d;
+        pass.program.bind(&gl);
+        pass.depth_texture.set(&gl, 0);
+        pass.texel.set(
+            &gl,
+            Vec2::new(1.0 / frame.width as f32, 1.0 / frame.height as f32),
+        );
+        pass.projected_scale.set(&gl, projected_scale(frame));
+        pass.filter_radius
+            .set(&gl, FILTER_RADIUS * frame.sprite_radius);
+        pass.range_sigma.set(&gl, RANGE * frame.sprite_radius);
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
+        unsafe {
+            gl.disable(glow::DEPTH_TEST);
+            gl.bind_framebuffer(
+                glow::FRAMEBUFFER,
+                Some(self.targets.smoothing[destination].framebuffer),
+            );
+        }
+        self.bind_texture(0, glow::TEXTURE_2D, Some(source));
+        self.fullscreen.draw(&gl);
+        self.smoothed = destination;
+    }
+
+    /// Runs `iterations` of the `smooth_depth` filter `kind` on `source`, ping-ponging
+    /// between `buffers`, for a view that is `perspective` (else orthographic, the sun's);
+    /// returns which buffer holds the result (`None`: no iterations).
+    pub(super) fn filter_depth(
+        &self,
+        source: glow::Texture,
+        buffers: &[TextureTarget; 2],
+        frame: &FrameSetup,
+        kind: SmoothingFilter,
+        iterations: u32,
+        perspective: bool,
+    ) -> Option<usize> {
+        let gl = Rc::clone(&self.gl);
+        let pass = &self.programs.smooth_depth;
+        pass.program.bind(&gl);
+        pass.depth_texture.set(&gl, 0);
+        pass.perspective.set(&gl, i32::from(perspective));
+        pass.projected_scale.set(&gl, projected_scale(frame));
+        pass.filter_radius
+            .set(&gl, FILTER_RADIUS * frame.sprite_radius);
+        pass.range_sigma.set(&gl, RANGE * frame.sprite_radius);
+        let kind = match kind {
+            SmoothingFilter::Bilateral => 0,
+            SmoothingFilter::NarrowRange => 1,
+        };
+        pass.filter_kind.set(&gl, kind);
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
+        unsafe { gl.disable(glow::DEPTH_TEST) };
+        let mut source = source;
+        let mut written = None;
+        let texel = Vec2::new(1.0 / frame.width as f32, 1.0 / frame.height as f32);
+        for half in 0..2 * iterations as usize {
+            let destination = &buffers[half % 2];
+            // SAFETY: GL calls on this thread's current context (front ends make it current
+            // before calling the renderer); every object named is this renderer's and alive.
+            unsafe {
+                gl.bind_framebuffer(glow::FRAMEBUFFER, Some(destination.framebuffer));
+            }
+            let direction = if half % 2 == 0 {
+                Vec2::new(texel.x, 0.0)
+            } else {
+                Vec2::new(0.0, texel.y)
+            };
+            pass.direction.set(&gl, direction);
+            self.bind_texture(0, glow::TEXTURE_2D, Some(source));
+            self.fullscreen.draw(&gl);
+            source = destination.texture;
+            written = Some(half % 2);
+        }
+        written
+    }
+
+    /// The depth the later passes use: the last smoothing output, or the raw sphere depth.
+    pub(super) fn smoothed_depth(&self) -> &TextureTarget {
+        let targets = &self.targets;
+        targets
+            .smoothing
+            .get(self.smoothed)
+            .unwrap_or(&targets.sphere_depth)
+    }
+}
