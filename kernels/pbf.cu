@@ -373,3 +373,4 @@ find_non_finite(unsigned int n, const float4* __restrict__ positions, const floa
 
 #include "coarse.cuh"
 #include "anisotropy.cuh"
+#include "foam.cuh"
