@@ -197,7 +197,10 @@ impl DeviceFoam {
         let count = count.min(self.capacity);
         if count > 0 {
             stream
-                .memcpy_dtod(&other.pool.slice(..2 * count), &mut self.pool)
+                .memcpy_dtod(
+                    &other.pool.slice(..2 * count),
+                    &mut self.pool.slice_mut(..2 * count),
+                )
                 .map_err(CudaError::driver("copying the diffuse particles"))?;
         }
         self.set_alive(stream, count)

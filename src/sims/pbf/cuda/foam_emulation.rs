@@ -11,11 +11,10 @@
 
 use super::emulation::Rounding;
 use super::foam::{diffuse_from_pool, GpuFoamParams, FOAM_STATE_WORDS};
+use super::foam_parity::{check_settings, dam_break_at_impact, SortedFluid};
 use super::params::GpuParams;
 use crate::cuda::emulation::{self as shared, Mutation};
-use crate::sims::pbf::cpu::CpuSolver;
-use crate::sims::pbf::foam::{self, Diffuse, DiffuseKind, FluidView, Foam, FoamSettings};
-use crate::sims::pbf::grid::{gather, UniformGrid};
+use crate::sims::pbf::foam::{self, Diffuse, DiffuseKind, Foam, FoamSettings};
 use crate::sims::pbf::scene::Scene;
 use crate::sims::pbf::Solver;
 use glam::Vec3A;
@@ -27,55 +26,7 @@ const WARMUP: usize = 8;
 /// Frames compared.
 const FRAMES: usize = 5;
 
-/// One frame's fluid, sorted by the container's grid at its positions, with its CSR lists.
-struct Fluid {
-    positions: Vec<Vec3A>,
-    velocities: Vec<Vec3A>,
-    cell_start: Vec<u32>,
-    start: Vec<u32>,
-    lists: Vec<u32>,
-}
-
-impl Fluid {
-    fn of(solver: &CpuSolver, scene: &Scene) -> Fluid {
-        let snapshot = solver.snapshot().expect("snapshot");
-        let h = scene.params.kernel_radius;
-        let mut grid = UniformGrid::new(&scene.container, h);
-        grid.build(&snapshot.positions);
-        let (mut positions, mut velocities) = (Vec::new(), Vec::new());
-        gather(&snapshot.positions, grid.order(), &mut positions);
-        gather(&snapshot.velocities, grid.order(), &mut velocities);
-        let (mut start, mut lists) = (vec![0u32], Vec::new());
-        for (i, &p) in positions.iter().enumerate() {
-            grid.for_each_neighbor_range(p, |range| {
-                for j in range {
-                    if j != i && (positions[j] - p).length_squared() < h * h {
-                        lists.push(j as u32);
-                    }
-                }
-            });
-            start.push(lists.len() as u32);
-        }
-        Fluid {
-            positions,
-            velocities,
-            cell_start: grid.cell_start().to_vec(),
-            start,
-            lists,
-        }
-    }
-
-    fn view(&self, scene: &Scene) -> FluidView<'_> {
-        FluidView {
-            positions: &self.positions,
-            velocities: &self.velocities,
-            neighbor_start: &self.start,
-            neighbors: &self.lists,
-            radius: scene.params.kernel_radius,
-            particle_radius: scene.params.particle_radius(),
-        }
-    }
-}
+type Fluid = SortedFluid;
 
 /// The dam break, the compared frames' fluid and the pool at their start.
 struct Case {
@@ -88,43 +39,19 @@ struct Case {
 fn case() -> &'static Case {
     static CASE: OnceLock<Case> = OnceLock::new();
     CASE.get_or_init(|| {
-        let scene = Scene::load("dam-break")
-            .expect("the preset")
-            .with_particle_target(6000)
-            .expect("rescaled");
+        let (scene, mut solver) = dam_break_at_impact().expect("the dam break");
         // A cap the compared frames reach (some newborn are refused) and a lifetime that
         // ends some foam within them.
-        let settings = FoamSettings {
-            enabled: true,
-            trapped_air_rate: 5000.0,
-            wave_crest_rate: 5000.0,
-            lifetime: 0.25,
-            max_count: 450,
-            ..FoamSettings::default()
-        };
-        let mut solver =
-            CpuSolver::new(scene.world(), scene.params.clone(), &scene.seed()).expect("solver");
-        let far_wall = scene.container.max.x - scene.params.spacing;
-        for frame in 0.. {
-            assert!(frame < 60, "the front never reached the far wall");
+        let settings = check_settings();
+        let mut fluid = || {
             solver.step().expect("step");
-            let snapshot = solver.snapshot().expect("snapshot");
-            if snapshot.positions.iter().any(|p| p.x >= far_wall) {
-                break;
-            }
-        }
+            Fluid::of(&solver.snapshot().expect("snapshot"), &scene)
+        };
         let mut start = Foam::default();
         for _ in 0..WARMUP {
-            solver.step().expect("step");
-            let fluid = Fluid::of(&solver, &scene);
-            cpu_frame(&scene, &settings, &fluid, &mut start);
+            fluid().cpu_frame(&scene, &settings, &mut start);
         }
-        let frames = (0..FRAMES)
-            .map(|_| {
-                solver.step().expect("step");
-                Fluid::of(&solver, &scene)
-            })
-            .collect();
+        let frames = (0..FRAMES).map(|_| fluid()).collect();
         Case {
             scene,
             settings,
@@ -132,18 +59,6 @@ fn case() -> &'static Case {
             start,
         }
     })
-}
-
-/// One frame of the CPU stage; returns how many were born.
-fn cpu_frame(scene: &Scene, settings: &FoamSettings, fluid: &Fluid, foam: &mut Foam) -> usize {
-    let gravity = Vec3A::from(scene.params.gravity);
-    foam.foam(
-        &fluid.view(scene),
-        settings,
-        scene.params.dt,
-        gravity,
-        &scene.container,
-    )
 }
 
 /// What the emulation returns: per frame the raw potentials and counts and the state words,
@@ -252,7 +167,7 @@ fn reference(case: &Case) -> Reference {
         reference
             .raw
             .push(foam::raw_potentials(&fluid.view(&case.scene)));
-        let born = cpu_frame(&case.scene, &case.settings, fluid, &mut foam);
+        let born = fluid.cpu_frame(&case.scene, &case.settings, &mut foam);
         reference.born.push(born);
         reference.counts.push(foam.counts());
     }

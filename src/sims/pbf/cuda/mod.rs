@@ -30,6 +30,7 @@ mod emulation;
 mod foam;
 #[cfg(test)]
 mod foam_emulation;
+pub mod foam_parity;
 mod params;
 pub mod parity;
 pub mod pbf;
