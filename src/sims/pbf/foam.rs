@@ -25,6 +25,9 @@
 //! (buoyant, k_b, and dragged towards the fluid's velocity, k_d), the rest foam (moved with the
 //! fluid's velocity averaged with W). Only foam ages; it dies when its lifetime is spent. A
 //! diffuse particle that leaves the container dies; no more are born than the cap allows.
+//!
+//! The CUDA solver runs this stage as kernels (`kernels/foam.cuh`, `cuda/foam.rs`) in the same
+//! operation order: its emulation matches this code bit for bit (`cuda/foam_emulation.rs`).
 
 use super::grid::UniformGrid;
 use super::Aabb;

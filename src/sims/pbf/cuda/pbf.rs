@@ -492,14 +492,18 @@ mod tests {
         assert_eq!(scan_levels(10_000_000), vec![10_000_000, 4883, 3]);
     }
 
-    /// Every kernel looked up has one typed launch, the method of its name (here or in
-    /// coarse_kernels.rs), and every launch is of a kernel looked up.
+    /// Every kernel looked up has one typed launch, the method of its name (here, in
+    /// coarse_kernels.rs or foam.rs), and every launch is of a kernel looked up.
     #[test]
     fn every_kernel_has_one_typed_launch() {
         let without_tests = |source: &'static str| source.split("#[cfg(test)]").next().unwrap();
-        let host = [include_str!("pbf.rs"), include_str!("coarse_kernels.rs")]
-            .map(without_tests)
-            .concat();
+        let host = [
+            include_str!("pbf.rs"),
+            include_str!("coarse_kernels.rs"),
+            include_str!("foam.rs"),
+        ]
+        .map(without_tests)
+        .concat();
         let mut launched: Vec<&str> = host
             .split("self.launch(")
             .skip(1)
