@@ -374,3 +374,4 @@ find_non_finite(unsigned int n, const float4* __restrict__ positions, const floa
 #include "coarse.cuh"
 #include "anisotropy.cuh"
 #include "pbf_stats.cuh"
+#include "foam.cuh"

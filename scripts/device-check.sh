@@ -8,8 +8,8 @@
 #   step                                              est. s  timeout  why this place
 #   1. doctor, FLUIDLAB_CUDA_SYNC_CHECK=1                 30      120  driver, GPU, kernels (sm_90
 #      (parity one frame + 200 frames, 20 restarts,                    cubin: no JIT), restart leak,
-#      EGL devices, CUDA–GL interop round trip; ink:                   parity, interop; every launch
-#      its kernels, every stage × 4 configurations                     synchronised, so a fault
+#      parity: foam, EGL devices, CUDA–GL interop;                     parity, interop; every launch
+#      ink: its kernels, every stage × 4 configs                       synchronised, so a fault
 #      and 20 frames against the CPU; multigrid:                       names its kernel
 #      stages + 20 frames × open/closed box × tail
 #      in one block or not; painting obstacles;
@@ -23,8 +23,9 @@
 #   3. compute-sanitizer racecheck, same                   30       90  shared-memory races (scan)
 #   4. render 1920×1080, ~1M particles, 20 frames          15       60  interop path + per-pass times
 #   4a. the same with --spheres                          15       60  the anisotropy kernel's cost
-#   4b. render dam-break --foam on cuda, 3 frames × 40    30       60  the foam stage after a
-#       steps, 960×540                                                 read-back (no kernel yet)
+#   4b. render dam-break --foam on cuda, 3 frames × 40    30       60  the foam kernels after the
+#       steps, 960×540                                                 impact, the foam buffer by
+#                                                                      interop (first GPU run)
 #   4i. ink: render ink-painting side by side, 1920×1080   10       45  the picture kernel into a GL
 #       through the texture interop, 20 frames                         texture (first run on a GPU)
 #   4j. ink: compute-sanitizer memcheck, racecheck,        30       90  every ink kernel incl. the
@@ -160,11 +161,15 @@ step "validate --quick on cuda" 90 /tmp/validate.log "$BIN" validate --quick --b
 cat /tmp/validate.log >>"$OUT/doctor.log"
 grep -E '^(PASS|FAIL)' /tmp/validate.log | sed 's/^/  validate: /' >>"$OUT/summary.txt"
 
-# 2–3. Memory errors and shared-memory races in every kernel, on a short run.
+# 2–3. Memory errors and shared-memory races in every kernel, on a short run, with the foam
+# stage on (its kernels run every frame; the fluid is still at rest, so its pool stays empty:
+# emission with particles is 4b's).
+foamy=/tmp/dam-break-foam.toml
+printf '%s\n[foam]\nenabled = true\n' "$(cat scenes/pbf/dam-break.toml)" >"$foamy"
 if command -v compute-sanitizer >/dev/null; then
     for tool in memcheck racecheck; do
         step "compute-sanitizer $tool" 90 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
-            "$BIN" bench dam-break --backend cuda --particles 20000 --steps 2 --warmup 0
+            "$BIN" bench "$foamy" --backend cuda --particles 20000 --steps 2 --warmup 0
     done
 else
     summary "SKIP compute-sanitizer (not on this machine)"
@@ -187,9 +192,11 @@ step "render 1920x1080, ~1M particles, cuda, spheres" 60 /tmp/render-spheres.log
 grep -iE 'total|^(light_|sphere_depth|thickness)' /tmp/render-spheres.log | sed 's/^/  render --spheres: /' >>"$OUT/summary.txt"
 last=$(ls /tmp/render/*.png 2>/dev/null | tail -1)
 [[ -n $last ]] && cp "$last" "$OUT/render-1m-1080p.png"
-# 4b. The foam stage on the CUDA solver (no kernel of its own: the default Solver::foam reads
-# the state back and runs the CPU stage), the 30k dam break after its impact: the picture
-# would show foam at the far wall as docs/viewer.md's does (no picture comes back: the 8 files).
+# 4b. The foam stage on the CUDA solver (kernels/foam.cuh, first run on a GPU: the emulation
+# matched the CPU stage bit for bit, doctor's "parity: foam" compares the counts), the 30k dam
+# break after its impact, its diffuse particles drawn from the GPU through the foam buffer's
+# interop: the picture would show foam at the far wall as docs/viewer.md's does (no picture
+# comes back: the 8 files); the `foam` line of --timings is the stage's time.
 step "render dam-break 960x540, cuda, --foam" 60 /tmp/render-foam.log "$BIN" render dam-break --backend cuda \
     --frames 3 --steps-per-frame 40 --size 960x540 --out /tmp/render-foam --timings --foam
 grep -iE 'total|simulation|^foam' /tmp/render-foam.log | sed 's/^/  render --foam: /' >>"$OUT/summary.txt"

@@ -184,6 +184,18 @@ fn the_gpu_reduced_statistics_match_the_snapshots() {
     assert!(check.passed, "{}", check.detail);
 }
 
+/// The `foam` stage on the GPU (kernels/foam.cuh) against the CPU stage on the same fluid
+/// state: the pool's size and each kind's count frame by frame (foam_parity.rs says why not
+/// particle by particle on a GPU; the emulation checks that bit for bit).
+#[test]
+#[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
+fn foam_on_the_gpu_matches_the_cpu_stage() {
+    let _gpu = gpu();
+    let check = fluidlab::sims::pbf::cuda::foam_parity::cuda_foam().expect("both stages run");
+    println!("{}", check.detail);
+    assert!(check.passed, "{}", check.detail);
+}
+
 /// Restarting the solver (the viewer does it on every scene restart) leaks no GPU memory.
 #[test]
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]

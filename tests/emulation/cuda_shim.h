@@ -31,6 +31,7 @@ inline double atomicAdd(double* a, double v) { double old = *a; *a += v; return 
 inline unsigned atomicMax(unsigned* a, unsigned v) { unsigned old = *a; if (v > old) *a = v; return old; }
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
 inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
+inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 using std::isfinite;
 using std::max;
 using std::min;

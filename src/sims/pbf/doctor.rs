@@ -32,6 +32,7 @@ pub fn checks(cuda_available: bool, add: &mut dyn FnMut(Check)) {
             "restarts",
             "parity: one frame",
             "parity: 200 frames",
+            "parity: foam",
             "CUDA–GL interop",
         ] {
             add(name, Status::Skip, needs.clone());
@@ -92,6 +93,11 @@ pub fn checks(cuda_available: bool, add: &mut dyn FnMut(Check)) {
             Ok(result) => add(name, Status::Fail, result.detail),
             Err(error) => add(name, Status::Fail, error.to_string()),
         }
+    }
+    match cuda::foam_parity::cuda_foam() {
+        Ok(result) if result.passed => add("parity: foam", Status::Pass, result.detail),
+        Ok(result) => add("parity: foam", Status::Fail, result.detail),
+        Err(error) => add("parity: foam", Status::Fail, error.to_string()),
     }
     let (status, detail) = interop_round_trip();
     add("CUDA–GL interop", status, detail);

@@ -25,6 +25,9 @@
 //! (buoyant, k_b, and dragged towards the fluid's velocity, k_d), the rest foam (moved with the
 //! fluid's velocity averaged with W). Only foam ages; it dies when its lifetime is spent. A
 //! diffuse particle that leaves the container dies; no more are born than the cap allows.
+//!
+//! The CUDA solver runs this stage as kernels (`kernels/foam.cuh`, `cuda/foam.rs`) in the same
+//! operation order: its emulation matches this code bit for bit (`cuda/foam_emulation.rs`).
 
 use super::grid::UniformGrid;
 use super::Aabb;
@@ -169,6 +172,16 @@ pub struct Foam {
     steps: u64,
 }
 
+/// The renderer's records of `particles` ([`Foam::records`]).
+pub fn records(particles: &[Diffuse], out: &mut Vec<[f32; 4]>) {
+    out.clear();
+    out.extend(particles.iter().map(|d| {
+        let fade = (d.life / FADE).clamp(0.0, 1.0);
+        let p = d.position;
+        [p.x, p.y, p.z, d.kind as u32 as f32 + 0.499 * fade]
+    }));
+}
+
 /// Φ(I, τ_min, τ_max).
 fn clamp_potential(value: f32, (low, high): (f32, f32)) -> f32 {
     (value.min(high) - value.min(low)) / (high - low)
@@ -267,13 +280,25 @@ impl Foam {
         gravity: Vec3A,
         container: &Aabb,
     ) -> usize {
-        self.steps += 1;
+        self.next_step();
         self.advect(fluid, dt, gravity, container);
         let born = self.emit(fluid, settings, dt);
         let room = (settings.max_count as usize).saturating_sub(self.particles.len());
         let count = born.len().min(room);
         self.particles.extend_from_slice(&born[..count]);
         count
+    }
+
+    /// Steps taken (the emission's random numbers of step k use k; the first step is 1).
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Counts one more step and returns its number: the `foam` stage does it first, and a
+    /// backend that keeps the diffuse particles itself (the CUDA solver) does it instead.
+    pub fn next_step(&mut self) -> u64 {
+        self.steps += 1;
+        self.steps
     }
 
     /// New diffuse particles of this step, in fluid-particle order.
@@ -378,12 +403,7 @@ impl Foam {
     /// The renderer's records: `[x, y, z, kind + fade / 2]`, kind 0 spray, 1 foam, 2 bubble,
     /// fade in [0, 1] (foam fades out over its last [`FADE`] seconds).
     pub fn records(&self, out: &mut Vec<[f32; 4]>) {
-        out.clear();
-        out.extend(self.particles.iter().map(|d| {
-            let fade = (d.life / FADE).clamp(0.0, 1.0);
-            let p = d.position;
-            [p.x, p.y, p.z, d.kind as u32 as f32 + 0.499 * fade]
-        }));
+        records(&self.particles, out);
     }
 
     /// Forgets every diffuse particle (a restart).

@@ -403,9 +403,10 @@ pub trait Solver {
     /// The `foam` stage ([`foam`]) over this frame's fluid: one step of `dt` for `foam`'s
     /// diffuse particles, then the new ones born; returns how many were born. This default
     /// reads the state back ([`Solver::snapshot`]) and finds its own neighbour lists; the CPU
-    /// solver uses its step's lists.
+    /// solver uses its step's lists; the CUDA solver keeps the diffuse particles on the GPU
+    /// (`foam` then only counts the step) and runs the stage there.
     fn foam(
-        &self,
+        &mut self,
         foam: &mut foam::Foam,
         settings: &foam::FoamSettings,
         dt: f32,
@@ -424,6 +425,37 @@ pub trait Solver {
         };
         let gravity = glam::Vec3A::from(params.gravity);
         Ok(foam.foam(&fluid, settings, dt, gravity, container))
+    }
+
+    /// How many diffuse particles of each kind are alive, [spray, foam, bubbles], after the
+    /// last [`Solver::foam`]: `foam`'s own, or the backend's (the CUDA solver's last copy of
+    /// its counts, no particle read back).
+    fn foam_counts(&self, foam: &foam::Foam) -> [usize; 3] {
+        foam.counts()
+    }
+
+    /// The alive diffuse particles: `foam`'s, or the backend's copied back.
+    fn foam_particles(&self, foam: &foam::Foam) -> Result<Vec<foam::Diffuse>, SolverError> {
+        Ok(foam.particles.clone())
+    }
+
+    /// The renderer's records of the alive diffuse particles ([`foam::Foam::records`]).
+    fn foam_records(&self, foam: &foam::Foam, out: &mut Vec<[f32; 4]>) -> Result<(), SolverError> {
+        foam.records(out);
+        Ok(())
+    }
+
+    /// Writes the [`Solver::foam_records`] (as many as [`Solver::foam_counts`] add up to) into
+    /// the OpenGL buffer object `gl_buffer` with no host round trip, when the backend keeps the
+    /// diffuse particles and can (CUDA–GL interop); `Ok(false)` when it cannot.
+    fn write_gl_foam(&mut self, gl_buffer: u32) -> Result<bool, SolverError> {
+        let _ = gl_buffer;
+        Ok(false)
+    }
+
+    /// Forgets the backend's diffuse particles (the stage turned off).
+    fn clear_foam(&mut self) -> Result<(), SolverError> {
+        Ok(())
     }
 
     /// Writes the [`Solver::anisotropy`] records into the OpenGL buffer object `gl_buffer`

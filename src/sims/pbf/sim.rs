@@ -195,7 +195,7 @@ impl PbfSim {
     fn run_foam(&mut self) -> Result<()> {
         if !self.foam.enabled {
             self.diffuse.clear();
-            return Ok(());
+            return self.solver.clear_foam().context("the foam stage");
         }
         let start = Instant::now();
         let dt = self.solver.params().dt;
@@ -318,7 +318,7 @@ impl Sim for PbfSim {
         };
         let mut lines = vec![format!("particles reach GL by {transfer}")];
         if self.foam.enabled {
-            let [spray, foam, bubbles] = self.diffuse.counts();
+            let [spray, foam, bubbles] = self.solver.foam_counts(&self.diffuse);
             lines.push(format!(
                 "foam: {spray} spray, {foam} foam, {bubbles} bubbles (cap {})",
                 self.foam.max_count
@@ -375,8 +375,16 @@ impl Sim for PbfSim {
             self.scene_changed = false;
         }
         renderer.update_particles(self.solver.as_mut(), &self.render)?;
-        self.diffuse.records(&mut self.foam_records);
-        renderer.update_foam(&self.foam_records)?;
+        if self.foam.enabled {
+            renderer.update_foam_from(
+                self.solver.as_mut(),
+                &self.diffuse,
+                self.foam.max_count as usize,
+                &mut self.foam_records,
+            )?;
+        } else {
+            renderer.update_foam(&[])?;
+        }
         renderer.draw(camera, &self.render, output)
     }
 

@@ -695,7 +695,7 @@ impl Solver for CpuSolver {
 
     /// The `foam` stage over this step's neighbour lists (found at x*) and the state now.
     fn foam(
-        &self,
+        &mut self,
         foam: &mut crate::sims::pbf::foam::Foam,
         settings: &crate::sims::pbf::foam::FoamSettings,
         dt: f32,

@@ -27,6 +27,10 @@ pub mod coarse;
 mod coarse_kernels;
 #[cfg(test)]
 mod emulation;
+mod foam;
+#[cfg(test)]
+mod foam_emulation;
+pub mod foam_parity;
 mod params;
 pub mod parity;
 pub mod pbf;
@@ -45,6 +49,7 @@ use crate::cuda::interop::GlInterop;
 use crate::cuda::{CudaError, EventTimer, DEFAULT_DEVICE};
 use coarse::GpuCoarse;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
+use foam::{DeviceFoam, GpuFoamParams};
 use glam::Vec3A;
 use params::{GpuObstacle, GpuParams};
 use pbf::PbfKernels;
@@ -133,6 +138,10 @@ pub struct CudaSolver {
     interop: GlInterop,
     report: SolveReport,
     coarse: GpuCoarse,
+    /// The `foam` stage's pool, made when the stage first runs.
+    foam: Option<DeviceFoam>,
+    /// The renderer's foam buffer, shared with CUDA ([`Solver::write_gl_foam`]).
+    foam_interop: GlInterop,
 }
 
 /// The shared layer's errors as the solver's: an unusable setting is a parameter error, the
@@ -239,6 +248,8 @@ impl CudaSolver {
             interop: GlInterop::default(),
             report: SolveReport::default(),
             coarse,
+            foam: None,
+            foam_interop: GlInterop::default(),
         };
         // Densities and neighbour counts of the seeded state, as the CPU solver has them.
         if n > 0 {
@@ -387,6 +398,35 @@ impl CudaSolver {
                 )
             },
         ))
+    }
+
+    /// The `foam` stage's pool for `capacity` diffuse particles: the one there, or a new one
+    /// (after checking the GPU's free memory) holding the first of the old one's particles.
+    fn foam_pool(&mut self, capacity: usize) -> Result<&mut DeviceFoam, SolverError> {
+        if self.foam.as_ref().is_some_and(|f| f.capacity() == capacity) {
+            return Ok(self.foam.as_mut().expect("checked"));
+        }
+        let needed = capacity as u64 * foam::BYTES_PER_DIFFUSE
+            + self.particle_count as u64 * foam::BYTES_PER_FLUID;
+        let (free, _) = self
+            .context
+            .mem_get_info()
+            .map_err(CudaError::driver("cuMemGetInfo"))?;
+        if needed > free as u64 {
+            return Err(SolverError::Backend(format!(
+                "the foam stage's {capacity} diffuse particles need {} of GPU memory, {} is \
+                 free; lower foam.max_count",
+                crate::host::format_bytes(needed),
+                crate::host::format_bytes(free as u64)
+            )));
+        }
+        let mut pool = DeviceFoam::new(&self.stream, capacity, self.particle_count)
+            .map_err(CudaError::driver("allocating the foam stage's GPU memory"))?;
+        match self.foam.take() {
+            Some(old) => pool.adopt(&self.stream, &old, old.alive())?,
+            None => pool.set_alive(&self.stream, 0)?,
+        }
+        Ok(self.foam.insert(pool))
     }
 
     /// Turns per-stage CUDA events on (the default; `bench` reads them) or off (a little faster:
@@ -575,15 +615,107 @@ impl Solver for CudaSolver {
         }
     }
 
+    /// The `foam` stage on the GPU ([`foam`]): `foam` only counts the step (its random
+    /// numbers); the diffuse particles stay in the solver's pool.
+    fn foam(
+        &mut self,
+        foam: &mut crate::sims::pbf::foam::Foam,
+        settings: &crate::sims::pbf::foam::FoamSettings,
+        dt: f32,
+        container: &crate::sims::pbf::Aabb,
+    ) -> Result<usize, SolverError> {
+        let step = foam.next_step();
+        let f = GpuFoamParams::new(settings, dt, self.params.particle_radius(), container, step);
+        self.context
+            .bind_to_thread()
+            .map_err(CudaError::driver("binding the CUDA context"))?;
+        let mut p = self.constants;
+        p.particle_count = self.particle_count as u32;
+        self.foam_pool(settings.max_count as usize)?;
+        let (pool, k, b) = (
+            self.foam.as_mut().expect("made above"),
+            &self.kernels,
+            &self.buffers,
+        );
+        pool.run(
+            k,
+            &self.stream,
+            &p,
+            &f,
+            &b.positions,
+            &b.velocities,
+            &b.cell_start,
+            &b.grid_positions,
+        )
+    }
+
+    fn foam_counts(&self, foam: &crate::sims::pbf::foam::Foam) -> [usize; 3] {
+        let _ = foam;
+        self.foam.as_ref().map_or([0; 3], DeviceFoam::counts)
+    }
+
+    fn foam_particles(
+        &self,
+        foam: &crate::sims::pbf::foam::Foam,
+    ) -> Result<Vec<crate::sims::pbf::foam::Diffuse>, SolverError> {
+        let _ = foam;
+        match &self.foam {
+            Some(pool) => pool.download(&self.stream),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn foam_records(
+        &self,
+        foam: &crate::sims::pbf::foam::Foam,
+        out: &mut Vec<[f32; 4]>,
+    ) -> Result<(), SolverError> {
+        crate::sims::pbf::foam::records(&self.foam_particles(foam)?, out);
+        Ok(())
+    }
+
+    fn write_gl_foam(&mut self, gl_buffer: u32) -> Result<bool, SolverError> {
+        let Some(pool) = self.foam.as_mut() else {
+            return Ok(false);
+        };
+        let alive = pool.alive();
+        if alive == 0 {
+            return Ok(true);
+        }
+        self.context
+            .bind_to_thread()
+            .map_err(CudaError::driver("binding the CUDA context"))?;
+        let (stream, kernels, pool) = (&self.stream, &self.kernels, &*pool);
+        // SAFETY: the mapped buffer holds at least `alive` float4 records (checked by
+        // write_buffer).
+        let write = |pointer| unsafe { pool.write_records(kernels, stream, pointer) };
+        // SAFETY: as write_gl_buffer.
+        unsafe {
+            self.foam_interop
+                .write_buffer(stream.cu_stream(), gl_buffer, alive * 16, write)
+        }
+    }
+
+    fn clear_foam(&mut self) -> Result<(), SolverError> {
+        if let Some(pool) = self.foam.as_mut() {
+            if pool.alive() > 0 {
+                pool.set_alive(&self.stream, 0)?;
+            }
+        }
+        Ok(())
+    }
+
     fn set_stage_timing(&mut self, enabled: bool) {
         CudaSolver::set_stage_timing(self, enabled);
     }
 
     fn release_gl(&mut self) {
-        if self.interop.is_registered() && self.context.bind_to_thread().is_ok() {
-            // Work queued on the buffer finishes before it is unregistered.
+        let registered = self.interop.is_registered() || self.foam_interop.is_registered();
+        if registered && self.context.bind_to_thread().is_ok() {
+            // Work queued on the buffers finishes before they are unregistered.
             let _ = self.stream.synchronize();
             self.interop.release();
+            self.foam_interop.release();
         }
     }
 }

@@ -207,6 +207,7 @@ mod tests {
             .expect("the PTX build.rs made");
         let params = std::mem::size_of::<GpuParams>();
         let level = std::mem::size_of::<super::super::coarse::CoarseLevel>();
+        let foam = std::mem::size_of::<super::super::foam::GpuFoamParams>();
         let mut kernel = "";
         let mut checked = 0;
         for line in ptx.lines() {
@@ -223,8 +224,21 @@ mod tests {
                 .and_then(|s| s.parse().ok())
                 .expect("a byte-array parameter");
             let takes_levels = kernel.starts_with("mg_") || kernel == "pcg_operator";
+            let first = line.contains("_param_0[");
             if takes_levels {
                 assert_eq!(size, level, "{kernel}: {line}");
+            } else if kernel.starts_with("foam_") {
+                // PbfParams first where it is taken, FoamParams after it or first.
+                let without_pbf = ["foam_compact", "foam_finish", "foam_count"].contains(&kernel);
+                let foam_at = if without_pbf {
+                    first
+                } else {
+                    line.contains("_param_1[")
+                };
+                assert!(
+                    (first && !without_pbf && size == params) || (foam_at && size == foam),
+                    "{kernel}: {line}"
+                );
             } else {
                 assert!(line.contains("_param_0["), "{kernel}: {line}");
                 assert_eq!(size, params, "{kernel}: {line}");

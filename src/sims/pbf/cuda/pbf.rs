@@ -46,6 +46,14 @@ impl PbfKernels {
         "anisotropy",
         "frame_stats",
         "frame_stats_finish",
+        "foam_normals",
+        "foam_potentials",
+        "foam_advect",
+        "foam_compact",
+        "foam_emit",
+        "foam_finish",
+        "foam_count",
+        "foam_records",
         "find_non_finite",
         "coarse_gather",
         "coarse_classify",
@@ -486,8 +494,8 @@ mod tests {
         assert_eq!(scan_levels(10_000_000), vec![10_000_000, 4883, 3]);
     }
 
-    /// Every kernel looked up has one typed launch, the method of its name (here or in
-    /// coarse_kernels.rs), and every launch is of a kernel looked up.
+    /// Every kernel looked up has one typed launch, the method of its name (here, in
+    /// coarse_kernels.rs or foam.rs), and every launch is of a kernel looked up.
     #[test]
     fn every_kernel_has_one_typed_launch() {
         let without_tests = |source: &'static str| source.split("#[cfg(test)]").next().unwrap();
@@ -495,6 +503,7 @@ mod tests {
             include_str!("pbf.rs"),
             include_str!("coarse_kernels.rs"),
             include_str!("stats.rs"),
+            include_str!("foam.rs"),
         ]
         .map(without_tests)
         .concat();

@@ -117,6 +117,41 @@ impl Renderer {
         check_gl(gl, "foam upload")
     }
 
+    /// The diffuse particles' records straight from the solver when it keeps them on the GPU
+    /// (CUDA–GL interop: [`crate::sims::pbf::Solver::write_gl_foam`], into a buffer of
+    /// `capacity` records), else through `scratch` and [`Renderer::update_foam`].
+    pub fn update_foam_from(
+        &mut self,
+        solver: &mut dyn crate::sims::pbf::Solver,
+        foam: &crate::sims::pbf::foam::Foam,
+        capacity: usize,
+        scratch: &mut Vec<[f32; 4]>,
+    ) -> Result<()> {
+        let alive: usize = solver.foam_counts(foam).iter().sum();
+        let bytes = capacity.max(alive) * 16;
+        let gl = &self.gl;
+        // SAFETY: GL calls on this thread's current context; the buffer is this renderer's.
+        unsafe {
+            gl.bind_buffer(glow::ARRAY_BUFFER, Some(self.foam.buffer));
+            if bytes > self.foam.capacity {
+                gl.buffer_data_size(glow::ARRAY_BUFFER, bytes as i32, glow::DYNAMIC_DRAW);
+                self.foam.capacity = bytes;
+            }
+            gl.bind_buffer(glow::ARRAY_BUFFER, None);
+        }
+        let written = solver
+            .write_gl_foam(self.foam.buffer.0.get())
+            .map_err(|e| anyhow!("writing the diffuse particles into the GL buffer: {e}"))?;
+        if written {
+            self.foam.count = alive;
+            return check_gl(gl, "foam buffer");
+        }
+        solver
+            .foam_records(foam, scratch)
+            .map_err(|e| anyhow!("reading the diffuse particles back for drawing: {e}"))?;
+        self.update_foam(scratch)
+    }
+
     /// `foam`: the diffuse particles' sprites, additive, into the foam target.
     pub(super) fn foam(&self, frame: &FrameSetup) {
         let gl = &self.gl;
