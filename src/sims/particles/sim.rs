@@ -519,8 +519,9 @@ impl Sim for ParticlesSim {
 
     /// Draws the state; the camera is kept for the next step's back-to-front sort and the
     /// grabber. On CUDA the fountain's particles go to the renderer's GL buffers through
-    /// interop (only the basin's heights are read back); a body, or a fountain where interop
-    /// is refused, is read back and drawn from the host.
+    /// interop (only the basin's heights are read back), and a body's skin and coloured nodes
+    /// are built by kernels straight into them; where interop is refused the state is read
+    /// back and drawn from the host.
     fn draw(&mut self, camera: &Camera, output: Output) -> Result<()> {
         self.camera = *camera;
         let renderer = self
@@ -528,15 +529,24 @@ impl Sim for ParticlesSim {
             .as_mut()
             .ok_or_else(|| anyhow!("draw before attach_gl"))?;
         let mut shared = None;
-        if let (Some(device), State::Fountain(f)) = (
+        match (
             self.cuda.as_mut().filter(|d| d.device_newer),
             &mut self.state,
         ) {
-            let count = device.solver.count();
-            if device.solver.write_gl(renderer.shared_buffers(count))? {
-                device.solver.download_basin(&mut f.surface)?;
-                shared = Some(count);
+            (Some(device), State::Fountain(f)) => {
+                let count = device.solver.count();
+                if device.solver.write_gl(renderer.shared_buffers(count))? {
+                    device.solver.download_basin(&mut f.surface)?;
+                    shared = Some(count);
+                }
             }
+            (Some(device), State::Body(body)) => {
+                let buffers = renderer.body_buffers(body, &self.render)?;
+                if device.solver.write_body_gl(buffers)? {
+                    shared = Some(body.len());
+                }
+            }
+            (None, _) => {}
         }
         if shared.is_none() {
             self.pull()?;

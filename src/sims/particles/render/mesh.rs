@@ -230,6 +230,11 @@ impl Mesh {
         }
     }
 
+    /// The vertex buffer's GL name.
+    pub fn vertex_buffer(&self) -> u32 {
+        self.vertices.0.get()
+    }
+
     /// Replaces the vertices (as many as before).
     pub fn update(&self, gl: &glow::Context, vertices: &[Vertex]) {
         // SAFETY: GL calls on the current context; the buffer is this mesh's.

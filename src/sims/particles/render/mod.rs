@@ -19,23 +19,26 @@
 
 mod flare;
 mod mesh;
-mod nodes;
+pub mod nodes;
 mod room;
 mod sky;
 mod sprites;
-mod surface;
+pub mod surface;
 pub mod textures;
 mod water;
 
 pub use flare::{
     blinding_opacity, element_center, element_fade, sun_on_screen, Element, BURSTS, HALOS,
 };
+pub use mesh::Vertex;
+pub use nodes::Point;
 pub use sky::{light, sky_color, Light, SUN_RADIUS};
 pub use sprites::{particle_color, particle_sprite, Blending};
+pub use surface::Skin;
 pub use water::WATER_COLOR;
 
 use super::body::Body;
-use super::cuda::GlBuffers;
+use super::cuda::{GlBody, GlBuffers};
 use super::fountain::Fountain;
 use super::scene::{ParticlesScene, Which};
 use super::sim::State;
@@ -50,7 +53,7 @@ use anyhow::{anyhow, Result};
 use glam::{Mat4, Vec3};
 use glow::HasContext;
 use mesh::{Material, Mesh, MeshProgram, Shape};
-use nodes::{Nodes, Point};
+use nodes::Nodes;
 use std::rc::Rc;
 use textures::{Sampling, FABRIC_SIZE};
 
@@ -299,9 +302,39 @@ impl Renderer {
         self.sprites.shared_buffers(&gl, count)
     }
 
+    /// The GL buffers a CUDA solver writes `body`'s skin (made here when new; with the
+    /// skin's layout) and its nodes' and springs' coloured points into, as `settings` shows
+    /// them ([`Renderer::draw`]'s `shared`).
+    pub fn body_buffers(&mut self, body: &Body, settings: &RenderSettings) -> Result<GlBody<'_>> {
+        let gl = Rc::clone(&self.gl);
+        let (points, lines) = if settings.shows_nodes() {
+            let (p, l) = self
+                .nodes
+                .shared_buffers(&gl, body.len(), 2 * body.springs.len());
+            (Some(p), Some(l))
+        } else {
+            (None, None)
+        };
+        let skin = if settings.shows_surface() {
+            self.make_surface(&gl, body)?;
+            let surface = self.surface.as_ref().expect("made above");
+            Some((surface.vertex_buffer(), surface.skin()))
+        } else {
+            None
+        };
+        Ok(GlBody {
+            skin,
+            points,
+            lines,
+            speed_scale: settings.speed_scale,
+            strain_scale: settings.strain_scale,
+        })
+    }
+
     /// Draws `state` (the fountain drawn in `order`, back to front; or, with `shared`, that
-    /// many particles from [`Renderer::shared_buffers`] in the order written there) of `scene`
-    /// seen by `camera` into `output`.
+    /// many particles from [`Renderer::shared_buffers`] in the order written there; a body,
+    /// with `shared`, from what was written into [`Renderer::body_buffers`]) of `scene` seen by
+    /// `camera` into `output`.
     #[allow(clippy::too_many_arguments)]
     pub fn draw(
         &mut self,
@@ -358,13 +391,17 @@ impl Renderer {
             State::Body(body) => {
                 if settings.shows_surface() {
                     self.timer.begin(gl, "surface");
-                    self.surface(gl, body, view_projection, eye)?;
+                    self.surface(gl, body, shared.is_some(), view_projection, eye)?;
                     self.timer.end(gl);
                 }
                 if settings.shows_nodes() {
                     self.timer.begin(gl, "springs");
-                    nodes::body_points(body, settings, &mut self.points, &mut self.lines);
-                    self.nodes.upload(gl, &self.points, &self.lines);
+                    if shared.is_some() {
+                        self.nodes.use_shared(body.len(), 2 * body.springs.len());
+                    } else {
+                        nodes::body_points(body, settings, &mut self.points, &mut self.lines);
+                        self.nodes.upload(gl, &self.points, &self.lines);
+                    }
                     let radius = body.springs.first().map_or(0.02, |s| 0.22 * s.rest);
                     self.nodes
                         .draw(gl, view, projection, height as f32, self.light.sun, radius);
@@ -488,14 +525,8 @@ impl Renderer {
         }
     }
 
-    /// `surface`: the body's textured skin (made again when the body's topology changed).
-    fn surface(
-        &mut self,
-        gl: &glow::Context,
-        body: &Body,
-        view_projection: Mat4,
-        eye: Vec3,
-    ) -> Result<()> {
+    /// The body's skin, made again when the body's topology changed.
+    fn make_surface(&mut self, gl: &glow::Context, body: &Body) -> Result<()> {
         let fits = self
             .surface
             .as_ref()
@@ -506,8 +537,24 @@ impl Renderer {
             }
             self.surface = Some(surface::Surface::new(gl, body, self.which)?);
         }
+        Ok(())
+    }
+
+    /// `surface`: the body's textured skin, its vertices built here (or, `shared`, as a CUDA
+    /// solver wrote them into its buffer).
+    fn surface(
+        &mut self,
+        gl: &glow::Context,
+        body: &Body,
+        shared: bool,
+        view_projection: Mat4,
+        eye: Vec3,
+    ) -> Result<()> {
+        self.make_surface(gl, body)?;
         let skin = self.surface.as_mut().expect("made above");
-        skin.update(gl, body);
+        if !shared {
+            skin.update(gl, body);
+        }
         let material = Material {
             gloss: if self.which == Which::Jelly {
                 0.6
