@@ -13,7 +13,7 @@
 //     in one block: deterministic, no atomics on floats).
 //   drawing (render/, written straight into the renderer's GL buffers): surface (a body's
 //     skin: positions, smooth normals, texture coordinates), body_points (nodes coloured by
-//     speed, springs by strain).
+//     speed, springs by strain), water (the basin's vertices and normals).
 //
 // Layout: vectors are interleaved x, y, z floats (glam's Vec3), one thread per particle, node,
 // triangle or basin node. The particle count after `collide` lives on the GPU (stats[0]); the
@@ -701,6 +701,25 @@ body_points(unsigned nodes, unsigned springs, float speed_scale, float strain_sc
     vec3 color = energy_color(strain / strain_scale);
     store_point(lines, 2 * s, a, color);
     store_point(lines, 2 * s + 1, b, color);
+}
+
+// `water` (water.rs `vertices`): basin node (i, j) at (−basin + i·h, level + u, −basin + j·h),
+// its normal (−gain·∂x, 2h, −gain·∂z) by central differences of the heights (the edges' node
+// standing in for a missing neighbour), normalised (glam's normalize: × 1/|n|). One thread
+// per node. Out: WaterVertex, 6 floats (position, normal).
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+water(unsigned n, float h, float basin, float level, float gain, const float* __restrict__ height,
+      float* __restrict__ out) {
+    unsigned m = thread_index();
+    if (m >= n * n) return;
+    unsigned i = m % n, j = m / n;
+    unsigned right = min(i + 1, n - 1), left = i > 0 ? i - 1 : 0;
+    unsigned up = min(j + 1, n - 1), down = j > 0 ? j - 1 : 0;
+    float dx = height[j * n + right] - height[j * n + left];
+    float dz = height[up * n + i] - height[down * n + i];
+    vec3 normal = v3(-gain * dx, 2.0f * h, -gain * dz);
+    normal = mul(normal, 1.0f / length(normal));
+    store_point(out, m, v3(-basin + (float)i * h, level + height[m], -basin + (float)j * h), normal);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -47,7 +47,7 @@ fn the_particles_records_have_the_kernels_sizes() {
 /// passes (src/sims/particles/cuda/stages.rs, gl.rs): `emit` its record, four counts and five
 /// arrays (the tags last), `collide_compact` its record, the count and thirteen arrays (the
 /// tags in and out), `surface` a count and seven arrays, `body_points` two counts, two scales
-/// and seven arrays.
+/// and seven arrays, `water` a count, four constants and two arrays.
 #[test]
 #[cfg_attr(
     not(fluidlab_nvcc),
@@ -71,6 +71,9 @@ fn the_drawing_and_tag_kernels_take_what_the_host_passes() {
     let points = types("body_points");
     assert_eq!(points[..4], [".u32", ".u32", ".f32", ".f32"]);
     assert_eq!(points[4..], pointers(7)[..]);
+    let water = types("water");
+    assert_eq!(water[..5], [".u32", ".f32", ".f32", ".f32", ".f32"]);
+    assert_eq!(water[5..], pointers(2)[..]);
 }
 
 /// NVRTC compiles the embedded source for the H200 and its PTX holds every kernel.

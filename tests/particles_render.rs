@@ -527,9 +527,10 @@ fn a_scene_switch_draws_like_a_renderer_made_for_the_new_scene() {
 
 /// The droplets' shared path (the buffers a CUDA solver fills through interop, filled here from
 /// the host): drawn as points through the order and made into quads by the geometry shader,
-/// each with the colour and sprite its tag gives (the shader's hash is the CPU's), the picture
-/// is the CPU path's instances'; it differs from the picture without droplets, and from the
-/// one where every tag is 0 (so the tags are read).
+/// each with the colour and sprite its tag gives (the shader's hash is the CPU's), with the
+/// basin's water from its shared mesh (the `water` kernel's layout), the picture is the CPU
+/// path's; it differs from the picture without droplets, from the one where every tag is 0
+/// (so the tags are read), and the water moves with its buffer.
 #[test]
 fn droplets_from_the_shared_buffers_draw_as_the_cpu_path_does() {
     let mut fixture = Fixture::open(FOUNTAIN);
@@ -562,10 +563,14 @@ fn droplets_from_the_shared_buffers_draw_as_the_cpu_path_does() {
             .expect("a frame without GL errors")
     };
     let cpu = draw(&mut renderer, None, &order);
-    let buffers = renderer.shared_buffers(n);
     let State::Fountain(f) = state else {
         unreachable!()
     };
+    let buffers = renderer.shared_buffers(f, n, &settings).expect("buffers");
+    let water = buffers.water.expect("the water is drawn");
+    let mut vertices = Vec::new();
+    render::water::vertices(f, &mut vertices);
+    fill(&gl, water.buffer, bytemuck::cast_slice(&vertices));
     let flat = |v: &[Vec3]| v.iter().flat_map(|p| p.to_array()).collect::<Vec<f32>>();
     let data: [Vec<u8>; 5] = [
         bytemuck::cast_slice(&flat(&f.position)).to_vec(),
@@ -588,7 +593,14 @@ fn droplets_from_the_shared_buffers_draw_as_the_cpu_path_does() {
     let none = draw(&mut renderer, Some(0), &[]);
     fill(&gl, buffers.tag.expect("a buffer"), &vec![0u8; 4 * n]);
     let untagged = draw(&mut renderer, Some(n), &[]);
+    let mut raised = f.clone();
+    raised.surface.height.iter_mut().for_each(|u| *u += 0.2);
+    render::water::vertices(&raised, &mut vertices);
+    fill(&gl, water.buffer, bytemuck::cast_slice(&vertices));
+    let water_moved = draw(&mut renderer, Some(0), &[]);
     renderer.delete();
+    let moved = largest_difference(&none, &water_moved);
+    assert!(moved > 20, "the water follows its buffer by only {moved}");
     let difference = largest_difference(&cpu, &shared);
     assert!(difference <= 2, "shared path off by {difference} of 255");
     let by_tag = largest_difference(&shared, &untagged);

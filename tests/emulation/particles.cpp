@@ -11,11 +11,11 @@
 // stencil, outer stencil (the fountain), previous, force, pinned, node_start, link_other,
 // link_rest, link_stiffness, triangles, node_triangle_start, node_triangles, coloured,
 // colour_start, spring_a, spring_b, spring_rest, spring_stiffness (a body), tag (the
-// fountain), skin_node, skin_uv, skin_indices, vertex_start, vertex_triangles, scales (speed,
-// strain: the drawing stages).
+// fountain), skin_node, skin_uv, skin_indices, vertex_start, vertex_triangles, scales (the
+// drawing stages' constants: speed and strain scales; or the water's h, basin, level, gain).
 // OUTPUT: arrays the same way: position, velocity, age, hits, drops, height, basin velocity,
 // order, tally (alive, landed), previous, force, stats (4 f64), tag, vertices (8 floats each:
-// `surface`), points, lines (6 floats each: `body_points`).
+// `surface`; 6 each: `water`), points, lines (6 floats each: `body_points`).
 #include "cuda_shim.h"
 #include <vector>
 thread_local Dim blockIdx, threadIdx;
@@ -30,7 +30,7 @@ using std::fabs;
 #include <utility>
 
 enum Stage { EMIT, ADVANCE, COLLIDE, BASIN, SORT, SPRINGS = 10, WIND, INTEGRATE, XPBD, COLLIDE_NODES,
-             SURFACE = 20, BODY_POINTS };
+             SURFACE = 20, BODY_POINTS, WATER };
 
 template <class Kernel> void launch(unsigned n, Kernel kernel) {
     unsigned grid = std::max((n + PARTICLES_BLOCK - 1) / PARTICLES_BLOCK, 1u);
@@ -197,6 +197,13 @@ int main(int argc, char** argv) {
         points.assign(6 * b.nodes, 0.0f);
         lines.assign(12 * springs_count, 0.0f);
         launch(b.nodes + springs_count, [&] { body_points(b.nodes, springs_count, scales[0], scales[1], position.data(), velocity.data(), spring_a.data(), spring_b.data(), spring_rest.data(), points.data(), lines.data()); });
+        break;
+    }
+    case WATER: {
+        unsigned count = (unsigned)height.size(), side = 0;
+        while (side * side < count) ++side;
+        vertices.assign(6 * count, 0.0f);
+        launch(count, [&] { water(side, scales[0], scales[1], scales[2], scales[3], height.data(), vertices.data()); });
         break;
     }
     default:

@@ -519,9 +519,9 @@ impl Sim for ParticlesSim {
 
     /// Draws the state; the camera is kept for the next step's back-to-front sort and the
     /// grabber. On CUDA the fountain's particles go to the renderer's GL buffers through
-    /// interop (only the basin's heights are read back), and a body's skin and coloured nodes
-    /// are built by kernels straight into them; where interop is refused the state is read
-    /// back and drawn from the host.
+    /// interop and its water mesh and a body's skin and coloured nodes are built by kernels
+    /// straight into them (only the basin-nodes view reads the basin's heights back); where
+    /// interop is refused the state is read back and drawn from the host.
     fn draw(&mut self, camera: &Camera, output: Output) -> Result<()> {
         self.camera = *camera;
         let renderer = self
@@ -535,8 +535,12 @@ impl Sim for ParticlesSim {
         ) {
             (Some(device), State::Fountain(f)) => {
                 let count = device.solver.count();
-                if device.solver.write_gl(renderer.shared_buffers(count))? {
-                    device.solver.download_basin(&mut f.surface)?;
+                let buffers = renderer.shared_buffers(f, count, &self.render)?;
+                if device.solver.write_gl(buffers)? {
+                    if buffers.water.is_none() {
+                        // The basin's nodes are drawn from the host's heights.
+                        device.solver.download_basin(&mut f.surface)?;
+                    }
                     shared = Some(count);
                 }
             }

@@ -13,7 +13,7 @@ use super::parity::{
 };
 use crate::cuda::emulation::{self, Mutation, Rounding};
 use crate::sims::particles::fountain::Fountain;
-use crate::sims::particles::render::{nodes, surface, RenderSettings, Skin};
+use crate::sims::particles::render::{nodes, surface, water, RenderSettings, Skin};
 use crate::sims::particles::scene::Which;
 use glam::{Vec2, Vec3};
 use std::path::{Path, PathBuf};
@@ -60,11 +60,11 @@ struct Output {
     lines: Vec<f32>,
 }
 
-/// What the drawing stages read besides the body: the skin's layout and the colours' scales
-/// (speed, strain).
+/// What the drawing stages read besides the state: the skin's layout, and their constants (the
+/// colours' speed and strain scales, or the water's spacing, basin, level and gain).
 struct Drawing<'a> {
-    skin: &'a Skin,
-    scales: [f32; 2],
+    skin: Option<&'a Skin>,
+    scales: Vec<f32>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -156,11 +156,13 @@ fn run(
     push_array(&mut input, fountain.map_or(&[][..], |(f, _)| &f.tag[..]));
     match drawing {
         Some(d) => {
-            push_array(&mut input, &d.skin.node);
-            push_array(&mut input, bytemuck::cast_slice::<Vec2, f32>(&d.skin.uv));
-            push_array(&mut input, &d.skin.indices);
-            push_array(&mut input, &d.skin.vertex_start);
-            push_array(&mut input, &d.skin.vertex_triangles);
+            let empty = Skin::default();
+            let skin = d.skin.unwrap_or(&empty);
+            push_array(&mut input, &skin.node);
+            push_array(&mut input, bytemuck::cast_slice::<Vec2, f32>(&skin.uv));
+            push_array(&mut input, &skin.indices);
+            push_array(&mut input, &skin.vertex_start);
+            push_array(&mut input, &skin.vertex_triangles);
             push_array(&mut input, &d.scales);
         }
         None => {
@@ -316,6 +318,35 @@ const COLOUR_FACTOR: f32 = 30.0;
 /// The drawing stages' numbers in particles.cpp.
 const SURFACE: u32 = 20;
 const BODY_POINTS: u32 = 21;
+const WATER: u32 = 22;
+
+/// The `water` kernel through the emulation `program` on `f`'s basin against the CPU's
+/// builder (`render::water::vertices`). `input`: any stage's input of `f` (the records).
+fn water_stage(program: &Path, f: &Fountain, input: &FountainInput) -> parity::Difference {
+    let drawing = Drawing {
+        skin: None,
+        scales: vec![
+            f.surface.h,
+            f.params.basin,
+            f.params.level,
+            water::RIPPLE_GAIN,
+        ],
+    };
+    let out = run(
+        program,
+        WATER,
+        (&input.step, &input.basin.0, &BodyStep::default()),
+        [f.len() as u32, 0, 0, 0, 0, 0, 0],
+        Some((f, input)),
+        None,
+        Some(&drawing),
+    );
+    let mut cpu = Vec::new();
+    water::vertices(f, &mut cpu);
+    let mut d = parity::Difference::start();
+    d.add("water vertices", bytemuck::cast_slice(&cpu), &out.vertices);
+    d
+}
 
 /// The drawing kernels (`surface`, `body_points`) through the emulation `program` on `case`'s
 /// body (its skin as scene `which` lays it out) against the CPU's builders
@@ -331,8 +362,8 @@ fn drawing_stages(
     let settings = RenderSettings::default();
     let skin = Skin::of(&case.body, which);
     let drawing = Drawing {
-        skin: &skin,
-        scales: [settings.speed_scale, settings.strain_scale],
+        skin: Some(&skin),
+        scales: vec![settings.speed_scale, settings.strain_scale],
     };
     let step = BodyStep::new(
         &case.body,
@@ -412,6 +443,14 @@ fn all_stages(program: &Path, exact_order: bool) -> Vec<(String, parity::Differe
             landings = drops;
         }
         f = next;
+        if stage == FountainStage::Basin {
+            assert!(f.surface.height.iter().any(|&u| u != 0.0), "a still basin");
+            results.push((
+                "fountain water".into(),
+                water_stage(program, &f, &input),
+                1.0,
+            ));
+        }
     }
     for (name, case) in body_cases(30) {
         for stage in body_stages(case.integrator) {
@@ -468,7 +507,7 @@ fn every_particles_stage_matches_the_cpu_bit_for_bit() {
     let results = all_stages(&program, true);
     let failed: Vec<_> = results.iter().filter(|(_, d, _)| !d.bitwise).collect();
     assert!(failed.is_empty(), "{failed:#?}");
-    assert_eq!(results.len(), 5 + 4 * 4 + 4 * 2);
+    assert_eq!(results.len(), 5 + 1 + 4 * 4 + 4 * 2);
 }
 
 /// With FMA contraction (as nvcc compiles) every stage stays within [`CONTRACTED_BOUND`] of
@@ -498,8 +537,8 @@ fn contracted_particles_stages_stay_within_the_derived_bound() {
 
 /// A kernel with one operation changed is caught: the first hit's cut applied as a bounce,
 /// a spring's rest length shortened, the sort front to back, a survivor's tag taken from the
-/// wrong particle, a skin normal gathered from a neighbouring triangle, a node coloured by
-/// the next node's speed.
+/// wrong particle, a skin normal gathered from a neighbouring triangle, a water normal's
+/// one-sided difference, a node coloured by the next node's speed.
 #[test]
 #[cfg_attr(
     not(fluidlab_cxx20),
@@ -532,6 +571,11 @@ fn a_mutated_particles_kernel_is_caught() {
             "unsigned t = vertex_triangles[l];",
             "unsigned t = vertex_triangles[l] ^ 1u;",
             "surface",
+        ),
+        (
+            "float dz = height[up * n + i] - height[down * n + i];",
+            "float dz = height[up * n + i] - height[j * n + i];",
+            "fountain water",
         ),
         (
             "energy_color(length(load3(velocity, t))",

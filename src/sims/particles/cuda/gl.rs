@@ -6,7 +6,10 @@
 //! GPU) the caller reads the state back and builds and uploads it itself.
 
 use super::kernels::BLOCK;
-use super::{cuda, BodyBuffers, Buffers, CudaParticles, GlBody, GlBuffers, SkinBuffers};
+use super::{
+    cuda, BodyBuffers, Buffers, CudaParticles, FountainBuffers, GlBody, GlBuffers, GlWater,
+    SkinBuffers,
+};
 use crate::cuda::launch::per_element;
 use crate::cuda::{CudaError, Module};
 use crate::sims::particles::render::Skin;
@@ -15,7 +18,8 @@ use std::sync::Arc;
 
 impl CudaParticles {
     /// Copies the positions, velocities, ages, drawing order and tags into the renderer's GL
-    /// `buffers` through CUDA–GL interop (no host copy). `Ok(false)`: a buffer could not be
+    /// `buffers` through CUDA–GL interop (no host copy), and builds the basin's water mesh
+    /// there from its heights (the `water` kernel). `Ok(false)`: a buffer could not be
     /// shared with CUDA here (said once on stderr): read the state back
     /// ([`CudaParticles::download_fountain`], [`CudaParticles::download_body`]) and upload it.
     /// The GL context that owns the buffers must be current on this thread. Not yet run on a
@@ -74,6 +78,10 @@ impl CudaParticles {
             // SAFETY: the solver's stream, its context bound above; the caller has the GL
             // context current.
             shared &= unsafe { interop.write_buffer(raw, gl, bytes, write)? };
+        }
+        if let (Some(water), Buffers::Fountain(b)) = (buffers.water, &self.buffers) {
+            let interop = &mut self.interop[5];
+            shared &= write_water(&self.module, &self.stream, b, water, interop)?;
         }
         Ok(shared)
     }
@@ -216,4 +224,32 @@ fn write_points(
     // SAFETY: as write_body_gl.
     let shared = unsafe { points_interop.write_buffer(raw, points, 24 * nodes, write_points)? };
     Ok(shared && launched)
+}
+
+/// `water` into the mapped water mesh.
+fn write_water(
+    m: &Module,
+    stream: &CudaStream,
+    b: &FountainBuffers,
+    water: GlWater,
+    interop: &mut crate::cuda::interop::GlInterop,
+) -> Result<bool, CudaError> {
+    let nodes = b.height.len();
+    let n = (nodes as f64).sqrt().round() as u32;
+    let write = |out: cudarc::driver::sys::CUdeviceptr| {
+        let args = (
+            &n,
+            &water.h,
+            &water.basin,
+            &water.level,
+            &water.gain,
+            &b.height,
+            &out,
+        );
+        // SAFETY: particles.cu's parameters; the mapped buffer holds 24 bytes per node
+        // (write_buffer checks), the heights n² nodes.
+        unsafe { m.launch("water", stream, per_element(nodes, BLOCK), args) }
+    };
+    // SAFETY: the solver's stream, its context bound by the caller; the GL context current.
+    unsafe { interop.write_buffer(stream.cu_stream(), water.buffer, 24 * nodes, write) }
 }

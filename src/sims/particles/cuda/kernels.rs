@@ -50,6 +50,7 @@ pub const NAMES: &[&str] = &[
     "reduce_finish",
     "surface",
     "body_points",
+    "water",
 ];
 
 /// Blocks of `BLOCK` threads over `count` elements (at least one).

@@ -38,7 +38,7 @@ use std::sync::Arc;
 /// (fountain only; the `sort` stage's output), the tags (emission numbers' low 32 bits, the
 /// colour and sprite) as `uint` (fountain only). Each needs at least [`CudaParticles::count`]
 /// elements.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct GlBuffers {
     /// Positions, m.
     pub position: Option<u32>,
@@ -50,6 +50,25 @@ pub struct GlBuffers {
     pub order: Option<u32>,
     /// Tags.
     pub tag: Option<u32>,
+    /// The basin's water mesh (fountain only).
+    pub water: Option<GlWater>,
+}
+
+/// The basin's water mesh a renderer gives [`CudaParticles::write_gl`]: its vertex buffer
+/// (`render::water::WaterVertex`'s 6 floats per node, n² of them, row by row) and what places
+/// the nodes (render/water.rs `vertices`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GlWater {
+    /// The vertex buffer.
+    pub buffer: u32,
+    /// Node spacing, m.
+    pub h: f32,
+    /// The basin's half width, m.
+    pub basin: f32,
+    /// The water's level, m.
+    pub level: f32,
+    /// How many times steeper the normals' slopes are drawn.
+    pub gain: f32,
 }
 
 /// What a renderer gives [`CudaParticles::write_body_gl`]: a body's skin (its vertex buffer,
@@ -176,8 +195,8 @@ pub struct CudaParticles {
     buffers: Buffers,
     timer: EventTimer<usize>,
     stage_timing: bool,
-    /// Fountain: positions, velocities, ages, order, tags; body: skin, points, lines.
-    interop: [GlInterop; 5],
+    /// Fountain: positions, velocities, ages, order, tags, water; body: skin, points, lines.
+    interop: [GlInterop; 6],
 }
 
 pub(super) fn cuda(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> CudaError {

@@ -25,7 +25,7 @@ mod sky;
 mod sprites;
 pub mod surface;
 pub mod textures;
-mod water;
+pub mod water;
 
 pub use flare::{
     blinding_opacity, element_center, element_fade, sun_on_screen, Element, BURSTS, HALOS,
@@ -38,7 +38,7 @@ pub use surface::Skin;
 pub use water::WATER_COLOR;
 
 use super::body::Body;
-use super::cuda::{GlBody, GlBuffers};
+use super::cuda::{GlBody, GlBuffers, GlWater};
 use super::fountain::Fountain;
 use super::scene::{ParticlesScene, Which};
 use super::sim::State;
@@ -69,6 +69,11 @@ pub fn views(which: Which) -> &'static [&'static str] {
         Which::Fountain => &FOUNTAIN_VIEWS,
         _ => &BODY_VIEWS,
     }
+}
+
+/// Whether the fountain's view shows the basin's nodes (not its water).
+fn shows_basin_nodes(settings: &RenderSettings) -> bool {
+    FOUNTAIN_VIEWS[settings.view.min(FOUNTAIN_VIEWS.len() - 1)] == "basin-nodes"
 }
 
 /// What the user can change about the picture.
@@ -295,11 +300,29 @@ impl Renderer {
         Ok(&self.target.as_ref().expect("made above").0)
     }
 
-    /// The GL buffers a CUDA solver writes the fountain's particles into, grown to hold
-    /// `count` ([`Renderer::draw`]'s `shared`).
-    pub fn shared_buffers(&mut self, count: usize) -> GlBuffers {
+    /// The GL buffers a CUDA solver writes `fountain`'s particles into, grown to hold `count`,
+    /// and, unless `settings` shows the basin's nodes, its water mesh (made here when new)
+    /// ([`Renderer::draw`]'s `shared`).
+    pub fn shared_buffers(
+        &mut self,
+        fountain: &Fountain,
+        count: usize,
+        settings: &RenderSettings,
+    ) -> Result<GlBuffers> {
         let gl = Rc::clone(&self.gl);
-        self.sprites.shared_buffers(&gl, count)
+        let mut buffers = self.sprites.shared_buffers(&gl, count);
+        if !shows_basin_nodes(settings) {
+            self.make_water(&gl, fountain)?;
+            let water = self.water.as_ref().expect("made above");
+            buffers.water = Some(GlWater {
+                buffer: water.vertex_buffer(),
+                h: fountain.surface.h,
+                basin: fountain.params.basin,
+                level: fountain.params.level,
+                gain: water::RIPPLE_GAIN,
+            });
+        }
+        Ok(buffers)
     }
 
     /// The GL buffers a CUDA solver writes `body`'s skin (made here when new; with the
@@ -410,7 +433,7 @@ impl Renderer {
             }
             State::Fountain(fountain) => {
                 let view_index = settings.view.min(FOUNTAIN_VIEWS.len() - 1);
-                if FOUNTAIN_VIEWS[view_index] == "basin-nodes" {
+                if shows_basin_nodes(settings) {
                     self.timer.begin(gl, "springs");
                     nodes::basin_points(fountain, &mut self.points);
                     self.nodes.upload(gl, &self.points, &[]);
@@ -420,7 +443,7 @@ impl Renderer {
                     self.timer.end(gl);
                 } else {
                     self.timer.begin(gl, "water");
-                    self.water(gl, fountain, view_projection, eye)?;
+                    self.water(gl, fountain, shared.is_some(), view_projection, eye)?;
                     self.timer.end(gl);
                 }
                 let blending = match FOUNTAIN_VIEWS[view_index] {
@@ -574,14 +597,27 @@ impl Renderer {
         Ok(())
     }
 
-    /// `water`: the basin's surface (its mesh made again when the grid changed).
+    /// `water`: the basin's surface (its mesh made again when the grid changed), its vertices
+    /// built here (or, `shared`, as a CUDA solver wrote them into its buffer).
     fn water(
         &mut self,
         gl: &glow::Context,
         fountain: &Fountain,
+        shared: bool,
         view_projection: Mat4,
         eye: Vec3,
     ) -> Result<()> {
+        self.make_water(gl, fountain)?;
+        let water = self.water.as_mut().expect("made above");
+        if !shared {
+            water.update(gl, fountain);
+        }
+        water.draw(gl, view_projection, eye, &self.light, self.sky.cubemap());
+        Ok(())
+    }
+
+    /// The basin's mesh, made again when the grid changed.
+    fn make_water(&mut self, gl: &glow::Context, fountain: &Fountain) -> Result<()> {
         let n = fountain.surface.n;
         if self.water.as_ref().is_none_or(|w| w.nodes() != n) {
             if let Some(old) = self.water.take() {
@@ -589,9 +625,6 @@ impl Renderer {
             }
             self.water = Some(water::Water::new(gl, n)?);
         }
-        let water = self.water.as_mut().expect("made above");
-        water.update(gl, fountain);
-        water.draw(gl, view_projection, eye, &self.light, self.sky.cubemap());
         Ok(())
     }
 

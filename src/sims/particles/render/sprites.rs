@@ -150,6 +150,7 @@ impl Sprites {
             age,
             order,
             tag,
+            water: None,
         }
     }
 
