@@ -30,7 +30,7 @@ pub mod water;
 pub use flare::{
     blinding_opacity, element_center, element_fade, sun_on_screen, Element, BURSTS, HALOS,
 };
-pub use mesh::Vertex;
+pub use mesh::{arrow_length, Vertex, ARROW_LONGEST, ARROW_SHORTEST};
 pub use nodes::Point;
 pub use sky::{light, sky_color, Light, SUN_RADIUS};
 pub use sprites::{particle_color, particle_sprite, Blending};
@@ -531,13 +531,7 @@ impl Renderer {
         }
         // SAFETY: as above.
         unsafe { gl.disable(glow::CULL_FACE) };
-        if self.which != Which::Fountain {
-            let b = &scene.body;
-            let start = Vec3::from(b.start);
-            let base = match self.which {
-                Which::Cloth => start + Vec3::new(0.5 * b.size, 0.6, 0.0),
-                _ => start + Vec3::new(0.5 * b.size, b.size + 0.8, 0.5 * b.size),
-            };
+        if let Some(base) = super::grab::arrow_base(scene) {
             if let Some(model) = mesh::arrow_model(base, Vec3::from(scene.world.wind)) {
                 let material = Material {
                     gloss: 0.5,
