@@ -48,8 +48,10 @@
 #       fountain 110 frames, cloth 64² XPBD 2 frames                   the scans', sort's barriers
 #   4t. particles: bench cuda fountain 1M alive, cloth     20     3×40  the targets: 1M particles
 #       1024² × 8 substeps (Verlet; XPBD × 4 iterations)              and 1024² × 8 ≥ 60 fps
-#   4u. particles: render fountain 1920×1080, 30 frames,   15       40  the droplets drawn from the
-#       cuda + interop (the renderer's shared path)                     solver's GL buffers
+#   4u. particles: render fountain 1920×1080, 30 frames,   15       40  the droplets (their tags'
+#       cuda + interop (the renderer's shared path); cloth      6     2×25  colours), the water, the
+#       and jelly 960×540 --view both, 20 frames each                  skins and node colours
+#                                                                      built into GL by kernels
 #   5. bench cuda 30k, 100k, 1M: 50 steps, stage events    15       90  per-stage times
 #   6. bench cuda 30k, 100k, 1M: JSON, no stage events     12       90  top speed
 #   6b. bench cuda 1M, density-error rule 0.1 %            10       60  iterations the rule needs,
@@ -60,7 +62,7 @@
 #                                                                      ~24 CFL substeps a frame once
 #                                                                      the front accelerates, so it
 #                                                                      runs only the first frames
-#   total (estimate)                                     ~495  BUDGET=530 (device call: 570)
+#   total (estimate)                                     ~501  BUDGET=530 (device call: 570)
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
@@ -324,6 +326,13 @@ step "particles: bench cuda cloth 1024² × 8 xpbd × 4" 40 /tmp/particles-bench
 # "interop is not available" and draws from a read-back instead. Per-pass times in the log.
 step "particles: render fountain 1920x1080, cuda + interop" 40 /tmp/particles-render.log "$BIN" render fountain \
     --backend cuda --frames 30 --size 1920x1080 --out /tmp/particles-render --timings
+# The bodies' skins (the surface kernel: positions, smooth normals) and their nodes' and
+# springs' colours (body_points) built straight into the renderer's GL buffers; a refused
+# interop reads the body back and says so.
+for body in cloth jelly; do
+    step "particles: render $body 960x540 --view both, cuda + interop" 25 /tmp/particles-render.log "$BIN" render "$body" \
+        --backend cuda --view both --frames 20 --size 960x540 --out "/tmp/particles-render-$body" --timings
+done
 cat /tmp/particles-bench.log >>"$OUT/bench.log"
 cat /tmp/particles-render.log >>"$OUT/render.log"
 cat /tmp/particles-bench.log /tmp/particles-render.log | grep -E 'step:|on cuda|backend|steps/s|interop|total render|^particles ' |

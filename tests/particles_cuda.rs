@@ -43,6 +43,39 @@ fn the_particles_records_have_the_kernels_sizes() {
     }
 }
 
+/// The kernels whose parameters changed with the renderer's interop take what the host
+/// passes (src/sims/particles/cuda/stages.rs, gl.rs): `emit` its record, four counts and five
+/// arrays (the tags last), `collide_compact` its record, the count and thirteen arrays (the
+/// tags in and out), `surface` a count and seven arrays, `body_points` two counts, two scales
+/// and seven arrays, `water` a count, four constants and two arrays.
+#[test]
+#[cfg_attr(
+    not(fluidlab_nvcc),
+    ignore = "needs nvcc's PTX (scripts/setup.sh installs nvcc)"
+)]
+fn the_drawing_and_tag_kernels_take_what_the_host_passes() {
+    let ptx = module().ptx.expect("the PTX build.rs made");
+    let types = |kernel: &str| kinds::parameter_types(ptx, kernel);
+    let pointers = |n: usize| vec![".u64".to_string(); n];
+    let emit = types("emit");
+    assert_eq!(emit.len(), 10, "{emit:?}");
+    assert!(emit[0].contains("[164]"), "{emit:?}");
+    assert_eq!(emit[1..5], vec![".u32".to_string(); 4][..]);
+    assert_eq!(emit[5..], pointers(5)[..]);
+    let compact = types("collide_compact");
+    assert_eq!(compact.len(), 15, "{compact:?}");
+    assert_eq!(compact[2..], pointers(13)[..]);
+    let surface = types("surface");
+    assert_eq!(surface[0], ".u32");
+    assert_eq!(surface[1..], pointers(7)[..]);
+    let points = types("body_points");
+    assert_eq!(points[..4], [".u32", ".u32", ".f32", ".f32"]);
+    assert_eq!(points[4..], pointers(7)[..]);
+    let water = types("water");
+    assert_eq!(water[..5], [".u32", ".f32", ".f32", ".f32", ".f32"]);
+    assert_eq!(water[5..], pointers(2)[..]);
+}
+
 /// NVRTC compiles the embedded source for the H200 and its PTX holds every kernel.
 #[test]
 #[cfg_attr(

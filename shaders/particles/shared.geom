@@ -8,6 +8,7 @@ layout(triangle_strip, max_vertices = 4) out;
 in vec3 point_position[];
 in vec3 point_velocity[];
 in vec4 point_tint[];
+flat in float point_sprite[];
 
 uniform mat4 view;
 uniform mat4 projection;
@@ -16,7 +17,6 @@ uniform float stretch;      // extra length per m/s of on-screen speed, s
 uniform int lines;          // 1: draw lines
 uniform float line_time;    // a line's length in seconds of flight
 uniform vec2 pixel;         // one pixel in NDC (2 / viewport size)
-uniform float shared_sprite;
 
 out vec2 uv;
 out vec4 tint;
@@ -36,7 +36,7 @@ void main() {
             float side = (i >> 1) == 0 ? -1.0 : 1.0;
             uv = vec2(0.5);
             tint = point_tint[0];
-            sprite = shared_sprite;
+            sprite = point_sprite[0];
             gl_Position = end + vec4(half_width * side * end.w, 0.0, 0.0);
             EmitVertex();
         }
@@ -51,7 +51,7 @@ void main() {
         vec2 c = corner * 2.0 - 1.0;
         uv = corner;
         tint = point_tint[0];
-        sprite = shared_sprite;
+        sprite = point_sprite[0];
         vec4 moved = eye;
         moved.xy += across * (c.x * size) + along * (c.y * size * (1.0 + stretch * speed));
         gl_Position = projection * moved;

@@ -150,6 +150,7 @@ kernel_args_for_tuples!(A, B, C, D, E, F, G, H, I, J, K);
 kernel_args_for_tuples!(A, B, C, D, E, F, G, H, I, J, K, L);
 kernel_args_for_tuples!(A, B, C, D, E, F, G, H, I, J, K, L, M);
 kernel_args_for_tuples!(A, B, C, D, E, F, G, H, I, J, K, L, M, N);
+kernel_args_for_tuples!(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O);
 
 /// A pointer parameter the kernel accepts as null: the array when `Some`, `nullptr` when
 /// `None` (an optional output, a check the kernel skips).

@@ -10,9 +10,12 @@
 // bytes: position, velocity, age, hits, drops, height, basin velocity, basin flags, inner
 // stencil, outer stencil (the fountain), previous, force, pinned, node_start, link_other,
 // link_rest, link_stiffness, triangles, node_triangle_start, node_triangles, coloured,
-// colour_start, spring_a, spring_b, spring_rest, spring_stiffness (a body).
+// colour_start, spring_a, spring_b, spring_rest, spring_stiffness (a body), tag (the
+// fountain), skin_node, skin_uv, skin_indices, vertex_start, vertex_triangles, scales (the
+// drawing stages' constants: speed and strain scales; or the water's h, basin, level, gain).
 // OUTPUT: arrays the same way: position, velocity, age, hits, drops, height, basin velocity,
-// order, tally (alive, landed), previous, force, stats (4 f64).
+// order, tally (alive, landed), previous, force, stats (4 f64), tag, vertices (8 floats each:
+// `surface`; 6 each: `water`), points, lines (6 floats each: `body_points`).
 #include "cuda_shim.h"
 #include <vector>
 thread_local Dim blockIdx, threadIdx;
@@ -26,7 +29,8 @@ using std::fabs;
 #include <cstdlib>
 #include <utility>
 
-enum Stage { EMIT, ADVANCE, COLLIDE, BASIN, SORT, SPRINGS = 10, WIND, INTEGRATE, XPBD, COLLIDE_NODES };
+enum Stage { EMIT, ADVANCE, COLLIDE, BASIN, SORT, SPRINGS = 10, WIND, INTEGRATE, XPBD, COLLIDE_NODES,
+             SURFACE = 20, BODY_POINTS, WATER };
 
 template <class Kernel> void launch(unsigned n, Kernel kernel) {
     unsigned grid = std::max((n + PARTICLES_BLOCK - 1) / PARTICLES_BLOCK, 1u);
@@ -87,7 +91,13 @@ int main(int argc, char** argv) {
     auto coloured = array<unsigned>(), colour_start = array<unsigned>();
     auto spring_a = array<unsigned>(), spring_b = array<unsigned>();
     auto spring_rest = array<float>(), spring_stiffness = array<float>();
+    auto tag = array<unsigned>();
+    auto skin_node = array<unsigned>();
+    auto skin_uv = array<float>();
+    auto skin_indices = array<unsigned>(), vertex_start = array<unsigned>(), vertex_triangles = array<unsigned>();
+    auto scales = array<float>();
     fclose(in);
+    std::vector<float> vertices, points, lines;
 
     std::vector<unsigned> tally = {n, header[6]};
     std::vector<unsigned> order;
@@ -96,8 +106,8 @@ int main(int argc, char** argv) {
     switch (stage) {
     case EMIT: {
         unsigned total = n + emit_count;
-        position.resize(3 * total); velocity.resize(3 * total); age.resize(total); hits.resize(total);
-        launch(emit_count, [&] { emit(p, n, emit_count, header[2], header[3], position.data(), velocity.data(), age.data(), hits.data()); });
+        position.resize(3 * total); velocity.resize(3 * total); age.resize(total); hits.resize(total); tag.resize(total);
+        launch(emit_count, [&] { emit(p, n, emit_count, header[2], header[3], position.data(), velocity.data(), age.data(), hits.data(), tag.data()); });
         tally[0] = total;
         break;
     }
@@ -111,9 +121,10 @@ int main(int argc, char** argv) {
         launch_blocks(1, SCAN_THREADS, [&] { collide_scan(blocks, counts.data(), tally.data()); });
         std::vector<float> p2(3 * tally[0]), v2(3 * tally[0]), a2(tally[0]);
         std::vector<unsigned char> h2(tally[0]);
+        std::vector<unsigned> t2(tally[0]);
         drops.assign(3 * tally[1], 0.0f);
-        launch_blocks(blocks, PARTICLES_BLOCK, [&] { collide_compact(p, n, fate.data(), counts.data(), position.data(), velocity.data(), age.data(), hits.data(), p2.data(), v2.data(), a2.data(), h2.data(), drops.data()); });
-        position = p2; velocity = v2; age = a2; hits = h2;
+        launch_blocks(blocks, PARTICLES_BLOCK, [&] { collide_compact(p, n, fate.data(), counts.data(), position.data(), velocity.data(), age.data(), hits.data(), tag.data(), p2.data(), v2.data(), a2.data(), h2.data(), t2.data(), drops.data()); });
+        position = p2; velocity = v2; age = a2; hits = h2; tag = t2;
         break;
     }
     case BASIN: {
@@ -175,6 +186,26 @@ int main(int argc, char** argv) {
         launch_blocks(2, PARTICLES_BLOCK, [&] { reduce_finish(partials.data(), blocks, 0u, stats.data(), 2); });
         break;
     }
+    case SURFACE: {
+        unsigned count = (unsigned)skin_node.size();
+        vertices.assign(8 * count, 0.0f);
+        launch(count, [&] { surface(count, position.data(), skin_node.data(), skin_uv.data(), skin_indices.data(), vertex_start.data(), vertex_triangles.data(), vertices.data()); });
+        break;
+    }
+    case BODY_POINTS: {
+        unsigned springs_count = (unsigned)spring_a.size();
+        points.assign(6 * b.nodes, 0.0f);
+        lines.assign(12 * springs_count, 0.0f);
+        launch(b.nodes + springs_count, [&] { body_points(b.nodes, springs_count, scales[0], scales[1], position.data(), velocity.data(), spring_a.data(), spring_b.data(), spring_rest.data(), points.data(), lines.data()); });
+        break;
+    }
+    case WATER: {
+        unsigned count = (unsigned)height.size(), side = 0;
+        while (side * side < count) ++side;
+        vertices.assign(6 * count, 0.0f);
+        launch(count, [&] { water(side, scales[0], scales[1], scales[2], scales[3], height.data(), vertices.data()); });
+        break;
+    }
     default:
         fprintf(stderr, "unknown stage %u\n", stage);
         return 2;
@@ -183,6 +214,7 @@ int main(int argc, char** argv) {
     if (!out) return 2;
     write(position); write(velocity); write(age); write(hits); write(drops); write(height);
     write(basin_velocity); write(order); write(tally); write(previous); write(force); write(stats);
+    write(tag); write(vertices); write(points); write(lines);
     fclose(out);
     return 0;
 }

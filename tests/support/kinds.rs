@@ -76,6 +76,26 @@ pub fn first_parameter(ptx: &str, kernel: &str) -> String {
     entry.split(',').next().unwrap_or_default().to_string()
 }
 
+/// The PTX types of `kernel`'s parameters, in order (`.u32`, `.f32`, `.u64` for a pointer,
+/// `.align 4 .b8 …[164]` for a record).
+#[allow(dead_code)]
+pub fn parameter_types(ptx: &str, kernel: &str) -> Vec<String> {
+    let entry = ptx
+        .split(&format!(".entry {kernel}("))
+        .nth(1)
+        .expect("the kernel's entry");
+    let list = entry.split(')').next().unwrap_or_default();
+    list.split(',')
+        .map(|p| {
+            let words: Vec<&str> = p.split_whitespace().collect();
+            // ".param TYPE... NAME[SIZE]": the words between, and a record's size.
+            let name = words.last().copied().unwrap_or_default();
+            let size = name.find('[').map_or("", |at| &name[at..]);
+            words[1..words.len().saturating_sub(1)].join(" ") + size
+        })
+        .collect()
+}
+
 /// NVRTC compiles `module` (`kernels/<file>`, its embedded source) for the H200 and the PTX
 /// holds every kernel in `names`.
 pub fn assert_nvrtc_compiles(module: &ModuleSource, file: &str, names: &[&str]) {

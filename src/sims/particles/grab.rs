@@ -1,9 +1,13 @@
 //! The grabber: a left drag that starts on a cloth or jelly node picks it (the front-most node
 //! within a few pixels of the pointer) and drags it on the plane through it facing the camera.
 //! A held node is pinned (it never moves by itself; the springs pull its neighbours after it)
-//! and gets its own pin state back when let go.
+//! and gets its own pin state back when let go. A drag that starts on the wind arrow's head
+//! holds the arrow instead: the head follows the pointer on the horizontal plane through the
+//! arrow's base, which sets the wind's direction and speed (a horizontal wind).
 
 use super::body::Body;
+use super::render::{arrow_length, ARROW_LONGEST, ARROW_SHORTEST};
+use super::scene::{ParticlesScene, Which};
 use crate::gfx::camera::Camera;
 use glam::{Mat4, Vec3, Vec4};
 
@@ -28,6 +32,74 @@ pub struct Grabber {
     pub held: Option<Held>,
     /// Whether the left button was down at the last event.
     pressed: bool,
+    /// Whether the wind arrow is held.
+    pub arrow: bool,
+}
+
+/// The wind arrow's base in `scene`: above the cloth's top edge, above the jelly (`None`: the
+/// fountain has no arrow).
+pub fn arrow_base(scene: &ParticlesScene) -> Option<Vec3> {
+    let b = &scene.body;
+    let start = Vec3::from(b.start);
+    match scene.which {
+        Which::Fountain => None,
+        Which::Cloth => Some(start + Vec3::new(0.5 * b.size, 0.6, 0.0)),
+        Which::Jelly => Some(start + Vec3::new(0.5 * b.size, b.size + 0.8, 0.5 * b.size)),
+    }
+}
+
+/// Where along the arrow its head is picked and held, of its length (the head spans 0.7–1).
+pub const HEAD_AT: f32 = 0.85;
+
+/// The middle of the head of the arrow at `base` drawn for `wind` (`None`: no wind, no arrow).
+pub fn arrow_head(base: Vec3, wind: Vec3) -> Option<Vec3> {
+    let speed = wind.length();
+    (speed > 1e-4).then(|| base + wind / speed * (HEAD_AT * arrow_length(speed)))
+}
+
+/// The slowest wind a drag sets, m/s (so the arrow stays to be grabbed again).
+pub const SLOWEST_DRAGGED: f32 = 0.1;
+
+/// The horizontal wind whose arrow at `base` has its head's middle at `head`'s horizontal
+/// place (its speed kept within what the arrow's length can show): the inverse of
+/// [`arrow_head`]. `None` when `head` is straight above or below the base.
+pub fn wind_for_head(base: Vec3, head: Vec3) -> Option<Vec3> {
+    let offset = Vec3::new(head.x - base.x, 0.0, head.z - base.z);
+    let distance = offset.length();
+    (distance > 1e-4).then(|| {
+        let length = (distance / HEAD_AT).clamp(ARROW_SHORTEST, ARROW_LONGEST);
+        let speed =
+            ((length - ARROW_SHORTEST) / (arrow_length(1.0) - ARROW_SHORTEST)).max(SLOWEST_DRAGGED);
+        offset / distance * speed
+    })
+}
+
+/// Where `p` falls in an output of `size` seen by `camera`: pixels from the top left and the
+/// NDC depth (`None`: behind the camera).
+pub fn to_pixel(camera: &Camera, p: Vec3, size: [u32; 2]) -> Option<([f32; 2], f32)> {
+    let clip = view_projection(camera, size) * p.extend(1.0);
+    if clip.w <= 0.0 {
+        return None;
+    }
+    let ndc = clip.truncate() / clip.w;
+    let (w, h) = (size[0] as f32, size[1] as f32);
+    Some(([(ndc.x + 1.0) * 0.5 * w, (1.0 - ndc.y) * 0.5 * h], ndc.z))
+}
+
+/// Whether output pixel `position` is within [`PICK_PIXELS`] of the arrow's head.
+pub fn picks_arrow(
+    base: Vec3,
+    wind: Vec3,
+    camera: &Camera,
+    position: [f32; 2],
+    size: [u32; 2],
+) -> bool {
+    arrow_head(base, wind)
+        .and_then(|head| to_pixel(camera, head, size))
+        .is_some_and(|(pixel, _)| {
+            let (dx, dy) = (pixel[0] - position[0], pixel[1] - position[1]);
+            dx * dx + dy * dy <= PICK_PIXELS * PICK_PIXELS
+        })
 }
 
 /// The pointer's ray through output pixel `position` of an output of `size`: its origin on
@@ -51,25 +123,56 @@ fn view_projection(camera: &Camera, size: [u32; 2]) -> Mat4 {
 
 /// The front-most node of `body` within [`PICK_PIXELS`] of output pixel `position`.
 pub fn pick(body: &Body, camera: &Camera, position: [f32; 2], size: [u32; 2]) -> Option<usize> {
-    let transform = view_projection(camera, size);
-    let (w, h) = (size[0] as f32, size[1] as f32);
     let mut best: Option<(usize, f32)> = None;
     for (k, p) in body.position.iter().enumerate() {
-        let clip = transform * p.extend(1.0);
-        if clip.w <= 0.0 {
+        let Some((pixel, z)) = to_pixel(camera, *p, size) else {
             continue;
-        }
-        let ndc = clip.truncate() / clip.w;
-        let pixel = [(ndc.x + 1.0) * 0.5 * w, (1.0 - ndc.y) * 0.5 * h];
+        };
         let (dx, dy) = (pixel[0] - position[0], pixel[1] - position[1]);
-        if dx * dx + dy * dy <= PICK_PIXELS * PICK_PIXELS && best.is_none_or(|(_, z)| ndc.z < z) {
-            best = Some((k, ndc.z));
+        if dx * dx + dy * dy <= PICK_PIXELS * PICK_PIXELS && best.is_none_or(|(_, b)| z < b) {
+            best = Some((k, z));
         }
     }
     best.map(|(k, _)| k)
 }
 
 impl Grabber {
+    /// One pointer event for the wind arrow at `base` (`None`: no arrow) drawn for `wind`,
+    /// before [`Grabber::pointer`]: a drag that starts on the arrow's head (and on no node held)
+    /// holds the arrow, moving it sets the wind [`wind_for_head`] gives for where the pointer's
+    /// ray meets the horizontal plane through the base. Returns the new wind while the arrow is
+    /// held (then skip [`Grabber::pointer`]); `None` otherwise.
+    #[allow(clippy::too_many_arguments)]
+    pub fn pointer_arrow(
+        &mut self,
+        base: Option<Vec3>,
+        wind: Vec3,
+        camera: &Camera,
+        position: [f32; 2],
+        size: [u32; 2],
+        dragging: bool,
+    ) -> Option<Vec3> {
+        if !dragging {
+            self.arrow = false;
+            return None;
+        }
+        let base = base?;
+        let starting = !self.pressed;
+        if starting && self.held.is_none() && picks_arrow(base, wind, camera, position, size) {
+            self.arrow = true;
+        }
+        if !self.arrow {
+            return None;
+        }
+        self.pressed = true;
+        let (origin, direction) = ray(camera, position, size);
+        let t = (base.y - origin.y) / direction.y;
+        if !t.is_finite() || t <= 0.0 {
+            return Some(wind);
+        }
+        Some(wind_for_head(base, origin + direction * t).unwrap_or(wind))
+    }
+
     /// One pointer event (see [`crate::sims::Sim::pointer`]): a drag that starts on a node
     /// picks it, moving drags it, letting go releases it. Returns whether a node is held.
     pub fn pointer(
@@ -123,5 +226,87 @@ impl Grabber {
     /// Forgets the node held without touching a body (the body was replaced).
     pub fn forget(&mut self) {
         *self = Grabber::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A camera at `eye` looking at `target`.
+    fn looking_at(eye: Vec3, target: Vec3) -> Camera {
+        let d = (target - eye).normalize();
+        Camera {
+            target,
+            yaw: (-d.x).atan2(-d.z),
+            pitch: (-d.y).asin(),
+            distance: eye.distance(target),
+        }
+    }
+
+    #[test]
+    fn the_wind_for_a_head_puts_the_head_there() {
+        let base = Vec3::new(0.5, 2.0, -0.3);
+        for head in [
+            Vec3::new(1.5, 2.0, -0.3),
+            Vec3::new(0.1, 2.0, 1.0),
+            Vec3::new(-0.4, 2.0, -1.0),
+        ] {
+            let wind = wind_for_head(base, head).expect("a wind");
+            assert_eq!(wind.y, 0.0);
+            let back = arrow_head(base, wind).expect("an arrow");
+            assert!(back.distance(head) < 1e-4, "{back} for {head}");
+        }
+        // Nearer than the shortest arrow: the slowest wind, still pointing there.
+        let wind = wind_for_head(base, base + Vec3::new(0.0, 0.0, 0.1)).unwrap();
+        assert!((wind.length() - SLOWEST_DRAGGED).abs() < 1e-6 && wind.z > 0.0);
+        // Farther than the longest: the longest arrow's speed.
+        let far = wind_for_head(base, base + Vec3::new(50.0, 0.0, 0.0)).unwrap();
+        assert!((arrow_length(far.length()) - ARROW_LONGEST).abs() < 1e-4);
+        assert!(wind_for_head(base, base + Vec3::Y).is_none());
+    }
+
+    #[test]
+    fn dragging_the_arrow_head_sets_the_wind_under_the_pointer() {
+        let size = [800, 450];
+        let base = Vec3::new(0.0, 2.0, 0.0);
+        let camera = looking_at(Vec3::new(0.5, 4.0, 6.0), base);
+        let wind = Vec3::new(3.0, 0.0, 0.0);
+        let head = arrow_head(base, wind).unwrap();
+        let (at_head, _) = to_pixel(&camera, head, size).unwrap();
+        let mut grabber = Grabber::default();
+        // A drag starting 40 px off the head does not hold it.
+        let off = [at_head[0], at_head[1] + 40.0];
+        assert_eq!(
+            grabber.pointer_arrow(Some(base), wind, &camera, off, size, true),
+            None
+        );
+        grabber.pointer_arrow(Some(base), wind, &camera, off, size, false);
+        // On the head: held, the wind unchanged where it starts (the head's pixel).
+        let start = grabber
+            .pointer_arrow(Some(base), wind, &camera, at_head, size, true)
+            .expect("held");
+        assert!(start.distance(wind) < 0.01 * wind.length(), "{start}");
+        // Moved to the pixel of a point of the base's plane: the head goes there.
+        let goal = base + Vec3::new(-0.6, 0.0, 1.2);
+        let (pixel, _) = to_pixel(&camera, goal, size).unwrap();
+        let moved = grabber
+            .pointer_arrow(Some(base), start, &camera, pixel, size, true)
+            .expect("still held");
+        let head = arrow_head(base, moved).unwrap();
+        assert!(head.distance(goal) < 0.01, "{head} for {goal}");
+        assert!(grabber.arrow);
+        // Let go: not held; the next drag elsewhere is not the arrow's.
+        assert_eq!(
+            grabber.pointer_arrow(Some(base), moved, &camera, pixel, size, false),
+            None
+        );
+        assert!(!grabber.arrow);
+        // No arrow (the fountain): never held.
+        let mut other = Grabber::default();
+        assert_eq!(
+            other.pointer_arrow(None, wind, &camera, at_head, size, true),
+            None
+        );
     }
 }

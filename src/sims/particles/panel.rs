@@ -12,6 +12,7 @@ use winit::keyboard::KeyCode;
 pub const KEYS: &[(&str, &str)] = &[
     ("F1 F2 F3", "fountain, cloth, jelly"),
     ("Left drag on a node", "grab and drag it (cloth, jelly)"),
+    ("Left drag on the wind arrow", "set the wind (cloth, jelly)"),
     ("Arrows", "steer the wind (x, z) by 0.5 m/s"),
     ("O", "fountain on / off"),
     (

@@ -466,10 +466,21 @@ impl Sim for ParticlesSim {
         Ok(restart)
     }
 
-    /// A left drag that starts on a cloth or jelly node drags it (the grabber).
+    /// A left drag that starts on the wind arrow's head sets the wind (the head follows the
+    /// pointer on the horizontal plane through the arrow's base); one that starts on a cloth or
+    /// jelly node drags it (the grabber).
     fn pointer(&mut self, position: [f32; 2], size: [u32; 2], dragging: bool) -> bool {
         if !matches!(self.state, State::Body(_)) {
             return false;
+        }
+        let base = super::grab::arrow_base(&self.scene);
+        let wind = Vec3::from(self.scene.world.wind);
+        if let Some(wind) =
+            self.grabber
+                .pointer_arrow(base, wind, &self.camera, position, size, dragging)
+        {
+            self.scene.world.wind = wind.into();
+            return true;
         }
         if let Err(error) = self.pull() {
             self.note = Some(format!("{error:#}"));
@@ -532,8 +543,9 @@ impl Sim for ParticlesSim {
 
     /// Draws the state; the camera is kept for the next step's back-to-front sort and the
     /// grabber. On CUDA the fountain's particles go to the renderer's GL buffers through
-    /// interop (only the basin's heights are read back); a body, or a fountain where interop
-    /// is refused, is read back and drawn from the host.
+    /// interop and its water mesh and a body's skin and coloured nodes are built by kernels
+    /// straight into them (only the basin-nodes view reads the basin's heights back); where
+    /// interop is refused the state is read back and drawn from the host.
     fn draw(&mut self, camera: &Camera, output: Output) -> Result<()> {
         self.camera = *camera;
         let renderer = self
@@ -541,15 +553,28 @@ impl Sim for ParticlesSim {
             .as_mut()
             .ok_or_else(|| anyhow!("draw before attach_gl"))?;
         let mut shared = None;
-        if let (Some(device), State::Fountain(f)) = (
+        match (
             self.cuda.as_mut().filter(|d| d.device_newer),
             &mut self.state,
         ) {
-            let count = device.solver.count();
-            if device.solver.write_gl(renderer.shared_buffers(count))? {
-                device.solver.download_basin(&mut f.surface)?;
-                shared = Some(count);
+            (Some(device), State::Fountain(f)) => {
+                let count = device.solver.count();
+                let buffers = renderer.shared_buffers(f, count, &self.render)?;
+                if device.solver.write_gl(buffers)? {
+                    if buffers.water.is_none() {
+                        // The basin's nodes are drawn from the host's heights.
+                        device.solver.download_basin(&mut f.surface)?;
+                    }
+                    shared = Some(count);
+                }
             }
+            (Some(device), State::Body(body)) => {
+                let buffers = renderer.body_buffers(body, &self.render)?;
+                if device.solver.write_body_gl(buffers)? {
+                    shared = Some(body.len());
+                }
+            }
+            (None, _) => {}
         }
         if shared.is_none() {
             self.pull()?;

@@ -133,7 +133,7 @@ impl ParticlesSim {
         }
     }
 
-    /// Writes the particles' or nodes' positions, velocities, ages and drawing order into the
+    /// Writes the particles' or nodes' positions, velocities, ages, drawing order and tags into the
     /// renderer's GL `buffers` straight from the GPU (CUDA–GL interop). `Ok(false)`: no CUDA
     /// solver runs, or a buffer cannot be shared with CUDA here — draw from the host's state
     /// ([`ParticlesSim::pull`] first). The GL context owning the buffers must be current.

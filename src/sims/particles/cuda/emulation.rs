@@ -13,7 +13,9 @@ use super::parity::{
 };
 use crate::cuda::emulation::{self, Mutation, Rounding};
 use crate::sims::particles::fountain::Fountain;
-use glam::Vec3;
+use crate::sims::particles::render::{nodes, surface, water, RenderSettings, Skin};
+use crate::sims::particles::scene::Which;
+use glam::{Vec2, Vec3};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -52,6 +54,17 @@ struct Output {
     previous: Vec<Vec3>,
     force: Vec<Vec3>,
     stats: Vec<f64>,
+    tag: Vec<u32>,
+    vertices: Vec<f32>,
+    points: Vec<f32>,
+    lines: Vec<f32>,
+}
+
+/// What the drawing stages read besides the state: the skin's layout, and their constants (the
+/// colours' speed and strain scales, or the water's spacing, basin, level and gain).
+struct Drawing<'a> {
+    skin: Option<&'a Skin>,
+    scales: Vec<f32>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -62,6 +75,7 @@ fn run(
     header: [u32; 7],
     fountain: Option<(&Fountain, &FountainInput)>,
     body: Option<(&BodyCase, &Topology)>,
+    drawing: Option<&Drawing>,
 ) -> Output {
     let mut input = stage.to_le_bytes().to_vec();
     input.extend_from_slice(bytemuck::bytes_of(records.0));
@@ -139,6 +153,27 @@ fn run(
             }
         }
     }
+    push_array(&mut input, fountain.map_or(&[][..], |(f, _)| &f.tag[..]));
+    match drawing {
+        Some(d) => {
+            let empty = Skin::default();
+            let skin = d.skin.unwrap_or(&empty);
+            push_array(&mut input, &skin.node);
+            push_array(&mut input, bytemuck::cast_slice::<Vec2, f32>(&skin.uv));
+            push_array(&mut input, &skin.indices);
+            push_array(&mut input, &skin.vertex_start);
+            push_array(&mut input, &skin.vertex_triangles);
+            push_array(&mut input, &d.scales);
+        }
+        None => {
+            push_array(&mut input, &empty_u);
+            push_array(&mut input, &empty_f);
+            for _ in 0..3 {
+                push_array(&mut input, &empty_u);
+            }
+            push_array(&mut input, &empty_f);
+        }
+    }
     let dir = tempfile::tempdir().expect("temp dir");
     let (input_path, output_path) = (dir.path().join("in.bin"), dir.path().join("out.bin"));
     std::fs::write(&input_path, input).expect("write input");
@@ -174,6 +209,10 @@ fn run(
         previous: vec3s(next()),
         force: vec3s(next()),
         stats: bytemuck::pod_collect_to_vec(&next()),
+        tag: bytemuck::pod_collect_to_vec(&next()),
+        vertices: f32s(next()),
+        points: f32s(next()),
+        lines: f32s(next()),
     }
 }
 
@@ -216,6 +255,7 @@ fn emulate_fountain(
         header,
         Some((f, i)),
         None,
+        None,
     );
     assert_eq!(
         out.tally[0] as usize,
@@ -235,6 +275,7 @@ fn emulate_fountain(
         height: out.height,
         basin_velocity: out.basin_velocity,
         order: out.order,
+        tag: out.tag,
     }
 }
 
@@ -252,6 +293,7 @@ fn emulate_body(
         [case.body.len() as u32, 0, 0, 0, 0, i.iterations, 0],
         None,
         Some((case, &topology)),
+        None,
     );
     let arrays = BodyArrays {
         position: out.position,
@@ -260,6 +302,106 @@ fn emulate_body(
         force: out.force,
     };
     (arrays, out.stats)
+}
+
+/// The contracted bound's factor for `surface`: positions and texture coordinates are copies;
+/// a normal's components are crosses a·b − c·d whose contraction errs by a few roundings of
+/// |a||b|, which normalising scales by |a||b|/|a × b| = 1/sin θ of the triangle (√2 for the
+/// lattice's right triangles; 4 allows a deformed one down to 14°).
+const SURFACE_FACTOR: f32 = 4.0;
+/// The contracted bound's factor for `body_points`: a spring's strain |l − l₀|/l₀ cancels (its
+/// error a few roundings of l/l₀ ≈ 1) and the ramp turns strain into colour with a slope of
+/// at most 2·0.75/strain_scale (0.75 the largest step of a component between two of its
+/// colours) = 30 at the default 0.05; a node's speed has a smaller slope.
+const COLOUR_FACTOR: f32 = 30.0;
+
+/// The drawing stages' numbers in particles.cpp.
+const SURFACE: u32 = 20;
+const BODY_POINTS: u32 = 21;
+const WATER: u32 = 22;
+
+/// The `water` kernel through the emulation `program` on `f`'s basin against the CPU's
+/// builder (`render::water::vertices`). `input`: any stage's input of `f` (the records).
+fn water_stage(program: &Path, f: &Fountain, input: &FountainInput) -> parity::Difference {
+    let drawing = Drawing {
+        skin: None,
+        scales: vec![
+            f.surface.h,
+            f.params.basin,
+            f.params.level,
+            water::RIPPLE_GAIN,
+        ],
+    };
+    let out = run(
+        program,
+        WATER,
+        (&input.step, &input.basin.0, &BodyStep::default()),
+        [f.len() as u32, 0, 0, 0, 0, 0, 0],
+        Some((f, input)),
+        None,
+        Some(&drawing),
+    );
+    let mut cpu = Vec::new();
+    water::vertices(f, &mut cpu);
+    let mut d = parity::Difference::start();
+    d.add("water vertices", bytemuck::cast_slice(&cpu), &out.vertices);
+    d
+}
+
+/// The drawing kernels (`surface`, `body_points`) through the emulation `program` on `case`'s
+/// body (its skin as scene `which` lays it out) against the CPU's builders
+/// (`render::surface::vertices`, `render::nodes::body_points`): (stage, difference), the
+/// difference of the normals' and colours' fields.
+fn drawing_stages(
+    program: &Path,
+    name: &str,
+    case: &BodyCase,
+    which: Which,
+) -> Vec<(String, parity::Difference)> {
+    let topology = Topology::of(&case.body);
+    let settings = RenderSettings::default();
+    let skin = Skin::of(&case.body, which);
+    let drawing = Drawing {
+        skin: Some(&skin),
+        scales: vec![settings.speed_scale, settings.strain_scale],
+    };
+    let step = BodyStep::new(
+        &case.body,
+        &case.surroundings,
+        case.integrator,
+        case.dt,
+        case.damping,
+    );
+    let run_stage = |stage| {
+        run(
+            program,
+            stage,
+            (&FountainStep::default(), &BasinStep::default(), &step),
+            [case.body.len() as u32, 0, 0, 0, 0, 0, 0],
+            None,
+            Some((case, &topology)),
+            Some(&drawing),
+        )
+    };
+    let (mut normals, mut vertices) = (Vec::new(), Vec::new());
+    surface::vertices(&skin, &case.body, &mut normals, &mut vertices);
+    let out = run_stage(SURFACE);
+    let mut surface = parity::Difference::start();
+    surface.add(
+        "skin vertices",
+        bytemuck::cast_slice(&vertices),
+        &out.vertices,
+    );
+    let (mut points, mut lines) = (Vec::new(), Vec::new());
+    nodes::body_points(&case.body, &settings, &mut points, &mut lines);
+    let out = run_stage(BODY_POINTS);
+    let mut colours = parity::Difference::start();
+    colours.add("node points", bytemuck::cast_slice(&points), &out.points);
+    colours.add("spring lines", bytemuck::cast_slice(&lines), &out.lines);
+    vec![
+        (format!("{name} surface"), surface),
+        (format!("{name} body_points"), colours),
+    ]
 }
 
 /// Every fountain stage and every body stage through the emulation `program` against the CPU:
@@ -301,6 +443,14 @@ fn all_stages(program: &Path, exact_order: bool) -> Vec<(String, parity::Differe
             landings = drops;
         }
         f = next;
+        if stage == FountainStage::Basin {
+            assert!(f.surface.height.iter().any(|&u| u != 0.0), "a still basin");
+            results.push((
+                "fountain water".into(),
+                water_stage(program, &f, &input),
+                1.0,
+            ));
+        }
     }
     for (name, case) in body_cases(30) {
         for stage in body_stages(case.integrator) {
@@ -325,6 +475,19 @@ fn all_stages(program: &Path, exact_order: bool) -> Vec<(String, parity::Differe
             };
             results.push((format!("{name} {stage:?}"), d, factor));
         }
+        let which = if name.starts_with("jelly") {
+            Which::Jelly
+        } else {
+            Which::Cloth
+        };
+        for (stage, d) in drawing_stages(program, &name, &case, which) {
+            let factor = if stage.ends_with("surface") {
+                SURFACE_FACTOR
+            } else {
+                COLOUR_FACTOR
+            };
+            results.push((stage, d, factor));
+        }
     }
     results
 }
@@ -344,7 +507,7 @@ fn every_particles_stage_matches_the_cpu_bit_for_bit() {
     let results = all_stages(&program, true);
     let failed: Vec<_> = results.iter().filter(|(_, d, _)| !d.bitwise).collect();
     assert!(failed.is_empty(), "{failed:#?}");
-    assert_eq!(results.len(), 5 + 4 * 4);
+    assert_eq!(results.len(), 5 + 1 + 4 * 4 + 4 * 2);
 }
 
 /// With FMA contraction (as nvcc compiles) every stage stays within [`CONTRACTED_BOUND`] of
@@ -373,7 +536,9 @@ fn contracted_particles_stages_stay_within_the_derived_bound() {
 }
 
 /// A kernel with one operation changed is caught: the first hit's cut applied as a bounce,
-/// a spring's rest length shortened, the sort front to back.
+/// a spring's rest length shortened, the sort front to back, a survivor's tag taken from the
+/// wrong particle, a skin normal gathered from a neighbouring triangle, a water normal's
+/// one-sided difference, a node coloured by the next node's speed.
 #[test]
 #[cfg_attr(
     not(fluidlab_cxx20),
@@ -396,6 +561,26 @@ fn a_mutated_particles_kernel_is_caught() {
             "keys[k] = order_key(-dot(",
             "keys[k] = order_key(dot(",
             "fountain Sort",
+        ),
+        (
+            "out_tag[to] = tag[k];",
+            "out_tag[to] = tag[to];",
+            "fountain Collide",
+        ),
+        (
+            "unsigned t = vertex_triangles[l];",
+            "unsigned t = vertex_triangles[l] ^ 1u;",
+            "surface",
+        ),
+        (
+            "float dz = height[up * n + i] - height[down * n + i];",
+            "float dz = height[up * n + i] - height[j * n + i];",
+            "fountain water",
+        ),
+        (
+            "energy_color(length(load3(velocity, t))",
+            "energy_color(length(load3(velocity, (t + 1) % nodes))",
+            "body_points",
         ),
     ];
     for (k, (from, to, stage)) in mutations.into_iter().enumerate() {

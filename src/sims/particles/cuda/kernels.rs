@@ -48,6 +48,9 @@ pub const NAMES: &[&str] = &[
     "reduce_nodes",
     "reduce_basin",
     "reduce_finish",
+    "surface",
+    "body_points",
+    "water",
 ];
 
 /// Blocks of `BLOCK` threads over `count` elements (at least one).

@@ -23,6 +23,7 @@ mod emulation;
 
 use super::body::Body;
 use super::fountain::Fountain;
+use super::render::Skin;
 use crate::cuda::interop::GlInterop;
 use crate::cuda::{CudaError, EventTimer, Module};
 use crate::sims::pool::surface::Surface;
@@ -34,9 +35,10 @@ use std::sync::Arc;
 /// The GL buffers a renderer gives [`CudaParticles::write_gl`]; each `None` is left alone.
 /// Layouts: positions and velocities as tightly packed `vec3` (12 bytes per particle or
 /// node), ages as `float` (fountain only), the drawing order as `uint` indices back to front
-/// (fountain only; the `sort` stage's output). Each needs at least [`CudaParticles::count`]
+/// (fountain only; the `sort` stage's output), the tags (emission numbers' low 32 bits, the
+/// colour and sprite) as `uint` (fountain only). Each needs at least [`CudaParticles::count`]
 /// elements.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct GlBuffers {
     /// Positions, m.
     pub position: Option<u32>,
@@ -46,6 +48,45 @@ pub struct GlBuffers {
     pub age: Option<u32>,
     /// Indices back to front.
     pub order: Option<u32>,
+    /// Tags.
+    pub tag: Option<u32>,
+    /// The basin's water mesh (fountain only).
+    pub water: Option<GlWater>,
+}
+
+/// The basin's water mesh a renderer gives [`CudaParticles::write_gl`]: its vertex buffer
+/// (`render::water::WaterVertex`'s 6 floats per node, n² of them, row by row) and what places
+/// the nodes (render/water.rs `vertices`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GlWater {
+    /// The vertex buffer.
+    pub buffer: u32,
+    /// Node spacing, m.
+    pub h: f32,
+    /// The basin's half width, m.
+    pub basin: f32,
+    /// The water's level, m.
+    pub level: f32,
+    /// How many times steeper the normals' slopes are drawn.
+    pub gain: f32,
+}
+
+/// What a renderer gives [`CudaParticles::write_body_gl`]: a body's skin (its vertex buffer,
+/// `render::Vertex`'s 8 floats per vertex of `Skin`'s layout), its nodes' points and its
+/// springs' line ends (`render::Point`'s 6 floats; one per node, two per spring), coloured
+/// red at `speed_scale` (m/s) and `strain_scale`. Each `None` is left alone.
+#[derive(Clone, Copy, Debug)]
+pub struct GlBody<'a> {
+    /// The skin's vertex buffer and layout.
+    pub skin: Option<(u32, &'a Skin)>,
+    /// The nodes' points.
+    pub points: Option<u32>,
+    /// The springs' line ends.
+    pub lines: Option<u32>,
+    /// Node speed drawn red, m/s.
+    pub speed_scale: f32,
+    /// Spring strain drawn red.
+    pub strain_scale: f32,
 }
 
 struct FountainBuffers {
@@ -54,10 +95,12 @@ struct FountainBuffers {
     velocity: CudaSlice<f32>,
     age: CudaSlice<f32>,
     hits: CudaSlice<u8>,
+    tag: CudaSlice<u32>,
     position_next: CudaSlice<f32>,
     velocity_next: CudaSlice<f32>,
     age_next: CudaSlice<f32>,
     hits_next: CudaSlice<u8>,
+    tag_next: CudaSlice<u32>,
     flags: CudaSlice<u32>,
     counts: CudaSlice<u32>,
     /// Particles alive, landings of the last collide.
@@ -106,6 +149,20 @@ struct BodyBuffers {
     colour_start: Vec<u32>,
     nodes: usize,
     triangles_count: usize,
+    spring_count: usize,
+    /// The renderer's skin layout, uploaded at the first [`CudaParticles::write_body_gl`]
+    /// (again when it changes).
+    skin: Option<SkinBuffers>,
+}
+
+/// A skin's layout on the GPU (render/surface.rs `Skin`), and the layout it came from.
+struct SkinBuffers {
+    layout: Skin,
+    node: CudaSlice<u32>,
+    uv: CudaSlice<f32>,
+    indices: CudaSlice<u32>,
+    vertex_start: CudaSlice<u32>,
+    vertex_triangles: CudaSlice<u32>,
 }
 
 enum Buffers {
@@ -138,7 +195,8 @@ pub struct CudaParticles {
     buffers: Buffers,
     timer: EventTimer<usize>,
     stage_timing: bool,
-    interop: [GlInterop; 4],
+    /// Fountain: positions, velocities, ages, order, tags, water; body: skin, points, lines.
+    interop: [GlInterop; 6],
 }
 
 pub(super) fn cuda(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> CudaError {
@@ -190,10 +248,12 @@ impl CudaParticles {
                 velocity: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
                 age: s.alloc_zeros(capacity).map_err(&alloc)?,
                 hits: s.alloc_zeros(capacity).map_err(&alloc)?,
+                tag: s.alloc_zeros(capacity).map_err(&alloc)?,
                 position_next: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
                 velocity_next: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
                 age_next: s.alloc_zeros(capacity).map_err(&alloc)?,
                 hits_next: s.alloc_zeros(capacity).map_err(&alloc)?,
+                tag_next: s.alloc_zeros(capacity).map_err(&alloc)?,
                 flags: s.alloc_zeros(capacity).map_err(&alloc)?,
                 counts: s.alloc_zeros(2 * blocks(capacity)).map_err(&alloc)?,
                 tally: s.alloc_zeros(2).map_err(&alloc)?,
@@ -255,6 +315,8 @@ impl CudaParticles {
                 colour_start: t.colour_start.clone(),
                 nodes: b.len(),
                 triangles_count: b.triangles.len(),
+                spring_count: b.springs.len(),
+                skin: None,
             })))
         })?;
         solver.upload_body(b)?;
@@ -310,6 +372,12 @@ impl CudaParticles {
                 .map_err(&copy)?;
             s.memcpy_htod(&f.hits, &mut b.hits.slice_mut(..n))
                 .map_err(&copy)?;
+            // A particle without a tag (made by hand) draws as its index, as the CPU path.
+            let tag: Vec<u32> = (0..n)
+                .map(|k| f.tag.get(k).copied().unwrap_or(k as u32))
+                .collect();
+            s.memcpy_htod(&tag, &mut b.tag.slice_mut(..n))
+                .map_err(&copy)?;
         }
         s.memcpy_htod(&f.surface.height, &mut b.height)
             .map_err(&copy)?;
@@ -339,8 +407,6 @@ impl CudaParticles {
         let mut flat_velocity = vec![0.0f32; 3 * n];
         f.age.resize(n, 0.0);
         f.hits.resize(n, 0);
-        // The GPU keeps no emission numbers: every particle read back draws as number 0.
-        f.tag.clear();
         f.tag.resize(n, 0);
         order.resize(n, 0);
         if n > 0 {
@@ -351,6 +417,8 @@ impl CudaParticles {
             s.memcpy_dtoh(&b.age.slice(..n), &mut f.age)
                 .map_err(&copy)?;
             s.memcpy_dtoh(&b.hits.slice(..n), &mut f.hits)
+                .map_err(&copy)?;
+            s.memcpy_dtoh(&b.tag.slice(..n), &mut f.tag)
                 .map_err(&copy)?;
             s.memcpy_dtoh(&b.order.slice(..n), order).map_err(&copy)?;
         }

@@ -106,6 +106,8 @@ pub struct FountainArrays {
     pub basin_velocity: Vec<f32>,
     /// Drawing order (`sort`).
     pub order: Vec<u32>,
+    /// Tags (emission numbers' low 32 bits: the colour and sprite).
+    pub tag: Vec<u32>,
 }
 
 impl FountainArrays {
@@ -120,6 +122,7 @@ impl FountainArrays {
             height: f.surface.height.clone(),
             basin_velocity: f.surface.velocity.clone(),
             order: Vec::new(),
+            tag: f.tag.clone(),
         }
     }
 }
@@ -383,7 +386,8 @@ pub struct Difference {
 }
 
 impl Difference {
-    fn add(&mut self, field: &str, a: &[f32], b: &[f32]) {
+    /// Adds `field` (`a` the CPU's).
+    pub fn add(&mut self, field: &str, a: &[f32], b: &[f32]) {
         let worst = if a.len() != b.len() {
             f32::INFINITY
         } else {
@@ -409,7 +413,8 @@ impl Difference {
         }
     }
 
-    fn add_exact<T: PartialEq>(&mut self, field: &str, a: &[T], b: &[T]) {
+    /// Adds `field`, which must be equal.
+    pub fn add_exact<T: PartialEq>(&mut self, field: &str, a: &[T], b: &[T]) {
         if a != b {
             self.bitwise = false;
             self.worst = f32::INFINITY;
@@ -417,7 +422,8 @@ impl Difference {
         }
     }
 
-    fn start() -> Self {
+    /// No difference yet.
+    pub fn start() -> Self {
         Difference {
             bitwise: true,
             ..Difference::default()
@@ -442,6 +448,7 @@ pub fn compare_fountain(
     d.add("velocity", flat(&cpu.velocity), flat(&other.velocity));
     d.add("age", &cpu.age, &other.age);
     d.add_exact("hits", &cpu.hits, &other.hits);
+    d.add_exact("tag", &cpu.tag, &other.tag);
     d.add(
         "drops",
         cpu.drops.as_flattened(),

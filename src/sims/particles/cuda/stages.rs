@@ -59,6 +59,7 @@ impl CudaParticles {
                         &mut b.velocity,
                         &mut b.age,
                         &mut b.hits,
+                        &mut b.tag,
                     );
                     // SAFETY: particles.cu's parameters; n + count ≤ capacity.
                     unsafe { Self::launch(m, s, "emit", grid(count), args)? };
@@ -104,10 +105,12 @@ impl CudaParticles {
                     &b.velocity,
                     &b.age,
                     &b.hits,
+                    &b.tag,
                     &mut b.position_next,
                     &mut b.velocity_next,
                     &mut b.age_next,
                     &mut b.hits_next,
+                    &mut b.tag_next,
                     &mut b.drops,
                 );
                 // SAFETY: particles.cu's parameters; survivors and landings ≤ n ≤ capacity.
@@ -116,6 +119,7 @@ impl CudaParticles {
                 std::mem::swap(&mut b.velocity, &mut b.velocity_next);
                 std::mem::swap(&mut b.age, &mut b.age_next);
                 std::mem::swap(&mut b.hits, &mut b.hits_next);
+                std::mem::swap(&mut b.tag, &mut b.tag_next);
             }
             FountainStage::Basin => {
                 let (step, substeps, inner, outer) = basin;

@@ -168,12 +168,22 @@ impl Shape {
     }
 }
 
+/// The wind arrow's length at no wind, m.
+pub const ARROW_SHORTEST: f32 = 0.6;
+/// Its longest, m.
+pub const ARROW_LONGEST: f32 = 2.0;
+
+/// The wind arrow's length for a wind of `speed` (m/s): 0.6 m and 0.15 m per m/s, at most 2 m.
+pub fn arrow_length(speed: f32) -> f32 {
+    (ARROW_SHORTEST + 0.15 * speed).min(ARROW_LONGEST)
+}
+
 /// The model matrix putting [`Shape::arrow`] at `base` along `wind`, its length growing with
 /// the wind's speed (`None`: no wind).
 pub fn arrow_model(base: Vec3, wind: Vec3) -> Option<Mat4> {
     let speed = wind.length();
     (speed > 1e-4).then(|| {
-        let length = (0.6 + 0.15 * speed).min(2.0);
+        let length = arrow_length(speed);
         let rotation = Quat::from_rotation_arc(Vec3::Z, wind / speed);
         Mat4::from_scale_rotation_translation(Vec3::splat(length), rotation, base)
     })
@@ -228,6 +238,11 @@ impl Mesh {
                 count: shape.indices.len() as i32,
             })
         }
+    }
+
+    /// The vertex buffer's GL name.
+    pub fn vertex_buffer(&self) -> u32 {
+        self.vertices.0.get()
     }
 
     /// Replaces the vertices (as many as before).

@@ -19,23 +19,28 @@
 
 mod flare;
 mod mesh;
-mod nodes;
+pub mod nodes;
 mod room;
+mod settings;
 mod sky;
 mod sprites;
-mod surface;
+pub mod surface;
 pub mod textures;
-mod water;
+pub mod water;
 
 pub use flare::{
     blinding_opacity, element_center, element_fade, sun_on_screen, Element, BURSTS, HALOS,
 };
+pub use mesh::{arrow_length, Vertex, ARROW_LONGEST, ARROW_SHORTEST};
+pub use nodes::Point;
+pub use settings::{panel, views, RenderSettings, BODY_VIEWS, FOUNTAIN_VIEWS};
 pub use sky::{light, sky_color, Light, SUN_RADIUS};
 pub use sprites::{particle_color, particle_sprite, Blending};
+pub use surface::Skin;
 pub use water::WATER_COLOR;
 
 use super::body::Body;
-use super::cuda::GlBuffers;
+use super::cuda::{GlBody, GlBuffers, GlWater};
 use super::fountain::Fountain;
 use super::scene::{ParticlesScene, Which};
 use super::sim::State;
@@ -50,100 +55,10 @@ use anyhow::{anyhow, Result};
 use glam::{Mat4, Vec3};
 use glow::HasContext;
 use mesh::{Material, Mesh, MeshProgram, Shape};
-use nodes::{Nodes, Point};
+use nodes::Nodes;
+use settings::shows_basin_nodes;
 use std::rc::Rc;
 use textures::{Sampling, FABRIC_SIZE};
-
-/// The fountain's views (`--view`, the View menu), the first the default.
-pub const FOUNTAIN_VIEWS: [&str; 4] = ["scene", "additive", "basin-nodes", "lines"];
-/// The cloth's and jelly's views: the textured surface (**T**), nodes and springs coloured by
-/// energy (**P**), or both.
-pub const BODY_VIEWS: [&str; 3] = ["surface", "nodes", "both"];
-
-/// The views of a scene.
-pub fn views(which: Which) -> &'static [&'static str] {
-    match which {
-        Which::Fountain => &FOUNTAIN_VIEWS,
-        _ => &BODY_VIEWS,
-    }
-}
-
-/// What the user can change about the picture.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RenderSettings {
-    /// Index into [`views`].
-    pub view: usize,
-    /// The lens flare and the blinding overlay.
-    pub flare: bool,
-    /// A droplet's half-width, m.
-    pub particle_size: f32,
-    /// A droplet's extra length per m/s of on-screen speed, s.
-    pub stretch: f32,
-    /// Node speed drawn red, m/s.
-    pub speed_scale: f32,
-    /// Spring strain drawn red.
-    pub strain_scale: f32,
-}
-
-impl Default for RenderSettings {
-    fn default() -> Self {
-        RenderSettings {
-            view: 0,
-            flare: true,
-            particle_size: 0.02,
-            stretch: 0.05,
-            speed_scale: 3.0,
-            strain_scale: 0.05,
-        }
-    }
-}
-
-impl RenderSettings {
-    /// Whether a body's textured surface is shown.
-    pub fn shows_surface(&self) -> bool {
-        self.view != 1
-    }
-
-    /// Whether a body's nodes and springs are shown.
-    pub fn shows_nodes(&self) -> bool {
-        self.view >= 1
-    }
-
-    /// **P** (`nodes`) or **T** (`surface`) toggled on a body's views; never both off.
-    pub fn toggle(&mut self, nodes: bool) {
-        let (mut surface, mut springs) = (self.shows_surface(), self.shows_nodes());
-        if nodes {
-            springs = !springs;
-            surface |= !springs;
-        } else {
-            surface = !surface;
-            springs |= !surface;
-        }
-        self.view = match (surface, springs) {
-            (true, false) => 0,
-            (false, true) => 1,
-            _ => 2,
-        };
-    }
-}
-
-/// The render section of the panel.
-pub fn panel(ui: &imgui::Ui, settings: &mut RenderSettings, which: Which) {
-    if !ui.collapsing_header("Rendering", imgui::TreeNodeFlags::empty()) {
-        return;
-    }
-    ui.checkbox("lens flare", &mut settings.flare);
-    match which {
-        Which::Fountain => {
-            ui.slider("droplet size (m)", 0.002, 0.05, &mut settings.particle_size);
-            ui.slider("stretch (s)", 0.0, 0.2, &mut settings.stretch);
-        }
-        _ => {
-            ui.slider("red at speed (m/s)", 0.1, 20.0, &mut settings.speed_scale);
-            ui.slider("red at strain", 0.005, 0.5, &mut settings.strain_scale);
-        }
-    }
-}
 
 /// The cloth's tartan or the jelly's raspberry texture.
 fn fabric(gl: &glow::Context, which: Which) -> Result<glow::Texture> {
@@ -292,16 +207,64 @@ impl Renderer {
         Ok(&self.target.as_ref().expect("made above").0)
     }
 
-    /// The GL buffers a CUDA solver writes the fountain's particles into, grown to hold
-    /// `count` ([`Renderer::draw`]'s `shared`).
-    pub fn shared_buffers(&mut self, count: usize) -> GlBuffers {
+    /// The GL buffers a CUDA solver writes `fountain`'s particles into, grown to hold `count`,
+    /// and, unless `settings` shows the basin's nodes, its water mesh (made here when new)
+    /// ([`Renderer::draw`]'s `shared`).
+    pub fn shared_buffers(
+        &mut self,
+        fountain: &Fountain,
+        count: usize,
+        settings: &RenderSettings,
+    ) -> Result<GlBuffers> {
         let gl = Rc::clone(&self.gl);
-        self.sprites.shared_buffers(&gl, count)
+        let mut buffers = self.sprites.shared_buffers(&gl, count);
+        if !shows_basin_nodes(settings) {
+            self.make_water(&gl, fountain)?;
+            let water = self.water.as_ref().expect("made above");
+            buffers.water = Some(GlWater {
+                buffer: water.vertex_buffer(),
+                h: fountain.surface.h,
+                basin: fountain.params.basin,
+                level: fountain.params.level,
+                gain: water::RIPPLE_GAIN,
+            });
+        }
+        Ok(buffers)
+    }
+
+    /// The GL buffers a CUDA solver writes `body`'s skin (made here when new; with the
+    /// skin's layout) and its nodes' and springs' coloured points into, as `settings` shows
+    /// them ([`Renderer::draw`]'s `shared`).
+    pub fn body_buffers(&mut self, body: &Body, settings: &RenderSettings) -> Result<GlBody<'_>> {
+        let gl = Rc::clone(&self.gl);
+        let (points, lines) = if settings.shows_nodes() {
+            let (p, l) = self
+                .nodes
+                .shared_buffers(&gl, body.len(), 2 * body.springs.len());
+            (Some(p), Some(l))
+        } else {
+            (None, None)
+        };
+        let skin = if settings.shows_surface() {
+            self.make_surface(&gl, body)?;
+            let surface = self.surface.as_ref().expect("made above");
+            Some((surface.vertex_buffer(), surface.skin()))
+        } else {
+            None
+        };
+        Ok(GlBody {
+            skin,
+            points,
+            lines,
+            speed_scale: settings.speed_scale,
+            strain_scale: settings.strain_scale,
+        })
     }
 
     /// Draws `state` (the fountain drawn in `order`, back to front; or, with `shared`, that
-    /// many particles from [`Renderer::shared_buffers`] in the order written there) of `scene`
-    /// seen by `camera` into `output`.
+    /// many particles from [`Renderer::shared_buffers`] in the order written there; a body,
+    /// with `shared`, from what was written into [`Renderer::body_buffers`]) of `scene` seen by
+    /// `camera` into `output`.
     #[allow(clippy::too_many_arguments)]
     pub fn draw(
         &mut self,
@@ -358,13 +321,17 @@ impl Renderer {
             State::Body(body) => {
                 if settings.shows_surface() {
                     self.timer.begin(gl, "surface");
-                    self.surface(gl, body, view_projection, eye)?;
+                    self.surface(gl, body, shared.is_some(), view_projection, eye)?;
                     self.timer.end(gl);
                 }
                 if settings.shows_nodes() {
                     self.timer.begin(gl, "springs");
-                    nodes::body_points(body, settings, &mut self.points, &mut self.lines);
-                    self.nodes.upload(gl, &self.points, &self.lines);
+                    if shared.is_some() {
+                        self.nodes.use_shared(body.len(), 2 * body.springs.len());
+                    } else {
+                        nodes::body_points(body, settings, &mut self.points, &mut self.lines);
+                        self.nodes.upload(gl, &self.points, &self.lines);
+                    }
                     let radius = body.springs.first().map_or(0.02, |s| 0.22 * s.rest);
                     self.nodes
                         .draw(gl, view, projection, height as f32, self.light.sun, radius);
@@ -373,7 +340,7 @@ impl Renderer {
             }
             State::Fountain(fountain) => {
                 let view_index = settings.view.min(FOUNTAIN_VIEWS.len() - 1);
-                if FOUNTAIN_VIEWS[view_index] == "basin-nodes" {
+                if shows_basin_nodes(settings) {
                     self.timer.begin(gl, "springs");
                     nodes::basin_points(fountain, &mut self.points);
                     self.nodes.upload(gl, &self.points, &[]);
@@ -383,7 +350,7 @@ impl Renderer {
                     self.timer.end(gl);
                 } else {
                     self.timer.begin(gl, "water");
-                    self.water(gl, fountain, view_projection, eye)?;
+                    self.water(gl, fountain, shared.is_some(), view_projection, eye)?;
                     self.timer.end(gl);
                 }
                 let blending = match FOUNTAIN_VIEWS[view_index] {
@@ -471,13 +438,7 @@ impl Renderer {
         }
         // SAFETY: as above.
         unsafe { gl.disable(glow::CULL_FACE) };
-        if self.which != Which::Fountain {
-            let b = &scene.body;
-            let start = Vec3::from(b.start);
-            let base = match self.which {
-                Which::Cloth => start + Vec3::new(0.5 * b.size, 0.6, 0.0),
-                _ => start + Vec3::new(0.5 * b.size, b.size + 0.8, 0.5 * b.size),
-            };
+        if let Some(base) = super::grab::arrow_base(scene) {
             if let Some(model) = mesh::arrow_model(base, Vec3::from(scene.world.wind)) {
                 let material = Material {
                     gloss: 0.5,
@@ -488,14 +449,8 @@ impl Renderer {
         }
     }
 
-    /// `surface`: the body's textured skin (made again when the body's topology changed).
-    fn surface(
-        &mut self,
-        gl: &glow::Context,
-        body: &Body,
-        view_projection: Mat4,
-        eye: Vec3,
-    ) -> Result<()> {
+    /// The body's skin, made again when the body's topology changed.
+    fn make_surface(&mut self, gl: &glow::Context, body: &Body) -> Result<()> {
         let fits = self
             .surface
             .as_ref()
@@ -506,8 +461,24 @@ impl Renderer {
             }
             self.surface = Some(surface::Surface::new(gl, body, self.which)?);
         }
+        Ok(())
+    }
+
+    /// `surface`: the body's textured skin, its vertices built here (or, `shared`, as a CUDA
+    /// solver wrote them into its buffer).
+    fn surface(
+        &mut self,
+        gl: &glow::Context,
+        body: &Body,
+        shared: bool,
+        view_projection: Mat4,
+        eye: Vec3,
+    ) -> Result<()> {
+        self.make_surface(gl, body)?;
         let skin = self.surface.as_mut().expect("made above");
-        skin.update(gl, body);
+        if !shared {
+            skin.update(gl, body);
+        }
         let material = Material {
             gloss: if self.which == Which::Jelly {
                 0.6
@@ -527,14 +498,27 @@ impl Renderer {
         Ok(())
     }
 
-    /// `water`: the basin's surface (its mesh made again when the grid changed).
+    /// `water`: the basin's surface (its mesh made again when the grid changed), its vertices
+    /// built here (or, `shared`, as a CUDA solver wrote them into its buffer).
     fn water(
         &mut self,
         gl: &glow::Context,
         fountain: &Fountain,
+        shared: bool,
         view_projection: Mat4,
         eye: Vec3,
     ) -> Result<()> {
+        self.make_water(gl, fountain)?;
+        let water = self.water.as_mut().expect("made above");
+        if !shared {
+            water.update(gl, fountain);
+        }
+        water.draw(gl, view_projection, eye, &self.light, self.sky.cubemap());
+        Ok(())
+    }
+
+    /// The basin's mesh, made again when the grid changed.
+    fn make_water(&mut self, gl: &glow::Context, fountain: &Fountain) -> Result<()> {
         let n = fountain.surface.n;
         if self.water.as_ref().is_none_or(|w| w.nodes() != n) {
             if let Some(old) = self.water.take() {
@@ -542,9 +526,6 @@ impl Renderer {
             }
             self.water = Some(water::Water::new(gl, n)?);
         }
-        let water = self.water.as_mut().expect("made above");
-        water.update(gl, fountain);
-        water.draw(gl, view_projection, eye, &self.light, self.sky.cubemap());
         Ok(())
     }
 

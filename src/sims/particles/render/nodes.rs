@@ -1,7 +1,9 @@
 //! `springs`, `nodes`: a spring-mass body's nodes as lit sphere sprites coloured by their
 //! speed (kinetic energy) and its springs as lines coloured by their strain (potential energy),
 //! both redder with more energy (`shaders/particles/nodes.*`); the fountain's basin as node
-//! spheres coloured by height uses the same pass.
+//! spheres coloured by height uses the same pass. On CUDA the `body_points` kernel writes the
+//! same points and line ends straight into the batches' GL buffers
+//! ([`Nodes::shared_buffers`]).
 
 use super::water::node_position;
 use super::RenderSettings;
@@ -116,19 +118,31 @@ impl Batch {
         }
     }
 
-    fn upload(&mut self, gl: &glow::Context, points: &[Point]) {
-        self.count = points.len();
-        // SAFETY: GL calls on the current context; the buffer is (re)sized to hold `points`.
+    /// Grows the buffer to hold `count` points (a CUDA registration older than the new storage
+    /// is renewed by `GlInterop`).
+    fn reserve(&mut self, gl: &glow::Context, count: usize) {
+        if count <= self.capacity {
+            return;
+        }
+        self.capacity = count.next_power_of_two();
+        // SAFETY: GL calls on the current context; the buffer is this batch's.
         unsafe {
             gl.bind_buffer(glow::ARRAY_BUFFER, Some(self.buffer));
-            if points.len() > self.capacity {
-                self.capacity = points.len().next_power_of_two();
-                gl.buffer_data_size(
-                    glow::ARRAY_BUFFER,
-                    (self.capacity * std::mem::size_of::<Point>()) as i32,
-                    glow::STREAM_DRAW,
-                );
-            }
+            gl.buffer_data_size(
+                glow::ARRAY_BUFFER,
+                (self.capacity * std::mem::size_of::<Point>()) as i32,
+                glow::STREAM_DRAW,
+            );
+            gl.bind_buffer(glow::ARRAY_BUFFER, None);
+        }
+    }
+
+    fn upload(&mut self, gl: &glow::Context, points: &[Point]) {
+        self.reserve(gl, points.len());
+        self.count = points.len();
+        // SAFETY: GL calls on the current context; the buffer holds at least `points`.
+        unsafe {
+            gl.bind_buffer(glow::ARRAY_BUFFER, Some(self.buffer));
             gl.buffer_sub_data_u8_slice(glow::ARRAY_BUFFER, 0, bytemuck::cast_slice(points));
             gl.bind_buffer(glow::ARRAY_BUFFER, None);
         }
@@ -187,6 +201,26 @@ impl Nodes {
     pub fn upload(&mut self, gl: &glow::Context, points: &[Point], lines: &[Point]) {
         self.points.upload(gl, points);
         self.lines.upload(gl, lines);
+    }
+
+    /// The GL buffers of the points and the line ends ([`Point`]'s layout), grown to hold
+    /// `points` and `line_ends`: a CUDA solver writes them through interop, then
+    /// [`Nodes::use_shared`] draws them.
+    pub fn shared_buffers(
+        &mut self,
+        gl: &glow::Context,
+        points: usize,
+        line_ends: usize,
+    ) -> (u32, u32) {
+        self.points.reserve(gl, points.max(1));
+        self.lines.reserve(gl, line_ends.max(2));
+        (self.points.buffer.0.get(), self.lines.buffer.0.get())
+    }
+
+    /// The next draw shows `points` and `line_ends` written into [`Nodes::shared_buffers`].
+    pub fn use_shared(&mut self, points: usize, line_ends: usize) {
+        self.points.count = points.min(self.points.capacity);
+        self.lines.count = line_ends.min(self.lines.capacity);
     }
 
     /// Draws the uploaded lines, then the points as spheres of `radius` (m), depth tested

@@ -143,12 +143,14 @@ impl Sprites {
     /// `count` particles.
     pub fn shared_buffers(&mut self, gl: &glow::Context, count: usize) -> GlBuffers {
         self.shared.reserve(gl, count);
-        let [position, velocity, age, order] = self.shared.buffers.map(|b| Some(b.0.get()));
+        let [position, velocity, age, order, tag] = self.shared.buffers.map(|b| Some(b.0.get()));
         GlBuffers {
             position,
             velocity,
             age,
             order,
+            tag,
+            water: None,
         }
     }
 
@@ -236,8 +238,6 @@ impl Sprites {
             u.line_time.set(gl, LINE_TIME);
             u.sprites_unit.set(gl, 0);
             u.pixel.set(gl, viewport_pixel(gl));
-            u.color.set(gl, particle_color(0));
-            u.sprite.set(gl, particle_sprite(0) as f32);
             u.lifetime.set(gl, self.shared.lifetime);
             u.fade.set(gl, self.shared.fade);
         } else {
@@ -318,21 +318,21 @@ struct SharedUniforms {
     line_time: Uniform,
     sprites_unit: Uniform,
     pixel: Uniform,
-    color: Uniform,
-    sprite: Uniform,
     lifetime: Uniform,
     fade: Uniform,
 }
 
 /// The fountain's arrays as a CUDA solver writes them into GL ([`GlBuffers`]'s layouts:
-/// positions and velocities packed `vec3`, ages `float`, the order `uint`), a vertex array
-/// reading them per point with the order as its element buffer, and their program.
+/// positions and velocities packed `vec3`, ages `float`, the order `uint`, the tags `uint`), a
+/// vertex array reading them per point with the order as its element buffer, and their program
+/// (which derives each particle's colour and sprite from its tag as [`particle_color`] and
+/// [`particle_sprite`] do).
 pub struct Shared {
     program: Program,
     uniforms: SharedUniforms,
     vertex_array: glow::VertexArray,
-    /// Positions, velocities, ages, order.
-    buffers: [glow::Buffer; 4],
+    /// Positions, velocities, ages, order, tags.
+    buffers: [glow::Buffer; 5],
     capacity: usize,
     count: usize,
     lifetime: f32,
@@ -340,7 +340,7 @@ pub struct Shared {
 }
 
 /// Bytes per particle of each shared buffer.
-const SHARED_BYTES: [usize; 4] = [12, 12, 4, 4];
+const SHARED_BYTES: [usize; 5] = [12, 12, 4, 4, 4];
 
 impl Shared {
     fn new(gl: &glow::Context) -> Result<Shared> {
@@ -362,28 +362,30 @@ impl Shared {
             line_time: program.uniform(gl, "line_time")?,
             sprites_unit: program.uniform(gl, "sprites")?,
             pixel: program.uniform(gl, "pixel")?,
-            color: program.uniform(gl, "shared_color")?,
-            sprite: program.uniform(gl, "shared_sprite")?,
             lifetime: program.uniform(gl, "lifetime")?,
             fade: program.uniform(gl, "fade")?,
         };
         // SAFETY: GL calls on the current context; attributes 0–2 read the first three buffers
-        // at the layouts of `SHARED_BYTES`, the fourth is the element buffer.
+        // at the layouts of `SHARED_BYTES`, the fourth is the element buffer, attribute 3 (an
+        // integer attribute) reads the fifth.
         let (vertex_array, buffers) = unsafe {
             let vertex_array = gl
                 .create_vertex_array()
                 .map_err(|e| anyhow!("vertex array: {e}"))?;
             let mut buffers = Vec::new();
-            for _ in 0..4 {
+            for _ in 0..5 {
                 buffers.push(gl.create_buffer().map_err(|e| anyhow!("buffer: {e}"))?);
             }
-            let buffers: [glow::Buffer; 4] = buffers.try_into().expect("four buffers");
+            let buffers: [glow::Buffer; 5] = buffers.try_into().expect("five buffers");
             gl.bind_vertex_array(Some(vertex_array));
             for (location, (buffer, components)) in buffers[..3].iter().zip([3, 3, 1]).enumerate() {
                 gl.bind_buffer(glow::ARRAY_BUFFER, Some(*buffer));
                 gl.enable_vertex_attrib_array(location as u32);
                 gl.vertex_attrib_pointer_f32(location as u32, components, glow::FLOAT, false, 0, 0);
             }
+            gl.bind_buffer(glow::ARRAY_BUFFER, Some(buffers[4]));
+            gl.enable_vertex_attrib_array(3);
+            gl.vertex_attrib_pointer_i32(3, 1, glow::UNSIGNED_INT, 0, 0);
             gl.bind_buffer(glow::ELEMENT_ARRAY_BUFFER, Some(buffers[3]));
             gl.bind_vertex_array(None);
             gl.bind_buffer(glow::ARRAY_BUFFER, None);

@@ -1,6 +1,8 @@
 //! `water`: the fountain's basin, the wave equation's height field as a mesh of its nodes
 //! (normals by central differences) drawn transparent with Fresnel's factor
-//! (`shaders/particles/water.*`), after the opaque scene and before the droplets.
+//! (`shaders/particles/water.*`), after the opaque scene and before the droplets. On CUDA the
+//! `water` kernel builds the same vertices from the basin's heights on the GPU straight into
+//! the mesh's GL buffer ([`Water::vertex_buffer`]).
 
 use super::sky::Light;
 use crate::gfx::program::{shader, Program, Uniform};
@@ -18,9 +20,32 @@ pub const RIPPLE_GAIN: f32 = 4.0;
 /// A water vertex: position and normal.
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
-struct WaterVertex {
-    position: [f32; 3],
-    normal: [f32; 3],
+pub struct WaterVertex {
+    /// Position, m.
+    pub position: [f32; 3],
+    /// Unit normal.
+    pub normal: [f32; 3],
+}
+
+/// The basin's vertices into `out`, node (i, j) at index j·n + i: at [`node_position`], the
+/// normal by central differences of the heights (one-sided at the edges), its slopes
+/// [`RIPPLE_GAIN`] times steeper — what the `water` kernel computes, one node per thread.
+pub fn vertices(fountain: &Fountain, out: &mut Vec<WaterVertex>) {
+    let s = &fountain.surface;
+    let n = s.n;
+    let height = |i: usize, j: usize| s.height[j.min(n - 1) * n + i.min(n - 1)];
+    out.clear();
+    for j in 0..n {
+        for i in 0..n {
+            let dx = height(i + 1, j) - height(i.saturating_sub(1), j);
+            let dz = height(i, j + 1) - height(i, j.saturating_sub(1));
+            let normal = Vec3::new(-RIPPLE_GAIN * dx, 2.0 * s.h, -RIPPLE_GAIN * dz).normalize();
+            out.push(WaterVertex {
+                position: node_position(fountain, i, j).into(),
+                normal: normal.into(),
+            });
+        }
+    }
 }
 
 /// The node of the basin's surface (i, j) in the world, m: the pool's grid spans [−b, b]²
@@ -117,23 +142,15 @@ impl Water {
         self.nodes
     }
 
+    /// The GL buffer of the vertices ([`WaterVertex`]'s layout, [`Self::nodes`]² of them),
+    /// which a CUDA solver writes through interop instead of [`Water::update`].
+    pub fn vertex_buffer(&self) -> u32 {
+        self.vertices.0.get()
+    }
+
     /// Uploads the basin's heights (the fountain's surface has [`Self::nodes`]² nodes).
     pub fn update(&mut self, gl: &glow::Context, fountain: &Fountain) {
-        let n = self.nodes;
-        let s = &fountain.surface;
-        let height = |i: usize, j: usize| s.height[j.min(n - 1) * n + i.min(n - 1)];
-        self.scratch.clear();
-        for j in 0..n {
-            for i in 0..n {
-                let dx = height(i + 1, j) - height(i.saturating_sub(1), j);
-                let dz = height(i, j + 1) - height(i, j.saturating_sub(1));
-                let normal = Vec3::new(-RIPPLE_GAIN * dx, 2.0 * s.h, -RIPPLE_GAIN * dz).normalize();
-                self.scratch.push(WaterVertex {
-                    position: node_position(fountain, i, j).into(),
-                    normal: normal.into(),
-                });
-            }
-        }
+        vertices(fountain, &mut self.scratch);
         // SAFETY: GL calls on the current context; the buffer holds nodes² vertices.
         unsafe {
             gl.bind_buffer(glow::ARRAY_BUFFER, Some(self.vertices));

@@ -37,6 +37,34 @@ fn the_grabber_drags_the_node_under_the_pointer() {
     assert!(body(&mut sim).pinned[7]);
 }
 
+/// A drag that starts on the wind arrow's head sets the scene's wind (the head under the
+/// pointer on the base's horizontal plane) and holds no node; letting go ends it.
+#[test]
+fn dragging_the_wind_arrow_sets_the_wind() {
+    use crate::sims::particles::grab::{arrow_base, arrow_head, to_pixel};
+    let mut sim = ParticlesSim::with_scene(scene(
+        "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nn = 8\n[world]\nwind = [0.0, 0.0, 3.0]\n",
+    ));
+    let camera = Camera::framing(&Aabb::new([-1.0, 0.0, -1.0], [2.0, 3.0, 2.0]));
+    sim.set_camera(camera);
+    let size = [800, 600];
+    let base = arrow_base(&sim.scene).expect("the cloth has an arrow");
+    let head = arrow_head(base, Vec3::new(0.0, 0.0, 3.0)).expect("a wind");
+    let (at_head, _) = to_pixel(&camera, head, size).expect("in view");
+    assert!(sim.pointer(at_head, size, true));
+    assert!(sim.grabber.arrow && sim.grabber.held.is_none());
+    let goal = base + Vec3::new(1.0, 0.0, 0.3);
+    let (pixel, _) = to_pixel(&camera, goal, size).expect("in view");
+    assert!(sim.pointer(pixel, size, true));
+    let wind = Vec3::from(sim.scene.world.wind);
+    let now = arrow_head(base, wind).expect("a wind");
+    assert!(now.distance(goal) < 0.02, "{now} for {goal}");
+    assert!(wind.x > 2.0 * wind.z.abs() && wind.y == 0.0, "{wind}");
+    assert!(!sim.pointer(pixel, size, false));
+    assert!(!sim.grabber.arrow);
+    sim.step().expect("a step with the dragged wind");
+}
+
 /// Live edits reach the running body: stiffness (its springs, as seen from both ends), mass,
 /// pins; an explicit integrator's substeps rise to stay stable; a bad edit is undone and
 /// named; a changed n starts the cloth again.

@@ -1,0 +1,101 @@
+//! What the user can change about the particles picture: the views of each scene (`--view`,
+//! the View menu, **P** and **T**), the lens flare, the droplets' size and stretch, the
+//! speed and strain drawn red, and the panel's Rendering section.
+
+use crate::sims::particles::scene::Which;
+
+/// The fountain's views (`--view`, the View menu), the first the default.
+pub const FOUNTAIN_VIEWS: [&str; 4] = ["scene", "additive", "basin-nodes", "lines"];
+/// The cloth's and jelly's views: the textured surface (**T**), nodes and springs coloured by
+/// energy (**P**), or both.
+pub const BODY_VIEWS: [&str; 3] = ["surface", "nodes", "both"];
+
+/// The views of a scene.
+pub fn views(which: Which) -> &'static [&'static str] {
+    match which {
+        Which::Fountain => &FOUNTAIN_VIEWS,
+        _ => &BODY_VIEWS,
+    }
+}
+
+/// Whether the fountain's view shows the basin's nodes (not its water).
+pub(super) fn shows_basin_nodes(settings: &RenderSettings) -> bool {
+    FOUNTAIN_VIEWS[settings.view.min(FOUNTAIN_VIEWS.len() - 1)] == "basin-nodes"
+}
+
+/// What the user can change about the picture.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RenderSettings {
+    /// Index into [`views`].
+    pub view: usize,
+    /// The lens flare and the blinding overlay.
+    pub flare: bool,
+    /// A droplet's half-width, m.
+    pub particle_size: f32,
+    /// A droplet's extra length per m/s of on-screen speed, s.
+    pub stretch: f32,
+    /// Node speed drawn red, m/s.
+    pub speed_scale: f32,
+    /// Spring strain drawn red.
+    pub strain_scale: f32,
+}
+
+impl Default for RenderSettings {
+    fn default() -> Self {
+        RenderSettings {
+            view: 0,
+            flare: true,
+            particle_size: 0.02,
+            stretch: 0.05,
+            speed_scale: 3.0,
+            strain_scale: 0.05,
+        }
+    }
+}
+
+impl RenderSettings {
+    /// Whether a body's textured surface is shown.
+    pub fn shows_surface(&self) -> bool {
+        self.view != 1
+    }
+
+    /// Whether a body's nodes and springs are shown.
+    pub fn shows_nodes(&self) -> bool {
+        self.view >= 1
+    }
+
+    /// **P** (`nodes`) or **T** (`surface`) toggled on a body's views; never both off.
+    pub fn toggle(&mut self, nodes: bool) {
+        let (mut surface, mut springs) = (self.shows_surface(), self.shows_nodes());
+        if nodes {
+            springs = !springs;
+            surface |= !springs;
+        } else {
+            surface = !surface;
+            springs |= !surface;
+        }
+        self.view = match (surface, springs) {
+            (true, false) => 0,
+            (false, true) => 1,
+            _ => 2,
+        };
+    }
+}
+
+/// The render section of the panel.
+pub fn panel(ui: &imgui::Ui, settings: &mut RenderSettings, which: Which) {
+    if !ui.collapsing_header("Rendering", imgui::TreeNodeFlags::empty()) {
+        return;
+    }
+    ui.checkbox("lens flare", &mut settings.flare);
+    match which {
+        Which::Fountain => {
+            ui.slider("droplet size (m)", 0.002, 0.05, &mut settings.particle_size);
+            ui.slider("stretch (s)", 0.0, 0.2, &mut settings.stretch);
+        }
+        _ => {
+            ui.slider("red at speed (m/s)", 0.1, 20.0, &mut settings.speed_scale);
+            ui.slider("red at strain", 0.005, 0.5, &mut settings.strain_scale);
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! The particles scene's validation: every value's range, naming its key (the parsing and
+//! the defaults are `scene.rs`'s; docs/particles.md lists each key with unit, default and
+//! range).
+
+use super::{ParticlesScene, Pins, Which};
+use crate::scene::Invalid;
+use crate::sims::pool::params::MAX_SUBSTEPS;
+use glam::Vec3;
+
+/// ` unit` when there is one.
+fn spaced(unit: &str) -> String {
+    if unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {unit}")
+    }
+}
+
+/// `value` in [low, high], else an error naming `key` and `unit`.
+fn within(key: &str, value: f32, low: f32, high: f32, unit: &str) -> Result<(), Invalid> {
+    if value.is_finite() && (low..=high).contains(&value) {
+        Ok(())
+    } else {
+        Err(Invalid::new(
+            key,
+            format!("must be in [{low}, {high}]{}, got {value}", spaced(unit)),
+        ))
+    }
+}
+
+/// `value` in (low, high].
+fn above(key: &str, value: f32, low: f32, high: f32, unit: &str) -> Result<(), Invalid> {
+    if value.is_finite() && value > low && value <= high {
+        Ok(())
+    } else {
+        Err(Invalid::new(
+            key,
+            format!("must be in ({low}, {high}]{}, got {value}", spaced(unit)),
+        ))
+    }
+}
+
+/// An integer `value` in [low, high].
+fn count(key: &str, value: u64, low: u64, high: u64, unit: &str) -> Result<(), Invalid> {
+    if (low..=high).contains(&value) {
+        Ok(())
+    } else {
+        Err(Invalid::new(
+            key,
+            format!("must be {low} to {high}{}, got {value}", spaced(unit)),
+        ))
+    }
+}
+
+/// Every component of `value` finite and at most `bound` in size.
+fn vector(key: &str, value: [f32; 3], bound: f32, unit: &str) -> Result<(), Invalid> {
+    if value.iter().all(|v| v.is_finite() && v.abs() <= bound) {
+        Ok(())
+    } else {
+        Err(Invalid::new(
+            key,
+            format!(
+                "components must be finite and at most {bound}{} in size, got [{}, {}, {}]",
+                spaced(unit),
+                value[0],
+                value[1],
+                value[2]
+            ),
+        ))
+    }
+}
+
+impl ParticlesScene {
+    /// Checks every value's range, naming its key.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        above("dt", self.dt, 0.0, 0.1, "s")?;
+        self.validate_world()?;
+        match self.which {
+            Which::Fountain => self.validate_fountain(),
+            _ => self.validate_body(),
+        }
+    }
+
+    fn validate_world(&self) -> Result<(), Invalid> {
+        let w = &self.world;
+        vector("world.gravity", w.gravity, 1e3, "m/s²")?;
+        vector("world.wind", w.wind, 1e3, "m/s")?;
+        within("world.wind_drag", w.wind_drag, 0.0, 1e3, "N·s/m³")?;
+        within("world.ground", w.ground, -1e4, 1e4, "m")?;
+        vector("world.sphere_center", w.sphere_center, 1e4, "m")?;
+        within("world.sphere_radius", w.sphere_radius, 0.0, 1e4, "m")?;
+        within("world.friction", w.friction, 0.0, 1.0, "")
+    }
+
+    fn validate_fountain(&self) -> Result<(), Invalid> {
+        let f = &self.fountain;
+        within("fountain.rate", f.rate, 0.0, 1e8, "particles/s")?;
+        above("fountain.lifetime", f.lifetime, 0.0, 1e3, "s")?;
+        within(
+            "fountain.fade",
+            f.fade,
+            0.0,
+            f.lifetime,
+            "s (at most the lifetime)",
+        )?;
+        count(
+            "fountain.max_particles",
+            f.max_particles as u64,
+            1,
+            1 << 26,
+            "particles",
+        )?;
+        above("fountain.cube", f.cube, 0.0, 1e3, "m")?;
+        within(
+            "fountain.spread",
+            f.spread,
+            0.0,
+            0.5 * f.cube,
+            "m (at most half the cube)",
+        )?;
+        within(
+            "fountain.emitter_depth",
+            f.emitter_depth,
+            0.0,
+            f.cube,
+            "m (at most the cube)",
+        )?;
+        within("fountain.speed", f.speed[0], 0.0, 1e3, "m/s")?;
+        within(
+            "fountain.speed",
+            f.speed[1],
+            f.speed[0],
+            1e3,
+            "m/s (max ≥ min)",
+        )?;
+        within("fountain.horizontal", f.horizontal, 0.0, 1e3, "m/s")?;
+        vector("fountain.direction", f.direction, 1e3, "")?;
+        if Vec3::from(f.direction).length() < 1e-6 {
+            return Err(Invalid::new("fountain.direction", "must not be zero"));
+        }
+        within("fountain.drag", f.drag, 0.0, 1e3, "1/s")?;
+        within("fountain.cut", f.cut, 0.0, 1.0, "")?;
+        within("fountain.boost", f.boost, 0.0, 100.0, "")?;
+        within("fountain.bounce", f.bounce, 0.0, 1.0, "")?;
+        let half = 0.5 * f.cube;
+        if !(f.basin.is_finite() && f.basin > half && f.basin <= 1e3) {
+            return Err(Invalid::new(
+                "fountain.basin",
+                format!(
+                    "must be in ({half}, 1000] m (wider than the cube's half side), got {}",
+                    f.basin
+                ),
+            ));
+        }
+        within(
+            "fountain.level",
+            f.level,
+            0.0,
+            f.cube,
+            "m (at most the cube)",
+        )?;
+        within("fountain.push", f.push, -100.0, 100.0, "(m/s)/(m/s)")?;
+        above(
+            "fountain.splash_radius",
+            f.splash_radius,
+            0.0,
+            f.basin,
+            "m (at most the basin)",
+        )?;
+        count(
+            "fountain.surface_nodes",
+            f.surface_nodes as u64,
+            8,
+            2048,
+            "nodes per side",
+        )?;
+        above("fountain.surface_speed", f.surface_speed, 0.0, 1e3, "m/s")?;
+        within(
+            "fountain.surface_damping",
+            f.surface_damping,
+            0.0,
+            1e3,
+            "1/s",
+        )?;
+        within("fountain.kill_height", f.kill_height, -1e4, 1e4, "m")?;
+        let substeps = f.basin_params(self.dt).substeps();
+        if substeps > MAX_SUBSTEPS {
+            return Err(Invalid::new(
+                "fountain.surface_speed",
+                format!(
+                    "{} m/s on {} nodes over {} m needs {substeps} substeps per frame (at most \
+                     {MAX_SUBSTEPS}); lower the wave speed or the node count",
+                    f.surface_speed,
+                    f.surface_nodes,
+                    2.0 * f.basin
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn validate_body(&self) -> Result<(), Invalid> {
+        let (b, section) = (&self.body, self.section());
+        let key = |name: &str| format!("{section}.{name}");
+        let most = if self.which == Which::Jelly { 64 } else { 1024 };
+        count(&key("n"), b.n as u64, 2, most, "nodes per side")?;
+        above(&key("size"), b.size, 0.0, 1e3, "m")?;
+        above(&key("mass"), b.mass, 0.0, 1e6, "kg")?;
+        above(&key("stiffness"), b.stiffness, 0.0, 1e9, "N/m")?;
+        within(&key("shear"), b.shear, 0.0, 100.0, "(of the stiffness)")?;
+        within(&key("bend"), b.bend, 0.0, 100.0, "(of the stiffness)")?;
+        within(&key("damping"), b.damping, 0.0, 1e3, "1/s")?;
+        count(&key("iterations"), u64::from(b.iterations), 1, 1000, "")?;
+        count(&key("substeps"), u64::from(b.substeps), 1, 4096, "")?;
+        vector(&key("start"), b.start, 1e4, "m")?;
+        if self.which == Which::Jelly && b.pins != Pins::None {
+            return Err(Invalid::new(key("pins"), "the jelly is never pinned"));
+        }
+        if b.integrator.explicit() {
+            let needed = self.stable_substeps();
+            if needed > b.substeps {
+                return Err(Invalid::new(
+                    key("substeps"),
+                    format!(
+                        "{} springs of {} N/m on nodes of {:.3e} kg need at least {needed} \
+                         substeps of a {} s frame to stay stable (dt·ω < 2), got {}; raise \
+                         the substeps, lower the stiffness or use integrator = \"xpbd\"",
+                        b.integrator.name(),
+                        b.stiffness,
+                        self.node_mass(),
+                        self.dt,
+                        b.substeps
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
