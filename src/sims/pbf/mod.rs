@@ -446,10 +446,12 @@ pub trait Solver {
     }
 
     /// Writes the [`Solver::foam_records`] (as many as [`Solver::foam_counts`] add up to) into
-    /// the OpenGL buffer object `gl_buffer` with no host round trip, when the backend keeps the
-    /// diffuse particles and can (CUDA–GL interop); `Ok(false)` when it cannot.
-    fn write_gl_foam(&mut self, gl_buffer: u32) -> Result<bool, SolverError> {
-        let _ = gl_buffer;
+    /// the OpenGL buffer object `gl_buffer`, whose storage is `buffer_bytes` long, with no host
+    /// round trip, when the backend keeps the diffuse particles and can (CUDA–GL interop);
+    /// `Ok(false)` when it cannot. A registration that maps less than `buffer_bytes` predates
+    /// the buffer's storage (the renderer re-specified it for a larger cap) and is renewed.
+    fn write_gl_foam(&mut self, gl_buffer: u32, buffer_bytes: usize) -> Result<bool, SolverError> {
+        let _ = (gl_buffer, buffer_bytes);
         Ok(false)
     }
 

@@ -674,7 +674,7 @@ impl Solver for CudaSolver {
         Ok(())
     }
 
-    fn write_gl_foam(&mut self, gl_buffer: u32) -> Result<bool, SolverError> {
+    fn write_gl_foam(&mut self, gl_buffer: u32, buffer_bytes: usize) -> Result<bool, SolverError> {
         let Some(pool) = self.foam.as_mut() else {
             return Ok(false);
         };
@@ -689,10 +689,14 @@ impl Solver for CudaSolver {
         // SAFETY: the mapped buffer holds at least `alive` float4 records (checked by
         // write_buffer).
         let write = |pointer| unsafe { pool.write_records(kernels, stream, pointer) };
+        // The mapping must cover the buffer's whole current storage, not only the records
+        // written: the renderer sizes it to the cap, so a larger cap re-specifies it while the
+        // alive records may still fit the old (orphaned) storage's registration.
+        let needed = buffer_bytes.max(alive * 16);
         // SAFETY: as write_gl_buffer.
         unsafe {
             self.foam_interop
-                .write_buffer(stream.cu_stream(), gl_buffer, alive * 16, write)
+                .write_buffer(stream.cu_stream(), gl_buffer, needed, write)
         }
     }
 

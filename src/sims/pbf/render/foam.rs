@@ -140,7 +140,7 @@ impl Renderer {
             gl.bind_buffer(glow::ARRAY_BUFFER, None);
         }
         let written = solver
-            .write_gl_foam(self.foam.buffer.0.get())
+            .write_gl_foam(self.foam.buffer.0.get(), self.foam.capacity)
             .map_err(|e| anyhow!("writing the diffuse particles into the GL buffer: {e}"))?;
         if written {
             self.foam.count = alive;
