@@ -104,6 +104,27 @@ pub fn compile(
     }
 }
 
+/// Runs the compiled emulation `program` on `input` (written to a file beside a fresh output
+/// file, passed as `program INPUT OUTPUT ARGS...`) and returns what it wrote; panics, with its
+/// exit status, when it fails.
+pub fn run(program: &Path, input: &[u8], args: &[String]) -> Vec<u8> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (input_path, output_path) = (dir.path().join("in.bin"), dir.path().join("out.bin"));
+    std::fs::write(&input_path, input).expect("write the emulation's input");
+    let status = Command::new(program)
+        .arg(&input_path)
+        .arg(&output_path)
+        .args(args)
+        .status()
+        .expect("run the emulation");
+    assert!(
+        status.success(),
+        "the emulation {} failed: {status}",
+        program.display()
+    );
+    std::fs::read(&output_path).expect("read the emulation's output")
+}
+
 /// Copies the folder `from` (files and folders) to `to`.
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("the kernels' copy");

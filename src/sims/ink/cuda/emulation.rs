@@ -14,7 +14,6 @@ use crate::sims::ink::params::{Advection, InkParams, PressureSolver};
 use crate::sims::ink::scene::Background;
 use crate::sims::ink::{InkStage, Stamp};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The worst relative field difference of one stage between the GPU-like emulation (FMA
 /// contraction, as nvcc) and the CPU solver, measured by `gpu_like_emulation_spread` over both
@@ -219,16 +218,7 @@ pub(super) fn emulate_with(
             input.extend_from_slice(bytemuck::cast_slice(pool));
         }
     }
-    let dir = tempfile::tempdir().expect("temp dir");
-    let (input_path, output_path) = (dir.path().join("in.bin"), dir.path().join("out.bin"));
-    std::fs::write(&input_path, input).expect("write input");
-    let status = Command::new(program)
-        .arg(&input_path)
-        .arg(&output_path)
-        .status()
-        .expect("run the emulation");
-    assert!(status.success(), "the emulation failed");
-    let output = std::fs::read(&output_path).expect("read output");
+    let output = crate::cuda::emulation::run(program, &input, &[]);
     let mut at = 0;
     let mut floats = |n: usize| -> Vec<f32> {
         let values = bytemuck::pod_collect_to_vec(&output[at..at + 4 * n]);

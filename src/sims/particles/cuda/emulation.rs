@@ -17,7 +17,6 @@ use crate::sims::particles::render::{nodes, surface, water, RenderSettings, Skin
 use crate::sims::particles::scene::Which;
 use glam::{Vec2, Vec3};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Compiles particles.cpp (`contract`: with FMA contraction, as nvcc), with `mutation` (text, and
 /// what replaces it) applied to particles.cu when given.
@@ -174,16 +173,7 @@ fn run(
             push_array(&mut input, &empty_f);
         }
     }
-    let dir = tempfile::tempdir().expect("temp dir");
-    let (input_path, output_path) = (dir.path().join("in.bin"), dir.path().join("out.bin"));
-    std::fs::write(&input_path, input).expect("write input");
-    let status = Command::new(program)
-        .arg(&input_path)
-        .arg(&output_path)
-        .status()
-        .expect("run the emulation");
-    assert!(status.success(), "the emulation failed");
-    let bytes = std::fs::read(&output_path).expect("read output");
+    let bytes = crate::cuda::emulation::run(program, &input, &[]);
     let mut at = 0;
     let mut next = || {
         let n = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;

@@ -49,15 +49,7 @@ fn the_anisotropy_kernel_run_on_the_cpu_matches_the_cpu_stage() {
     for p in &sorted {
         input.extend_from_slice(bytemuck::cast_slice(&[p.x, p.y, p.z, 0.0f32]));
     }
-    let (input_path, output_path) = (dir.path().join("in"), dir.path().join("out"));
-    std::fs::write(&input_path, input).expect("input");
-    let status = std::process::Command::new(&program)
-        .arg(&input_path)
-        .arg(&output_path)
-        .status()
-        .expect("run the emulation");
-    assert!(status.success(), "{status}");
-    let bytes = std::fs::read(&output_path).expect("output");
+    let bytes = crate::cuda::emulation::run(&program, &input, &[]);
     let kernel: &[[f32; 4]] = bytemuck::cast_slice(&bytes);
     assert_eq!(kernel.len(), 3 * n);
     let mut cpu = Vec::new();

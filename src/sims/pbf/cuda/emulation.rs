@@ -93,22 +93,12 @@ fn emulate_frame(program: &Path, scene: &Scene, state: &InitialState, order: Ord
     for v in state.positions.iter().chain(&state.velocities) {
         input.extend_from_slice(bytemuck::cast_slice(&[v.x, v.y, v.z, 0.0]));
     }
-    let dir = tempfile::tempdir().expect("temp dir");
-    let (input_path, output_path) = (dir.path().join("in.bin"), dir.path().join("out.bin"));
-    std::fs::write(&input_path, input).expect("write input");
-    let mut command = Command::new(program);
-    command.arg(&input_path).arg(&output_path);
-    match order {
-        Order::Forward => {}
-        Order::Reverse => {
-            command.arg("reverse");
-        }
-        Order::Random(seed) => {
-            command.arg(format!("random={seed}"));
-        }
-    }
-    assert!(command.status().expect("run the emulation").success());
-    let output = std::fs::read(&output_path).expect("read output");
+    let args: Vec<String> = match order {
+        Order::Forward => Vec::new(),
+        Order::Reverse => vec!["reverse".into()],
+        Order::Random(seed) => vec![format!("random={seed}")],
+    };
+    let output = emulation::run(program, &input, &args);
     let words: Vec<u32> = output
         .chunks_exact(4)
         .map(|b| u32::from_le_bytes(b.try_into().unwrap()))

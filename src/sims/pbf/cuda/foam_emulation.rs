@@ -104,16 +104,7 @@ fn emulate(program: &Path, case: &Case) -> Emulated {
             input.extend_from_slice(bytemuck::cast_slice(&records));
         }
     }
-    let dir = program.parent().expect("the program's directory");
-    let (input_path, output_path) = (dir.join("in"), dir.join("out"));
-    std::fs::write(&input_path, input).expect("input");
-    let status = std::process::Command::new(program)
-        .arg(&input_path)
-        .arg(&output_path)
-        .status()
-        .expect("run the emulation");
-    assert!(status.success(), "{status}");
-    let bytes = std::fs::read(&output_path).expect("output");
+    let bytes = crate::cuda::emulation::run(program, &input, &[]);
     let mut at = 0;
     let mut take = |count: usize| {
         let slice = &bytes[at..at + count];

@@ -42,15 +42,7 @@ fn emulated(snapshot: &Snapshot, rounding: Rounding, mutation: Option<Mutation>)
     }
     input.extend_from_slice(bytemuck::cast_slice(&snapshot.densities));
     input.extend_from_slice(bytemuck::cast_slice(&snapshot.neighbor_counts));
-    let (input_path, output_path) = (dir.path().join("in"), dir.path().join("out"));
-    std::fs::write(&input_path, input).expect("input");
-    let status = std::process::Command::new(&program)
-        .arg(&input_path)
-        .arg(&output_path)
-        .status()
-        .expect("run the emulation");
-    assert!(status.success(), "{status}");
-    let bytes = std::fs::read(&output_path).expect("output");
+    let bytes = crate::cuda::emulation::run(&program, &input, &[]);
     let slots: [f64; 16] = bytemuck::pod_read_unaligned(&bytes);
     stats_from_slots(&slots, n, snapshot.particle_mass)
 }

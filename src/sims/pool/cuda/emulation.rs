@@ -17,7 +17,6 @@ use crate::sims::pool::params::PoolParams;
 use crate::sims::pool::surface::Surface;
 use crate::sims::pool::PoolStage;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The worst relative field difference of one stage between the GPU-like emulation (FMA
 /// contraction, as nvcc) and the CPU solver over every configuration
@@ -109,16 +108,7 @@ fn emulate(
         input.extend_from_slice(bytemuck::cast_slice(data));
     }
     input.extend_from_slice(&surface.flags);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let (input_path, output_path) = (dir.path().join("in.bin"), dir.path().join("out.bin"));
-    std::fs::write(&input_path, input).expect("write input");
-    let status = Command::new(program)
-        .arg(&input_path)
-        .arg(&output_path)
-        .status()
-        .expect("run the emulation");
-    assert!(status.success(), "the emulation failed");
-    let output = std::fs::read(&output_path).expect("read output");
+    let output = crate::cuda::emulation::run(program, &input, &[]);
     let count = surface.n * surface.n;
     let mut at = 0;
     let mut floats = |n: usize| -> Vec<f32> {
