@@ -26,14 +26,9 @@ pub const GPU_LIKE_MEASURED: f32 = 2.5e-6;
 /// times it.
 pub const RUN_MEASURED: f32 = 2.5e-5;
 
-/// Compiles ink.cpp (`contract`: with FMA contraction, as nvcc), with `mutation` (text, and
-/// what replaces it) applied to ink.cu when given ([`compile_mutant`] for another file).
-pub(super) fn compile(output: &Path, contract: bool, mutation: Option<(&str, &str)>) -> PathBuf {
-    compile_mutant(
-        output,
-        contract,
-        mutation.map(|(from, to)| ("ink.cu", from, to)),
-    )
+/// Compiles ink.cpp (`contract`: with FMA contraction, as nvcc).
+pub(super) fn compile(output: &Path, contract: bool) -> PathBuf {
+    compile_mutant(output, contract, None)
 }
 
 /// As [`compile`], the mutation (file below kernels/, text, and what replaces it) applied to
@@ -273,7 +268,7 @@ fn check_all(comparisons: &[StageComparison], tolerance: f32, statistics: f64, w
 )]
 fn every_ink_kernel_run_on_the_cpu_matches_the_cpu_solver_stage_by_stage() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let program = compile(&dir.path().join("ink"), false, None);
+    let program = compile(&dir.path().join("ink"), false);
     for advection in Advection::ALL {
         for ink_scale in [1, 2] {
             let params = parity::params(advection, ink_scale);
@@ -332,7 +327,7 @@ fn worst_over_configurations(program: &Path) -> (f32, f64) {
 )]
 fn ink_kernels_with_fused_multiply_adds_stay_within_the_gpu_tolerance() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let program = compile(&dir.path().join("ink"), true, None);
+    let program = compile(&dir.path().join("ink"), true);
     let (worst, statistics) = worst_over_configurations(&program);
     println!(
         "GPU-like emulation: worst relative difference {worst:.3e}, statistics {statistics:.3e}"
@@ -363,6 +358,7 @@ fn a_wrong_kernel_fails_the_emulation_comparison() {
         (
             "sign",
             (
+                "ink.cu",
                 "u[j * w + i] -= (here - left)",
                 "u[j * w + i] += (here - left)",
             ),
@@ -370,12 +366,13 @@ fn a_wrong_kernel_fails_the_emulation_comparison() {
         (
             "no-slip",
             (
+                "ink_grid.cuh",
                 "if ((g.sticks & STICK_BOTTOM) && y < h) return fmaxf(y / h, 0.0f);",
                 "",
             ),
         ),
     ] {
-        let program = compile(&dir.path().join(name), false, Some(mutation));
+        let program = compile_mutant(&dir.path().join(name), false, Some(mutation));
         let comparisons = stage_comparisons(&program, &params);
         let failed: Vec<_> = comparisons
             .iter()
@@ -397,7 +394,7 @@ fn a_wrong_kernel_fails_the_emulation_comparison() {
 )]
 fn twenty_emulated_steps_track_the_cpu_solver() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let program = compile(&dir.path().join("ink"), false, None);
+    let program = compile(&dir.path().join("ink"), false);
     let params = parity::params(Advection::Maccormack, 2);
     let (cpu, fields, stats) = run(&program, &params);
     for d in parity::differences(&parity::fields_of(&cpu), &fields) {
@@ -433,7 +430,7 @@ fn twenty_emulated_steps_track_the_cpu_solver() {
 )]
 fn the_picture_kernel_draws_every_view_as_the_cpu_does() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let program = compile(&dir.path().join("ink"), false, None);
+    let program = compile(&dir.path().join("ink"), false);
     for ink_scale in [1, 2] {
         let params = parity::params(Advection::Maccormack, ink_scale);
         let cpu = parity::stirred(&params, 12);
@@ -494,7 +491,7 @@ fn run(program: &Path, params: &InkParams) -> (crate::sims::ink::cpu::CpuInk, Fi
 )]
 fn twenty_gpu_like_steps_stay_within_the_run_tolerance() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let program = compile(&dir.path().join("ink"), true, None);
+    let program = compile(&dir.path().join("ink"), true);
     let mut worst = 0.0f32;
     for advection in Advection::ALL {
         for ink_scale in [1, 2] {

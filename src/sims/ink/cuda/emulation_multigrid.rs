@@ -161,7 +161,7 @@ fn operation_difference(
 )]
 fn every_multigrid_kernel_matches_the_cpu_operation() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let program = compile(&dir.path().join("ink"), false, None);
+    let program = compile(&dir.path().join("ink"), false);
     for (name, params, fields) in boxes() {
         let levels = Hierarchy::new(&fields.flow).levels.len();
         assert!(levels >= 3, "{name}: {levels} levels");
@@ -210,7 +210,7 @@ fn every_multigrid_kernel_matches_the_cpu_operation() {
 )]
 fn the_one_block_v_cycle_with_many_threads_matches_the_cpu() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let program = compile(&dir.path().join("ink"), false, None);
+    let program = compile(&dir.path().join("ink"), false);
     for (name, params, fields) in boxes() {
         let (worst, differ) =
             operation_difference(&program, &params, &fields, (5, 0), (TAIL_CELLS, 256));
@@ -267,7 +267,7 @@ fn configurations() -> Vec<(String, InkParams, MgInput)> {
 )]
 fn the_multigrid_pressure_stage_matches_the_cpu() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let program = compile(&dir.path().join("ink"), false, None);
+    let program = compile(&dir.path().join("ink"), false);
     for (name, params, mg) in configurations() {
         for c in stage_comparisons(&program, &params, &mg) {
             println!(
@@ -340,7 +340,7 @@ fn small_presets() -> Vec<(&'static str, InkScene)> {
 )]
 fn twenty_emulated_frames_of_dye_and_karman_track_the_cpu() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let program = compile(&dir.path().join("ink"), false, None);
+    let program = compile(&dir.path().join("ink"), false);
     for (name, scene) in small_presets() {
         for tail_cells in [TAIL_CELLS, 0] {
             let mg = MgInput {
@@ -371,7 +371,7 @@ fn twenty_emulated_frames_of_dye_and_karman_track_the_cpu() {
 )]
 fn gpu_like_multigrid_stays_within_the_gpu_tolerances() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let program = compile(&dir.path().join("ink"), true, None);
+    let program = compile(&dir.path().join("ink"), true);
     let (mut worst, mut statistics, mut residual) = (0.0f32, 0.0f64, 0.0f64);
     for (name, params, mg) in configurations() {
         for c in stage_comparisons(&program, &params, &mg) {
