@@ -18,18 +18,14 @@ use crate::sims::particles::scene::Which;
 use glam::{Vec2, Vec3};
 use std::path::{Path, PathBuf};
 
-/// Compiles particles.cpp (`contract`: with FMA contraction, as nvcc), with `mutation` (text, and
-/// what replaces it) applied to particles.cu when given.
-fn compile(output: &Path, contract: bool, mutation: Option<(&str, &str)>) -> PathBuf {
+/// Compiles particles.cpp (`contract`: with FMA contraction, as nvcc), with `mutation` (the
+/// kernel file, its text, and what replaces it) applied when given.
+fn compile(output: &Path, contract: bool, mutation: Option<(&str, &str, &str)>) -> PathBuf {
     emulation::compile(
         "particles.cpp",
         output,
         Rounding::contracted(contract),
-        mutation.map(|(from, to)| Mutation {
-            file: "particles.cu",
-            from,
-            to,
-        }),
+        mutation.map(|(file, from, to)| Mutation { file, from, to }),
     )
 }
 
@@ -538,46 +534,53 @@ fn a_mutated_particles_kernel_is_caught() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mutations = [
         (
+            "particles_fountain.cuh",
             "v.y = -v.y * p.cut;",
             "v.y = -v.y * p.bounce;",
             "fountain Collide",
         ),
         (
+            "particles_bodies.cuh",
             "(len - link_rest[l])",
             "(len - 0.9f * link_rest[l])",
             "Springs",
         ),
         (
+            "particles_fountain.cuh",
             "keys[k] = order_key(-dot(",
             "keys[k] = order_key(dot(",
             "fountain Sort",
         ),
         (
+            "particles_fountain.cuh",
             "out_tag[to] = tag[k];",
             "out_tag[to] = tag[to];",
             "fountain Collide",
         ),
         (
+            "particles_drawing.cuh",
             "unsigned t = vertex_triangles[l];",
             "unsigned t = vertex_triangles[l] ^ 1u;",
             "surface",
         ),
         (
+            "particles_drawing.cuh",
             "float dz = height[up * n + i] - height[down * n + i];",
             "float dz = height[up * n + i] - height[j * n + i];",
             "fountain water",
         ),
         (
+            "particles_drawing.cuh",
             "energy_color(length(load3(velocity, t))",
             "energy_color(length(load3(velocity, (t + 1) % nodes))",
             "body_points",
         ),
     ];
-    for (k, (from, to, stage)) in mutations.into_iter().enumerate() {
+    for (k, (file, from, to, stage)) in mutations.into_iter().enumerate() {
         let program = compile(
             &dir.path().join(format!("mutant{k}")),
             false,
-            Some((from, to)),
+            Some((file, from, to)),
         );
         let results = all_stages(&program, true);
         let caught = results
