@@ -20,7 +20,11 @@ use std::path::{Path, PathBuf};
 
 /// Compiles particles.cpp (`contract`: with FMA contraction, as nvcc), with `mutation` (the
 /// kernel file, its text, and what replaces it) applied when given.
-fn compile(output: &Path, contract: bool, mutation: Option<(&str, &str, &str)>) -> PathBuf {
+pub(super) fn compile(
+    output: &Path,
+    contract: bool,
+    mutation: Option<(&str, &str, &str)>,
+) -> PathBuf {
     emulation::compile(
         "particles.cpp",
         output,
@@ -36,7 +40,7 @@ fn push_array<T: bytemuck::Pod>(input: &mut Vec<u8>, values: &[T]) {
 }
 
 /// What one run of the emulation returns.
-struct Output {
+pub(super) struct Output {
     position: Vec<Vec3>,
     velocity: Vec<Vec3>,
     age: Vec<f32>,
@@ -48,22 +52,23 @@ struct Output {
     tally: Vec<u32>,
     previous: Vec<Vec3>,
     force: Vec<Vec3>,
-    stats: Vec<f64>,
+    pub(super) stats: Vec<f64>,
     tag: Vec<u32>,
     vertices: Vec<f32>,
     points: Vec<f32>,
     lines: Vec<f32>,
 }
 
-/// What the drawing stages read besides the state: the skin's layout, and their constants (the
-/// colours' speed and strain scales, or the water's spacing, basin, level and gain).
-struct Drawing<'a> {
-    skin: Option<&'a Skin>,
-    scales: Vec<f32>,
+/// What the drawing stages (and `body_stats`) read besides the state: the skin's layout, and
+/// their constants (the colours' speed and strain scales, the water's spacing, basin, level and
+/// gain, or the node mass and gravity).
+pub(super) struct Drawing<'a> {
+    pub(super) skin: Option<&'a Skin>,
+    pub(super) scales: Vec<f32>,
 }
 
 #[allow(clippy::too_many_arguments)]
-fn run(
+pub(super) fn run(
     program: &Path,
     stage: u32,
     records: (&FountainStep, &BasinStep, &BodyStep),
