@@ -14,7 +14,9 @@
 #      stages + 20 frames × open/closed box × tail
 #      in one block or not; painting obstacles;
 #      pool: its kernels, 4 stages and the
-#      statistics × 7 configurations, 30 frames)
+#      statistics × 7 configurations, 30 frames;
+#      particles: every stage, the bodies' panel
+#      statistics: body_stats, < 1 s)
 #   2. validate --quick on cuda (10/30-layer pools,        25       90  the physics of every kernel:
 #      dam break vs Martin & Moyce, sloshing period)                   boundary density, coarse
 #                                                                      correction (MGPCG), the
@@ -297,7 +299,9 @@ grep -E 'step:|on cuda|^\{' /tmp/pool-bench.log | sed 's/^ */  pool bench: /' >>
 fi
 
 if part particles; then
-# 4s–4u. Particles (docs/particles.md "CUDA"; its parity is doctor's "particles parity" line).
+# 4s–4u. Particles (docs/particles.md "CUDA"; its parity is doctor's "particles parity" line,
+# its bodies' panel statistics, body_stats, doctor's "particles statistics": bench never asks
+# for the panel's lines, so body_stats runs in step 1 only, not under the sanitizer below).
 # Memory errors and races (the compaction's and the sort's shared memory and barriers) on small
 # scenes: the fountain at 1000 particles/s for 110 frames (landings start after ~95: every
 # fountain kernel, the splashes included) and a 64² cloth under XPBD.

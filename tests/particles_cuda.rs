@@ -11,7 +11,7 @@ mod kinds;
 mod ptxas;
 use fluidlab::cuda::ptx::{self, ModuleSource};
 use fluidlab::sims::particles::cuda::kernels::{self, BasinStep, BodyStep, FountainStep};
-use fluidlab::sims::particles::cuda::parity;
+use fluidlab::sims::particles::cuda::{parity, stats};
 
 fn module() -> &'static ModuleSource {
     ptx::module_source(kernels::MODULE).expect("kernels/particles.cu is a module")
@@ -76,6 +76,34 @@ fn the_drawing_and_tag_kernels_take_what_the_host_passes() {
     assert_eq!(water[5..], pointers(2)[..]);
 }
 
+/// The statistics kernels take what the host passes (src/sims/particles/cuda/stats.rs,
+/// stages.rs): `body_stats` the node count, the node mass, gravity's three components and seven
+/// arrays (positions, velocities, the links' rows, other ends, rest lengths and stiffnesses, the
+/// partials); `reduce_finish` the partials, three counts (blocks, quantities per block, the
+/// maxima's mask), the output and its first slot.
+#[test]
+#[cfg_attr(
+    not(fluidlab_nvcc),
+    ignore = "needs nvcc's PTX (scripts/setup.sh installs nvcc)"
+)]
+fn the_statistics_kernels_take_what_the_host_passes() {
+    let ptx = module().ptx.expect("the PTX build.rs made");
+    let types = |kernel: &str| kinds::parameter_types(ptx, kernel);
+    let stats = types("body_stats");
+    assert_eq!(
+        stats[..5],
+        [".u32", ".f32", ".f32", ".f32", ".f32"],
+        "{stats:?}"
+    );
+    assert_eq!(stats[5..], vec![".u64".to_string(); 7][..], "{stats:?}");
+    let finish = types("reduce_finish");
+    assert_eq!(
+        finish,
+        [".u64", ".u32", ".u32", ".u32", ".u64", ".u32"],
+        "{finish:?}"
+    );
+}
+
 /// NVRTC compiles the embedded source for the H200 and its PTX holds every kernel.
 #[test]
 #[cfg_attr(
@@ -106,6 +134,18 @@ fn no_particles_kernel_spills_registers_on_sm_90() {
 fn particles_stages_on_the_gpu_match_the_cpu() {
     let _gpu = kinds::gpu();
     let (passed, detail) = parity::gpu_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
+    println!("{detail}");
+    assert!(passed, "{detail}");
+}
+
+/// A body's statistics panel figures reduced on the GPU (`body_stats`) are the CPU's of the
+/// same state: the largest strain to the bit, each sum within its order's allowance
+/// (stats::sum_allowance), for the cloths under each integrator, a 48² cloth and the jelly.
+#[test]
+#[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
+fn body_statistics_on_the_gpu_match_the_cpu() {
+    let _gpu = kinds::gpu();
+    let (passed, detail) = stats::gpu_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
     println!("{detail}");
     assert!(passed, "{detail}");
 }

@@ -32,6 +32,12 @@ inline unsigned atomicMax(unsigned* a, unsigned v) { unsigned old = *a; if (v > 
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
 inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
 inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
+// CUDA's explicitly rounded operations, never contracted into a fused multiply-add (nvcc
+// leaves them alone; the volatile result keeps -ffp-contract=fast off them here too).
+inline float __fmul_rn(float a, float b) { volatile float r = a * b; return r; }
+inline float __fadd_rn(float a, float b) { volatile float r = a + b; return r; }
+inline double __dmul_rn(double a, double b) { volatile double r = a * b; return r; }
+inline double __dadd_rn(double a, double b) { volatile double r = a + b; return r; }
 using std::isfinite;
 using std::max;
 using std::min;

@@ -12,9 +12,10 @@
 // link_rest, link_stiffness, triangles, node_triangle_start, node_triangles, coloured,
 // colour_start, spring_a, spring_b, spring_rest, spring_stiffness (a body), tag (the
 // fountain), skin_node, skin_uv, skin_indices, vertex_start, vertex_triangles, scales (the
-// drawing stages' constants: speed and strain scales; or the water's h, basin, level, gain).
+// drawing stages' constants: speed and strain scales; or the water's h, basin, level, gain;
+// or body_stats' node mass and gravity's x, y, z).
 // OUTPUT: arrays the same way: position, velocity, age, hits, drops, height, basin velocity,
-// order, tally (alive, landed), previous, force, stats (4 f64), tag, vertices (8 floats each:
+// order, tally (alive, landed), previous, force, stats (4 f64; body_stats: its 4 figures), tag, vertices (8 floats each:
 // `surface`; 6 each: `water`), points, lines (6 floats each: `body_points`).
 #include "cuda_shim.h"
 #include <vector>
@@ -29,7 +30,7 @@ using std::fabs;
 #include <cstdlib>
 #include <utility>
 
-enum Stage { EMIT, ADVANCE, COLLIDE, BASIN, SORT, SPRINGS = 10, WIND, INTEGRATE, XPBD, COLLIDE_NODES,
+enum Stage { EMIT, ADVANCE, COLLIDE, BASIN, SORT, SPRINGS = 10, WIND, INTEGRATE, XPBD, COLLIDE_NODES, BODY_STATS,
              SURFACE = 20, BODY_POINTS, WATER };
 
 template <class Kernel> void launch(unsigned n, Kernel kernel) {
@@ -138,7 +139,7 @@ int main(int argc, char** argv) {
         unsigned blocks = blocks_of(nodes, PARTICLES_BLOCK);
         std::vector<double> partials(2 * blocks);
         launch_blocks(blocks, PARTICLES_BLOCK, [&] { reduce_basin(s, height.data(), partials.data()); });
-        launch_blocks(2, PARTICLES_BLOCK, [&] { reduce_finish(partials.data(), blocks, 2u, stats.data(), 0); });
+        launch_blocks(2, PARTICLES_BLOCK, [&] { reduce_finish(partials.data(), blocks, 2u, 2u, stats.data(), 0); });
         break;
     }
     case SORT: {
@@ -183,7 +184,15 @@ int main(int argc, char** argv) {
         unsigned blocks = blocks_of(b.nodes, PARTICLES_BLOCK);
         std::vector<double> partials(2 * blocks);
         launch_blocks(blocks, PARTICLES_BLOCK, [&] { reduce_nodes(b, position.data(), velocity.data(), partials.data()); });
-        launch_blocks(2, PARTICLES_BLOCK, [&] { reduce_finish(partials.data(), blocks, 0u, stats.data(), 2); });
+        launch_blocks(2, PARTICLES_BLOCK, [&] { reduce_finish(partials.data(), blocks, 2u, 0u, stats.data(), 2); });
+        break;
+    }
+    case BODY_STATS: {
+        unsigned count = (unsigned)(position.size() / 3), blocks = blocks_of(count, PARTICLES_BLOCK);
+        std::vector<double> partials(BODY_QUANTITIES * blocks);
+        launch_blocks(blocks, PARTICLES_BLOCK, [&] { body_stats(count, scales[0], scales[1], scales[2], scales[3], position.data(), velocity.data(), node_start.data(), link_other.data(), link_rest.data(), link_stiffness.data(), partials.data()); });
+        stats.assign(BODY_QUANTITIES, 0.0);
+        launch_blocks(BODY_QUANTITIES, PARTICLES_BLOCK, [&] { reduce_finish(partials.data(), blocks, BODY_QUANTITIES, 1u << BODY_STRAIN, stats.data(), 0); });
         break;
     }
     case SURFACE: {

@@ -14,9 +14,6 @@ inline int2 make_int2(int x, int y) { return {x, y}; }
 using std::fmax;
 using std::hypot;
 extern Dim gridDim;
-// CUDA's explicitly rounded operations, never contracted into a fused multiply-add.
-inline float __fmul_rn(float a, float b) { volatile float r = a * b; return r; }
-inline float __fadd_rn(float a, float b) { volatile float r = a + b; return r; }
 
 // The texture: RGBA32F rows, `texel_width` texels each.
 extern std::vector<float> texels;

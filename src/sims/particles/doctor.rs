@@ -1,9 +1,10 @@
-//! The particles kind's doctor checks: its kernels load, and every stage on the GPU agrees
-//! with the CPU's (`cuda/parity.rs`: the fountain, the cloth under each integrator, the
-//! jelly). The interop path is checked by `fluidlab render` on the fountain
+//! The particles kind's doctor checks: its kernels load, every stage on the GPU agrees with
+//! the CPU's (`cuda/parity.rs`: the fountain, the cloth under each integrator, the jelly), and
+//! so do a body's statistics panel figures reduced on the GPU (`cuda/stats.rs`: the same
+//! bodies and a 48² cloth; the viewer is the only other caller). The interop path is checked by `fluidlab render` on the fountain
 //! (scripts/device-check.sh).
 
-use super::cuda::{kernels, parity};
+use super::cuda::{kernels, parity, stats};
 use crate::sims::doctor::{cuda_checks, Check};
 
 /// Runs the particles checks, passing each line to `add`.
@@ -30,7 +31,10 @@ pub fn checks(cuda_available: bool, add: &mut dyn FnMut(Check)) {
     cuda_checks(
         cuda_available,
         ("particles kernels", &load),
-        &[("particles parity", parity::gpu_check)],
+        &[
+            ("particles parity", parity::gpu_check),
+            ("particles statistics", stats::gpu_check),
+        ],
         add,
     );
 }

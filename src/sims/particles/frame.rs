@@ -154,17 +154,17 @@ impl Frame for ParticlesFrame {
                 })
             }
             ParticlesFrame::Body { body, gravity } => {
-                let (kinetic, potential, elastic) = body.energy(*gravity);
+                let figures = BodyFigures::of(body, *gravity);
                 stats_row(&BodyStats {
                     step,
                     time,
                     nodes: body.len(),
                     springs: body.springs.len(),
-                    energy: kinetic + potential + elastic,
-                    kinetic,
-                    potential,
-                    elastic,
-                    max_strain: body.max_strain(),
+                    energy: figures.energy(),
+                    kinetic: figures.kinetic,
+                    potential: figures.potential,
+                    elastic: figures.elastic,
+                    max_strain: figures.max_strain,
                     lowest: body
                         .position
                         .iter()
@@ -190,13 +190,7 @@ impl Frame for ParticlesFrame {
                 basin.iter().fold(0.0, |m: f32, u| m.max(u.abs())).into(),
             )],
             ParticlesFrame::Body { body, gravity } => {
-                let (kinetic, potential, elastic) = body.energy(*gravity);
-                vec![format!(
-                    "energy {:.4} J (kinetic {kinetic:.4}, potential {potential:.4}, elastic \
-                     {elastic:.4}), max strain {:.4}",
-                    kinetic + potential + elastic,
-                    body.max_strain()
-                )]
+                vec![BodyFigures::of(body, *gravity).line()]
             }
         }
     }
@@ -218,4 +212,50 @@ pub fn fountain_line(alive: usize, emitted: u64, highest: f64) -> String {
     format!(
         "{alive} particles alive ({emitted} emitted), the basin's largest |height| {highest:.2e} m"
     )
+}
+
+/// A body's figures on the statistics panel (its summary line): energies, J (potential from
+/// the origin along gravity, so above y = 0 under the presets' gravity), and the largest spring
+/// strain. On CUDA they are reduced on the GPU (`cuda/stats.rs`, the `body_stats` kernel).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BodyFigures {
+    /// Σ ½m|v|² over the nodes.
+    pub kinetic: f64,
+    /// Σ −m·g·x over the nodes.
+    pub potential: f64,
+    /// Σ ½k(l − l₀)² over the springs.
+    pub elastic: f64,
+    /// max |l − l₀|/l₀ over the springs (0 without any).
+    pub max_strain: f32,
+}
+
+impl BodyFigures {
+    /// `body`'s in `gravity` (m/s²), measured on the host ([`Body::energy`],
+    /// [`Body::max_strain`]).
+    pub fn of(body: &Body, gravity: Vec3) -> BodyFigures {
+        let (kinetic, potential, elastic) = body.energy(gravity);
+        BodyFigures {
+            kinetic,
+            potential,
+            elastic,
+            max_strain: body.max_strain(),
+        }
+    }
+
+    /// Their sum, J.
+    pub fn energy(&self) -> f64 {
+        self.kinetic + self.potential + self.elastic
+    }
+
+    /// The summary line.
+    pub fn line(&self) -> String {
+        format!(
+            "energy {:.4} J (kinetic {:.4}, potential {:.4}, elastic {:.4}), max strain {:.4}",
+            self.energy(),
+            self.kinetic,
+            self.potential,
+            self.elastic,
+            self.max_strain
+        )
+    }
 }

@@ -24,6 +24,7 @@ mod sim;
 pub mod solver;
 pub mod sort;
 
+pub use frame::BodyFigures;
 use panel::panel_ui;
 pub use sim::{ParticlesSim, State};
 

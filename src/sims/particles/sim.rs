@@ -412,15 +412,21 @@ impl Sim for ParticlesSim {
         Ok(Box::new(ParticlesFrame::new(state, &self.scene)))
     }
 
-    /// On CUDA the fountain's line comes from the GPU's count and basin reduction (no particle
-    /// read back); a body's energies and strain need its nodes (read back: small at the
-    /// presets' sizes), as does everything on the CPU (the host's state).
+    /// On CUDA, while the GPU holds the newer state, nothing is read back: the fountain's line
+    /// comes from the GPU's count and the frame's basin reduction, a body's energies and strain
+    /// from its `body_stats` reduction (`cuda/stats.rs`, 32 bytes back). Otherwise the host's
+    /// state is the current one and is measured as the frame's summary.
     fn status(&mut self) -> Result<Vec<String>> {
-        if let (Some(device), State::Fountain(f)) = (&self.cuda, &self.state) {
-            if device.device_newer {
-                let (alive, highest) = (device.solver.count(), device.solver.totals.figure);
-                return Ok(vec![super::frame::fountain_line(alive, f.emitted, highest)]);
-            }
+        if let Some(device) = self.cuda.as_mut().filter(|d| d.device_newer) {
+            let solver = &mut device.solver;
+            return Ok(vec![match &self.state {
+                State::Fountain(f) => {
+                    super::frame::fountain_line(solver.count(), f.emitted, solver.totals.figure)
+                }
+                State::Body(b) => solver
+                    .body_figures(b.mass, Vec3::from(self.scene.world.gravity))?
+                    .line(),
+            }]);
         }
         Ok(self.frame()?.summary())
     }

@@ -18,18 +18,18 @@ use crate::sims::particles::scene::Which;
 use glam::{Vec2, Vec3};
 use std::path::{Path, PathBuf};
 
-/// Compiles particles.cpp (`contract`: with FMA contraction, as nvcc), with `mutation` (text, and
-/// what replaces it) applied to particles.cu when given.
-fn compile(output: &Path, contract: bool, mutation: Option<(&str, &str)>) -> PathBuf {
+/// Compiles particles.cpp (`contract`: with FMA contraction, as nvcc), with `mutation` (the
+/// kernel file, its text, and what replaces it) applied when given.
+pub(super) fn compile(
+    output: &Path,
+    contract: bool,
+    mutation: Option<(&str, &str, &str)>,
+) -> PathBuf {
     emulation::compile(
         "particles.cpp",
         output,
         Rounding::contracted(contract),
-        mutation.map(|(from, to)| Mutation {
-            file: "particles.cu",
-            from,
-            to,
-        }),
+        mutation.map(|(file, from, to)| Mutation { file, from, to }),
     )
 }
 
@@ -40,7 +40,7 @@ fn push_array<T: bytemuck::Pod>(input: &mut Vec<u8>, values: &[T]) {
 }
 
 /// What one run of the emulation returns.
-struct Output {
+pub(super) struct Output {
     position: Vec<Vec3>,
     velocity: Vec<Vec3>,
     age: Vec<f32>,
@@ -52,22 +52,23 @@ struct Output {
     tally: Vec<u32>,
     previous: Vec<Vec3>,
     force: Vec<Vec3>,
-    stats: Vec<f64>,
+    pub(super) stats: Vec<f64>,
     tag: Vec<u32>,
     vertices: Vec<f32>,
     points: Vec<f32>,
     lines: Vec<f32>,
 }
 
-/// What the drawing stages read besides the state: the skin's layout, and their constants (the
-/// colours' speed and strain scales, or the water's spacing, basin, level and gain).
-struct Drawing<'a> {
-    skin: Option<&'a Skin>,
-    scales: Vec<f32>,
+/// What the drawing stages (and `body_stats`) read besides the state: the skin's layout, and
+/// their constants (the colours' speed and strain scales, the water's spacing, basin, level and
+/// gain, or the node mass and gravity).
+pub(super) struct Drawing<'a> {
+    pub(super) skin: Option<&'a Skin>,
+    pub(super) scales: Vec<f32>,
 }
 
 #[allow(clippy::too_many_arguments)]
-fn run(
+pub(super) fn run(
     program: &Path,
     stage: u32,
     records: (&FountainStep, &BasinStep, &BodyStep),
@@ -538,46 +539,53 @@ fn a_mutated_particles_kernel_is_caught() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mutations = [
         (
+            "particles_fountain.cuh",
             "v.y = -v.y * p.cut;",
             "v.y = -v.y * p.bounce;",
             "fountain Collide",
         ),
         (
+            "particles_bodies.cuh",
             "(len - link_rest[l])",
             "(len - 0.9f * link_rest[l])",
             "Springs",
         ),
         (
+            "particles_fountain.cuh",
             "keys[k] = order_key(-dot(",
             "keys[k] = order_key(dot(",
             "fountain Sort",
         ),
         (
+            "particles_fountain.cuh",
             "out_tag[to] = tag[k];",
             "out_tag[to] = tag[to];",
             "fountain Collide",
         ),
         (
+            "particles_drawing.cuh",
             "unsigned t = vertex_triangles[l];",
             "unsigned t = vertex_triangles[l] ^ 1u;",
             "surface",
         ),
         (
+            "particles_drawing.cuh",
             "float dz = height[up * n + i] - height[down * n + i];",
             "float dz = height[up * n + i] - height[j * n + i];",
             "fountain water",
         ),
         (
+            "particles_drawing.cuh",
             "energy_color(length(load3(velocity, t))",
             "energy_color(length(load3(velocity, (t + 1) % nodes))",
             "body_points",
         ),
     ];
-    for (k, (from, to, stage)) in mutations.into_iter().enumerate() {
+    for (k, (file, from, to, stage)) in mutations.into_iter().enumerate() {
         let program = compile(
             &dir.path().join(format!("mutant{k}")),
             false,
-            Some((from, to)),
+            Some((file, from, to)),
         );
         let results = all_stages(&program, true);
         let caught = results

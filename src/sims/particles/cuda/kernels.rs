@@ -48,6 +48,7 @@ pub const NAMES: &[&str] = &[
     "reduce_nodes",
     "reduce_basin",
     "reduce_finish",
+    "body_stats",
     "surface",
     "body_points",
     "water",

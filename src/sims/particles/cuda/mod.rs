@@ -11,15 +11,19 @@
 //! Here: buffers, up- and download, the stages' launch sequences (`tests/emulation/
 //! particles.cpp` runs the same), the frame; `kernels.rs` the records and names, `parity.rs`
 //! the comparison with the CPU stage by stage, `emulation.rs` (tests) that comparison with
-//! the kernels compiled as C++. Not yet run on a GPU.
+//! the kernels compiled as C++; `stats.rs` a body's statistics panel figures reduced on the
+//! GPU (`stats_emulation.rs`, tests: against the CPU's, compiled as C++). Not yet run on a GPU.
 
 mod gl;
 pub mod kernels;
 pub mod parity;
 mod stages;
+pub mod stats;
 
 #[cfg(test)]
 mod emulation;
+#[cfg(test)]
+mod stats_emulation;
 
 use super::body::Body;
 use super::fountain::Fountain;
@@ -144,8 +148,11 @@ struct BodyBuffers {
     spring_rest: CudaSlice<f32>,
     spring_stiffness: CudaSlice<f32>,
     lambda: CudaSlice<f32>,
+    /// Four per block: `reduce_nodes`' two, `body_stats`' four.
     partials: CudaSlice<f64>,
     stats: CudaSlice<f64>,
+    /// `body_stats`' figures (`stats.rs`).
+    figures: CudaSlice<f64>,
     colour_start: Vec<u32>,
     nodes: usize,
     triangles_count: usize,
@@ -310,8 +317,9 @@ impl CudaParticles {
                 spring_rest: copy_f(&t.spring_rest).map_err(&alloc)?,
                 spring_stiffness: copy_f(&t.spring_stiffness).map_err(&alloc)?,
                 lambda: s.alloc_zeros(b.springs.len().max(1)).map_err(&alloc)?,
-                partials: s.alloc_zeros(2 * blocks(n)).map_err(&alloc)?,
+                partials: s.alloc_zeros(4 * blocks(n)).map_err(&alloc)?,
                 stats: s.alloc_zeros(4).map_err(&alloc)?,
+                figures: s.alloc_zeros(4).map_err(&alloc)?,
                 colour_start: t.colour_start.clone(),
                 nodes: b.len(),
                 triangles_count: b.triangles.len(),

@@ -320,7 +320,7 @@ pub fn body_cases(substeps: usize) -> Vec<(String, BodyCase)> {
 }
 
 /// One CPU substep of `case` (all four stages).
-fn run_body_stages(case: &mut BodyCase) {
+pub fn run_body_stages(case: &mut BodyCase) {
     for stage in body_stages(case.integrator) {
         let (_, after) = body_cpu(case, stage);
         case.body.position = after.position;

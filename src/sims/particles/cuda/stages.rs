@@ -15,7 +15,7 @@ impl CudaParticles {
     /// # Safety
     /// As [`Module::launch`]: `args` match `kernel`'s parameters in particles.cu and every
     /// array holds what the kernel indexes over `config`.
-    unsafe fn launch<'a>(
+    pub(super) unsafe fn launch<'a>(
         module: &'a Module,
         stream: &'a CudaStream,
         kernel: &'static str,
@@ -367,7 +367,7 @@ impl CudaParticles {
                 let args = (step, &b.height, &mut b.partials);
                 // SAFETY: particles.cu's parameters; partials hold two per block.
                 unsafe { Self::launch(m, s, "reduce_basin", per_element(nodes, BLOCK), args)? };
-                let args = (&b.partials, &blocks32, &2u32, &mut b.stats, &0u32);
+                let args = (&b.partials, &blocks32, &2u32, &2u32, &mut b.stats, &0u32);
                 // SAFETY: one block per quantity (two).
                 unsafe {
                     Self::launch(
@@ -390,7 +390,7 @@ impl CudaParticles {
                 let args = (step, &b.position, &b.velocity, &mut b.partials);
                 // SAFETY: particles.cu's parameters; partials hold two per block.
                 unsafe { Self::launch(m, s, "reduce_nodes", per_element(b.nodes, BLOCK), args)? };
-                let args = (&b.partials, &blocks32, &0u32, &mut b.stats, &0u32);
+                let args = (&b.partials, &blocks32, &2u32, &0u32, &mut b.stats, &0u32);
                 // SAFETY: one block per quantity (two).
                 unsafe {
                     Self::launch(

@@ -1,0 +1,120 @@
+// Statistics: block partials (double), finished in one block per quantity. Included by
+// particles.cu, after the records and the vector helpers.
+
+#include "common/reduce.cuh"
+
+// Per block: the body's non-finite nodes and Σ ½m|v|² (partials[2·block], [2·block + 1]).
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+reduce_nodes(BodyStep b, const float* __restrict__ position, const float* __restrict__ velocity,
+             double* __restrict__ partials) {
+    __shared__ double shared[PARTICLES_BLOCK];
+    unsigned k = thread_index();
+    double bad = 0.0, kinetic = 0.0;
+    if (k < b.nodes) {
+        vec3 x = load3(position, k), v = load3(velocity, k);
+        bad = (isfinite(x.x) && isfinite(x.y) && isfinite(x.z)) ? 0.0 : 1.0;
+        kinetic = 0.5 / (double)b.inverse_mass * (double)dot(v, v);
+    }
+    bad = block_reduce<PARTICLES_BLOCK>(bad, false, shared);
+    kinetic = block_reduce<PARTICLES_BLOCK>(kinetic, false, shared);
+    if (threadIdx.x == 0) {
+        partials[2 * blockIdx.x] = bad;
+        partials[2 * blockIdx.x + 1] = kinetic;
+    }
+}
+
+// Per block: the basin's non-finite nodes and its largest |height| (partials[2·block], …).
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+reduce_basin(BasinStep s, const float* __restrict__ height, double* __restrict__ partials) {
+    __shared__ double shared[PARTICLES_BLOCK];
+    unsigned m = thread_index();
+    double bad = 0.0, highest = 0.0;
+    if (m < (unsigned)(s.n * s.n)) {
+        bad = isfinite(height[m]) ? 0.0 : 1.0;
+        highest = fabs((double)height[m]);
+        if (!isfinite(height[m])) highest = 0.0;
+    }
+    bad = block_reduce<PARTICLES_BLOCK>(bad, false, shared);
+    highest = block_reduce<PARTICLES_BLOCK>(highest, true, shared);
+    if (threadIdx.x == 0) {
+        partials[2 * blockIdx.x] = bad;
+        partials[2 * blockIdx.x + 1] = highest;
+    }
+}
+
+// Quantity blockIdx.x of `blocks` partials (`quantities` per block, partials[quantities·block
+// + quantity]) into stats[first + blockIdx.x]: a sum, or the largest (from 0) where bit
+// blockIdx.x of `max_mask` is set. One block per quantity.
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+reduce_finish(const double* __restrict__ partials, unsigned blocks, unsigned quantities, unsigned max_mask,
+              double* __restrict__ stats, unsigned first) {
+    __shared__ double shared[PARTICLES_BLOCK];
+    unsigned q = blockIdx.x;
+    bool largest = (max_mask >> q) & 1u;
+    double value = 0.0;
+    for (unsigned k = threadIdx.x; k < blocks; k += PARTICLES_BLOCK) {
+        double v = partials[quantities * k + q];
+        value = largest ? fmax(value, v) : value + v;
+    }
+    value = block_reduce<PARTICLES_BLOCK>(value, largest, shared);
+    if (threadIdx.x == 0) stats[first + q] = value;
+}
+
+// The panel's figures of a body (frame.rs `BodyFigures`: body.rs `energy` and `max_strain`),
+// the quantities of `body_stats`, in the order of `BODY_FIGURES` in cuda/stats.rs.
+#define BODY_KINETIC 0    // Σ ½m|v|², J
+#define BODY_POTENTIAL 1  // Σ −m·g·x (gravity's potential, 0 at the origin), J
+#define BODY_ELASTIC 2    // Σ ½k(l − l₀)² over the springs, J
+#define BODY_STRAIN 3     // max |l − l₀|/l₀ over the springs (a maximum; the rest are sums)
+#define BODY_QUANTITIES 4
+
+// glam's dot, (x·x' + y·y') + z·z', each operation rounded on its own: the _rn intrinsics are
+// never contracted into fused multiply-adds (nvcc contracts plain ones), so the figures'
+// terms are the CPU's to the bit.
+__device__ __forceinline__ float dot_rn(vec3 a, vec3 b) {
+    return __fadd_rn(__fadd_rn(__fmul_rn(a.x, b.x), __fmul_rn(a.y, b.y)), __fmul_rn(a.z, b.z));
+}
+
+// `body_stats`, per block: the body's figures over its nodes (one thread each) into
+// partials[BODY_QUANTITIES·block + quantity], in the fixed tree order of `block_reduce`. The
+// springs' are gathered from the nodes' links (compressed rows, as `springs`): a spring is a
+// link at both of its ends and is counted at its lower-index end only, so once. Each term is
+// the CPU's operations on the same floats in the same order (the f32 part through dot_rn,
+// sqrtf and the division IEEE-rounded as nvcc compiles them without fast math; the double
+// products through __dmul_rn), so the maximum is the CPU's to the bit and the sums differ from
+// the CPU's only in their order (cuda/stats.rs derives the bound). Finished by `reduce_finish`.
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+body_stats(unsigned nodes, float mass, float gx, float gy, float gz, const float* __restrict__ position,
+           const float* __restrict__ velocity, const unsigned* __restrict__ node_start,
+           const unsigned* __restrict__ link_other, const float* __restrict__ link_rest,
+           const float* __restrict__ link_stiffness, double* __restrict__ partials) {
+    __shared__ double shared[PARTICLES_BLOCK];
+    unsigned k = thread_index();
+    double kinetic = 0.0, potential = 0.0, elastic = 0.0, strain = 0.0;
+    if (k < nodes) {
+        double m = (double)mass;
+        vec3 x = load3(position, k), v = load3(velocity, k);
+        kinetic = __dmul_rn(0.5 * m, (double)dot_rn(v, v));
+        potential = __dmul_rn(-m, (double)dot_rn(v3(gx, gy, gz), x));
+        for (unsigned l = node_start[k]; l < node_start[k + 1]; ++l) {
+            unsigned other = link_other[l];
+            if (other <= k) continue;
+            vec3 d = sub(load3(position, other), x);
+            float stretch = sqrtf(dot_rn(d, d)) - link_rest[l];
+            double s = (double)stretch;
+            elastic = __dadd_rn(elastic, __dmul_rn(0.5 * (double)link_stiffness[l], __dmul_rn(s, s)));
+            strain = fmax(strain, (double)(fabsf(stretch) / link_rest[l]));
+        }
+    }
+    kinetic = block_reduce<PARTICLES_BLOCK>(kinetic, false, shared);
+    potential = block_reduce<PARTICLES_BLOCK>(potential, false, shared);
+    elastic = block_reduce<PARTICLES_BLOCK>(elastic, false, shared);
+    strain = block_reduce<PARTICLES_BLOCK>(strain, true, shared);
+    if (threadIdx.x == 0) {
+        double* out = partials + BODY_QUANTITIES * blockIdx.x;
+        out[BODY_KINETIC] = kinetic;
+        out[BODY_POTENTIAL] = potential;
+        out[BODY_ELASTIC] = elastic;
+        out[BODY_STRAIN] = strain;
+    }
+}
