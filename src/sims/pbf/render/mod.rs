@@ -383,7 +383,7 @@ impl Renderer {
                 self.run(Pass::Thickness, |r| r.thickness(&frame))?;
                 self.run(Pass::SmoothDepth, |r| r.smooth_depth(&frame, settings))?;
                 if settings.runs_smooth_depth_2d() {
-                    self.run(Pass::SmoothDepth2d, |r| r.smooth_depth_2d(&frame))?;
+                    self.run(Pass::SmoothDepth2d, |r| r.smooth_depth_2d(&frame, settings))?;
                 }
                 self.run(Pass::Normals, |r| r.normals(&frame))?;
                 let foam = view == View::Fluid && self.foam.count > 0;

@@ -77,6 +77,11 @@ pub struct RenderSettings {
     /// The narrow-range filter's last iteration runs in 2-D (`smooth_depth_2d`), as its
     /// authors do, instead of as separable halves.
     pub smooth_depth_2d: bool,
+    /// The narrow-range filter's bias correction (its authors' `FIX_OTHER_WEIGHT`): a sample
+    /// the filter drops (background or another layer) drops the one mirrored through the
+    /// centre too, so the kernel stays symmetric and thin fluid and silhouettes stay near
+    /// their splatted depth (docs/viewer.md).
+    pub bias_correction: bool,
     /// Colour the fluid takes where it is thick (linear RGB 0..1).
     pub fluid_color: [f32; 3],
     /// Beer–Lambert attenuation per RGB channel, 1/m.
@@ -104,6 +109,7 @@ impl Default for RenderSettings {
             smoothing_iterations: 4,
             smoothing_filter: SmoothingFilter::NarrowRange,
             smooth_depth_2d: true,
+            bias_correction: true,
             fluid_color: [0.01, 0.12, 0.32],
             attenuation: [5.0, 1.8, 0.8],
             refraction_index: 1.33,
