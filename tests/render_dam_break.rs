@@ -364,9 +364,9 @@ fn sparse_spray_shows_no_light_flecks() {
             "anisotropy {anisotropy}: {fluid} fluid pixels, {pale} pale among blue, {away} \
              with normals facing away from the eye"
         );
-        // Before the `normals` pass turned edge normals towards the eye: 324 pale pixels with
-        // ellipsoids, 314 with spheres (543 and 1 559 before the bias correction too); after
-        // it 154 and SPHERES_TODO. None faced away from the eye before either.
+        // Before the `normals` pass turned edge normals towards the eye: 282 pale pixels with
+        // ellipsoids (this test, the old `normals.frag` put back); after it 154, and 136 with
+        // spheres. None faced away from the eye before either.
         assert!(pale < 220 && away == 0, "{pale} pale, {away} facing away");
     }
 }
