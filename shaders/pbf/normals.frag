@@ -2,11 +2,21 @@
 // normals: eye-space normals from the smoothed depth. Each pixel's eye-space position is
 // reconstructed from its depth; along x and y the smaller of the two one-sided differences is
 // used, so a depth discontinuity (silhouette, another layer) does not bend the normal.
+//
+// At an edge (background or a step of more than `layer_step` beside the pixel, or a normal
+// that would face away from the eye) the difference spans the rim of a sprite only a few
+// pixels wide, and the normal it gives grazes the view ray or turns away from it: Fresnel
+// near 1 made such pixels mirrors, the light flecks of sparse spray. What one pixel there sees
+// is the outermost ring of the sprite, from R − 1 to R pixels out (R its projected radius),
+// whose mean cosine to the view ray is (2/3) √(2R − 1) / R; an edge pixel's normal is turned
+// towards the eye until it makes at least that cosine.
 in vec2 uv;
 
 uniform sampler2D depth_texture;
 uniform vec2 texel;            // 1 / viewport size
 uniform vec2 projection_scale; // P[0][0], P[1][1]
+uniform float sprite_pixels;   // a sprite's radius in pixels at unit depth
+uniform float layer_step;      // m: a bigger step to a neighbour is another layer
 
 out vec4 normal;
 
@@ -15,11 +25,15 @@ vec3 eye_position(vec2 at, float depth) {
     return vec3(ndc * depth / projection_scale, -depth);
 }
 
+bool edge = false;
+
 vec3 smaller_difference(vec3 center, vec2 step) {
     float depth_forward = texture(depth_texture, uv + step).r;
     float depth_backward = texture(depth_texture, uv - step).r;
     vec3 forward = eye_position(uv + step, depth_forward) - center;
     vec3 backward = center - eye_position(uv - step, depth_backward);
+    edge = edge || depth_forward <= 0.0 || depth_backward <= 0.0
+        || abs(depth_forward + center.z) > layer_step || abs(depth_backward + center.z) > layer_step;
     if (depth_forward <= 0.0 && depth_backward <= 0.0) {
         // An isolated pixel: assume a surface facing the camera.
         return eye_position(uv + step, -center.z) - center;
@@ -41,5 +55,18 @@ void main() {
     vec3 n = cross(along_x, along_y);
     float len = length(n);
     n = len > 0.0 ? n / len : vec3(0.0, 0.0, 1.0);
+    vec3 to_eye = normalize(-center);
+    float cosine = dot(n, to_eye);
+    if (edge || cosine < 0.0) {
+        float radius = max(sprite_pixels / depth, 1.0);
+        float least = (2.0 / 3.0) * sqrt(2.0 * radius - 1.0) / radius;
+        vec3 across = n - cosine * to_eye;
+        float across_len = length(across);
+        if (cosine < least && across_len > 1e-6) {
+            n = least * to_eye + sqrt(1.0 - least * least) * (across / across_len);
+        } else if (cosine < least) {
+            n = to_eye;
+        }
+    }
     normal = vec4(n, 1.0);
 }

@@ -8,7 +8,10 @@
 //     + threshold belong to another layer and are dropped; samples nearer than expected −
 //     threshold are clamped to it; weights are spatial only (`narrow_range.glsl`, appended).
 //     The separable halves approximate the 2-D filter; `smooth_depth_2d` runs its last
-//     iteration in 2-D.
+//     iteration in 2-D. With `bias_correction` (its authors' FIX_OTHER_WEIGHT) the samples
+//     are taken in pairs mirrored through the centre and a pair counts only if neither is
+//     dropped (background or another layer): the kernel stays symmetric, so the average of a
+//     sloped surface stays at the centre instead of sliding towards the side that is kept.
 in vec2 uv;
 
 uniform sampler2D depth_texture;
@@ -18,6 +21,7 @@ uniform int perspective;       // 1: pixels per metre fall with depth; 0: orthog
 uniform float filter_radius;   // m, the world-space width of the kernel
 uniform float range_sigma;     // m, bilateral range σ and narrow-range threshold
 uniform int filter_kind;
+uniform int bias_correction;   // narrow-range: 1 drops a sample's mirror image with it
 
 const int MAX_RADIUS_PX = 12;
 
@@ -36,21 +40,29 @@ void main() {
     int radius_px = int(clamp(filter_radius * pixels_per_metre, 1.0, float(MAX_RADIUS_PX)));
     float spatial_sigma = max(float(radius_px) * 0.5, 0.5);
     float slope = filter_kind == 1 ? narrow_range_slope(uv, direction, center, range_sigma) : 0.0;
-    float weight_sum = 0.0;
-    float depth_sum = 0.0;
-    for (int i = -MAX_RADIUS_PX; i <= MAX_RADIUS_PX; ++i) {
-        if (abs(i) > radius_px) continue;
-        float sample_depth = texture(depth_texture, uv + float(i) * direction).r;
-        if (sample_depth <= 0.0) continue;
+    // The centre, then the pairs of samples i texels either side of it.
+    float weight_sum = 1.0;
+    float depth_sum = center;
+    for (int i = 1; i <= MAX_RADIUS_PX; ++i) {
+        if (i > radius_px) break;
         float weight = exp(-float(i * i) / (2.0 * spatial_sigma * spatial_sigma));
+        vec2 depths = vec2(texture(depth_texture, uv + float(i) * direction).r,
+                           texture(depth_texture, uv - float(i) * direction).r);
+        bvec2 fluid = bvec2(depths.x > 0.0, depths.y > 0.0);
+        bvec2 kept = fluid;
+        vec2 weights = vec2(weight);
         if (filter_kind == 0) {
-            float difference = sample_depth - center;
-            weight *= exp(-difference * difference / (2.0 * range_sigma * range_sigma));
-        } else if (!narrow_range_keep(sample_depth, center + float(i) * slope, range_sigma)) {
-            continue;
+            vec2 difference = depths - center;
+            weights *= exp(-difference * difference / (2.0 * range_sigma * range_sigma));
+        } else {
+            kept.x = fluid.x && narrow_range_keep(depths.x, center + float(i) * slope, range_sigma);
+            kept.y = fluid.y && narrow_range_keep(depths.y, center - float(i) * slope, range_sigma);
+            // The bias correction: a pair counts only whole.
+            if (bias_correction == 1 && !all(kept)) kept = bvec2(false);
         }
-        weight_sum += weight;
-        depth_sum += weight * sample_depth;
+        weights *= vec2(kept);
+        weight_sum += weights.x + weights.y;
+        depth_sum += dot(weights, depths);
     }
     smoothed_depth = depth_sum / weight_sum;
 }

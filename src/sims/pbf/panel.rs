@@ -206,6 +206,7 @@ fn rendering(ui: &Ui, sim: &mut PbfSim) -> Result<()> {
             "last iteration in 2-D (smooth_depth_2d)",
             &mut s.smooth_depth_2d,
         );
+        changed |= ui.checkbox("bias correction (mirrored pairs)", &mut s.bias_correction);
     }
     changed |= ui.color_edit3("fluid colour", &mut s.fluid_color);
     changed |= ui.slider("refraction index", 1.0, 2.0, &mut s.refraction_index);

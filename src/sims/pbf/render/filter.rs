@@ -66,6 +66,7 @@ pub(super) struct SmoothDepthProgram {
     filter_kind: Uniform,
     direction: Uniform,
     perspective: Uniform,
+    bias_correction: Uniform,
 }
 
 impl SmoothDepthProgram {
@@ -79,6 +80,7 @@ impl SmoothDepthProgram {
             filter_kind: program.uniform(gl, "filter_kind")?,
             direction: program.uniform(gl, "direction")?,
             perspective: program.uniform(gl, "perspective")?,
+            bias_correction: program.uniform(gl, "bias_correction")?,
             program,
         })
     }
@@ -92,6 +94,7 @@ pub(super) struct SmoothDepth2dProgram {
     projected_scale: Uniform,
     filter_radius: Uniform,
     range_sigma: Uniform,
+    bias_correction: Uniform,
 }
 
 impl SmoothDepth2dProgram {
@@ -106,9 +109,16 @@ impl SmoothDepth2dProgram {
             projected_scale: program.uniform(gl, "projected_scale")?,
             filter_radius: program.uniform(gl, "filter_radius")?,
             range_sigma: program.uniform(gl, "range_sigma")?,
+            bias_correction: program.uniform(gl, "bias_correction")?,
             program,
         })
     }
+}
+
+/// The narrow-range threshold, m: a step to a neighbour bigger than this is another layer
+/// (the filter drops it; `normals` treats it as an edge).
+pub(super) fn layer_step(frame: &FrameSetup) -> f32 {
+    RANGE * frame.sprite_radius
 }
 
 /// Pixels per metre at unit depth: P[1][1] · height / 2.
@@ -124,7 +134,7 @@ impl Renderer {
             self.targets.sphere_depth.texture,
             &self.targets.smoothing,
             frame,
-            settings.smoothing_filter,
+            settings,
             settings.separable_iterations(),
             true,
         );
@@ -133,7 +143,7 @@ impl Renderer {
 
     /// `smooth_depth_2d`: the narrow-range filter's last iteration in 2-D, from the
     /// separable iterations' output (or the raw depth) into the other smoothing buffer.
-    pub(super) fn smooth_depth_2d(&mut self, frame: &FrameSetup) {
+    pub(super) fn smooth_depth_2d(&mut self, frame: &FrameSetup, settings: &RenderSettings) {
         let gl = Rc::clone(&self.gl);
         let source = self.smoothed_depth().texture;
         let destination = if self.smoothed == 0 { 1 } else { 0 };
@@ -147,7 +157,9 @@ impl Renderer {
         pass.projected_scale.set(&gl, projected_scale(frame));
         pass.filter_radius
             .set(&gl, FILTER_RADIUS * frame.sprite_radius);
-        pass.range_sigma.set(&gl, RANGE * frame.sprite_radius);
+        pass.range_sigma.set(&gl, layer_step(frame));
+        pass.bias_correction
+            .set(&gl, i32::from(settings.bias_correction));
         // SAFETY: GL calls on this thread's current context (front ends make it current
         // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
@@ -162,7 +174,7 @@ impl Renderer {
         self.smoothed = destination;
     }
 
-    /// Runs `iterations` of the `smooth_depth` filter `kind` on `source`, ping-ponging
+    /// Runs `iterations` of the `smooth_depth` filter `settings` choose on `source`, ping-ponging
     /// between `buffers`, for a view that is `perspective` (else orthographic, the sun's);
     /// returns which buffer holds the result (`None`: no iterations).
     pub(super) fn filter_depth(
@@ -170,7 +182,7 @@ impl Renderer {
         source: glow::Texture,
         buffers: &[TextureTarget; 2],
         frame: &FrameSetup,
-        kind: SmoothingFilter,
+        settings: &RenderSettings,
         iterations: u32,
         perspective: bool,
     ) -> Option<usize> {
@@ -182,12 +194,14 @@ impl Renderer {
         pass.projected_scale.set(&gl, projected_scale(frame));
         pass.filter_radius
             .set(&gl, FILTER_RADIUS * frame.sprite_radius);
-        pass.range_sigma.set(&gl, RANGE * frame.sprite_radius);
-        let kind = match kind {
+        pass.range_sigma.set(&gl, layer_step(frame));
+        let kind = match settings.smoothing_filter {
             SmoothingFilter::Bilateral => 0,
             SmoothingFilter::NarrowRange => 1,
         };
         pass.filter_kind.set(&gl, kind);
+        pass.bias_correction
+            .set(&gl, i32::from(settings.bias_correction));
         // SAFETY: GL calls on this thread's current context (front ends make it current
         // before calling the renderer); every object named is this renderer's and alive.
         unsafe { gl.disable(glow::DEPTH_TEST) };

@@ -179,7 +179,7 @@ impl Renderer {
             source,
             &self.light.smoothing,
             light,
-            settings.smoothing_filter,
+            settings,
             settings.smoothing_iterations,
             false,
         );

@@ -30,17 +30,19 @@
 //! view draws lit spheres into the scene buffers, then `edges` and `post`; the buffer views show
 //! one intermediate buffer (`debug_view`), untouched by tone mapping.
 //!
-//! Here: the settings, the frame's order of passes and the renderer's life; `particles.rs` holds
-//! the particle buffer and the sprite passes' shared uniforms, `surface.rs` the fluid surface's
-//! buffers and passes, `scene_mesh.rs` the solid scene and its `scene` and `edges` passes,
-//! `filter.rs` the depth filters, `light.rs` the sun's view and the shadow and caustics passes. The kind-agnostic parts
-//! (programs, targets, sky, timer, capture) are [`crate::gfx`]'s.
+//! Here: the frame's order of passes and the renderer's life; `settings.rs` holds what the user
+//! can change, `particles.rs` the particle buffer and the sprite passes' shared uniforms,
+//! `surface.rs` the fluid surface's buffers and passes, `scene_mesh.rs` the solid scene and its
+//! `scene` and `edges` passes, `filter.rs` the depth filters, `light.rs` the sun's view and the
+//! shadow and caustics passes. The kind-agnostic parts (programs, targets, sky, timer, capture)
+//! are [`crate::gfx`]'s.
 
 mod filter;
 mod foam;
 mod light;
 mod particles;
 pub mod scene_mesh;
+mod settings;
 mod surface;
 
 use crate::gfx::camera::Camera;
@@ -61,126 +63,12 @@ use glow::HasContext;
 use light::{CausticsProgram, LightTargets};
 use particles::{ParticleBuffer, ParticlesProgram};
 use scene_mesh::{Mesh, SceneProgram};
+pub use settings::{RenderSettings, SmoothingFilter, View};
 use std::rc::Rc;
 use surface::{
     CompositeProgram, DebugViewProgram, NormalsProgram, SphereDepthProgram, Targets,
     ThicknessProgram,
 };
-
-/// What the renderer shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum View {
-    /// The shaded fluid surface.
-    Fluid,
-    /// Particles as lit spheres coloured by speed.
-    Particles,
-    /// Particles as lit spheres coloured by density.
-    Density,
-    /// The `sphere_depth` buffer.
-    Depth,
-    /// The `smooth_depth` buffer.
-    SmoothedDepth,
-    /// The `thickness` buffer.
-    Thickness,
-    /// The `normals` buffer.
-    Normals,
-}
-
-impl View {
-    /// Every view, in menu order.
-    pub const ALL: [View; 7] = [
-        View::Fluid,
-        View::Particles,
-        View::Density,
-        View::Depth,
-        View::SmoothedDepth,
-        View::Thickness,
-        View::Normals,
-    ];
-
-    /// Label in the UI and the CLI (`--view`).
-    pub const fn name(self) -> &'static str {
-        match self {
-            View::Fluid => "fluid",
-            View::Particles => "particles",
-            View::Density => "density",
-            View::Depth => "depth",
-            View::SmoothedDepth => "smoothed-depth",
-            View::Thickness => "thickness",
-            View::Normals => "normals",
-        }
-    }
-}
-
-/// The depth filter of the `smooth_depth` pass.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SmoothingFilter {
-    /// Bilateral: spatial × range Gaussian.
-    Bilateral,
-    /// Narrow-range filter (Truong & Yuksel 2018).
-    NarrowRange,
-}
-
-impl SmoothingFilter {
-    /// Label in the UI.
-    pub fn name(self) -> &'static str {
-        match self {
-            SmoothingFilter::Bilateral => "bilateral",
-            SmoothingFilter::NarrowRange => "narrow-range",
-        }
-    }
-}
-
-/// Everything the user can change about the picture.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RenderSettings {
-    /// What to show.
-    pub view: View,
-    /// Iterations of the `smooth_depth` filter (0 = none).
-    pub smoothing_iterations: u32,
-    /// Which filter `smooth_depth` runs.
-    pub smoothing_filter: SmoothingFilter,
-    /// The narrow-range filter's last iteration runs in 2-D (`smooth_depth_2d`), as its
-    /// authors do, instead of as separable halves.
-    pub smooth_depth_2d: bool,
-    /// Colour the fluid takes where it is thick (linear RGB 0..1).
-    pub fluid_color: [f32; 3],
-    /// Beer–Lambert attenuation per RGB channel, 1/m.
-    pub attenuation: [f32; 3],
-    /// Refraction index n (water 1.33); sets Fresnel F0 and the refraction offset.
-    pub refraction_index: f32,
-    /// Point-sprite radius as a multiple of the particle radius (half the spacing).
-    pub point_size: f32,
-    /// The sunlight passes through the fluid: its shadow and caustics on the floor and the
-    /// obstacles (the four light passes).
-    pub fluid_light: bool,
-    /// Exposure before tone mapping (1 = as shaded).
-    pub exposure: f32,
-    /// FXAA in the `post` pass.
-    pub antialias: bool,
-    /// `sphere_depth` and `thickness` (and the sun's view) draw each particle as its ellipsoid
-    /// from the `anisotropy` stage (Yu & Turk 2013) instead of a sphere.
-    pub anisotropy: bool,
-}
-
-impl Default for RenderSettings {
-    fn default() -> Self {
-        RenderSettings {
-            view: View::Fluid,
-            smoothing_iterations: 4,
-            smoothing_filter: SmoothingFilter::NarrowRange,
-            smooth_depth_2d: true,
-            fluid_color: [0.01, 0.12, 0.32],
-            attenuation: [5.0, 1.8, 0.8],
-            refraction_index: 1.33,
-            point_size: 1.3,
-            fluid_light: true,
-            exposure: 1.0,
-            antialias: true,
-            anisotropy: true,
-        }
-    }
-}
 
 /// One render pass; its name is the shader's and the method's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -495,7 +383,7 @@ impl Renderer {
                 self.run(Pass::Thickness, |r| r.thickness(&frame))?;
                 self.run(Pass::SmoothDepth, |r| r.smooth_depth(&frame, settings))?;
                 if settings.runs_smooth_depth_2d() {
-                    self.run(Pass::SmoothDepth2d, |r| r.smooth_depth_2d(&frame))?;
+                    self.run(Pass::SmoothDepth2d, |r| r.smooth_depth_2d(&frame, settings))?;
                 }
                 self.run(Pass::Normals, |r| r.normals(&frame))?;
                 let foam = view == View::Fluid && self.foam.count > 0;

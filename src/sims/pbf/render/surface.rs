@@ -176,6 +176,8 @@ pub(super) struct NormalsProgram {
     depth_texture: Uniform,
     texel: Uniform,
     projection_scale: Uniform,
+    sprite_pixels: Uniform,
+    layer_step: Uniform,
 }
 
 impl NormalsProgram {
@@ -188,6 +190,8 @@ impl NormalsProgram {
             depth_texture: program.uniform(gl, "depth_texture")?,
             texel: program.uniform(gl, "texel")?,
             projection_scale: program.uniform(gl, "projection_scale")?,
+            sprite_pixels: program.uniform(gl, "sprite_pixels")?,
+            layer_step: program.uniform(gl, "layer_step")?,
             program,
         })
     }
@@ -358,6 +362,11 @@ impl Renderer {
             Vec2::new(1.0 / frame.width as f32, 1.0 / frame.height as f32),
         );
         pass.projection_scale.set(gl, frame.projection_scale());
+        pass.sprite_pixels.set(
+            gl,
+            frame.sprite_radius * frame.projection_scale().y * frame.height as f32 * 0.5,
+        );
+        pass.layer_step.set(gl, super::filter::layer_step(frame));
         self.bind_texture(0, glow::TEXTURE_2D, Some(self.smoothed_depth().texture));
         self.fullscreen.draw(gl);
     }
