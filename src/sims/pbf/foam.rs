@@ -16,15 +16,21 @@
 //! Each is clamped into [0, 1] by Φ(I, τ_min, τ_max) = (min(I, τ_max) − min(I, τ_min)) /
 //! (τ_max − τ_min) with the thresholds [`TRAPPED_AIR`], [`WAVE_CREST`], [`KINETIC`], and the
 //! particle emits n = dt (k_ta Φ_ta + k_wc Φ_wc) Φ_k diffuse particles (the fraction rounded
-//! up with that probability, by a hash of the seed, the step and i: deterministic, in parallel).
+//! up with that probability, by a hash of the seed, the step and the particle's id:
+//! deterministic, in parallel, and independent of the particles' order; at most
+//! [`emission_limit`]). The newborn join the pool after the survivors, ordered by the parent's
+//! id and their number, as far as the cap allows.
 //! They start inside the cylinder of radius r_p around xᵢ along vᵢ, with vᵢ plus the offset
 //! across it per unit time.
 //!
 //! Every step, each diffuse particle counts the fluid particles within h: fewer than
 //! [`SPRAY_BELOW`] make it spray (ballistic under gravity), more than [`BUBBLE_ABOVE`] a bubble
 //! (buoyant, k_b, and dragged towards the fluid's velocity, k_d), the rest foam (moved with the
-//! fluid's velocity averaged with W). Only foam ages; it dies when its lifetime is spent. A
-//! diffuse particle that leaves the container dies; no more are born than the cap allows.
+//! fluid's velocity averaged with W). Foam ages, and so does any diffuse particle lying on the
+//! container's walls; it dies when its lifetime is spent. The walls stop diffuse particles
+//! (`stop_at_walls`: put back on the wall, the velocity into it lost, so spray slides down the
+//! glass). No more are born than the cap allows, and a cap lowered below the alive count drops
+//! the youngest.
 //!
 //! The CUDA solver runs this stage as kernels (`kernels/foam.cuh`, `cuda/foam.rs`) in the same
 //! operation order: its emulation matches this code bit for bit (`cuda/foam_emulation.rs`).
@@ -148,6 +154,10 @@ pub struct FluidView<'a> {
     pub positions: &'a [Vec3A],
     /// Velocities, m/s.
     pub velocities: &'a [Vec3A],
+    /// Each particle's identity, a permutation of 0..n (the solvers' particle ids): the
+    /// emission's random numbers and the newborn's order follow it, not the particles' order
+    /// in the arrays, which on the GPU depends on its atomics.
+    pub ids: &'a [u32],
     /// CSR starts, one more than particles.
     pub neighbor_start: &'a [u32],
     /// CSR lists.
@@ -180,6 +190,14 @@ pub fn records(particles: &[Diffuse], out: &mut Vec<[f32; 4]>) {
         let p = d.position;
         [p.x, p.y, p.z, d.kind as u32 as f32 + 0.499 * fade]
     }));
+}
+
+/// Most diffuse particles one fluid particle emits in one step over `n` fluid particles:
+/// 2²⁴ (exact in f32), and at most (2³² − 1) / n so the step's total fits the u32 counts and
+/// scan of the CUDA stage (429 per particle at 10 M particles, where the largest rates and a
+/// step of 1/60 s would ask for up to 333).
+pub fn emission_limit(n: usize) -> u32 {
+    (u32::MAX / n.max(1) as u32).min(1 << 24)
 }
 
 /// Φ(I, τ_min, τ_max).
@@ -269,6 +287,33 @@ pub fn raw_potentials(fluid: &FluidView) -> Vec<[f32; 3]> {
         .collect()
 }
 
+/// The container's walls for a diffuse particle that moved through one: put back on the wall,
+/// its velocity into the wall lost (it slides along the glass, or lies on the floor). Returns
+/// whether it now lies on a wall (then it ages even as spray or a bubble, as foam does: spray
+/// that hit the glass runs down it and dies after its lifetime rather than vanishing in
+/// mid-air at the wall or piling up on a dry floor forever). A non-finite position stays so
+/// (and is dropped).
+fn stop_at_walls(d: &mut Diffuse, container: &Aabb) -> bool {
+    let (lo, hi) = (container.min, container.max);
+    let mut on_wall = false;
+    for axis in 0..3 {
+        if d.position[axis] < lo[axis] {
+            d.position[axis] = lo[axis];
+            if d.velocity[axis] < 0.0 {
+                d.velocity[axis] = 0.0;
+            }
+        }
+        if d.position[axis] > hi[axis] {
+            d.position[axis] = hi[axis];
+            if d.velocity[axis] > 0.0 {
+                d.velocity[axis] = 0.0;
+            }
+        }
+        on_wall |= d.position[axis] == lo[axis] || d.position[axis] == hi[axis];
+    }
+    on_wall
+}
+
 impl Foam {
     /// The `foam` stage: one step of `dt` seconds under `gravity` inside `container` (see the
     /// module's text). Returns how many were born.
@@ -281,6 +326,9 @@ impl Foam {
         container: &Aabb,
     ) -> usize {
         self.next_step();
+        // The cap holds at all times: lowered below the alive count, it drops the youngest
+        // (the CUDA pool is reallocated at the new cap and keeps its first max_count).
+        self.particles.truncate(settings.max_count as usize);
         self.advect(fluid, dt, gravity, container);
         let born = self.emit(fluid, settings, dt);
         let room = (settings.max_count as usize).saturating_sub(self.particles.len());
@@ -301,25 +349,41 @@ impl Foam {
         self.steps
     }
 
-    /// New diffuse particles of this step, in fluid-particle order.
+    /// New diffuse particles of this step, by the parent's id and then their number.
     fn emit(&self, fluid: &FluidView, settings: &FoamSettings, dt: f32) -> Vec<Diffuse> {
         let (seed, step) = (settings.seed, self.steps);
         let rp = fluid.particle_radius;
-        potentials(fluid)
+        let limit = emission_limit(fluid.positions.len());
+        let counts: Vec<u32> = potentials(fluid)
             .par_iter()
-            .enumerate()
-            .flat_map_iter(|(i, &[ta, wc, k])| {
+            .zip(fluid.ids)
+            .map(|(&[ta, wc, k], &id)| {
                 let rate =
                     dt * (settings.trapped_air_rate * ta + settings.wave_crest_rate * wc) * k;
                 let whole = rate.floor();
-                let extra = (uniform(seed, step, i as u64, 0) < rate - whole) as u32;
-                let count = whole as u32 + extra;
+                // (A NaN rate, impossible from finite fluid, gets the limit as on the GPU.)
+                if whole.is_nan() || whole >= limit as f32 {
+                    return limit;
+                }
+                let extra = (uniform(seed, step, id as u64, 0) < rate - whole) as u32;
+                (whole as u32 + extra).min(limit)
+            })
+            .collect();
+        let mut by_id = vec![0u32; fluid.ids.len()];
+        for (i, &id) in fluid.ids.iter().enumerate() {
+            by_id[id as usize] = i as u32;
+        }
+        by_id
+            .par_iter()
+            .flat_map_iter(|&i| {
+                let i = i as usize;
+                let (count, id) = (counts[i], fluid.ids[i] as u64);
                 let (x, v) = (fluid.positions[i], fluid.velocities[i]);
                 let along = v.normalize_or(Vec3A::Y);
                 let e1 = along.any_orthonormal_vector();
                 let e2 = along.cross(e1);
                 (0..count).map(move |m| {
-                    let u = |k: u64| uniform(seed, step, i as u64, 1 + 3 * m as u64 + k);
+                    let u = |k: u64| uniform(seed, step, id, 1 + 3 * m as u64 + k);
                     let (r, theta) = (rp * u(0).sqrt(), std::f32::consts::TAU * u(1));
                     let across = r * (theta.cos() * e1 + theta.sin() * e2);
                     Diffuse {
@@ -383,6 +447,9 @@ impl Foam {
                     d.position += dt * d.velocity;
                 }
             }
+            if stop_at_walls(d, container) && d.kind != DiffuseKind::Foam {
+                d.life -= dt;
+            }
         });
         self.particles.retain(|d| {
             d.life > 0.0
@@ -443,10 +510,25 @@ mod tests {
         dt: f32,
         steps: usize,
     ) -> (Foam, usize) {
+        let ids: Vec<u32> = (0..positions.len() as u32).collect();
+        run_with_ids(positions, velocities, &ids, diffuse, settings, dt, steps)
+    }
+
+    /// [`run`] with the fluid particles' ids.
+    fn run_with_ids(
+        positions: &[Vec3A],
+        velocities: &[Vec3A],
+        ids: &[u32],
+        diffuse: Vec<Diffuse>,
+        settings: &FoamSettings,
+        dt: f32,
+        steps: usize,
+    ) -> (Foam, usize) {
         let (start, lists) = neighbour_lists(positions, 2.0 * SPACING);
         let fluid = FluidView {
             positions,
             velocities,
+            ids,
             neighbor_start: &start,
             neighbors: &lists,
             radius: 2.0 * SPACING,
@@ -535,18 +617,23 @@ mod tests {
         assert!(d.velocity.y < 3.0 * BUOYANCY * 9.81 * dt, "{d:?}");
     }
 
-    #[test]
-    fn a_shearing_crest_emits_deterministically_and_the_cap_holds() {
-        // A block whose top layers run fast to +x over a bed at rest: relative velocity across
-        // the layers (trapped air) and kinetic energy.
+    /// A block whose top layers run fast to +x over a bed running to −x: relative velocity
+    /// across the layers (trapped air) and kinetic energy.
+    fn shearing_block() -> (Vec<Vec3A>, Vec<Vec3A>) {
         let block = lattice(12, 6, 6);
-        let velocities: Vec<Vec3A> = block
+        let velocities = block
             .iter()
             .map(|p| {
                 let up = p.y / SPACING;
                 Vec3A::new(if up >= 3.0 { 3.0 } else { -3.0 }, 0.0, 0.0)
             })
             .collect();
+        (block, velocities)
+    }
+
+    #[test]
+    fn a_shearing_crest_emits_deterministically_and_the_cap_holds() {
+        let (block, velocities) = shearing_block();
         let settings = FoamSettings {
             enabled: true,
             ..FoamSettings::default()
@@ -567,5 +654,145 @@ mod tests {
         };
         let (other, _) = run(&block, &velocities, Vec::new(), &other_seed, 0.0166, 1);
         assert_ne!(first.particles, other.particles);
+    }
+
+    #[test]
+    fn emission_does_not_depend_on_the_order_of_the_fluid_particles() {
+        // The GPU's counting sort orders a cell's particles as its atomics ran: the same fluid
+        // in another order, each particle keeping its id, emits the same diffuse particles in
+        // the same order (the newborn by parent id).
+        let (block, velocities) = shearing_block();
+        let settings = FoamSettings {
+            enabled: true,
+            ..FoamSettings::default()
+        };
+        let ids: Vec<u32> = (0..block.len() as u32).collect();
+        let (first, born) =
+            run_with_ids(&block, &velocities, &ids, Vec::new(), &settings, 0.0166, 1);
+        assert!(born > 10, "born {born}");
+        // A fixed pseudo-random permutation (an LCG's keys sorted).
+        let mut key = 7u64;
+        let mut order: Vec<(u64, usize)> = (0..block.len())
+            .map(|i| {
+                key = key
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (key, i)
+            })
+            .collect();
+        order.sort_unstable();
+        let positions: Vec<Vec3A> = order.iter().map(|&(_, i)| block[i]).collect();
+        let shuffled: Vec<Vec3A> = order.iter().map(|&(_, i)| velocities[i]).collect();
+        let ids: Vec<u32> = order.iter().map(|&(_, i)| i as u32).collect();
+        let (again, _) = run_with_ids(
+            &positions,
+            &shuffled,
+            &ids,
+            Vec::new(),
+            &settings,
+            0.0166,
+            1,
+        );
+        assert_eq!(first.particles, again.particles);
+        // And the cap cuts the same newborn.
+        let capped = FoamSettings {
+            max_count: 9,
+            ..settings
+        };
+        let ids: Vec<u32> = (0..block.len() as u32).collect();
+        let (few, _) = run_with_ids(&block, &velocities, &ids, Vec::new(), &capped, 0.0166, 1);
+        let ids: Vec<u32> = order.iter().map(|&(_, i)| i as u32).collect();
+        let (same, _) = run_with_ids(&positions, &shuffled, &ids, Vec::new(), &capped, 0.0166, 1);
+        assert_eq!(few.particles, same.particles);
+        assert_eq!(few.particles[..], first.particles[..9]);
+    }
+
+    #[test]
+    fn lowering_the_cap_drops_the_youngest_at_once() {
+        let (block, velocities) = shearing_block();
+        let settings = FoamSettings {
+            enabled: true,
+            max_count: 60,
+            ..FoamSettings::default()
+        };
+        let (full, _) = run(&block, &velocities, Vec::new(), &settings, 0.0166, 3);
+        assert_eq!(full.particles.len(), 60);
+        let lowered = FoamSettings {
+            max_count: 25,
+            ..settings.clone()
+        };
+        let (fluid_start, lists) = neighbour_lists(&block, 2.0 * SPACING);
+        let ids: Vec<u32> = (0..block.len() as u32).collect();
+        let fluid = FluidView {
+            positions: &block,
+            velocities: &velocities,
+            ids: &ids,
+            neighbor_start: &fluid_start,
+            neighbors: &lists,
+            radius: 2.0 * SPACING,
+            particle_radius: 0.5 * SPACING,
+        };
+        let container = Aabb::new([-1.0, -1.0, -1.0], [1.0, 1.0, 1.0]);
+        let (mut kept, mut reference) = (full.clone(), full.clone());
+        let born = kept.foam(&fluid, &lowered, 0.0166, GRAVITY, &container);
+        reference.foam(&fluid, &settings, 0.0166, GRAVITY, &container);
+        assert_eq!(kept.particles.len(), 25, "the cap holds at once");
+        // The survivors are the oldest 25's, moved as they would have been.
+        let survivors = 25 - born;
+        assert!(survivors > 0);
+        assert_eq!(
+            kept.particles[..survivors],
+            reference.particles[..survivors]
+        );
+    }
+
+    #[test]
+    fn spray_stops_at_the_glass_slides_down_and_dies_after_its_lifetime() {
+        let settings = FoamSettings {
+            enabled: true,
+            lifetime: 0.2,
+            ..FoamSettings::default()
+        };
+        // Thrown at the +x wall (x = 1) from 0.08 m away at 5 m/s: through it in the second of
+        // 10 steps.
+        let dt = 0.01f32;
+        let start = one(Vec3A::new(0.92, 0.0, 0.0), Vec3A::new(5.0, 0.0, 0.0), 0.2);
+        let (at_wall, _) = run(&[], &[], start.clone(), &settings, dt, 10);
+        let d = at_wall.particles[0];
+        assert_eq!(d.kind, DiffuseKind::Spray);
+        assert_eq!(d.position.x, 1.0, "on the glass: {d:?}");
+        assert_eq!(d.velocity.x, 0.0, "{d:?}");
+        // Sliding down under gravity (symplectic Euler over the 10 steps), ageing on the glass.
+        let fall = 9.81 * dt * dt * (10 * 11) as f32 / 2.0;
+        assert!((d.position.y + fall).abs() < 1e-5, "{d:?}");
+        assert!((d.velocity.y + 9.81 * 10.0 * dt).abs() < 1e-5, "{d:?}");
+        assert!((d.life - (0.2 - 9.0 * dt)).abs() < 1e-5, "{d:?}");
+        // Its lifetime spent on the glass: 20 steps there after the first in flight (a few
+        // more for the rounding of 0.2 − 20 × 0.01).
+        let (gone, _) = run(&[], &[], start, &settings, dt, 23);
+        assert!(gone.particles.is_empty(), "{:?}", gone.particles);
+        // On the floor: it lies there (no speed into the floor) and ages.
+        let floor = one(
+            Vec3A::new(0.0, -0.999, 0.0),
+            Vec3A::new(1.0, -1.0, 0.0),
+            0.2,
+        );
+        let (lying, _) = run(&[], &[], floor, &settings, dt, 5);
+        let d = lying.particles[0];
+        assert_eq!((d.position.y, d.velocity.y), (-1.0, 0.0), "{d:?}");
+        assert!((d.position.x - 0.05).abs() < 1e-5, "slides on: {d:?}");
+        assert!(d.life < 0.2 - 3.5 * dt, "{d:?}");
+    }
+
+    #[test]
+    fn the_emission_limit_keeps_a_step_total_within_u32() {
+        // 10 M particles (the scene limit): 429 each, the total under 2³².
+        assert_eq!(emission_limit(10_000_000), 429);
+        assert_eq!(emission_limit(1), 1 << 24);
+        assert_eq!(emission_limit(0), 1 << 24);
+        for n in [1usize, 255, 256, 257, 65_535, 1_000_003, 10_000_000] {
+            let total = n as u64 * emission_limit(n) as u64;
+            assert!(total <= u32::MAX as u64, "{n}: {total}");
+        }
     }
 }

@@ -186,7 +186,9 @@ impl DeviceFoam {
         [0, 1, 2].map(|k| self.last[SPRAY + k] as usize)
     }
 
-    /// Takes over the first `count` diffuse particles of `other` (a pool of another capacity).
+    /// Takes over the first `count` diffuse particles of `other` (a pool of another capacity):
+    /// those beyond the new capacity are dropped (the youngest), as the CPU stage cuts its pool
+    /// at a lowered cap.
     pub fn adopt(
         &mut self,
         stream: &Arc<CudaStream>,
@@ -200,6 +202,32 @@ impl DeviceFoam {
                     &other.pool.slice(..2 * count),
                     &mut self.pool.slice_mut(..2 * count),
                 )
+                .map_err(CudaError::driver("copying the diffuse particles"))?;
+        }
+        self.set_alive(stream, count)
+    }
+
+    /// Replaces the pool's contents with `particles` (at most the capacity; the parity check
+    /// starts each compared frame from the CPU's pool).
+    pub fn upload(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        particles: &[Diffuse],
+    ) -> Result<(), SolverError> {
+        let count = particles.len().min(self.capacity);
+        let records: Vec<Float4> = particles[..count]
+            .iter()
+            .flat_map(|d| {
+                let (x, v) = (d.position, d.velocity);
+                [
+                    [x.x, x.y, x.z, d.life],
+                    [v.x, v.y, v.z, d.kind as u32 as f32],
+                ]
+            })
+            .collect();
+        if count > 0 {
+            stream
+                .memcpy_htod(&records, &mut self.pool.slice_mut(..2 * count))
                 .map_err(CudaError::driver("copying the diffuse particles"))?;
         }
         self.set_alive(stream, count)
@@ -226,6 +254,7 @@ impl DeviceFoam {
         f: &GpuFoamParams,
         positions: &CudaSlice<Float4>,
         velocities: &CudaSlice<Float4>,
+        ids: &CudaSlice<u32>,
         cell_start: &CudaSlice<u32>,
         grid_positions: &CudaSlice<Float4>,
     ) -> Result<usize, SolverError> {
@@ -245,6 +274,7 @@ impl DeviceFoam {
             f,
             positions,
             velocities,
+            ids,
             cell_start,
             grid_positions,
             &self.normals,
@@ -271,6 +301,7 @@ impl DeviceFoam {
             f,
             positions,
             velocities,
+            ids,
             &self.counts,
             &self.slots,
             &mut self.next,
@@ -358,6 +389,7 @@ impl CudaSolver {
             &f,
             &b.positions,
             &b.velocities,
+            &b.ids,
             &b.cell_start,
             &b.grid_positions,
         )
@@ -390,5 +422,18 @@ impl CudaSolver {
             None => pool.set_alive(&self.stream, 0)?,
         }
         Ok(self.foam.insert(pool))
+    }
+
+    /// The `foam` stage's pool for `capacity` holding `particles` (the parity check's start).
+    pub(super) fn set_foam_pool(
+        &mut self,
+        capacity: usize,
+        particles: &[Diffuse],
+    ) -> Result<(), SolverError> {
+        self.context
+            .bind_to_thread()
+            .map_err(CudaError::driver("binding the CUDA context"))?;
+        let stream = self.stream.clone();
+        self.foam_pool(capacity)?.upload(&stream, particles)
     }
 }

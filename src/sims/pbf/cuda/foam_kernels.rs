@@ -39,6 +39,7 @@ impl PbfKernels {
         f: &GpuFoamParams,
         positions: &CudaSlice<Float4>,
         velocities: &CudaSlice<Float4>,
+        ids: &CudaSlice<u32>,
         cell_start: &CudaSlice<u32>,
         grid_positions: &CudaSlice<Float4>,
         normals: &CudaSlice<Float4>,
@@ -50,6 +51,7 @@ impl PbfKernels {
             f,
             positions,
             velocities,
+            ids,
             cell_start,
             grid_positions,
             normals,
@@ -57,7 +59,8 @@ impl PbfKernels {
             OrNull(raw),
         );
         let config = per_element(p.particle_count as usize);
-        // SAFETY: foam.cuh's parameters; counts holds particle_count + 1 values.
+        // SAFETY: foam.cuh's parameters; counts holds particle_count + 1 values, indexed by
+        // the ids (a permutation of 0..particle_count).
         unsafe { self.launch("foam_potentials", stream, config, args) }
     }
 
@@ -103,11 +106,12 @@ impl PbfKernels {
         f: &GpuFoamParams,
         positions: &CudaSlice<Float4>,
         velocities: &CudaSlice<Float4>,
+        ids: &CudaSlice<u32>,
         starts: &CudaSlice<u32>,
         slots: &CudaSlice<u32>,
         next: &mut CudaSlice<Float4>,
     ) -> Result<(), SolverError> {
-        let args = (p, f, positions, velocities, starts, slots, next);
+        let args = (p, f, positions, velocities, ids, starts, slots, next);
         let config = per_element(p.particle_count as usize);
         // SAFETY: foam.cuh's parameters; slots are checked against the capacity.
         unsafe { self.launch("foam_emit", stream, config, args) }
