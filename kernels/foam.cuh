@@ -6,9 +6,12 @@
 // One stage = foam_normals → foam_potentials → foam_advect → scan(keep) → foam_compact →
 // scan(emission counts) → foam_emit → foam_finish → foam_count, all on the solver's stream with
 // no host synchronisation; the host then copies `state` (a few words: alive, born, the three
-// counts). Nothing depends on the order threads run in: emission and compaction find their
-// slots by exclusive scans (stable, the CPU's order: survivors first in their old order, then
-// the newborn by fluid particle and number), and the counts are integer atomics.
+// counts). Nothing depends on the order threads run in, nor on the order of the particles
+// within a cell (which follows the counting sort's atomics): the random numbers are drawn by
+// particle id (`ids`, the solver's sorted ids), emission and compaction find their slots by
+// exclusive scans (stable, the CPU's order: survivors first in their old order, then the
+// newborn by parent id and number; the emission counts are scanned in id order), and the
+// counts are integer atomics.
 //
 // The pool holds two float4 per diffuse particle k: pool[2k] = [x, y, z, life],
 // pool[2k + 1] = [vx, vy, vz, kind] (kind 0 spray, 1 foam, 2 bubble, as `DiffuseKind`).
@@ -58,6 +61,12 @@ struct FoamParams {
     float container_hi_x, container_hi_y, container_hi_z;
 };
 
+// Most diffuse particles one fluid particle emits in a step (`emission_limit`): 2^24, and at
+// most (2^32 - 1) / n so the step's total fits the u32 scan.
+__device__ __forceinline__ unsigned int foam_emission_limit(unsigned int n) {
+    return min(16777216u, 0xFFFFFFFFu / max(n, 1u));
+}
+
 // Φ(I, τ_min, τ_max) (`clamp_potential`).
 __device__ __forceinline__ float foam_clamp(float value, float low, float high) {
     return (fminf(value, high) - fminf(value, low)) / (high - low);
@@ -74,6 +83,20 @@ __device__ __forceinline__ float foam_uniform(const FoamParams& f, unsigned int 
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     z ^= z >> 31;
     return (float)(z >> 40) / 16777216.0f;
+}
+
+// One axis of `stop_at_walls`: x back onto [lo, hi], its velocity v into the wall lost; whether
+// x now lies on a wall.
+__device__ __forceinline__ bool foam_stop_at_wall(float& x, float& v, float lo, float hi) {
+    if (x < lo) {
+        x = lo;
+        if (v < 0.0f) v = 0.0f;
+    }
+    if (x > hi) {
+        x = hi;
+        if (v > 0.0f) v = 0.0f;
+    }
+    return x == lo || x == hi;
 }
 
 // The potentials' weight 1 − r/h, at least 0.
@@ -116,13 +139,14 @@ foam_normals(const PbfParams p, const float4* __restrict__ positions, const unsi
 }
 
 // Per fluid particle: the raw potentials (I_ta, the crest's curvature, I_k), clamped, and the
-// number of diffuse particles it emits (`emit`'s count) into counts[i]; counts[n] = 0 (the
-// scan's last element becomes the total). `raw` (may be null) receives [I_ta, κ, I_k, count].
+// number of diffuse particles it emits (`emit`'s count) into counts[ids[i]] (by id: the scan
+// then orders the newborn by parent id); counts[n] = 0 (the scan's last element becomes the
+// total). `raw` (may be null) receives [I_ta, κ, I_k, count] at the sorted index i.
 extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 foam_potentials(const PbfParams p, const FoamParams f, const float4* __restrict__ positions,
-                const float4* __restrict__ velocities, const unsigned int* __restrict__ cell_start,
-                const float4* __restrict__ grid_positions, const float4* __restrict__ normals,
-                unsigned int* __restrict__ counts, float4* __restrict__ raw) {
+                const float4* __restrict__ velocities, const unsigned int* __restrict__ ids,
+                const unsigned int* __restrict__ cell_start, const float4* __restrict__ grid_positions,
+                const float4* __restrict__ normals, unsigned int* __restrict__ counts, float4* __restrict__ raw) {
     unsigned int i = thread_index();
     if (i == 0) counts[p.particle_count] = 0u;
     if (i >= p.particle_count) return;
@@ -152,15 +176,21 @@ foam_potentials(const PbfParams p, const FoamParams f, const float4* __restrict_
     float k = foam_clamp(kinetic, FOAM_KINETIC_MIN, FOAM_KINETIC_MAX);
     float rate = f.dt * (f.trapped_air_rate * ta + f.wave_crest_rate * wc) * k;
     float whole = floorf(rate);
-    unsigned int count = (unsigned int)whole + (foam_uniform(f, i, 0u) < rate - whole ? 1u : 0u);
-    counts[i] = count;
+    unsigned int id = ids[i];
+    unsigned int limit = foam_emission_limit(p.particle_count);
+    unsigned int count = limit;
+    if (whole < (float)limit)
+        count = min((unsigned int)whole + (foam_uniform(f, id, 0u) < rate - whole ? 1u : 0u), limit);
+    counts[id] = count;
     if (raw != nullptr) raw[i] = make_float4(trapped, crest_curvature, kinetic, (float)count);
 }
 
 // Classifies, moves and ages diffuse particle k (k < state[FOAM_ALIVE]) by the fluid particles
 // within h of it at their positions now (found in the step's grid, searched out to h plus how
-// far any particle moved from where the grid saw it), and sets keep[k] (1: alive, inside the
-// container). Launched over capacity + 1 threads: keep[capacity] = 0 ends the scan.
+// far any particle moved from where the grid saw it), stops it at the container's walls
+// (`stop_at_walls`: back on the wall, the velocity into it lost; on a wall every kind ages),
+// and sets keep[k] (1: alive and finite). Launched over capacity + 1 threads: keep[capacity] =
+// 0 ends the scan.
 extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 foam_advect(const PbfParams p, const FoamParams f, const float4* __restrict__ positions,
             const float4* __restrict__ velocities, const unsigned int* __restrict__ cell_start,
@@ -217,8 +247,13 @@ foam_advect(const PbfParams p, const FoamParams f, const float4* __restrict__ po
         d += fluid_velocity * f.dt;
         life -= f.dt;
     }
+    bool on_wall = foam_stop_at_wall(d.x, dv.x, f.container_lo_x, f.container_hi_x);
+    on_wall |= foam_stop_at_wall(d.y, dv.y, f.container_lo_y, f.container_hi_y);
+    on_wall |= foam_stop_at_wall(d.z, dv.z, f.container_lo_z, f.container_hi_z);
+    if (on_wall && kind != 1.0f) life -= f.dt;
     pool[2 * k] = make_float4(d.x, d.y, d.z, life);
     pool[2 * k + 1] = make_float4(dv.x, dv.y, dv.z, kind);
+    // Inside after the walls unless not finite.
     bool inside = d.x >= f.container_lo_x && d.y >= f.container_lo_y && d.z >= f.container_lo_z &&
                   d.x <= f.container_hi_x && d.y <= f.container_hi_y && d.z <= f.container_hi_z;
     keep[k] = life > 0.0f && inside ? 1u : 0u;
@@ -237,16 +272,18 @@ foam_compact(const FoamParams f, const unsigned int* __restrict__ slots, const f
     next[2 * slot + 1] = pool[2 * k + 1];
 }
 
-// Fluid particle i's newborn (`emit`): starts[i + 1] − starts[i] of them (the exclusive scan of
-// foam_potentials' counts), after the survivors (slots[capacity]) and those of the particles
-// before it, as far as the capacity allows.
+// Fluid particle i's newborn (`emit`): starts[id + 1] − starts[id] of them (id = ids[i]; the
+// exclusive scan of foam_potentials' counts by id), after the survivors (slots[capacity]) and
+// those of the particles of smaller id, as far as the capacity allows.
 extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 foam_emit(const PbfParams p, const FoamParams f, const float4* __restrict__ positions,
-          const float4* __restrict__ velocities, const unsigned int* __restrict__ starts,
-          const unsigned int* __restrict__ slots, float4* __restrict__ next) {
+          const float4* __restrict__ velocities, const unsigned int* __restrict__ ids,
+          const unsigned int* __restrict__ starts, const unsigned int* __restrict__ slots,
+          float4* __restrict__ next) {
     unsigned int i = thread_index();
     if (i >= p.particle_count) return;
-    unsigned int first = starts[i], count = starts[i + 1] - first;
+    unsigned int id = ids[i];
+    unsigned int first = starts[id], count = starts[id + 1] - first;
     if (count == 0u) return;
     unsigned int base = slots[f.capacity] + first;
     float3 x = make3(positions[i]);
@@ -265,11 +302,11 @@ foam_emit(const PbfParams p, const FoamParams f, const float4* __restrict__ posi
     for (unsigned int m = 0; m < count; ++m) {
         unsigned int slot = base + m;
         if (slot >= f.capacity) return;
-        float r = rp * sqrtf(foam_uniform(f, i, 1u + 3u * m));
-        float theta = FOAM_TAU * foam_uniform(f, i, 2u + 3u * m);
+        float r = rp * sqrtf(foam_uniform(f, id, 1u + 3u * m));
+        float theta = FOAM_TAU * foam_uniform(f, id, 2u + 3u * m);
         float c = cosf(theta), s = sinf(theta);
         float3 across = (e1 * c + e2 * s) * r;
-        float3 at = x + across + v * (foam_uniform(f, i, 3u + 3u * m) * f.dt);
+        float3 at = x + across + v * (foam_uniform(f, id, 3u + 3u * m) * f.dt);
         float3 speed = v + across * spread;
         next[2 * slot] = make_float4(at.x, at.y, at.z, f.lifetime);
         next[2 * slot + 1] = make_float4(speed.x, speed.y, speed.z, 0.0f);

@@ -185,8 +185,8 @@ fn the_gpu_reduced_statistics_match_the_snapshots() {
 }
 
 /// The `foam` stage on the GPU (kernels/foam.cuh) against the CPU stage on the same fluid
-/// state: the pool's size and each kind's count frame by frame (foam_parity.rs says why not
-/// particle by particle on a GPU; the emulation checks that bit for bit).
+/// state: each frame from the CPU's pool, the pools one to one within the rounding bound of
+/// foam_parity.rs (`PoolBound`), a few flips allowed; the cap lowered midway.
 #[test]
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
 fn foam_on_the_gpu_matches_the_cpu_stage() {

@@ -6,9 +6,11 @@
 // usage: foam INPUT OUTPUT
 // INPUT: PbfParams, FoamParams (its step unused), u32 frames, u32 cells, u32 alive, float4
 // pool[2 alive]; then per frame: u32 step_lo, u32 step_hi, u32 cell_start[cells + 1], float4
-// positions[n], float4 velocities[n], float4 grid_positions[n] (n = PbfParams::particle_count).
-// OUTPUT: per frame float4 raw[n] ([I_ta, κ, I_k, count]) and u32 state[FOAM_STATE_WORDS]; then
-// float4 pool[2 alive] and float4 records[alive] of the last frame.
+// positions[n], float4 velocities[n], float4 grid_positions[n], u32 ids[n] (n =
+// PbfParams::particle_count), u32 reload and, if reload is 1, u32 alive (at most the capacity)
+// and float4 pool[2 alive] replacing the pool before the frame's stage.
+// OUTPUT: per frame float4 raw[n] ([I_ta, κ, I_k, count]), u32 state[FOAM_STATE_WORDS] and
+// float4 pool[2 alive]; then float4 records[alive] of the last frame.
 #include "cuda_shim.h"
 thread_local Dim blockIdx, threadIdx;
 Dim blockDim;
@@ -62,6 +64,7 @@ int main(int argc, char** argv) {
     std::vector<unsigned> state(FOAM_STATE_WORDS, 0u), cell_start(cells + 1), counts(n + 1), slots(cap + 1);
     state[FOAM_ALIVE] = alive;
     std::vector<float4> positions(n), velocities(n), grid_positions(n), normals(n), raw(n);
+    std::vector<unsigned> ids(n);
     FILE* out = fopen(argv[2], "wb");
     if (!out) { perror(argv[2]); return 2; }
     for (unsigned frame = 0; frame < frames; ++frame) {
@@ -71,10 +74,19 @@ int main(int argc, char** argv) {
         read(in, positions.data(), n);
         read(in, velocities.data(), n);
         read(in, grid_positions.data(), n);
+        read(in, ids.data(), n);
+        unsigned reload;
+        read(in, &reload, 1);
+        if (reload == 1u) {
+            read(in, &alive, 1);
+            if (alive > cap) { fprintf(stderr, "pool over the capacity\n"); return 2; }
+            read(in, pool.data(), 2 * (size_t)alive);
+            state[FOAM_ALIVE] = alive;
+        }
         launch(n, [&] { foam_normals(p, positions.data(), cell_start.data(), grid_positions.data(), normals.data(), state.data()); });
         launch(n, [&] {
-            foam_potentials(p, f, positions.data(), velocities.data(), cell_start.data(), grid_positions.data(),
-                            normals.data(), counts.data(), raw.data());
+            foam_potentials(p, f, positions.data(), velocities.data(), ids.data(), cell_start.data(),
+                            grid_positions.data(), normals.data(), counts.data(), raw.data());
         });
         launch(cap + 1, [&] {
             foam_advect(p, f, positions.data(), velocities.data(), cell_start.data(), state.data(), pool.data(), slots.data());
@@ -82,18 +94,20 @@ int main(int argc, char** argv) {
         exclusive_scan(slots);
         launch(cap, [&] { foam_compact(f, slots.data(), pool.data(), next.data()); });
         exclusive_scan(counts);
-        launch(n, [&] { foam_emit(p, f, positions.data(), velocities.data(), counts.data(), slots.data(), next.data()); });
+        launch(n, [&] {
+            foam_emit(p, f, positions.data(), velocities.data(), ids.data(), counts.data(), slots.data(), next.data());
+        });
         launch(1, [&] { foam_finish(f, n, slots.data(), counts.data(), state.data()); });
         launch(cap, [&] { foam_count(f, next.data(), state.data()); });
         std::swap(pool, next);
         fwrite(raw.data(), sizeof(float4), n, out);
         fwrite(state.data(), sizeof(unsigned), state.size(), out);
+        fwrite(pool.data(), sizeof(float4), 2 * (size_t)state[FOAM_ALIVE], out);
     }
     fclose(in);
     alive = state[FOAM_ALIVE];
     std::vector<float4> records(alive);
     launch(alive, [&] { foam_records(alive, pool.data(), records.data()); });
-    fwrite(pool.data(), sizeof(float4), 2 * (size_t)alive, out);
     fwrite(records.data(), sizeof(float4), alive, out);
     fclose(out);
     return 0;

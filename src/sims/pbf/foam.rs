@@ -16,15 +16,21 @@
 //! Each is clamped into [0, 1] by Φ(I, τ_min, τ_max) = (min(I, τ_max) − min(I, τ_min)) /
 //! (τ_max − τ_min) with the thresholds [`TRAPPED_AIR`], [`WAVE_CREST`], [`KINETIC`], and the
 //! particle emits n = dt (k_ta Φ_ta + k_wc Φ_wc) Φ_k diffuse particles (the fraction rounded
-//! up with that probability, by a hash of the seed, the step and i: deterministic, in parallel).
+//! up with that probability, by a hash of the seed, the step and the particle's id:
+//! deterministic, in parallel, and independent of the particles' order; at most
+//! [`emission_limit`]). The newborn join the pool after the survivors, ordered by the parent's
+//! id and their number, as far as the cap allows.
 //! They start inside the cylinder of radius r_p around xᵢ along vᵢ, with vᵢ plus the offset
 //! across it per unit time.
 //!
 //! Every step, each diffuse particle counts the fluid particles within h: fewer than
 //! [`SPRAY_BELOW`] make it spray (ballistic under gravity), more than [`BUBBLE_ABOVE`] a bubble
 //! (buoyant, k_b, and dragged towards the fluid's velocity, k_d), the rest foam (moved with the
-//! fluid's velocity averaged with W). Only foam ages; it dies when its lifetime is spent. A
-//! diffuse particle that leaves the container dies; no more are born than the cap allows.
+//! fluid's velocity averaged with W). Foam ages, and so does any diffuse particle lying on the
+//! container's walls; it dies when its lifetime is spent. The walls stop diffuse particles
+//! (`stop_at_walls`: put back on the wall, the velocity into it lost, so spray slides down the
+//! glass). No more are born than the cap allows, and a cap lowered below the alive count drops
+//! the youngest.
 //!
 //! The CUDA solver runs this stage as kernels (`kernels/foam.cuh`, `cuda/foam.rs`) in the same
 //! operation order: its emulation matches this code bit for bit (`cuda/foam_emulation.rs`).
@@ -101,11 +107,14 @@ pub struct FoamSettings {
 }
 
 impl Default for FoamSettings {
+    /// The rates: at 1000/s the 30 000-particle dam break's breaking front is one saturated
+    /// white sheet in the picture (the additive foam discs); at 250/s it stays white where the
+    /// trapped air is strongest and shows the sheet's structure elsewhere (docs/viewer.md).
     fn default() -> Self {
         FoamSettings {
             enabled: false,
-            trapped_air_rate: 1000.0,
-            wave_crest_rate: 1000.0,
+            trapped_air_rate: 250.0,
+            wave_crest_rate: 250.0,
             lifetime: 2.0,
             max_count: 100_000,
             seed: 1,
@@ -148,6 +157,10 @@ pub struct FluidView<'a> {
     pub positions: &'a [Vec3A],
     /// Velocities, m/s.
     pub velocities: &'a [Vec3A],
+    /// Each particle's identity, a permutation of 0..n (the solvers' particle ids): the
+    /// emission's random numbers and the newborn's order follow it, not the particles' order
+    /// in the arrays, which on the GPU depends on its atomics.
+    pub ids: &'a [u32],
     /// CSR starts, one more than particles.
     pub neighbor_start: &'a [u32],
     /// CSR lists.
@@ -180,6 +193,14 @@ pub fn records(particles: &[Diffuse], out: &mut Vec<[f32; 4]>) {
         let p = d.position;
         [p.x, p.y, p.z, d.kind as u32 as f32 + 0.499 * fade]
     }));
+}
+
+/// Most diffuse particles one fluid particle emits in one step over `n` fluid particles:
+/// 2²⁴ (exact in f32), and at most (2³² − 1) / n so the step's total fits the u32 counts and
+/// scan of the CUDA stage (429 per particle at 10 M particles, where the largest rates and a
+/// step of 1/60 s would ask for up to 333).
+pub fn emission_limit(n: usize) -> u32 {
+    (u32::MAX / n.max(1) as u32).min(1 << 24)
 }
 
 /// Φ(I, τ_min, τ_max).
@@ -269,6 +290,33 @@ pub fn raw_potentials(fluid: &FluidView) -> Vec<[f32; 3]> {
         .collect()
 }
 
+/// The container's walls for a diffuse particle that moved through one: put back on the wall,
+/// its velocity into the wall lost (it slides along the glass, or lies on the floor). Returns
+/// whether it now lies on a wall (then it ages even as spray or a bubble, as foam does: spray
+/// that hit the glass runs down it and dies after its lifetime rather than vanishing in
+/// mid-air at the wall or piling up on a dry floor forever). A non-finite position stays so
+/// (and is dropped).
+fn stop_at_walls(d: &mut Diffuse, container: &Aabb) -> bool {
+    let (lo, hi) = (container.min, container.max);
+    let mut on_wall = false;
+    for axis in 0..3 {
+        if d.position[axis] < lo[axis] {
+            d.position[axis] = lo[axis];
+            if d.velocity[axis] < 0.0 {
+                d.velocity[axis] = 0.0;
+            }
+        }
+        if d.position[axis] > hi[axis] {
+            d.position[axis] = hi[axis];
+            if d.velocity[axis] > 0.0 {
+                d.velocity[axis] = 0.0;
+            }
+        }
+        on_wall |= d.position[axis] == lo[axis] || d.position[axis] == hi[axis];
+    }
+    on_wall
+}
+
 impl Foam {
     /// The `foam` stage: one step of `dt` seconds under `gravity` inside `container` (see the
     /// module's text). Returns how many were born.
@@ -281,6 +329,9 @@ impl Foam {
         container: &Aabb,
     ) -> usize {
         self.next_step();
+        // The cap holds at all times: lowered below the alive count, it drops the youngest
+        // (the CUDA pool is reallocated at the new cap and keeps its first max_count).
+        self.particles.truncate(settings.max_count as usize);
         self.advect(fluid, dt, gravity, container);
         let born = self.emit(fluid, settings, dt);
         let room = (settings.max_count as usize).saturating_sub(self.particles.len());
@@ -301,25 +352,41 @@ impl Foam {
         self.steps
     }
 
-    /// New diffuse particles of this step, in fluid-particle order.
+    /// New diffuse particles of this step, by the parent's id and then their number.
     fn emit(&self, fluid: &FluidView, settings: &FoamSettings, dt: f32) -> Vec<Diffuse> {
         let (seed, step) = (settings.seed, self.steps);
         let rp = fluid.particle_radius;
-        potentials(fluid)
+        let limit = emission_limit(fluid.positions.len());
+        let counts: Vec<u32> = potentials(fluid)
             .par_iter()
-            .enumerate()
-            .flat_map_iter(|(i, &[ta, wc, k])| {
+            .zip(fluid.ids)
+            .map(|(&[ta, wc, k], &id)| {
                 let rate =
                     dt * (settings.trapped_air_rate * ta + settings.wave_crest_rate * wc) * k;
                 let whole = rate.floor();
-                let extra = (uniform(seed, step, i as u64, 0) < rate - whole) as u32;
-                let count = whole as u32 + extra;
+                // (A NaN rate, impossible from finite fluid, gets the limit as on the GPU.)
+                if whole.is_nan() || whole >= limit as f32 {
+                    return limit;
+                }
+                let extra = (uniform(seed, step, id as u64, 0) < rate - whole) as u32;
+                (whole as u32 + extra).min(limit)
+            })
+            .collect();
+        let mut by_id = vec![0u32; fluid.ids.len()];
+        for (i, &id) in fluid.ids.iter().enumerate() {
+            by_id[id as usize] = i as u32;
+        }
+        by_id
+            .par_iter()
+            .flat_map_iter(|&i| {
+                let i = i as usize;
+                let (count, id) = (counts[i], fluid.ids[i] as u64);
                 let (x, v) = (fluid.positions[i], fluid.velocities[i]);
                 let along = v.normalize_or(Vec3A::Y);
                 let e1 = along.any_orthonormal_vector();
                 let e2 = along.cross(e1);
                 (0..count).map(move |m| {
-                    let u = |k: u64| uniform(seed, step, i as u64, 1 + 3 * m as u64 + k);
+                    let u = |k: u64| uniform(seed, step, id, 1 + 3 * m as u64 + k);
                     let (r, theta) = (rp * u(0).sqrt(), std::f32::consts::TAU * u(1));
                     let across = r * (theta.cos() * e1 + theta.sin() * e2);
                     Diffuse {
@@ -383,6 +450,9 @@ impl Foam {
                     d.position += dt * d.velocity;
                 }
             }
+            if stop_at_walls(d, container) && d.kind != DiffuseKind::Foam {
+                d.life -= dt;
+            }
         });
         self.particles.retain(|d| {
             d.life > 0.0
@@ -414,158 +484,5 @@ impl Foam {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::sims::pbf::anisotropy::neighbour_lists;
-
-    const SPACING: f32 = 0.02;
-    const GRAVITY: Vec3A = Vec3A::new(0.0, -9.81, 0.0);
-
-    fn lattice(nx: i32, ny: i32, nz: i32) -> Vec<Vec3A> {
-        let mut points = Vec::new();
-        for z in 0..nz {
-            for y in 0..ny {
-                for x in 0..nx {
-                    points.push(Vec3A::new(x as f32, y as f32, z as f32) * SPACING);
-                }
-            }
-        }
-        points
-    }
-
-    /// Runs `steps` of the stage on `positions` at `velocities`, with `diffuse` alive at the
-    /// start.
-    fn run(
-        positions: &[Vec3A],
-        velocities: &[Vec3A],
-        diffuse: Vec<Diffuse>,
-        settings: &FoamSettings,
-        dt: f32,
-        steps: usize,
-    ) -> (Foam, usize) {
-        let (start, lists) = neighbour_lists(positions, 2.0 * SPACING);
-        let fluid = FluidView {
-            positions,
-            velocities,
-            neighbor_start: &start,
-            neighbors: &lists,
-            radius: 2.0 * SPACING,
-            particle_radius: 0.5 * SPACING,
-        };
-        let container = Aabb::new([-1.0, -1.0, -1.0], [1.0, 1.0, 1.0]);
-        let mut foam = Foam {
-            particles: diffuse,
-            steps: 0,
-        };
-        let born = (0..steps)
-            .map(|_| foam.foam(&fluid, settings, dt, GRAVITY, &container))
-            .sum();
-        (foam, born)
-    }
-
-    fn one(position: Vec3A, velocity: Vec3A, life: f32) -> Vec<Diffuse> {
-        vec![Diffuse {
-            position,
-            velocity,
-            life,
-            kind: DiffuseKind::Spray,
-        }]
-    }
-
-    #[test]
-    fn foam_on_a_resting_surface_stays_put_and_dies_after_its_lifetime() {
-        let block = lattice(9, 3, 9);
-        let still = vec![Vec3A::ZERO; block.len()];
-        let top = Vec3A::new(4.0, 2.5, 4.0) * SPACING;
-        let settings = FoamSettings {
-            enabled: true,
-            lifetime: 0.52,
-            ..FoamSettings::default()
-        };
-        let start = one(top, Vec3A::ZERO, settings.lifetime);
-        // 10 steps of 0.05 s: 0.02 s left, still foam, not moved (the fluid is at rest).
-        let (alive, born) = run(&block, &still, start.clone(), &settings, 0.05, 10);
-        assert_eq!(born, 0, "a fluid at rest makes no foam");
-        assert_eq!(alive.particles.len(), 1);
-        let d = alive.particles[0];
-        assert_eq!(d.kind, DiffuseKind::Foam, "{d:?}");
-        assert!((d.life - 0.02).abs() < 1e-4, "{d:?}");
-        assert!((d.position - top).length() < 1e-6, "{d:?}");
-        // One more: its lifetime is spent.
-        let (dead, _) = run(&block, &still, start, &settings, 0.05, 11);
-        assert!(dead.particles.is_empty(), "{:?}", dead.particles);
-    }
-
-    #[test]
-    fn spray_flies_ballistically_forever_and_bubbles_rise() {
-        let settings = FoamSettings {
-            enabled: true,
-            lifetime: 0.1,
-            ..FoamSettings::default()
-        };
-        // No fluid at all: spray, which does not age.
-        let (v0, dt, n) = (Vec3A::new(1.0, 2.0, 0.0), 0.01f32, 30);
-        let (flying, _) = run(&[], &[], one(Vec3A::ZERO, v0, 0.1), &settings, dt, n);
-        let d = flying.particles[0];
-        assert_eq!(d.kind, DiffuseKind::Spray);
-        let t = dt * n as f32;
-        // Symplectic Euler: x = v0 t + g dt² n (n + 1) / 2.
-        let expected = v0 * t + GRAVITY * dt * dt * (n * (n + 1)) as f32 / 2.0;
-        assert!(
-            (d.position - expected).length() < 1e-5,
-            "{d:?} vs {expected}"
-        );
-        assert!((d.velocity - (v0 + GRAVITY * t)).length() < 1e-5, "{d:?}");
-        // Inside a block at rest: a bubble, pushed up by buoyancy, dragged back by the fluid.
-        let block = lattice(9, 9, 9);
-        let still = vec![Vec3A::ZERO; block.len()];
-        let inside = Vec3A::splat(4.0 * SPACING);
-        let (rising, _) = run(
-            &block,
-            &still,
-            one(inside, Vec3A::ZERO, 0.1),
-            &settings,
-            dt,
-            3,
-        );
-        let d = rising.particles[0];
-        assert_eq!(d.kind, DiffuseKind::Bubble, "{d:?}");
-        assert!(d.velocity.y > 0.0 && d.position.y > inside.y, "{d:?}");
-        // Drag: the speed stays below buoyancy's undamped 3 steps of 2 g.
-        assert!(d.velocity.y < 3.0 * BUOYANCY * 9.81 * dt, "{d:?}");
-    }
-
-    #[test]
-    fn a_shearing_crest_emits_deterministically_and_the_cap_holds() {
-        // A block whose top layers run fast to +x over a bed at rest: relative velocity across
-        // the layers (trapped air) and kinetic energy.
-        let block = lattice(12, 6, 6);
-        let velocities: Vec<Vec3A> = block
-            .iter()
-            .map(|p| {
-                let up = p.y / SPACING;
-                Vec3A::new(if up >= 3.0 { 3.0 } else { -3.0 }, 0.0, 0.0)
-            })
-            .collect();
-        let settings = FoamSettings {
-            enabled: true,
-            ..FoamSettings::default()
-        };
-        let (first, born) = run(&block, &velocities, Vec::new(), &settings, 0.0166, 1);
-        assert!(born > 10, "born {born}");
-        let (again, _) = run(&block, &velocities, Vec::new(), &settings, 0.0166, 1);
-        assert_eq!(first.particles, again.particles);
-        let capped = FoamSettings {
-            max_count: 7,
-            ..settings.clone()
-        };
-        let (few, born) = run(&block, &velocities, Vec::new(), &capped, 0.0166, 3);
-        assert_eq!((few.particles.len(), born), (7, 7));
-        let other_seed = FoamSettings {
-            seed: 2,
-            ..settings
-        };
-        let (other, _) = run(&block, &velocities, Vec::new(), &other_seed, 0.0166, 1);
-        assert_ne!(first.particles, other.particles);
-    }
-}
+#[path = "foam_tests.rs"]
+mod tests;

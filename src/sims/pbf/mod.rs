@@ -415,9 +415,12 @@ pub trait Solver {
         let snapshot = self.snapshot()?;
         let params = self.params();
         let (start, lists) = anisotropy::neighbour_lists(&snapshot.positions, params.kernel_radius);
+        // A snapshot is in id order.
+        let ids: Vec<u32> = (0..snapshot.positions.len() as u32).collect();
         let fluid = foam::FluidView {
             positions: &snapshot.positions,
             velocities: &snapshot.velocities,
+            ids: &ids,
             neighbor_start: &start,
             neighbors: &lists,
             radius: params.kernel_radius,

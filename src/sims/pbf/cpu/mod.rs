@@ -571,6 +571,7 @@ impl Solver for CpuSolver {
         let fluid = crate::sims::pbf::foam::FluidView {
             positions: &self.positions,
             velocities: &self.velocities,
+            ids: &self.ids,
             neighbor_start: &self.neighbor_start,
             neighbors: &self.neighbors,
             radius: self.params.kernel_radius,

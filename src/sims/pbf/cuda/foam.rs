@@ -6,9 +6,8 @@
 //! `foam_records` through CUDA–GL interop (the solver's second `GlInterop`).
 
 use super::params::GpuParams;
-use super::pbf::{per_element, scan_levels, PbfKernels};
-use super::Float4;
-use crate::cuda::launch::{self, OrNull};
+use super::pbf::{scan_levels, PbfKernels};
+use super::{CudaSolver, Float4};
 use crate::cuda::CudaError;
 use crate::sims::pbf::foam::{Diffuse, DiffuseKind, FoamSettings};
 use crate::sims::pbf::{Aabb, SolverError};
@@ -187,7 +186,9 @@ impl DeviceFoam {
         [0, 1, 2].map(|k| self.last[SPRAY + k] as usize)
     }
 
-    /// Takes over the first `count` diffuse particles of `other` (a pool of another capacity).
+    /// Takes over the first `count` diffuse particles of `other` (a pool of another capacity):
+    /// those beyond the new capacity are dropped (the youngest), as the CPU stage cuts its pool
+    /// at a lowered cap.
     pub fn adopt(
         &mut self,
         stream: &Arc<CudaStream>,
@@ -201,6 +202,32 @@ impl DeviceFoam {
                     &other.pool.slice(..2 * count),
                     &mut self.pool.slice_mut(..2 * count),
                 )
+                .map_err(CudaError::driver("copying the diffuse particles"))?;
+        }
+        self.set_alive(stream, count)
+    }
+
+    /// Replaces the pool's contents with `particles` (at most the capacity; the parity check
+    /// starts each compared frame from the CPU's pool).
+    pub fn upload(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        particles: &[Diffuse],
+    ) -> Result<(), SolverError> {
+        let count = particles.len().min(self.capacity);
+        let records: Vec<Float4> = particles[..count]
+            .iter()
+            .flat_map(|d| {
+                let (x, v) = (d.position, d.velocity);
+                [
+                    [x.x, x.y, x.z, d.life],
+                    [v.x, v.y, v.z, d.kind as u32 as f32],
+                ]
+            })
+            .collect();
+        if count > 0 {
+            stream
+                .memcpy_htod(&records, &mut self.pool.slice_mut(..2 * count))
                 .map_err(CudaError::driver("copying the diffuse particles"))?;
         }
         self.set_alive(stream, count)
@@ -227,6 +254,7 @@ impl DeviceFoam {
         f: &GpuFoamParams,
         positions: &CudaSlice<Float4>,
         velocities: &CudaSlice<Float4>,
+        ids: &CudaSlice<u32>,
         cell_start: &CudaSlice<u32>,
         grid_positions: &CudaSlice<Float4>,
     ) -> Result<usize, SolverError> {
@@ -246,6 +274,7 @@ impl DeviceFoam {
             f,
             positions,
             velocities,
+            ids,
             cell_start,
             grid_positions,
             &self.normals,
@@ -272,6 +301,7 @@ impl DeviceFoam {
             f,
             positions,
             velocities,
+            ids,
             &self.counts,
             &self.slots,
             &mut self.next,
@@ -329,153 +359,81 @@ impl DeviceFoam {
     }
 }
 
-/// The `foam` kernels (foam.cuh), one method per kernel taking its parameters in order. The
-/// per-fluid-particle kernels run one thread per particle of `p`, the per-diffuse ones one per
-/// slot of the capacity (`f.capacity`, + 1 for foam_advect, which ends the keep flags).
-#[allow(clippy::too_many_arguments)]
-impl PbfKernels {
-    /// Surface normals and the displacement bound.
-    pub(super) fn foam_normals(
-        &self,
-        stream: &CudaStream,
-        p: &GpuParams,
-        positions: &CudaSlice<Float4>,
-        cell_start: &CudaSlice<u32>,
-        grid_positions: &CudaSlice<Float4>,
-        normals: &mut CudaSlice<Float4>,
-        state: &mut CudaSlice<u32>,
-    ) -> Result<(), SolverError> {
-        let args = (p, positions, cell_start, grid_positions, normals, state);
-        let config = per_element(p.particle_count as usize);
-        // SAFETY: foam.cuh's parameters; per-particle arrays of p.particle_count.
-        unsafe { self.launch("foam_normals", stream, config, args) }
-    }
-
-    /// Potentials and emission counts (`raw`, if any: [I_ta, κ, I_k, count] per particle).
-    pub(super) fn foam_potentials(
-        &self,
-        stream: &CudaStream,
-        p: &GpuParams,
-        f: &GpuFoamParams,
-        positions: &CudaSlice<Float4>,
-        velocities: &CudaSlice<Float4>,
-        cell_start: &CudaSlice<u32>,
-        grid_positions: &CudaSlice<Float4>,
-        normals: &CudaSlice<Float4>,
-        counts: &mut CudaSlice<u32>,
-        raw: Option<&mut CudaSlice<Float4>>,
-    ) -> Result<(), SolverError> {
-        let args = (
-            p,
-            f,
-            positions,
-            velocities,
-            cell_start,
-            grid_positions,
-            normals,
-            counts,
-            OrNull(raw),
+/// The `foam` stage of the CUDA solver: its pool and one run of the stage.
+impl CudaSolver {
+    /// Step `step` of the `foam` stage ([`crate::sims::pbf::Solver::foam`]): the kernels on the solver's sorted
+    /// particles and grid; returns how many were born.
+    pub(super) fn foam_stage(
+        &mut self,
+        step: u64,
+        settings: &FoamSettings,
+        dt: f32,
+        container: &Aabb,
+    ) -> Result<usize, SolverError> {
+        let f = GpuFoamParams::new(settings, dt, self.params.particle_radius(), container, step);
+        self.context
+            .bind_to_thread()
+            .map_err(CudaError::driver("binding the CUDA context"))?;
+        let mut p = self.constants;
+        p.particle_count = self.particle_count as u32;
+        self.foam_pool(settings.max_count as usize)?;
+        let (pool, k, b) = (
+            self.foam.as_mut().expect("made above"),
+            &self.kernels,
+            &self.buffers,
         );
-        let config = per_element(p.particle_count as usize);
-        // SAFETY: foam.cuh's parameters; counts holds particle_count + 1 values.
-        unsafe { self.launch("foam_potentials", stream, config, args) }
+        pool.run(
+            k,
+            &self.stream,
+            &p,
+            &f,
+            &b.positions,
+            &b.velocities,
+            &b.ids,
+            &b.cell_start,
+            &b.grid_positions,
+        )
     }
 
-    /// Classes, motion and ages of the pool; keep flags.
-    pub(super) fn foam_advect(
-        &self,
-        stream: &CudaStream,
-        p: &GpuParams,
-        f: &GpuFoamParams,
-        positions: &CudaSlice<Float4>,
-        velocities: &CudaSlice<Float4>,
-        cell_start: &CudaSlice<u32>,
-        state: &CudaSlice<u32>,
-        pool: &mut CudaSlice<Float4>,
-        keep: &mut CudaSlice<u32>,
-    ) -> Result<(), SolverError> {
-        let args = (p, f, positions, velocities, cell_start, state, pool, keep);
-        let config = per_element(f.capacity as usize + 1);
-        // SAFETY: foam.cuh's parameters; pool holds 2 capacity records, keep capacity + 1.
-        unsafe { self.launch("foam_advect", stream, config, args) }
+    /// The `foam` stage's pool for `capacity` diffuse particles: the one there, or a new one
+    /// (after checking the GPU's free memory) holding the first of the old one's particles.
+    pub(super) fn foam_pool(&mut self, capacity: usize) -> Result<&mut DeviceFoam, SolverError> {
+        if self.foam.as_ref().is_some_and(|f| f.capacity() == capacity) {
+            return Ok(self.foam.as_mut().expect("checked"));
+        }
+        let needed =
+            capacity as u64 * BYTES_PER_DIFFUSE + self.particle_count as u64 * BYTES_PER_FLUID;
+        let (free, _) = self
+            .context
+            .mem_get_info()
+            .map_err(CudaError::driver("cuMemGetInfo"))?;
+        if needed > free as u64 {
+            return Err(SolverError::Backend(format!(
+                "the foam stage's {capacity} diffuse particles need {} of GPU memory, {} is \
+                 free; lower foam.max_count",
+                crate::host::format_bytes(needed),
+                crate::host::format_bytes(free as u64)
+            )));
+        }
+        let mut pool = DeviceFoam::new(&self.stream, capacity, self.particle_count)
+            .map_err(CudaError::driver("allocating the foam stage's GPU memory"))?;
+        match self.foam.take() {
+            Some(old) => pool.adopt(&self.stream, &old, old.alive())?,
+            None => pool.set_alive(&self.stream, 0)?,
+        }
+        Ok(self.foam.insert(pool))
     }
 
-    /// The survivors to the front of `next`.
-    pub(super) fn foam_compact(
-        &self,
-        stream: &CudaStream,
-        f: &GpuFoamParams,
-        slots: &CudaSlice<u32>,
-        pool: &CudaSlice<Float4>,
-        next: &mut CudaSlice<Float4>,
+    /// The `foam` stage's pool for `capacity` holding `particles` (the parity check's start).
+    pub(super) fn set_foam_pool(
+        &mut self,
+        capacity: usize,
+        particles: &[Diffuse],
     ) -> Result<(), SolverError> {
-        let args = (f, slots, pool, next);
-        let config = per_element(f.capacity as usize);
-        // SAFETY: foam.cuh's parameters; slots holds capacity + 1 values, the pools 2 capacity.
-        unsafe { self.launch("foam_compact", stream, config, args) }
-    }
-
-    /// The newborn after the survivors.
-    pub(super) fn foam_emit(
-        &self,
-        stream: &CudaStream,
-        p: &GpuParams,
-        f: &GpuFoamParams,
-        positions: &CudaSlice<Float4>,
-        velocities: &CudaSlice<Float4>,
-        starts: &CudaSlice<u32>,
-        slots: &CudaSlice<u32>,
-        next: &mut CudaSlice<Float4>,
-    ) -> Result<(), SolverError> {
-        let args = (p, f, positions, velocities, starts, slots, next);
-        let config = per_element(p.particle_count as usize);
-        // SAFETY: foam.cuh's parameters; slots are checked against the capacity.
-        unsafe { self.launch("foam_emit", stream, config, args) }
-    }
-
-    /// The pool's new size and the counters cleared (one thread).
-    pub(super) fn foam_finish(
-        &self,
-        stream: &CudaStream,
-        f: &GpuFoamParams,
-        particle_count: u32,
-        slots: &CudaSlice<u32>,
-        starts: &CudaSlice<u32>,
-        state: &mut CudaSlice<u32>,
-    ) -> Result<(), SolverError> {
-        let args = (f, &particle_count, slots, starts, state);
-        // SAFETY: foam.cuh's parameters; one thread.
-        unsafe { self.launch("foam_finish", stream, launch::one_block(32), args) }
-    }
-
-    /// The three counts.
-    pub(super) fn foam_count(
-        &self,
-        stream: &CudaStream,
-        f: &GpuFoamParams,
-        pool: &CudaSlice<Float4>,
-        state: &mut CudaSlice<u32>,
-    ) -> Result<(), SolverError> {
-        let args = (f, pool, state);
-        let config = per_element(f.capacity as usize);
-        // SAFETY: foam.cuh's parameters; reads only slots below the alive count.
-        unsafe { self.launch("foam_count", stream, config, args) }
-    }
-
-    /// `count` render records of the pool into `out`.
-    ///
-    /// # Safety
-    /// `out` points to at least `count` float4 records of device memory.
-    pub(super) unsafe fn foam_records(
-        &self,
-        stream: &CudaStream,
-        count: usize,
-        pool: &CudaSlice<Float4>,
-        out: cudarc::driver::sys::CUdeviceptr,
-    ) -> Result<(), SolverError> {
-        let n = count as u32;
-        let args = (&n, pool, &out);
-        // SAFETY: foam.cuh's parameters; the caller vouches for `out`.
-        unsafe { self.launch("foam_records", stream, per_element(count), args) }
+        self.context
+            .bind_to_thread()
+            .map_err(CudaError::driver("binding the CUDA context"))?;
+        let stream = self.stream.clone();
+        self.foam_pool(capacity)?.upload(&stream, particles)
     }
 }

@@ -1,14 +1,18 @@
 //! The `foam` stage, CUDA against the CPU (tests/cuda.rs and `fluidlab doctor`'s "parity: foam"
-//! line), and the dam-break state both it and the emulation check start from.
+//! line), the dam-break state both it and the emulation check start from, and the one-to-one
+//! comparison of two pools both use.
 //!
-//! On a GPU the counting sort puts the particles of a cell in the order their atomics ran, so
-//! the emission's random numbers (drawn by sorted index) and the sums' order differ from the
-//! CPU's: the check compares what must not depend on that, the pool's size and each kind's
-//! count, frame by frame, over frames of the stage on one fluid state just after the impact.
+//! The emission draws its random numbers by particle id and orders the newborn by parent id, so
+//! the GPU's order of particles within a cell (its atomics') changes no draw: each frame both
+//! stages start from the same pool (the CPU's, uploaded) and their pools must agree particle by
+//! particle within [`PoolBound`], the rounding a stage may add with FMA contraction and the
+//! GPU's order of the neighbour sums. Discrete decisions at a threshold (a neighbour at exactly
+//! h, an emission count against its random number, a class at its neighbour count) may go the
+//! other way: those particles are counted as flips, not bounded, and must be few.
 
 use super::CudaSolver;
 use crate::sims::pbf::cpu::CpuSolver;
-use crate::sims::pbf::foam::{FluidView, Foam, FoamSettings};
+use crate::sims::pbf::foam::{Diffuse, FluidView, Foam, FoamSettings};
 use crate::sims::pbf::grid::{gather, UniformGrid};
 use crate::sims::pbf::scene::Scene;
 use crate::sims::pbf::{InitialState, Snapshot, Solver, SolverError};
@@ -16,11 +20,105 @@ use glam::Vec3A;
 
 /// Frames of the stage the check runs.
 pub const FOAM_FRAMES: usize = 12;
-/// Each frame's alive count and kind counts may differ from the CPU's by this fraction (or
-/// by [`FOAM_SLACK`] particles, whichever is more).
-pub const FOAM_TOLERANCE: f64 = 0.05;
-/// See [`FOAM_TOLERANCE`].
-pub const FOAM_SLACK: usize = 20;
+/// From this frame on the check runs with the cap lowered to [`LOWERED_CAP`] (the pool then
+/// holds more than the cap: both stages drop the youngest).
+pub const LOWERED_FROM: usize = 8;
+/// See [`LOWERED_FROM`].
+pub const LOWERED_CAP: u32 = 120;
+/// Most flips (discrete decisions gone the other way) allowed per frame: 1 % of the pool, at
+/// least 2.
+pub fn allowed_flips(alive: usize) -> usize {
+    (alive / 100).max(2)
+}
+
+/// What one stage may change in a diffuse particle by rounding alone, from the same start:
+/// a velocity component by `velocity` (m/s), a position component by `position` (m); life and
+/// kind are exact (foam ages by the same subtraction, newborn start at the lifetime).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PoolBound {
+    /// m/s.
+    pub velocity: f32,
+    /// m.
+    pub position: f32,
+}
+
+impl PoolBound {
+    /// The bound over a fluid whose particles have at most `m` neighbours and speeds up to
+    /// `speed` (m/s, the fluid's and the start pool's largest), coordinates up to `extent` (m),
+    /// after one stage of `dt` under `gravity` (m/s²) with particle radius `rp`. With ε = 2⁻²⁴
+    /// and E = (16 + m) ε: a foam particle's velocity is a W-weighted mean of at most m + 1
+    /// fluid velocities, each term and the sum rounding at most E relative to Σ w max|v| (in
+    /// any order of summation, with or without contraction); spray and bubbles add g dt (1 +
+    /// k_b) and the drag, a few roundings; newborn (v + spread, at most 1.1 |v|, with the GPU's
+    /// cosf/sinf within 2 ulp) fewer: |Δv| ≤ E (1.1 speed + (1 + k_b) |g| dt). A position adds
+    /// dt Δv and a few roundings of its terms: |Δx| ≤ 8 ε (extent + rp + dt speed') + dt |Δv|,
+    /// speed' = speed + |g| dt.
+    pub fn new(m: usize, speed: f32, extent: f32, dt: f32, gravity: f32, rp: f32) -> PoolBound {
+        let eps = f32::EPSILON / 2.0;
+        let e = (16 + m) as f32 * eps;
+        let fall = gravity.abs() * dt;
+        let velocity = e * (1.1 * speed + (1.0 + crate::sims::pbf::foam::BUOYANCY) * fall);
+        PoolBound {
+            velocity,
+            position: 8.0 * eps * (extent + rp + dt * (speed + fall)) + dt * velocity,
+        }
+    }
+
+    /// Whether `a` and `b` are one diffuse particle within the bound.
+    pub fn same(&self, a: &Diffuse, b: &Diffuse) -> bool {
+        let dx = (a.position - b.position).abs().max_element();
+        let dv = (a.velocity - b.velocity).abs().max_element();
+        a.kind == b.kind
+            && a.life.to_bits() == b.life.to_bits()
+            && dx <= self.position
+            && dv <= self.velocity
+    }
+}
+
+/// Two pools compared one to one ([`compare_pools`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PoolComparison {
+    /// Pairs within the bound.
+    pub matched: usize,
+    /// Particles on one side only (a discrete decision gone the other way), skipped to realign.
+    pub flips: usize,
+    /// Pairs compared that are not within the bound (after realigning): each one a failure.
+    pub mismatched: usize,
+    /// The largest position and velocity difference over the matched pairs, as fractions of
+    /// the bound.
+    pub worst: f32,
+}
+
+/// `gpu` against `cpu` in order: equal pairs advance both; on a difference, a particle on one
+/// side only (its neighbour on the other side matches the next) is a flip, else a mismatch.
+pub fn compare_pools(gpu: &[Diffuse], cpu: &[Diffuse], bound: &PoolBound) -> PoolComparison {
+    let mut out = PoolComparison::default();
+    let (mut i, mut j) = (0, 0);
+    let same = |a: Option<&Diffuse>, b: Option<&Diffuse>| match (a, b) {
+        (Some(a), Some(b)) => bound.same(a, b),
+        _ => false,
+    };
+    while i < gpu.len() && j < cpu.len() {
+        if bound.same(&gpu[i], &cpu[j]) {
+            let dx = (gpu[i].position - cpu[j].position).abs().max_element() / bound.position;
+            let dv = (gpu[i].velocity - cpu[j].velocity).abs().max_element() / bound.velocity;
+            out.worst = out.worst.max(dx).max(dv);
+            out.matched += 1;
+            (i, j) = (i + 1, j + 1);
+        } else if same(gpu.get(i + 1), cpu.get(j)) {
+            out.flips += 1;
+            i += 1;
+        } else if same(gpu.get(i), cpu.get(j + 1)) {
+            out.flips += 1;
+            j += 1;
+        } else {
+            out.mismatched += 1;
+            (i, j) = (i + 1, j + 1);
+        }
+    }
+    out.flips += (gpu.len() - i) + (cpu.len() - j);
+    out
+}
 
 /// One fluid state sorted by the container's grid at its positions, with CSR neighbour lists in
 /// the grid's cell order: what the CUDA solver's grid holds right after it sorted the state.
@@ -29,6 +127,8 @@ pub struct SortedFluid {
     pub positions: Vec<Vec3A>,
     /// Velocities, m/s.
     pub velocities: Vec<Vec3A>,
+    /// The particles' ids (the snapshot's index: a snapshot is in id order).
+    pub ids: Vec<u32>,
     /// The grid's cell starts.
     pub cell_start: Vec<u32>,
     /// CSR starts.
@@ -60,6 +160,7 @@ impl SortedFluid {
         SortedFluid {
             positions,
             velocities,
+            ids: grid.order().to_vec(),
             cell_start: grid.cell_start().to_vec(),
             start,
             lists,
@@ -71,6 +172,7 @@ impl SortedFluid {
         FluidView {
             positions: &self.positions,
             velocities: &self.velocities,
+            ids: &self.ids,
             neighbor_start: &self.start,
             neighbors: &self.lists,
             radius: scene.params.kernel_radius,
@@ -117,22 +219,55 @@ pub fn check_settings() -> FoamSettings {
         enabled: true,
         trapped_air_rate: 5000.0,
         wave_crest_rate: 5000.0,
-        lifetime: 0.25,
-        max_count: 450,
+        lifetime: 0.1,
+        max_count: 200,
         ..FoamSettings::default()
     }
 }
 
-/// The result: whether every frame's counts stayed within tolerance, and in words.
+/// The result: whether every frame's pools agreed, and in words.
 pub struct FoamParity {
-    /// Within [`FOAM_TOLERANCE`] every frame.
+    /// Every frame's pools one to one within [`PoolBound`], flips within [`allowed_flips`].
     pub passed: bool,
-    /// The last frame's counts, the worst difference and the tolerance.
+    /// The frames' totals, the worst difference and the bound.
     pub detail: String,
 }
 
+impl SortedFluid {
+    /// The [`PoolBound`] of a stage over this fluid starting from `start`.
+    pub fn bound(&self, scene: &Scene, start: &[Diffuse]) -> PoolBound {
+        let m = self
+            .start
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .max()
+            .unwrap_or(0) as usize
+            + 1;
+        let speed = self
+            .velocities
+            .iter()
+            .chain(start.iter().map(|d| &d.velocity))
+            .map(|v| v.length())
+            .fold(0.0f32, f32::max);
+        let c = &scene.container;
+        let extent = c.min.abs().max(c.max.abs()).max_element();
+        let g = Vec3A::from(scene.params.gravity).length();
+        PoolBound::new(
+            m,
+            speed,
+            extent,
+            scene.params.dt,
+            g,
+            scene.params.particle_radius(),
+        )
+    }
+}
+
 /// CUDA vs CPU: [`FOAM_FRAMES`] frames of the `foam` stage on the dam break's state a few
-/// frames after the impact (the CUDA solver made from it: sorted, not stepped).
+/// frames after the impact (the CUDA solver made from it: sorted by its own grid, not
+/// stepped), each frame from the CPU's pool (uploaded), compared one to one; from
+/// [`LOWERED_FROM`] on with the cap lowered to [`LOWERED_CAP`] (the upload at the old cap, so
+/// the CUDA pool is cut by its reallocation).
 pub fn cuda_foam() -> Result<FoamParity, SolverError> {
     let (scene, mut cpu) = dam_break_at_impact()?;
     for _ in 0..3 {
@@ -145,36 +280,81 @@ pub fn cuda_foam() -> Result<FoamParity, SolverError> {
     };
     let mut cuda = CudaSolver::new(scene.world(), scene.params.clone(), &state)?;
     let fluid = SortedFluid::of(&snapshot, &scene);
-    let settings = check_settings();
+    let mut settings = check_settings();
     let (mut cpu_foam, mut gpu_foam) = (Foam::default(), Foam::default());
-    let (mut worst, mut passed, mut last) = (0.0f64, true, String::new());
+    let (mut passed, mut worst, mut flips, mut matched) = (true, 0.0f32, 0, 0);
     let mut born = [0usize; 2];
-    for _ in 0..FOAM_FRAMES {
+    let mut last = String::new();
+    for frame in 0..FOAM_FRAMES {
+        cuda.set_foam_pool(settings.max_count as usize, &cpu_foam.particles)?;
+        let bound = fluid.bound(&scene, &cpu_foam.particles);
+        if frame == LOWERED_FROM {
+            settings.max_count = LOWERED_CAP;
+        }
         born[0] += fluid.cpu_frame(&scene, &settings, &mut cpu_foam);
         born[1] += cuda.foam(&mut gpu_foam, &settings, scene.params.dt, &scene.container)?;
-        let (c, g) = (cpu_foam.counts(), cuda.foam_counts(&gpu_foam));
-        let pairs = [
-            (c.iter().sum::<usize>(), g.iter().sum::<usize>()),
-            (c[0], g[0]),
-            (c[1], g[1]),
-            (c[2], g[2]),
-        ];
-        for (a, b) in pairs {
-            let allowed = ((FOAM_TOLERANCE * a as f64).ceil() as usize).max(FOAM_SLACK);
-            passed &= a.abs_diff(b) <= allowed;
-            worst = worst.max(a.abs_diff(b) as f64 / a.max(1) as f64);
+        let gpu = cuda.foam_particles(&gpu_foam)?;
+        let c = compare_pools(&gpu, &cpu_foam.particles, &bound);
+        passed &= c.mismatched == 0 && c.flips <= allowed_flips(cpu_foam.particles.len());
+        (worst, flips, matched) = (worst.max(c.worst), flips + c.flips, matched + c.matched);
+        if c.mismatched > 0 && last.is_empty() {
+            last = format!(" (frame {frame}: {} outside the bound)", c.mismatched);
         }
-        last = format!("cpu {c:?}, cuda {g:?}");
     }
+    let (c, g) = (cpu_foam.counts(), cuda.foam_counts(&gpu_foam));
     Ok(FoamParity {
         passed,
         detail: format!(
-            "{FOAM_FRAMES} frames after the impact: born cpu {}, cuda {}; last [spray, foam, \
-             bubbles] {last}; worst difference {:.1} % (allowed {} % or {FOAM_SLACK})",
+            "{FOAM_FRAMES} frames after the impact (cap {} then {LOWERED_CAP}): born cpu {}, \
+             cuda {}; {matched} particles one to one, worst {:.2} of the rounding bound, \
+             {flips} flips{last}; last [spray, foam, bubbles] cpu {c:?}, cuda {g:?}",
+            check_settings().max_count,
             born[0],
             born[1],
-            100.0 * worst,
-            100.0 * FOAM_TOLERANCE
+            worst,
         ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sims::pbf::foam::DiffuseKind;
+
+    fn particle(x: f32) -> Diffuse {
+        Diffuse {
+            position: Vec3A::new(x, 0.5, 0.25),
+            velocity: Vec3A::new(1.0, -2.0, 0.5),
+            life: 0.75,
+            kind: DiffuseKind::Foam,
+        }
+    }
+
+    #[test]
+    fn pools_compare_one_to_one_with_flips_realigned() {
+        let bound = PoolBound::new(40, 3.0, 1.0, 1.0 / 60.0, 9.81, 0.01);
+        // Rounding-sized: E = 56 ε ≈ 3.3e-6, times ~3.4 m/s.
+        assert!(bound.velocity > 5e-6 && bound.velocity < 2e-5, "{bound:?}");
+        assert!(bound.position > 5e-7 && bound.position < 2e-6, "{bound:?}");
+        let cpu: Vec<Diffuse> = (0..10).map(|k| particle(0.1 * k as f32)).collect();
+        let mut gpu = cpu.clone();
+        gpu[3].position.x += 0.5 * bound.position;
+        gpu[4].velocity.y -= 0.9 * bound.velocity;
+        let c = compare_pools(&gpu, &cpu, &bound);
+        assert_eq!((c.matched, c.flips, c.mismatched), (10, 0, 0), "{c:?}");
+        assert!(c.worst > 0.85 && c.worst < 0.95, "{c:?}");
+        // One particle missing on the GPU side (a count gone the other way) and one extra.
+        let mut flipped = cpu.clone();
+        flipped.remove(5);
+        flipped.insert(8, particle(0.77));
+        let c = compare_pools(&flipped, &cpu, &bound);
+        assert_eq!((c.matched, c.flips, c.mismatched), (9, 2, 0), "{c:?}");
+        // Beyond the bound, a different life or kind: mismatches.
+        let mut wrong = cpu.clone();
+        wrong[2].position.z += 3.0 * bound.position;
+        wrong[6].life -= 1e-3;
+        wrong[8].kind = DiffuseKind::Spray;
+        let c = compare_pools(&wrong, &cpu, &bound);
+        assert_eq!((c.matched, c.mismatched), (7, 3), "{c:?}");
+    }
 }

@@ -15,14 +15,17 @@
 //! built from (kept in `grid_positions`), fixed for the step while the kernels evaluate W and
 //! ∇W at the current positions.
 //!
-//! Here: the solver's buffers, construction and the `Solver` trait; `stages.rs` runs each
-//! stage as a short list of kernel launches, `pbf.rs` launches each kernel of `pbf.cu` (typed,
-//! one method per kernel) and `coarse.rs` the coarse correction and its kernels. Finding the
+//! Here: the solver, its construction and the `Solver` trait; `buffers.rs` holds its GPU
+//! arrays, `stages.rs` runs each stage as a short list of kernel launches, `pbf.rs` launches
+//! each kernel of `pbf.cu` (typed, one method per kernel), `coarse.rs` the coarse correction
+//! and its kernels, `foam.rs` the `foam` stage (kernels in `foam_kernels.rs`) and `interop.rs`
+//! writes the renderer's GL buffers. Finding the
 //! device, loading the module, launching, timing and GL interop are the shared CUDA layer's
 //! (`src/cuda/`).
 
 #[cfg(test)]
 mod anisotropy_emulation;
+mod buffers;
 pub mod coarse;
 mod coarse_kernels;
 #[cfg(test)]
@@ -30,7 +33,9 @@ mod emulation;
 mod foam;
 #[cfg(test)]
 mod foam_emulation;
+mod foam_kernels;
 pub mod foam_parity;
+mod interop;
 mod params;
 pub mod parity;
 pub mod pbf;
@@ -47,11 +52,12 @@ use super::{
 };
 use crate::cuda::interop::GlInterop;
 use crate::cuda::{CudaError, EventTimer, DEFAULT_DEVICE};
+use buffers::Buffers;
 use coarse::GpuCoarse;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
-use foam::{DeviceFoam, GpuFoamParams};
+use foam::DeviceFoam;
 use glam::Vec3A;
-use params::{GpuObstacle, GpuParams};
+use params::GpuParams;
 use pbf::PbfKernels;
 use std::sync::Arc;
 
@@ -79,44 +85,6 @@ pub const HOST_FOOTPRINT: crate::sims::pbf::scene::Footprint = crate::sims::pbf:
 
 /// Iterations launched between two reads of the convergence flag under the density-error rule.
 pub const ITERATIONS_PER_CHECK: u32 = 4;
-
-/// The particle arrays and grid on the GPU.
-struct Buffers {
-    positions: CudaSlice<Float4>,
-    predicted: CudaSlice<Float4>,
-    velocities: CudaSlice<Float4>,
-    ids: CudaSlice<u32>,
-    /// Second copies: the sort's destination, apply_delta's and xsph's output.
-    positions_next: CudaSlice<Float4>,
-    predicted_next: CudaSlice<Float4>,
-    velocities_next: CudaSlice<Float4>,
-    ids_next: CudaSlice<u32>,
-    /// x* when the grid was built (sorted): neighbour sets are defined by these for the step.
-    grid_positions: CudaSlice<Float4>,
-    lambdas: CudaSlice<f32>,
-    densities: CudaSlice<f32>,
-    neighbor_counts: CudaSlice<u32>,
-    omegas: CudaSlice<Float4>,
-    cell_of: CudaSlice<u32>,
-    rank: CudaSlice<u32>,
-    /// Particles per cell, counted by compute_cell_ids and zeroed again by the scan (cells + 1).
-    cell_counts: CudaSlice<u32>,
-    /// Exclusive scan of the counts: cell c holds sorted particles cell_start[c]..cell_start[c + 1].
-    cell_start: CudaSlice<u32>,
-    /// Block totals of each scan level above the first.
-    scan_sums: Vec<CudaSlice<u32>>,
-    obstacles: CudaSlice<GpuObstacle>,
-    /// [first non-finite id (complemented), largest speed (float bits)], see `find_non_finite`.
-    frame_check: CudaSlice<u32>,
-    /// The walls' and obstacles' [Σ_b ∇W, Σ_b W] per particle (`boundary_density`), for
-    /// compute_lambda and apply_delta.
-    boundary: CudaSlice<Float4>,
-    /// Σ Cᵢ of the compute_lambda that measures the compression (`check_density_error`).
-    compression: CudaSlice<f64>,
-    /// [converged, iterations applied, mean compression (float bits)] of the step's
-    /// constraint iterations (`check_density_error`, `apply_delta`).
-    solve_state: CudaSlice<u32>,
-}
 
 /// The CUDA Position Based Fluids solver.
 pub struct CudaSolver {
@@ -264,54 +232,6 @@ impl CudaSolver {
         Ok(solver)
     }
 
-    fn allocate(
-        stream: &Arc<CudaStream>,
-        initial: &InitialState,
-        world: &World,
-        cells: usize,
-        scan_levels: &[usize],
-    ) -> Result<Buffers, cudarc::driver::DriverError> {
-        // At least one element each: a zero-byte allocation is not portable.
-        let n = initial.len().max(1);
-        let mut positions: Vec<Float4> = initial.positions.iter().map(to_float4).collect();
-        let mut velocities: Vec<Float4> = initial.velocities.iter().map(to_float4).collect();
-        let mut ids: Vec<u32> = (0..initial.len() as u32).collect();
-        positions.resize(n, [0.0; 4]);
-        velocities.resize(n, [0.0; 4]);
-        ids.resize(n, 0);
-        let mut obstacles: Vec<GpuObstacle> =
-            world.obstacles.iter().map(GpuObstacle::from).collect();
-        obstacles.resize(obstacles.len().max(1), GpuObstacle::default());
-        Ok(Buffers {
-            positions: stream.clone_htod(&positions)?,
-            predicted: stream.clone_htod(&positions)?,
-            velocities: stream.clone_htod(&velocities)?,
-            ids: stream.clone_htod(&ids)?,
-            positions_next: stream.alloc_zeros(n)?,
-            predicted_next: stream.alloc_zeros(n)?,
-            velocities_next: stream.alloc_zeros(n)?,
-            ids_next: stream.alloc_zeros(n)?,
-            grid_positions: stream.alloc_zeros(n)?,
-            lambdas: stream.alloc_zeros(n)?,
-            densities: stream.alloc_zeros(n)?,
-            neighbor_counts: stream.alloc_zeros(n)?,
-            omegas: stream.alloc_zeros(n)?,
-            cell_of: stream.alloc_zeros(n)?,
-            rank: stream.alloc_zeros(n)?,
-            cell_counts: stream.alloc_zeros(cells + 1)?,
-            cell_start: stream.alloc_zeros(cells + 1)?,
-            scan_sums: scan_levels[1..]
-                .iter()
-                .map(|&len| stream.alloc_zeros(len))
-                .collect::<Result<_, _>>()?,
-            obstacles: stream.clone_htod(&obstacles)?,
-            frame_check: stream.alloc_zeros(2)?,
-            boundary: stream.alloc_zeros(n)?,
-            compression: stream.alloc_zeros(1)?,
-            solve_state: stream.alloc_zeros(3)?,
-        })
-    }
-
     /// Where the kernels' code came from (the cubin, PTX from nvcc at build time, or NVRTC, and
     /// why), and whether every launch is checked.
     pub fn kernel_origin(&self) -> String {
@@ -398,35 +318,6 @@ impl CudaSolver {
                 )
             },
         ))
-    }
-
-    /// The `foam` stage's pool for `capacity` diffuse particles: the one there, or a new one
-    /// (after checking the GPU's free memory) holding the first of the old one's particles.
-    fn foam_pool(&mut self, capacity: usize) -> Result<&mut DeviceFoam, SolverError> {
-        if self.foam.as_ref().is_some_and(|f| f.capacity() == capacity) {
-            return Ok(self.foam.as_mut().expect("checked"));
-        }
-        let needed = capacity as u64 * foam::BYTES_PER_DIFFUSE
-            + self.particle_count as u64 * foam::BYTES_PER_FLUID;
-        let (free, _) = self
-            .context
-            .mem_get_info()
-            .map_err(CudaError::driver("cuMemGetInfo"))?;
-        if needed > free as u64 {
-            return Err(SolverError::Backend(format!(
-                "the foam stage's {capacity} diffuse particles need {} of GPU memory, {} is \
-                 free; lower foam.max_count",
-                crate::host::format_bytes(needed),
-                crate::host::format_bytes(free as u64)
-            )));
-        }
-        let mut pool = DeviceFoam::new(&self.stream, capacity, self.particle_count)
-            .map_err(CudaError::driver("allocating the foam stage's GPU memory"))?;
-        match self.foam.take() {
-            Some(old) => pool.adopt(&self.stream, &old, old.alive())?,
-            None => pool.set_alive(&self.stream, 0)?,
-        }
-        Ok(self.foam.insert(pool))
     }
 
     /// Turns per-stage CUDA events on (the default; `bench` reads them) or off (a little faster:
@@ -558,61 +449,11 @@ impl Solver for CudaSolver {
         gl_buffer: u32,
         scalar: RenderScalar,
     ) -> Result<bool, SolverError> {
-        let n = self.particle_count;
-        self.context
-            .bind_to_thread()
-            .map_err(CudaError::driver("binding the CUDA context"))?;
-        let (stream, kernels, buffers) = (&self.stream, &self.kernels, &self.buffers);
-        let write = |pointer| {
-            // SAFETY: the mapped buffer holds at least n float4 records (checked by
-            // write_buffer).
-            unsafe {
-                kernels.write_render_buffer(
-                    stream,
-                    n,
-                    &buffers.positions,
-                    &buffers.velocities,
-                    &buffers.densities,
-                    scalar.code(),
-                    pointer,
-                )
-            }
-        };
-        // SAFETY: the solver's stream, its context bound above; the caller has the GL context
-        // that owns the buffer current (`Solver::write_gl_buffer`).
-        unsafe {
-            self.interop
-                .write_buffer(stream.cu_stream(), gl_buffer, n * 16, write)
-        }
+        self.gl_write_particles(gl_buffer, scalar)
     }
 
     fn write_gl_anisotropy(&mut self, gl_buffer: u32) -> Result<bool, SolverError> {
-        let n = self.particle_count;
-        self.context
-            .bind_to_thread()
-            .map_err(CudaError::driver("binding the CUDA context"))?;
-        let (stream, kernels, buffers) = (&self.stream, &self.kernels, &self.buffers);
-        let (constants, particle_radius) = (&self.constants, self.params.particle_radius());
-        let write = |pointer: cudarc::driver::sys::CUdeviceptr| {
-            // SAFETY: the mapped buffer holds n render records then 3 n ellipsoid records
-            // (checked by write_buffer against 64 n bytes).
-            unsafe {
-                kernels.anisotropy(
-                    stream,
-                    constants,
-                    &buffers.positions,
-                    &buffers.cell_start,
-                    &buffers.grid_positions,
-                    particle_radius,
-                    pointer + (n * 16) as u64,
-                )
-            }
-        };
-        // SAFETY: as write_gl_buffer.
-        unsafe {
-            self.interop
-                .write_buffer(stream.cu_stream(), gl_buffer, n * 64, write)
-        }
+        self.gl_write_anisotropy(gl_buffer)
     }
 
     /// The `foam` stage on the GPU ([`foam`]): `foam` only counts the step (its random
@@ -624,29 +465,7 @@ impl Solver for CudaSolver {
         dt: f32,
         container: &crate::sims::pbf::Aabb,
     ) -> Result<usize, SolverError> {
-        let step = foam.next_step();
-        let f = GpuFoamParams::new(settings, dt, self.params.particle_radius(), container, step);
-        self.context
-            .bind_to_thread()
-            .map_err(CudaError::driver("binding the CUDA context"))?;
-        let mut p = self.constants;
-        p.particle_count = self.particle_count as u32;
-        self.foam_pool(settings.max_count as usize)?;
-        let (pool, k, b) = (
-            self.foam.as_mut().expect("made above"),
-            &self.kernels,
-            &self.buffers,
-        );
-        pool.run(
-            k,
-            &self.stream,
-            &p,
-            &f,
-            &b.positions,
-            &b.velocities,
-            &b.cell_start,
-            &b.grid_positions,
-        )
+        self.foam_stage(foam.next_step(), settings, dt, container)
     }
 
     fn foam_counts(&self, foam: &crate::sims::pbf::foam::Foam) -> [usize; 3] {
@@ -675,29 +494,7 @@ impl Solver for CudaSolver {
     }
 
     fn write_gl_foam(&mut self, gl_buffer: u32, buffer_bytes: usize) -> Result<bool, SolverError> {
-        let Some(pool) = self.foam.as_mut() else {
-            return Ok(false);
-        };
-        let alive = pool.alive();
-        if alive == 0 {
-            return Ok(true);
-        }
-        self.context
-            .bind_to_thread()
-            .map_err(CudaError::driver("binding the CUDA context"))?;
-        let (stream, kernels, pool) = (&self.stream, &self.kernels, &*pool);
-        // SAFETY: the mapped buffer holds at least `alive` float4 records (checked by
-        // write_buffer).
-        let write = |pointer| unsafe { pool.write_records(kernels, stream, pointer) };
-        // The mapping must cover the buffer's whole current storage, not only the records
-        // written: the renderer sizes it to the cap, so a larger cap re-specifies it while the
-        // alive records may still fit the old (orphaned) storage's registration.
-        let needed = buffer_bytes.max(alive * 16);
-        // SAFETY: as write_gl_buffer.
-        unsafe {
-            self.foam_interop
-                .write_buffer(stream.cu_stream(), gl_buffer, needed, write)
-        }
+        self.gl_write_foam(gl_buffer, buffer_bytes)
     }
 
     fn clear_foam(&mut self) -> Result<(), SolverError> {
@@ -714,13 +511,7 @@ impl Solver for CudaSolver {
     }
 
     fn release_gl(&mut self) {
-        let registered = self.interop.is_registered() || self.foam_interop.is_registered();
-        if registered && self.context.bind_to_thread().is_ok() {
-            // Work queued on the buffers finishes before they are unregistered.
-            let _ = self.stream.synchronize();
-            self.interop.release();
-            self.foam_interop.release();
-        }
+        self.gl_release();
     }
 }
 

@@ -503,7 +503,7 @@ mod tests {
             include_str!("pbf.rs"),
             include_str!("coarse_kernels.rs"),
             include_str!("stats.rs"),
-            include_str!("foam.rs"),
+            include_str!("foam_kernels.rs"),
         ]
         .map(without_tests)
         .concat();

@@ -1,0 +1,314 @@
+//! The `foam` stage's tests (CPU reference, `foam.rs`).
+
+use super::*;
+use crate::sims::pbf::anisotropy::neighbour_lists;
+
+const SPACING: f32 = 0.02;
+const GRAVITY: Vec3A = Vec3A::new(0.0, -9.81, 0.0);
+
+fn lattice(nx: i32, ny: i32, nz: i32) -> Vec<Vec3A> {
+    let mut points = Vec::new();
+    for z in 0..nz {
+        for y in 0..ny {
+            for x in 0..nx {
+                points.push(Vec3A::new(x as f32, y as f32, z as f32) * SPACING);
+            }
+        }
+    }
+    points
+}
+
+/// Runs `steps` of the stage on `positions` at `velocities`, with `diffuse` alive at the
+/// start.
+fn run(
+    positions: &[Vec3A],
+    velocities: &[Vec3A],
+    diffuse: Vec<Diffuse>,
+    settings: &FoamSettings,
+    dt: f32,
+    steps: usize,
+) -> (Foam, usize) {
+    let ids: Vec<u32> = (0..positions.len() as u32).collect();
+    run_with_ids(positions, velocities, &ids, diffuse, settings, dt, steps)
+}
+
+/// [`run`] with the fluid particles' ids.
+fn run_with_ids(
+    positions: &[Vec3A],
+    velocities: &[Vec3A],
+    ids: &[u32],
+    diffuse: Vec<Diffuse>,
+    settings: &FoamSettings,
+    dt: f32,
+    steps: usize,
+) -> (Foam, usize) {
+    let (start, lists) = neighbour_lists(positions, 2.0 * SPACING);
+    let fluid = FluidView {
+        positions,
+        velocities,
+        ids,
+        neighbor_start: &start,
+        neighbors: &lists,
+        radius: 2.0 * SPACING,
+        particle_radius: 0.5 * SPACING,
+    };
+    let container = Aabb::new([-1.0, -1.0, -1.0], [1.0, 1.0, 1.0]);
+    let mut foam = Foam {
+        particles: diffuse,
+        steps: 0,
+    };
+    let born = (0..steps)
+        .map(|_| foam.foam(&fluid, settings, dt, GRAVITY, &container))
+        .sum();
+    (foam, born)
+}
+
+fn one(position: Vec3A, velocity: Vec3A, life: f32) -> Vec<Diffuse> {
+    vec![Diffuse {
+        position,
+        velocity,
+        life,
+        kind: DiffuseKind::Spray,
+    }]
+}
+
+#[test]
+fn foam_on_a_resting_surface_stays_put_and_dies_after_its_lifetime() {
+    let block = lattice(9, 3, 9);
+    let still = vec![Vec3A::ZERO; block.len()];
+    let top = Vec3A::new(4.0, 2.5, 4.0) * SPACING;
+    let settings = FoamSettings {
+        enabled: true,
+        lifetime: 0.52,
+        ..FoamSettings::default()
+    };
+    let start = one(top, Vec3A::ZERO, settings.lifetime);
+    // 10 steps of 0.05 s: 0.02 s left, still foam, not moved (the fluid is at rest).
+    let (alive, born) = run(&block, &still, start.clone(), &settings, 0.05, 10);
+    assert_eq!(born, 0, "a fluid at rest makes no foam");
+    assert_eq!(alive.particles.len(), 1);
+    let d = alive.particles[0];
+    assert_eq!(d.kind, DiffuseKind::Foam, "{d:?}");
+    assert!((d.life - 0.02).abs() < 1e-4, "{d:?}");
+    assert!((d.position - top).length() < 1e-6, "{d:?}");
+    // One more: its lifetime is spent.
+    let (dead, _) = run(&block, &still, start, &settings, 0.05, 11);
+    assert!(dead.particles.is_empty(), "{:?}", dead.particles);
+}
+
+#[test]
+fn spray_flies_ballistically_forever_and_bubbles_rise() {
+    let settings = FoamSettings {
+        enabled: true,
+        lifetime: 0.1,
+        ..FoamSettings::default()
+    };
+    // No fluid at all: spray, which does not age.
+    let (v0, dt, n) = (Vec3A::new(1.0, 2.0, 0.0), 0.01f32, 30);
+    let (flying, _) = run(&[], &[], one(Vec3A::ZERO, v0, 0.1), &settings, dt, n);
+    let d = flying.particles[0];
+    assert_eq!(d.kind, DiffuseKind::Spray);
+    let t = dt * n as f32;
+    // Symplectic Euler: x = v0 t + g dt² n (n + 1) / 2.
+    let expected = v0 * t + GRAVITY * dt * dt * (n * (n + 1)) as f32 / 2.0;
+    assert!(
+        (d.position - expected).length() < 1e-5,
+        "{d:?} vs {expected}"
+    );
+    assert!((d.velocity - (v0 + GRAVITY * t)).length() < 1e-5, "{d:?}");
+    // Inside a block at rest: a bubble, pushed up by buoyancy, dragged back by the fluid.
+    let block = lattice(9, 9, 9);
+    let still = vec![Vec3A::ZERO; block.len()];
+    let inside = Vec3A::splat(4.0 * SPACING);
+    let (rising, _) = run(
+        &block,
+        &still,
+        one(inside, Vec3A::ZERO, 0.1),
+        &settings,
+        dt,
+        3,
+    );
+    let d = rising.particles[0];
+    assert_eq!(d.kind, DiffuseKind::Bubble, "{d:?}");
+    assert!(d.velocity.y > 0.0 && d.position.y > inside.y, "{d:?}");
+    // Drag: the speed stays below buoyancy's undamped 3 steps of 2 g.
+    assert!(d.velocity.y < 3.0 * BUOYANCY * 9.81 * dt, "{d:?}");
+}
+
+/// A block whose top layers run fast to +x over a bed running to −x: relative velocity
+/// across the layers (trapped air) and kinetic energy.
+fn shearing_block() -> (Vec<Vec3A>, Vec<Vec3A>) {
+    let block = lattice(12, 6, 6);
+    let velocities = block
+        .iter()
+        .map(|p| {
+            let up = p.y / SPACING;
+            Vec3A::new(if up >= 3.0 { 3.0 } else { -3.0 }, 0.0, 0.0)
+        })
+        .collect();
+    (block, velocities)
+}
+
+#[test]
+fn a_shearing_crest_emits_deterministically_and_the_cap_holds() {
+    let (block, velocities) = shearing_block();
+    let settings = FoamSettings {
+        enabled: true,
+        ..FoamSettings::default()
+    };
+    let (first, born) = run(&block, &velocities, Vec::new(), &settings, 0.0166, 1);
+    assert!(born > 10, "born {born}");
+    let (again, _) = run(&block, &velocities, Vec::new(), &settings, 0.0166, 1);
+    assert_eq!(first.particles, again.particles);
+    let capped = FoamSettings {
+        max_count: 7,
+        ..settings.clone()
+    };
+    let (few, born) = run(&block, &velocities, Vec::new(), &capped, 0.0166, 3);
+    assert_eq!((few.particles.len(), born), (7, 7));
+    let other_seed = FoamSettings {
+        seed: 2,
+        ..settings
+    };
+    let (other, _) = run(&block, &velocities, Vec::new(), &other_seed, 0.0166, 1);
+    assert_ne!(first.particles, other.particles);
+}
+
+#[test]
+fn emission_does_not_depend_on_the_order_of_the_fluid_particles() {
+    // The GPU's counting sort orders a cell's particles as its atomics ran: the same fluid
+    // in another order, each particle keeping its id, emits the same diffuse particles in
+    // the same order (the newborn by parent id).
+    let (block, velocities) = shearing_block();
+    let settings = FoamSettings {
+        enabled: true,
+        ..FoamSettings::default()
+    };
+    let ids: Vec<u32> = (0..block.len() as u32).collect();
+    let (first, born) = run_with_ids(&block, &velocities, &ids, Vec::new(), &settings, 0.0166, 1);
+    assert!(born > 10, "born {born}");
+    // A fixed pseudo-random permutation (an LCG's keys sorted).
+    let mut key = 7u64;
+    let mut order: Vec<(u64, usize)> = (0..block.len())
+        .map(|i| {
+            key = key
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (key, i)
+        })
+        .collect();
+    order.sort_unstable();
+    let positions: Vec<Vec3A> = order.iter().map(|&(_, i)| block[i]).collect();
+    let shuffled: Vec<Vec3A> = order.iter().map(|&(_, i)| velocities[i]).collect();
+    let ids: Vec<u32> = order.iter().map(|&(_, i)| i as u32).collect();
+    let (again, _) = run_with_ids(
+        &positions,
+        &shuffled,
+        &ids,
+        Vec::new(),
+        &settings,
+        0.0166,
+        1,
+    );
+    assert_eq!(first.particles, again.particles);
+    // And the cap cuts the same newborn.
+    let capped = FoamSettings {
+        max_count: 9,
+        ..settings
+    };
+    let ids: Vec<u32> = (0..block.len() as u32).collect();
+    let (few, _) = run_with_ids(&block, &velocities, &ids, Vec::new(), &capped, 0.0166, 1);
+    let ids: Vec<u32> = order.iter().map(|&(_, i)| i as u32).collect();
+    let (same, _) = run_with_ids(&positions, &shuffled, &ids, Vec::new(), &capped, 0.0166, 1);
+    assert_eq!(few.particles, same.particles);
+    assert_eq!(few.particles[..], first.particles[..9]);
+}
+
+#[test]
+fn lowering_the_cap_drops_the_youngest_at_once() {
+    let (block, velocities) = shearing_block();
+    let settings = FoamSettings {
+        enabled: true,
+        max_count: 60,
+        ..FoamSettings::default()
+    };
+    let (full, _) = run(&block, &velocities, Vec::new(), &settings, 0.0166, 3);
+    assert_eq!(full.particles.len(), 60);
+    let lowered = FoamSettings {
+        max_count: 25,
+        ..settings.clone()
+    };
+    let (fluid_start, lists) = neighbour_lists(&block, 2.0 * SPACING);
+    let ids: Vec<u32> = (0..block.len() as u32).collect();
+    let fluid = FluidView {
+        positions: &block,
+        velocities: &velocities,
+        ids: &ids,
+        neighbor_start: &fluid_start,
+        neighbors: &lists,
+        radius: 2.0 * SPACING,
+        particle_radius: 0.5 * SPACING,
+    };
+    let container = Aabb::new([-1.0, -1.0, -1.0], [1.0, 1.0, 1.0]);
+    let (mut kept, mut reference) = (full.clone(), full.clone());
+    let born = kept.foam(&fluid, &lowered, 0.0166, GRAVITY, &container);
+    reference.foam(&fluid, &settings, 0.0166, GRAVITY, &container);
+    assert_eq!(kept.particles.len(), 25, "the cap holds at once");
+    // The survivors are the oldest 25's, moved as they would have been.
+    let survivors = 25 - born;
+    assert!(survivors > 0);
+    assert_eq!(
+        kept.particles[..survivors],
+        reference.particles[..survivors]
+    );
+}
+
+#[test]
+fn spray_stops_at_the_glass_slides_down_and_dies_after_its_lifetime() {
+    let settings = FoamSettings {
+        enabled: true,
+        lifetime: 0.2,
+        ..FoamSettings::default()
+    };
+    // Thrown at the +x wall (x = 1) from 0.08 m away at 5 m/s: through it in the second of
+    // 10 steps.
+    let dt = 0.01f32;
+    let start = one(Vec3A::new(0.92, 0.0, 0.0), Vec3A::new(5.0, 0.0, 0.0), 0.2);
+    let (at_wall, _) = run(&[], &[], start.clone(), &settings, dt, 10);
+    let d = at_wall.particles[0];
+    assert_eq!(d.kind, DiffuseKind::Spray);
+    assert_eq!(d.position.x, 1.0, "on the glass: {d:?}");
+    assert_eq!(d.velocity.x, 0.0, "{d:?}");
+    // Sliding down under gravity (symplectic Euler over the 10 steps), ageing on the glass.
+    let fall = 9.81 * dt * dt * (10 * 11) as f32 / 2.0;
+    assert!((d.position.y + fall).abs() < 1e-5, "{d:?}");
+    assert!((d.velocity.y + 9.81 * 10.0 * dt).abs() < 1e-5, "{d:?}");
+    assert!((d.life - (0.2 - 9.0 * dt)).abs() < 1e-5, "{d:?}");
+    // Its lifetime spent on the glass: 20 steps there after the first in flight (a few
+    // more for the rounding of 0.2 − 20 × 0.01).
+    let (gone, _) = run(&[], &[], start, &settings, dt, 23);
+    assert!(gone.particles.is_empty(), "{:?}", gone.particles);
+    // On the floor: it lies there (no speed into the floor) and ages.
+    let floor = one(
+        Vec3A::new(0.0, -0.999, 0.0),
+        Vec3A::new(1.0, -1.0, 0.0),
+        0.2,
+    );
+    let (lying, _) = run(&[], &[], floor, &settings, dt, 5);
+    let d = lying.particles[0];
+    assert_eq!((d.position.y, d.velocity.y), (-1.0, 0.0), "{d:?}");
+    assert!((d.position.x - 0.05).abs() < 1e-5, "slides on: {d:?}");
+    assert!(d.life < 0.2 - 3.5 * dt, "{d:?}");
+}
+
+#[test]
+fn the_emission_limit_keeps_a_step_total_within_u32() {
+    // 10 M particles (the scene limit): 429 each, the total under 2³².
+    assert_eq!(emission_limit(10_000_000), 429);
+    assert_eq!(emission_limit(1), 1 << 24);
+    assert_eq!(emission_limit(0), 1 << 24);
+    for n in [1usize, 255, 256, 257, 65_535, 1_000_003, 10_000_000] {
+        let total = n as u64 * emission_limit(n) as u64;
+        assert!(total <= u32::MAX as u64, "{n}: {total}");
+    }
+}
