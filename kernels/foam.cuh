@@ -285,7 +285,11 @@ foam_emit(const PbfParams p, const FoamParams f, const float4* __restrict__ posi
     unsigned int id = ids[i];
     unsigned int first = starts[id], count = starts[id + 1] - first;
     if (count == 0u) return;
-    unsigned int base = slots[f.capacity] + first;
+    // Slots from the survivors' count on; a start past the room left is cut whole here, so the
+    // sum below cannot wrap (survivors + a start near 2³² would come back under the capacity).
+    unsigned int survivors = slots[f.capacity];
+    if (first >= f.capacity - survivors) return;
+    unsigned int base = survivors + first;
     float3 x = make3(positions[i]);
     float3 v = make3(velocities[i]);
     // normalize_or(Y): v times the reciprocal of its length, where that is finite and positive.

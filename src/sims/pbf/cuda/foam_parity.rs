@@ -26,9 +26,10 @@ pub const LOWERED_FROM: usize = 8;
 /// See [`LOWERED_FROM`].
 pub const LOWERED_CAP: u32 = 120;
 /// Most flips (discrete decisions gone the other way) allowed per frame: 1 % of the pool, at
-/// least 2.
+/// least 4 (one emission count gone the other way at the cap costs two: the particle itself and
+/// the one the cut then keeps or drops at the tail).
 pub fn allowed_flips(alive: usize) -> usize {
-    (alive / 100).max(2)
+    (alive / 100).max(4)
 }
 
 /// What one stage may change in a diffuse particle by rounding alone, from the same start:
@@ -89,8 +90,14 @@ pub struct PoolComparison {
     pub worst: f32,
 }
 
-/// `gpu` against `cpu` in order: equal pairs advance both; on a difference, a particle on one
-/// side only (its neighbour on the other side matches the next) is a flip, else a mismatch.
+/// Most particles on one side only that [`compare_pools`] skips at once to realign: a parent
+/// whose emission count went the other way by more than one, or a cut at the cap shifted by it.
+pub const REALIGN_AHEAD: usize = 4;
+
+/// `gpu` against `cpu` in order: equal pairs advance both. On a difference: particles on one
+/// side only (up to [`REALIGN_AHEAD`] of them, after which the sides match again) are flips; a
+/// pair of different kinds (a class decided at its neighbour count gone the other way: the
+/// particle then moves and ages by another rule) is one flip; anything else a mismatch.
 pub fn compare_pools(gpu: &[Diffuse], cpu: &[Diffuse], bound: &PoolBound) -> PoolComparison {
     let mut out = PoolComparison::default();
     let (mut i, mut j) = (0, 0);
@@ -105,15 +112,30 @@ pub fn compare_pools(gpu: &[Diffuse], cpu: &[Diffuse], bound: &PoolBound) -> Poo
             out.worst = out.worst.max(dx).max(dv);
             out.matched += 1;
             (i, j) = (i + 1, j + 1);
-        } else if same(gpu.get(i + 1), cpu.get(j)) {
-            out.flips += 1;
-            i += 1;
-        } else if same(gpu.get(i), cpu.get(j + 1)) {
-            out.flips += 1;
-            j += 1;
-        } else {
-            out.mismatched += 1;
-            (i, j) = (i + 1, j + 1);
+            continue;
+        }
+        let ahead = (1..=REALIGN_AHEAD).find_map(|k| {
+            if same(gpu.get(i + k), cpu.get(j)) {
+                Some((k, 0))
+            } else if same(gpu.get(i), cpu.get(j + k)) {
+                Some((0, k))
+            } else {
+                None
+            }
+        });
+        match ahead {
+            Some((skip_gpu, skip_cpu)) => {
+                out.flips += skip_gpu + skip_cpu;
+                (i, j) = (i + skip_gpu, j + skip_cpu);
+            }
+            None => {
+                if gpu[i].kind == cpu[j].kind {
+                    out.mismatched += 1;
+                } else {
+                    out.flips += 1;
+                }
+                (i, j) = (i + 1, j + 1);
+            }
         }
     }
     out.flips += (gpu.len() - i) + (cpu.len() - j);
@@ -349,12 +371,20 @@ mod tests {
         flipped.insert(8, particle(0.77));
         let c = compare_pools(&flipped, &cpu, &bound);
         assert_eq!((c.matched, c.flips, c.mismatched), (9, 2, 0), "{c:?}");
-        // Beyond the bound, a different life or kind: mismatches.
+        // Three extra in a row on the CPU side (a parent's count three higher): realigned.
+        let mut three = cpu.clone();
+        three.splice(4..4, (0..3).map(|k| particle(0.41 + 0.01 * k as f32)));
+        let c = compare_pools(&three, &cpu, &bound);
+        assert_eq!((c.matched, c.flips, c.mismatched), (10, 3, 0), "{c:?}");
+        let c = compare_pools(&cpu, &three, &bound);
+        assert_eq!((c.matched, c.flips, c.mismatched), (10, 3, 0), "{c:?}");
+        // Beyond the bound or a different life: mismatches; a different kind: a class flip.
         let mut wrong = cpu.clone();
         wrong[2].position.z += 3.0 * bound.position;
         wrong[6].life -= 1e-3;
         wrong[8].kind = DiffuseKind::Spray;
+        wrong[8].position.y += 1.0;
         let c = compare_pools(&wrong, &cpu, &bound);
-        assert_eq!((c.matched, c.mismatched), (7, 3), "{c:?}");
+        assert_eq!((c.matched, c.flips, c.mismatched), (7, 1, 2), "{c:?}");
     }
 }
