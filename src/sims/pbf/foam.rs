@@ -333,11 +333,10 @@ impl Foam {
         // (the CUDA pool is reallocated at the new cap and keeps its first max_count).
         self.particles.truncate(settings.max_count as usize);
         self.advect(fluid, dt, gravity, container);
-        let born = self.emit(fluid, settings, dt);
         let room = (settings.max_count as usize).saturating_sub(self.particles.len());
-        let count = born.len().min(room);
-        self.particles.extend_from_slice(&born[..count]);
-        count
+        let born = self.emit(fluid, settings, dt, room);
+        self.particles.extend_from_slice(&born);
+        born.len()
     }
 
     /// Steps taken (the emission's random numbers of step k use k; the first step is 1).
@@ -353,7 +352,15 @@ impl Foam {
     }
 
     /// New diffuse particles of this step, by the parent's id and then their number.
-    fn emit(&self, fluid: &FluidView, settings: &FoamSettings, dt: f32) -> Vec<Diffuse> {
+    /// Only the first `room` of them are built (the cap cuts the rest, as `foam_emit` does):
+    /// at saturated rates a step may ask for far more than the pool holds.
+    fn emit(
+        &self,
+        fluid: &FluidView,
+        settings: &FoamSettings,
+        dt: f32,
+        room: usize,
+    ) -> Vec<Diffuse> {
         let (seed, step) = (settings.seed, self.steps);
         let rp = fluid.particle_radius;
         let limit = emission_limit(fluid.positions.len());
@@ -376,11 +383,23 @@ impl Foam {
         for (i, &id) in fluid.ids.iter().enumerate() {
             by_id[id as usize] = i as u32;
         }
-        by_id
-            .par_iter()
-            .flat_map_iter(|&i| {
+        // Each parent's newborn after those of smaller id, cut where the room ends.
+        let mut left = room;
+        let mut kept: Vec<(u32, u32)> = Vec::new();
+        for &i in &by_id {
+            if left == 0 {
+                break;
+            }
+            let count = (counts[i as usize] as usize).min(left);
+            if count > 0 {
+                kept.push((i, count as u32));
+                left -= count;
+            }
+        }
+        kept.par_iter()
+            .flat_map_iter(|&(i, count)| {
                 let i = i as usize;
-                let (count, id) = (counts[i], fluid.ids[i] as u64);
+                let id = fluid.ids[i] as u64;
                 let (x, v) = (fluid.positions[i], fluid.velocities[i]);
                 let along = v.normalize_or(Vec3A::Y);
                 let e1 = along.any_orthonormal_vector();
