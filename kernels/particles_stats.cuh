@@ -3,24 +3,19 @@
 
 #include "common/reduce.cuh"
 
-// Per block: the body's non-finite nodes and Σ ½m|v|² (partials[2·block], [2·block + 1]).
+// Per block: the body's non-finite nodes (partials[block]). A body's energies are `body_stats`'
+// (on demand, for the panel); every frame needs only this count.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-reduce_nodes(BodyStep b, const float* __restrict__ position, const float* __restrict__ velocity,
-             double* __restrict__ partials) {
+reduce_nodes(BodyStep b, const float* __restrict__ position, double* __restrict__ partials) {
     __shared__ double shared[PARTICLES_BLOCK];
     unsigned k = thread_index();
-    double bad = 0.0, kinetic = 0.0;
+    double bad = 0.0;
     if (k < b.nodes) {
-        vec3 x = load3(position, k), v = load3(velocity, k);
+        vec3 x = load3(position, k);
         bad = (isfinite(x.x) && isfinite(x.y) && isfinite(x.z)) ? 0.0 : 1.0;
-        kinetic = 0.5 / (double)b.inverse_mass * (double)dot(v, v);
     }
     bad = block_reduce<PARTICLES_BLOCK>(bad, false, shared);
-    kinetic = block_reduce<PARTICLES_BLOCK>(kinetic, false, shared);
-    if (threadIdx.x == 0) {
-        partials[2 * blockIdx.x] = bad;
-        partials[2 * blockIdx.x + 1] = kinetic;
-    }
+    if (threadIdx.x == 0) partials[blockIdx.x] = bad;
 }
 
 // Per block: the basin's non-finite nodes and its largest |height| (partials[2·block], …).

@@ -79,7 +79,9 @@ fn the_drawing_and_tag_kernels_take_what_the_host_passes() {
 /// The statistics kernels take what the host passes (src/sims/particles/cuda/stats.rs,
 /// stages.rs): `body_stats` the node count, the node mass, gravity's three components and seven
 /// arrays (positions, velocities, the links' rows, other ends, rest lengths and stiffnesses, the
-/// partials); `reduce_finish` the partials, three counts (blocks, quantities per block, the
+/// partials); `reduce_nodes` the body's record, the positions and the partials (one per block:
+/// the non-finite count; no velocities); `reduce_basin` the basin's record, the heights and the
+/// partials; `reduce_finish` the partials, three counts (blocks, quantities per block, the
 /// maxima's mask), the output and its first slot.
 #[test]
 #[cfg_attr(
@@ -96,6 +98,12 @@ fn the_statistics_kernels_take_what_the_host_passes() {
         "{stats:?}"
     );
     assert_eq!(stats[5..], vec![".u64".to_string(); 7][..], "{stats:?}");
+    for (kernel, record) in [("reduce_nodes", "[96]"), ("reduce_basin", "[40]")] {
+        let reduce = types(kernel);
+        assert_eq!(reduce.len(), 3, "{kernel}: {reduce:?}");
+        assert!(reduce[0].contains(record), "{kernel}: {reduce:?}");
+        assert_eq!(reduce[1..], [".u64", ".u64"], "{kernel}: {reduce:?}");
+    }
     let finish = types("reduce_finish");
     assert_eq!(
         finish,

@@ -15,8 +15,10 @@
 // drawing stages' constants: speed and strain scales; or the water's h, basin, level, gain;
 // or body_stats' node mass and gravity's x, y, z).
 // OUTPUT: arrays the same way: position, velocity, age, hits, drops, height, basin velocity,
-// order, tally (alive, landed), previous, force, stats (4 f64; body_stats: its 4 figures), tag, vertices (8 floats each:
-// `surface`; 6 each: `water`), points, lines (6 floats each: `body_points`).
+// order, tally (alive, landed), previous, force, stats (4 f64, −1 where the stage writes none:
+// basin's reduction in 0 and 1, collide_nodes' non-finite count in 2; body_stats: its 4
+// figures), tag, vertices (8 floats each: `surface`; 6 each: `water`), points, lines (6 floats
+// each: `body_points`).
 #include "cuda_shim.h"
 #include <vector>
 thread_local Dim blockIdx, threadIdx;
@@ -102,7 +104,7 @@ int main(int argc, char** argv) {
 
     std::vector<unsigned> tally = {n, header[6]};
     std::vector<unsigned> order;
-    std::vector<double> stats(4, 0.0);
+    std::vector<double> stats(4, -1.0);
     unsigned nodes = (unsigned)(s.n * s.n);
     switch (stage) {
     case EMIT: {
@@ -182,9 +184,9 @@ int main(int argc, char** argv) {
     case COLLIDE_NODES: {
         launch(b.nodes, [&] { collide_nodes(b, position.data(), previous.data(), velocity.data(), pinned.data()); });
         unsigned blocks = blocks_of(b.nodes, PARTICLES_BLOCK);
-        std::vector<double> partials(2 * blocks);
-        launch_blocks(blocks, PARTICLES_BLOCK, [&] { reduce_nodes(b, position.data(), velocity.data(), partials.data()); });
-        launch_blocks(2, PARTICLES_BLOCK, [&] { reduce_finish(partials.data(), blocks, 2u, 0u, stats.data(), 2); });
+        std::vector<double> partials(blocks);
+        launch_blocks(blocks, PARTICLES_BLOCK, [&] { reduce_nodes(b, position.data(), partials.data()); });
+        launch_blocks(1, PARTICLES_BLOCK, [&] { reduce_finish(partials.data(), blocks, 1u, 0u, stats.data(), 2); });
         break;
     }
     case BODY_STATS: {

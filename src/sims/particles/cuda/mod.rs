@@ -148,7 +148,7 @@ struct BodyBuffers {
     spring_rest: CudaSlice<f32>,
     spring_stiffness: CudaSlice<f32>,
     lambda: CudaSlice<f32>,
-    /// Four per block: `reduce_nodes`' two, `body_stats`' four.
+    /// Four per block: `reduce_nodes`' one, `body_stats`' four.
     partials: CudaSlice<f64>,
     stats: CudaSlice<f64>,
     /// `body_stats`' figures (`stats.rs`).
@@ -186,7 +186,8 @@ pub struct Totals {
     pub landed: usize,
     /// Non-finite basin nodes or body nodes.
     pub non_finite: u64,
-    /// The basin's largest |height| (m), or the body's kinetic energy (J).
+    /// The basin's largest |height| (m); 0 for a body (whose figures are `body_stats`', on
+    /// demand: [`CudaParticles::body_figures`]).
     pub figure: f64,
 }
 

@@ -387,18 +387,18 @@ impl CudaParticles {
             }
             (Buffers::Body(b), _, Some(step)) => {
                 let blocks32 = blocks(b.nodes) as u32;
-                let args = (step, &b.position, &b.velocity, &mut b.partials);
-                // SAFETY: particles.cu's parameters; partials hold two per block.
+                let args = (step, &b.position, &mut b.partials);
+                // SAFETY: particles.cu's parameters; partials hold one per block (four).
                 unsafe { Self::launch(m, s, "reduce_nodes", per_element(b.nodes, BLOCK), args)? };
-                let args = (&b.partials, &blocks32, &2u32, &0u32, &mut b.stats, &0u32);
-                // SAFETY: one block per quantity (two).
+                let args = (&b.partials, &blocks32, &1u32, &0u32, &mut b.stats, &0u32);
+                // SAFETY: one block for the one quantity.
                 unsafe {
                     Self::launch(
                         m,
                         s,
                         "reduce_finish",
                         LaunchConfig {
-                            grid_dim: (2, 1, 1),
+                            grid_dim: (1, 1, 1),
                             block_dim: (BLOCK, 1, 1),
                             shared_mem_bytes: 0,
                         },
@@ -419,7 +419,7 @@ impl CudaParticles {
             count: tally[0] as usize,
             landed: tally[1] as usize,
             non_finite: stats[0] as u64,
-            figure: stats[1],
+            figure: if basin.is_some() { stats[1] } else { 0.0 },
         };
         if self.stage_timing {
             let seconds = &mut self.stage_seconds;
