@@ -131,12 +131,23 @@ fn compressed(
 impl Body {
     /// A body of `positions` (each of mass `mass`) joined by `springs`, at rest, wind acting on
     /// `triangles`.
+    ///
+    /// # Panics
+    ///
+    /// If a spring joins a node to itself. Springs come only from the builders here (a scene
+    /// names a lattice, never a spring), which make none: one has no direction to pull along,
+    /// and it would count in the CPU's figures ([`Body::energy`], [`Body::max_strain`]) but not
+    /// in `body_stats`, which counts a spring at its lower-index end only
+    /// (`kernels/particles_stats.cuh`).
     pub fn new(
         positions: Vec<Vec3>,
         mass: f32,
         springs: Vec<(Spring, SpringKind)>,
         triangles: Vec<[u32; 3]>,
     ) -> Body {
+        for (k, (s, _)) in springs.iter().enumerate() {
+            assert!(s.a != s.b, "spring {k} joins node {} to itself", s.a);
+        }
         let count = positions.len();
         let ends = springs
             .iter()

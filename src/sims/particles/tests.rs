@@ -420,6 +420,24 @@ fn cloth_and_jelly_springs_and_faces() {
     }
 }
 
+/// A spring from a node to itself is refused where bodies are built (the builders make none;
+/// the GPU's figures would leave it out, the CPU's count it).
+#[test]
+#[should_panic(expected = "spring 1 joins node 1 to itself")]
+fn a_spring_from_a_node_to_itself_is_refused() {
+    let spring = |a, b| {
+        let s = super::body::Spring {
+            a,
+            b,
+            rest: 1.0,
+            stiffness: 10.0,
+        };
+        (s, SpringKind::Structural)
+    };
+    let positions = vec![Vec3::ZERO, Vec3::X];
+    Body::new(positions, 0.1, vec![spring(0, 1), spring(1, 1)], Vec::new());
+}
+
 /// XPBD's colours partition the springs, and no two springs of a colour share a node (so a
 /// colour is solved in parallel on the GPU); the cloth needs few colours, the jelly more.
 #[test]
