@@ -3,10 +3,10 @@
 //! the pool's wave equation, its stages called from `sims::pool`), a spring-mass cloth in the
 //! wind and a jelly cube (`body.rs` builds them, `dynamics.rs` moves them: time-corrected
 //! Verlet, symplectic Euler or XPBD; `grab.rs` drags a node). The scene section in `scene.rs`;
-//! behind the [`crate::sims::Sim`] door in `sim.rs`, read back in `frame.rs`; back-to-front
-//! sorting in `sort.rs`; the renderer (skybox, sun, lens flare, stretched billboards, the
-//! basin's water, the bodies' skins, nodes and springs) in `render/`. The CUDA path
-//! (`kernels/particles.cu`) in `cuda/`, chosen by `--backend`.
+//! behind the [`crate::sims::Sim`] door in `sim.rs` (its live edits in `sim_edit.rs`), read
+//! back in `frame.rs`; back-to-front sorting in `sort.rs`; the renderer (skybox, sun, lens
+//! flare, stretched billboards, the basin's water, the bodies' skins, nodes and springs) in
+//! `render/`. The CUDA path (`kernels/particles.cu`) in `cuda/`, chosen by `--backend`.
 
 pub mod body;
 pub mod cuda;
@@ -21,6 +21,7 @@ pub mod render;
 pub mod scene;
 mod setup;
 mod sim;
+mod sim_edit;
 pub mod solver;
 pub mod sort;
 

@@ -10,7 +10,7 @@ use super::frame::ParticlesFrame;
 use super::grab::Grabber;
 use super::render::{self, RenderSettings, Renderer};
 use super::scene::{ParticlesScene, Which};
-use super::setup::{bounds_of, build, pin, rescale};
+use super::setup::{bounds_of, build, rescale};
 use super::solver::Device;
 use super::{sort, BODY_STAGES, FOUNTAIN_STAGES};
 use crate::gfx::camera::Camera;
@@ -18,7 +18,7 @@ use crate::gfx::timing::PassClock;
 use crate::gfx::Output;
 use crate::scene::{Aabb, Source};
 use crate::sims::{Backend, Frame, Kind, OpenOptions, Sim, SolveSummary};
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use glam::Vec3;
 use std::any::Any;
 use std::rc::Rc;
@@ -35,7 +35,7 @@ pub enum State {
 
 /// Seconds per stage, summed since the last reset.
 pub(super) struct Stopwatch {
-    seconds: Vec<f64>,
+    pub(super) seconds: Vec<f64>,
     pub(super) enabled: bool,
 }
 
@@ -64,9 +64,10 @@ pub struct ParticlesSim {
     pub order: Vec<u32>,
     /// The grabber (cloth and jelly).
     pub grabber: Grabber,
-    applied: ParticlesScene,
+    /// The scene the state was last built or edited from (`sim_edit.rs`).
+    pub(super) applied: ParticlesScene,
     pub(super) note: Option<String>,
-    time: f64,
+    pub(super) time: f64,
     pub(super) steps: u64,
     pub(super) dt_before: f32,
     pub(super) watch: Stopwatch,
@@ -153,98 +154,6 @@ impl ParticlesSim {
     /// Simulated seconds since the start.
     pub fn time(&self) -> f64 {
         self.time
-    }
-
-    /// Applies edits of `scene` (panel, keys, tests) to the state before the next step: an
-    /// explicit integrator's substeps are raised to what the springs need to stay stable; an
-    /// invalid edit is undone and returned as an error. A changed shape (scene, n, size, start,
-    /// orientation) or basin grid starts that part again; stiffness, masses, pins and every
-    /// other constant apply to the running state.
-    pub fn sync(&mut self) -> Result<()> {
-        if self.scene == self.applied {
-            return Ok(());
-        }
-        self.edited()?;
-        let body = self.scene.body;
-        if self.scene.which != Which::Fountain && body.integrator.explicit() && body.n >= 2 {
-            let needed = self.scene.stable_substeps();
-            if needed > body.substeps && needed <= 4096 {
-                self.note = Some(format!("substeps raised to {needed} to stay stable"));
-                self.scene.body.substeps = needed;
-            }
-        }
-        if let Err(invalid) = self.scene.validate() {
-            self.scene = self.applied.clone();
-            bail!("{}: {}", invalid.key, invalid.message);
-        }
-        let (new, old) = (&self.scene, &self.applied);
-        let (nb, ob) = (new.body, old.body);
-        let shape = new.which != old.which
-            || nb.n != ob.n
-            || nb.size != ob.size
-            || nb.start != ob.start
-            || nb.orientation != ob.orientation;
-        let (nf, of) = (new.fountain, old.fountain);
-        let basin = nf.basin != of.basin || nf.surface_nodes != of.surface_nodes;
-        if shape {
-            self.rebuild();
-            return Ok(());
-        }
-        let node_mass = self.scene.node_mass();
-        match &mut self.state {
-            State::Fountain(f) => {
-                f.params = nf;
-                if basin {
-                    f.surface = nf.calm_basin();
-                }
-            }
-            State::Body(body) => {
-                body.mass = node_mass;
-                body.set_stiffness(nb.stiffnesses());
-                if nb.pins != ob.pins {
-                    pin(body, &self.scene);
-                    if let Some(held) = &mut self.grabber.held {
-                        held.was_pinned = body.pinned[held.node];
-                        body.pinned[held.node] = true;
-                    }
-                }
-            }
-        }
-        self.applied = self.scene.clone();
-        Ok(())
-    }
-
-    /// Starts the running scene again from its beginning.
-    fn rebuild(&mut self) {
-        self.grabber.forget();
-        self.state = build(&self.scene);
-        self.order.clear();
-        self.time = 0.0;
-        self.steps = 0;
-        self.dt_before = self.scene.dt / self.scene.body.substeps as f32;
-        let stages = match self.scene.which {
-            Which::Fountain => FOUNTAIN_STAGES.len(),
-            _ => BODY_STAGES.len(),
-        };
-        self.watch.seconds = vec![0.0; stages];
-        self.applied = self.scene.clone();
-        if let Err(error) = self.restart_device() {
-            self.note = Some(format!("{error:#}; running on the CPU"));
-            self.backend_note = "cpu (the CUDA solver could not restart)".into();
-        }
-    }
-
-    /// Switches to the preset of scene `which` (F1–F3).
-    pub fn switch(&mut self, which: Which) -> Result<()> {
-        let source = Source::load(which.name())?;
-        self.scene = ParticlesScene::from_source(&source)
-            .with_context(|| format!("the {} preset", which.name()))?;
-        if render::views(which) != render::views(self.applied.which) {
-            self.render.view = 0;
-        }
-        self.rebuild();
-        self.camera = Camera::framing(&bounds_of(&self.scene));
-        Ok(())
     }
 
     /// One frame of the fountain: `emit`, `advance`, `collide`, `basin`, `sort` (back to front
