@@ -1,48 +1,22 @@
 //! Headless renders (EGL surfaceless; Mesa llvmpipe in CI) of a known block of particles, with
-//! assertions on the images and buffers themselves. Needs scripts/setup.sh's Mesa packages.
+//! assertions on the images and buffers themselves: where the fluid is, its colour, the depth
+//! smoothing, the normals and every view. The `render` command end to end is
+//! tests/render_command.rs. Needs scripts/setup.sh's Mesa packages.
 
-use fluidlab::commands::render::{self as render_command, RenderOptions};
 use fluidlab::gfx::camera::Camera;
 use fluidlab::gfx::capture::Image;
 use fluidlab::gfx::headless::Headless;
 use fluidlab::gfx::timing::PassClock;
-use fluidlab::sims::pbf::backend::Created;
 use fluidlab::sims::pbf::render::{Buffer, RenderSettings, Renderer, View};
 use fluidlab::sims::pbf::scene::Scene;
-use fluidlab::sims::pbf::{Backend, PbfSim};
-use fluidlab::sims::{OpenOptions, Sim};
 use glam::Vec3;
 
 mod gl_probe;
 
-use gl_probe::FixedParticles;
+use gl_probe::{FixedParticles, BLOCK};
 
 const WIDTH: u32 = 160;
 const HEIGHT: u32 = 120;
-
-/// A 0.3 m block of fluid in the middle of a 1 m box: 13³ = 2197 particles.
-const SCENE: &str = r#"
-    description = "render test block"
-    [container]
-    min = [0.0, 0.0, 0.0]
-    max = [1.0, 1.0, 1.0]
-    [[fluid]]
-    shape = "box"
-    min = [0.35, 0.0, 0.35]
-    max = [0.65, 0.3, 0.65]
-    [params]
-    spacing = 0.025
-"#;
-
-/// A PBF simulation of `scene` running `created`'s solver (the render command's `open`).
-fn pbf_sim(scene: Scene, open: &OpenOptions, created: Created) -> Box<dyn Sim> {
-    Box::new(PbfSim::with_solver(
-        scene,
-        open.backend,
-        open.device,
-        created,
-    ))
-}
 
 /// Field order is drop order: the renderer's GL objects go before the context.
 struct Fixture {
@@ -54,7 +28,7 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Fixture {
-        let scene = Scene::parse(SCENE, "block", "render test").expect("valid scene");
+        let scene = Scene::parse(BLOCK, "block", "render test").expect("valid scene");
         let headless = Headless::new(WIDTH, HEIGHT).expect(
             "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
         );
@@ -475,128 +449,4 @@ fn the_particle_views_colour_by_speed_and_by_density() {
         by_density[0] > by_density[2] + 40.0,
         "dense particles are orange: {by_density:?}"
     );
-}
-
-#[test]
-fn the_render_command_writes_a_png_sequence() {
-    let directory = tempfile::tempdir().expect("temporary directory");
-    let scene_file = directory.path().join("block.toml");
-    std::fs::write(&scene_file, SCENE).expect("scene file");
-    let out = directory.path().join("frames");
-    let report = render_command::run(&RenderOptions {
-        scene: scene_file.display().to_string(),
-        frames: 3,
-        size: (WIDTH, HEIGHT),
-        out: out.clone(),
-        view: None,
-        backend: Backend::Cpu,
-        steps_per_frame: 1,
-        camera: None,
-        spheres: false,
-        foam: false,
-        timings: false,
-        quiet: true,
-    })
-    .expect("render command");
-    assert_eq!(report.files.len(), 3);
-    for (frame, file) in report.files.iter().enumerate() {
-        assert_eq!(*file, out.join(format!("frame_{frame:04}.png")));
-        let image = image::open(file).expect("readable PNG").to_rgba8();
-        assert_eq!(image.dimensions(), (WIDTH, HEIGHT));
-    }
-    let names: Vec<&str> = report.pass_ms.iter().map(|(pass, _)| *pass).collect();
-    assert_eq!(
-        names,
-        [
-            "anisotropy",
-            "light_depth",
-            "light_thickness",
-            "light_smooth",
-            "caustics",
-            "scene",
-            "sphere_depth",
-            "thickness",
-            "smooth_depth",
-            "smooth_depth_2d",
-            "normals",
-            "composite",
-            "edges",
-            "post"
-        ]
-    );
-}
-
-/// The render command lets the solver release the particle buffer while the GL context is
-/// current and the buffer exists, before either goes (issue 16: a CUDA–GL registration
-/// released after GL is gone crashes or hangs at exit).
-#[test]
-fn the_render_command_releases_the_solver_gl_hold_before_gl_goes() {
-    let directory = tempfile::tempdir().expect("temporary directory");
-    let scene_file = directory.path().join("block.toml");
-    std::fs::write(&scene_file, SCENE).expect("scene file");
-    let mut log = None;
-    let options = RenderOptions {
-        scene: scene_file.display().to_string(),
-        frames: 2,
-        size: (WIDTH, HEIGHT),
-        out: directory.path().join("frames"),
-        view: None,
-        backend: Backend::Cpu,
-        steps_per_frame: 1,
-        camera: None,
-        spheres: false,
-        foam: false,
-        timings: false,
-        quiet: true,
-    };
-    render_command::run_with(&options, |source, open| {
-        let scene = Scene::from_source(source)?;
-        let (created, probe_log) = gl_probe::GlProbe::of(&scene);
-        log = Some(probe_log);
-        Ok(pbf_sim(scene, open, created))
-    })
-    .expect("render command");
-    let log = log.expect("the solver was created").lock().unwrap().clone();
-    log.assert_released_while_gl_was_alive();
-}
-
-/// A solver that cannot read its particles back makes the render command fail with the cause,
-/// instead of drawing made-up values (issue 9: errors are values).
-#[test]
-fn a_failed_read_back_stops_the_render_command_with_its_cause() {
-    let directory = tempfile::tempdir().expect("temporary directory");
-    let scene_file = directory.path().join("block.toml");
-    std::fs::write(&scene_file, SCENE).expect("scene file");
-    let options = RenderOptions {
-        scene: scene_file.display().to_string(),
-        frames: 2,
-        size: (WIDTH, HEIGHT),
-        out: directory.path().join("frames"),
-        view: None,
-        backend: Backend::Cpu,
-        steps_per_frame: 1,
-        camera: None,
-        spheres: false,
-        foam: false,
-        timings: false,
-        quiet: true,
-    };
-    let error = render_command::run_with(&options, |source, open| {
-        let scene = Scene::from_source(source)?;
-        let mut solver = FixedParticles::of(&scene);
-        solver.unreadable = true;
-        let created = Created {
-            solver: Box::new(solver),
-            note: "fixed".into(),
-        };
-        Ok(pbf_sim(scene, open, created))
-    })
-    .expect_err("the render must fail");
-    let message = format!("{error:#}");
-    assert!(
-        message.contains("reading particles back")
-            && message.contains("copying particles back failed"),
-        "{message}"
-    );
-    assert!(!directory.path().join("frames/frame_0000.png").exists());
 }

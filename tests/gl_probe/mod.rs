@@ -3,7 +3,8 @@
 //! renderer hands it (as the CUDA solver's interop registration does) and records, when told to
 //! let go ([`Solver::release_gl`]), whether a GL context was current and the buffer still
 //! existed, and whether it was dropped still holding the buffer. Shared by tests/render.rs,
-//! tests/viewer_gl.rs and tests/viewer_state.rs (`mod gl_probe;`).
+//! tests/render_command.rs, tests/render_light.rs, tests/viewer_gl.rs and
+//! tests/viewer_state.rs (`mod gl_probe;`).
 
 // Each test binary uses part of it.
 #![allow(dead_code)]
@@ -15,6 +16,21 @@ use glam::Vec3A;
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+
+/// A 0.3 m block of fluid in the middle of a 1 m box: 13³ = 2197 particles (tests/render.rs
+/// and tests/render_command.rs).
+pub const BLOCK: &str = r#"
+    description = "render test block"
+    [container]
+    min = [0.0, 0.0, 0.0]
+    max = [1.0, 1.0, 1.0]
+    [[fluid]]
+    shape = "box"
+    min = [0.35, 0.0, 0.35]
+    max = [0.65, 0.3, 0.65]
+    [params]
+    spacing = 0.025
+"#;
 
 /// Probes alive in this process.
 pub static LIVE: AtomicUsize = AtomicUsize::new(0);
