@@ -99,6 +99,25 @@ __device__ __forceinline__ bool foam_stop_at_wall(float& x, float& v, float lo, 
     return x == lo || x == hi;
 }
 
+// `stop_at_obstacles`: a diffuse particle inside one of the p.obstacle_count obstacles put on its
+// surface (push_out_obstacle with no margin, in order, a box left only through a face inside
+// the container, as `project`), its velocity v into the surface lost; whether any stopped it.
+__device__ __forceinline__ bool foam_stop_at_obstacles(const PbfParams& p, const FoamParams& f,
+                                                       const PbfObstacle* obstacles, float3& x, float3& v) {
+    const float lo[3] = {f.container_lo_x, f.container_lo_y, f.container_lo_z};
+    const float hi[3] = {f.container_hi_x, f.container_hi_y, f.container_hi_z};
+    bool on_obstacle = false;
+    for (unsigned int k = 0; k < p.obstacle_count; ++k) {
+        float3 normal;
+        if (push_out_obstacle(obstacles[k], x, normal, 0.0f, lo, hi)) {
+            float into = dot3(v, normal);
+            if (into < 0.0f) v = v - normal * into;
+            on_obstacle = true;
+        }
+    }
+    return on_obstacle;
+}
+
 // The potentials' weight 1 − r/h, at least 0.
 __device__ __forceinline__ float foam_weight(const PbfParams& p, float r) {
     return fmaxf(1.0f - r / p.kernel_radius, 0.0f);
@@ -187,12 +206,14 @@ foam_potentials(const PbfParams p, const FoamParams f, const float4* __restrict_
 
 // Classifies, moves and ages diffuse particle k (k < state[FOAM_ALIVE]) by the fluid particles
 // within h of it at their positions now (found in the step's grid, searched out to h plus how
-// far any particle moved from where the grid saw it), stops it at the container's walls
-// (`stop_at_walls`: back on the wall, the velocity into it lost; on a wall every kind ages),
+// far any particle moved from where the grid saw it), stops it at the obstacles
+// (`stop_at_obstacles`: on the surface, the velocity into it lost) and the container's walls
+// (`stop_at_walls`: back on the wall, the velocity into it lost; on either every kind ages),
 // and sets keep[k] (1: alive and finite). Launched over capacity + 1 threads: keep[capacity] =
 // 0 ends the scan.
 extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
-foam_advect(const PbfParams p, const FoamParams f, const float4* __restrict__ positions,
+foam_advect(const PbfParams p, const FoamParams f, const PbfObstacle* __restrict__ obstacles,
+            const float4* __restrict__ positions,
             const float4* __restrict__ velocities, const unsigned int* __restrict__ cell_start,
             const unsigned int* __restrict__ state, float4* __restrict__ pool, unsigned int* __restrict__ keep) {
     unsigned int k = thread_index();
@@ -247,10 +268,11 @@ foam_advect(const PbfParams p, const FoamParams f, const float4* __restrict__ po
         d += fluid_velocity * f.dt;
         life -= f.dt;
     }
+    bool on_obstacle = foam_stop_at_obstacles(p, f, obstacles, d, dv);
     bool on_wall = foam_stop_at_wall(d.x, dv.x, f.container_lo_x, f.container_hi_x);
     on_wall |= foam_stop_at_wall(d.y, dv.y, f.container_lo_y, f.container_hi_y);
     on_wall |= foam_stop_at_wall(d.z, dv.z, f.container_lo_z, f.container_hi_z);
-    if (on_wall && kind != 1.0f) life -= f.dt;
+    if ((on_obstacle || on_wall) && kind != 1.0f) life -= f.dt;
     pool[2 * k] = make_float4(d.x, d.y, d.z, life);
     pool[2 * k + 1] = make_float4(dv.x, dv.y, dv.z, kind);
     // Inside after the walls unless not finite.

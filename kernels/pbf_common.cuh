@@ -128,51 +128,65 @@ __device__ __forceinline__ float powi(float x, int n) {
     return reciprocal ? 1.0f / r : r;
 }
 
-// Pushes a point out of one obstacle grown by `margin` (`Obstacle::project`).
-// `Obstacle::project_within`: a box is left through the nearest face whose exit point lies in
-// the admissible part of the container (lo..hi), else through the nearest face.
-__device__ __forceinline__ float3 project_obstacle(const PbfObstacle& o, float3 point, float margin,
-                                                   const float* admissible_lo, const float* admissible_hi) {
+// `Obstacle::push_out`: a point inside one obstacle grown by `margin` put on its surface (a box
+// left through the nearest face whose exit point lies in the admissible part of the container,
+// lo..hi, else through the nearest face), `normal` the surface's outward unit normal there;
+// false (point and normal untouched) for a point outside, on the surface or not finite.
+__device__ __forceinline__ bool push_out_obstacle(const PbfObstacle& o, float3& point, float3& normal, float margin,
+                                                  const float* admissible_lo, const float* admissible_hi) {
     if (o.kind == PBF_OBSTACLE_SPHERE) {
         float3 center = make_float3(o.a_x, o.a_y, o.a_z);
         float3 offset = point - center;
         float distance_squared = dot3(offset, offset);
         float reach = o.radius + margin;
-        if (distance_squared >= reach * reach) return point;
+        if (distance_squared >= reach * reach) return false;
         float distance = sqrtf(distance_squared);
         float3 direction = distance > 0.0f
             ? make_float3(offset.x / distance, offset.y / distance, offset.z / distance)
             : make_float3(0.0f, 1.0f, 0.0f);
-        return center + direction * reach;
+        point = center + direction * reach;
+        normal = direction;
+        return true;
     }
     float lo[3] = {o.a_x - margin, o.a_y - margin, o.a_z - margin};
     float hi[3] = {o.b_x + margin, o.b_y + margin, o.b_z + margin};
     float q[3] = {point.x, point.y, point.z};
     if (q[0] <= lo[0] || q[1] <= lo[1] || q[2] <= lo[2] || q[0] >= hi[0] || q[1] >= hi[1] || q[2] >= hi[2])
-        return point;
+        return false;
     // Ties go to the first face in x-min, x-max, y-min... order, as on the CPU.
     const float infinity = __int_as_float(0x7f800000);
     float nearest = infinity, admissible = infinity;
     int nearest_axis = 0, admissible_axis = 0;
     float nearest_value = q[0], admissible_value = q[0];
+    float nearest_side = -1.0f, admissible_side = -1.0f;
 #pragma unroll
     for (int axis = 0; axis < 3; ++axis) {
 #pragma unroll
         for (int side = 0; side < 2; ++side) {
             float exit = side == 0 ? lo[axis] : hi[axis];
             float distance = side == 0 ? q[axis] - lo[axis] : hi[axis] - q[axis];
-            if (distance < nearest) { nearest = distance; nearest_axis = axis; nearest_value = exit; }
+            float sign = side == 0 ? -1.0f : 1.0f;
+            if (distance < nearest) { nearest = distance; nearest_axis = axis; nearest_value = exit; nearest_side = sign; }
             if (distance < admissible && exit >= admissible_lo[axis] && exit <= admissible_hi[axis]) {
-                admissible = distance; admissible_axis = axis; admissible_value = exit;
+                admissible = distance; admissible_axis = axis; admissible_value = exit; admissible_side = sign;
             }
         }
     }
+    if (!(nearest < infinity)) return false;  // a NaN coordinate
     int axis = admissible < infinity ? admissible_axis : nearest_axis;
     float value = admissible < infinity ? admissible_value : nearest_value;
-    q[0] = axis == 0 ? value : q[0];
-    q[1] = axis == 1 ? value : q[1];
-    q[2] = axis == 2 ? value : q[2];
-    return make_float3(q[0], q[1], q[2]);
+    float sign = admissible < infinity ? admissible_side : nearest_side;
+    point = make_float3(axis == 0 ? value : q[0], axis == 1 ? value : q[1], axis == 2 ? value : q[2]);
+    normal = make_float3(axis == 0 ? sign : 0.0f, axis == 1 ? sign : 0.0f, axis == 2 ? sign : 0.0f);
+    return true;
+}
+
+// Pushes a point out of one obstacle grown by `margin` (`Obstacle::project_within`).
+__device__ __forceinline__ float3 project_obstacle(const PbfObstacle& o, float3 point, float margin,
+                                                   const float* admissible_lo, const float* admissible_hi) {
+    float3 normal;
+    push_out_obstacle(o, point, normal, margin, admissible_lo, admissible_hi);
+    return point;
 }
 
 // Obstacles in order, then the container clamp (`World::project`).

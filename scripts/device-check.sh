@@ -197,7 +197,8 @@ grep -iE 'total|^(light_|sphere_depth|thickness)' /tmp/render-spheres.log | sed 
 last=$(ls /tmp/render/*.png 2>/dev/null | tail -1)
 [[ -n $last ]] && cp "$last" "$OUT/render-1m-1080p.png"
 # 4b. The foam stage on the CUDA solver (kernels/foam.cuh, first run on a GPU: the emulation
-# matched the CPU stage bit for bit, doctor's "parity: foam" compares the pools one to one),
+# matched the CPU stage bit for bit, doctor's "parity: foam" compares the pools one to one, on a
+# dam break with two obstacles and spray thrown at them: the obstacle rule's GPU check),
 # the 30k dam break after its impact, its diffuse particles drawn from the GPU through the foam
 # buffer's interop: the picture would show foam at the far wall as docs/viewer.md's does (no picture
 # comes back: the 8 files); the `foam` line of --timings is the stage's time.

@@ -64,7 +64,7 @@ fn a_dam_break_foams_only_after_hitting_the_far_wall_and_near_it() {
             break;
         }
         born_before += solver
-            .foam(&mut foam, &settings, scene.params.dt, &scene.container)
+            .foam(&mut foam, &settings, scene.params.dt, &scene.world())
             .expect("foam");
     }
     let impact = frames as f32 * scene.params.dt;
@@ -106,7 +106,7 @@ fn a_dam_break_foams_only_after_hitting_the_far_wall_and_near_it() {
             solver.step().expect("step");
         }
         solver
-            .foam(&mut foam, &settings, scene.params.dt, &scene.container)
+            .foam(&mut foam, &settings, scene.params.dt, &scene.world())
             .expect("foam");
     }
     let alive = foam.particles.len();
@@ -167,7 +167,7 @@ fn a_calm_pool_makes_no_foam() {
     for _ in 0..40 {
         solver.step().expect("step");
         born += solver
-            .foam(&mut foam, &scene.foam, scene.params.dt, &scene.container)
+            .foam(&mut foam, &scene.foam, scene.params.dt, &scene.world())
             .expect("foam");
     }
     assert_eq!(born, 0);

@@ -4,8 +4,8 @@
 // are done here on the host: they are pbf.cu's scan_blocks, checked on its own (scan_test.cpp).
 //
 // usage: foam INPUT OUTPUT
-// INPUT: PbfParams, FoamParams (its step unused), u32 frames, u32 cells, u32 alive, float4
-// pool[2 alive]; then per frame: u32 step_lo, u32 step_hi, u32 cell_start[cells + 1], float4
+// INPUT: PbfParams, FoamParams (its step unused), PbfObstacle obstacles[PbfParams::obstacle_count],
+// u32 frames, u32 cells, u32 alive, float4 pool[2 alive]; then per frame: u32 step_lo, u32 step_hi, u32 cell_start[cells + 1], float4
 // positions[n], float4 velocities[n], float4 grid_positions[n], u32 ids[n] (n =
 // PbfParams::particle_count), u32 reload and, if reload is 1, u32 alive (at most the capacity)
 // and float4 pool[2 alive] replacing the pool before the frame's stage.
@@ -54,6 +54,8 @@ int main(int argc, char** argv) {
     read(in, &p, 1);
     FoamParams f;
     read(in, &f, 1);
+    std::vector<PbfObstacle> obstacles(p.obstacle_count + 1);
+    read(in, obstacles.data(), p.obstacle_count);
     unsigned frames, cells, alive;
     read(in, &frames, 1);
     read(in, &cells, 1);
@@ -89,7 +91,7 @@ int main(int argc, char** argv) {
                             grid_positions.data(), normals.data(), counts.data(), raw.data());
         });
         launch(cap + 1, [&] {
-            foam_advect(p, f, positions.data(), velocities.data(), cell_start.data(), state.data(), pool.data(), slots.data());
+            foam_advect(p, f, obstacles.data(), positions.data(), velocities.data(), cell_start.data(), state.data(), pool.data(), slots.data());
         });
         exclusive_scan(slots);
         launch(cap, [&] { foam_compact(f, slots.data(), pool.data(), next.data()); });

@@ -27,16 +27,18 @@
 //! [`SPRAY_BELOW`] make it spray (ballistic under gravity), more than [`BUBBLE_ABOVE`] a bubble
 //! (buoyant, k_b, and dragged towards the fluid's velocity, k_d), the rest foam (moved with the
 //! fluid's velocity averaged with W). Foam ages, and so does any diffuse particle lying on the
-//! container's walls; it dies when its lifetime is spent. The walls stop diffuse particles
-//! (`stop_at_walls`: put back on the wall, the velocity into it lost, so spray slides down the
-//! glass). No more are born than the cap allows, and a cap lowered below the alive count drops
+//! container's walls or an obstacle; it dies when its lifetime is spent. The scene's obstacles
+//! and then the walls stop diffuse particles (`stop_at_obstacles`: one that ended the step
+//! inside an obstacle is put on its surface by the fluid's projection, `Obstacle::push_out`
+//! with no margin, its velocity into the surface lost; `stop_at_walls`: put back on the wall,
+//! the velocity into it lost, so spray slides down the glass). No more are born than the cap allows, and a cap lowered below the alive count drops
 //! the youngest.
 //!
 //! The CUDA solver runs this stage as kernels (`kernels/foam.cuh`, `cuda/foam.rs`) in the same
 //! operation order: its emulation matches this code bit for bit (`cuda/foam_emulation.rs`).
 
 use super::grid::UniformGrid;
-use super::Aabb;
+use super::{Aabb, World};
 use glam::Vec3A;
 use rayon::prelude::*;
 
@@ -317,22 +319,43 @@ fn stop_at_walls(d: &mut Diffuse, container: &Aabb) -> bool {
     on_wall
 }
 
+/// The obstacles for a diffuse particle that ended the step inside one, as the walls: put on
+/// its surface (`Obstacle::push_out` with no margin, in the obstacles' order, a box left only
+/// through a face inside the container, as the fluid's `World::project`), its velocity into
+/// the surface (along the outward normal there) lost. Returns whether any obstacle stopped it
+/// (it then counts as lying on a wall).
+fn stop_at_obstacles(d: &mut Diffuse, world: &World) -> bool {
+    let (lo, hi) = (world.container.min, world.container.max);
+    let mut on_obstacle = false;
+    for obstacle in &world.obstacles {
+        if let Some((surface, normal)) = obstacle.push_out(d.position, 0.0, lo, hi) {
+            d.position = surface;
+            let into = d.velocity.dot(normal);
+            if into < 0.0 {
+                d.velocity -= into * normal;
+            }
+            on_obstacle = true;
+        }
+    }
+    on_obstacle
+}
+
 impl Foam {
-    /// The `foam` stage: one step of `dt` seconds under `gravity` inside `container` (see the
-    /// module's text). Returns how many were born.
+    /// The `foam` stage: one step of `dt` seconds under `gravity` inside `world`'s container
+    /// and around its obstacles (see the module's text). Returns how many were born.
     pub fn foam(
         &mut self,
         fluid: &FluidView,
         settings: &FoamSettings,
         dt: f32,
         gravity: Vec3A,
-        container: &Aabb,
+        world: &World,
     ) -> usize {
         self.next_step();
         // The cap holds at all times: lowered below the alive count, it drops the youngest
         // (the CUDA pool is reallocated at the new cap and keeps its first max_count).
         self.particles.truncate(settings.max_count as usize);
-        self.advect(fluid, dt, gravity, container);
+        self.advect(fluid, dt, gravity, world);
         let room = (settings.max_count as usize).saturating_sub(self.particles.len());
         let born = self.emit(fluid, settings, dt, room);
         self.particles.extend_from_slice(&born);
@@ -420,10 +443,11 @@ impl Foam {
     }
 
     /// Classifies, moves and ages every diffuse particle; drops the dead.
-    fn advect(&mut self, fluid: &FluidView, dt: f32, gravity: Vec3A, container: &Aabb) {
+    fn advect(&mut self, fluid: &FluidView, dt: f32, gravity: Vec3A, world: &World) {
         if self.particles.is_empty() {
             return;
         }
+        let container = &world.container;
         let h = fluid.radius;
         let mut grid = UniformGrid::new(container, h);
         grid.build(fluid.positions);
@@ -469,7 +493,9 @@ impl Foam {
                     d.position += dt * d.velocity;
                 }
             }
-            if stop_at_walls(d, container) && d.kind != DiffuseKind::Foam {
+            let on_obstacle = stop_at_obstacles(d, world);
+            let on_wall = stop_at_walls(d, container);
+            if (on_obstacle || on_wall) && d.kind != DiffuseKind::Foam {
                 d.life -= dt;
             }
         });

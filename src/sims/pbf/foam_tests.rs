@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::sims::pbf::anisotropy::neighbour_lists;
+use crate::sims::pbf::Obstacle;
 
 const SPACING: f32 = 0.02;
 const GRAVITY: Vec3A = Vec3A::new(0.0, -9.81, 0.0);
@@ -32,8 +33,40 @@ fn run(
     run_with_ids(positions, velocities, &ids, diffuse, settings, dt, steps)
 }
 
+/// The container of the tests, [-1, 1]³, around `obstacles`.
+fn world(obstacles: Vec<Obstacle>) -> World {
+    World {
+        container: Aabb::new([-1.0, -1.0, -1.0], [1.0, 1.0, 1.0]),
+        obstacles,
+    }
+}
+
 /// [`run`] with the fluid particles' ids.
 fn run_with_ids(
+    positions: &[Vec3A],
+    velocities: &[Vec3A],
+    ids: &[u32],
+    diffuse: Vec<Diffuse>,
+    settings: &FoamSettings,
+    dt: f32,
+    steps: usize,
+) -> (Foam, usize) {
+    run_in(
+        &world(vec![]),
+        positions,
+        velocities,
+        ids,
+        diffuse,
+        settings,
+        dt,
+        steps,
+    )
+}
+
+/// [`run_with_ids`] in `world`.
+#[allow(clippy::too_many_arguments)]
+fn run_in(
+    world: &World,
     positions: &[Vec3A],
     velocities: &[Vec3A],
     ids: &[u32],
@@ -52,13 +85,12 @@ fn run_with_ids(
         radius: 2.0 * SPACING,
         particle_radius: 0.5 * SPACING,
     };
-    let container = Aabb::new([-1.0, -1.0, -1.0], [1.0, 1.0, 1.0]);
     let mut foam = Foam {
         particles: diffuse,
         steps: 0,
     };
     let born = (0..steps)
-        .map(|_| foam.foam(&fluid, settings, dt, GRAVITY, &container))
+        .map(|_| foam.foam(&fluid, settings, dt, GRAVITY, world))
         .sum();
     (foam, born)
 }
@@ -249,10 +281,10 @@ fn lowering_the_cap_drops_the_youngest_at_once() {
         radius: 2.0 * SPACING,
         particle_radius: 0.5 * SPACING,
     };
-    let container = Aabb::new([-1.0, -1.0, -1.0], [1.0, 1.0, 1.0]);
+    let world = world(vec![]);
     let (mut kept, mut reference) = (full.clone(), full.clone());
-    let born = kept.foam(&fluid, &lowered, 0.0166, GRAVITY, &container);
-    reference.foam(&fluid, &settings, 0.0166, GRAVITY, &container);
+    let born = kept.foam(&fluid, &lowered, 0.0166, GRAVITY, &world);
+    reference.foam(&fluid, &settings, 0.0166, GRAVITY, &world);
     assert_eq!(kept.particles.len(), 25, "the cap holds at once");
     // The survivors are the oldest 25's, moved as they would have been.
     let survivors = 25 - born;
@@ -311,4 +343,85 @@ fn the_emission_limit_keeps_a_step_total_within_u32() {
         let total = n as u64 * emission_limit(n) as u64;
         assert!(total <= u32::MAX as u64, "{n}: {total}");
     }
+}
+
+#[test]
+fn spray_stops_on_obstacles_with_no_velocity_into_them_and_ages_there() {
+    let settings = FoamSettings {
+        enabled: true,
+        lifetime: 10.0,
+        ..FoamSettings::default()
+    };
+    let (center, radius) = (Vec3A::new(-0.4, 0.0, 0.0), 0.2);
+    let pillar = Aabb::new([0.3, -1.0, -0.2], [0.6, -0.5, 0.2]);
+    let world = world(vec![
+        Obstacle::Sphere { center, radius },
+        Obstacle::Box(pillar),
+    ]);
+    let dt = 0.01;
+    let step = |start: Vec<Diffuse>| run_in(&world, &[], &[], &[], start, &settings, dt, 1).0;
+    // Dropped onto the sphere's top and onto the pillar's top from 0.3 m above (reached in
+    // about 25 steps), and thrown at the sphere's side at 5 m/s from 0.3 m away.
+    let mut particles = vec![
+        one(
+            center + Vec3A::new(0.0, radius + 0.3, 0.0),
+            Vec3A::ZERO,
+            10.0,
+        )[0],
+        one(Vec3A::new(0.45, -0.2, 0.0), Vec3A::ZERO, 10.0)[0],
+        one(
+            center - Vec3A::new(radius + 0.3, 0.0, 0.0),
+            Vec3A::X * 5.0,
+            10.0,
+        )[0],
+    ];
+    let mut touched = [0usize; 3];
+    for _ in 0..40 {
+        particles = step(particles).particles;
+        assert_eq!(particles.len(), 3, "{particles:?}");
+        for (k, d) in particles.iter().enumerate() {
+            // Outside the sphere (to rounding), and not moving into it where it touches.
+            let offset = d.position - center;
+            let distance = offset.length();
+            assert!(
+                distance >= radius * (1.0 - 1e-6),
+                "{k}: {d:?} inside the sphere"
+            );
+            if distance <= radius * (1.0 + 1e-6) {
+                touched[k] += 1;
+                let into = d.velocity.dot(offset / distance);
+                assert!(
+                    into >= -1e-5,
+                    "{k}: {d:?} moves into the sphere at {into} m/s"
+                );
+            }
+            let inside_pillar =
+                d.position.cmpgt(pillar.min).all() && d.position.cmplt(pillar.max).all();
+            assert!(!inside_pillar, "{k}: {d:?} inside the pillar");
+        }
+    }
+    // Both dropped ones came to rest on top, exactly on the surface, still, and aged for the
+    // steps they lay there (spray ages only on a wall or an obstacle).
+    let [on_sphere, on_pillar, thrown] = [particles[0], particles[1], particles[2]];
+    assert_eq!(
+        on_sphere.position,
+        center + Vec3A::Y * radius,
+        "{on_sphere:?}"
+    );
+    assert_eq!(on_sphere.velocity, Vec3A::ZERO, "{on_sphere:?}");
+    assert_eq!(
+        on_pillar.position,
+        Vec3A::new(0.45, -0.5, 0.0),
+        "{on_pillar:?}"
+    );
+    assert_eq!(on_pillar.velocity.y, 0.0, "{on_pillar:?}");
+    for d in [on_sphere, on_pillar] {
+        assert_eq!(d.kind, DiffuseKind::Spray);
+        let aged = 10.0 - d.life;
+        assert!(aged > 10.0 * dt && aged < 20.0 * dt, "{d:?}");
+    }
+    assert!(touched[0] > 10 && touched[2] > 0, "touched {touched:?}");
+    // The thrown one hit the side (x = −0.6 after 0.06 s) and lost its speed into the sphere:
+    // it slid down round it and fell off, instead of flying on through it to the far wall.
+    assert!(thrown.position.x < center.x, "{thrown:?}");
 }

@@ -404,13 +404,14 @@ pub trait Solver {
     /// diffuse particles, then the new ones born; returns how many were born. This default
     /// reads the state back ([`Solver::snapshot`]) and finds its own neighbour lists; the CPU
     /// solver uses its step's lists; the CUDA solver keeps the diffuse particles on the GPU
-    /// (`foam` then only counts the step) and runs the stage there.
+    /// (`foam` then only counts the step) and runs the stage there. `world` is the one the
+    /// solver was made with (the diffuse particles stop at its walls and obstacles).
     fn foam(
         &mut self,
         foam: &mut foam::Foam,
         settings: &foam::FoamSettings,
         dt: f32,
-        container: &Aabb,
+        world: &World,
     ) -> Result<usize, SolverError> {
         let snapshot = self.snapshot()?;
         let params = self.params();
@@ -427,7 +428,7 @@ pub trait Solver {
             particle_radius: params.particle_radius(),
         };
         let gravity = glam::Vec3A::from(params.gravity);
-        Ok(foam.foam(&fluid, settings, dt, gravity, container))
+        Ok(foam.foam(&fluid, settings, dt, gravity, world))
     }
 
     /// How many diffuse particles of each kind are alive, [spray, foam, bubbles], after the

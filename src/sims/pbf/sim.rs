@@ -200,7 +200,7 @@ impl PbfSim {
         let start = Instant::now();
         let dt = self.solver.params().dt;
         self.solver
-            .foam(&mut self.diffuse, &self.foam, dt, &self.scene.container)
+            .foam(&mut self.diffuse, &self.foam, dt, &self.scene.world())
             .context("the foam stage")?;
         self.foam_seconds += start.elapsed().as_secs_f64();
         Ok(())

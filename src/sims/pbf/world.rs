@@ -63,13 +63,28 @@ impl Obstacle {
     /// qualifies.
     #[inline]
     pub fn project_within(&self, point: Vec3A, margin: f32, lo: Vec3A, hi: Vec3A) -> Vec3A {
+        self.push_out(point, margin, lo, hi)
+            .map_or(point, |(projected, _)| projected)
+    }
+
+    /// [`Obstacle::project_within`] of a point inside the grown obstacle: where it is put and
+    /// the outward unit normal of the surface there (a sphere's radial direction, a box face's
+    /// axis); `None` for a point outside (or on the surface).
+    #[inline]
+    pub fn push_out(
+        &self,
+        point: Vec3A,
+        margin: f32,
+        lo: Vec3A,
+        hi: Vec3A,
+    ) -> Option<(Vec3A, Vec3A)> {
         match *self {
             Obstacle::Sphere { center, radius } => {
                 let offset = point - center;
                 let distance_squared = offset.length_squared();
                 let reach = radius + margin;
                 if distance_squared >= reach * reach {
-                    return point;
+                    return None;
                 }
                 let distance = distance_squared.sqrt();
                 // A point exactly at the centre leaves upwards (y), any direction is as good.
@@ -78,36 +93,42 @@ impl Obstacle {
                 } else {
                     Vec3A::Y
                 };
-                center + direction * reach
+                Some((center + direction * reach, direction))
             }
             Obstacle::Box(aabb) => {
                 let min = aabb.min - Vec3A::splat(margin);
                 let max = aabb.max + Vec3A::splat(margin);
                 if point.cmple(min).any() || point.cmpge(max).any() {
-                    return point;
+                    return None;
                 }
-                let mut nearest = (f32::INFINITY, point);
-                let mut admissible = (f32::INFINITY, point);
+                // (distance, axis, exit, side: −1 the min face, +1 the max face)
+                let mut nearest = (f32::INFINITY, 0, point.x, -1.0);
+                let mut admissible = nearest;
                 for axis in 0..3 {
-                    for (distance, exit) in [
-                        (point[axis] - min[axis], min[axis]),
-                        (max[axis] - point[axis], max[axis]),
+                    for (distance, exit, side) in [
+                        (point[axis] - min[axis], min[axis], -1.0),
+                        (max[axis] - point[axis], max[axis], 1.0),
                     ] {
-                        let mut p = point;
-                        p[axis] = exit;
                         if distance < nearest.0 {
-                            nearest = (distance, p);
+                            nearest = (distance, axis, exit, side);
                         }
                         if distance < admissible.0 && (lo[axis]..=hi[axis]).contains(&exit) {
-                            admissible = (distance, p);
+                            admissible = (distance, axis, exit, side);
                         }
                     }
                 }
-                if admissible.0.is_finite() {
-                    admissible.1
-                } else {
-                    nearest.1
+                if !nearest.0.is_finite() {
+                    return None; // A NaN coordinate: no face is nearer than infinity.
                 }
+                let (_, axis, exit, side) = if admissible.0.is_finite() {
+                    admissible
+                } else {
+                    nearest
+                };
+                let (mut p, mut normal) = (point, Vec3A::ZERO);
+                p[axis] = exit;
+                normal[axis] = side;
+                Some((p, normal))
             }
         }
     }

@@ -566,7 +566,7 @@ impl Solver for CpuSolver {
         foam: &mut crate::sims::pbf::foam::Foam,
         settings: &crate::sims::pbf::foam::FoamSettings,
         dt: f32,
-        container: &crate::sims::pbf::Aabb,
+        world: &World,
     ) -> Result<usize, SolverError> {
         let fluid = crate::sims::pbf::foam::FluidView {
             positions: &self.positions,
@@ -578,6 +578,6 @@ impl Solver for CpuSolver {
             particle_radius: self.params.particle_radius(),
         };
         let gravity = Vec3A::from(self.params.gravity);
-        Ok(foam.foam(&fluid, settings, dt, gravity, container))
+        Ok(foam.foam(&fluid, settings, dt, gravity, world))
     }
 }

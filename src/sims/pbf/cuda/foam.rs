@@ -5,7 +5,7 @@
 //! alive, how many were born and the three counts. The renderer's foam buffer is written by
 //! `foam_records` through CUDA–GL interop (the solver's second `GlInterop`).
 
-use super::params::GpuParams;
+use super::params::{GpuObstacle, GpuParams};
 use super::pbf::{scan_levels, PbfKernels};
 use super::{CudaSolver, Float4};
 use crate::cuda::CudaError;
@@ -252,6 +252,7 @@ impl DeviceFoam {
         stream: &Arc<CudaStream>,
         p: &GpuParams,
         f: &GpuFoamParams,
+        obstacles: &CudaSlice<GpuObstacle>,
         positions: &CudaSlice<Float4>,
         velocities: &CudaSlice<Float4>,
         ids: &CudaSlice<u32>,
@@ -285,6 +286,7 @@ impl DeviceFoam {
             stream,
             p,
             f,
+            obstacles,
             positions,
             velocities,
             cell_start,
@@ -361,8 +363,9 @@ impl DeviceFoam {
 
 /// The `foam` stage of the CUDA solver: its pool and one run of the stage.
 impl CudaSolver {
-    /// Step `step` of the `foam` stage ([`crate::sims::pbf::Solver::foam`]): the kernels on the solver's sorted
-    /// particles and grid; returns how many were born.
+    /// Step `step` of the `foam` stage ([`crate::sims::pbf::Solver::foam`]): the kernels on the
+    /// solver's sorted particles and grid, inside `container` and around the obstacles of the
+    /// world the solver was made with (already on the GPU); returns how many were born.
     pub(super) fn foam_stage(
         &mut self,
         step: u64,
@@ -387,6 +390,7 @@ impl CudaSolver {
             &self.stream,
             &p,
             &f,
+            &b.obstacles,
             &b.positions,
             &b.velocities,
             &b.ids,

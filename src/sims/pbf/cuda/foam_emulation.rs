@@ -1,7 +1,7 @@
 //! The `foam` kernels (`kernels/foam.cuh`) compiled as C++ (`tests/emulation/foam.cpp`) and run
 //! on the CPU, against the CPU stage ([`crate::sims::pbf::foam`]) over several frames of a dam
 //! break just after its front hit the far wall (diffuse particles of every kind alive, more
-//! born every frame). Each frame's fluid is the CPU solver's, sorted by the container's grid,
+//! born every frame, and spray stopped on two obstacles over the tank). Each frame's fluid is the CPU solver's, sorted by the container's grid,
 //! with the grid built at the positions themselves (so the kernels' grid search and the CPU's
 //! lists find the same neighbours in the same order), and the pool carried from frame to frame
 //! by each side on its own.
@@ -13,9 +13,9 @@
 use super::emulation::Rounding;
 use super::foam::{diffuse_from_pool, GpuFoamParams, FOAM_STATE_WORDS};
 use super::foam_parity::{
-    allowed_flips, check_settings, compare_pools, dam_break_at_impact, SortedFluid,
+    allowed_flips, check_settings, compare_pools, dam_break_at_impact, obstacle_spray, SortedFluid,
 };
-use super::params::GpuParams;
+use super::params::{GpuObstacle, GpuParams};
 use crate::cuda::emulation::{self as shared, Mutation};
 use crate::sims::pbf::foam::{self, Diffuse, DiffuseKind, Foam, FoamSettings};
 use crate::sims::pbf::scene::Scene;
@@ -54,6 +54,8 @@ fn case() -> &'static Case {
         for _ in 0..WARMUP {
             fluid().cpu_frame(&scene, &settings, &mut start);
         }
+        // And spray about to hit the obstacles.
+        start.particles.extend(obstacle_spray(settings.lifetime));
         let frames = (0..FRAMES).map(|_| fluid()).collect();
         Case {
             scene,
@@ -100,6 +102,9 @@ fn emulate_frames(
     let float4 = |v: Vec3A, w: f32| [v.x, v.y, v.z, w];
     let mut input = bytemuck::bytes_of(&constants).to_vec();
     input.extend_from_slice(bytemuck::bytes_of(&f));
+    for obstacle in &world.obstacles {
+        input.extend_from_slice(bytemuck::bytes_of(&GpuObstacle::from(obstacle)));
+    }
     let cells = (case.frames[0].cell_start.len() - 1) as u32;
     let alive = case.start.particles.len() as u32;
     input.extend_from_slice(bytemuck::cast_slice(&[FRAMES as u32, cells, alive]));
@@ -210,6 +215,25 @@ fn run(rounding: Rounding, mutation: Option<Mutation>) -> (Emulated, Reference) 
     (emulate(&program, case), reference(case))
 }
 
+/// How many of the CPU's survivors (each frame's pool before its newborn) lie on an obstacle's
+/// surface (within 10 µm of it, and not inside: the stage put them there), over the frames.
+fn on_obstacles(case: &Case, reference: &Reference) -> usize {
+    let world = case.scene.world();
+    let (lo, hi) = (world.container.min, world.container.max);
+    let shell = |d: &&Diffuse| {
+        world.obstacles.iter().any(|o| {
+            o.push_out(d.position, 1e-5, lo, hi).is_some()
+                && o.push_out(d.position, 0.0, lo, hi).is_none()
+        })
+    };
+    reference
+        .pools
+        .iter()
+        .zip(&reference.born)
+        .map(|(pool, &born)| pool[..pool.len() - born].iter().filter(shell).count())
+        .sum()
+}
+
 /// Whether the pool and records of the emulation are the CPU's bit for bit, or the first
 /// difference.
 fn same_bits(emulated: &Emulated, reference: &Reference) -> Result<(), String> {
@@ -295,6 +319,10 @@ fn the_foam_kernels_run_on_the_cpu_match_the_cpu_stage_bit_for_bit() {
         "none died: {} + {born} → {alive}",
         case.start.particles.len()
     );
+    // Some survivors lie on an obstacle (`stop_at_obstacles` put them there).
+    let stopped = on_obstacles(case, &reference);
+    eprintln!("{stopped} survivors on an obstacle over the frames");
+    assert!(stopped >= 5, "{stopped} diffuse particles on an obstacle");
     if let Err(difference) = same_bits(&emulated, &reference) {
         panic!("the kernels differ from the CPU stage: {difference}");
     }
@@ -461,6 +489,14 @@ fn a_wrong_foam_kernel_fails_the_comparison() {
         ("counts[id] = count;", "counts[i] = count;"),
         // Walls that keep the velocity into them.
         ("if (v < 0.0f) v = 0.0f;", ""),
+        // Obstacles that keep the velocity into them, that do not age what lies on them, or
+        // that diffuse particles pass through.
+        ("if (into < 0.0f) v = v - normal * into;", ""),
+        ("(on_obstacle || on_wall)", "(on_wall)"),
+        (
+            "bool on_obstacle = foam_stop_at_obstacles(p, f, obstacles, d, dv);",
+            "bool on_obstacle = false;",
+        ),
     ] {
         let mutation = Mutation {
             file: "foam.cuh",

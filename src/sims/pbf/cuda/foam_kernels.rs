@@ -2,7 +2,7 @@
 //! that calls them is `DeviceFoam::run` in `foam.rs`.
 
 use super::foam::GpuFoamParams;
-use super::params::GpuParams;
+use super::params::{GpuObstacle, GpuParams};
 use super::pbf::{per_element, PbfKernels};
 use super::Float4;
 use crate::cuda::launch::{self, OrNull};
@@ -64,12 +64,13 @@ impl PbfKernels {
         unsafe { self.launch("foam_potentials", stream, config, args) }
     }
 
-    /// Classes, motion and ages of the pool; keep flags.
+    /// Classes, motion and ages of the pool, stopped at the obstacles and walls; keep flags.
     pub(super) fn foam_advect(
         &self,
         stream: &CudaStream,
         p: &GpuParams,
         f: &GpuFoamParams,
+        obstacles: &CudaSlice<GpuObstacle>,
         positions: &CudaSlice<Float4>,
         velocities: &CudaSlice<Float4>,
         cell_start: &CudaSlice<u32>,
@@ -77,9 +78,12 @@ impl PbfKernels {
         pool: &mut CudaSlice<Float4>,
         keep: &mut CudaSlice<u32>,
     ) -> Result<(), SolverError> {
-        let args = (p, f, positions, velocities, cell_start, state, pool, keep);
+        let args = (
+            p, f, obstacles, positions, velocities, cell_start, state, pool, keep,
+        );
         let config = per_element(f.capacity as usize + 1);
-        // SAFETY: foam.cuh's parameters; pool holds 2 capacity records, keep capacity + 1.
+        // SAFETY: foam.cuh's parameters; obstacles holds p.obstacle_count records, pool 2
+        // capacity records, keep capacity + 1.
         unsafe { self.launch("foam_advect", stream, config, args) }
     }
 

@@ -11,8 +11,9 @@
 //! other way: those particles are counted as flips, not bounded, and must be few.
 
 use super::CudaSolver;
+use crate::scene::{Aabb, Shape};
 use crate::sims::pbf::cpu::CpuSolver;
-use crate::sims::pbf::foam::{Diffuse, FluidView, Foam, FoamSettings};
+use crate::sims::pbf::foam::{Diffuse, DiffuseKind, FluidView, Foam, FoamSettings};
 use crate::sims::pbf::grid::{gather, UniformGrid};
 use crate::sims::pbf::scene::Scene;
 use crate::sims::pbf::{InitialState, Snapshot, Solver, SolverError};
@@ -210,18 +211,19 @@ impl SortedFluid {
             settings,
             scene.params.dt,
             gravity,
-            &scene.container,
+            &scene.world(),
         )
     }
 }
 
-/// The dam break of the foam checks (6 000 particles) and its CPU solver stepped until the
-/// front reaches the far wall.
+/// The dam break of the foam checks (6 000 particles, with [`AIR_OBSTACLES`]) and its CPU
+/// solver stepped until the front reaches the far wall.
 pub fn dam_break_at_impact() -> Result<(Scene, CpuSolver), SolverError> {
-    let scene = Scene::load("dam-break")
+    let mut scene = Scene::load("dam-break")
         .map_err(|e| SolverError::Params(format!("{e:#}")))?
         .with_particle_target(6000)
         .map_err(|e| SolverError::Params(format!("{}: {}", e.key, e.message)))?;
+    scene.obstacles.extend(AIR_OBSTACLES);
     let mut solver = CpuSolver::new(scene.world(), scene.params.clone(), &scene.seed())?;
     let far_wall = scene.container.max.x - scene.params.spacing;
     for _ in 0..60 {
@@ -233,6 +235,41 @@ pub fn dam_break_at_impact() -> Result<(Scene, CpuSolver), SolverError> {
     Err(SolverError::Params(
         "the dam break's front never reached the far wall".into(),
     ))
+}
+
+/// A sphere and a box high over the middle of the dam break's tank, where its fluid does not
+/// reach before the checks end (it moves as without them), for [`obstacle_spray`] to hit.
+pub const AIR_OBSTACLES: [Shape; 2] = [
+    Shape::Sphere {
+        center: Vec3A::new(0.8, 0.75, 0.3),
+        radius: 0.08,
+    },
+    Shape::Box(Aabb {
+        min: Vec3A::new(1.0, 0.7, 0.2),
+        max: Vec3A::new(1.15, 0.76, 0.4),
+    }),
+];
+
+/// Spray (life `life`) that hits [`AIR_OBSTACLES`] within a frame or two: dropped onto the
+/// sphere's and the box's tops, thrown at the sphere's side and up into the box's underside.
+pub fn obstacle_spray(life: f32) -> Vec<Diffuse> {
+    let spray = |x: f32, y: f32, z: f32, velocity: Vec3A| Diffuse {
+        position: Vec3A::new(x, y, z),
+        velocity,
+        life,
+        kind: DiffuseKind::Spray,
+    };
+    let down = Vec3A::new(0.0, -1.0, 0.0);
+    let mut particles = Vec::new();
+    for (dx, dz) in [(0.0, 0.0), (0.03, -0.02), (-0.02, 0.04), (0.05, 0.01)] {
+        particles.push(spray(0.8 + dx, 0.85, 0.3 + dz, down));
+        particles.push(spray(1.03 + 1.5 * dx, 0.78, 0.3 + dz, down));
+    }
+    for dy in [0.0, 0.03] {
+        particles.push(spray(0.68, 0.75 + dy, 0.3, Vec3A::new(1.5, 0.0, 0.0)));
+        particles.push(spray(1.05 + dy, 0.66, 0.3, Vec3A::new(0.2, 2.0, 0.0)));
+    }
+    particles
 }
 
 /// The settings of the checks: rates that foam every frame after the impact, a cap reached.
@@ -304,6 +341,7 @@ pub fn cuda_foam() -> Result<FoamParity, SolverError> {
     let fluid = SortedFluid::of(&snapshot, &scene);
     let mut settings = check_settings();
     let (mut cpu_foam, mut gpu_foam) = (Foam::default(), Foam::default());
+    cpu_foam.particles = obstacle_spray(settings.lifetime);
     let (mut passed, mut worst, mut flips, mut matched) = (true, 0.0f32, 0, 0);
     let mut born = [0usize; 2];
     let mut last = String::new();
@@ -314,7 +352,7 @@ pub fn cuda_foam() -> Result<FoamParity, SolverError> {
             settings.max_count = LOWERED_CAP;
         }
         born[0] += fluid.cpu_frame(&scene, &settings, &mut cpu_foam);
-        born[1] += cuda.foam(&mut gpu_foam, &settings, scene.params.dt, &scene.container)?;
+        born[1] += cuda.foam(&mut gpu_foam, &settings, scene.params.dt, &scene.world())?;
         let gpu = cuda.foam_particles(&gpu_foam)?;
         let c = compare_pools(&gpu, &cpu_foam.particles, &bound);
         passed &= c.mismatched == 0 && c.flips <= allowed_flips(cpu_foam.particles.len());
@@ -341,7 +379,6 @@ pub fn cuda_foam() -> Result<FoamParity, SolverError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sims::pbf::foam::DiffuseKind;
 
     fn particle(x: f32) -> Diffuse {
         Diffuse {

@@ -463,9 +463,9 @@ impl Solver for CudaSolver {
         foam: &mut crate::sims::pbf::foam::Foam,
         settings: &crate::sims::pbf::foam::FoamSettings,
         dt: f32,
-        container: &crate::sims::pbf::Aabb,
+        world: &crate::sims::pbf::World,
     ) -> Result<usize, SolverError> {
-        self.foam_stage(foam.next_step(), settings, dt, container)
+        self.foam_stage(foam.next_step(), settings, dt, &world.container)
     }
 
     fn foam_counts(&self, foam: &crate::sims::pbf::foam::Foam) -> [usize; 3] {
