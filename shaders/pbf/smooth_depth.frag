@@ -4,9 +4,9 @@
 // kept. Two filters:
 //   filter_kind 0, bilateral: spatial Gaussian × range Gaussian on the depth difference
 //     (Tomasi & Manduchi 1998, as used for screen-space fluids by van der Laan et al. 2009);
-//   filter_kind 1, narrow-range (Truong & Yuksel 2018): samples farther than the expected depth
-//     + threshold belong to another layer and are dropped; samples nearer than expected −
-//     threshold are clamped to it; weights are spatial only (`narrow_range.glsl`, appended).
+//   filter_kind 1, narrow-range (Truong & Yuksel 2018): samples farther from the expected
+//     depth than the threshold, deeper or nearer, belong to another layer and are dropped;
+//     weights are spatial only (`narrow_range.glsl`, appended).
 //     The separable halves approximate the 2-D filter; `smooth_depth_2d` runs its last
 //     iteration in 2-D. With `bias_correction` (its authors' FIX_OTHER_WEIGHT) the samples
 //     are taken in pairs mirrored through the centre and a pair counts only if neither is
@@ -28,7 +28,7 @@ const int MAX_RADIUS_PX = 12;
 out float smoothed_depth;
 
 float narrow_range_slope(vec2 uv, vec2 step, float center, float threshold);
-bool narrow_range_keep(inout float sample_depth, float expected, float threshold);
+bool narrow_range_keep(float sample_depth, float expected, float threshold);
 
 void main() {
     float center = texture(depth_texture, uv).r;

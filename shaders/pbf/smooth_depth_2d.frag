@@ -22,7 +22,7 @@ const int MAX_RADIUS_PX = 4;
 out float smoothed_depth;
 
 float narrow_range_slope(vec2 uv, vec2 step, float center, float threshold);
-bool narrow_range_keep(inout float sample_depth, float expected, float threshold);
+bool narrow_range_keep(float sample_depth, float expected, float threshold);
 
 void main() {
     float center = texture(depth_texture, uv).r;
