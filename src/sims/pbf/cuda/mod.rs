@@ -39,6 +39,7 @@ mod interop;
 mod params;
 pub mod parity;
 pub mod pbf;
+mod run_spread;
 mod stages;
 pub mod stats;
 #[cfg(test)]
