@@ -130,8 +130,9 @@ __device__ __forceinline__ float powi(float x, int n) {
 
 // `Obstacle::push_out`: a point inside one obstacle grown by `margin` put on its surface (a box
 // left through the nearest face whose exit point lies in the admissible part of the container,
-// lo..hi, else through the nearest face), `normal` the surface's outward unit normal there;
-// false (point and normal untouched) for a point outside, on the surface or not finite.
+// lo..hi, else through the nearest face; a face at or beyond a side of lo..hi reaches through
+// that wall), `normal` the surface's outward unit normal there; false (point and normal
+// untouched) for a point outside, on the surface or not finite.
 __device__ __forceinline__ bool push_out_obstacle(const PbfObstacle& o, float3& point, float3& normal, float margin,
                                                   const float* admissible_lo, const float* admissible_hi) {
     if (o.kind == PBF_OBSTACLE_SPHERE) {
@@ -139,7 +140,7 @@ __device__ __forceinline__ bool push_out_obstacle(const PbfObstacle& o, float3& 
         float3 offset = point - center;
         float distance_squared = dot3(offset, offset);
         float reach = o.radius + margin;
-        if (distance_squared >= reach * reach) return false;
+        if (!(distance_squared < reach * reach)) return false;  // NaN too: it stays NaN, to be found
         float distance = sqrtf(distance_squared);
         float3 direction = distance > 0.0f
             ? make_float3(offset.x / distance, offset.y / distance, offset.z / distance)
@@ -148,13 +149,19 @@ __device__ __forceinline__ bool push_out_obstacle(const PbfObstacle& o, float3& 
         normal = direction;
         return true;
     }
+    const float infinity = __int_as_float(0x7f800000);
     float lo[3] = {o.a_x - margin, o.a_y - margin, o.a_z - margin};
     float hi[3] = {o.b_x + margin, o.b_y + margin, o.b_z + margin};
+    // A face at or beyond a wall reaches through it (foam lies exactly on the floor, margin 0).
+#pragma unroll
+    for (int axis = 0; axis < 3; ++axis) {
+        if (lo[axis] <= admissible_lo[axis]) lo[axis] = -infinity;
+        if (hi[axis] >= admissible_hi[axis]) hi[axis] = infinity;
+    }
     float q[3] = {point.x, point.y, point.z};
     if (q[0] <= lo[0] || q[1] <= lo[1] || q[2] <= lo[2] || q[0] >= hi[0] || q[1] >= hi[1] || q[2] >= hi[2])
         return false;
     // Ties go to the first face in x-min, x-max, y-min... order, as on the CPU.
-    const float infinity = __int_as_float(0x7f800000);
     float nearest = infinity, admissible = infinity;
     int nearest_axis = 0, admissible_axis = 0;
     float nearest_value = q[0], admissible_value = q[0];

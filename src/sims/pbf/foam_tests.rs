@@ -425,3 +425,31 @@ fn spray_stops_on_obstacles_with_no_velocity_into_them_and_ages_there() {
     // it slid down round it and fell off, instead of flying on through it to the far wall.
     assert!(thrown.position.x < center.x, "{thrown:?}");
 }
+
+#[test]
+fn spray_sliding_on_the_floor_stops_at_a_box_standing_on_it() {
+    let settings = FoamSettings {
+        enabled: true,
+        lifetime: 10.0,
+        ..FoamSettings::default()
+    };
+    // The pillar stands on the floor (y = −1). A particle lying on the floor sits exactly at
+    // y = −1, the pillar's bottom face: only a face that reaches through the floor makes it
+    // count as inside rather than passing under the pillar along the floor's plane.
+    let pillar = Aabb::new([0.3, -1.0, -0.2], [0.6, -0.5, 0.2]);
+    let world = world(vec![Obstacle::Box(pillar)]);
+    let dt = 0.01;
+    let mut particles = one(Vec3A::new(0.0, -1.0, 0.0), Vec3A::X, 10.0);
+    for _ in 0..60 {
+        particles = run_in(&world, &[], &[], &[], particles, &settings, dt, 1)
+            .0
+            .particles;
+        let d = particles[0];
+        assert!(d.position.x <= pillar.min.x, "{d:?} went into the pillar");
+        assert_eq!(d.position.y, -1.0, "{d:?} left the floor");
+    }
+    // Reached after 0.3 s and held there, its speed into the pillar lost.
+    let d = particles[0];
+    assert_eq!(d.position, Vec3A::new(pillar.min.x, -1.0, 0.0), "{d:?}");
+    assert_eq!(d.velocity, Vec3A::ZERO, "{d:?}");
+}

@@ -56,11 +56,12 @@ impl Obstacle {
         self.project_within(point, margin, Vec3A::NEG_INFINITY, Vec3A::INFINITY)
     }
 
-    /// As [`Obstacle::project`], but a box is left only through a face whose exit point lies
-    /// within `lo`..`hi` (the admissible part of the container): a box standing on the floor
-    /// is never left through its bottom face, from where the container clamp would put the
-    /// particle straight back inside the box. The nearest face is the fallback when no face
-    /// qualifies.
+    /// As [`Obstacle::project`], but within `lo`..`hi` (the admissible part of the container):
+    /// a box's face at or beyond a side of it reaches through that wall (a box standing on the
+    /// floor holds the floor under it too, and is never left through its bottom face, from
+    /// where the container clamp would put the particle straight back inside the box), and a
+    /// box is left only through a face whose exit point lies within `lo`..`hi`. The nearest
+    /// face is the fallback when no face qualifies.
     #[inline]
     pub fn project_within(&self, point: Vec3A, margin: f32, lo: Vec3A, hi: Vec3A) -> Vec3A {
         self.push_out(point, margin, lo, hi)
@@ -69,7 +70,7 @@ impl Obstacle {
 
     /// [`Obstacle::project_within`] of a point inside the grown obstacle: where it is put and
     /// the outward unit normal of the surface there (a sphere's radial direction, a box face's
-    /// axis); `None` for a point outside (or on the surface).
+    /// axis); `None` for a point outside (or on the surface) or not finite.
     #[inline]
     pub fn push_out(
         &self,
@@ -83,7 +84,8 @@ impl Obstacle {
                 let offset = point - center;
                 let distance_squared = offset.length_squared();
                 let reach = radius + margin;
-                if distance_squared >= reach * reach {
+                // A NaN distance is outside too: the point stays NaN, to be found.
+                if distance_squared >= reach * reach || distance_squared.is_nan() {
                     return None;
                 }
                 let distance = distance_squared.sqrt();
@@ -96,8 +98,18 @@ impl Obstacle {
                 Some((center + direction * reach, direction))
             }
             Obstacle::Box(aabb) => {
-                let min = aabb.min - Vec3A::splat(margin);
-                let max = aabb.max + Vec3A::splat(margin);
+                let mut min = aabb.min - Vec3A::splat(margin);
+                let mut max = aabb.max + Vec3A::splat(margin);
+                // A face at or beyond a wall reaches through it: a point on the floor under a
+                // box standing on it is inside (foam lies exactly on the floor, margin 0).
+                for axis in 0..3 {
+                    if min[axis] <= lo[axis] {
+                        min[axis] = f32::NEG_INFINITY;
+                    }
+                    if max[axis] >= hi[axis] {
+                        max[axis] = f32::INFINITY;
+                    }
+                }
                 if point.cmple(min).any() || point.cmpge(max).any() {
                     return None;
                 }
@@ -189,5 +201,38 @@ mod tests {
         // Points already admissible stay put.
         let q = Vec3A::new(0.8, 0.8, 0.2);
         assert_eq!(world.project(q, 0.01), q);
+        // A point predicted below the floor under that box: inside it (its bottom face reaches
+        // through the floor), out sideways, then up onto the floor by the clamp; not left
+        // inside the box by the clamp alone.
+        let p = world.project(Vec3A::new(0.15, -0.05, 0.2), 0.01);
+        assert_eq!(p, Vec3A::new(0.09, 0.01, 0.2));
+    }
+
+    #[test]
+    fn push_out_with_no_margin_holds_the_walls_a_box_stands_on_and_leaves_nan_alone() {
+        let (lo, hi) = (Vec3A::ZERO, Vec3A::ONE);
+        let floor_box = Obstacle::Box(Aabb::new([0.4, 0.0, 0.0], [0.6, 0.3, 1.0]));
+        // On the floor (y = 0 exactly, the box's bottom), the box spanning the container in
+        // z: inside, out through the nearer x face with its normal.
+        let pushed = floor_box.push_out(Vec3A::new(0.45, 0.0, 0.5), 0.0, lo, hi);
+        assert_eq!(pushed, Some((Vec3A::new(0.4, 0.0, 0.5), -Vec3A::X)));
+        // Without a container (project's infinite range) the bottom face is a face.
+        let outside = floor_box.push_out(
+            Vec3A::new(0.45, 0.0, 0.5),
+            0.0,
+            Vec3A::NEG_INFINITY,
+            Vec3A::INFINITY,
+        );
+        assert_eq!(outside, None);
+        // Not finite: untouched by either kind, so the solver's check still finds it.
+        let sphere = Obstacle::Sphere {
+            center: Vec3A::splat(0.5),
+            radius: 0.2,
+        };
+        for point in [Vec3A::new(f32::NAN, 0.5, 0.5), Vec3A::splat(f32::NAN)] {
+            assert_eq!(sphere.push_out(point, 0.0, lo, hi), None, "{point}");
+            assert_eq!(floor_box.push_out(point, 0.0, lo, hi), None, "{point}");
+            assert!(sphere.project(point, 0.01).is_nan(), "{point}");
+        }
     }
 }
