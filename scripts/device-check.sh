@@ -21,8 +21,10 @@
 #      dam break vs Martin & Moyce, sloshing period)                   boundary density, coarse
 #                                                                      correction (MGPCG), the
 #                                                                      checks the CPU passes
-#   2. compute-sanitizer memcheck, 20k particles, 2 steps  20       90  memory errors in every kernel
-#   3. compute-sanitizer racecheck, same                   30       90  shared-memory races (scan)
+#   2. compute-sanitizer memcheck, 20k particles, 2 steps  25       90  memory errors in every kernel
+#      (slabs meeting head-on: obstacles, 6 substeps,                  (the foam kernels on a full
+#      foam on)                                                        pool)
+#   3. compute-sanitizer racecheck, same                   40       90  shared-memory races (scan)
 #   4. render 1920×1080, ~1M particles, 20 frames          15       60  interop path + per-pass times
 #   4a. the same with --spheres                          15       60  the anisotropy kernel's cost
 #   4b. render dam-break --foam on cuda, 3 frames × 40    30       60  the foam kernels after the
@@ -64,7 +66,7 @@
 #                                                                      ~24 CFL substeps a frame once
 #                                                                      the front accelerates, so it
 #                                                                      runs only the first frames
-#   total (estimate)                                     ~501  BUDGET=530 (device call: 570)
+#   total (estimate)                                     ~516  BUDGET=530 (device call: 570)
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
@@ -165,15 +167,15 @@ step "validate --quick on cuda" 90 /tmp/validate.log "$BIN" validate --quick --b
 cat /tmp/validate.log >>"$OUT/doctor.log"
 grep -E '^(PASS|FAIL)' /tmp/validate.log | sed 's/^/  validate: /' >>"$OUT/summary.txt"
 
-# 2–3. Memory errors and shared-memory races in every kernel, on a short run, with the foam
-# stage on (its kernels run every frame; the fluid is still at rest, so its pool stays empty:
-# emission with particles is 4b's).
-foamy=/tmp/dam-break-foam.toml
-printf '%s\n[foam]\nenabled = true\n' "$(cat scenes/pbf/dam-break.toml)" >"$foamy"
+# 2–3. Memory errors and shared-memory races in every kernel, on a short run: two slabs meeting
+# head-on at 3 m/s under a sphere and a box (scripts/foam-sanitizer.toml), so the obstacles'
+# boundary terms run, the CFL rule takes 6 substeps, and the foam stage has a full pool from
+# the first step (on the CPU 2 248 born, then 1 237: tests/foam.rs), every foam kernel, the
+# obstacle rule included, working on diffuse particles (the dam break at rest left it empty).
 if command -v compute-sanitizer >/dev/null; then
     for tool in memcheck racecheck; do
         step "compute-sanitizer $tool" 90 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
-            "$BIN" bench "$foamy" --backend cuda --particles 20000 --steps 2 --warmup 0
+            "$BIN" bench scripts/foam-sanitizer.toml --backend cuda --particles 20000 --steps 2 --warmup 0
     done
 else
     summary "SKIP compute-sanitizer (not on this machine)"

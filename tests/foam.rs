@@ -204,3 +204,36 @@ fn bad_foam_keys_are_named_with_their_line() {
     assert_eq!((scene.foam.lifetime, scene.foam.seed), (3.5, 7));
     assert_eq!(scene.foam.max_count, FoamSettings::default().max_count);
 }
+
+/// The scene `scripts/device-check.sh` runs the CUDA solver under compute-sanitizer with (two
+/// slabs meeting head-on under a sphere and a box, at 20 000 particles, 2 steps): its foam
+/// stage must have diffuse particles to work on from the first step, or the sanitizer checks
+/// the foam kernels only on an empty pool (as the dam break at rest gave it). On the CPU the
+/// first step fills the pool and the second advects it, with both obstacles in the loop.
+#[test]
+fn the_sanitizer_scene_fills_the_foam_pool_in_its_first_step() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/foam-sanitizer.toml");
+    let scene = Scene::load(path)
+        .expect("the sanitizer scene")
+        .with_particle_target(20_000)
+        .expect("rescaled");
+    assert!(scene.foam.enabled, "[foam] enabled in {path}");
+    assert_eq!(scene.obstacles.len(), 2, "a sphere and a box in {path}");
+    let mut solver = backend::create(&scene, Backend::Cpu)
+        .expect("the CPU solver")
+        .solver;
+    let mut foam = Foam::default();
+    let mut born = Vec::new();
+    for _ in 0..2 {
+        solver.step().expect("step");
+        born.push(
+            solver
+                .foam(&mut foam, &scene.foam, scene.params.dt, &scene.world())
+                .expect("foam"),
+        );
+    }
+    let counts = foam.counts();
+    eprintln!("born per step {born:?}, alive [spray, foam, bubbles] {counts:?}");
+    assert!(born[0] >= 100, "born per step {born:?}");
+    assert!(counts.iter().sum::<usize>() >= 100, "alive {counts:?}");
+}
