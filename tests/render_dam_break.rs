@@ -24,6 +24,8 @@ struct Fixture {
     renderer: Renderer,
     solver: Box<dyn Solver>,
     camera: Camera,
+    /// The scene's particle radius, m.
+    particle_radius: f32,
 }
 
 impl Fixture {
@@ -48,6 +50,7 @@ impl Fixture {
             renderer,
             solver,
             camera: Camera::framing(&scene.container),
+            particle_radius: scene.params.particle_radius(),
         }
     }
 
@@ -158,16 +161,20 @@ fn flecks(frame: &Frame, camera: &Camera) -> (usize, usize, usize) {
 /// Another layer: depths this far apart (m) are not one surface.
 const LAYER: f32 = 0.02;
 
-/// The narrow-range filter's threshold here (m): 3 sprite radii of 1.3 particle radii, the
-/// particles 3.42 cm apart at 6 000 (the `layer_step` of `render/filter.rs`).
-const FILTER_LAYER: f32 = 3.0 * 1.3 * 0.5 * 0.0342;
+/// The narrow-range filter's threshold (m) for particles of `particle_radius`: 3 sprite radii
+/// of `point_size` particle radii (the `layer_step` of `render/filter.rs`; 6.7 cm for the
+/// fixture's particles, 3.42 cm apart).
+fn filter_layer(particle_radius: f32) -> f32 {
+    3.0 * RenderSettings::default().point_size * particle_radius
+}
 
 /// The mean signed and mean absolute move of the smoothed depth from the splatted one (m,
 /// positive: away from the eye) over fluid pixels within 3 px of a silhouette (background or
 /// another layer in their 7 × 7 window), the same over thin fluid (thickness under 1 cm), and
 /// the mean signed move of the layer behind a silhouette (a pixel nearer by more than the
 /// filter's threshold in the 7 × 7 window).
-fn silhouette_bias(frame: &Frame) -> [f64; 5] {
+fn silhouette_bias(frame: &Frame, particle_radius: f32) -> [f64; 5] {
+    let layer = filter_layer(particle_radius);
     let (w, h) = (WIDTH as isize, HEIGHT as isize);
     let raw = &frame.raw;
     let mut sums = [0.0f64; 8];
@@ -205,7 +212,7 @@ fn silhouette_bias(frame: &Frame) -> [f64; 5] {
                     let (sx, sy) = (x + dx, y + dy);
                     (0..w).contains(&sx) && (0..h).contains(&sy) && {
                         let depth = raw[(sy * w + sx) as usize];
-                        depth > 0.0 && depth < center - FILTER_LAYER
+                        depth > 0.0 && depth < center - layer
                     }
                 })
             });
@@ -355,7 +362,7 @@ fn the_bias_correction_keeps_thin_fluid_at_its_splatted_depth() {
             };
             let frame = fixture.frame(&settings);
             let (x, y) = second_differences(&frame.smoothed);
-            let bias = silhouette_bias(&frame);
+            let bias = silhouette_bias(&frame, fixture.particle_radius);
             eprintln!(
                 "anisotropy {anisotropy}, bias correction {bias_correction}: x/y {:.3}, sum \
                  {:.3e} m; smoothed − splatted depth near silhouettes {:.2e} m (mean |·| \
