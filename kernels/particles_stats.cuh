@@ -18,16 +18,18 @@ reduce_nodes(BodyStep b, const float* __restrict__ position, double* __restrict_
     if (threadIdx.x == 0) partials[blockIdx.x] = bad;
 }
 
-// Per block: the basin's non-finite nodes and its largest |height| (partials[2·block], …).
+// Per block: the basin's non-finite nodes and its largest |height| (partials[2·block], …), the
+// CPU's figures (frame.rs `non_finite_heights`, `basin_highest`): a NaN node has no size
+// (f32::max passes it over), an infinite one is the largest.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
 reduce_basin(BasinStep s, const float* __restrict__ height, double* __restrict__ partials) {
     __shared__ double shared[PARTICLES_BLOCK];
     unsigned m = thread_index();
     double bad = 0.0, highest = 0.0;
     if (m < (unsigned)(s.n * s.n)) {
-        bad = isfinite(height[m]) ? 0.0 : 1.0;
-        highest = fabs((double)height[m]);
-        if (!isfinite(height[m])) highest = 0.0;
+        float u = height[m];
+        bad = isfinite(u) ? 0.0 : 1.0;
+        highest = isnan(u) ? 0.0 : fabs((double)u);
     }
     bad = block_reduce<PARTICLES_BLOCK>(bad, false, shared);
     highest = block_reduce<PARTICLES_BLOCK>(highest, true, shared);

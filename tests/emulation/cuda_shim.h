@@ -39,6 +39,7 @@ inline float __fadd_rn(float a, float b) { volatile float r = a + b; return r; }
 inline double __dmul_rn(double a, double b) { volatile double r = a * b; return r; }
 inline double __dadd_rn(double a, double b) { volatile double r = a + b; return r; }
 using std::isfinite;
+using std::isnan;
 using std::max;
 using std::min;
 

@@ -187,7 +187,7 @@ impl Frame for ParticlesFrame {
             } => vec![fountain_line(
                 position.len(),
                 *emitted,
-                basin.iter().fold(0.0, |m: f32, u| m.max(u.abs())).into(),
+                basin_highest(basin).into(),
             )],
             ParticlesFrame::Body { body, gravity } => {
                 vec![BodyFigures::of(body, *gravity).line()]
@@ -212,6 +212,24 @@ pub fn fountain_line(alive: usize, emitted: u64, highest: f64) -> String {
     format!(
         "{alive} particles alive ({emitted} emitted), the basin's largest |height| {highest:.2e} m"
     )
+}
+
+/// The basin's largest |height| (m), the fountain line's figure (the GPU's `reduce_basin`
+/// reduces the same): a NaN node has no size and is passed over (f32::max), an infinite one is
+/// the largest.
+pub fn basin_highest(height: &[f32]) -> f32 {
+    height.iter().fold(0.0, |m: f32, u| m.max(u.abs()))
+}
+
+/// The basin's non-finite nodes (the GPU's `reduce_basin` counts the same): the fountain has
+/// blown up when any is.
+pub fn non_finite_heights(height: &[f32]) -> usize {
+    height.iter().filter(|u| !u.is_finite()).count()
+}
+
+/// A body's nodes with a non-finite position (the GPU's `reduce_nodes` counts the same).
+pub fn non_finite_nodes(position: &[Vec3]) -> usize {
+    position.iter().filter(|p| !p.is_finite()).count()
 }
 
 /// A body's figures on the statistics panel (its summary line): energies, J (potential from

@@ -271,8 +271,10 @@ impl Sim for ParticlesSim {
                 State::Body(_) => self.step_body(),
             }
             match &self.state {
-                State::Fountain(f) => f.surface.max_height().is_finite(),
-                State::Body(b) => b.position.iter().all(|p| p.is_finite()),
+                // Counted as the GPU's reductions count (a NaN node too, which the largest
+                // |height| passes over).
+                State::Fountain(f) => super::frame::non_finite_heights(&f.surface.height) == 0,
+                State::Body(b) => super::frame::non_finite_nodes(&b.position) == 0,
             }
         };
         self.time += f64::from(self.scene.dt);

@@ -466,3 +466,17 @@ fn spring_colours_partition_the_springs_without_shared_nodes() {
 }
 
 mod door;
+
+/// A NaN in the basin stops the fountain's step (as the GPU's `reduce_basin` counts it): the
+/// largest |height| passes over a NaN, so a check on it alone let a NaN basin run on.
+#[test]
+fn a_nan_in_the_basin_stops_the_fountain() {
+    let mut sim = ParticlesSim::with_scene(scene("kind = \"particles\"\nscene = \"fountain\"\n"));
+    sim.step().unwrap();
+    let f = fountain(&mut sim);
+    let middle = f.surface.height.len() / 2;
+    f.surface.height[middle] = f32::NAN;
+    assert!(f.surface.max_height().is_finite());
+    let error = sim.step().expect_err("a NaN basin steps on").to_string();
+    assert!(error.contains("no longer finite"), "{error}");
+}

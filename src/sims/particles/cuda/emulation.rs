@@ -46,7 +46,7 @@ pub(super) struct Output {
     age: Vec<f32>,
     hits: Vec<u8>,
     drops: Vec<[f32; 3]>,
-    height: Vec<f32>,
+    pub(super) height: Vec<f32>,
     basin_velocity: Vec<f32>,
     order: Vec<u32>,
     tally: Vec<u32>,
@@ -270,7 +270,7 @@ fn emulate_fountain(
     }
 }
 
-fn emulate_body(
+pub(super) fn emulate_body(
     program: &Path,
     case: &BodyCase,
     stage: parity::BodyStage,

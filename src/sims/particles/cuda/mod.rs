@@ -12,7 +12,8 @@
 //! particles.cpp` runs the same), the frame; `kernels.rs` the records and names, `parity.rs`
 //! the comparison with the CPU stage by stage, `emulation.rs` (tests) that comparison with
 //! the kernels compiled as C++; `stats.rs` a body's statistics panel figures reduced on the
-//! GPU (`stats_emulation.rs`, tests: against the CPU's, compiled as C++). Not yet run on a GPU.
+//! GPU (`stats_emulation.rs`, tests: against the CPU's, compiled as C++; `basin_emulation.rs`
+//! the same for the end of frame's reductions). Not yet run on a GPU.
 
 mod gl;
 pub mod kernels;
@@ -20,6 +21,8 @@ pub mod parity;
 mod stages;
 pub mod stats;
 
+#[cfg(test)]
+mod basin_emulation;
 #[cfg(test)]
 mod emulation;
 #[cfg(test)]
