@@ -211,7 +211,7 @@ impl PoolSolver {
         Ok(match &mut self.backend {
             Backends::Cpu(cpu) => {
                 cpu.step(params, drops);
-                cpu.surface.max_height().is_finite()
+                cpu.surface.non_finite_nodes() == 0
             }
             Backends::Cuda(cuda) => {
                 cuda.step(params, drops)?;
@@ -358,6 +358,36 @@ impl PoolSolver {
     pub fn release_gl(&mut self) {
         if let Backends::Cuda(cuda) = &mut self.backend {
             cuda.release_gl();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A NaN passes through the largest |height| (f32::max skips it), so a surface that went
+    /// NaN kept running on the CPU while the GPU's count of non-finite nodes stopped it.
+    #[test]
+    fn a_nan_node_stops_the_cpu_pool_as_the_gpu_count_does() {
+        let params = PoolParams {
+            nodes: 32,
+            ..PoolParams::default()
+        };
+        for (height, velocity) in [(f32::NAN, 0.0), (0.0, f32::INFINITY)] {
+            let mut solver = PoolSolver::cpu(&params, |_, _| false);
+            assert!(solver.step(&params, &[], None).expect("a CPU step"));
+            let Backends::Cpu(cpu) = &mut solver.backend else {
+                panic!("the CPU backend")
+            };
+            let k = 5 * params.nodes + 7;
+            (cpu.surface.height[k], cpu.surface.velocity[k]) = (height, velocity);
+            assert_eq!(cpu.surface.non_finite_nodes(), 1);
+            let finite = solver.step(&params, &[], None).expect("a CPU step");
+            assert!(
+                !finite,
+                "height {height}, velocity {velocity}: still called finite"
+            );
         }
     }
 }

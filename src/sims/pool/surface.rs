@@ -123,9 +123,20 @@ impl Surface {
         sum * f64::from(self.h) * f64::from(self.h)
     }
 
-    /// The largest |height|, m.
+    /// The largest |height|, m (a NaN is passed over, as the kernel's `fmaxf` does: ask
+    /// [`Surface::non_finite_nodes`] whether the surface still holds).
     pub fn max_height(&self) -> f32 {
         self.height.iter().fold(0.0f32, |m, u| m.max(u.abs()))
+    }
+
+    /// The nodes whose height or vertical velocity is not finite (the statistics kernel's
+    /// count, `kernels/pool.cu`).
+    pub fn non_finite_nodes(&self) -> usize {
+        self.height
+            .iter()
+            .zip(&self.velocity)
+            .filter(|(u, v)| !(u.is_finite() && v.is_finite()))
+            .count()
     }
 }
 
