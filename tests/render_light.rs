@@ -13,25 +13,12 @@ use glam::{Vec3, Vec4};
 
 mod gl_probe;
 
-use gl_probe::FixedParticles;
+use gl_probe::{FixedParticles, BLOCK};
 
 const WIDTH: u32 = 320;
 const HEIGHT: u32 = 240;
 
-/// A 0.3 m block of fluid on the floor of a 1 m box (13³ particles).
-const SCENE: &str = r#"
-    description = "shadow test block"
-    [container]
-    min = [0.0, 0.0, 0.0]
-    max = [1.0, 1.0, 1.0]
-    [[fluid]]
-    shape = "box"
-    min = [0.35, 0.0, 0.35]
-    max = [0.65, 0.3, 0.65]
-    [params]
-    spacing = 0.025
-"#;
-
+/// `BLOCK`'s footprint (x, z) and height, m.
 const BLOCK_MIN: [f32; 2] = [0.35, 0.35];
 const BLOCK_MAX: [f32; 2] = [0.65, 0.65];
 const BLOCK_HEIGHT: f32 = 0.3;
@@ -56,7 +43,7 @@ fn luminance(p: &[u8]) -> f64 {
 
 #[test]
 fn the_fluid_shadows_the_floor_under_it_and_nowhere_else() {
-    let scene = Scene::parse(SCENE, "block", "shadow test").expect("valid scene");
+    let scene = Scene::parse(BLOCK, "block", "shadow test").expect("valid scene");
     let mut headless = Headless::new(WIDTH, HEIGHT).expect(
         "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
     );

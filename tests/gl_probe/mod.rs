@@ -17,8 +17,8 @@ use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// A 0.3 m block of fluid in the middle of a 1 m box: 13³ = 2197 particles (tests/render.rs
-/// and tests/render_command.rs).
+/// A 0.3 m block of fluid on the floor in the middle of a 1 m box: 13³ = 2197 particles
+/// (tests/render.rs, tests/render_command.rs, tests/render_light.rs).
 pub const BLOCK: &str = r#"
     description = "render test block"
     [container]
