@@ -9,9 +9,10 @@ use fluidlab::commands::validate::{self, ValidateOptions};
 use fluidlab::commands::{self, doctor};
 use fluidlab::gfx::context::GlUnavailable;
 use fluidlab::output::FrameFormat;
-use fluidlab::scene::PRESETS;
+use fluidlab::scene::DEFAULT_SCENE;
 use fluidlab::sims::Backend;
 use fluidlab::viewer::window::{self, ViewerOptions};
+use nix::sys::signal::{self, SigHandler, Signal};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -64,6 +65,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // A closed pipe on stdout (`fluidlab doctor | head -n1`) ends the process quietly, as it
+    // ends any Unix filter, instead of the Rust runtime's ignored SIGPIPE turning the next
+    // `println!` into a panic. `simulate` prints only after its files are complete.
+    // SAFETY: restores the default action before any thread starts; no handler is involved.
+    let _ = unsafe { signal::signal(Signal::SIGPIPE, SigHandler::SigDfl) };
     let cli = Cli::parse();
     // Only `simulate` looks for a stop signal between steps; the other commands keep the
     // default action, so Ctrl-C and SIGTERM end them at once.
@@ -90,7 +96,7 @@ fn main() -> ExitCode {
 /// No subcommand: the viewer when there is a display; else headless frames; else (no OpenGL
 /// library at all) a headless simulation and how to enable rendering.
 fn run_default() -> Result<()> {
-    let scene = PRESETS[0].name.to_string();
+    let scene = DEFAULT_SCENE.to_string();
     let has_display = ["DISPLAY", "WAYLAND_DISPLAY"]
         .iter()
         .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()));
@@ -141,6 +147,7 @@ fn run_default() -> Result<()> {
                 format: FrameFormat::Csv,
                 pictures: false,
                 stats: None,
+                overwrite: false,
                 quiet: false,
             })?;
             eprintln!(

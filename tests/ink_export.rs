@@ -91,6 +91,7 @@ fn npy_fields_are_the_solvers_fields_and_agree_with_the_stats() {
         format: FrameFormat::Npy,
         pictures: false,
         stats: Some(out.join("stats.jsonl")),
+        overwrite: false,
         quiet: true,
     })
     .unwrap();

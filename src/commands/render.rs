@@ -34,8 +34,11 @@ pub struct RenderOptions {
     /// Output directory (frame_0000.png, ...).
     #[arg(long, default_value = "frames", value_name = "DIR")]
     pub out: PathBuf,
-    /// What to draw: one of the kind's views (pbf: fluid, particles, density, depth,
-    /// smoothed-depth, thickness, normals); the kind's first when not given.
+    /// What to draw: one of the kind's views, the kind's first when not given. pbf: fluid,
+    /// particles, density, depth, smoothed-depth, thickness, normals; ink: ink, flow,
+    /// pressure, divergence, curl, side-by-side; pool: surface, wireframe, nodes, caustics;
+    /// particles: the fountain scene, additive, basin-nodes, lines; cloth and jelly surface,
+    /// nodes, both. An unknown view is refused with the scene's list.
     #[arg(long, value_name = "VIEW")]
     pub view: Option<String>,
     /// Solver: auto picks CUDA when an NVIDIA driver and GPU are present, else the CPU.

@@ -16,7 +16,7 @@ use std::time::Instant;
 #[derive(Clone, Debug, clap::Args)]
 pub struct SimulateOptions {
     /// Preset name (see `fluidlab scenes`) or path to a scene TOML file.
-    #[arg(default_value = "dam-break")]
+    #[arg(default_value = crate::scene::DEFAULT_SCENE)]
     pub scene: String,
     /// Number of steps (frames of the scene's dt) to run, 0 for the initial state alone
     /// [default: 120].
@@ -48,22 +48,29 @@ pub struct SimulateOptions {
     )]
     pub every: u64,
     /// Format of exported frames: a table per frame (csv, ply), or a NumPy array per field
-    /// (npy: little-endian float32, row 0 at the bottom, `array[j, i]` is cell (i, j); for ink
-    /// u (ny, nx+1) and v (ny+1, nx) on the cell faces, velocity (ny, nx, 2), pressure,
-    /// divergence, curl and solid (ny, nx) at the cell centres, ink (ny·s, nx·s, 3); see
-    /// docs/ink.md). A kind without fields (pbf) refuses npy before anything is written.
+    /// (npy: little-endian float32, row 0 at the bottom, `array[j, i]` is cell or node (i, j);
+    /// ink: u, v, velocity, pressure, divergence, curl, solid, ink (docs/ink.md); pool:
+    /// height, velocity, offset, fixed (docs/pool.md); the fountain: basin_height
+    /// (docs/particles.md)). A scene without fields (pbf, cloth, jelly) refuses npy before
+    /// anything is written.
     #[arg(long, value_enum, default_value_t = FrameFormat::Csv)]
     pub format: FrameFormat,
-    /// Also write each recorded frame's pictures as PNGs, drawn on the CPU (ink:
-    /// frame_STEP_ink.png, the ink at one pixel per ink cell, and frame_STEP_flow.png, the flow
-    /// map at one pixel per cell), whatever the --format. A kind without pictures (pbf: see
-    /// `fluidlab render`) refuses it before anything is written.
+    /// Also write each recorded frame's pictures as PNGs, drawn on the CPU, whatever the
+    /// --format (ink: frame_STEP_ink.png, the ink at one pixel per ink cell, and
+    /// frame_STEP_flow.png, the flow map at one pixel per cell; pool: frame_STEP_height.png,
+    /// one pixel per node). A kind without pictures (pbf, particles: see `fluidlab render`)
+    /// refuses it before anything is written.
     #[arg(long, requires = "export")]
     pub pictures: bool,
     /// Write one JSON object of statistics per recorded frame to this file (its directory
     /// must exist, or be the export directory).
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
+    /// Let --export name a directory that holds an earlier run's frames: they are removed
+    /// first (only frame files; nothing else there). Without it such a directory is refused,
+    /// so two runs' frames never mix.
+    #[arg(long, requires = "export")]
+    pub overwrite: bool,
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
@@ -112,7 +119,15 @@ fn steps_to_run(options: &SimulateOptions, dt: f64) -> Result<u64> {
         (None, Some(seconds)) => {
             let seconds = check_seconds(seconds)
                 .map_err(|reason| anyhow::anyhow!("--seconds {seconds:?}: {reason}"))?;
-            let steps = (seconds / dt).ceil();
+            // The steps that cover `seconds`; a ratio within 1e-6 of a whole number is that
+            // number (0.0332 s of 0.0166 s steps is 2 steps, though the f32 step widened to
+            // f64 makes the ratio 2.0000001).
+            let ratio = seconds / dt;
+            let steps = if (ratio - ratio.round()).abs() <= 1e-6 * ratio.max(1.0) {
+                ratio.round()
+            } else {
+                ratio.ceil()
+            };
             if steps > MAX_COUNT as f64 {
                 bail!(
                     "--seconds {seconds:?}: {steps:.3e} steps of {dt:.4} s, more than the \
@@ -143,6 +158,19 @@ fn check_outputs(options: &SimulateOptions) -> Result<()> {
             let resolved = resolve(directory)?;
             if resolved.exists() && !resolved.is_dir() {
                 bail!("--export {}: not a directory", directory.display());
+            }
+            if resolved.is_dir() && !options.overwrite {
+                let frames = output::frame_files(&resolved)
+                    .with_context(|| format!("--export {}: cannot list it", directory.display()))?;
+                if let Some(first) = frames.first() {
+                    bail!(
+                        "--export {}: holds {} frame file(s) of an earlier run ({first} …), \
+                         which this run's frames would mix with; give --overwrite to remove \
+                         them first, or another directory",
+                        directory.display(),
+                        frames.len()
+                    );
+                }
             }
             Some(resolved)
         }
@@ -262,6 +290,25 @@ fn create_outputs(options: &SimulateOptions) -> Result<Option<StatsWriter>> {
                 "removed {removed} temporary frame file(s) a stopped run left in {}",
                 directory.display()
             );
+        }
+        if options.overwrite {
+            let frames = output::frame_files(directory)
+                .with_context(|| format!("cannot list {}", directory.display()))?;
+            for name in &frames {
+                std::fs::remove_file(directory.join(name)).with_context(|| {
+                    format!(
+                        "--overwrite: cannot remove {}",
+                        directory.join(name).display()
+                    )
+                })?;
+            }
+            if !frames.is_empty() && !options.quiet {
+                eprintln!(
+                    "--overwrite: removed {} frame file(s) of an earlier run from {}",
+                    frames.len(),
+                    directory.display()
+                );
+            }
         }
     }
     if let (None, Some(path)) = (&stats, &options.stats) {

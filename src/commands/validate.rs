@@ -5,7 +5,7 @@ use crate::output::plot::{self, Chart, Corner, Series};
 use crate::output::write_atomically;
 use crate::sims::pbf::validation::{self, Check, Setup, CASES};
 use crate::sims::Backend;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context as _, Result};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -56,7 +56,12 @@ pub fn run(options: &ValidateOptions) -> Result<Vec<Check>> {
         }
         options.cases.iter().map(String::as_str).collect()
     };
-    std::fs::create_dir_all(&options.out)?;
+    std::fs::create_dir_all(&options.out).with_context(|| {
+        format!(
+            "--out {}: cannot create the output directory",
+            options.out.display()
+        )
+    })?;
     let setup = Setup {
         backend: options.backend,
         quick: options.quick,

@@ -134,7 +134,13 @@ impl TextureTarget {
             let status = gl.check_framebuffer_status(glow::FRAMEBUFFER);
             gl.bind_framebuffer(glow::FRAMEBUFFER, None);
             if status != glow::FRAMEBUFFER_COMPLETE {
-                bail!("framebuffer incomplete (status 0x{status:x}) for a {width}×{height} target");
+                // 0x8cd6 (incomplete attachment) is what a driver out of memory for the
+                // attachments reports (Mesa under `ulimit -v`): say what to change.
+                bail!(
+                    "framebuffer incomplete (status 0x{status:x}) for a {width}×{height} target: \
+                     the driver could not allocate it (out of memory, or beyond its largest \
+                     texture); try a smaller --size or window"
+                );
             }
             Ok(TextureTarget {
                 texture,

@@ -133,6 +133,21 @@ pub fn is_frame_name(name: &str) -> bool {
     })
 }
 
+/// The complete frame files ([`is_frame_name`], not temporary) in `directory`, sorted by name:
+/// what an earlier run wrote there.
+pub fn frame_files(directory: &Path) -> std::io::Result<Vec<String>> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(directory)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with('.') && is_frame_name(&name) && entry.file_type()?.is_file() {
+            names.push(name);
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
 /// Removes the temporary frame files (`.frame_NNNNN.csv.partial`, `.ply.partial`,
 /// `.frame_NNNNN_NAME.npy.partial`, `.png.partial`) a run that was killed mid-write left in
 /// `directory`, and nothing else; returns how many.

@@ -5,7 +5,7 @@
 mod presets;
 mod shape;
 
-pub use presets::{default_of, preset, Preset, PRESETS};
+pub use presets::{default_of, preset, Preset, DEFAULT_SCENE, PRESETS};
 pub use shape::{Aabb, Shape};
 
 use glam::Vec3A;

@@ -26,10 +26,14 @@ pub fn preset(name: &str) -> Option<&'static Preset> {
         .find(|p| p.name == name && kind.is_none_or(|k| k == p.kind))
 }
 
-/// The default scene of `kind`: `dam-break` for pbf, else the kind's first preset.
+/// The scene `fluidlab` runs with no arguments, and the default of `view`, `simulate` and
+/// `bench`: the PBF dam break (not `PRESETS[0]`, which is the first kind's first preset by name).
+pub const DEFAULT_SCENE: &str = "dam-break";
+
+/// The default scene of `kind`: [`DEFAULT_SCENE`] for pbf, else the kind's first preset.
 pub fn default_of(kind: &str) -> Option<&'static Preset> {
     PRESETS
         .iter()
-        .find(|p| p.kind == kind && p.name == "dam-break")
+        .find(|p| p.kind == kind && p.name == DEFAULT_SCENE)
         .or_else(|| PRESETS.iter().find(|p| p.kind == kind))
 }

@@ -308,6 +308,7 @@ mod tests {
             format: FrameFormat::Csv,
             pictures: false,
             stats: Some(directory.path().join("stats.jsonl")),
+            overwrite: false,
             quiet: true,
         };
         let summary = simulate::run(&options).unwrap();

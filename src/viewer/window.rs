@@ -27,7 +27,7 @@ use winit::window::{Window, WindowId};
 #[derive(Clone, Debug, clap::Args)]
 pub struct ViewerOptions {
     /// Preset name (any kind, see `fluidlab scenes`) or scene file path.
-    #[arg(default_value = "dam-break")]
+    #[arg(default_value = crate::scene::DEFAULT_SCENE)]
     pub scene: String,
     /// Solver: auto picks CUDA when an NVIDIA driver and GPU are present, else the CPU.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]

@@ -48,6 +48,21 @@ fn bench_reports_stages_and_throughput_as_json() {
             && stages.contains(&"apply_delta")
             && stages.contains(&"xsph")
     );
+    // --no-stage-timing: no stage is timed, so none is reported (the CPU once printed them).
+    let stdout = ok(&fluidlab(&[
+        "bench",
+        &scene,
+        "--steps",
+        "1",
+        "--warmup",
+        "0",
+        "--backend",
+        "cpu",
+        "--json",
+        "--no-stage-timing",
+    ]));
+    let report: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(report["stages"], serde_json::json!([]), "{report}");
     // --particles rescales the spacing to reach about that many particles.
     let stdout = ok(&fluidlab(&[
         "bench",

@@ -225,3 +225,79 @@ fn scenes_lists_every_preset_with_its_description() {
         assert!(line.len() > name.len() + 20, "{line}");
     }
 }
+
+/// `--seconds` that is a whole number of steps runs that many: 0.0332 s of 0.0166 s steps is 2,
+/// though the f32 step widened to f64 makes the ratio 2.0000000761 (it once ran 3).
+#[test]
+fn simulate_seconds_that_are_whole_steps_run_that_many() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("dt.toml");
+    std::fs::write(
+        &scene,
+        SCENE.replace("spacing = 0.02", "spacing = 0.02\ndt = 0.0166"),
+    )
+    .unwrap();
+    for (seconds, steps) in [("0.0332", 2), ("0.0333", 3), ("0.0166", 1)] {
+        let out = dir.path().join(format!("run-{seconds}"));
+        ok(&fluidlab(&[
+            "simulate",
+            scene.to_str().unwrap(),
+            "--seconds",
+            seconds,
+            "--export",
+            out.to_str().unwrap(),
+            "-q",
+        ]));
+        assert_eq!(
+            frame_files(&out, ".csv").len(),
+            steps + 1,
+            "--seconds {seconds}"
+        );
+    }
+}
+
+/// A second run into an export directory that holds frames is refused before anything is
+/// written (it once overwrote frames 0–1 and left the first run's later ones beside them);
+/// `--overwrite` removes the old frames first and keeps every other file.
+#[test]
+fn simulate_refuses_to_mix_two_runs_frames_unless_told_to_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = write_scene(dir.path());
+    let out = dir.path().join("frames");
+    let run = |steps: &str, extra: &[&str]| {
+        let mut args = vec![
+            "simulate",
+            &scene,
+            "--steps",
+            steps,
+            "--export",
+            out.to_str().unwrap(),
+            "-q",
+        ];
+        args.extend_from_slice(extra);
+        fluidlab(&args)
+    };
+    ok(&run("5", &[]));
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let before = std::fs::read(out.join("frame_00001.csv")).unwrap();
+    let refused = run("1", &[]);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("holds 6 frame file(s) of an earlier run (frame_00000.csv …)")
+            && stderr.contains("--overwrite"),
+        "{stderr}"
+    );
+    assert_eq!(frame_files(&out, ".csv").len(), 6);
+    assert_eq!(std::fs::read(out.join("frame_00001.csv")).unwrap(), before);
+    ok(&run("1", &["--overwrite", "--format", "ply"]));
+    assert_eq!(frame_files(&out, ".csv").len(), 0);
+    assert_eq!(
+        frame_files(&out, ".ply"),
+        ["frame_00000.ply", "frame_00001.ply"]
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("notes.txt")).unwrap(),
+        "mine"
+    );
+}

@@ -4,6 +4,7 @@
 mod bench;
 mod export;
 mod interrupt;
+mod pipes;
 mod refusals;
 
 use nix::sys::signal::{kill, Signal};

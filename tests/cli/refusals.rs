@@ -242,3 +242,20 @@ fn bad_numbers_are_refused_naming_the_option_and_value() {
         "{stderr}"
     );
 }
+
+/// `validate --out` that cannot be made names the path and what is wrong with it.
+#[test]
+fn validate_names_an_output_directory_it_cannot_make() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("afile");
+    std::fs::write(&file, "kept").unwrap();
+    let out = file.to_str().unwrap();
+    let output = fluidlab(&["validate", "rest", "--quick", "--out", out]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!("--out {out}: cannot create the output directory")),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "kept");
+}
