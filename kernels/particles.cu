@@ -13,9 +13,10 @@
 //   particles_drawing.cuh (render/, written straight into the renderer's GL buffers): surface
 //     (a body's skin: positions, smooth normals, texture coordinates), body_points (nodes
 //     coloured by speed, springs by strain), water (the basin's vertices and normals)
-//   particles_stats.cuh: reduce_nodes, reduce_basin (every frame's end), body_stats (the
-//     statistics panel's figures of a body, on demand), each finished by reduce_finish (block
-//     partials in double, finished in one block: deterministic, no atomics on floats).
+//   particles_stats.cuh: reduce_nodes, reduce_fountain (every frame's end: the non-finite
+//     nodes, particles, the basin's largest |height|), body_stats (the statistics panel's
+//     figures of a body, on demand), each finished by reduce_finish (block partials in double,
+//     finished in one block: deterministic, no atomics on floats).
 //
 // Layout: vectors are interleaved x, y, z floats (glam's Vec3), one thread per particle, node,
 // triangle or basin node. The particle count after `collide` lives on the GPU (stats[0]); the

@@ -3,39 +3,51 @@
 
 #include "common/reduce.cuh"
 
-// Per block: the body's non-finite nodes (partials[block]). A body's energies are `body_stats`'
-// (on demand, for the panel); every frame needs only this count.
+// Whether a vector's components are all finite (glam's `is_finite`).
+__device__ __forceinline__ bool finite3(vec3 a) { return isfinite(a.x) && isfinite(a.y) && isfinite(a.z); }
+
+// Per block: the body's non-finite nodes (partials[block]), frame.rs `non_finite_nodes`. A
+// body's energies are `body_stats`' (on demand, for the panel); every frame needs only this
+// count.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
 reduce_nodes(BodyStep b, const float* __restrict__ position, double* __restrict__ partials) {
     __shared__ double shared[PARTICLES_BLOCK];
     unsigned k = thread_index();
     double bad = 0.0;
-    if (k < b.nodes) {
-        vec3 x = load3(position, k);
-        bad = (isfinite(x.x) && isfinite(x.y) && isfinite(x.z)) ? 0.0 : 1.0;
-    }
+    if (k < b.nodes) bad = finite3(load3(position, k)) ? 0.0 : 1.0;
     bad = block_reduce<PARTICLES_BLOCK>(bad, false, shared);
     if (threadIdx.x == 0) partials[blockIdx.x] = bad;
 }
 
-// Per block: the basin's non-finite nodes and its largest |height| (partials[2·block], …), the
-// CPU's figures (frame.rs `non_finite_heights`, `basin_highest`): a NaN node has no size
-// (f32::max passes it over), an infinite one is the largest.
+// Per block, the fountain's end of frame (the CPU's figures, frame.rs `non_finite_heights`,
+// `basin_highest`, `non_finite_particles`), into partials[3·block + quantity]: over basin node
+// m, its non-finite nodes (0) and largest |height| (1: a NaN node has no size, f32::max passes
+// it over; an infinite one is the largest); over particle m, the particles alive whose
+// position or velocity is not finite (2). The alive are the first stats[STAT_ALIVE] (collide's
+// count; the slots past it hold the other buffer's stale particles). Launched over the nodes
+// or the particles before `collide`, whichever are more.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-reduce_basin(BasinStep s, const float* __restrict__ height, double* __restrict__ partials) {
+reduce_fountain(BasinStep s, const unsigned* __restrict__ stats, const float* __restrict__ height,
+                const float* __restrict__ position, const float* __restrict__ velocity,
+                double* __restrict__ partials) {
     __shared__ double shared[PARTICLES_BLOCK];
     unsigned m = thread_index();
-    double bad = 0.0, highest = 0.0;
+    double bad = 0.0, highest = 0.0, particles = 0.0;
     if (m < (unsigned)(s.n * s.n)) {
         float u = height[m];
         bad = isfinite(u) ? 0.0 : 1.0;
         highest = isnan(u) ? 0.0 : fabs((double)u);
     }
+    if (m < stats[STAT_ALIVE]) {
+        particles = finite3(load3(position, m)) && finite3(load3(velocity, m)) ? 0.0 : 1.0;
+    }
     bad = block_reduce<PARTICLES_BLOCK>(bad, false, shared);
     highest = block_reduce<PARTICLES_BLOCK>(highest, true, shared);
+    particles = block_reduce<PARTICLES_BLOCK>(particles, false, shared);
     if (threadIdx.x == 0) {
-        partials[2 * blockIdx.x] = bad;
-        partials[2 * blockIdx.x + 1] = highest;
+        partials[3 * blockIdx.x] = bad;
+        partials[3 * blockIdx.x + 1] = highest;
+        partials[3 * blockIdx.x + 2] = particles;
     }
 }
 

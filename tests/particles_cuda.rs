@@ -80,8 +80,9 @@ fn the_drawing_and_tag_kernels_take_what_the_host_passes() {
 /// stages.rs): `body_stats` the node count, the node mass, gravity's three components and seven
 /// arrays (positions, velocities, the links' rows, other ends, rest lengths and stiffnesses, the
 /// partials); `reduce_nodes` the body's record, the positions and the partials (one per block:
-/// the non-finite count; no velocities); `reduce_basin` the basin's record, the heights and the
-/// partials; `reduce_finish` the partials, three counts (blocks, quantities per block, the
+/// the non-finite count; no velocities); `reduce_fountain` the basin's record, the counts
+/// (the alive among them), the heights, the particles' positions and velocities and the
+/// partials (three per block); `reduce_finish` the partials, three counts (blocks, quantities per block, the
 /// maxima's mask), the output and its first slot.
 #[test]
 #[cfg_attr(
@@ -91,6 +92,7 @@ fn the_drawing_and_tag_kernels_take_what_the_host_passes() {
 fn the_statistics_kernels_take_what_the_host_passes() {
     let ptx = module().ptx.expect("the PTX build.rs made");
     let types = |kernel: &str| kinds::parameter_types(ptx, kernel);
+    let pointers = |n: usize| vec![".u64".to_string(); n];
     let stats = types("body_stats");
     assert_eq!(
         stats[..5],
@@ -98,12 +100,14 @@ fn the_statistics_kernels_take_what_the_host_passes() {
         "{stats:?}"
     );
     assert_eq!(stats[5..], vec![".u64".to_string(); 7][..], "{stats:?}");
-    for (kernel, record) in [("reduce_nodes", "[96]"), ("reduce_basin", "[40]")] {
-        let reduce = types(kernel);
-        assert_eq!(reduce.len(), 3, "{kernel}: {reduce:?}");
-        assert!(reduce[0].contains(record), "{kernel}: {reduce:?}");
-        assert_eq!(reduce[1..], [".u64", ".u64"], "{kernel}: {reduce:?}");
-    }
+    let nodes = types("reduce_nodes");
+    assert_eq!(nodes.len(), 3, "{nodes:?}");
+    assert!(nodes[0].contains("[96]"), "{nodes:?}");
+    assert_eq!(nodes[1..], pointers(2)[..], "{nodes:?}");
+    let fountain = types("reduce_fountain");
+    assert_eq!(fountain.len(), 6, "{fountain:?}");
+    assert!(fountain[0].contains("[40]"), "{fountain:?}");
+    assert_eq!(fountain[1..], pointers(5)[..], "{fountain:?}");
     let finish = types("reduce_finish");
     assert_eq!(
         finish,

@@ -16,8 +16,9 @@
 // or body_stats' node mass and gravity's x, y, z).
 // OUTPUT: arrays the same way: position, velocity, age, hits, drops, height, basin velocity,
 // order, tally (alive, landed), previous, force, stats (4 f64, −1 where the stage writes none:
-// basin's reduction in 0 and 1, collide_nodes' non-finite count in 2; body_stats: its 4
-// figures), tag, vertices (8 floats each: `surface`; 6 each: `water`), points, lines (6 floats
+// basin's end of frame, reduce_fountain's, in 0, 1 and 2 (non-finite nodes, largest |height|,
+// non-finite particles of the first n; the arrays may hold dead slots past them),
+// collide_nodes' non-finite count in 2; body_stats: its 4 figures), tag, vertices (8 floats each: `surface`; 6 each: `water`), points, lines (6 floats
 // each: `body_points`).
 #include "cuda_shim.h"
 #include <vector>
@@ -138,10 +139,18 @@ int main(int argc, char** argv) {
             launch(nodes, [&] { basin_forces(s, height.data(), accel.data()); });
             launch(nodes, [&] { basin_integrate(s, height.data(), basin_velocity.data(), accel.data(), flags.data()); });
         }
-        unsigned blocks = blocks_of(nodes, PARTICLES_BLOCK);
-        std::vector<double> partials(2 * blocks);
-        launch_blocks(blocks, PARTICLES_BLOCK, [&] { reduce_basin(s, height.data(), partials.data()); });
-        launch_blocks(2, PARTICLES_BLOCK, [&] { reduce_finish(partials.data(), blocks, 2u, 2u, stats.data(), 0); });
+        // The frame's end, as end_frame: over the nodes or every particle slot (n alive, the
+        // slots past them dead), whichever are more; the particles' arrays padded to the
+        // threads with finite slots, as the GPU's buffers are the capacity's (only a mutant
+        // reads past the alive).
+        unsigned slots = (unsigned)(position.size() / 3), threads = std::max(nodes, slots);
+        unsigned blocks = blocks_of(threads, PARTICLES_BLOCK);
+        std::vector<double> partials(3 * blocks);
+        std::vector<float> xs(position), vs(velocity);
+        xs.resize(3 * blocks * PARTICLES_BLOCK, 0.0f);
+        vs.resize(3 * blocks * PARTICLES_BLOCK, 0.0f);
+        launch_blocks(blocks, PARTICLES_BLOCK, [&] { reduce_fountain(s, tally.data(), height.data(), xs.data(), vs.data(), partials.data()); });
+        launch_blocks(3, PARTICLES_BLOCK, [&] { reduce_finish(partials.data(), blocks, 3u, 2u, stats.data(), 0); });
         break;
     }
     case SORT: {

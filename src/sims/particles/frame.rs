@@ -207,29 +207,100 @@ impl Frame for ParticlesFrame {
 }
 
 /// The fountain's summary line: particles alive, emitted since the start, and the basin's
-/// largest |height| (m; what the GPU's `reduce_basin` reduces).
+/// largest |height| (m; what the GPU's `reduce_fountain` reduces).
 pub fn fountain_line(alive: usize, emitted: u64, highest: f64) -> String {
     format!(
         "{alive} particles alive ({emitted} emitted), the basin's largest |height| {highest:.2e} m"
     )
 }
 
-/// The basin's largest |height| (m), the fountain line's figure (the GPU's `reduce_basin`
+/// The basin's largest |height| (m), the fountain line's figure (the GPU's `reduce_fountain`
 /// reduces the same): a NaN node has no size and is passed over (f32::max), an infinite one is
 /// the largest.
 pub fn basin_highest(height: &[f32]) -> f32 {
     height.iter().fold(0.0, |m: f32, u| m.max(u.abs()))
 }
 
-/// The basin's non-finite nodes (the GPU's `reduce_basin` counts the same): the fountain has
-/// blown up when any is.
+/// The basin's non-finite nodes (the GPU's `reduce_fountain` counts the same): the fountain
+/// has blown up when any is.
 pub fn non_finite_heights(height: &[f32]) -> usize {
     height.iter().filter(|u| !u.is_finite()).count()
+}
+
+/// The fountain's particles with a non-finite position or velocity (the GPU's
+/// `reduce_fountain` counts the same over the particles alive): the fountain has blown up when
+/// any is. Such a particle would live on to the end of its lifetime (a NaN is never below the
+/// kill height nor in the basin), be sorted by a NaN depth and drawn.
+pub fn non_finite_particles(position: &[Vec3], velocity: &[Vec3]) -> usize {
+    position
+        .iter()
+        .zip(velocity)
+        .filter(|(x, v)| !(x.is_finite() && v.is_finite()))
+        .count()
 }
 
 /// A body's nodes with a non-finite position (the GPU's `reduce_nodes` counts the same).
 pub fn non_finite_nodes(position: &[Vec3]) -> usize {
     position.iter().filter(|p| !p.is_finite()).count()
+}
+
+/// What the end of a frame found not finite, the step's check: counted on the host's state
+/// ([`NonFinite::of`]) or, on CUDA, by the frame's end-of-frame reductions (`reduce_fountain`,
+/// `reduce_nodes`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NonFinite {
+    /// The basin's nodes (a height), or a body's nodes (a position).
+    pub nodes: u64,
+    /// The fountain's particles alive (a position or a velocity); 0 for a body.
+    pub particles: u64,
+}
+
+impl NonFinite {
+    /// The counts of `state`.
+    pub fn of(state: &State) -> NonFinite {
+        match state {
+            State::Fountain(f) => NonFinite {
+                nodes: non_finite_heights(&f.surface.height) as u64,
+                particles: non_finite_particles(&f.position, &f.velocity) as u64,
+            },
+            State::Body(b) => NonFinite {
+                nodes: non_finite_nodes(&b.position) as u64,
+                particles: 0,
+            },
+        }
+    }
+
+    /// Whether everything counted is finite.
+    pub fn none(&self) -> bool {
+        self.nodes == 0 && self.particles == 0
+    }
+
+    /// The step's error at `time` (s) for a fountain or a body: what is not finite, and what
+    /// to change.
+    pub fn error(&self, time: f64, fountain: bool) -> String {
+        let counted = |n: u64, what: &str| {
+            (n > 0).then(|| format!("{n} {what}{}", if n == 1 { "" } else { "s" }))
+        };
+        let (nodes, advice) = if fountain {
+            (
+                "basin node",
+                "lower the drag, the wind or the basin's wave speed",
+            )
+        } else {
+            ("node", "lower the stiffness or raise the substeps")
+        };
+        let what: Vec<String> = [
+            counted(self.particles, "particle"),
+            counted(self.nodes, nodes),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let what = what.join(" and ");
+        format!(
+            "time {time:.3} s: the simulation is no longer finite ({what} not finite); {advice}"
+        )
+    }
 }
 
 /// A body's figures on the statistics panel (its summary line): energies, J (potential from

@@ -25,7 +25,7 @@ mod sim_edit;
 pub mod solver;
 pub mod sort;
 
-pub use frame::BodyFigures;
+pub use frame::{BodyFigures, NonFinite};
 use panel::panel_ui;
 pub use sim::{ParticlesSim, State};
 

@@ -6,7 +6,7 @@
 use super::body::Body;
 use super::dynamics::{self, Air, Surroundings};
 use super::fountain::Fountain;
-use super::frame::ParticlesFrame;
+use super::frame::{NonFinite, ParticlesFrame};
 use super::grab::Grabber;
 use super::render::{self, RenderSettings, Renderer};
 use super::scene::{ParticlesScene, Which};
@@ -263,27 +263,21 @@ impl Sim for ParticlesSim {
 
     fn step(&mut self) -> Result<()> {
         self.sync()?;
-        let finite = if self.cuda.is_some() {
+        let non_finite = if self.cuda.is_some() {
             self.step_device()?
         } else {
             match self.state {
                 State::Fountain(_) => self.step_fountain(),
                 State::Body(_) => self.step_body(),
             }
-            match &self.state {
-                // Counted as the GPU's reductions count (a NaN node too, which the largest
-                // |height| passes over).
-                State::Fountain(f) => super::frame::non_finite_heights(&f.surface.height) == 0,
-                State::Body(b) => super::frame::non_finite_nodes(&b.position) == 0,
-            }
+            // Counted as the GPU's reductions count (a NaN node too, which the largest
+            // |height| passes over; the particles alive).
+            NonFinite::of(&self.state)
         };
         self.time += f64::from(self.scene.dt);
-        if !finite {
-            bail!(
-                "time {:.3} s: the simulation is no longer finite; lower the stiffness or the \
-                 wave speed, or raise the substeps",
-                self.time
-            );
+        if !non_finite.none() {
+            let fountain = matches!(self.state, State::Fountain(_));
+            bail!(non_finite.error(self.time, fountain));
         }
         Ok(())
     }

@@ -6,7 +6,8 @@
 
 use super::cuda::kernels::{basin_step, BodyStep, FountainStep};
 use super::cuda::parity::{body_stages, FountainStage};
-use super::cuda::{CudaParticles, GlBuffers};
+use super::cuda::{CudaParticles, FrameEnd, GlBuffers};
+use super::frame::NonFinite;
 use super::sim::{ParticlesSim, State};
 use crate::sims::pool::drops::Stencils;
 use crate::sims::Backend;
@@ -145,8 +146,8 @@ impl ParticlesSim {
     }
 
     /// One step on the GPU (a frame of the fountain, or a body's substeps), after uploading
-    /// the host's edits. Returns whether the state stayed finite.
-    pub(super) fn step_device(&mut self) -> Result<bool> {
+    /// the host's edits. Returns what its end-of-frame reductions found not finite.
+    pub(super) fn step_device(&mut self) -> Result<NonFinite> {
         let needs_upload = self.cuda.as_ref().is_some_and(|d| d.upload_needed);
         if needs_upload {
             let device = self.cuda.as_mut().expect("a CUDA solver");
@@ -164,7 +165,7 @@ impl ParticlesSim {
         let solver = &mut device.solver;
         solver.set_stage_timing(self.watch.enabled);
         solver.begin_frame()?;
-        let finite = match &mut self.state {
+        match &mut self.state {
             State::Fountain(f) => {
                 let alive = solver.count();
                 let count = f.emission(dt, alive);
@@ -178,10 +179,12 @@ impl ParticlesSim {
                     }
                     solver.end_stage(index)?;
                 }
-                solver.end_frame(Some(&basin.0), None)?;
+                solver.end_frame(FrameEnd::Fountain {
+                    basin: &basin.0,
+                    particles: n,
+                })?;
                 f.landed = solver.totals.landed;
                 self.steps += 1;
-                solver.totals.non_finite == 0
             }
             State::Body(body) => {
                 let h = dt / b.substeps as f32;
@@ -200,12 +203,11 @@ impl ParticlesSim {
                     }
                     self.dt_before = h;
                 }
-                solver.end_frame(None, Some(&last))?;
+                solver.end_frame(FrameEnd::Body(&last))?;
                 self.steps += u64::from(b.substeps);
-                solver.totals.non_finite == 0
             }
-        };
+        }
         device.device_newer = true;
-        Ok(finite)
+        Ok(device.solver.totals.non_finite)
     }
 }

@@ -467,8 +467,9 @@ fn spring_colours_partition_the_springs_without_shared_nodes() {
 
 mod door;
 
-/// A NaN in the basin stops the fountain's step (as the GPU's `reduce_basin` counts it): the
-/// largest |height| passes over a NaN, so a check on it alone let a NaN basin run on.
+/// A NaN in the basin stops the fountain's step (as the GPU's `reduce_fountain` counts it): the
+/// largest |height| passes over a NaN, so a check on it alone let a NaN basin run on. The
+/// substeps spread it to its neighbours.
 #[test]
 fn a_nan_in_the_basin_stops_the_fountain() {
     let mut sim = ParticlesSim::with_scene(scene("kind = \"particles\"\nscene = \"fountain\"\n"));
@@ -478,5 +479,57 @@ fn a_nan_in_the_basin_stops_the_fountain() {
     f.surface.height[middle] = f32::NAN;
     assert!(f.surface.max_height().is_finite());
     let error = sim.step().expect_err("a NaN basin steps on").to_string();
-    assert!(error.contains("no longer finite"), "{error}");
+    assert!(error.contains("no longer finite ("), "{error}");
+    assert!(error.contains("basin nodes not finite)"), "{error}");
+}
+
+/// A fountain particle alive at the end of a frame with a non-finite position or velocity
+/// stops the step, as a NaN basin does (the GPU's `reduce_fountain` counts the same). Before,
+/// such a particle lived on: a NaN height is never below the kill height nor in the basin, so
+/// it flew to the end of its lifetime (3.5 s here), sorted by a NaN depth (first or last) and
+/// drawn, while the step went on. One that dies in the frame (at y = −∞, below the kill
+/// height) is gone and counts for nothing.
+#[test]
+fn a_non_finite_particle_stops_the_fountain() {
+    type Plant = fn(&mut Fountain, usize);
+    let cases: [(&str, Plant, bool); 5] = [
+        ("a NaN position", |f, k| f.position[k] = Vec3::NAN, true),
+        ("y = +∞", |f, k| f.position[k].y = f32::INFINITY, true),
+        ("a NaN velocity", |f, k| f.velocity[k].z = f32::NAN, true),
+        // v_y = −∞ meets the drag's +∞: a NaN.
+        ("v_y = −∞", |f, k| f.velocity[k].y = f32::NEG_INFINITY, true),
+        (
+            "y = −∞ (dies)",
+            |f, k| f.position[k].y = f32::NEG_INFINITY,
+            false,
+        ),
+    ];
+    for (name, plant, stops) in cases {
+        let mut sim =
+            ParticlesSim::with_scene(scene("kind = \"particles\"\nscene = \"fountain\"\n"));
+        for _ in 0..30 {
+            sim.step().unwrap();
+        }
+        let f = fountain(&mut sim);
+        let k = f.len() / 2;
+        plant(f, k);
+        let result = sim.step();
+        let f = fountain(&mut sim);
+        assert_eq!(
+            super::frame::non_finite_heights(&f.surface.height),
+            0,
+            "{name}"
+        );
+        if stops {
+            let error = result.expect_err(name).to_string();
+            assert!(
+                error.contains("no longer finite (1 particle not finite)"),
+                "{name}: {error}"
+            );
+        } else {
+            result.unwrap_or_else(|e| panic!("{name}: {e}"));
+            let bad = super::frame::non_finite_particles(&f.position, &f.velocity);
+            assert_eq!(bad, 0, "{name}");
+        }
+    }
 }

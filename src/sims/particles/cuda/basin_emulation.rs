@@ -1,14 +1,16 @@
-//! The end of a frame's reductions without a GPU (`reduce_basin` for the fountain, then
+//! The end of a frame's reductions without a GPU (`reduce_fountain` for the fountain, then
 //! `reduce_finish`, as `end_frame` launches them after the basin's stage; `reduce_nodes` for a
 //! body after its collision stage), compiled as C++ (`tests/emulation/particles.cpp`), against
 //! the CPU's figures of the same state (`frame.rs`: the fountain line's largest |height|, the
-//! non-finite nodes the step's check counts): on the frame's basin, on basins with a deep trough
-//! in the last block, a NaN node, an infinite node and a NaN spread by the substeps, and on the
+//! non-finite nodes and particles the step's check counts): on the frame's basin, on basins with
+//! a deep trough in the last block, a NaN node, an infinite node and a NaN spread by the
+//! substeps; on particles with a NaN or infinite position or velocity (first, middle, last),
+//! dead slots past the alive holding garbage, and more particles than basin nodes; and on the
 //! bodies of `figure_cases` with a NaN node and a node at y = ∞; mutated kernels caught.
 //!
 //! The bounds: the largest |height| is a maximum of the same f32 values widened exactly, which
 //! no order changes, so it must be the CPU's to the bit; a count is a sum of 0s and 1s, whose
-//! order may move it by `sum_allowance(nodes, count)` (2·γₙ₋₁·Σ|term|, as `stats.rs` bounds
+//! order may move it by `sum_allowance(terms, count)` (2·γₙ₋₁·Σ|term|, as `stats.rs` bounds
 //! `body_stats`' sums), under 10⁻⁹ here: below 1, so the integer counts must be equal.
 
 use super::emulation::{compile, emulate_body, run};
@@ -17,38 +19,65 @@ use super::parity::{body_cpu, fountain_case, fountain_cpu, BodyStage, FountainSt
 use super::stats::{figure_cases, sum_allowance};
 use crate::sims::particles::dynamics::Air;
 use crate::sims::particles::fountain::Fountain;
-use crate::sims::particles::frame::{basin_highest, non_finite_heights, non_finite_nodes};
+use crate::sims::particles::frame::{
+    basin_highest, non_finite_heights, non_finite_nodes, non_finite_particles,
+};
 use crate::sims::pool::drops::Drop;
 use glam::Vec3;
 use std::path::Path;
 
-/// One comparison: the GPU's (non-finite count, largest |height|) against the CPU's of the
-/// same state, over `terms` nodes (a body has no figure: `None` on both sides).
+/// A count of non-finite elements: the GPU's against the CPU's, a sum over `terms` 0s and 1s.
 #[derive(Debug)]
-struct Check {
-    name: String,
-    gpu: (f64, Option<f64>),
-    cpu: (usize, Option<f64>),
+struct Count {
+    gpu: f64,
+    cpu: usize,
     terms: usize,
 }
 
-impl Check {
+impl Count {
+    fn allowance(&self) -> f64 {
+        sum_allowance(self.terms, self.cpu as f64)
+    }
+
     fn passed(&self) -> bool {
-        let allowance = sum_allowance(self.terms, self.cpu.0 as f64);
-        let count = (self.gpu.0 - self.cpu.0 as f64).abs() <= allowance;
-        let figure = self.gpu.1.map(f64::to_bits) == self.cpu.1.map(f64::to_bits);
-        count && figure
+        (self.gpu - self.cpu as f64).abs() <= self.allowance()
     }
 
     fn line(&self) -> String {
         format!(
-            "{}: non-finite {} (CPU {}, allowance {:.1e}), largest |height| {:?} (CPU {:?}): {}",
+            "{} (CPU {}, allowance {:.1e})",
+            self.gpu,
+            self.cpu,
+            self.allowance()
+        )
+    }
+}
+
+/// One comparison of the same state: the non-finite basin or body nodes, the fountain's
+/// non-finite particles alive and the basin's largest |height| (GPU's, CPU's; a body has
+/// neither: `None`).
+#[derive(Debug)]
+struct Check {
+    name: String,
+    nodes: Count,
+    particles: Option<Count>,
+    figure: Option<(f64, f64)>,
+}
+
+impl Check {
+    fn passed(&self) -> bool {
+        let figure = self.figure.is_none_or(|(g, c)| g.to_bits() == c.to_bits());
+        self.nodes.passed() && self.particles.as_ref().is_none_or(Count::passed) && figure
+    }
+
+    fn line(&self) -> String {
+        format!(
+            "{}: non-finite nodes {}, particles {}, largest |height| {}: {}",
             self.name,
-            self.gpu.0,
-            self.cpu.0,
-            sum_allowance(self.terms, self.cpu.0 as f64),
-            self.gpu.1,
-            self.cpu.1,
+            self.nodes.line(),
+            self.particles.as_ref().map_or("-".into(), Count::line),
+            self.figure
+                .map_or("-".into(), |(g, c)| format!("{g:?} (CPU {c:?})")),
             if self.passed() { "ok" } else { "FAILS" }
         )
     }
@@ -76,15 +105,18 @@ fn before_basin() -> Before {
 }
 
 /// The basin's stage of `f` through `program` (splashing `landings`; `substeps`: the step's
-/// when `None`, else that many, 0 leaving the heights as they are), as `end_frame` finishes it:
-/// the heights after it, the CPU's state after it, and the reduction's (count, figure).
+/// when `None`, else that many, 0 leaving the heights as they are), as `end_frame` finishes it,
+/// with `dead` (position, velocity) slots past `f`'s particles, as the GPU's buffers hold
+/// stale particles past the alive: the heights after it, the CPU's state after it, and the
+/// reduction's (non-finite nodes, largest |height|, non-finite particles).
 fn emulate_basin(
     program: &Path,
     f: &Fountain,
     (air, dt, eye, forward): &(Air, f32, Vec3, Vec3),
     landings: &[Drop],
     substeps: Option<u32>,
-) -> (Vec<f32>, Vec<f32>, (f64, f64)) {
+    dead: &[(Vec3, Vec3)],
+) -> (Vec<f32>, Vec<f32>, [f64; 3]) {
     let (mut input, _, next, _) = fountain_cpu(
         f,
         FountainStage::Basin,
@@ -107,40 +139,49 @@ fn emulate_basin(
         0,
         input.drops.len() as u32,
     ];
+    let mut slots = f.clone();
+    for &(x, v) in dead {
+        slots.push(x, v);
+    }
     let out = run(
         program,
         FountainStage::Basin as u32,
         (&input.step, &input.basin.0, &BodyStep::default()),
         header,
-        Some((f, &input)),
+        Some((&slots, &input)),
         None,
         None,
     );
-    (out.height, cpu, (out.stats[0], out.stats[1]))
+    (out.height, cpu, [out.stats[0], out.stats[1], out.stats[2]])
 }
 
-fn basin_check(name: &str, gpu: (f64, f64), cpu_count: usize, height: &[f32]) -> Check {
+/// The fountain's check: the GPU's `gpu` against the CPU's counts of `height` and of `f`'s
+/// particles (`dead` more slots summed on the GPU).
+fn fountain_check(name: &str, gpu: [f64; 3], height: &[f32], f: &Fountain, dead: usize) -> Check {
     Check {
         name: name.into(),
-        gpu: (gpu.0, Some(gpu.1)),
-        cpu: (cpu_count, Some(f64::from(basin_highest(height)))),
-        terms: height.len(),
+        nodes: Count {
+            gpu: gpu[0],
+            cpu: non_finite_heights(height),
+            terms: height.len(),
+        },
+        particles: Some(Count {
+            gpu: gpu[2],
+            cpu: non_finite_particles(&f.position, &f.velocity),
+            terms: f.len() + dead,
+        }),
+        figure: Some((gpu[1], f64::from(basin_highest(height)))),
     }
 }
 
-/// Every check through `program`.
+/// Every check through `program`: the basin's (0–4), the particles' (5–10), the bodies'.
 fn all_checks(program: &Path) -> Vec<Check> {
     let (f, step, landings) = before_basin();
     let mut checks = Vec::new();
     // The frame's: the basin's stage with its splashes and substeps, then the reduction, on
     // the emulation's own heights (all_stages checks they are the CPU's).
-    let (height, _, gpu) = emulate_basin(program, &f, &step, &landings, None);
-    checks.push(basin_check(
-        "frame",
-        gpu,
-        non_finite_heights(&height),
-        &height,
-    ));
+    let (height, _, gpu) = emulate_basin(program, &f, &step, &landings, None, &[]);
+    checks.push(fountain_check("frame", gpu, &height, &f, 0));
     let mut g = f.clone();
     g.surface.height = height;
     let n = g.surface.height.len();
@@ -151,26 +192,76 @@ fn all_checks(program: &Path) -> Vec<Check> {
         ("NaN node", n / 2 + 52, f32::NAN),
         ("infinite node", n / 4 - 24, f32::NEG_INFINITY),
     ];
-    for (name, node, value) in planted {
-        let mut p = g.clone();
-        p.surface.height[node] = value;
-        let (height, cpu, gpu) = emulate_basin(program, &p, &step, &[], Some(0));
+    let alone = |p: &Fountain, name: &str, dead: &[(Vec3, Vec3)]| {
+        let (height, cpu, gpu) = emulate_basin(program, p, &step, &[], Some(0), dead);
         assert_eq!(
             bytemuck::cast_slice::<f32, u32>(&height),
             bytemuck::cast_slice::<f32, u32>(&cpu),
             "{name}: the heights left alone"
         );
-        checks.push(basin_check(name, gpu, non_finite_heights(&cpu), &cpu));
+        fountain_check(name, gpu, &cpu, p, dead.len())
+    };
+    for (name, node, value) in planted {
+        let mut p = g.clone();
+        p.surface.height[node] = value;
+        checks.push(alone(&p, name, &[]));
     }
     // A NaN the step's substeps spread: counted as the CPU's state has it.
     let mut p = f.clone();
     p.surface.height[n / 2 + 52] = f32::NAN;
-    let (height, cpu, gpu) = emulate_basin(program, &p, &step, &landings, None);
-    checks.push(basin_check(
+    let (height, _, gpu) = emulate_basin(program, &p, &step, &landings, None, &[]);
+    checks.push(fountain_check(
         "NaN spread by the substeps",
         gpu,
-        non_finite_heights(&cpu),
         &height,
+        &p,
+        0,
+    ));
+    // The particles alive: one planted in each case (the last, in the grid's last block; the
+    // first), each component and sign.
+    let k = g.len();
+    type Plant = fn(&mut Fountain, usize);
+    let particles: [(&str, usize, Plant); 4] = [
+        ("NaN position, the last particle", k - 1, |p, k| {
+            p.position[k] = Vec3::NAN
+        }),
+        ("y = +∞", k / 3, |p, k| p.position[k].y = f32::INFINITY),
+        ("v_x = −∞", k / 2 + 1, |p, k| {
+            p.velocity[k].x = f32::NEG_INFINITY
+        }),
+        ("NaN v_z, the first particle", 0, |p, k| {
+            p.velocity[k].z = f32::NAN
+        }),
+    ];
+    for (name, at, plant) in particles {
+        let mut p = g.clone();
+        plant(&mut p, at);
+        checks.push(alone(&p, name, &[]));
+    }
+    // Dead slots past the alive (more than a block of them) holding non-finite garbage: not
+    // counted.
+    let garbage: Vec<(Vec3, Vec3)> = (0..300)
+        .map(|j| match j % 3 {
+            0 => (Vec3::NAN, Vec3::ZERO),
+            1 => (Vec3::ZERO, Vec3::splat(f32::INFINITY)),
+            _ => (Vec3::splat(f32::NEG_INFINITY), Vec3::NAN),
+        })
+        .collect();
+    checks.push(alone(&g, "dead slots with garbage", &garbage));
+    // Over twice as many particles as the basin's nodes (the grid sized by them), a NaN in
+    // the last.
+    let mut p = g.clone();
+    while p.len() <= 2 * n {
+        for j in 0..k {
+            p.push(g.position[j], g.velocity[j]);
+        }
+    }
+    let last = p.len() - 1;
+    p.position[last].x = f32::NAN;
+    checks.push(alone(
+        &p,
+        "more particles than nodes, a NaN in the last",
+        &[],
     ));
     // The bodies: a NaN node and one at y = ∞, through the collision stage and `reduce_nodes`.
     for (name, mut case) in figure_cases() {
@@ -181,9 +272,13 @@ fn all_checks(program: &Path) -> Vec<Check> {
         let (_, stats) = emulate_body(program, &case, BodyStage::Collide, &input);
         checks.push(Check {
             name: format!("{name} with a NaN and an infinite node"),
-            gpu: (stats[2], None),
-            cpu: (non_finite_nodes(&cpu.position), None),
-            terms: nodes,
+            nodes: Count {
+                gpu: stats[2],
+                cpu: non_finite_nodes(&cpu.position),
+                terms: nodes,
+            },
+            particles: None,
+            figure: None,
         });
     }
     checks
@@ -192,7 +287,9 @@ fn all_checks(program: &Path) -> Vec<Check> {
 /// With and without FMA contraction, every reduction is the CPU's: the frame's basin (finite,
 /// moving), the deep trough (3× its largest |height|, in the last block), one NaN node and one
 /// −∞ node counted once each (the figure passing over the NaN, the −∞ its ∞), the NaN spread by
-/// the substeps counted node for node, and each body's two planted nodes counted.
+/// the substeps counted node for node; each planted particle counted once, the dead slots'
+/// garbage not at all, the last of over twice as many particles as nodes; and each body's
+/// two planted nodes counted.
 #[test]
 #[cfg_attr(
     not(fluidlab_cxx20),
@@ -206,24 +303,36 @@ fn end_of_frame_reductions_are_the_cpus() {
         for c in &checks {
             println!("contract {contract}: {}", c.line());
         }
-        let cpu = |k: usize| checks[k].cpu;
-        assert_eq!(cpu(0).0, 0);
-        assert!(cpu(0).1.unwrap() > 1e-5, "a still basin: {:?}", cpu(0));
-        let crest = checks[0].cpu.1.unwrap() as f32;
-        assert_eq!(cpu(1).1, Some(f64::from(3.0 * crest)));
-        assert_eq!(cpu(2), (1, checks[0].cpu.1));
-        assert_eq!(cpu(3), (1, Some(f64::INFINITY)));
-        assert!(cpu(4).0 > 1, "the NaN did not spread: {:?}", cpu(4));
-        assert_eq!(checks.len(), 5 + 5);
-        assert!(checks[5..].iter().all(|c| c.cpu.0 == 2), "{checks:#?}");
+        let nodes = |k: usize| checks[k].nodes.cpu;
+        let particles = |k: usize| checks[k].particles.as_ref().map(|p| p.cpu);
+        let figure = |k: usize| checks[k].figure.map(|f| f.1);
+        assert_eq!((nodes(0), particles(0)), (0, Some(0)));
+        assert!(figure(0).unwrap() > 1e-5, "a still basin: {:?}", checks[0]);
+        assert!(checks[0].particles.as_ref().unwrap().terms > 500);
+        let crest = figure(0).unwrap() as f32;
+        assert_eq!(figure(1), Some(f64::from(3.0 * crest)));
+        assert_eq!((nodes(2), figure(2)), (1, figure(0)));
+        assert_eq!((nodes(3), figure(3)), (1, Some(f64::INFINITY)));
+        assert!(nodes(4) > 1, "the NaN did not spread: {:?}", checks[4]);
+        assert!((1..5).all(|k| particles(k) == Some(0)), "{checks:#?}");
+        for (k, c) in checks.iter().enumerate().take(11).skip(5) {
+            // One planted particle each, but the dead slots' garbage (9).
+            let expected = if k == 9 { 0 } else { 1 };
+            assert_eq!((nodes(k), particles(k)), (0, Some(expected)), "{c:?}");
+            assert_eq!(figure(k), figure(0), "{c:?}");
+        }
+        assert_eq!(checks.len(), 11 + 5);
+        assert!(checks[11..].iter().all(|c| c.nodes.cpu == 2), "{checks:#?}");
         let failed: Vec<_> = checks.iter().filter(|c| !c.passed()).collect();
         assert!(failed.is_empty(), "contract {contract}: {failed:#?}");
     }
 }
 
 /// A reduction with one operation changed is caught: a height's size without its absolute
-/// value, an infinite height's size 0 (the kernel before), an infinite height not counted, `reduce_finish` skipping the last block's partial, a
-/// node's y left out of its finiteness.
+/// value, an infinite height's size 0 (the kernel before), an infinite height not counted,
+/// `reduce_finish` skipping the last block's partial, a vector's y left out of its finiteness
+/// (a body's node, a particle), a particle's velocity left out, every slot launched counted,
+/// the landings' count taken for the alive, the particles past the basin's nodes left out.
 #[test]
 #[cfg_attr(
     not(fluidlab_cxx20),
@@ -251,8 +360,24 @@ fn a_mutated_reduction_is_caught() {
             "k + 1 < blocks; k += PARTICLES_BLOCK",
         ),
         (
-            "isfinite(x.x) && isfinite(x.y) && isfinite(x.z)",
-            "isfinite(x.x) && isfinite(x.z)",
+            "isfinite(a.x) && isfinite(a.y) && isfinite(a.z)",
+            "isfinite(a.x) && isfinite(a.z)",
+        ),
+        (
+            "finite3(load3(position, m)) && finite3(load3(velocity, m))",
+            "finite3(load3(position, m))",
+        ),
+        (
+            "if (m < stats[STAT_ALIVE]) {",
+            "if (m < gridDim.x * blockDim.x) {",
+        ),
+        (
+            "if (m < stats[STAT_ALIVE]) {",
+            "if (m < stats[STAT_LANDED]) {",
+        ),
+        (
+            "if (m < stats[STAT_ALIVE]) {",
+            "if (m < stats[STAT_ALIVE] && m < (unsigned)(s.n * s.n)) {",
         ),
     ];
     for (k, (from, to)) in mutations.into_iter().enumerate() {

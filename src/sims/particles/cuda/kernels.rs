@@ -46,7 +46,7 @@ pub const NAMES: &[&str] = &[
     "xpbd_velocity",
     "collide_nodes",
     "reduce_nodes",
-    "reduce_basin",
+    "reduce_fountain",
     "reduce_finish",
     "body_stats",
     "surface",

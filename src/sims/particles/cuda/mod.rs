@@ -31,6 +31,7 @@ mod stats_emulation;
 use super::body::Body;
 use super::fountain::Fountain;
 use super::render::Skin;
+use super::NonFinite;
 use crate::cuda::interop::GlInterop;
 use crate::cuda::{CudaError, EventTimer, Module};
 use crate::sims::pool::surface::Surface;
@@ -187,11 +188,28 @@ pub struct Totals {
     pub count: usize,
     /// Particles that fell into the basin in the last step.
     pub landed: usize,
-    /// Non-finite basin nodes or body nodes.
-    pub non_finite: u64,
+    /// Non-finite basin nodes and particles alive (`reduce_fountain`), or body nodes
+    /// (`reduce_nodes`).
+    pub non_finite: NonFinite,
     /// The basin's largest |height| (m); 0 for a body (whose figures are `body_stats`', on
     /// demand: [`CudaParticles::body_figures`]).
     pub figure: f64,
+}
+
+/// What ends a frame ([`CudaParticles::end_frame`]): the fountain's basin record and the
+/// particles before `collide` (an upper bound of those alive, which the GPU counts), or a
+/// body's last substep record.
+#[derive(Clone, Copy, Debug)]
+pub enum FrameEnd<'a> {
+    /// The fountain.
+    Fountain {
+        /// The basin's record.
+        basin: &'a BasinStep,
+        /// Particles before `collide`.
+        particles: usize,
+    },
+    /// A body.
+    Body(&'a BodyStep),
 }
 
 /// The CUDA particles solver (one fountain or one body).
@@ -282,7 +300,7 @@ impl CudaParticles {
                 outer: s.alloc_zeros(1).map_err(&alloc)?,
                 stencils: (Vec::new(), Vec::new()),
                 partials: s
-                    .alloc_zeros(2 * blocks(nodes.max(capacity)))
+                    .alloc_zeros(3 * blocks(nodes.max(capacity)))
                     .map_err(&alloc)?,
                 stats: s.alloc_zeros(4).map_err(&alloc)?,
             })))

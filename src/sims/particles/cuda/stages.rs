@@ -6,9 +6,10 @@ use super::kernels::{
     blocks, tiles, BasinStep, BodyStep, FountainStep, BLOCK, RADIX, SCAN_THREADS,
 };
 use super::parity::{BodyStage, FountainStage};
-use super::{cuda, Buffers, CudaParticles, Totals};
+use super::{cuda, Buffers, CudaParticles, FrameEnd, Totals};
 use crate::cuda::launch::per_element;
 use crate::cuda::{CudaError, Module};
+use crate::sims::particles::NonFinite;
 use cudarc::driver::{CudaStream, LaunchConfig};
 
 impl CudaParticles {
@@ -341,13 +342,10 @@ impl CudaParticles {
     }
 
     /// Ends the frame: the statistics reduced, the counts and statistics copied back (the
-    /// frame's one synchronisation), the totals and stage times updated. `basin`: the
-    /// fountain's basin record; `body`: the body's last substep record.
-    pub fn end_frame(
-        &mut self,
-        basin: Option<&BasinStep>,
-        body: Option<&BodyStep>,
-    ) -> Result<(), CudaError> {
+    /// frame's one synchronisation), the totals and stage times updated: the fountain's
+    /// `reduce_fountain` (its basin's non-finite nodes and largest |height|, its non-finite
+    /// particles alive) or a body's `reduce_nodes` (its non-finite nodes).
+    pub fn end_frame(&mut self, end: FrameEnd<'_>) -> Result<(), CudaError> {
         let (m, s) = (&self.module, &self.stream);
         let mut tally = [0u32; 2];
         let mut stats = [0.0f64; 4];
@@ -360,66 +358,65 @@ impl CudaParticles {
                 synchronised,
             ))
         };
-        match (&mut self.buffers, basin, body) {
-            (Buffers::Fountain(b), Some(step), _) => {
-                let nodes = (step.n * step.n) as usize;
-                let blocks32 = blocks(nodes) as u32;
-                let args = (step, &b.height, &mut b.partials);
-                // SAFETY: particles.cu's parameters; partials hold two per block.
-                unsafe { Self::launch(m, s, "reduce_basin", per_element(nodes, BLOCK), args)? };
-                let args = (&b.partials, &blocks32, &2u32, &2u32, &mut b.stats, &0u32);
-                // SAFETY: one block per quantity (two).
+        let finish = |quantities: u32| LaunchConfig {
+            grid_dim: (quantities, 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let fountain = match (&mut self.buffers, end) {
+            (Buffers::Fountain(b), FrameEnd::Fountain { basin, particles }) => {
+                // A thread per node and per particle before `collide` (≤ capacity, for which
+                // the partials are sized).
+                let threads = ((basin.n * basin.n) as usize).max(particles);
+                let blocks32 = blocks(threads) as u32;
+                let args = (
+                    basin,
+                    &b.tally,
+                    &b.height,
+                    &b.position,
+                    &b.velocity,
+                    &mut b.partials,
+                );
+                // SAFETY: particles.cu's parameters; partials hold three per block.
                 unsafe {
-                    Self::launch(
-                        m,
-                        s,
-                        "reduce_finish",
-                        LaunchConfig {
-                            grid_dim: (2, 1, 1),
-                            block_dim: (BLOCK, 1, 1),
-                            shared_mem_bytes: 0,
-                        },
-                        args,
-                    )?
+                    Self::launch(m, s, "reduce_fountain", per_element(threads, BLOCK), args)?
                 };
+                let args = (&b.partials, &blocks32, &3u32, &2u32, &mut b.stats, &0u32);
+                // SAFETY: one block per quantity (three).
+                unsafe { Self::launch(m, s, "reduce_finish", finish(3), args)? };
                 s.memcpy_dtoh(&b.tally, &mut tally).map_err(failed)?;
                 s.memcpy_dtoh(&b.stats, &mut stats).map_err(failed)?;
+                true
             }
-            (Buffers::Body(b), _, Some(step)) => {
+            (Buffers::Body(b), FrameEnd::Body(step)) => {
                 let blocks32 = blocks(b.nodes) as u32;
                 let args = (step, &b.position, &mut b.partials);
                 // SAFETY: particles.cu's parameters; partials hold one per block (four).
                 unsafe { Self::launch(m, s, "reduce_nodes", per_element(b.nodes, BLOCK), args)? };
                 let args = (&b.partials, &blocks32, &1u32, &0u32, &mut b.stats, &0u32);
                 // SAFETY: one block for the one quantity.
-                unsafe {
-                    Self::launch(
-                        m,
-                        s,
-                        "reduce_finish",
-                        LaunchConfig {
-                            grid_dim: (1, 1, 1),
-                            block_dim: (BLOCK, 1, 1),
-                            shared_mem_bytes: 0,
-                        },
-                        args,
-                    )?
-                };
+                unsafe { Self::launch(m, s, "reduce_finish", finish(1), args)? };
                 s.memcpy_dtoh(&b.stats, &mut stats).map_err(failed)?;
                 tally[0] = b.nodes as u32;
+                false
             }
             _ => {
                 return Err(CudaError::Setting(
-                    "end_frame without the solver's record".into(),
+                    "end_frame with another solver's record".into(),
                 ))
             }
-        }
+        };
         s.synchronize().map_err(failed)?;
+        // The fountain's stats: non-finite nodes, largest |height|, non-finite particles; a
+        // body's: its non-finite nodes.
         self.totals = Totals {
             count: tally[0] as usize,
             landed: tally[1] as usize,
-            non_finite: stats[0] as u64,
-            figure: if basin.is_some() { stats[1] } else { 0.0 },
+            non_finite: NonFinite {
+                nodes: stats[0] as u64,
+                particles: if fountain { stats[2] as u64 } else { 0 },
+            },
+            figure: if fountain { stats[1] } else { 0.0 },
         };
         if self.stage_timing {
             let seconds = &mut self.stage_seconds;
