@@ -133,14 +133,14 @@ pub fn is_frame_name(name: &str) -> bool {
     })
 }
 
-/// The complete frame files ([`is_frame_name`], not temporary) in `directory`, sorted by name:
-/// what an earlier run wrote there.
+/// The entries of `directory` named as complete frames ([`is_frame_name`], not temporary),
+/// sorted by name: what an earlier run wrote there (files, or links and directories a frame
+/// would replace or collide with).
 pub fn frame_files(directory: &Path) -> std::io::Result<Vec<String>> {
     let mut names = Vec::new();
     for entry in std::fs::read_dir(directory)? {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.starts_with('.') && is_frame_name(&name) && entry.file_type()?.is_file() {
+        let name = entry?.file_name().to_string_lossy().into_owned();
+        if !name.starts_with('.') && is_frame_name(&name) {
             names.push(name);
         }
     }

@@ -227,7 +227,8 @@ fn scenes_lists_every_preset_with_its_description() {
 }
 
 /// `--seconds` that is a whole number of steps runs that many: 0.0332 s of 0.0166 s steps is 2,
-/// though the f32 step widened to f64 makes the ratio 2.0000000761 (it once ran 3).
+/// though the f32 step widened to f64 makes the ratio 2.0000000312 (it once ran 3); 0.0333 s
+/// (2.006 steps) still runs the 3 that cover it.
 #[test]
 fn simulate_seconds_that_are_whole_steps_run_that_many() {
     let dir = tempfile::tempdir().unwrap();
