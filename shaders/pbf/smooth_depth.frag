@@ -28,7 +28,7 @@ const int MAX_RADIUS_PX = 12;
 out float smoothed_depth;
 
 float narrow_range_slope(vec2 uv, vec2 step, float center, float threshold);
-bool narrow_range_keep(float sample_depth, float expected, float threshold);
+bool narrow_range_keep(float sample_depth, float expected, float center, float threshold);
 
 void main() {
     float center = texture(depth_texture, uv).r;
@@ -55,8 +55,10 @@ void main() {
             vec2 difference = depths - center;
             weights *= exp(-difference * difference / (2.0 * range_sigma * range_sigma));
         } else {
-            kept.x = fluid.x && narrow_range_keep(depths.x, center + float(i) * slope, range_sigma);
-            kept.y = fluid.y && narrow_range_keep(depths.y, center - float(i) * slope, range_sigma);
+            kept.x = fluid.x && narrow_range_keep(depths.x, center + float(i) * slope, center,
+                                                    range_sigma);
+            kept.y = fluid.y && narrow_range_keep(depths.y, center - float(i) * slope, center,
+                                                    range_sigma);
             // The bias correction: a pair counts only whole.
             if (bias_correction == 1 && !all(kept)) kept = bvec2(false);
         }
