@@ -2,10 +2,10 @@
 // narrow_range: the rules of the narrow-range filter (Truong & Yuksel 2018, "A Narrow-Range
 // Filter for Screen-Space Fluid Rendering"), appended to `smooth_depth.frag` (its separable
 // halves) and `smooth_depth_2d.frag` (its 2-D pass), which declare `depth_texture`. The range
-// is taken about the plane through the centre along the local depth slope, not about the
-// centre's depth: on a sloped surface (a grazing view) the far side's samples otherwise fall
-// out of the range and the near side's stay in, which pulls the surface towards the eye and
-// tilts its normals to face it.
+// is taken about the plane through the centre along the local depth slope as well as about
+// the centre's depth: with the centre's alone and no bias correction, on a sloped surface (a
+// grazing view) the far side's samples fell out of the range and the near side's stayed in,
+// which pulled the surface towards the eye and tilted its normals to face it.
 
 // The depth slope at `uv` per `step` (one texel along an axis): the central difference, or
 // the smaller one-sided one across a step, none across a jump bigger than `threshold`.

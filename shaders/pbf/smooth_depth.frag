@@ -5,7 +5,8 @@
 //   filter_kind 0, bilateral: spatial Gaussian × range Gaussian on the depth difference
 //     (Tomasi & Manduchi 1998, as used for screen-space fluids by van der Laan et al. 2009);
 //   filter_kind 1, narrow-range (Truong & Yuksel 2018): samples farther from the expected
-//     depth than the threshold, deeper or nearer, belong to another layer and are dropped;
+//     depth or from the centre's than the threshold, deeper or nearer, belong to another
+//     layer and are dropped;
 //     weights are spatial only (`narrow_range.glsl`, appended).
 //     The separable halves approximate the 2-D filter; `smooth_depth_2d` runs its last
 //     iteration in 2-D. With `bias_correction` (its authors' FIX_OTHER_WEIGHT) the samples
