@@ -5,7 +5,8 @@
 //   filter_kind 0, bilateral: spatial Gaussian × range Gaussian on the depth difference
 //     (Tomasi & Manduchi 1998, as used for screen-space fluids by van der Laan et al. 2009);
 //   filter_kind 1, narrow-range (Truong & Yuksel 2018): samples farther from the expected
-//     depth than the threshold, deeper or nearer, belong to another layer and are dropped;
+//     depth or from the centre's than the threshold, deeper or nearer, belong to another
+//     layer and are dropped;
 //     weights are spatial only (`narrow_range.glsl`, appended).
 //     The separable halves approximate the 2-D filter; `smooth_depth_2d` runs its last
 //     iteration in 2-D. With `bias_correction` (its authors' FIX_OTHER_WEIGHT) the samples
@@ -28,7 +29,7 @@ const int MAX_RADIUS_PX = 12;
 out float smoothed_depth;
 
 float narrow_range_slope(vec2 uv, vec2 step, float center, float threshold);
-bool narrow_range_keep(float sample_depth, float expected, float threshold);
+bool narrow_range_keep(float sample_depth, float expected, float center, float threshold);
 
 void main() {
     float center = texture(depth_texture, uv).r;
@@ -55,8 +56,10 @@ void main() {
             vec2 difference = depths - center;
             weights *= exp(-difference * difference / (2.0 * range_sigma * range_sigma));
         } else {
-            kept.x = fluid.x && narrow_range_keep(depths.x, center + float(i) * slope, range_sigma);
-            kept.y = fluid.y && narrow_range_keep(depths.y, center - float(i) * slope, range_sigma);
+            kept.x = fluid.x && narrow_range_keep(depths.x, center + float(i) * slope, center,
+                                                    range_sigma);
+            kept.y = fluid.y && narrow_range_keep(depths.y, center - float(i) * slope, center,
+                                                    range_sigma);
             // The bias correction: a pair counts only whole.
             if (bias_correction == 1 && !all(kept)) kept = bvec2(false);
         }

@@ -22,7 +22,7 @@ const int MAX_RADIUS_PX = 4;
 out float smoothed_depth;
 
 float narrow_range_slope(vec2 uv, vec2 step, float center, float threshold);
-bool narrow_range_keep(float sample_depth, float expected, float threshold);
+bool narrow_range_keep(float sample_depth, float expected, float center, float threshold);
 
 void main() {
     float center = texture(depth_texture, uv).r;
@@ -48,8 +48,8 @@ void main() {
             float along = dot(offset, slope);
             bvec2 fluid = bvec2(depths.x > 0.0, depths.y > 0.0);
             bvec2 kept;
-            kept.x = fluid.x && narrow_range_keep(depths.x, center + along, range_sigma);
-            kept.y = fluid.y && narrow_range_keep(depths.y, center - along, range_sigma);
+            kept.x = fluid.x && narrow_range_keep(depths.x, center + along, center, range_sigma);
+            kept.y = fluid.y && narrow_range_keep(depths.y, center - along, center, range_sigma);
             // The bias correction: a pair counts only whole.
             if (bias_correction == 1 && !all(kept)) kept = bvec2(false);
             float weight = exp(-float(i * i + j * j) / (2.0 * spatial_sigma * spatial_sigma));
