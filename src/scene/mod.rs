@@ -2,9 +2,11 @@
 //! is for (`kind = "pbf"` by default), errors that name the file, line and key, and the shapes
 //! every kind shares. Each kind parses the rest of the file itself (`crate::sims::<kind>`).
 
+mod key_line;
 mod presets;
 mod shape;
 
+pub use key_line::line_of_key;
 pub use presets::{default_of, preset, Preset, DEFAULT_SCENE, PRESETS};
 pub use shape::{Aabb, Shape};
 
@@ -28,6 +30,8 @@ pub struct Source {
     pub kind: String,
     /// 1-based line of the `kind` key, when present.
     pub kind_line: Option<usize>,
+    /// Whether it is a preset (embedded text: no file to point into).
+    pub preset: bool,
 }
 
 impl Source {
@@ -40,6 +44,10 @@ impl Source {
                 preset.name,
                 &format!("preset {}", preset.name),
             )?;
+            let source = Source {
+                preset: true,
+                ..source
+            };
             if source.kind != preset.kind {
                 return Err(source.error_at_kind(format!(
                     "the preset lives in scenes/{}/ but says kind = \"{}\"",
@@ -108,7 +116,39 @@ impl Source {
             text: text.to_string(),
             kind,
             kind_line,
+            preset: false,
         })
+    }
+
+    /// `invalid` as an error at its key's line in this text ([`line_of_key`]).
+    pub fn error_at(&self, invalid: Invalid) -> SceneError {
+        SceneError {
+            origin: self.origin.clone(),
+            line: line_of_key(&self.text, &invalid.key),
+            key: Some(invalid.key),
+            message: invalid.message,
+        }
+    }
+
+    /// An error found after parsing (a memory check) at `invalid.key`, the key that sets the
+    /// scene's size: as [`Source::error_at`] for a scene file; a preset, which has no file to
+    /// point into, is named `scene NAME`; when `bench --particles` set the size (`rescaled`),
+    /// the error is the flag's.
+    pub fn error_after_parse(&self, invalid: Invalid, rescaled: bool) -> SceneError {
+        if self.preset || rescaled {
+            SceneError {
+                origin: format!("scene {}", self.name),
+                line: None,
+                key: Some(if rescaled {
+                    "--particles".into()
+                } else {
+                    invalid.key
+                }),
+                message: invalid.message,
+            }
+        } else {
+            self.error_at(invalid)
+        }
     }
 
     /// An error at the `kind` key.

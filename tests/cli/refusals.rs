@@ -259,3 +259,189 @@ fn validate_names_an_output_directory_it_cannot_make() {
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "kept");
 }
+
+/// Writes `text` to `name` in `dir` and returns the stderr of `simulate` on it, which must fail.
+fn refused_scene(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    let args = ["simulate", path.to_str().unwrap(), "--steps", "1"];
+    let output = fluidlab(&[&args[..], &["--backend", "cpu", "-q"]].concat());
+    assert_eq!(output.status.code(), Some(1), "{name}");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
+}
+
+/// Ink, pool and particles errors name the key as the file writes it, at its line, however it
+/// is written (a table's key, a dotted key, an inline table); a stiffness whose derived wave
+/// speed is out of range names the stiffness and its limit; the jelly takes no orientation.
+#[test]
+fn ink_pool_and_particles_errors_name_the_written_key_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let ink = "kind = \"ink\"\n";
+    for (name, text, expected) in [
+        (
+            "ink1.toml",
+            format!("{ink}[grid]\ncells = [4, 64]\n"),
+            "ink1.toml:3: grid.cells: must be 8 to 4096 cells each, got [4, 64]",
+        ),
+        (
+            "ink2.toml",
+            format!("{ink}[grid]\ncells = [64, 64]\nwidth = -1\n"),
+            "ink2.toml:4: grid.width: must be in (0, 10000] m, got -1",
+        ),
+        (
+            "ink3.toml",
+            format!("{ink}\nparams.dt = 5\n"),
+            "ink3.toml:3: params.dt: must be in (0, 1] s, got 5",
+        ),
+        (
+            "ink4.toml",
+            format!(
+                "{ink}stroke = [\n  {{ duration = 1, path = [[0.5, 0.5]], radius = 0.1 }},\n  \
+                     {{ duration = 1, path = [[0.5, 0.5]], radius = -1 }},\n]\n"
+            ),
+            "ink4.toml:4: stroke[1].radius: must be in (0, 1] m, got -1",
+        ),
+        (
+            "ink5.toml",
+            format!("{ink}[grid]\ncells = [2048, 1024]\n\nink_scale = 4\n"),
+            "ink5.toml:5: grid.ink_scale: the ink grid, grid.cells [2048, 1024] × 4, would \
+             exceed 4096 cells along an axis",
+        ),
+        (
+            "pool4.toml",
+            "kind = \"pool\"\n[springs]\nstiffness = 1e12\n".into(),
+            "pool4.toml:3: springs.stiffness: 1000000000000 1/s² gives a wave speed \
+             √(k·h²·(1 − 1/τ)) of 4528.2373 m/s on this lattice (spacing h = 0.007843138 m, \
+             tension τ = 1.5), which needs 19246 substeps per frame of 0.016666668 s; at most \
+             4.5298e10 1/s² keeps it within 1000 m/s and 4096 substeps",
+        ),
+        (
+            "jelly.toml",
+            "kind = \"particles\"\nscene = \"jelly\"\n[jelly]\norientation = \"flat\"\n".into(),
+            "jelly.toml:4: jelly.orientation: is the cloth's: the jelly is a cube and always \
+             starts upright, got \"flat\"",
+        ),
+    ] {
+        let stderr = refused_scene(dir.path(), name, &text);
+        assert!(stderr.contains(expected), "{name}: {stderr}");
+    }
+}
+
+/// `bench --particles` beyond what a kind's scene allows names the flag, the range in the
+/// kind's own unit and the value.
+#[test]
+fn particle_counts_out_of_a_kinds_range_name_the_flag() {
+    for (scene, particles, expected) in [
+        (
+            "pool",
+            "1",
+            "scene pool: --particles: must be 64 to 67108864 nodes (8² to 8192², a square \
+             grid), got 1",
+        ),
+        (
+            "dye",
+            "1000000000",
+            "scene dye: --particles: must be 64 to 4194304 cells for this scene (8 to 2048 \
+             per side in grid.cells' aspect 256:256, ink ×2), got 1000000000",
+        ),
+        (
+            "karman",
+            "63",
+            "scene karman: --particles: must be 171 to 6291456 cells for this scene (8 to 4096 \
+             per side in grid.cells' aspect 512:192), got 63",
+        ),
+        (
+            "fountain",
+            "1000000000",
+            "scene fountain: --particles: must be 1 to 67108864 particles alive (rate × \
+             lifetime 4 s; fountain.rate at most 1e8/s, fountain.max_particles at most \
+             67108864), got 1000000000",
+        ),
+        (
+            "cloth",
+            "3",
+            "scene cloth: --particles: must be 4 to 1048576 nodes (2² to 1024², a square \
+             cloth), got 3",
+        ),
+        (
+            "jelly",
+            "262145",
+            "scene jelly: --particles: must be 8 to 262144 nodes (2³ to 64³, a cube), got 262145",
+        ),
+    ] {
+        refused_at_once(
+            &[
+                "bench",
+                scene,
+                "--particles",
+                particles,
+                "--backend",
+                "cpu",
+                "--steps",
+                "1",
+            ],
+            expected,
+        );
+    }
+}
+
+/// Runs fluidlab with `args` under a 1 GiB data-size limit (`ulimit -d`, which the memory
+/// checks read), expecting a quick refusal that contains `expected`.
+fn refused_for_memory(args: &[&str], expected: &str) {
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -d 1048576 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_fluidlab"))
+        .args(args)
+        .output()
+        .expect("run fluidlab under sh");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+    assert!(stderr.contains(expected), "{args:?}: {stderr}");
+}
+
+/// A scene file too big for the memory is refused at the line of the key that sets its size
+/// (a preset, with no file, by its name; under `--particles`, naming the flag).
+#[test]
+fn scenes_too_big_for_the_memory_are_refused_at_the_key_setting_their_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let pool = write("p8k.toml", "kind = \"pool\"\n[pool]\nnodes = 8192\n");
+    let ink = write(
+        "i4k.toml",
+        "kind = \"ink\"\n[grid]\n\ncells = [4096, 4096]\n",
+    );
+    let pbf = write(
+        "big.toml",
+        &SCENE.replace("spacing = 0.02", "spacing = 0.001"),
+    );
+    fn run(scene: &str) -> [&str; 7] {
+        ["simulate", scene, "--steps", "1", "--backend", "cpu", "-q"]
+    }
+    refused_for_memory(
+        &run(&pool),
+        "p8k.toml:3: pool.nodes: 8192² nodes need about 2.3 GiB",
+    );
+    refused_for_memory(
+        &run(&ink),
+        "i4k.toml:4: grid.cells: 4096×4096 cells (ink ×1) need about 1.7 GiB",
+    );
+    refused_for_memory(&run(&pbf), "big.toml:15: params.spacing: ");
+    refused_for_memory(
+        &[
+            "bench",
+            "pool",
+            "--particles",
+            "67108864",
+            "--backend",
+            "cpu",
+        ],
+        "scene pool: --particles: 8192² nodes need about 2.3 GiB but only",
+    );
+}

@@ -136,44 +136,43 @@ impl InkParams {
         4 * (12 * cells + 15 * ink_cells)
     }
 
-    /// Checks every range (docs/ink.md states them), naming the key.
+    /// Checks every range (docs/ink.md states them), naming the key as the file writes it.
     pub fn validate(&self) -> Result<(), Invalid> {
-        let cells = |key: &str, n: usize| {
-            if (8..=MAX_CELLS).contains(&n) {
-                Ok(())
-            } else {
-                Err(Invalid::new(
-                    format!("grid.{key}"),
-                    format!("must be 8 to {MAX_CELLS} cells, got {n}"),
-                ))
-            }
-        };
-        cells("cells_x", self.cells_x)?;
-        cells("cells_y", self.cells_y)?;
+        let (x, y) = (self.cells_x, self.cells_y);
+        if ![x, y].iter().all(|n| (8..=MAX_CELLS).contains(n)) {
+            return Err(Invalid::new(
+                "grid.cells",
+                format!("must be 8 to {MAX_CELLS} cells each, got [{x}, {y}]"),
+            ));
+        }
         if !(1..=4).contains(&self.ink_scale) {
             return Err(Invalid::new(
                 "grid.ink_scale",
                 format!("must be 1 to 4, got {}", self.ink_scale),
             ));
         }
-        if self.cells_x * self.ink_scale > MAX_CELLS || self.cells_y * self.ink_scale > MAX_CELLS {
+        if x.max(y) * self.ink_scale > MAX_CELLS {
             return Err(Invalid::new(
                 "grid.ink_scale",
-                format!("the ink grid would exceed {MAX_CELLS} cells along an axis"),
+                format!(
+                    "the ink grid, grid.cells [{x}, {y}] × {}, would exceed {MAX_CELLS} cells \
+                     along an axis",
+                    self.ink_scale
+                ),
             ));
         }
-        let positive = |key: &str, value: f32, most: f32| {
+        let positive = |key: &str, value: f32, most: f32, unit: &str| {
             if value.is_finite() && value > 0.0 && value <= most {
                 Ok(())
             } else {
                 Err(Invalid::new(
-                    format!("params.{key}"),
-                    format!("must be in (0, {most}], got {value}"),
+                    key,
+                    format!("must be in (0, {most}] {unit}, got {value}"),
                 ))
             }
         };
-        positive("width", self.width, 1e4)?;
-        positive("dt", self.dt, 1.0)?;
+        positive("grid.width", self.width, 1e4, "m")?;
+        positive("params.dt", self.dt, 1.0, "s")?;
         let in_range = |key: &str, value: f32, least: f32, most: f32| {
             if value.is_finite() && (least..=most).contains(&value) {
                 Ok(())

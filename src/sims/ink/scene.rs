@@ -205,12 +205,9 @@ impl InkScene {
             strokes: file.stroke,
             splats: file.splat,
         };
-        scene.validate().map_err(|invalid| SceneError {
-            origin: source.origin.clone(),
-            line: line_of_key(&source.text, &invalid.key),
-            key: Some(invalid.key),
-            message: invalid.message,
-        })?;
+        scene
+            .validate()
+            .map_err(|invalid| source.error_at(invalid))?;
         Ok(scene)
     }
 
@@ -306,6 +303,46 @@ impl InkScene {
         Ok(())
     }
 
+    /// The scene rescaled to about `cells` velocity cells in `grid.cells`' aspect (`bench
+    /// --particles`), validated; the CUDA grid is then the same. A count outside the range the
+    /// aspect allows (8 to 4096 / ink_scale cells per side) is refused naming `--particles`.
+    pub fn rescale(&mut self, cells: u64) -> Result<(), Invalid> {
+        let p = &self.params;
+        let (cx, cy) = (p.cells_x, p.cells_y);
+        let most = (MAX_CELLS / p.ink_scale.max(1)) as f64;
+        let ratio = cy as f64 / cx as f64;
+        // The smallest grid has 8 cells along its shorter side, the largest `most` along its
+        // longer one.
+        let (least, largest) = if ratio <= 1.0 {
+            ((64.0 / ratio).ceil(), (most * most * ratio).floor())
+        } else {
+            ((64.0 * ratio).ceil(), (most * most / ratio).floor())
+        };
+        let scaled = if p.ink_scale > 1 {
+            format!(", ink ×{}", p.ink_scale)
+        } else {
+            String::new()
+        };
+        if !(least..=largest).contains(&(cells as f64)) {
+            return Err(Invalid::new(
+                "--particles",
+                format!(
+                    "must be {least} to {largest} cells for this scene (8 to {most} per side in \
+                     grid.cells' aspect {cx}:{cy}{scaled}), got {cells}"
+                ),
+            ));
+        }
+        let side = |n: f64| (n.round() as usize).clamp(8, most as usize);
+        let nx = side((cells as f64 / ratio).sqrt());
+        self.params.cells_x = nx;
+        self.params.cells_y = side(nx as f64 * ratio);
+        self.cuda_cells = None;
+        self.validate().map_err(|invalid| Invalid {
+            message: format!("with --particles {cells}: {}", invalid.message),
+            ..invalid
+        })
+    }
+
     /// Whether the point (x, y) m is inside an obstacle.
     pub fn solid(&self, x: f32, y: f32) -> bool {
         self.obstacles.iter().any(|o| {
@@ -384,36 +421,6 @@ impl Stroke {
         }
         (self.path[0], [0.0; 2])
     }
-}
-
-/// The line of `key` (`params.dt`, `stroke[1].radius`, `grid.cells`) in `text`: the table's
-/// header (the n-th of an array of tables), then the first line setting the field below it.
-pub fn line_of_key(text: &str, key: &str) -> Option<usize> {
-    let (table, field) = key.split_once('.').unwrap_or((key, ""));
-    let (name, index) = match table.split_once('[') {
-        Some((name, rest)) => (name, rest.trim_end_matches(']').parse::<usize>().ok()?),
-        None => (table, 0),
-    };
-    let headers = [format!("[[{name}]]"), format!("[{name}]")];
-    let lines: Vec<&str> = text.lines().collect();
-    let start = lines
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| headers.iter().any(|h| l.trim() == h))
-        .nth(index)
-        .map(|(k, _)| k)?;
-    if field.is_empty() {
-        return Some(start + 1);
-    }
-    let field_line = lines[start + 1..]
-        .iter()
-        .take_while(|l| !l.trim_start().starts_with('['))
-        .position(|l| {
-            let t = l.trim_start();
-            t.strip_prefix(field)
-                .is_some_and(|rest| rest.trim_start().starts_with('='))
-        });
-    Some(field_line.map_or(start, |k| start + 1 + k) + 1)
 }
 
 #[cfg(test)]

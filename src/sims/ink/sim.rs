@@ -12,7 +12,7 @@ use crate::gfx::camera::Camera;
 use crate::gfx::fullscreen::{FullscreenTriangle, Present};
 use crate::gfx::timing::PassClock;
 use crate::gfx::Output;
-use crate::scene::{Aabb, Source};
+use crate::scene::{Aabb, Invalid, Source};
 use crate::sims::{Backend, Frame, Kind, OpenOptions, Sim, SolveSummary};
 use anyhow::{anyhow, bail, Result};
 use glow::HasContext;
@@ -91,27 +91,29 @@ impl InkSim {
     pub fn open(source: &Source, options: &OpenOptions) -> Result<InkSim> {
         let mut scene = InkScene::from_source(source)?;
         if let Some(cells) = options.elements {
-            let ratio = scene.params.cells_y as f64 / scene.params.cells_x as f64;
-            let nx = ((cells as f64 / ratio).sqrt().round() as usize).max(8);
-            scene.params.cells_x = nx;
-            scene.params.cells_y = ((nx as f64 * ratio).round() as usize).max(8);
             scene
-                .validate()
-                .map_err(|e| anyhow!("rescaled scene: {}: {}", e.key, e.message))?;
+                .rescale(cells)
+                .map_err(|e| anyhow!("scene {}: {}: {}", scene.name, e.key, e.message))?;
         }
         if let Some(available) = crate::host::available_memory() {
             let needed = scene.params.memory_bytes();
             if needed > available {
-                bail!(
-                    "scene {}: grid.cells: {}×{} cells (ink ×{}) need about {} but only {} is \
-                     available; use fewer cells or a smaller grid.ink_scale",
-                    scene.name,
+                let fix = match options.elements {
+                    Some(_) => "fewer --particles",
+                    None => "fewer cells or a smaller grid.ink_scale",
+                };
+                let message = format!(
+                    "{}×{} cells (ink ×{}) need about {} but only {} is available; use {fix}",
                     scene.params.cells_x,
                     scene.params.cells_y,
                     scene.params.ink_scale,
                     crate::host::format_bytes(needed),
                     crate::host::format_bytes(available)
                 );
+                let invalid = Invalid::new("grid.cells", message);
+                return Err(source
+                    .error_after_parse(invalid, options.elements.is_some())
+                    .into());
             }
         }
         let cuda_cells =
@@ -524,7 +526,9 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(
-            error.contains("grid.cells_y: must be 8 to 4096 cells, got 99999"),
+            error.starts_with(
+                "test.toml:4: grid.cells: must be 8 to 4096 cells each, got [32, 99999]"
+            ),
             "{error}"
         );
         let mut sim = open(SCENE).unwrap();

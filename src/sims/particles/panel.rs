@@ -168,11 +168,7 @@ fn body(sim: &mut ParticlesSim, ui: &imgui::Ui) {
         if let Some(p) = choose(ui, "pins", &Pins::ALL, b.pins, |p| p.name()) {
             b.pins = p;
         }
-        let orientations = [Orientation::Hanging, Orientation::Flat];
-        if let Some(o) = choose(ui, "start", &orientations, b.orientation, |o| match o {
-            Orientation::Hanging => "hanging",
-            Orientation::Flat => "flat",
-        }) {
+        if let Some(o) = choose(ui, "start", &Orientation::ALL, b.orientation, |o| o.name()) {
             b.orientation = o;
         }
     }

@@ -7,10 +7,11 @@
 use super::dynamics::Integrator;
 use super::fountain::FountainParams;
 use crate::scene::{syntax_error, Invalid, SceneError, Source};
-use crate::sims::ink::scene::line_of_key;
 use serde::Deserialize;
 
 mod validate;
+
+pub use validate::{MAX_FOUNTAIN_PARTICLES, MAX_RATE};
 
 /// The three scenes of the family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -69,6 +70,19 @@ pub enum Orientation {
     Hanging,
     /// Lying flat in the xz plane (it falls and swings).
     Flat,
+}
+
+impl Orientation {
+    /// Both, in the panel's order.
+    pub const ALL: [Orientation; 2] = [Orientation::Hanging, Orientation::Flat];
+
+    /// The name in scene files and the panel.
+    pub fn name(self) -> &'static str {
+        match self {
+            Orientation::Hanging => "hanging",
+            Orientation::Flat => "flat",
+        }
+    }
 }
 
 /// A cloth's or jelly's constants.
@@ -262,31 +276,12 @@ impl BodyFile {
     }
 }
 
-/// The line of `key` in `text`: a top-level key (`dt`), a section's (`fountain.rate`) or a
-/// section itself (`cloth`).
-fn line_of(text: &str, key: &str) -> Option<usize> {
-    let top = text
-        .lines()
-        .take_while(|l| !l.trim_start().starts_with('['))
-        .position(|l| {
-            l.trim_start()
-                .strip_prefix(key)
-                .is_some_and(|rest| rest.trim_start().starts_with('='))
-        });
-    top.map(|k| k + 1).or_else(|| line_of_key(text, key))
-}
-
 impl ParticlesScene {
     /// Parses and validates a particles scene source.
     pub fn from_source(source: &Source) -> Result<ParticlesScene, SceneError> {
         let file: File = toml::from_str(&source.text)
             .map_err(|error| syntax_error(&source.text, &source.origin, &error))?;
-        let at = |invalid: Invalid| SceneError {
-            origin: source.origin.clone(),
-            line: line_of(&source.text, &invalid.key),
-            key: Some(invalid.key),
-            message: invalid.message,
-        };
+        let at = |invalid: Invalid| source.error_at(invalid);
         let (own, other) = match file.scene {
             Which::Fountain => (
                 None,

@@ -3,28 +3,54 @@
 
 use super::body::Body;
 use super::fountain::Fountain;
-use super::scene::{Orientation, ParticlesScene, Pins, Which};
+use super::scene::{Orientation, ParticlesScene, Pins, Which, MAX_FOUNTAIN_PARTICLES, MAX_RATE};
 use super::sim::State;
-use crate::scene::Aabb;
+use crate::scene::{Aabb, Invalid};
 use glam::Vec3;
 
 /// `scene` resized to about `elements` particles alive (rate × lifetime) or nodes, with the
-/// substeps a body then needs.
-pub(super) fn rescale(scene: &mut ParticlesScene, elements: u64) {
-    let elements = elements.max(1);
+/// substeps a body then needs. A count beyond what the scene's keys allow is refused naming
+/// `--particles`, with the range in the scene's unit.
+pub(super) fn rescale(scene: &mut ParticlesScene, elements: u64) -> Result<(), Invalid> {
+    let (least, most, unit) = match scene.which {
+        Which::Fountain => {
+            let by_rate = (f64::from(MAX_RATE) * f64::from(scene.fountain.lifetime)).floor();
+            (
+                1,
+                (MAX_FOUNTAIN_PARTICLES as u64).min(by_rate as u64),
+                format!(
+                    "particles alive (rate × lifetime {} s; fountain.rate at most {MAX_RATE:e}/s, \
+                     fountain.max_particles at most {MAX_FOUNTAIN_PARTICLES})",
+                    scene.fountain.lifetime
+                ),
+            )
+        }
+        Which::Cloth => (4, 1024 * 1024, "nodes (2² to 1024², a square cloth)".into()),
+        Which::Jelly => (8, 64 * 64 * 64, "nodes (2³ to 64³, a cube)".into()),
+    };
+    if !(least..=most).contains(&elements) {
+        return Err(Invalid::new(
+            "--particles",
+            format!("must be {least} to {most} {unit}, got {elements}"),
+        ));
+    }
     match scene.which {
         Which::Fountain => {
             let f = &mut scene.fountain;
-            f.rate = elements as f32 / f.lifetime;
-            f.max_particles = (2 * elements).min(1 << 26) as usize;
+            f.rate = (elements as f64 / f64::from(f.lifetime)).min(f64::from(MAX_RATE)) as f32;
+            f.max_particles = (2 * elements).min(MAX_FOUNTAIN_PARTICLES as u64) as usize;
         }
-        Which::Cloth => scene.body.n = ((elements as f64).sqrt().round() as usize).max(2),
-        Which::Jelly => scene.body.n = ((elements as f64).cbrt().round() as usize).max(2),
+        Which::Cloth => scene.body.n = (elements as f64).sqrt().round() as usize,
+        Which::Jelly => scene.body.n = (elements as f64).cbrt().round() as usize,
     }
     if scene.which != Which::Fountain && scene.body.integrator.explicit() {
         let needed = scene.stable_substeps();
         scene.body.substeps = scene.body.substeps.max(needed.min(4096));
     }
+    scene.validate().map_err(|invalid| Invalid {
+        message: format!("with --particles {elements}: {}", invalid.message),
+        ..invalid
+    })
 }
 
 /// Pins `body`'s nodes as the scene says (the cloth's corners or top row; the jelly none).

@@ -87,10 +87,8 @@ impl ParticlesSim {
     pub fn open(source: &Source, options: &OpenOptions) -> Result<ParticlesSim> {
         let mut scene = ParticlesScene::from_source(source)?;
         if let Some(elements) = options.elements {
-            rescale(&mut scene, elements);
-            scene
-                .validate()
-                .map_err(|e| anyhow!("rescaled scene: {}: {}", e.key, e.message))?;
+            rescale(&mut scene, elements)
+                .map_err(|e| anyhow!("scene {}: {}: {}", scene.name, e.key, e.message))?;
         }
         let mut sim = ParticlesSim::with_scene(scene);
         sim.choose_backend(options.backend, options.device)?;

@@ -2,6 +2,7 @@
 
 use crate::cuda::DEFAULT_DEVICE;
 use crate::host::available_memory;
+use crate::scene::SceneError;
 use crate::sims::pbf::cpu::{self, CpuSolver};
 use crate::sims::pbf::cuda::{self, CudaSolver};
 use crate::sims::pbf::scene::{Footprint, Scene};
@@ -53,7 +54,15 @@ fn check_memory(
         None => scene.check_memory(footprint, available),
         Some(initial) => scene.check_memory_of(footprint, initial.len() as u64, available),
     }
-    .map_err(|invalid| anyhow!("scene {}: {}: {}", scene.name, invalid.key, invalid.message))
+    // A `SceneError`, so that `PbfSim::open` can point it at the key's line in the file.
+    .map_err(|invalid| {
+        anyhow::Error::new(SceneError {
+            origin: format!("scene {}", scene.name),
+            line: None,
+            key: Some(invalid.key),
+            message: invalid.message,
+        })
+    })
 }
 
 fn create_with(

@@ -12,7 +12,7 @@ use super::{Aabb, Backend, InitialState, Params, Snapshot, Solver, Stage};
 use crate::gfx::camera::Camera;
 use crate::gfx::timing::PassClock;
 use crate::output::{Column, Table};
-use crate::scene::Source;
+use crate::scene::{Invalid, SceneError, Source};
 use crate::sims::{stats_row, Frame, Kind, OpenOptions, Sim, SolveSummary};
 use anyhow::{anyhow, Context, Result};
 use serde_json::value::RawValue;
@@ -90,7 +90,19 @@ impl PbfSim {
                 .with_particle_target(particles)
                 .map_err(|e| anyhow!("scene {}: {}: {}", scene.name, e.key, e.message))?;
         }
-        let created = backend::create_on(&scene, options.backend, options.device)?;
+        let created = backend::create_on(&scene, options.backend, options.device).map_err(
+            // A memory check's refusal of a scene file at its key's line (not when
+            // --particles set the size: its message counts the particles).
+            |error| match error.downcast::<SceneError>() {
+                Ok(refusal) if options.elements.is_none() => {
+                    let key = refusal.key.unwrap_or_default();
+                    let invalid = Invalid::new(key, refusal.message);
+                    source.error_after_parse(invalid, false).into()
+                }
+                Ok(refusal) => refusal.into(),
+                Err(error) => error,
+            },
+        )?;
         Ok(PbfSim::with_solver(
             scene,
             options.backend,

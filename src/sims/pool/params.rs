@@ -142,6 +142,23 @@ impl PoolParams {
         (stiffness * h * h * (1.0 - 1.0 / self.tension)).sqrt()
     }
 
+    /// The largest stiffness per unit node mass (1/s²) this lattice, edge and frame time take
+    /// through `springs.stiffness`: the one whose derived wave speed ([`PoolParams::wave_speed_of`])
+    /// is 1000 m/s or, when less, the one that needs [`MAX_SUBSTEPS`] substeps per frame.
+    pub fn most_stiffness(&self) -> f32 {
+        let h = self.spacing();
+        let per_speed = 1.0 / (h * h * (1.0 - 1.0 / self.tension));
+        let by_speed = 1e6 * per_speed;
+        let by_substeps = match self.model {
+            Model::Wave => (MAX_SUBSTEPS as f32 * WAVE_COURANT * h / self.dt).powi(2) * per_speed,
+            Model::Springs => {
+                let springs = if self.shear { 8.0 } else { 4.0 };
+                (MAX_SUBSTEPS as f32 * SPRING_SAFETY * 2.0 / self.dt).powi(2) / (2.0 * springs)
+            }
+        };
+        by_speed.min(by_substeps)
+    }
+
     /// The structural springs' rest length, m.
     pub fn rest_length(&self) -> f32 {
         self.spacing() / self.tension

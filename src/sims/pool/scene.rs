@@ -2,9 +2,8 @@
 //! (defaults, rain, random drops at the start, scripted drops), islands and the light.
 
 use super::drops::{Drop, Target};
-use super::params::{Edges, Model, PoolParams, MAX_NODES, MIN_NODES};
+use super::params::{Edges, Model, PoolParams, MAX_NODES, MAX_SUBSTEPS, MIN_NODES};
 use crate::scene::{syntax_error, Invalid, SceneError, Source};
-use crate::sims::ink::scene::line_of_key;
 use serde::Deserialize;
 
 /// Land: nodes inside never move. A disc (`center`, `radius`) or a polygon (`outline`).
@@ -198,12 +197,7 @@ impl PoolScene {
     pub fn from_source(source: &Source) -> Result<PoolScene, SceneError> {
         let file: PoolFile = toml::from_str(&source.text)
             .map_err(|error| syntax_error(&source.text, &source.origin, &error))?;
-        let at = |invalid: Invalid| SceneError {
-            origin: source.origin.clone(),
-            line: line_of_key(&source.text, &invalid.key),
-            key: Some(invalid.key),
-            message: invalid.message,
-        };
+        let at = |invalid: Invalid| source.error_at(invalid);
         let mut params = PoolParams::default();
         let mut cuda_nodes = None;
         if let Some(g) = file.pool {
@@ -226,8 +220,10 @@ impl PoolScene {
             params.shear = s.shear.unwrap_or(params.shear);
             stiffness = s.stiffness;
         }
+        // The wave speed derived from `springs.stiffness`, when it was: its checks then name
+        // the key the user wrote.
+        let mut derived = None;
         if let Some(k) = stiffness {
-            // Checked here so the derived wave speed's error names the key the user wrote.
             if !(k.is_finite() && k > 0.0 && k <= 1e12) {
                 return Err(at(Invalid::new(
                     "springs.stiffness",
@@ -236,6 +232,7 @@ impl PoolScene {
             }
             if (MIN_NODES..=MAX_NODES).contains(&params.nodes) && params.tension > 1.0 {
                 params.wave_speed = params.wave_speed_of(k);
+                derived = Some(k);
             }
         }
         let mut drops = DropSettings::default();
@@ -275,7 +272,13 @@ impl PoolScene {
             islands: file.island,
             look,
         };
-        scene.validate().map_err(at)?;
+        scene
+            .validate()
+            .map_err(|invalid| match derived {
+                Some(k) if invalid.key == "surface.wave_speed" => too_stiff(&scene.params, k),
+                _ => invalid,
+            })
+            .map_err(at)?;
         Ok(scene)
     }
 
@@ -391,8 +394,50 @@ impl PoolScene {
         Ok(())
     }
 
+    /// The scene rescaled to about `nodes` nodes (`bench --particles`: √nodes per side),
+    /// validated. A count outside 8² to 8192² is refused naming `--particles`.
+    pub fn rescale(&mut self, nodes: u64) -> Result<(), Invalid> {
+        let (least, most) = (
+            (MIN_NODES * MIN_NODES) as u64,
+            (MAX_NODES * MAX_NODES) as u64,
+        );
+        if !(least..=most).contains(&nodes) {
+            return Err(Invalid::new(
+                "--particles",
+                format!(
+                    "must be {least} to {most} nodes ({MIN_NODES}² to {MAX_NODES}², a square \
+                     grid), got {nodes}"
+                ),
+            ));
+        }
+        self.params.nodes = (nodes as f64).sqrt().round() as usize;
+        self.validate().map_err(|invalid| Invalid {
+            message: format!("with --particles {nodes}: {}", invalid.message),
+            ..invalid
+        })
+    }
+
     /// Whether (x, z) is on an island.
     pub fn land(&self, x: f32, z: f32) -> bool {
         self.islands.iter().any(|island| island.contains(x, z))
     }
+}
+
+/// `springs.stiffness` `k` whose derived wave speed (`params.wave_speed`) fails its checks:
+/// the largest stiffness this lattice takes, and why.
+fn too_stiff(params: &PoolParams, k: f32) -> Invalid {
+    Invalid::new(
+        "springs.stiffness",
+        format!(
+            "{k} 1/s² gives a wave speed √(k·h²·(1 − 1/τ)) of {} m/s on this lattice (spacing \
+             h = {} m, tension τ = {}), which needs {} substeps per frame of {} s; at most \
+             {:.4e} 1/s² keeps it within 1000 m/s and {MAX_SUBSTEPS} substeps",
+            params.wave_speed,
+            params.spacing(),
+            params.tension,
+            params.substeps(),
+            params.dt,
+            params.most_stiffness()
+        ),
+    )
 }

@@ -10,7 +10,7 @@ use super::PoolStage;
 use crate::gfx::camera::Camera;
 use crate::gfx::timing::PassClock;
 use crate::gfx::Output;
-use crate::scene::{Aabb, Source};
+use crate::scene::{Aabb, Invalid, Source};
 use crate::sims::{Backend, Frame, Kind, OpenOptions, Sim, SolveSummary};
 use anyhow::{anyhow, bail, Result};
 use glam::{Vec3, Vec4};
@@ -61,22 +61,27 @@ impl PoolSim {
     pub fn open(source: &Source, options: &OpenOptions) -> Result<PoolSim> {
         let mut scene = PoolScene::from_source(source)?;
         if let Some(nodes) = options.elements {
-            scene.params.nodes = (nodes as f64).sqrt().round() as usize;
             scene
-                .validate()
-                .map_err(|e| anyhow!("rescaled scene: {}: {}", e.key, e.message))?;
+                .rescale(nodes)
+                .map_err(|e| anyhow!("scene {}: {}: {}", scene.name, e.key, e.message))?;
         }
         if let Some(available) = crate::host::available_memory() {
             let needed = scene.params.memory_bytes();
             if needed > available {
-                bail!(
-                    "scene {}: pool.nodes: {}² nodes need about {} but only {} is available; \
-                     use fewer nodes",
-                    scene.name,
+                let fix = match options.elements {
+                    Some(_) => "fewer --particles",
+                    None => "fewer nodes",
+                };
+                let message = format!(
+                    "{}² nodes need about {} but only {} is available; use {fix}",
                     scene.params.nodes,
                     crate::host::format_bytes(needed),
                     crate::host::format_bytes(available)
                 );
+                let invalid = Invalid::new("pool.nodes", message);
+                return Err(source
+                    .error_after_parse(invalid, options.elements.is_some())
+                    .into());
             }
         }
         let cuda_nodes = scene.cuda_nodes.filter(|_| options.elements.is_none());

@@ -546,3 +546,49 @@ fn the_solver_knows_whether_any_node_is_land() {
     solver.set_flags(&walls, |_, _| false);
     assert!(!solver.has_land());
 }
+
+/// `springs.stiffness` is taken up to the lattice's limit ([`PoolParams::most_stiffness`]: a
+/// wave speed of 1000 m/s or 4096 substeps per frame, whichever comes first) and refused just
+/// beyond it, naming the stiffness, on either model and at either frame time.
+#[test]
+fn stiffness_is_taken_up_to_the_lattices_limit_and_refused_naming_itself_beyond() {
+    use super::scene::PoolScene;
+    use crate::scene::Source;
+    let scene = |model: &str, dt: f32, k: f32| {
+        let text = format!(
+            "kind = \"pool\"\n[surface]\nmodel = \"{model}\"\ndt = {dt}\n[springs]\n\
+             stiffness = {k:e}\n"
+        );
+        PoolScene::from_source(&Source::parse(&text, "test", "test.toml").unwrap())
+    };
+    for (model, dt) in [
+        ("wave", 1.0 / 60.0),
+        ("springs", 1.0 / 60.0),
+        ("springs", 0.001),
+    ] {
+        let mut params = scene(model, dt, 1.0).unwrap().params;
+        let most = params.most_stiffness();
+        let accepted = scene(model, dt, 0.999 * most).unwrap();
+        assert!(accepted.params.substeps() <= 4096, "{model} {dt}");
+        assert!(accepted.params.wave_speed <= 1000.0, "{model} {dt}");
+        // Within 1 % of the limit, one bound or the other is nearly reached.
+        params.wave_speed = params.wave_speed_of(most);
+        assert!(
+            params.wave_speed > 990.0 || params.substeps() > 4050,
+            "{model} {dt}: {} m/s, {} substeps",
+            params.wave_speed,
+            params.substeps()
+        );
+        let error = scene(model, dt, 1.001 * most).unwrap_err().to_string();
+        assert!(
+            error.starts_with("test.toml:6: springs.stiffness: ") && error.contains("at most"),
+            "{model} {dt}: {error}"
+        );
+    }
+    // Beyond 1e12, the key's own range.
+    let error = scene("wave", 1.0 / 60.0, 2e12).unwrap_err().to_string();
+    assert!(
+        error.starts_with("test.toml:6: springs.stiffness: must be in (0, 1e12]"),
+        "{error}"
+    );
+}

@@ -2,10 +2,15 @@
 //! the defaults are `scene.rs`'s; docs/particles.md lists each key with unit, default and
 //! range).
 
-use super::{ParticlesScene, Pins, Which};
+use super::{Orientation, ParticlesScene, Pins, Which};
 use crate::scene::Invalid;
 use crate::sims::pool::params::MAX_SUBSTEPS;
 use glam::Vec3;
+
+/// Most fountain particles emitted per second (`fountain.rate`).
+pub const MAX_RATE: f32 = 1e8;
+/// Most fountain particles alive at once (`fountain.max_particles`).
+pub const MAX_FOUNTAIN_PARTICLES: usize = 1 << 26;
 
 /// ` unit` when there is one.
 fn spaced(unit: &str) -> String {
@@ -94,7 +99,7 @@ impl ParticlesScene {
 
     fn validate_fountain(&self) -> Result<(), Invalid> {
         let f = &self.fountain;
-        within("fountain.rate", f.rate, 0.0, 1e8, "particles/s")?;
+        within("fountain.rate", f.rate, 0.0, MAX_RATE, "particles/s")?;
         above("fountain.lifetime", f.lifetime, 0.0, 1e3, "s")?;
         within(
             "fountain.fade",
@@ -107,7 +112,7 @@ impl ParticlesScene {
             "fountain.max_particles",
             f.max_particles as u64,
             1,
-            1 << 26,
+            MAX_FOUNTAIN_PARTICLES as u64,
             "particles",
         )?;
         above("fountain.cube", f.cube, 0.0, 1e3, "m")?;
@@ -215,6 +220,15 @@ impl ParticlesScene {
         vector(&key("start"), b.start, 1e4, "m")?;
         if self.which == Which::Jelly && b.pins != Pins::None {
             return Err(Invalid::new(key("pins"), "the jelly is never pinned"));
+        }
+        if self.which == Which::Jelly && b.orientation != Orientation::Hanging {
+            return Err(Invalid::new(
+                key("orientation"),
+                format!(
+                    "is the cloth's: the jelly is a cube and always starts upright, got \"{}\"",
+                    b.orientation.name()
+                ),
+            ));
         }
         if b.integrator.explicit() {
             let needed = self.stable_substeps();

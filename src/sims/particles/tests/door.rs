@@ -162,6 +162,21 @@ fn bad_scene_input_is_named_by_file_line_and_key() {
             "test.toml:4: jelly.pins: the jelly is never pinned",
         ),
         (
+            "kind = \"particles\"\nscene = \"jelly\"\n[jelly]\norientation = \"flat\"\n".into(),
+            "test.toml:4: jelly.orientation: is the cloth's: the jelly is a cube and always \
+             starts upright, got \"flat\"",
+        ),
+        // An inline table and a dotted key: each error at its key's line.
+        (
+            "kind = \"particles\"\nscene = \"cloth\"\n\nworld = { wind = [1, 0, 0], friction = 2 }\n"
+                .into(),
+            "test.toml:4: world.friction: must be in [0, 1], got 2",
+        ),
+        (
+            "kind = \"particles\"\nscene = \"jelly\"\n\njelly.n = 65\n".into(),
+            "test.toml:4: jelly.n: must be 2 to 64 nodes per side, got 65",
+        ),
+        (
             "kind = \"particles\"\nscene = \"smoke\"\n".into(),
             "test.toml:2: unknown variant `smoke`",
         ),
