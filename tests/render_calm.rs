@@ -98,7 +98,8 @@ const NORMAL_DEVIATION_BOUND: f64 = 0.3;
 /// The same after the default filter, whose bias correction (pairs mirrored through the
 /// centre count only whole) leaves both flat (docs/viewer.md): without it the normals deviated
 /// 0.114 rad (ellipsoids) and 0.169 rad (spheres), tilted towards the eye by the one-sided
-/// kernels where the sprites' bumps hide the surface behind them; with it 0.013 and 0.013.
+/// kernels where the sprites' bumps hide the surface behind them; with it 0.013 and 0.013
+/// (0.003 and 0.004 since a sample must also lie within the threshold of the centre).
 const FILTERED_LAPLACIAN_BOUND: f64 = 1.0e-3;
 const FILTERED_NORMAL_BOUND: f64 = 0.05;
 

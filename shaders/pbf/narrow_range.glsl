@@ -34,9 +34,12 @@ float narrow_range_slope(vec2 uv, vec2 step, float center, float threshold) {
 // centre's slope, which at a drop's rim is the steep flank of its cap, and a few texels out
 // it reached the layer behind (8 cm behind a drop, within the threshold of that plane), which
 // the drop then sank into (+3.3 cm for a lone sprite-sized drop; the front of the dam break's
-// steps +1.8 / +2.3 cm, +1.3 / +1.6 cm without it). A plane's far-side samples dropped by
-// it go with their mirrors under the bias correction, and its near-side ones are nearer than
-// the threshold alike, so a grazing plane loses whole pairs, not one side.
+// steps +1.8 / +2.3 cm, +1.3 / +1.6 cm without it). On a plane of slope m per texel the
+// centre rule drops every sample beyond threshold / |m| texels, on both sides alike. On a
+// curved flank it does not: i texels out on a convex one the deeper sample is off the centre
+// by i·m + k·i²/2, the nearer by |i·m − k·i²/2| (k the curvature per texel²), so the deeper
+// side goes first, and the kernel leans towards the eye unless the bias correction (on by
+// default) drops the nearer mirror with it.
 bool narrow_range_keep(float sample_depth, float expected, float center, float threshold) {
     return abs(sample_depth - expected) <= threshold && abs(sample_depth - center) <= threshold;
 }
