@@ -5,7 +5,9 @@
 //!   uploaded state: a NaN position, an infinite velocity (each in the last particle alive,
 //!   with over twice as many particles as basin nodes, so a launch over the nodes alone misses
 //!   it), a NaN basin node, a clean state, and a clean state with stale NaN slots past the
-//!   alive (not counted); and the basin's largest |height| to the bit.
+//!   alive (not counted); and the basin's largest |height| to the bit. Then a whole step on
+//!   CUDA of a fountain of more particles than nodes with a NaN planted in its last particle
+//!   stops with the CPU's error.
 //! - "particles live edits": a fountain on CUDA edited live as the panel does (nodes per side,
 //!   max particles raised past the solver's capacity) and a cloth (stiffness, pins, nodes per
 //!   side) step on, on the GPU, to the CPU's sizes and counts of the same edits.
@@ -119,14 +121,75 @@ pub fn gpu_check(device: usize) -> Result<(bool, String), String> {
             if ok { "ok" } else { "FAILS" }
         ));
     }
+    let (ok, line) = planted_step(Some(device))?;
+    passed &= ok;
+    lines.push(line);
     Ok((passed, lines.join("; ")))
+}
+
+/// The whole step on CUDA (`step_device`, which passes `end_frame` the particles before
+/// `collide`): a fountain of more particles than its 8² basin's nodes with a NaN planted in its
+/// last particle stops with the CPU's error for the same state. (`device` `None`: both on the
+/// CPU, the check's own test.)
+fn planted_step(device: Option<usize>) -> Result<(bool, String), String> {
+    let text = "kind = \"particles\"\nscene = \"fountain\"\n[fountain]\nrate = 6000.0\n\
+                surface_nodes = 8\n";
+    let source = Source::parse(text, "doctor", "doctor.toml").map_err(|e| e.to_string())?;
+    let scene = ParticlesScene::from_source(&source).map_err(|e| e.to_string())?;
+    let mut gpu = on(device, scene.clone())?;
+    let mut cpu = ParticlesSim::with_scene(scene);
+    let mut errors = Vec::new();
+    for sim in [&mut gpu, &mut cpu] {
+        for _ in 0..3 {
+            sim.step().map_err(|e| format!("before the NaN: {e:#}"))?;
+        }
+        sim.edited().map_err(|e| format!("{e:#}"))?;
+        let State::Fountain(f) = &mut sim.state else {
+            return Err("not a fountain".into());
+        };
+        let last = f.len() - 1;
+        f.position[last] = Vec3::NAN;
+        errors.push(match sim.step() {
+            Ok(()) => String::from("no error"),
+            Err(e) => format!("{e:#}"),
+        });
+    }
+    let alive = gpu.alive();
+    let ok = gpu.cuda.is_some() == device.is_some()
+        && errors[0] == errors[1]
+        && errors[0].contains("(1 particle not finite)")
+        && alive > 64;
+    Ok((
+        ok,
+        format!(
+            "a step of {alive} particles on 8² nodes, a NaN in the last: \"{}\" (CPU \"{}\"): {}",
+            errors[0],
+            errors[1],
+            if ok { "ok" } else { "FAILS" }
+        ),
+    ))
 }
 
 /// A live edit of `scene` (as the panel makes it) and how many steps follow it.
 type Edit = (&'static str, fn(&mut ParticlesScene), usize);
 
+/// A sim of `scene` on CUDA device `device` (`None`: on the CPU).
+fn on(device: Option<usize>, scene: ParticlesScene) -> Result<ParticlesSim, String> {
+    let mut sim = ParticlesSim::with_scene(scene);
+    if let Some(device) = device {
+        sim.choose_backend(Backend::Cuda, device)
+            .map_err(|e| format!("{e:#}"))?;
+    }
+    Ok(sim)
+}
+
 /// "particles live edits" (see the module's note).
 pub fn live_edit_check(device: usize) -> Result<(bool, String), String> {
+    live_edits(Some(device))
+}
+
+/// The live edits on `device` (`None`: both on the CPU, the check's own test) against the CPU.
+fn live_edits(device: Option<usize>) -> Result<(bool, String), String> {
     let fountain = "kind = \"particles\"\nscene = \"fountain\"\n[fountain]\nrate = 6000.0\n\
                     lifetime = 4.0\nmax_particles = 400\nsurface_nodes = 64\n";
     let cloth = "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nn = 16\n";
@@ -160,9 +223,7 @@ pub fn live_edit_check(device: usize) -> Result<(bool, String), String> {
     for (text, edits) in [(fountain, &fountain_edits), (cloth, &cloth_edits)] {
         let source = Source::parse(text, "doctor", "doctor.toml").map_err(|e| e.to_string())?;
         let scene = ParticlesScene::from_source(&source).map_err(|e| e.to_string())?;
-        let mut gpu = ParticlesSim::with_scene(scene.clone());
-        gpu.choose_backend(Backend::Cuda, device)
-            .map_err(|e| format!("{e:#}"))?;
+        let mut gpu = on(device, scene.clone())?;
         let mut cpu = ParticlesSim::with_scene(scene);
         for sim in [&mut gpu, &mut cpu] {
             for _ in 0..6 {
@@ -182,7 +243,7 @@ pub fn live_edit_check(device: usize) -> Result<(bool, String), String> {
                 }
             }
             let (ok, detail) = match stepped.and_then(|()| gpu.pull().map_err(|e| e.to_string())) {
-                Ok(()) => compare(&gpu, &cpu, before),
+                Ok(()) => compare(&gpu, &cpu, before, device.is_some()),
                 Err(error) => (false, format!("the step failed: {error}")),
             };
             passed &= ok;
@@ -198,8 +259,8 @@ pub fn live_edit_check(device: usize) -> Result<(bool, String), String> {
 /// The GPU's sim (pulled) against the CPU's after the same edits: still on CUDA, the basin's
 /// nodes per side and heights and the particles alive (past `before` when max particles was
 /// raised) or the body's nodes the CPU's.
-fn compare(gpu: &ParticlesSim, cpu: &ParticlesSim, before: usize) -> (bool, String) {
-    let on_cuda = gpu.cuda.is_some();
+fn compare(gpu: &ParticlesSim, cpu: &ParticlesSim, before: usize, cuda: bool) -> (bool, String) {
+    let on_cuda = gpu.cuda.is_some() == cuda;
     match (&gpu.state, &cpu.state) {
         (State::Fountain(g), State::Fountain(c)) => {
             let n = gpu.scene.fountain.surface_nodes;
@@ -237,4 +298,20 @@ fn compare(gpu: &ParticlesSim, cpu: &ParticlesSim, before: usize) -> (bool, Stri
         }
         _ => (false, "the GPU's and the CPU's scenes differ".into()),
     }
+}
+
+/// The checks' expectations hold where both sides are the CPU (what the GPU must match): the
+/// planted step stops with the one particle's error, every live edit steps on to equal sizes
+/// and counts (more alive after max particles is raised). A check that failed a right solver
+/// would read as a GPU bug.
+#[test]
+fn the_checks_pass_on_the_cpu() {
+    let (ok, line) = planted_step(None).unwrap();
+    assert!(ok, "{line}");
+    assert!(line.contains("particles on 8² nodes"), "{line}");
+    let (ok, lines) = live_edits(None).unwrap();
+    assert!(ok, "{lines}");
+    assert_eq!(lines.matches(": ok").count(), 6, "{lines}");
+    assert!(lines.contains("(CPU 800, 400 before)"), "{lines}");
+    println!("{line}\n{lines}");
 }
