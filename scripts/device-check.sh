@@ -16,7 +16,10 @@
 #      pool: its kernels, 4 stages and the
 #      statistics × 7 configurations, 30 frames;
 #      particles: every stage, the bodies' panel
-#      statistics: body_stats, < 1 s)
+#      statistics: body_stats, the frame's end
+#      (reduce_fountain on planted NaN/∞ states),
+#      live edits (basin nodes, max particles,
+#      a cloth) stepped on CUDA, < 2 s)
 #   2. validate --quick on cuda (10/30-layer pools,        25       90  the physics of every kernel:
 #      dam break vs Martin & Moyce, sloshing period)                   boundary density, coarse
 #                                                                      correction (MGPCG), the

@@ -6,7 +6,8 @@
 //
 // usage: particles INPUT OUTPUT
 // INPUT: u32 stage; FountainStep; BasinStep; BodyStep; u32 [n, emit count, emitted lo,
-// emitted hi, substeps, iterations, landings]; then arrays, each a u32 byte count and the
+// emitted hi, substeps, iterations, landings, the frame end's threads (the host's
+// reduce_fountain_threads, as end_frame launches)]; then arrays, each a u32 byte count and the
 // bytes: position, velocity, age, hits, drops, height, basin velocity, basin flags, inner
 // stencil, outer stencil (the fountain), previous, force, pinned, node_start, link_other,
 // link_rest, link_stiffness, triangles, node_triangle_start, node_triangles, coloured,
@@ -75,12 +76,12 @@ int main(int argc, char** argv) {
     FountainStep p;
     BasinStep s;
     BodyStep b;
-    unsigned header[7];
+    unsigned header[8];
     read(&stage, 1);
     read(&p, 1);
     read(&s, 1);
     read(&b, 1);
-    read(header, 7);
+    read(header, 8);
     unsigned n = header[0], emit_count = header[1], substeps = header[4], iterations = header[5];
     auto position = array<float>(), velocity = array<float>(), age = array<float>();
     auto hits = array<unsigned char>();
@@ -139,12 +140,11 @@ int main(int argc, char** argv) {
             launch(nodes, [&] { basin_forces(s, height.data(), accel.data()); });
             launch(nodes, [&] { basin_integrate(s, height.data(), basin_velocity.data(), accel.data(), flags.data()); });
         }
-        // The frame's end, as end_frame: over the nodes or every particle slot (n alive, the
-        // slots past them dead), whichever are more; the particles' arrays padded to the
-        // threads with finite slots, as the GPU's buffers are the capacity's (only a mutant
-        // reads past the alive).
-        unsigned slots = (unsigned)(position.size() / 3), threads = std::max(nodes, slots);
-        unsigned blocks = blocks_of(threads, PARTICLES_BLOCK);
+        // The frame's end, as end_frame: over the threads the host says (header[7], its
+        // reduce_fountain_threads of the nodes and the particle slots: n alive, the slots past
+        // them dead); the particles' arrays padded to the threads with finite slots, as the
+        // GPU's buffers are the capacity's (only a mutant reads past the alive).
+        unsigned threads = header[7], blocks = blocks_of(threads, PARTICLES_BLOCK);
         std::vector<double> partials(3 * blocks);
         std::vector<float> xs(position), vs(velocity);
         xs.resize(3 * blocks * PARTICLES_BLOCK, 0.0f);

@@ -1,10 +1,12 @@
 //! The particles kind's doctor checks: its kernels load, every stage on the GPU agrees with
 //! the CPU's (`cuda/parity.rs`: the fountain, the cloth under each integrator, the jelly), and
 //! so do a body's statistics panel figures reduced on the GPU (`cuda/stats.rs`: the same
-//! bodies and a 48² cloth; the viewer is the only other caller). The interop path is checked by `fluidlab render` on the fountain
-//! (scripts/device-check.sh).
+//! bodies and a 48² cloth; the viewer is the only other caller), the frame's end finds the
+//! non-finite particles and nodes the CPU does, and live edits that resize the fountain's
+//! buffers or restart a body step on (`cuda/frame_check.rs`). The interop path is checked by
+//! `fluidlab render` on the fountain (scripts/device-check.sh).
 
-use super::cuda::{kernels, parity, stats};
+use super::cuda::{frame_check, kernels, parity, stats};
 use crate::sims::doctor::{cuda_checks, Check};
 
 /// Runs the particles checks, passing each line to `add`.
@@ -34,6 +36,8 @@ pub fn checks(cuda_available: bool, add: &mut dyn FnMut(Check)) {
         &[
             ("particles parity", parity::gpu_check),
             ("particles statistics", stats::gpu_check),
+            ("particles frame end", frame_check::gpu_check),
+            ("particles live edits", frame_check::live_edit_check),
         ],
         add,
     );

@@ -15,7 +15,9 @@ impl ParticlesSim {
     /// explicit integrator's substeps are raised to what the springs need to stay stable; an
     /// invalid edit is undone and returned as an error. A changed shape (scene, n, size, start,
     /// orientation) or basin grid starts that part again; stiffness, masses, pins and every
-    /// other constant apply to the running state.
+    /// other constant apply to the running state. On CUDA the edited state is uploaded before
+    /// the next step, into buffers made again where it outgrew them (`cuda::Room`: the basin's
+    /// nodes, max particles raised); a body's new shape gets a new solver (`rebuild`).
     pub fn sync(&mut self) -> Result<()> {
         if self.scene == self.applied {
             return Ok(());

@@ -5,8 +5,11 @@
 //! non-finite nodes and particles the step's check counts): on the frame's basin, on basins with
 //! a deep trough in the last block, a NaN node, an infinite node and a NaN spread by the
 //! substeps; on particles with a NaN or infinite position or velocity (first, middle, last),
-//! dead slots past the alive holding garbage, and more particles than basin nodes; and on the
-//! bodies of `figure_cases` with a NaN node and a node at y = ∞; mutated kernels caught.
+//! dead slots past the alive holding garbage, more particles than basin nodes and far fewer;
+//! and on the bodies of `figure_cases` with a NaN node and a node at y = ∞; mutated kernels
+//! caught. The frame end's launch size is the host's (`kernels::reduce_fountain_threads`, which
+//! `end_frame` calls, passed to the emulation rather than worked out there again), so a slip in
+//! it is caught too (its mutants: over the nodes alone, over the particles alone).
 //!
 //! The bounds: the largest |height| is a maximum of the same f32 values widened exactly, which
 //! no order changes, so it must be the CPU's to the bit; a count is a sum of 0s and 1s, whose
@@ -14,7 +17,7 @@
 //! `body_stats`' sums), under 10⁻⁹ here: below 1, so the integer counts must be equal.
 
 use super::emulation::{compile, emulate_body, run};
-use super::kernels::BodyStep;
+use super::kernels::{reduce_fountain_threads, BodyStep};
 use super::parity::{body_cpu, fountain_case, fountain_cpu, BodyStage, FountainStage};
 use super::stats::{figure_cases, sum_allowance};
 use crate::sims::particles::dynamics::Air;
@@ -104,13 +107,20 @@ fn before_basin() -> Before {
     (f, (air, dt, eye, forward), landings)
 }
 
+/// How the host sizes the frame end's launch from the basin's nodes and the particle slots
+/// before `collide` (`kernels::reduce_fountain_threads`, or a mutant of it).
+type Threads = fn(usize, usize) -> usize;
+
 /// The basin's stage of `f` through `program` (splashing `landings`; `substeps`: the step's
-/// when `None`, else that many, 0 leaving the heights as they are), as `end_frame` finishes it,
-/// with `dead` (position, velocity) slots past `f`'s particles, as the GPU's buffers hold
-/// stale particles past the alive: the heights after it, the CPU's state after it, and the
-/// reduction's (non-finite nodes, largest |height|, non-finite particles).
+/// when `None`, else that many, 0 leaving the heights as they are), as `end_frame` finishes it
+/// over `threads`' launch, with `dead` (position, velocity) slots past `f`'s particles, as the
+/// GPU's buffers hold stale particles past the alive (the slots `collide` left): the heights
+/// after it, the CPU's state after it, and the reduction's (non-finite nodes, largest |height|,
+/// non-finite particles).
+#[allow(clippy::too_many_arguments)]
 fn emulate_basin(
     program: &Path,
+    threads: Threads,
     f: &Fountain,
     (air, dt, eye, forward): &(Air, f32, Vec3, Vec3),
     landings: &[Drop],
@@ -130,6 +140,10 @@ fn emulate_basin(
             cpu = f.surface.height.clone();
         }
     }
+    let mut slots = f.clone();
+    for &(x, v) in dead {
+        slots.push(x, v);
+    }
     let header = [
         f.len() as u32,
         0,
@@ -138,11 +152,8 @@ fn emulate_basin(
         input.basin.1,
         0,
         input.drops.len() as u32,
+        threads(f.surface.height.len(), slots.len()) as u32,
     ];
-    let mut slots = f.clone();
-    for &(x, v) in dead {
-        slots.push(x, v);
-    }
     let out = run(
         program,
         FountainStage::Basin as u32,
@@ -174,13 +185,14 @@ fn fountain_check(name: &str, gpu: [f64; 3], height: &[f32], f: &Fountain, dead:
     }
 }
 
-/// Every check through `program`: the basin's (0–4), the particles' (5–10), the bodies'.
-fn all_checks(program: &Path) -> Vec<Check> {
+/// Every check through `program`, the frame's end launched over `threads`: the basin's (0–4),
+/// the particles' (5–10), few particles and a NaN last node (11), the bodies'.
+fn all_checks(program: &Path, threads: Threads) -> Vec<Check> {
     let (f, step, landings) = before_basin();
     let mut checks = Vec::new();
     // The frame's: the basin's stage with its splashes and substeps, then the reduction, on
     // the emulation's own heights (all_stages checks they are the CPU's).
-    let (height, _, gpu) = emulate_basin(program, &f, &step, &landings, None, &[]);
+    let (height, _, gpu) = emulate_basin(program, threads, &f, &step, &landings, None, &[]);
     checks.push(fountain_check("frame", gpu, &height, &f, 0));
     let mut g = f.clone();
     g.surface.height = height;
@@ -193,7 +205,7 @@ fn all_checks(program: &Path) -> Vec<Check> {
         ("infinite node", n / 4 - 24, f32::NEG_INFINITY),
     ];
     let alone = |p: &Fountain, name: &str, dead: &[(Vec3, Vec3)]| {
-        let (height, cpu, gpu) = emulate_basin(program, p, &step, &[], Some(0), dead);
+        let (height, cpu, gpu) = emulate_basin(program, threads, p, &step, &[], Some(0), dead);
         assert_eq!(
             bytemuck::cast_slice::<f32, u32>(&height),
             bytemuck::cast_slice::<f32, u32>(&cpu),
@@ -209,7 +221,7 @@ fn all_checks(program: &Path) -> Vec<Check> {
     // A NaN the step's substeps spread: counted as the CPU's state has it.
     let mut p = f.clone();
     p.surface.height[n / 2 + 52] = f32::NAN;
-    let (height, _, gpu) = emulate_basin(program, &p, &step, &landings, None, &[]);
+    let (height, _, gpu) = emulate_basin(program, threads, &p, &step, &landings, None, &[]);
     checks.push(fountain_check(
         "NaN spread by the substeps",
         gpu,
@@ -263,6 +275,17 @@ fn all_checks(program: &Path) -> Vec<Check> {
         "more particles than nodes, a NaN in the last",
         &[],
     ));
+    // Far fewer particles than nodes (a launch over the particles alone would miss the
+    // nodes past the first block), a NaN in the last node.
+    let mut p = g.clone();
+    let few = 10.min(k);
+    p.position.truncate(few);
+    p.velocity.truncate(few);
+    p.age.truncate(few);
+    p.hits.truncate(few);
+    p.tag.truncate(few);
+    p.surface.height[n - 1] = f32::NAN;
+    checks.push(alone(&p, "few particles, a NaN in the last node", &[]));
     // The bodies: a NaN node and one at y = ∞, through the collision stage and `reduce_nodes`.
     for (name, mut case) in figure_cases() {
         let nodes = case.body.len();
@@ -288,8 +311,8 @@ fn all_checks(program: &Path) -> Vec<Check> {
 /// moving), the deep trough (3× its largest |height|, in the last block), one NaN node and one
 /// −∞ node counted once each (the figure passing over the NaN, the −∞ its ∞), the NaN spread by
 /// the substeps counted node for node; each planted particle counted once, the dead slots'
-/// garbage not at all, the last of over twice as many particles as nodes; and each body's
-/// two planted nodes counted.
+/// garbage not at all, the last of over twice as many particles as nodes; the last node's NaN
+/// under ten particles; and each body's two planted nodes counted.
 #[test]
 #[cfg_attr(
     not(fluidlab_cxx20),
@@ -299,7 +322,7 @@ fn end_of_frame_reductions_are_the_cpus() {
     let dir = tempfile::tempdir().expect("temp dir");
     for contract in [false, true] {
         let program = compile(&dir.path().join(format!("basin{contract}")), contract, None);
-        let checks = all_checks(&program);
+        let checks = all_checks(&program, reduce_fountain_threads);
         for c in &checks {
             println!("contract {contract}: {}", c.line());
         }
@@ -321,8 +344,9 @@ fn end_of_frame_reductions_are_the_cpus() {
             assert_eq!((nodes(k), particles(k)), (0, Some(expected)), "{c:?}");
             assert_eq!(figure(k), figure(0), "{c:?}");
         }
-        assert_eq!(checks.len(), 11 + 5);
-        assert!(checks[11..].iter().all(|c| c.nodes.cpu == 2), "{checks:#?}");
+        assert_eq!((nodes(11), particles(11)), (1, Some(0)), "{:?}", checks[11]);
+        assert_eq!(checks.len(), 12 + 5);
+        assert!(checks[12..].iter().all(|c| c.nodes.cpu == 2), "{checks:#?}");
         let failed: Vec<_> = checks.iter().filter(|c| !c.passed()).collect();
         assert!(failed.is_empty(), "contract {contract}: {failed:#?}");
     }
@@ -386,11 +410,37 @@ fn a_mutated_reduction_is_caught() {
             false,
             Some(("particles_stats.cuh", from, to)),
         );
-        let checks = all_checks(&program);
+        let checks = all_checks(&program, reduce_fountain_threads);
         let failed: Vec<_> = checks.iter().filter(|c| !c.passed()).collect();
         for c in &failed {
             println!("`{to}`: {}", c.line());
         }
         assert!(!failed.is_empty(), "`{to}` was not caught: {checks:#?}");
+    }
+}
+
+/// A slip in the host's launch size is caught: `end_frame`'s threads come from
+/// `kernels::reduce_fountain_threads`, which the emulation is given rather than working out its
+/// own; over the basin's nodes alone (the particles past them left out) or over the particles
+/// alone (the nodes past them), the reduction misses what the CPU counts.
+#[test]
+#[cfg_attr(
+    not(fluidlab_cxx20),
+    ignore = "needs a C++20 compiler (build.rs found none)"
+)]
+fn a_mutated_launch_size_is_caught() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let program = compile(&dir.path().join("host"), false, None);
+    let mutants: [(&str, Threads); 2] = [
+        ("over the nodes only", |nodes, _| nodes),
+        ("over the particles only", |_, particles| particles),
+    ];
+    for (name, threads) in mutants {
+        let checks = all_checks(&program, threads);
+        let failed: Vec<_> = checks.iter().filter(|c| !c.passed()).collect();
+        for c in &failed {
+            println!("{name}: {}", c.line());
+        }
+        assert!(!failed.is_empty(), "{name} was not caught: {checks:#?}");
     }
 }

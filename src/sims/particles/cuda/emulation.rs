@@ -5,7 +5,7 @@
 //! permutation, and a mutated kernel caught. What it cannot check: the cudarc plumbing, real
 //! parallel execution (races), CUDA's cosf/sinf (≤ 2 ulp from glibc's), the GL interop.
 
-use super::kernels::{BasinStep, BodyStep, FountainStep, Topology};
+use super::kernels::{reduce_fountain_threads, BasinStep, BodyStep, FountainStep, Topology};
 use super::parity::{
     self, body_cases, body_cpu, body_stages, compare_body, compare_fountain, fountain_case,
     fountain_cpu, BodyArrays, BodyCase, BodyInput, FountainArrays, FountainInput, FountainStage,
@@ -72,7 +72,7 @@ pub(super) fn run(
     program: &Path,
     stage: u32,
     records: (&FountainStep, &BasinStep, &BodyStep),
-    header: [u32; 7],
+    header: [u32; 8],
     fountain: Option<(&Fountain, &FountainInput)>,
     body: Option<(&BodyCase, &Topology)>,
     drawing: Option<&Drawing>,
@@ -214,7 +214,7 @@ fn rewrite_body_slots(input: Vec<u8>, body: &crate::sims::particles::body::Body)
         + std::mem::size_of::<FountainStep>()
         + std::mem::size_of::<BasinStep>()
         + std::mem::size_of::<BodyStep>()
-        + 7 * 4;
+        + 8 * 4;
     let mut out = input[..header].to_vec();
     push_array(&mut out, bytemuck::cast_slice::<Vec3, f32>(&body.position));
     push_array(&mut out, bytemuck::cast_slice::<Vec3, f32>(&body.velocity));
@@ -238,6 +238,7 @@ fn emulate_fountain(
         i.basin.1,
         0,
         i.drops.len() as u32,
+        reduce_fountain_threads(f.surface.height.len(), f.len()) as u32,
     ];
     let out = run(
         program,
@@ -281,7 +282,7 @@ pub(super) fn emulate_body(
         program,
         stage as u32,
         (&FountainStep::default(), &BasinStep::default(), &i.step),
-        [case.body.len() as u32, 0, 0, 0, 0, i.iterations, 0],
+        [case.body.len() as u32, 0, 0, 0, 0, i.iterations, 0, 0],
         None,
         Some((case, &topology)),
         None,
@@ -327,7 +328,7 @@ fn water_stage(program: &Path, f: &Fountain, input: &FountainInput) -> parity::D
         program,
         WATER,
         (&input.step, &input.basin.0, &BodyStep::default()),
-        [f.len() as u32, 0, 0, 0, 0, 0, 0],
+        [f.len() as u32, 0, 0, 0, 0, 0, 0, 0],
         Some((f, input)),
         None,
         Some(&drawing),
@@ -368,7 +369,7 @@ fn drawing_stages(
             program,
             stage,
             (&FountainStep::default(), &BasinStep::default(), &step),
-            [case.body.len() as u32, 0, 0, 0, 0, 0, 0],
+            [case.body.len() as u32, 0, 0, 0, 0, 0, 0, 0],
             None,
             Some((case, &topology)),
             Some(&drawing),

@@ -59,6 +59,14 @@ pub fn blocks(count: usize) -> usize {
     count.div_ceil(BLOCK as usize).max(1)
 }
 
+/// The threads of the frame's `reduce_fountain` (`end_frame`; the emulation is given the
+/// same): one per basin node and per particle slot before `collide` (`particles`: an upper
+/// bound of those alive, which the kernel reads from the tally), whichever are more. Over the
+/// nodes alone the particles past them would go uncounted.
+pub fn reduce_fountain_threads(nodes: usize, particles: usize) -> usize {
+    nodes.max(particles)
+}
+
 /// Tiles of the radix sort over `count` keys (at least one).
 pub fn tiles(count: usize) -> usize {
     count.div_ceil(SORT_TILE as usize).max(1)

@@ -13,8 +13,10 @@
 //! the comparison with the CPU stage by stage, `emulation.rs` (tests) that comparison with
 //! the kernels compiled as C++; `stats.rs` a body's statistics panel figures reduced on the
 //! GPU (`stats_emulation.rs`, tests: against the CPU's, compiled as C++; `basin_emulation.rs`
-//! the same for the end of frame's reductions). Not yet run on a GPU.
+//! the same for the end of frame's reductions; `frame_check.rs` the doctor's checks of the
+//! frame's end and of live edits on the GPU). Not yet run on a GPU.
 
+pub mod frame_check;
 mod gl;
 pub mod kernels;
 pub mod parity;
@@ -132,6 +134,131 @@ struct FountainBuffers {
     stats: CudaSlice<f64>,
 }
 
+/// What a fountain solver's buffers hold: particles (its capacity) and basin nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Room {
+    /// Particles.
+    pub particles: usize,
+    /// Basin nodes (n²).
+    pub nodes: usize,
+}
+
+impl Room {
+    /// The room a new solver makes for fountain `f`: `max_particles` (or more, if more live),
+    /// its basin's nodes.
+    pub fn of(f: &Fountain) -> Room {
+        Room {
+            particles: f.params.max_particles.max(f.len()).max(1),
+            nodes: f.surface.n * f.surface.n,
+        }
+    }
+
+    /// The room for `f` after a live edit (`sim_edit.rs`): this one, unless the basin has
+    /// another node count (nodes per side edited: the basin's buffers are made again at its
+    /// size) or more particles may live than there is room for (max particles raised: the
+    /// particles' buffers are made again, larger). Never smaller for the particles: lowering
+    /// max particles only stops the emission.
+    pub fn fitting(self, f: &Fountain) -> Room {
+        let needed = Room::of(f);
+        Room {
+            particles: self.particles.max(needed.particles),
+            nodes: needed.nodes,
+        }
+    }
+}
+
+impl FountainBuffers {
+    /// Zeroed buffers for `room` (the stencils are uploaded by the first `basin`).
+    fn new(s: &Arc<CudaStream>, room: Room) -> Result<FountainBuffers, CudaError> {
+        let alloc = cuda("allocating GPU memory");
+        let capacity = room.particles;
+        let hist = RADIX as usize * tiles(capacity);
+        let (height, basin_velocity, accel, basin_flags, partials) = Self::basin(s, room)?;
+        Ok(FountainBuffers {
+            capacity,
+            position: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
+            velocity: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
+            age: s.alloc_zeros(capacity).map_err(&alloc)?,
+            hits: s.alloc_zeros(capacity).map_err(&alloc)?,
+            tag: s.alloc_zeros(capacity).map_err(&alloc)?,
+            position_next: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
+            velocity_next: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
+            age_next: s.alloc_zeros(capacity).map_err(&alloc)?,
+            hits_next: s.alloc_zeros(capacity).map_err(&alloc)?,
+            tag_next: s.alloc_zeros(capacity).map_err(&alloc)?,
+            flags: s.alloc_zeros(capacity).map_err(&alloc)?,
+            counts: s.alloc_zeros(2 * blocks(capacity)).map_err(&alloc)?,
+            tally: s.alloc_zeros(2).map_err(&alloc)?,
+            drops: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
+            keys: s.alloc_zeros(capacity).map_err(&alloc)?,
+            keys_next: s.alloc_zeros(capacity).map_err(&alloc)?,
+            order: s.alloc_zeros(capacity).map_err(&alloc)?,
+            order_next: s.alloc_zeros(capacity).map_err(&alloc)?,
+            hist: s.alloc_zeros(hist).map_err(&alloc)?,
+            height,
+            basin_velocity,
+            accel,
+            basin_flags,
+            inner: s.alloc_zeros(1).map_err(&alloc)?,
+            outer: s.alloc_zeros(1).map_err(&alloc)?,
+            stencils: (Vec::new(), Vec::new()),
+            partials,
+            stats: s.alloc_zeros(4).map_err(&alloc)?,
+        })
+    }
+
+    /// The basin's buffers for `room` (heights, velocities, accelerations, flags) and the
+    /// frame's partials (three per block of `reduce_fountain`'s most threads).
+    #[allow(clippy::type_complexity)]
+    fn basin(
+        s: &Arc<CudaStream>,
+        room: Room,
+    ) -> Result<
+        (
+            CudaSlice<f32>,
+            CudaSlice<f32>,
+            CudaSlice<f32>,
+            CudaSlice<u8>,
+            CudaSlice<f64>,
+        ),
+        CudaError,
+    > {
+        let alloc = cuda("allocating GPU memory");
+        let threads = kernels::reduce_fountain_threads(room.nodes, room.particles);
+        Ok((
+            s.alloc_zeros(room.nodes).map_err(&alloc)?,
+            s.alloc_zeros(room.nodes).map_err(&alloc)?,
+            s.alloc_zeros(room.nodes).map_err(&alloc)?,
+            s.alloc_zeros(room.nodes).map_err(&alloc)?,
+            s.alloc_zeros(3 * blocks(threads)).map_err(&alloc)?,
+        ))
+    }
+
+    fn room(&self) -> Room {
+        Room {
+            particles: self.capacity,
+            nodes: self.height.len(),
+        }
+    }
+
+    /// Makes the buffers `room`'s: all of them again for another capacity, the basin's and
+    /// the partials for another node count (the contents are the next upload's).
+    fn refit(&mut self, s: &Arc<CudaStream>, room: Room) -> Result<(), CudaError> {
+        if room.particles != self.capacity {
+            *self = FountainBuffers::new(s, room)?;
+        } else if room.nodes != self.height.len() {
+            (
+                self.height,
+                self.basin_velocity,
+                self.accel,
+                self.basin_flags,
+                self.partials,
+            ) = Self::basin(s, room)?;
+        }
+        Ok(())
+    }
+}
+
 struct BodyBuffers {
     position: CudaSlice<f32>,
     previous: CudaSlice<f32>,
@@ -232,6 +359,19 @@ pub(super) fn cuda(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -
     CudaError::driver(what)
 }
 
+/// A download's basin must be the GPU's size (a live edit resizes the host's first, then the
+/// GPU's at the next upload; the host's is pulled before the edit).
+fn basin_fits(b: &FountainBuffers, surface: &Surface) -> Result<(), CudaError> {
+    if surface.height.len() == b.height.len() {
+        return Ok(());
+    }
+    Err(CudaError::Setting(format!(
+        "a {}-node basin read back into {} nodes",
+        b.height.len(),
+        surface.height.len()
+    )))
+}
+
 fn flat(v: &[Vec3]) -> &[f32] {
     bytemuck::cast_slice(v)
 }
@@ -266,44 +406,9 @@ impl CudaParticles {
 
     /// A solver on device `device` for fountain `f` (room for `max_particles`), from its state.
     pub fn fountain(device: usize, f: &Fountain) -> Result<Self, CudaError> {
-        let capacity = f.params.max_particles.max(f.len()).max(1);
-        let nodes = f.surface.n * f.surface.n;
+        let room = Room::of(f);
         let mut solver = Self::start(device, super::FOUNTAIN_STAGES.len(), |s| {
-            let alloc = cuda("allocating GPU memory");
-            let hist = RADIX as usize * tiles(capacity);
-            Ok(Buffers::Fountain(Box::new(FountainBuffers {
-                capacity,
-                position: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
-                velocity: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
-                age: s.alloc_zeros(capacity).map_err(&alloc)?,
-                hits: s.alloc_zeros(capacity).map_err(&alloc)?,
-                tag: s.alloc_zeros(capacity).map_err(&alloc)?,
-                position_next: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
-                velocity_next: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
-                age_next: s.alloc_zeros(capacity).map_err(&alloc)?,
-                hits_next: s.alloc_zeros(capacity).map_err(&alloc)?,
-                tag_next: s.alloc_zeros(capacity).map_err(&alloc)?,
-                flags: s.alloc_zeros(capacity).map_err(&alloc)?,
-                counts: s.alloc_zeros(2 * blocks(capacity)).map_err(&alloc)?,
-                tally: s.alloc_zeros(2).map_err(&alloc)?,
-                drops: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
-                keys: s.alloc_zeros(capacity).map_err(&alloc)?,
-                keys_next: s.alloc_zeros(capacity).map_err(&alloc)?,
-                order: s.alloc_zeros(capacity).map_err(&alloc)?,
-                order_next: s.alloc_zeros(capacity).map_err(&alloc)?,
-                hist: s.alloc_zeros(hist).map_err(&alloc)?,
-                height: s.alloc_zeros(nodes).map_err(&alloc)?,
-                basin_velocity: s.alloc_zeros(nodes).map_err(&alloc)?,
-                accel: s.alloc_zeros(nodes).map_err(&alloc)?,
-                basin_flags: s.alloc_zeros(nodes).map_err(&alloc)?,
-                inner: s.alloc_zeros(1).map_err(&alloc)?,
-                outer: s.alloc_zeros(1).map_err(&alloc)?,
-                stencils: (Vec::new(), Vec::new()),
-                partials: s
-                    .alloc_zeros(3 * blocks(nodes.max(capacity)))
-                    .map_err(&alloc)?,
-                stats: s.alloc_zeros(4).map_err(&alloc)?,
-            })))
+            Ok(Buffers::Fountain(Box::new(FountainBuffers::new(s, room)?)))
         })?;
         solver.upload_fountain(f)?;
         Ok(solver)
@@ -376,21 +481,17 @@ impl CudaParticles {
         self.totals.count
     }
 
-    /// Replaces the fountain's state on the GPU with `f`'s (particles and basin).
+    /// Replaces the fountain's state on the GPU with `f`'s (particles and basin), first making
+    /// the buffers again where `f` no longer fits them ([`Room::fitting`]).
     pub fn upload_fountain(&mut self, f: &Fountain) -> Result<(), CudaError> {
         let Buffers::Fountain(b) = &mut self.buffers else {
             return Err(CudaError::Setting("not a fountain solver".into()));
         };
-        if f.len() > b.capacity || f.surface.height.len() != b.height.len() {
-            return Err(CudaError::Setting(format!(
-                "{} particles or a {}-node basin do not fit the solver's {} and {}",
-                f.len(),
-                f.surface.height.len(),
-                b.capacity,
-                b.height.len()
-            )));
-        }
         let s = &self.stream;
+        // A live edit of the basin's nodes per side or of max particles (sim_edit.rs): the
+        // buffers made again at the state's size before it is uploaded.
+        let room = b.room().fitting(f);
+        b.refit(s, room)?;
         let copy = cuda("copying the fountain to the GPU");
         let n = f.len();
         if n > 0 {
@@ -430,6 +531,7 @@ impl CudaParticles {
         let Buffers::Fountain(b) = &self.buffers else {
             return Err(CudaError::Setting("not a fountain solver".into()));
         };
+        basin_fits(b, &f.surface)?;
         let s = &self.stream;
         let copy = cuda("copying the fountain from the GPU");
         let n = self.totals.count;
@@ -468,6 +570,7 @@ impl CudaParticles {
         let Buffers::Fountain(b) = &self.buffers else {
             return Err(CudaError::Setting("not a fountain solver".into()));
         };
+        basin_fits(b, surface)?;
         let copy = cuda("copying the basin from the GPU");
         self.stream
             .memcpy_dtoh(&b.height, &mut surface.height)

@@ -3,7 +3,8 @@
 //! the kernels compiled as C++. And the frame's end: the statistics reduced, one copy back.
 
 use super::kernels::{
-    blocks, tiles, BasinStep, BodyStep, FountainStep, BLOCK, RADIX, SCAN_THREADS,
+    blocks, reduce_fountain_threads, tiles, BasinStep, BodyStep, FountainStep, BLOCK, RADIX,
+    SCAN_THREADS,
 };
 use super::parity::{BodyStage, FountainStage};
 use super::{cuda, Buffers, CudaParticles, FrameEnd, Totals};
@@ -365,9 +366,8 @@ impl CudaParticles {
         };
         let fountain = match (&mut self.buffers, end) {
             (Buffers::Fountain(b), FrameEnd::Fountain { basin, particles }) => {
-                // A thread per node and per particle before `collide` (≤ capacity, for which
-                // the partials are sized).
-                let threads = ((basin.n * basin.n) as usize).max(particles);
+                // ≤ reduce_fountain_threads(nodes, capacity), for which the partials are sized.
+                let threads = reduce_fountain_threads((basin.n * basin.n) as usize, particles);
                 let blocks32 = blocks(threads) as u32;
                 let args = (
                     basin,

@@ -30,7 +30,7 @@ fn emulate(program: &Path, case: &BodyCase) -> BodyFigures {
             &BasinStep::default(),
             &BodyStep::default(),
         ),
-        [case.body.len() as u32, 0, 0, 0, 0, 0, 0],
+        [case.body.len() as u32, 0, 0, 0, 0, 0, 0, 0],
         None,
         Some((case, &topology)),
         Some(&drawing),

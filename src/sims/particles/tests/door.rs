@@ -100,6 +100,63 @@ fn live_edits_apply_before_the_next_step() {
     assert_eq!(body(&mut sim).len(), 25);
 }
 
+/// The fountain's live edits that outgrow a CUDA solver's buffers (`cuda::Room`, which
+/// `upload_fountain` makes them again to; before, the upload refused the edited basin and the
+/// viewer paused): nodes per side gives the basin's new node count, max particles raised the
+/// room for them; rate, lifetime and max particles lowered fit the buffers there are (the
+/// emission is capped by max particles, the particles' room never shrinks).
+#[test]
+fn fountain_edits_that_outgrow_the_gpus_buffers() {
+    use crate::sims::particles::cuda::Room;
+    let mut sim = ParticlesSim::with_scene(scene(
+        "kind = \"particles\"\nscene = \"fountain\"\n[fountain]\nrate = 6000.0\n\
+         max_particles = 400\nsurface_nodes = 64\n",
+    ));
+    for _ in 0..6 {
+        sim.step().unwrap();
+    }
+    let room = Room::of(fountain(&mut sim));
+    assert_eq!(
+        room,
+        Room {
+            particles: 400,
+            nodes: 64 * 64
+        }
+    );
+    assert_eq!(sim.alive(), 400);
+    let edit = |sim: &mut ParticlesSim, change: fn(&mut ParticlesScene), room: Room| {
+        change(&mut sim.scene);
+        sim.step().unwrap();
+        room.fitting(fountain(sim))
+    };
+    assert_eq!(edit(&mut sim, |s| s.fountain.rate = 60_000.0, room), room);
+    assert_eq!(edit(&mut sim, |s| s.fountain.lifetime = 19.0, room), room);
+    assert_eq!(
+        edit(&mut sim, |s| s.fountain.max_particles = 100, room),
+        room
+    );
+    let nodes = edit(&mut sim, |s| s.fountain.surface_nodes = 96, room);
+    assert_eq!(
+        nodes,
+        Room {
+            particles: 400,
+            nodes: 96 * 96
+        }
+    );
+    assert_eq!(fountain(&mut sim).surface.height.len(), 96 * 96);
+    let raised = edit(&mut sim, |s| s.fountain.max_particles = 5000, nodes);
+    assert_eq!(
+        raised,
+        Room {
+            particles: 5000,
+            nodes: 96 * 96
+        }
+    );
+    assert!(sim.alive() > 400, "{}", sim.alive());
+    // Another key of the basin's (its half-width) keeps its node count: the buffers fit.
+    assert_eq!(edit(&mut sim, |s| s.fountain.basin += 0.5, raised), raised);
+}
+
 /// F1–F3 switch to the fountain, cloth and jelly presets; the box the camera frames follows.
 #[test]
 fn f_keys_switch_scenes() {

@@ -1,0 +1,317 @@
+//! Two doctor checks of the CUDA solver's host side, which the emulation cannot run:
+//!
+//! - "particles frame end": `end_frame`'s `reduce_fountain` (its launch as the step sizes it,
+//!   `kernels::reduce_fountain_threads`) finds what the CPU's [`NonFinite`] finds on the same
+//!   uploaded state: a NaN position, an infinite velocity (each in the last particle alive,
+//!   with over twice as many particles as basin nodes, so a launch over the nodes alone misses
+//!   it), a NaN basin node, a clean state, and a clean state with stale NaN slots past the
+//!   alive (not counted); and the basin's largest |height| to the bit. Then a whole step on
+//!   CUDA of a fountain of more particles than nodes with a NaN planted in its last particle
+//!   stops with the CPU's error.
+//! - "particles live edits": a fountain on CUDA edited live as the panel does (nodes per side,
+//!   max particles raised past the solver's capacity) and a cloth (stiffness, pins, nodes per
+//!   side) step on, on the GPU, to the CPU's sizes and counts of the same edits.
+
+use super::kernels::basin_step;
+use super::parity::fountain_case;
+use super::{CudaParticles, FrameEnd};
+use crate::scene::Source;
+use crate::sims::particles::frame::basin_highest;
+use crate::sims::particles::scene::{ParticlesScene, Pins};
+use crate::sims::particles::{NonFinite, ParticlesSim, State};
+use crate::sims::pool::drops::Stencils;
+use crate::sims::{Backend, Sim};
+use glam::Vec3;
+
+/// Stale slots past the alive in the last case (more than a block of them).
+const STALE: usize = 300;
+
+/// "particles frame end" (see the module's note).
+pub fn gpu_check(device: usize) -> Result<(bool, String), String> {
+    let text = |e: crate::cuda::CudaError| e.to_string();
+    let (mut f, _, dt, _, _) = fountain_case(1500.0, 200);
+    let nodes = f.surface.height.len();
+    let k = f.len();
+    if k == 0 {
+        return Err("the fountain's case has no particles".into());
+    }
+    while f.len() <= 2 * nodes {
+        for j in 0..k {
+            f.push(f.position[j], f.velocity[j]);
+        }
+    }
+    let last = f.len() - 1;
+    let mut stale = f.clone();
+    for _ in 0..STALE {
+        stale.push(Vec3::NAN, Vec3::splat(f32::INFINITY));
+    }
+    let basin = basin_step(&f.params, f.surface.h, dt, &mut Stencils::default()).0;
+    let mut solver = CudaParticles::fountain(device, &stale).map_err(text)?;
+    solver.set_stage_timing(false);
+    type Plant = fn(&mut crate::sims::particles::fountain::Fountain, usize, usize);
+    let cases: [(&str, Plant, NonFinite); 5] = [
+        (
+            "NaN position, the last particle",
+            |p, last, _| p.position[last] = Vec3::NAN,
+            NonFinite {
+                nodes: 0,
+                particles: 1,
+            },
+        ),
+        (
+            "v_y = +∞, the last particle",
+            |p, last, _| p.velocity[last].y = f32::INFINITY,
+            NonFinite {
+                nodes: 0,
+                particles: 1,
+            },
+        ),
+        (
+            "NaN basin node (the last)",
+            |p, _, nodes| p.surface.height[nodes - 1] = f32::NAN,
+            NonFinite {
+                nodes: 1,
+                particles: 0,
+            },
+        ),
+        ("clean", |_, _, _| {}, NonFinite::default()),
+        (
+            "clean, stale NaN slots past the alive",
+            |_, _, _| {},
+            NonFinite::default(),
+        ),
+    ];
+    let mut passed = true;
+    let mut lines = vec![format!("{} particles alive, {nodes} basin nodes", f.len())];
+    for (index, (name, plant, expected)) in cases.into_iter().enumerate() {
+        let mut p = f.clone();
+        plant(&mut p, last, nodes);
+        // The last case: the stale slots past the alive hold the earlier upload's NaNs.
+        let slots = if index == 4 {
+            solver.upload_fountain(&stale).map_err(text)?;
+            p.len() + STALE
+        } else {
+            p.len()
+        };
+        solver.upload_fountain(&p).map_err(text)?;
+        solver.begin_frame().map_err(text)?;
+        solver
+            .end_frame(FrameEnd::Fountain {
+                basin: &basin,
+                particles: slots,
+            })
+            .map_err(text)?;
+        let highest = f64::from(basin_highest(&p.surface.height));
+        let t = solver.totals;
+        let cpu = NonFinite::of(&State::Fountain(p));
+        let ok = t.non_finite == cpu
+            && cpu == expected
+            && t.count == f.len()
+            && t.figure.to_bits() == highest.to_bits();
+        passed &= ok;
+        lines.push(format!(
+            "{name}: GPU {}/{} non-finite nodes/particles (CPU {}/{}), {} alive, largest \
+             |height| {:.3e} (CPU {highest:.3e}): {}",
+            t.non_finite.nodes,
+            t.non_finite.particles,
+            cpu.nodes,
+            cpu.particles,
+            t.count,
+            t.figure,
+            if ok { "ok" } else { "FAILS" }
+        ));
+    }
+    let (ok, line) = planted_step(Some(device))?;
+    passed &= ok;
+    lines.push(line);
+    Ok((passed, lines.join("; ")))
+}
+
+/// The whole step on CUDA (`step_device`, which passes `end_frame` the particles before
+/// `collide`): a fountain of more particles than its 8² basin's nodes with a NaN planted in its
+/// last particle stops with the CPU's error for the same state. (`device` `None`: both on the
+/// CPU, the check's own test.)
+fn planted_step(device: Option<usize>) -> Result<(bool, String), String> {
+    let text = "kind = \"particles\"\nscene = \"fountain\"\n[fountain]\nrate = 6000.0\n\
+                surface_nodes = 8\n";
+    let source = Source::parse(text, "doctor", "doctor.toml").map_err(|e| e.to_string())?;
+    let scene = ParticlesScene::from_source(&source).map_err(|e| e.to_string())?;
+    let mut gpu = on(device, scene.clone())?;
+    let mut cpu = ParticlesSim::with_scene(scene);
+    let mut errors = Vec::new();
+    for sim in [&mut gpu, &mut cpu] {
+        for _ in 0..3 {
+            sim.step().map_err(|e| format!("before the NaN: {e:#}"))?;
+        }
+        sim.edited().map_err(|e| format!("{e:#}"))?;
+        let State::Fountain(f) = &mut sim.state else {
+            return Err("not a fountain".into());
+        };
+        let last = f.len() - 1;
+        f.position[last] = Vec3::NAN;
+        errors.push(match sim.step() {
+            Ok(()) => String::from("no error"),
+            Err(e) => format!("{e:#}"),
+        });
+    }
+    let alive = gpu.alive();
+    let ok = gpu.cuda.is_some() == device.is_some()
+        && errors[0] == errors[1]
+        && errors[0].contains("(1 particle not finite)")
+        && alive > 64;
+    Ok((
+        ok,
+        format!(
+            "a step of {alive} particles on 8² nodes, a NaN in the last: \"{}\" (CPU \"{}\"): {}",
+            errors[0],
+            errors[1],
+            if ok { "ok" } else { "FAILS" }
+        ),
+    ))
+}
+
+/// A live edit of `scene` (as the panel makes it) and how many steps follow it.
+type Edit = (&'static str, fn(&mut ParticlesScene), usize);
+
+/// A sim of `scene` on CUDA device `device` (`None`: on the CPU).
+fn on(device: Option<usize>, scene: ParticlesScene) -> Result<ParticlesSim, String> {
+    let mut sim = ParticlesSim::with_scene(scene);
+    if let Some(device) = device {
+        sim.choose_backend(Backend::Cuda, device)
+            .map_err(|e| format!("{e:#}"))?;
+    }
+    Ok(sim)
+}
+
+/// "particles live edits" (see the module's note).
+pub fn live_edit_check(device: usize) -> Result<(bool, String), String> {
+    live_edits(Some(device))
+}
+
+/// The live edits on `device` (`None`: both on the CPU, the check's own test) against the CPU.
+fn live_edits(device: Option<usize>) -> Result<(bool, String), String> {
+    let fountain = "kind = \"particles\"\nscene = \"fountain\"\n[fountain]\nrate = 6000.0\n\
+                    lifetime = 4.0\nmax_particles = 400\nsurface_nodes = 64\n";
+    let cloth = "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nn = 16\n";
+    let fountain_edits: [Edit; 3] = [
+        (
+            "nodes per side 64 → 96",
+            |s| s.fountain.surface_nodes = 96,
+            2,
+        ),
+        (
+            "max particles 400 → 1000",
+            |s| s.fountain.max_particles = 1000,
+            4,
+        ),
+        (
+            "nodes per side 96 → 40, max particles 1000 → 1500",
+            |s| {
+                s.fountain.surface_nodes = 40;
+                s.fountain.max_particles = 1500;
+            },
+            4,
+        ),
+    ];
+    let cloth_edits: [Edit; 3] = [
+        ("cloth stiffness × 2", |s| s.body.stiffness *= 2.0, 2),
+        ("cloth pins: none", |s| s.body.pins = Pins::None, 2),
+        ("cloth n 16 → 20", |s| s.body.n = 20, 2),
+    ];
+    let mut passed = true;
+    let mut lines = Vec::new();
+    for (text, edits) in [(fountain, &fountain_edits), (cloth, &cloth_edits)] {
+        let source = Source::parse(text, "doctor", "doctor.toml").map_err(|e| e.to_string())?;
+        let scene = ParticlesScene::from_source(&source).map_err(|e| e.to_string())?;
+        let mut gpu = on(device, scene.clone())?;
+        let mut cpu = ParticlesSim::with_scene(scene);
+        for sim in [&mut gpu, &mut cpu] {
+            for _ in 0..6 {
+                sim.step().map_err(|e| format!("before the edits: {e:#}"))?;
+            }
+        }
+        for &(name, edit, steps) in edits {
+            let before = gpu.alive();
+            let mut stepped = Ok(());
+            for sim in [&mut gpu, &mut cpu] {
+                edit(&mut sim.scene);
+                for _ in 0..steps {
+                    if let Err(e) = sim.step() {
+                        stepped = Err(format!("{e:#}"));
+                        break;
+                    }
+                }
+            }
+            let (ok, detail) = match stepped.and_then(|()| gpu.pull().map_err(|e| e.to_string())) {
+                Ok(()) => compare(&gpu, &cpu, before, device.is_some()),
+                Err(error) => (false, format!("the step failed: {error}")),
+            };
+            passed &= ok;
+            lines.push(format!(
+                "{name}: {detail}: {}",
+                if ok { "ok" } else { "FAILS" }
+            ));
+        }
+    }
+    Ok((passed, lines.join("; ")))
+}
+
+/// The GPU's sim (pulled) against the CPU's after the same edits: still on CUDA, the basin's
+/// nodes per side and heights and the particles alive (past `before` when max particles was
+/// raised) or the body's nodes the CPU's.
+fn compare(gpu: &ParticlesSim, cpu: &ParticlesSim, before: usize, cuda: bool) -> (bool, String) {
+    let on_cuda = gpu.cuda.is_some() == cuda;
+    match (&gpu.state, &cpu.state) {
+        (State::Fountain(g), State::Fountain(c)) => {
+            let n = gpu.scene.fountain.surface_nodes;
+            let raised = gpu.scene.fountain.max_particles > before;
+            let ok = on_cuda
+                && g.surface.n == n
+                && c.surface.n == n
+                && g.surface.height.len() == c.surface.height.len()
+                && g.len() == c.len()
+                && (!raised || g.len() > before);
+            (
+                ok,
+                format!(
+                    "{} on the GPU, {n}² nodes (GPU {}, CPU {}), {} particles (CPU {}, {before} \
+                     before)",
+                    if on_cuda { "stepped" } else { "no longer" },
+                    g.surface.height.len(),
+                    c.surface.height.len(),
+                    g.len(),
+                    c.len()
+                ),
+            )
+        }
+        (State::Body(g), State::Body(c)) => {
+            let ok = on_cuda && g.len() == c.len() && g.position.iter().all(|p| p.is_finite());
+            (
+                ok,
+                format!(
+                    "{} on the GPU, {} nodes (CPU {})",
+                    if on_cuda { "stepped" } else { "no longer" },
+                    g.len(),
+                    c.len()
+                ),
+            )
+        }
+        _ => (false, "the GPU's and the CPU's scenes differ".into()),
+    }
+}
+
+/// The checks' expectations hold where both sides are the CPU (what the GPU must match): the
+/// planted step stops with the one particle's error, every live edit steps on to equal sizes
+/// and counts (more alive after max particles is raised). A check that failed a right solver
+/// would read as a GPU bug.
+#[test]
+fn the_checks_pass_on_the_cpu() {
+    let (ok, line) = planted_step(None).unwrap();
+    assert!(ok, "{line}");
+    assert!(line.contains("particles on 8² nodes"), "{line}");
+    let (ok, lines) = live_edits(None).unwrap();
+    assert!(ok, "{lines}");
+    assert_eq!(lines.matches(": ok").count(), 6, "{lines}");
+    assert!(lines.contains("(CPU 800, 400 before)"), "{lines}");
+    println!("{line}\n{lines}");
+}
