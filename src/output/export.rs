@@ -133,14 +133,13 @@ pub fn is_frame_name(name: &str) -> bool {
     })
 }
 
-/// The entries of `directory` named as complete frames ([`is_frame_name`], not temporary),
-/// sorted by name: what an earlier run wrote there (files, or links and directories a frame
-/// would replace or collide with).
-pub fn frame_files(directory: &Path) -> std::io::Result<Vec<String>> {
+/// The names in `directory` a run uses for frames ([`is_frame_name`]), sorted: the temporary
+/// ones (`.NAME.partial`) when `temporary`, else the complete ones.
+fn frame_names(directory: &Path, temporary: bool) -> std::io::Result<Vec<String>> {
     let mut names = Vec::new();
     for entry in std::fs::read_dir(directory)? {
         let name = entry?.file_name().to_string_lossy().into_owned();
-        if !name.starts_with('.') && is_frame_name(&name) {
+        if name.starts_with('.') == temporary && is_frame_name(&name) {
             names.push(name);
         }
     }
@@ -148,17 +147,21 @@ pub fn frame_files(directory: &Path) -> std::io::Result<Vec<String>> {
     Ok(names)
 }
 
+/// The entries of `directory` named as complete frames, sorted by name: what an earlier run
+/// wrote there (files, or links and directories a frame would replace or collide with).
+pub fn frame_files(directory: &Path) -> std::io::Result<Vec<String>> {
+    frame_names(directory, false)
+}
+
 /// Removes the temporary frame files (`.frame_NNNNN.csv.partial`, `.ply.partial`,
 /// `.frame_NNNNN_NAME.npy.partial`, `.png.partial`) a run that was killed mid-write left in
 /// `directory`, and nothing else; returns how many.
 pub fn remove_stale_frames(directory: &Path) -> std::io::Result<usize> {
     let mut removed = 0;
-    for entry in std::fs::read_dir(directory)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with('.') && is_frame_name(&name) && entry.file_type()?.is_file() {
-            std::fs::remove_file(entry.path())?;
+    for name in frame_names(directory, true)? {
+        let path = directory.join(name);
+        if std::fs::symlink_metadata(&path)?.is_file() {
+            std::fs::remove_file(path)?;
             removed += 1;
         }
     }
