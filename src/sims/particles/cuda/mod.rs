@@ -8,14 +8,15 @@
 //! a colour share no node); the CPU sweeps the same colours in the same order, so both make
 //! the same sweep (bit for bit in the emulation without contraction).
 //!
-//! Here: buffers, up- and download, the stages' launch sequences (`tests/emulation/
-//! particles.cpp` runs the same), the frame; `kernels.rs` the records and names, `parity.rs`
-//! the comparison with the CPU stage by stage, `emulation.rs` (tests) that comparison with
-//! the kernels compiled as C++; `stats.rs` a body's statistics panel figures reduced on the
-//! GPU (`stats_emulation.rs`, tests: against the CPU's, compiled as C++; `basin_emulation.rs`
-//! the same for the end of frame's reductions; `frame_check.rs` the doctor's checks of the
-//! frame's end and of live edits on the GPU). Not yet run on a GPU.
+//! Here: up- and download, the stages' launch sequences (`tests/emulation/particles.cpp`
+//! runs the same), the frame; `buffers.rs` what they live in; `kernels.rs` the records and
+//! names, `parity.rs` the comparison with the CPU stage by stage, `emulation.rs` (tests) that
+//! comparison with the kernels compiled as C++; `stats.rs` a body's statistics panel figures
+//! reduced on the GPU (`stats_emulation.rs`, tests: against the CPU's, compiled as C++;
+//! `basin_emulation.rs` the same for the end of frame's reductions; `frame_check.rs` the
+//! doctor's checks of the frame's end and of live edits on the GPU). Not yet run on a GPU.
 
+mod buffers;
 pub mod frame_check;
 mod gl;
 pub mod kernels;
@@ -30,6 +31,9 @@ mod emulation;
 #[cfg(test)]
 mod stats_emulation;
 
+pub use buffers::Room;
+use buffers::{basin_fits, BodyBuffers, Buffers, FountainBuffers, SkinBuffers};
+
 use super::body::Body;
 use super::fountain::Fountain;
 use super::render::Skin;
@@ -37,9 +41,9 @@ use super::NonFinite;
 use crate::cuda::interop::GlInterop;
 use crate::cuda::{CudaError, EventTimer, Module};
 use crate::sims::pool::surface::Surface;
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DeviceRepr};
+use cudarc::driver::{CudaContext, CudaStream, DeviceRepr};
 use glam::Vec3;
-use kernels::{blocks, tiles, BasinStep, BodyStep, FountainStep, Topology, RADIX};
+use kernels::{blocks, BasinStep, BodyStep, FountainStep, Topology};
 use std::sync::Arc;
 
 /// The GL buffers a renderer gives [`CudaParticles::write_gl`]; each `None` is left alone.
@@ -99,215 +103,6 @@ pub struct GlBody<'a> {
     pub strain_scale: f32,
 }
 
-struct FountainBuffers {
-    capacity: usize,
-    position: CudaSlice<f32>,
-    velocity: CudaSlice<f32>,
-    age: CudaSlice<f32>,
-    hits: CudaSlice<u8>,
-    tag: CudaSlice<u32>,
-    position_next: CudaSlice<f32>,
-    velocity_next: CudaSlice<f32>,
-    age_next: CudaSlice<f32>,
-    hits_next: CudaSlice<u8>,
-    tag_next: CudaSlice<u32>,
-    flags: CudaSlice<u32>,
-    counts: CudaSlice<u32>,
-    /// Particles alive, landings of the last collide.
-    tally: CudaSlice<u32>,
-    drops: CudaSlice<f32>,
-    keys: CudaSlice<u32>,
-    keys_next: CudaSlice<u32>,
-    order: CudaSlice<u32>,
-    order_next: CudaSlice<u32>,
-    hist: CudaSlice<u32>,
-    height: CudaSlice<f32>,
-    basin_velocity: CudaSlice<f32>,
-    accel: CudaSlice<f32>,
-    basin_flags: CudaSlice<u8>,
-    inner: CudaSlice<f32>,
-    outer: CudaSlice<f32>,
-    /// The stencils last uploaded (an upload from pageable memory waits for the stream, so
-    /// it happens only when they change).
-    stencils: (Vec<f32>, Vec<f32>),
-    partials: CudaSlice<f64>,
-    stats: CudaSlice<f64>,
-}
-
-/// What a fountain solver's buffers hold: particles (its capacity) and basin nodes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Room {
-    /// Particles.
-    pub particles: usize,
-    /// Basin nodes (n²).
-    pub nodes: usize,
-}
-
-impl Room {
-    /// The room a new solver makes for fountain `f`: `max_particles` (or more, if more live),
-    /// its basin's nodes.
-    pub fn of(f: &Fountain) -> Room {
-        Room {
-            particles: f.params.max_particles.max(f.len()).max(1),
-            nodes: f.surface.n * f.surface.n,
-        }
-    }
-
-    /// The room for `f` after a live edit (`sim_edit.rs`): this one, unless the basin has
-    /// another node count (nodes per side edited: the basin's buffers are made again at its
-    /// size) or more particles may live than there is room for (max particles raised: the
-    /// particles' buffers are made again, larger). Never smaller for the particles: lowering
-    /// max particles only stops the emission.
-    pub fn fitting(self, f: &Fountain) -> Room {
-        let needed = Room::of(f);
-        Room {
-            particles: self.particles.max(needed.particles),
-            nodes: needed.nodes,
-        }
-    }
-}
-
-impl FountainBuffers {
-    /// Zeroed buffers for `room` (the stencils are uploaded by the first `basin`).
-    fn new(s: &Arc<CudaStream>, room: Room) -> Result<FountainBuffers, CudaError> {
-        let alloc = cuda("allocating GPU memory");
-        let capacity = room.particles;
-        let hist = RADIX as usize * tiles(capacity);
-        let (height, basin_velocity, accel, basin_flags, partials) = Self::basin(s, room)?;
-        Ok(FountainBuffers {
-            capacity,
-            position: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
-            velocity: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
-            age: s.alloc_zeros(capacity).map_err(&alloc)?,
-            hits: s.alloc_zeros(capacity).map_err(&alloc)?,
-            tag: s.alloc_zeros(capacity).map_err(&alloc)?,
-            position_next: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
-            velocity_next: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
-            age_next: s.alloc_zeros(capacity).map_err(&alloc)?,
-            hits_next: s.alloc_zeros(capacity).map_err(&alloc)?,
-            tag_next: s.alloc_zeros(capacity).map_err(&alloc)?,
-            flags: s.alloc_zeros(capacity).map_err(&alloc)?,
-            counts: s.alloc_zeros(2 * blocks(capacity)).map_err(&alloc)?,
-            tally: s.alloc_zeros(2).map_err(&alloc)?,
-            drops: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
-            keys: s.alloc_zeros(capacity).map_err(&alloc)?,
-            keys_next: s.alloc_zeros(capacity).map_err(&alloc)?,
-            order: s.alloc_zeros(capacity).map_err(&alloc)?,
-            order_next: s.alloc_zeros(capacity).map_err(&alloc)?,
-            hist: s.alloc_zeros(hist).map_err(&alloc)?,
-            height,
-            basin_velocity,
-            accel,
-            basin_flags,
-            inner: s.alloc_zeros(1).map_err(&alloc)?,
-            outer: s.alloc_zeros(1).map_err(&alloc)?,
-            stencils: (Vec::new(), Vec::new()),
-            partials,
-            stats: s.alloc_zeros(4).map_err(&alloc)?,
-        })
-    }
-
-    /// The basin's buffers for `room` (heights, velocities, accelerations, flags) and the
-    /// frame's partials (three per block of `reduce_fountain`'s most threads).
-    #[allow(clippy::type_complexity)]
-    fn basin(
-        s: &Arc<CudaStream>,
-        room: Room,
-    ) -> Result<
-        (
-            CudaSlice<f32>,
-            CudaSlice<f32>,
-            CudaSlice<f32>,
-            CudaSlice<u8>,
-            CudaSlice<f64>,
-        ),
-        CudaError,
-    > {
-        let alloc = cuda("allocating GPU memory");
-        let threads = kernels::reduce_fountain_threads(room.nodes, room.particles);
-        Ok((
-            s.alloc_zeros(room.nodes).map_err(&alloc)?,
-            s.alloc_zeros(room.nodes).map_err(&alloc)?,
-            s.alloc_zeros(room.nodes).map_err(&alloc)?,
-            s.alloc_zeros(room.nodes).map_err(&alloc)?,
-            s.alloc_zeros(3 * blocks(threads)).map_err(&alloc)?,
-        ))
-    }
-
-    fn room(&self) -> Room {
-        Room {
-            particles: self.capacity,
-            nodes: self.height.len(),
-        }
-    }
-
-    /// Makes the buffers `room`'s: all of them again for another capacity, the basin's and
-    /// the partials for another node count (the contents are the next upload's).
-    fn refit(&mut self, s: &Arc<CudaStream>, room: Room) -> Result<(), CudaError> {
-        if room.particles != self.capacity {
-            *self = FountainBuffers::new(s, room)?;
-        } else if room.nodes != self.height.len() {
-            (
-                self.height,
-                self.basin_velocity,
-                self.accel,
-                self.basin_flags,
-                self.partials,
-            ) = Self::basin(s, room)?;
-        }
-        Ok(())
-    }
-}
-
-struct BodyBuffers {
-    position: CudaSlice<f32>,
-    previous: CudaSlice<f32>,
-    velocity: CudaSlice<f32>,
-    force: CudaSlice<f32>,
-    pinned: CudaSlice<u8>,
-    node_start: CudaSlice<u32>,
-    link_other: CudaSlice<u32>,
-    link_rest: CudaSlice<f32>,
-    link_stiffness: CudaSlice<f32>,
-    triangles: CudaSlice<u32>,
-    node_triangle_start: CudaSlice<u32>,
-    node_triangles: CudaSlice<u32>,
-    push: CudaSlice<f32>,
-    coloured: CudaSlice<u32>,
-    spring_a: CudaSlice<u32>,
-    spring_b: CudaSlice<u32>,
-    spring_rest: CudaSlice<f32>,
-    spring_stiffness: CudaSlice<f32>,
-    lambda: CudaSlice<f32>,
-    /// Four per block: `reduce_nodes`' one, `body_stats`' four.
-    partials: CudaSlice<f64>,
-    stats: CudaSlice<f64>,
-    /// `body_stats`' figures (`stats.rs`).
-    figures: CudaSlice<f64>,
-    colour_start: Vec<u32>,
-    nodes: usize,
-    triangles_count: usize,
-    spring_count: usize,
-    /// The renderer's skin layout, uploaded at the first [`CudaParticles::write_body_gl`]
-    /// (again when it changes).
-    skin: Option<SkinBuffers>,
-}
-
-/// A skin's layout on the GPU (render/surface.rs `Skin`), and the layout it came from.
-struct SkinBuffers {
-    layout: Skin,
-    node: CudaSlice<u32>,
-    uv: CudaSlice<f32>,
-    indices: CudaSlice<u32>,
-    vertex_start: CudaSlice<u32>,
-    vertex_triangles: CudaSlice<u32>,
-}
-
-enum Buffers {
-    Fountain(Box<FountainBuffers>),
-    Body(Box<BodyBuffers>),
-}
-
 /// What the last frame ended with, reduced on the GPU.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Totals {
@@ -357,19 +152,6 @@ pub struct CudaParticles {
 
 pub(super) fn cuda(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> CudaError {
     CudaError::driver(what)
-}
-
-/// A download's basin must be the GPU's size (a live edit resizes the host's first, then the
-/// GPU's at the next upload; the host's is pulled before the edit).
-fn basin_fits(b: &FountainBuffers, surface: &Surface) -> Result<(), CudaError> {
-    if surface.height.len() == b.height.len() {
-        return Ok(());
-    }
-    Err(CudaError::Setting(format!(
-        "a {}-node basin read back into {} nodes",
-        b.height.len(),
-        surface.height.len()
-    )))
 }
 
 fn flat(v: &[Vec3]) -> &[f32] {

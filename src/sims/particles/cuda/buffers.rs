@@ -1,0 +1,236 @@
+//! The particles kind's CUDA buffers: a fountain's (particles, basin, the frame's partials)
+//! or a body's (nodes, springs, the skin's layout), and the [`Room`] a fountain's hold.
+
+use super::cuda;
+use super::kernels::{self, blocks, tiles, RADIX};
+use crate::cuda::CudaError;
+use crate::sims::particles::fountain::Fountain;
+use crate::sims::particles::render::Skin;
+use crate::sims::pool::surface::Surface;
+use cudarc::driver::{CudaSlice, CudaStream};
+use std::sync::Arc;
+
+/// A fountain's buffers: its particles (twice, for the compaction), the radix sort's keys and
+/// order, the basin's nodes, the frame's partials.
+pub(super) struct FountainBuffers {
+    pub(super) capacity: usize,
+    pub(super) position: CudaSlice<f32>,
+    pub(super) velocity: CudaSlice<f32>,
+    pub(super) age: CudaSlice<f32>,
+    pub(super) hits: CudaSlice<u8>,
+    pub(super) tag: CudaSlice<u32>,
+    pub(super) position_next: CudaSlice<f32>,
+    pub(super) velocity_next: CudaSlice<f32>,
+    pub(super) age_next: CudaSlice<f32>,
+    pub(super) hits_next: CudaSlice<u8>,
+    pub(super) tag_next: CudaSlice<u32>,
+    pub(super) flags: CudaSlice<u32>,
+    pub(super) counts: CudaSlice<u32>,
+    /// Particles alive, landings of the last collide.
+    pub(super) tally: CudaSlice<u32>,
+    pub(super) drops: CudaSlice<f32>,
+    pub(super) keys: CudaSlice<u32>,
+    pub(super) keys_next: CudaSlice<u32>,
+    pub(super) order: CudaSlice<u32>,
+    pub(super) order_next: CudaSlice<u32>,
+    pub(super) hist: CudaSlice<u32>,
+    pub(super) height: CudaSlice<f32>,
+    pub(super) basin_velocity: CudaSlice<f32>,
+    pub(super) accel: CudaSlice<f32>,
+    pub(super) basin_flags: CudaSlice<u8>,
+    pub(super) inner: CudaSlice<f32>,
+    pub(super) outer: CudaSlice<f32>,
+    /// The stencils last uploaded (an upload from pageable memory waits for the stream, so
+    /// it happens only when they change).
+    pub(super) stencils: (Vec<f32>, Vec<f32>),
+    pub(super) partials: CudaSlice<f64>,
+    pub(super) stats: CudaSlice<f64>,
+}
+
+/// What a fountain solver's buffers hold: particles (its capacity) and basin nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Room {
+    /// Particles.
+    pub particles: usize,
+    /// Basin nodes (n²).
+    pub nodes: usize,
+}
+
+impl Room {
+    /// The room a new solver makes for fountain `f`: `max_particles` (or more, if more live),
+    /// its basin's nodes.
+    pub fn of(f: &Fountain) -> Room {
+        Room {
+            particles: f.params.max_particles.max(f.len()).max(1),
+            nodes: f.surface.n * f.surface.n,
+        }
+    }
+
+    /// The room for `f` after a live edit (`sim_edit.rs`): this one, unless the basin has
+    /// another node count (nodes per side edited: the basin's buffers are made again at its
+    /// size) or more particles may live than there is room for (max particles raised: the
+    /// particles' buffers are made again, larger). Never smaller for the particles: lowering
+    /// max particles only stops the emission.
+    pub fn fitting(self, f: &Fountain) -> Room {
+        let needed = Room::of(f);
+        Room {
+            particles: self.particles.max(needed.particles),
+            nodes: needed.nodes,
+        }
+    }
+}
+
+impl FountainBuffers {
+    /// Zeroed buffers for `room` (the stencils are uploaded by the first `basin`).
+    pub(super) fn new(s: &Arc<CudaStream>, room: Room) -> Result<FountainBuffers, CudaError> {
+        let alloc = cuda("allocating GPU memory");
+        let capacity = room.particles;
+        let hist = RADIX as usize * tiles(capacity);
+        let (height, basin_velocity, accel, basin_flags, partials) = Self::basin(s, room)?;
+        Ok(FountainBuffers {
+            capacity,
+            position: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
+            velocity: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
+            age: s.alloc_zeros(capacity).map_err(&alloc)?,
+            hits: s.alloc_zeros(capacity).map_err(&alloc)?,
+            tag: s.alloc_zeros(capacity).map_err(&alloc)?,
+            position_next: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
+            velocity_next: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
+            age_next: s.alloc_zeros(capacity).map_err(&alloc)?,
+            hits_next: s.alloc_zeros(capacity).map_err(&alloc)?,
+            tag_next: s.alloc_zeros(capacity).map_err(&alloc)?,
+            flags: s.alloc_zeros(capacity).map_err(&alloc)?,
+            counts: s.alloc_zeros(2 * blocks(capacity)).map_err(&alloc)?,
+            tally: s.alloc_zeros(2).map_err(&alloc)?,
+            drops: s.alloc_zeros(3 * capacity).map_err(&alloc)?,
+            keys: s.alloc_zeros(capacity).map_err(&alloc)?,
+            keys_next: s.alloc_zeros(capacity).map_err(&alloc)?,
+            order: s.alloc_zeros(capacity).map_err(&alloc)?,
+            order_next: s.alloc_zeros(capacity).map_err(&alloc)?,
+            hist: s.alloc_zeros(hist).map_err(&alloc)?,
+            height,
+            basin_velocity,
+            accel,
+            basin_flags,
+            inner: s.alloc_zeros(1).map_err(&alloc)?,
+            outer: s.alloc_zeros(1).map_err(&alloc)?,
+            stencils: (Vec::new(), Vec::new()),
+            partials,
+            stats: s.alloc_zeros(4).map_err(&alloc)?,
+        })
+    }
+
+    /// The basin's buffers for `room` (heights, velocities, accelerations, flags) and the
+    /// frame's partials (three per block of `reduce_fountain`'s most threads).
+    #[allow(clippy::type_complexity)]
+    pub(super) fn basin(
+        s: &Arc<CudaStream>,
+        room: Room,
+    ) -> Result<
+        (
+            CudaSlice<f32>,
+            CudaSlice<f32>,
+            CudaSlice<f32>,
+            CudaSlice<u8>,
+            CudaSlice<f64>,
+        ),
+        CudaError,
+    > {
+        let alloc = cuda("allocating GPU memory");
+        let threads = kernels::reduce_fountain_threads(room.nodes, room.particles);
+        Ok((
+            s.alloc_zeros(room.nodes).map_err(&alloc)?,
+            s.alloc_zeros(room.nodes).map_err(&alloc)?,
+            s.alloc_zeros(room.nodes).map_err(&alloc)?,
+            s.alloc_zeros(room.nodes).map_err(&alloc)?,
+            s.alloc_zeros(3 * blocks(threads)).map_err(&alloc)?,
+        ))
+    }
+
+    pub(super) fn room(&self) -> Room {
+        Room {
+            particles: self.capacity,
+            nodes: self.height.len(),
+        }
+    }
+
+    /// Makes the buffers `room`'s: all of them again for another capacity, the basin's and
+    /// the partials for another node count (the contents are the next upload's).
+    pub(super) fn refit(&mut self, s: &Arc<CudaStream>, room: Room) -> Result<(), CudaError> {
+        if room.particles != self.capacity {
+            *self = FountainBuffers::new(s, room)?;
+        } else if room.nodes != self.height.len() {
+            (
+                self.height,
+                self.basin_velocity,
+                self.accel,
+                self.basin_flags,
+                self.partials,
+            ) = Self::basin(s, room)?;
+        }
+        Ok(())
+    }
+}
+
+/// A body's buffers: its nodes, springs (by node, and coloured for XPBD), triangles.
+pub(super) struct BodyBuffers {
+    pub(super) position: CudaSlice<f32>,
+    pub(super) previous: CudaSlice<f32>,
+    pub(super) velocity: CudaSlice<f32>,
+    pub(super) force: CudaSlice<f32>,
+    pub(super) pinned: CudaSlice<u8>,
+    pub(super) node_start: CudaSlice<u32>,
+    pub(super) link_other: CudaSlice<u32>,
+    pub(super) link_rest: CudaSlice<f32>,
+    pub(super) link_stiffness: CudaSlice<f32>,
+    pub(super) triangles: CudaSlice<u32>,
+    pub(super) node_triangle_start: CudaSlice<u32>,
+    pub(super) node_triangles: CudaSlice<u32>,
+    pub(super) push: CudaSlice<f32>,
+    pub(super) coloured: CudaSlice<u32>,
+    pub(super) spring_a: CudaSlice<u32>,
+    pub(super) spring_b: CudaSlice<u32>,
+    pub(super) spring_rest: CudaSlice<f32>,
+    pub(super) spring_stiffness: CudaSlice<f32>,
+    pub(super) lambda: CudaSlice<f32>,
+    /// Four per block: `reduce_nodes`' one, `body_stats`' four.
+    pub(super) partials: CudaSlice<f64>,
+    pub(super) stats: CudaSlice<f64>,
+    /// `body_stats`' figures (`stats.rs`).
+    pub(super) figures: CudaSlice<f64>,
+    pub(super) colour_start: Vec<u32>,
+    pub(super) nodes: usize,
+    pub(super) triangles_count: usize,
+    pub(super) spring_count: usize,
+    /// The renderer's skin layout, uploaded at the first [`CudaParticles::write_body_gl`]
+    /// (again when it changes).
+    pub(super) skin: Option<SkinBuffers>,
+}
+
+/// A skin's layout on the GPU (render/surface.rs `Skin`), and the layout it came from.
+pub(super) struct SkinBuffers {
+    pub(super) layout: Skin,
+    pub(super) node: CudaSlice<u32>,
+    pub(super) uv: CudaSlice<f32>,
+    pub(super) indices: CudaSlice<u32>,
+    pub(super) vertex_start: CudaSlice<u32>,
+    pub(super) vertex_triangles: CudaSlice<u32>,
+}
+
+pub(super) enum Buffers {
+    Fountain(Box<FountainBuffers>),
+    Body(Box<BodyBuffers>),
+}
+
+/// A download's basin must be the GPU's size (a live edit resizes the host's first, then the
+/// GPU's at the next upload; the host's is pulled before the edit).
+pub(super) fn basin_fits(b: &FountainBuffers, surface: &Surface) -> Result<(), CudaError> {
+    if surface.height.len() == b.height.len() {
+        return Ok(());
+    }
+    Err(CudaError::Setting(format!(
+        "a {}-node basin read back into {} nodes",
+        b.height.len(),
+        surface.height.len()
+    )))
+}
