@@ -190,14 +190,14 @@ fi
 scene=/tmp/dam-break-1m.toml
 sed 's/^spacing = .*/spacing = 0.0062/' scenes/pbf/dam-break.toml >"$scene"
 step "render 1920x1080, ~1M particles, cuda + interop" 60 "$OUT/render.log" "$BIN" render "$scene" --backend cuda \
-    --frames 20 --size 1920x1080 --out /tmp/render --timings
+    --frames 20 --size 1920x1080 --out /tmp/render --overwrite --timings
 grep -iE 'interop|pass|total|simulation|kernels from|^(anisotropy|light_|caustics|scene|sphere_depth|thickness|smooth_depth|normals|composite|edges|post)' \
     "$OUT/render.log" | sed 's/^/  render: /' >>"$OUT/summary.txt"
 # 4a. The same with spheres (--spheres: no anisotropy kernel): what the ellipsoids cost. The
 # anisotropy kernel (kernels/anisotropy.cuh) runs on a GPU here for the first time: its
 # emulation matched the CPU stage; the picture should match docs/viewer.md's.
 step "render 1920x1080, ~1M particles, cuda, spheres" 60 /tmp/render-spheres.log "$BIN" render "$scene" --backend cuda \
-    --frames 20 --size 1920x1080 --out /tmp/render-spheres --timings --spheres
+    --frames 20 --size 1920x1080 --out /tmp/render-spheres --overwrite --timings --spheres
 grep -iE 'total|^(light_|sphere_depth|thickness)' /tmp/render-spheres.log | sed 's/^/  render --spheres: /' >>"$OUT/summary.txt"
 last=$(ls /tmp/render/*.png 2>/dev/null | tail -1)
 [[ -n $last ]] && cp "$last" "$OUT/render-1m-1080p.png"
@@ -208,7 +208,7 @@ last=$(ls /tmp/render/*.png 2>/dev/null | tail -1)
 # buffer's interop: the picture would show foam at the far wall as docs/viewer.md's does (no picture
 # comes back: the 8 files); the `foam` line of --timings is the stage's time.
 step "render dam-break 960x540, cuda, --foam" 60 /tmp/render-foam.log "$BIN" render dam-break --backend cuda \
-    --frames 3 --steps-per-frame 40 --size 960x540 --out /tmp/render-foam --timings --foam
+    --frames 3 --steps-per-frame 40 --size 960x540 --out /tmp/render-foam --overwrite --timings --foam
 grep -iE 'total|simulation|^foam' /tmp/render-foam.log | sed 's/^/  render --foam: /' >>"$OUT/summary.txt"
 cat /tmp/render-foam.log >>"$OUT/render.log"
 
@@ -242,7 +242,7 @@ if part ink; then
 # "reaches GL by CUDA–GL interop" (a refusal says "filled through host memory instead").
 ink=ink-painting
 step "ink: render $ink 1920x1080 side by side, cuda + texture interop" 45 /tmp/ink-render.log "$BIN" render "$ink" \
-    --backend cuda --view side-by-side --frames 20 --steps-per-frame 5 --size 1920x1080 --out /tmp/render-ink --timings
+    --backend cuda --view side-by-side --frames 20 --steps-per-frame 5 --size 1920x1080 --out /tmp/render-ink --overwrite --timings
 cat /tmp/ink-render.log >>"$OUT/render.log"
 grep -iE 'interop|host memory|backend|total|simulation' /tmp/ink-render.log | sed 's/^/  ink render: /' >>"$OUT/summary.txt"
 last=$(ls /tmp/render-ink/*.png 2>/dev/null | tail -1)
@@ -281,7 +281,7 @@ if part pool; then
 # 4p–4r. Pool (docs/pool.md "CUDA"). The surface texture through the interop: the log must say
 # "reaches GL by CUDA–GL interop"; open-sea runs its pool.cuda_nodes = 4096² on CUDA.
 step "pool: render open-sea (4096²) 1920x1080, cuda + texture interop" 45 /tmp/pool-render.log "$BIN" render open-sea \
-    --backend cuda --frames 20 --size 1920x1080 --out /tmp/render-pool --timings
+    --backend cuda --frames 20 --size 1920x1080 --out /tmp/render-pool --overwrite --timings
 cat /tmp/pool-render.log >>"$OUT/render.log"
 grep -iE 'interop|host memory|backend|total|simulation|pass' /tmp/pool-render.log | sed 's/^/  pool render: /' >>"$OUT/summary.txt"
 last=$(ls /tmp/render-pool/*.png 2>/dev/null | tail -1)
@@ -335,13 +335,13 @@ step "particles: bench cuda cloth 1024² × 8 xpbd × 4" 40 /tmp/particles-bench
 # shared path: points through the order, quads by a geometry shader); a refused interop says
 # "interop is not available" and draws from a read-back instead. Per-pass times in the log.
 step "particles: render fountain 1920x1080, cuda + interop" 40 /tmp/particles-render.log "$BIN" render fountain \
-    --backend cuda --frames 30 --size 1920x1080 --out /tmp/particles-render --timings
+    --backend cuda --frames 30 --size 1920x1080 --out /tmp/particles-render --overwrite --timings
 # The bodies' skins (the surface kernel: positions, smooth normals) and their nodes' and
 # springs' colours (body_points) built straight into the renderer's GL buffers; a refused
 # interop reads the body back and says so.
 for body in cloth jelly; do
     step "particles: render $body 960x540 --view both, cuda + interop" 25 /tmp/particles-render.log "$BIN" render "$body" \
-        --backend cuda --view both --frames 20 --size 960x540 --out "/tmp/particles-render-$body" --timings
+        --backend cuda --view both --frames 20 --size 960x540 --out "/tmp/particles-render-$body" --overwrite --timings
 done
 cat /tmp/particles-bench.log >>"$OUT/bench.log"
 cat /tmp/particles-render.log >>"$OUT/render.log"

@@ -115,6 +115,8 @@ fn run_default() -> Result<()> {
         frames: 6,
         size: (1280, 720),
         out: out.clone(),
+        // Its own directory: each run without arguments replaces the last one's frames.
+        overwrite: true,
         view: None,
         backend: Backend::Auto,
         steps_per_frame: 10,

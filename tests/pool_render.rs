@@ -439,6 +439,7 @@ fn the_render_command_writes_pool_frames() {
         frames: 2,
         size: (96, 64),
         out: out.clone(),
+        overwrite: false,
         view: None,
         backend: Backend::Cpu,
         steps_per_frame: 2,

@@ -36,6 +36,7 @@ fn options(directory: &Path, frames: u32) -> RenderOptions {
         frames,
         size: (WIDTH, HEIGHT),
         out: directory.join("frames"),
+        overwrite: false,
         view: None,
         backend: Backend::Cpu,
         steps_per_frame: 1,
@@ -124,4 +125,62 @@ fn a_failed_read_back_stops_the_render_command_with_its_cause() {
         "{message}"
     );
     assert!(!directory.path().join("frames/frame_0000.png").exists());
+}
+
+/// A second render into a directory holding the first's frames is refused before anything is
+/// written (its 2 frames would have replaced frames 0–1 of 3 and left frame 2 beside them);
+/// with `overwrite` it removes the earlier frames and the temporary file of a stopped render,
+/// and nothing else, then writes its own.
+#[test]
+fn a_render_refuses_an_earlier_renders_frames_unless_told_to_overwrite() {
+    let directory = tempfile::tempdir().expect("temporary directory");
+    let first = options(directory.path(), 3);
+    let out = first.out.clone();
+    render_command::run(&first).expect("first render");
+    let before: Vec<Vec<u8>> = (0..3)
+        .map(|frame| std::fs::read(out.join(format!("frame_{frame:04}.png"))).unwrap())
+        .collect();
+    let mut second = options(directory.path(), 2);
+    second.camera = Some(render_command::parse_camera("60,20,2").unwrap());
+    let error = render_command::run(&second).expect_err("the frames of the first render");
+    let message = format!("{error:#}");
+    assert!(
+        message.contains("holds 3 frame(s) of an earlier render (frame_0000.png …)")
+            && message.contains("--overwrite"),
+        "{message}"
+    );
+    for (frame, bytes) in before.iter().enumerate() {
+        let path = out.join(format!("frame_{frame:04}.png"));
+        assert_eq!(&std::fs::read(&path).unwrap(), bytes, "{}", path.display());
+    }
+
+    let kept = ["notes.txt", "frame_00000.csv", "frame_00000_ink.png"];
+    for name in kept.iter().chain(&[".frame_0001.png.partial"]) {
+        std::fs::write(out.join(name), "x").unwrap();
+    }
+    second.overwrite = true;
+    let report = render_command::run(&second).expect("render with overwrite");
+    assert_eq!(report.files.len(), 2);
+    let mut left: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    let mut expected: Vec<String> = kept.iter().map(|n| n.to_string()).collect();
+    expected.extend(["frame_0000.png".into(), "frame_0001.png".into()]);
+    expected.sort();
+    assert_eq!(left, expected);
+    // The new frames are the second render's (another camera), not the first's left behind.
+    assert_ne!(
+        std::fs::read(out.join("frame_0000.png")).unwrap(),
+        before[0]
+    );
+
+    let file = directory.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let mut into_file = options(directory.path(), 1);
+    into_file.out = file.clone();
+    let message = format!("{:#}", render_command::run(&into_file).unwrap_err());
+    assert!(message.contains("not a directory"), "{message}");
+    assert_eq!(std::fs::read(&file).unwrap(), b"x");
 }

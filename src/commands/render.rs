@@ -6,6 +6,7 @@ use crate::gfx::camera::Camera;
 use crate::gfx::capture::save_png;
 use crate::gfx::headless::Headless;
 use crate::gfx::timing::PassClock;
+use crate::output::{self, FrameNames};
 use crate::scene::Source;
 use crate::sims::pbf::foam::FoamSettings;
 use crate::sims::pbf::render::RenderSettings;
@@ -31,9 +32,14 @@ pub struct RenderOptions {
     /// Image size, WIDTHxHEIGHT pixels.
     #[arg(long, default_value = "1280x720", value_parser = parse_size)]
     pub size: (u32, u32),
-    /// Output directory (frame_0000.png, ...).
+    /// Output directory (frame_0000.png, ...). One that holds an earlier render's frames is
+    /// refused unless --overwrite is given.
     #[arg(long, default_value = "frames", value_name = "DIR")]
     pub out: PathBuf,
+    /// Remove the frames an earlier render left in --out (`frame_NNNN.png`, nothing else)
+    /// before writing this render's.
+    #[arg(long)]
+    pub overwrite: bool,
     /// What to draw: one of the kind's views, the kind's first when not given. pbf: fluid,
     /// particles, density, depth, smoothed-depth, thickness, normals; ink: ink, flow,
     /// pressure, divergence, curl, side-by-side; pool: surface, wireframe, nodes, caustics;
@@ -205,6 +211,7 @@ pub fn run_with(
     if options.steps_per_frame == 0 {
         bail!("--steps-per-frame must be at least 1");
     }
+    check_out(options)?;
     let source = Source::load(&options.scene)?;
     // Fail on a bad scene before any GL work.
     sims::describe(&source)?;
@@ -223,6 +230,62 @@ pub fn run_with(
     drop(sim);
     drop(headless);
     report
+}
+
+/// Refuses an `--out` that is no directory, or holds an earlier render's frames (which this
+/// render's would replace in part and mix with) unless `--overwrite`; before any work.
+fn check_out(options: &RenderOptions) -> Result<()> {
+    let out = &options.out;
+    if out.exists() && !out.is_dir() {
+        bail!("--out {}: not a directory", out.display());
+    }
+    if out.is_dir() && !options.overwrite {
+        let frames = output::frame_files(out, FrameNames::Render)
+            .with_context(|| format!("--out {}: cannot list it", out.display()))?;
+        if let Some(first) = frames.first() {
+            bail!(
+                "--out {}: holds {} frame(s) of an earlier render ({first} …), which this \
+                 render's would replace or mix with; give --overwrite to remove them first, or \
+                 another directory",
+                out.display(),
+                frames.len()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Creates `--out`, removes the temporary files of a stopped render there and, with
+/// `--overwrite`, an earlier render's frames (only names `render` writes), saying so.
+fn prepare_out(options: &RenderOptions) -> Result<()> {
+    let out = &options.out;
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("--out {}: cannot create the directory", out.display()))?;
+    let removed = output::remove_stale_frames(out, FrameNames::Render)
+        .with_context(|| format!("--out {}: cannot clear stale frames", out.display()))?;
+    if removed > 0 && !options.quiet {
+        eprintln!(
+            "removed {removed} temporary frame file(s) a stopped render left in {}",
+            out.display()
+        );
+    }
+    if options.overwrite {
+        let frames = output::frame_files(out, FrameNames::Render)
+            .with_context(|| format!("--out {}: cannot list it", out.display()))?;
+        for name in &frames {
+            let path = out.join(name);
+            std::fs::remove_file(&path)
+                .with_context(|| format!("--overwrite: cannot remove {}", path.display()))?;
+        }
+        if !frames.is_empty() && !options.quiet {
+            eprintln!(
+                "removed {} frame(s) of an earlier render from {}",
+                frames.len(),
+                out.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 fn render_frames(
@@ -264,12 +327,7 @@ fn render_frames(
         };
         pbf.apply(PbfEdit::Foam(foam))?;
     }
-    std::fs::create_dir_all(&options.out).with_context(|| {
-        format!(
-            "cannot create the output directory {}",
-            options.out.display()
-        )
-    })?;
+    prepare_out(options)?;
     if !options.quiet {
         eprintln!(
             "{}: {} {}, {} frames of {}×{} ({} view), backend {}, {}",

@@ -4,7 +4,8 @@
 use super::MAX_COUNT;
 use crate::gfx::capture::save_png;
 use crate::output::{
-    self, frame_part_path, is_frame_name, write_frame, write_grids, FrameFormat, StatsWriter,
+    self, frame_part_path, is_frame_name, write_frame, write_grids, FrameFormat, FrameNames,
+    StatsWriter,
 };
 use crate::scene::Source;
 use crate::sims::{self, Backend, Frame, OpenOptions, Sim};
@@ -155,7 +156,7 @@ fn check_outputs(options: &SimulateOptions) -> Result<()> {
                 bail!("--export {}: not a directory", directory.display());
             }
             if resolved.is_dir() && !options.overwrite {
-                let frames = output::frame_files(&resolved)
+                let frames = output::frame_files(&resolved, FrameNames::Export)
                     .with_context(|| format!("--export {}: cannot list it", directory.display()))?;
                 if let Some(first) = frames.first() {
                     bail!(
@@ -278,7 +279,7 @@ fn create_outputs(options: &SimulateOptions) -> Result<Option<StatsWriter>> {
         std::fs::create_dir_all(directory).with_context(|| {
             format!("cannot create the export directory {}", directory.display())
         })?;
-        let removed = output::remove_stale_frames(directory)
+        let removed = output::remove_stale_frames(directory, FrameNames::Export)
             .with_context(|| format!("cannot clear stale frames from {}", directory.display()))?;
         if removed > 0 && !options.quiet {
             eprintln!(
@@ -287,7 +288,7 @@ fn create_outputs(options: &SimulateOptions) -> Result<Option<StatsWriter>> {
             );
         }
         if options.overwrite {
-            let frames = output::frame_files(directory)
+            let frames = output::frame_files(directory, FrameNames::Export)
                 .with_context(|| format!("cannot list {}", directory.display()))?;
             for name in &frames {
                 std::fs::remove_file(directory.join(name)).with_context(|| {

@@ -133,32 +133,74 @@ pub fn is_frame_name(name: &str) -> bool {
     })
 }
 
-/// The names in `directory` a run uses for frames ([`is_frame_name`]), sorted: the temporary
-/// ones (`.NAME.partial`) when `temporary`, else the complete ones.
-fn frame_names(directory: &Path, temporary: bool) -> std::io::Result<Vec<String>> {
-    let mut names = Vec::new();
-    for entry in std::fs::read_dir(directory)? {
-        let name = entry?.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') == temporary && is_frame_name(&name) {
-            names.push(name);
+/// Whose frames a directory listing looks for: `simulate`'s exports ([`is_frame_name`]) or
+/// `render`'s pictures ([`is_render_frame_name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameNames {
+    /// `frame_NNNNN.csv`, `.ply`, `frame_NNNNN_NAME.npy`, `.png`.
+    Export,
+    /// `frame_NNNN.png`.
+    Render,
+}
+
+impl FrameNames {
+    fn matches(self, name: &str) -> bool {
+        match self {
+            FrameNames::Export => is_frame_name(name),
+            FrameNames::Render => is_render_frame_name(name),
         }
     }
-    names.sort();
-    Ok(names)
 }
 
-/// The entries of `directory` named as complete frames, sorted by name: what an earlier run
-/// wrote there (files, or links and directories a frame would replace or collide with).
-pub fn frame_files(directory: &Path) -> std::io::Result<Vec<String>> {
-    frame_names(directory, false)
+/// Whether `render` writes a picture of this name for some frame, `frame_NNNN.png` (four
+/// digits or, from frame 10 000, as many as the number has), or uses it as the temporary file
+/// of one (`.NAME.partial`).
+pub fn is_render_frame_name(name: &str) -> bool {
+    let name = name
+        .strip_prefix('.')
+        .and_then(|n| n.strip_suffix(".partial"))
+        .unwrap_or(name);
+    name.strip_prefix("frame_")
+        .and_then(|rest| rest.strip_suffix(".png"))
+        .is_some_and(|digits| {
+            digits.bytes().all(|b| b.is_ascii_digit())
+                && digits
+                    .parse::<u64>()
+                    .is_ok_and(|frame| format!("{frame:04}") == digits)
+        })
 }
 
-/// Removes the temporary frame files (`.frame_NNNNN.csv.partial`, `.ply.partial`,
-/// `.frame_NNNNN_NAME.npy.partial`, `.png.partial`) a run that was killed mid-write left in
-/// `directory`, and nothing else; returns how many.
-pub fn remove_stale_frames(directory: &Path) -> std::io::Result<usize> {
+/// The names in `directory` a run uses for frames (`names`), sorted: the temporary ones
+/// (`.NAME.partial`) when `temporary`, else the complete ones.
+fn frame_names(
+    directory: &Path,
+    names: FrameNames,
+    temporary: bool,
+) -> std::io::Result<Vec<String>> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(directory)? {
+        let name = entry?.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') == temporary && names.matches(&name) {
+            found.push(name);
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// The entries of `directory` named as complete frames of `names`, sorted by name: what an
+/// earlier run wrote there (files, or links and directories a frame would replace or collide
+/// with).
+pub fn frame_files(directory: &Path, names: FrameNames) -> std::io::Result<Vec<String>> {
+    frame_names(directory, names, false)
+}
+
+/// Removes the temporary frame files of `names` (`.frame_NNNNN.csv.partial`, `.ply.partial`,
+/// `.frame_NNNNN_NAME.npy.partial`, `.png.partial`; `.frame_NNNN.png.partial`) a run that was
+/// killed mid-write left in `directory`, and nothing else; returns how many.
+pub fn remove_stale_frames(directory: &Path, names: FrameNames) -> std::io::Result<usize> {
     let mut removed = 0;
-    for name in frame_names(directory, true)? {
+    for name in frame_names(directory, names, true)? {
         let path = directory.join(name);
         if std::fs::symlink_metadata(&path)?.is_file() {
             std::fs::remove_file(path)?;
@@ -319,6 +361,34 @@ mod tests {
         }
     }
 
+    /// `render`'s pictures are `frame_NNNN.png`; an export's names are not its, nor its theirs.
+    #[test]
+    fn render_frame_names_are_the_ones_a_render_writes() {
+        for name in [
+            "frame_0000.png",
+            "frame_0059.png",
+            "frame_12345.png",
+            ".frame_0003.png.partial",
+        ] {
+            assert!(is_render_frame_name(name), "{name}");
+            assert!(!is_frame_name(name), "{name}");
+        }
+        for name in [
+            "frame_000.png",
+            "frame_00000.png",
+            "frame_01234.png",
+            "frame_0000.csv",
+            "frame_0000_ink.png",
+            "frame_-001.png",
+            "frame_+001.png",
+            "frame_0000.png.partial",
+            "xframe_0000.png",
+            "frame_00000_ink.png",
+        ] {
+            assert!(!is_render_frame_name(name), "{name}");
+        }
+    }
+
     /// Only the temporary files of frames go; whole frames and other files stay.
     #[test]
     fn stale_frame_temporaries_are_removed_and_nothing_else() {
@@ -336,7 +406,10 @@ mod tests {
         for name in names {
             std::fs::write(directory.path().join(name), "x").unwrap();
         }
-        assert_eq!(remove_stale_frames(directory.path()).unwrap(), 4);
+        assert_eq!(
+            remove_stale_frames(directory.path(), FrameNames::Export).unwrap(),
+            4
+        );
         let mut left: Vec<String> = std::fs::read_dir(directory.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

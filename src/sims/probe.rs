@@ -414,6 +414,7 @@ mod tests {
             frames: 2,
             size: (8, 4),
             out: directory.path().join("frames"),
+            overwrite: false,
             view: Some("temperature".into()),
             backend: Backend::Cpu,
             steps_per_frame: 10,
