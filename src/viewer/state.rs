@@ -191,7 +191,7 @@ impl AppState {
         let bounds = self.sim.bounds();
         let used = self.sim.key(key);
         if self.sim.bounds() != bounds {
-            self.camera = Camera::framing(&self.sim.bounds());
+            self.camera = framing(self.sim.as_ref());
         }
         used
     }
