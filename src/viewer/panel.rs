@@ -48,6 +48,22 @@ const PANEL_LEFT: f32 = 10.0;
 const PANEL_WIDTH: f32 = 360.0;
 /// Where the `fluidlab` panel ends at start: the default camera frames the scene right of it.
 pub const PANEL_RIGHT: f32 = PANEL_LEFT + PANEL_WIDTH + 10.0;
+/// The menu bar's height, logical pixels.
+const MENU_BAR: f32 = 20.0;
+/// Where the panels' top row ends at start (the menu bar, then the folded statistics window's
+/// title bar), logical pixels.
+const PANELS_TOP: f32 = 52.0;
+
+/// The pixels along the left and top edges the panels cover at start, for a window of
+/// `scale` physical pixels per logical one (`shown`: the panels are, else only the menu bar).
+pub fn covered(shown: bool, scale: f32) -> [u32; 2] {
+    let [left, top] = if shown {
+        [PANEL_RIGHT, PANELS_TOP]
+    } else {
+        [0.0, MENU_BAR]
+    };
+    [(left * scale).round() as u32, (top * scale).round() as u32]
+}
 
 /// Draws every panel, applies the kind's edits, and returns what the user asked of the viewer.
 pub fn panels(

@@ -230,12 +230,14 @@ impl Viewer {
             self.state.sim_replaced = false;
         }
         let size = gfx.window.inner_size();
+        let covered = super::panel::covered(self.state.show_ui, gfx.window.scale_factor() as f32);
         self.state.sim.draw(
             &self.state.camera,
             Output {
                 framebuffer: None,
                 width: size.width,
                 height: size.height,
+                covered,
             },
         )?;
 
