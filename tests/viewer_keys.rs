@@ -3,7 +3,9 @@
 
 use fluidlab::sims::Backend;
 use fluidlab::viewer::keys;
+use fluidlab::viewer::panel::displayable;
 use fluidlab::viewer::state::AppState;
+use fluidlab::viewer::state::Edit;
 use winit::keyboard::KeyCode;
 
 /// The keys a user can press that either side could use.
@@ -88,6 +90,31 @@ fn no_kind_claims_a_key_the_viewer_takes_first() {
                     "{preset}: the kind uses {key:?}, which the viewer takes first"
                 );
             }
+        }
+    }
+}
+
+/// What the panels show from a kind (its status lines, its keys) is spelled in the characters
+/// the panels' font has (Latin-1): none comes out as `?`.
+#[test]
+fn the_status_lines_and_keys_of_every_kind_show_in_the_panels_font() {
+    let latin1 = |text: &str| {
+        let shown = displayable(text);
+        assert!(
+            shown.chars().all(|c| c <= '\u{ff}') && !shown.contains('?'),
+            "{text:?} shows as {shown:?}"
+        );
+    };
+    for preset in ["tall-tank", "karman", "pool", "fountain", "cloth"] {
+        let mut state = AppState::open(preset, Backend::Cpu).expect("the preset");
+        state.apply(Edit::StepOnce).unwrap();
+        assert!(state.advance().unwrap());
+        for line in state.sim.status().expect("status") {
+            latin1(&line);
+        }
+        for (key, action) in keys::KEYS.iter().chain(state.sim.key_help()) {
+            latin1(key);
+            latin1(action);
         }
     }
 }

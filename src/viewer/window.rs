@@ -252,6 +252,8 @@ impl Viewer {
             let image = read_image(&gfx.gl, None, size.width.max(1), size.height.max(1));
             let path = self.screenshot_path();
             save_png(&image, &path)?;
+            let path = std::path::absolute(&path).unwrap_or(path);
+            eprintln!("saved {}", path.display());
             self.info.last_screenshot = Some(path.display().to_string());
         }
 
