@@ -288,7 +288,7 @@ fn a_restart_releases_and_drops_the_old_solver_before_making_the_new_one() {
 }
 
 /// F1–F3 are the kind's (H is the help): particles switches scenes with them, and the camera
-/// frames the new scene's box.
+/// frames the new scene's box beside the panel, as the first scene was.
 #[test]
 fn f_keys_reach_the_kind_and_the_camera_frames_its_new_scene() {
     let mut state = AppState::open("cloth", Backend::Cpu).expect("the cloth preset");
@@ -301,9 +301,10 @@ fn f_keys_reach_the_kind_and_the_camera_frames_its_new_scene() {
     assert!(state.key(KeyCode::F1));
     assert_eq!(state.sim.scene_name(), "fountain");
     assert_ne!(state.camera, camera);
+    // Framed as at start: right of the panel, not under it.
     assert_eq!(
         state.camera,
-        fluidlab::gfx::camera::Camera::framing(&state.sim.bounds())
+        fluidlab::viewer::state::framing(state.sim.as_ref())
     );
     state.apply(Edit::StepOnce).unwrap();
     assert!(state.advance().unwrap());

@@ -34,6 +34,12 @@ fn the_viewer_renders_frames_saves_a_screenshot_and_exits_cleanly() {
         output.status,
         String::from_utf8_lossy(&output.stderr)
     );
+    // It says where the screenshot went, in full.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!("saved {}", screenshot.display())),
+        "{stderr}"
+    );
     let image = image::open(&screenshot)
         .expect("the screenshot is a readable PNG")
         .to_rgba8();

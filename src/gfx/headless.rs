@@ -56,6 +56,7 @@ impl Headless {
             framebuffer: Some(self.target.framebuffer),
             width: self.width,
             height: self.height,
+            covered: [0, 0],
         }
     }
 

@@ -24,6 +24,10 @@ pub struct Output {
     pub width: u32,
     /// Height, pixels.
     pub height: u32,
+    /// Pixels along the left and the top edge that the viewer's panels cover (0 headless): a
+    /// flat picture is letterboxed in the rest (the 3D kinds' default camera frames its scene
+    /// beside the panel instead, [`crate::viewer::state::framing`]).
+    pub covered: [u32; 2],
 }
 
 /// Fails with the GL error code and `what` when `glGetError` reports one.

@@ -284,7 +284,8 @@ pub trait Sim {
     }
 
     /// The pointer over the picture: `position` in output pixels from the top-left of an
-    /// output of `size` pixels, `dragging` while the left button is held. Returns whether the
+    /// output of `size` pixels (a flat picture lies where the last draw letterboxed it, beside
+    /// the panels' [`Output::covered`] band), `dragging` while the left button is held. Returns whether the
     /// kind uses the pointer (a brush); the viewer's camera then leaves the left button alone.
     fn pointer(&mut self, position: [f32; 2], size: [u32; 2], dragging: bool) -> bool {
         let _ = (position, size, dragging);

@@ -4,5 +4,6 @@
 
 pub mod keys;
 pub mod panel;
+pub mod pointer;
 pub mod state;
 pub mod window;

@@ -6,7 +6,8 @@ use super::keys;
 use crate::scene::PRESETS;
 use crate::sims::{Kind, Sim};
 use crate::viewer::state::{AppState, Edit, RunMode};
-use imgui::{Condition, TreeNodeFlags, Ui};
+use imgui::{Condition, StyleColor, TreeNodeFlags, Ui};
+use std::borrow::Cow;
 
 /// What the user asked for this frame.
 #[derive(Clone, Debug, PartialEq)]
@@ -48,6 +49,22 @@ const PANEL_LEFT: f32 = 10.0;
 const PANEL_WIDTH: f32 = 360.0;
 /// Where the `fluidlab` panel ends at start: the default camera frames the scene right of it.
 pub const PANEL_RIGHT: f32 = PANEL_LEFT + PANEL_WIDTH + 10.0;
+/// The menu bar's height, logical pixels.
+const MENU_BAR: f32 = 20.0;
+/// Where the panels' top row ends at start (the menu bar, then the folded statistics window's
+/// title bar), logical pixels.
+const PANELS_TOP: f32 = 52.0;
+
+/// The pixels along the left and top edges the panels cover at start, for a window of
+/// `scale` physical pixels per logical one (`shown`: the panels are, else only the menu bar).
+pub fn covered(shown: bool, scale: f32) -> [u32; 2] {
+    let [left, top] = if shown {
+        [PANEL_RIGHT, PANELS_TOP]
+    } else {
+        [0.0, MENU_BAR]
+    };
+    [(left * scale).round() as u32, (top * scale).round() as u32]
+}
 
 /// Draws every panel, applies the kind's edits, and returns what the user asked of the viewer.
 pub fn panels(
@@ -63,6 +80,7 @@ pub fn panels(
             .position([PANEL_LEFT, 30.0], Condition::FirstUseEver)
             .size([PANEL_WIDTH, 680.0], Condition::FirstUseEver)
             .build(|| {
+                notices(ui, state, info);
                 run_control(ui, state, &mut actions);
                 match state.sim.panel(ui) {
                     Ok(true) => actions.push(Action::Edit(Edit::Restart)),
@@ -141,14 +159,60 @@ fn status(ui: &Ui, state: &AppState, info: &FrameInfo) {
     ui.text(format!("backend {}", sim.backend()));
     ui.text(format!("solver steps {}", sim.steps_taken()));
     for line in &info.status {
-        ui.text_wrapped(line);
+        ui.text_wrapped(displayable(line));
+    }
+}
+
+/// The last error (a scene that did not load, an edit refused, a failed step) and where the
+/// last screenshot went, at the top of the `fluidlab` panel, which starts open.
+fn notices(ui: &Ui, state: &AppState, info: &FrameInfo) {
+    if let Some(message) = &state.message {
+        let _red = ui.push_style_color(StyleColor::Text, [1.0, 0.45, 0.35, 1.0]);
+        ui.text_wrapped(displayable(message));
     }
     if let Some(path) = &info.last_screenshot {
-        ui.text(format!("saved {path}"));
+        ui.text_wrapped(format!("saved {}", displayable(path)));
     }
-    if let Some(message) = &state.message {
-        ui.text_colored([1.0, 0.45, 0.35, 1.0], message);
+}
+
+/// `text` in the characters the panels' font has (Latin-1, imgui's default range): the
+/// symbols the kinds' figures use are spelled out, anything else would show as `?`.
+pub fn displayable(text: &str) -> Cow<'_, str> {
+    if text.chars().all(|c| c <= '\u{ff}') {
+        return Cow::Borrowed(text);
     }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\u{0}'..='\u{ff}' => out.push(c),
+            'ρ' => out.push_str("rho"),
+            'φ' => out.push_str("phi"),
+            'η' => out.push_str("eta"),
+            'λ' => out.push_str("lambda"),
+            'Δ' => out.push('d'),
+            'μ' => out.push('µ'),
+            '−' | '–' | '—' => out.push('-'),
+            '→' => out.push_str("->"),
+            '≥' => out.push_str(">="),
+            '≤' => out.push_str("<="),
+            '≈' => out.push('~'),
+            '∞' => out.push_str("inf"),
+            '…' => out.push_str("..."),
+            '√' => out.push_str("sqrt"),
+            '₀'..='₉' => out.push(char::from(b'0' + (c as u32 - '₀' as u32) as u8)),
+            '⁰' | '⁴'..='⁹' => {
+                let digit = if c == '⁰' {
+                    0
+                } else {
+                    c as u32 - '⁰' as u32
+                };
+                out.push('^');
+                out.push(char::from(b'0' + digit as u8));
+            }
+            _ => out.push('?'),
+        }
+    }
+    Cow::Owned(out)
 }
 
 fn run_control(ui: &Ui, state: &AppState, actions: &mut Vec<Action>) {
@@ -221,7 +285,28 @@ fn help(ui: &Ui, sim: &dyn Sim) {
         .always_auto_resize(true)
         .build(|| {
             for (key, action) in keys::KEYS.iter().chain(sim.key_help()) {
-                ui.text(format!("{key:<22} {action}"));
+                ui.text(displayable(&format!("{key:<22} {action}")));
             }
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::displayable;
+
+    #[test]
+    fn the_kinds_symbols_are_spelled_in_the_fonts_characters() {
+        assert_eq!(
+            displayable("bottom layer ρ/ρ₀ − 1 +0.2 %, bounds [0]–[1]"),
+            "bottom layer rho/rho0 - 1 +0.2 %, bounds [0]-[1]"
+        );
+        assert_eq!(
+            displayable("m⁴/s², 1.0 → 0.5, ≥ 2"),
+            "m^4/s², 1.0 -> 0.5, >= 2"
+        );
+        assert!(matches!(
+            displayable("m/s² · °"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
 }

@@ -6,6 +6,7 @@
 use crate::gfx::camera::Camera;
 use crate::scene::Source;
 use crate::sims::{self, Backend, OpenOptions, Sim};
+use crate::viewer::pointer::Pointer;
 use anyhow::Result;
 use winit::keyboard::KeyCode;
 
@@ -56,6 +57,8 @@ pub struct AppState {
     steps_requested: u32,
     /// The camera.
     pub camera: Camera,
+    /// The mouse: buttons held, the cursor, whose drag is under way.
+    pub pointer: Pointer,
     /// Help overlay shown.
     pub show_help: bool,
     /// Panels shown.
@@ -91,6 +94,7 @@ impl AppState {
     pub fn with_sim(sim: Box<dyn Sim>, source: &str, backend: Backend) -> AppState {
         AppState {
             camera: framing(sim.as_ref()),
+            pointer: Pointer::default(),
             sim,
             source: source.to_string(),
             backend,
@@ -170,6 +174,7 @@ impl AppState {
             }
         };
         self.sim = sim;
+        self.forget_pointer();
         self.sim_replaced = true;
         self.steps_requested = 0;
         self.camera = framing(self.sim.as_ref());
@@ -186,7 +191,7 @@ impl AppState {
         let bounds = self.sim.bounds();
         let used = self.sim.key(key);
         if self.sim.bounds() != bounds {
-            self.camera = Camera::framing(&self.sim.bounds());
+            self.camera = framing(self.sim.as_ref());
         }
         used
     }

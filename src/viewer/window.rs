@@ -18,7 +18,7 @@ use std::rc::Rc;
 use std::time::Instant;
 use winit::application::ApplicationHandler;
 use winit::dpi::LogicalSize;
-use winit::event::{ElementState, Event, KeyEvent, MouseButton, MouseScrollDelta, WindowEvent};
+use winit::event::{ElementState, Event, KeyEvent, MouseScrollDelta, WindowEvent};
 use winit::event_loop::{ActiveEventLoop, EventLoop};
 use winit::keyboard::{KeyCode, ModifiersState, PhysicalKey};
 use winit::window::{Window, WindowId};
@@ -75,11 +75,9 @@ pub fn run_in(event_loop: EventLoop<()>, options: ViewerOptions, state: AppState
     }
 }
 
-/// Mouse and keyboard state between events.
+/// Keyboard state between events (the mouse's is [`AppState::pointer`]).
 #[derive(Default)]
 struct Input {
-    buttons: HashSet<MouseButton>,
-    cursor: Option<(f64, f64)>,
     held: HashSet<KeyCode>,
     modifiers: ModifiersState,
 }
@@ -232,12 +230,14 @@ impl Viewer {
             self.state.sim_replaced = false;
         }
         let size = gfx.window.inner_size();
+        let covered = super::panel::covered(self.state.show_ui, gfx.window.scale_factor() as f32);
         self.state.sim.draw(
             &self.state.camera,
             Output {
                 framebuffer: None,
                 width: size.width,
                 height: size.height,
+                covered,
             },
         )?;
 
@@ -252,6 +252,8 @@ impl Viewer {
             let image = read_image(&gfx.gl, None, size.width.max(1), size.height.max(1));
             let path = self.screenshot_path();
             save_png(&image, &path)?;
+            let path = std::path::absolute(&path).unwrap_or(path);
+            eprintln!("saved {}", path.display());
             self.info.last_screenshot = Some(path.display().to_string());
         }
 
@@ -320,42 +322,23 @@ impl Viewer {
     fn mouse(&mut self, event: &WindowEvent) {
         let Some(gfx) = &self.gfx else { return };
         let captured = gfx.imgui.io().want_capture_mouse;
-        let height = gfx.window.inner_size().height as f32;
+        let size = gfx.window.inner_size();
+        let size = [size.width, size.height];
         match *event {
             WindowEvent::MouseInput { state, button, .. } => {
-                if state == ElementState::Pressed && !captured {
-                    self.input.buttons.insert(button);
-                } else if state == ElementState::Released {
-                    self.input.buttons.remove(&button);
-                }
+                let pressed = state == ElementState::Pressed;
+                self.state.mouse_button(button, pressed, captured, size);
             }
             WindowEvent::CursorMoved { position, .. } => {
-                let size = gfx.window.inner_size();
-                let left = self.input.buttons.contains(&MouseButton::Left);
-                let brush = self.state.sim.pointer(
-                    [position.x as f32, position.y as f32],
-                    [size.width, size.height],
-                    left && !captured,
-                );
-                if let Some((x, y)) = self.input.cursor {
-                    let (dx, dy) = ((position.x - x) as f32, (position.y - y) as f32);
-                    let camera = &mut self.state.camera;
-                    if left && !brush {
-                        camera.orbit(dx, dy);
-                    } else if self.input.buttons.contains(&MouseButton::Right)
-                        || self.input.buttons.contains(&MouseButton::Middle)
-                    {
-                        camera.pan(dx, dy, height);
-                    }
-                }
-                self.input.cursor = Some((position.x, position.y));
+                self.state
+                    .cursor_moved([position.x as f32, position.y as f32], size);
             }
-            WindowEvent::MouseWheel { delta, .. } if !captured => {
+            WindowEvent::MouseWheel { delta, .. } => {
                 let steps = match delta {
                     MouseScrollDelta::LineDelta(_, y) => y,
                     MouseScrollDelta::PixelDelta(p) => p.y as f32 / 50.0,
                 };
-                self.state.camera.zoom(steps);
+                self.state.wheel(steps, captured);
             }
             _ => {}
         }

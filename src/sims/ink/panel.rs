@@ -74,7 +74,7 @@ impl InkSim {
                 p.pressure_solver = s;
             }
             ui.text(format!(
-                "divergence {:.3e} → {:.3e} 1/s",
+                "divergence {:.3e} -> {:.3e} 1/s",
                 self.solver.report().divergence_before,
                 self.solver.report().divergence_after
             ));

@@ -56,6 +56,9 @@ pub struct InkSim {
     pub(super) dragged: Option<usize>,
     /// The grid the panel will restart with: cells across, ink cells per cell.
     pub(super) grid_edit: [usize; 2],
+    /// The pixels the viewer's panels covered in the last output drawn (the picture is
+    /// letterboxed beside them, and the pointer finds it there).
+    covered: [u32; 2],
     gl: Option<InkGl>,
 }
 
@@ -141,6 +144,7 @@ impl InkSim {
             },
             grid_edit: [scene_cells, scene_ink_scale],
             last_pointer: None,
+            covered: [0, 0],
             tool: Tool::Brush,
             dragged: None,
             gl: None,
@@ -192,10 +196,7 @@ impl InkSim {
         let p = &self.solver.params;
         let side_by_side = VIEWS[self.view] == "side-by-side";
         let aspect = p.width / p.height() * if side_by_side { 2.0 } else { 1.0 };
-        let (out_w, out_h) = (size[0] as f32, size[1] as f32);
-        let scale = (out_w / aspect).min(out_h);
-        let (w, h) = (scale * aspect, scale);
-        let (x0, y0) = ((out_w - w) / 2.0, (out_h - h) / 2.0);
+        let [x0, y0, w, h] = draw::letterbox(aspect, size, self.covered);
         let mut fx = (position[0] - x0) / w;
         let fy = 1.0 - (position[1] - y0) / h;
         if side_by_side {
@@ -417,6 +418,7 @@ impl Sim for InkSim {
     /// else an upload of the CPU's picture) and shows it in the largest centred viewport of its
     /// aspect.
     fn draw(&mut self, _camera: &Camera, output: Output) -> Result<()> {
+        self.covered = output.covered;
         if let Some(size) = self.draw_through_interop()? {
             return self.present(size, output);
         }

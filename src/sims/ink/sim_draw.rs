@@ -46,15 +46,14 @@ impl InkSim {
             .as_mut()
             .ok_or_else(|| anyhow!("draw before attach_gl"))?;
         let gl = &ink_gl.gl;
-        let scale = (output.width as f32 / width as f32).min(output.height as f32 / height as f32);
-        let (w, h) = (
-            (width as f32 * scale) as i32,
-            (height as f32 * scale) as i32,
+        let [x, top, w, h] = letterbox(
+            width as f32 / height as f32,
+            [output.width, output.height],
+            output.covered,
         );
-        let (x, y) = (
-            (output.width as i32 - w) / 2,
-            (output.height as i32 - h) / 2,
-        );
+        let (x, w, h) = (x as i32, w as i32, h as i32);
+        // GL counts rows from the bottom.
+        let y = output.height as i32 - top as i32 - h;
         // SAFETY: GL calls on the current context; the framebuffer is the front end's.
         unsafe {
             gl.bind_framebuffer(glow::FRAMEBUFFER, output.framebuffer);
@@ -70,6 +69,19 @@ impl InkSim {
         unsafe { gl.viewport(0, 0, output.width as i32, output.height as i32) };
         crate::gfx::check_gl(gl, "ink draw")
     }
+}
+
+/// Where a picture of `aspect` (width / height) goes in an output of `size` pixels whose left
+/// and top `covered` pixels are under panels: the largest rectangle of that aspect centred in
+/// the rest, as [left, top, width, height] pixels from the output's top-left. Drawing and the
+/// pointer both place the picture by it.
+pub(super) fn letterbox(aspect: f32, size: [u32; 2], covered: [u32; 2]) -> [f32; 4] {
+    let left = covered[0].min(size[0] / 2) as f32;
+    let top = covered[1].min(size[1] / 2) as f32;
+    let (free_w, free_h) = (size[0] as f32 - left, size[1] as f32 - top);
+    let scale = (free_w / aspect).min(free_h);
+    let (w, h) = (scale * aspect, scale);
+    [left + (free_w - w) / 2.0, top + (free_h - h) / 2.0, w, h]
 }
 
 /// Whether the scene text sets `grid.cells` (a scene without it gets the backend's default).
