@@ -118,3 +118,25 @@ fn the_status_lines_and_keys_of_every_kind_show_in_the_panels_font() {
         }
     }
 }
+
+/// The particles' bodies toggle nodes and springs with P and the surface with T, as the
+/// original's **p** did (the viewer's screenshot is F12 alone, so P reaches the kind).
+#[test]
+fn p_and_t_toggle_a_bodys_nodes_and_surface() {
+    use winit::keyboard::KeyCode::{KeyP, KeyT};
+    let mut state = AppState::open("cloth", Backend::Cpu).expect("the preset");
+    let views = state.sim.views();
+    let shown = |state: &AppState| views[state.sim.view()];
+    assert_eq!(shown(&state), "surface");
+    assert!(keys::action_for_key(KeyP, &state).is_none());
+    assert!(state.sim.key(KeyP));
+    assert_eq!(shown(&state), "both");
+    assert!(state.sim.key(KeyT));
+    assert_eq!(shown(&state), "nodes");
+    assert!(state.sim.key(KeyP));
+    assert_eq!(shown(&state), "surface");
+    assert!(
+        state.sim.key_help().iter().any(|(key, _)| *key == "P"),
+        "the help lists P"
+    );
+}

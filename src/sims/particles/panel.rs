@@ -16,7 +16,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Arrows", "steer the wind (x, z) by 0.5 m/s"),
     ("O", "fountain on / off"),
     (
-        "K",
+        "P",
         "nodes (by speed) and springs (by strain) (cloth, jelly)",
     ),
     ("T", "the textured surface (cloth, jelly)"),

@@ -414,8 +414,8 @@ impl Sim for ParticlesSim {
             KeyCode::F1 => Which::Fountain,
             KeyCode::F2 => Which::Cloth,
             KeyCode::F3 => Which::Jelly,
-            KeyCode::KeyK | KeyCode::KeyT if self.scene.which != Which::Fountain => {
-                self.render.toggle(key == KeyCode::KeyK);
+            KeyCode::KeyP | KeyCode::KeyT if self.scene.which != Which::Fountain => {
+                self.render.toggle(key == KeyCode::KeyP);
                 return true;
             }
             _ => return super::panel::key(self, key),
