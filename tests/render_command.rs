@@ -184,3 +184,22 @@ fn a_render_refuses_an_earlier_renders_frames_unless_told_to_overwrite() {
     assert!(message.contains("not a directory"), "{message}");
     assert_eq!(std::fs::read(&file).unwrap(), b"x");
 }
+
+/// `--overwrite` refuses an entry of a frame's name that is a directory before it removes
+/// anything (it used to remove the frames before it in name order, then stop).
+#[test]
+fn overwrite_refuses_a_directory_named_as_a_frame_before_removing_anything() {
+    let directory = tempfile::tempdir().expect("temporary directory");
+    let first = options(directory.path(), 2);
+    let out = first.out.clone();
+    render_command::run(&first).expect("first render");
+    std::fs::create_dir(out.join("frame_0005.png")).unwrap();
+    let mut again = options(directory.path(), 1);
+    again.overwrite = true;
+    let message = format!("{:#}", render_command::run(&again).unwrap_err());
+    assert!(
+        message.contains("frame_0005.png is a directory"),
+        "{message}"
+    );
+    assert!(out.join("frame_0000.png").is_file() && out.join("frame_0001.png").is_file());
+}

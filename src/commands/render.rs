@@ -270,17 +270,15 @@ fn prepare_out(options: &RenderOptions) -> Result<()> {
         );
     }
     if options.overwrite {
-        let frames = output::frame_files(out, FrameNames::Render)
-            .with_context(|| format!("--out {}: cannot list it", out.display()))?;
-        for name in &frames {
-            let path = out.join(name);
-            std::fs::remove_file(&path)
-                .with_context(|| format!("--overwrite: cannot remove {}", path.display()))?;
-        }
-        if !frames.is_empty() && !options.quiet {
+        let removed = output::remove_frames(out, FrameNames::Render).with_context(|| {
+            format!(
+                "--overwrite: cannot remove the earlier frames in {}",
+                out.display()
+            )
+        })?;
+        if removed > 0 && !options.quiet {
             eprintln!(
-                "removed {} frame(s) of an earlier render from {}",
-                frames.len(),
+                "removed {removed} frame(s) of an earlier render from {}",
                 out.display()
             );
         }

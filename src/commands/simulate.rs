@@ -288,20 +288,16 @@ fn create_outputs(options: &SimulateOptions) -> Result<Option<StatsWriter>> {
             );
         }
         if options.overwrite {
-            let frames = output::frame_files(directory, FrameNames::Export)
-                .with_context(|| format!("cannot list {}", directory.display()))?;
-            for name in &frames {
-                std::fs::remove_file(directory.join(name)).with_context(|| {
+            let removed =
+                output::remove_frames(directory, FrameNames::Export).with_context(|| {
                     format!(
-                        "--overwrite: cannot remove {}",
-                        directory.join(name).display()
+                        "--overwrite: cannot remove the earlier frames in {}",
+                        directory.display()
                     )
                 })?;
-            }
-            if !frames.is_empty() && !options.quiet {
+            if removed > 0 && !options.quiet {
                 eprintln!(
-                    "--overwrite: removed {} frame file(s) of an earlier run from {}",
-                    frames.len(),
+                    "--overwrite: removed {removed} frame file(s) of an earlier run from {}",
                     directory.display()
                 );
             }

@@ -195,6 +195,26 @@ pub fn frame_files(directory: &Path, names: FrameNames) -> std::io::Result<Vec<S
     frame_names(directory, names, false)
 }
 
+/// Removes the complete frames of `names` in `directory` (what `--overwrite` asks): files, or
+/// links (never what they point to). An entry of a frame's name that is a directory is
+/// refused, naming it, before anything is removed. Returns how many went.
+pub fn remove_frames(directory: &Path, names: FrameNames) -> std::io::Result<usize> {
+    let frames = frame_files(directory, names)?;
+    for name in &frames {
+        let path = directory.join(name);
+        if std::fs::symlink_metadata(&path)?.is_dir() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("{} is a directory, not a frame file", path.display()),
+            ));
+        }
+    }
+    for name in &frames {
+        std::fs::remove_file(directory.join(name))?;
+    }
+    Ok(frames.len())
+}
+
 /// Removes the temporary frame files of `names` (`.frame_NNNNN.csv.partial`, `.ply.partial`,
 /// `.frame_NNNNN_NAME.npy.partial`, `.png.partial`; `.frame_NNNN.png.partial`) a run that was
 /// killed mid-write left in `directory`, and nothing else; returns how many.

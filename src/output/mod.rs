@@ -8,7 +8,7 @@ pub mod plot;
 mod stats;
 
 pub use export::{
-    frame_files, frame_part_path, frame_path, is_frame_name, is_render_frame_name,
+    frame_files, frame_part_path, frame_path, is_frame_name, is_render_frame_name, remove_frames,
     remove_stale_frames, write_frame, Column, FrameFormat, FrameNames, Table,
 };
 pub use npy::{grid_path, npy_header, write_grids, write_npy, Grid};
@@ -54,13 +54,23 @@ pub fn resolved(path: &Path) -> std::io::Result<PathBuf> {
 }
 
 /// Writes `path` through a temporary file in the same directory and renames it into place.
+/// The temporary is made new (a stale file of its name is removed first; a link there is
+/// removed, never followed, so nothing outside the directory is written).
 pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     let temporary = partial_path(path);
+    match std::fs::remove_file(&temporary) {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => return Err(error),
+        _ => {}
+    }
     let result = (|| {
-        let mut writer = BufWriter::new(File::create(&temporary)?);
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)?;
+        let mut writer = BufWriter::new(file);
         write(&mut writer)?;
         writer.flush()?;
         drop(writer);
@@ -77,6 +87,22 @@ mod tests {
     use super::*;
 
     /// Spellings through `.`, `..` and a symbolic link resolve to one path, existing or not.
+    /// A link (or a stale file) at the temporary's name is replaced, never written through:
+    /// the file it points to, outside the directory, keeps its contents.
+    #[test]
+    fn a_link_at_the_temporarys_name_is_not_followed() {
+        let directory = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("precious.txt");
+        std::fs::write(&target, "keep").unwrap();
+        let path = directory.path().join("frame_0000.png");
+        std::os::unix::fs::symlink(&target, partial_path(&path)).unwrap();
+        write_atomically(&path, |out| out.write_all(b"new")).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        assert!(std::fs::symlink_metadata(partial_path(&path)).is_err());
+    }
+
     #[test]
     fn spellings_of_one_place_resolve_to_one_path() {
         let directory = tempfile::tempdir().unwrap();

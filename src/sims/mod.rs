@@ -285,8 +285,10 @@ pub trait Sim {
 
     /// The pointer over the picture: `position` in output pixels from the top-left of an
     /// output of `size` pixels (a flat picture lies where the last draw letterboxed it, beside
-    /// the panels' [`Output::covered`] band), `dragging` while the left button is held. Returns whether the
-    /// kind uses the pointer (a brush); the viewer's camera then leaves the left button alone.
+    /// the panels' [`Output::covered`] band), `dragging` while the left button is held. What
+    /// it returns counts at the press (the call that starts `dragging`): whether the kind
+    /// takes this drag (a brush, a grab); if not, the drag is the camera's until the button is
+    /// let go.
     fn pointer(&mut self, position: [f32; 2], size: [u32; 2], dragging: bool) -> bool {
         let _ = (position, size, dragging);
         false

@@ -189,6 +189,18 @@ pub fn displayable(text: &str) -> Cow<'_, str> {
             'φ' => out.push_str("phi"),
             'η' => out.push_str("eta"),
             'λ' => out.push_str("lambda"),
+            'α' => out.push_str("alpha"),
+            'β' => out.push_str("beta"),
+            'γ' => out.push_str("gamma"),
+            'δ' => out.push_str("delta"),
+            'ε' => out.push_str("epsilon"),
+            'θ' => out.push_str("theta"),
+            'κ' => out.push_str("kappa"),
+            'ν' => out.push_str("nu"),
+            'π' => out.push_str("pi"),
+            'σ' => out.push_str("sigma"),
+            'τ' => out.push_str("tau"),
+            'ω' => out.push_str("omega"),
             'Δ' => out.push('d'),
             'μ' => out.push('µ'),
             '−' | '–' | '—' => out.push('-'),
@@ -304,6 +316,7 @@ mod tests {
             displayable("m⁴/s², 1.0 → 0.5, ≥ 2"),
             "m^4/s², 1.0 -> 0.5, >= 2"
         );
+        assert_eq!(displayable("τ = 0.5 s, α ≈ 2"), "tau = 0.5 s, alpha ~ 2");
         assert!(matches!(
             displayable("m/s² · °"),
             std::borrow::Cow::Borrowed(_)

@@ -181,8 +181,14 @@ impl Viewer {
         if let Some(path) = &self.options.screenshot {
             return path.clone();
         }
-        self.screenshots += 1;
-        PathBuf::from(format!("fluidlab-screenshot-{}.png", self.screenshots))
+        // The next number no file has yet: an earlier session's screenshots stay.
+        loop {
+            self.screenshots += 1;
+            let path = PathBuf::from(format!("fluidlab-screenshot-{}.png", self.screenshots));
+            if std::fs::symlink_metadata(&path).is_err() {
+                return path;
+            }
+        }
     }
 
     fn fly(&mut self, seconds: f32) {

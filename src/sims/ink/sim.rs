@@ -415,8 +415,8 @@ impl Sim for InkSim {
     }
 
     /// Writes the view's image into the texture (a kernel through CUDA–GL interop on CUDA,
-    /// else an upload of the CPU's picture) and shows it in the largest centred viewport of its
-    /// aspect.
+    /// else an upload of the CPU's picture) and shows it in the largest viewport of its aspect
+    /// centred beside the panels' [`Output::covered`] band.
     fn draw(&mut self, _camera: &Camera, output: Output) -> Result<()> {
         self.covered = output.covered;
         if let Some(size) = self.draw_through_interop()? {

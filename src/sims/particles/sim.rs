@@ -1,6 +1,6 @@
 //! Particles behind the [`Sim`] door: the fountain or a spring-mass body, stepped stage by
 //! stage and timed, read back as tables and statistics, drawn by `render/`; the grabber, the
-//! F1–F3 scene keys, **K** and **T**. On CUDA the stages run on the GPU (`solver.rs`) and the
+//! F1–F3 scene keys, **P** and **T**. On CUDA the stages run on the GPU (`solver.rs`) and the
 //! fountain is drawn from its arrays shared with GL.
 
 use super::body::Body;
@@ -76,7 +76,7 @@ pub struct ParticlesSim {
     pub(super) cuda: Option<Device>,
     /// Which backend runs and why.
     pub(super) backend_note: String,
-    /// What the picture shows (the panel's rendering section, `--view`, **K** and **T**).
+    /// What the picture shows (the panel's rendering section, `--view`, **P** and **T**).
     pub render: RenderSettings,
     renderer: Option<Renderer>,
 }

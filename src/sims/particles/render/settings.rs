@@ -1,5 +1,5 @@
 //! What the user can change about the particles picture: the views of each scene (`--view`,
-//! the View menu, **K** and **T**), the lens flare, the droplets' size and stretch, the
+//! the View menu, **P** and **T**), the lens flare, the droplets' size and stretch, the
 //! speed and strain drawn red, and the panel's Rendering section.
 
 use crate::sims::particles::scene::Which;
@@ -7,7 +7,7 @@ use crate::sims::particles::scene::Which;
 /// The fountain's views (`--view`, the View menu), the first the default.
 pub const FOUNTAIN_VIEWS: [&str; 4] = ["scene", "additive", "basin-nodes", "lines"];
 /// The cloth's and jelly's views: the textured surface (**T**), nodes and springs coloured by
-/// energy (**K**), or both.
+/// energy (**P**), or both.
 pub const BODY_VIEWS: [&str; 3] = ["surface", "nodes", "both"];
 
 /// The views of a scene.
@@ -64,7 +64,7 @@ impl RenderSettings {
         self.view >= 1
     }
 
-    /// **K** (`nodes`) or **T** (`surface`) toggled on a body's views; never both off.
+    /// **P** (`nodes`) or **T** (`surface`) toggled on a body's views; never both off.
     pub fn toggle(&mut self, nodes: bool) {
         let (mut surface, mut springs) = (self.shows_surface(), self.shows_nodes());
         if nodes {
