@@ -112,7 +112,7 @@ fn the_status_lines_and_keys_of_every_kind_show_in_the_panels_font() {
         for line in state.sim.status().expect("status") {
             latin1(&line);
         }
-        for (key, action) in keys::KEYS.iter().chain(state.sim.key_help()) {
+        for (key, action) in keys::help(state.sim.as_ref()) {
             latin1(key);
             latin1(action);
         }
@@ -139,4 +139,26 @@ fn p_and_t_toggle_a_bodys_nodes_and_surface() {
         state.sim.key_help().iter().any(|(key, _)| *key == "P"),
         "the help lists P"
     );
+}
+
+/// The help overlay lists the camera's controls for the kinds the camera moves, and none for
+/// ink's flat picture (whose orbit, pan, zoom and fly do nothing).
+#[test]
+fn the_help_lists_camera_controls_only_where_the_camera_moves_the_picture() {
+    for (preset, camera) in [
+        ("tall-tank", true),
+        ("karman", false),
+        ("pool", true),
+        ("cloth", true),
+    ] {
+        let state = AppState::open(preset, Backend::Cpu).expect("the preset");
+        let help: Vec<&str> = keys::help(state.sim.as_ref())
+            .map(|(key, _)| *key)
+            .collect();
+        for (key, _) in keys::CAMERA_KEYS {
+            assert_eq!(help.contains(key), camera, "{preset}: {key}");
+        }
+        assert!(help.contains(&"Space") && help.contains(&"F12"), "{preset}");
+        assert_eq!(state.sim.flat(), !camera, "{preset}");
+    }
 }

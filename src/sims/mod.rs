@@ -297,6 +297,12 @@ pub trait Sim {
     /// Handles a key the viewer's own table does not use; returns whether it did.
     fn key(&mut self, key: KeyCode) -> bool;
 
+    /// Whether the kind draws a flat picture the camera does not move (ink): the viewer then
+    /// lists no camera controls (help overlay, panel).
+    fn flat(&self) -> bool {
+        false
+    }
+
     /// The kind's keys as the help overlay lists them: (keys, what they do).
     fn key_help(&self) -> &'static [(&'static str, &'static str)];
 

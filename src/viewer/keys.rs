@@ -2,11 +2,13 @@
 //! which also lists the running kind's keys ([`crate::sims::Sim::key_help`]).
 
 use super::panel::Action;
+use crate::sims::Sim;
 use crate::viewer::state::{AppState, Edit, RunMode};
 use winit::keyboard::KeyCode;
 
-/// Every key and mouse control, as the help overlay lists them.
-pub const KEYS: &[(&str, &str)] = &[
+/// The camera's keys and mouse controls, as the help overlay lists them (for the kinds drawn
+/// through the camera: not a flat picture, [`crate::sims::Sim::flat`]).
+pub const CAMERA_KEYS: &[(&str, &str)] = &[
     ("Left drag", "orbit the camera"),
     ("Right or middle drag", "pan the camera"),
     ("Wheel", "zoom"),
@@ -14,6 +16,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Q E", "fly down, up"),
     ("Shift (held)", "fly faster"),
     ("R", "reset the camera"),
+];
+
+/// The viewer's other keys, as the help overlay lists them.
+pub const KEYS: &[(&str, &str)] = &[
     ("Space", "pause / resume"),
     ("N", "advance one frame (step mode or paused)"),
     ("M", "continuous / step-by-step mode"),
@@ -23,6 +29,13 @@ pub const KEYS: &[(&str, &str)] = &[
     ("H", "show / hide this help"),
     ("Esc", "quit"),
 ];
+
+/// What the help overlay lists for `sim`: the camera's controls (unless its picture is flat),
+/// the viewer's keys, the kind's.
+pub fn help(sim: &dyn Sim) -> impl Iterator<Item = &(&'static str, &'static str)> {
+    let camera: &[(&str, &str)] = if sim.flat() { &[] } else { CAMERA_KEYS };
+    camera.iter().chain(KEYS).chain(sim.key_help())
+}
 
 /// Keys held to fly: (key, forward, right, up) direction.
 pub const FLY_KEYS: &[(KeyCode, f32, f32, f32)] = &[

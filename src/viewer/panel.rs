@@ -88,7 +88,9 @@ pub fn panels(
                     Err(error) => state.message = Some(format!("{error:#}")),
                 }
                 scene_file(ui, text, &mut actions);
-                camera(ui, &mut actions);
+                if !state.sim.flat() {
+                    camera(ui, &mut actions);
+                }
             });
         let width = ui.io().display_size[0];
         ui.window("statistics")
@@ -296,7 +298,7 @@ fn help(ui: &Ui, sim: &dyn Sim) {
         .position_pivot([0.5, 0.5])
         .always_auto_resize(true)
         .build(|| {
-            for (key, action) in keys::KEYS.iter().chain(sim.key_help()) {
+            for (key, action) in keys::help(sim) {
                 ui.text(displayable(&format!("{key:<22} {action}")));
             }
         });

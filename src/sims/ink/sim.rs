@@ -378,6 +378,10 @@ impl Sim for InkSim {
         true
     }
 
+    fn flat(&self) -> bool {
+        true
+    }
+
     fn key_help(&self) -> &'static [(&'static str, &'static str)] {
         &[
             ("Left drag (ink)", "paint ink and push the fluid"),
