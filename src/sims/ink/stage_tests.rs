@@ -244,3 +244,33 @@ fn vorticity_confinement_spins_a_vortex_up_by_epsilon_dx_omega() {
     }
     assert!(checked > 1000, "{checked} faces");
 }
+
+/// The pressure solve starts from `pressure_carry_over` of the last step's pressure: a
+/// harmonic pressure (p = x + 2y) with no divergence is a fixed point of the Jacobi sweep in
+/// the interior (each cell the mean of its four neighbours), so one sweep returns 0.8 of it.
+#[test]
+fn the_pressure_solve_starts_from_the_carried_over_pressure() {
+    let mut solver = CpuInk::new(
+        InkParams {
+            iterations: 1,
+            pressure_carry_over: 0.8,
+            ..params(16)
+        },
+        |_, _| false,
+    );
+    fill(&mut solver.flow.p, |x, y| x + 2.0 * y);
+    let before = solver.flow.p.data.clone();
+    solver.pressure();
+    let n = solver.flow.nx;
+    for j in 1..n - 1 {
+        for i in 1..n - 1 {
+            let k = j * n + i;
+            let expected = 0.8 * before[k];
+            assert!(
+                (solver.flow.p.data[k] - expected).abs() <= 1e-5,
+                "cell ({i}, {j}): {} vs {expected}",
+                solver.flow.p.data[k]
+            );
+        }
+    }
+}
