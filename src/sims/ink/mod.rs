@@ -136,4 +136,6 @@ pub struct SolveReport {
 }
 
 #[cfg(test)]
+mod stage_tests;
+#[cfg(test)]
 mod tests;

@@ -453,3 +453,94 @@ fn spray_sliding_on_the_floor_stops_at_a_box_standing_on_it() {
     assert_eq!(d.position, Vec3A::new(pillar.min.x, -1.0, 0.0), "{d:?}");
     assert_eq!(d.velocity, Vec3A::ZERO, "{d:?}");
 }
+
+/// The three potentials of two particles 0.5 h apart (W = 1 − r/h = ½), one moving at U
+/// along the line between them: approaching, each sees |vᵢⱼ| (1 − v̂ᵢⱼ·x̂ᵢⱼ) W = U · 2 · ½ = U
+/// of trapped air (head-on is the most air trapped); moving apart, none. Each is the other's
+/// surface: its normal points away from the other (the neighbours' weighted mean lies
+/// ½ · ½h / (1 + ½) = h/6 away, beyond 0.1 h), so the other lies below it and the curvature is
+/// (1 − n̂ᵢ·n̂ⱼ) W = 2 · ½ = 1, a crest for the one moving along its normal (moving apart),
+/// none approaching or at rest. The kinetic energy per unit mass is ½U² for the moving one and
+/// 0 for the other.
+#[test]
+fn two_particles_trap_air_head_on_and_make_a_crest_flying_apart() {
+    let h = 2.0 * SPACING;
+    let positions = [Vec3A::ZERO, Vec3A::new(0.5 * h, 0.0, 0.0)];
+    let (start, lists) = neighbour_lists(&positions, h);
+    let speed = 3.0f32;
+    for (sign, trapped, crest) in [(1.0f32, speed, 0.0), (-1.0, 0.0, 1.0)] {
+        let velocities = [Vec3A::new(sign * speed, 0.0, 0.0), Vec3A::ZERO];
+        let fluid = FluidView {
+            positions: &positions,
+            velocities: &velocities,
+            ids: &[0, 1],
+            neighbor_start: &start,
+            neighbors: &lists,
+            radius: h,
+            particle_radius: 0.5 * SPACING,
+        };
+        let raw = raw_potentials(&fluid);
+        for (i, [ta, wc, k]) in raw.iter().enumerate() {
+            assert!(
+                (ta - trapped).abs() <= 1e-5 * speed,
+                "direction {sign}, particle {i}: I_ta {ta} vs {trapped}"
+            );
+            let curvature = if i == 0 { crest } else { 0.0 };
+            assert!(
+                (wc - curvature).abs() <= 1e-5,
+                "direction {sign}, particle {i}: crest {wc} vs {curvature}"
+            );
+            let expected = if i == 0 { 0.5 * speed * speed } else { 0.0 };
+            assert!((k - expected).abs() <= 1e-6 * speed * speed, "I_k {k}");
+        }
+    }
+}
+
+/// Foam moves with the fluid's velocity averaged with W = 1 − r/h: at the top of a block
+/// whose velocity grows with depth, the nearer particles weigh more. A foam particle there
+/// takes that weighted mean (the plain mean is 1.9 times it) for one step.
+#[test]
+fn foam_moves_with_the_weighted_mean_of_the_fluid_velocity() {
+    let h = 2.0 * SPACING;
+    let block = lattice(9, 5, 9);
+    let top = 4.0 * SPACING;
+    let velocities: Vec<Vec3A> = block
+        .iter()
+        .map(|p| Vec3A::new(0.0, 0.0, 0.5 * (top - p.y) / SPACING))
+        .collect();
+    let start = Vec3A::new(4.0 * SPACING, top + 0.25 * SPACING, 4.0 * SPACING);
+    let (mut count, mut weights, mut weighted, mut plain) = (0, 0.0f32, Vec3A::ZERO, Vec3A::ZERO);
+    for (p, v) in block.iter().zip(&velocities) {
+        let r = (*p - start).length();
+        if r < h {
+            count += 1;
+            weights += 1.0 - r / h;
+            weighted += (1.0 - r / h) * *v;
+            plain += *v;
+        }
+    }
+    let (weighted, plain) = (weighted / weights, plain / count as f32);
+    assert!(
+        (SPRAY_BELOW..=BUBBLE_ABOVE).contains(&count),
+        "{count} neighbours"
+    );
+    assert!(plain.z > 1.3 * weighted.z, "{weighted} vs {plain}");
+    let dt = 0.01;
+    let (foam, _) = run(
+        &block,
+        &velocities,
+        one(start, Vec3A::ZERO, 5.0),
+        &FoamSettings::default(),
+        dt,
+        1,
+    );
+    let d = foam.particles[0];
+    assert_eq!(d.kind, DiffuseKind::Foam);
+    assert!(
+        (d.velocity - weighted).length() < 1e-5,
+        "{} vs {weighted}",
+        d.velocity
+    );
+    let moved = d.position - start;
+    assert!((moved - weighted * dt).length() < 1e-6, "{moved}");
+}

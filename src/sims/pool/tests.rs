@@ -592,3 +592,24 @@ fn stiffness_is_taken_up_to_the_lattices_limit_and_refused_naming_itself_beyond(
         "{error}"
     );
 }
+
+/// Damping is one rate for the whole motion: a substep of the spring lattice scales the
+/// vertical and the horizontal velocity alike by e^(−damping·dt) (with no force acting).
+#[test]
+fn springs_damp_the_horizontal_motion_like_the_vertical() {
+    let mut p = params(Model::Springs, Edges::Pool, 8);
+    p.damping = 2.0;
+    let mut s = super::surface::Surface::new(&p, |_, _| false);
+    let k = super::cpu::StepConstants::new(&p);
+    let m = 3 * 8 + 3;
+    s.velocity[m] = 1.0;
+    s.velocity_h[m] = [1.0, -0.5];
+    super::cpu::integrate(&mut s, &k);
+    let decay = (-p.damping * k.dt).exp();
+    assert!((s.velocity[m] - decay).abs() < 1e-6, "{}", s.velocity[m]);
+    let [a, b] = s.velocity_h[m];
+    assert!(
+        (a - decay).abs() < 1e-6 && (b + 0.5 * decay).abs() < 1e-6,
+        "{a}, {b}"
+    );
+}

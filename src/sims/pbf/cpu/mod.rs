@@ -581,3 +581,6 @@ impl Solver for CpuSolver {
         Ok(foam.foam(&fluid, settings, dt, gravity, world))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,152 @@
+//! The particles kind's stages one at a time on bodies of one to three nodes, against their
+//! definitions in closed form: the wind on a triangle, XPBD's compliant spring at rest, the
+//! ground's friction, the fountain's emission count and its cube's first bounce.
+
+use super::super::body::{Body, Spring, SpringKind};
+use super::super::dynamics::{self, Air, Surroundings};
+use super::super::fountain::{Fountain, FountainParams};
+use glam::Vec3;
+
+fn surroundings(wind: Vec3, drag: f32, relative: bool, friction: f32) -> Surroundings {
+    Surroundings {
+        air: Air {
+            gravity: Vec3::new(0.0, -9.82, 0.0),
+            wind,
+        },
+        wind_drag: drag,
+        wind_relative: relative,
+        ground: 0.0,
+        sphere: None,
+        friction,
+    }
+}
+
+/// A triangle of area A facing a wind w along its normal is pushed by drag · A · w along the
+/// normal, a third of it on each corner (2 N·s/m³ · ½ m² · 3 m/s = 3 N, 1 N per corner); moving
+/// with the wind (relative wind) it feels none.
+#[test]
+fn wind_pushes_a_facing_triangle_by_drag_times_area_times_speed_a_third_per_corner() {
+    let corners = vec![Vec3::ZERO, Vec3::X, Vec3::Y];
+    let wind = Vec3::new(0.0, 0.0, 3.0);
+    for (relative, moving, expected) in [(false, false, 1.0), (true, false, 1.0), (true, true, 0.0)]
+    {
+        let mut body = Body::new(corners.clone(), 0.1, Vec::new(), vec![[0, 1, 2]]);
+        if moving {
+            body.velocity.iter_mut().for_each(|v| *v = wind);
+        }
+        dynamics::wind(&mut body, &surroundings(wind, 2.0, relative, 0.0));
+        for (k, f) in body.force.iter().enumerate() {
+            assert!(
+                (*f - Vec3::new(0.0, 0.0, expected)).length() < 1e-6,
+                "relative {relative}, moving {moving}, corner {k}: {f}"
+            );
+        }
+    }
+}
+
+/// XPBD solves a spring as a distance constraint of compliance α = 1/k, α̃ = α/dt²: hanging
+/// from a pinned node, a mass settles where the spring holds its weight, stretched by m g / k
+/// (0.1 kg · 9.82 m/s² / 50 N/m = 1.96 cm), whatever dt and the iteration count. (With α̃ = α,
+/// or without the accumulated λ in the update, the stretch shrinks with dt or the iterations.)
+#[test]
+fn an_xpbd_spring_holds_a_hanging_mass_at_its_weight_over_the_stiffness() {
+    let (mass, k, rest) = (0.1f32, 50.0f32, 0.5f32);
+    for (dt, iterations) in [(1.0f32 / 600.0, 4), (1.0 / 240.0, 1)] {
+        let spring = Spring {
+            a: 0,
+            b: 1,
+            rest,
+            stiffness: k,
+        };
+        let mut body = Body::new(
+            vec![Vec3::ZERO, Vec3::new(0.0, -rest, 0.0)],
+            mass,
+            vec![(spring, SpringKind::Structural)],
+            Vec::new(),
+        );
+        body.pinned[0] = true;
+        let gravity = Vec3::new(0.0, -9.82, 0.0);
+        for _ in 0..(4.0 / dt) as usize {
+            dynamics::springs(&mut body, gravity, false);
+            dynamics::xpbd(&mut body, dt, 5.0, iterations);
+        }
+        let stretch = (body.position[1] - body.position[0]).length() - rest;
+        let expected = mass * 9.82 / k;
+        assert!(
+            (stretch / expected - 1.0).abs() < 1e-3,
+            "dt {dt}, {iterations} iterations: stretch {stretch} m, expected {expected} m"
+        );
+        assert!(body.velocity[1].length() < 1e-4, "{}", body.velocity[1]);
+    }
+}
+
+/// A node that went through the ground comes back onto it, loses its velocity into the ground
+/// and `friction` of the tangential part (0.25: (1, −2, 0.5) m/s → (0.75, 0, 0.375)); one
+/// already moving up keeps its vertical velocity. `previous` follows, so Verlet's implied
+/// velocity is the same.
+#[test]
+fn the_ground_stops_the_fall_and_friction_takes_its_share_of_the_slide() {
+    let dt = 0.01;
+    for (velocity, expected) in [
+        (Vec3::new(1.0, -2.0, 0.5), Vec3::new(0.75, 0.0, 0.375)),
+        (Vec3::new(1.0, 2.0, 0.5), Vec3::new(0.75, 2.0, 0.375)),
+    ] {
+        let mut body = Body::new(
+            vec![Vec3::new(0.3, -0.01, 0.2)],
+            0.1,
+            Vec::new(),
+            Vec::new(),
+        );
+        body.velocity[0] = velocity;
+        dynamics::collide(&mut body, &surroundings(Vec3::ZERO, 0.0, false, 0.25), dt);
+        assert_eq!(body.position[0], Vec3::new(0.3, 0.0, 0.2));
+        assert!(
+            (body.velocity[0] - expected).length() < 1e-6,
+            "{}",
+            body.velocity[0]
+        );
+        let implied = (body.position[0] - body.previous[0]) / dt;
+        assert!((implied - expected).length() < 1e-4, "{implied}");
+    }
+}
+
+/// The fountain emits rate · dt particles a step, the fraction carried: 100 /s at 60 steps/s
+/// (1⅔ a step) makes exactly 100 in a second, not 60.
+#[test]
+fn the_fountain_emits_its_rate_carrying_the_fraction() {
+    let mut fountain = Fountain::new(FountainParams {
+        rate: 100.0,
+        ..FountainParams::default()
+    });
+    let emitted: usize = (0..60).map(|_| fountain.emission(1.0 / 60.0, 0)).sum();
+    assert!((99..=100).contains(&emitted), "{emitted} in a second");
+}
+
+/// A drop falling onto the cube's top is put on it and thrown back up with `cut` of its
+/// vertical speed, its horizontal speed times `boost` (the spec's first bounce); the next hit
+/// keeps `bounce` of the vertical speed.
+#[test]
+fn the_first_bounce_on_the_cube_cuts_the_fall_and_boosts_the_slide() {
+    let params = FountainParams::default();
+    let mut fountain = Fountain::new(params);
+    let top = params.cube;
+    let dt = 0.01;
+    fountain.push(Vec3::new(0.1, top - 0.01, 0.1), Vec3::new(0.2, -3.0, 0.1));
+    fountain.collide(dt);
+    let expected = Vec3::new(0.2 * params.boost, 3.0 * params.cut, 0.1 * params.boost);
+    assert_eq!(fountain.position[0].y, top);
+    assert!(
+        (fountain.velocity[0] - expected).length() < 1e-6,
+        "{}",
+        fountain.velocity[0]
+    );
+    // Falling back onto it: the second hit.
+    fountain.position[0].y = top - 0.005;
+    fountain.velocity[0].y = -1.0;
+    fountain.collide(dt);
+    assert!(
+        (fountain.velocity[0].y - params.bounce).abs() < 1e-6,
+        "{}",
+        fountain.velocity[0]
+    );
+}
