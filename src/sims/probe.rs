@@ -435,6 +435,7 @@ mod tests {
             image.get_pixel(0, 0)
         );
         options.view = Some("fluid".into());
+        options.out = directory.path().join("frames-fluid");
         let error = format!("{:#}", render::run(&options).unwrap_err());
         assert!(error.contains("a probe scene shows temperature"), "{error}");
     }
