@@ -83,39 +83,43 @@ integrate(BodyStep b, float* __restrict__ position, float* __restrict__ previous
     }
 }
 
-// XPBD's prediction: v ← v + f/m·dt, x ← x + v·dt; `previous` ← x before.
+// XPBD solves for each node's displacement Δ over the substep (full float32 precision however
+// far from the origin), not its absolute position (dynamics.rs `xpbd`).
+
+// XPBD's prediction: `previous` ← x, v ← v + f/m·dt, Δ = v·dt (0 when pinned).
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-xpbd_predict(BodyStep b, float* __restrict__ position, float* __restrict__ previous,
+xpbd_predict(BodyStep b, const float* __restrict__ position, float* __restrict__ previous,
              float* __restrict__ velocity, const float* __restrict__ force,
-             const unsigned char* __restrict__ pinned) {
+             const unsigned char* __restrict__ pinned, float* __restrict__ displacement) {
     unsigned k = thread_index();
     if (k >= b.nodes) return;
-    vec3 x = load3(position, k);
-    store3(previous, k, x);
+    store3(previous, k, load3(position, k));
     if (pinned[k]) {
         store3(velocity, k, v3(0.0f, 0.0f, 0.0f));
+        store3(displacement, k, v3(0.0f, 0.0f, 0.0f));
         return;
     }
     vec3 v = add(load3(velocity, k), mul(load3(force, k), b.inverse_mass * b.dt));
     store3(velocity, k, v);
-    store3(position, k, add(x, mul(v, b.dt)));
+    store3(displacement, k, mul(v, b.dt));
 }
 
 // XPBD, one colour of one iteration: each spring of the colour (they share no node) projected
-// as a distance constraint of compliance 1/k, its λ accumulated.
+// as a distance constraint of compliance 1/k on d = (x_a − x_b) + (Δ_a − Δ_b), its λ
+// accumulated, the corrections to Δ.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
 xpbd_solve(BodyStep b, unsigned first, unsigned count, const unsigned* __restrict__ coloured,
            const unsigned* __restrict__ spring_a, const unsigned* __restrict__ spring_b,
            const float* __restrict__ spring_rest, const float* __restrict__ spring_stiffness,
            const unsigned char* __restrict__ pinned, float* __restrict__ lambda,
-           float* __restrict__ position) {
+           const float* __restrict__ previous, float* __restrict__ displacement) {
     unsigned t = thread_index();
     if (t >= count) return;
     unsigned s = coloured[first + t];
     unsigned a = spring_a[s], c = spring_b[s];
     float wa = pinned[a] ? 0.0f : b.inverse_mass, wb = pinned[c] ? 0.0f : b.inverse_mass;
-    vec3 pa = load3(position, a), pb = load3(position, c);
-    vec3 d = sub(pa, pb);
+    vec3 da = load3(displacement, a), db = load3(displacement, c);
+    vec3 d = add(sub(load3(previous, a), load3(previous, c)), sub(da, db));
     float len = length(d);
     if (len == 0.0f || wa + wb == 0.0f) return;
     float compliance = 1.0f / (spring_stiffness[s] * b.dt * b.dt);
@@ -123,17 +127,20 @@ xpbd_solve(BodyStep b, unsigned first, unsigned count, const unsigned* __restric
     float delta = (spring_rest[s] - len - compliance * l) / (wa + wb + compliance);
     lambda[s] = l + delta;
     vec3 n = divide(d, len);
-    store3(position, a, add(pa, mul(n, wa * delta)));
-    store3(position, c, sub(pb, mul(n, wb * delta)));
+    store3(displacement, a, add(da, mul(n, wa * delta)));
+    store3(displacement, c, sub(db, mul(n, wb * delta)));
 }
 
-// XPBD's velocities: the substep's motion over dt, damped.
+// XPBD's velocities and positions: v = Δ/dt, damped; x ← `previous` + Δ.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-xpbd_velocity(BodyStep b, const float* __restrict__ position, const float* __restrict__ previous,
-              float* __restrict__ velocity) {
+xpbd_velocity(BodyStep b, const float* __restrict__ previous,
+              const float* __restrict__ displacement, float* __restrict__ velocity,
+              float* __restrict__ position) {
     unsigned k = thread_index();
     if (k >= b.nodes) return;
-    store3(velocity, k, mul(divide(sub(load3(position, k), load3(previous, k)), b.dt), b.decay));
+    vec3 moved = load3(displacement, k);
+    store3(velocity, k, mul(divide(moved, b.dt), b.decay));
+    store3(position, k, add(load3(previous, k), moved));
 }
 
 // `collide` of a body: the ground, then the sphere; a node that touched either loses its

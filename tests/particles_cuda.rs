@@ -116,6 +116,38 @@ fn the_statistics_kernels_take_what_the_host_passes() {
     );
 }
 
+/// XPBD's kernels take what the host passes (src/sims/particles/cuda/stages.rs): they solve for
+/// the substep's displacements in their own array, so `xpbd_predict` takes the body's record
+/// and six arrays (position, previous, velocity, force, pins, displacement), `xpbd_solve` the
+/// record, the colour's first spring and count and nine arrays (the colouring, the springs'
+/// ends, rest lengths and stiffnesses, the pins, λ, previous, displacement), `xpbd_velocity`
+/// the record and four arrays (previous, displacement, velocity, position).
+#[test]
+#[cfg_attr(
+    not(fluidlab_nvcc),
+    ignore = "needs nvcc's PTX (scripts/setup.sh installs nvcc)"
+)]
+fn the_xpbd_kernels_take_what_the_host_passes() {
+    let ptx = module().ptx.expect("the PTX build.rs made");
+    let types = |kernel: &str| kinds::parameter_types(ptx, kernel);
+    let pointers = |n: usize| vec![".u64".to_string(); n];
+    for (kernel, counts, arrays) in [
+        ("xpbd_predict", 0, 6),
+        ("xpbd_solve", 2, 9),
+        ("xpbd_velocity", 0, 4),
+    ] {
+        let t = types(kernel);
+        assert_eq!(t.len(), 1 + counts + arrays, "{kernel}: {t:?}");
+        assert!(t[0].contains("[96]"), "{kernel}: {t:?}");
+        assert_eq!(
+            t[1..1 + counts],
+            vec![".u32".to_string(); counts][..],
+            "{kernel}"
+        );
+        assert_eq!(t[1 + counts..], pointers(arrays)[..], "{kernel}: {t:?}");
+    }
+}
+
 /// NVRTC compiles the embedded source for the H200 and its PTX holds every kernel.
 #[test]
 #[cfg_attr(

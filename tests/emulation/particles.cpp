@@ -180,14 +180,14 @@ int main(int argc, char** argv) {
         launch(b.nodes, [&] { integrate(b, position.data(), previous.data(), velocity.data(), force.data(), pinned.data()); });
         break;
     case XPBD: {
-        std::vector<float> lambda(spring_a.size(), 0.0f);
-        launch(b.nodes, [&] { xpbd_predict(b, position.data(), previous.data(), velocity.data(), force.data(), pinned.data()); });
+        std::vector<float> lambda(spring_a.size(), 0.0f), displacement(3 * b.nodes, 0.0f);
+        launch(b.nodes, [&] { xpbd_predict(b, position.data(), previous.data(), velocity.data(), force.data(), pinned.data(), displacement.data()); });
         for (unsigned it = 0; it < iterations; ++it)
             for (size_t c = 0; c + 1 < colour_start.size(); ++c) {
                 unsigned first = colour_start[c], count = colour_start[c + 1] - first;
-                launch(count, [&] { xpbd_solve(b, first, count, coloured.data(), spring_a.data(), spring_b.data(), spring_rest.data(), spring_stiffness.data(), pinned.data(), lambda.data(), position.data()); });
+                launch(count, [&] { xpbd_solve(b, first, count, coloured.data(), spring_a.data(), spring_b.data(), spring_rest.data(), spring_stiffness.data(), pinned.data(), lambda.data(), previous.data(), displacement.data()); });
             }
-        launch(b.nodes, [&] { xpbd_velocity(b, position.data(), previous.data(), velocity.data()); });
+        launch(b.nodes, [&] { xpbd_velocity(b, previous.data(), displacement.data(), velocity.data(), position.data()); });
         break;
     }
     case COLLIDE_NODES: {

@@ -193,6 +193,8 @@ pub(super) struct BodyBuffers {
     pub(super) spring_rest: CudaSlice<f32>,
     pub(super) spring_stiffness: CudaSlice<f32>,
     pub(super) lambda: CudaSlice<f32>,
+    /// XPBD's displacements over a substep, three per node.
+    pub(super) displacement: CudaSlice<f32>,
     /// Four per block: `reduce_nodes`' one, `body_stats`' four.
     pub(super) partials: CudaSlice<f64>,
     pub(super) stats: CudaSlice<f64>,

@@ -226,6 +226,7 @@ impl CudaParticles {
                 spring_rest: copy_f(&t.spring_rest).map_err(&alloc)?,
                 spring_stiffness: copy_f(&t.spring_stiffness).map_err(&alloc)?,
                 lambda: s.alloc_zeros(b.springs.len().max(1)).map_err(&alloc)?,
+                displacement: s.alloc_zeros(3 * n).map_err(&alloc)?,
                 partials: s.alloc_zeros(4 * blocks(n)).map_err(&alloc)?,
                 stats: s.alloc_zeros(4).map_err(&alloc)?,
                 figures: s.alloc_zeros(4).map_err(&alloc)?,

@@ -265,11 +265,12 @@ impl CudaParticles {
             BodyStage::Xpbd => {
                 let args = (
                     step,
-                    &mut b.position,
+                    &b.position,
                     &mut b.previous,
                     &mut b.velocity,
                     &b.force,
                     &b.pinned,
+                    &mut b.displacement,
                 );
                 // SAFETY: particles.cu's parameters.
                 unsafe { Self::launch(m, s, "xpbd_predict", grid, args)? };
@@ -290,7 +291,8 @@ impl CudaParticles {
                             &b.spring_stiffness,
                             &b.pinned,
                             &mut b.lambda,
-                            &mut b.position,
+                            &b.previous,
+                            &mut b.displacement,
                         );
                         // SAFETY: particles.cu's parameters; first + count ≤ springs.
                         unsafe {
@@ -304,7 +306,13 @@ impl CudaParticles {
                         };
                     }
                 }
-                let args = (step, &b.position, &b.previous, &mut b.velocity);
+                let args = (
+                    step,
+                    &b.previous,
+                    &b.displacement,
+                    &mut b.velocity,
+                    &mut b.position,
+                );
                 // SAFETY: particles.cu's parameters.
                 unsafe { Self::launch(m, s, "xpbd_velocity", grid, args)? };
             }
