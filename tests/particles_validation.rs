@@ -188,7 +188,7 @@ fn swing(n: usize, solver: (Integrator, u32), gravity: f32, seconds: f32) -> Swi
 
 /// A cloth pinned along its top row swings out of its plane as D. Bernoulli's hanging chain
 /// (each row a link): for Verlet, symplectic Euler and XPBD (5 iterations) at n = 6, 11, 16
-/// its period is the discrete chain's at the cloth's own rest spacings within 0.6 %, and
+/// its period is the discrete chain's at the cloth's own rest spacings within 0.3 %, and
 /// converges on the continuous chain's ω₁ = (j₀₁/2)·√(g/L): 1.6 % below it at n = 16 (the
 /// discrete chain's ≈ 1/(4(n − 1)), a chain of lumped masses being about h/2 longer), each n
 /// closer than the one before. The same cloth under 10 % less gravity than the theory's is
@@ -207,7 +207,7 @@ fn a_cloth_hanging_from_its_top_row_swings_as_the_hanging_chain() {
             let (to_chain, to_continuum) = (s.omega / s.chain - 1.0, s.omega / s.continuum - 1.0);
             let name = solver.0.name();
             assert!(
-                to_chain.abs() < 0.006,
+                to_chain.abs() < 0.003,
                 "{name}, n = {n}: ω {:.4} rad/s against the discrete chain's {:.4}",
                 s.omega,
                 s.chain
@@ -281,7 +281,7 @@ fn weight_over_springs(n: usize, mass: f32) -> f64 {
 /// crossing it within 4 % (measured +2.9 %: the even spread is an approximation, the edges
 /// carry more; 10 % more mass is outside), the largest strain between that and the weight
 /// over the structural springs alone; XPBD at compliance 1/k and the same substeps comes to
-/// the springs' strain as its iterations grow: within 0.5 % from 2 iterations on, 1 iteration
+/// the springs' strain as its iterations grow: within 1 % from 2 iterations on, 1 iteration
 /// softer by more than 2 % (its Gauss–Seidel sweep has not converged). At 96 substeps, where
 /// a substep's fall g·dt² = 2.8·10⁻⁷ m is about one float32 step of y at 2 m, XPBD (solving
 /// for the substep's displacement) is within 1.5 % of the springs' at 1, 2 and 5 iterations
@@ -494,6 +494,8 @@ fn far_from_the_origin_xpbd_still_falls() {
             integrator.name()
         );
     }
+    // Verlet's known float32 limit (its velocity is x − x₋; docs/particles.md): when it is
+    // fixed, this assertion turns into Verlet falling as the others do.
     let (fall, _) = far_fall(Integrator::Verlet, 1000.0, 30);
     assert!(fall.abs() < 1e-3, "verlet at y = 1000 m: fell {fall:.5} m");
 }

@@ -58,4 +58,6 @@ impl PoolStage {
 }
 
 #[cfg(test)]
+mod sim_tests;
+#[cfg(test)]
 mod tests;

@@ -111,7 +111,8 @@ fn the_ground_stops_the_fall_and_friction_takes_its_share_of_the_slide() {
 }
 
 /// The fountain emits rate · dt particles a step, the fraction carried: 100 /s at 60 steps/s
-/// (1⅔ a step) makes exactly 100 in a second, not 60.
+/// (1⅔ a step) makes 100 in a second (99 where the fraction's float round-off falls short),
+/// not 60.
 #[test]
 fn the_fountain_emits_its_rate_carrying_the_fraction() {
     let mut fountain = Fountain::new(FountainParams {

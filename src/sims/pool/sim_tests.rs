@@ -1,0 +1,178 @@
+//! The pool behind the door: scene files, scenarios, the pointer, rain, the edge list, land,
+//! the stiffness limit (the physics is `tests.rs`').
+
+use super::params::{Edges, Model};
+use super::surface::{FIXED, LOCK_H};
+use super::tests::params;
+
+/// Opens a pool scene of `text` (after `kind = "pool"`) on the CPU.
+fn open(text: &str) -> super::PoolSim {
+    let source = crate::scene::Source::parse(&format!("kind = \"pool\"\n{text}"), "t", "t.toml")
+        .expect("a kind");
+    let options = crate::sims::OpenOptions {
+        backend: crate::sims::Backend::Cpu,
+        ..Default::default()
+    };
+    super::PoolSim::open(&source, &options).unwrap()
+}
+
+/// The pointer picks the point of the rest plane under it: the middle of the picture is the
+/// point the camera looks at; a pixel showing the sky picks nothing; a drag drops there.
+#[test]
+fn the_pointer_picks_the_water_under_it() {
+    use crate::gfx::camera::Camera;
+    use crate::sims::Sim;
+    let mut sim = open("[pool]\nnodes = 64\n");
+    assert_eq!(
+        sim.pick([320.0, 240.0], [640, 480]),
+        None,
+        "no frame drawn yet"
+    );
+    let camera = Camera {
+        target: glam::Vec3::new(0.6, 0.0, 1.3),
+        yaw: 0.4,
+        pitch: 0.7,
+        distance: 3.0,
+    };
+    sim.draw_camera(camera);
+    let [x, z] = sim.pick([320.0, 240.0], [640, 480]).unwrap();
+    assert!((x - 0.6).abs() < 1e-4 && (z - 1.3).abs() < 1e-4, "{x}, {z}");
+    assert_eq!(sim.pick([320.0, 0.0], [640, 480]), None, "the sky");
+    assert!(sim.pointer([320.0, 240.0], [640, 480], true));
+    sim.step().unwrap();
+    let s = &sim.solver.as_cpu().expect("the CPU solver").surface;
+    let k = (1.3 / s.h).round() as usize * s.n + (0.6 / s.h).round() as usize;
+    assert!(s.height[k] > 0.005, "{}", s.height[k]);
+}
+
+/// The panel's scenarios set the edges, horizontal motion and islands they name, and the flags
+/// follow at once.
+#[test]
+fn scenarios_set_edges_motion_and_islands() {
+    use super::panel::Scenario;
+    let mut sim = open("[pool]\nnodes = 32\n[surface]\nmodel = \"springs\"\n");
+    let count = |sim: &super::PoolSim, flag: u8| {
+        sim.solver.flags().iter().filter(|f| *f & flag != 0).count()
+    };
+    assert_eq!(sim.scenario(), Scenario::Pool);
+    assert_eq!((count(&sim, FIXED), count(&sim, LOCK_H)), (0, 4 * 31));
+    sim.set_scenario(Scenario::Shore);
+    assert_eq!(count(&sim, FIXED), 4 * 31);
+    sim.set_scenario(Scenario::HeightField);
+    assert_eq!((count(&sim, FIXED), count(&sim, LOCK_H)), (0, 32 * 32));
+    sim.set_scenario(Scenario::Islands);
+    assert_eq!(sim.scenario(), Scenario::Islands);
+    let island = count(&sim, FIXED);
+    assert!((40..80).contains(&island), "{island} island nodes");
+    sim.set_scenario(Scenario::OpenSea);
+    assert_eq!(sim.scenario(), Scenario::OpenSea);
+    assert_eq!(count(&sim, super::surface::OPEN), 4 * 31);
+    assert_eq!(
+        count(&sim, FIXED),
+        island,
+        "the island stays in the open sea"
+    );
+}
+
+/// Rain falls at its rate: the Poisson counts' mean over many frames is the rate × dt.
+#[test]
+fn rain_falls_at_its_rate() {
+    let mut rng = super::drops::Rng::new(7);
+    for mean in [0.5f32, 4.0, 50.0] {
+        let total: u32 = (0..20_000).map(|_| rng.poisson(mean)).sum();
+        let measured = total as f32 / 20_000.0;
+        assert!(
+            (measured / mean - 1.0).abs() < 0.03,
+            "{measured} for {mean}"
+        );
+    }
+}
+
+/// `edges` (and its kernel) visits every edge node of the grid once, corners included, and no
+/// inner node.
+#[test]
+fn every_edge_node_is_visited_once() {
+    for n in [8usize, 9, 40] {
+        let mut seen = vec![0u32; n * n];
+        for q in 0..4 * (n - 1) {
+            let (i, j) = super::cpu::edge_node(n, q);
+            assert!(i == 0 || j == 0 || i == n - 1 || j == n - 1, "({i}, {j})");
+            seen[j * n + i] += 1;
+        }
+        let edge = |k: usize| {
+            let (i, j) = (k % n, k / n);
+            i == 0 || j == 0 || i == n - 1 || j == n - 1
+        };
+        for (k, &count) in seen.iter().enumerate() {
+            assert_eq!(count, u32::from(edge(k)), "node {k} of {n}²");
+        }
+    }
+}
+
+/// The renderer's `land` pass is left out only where no node is fixed: the solver knows after
+/// every change of the flags (what the interop path tells the renderer; an upload counts the
+/// texels itself).
+#[test]
+fn the_solver_knows_whether_any_node_is_land() {
+    use super::solver::PoolSolver;
+    let walls = params(Model::Wave, Edges::Pool, 24);
+    let mut solver = PoolSolver::cpu(&walls, |_, _| false);
+    assert!(!solver.has_land());
+    solver.set_island_node(&walls, 5, 7, true);
+    assert!(solver.has_land());
+    solver.set_island_node(&walls, 5, 7, false);
+    assert!(!solver.has_land());
+    let shore = params(Model::Wave, Edges::Shore, 24);
+    solver.set_flags(&shore, |_, _| false);
+    assert!(solver.has_land(), "a fixed shoreline is land");
+    solver.set_flags(&walls, |x, _| x < 0.2);
+    assert!(solver.has_land(), "an island");
+    solver.set_flags(&walls, |_, _| false);
+    assert!(!solver.has_land());
+}
+
+/// `springs.stiffness` is taken up to the lattice's limit ([`PoolParams::most_stiffness`]: a
+/// wave speed of 1000 m/s or 4096 substeps per frame, whichever comes first) and refused just
+/// beyond it, naming the stiffness, on either model and at either frame time.
+#[test]
+fn stiffness_is_taken_up_to_the_lattices_limit_and_refused_naming_itself_beyond() {
+    use super::scene::PoolScene;
+    use crate::scene::Source;
+    let scene = |model: &str, dt: f32, k: f32| {
+        let text = format!(
+            "kind = \"pool\"\n[surface]\nmodel = \"{model}\"\ndt = {dt}\n[springs]\n\
+             stiffness = {k:e}\n"
+        );
+        PoolScene::from_source(&Source::parse(&text, "test", "test.toml").unwrap())
+    };
+    for (model, dt) in [
+        ("wave", 1.0 / 60.0),
+        ("springs", 1.0 / 60.0),
+        ("springs", 0.001),
+    ] {
+        let mut params = scene(model, dt, 1.0).unwrap().params;
+        let most = params.most_stiffness();
+        let accepted = scene(model, dt, 0.999 * most).unwrap();
+        assert!(accepted.params.substeps() <= 4096, "{model} {dt}");
+        assert!(accepted.params.wave_speed <= 1000.0, "{model} {dt}");
+        // Within 1 % of the limit, one bound or the other is nearly reached.
+        params.wave_speed = params.wave_speed_of(most);
+        assert!(
+            params.wave_speed > 990.0 || params.substeps() > 4050,
+            "{model} {dt}: {} m/s, {} substeps",
+            params.wave_speed,
+            params.substeps()
+        );
+        let error = scene(model, dt, 1.001 * most).unwrap_err().to_string();
+        assert!(
+            error.starts_with("test.toml:6: springs.stiffness: ") && error.contains("at most"),
+            "{model} {dt}: {error}"
+        );
+    }
+    // Beyond 1e12, the key's own range.
+    let error = scene("wave", 1.0 / 60.0, 2e12).unwrap_err().to_string();
+    assert!(
+        error.starts_with("test.toml:6: springs.stiffness: must be in (0, 1e12]"),
+        "{error}"
+    );
+}
