@@ -255,37 +255,6 @@ fn check_out(options: &RenderOptions) -> Result<()> {
     Ok(())
 }
 
-/// Creates `--out`, removes the temporary files of a stopped render there and, with
-/// `--overwrite`, an earlier render's frames (only names `render` writes), saying so.
-fn prepare_out(options: &RenderOptions) -> Result<()> {
-    let out = &options.out;
-    std::fs::create_dir_all(out)
-        .with_context(|| format!("--out {}: cannot create the directory", out.display()))?;
-    let removed = output::remove_stale_frames(out, FrameNames::Render)
-        .with_context(|| format!("--out {}: cannot clear stale frames", out.display()))?;
-    if removed > 0 && !options.quiet {
-        eprintln!(
-            "removed {removed} temporary frame file(s) a stopped render left in {}",
-            out.display()
-        );
-    }
-    if options.overwrite {
-        let removed = output::remove_frames(out, FrameNames::Render).with_context(|| {
-            format!(
-                "--overwrite: cannot remove the earlier frames in {}",
-                out.display()
-            )
-        })?;
-        if removed > 0 && !options.quiet {
-            eprintln!(
-                "removed {removed} frame(s) of an earlier render from {}",
-                out.display()
-            );
-        }
-    }
-    Ok(())
-}
-
 fn render_frames(
     options: &RenderOptions,
     headless: &mut Headless,
@@ -325,7 +294,12 @@ fn render_frames(
         };
         pbf.apply(PbfEdit::Foam(foam))?;
     }
-    prepare_out(options)?;
+    output::prepare_frame_directory(
+        &options.out,
+        FrameNames::Render,
+        options.overwrite,
+        options.quiet,
+    )?;
     if !options.quiet {
         eprintln!(
             "{}: {} {}, {} frames of {}×{} ({} view), backend {}, {}",

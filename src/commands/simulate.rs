@@ -276,32 +276,12 @@ fn create_outputs(options: &SimulateOptions) -> Result<Option<StatsWriter>> {
         _ => None,
     };
     if let Some(directory) = &options.export {
-        std::fs::create_dir_all(directory).with_context(|| {
-            format!("cannot create the export directory {}", directory.display())
-        })?;
-        let removed = output::remove_stale_frames(directory, FrameNames::Export)
-            .with_context(|| format!("cannot clear stale frames from {}", directory.display()))?;
-        if removed > 0 && !options.quiet {
-            eprintln!(
-                "removed {removed} temporary frame file(s) a stopped run left in {}",
-                directory.display()
-            );
-        }
-        if options.overwrite {
-            let removed =
-                output::remove_frames(directory, FrameNames::Export).with_context(|| {
-                    format!(
-                        "--overwrite: cannot remove the earlier frames in {}",
-                        directory.display()
-                    )
-                })?;
-            if removed > 0 && !options.quiet {
-                eprintln!(
-                    "--overwrite: removed {removed} frame file(s) of an earlier run from {}",
-                    directory.display()
-                );
-            }
-        }
+        output::prepare_frame_directory(
+            directory,
+            FrameNames::Export,
+            options.overwrite,
+            options.quiet,
+        )?;
     }
     if let (None, Some(path)) = (&stats, &options.stats) {
         stats = Some(create_stats(path)?);

@@ -144,6 +144,14 @@ pub enum FrameNames {
 }
 
 impl FrameNames {
+    /// What writes these frames, as messages name it.
+    fn writer(self) -> &'static str {
+        match self {
+            FrameNames::Export => "run",
+            FrameNames::Render => "render",
+        }
+    }
+
     fn matches(self, name: &str) -> bool {
         match self {
             FrameNames::Export => is_frame_name(name),
@@ -213,6 +221,36 @@ pub fn remove_frames(directory: &Path, names: FrameNames) -> std::io::Result<usi
         std::fs::remove_file(directory.join(name))?;
     }
     Ok(frames.len())
+}
+
+/// Makes `directory` ready for a run's frames of `names`: creates it, removes the temporary
+/// files a stopped run left there and, with `overwrite`, an earlier run's frames
+/// ([`remove_frames`]), saying what went on stderr unless `quiet`.
+pub fn prepare_frame_directory(
+    directory: &Path,
+    names: FrameNames,
+    overwrite: bool,
+    quiet: bool,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let (shown, writer) = (directory.display(), names.writer());
+    std::fs::create_dir_all(directory)
+        .with_context(|| format!("cannot create the directory {shown}"))?;
+    let removed = remove_stale_frames(directory, names)
+        .with_context(|| format!("cannot clear stale frames from {shown}"))?;
+    if removed > 0 && !quiet {
+        eprintln!("removed {removed} temporary frame file(s) a stopped {writer} left in {shown}");
+    }
+    if overwrite {
+        let removed = remove_frames(directory, names)
+            .with_context(|| format!("--overwrite: cannot remove the earlier frames in {shown}"))?;
+        if removed > 0 && !quiet {
+            eprintln!(
+                "--overwrite: removed {removed} frame file(s) of an earlier {writer} from {shown}"
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Removes the temporary frame files of `names` (`.frame_NNNNN.csv.partial`, `.ply.partial`,

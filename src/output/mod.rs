@@ -8,8 +8,9 @@ pub mod plot;
 mod stats;
 
 pub use export::{
-    frame_files, frame_part_path, frame_path, is_frame_name, is_render_frame_name, remove_frames,
-    remove_stale_frames, write_frame, Column, FrameFormat, FrameNames, Table,
+    frame_files, frame_part_path, frame_path, is_frame_name, is_render_frame_name,
+    prepare_frame_directory, remove_frames, remove_stale_frames, write_frame, Column, FrameFormat,
+    FrameNames, Table,
 };
 pub use npy::{grid_path, npy_header, write_grids, write_npy, Grid};
 pub use stats::StatsWriter;
