@@ -12,10 +12,12 @@
 //! this file the registration's life: register once, map per frame, renew, release.
 
 mod driver;
+mod surface;
 #[cfg(test)]
 mod tests;
 
 pub use driver::{create_surface, gl_device, CudaGraphics};
+pub use surface::MappedSurface;
 
 use super::launch::is_execution_error;
 use super::CudaError;

@@ -30,7 +30,7 @@ use super::params::{InkParams, PressureSolver};
 use super::{InkStage, SolveReport, Stamp};
 use crate::cuda::interop::GlInterop;
 use crate::cuda::{CudaError, EventTimer};
-use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use kernels::{InkGrid, InkKernels};
 use multigrid::GpuMultigrid;
 use std::sync::Arc;
@@ -147,8 +147,8 @@ pub struct CudaInk {
     stage_timing: bool,
     frame_open: bool,
     interop: GlInterop,
-    /// The surface object of the mapped texture's array, kept while the array is the same.
-    surface: Option<(sys::CUarray, u64)>,
+    /// The surface object the picture kernel writes the mapped texture through.
+    surface: crate::cuda::interop::MappedSurface,
     /// Multigrid levels of at most this many cells run in one block.
     tail_cells: usize,
     interop_noted: bool,
@@ -227,7 +227,7 @@ impl CudaInk {
             stage_timing: true,
             frame_open: false,
             interop: GlInterop::default(),
-            surface: None,
+            surface: Default::default(),
             tail_cells: multigrid::TAIL_CELLS,
             interop_noted: false,
             params,

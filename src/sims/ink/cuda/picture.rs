@@ -7,7 +7,6 @@
 use super::{slot, CudaInk};
 use crate::cuda::CudaError;
 use crate::sims::ink::scene::Background;
-use cudarc::driver::sys;
 
 /// The kernel's view codes (`VIEW_*` in ink.cu).
 const VIEW_INK: i32 = 0;
@@ -76,23 +75,9 @@ impl CudaInk {
             &mut b.stats,
             slot::PICTURE,
         )?;
-        let cached = &mut self.surface;
+        let surfaces = &mut self.surface;
         let write = |mapped: crate::cuda::interop::MappedArray| -> Result<(), CudaError> {
-            let surface = match *cached {
-                Some((array, surface)) if array == mapped.array => surface,
-                _ => {
-                    if let Some((_, old)) = cached.take() {
-                        s.synchronize()
-                            .map_err(CudaError::driver("waiting for the last picture"))?;
-                        // SAFETY: a surface object this solver created, no longer in use (the
-                        // stream that used it is synchronised).
-                        unsafe { sys::cuSurfObjectDestroy(old) };
-                    }
-                    let surface = crate::cuda::interop::create_surface(mapped.array)?;
-                    *cached = Some((mapped.array, surface));
-                    surface
-                }
-            };
+            let surface = surfaces.create(mapped.array)?;
             // SAFETY: `surface` is a live surface object of the mapped RGBA8 array, which holds
             // at least `size` texels (checked by write_texture).
             unsafe {
@@ -108,7 +93,8 @@ impl CudaInk {
                     surface,
                     size,
                 )
-            }
+            }?;
+            surfaces.queued(s)
         };
         // SAFETY: the solver's stream, its context bound above; the caller has the GL context
         // that owns the texture current.
@@ -133,10 +119,7 @@ impl CudaInk {
         let registered = self.interop.is_registered() || self.surface.is_some();
         if registered && self.context.bind_to_thread().is_ok() {
             let _ = self.stream.synchronize();
-            if let Some((_, surface)) = self.surface.take() {
-                // SAFETY: a surface object this solver created, no longer in use (synchronised).
-                unsafe { sys::cuSurfObjectDestroy(surface) };
-            }
+            let _ = self.surface.retire();
             self.interop.release();
         }
     }

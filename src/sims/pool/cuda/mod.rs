@@ -27,7 +27,7 @@ use super::surface::{self, Surface};
 use super::PoolStage;
 use crate::cuda::interop::GlInterop;
 use crate::cuda::{CudaError, EventTimer};
-use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use kernels::{PoolGrid, PoolKernels};
 use std::sync::Arc;
 
@@ -99,8 +99,8 @@ pub struct CudaPool {
     stage_timing: bool,
     frame_open: bool,
     interop: GlInterop,
-    /// The surface object of the mapped texture's array, kept while the array is the same.
-    surface: Option<(sys::CUarray, u64)>,
+    /// The surface object the picture kernel writes the mapped texture through.
+    surface: crate::cuda::interop::MappedSurface,
     interop_noted: bool,
 }
 
@@ -158,7 +158,7 @@ impl CudaPool {
             stage_timing: true,
             frame_open: false,
             interop: GlInterop::default(),
-            surface: None,
+            surface: Default::default(),
             interop_noted: false,
         };
         solver.upload(&surface)?;

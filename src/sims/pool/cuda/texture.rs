@@ -9,7 +9,6 @@ use super::kernels::PoolGrid;
 use super::CudaPool;
 use crate::cuda::CudaError;
 use crate::sims::pool::surface::FIXED;
-use cudarc::driver::sys;
 
 impl CudaPool {
     /// Writes the surface into the GL texture `texture` (RGBA32F storage of at least N × N
@@ -26,26 +25,13 @@ impl CudaPool {
             ..PoolGrid::default()
         };
         let (k, s, b) = (&self.kernels, &self.stream, &self.buffers);
-        let cached = &mut self.surface;
+        let surfaces = &mut self.surface;
         let write = |mapped: crate::cuda::interop::MappedArray| -> Result<(), CudaError> {
-            let surface = match *cached {
-                Some((array, surface)) if array == mapped.array => surface,
-                _ => {
-                    if let Some((_, old)) = cached.take() {
-                        s.synchronize()
-                            .map_err(CudaError::driver("waiting for the last texture write"))?;
-                        // SAFETY: a surface object this solver created, no longer in use (the
-                        // stream that used it is synchronised).
-                        unsafe { sys::cuSurfObjectDestroy(old) };
-                    }
-                    let surface = crate::cuda::interop::create_surface(mapped.array)?;
-                    *cached = Some((mapped.array, surface));
-                    surface
-                }
-            };
+            let surface = surfaces.create(mapped.array)?;
             // SAFETY: `surface` is a live surface object of the mapped RGBA32F array, which
             // holds at least N × N texels (checked by write_texture).
-            unsafe { k.surface_texels(s, &g, (&b.height, &b.offset), &b.flags, surface) }
+            unsafe { k.surface_texels(s, &g, (&b.height, &b.offset), &b.flags, surface) }?;
+            surfaces.queued(s)
         };
         // SAFETY: the solver's stream, its context bound above; the caller has the GL context
         // that owns the texture current.
@@ -94,10 +80,7 @@ impl CudaPool {
         let registered = self.interop.is_registered() || self.surface.is_some();
         if registered && self.context.bind_to_thread().is_ok() {
             let _ = self.stream.synchronize();
-            if let Some((_, surface)) = self.surface.take() {
-                // SAFETY: a surface object this solver created, no longer in use (synchronised).
-                unsafe { sys::cuSurfObjectDestroy(surface) };
-            }
+            let _ = self.surface.retire();
             self.interop.release();
         }
     }
