@@ -1,47 +1,10 @@
 // Just enough of CUDA for kernels/pbf.cu to compile as plain C++ and run on the CPU, one
-// thread at a time (src/sims/pbf/cuda/emulation.rs). Atomics are plain read-modify-writes, which is
-// exact when threads run one after another. scan_test.cpp adds real barriers and shuffles.
+// thread at a time (src/sims/pbf/cuda/emulation.rs): the built-ins (cuda_builtins.h) and the
+// warp and block primitives each emulation defines as it needs (scan_test.cpp adds real
+// barriers and shuffles). PBF_EMULATION selects pbf.cu's one-thread-at-a-time sums.
 #pragma once
 #define PBF_EMULATION 1
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-
-struct float3 { float x, y, z; };
-struct float4 { float x, y, z, w; };
-struct int3 { int x, y, z; };
-inline float3 make_float3(float x, float y, float z) { return {x, y, z}; }
-inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
-inline int3 make_int3(int x, int y, int z) { return {x, y, z}; }
-
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __noinline__
-#define __launch_bounds__(...)
-#define __restrict__
-#define __shared__ static
-
-struct Dim { unsigned x, y, z; };
-extern thread_local Dim blockIdx, threadIdx;
-extern Dim blockDim;
-
-inline unsigned atomicAdd(unsigned* a, unsigned v) { unsigned old = *a; *a += v; return old; }
-inline double atomicAdd(double* a, double v) { double old = *a; *a += v; return old; }
-inline unsigned atomicMax(unsigned* a, unsigned v) { unsigned old = *a; if (v > old) *a = v; return old; }
-inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
-inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
-inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
-// CUDA's explicitly rounded operations, never contracted into a fused multiply-add (nvcc
-// leaves them alone; the volatile result keeps -ffp-contract=fast off them here too).
-inline float __fmul_rn(float a, float b) { volatile float r = a * b; return r; }
-inline float __fadd_rn(float a, float b) { volatile float r = a + b; return r; }
-inline double __dmul_rn(double a, double b) { volatile double r = a * b; return r; }
-inline double __dadd_rn(double a, double b) { volatile double r = a + b; return r; }
-using std::isfinite;
-using std::isnan;
-using std::max;
-using std::min;
+#include "cuda_builtins.h"
 
 unsigned __shfl_up_sync(unsigned mask, unsigned value, int offset);
 unsigned __shfl_xor_sync(unsigned mask, unsigned value, int lane_mask);

@@ -1,18 +1,10 @@
 // What kernels/ink.cu needs beyond cuda_shim.h to compile as plain C++ (tests/emulation/ink.cpp,
-// src/sims/ink/cuda/emulation.rs): float2, uchar4, gridDim, and the picture's texel writes
-// into host memory instead of a surface.
+// src/sims/ink/cuda/emulation.rs): the picture's texel writes into host memory instead of a
+// surface.
 #pragma once
 #define INK_EMULATION 1
 #include "cuda_shim.h"
 #include <vector>
-
-struct float2 { float x, y; };
-struct uchar4 { unsigned char x, y, z, w; };
-inline float2 make_float2(float x, float y) { return {x, y}; }
-inline uchar4 make_uchar4(unsigned char x, unsigned char y, unsigned char z, unsigned char w) { return {x, y, z, w}; }
-using std::fmax;
-using std::sqrt;
-extern Dim gridDim;
 
 // The picture: RGBA8 rows from the bottom, `texel_width` texels each.
 extern std::vector<unsigned char> texels;
