@@ -15,7 +15,7 @@
 //! (`$CUDA_PATH/include`, `/usr/local/cuda/include`, or `.tools/cuda/nvidia/cu13/include`).
 //!
 //! And it sets a `cfg` for each thing some tests need that a machine may lack (a GPU, libnvrtc,
-//! nvcc's output, ptxas, a C++20 compiler), so those tests are marked ignored with the reason
+//! nvcc's output, ptxas, a C++20 compiler, cuda.h, AddressSanitizer's runtime), so those tests are marked ignored with the reason
 //! and counted as skipped, not passed (docs/testing.md, "Skipped tests").
 
 use std::env;
@@ -142,6 +142,8 @@ fn probe_test_needs(manifest: &Path, out: &Path, nvcc: Option<&Path>, prebuilt: 
         ("fluidlab_project_nvcc", manifest.join(LOCAL_NVCC).exists()),
         ("fluidlab_ptxas", prebuilt.ptx && ptxas),
         ("fluidlab_cxx20", compiles_cxx20(out)),
+        ("fluidlab_cuda_header", finds_cuda_header(manifest)),
+        ("fluidlab_asan", has_asan_runtime()),
         ("fluidlab_avx2", host_has_avx2()),
     ];
     for (cfg, met) in needs {
@@ -150,6 +152,35 @@ fn probe_test_needs(manifest: &Path, out: &Path, nvcc: Option<&Path>, prebuilt: 
             println!("cargo::rustc-cfg={cfg}");
         }
     }
+}
+
+/// Whether `cuda.h` is at hand (the toolkit's, or the one scripts/setup.sh installs from PyPI):
+/// the emulated CUDA driver (tests/emulation/driver/) is built against it.
+fn finds_cuda_header(manifest: &Path) -> bool {
+    println!("cargo::rerun-if-changed={LOCAL_CUDA_INCLUDE}/cuda.h");
+    let mut roots = vec![
+        manifest.join(LOCAL_CUDA_INCLUDE),
+        PathBuf::from("/usr/local/cuda/include"),
+    ];
+    if let Ok(root) = env::var("CUDA_PATH") {
+        roots.push(Path::new(&root).join("include"));
+    }
+    roots.iter().any(|root| root.join("cuda.h").is_file())
+}
+
+/// Whether the C++ compiler has AddressSanitizer's runtime (gcc's libasan), which the emulated
+/// driver's memcheck build preloads.
+fn has_asan_runtime() -> bool {
+    let compiler = env::var("CXX").unwrap_or_else(|_| "c++".into());
+    Command::new(compiler)
+        .arg("-print-file-name=libasan.so")
+        .output()
+        .ok()
+        .and_then(|output| String::from_utf8(output.stdout).ok())
+        .is_some_and(|path| {
+            let path = Path::new(path.trim());
+            path.is_absolute() && path.is_file()
+        })
 }
 
 /// Whether the machine building (and so running the tests) has AVX2, the vector path of ink's

@@ -1,0 +1,380 @@
+//! The program's CUDA host code run without a GPU, on the emulated driver
+//! (tests/emulation/driver/, tests/support/emulated_driver.rs): `fluidlab` is started with the
+//! emulated `libcuda.so` first on its library path, so cudarc, every kind's buffers, launches,
+//! events, module loading and GL interop run for real and the kernels run on the CPU. The first
+//! checks are of the emulated driver itself (barriers, shuffles, surfaces, the faults it must
+//! stop on). The tests that build it need a C++20 compiler and cuda.h (scripts/setup.sh
+//! installs it); those of its memcheck flavour also gcc's libasan.
+
+#[path = "support/emulated_driver.rs"]
+mod emulated_driver;
+
+mod xvfb;
+
+use emulated_driver::{Driver, Flavour};
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// `command` run on `driver`.
+fn on_the_driver(mut command: Command, driver: &Driver) -> Output {
+    driver.setup(&mut command);
+    command.output().expect("the command starts")
+}
+
+fn text(output: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn fluidlab(driver: &Driver, args: &[&str]) -> (bool, String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fluidlab"));
+    command.args(args);
+    let output = on_the_driver(command, driver);
+    let (stdout, stderr) = text(&output);
+    (output.status.success(), stdout, stderr)
+}
+
+#[test]
+#[cfg_attr(
+    not(fluidlab_cxx20),
+    ignore = "needs a C++20 compiler (build.rs found none)"
+)]
+fn the_scan_tells_cooperative_kernels_from_the_others() {
+    let source = r#"
+        #define STRIDE(x) ((x) / 2)   // a macro's parentheses are not a function
+        struct Grid { int n; };
+        __device__ float helper(float x) { return x * 2.0f; }
+        template <unsigned int B> __device__ double block_reduce(double v, double* s) {
+            s[threadIdx.x] = v;
+            __syncthreads();
+            return s[0];
+        }
+        __device__ double twice_removed(double v, double* s) { return block_reduce<256>(v, s); }
+        extern "C" __global__ void __launch_bounds__(256) plain(const Grid g, float* out) {
+            out[threadIdx.x] = helper(1.0f);   // no __syncthreads here
+        }
+        extern "C" __global__ void __launch_bounds__(256)
+        reducing(double* out) {
+            __shared__ double s[256];
+            out[0] = twice_removed(1.0, s);
+        }
+        extern "C" __global__ void shuffling(unsigned* out) {
+        #ifdef SOME_EMULATION
+            out[0] = 1;
+        #else
+            out[0] = __shfl_xor_sync(0xffffffffu, 1u, 1);
+        #endif
+        }
+        /* extern "C" __global__ void commented_out(float* out) { __syncthreads(); } */
+    "#;
+    assert_eq!(
+        emulated_driver::kernels(source),
+        [
+            ("plain".to_string(), false),
+            ("reducing".to_string(), true),
+            ("shuffling".to_string(), true)
+        ]
+    );
+}
+
+/// The scan finds the kernels nvcc compiled: the `.entry` names of each module's PTX.
+#[test]
+#[cfg_attr(
+    not(fluidlab_nvcc),
+    ignore = "needs the kernels' PTX (build.rs found no nvcc)"
+)]
+fn the_scan_finds_every_kernel_of_every_module() {
+    for (module, path) in emulated_driver::modules() {
+        let mut scanned: Vec<String> =
+            emulated_driver::kernels(&emulated_driver::module_text(&path))
+                .into_iter()
+                .map(|(name, _)| name)
+                .collect();
+        let ptx = fluidlab::cuda::ptx::module_source(&module)
+            .and_then(|source| source.ptx)
+            .expect("the module's PTX");
+        let mut entries: Vec<String> = ptx
+            .lines()
+            .filter_map(|line| line.trim().strip_prefix(".visible .entry "))
+            .map(|rest| rest.split('(').next().unwrap().trim().to_string())
+            .collect();
+        scanned.sort();
+        entries.sort();
+        assert!(!entries.is_empty(), "{module}");
+        assert_eq!(scanned, entries, "kernels/{module}.cu");
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(all(fluidlab_cxx20, fluidlab_cuda_header)),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found none; scripts/setup.sh installs cuda.h)"
+)]
+fn the_emulated_driver_runs_barriers_shuffles_and_surfaces_and_refuses_bad_calls() {
+    selftest(&emulated_driver::build(Flavour::Plain));
+}
+
+#[test]
+#[cfg_attr(
+    not(all(fluidlab_cxx20, fluidlab_cuda_header, fluidlab_asan)),
+    ignore = "needs a C++20 compiler, cuda.h and gcc's libasan (build.rs found one missing)"
+)]
+fn the_memcheck_driver_runs_barriers_shuffles_and_surfaces_and_refuses_bad_calls() {
+    selftest(&emulated_driver::build(Flavour::Memcheck));
+}
+
+fn selftest(driver: &Driver) {
+    let output = on_the_driver(Command::new(driver.dir.join("selftest")), driver);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("every check passed"), "{stdout}");
+    // The refusals say what was wrong.
+    for said in [
+        "cuMemcpyHtoD: 4 bytes at 0x",
+        "are not inside one device allocation",
+        "kernel `selftest_copy`: parameter 0 is a pointer",
+        "kernel `selftest_copy`: parameter 1 is a pointer",
+        "kernel `selftest_copy`: launch shape grid (1, 1, 1) block (2048, 1, 1) is outside the \
+         device's limits",
+        "cuMemcpy2D: the source rectangle 148 bytes × 22 rows at (0, 0) leaves its 148 × 21 array",
+    ] {
+        assert!(stderr.contains(said), "{said:?} in\n{stderr}");
+    }
+}
+
+/// What a GPU stops on (compute-sanitizer's synccheck), the emulation stops on, naming the
+/// kernel and the fault.
+#[test]
+#[cfg_attr(
+    not(all(fluidlab_cxx20, fluidlab_cuda_header)),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found none; scripts/setup.sh installs cuda.h)"
+)]
+fn the_emulated_driver_stops_on_the_faults_of_a_gpu() {
+    let driver = emulated_driver::build(Flavour::Plain);
+    for (fault, said) in [
+        (
+            "divergent-barrier",
+            "kernel `selftest_divergent_barrier`: a __syncthreads that 32 of the block's 64 threads \
+             never reach: they returned before it",
+        ),
+        (
+            "shuffle-after-return",
+            "kernel `selftest_shuffle_after_return`: a shuffle in warp 0 after 16 of its lanes \
+             returned",
+        ),
+        (
+            "surface-overrun",
+            "kernel `selftest_surface_overrun`: surf2Dwrite at byte 32, row 0 of a 8 x 8 surface",
+        ),
+    ] {
+        let mut command = Command::new(driver.dir.join("selftest"));
+        command.arg(fault);
+        let output = on_the_driver(command, &driver);
+        let (stdout, stderr) = text(&output);
+        assert!(!output.status.success(), "{fault}: {stdout}\n{stderr}");
+        assert!(stderr.contains(said), "{fault}: {said:?} in\n{stderr}");
+    }
+}
+
+/// What compute-sanitizer's memcheck reports on a GPU, the memcheck flavour stops on: a kernel
+/// writing past the end of its buffer.
+#[test]
+#[cfg_attr(
+    not(all(fluidlab_cxx20, fluidlab_cuda_header, fluidlab_asan)),
+    ignore = "needs a C++20 compiler, cuda.h and gcc's libasan (build.rs found one missing)"
+)]
+fn the_memcheck_driver_stops_on_a_kernel_writing_past_its_buffer() {
+    let driver = emulated_driver::build(Flavour::Memcheck);
+    let mut command = Command::new(driver.dir.join("selftest"));
+    command.arg("buffer-overrun");
+    let output = on_the_driver(command, &driver);
+    let (stdout, stderr) = text(&output);
+    assert!(!output.status.success(), "{stdout}\n{stderr}");
+    for said in [
+        "ERROR: AddressSanitizer: heap-buffer-overflow",
+        "WRITE of size 4",
+        "in selftest_copy",
+        "0 bytes to the right of 400-byte region",
+    ] {
+        assert!(stderr.contains(said), "{said:?} in\n{stderr}");
+    }
+}
+
+/// `fluidlab doctor` on the emulated driver's memcheck flavour: every kind's kernels load from
+/// the sm_90 cubin, every CPU-vs-CUDA parity line passes through the program's own CUDA host
+/// code, and no kernel or copy touches memory outside its buffers.
+#[test]
+#[cfg_attr(
+    not(all(fluidlab_cxx20, fluidlab_cuda_header, fluidlab_asan)),
+    ignore = "needs a C++20 compiler, cuda.h and gcc's libasan (build.rs found one missing)"
+)]
+fn doctor_passes_on_the_memcheck_driver() {
+    let driver = emulated_driver::build(Flavour::Memcheck);
+    let (ok, stdout, stderr) = fluidlab(&driver, &["doctor"]);
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(!stdout.contains("FAIL"), "{stdout}");
+    for line in [
+        "PASS  GPU                  fluidlab emulated CUDA device (CPU), compute capability 9.0",
+        "PASS  kernels",
+        "PASS  restarts",
+        "PASS  parity: one frame",
+        "PASS  parity: 200 frames",
+        "PASS  statistics: GPU reductions",
+        "PASS  parity: foam",
+        "PASS  ink parity: stages",
+        "PASS  ink parity: 20 steps",
+        "PASS  ink parity: multigrid",
+        "PASS  ink parity: painting obstacles",
+        "PASS  pool parity: stages",
+        "PASS  pool parity: run",
+        "PASS  particles parity",
+        "PASS  particles statistics",
+        "PASS  particles frame end",
+        "PASS  particles live edits",
+    ] {
+        assert!(stdout.contains(line), "{line:?} in\n{stdout}");
+    }
+    assert_eq!(
+        stdout.matches("code from the sm_90 cubin").count(),
+        4,
+        "every module from the cubin:\n{stdout}"
+    );
+}
+
+/// The frames `fluidlab render` writes, decoded.
+fn frames(dir: &Path) -> Vec<image::RgbaImage> {
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "png"))
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .map(|path| image::open(path).unwrap().to_rgba8())
+        .collect()
+}
+
+/// Every kind drawn through CUDA–GL interop, emulated (FLUIDLAB_EMULATED_INTEROP=1: the
+/// kernels write the renderer's mapped GL buffers and textures, on Mesa's EGL context), gives
+/// the pictures the CPU backend gives, with blocks and threads run last to first (the doctor's
+/// parity runs them first to last). A surface object kept from an earlier mapping of a
+/// texture (ink's picture, the pool's surface once did) stops the render at its second frame.
+#[test]
+#[cfg_attr(
+    not(all(fluidlab_cxx20, fluidlab_cuda_header)),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found none; scripts/setup.sh installs cuda.h)"
+)]
+fn renders_through_emulated_interop_match_the_cpu_renders() {
+    let driver = emulated_driver::build(Flavour::Plain);
+    let out = tempfile::tempdir().unwrap();
+    for (scene, frames_count, steps) in [
+        ("dam-break", "2", "1"),
+        ("karman", "3", "1"),
+        ("pool", "3", "1"),
+        ("fountain", "2", "30"),
+        ("cloth", "2", "2"),
+        ("jelly", "2", "2"),
+    ] {
+        let mut dirs = Vec::new();
+        for backend in ["cuda", "cpu"] {
+            let dir = out.path().join(format!("{scene}-{backend}"));
+            let mut command = Command::new(env!("CARGO_BIN_EXE_fluidlab"));
+            command
+                .args([
+                    "render",
+                    scene,
+                    "--backend",
+                    backend,
+                    "--frames",
+                    frames_count,
+                ])
+                .args(["--steps-per-frame", steps, "--size", "160x90", "--out"])
+                .arg(&dir)
+                .env("FLUIDLAB_EMULATED_INTEROP", "1")
+                .env("FLUIDLAB_EMULATED_TRACE", "1")
+                .env("FLUIDLAB_EMULATED_ORDER", "reverse");
+            let output = on_the_driver(command, &driver);
+            let (stdout, stderr) = text(&output);
+            let tail = &stderr[stderr.len().saturating_sub(3000)..];
+            assert!(
+                output.status.success(),
+                "{scene} on {backend}: {stdout}\n{tail}"
+            );
+            if backend == "cuda" {
+                assert!(
+                    stderr.contains("emulated CUDA driver: mapped GL"),
+                    "{scene}: drawn without interop:\n{tail}"
+                );
+            }
+            dirs.push(dir);
+        }
+        let (cuda, cpu) = (frames(&dirs[0]), frames(&dirs[1]));
+        assert_eq!(cuda.len(), cpu.len(), "{scene}");
+        for (k, (a, b)) in cuda.iter().zip(&cpu).enumerate() {
+            let (mut largest, mut differing) = (0u8, 0usize);
+            for (p, q) in a.pixels().zip(b.pixels()) {
+                let d = (0..4).map(|c| p[c].abs_diff(q[c])).max().unwrap();
+                largest = largest.max(d);
+                differing += usize::from(d > 8);
+            }
+            // Rounding moves a shade by a few levels at most (the GPU's fused multiply-adds).
+            assert!(
+                largest <= 16 && differing * 1000 <= a.len() / 4,
+                "{scene} frame {k}: largest difference {largest}, {differing} pixels over 8"
+            );
+        }
+    }
+}
+
+/// The viewer on CUDA, every kind, through emulated interop under Xvfb: frames are stepped on
+/// the GPU path and drawn from the GL objects the kernels wrote, and the window closes cleanly
+/// (the GL objects released while their context is current).
+#[test]
+#[cfg_attr(
+    not(all(fluidlab_cxx20, fluidlab_cuda_header)),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found none; scripts/setup.sh installs cuda.h)"
+)]
+fn the_viewer_draws_every_kind_through_emulated_interop() {
+    let driver = emulated_driver::build(Flavour::Plain);
+    let xvfb = xvfb::start_xvfb();
+    let directory = tempfile::tempdir().unwrap();
+    let block = directory.path().join("block.toml");
+    std::fs::write(&block, xvfb::BLOCK_SCENE).unwrap();
+    for scene in [
+        block.to_str().unwrap(),
+        "karman",
+        "pool",
+        "fountain",
+        "cloth",
+    ] {
+        let screenshot = directory.path().join("shot.png");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_fluidlab"));
+        command
+            .args([
+                "view",
+                scene,
+                "--backend",
+                "cuda",
+                "--exit-after-frames",
+                "3",
+            ])
+            .arg("--screenshot")
+            .arg(&screenshot)
+            .env("DISPLAY", &xvfb.display)
+            .env_remove("WAYLAND_DISPLAY")
+            .env("FLUIDLAB_EMULATED_INTEROP", "1")
+            .env("FLUIDLAB_EMULATED_TRACE", "1");
+        let output = on_the_driver(command, &driver);
+        let (stdout, stderr) = text(&output);
+        let tail = &stderr[stderr.len().saturating_sub(3000)..];
+        assert!(output.status.success(), "{scene}: {stdout}\n{tail}");
+        assert!(
+            stderr.contains("emulated CUDA driver: mapped GL"),
+            "{scene}: drawn without interop:\n{tail}"
+        );
+        assert!(screenshot.is_file(), "{scene}: no screenshot");
+    }
+}

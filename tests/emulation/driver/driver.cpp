@@ -1,0 +1,553 @@
+// An emulated CUDA driver: a libcuda.so whose "GPU" is this CPU, so the program's real CUDA host
+// code (cudarc, src/sims/*/cuda/, src/cuda/) runs its kernels without a GPU. Built and used by
+// tests/support/emulated_driver.rs: the program is started with this directory first on
+// LD_LIBRARY_PATH, and loads it as it would load NVIDIA's.
+//
+// What it emulates, and how:
+//   - one device, "compute capability 9.0", with an H200's limits; the driver reports CUDA 13.0;
+//   - device memory is host memory: each allocation is its own heap block, filled with 0xff
+//     bytes (NaN floats, 0xffffffff integers) until written, so a kernel that reads memory the
+//     host never initialised shows it; its size is known, so a copy or a kernel's pointer
+//     argument outside every live allocation is refused with a message naming it;
+//   - modules: the cubin, PTX or source the program loads is matched to one of the
+//     libfluidlab_kernels_<module>.so beside this library (the one whose kernel names the image
+//     holds) and its kernels run on the CPU (kernels.cpp, threads.h);
+//   - streams and events: work runs when it is queued, in order, so waits are no-ops; an
+//     event's time is the wall clock when it was recorded;
+//   - the launch limits of a real GPU (1024 threads per block, grid sizes, 48 KiB of dynamic
+//     shared memory) are checked, and a launch beyond them fails as on a GPU;
+//   - graphics interop (gl_interop.cpp): cuGLGetDevices reports no CUDA device behind the GL
+//     context unless FLUIDLAB_EMULATED_INTEROP=1, as on a machine whose GL is Mesa, so the
+//     program takes its host-copy fallback.
+// A failure the real driver reports with a code returns that code; a kernel's fault (an access
+// outside a buffer, a barrier only some threads reach) stops the process with a message, as a
+// GPU's fault stops the context.
+#include <cuda.h>
+
+#include "driver.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace emulated {
+
+std::recursive_mutex lock;
+
+namespace {
+
+constexpr size_t device_memory = 143771ull << 20;  // an H200's 140.4 GiB
+constexpr int max_threads_per_block = 1024, max_dynamic_shared = 48 * 1024;
+
+struct Context { int device = 0; };
+Context primary_context;
+thread_local CUcontext current_context = nullptr;
+
+struct Module;
+struct Function { Module* module; int index; std::string name; };
+struct Module {
+    std::string name;
+    void* library = nullptr;
+    EmulatedKernelName kernel_name = nullptr;
+    EmulatedKernelCount kernel_count = nullptr;
+    EmulatedCheckPointers check_pointers = nullptr;
+    EmulatedRun run = nullptr;
+    std::vector<Function> functions;
+};
+std::vector<Module*> modules;  // every kernels library found, loaded once
+bool modules_loaded = false;
+
+struct Stream { int unused = 0; };
+struct Event { std::chrono::steady_clock::time_point at; bool recorded = false; };
+
+std::map<unsigned long long, size_t> allocations;  // base → bytes
+size_t allocated = 0;
+
+std::string own_directory() {
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void*>(&own_directory), &info) == 0 || info.dli_fname == nullptr) return ".";
+    std::string path = info.dli_fname;
+    size_t slash = path.rfind('/');
+    return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+void load_modules() {
+    if (modules_loaded) return;
+    modules_loaded = true;
+    std::string directory = own_directory();
+    DIR* dir = opendir(directory.c_str());
+    if (dir == nullptr) return;
+    const std::string prefix = "libfluidlab_kernels_", suffix = ".so";
+    while (dirent* item = readdir(dir)) {
+        std::string file = item->d_name;
+        if (file.rfind(prefix, 0) != 0 || file.size() <= prefix.size() + suffix.size() ||
+            file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0)
+            continue;
+        std::string path = directory + "/" + file;
+        void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (library == nullptr) {
+            std::fprintf(stderr, "emulated CUDA driver: cannot load %s: %s\n", path.c_str(), dlerror());
+            continue;
+        }
+        auto* m = new Module;
+        m->name = file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
+        m->library = library;
+        m->kernel_count = reinterpret_cast<EmulatedKernelCount>(dlsym(library, "fluidlab_kernel_count"));
+        m->kernel_name = reinterpret_cast<EmulatedKernelName>(dlsym(library, "fluidlab_kernel_name"));
+        m->check_pointers = reinterpret_cast<EmulatedCheckPointers>(dlsym(library, "fluidlab_kernel_check_pointers"));
+        m->run = reinterpret_cast<EmulatedRun>(dlsym(library, "fluidlab_kernel_run"));
+        if (!m->kernel_count || !m->kernel_name || !m->check_pointers || !m->run) {
+            std::fprintf(stderr, "emulated CUDA driver: %s lacks the kernels interface\n", path.c_str());
+            delete m;
+            continue;
+        }
+        for (int k = 0; k < m->kernel_count(); ++k) m->functions.push_back(Function{m, k, m->kernel_name(k)});
+        modules.push_back(m);
+    }
+    closedir(dir);
+}
+
+// The bytes of a module image: an ELF cubin's extent from its header, else text up to its NUL.
+std::string image_bytes(const void* image) {
+    auto* bytes = static_cast<const unsigned char*>(image);
+    if (std::memcmp(bytes, "\x7f" "ELF", 4) == 0 && bytes[4] == 2) {
+        unsigned long long section_table;
+        unsigned short entry_size, entries;
+        std::memcpy(&section_table, bytes + 0x28, 8);
+        std::memcpy(&entry_size, bytes + 0x3a, 2);
+        std::memcpy(&entries, bytes + 0x3c, 2);
+        return std::string(reinterpret_cast<const char*>(bytes), section_table + (size_t)entry_size * entries);
+    }
+    return std::string(reinterpret_cast<const char*>(bytes));
+}
+
+bool is_name_char(char c) { return std::isalnum((unsigned char)c) || c == '_'; }
+
+// Whether `name` occurs in `image` as a whole word.
+bool holds_name(const std::string& image, const std::string& name) {
+    for (size_t at = image.find(name); at != std::string::npos; at = image.find(name, at + 1)) {
+        bool starts = at == 0 || !is_name_char(image[at - 1]);
+        bool ends = at + name.size() == image.size() || !is_name_char(image[at + name.size()]);
+        if (starts && ends) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+bool find_allocation(unsigned long long pointer, unsigned long long* base, size_t* bytes) {
+    auto after = allocations.upper_bound(pointer);
+    if (after == allocations.begin()) return false;
+    auto at = std::prev(after);
+    if (pointer > at->first + at->second) return false;
+    if (base) *base = at->first;
+    if (bytes) *bytes = at->second;
+    return true;
+}
+
+bool range_is_allocated(unsigned long long pointer, size_t bytes) {
+    unsigned long long base;
+    size_t size;
+    return find_allocation(pointer, &base, &size) && pointer + bytes <= base + size;
+}
+
+int pointer_is_valid(unsigned long long pointer) { return find_allocation(pointer, nullptr, nullptr) ? 1 : 0; }
+
+bool tracing() {
+    static const bool on = std::getenv("FLUIDLAB_EMULATED_TRACE") != nullptr;
+    return on;
+}
+
+CUresult refuse(CUresult code, const std::string& why) {
+    std::fprintf(stderr, "emulated CUDA driver: %s\n", why.c_str());
+    return code;
+}
+
+CUresult allocate(CUdeviceptr* pointer, size_t bytes) {
+    if (pointer == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard guard(lock);
+    if (allocated + bytes > device_memory) return CUDA_ERROR_OUT_OF_MEMORY;
+    // Aligned as cuMemAlloc's are, and exactly `bytes` long, so the memcheck build's red zone
+    // starts at the buffer's end.
+    void* block = nullptr;
+    if (posix_memalign(&block, 256, std::max<size_t>(bytes, 1)) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    std::memset(block, 0xff, bytes);
+    *pointer = reinterpret_cast<CUdeviceptr>(block);
+    allocations[*pointer] = bytes;
+    allocated += bytes;
+    return CUDA_SUCCESS;
+}
+
+CUresult release(CUdeviceptr pointer) {
+    std::lock_guard guard(lock);
+    if (pointer == 0) return CUDA_SUCCESS;
+    auto at = allocations.find(pointer);
+    if (at == allocations.end())
+        return refuse(CUDA_ERROR_INVALID_VALUE, "cuMemFree of a pointer that is not an allocation's start");
+    allocated -= at->second;
+    allocations.erase(at);
+    std::free(reinterpret_cast<void*>(pointer));
+    return CUDA_SUCCESS;
+}
+
+CUresult check_range(const char* call, CUdeviceptr pointer, size_t bytes) {
+    if (bytes == 0 || range_is_allocated(pointer, bytes)) return CUDA_SUCCESS;
+    return refuse(CUDA_ERROR_INVALID_VALUE, std::string(call) + ": " + std::to_string(bytes) + " bytes at 0x" +
+                                                [&] { char b[32]; std::snprintf(b, sizeof b, "%llx", (unsigned long long)pointer); return std::string(b); }() +
+                                                " are not inside one device allocation");
+}
+
+CUresult copy(const char* call, void* to, const void* from, size_t bytes, CUdeviceptr device_to, CUdeviceptr device_from) {
+    std::lock_guard guard(lock);
+    if (device_to) if (CUresult r = check_range(call, device_to, bytes)) return r;
+    if (device_from) if (CUresult r = check_range(call, device_from, bytes)) return r;
+    if (bytes) std::memmove(to, from, bytes);
+    return CUDA_SUCCESS;
+}
+
+}  // namespace emulated
+
+using namespace emulated;
+
+#define EXPORT extern "C" __attribute__((visibility("default")))
+
+// ---- initialisation, device, context ------------------------------------------------------
+
+EXPORT CUresult CUDAAPI cuInit(unsigned int) { return CUDA_SUCCESS; }
+EXPORT CUresult CUDAAPI cuDriverGetVersion(int* version) {
+    if (!version) return CUDA_ERROR_INVALID_VALUE;
+    *version = 13000;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuDeviceGetCount(int* count) {
+    if (!count) return CUDA_ERROR_INVALID_VALUE;
+    *count = 1;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuDeviceGet(CUdevice* device, int ordinal) {
+    if (!device) return CUDA_ERROR_INVALID_VALUE;
+    if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
+    *device = 0;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuDeviceGetName(char* name, int length, CUdevice) {
+    if (!name || length <= 0) return CUDA_ERROR_INVALID_VALUE;
+    std::snprintf(name, length, "fluidlab emulated CUDA device (CPU)");
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuDeviceGetUuid(CUuuid* uuid, CUdevice) {
+    if (!uuid) return CUDA_ERROR_INVALID_VALUE;
+    std::memset(uuid, 0xe5, sizeof *uuid);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuDeviceTotalMem(size_t* bytes, CUdevice) {
+    if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+    *bytes = emulated::device_memory;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice) {
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    switch (attribute) {
+        case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = max_threads_per_block; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *value = 1024; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *value = 64; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *value = 0x7fffffff; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *value = 65535; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *value = max_dynamic_shared; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = 232448; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *value = 233472; break;
+        case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *value = 32; break;
+        case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 132; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *value = 2048; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *value = 65536; break;
+        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; break;
+        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; break;
+        case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *value = 1980000; break;
+        case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *value = 2619000; break;
+        case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *value = 6144; break;
+        case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: *value = 1; break;
+        case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: *value = 1; break;
+        case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: case CU_DEVICE_ATTRIBUTE_INTEGRATED: *value = 0; break;
+        default: *value = 0;
+    }
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice device) {
+    if (!context) return CUDA_ERROR_INVALID_VALUE;
+    if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+    *context = reinterpret_cast<CUcontext>(&primary_context);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice) { return CUDA_SUCCESS; }
+EXPORT CUresult CUDAAPI cuCtxSetCurrent(CUcontext context) {
+    current_context = context;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuCtxGetCurrent(CUcontext* context) {
+    if (!context) return CUDA_ERROR_INVALID_VALUE;
+    *context = current_context;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuCtxPushCurrent(CUcontext context) { return cuCtxSetCurrent(context); }
+EXPORT CUresult CUDAAPI cuCtxPopCurrent(CUcontext* context) {
+    if (context) *context = current_context;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
+    if (!device) return CUDA_ERROR_INVALID_VALUE;
+    *device = 0;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuCtxSynchronize() { return CUDA_SUCCESS; }
+EXPORT CUresult CUDAAPI cuCtxSetLimit(CUlimit, size_t) { return CUDA_SUCCESS; }
+EXPORT CUresult CUDAAPI cuCtxGetLimit(size_t* value, CUlimit) {
+    if (value) *value = 0;
+    return CUDA_SUCCESS;
+}
+
+// ---- errors -------------------------------------------------------------------------------
+
+namespace {
+const char* error_name(CUresult code) {
+    switch (code) {
+        case CUDA_SUCCESS: return "CUDA_SUCCESS";
+        case CUDA_ERROR_INVALID_VALUE: return "CUDA_ERROR_INVALID_VALUE";
+        case CUDA_ERROR_OUT_OF_MEMORY: return "CUDA_ERROR_OUT_OF_MEMORY";
+        case CUDA_ERROR_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
+        case CUDA_ERROR_INVALID_DEVICE: return "CUDA_ERROR_INVALID_DEVICE";
+        case CUDA_ERROR_INVALID_IMAGE: return "CUDA_ERROR_INVALID_IMAGE";
+        case CUDA_ERROR_INVALID_CONTEXT: return "CUDA_ERROR_INVALID_CONTEXT";
+        case CUDA_ERROR_INVALID_HANDLE: return "CUDA_ERROR_INVALID_HANDLE";
+        case CUDA_ERROR_NOT_FOUND: return "CUDA_ERROR_NOT_FOUND";
+        case CUDA_ERROR_NOT_SUPPORTED: return "CUDA_ERROR_NOT_SUPPORTED";
+        case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: return "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
+        case CUDA_ERROR_INVALID_GRAPHICS_CONTEXT: return "CUDA_ERROR_INVALID_GRAPHICS_CONTEXT";
+        case CUDA_ERROR_ALREADY_MAPPED: return "CUDA_ERROR_ALREADY_MAPPED";
+        case CUDA_ERROR_NOT_MAPPED: return "CUDA_ERROR_NOT_MAPPED";
+        default: return "CUDA_ERROR_UNKNOWN";
+    }
+}
+const char* error_text(CUresult code) {
+    switch (code) {
+        case CUDA_SUCCESS: return "no error";
+        case CUDA_ERROR_INVALID_VALUE: return "invalid argument";
+        case CUDA_ERROR_OUT_OF_MEMORY: return "out of memory";
+        case CUDA_ERROR_NOT_INITIALIZED: return "initialization error";
+        case CUDA_ERROR_INVALID_DEVICE: return "invalid device ordinal";
+        case CUDA_ERROR_INVALID_IMAGE: return "device kernel image is invalid";
+        case CUDA_ERROR_INVALID_CONTEXT: return "invalid device context";
+        case CUDA_ERROR_INVALID_HANDLE: return "invalid resource handle";
+        case CUDA_ERROR_NOT_FOUND: return "named symbol not found";
+        case CUDA_ERROR_NOT_SUPPORTED: return "operation not supported";
+        case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: return "too many resources requested for launch";
+        case CUDA_ERROR_INVALID_GRAPHICS_CONTEXT: return "invalid OpenGL or DirectX context";
+        case CUDA_ERROR_ALREADY_MAPPED: return "resource already mapped";
+        case CUDA_ERROR_NOT_MAPPED: return "resource not mapped";
+        default: return "unknown error";
+    }
+}
+}  // namespace
+
+EXPORT CUresult CUDAAPI cuGetErrorName(CUresult code, const char** name) {
+    if (!name) return CUDA_ERROR_INVALID_VALUE;
+    *name = error_name(code);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuGetErrorString(CUresult code, const char** text) {
+    if (!text) return CUDA_ERROR_INVALID_VALUE;
+    *text = error_text(code);
+    return CUDA_SUCCESS;
+}
+
+// ---- memory -------------------------------------------------------------------------------
+
+EXPORT CUresult CUDAAPI cuMemAlloc(CUdeviceptr* pointer, size_t bytes) { return allocate(pointer, bytes); }
+EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr* pointer, size_t bytes, CUstream) { return allocate(pointer, bytes); }
+EXPORT CUresult CUDAAPI cuMemFree(CUdeviceptr pointer) { return release(pointer); }
+EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr pointer, CUstream) { return release(pointer); }
+EXPORT CUresult CUDAAPI cuMemGetInfo(size_t* free, size_t* total) {
+    std::lock_guard guard(lock);
+    if (free) *free = device_memory - allocated;
+    if (total) *total = device_memory;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuMemHostAlloc(void** pointer, size_t bytes, unsigned int) {
+    if (!pointer) return CUDA_ERROR_INVALID_VALUE;
+    *pointer = std::malloc(std::max<size_t>(bytes, 1));
+    return *pointer ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+EXPORT CUresult CUDAAPI cuMemFreeHost(void* pointer) {
+    std::free(pointer);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr to, const void* from, size_t bytes) {
+    return copy("cuMemcpyHtoD", reinterpret_cast<void*>(to), from, bytes, to, 0);
+}
+EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr to, const void* from, size_t bytes, CUstream) {
+    return copy("cuMemcpyHtoDAsync", reinterpret_cast<void*>(to), from, bytes, to, 0);
+}
+EXPORT CUresult CUDAAPI cuMemcpyDtoH(void* to, CUdeviceptr from, size_t bytes) {
+    return copy("cuMemcpyDtoH", to, reinterpret_cast<const void*>(from), bytes, 0, from);
+}
+EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync(void* to, CUdeviceptr from, size_t bytes, CUstream) {
+    return copy("cuMemcpyDtoHAsync", to, reinterpret_cast<const void*>(from), bytes, 0, from);
+}
+EXPORT CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr to, CUdeviceptr from, size_t bytes) {
+    return copy("cuMemcpyDtoD", reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes, to, from);
+}
+EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream) {
+    return copy("cuMemcpyDtoDAsync", reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes, to, from);
+}
+EXPORT CUresult CUDAAPI cuMemsetD8(CUdeviceptr to, unsigned char value, size_t count) {
+    std::lock_guard guard(lock);
+    if (CUresult r = check_range("cuMemsetD8", to, count)) return r;
+    std::memset(reinterpret_cast<void*>(to), value, count);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr to, unsigned char value, size_t count, CUstream) {
+    return cuMemsetD8(to, value, count);
+}
+EXPORT CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr to, unsigned int value, size_t count, CUstream) {
+    std::lock_guard guard(lock);
+    if (CUresult r = check_range("cuMemsetD32Async", to, count * 4)) return r;
+    auto* words = reinterpret_cast<unsigned int*>(to);
+    for (size_t i = 0; i < count; ++i) words[i] = value;
+    return CUDA_SUCCESS;
+}
+
+// ---- streams and events -------------------------------------------------------------------
+
+EXPORT CUresult CUDAAPI cuStreamCreate(CUstream* stream, unsigned int) {
+    if (!stream) return CUDA_ERROR_INVALID_VALUE;
+    *stream = reinterpret_cast<CUstream>(new Stream);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuStreamCreateWithPriority(CUstream* stream, unsigned int flags, int) {
+    return cuStreamCreate(stream, flags);
+}
+EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream stream) {
+    delete reinterpret_cast<Stream*>(stream);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
+EXPORT CUresult CUDAAPI cuStreamQuery(CUstream) { return CUDA_SUCCESS; }
+EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream, CUevent, unsigned int) { return CUDA_SUCCESS; }
+EXPORT CUresult CUDAAPI cuLaunchHostFunc(CUstream, CUhostFn function, void* data) {
+    function(data);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuEventCreate(CUevent* event, unsigned int) {
+    if (!event) return CUDA_ERROR_INVALID_VALUE;
+    *event = reinterpret_cast<CUevent>(new Event);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuEventDestroy(CUevent event) {
+    delete reinterpret_cast<Event*>(event);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuEventRecord(CUevent event, CUstream) {
+    if (!event) return CUDA_ERROR_INVALID_HANDLE;
+    auto* e = reinterpret_cast<Event*>(event);
+    e->at = std::chrono::steady_clock::now();
+    e->recorded = true;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuEventQuery(CUevent) { return CUDA_SUCCESS; }
+EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
+EXPORT CUresult CUDAAPI cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
+    if (!ms || !start || !end) return CUDA_ERROR_INVALID_VALUE;
+    auto *a = reinterpret_cast<Event*>(start), *b = reinterpret_cast<Event*>(end);
+    if (!a->recorded || !b->recorded) return CUDA_ERROR_INVALID_HANDLE;
+    *ms = std::chrono::duration<float, std::milli>(b->at - a->at).count();
+    return CUDA_SUCCESS;
+}
+
+// ---- modules and launches -----------------------------------------------------------------
+
+EXPORT CUresult CUDAAPI cuModuleLoadData(CUmodule* module, const void* image) {
+    if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard guard(lock);
+    load_modules();
+    std::string bytes = image_bytes(image);
+    Module* best = nullptr;
+    for (Module* m : modules) {
+        bool all = !m->functions.empty();
+        for (const Function& f : m->functions) all = all && holds_name(bytes, f.name);
+        if (all && (!best || m->functions.size() > best->functions.size())) best = m;
+    }
+    if (!best)
+        return refuse(CUDA_ERROR_INVALID_IMAGE, "no emulated kernels library (libfluidlab_kernels_*.so beside "
+                                                "this libcuda.so) has every kernel the module image names");
+    *module = reinterpret_cast<CUmodule>(best);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int, CUjit_option*, void**) {
+    return cuModuleLoadData(module, image);
+}
+EXPORT CUresult CUDAAPI cuModuleUnload(CUmodule) { return CUDA_SUCCESS; }
+EXPORT CUresult CUDAAPI cuModuleGetFunction(CUfunction* function, CUmodule module, const char* name) {
+    if (!function || !module || !name) return CUDA_ERROR_INVALID_VALUE;
+    auto* m = reinterpret_cast<Module*>(module);
+    for (Function& f : m->functions)
+        if (f.name == name) {
+            *function = reinterpret_cast<CUfunction>(&f);
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_NOT_FOUND;
+}
+EXPORT CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction) {
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    switch (attribute) {
+        case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = max_threads_per_block; break;
+        case CU_FUNC_ATTRIBUTE_NUM_REGS: *value = 32; break;
+        case CU_FUNC_ATTRIBUTE_PTX_VERSION: case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *value = 90; break;
+        default: *value = 0;
+    }
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) { return CUDA_SUCCESS; }
+EXPORT CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction, CUfunc_cache) { return CUDA_SUCCESS; }
+
+EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned int gx, unsigned int gy, unsigned int gz,
+                                      unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared_bytes,
+                                      CUstream, void** params, void** extra) {
+    if (!function) return CUDA_ERROR_INVALID_HANDLE;
+    auto* f = reinterpret_cast<Function*>(function);
+    std::string where = "kernel `" + f->name + "`";
+    if (extra != nullptr) return refuse(CUDA_ERROR_NOT_SUPPORTED, where + ": `extra` launch arguments");
+    unsigned long long threads = (unsigned long long)bx * by * bz;
+    if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || bz > 64 || gy > 65535 || gz > 65535 ||
+        gx > 0x7fffffffu || bx > 1024 || by > 1024)
+        return refuse(CUDA_ERROR_INVALID_VALUE, where + ": launch shape grid (" + std::to_string(gx) + ", " +
+                                                    std::to_string(gy) + ", " + std::to_string(gz) + ") block (" +
+                                                    std::to_string(bx) + ", " + std::to_string(by) + ", " +
+                                                    std::to_string(bz) + ") is outside the device's limits");
+    if (threads > (unsigned long long)max_threads_per_block)
+        return refuse(CUDA_ERROR_INVALID_VALUE, where + ": " + std::to_string(threads) + " threads per block");
+    if (shared_bytes > (unsigned)max_dynamic_shared)
+        return refuse(CUDA_ERROR_INVALID_VALUE, where + ": " + std::to_string(shared_bytes) + " bytes of dynamic shared memory");
+    if (!params) return refuse(CUDA_ERROR_INVALID_VALUE, where + ": no kernel parameters");
+    std::lock_guard guard(lock);
+    int bad = f->module->check_pointers(f->index, params, pointer_is_valid);
+    if (bad >= 0) {
+        unsigned long long value;
+        std::memcpy(&value, params[bad], sizeof value);
+        char hex[32];
+        std::snprintf(hex, sizeof hex, "0x%llx", value);
+        return refuse(CUDA_ERROR_INVALID_VALUE, where + ": parameter " + std::to_string(bad) + " is a pointer, and " +
+                                                    hex + " is in no live device allocation");
+    }
+    if (tracing())
+        std::fprintf(stderr, "emulated CUDA driver: %s grid %u×%u×%u block %u×%u×%u\n", where.c_str(), gx, gy, gz, bx,
+                     by, bz);
+    EmulatedLaunch launch{{gx, gy, gz}, {bx, by, bz}, shared_bytes};
+    f->module->run(f->index, &launch, params);
+    return CUDA_SUCCESS;
+}

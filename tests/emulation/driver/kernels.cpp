@@ -1,0 +1,112 @@
+// One kernels/<module>.cu compiled as plain C++ for the emulated driver (driver.cpp): built by
+// tests/support/emulated_driver.rs as libfluidlab_kernels_<module>.so with
+//   -DMODULE_SOURCE='"<module>.cu"' -DMODULE_TABLE='"<generated table>"'
+// The table lists the module's kernels, `KERNEL(name, cooperative)`, where cooperative says the
+// kernel reaches __syncthreads or a shuffle (threads.h). Unlike the stage emulations
+// (tests/emulation/*.cpp), no <KIND>_EMULATION switch is set: the kernels compile as nvcc sees
+// them, warp shuffles, block barriers and surface writes included.
+#include "../cuda_builtins.h"
+#include "interface.h"
+#include "threads.h"
+
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+thread_local Dim blockIdx, threadIdx;
+Dim blockDim, gridDim;
+
+typedef unsigned long long cudaSurfaceObject_t;
+
+// A surface write at byte column `x_bytes`, row `y`; out of range traps, as CUDA's default
+// boundary mode does.
+template <class T> void surf2Dwrite(T value, cudaSurfaceObject_t surface, int x_bytes, int y) {
+    auto* s = reinterpret_cast<const EmulatedSurface*>(surface);
+    if (s == nullptr) threads::fail("surf2Dwrite on a null surface");
+    if (!s->live) threads::fail("surf2Dwrite on a surface whose array is gone (a GL texture unmapped)");
+    if (sizeof(T) != s->element_bytes)
+        threads::fail("surf2Dwrite of " + std::to_string(sizeof(T)) + "-byte texels into a surface of " +
+                      std::to_string(s->element_bytes) + "-byte ones");
+    if (x_bytes < 0 || y < 0 || x_bytes % sizeof(T) != 0 || (size_t)x_bytes / sizeof(T) >= s->width ||
+        (size_t)y >= s->height)
+        threads::fail("surf2Dwrite at byte " + std::to_string(x_bytes) + ", row " + std::to_string(y) +
+                      " of a " + std::to_string(s->width) + " x " + std::to_string(s->height) + " surface");
+    std::memcpy(s->data + (size_t)y * s->pitch + (size_t)x_bytes, &value, sizeof(T));
+}
+
+#include MODULE_SOURCE
+
+namespace {
+
+template <class F> struct Kernel;
+template <class... A> struct Kernel<void (*)(A...)> {
+    using Arguments = std::tuple<std::decay_t<A>...>;
+
+    // The arguments as the kernel receives them: copied once from kernelParams.
+    template <size_t... I> static Arguments read(void** params, std::index_sequence<I...>) {
+        return Arguments{*static_cast<std::decay_t<A>*>(params[I])...};
+    }
+
+    static int check(void** params, EmulatedPointerCheck pointer_is_valid) {
+        int bad = -1;
+        int index = 0;
+        auto one = [&](auto* parameter_type) {
+            using P = std::remove_pointer_t<decltype(parameter_type)>;
+            if constexpr (std::is_pointer_v<P>) {
+                unsigned long long value = 0;
+                std::memcpy(&value, params[index], sizeof(value));
+                if (bad < 0 && value != 0 && !pointer_is_valid(value)) bad = index;
+            }
+            ++index;
+        };
+        (one(static_cast<std::decay_t<A>*>(nullptr)), ...);
+        return bad;
+    }
+};
+
+struct Entry {
+    const char* name;
+    bool cooperative;
+    int (*check)(void**, EmulatedPointerCheck);
+    void (*run)(void**, bool);
+};
+
+template <auto K> Entry entry(const char* name, bool cooperative) {
+    using Info = Kernel<decltype(K)>;
+    return Entry{name, cooperative, &Info::check, [](void** params, bool coop) {
+                     auto arguments = Info::read(params, std::make_index_sequence<std::tuple_size_v<typename Info::Arguments>>{});
+                     threads::run([&] { std::apply(K, arguments); }, coop);
+                 }};
+}
+
+#define KERNEL(name, cooperative) entry<&name>(#name, cooperative),
+const Entry table[] = {
+#include MODULE_TABLE
+};
+#undef KERNEL
+
+constexpr int kernel_count = sizeof(table) / sizeof(table[0]);
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) int fluidlab_kernel_count() { return kernel_count; }
+
+__attribute__((visibility("default"))) const char* fluidlab_kernel_name(int kernel) {
+    return kernel >= 0 && kernel < kernel_count ? table[kernel].name : nullptr;
+}
+
+__attribute__((visibility("default"))) int fluidlab_kernel_check_pointers(int kernel, void** params,
+                                                                           EmulatedPointerCheck check) {
+    return table[kernel].check(params, check);
+}
+
+__attribute__((visibility("default"))) void fluidlab_kernel_run(int kernel, const EmulatedLaunch* launch,
+                                                                 void** params) {
+    gridDim = {launch->grid[0], launch->grid[1], launch->grid[2]};
+    blockDim = {launch->block[0], launch->block[1], launch->block[2]};
+    threads::kernel_name = table[kernel].name;
+    table[kernel].run(params, table[kernel].cooperative);
+}
+}

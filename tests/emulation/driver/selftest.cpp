@@ -1,0 +1,227 @@
+// Checks the emulated driver (driver.cpp) through the driver API, as a program would: run by
+// tests/emulated_driver.rs, linked against the emulated libcuda.so, with selftest.cu's kernels
+// built beside it.
+//
+// usage: selftest                  every check that must pass; exit 0, or 1 naming the first
+//                                   that failed
+//        selftest FAULT            runs one kernel that must stop the process: divergent-barrier,
+//                                   shuffle-after-return, surface-overrun; buffer-overrun (on
+//                                   the memcheck build only)
+#include <cuda.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+static int failures = 0;
+
+#define CHECK(condition, ...)                                  \
+    do {                                                       \
+        if (!(condition)) {                                    \
+            std::fprintf(stderr, "FAIL %s: ", #condition);     \
+            std::fprintf(stderr, __VA_ARGS__);                 \
+            std::fprintf(stderr, "\n");                        \
+            ++failures;                                        \
+        }                                                      \
+    } while (0)
+
+#define OK(call) CHECK((call) == CUDA_SUCCESS, "%s", #call)
+
+static CUmodule module;
+
+static CUfunction function(const char* name) {
+    CUfunction f = nullptr;
+    OK(cuModuleGetFunction(&f, module, name));
+    return f;
+}
+
+static CUresult launch(const char* name, unsigned grid_x, unsigned grid_y, unsigned block_x, unsigned block_y,
+                       std::vector<void*> params) {
+    return cuLaunchKernel(function(name), grid_x, grid_y, 1, block_x, block_y, 1, 0, nullptr, params.data(), nullptr);
+}
+
+static void block_sums() {
+    const unsigned n = 700, block = 256, blocks = 3;
+    std::vector<float> values(n);
+    for (unsigned i = 0; i < n; ++i) values[i] = (float)(i % 17) + 0.25f;
+    CUdeviceptr d_values, d_sums;
+    OK(cuMemAlloc(&d_values, n * 4));
+    OK(cuMemAlloc(&d_sums, blocks * 4));
+    OK(cuMemcpyHtoD(d_values, values.data(), n * 4));
+    unsigned count = n;
+    OK(launch("selftest_block_sum", blocks, 1, block, 1, {&d_values, &count, &d_sums}));
+    float sums[blocks];
+    OK(cuMemcpyDtoH(sums, d_sums, sizeof sums));
+    for (unsigned b = 0; b < blocks; ++b) {
+        double expected = 0;
+        for (unsigned i = b * block; i < std::min(n, (b + 1) * block); ++i) expected += values[i];
+        CHECK(sums[b] == (float)expected, "block %u: %g, expected %g", b, sums[b], expected);
+    }
+    OK(cuMemFree(d_values));
+    OK(cuMemFree(d_sums));
+}
+
+static void warp_shuffles() {
+    const unsigned n = 128;
+    std::vector<unsigned> values(n);
+    for (unsigned i = 0; i < n; ++i) values[i] = (i * 37u) % 101u;
+    CUdeviceptr d_values, d_prefix, d_largest, d_totals;
+    OK(cuMemAlloc(&d_values, n * 4));
+    OK(cuMemAlloc(&d_prefix, n * 4));
+    OK(cuMemAlloc(&d_largest, n * 4));
+    OK(cuMemAlloc(&d_totals, n / 32 * 4));
+    OK(cuMemcpyHtoD(d_values, values.data(), n * 4));
+    OK(launch("selftest_warp", 2, 1, 64, 1, {&d_values, &d_prefix, &d_largest, &d_totals}));
+    std::vector<unsigned> prefix(n), largest(n), totals(n / 32);
+    OK(cuMemcpyDtoH(prefix.data(), d_prefix, n * 4));
+    OK(cuMemcpyDtoH(largest.data(), d_largest, n * 4));
+    OK(cuMemcpyDtoH(totals.data(), d_totals, n / 32 * 4));
+    for (unsigned warp = 0; warp < n / 32; ++warp) {
+        unsigned sum = 0, top = 0;
+        for (unsigned lane = 0; lane < 32; ++lane) {
+            unsigned i = warp * 32 + lane;
+            sum += values[i];
+            top = std::max(top, values[i]);
+            CHECK(prefix[i] == sum, "prefix[%u] = %u, expected %u", i, prefix[i], sum);
+        }
+        for (unsigned lane = 0; lane < 32; ++lane)
+            CHECK(largest[warp * 32 + lane] == top, "largest[%u] = %u, expected %u", warp * 32 + lane,
+                  largest[warp * 32 + lane], top);
+        CHECK(totals[warp] == sum, "totals[%u] = %u, expected %u", warp, totals[warp], sum);
+    }
+    for (CUdeviceptr p : {d_values, d_prefix, d_largest, d_totals}) OK(cuMemFree(p));
+}
+
+static CUarray rgba8_array(int width, int height, CUsurfObject* surface) {
+    CUDA_ARRAY_DESCRIPTOR descriptor{};
+    descriptor.Width = width;
+    descriptor.Height = height;
+    descriptor.Format = CU_AD_FORMAT_UNSIGNED_INT8;
+    descriptor.NumChannels = 4;
+    CUarray array = nullptr;
+    OK(cuArrayCreate(&array, &descriptor));
+    CUDA_RESOURCE_DESC resource{};
+    resource.resType = CU_RESOURCE_TYPE_ARRAY;
+    resource.res.array.hArray = array;
+    OK(cuSurfObjectCreate(surface, &resource));
+    return array;
+}
+
+static void surfaces() {
+    const int width = 37, height = 21;
+    CUsurfObject surface = 0;
+    CUarray array = rgba8_array(width, height, &surface);
+    CUDA_ARRAY_DESCRIPTOR read_back{};
+    OK(cuArrayGetDescriptor(&read_back, array));
+    CHECK(read_back.Width == (size_t)width && read_back.Height == (size_t)height, "descriptor %zu × %zu",
+          read_back.Width, read_back.Height);
+    OK(launch("selftest_surface", 3, 2, 16, 16, {&surface, (void*)&width, (void*)&height}));
+    std::vector<unsigned char> texels(width * height * 4);
+    CUDA_MEMCPY2D copy{};
+    copy.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+    copy.srcArray = array;
+    copy.dstMemoryType = CU_MEMORYTYPE_HOST;
+    copy.dstHost = texels.data();
+    copy.dstPitch = width * 4;
+    copy.WidthInBytes = width * 4;
+    copy.Height = height;
+    OK(cuMemcpy2D(&copy));
+    for (int y = 0; y < height; ++y)
+        for (int x = 0; x < width; ++x) {
+            const unsigned char* t = &texels[(y * width + x) * 4];
+            CHECK(t[0] == x && t[1] == y && t[2] == 7 && t[3] == 255, "texel (%d, %d) = %u %u %u %u", x, y, t[0], t[1],
+                  t[2], t[3]);
+        }
+    copy.Height = height + 1;
+    copy.dstHost = std::vector<unsigned char>(width * (height + 1) * 4).data();
+    CHECK(cuMemcpy2D(&copy) == CUDA_ERROR_INVALID_VALUE, "a copy of more rows than the array holds is refused");
+    OK(cuSurfObjectDestroy(surface));
+    OK(cuArrayDestroy(array));
+}
+
+static void memory() {
+    size_t free_before, total, free_during, free_after;
+    OK(cuMemGetInfo(&free_before, &total));
+    CUdeviceptr from, to;
+    OK(cuMemAlloc(&from, 1000 * 4));
+    OK(cuMemAlloc(&to, 1000 * 4));
+    OK(cuMemGetInfo(&free_during, &total));
+    CHECK(free_before - free_during == 8000, "8000 bytes allocated, free memory fell by %zu", free_before - free_during);
+    unsigned n = 1000;
+    OK(launch("selftest_copy", 4, 1, 256, 1, {&from, &to, &n}));
+    std::vector<unsigned> copied(1000);
+    OK(cuMemcpyDtoH(copied.data(), to, 4000));
+    CHECK(copied[0] == 0xffffffffu && copied[999] == 0xffffffffu, "memory never written reads 0x%x",
+          copied[0]);  // poisoned
+    unsigned word = 5;
+    CHECK(cuMemcpyHtoD(from + 3998, &word, 4) == CUDA_ERROR_INVALID_VALUE, "a copy past an allocation's end");
+    CHECK(cuMemcpyDtoH(&word, to + 4000, 4) == CUDA_ERROR_INVALID_VALUE, "a copy from past an allocation's end");
+    CHECK(cuMemFree(from + 4) == CUDA_ERROR_INVALID_VALUE, "freeing inside an allocation");
+    CUdeviceptr stale = from;
+    OK(cuMemFree(from));
+    OK(cuMemFree(to));
+    OK(cuMemGetInfo(&free_after, &total));
+    CHECK(free_after == free_before, "free memory %zu after, %zu before", free_after, free_before);
+    // A launch whose pointer parameter lies in no allocation (freed, or a scalar in its place).
+    CUdeviceptr live;
+    OK(cuMemAlloc(&live, 4000));
+    CHECK(launch("selftest_copy", 4, 1, 256, 1, {&stale, &live, &n}) == CUDA_ERROR_INVALID_VALUE,
+          "a launch with a freed buffer");
+    unsigned long long scalar = 1000;
+    CHECK(launch("selftest_copy", 4, 1, 256, 1, {&live, &scalar, &n}) == CUDA_ERROR_INVALID_VALUE,
+          "a launch with a number where a pointer goes");
+    CHECK(launch("selftest_copy", 1, 1, 2048, 1, {&live, &live, &n}) == CUDA_ERROR_INVALID_VALUE,
+          "2048 threads per block");
+    CHECK(launch("selftest_copy", 1, 1, 32, 1, {&live, &live, &n}) == CUDA_SUCCESS, "a valid launch");
+    OK(cuMemFree(live));
+}
+
+int main(int argc, char** argv) {
+    OK(cuInit(0));
+    CUdevice device;
+    OK(cuDeviceGet(&device, 0));
+    CUcontext context;
+    OK(cuDevicePrimaryCtxRetain(&context, device));
+    OK(cuCtxSetCurrent(context));
+    // A module image names its kernels (as a cubin's string table or PTX's .entry lines do).
+    const char* image =
+        ".entry selftest_block_sum( .entry selftest_warp( .entry selftest_surface( .entry selftest_copy( "
+        ".entry selftest_divergent_barrier( .entry selftest_shuffle_after_return( .entry selftest_surface_overrun(";
+    OK(cuModuleLoadData(&module, image));
+    CUfunction missing;
+    CHECK(cuModuleGetFunction(&missing, module, "selftest_nothing") == CUDA_ERROR_NOT_FOUND, "an unknown kernel");
+    CUmodule unknown;
+    CHECK(cuModuleLoadData(&unknown, ".entry nothing_here(") == CUDA_ERROR_INVALID_IMAGE,
+          "an image no emulated module matches");
+    if (argc > 1) {
+        std::string fault = argv[1];
+        CUdeviceptr out;
+        OK(cuMemAlloc(&out, 1024 * 4));
+        if (fault == "divergent-barrier") launch("selftest_divergent_barrier", 1, 1, 64, 1, {&out});
+        if (fault == "shuffle-after-return") launch("selftest_shuffle_after_return", 1, 1, 32, 1, {&out});
+        if (fault == "buffer-overrun") {
+            CUdeviceptr from, to;
+            OK(cuMemAlloc(&from, 1000 * 4));
+            OK(cuMemAlloc(&to, 100 * 4));
+            unsigned n = 1000;
+            launch("selftest_copy", 4, 1, 256, 1, {&from, &to, &n});
+        }
+        if (fault == "surface-overrun") {
+            CUsurfObject surface;
+            rgba8_array(8, 8, &surface);
+            int width = 8;
+            launch("selftest_surface_overrun", 1, 1, 1, 1, {&surface, &width});
+        }
+        std::fprintf(stderr, "the fault %s did not stop the process\n", fault.c_str());
+        return 3;
+    }
+    block_sums();
+    warp_shuffles();
+    surfaces();
+    memory();
+    if (failures) std::fprintf(stderr, "%d checks failed\n", failures);
+    else std::printf("selftest: every check passed\n");
+    return failures ? 1 : 0;
+}
