@@ -55,7 +55,7 @@ fn the_scan_tells_cooperative_kernels_from_the_others() {
         extern "C" __global__ void __launch_bounds__(256) plain(const Grid g, float* out) {
             out[threadIdx.x] = helper(1.0f);   // no __syncthreads here
         }
-        extern "C" __global__ void __launch_bounds__(256)
+        extern "C" __global__ void __launch_bounds__(STRIDE(512), 2)
         reducing(double* out) {
             __shared__ double s[256];
             out[0] = twice_removed(1.0, s);
@@ -69,12 +69,17 @@ fn the_scan_tells_cooperative_kernels_from_the_others() {
         }
         /* extern "C" __global__ void commented_out(float* out) { __syncthreads(); } */
     "#;
+    let found: Vec<(String, bool, Option<String>)> = emulated_driver::kernels(source)
+        .into_iter()
+        .map(|k| (k.name, k.cooperative, k.launch_bound))
+        .collect();
+    let bound = |b: &str| Some(b.to_string());
     assert_eq!(
-        emulated_driver::kernels(source),
+        found,
         [
-            ("plain".to_string(), false),
-            ("reducing".to_string(), true),
-            ("shuffling".to_string(), true)
+            ("plain".to_string(), false, bound("256")),
+            ("reducing".to_string(), true, bound("STRIDE(512)")),
+            ("shuffling".to_string(), true, None)
         ]
     );
 }
@@ -90,7 +95,7 @@ fn the_scan_finds_every_kernel_of_every_module() {
         let mut scanned: Vec<String> =
             emulated_driver::kernels(&emulated_driver::module_text(&path))
                 .into_iter()
-                .map(|(name, _)| name)
+                .map(|k| k.name)
                 .collect();
         let ptx = fluidlab::cuda::ptx::module_source(&module)
             .and_then(|source| source.ptx)
@@ -138,6 +143,7 @@ fn selftest(driver: &Driver) {
         "kernel `selftest_copy`: parameter 1 is a pointer",
         "kernel `selftest_copy`: launch shape grid (1, 1, 1) block (2048, 1, 1) is outside the \
          device's limits",
+        "kernel `selftest_block_sum`: 512 threads per block, over its __launch_bounds__ of 256",
         "cuMemcpy2D: the source rectangle 148 bytes × 22 rows at (0, 0) leaves its 148 × 21 array",
     ] {
         assert!(stderr.contains(said), "{said:?} in\n{stderr}");

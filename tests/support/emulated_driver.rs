@@ -74,6 +74,8 @@ struct Definition {
     name: String,
     body: String,
     kernel: bool,
+    /// The first argument of its `__launch_bounds__`, as written.
+    launch_bound: Option<String>,
 }
 
 /// The source without comments and preprocessor lines (continuations included).
@@ -171,6 +173,7 @@ fn definitions(source: &str) -> Vec<Definition> {
                         name: code[name_start..name_end].to_string(),
                         body: code[open..end].to_string(),
                         kernel: code[statement_start..name_start].contains("__global__"),
+                        launch_bound: launch_bound(&code[statement_start..name_start]),
                     });
                     i = end;
                     statement_start = end;
@@ -184,6 +187,37 @@ fn definitions(source: &str) -> Vec<Definition> {
     found
 }
 
+/// The first argument of the `__launch_bounds__(…)` in a declaration's `head`.
+fn launch_bound(head: &str) -> Option<String> {
+    let (_, rest) = head.split_once("__launch_bounds__")?;
+    let rest = rest.trim_start().strip_prefix('(')?;
+    let mut depth = 0;
+    let end = rest.find(|c| {
+        match c {
+            '(' => depth += 1,
+            ')' if depth == 0 => return true,
+            ')' => depth -= 1,
+            ',' if depth == 0 => return true,
+            _ => {}
+        }
+        false
+    })?;
+    Some(rest[..end].trim().to_string())
+}
+
+/// A kernel of a module, as [`kernels`] finds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kernel {
+    /// Its name.
+    pub name: String,
+    /// Whether its body, or a function it names (transitively), reaches `__syncthreads` or a
+    /// warp shuffle.
+    pub cooperative: bool,
+    /// The most threads per block its `__launch_bounds__` allows, as written (an expression
+    /// of the module's macros); none: the device's 1024.
+    pub launch_bound: Option<String>,
+}
+
 /// Whether `text` holds `word` as a whole identifier.
 fn holds_word(text: &str, word: &str) -> bool {
     let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_';
@@ -192,9 +226,8 @@ fn holds_word(text: &str, word: &str) -> bool {
     })
 }
 
-/// The kernels of `source` in order, each with whether it is cooperative: whether its body,
-/// or a function it names (transitively), reaches `__syncthreads` or a warp shuffle.
-pub fn kernels(source: &str) -> Vec<(String, bool)> {
+/// The kernels of `source` in order.
+pub fn kernels(source: &str) -> Vec<Kernel> {
     let definitions = definitions(source);
     let mut cooperative: BTreeSet<&str> = definitions
         .iter()
@@ -216,7 +249,11 @@ pub fn kernels(source: &str) -> Vec<(String, bool)> {
     definitions
         .iter()
         .filter(|d| d.kernel)
-        .map(|d| (d.name.clone(), cooperative.contains(d.name.as_str())))
+        .map(|d| Kernel {
+            name: d.name.clone(),
+            cooperative: cooperative.contains(d.name.as_str()),
+            launch_bound: d.launch_bound.clone(),
+        })
         .collect()
 }
 
@@ -418,7 +455,10 @@ fn build_once(flavour: Flavour) -> PathBuf {
                 let table = building.join(format!("{module}.kernels.inc"));
                 let lines: String = kernels(&module_text(path))
                     .iter()
-                    .map(|(name, cooperative)| format!("KERNEL({name}, {cooperative})\n"))
+                    .map(|k| {
+                        let bound = k.launch_bound.as_deref().unwrap_or("1024");
+                        format!("KERNEL({}, {}, ({bound}))\n", k.name, k.cooperative)
+                    })
                     .collect();
                 std::fs::write(&table, lines).expect("the kernel table");
                 let mut args = flags.clone();

@@ -51,12 +51,13 @@ Context primary_context;
 thread_local CUcontext current_context = nullptr;
 
 struct Module;
-struct Function { Module* module; int index; std::string name; };
+struct Function { Module* module; int index; std::string name; unsigned max_threads; };
 struct Module {
     std::string name;
     void* library = nullptr;
     EmulatedKernelName kernel_name = nullptr;
     EmulatedKernelCount kernel_count = nullptr;
+    EmulatedKernelMaxThreads kernel_max_threads = nullptr;
     EmulatedCheckPointers check_pointers = nullptr;
     EmulatedRun run = nullptr;
     std::vector<Function> functions;
@@ -101,14 +102,16 @@ void load_modules() {
         m->library = library;
         m->kernel_count = reinterpret_cast<EmulatedKernelCount>(dlsym(library, "fluidlab_kernel_count"));
         m->kernel_name = reinterpret_cast<EmulatedKernelName>(dlsym(library, "fluidlab_kernel_name"));
+        m->kernel_max_threads = reinterpret_cast<EmulatedKernelMaxThreads>(dlsym(library, "fluidlab_kernel_max_threads"));
         m->check_pointers = reinterpret_cast<EmulatedCheckPointers>(dlsym(library, "fluidlab_kernel_check_pointers"));
         m->run = reinterpret_cast<EmulatedRun>(dlsym(library, "fluidlab_kernel_run"));
-        if (!m->kernel_count || !m->kernel_name || !m->check_pointers || !m->run) {
+        if (!m->kernel_count || !m->kernel_name || !m->kernel_max_threads || !m->check_pointers || !m->run) {
             std::fprintf(stderr, "emulated CUDA driver: %s lacks the kernels interface\n", path.c_str());
             delete m;
             continue;
         }
-        for (int k = 0; k < m->kernel_count(); ++k) m->functions.push_back(Function{m, k, m->kernel_name(k)});
+        for (int k = 0; k < m->kernel_count(); ++k)
+            m->functions.push_back(Function{m, k, m->kernel_name(k), m->kernel_max_threads(k)});
         modules.push_back(m);
     }
     closedir(dir);
@@ -502,10 +505,12 @@ EXPORT CUresult CUDAAPI cuModuleGetFunction(CUfunction* function, CUmodule modul
         }
     return CUDA_ERROR_NOT_FOUND;
 }
-EXPORT CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction) {
-    if (!value) return CUDA_ERROR_INVALID_VALUE;
+EXPORT CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction function) {
+    if (!value || !function) return CUDA_ERROR_INVALID_VALUE;
     switch (attribute) {
-        case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = max_threads_per_block; break;
+        case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+            *value = (int)reinterpret_cast<Function*>(function)->max_threads;
+            break;
         case CU_FUNC_ATTRIBUTE_NUM_REGS: *value = 32; break;
         case CU_FUNC_ATTRIBUTE_PTX_VERSION: case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *value = 90; break;
         default: *value = 0;
@@ -531,6 +536,11 @@ EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned int gx, uns
                                                     std::to_string(bz) + ") is outside the device's limits");
     if (threads > (unsigned long long)max_threads_per_block)
         return refuse(CUDA_ERROR_INVALID_VALUE, where + ": " + std::to_string(threads) + " threads per block");
+    // ptxas sized the kernel's registers for its __launch_bounds__: more threads do not fit.
+    if (threads > f->max_threads)
+        return refuse(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, where + ": " + std::to_string(threads) +
+                                                              " threads per block, over its __launch_bounds__ of " +
+                                                              std::to_string(f->max_threads));
     if (shared_bytes > (unsigned)max_dynamic_shared)
         return refuse(CUDA_ERROR_INVALID_VALUE, where + ": " + std::to_string(shared_bytes) + " bytes of dynamic shared memory");
     if (!params) return refuse(CUDA_ERROR_INVALID_VALUE, where + ": no kernel parameters");

@@ -28,6 +28,8 @@ typedef int (*EmulatedPointerCheck)(unsigned long long pointer);
 // The module's kernels, by index.
 typedef int (*EmulatedKernelCount)();
 typedef const char* (*EmulatedKernelName)(int kernel);
+// The most threads per block `kernel` may be launched with: its __launch_bounds__, else 1024.
+typedef unsigned (*EmulatedKernelMaxThreads)(int kernel);
 // The index of the first pointer parameter of `kernel` whose value `check` refuses, or −1;
 // a pointer parameter's value is read as the kernel will read it.
 typedef int (*EmulatedCheckPointers)(int kernel, void** params, EmulatedPointerCheck check);

@@ -1,8 +1,9 @@
 // One kernels/<module>.cu compiled as plain C++ for the emulated driver (driver.cpp): built by
 // tests/support/emulated_driver.rs as libfluidlab_kernels_<module>.so with
 //   -DMODULE_SOURCE='"<module>.cu"' -DMODULE_TABLE='"<generated table>"'
-// The table lists the module's kernels, `KERNEL(name, cooperative)`, where cooperative says the
-// kernel reaches __syncthreads or a shuffle (threads.h). Unlike the stage emulations
+// The table lists the module's kernels, `KERNEL(name, cooperative, most threads)`, where
+// cooperative says the kernel reaches __syncthreads or a shuffle (threads.h) and the last is its
+// __launch_bounds__ (as written, evaluated here; 1024 without). Unlike the stage emulations
 // (tests/emulation/*.cpp), no <KIND>_EMULATION switch is set: the kernels compile as nvcc sees
 // them, warp shuffles, block barriers and surface writes included.
 #include "../cuda_builtins.h"
@@ -67,19 +68,20 @@ template <class... A> struct Kernel<void (*)(A...)> {
 struct Entry {
     const char* name;
     bool cooperative;
+    unsigned max_threads;
     int (*check)(void**, EmulatedPointerCheck);
     void (*run)(void**, bool);
 };
 
-template <auto K> Entry entry(const char* name, bool cooperative) {
+template <auto K> Entry entry(const char* name, bool cooperative, unsigned max_threads) {
     using Info = Kernel<decltype(K)>;
-    return Entry{name, cooperative, &Info::check, [](void** params, bool coop) {
+    return Entry{name, cooperative, max_threads, &Info::check, [](void** params, bool coop) {
                      auto arguments = Info::read(params, std::make_index_sequence<std::tuple_size_v<typename Info::Arguments>>{});
                      threads::run([&] { std::apply(K, arguments); }, coop);
                  }};
 }
 
-#define KERNEL(name, cooperative) entry<&name>(#name, cooperative),
+#define KERNEL(name, cooperative, max_threads) entry<&name>(#name, cooperative, max_threads),
 const Entry table[] = {
 #include MODULE_TABLE
 };
@@ -95,6 +97,10 @@ __attribute__((visibility("default"))) int fluidlab_kernel_count() { return kern
 
 __attribute__((visibility("default"))) const char* fluidlab_kernel_name(int kernel) {
     return kernel >= 0 && kernel < kernel_count ? table[kernel].name : nullptr;
+}
+
+__attribute__((visibility("default"))) unsigned fluidlab_kernel_max_threads(int kernel) {
+    return table[kernel].max_threads;
 }
 
 __attribute__((visibility("default"))) int fluidlab_kernel_check_pointers(int kernel, void** params,

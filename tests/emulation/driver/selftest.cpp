@@ -59,6 +59,13 @@ static void block_sums() {
         for (unsigned i = b * block; i < std::min(n, (b + 1) * block); ++i) expected += values[i];
         CHECK(sums[b] == (float)expected, "block %u: %g, expected %g", b, sums[b], expected);
     }
+    // Its __launch_bounds__ allow 256 threads: 512 do not fit its registers.
+    int most = 0;
+    OK(cuFuncGetAttribute(&most, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function("selftest_block_sum")));
+    CHECK(most == (int)block, "selftest_block_sum's most threads per block: %d", most);
+    CHECK(launch("selftest_block_sum", 1, 1, 2 * block, 1, {&d_values, &count, &d_sums}) ==
+              CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+          "512 threads of a kernel bounded to 256");
     OK(cuMemFree(d_values));
     OK(cuMemFree(d_sums));
 }

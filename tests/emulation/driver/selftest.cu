@@ -5,7 +5,8 @@
 #define SELFTEST_BLOCK 256
 
 // The block's sum of values[i] (a shared-memory tree with barriers), one per block in sums.
-extern "C" __global__ void selftest_block_sum(const float* values, unsigned int n, float* sums) {
+extern "C" __global__ void __launch_bounds__(SELFTEST_BLOCK)
+selftest_block_sum(const float* values, unsigned int n, float* sums) {
     __shared__ float partial[SELFTEST_BLOCK];
     unsigned int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
     partial[t] = i < n ? values[i] : 0.0f;
