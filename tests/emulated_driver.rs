@@ -384,3 +384,47 @@ fn the_viewer_draws_every_kind_through_emulated_interop() {
         assert!(screenshot.is_file(), "{scene}: no screenshot");
     }
 }
+
+/// `bench --json` on CUDA counts the kernels a step launches: the driver sees exactly those.
+#[test]
+#[cfg_attr(
+    not(all(fluidlab_cxx20, fluidlab_cuda_header)),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found none; scripts/setup.sh installs cuda.h)"
+)]
+fn bench_counts_the_kernel_launches_the_driver_sees() {
+    let driver = emulated_driver::build(Flavour::Plain);
+    let run = |steps: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_fluidlab"));
+        command
+            .args([
+                "bench",
+                "dam-break",
+                "--backend",
+                "cuda",
+                "--particles",
+                "3000",
+            ])
+            .args([
+                "--warmup",
+                "1",
+                "--steps",
+                steps,
+                "--json",
+                "--no-stage-timing",
+            ])
+            .env("FLUIDLAB_EMULATED_TRACE", "1");
+        let output = on_the_driver(command, &driver);
+        let (stdout, stderr) = text(&output);
+        assert!(output.status.success(), "{stdout}\n{stderr}");
+        let report: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+        let per_step = report["kernel_launches_per_step"].as_f64().unwrap();
+        let seen = stderr.matches("emulated CUDA driver: kernel `").count();
+        (per_step * steps.parse::<f64>().unwrap(), seen)
+    };
+    let (one, seen_one) = run("1");
+    let (three, seen_three) = run("3");
+    // Steps 2 and 3: the difference of two runs alike up to them.
+    assert_eq!(three - one, (seen_three - seen_one) as f64);
+    // A step is 2 to 3 substeps of ~90 launches (the coarse correction's ~70 of them).
+    assert!((100.0..400.0).contains(&one), "{one} launches in a step");
+}

@@ -166,6 +166,9 @@ pub struct BenchReport {
     pub element_steps_per_second: f64,
     /// Mean ms per step spent in each stage, in execution order.
     pub stages: Vec<StageTime>,
+    /// CUDA kernels launched per timed step (0 on the CPU): with stage timing off, the
+    /// launches a CUDA graph could replay at once.
+    pub kernel_launches_per_step: f64,
 }
 
 impl BenchReport {
@@ -200,6 +203,10 @@ impl BenchReport {
         put(
             "stages",
             serde_json::to_value(&self.stages).unwrap_or_default(),
+        );
+        put(
+            "kernel_launches_per_step",
+            self.kernel_launches_per_step.into(),
         );
         serde_json::Value::Object(map)
     }
@@ -242,6 +249,7 @@ pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
     }
     sim.reset_stage_times();
     let steps_before = sim.steps_taken();
+    let launches_before = crate::cuda::module::launch_count();
     // Grown as the steps run (outside the timed span): no count sizes an allocation up front.
     let mut step_seconds = Vec::new();
     let mut iterations = 0.0;
@@ -259,6 +267,8 @@ pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
         bar.finish_and_clear();
     }
     let steps = options.steps as f64;
+    let kernel_launches_per_step =
+        (crate::cuda::module::launch_count() - launches_before) as f64 / steps;
     let median = median(&mut step_seconds);
     let mean = step_seconds.iter().sum::<f64>() / steps;
     let substeps = (sim.steps_taken() - steps_before) as f64 / steps;
@@ -297,6 +307,7 @@ pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
         } else {
             Vec::new()
         },
+        kernel_launches_per_step,
     })
 }
 
@@ -338,6 +349,13 @@ pub fn print(report: &BenchReport) {
             stage.stage,
             stage.ms,
             100.0 * stage.ms / total.max(1e-12)
+        );
+    }
+    if report.kernel_launches_per_step > 0.0 {
+        println!(
+            "  kernel launches: {:.1} per step, {:.1} per substep",
+            report.kernel_launches_per_step,
+            report.kernel_launches_per_step / report.substeps.max(1e-12)
         );
     }
     println!(

@@ -7,7 +7,17 @@ use super::ptx::{self, ModuleSource};
 use super::CudaError;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+/// Kernels launched by this process, every module on every device ([`launch_count`]).
+static LAUNCHES: AtomicU64 = AtomicU64::new(0);
+
+/// How many kernels this process has launched so far (every module, every device): `bench`
+/// reports launches per step from it, the cost a CUDA graph would remove.
+pub fn launch_count() -> u64 {
+    LAUNCHES.load(Ordering::Relaxed)
+}
 
 /// One `kernels/<name>.cu` loaded on a device, and the functions its host code launches.
 pub struct Module {
@@ -94,6 +104,7 @@ impl Module {
         };
         // SAFETY: the caller vouches for the arguments and the buffers' sizes.
         unsafe { builder.launch(config) }.map_err(fail)?;
+        LAUNCHES.fetch_add(1, Ordering::Relaxed);
         if self.sync_check {
             stream.synchronize().map_err(fail)?;
         }

@@ -19,6 +19,8 @@ fn bench_reports_stages_and_throughput_as_json() {
     ]));
     let report: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
     assert_eq!(report["steps"], 3);
+    // The CPU launches no kernels (CUDA's count: tests/emulated_driver.rs).
+    assert_eq!(report["kernel_launches_per_step"].as_f64(), Some(0.0));
     // A fixed count: exactly the scene's iterations, and the compression they reached.
     assert_eq!(report["iterations"].as_f64(), Some(4.0), "{report}");
     assert_eq!(report["rule"], "4 iterations");
