@@ -44,11 +44,19 @@ pub struct PanelText {
 
 /// The window's size at start, logical pixels (the default camera frames the scene for it).
 pub const WINDOW_SIZE: (f32, f32) = (1280.0, 720.0);
-/// The `fluidlab` panel's left edge and width at start, logical pixels.
+/// The `fluidlab` panel's left edge and width at start, logical pixels: controls of at least
+/// 170 px (a vector's three fields 54 px each) beside [`LABEL_WIDTH`], inside the panel's
+/// padding and scroll bar.
 const PANEL_LEFT: f32 = 10.0;
-const PANEL_WIDTH: f32 = 360.0;
-/// Where the `fluidlab` panel ends at start: the default camera frames the scene right of it.
+const PANEL_WIDTH: f32 = 400.0;
+/// Where the `fluidlab` panel ends at start: the default camera frames the scene right of it
+/// (and ink's picture is letterboxed right of it, [`covered`]).
 pub const PANEL_RIGHT: f32 = PANEL_LEFT + PANEL_WIDTH + 10.0;
+/// The room every control of the `fluidlab` panel leaves for its label on its right, logical
+/// pixels: the kinds' longest labels ("brush-motion influence (1/s)", "pre-tension (spacing /
+/// rest)": 28 characters of imgui's default font, 7 px each) and the 4 px before a label.
+/// imgui's own default, 65 % of the panel for the control, left 14 characters.
+const LABEL_WIDTH: f32 = 200.0;
 /// The menu bar's height, logical pixels.
 const MENU_BAR: f32 = 20.0;
 /// Where the panels' top row ends at start (the menu bar, then the folded statistics window's
@@ -80,6 +88,10 @@ pub fn panels(
             .position([PANEL_LEFT, 30.0], Condition::FirstUseEver)
             .size([PANEL_WIDTH, 680.0], Condition::FirstUseEver)
             .build(|| {
+                // Every control leaves its label room on its right; lines of text wrap at the
+                // panel's edge. Both hold for the kind's sections too.
+                let _controls = ui.push_item_width(-LABEL_WIDTH);
+                let _lines = ui.push_text_wrap_pos_with_pos(0.0);
                 notices(ui, state, info);
                 run_control(ui, state, &mut actions);
                 match state.sim.panel(ui) {
