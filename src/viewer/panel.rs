@@ -35,31 +35,100 @@ pub struct FrameInfo {
     pub status: Vec<String>,
 }
 
-/// Text the panels keep between frames (the scene-file path being typed).
-#[derive(Clone, Debug, Default)]
-pub struct PanelText {
-    /// Scene file path field.
-    pub scene_path: String,
-}
-
 /// The window's size at start, logical pixels (the default camera frames the scene for it).
 pub const WINDOW_SIZE: (f32, f32) = (1280.0, 720.0);
-/// The `fluidlab` panel's left edge and width at start, logical pixels.
-const PANEL_LEFT: f32 = 10.0;
-const PANEL_WIDTH: f32 = 360.0;
-/// Where the `fluidlab` panel ends at start: the default camera frames the scene right of it.
-pub const PANEL_RIGHT: f32 = PANEL_LEFT + PANEL_WIDTH + 10.0;
+/// The gap between a panel and the window's edges, logical pixels.
+const MARGIN: f32 = 10.0;
+/// The panels' top edge, below the menu bar, logical pixels.
+const PANEL_TOP: f32 = 30.0;
+/// The `fluidlab` panel's left edge and width at start, logical pixels: controls of at least
+/// 170 px (a vector's three fields 54 px each) beside [`LABEL_WIDTH`], inside the panel's
+/// padding and scroll bar.
+const PANEL_LEFT: f32 = MARGIN;
+const PANEL_WIDTH: f32 = 400.0;
+/// Where the `fluidlab` panel ends at start: the default camera frames the scene right of it
+/// (and ink's picture is letterboxed right of it, [`covered`]).
+pub const PANEL_RIGHT: f32 = PANEL_LEFT + PANEL_WIDTH + MARGIN;
+/// The room every control of the `fluidlab` panel leaves for its label on its right, logical
+/// pixels: the kinds' longest labels ("brush-motion influence (1/s)", "pre-tension (spacing /
+/// rest)": 28 characters of imgui's default font, 7 px each) and the 4 px before a label.
+/// imgui's own default, 65 % of the panel for the control, left 14 characters.
+const LABEL_WIDTH: f32 = 200.0;
+/// The statistics window's size when opened at start, logical pixels.
+const STATISTICS_SIZE: [f32; 2] = [320.0, 420.0];
 /// The menu bar's height, logical pixels.
 const MENU_BAR: f32 = 20.0;
 /// Where the panels' top row ends at start (the menu bar, then the folded statistics window's
 /// title bar), logical pixels.
-const PANELS_TOP: f32 = 52.0;
+const TOP_ROW_END: f32 = 52.0;
+
+/// What the panels keep between frames: the scene-file path being typed, and the panels' sizes
+/// as the user left them.
+#[derive(Clone, Debug)]
+pub struct PanelMemory {
+    /// Scene file path field.
+    pub scene_path: String,
+    panel: Fit,
+    statistics: Fit,
+}
+
+impl Default for PanelMemory {
+    fn default() -> PanelMemory {
+        PanelMemory {
+            scene_path: String::new(),
+            panel: Fit::new([PANEL_WIDTH, WINDOW_SIZE.1 - PANEL_TOP - MARGIN]),
+            statistics: Fit::new(STATISTICS_SIZE),
+        }
+    }
+}
+
+/// A panel's size fitted to the window: a window that shrinks shrinks the panel to fit it, one
+/// that grows again gives the panel back the size it had.
+#[derive(Clone, Copy, Debug)]
+struct Fit {
+    /// The size the panel has where the window leaves room, logical pixels.
+    wanted: [f32; 2],
+    /// The window's size the panel was last fitted to, logical pixels.
+    display: [f32; 2],
+}
+
+impl Fit {
+    fn new(wanted: [f32; 2]) -> Fit {
+        Fit {
+            wanted,
+            display: [0.0; 2],
+        }
+    }
+
+    /// The size to give the panel this frame when the window's size changed (and at the first
+    /// frame): the wanted size, no larger than `largest`.
+    fn resized(&mut self, display: [f32; 2], largest: [f32; 2]) -> Option<[f32; 2]> {
+        if display == self.display {
+            return None;
+        }
+        self.display = display;
+        Some([
+            self.wanted[0].min(largest[0]),
+            self.wanted[1].min(largest[1]),
+        ])
+    }
+
+    /// The panel was drawn at `size`: along an axis where the window did not limit it, that is
+    /// the size the user wants.
+    fn drawn(&mut self, size: [f32; 2], largest: [f32; 2]) {
+        for axis in 0..2 {
+            if size[axis] < largest[axis] {
+                self.wanted[axis] = size[axis];
+            }
+        }
+    }
+}
 
 /// The pixels along the left and top edges the panels cover at start, for a window of
 /// `scale` physical pixels per logical one (`shown`: the panels are, else only the menu bar).
 pub fn covered(shown: bool, scale: f32) -> [u32; 2] {
     let [left, top] = if shown {
-        [PANEL_RIGHT, PANELS_TOP]
+        [PANEL_RIGHT, TOP_ROW_END]
     } else {
         [0.0, MENU_BAR]
     };
@@ -71,37 +140,58 @@ pub fn panels(
     ui: &Ui,
     state: &mut AppState,
     info: &FrameInfo,
-    text: &mut PanelText,
+    memory: &mut PanelMemory,
 ) -> Vec<Action> {
     let mut actions = Vec::new();
     menu_bar(ui, state, &mut actions);
     if state.show_ui {
-        ui.window("fluidlab")
-            .position([PANEL_LEFT, 30.0], Condition::FirstUseEver)
-            .size([PANEL_WIDTH, 680.0], Condition::FirstUseEver)
-            .build(|| {
-                notices(ui, state, info);
-                run_control(ui, state, &mut actions);
-                match state.sim.panel(ui) {
-                    Ok(true) => actions.push(Action::Edit(Edit::Restart)),
-                    Ok(false) => {}
-                    Err(error) => state.message = Some(format!("{error:#}")),
-                }
-                scene_file(ui, text, &mut actions);
-                if !state.sim.flat() {
-                    camera(ui, &mut actions);
-                }
-            });
-        let width = ui.io().display_size[0];
-        ui.window("statistics")
-            .position([width - 330.0, 30.0], Condition::FirstUseEver)
-            .size([320.0, 420.0], Condition::FirstUseEver)
+        let display = ui.io().display_size;
+        // The most either panel may take of the window, logical pixels.
+        let largest = [
+            (display[0] - 2.0 * MARGIN).max(0.0),
+            (display[1] - PANEL_TOP - MARGIN).max(0.0),
+        ];
+        let mut panel = ui
+            .window("fluidlab")
+            .position([PANEL_LEFT, PANEL_TOP], Condition::FirstUseEver);
+        if let Some(size) = memory.panel.resized(display, largest) {
+            panel = panel.size(size, Condition::Always);
+        }
+        panel.build(|| {
+            memory.panel.drawn(ui.window_size(), largest);
+            // Every control leaves its label room on its right; lines of text wrap at the
+            // panel's edge. Both hold for the kind's sections too.
+            let _controls = ui.push_item_width(-LABEL_WIDTH);
+            let _lines = ui.push_text_wrap_pos_with_pos(0.0);
+            notices(ui, state, info);
+            run_control(ui, state, &mut actions);
+            match state.sim.panel(ui) {
+                Ok(true) => actions.push(Action::Edit(Edit::Restart)),
+                Ok(false) => {}
+                Err(error) => state.message = Some(format!("{error:#}")),
+            }
+            scene_file(ui, &mut memory.scene_path, &mut actions);
+            if !state.sim.flat() {
+                camera(ui, &mut actions);
+            }
+        });
+        // Held in the top-right corner at every frame, so it follows the window's right edge.
+        let mut statistics = ui
+            .window("statistics")
+            .position([display[0] - MARGIN, PANEL_TOP], Condition::Always)
+            .position_pivot([1.0, 0.0])
+            .movable(false)
             // Starts folded to its title bar, so it does not cover the scene.
-            .collapsed(true, Condition::FirstUseEver)
-            .build(|| {
-                status(ui, state, info);
-                timings(ui, info);
-            });
+            .collapsed(true, Condition::FirstUseEver);
+        if let Some(size) = memory.statistics.resized(display, largest) {
+            statistics = statistics.size(size, Condition::Always);
+        }
+        statistics.build(|| {
+            memory.statistics.drawn(ui.window_size(), largest);
+            let _lines = ui.push_text_wrap_pos_with_pos(0.0);
+            status(ui, state, info);
+            timings(ui, info);
+        });
     }
     if state.show_help {
         help(ui, state.sim.as_ref());
@@ -253,15 +343,13 @@ fn run_control(ui: &Ui, state: &AppState, actions: &mut Vec<Action>) {
     }
 }
 
-fn scene_file(ui: &Ui, text: &mut PanelText, actions: &mut Vec<Action>) {
+fn scene_file(ui: &Ui, path: &mut String, actions: &mut Vec<Action>) {
     if !ui.collapsing_header("Scene file", TreeNodeFlags::empty()) {
         return;
     }
-    ui.input_text("path", &mut text.scene_path).build();
-    if ui.button("Load scene file") && !text.scene_path.trim().is_empty() {
-        actions.push(Action::Edit(Edit::LoadScene(
-            text.scene_path.trim().to_string(),
-        )));
+    ui.input_text("path", path).build();
+    if ui.button("Load scene file") && !path.trim().is_empty() {
+        actions.push(Action::Edit(Edit::LoadScene(path.trim().to_string())));
     }
 }
 
@@ -306,7 +394,29 @@ fn help(ui: &Ui, sim: &dyn Sim) {
 
 #[cfg(test)]
 mod tests {
-    use super::displayable;
+    use super::{displayable, Fit};
+
+    /// A panel shrinks with the window and gets its size back when the window grows; a size
+    /// the user gives it while the window is small is the one it keeps.
+    #[test]
+    fn a_panel_fits_the_window_and_keeps_the_users_size() {
+        let mut fit = Fit::new([400.0, 680.0]);
+        let largest = [1260.0, 680.0];
+        assert_eq!(fit.resized([1280.0, 720.0], largest), Some([400.0, 680.0]));
+        fit.drawn([400.0, 680.0], largest);
+        assert_eq!(fit.resized([1280.0, 720.0], largest), None, "unchanged");
+        let small = [300.0, 260.0];
+        assert_eq!(fit.resized([320.0, 300.0], small), Some([300.0, 260.0]));
+        fit.drawn([300.0, 260.0], small);
+        assert_eq!(fit.resized([1280.0, 720.0], largest), Some([400.0, 680.0]));
+        fit.resized([320.0, 300.0], small);
+        fit.drawn([300.0, 200.0], small);
+        assert_eq!(
+            fit.resized([1280.0, 720.0], largest),
+            Some([400.0, 200.0]),
+            "made 200 px high by the user"
+        );
+    }
 
     #[test]
     fn the_kinds_symbols_are_spelled_in_the_fonts_characters() {

@@ -9,7 +9,7 @@ use crate::gfx::timing::PassClock;
 use crate::gfx::Output;
 use crate::sims::Backend;
 use crate::viewer::keys;
-use crate::viewer::panel::{self as ui, Action, FrameInfo, PanelText};
+use crate::viewer::panel::{self as ui, Action, FrameInfo, PanelMemory};
 use anyhow::{anyhow, Context, Result};
 use raw_window_handle::HasDisplayHandle;
 use std::collections::HashSet;
@@ -62,7 +62,7 @@ pub fn run_in(event_loop: EventLoop<()>, options: ViewerOptions, state: AppState
         screenshot_requested: false,
         input: Input::default(),
         info: FrameInfo::default(),
-        panel_text: PanelText::default(),
+        panel_memory: PanelMemory::default(),
         last_frame: Instant::now(),
         meter: Meter::new(),
     };
@@ -128,7 +128,7 @@ struct Viewer {
     screenshot_requested: bool,
     input: Input,
     info: FrameInfo,
-    panel_text: PanelText,
+    panel_memory: PanelMemory,
     last_frame: Instant,
     meter: Meter,
 }
@@ -298,7 +298,12 @@ impl Viewer {
             .prepare_frame(gfx.imgui.io_mut(), &gfx.window)
             .map_err(|e| anyhow!("imgui frame: {e}"))?;
         let ui_frame = gfx.imgui.new_frame();
-        let actions = ui::panels(ui_frame, &mut self.state, &self.info, &mut self.panel_text);
+        let actions = ui::panels(
+            ui_frame,
+            &mut self.state,
+            &self.info,
+            &mut self.panel_memory,
+        );
         gfx.platform.prepare_render(ui_frame, &gfx.window);
         let draw_data = gfx.imgui.render();
         gfx.imgui_renderer

@@ -371,9 +371,14 @@ impl Sim for PoolSim {
         }
     }
 
+    /// The pool's opening in the deck, at the rim's height: all that shows of the pool from
+    /// above (the water, the walls above it, the floor through it) lies within its outline,
+    /// and the basin below the deck is hidden by it, so framing that too would put the pool
+    /// high in the picture.
     fn bounds(&self) -> Aabb {
         let p = &self.scene.params;
-        Aabb::new([0.0, -p.depth, 0.0], [p.size, 0.1 * p.size, p.size])
+        let rim = super::render::rim_height(p.size);
+        Aabb::new([0.0, rim, 0.0], [p.size, rim, p.size])
     }
 
     fn restart(&mut self) -> Result<()> {

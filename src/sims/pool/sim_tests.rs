@@ -176,3 +176,41 @@ fn stiffness_is_taken_up_to_the_lattices_limit_and_refused_naming_itself_beyond(
         "{error}"
     );
 }
+
+/// The default picture centres what shows of the pool from above — its opening in the deck,
+/// at the rim's height — in the central 80 % of the frame (issue 14's rule), for `render`'s
+/// whole 16:9 frame and for the viewer's window beside its panel. Framing the basin down to
+/// the floor, hidden under the deck, put the opening 0.4 of the frame's half-height above the
+/// centre.
+#[test]
+fn the_default_camera_centres_the_pools_opening() {
+    use crate::gfx::camera::{Camera, FRAMED_FRACTION};
+    use crate::sims::Sim;
+    use crate::viewer::panel::{PANEL_RIGHT, WINDOW_SIZE};
+    let sim = open("[pool]\nnodes = 16\nsize = 2.0\ndepth = 1.0\n");
+    let rim = super::render::rim_height(2.0);
+    let opening = crate::scene::Aabb::new([0.0, rim, 0.0], [2.0, rim, 2.0]);
+    let (width, height) = WINDOW_SIZE;
+    let viewer_band = [2.0 * PANEL_RIGHT / width - 1.0, 1.0];
+    for (camera, aspect, band) in [
+        (Camera::framing(&sim.bounds()), 16.0 / 9.0, [-1.0, 1.0]),
+        (
+            crate::viewer::state::framing(&sim),
+            width / height,
+            viewer_band,
+        ),
+    ] {
+        let [x0, y0, x1, y1] = camera.projected_bounds(&opening, aspect);
+        let offset = [0.5 * (x0 + x1) - 0.5 * (band[0] + band[1]), 0.5 * (y0 + y1)];
+        assert!(
+            offset[0].abs() < 1e-3 && offset[1].abs() < 1e-3,
+            "the opening is off the centre of {band:?} by {offset:?}"
+        );
+        let fill = ((x1 - x0) / (FRAMED_FRACTION * (band[1] - band[0])))
+            .max((y1 - y0) / (2.0 * FRAMED_FRACTION));
+        assert!(
+            (0.98..1.001).contains(&fill),
+            "the opening fills {fill} of the central 80 % of {band:?}"
+        );
+    }
+}

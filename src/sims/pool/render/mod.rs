@@ -67,10 +67,16 @@ pub struct DrawScene {
     pub time: f32,
 }
 
+/// The walls' height above the rest level, m, of a pool of side `size`: the deck around the
+/// pool lies at this height.
+pub fn rim_height(size: f32) -> f32 {
+    0.05 * size
+}
+
 impl DrawScene {
-    /// The walls' height above the rest level, m.
+    /// The walls' height above the rest level, m ([`rim_height`]).
     pub fn rim_height(&self) -> f32 {
-        0.05 * self.size
+        rim_height(self.size)
     }
 
     /// The land's height above the rest level well inland, m.
