@@ -320,16 +320,21 @@ fn renders_through_emulated_interop_match_the_cpu_renders() {
         let (cuda, cpu) = (frames(&dirs[0]), frames(&dirs[1]));
         assert_eq!(cuda.len(), cpu.len(), "{scene}");
         for (k, (a, b)) in cuda.iter().zip(&cpu).enumerate() {
-            let (mut largest, mut differing) = (0u8, 0usize);
+            let (mut total, mut differing) = (0u64, 0usize);
             for (p, q) in a.pixels().zip(b.pixels()) {
                 let d = (0..4).map(|c| p[c].abs_diff(q[c])).max().unwrap();
-                largest = largest.max(d);
+                total += u64::from(d);
                 differing += usize::from(d > 8);
             }
-            // Rounding moves a shade by a few levels at most (the GPU's fused multiply-adds).
+            let pixels = (a.width() * a.height()) as usize;
+            let mean = total as f64 / pixels as f64;
+            // Rounding (the GPU's fused multiply-adds) moves a shade by a level or two, and
+            // can tip a few edge pixels (a caustic's, a highlight's) further; a wrong write
+            // into the GL object (a texel, a record) changes far more.
             assert!(
-                largest <= 16 && differing * 1000 <= a.len() / 4,
-                "{scene} frame {k}: largest difference {largest}, {differing} pixels over 8"
+                differing * 1000 <= pixels && mean < 0.5,
+                "{scene} frame {k}: {differing} of {pixels} pixels differ by over 8 levels, \
+                 mean difference {mean:.3}"
             );
         }
     }
