@@ -193,17 +193,22 @@ pub fn integrate(body: &mut Body, integrator: Integrator, dt: f32, dt_before: f3
 pub fn xpbd(body: &mut Body, dt: f32, damping: f32, iterations: u32) {
     let decay = (-damping * dt).exp();
     let inverse_mass = 1.0 / body.mass;
-    let mut displacement = vec![Vec3::ZERO; body.len()];
-    for (k, moved) in displacement.iter_mut().enumerate() {
+    // Δ and λ live in the body ([`Body::displacement`], [`Body::lambda`]): sized once, every
+    // entry written here before it is read, so a substep allocates nothing.
+    body.displacement.resize(body.len(), Vec3::ZERO);
+    for (k, moved) in body.displacement.iter_mut().enumerate() {
         body.previous[k] = body.position[k];
         if body.pinned[k] {
             body.velocity[k] = Vec3::ZERO;
+            *moved = Vec3::ZERO;
             continue;
         }
         body.velocity[k] += body.force[k] * (inverse_mass * dt);
         *moved = body.velocity[k] * dt;
     }
-    let mut lambda = vec![0.0f32; body.springs.len()];
+    body.lambda.clear();
+    body.lambda.resize(body.springs.len(), 0.0);
+    let (displacement, lambda) = (&mut body.displacement, &mut body.lambda);
     let weight = |pinned: bool| if pinned { 0.0 } else { inverse_mass };
     for _ in 0..iterations {
         for &index in &body.coloured {
