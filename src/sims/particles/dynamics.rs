@@ -208,14 +208,18 @@ pub fn xpbd(body: &mut Body, dt: f32, damping: f32, iterations: u32) {
     }
     body.lambda.clear();
     body.lambda.resize(body.springs.len(), 0.0);
-    let (displacement, lambda) = (&mut body.displacement, &mut body.lambda);
     let weight = |pinned: bool| if pinned { 0.0 } else { inverse_mass };
+    // As slices of one length, so that the spring's index, once checked, needs no second check
+    // for its λ (as when λ was a fresh vec of the springs' length).
+    let (springs, pinned, previous) = (&body.springs[..], &body.pinned[..], &body.previous[..]);
+    let lambda = &mut body.lambda[..springs.len()];
+    let displacement = &mut body.displacement[..];
     for _ in 0..iterations {
         for &index in &body.coloured {
-            let (s, l) = (&body.springs[index as usize], &mut lambda[index as usize]);
+            let (s, l) = (&springs[index as usize], &mut lambda[index as usize]);
             let (a, b) = (s.a as usize, s.b as usize);
-            let (wa, wb) = (weight(body.pinned[a]), weight(body.pinned[b]));
-            let d = (body.previous[a] - body.previous[b]) + (displacement[a] - displacement[b]);
+            let (wa, wb) = (weight(pinned[a]), weight(pinned[b]));
+            let d = (previous[a] - previous[b]) + (displacement[a] - displacement[b]);
             let length = d.length();
             if length == 0.0 || wa + wb == 0.0 {
                 continue;
