@@ -1,6 +1,7 @@
 //! The particles kind's stages one at a time on bodies of one to three nodes, against their
 //! definitions in closed form: the wind on a triangle, XPBD's compliant spring at rest, the
-//! ground's friction, the fountain's emission count and its cube's first bounce.
+//! ground's friction, the fountain's emission count and its cube's first bounce; and XPBD's
+//! scratch, kept in the body, on a small cloth.
 
 use super::super::body::{Body, Spring, SpringKind};
 use super::super::dynamics::{self, Air, Surroundings};
