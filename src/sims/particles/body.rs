@@ -74,6 +74,11 @@ pub struct Body {
     pub node_triangles: Vec<u32>,
     /// Each triangle's wind force on each of its corners, N (the `wind` stage's scratch).
     pub triangle_force: Vec<Vec3>,
+    /// Each node's displacement Δ over the substep, m (XPBD's scratch, kept so a substep
+    /// allocates nothing).
+    pub displacement: Vec<Vec3>,
+    /// Each spring's multiplier λ over the substep (XPBD's scratch, zeroed each substep).
+    pub lambda: Vec<f32>,
     /// The springs by colour: colour c is `coloured[colour_start[c]..colour_start[c + 1]]`,
     /// no two springs of a colour sharing a node (greedy colouring in spring order). XPBD
     /// sweeps them in this order, so that the kernels, one launch per colour, do the same
@@ -185,10 +190,12 @@ impl Body {
             position: positions,
             mass,
             kinds: springs.iter().map(|(_, k)| *k).collect(),
+            lambda: vec![0.0; springs.len()],
             springs: springs.into_iter().map(|(s, _)| s).collect(),
             node_start,
             links,
             triangle_force: vec![Vec3::ZERO; triangles.len()],
+            displacement: vec![Vec3::ZERO; count],
             triangles,
             node_triangle_start,
             node_triangles,

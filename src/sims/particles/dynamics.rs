@@ -193,24 +193,33 @@ pub fn integrate(body: &mut Body, integrator: Integrator, dt: f32, dt_before: f3
 pub fn xpbd(body: &mut Body, dt: f32, damping: f32, iterations: u32) {
     let decay = (-damping * dt).exp();
     let inverse_mass = 1.0 / body.mass;
-    let mut displacement = vec![Vec3::ZERO; body.len()];
-    for (k, moved) in displacement.iter_mut().enumerate() {
+    // Δ and λ live in the body ([`Body::displacement`], [`Body::lambda`]): sized once, every
+    // entry written here before it is read, so a substep allocates nothing.
+    body.displacement.resize(body.len(), Vec3::ZERO);
+    for (k, moved) in body.displacement.iter_mut().enumerate() {
         body.previous[k] = body.position[k];
         if body.pinned[k] {
             body.velocity[k] = Vec3::ZERO;
+            *moved = Vec3::ZERO;
             continue;
         }
         body.velocity[k] += body.force[k] * (inverse_mass * dt);
         *moved = body.velocity[k] * dt;
     }
-    let mut lambda = vec![0.0f32; body.springs.len()];
+    body.lambda.clear();
+    body.lambda.resize(body.springs.len(), 0.0);
     let weight = |pinned: bool| if pinned { 0.0 } else { inverse_mass };
+    // As slices of one length, so that the spring's index, once checked, needs no second check
+    // for its λ (as when λ was a fresh vec of the springs' length).
+    let (springs, pinned, previous) = (&body.springs[..], &body.pinned[..], &body.previous[..]);
+    let lambda = &mut body.lambda[..springs.len()];
+    let displacement = &mut body.displacement[..];
     for _ in 0..iterations {
         for &index in &body.coloured {
-            let (s, l) = (&body.springs[index as usize], &mut lambda[index as usize]);
+            let (s, l) = (&springs[index as usize], &mut lambda[index as usize]);
             let (a, b) = (s.a as usize, s.b as usize);
-            let (wa, wb) = (weight(body.pinned[a]), weight(body.pinned[b]));
-            let d = (body.previous[a] - body.previous[b]) + (displacement[a] - displacement[b]);
+            let (wa, wb) = (weight(pinned[a]), weight(pinned[b]));
+            let d = (previous[a] - previous[b]) + (displacement[a] - displacement[b]);
             let length = d.length();
             if length == 0.0 || wa + wb == 0.0 {
                 continue;

@@ -1,6 +1,7 @@
 //! The particles kind's stages one at a time on bodies of one to three nodes, against their
 //! definitions in closed form: the wind on a triangle, XPBD's compliant spring at rest, the
-//! ground's friction, the fountain's emission count and its cube's first bounce.
+//! ground's friction, the fountain's emission count and its cube's first bounce; and XPBD's
+//! scratch, kept in the body, on a small cloth.
 
 use super::super::body::{Body, Spring, SpringKind};
 use super::super::dynamics::{self, Air, Surroundings};
@@ -78,6 +79,46 @@ fn an_xpbd_spring_holds_a_hanging_mass_at_its_weight_over_the_stiffness() {
         );
         assert!(body.velocity[1].length() < 1e-4, "{}", body.velocity[1]);
     }
+}
+
+/// XPBD keeps Δ and λ in the body (`Body::displacement`, `Body::lambda`) rather than
+/// allocating them every substep, and what an earlier substep left there changes nothing: a
+/// cloth whose scratch holds stale values (or none at all) steps bit for bit as a fresh one,
+/// and the buffers stay where they are from substep to substep.
+#[test]
+fn xpbd_reuses_the_bodys_scratch_and_starts_every_substep_from_zero() {
+    let mut fresh = Body::cloth(6, 1.0, Vec3::Y, Vec3::NEG_Y, 0.1, [200.0, 100.0, 10.0]);
+    fresh.pinned[0] = true;
+    let mut stale = fresh.clone();
+    stale.displacement.fill(Vec3::splat(0.25));
+    stale.lambda.fill(1.0e3);
+    let mut empty = fresh.clone();
+    (empty.displacement, empty.lambda) = (Vec::new(), Vec::new());
+    let (dt, gravity) = (1.0f32 / 240.0, Vec3::new(0.0, -9.82, 0.0));
+    let step = |body: &mut Body| {
+        dynamics::springs(body, gravity, false);
+        dynamics::xpbd(body, dt, 0.2, 3);
+    };
+    let buffers = |b: &Body| (b.displacement.as_ptr(), b.lambda.as_ptr());
+    let mut first = None;
+    for _ in 0..6 {
+        for body in [&mut fresh, &mut stale, &mut empty] {
+            step(body);
+        }
+        let now = (buffers(&stale), buffers(&empty));
+        assert_eq!(
+            *first.get_or_insert(now),
+            now,
+            "a substep moved the scratch"
+        );
+    }
+    for (name, other) in [("stale", &stale), ("empty", &empty)] {
+        assert!(
+            fresh.position == other.position && fresh.velocity == other.velocity,
+            "{name} scratch changed the motion"
+        );
+    }
+    assert!(fresh.position[35].y < 0.0, "the cloth falls");
 }
 
 /// A node that went through the ground comes back onto it, loses its velocity into the ground

@@ -30,6 +30,8 @@ pub mod coarse;
 mod coarse_kernels;
 #[cfg(test)]
 mod emulation;
+#[cfg(test)]
+mod emulation_mutants;
 mod foam;
 #[cfg(test)]
 mod foam_emulation;
