@@ -256,33 +256,39 @@ EXPORT CUresult CUDAAPI cuGraphicsUnregisterResource(CUgraphicsResource handle) 
     delete r;
     return CUDA_SUCCESS;
 }
-EXPORT CUresult CUDAAPI cuGraphicsMapResources(unsigned int count, CUgraphicsResource* handles, CUstream) {
+namespace {
+// Runs `each` on every resource a map or unmap call names, on the current GL context; stops at
+// the first failure.
+template <class Each> CUresult each_resource(const char* call, unsigned count, CUgraphicsResource* handles, Each each) {
     std::lock_guard guard(lock);
     const Gl* g = gl();
-    if (!g) return refuse(CUDA_ERROR_INVALID_GRAPHICS_CONTEXT, "cuGraphicsMapResources without a current GL context");
+    if (!g) return refuse(CUDA_ERROR_INVALID_GRAPHICS_CONTEXT, std::string(call) + " without a current GL context");
     for (unsigned i = 0; i < count; ++i) {
         Resource* r = as_resource(handles[i]);
         if (!r) return CUDA_ERROR_INVALID_HANDLE;
-        if (r->mapped) return CUDA_ERROR_ALREADY_MAPPED;
-        if (CUresult result = map(*g, *r)) return result;
-        r->mapped = true;
-        if (tracing())
-            std::fprintf(stderr, "emulated CUDA driver: mapped GL %s %u\n", r->image ? "texture" : "buffer", r->object);
+        if (CUresult result = each(*g, *r)) return result;
     }
     return CUDA_SUCCESS;
 }
+}  // namespace
+
+EXPORT CUresult CUDAAPI cuGraphicsMapResources(unsigned int count, CUgraphicsResource* handles, CUstream) {
+    return each_resource("cuGraphicsMapResources", count, handles, [](const Gl& g, Resource& r) {
+        if (r.mapped) return CUDA_ERROR_ALREADY_MAPPED;
+        if (CUresult result = map(g, r)) return result;
+        r.mapped = true;
+        if (tracing())
+            std::fprintf(stderr, "emulated CUDA driver: mapped GL %s %u\n", r.image ? "texture" : "buffer", r.object);
+        return CUDA_SUCCESS;
+    });
+}
 EXPORT CUresult CUDAAPI cuGraphicsUnmapResources(unsigned int count, CUgraphicsResource* handles, CUstream) {
-    std::lock_guard guard(lock);
-    const Gl* g = gl();
-    if (!g) return refuse(CUDA_ERROR_INVALID_GRAPHICS_CONTEXT, "cuGraphicsUnmapResources without a current GL context");
-    for (unsigned i = 0; i < count; ++i) {
-        Resource* r = as_resource(handles[i]);
-        if (!r) return CUDA_ERROR_INVALID_HANDLE;
-        if (!r->mapped) return CUDA_ERROR_NOT_MAPPED;
-        unmap(*g, *r);
-        r->mapped = false;
-    }
-    return CUDA_SUCCESS;
+    return each_resource("cuGraphicsUnmapResources", count, handles, [](const Gl& g, Resource& r) {
+        if (!r.mapped) return CUDA_ERROR_NOT_MAPPED;
+        unmap(g, r);
+        r.mapped = false;
+        return CUDA_SUCCESS;
+    });
 }
 EXPORT CUresult CUDAAPI cuGraphicsResourceGetMappedPointer(CUdeviceptr* pointer, size_t* bytes,
                                                            CUgraphicsResource handle) {
