@@ -23,14 +23,16 @@ if ! cargo test -q --release --test emulated_driver "$test" -- --exact >&2; then
     echo "emulated-gpu.sh: building the emulated driver failed (see above)" >&2
     exit 1
 fi
-dir=$(ls -dt target/tmp/emulated-driver/*-"$flavour" 2>/dev/null | head -1)
+# The test marks the folder it used as the newest.
+dir=$(ls -dt "${CARGO_TARGET_DIR:-target}"/tmp/emulated-driver/*-"$flavour" 2>/dev/null | head -1)
 if [[ -z $dir ]]; then
     echo "emulated-gpu.sh: no $flavour driver was built: the test was skipped (it needs a C++20 compiler and cuda.h from scripts/setup.sh; memcheck also gcc's libasan)" >&2
     exit 1
 fi
-export LD_LIBRARY_PATH="$PWD/$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+dir=$(cd "$dir" && pwd)
+export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if [[ $flavour == memcheck ]]; then
     LD_PRELOAD=$(${CXX:-c++} -print-file-name=libasan.so)
     export LD_PRELOAD ASAN_OPTIONS=detect_leaks=0:detect_stack_use_after_return=0:halt_on_error=1
 fi
-exec target/release/fluidlab "$@"
+exec "${CARGO_TARGET_DIR:-target}"/release/fluidlab "$@"

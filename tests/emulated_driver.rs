@@ -37,10 +37,6 @@ fn fluidlab(driver: &Driver, args: &[&str]) -> (bool, String, String) {
 }
 
 #[test]
-#[cfg_attr(
-    not(fluidlab_cxx20),
-    ignore = "needs a C++20 compiler (build.rs found none)"
-)]
 fn the_scan_tells_cooperative_kernels_from_the_others() {
     let source = r#"
         #define STRIDE(x) ((x) / 2)   // a macro's parentheses are not a function
@@ -169,6 +165,10 @@ fn the_emulated_driver_stops_on_the_faults_of_a_gpu() {
             "shuffle-after-return",
             "kernel `selftest_shuffle_after_return`: a shuffle in warp 0 after 16 of its lanes \
              returned",
+        ),
+        (
+            "divergent-shuffle",
+            "kernel `selftest_divergent_shuffle`: lanes of warp 0 shuffle at different places",
         ),
         (
             "surface-overrun",

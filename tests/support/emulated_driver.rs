@@ -385,26 +385,6 @@ pub fn build(flavour: Flavour) -> Driver {
 
 fn build_once(flavour: Flavour) -> PathBuf {
     let emulation = root().join("tests/emulation");
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    hash_tree(&root().join("kernels"), &mut hasher);
-    hash_tree(&driver_sources(), &mut hasher);
-    std::fs::read(emulation.join("cuda_builtins.h"))
-        .unwrap()
-        .hash(&mut hasher);
-    let suffix = match flavour {
-        Flavour::Plain => "plain",
-        Flavour::Memcheck => "memcheck",
-    };
-    let parent = Path::new(env!("CARGO_TARGET_TMPDIR")).join("emulated-driver");
-    let dir = parent.join(format!("{:016x}-{suffix}", hasher.finish()));
-    if dir.is_dir() {
-        return dir;
-    }
-    // Built beside, then renamed: another test process building at the same time cannot see a
-    // half-built folder.
-    let building = parent.join(format!("building-{suffix}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&building);
-    std::fs::create_dir_all(&building).expect("the emulated driver's folder");
     let include = cuda_include().expect("build.rs found cuda.h, and it is gone: rebuild");
     let mut flags: Vec<String> = [
         "-std=c++20",
@@ -425,9 +405,57 @@ fn build_once(flavour: Flavour) -> PathBuf {
         flags.push("-mfma".into());
     }
     flags.push(format!("-I{}", include.display()));
-    let sources = driver_sources();
     let mut modules = modules();
-    modules.push(("selftest".into(), sources.join("selftest.cu")));
+    modules.push(("selftest".into(), driver_sources().join("selftest.cu")));
+    // Each module's kernel table, generated here: it is part of what the folder is built from.
+    let tables: Vec<String> = modules
+        .iter()
+        .map(|(_, path)| {
+            kernels(&module_text(path))
+                .iter()
+                .map(|k| {
+                    let bound = k.launch_bound.as_deref().unwrap_or("1024");
+                    format!("KERNEL({}, {}, ({bound}))\n", k.name, k.cooperative)
+                })
+                .collect()
+        })
+        .collect();
+    // The folder is named by everything its libraries come from: the sources, the tables, the
+    // flags (FMA or not) and the compiler.
+    let compiler = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    hash_tree(&root().join("kernels"), &mut hasher);
+    hash_tree(&driver_sources(), &mut hasher);
+    std::fs::read(emulation.join("cuda_builtins.h"))
+        .unwrap()
+        .hash(&mut hasher);
+    tables.hash(&mut hasher);
+    flags.hash(&mut hasher);
+    Command::new(&compiler)
+        .arg("--version")
+        .output()
+        .map(|o| o.stdout)
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    let suffix = match flavour {
+        Flavour::Plain => "plain",
+        Flavour::Memcheck => "memcheck",
+    };
+    let parent = Path::new(env!("CARGO_TARGET_TMPDIR")).join("emulated-driver");
+    let dir = parent.join(format!("{:016x}-{suffix}", hasher.finish()));
+    if dir.is_dir() {
+        // Marked as used now: the newest folder is the one in use (scripts/emulated-gpu.sh), and
+        // one in use is not cleared as stale.
+        let _ =
+            std::fs::File::open(&dir).and_then(|f| f.set_modified(std::time::SystemTime::now()));
+        return dir;
+    }
+    // Built beside, then renamed: another test process building at the same time cannot see a
+    // half-built folder.
+    let building = parent.join(format!("building-{suffix}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&building);
+    std::fs::create_dir_all(&building).expect("the emulated driver's folder");
+    let sources = driver_sources();
     std::thread::scope(|scope| {
         let (building, flags, sources) = (&building, &flags, &sources);
         scope.spawn(move || {
@@ -450,16 +478,9 @@ fn build_once(flavour: Flavour) -> PathBuf {
             ]);
             compile(&args, "the emulated driver's self-test");
         });
-        for (module, path) in &modules {
+        for ((module, path), lines) in modules.iter().zip(&tables) {
             scope.spawn(move || {
                 let table = building.join(format!("{module}.kernels.inc"));
-                let lines: String = kernels(&module_text(path))
-                    .iter()
-                    .map(|k| {
-                        let bound = k.launch_bound.as_deref().unwrap_or("1024");
-                        format!("KERNEL({}, {}, ({bound}))\n", k.name, k.cooperative)
-                    })
-                    .collect();
                 std::fs::write(&table, lines).expect("the kernel table");
                 let mut args = flags.clone();
                 args.extend([
@@ -478,13 +499,6 @@ fn build_once(flavour: Flavour) -> PathBuf {
             });
         }
     });
-    // Earlier builds of this flavour, of other sources, are not used again.
-    for entry in std::fs::read_dir(&parent).into_iter().flatten().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.ends_with(&format!("-{suffix}")) && !name.starts_with("building-") {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
     if std::fs::rename(&building, &dir).is_err() {
         // Another process finished first: use its folder.
         let _ = std::fs::remove_dir_all(&building);
@@ -493,6 +507,19 @@ fn build_once(flavour: Flavour) -> PathBuf {
             "the emulated driver's folder {}",
             dir.display()
         );
+    }
+    // Builds of this flavour from other sources, untouched for a day, are not used again (a
+    // younger one may still be in use by a process of another checkout state).
+    let day = std::time::Duration::from_secs(86_400);
+    for entry in std::fs::read_dir(&parent).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|modified| modified.elapsed().is_ok_and(|age| age > day));
+        if name.ends_with(&format!("-{suffix}")) && entry.path() != dir && stale {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
     dir
 }

@@ -40,6 +40,7 @@ Array* new_array(const CUDA_ARRAY_DESCRIPTOR& descriptor) {
 }
 
 void delete_array(Array* array) {
+    invalidate_surfaces(array);
     arrays.erase(array);
     std::free(array->data);
     delete array;
@@ -103,7 +104,9 @@ EXPORT CUresult CUDAAPI cuSurfObjectDestroy(CUsurfObject surface) {
     std::lock_guard guard(lock);
     auto* s = reinterpret_cast<EmulatedSurface*>(surface);
     if (!surfaces.erase(s)) return CUDA_ERROR_INVALID_HANDLE;
-    delete s;
+    // Kept, dead: a kernel handed the destroyed handle stops with a message instead of reading
+    // freed memory (a few bytes per surface a process destroys).
+    s->live = 0;
     return CUDA_SUCCESS;
 }
 

@@ -27,6 +27,8 @@
 #include "driver.h"
 
 #include <chrono>
+#include <cstdint>
+#include <deque>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -158,7 +160,8 @@ bool find_allocation(unsigned long long pointer, unsigned long long* base, size_
 bool range_is_allocated(unsigned long long pointer, size_t bytes) {
     unsigned long long base;
     size_t size;
-    return find_allocation(pointer, &base, &size) && pointer + bytes <= base + size;
+    // Written so that no sum wraps: a length near 2^64 (a host's underflow) is refused.
+    return find_allocation(pointer, &base, &size) && bytes <= size && pointer - base <= size - bytes;
 }
 
 int pointer_is_valid(unsigned long long pointer) { return find_allocation(pointer, nullptr, nullptr) ? 1 : 0; }
@@ -175,6 +178,9 @@ CUresult refuse(CUresult code, const std::string& why) {
 
 CUresult allocate(CUdeviceptr* pointer, size_t bytes) {
     if (pointer == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    // cuMemAlloc documents CUDA_ERROR_INVALID_VALUE for 0 bytes (and cudarc passes 0 on for an
+    // empty slice); cuMemAllocAsync's behaviour is not documented: refused here too.
+    if (bytes == 0) return refuse(CUDA_ERROR_INVALID_VALUE, "a device allocation of 0 bytes");
     std::lock_guard guard(lock);
     if (allocated + bytes > device_memory) return CUDA_ERROR_OUT_OF_MEMORY;
     // Aligned as cuMemAlloc's are, and exactly `bytes` long, so the memcheck build's red zone
@@ -188,6 +194,23 @@ CUresult allocate(CUdeviceptr* pointer, size_t bytes) {
     return CUDA_SUCCESS;
 }
 
+// Freed blocks are held back (up to 256 MiB, oldest freed first) before they go back to the
+// heap, so the next allocations get other addresses and a freed (or unmapped) pointer stays in no
+// live allocation: a launch or copy that still uses it is refused rather than landing in
+// whatever took its place.
+void quarantine(CUdeviceptr pointer, size_t bytes) {
+    static std::deque<std::pair<void*, size_t>> held;
+    static size_t held_bytes = 0;
+    constexpr size_t most = 256u << 20;
+    held.emplace_back(reinterpret_cast<void*>(pointer), bytes);
+    held_bytes += bytes;
+    while (held_bytes > most && held.size() > 1) {
+        std::free(held.front().first);
+        held_bytes -= held.front().second;
+        held.pop_front();
+    }
+}
+
 CUresult release(CUdeviceptr pointer) {
     std::lock_guard guard(lock);
     if (pointer == 0) return CUDA_SUCCESS;
@@ -195,8 +218,8 @@ CUresult release(CUdeviceptr pointer) {
     if (at == allocations.end())
         return refuse(CUDA_ERROR_INVALID_VALUE, "cuMemFree of a pointer that is not an allocation's start");
     allocated -= at->second;
+    quarantine(pointer, at->second);
     allocations.erase(at);
-    std::free(reinterpret_cast<void*>(pointer));
     return CUDA_SUCCESS;
 }
 
@@ -419,6 +442,7 @@ EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr to, unsigned char value, siz
 }
 EXPORT CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr to, unsigned int value, size_t count, CUstream) {
     std::lock_guard guard(lock);
+    if (count > SIZE_MAX / 4) return refuse(CUDA_ERROR_INVALID_VALUE, "cuMemsetD32Async of over 2^62 words");
     if (CUresult r = check_range("cuMemsetD32Async", to, count * 4)) return r;
     auto* words = reinterpret_cast<unsigned int*>(to);
     for (size_t i = 0; i < count; ++i) words[i] = value;

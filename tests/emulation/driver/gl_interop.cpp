@@ -68,9 +68,9 @@ const Gl* gl() {
     static Gl functions;
     static bool loaded = false;
     if (!loaded) {
-        loaded = true;
         void* egl = dlopen("libEGL.so.1", RTLD_LAZY | RTLD_NOLOAD);
-        if (!egl) return nullptr;
+        if (!egl) return nullptr;  // not loaded yet: asked again at the next call
+        loaded = true;
         auto get_proc = reinterpret_cast<void* (*)(const char*)>(dlsym(egl, "eglGetProcAddress"));
         functions.eglGetCurrentContext = reinterpret_cast<void* (*)()>(dlsym(egl, "eglGetCurrentContext"));
         auto find = [&](const char* name) {
@@ -176,6 +176,7 @@ CUresult map(const Gl& g, Resource& r) {
     }
     r.array->unmapped = false;
     r.array->mapped_from_gl = true;
+    if (discard) std::memset(r.array->data, 0xff, r.array->pitch * r.array->rows);  // as at every map
     r.array->surface_writable = r.flags & CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST;
     if (!discard)
         with_plain_pixels(g, [&] {

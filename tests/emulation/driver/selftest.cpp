@@ -5,7 +5,8 @@
 // usage: selftest                  every check that must pass; exit 0, or 1 naming the first
 //                                   that failed
 //        selftest FAULT            runs one kernel that must stop the process: divergent-barrier,
-//                                   shuffle-after-return, surface-overrun; buffer-overrun (on
+//                                   shuffle-after-return, divergent-shuffle, surface-overrun;
+//                                   buffer-overrun (on
 //                                   the memcheck build only)
 #include <cuda.h>
 
@@ -141,8 +142,9 @@ static void surfaces() {
             CHECK(t[0] == x && t[1] == y && t[2] == 7 && t[3] == 255, "texel (%d, %d) = %u %u %u %u", x, y, t[0], t[1],
                   t[2], t[3]);
         }
+    std::vector<unsigned char> taller(width * (height + 1) * 4);
     copy.Height = height + 1;
-    copy.dstHost = std::vector<unsigned char>(width * (height + 1) * 4).data();
+    copy.dstHost = taller.data();
     CHECK(cuMemcpy2D(&copy) == CUDA_ERROR_INVALID_VALUE, "a copy of more rows than the array holds is refused");
     OK(cuSurfObjectDestroy(surface));
     OK(cuArrayDestroy(array));
@@ -195,7 +197,8 @@ int main(int argc, char** argv) {
     // A module image names its kernels (as a cubin's string table or PTX's .entry lines do).
     const char* image =
         ".entry selftest_block_sum( .entry selftest_warp( .entry selftest_surface( .entry selftest_copy( "
-        ".entry selftest_divergent_barrier( .entry selftest_shuffle_after_return( .entry selftest_surface_overrun(";
+        ".entry selftest_divergent_barrier( .entry selftest_shuffle_after_return( .entry selftest_surface_overrun( "
+        ".entry selftest_divergent_shuffle(";
     OK(cuModuleLoadData(&module, image));
     CUfunction missing;
     CHECK(cuModuleGetFunction(&missing, module, "selftest_nothing") == CUDA_ERROR_NOT_FOUND, "an unknown kernel");
@@ -208,6 +211,7 @@ int main(int argc, char** argv) {
         OK(cuMemAlloc(&out, 1024 * 4));
         if (fault == "divergent-barrier") launch("selftest_divergent_barrier", 1, 1, 64, 1, {&out});
         if (fault == "shuffle-after-return") launch("selftest_shuffle_after_return", 1, 1, 32, 1, {&out});
+        if (fault == "divergent-shuffle") launch("selftest_divergent_shuffle", 1, 1, 32, 1, {&out});
         if (fault == "buffer-overrun") {
             CUdeviceptr from, to;
             OK(cuMemAlloc(&from, 1000 * 4));

@@ -60,6 +60,14 @@ extern "C" __global__ void selftest_shuffle_after_return(unsigned int* out) {
     out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, threadIdx.x, 1);
 }
 
+// Lanes exchanging values at two different shuffles:
+extern "C" __global__ void selftest_divergent_shuffle(unsigned int* out) {
+    unsigned int v = threadIdx.x;
+    if (threadIdx.x < 16) v = __shfl_xor_sync(0xffffffffu, v, 1);
+    else v = __shfl_xor_sync(0xffffffffu, v, 2);
+    out[threadIdx.x] = v;
+}
+
 // A surface write past the surface's edge:
 extern "C" __global__ void selftest_surface_overrun(unsigned long long surface, int width) {
     surf2Dwrite(make_uchar4(0, 0, 0, 0), (cudaSurfaceObject_t)surface, width * 4, 0);

@@ -185,6 +185,11 @@ inline bool release() {
         if (returned != 0)
             fail("a shuffle in warp " + std::to_string(warp) + " after " + std::to_string(returned) +
                  " of its lanes returned");
+        for (unsigned t = first + 1; t < end; ++t)
+            if (sites[t] != sites[first])
+                fail("lanes of warp " + std::to_string(warp) + " shuffle at different places (" + sites[first].file +
+                     ":" + std::to_string(sites[first].line) + " and " + sites[t].file + ":" +
+                     std::to_string(sites[t].line) + ")");
         for (unsigned t = first; t < end; ++t) states[t] = ready;
         released = true;
     }
@@ -274,7 +279,7 @@ inline void barrier(Site site) {
 
 // A full-warp shuffle: lane `current % 32` publishes `value`, gets lane `source(lane)`'s (its
 // own where the source is outside the warp or the block).
-template <class T, class Source> T shuffle(T value, Source source) {
+template <class T, class Source> T shuffle(Site site, T value, Source source) {
     if (!cooperative) {
         if (block_size > 1)
             fail("a warp shuffle in a kernel the table marks as running thread by thread "
@@ -284,11 +289,12 @@ template <class T, class Source> T shuffle(T value, Source source) {
     static_assert(sizeof(T) <= sizeof(unsigned long long));
     unsigned lane = current % 32, first = current - lane;
     std::memcpy(&slots[current], &value, sizeof(T));
+    sites[current] = site;
     wait(at_warp);
     int from = source((int)lane);
     T result = value;
     if (from >= 0 && from < 32 && first + from < block_size) std::memcpy(&result, &slots[first + from], sizeof(T));
-    wait(at_warp);
+    wait(at_warp);  // (the same site: every lane read before any slot is reused)
     return result;
 }
 
@@ -297,12 +303,19 @@ template <class T, class Source> T shuffle(T value, Source source) {
 // Each __syncthreads by its place in the source, so threads waiting at different ones are told
 // apart however the compiler duplicates the call.
 #define __syncthreads() ::threads::barrier(::threads::Site{__FILE__, __LINE__})
-template <class T> T __shfl_up_sync(unsigned, T value, int delta) {
-    return threads::shuffle(value, [&](int lane) { return lane - delta; });
+// Likewise each shuffle: lanes exchanging values at different shuffles stop the launch.
+namespace threads {
+template <class T> T shuffle_up(Site site, T value, int delta) {
+    return shuffle(site, value, [&](int lane) { return lane - delta; });
 }
-template <class T> T __shfl_down_sync(unsigned, T value, int delta) {
-    return threads::shuffle(value, [&](int lane) { return lane + delta; });
+template <class T> T shuffle_down(Site site, T value, int delta) {
+    return shuffle(site, value, [&](int lane) { return lane + delta; });
 }
-template <class T> T __shfl_xor_sync(unsigned, T value, int lane_mask) {
-    return threads::shuffle(value, [&](int lane) { return lane ^ lane_mask; });
+template <class T> T shuffle_xor(Site site, T value, int lane_mask) {
+    return shuffle(site, value, [&](int lane) { return lane ^ lane_mask; });
 }
+}  // namespace threads
+#define __shfl_up_sync(mask, value, delta) ::threads::shuffle_up(::threads::Site{__FILE__, __LINE__}, value, delta)
+#define __shfl_down_sync(mask, value, delta) ::threads::shuffle_down(::threads::Site{__FILE__, __LINE__}, value, delta)
+#define __shfl_xor_sync(mask, value, lane_mask) \
+    ::threads::shuffle_xor(::threads::Site{__FILE__, __LINE__}, value, lane_mask)
