@@ -134,6 +134,7 @@ fn selftest(driver: &Driver) {
     // The refusals say what was wrong.
     for said in [
         "cuMemcpyHtoD: 4 bytes at 0x",
+        "cuMemcpyHtoD: the host side is a device pointer",
         "are not inside one device allocation",
         "kernel `selftest_copy`: parameter 0 is a pointer",
         "kernel `selftest_copy`: parameter 1 is a pointer",

@@ -116,6 +116,9 @@ CUresult side(const char* which, CUmemorytype type, const void* host, CUdevicept
               size_t y, size_t pitch, size_t width, size_t height, unsigned char** start, size_t* row_pitch) {
     switch (type) {
         case CU_MEMORYTYPE_HOST:
+            if (find_allocation(reinterpret_cast<unsigned long long>(host), nullptr, nullptr))
+                return refuse(CUDA_ERROR_INVALID_VALUE, std::string("cuMemcpy2D: the ") + which +
+                                                            " is a device pointer given as host memory");
             *start = (unsigned char*)host + y * pitch + x;
             *row_pitch = pitch;
             return CUDA_SUCCESS;

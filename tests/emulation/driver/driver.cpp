@@ -234,6 +234,11 @@ CUresult copy(const char* call, void* to, const void* from, size_t bytes, CUdevi
     std::lock_guard guard(lock);
     if (device_to) if (CUresult r = check_range(call, device_to, bytes)) return r;
     if (device_from) if (CUresult r = check_range(call, device_from, bytes)) return r;
+    // Device memory is host memory here: a device pointer given as the host side would work,
+    // where a GPU's would fault.
+    for (auto [host, is_host] : {std::pair{to, !device_to}, std::pair{const_cast<void*>(from), !device_from}})
+        if (is_host && bytes && find_allocation(reinterpret_cast<unsigned long long>(host), nullptr, nullptr))
+            return refuse(CUDA_ERROR_INVALID_VALUE, std::string(call) + ": the host side is a device pointer");
     if (bytes) std::memmove(to, from, bytes);
     return CUDA_SUCCESS;
 }

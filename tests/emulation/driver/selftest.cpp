@@ -168,6 +168,8 @@ static void memory() {
     CHECK(cuMemcpyHtoD(from + 3998, &word, 4) == CUDA_ERROR_INVALID_VALUE, "a copy past an allocation's end");
     CHECK(cuMemcpyDtoH(&word, to + 4000, 4) == CUDA_ERROR_INVALID_VALUE, "a copy from past an allocation's end");
     CHECK(cuMemFree(from + 4) == CUDA_ERROR_INVALID_VALUE, "freeing inside an allocation");
+    CHECK(cuMemcpyHtoD(to, reinterpret_cast<void*>(from), 4) == CUDA_ERROR_INVALID_VALUE,
+          "a device pointer as a copy's host side");
     CUdeviceptr stale = from;
     OK(cuMemFree(from));
     OK(cuMemFree(to));
