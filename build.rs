@@ -117,6 +117,8 @@ fn main() {
 /// - `fluidlab_ptxas`: ptxas runs (beside nvcc or on PATH), with PTX to give it.
 /// - `fluidlab_cxx20`: `$CXX` (else `c++`) compiles C++20 with `<barrier>`, as the emulation
 ///   tests compile the kernels.
+/// - `fluidlab_emulated_driver`: that, and `cuda.h` (the emulated CUDA driver builds);
+///   `fluidlab_emulated_memcheck`: also gcc's AddressSanitizer runtime (its memcheck flavour).
 fn probe_test_needs(manifest: &Path, out: &Path, nvcc: Option<&Path>, prebuilt: Prebuilt) {
     for variable in ["LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CXX"] {
         println!("cargo::rerun-if-env-changed={variable}");
@@ -134,6 +136,8 @@ fn probe_test_needs(manifest: &Path, out: &Path, nvcc: Option<&Path>, prebuilt: 
             .arg("--version"),
         )
     });
+    let cxx20 = compiles_cxx20(out);
+    let emulated_driver = cxx20 && finds_cuda_header(manifest);
     let needs = [
         ("fluidlab_cuda", available::unavailable().is_none()),
         ("fluidlab_nvrtc", nvrtc),
@@ -141,9 +145,12 @@ fn probe_test_needs(manifest: &Path, out: &Path, nvcc: Option<&Path>, prebuilt: 
         ("fluidlab_cubin", prebuilt.cubin),
         ("fluidlab_project_nvcc", manifest.join(LOCAL_NVCC).exists()),
         ("fluidlab_ptxas", prebuilt.ptx && ptxas),
-        ("fluidlab_cxx20", compiles_cxx20(out)),
-        ("fluidlab_cuda_header", finds_cuda_header(manifest)),
-        ("fluidlab_asan", has_asan_runtime()),
+        ("fluidlab_cxx20", cxx20),
+        ("fluidlab_emulated_driver", emulated_driver),
+        (
+            "fluidlab_emulated_memcheck",
+            emulated_driver && has_asan_runtime(),
+        ),
         ("fluidlab_avx2", host_has_avx2()),
     ];
     for (cfg, met) in needs {
@@ -155,17 +162,29 @@ fn probe_test_needs(manifest: &Path, out: &Path, nvcc: Option<&Path>, prebuilt: 
 }
 
 /// Whether `cuda.h` is at hand (the toolkit's, or the one scripts/setup.sh installs from PyPI):
-/// the emulated CUDA driver (tests/emulation/driver/) is built against it.
+/// the emulated CUDA driver (tests/emulation/driver/) is built against it, in the folder given
+/// to the tests as `FLUIDLAB_CUDA_INCLUDE`.
 fn finds_cuda_header(manifest: &Path) -> bool {
     println!("cargo::rerun-if-changed={LOCAL_CUDA_INCLUDE}/cuda.h");
-    let mut roots = vec![
-        manifest.join(LOCAL_CUDA_INCLUDE),
-        PathBuf::from("/usr/local/cuda/include"),
-    ];
+    let found = cuda_include_roots(manifest)
+        .into_iter()
+        .find(|root| root.join("cuda.h").is_file());
+    if let Some(root) = &found {
+        println!("cargo::rustc-env=FLUIDLAB_CUDA_INCLUDE={}", root.display());
+    }
+    found.is_some()
+}
+
+/// Where CUDA's headers may be, in the order they are taken: `$CUDA_PATH/include`, the
+/// toolkit's usual place, then the project-local PyPI install.
+fn cuda_include_roots(manifest: &Path) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = Vec::new();
     if let Ok(root) = env::var("CUDA_PATH") {
         roots.push(Path::new(&root).join("include"));
     }
-    roots.iter().any(|root| root.join("cuda.h").is_file())
+    roots.push(PathBuf::from("/usr/local/cuda/include"));
+    roots.push(manifest.join(LOCAL_CUDA_INCLUDE));
+    roots
 }
 
 /// Whether the C++ compiler has AddressSanitizer's runtime (gcc's libasan), which the emulated
@@ -362,13 +381,7 @@ fn build_nvtx(manifest: &Path) {
     println!("cargo::rustc-check-cfg=cfg(fluidlab_nvtx)");
     println!("cargo::rerun-if-changed=src/cuda/nvtx.c");
     println!("cargo::rerun-if-changed={LOCAL_CUDA_INCLUDE}/nvtx3");
-    let mut roots: Vec<PathBuf> = Vec::new();
-    if let Ok(root) = env::var("CUDA_PATH") {
-        roots.push(Path::new(&root).join("include"));
-    }
-    roots.push(PathBuf::from("/usr/local/cuda/include"));
-    roots.push(manifest.join(LOCAL_CUDA_INCLUDE));
-    let Some(include) = roots
+    let Some(include) = cuda_include_roots(manifest)
         .into_iter()
         .find(|r| r.join("nvtx3/nvToolsExt.h").is_file())
     else {

@@ -110,8 +110,8 @@ fn the_scan_finds_every_kernel_of_every_module() {
 
 #[test]
 #[cfg_attr(
-    not(all(fluidlab_cxx20, fluidlab_cuda_header)),
-    ignore = "needs a C++20 compiler and cuda.h (build.rs found none; scripts/setup.sh installs cuda.h)"
+    not(fluidlab_emulated_driver),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found one missing; scripts/setup.sh installs cuda.h)"
 )]
 fn the_emulated_driver_runs_barriers_shuffles_and_surfaces_and_refuses_bad_calls() {
     selftest(&emulated_driver::build(Flavour::Plain));
@@ -119,7 +119,7 @@ fn the_emulated_driver_runs_barriers_shuffles_and_surfaces_and_refuses_bad_calls
 
 #[test]
 #[cfg_attr(
-    not(all(fluidlab_cxx20, fluidlab_cuda_header, fluidlab_asan)),
+    not(fluidlab_emulated_memcheck),
     ignore = "needs a C++20 compiler, cuda.h and gcc's libasan (build.rs found one missing)"
 )]
 fn the_memcheck_driver_runs_barriers_shuffles_and_surfaces_and_refuses_bad_calls() {
@@ -151,8 +151,8 @@ fn selftest(driver: &Driver) {
 /// kernel and the fault.
 #[test]
 #[cfg_attr(
-    not(all(fluidlab_cxx20, fluidlab_cuda_header)),
-    ignore = "needs a C++20 compiler and cuda.h (build.rs found none; scripts/setup.sh installs cuda.h)"
+    not(fluidlab_emulated_driver),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found one missing; scripts/setup.sh installs cuda.h)"
 )]
 fn the_emulated_driver_stops_on_the_faults_of_a_gpu() {
     let driver = emulated_driver::build(Flavour::Plain);
@@ -189,7 +189,7 @@ fn the_emulated_driver_stops_on_the_faults_of_a_gpu() {
 /// writing past the end of its buffer.
 #[test]
 #[cfg_attr(
-    not(all(fluidlab_cxx20, fluidlab_cuda_header, fluidlab_asan)),
+    not(fluidlab_emulated_memcheck),
     ignore = "needs a C++20 compiler, cuda.h and gcc's libasan (build.rs found one missing)"
 )]
 fn the_memcheck_driver_stops_on_a_kernel_writing_past_its_buffer() {
@@ -214,7 +214,7 @@ fn the_memcheck_driver_stops_on_a_kernel_writing_past_its_buffer() {
 /// code, and no kernel or copy touches memory outside its buffers.
 #[test]
 #[cfg_attr(
-    not(all(fluidlab_cxx20, fluidlab_cuda_header, fluidlab_asan)),
+    not(fluidlab_emulated_memcheck),
     ignore = "needs a C++20 compiler, cuda.h and gcc's libasan (build.rs found one missing)"
 )]
 fn doctor_passes_on_the_memcheck_driver() {
@@ -271,8 +271,8 @@ fn frames(dir: &Path) -> Vec<image::RgbaImage> {
 /// texture (ink's picture, the pool's surface once did) stops the render at its second frame.
 #[test]
 #[cfg_attr(
-    not(all(fluidlab_cxx20, fluidlab_cuda_header)),
-    ignore = "needs a C++20 compiler and cuda.h (build.rs found none; scripts/setup.sh installs cuda.h)"
+    not(fluidlab_emulated_driver),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found one missing; scripts/setup.sh installs cuda.h)"
 )]
 fn renders_through_emulated_interop_match_the_cpu_renders() {
     let driver = emulated_driver::build(Flavour::Plain);
@@ -346,8 +346,8 @@ fn renders_through_emulated_interop_match_the_cpu_renders() {
 /// (the GL objects released while their context is current).
 #[test]
 #[cfg_attr(
-    not(all(fluidlab_cxx20, fluidlab_cuda_header)),
-    ignore = "needs a C++20 compiler and cuda.h (build.rs found none; scripts/setup.sh installs cuda.h)"
+    not(fluidlab_emulated_driver),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found one missing; scripts/setup.sh installs cuda.h)"
 )]
 fn the_viewer_draws_every_kind_through_emulated_interop() {
     let driver = emulated_driver::build(Flavour::Plain);
@@ -394,8 +394,8 @@ fn the_viewer_draws_every_kind_through_emulated_interop() {
 /// `bench --json` on CUDA counts the kernels a step launches: the driver sees exactly those.
 #[test]
 #[cfg_attr(
-    not(all(fluidlab_cxx20, fluidlab_cuda_header)),
-    ignore = "needs a C++20 compiler and cuda.h (build.rs found none; scripts/setup.sh installs cuda.h)"
+    not(fluidlab_emulated_driver),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found one missing; scripts/setup.sh installs cuda.h)"
 )]
 fn bench_counts_the_kernel_launches_the_driver_sees() {
     let driver = emulated_driver::build(Flavour::Plain);

@@ -6,8 +6,8 @@
 //! [`build`] compiles them once per content of `kernels/` and the driver's sources (a folder
 //! named by their hash under the target's temporary folder), with the rounding of a GPU (a·b + c
 //! contracted into fused multiply-adds where this CPU has FMA, as nvcc does). Building needs a
-//! C++20 compiler and `cuda.h` (build.rs's `fluidlab_cxx20` and `fluidlab_cuda_header`), the
-//! memcheck flavour also gcc's libasan (`fluidlab_asan`).
+//! C++20 compiler and `cuda.h` (build.rs's `fluidlab_emulated_driver`), the memcheck flavour
+//! also gcc's libasan (`fluidlab_emulated_memcheck`).
 
 use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
@@ -16,20 +16,6 @@ use std::process::Command;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Where `cuda.h` is: the CUDA toolkit's, or the one `scripts/setup.sh` installs from PyPI
-/// (build.rs's `fluidlab_cuda_header` looks in the same places).
-fn cuda_include() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("CUDA_PATH").map(|p| PathBuf::from(p).join("include")),
-        Some(root().join(".tools/cuda/nvidia/cu13/include")),
-        Some(PathBuf::from("/usr/local/cuda/include")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|dir| dir.join("cuda.h").is_file())
 }
 
 /// The text of the kernel source at `path` with each `#include "…"` of a file beside it or
@@ -385,7 +371,10 @@ pub fn build(flavour: Flavour) -> Driver {
 
 fn build_once(flavour: Flavour) -> PathBuf {
     let emulation = root().join("tests/emulation");
-    let include = cuda_include().expect("build.rs found cuda.h, and it is gone: rebuild");
+    // The folder build.rs found cuda.h in (`fluidlab_emulated_driver`).
+    let Some(include) = option_env!("FLUIDLAB_CUDA_INCLUDE") else {
+        panic!("build.rs found no cuda.h: the tests that build the emulated driver are ignored");
+    };
     let mut flags: Vec<String> = [
         "-std=c++20",
         "-fPIC",
@@ -404,7 +393,7 @@ fn build_once(flavour: Flavour) -> PathBuf {
     if std::arch::is_x86_feature_detected!("fma") {
         flags.push("-mfma".into());
     }
-    flags.push(format!("-I{}", include.display()));
+    flags.push(format!("-I{include}"));
     let mut modules = modules();
     modules.push(("selftest".into(), driver_sources().join("selftest.cu")));
     // Each module's kernel table, generated here: it is part of what the folder is built from.

@@ -16,7 +16,10 @@ use cudarc::driver::{sys, CudaEvent, CudaStream};
 /// The surface object of the current mapping, and when the kernel writing through it is done.
 #[derive(Default)]
 pub struct MappedSurface {
-    current: Option<(u64, Option<CudaEvent>)>,
+    /// The surface object, and whether `done` records the kernel that writes through it.
+    current: Option<(u64, bool)>,
+    /// One event, recorded again after each mapping's kernel (made at the first).
+    done: Option<CudaEvent>,
 }
 
 impl MappedSurface {
@@ -26,19 +29,21 @@ impl MappedSurface {
     pub fn create(&mut self, array: sys::CUarray) -> Result<u64, CudaError> {
         self.retire()?;
         let surface = create_surface(array)?;
-        self.current = Some((surface, None));
+        self.current = Some((surface, false));
         Ok(surface)
     }
 
     /// Records that the kernel writing through the current surface is queued on `stream`.
     pub fn queued(&mut self, stream: &CudaStream) -> Result<(), CudaError> {
-        if let Some((_, done)) = &mut self.current {
-            *done = Some(
-                stream
-                    .record_event(None)
-                    .map_err(CudaError::driver("recording the texture write's end"))?,
-            );
+        let Some((_, recorded)) = &mut self.current else {
+            return Ok(());
+        };
+        let failed = CudaError::driver("recording the texture write's end");
+        match &self.done {
+            Some(done) => done.record(stream).map_err(failed)?,
+            None => self.done = Some(stream.record_event(None).map_err(failed)?),
         }
+        *recorded = true;
         Ok(())
     }
 
@@ -49,8 +54,8 @@ impl MappedSurface {
 
     /// Destroys the current surface object once the kernel that used it has finished.
     pub fn retire(&mut self) -> Result<(), CudaError> {
-        if let Some((surface, done)) = self.current.take() {
-            if let Some(done) = done {
+        if let Some((surface, recorded)) = self.current.take() {
+            if let (true, Some(done)) = (recorded, &self.done) {
                 done.synchronize()
                     .map_err(CudaError::driver("waiting for the last texture write"))?;
             }
