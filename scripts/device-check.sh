@@ -60,7 +60,10 @@
 #       and jelly 960×540 --view both, 20 frames each                  skins and node colours
 #                                                                      built into GL by kernels
 #   5. bench cuda 30k, 100k, 1M: 50 steps, stage events    15       90  per-stage times
-#   6. bench cuda 30k, 100k, 1M: JSON, no stage events     12       90  top speed
+#   6. bench cuda 30k, 100k, 1M: JSON, no stage events     12       90  top speed (frames as CUDA
+#                                                                      graphs)
+#   6a. bench cuda 30k, JSON, FLUIDLAB_CUDA_GRAPHS=0         4       30  what graphs save: launch
+#                                                                      overhead ≤ 0.2 ms a frame
 #   6b. bench cuda 1M, density-error rule 0.1 %            10       60  iterations the rule needs,
 #                                                                      its readback every 4
 #   7. bench cpu 100k, 5 steps (for scale)                 10       60  CPU reference speed
@@ -69,7 +72,7 @@
 #                                                                      ~24 CFL substeps a frame once
 #                                                                      the front accelerates, so it
 #                                                                      runs only the first frames
-#   total (estimate)                                     ~516  BUDGET=530 (device call: 570)
+#   total (estimate)                                     ~520  BUDGET=530 (device call: 570)
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
@@ -218,6 +221,11 @@ sizes=30000,100000,1000000
 log="$OUT/bench.log"
 step "bench cuda $sizes" 90 "$log" "$BIN" bench dam-break --backend cuda --particles "$sizes" --steps 50 --warmup 10
 step "bench cuda $sizes, no stage events (json)" 90 "$log" "$BIN" bench dam-break --backend cuda --particles "$sizes" --steps 50 --warmup 10 --json --no-stage-timing
+# 6a. The same 30k frames launch by launch: against 6's 30k line (one graph a frame, JSON
+# launch_calls_per_step ~2), the launch overhead CUDA graphs remove.
+step "bench cuda 30000, no stage events, FLUIDLAB_CUDA_GRAPHS=0 (json)" 30 /tmp/bench-no-graphs.log env FLUIDLAB_CUDA_GRAPHS=0 "$BIN" bench dam-break --backend cuda --particles 30000 --steps 50 --warmup 10 --json --no-stage-timing
+cat /tmp/bench-no-graphs.log >>"$log"
+grep -E '^\{' "$log" | sed 's/^/  bench json: /' >>"$OUT/summary.txt"
 # 6b. The density-error rule (0.1 %, 2–100 iterations) at 1M: the iterations it needs and the
 # cost of its device-side reduction, read every 4 iterations.
 rule=/tmp/dam-break-rule.toml

@@ -166,9 +166,11 @@ pub struct BenchReport {
     pub element_steps_per_second: f64,
     /// Mean ms per step spent in each stage, in execution order.
     pub stages: Vec<StageTime>,
-    /// CUDA kernels launched per timed step (0 on the CPU): with stage timing off, the
-    /// launches a CUDA graph could replay at once.
+    /// CUDA kernels run per timed step (0 on the CPU), those of replayed CUDA graphs included.
     pub kernel_launches_per_step: f64,
+    /// Launch calls the host made per timed step: kernels queued one by one plus CUDA graphs
+    /// launched (equal to the kernels when no graph ran; ~1 when a frame is one graph).
+    pub launch_calls_per_step: f64,
 }
 
 impl BenchReport {
@@ -208,6 +210,7 @@ impl BenchReport {
             "kernel_launches_per_step",
             self.kernel_launches_per_step.into(),
         );
+        put("launch_calls_per_step", self.launch_calls_per_step.into());
         serde_json::Value::Object(map)
     }
 }
@@ -250,6 +253,7 @@ pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
     sim.reset_stage_times();
     let steps_before = sim.steps_taken();
     let launches_before = crate::cuda::module::launch_count();
+    let calls_before = crate::cuda::module::launch_call_count();
     // Grown as the steps run (outside the timed span): no count sizes an allocation up front.
     let mut step_seconds = Vec::new();
     let mut iterations = 0.0;
@@ -269,6 +273,8 @@ pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
     let steps = options.steps as f64;
     let kernel_launches_per_step =
         (crate::cuda::module::launch_count() - launches_before) as f64 / steps;
+    let launch_calls_per_step =
+        (crate::cuda::module::launch_call_count() - calls_before) as f64 / steps;
     let median = median(&mut step_seconds);
     let mean = step_seconds.iter().sum::<f64>() / steps;
     let substeps = (sim.steps_taken() - steps_before) as f64 / steps;
@@ -308,6 +314,7 @@ pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
             Vec::new()
         },
         kernel_launches_per_step,
+        launch_calls_per_step,
     })
 }
 
@@ -353,9 +360,15 @@ pub fn print(report: &BenchReport) {
     }
     if report.kernel_launches_per_step > 0.0 {
         println!(
-            "  kernel launches: {:.1} per step, {:.1} per substep",
+            "  kernel launches: {:.1} per step, {:.1} per substep; {:.1} launch calls per step{}",
             report.kernel_launches_per_step,
-            report.kernel_launches_per_step / report.substeps.max(1e-12)
+            report.kernel_launches_per_step / report.substeps.max(1e-12),
+            report.launch_calls_per_step,
+            if report.launch_calls_per_step < report.kernel_launches_per_step {
+                " (CUDA graphs)"
+            } else {
+                ""
+            }
         );
     }
     println!(

@@ -17,15 +17,32 @@ pub const SYNC_CHECK_VARIABLE: &str = "FLUIDLAB_CUDA_SYNC_CHECK";
 /// (any case). Unset, empty, `0`, `false`, `no` and `off` leave it off; anything else is an
 /// error, so a typo is not silently a run without the check.
 pub fn sync_check_from(value: Option<&str>) -> Result<bool, CudaError> {
+    switch_from(
+        SYNC_CHECK_VARIABLE,
+        value,
+        false,
+        "1 (synchronise and check after every kernel launch) or 0",
+    )
+}
+
+/// An on/off environment switch's value: `1`, `true`, `yes`, `on` or `0`, `false`, `no`, `off`
+/// (any case); unset or empty gives `default`; anything else is an error that names
+/// `variable` and says what to use (`choices`).
+pub(super) fn switch_from(
+    variable: &str,
+    value: Option<&str>,
+    default: bool,
+    choices: &str,
+) -> Result<bool, CudaError> {
     let Some(value) = value.map(str::trim) else {
-        return Ok(false);
+        return Ok(default);
     };
     match value.to_ascii_lowercase().as_str() {
+        "" => Ok(default),
         "1" | "true" | "yes" | "on" => Ok(true),
-        "" | "0" | "false" | "no" | "off" => Ok(false),
+        "0" | "false" | "no" | "off" => Ok(false),
         _ => Err(CudaError::Setting(format!(
-            "{SYNC_CHECK_VARIABLE}={value} is not understood: use 1 (synchronise and check after \
-             every kernel launch) or 0"
+            "{variable}={value} is not understood: use {choices}"
         ))),
     }
 }

@@ -9,6 +9,8 @@
 //! - [`launch`]: typed kernel launches whose errors name the kernel, and the per-launch check
 //!   (`FLUIDLAB_CUDA_SYNC_CHECK`).
 //! - [`timer`]: CUDA events between the stages of a frame.
+//! - [`graph`]: a frame's launches captured once as a CUDA graph and replayed
+//!   (`FLUIDLAB_CUDA_GRAPHS`).
 //! - [`interop`]: OpenGL buffers and textures written by kernels.
 //! - [`nvtx`]: ranges for Nsight Systems.
 //! - [`parity`]: a field's largest difference between a CUDA backend and the CPU solver.
@@ -20,6 +22,7 @@ mod available;
 pub mod device;
 #[cfg(test)]
 pub mod emulation;
+pub mod graph;
 pub mod interop;
 pub mod launch;
 pub mod module;
@@ -29,6 +32,7 @@ pub mod ptx;
 pub mod timer;
 
 pub use device::{context, device_info, unavailable, DeviceInfo, DEFAULT_DEVICE};
+pub use graph::{graphs_requested, GraphCache, GraphRun, GRAPHS_VARIABLE};
 pub use interop::gl_device;
 pub use launch::{sync_check_requested, SYNC_CHECK_VARIABLE};
 pub use module::Module;

@@ -13,10 +13,28 @@ use std::sync::Arc;
 /// Kernels launched by this process, every module on every device ([`launch_count`]).
 static LAUNCHES: AtomicU64 = AtomicU64::new(0);
 
-/// How many kernels this process has launched so far (every module, every device): `bench`
-/// reports launches per step from it, the cost a CUDA graph would remove.
+/// How many kernels this process has queued to run so far (every module, every device, each
+/// kernel of a replayed CUDA graph included; a launch captured into a graph counts when the
+/// graph runs): `bench` reports kernels per step from it.
 pub fn launch_count() -> u64 {
     LAUNCHES.load(Ordering::Relaxed)
+}
+
+/// Launch calls made so far: each kernel launched by itself, and each CUDA graph launched
+/// ([`launch_call_count`]).
+static LAUNCH_CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// How many launch calls this process has made so far: kernels queued one by one plus CUDA
+/// graphs launched (a graph of 190 kernels is one call). What the host pays per frame is
+/// about this many times the driver's cost of a launch.
+pub fn launch_call_count() -> u64 {
+    LAUNCH_CALLS.load(Ordering::Relaxed)
+}
+
+/// Counts a CUDA graph of `kernels` launched ([`super::graph`]).
+pub(super) fn count_graph_launch(kernels: u64) {
+    LAUNCHES.fetch_add(kernels, Ordering::Relaxed);
+    LAUNCH_CALLS.fetch_add(1, Ordering::Relaxed);
 }
 
 /// One `kernels/<name>.cu` loaded on a device, and the functions its host code launches.
@@ -104,7 +122,10 @@ impl Module {
         };
         // SAFETY: the caller vouches for the arguments and the buffers' sizes.
         unsafe { builder.launch(config) }.map_err(fail)?;
-        LAUNCHES.fetch_add(1, Ordering::Relaxed);
+        if !super::graph::count_captured_launch() {
+            LAUNCHES.fetch_add(1, Ordering::Relaxed);
+            LAUNCH_CALLS.fetch_add(1, Ordering::Relaxed);
+        }
         if self.sync_check {
             stream.synchronize().map_err(fail)?;
         }

@@ -16,6 +16,8 @@
 //     event's time is the wall clock when it was recorded;
 //   - the launch limits of a real GPU (1024 threads per block, grid sizes, 48 KiB of dynamic
 //     shared memory) are checked, and a launch beyond them fails as on a GPU;
+//   - stream capture and graphs (graphs.cpp): a capture records launches and memsets, a graph
+//     launch replays them, checked again as they run;
 //   - graphics interop (gl_interop.cpp): cuGLGetDevices reports no CUDA device behind the GL
 //     context unless FLUIDLAB_EMULATED_INTEROP=1, as on a machine whose GL is Mesa, so the
 //     program takes its host-copy fallback.
@@ -61,6 +63,7 @@ struct Module {
     EmulatedKernelCount kernel_count = nullptr;
     EmulatedKernelMaxThreads kernel_max_threads = nullptr;
     EmulatedCheckPointers check_pointers = nullptr;
+    EmulatedParamSizes param_sizes = nullptr;
     EmulatedRun run = nullptr;
     std::vector<Function> functions;
 };
@@ -106,8 +109,10 @@ void load_modules() {
         m->kernel_name = reinterpret_cast<EmulatedKernelName>(dlsym(library, "fluidlab_kernel_name"));
         m->kernel_max_threads = reinterpret_cast<EmulatedKernelMaxThreads>(dlsym(library, "fluidlab_kernel_max_threads"));
         m->check_pointers = reinterpret_cast<EmulatedCheckPointers>(dlsym(library, "fluidlab_kernel_check_pointers"));
+        m->param_sizes = reinterpret_cast<EmulatedParamSizes>(dlsym(library, "fluidlab_kernel_param_sizes"));
         m->run = reinterpret_cast<EmulatedRun>(dlsym(library, "fluidlab_kernel_run"));
-        if (!m->kernel_count || !m->kernel_name || !m->kernel_max_threads || !m->check_pointers || !m->run) {
+        if (!m->kernel_count || !m->kernel_name || !m->kernel_max_threads || !m->check_pointers || !m->param_sizes ||
+            !m->run) {
             std::fprintf(stderr, "emulated CUDA driver: %s lacks the kernels interface\n", path.c_str());
             delete m;
             continue;
@@ -178,6 +183,7 @@ CUresult refuse(CUresult code, const std::string& why) {
 
 CUresult allocate(CUdeviceptr* pointer, size_t bytes) {
     if (pointer == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = refuse_while_capturing("a device allocation")) return r;
     // cuMemAlloc documents CUDA_ERROR_INVALID_VALUE for 0 bytes (and cudarc passes 0 on for an
     // empty slice); cuMemAllocAsync's behaviour is not documented: refused here too.
     if (bytes == 0) return refuse(CUDA_ERROR_INVALID_VALUE, "a device allocation of 0 bytes");
@@ -213,6 +219,7 @@ void quarantine(CUdeviceptr pointer, size_t bytes) {
 
 CUresult release(CUdeviceptr pointer) {
     std::lock_guard guard(lock);
+    if (CUresult r = refuse_while_capturing("cuMemFree")) return r;
     if (pointer == 0) return CUDA_SUCCESS;
     auto at = allocations.find(pointer);
     if (at == allocations.end())
@@ -336,7 +343,7 @@ EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
     *device = 0;
     return CUDA_SUCCESS;
 }
-EXPORT CUresult CUDAAPI cuCtxSynchronize() { return CUDA_SUCCESS; }
+EXPORT CUresult CUDAAPI cuCtxSynchronize() { return refuse_while_capturing("cuCtxSynchronize"); }
 EXPORT CUresult CUDAAPI cuCtxSetLimit(CUlimit, size_t) { return CUDA_SUCCESS; }
 EXPORT CUresult CUDAAPI cuCtxGetLimit(size_t* value, CUlimit) {
     if (value) *value = 0;
@@ -362,6 +369,10 @@ const char* error_name(CUresult code) {
         case CUDA_ERROR_INVALID_GRAPHICS_CONTEXT: return "CUDA_ERROR_INVALID_GRAPHICS_CONTEXT";
         case CUDA_ERROR_ALREADY_MAPPED: return "CUDA_ERROR_ALREADY_MAPPED";
         case CUDA_ERROR_NOT_MAPPED: return "CUDA_ERROR_NOT_MAPPED";
+        case CUDA_ERROR_ILLEGAL_STATE: return "CUDA_ERROR_ILLEGAL_STATE";
+        case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: return "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
+        case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: return "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
+        case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: return "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD";
         default: return "CUDA_ERROR_UNKNOWN";
     }
 }
@@ -381,6 +392,10 @@ const char* error_text(CUresult code) {
         case CUDA_ERROR_INVALID_GRAPHICS_CONTEXT: return "invalid OpenGL or DirectX context";
         case CUDA_ERROR_ALREADY_MAPPED: return "resource already mapped";
         case CUDA_ERROR_NOT_MAPPED: return "resource not mapped";
+        case CUDA_ERROR_ILLEGAL_STATE: return "the operation is not permitted in the current state";
+        case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: return "operation not permitted when stream is capturing";
+        case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: return "operation failed due to a previous error during capture";
+        case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: return "attempt to terminate a thread-local capture sequence from another thread";
         default: return "unknown error";
     }
 }
@@ -419,36 +434,48 @@ EXPORT CUresult CUDAAPI cuMemFreeHost(void* pointer) {
     return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr to, const void* from, size_t bytes) {
+    if (CUresult r = refuse_while_capturing("cuMemcpyHtoD")) return r;
     return copy("cuMemcpyHtoD", reinterpret_cast<void*>(to), from, bytes, to, 0);
 }
-EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr to, const void* from, size_t bytes, CUstream) {
+EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr to, const void* from, size_t bytes, CUstream stream) {
+    if (CUresult r = refuse_on_capturing_stream("cuMemcpyHtoDAsync", stream)) return r;
     return copy("cuMemcpyHtoDAsync", reinterpret_cast<void*>(to), from, bytes, to, 0);
 }
 EXPORT CUresult CUDAAPI cuMemcpyDtoH(void* to, CUdeviceptr from, size_t bytes) {
+    if (CUresult r = refuse_while_capturing("cuMemcpyDtoH")) return r;
     return copy("cuMemcpyDtoH", to, reinterpret_cast<const void*>(from), bytes, 0, from);
 }
-EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync(void* to, CUdeviceptr from, size_t bytes, CUstream) {
+EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync(void* to, CUdeviceptr from, size_t bytes, CUstream stream) {
+    if (CUresult r = refuse_on_capturing_stream("cuMemcpyDtoHAsync", stream)) return r;
     return copy("cuMemcpyDtoHAsync", to, reinterpret_cast<const void*>(from), bytes, 0, from);
 }
 EXPORT CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr to, CUdeviceptr from, size_t bytes) {
+    if (CUresult r = refuse_while_capturing("cuMemcpyDtoD")) return r;
     return copy("cuMemcpyDtoD", reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes, to, from);
 }
-EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream) {
+EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream stream) {
+    if (CUresult r = refuse_on_capturing_stream("cuMemcpyDtoDAsync", stream)) return r;
     return copy("cuMemcpyDtoDAsync", reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes, to, from);
 }
 EXPORT CUresult CUDAAPI cuMemsetD8(CUdeviceptr to, unsigned char value, size_t count) {
     std::lock_guard guard(lock);
+    if (CUresult r = refuse_while_capturing("cuMemsetD8")) return r;
     if (CUresult r = check_range("cuMemsetD8", to, count)) return r;
     std::memset(reinterpret_cast<void*>(to), value, count);
     return CUDA_SUCCESS;
 }
-EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr to, unsigned char value, size_t count, CUstream) {
-    return cuMemsetD8(to, value, count);
+EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr to, unsigned char value, size_t count, CUstream stream) {
+    std::lock_guard guard(lock);
+    if (CUresult r = check_range("cuMemsetD8Async", to, count)) return r;
+    if (capture_memset(stream, to, value, count, 1)) return CUDA_SUCCESS;
+    std::memset(reinterpret_cast<void*>(to), value, count);
+    return CUDA_SUCCESS;
 }
-EXPORT CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr to, unsigned int value, size_t count, CUstream) {
+EXPORT CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr to, unsigned int value, size_t count, CUstream stream) {
     std::lock_guard guard(lock);
     if (count > SIZE_MAX / 4) return refuse(CUDA_ERROR_INVALID_VALUE, "cuMemsetD32Async of over 2^62 words");
     if (CUresult r = check_range("cuMemsetD32Async", to, count * 4)) return r;
+    if (capture_memset(stream, to, value, count, 4)) return CUDA_SUCCESS;
     auto* words = reinterpret_cast<unsigned int*>(to);
     for (size_t i = 0; i < count; ++i) words[i] = value;
     return CUDA_SUCCESS;
@@ -465,13 +492,20 @@ EXPORT CUresult CUDAAPI cuStreamCreateWithPriority(CUstream* stream, unsigned in
     return cuStreamCreate(stream, flags);
 }
 EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream stream) {
+    if (CUresult r = refuse_on_capturing_stream("cuStreamDestroy", stream)) return r;
     delete reinterpret_cast<Stream*>(stream);
     return CUDA_SUCCESS;
 }
-EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
-EXPORT CUresult CUDAAPI cuStreamQuery(CUstream) { return CUDA_SUCCESS; }
-EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream, CUevent, unsigned int) { return CUDA_SUCCESS; }
-EXPORT CUresult CUDAAPI cuLaunchHostFunc(CUstream, CUhostFn function, void* data) {
+EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream stream) {
+    if (CUresult r = refuse_on_capturing_stream("cuStreamSynchronize", stream)) return r;
+    return refuse_while_capturing("cuStreamSynchronize");
+}
+EXPORT CUresult CUDAAPI cuStreamQuery(CUstream stream) { return refuse_on_capturing_stream("cuStreamQuery", stream); }
+EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream stream, CUevent, unsigned int) {
+    return refuse_on_capturing_stream("cuStreamWaitEvent", stream);
+}
+EXPORT CUresult CUDAAPI cuLaunchHostFunc(CUstream stream, CUhostFn function, void* data) {
+    if (CUresult r = refuse_on_capturing_stream("cuLaunchHostFunc", stream)) return r;
     function(data);
     return CUDA_SUCCESS;
 }
@@ -484,15 +518,16 @@ EXPORT CUresult CUDAAPI cuEventDestroy(CUevent event) {
     delete reinterpret_cast<Event*>(event);
     return CUDA_SUCCESS;
 }
-EXPORT CUresult CUDAAPI cuEventRecord(CUevent event, CUstream) {
+EXPORT CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream) {
     if (!event) return CUDA_ERROR_INVALID_HANDLE;
+    if (CUresult r = refuse_on_capturing_stream("cuEventRecord", stream)) return r;
     auto* e = reinterpret_cast<Event*>(event);
     e->at = std::chrono::steady_clock::now();
     e->recorded = true;
     return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuEventQuery(CUevent) { return CUDA_SUCCESS; }
-EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
+EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent) { return refuse_while_capturing("cuEventSynchronize"); }
 EXPORT CUresult CUDAAPI cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
     if (!ms || !start || !end) return CUDA_ERROR_INVALID_VALUE;
     auto *a = reinterpret_cast<Event*>(start), *b = reinterpret_cast<Event*>(end);
@@ -549,13 +584,14 @@ EXPORT CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attr
 EXPORT CUresult CUDAAPI cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) { return CUDA_SUCCESS; }
 EXPORT CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction, CUfunc_cache) { return CUDA_SUCCESS; }
 
-EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned int gx, unsigned int gy, unsigned int gz,
-                                      unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared_bytes,
-                                      CUstream, void** params, void** extra) {
+namespace emulated {
+
+CUresult check_launch(CUfunction function, const EmulatedLaunch& shape, void** params, const std::string& place) {
     if (!function) return CUDA_ERROR_INVALID_HANDLE;
     auto* f = reinterpret_cast<Function*>(function);
-    std::string where = "kernel `" + f->name + "`";
-    if (extra != nullptr) return refuse(CUDA_ERROR_NOT_SUPPORTED, where + ": `extra` launch arguments");
+    std::string where = place + "kernel `" + f->name + "`";
+    auto [gx, gy, gz] = shape.grid;
+    auto [bx, by, bz] = shape.block;
     unsigned long long threads = (unsigned long long)bx * by * bz;
     if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || bz > 64 || gy > 65535 || gz > 65535 ||
         gx > 0x7fffffffu || bx > 1024 || by > 1024)
@@ -570,8 +606,9 @@ EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned int gx, uns
         return refuse(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, where + ": " + std::to_string(threads) +
                                                               " threads per block, over its __launch_bounds__ of " +
                                                               std::to_string(f->max_threads));
-    if (shared_bytes > (unsigned)max_dynamic_shared)
-        return refuse(CUDA_ERROR_INVALID_VALUE, where + ": " + std::to_string(shared_bytes) + " bytes of dynamic shared memory");
+    if (shape.shared_bytes > (unsigned)max_dynamic_shared)
+        return refuse(CUDA_ERROR_INVALID_VALUE,
+                      where + ": " + std::to_string(shape.shared_bytes) + " bytes of dynamic shared memory");
     if (!params) return refuse(CUDA_ERROR_INVALID_VALUE, where + ": no kernel parameters");
     std::lock_guard guard(lock);
     int bad = f->module->check_pointers(f->index, params, pointer_is_valid);
@@ -583,10 +620,43 @@ EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned int gx, uns
         return refuse(CUDA_ERROR_INVALID_VALUE, where + ": parameter " + std::to_string(bad) + " is a pointer, and " +
                                                     hex + " is in no live device allocation");
     }
+    return CUDA_SUCCESS;
+}
+
+void run_kernel(CUfunction function, const EmulatedLaunch& shape, void** params, const char* note) {
+    std::lock_guard guard(lock);
+    auto* f = reinterpret_cast<Function*>(function);
     if (tracing())
-        std::fprintf(stderr, "emulated CUDA driver: %s grid %u×%u×%u block %u×%u×%u\n", where.c_str(), gx, gy, gz, bx,
-                     by, bz);
+        std::fprintf(stderr, "emulated CUDA driver: kernel `%s` grid %u×%u×%u block %u×%u×%u%s%s\n", f->name.c_str(),
+                     shape.grid[0], shape.grid[1], shape.grid[2], shape.block[0], shape.block[1], shape.block[2],
+                     *note ? " " : "", note);
+    f->module->run(f->index, &shape, params);
+}
+
+std::vector<size_t> kernel_param_sizes(CUfunction function) {
+    auto* f = reinterpret_cast<Function*>(function);
+    std::vector<size_t> sizes(64);
+    int count = f->module->param_sizes(f->index, sizes.data(), (int)sizes.size());
+    if (count > (int)sizes.size()) {
+        sizes.resize(count);
+        f->module->param_sizes(f->index, sizes.data(), count);
+    }
+    sizes.resize(count);
+    return sizes;
+}
+
+}  // namespace emulated
+
+EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned int gx, unsigned int gy, unsigned int gz,
+                                      unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared_bytes,
+                                      CUstream stream, void** params, void** extra) {
+    if (extra != nullptr && function)
+        return refuse(CUDA_ERROR_NOT_SUPPORTED,
+                      "kernel `" + reinterpret_cast<Function*>(function)->name + "`: `extra` launch arguments");
     EmulatedLaunch launch{{gx, gy, gz}, {bx, by, bz}, shared_bytes};
-    f->module->run(f->index, &launch, params);
+    std::lock_guard guard(lock);
+    if (CUresult r = check_launch(function, launch, params, "")) return r;
+    if (capture_launch(stream, function, launch, params)) return CUDA_SUCCESS;
+    run_kernel(function, launch, params, "");
     return CUDA_SUCCESS;
 }

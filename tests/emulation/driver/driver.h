@@ -7,6 +7,7 @@
 
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace emulated {
 
@@ -22,6 +23,30 @@ bool find_allocation(unsigned long long pointer, unsigned long long* base, size_
 bool tracing();
 // Says `why` on stderr and returns `code`.
 CUresult refuse(CUresult code, const std::string& why);
+
+// Whether `bytes` at `pointer` lie inside one live allocation; if not, says so (naming `call`)
+// and returns CUDA_ERROR_INVALID_VALUE.
+CUresult check_range(const char* call, CUdeviceptr pointer, size_t bytes);
+
+// Kernels (driver.cpp). Checks a launch of `function` over `shape` with `params` against the
+// device's limits, the kernel's __launch_bounds__ and the live allocations (`where` begins
+// the message of a refusal).
+CUresult check_launch(CUfunction function, const EmulatedLaunch& shape, void** params, const std::string& where);
+// Runs a checked launch (traced with `note` under FLUIDLAB_EMULATED_TRACE).
+void run_kernel(CUfunction function, const EmulatedLaunch& shape, void** params, const char* note);
+// The byte size of each of `function`'s parameters.
+std::vector<size_t> kernel_param_sizes(CUfunction function);
+
+// Stream capture (graphs.cpp). Each returns false when `stream` is not capturing; else the
+// launch or memset became a node of its graph (and did not run).
+bool capture_launch(CUstream stream, CUfunction function, const EmulatedLaunch& shape, void** params);
+bool capture_memset(CUstream stream, CUdeviceptr to, unsigned value, size_t count, unsigned width);
+// CUDA_SUCCESS unless `stream` captures: then `call` (work the emulation does not capture) is
+// refused and the capture invalidated.
+CUresult refuse_on_capturing_stream(const char* call, CUstream stream);
+// CUDA_SUCCESS unless a capture binds this thread (global or thread-local mode): then `call`
+// (a synchronous call) is refused and that capture invalidated.
+CUresult refuse_while_capturing(const char* call);
 
 // A CUDA array (arrays.cpp): rows of elements in host memory.
 struct Array {

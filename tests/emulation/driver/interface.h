@@ -33,6 +33,9 @@ typedef unsigned (*EmulatedKernelMaxThreads)(int kernel);
 // The index of the first pointer parameter of `kernel` whose value `check` refuses, or −1;
 // a pointer parameter's value is read as the kernel will read it.
 typedef int (*EmulatedCheckPointers)(int kernel, void** params, EmulatedPointerCheck check);
+// The byte sizes of `kernel`'s parameters, in order, into `sizes` (at most `capacity`);
+// returns how many it has (a stream capture copies each parameter's value by them).
+typedef int (*EmulatedParamSizes)(int kernel, size_t* sizes, int capacity);
 // Runs `kernel` over `launch` with `params` (cuLaunchKernel's kernelParams).
 typedef void (*EmulatedRun)(int kernel, const EmulatedLaunch* launch, void** params);
 }

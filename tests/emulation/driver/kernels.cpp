@@ -63,6 +63,13 @@ template <class... A> struct Kernel<void (*)(A...)> {
         (one(static_cast<std::decay_t<A>*>(nullptr)), ...);
         return bad;
     }
+
+    static int sizes(size_t* out, int capacity) {
+        const size_t all[] = {sizeof(std::decay_t<A>)..., 0};
+        int count = (int)sizeof...(A);
+        for (int i = 0; i < count && i < capacity; ++i) out[i] = all[i];
+        return count;
+    }
 };
 
 struct Entry {
@@ -70,12 +77,13 @@ struct Entry {
     bool cooperative;
     unsigned max_threads;
     int (*check)(void**, EmulatedPointerCheck);
+    int (*sizes)(size_t*, int);
     void (*run)(void**, bool);
 };
 
 template <auto K> Entry entry(const char* name, bool cooperative, unsigned max_threads) {
     using Info = Kernel<decltype(K)>;
-    return Entry{name, cooperative, max_threads, &Info::check, [](void** params, bool coop) {
+    return Entry{name, cooperative, max_threads, &Info::check, &Info::sizes, [](void** params, bool coop) {
                      auto arguments = Info::read(params, std::make_index_sequence<std::tuple_size_v<typename Info::Arguments>>{});
                      threads::run([&] { std::apply(K, arguments); }, coop);
                  }};
@@ -106,6 +114,10 @@ __attribute__((visibility("default"))) unsigned fluidlab_kernel_max_threads(int 
 __attribute__((visibility("default"))) int fluidlab_kernel_check_pointers(int kernel, void** params,
                                                                            EmulatedPointerCheck check) {
     return table[kernel].check(params, check);
+}
+
+__attribute__((visibility("default"))) int fluidlab_kernel_param_sizes(int kernel, size_t* sizes, int capacity) {
+    return table[kernel].sizes(sizes, capacity);
 }
 
 __attribute__((visibility("default"))) void fluidlab_kernel_run(int kernel, const EmulatedLaunch* launch,

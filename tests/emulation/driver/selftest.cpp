@@ -189,6 +189,75 @@ static void memory() {
     OK(cuMemFree(live));
 }
 
+// Stream capture and graphs: a capture runs nothing, a replay runs the captured launches with
+// the parameter values of the capture over the memory of the replay, a synchronous call
+// invalidates the capture, and a graph whose buffer was freed is refused.
+static void graphs() {
+    CUstream stream;
+    OK(cuStreamCreate(&stream, 0));
+    const unsigned n = 1000;
+    CUdeviceptr from, to;
+    OK(cuMemAlloc(&from, n * 4));
+    OK(cuMemAlloc(&to, n * 4));
+    std::vector<unsigned> values(n), read(n);
+    for (unsigned i = 0; i < n; ++i) values[i] = 3 * i + 1;
+    OK(cuMemcpyHtoD(from, values.data(), n * 4));
+    OK(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    OK(cuStreamIsCapturing(stream, &status));
+    CHECK(status == CU_STREAM_CAPTURE_STATUS_ACTIVE, "capture status %d", (int)status);
+    OK(cuMemsetD32Async(to, 0, n, stream));
+    unsigned count = n / 2;
+    void* params[] = {&from, &to, &count};
+    OK(cuLaunchKernel(function("selftest_copy"), 4, 1, 1, 256, 1, 1, 0, stream, params, nullptr));
+    count = 7;  // after the capture took it: the graph keeps n / 2
+    CUgraph graph = nullptr;
+    OK(cuStreamEndCapture(stream, &graph));
+    CHECK(graph != nullptr, "no graph");
+    OK(cuMemcpyDtoH(read.data(), to, n * 4));
+    CHECK(read[0] == 0xffffffffu, "the capture ran its memset or launch: to[0] = %u", read[0]);
+    CUgraphExec exec = nullptr;
+    OK(cuGraphInstantiateWithFlags(&exec, graph, 0));
+    for (int replay = 0; replay < 2; ++replay) {
+        OK(cuGraphLaunch(exec, stream));
+        OK(cuStreamSynchronize(stream));
+        OK(cuMemcpyDtoH(read.data(), to, n * 4));
+        for (unsigned i = 0; i < n; ++i) {
+            unsigned expected = i < n / 2 ? values[i] : 0;
+            CHECK(read[i] == expected, "replay %d: to[%u] = %u, expected %u", replay, i, read[i], expected);
+        }
+        for (unsigned& v : values) v += 1000;  // the next replay reads what memory holds then
+        OK(cuMemcpyHtoD(from, values.data(), n * 4));
+    }
+    // What a capture cannot hold invalidates it.
+    for (int call = 0; call < 3; ++call) {
+        OK(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+        CUresult refused = CUDA_SUCCESS;
+        CUevent event = nullptr;
+        if (call == 0) refused = cuMemcpyDtoH(read.data(), to, 4);
+        if (call == 1) refused = cuStreamSynchronize(stream);
+        if (call == 2) {
+            OK(cuEventCreate(&event, 0));
+            refused = cuEventRecord(event, stream);
+        }
+        CHECK(refused == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "call %d during a capture: %d", call, (int)refused);
+        OK(cuStreamIsCapturing(stream, &status));
+        CHECK(status == CU_STREAM_CAPTURE_STATUS_INVALIDATED, "call %d: capture status %d", call, (int)status);
+        CUgraph none = reinterpret_cast<CUgraph>(1);
+        CHECK(cuStreamEndCapture(stream, &none) == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED && none == nullptr,
+              "call %d: an invalidated capture gave a graph", call);
+        if (event) OK(cuEventDestroy(event));
+    }
+    // A graph kept past its buffer's life.
+    OK(cuMemFree(from));
+    CHECK(cuGraphLaunch(exec, stream) == CUDA_ERROR_INVALID_VALUE, "a graph launch with a freed buffer");
+    OK(cuGraphExecDestroy(exec));
+    OK(cuGraphDestroy(graph));
+    CHECK(cuGraphLaunch(exec, stream) == CUDA_ERROR_INVALID_HANDLE, "a destroyed graph's launch");
+    OK(cuMemFree(to));
+    OK(cuStreamDestroy(stream));
+}
+
 int main(int argc, char** argv) {
     OK(cuInit(0));
     CUdevice device;
@@ -234,6 +303,7 @@ int main(int argc, char** argv) {
     warp_shuffles();
     surfaces();
     memory();
+    graphs();
     if (failures) std::fprintf(stderr, "%d checks failed\n", failures);
     else std::printf("selftest: every check passed\n");
     return failures ? 1 : 0;

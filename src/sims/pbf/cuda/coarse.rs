@@ -72,7 +72,8 @@ pub struct GpuCoarse {
     scalars: CudaSlice<f64>,
     faces: [CudaSlice<f32>; 3],
     /// The step length φ was last solved for (the warm start scales φ by (dt / last_dt)²).
-    last_dt: f32,
+    /// Host state the launches depend on: part of a frame graph's key (`frame_graph.rs`).
+    pub(super) last_dt: f32,
 }
 
 /// The levels over `world`'s container with the neighbour grid's `dims` cell counts, pooled in

@@ -37,6 +37,7 @@ mod foam;
 mod foam_emulation;
 mod foam_kernels;
 pub mod foam_parity;
+mod frame_graph;
 mod interop;
 mod params;
 pub mod parity;
@@ -59,6 +60,7 @@ use buffers::Buffers;
 use coarse::GpuCoarse;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use foam::DeviceFoam;
+use frame_graph::FrameGraphs;
 use glam::Vec3A;
 use params::GpuParams;
 use pbf::PbfKernels;
@@ -113,6 +115,8 @@ pub struct CudaSolver {
     foam: Option<DeviceFoam>,
     /// The renderer's foam buffer, shared with CUDA ([`Solver::write_gl_foam`]).
     foam_interop: GlInterop,
+    /// Frames kept as CUDA graphs (`frame_graph.rs`).
+    graphs: FrameGraphs,
 }
 
 /// The shared layer's errors as the solver's: an unusable setting is a parameter error, the
@@ -171,6 +175,7 @@ impl CudaSolver {
         let scan_levels = pbf::scan_levels(cells + 1);
 
         let sync_check = crate::cuda::sync_check_requested()?;
+        let graphs = FrameGraphs::new(crate::cuda::graphs_requested()?);
         let context = crate::cuda::context(device)?;
         // Under 2³² particles and at most 2³⁰ cells (checked above): no sum nears u64's range.
         let needed = n as u64 * BYTES_PER_PARTICLE
@@ -221,6 +226,7 @@ impl CudaSolver {
             coarse,
             foam: None,
             foam_interop: GlInterop::default(),
+            graphs,
         };
         // Densities and neighbour counts of the seeded state, as the CPU solver has them.
         if n > 0 {
@@ -243,6 +249,11 @@ impl CudaSolver {
             format!(
                 "{origin}; {}=1: every launch synchronised and checked",
                 crate::cuda::SYNC_CHECK_VARIABLE
+            )
+        } else if !self.graphs.allowed {
+            format!(
+                "{origin}; {}=0: no CUDA graphs",
+                crate::cuda::GRAPHS_VARIABLE
             )
         } else {
             origin.to_string()
@@ -358,10 +369,7 @@ impl Solver for CudaSolver {
         if self.stage_timing {
             self.timer.begin(&self.stream)?;
         }
-        let mut iterations = 0;
-        for k in 0..substeps {
-            iterations += self.substep(k + 1 == substeps)?;
-        }
+        let iterations = self.frame(substeps)?;
         self.steps += substeps as u64;
         let (bad, max_speed) = self.check_frame()?;
         self.max_speed = max_speed;

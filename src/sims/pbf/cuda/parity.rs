@@ -356,15 +356,19 @@ pub fn cuda_dam_break() -> Result<ParityCheck, SolverError> {
     let seed = scene.seed();
     let mut cpu = CpuSolver::new(scene.world(), scene.params.clone(), &seed)?;
     let mut cuda = CudaSolver::new(scene.world(), scene.params.clone(), &seed)?;
+    // Stage timing off: the frames run as CUDA graphs (unless FLUIDLAB_CUDA_GRAPHS=0), as in
+    // simulate and render.
     cuda.set_stage_timing(false);
-    compare_runs(
+    let mut check = compare_runs(
         &mut cpu,
         &mut cuda,
         &scene,
         RUN_FRAMES,
         RUN_WINDOW,
         RUN_TOLERANCE,
-    )
+    )?;
+    check.detail = format!("{}; frames {}", check.detail, cuda.graph_summary());
+    Ok(check)
 }
 
 /// `state` with every coordinate moved by one unit in the last place, up or down as a hash of

@@ -1,0 +1,192 @@
+//! CUDA graphs: a frame's fixed sequence of kernel launches captured once into a graph and
+//! replayed with one call, so a frame of ~100–200 small launches costs one launch of host time
+//! instead of one per kernel (docs/cuda.md "CUDA graphs").
+//!
+//! A graph holds each launch's parameter values as they were when it was captured: device
+//! pointers, launch shapes and by-value constants. So a [`GraphCache`] keeps each graph under a
+//! key that must name everything those depend on (the constants' inputs, which buffer each
+//! handle pointed to), and replays a graph only for an equal key. What the captured frame did
+//! to the host's state (buffer handles swapped, iterations counted) is returned by the
+//! recording as an outcome, kept with the graph, and given back at each replay, for the caller
+//! to bring its host state to where the recording left it.
+//!
+//! `FLUIDLAB_CUDA_GRAPHS=0` turns graphs off (every launch queued by itself, as before).
+
+use super::launch::switch_from;
+use super::CudaError;
+use cudarc::driver::{sys, CudaGraph, CudaStream};
+use std::cell::Cell;
+use std::sync::Arc;
+
+/// The environment variable that turns CUDA graphs off (`0`) or on (`1`, the default).
+pub const GRAPHS_VARIABLE: &str = "FLUIDLAB_CUDA_GRAPHS";
+
+/// Whether a value of [`GRAPHS_VARIABLE`] allows graphs: unset or empty, `1`, `true`, `yes`,
+/// `on` do; `0`, `false`, `no`, `off` do not; anything else is an error.
+pub fn graphs_from(value: Option<&str>) -> Result<bool, CudaError> {
+    switch_from(
+        GRAPHS_VARIABLE,
+        value,
+        true,
+        "0 (queue every kernel launch by itself) or 1 (replay each frame's launches as a CUDA graph)",
+    )
+}
+
+/// Whether this process allows CUDA graphs ([`GRAPHS_VARIABLE`]).
+pub fn graphs_requested() -> Result<bool, CudaError> {
+    let value = std::env::var(GRAPHS_VARIABLE).ok();
+    graphs_from(value.as_deref())
+}
+
+thread_local! {
+    /// Kernel launches captured so far by the capture under way on this thread, if any.
+    static CAPTURED: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// Counts a launch into the capture under way on this thread; false when there is none (the
+/// launch was queued to run).
+pub(super) fn count_captured_launch() -> bool {
+    CAPTURED.with(|captured| match captured.get() {
+        Some(count) => {
+            captured.set(Some(count + 1));
+            true
+        }
+        None => false,
+    })
+}
+
+/// One kept graph.
+struct Entry<K, O> {
+    key: K,
+    graph: CudaGraph,
+    /// Kernel launches in the graph.
+    kernels: u64,
+    /// What the recording returned.
+    outcome: O,
+}
+
+/// Graphs of a solver's frames, kept by key (the most recently used kept when full).
+pub struct GraphCache<K, O> {
+    entries: Vec<Entry<K, O>>,
+    capacity: usize,
+    captures: u64,
+    replays: u64,
+}
+
+/// How a [`GraphCache::run`] went: the graph was captured now, or replayed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GraphRun {
+    /// The work was captured into a new graph, which then ran.
+    Captured,
+    /// A kept graph ran.
+    Replayed,
+}
+
+impl<K: PartialEq, O: Clone> GraphCache<K, O> {
+    /// An empty cache that keeps at most `capacity` graphs (at least 1).
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            entries: Vec::new(),
+            capacity: capacity.max(1),
+            captures: 0,
+            replays: 0,
+        }
+    }
+
+    /// Runs on `stream` the work `record` queues there: replays the graph kept under a key
+    /// equal to `key`, giving back what `record` returned when it was captured; else captures
+    /// what `record` queues (it runs nothing while capturing), keeps the graph under `key`, and
+    /// launches it.
+    ///
+    /// `record` may only queue kernel launches and memsets on `stream`: a copy to the host, a
+    /// synchronisation or an allocation fails the capture. If it fails, the capture is ended
+    /// and its error returned; nothing was queued.
+    pub fn run<E: From<CudaError>>(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        key: K,
+        record: impl FnOnce() -> Result<O, E>,
+    ) -> Result<(O, GraphRun), E> {
+        let launch_failed = CudaError::driver("launching a CUDA graph");
+        if let Some(at) = self.entries.iter().position(|entry| entry.key == key) {
+            let entry = self.entries.remove(at);
+            entry.graph.launch().map_err(&launch_failed)?;
+            super::module::count_graph_launch(entry.kernels);
+            let outcome = entry.outcome.clone();
+            self.entries.push(entry);
+            self.replays += 1;
+            return Ok((outcome, GraphRun::Replayed));
+        }
+        stream
+            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .map_err(CudaError::driver("beginning a CUDA graph capture"))?;
+        CAPTURED.with(|captured| captured.set(Some(0)));
+        let recorded = record();
+        let kernels = CAPTURED.with(|captured| captured.take()).unwrap_or(0);
+        let ended = stream.end_capture(sys::CUgraphInstantiate_flags(0));
+        let outcome = recorded?;
+        let graph = ended
+            .map_err(CudaError::driver("ending a CUDA graph capture"))?
+            .ok_or_else(|| CudaError::Module("a CUDA graph capture recorded no work".into()))?;
+        graph.launch().map_err(&launch_failed)?;
+        super::module::count_graph_launch(kernels);
+        if self.entries.len() == self.capacity {
+            self.entries.remove(0);
+        }
+        self.entries.push(Entry {
+            key,
+            graph,
+            kernels,
+            outcome: outcome.clone(),
+        });
+        self.captures += 1;
+        Ok((outcome, GraphRun::Captured))
+    }
+
+    /// Graphs captured and graphs replayed since the cache was made.
+    pub fn counts(&self) -> (u64, u64) {
+        (self.captures, self.replays)
+    }
+
+    /// Kernel launches in the graph kept under `key`, if any.
+    pub fn kernels(&self, key: &K) -> Option<u64> {
+        self.entries
+            .iter()
+            .find(|entry| entry.key == *key)
+            .map(|entry| entry.kernels)
+    }
+
+    /// Drops every kept graph (before the buffers they point into are freed or replaced).
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_graphs_switch_defaults_on_and_refuses_typos() {
+        assert!(graphs_from(None).unwrap());
+        assert!(graphs_from(Some("")).unwrap());
+        for on in ["1", "on", "TRUE", " yes "] {
+            assert!(graphs_from(Some(on)).unwrap(), "{on}");
+        }
+        for off in ["0", "off", "False", "no"] {
+            assert!(!graphs_from(Some(off)).unwrap(), "{off}");
+        }
+        let error = graphs_from(Some("2")).unwrap_err().to_string();
+        assert!(error.contains("FLUIDLAB_CUDA_GRAPHS=2"), "{error}");
+    }
+
+    #[test]
+    fn a_launch_counts_into_the_capture_under_way_only() {
+        assert!(!count_captured_launch());
+        CAPTURED.with(|c| c.set(Some(0)));
+        assert!(count_captured_launch());
+        assert!(count_captured_launch());
+        assert_eq!(CAPTURED.with(|c| c.take()), Some(2));
+        assert!(!count_captured_launch());
+    }
+}
