@@ -225,6 +225,9 @@ pub fn run_with(
             elements: None,
         },
     )?;
+    // No stage times are reported (--timings gives the passes' and the simulation's): without
+    // their events PBF's frames run as CUDA graphs.
+    sim.set_stage_timing(false);
     let report = render_frames(options, &mut headless, sim.as_mut());
     sim.release_gl();
     drop(sim);
