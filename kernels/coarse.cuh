@@ -100,12 +100,14 @@ coarse_classify(const PbfParams p, const unsigned char* __restrict__ solid, cons
 }
 
 // b = C̄ · min(V_c / cell volume, 1) for fluid cells, expansion (C̄ < 0) only where no air is
-// among the 26 neighbour cells; φ scaled by `scale` (the warm start) and zeroed outside fluid.
-// With no air cell at all, b = φ = 0: the stage does nothing (`CoarseCorrection::solve`).
+// among the 26 neighbour cells; φ scaled by the warm start's (dt / last dt)² (0 before the
+// first solve: `*last_dt` is 0 until coarse_apply records the step's dt; on the device, so a
+// CUDA graph of the frame does not depend on the previous frame's substeps) and zeroed outside
+// fluid. With no air cell at all, b = φ = 0: the stage does nothing (`CoarseCorrection::solve`).
 extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 coarse_prepare(const PbfParams p, const unsigned char* __restrict__ kinds, const float* __restrict__ volume,
                const float* __restrict__ mean_constraint, const unsigned int* __restrict__ any_air,
-               float scale, float* __restrict__ rhs, float* __restrict__ phi) {
+               const float* __restrict__ last_dt, float* __restrict__ rhs, float* __restrict__ phi) {
     unsigned int c = thread_index();
     int dx = p.grid_dims_x, dy = p.grid_dims_y, dz = p.grid_dims_z;
     unsigned int cells = (unsigned int)dx * (unsigned int)dy * (unsigned int)dz;
@@ -115,7 +117,9 @@ coarse_prepare(const PbfParams p, const unsigned char* __restrict__ kinds, const
         phi[c] = 0.0f;
         return;
     }
-    phi[c] *= scale;
+    float last = *last_dt;
+    float ratio = last > 0.0f ? p.dt / last : 0.0f;
+    phi[c] *= ratio * ratio;
     int i = (int)(c % (unsigned int)dx), j = (int)((c / (unsigned int)dx) % (unsigned int)dy);
     int k = (int)(c / ((unsigned int)dx * (unsigned int)dy));
     float mean = mean_constraint[c];
@@ -550,11 +554,15 @@ __device__ __forceinline__ float3 coarse_displacement(const PbfParams& p, const 
     return make_float3(u[0], u[1], u[2]);
 }
 
-// x* += u(x*), projected out of walls and obstacles (`CpuSolver::coarse_correction`).
+// x* += u(x*), projected out of walls and obstacles (`CpuSolver::coarse_correction`); the
+// step's dt recorded for the next coarse_prepare's warm start (coarse_prepare has finished
+// reading it: an earlier launch on the stream).
 extern "C" __global__ void __launch_bounds__(PBF_BLOCK, PBF_MIN_BLOCKS)
 coarse_apply(const PbfParams p, const PbfObstacle* __restrict__ obstacles, const float* __restrict__ faces_x,
-             const float* __restrict__ faces_y, const float* __restrict__ faces_z, float4* __restrict__ predicted) {
+             const float* __restrict__ faces_y, const float* __restrict__ faces_z, float4* __restrict__ predicted,
+             float* __restrict__ last_dt) {
     unsigned int i = thread_index();
+    if (i == 0) *last_dt = p.dt;
     if (i >= p.particle_count) return;
     float3 x = make3(predicted[i]);
     predicted[i] = make4(project(p, obstacles, x + coarse_displacement(p, faces_x, faces_y, faces_z, x)));

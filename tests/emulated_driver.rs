@@ -442,7 +442,8 @@ fn bench_counts_the_kernel_launches_the_driver_sees() {
 /// Frames replayed as CUDA graphs (`FLUIDLAB_CUDA_GRAPHS`, the default) run the same kernels in
 /// the same order with the same arguments as frames launched one by one: the exported
 /// particles are equal bit for bit. A graph keyed on too little host state (the arrays' swaps,
-/// the coarse correction's warm start) replays a frame of another kind and fails this.
+/// the coarse correction's warm start) replays a frame of another kind and fails this. So does
+/// a fallback from a refused capture that leaves the arrays swapped.
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_driver),
@@ -455,8 +456,8 @@ fn frames_replayed_as_cuda_graphs_equal_frames_launched_one_by_one() {
     let scene = dir.path().join("small-dam-break.toml");
     let preset = std::fs::read_to_string(root().join("scenes/pbf/dam-break.toml")).unwrap();
     std::fs::write(&scene, preset.replace("spacing = 0.02", "spacing = 0.04")).unwrap();
-    let run = |graphs: &str| {
-        let out = dir.path().join(format!("graphs-{graphs}"));
+    let run = |name: &str, environment: &[(&str, &str)]| {
+        let out = dir.path().join(name);
         let mut command = Command::new(env!("CARGO_BIN_EXE_fluidlab"));
         command
             .arg("simulate")
@@ -464,7 +465,7 @@ fn frames_replayed_as_cuda_graphs_equal_frames_launched_one_by_one() {
             .args(["--backend", "cuda", "--steps", "7", "--every", "7"])
             .args(["--format", "csv", "--export"])
             .arg(&out)
-            .env("FLUIDLAB_CUDA_GRAPHS", graphs)
+            .envs(environment.iter().copied())
             .env("FLUIDLAB_EMULATED_TRACE", "1");
         let output = on_the_driver(command, &driver);
         let (stdout, stderr) = text(&output);
@@ -478,9 +479,23 @@ fn frames_replayed_as_cuda_graphs_equal_frames_launched_one_by_one() {
         let last = std::fs::read(out.join("frame_00007.csv")).expect("the last frame");
         (kernels, replayed, last)
     };
-    let (graph_kernels, graph_nodes, graph_frame) = run("1");
-    let (plain_kernels, plain_nodes, plain_frame) = run("0");
+    let (graph_kernels, graph_nodes, graph_frame) = run("graphs", &[]);
+    let (plain_kernels, plain_nodes, plain_frame) =
+        run("launches", &[("FLUIDLAB_CUDA_GRAPHS", "0")]);
     assert_eq!(plain_nodes, 0);
+    // A capture the driver refuses in the middle of the frame (after the sort's swaps): the
+    // arrays go back, and the frames run launch by launch, the same kernels to the same end.
+    let (refused_kernels, refused_nodes, refused_frame) =
+        run("refused", &[("FLUIDLAB_EMULATED_CAPTURE_LIMIT", "40")]);
+    assert_eq!(refused_nodes, 0);
+    assert!(
+        refused_kernels == plain_kernels,
+        "refused capture: other kernels ran"
+    );
+    assert!(
+        refused_frame == plain_frame,
+        "refused capture: frame 7 differs"
+    );
     // Every frame's substeps ran as graphs (all but find_non_finite and the setup's launches).
     assert!(
         graph_nodes * 10 > graph_kernels.len() * 9,

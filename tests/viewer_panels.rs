@@ -196,3 +196,32 @@ fn the_panels_stay_inside_a_resized_window() {
         "statistics at {statistics:?}"
     );
 }
+
+/// The simulation times its stages only while the statistics window shows them (on CUDA the
+/// events between stages would keep PBF's frames from running as CUDA graphs): not at start
+/// (the window starts folded), yes once unfolded, not again when folded or the panels hidden.
+#[test]
+fn stages_are_timed_only_while_the_statistics_show_them() {
+    let mut panels = Panels::open("dam-break");
+    let full = [WINDOW_SIZE.0, WINDOW_SIZE.1];
+    panels.frame(full, |_| {});
+    assert!(!panels.state.stage_timing, "timed at start, folded");
+    panels.frame(full, |_| fold_statistics(false));
+    panels.frame(full, |_| {});
+    assert!(
+        panels.state.stage_timing,
+        "not timed with the timings shown"
+    );
+    panels.frame(full, |_| fold_statistics(true));
+    panels.frame(full, |_| {});
+    assert!(
+        !panels.state.stage_timing,
+        "timed with the statistics folded"
+    );
+    panels.frame(full, |_| fold_statistics(false));
+    panels.frame(full, |_| {});
+    assert!(panels.state.stage_timing);
+    panels.state.show_ui = false;
+    panels.frame(full, |_| {});
+    assert!(!panels.state.stage_timing, "timed with the panels hidden");
+}

@@ -98,37 +98,29 @@ impl<K: PartialEq, O: Clone> GraphCache<K, O> {
     /// what `record` queues (it runs nothing while capturing), keeps the graph under `key`, and
     /// launches it.
     ///
-    /// `record` may only queue kernel launches and memsets on `stream`: a copy to the host, a
-    /// synchronisation or an allocation fails the capture. If it fails, the capture is ended
-    /// and its error returned; nothing was queued.
+    /// `record` should queue only kernel launches and memsets on `stream`: a synchronisation or
+    /// a copy to pageable host memory fails the capture (what else the driver captures, fluidlab's
+    /// graphs do not hold; the emulated driver refuses it). A failed capture is
+    /// [`GraphFailure::Capture`]: the capture was ended and nothing was queued.
     pub fn run<E: From<CudaError>>(
         &mut self,
         stream: &Arc<CudaStream>,
         key: K,
         record: impl FnOnce() -> Result<O, E>,
-    ) -> Result<(O, GraphRun), E> {
-        let launch_failed = CudaError::driver("launching a CUDA graph");
+    ) -> Result<(O, GraphRun), GraphFailure<E>> {
+        let launch_failed =
+            |e| GraphFailure::Launch(CudaError::driver("launching a CUDA graph")(e).into());
         if let Some(at) = self.entries.iter().position(|entry| entry.key == key) {
             let entry = self.entries.remove(at);
-            entry.graph.launch().map_err(&launch_failed)?;
+            entry.graph.launch().map_err(launch_failed)?;
             super::module::count_graph_launch(entry.kernels);
             let outcome = entry.outcome.clone();
             self.entries.push(entry);
             self.replays += 1;
             return Ok((outcome, GraphRun::Replayed));
         }
-        stream
-            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-            .map_err(CudaError::driver("beginning a CUDA graph capture"))?;
-        CAPTURED.with(|captured| captured.set(Some(0)));
-        let recorded = record();
-        let kernels = CAPTURED.with(|captured| captured.take()).unwrap_or(0);
-        let ended = stream.end_capture(sys::CUgraphInstantiate_flags(0));
-        let outcome = recorded?;
-        let graph = ended
-            .map_err(CudaError::driver("ending a CUDA graph capture"))?
-            .ok_or_else(|| CudaError::Module("a CUDA graph capture recorded no work".into()))?;
-        graph.launch().map_err(&launch_failed)?;
+        let (outcome, graph, kernels) = capture(stream, record).map_err(GraphFailure::Capture)?;
+        graph.launch().map_err(launch_failed)?;
         super::module::count_graph_launch(kernels);
         if self.entries.len() == self.capacity {
             self.entries.remove(0);
@@ -147,19 +139,56 @@ impl<K: PartialEq, O: Clone> GraphCache<K, O> {
     pub fn counts(&self) -> (u64, u64) {
         (self.captures, self.replays)
     }
+}
 
-    /// Kernel launches in the graph kept under `key`, if any.
-    pub fn kernels(&self, key: &K) -> Option<u64> {
-        self.entries
-            .iter()
-            .find(|entry| entry.key == *key)
-            .map(|entry| entry.kernels)
-    }
+/// Why [`GraphCache::run`] failed.
+#[derive(Debug)]
+pub enum GraphFailure<E> {
+    /// The capture failed (the work could not be captured, or `record` failed): nothing was
+    /// queued, and the same work can run launch by launch.
+    Capture(E),
+    /// A graph was captured or kept but could not be launched.
+    Launch(E),
+}
 
-    /// Drops every kept graph (before the buffers they point into are freed or replaced).
-    pub fn clear(&mut self) {
-        self.entries.clear();
+/// Captures what `record` queues on `stream` into an instantiated graph: `record`'s result, the
+/// graph and its kernel launches. The capture is ended whatever happens, a panic in `record`
+/// included, so the stream is usable afterwards.
+fn capture<O, E: From<CudaError>>(
+    stream: &Arc<CudaStream>,
+    record: impl FnOnce() -> Result<O, E>,
+) -> Result<(O, CudaGraph, u64), E> {
+    /// Ends the capture (and stops counting launches into it) when dropped, unless taken.
+    struct Capturing<'a>(Option<&'a Arc<CudaStream>>);
+    impl Capturing<'_> {
+        fn end(&mut self) -> (Result<Option<CudaGraph>, cudarc::driver::DriverError>, u64) {
+            let kernels = CAPTURED.with(|captured| captured.take()).unwrap_or(0);
+            let stream = self.0.take().expect("ended once");
+            (
+                stream.end_capture(sys::CUgraphInstantiate_flags(0)),
+                kernels,
+            )
+        }
     }
+    impl Drop for Capturing<'_> {
+        fn drop(&mut self) {
+            if self.0.is_some() {
+                let _ = self.end();
+            }
+        }
+    }
+    stream
+        .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        .map_err(CudaError::driver("beginning a CUDA graph capture"))?;
+    let mut capturing = Capturing(Some(stream));
+    CAPTURED.with(|captured| captured.set(Some(0)));
+    let recorded = record();
+    let (ended, kernels) = capturing.end();
+    let outcome = recorded?;
+    let graph = ended
+        .map_err(CudaError::driver("ending a CUDA graph capture"))?
+        .ok_or_else(|| CudaError::Module("a CUDA graph capture recorded no work".into()))?;
+    Ok((outcome, graph, kernels))
 }
 
 #[cfg(test)]

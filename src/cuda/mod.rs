@@ -32,7 +32,7 @@ pub mod ptx;
 pub mod timer;
 
 pub use device::{context, device_info, unavailable, DeviceInfo, DEFAULT_DEVICE};
-pub use graph::{graphs_requested, GraphCache, GraphRun, GRAPHS_VARIABLE};
+pub use graph::{graphs_requested, GraphCache, GraphFailure, GraphRun, GRAPHS_VARIABLE};
 pub use interop::gl_device;
 pub use launch::{sync_check_requested, SYNC_CHECK_VARIABLE};
 pub use module::Module;

@@ -186,12 +186,15 @@ pub fn panels(
         if let Some(size) = memory.statistics.resized(display, largest) {
             statistics = statistics.size(size, Condition::Always);
         }
-        statistics.build(|| {
+        let timings_shown = statistics.build(|| {
             memory.statistics.drawn(ui.window_size(), largest);
             let _lines = ui.push_text_wrap_pos_with_pos(0.0);
             status(ui, state, info);
-            timings(ui, info);
+            timings(ui, info)
         });
+        state.stage_timing = timings_shown.unwrap_or(false);
+    } else {
+        state.stage_timing = false;
     }
     if state.show_help {
         help(ui, state.sim.as_ref());
@@ -363,9 +366,10 @@ fn camera(ui: &Ui, actions: &mut Vec<Action>) {
     }
 }
 
-fn timings(ui: &Ui, info: &FrameInfo) {
+/// The stage and pass times, under a header; whether the header is open.
+fn timings(ui: &Ui, info: &FrameInfo) -> bool {
     if !ui.collapsing_header("Timings", TreeNodeFlags::DEFAULT_OPEN) {
-        return;
+        return false;
     }
     ui.text("simulation (ms per frame)");
     for (stage, ms) in &info.stage_ms {
@@ -377,6 +381,7 @@ fn timings(ui: &Ui, info: &FrameInfo) {
             ui.text(format!("  {pass:<18} {ms:7.2}"));
         }
     }
+    true
 }
 
 fn help(ui: &Ui, sim: &dyn Sim) {

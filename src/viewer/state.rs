@@ -68,6 +68,9 @@ pub struct AppState {
     /// Set when a new simulation replaced the old one; the front end attaches it to GL and
     /// clears the flag.
     pub sim_replaced: bool,
+    /// The statistics window shows the stage timings: the simulation times its stages (on
+    /// CUDA, events between them) only then; without them PBF's frames run as CUDA graphs.
+    pub stage_timing: bool,
 }
 
 /// The viewer's default camera for `sim`: its box framed in the 1280×720 window beside the
@@ -106,6 +109,7 @@ impl AppState {
             show_ui: true,
             message: None,
             sim_replaced: true,
+            stage_timing: false,
         }
     }
 
@@ -225,6 +229,8 @@ impl AppState {
             return Ok(false);
         }
         self.steps_requested = self.steps_requested.saturating_sub(1);
+        // Every step: a restart or a new scene makes a new solver, with its own default.
+        self.sim.set_stage_timing(self.stage_timing);
         self.sim.step()?;
         Ok(true)
     }

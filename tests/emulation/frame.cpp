@@ -71,7 +71,8 @@ struct Coarse {
     std::vector<float> volume, fractions, mean, rhs, phi, x, b, r, residual, residual_previous, direction, product, faces[3];
     std::vector<double> scalars = std::vector<double>(8);
     unsigned any_air = 0;
-    float last_dt = 0.0f;
+    float last_dt = 0.0f;  // on the device: coarse_prepare reads it, coarse_apply writes it
+    bool solved = false;
 
     void allocate(const PbfParams& p) {
         unsigned n = levels[0].cells;
@@ -127,10 +128,9 @@ struct Coarse {
         any_air = 0;
         launch(n, [&] { coarse_gather(p, predicted, densities, cell_start, volume.data(), mean.data()); });
         launch(n, [&] { coarse_classify(p, solid.data(), volume.data(), kinds.data(), fractions.data(), &any_air); });
-        float scale = last_dt > 0.0f ? (p.dt / last_dt) * (p.dt / last_dt) : 0.0f;
-        last_dt = p.dt;
-        int iterations = scale > 0.0f ? cg_iterations : cg_iterations_cold;
-        launch(n, [&] { coarse_prepare(p, kinds.data(), volume.data(), mean.data(), &any_air, scale, rhs.data(), phi.data()); });
+        int iterations = solved ? cg_iterations : cg_iterations_cold;
+        solved = true;
+        launch(n, [&] { coarse_prepare(p, kinds.data(), volume.data(), mean.data(), &any_air, &last_dt, rhs.data(), phi.data()); });
         for (size_t l = 1; l < levels.size(); ++l) {
             CoarseLevel fine = levels[l - 1], coarse = levels[l];
             launch(coarse.cells, [&] { mg_coarsen(fine, coarse, kinds.data()); });
@@ -158,7 +158,7 @@ struct Coarse {
         }
         size_t total = faces[0].size() + faces[1].size() + faces[2].size();
         launch((unsigned)total, [&] { coarse_faces(p, kinds.data(), fractions.data(), phi.data(), faces[0].data(), faces[1].data(), faces[2].data()); });
-        launch(p.particle_count, [&] { coarse_apply(p, obstacles, faces[0].data(), faces[1].data(), faces[2].data(), predicted); });
+        launch(p.particle_count, [&] { coarse_apply(p, obstacles, faces[0].data(), faces[1].data(), faces[2].data(), predicted, &last_dt); });
     }
 };
 

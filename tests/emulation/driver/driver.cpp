@@ -467,7 +467,8 @@ EXPORT CUresult CUDAAPI cuMemsetD8(CUdeviceptr to, unsigned char value, size_t c
 EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr to, unsigned char value, size_t count, CUstream stream) {
     std::lock_guard guard(lock);
     if (CUresult r = check_range("cuMemsetD8Async", to, count)) return r;
-    if (capture_memset(stream, to, value, count, 1)) return CUDA_SUCCESS;
+    bool captured;
+    if (CUresult r = capture_memset(stream, to, value, count, 1, &captured); r || captured) return r;
     std::memset(reinterpret_cast<void*>(to), value, count);
     return CUDA_SUCCESS;
 }
@@ -475,7 +476,8 @@ EXPORT CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr to, unsigned int value, siz
     std::lock_guard guard(lock);
     if (count > SIZE_MAX / 4) return refuse(CUDA_ERROR_INVALID_VALUE, "cuMemsetD32Async of over 2^62 words");
     if (CUresult r = check_range("cuMemsetD32Async", to, count * 4)) return r;
-    if (capture_memset(stream, to, value, count, 4)) return CUDA_SUCCESS;
+    bool captured;
+    if (CUresult r = capture_memset(stream, to, value, count, 4, &captured); r || captured) return r;
     auto* words = reinterpret_cast<unsigned int*>(to);
     for (size_t i = 0; i < count; ++i) words[i] = value;
     return CUDA_SUCCESS;
@@ -526,7 +528,7 @@ EXPORT CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream) {
     e->recorded = true;
     return CUDA_SUCCESS;
 }
-EXPORT CUresult CUDAAPI cuEventQuery(CUevent) { return CUDA_SUCCESS; }
+EXPORT CUresult CUDAAPI cuEventQuery(CUevent) { return refuse_while_capturing("cuEventQuery"); }
 EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent) { return refuse_while_capturing("cuEventSynchronize"); }
 EXPORT CUresult CUDAAPI cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
     if (!ms || !start || !end) return CUDA_ERROR_INVALID_VALUE;
@@ -656,7 +658,8 @@ EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned int gx, uns
     EmulatedLaunch launch{{gx, gy, gz}, {bx, by, bz}, shared_bytes};
     std::lock_guard guard(lock);
     if (CUresult r = check_launch(function, launch, params, "")) return r;
-    if (capture_launch(stream, function, launch, params)) return CUDA_SUCCESS;
+    bool captured;
+    if (CUresult r = capture_launch(stream, function, launch, params, &captured); r || captured) return r;
     run_kernel(function, launch, params, "");
     return CUDA_SUCCESS;
 }

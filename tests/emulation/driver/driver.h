@@ -37,10 +37,13 @@ void run_kernel(CUfunction function, const EmulatedLaunch& shape, void** params,
 // The byte size of each of `function`'s parameters.
 std::vector<size_t> kernel_param_sizes(CUfunction function);
 
-// Stream capture (graphs.cpp). Each returns false when `stream` is not capturing; else the
-// launch or memset became a node of its graph (and did not run).
-bool capture_launch(CUstream stream, CUfunction function, const EmulatedLaunch& shape, void** params);
-bool capture_memset(CUstream stream, CUdeviceptr to, unsigned value, size_t count, unsigned width);
+// Stream capture (graphs.cpp). Each sets `captured` to whether `stream` is capturing; if it is,
+// the launch or memset became a node of its graph (and did not run), or is refused with the
+// code returned (the capture invalidated).
+CUresult capture_launch(CUstream stream, CUfunction function, const EmulatedLaunch& shape, void** params,
+                        bool* captured);
+CUresult capture_memset(CUstream stream, CUdeviceptr to, unsigned value, size_t count, unsigned width,
+                        bool* captured);
 // CUDA_SUCCESS unless `stream` captures: then `call` (work the emulation does not capture) is
 // refused and the capture invalidated.
 CUresult refuse_on_capturing_stream(const char* call, CUstream stream);

@@ -6,10 +6,12 @@
 //     kernelParams at capture), its shape and pointers checked then as a launch's are.
 //   - What a capture cannot hold is refused and invalidates the capture, so cuStreamEndCapture
 //     returns CUDA_ERROR_STREAM_CAPTURE_INVALIDATED and no graph, as the real driver does:
-//     synchronous calls (copies, memsets, allocations, frees, synchronisations) while this thread
-//     captures in global or thread-local mode; on the capturing stream, what the emulation does
-//     not record (copies, event records and waits, host functions, graphics mapping) — stricter
-//     than the driver, which captures some of those, and said so in the message.
+//     synchronous calls (copies, memsets, allocations, frees, synchronisations, event queries)
+//     while this thread captures in global or thread-local mode; on the capturing stream, what
+//     the emulation does not record (async copies, event records and waits, host functions) —
+//     stricter than the driver, which captures those as nodes, and said so in the message.
+//     Launches and memsets on a stream whose capture is invalidated return
+//     CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, as the driver's do.
 //   - cuGraphLaunch runs the nodes in order, each checked again as it runs: a pointer captured
 //     into the graph and freed since, the fault of a graph kept past its buffers' lives, is
 //     refused with the node and the parameter named.
@@ -17,6 +19,7 @@
 
 #include "driver.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
@@ -60,11 +63,20 @@ CUresult invalidate(Capture& capture, CUresult code, const std::string& why) {
 
 }  // namespace
 
-bool capture_launch(CUstream stream, CUfunction function, const EmulatedLaunch& shape, void** params) {
+CUresult capture_launch(CUstream stream, CUfunction function, const EmulatedLaunch& shape, void** params,
+                        bool* captured) {
     std::lock_guard guard(lock);
     auto at = captures.find(stream);
-    if (at == captures.end()) return false;
-    if (at->second.invalidated) return true;
+    *captured = at != captures.end();
+    if (!*captured) return CUDA_SUCCESS;
+    // As the driver: work queued on a stream whose capture is invalidated is refused.
+    if (at->second.invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    // FLUIDLAB_EMULATED_CAPTURE_LIMIT=N: a capture's launch after its N-th is refused, as a
+    // driver refusing something in the middle of a frame would (the program's fallback).
+    static const char* limit = std::getenv("FLUIDLAB_EMULATED_CAPTURE_LIMIT");
+    if (limit && at->second.graph->nodes.size() >= std::strtoull(limit, nullptr, 10))
+        return invalidate(at->second, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+                          std::string("FLUIDLAB_EMULATED_CAPTURE_LIMIT=") + limit + ": a capture's launch refused");
     Node node;
     node.function = function;
     node.shape = shape;
@@ -74,21 +86,24 @@ bool capture_launch(CUstream stream, CUfunction function, const EmulatedLaunch& 
         node.values.emplace_back(from, from + sizes[i]);
     }
     at->second.graph->nodes.push_back(std::move(node));
-    return true;
+    return CUDA_SUCCESS;
 }
 
-bool capture_memset(CUstream stream, CUdeviceptr to, unsigned value, size_t count, unsigned width) {
+CUresult capture_memset(CUstream stream, CUdeviceptr to, unsigned value, size_t count, unsigned width,
+                        bool* captured) {
     std::lock_guard guard(lock);
     auto at = captures.find(stream);
-    if (at == captures.end()) return false;
+    *captured = at != captures.end();
+    if (!*captured) return CUDA_SUCCESS;
+    if (at->second.invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     Node node;
     node.kernel = false;
     node.to = to;
     node.value = value;
     node.count = count;
     node.width = width;
-    if (!at->second.invalidated) at->second.graph->nodes.push_back(node);
-    return true;
+    at->second.graph->nodes.push_back(node);
+    return CUDA_SUCCESS;
 }
 
 CUresult refuse_on_capturing_stream(const char* call, CUstream stream) {
@@ -96,8 +111,8 @@ CUresult refuse_on_capturing_stream(const char* call, CUstream stream) {
     auto at = captures.find(stream);
     if (at == captures.end()) return CUDA_SUCCESS;
     return invalidate(at->second, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
-                      std::string(call) + " on a capturing stream (the emulation captures only kernel launches and "
-                                          "memsets)");
+                      std::string(call) + " on a capturing stream (not capturable, or not by the emulation, which "
+                                          "captures only kernel launches and memsets)");
 }
 
 CUresult refuse_while_capturing(const char* call) {

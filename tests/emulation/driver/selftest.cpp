@@ -243,6 +243,8 @@ static void graphs() {
         CHECK(refused == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "call %d during a capture: %d", call, (int)refused);
         OK(cuStreamIsCapturing(stream, &status));
         CHECK(status == CU_STREAM_CAPTURE_STATUS_INVALIDATED, "call %d: capture status %d", call, (int)status);
+        CHECK(cuMemsetD32Async(to, 0, n, stream) == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+              "call %d: a memset queued after the capture was invalidated", call);
         CUgraph none = reinterpret_cast<CUgraph>(1);
         CHECK(cuStreamEndCapture(stream, &none) == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED && none == nullptr,
               "call %d: an invalidated capture gave a graph", call);

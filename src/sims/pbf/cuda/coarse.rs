@@ -71,9 +71,13 @@ pub struct GpuCoarse {
     product: CudaSlice<f32>,
     scalars: CudaSlice<f64>,
     faces: [CudaSlice<f32>; 3],
-    /// The step length φ was last solved for (the warm start scales φ by (dt / last_dt)²).
-    /// Host state the launches depend on: part of a frame graph's key (`frame_graph.rs`).
-    pub(super) last_dt: f32,
+    /// The step length φ was last solved for, on the device (0 before the first solve):
+    /// coarse_prepare scales φ by (dt / last_dt)², coarse_apply records the step's dt. On the
+    /// device so a frame's CUDA graph does not depend on the previous frame's substeps.
+    last_dt: CudaSlice<f32>,
+    /// Whether a solve has run: the first runs [`CG_ITERATIONS_COLD`] from φ = 0. Host state
+    /// the launches depend on: part of a frame graph's key (`frame_graph.rs`).
+    pub(super) solved: bool,
 }
 
 /// The levels over `world`'s container with the neighbour grid's `dims` cell counts, pooled in
@@ -146,7 +150,8 @@ impl GpuCoarse {
                 stream.alloc_zeros(face_count(1))?,
                 stream.alloc_zeros(face_count(2))?,
             ],
-            last_dt: 0.0,
+            last_dt: stream.alloc_zeros(1)?,
+            solved: false,
         })
     }
 
@@ -185,18 +190,13 @@ impl GpuCoarse {
             &mut self.fractions,
             &mut self.any_air,
         )?;
-        let scale = if self.last_dt > 0.0 {
-            (p.dt / self.last_dt).powi(2)
-        } else {
-            0.0
-        };
-        self.last_dt = p.dt;
         // The CPU's choice (`CoarseCorrection::apply`): more iterations from φ = 0.
-        let iterations = if scale > 0.0 {
+        let iterations = if self.solved {
             CG_ITERATIONS
         } else {
             CG_ITERATIONS_COLD
         };
+        self.solved = true;
         kernels.coarse_prepare(
             stream,
             p,
@@ -204,7 +204,7 @@ impl GpuCoarse {
             &self.volume,
             &self.mean_constraint,
             &self.any_air,
-            scale,
+            &self.last_dt,
             &mut self.rhs,
             &mut self.phi,
         )?;
@@ -224,7 +224,16 @@ impl GpuCoarse {
             fz,
         )?;
         let [fx, fy, fz] = &self.faces;
-        kernels.coarse_apply(stream, p, obstacles, fx, fy, fz, predicted)
+        kernels.coarse_apply(
+            stream,
+            p,
+            obstacles,
+            fx,
+            fy,
+            fz,
+            predicted,
+            &mut self.last_dt,
+        )
     }
 
     /// `Multigrid::solve` from φ: r = b − Aφ, z = M⁻¹r, p = z, then `iterations` + 1 updates of

@@ -47,7 +47,7 @@ impl PbfKernels {
         unsafe { self.launch("coarse_classify", stream, per_cell(p), args) }
     }
 
-    /// The Poisson problem's right-hand side, and φ warm-started as φ · `scale`.
+    /// The Poisson problem's right-hand side, and φ warm-started as φ · (dt / `last_dt`)².
     pub(super) fn coarse_prepare(
         &self,
         stream: &CudaStream,
@@ -56,12 +56,21 @@ impl PbfKernels {
         volume: &CudaSlice<f32>,
         mean_constraint: &CudaSlice<f32>,
         any_air: &CudaSlice<u32>,
-        scale: f32,
+        last_dt: &CudaSlice<f32>,
         rhs: &mut CudaSlice<f32>,
         phi: &mut CudaSlice<f32>,
     ) -> Result<(), SolverError> {
-        let args = (p, kinds, volume, mean_constraint, any_air, &scale, rhs, phi);
-        // SAFETY: coarse.cuh's parameters; as coarse_gather.
+        let args = (
+            p,
+            kinds,
+            volume,
+            mean_constraint,
+            any_air,
+            last_dt,
+            rhs,
+            phi,
+        );
+        // SAFETY: coarse.cuh's parameters; as coarse_gather, last_dt one value.
         unsafe { self.launch("coarse_prepare", stream, per_cell(p), args) }
     }
 
@@ -308,7 +317,9 @@ impl PbfKernels {
         unsafe { self.launch("coarse_faces", stream, per_element(faces), args) }
     }
 
-    /// Every particle moved by the faces' displacement, projected out of walls and obstacles.
+    /// Every particle moved by the faces' displacement, projected out of walls and obstacles;
+    /// the step's dt into `last_dt`.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn coarse_apply(
         &self,
         stream: &CudaStream,
@@ -318,10 +329,11 @@ impl PbfKernels {
         faces_y: &CudaSlice<f32>,
         faces_z: &CudaSlice<f32>,
         predicted: &mut CudaSlice<[f32; 4]>,
+        last_dt: &mut CudaSlice<f32>,
     ) -> Result<(), SolverError> {
-        let args = (p, obstacles, faces_x, faces_y, faces_z, predicted);
+        let args = (p, obstacles, faces_x, faces_y, faces_z, predicted, last_dt);
         let particles = per_element(p.particle_count as usize);
-        // SAFETY: coarse.cuh's parameters; one thread per particle of p.
+        // SAFETY: coarse.cuh's parameters; one thread per particle of p, last_dt one value.
         unsafe { self.launch("coarse_apply", stream, particles, args) }
     }
 }

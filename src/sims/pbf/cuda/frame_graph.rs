@@ -4,12 +4,16 @@
 //! A graph holds the launches' arguments as they were captured, so its key names everything
 //! on the host they depend on: the parameters and the substep count (the by-value constants,
 //! which kernels run and how often), which allocation each swapped particle array held when
-//! the frame began (the device pointers), and the coarse correction's last step length (its
-//! warm start's scale and its iteration count: a cold first solve runs more). The frame changes
-//! that host state as it goes (the sort, apply_delta and xsph swap arrays; the coarse solve
-//! records its dt); a replay changes nothing, so the recording's final state is kept with the
-//! graph and put back after each replay. With the arrangement alternating between frames, two
-//! graphs are typically kept.
+//! the frame began (the device pointers), and whether the coarse correction has solved before
+//! (its first solve runs more iterations; its warm start's dt ratio is read on the device, so
+//! the previous frame's substeps are not in the key). The frame changes that host state as it
+//! goes (the sort, apply_delta and xsph swap arrays); a replay changes nothing, so the
+//! recording's final state is kept with the graph and put back after each replay.
+//!
+//! Each substep permutes the four float4 position arrays the same way (a 3- or 4-cycle, by the
+//! parity of the iteration count) and swaps the velocity and id pairs at most once, so the
+//! arrangements a run goes through are at most 4: a scene whose CFL substeps take k values
+//! keeps at most 4k graphs.
 //!
 //! Frames that cannot be graphs run as plain launches: stage timing on (its events sit between
 //! the stages), `FLUIDLAB_CUDA_SYNC_CHECK` (a synchronisation after each launch), the
@@ -18,13 +22,13 @@
 
 use super::buffers::Buffers;
 use super::{CudaSolver, Float4};
-use crate::cuda::{CudaError, GraphCache, GraphRun};
+use crate::cuda::{CudaError, GraphCache, GraphFailure, GraphRun};
 use crate::sims::pbf::{Params, SolverError};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 
-/// Graphs kept: two arrangements of the arrays for each of several substep counts (the CFL
-/// condition changes the count as the fluid speeds up; the 200-frame parity run needs 29).
-pub(super) const GRAPHS_KEPT: usize = 16;
+/// Graphs kept: up to 4 arrangements of the arrays for each of up to 8 substep counts (the
+/// CFL condition changes the count as the fluid speeds up).
+pub(super) const GRAPHS_KEPT: usize = 32;
 
 /// The swapped arrays, in a fixed order: the float4 ones, then the ids.
 const FLOAT4_ARRAYS: usize = 6;
@@ -38,8 +42,8 @@ pub(super) type Arrangement = [u64; ARRAYS];
 pub(super) struct HostState {
     /// Which allocation each swapped array holds.
     arrays: Arrangement,
-    /// The coarse correction's last step length, as bits (`GpuCoarse::last_dt`).
-    coarse_last_dt: u32,
+    /// Whether the coarse correction has solved before (`GpuCoarse::solved`).
+    coarse_solved: bool,
 }
 
 /// What a frame's graph depends on.
@@ -67,7 +71,17 @@ pub(super) struct FrameGraphs {
     /// Why graphs were given up, when a capture failed.
     pub(super) refused: Option<String>,
     /// Why the last frame ran launch by launch, if it did.
-    launches_because: Option<&'static str>,
+    launches_because: Option<LaunchesBecause>,
+}
+
+/// Why a frame runs launch by launch.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum LaunchesBecause {
+    /// `FLUIDLAB_CUDA_GRAPHS=0`, or a capture failed.
+    GraphsOff,
+    StageTiming,
+    SyncCheck,
+    DensityErrorRule,
 }
 
 impl FrameGraphs {
@@ -86,13 +100,13 @@ impl CudaSolver {
     /// module's note), else launch by launch. Returns the constraint iterations applied.
     pub(super) fn frame(&mut self, substeps: u32) -> Result<u32, SolverError> {
         let because = if !self.graphs.allowed {
-            Some("graphs off")
+            Some(LaunchesBecause::GraphsOff)
         } else if self.stage_timing {
-            Some("stage timing on")
+            Some(LaunchesBecause::StageTiming)
         } else if self.kernels.sync_check() {
-            Some("the sync check")
+            Some(LaunchesBecause::SyncCheck)
         } else if self.params.iteration_rule().2.is_some() {
-            Some("the density-error rule")
+            Some(LaunchesBecause::DensityErrorRule)
         } else {
             None
         };
@@ -123,7 +137,8 @@ impl CudaSolver {
                 }
                 Ok(outcome.iterations)
             }
-            Err(error) => {
+            Err(GraphFailure::Launch(error)) => Err(error),
+            Err(GraphFailure::Capture(error)) => {
                 // Nothing was queued: the arrays go back to where the frame began, and this
                 // solver runs its frames launch by launch from now on, saying why.
                 self.restore(&stream, &start)?;
@@ -137,14 +152,14 @@ impl CudaSolver {
     fn host_state(&mut self, stream: &CudaStream) -> HostState {
         HostState {
             arrays: self.buffers.arrangement(stream),
-            coarse_last_dt: self.coarse.last_dt.to_bits(),
+            coarse_solved: self.coarse.solved,
         }
     }
 
     /// Brings the host state to `state` (a recording's end, or a failed recording's start).
     fn restore(&mut self, stream: &CudaStream, state: &HostState) -> Result<(), SolverError> {
         self.buffers.arrange(stream, &state.arrays)?;
-        self.coarse.last_dt = f32::from_bits(state.coarse_last_dt);
+        self.coarse.solved = state.coarse_solved;
         Ok(())
     }
 
@@ -164,11 +179,14 @@ impl CudaSolver {
         if let Some(why) = &self.graphs.refused {
             return format!("launch by launch: a CUDA graph capture failed ({why})");
         }
-        match self.graphs.launches_because {
-            Some("graphs off") => format!("launch by launch ({}=0)", crate::cuda::GRAPHS_VARIABLE),
-            Some(because) => format!("launch by launch ({because})"),
-            None => format!("as CUDA graphs ({captured} captured, {replayed} replayed)"),
-        }
+        let because = match self.graphs.launches_because {
+            None => return format!("as CUDA graphs ({captured} captured, {replayed} replayed)"),
+            Some(LaunchesBecause::GraphsOff) => format!("{}=0", crate::cuda::GRAPHS_VARIABLE),
+            Some(LaunchesBecause::StageTiming) => "stage timing on".into(),
+            Some(LaunchesBecause::SyncCheck) => format!("{}=1", crate::cuda::SYNC_CHECK_VARIABLE),
+            Some(LaunchesBecause::DensityErrorRule) => "the density-error rule".into(),
+        };
+        format!("launch by launch ({because})")
     }
 }
 
