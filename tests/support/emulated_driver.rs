@@ -474,6 +474,9 @@ fn build_once(flavour: Flavour) -> PathBuf {
                 let mut args = flags.clone();
                 args.extend([
                     "-shared".into(),
+                    // Static locals of inline functions out of COMDAT groups, so every
+                    // __shared__ array fits one section (kernels.cpp's shared-memory poison).
+                    "-fno-weak".into(),
                     format!("-DMODULE_SOURCE=\"{}\"", path.display()),
                     format!("-DMODULE_TABLE=\"{}\"", table.display()),
                     format!("-I{}", root().join("kernels").display()),

@@ -10,6 +10,21 @@
 #include "interface.h"
 #include "threads.h"
 
+// Shared memory: every __shared__ array of the module in one section, filled with 0xff bytes
+// (NaN floats, 0xffffffff integers) at each block's start, so a read of shared memory the block
+// never wrote shows, as compute-sanitizer's initcheck would report it (a GPU's holds whatever
+// was there before). The linker brackets the section with __start_/__stop_ symbols (weak: a
+// module without shared memory has neither).
+#undef __shared__
+#define __shared__ static __attribute__((section("fluidlab_shared")))
+extern "C" char __start_fluidlab_shared[] __attribute__((weak, visibility("hidden")));
+extern "C" char __stop_fluidlab_shared[] __attribute__((weak, visibility("hidden")));
+
+// Byte by byte through a volatile pointer: no memset call for AddressSanitizer to intercept.
+__attribute__((no_sanitize_address)) static void poison_shared() {
+    for (volatile char* p = __start_fluidlab_shared; p < __stop_fluidlab_shared; ++p) *p = (char)0xff;
+}
+
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -125,6 +140,7 @@ __attribute__((visibility("default"))) void fluidlab_kernel_run(int kernel, cons
     gridDim = {launch->grid[0], launch->grid[1], launch->grid[2]};
     blockDim = {launch->block[0], launch->block[1], launch->block[2]};
     threads::kernel_name = table[kernel].name;
+    threads::block_start = poison_shared;
     table[kernel].run(params, table[kernel].cooperative);
 }
 }

@@ -189,6 +189,23 @@ static void memory() {
     OK(cuMemFree(live));
 }
 
+// Shared memory holds the poison at each block's start.
+static void shared_memory() {
+    const unsigned blocks = 3;
+    CUdeviceptr out;
+    OK(cuMemAlloc(&out, blocks * 64 * 4));
+    OK(launch("selftest_shared_unwritten", blocks, 1, 64, 1, {&out}));
+    std::vector<unsigned> read(blocks * 64);
+    OK(cuMemcpyDtoH(read.data(), out, read.size() * 4));
+    for (unsigned b = 0; b < blocks; ++b)
+        for (unsigned t = 0; t < 64; ++t) {
+            unsigned expected = t == b ? b + 100u : 0xffffffffu;
+            CHECK(read[b * 64 + t] == expected, "block %u, shared[%u] = 0x%x, expected 0x%x", b, t, read[b * 64 + t],
+                  expected);
+        }
+    OK(cuMemFree(out));
+}
+
 // Stream capture and graphs: a capture runs nothing, a replay runs the captured launches with
 // the parameter values of the capture over the memory of the replay, a synchronous call
 // invalidates the capture, and a graph whose buffer was freed is refused.
@@ -271,7 +288,7 @@ int main(int argc, char** argv) {
     const char* image =
         ".entry selftest_block_sum( .entry selftest_warp( .entry selftest_surface( .entry selftest_copy( "
         ".entry selftest_divergent_barrier( .entry selftest_shuffle_after_return( .entry selftest_surface_overrun( "
-        ".entry selftest_divergent_shuffle(";
+        ".entry selftest_divergent_shuffle( .entry selftest_shared_unwritten(";
     OK(cuModuleLoadData(&module, image));
     CUfunction missing;
     CHECK(cuModuleGetFunction(&missing, module, "selftest_nothing") == CUDA_ERROR_NOT_FOUND, "an unknown kernel");
@@ -305,6 +322,7 @@ int main(int argc, char** argv) {
     warp_shuffles();
     surfaces();
     memory();
+    shared_memory();
     graphs();
     if (failures) std::fprintf(stderr, "%d checks failed\n", failures);
     else std::printf("selftest: every check passed\n");

@@ -72,3 +72,13 @@ extern "C" __global__ void selftest_divergent_shuffle(unsigned int* out) {
 extern "C" __global__ void selftest_surface_overrun(unsigned long long surface, int width) {
     surf2Dwrite(make_uchar4(0, 0, 0, 0), (cudaSurfaceObject_t)surface, width * 4, 0);
 }
+
+// Each block writes its index into shared[blockIdx.x] only, then every thread copies
+// shared[threadIdx.x] out: what no thread of the block wrote is the poison (0xffffffff), in
+// every block, not what an earlier block left.
+extern "C" __global__ void selftest_shared_unwritten(unsigned int* out) {
+    __shared__ unsigned int shared[64];
+    if (threadIdx.x == 0) shared[blockIdx.x] = blockIdx.x + 100u;
+    __syncthreads();
+    out[blockIdx.x * 64 + threadIdx.x] = shared[threadIdx.x];
+}
