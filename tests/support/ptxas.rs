@@ -42,6 +42,7 @@ pub fn assert_no_spills(
     assert!(output.status.success(), "ptxas failed:\n{report}");
     let mut kernel = String::new();
     let mut checked = 0;
+    let mut shared = 0;
     for line in report.lines() {
         if let Some(rest) = line.split("entry function '").nth(1) {
             kernel = rest.split('\'').next().unwrap_or_default().to_string();
@@ -61,7 +62,30 @@ pub fn assert_no_spills(
             );
             checked += 1;
         }
+        // Static shared memory: a block may declare at most 48 KiB (more needs dynamic shared
+        // memory and an opt-in), which neither the C++ emulations nor the emulated driver see.
+        if let Some(before) = line
+            .split(" bytes smem")
+            .next()
+            .filter(|_| line.contains(" bytes smem"))
+        {
+            let bytes: u64 = before
+                .rsplit(|c: char| !c.is_ascii_digit())
+                .next()
+                .and_then(|digits| digits.parse().ok())
+                .unwrap_or_else(|| panic!("{kernel}: no shared-memory size in {line}"));
+            assert!(
+                bytes <= 48 * 1024,
+                "{kernel}: {bytes} bytes of static shared memory: {line}"
+            );
+            shared += 1;
+        }
     }
     assert_eq!(checked, kernels, "ptxas report:\n{report}");
+    // ptxas names the size only where a kernel has some; at least the scans and reductions do.
+    assert!(
+        shared > 0,
+        "no shared-memory size in the ptxas report:\n{report}"
+    );
     report
 }
