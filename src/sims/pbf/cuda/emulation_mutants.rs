@@ -6,7 +6,7 @@ use super::emulation::{emulate_frame, max_difference, Order, Rounding, SAME_ORDE
 use super::parity;
 use crate::cuda::emulation;
 use crate::sims::pbf::cpu::CpuSolver;
-use crate::sims::pbf::Solver;
+use crate::sims::pbf::{InitialState, Solver};
 
 /// Slips in the kernels' terms, as `(file below kernels/, text, replacement)`.
 const MUTANTS: [(&str, &str, &str); 12] = [
@@ -87,6 +87,91 @@ fn a_wrong_pbf_kernel_fails_the_one_frame_comparison() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut passed = Vec::new();
     for (k, (file, from, to)) in MUTANTS.into_iter().enumerate() {
+        let mutation = emulation::Mutation { file, from, to };
+        let output = dir.path().join(format!("mutant{k}"));
+        let program = emulation::compile("frame.cpp", &output, Rounding::Separate, Some(mutation));
+        let frame = emulate_frame(&program, &scene, &state, Order::Forward);
+        let (max, _) = max_difference(&frame.positions, &reference.positions);
+        println!("{from:?} → {to:?}: max |Δx| {:.2e} spacings", max / spacing);
+        if frame.non_finite == 0 && max <= SAME_ORDER_MAX_ERROR * spacing {
+            passed.push(format!("{file}: {from:?} → {to:?}"));
+        }
+    }
+    assert!(passed.is_empty(), "mutants passed: {passed:#?}");
+}
+
+/// Slips in the coincident-pair branch of `pair_gradient` (pbf_common.cuh), which only pairs
+/// closer than 1e-4 h take: the direction hashed from the ids the other way round, the branch's
+/// sign flipped for both orders, another hash.
+const COINCIDENT_MUTANTS: [(&str, &str, &str); 3] = [
+    (
+        "pbf_common.cuh",
+        "pair_direction(ordered ? id_i : id_j, ordered ? id_j : id_i)",
+        "pair_direction(ordered ? id_j : id_i, ordered ? id_i : id_j)",
+    ),
+    (
+        "pbf_common.cuh",
+        "((ordered ? 1.0f : -1.0f) * p.gradient_peak)",
+        "((ordered ? -1.0f : 1.0f) * p.gradient_peak)",
+    ),
+    ("pbf_common.cuh", "x ^= x >> 15;", "x ^= x >> 14;"),
+];
+
+/// The moving state with a copy of every 300th particle at its exact position (same velocity,
+/// a new id): each pair is coincident, so its gradient is `pair_direction`'s.
+fn coincident_state(state: &InitialState) -> InitialState {
+    let mut state = state.clone();
+    let copies: Vec<usize> = (0..state.len()).step_by(300).collect();
+    for i in copies {
+        let (x, v) = (state.positions[i], state.velocities[i]);
+        state.positions.push(x);
+        state.velocities.push(v);
+    }
+    state
+}
+
+/// Coincident particles are pushed apart along the CPU's direction: the real kernels match the
+/// CPU solver's frame, and each of [`COINCIDENT_MUTANTS`] (which the parity scene, with no
+/// coincident pair, cannot see) moves a particle by more than [`SAME_ORDER_MAX_ERROR`] spacings.
+#[test]
+#[cfg_attr(
+    not(fluidlab_cxx20),
+    ignore = "needs a C++20 compiler with <barrier> ($CXX, else c++; build.rs found none)"
+)]
+fn coincident_pairs_are_pushed_apart_as_the_cpu_pushes_them() {
+    let scene = parity::parity_scene();
+    let spacing = scene.params.spacing;
+    let moving = parity::moving_state(&scene).expect("CPU warm-up");
+    let state = coincident_state(&moving);
+    assert!(state.len() > moving.len() + 10);
+    let mut cpu = CpuSolver::new(scene.world(), scene.params.clone(), &state).unwrap();
+    cpu.step().unwrap();
+    let reference = cpu.snapshot().unwrap();
+    // The copies were pushed off their originals (by more than the rounding tolerance).
+    let apart = (0..state.len() - moving.len())
+        .map(|k| (reference.positions[moving.len() + k] - reference.positions[300 * k]).length())
+        .fold(f32::INFINITY, f32::min);
+    println!(
+        "coincident pairs after a frame: at least {:.2} spacings apart",
+        apart / spacing
+    );
+    assert!(
+        apart > SAME_ORDER_MAX_ERROR * spacing,
+        "a pair {apart} m apart"
+    );
+    let dir = tempfile::tempdir().expect("temp dir");
+    let real =
+        super::emulation::compile("frame.cpp", &dir.path().join("frame"), Rounding::Separate);
+    let frame = emulate_frame(&real, &scene, &state, Order::Forward);
+    let (max, _) = max_difference(&frame.positions, &reference.positions);
+    println!("the real kernels: max |Δx| {:.2e} spacings", max / spacing);
+    assert!(
+        frame.non_finite == 0 && max <= SAME_ORDER_MAX_ERROR * spacing,
+        "the real kernels: max |Δx| {} spacings",
+        max / spacing
+    );
+    let mut passed = Vec::new();
+    for (k, (file, from, to)) in COINCIDENT_MUTANTS.into_iter().enumerate() {
         let mutation = emulation::Mutation { file, from, to };
         let output = dir.path().join(format!("mutant{k}"));
         let program = emulation::compile("frame.cpp", &output, Rounding::Separate, Some(mutation));
