@@ -79,25 +79,38 @@ const MUTANTS: [(&str, &str, &str); 12] = [
 )]
 fn a_wrong_pbf_kernel_fails_the_one_frame_comparison() {
     let scene = parity::parity_scene();
-    let spacing = scene.params.spacing;
     let state = parity::moving_state(&scene).expect("CPU warm-up");
     let mut cpu = CpuSolver::new(scene.world(), scene.params.clone(), &state).unwrap();
     cpu.step().unwrap();
     let reference = cpu.snapshot().unwrap();
     let dir = tempfile::tempdir().expect("temp dir");
+    let passed = surviving(&MUTANTS, dir.path(), &scene, &state, &reference.positions);
+    assert!(passed.is_empty(), "mutants passed: {passed:#?}");
+}
+
+/// The mutants among `mutants` whose one-frame emulation from `state` stays within
+/// [`SAME_ORDER_MAX_ERROR`] spacings of the CPU's `reference` positions (built in `dir`).
+fn surviving(
+    mutants: &[(&'static str, &'static str, &'static str)],
+    dir: &std::path::Path,
+    scene: &crate::sims::pbf::scene::Scene,
+    state: &InitialState,
+    reference: &[glam::Vec3A],
+) -> Vec<String> {
+    let spacing = scene.params.spacing;
     let mut passed = Vec::new();
-    for (k, (file, from, to)) in MUTANTS.into_iter().enumerate() {
+    for (k, &(file, from, to)) in mutants.iter().enumerate() {
         let mutation = emulation::Mutation { file, from, to };
-        let output = dir.path().join(format!("mutant{k}"));
+        let output = dir.join(format!("mutant{k}"));
         let program = emulation::compile("frame.cpp", &output, Rounding::Separate, Some(mutation));
-        let frame = emulate_frame(&program, &scene, &state, Order::Forward);
-        let (max, _) = max_difference(&frame.positions, &reference.positions);
+        let frame = emulate_frame(&program, scene, state, Order::Forward);
+        let (max, _) = max_difference(&frame.positions, reference);
         println!("{from:?} → {to:?}: max |Δx| {:.2e} spacings", max / spacing);
         if frame.non_finite == 0 && max <= SAME_ORDER_MAX_ERROR * spacing {
             passed.push(format!("{file}: {from:?} → {to:?}"));
         }
     }
-    assert!(passed.is_empty(), "mutants passed: {passed:#?}");
+    passed
 }
 
 /// Slips in the coincident-pair branch of `pair_gradient` (pbf_common.cuh), which only pairs
@@ -170,17 +183,12 @@ fn coincident_pairs_are_pushed_apart_as_the_cpu_pushes_them() {
         "the real kernels: max |Δx| {} spacings",
         max / spacing
     );
-    let mut passed = Vec::new();
-    for (k, (file, from, to)) in COINCIDENT_MUTANTS.into_iter().enumerate() {
-        let mutation = emulation::Mutation { file, from, to };
-        let output = dir.path().join(format!("mutant{k}"));
-        let program = emulation::compile("frame.cpp", &output, Rounding::Separate, Some(mutation));
-        let frame = emulate_frame(&program, &scene, &state, Order::Forward);
-        let (max, _) = max_difference(&frame.positions, &reference.positions);
-        println!("{from:?} → {to:?}: max |Δx| {:.2e} spacings", max / spacing);
-        if frame.non_finite == 0 && max <= SAME_ORDER_MAX_ERROR * spacing {
-            passed.push(format!("{file}: {from:?} → {to:?}"));
-        }
-    }
+    let passed = surviving(
+        &COINCIDENT_MUTANTS,
+        dir.path(),
+        &scene,
+        &state,
+        &reference.positions,
+    );
     assert!(passed.is_empty(), "mutants passed: {passed:#?}");
 }
