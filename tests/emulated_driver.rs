@@ -32,14 +32,6 @@ fn text(output: &Output) -> (String, String) {
     )
 }
 
-fn fluidlab(driver: &Driver, args: &[&str]) -> (bool, String, String) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_fluidlab"));
-    command.args(args);
-    let output = on_the_driver(command, driver);
-    let (stdout, stderr) = text(&output);
-    (output.status.success(), stdout, stderr)
-}
-
 #[test]
 fn the_scan_tells_cooperative_kernels_from_the_others() {
     let source = r#"
@@ -223,8 +215,12 @@ fn the_memcheck_driver_stops_on_a_kernel_writing_past_its_buffer() {
 )]
 fn doctor_passes_on_the_memcheck_driver() {
     let driver = emulated_driver::build(Flavour::Memcheck);
-    let (ok, stdout, stderr) = fluidlab(&driver, &["doctor"]);
-    assert!(ok, "{stdout}\n{stderr}");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fluidlab"));
+    // Interop emulated on Mesa's EGL context: the CUDA–GL interop line runs too.
+    command.arg("doctor").env("FLUIDLAB_EMULATED_INTEROP", "1");
+    let output = on_the_driver(command, &driver);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
     assert!(!stdout.contains("FAIL"), "{stdout}");
     for line in [
         "PASS  GPU                  fluidlab emulated CUDA device (CPU), compute capability 9.0",
@@ -244,6 +240,7 @@ fn doctor_passes_on_the_memcheck_driver() {
         "PASS  particles statistics",
         "PASS  particles frame end",
         "PASS  particles live edits",
+        "PASS  CUDA–GL interop",
     ] {
         assert!(stdout.contains(line), "{line:?} in\n{stdout}");
     }

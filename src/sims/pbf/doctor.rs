@@ -118,7 +118,10 @@ fn interop_round_trip() -> (Status, String) {
         }
         Err(error) => return (Status::Fail, format!("{error:#}")),
     };
-    if headless.context().device().cuda_ordinal.is_none() {
+    // The CUDA device behind the current GL context, as the render command and the viewer
+    // pick it: named by the EGL device, or else by cuGLGetDevices on the context.
+    let gl_device = crate::cuda::gl_device();
+    if headless.context().device().cuda_ordinal.is_none() && gl_device.is_none() {
         return (
             Status::Skip,
             format!(
@@ -132,9 +135,7 @@ fn interop_round_trip() -> (Status, String) {
         Ok(renderer) => renderer,
         Err(error) => return (Status::Fail, format!("{error:#}")),
     };
-    // The CUDA device behind the current GL context, as the render command and the viewer
-    // pick it.
-    let (cuda_device, gl_device_note) = match crate::cuda::gl_device() {
+    let (cuda_device, gl_device_note) = match gl_device {
         Some(ordinal) => (ordinal, format!("cuGLGetDevices: CUDA device {ordinal}")),
         None => (
             crate::cuda::DEFAULT_DEVICE,
