@@ -60,11 +60,30 @@ Array* as_array(CUarray handle) {
 
 using namespace emulated;
 
+// An array from cuArrayCreate takes no surface (as the driver's: that needs
+// CUDA_ARRAY3D_SURFACE_LDST, which only cuArray3DCreate sets).
 EXPORT CUresult CUDAAPI cuArrayCreate(CUarray* handle, const CUDA_ARRAY_DESCRIPTOR* descriptor) {
     if (!handle || !descriptor) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard guard(lock);
     Array* array = new_array(*descriptor);
     if (!array) return CUDA_ERROR_INVALID_VALUE;
+    array->surface_writable = false;
+    *handle = reinterpret_cast<CUarray>(array);
+    return CUDA_SUCCESS;
+}
+// 2D arrays only (Depth 0); CUDA_ARRAY3D_SURFACE_LDST lets surfaces write them.
+EXPORT CUresult CUDAAPI cuArray3DCreate(CUarray* handle, const CUDA_ARRAY3D_DESCRIPTOR* descriptor) {
+    if (!handle || !descriptor) return CUDA_ERROR_INVALID_VALUE;
+    if (descriptor->Depth != 0) return refuse(CUDA_ERROR_NOT_SUPPORTED, "cuArray3DCreate: only 2D arrays are emulated");
+    CUDA_ARRAY_DESCRIPTOR flat{};
+    flat.Width = descriptor->Width;
+    flat.Height = descriptor->Height;
+    flat.Format = descriptor->Format;
+    flat.NumChannels = descriptor->NumChannels;
+    std::lock_guard guard(lock);
+    Array* array = new_array(flat);
+    if (!array) return CUDA_ERROR_INVALID_VALUE;
+    array->surface_writable = (descriptor->Flags & CUDA_ARRAY3D_SURFACE_LDST) != 0;
     *handle = reinterpret_cast<CUarray>(array);
     return CUDA_SUCCESS;
 }
@@ -94,7 +113,10 @@ EXPORT CUresult CUDAAPI cuSurfObjectCreate(CUsurfObject* surface, const CUDA_RES
     if (!array) return refuse(CUDA_ERROR_INVALID_HANDLE, "cuSurfObjectCreate: not a live CUDA array");
     if (!array->surface_writable)
         return refuse(CUDA_ERROR_INVALID_VALUE,
-                      "cuSurfObjectCreate: the GL texture was registered without CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST");
+                      array->mapped_from_gl
+                          ? "cuSurfObjectCreate: the GL texture was registered without CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST"
+                          : "cuSurfObjectCreate: the array was made without CUDA_ARRAY3D_SURFACE_LDST (cuArrayCreate "
+                            "cannot set it; cuArray3DCreate can)");
     auto* s = new EmulatedSurface{array->data, array->pitch, array->descriptor.Width, array->rows, array->element_bytes, 1};
     surfaces.insert(s);
     *surface = reinterpret_cast<CUsurfObject>(s);

@@ -57,7 +57,8 @@ struct Array {
     size_t element_bytes, pitch, rows;
     unsigned char* data;
     bool mapped_from_gl = false;    // a GL texture's level 0, mapped (gl_interop.cpp)
-    bool surface_writable = true;  // false for a texture registered without SURFACE_LDST
+    bool surface_writable = true;  // false for a texture registered without SURFACE_LDST, or an
+                                   // array made without CUDA_ARRAY3D_SURFACE_LDST
     bool unmapped = false;         // a GL texture's array between mappings: not usable
 };
 // A new array of `descriptor`'s shape, filled with 0xff; null for a shape it cannot hold.

@@ -103,13 +103,14 @@ static void warp_shuffles() {
 }
 
 static CUarray rgba8_array(int width, int height, CUsurfObject* surface) {
-    CUDA_ARRAY_DESCRIPTOR descriptor{};
+    CUDA_ARRAY3D_DESCRIPTOR descriptor{};
     descriptor.Width = width;
     descriptor.Height = height;
     descriptor.Format = CU_AD_FORMAT_UNSIGNED_INT8;
     descriptor.NumChannels = 4;
+    descriptor.Flags = CUDA_ARRAY3D_SURFACE_LDST;
     CUarray array = nullptr;
-    OK(cuArrayCreate(&array, &descriptor));
+    OK(cuArray3DCreate(&array, &descriptor));
     CUDA_RESOURCE_DESC resource{};
     resource.resType = CU_RESOURCE_TYPE_ARRAY;
     resource.res.array.hArray = array;
@@ -147,6 +148,19 @@ static void surfaces() {
     copy.dstHost = taller.data();
     CHECK(cuMemcpy2D(&copy) == CUDA_ERROR_INVALID_VALUE, "a copy of more rows than the array holds is refused");
     OK(cuSurfObjectDestroy(surface));
+    OK(cuArrayDestroy(array));
+    // An array without CUDA_ARRAY3D_SURFACE_LDST (all cuArrayCreate makes) takes no surface.
+    CUDA_ARRAY_DESCRIPTOR plain{};
+    plain.Width = width;
+    plain.Height = height;
+    plain.Format = CU_AD_FORMAT_UNSIGNED_INT8;
+    plain.NumChannels = 4;
+    OK(cuArrayCreate(&array, &plain));
+    CUDA_RESOURCE_DESC resource{};
+    resource.resType = CU_RESOURCE_TYPE_ARRAY;
+    resource.res.array.hArray = array;
+    CHECK(cuSurfObjectCreate(&surface, &resource) == CUDA_ERROR_INVALID_VALUE,
+          "a surface over an array made without SURFACE_LDST");
     OK(cuArrayDestroy(array));
 }
 
