@@ -451,7 +451,13 @@ fn build_once(flavour: Flavour) -> PathBuf {
             let mut args = flags.clone();
             args.extend(["-shared".into(), "-ldl".into(), "-o".into()]);
             args.push(building.join("libcuda.so").display().to_string());
-            for file in ["driver.cpp", "arrays.cpp", "gl_interop.cpp", "graphs.cpp"] {
+            for file in [
+                "driver.cpp",
+                "launches.cpp",
+                "arrays.cpp",
+                "gl_interop.cpp",
+                "graphs.cpp",
+            ] {
                 args.push(sources.join(file).display().to_string());
             }
             compile(&args, "the emulated driver");

@@ -1,5 +1,5 @@
-// What the emulated driver's parts share (driver.cpp, gl_interop.cpp): the device memory's
-// registry and the lock every entry point takes.
+// What the emulated driver's parts share (driver.cpp, launches.cpp, graphs.cpp, arrays.cpp,
+// gl_interop.cpp): the device memory's registry and the lock every entry point takes.
 #pragma once
 #include <cuda.h>
 
@@ -13,12 +13,18 @@ namespace emulated {
 
 extern std::recursive_mutex lock;
 
+// The launch limits of the device (an H200's).
+constexpr int max_threads_per_block = 1024, max_dynamic_shared = 48 * 1024;
+
 // A new device allocation of `bytes`, filled with 0xff until written.
 CUresult allocate(CUdeviceptr* pointer, size_t bytes);
 // Frees an allocation made by `allocate`.
 CUresult release(CUdeviceptr pointer);
 // The allocation `pointer` lies in (or one past the end of).
 bool find_allocation(unsigned long long pointer, unsigned long long* base, size_t* bytes);
+// 1 when `pointer` lies in a live allocation (or one past its end), else 0 (a kernel's
+// pointer-parameter check).
+int pointer_is_valid(unsigned long long pointer);
 // Whether FLUIDLAB_EMULATED_TRACE asks for every launch and interop call on stderr.
 bool tracing();
 // Says `why` on stderr and returns `code`.
