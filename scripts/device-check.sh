@@ -246,7 +246,7 @@ grep -E 'step:' /tmp/bench-cpu.log | sed 's/^ */  cpu 100000: /' >>"$OUT/summary
 # 8. 10M particles once, first frames only (the front has not accelerated yet: few substeps).
 step "bench cuda 10000000 (5 steps)" 90 /tmp/bench-cuda-10m.log "$BIN" bench dam-break --backend cuda --particles 10000000 --steps 5 --warmup 1
 cat /tmp/bench-cuda-10m.log >>"$OUT/bench.log"
-grep -E 'step:|on cuda|skipped' /tmp/bench-cuda-10m.log | sed 's/^ */  10M: /' >>"$OUT/summary.txt"
+grep -E 'step:|on cuda|skipped|GPU memory' /tmp/bench-cuda-10m.log | sed 's/^ */  10M: /' >>"$OUT/summary.txt"
 fi
 
 if part ink; then

@@ -512,3 +512,31 @@ fn frames_replayed_as_cuda_graphs_equal_frames_launched_one_by_one() {
     }
     assert!(graph_frame == plain_frame, "frame 7 differs");
 }
+
+/// `bench` on CUDA reports the GPU memory the run took (cuMemGetInfo before and after, which
+/// the emulated driver counts exactly): at least every particle array's bytes
+/// (`BYTES_PER_PARTICLE`), and not over twice that (the grid's and the coarse correction's
+/// arrays come on top, about 0.5 cells per particle in the dam break).
+#[test]
+#[cfg_attr(
+    not(fluidlab_emulated_driver),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found one missing; scripts/setup.sh installs cuda.h)"
+)]
+fn bench_reports_the_gpu_memory_the_run_took() {
+    let driver = emulated_driver::build(Flavour::Plain);
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fluidlab"));
+    command
+        .args(["bench", "dam-break", "--backend", "cuda"])
+        .args(["--particles", "20000", "--warmup", "1", "--steps", "1"])
+        .args(["--json", "--no-stage-timing"]);
+    let output = on_the_driver(command, &driver);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let report: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    let per_particle = report["gpu_bytes_per_particle"].as_f64().unwrap();
+    let arrays = fluidlab::sims::pbf::cuda::BYTES_PER_PARTICLE as f64;
+    assert!(
+        (arrays..2.0 * arrays).contains(&per_particle),
+        "{per_particle} bytes per particle, the particle arrays alone {arrays}"
+    );
+}

@@ -171,6 +171,10 @@ pub struct BenchReport {
     /// Launch calls the host made per timed step: kernels queued one by one plus CUDA graphs
     /// launched (equal to the kernels when no graph ran; ~1 when a frame is one graph).
     pub launch_calls_per_step: f64,
+    /// GPU memory the run took on a CUDA backend, bytes: the device's free memory
+    /// (`cuMemGetInfo`) before the simulation opened less after the warm-up, the context
+    /// held throughout (so its own reservation is not counted). `None` on the CPU.
+    pub gpu_memory_bytes: Option<u64>,
 }
 
 impl BenchReport {
@@ -211,6 +215,13 @@ impl BenchReport {
             self.kernel_launches_per_step.into(),
         );
         put("launch_calls_per_step", self.launch_calls_per_step.into());
+        if let Some(bytes) = self.gpu_memory_bytes {
+            put("gpu_memory_bytes", bytes.into());
+            put(
+                &format!("gpu_bytes_per_{singular}"),
+                (bytes as f64 / self.elements.max(1) as f64).into(),
+            );
+        }
         serde_json::Value::Object(map)
     }
 }
@@ -234,6 +245,11 @@ pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
         bail!("more than {MAX_COUNT} steps (--steps, --warmup)");
     }
     let source = Source::load(&options.scene)?;
+    // Held until the memory is measured, so the context's own reservation is in both figures.
+    let gpu = (options.backend != Backend::Cpu)
+        .then(|| crate::cuda::context(crate::cuda::DEFAULT_DEVICE).ok())
+        .flatten()
+        .and_then(|context| Some((context.mem_get_info().ok()?.0, context)));
     let mut sim = sims::open(
         &source,
         &OpenOptions {
@@ -250,6 +266,11 @@ pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
             bar.inc(1);
         }
     }
+    let gpu_memory_bytes = gpu.and_then(|(free_before, context)| {
+        let on_gpu = sim.backend().starts_with("cuda");
+        let free_after = context.mem_get_info().ok()?.0;
+        on_gpu.then(|| free_before.saturating_sub(free_after) as u64)
+    });
     sim.reset_stage_times();
     let steps_before = sim.steps_taken();
     let launches_before = crate::cuda::module::launch_count();
@@ -315,6 +336,7 @@ pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
         },
         kernel_launches_per_step,
         launch_calls_per_step,
+        gpu_memory_bytes,
     })
 }
 
@@ -369,6 +391,14 @@ pub fn print(report: &BenchReport) {
             } else {
                 ""
             }
+        );
+    }
+    if let Some(bytes) = report.gpu_memory_bytes {
+        println!(
+            "  GPU memory: {}, {:.1} bytes per {} (cuMemGetInfo before opening and after the warm-up)",
+            crate::host::format_bytes(bytes),
+            bytes as f64 / report.elements.max(1) as f64,
+            report.unit.strip_suffix('s').unwrap_or(report.unit)
         );
     }
     println!(
