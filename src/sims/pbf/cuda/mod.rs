@@ -70,8 +70,8 @@ type Float4 = [f32; 4];
 
 /// Bytes of GPU memory per particle: positions, predicted positions and velocities (float4,
 /// double-buffered for the sort), grid positions (float4), ids (double-buffered), λ, ρ,
-/// neighbour count, ω and the walls' Σ ∇W (float4), cell and rank.
-pub const BYTES_PER_PARTICLE: u64 = 7 * 16 + 2 * 4 + 3 * 4 + 2 * 16 + 2 * 4;
+/// neighbour count, the walls' Σ ∇W then ω (float4, one array), cell and rank.
+pub const BYTES_PER_PARTICLE: u64 = 7 * 16 + 2 * 4 + 3 * 4 + 16 + 2 * 4;
 
 /// Bytes of GPU memory per grid cell: the counting sort's counts and starts, and the coarse
 /// correction (`crate::sims::pbf::coarse::BYTES_PER_CELL`).

@@ -190,7 +190,8 @@ impl CudaSolver {
         )
     }
 
-    /// vorticity_curl, then vorticity_confinement.
+    /// vorticity_curl, then vorticity_confinement, with ω in the boundary sums' array (free
+    /// once the step's last apply_delta has run).
     pub(super) fn vorticity(&mut self) -> Result<(), SolverError> {
         let (k, stream, p, b) = (
             &self.kernels,
@@ -206,13 +207,13 @@ impl CudaSolver {
             &b.velocities,
             cell_start,
             grid,
-            &mut b.omegas,
+            &mut b.boundary,
         )?;
         k.vorticity_confinement(
             stream,
             p,
             predicted,
-            &b.omegas,
+            &b.boundary,
             cell_start,
             grid,
             &mut b.velocities,
