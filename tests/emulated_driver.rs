@@ -25,6 +25,14 @@ fn on_the_driver(mut command: Command, driver: &Driver) -> Output {
     command.output().expect("the command starts")
 }
 
+/// `command` run on `driver`, which must succeed: its stdout and stderr.
+fn succeeds(command: Command, driver: &Driver) -> (String, String) {
+    let output = on_the_driver(command, driver);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    (stdout, stderr)
+}
+
 fn text(output: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -218,9 +226,7 @@ fn doctor_passes_on_the_memcheck_driver() {
     let mut command = Command::new(env!("CARGO_BIN_EXE_fluidlab"));
     // Interop emulated on Mesa's EGL context: the CUDA–GL interop line runs too.
     command.arg("doctor").env("FLUIDLAB_EMULATED_INTEROP", "1");
-    let output = on_the_driver(command, &driver);
-    let (stdout, stderr) = text(&output);
-    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let (stdout, _) = succeeds(command, &driver);
     assert!(!stdout.contains("FAIL"), "{stdout}");
     for line in [
         "PASS  GPU                  fluidlab emulated CUDA device (CPU), compute capability 9.0",
@@ -420,9 +426,7 @@ fn bench_counts_the_kernel_launches_the_driver_sees() {
                 "--no-stage-timing",
             ])
             .env("FLUIDLAB_EMULATED_TRACE", "1");
-        let output = on_the_driver(command, &driver);
-        let (stdout, stderr) = text(&output);
-        assert!(output.status.success(), "{stdout}\n{stderr}");
+        let (stdout, stderr) = succeeds(command, &driver);
         let report: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
         let per_step = report["kernel_launches_per_step"].as_f64().unwrap();
         let seen = stderr.matches("emulated CUDA driver: kernel `").count();
@@ -464,9 +468,7 @@ fn frames_replayed_as_cuda_graphs_equal_frames_launched_one_by_one() {
             .arg(&out)
             .envs(environment.iter().copied())
             .env("FLUIDLAB_EMULATED_TRACE", "1");
-        let output = on_the_driver(command, &driver);
-        let (stdout, stderr) = text(&output);
-        assert!(output.status.success(), "{stdout}\n{stderr}");
+        let (_, stderr) = succeeds(command, &driver);
         let kernels: Vec<String> = stderr
             .lines()
             .filter_map(|line| line.strip_prefix("emulated CUDA driver: kernel `"))
@@ -529,9 +531,7 @@ fn bench_reports_the_gpu_memory_the_run_took() {
         .args(["bench", "dam-break", "--backend", "cuda"])
         .args(["--particles", "20000", "--warmup", "1", "--steps", "1"])
         .args(["--json", "--no-stage-timing"]);
-    let output = on_the_driver(command, &driver);
-    let (stdout, stderr) = text(&output);
-    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let (stdout, _) = succeeds(command, &driver);
     let report: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
     let per_particle = report["gpu_bytes_per_particle"].as_f64().unwrap();
     let arrays = fluidlab::sims::pbf::cuda::BYTES_PER_PARTICLE as f64;
