@@ -213,7 +213,8 @@ inline bool release() {
     return true;
 }
 
-// Called at each block's start (kernels.cpp: fills the module's shared memory with 0xff).
+// Called at the start of each block of a cooperative kernel (kernels.cpp: fills the module's
+// shared memory with 0xff).
 inline void (*block_start)() = nullptr;
 
 inline void run_block(unsigned block_linear) {
@@ -254,7 +255,6 @@ template <class Kernel> void run(Kernel kernel, bool is_cooperative) {
     if (!cooperative) {
         for (unsigned b = 0; b < blocks; ++b)
             for (unsigned t = 0; t < block_size; ++t) {
-                if (t == 0 && block_start) block_start();
                 set_indices(nth(b, blocks), nth(t, block_size));
                 current = nth(t, block_size);
                 kernel();

@@ -66,9 +66,9 @@ pub(super) struct FrameOutcome {
 /// The solver's graphs, and whether this process allows them.
 pub(super) struct FrameGraphs {
     cache: GraphCache<FrameKey, FrameOutcome>,
-    /// `FLUIDLAB_CUDA_GRAPHS` allows graphs, and no capture has failed.
+    /// `FLUIDLAB_CUDA_GRAPHS` allows graphs.
     pub(super) allowed: bool,
-    /// Why graphs were given up, when a capture failed.
+    /// Why graphs were given up, when a capture failed: frames run launch by launch since.
     pub(super) refused: Option<String>,
     /// Why the last frame ran launch by launch, if it did.
     launches_because: Option<LaunchesBecause>,
@@ -77,8 +77,10 @@ pub(super) struct FrameGraphs {
 /// Why a frame runs launch by launch.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum LaunchesBecause {
-    /// `FLUIDLAB_CUDA_GRAPHS=0`, or a capture failed.
+    /// `FLUIDLAB_CUDA_GRAPHS=0`.
     GraphsOff,
+    /// A capture failed ([`FrameGraphs::refused`]).
+    CaptureRefused,
     StageTiming,
     SyncCheck,
     DensityErrorRule,
@@ -101,6 +103,8 @@ impl CudaSolver {
     pub(super) fn frame(&mut self, substeps: u32) -> Result<u32, SolverError> {
         let because = if !self.graphs.allowed {
             Some(LaunchesBecause::GraphsOff)
+        } else if self.graphs.refused.is_some() {
+            Some(LaunchesBecause::CaptureRefused)
         } else if self.stage_timing {
             Some(LaunchesBecause::StageTiming)
         } else if self.kernels.sync_check() {
@@ -142,8 +146,12 @@ impl CudaSolver {
                 // Nothing was queued: the arrays go back to where the frame began, and this
                 // solver runs its frames launch by launch from now on, saying why.
                 self.restore(&stream, &start)?;
-                self.graphs.allowed = false;
+                eprintln!(
+                    "note: a CUDA graph capture failed ({error}): this solver's frames run launch \
+                     by launch from now on"
+                );
                 self.graphs.refused = Some(error.to_string());
+                self.graphs.launches_because = Some(LaunchesBecause::CaptureRefused);
                 self.frame_launches(substeps)
             }
         }
@@ -176,12 +184,13 @@ impl CudaSolver {
     /// launch and why.
     pub fn graph_summary(&self) -> String {
         let (captured, replayed) = self.graphs.cache.counts();
-        if let Some(why) = &self.graphs.refused {
-            return format!("launch by launch: a CUDA graph capture failed ({why})");
-        }
         let because = match self.graphs.launches_because {
             None => return format!("as CUDA graphs ({captured} captured, {replayed} replayed)"),
             Some(LaunchesBecause::GraphsOff) => format!("{}=0", crate::cuda::GRAPHS_VARIABLE),
+            Some(LaunchesBecause::CaptureRefused) => format!(
+                "a CUDA graph capture failed: {}",
+                self.graphs.refused.as_deref().unwrap_or_default()
+            ),
             Some(LaunchesBecause::StageTiming) => "stage timing on".into(),
             Some(LaunchesBecause::SyncCheck) => format!("{}=1", crate::cuda::SYNC_CHECK_VARIABLE),
             Some(LaunchesBecause::DensityErrorRule) => "the density-error rule".into(),

@@ -250,8 +250,6 @@ impl CudaSolver {
                 "{origin}; {}=1: every launch synchronised and checked",
                 crate::cuda::SYNC_CHECK_VARIABLE
             )
-        } else if let Some(why) = &self.graphs.refused {
-            format!("{origin}; CUDA graphs given up: {why}")
         } else if !self.graphs.allowed {
             format!(
                 "{origin}; {}=0: no CUDA graphs",
