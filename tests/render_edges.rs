@@ -60,7 +60,7 @@ fn the_containers_edges_are_even_lines() {
             Vec3::new(max.x, max.y, max.z),
         ),
     ] {
-        let (a, b) = (pixel(a.into()), pixel(b.into()));
+        let (a, b) = (pixel(a), pixel(b));
         assert!((b.0 - a.0).abs() > 100.0, "the edge spans {a:?} to {b:?}");
         let (left, right) = if a.0 < b.0 { (a, b) } else { (b, a) };
         // Leave the corners' 10 px out.
