@@ -1,5 +1,5 @@
-//! The `foam` stage on the CPU solver: a dam break makes no diffuse particles (and no white
-//! pixels) before its front hits the far wall and many after, near that wall; a calm pool
+//! The `foam` stage on the CPU solver: a dam break makes no diffuse particles before its front
+//! hits the far wall and many after, near that wall (white pixels there); a calm pool
 //! makes none. The stage's own rules (lifetimes, classes, the cap, the seed) are tested in
 //! `src/sims/pbf/foam.rs`.
 
@@ -24,12 +24,15 @@ fn foam_on() -> FoamSettings {
 }
 
 /// Pixels whiter than in the render without foam (their darkest channel, the whiteness, up
-/// by more than 40 levels, none darker), and their mean column.
+/// by more than 20 levels, none darker), and their mean column. (40 levels until issue 14's
+/// audit, when foam was drawn as unlit discs of radiance 1.1; lit, and fainter one by one,
+/// the foam of this test raises 116 pixels by more than 20 levels with no channel darker,
+/// and 5 by more than 40.)
 fn white_pixels(with: &[u8], without: &[u8]) -> (usize, f64) {
     let (mut count, mut columns) = (0usize, 0.0f64);
     let whiteness = |p: &[u8]| i32::from(p[0].min(p[1]).min(p[2]));
     for (k, (a, b)) in with.chunks(4).zip(without.chunks(4)).enumerate() {
-        if whiteness(a) - whiteness(b) > 40 && (0..3).all(|c| a[c] >= b[c]) {
+        if whiteness(a) - whiteness(b) > 20 && (0..3).all(|c| a[c] >= b[c]) {
             count += 1;
             columns += (k % WIDTH as usize) as f64;
         }
@@ -98,8 +101,9 @@ fn a_dam_break_foams_only_after_hitting_the_far_wall_and_near_it() {
             }
             white_pixels(&images[0], &images[1])
         };
-    let (white_before, _) = picture(&mut renderer, solver.as_mut(), &foam);
-    assert_eq!(white_before, 0);
+    // No picture before the impact: its pool is empty (asserted above), so a render with its
+    // records and one without would be the same draw and could not differ; the stage's
+    // births are the check there. After the impact the picture must show the foam.
     // A quarter of a second after it.
     for k in 0..16 {
         if k > 0 {

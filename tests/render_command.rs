@@ -72,6 +72,7 @@ fn the_render_command_writes_a_png_sequence() {
             "scene",
             "sphere_depth",
             "thickness",
+            "smooth_thickness",
             "smooth_depth",
             "smooth_depth_2d",
             "normals",

@@ -11,7 +11,8 @@
 //   Specular: the sun's highlight, GGX (Trowbridge–Reitz) distribution with Schlick's Fresnel
 //     and the Smith–Schlick visibility, at `roughness`, of radiance `sun_radiance`.
 //   Foam: the `foam` pass's sprites (when `foam` is 1): bubbles mixed in first, seen through
-//     the fluid, then spray and foam over everything, each as 1 − exp(−weight) of `foam_color`.
+//     the fluid, then spray and foam over everything, each as 1 − exp(−weight) of `foam_color`
+//     (an albedo) times the weighted mean of the sprites' light there (foam.frag).
 // Writes the fluid's depth (else the scene's), so the `edges` pass after it is hidden by water.
 in vec2 uv;
 
@@ -23,7 +24,7 @@ uniform sampler2D fluid_thickness;
 uniform samplerCube skybox;
 uniform sampler2D foam_texture;
 uniform int foam;             // 1: the foam pass ran
-uniform vec3 foam_color;      // linear RGB
+uniform vec3 foam_color;      // linear RGB albedo
 
 uniform mat3 inverse_view_rotation; // eye → world
 uniform vec2 projection_scale;      // P[0][0], P[1][1]
@@ -58,10 +59,14 @@ void main() {
     vec4 background = texture(scene_color, uv);
     float background_depth = texture(scene_depth, uv).r;
     float depth = texture(fluid_depth, uv).r;
-    vec2 diffuse = foam == 1 ? texture(foam_texture, uv).rg : vec2(0.0);
-    vec2 cover = vec2(1.0) - exp(-diffuse);
+    vec4 diffuse = foam == 1 ? texture(foam_texture, uv) : vec4(0.0);
+    vec2 cover = vec2(1.0) - exp(-diffuse.rg);
+    // The sprites' mean light, front (spray and foam) and under the surface (bubbles).
+    vec2 lit = diffuse.ba / max(diffuse.rg, vec2(1e-6));
+    vec3 front_foam = foam_color * lit.x;
+    vec3 bubbles = foam_color * lit.y;
     if (depth <= 0.0 || depth > scene_eye_depth(background_depth)) {
-        color = vec4(mix(background.rgb, foam_color, cover.x), background.a);
+        color = vec4(mix(background.rgb, front_foam, cover.x), background.a);
         gl_FragDepth = background_depth;
         return;
     }
@@ -98,6 +103,6 @@ void main() {
     float specular = d * visibility * f_sun * n_dot_l * sun_radiance;
 
     vec3 shaded = mix(refraction, reflection, fresnel) + vec3(specular);
-    shaded = mix(shaded, foam_color, cover.y);
-    color = vec4(mix(shaded, foam_color, cover.x), 1.0);
+    shaded = mix(shaded, bubbles, cover.y);
+    color = vec4(mix(shaded, front_foam, cover.x), 1.0);
 }

@@ -25,17 +25,28 @@ uniform vec3 attenuation;          // 1/m per channel
 
 out vec4 color;
 
+const float EDGE_THICKNESS = 0.01; // m
+
 vec3 sunlight() {
     if (fluid_light == 0) return vec3(1.0);
     vec4 light = light_view * vec4(world_position, 1.0);
     vec4 clip = light_projection * light;
     vec2 at = clip.xy / clip.w * 0.5 + 0.5;
     if (any(lessThan(at, vec2(0.0))) || any(greaterThan(at, vec2(1.0)))) return vec3(1.0);
+    // The thickness is filtered linearly (and blurred), so the shadow's edge follows it
+    // smoothly; the nearest surface is not (it is 0 off the fluid).
     float thickness = texture(light_thickness, at).r;
     float nearest = texture(light_depth, at).r;
     // No fluid on the way, or all of it behind this point as seen from the sun.
-    if (thickness <= 0.0 || nearest <= 0.0 || -light.z < nearest) return vec3(1.0);
-    if (surface_kind == 1) return texture(caustics, at).rgb;
+    if (thickness <= 0.0 || (nearest > 0.0 && -light.z < nearest)) return vec3(1.0);
+    if (surface_kind == 1) {
+        // The caustics fade in over the fluid's first EDGE_THICKNESS, so the shadow's rim is
+        // soft instead of stepped by the light's texels.
+        float cover = clamp(thickness / EDGE_THICKNESS, 0.0, 1.0);
+        return mix(vec3(1.0), texture(caustics, at).rgb, cover);
+    }
+    // Other solids (the obstacles, the glass) only where the sun's view holds fluid.
+    if (nearest <= 0.0) return vec3(1.0);
     return exp(-attenuation * thickness);
 }
 
@@ -46,8 +57,15 @@ void main() {
     }
     vec3 albedo = base_color.rgb;
     if (surface_kind == 1) {
-        vec2 cell = floor(world_position.xz / checker_size);
-        albedo *= mod(cell.x + cell.y, 2.0) < 1.0 ? 1.0 : 0.6;
+        // The checker box-filtered over the pixel's footprint (fwidth), so it fades to its mean
+        // towards the horizon instead of shimmering in moiré (the analytic integral of the
+        // square wave, one triangle wave per axis).
+        vec2 p = world_position.xz / checker_size;
+        vec2 w = fwidth(p) + 1e-4;
+        vec2 i = 2.0 * (abs(fract((p - 0.5 * w) / 2.0) - 0.5)
+                        - abs(fract((p + 0.5 * w) / 2.0) - 0.5)) / w;
+        float odd = 0.5 - 0.5 * i.x * i.y;
+        albedo *= mix(1.0, 0.6, odd);
     }
     vec3 n = normalize(world_normal);
     float diffuse = abs(dot(n, sun_direction));

@@ -98,6 +98,13 @@ impl FixedParticles {
         }
     }
 
+    /// `positions` (m), at rest, with `scene`'s parameters.
+    pub fn at(scene: &Scene, positions: &[[f32; 3]]) -> FixedParticles {
+        let mut particles = FixedParticles::of(scene);
+        particles.positions = positions.iter().map(|p| [p[0], p[1], p[2], 0.0]).collect();
+        particles
+    }
+
     /// No particles.
     pub fn empty(scene: &Scene) -> FixedParticles {
         let mut particles = FixedParticles::of(scene);

@@ -1,9 +1,11 @@
 //! The depth filters: `smooth_depth` (N separable iterations of the bilateral or the
 //! narrow-range filter, also run on the sun's view by `light_smooth`) and `smooth_depth_2d`
-//! (the narrow-range filter's last iteration as one 2-D pass, Truong & Yuksel 2018).
+//! (the narrow-range filter's last iteration as one 2-D pass, Truong & Yuksel 2018), and
+//! `smooth_thickness` (a separable Gaussian blur of the thickness, van der Laan et al. 2009,
+//! also run on the sun's view inside `light_thickness`).
 
 use super::{FrameSetup, RenderSettings, Renderer, SmoothingFilter};
-use crate::gfx::program::{Program, ShaderSource, Uniform};
+use crate::gfx::program::{shader, Program, ShaderSource, Uniform};
 use crate::gfx::targets::TextureTarget;
 use anyhow::Result;
 use glam::Vec2;
@@ -113,6 +115,54 @@ impl SmoothDepth2dProgram {
             program,
         })
     }
+}
+
+/// `smooth_thickness`: one half (horizontal or vertical) of the thickness blur.
+pub(super) struct SmoothThicknessProgram {
+    pub(super) program: Program,
+    thickness_texture: Uniform,
+    direction: Uniform,
+    sigma: Uniform,
+    radius: Uniform,
+}
+
+impl SmoothThicknessProgram {
+    pub(super) fn new(gl: &glow::Context) -> Result<SmoothThicknessProgram> {
+        let program = Program::new(
+            gl,
+            &shader!(
+                "smooth_thickness",
+                "common/fullscreen.vert",
+                "pbf/smooth_thickness.frag"
+            ),
+        )?;
+        Ok(SmoothThicknessProgram {
+            thickness_texture: program.uniform(gl, "thickness_texture")?,
+            direction: program.uniform(gl, "direction")?,
+            sigma: program.uniform(gl, "sigma")?,
+            radius: program.uniform(gl, "radius")?,
+            program,
+        })
+    }
+}
+
+/// The thickness blur's σ in sprite radii projected at the view's distance: one radius removes
+/// the sprites' grain (a lattice of spacing 2 r keeps exp(−π²/2) < 1 % of its contrast).
+const THICKNESS_SIGMA: f32 = 1.0;
+/// The blur's σ is at least this, px, and its taps reach 2.5 σ, at most this many px.
+const THICKNESS_MIN_SIGMA_PX: f32 = 1.0;
+const THICKNESS_MAX_RADIUS_PX: i32 = 16;
+
+/// The thickness blur's σ in pixels for `frame`: a sprite radius at the camera's distance
+/// (perspective) or anywhere (the sun's orthographic view).
+pub(super) fn thickness_sigma_px(frame: &FrameSetup, perspective: bool) -> f32 {
+    let distance = if perspective {
+        frame.eye_distance.max(1e-3)
+    } else {
+        1.0
+    };
+    let pixels = frame.sprite_radius * projected_scale(frame) / distance;
+    (THICKNESS_SIGMA * pixels).max(THICKNESS_MIN_SIGMA_PX)
 }
 
 /// The narrow-range threshold, m: a step to a neighbour bigger than this is another layer
@@ -227,6 +277,41 @@ impl Renderer {
             written = Some(half % 2);
         }
         written
+    }
+
+    /// `smooth_thickness`: the Gaussian blur of σ `sigma_px` over `thickness` (a horizontal
+    /// half into `scratch`, a vertical one back), for a `width` × `height` buffer.
+    pub(super) fn smooth_thickness(
+        &self,
+        thickness: &TextureTarget,
+        scratch: &TextureTarget,
+        width: i32,
+        height: i32,
+        sigma_px: f32,
+    ) {
+        let gl = &self.gl;
+        let pass = &self.programs.smooth_thickness;
+        pass.program.bind(gl);
+        pass.thickness_texture.set(gl, 0);
+        pass.sigma.set(gl, sigma_px);
+        let radius = ((2.5 * sigma_px).ceil() as i32).min(THICKNESS_MAX_RADIUS_PX);
+        pass.radius.set(gl, radius);
+        // SAFETY: GL calls on this thread's current context (front ends make it current
+        // before calling the renderer); every object named is this renderer's and alive.
+        unsafe {
+            gl.disable(glow::DEPTH_TEST);
+            gl.disable(glow::BLEND);
+        }
+        for (source, destination, direction) in [
+            (thickness, scratch, Vec2::new(1.0 / width as f32, 0.0)),
+            (scratch, thickness, Vec2::new(0.0, 1.0 / height as f32)),
+        ] {
+            // SAFETY: as above.
+            unsafe { gl.bind_framebuffer(glow::FRAMEBUFFER, Some(destination.framebuffer)) };
+            pass.direction.set(gl, direction);
+            self.bind_texture(0, glow::TEXTURE_2D, Some(source.texture));
+            self.fullscreen.draw(gl);
+        }
     }
 
     /// The depth the later passes use: the last smoothing output, or the raw sphere depth.

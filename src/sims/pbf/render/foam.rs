@@ -1,19 +1,25 @@
-//! The `foam` pass: the `foam` stage's diffuse particles ([`crate::sims::pbf::foam`]) as soft
-//! white sprites into the foam target, which `composite` lays over the picture: spray and foam
+//! The `foam` pass: the `foam` stage's diffuse particles ([`crate::sims::pbf::foam`]) as soft,
+//! lit sprites into the foam target, which `composite` lays over the picture: spray and foam
 //! in front (first channel), bubbles seen through the fluid, dimmed by the fluid in front of
-//! them (second channel).
+//! them (second channel), each weight times the sprite's light in the third and fourth (the
+//! sky's ambient, the sun on the sprite as a sphere, the fluid's shadow from the light passes).
 
-use super::{FrameSetup, Renderer};
+use super::{FrameSetup, RenderSettings, Renderer};
 use crate::gfx::check_gl;
 use crate::gfx::program::{shader, Program, Uniform};
+use crate::gfx::skybox;
 use anyhow::{anyhow, Result};
-use glam::Vec2;
+use glam::{Mat3, Mat4, Vec2, Vec3};
 use glow::HasContext;
 
-/// How opaque one sprite is at its centre (its weight falls off as a Gaussian to the rim).
-pub const SPRITE_OPACITY: f32 = 0.6;
-/// A foam sprite's radius in particle radii (at `point_size` 1).
-pub const SPRITE_SCALE: f32 = 0.8;
+/// How opaque one sprite is at its centre (its weight falls off as a Gaussian to the rim):
+/// one sprite shows faintly, a dense cluster saturates (1 − e^(−Σ weights) in `composite`).
+pub const SPRITE_OPACITY: f32 = 0.5;
+/// A spray sprite's weight against a foam sprite's: lone drops in the air are thin.
+pub const SPRAY_OPACITY: f32 = 0.6;
+/// A foam sprite's radius in particle radii (at `point_size` 1); 0.8 until issue 14's audit
+/// (particle-sized discs read as popcorn).
+pub const SPRITE_SCALE: f32 = 0.6;
 /// Bubbles dim by exp(−this · depth under the surface), 1/m.
 pub const BUBBLE_ATTENUATION: f32 = 8.0;
 
@@ -70,7 +76,16 @@ pub(super) struct FoamProgram {
     clip_planes: Uniform,
     viewport: Uniform,
     opacity: Uniform,
+    spray_opacity: Uniform,
     bubble_attenuation: Uniform,
+    sun_direction: Uniform,
+    up_direction: Uniform,
+    fluid_light: Uniform,
+    light_from_eye: Uniform,
+    light_projection: Uniform,
+    light_depth: Uniform,
+    light_thickness: Uniform,
+    shadow_attenuation: Uniform,
 }
 
 impl FoamProgram {
@@ -87,7 +102,16 @@ impl FoamProgram {
             clip_planes: uniform("clip_planes")?,
             viewport: uniform("viewport")?,
             opacity: uniform("opacity")?,
+            spray_opacity: uniform("spray_opacity")?,
             bubble_attenuation: uniform("bubble_attenuation")?,
+            sun_direction: uniform("sun_direction")?,
+            up_direction: uniform("up_direction")?,
+            fluid_light: uniform("fluid_light")?,
+            light_from_eye: uniform("light_from_eye")?,
+            light_projection: uniform("light_projection")?,
+            light_depth: uniform("light_depth")?,
+            light_thickness: uniform("light_thickness")?,
+            shadow_attenuation: uniform("shadow_attenuation")?,
             program,
         })
     }
@@ -152,8 +176,14 @@ impl Renderer {
         self.update_foam(scratch)
     }
 
-    /// `foam`: the diffuse particles' sprites, additive, into the foam target.
-    pub(super) fn foam(&self, frame: &FrameSetup) {
+    /// `foam`: the diffuse particles' sprites, additive, into the foam target, lit by the sun
+    /// through the fluid seen from `light` (when the light passes ran).
+    pub(super) fn foam(
+        &self,
+        frame: &FrameSetup,
+        light: Option<&FrameSetup>,
+        settings: &RenderSettings,
+    ) {
         let gl = &self.gl;
         let targets = &self.targets;
         let pass = &self.programs.foam;
@@ -178,11 +208,30 @@ impl Renderer {
         pass.viewport
             .set(gl, Vec2::new(frame.width as f32, frame.height as f32));
         pass.opacity.set(gl, SPRITE_OPACITY);
+        pass.spray_opacity.set(gl, SPRAY_OPACITY);
         pass.bubble_attenuation.set(gl, BUBBLE_ATTENUATION);
+        let view_rotation = Mat3::from_mat4(frame.view);
+        pass.sun_direction
+            .set(gl, view_rotation * skybox::sun_direction());
+        pass.up_direction.set(gl, view_rotation * Vec3::Y);
+        pass.fluid_light.set(gl, i32::from(light.is_some()));
+        let (light_view, light_projection) = light
+            .map(|light| (light.view, light.projection))
+            .unwrap_or((Mat4::IDENTITY, Mat4::IDENTITY));
+        pass.light_from_eye
+            .set(gl, light_view * frame.view.inverse());
+        pass.light_projection.set(gl, light_projection);
+        let attenuation = Vec3::from(settings.attenuation);
+        pass.shadow_attenuation
+            .set(gl, (attenuation.x + attenuation.y + attenuation.z) / 3.0);
         pass.scene_depth.set(gl, 0);
         pass.fluid_depth.set(gl, 1);
+        pass.light_depth.set(gl, 2);
+        pass.light_thickness.set(gl, 3);
         self.bind_texture(0, glow::TEXTURE_2D, targets.scene.depth_texture());
         self.bind_texture(1, glow::TEXTURE_2D, Some(self.smoothed_depth().texture));
+        self.bind_texture(2, glow::TEXTURE_2D, Some(self.light.depth.texture));
+        self.bind_texture(3, glow::TEXTURE_2D, Some(self.light.thickness.texture));
         // SAFETY: as above; the vertex array holds `count` records.
         unsafe {
             gl.bind_vertex_array(Some(self.foam.vertex_array));

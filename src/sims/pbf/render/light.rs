@@ -14,10 +14,11 @@ use anyhow::Result;
 use glam::{Mat4, Vec3, Vec4};
 use glow::HasContext;
 
-/// Texels along each side of the light-space buffers.
-pub(super) const LIGHT_SIZE: i32 = 256;
-/// Caustic points along each side (one per 2 × 2 texels).
-const CAUSTIC_GRID: i32 = LIGHT_SIZE / 2;
+/// Texels along each side of the light-space buffers (256 until the caustics' issue 14 audit:
+/// its texels were 1 cm wide on the dam break's container, the caustic splats 6 cm).
+pub(super) const LIGHT_SIZE: i32 = 512;
+/// Caustic points along each side (one per texel).
+const CAUSTIC_GRID: i32 = LIGHT_SIZE;
 
 /// The light-space buffers.
 pub(super) struct LightTargets {
@@ -34,9 +35,13 @@ impl LightTargets {
         let size = LIGHT_SIZE;
         let caustics = TextureTarget::new(gl, size, size, ColorFormat::RGBA16F, Depth::None)?;
         caustics.filter_linearly(gl);
+        // Sampled linearly by the scene's shadow, so its edge is not stair-stepped by texels
+        // (the depth stays nearest: it is 0 outside the fluid).
+        let thickness = TextureTarget::new(gl, size, size, ColorFormat::R32F, Depth::None)?;
+        thickness.filter_linearly(gl);
         Ok(LightTargets {
             depth: TextureTarget::new(gl, size, size, ColorFormat::R32F, Depth::Renderbuffer)?,
-            thickness: TextureTarget::new(gl, size, size, ColorFormat::R32F, Depth::None)?,
+            thickness,
             smoothing: [
                 TextureTarget::new(gl, size, size, ColorFormat::R32F, Depth::None)?,
                 TextureTarget::new(gl, size, size, ColorFormat::R32F, Depth::None)?,
@@ -154,8 +159,10 @@ impl Renderer {
         unsafe { gl.disable(glow::DEPTH_TEST) };
     }
 
-    /// `light_thickness`: metres of fluid along the sunlight (all of it, nothing hides it).
-    pub(super) fn light_thickness(&self, light: &FrameSetup) {
+    /// `light_thickness`: metres of fluid along the sunlight (all of it, nothing hides it),
+    /// blurred as `smooth_thickness` blurs the camera's (the first smoothing buffer is free
+    /// until `light_smooth`).
+    pub(super) fn light_thickness(&self, light: &FrameSetup, settings: &RenderSettings) {
         let gl = &self.gl;
         // SAFETY: GL calls on this thread's current context (front ends make it current
         // before calling the renderer); every object named is this renderer's and alive.
@@ -170,6 +177,15 @@ impl Renderer {
         self.thickness_into(light);
         // SAFETY: as above.
         unsafe { gl.disable(glow::BLEND) };
+        if settings.smooth_thickness {
+            self.smooth_thickness(
+                &self.light.thickness,
+                &self.light.smoothing[0],
+                LIGHT_SIZE,
+                LIGHT_SIZE,
+                super::filter::thickness_sigma_px(light, false),
+            );
+        }
     }
 
     /// `light_smooth`: the `smooth_depth` filter over the surface seen from the sun.

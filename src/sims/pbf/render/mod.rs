@@ -8,16 +8,17 @@
 //! |---|---|---|
 //! | `anisotropy` | the ellipsoids (CPU stage + upload, or the CUDA kernel by interop), timed in `update_particles` | particle buffer |
 //! | `light_depth` | particles seen from the sun (orthographic), nearest surface | light depth |
-//! | `light_thickness` | the same, additive | light thickness |
+//! | `light_thickness` | the same, additive, then blurred as `smooth_thickness` | light thickness |
 //! | `light_smooth` | the `smooth_depth` filter on the light depth | smoothed light depth |
 //! | `caustics` | sunlight refracted through that surface onto the floor | caustics (RGBA16F) |
 //! | `scene` | sky, floor, container walls, obstacles, in the fluid's shadow | scene colour + depth |
 //! | `sphere_depth` | particles as sphere sprites (or their ellipsoids), nearest surface | eye depth (R32F) |
 //! | `thickness` | the same sprites, additive | thickness (R32F) |
+//! | `smooth_thickness` | a separable Gaussian blur of the thickness, σ ≈ a sprite radius | thickness |
 //! | `smooth_depth` | N separable iterations of the bilateral or narrow-range filter (N − 1 when `smooth_depth_2d` runs) | smoothed depth |
 //! | `smooth_depth_2d` | the narrow-range filter's last iteration as one 2-D pass | smoothed depth |
 //! | `normals` | normals from the smoothed depth | eye normals (RGBA32F) |
-//! | `foam` | the `foam` stage's diffuse particles as soft white sprites (when there are any) | foam (RGBA16F) |
+//! | `foam` | the `foam` stage's diffuse particles as soft lit sprites (when there are any) | foam (RGBA16F) |
 //! | `composite` | Fresnel, reflection, refraction, absorption, GGX sun highlight, foam over it | HDR colour + depth |
 //! | `edges` | the container's edges, hidden by water in front | HDR colour |
 //! | `post` | exposure, ACES tone mapping, sRGB, FXAA ([`crate::gfx::post`]) | the output |
@@ -56,7 +57,7 @@ use crate::gfx::timing::{PassClock, PassTimer};
 pub use crate::gfx::Output;
 use crate::sims::pbf::scene::Scene;
 use anyhow::{Context, Result};
-use filter::{SmoothDepth2dProgram, SmoothDepthProgram};
+use filter::{SmoothDepth2dProgram, SmoothDepthProgram, SmoothThicknessProgram};
 use foam::{FoamBuffer, FoamProgram};
 use glam::{Mat4, Vec3};
 use glow::HasContext;
@@ -87,6 +88,8 @@ pub enum Pass {
     SphereDepth,
     /// Additive thickness.
     Thickness,
+    /// The thickness blur.
+    SmoothThickness,
     /// Depth filtering, separable iterations.
     SmoothDepth,
     /// The narrow-range filter's 2-D iteration.
@@ -118,6 +121,7 @@ impl Pass {
             Pass::Scene => "scene",
             Pass::SphereDepth => "sphere_depth",
             Pass::Thickness => "thickness",
+            Pass::SmoothThickness => "smooth_thickness",
             Pass::SmoothDepth => "smooth_depth",
             Pass::SmoothDepth2d => "smooth_depth_2d",
             Pass::Normals => "normals",
@@ -138,7 +142,7 @@ pub enum Buffer {
     Depth,
     /// `smooth_depth` output, metres (0 = no fluid).
     SmoothedDepth,
-    /// `thickness` output, metres.
+    /// `thickness` output (blurred by `smooth_thickness` when it runs), metres.
     Thickness,
     /// `normals` output: xyz eye-space normal, w 1 inside the fluid and 0 elsewhere.
     Normals,
@@ -152,6 +156,7 @@ struct Programs {
     particles: ParticlesProgram,
     smooth_depth: SmoothDepthProgram,
     smooth_depth_2d: SmoothDepth2dProgram,
+    smooth_thickness: SmoothThicknessProgram,
     normals: NormalsProgram,
     composite: CompositeProgram,
     debug_view: DebugViewProgram,
@@ -168,6 +173,7 @@ impl Programs {
             particles: ParticlesProgram::new(gl)?,
             smooth_depth: SmoothDepthProgram::new(gl)?,
             smooth_depth_2d: SmoothDepth2dProgram::new(gl)?,
+            smooth_thickness: SmoothThicknessProgram::new(gl)?,
             normals: NormalsProgram::new(gl)?,
             composite: CompositeProgram::new(gl)?,
             debug_view: DebugViewProgram::new(gl)?,
@@ -177,13 +183,14 @@ impl Programs {
     }
 
     fn delete(&self, gl: &glow::Context) {
-        let programs: [&Program; 11] = [
+        let programs: [&Program; 12] = [
             &self.scene.program,
             &self.sphere_depth.program,
             &self.thickness.program,
             &self.particles.program,
             &self.smooth_depth.program,
             &self.smooth_depth_2d.program,
+            &self.smooth_thickness.program,
             &self.normals.program,
             &self.composite.program,
             &self.debug_view.program,
@@ -362,7 +369,7 @@ impl Renderer {
         let light = (settings.fluid_light && fluid_view).then(|| self.light_frame(&frame));
         if let Some(light) = &light {
             self.run(Pass::LightDepth, |r| r.light_depth(light))?;
-            self.run(Pass::LightThickness, |r| r.light_thickness(light))?;
+            self.run(Pass::LightThickness, |r| r.light_thickness(light, settings))?;
             self.run(Pass::LightSmooth, |r| r.light_smooth(light, settings))?;
             self.run(Pass::Caustics, |r| r.caustics(light, settings))?;
             // SAFETY: GL call on this thread's current context.
@@ -381,6 +388,19 @@ impl Renderer {
             view => {
                 self.run(Pass::SphereDepth, |r| r.sphere_depth(&frame))?;
                 self.run(Pass::Thickness, |r| r.thickness(&frame))?;
+                if settings.smooth_thickness {
+                    let sigma = filter::thickness_sigma_px(&frame, true);
+                    self.run(Pass::SmoothThickness, |r| {
+                        let targets = &r.targets;
+                        r.smooth_thickness(
+                            &targets.thickness,
+                            &targets.thickness_blur,
+                            width,
+                            height,
+                            sigma,
+                        )
+                    })?;
+                }
                 self.run(Pass::SmoothDepth, |r| r.smooth_depth(&frame, settings))?;
                 if settings.runs_smooth_depth_2d() {
                     self.run(Pass::SmoothDepth2d, |r| r.smooth_depth_2d(&frame, settings))?;
@@ -388,7 +408,7 @@ impl Renderer {
                 self.run(Pass::Normals, |r| r.normals(&frame))?;
                 let foam = view == View::Fluid && self.foam.count > 0;
                 if foam {
-                    self.run(Pass::Foam, |r| r.foam(&frame))?;
+                    self.run(Pass::Foam, |r| r.foam(&frame, light.as_ref(), settings))?;
                 }
                 if view == View::Fluid {
                     self.run(Pass::Composite, |r| r.composite(&frame, settings, foam))?;

@@ -347,10 +347,26 @@ impl Renderer {
         let pass = &self.programs.scene;
         self.bind_scene_program(frame);
         pass.fluid_light.set(gl, 0);
-        for mesh in self.meshes.iter().filter(|m| m.surface == Surface::Lines) {
-            pass.surface_kind.set(gl, mesh.surface as i32);
-            pass.base_color.set(gl, linear(mesh.color));
-            mesh.draw(gl);
+        // Each line is drawn once per offset of EDGE_JITTER (in pixels, moved in clip space),
+        // with the opacity that the copies' overlap compounds back to the line's own: a
+        // supersampled line about 2 px wide whose steps are blended, instead of a 1-px line
+        // stair-stepped and dashed (FXAA alone left them so).
+        let copies = EDGE_JITTER.len() as i32;
+        for (dx, dy) in EDGE_JITTER {
+            let offset = glam::Mat4::from_translation(Vec3::new(
+                2.0 * dx / frame.width as f32,
+                2.0 * dy / frame.height as f32,
+                0.0,
+            ));
+            pass.view_projection
+                .set(gl, offset * frame.projection * frame.view);
+            for mesh in self.meshes.iter().filter(|m| m.surface == Surface::Lines) {
+                pass.surface_kind.set(gl, mesh.surface as i32);
+                let color = linear(mesh.color);
+                let alpha = 1.0 - (1.0 - color.w).powf(1.0 / copies as f32);
+                pass.base_color.set(gl, color.truncate().extend(alpha));
+                mesh.draw(gl);
+            }
         }
         // SAFETY: as above.
         unsafe {
@@ -361,6 +377,9 @@ impl Renderer {
         }
     }
 }
+
+/// The `edges` pass's offsets of each line's copies, pixels: a rotated grid over ±0.5 px.
+const EDGE_JITTER: [(f32, f32); 4] = [(0.5, 0.17), (-0.17, 0.5), (-0.5, -0.17), (0.17, -0.5)];
 
 fn vertex(position: Vec3, normal: Vec3) -> [f32; 6] {
     [

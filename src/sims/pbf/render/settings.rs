@@ -82,6 +82,9 @@ pub struct RenderSettings {
     /// centre too, so the kernel stays symmetric and thin fluid and silhouettes stay near
     /// their splatted depth (docs/viewer.md).
     pub bias_correction: bool,
+    /// The `smooth_thickness` pass blurs the thickness buffer (and the sun's) before
+    /// absorption, refraction and the shadow use it; off shows each sprite's grain.
+    pub smooth_thickness: bool,
     /// Colour the fluid takes where it is thick (linear RGB 0..1).
     pub fluid_color: [f32; 3],
     /// Beer–Lambert attenuation per RGB channel, 1/m.
@@ -110,6 +113,7 @@ impl Default for RenderSettings {
             smoothing_filter: SmoothingFilter::NarrowRange,
             smooth_depth_2d: true,
             bias_correction: true,
+            smooth_thickness: true,
             fluid_color: [0.01, 0.12, 0.32],
             attenuation: [5.0, 1.8, 0.8],
             refraction_index: 1.33,

@@ -13,8 +13,8 @@ use glow::HasContext;
 
 /// The sun's radiance in the specular highlight (the sky's brightest texels are 1).
 const SUN_RADIANCE: f32 = 6.0;
-/// The linear radiance of foam, white (the sky's brightest texels are 1).
-const FOAM_RADIANCE: f32 = 1.1;
+/// Foam's albedo: the `foam` pass's light (the solids' lighting model) times this.
+const FOAM_ALBEDO: f32 = 0.95;
 
 /// The viewport-sized buffers of the passes.
 pub(super) struct Targets {
@@ -25,6 +25,8 @@ pub(super) struct Targets {
     pub(super) hdr: TextureTarget,
     pub(super) sphere_depth: TextureTarget,
     pub(super) thickness: TextureTarget,
+    /// `smooth_thickness`'s horizontal half.
+    pub(super) thickness_blur: TextureTarget,
     pub(super) smoothing: [TextureTarget; 2],
     pub(super) normals: TextureTarget,
     /// The `foam` pass's sprites: r in front, g bubbles under the surface.
@@ -63,6 +65,7 @@ impl Targets {
             hdr,
             sphere_depth,
             thickness,
+            thickness_blur: TextureTarget::new(gl, width, height, ColorFormat::R32F, Depth::None)?,
             smoothing: [
                 TextureTarget::new(gl, width, height, ColorFormat::R32F, Depth::None)?,
                 TextureTarget::new(gl, width, height, ColorFormat::R32F, Depth::None)?,
@@ -77,6 +80,7 @@ impl Targets {
         self.hdr.delete(gl);
         self.sphere_depth.delete(gl);
         self.thickness.delete(gl);
+        self.thickness_blur.delete(gl);
         for target in &self.smoothing {
             target.delete(gl);
         }
@@ -415,7 +419,7 @@ impl Renderer {
         pass.sun_direction
             .set(gl, view_rotation * skybox::sun_direction());
         pass.foam.set(gl, i32::from(foam));
-        pass.foam_color.set(gl, Vec3::splat(FOAM_RADIANCE));
+        pass.foam_color.set(gl, Vec3::splat(FOAM_ALBEDO));
         self.fullscreen.draw(gl);
         // SAFETY: as above.
         unsafe {
