@@ -141,6 +141,18 @@ fn npy_fields_are_the_solvers_fields_and_agree_with_the_stats() {
             assert_eq!(read(name).0, [NY, NX], "{name}");
         }
 
+        // The CFL number: the fastest cell centre × the step (dt 0.02 s, one substep) / dx.
+        let fastest = velocity
+            .chunks(2)
+            .map(|c| f64::from(c[0]).hypot(f64::from(c[1])))
+            .fold(0.0, f64::max);
+        let cfl = stats["cfl"].as_f64().expect("cfl in the stats");
+        assert!(
+            (cfl - fastest * 0.02 / DX).abs() <= 1e-5 * (1.0 + cfl),
+            "step {step}: cfl {cfl}, fastest {fastest} m/s"
+        );
+        assert_eq!(step == 0, cfl == 0.0, "step {step}: cfl {cfl}");
+
         // The ink's amount: Σ over the ink cells (dx/2 wide) and channels.
         let total = ink.iter().map(|&c| f64::from(c)).sum::<f64>() * (DX / 2.0).powi(2);
         let said = stats["ink"].as_f64().unwrap();

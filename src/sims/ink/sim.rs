@@ -2,7 +2,7 @@
 //! brush's clock, and the picture (a field turned into an RGBA image in a texture, shown
 //! letterboxed: written by a kernel through CUDA–GL interop on CUDA, uploaded otherwise).
 
-use super::frame::{summary_lines, InkFrame};
+use super::frame::{cfl, summary_lines, InkFrame};
 use super::panel::Tool;
 use super::picture::picture;
 use super::scene::{Background, InkScene};
@@ -206,6 +206,11 @@ impl InkSim {
             .then(|| [fx * p.width, fy * p.height()])
     }
 
+    /// The solver's step, s: the frame's dt over its substeps.
+    fn dt_substep(&self) -> f32 {
+        self.solver.params.dt / self.solver.params.substeps as f32
+    }
+
     fn image(&self) -> Result<(usize, usize, Vec<u8>)> {
         let (view, background) = (VIEWS[self.view], self.background);
         self.solver
@@ -299,6 +304,7 @@ impl Sim for InkSim {
             ink,
             report: self.solver.report(),
             background: self.background,
+            dt_substep: self.dt_substep(),
         }))
     }
 
@@ -306,7 +312,14 @@ impl Sim for InkSim {
     /// every frame: no field is read back).
     fn status(&mut self) -> Result<Vec<String>> {
         let (ink, energy, fastest) = self.solver.totals();
-        Ok(summary_lines(&self.solver.report(), ink, energy, fastest))
+        let cfl = cfl(fastest, self.dt_substep(), self.solver.params.dx());
+        Ok(summary_lines(
+            &self.solver.report(),
+            ink,
+            energy,
+            fastest,
+            cfl,
+        ))
     }
 
     fn solve_summary(&self) -> SolveSummary {
