@@ -5,6 +5,7 @@
 
 mod advect;
 pub mod boundary;
+pub mod brush;
 pub mod cpu;
 pub mod cuda;
 pub mod doctor;
@@ -20,6 +21,7 @@ mod sim;
 pub mod solver;
 
 pub use boundary::{Boundary, SideKind, Walls};
+pub use brush::Brush;
 pub use params::{Advection, InkParams, PressureSolver};
 pub use sim::InkSim;
 

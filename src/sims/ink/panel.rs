@@ -6,7 +6,7 @@ use super::boundary::{SideKind, Walls, SIDES};
 use super::params::{Advection, PressureSolver};
 use super::scene::Background;
 use super::sim::InkSim;
-use super::Stamp;
+use super::brush::Drag;
 use crate::sims::choose;
 use anyhow::{anyhow, Result};
 
@@ -85,9 +85,9 @@ impl InkSim {
             }
             ui.slider("brush size (m)", 0.002, 0.2, &mut self.brush.radius);
             ui.slider(
-                "brush concentration",
+                "brush concentration (ink/s)",
                 0.0,
-                2.0,
+                100.0,
                 &mut self.brush.concentration,
             );
             ui.slider(
@@ -153,6 +153,9 @@ impl InkSim {
         let (Some(point), true) = (point, dragging) else {
             self.last_pointer = None;
             self.dragged = None;
+            if let Some(drag) = &mut self.drag {
+                drag.released = true;
+            }
             return point.is_some();
         };
         let pressed = self.last_pointer.is_none();
@@ -162,17 +165,10 @@ impl InkSim {
                     let hue = self.random_unit();
                     self.brush.color = hue_to_rgb(hue);
                 }
-                let motion = self
-                    .last_pointer
-                    .map_or([0.0; 2], |last| [point[0] - last[0], point[1] - last[1]]);
-                let b = self.brush;
-                self.extra_stamps.push(Stamp {
-                    position: point,
-                    radius: b.radius,
-                    velocity: [b.force * motion[0], b.force * motion[1]],
-                    ink: b.color.map(|c| c * b.concentration),
-                    per_second: false,
-                });
+                match &mut self.drag {
+                    Some(drag) if !pressed => drag.to = point,
+                    _ => self.drag = Some(Drag::new(point)),
+                }
             }
             Tool::PaintObstacle | Tool::EraseObstacle => {
                 let solid = self.tool == Tool::PaintObstacle;
