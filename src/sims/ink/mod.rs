@@ -4,6 +4,7 @@
 //! its fields and pictures for `simulate` in `export.rs`.
 
 mod advect;
+pub mod bandwidth;
 pub mod boundary;
 pub mod brush;
 pub mod cpu;

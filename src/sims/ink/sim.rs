@@ -286,6 +286,10 @@ impl Sim for InkSim {
         self.solver.stage_seconds().to_vec()
     }
 
+    fn stage_bytes(&self) -> Vec<Option<f64>> {
+        super::bandwidth::stage_bytes(&self.solver.params).to_vec()
+    }
+
     fn reset_stage_times(&mut self) {
         self.solver.reset_stage_times();
     }
