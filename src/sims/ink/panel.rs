@@ -3,7 +3,7 @@
 //! erasing or dragging obstacles.
 
 use super::boundary::{SideKind, Walls, SIDES};
-use super::params::{Advection, PressureSolver};
+use super::params::{Advection, PressureSolver, MAX_CELLS};
 use super::scene::{Background, Obstacle};
 use super::sim::InkSim;
 use super::brush::Drag;
@@ -133,7 +133,14 @@ impl InkSim {
             if boundary != self.solver.params.boundary {
                 self.set_boundary(boundary);
             }
-            ui.slider("cells across", 16, 2048, &mut self.grid_edit[0]);
+            // CUDA runs the original's 2048² and the 4096²; the CPU stops at 2048² (a
+            // 4096² CPU step takes seconds).
+            let most = if self.solver.cuda_device().is_some() {
+                MAX_CELLS
+            } else {
+                2048
+            };
+            ui.slider("cells across", 16, most, &mut self.grid_edit[0]);
             ui.slider("ink cells per cell", 1, 4, &mut self.grid_edit[1]);
             if ui.button("Restart with this grid") {
                 let p = &mut self.solver.params;
