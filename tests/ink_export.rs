@@ -398,5 +398,8 @@ fn bench_gives_each_modelled_stage_its_bandwidth() {
         assert_eq!(stage.gb_per_s, None, "{name}");
     }
     let json = report.json();
-    assert!(json["stages"][0]["gb_per_s"].as_f64().unwrap() > 0.0, "{json}");
+    assert!(
+        json["stages"][0]["gb_per_s"].as_f64().unwrap() > 0.0,
+        "{json}"
+    );
 }

@@ -74,9 +74,7 @@ pub fn stage_bytes(params: &InkParams) -> [Option<f64>; InkStage::ALL.len()] {
             ),
             PressureSolver::Multigrid => None,
         },
-        InkStage::SubtractGradient => {
-            Some(per_frame(SUBTRACT_GRADIENT) + bytes(DIVERGENCE))
-        }
+        InkStage::SubtractGradient => Some(per_frame(SUBTRACT_GRADIENT) + bytes(DIVERGENCE)),
     })
 }
 

@@ -73,7 +73,11 @@ impl Brush {
         };
         rate("concentration", self.concentration, "ink/s")?;
         rate("force", self.force, "1/s")?;
-        match self.color.iter().find(|c| !(c.is_finite() && (0.0..=1.0).contains(*c))) {
+        match self
+            .color
+            .iter()
+            .find(|c| !(c.is_finite() && (0.0..=1.0).contains(*c)))
+        {
             Some(c) => Err(Invalid::new(
                 "brush.color",
                 format!("each channel must be in [0, 1], got {c}"),
@@ -216,10 +220,7 @@ mod tests {
             let mut sim = open(SCENE).unwrap();
             drag(&mut sim, events);
             sim.step().unwrap();
-            let momentum = sim
-                .solver
-                .with_state(|flow, _, _, _| flow.u.sum())
-                .unwrap();
+            let momentum = sim.solver.with_state(|flow, _, _, _| flow.u.sum()).unwrap();
             laid.push((ink(&sim), momentum));
         }
         let (two, sixteen) = (laid[0], laid[1]);
@@ -234,7 +235,10 @@ mod tests {
             "ink {} m², {ONE_FRAME} expected",
             two.0
         );
-        assert!(two.1 > 0.0 && (two.1 - sixteen.1).abs() < 0.03 * two.1, "{laid:?}");
+        assert!(
+            two.1 > 0.0 && (two.1 - sixteen.1).abs() < 0.03 * two.1,
+            "{laid:?}"
+        );
     }
 
     /// While paused (frames shown, none stepped) a drag lays nothing and piles nothing up: the

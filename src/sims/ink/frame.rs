@@ -169,11 +169,14 @@ mod tests {
             background: Background::Paper,
             dt_substep: 0.01,
         };
-        let stats: serde_json::Value = serde_json::from_str(frame.stats(1, 0.01, 0.0).get())
-            .expect("a JSON line");
+        let stats: serde_json::Value =
+            serde_json::from_str(frame.stats(1, 0.01, 0.0).get()).expect("a JSON line");
         let expected = 5.0 * 0.01 / 0.05;
         let said = stats["cfl"].as_f64().expect("a cfl field");
-        assert!((said - expected).abs() < 1e-5, "cfl {said}, {expected} expected");
+        assert!(
+            (said - expected).abs() < 1e-5,
+            "cfl {said}, {expected} expected"
+        );
         assert!((stats["max_speed"].as_f64().unwrap() - 5.0).abs() < 1e-6);
         let summary = frame.summary().join("\n");
         assert!(summary.contains("CFL 1.000 (per substep)"), "{summary}");

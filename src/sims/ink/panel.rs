@@ -3,10 +3,10 @@
 //! erasing or dragging obstacles.
 
 use super::boundary::{SideKind, Walls, SIDES};
+use super::brush::Drag;
 use super::params::{Advection, PressureSolver, MAX_CELLS};
 use super::scene::{Background, Obstacle};
 use super::sim::InkSim;
-use super::brush::Drag;
 use crate::sims::choose;
 use anyhow::{anyhow, Result};
 
@@ -418,8 +418,14 @@ mod tests {
                 (open, flow.u.get(21, 16))
             })
             .unwrap();
-        assert!(pushed > 0.1, "the water moves towards the disc: {pushed} m/s");
-        assert!(open_faces.is_empty(), "flow into solid cells: {open_faces:?}");
+        assert!(
+            pushed > 0.1,
+            "the water moves towards the disc: {pushed} m/s"
+        );
+        assert!(
+            open_faces.is_empty(),
+            "flow into solid cells: {open_faces:?}"
+        );
     }
 
     /// Opening a side applies at once: the pressure equation gains its outflow.

@@ -528,7 +528,11 @@ mod tests {
         sim.step().unwrap();
         assert!(ink(&sim) > 0.0);
         assert!(pushed(&sim) > 0.0, "pushed along the motion");
-        assert_eq!(sim.drag.unwrap().from, [0.6, 0.75], "the next segment starts there");
+        assert_eq!(
+            sim.drag.unwrap().from,
+            [0.6, 0.75],
+            "the next segment starts there"
+        );
         assert!(
             sim.pointer([110.0, 25.0], size, false),
             "hovering over the picture"
