@@ -141,6 +141,18 @@ fn npy_fields_are_the_solvers_fields_and_agree_with_the_stats() {
             assert_eq!(read(name).0, [NY, NX], "{name}");
         }
 
+        // The CFL number: the fastest cell centre × the step (dt 0.02 s, one substep) / dx.
+        let fastest = velocity
+            .chunks(2)
+            .map(|c| f64::from(c[0]).hypot(f64::from(c[1])))
+            .fold(0.0, f64::max);
+        let cfl = stats["cfl"].as_f64().expect("cfl in the stats");
+        assert!(
+            (cfl - fastest * 0.02 / DX).abs() <= 1e-5 * (1.0 + cfl),
+            "step {step}: cfl {cfl}, fastest {fastest} m/s"
+        );
+        assert_eq!(step == 0, cfl == 0.0, "step {step}: cfl {cfl}");
+
         // The ink's amount: Σ over the ink cells (dx/2 wide) and channels.
         let total = ink.iter().map(|&c| f64::from(c)).sum::<f64>() * (DX / 2.0).powi(2);
         let said = stats["ink"].as_f64().unwrap();
@@ -340,4 +352,54 @@ fn npy_and_pictures_are_refused_for_a_kind_without_them() {
         "{stderr}"
     );
     assert!(!out.exists());
+}
+
+/// `bench` on an ink scene gives each modelled stage's effective bandwidth: the bytes the
+/// kernels' traffic model says it moves per step (`sims::ink::bandwidth`) over its time; the
+/// multigrid pressure and a splat without buoyancy are not modelled and carry none.
+#[test]
+fn bench_gives_each_modelled_stage_its_bandwidth() {
+    use fluidlab::commands::bench::{self, BenchOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let scene = write(dir.path(), "ink.toml", INK);
+    let report = bench::run(
+        &BenchOptions {
+            scene,
+            particles: None,
+            steps: 3,
+            warmup: 1,
+            backend: Backend::Cpu,
+            stage_timing: true,
+        },
+        false,
+    )
+    .unwrap();
+    let n = (NX * NY) as f64;
+    // Per velocity cell (ink ×2: 4 ink cells per cell): advect (MacCormack) 60 + 60 × 4, curl
+    // 12, vorticity 22, divergence 13, subtract_gradient 22 + the divergence after, 13.
+    let bytes = [
+        ("advect", 300.0),
+        ("curl", 12.0),
+        ("vorticity", 22.0),
+        ("divergence", 13.0),
+        ("subtract_gradient", 35.0),
+    ];
+    for (name, per_cell) in bytes {
+        let stage = report.stages.iter().find(|s| s.stage == name).unwrap();
+        let expected = per_cell * n / (stage.ms * 1e-3) / 1e9;
+        let said = stage.gb_per_s.expect(name);
+        assert!(
+            (said - expected).abs() < 1e-9 * expected,
+            "{name}: {said} GB/s, {expected} expected"
+        );
+    }
+    for name in ["splat", "pressure"] {
+        let stage = report.stages.iter().find(|s| s.stage == name).unwrap();
+        assert_eq!(stage.gb_per_s, None, "{name}");
+    }
+    let json = report.json();
+    assert!(
+        json["stages"][0]["gb_per_s"].as_f64().unwrap() > 0.0,
+        "{json}"
+    );
 }

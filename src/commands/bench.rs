@@ -233,6 +233,9 @@ pub struct StageTime {
     pub stage: &'static str,
     /// Mean ms per step.
     pub ms: f64,
+    /// Bytes moved per step by the kind's traffic model over that time, GB/s (when modelled).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gb_per_s: Option<f64>,
 }
 
 /// Runs the benchmark.
@@ -322,12 +325,20 @@ pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
         // Off, none is reported: the CPU's clocks run either way (they cost nothing
         // measurable), but a CUDA run without events has no figures to give.
         stages: if options.stage_timing {
+            let bytes = sim.stage_bytes();
             sim.stages()
                 .iter()
                 .zip(sim.stage_seconds())
-                .map(|(&stage, seconds)| StageTime {
+                .enumerate()
+                .map(|(k, (&stage, seconds))| StageTime {
                     stage,
                     ms: seconds * 1e3 / steps,
+                    gb_per_s: bytes
+                        .get(k)
+                        .copied()
+                        .flatten()
+                        .filter(|_| seconds > 0.0)
+                        .map(|b| b * steps / seconds / 1e9),
                 })
                 .filter(|t| t.ms > 0.0)
                 .collect()
@@ -373,8 +384,11 @@ pub fn print(report: &BenchReport) {
     }
     let total: f64 = report.stages.iter().map(|s| s.ms).sum();
     for stage in &report.stages {
+        let bandwidth = stage
+            .gb_per_s
+            .map_or(String::new(), |g| format!("  {g:>8.1} GB/s"));
         println!(
-            "  {:<18} {:>9.3} ms/step  {:>5.1}%",
+            "  {:<18} {:>9.3} ms/step  {:>5.1}%{bandwidth}",
             stage.stage,
             stage.ms,
             100.0 * stage.ms / total.max(1e-12)

@@ -243,6 +243,12 @@ pub trait Sim {
     /// Seconds spent in each of [`Sim::stages`] since the last reset, in the same order.
     fn stage_seconds(&self) -> Vec<f64>;
 
+    /// Bytes each of [`Sim::stages`] moves through memory per step, by the kind's traffic
+    /// model (`bench` prints GB/s from it); `None` where not modelled. Empty by default.
+    fn stage_bytes(&self) -> Vec<Option<f64>> {
+        Vec::new()
+    }
+
     /// Clears the stage times.
     fn reset_stage_times(&mut self);
 

@@ -15,6 +15,8 @@ pub struct InkFrame {
     pub(super) ink: Ink,
     pub(super) report: SolveReport,
     pub(super) background: Background,
+    /// The solver's step, s: the frame's dt over its substeps (the CFL number's dt).
+    pub(super) dt_substep: f32,
 }
 
 impl Frame for InkFrame {
@@ -78,6 +80,7 @@ impl Frame for InkFrame {
             ink: f64,
             kinetic_energy: f64,
             max_speed: f64,
+            cfl: f64,
             step_ms: f64,
         }
         stats_row(&Row {
@@ -91,13 +94,15 @@ impl Frame for InkFrame {
             ink: self.ink.total(),
             kinetic_energy,
             max_speed,
+            cfl: cfl(max_speed, self.dt_substep, self.flow.dx),
             step_ms,
         })
     }
 
     fn summary(&self) -> Vec<String> {
         let (energy, fastest) = kinetic_energy_and_max_speed(&self.flow);
-        summary_lines(&self.report, self.ink.total(), energy, fastest)
+        let cfl = cfl(fastest, self.dt_substep, self.flow.dx);
+        summary_lines(&self.report, self.ink.total(), energy, fastest, cfl)
     }
 
     /// `u`, `v`, `velocity`, `pressure`, `divergence`, `curl`, `ink`, `solid` (`export.rs`).
@@ -111,19 +116,69 @@ impl Frame for InkFrame {
     }
 }
 
+/// The CFL number: how many velocity cells (`dx`, m) the fastest cell centre (`max_speed`,
+/// m/s) crosses in one solver step (`dt_substep`, s: the frame's dt over its substeps). The
+/// advection traces back that far; above about 1 a back-trace skips cells.
+pub(super) fn cfl(max_speed: f64, dt_substep: f32, dx: f32) -> f64 {
+    max_speed * f64::from(dt_substep) / f64::from(dx)
+}
+
 /// The summary's lines: the projection's report, then the amount of ink (m²), the kinetic
-/// energy and the largest speed.
+/// energy, the largest speed and the CFL number it gives ([`cfl`]).
 pub(super) fn summary_lines(
     report: &SolveReport,
     ink: f64,
     energy: f64,
     fastest: f64,
+    cfl: f64,
 ) -> Vec<String> {
     vec![
         format!(
             "divergence rms {:.3e} → {:.3e} 1/s after {} iterations (residual {:.3e})",
             report.divergence_before, report.divergence_after, report.iterations, report.residual
         ),
-        format!("ink {ink:.5} m², kinetic energy {energy:.4e} m⁴/s², fastest {fastest:.3} m/s"),
+        format!(
+            "ink {ink:.5} m², kinetic energy {energy:.4e} m⁴/s², fastest {fastest:.3} m/s, \
+             CFL {cfl:.3} (per substep)"
+        ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sims::ink::Boundary;
+
+    /// A field whose fastest cell centre moves at 5 m/s (one cell's faces at 4 and 3 m/s, the
+    /// rest at 1 m/s): the stats line's CFL number is 5 m/s × the substep / dx, and the
+    /// summary says it.
+    #[test]
+    fn the_cfl_number_is_the_fastest_speed_times_the_substep_over_the_cell() {
+        let dx = 0.05;
+        let mut flow = Flow::new(16, 8, dx, Boundary::default());
+        flow.u.data.fill(1.0);
+        let (i, j) = (5, 3);
+        let (left, right) = (flow.u.at(i, j), flow.u.at(i + 1, j));
+        (flow.u.data[left], flow.u.data[right]) = (4.0, 4.0);
+        let (bottom, top) = (flow.v.at(i, j), flow.v.at(i, j + 1));
+        (flow.v.data[bottom], flow.v.data[top]) = (3.0, 3.0);
+        let frame = InkFrame {
+            flow,
+            ink: Ink::new(16, 8, dx),
+            report: SolveReport::default(),
+            background: Background::Paper,
+            dt_substep: 0.01,
+        };
+        let stats: serde_json::Value =
+            serde_json::from_str(frame.stats(1, 0.01, 0.0).get()).expect("a JSON line");
+        let expected = 5.0 * 0.01 / 0.05;
+        let said = stats["cfl"].as_f64().expect("a cfl field");
+        assert!(
+            (said - expected).abs() < 1e-5,
+            "cfl {said}, {expected} expected"
+        );
+        assert!((stats["max_speed"].as_f64().unwrap() - 5.0).abs() < 1e-6);
+        let summary = frame.summary().join("\n");
+        assert!(summary.contains("CFL 1.000 (per substep)"), "{summary}");
+    }
 }

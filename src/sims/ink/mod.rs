@@ -4,7 +4,9 @@
 //! its fields and pictures for `simulate` in `export.rs`.
 
 mod advect;
+pub mod bandwidth;
 pub mod boundary;
+pub mod brush;
 pub mod cpu;
 pub mod cuda;
 pub mod doctor;
@@ -20,6 +22,7 @@ mod sim;
 pub mod solver;
 
 pub use boundary::{Boundary, SideKind, Walls};
+pub use brush::Brush;
 pub use params::{Advection, InkParams, PressureSolver};
 pub use sim::InkSim;
 

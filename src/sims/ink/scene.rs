@@ -3,6 +3,7 @@
 //! run is reproducible headless.
 
 use super::boundary::{SideKind, Walls};
+use super::brush::{Brush, BrushFile};
 use super::params::{Advection, InkParams, PressureSolver, MAX_CELLS};
 use super::Stamp;
 use crate::scene::{syntax_error, Invalid, SceneError, Source};
@@ -90,6 +91,8 @@ pub struct InkScene {
     /// The grid on the CUDA backend, when it differs from `params`' (the original's 2048² where
     /// the CPU runs 512²).
     pub cuda_cells: Option<[usize; 2]>,
+    /// The viewer's brush at start (the `[brush]` section over [`Brush::default_for`]).
+    pub brush: Brush,
     /// Solid discs.
     pub obstacles: Vec<Obstacle>,
     /// Scripted strokes.
@@ -108,6 +111,7 @@ struct InkFile {
     params: Option<ParamsFile>,
     display: Option<DisplayFile>,
     boundary: Option<BoundaryFile>,
+    brush: Option<BrushFile>,
     #[serde(default)]
     obstacle: Vec<Obstacle>,
     #[serde(default)]
@@ -192,6 +196,7 @@ impl InkScene {
             }
             boundary.inflow_speed = b.inflow_speed.unwrap_or(boundary.inflow_speed);
         }
+        let brush = Brush::default_for(params.width).with(&file.brush.unwrap_or_default());
         let scene = InkScene {
             name: source.name.clone(),
             description: file.description.unwrap_or_default(),
@@ -201,6 +206,7 @@ impl InkScene {
                 .and_then(|d| d.background)
                 .unwrap_or(Background::Paper),
             cuda_cells,
+            brush,
             obstacles: file.obstacle,
             strokes: file.stroke,
             splats: file.splat,
@@ -268,6 +274,7 @@ impl InkScene {
                 format!("must be finite, at least {least} and at most 1e6 in size, got {v}"),
             )),
         };
+        self.brush.validate(w.max(h))?;
         for (k, o) in self.obstacles.iter().enumerate() {
             inside(format!("obstacle[{k}].center"), o.center)?;
             radius(format!("obstacle[{k}].radius"), o.radius)?;
@@ -351,8 +358,9 @@ impl InkScene {
         })
     }
 
-    /// The brush stamps of the step from `t0` to `t1` (s): each stroke active then, at its
-    /// position at the step's middle, and each splat whose time falls in [t0, t1).
+    /// The brush stamps of the step from `t0` to `t1` (s): each stroke active at the step's
+    /// middle, along the part of its path the step covers ([`Stroke::stamps`]), and each splat
+    /// whose time falls in [t0, t1).
     pub fn stamps(&self, t0: f32, t1: f32) -> Vec<Stamp> {
         let mut stamps = Vec::new();
         let middle = 0.5 * (t0 + t1);
@@ -360,14 +368,8 @@ impl InkScene {
             if middle < stroke.start || middle >= stroke.start + stroke.duration {
                 continue;
             }
-            let (position, velocity) = stroke.at((middle - stroke.start) / stroke.duration);
-            stamps.push(Stamp {
-                position,
-                radius: stroke.radius,
-                velocity: [stroke.force * velocity[0], stroke.force * velocity[1]],
-                ink: stroke.ink,
-                per_second: true,
-            });
+            let fraction = |t: f32| ((t - stroke.start) / stroke.duration).clamp(0.0, 1.0);
+            stroke.stamps(fraction(t0), fraction(t1), &mut stamps);
         }
         for splat in &self.splats {
             if (t0..t1).contains(&splat.time) {
@@ -384,7 +386,42 @@ impl InkScene {
     }
 }
 
+/// Most stamps one stroke lays in one step: a brush that crosses more than 32 radii in a step
+/// gets its stamps spaced wider than half a radius (each is three CUDA launches).
+pub const MOST_STAMPS_PER_STEP: usize = 64;
+
 impl Stroke {
+    /// The stamps of one step that covers the stroke from fraction `f0` to `f1` of its
+    /// duration: evenly spaced along the path the brush travels in that time, at most half a
+    /// radius apart (up to [`MOST_STAMPS_PER_STEP`]), each carrying its share of the stroke's
+    /// rates — ink per second, and force × the brush's velocity there — so the ink and momentum
+    /// laid per second do not depend on how finely the path is cut.
+    pub fn stamps(&self, f0: f32, f1: f32, out: &mut Vec<Stamp>) {
+        let travelled = (f1 - f0).abs() * self.length();
+        let spacing = 0.5 * self.radius;
+        let n = ((travelled / spacing).ceil() as usize).clamp(1, MOST_STAMPS_PER_STEP);
+        let share = 1.0 / n as f32;
+        for k in 0..n {
+            let fraction = f0 + (f1 - f0) * (k as f32 + 0.5) * share;
+            let (position, velocity) = self.at(fraction);
+            out.push(Stamp {
+                position,
+                radius: self.radius,
+                velocity: velocity.map(|v| self.force * v * share),
+                ink: self.ink.map(|c| c * share),
+                per_second: true,
+            });
+        }
+    }
+
+    /// The path's length, m.
+    fn length(&self) -> f32 {
+        self.path
+            .windows(2)
+            .map(|w| (w[1][0] - w[0][0]).hypot(w[1][1] - w[0][1]))
+            .sum()
+    }
+
     /// The brush's position (m) and velocity (m/s) at `fraction` (0–1) of the stroke, moving
     /// at constant speed along the path.
     pub fn at(&self, fraction: f32) -> ([f32; 2], [f32; 2]) {

@@ -2,7 +2,8 @@
 //! brush's clock, and the picture (a field turned into an RGBA image in a texture, shown
 //! letterboxed: written by a kernel through CUDA–GL interop on CUDA, uploaded otherwise).
 
-use super::frame::{summary_lines, InkFrame};
+use super::brush::{Brush, Drag};
+use super::frame::{cfl, summary_lines, InkFrame};
 use super::panel::Tool;
 use super::picture::picture;
 use super::scene::{Background, InkScene};
@@ -49,6 +50,10 @@ pub struct InkSim {
     seed: u64,
     /// The interactive brush (the left mouse button paints).
     pub brush: Brush,
+    /// The brush's drag under way: painted as one segment per simulated frame.
+    pub(super) drag: Option<Drag>,
+    /// The steps taken when the last frame was drawn (a frame drawn without a step is paused).
+    steps_drawn: u64,
     pub(super) last_pointer: Option<[f32; 2]>,
     /// What left drag does.
     pub tool: Tool,
@@ -60,23 +65,6 @@ pub struct InkSim {
     /// letterboxed beside them, and the pointer finds it there).
     covered: [u32; 2],
     gl: Option<InkGl>,
-}
-
-/// The viewer's brush: where the pointer drags, it pushes the fluid by `force` × its motion
-/// and paints `ink` × `concentration` (the original's brush size, concentration and
-/// brush-motion influence).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Brush {
-    /// Gaussian radius, m.
-    pub radius: f32,
-    /// Ink colour (0–1 per channel).
-    pub color: [f32; 3],
-    /// Ink added per pointer event at the centre.
-    pub concentration: f32,
-    /// Velocity added per metre of pointer motion, 1/s.
-    pub force: f32,
-    /// Whether each stroke takes a new random colour.
-    pub random_colours: bool,
 }
 
 struct InkGl {
@@ -123,8 +111,8 @@ impl InkSim {
             InkSolver::cuda_cells(&scene, options.elements.is_some(), cells_in(&source.text));
         let (solver, note) =
             InkSolver::create(&mut scene, cuda_cells, options.backend, options.device)?;
-        let width = scene.params.width;
         let (scene_cells, scene_ink_scale) = (scene.params.cells_x, scene.params.ink_scale);
+        let brush = scene.brush;
         Ok(InkSim {
             background: scene.background,
             scene,
@@ -135,13 +123,9 @@ impl InkSim {
             view: 0,
             extra_stamps: Vec::new(),
             seed: 0x9e37_79b9_7f4a_7c15,
-            brush: Brush {
-                radius: 0.02 * width,
-                color: [1.0; 3],
-                concentration: 0.3,
-                force: 30.0,
-                random_colours: false,
-            },
+            brush,
+            drag: None,
+            steps_drawn: 0,
             grid_edit: [scene_cells, scene_ink_scale],
             last_pointer: None,
             covered: [0, 0],
@@ -206,6 +190,20 @@ impl InkSim {
             .then(|| [fx * p.width, fy * p.height()])
     }
 
+    /// A frame is shown: if none was stepped since the last one (paused), the drag's motion
+    /// meanwhile is not painted — its segment starts over at the pointer.
+    pub(super) fn frame_shown(&mut self) {
+        if self.steps == self.steps_drawn {
+            self.drag = self.drag.map(Drag::idle);
+        }
+        self.steps_drawn = self.steps;
+    }
+
+    /// The solver's step, s: the frame's dt over its substeps.
+    fn dt_substep(&self) -> f32 {
+        self.solver.params.dt / self.solver.params.substeps as f32
+    }
+
     fn image(&self) -> Result<(usize, usize, Vec<u8>)> {
         let (view, background) = (VIEWS[self.view], self.background);
         self.solver
@@ -259,10 +257,14 @@ impl Sim for InkSim {
             let t0 = self.time as f32;
             let mut stamps = self.scene.stamps(t0, t0 + dt);
             stamps.append(&mut self.extra_stamps);
+            if let Some(drag) = self.drag {
+                drag.stamps(&self.brush, self.solver.params.dt, k, substeps, &mut stamps);
+            }
             self.solver.step(dt, &stamps, k + 1 == substeps)?;
             self.time += f64::from(dt);
             self.steps += 1;
         }
+        self.drag = self.drag.and_then(Drag::after_frame);
         if !self.solver.end_frame()? {
             bail!(
                 "step {}: the velocity is no longer finite; lower dt or the brush force",
@@ -284,6 +286,10 @@ impl Sim for InkSim {
         self.solver.stage_seconds().to_vec()
     }
 
+    fn stage_bytes(&self) -> Vec<Option<f64>> {
+        super::bandwidth::stage_bytes(&self.solver.params).to_vec()
+    }
+
     fn reset_stage_times(&mut self) {
         self.solver.reset_stage_times();
     }
@@ -299,6 +305,7 @@ impl Sim for InkSim {
             ink,
             report: self.solver.report(),
             background: self.background,
+            dt_substep: self.dt_substep(),
         }))
     }
 
@@ -306,7 +313,14 @@ impl Sim for InkSim {
     /// every frame: no field is read back).
     fn status(&mut self) -> Result<Vec<String>> {
         let (ink, energy, fastest) = self.solver.totals();
-        Ok(summary_lines(&self.solver.report(), ink, energy, fastest))
+        let cfl = cfl(fastest, self.dt_substep(), self.solver.params.dx());
+        Ok(summary_lines(
+            &self.solver.report(),
+            ink,
+            energy,
+            fastest,
+            cfl,
+        ))
     }
 
     fn solve_summary(&self) -> SolveSummary {
@@ -423,6 +437,7 @@ impl Sim for InkSim {
     /// centred beside the panels' [`Output::covered`] band.
     fn draw(&mut self, _camera: &Camera, output: Output) -> Result<()> {
         self.covered = output.covered;
+        self.frame_shown();
         if let Some(size) = self.draw_through_interop()? {
             return self.present(size, output);
         }
@@ -501,21 +516,30 @@ mod tests {
         );
         assert!(sim.pointer([100.0, 25.0], size, true));
         assert!(sim.pointer([110.0, 25.0], size, true));
-        assert_eq!(sim.extra_stamps.len(), 2);
-        let stamp = sim.extra_stamps[1];
         // x = (110 − 50)/100 of the width, y = 1 − 25/100 of the height.
-        assert!((stamp.position[0] - 0.6).abs() < 1e-6 && (stamp.position[1] - 0.75).abs() < 1e-6);
-        assert!(stamp.velocity[0] > 0.0 && stamp.velocity[1] == 0.0);
+        let drag = sim.drag.expect("a drag");
+        assert_eq!((drag.from, drag.to), ([0.5, 0.75], [0.6, 0.75]));
         let ink = |sim: &InkSim| sim.solver.with_state(|_, ink, _, _| ink.total()).unwrap();
-        let before = ink(&sim);
+        let pushed = |sim: &InkSim| {
+            sim.solver
+                .with_state(|flow, _, _, _| flow.u.sample(0.55, 0.75))
+                .unwrap()
+        };
         sim.step().unwrap();
-        assert!(ink(&sim) > before);
-        assert!(sim.extra_stamps.is_empty());
+        assert!(ink(&sim) > 0.0);
+        assert!(pushed(&sim) > 0.0, "pushed along the motion");
+        assert_eq!(
+            sim.drag.unwrap().from,
+            [0.6, 0.75],
+            "the next segment starts there"
+        );
         assert!(
             sim.pointer([110.0, 25.0], size, false),
             "hovering over the picture"
         );
         assert_eq!(sim.last_pointer, None);
+        sim.step().unwrap();
+        assert_eq!(sim.drag, None, "let go after the frame");
     }
 
     /// Bad ink input names the file, line and key; a stroke paints ink as it goes.
