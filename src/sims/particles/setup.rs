@@ -89,7 +89,9 @@ pub(super) fn build(scene: &ParticlesScene) -> State {
     }
 }
 
-/// The box the camera frames.
+/// The box the camera frames: the fountain's basin up to the jet's top; a body's start with
+/// room downwind and down to the ground (a cloth hangs below its `start`, a jelly stands on it,
+/// its top `size` above).
 pub(super) fn bounds_of(scene: &ParticlesScene) -> Aabb {
     match scene.which {
         Which::Fountain => {
@@ -103,9 +105,13 @@ pub(super) fn bounds_of(scene: &ParticlesScene) -> Aabb {
         _ => {
             let (s, size) = (Vec3::from(scene.body.start), scene.body.size);
             let ground = scene.world.ground.min(s.y - size);
+            let top = match scene.which {
+                Which::Jelly => s.y + 1.25 * size,
+                _ => s.y + 0.5 * size,
+            };
             Aabb::new(
                 [s.x - 0.5 * size, ground, s.z - size],
-                [s.x + 1.5 * size, s.y + 0.5 * size, s.z + 2.0 * size],
+                [s.x + 1.5 * size, top, s.z + 2.0 * size],
             )
         }
     }

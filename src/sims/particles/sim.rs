@@ -13,7 +13,7 @@ use super::scene::{ParticlesScene, Which};
 use super::setup::{bounds_of, build, rescale};
 use super::solver::Device;
 use super::{sort, BODY_STAGES, FOUNTAIN_STAGES};
-use crate::gfx::camera::Camera;
+use crate::gfx::camera::{Camera, Orientation};
 use crate::gfx::timing::PassClock;
 use crate::gfx::Output;
 use crate::scene::{Aabb, Source};
@@ -103,7 +103,7 @@ impl ParticlesSim {
         };
         ParticlesSim {
             state: build(&scene),
-            camera: Camera::framing(&bounds_of(&scene)),
+            camera: Camera::oriented_framing(&bounds_of(&scene), render::orientation(scene.which)),
             dt_before: scene.dt / scene.body.substeps as f32,
             applied: scene.clone(),
             scene,
@@ -350,6 +350,10 @@ impl Sim for ParticlesSim {
 
     fn bounds(&self) -> Aabb {
         bounds_of(&self.scene)
+    }
+
+    fn orientation(&self) -> Orientation {
+        render::orientation(self.scene.which)
     }
 
     fn restart(&mut self) -> Result<()> {

@@ -34,7 +34,7 @@ pub use flare::{
 pub use mesh::{arrow_length, Vertex, ARROW_LONGEST, ARROW_SHORTEST};
 pub use nodes::Point;
 pub use settings::{panel, views, RenderSettings, BODY_VIEWS, FOUNTAIN_VIEWS};
-pub use sky::{light, sky_color, Light, SUN_RADIUS};
+pub use sky::{light, orientation, sky_color, Light, SUN_RADIUS};
 pub use sprites::{particle_color, particle_sprite, Blending};
 pub use surface::Skin;
 pub use water::WATER_COLOR;
