@@ -83,7 +83,7 @@ pub struct ParticlesSim {
 
 impl ParticlesSim {
     /// Parses `source` and sets the scene up. `options.elements`: about that many particles
-    /// alive (rate × lifetime), or nodes; a body gets the substeps it needs to stay stable.
+    /// alive (rate × their mean life), or nodes; a body gets the substeps it needs to stay stable.
     pub fn open(source: &Source, options: &OpenOptions) -> Result<ParticlesSim> {
         let mut scene = ParticlesScene::from_source(source)?;
         if let Some(elements) = options.elements {
