@@ -202,6 +202,11 @@ impl ParticlesSim {
     pub fn set_camera(&mut self, camera: Camera) {
         self.camera = camera;
     }
+
+    /// The renderer, once attached to GL.
+    pub fn renderer(&self) -> Option<&Renderer> {
+        self.renderer.as_ref()
+    }
 }
 
 impl Sim for ParticlesSim {

@@ -184,6 +184,11 @@ impl Renderer {
         &self.light
     }
 
+    /// The sky's cube map (its sampler's modes are tested).
+    pub fn sky_cubemap(&self) -> glow::Texture {
+        self.sky.cubemap()
+    }
+
     /// Seconds of each pass of the latest measured frame, by pass name.
     pub fn pass_times(&self) -> Vec<(&'static str, Option<f64>)> {
         self.timer.latest()
