@@ -82,7 +82,11 @@ fn the_grabber_drags_a_jelly_node() {
     assert!(sim.grabber.held.is_none());
     assert!(!body(&mut sim).pinned[node]);
     sim.step().unwrap();
-    assert_ne!(body(&mut sim).position[node], moved, "let go, the node moves again");
+    assert_ne!(
+        body(&mut sim).position[node],
+        moved,
+        "let go, the node moves again"
+    );
 }
 
 /// A drag that starts on the wind arrow's head sets the scene's wind (the head under the
