@@ -318,7 +318,7 @@ fn render_frames(
         );
     }
     sim.attach_gl(headless.gl(), PassClock::Finish)?;
-    let framing = Camera::framing(&sim.bounds());
+    let framing = Camera::oriented_framing(&sim.bounds(), sim.orientation());
     let camera = options.camera.map_or(framing, |pose| pose.apply(framing));
     let mut files = Vec::new();
     let mut pass_totals: Vec<(&'static str, f64)> = Vec::new();

@@ -11,6 +11,24 @@ const PITCH_LIMIT: f32 = 1.5;
 /// The share of the uncovered output (per axis, centred) a framed box fills.
 pub const FRAMED_FRACTION: f32 = 0.8;
 
+/// The direction a default view looks from: [`Camera::yaw`] and [`Camera::pitch`], radians.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Orientation {
+    /// Rotation around the y axis.
+    pub yaw: f32,
+    /// Elevation above the horizontal (positive looks down).
+    pub pitch: f32,
+}
+
+impl Orientation {
+    /// From the front, a little above and to the side: every kind's default but where a
+    /// simulation chooses its own ([`crate::sims::Sim::orientation`]).
+    pub const FRONT: Orientation = Orientation {
+        yaw: -0.5,
+        pitch: 0.55,
+    };
+}
+
 /// An orbit camera looking at `target` from `distance` away.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Camera {
@@ -31,9 +49,19 @@ impl Camera {
         Camera::framing_in(container, 16.0 / 9.0, [-1.0, 1.0])
     }
 
-    /// The default view of a container seen from the front, a little above and to the side,
-    /// fitted to an output of `aspect` (width / height) of which the horizontal band
-    /// `uncovered` (normalised device x, −1 left to 1 right) is not under a panel: the box's
+    /// The default view of a container seen from the front, a little above and to the side
+    /// ([`Orientation::FRONT`]): [`Camera::oriented_framing_in`].
+    pub fn framing_in(container: &Aabb, aspect: f32, uncovered: [f32; 2]) -> Camera {
+        Camera::oriented_framing_in(container, Orientation::FRONT, aspect, uncovered)
+    }
+
+    /// [`Camera::oriented_framing_in`] in a full 16:9 output, as [`Camera::framing`].
+    pub fn oriented_framing(container: &Aabb, orientation: Orientation) -> Camera {
+        Camera::oriented_framing_in(container, orientation, 16.0 / 9.0, [-1.0, 1.0])
+    }
+
+    /// The default view of a container seen from `orientation`, fitted to an output of
+    /// `aspect` (width / height) of which the horizontal band `uncovered` (normalised device x, −1 left to 1 right) is not under a panel: the box's
     /// eight corners end up in the central [`FRAMED_FRACTION`] of that band and of the height,
     /// filling it along the tighter axis and centred along the other.
     ///
@@ -44,11 +72,16 @@ impl Camera {
     /// is narrowed about its centre (by bisection) until it needs that same depth. (A
     /// fixed-point iteration on the projected corners stalled in a two-cycle for flat boxes
     /// seen from close by, such as the pool's opening, 5 % of the frame off.)
-    pub fn framing_in(container: &Aabb, aspect: f32, uncovered: [f32; 2]) -> Camera {
+    pub fn oriented_framing_in(
+        container: &Aabb,
+        orientation: Orientation,
+        aspect: f32,
+        uncovered: [f32; 2],
+    ) -> Camera {
         let orientation = Camera {
             target: Vec3::ZERO,
-            yaw: -0.5,
-            pitch: 0.55,
+            yaw: orientation.yaw,
+            pitch: orientation.pitch,
             distance: 1.0,
         };
         let view = orientation.view();

@@ -13,7 +13,7 @@ pub mod pool;
 #[cfg(test)]
 pub mod probe;
 
-use crate::gfx::camera::Camera;
+use crate::gfx::camera::{Camera, Orientation};
 use crate::gfx::timing::PassClock;
 use crate::gfx::Output;
 use crate::output::{Grid, Table};
@@ -265,6 +265,11 @@ pub trait Sim {
 
     /// The box the camera frames (a 2D kind: its domain, flat in z).
     fn bounds(&self) -> Aabb;
+
+    /// The direction the default camera frames [`Sim::bounds`] from.
+    fn orientation(&self) -> Orientation {
+        Orientation::FRONT
+    }
 
     /// Starts again from the kind's set-up (the panel's "applies on restart" choices). When
     /// the new start fails, the running scene starts again from its beginning and the error

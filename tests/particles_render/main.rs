@@ -1,9 +1,10 @@
 //! Headless renders (EGL surfaceless; Mesa llvmpipe in CI) of the particles kind, with
 //! assertions on the pictures. One test binary, a module per idea: the lens flare and the sun
-//! (`flare`), what the scenes draw (`pictures`), and the buffers a CUDA solver fills through
+//! (`flare`), the default cameras (`framing`), what the scenes draw (`pictures`), and the buffers a CUDA solver fills through
 //! interop drawn as the CPU path draws (`shared`). Needs scripts/setup.sh's Mesa packages.
 
 mod flare;
+mod framing;
 mod pictures;
 mod shared;
 

@@ -87,6 +87,33 @@ fn two_droplets_blend_back_to_front() {
     );
 }
 
+/// The sky's cube map clamps to its edges on s, t and r and is sampled seamlessly, read back
+/// from GL after a frame: the pixel test below cannot tell (on llvmpipe `GL_REPEAT` with
+/// seamless filtering off draws no seam it sees), so the sampler's modes are checked.
+#[test]
+fn the_sky_cube_map_clamps_to_its_edges_and_is_sampled_seamlessly() {
+    use glow::HasContext;
+    let mut fixture = Fixture::open(CLOTH);
+    let camera = looking(Vec3::new(-20.0, 3.0, 20.0), Vec3::new(-1.0, 0.08, -1.0));
+    let _ = fixture.render(&camera);
+    let texture = fixture.sim.renderer().expect("attached").sky_cubemap();
+    let gl = fixture.headless.gl();
+    // SAFETY: queries on the fixture's current context; the texture is the renderer's, alive.
+    let (wraps, seamless) = unsafe {
+        gl.bind_texture(glow::TEXTURE_CUBE_MAP, Some(texture));
+        let wraps = [
+            glow::TEXTURE_WRAP_S,
+            glow::TEXTURE_WRAP_T,
+            glow::TEXTURE_WRAP_R,
+        ]
+        .map(|axis| gl.get_tex_parameter_i32(glow::TEXTURE_CUBE_MAP, axis) as u32);
+        gl.bind_texture(glow::TEXTURE_CUBE_MAP, None);
+        (wraps, gl.is_enabled(glow::TEXTURE_CUBE_MAP_SEAMLESS))
+    };
+    assert_eq!(wraps, [glow::CLAMP_TO_EDGE; 3], "wrap s, t, r");
+    assert!(seamless, "GL_TEXTURE_CUBE_MAP_SEAMLESS is off");
+}
+
 #[test]
 fn the_sky_has_no_seam_at_a_cube_face_edge() {
     // Pixels finer than the cube map's texels (0.1° against 0.35°), so a pixel next to the

@@ -3,16 +3,25 @@
 //! wind, ground and sphere.
 
 use super::dynamics::Integrator;
-use super::scene::{Orientation, Pins, Which};
+use super::scene::{
+    Orientation, Pins, Which, MAX_BODY_SUBSTEPS, MAX_CLOTH_N, MAX_DT, MAX_FOUNTAIN_PARTICLES,
+    MAX_ITERATIONS, MAX_JELLY_N, MAX_RATE, MAX_STIFFNESS,
+};
 use super::sim::{ParticlesSim, State};
 use crate::sims::choose;
+use imgui::SliderFlags;
 use winit::keyboard::KeyCode;
 
-/// The kind's keys, as the help overlay lists them.
+/// Characters of the help overlay's key column (`crate::viewer::panel`'s `help` pads each key
+/// to 22 and a space).
+const HELP_KEY_COLUMN: usize = 22;
+
+/// The kind's keys, as the help overlay lists them: each key's label fits the overlay's key
+/// column (22 characters, checked below), or it runs into the description.
 pub const KEYS: &[(&str, &str)] = &[
     ("F1 F2 F3", "fountain, cloth, jelly"),
     ("Left drag on a node", "grab and drag it (cloth, jelly)"),
-    ("Left drag on the wind arrow", "set the wind (cloth, jelly)"),
+    ("Left drag, wind arrow", "set the wind (cloth, jelly)"),
     ("Arrows", "steer the wind (x, z) by 0.5 m/s"),
     ("O", "fountain on / off"),
     (
@@ -21,6 +30,16 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
     ("T", "the textured surface (cloth, jelly)"),
 ];
+
+// Every key label fits the help overlay's key column, checked when compiling (the wind
+// arrow's, 27 characters, ran into its description).
+const _: () = {
+    let mut k = 0;
+    while k < KEYS.len() {
+        assert!(KEYS[k].0.len() <= HELP_KEY_COLUMN);
+        k += 1;
+    }
+};
 
 /// Wind change per arrow key press, m/s.
 const WIND_STEP: f32 = 0.5;
@@ -63,7 +82,11 @@ pub fn panel_ui(sim: &mut ParticlesSim, ui: &imgui::Ui) -> bool {
             return false;
         }
     }
-    ui.slider("frame time (s)", 0.001, 0.05, &mut sim.scene.dt);
+    // The sliders span the ranges the scene file accepts (`scene::validate`'s constants),
+    // logarithmic where they span decades.
+    ui.slider_config("frame time (s)", 0.001, MAX_DT)
+        .flags(SliderFlags::LOGARITHMIC)
+        .build(&mut sim.scene.dt);
     if which == Which::Fountain {
         fountain(sim, ui);
     } else if ui.collapsing_header(which.name(), TreeNodeFlags::DEFAULT_OPEN) {
@@ -101,10 +124,15 @@ fn fountain(sim: &mut ParticlesSim, ui: &imgui::Ui) {
     let f = &mut sim.scene.fountain;
     if ui.collapsing_header("Emitter", TreeNodeFlags::DEFAULT_OPEN) {
         ui.text(format!("{alive} particles alive"));
-        ui.slider("rate (particles/s)", 0.0, 100_000.0, &mut f.rate);
+        ui.slider_config("rate (particles/s)", 0.0, MAX_RATE)
+            .flags(SliderFlags::LOGARITHMIC)
+            .build(&mut f.rate);
         ui.slider("lifetime (s)", 0.1, 20.0, &mut f.lifetime);
         ui.slider("fade (s)", 0.0, f.lifetime, &mut f.fade);
-        ui.slider("max particles", 1, 1 << 22, &mut f.max_particles);
+        ui.slider_config("max particles", 1, MAX_FOUNTAIN_PARTICLES)
+            .flags(SliderFlags::LOGARITHMIC)
+            .build(&mut f.max_particles);
+        ui.input_scalar("seed", &mut f.seed).build();
         ui.slider("nozzle radius (m)", 0.0, 0.5 * f.cube, &mut f.spread);
         ui.slider("nozzle depth (m)", 0.0, f.cube, &mut f.emitter_depth);
         ui.slider("speed min (m/s)", 0.0, 15.0, &mut f.speed[0]);
@@ -141,14 +169,20 @@ fn body(sim: &mut ParticlesSim, ui: &imgui::Ui) {
     }) {
         b.integrator = i;
     }
-    ui.slider("substeps", 1, 256, &mut b.substeps);
+    ui.slider_config("substeps", 1, MAX_BODY_SUBSTEPS)
+        .flags(SliderFlags::LOGARITHMIC)
+        .build(&mut b.substeps);
     if b.integrator.explicit() {
         ui.text_disabled(format!("stable from {stable} substeps"));
     } else {
-        ui.slider("XPBD iterations", 1, 100, &mut b.iterations);
+        ui.slider_config("XPBD iterations", 1, MAX_ITERATIONS)
+            .flags(SliderFlags::LOGARITHMIC)
+            .build(&mut b.iterations);
     }
     ui.slider("damping (1/s)", 0.0, 5.0, &mut b.damping);
-    ui.slider("stiffness (N/m)", 1.0, 10_000.0, &mut b.stiffness);
+    ui.slider_config("stiffness (N/m)", 1.0, MAX_STIFFNESS)
+        .flags(SliderFlags::LOGARITHMIC)
+        .build(&mut b.stiffness);
     ui.slider("shear (of the stiffness)", 0.0, 2.0, &mut b.shear);
     let bend = if which == Which::Jelly {
         "genbo (of the stiffness)"
@@ -159,8 +193,14 @@ fn body(sim: &mut ParticlesSim, ui: &imgui::Ui) {
     ui.slider("mass (kg)", 0.01, 20.0, &mut b.mass);
     ui.separator();
     ui.text_disabled("these start the body again:");
-    let most = if which == Which::Jelly { 24 } else { 256 };
-    ui.slider("n (nodes per side)", 2, most, &mut b.n);
+    let most = if which == Which::Jelly {
+        MAX_JELLY_N
+    } else {
+        MAX_CLOTH_N
+    };
+    ui.slider_config("n (nodes per side)", 2, most)
+        .flags(SliderFlags::LOGARITHMIC)
+        .build(&mut b.n);
     ui.slider("size (m)", 0.1, 5.0, &mut b.size);
     ui.slider_config("start (m)", -5.0, 5.0)
         .build_array(&mut b.start);

@@ -11,7 +11,10 @@ use serde::Deserialize;
 
 mod validate;
 
-pub use validate::{MAX_FOUNTAIN_PARTICLES, MAX_RATE};
+pub use validate::{
+    MAX_BODY_SUBSTEPS, MAX_CLOTH_N, MAX_DT, MAX_FOUNTAIN_PARTICLES, MAX_ITERATIONS, MAX_JELLY_N,
+    MAX_RATE, MAX_STIFFNESS,
+};
 
 /// The three scenes of the family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]

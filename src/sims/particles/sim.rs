@@ -13,7 +13,7 @@ use super::scene::{ParticlesScene, Which};
 use super::setup::{bounds_of, build, rescale};
 use super::solver::Device;
 use super::{sort, BODY_STAGES, FOUNTAIN_STAGES};
-use crate::gfx::camera::Camera;
+use crate::gfx::camera::{Camera, Orientation};
 use crate::gfx::timing::PassClock;
 use crate::gfx::Output;
 use crate::scene::{Aabb, Source};
@@ -83,7 +83,7 @@ pub struct ParticlesSim {
 
 impl ParticlesSim {
     /// Parses `source` and sets the scene up. `options.elements`: about that many particles
-    /// alive (rate × lifetime), or nodes; a body gets the substeps it needs to stay stable.
+    /// alive (rate × their mean life), or nodes; a body gets the substeps it needs to stay stable.
     pub fn open(source: &Source, options: &OpenOptions) -> Result<ParticlesSim> {
         let mut scene = ParticlesScene::from_source(source)?;
         if let Some(elements) = options.elements {
@@ -103,7 +103,7 @@ impl ParticlesSim {
         };
         ParticlesSim {
             state: build(&scene),
-            camera: Camera::framing(&bounds_of(&scene)),
+            camera: Camera::oriented_framing(&bounds_of(&scene), render::orientation(scene.which)),
             dt_before: scene.dt / scene.body.substeps as f32,
             applied: scene.clone(),
             scene,
@@ -201,6 +201,11 @@ impl ParticlesSim {
     /// The camera the fountain's `sort` and the grabber see through (the last frame drawn's).
     pub fn set_camera(&mut self, camera: Camera) {
         self.camera = camera;
+    }
+
+    /// The renderer, once attached to GL.
+    pub fn renderer(&self) -> Option<&Renderer> {
+        self.renderer.as_ref()
     }
 }
 
@@ -350,6 +355,10 @@ impl Sim for ParticlesSim {
 
     fn bounds(&self) -> Aabb {
         bounds_of(&self.scene)
+    }
+
+    fn orientation(&self) -> Orientation {
+        render::orientation(self.scene.which)
     }
 
     fn restart(&mut self) -> Result<()> {

@@ -101,7 +101,7 @@ impl ParticlesSim {
             self.render.view = 0;
         }
         self.rebuild();
-        self.camera = Camera::framing(&bounds_of(&self.scene));
+        self.camera = Camera::oriented_framing(&bounds_of(&self.scene), render::orientation(which));
         Ok(())
     }
 }

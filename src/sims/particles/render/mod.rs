@@ -34,7 +34,7 @@ pub use flare::{
 pub use mesh::{arrow_length, Vertex, ARROW_LONGEST, ARROW_SHORTEST};
 pub use nodes::Point;
 pub use settings::{panel, views, RenderSettings, BODY_VIEWS, FOUNTAIN_VIEWS};
-pub use sky::{light, sky_color, Light, SUN_RADIUS};
+pub use sky::{light, orientation, sky_color, Light, SUN_RADIUS};
 pub use sprites::{particle_color, particle_sprite, Blending};
 pub use surface::Skin;
 pub use water::WATER_COLOR;
@@ -182,6 +182,11 @@ impl Renderer {
     /// The scene's light.
     pub fn light(&self) -> &Light {
         &self.light
+    }
+
+    /// The sky's cube map (its sampler's modes are tested).
+    pub fn sky_cubemap(&self) -> glow::Texture {
+        self.sky.cubemap()
     }
 
     /// Seconds of each pass of the latest measured frame, by pass name.

@@ -1,10 +1,11 @@
 //! The kind's sky: an evening (or afternoon) sky over a ring of mountains, generated in code
 //! into [`crate::gfx::skybox::Sky`]'s cube map (clamped to its edges, sampled seamlessly), and
-//! the `sun` pass, a sharp disc with a corona drawn over it. The scene picks the sun: low and in
-//! front of the default camera for the cloth (its flare shows), higher for the fountain's
-//! courtyard and the jelly.
+//! the `sun` pass, a sharp disc with a corona drawn over it. The scene picks the sun, in the
+//! picture of the kind's default camera (its flare shows): low for the cloth, higher for the
+//! fountain's courtyard and the jelly.
 
 use super::textures::fractal_noise;
+use crate::gfx::camera::Orientation;
 use crate::gfx::fullscreen::FullscreenTriangle;
 use crate::gfx::program::{shader, Program, Uniform};
 use crate::gfx::skybox::Sky;
@@ -31,15 +32,29 @@ pub struct Light {
     pub ambient: f32,
 }
 
-/// The elevation (radians) and azimuth (radians from −z towards +x) of a scene's sun. The
-/// default camera ([`crate::gfx::camera::Camera::framing`]) looks along azimuth 0.5 and 0.32
-/// down, seeing up to 7.6° above the horizon: the cloth's sun, 3.5° up and 17° to the right of
-/// that, is in its picture near the top.
+/// The direction the kind's default camera frames a scene from
+/// ([`crate::sims::Sim::orientation`]): from the side of the sun, pitched down less than the
+/// other kinds' [`Orientation::FRONT`] (0.55 rad, which saw nothing above the horizon) so the
+/// horizon, the sky, the sun and its flare are in the picture over the bodies or the basin.
+/// Yaw −0.5 looks along azimuth 0.5; at pitch p the picture reaches 0.45 − p above the
+/// horizon (half the 0.9 rad field of view) and ±0.71 rad across (16:9).
+pub fn orientation(which: Which) -> Orientation {
+    let pitch = match which {
+        Which::Cloth => 0.3,
+        Which::Fountain | Which::Jelly => 0.2,
+    };
+    Orientation { yaw: -0.5, pitch }
+}
+
+/// The elevation (radians) and azimuth (radians from −z towards +x) of a scene's sun, in the
+/// picture of the default camera ([`orientation`]) and right of the viewer's panel: the cloth's
+/// 3.5° up and 17° right of the view's azimuth, low and red; the fountain's 8.6° up and 14°
+/// right, the jelly's 6.9° up and 23° right (an earlier evening).
 pub fn sun_angles(which: Which) -> (f32, f32) {
     match which {
         Which::Cloth => (0.061, 0.8),
-        Which::Fountain => (0.6, -0.9),
-        Which::Jelly => (0.45, 2.2),
+        Which::Fountain => (0.15, 0.75),
+        Which::Jelly => (0.12, 0.9),
     }
 }
 

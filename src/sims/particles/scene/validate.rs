@@ -11,6 +11,18 @@ use glam::Vec3;
 pub const MAX_RATE: f32 = 1e8;
 /// Most fountain particles alive at once (`fountain.max_particles`).
 pub const MAX_FOUNTAIN_PARTICLES: usize = 1 << 26;
+/// Longest frame (`dt`), s.
+pub const MAX_DT: f32 = 0.1;
+/// Most nodes per side of a cloth (`n`).
+pub const MAX_CLOTH_N: usize = 1024;
+/// Most nodes per side of a jelly (`n`).
+pub const MAX_JELLY_N: usize = 64;
+/// Stiffest spring (`stiffness`), N/m.
+pub const MAX_STIFFNESS: f32 = 1e9;
+/// Most substeps of a body's frame (`substeps`).
+pub const MAX_BODY_SUBSTEPS: u32 = 4096;
+/// Most XPBD iterations a substep (`iterations`).
+pub const MAX_ITERATIONS: u32 = 1000;
 
 /// ` unit` when there is one.
 fn spaced(unit: &str) -> String {
@@ -78,7 +90,7 @@ fn vector(key: &str, value: [f32; 3], bound: f32, unit: &str) -> Result<(), Inva
 impl ParticlesScene {
     /// Checks every value's range, naming its key.
     pub fn validate(&self) -> Result<(), Invalid> {
-        above("dt", self.dt, 0.0, 0.1, "s")?;
+        above("dt", self.dt, 0.0, MAX_DT, "s")?;
         self.validate_world()?;
         match self.which {
             Which::Fountain => self.validate_fountain(),
@@ -207,16 +219,32 @@ impl ParticlesScene {
     fn validate_body(&self) -> Result<(), Invalid> {
         let (b, section) = (&self.body, self.section());
         let key = |name: &str| format!("{section}.{name}");
-        let most = if self.which == Which::Jelly { 64 } else { 1024 };
-        count(&key("n"), b.n as u64, 2, most, "nodes per side")?;
+        let most = if self.which == Which::Jelly {
+            MAX_JELLY_N
+        } else {
+            MAX_CLOTH_N
+        };
+        count(&key("n"), b.n as u64, 2, most as u64, "nodes per side")?;
         above(&key("size"), b.size, 0.0, 1e3, "m")?;
         above(&key("mass"), b.mass, 0.0, 1e6, "kg")?;
-        above(&key("stiffness"), b.stiffness, 0.0, 1e9, "N/m")?;
+        above(&key("stiffness"), b.stiffness, 0.0, MAX_STIFFNESS, "N/m")?;
         within(&key("shear"), b.shear, 0.0, 100.0, "(of the stiffness)")?;
         within(&key("bend"), b.bend, 0.0, 100.0, "(of the stiffness)")?;
         within(&key("damping"), b.damping, 0.0, 1e3, "1/s")?;
-        count(&key("iterations"), u64::from(b.iterations), 1, 1000, "")?;
-        count(&key("substeps"), u64::from(b.substeps), 1, 4096, "")?;
+        count(
+            &key("iterations"),
+            u64::from(b.iterations),
+            1,
+            u64::from(MAX_ITERATIONS),
+            "",
+        )?;
+        count(
+            &key("substeps"),
+            u64::from(b.substeps),
+            1,
+            u64::from(MAX_BODY_SUBSTEPS),
+            "",
+        )?;
         vector(&key("start"), b.start, 1e4, "m")?;
         if self.which == Which::Jelly && b.pins != Pins::None {
             return Err(Invalid::new(key("pins"), "the jelly is never pinned"));

@@ -37,6 +37,58 @@ fn the_grabber_drags_the_node_under_the_pointer() {
     assert!(body(&mut sim).pinned[7]);
 }
 
+/// The grabber works on the jelly too: a drag that starts on its front-most node picks that
+/// node, moves it on the plane facing the camera, holds it there while the jelly steps (its
+/// springs pull its neighbours after it: no gravity here, so nothing else moves them), and
+/// letting go leaves it free (the jelly has no pins).
+#[test]
+fn the_grabber_drags_a_jelly_node() {
+    use crate::sims::particles::grab::to_pixel;
+    let mut sim = ParticlesSim::with_scene(scene(
+        "kind = \"particles\"\nscene = \"jelly\"\n[jelly]\nn = 4\n[world]\ngravity = [0.0, 0.0, 0.0]\n",
+    ));
+    let camera = Camera::oriented_framing(&sim.bounds(), sim.orientation());
+    sim.set_camera(camera);
+    let size = [800, 600];
+    let forward = (camera.target - camera.eye()).normalize();
+    let depth = |p: Vec3| (p - camera.eye()).dot(forward);
+    let start = body(&mut sim).position.clone();
+    let node = (0..start.len())
+        .min_by(|&a, &b| depth(start[a]).total_cmp(&depth(start[b])))
+        .unwrap();
+    let target = start[node];
+    let neighbour = (0..start.len())
+        .filter(|&k| k != node)
+        .min_by(|&a, &b| {
+            let (da, db) = (start[a].distance(target), start[b].distance(target));
+            da.total_cmp(&db)
+        })
+        .unwrap();
+    let (pixel, _) = to_pixel(&camera, target, size).expect("in view");
+    assert!(sim.pointer(pixel, size, true));
+    assert_eq!(sim.grabber.held.map(|h| h.node), Some(node));
+    assert!(sim.pointer([pixel[0], pixel[1] - 80.0], size, true));
+    let moved = body(&mut sim).position[node];
+    assert!(moved.y > target.y + 0.1, "{target} → {moved}");
+    assert!((depth(moved) - depth(target)).abs() < 1e-4);
+    for _ in 0..10 {
+        sim.step().unwrap();
+    }
+    let b = body(&mut sim);
+    assert_eq!(b.position[node], moved);
+    let lifted = b.position[neighbour].y - start[neighbour].y;
+    assert!(lifted > 0.01, "the neighbour rose {lifted} m");
+    assert!(!sim.pointer([pixel[0], pixel[1] - 80.0], size, false));
+    assert!(sim.grabber.held.is_none());
+    assert!(!body(&mut sim).pinned[node]);
+    sim.step().unwrap();
+    assert_ne!(
+        body(&mut sim).position[node],
+        moved,
+        "let go, the node moves again"
+    );
+}
+
 /// A drag that starts on the wind arrow's head sets the scene's wind (the head under the
 /// pointer on the base's horizontal plane) and holds no node; letting go ends it.
 #[test]
