@@ -474,8 +474,11 @@ impl Sim for PoolSim {
         Ok(())
     }
 
-    /// Uploads the surface (CPU) and draws the pool with the renderer's passes.
+    /// Uploads the surface (CPU) and draws the pool with the renderer's passes, the camera
+    /// kept in the water when its eye is below the surface (`under_water.rs`).
     fn draw(&mut self, camera: &Camera, output: Output) -> Result<()> {
+        let p = &self.scene.params;
+        let camera = &super::under_water::keep_in_water(*camera, p.size, p.depth);
         self.draw_camera(*camera);
         let p = &self.scene.params;
         let scene = DrawScene {
