@@ -425,7 +425,7 @@ impl PoolScene {
 
 /// `springs.stiffness` `k` whose derived wave speed (`params.wave_speed`) fails its checks:
 /// the largest stiffness this lattice takes, and why.
-fn too_stiff(params: &PoolParams, k: f32) -> Invalid {
+pub(super) fn too_stiff(params: &PoolParams, k: f32) -> Invalid {
     Invalid::new(
         "springs.stiffness",
         format!(
