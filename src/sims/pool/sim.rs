@@ -503,6 +503,7 @@ impl Sim for PoolSim {
             detail: self.scene.look.detail,
             view: self.view,
             time: self.time as f32,
+            open: p.edges == super::Edges::Open,
         };
         let pool_gl = self
             .gl
