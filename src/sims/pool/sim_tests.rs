@@ -265,6 +265,45 @@ fn the_c_and_l_keys_calm_the_water_and_bring_the_light() {
     assert!(!sim.key(KeyCode::KeyQ));
 }
 
+/// An unknown key is named with its section: `surface.dampingg`, `drop[1].radus` (the second
+/// `[[drop]]`), a top-level one by itself.
+#[test]
+fn an_unknown_key_is_named_with_its_section() {
+    use super::scene::PoolScene;
+    use crate::scene::Source;
+    let error = |text: &str| {
+        let source = Source::parse(text, "bad2", "bad2.toml").unwrap();
+        PoolScene::from_source(&source).unwrap_err().to_string()
+    };
+    let surface =
+        error("kind = \"pool\"\n[pool]\nnodes = 32\n[surface]\ndamping = 0.1\ndampingg = 0.3\n");
+    assert!(
+        surface.starts_with("bad2.toml:6: surface.dampingg: unknown field `dampingg`"),
+        "{surface}"
+    );
+    let drop = error(
+        "kind = \"pool\"\n[[drop]]\ntime = 0.0\nposition = [1.0, 1.0]\n[[drop]]\ntime = 1.0\n\
+         position = [1.0, 1.0]\nradus = 0.1\n",
+    );
+    assert!(
+        drop.starts_with("bad2.toml:8: drop[1].radus: unknown field `radus`"),
+        "{drop}"
+    );
+    let outline = error(
+        "kind = \"pool\"\n[[island]]\noutline = [\n  [0.3, 1.4],\n  [0.6, 1.5],\n  [0.7, 1.75],\n]\n\
+         radiuss = 0.1\n",
+    );
+    assert!(
+        outline.starts_with("bad2.toml:8: island[0].radiuss: "),
+        "{outline}"
+    );
+    let top = error("kind = \"pool\"\nnodess = 3\n[pool]\nnodes = 32\n");
+    assert!(
+        top.starts_with("bad2.toml:2: nodess: unknown field `nodess`"),
+        "{top}"
+    );
+}
+
 /// Rain falls at its rate: the Poisson counts' mean over many frames is the rate × dt.
 #[test]
 fn rain_falls_at_its_rate() {
