@@ -376,10 +376,19 @@ impl Sim for PoolSim {
             .lines())
     }
 
+    /// No iterative solve: the substeps' stages and what sets their count.
     fn solve_summary(&self) -> SolveSummary {
+        let p = &self.scene.params;
+        let limit = match p.model {
+            super::Model::Wave => "c·dt/h ≤ 0.5",
+            super::Model::Springs => "dt·ω_max ≤ 1.4",
+        };
         SolveSummary {
             iterations: 0.0,
-            rule: format!("{} substeps, no iterations", self.scene.params.substeps()),
+            rule: format!(
+                "{} in each, {limit} sets their count; disturb once a frame; no iterative solve",
+                PoolStage::NAMES[1..].join(", ")
+            ),
             figures: Vec::new(),
         }
     }
