@@ -195,7 +195,7 @@ fn bad_pool_scenes_name_the_file_line_and_key() {
 /// Every pool preset opens, runs a second and stays finite.
 #[test]
 fn pool_presets_run() {
-    for preset in ["pool", "pond", "islands", "open-sea", "rain"] {
+    for preset in ["pool", "pond", "islands", "open-sea", "rain", "spring-pool"] {
         let output = fluidlab(&[
             "simulate",
             preset,
