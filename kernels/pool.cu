@@ -96,6 +96,12 @@ __device__ __forceinline__ float3 node_position(const PoolGrid& g, const float* 
     return make_float3(x, height[m], __fadd_rn(z, o.y));
 }
 
+// Node (i, j)'s rest position (cpu.rs `energy`'s `at_rest`): the statistics take each spring's
+// energy less its value there, computed the same way, so the lattice at rest has none.
+__device__ __forceinline__ float3 rest_position(const PoolGrid& g, int i, int j) {
+    return make_float3(__fmul_rn((float)i, g.h), 0.0f, __fmul_rn((float)j, g.h));
+}
+
 // Every node's acceleration. Wave: c²/h²·Σ(u_nb − u) over the four neighbours, a missing one
 // mirroring the node (cpu.rs `wave_forces`). Springs: the pull k·(l − l₀)/l·d of each spring
 // that exists, summed in SPRINGS order from zero (`spring_forces`); vertical into accel,
@@ -256,8 +262,8 @@ __device__ __forceinline__ double spring_energy(const PoolGrid& g, float3 p, flo
 
 // Per block, into partials[q · blocks + block] (cpu.rs `energy`, surface.rs `volume` and
 // `max_height`): q = 0 Σ ½(v² + w²) (kinetic), 1 the potential of the pairs and springs that
-// start at a node (to its right and above; both diagonals of the cell above-right; the
-// structural springs less their rest value), 2 Σ u, 3 the largest |u| (NaN ignored, as Rust's
+// start at a node (to its right and above; both diagonals of the cell above-right; each spring
+// less its value at the rest positions), 2 Σ u, 3 the largest |u| (NaN ignored, as Rust's
 // f32::max), 4 the nodes whose height or velocity is not finite.
 extern "C" __global__ void __launch_bounds__(POOL_BLOCK)
 stats_partials(const PoolGrid g, const float* __restrict__ height, const float* __restrict__ velocity,
@@ -282,15 +288,23 @@ stats_partials(const PoolGrid g, const float* __restrict__ height, const float* 
                 potential += 0.5 * (double)g.wave_k * d * d;
             }
         } else {
-            double hh = (double)g.h - (double)g.rest;
-            double structural_rest = 0.5 * (double)g.spring_k * (hh * hh);
             float3 p = node_position(g, height, offset, i, j);
-            if (i + 1 < n) potential += spring_energy(g, p, node_position(g, height, offset, i + 1, j), g.rest) - structural_rest;
-            if (j + 1 < n) potential += spring_energy(g, p, node_position(g, height, offset, i, j + 1), g.rest) - structural_rest;
+            float3 p0 = rest_position(g, i, j);
+            if (i + 1 < n) {
+                potential += spring_energy(g, p, node_position(g, height, offset, i + 1, j), g.rest)
+                           - spring_energy(g, p0, rest_position(g, i + 1, j), g.rest);
+            }
+            if (j + 1 < n) {
+                potential += spring_energy(g, p, node_position(g, height, offset, i, j + 1), g.rest)
+                           - spring_energy(g, p0, rest_position(g, i, j + 1), g.rest);
+            }
             if (g.shear && i + 1 < n && j + 1 < n) {
-                potential += spring_energy(g, p, node_position(g, height, offset, i + 1, j + 1), g.diagonal_rest);
+                potential += spring_energy(g, p, node_position(g, height, offset, i + 1, j + 1), g.diagonal_rest)
+                           - spring_energy(g, p0, rest_position(g, i + 1, j + 1), g.diagonal_rest);
                 potential += spring_energy(g, node_position(g, height, offset, i + 1, j),
-                                           node_position(g, height, offset, i, j + 1), g.diagonal_rest);
+                                           node_position(g, height, offset, i, j + 1), g.diagonal_rest)
+                           - spring_energy(g, rest_position(g, i + 1, j), rest_position(g, i, j + 1),
+                                           g.diagonal_rest);
             }
         }
         volume = (double)u;

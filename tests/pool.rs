@@ -130,6 +130,26 @@ fn bench_reports_node_steps_and_the_stages() {
         .map(|s| s["stage"].as_str().unwrap())
         .collect();
     assert_eq!(stages, ["disturb", "forces", "integrate", "edges"]);
+    // The table's header says what a pool frame does (it printed PBF's "3.0 substeps × 0.0
+    // iterations (3 substeps, no iterations)"), the last line that the count is of substeps.
+    let output = fluidlab(&[
+        "bench",
+        &scene,
+        "--steps",
+        "2",
+        "--warmup",
+        "0",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        table.contains("substeps (forces, integrate, edges in each, c·dt/h ≤ 0.5 sets their count")
+            && !table.contains("iterations (")
+            && table.contains("node-substeps/s (nodes × substeps per second)"),
+        "{table}"
+    );
 }
 
 /// A bad value names the file, the line and the key; an unstable scene is refused with the
@@ -175,7 +195,7 @@ fn bad_pool_scenes_name_the_file_line_and_key() {
 /// Every pool preset opens, runs a second and stays finite.
 #[test]
 fn pool_presets_run() {
-    for preset in ["pool", "pond", "islands", "open-sea", "rain"] {
+    for preset in ["pool", "pond", "islands", "open-sea", "rain", "spring-pool"] {
         let output = fluidlab(&[
             "simulate",
             preset,

@@ -72,6 +72,7 @@ fn scene(light: [f32; 3]) -> DrawScene {
         detail: false,
         view: 0,
         time: 0.0,
+        open: false,
     }
 }
 
@@ -459,4 +460,96 @@ fn the_render_command_writes_pool_frames() {
     let names: Vec<&str> = report.pass_ms.iter().map(|(pass, _)| *pass).collect();
     // No node is land: the land pass is left out.
     assert_eq!(names, ["caustics", "sky", "pool", "surface", "present"]);
+}
+
+/// `fluidlab render` with a camera orbited below the surface, its eye far enough out to be
+/// under the ground (the audit's `--camera 30,-20,3.5,1,0,1` and `30,-10,2.0,1,0,1`), draws
+/// the view from under water — tinted by the water, red absorbed, in every part of the
+/// picture — and not the deck from beneath, the walls' outer faces or the sky below the
+/// horizon.
+#[test]
+fn an_orbit_below_the_surface_stays_in_the_water() {
+    let directory = tempfile::tempdir().expect("temporary directory");
+    let scene_file = directory.path().join("pool.toml");
+    std::fs::write(&scene_file, "kind = \"pool\"\n[pool]\nnodes = 64\n").expect("scene file");
+    for (index, pose) in ["30,-20,3.5,1,0,1", "30,-10,2.0,1,0,1"].iter().enumerate() {
+        let out = directory.path().join(format!("frames{index}"));
+        let report = render_command::run(&RenderOptions {
+            scene: scene_file.display().to_string(),
+            frames: 1,
+            size: (96, 64),
+            out,
+            overwrite: false,
+            view: None,
+            backend: Backend::Cpu,
+            steps_per_frame: 1,
+            camera: Some(render_command::parse_camera(pose).unwrap()),
+            spheres: false,
+            foam: false,
+            timings: false,
+            quiet: true,
+        })
+        .expect("render command");
+        let image = image::open(&report.files[0]).expect("PNG").to_rgba8();
+        // Each quarter of the picture: under water the red is absorbed (the tiles' own red /
+        // blue is 0.78, the deck's stone and the ground are redder still).
+        for (qx, qy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+            let (mut red, mut blue) = (0.0, 0.0);
+            for y in qy * 32..qy * 32 + 32 {
+                for x in qx * 48..qx * 48 + 48 {
+                    let p = image.get_pixel(x, y);
+                    red += f64::from(p[0]);
+                    blue += f64::from(p[2]);
+                }
+            }
+            assert!(
+                red / blue < 0.6,
+                "--camera {pose}, quarter ({qx}, {qy}): red / blue {} is not the water's tint",
+                red / blue
+            );
+        }
+    }
+}
+
+/// Open edges are drawn without walls: around the pool the calm sea goes on (blue over red,
+/// where the walled pool has its stone deck, red over blue), and no rim shades the floor, so
+/// a slanting sun's light through the surface is the whole pool's area (the walls' strips
+/// take 7 % of it).
+#[test]
+fn open_edges_draw_the_sea_going_on_without_walls() {
+    let mut fixture = Fixture::new();
+    let camera = from_above();
+    let light = Vec3::new(2.0, 2.0, -1.0).normalize().to_array();
+    let deck = |image: &Image| {
+        let (px, py) = pixel_of(&camera, Vec3::new(-0.3, 0.05 * SIZE, 1.0));
+        let mut difference = 0.0;
+        for y in py - 2..=py + 2 {
+            for x in px - 2..=px + 2 {
+                let p = image.get_pixel(x, y);
+                difference += f64::from(p[0]) - f64::from(p[2]);
+            }
+        }
+        difference / 25.0
+    };
+    let walled = fixture.render(&calm(), &camera, &scene(light));
+    let walled_light = fixture.caustics().total();
+    let open_scene = DrawScene {
+        open: true,
+        ..scene(light)
+    };
+    let open = fixture.render(&calm(), &camera, &open_scene);
+    let open_light = fixture.caustics().total();
+    // Measured: +2.8 on the stone (its albedo's red − blue, fogged), −84 on the sea.
+    assert!(
+        deck(&walled) > 0.0,
+        "the deck's stone: red − blue {}",
+        deck(&walled)
+    );
+    assert!(deck(&open) < -40.0, "the sea: red − blue {}", deck(&open));
+    let area = f64::from(SIZE * SIZE);
+    assert!(
+        (open_light / area - 1.0).abs() < 0.02,
+        "open sea: {open_light} m² of light through a {area} m² tile"
+    );
+    assert!(walled_light < 0.95 * area, "walls: {walled_light} m²");
 }

@@ -22,6 +22,6 @@ void main() {
     float across_x = abs(light.x) < 1e-6 ? 1e9 : run.x / light.x;
     float across_z = abs(light.z) < 1e-6 ? 1e9 : run.y / light.z;
     float over_wall = p.y + light.y * min(across_x, across_z);
-    sunlit = over_wall >= rim_height ? 1.0 : 0.0;
+    sunlit = (open_sea == 1 || over_wall >= rim_height) ? 1.0 : 0.0;
     gl_Position = vec4(((after - caustics_domain.xy) * caustics_domain.zw) * 2.0 - 1.0, 0.0, 1.0);
 }

@@ -21,6 +21,7 @@ uniform vec4 caustics_domain;  // the floor plane's (x, z) origin, m, and 1 / ex
 uniform samplerCube sky;
 uniform vec3 eye;              // m
 uniform int has_land;          // 1: some node is fixed
+uniform int open_sea;          // 1: open edges: no walls or deck, the water goes on past the pool
 uniform int mesh_nodes;        // vertices per side of the mesh drawn
 uniform int mesh_stride;       // nodes between its vertices
 
@@ -131,7 +132,10 @@ vec3 tile_albedo(vec3 p, vec3 n) {
 float sunlight(vec3 p, vec3 n) {
     if (inside_pool(p.xz) && p.y < surface_at(p.xz).y) {
         vec3 r = refracted_light();
-        return caustic_at(p) * max(dot(n, -r), 0.0) * light.y / -r.y;
+        // On the open sea, light that came through the calm water past the pool is calm's.
+        bool from_outside = open_sea == 1 && !inside_pool(p.xz - p.y * r.xz / r.y);
+        float caustic = from_outside ? 1.0 : caustic_at(p);
+        return caustic * max(dot(n, -r), 0.0) * light.y / -r.y;
     }
     return max(dot(n, light), 0.0);
 }
@@ -169,6 +173,18 @@ vec3 rock_albedo(vec3 p) {
     return vec3(0.42, 0.38, 0.32) * (0.85 + 0.15 * hash(floor(p.xz * 40.0)));
 }
 
+// The open sea past the pool: a ray from o under water meets the floor continued, or, going
+// level or up, nothing but water.
+vec3 open_water_ray(vec3 o, vec3 d) {
+    if (d.y > -1e-4) {
+        return WATER_COLOR;
+    }
+    float t = (-pool_depth - o.y) / d.y;
+    vec3 p = o + d * t;
+    vec3 up = vec3(0.0, 1.0, 0.0);
+    return through_water(lit(tile_albedo(p, up), p, up), t);
+}
+
 // What a ray from o going down (under water) sees: the pool's floor or walls, or an island's
 // rock, through the water between.
 vec3 underwater_ray(vec3 o, vec3 d) {
@@ -185,12 +201,15 @@ vec3 underwater_ray(vec3 o, vec3 d) {
         // Back up at the surface (a ray the waves turned upwards): the water's own colour.
         return through_water(WATER_COLOR, t);
     }
+    if (open_sea == 1 && abs(n.y) < 0.5) {
+        return open_water_ray(o, d);
+    }
     return through_water(lit(tile_albedo(p, n), p, n), t);
 }
 
 // What a ray from o going up (above the water) sees: the walls' upper part or the sky.
 vec3 above_water_ray(vec3 o, vec3 d) {
-    if (inside_pool(o.xz) && o.y < rim_height) {
+    if (open_sea == 0 && inside_pool(o.xz) && o.y < rim_height) {
         vec3 n;
         float t = exit_box(o, d, rim_height, n);
         vec3 p = o + d * t;

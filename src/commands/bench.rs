@@ -366,16 +366,23 @@ fn median(values: &mut [f64]) -> f64 {
 
 /// The human-readable table.
 pub fn print(report: &BenchReport) {
+    // The pool has no iterative solve: its header says what a frame does instead.
+    let pool = report.kind == crate::sims::pool::KIND;
+    let solve = if pool {
+        format!("{:.1} substeps ({})", report.substeps, report.rule)
+    } else {
+        format!(
+            "{:.1} substeps × {:.1} iterations ({})",
+            report.substeps, report.iterations, report.rule
+        )
+    };
     println!(
-        "{} on {} ({} threads): {} {}, {:.1} substeps × {:.1} iterations ({}), {} steps after {} warm-up",
+        "{} on {} ({} threads): {} {}, {solve}, {} steps after {} warm-up",
         report.scene,
         report.backend,
         report.threads,
         report.elements,
         report.unit,
-        report.substeps,
-        report.iterations,
-        report.rule,
         report.steps,
         report.warmup
     );
@@ -415,12 +422,19 @@ pub fn print(report: &BenchReport) {
             report.unit.strip_suffix('s').unwrap_or(report.unit)
         );
     }
+    let throughput = if pool {
+        "node-substeps/s (nodes × substeps per second)".to_string()
+    } else {
+        format!(
+            "{}-steps/s",
+            report.unit.strip_suffix('s').unwrap_or(report.unit)
+        )
+    };
     println!(
-        "  step: {:.3} ms median ({:.3} mean), {:.3} ms per substep, {:.3e} {}-steps/s",
+        "  step: {:.3} ms median ({:.3} mean), {:.3} ms per substep, {:.3e} {throughput}",
         report.ms_per_step,
         report.ms_per_step_mean,
         report.ms_per_substep,
         report.element_steps_per_second,
-        report.unit.strip_suffix('s').unwrap_or(report.unit)
     );
 }

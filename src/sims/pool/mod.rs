@@ -4,7 +4,8 @@
 //! `surface.rs`; the CPU stages in `cpu.rs` and `drops.rs`, the CUDA ones in `cuda/` (kernels
 //! in `kernels/pool.cu`), either behind `solver.rs`; the scene section in `scene.rs`;
 //! behind the [`crate::sims::Sim`] door in `sim.rs`; its frame (statistics, fields, pictures)
-//! in `frame.rs`.
+//! in `frame.rs`; the camera kept in the water when it orbits below the surface in
+//! `under_water.rs`.
 
 pub mod cpu;
 pub mod cuda;
@@ -18,6 +19,7 @@ pub mod scene;
 mod sim;
 pub mod solver;
 pub mod surface;
+pub mod under_water;
 
 pub use params::{Edges, Model, PoolParams};
 pub use sim::PoolSim;

@@ -3,9 +3,10 @@
 //! the light. Every edit but the grid applies before the next frame.
 
 use super::drops::Target;
-use super::params::{Edges, Model};
-use super::scene::Island;
+use super::params::{Edges, Model, PoolParams};
+use super::scene::{too_stiff, Island};
 use super::sim::{PoolSim, Tool};
+use crate::scene::Invalid;
 use crate::sims::choose;
 use anyhow::Result;
 
@@ -17,7 +18,9 @@ pub enum Scenario {
     Pool,
     /// Edge nodes fixed.
     Shore,
-    /// No horizontal motion anywhere (springs): a pure height field.
+    /// No horizontal motion anywhere: the spring lattice, nodes moving only vertically (a
+    /// pure, nonlinear height field; the wave model has no horizontal motion to turn off, so
+    /// this scenario switches to the springs).
     HeightField,
     /// Interior nodes fixed on islands.
     Islands,
@@ -68,16 +71,21 @@ impl PoolSim {
         match p.edges {
             Edges::Shore => Scenario::Shore,
             Edges::Open => Scenario::OpenSea,
-            Edges::Pool if !self.scene.islands.is_empty() => Scenario::Islands,
+            Edges::Pool if !self.scene.islands.is_empty() || self.has_painted_land() => {
+                Scenario::Islands
+            }
             Edges::Pool if p.model == Model::Springs && !p.horizontal => Scenario::HeightField,
             Edges::Pool => Scenario::Pool,
         }
     }
 
     /// Sets the edges, horizontal motion and islands of `scenario` (Islands adds one in the
-    /// middle when the scene has none; the others keep the scene's islands but Pool and
-    /// height field, which have none).
-    pub fn set_scenario(&mut self, scenario: Scenario) {
+    /// middle when there is no land; the others keep the scene's islands and painted land but
+    /// Pool and height field, which have none: they take both away). The height field
+    /// switches the wave model to the springs; when the springs would need more substeps
+    /// than a frame may take, nothing changes and the error says why.
+    pub fn set_scenario(&mut self, scenario: Scenario) -> Result<(), Invalid> {
+        let before = self.scene.params;
         let p = &mut self.scene.params;
         p.edges = match scenario {
             Scenario::Shore => Edges::Shore,
@@ -85,19 +93,71 @@ impl PoolSim {
             _ => Edges::Pool,
         };
         p.horizontal = scenario != Scenario::HeightField;
+        if scenario == Scenario::HeightField {
+            p.model = Model::Springs;
+        }
+        self.check_edit(before)?;
+        let no_land = self.scene.islands.is_empty() && !self.has_painted_land();
         match scenario {
-            Scenario::Islands if self.scene.islands.is_empty() => {
-                let size = p.size;
+            Scenario::Islands if no_land => {
+                let size = self.scene.params.size;
                 self.scene.islands.push(Island {
                     center: Some([0.5 * size, 0.5 * size]),
                     radius: Some(0.12 * size),
                     outline: None,
                 });
             }
-            Scenario::Pool | Scenario::HeightField => self.scene.islands.clear(),
+            Scenario::Pool | Scenario::HeightField => {
+                self.scene.islands.clear();
+                self.painted.clear();
+            }
             _ => {}
         }
         self.refresh_flags();
+        Ok(())
+    }
+
+    /// Checks the parameters after a panel edit from `before` as a scene file's are checked
+    /// ([`PoolParams::validate`]: ranges, at most `MAX_SUBSTEPS` substeps per frame); a refused
+    /// edit puts `before` back.
+    pub fn check_edit(&mut self, before: PoolParams) -> Result<(), Invalid> {
+        self.scene.params.validate().inspect_err(|_| {
+            self.scene.params = before;
+        })
+    }
+
+    /// Sets the springs' stiffness per unit node mass k/m (1/s²), which sets the wave speed;
+    /// refused, with the largest this lattice takes (`PoolParams::most_stiffness`), when it
+    /// would fail the scene file's checks.
+    pub fn set_stiffness(&mut self, k: f32) -> Result<(), Invalid> {
+        if !(k.is_finite() && k > 0.0) {
+            return Err(Invalid::new(
+                "springs.stiffness",
+                format!("must be a positive number of 1/s² (per unit node mass), got {k}"),
+            ));
+        }
+        let before = self.scene.params;
+        self.scene.params.wave_speed = before.wave_speed_of(k);
+        let tried = self.scene.params;
+        self.check_edit(before)
+            .map_err(|error| match error.key.as_str() {
+                "surface.wave_speed" => too_stiff(&tried, k),
+                _ => error,
+            })
+    }
+
+    /// Remembers the outcome of a panel edit: a refusal is shown until an edit is accepted.
+    fn note_edit(&mut self, outcome: Result<(), Invalid>) -> bool {
+        match outcome {
+            Ok(()) => {
+                self.refusal = None;
+                true
+            }
+            Err(error) => {
+                self.refusal = Some(format!("refused: {}: {}", error.key, error.message));
+                false
+            }
+        }
     }
 
     /// The panel; returns whether the user asked for a restart (a new grid).
@@ -109,8 +169,17 @@ impl PoolSim {
             if let Some(s) = choose(ui, "scenario", &Scenario::ALL, self.scenario(), |s| {
                 s.name()
             }) {
-                self.set_scenario(s);
+                let outcome = self.set_scenario(s);
+                self.note_edit(outcome);
             }
+            if ui.is_item_hovered() && self.scene.params.model == Model::Wave {
+                ui.tooltip_text(
+                    "pure height field: the wave model has no horizontal motion; picking it \
+                     switches to the springs with horizontal motion off",
+                );
+            }
+            let before = self.scene.params;
+            let mut stiffness = None;
             let p = &mut self.scene.params;
             if let Some(m) = choose(ui, "model", &Model::ALL, p.model, Model::name) {
                 p.model = m;
@@ -129,11 +198,10 @@ impl PoolSim {
                 if ui
                     .input_float("stiffness k/m (1/s²)", &mut k)
                     .display_format("%.4g")
+                    .enter_returns_true(true)
                     .build()
-                    && k.is_finite()
-                    && k > 0.0
                 {
-                    p.wave_speed = p.wave_speed_of(k);
+                    stiffness = Some(k);
                 }
                 ui.slider("pre-tension (spacing / rest)", 1.05, 4.0, &mut p.tension);
                 flags_changed |= ui.checkbox("horizontal motion", &mut p.horizontal);
@@ -142,6 +210,19 @@ impl PoolSim {
             }
             ui.slider("damping (1/s)", 0.0, 5.0, &mut p.damping);
             ui.slider("frame time (s)", 0.002, 0.05, &mut p.dt);
+            if self.scene.params != before {
+                let outcome = self.check_edit(before);
+                flags_changed &= self.note_edit(outcome);
+            }
+            if let Some(k) = stiffness {
+                let outcome = self.set_stiffness(k);
+                self.note_edit(outcome);
+            }
+            if let Some(refusal) = &self.refusal {
+                let _colour = ui.push_style_color(imgui::StyleColor::Text, [1.0, 0.45, 0.35, 1.0]);
+                ui.text_wrapped(refusal);
+            }
+            let p = &self.scene.params;
             ui.text(format!(
                 "{} substeps of {:.3} ms (c·dt/h = {:.2})",
                 p.substeps(),

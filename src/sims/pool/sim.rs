@@ -48,6 +48,13 @@ pub struct PoolSim {
     pub tool: Tool,
     /// Nodes per side the panel restarts with.
     pub(super) nodes_edit: usize,
+    /// The island brush's edits, node by node: `Some(true)` painted land, `Some(false)` erased
+    /// land, `None` as the scene's islands say; empty until the brush is first used, and
+    /// cleared on restart. Kept apart from the flags so that a scenario without islands can
+    /// take the scene's islands away while painted land survives other edits.
+    pub(super) painted: Vec<Option<bool>>,
+    /// Why the panel's last edit was refused (shown in the panel until the next accepted one).
+    pub(super) refusal: Option<String>,
     gl: Option<PoolGl>,
 }
 
@@ -90,6 +97,8 @@ impl PoolSim {
         Ok(PoolSim {
             rng: Rng::new(scene.drops.seed),
             nodes_edit: scene.params.nodes,
+            painted: Vec::new(),
+            refusal: None,
             scene,
             solver,
             note,
@@ -153,6 +162,7 @@ impl PoolSim {
         self.solver
             .rebuild(&scene.params, |x, z| scene.land(x, z))?;
         self.scene = scene;
+        self.painted.clear();
         self.rng = Rng::new(self.scene.drops.seed);
         self.rain_sign = 1.0;
         self.pending.clear();
@@ -163,25 +173,24 @@ impl PoolSim {
     }
 
     /// Re-applies the edges, horizontal motion and the scene's islands after a panel edit,
-    /// keeping painted land.
+    /// with the brush's edits over them (painted land stays, erased land stays water).
     pub(super) fn refresh_flags(&mut self) {
-        let painted: Vec<bool> = self
-            .solver
-            .flags()
-            .iter()
-            .map(|f| f & super::surface::FIXED != 0)
-            .collect();
         let (n, h) = self.solver.grid();
-        let scene = &self.scene;
-        let edge = |x: f32, z: f32| {
-            let (i, j) = ((x / h).round() as usize, (z / h).round() as usize);
-            i == 0 || j == 0 || i == n - 1 || j == n - 1
-        };
+        let (scene, painted) = (&self.scene, &self.painted);
         let land = |x: f32, z: f32| {
             let k = (z / h).round() as usize * n + (x / h).round() as usize;
-            scene.land(x, z) || (painted[k] && !edge(x, z))
+            painted
+                .get(k)
+                .copied()
+                .flatten()
+                .unwrap_or_else(|| scene.land(x, z))
         };
         self.solver.set_flags(&scene.params, land);
+    }
+
+    /// Whether the brush has painted land that is still there.
+    pub(super) fn has_painted_land(&self) -> bool {
+        self.painted.contains(&Some(true))
     }
 
     /// The point (x, z) m on the rest plane under output pixel `position`, when it is on the
@@ -233,6 +242,9 @@ impl PoolSim {
             Tool::PaintIsland | Tool::EraseIsland => {
                 let land = self.tool == Tool::PaintIsland;
                 let (n, h) = self.solver.grid();
+                if self.painted.len() != n * n {
+                    self.painted = vec![None; n * n];
+                }
                 let r = self.scene.drops.radius.max(h);
                 let range = |c: f32| {
                     let lo = ((c - r) / h).floor().max(0.0) as usize;
@@ -242,6 +254,7 @@ impl PoolSim {
                     for i in range(x) {
                         let (dx, dz) = (i as f32 * h - x, j as f32 * h - z);
                         if dx * dx + dz * dz <= r * r {
+                            self.painted[j * n + i] = Some(land);
                             self.solver.set_island_node(&self.scene.params, i, j, land);
                         }
                     }
@@ -363,10 +376,19 @@ impl Sim for PoolSim {
             .lines())
     }
 
+    /// No iterative solve: the substeps' stages and what sets their count.
     fn solve_summary(&self) -> SolveSummary {
+        let p = &self.scene.params;
+        let limit = match p.model {
+            super::Model::Wave => "c·dt/h ≤ 0.5",
+            super::Model::Springs => "dt·ω_max ≤ 1.4",
+        };
         SolveSummary {
             iterations: 0.0,
-            rule: format!("{} substeps, no iterations", self.scene.params.substeps()),
+            rule: format!(
+                "{} in each, {limit} sets their count; disturb once a frame; no iterative solve",
+                PoolStage::NAMES[1..].join(", ")
+            ),
             figures: Vec::new(),
         }
     }
@@ -402,6 +424,7 @@ impl Sim for PoolSim {
             let mut scene = self.scene.clone();
             let (solver, note) = PoolSolver::create(&mut scene, None, Backend::Cuda, device)?;
             (self.solver, self.note) = (solver, note);
+            self.painted.clear();
             self.rng = Rng::new(self.scene.drops.seed);
             self.pending.clear();
             self.time = 0.0;
@@ -474,8 +497,11 @@ impl Sim for PoolSim {
         Ok(())
     }
 
-    /// Uploads the surface (CPU) and draws the pool with the renderer's passes.
+    /// Uploads the surface (CPU) and draws the pool with the renderer's passes, the camera
+    /// kept in the water when its eye is below the surface (`under_water.rs`).
     fn draw(&mut self, camera: &Camera, output: Output) -> Result<()> {
+        let p = &self.scene.params;
+        let camera = &super::under_water::keep_in_water(*camera, p.size, p.depth);
         self.draw_camera(*camera);
         let p = &self.scene.params;
         let scene = DrawScene {
@@ -486,6 +512,7 @@ impl Sim for PoolSim {
             detail: self.scene.look.detail,
             view: self.view,
             time: self.time as f32,
+            open: p.edges == super::Edges::Open,
         };
         let pool_gl = self
             .gl

@@ -56,21 +56,251 @@ fn scenarios_set_edges_motion_and_islands() {
     };
     assert_eq!(sim.scenario(), Scenario::Pool);
     assert_eq!((count(&sim, FIXED), count(&sim, LOCK_H)), (0, 4 * 31));
-    sim.set_scenario(Scenario::Shore);
+    sim.set_scenario(Scenario::Shore).unwrap();
     assert_eq!(count(&sim, FIXED), 4 * 31);
-    sim.set_scenario(Scenario::HeightField);
+    sim.set_scenario(Scenario::HeightField).unwrap();
     assert_eq!((count(&sim, FIXED), count(&sim, LOCK_H)), (0, 32 * 32));
-    sim.set_scenario(Scenario::Islands);
+    sim.set_scenario(Scenario::Islands).unwrap();
     assert_eq!(sim.scenario(), Scenario::Islands);
     let island = count(&sim, FIXED);
     assert!((40..80).contains(&island), "{island} island nodes");
-    sim.set_scenario(Scenario::OpenSea);
+    sim.set_scenario(Scenario::OpenSea).unwrap();
     assert_eq!(sim.scenario(), Scenario::OpenSea);
     assert_eq!(count(&sim, super::surface::OPEN), 4 * 31);
     assert_eq!(
         count(&sim, FIXED),
         island,
         "the island stays in the open sea"
+    );
+}
+
+/// Counts the nodes carrying `flag`.
+fn count(sim: &super::PoolSim, flag: u8) -> usize {
+    sim.solver.flags().iter().filter(|f| *f & flag != 0).count()
+}
+
+/// The scenarios round trip: Islands and back to Pool takes the island away again (the fixed
+/// count returns to 0), the height field on the wave model switches to the springs with
+/// horizontal motion off, and Pool gives the motion back.
+#[test]
+fn scenarios_round_trip_and_pool_takes_the_islands_away() {
+    use super::panel::Scenario;
+    let mut sim = open("[pool]\nnodes = 32\n");
+    let edge = 4 * 31;
+    assert_eq!((sim.scenario(), count(&sim, FIXED)), (Scenario::Pool, 0));
+    for _ in 0..2 {
+        sim.set_scenario(Scenario::Islands).unwrap();
+        let island = count(&sim, FIXED);
+        assert!((40..80).contains(&island), "{island} island nodes");
+        sim.set_scenario(Scenario::Shore).unwrap();
+        assert_eq!(
+            count(&sim, FIXED),
+            island + edge,
+            "the island stays by the shore"
+        );
+        sim.set_scenario(Scenario::Pool).unwrap();
+        assert_eq!(sim.scenario(), Scenario::Pool);
+        assert_eq!(count(&sim, FIXED), 0, "Pool has no island");
+    }
+    assert_eq!(sim.params().model, Model::Wave);
+    assert_eq!(
+        count(&sim, LOCK_H),
+        32 * 32,
+        "the wave model moves only vertically"
+    );
+    sim.set_scenario(Scenario::HeightField).unwrap();
+    assert_eq!(sim.scenario(), Scenario::HeightField);
+    assert_eq!(sim.params().model, Model::Springs);
+    assert!(!sim.params().horizontal);
+    assert_eq!(count(&sim, LOCK_H), 32 * 32);
+    sim.set_scenario(Scenario::Pool).unwrap();
+    assert_eq!(sim.scenario(), Scenario::Pool);
+    assert_eq!((count(&sim, FIXED), count(&sim, LOCK_H)), (0, edge));
+}
+
+/// The height field on a wave-model pool whose springs would need more than 4096 substeps a
+/// frame is refused, naming the wave speed, and changes nothing.
+#[test]
+fn a_height_field_the_springs_cannot_run_is_refused() {
+    use super::panel::Scenario;
+    // h = 2/63 m, c = 30 m/s, dt = 1 s: 1891 substeps on the wave model, 4684 on the springs.
+    let mut sim = open("[pool]\nnodes = 64\n[surface]\nwave_speed = 30\ndt = 1.0\n");
+    let before = *sim.params();
+    assert!(before.substeps() < 4096);
+    let error = sim.set_scenario(Scenario::HeightField).unwrap_err();
+    assert_eq!(error.key, "surface.wave_speed");
+    assert!(error.message.contains("substeps"), "{}", error.message);
+    assert_eq!(*sim.params(), before);
+    assert_eq!(sim.scenario(), Scenario::Pool);
+}
+
+/// Land painted with the brush is the user's: it survives the panel's other edits (edges,
+/// model), erased land stays water when the flags are recomputed, and a scenario without
+/// islands (Pool, height field) takes painted land away with the scene's.
+#[test]
+fn painted_land_survives_edits_until_a_scenario_without_islands() {
+    use super::panel::Scenario;
+    use super::sim::Tool;
+    use crate::gfx::camera::Camera;
+    use crate::sims::Sim;
+    let mut sim = open(
+        "[pool]\nnodes = 64\n[drops]\nradius = 0.1\n[[island]]\ncenter = [1.5, 1.5]\n\
+         radius = 0.2\n",
+    );
+    let island = count(&sim, FIXED);
+    assert!(island > 100, "{island}");
+    let camera = |x: f32, z: f32| Camera {
+        target: glam::Vec3::new(x, 0.0, z),
+        yaw: 0.4,
+        pitch: 0.7,
+        distance: 3.0,
+    };
+    // Paint a spot at (0.6, 0.6), erase the island's middle.
+    sim.tool = Tool::PaintIsland;
+    sim.draw_camera(camera(0.6, 0.6));
+    assert!(sim.pointer([320.0, 240.0], [640, 480], true));
+    let painted = count(&sim, FIXED) - island;
+    assert!(painted > 20, "{painted} nodes painted");
+    sim.tool = Tool::EraseIsland;
+    sim.draw_camera(camera(1.5, 1.5));
+    assert!(sim.pointer([320.0, 240.0], [640, 480], true));
+    let after = count(&sim, FIXED);
+    assert!(after < island + painted - 20, "{after}: nothing erased");
+    for scenario in [Scenario::Shore, Scenario::OpenSea, Scenario::Islands] {
+        sim.set_scenario(scenario).unwrap();
+        let edges = if scenario == Scenario::Shore {
+            4 * 63
+        } else {
+            0
+        };
+        assert_eq!(count(&sim, FIXED), after + edges, "{scenario:?}");
+        assert_eq!(sim.scenario(), scenario);
+    }
+    sim.set_scenario(Scenario::Pool).unwrap();
+    assert_eq!(count(&sim, FIXED), 0);
+    sim.set_scenario(Scenario::OpenSea).unwrap();
+    assert_eq!(count(&sim, FIXED), 0, "the painted land came back");
+}
+
+/// The panel's stiffness k/m is held to the scene file's limit: 1e12 on 256² springs (about
+/// 47,600 substeps a frame) is refused naming `springs.stiffness` and the most this lattice
+/// takes, leaving the wave speed as it was; just under the limit is taken. Any other edit
+/// out of range is put back, naming its key.
+#[test]
+fn the_panel_refuses_edits_a_scene_file_would() {
+    let mut sim = open("[surface]\nmodel = \"springs\"\n");
+    let before = *sim.params();
+    let most = before.most_stiffness();
+    let error = sim.set_stiffness(1e12).unwrap_err();
+    assert_eq!(error.key, "springs.stiffness");
+    assert!(error.message.contains("at most"), "{}", error.message);
+    assert_eq!(*sim.params(), before);
+    sim.set_stiffness(0.999 * most).unwrap();
+    let taken = *sim.params();
+    assert!((taken.stiffness() / most - 0.999).abs() < 1e-3);
+    assert!(
+        (4000..=4096).contains(&taken.substeps()),
+        "{}",
+        taken.substeps()
+    );
+    assert!(sim.set_stiffness(1.001 * most).is_err());
+    assert!(sim.set_stiffness(f32::NAN).is_err());
+    assert!(sim.set_stiffness(-1.0).is_err());
+    assert_eq!(*sim.params(), taken);
+    let good = *sim.params();
+    sim.scene.params.damping = -1.0;
+    assert_eq!(sim.check_edit(good).unwrap_err().key, "surface.damping");
+    assert_eq!(*sim.params(), good);
+    sim.scene.params.tension = 1.0;
+    assert_eq!(sim.check_edit(good).unwrap_err().key, "springs.tension");
+    assert_eq!(*sim.params(), good);
+    sim.scene.params.damping = 0.1;
+    sim.check_edit(good).unwrap();
+    assert_eq!(sim.params().damping, 0.1);
+}
+
+/// C puts the water at rest (land kept); L puts the sun in the camera's direction when the
+/// camera is above the water, and leaves it when it is below.
+#[test]
+fn the_c_and_l_keys_calm_the_water_and_bring_the_light() {
+    use crate::gfx::camera::Camera;
+    use crate::sims::Sim;
+    use winit::keyboard::KeyCode;
+    let mut sim = open(
+        "[pool]\nnodes = 48\n[drops]\nrandom = 6\n[[island]]\ncenter = [1.0, 1.0]\nradius = 0.2\n",
+    );
+    let island = count(&sim, FIXED);
+    sim.step().unwrap();
+    sim.step().unwrap();
+    let surface = |sim: &super::PoolSim| sim.solver.as_cpu().unwrap().surface.clone();
+    let moving = surface(&sim);
+    let largest = |v: &[f32]| v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    assert!(largest(&moving.height) > 1e-3 && largest(&moving.velocity) > 1e-3);
+    assert!(sim.key(KeyCode::KeyC));
+    let calm = surface(&sim);
+    assert_eq!((largest(&calm.height), largest(&calm.velocity)), (0.0, 0.0));
+    assert_eq!(count(&sim, FIXED), island, "land kept");
+
+    let above = Camera {
+        target: glam::Vec3::new(1.0, 0.0, 1.0),
+        yaw: 0.3,
+        pitch: 0.6,
+        distance: 3.0,
+    };
+    sim.draw_camera(above);
+    assert!(sim.key(KeyCode::KeyL));
+    let towards = (above.eye() - above.target).normalize();
+    let light = glam::Vec3::from(sim.scene.look.light);
+    assert!((light - towards).length() < 1e-6, "{light} for {towards}");
+    sim.draw_camera(Camera {
+        pitch: -0.4,
+        ..above
+    });
+    assert!(sim.key(KeyCode::KeyL));
+    assert_eq!(
+        glam::Vec3::from(sim.scene.look.light),
+        light,
+        "a sun below the horizon"
+    );
+    assert!(!sim.key(KeyCode::KeyQ));
+}
+
+/// An unknown key is named with its section: `surface.dampingg`, `drop[1].radus` (the second
+/// `[[drop]]`), a top-level one by itself.
+#[test]
+fn an_unknown_key_is_named_with_its_section() {
+    use super::scene::PoolScene;
+    use crate::scene::Source;
+    let error = |text: &str| {
+        let source = Source::parse(text, "bad2", "bad2.toml").unwrap();
+        PoolScene::from_source(&source).unwrap_err().to_string()
+    };
+    let surface =
+        error("kind = \"pool\"\n[pool]\nnodes = 32\n[surface]\ndamping = 0.1\ndampingg = 0.3\n");
+    assert!(
+        surface.starts_with("bad2.toml:6: surface.dampingg: unknown field `dampingg`"),
+        "{surface}"
+    );
+    let drop = error(
+        "kind = \"pool\"\n[[drop]]\ntime = 0.0\nposition = [1.0, 1.0]\n[[drop]]\ntime = 1.0\n\
+         position = [1.0, 1.0]\nradus = 0.1\n",
+    );
+    assert!(
+        drop.starts_with("bad2.toml:8: drop[1].radus: unknown field `radus`"),
+        "{drop}"
+    );
+    let outline = error(
+        "kind = \"pool\"\n[[island]]\noutline = [\n  [0.3, 1.4],\n  [0.6, 1.5],\n  [0.7, 1.75],\n]\n\
+         radiuss = 0.1\n",
+    );
+    assert!(
+        outline.starts_with("bad2.toml:8: island[0].radiuss: "),
+        "{outline}"
+    );
+    let top = error("kind = \"pool\"\nnodess = 3\n[pool]\nnodes = 32\n");
+    assert!(
+        top.starts_with("bad2.toml:2: nodess: unknown field `nodess`"),
+        "{top}"
     );
 }
 

@@ -121,7 +121,9 @@ fn without_damping_energy_and_volume_are_conserved() {
         );
         if !with_island {
             let volume_drift = (pool.surface.volume() - volume0).abs() / volume0.abs();
-            assert!(volume_drift < 1e-5, "volume drifted {volume_drift}");
+            // Σu changes only by f32 rounding (the mirrored Laplacian sums to zero): 2.2e-7
+            // measured over the 6000 substeps.
+            assert!(volume_drift < 1e-6, "volume drifted {volume_drift}");
         }
     }
 }
@@ -241,7 +243,13 @@ fn open_edges_send_back_little_of_a_ring() {
     );
     let (back, p, _) = reflection(Edges::Pool, 1.9 / 0.5);
     let (kinetic, potential) = energy(&back, &p);
-    assert!((kinetic + potential) / energy0 > 0.3);
+    // Walls send it all back: 105 % measured (the energy, unlike the symplectic invariant,
+    // wobbles by several per cent, `without_damping_energy_and_volume_are_conserved`).
+    let walls = (kinetic + potential) / energy0;
+    assert!(
+        (0.9..1.15).contains(&walls),
+        "walls sent back {walls} of the energy"
+    );
 }
 
 /// Fixed nodes (a shore, islands) never move, and locked nodes never move horizontally, on the
@@ -301,6 +309,26 @@ fn the_spring_lattice_carries_waves_at_the_height_fields_speed() {
     );
 }
 
+/// The spring lattice at rest has no energy, to the bit, with or without shear springs and at
+/// any grid (the pre-tension's energy at rest was taken from h in f64, while the nodes sit at
+/// f32 multiples of h: −2.7e-4 m²/s² on the 256² pond); a drop gives it some.
+#[test]
+fn the_spring_lattice_at_rest_has_no_energy() {
+    for (nodes, shear) in [(256, true), (256, false), (97, true)] {
+        let mut p = params(Model::Springs, Edges::Shore, nodes);
+        p.shear = shear;
+        let mut pool = CpuPool::new(&p, |_, _| false);
+        assert_eq!(
+            energy(&pool.surface, &p),
+            (0.0, 0.0),
+            "{nodes}² shear {shear}"
+        );
+        pool.step(&p, &[drop_at([1.0, 1.0], 0.05, 0.01)]);
+        let (kinetic, potential) = energy(&pool.surface, &p);
+        assert!(kinetic > 0.0 && potential > 0.0, "{kinetic}, {potential}");
+    }
+}
+
 /// The free spring lattice (nodes moving in 3D, shear springs) stays bounded under strong
 /// drops without damping: its energy never grows past what the drops put in.
 #[test]
@@ -354,6 +382,46 @@ fn a_drop_adds_its_gaussian() {
     let s = &fresh.surface;
     assert!((0..201).all(|i| s.flags[100 * 201 + i] & FIXED == 0 || s.height[100 * 201 + i] == 0.0));
     assert!(pool.surface.max_height() > 0.5 * a);
+}
+
+/// A drop on velocities adds the same Gaussian to the nodes' vertical velocities (m/s),
+/// heights untouched, nothing on fixed nodes; a frame later the heights have risen by about
+/// the velocity times the frame time (the surface starts moving up where the drop struck).
+#[test]
+fn a_velocity_drop_adds_its_gaussian_to_the_velocities() {
+    let p = params(Model::Wave, Edges::Pool, 201);
+    let (r, a) = (0.05, 0.2);
+    let velocity_drop = |x: f32| Drop {
+        target: Target::Velocity,
+        ..drop_at([x, 1.0], r, a)
+    };
+    let mut fresh = CpuPool::new(&p, |x, _| x < 0.2);
+    let mut stencils = super::drops::Stencils::default();
+    super::drops::disturb(&mut fresh.surface, &velocity_drop(1.0), &mut stencils);
+    super::drops::disturb(&mut fresh.surface, &velocity_drop(0.2), &mut stencils);
+    let s = &fresh.surface;
+    assert_eq!(s.velocity[100 * 201 + 100], a);
+    assert_eq!(s.max_height(), 0.0, "heights untouched");
+    let momentum: f64 = s.velocity.iter().map(|&v| f64::from(v)).sum::<f64>();
+    let expected = f64::from(a * std::f32::consts::PI * r * r / (s.h * s.h));
+    // The drop at x = 0.2 m is centred on the shore of land x < 0.2 m: its half on the land
+    // is left out.
+    let on_water = momentum - expected;
+    assert!(
+        on_water > 0.35 * expected && on_water < 0.55 * expected,
+        "{momentum} vs {expected} for the whole drop"
+    );
+    assert!(
+        (0..201).all(|i| s.flags[100 * 201 + i] & FIXED == 0 || s.velocity[100 * 201 + i] == 0.0)
+    );
+    let mut pool = CpuPool::new(&p, |x, _| x < 0.2);
+    pool.step(&p, &[velocity_drop(1.0)]);
+    let risen = pool.surface.height[100 * 201 + 100];
+    assert!(
+        (risen / (a * p.dt) - 1.0).abs() < 0.15,
+        "{risen} m after a frame, {} expected",
+        a * p.dt
+    );
 }
 
 /// Substeps keep the height field's c·dt/h at or below 0.5 and the springs' dt·ω_max at or
@@ -440,4 +508,46 @@ fn springs_damp_the_horizontal_motion_like_the_vertical() {
         (a - decay).abs() < 1e-6 && (b + 0.5 * decay).abs() < 1e-6,
         "{a}, {b}"
     );
+}
+
+/// Open edges absorb the spring lattice's vertical waves as the height field's: with
+/// horizontal motion locked, a ring that has left (3.8 s at 0.5 m/s from the middle of a 2 m
+/// pool) leaves 0.05 % of its energy behind. Free to move in 3D, the lattice also keeps the
+/// horizontal (longitudinal and shear) waves the drop sets off at second order — 0.7 % of
+/// the drop's energy with shear springs, there before any wave reaches an edge — because the
+/// edge nodes are locked horizontally, so those waves reflect; the vertical motion still
+/// leaves (its kinetic energy falls to 0.04 %).
+#[test]
+fn open_edges_absorb_the_spring_lattices_vertical_waves() {
+    let vertical_kinetic = |pool: &CpuPool| -> f64 {
+        let s = &pool.surface;
+        s.velocity.iter().map(|v| 0.5 * f64::from(v * v)).sum()
+    };
+    let horizontal_kinetic = |pool: &CpuPool| -> f64 {
+        let s = &pool.surface;
+        let square = |w: &[f32; 2]| f64::from(w[0] * w[0] + w[1] * w[1]);
+        s.velocity_h.iter().map(|w| 0.5 * square(w)).sum()
+    };
+    for horizontal in [false, true] {
+        let mut p = params(Model::Springs, Edges::Open, 129);
+        p.horizontal = horizontal;
+        let mut pool = CpuPool::new(&p, |_, _| false);
+        pool.step(&p, &[drop_at([1.0, 1.0], 0.05, 0.01)]);
+        let energy0 = energy_of(&pool, &p);
+        run_until(&mut pool, &p, 0.9);
+        let early = horizontal_kinetic(&pool) / energy0;
+        run_until(&mut pool, &p, 3.8 - 0.9);
+        let left = energy_of(&pool, &p) / energy0;
+        let kinetic = vertical_kinetic(&pool) / energy0;
+        if horizontal {
+            assert!(kinetic < 0.002, "vertical kinetic energy left: {kinetic}");
+            let late = horizontal_kinetic(&pool) / energy0;
+            assert!(
+                (0.003..0.015).contains(&early) && (late / early - 1.0).abs() < 0.25,
+                "horizontal kinetic energy {early} at 0.9 s, {late} at 3.8 s"
+            );
+        } else {
+            assert!(left < 0.002, "open edges kept {left} of the energy");
+        }
+    }
 }

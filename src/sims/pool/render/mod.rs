@@ -65,6 +65,9 @@ pub struct DrawScene {
     pub view: usize,
     /// Simulated time, s (the fine detail's ripples move with it).
     pub time: f32,
+    /// Open (absorbing) edges: no walls or deck; the water goes on past the pool to the
+    /// horizon, over the floor continued, fading into the water's colour.
+    pub open: bool,
 }
 
 /// The walls' height above the rest level, m, of a pool of side `size`: the deck around the
@@ -269,6 +272,7 @@ impl PoolRenderer {
             light,
             domain,
             land: self.land,
+            open: scene.open,
         };
         // SAFETY: GL calls on this thread's current context; every object named is this
         // renderer's and alive.

@@ -67,6 +67,7 @@ pub(super) struct FrameValues {
     pub(super) light: Vec3,
     pub(super) domain: CausticsDomain,
     pub(super) land: bool,
+    pub(super) open: bool,
 }
 
 /// The uniforms of `common.glsl` in one program.
@@ -82,6 +83,7 @@ pub(super) struct Shared {
     caustics_domain: Uniform,
     eye: Uniform,
     has_land: Uniform,
+    open_sea: Uniform,
     mesh_nodes: Uniform,
     mesh_stride: Uniform,
 }
@@ -100,6 +102,7 @@ impl Shared {
             caustics_domain: program.uniform(gl, "caustics_domain")?,
             eye: program.uniform(gl, "eye")?,
             has_land: program.uniform(gl, "has_land")?,
+            open_sea: program.uniform(gl, "open_sea")?,
             mesh_nodes: program.uniform(gl, "mesh_nodes")?,
             mesh_stride: program.uniform(gl, "mesh_stride")?,
         })
@@ -127,6 +130,7 @@ impl Shared {
         );
         self.eye.set(gl, values.eye);
         self.has_land.set(gl, i32::from(values.land));
+        self.open_sea.set(gl, i32::from(values.open));
     }
 
     /// Sets the mesh `grid` draws on the bound program.
