@@ -9,7 +9,7 @@ use fluidlab::gfx::timing::PassClock;
 use fluidlab::sims::pbf::render::scene_mesh::floor_height;
 use fluidlab::sims::pbf::render::{Buffer, RenderSettings, Renderer};
 use fluidlab::sims::pbf::scene::Scene;
-use glam::{Vec3, Vec4};
+use glam::{Mat4, Vec3, Vec4};
 
 mod gl_probe;
 
@@ -41,57 +41,84 @@ fn luminance(p: &[u8]) -> f64 {
     0.2126 * p[0] as f64 + 0.7152 * p[1] as f64 + 0.0722 * p[2] as f64
 }
 
+/// A headless OpenGL context of the tests' size and the PBF renderer for `scene`.
+fn renderer_for(scene: &Scene) -> (Headless, Renderer) {
+    let headless = Headless::new(WIDTH, HEIGHT).expect(
+        "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
+    );
+    let renderer =
+        Renderer::new(headless.gl(), scene, PassClock::Finish).expect("the PBF renderer");
+    (headless, renderer)
+}
+
+/// The picture of `particles` from `camera`, with the default settings.
+fn picture(
+    headless: &mut Headless,
+    renderer: &mut Renderer,
+    camera: &Camera,
+    particles: &mut FixedParticles,
+) -> Image {
+    let settings = RenderSettings::default();
+    headless
+        .capture(|output| {
+            renderer.update_particles(particles, &settings)?;
+            renderer.draw(camera, &settings, output)
+        })
+        .expect("render without GL errors")
+}
+
+/// Whether pixel (x, y) (rows from the top) shows fluid or lies within 5 pixels of it (those
+/// FXAA may blend with it), from the depth buffer (rows from the bottom).
+fn near_fluid(depth: &[f32], x: i32, y: i32) -> bool {
+    let (w, h) = (WIDTH as i32, HEIGHT as i32);
+    (-5..=5).any(|dy| {
+        (-5..=5).any(|dx| {
+            let (u, v) = (x + dx, h - 1 - (y + dy));
+            u >= 0 && v >= 0 && u < w && v < h && depth[(v * w + u) as usize] > 0.0
+        })
+    })
+}
+
+/// Clip space back to world space for `camera` at the tests' aspect.
+fn unprojection(camera: &Camera) -> Mat4 {
+    (camera.projection(WIDTH as f32 / HEIGHT as f32) * camera.view()).inverse()
+}
+
+/// The ray through the centre of pixel (x, y) (rows from the top): its point on the near
+/// plane and its direction to the far plane.
+fn pixel_ray(unprojection: &Mat4, x: i32, y: i32) -> (Vec3, Vec3) {
+    let ndc_x = (x as f32 + 0.5) / WIDTH as f32 * 2.0 - 1.0;
+    let ndc_y = 1.0 - (y as f32 + 0.5) / HEIGHT as f32 * 2.0;
+    let unproject = |z: f32| {
+        let p = *unprojection * Vec4::new(ndc_x, ndc_y, z, 1.0);
+        p.truncate() / p.w
+    };
+    let (near, far) = (unproject(-1.0), unproject(1.0));
+    (near, far - near)
+}
+
 #[test]
 fn the_fluid_shadows_the_floor_under_it_and_nowhere_else() {
     let scene = Scene::parse(BLOCK, "block", "shadow test").expect("valid scene");
-    let mut headless = Headless::new(WIDTH, HEIGHT).expect(
-        "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
-    );
-    let mut renderer =
-        Renderer::new(headless.gl(), &scene, PassClock::Finish).expect("the PBF renderer");
+    let (mut headless, mut renderer) = renderer_for(&scene);
     let camera = Camera::framing(&scene.container);
-    let settings = RenderSettings::default();
-    let mut render = |particles: &mut FixedParticles, renderer: &mut Renderer| -> Image {
-        headless
-            .capture(|output| {
-                renderer.update_particles(particles, &settings)?;
-                renderer.draw(&camera, &settings, output)
-            })
-            .expect("render without GL errors")
+    let mut render = |particles: &mut FixedParticles, renderer: &mut Renderer| {
+        picture(&mut headless, renderer, &camera, particles)
     };
     let empty = render(&mut FixedParticles::empty(&scene), &mut renderer);
     let lit = render(&mut FixedParticles::of(&scene), &mut renderer);
     // Fluid pixels (and those FXAA may blend with them, up to 5 pixels away) are not floor.
-    let depth = renderer.read_buffer(Buffer::Depth).expect("depth");
-    let fluid = |x: i32, y: i32| {
-        (-5..=5).any(|dy| {
-            (-5..=5).any(|dx| {
-                let (u, v) = (x + dx, HEIGHT as i32 - 1 - (y + dy));
-                u >= 0
-                    && v >= 0
-                    && u < WIDTH as i32
-                    && v < HEIGHT as i32
-                    && depth[(v * WIDTH as i32 + u) as usize] > 0.0
-            })
-        })
-    };
-    let inverse = (camera.projection(WIDTH as f32 / HEIGHT as f32) * camera.view()).inverse();
+    let depth = &renderer.read_buffer(Buffer::Depth).expect("depth");
+    let inverse = unprojection(&camera);
     let floor = floor_height(&scene.container);
     let (mut shadowed, mut darkening, mut elsewhere) = (0, 0.0, 0);
     let mut largest_change = (0.0f64, 0, 0);
     for y in 0..HEIGHT as i32 {
         for x in 0..WIDTH as i32 {
-            if fluid(x, y) {
+            if near_fluid(depth, x, y) {
                 continue;
             }
-            let ndc_x = (x as f32 + 0.5) / WIDTH as f32 * 2.0 - 1.0;
-            let ndc_y = 1.0 - (y as f32 + 0.5) / HEIGHT as f32 * 2.0;
-            let unproject = |z: f32| {
-                let p = inverse * Vec4::new(ndc_x, ndc_y, z, 1.0);
-                p.truncate() / p.w
-            };
-            let (near, far) = (unproject(-1.0), unproject(1.0));
-            let direction = far - near;
+            let (near, direction) = pixel_ray(&inverse, x, y);
             if direction.y >= 0.0 {
                 continue; // sky
             }
@@ -191,31 +218,15 @@ fn floor_changes(
     camera: &Camera,
     scene: &Scene,
 ) -> Vec<f64> {
-    let (w, h) = (WIDTH as i32, HEIGHT as i32);
-    let fluid = |x: i32, y: i32| {
-        (-5..=5).any(|dy| {
-            (-5..=5).any(|dx| {
-                let (u, v) = (x + dx, h - 1 - (y + dy));
-                u >= 0 && v >= 0 && u < w && v < h && depth[(v * w + u) as usize] > 0.0
-            })
-        })
-    };
-    let inverse = (camera.projection(WIDTH as f32 / HEIGHT as f32) * camera.view()).inverse();
+    let inverse = unprojection(camera);
     let floor = floor_height(&scene.container);
     let mut changes = Vec::new();
-    for y in 0..h {
-        for x in 0..w {
-            if fluid(x, y) {
+    for y in 0..HEIGHT as i32 {
+        for x in 0..WIDTH as i32 {
+            if near_fluid(depth, x, y) {
                 continue;
             }
-            let ndc_x = (x as f32 + 0.5) / WIDTH as f32 * 2.0 - 1.0;
-            let ndc_y = 1.0 - (y as f32 + 0.5) / HEIGHT as f32 * 2.0;
-            let unproject = |z: f32| {
-                let p = inverse * Vec4::new(ndc_x, ndc_y, z, 1.0);
-                p.truncate() / p.w
-            };
-            let (near, far) = (unproject(-1.0), unproject(1.0));
-            let direction = far - near;
+            let (near, direction) = pixel_ray(&inverse, x, y);
             if direction.y >= 0.0 {
                 continue;
             }
@@ -234,11 +245,7 @@ fn floor_changes(
 #[test]
 fn wavy_water_focuses_caustics_on_the_floor_and_a_flat_slab_does_not() {
     let scene = Scene::parse(WIDE, "wide", "caustics test").expect("valid scene");
-    let mut headless = Headless::new(WIDTH, HEIGHT).expect(
-        "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
-    );
-    let mut renderer =
-        Renderer::new(headless.gl(), &scene, PassClock::Finish).expect("the PBF renderer");
+    let (mut headless, mut renderer) = renderer_for(&scene);
     // Looking from the side away from the sun at the floor where the slab's light lands
     // (sunlight from 0.55 m up moves 0.41 m along −x and 0.32 m along −z), under the slab.
     let camera = Camera {
@@ -247,14 +254,8 @@ fn wavy_water_focuses_caustics_on_the_floor_and_a_flat_slab_does_not() {
         pitch: 40f32.to_radians(),
         distance: 1.6,
     };
-    let settings = RenderSettings::default();
-    let mut render = |particles: &mut FixedParticles, renderer: &mut Renderer| -> Image {
-        headless
-            .capture(|output| {
-                renderer.update_particles(particles, &settings)?;
-                renderer.draw(&camera, &settings, output)
-            })
-            .expect("render without GL errors")
+    let mut render = |particles: &mut FixedParticles, renderer: &mut Renderer| {
+        picture(&mut headless, renderer, &camera, particles)
     };
     let empty = render(&mut FixedParticles::empty(&scene), &mut renderer);
     let spacing = scene.params.spacing;
@@ -332,11 +333,7 @@ fn beam_through_block(p: Vec3, margin: f32) -> bool {
 #[test]
 fn the_fluid_shadows_an_obstacle_beside_it_where_its_sunbeams_pass_through() {
     let scene = Scene::parse(BLOCK_AND_BOX, "block and box", "shadow test").expect("valid scene");
-    let mut headless = Headless::new(WIDTH, HEIGHT).expect(
-        "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
-    );
-    let mut renderer =
-        Renderer::new(headless.gl(), &scene, PassClock::Finish).expect("the PBF renderer");
+    let (mut headless, mut renderer) = renderer_for(&scene);
     // From the +x, −z side, looking at the box's face at x = 0.3.
     let camera = Camera {
         target: Vec3::new(0.3, 0.2, 0.35),
@@ -344,42 +341,20 @@ fn the_fluid_shadows_an_obstacle_beside_it_where_its_sunbeams_pass_through() {
         pitch: 20f32.to_radians(),
         distance: 1.3,
     };
-    let settings = RenderSettings::default();
-    let mut render = |particles: &mut FixedParticles, renderer: &mut Renderer| -> Image {
-        headless
-            .capture(|output| {
-                renderer.update_particles(particles, &settings)?;
-                renderer.draw(&camera, &settings, output)
-            })
-            .expect("render without GL errors")
+    let mut render = |particles: &mut FixedParticles, renderer: &mut Renderer| {
+        picture(&mut headless, renderer, &camera, particles)
     };
     let empty = render(&mut FixedParticles::empty(&scene), &mut renderer);
     let lit = render(&mut FixedParticles::of(&scene), &mut renderer);
-    let depth = renderer.read_buffer(Buffer::Depth).expect("depth");
-    let (w, h) = (WIDTH as i32, HEIGHT as i32);
-    let fluid = |x: i32, y: i32| {
-        (-5..=5).any(|dy| {
-            (-5..=5).any(|dx| {
-                let (u, v) = (x + dx, h - 1 - (y + dy));
-                u >= 0 && v >= 0 && u < w && v < h && depth[(v * w + u) as usize] > 0.0
-            })
-        })
-    };
-    let inverse = (camera.projection(WIDTH as f32 / HEIGHT as f32) * camera.view()).inverse();
+    let depth = &renderer.read_buffer(Buffer::Depth).expect("depth");
+    let inverse = unprojection(&camera);
     let (mut shadowed, mut darkening, mut elsewhere, mut largest_change) = (0, 0.0, 0, 0.0f64);
-    for y in 0..h {
-        for x in 0..w {
-            if fluid(x, y) {
+    for y in 0..HEIGHT as i32 {
+        for x in 0..WIDTH as i32 {
+            if near_fluid(depth, x, y) {
                 continue;
             }
-            let ndc_x = (x as f32 + 0.5) / WIDTH as f32 * 2.0 - 1.0;
-            let ndc_y = 1.0 - (y as f32 + 0.5) / HEIGHT as f32 * 2.0;
-            let unproject = |z: f32| {
-                let p = inverse * Vec4::new(ndc_x, ndc_y, z, 1.0);
-                p.truncate() / p.w
-            };
-            let (near, far) = (unproject(-1.0), unproject(1.0));
-            let direction = far - near;
+            let (near, direction) = pixel_ray(&inverse, x, y);
             // The box's face at x = 0.3 and its top at y = 0.4, 1 cm in from their edges (what
             // FXAA may blend), whichever the ray meets first.
             let face = (-direction.x > 0.0).then(|| (0.3 - near.x) / direction.x);
