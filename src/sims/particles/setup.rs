@@ -58,14 +58,19 @@ pub(super) fn rescale(scene: &mut ParticlesScene, elements: u64) -> Result<(), I
 /// Particles the pilot of [`mean_life`] follows.
 const PILOT_PARTICLES: u64 = 4096;
 
+/// Steps the pilot of [`mean_life`] takes at most (4096 particles × 20 000 steps: about a
+/// second): a scene's lifetime may be 1000 s at any dt, a million steps or more.
+const PILOT_STEPS: u64 = 20_000;
+
 /// How long, on average, a particle of `scene`'s fountain is counted alive at a step's end, s:
 /// its `lifetime` less what landing in the basin (or falling below `kill_height`) takes off,
 /// never more than the lifetime. By Little's law the particles alive in the steady state are
 /// rate × this, so `--particles N` sets rate = N / this (rate = N / lifetime kept 73 % of N
 /// alive in the preset). Measured by a pilot: the first
 /// [`PILOT_PARTICLES`] particles the nozzle would emit, advanced and collided with the
-/// fountain's own stages (the basin's waves do not move a particle) until all are dead.
-fn mean_life(scene: &ParticlesScene) -> f64 {
+/// fountain's own stages (the basin's waves do not move a particle) until all are dead, or
+/// for [`PILOT_STEPS`] at most, the particles still alive then counted to their lifetime.
+pub(super) fn mean_life(scene: &ParticlesScene) -> f64 {
     let params = scene.fountain;
     let dt = scene.dt;
     let air = Air {
@@ -78,12 +83,15 @@ fn mean_life(scene: &ParticlesScene) -> f64 {
         let (x, v) = emission.particle(e);
         pilot.push(x, v);
     }
-    let mut alive_steps = 0_u64;
-    while !pilot.is_empty() {
+    let lifetime_steps = (f64::from(params.lifetime) / f64::from(dt)).ceil() as u64;
+    let (mut alive_steps, mut steps) = (0_u64, 0_u64);
+    while !pilot.is_empty() && steps < PILOT_STEPS {
         pilot.advance(dt, &air);
         let _landings = pilot.collide(dt);
         alive_steps += pilot.len() as u64;
+        steps += 1;
     }
+    alive_steps += pilot.len() as u64 * lifetime_steps.saturating_sub(steps);
     // Emitted at a step's start, a particle is first counted at that step's end, as here.
     let counted = alive_steps as f64 / PILOT_PARTICLES as f64;
     (counted * f64::from(dt)).clamp(f64::from(dt), f64::from(params.lifetime))

@@ -534,3 +534,23 @@ fn a_non_finite_particle_stops_the_fountain() {
         }
     }
 }
+
+/// `--particles` on a fountain whose particles outlive any pilot (1000 s at 1 ms steps, no
+/// gravity: none lands) counts those still flying after the pilot's steps to their lifetime,
+/// instead of following them for a million steps.
+#[test]
+fn the_mean_life_pilot_stops_and_counts_the_survivors_to_their_lifetime() {
+    let long = scene(
+        "kind = \"particles\"\nscene = \"fountain\"\ndt = 0.001\n[fountain]\n\
+         lifetime = 1000.0\n[world]\ngravity = [0.0, 0.0, 0.0]\n",
+    );
+    let life = super::setup::mean_life(&long);
+    assert!(
+        (life - 1000.0).abs() < 0.01,
+        "mean life {life} s, not 1000 s"
+    );
+    // The preset's droplets land: their mean life is well under the 4 s lifetime.
+    let preset = scene(&std::fs::read_to_string("scenes/particles/fountain.toml").unwrap());
+    let life = super::setup::mean_life(&preset);
+    assert!(life > 1.0 && life < 3.8, "the preset's mean life {life} s");
+}
