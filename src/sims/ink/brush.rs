@@ -263,6 +263,25 @@ mod tests {
         assert!(fastest < 1e-3, "pushed at {fastest} m/s");
     }
 
+    /// A restart starts the pause check again with the step count: a drag made after it and
+    /// before any step is not painted as motion (its segment starts over at the pointer).
+    #[test]
+    fn after_a_restart_a_drag_before_any_step_is_not_painted_as_motion() {
+        let mut sim = open(SCENE).unwrap();
+        for _ in 0..3 {
+            sim.step().unwrap();
+            sim.frame_shown();
+        }
+        sim.restart().unwrap();
+        for e in 0..16 {
+            sim.pointer([80.0 + 2.0 * e as f32, 50.0], SIZE, true);
+        }
+        sim.frame_shown();
+        sim.step().unwrap();
+        let fastest = sim.solver.totals().2;
+        assert!(fastest < 1e-3, "pushed at {fastest} m/s");
+    }
+
     /// A stroke's stamps in one step lie along its path at most half a radius apart, and their
     /// shares add up to the stroke's rates.
     #[test]

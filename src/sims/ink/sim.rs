@@ -190,6 +190,15 @@ impl InkSim {
             .then(|| [fx * p.width, fy * p.height()])
     }
 
+    /// Time and steps from 0 again (a restart): a drag under way ends, and the next frame
+    /// shown is compared with step 0 to tell whether the sim is paused.
+    fn start_clock(&mut self) {
+        self.time = 0.0;
+        self.steps = 0;
+        self.drag = None;
+        self.steps_drawn = 0;
+    }
+
     /// A frame is shown: if none was stepped since the last one (paused), the drag's motion
     /// meanwhile is not painted — its segment starts over at the pointer.
     pub(super) fn frame_shown(&mut self) {
@@ -347,8 +356,7 @@ impl Sim for InkSim {
 
     fn restart(&mut self) -> Result<()> {
         self.clear();
-        self.time = 0.0;
-        self.steps = 0;
+        self.start_clock();
         Ok(())
     }
 
@@ -366,8 +374,7 @@ impl Sim for InkSim {
             let (solver, note) = InkSolver::create(&mut scene, None, Backend::Cuda, device)?;
             scene.params = params;
             (self.solver, self.note) = (solver, note);
-            self.time = 0.0;
-            self.steps = 0;
+            self.start_clock();
         }
         Ok(())
     }
