@@ -55,8 +55,8 @@
 #       fountain 110 frames, cloth 64² XPBD 2 frames                   the scans', sort's barriers
 #   4t. particles: bench cuda fountain 1M alive, cloth     20     3×40  the targets: 1M particles
 #       1024² × 8 substeps (Verlet; XPBD × 4 iterations)              and 1024² × 8 ≥ 60 fps
-#   4u. particles: render fountain-1m 1920×1080 (~1M       25       60  the 1M draw target: sort and
-#       droplets), 3 frames 240 steps apart, cuda +                    draw of a million droplets
+#   4u. particles: render fountain-1m 1920×1080 (~1M       18       45  the 1M draw target: sort and
+#       droplets), 2 frames 240 steps apart, cuda +                    draw of a million droplets
 #       interop (the renderer's shared path); cloth      6     2×25  (their tags' colours), the
 #       and jelly 960×540 --view both, 20 frames each                  water, the skins and node
 #                                                                      colours built into GL
@@ -74,7 +74,7 @@
 #                                                                      ~24 CFL substeps a frame once
 #                                                                      the front accelerates, so it
 #                                                                      runs only the first frames
-#   total (estimate)                                     ~530  BUDGET=530 (device call: 570)
+#   total (estimate)                                     ~523  BUDGET=530 (device call: 570)
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
@@ -349,10 +349,10 @@ step "particles: bench cuda cloth 1024² × 8 xpbd × 4" 40 /tmp/particles-bench
 # fountain preset at 340 000 particles/s) drawn from the CUDA solver's buffers through GL interop
 # (the renderer's shared path: points through the order, quads by a geometry shader); a refused
 # interop says "interop is not available" and draws from a read-back instead. Frame 0 (empty,
-# shaders compiling) is left out of the per-pass means; frames 1 and 2 come a lifetime (240
-# steps) apart, each with ~1M droplets alive ("simulation" in the log is 240 steps' time).
-step "particles: render fountain-1m 1920x1080, cuda + interop" 60 /tmp/particles-render.log "$BIN" render fountain-1m \
-    --backend cuda --frames 3 --steps-per-frame 240 --size 1920x1080 --out /tmp/particles-render --overwrite --timings
+# shaders compiling) is left out of the per-pass means; frame 1 comes a lifetime (240 steps)
+# later, with ~1M droplets alive ("simulation" in the log is 240 steps' time).
+step "particles: render fountain-1m 1920x1080, cuda + interop" 45 /tmp/particles-render.log "$BIN" render fountain-1m \
+    --backend cuda --frames 2 --steps-per-frame 240 --size 1920x1080 --out /tmp/particles-render --overwrite --timings
 # The bodies' skins (the surface kernel: positions, smooth normals) and their nodes' and
 # springs' colours (body_points) built straight into the renderer's GL buffers; a refused
 # interop reads the body back and says so.
