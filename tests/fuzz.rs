@@ -43,10 +43,16 @@ const MEMORY_CAP: u64 = 1 << 30;
 
 /// Inputs that once failed (a panic, a hang or an abort), by what they exposed; each must
 /// still end cleanly.
-const REGRESSIONS: &[(&str, &str)] = &[(
-    "a file cut short after `dt =`: the TOML error had no message",
-    "[container]\nmin = [0.0, 0.0, 0.0]\nmax = [1.6, 1.0, 0.6]\n\n[params]\ndt =",
-)];
+const REGRESSIONS: &[(&str, &str)] = &[
+    (
+        "a file cut short after `dt =`: the TOML error had no message",
+        "[container]\nmin = [0.0, 0.0, 0.0]\nmax = [1.6, 1.0, 0.6]\n\n[params]\ndt =",
+    ),
+    (
+        "a fountain stepping 1e-30 s: `--particles`' mean-life pilot followed it for 4e30 steps",
+        "kind = \"particles\"\nscene = \"fountain\"\ndt = 1e-30\n[fountain]\nlifetime = 4.0\n",
+    ),
+];
 
 /// How a case ended when it ended well.
 #[derive(Debug, PartialEq, Eq)]

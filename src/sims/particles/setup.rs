@@ -83,7 +83,6 @@ pub(super) fn mean_life(scene: &ParticlesScene) -> f64 {
         let (x, v) = emission.particle(e);
         pilot.push(x, v);
     }
-    let lifetime_steps = (f64::from(params.lifetime) / f64::from(dt)).ceil() as u64;
     let (mut alive_steps, mut steps) = (0_u64, 0_u64);
     while !pilot.is_empty() && steps < PILOT_STEPS {
         pilot.advance(dt, &air);
@@ -91,9 +90,11 @@ pub(super) fn mean_life(scene: &ParticlesScene) -> f64 {
         alive_steps += pilot.len() as u64;
         steps += 1;
     }
-    alive_steps += pilot.len() as u64 * lifetime_steps.saturating_sub(steps);
+    // In f64: a lifetime over a step of 1e-30 s is more steps than a u64 holds.
+    let lifetime_steps = (f64::from(params.lifetime) / f64::from(dt)).ceil();
+    let survivors = pilot.len() as f64 * (lifetime_steps - steps as f64).max(0.0);
     // Emitted at a step's start, a particle is first counted at that step's end, as here.
-    let counted = alive_steps as f64 / PILOT_PARTICLES as f64;
+    let counted = (alive_steps as f64 + survivors) / PILOT_PARTICLES as f64;
     (counted * f64::from(dt)).clamp(f64::from(dt), f64::from(params.lifetime))
 }
 

@@ -549,6 +549,13 @@ fn the_mean_life_pilot_stops_and_counts_the_survivors_to_their_lifetime() {
         (life - 1000.0).abs() < 0.01,
         "mean life {life} s, not 1000 s"
     );
+    // The fuzz test's case: steps of 1e-30 s, more to a lifetime than a u64 counts.
+    let tiny = scene(
+        "kind = \"particles\"\nscene = \"fountain\"\ndt = 1e-30\n[fountain]\n\
+         lifetime = 4.0\n",
+    );
+    let life = super::setup::mean_life(&tiny);
+    assert!((life - 4.0).abs() < 1e-6, "mean life {life} s, not 4 s");
     // The preset's droplets land: their mean life is well under the 4 s lifetime.
     let preset = scene(&std::fs::read_to_string("scenes/particles/fountain.toml").unwrap());
     let life = super::setup::mean_life(&preset);
