@@ -43,25 +43,20 @@ pub struct Camera {
 }
 
 impl Camera {
-    /// The default view of a container in a full 16:9 output (what `fluidlab render` draws):
-    /// [`Camera::framing_in`] with the whole frame uncovered.
+    /// The default view of a container in a full 16:9 output (what `fluidlab render` draws),
+    /// seen from the front, a little above and to the side ([`Orientation::FRONT`]).
     pub fn framing(container: &Aabb) -> Camera {
-        Camera::framing_in(container, 16.0 / 9.0, [-1.0, 1.0])
+        Camera::oriented_framing(container, Orientation::FRONT)
     }
 
-    /// The default view of a container seen from the front, a little above and to the side
-    /// ([`Orientation::FRONT`]): [`Camera::oriented_framing_in`].
-    pub fn framing_in(container: &Aabb, aspect: f32, uncovered: [f32; 2]) -> Camera {
-        Camera::oriented_framing_in(container, Orientation::FRONT, aspect, uncovered)
-    }
-
-    /// [`Camera::oriented_framing_in`] in a full 16:9 output, as [`Camera::framing`].
+    /// [`Camera::framing_in`] in a full 16:9 output, as [`Camera::framing`].
     pub fn oriented_framing(container: &Aabb, orientation: Orientation) -> Camera {
-        Camera::oriented_framing_in(container, orientation, 16.0 / 9.0, [-1.0, 1.0])
+        Camera::framing_in(container, orientation, 16.0 / 9.0, [-1.0, 1.0])
     }
 
     /// The default view of a container seen from `orientation`, fitted to an output of
-    /// `aspect` (width / height) of which the horizontal band `uncovered` (normalised device x, −1 left to 1 right) is not under a panel: the box's
+    /// `aspect` (width / height) of which the horizontal band `uncovered` (normalised device
+    /// x, −1 left to 1 right) is not under a panel: the box's
     /// eight corners end up in the central [`FRAMED_FRACTION`] of that band and of the height,
     /// filling it along the tighter axis and centred along the other.
     ///
@@ -72,7 +67,7 @@ impl Camera {
     /// is narrowed about its centre (by bisection) until it needs that same depth. (A
     /// fixed-point iteration on the projected corners stalled in a two-cycle for flat boxes
     /// seen from close by, such as the pool's opening, 5 % of the frame off.)
-    pub fn oriented_framing_in(
+    pub fn framing_in(
         container: &Aabb,
         orientation: Orientation,
         aspect: f32,
@@ -298,7 +293,7 @@ mod tests {
                 (4.0 / 3.0, [-1.0, 1.0]),
                 (16.0 / 9.0, [-0.35, 1.0]),
             ] {
-                let camera = Camera::framing_in(&container, aspect, band);
+                let camera = Camera::framing_in(&container, Orientation::FRONT, aspect, band);
                 let [x0, y0, x1, y1] = camera.projected_bounds(&container, aspect);
                 let center = 0.5 * (band[0] + band[1]);
                 let half = FRAMED_FRACTION * 0.5 * (band[1] - band[0]);

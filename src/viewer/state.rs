@@ -78,7 +78,7 @@ pub struct AppState {
 pub fn framing(sim: &dyn Sim) -> Camera {
     let (width, height) = crate::viewer::panel::WINDOW_SIZE;
     let left = 2.0 * crate::viewer::panel::PANEL_RIGHT / width - 1.0;
-    Camera::oriented_framing_in(
+    Camera::framing_in(
         &sim.bounds(),
         sim.orientation(),
         width / height,
