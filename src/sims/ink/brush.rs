@@ -5,6 +5,7 @@
 //! a rate per second and does not depend on how many pointer events arrive (`specs/003-ink.md`
 //! ambiguity 5: the original added a stamp per event).
 
+use super::params::{in_range, positive};
 use super::scene::Stroke;
 use super::Stamp;
 use crate::scene::Invalid;
@@ -54,25 +55,15 @@ impl Brush {
     /// Checks the ranges the panel's sliders allow, naming the `[brush]` keys; `size` is the
     /// domain's larger side, m.
     pub fn validate(&self, size: f32) -> Result<(), Invalid> {
-        let r = self.radius;
-        if !(r.is_finite() && r > 0.0 && r <= size) {
-            return Err(Invalid::new(
-                "brush.radius",
-                format!("must be in (0, {size}] m, got {r}"),
-            ));
-        }
-        let rate = |key: &str, value: f32, unit: &str| {
-            if value.is_finite() && (0.0..=1000.0).contains(&value) {
-                Ok(())
-            } else {
-                Err(Invalid::new(
-                    format!("brush.{key}"),
-                    format!("must be in [0, 1000] {unit}, got {value}"),
-                ))
-            }
-        };
-        rate("concentration", self.concentration, "ink/s")?;
-        rate("force", self.force, "1/s")?;
+        positive("brush.radius", self.radius, size, "m")?;
+        in_range(
+            "brush.concentration",
+            self.concentration,
+            0.0,
+            1000.0,
+            "ink/s",
+        )?;
+        in_range("brush.force", self.force, 0.0, 1000.0, "1/s")?;
         match self
             .color
             .iter()

@@ -161,33 +161,16 @@ impl InkParams {
                 ),
             ));
         }
-        let positive = |key: &str, value: f32, most: f32, unit: &str| {
-            if value.is_finite() && value > 0.0 && value <= most {
-                Ok(())
-            } else {
-                Err(Invalid::new(
-                    key,
-                    format!("must be in (0, {most}] {unit}, got {value}"),
-                ))
-            }
-        };
         positive("grid.width", self.width, 1e4, "m")?;
         positive("params.dt", self.dt, 1.0, "s")?;
-        let in_range = |key: &str, value: f32, least: f32, most: f32| {
-            if value.is_finite() && (least..=most).contains(&value) {
-                Ok(())
-            } else {
-                Err(Invalid::new(
-                    format!("params.{key}"),
-                    format!("must be in [{least}, {most}], got {value}"),
-                ))
-            }
+        let params = |key: &str, value: f32, least: f32, most: f32| {
+            in_range(&format!("params.{key}"), value, least, most, "")
         };
-        in_range("pressure_carry_over", self.pressure_carry_over, 0.0, 1.0)?;
-        in_range("vorticity", self.vorticity, 0.0, 100.0)?;
-        in_range("velocity_damping", self.velocity_damping, 0.0, 1000.0)?;
-        in_range("ink_fade", self.ink_fade, 0.0, 1000.0)?;
-        in_range("buoyancy", self.buoyancy, -1000.0, 1000.0)?;
+        params("pressure_carry_over", self.pressure_carry_over, 0.0, 1.0)?;
+        params("vorticity", self.vorticity, 0.0, 100.0)?;
+        params("velocity_damping", self.velocity_damping, 0.0, 1000.0)?;
+        params("ink_fade", self.ink_fade, 0.0, 1000.0)?;
+        params("buoyancy", self.buoyancy, -1000.0, 1000.0)?;
         self.boundary.validate()?;
         if !(1..=64).contains(&self.substeps) {
             return Err(Invalid::new(
@@ -202,5 +185,41 @@ impl InkParams {
             ));
         }
         Ok(())
+    }
+}
+
+/// `value` in (0, `most`], finite; else an error naming `key` and the range in `unit`.
+pub(super) fn positive(key: &str, value: f32, most: f32, unit: &str) -> Result<(), Invalid> {
+    if value.is_finite() && value > 0.0 && value <= most {
+        Ok(())
+    } else {
+        Err(Invalid::new(
+            key,
+            format!("must be in (0, {most}] {unit}, got {value}"),
+        ))
+    }
+}
+
+/// `value` in [`least`, `most`], finite; else an error naming `key` and the range (in `unit`,
+/// when there is one).
+pub(super) fn in_range(
+    key: &str,
+    value: f32,
+    least: f32,
+    most: f32,
+    unit: &str,
+) -> Result<(), Invalid> {
+    if value.is_finite() && (least..=most).contains(&value) {
+        Ok(())
+    } else {
+        let unit = if unit.is_empty() {
+            String::new()
+        } else {
+            format!(" {unit}")
+        };
+        Err(Invalid::new(
+            key,
+            format!("must be in [{least}, {most}]{unit}, got {value}"),
+        ))
     }
 }
