@@ -366,9 +366,9 @@ fn median(values: &mut [f64]) -> f64 {
 
 /// The human-readable table.
 pub fn print(report: &BenchReport) {
-    // The pool has no iterative solve: its header says what a frame does instead.
-    let pool = report.kind == crate::sims::pool::KIND;
-    let solve = if pool {
+    // A kind without an iterative solve (pool, particles) has no iterations to count: its
+    // rule says what a frame does instead.
+    let solve = if report.iterations == 0.0 {
         format!("{:.1} substeps ({})", report.substeps, report.rule)
     } else {
         format!(
@@ -422,7 +422,8 @@ pub fn print(report: &BenchReport) {
             report.unit.strip_suffix('s').unwrap_or(report.unit)
         );
     }
-    let throughput = if pool {
+    // The pool's frame is named by its substeps (docs/pool.md), every other kind's by steps.
+    let throughput = if report.kind == crate::sims::pool::KIND {
         "node-substeps/s (nodes × substeps per second)".to_string()
     } else {
         format!(
