@@ -51,6 +51,8 @@
 #   4r. pool: bench cuda 1024², 4096² (stage events, then  40       60  the targets: 1024² well under
 #       JSON without), the pool preset (wave, walls)                   1 ms per frame; 4096² with
 #                                                                      the render ≥ 120 fps
+#       pond simulated 1 step on cuda and cpu           3       20  the springs' energy at rest
+#                                                                      exactly 0 on the GPU
 #   4s. particles: compute-sanitizer memcheck, racecheck,  40   2×45+2×30  every particles kernel incl.
 #       fountain 110 frames, cloth 64² XPBD 2 frames                   the scans', sort's barriers
 #   4t. particles: bench cuda fountain 1M alive, cloth     20     3×40  the targets: 1M particles
@@ -74,7 +76,7 @@
 #                                                                      ~24 CFL substeps a frame once
 #                                                                      the front accelerates, so it
 #                                                                      runs only the first frames
-#   total (estimate)                                     ~523  BUDGET=530 (device call: 570)
+#   total (estimate)                                     ~526  BUDGET=530 (device call: 570)
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
@@ -316,6 +318,13 @@ step "pool: bench cuda 1024², 4096²" 60 /tmp/pool-bench.log "$BIN" bench pool 
 step "pool: bench cuda 1024², 4096², no stage events (json)" 60 /tmp/pool-bench.log "$BIN" bench pool --backend cuda --particles "$sizes" --steps 30 --warmup 5 --json --no-stage-timing
 cat /tmp/pool-bench.log >>"$OUT/bench.log"
 grep -E 'step:|on cuda|^\{' /tmp/pool-bench.log | sed 's/^ */  pool bench: /' >>"$OUT/summary.txt"
+# The springs' energy on the GPU (stats_partials less each spring's energy at the f32 rest
+# positions): exactly 0 at rest, as on the CPU, then the CPU's figure after a drop's step.
+step "pool: springs' energy at rest on cuda is 0" 20 /tmp/pool-energy.log bash -c \
+    "'$BIN' simulate pond --backend cuda --steps 1 --stats /tmp/pond-cuda.jsonl --quiet &&
+     '$BIN' simulate pond --backend cpu --steps 1 --stats /tmp/pond-cpu.jsonl --quiet &&
+     head -1 /tmp/pond-cuda.jsonl | grep -q '\"energy\":0.0,'"
+grep -h '"step":1,' /tmp/pond-cuda.jsonl /tmp/pond-cpu.jsonl 2>/dev/null | cut -c1-120 | sed 's/^/  pool energy (cuda, cpu): /' >>"$OUT/summary.txt"
 fi
 
 if part particles; then
