@@ -9,7 +9,10 @@
 // near 1 made such pixels mirrors, the light flecks of sparse spray. What one pixel there sees
 // is the outermost ring of the sprite, from R − 1 to R pixels out (R its projected radius),
 // whose mean cosine to the view ray is (2/3) √(2R − 1) / R; an edge pixel's normal is turned
-// towards the eye until it makes at least that cosine.
+// towards the eye until it makes at least that cosine. A step is faded in as an edge from 0.5 to
+// 1.5 `layer_step` (the floor scaled by it): switched at `layer_step`, a surface seen nearly
+// edge-on (the fluid's face on the glass), whose steps are about that size, had some pixels
+// turned and their neighbours left grazing, light flecks among pale ones.
 in vec2 uv;
 
 uniform sampler2D depth_texture;
@@ -25,15 +28,18 @@ vec3 eye_position(vec2 at, float depth) {
     return vec3(ndc * depth / projection_scale, -depth);
 }
 
-bool edge = false;
+// How much of an edge the pixel is: 1 beside the background, else rising from 0 to 1 as the
+// larger step to a neighbour grows from 0.5 to 1.5 `layer_step`.
+float edge = 0.0;
 
 vec3 smaller_difference(vec3 center, vec2 step) {
     float depth_forward = texture(depth_texture, uv + step).r;
     float depth_backward = texture(depth_texture, uv - step).r;
     vec3 forward = eye_position(uv + step, depth_forward) - center;
     vec3 backward = center - eye_position(uv - step, depth_backward);
-    edge = edge || depth_forward <= 0.0 || depth_backward <= 0.0
-        || abs(depth_forward + center.z) > layer_step || abs(depth_backward + center.z) > layer_step;
+    float larger = max(abs(depth_forward + center.z), abs(depth_backward + center.z));
+    edge = max(edge, depth_forward <= 0.0 || depth_backward <= 0.0
+        ? 1.0 : smoothstep(0.5 * layer_step, 1.5 * layer_step, larger));
     if (depth_forward <= 0.0 && depth_backward <= 0.0) {
         // An isolated pixel: assume a surface facing the camera.
         return eye_position(uv + step, -center.z) - center;
@@ -57,9 +63,10 @@ void main() {
     n = len > 0.0 ? n / len : vec3(0.0, 0.0, 1.0);
     vec3 to_eye = normalize(-center);
     float cosine = dot(n, to_eye);
-    if (edge || cosine < 0.0) {
+    if (edge > 0.0 || cosine < 0.0) {
         float radius = max(sprite_pixels / depth, 1.0);
-        float least = (2.0 / 3.0) * sqrt(2.0 * radius - 1.0) / radius;
+        float least = (2.0 / 3.0) * sqrt(2.0 * radius - 1.0) / radius
+            * (cosine < 0.0 ? 1.0 : edge);
         vec3 across = n - cosine * to_eye;
         float across_len = length(across);
         if (cosine < least && across_len > 1e-6) {
