@@ -45,7 +45,7 @@ struct FountainStep {
     float wx, wy, wz;           // wind, m/s
     float drag;                 // 1/s
     float half, top;            // the cube's half side and top, m
-    float cut, boost, bounce;
+    float cut, boost, sheet, bounce;
     float basin, level, push;   // the basin's half width, its level, the landing push
     float lifetime, kill_height;
     float upx, upy, upz;        // the jet

@@ -101,9 +101,12 @@ collide(FountainStep p, unsigned n, float* __restrict__ position, float* __restr
             if (before.y >= p.top) {
                 x.y = p.top;
                 if (hits[k] == 0) {
-                    v.y = -v.y * p.cut;
-                    v.x *= p.boost;
-                    v.z *= p.boost;
+                    float fall = -v.y;
+                    float r = sqrtf(v.x * v.x + v.z * v.z);
+                    float out = r > 0.0f ? p.sheet * fall / r : 0.0f;
+                    v.y = fall * p.cut;
+                    v.x *= p.boost + out;
+                    v.z *= p.boost + out;
                 } else {
                     v.y = -v.y * p.bounce;
                 }

@@ -1,6 +1,6 @@
 //! The fountain: water particles shot up from a nozzle just below the top of a cube standing
 //! in a basin. The first hit on the cube's top cuts their vertical speed and boosts the
-//! horizontal one (the jet spreads into a sheet), later hits bounce; particles die after their
+//! horizontal one (the jet spreads into a sheet that runs off the top), later hits bounce; particles die after their
 //! lifetime (fading out over its last seconds) or below a height. Every particle that falls
 //! into the basin pushes its water surface down where it lands — a Gaussian stamp on the
 //! pool's wave equation (`sims::pool`'s `disturb` and substep, called, not copied).
@@ -50,6 +50,9 @@ pub struct FountainParams {
     pub cut: f32,
     /// The factor on the horizontal speed at the first hit.
     pub boost: f32,
+    /// The horizontal speed the first hit adds along the particle's horizontal direction (the
+    /// jet spreading into a sheet over the top), per m/s of its fall, (m/s)/(m/s).
+    pub sheet: f32,
     /// Restitution of later bounces on the cube (vertical speed kept, sign flipped).
     pub bounce: f32,
     /// The basin's half-width, m.
@@ -74,9 +77,11 @@ pub struct FountainParams {
 }
 
 impl Default for FountainParams {
-    /// The spec's proposal: a jet about 1.5 cube sizes high, 2000 particles/s living 4 s
-    /// and fading over the last 0.5 s, the first bounce keeping 0.3 of the vertical speed and
-    /// boosting the horizontal ×1.5.
+    /// The spec's proposal: a jet about 1.2 cube sizes high, 2000 particles/s living 4 s
+    /// and fading over the last 0.5 s, the first bounce keeping 0.3 of the vertical speed,
+    /// boosting the horizontal ×1.5 and adding a quarter of the fall outwards. A drag of
+    /// 1/s (a droplet's: g over a terminal speed of ~10 m/s) lets a 2 m/s wind bend the jet
+    /// and move its landings about 1 m downwind (docs/particles.md).
     fn default() -> Self {
         FountainParams {
             rate: 2000.0,
@@ -85,13 +90,14 @@ impl Default for FountainParams {
             max_particles: 1 << 20,
             spread: 0.03,
             emitter_depth: 0.05,
-            speed: [4.5, 5.5],
+            speed: [5.5, 6.5],
             horizontal: 0.4,
             direction: [0.0, 1.0, 0.0],
-            drag: 0.1,
+            drag: 1.0,
             cube: 1.0,
             cut: 0.3,
             boost: 1.5,
+            sheet: 0.25,
             bounce: 0.5,
             basin: 2.5,
             level: 0.3,
@@ -258,14 +264,14 @@ impl Fountain {
             });
     }
 
-    /// `collide`: the cube, then deaths. A particle that crossed the cube's top since the last
-    /// step (its previous position, x − v·dt under symplectic Euler, above it) is put back on
-    /// it: the first hit keeps `cut` of its vertical speed, upwards, and multiplies the
-    /// horizontal by `boost`; later hits keep `bounce`. One that entered through a side goes
-    /// back out through that side, keeping `bounce` of its speed across it; one rising in the
-    /// nozzle is left alone. Particles die of age, below `kill_height`, or by falling into
-    /// the basin's water: those are returned as drops pushing the surface down where they land.
-    /// The survivors keep their order (a stable compaction, as the kernels' scan).
+    /// `collide`: the cube, then deaths. A particle that crossed the cube's top since the last step
+    /// (its previous position, x − v·dt under symplectic Euler, above it) is put back on it: the
+    /// first hit keeps `cut` of its vertical speed, upwards, and multiplies the horizontal by
+    /// `boost` and adds `sheet` × the fall along it; later hits keep `bounce`. One that entered
+    /// through a side goes back out through that side, keeping `bounce` of its speed across it; one
+    /// rising in the nozzle is left alone. Particles die of age, below `kill_height`, or by falling
+    /// into the basin's water: those are returned as drops pushing the surface down where they
+    /// land. The survivors keep their order (a stable compaction, as the kernels' scan).
     pub fn collide(&mut self, dt: f32) -> Vec<Drop> {
         let p = self.params;
         let (half, top) = (0.5 * p.cube, p.cube);
@@ -279,9 +285,12 @@ impl Fountain {
                 if before.y >= top {
                     x.y = top;
                     if self.hits[k] == 0 {
-                        v.y = -v.y * p.cut;
-                        v.x *= p.boost;
-                        v.z *= p.boost;
+                        let fall = -v.y;
+                        let r = (v.x * v.x + v.z * v.z).sqrt();
+                        let out = if r > 0.0 { p.sheet * fall / r } else { 0.0 };
+                        v.y = fall * p.cut;
+                        v.x *= p.boost + out;
+                        v.z *= p.boost + out;
                     } else {
                         v.y = -v.y * p.bounce;
                     }

@@ -36,15 +36,15 @@ pub struct Grabber {
     pub arrow: bool,
 }
 
-/// The wind arrow's base in `scene`: above the cloth's top edge, above the jelly (`None`: the
-/// fountain has no arrow).
-pub fn arrow_base(scene: &ParticlesScene) -> Option<Vec3> {
+/// The wind arrow's base in `scene`: above the fountain's jet (on its axis, 1.8 cube sides
+/// above the top: the preset's jet reaches 1.2), above the cloth's top edge, above the jelly.
+pub fn arrow_base(scene: &ParticlesScene) -> Vec3 {
     let b = &scene.body;
     let start = Vec3::from(b.start);
     match scene.which {
-        Which::Fountain => None,
-        Which::Cloth => Some(start + Vec3::new(0.5 * b.size, 0.6, 0.0)),
-        Which::Jelly => Some(start + Vec3::new(0.5 * b.size, b.size + 0.8, 0.5 * b.size)),
+        Which::Fountain => Vec3::new(0.0, 2.8 * scene.fountain.cube, 0.0),
+        Which::Cloth => start + Vec3::new(0.5 * b.size, 0.6, 0.0),
+        Which::Jelly => start + Vec3::new(0.5 * b.size, b.size + 0.8, 0.5 * b.size),
     }
 }
 
@@ -137,7 +137,7 @@ pub fn pick(body: &Body, camera: &Camera, position: [f32; 2], size: [u32; 2]) ->
 }
 
 impl Grabber {
-    /// One pointer event for the wind arrow at `base` (`None`: no arrow) drawn for `wind`,
+    /// One pointer event for the wind arrow at `base` drawn for `wind`,
     /// before [`Grabber::pointer`]: a drag that starts on the arrow's head (and on no node held)
     /// holds the arrow, moving it sets the wind [`wind_for_head`] gives for where the pointer's
     /// ray meets the horizontal plane through the base. Returns the new wind while the arrow is
@@ -145,7 +145,7 @@ impl Grabber {
     #[allow(clippy::too_many_arguments)]
     pub fn pointer_arrow(
         &mut self,
-        base: Option<Vec3>,
+        base: Vec3,
         wind: Vec3,
         camera: &Camera,
         position: [f32; 2],
@@ -156,7 +156,6 @@ impl Grabber {
             self.arrow = false;
             return None;
         }
-        let base = base?;
         let starting = !self.pressed;
         if starting && self.held.is_none() && picks_arrow(base, wind, camera, position, size) {
             self.arrow = true;
@@ -278,35 +277,29 @@ mod tests {
         // A drag starting 40 px off the head does not hold it.
         let off = [at_head[0], at_head[1] + 40.0];
         assert_eq!(
-            grabber.pointer_arrow(Some(base), wind, &camera, off, size, true),
+            grabber.pointer_arrow(base, wind, &camera, off, size, true),
             None
         );
-        grabber.pointer_arrow(Some(base), wind, &camera, off, size, false);
+        grabber.pointer_arrow(base, wind, &camera, off, size, false);
         // On the head: held, the wind unchanged where it starts (the head's pixel).
         let start = grabber
-            .pointer_arrow(Some(base), wind, &camera, at_head, size, true)
+            .pointer_arrow(base, wind, &camera, at_head, size, true)
             .expect("held");
         assert!(start.distance(wind) < 0.01 * wind.length(), "{start}");
         // Moved to the pixel of a point of the base's plane: the head goes there.
         let goal = base + Vec3::new(-0.6, 0.0, 1.2);
         let (pixel, _) = to_pixel(&camera, goal, size).unwrap();
         let moved = grabber
-            .pointer_arrow(Some(base), start, &camera, pixel, size, true)
+            .pointer_arrow(base, start, &camera, pixel, size, true)
             .expect("still held");
         let head = arrow_head(base, moved).unwrap();
         assert!(head.distance(goal) < 0.01, "{head} for {goal}");
         assert!(grabber.arrow);
         // Let go: not held; the next drag elsewhere is not the arrow's.
         assert_eq!(
-            grabber.pointer_arrow(Some(base), moved, &camera, pixel, size, false),
+            grabber.pointer_arrow(base, moved, &camera, pixel, size, false),
             None
         );
         assert!(!grabber.arrow);
-        // No arrow (the fountain): never held.
-        let mut other = Grabber::default();
-        assert_eq!(
-            other.pointer_arrow(None, wind, &camera, at_head, size, true),
-            None
-        );
     }
 }

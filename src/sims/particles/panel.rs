@@ -21,7 +21,7 @@ const HELP_KEY_COLUMN: usize = 22;
 pub const KEYS: &[(&str, &str)] = &[
     ("F1 F2 F3", "fountain, cloth, jelly"),
     ("Left drag on a node", "grab and drag it (cloth, jelly)"),
-    ("Left drag, wind arrow", "set the wind (cloth, jelly)"),
+    ("Left drag, wind arrow", "set the wind (drag its head)"),
     ("Arrows", "steer the wind (x, z) by 0.5 m/s"),
     ("O", "fountain on / off"),
     (
@@ -147,6 +147,7 @@ fn fountain(sim: &mut ParticlesSim, ui: &imgui::Ui) {
         ui.slider("side (m)", 0.1, 3.0, &mut f.cube);
         ui.slider("first hit: vertical kept", 0.0, 1.0, &mut f.cut);
         ui.slider("first hit: horizontal ×", 0.0, 5.0, &mut f.boost);
+        ui.slider("first hit: sheet (of the fall)", 0.0, 1.0, &mut f.sheet);
         ui.slider("later bounces", 0.0, 1.0, &mut f.bounce);
     }
     if ui.collapsing_header("Basin", TreeNodeFlags::DEFAULT_OPEN) {

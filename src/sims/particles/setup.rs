@@ -65,7 +65,7 @@ const PILOT_STEPS: u64 = 20_000;
 /// How long, on average, a particle of `scene`'s fountain is counted alive at a step's end, s:
 /// its `lifetime` less what landing in the basin (or falling below `kill_height`) takes off,
 /// never more than the lifetime. By Little's law the particles alive in the steady state are
-/// rate × this, so `--particles N` sets rate = N / this (rate = N / lifetime kept 73 % of N
+/// rate × this, so `--particles N` sets rate = N / this (rate = N / lifetime kept 47 % of N
 /// alive in the preset). Measured by a pilot: the first
 /// [`PILOT_PARTICLES`] particles the nozzle would emit, advanced and collided with the
 /// fountain's own stages (the basin's waves do not move a particle) until all are dead, or

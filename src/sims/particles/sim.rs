@@ -385,12 +385,9 @@ impl Sim for ParticlesSim {
     }
 
     /// A left drag that starts on the wind arrow's head sets the wind (the head follows the
-    /// pointer on the horizontal plane through the arrow's base); one that starts on a cloth or
-    /// jelly node drags it (the grabber).
+    /// pointer on the horizontal plane through the arrow's base; every scene); one that starts
+    /// on a cloth or jelly node drags it (the grabber).
     fn pointer(&mut self, position: [f32; 2], size: [u32; 2], dragging: bool) -> bool {
-        if !matches!(self.state, State::Body(_)) {
-            return false;
-        }
         let base = super::grab::arrow_base(&self.scene);
         let wind = Vec3::from(self.scene.world.wind);
         if let Some(wind) =
@@ -399,6 +396,9 @@ impl Sim for ParticlesSim {
         {
             self.scene.world.wind = wind.into();
             return true;
+        }
+        if !matches!(self.state, State::Body(_)) {
+            return false;
         }
         if let Err(error) = self.pull() {
             self.note = Some(format!("{error:#}"));

@@ -466,6 +466,7 @@ fn spring_colours_partition_the_springs_without_shared_nodes() {
 }
 
 mod door;
+mod fountain_wind;
 mod stages;
 
 /// A NaN in the basin stops the fountain's step (as the GPU's `reduce_fountain` counts it): the

@@ -535,8 +535,8 @@ fn a_mutated_particles_kernel_is_caught() {
     let mutations = [
         (
             "particles_fountain.cuh",
-            "v.y = -v.y * p.cut;",
-            "v.y = -v.y * p.bounce;",
+            "v.y = fall * p.cut;",
+            "v.y = fall * p.bounce;",
             "fountain Collide",
         ),
         (

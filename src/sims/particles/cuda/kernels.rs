@@ -92,6 +92,8 @@ pub struct FountainStep {
     pub cut: f32,
     /// Horizontal factor at the first hit.
     pub boost: f32,
+    /// Horizontal speed the first hit adds along the horizontal velocity, per m/s of the fall.
+    pub sheet: f32,
     /// Restitution of later bounces.
     pub bounce: f32,
     /// The basin's half width, m.
@@ -142,6 +144,7 @@ impl FountainStep {
             top: params.cube,
             cut: params.cut,
             boost: params.boost,
+            sheet: params.sheet,
             bounce: params.bounce,
             basin: params.basin,
             level: params.level,

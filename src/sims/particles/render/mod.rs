@@ -443,14 +443,13 @@ impl Renderer {
         }
         // SAFETY: as above.
         unsafe { gl.disable(glow::CULL_FACE) };
-        if let Some(base) = super::grab::arrow_base(scene) {
-            if let Some(model) = mesh::arrow_model(base, Vec3::from(scene.world.wind)) {
-                let material = Material {
-                    gloss: 0.5,
-                    ..Material::plain(Vec3::new(0.95, 0.75, 0.15))
-                };
-                self.meshes.draw(gl, &self.arrow, model, &material);
-            }
+        let base = super::grab::arrow_base(scene);
+        if let Some(model) = mesh::arrow_model(base, Vec3::from(scene.world.wind)) {
+            let material = Material {
+                gloss: 0.5,
+                ..Material::plain(Vec3::new(0.95, 0.75, 0.15))
+            };
+            self.meshes.draw(gl, &self.arrow, model, &material);
         }
     }
 

@@ -158,6 +158,7 @@ impl ParticlesScene {
         within("fountain.drag", f.drag, 0.0, 1e3, "1/s")?;
         within("fountain.cut", f.cut, 0.0, 1.0, "")?;
         within("fountain.boost", f.boost, 0.0, 100.0, "")?;
+        within("fountain.sheet", f.sheet, 0.0, 100.0, "")?;
         within("fountain.bounce", f.bounce, 0.0, 1.0, "")?;
         let half = 0.5 * f.cube;
         if !(f.basin.is_finite() && f.basin > half && f.basin <= 1e3) {

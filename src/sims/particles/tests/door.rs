@@ -90,17 +90,24 @@ fn the_grabber_drags_a_jelly_node() {
 }
 
 /// A drag that starts on the wind arrow's head sets the scene's wind (the head under the
-/// pointer on the base's horizontal plane) and holds no node; letting go ends it.
+/// pointer on the base's horizontal plane) and holds no node; letting go ends it. The cloth's
+/// arrow and the fountain's.
 #[test]
 fn dragging_the_wind_arrow_sets_the_wind() {
+    for which in ["cloth\"\n[cloth]\nn = 8", "fountain\""] {
+        drag_the_wind_arrow(&format!(
+            "kind = \"particles\"\nscene = \"{which}\n[world]\nwind = [0.0, 0.0, 3.0]\n"
+        ));
+    }
+}
+
+fn drag_the_wind_arrow(text: &str) {
     use crate::sims::particles::grab::{arrow_base, arrow_head, to_pixel};
-    let mut sim = ParticlesSim::with_scene(scene(
-        "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nn = 8\n[world]\nwind = [0.0, 0.0, 3.0]\n",
-    ));
+    let mut sim = ParticlesSim::with_scene(scene(text));
     let camera = Camera::framing(&Aabb::new([-1.0, 0.0, -1.0], [2.0, 3.0, 2.0]));
     sim.set_camera(camera);
     let size = [800, 600];
-    let base = arrow_base(&sim.scene).expect("the cloth has an arrow");
+    let base = arrow_base(&sim.scene);
     let head = arrow_head(base, Vec3::new(0.0, 0.0, 3.0)).expect("a wind");
     let (at_head, _) = to_pixel(&camera, head, size).expect("in view");
     assert!(sim.pointer(at_head, size, true));

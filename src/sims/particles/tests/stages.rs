@@ -165,8 +165,9 @@ fn the_fountain_emits_its_rate_carrying_the_fraction() {
 }
 
 /// A drop falling onto the cube's top is put on it and thrown back up with `cut` of its
-/// vertical speed, its horizontal speed times `boost` (the spec's first bounce); the next hit
-/// keeps `bounce` of the vertical speed.
+/// vertical speed, its horizontal speed times `boost` (the spec's first bounce) plus `sheet`
+/// times its fall along its horizontal direction (the jet spreading into a sheet); the next
+/// hit keeps `bounce` of the vertical speed.
 #[test]
 fn the_first_bounce_on_the_cube_cuts_the_fall_and_boosts_the_slide() {
     let params = FountainParams::default();
@@ -175,7 +176,10 @@ fn the_first_bounce_on_the_cube_cuts_the_fall_and_boosts_the_slide() {
     let dt = 0.01;
     fountain.push(Vec3::new(0.1, top - 0.01, 0.1), Vec3::new(0.2, -3.0, 0.1));
     fountain.collide(dt);
-    let expected = Vec3::new(0.2 * params.boost, 3.0 * params.cut, 0.1 * params.boost);
+    // Along (0.2, 0.1)/|(0.2, 0.1)|: ×boost, plus sheet × the 3 m/s fall.
+    let slide = 0.2f32.hypot(0.1);
+    let factor = params.boost + params.sheet * 3.0 / slide;
+    let expected = Vec3::new(0.2 * factor, 3.0 * params.cut, 0.1 * factor);
     assert_eq!(fountain.position[0].y, top);
     assert!(
         (fountain.velocity[0] - expected).length() < 1e-6,
