@@ -355,7 +355,7 @@ step "particles: bench cuda fountain 1M" 40 /tmp/particles-bench.log "$BIN" benc
 step "particles: bench cuda cloth 1024² × 8 verlet" 40 /tmp/particles-bench.log "$BIN" bench "$cloth" --backend cuda --steps 30 --warmup 5
 step "particles: bench cuda cloth 1024² × 8 xpbd × 4" 40 /tmp/particles-bench.log "$BIN" bench /tmp/cloth-1024-xpbd.toml --backend cuda --steps 30 --warmup 5
 # 4u. The draw target: about a million droplets (scenes/particles/fountain-1m.toml, the
-# fountain preset at 340 000 particles/s) drawn from the CUDA solver's buffers through GL interop
+# fountain preset at 527 700 particles/s) drawn from the CUDA solver's buffers through GL interop
 # (the renderer's shared path: points through the order, quads by a geometry shader); a refused
 # interop says "interop is not available" and draws from a read-back instead. Frame 0 (empty,
 # shaders compiling) is left out of the per-pass means; frame 1 comes a lifetime (240 steps)
