@@ -34,7 +34,8 @@ struct InkGrid {
 };
 
 // One brush stamp on one lattice: the box of points it reaches (three radii, as the CPU's
-// add_gaussian computes it on the host) and what it adds to up to three fields there.
+// add_gaussian computes it on the host), what it adds to up to three fields there, and how the
+// brush stamp's texture is turned over it.
 // Mirrored by `InkSplat` in kernels.rs.
 struct InkSplat {
     int nx;                // the lattice's points per row
@@ -43,7 +44,12 @@ struct InkSplat {
     float ox, oy, h;       // the lattice's offset (spacings) and spacing
     float px, py, radius;  // the stamp
     float amount0, amount1, amount2;
+    float dir_x, dir_y;    // the brush's direction of motion (unit)
+    int masked;            // whether the amounts are × the brush stamp's alpha (stamp.rs)
 };
+
+// The brush stamp's texels per side (stamp.rs STAMP_TEXELS).
+#define STAMP_TEXELS 64
 
 struct Stencil {
     int k;

@@ -7,6 +7,7 @@ use super::brush::Drag;
 use super::params::{Advection, PressureSolver, MAX_CELLS};
 use super::scene::{Background, Obstacle};
 use super::sim::InkSim;
+use super::BrushStamp;
 use crate::sims::choose;
 use anyhow::{anyhow, Result};
 
@@ -100,6 +101,12 @@ impl InkSim {
                 200.0,
                 &mut self.brush.force,
             );
+            let stamps = &BrushStamp::ALL;
+            let p = &mut self.solver.params;
+            if let Some(stamp) = choose(ui, "brush stamp", stamps, p.brush_stamp, BrushStamp::name)
+            {
+                p.brush_stamp = stamp;
+            }
             ui.color_edit3("ink colour", &mut self.brush.color);
             ui.checkbox("random colour per stroke", &mut self.brush.random_colours);
             let mut dark = self.background == Background::Dark;
@@ -392,6 +399,7 @@ mod tests {
                 velocity: [3.0, 0.5],
                 ink: [0.0; 3],
                 per_second: false,
+                direction: None,
             });
             sim.step().unwrap();
         }

@@ -196,7 +196,9 @@ impl InkScene {
             }
             boundary.inflow_speed = b.inflow_speed.unwrap_or(boundary.inflow_speed);
         }
-        let brush = Brush::default_for(params.width).with(&file.brush.unwrap_or_default());
+        let brush_file = file.brush.unwrap_or_default();
+        params.brush_stamp = brush_file.stamp.unwrap_or(params.brush_stamp);
+        let brush = Brush::default_for(params.width).with(&brush_file);
         let scene = InkScene {
             name: source.name.clone(),
             description: file.description.unwrap_or_default(),
@@ -379,6 +381,7 @@ impl InkScene {
                     velocity: splat.velocity,
                     ink: splat.ink,
                     per_second: false,
+                    direction: None,
                 });
             }
         }
@@ -404,12 +407,19 @@ impl Stroke {
         for k in 0..n {
             let fraction = f0 + (f1 - f0) * (k as f32 + 0.5) * share;
             let (position, velocity) = self.at(fraction);
+            let speed = velocity[0].hypot(velocity[1]);
+            let direction = if speed > 0.0 {
+                velocity.map(|v| v / speed)
+            } else {
+                [1.0, 0.0]
+            };
             out.push(Stamp {
                 position,
                 radius: self.radius,
                 velocity: velocity.map(|v| self.force * v * share),
                 ink: self.ink.map(|c| c * share),
                 per_second: true,
+                direction: Some(direction),
             });
         }
     }

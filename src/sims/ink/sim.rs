@@ -162,6 +162,7 @@ impl InkSim {
                 velocity: [speed * angle.cos(), speed * angle.sin()],
                 ink,
                 per_second: false,
+                direction: None,
             });
         }
     }

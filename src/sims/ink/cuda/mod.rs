@@ -27,6 +27,7 @@ mod emulation_multigrid;
 
 use super::fields::{Field, Flow, Ink};
 use super::params::{InkParams, PressureSolver};
+use super::stamp::{BrushStamp, STAMP_TEXELS};
 use super::{InkStage, SolveReport, Stamp};
 use crate::cuda::interop::GlInterop;
 use crate::cuda::{CudaError, EventTimer};
@@ -121,6 +122,9 @@ pub(super) struct Buffers {
     pub stats: CudaSlice<f64>,
     /// The multigrid pressure solver's levels.
     pub multigrid: GpuMultigrid,
+    /// The brush stamp's texture (`stamp.rs`), and which stamp it holds.
+    pub stamp: CudaSlice<f32>,
+    pub stamp_kind: BrushStamp,
 }
 
 /// The CUDA ink solver.
@@ -262,6 +266,8 @@ impl CudaInk {
             partials: stream.alloc_zeros(4 * kernels::blocks(g.ink_cells()))?,
             stats: stream.alloc_zeros(slot::COUNT)?,
             multigrid: GpuMultigrid::new(stream, g.nx as usize, g.ny as usize)?,
+            stamp: stream.alloc_zeros(STAMP_TEXELS * STAMP_TEXELS)?,
+            stamp_kind: BrushStamp::Round,
         })
     }
 

@@ -28,7 +28,7 @@ use crate::sims::ink::boundary::{Boundary, SideKind, Walls};
 use crate::sims::ink::cpu::CpuInk;
 use crate::sims::ink::fields::Field;
 use crate::sims::ink::params::{Advection, InkParams, PressureSolver};
-use crate::sims::ink::{InkStage, Stamp};
+use crate::sims::ink::{BrushStamp, InkStage, Stamp};
 
 /// The emulation's allowance, relative (see the module's comment).
 pub const EMULATION_TOLERANCE: f32 = 4.0 / 8_388_608.0;
@@ -47,7 +47,7 @@ pub const MG_RESIDUAL_TOLERANCE: f64 = 2e-3;
 
 /// The comparison scene: 48 × 40 cells of 2.5 cm, inflow at 0.5 m/s on the left, outflow on the
 /// right, no-slip walls below and above, a disc in the way; vorticity, damping, fade and
-/// buoyancy on; `ink_scale` ink cells per cell.
+/// buoyancy on; the bristle brush stamp; `ink_scale` ink cells per cell.
 pub fn params(advection: Advection, ink_scale: usize) -> InkParams {
     InkParams {
         cells_x: 48,
@@ -74,6 +74,7 @@ pub fn params(advection: Advection, ink_scale: usize) -> InkParams {
             walls: Walls::NoSlip,
             inflow_speed: 0.5,
         },
+        brush_stamp: BrushStamp::Bristle,
     }
 }
 
@@ -83,8 +84,9 @@ pub fn solid(x: f32, y: f32) -> bool {
     dx * dx + dy * dy <= 0.15 * 0.15
 }
 
-/// The brush of step `step`: a stroke (per second) moving up through the lower half, and on
-/// every third step a splat near the top, both reaching the walls.
+/// The brush of step `step`: a stroke (per second, its ink laid with the scene's bristle
+/// stamp turned to its motion) moving up through the lower half, and on every third step a
+/// splat near the top (the plain Gaussian), both reaching the walls.
 pub fn stamps(step: u32) -> Vec<Stamp> {
     let t = step as f32 / 60.0;
     let mut stamps = vec![Stamp {
@@ -93,6 +95,7 @@ pub fn stamps(step: u32) -> Vec<Stamp> {
         velocity: [-6.0, 12.0],
         ink: [6.0, 3.0, 0.0],
         per_second: true,
+        direction: Some([-0.447_213_6, 0.894_427_2]),
     }];
     if step.is_multiple_of(3) {
         stamps.push(Stamp {
@@ -101,6 +104,7 @@ pub fn stamps(step: u32) -> Vec<Stamp> {
             velocity: [1.5, -0.8],
             ink: [0.2, 0.9, 1.0],
             per_second: false,
+            direction: None,
         });
     }
     stamps
