@@ -14,7 +14,8 @@
 //   ink: three planes of ink_nx × ink_ny cells (ink_nx = s·nx), at ((i + ½)·h, (j + ½)·h), h = dx/s
 // Faces that are not open (walls, solids, inflow sides) hold their fixed velocity: every kernel
 // that changes the velocity writes only open faces, and the advection writes the fixed value
-// into closed ones (the CPU solver's close_faces, folded in).
+// into closed ones (the CPU solver's close_faces, folded in): the side's on the box's sides,
+// inside the value the face held (zero, or a moving disc's velocity, set by the host).
 //
 // Reductions (statistics) are block sums in double, one partial per block, finished by
 // reduce_finish in one block per quantity: deterministic, no atomics.
@@ -41,7 +42,7 @@ advect_velocity(const InkGrid g, int hat, const float* __restrict__ u, const flo
         Stencil s = trace(g, u, v, ON_U_FACES, w, g.ny, 0.0f, 0.5f, g.inverse_dx, x, y, vel, dt);
         float value = bilinear(u, w, s);
         int ku = j * w + i;
-        out_u[ku] = hat ? value * s.w : (u_open[ku] ? flush(value * (s.w * decay)) : fixed_u(g, i));
+        out_u[ku] = hat ? value * s.w : (u_open[ku] ? flush(value * (s.w * decay)) : fixed_u(g, i, u[ku]));
     }
     if (i < g.nx) {
         float2 vel = at_v_face(g, u, v, i, j);
@@ -49,7 +50,7 @@ advect_velocity(const InkGrid g, int hat, const float* __restrict__ u, const flo
         Stencil s = trace(g, u, v, ON_V_FACES, g.nx, g.ny + 1, 0.5f, 0.0f, g.inverse_dx, x, y, vel, dt);
         float value = bilinear(v, g.nx, s);
         int kv = j * g.nx + i;
-        out_v[kv] = hat ? value * s.w : (v_open[kv] ? flush(value * (s.w * decay)) : fixed_v(g, j));
+        out_v[kv] = hat ? value * s.w : (v_open[kv] ? flush(value * (s.w * decay)) : fixed_v(g, j, v[kv]));
     }
 }
 
@@ -75,7 +76,7 @@ advect_velocity_correct(const InkGrid g, const float* __restrict__ u, const floa
             Stencil ahead = trace(g, u, v, ON_U_FACES, w, g.ny, 0.0f, 0.5f, g.inverse_dx, x, y, vel, back_dt);
             out_u[ku] = flush(corrected(u, u_hat, w, ku, back, ahead) * decay);
         } else {
-            out_u[ku] = fixed_u(g, i);
+            out_u[ku] = fixed_u(g, i, u[ku]);
         }
     }
     if (i < g.nx) {
@@ -87,7 +88,7 @@ advect_velocity_correct(const InkGrid g, const float* __restrict__ u, const floa
             Stencil ahead = trace(g, u, v, ON_V_FACES, g.nx, g.ny + 1, 0.5f, 0.0f, g.inverse_dx, x, y, vel, back_dt);
             out_v[kv] = flush(corrected(v, v_hat, g.nx, kv, back, ahead) * decay);
         } else {
-            out_v[kv] = fixed_v(g, j);
+            out_v[kv] = fixed_v(g, j, v[kv]);
         }
     }
 }

@@ -159,9 +159,12 @@ __device__ __forceinline__ Stencil trace(const InkGrid& g, const float* __restri
     return s;
 }
 
-// The fixed velocity of a closed vertical face in column i / horizontal face in row j.
-__device__ __forceinline__ float fixed_u(const InkGrid& g, int i) { return i == 0 ? g.fixed_left : (i == g.nx ? g.fixed_right : 0.0f); }
-__device__ __forceinline__ float fixed_v(const InkGrid& g, int j) { return j == 0 ? g.fixed_bottom : (j == g.ny ? g.fixed_top : 0.0f); }
+// The fixed velocity of a closed vertical face in column i / horizontal face in row j: the
+// side's on the box's sides; inside, `wall`, the value the face holds (the host wrote it,
+// fields.rs close_faces: zero for a resting solid, a moving disc's velocity on its cells' faces,
+// boundary.rs fixed_faces; every kernel leaves closed faces as they are).
+__device__ __forceinline__ float fixed_u(const InkGrid& g, int i, float wall) { return i == 0 ? g.fixed_left : (i == g.nx ? g.fixed_right : wall); }
+__device__ __forceinline__ float fixed_v(const InkGrid& g, int j, float wall) { return j == 0 ? g.fixed_bottom : (j == g.ny ? g.fixed_top : wall); }
 
 // The MacCormack correction of one value (advect/mod.rs): φ̂ + ½(φ − φ̂ traced forward), clamped to
 // the four values φ̂ was read from (each side × its trace's wall factor).

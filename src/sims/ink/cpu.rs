@@ -5,6 +5,7 @@
 //! first step has sized the buffers.
 
 use super::advect::{self, Points, Scratch};
+use super::boundary::MovingDisc;
 use super::fields::{Field, Flow, Ink};
 use super::multigrid::Multigrid;
 use super::params::{InkParams, PressureSolver};
@@ -73,8 +74,18 @@ impl CpuInk {
     /// Makes the cells where `solid` solid (obstacles painted or moved): the faces beside them
     /// close, the pressure stencil and the multigrid hierarchy follow.
     pub fn set_solid(&mut self, solid: Vec<bool>) {
+        let moving = std::mem::take(&mut self.flow.moving);
+        self.set_walls(solid, moving);
+    }
+
+    /// Makes the cells where `solid` solid and the discs `moving` move (their cells' closed
+    /// faces carry their velocity); the multigrid hierarchy follows when the cells changed.
+    pub fn set_walls(&mut self, solid: Vec<bool>, moving: Vec<MovingDisc>) {
+        if solid != self.flow.solid() {
+            self.multigrid = None;
+        }
+        self.flow.moving = moving;
         self.flow.set_solid(solid);
-        self.multigrid = None;
     }
 
     fn timed(&mut self, stage: InkStage, run: impl FnOnce(&mut Self)) {

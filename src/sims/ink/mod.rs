@@ -9,6 +9,7 @@ pub mod boundary;
 pub mod brush;
 pub mod cpu;
 pub mod cuda;
+mod discs;
 pub mod doctor;
 mod export;
 pub mod fields;
@@ -145,6 +146,8 @@ pub struct SolveReport {
     pub residual: f64,
 }
 
+#[cfg(test)]
+mod moving_tests;
 #[cfg(test)]
 mod stage_tests;
 #[cfg(test)]

@@ -376,6 +376,14 @@ fn a_wrong_kernel_fails_the_emulation_comparison() {
             ),
         ),
         (
+            "moving wall ignored",
+            (
+                "ink_grid.cuh",
+                "(i == g.nx ? g.fixed_right : wall)",
+                "(i == g.nx ? g.fixed_right : 0.0f)",
+            ),
+        ),
+        (
             "stamp ignored",
             (
                 "ink.cu",
@@ -481,6 +489,8 @@ fn the_picture_kernel_draws_every_view_as_the_cpu_does() {
 fn run(program: &Path, params: &InkParams) -> (crate::sims::ink::cpu::CpuInk, Fields, Vec<f64>) {
     let last = parity::RUN_STEPS - 1;
     let mut cpu = crate::sims::ink::cpu::CpuInk::new(params.clone(), parity::solid);
+    let mask = cpu.flow.solid().to_vec();
+    cpu.set_walls(mask, vec![parity::MOVING]);
     let mut fields = parity::fields_of(&cpu);
     let mut stats = Vec::new();
     for step in 0..parity::RUN_STEPS {

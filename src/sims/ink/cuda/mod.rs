@@ -25,6 +25,7 @@ mod emulation;
 #[cfg(test)]
 mod emulation_multigrid;
 
+use super::boundary::{fixed_faces, MovingDisc};
 use super::fields::{Field, Flow, Ink};
 use super::params::{InkParams, PressureSolver};
 use super::stamp::{BrushStamp, STAMP_TEXELS};
@@ -406,11 +407,40 @@ impl CudaInk {
     /// pressure and masks — and the multigrid's masks; a brush stroke's event moves a few rows,
     /// not the grid.
     pub fn set_solid(&mut self, solid: Vec<bool>) -> Result<(), CudaError> {
+        let moving = self.mirror.moving.clone();
+        self.set_walls(solid, moving)
+    }
+
+    /// [`CudaInk::set_solid`] with the discs `moving` moving: the rows whose cells or whose
+    /// closed faces' velocities ([`fixed_faces`]) change are sent.
+    pub fn set_walls(
+        &mut self,
+        solid: Vec<bool>,
+        moving: Vec<MovingDisc>,
+    ) -> Result<(), CudaError> {
         let (nx, ny) = (self.mirror.nx, self.mirror.ny);
         assert_eq!(solid.len(), nx * ny, "the solver's grid");
         let old = self.mirror.solid();
+        let cells_changed = old != solid.as_slice();
+        let (u_fixed, v_fixed) = fixed_faces(
+            (nx, ny, self.mirror.dx),
+            &solid,
+            &self.mirror.boundary,
+            &moving,
+        );
+        let (old_u, old_v) = self.mirror.fixed();
         let row = |mask: &[bool], j: usize| mask[j * nx..(j + 1) * nx].to_vec();
-        let changed: Vec<usize> = (0..ny).filter(|&j| row(old, j) != row(&solid, j)).collect();
+        let u_row = |f: &[f32], j: usize| f[j * (nx + 1)..(j + 1) * (nx + 1)].to_vec();
+        let v_row = |f: &[f32], j: usize| f[j * nx..(j + 1) * nx].to_vec();
+        let changed: Vec<usize> = (0..ny)
+            .filter(|&j| {
+                row(old, j) != row(&solid, j)
+                    || u_row(old_u, j) != u_row(&u_fixed, j)
+                    || v_row(old_v, j) != v_row(&v_fixed, j)
+                    || v_row(old_v, j + 1) != v_row(&v_fixed, j + 1)
+            })
+            .collect();
+        self.mirror.moving = moving;
         let (Some(&first), Some(&last)) = (changed.first(), changed.last()) else {
             return Ok(());
         };
@@ -470,9 +500,11 @@ impl CudaInk {
             &mut b.stencil.slice_mut(cells),
         )
         .map_err(&up)?;
-        b.multigrid.current = false;
-        if self.params.pressure_solver == PressureSolver::Multigrid {
-            b.multigrid.upload(s, mirror)?;
+        if cells_changed {
+            b.multigrid.current = false;
+            if self.params.pressure_solver == PressureSolver::Multigrid {
+                b.multigrid.upload(s, mirror)?;
+            }
         }
         s.synchronize().map_err(&up)?;
         self.fluid_cells = mirror.solid().iter().filter(|&&s| !s).count();

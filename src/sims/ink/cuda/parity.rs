@@ -24,7 +24,7 @@
 use super::{CudaInk, Fields};
 use crate::cuda::parity::relative;
 pub use crate::cuda::parity::Difference;
-use crate::sims::ink::boundary::{Boundary, SideKind, Walls};
+use crate::sims::ink::boundary::{Boundary, MovingDisc, SideKind, Walls};
 use crate::sims::ink::cpu::CpuInk;
 use crate::sims::ink::fields::Field;
 use crate::sims::ink::params::{Advection, InkParams, PressureSolver};
@@ -78,11 +78,18 @@ pub fn params(advection: Advection, ink_scale: usize) -> InkParams {
     }
 }
 
-/// The scene's obstacle: a disc of radius 0.15 m at (0.45, 0.5) m.
+/// The scene's obstacle: a disc of radius 0.15 m at (0.45, 0.5) m, moving ([`MOVING`]).
 pub fn solid(x: f32, y: f32) -> bool {
     let (dx, dy) = (x - 0.45, y - 0.5);
     dx * dx + dy * dy <= 0.15 * 0.15
 }
+
+/// The scene's disc moves (a moving wall: its cells' closed faces carry this velocity).
+pub const MOVING: MovingDisc = MovingDisc {
+    center: [0.45, 0.5],
+    radius: 0.15,
+    velocity: [0.4, -0.25],
+};
 
 /// The brush of step `step`: a stroke (per second, its ink laid with the scene's bristle
 /// stamp turned to its motion) moving up through the lower half, and on every third step a
@@ -113,6 +120,8 @@ pub fn stamps(step: u32) -> Vec<Stamp> {
 /// The CPU solver after `steps` steps of the scene: the state the stages start from.
 pub fn stirred(params: &InkParams, steps: u32) -> CpuInk {
     let mut cpu = CpuInk::new(params.clone(), solid);
+    let mask = cpu.flow.solid().to_vec();
+    cpu.set_walls(mask, vec![MOVING]);
     for step in 0..steps {
         cpu.step(params.dt, &stamps(step));
     }
@@ -372,6 +381,10 @@ pub fn gpu_run_comparison_with(
     let mut cuda = CudaInk::new_on(device, params.clone(), &solid).map_err(|e| e.to_string())?;
     cuda.set_multigrid_tail_cells(tail_cells);
     let mut cpu = CpuInk::new(params.clone(), solid);
+    let mask = cpu.flow.solid().to_vec();
+    cuda.set_walls(mask.clone(), vec![MOVING])
+        .map_err(|e| e.to_string())?;
+    cpu.set_walls(mask, vec![MOVING]);
     for step in 0..RUN_STEPS {
         let stamps = stamps(step);
         cpu.step(params.dt, &stamps);
