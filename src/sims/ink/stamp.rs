@@ -48,7 +48,7 @@ impl BrushStamp {
         match self {
             BrushStamp::Round => None,
             BrushStamp::Bristle => Some(bristles(11, 0.30, 0.0, 0x5eed_b415)),
-            BrushStamp::Dry => Some(bristles(8, 0.18, 0.7, 0x0d1e_b7)),
+            BrushStamp::Dry => Some(bristles(8, 0.18, 0.7, 0x000d_1eb7)),
         }
     }
 }
