@@ -14,7 +14,8 @@
 //   ink: three planes of ink_nx × ink_ny cells (ink_nx = s·nx), at ((i + ½)·h, (j + ½)·h), h = dx/s
 // Faces that are not open (walls, solids, inflow sides) hold their fixed velocity: every kernel
 // that changes the velocity writes only open faces, and the advection writes the fixed value
-// into closed ones (the CPU solver's close_faces, folded in).
+// into closed ones (the CPU solver's close_faces, folded in): the side's on the box's sides,
+// inside the value the face held (zero, or a moving disc's velocity, set by the host).
 //
 // Reductions (statistics) are block sums in double, one partial per block, finished by
 // reduce_finish in one block per quantity: deterministic, no atomics.
@@ -41,7 +42,7 @@ advect_velocity(const InkGrid g, int hat, const float* __restrict__ u, const flo
         Stencil s = trace(g, u, v, ON_U_FACES, w, g.ny, 0.0f, 0.5f, g.inverse_dx, x, y, vel, dt);
         float value = bilinear(u, w, s);
         int ku = j * w + i;
-        out_u[ku] = hat ? value * s.w : (u_open[ku] ? flush(value * (s.w * decay)) : fixed_u(g, i));
+        out_u[ku] = hat ? value * s.w : (u_open[ku] ? flush(value * (s.w * decay)) : fixed_u(g, i, u[ku]));
     }
     if (i < g.nx) {
         float2 vel = at_v_face(g, u, v, i, j);
@@ -49,7 +50,7 @@ advect_velocity(const InkGrid g, int hat, const float* __restrict__ u, const flo
         Stencil s = trace(g, u, v, ON_V_FACES, g.nx, g.ny + 1, 0.5f, 0.0f, g.inverse_dx, x, y, vel, dt);
         float value = bilinear(v, g.nx, s);
         int kv = j * g.nx + i;
-        out_v[kv] = hat ? value * s.w : (v_open[kv] ? flush(value * (s.w * decay)) : fixed_v(g, j));
+        out_v[kv] = hat ? value * s.w : (v_open[kv] ? flush(value * (s.w * decay)) : fixed_v(g, j, v[kv]));
     }
 }
 
@@ -75,7 +76,7 @@ advect_velocity_correct(const InkGrid g, const float* __restrict__ u, const floa
             Stencil ahead = trace(g, u, v, ON_U_FACES, w, g.ny, 0.0f, 0.5f, g.inverse_dx, x, y, vel, back_dt);
             out_u[ku] = flush(corrected(u, u_hat, w, ku, back, ahead) * decay);
         } else {
-            out_u[ku] = fixed_u(g, i);
+            out_u[ku] = fixed_u(g, i, u[ku]);
         }
     }
     if (i < g.nx) {
@@ -87,7 +88,7 @@ advect_velocity_correct(const InkGrid g, const float* __restrict__ u, const floa
             Stencil ahead = trace(g, u, v, ON_V_FACES, g.nx, g.ny + 1, 0.5f, 0.0f, g.inverse_dx, x, y, vel, back_dt);
             out_v[kv] = flush(corrected(v, v_hat, g.nx, kv, back, ahead) * decay);
         } else {
-            out_v[kv] = fixed_v(g, j);
+            out_v[kv] = fixed_v(g, j, v[kv]);
         }
     }
 }
@@ -138,13 +139,31 @@ advect_ink_correct(const InkGrid g, const float* __restrict__ u, const float* __
 
 // ---- splat ----------------------------------------------------------------------------------
 
+// The brush stamp's alpha at offset (ex, ey) from the stamp's centre (stamp.rs `alpha`): the
+// STAMP_TEXELS² texture spans six radii, its columns along the direction of motion, sampled
+// bilinearly at texel centres, clamped to the edge.
+__device__ __forceinline__ float stamp_alpha(const float* __restrict__ texture, const InkSplat& s, float ex, float ey) {
+    float n = (float)STAMP_TEXELS;
+    float scale = n / (6.0f * s.radius);
+    float along = (ex * s.dir_x + ey * s.dir_y) * scale + 0.5f * n - 0.5f;
+    float across = (ey * s.dir_x - ex * s.dir_y) * scale + 0.5f * n - 0.5f;
+    float fx = fminf(fmaxf(along, 0.0f), n - 1.0f);
+    float fy = fminf(fmaxf(across, 0.0f), n - 1.0f);
+    int i = min((int)fx, STAMP_TEXELS - 2), j = min((int)fy, STAMP_TEXELS - 2);
+    float tx = fx - (float)i, ty = fy - (float)j;
+    int k = j * STAMP_TEXELS + i;
+    float a = texture[k], b = texture[k + 1], c = texture[k + STAMP_TEXELS], d = texture[k + STAMP_TEXELS + 1];
+    return (a + (b - a) * tx) * (1.0f - ty) + (c + (d - c) * tx) * ty;
+}
+
 // One stamp's Gaussian added to up to three fields of one lattice over the stamp's box: amount ×
-// e^(−d²/r²) (cpu.rs add_gaussian). Fields whose amount is zero are left alone; with `open`
-// (the velocity lattices) closed faces are skipped (they keep their fixed value, as close_faces
-// restores on the CPU).
+// e^(−d²/r²) (cpu.rs add_gaussian), × the brush stamp's alpha when `s.masked` (the ink of a
+// brush stroke). Fields whose amount is zero are left alone; with `open` (the velocity
+// lattices) closed faces are skipped (they keep their fixed value, as close_faces restores on
+// the CPU).
 extern "C" __global__ void __launch_bounds__(INK_BLOCK)
 splat(const InkSplat s, float* __restrict__ f0, float* __restrict__ f1, float* __restrict__ f2,
-      const unsigned char* __restrict__ open) {
+      const unsigned char* __restrict__ open, const float* __restrict__ stamp) {
     unsigned int k = ink_index();
     if (k >= (unsigned int)(s.width * s.rows)) return;
     int i = s.i0 + (int)(k % (unsigned int)s.width), j = s.j0 + (int)(k / (unsigned int)s.width);
@@ -153,6 +172,7 @@ splat(const InkSplat s, float* __restrict__ f0, float* __restrict__ f1, float* _
     float x = ((float)i + s.ox) * s.h, y = ((float)j + s.oy) * s.h;
     float ex = x - s.px, ey = y - s.py;
     float weight = expf(-(ex * ex + ey * ey) / (s.radius * s.radius));
+    if (s.masked) weight = weight * stamp_alpha(stamp, s, ex, ey);
     if (s.amount0 != 0.0f) f0[index] += s.amount0 * weight;
     if (s.amount1 != 0.0f) f1[index] += s.amount1 * weight;
     if (s.amount2 != 0.0f) f2[index] += s.amount2 * weight;

@@ -34,7 +34,8 @@ struct InkGrid {
 };
 
 // One brush stamp on one lattice: the box of points it reaches (three radii, as the CPU's
-// add_gaussian computes it on the host) and what it adds to up to three fields there.
+// add_gaussian computes it on the host), what it adds to up to three fields there, and how the
+// brush stamp's texture is turned over it.
 // Mirrored by `InkSplat` in kernels.rs.
 struct InkSplat {
     int nx;                // the lattice's points per row
@@ -43,7 +44,12 @@ struct InkSplat {
     float ox, oy, h;       // the lattice's offset (spacings) and spacing
     float px, py, radius;  // the stamp
     float amount0, amount1, amount2;
+    float dir_x, dir_y;    // the brush's direction of motion (unit)
+    int masked;            // whether the amounts are × the brush stamp's alpha (stamp.rs)
 };
+
+// The brush stamp's texels per side (stamp.rs STAMP_TEXELS).
+#define STAMP_TEXELS 64
 
 struct Stencil {
     int k;
@@ -153,9 +159,12 @@ __device__ __forceinline__ Stencil trace(const InkGrid& g, const float* __restri
     return s;
 }
 
-// The fixed velocity of a closed vertical face in column i / horizontal face in row j.
-__device__ __forceinline__ float fixed_u(const InkGrid& g, int i) { return i == 0 ? g.fixed_left : (i == g.nx ? g.fixed_right : 0.0f); }
-__device__ __forceinline__ float fixed_v(const InkGrid& g, int j) { return j == 0 ? g.fixed_bottom : (j == g.ny ? g.fixed_top : 0.0f); }
+// The fixed velocity of a closed vertical face in column i / horizontal face in row j: the
+// side's on the box's sides; inside, `wall`, the value the face holds (the host wrote it,
+// fields.rs close_faces: zero for a resting solid, a moving disc's velocity on its cells' faces,
+// boundary.rs fixed_faces; every kernel leaves closed faces as they are).
+__device__ __forceinline__ float fixed_u(const InkGrid& g, int i, float wall) { return i == 0 ? g.fixed_left : (i == g.nx ? g.fixed_right : wall); }
+__device__ __forceinline__ float fixed_v(const InkGrid& g, int j, float wall) { return j == 0 ? g.fixed_bottom : (j == g.ny ? g.fixed_top : wall); }
 
 // The MacCormack correction of one value (advect/mod.rs): φ̂ + ½(φ − φ̂ traced forward), clamped to
 // the four values φ̂ was read from (each side × its trace's wall factor).

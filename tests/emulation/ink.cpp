@@ -8,7 +8,8 @@
 // INPUT: InkGrid; u32 [stage, maccormack, iterations, splat count, view, paper, report,
 // the picture's signed field (0 p, 1 divergence, 2 curl)];
 // f32 [dt, velocity decay, ink decay, lift, epsilon, carry-over, dx², residual weight];
-// per splat: u32 lattice (0 u, 1 v, 2 ink) and an InkSplat; then u, v, p, the ink's three
+// per splat: u32 lattice (0 u, 1 v, 2 ink) and an InkSplat; the brush stamp's texture
+// (STAMP_TEXELS² f32); then u, v, p, the ink's three
 // planes, curl, divergence (f32), u_open, v_open, solid, stencil (u8); then the multigrid's:
 // u32 [multigrid, levels, tail (the first level pressure_mg_tail runs), the tail's threads,
 // operation, level, spare, spare], the InkLevel records, the pooled stencil and solid bytes
@@ -62,6 +63,7 @@ struct State {
     unsigned stage, maccormack, iterations, splats, view, paper, report, scalar_field;
     float dt, velocity_decay, ink_decay, lift, epsilon, carry, dx2, weight;
     std::vector<Lattice> stamps;
+    std::vector<float> stamp_texture = std::vector<float>(STAMP_TEXELS * STAMP_TEXELS);
     std::vector<float> u, v, p, ink, curl, divergence, u_next, v_next, p_next, ink_next, u_hat, v_hat, ink_hat;
     std::vector<unsigned char> u_open, v_open, solid, stencil;
     std::vector<double> partials, stats = std::vector<double>(STATS, 0.0);
@@ -106,7 +108,7 @@ struct State {
             if (l.which == 0) { f0 = f1 = f2 = u.data(); open = u_open.data(); }
             else if (l.which == 1) { f0 = f1 = f2 = v.data(); open = v_open.data(); }
             else { f0 = ink.data(); f1 = ink.data() + n; f2 = ink.data() + 2 * n; }
-            launch((unsigned)(s.width * s.rows), [&] { splat(s, f0, f1, f2, open); });
+            launch((unsigned)(s.width * s.rows), [&] { splat(s, f0, f1, f2, open, stamp_texture.data()); });
         }
         if (lift != 0.0f) launch((unsigned)(g.nx * (g.ny + 1)), [&] { splat_buoyancy(g, ink.data(), v_open.data(), v.data(), lift); });
     }
@@ -261,6 +263,7 @@ int main(int argc, char** argv) {
     s.epsilon = scalars[4]; s.carry = scalars[5]; s.dx2 = scalars[6]; s.weight = scalars[7];
     s.stamps.resize(s.splats);
     for (auto& l : s.stamps) { read(in, &l.which, 1); read(in, &l.s, 1); }
+    read(in, s.stamp_texture.data(), s.stamp_texture.size());
     const InkGrid& g = s.g;
     size_t nu = (size_t)(g.nx + 1) * g.ny, nv = (size_t)g.nx * (g.ny + 1), nc = (size_t)g.nx * g.ny, ni = 3 * (size_t)g.ink_nx * g.ink_ny;
     s.u.resize(nu); s.v.resize(nv); s.p.resize(nc); s.ink.resize(ni); s.curl.resize(nc); s.divergence.resize(nc);

@@ -8,7 +8,8 @@
 //! - an **outflow** face is open: the pressure outside is zero (Dirichlet), so the projection
 //!   lets fluid leave, and the velocity there is carried by advection like any inner face.
 //!
-//! Obstacle faces are walls. With any outflow side the pressure equation has a unique solution;
+//! Obstacle faces are walls; a moving disc's ([`MovingDisc`]) carry its velocity. With any
+//! outflow side the pressure equation has a unique solution;
 //! without one it is pure Neumann (defined up to a constant).
 
 use crate::scene::Invalid;
@@ -129,6 +130,73 @@ impl Boundary {
     pub fn sticks(&self, side: usize) -> bool {
         self.walls == Walls::NoSlip && self.sides[side] == SideKind::Wall
     }
+}
+
+/// A disc moving through the fluid (scripted or dragged): the solid cells whose centres it
+/// covers move with it, so their closed faces carry its velocity — a moving wall. The fluid
+/// beside it then sees that velocity as the normal flux through the face (no flow through the
+/// disc relative to it), the divergence counts it, and the projection makes the fluid ahead
+/// give way and the fluid behind follow.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MovingDisc {
+    /// Centre, m.
+    pub center: [f32; 2],
+    /// Radius, m.
+    pub radius: f32,
+    /// Velocity, m/s.
+    pub velocity: [f32; 2],
+}
+
+/// The velocity every face holds while closed, u faces ((nx + 1) × ny) then v faces (nx ×
+/// (ny + 1)): on the box's sides the side's fixed normal velocity
+/// ([`Boundary::fixed_velocity`]); inside, the mean velocity of the solid cells beside the face
+/// (a cell's: the first of `moving` whose disc covers its centre, else zero); zero between two
+/// fluid cells (an open face: unused).
+pub fn fixed_faces(
+    (nx, ny, dx): (usize, usize, f32),
+    solid: &[bool],
+    boundary: &Boundary,
+    moving: &[MovingDisc],
+) -> (Vec<f32>, Vec<f32>) {
+    let cell = |i: usize, j: usize| -> Option<[f32; 2]> {
+        if !solid[j * nx + i] {
+            return None;
+        }
+        let (x, y) = ((i as f32 + 0.5) * dx, (j as f32 + 0.5) * dx);
+        let disc = moving.iter().find(|d| {
+            let (ex, ey) = (x - d.center[0], y - d.center[1]);
+            ex * ex + ey * ey <= d.radius * d.radius
+        });
+        Some(disc.map_or([0.0; 2], |d| d.velocity))
+    };
+    let mean = |a: Option<[f32; 2]>, b: Option<[f32; 2]>, axis: usize| match (a, b) {
+        (Some(a), Some(b)) => 0.5 * (a[axis] + b[axis]),
+        (Some(a), None) | (None, Some(a)) => a[axis],
+        (None, None) => 0.0,
+    };
+    let u = (0..(nx + 1) * ny)
+        .map(|k| {
+            let (i, j) = (k % (nx + 1), k / (nx + 1));
+            match i {
+                0 => boundary.fixed_velocity(LEFT),
+                i if i == nx => boundary.fixed_velocity(RIGHT),
+                _ if moving.is_empty() => 0.0,
+                _ => mean(cell(i - 1, j), cell(i, j), 0),
+            }
+        })
+        .collect();
+    let v = (0..nx * (ny + 1))
+        .map(|k| {
+            let (i, j) = (k % nx, k / nx);
+            match j {
+                0 => boundary.fixed_velocity(BOTTOM),
+                j if j == ny => boundary.fixed_velocity(TOP),
+                _ if moving.is_empty() => 0.0,
+                _ => mean(cell(i, j - 1), cell(i, j), 1),
+            }
+        })
+        .collect();
+    (u, v)
 }
 
 /// Bits of a [`Poisson::cells`] entry: which of a cell's neighbours are fluid cells in the box;

@@ -7,7 +7,7 @@
 
 use super::params::{in_range, positive};
 use super::scene::Stroke;
-use super::Stamp;
+use super::{BrushStamp, Stamp};
 use crate::scene::Invalid;
 use serde::Deserialize;
 
@@ -104,6 +104,8 @@ pub struct BrushFile {
     color: Option<[f32; 3]>,
     /// A new random colour for each stroke.
     random_colours: Option<bool>,
+    /// The stamp the ink is laid with: `round`, `bristle` or `dry`.
+    pub(super) stamp: Option<BrushStamp>,
 }
 
 /// A drag under way: the segment the pointer covered since the last simulated frame.
@@ -323,6 +325,15 @@ mod tests {
         assert_eq!(
             error(format!("{SCENE}color = [0.2, 1.5, 0.6]\n")),
             "test.toml:10: brush.color: each channel must be in [0, 1], got 1.5"
+        );
+        let stamp = open(&format!("{SCENE}stamp = \"bristle\"\n")).unwrap();
+        assert_eq!(stamp.solver.params.brush_stamp, BrushStamp::Bristle);
+        let felt = error(format!("{SCENE}stamp = \"felt\"\n"));
+        assert!(
+            felt.starts_with("test.toml:10:")
+                && felt
+                    .contains("unknown variant `felt`, expected one of `round`, `bristle`, `dry`"),
+            "{felt}"
         );
         let unknown = error(format!("{SCENE}size = 3\n"));
         assert!(

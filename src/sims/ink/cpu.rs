@@ -5,9 +5,11 @@
 //! first step has sized the buffers.
 
 use super::advect::{self, Points, Scratch};
+use super::boundary::MovingDisc;
 use super::fields::{Field, Flow, Ink};
 use super::multigrid::Multigrid;
 use super::params::{InkParams, PressureSolver};
+use super::stamp::{alpha, BrushStamp};
 use super::{splat_box, InkStage, SolveReport, Stamp};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -31,6 +33,8 @@ pub struct CpuInk {
     work: [Vec<f32>; 3],
     scratch: Scratch,
     multigrid: Option<Multigrid>,
+    /// The brush stamp's texture and which stamp it is (made when the parameters change it).
+    stamp: (BrushStamp, Option<Vec<f32>>),
     /// What the last step's projection did.
     pub report: SolveReport,
     /// Seconds per stage since the last reset, in [`InkStage::ALL`] order.
@@ -58,6 +62,7 @@ impl CpuInk {
             work: Default::default(),
             scratch: Scratch::default(),
             multigrid: None,
+            stamp: (BrushStamp::Round, None),
             report: SolveReport::default(),
             stage_seconds: [0.0; InkStage::ALL.len()],
             params,
@@ -69,8 +74,18 @@ impl CpuInk {
     /// Makes the cells where `solid` solid (obstacles painted or moved): the faces beside them
     /// close, the pressure stencil and the multigrid hierarchy follow.
     pub fn set_solid(&mut self, solid: Vec<bool>) {
+        let moving = std::mem::take(&mut self.flow.moving);
+        self.set_walls(solid, moving);
+    }
+
+    /// Makes the cells where `solid` solid and the discs `moving` move (their cells' closed
+    /// faces carry their velocity); the multigrid hierarchy follows when the cells changed.
+    pub fn set_walls(&mut self, solid: Vec<bool>, moving: Vec<MovingDisc>) {
+        if solid != self.flow.solid() {
+            self.multigrid = None;
+        }
+        self.flow.moving = moving;
         self.flow.set_solid(solid);
-        self.multigrid = None;
     }
 
     fn timed(&mut self, stage: InkStage, run: impl FnOnce(&mut Self)) {
@@ -144,8 +159,13 @@ impl CpuInk {
         self.flow.close_faces();
     }
 
-    /// Adds each stamp's Gaussian of velocity and ink, and the ink's buoyancy.
+    /// Adds each stamp's Gaussian of velocity and ink — a brush's ink × the brush stamp's alpha
+    /// turned to its direction (`stamp.rs`), its push the plain Gaussian — and the ink's
+    /// buoyancy.
     pub(super) fn splat(&mut self, dt: f32, stamps: &[Stamp]) {
+        if self.stamp.0 != self.params.brush_stamp {
+            self.stamp = (self.params.brush_stamp, self.params.brush_stamp.texture());
+        }
         for stamp in stamps {
             let weight = |x: f32, y: f32| {
                 let (ex, ey) = (x - stamp.position[0], y - stamp.position[1]);
@@ -158,7 +178,16 @@ impl CpuInk {
             add_gaussian([&mut flow.v], [stamp.velocity[1] * scale], region, &weight);
             let amounts = stamp.ink.map(|amount| amount * scale);
             let [c0, c1, c2] = &mut self.ink.channels;
-            add_gaussian([c0, c1, c2], amounts, region, &weight);
+            match (&self.stamp.1, stamp.direction) {
+                (Some(texture), Some(direction)) => {
+                    let masked = |x: f32, y: f32| {
+                        let (ex, ey) = (x - stamp.position[0], y - stamp.position[1]);
+                        weight(x, y) * alpha(texture, ex, ey, direction, stamp.radius)
+                    };
+                    add_gaussian([c0, c1, c2], amounts, region, &masked);
+                }
+                _ => add_gaussian([c0, c1, c2], amounts, region, &weight),
+            }
         }
         if self.params.buoyancy != 0.0 {
             let lift = self.params.buoyancy * dt / 3.0;

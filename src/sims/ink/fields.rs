@@ -6,7 +6,9 @@
 //! GPU Gems ch. 38) the 5-point Laplacian does not match the wide divergence-of-gradient stencil
 //! and the projection leaves most of the divergence in place (`specs/003-ink.md`: 1.41 → 1.00).
 
-use super::boundary::{Boundary, Poisson, SideKind, BOTTOM, LEFT, RIGHT, TOP};
+use super::boundary::{
+    fixed_faces, Boundary, MovingDisc, Poisson, SideKind, BOTTOM, LEFT, RIGHT, TOP,
+};
 use rayon::prelude::*;
 
 #[path = "fields_sampler.rs"]
@@ -193,6 +195,12 @@ pub struct Flow {
     u_open: Vec<bool>,
     /// Per horizontal face: whether fluid passes.
     v_open: Vec<bool>,
+    /// The discs moving now: their cells' closed faces carry their velocity.
+    pub moving: Vec<MovingDisc>,
+    /// The velocity of each vertical face while closed ([`fixed_faces`]).
+    u_fixed: Vec<f32>,
+    /// The velocity of each horizontal face while closed.
+    v_fixed: Vec<f32>,
     /// The pressure equation's stencil.
     pub poisson: Poisson,
 }
@@ -211,16 +219,26 @@ impl Flow {
             solid: Vec::new(),
             u_open: Vec::new(),
             v_open: Vec::new(),
+            moving: Vec::new(),
+            u_fixed: Vec::new(),
+            v_fixed: Vec::new(),
             poisson: Poisson::new(0, 0, &[], &boundary),
         };
         flow.set_solid(vec![false; nx * ny]);
         flow
     }
 
-    /// Which cells are solid (obstacles), and the masks that follow; the velocity on faces
-    /// that closed becomes their fixed value, the pressure in solid cells zero.
+    /// Which cells are solid (obstacles), and the masks that follow; the velocity on closed
+    /// faces becomes their fixed value (a moving disc's velocity on its cells' faces,
+    /// [`Flow::moving`]), the pressure in solid cells zero.
     pub fn set_solid(&mut self, solid: Vec<bool>) {
         assert_eq!(solid.len(), self.nx * self.ny);
+        (self.u_fixed, self.v_fixed) = fixed_faces(
+            (self.nx, self.ny, self.dx),
+            &solid,
+            &self.boundary,
+            &self.moving,
+        );
         self.solid = solid;
         let (nx, ny) = (self.nx, self.ny);
         let fluid: Vec<bool> = self.solid.iter().map(|s| !s).collect();
@@ -279,6 +297,11 @@ impl Flow {
     #[inline]
     pub fn v_open(&self, i: usize, j: usize) -> bool {
         self.v_open[j * self.nx + i]
+    }
+
+    /// The velocity each vertical face holds while closed, then each horizontal face's.
+    pub fn fixed(&self) -> (&[f32], &[f32]) {
+        (&self.u_fixed, &self.v_fixed)
     }
 
     /// What samples the velocity at any point, honouring no-slip walls.
@@ -495,47 +518,32 @@ impl Flow {
             });
     }
 
-    /// Sets every closed face to its fixed velocity: zero on walls and solids, the inflow
-    /// speed on inflow sides.
+    /// Sets every closed face to its fixed velocity ([`fixed_faces`]): zero on walls and
+    /// resting solids, the inflow speed on inflow sides, a moving disc's velocity on its
+    /// cells' faces.
     pub fn close_faces(&mut self) {
-        let (nx, ny) = (self.nx, self.ny);
-        let boundary = self.boundary;
-        let (left, right) = (
-            boundary.fixed_velocity(LEFT),
-            boundary.fixed_velocity(RIGHT),
-        );
+        let nx = self.nx;
+        let close = |(row, (open, fixed)): (&mut [f32], (&[bool], &[f32]))| {
+            for ((value, &open), &fixed) in row.iter_mut().zip(open).zip(fixed) {
+                *value = if open { *value } else { fixed };
+            }
+        };
         self.u
             .data
             .par_chunks_mut(nx + 1)
-            .zip(self.u_open.par_chunks(nx + 1))
+            .zip(
+                self.u_open
+                    .par_chunks(nx + 1)
+                    .zip(self.u_fixed.par_chunks(nx + 1)),
+            )
             .with_min_len(8)
-            .for_each(|(row, open)| {
-                for (value, &open) in row.iter_mut().zip(open) {
-                    *value = if open { *value } else { 0.0 };
-                }
-                if !open[0] {
-                    row[0] = left;
-                }
-                if !open[nx] {
-                    row[nx] = right;
-                }
-            });
+            .for_each(close);
         self.v
             .data
             .par_chunks_mut(nx)
-            .zip(self.v_open.par_chunks(nx))
-            .enumerate()
+            .zip(self.v_open.par_chunks(nx).zip(self.v_fixed.par_chunks(nx)))
             .with_min_len(8)
-            .for_each(|(j, (row, open))| {
-                let fixed = match j {
-                    0 => boundary.fixed_velocity(BOTTOM),
-                    j if j == ny => boundary.fixed_velocity(TOP),
-                    _ => 0.0,
-                };
-                for (value, &open) in row.iter_mut().zip(open) {
-                    *value = if open { *value } else { fixed };
-                }
-            });
+            .for_each(close);
     }
 }
 

@@ -9,6 +9,7 @@ pub mod boundary;
 pub mod brush;
 pub mod cpu;
 pub mod cuda;
+mod discs;
 pub mod doctor;
 mod export;
 pub mod fields;
@@ -20,11 +21,13 @@ mod picture;
 pub mod scene;
 mod sim;
 pub mod solver;
+pub mod stamp;
 
 pub use boundary::{Boundary, SideKind, Walls};
 pub use brush::Brush;
 pub use params::{Advection, InkParams, PressureSolver};
 pub use sim::InkSim;
+pub use stamp::BrushStamp;
 
 /// The name of this kind in scene files (`kind = "ink"`) and in `scenes/ink/`.
 pub const KIND: &str = "ink";
@@ -35,7 +38,8 @@ pub enum InkStage {
     /// Velocity and ink carried along the flow (semi-Lagrangian or MacCormack), then damping
     /// and fade.
     Advect,
-    /// Brush stamps: Gaussian velocity and ink; the ink's buoyancy.
+    /// Brush stamps: Gaussian velocity and ink (the ink × the brush stamp's alpha); the ink's
+    /// buoyancy.
     Splat,
     /// ω = ∂v/∂x − ∂u/∂y.
     Curl,
@@ -91,6 +95,10 @@ pub struct Stamp {
     pub ink: [f32; 3],
     /// Whether `velocity` and `ink` are rates (a stroke, applied every step for its duration).
     pub per_second: bool,
+    /// A brush's stamp: the unit direction it moves in, along which the brush stamp
+    /// (`stamp.rs`, [`InkParams::brush_stamp`]) is turned to modulate the ink it lays; `None`
+    /// for a splat (the plain Gaussian).
+    pub direction: Option<[f32; 2]>,
 }
 
 impl Stamp {
@@ -138,6 +146,8 @@ pub struct SolveReport {
     pub residual: f64,
 }
 
+#[cfg(test)]
+mod moving_tests;
 #[cfg(test)]
 mod stage_tests;
 #[cfg(test)]

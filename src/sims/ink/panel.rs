@@ -7,6 +7,7 @@ use super::brush::Drag;
 use super::params::{Advection, PressureSolver, MAX_CELLS};
 use super::scene::{Background, Obstacle};
 use super::sim::InkSim;
+use super::BrushStamp;
 use crate::sims::choose;
 use anyhow::{anyhow, Result};
 
@@ -100,6 +101,12 @@ impl InkSim {
                 200.0,
                 &mut self.brush.force,
             );
+            let stamps = &BrushStamp::ALL;
+            let p = &mut self.solver.params;
+            if let Some(stamp) = choose(ui, "brush stamp", stamps, p.brush_stamp, BrushStamp::name)
+            {
+                p.brush_stamp = stamp;
+            }
             ui.color_edit3("ink colour", &mut self.brush.color);
             ui.checkbox("random colour per stroke", &mut self.brush.random_colours);
             let mut dark = self.background == Background::Dark;
@@ -164,6 +171,7 @@ impl InkSim {
         let (Some(point), true) = (point, dragging) else {
             self.last_pointer = None;
             self.dragged = None;
+            self.dragged_from = None;
             if let Some(drag) = &mut self.drag {
                 drag.released = true;
             }
@@ -192,22 +200,23 @@ impl InkSim {
             }
             Tool::MoveObstacle => {
                 if pressed {
+                    let t = self.time as f32;
                     self.dragged = self.scene.obstacles.iter().position(|o| {
-                        let d2 =
-                            (o.center[0] - point[0]).powi(2) + (o.center[1] - point[1]).powi(2);
+                        let at = o.position(t);
+                        let d2 = (at[0] - point[0]).powi(2) + (at[1] - point[1]).powi(2);
                         d2 <= (1.5 * o.radius).powi(2)
                     });
+                    self.dragged_from = self.dragged.map(|k| self.scene.obstacles[k].center);
                 }
                 self.drag_disc(point);
             }
             Tool::PlaceDisc => {
                 if pressed {
-                    let disc = Obstacle {
-                        center: point,
-                        radius: self.brush.radius,
-                    };
+                    let disc = Obstacle::resting(point, self.brush.radius);
                     self.scene.obstacles.push(disc);
+                    self.disc_drawn.push(point);
                     self.dragged = Some(self.scene.obstacles.len() - 1);
+                    self.dragged_from = Some(point);
                     self.edit_solid(|mask, x, y, k| {
                         if inside(disc, x, y) {
                             mask[k] = true;
@@ -221,31 +230,9 @@ impl InkSim {
         true
     }
 
-    /// Moves the disc being dragged (if any) to `point`: its cells become solid, those it left
-    /// fluid again.
-    fn drag_disc(&mut self, point: [f32; 2]) {
-        let Some(k) = self.dragged else { return };
-        let old = self.scene.obstacles[k];
-        if old.center == point {
-            return;
-        }
-        let new = Obstacle {
-            center: point,
-            ..old
-        };
-        self.scene.obstacles[k] = new;
-        self.edit_solid(|mask, x, y, k| {
-            if inside(new, x, y) {
-                mask[k] = true;
-            } else if inside(old, x, y) {
-                mask[k] = false;
-            }
-        });
-    }
-
     /// Applies `edit(mask, x, y, k)` to every cell k (centre x, y) of the solid mask and hands
     /// the solver the result.
-    fn edit_solid(&mut self, edit: impl Fn(&mut [bool], f32, f32, usize)) {
+    pub(super) fn edit_solid(&mut self, edit: impl Fn(&mut [bool], f32, f32, usize)) {
         let flow = self.solver.flow();
         let mut mask = flow.solid().to_vec();
         for k in 0..mask.len() {
@@ -392,6 +379,7 @@ mod tests {
                 velocity: [3.0, 0.5],
                 ink: [0.0; 3],
                 per_second: false,
+                direction: None,
             });
             sim.step().unwrap();
         }

@@ -3,6 +3,7 @@
 //! did, `specs/003-ink.md` ambiguity 5).
 
 use super::boundary::Boundary;
+use super::stamp::BrushStamp;
 use crate::scene::Invalid;
 
 /// How fields are carried along the flow.
@@ -88,6 +89,8 @@ pub struct InkParams {
     pub buoyancy: f32,
     /// The box's sides: walls, inflow, outflow.
     pub boundary: Boundary,
+    /// The stamp brush strokes lay their ink with (the scene's `brush.stamp`).
+    pub brush_stamp: BrushStamp,
 }
 
 impl Default for InkParams {
@@ -108,6 +111,7 @@ impl Default for InkParams {
             ink_fade: 0.0,
             buoyancy: 0.0,
             boundary: Boundary::default(),
+            brush_stamp: BrushStamp::Round,
         }
     }
 }

@@ -27,6 +27,48 @@ pub struct Obstacle {
     pub center: [f32; 2],
     /// Radius, m.
     pub radius: f32,
+    /// Scripted motion: the disc moves at this velocity (m/s) from `start` for `duration`
+    /// seconds, pushing the fluid (a moving wall); it rests before and after.
+    #[serde(default)]
+    pub velocity: [f32; 2],
+    /// When the scripted motion starts, s.
+    #[serde(default)]
+    pub start: f32,
+    /// How long it lasts, s.
+    #[serde(default)]
+    pub duration: f32,
+}
+
+impl Obstacle {
+    /// A disc at rest at `center`.
+    pub fn resting(center: [f32; 2], radius: f32) -> Obstacle {
+        Obstacle {
+            center,
+            radius,
+            velocity: [0.0; 2],
+            start: 0.0,
+            duration: 0.0,
+        }
+    }
+
+    /// Where the script has taken the disc by time `t` (s): `center` plus the velocity times
+    /// the time it has moved.
+    pub fn position(&self, t: f32) -> [f32; 2] {
+        let moved = (t - self.start).clamp(0.0, self.duration);
+        [
+            self.center[0] + self.velocity[0] * moved,
+            self.center[1] + self.velocity[1] * moved,
+        ]
+    }
+
+    /// The script's velocity at time `t`, m/s (zero outside its time span).
+    pub fn scripted_velocity(&self, t: f32) -> [f32; 2] {
+        if t >= self.start && t < self.start + self.duration {
+            self.velocity
+        } else {
+            [0.0; 2]
+        }
+    }
 }
 
 /// A brush moved along `path` from `start` for `duration` seconds at constant speed, painting
@@ -196,7 +238,9 @@ impl InkScene {
             }
             boundary.inflow_speed = b.inflow_speed.unwrap_or(boundary.inflow_speed);
         }
-        let brush = Brush::default_for(params.width).with(&file.brush.unwrap_or_default());
+        let brush_file = file.brush.unwrap_or_default();
+        params.brush_stamp = brush_file.stamp.unwrap_or(params.brush_stamp);
+        let brush = Brush::default_for(params.width).with(&brush_file);
         let scene = InkScene {
             name: source.name.clone(),
             description: file.description.unwrap_or_default(),
@@ -278,6 +322,17 @@ impl InkScene {
         for (k, o) in self.obstacles.iter().enumerate() {
             inside(format!("obstacle[{k}].center"), o.center)?;
             radius(format!("obstacle[{k}].radius"), o.radius)?;
+            finite(format!("obstacle[{k}].velocity"), &o.velocity, -1e6)?;
+            finite(format!("obstacle[{k}].start"), &[o.start], 0.0)?;
+            finite(format!("obstacle[{k}].duration"), &[o.duration], 0.0)?;
+            if o.velocity != [0.0; 2] && o.duration == 0.0 {
+                return Err(Invalid::new(
+                    format!("obstacle[{k}].duration"),
+                    "a moving disc (velocity ≠ 0) needs a duration > 0 s",
+                ));
+            }
+            let end = o.position(o.start + o.duration);
+            inside(format!("obstacle[{k}].velocity (where it ends)"), end)?;
         }
         for (k, s) in self.strokes.iter().enumerate() {
             if s.path.is_empty() {
@@ -379,6 +434,7 @@ impl InkScene {
                     velocity: splat.velocity,
                     ink: splat.ink,
                     per_second: false,
+                    direction: None,
                 });
             }
         }
@@ -404,12 +460,19 @@ impl Stroke {
         for k in 0..n {
             let fraction = f0 + (f1 - f0) * (k as f32 + 0.5) * share;
             let (position, velocity) = self.at(fraction);
+            let speed = velocity[0].hypot(velocity[1]);
+            let direction = if speed > 0.0 {
+                velocity.map(|v| v / speed)
+            } else {
+                [1.0, 0.0]
+            };
             out.push(Stamp {
                 position,
                 radius: self.radius,
                 velocity: velocity.map(|v| self.force * v * share),
                 ink: self.ink.map(|c| c * share),
                 per_second: true,
+                direction: Some(direction),
             });
         }
     }

@@ -42,7 +42,7 @@ pub struct InkSim {
     /// The solver.
     pub solver: InkSolver,
     note: String,
-    time: f64,
+    pub(super) time: f64,
     steps: u64,
     view: usize,
     pub(super) background: Background,
@@ -59,6 +59,13 @@ pub struct InkSim {
     pub tool: Tool,
     /// The obstacle being dragged (index into the scene's obstacles).
     pub(super) dragged: Option<usize>,
+    /// The dragged disc's `center` when the last frame was stepped (its velocity is measured
+    /// from there).
+    pub(super) dragged_from: Option<[f32; 2]>,
+    /// Where each disc is drawn in the solid mask (`discs.rs`).
+    pub(super) disc_drawn: Vec<[f32; 2]>,
+    /// Whether the solver's walls moved in the last step.
+    pub(super) walls_moving: bool,
     /// The grid the panel will restart with: cells across, ink cells per cell.
     pub(super) grid_edit: [usize; 2],
     /// The pixels the viewer's panels covered in the last output drawn (the picture is
@@ -113,6 +120,7 @@ impl InkSim {
             InkSolver::create(&mut scene, cuda_cells, options.backend, options.device)?;
         let (scene_cells, scene_ink_scale) = (scene.params.cells_x, scene.params.ink_scale);
         let brush = scene.brush;
+        let disc_drawn = scene.obstacles.iter().map(|o| o.center).collect();
         Ok(InkSim {
             background: scene.background,
             scene,
@@ -131,6 +139,9 @@ impl InkSim {
             covered: [0, 0],
             tool: Tool::Brush,
             dragged: None,
+            dragged_from: None,
+            disc_drawn,
+            walls_moving: false,
             gl: None,
         })
     }
@@ -162,6 +173,7 @@ impl InkSim {
                 velocity: [speed * angle.cos(), speed * angle.sin()],
                 ink,
                 per_second: false,
+                direction: None,
             });
         }
     }
@@ -171,7 +183,12 @@ impl InkSim {
     pub fn clear(&mut self) {
         let mask = self.solver.solid_mask();
         self.solver
-            .clear(&|x, y| self.scene.solid(x, y), Some(mask));
+            .clear(&|x, y| self.scene.solid(x, y), Some(mask.clone()));
+        if self.solver.flow().solid() != mask.as_slice() {
+            // A new grid: the discs are drawn at their centres (`InkScene::solid`).
+            self.disc_drawn = self.scene.obstacles.iter().map(|o| o.center).collect();
+        }
+        self.walls_moving = true;
     }
 
     /// The domain point (m) under output pixel `position` of an output of `size`, when the
@@ -204,6 +221,7 @@ impl InkSim {
     pub(super) fn frame_shown(&mut self) {
         if self.steps == self.steps_drawn {
             self.drag = self.drag.map(Drag::idle);
+            self.discs_after_frame();
         }
         self.steps_drawn = self.steps;
     }
@@ -264,6 +282,7 @@ impl Sim for InkSim {
         let dt = self.solver.params.dt / substeps as f32;
         for k in 0..substeps {
             let t0 = self.time as f32;
+            self.move_discs(t0 + 0.5 * dt);
             let mut stamps = self.scene.stamps(t0, t0 + dt);
             stamps.append(&mut self.extra_stamps);
             if let Some(drag) = self.drag {
@@ -274,6 +293,7 @@ impl Sim for InkSim {
             self.steps += 1;
         }
         self.drag = self.drag.and_then(Drag::after_frame);
+        self.discs_after_frame();
         if !self.solver.end_frame()? {
             bail!(
                 "step {}: the velocity is no longer finite; lower dt or the brush force",

@@ -245,6 +245,20 @@ impl InkSolver {
         }
     }
 
+    /// Makes the cells where `solid` solid and the discs `moving` move: their cells' closed
+    /// faces carry their velocity (a moving wall). On CUDA a failure is reported by the next
+    /// step.
+    pub fn set_walls(&mut self, solid: Vec<bool>, moving: Vec<super::boundary::MovingDisc>) {
+        match &mut self.backend {
+            Backends::Cpu(cpu) => cpu.set_walls(solid, moving),
+            Backends::Cuda(cuda) => {
+                if let Err(error) = cuda.set_walls(solid, moving) {
+                    self.pending = Some(anyhow!("moving the obstacles on the GPU: {error}"));
+                }
+            }
+        }
+    }
+
     /// Makes `boundary` the box's sides at once: the masks and the pressure stencil follow.
     pub fn set_boundary(&mut self, boundary: super::Boundary) {
         self.params.boundary = boundary;

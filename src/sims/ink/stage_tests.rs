@@ -5,7 +5,7 @@
 use super::cpu::CpuInk;
 use super::fields::Field;
 use super::params::InkParams;
-use super::Stamp;
+use super::{BrushStamp, Stamp};
 
 fn params(n: usize) -> InkParams {
     InkParams {
@@ -98,6 +98,7 @@ fn a_splat_adds_its_amounts_and_a_stroke_its_rates_times_dt() {
             velocity: [2.0, -1.0],
             ink: [1.0, 0.5, 0.0],
             per_second,
+            direction: None,
         };
         solver.splat(dt, &[stamp]);
         let scale = if per_second { dt } else { 1.0 };
@@ -120,6 +121,75 @@ fn a_splat_adds_its_amounts_and_a_stroke_its_rates_times_dt() {
             );
         }
     }
+}
+
+/// With the bristle stamp a brush's ink follows the bristles — across the stroke it swings
+/// between bristles and gaps, along it it is even — and turns with the brush's direction,
+/// while its push is the plain Gaussian's, bit for bit. A splat (no direction) stays plain.
+#[test]
+fn the_bristle_stamp_modulates_the_ink_along_the_stroke_and_not_the_push() {
+    let splat = |stamp: BrushStamp, direction: Option<[f32; 2]>| {
+        let mut solver = CpuInk::new(
+            InkParams {
+                brush_stamp: stamp,
+                ..params(128)
+            },
+            |_, _| false,
+        );
+        let brush = Stamp {
+            position: [0.5, 0.5],
+            radius: 0.1,
+            velocity: [2.0, -1.0],
+            ink: [1.0, 1.0, 1.0],
+            per_second: false,
+            direction,
+        };
+        solver.splat(0.02, &[brush]);
+        solver
+    };
+    // The ink with the stamp over the plain Gaussian's, at cells k(t) for t in ±0.09 m
+    // (within a radius of the centre) along the line the closure picks.
+    type Line = fn(usize) -> (usize, usize);
+    let ratios = |direction: [f32; 2], line: Line| -> Vec<f32> {
+        let bristle = splat(BrushStamp::Bristle, Some(direction));
+        let round = splat(BrushStamp::Round, Some(direction));
+        let (b, r) = (&bristle.ink.channels[0], &round.ink.channels[0]);
+        (52..76)
+            .map(|t| {
+                let (i, j) = line(t);
+                b.get(i, j) / r.get(i, j)
+            })
+            .collect()
+    };
+    let spread = |values: &[f32]| {
+        let (lo, hi) = values
+            .iter()
+            .fold((f32::MAX, 0.0f32), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        (lo, hi)
+    };
+    // A column a cell off the centre, and a row.
+    let column: Line = |t| (66, t);
+    let row: Line = |t| (t, 66);
+    for (direction, across, along) in [([1.0, 0.0], column, row), ([0.0, 1.0], row, column)] {
+        let (lo, hi) = spread(&ratios(direction, across));
+        assert!(
+            lo < 0.25 && hi > 0.7,
+            "direction {direction:?}: across the stroke the ink swings {lo}–{hi} of the plain brush's"
+        );
+        let (lo, hi) = spread(&ratios(direction, along));
+        assert!(
+            hi - lo < 0.05,
+            "direction {direction:?}: along the stroke the ink is even, got {lo}–{hi}"
+        );
+    }
+    // The push is the plain Gaussian's; a splat's ink too.
+    let bristle = splat(BrushStamp::Bristle, Some([0.6, 0.8]));
+    let round = splat(BrushStamp::Round, Some([0.6, 0.8]));
+    assert_eq!(bristle.flow.u.data, round.flow.u.data);
+    assert_eq!(bristle.flow.v.data, round.flow.v.data);
+    assert_ne!(bristle.ink.channels[0].data, round.ink.channels[0].data);
+    let plain = splat(BrushStamp::Bristle, None);
+    assert_eq!(plain.ink.channels[0].data, round.ink.channels[0].data);
 }
 
 /// Buoyancy is an acceleration per unit of ink: ink of c in all three channels (c units, the

@@ -235,6 +235,7 @@ fn an_obstacle_receives_no_flow_and_the_flow_goes_around_it() {
         velocity: [2.0, 0.0],
         ink: [1.0; 3],
         per_second: false,
+        direction: None,
     };
     solver.step(0.01, &[stamp]);
     solver.step(0.01, &[]);
@@ -288,6 +289,7 @@ fn ink_is_kept_within_ten_percent_without_fade() {
                 velocity: [1.0, 0.6],
                 ink: [1.0, 0.5, 0.2],
                 per_second: false,
+                direction: None,
             }],
         );
         let start = solver.ink.total();

@@ -12,6 +12,7 @@ use super::{slot, Fields};
 use crate::cuda::emulation::{self, Mutation, Rounding};
 use crate::sims::ink::params::{Advection, InkParams, PressureSolver};
 use crate::sims::ink::scene::Background;
+use crate::sims::ink::stamp::STAMP_TEXELS;
 use crate::sims::ink::{InkStage, Stamp};
 use std::path::{Path, PathBuf};
 
@@ -136,9 +137,10 @@ pub(super) fn emulate_with(
         } => (view, scalar, paper),
         _ => (0, 0, false),
     };
+    let texture = params.brush_stamp.texture();
     let records: Vec<_> = stamps
         .iter()
-        .flat_map(|s| splat_records(&g, s, dt))
+        .flat_map(|s| splat_records(&g, s, dt, texture.is_some()))
         .collect();
     let lift = if params.buoyancy != 0.0 {
         params.buoyancy * dt / 3.0
@@ -172,6 +174,8 @@ pub(super) fn emulate_with(
         input.extend_from_slice(&(*lattice as u32).to_le_bytes());
         input.extend_from_slice(bytemuck::bytes_of(record));
     }
+    let texels = texture.unwrap_or_else(|| vec![0.0; STAMP_TEXELS * STAMP_TEXELS]);
+    input.extend_from_slice(bytemuck::cast_slice(&texels));
     let flow = &fields.flow;
     for data in [&flow.u.data, &flow.v.data, &flow.p.data] {
         input.extend_from_slice(bytemuck::cast_slice(data));
@@ -371,6 +375,22 @@ fn a_wrong_kernel_fails_the_emulation_comparison() {
                 "",
             ),
         ),
+        (
+            "moving wall ignored",
+            (
+                "ink_grid.cuh",
+                "(i == g.nx ? g.fixed_right : wall)",
+                "(i == g.nx ? g.fixed_right : 0.0f)",
+            ),
+        ),
+        (
+            "stamp ignored",
+            (
+                "ink.cu",
+                "if (s.masked) weight = weight * stamp_alpha(stamp, s, ex, ey);",
+                "",
+            ),
+        ),
     ] {
         let program = compile_mutant(&dir.path().join(name), false, Some(mutation));
         let comparisons = stage_comparisons(&program, &params);
@@ -469,6 +489,8 @@ fn the_picture_kernel_draws_every_view_as_the_cpu_does() {
 fn run(program: &Path, params: &InkParams) -> (crate::sims::ink::cpu::CpuInk, Fields, Vec<f64>) {
     let last = parity::RUN_STEPS - 1;
     let mut cpu = crate::sims::ink::cpu::CpuInk::new(params.clone(), parity::solid);
+    let mask = cpu.flow.solid().to_vec();
+    cpu.set_walls(mask, vec![parity::MOVING]);
     let mut fields = parity::fields_of(&cpu);
     let mut stats = Vec::new();
     for step in 0..parity::RUN_STEPS {

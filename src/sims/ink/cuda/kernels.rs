@@ -147,6 +147,10 @@ pub struct InkSplat {
     pub radius: f32,
     /// What is added at the centre, per field.
     pub amounts: [f32; 3],
+    /// The brush's direction of motion (unit): the brush stamp's texture is turned to it.
+    pub direction: [f32; 2],
+    /// 1: the amounts are × the brush stamp's alpha (a brush's ink with a textured stamp).
+    pub masked: i32,
 }
 
 // SAFETY: plain old data of 4-byte fields, laid out as the C struct it mirrors.
@@ -161,8 +165,14 @@ impl InkSplat {
 
 /// The launches of `stamp` in a step of `dt` (the CPU's `splat` per stamp): for u, v and the
 /// ink, the box of lattice points within three radii (cpu.rs `add_gaussian`'s arithmetic) and
-/// the amounts. Lattices with nothing to add or an empty box are left out.
-pub fn splat_records(grid: &InkGrid, stamp: &Stamp, dt: f32) -> Vec<(SplatLattice, InkSplat)> {
+/// the amounts; with `textured` (the brush stamp is not round) a brush's ink is masked by it.
+/// Lattices with nothing to add or an empty box are left out.
+pub fn splat_records(
+    grid: &InkGrid,
+    stamp: &Stamp,
+    dt: f32,
+    textured: bool,
+) -> Vec<(SplatLattice, InkSplat)> {
     let scale = if stamp.per_second { dt } else { 1.0 };
     let region = stamp.region();
     let (nx, ny) = (grid.nx as usize, grid.ny as usize);
@@ -209,6 +219,10 @@ pub fn splat_records(grid: &InkGrid, stamp: &Stamp, dt: f32) -> Vec<(SplatLattic
                 position: stamp.position,
                 radius: stamp.radius,
                 amounts,
+                direction: stamp.direction.unwrap_or([1.0, 0.0]),
+                masked: i32::from(
+                    textured && stamp.direction.is_some() && lattice == SplatLattice::Ink,
+                ),
             },
         ));
     }
@@ -375,7 +389,8 @@ impl InkKernels {
     }
 
     /// One stamp's Gaussian on one lattice: `fields` are u (or v) three times, or the ink's
-    /// three planes (`planes` values apart), `open` the face mask (none for the ink).
+    /// three planes (`planes` values apart), `open` the face mask (none for the ink), `stamp`
+    /// the brush stamp's texture (read when the record is masked).
     pub fn splat(
         &self,
         stream: &CudaStream,
@@ -383,10 +398,18 @@ impl InkKernels {
         field: &mut CudaSlice<f32>,
         planes: usize,
         open: Option<&CudaSlice<u8>>,
+        stamp: &CudaSlice<f32>,
     ) -> Result<(), CudaError> {
         let (base, _guard) = field.device_ptr_mut(stream);
         let pointers = [0, 1, 2].map(|c| base + (c * planes * 4) as u64);
-        let args = (s, &pointers[0], &pointers[1], &pointers[2], OrNull(open));
+        let args = (
+            s,
+            &pointers[0],
+            &pointers[1],
+            &pointers[2],
+            OrNull(open),
+            stamp,
+        );
         // SAFETY: ink.cu's parameters; the box lies inside the lattice (splat_records), the
         // three pointers inside `field` (three planes of `planes` values, or the same array).
         unsafe { self.launch("splat", stream, per_point(s.points()), args) }

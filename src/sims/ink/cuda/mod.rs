@@ -25,8 +25,10 @@ mod emulation;
 #[cfg(test)]
 mod emulation_multigrid;
 
+use super::boundary::{fixed_faces, MovingDisc};
 use super::fields::{Field, Flow, Ink};
 use super::params::{InkParams, PressureSolver};
+use super::stamp::{BrushStamp, STAMP_TEXELS};
 use super::{InkStage, SolveReport, Stamp};
 use crate::cuda::interop::GlInterop;
 use crate::cuda::{CudaError, EventTimer};
@@ -121,6 +123,9 @@ pub(super) struct Buffers {
     pub stats: CudaSlice<f64>,
     /// The multigrid pressure solver's levels.
     pub multigrid: GpuMultigrid,
+    /// The brush stamp's texture (`stamp.rs`), and which stamp it holds.
+    pub stamp: CudaSlice<f32>,
+    pub stamp_kind: BrushStamp,
 }
 
 /// The CUDA ink solver.
@@ -262,6 +267,8 @@ impl CudaInk {
             partials: stream.alloc_zeros(4 * kernels::blocks(g.ink_cells()))?,
             stats: stream.alloc_zeros(slot::COUNT)?,
             multigrid: GpuMultigrid::new(stream, g.nx as usize, g.ny as usize)?,
+            stamp: stream.alloc_zeros(STAMP_TEXELS * STAMP_TEXELS)?,
+            stamp_kind: BrushStamp::Round,
         })
     }
 
@@ -400,11 +407,40 @@ impl CudaInk {
     /// pressure and masks — and the multigrid's masks; a brush stroke's event moves a few rows,
     /// not the grid.
     pub fn set_solid(&mut self, solid: Vec<bool>) -> Result<(), CudaError> {
+        let moving = self.mirror.moving.clone();
+        self.set_walls(solid, moving)
+    }
+
+    /// [`CudaInk::set_solid`] with the discs `moving` moving: the rows whose cells or whose
+    /// closed faces' velocities ([`fixed_faces`]) change are sent.
+    pub fn set_walls(
+        &mut self,
+        solid: Vec<bool>,
+        moving: Vec<MovingDisc>,
+    ) -> Result<(), CudaError> {
         let (nx, ny) = (self.mirror.nx, self.mirror.ny);
         assert_eq!(solid.len(), nx * ny, "the solver's grid");
         let old = self.mirror.solid();
+        let cells_changed = old != solid.as_slice();
+        let (u_fixed, v_fixed) = fixed_faces(
+            (nx, ny, self.mirror.dx),
+            &solid,
+            &self.mirror.boundary,
+            &moving,
+        );
+        let (old_u, old_v) = self.mirror.fixed();
         let row = |mask: &[bool], j: usize| mask[j * nx..(j + 1) * nx].to_vec();
-        let changed: Vec<usize> = (0..ny).filter(|&j| row(old, j) != row(&solid, j)).collect();
+        let u_row = |f: &[f32], j: usize| f[j * (nx + 1)..(j + 1) * (nx + 1)].to_vec();
+        let v_row = |f: &[f32], j: usize| f[j * nx..(j + 1) * nx].to_vec();
+        let changed: Vec<usize> = (0..ny)
+            .filter(|&j| {
+                row(old, j) != row(&solid, j)
+                    || u_row(old_u, j) != u_row(&u_fixed, j)
+                    || v_row(old_v, j) != v_row(&v_fixed, j)
+                    || v_row(old_v, j + 1) != v_row(&v_fixed, j + 1)
+            })
+            .collect();
+        self.mirror.moving = moving;
         let (Some(&first), Some(&last)) = (changed.first(), changed.last()) else {
             return Ok(());
         };
@@ -464,9 +500,11 @@ impl CudaInk {
             &mut b.stencil.slice_mut(cells),
         )
         .map_err(&up)?;
-        b.multigrid.current = false;
-        if self.params.pressure_solver == PressureSolver::Multigrid {
-            b.multigrid.upload(s, mirror)?;
+        if cells_changed {
+            b.multigrid.current = false;
+            if self.params.pressure_solver == PressureSolver::Multigrid {
+                b.multigrid.upload(s, mirror)?;
+            }
         }
         s.synchronize().map_err(&up)?;
         self.fluid_cells = mirror.solid().iter().filter(|&&s| !s).count();

@@ -24,11 +24,11 @@
 use super::{CudaInk, Fields};
 use crate::cuda::parity::relative;
 pub use crate::cuda::parity::Difference;
-use crate::sims::ink::boundary::{Boundary, SideKind, Walls};
+use crate::sims::ink::boundary::{Boundary, MovingDisc, SideKind, Walls};
 use crate::sims::ink::cpu::CpuInk;
 use crate::sims::ink::fields::Field;
 use crate::sims::ink::params::{Advection, InkParams, PressureSolver};
-use crate::sims::ink::{InkStage, Stamp};
+use crate::sims::ink::{BrushStamp, InkStage, Stamp};
 
 /// The emulation's allowance, relative (see the module's comment).
 pub const EMULATION_TOLERANCE: f32 = 4.0 / 8_388_608.0;
@@ -47,7 +47,7 @@ pub const MG_RESIDUAL_TOLERANCE: f64 = 2e-3;
 
 /// The comparison scene: 48 × 40 cells of 2.5 cm, inflow at 0.5 m/s on the left, outflow on the
 /// right, no-slip walls below and above, a disc in the way; vorticity, damping, fade and
-/// buoyancy on; `ink_scale` ink cells per cell.
+/// buoyancy on; the bristle brush stamp; `ink_scale` ink cells per cell.
 pub fn params(advection: Advection, ink_scale: usize) -> InkParams {
     InkParams {
         cells_x: 48,
@@ -74,17 +74,26 @@ pub fn params(advection: Advection, ink_scale: usize) -> InkParams {
             walls: Walls::NoSlip,
             inflow_speed: 0.5,
         },
+        brush_stamp: BrushStamp::Bristle,
     }
 }
 
-/// The scene's obstacle: a disc of radius 0.15 m at (0.45, 0.5) m.
+/// The scene's obstacle: a disc of radius 0.15 m at (0.45, 0.5) m, moving ([`MOVING`]).
 pub fn solid(x: f32, y: f32) -> bool {
     let (dx, dy) = (x - 0.45, y - 0.5);
     dx * dx + dy * dy <= 0.15 * 0.15
 }
 
-/// The brush of step `step`: a stroke (per second) moving up through the lower half, and on
-/// every third step a splat near the top, both reaching the walls.
+/// The scene's disc moves (a moving wall: its cells' closed faces carry this velocity).
+pub const MOVING: MovingDisc = MovingDisc {
+    center: [0.45, 0.5],
+    radius: 0.15,
+    velocity: [0.4, -0.25],
+};
+
+/// The brush of step `step`: a stroke (per second, its ink laid with the scene's bristle
+/// stamp turned to its motion) moving up through the lower half, and on every third step a
+/// splat near the top (the plain Gaussian), both reaching the walls.
 pub fn stamps(step: u32) -> Vec<Stamp> {
     let t = step as f32 / 60.0;
     let mut stamps = vec![Stamp {
@@ -93,6 +102,7 @@ pub fn stamps(step: u32) -> Vec<Stamp> {
         velocity: [-6.0, 12.0],
         ink: [6.0, 3.0, 0.0],
         per_second: true,
+        direction: Some([-0.447_213_6, 0.894_427_2]),
     }];
     if step.is_multiple_of(3) {
         stamps.push(Stamp {
@@ -101,6 +111,7 @@ pub fn stamps(step: u32) -> Vec<Stamp> {
             velocity: [1.5, -0.8],
             ink: [0.2, 0.9, 1.0],
             per_second: false,
+            direction: None,
         });
     }
     stamps
@@ -109,6 +120,8 @@ pub fn stamps(step: u32) -> Vec<Stamp> {
 /// The CPU solver after `steps` steps of the scene: the state the stages start from.
 pub fn stirred(params: &InkParams, steps: u32) -> CpuInk {
     let mut cpu = CpuInk::new(params.clone(), solid);
+    let mask = cpu.flow.solid().to_vec();
+    cpu.set_walls(mask, vec![MOVING]);
     for step in 0..steps {
         cpu.step(params.dt, &stamps(step));
     }
@@ -368,6 +381,10 @@ pub fn gpu_run_comparison_with(
     let mut cuda = CudaInk::new_on(device, params.clone(), &solid).map_err(|e| e.to_string())?;
     cuda.set_multigrid_tail_cells(tail_cells);
     let mut cpu = CpuInk::new(params.clone(), solid);
+    let mask = cpu.flow.solid().to_vec();
+    cuda.set_walls(mask.clone(), vec![MOVING])
+        .map_err(|e| e.to_string())?;
+    cpu.set_walls(mask, vec![MOVING]);
     for step in 0..RUN_STEPS {
         let stamps = stamps(step);
         cpu.step(params.dt, &stamps);

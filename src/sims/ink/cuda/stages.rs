@@ -6,7 +6,7 @@ use super::kernels::{splat_records, SplatLattice};
 use super::{slot, CudaInk};
 use crate::cuda::CudaError;
 use crate::sims::ink::params::{Advection, PressureSolver};
-use crate::sims::ink::{InkStage, Stamp};
+use crate::sims::ink::{BrushStamp, InkStage, Stamp};
 
 impl CudaInk {
     /// Enqueues `stage` of a step of `dt` with the brush `stamps` (`report`: reduce what the
@@ -118,13 +118,23 @@ impl CudaInk {
     /// Each stamp's Gaussian (one launch per lattice it reaches), then the ink's buoyancy.
     fn splat(&mut self, dt: f32, stamps: &[Stamp]) -> Result<(), CudaError> {
         let (k, s, g, b) = (&self.kernels, &self.stream, &self.grid, &mut self.buffers);
+        let kind = self.params.brush_stamp;
+        if b.stamp_kind != kind {
+            if let Some(texture) = kind.texture() {
+                s.memcpy_htod(&texture, &mut b.stamp)
+                    .map_err(CudaError::driver("copying the brush stamp to the GPU"))?;
+            }
+            b.stamp_kind = kind;
+        }
+        let textured = kind != BrushStamp::Round;
         let planes = g.ink_cells();
         for stamp in stamps {
-            for (lattice, record) in splat_records(g, stamp, dt) {
+            for (lattice, record) in splat_records(g, stamp, dt, textured) {
+                let t = &b.stamp;
                 match lattice {
-                    SplatLattice::U => k.splat(s, &record, &mut b.u, 0, Some(&b.u_open))?,
-                    SplatLattice::V => k.splat(s, &record, &mut b.v, 0, Some(&b.v_open))?,
-                    SplatLattice::Ink => k.splat(s, &record, &mut b.ink, planes, None)?,
+                    SplatLattice::U => k.splat(s, &record, &mut b.u, 0, Some(&b.u_open), t)?,
+                    SplatLattice::V => k.splat(s, &record, &mut b.v, 0, Some(&b.v_open), t)?,
+                    SplatLattice::Ink => k.splat(s, &record, &mut b.ink, planes, None, t)?,
                 }
             }
         }
