@@ -43,6 +43,9 @@
 #       racecheck, dye 256² (3 frames each); bench cuda                one-block V-cycle's barriers;
 #       dye 2048² (4 V-cycles), stage events then JSON                 multigrid's cost per frame
 #       (doctor's "ink parity: multigrid" line: step 1)
+#   4n. ink: render stir (a disc moved through the      3       30  the moving wall's faces
+#       ink: the moving wall), 960×480, 2 frames × 60                  (set_walls) on a GPU
+#       steps, cuda
 #   4p. pool: render open-sea (4096² on cuda) 1920×1080,  20       45  surface_texels into the GL
 #       texture interop, 20 frames, pass times                         texture (first run on a GPU)
 #   4q. pool: compute-sanitizer memcheck (open sea: wave,  30       40  every pool kernel incl. the
@@ -76,7 +79,7 @@
 #                                                                      ~24 CFL substeps a frame once
 #                                                                      the front accelerates, so it
 #                                                                      runs only the first frames
-#   total (estimate)                                     ~526  BUDGET=530 (device call: 570)
+#   total (estimate)                                     ~529  BUDGET=530 (device call: 570)
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
@@ -291,6 +294,14 @@ step "ink multigrid: bench cuda dye 2048²" 45 /tmp/ink-mg.log "$BIN" bench dye 
 step "ink multigrid: bench cuda dye 2048², no stage events (json)" 30 /tmp/ink-mg.log "$BIN" bench dye --backend cuda --particles 4194304 --steps 30 --warmup 5 --json --no-stage-timing
 cat /tmp/ink-mg.log >>"$OUT/bench.log"
 grep -E 'step:|on cuda|pressure|^\{' /tmp/ink-mg.log | sed 's/^ */  ink multigrid bench: /' >>"$OUT/summary.txt"
+
+# 4n. A scripted disc moved through the ink (docs/ink.md "A moving disc is a moving wall"): the
+# wall velocities reach the kernels through CudaInk::set_walls (the doctor's ink parity run moves
+# its disc too, against the CPU). No picture comes back: the device returns at most 8 files.
+step "ink: render stir (moving wall) 960x480, cuda" 30 /tmp/ink-stir.log "$BIN" render stir \
+    --backend cuda --frames 2 --steps-per-frame 60 --size 960x480 --out /tmp/render-ink-stir --overwrite
+cat /tmp/ink-stir.log >>"$OUT/render.log"
+grep -iE 'backend|wrote|error' /tmp/ink-stir.log | tail -2 | sed 's/^/  ink stir: /' >>"$OUT/summary.txt"
 fi
 
 if part pool; then
