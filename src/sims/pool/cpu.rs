@@ -31,6 +31,11 @@ pub struct StepConstants {
     pub decay: f32,
     /// Mur's coefficient (c·dt − h)/(c·dt + h).
     pub mur: f32,
+    /// The horizontal sponge's damping per substep next to an open edge, σ_max·dt (0 when
+    /// there is none: edges not open, the wave model, horizontal motion off).
+    pub sponge: f32,
+    /// 1 / the sponge's width in nodes.
+    pub sponge_width: f32,
 }
 
 impl StepConstants {
@@ -48,6 +53,8 @@ impl StepConstants {
             shear: params.shear,
             decay: (-params.damping * dt).exp(),
             mur: (c * dt - h) / (c * dt + h),
+            sponge: params.sponge_strength(),
+            sponge_width: 1.0 / params.sponge_nodes() as f32,
         }
     }
 }
@@ -214,8 +221,9 @@ fn spring_forces(s: &mut Surface, k: &StepConstants) {
 }
 
 /// `integrate`: symplectic Euler. v ← (v + a·dt)·decay, then x ← x + v·dt; fixed nodes stay
-/// at rest (their velocity is multiplied by 0), locked ones move only vertically. Branch-free
-/// loops over row slices, which the compiler vectorises.
+/// at rest (their velocity is multiplied by 0), locked ones move only vertically. Near open
+/// edges the spring lattice's horizontal velocity is also multiplied by 1 − σ·r² (the sponge,
+/// [`sponge`]). Branch-free loops over row slices, which the compiler vectorises.
 pub fn integrate(s: &mut Surface, k: &StepConstants) {
     let n = s.n;
     let (dt, decay) = (k.dt, k.decay);
@@ -239,16 +247,29 @@ pub fn integrate(s: &mut Surface, k: &StepConstants) {
             .zip(s.accel_h.par_chunks(n))
             .zip(s.flags.par_chunks(n))
             .with_min_len(MIN_ROWS)
-            .for_each(|(((x, w), b), flags)| {
+            .enumerate()
+            .for_each(|(j, (((x, w), b), flags))| {
                 for i in 0..n {
                     let keep = free(flags[i], LOCK_H);
+                    let damp = sponge(k, i, j);
                     for c in 0..2 {
-                        w[i][c] = (w[i][c] + b[i][c] * dt) * decay * keep;
+                        w[i][c] = (w[i][c] + b[i][c] * dt) * damp * keep;
                         x[i][c] += w[i][c] * dt;
                     }
                 }
             });
     }
+}
+
+/// The horizontal velocity's factor per substep at node (i, j): decay·(1 − σ·r²), with r = 1 −
+/// d/W falling from 1 on the edge to 0 at W nodes in (d the distance in nodes to the nearest
+/// edge, W = [`PoolParams::sponge_nodes`]) and σ = [`StepConstants::sponge`]: a layer that
+/// takes away the lattice's horizontal waves before and after they meet the edge nodes, which
+/// stay locked (docs/pool.md, "Open edges on the free spring lattice"). Just decay where σ = 0.
+pub fn sponge(k: &StepConstants, i: usize, j: usize) -> f32 {
+    let d = i.min(k.n - 1 - i).min(j.min(k.n - 1 - j));
+    let r = (1.0 - d as f32 * k.sponge_width).max(0.0);
+    k.decay * (1.0 - k.sponge * r * r)
 }
 
 /// Edge node `q` of the 4·(n − 1) of a grid of `n` per side: the bottom row left to right,
