@@ -241,24 +241,41 @@ pub fn integrate(s: &mut Surface, k: &StepConstants) {
             }
         });
     if k.model == Model::Springs {
-        s.offset
-            .par_chunks_mut(n)
-            .zip(s.velocity_h.par_chunks_mut(n))
-            .zip(s.accel_h.par_chunks(n))
-            .zip(s.flags.par_chunks(n))
-            .with_min_len(MIN_ROWS)
-            .enumerate()
-            .for_each(|(j, (((x, w), b), flags))| {
-                for i in 0..n {
-                    let keep = free(flags[i], LOCK_H);
-                    let damp = sponge(k, i, j);
-                    for c in 0..2 {
-                        w[i][c] = (w[i][c] + b[i][c] * dt) * damp * keep;
-                        x[i][c] += w[i][c] * dt;
-                    }
-                }
-            });
+        // Without a sponge the plain decay (the same value), in a loop of its own that
+        // vectorises as before.
+        if k.sponge == 0.0 {
+            integrate_horizontal(s, k, |_, _| decay);
+        } else {
+            integrate_horizontal(s, k, |i, j| sponge(k, i, j));
+        }
     }
+}
+
+/// `integrate`'s horizontal half: the lattice's offsets and velocities, the velocity multiplied
+/// by `damp(i, j)` (the decay, or the sponge's factor) and by 0 where locked.
+fn integrate_horizontal(
+    s: &mut Surface,
+    k: &StepConstants,
+    damp: impl Fn(usize, usize) -> f32 + Sync,
+) {
+    let (n, dt) = (s.n, k.dt);
+    s.offset
+        .par_chunks_mut(n)
+        .zip(s.velocity_h.par_chunks_mut(n))
+        .zip(s.accel_h.par_chunks(n))
+        .zip(s.flags.par_chunks(n))
+        .with_min_len(MIN_ROWS)
+        .enumerate()
+        .for_each(|(j, (((x, w), b), flags))| {
+            for i in 0..n {
+                let keep = if flags[i] & LOCK_H == 0 { 1.0f32 } else { 0.0 };
+                let damp = damp(i, j);
+                for c in 0..2 {
+                    w[i][c] = (w[i][c] + b[i][c] * dt) * damp * keep;
+                    x[i][c] += w[i][c] * dt;
+                }
+            }
+        });
 }
 
 /// The horizontal velocity's factor per substep at node (i, j): decay·(1 − σ·r²), with r = 1 −
