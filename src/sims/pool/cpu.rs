@@ -241,24 +241,22 @@ pub fn integrate(s: &mut Surface, k: &StepConstants) {
             }
         });
     if k.model == Model::Springs {
-        // Without a sponge the plain decay (the same value), in a loop of its own that
-        // vectorises as before.
-        if k.sponge == 0.0 {
-            integrate_horizontal(s, k, |_, _| decay);
-        } else {
-            integrate_horizontal(s, k, |i, j| sponge(k, i, j));
-        }
+        integrate_horizontal(s, k);
     }
 }
 
 /// `integrate`'s horizontal half: the lattice's offsets and velocities, the velocity multiplied
-/// by `damp(i, j)` (the decay, or the sponge's factor) and by 0 where locked.
-fn integrate_horizontal(
-    s: &mut Surface,
-    k: &StepConstants,
-    damp: impl Fn(usize, usize) -> f32 + Sync,
-) {
+/// by the decay (by [`sponge`]'s factor within the sponge) and by 0 where locked. Each row's
+/// factors go into a buffer first, [`sponge`] called only where the layer is, so the loop over
+/// the nodes stays as plain as without it.
+fn integrate_horizontal(s: &mut Surface, k: &StepConstants) {
     let (n, dt) = (s.n, k.dt);
+    // The sponge's width in nodes (its factor is the plain decay beyond), 0 without one.
+    let width = if k.sponge == 0.0 {
+        0
+    } else {
+        (1.0 / k.sponge_width).round() as usize
+    };
     s.offset
         .par_chunks_mut(n)
         .zip(s.velocity_h.par_chunks_mut(n))
@@ -266,12 +264,22 @@ fn integrate_horizontal(
         .zip(s.flags.par_chunks(n))
         .with_min_len(MIN_ROWS)
         .enumerate()
-        .for_each(|(j, (((x, w), b), flags))| {
+        .for_each_init(Vec::new, |damp, (j, (((x, w), b), flags))| {
+            damp.clear();
+            damp.resize(n, k.decay);
+            if width > 0 {
+                let layer = |i: usize| i <= width || i + width >= n - 1;
+                let whole = j <= width || j + width >= n - 1;
+                for (i, d) in damp.iter_mut().enumerate() {
+                    if whole || layer(i) {
+                        *d = sponge(k, i, j);
+                    }
+                }
+            }
             for i in 0..n {
                 let keep = if flags[i] & LOCK_H == 0 { 1.0f32 } else { 0.0 };
-                let damp = damp(i, j);
                 for c in 0..2 {
-                    w[i][c] = (w[i][c] + b[i][c] * dt) * damp * keep;
+                    w[i][c] = (w[i][c] + b[i][c] * dt) * damp[i] * keep;
                     x[i][c] += w[i][c] * dt;
                 }
             }
