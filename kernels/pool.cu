@@ -48,6 +48,8 @@ struct PoolGrid {
     float diagonal_rest;  // √2·h, m (f32, as cpu.rs)
     float decay;          // e^(−damping·dt)
     float mur;            // (c·dt − h)/(c·dt + h)
+    float sponge;         // the horizontal sponge's σ_max·dt at open edges (0: none)
+    float sponge_width;   // 1 / the sponge's width in nodes
 };
 
 // One drop on the grid (drops.rs `disturb`): the stencil's clipped box, computed on the host
@@ -145,7 +147,8 @@ forces(const PoolGrid g, const float* __restrict__ height, const float2* __restr
 // ---- integrate ------------------------------------------------------------------------------
 
 // Symplectic Euler (cpu.rs `integrate`): v ← (v + a·dt)·decay·free, then x ← x + v·dt, with
-// free 0 for fixed nodes (vertical) and for locked ones (horizontal, springs only), else 1.
+// free 0 for fixed nodes (vertical) and for locked ones (horizontal, springs only), else 1;
+// the horizontal velocity's decay is the sponge's near open edges (cpu.rs `sponge`).
 extern "C" __global__ void __launch_bounds__(POOL_BLOCK)
 integrate(const PoolGrid g, const unsigned char* __restrict__ flags, const float* __restrict__ accel,
           const float2* __restrict__ accel_h, float* __restrict__ height, float* __restrict__ velocity,
@@ -159,10 +162,14 @@ integrate(const PoolGrid g, const unsigned char* __restrict__ flags, const float
     height[k] += v * g.dt;
     if (g.model == MODEL_SPRINGS) {
         float keep = (f & LOCK_H) ? 0.0f : 1.0f;
+        int n = g.n, i = (int)(k % (unsigned int)n), j = (int)(k / (unsigned int)n);
+        int d = min(min(i, n - 1 - i), min(j, n - 1 - j));
+        float r = fmaxf(1.0f - (float)d * g.sponge_width, 0.0f);
+        float damp = g.decay * (1.0f - g.sponge * r * r);
         float2 w = velocity_h[k], b = accel_h[k], x = offset[k];
-        w.x = (w.x + b.x * g.dt) * g.decay * keep;
+        w.x = (w.x + b.x * g.dt) * damp * keep;
         x.x += w.x * g.dt;
-        w.y = (w.y + b.y * g.dt) * g.decay * keep;
+        w.y = (w.y + b.y * g.dt) * damp * keep;
         x.y += w.y * g.dt;
         velocity_h[k] = w;
         offset[k] = x;

@@ -28,13 +28,13 @@ fn every_pool_kernel_the_host_launches_is_in_the_module() {
 /// 9 four-byte fields), as the PTX declares them.
 #[test]
 fn the_pool_parameter_records_have_the_kernels_sizes() {
-    assert_eq!(std::mem::size_of::<kernels::PoolGrid>(), 11 * 4);
+    assert_eq!(std::mem::size_of::<kernels::PoolGrid>(), 13 * 4);
     assert_eq!(std::mem::size_of::<kernels::PoolDrop>(), 9 * 4);
     if let Some(ptx) = pool_module().ptx {
         let declaration = |kernel: &str| kinds::first_parameter(ptx, kernel);
         for kernel in ["forces", "integrate", "edges", "stats_partials"] {
             assert!(
-                declaration(kernel).contains("[44]"),
+                declaration(kernel).contains("[52]"),
                 "{kernel}: {}",
                 declaration(kernel)
             );

@@ -24,6 +24,8 @@ uniform int has_land;          // 1: some node is fixed
 uniform int open_sea;          // 1: open edges: no walls or deck, the water goes on past the pool
 uniform int mesh_nodes;        // vertices per side of the mesh drawn
 uniform int mesh_stride;       // nodes between its vertices
+uniform int detail;            // 1: add the fine-detail normal map
+uniform float time;            // s, the simulated time (the fine detail's ripples move with it)
 
 float spacing() {
     return pool_size / float(nodes - 1);
@@ -222,4 +224,25 @@ vec3 above_water_ray(vec3 o, vec3 d) {
 
 float schlick(float cosine) {
     return F0 + (1.0 - F0) * pow(1.0 - clamp(cosine, 0.0, 1.0), 5.0);
+}
+
+// Slopes d(height)/d(x, z) of a few short gravity–capillary ripples (2–7 cm) at xz, for a pixel
+// covering `footprint` metres (fwidth of the position: derivatives exist only in fragment
+// shaders): a ripple fades out as its wavelength shrinks from four pixels to two, so the far
+// water does not alias into speckles.
+vec2 detail_slope(vec2 xz, float footprint) {
+    vec2 slope = vec2(0.0);
+    for (int k = 0; k < 5; ++k) {
+        float angle = 2.399 * float(k) + 0.4;
+        vec2 direction = vec2(cos(angle), sin(angle));
+        float wavelength = 0.02 + 0.012 * float(k);
+        float wavenumber = 6.2832 / wavelength;
+        // ω² = g·k + (σ/ρ)·k³
+        float omega = sqrt(9.81 * wavenumber + 7.3e-5 * wavenumber * wavenumber * wavenumber);
+        float amplitude = 0.025 / wavenumber;
+        float resolved = 1.0 - smoothstep(0.25, 0.5, footprint / wavelength);
+        slope += resolved * amplitude * wavenumber * direction
+            * cos(dot(direction, xz) * wavenumber - omega * time + 1.7 * float(k));
+    }
+    return slope;
 }

@@ -24,11 +24,19 @@ void main() {
             if (eye.y < 0.0) {
                 c = WATER_COLOR;
             } else {
+                // The calm sea with the tile's fine-detail ripples, so its outline does not show.
                 vec3 up = vec3(0.0, 1.0, 0.0);
+                if (detail == 1) {
+                    vec2 slope = detail_slope(world.xz, length(fwidth(world.xz)));
+                    up = normalize(vec3(-slope.x, 1.0, -slope.y));
+                }
                 vec3 reflected = reflect(incident, up);
+                reflected.y = abs(reflected.y);
                 vec3 refracted = refract(incident, up, IOR_AIR / IOR_WATER);
                 c = mix(open_water_ray(world, refracted), texture(sky, reflected).rgb,
-                        schlick(-incident.y));
+                        schlick(-dot(incident, up)));
+                float sun = pow(max(dot(reflected, light), 0.0), 1200.0);
+                c += vec3(1.0, 0.95, 0.85) * 8.0 * sun * schlick(-dot(incident, up));
                 float fog = 1.0 - exp(-distance(world, eye) / (6.0 * pool_size));
                 c = mix(c, horizon, fog);
             }

@@ -4,32 +4,12 @@
 //   (caustics on them, Beer–Lambert tint along the way); the sun's highlight.
 //   From below: the refracted ray out to the sky inside Snell's window, total internal
 //   reflection back into the pool outside it; the water between the eye and the surface.
-//   Fine detail: a procedural ripple's slope added to the normal.
+//   Fine detail: procedural ripples' slopes added to the normal (common.glsl `detail_slope`).
 in vec3 world;
 in vec3 normal;
 in float fixed_flag;
 
-uniform int detail;            // 1: add the fine-detail normal map
-uniform float time;            // s
-
 out vec4 color;
-
-// Slopes of a few short gravity–capillary ripples (2–7 cm), d(height)/d(x, z).
-vec2 detail_slope(vec2 xz) {
-    vec2 slope = vec2(0.0);
-    for (int k = 0; k < 5; ++k) {
-        float angle = 2.399 * float(k) + 0.4;
-        vec2 direction = vec2(cos(angle), sin(angle));
-        float wavelength = 0.02 + 0.012 * float(k);
-        float wavenumber = 6.2832 / wavelength;
-        // ω² = g·k + (σ/ρ)·k³
-        float omega = sqrt(9.81 * wavenumber + 7.3e-5 * wavenumber * wavenumber * wavenumber);
-        float amplitude = 0.025 / wavenumber;
-        slope += amplitude * wavenumber * direction
-            * cos(dot(direction, xz) * wavenumber - omega * time + 1.7 * float(k));
-    }
-    return slope;
-}
 
 void main() {
     if (fixed_flag > 0.5) {
@@ -37,7 +17,7 @@ void main() {
     }
     vec3 n = normalize(normal);
     if (detail == 1) {
-        vec2 slope = detail_slope(world.xz);
+        vec2 slope = detail_slope(world.xz, length(fwidth(world.xz)));
         n = normalize(n + vec3(-slope.x, 0.0, -slope.y));
     }
     vec3 incident = normalize(world - eye);

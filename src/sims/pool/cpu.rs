@@ -31,6 +31,11 @@ pub struct StepConstants {
     pub decay: f32,
     /// Mur's coefficient (c·dt − h)/(c·dt + h).
     pub mur: f32,
+    /// The horizontal sponge's damping per substep next to an open edge, σ_max·dt (0 when
+    /// there is none: edges not open, the wave model, horizontal motion off).
+    pub sponge: f32,
+    /// 1 / the sponge's width in nodes.
+    pub sponge_width: f32,
 }
 
 impl StepConstants {
@@ -48,6 +53,8 @@ impl StepConstants {
             shear: params.shear,
             decay: (-params.damping * dt).exp(),
             mur: (c * dt - h) / (c * dt + h),
+            sponge: params.sponge_strength(),
+            sponge_width: 1.0 / params.sponge_nodes() as f32,
         }
     }
 }
@@ -214,8 +221,9 @@ fn spring_forces(s: &mut Surface, k: &StepConstants) {
 }
 
 /// `integrate`: symplectic Euler. v ← (v + a·dt)·decay, then x ← x + v·dt; fixed nodes stay
-/// at rest (their velocity is multiplied by 0), locked ones move only vertically. Branch-free
-/// loops over row slices, which the compiler vectorises.
+/// at rest (their velocity is multiplied by 0), locked ones move only vertically. Near open
+/// edges the spring lattice's horizontal velocity is also multiplied by 1 − σ·r² (the sponge,
+/// [`sponge`]). Branch-free loops over row slices, which the compiler vectorises.
 pub fn integrate(s: &mut Surface, k: &StepConstants) {
     let n = s.n;
     let (dt, decay) = (k.dt, k.decay);
@@ -233,22 +241,60 @@ pub fn integrate(s: &mut Surface, k: &StepConstants) {
             }
         });
     if k.model == Model::Springs {
-        s.offset
-            .par_chunks_mut(n)
-            .zip(s.velocity_h.par_chunks_mut(n))
-            .zip(s.accel_h.par_chunks(n))
-            .zip(s.flags.par_chunks(n))
-            .with_min_len(MIN_ROWS)
-            .for_each(|(((x, w), b), flags)| {
-                for i in 0..n {
-                    let keep = free(flags[i], LOCK_H);
-                    for c in 0..2 {
-                        w[i][c] = (w[i][c] + b[i][c] * dt) * decay * keep;
-                        x[i][c] += w[i][c] * dt;
+        integrate_horizontal(s, k);
+    }
+}
+
+/// `integrate`'s horizontal half: the lattice's offsets and velocities, the velocity multiplied
+/// by the decay (by [`sponge`]'s factor within the sponge) and by 0 where locked. Each row's
+/// factors go into a buffer first, [`sponge`] called only where the layer is, so the loop over
+/// the nodes stays as plain as without it.
+fn integrate_horizontal(s: &mut Surface, k: &StepConstants) {
+    let (n, dt) = (s.n, k.dt);
+    // The sponge's width in nodes (its factor is the plain decay beyond), 0 without one.
+    let width = if k.sponge == 0.0 {
+        0
+    } else {
+        (1.0 / k.sponge_width).round() as usize
+    };
+    s.offset
+        .par_chunks_mut(n)
+        .zip(s.velocity_h.par_chunks_mut(n))
+        .zip(s.accel_h.par_chunks(n))
+        .zip(s.flags.par_chunks(n))
+        .with_min_len(MIN_ROWS)
+        .enumerate()
+        .for_each_init(Vec::new, |damp, (j, (((x, w), b), flags))| {
+            damp.clear();
+            damp.resize(n, k.decay);
+            if width > 0 {
+                let layer = |i: usize| i <= width || i + width >= n - 1;
+                let whole = j <= width || j + width >= n - 1;
+                for (i, d) in damp.iter_mut().enumerate() {
+                    if whole || layer(i) {
+                        *d = sponge(k, i, j);
                     }
                 }
-            });
-    }
+            }
+            for i in 0..n {
+                let keep = if flags[i] & LOCK_H == 0 { 1.0f32 } else { 0.0 };
+                for c in 0..2 {
+                    w[i][c] = (w[i][c] + b[i][c] * dt) * damp[i] * keep;
+                    x[i][c] += w[i][c] * dt;
+                }
+            }
+        });
+}
+
+/// The horizontal velocity's factor per substep at node (i, j): decay·(1 − σ·r²), with r = 1 −
+/// d/W falling from 1 on the edge to 0 at W nodes in (d the distance in nodes to the nearest
+/// edge, W = [`PoolParams::sponge_nodes`]) and σ = [`StepConstants::sponge`]: a layer that
+/// takes away the lattice's horizontal waves before and after they meet the edge nodes, which
+/// stay locked (docs/pool.md, "Open edges on the free spring lattice"). Just decay where σ = 0.
+pub fn sponge(k: &StepConstants, i: usize, j: usize) -> f32 {
+    let d = i.min(k.n - 1 - i).min(j.min(k.n - 1 - j));
+    let r = (1.0 - d as f32 * k.sponge_width).max(0.0);
+    k.decay * (1.0 - k.sponge * r * r)
 }
 
 /// Edge node `q` of the 4·(n − 1) of a grid of `n` per side: the bottom row left to right,

@@ -17,6 +17,10 @@ pub const SPRING_SAFETY: f32 = 0.7;
 /// Most substeps a frame may take; a scene needing more is refused (slow it down or coarsen it).
 pub const MAX_SUBSTEPS: u32 = 4096;
 
+/// The open edges' horizontal sponge: σ_max = SPONGE·c_L/W (`PoolParams::sponge_strength`), so
+/// a horizontal wave crossing the layer and back keeps e^(−8) of its energy.
+pub const SPONGE: f32 = 12.0;
+
 /// The surface model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -157,6 +161,39 @@ impl PoolParams {
             }
         };
         by_speed.min(by_substeps)
+    }
+
+    /// The spring lattice's in-plane wave speeds [longitudinal, shear], m/s, for long waves
+    /// along a row: with c the vertical (transverse) speed, c_L² = c²·(1 + s)/(1 − 1/τ) and
+    /// c_S² = c²·(1 − 1/τ + s)/(1 − 1/τ), s = 1 with shear springs, else 0 (docs/pool.md,
+    /// "Open edges on the free spring lattice": k/m·h² times the row springs' axial stiffness
+    /// 1, their pre-tension's 1 − 1/τ across, and the diagonals' 1 both ways).
+    pub fn horizontal_speeds(&self) -> [f32; 2] {
+        let h = self.spacing();
+        let k = self.stiffness() * h * h;
+        let s = if self.shear { 1.0 } else { 0.0 };
+        [
+            (k * (1.0 + s)).sqrt(),
+            (k * (1.0 - 1.0 / self.tension + s)).sqrt(),
+        ]
+    }
+
+    /// The width in nodes of the sponge that takes the spring lattice's horizontal waves
+    /// away at open edges: an eighth of the side, at least one node.
+    pub fn sponge_nodes(&self) -> usize {
+        ((self.nodes - 1) / 8).max(1)
+    }
+
+    /// The sponge's damping per substep on the edge, σ_max·dt, with σ_max = SPONGE·c_L/W (W
+    /// the width in m, c_L the longitudinal speed): a horizontal wave crossing the layer and
+    /// back loses e^(−2·SPONGE/3) of its energy (σ·r² averages σ_max/3 over the layer); at most
+    /// 0.5 a substep. 0 unless the edges are open on the spring lattice free to move in 3D.
+    pub fn sponge_strength(&self) -> f32 {
+        if self.edges != Edges::Open || self.model != Model::Springs || !self.horizontal {
+            return 0.0;
+        }
+        let width = self.sponge_nodes() as f32 * self.spacing();
+        (SPONGE * self.horizontal_speeds()[0] / width * self.substep_dt()).min(0.5)
     }
 
     /// The structural springs' rest length, m.

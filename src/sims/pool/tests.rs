@@ -510,27 +510,25 @@ fn springs_damp_the_horizontal_motion_like_the_vertical() {
     );
 }
 
-/// Open edges absorb the spring lattice's vertical waves as the height field's: with
-/// horizontal motion locked, a ring that has left (3.8 s at 0.5 m/s from the middle of a 2 m
-/// pool) leaves 0.05 % of its energy behind. Free to move in 3D, the lattice also keeps the
-/// horizontal (longitudinal and shear) waves the drop sets off at second order — 0.7 % of
-/// the drop's energy with shear springs, there before any wave reaches an edge — because the
-/// edge nodes are locked horizontally, so those waves reflect; the vertical motion still
-/// leaves (its kinetic energy falls to 0.04 %).
+/// Open edges absorb the spring lattice's waves as the height field's: a 1 cm drop's ring
+/// that has left (3.8 s at 0.5 m/s from the middle of a 2 m pool) leaves 0.1 % of its energy
+/// behind. Free to move in 3D, the lattice also carries the horizontal (longitudinal and
+/// shear) waves the drop sets off at second order — 0.39 % of the drop's energy is horizontal
+/// kinetic at 0.9 s with shear springs (0.73 % without the sponge) — which the edge nodes,
+/// locked horizontally, reflect: the sponge along the open edges takes them away. Measured
+/// with shear springs: 0.11 % of the energy left at 3.8 s, 0.031 % at 11.8 s, the horizontal
+/// kinetic energy 40 times less than at 0.9 s; without the sponge 1.54 % and 1.51 %, the
+/// horizontal kinetic energy as much as at 0.9 s.
 #[test]
-fn open_edges_absorb_the_spring_lattices_vertical_waves() {
-    let vertical_kinetic = |pool: &CpuPool| -> f64 {
-        let s = &pool.surface;
-        s.velocity.iter().map(|v| 0.5 * f64::from(v * v)).sum()
-    };
+fn open_edges_absorb_the_spring_lattices_waves() {
     let horizontal_kinetic = |pool: &CpuPool| -> f64 {
         let s = &pool.surface;
         let square = |w: &[f32; 2]| f64::from(w[0] * w[0] + w[1] * w[1]);
         s.velocity_h.iter().map(|w| 0.5 * square(w)).sum()
     };
-    for horizontal in [false, true] {
+    for (horizontal, shear) in [(false, true), (true, true), (true, false)] {
         let mut p = params(Model::Springs, Edges::Open, 129);
-        p.horizontal = horizontal;
+        (p.horizontal, p.shear) = (horizontal, shear);
         let mut pool = CpuPool::new(&p, |_, _| false);
         pool.step(&p, &[drop_at([1.0, 1.0], 0.05, 0.01)]);
         let energy0 = energy_of(&pool, &p);
@@ -538,16 +536,27 @@ fn open_edges_absorb_the_spring_lattices_vertical_waves() {
         let early = horizontal_kinetic(&pool) / energy0;
         run_until(&mut pool, &p, 3.8 - 0.9);
         let left = energy_of(&pool, &p) / energy0;
-        let kinetic = vertical_kinetic(&pool) / energy0;
+        let late = horizontal_kinetic(&pool) / energy0;
+        run_until(&mut pool, &p, 11.8 - 3.8);
+        let last = energy_of(&pool, &p) / energy0;
+        println!(
+            "horizontal {horizontal}, shear {shear}: energy left {left:.3e} at 3.8 s, {last:.3e} \
+             at 11.8 s; horizontal kinetic {early:.3e} at 0.9 s, {late:.3e} at 3.8 s"
+        );
+        assert!(
+            left < 0.003,
+            "open edges kept {left} of the energy at 3.8 s"
+        );
+        assert!(
+            last < 0.001,
+            "open edges kept {last} of the energy at 11.8 s"
+        );
         if horizontal {
-            assert!(kinetic < 0.002, "vertical kinetic energy left: {kinetic}");
-            let late = horizontal_kinetic(&pool) / energy0;
+            assert!(early > 0.001, "no horizontal waves to absorb: {early}");
             assert!(
-                (0.003..0.015).contains(&early) && (late / early - 1.0).abs() < 0.25,
-                "horizontal kinetic energy {early} at 0.9 s, {late} at 3.8 s"
+                late < 0.1 * early,
+                "{late} of {early} horizontal kinetic energy left"
             );
-        } else {
-            assert!(left < 0.002, "open edges kept {left} of the energy");
         }
     }
 }

@@ -44,6 +44,10 @@ pub struct PoolGrid {
     pub decay: f32,
     /// Mur's coefficient.
     pub mur: f32,
+    /// The horizontal sponge's σ_max·dt at open edges (0: none).
+    pub sponge: f32,
+    /// 1 / the sponge's width in nodes.
+    pub sponge_width: f32,
 }
 
 // SAFETY: plain old data of 4-byte fields, laid out as the C struct it mirrors.
@@ -67,6 +71,8 @@ impl PoolGrid {
             diagonal_rest: std::f32::consts::SQRT_2 * k.h,
             decay: k.decay,
             mur: k.mur,
+            sponge: k.sponge,
+            sponge_width: k.sponge_width,
         }
     }
 

@@ -44,7 +44,7 @@ pub const STATISTICS_TOLERANCE: f64 = 1e-11;
 /// The GPU's allowance for one stage, relative (see the module's comment).
 pub const GPU_TOLERANCE: f32 = 2e-5;
 /// The GPU's allowance for statistics, relative to the terms' magnitudes (the GPU-like
-/// emulation: 5.9e-9).
+/// emulation: 9.5e-9).
 pub const GPU_STATISTICS_TOLERANCE: f64 = 1e-6;
 /// The GPU's allowance after [`RUN_FRAMES`] frames, relative: heights, velocities,
 /// accelerations and the statistics.

@@ -137,8 +137,6 @@ pub(super) struct SurfaceProgram {
     program: Program,
     shared: Shared,
     view_projection: Uniform,
-    detail: Uniform,
-    time: Uniform,
 }
 
 impl SurfaceProgram {
@@ -147,25 +145,14 @@ impl SurfaceProgram {
         Ok(SurfaceProgram {
             shared: Shared::locate(gl, &program)?,
             view_projection: program.uniform(gl, "view_projection")?,
-            detail: program.uniform(gl, "detail")?,
-            time: program.uniform(gl, "time")?,
             program,
         })
     }
 
-    pub(super) fn draw(
-        &self,
-        gl: &glow::Context,
-        values: &FrameValues,
-        detail: bool,
-        time: f32,
-        grid: &Grid,
-    ) {
+    pub(super) fn draw(&self, gl: &glow::Context, values: &FrameValues, grid: &Grid) {
         self.program.bind(gl);
         self.shared.set(gl, values);
         self.view_projection.set(gl, values.view_projection);
-        self.detail.set(gl, i32::from(detail));
-        self.time.set(gl, time);
         self.shared.set_grid(gl, grid);
         grid.draw_triangles(gl);
     }

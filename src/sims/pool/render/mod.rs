@@ -273,6 +273,8 @@ impl PoolRenderer {
             domain,
             land: self.land,
             open: scene.open,
+            detail: scene.detail,
+            time: scene.time,
         };
         // SAFETY: GL calls on this thread's current context; every object named is this
         // renderer's and alive.
@@ -321,7 +323,7 @@ impl PoolRenderer {
             match view {
                 "wireframe" => self.run(Pass::Wireframe, |r| r.wireframe(&values))?,
                 "nodes" => self.run(Pass::Nodes, |r| r.nodes_pass(&values, height))?,
-                _ => self.run(Pass::Surface, |r| r.surface_pass(&values, scene))?,
+                _ => self.run(Pass::Surface, |r| r.surface_pass(&values))?,
             }
             // SAFETY: GL call on the current context.
             unsafe { self.gl.disable(glow::DEPTH_TEST) };
@@ -419,14 +421,10 @@ impl PoolRenderer {
     }
 
     /// `surface`: the water.
-    fn surface_pass(&self, values: &FrameValues, scene: &DrawScene) {
-        self.programs.surface.draw(
-            &self.gl,
-            values,
-            scene.detail,
-            scene.time,
-            self.display_grid(),
-        );
+    fn surface_pass(&self, values: &FrameValues) {
+        self.programs
+            .surface
+            .draw(&self.gl, values, self.display_grid());
     }
 
     /// `wireframe`: the mesh's edges.

@@ -68,6 +68,10 @@ pub(super) struct FrameValues {
     pub(super) domain: CausticsDomain,
     pub(super) land: bool,
     pub(super) open: bool,
+    /// Whether the fine-detail ripples are drawn.
+    pub(super) detail: bool,
+    /// The simulated time, s (the ripples move with it).
+    pub(super) time: f32,
 }
 
 /// The uniforms of `common.glsl` in one program.
@@ -86,6 +90,8 @@ pub(super) struct Shared {
     open_sea: Uniform,
     mesh_nodes: Uniform,
     mesh_stride: Uniform,
+    detail: Uniform,
+    time: Uniform,
 }
 
 impl Shared {
@@ -105,6 +111,8 @@ impl Shared {
             open_sea: program.uniform(gl, "open_sea")?,
             mesh_nodes: program.uniform(gl, "mesh_nodes")?,
             mesh_stride: program.uniform(gl, "mesh_stride")?,
+            detail: program.uniform(gl, "detail")?,
+            time: program.uniform(gl, "time")?,
         })
     }
 
@@ -131,6 +139,8 @@ impl Shared {
         self.eye.set(gl, values.eye);
         self.has_land.set(gl, i32::from(values.land));
         self.open_sea.set(gl, i32::from(values.open));
+        self.detail.set(gl, i32::from(values.detail));
+        self.time.set(gl, values.time);
     }
 
     /// Sets the mesh `grid` draws on the bound program.
