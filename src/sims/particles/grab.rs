@@ -172,6 +172,12 @@ impl Grabber {
         Some(wind_for_head(base, origin + direction * t).unwrap_or(wind))
     }
 
+    /// Follows the button where no body takes pointer events (the fountain): a drag that
+    /// started off the arrow cannot pick it up midway, and the next press can start on it.
+    pub fn track(&mut self, dragging: bool) {
+        self.pressed = dragging;
+    }
+
     /// One pointer event (see [`crate::sims::Sim::pointer`]): a drag that starts on a node
     /// picks it, moving drags it, letting go releases it. Returns whether a node is held.
     pub fn pointer(

@@ -398,6 +398,7 @@ impl Sim for ParticlesSim {
             return true;
         }
         if !matches!(self.state, State::Body(_)) {
+            self.grabber.track(dragging);
             return false;
         }
         if let Err(error) = self.pull() {

@@ -122,6 +122,25 @@ fn drag_the_wind_arrow(text: &str) {
     assert!(!sim.pointer(pixel, size, false));
     assert!(!sim.grabber.arrow);
     sim.step().expect("a step with the dragged wind");
+    // A second drag picks the arrow again (the fountain once kept the button down after the
+    // first, so its arrow could be dragged only once), and takes it back toward +z.
+    let (at_head, _) = to_pixel(&camera, now, size).expect("in view");
+    assert!(sim.pointer(at_head, size, true), "the second drag");
+    let back = base + Vec3::new(0.0, 0.0, 1.0);
+    let (pixel, _) = to_pixel(&camera, back, size).expect("in view");
+    assert!(sim.pointer(pixel, size, true));
+    let wind = Vec3::from(sim.scene.world.wind);
+    assert!(wind.z > 2.0 * wind.x.abs(), "{wind}");
+    assert!(!sim.pointer(pixel, size, false));
+    // A drag that starts off the arrow (orbiting the camera) and passes over its head leaves
+    // the wind alone.
+    let head = arrow_head(base, wind).expect("a wind");
+    let (at_head, _) = to_pixel(&camera, head, size).expect("in view");
+    assert!(!sim.pointer([5.0, 5.0], size, true));
+    assert!(!sim.pointer(at_head, size, true));
+    assert!(!sim.pointer(pixel, size, true));
+    assert_eq!(Vec3::from(sim.scene.world.wind), wind);
+    assert!(!sim.pointer(pixel, size, false));
 }
 
 /// Live edits reach the running body: stiffness (its springs, as seen from both ends), mass,
