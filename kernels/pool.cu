@@ -164,7 +164,7 @@ integrate(const PoolGrid g, const unsigned char* __restrict__ flags, const float
         float keep = (f & LOCK_H) ? 0.0f : 1.0f;
         int n = g.n, i = (int)(k % (unsigned int)n), j = (int)(k / (unsigned int)n);
         int d = min(min(i, n - 1 - i), min(j, n - 1 - j));
-        float r = fmaxf(1.0f - (float)d * g.sponge_width, 0.0f);
+        float r = fmaxf(1.0f - (float)max(d - 1, 0) * g.sponge_width, 0.0f);
         float damp = g.decay * (1.0f - g.sponge * r * r);
         float2 w = velocity_h[k], b = accel_h[k], x = offset[k];
         w.x = (w.x + b.x * g.dt) * damp * keep;

@@ -48,6 +48,10 @@ fn detail_difference(camera: &Camera, points: &[Vec3]) -> Vec<f64> {
             let ndc = clip.project_point3(point);
             let px = ((ndc.x * 0.5 + 0.5) * WIDTH as f32) as u32;
             let py = ((0.5 - ndc.y * 0.5) * HEIGHT as f32) as u32;
+            assert!(
+                (4..WIDTH - 4).contains(&px) && (4..HEIGHT - 4).contains(&py),
+                "{point} projects to ({px}, {py}), off the {WIDTH}×{HEIGHT} picture's interior"
+            );
             let mut sum = 0.0;
             for y in py - 4..=py + 4 {
                 for x in px - 4..=px + 4 {

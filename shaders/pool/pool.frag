@@ -10,6 +10,9 @@ uniform vec3 horizon;          // the sky's colour at the horizon
 out vec4 color;
 
 void main() {
+    // Derivatives before any branch or discard (GLSL leaves them undefined in non-uniform
+    // control flow).
+    float footprint = length(fwidth(world.xz));
     vec3 n = normalize(normal);
     vec3 c;
     if (open_sea == 1) {
@@ -27,7 +30,7 @@ void main() {
                 // The calm sea with the tile's fine-detail ripples, so its outline does not show.
                 vec3 up = vec3(0.0, 1.0, 0.0);
                 if (detail == 1) {
-                    vec2 slope = detail_slope(world.xz, length(fwidth(world.xz)));
+                    vec2 slope = detail_slope(world.xz, footprint);
                     up = normalize(vec3(-slope.x, 1.0, -slope.y));
                 }
                 vec3 reflected = reflect(incident, up);

@@ -12,12 +12,14 @@ in float fixed_flag;
 out vec4 color;
 
 void main() {
+    // Derivatives before the discard (undefined in non-uniform control flow after it).
+    float footprint = length(fwidth(world.xz));
     if (fixed_flag > 0.5) {
         discard;
     }
     vec3 n = normalize(normal);
     if (detail == 1) {
-        vec2 slope = detail_slope(world.xz, length(fwidth(world.xz)));
+        vec2 slope = detail_slope(world.xz, footprint);
         n = normalize(n + vec3(-slope.x, 0.0, -slope.y));
     }
     vec3 incident = normalize(world - eye);

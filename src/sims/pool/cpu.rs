@@ -287,13 +287,14 @@ fn integrate_horizontal(s: &mut Surface, k: &StepConstants) {
 }
 
 /// The horizontal velocity's factor per substep at node (i, j): decay·(1 − σ·r²), with r = 1 −
-/// d/W falling from 1 on the edge to 0 at W nodes in (d the distance in nodes to the nearest
-/// edge, W = [`PoolParams::sponge_nodes`]) and σ = [`StepConstants::sponge`]: a layer that
+/// (d − 1)/W falling from 1 on the first free node (d = 1; the edge's own nodes are locked) to
+/// 0 at W + 1 nodes in (d the distance in nodes to the nearest edge, W =
+/// [`PoolParams::sponge_nodes`]) and σ = [`StepConstants::sponge`]: a layer that
 /// takes away the lattice's horizontal waves before and after they meet the edge nodes, which
 /// stay locked (docs/pool.md, "Open edges on the free spring lattice"). Just decay where σ = 0.
 pub fn sponge(k: &StepConstants, i: usize, j: usize) -> f32 {
     let d = i.min(k.n - 1 - i).min(j.min(k.n - 1 - j));
-    let r = (1.0 - d as f32 * k.sponge_width).max(0.0);
+    let r = (1.0 - d.saturating_sub(1) as f32 * k.sponge_width).max(0.0);
     k.decay * (1.0 - k.sponge * r * r)
 }
 

@@ -186,8 +186,8 @@ impl PoolParams {
 
     /// The sponge's damping per substep on the edge, σ_max·dt, with σ_max = SPONGE·c_L/W (W
     /// the width in m, c_L the longitudinal speed): a horizontal wave crossing the layer and
-    /// back loses e^(−2·SPONGE/3) of its energy (σ·r² averages σ_max/3 over the layer); at most
-    /// 0.5 a substep. 0 unless the edges are open on the spring lattice free to move in 3D.
+    /// back keeps e^(−2·SPONGE/3) of its energy (σ·r² averages σ_max/3 over the layer); at most
+    /// 0.5 a substep, a clamp that weakens the layer below about 97 nodes a side. 0 unless the edges are open on the spring lattice free to move in 3D.
     pub fn sponge_strength(&self) -> f32 {
         if self.edges != Edges::Open || self.model != Model::Springs || !self.horizontal {
             return 0.0;
