@@ -23,6 +23,7 @@ use glam::{Mat3, Vec3, Vec3A, Vec4};
 
 const WIDTH: u32 = 320;
 const HEIGHT: u32 = 180;
+const SIZE: (usize, usize) = (WIDTH as usize, HEIGHT as usize);
 
 /// A 0.1 m deep pool filling a 0.6 m × 0.6 m box: 24 × 4 × 24 = 2304 particles.
 const SCENE: &str = r#"
@@ -55,9 +56,13 @@ struct Surface {
 
 /// The pixels (rows bottom to top, as GL reads them) that show the middle of the surface: x, z
 /// in the inner half of the box, within a spacing of the top, and their four neighbours fluid.
-fn surface_pixels(depth: &[f32], camera: &Camera, surface_y: f32) -> Vec<(usize, usize)> {
-    let (w, h) = (WIDTH as usize, HEIGHT as usize);
-    let aspect = WIDTH as f32 / HEIGHT as f32;
+fn surface_pixels(
+    depth: &[f32],
+    (w, h): (usize, usize),
+    camera: &Camera,
+    surface_y: f32,
+) -> Vec<(usize, usize)> {
+    let aspect = w as f32 / h as f32;
     let projection = camera.projection(aspect);
     let inverse_view = camera.view().inverse();
     let mut pixels = Vec::new();
@@ -90,8 +95,7 @@ fn surface_pixels(depth: &[f32], camera: &Camera, surface_y: f32) -> Vec<(usize,
 }
 
 /// The mean |discrete Laplacian| of `values` (one per pixel, rows bottom to top) over `pixels`.
-fn mean_laplacian(values: &[f32], pixels: &[(usize, usize)]) -> f64 {
-    let w = WIDTH as usize;
+fn mean_laplacian(values: &[f32], w: usize, pixels: &[(usize, usize)]) -> f64 {
     let total: f64 = pixels
         .iter()
         .map(|&(x, y)| {
@@ -109,8 +113,7 @@ fn mean_laplacian(values: &[f32], pixels: &[(usize, usize)]) -> f64 {
 /// this is 0 there). The plain |Δd| of a flat pool seen at 15° is about 3e-4 m at 320×180
 /// from that term alone, more than the difference between spheres and ellipsoids after the
 /// filter.
-fn mean_plane_free_laplacian(depth: &[f32], pixels: &[(usize, usize)]) -> f64 {
-    let w = WIDTH as usize;
+fn mean_plane_free_laplacian(depth: &[f32], w: usize, pixels: &[(usize, usize)]) -> f64 {
     let total: f64 = pixels
         .iter()
         .map(|&(x, y)| {
@@ -125,10 +128,15 @@ fn mean_plane_free_laplacian(depth: &[f32], pixels: &[(usize, usize)]) -> f64 {
     total / pixels.len() as f64
 }
 
-fn measure(depth: &[f32], normals: &[f32], camera: &Camera, surface_y: f32) -> Surface {
-    let w = WIDTH as usize;
+fn measure(
+    depth: &[f32],
+    normals: &[f32],
+    (w, h): (usize, usize),
+    camera: &Camera,
+    surface_y: f32,
+) -> Surface {
     let up_eye = Mat3::from_mat4(camera.view()) * Vec3::Y;
-    let pixels = surface_pixels(depth, camera, surface_y);
+    let pixels = surface_pixels(depth, (w, h), camera, surface_y);
     let deviation: f64 = pixels
         .iter()
         .map(|&(x, y)| {
@@ -138,8 +146,8 @@ fn measure(depth: &[f32], normals: &[f32], camera: &Camera, surface_y: f32) -> S
         })
         .sum();
     Surface {
-        laplacian: mean_laplacian(depth, &pixels),
-        plane_free_laplacian: mean_plane_free_laplacian(depth, &pixels),
+        laplacian: mean_laplacian(depth, w, &pixels),
+        plane_free_laplacian: mean_plane_free_laplacian(depth, w, &pixels),
         normal_deviation: deviation / pixels.len() as f64,
         pixels: pixels.len(),
     }
@@ -155,10 +163,11 @@ const SPHERE_LAPLACIAN_BOUND: f64 = 1.3e-2;
 const ELLIPSOID_NORMAL_BOUND: f64 = 0.27;
 const SPHERE_NORMAL_BOUND: f64 = 0.48;
 /// After the default filter, whose bias correction (pairs mirrored through the centre count
-/// only whole) leaves both flat (docs/viewer.md): measured 3.0e-4 m and 0.0029 rad
-/// (ellipsoids), 3.6e-4 m and 0.0041 rad (spheres). Without the correction the normals deviate
-/// 0.0165 and 0.0235 rad (6.5e-4 m and 1.3e-3 m): above the bound on the normals, so the
-/// correction is what keeps them under it.
+/// only whole) leaves both flat (docs/viewer.md): measured 3.0e-4 m and 0.0042 rad
+/// (ellipsoids), 3.6e-4 m and 0.0048 rad (spheres). Without the correction the normals deviate
+/// 0.061 and 0.041 rad (1.5e-3 m and 1.9e-3 m): above the bound on the normals, so the
+/// correction is what keeps them under it. (Before the filter's width followed the particles,
+/// a sprite radius being 6.4 px here: 0.0029 and 0.0041 rad, 0.0165 and 0.0235 without.)
 const FILTERED_LAPLACIAN_BOUND: f64 = 6.0e-4;
 const FILTERED_NORMAL_BOUND: f64 = 0.01;
 
@@ -217,7 +226,7 @@ fn a_calm_pool_is_flat_with_anisotropy_and_bumpy_without() {
             .expect("render without GL errors");
         let depth = renderer.read_buffer(Buffer::SmoothedDepth).expect("depth");
         let normals = renderer.read_buffer(Buffer::Normals).expect("normals");
-        let surface = measure(&depth, &normals, &camera, surface_y);
+        let surface = measure(&depth, &normals, SIZE, &camera, surface_y);
         if iterations == 0 {
             measured.push(surface);
         } else if bias_correction {
@@ -259,8 +268,9 @@ fn a_calm_pool_is_flat_with_anisotropy_and_bumpy_without() {
 }
 
 /// Bounds on the default filter's output over the disordered pool (measured on Mesa llvmpipe,
-/// docs/viewer.md): ellipsoids 5.0e-5 m and 0.0098 rad, spheres 1.48e-4 m and 0.0184 rad
-/// (plane-free Laplacian and normal deviation). Each bound is the geometric mean of the two,
+/// docs/viewer.md): ellipsoids 8.0e-5 m and 0.0095 rad, spheres 1.82e-4 m and 0.0151 rad
+/// (plane-free Laplacian and normal deviation; 5.0e-5 and 0.0098, 1.48e-4 and 0.0184 while the
+/// filter's width was capped at 12 px, 1.9 sprite radii here, not 2.4). Each bound is the geometric mean of the two,
 /// so either side may move by a factor of 1.7 (Laplacian) or 1.37 (normals) before the test
 /// fails. The plain |Δd| (3.1e-4 m and 4.4e-4 m) is mostly the plane's own term.
 const DISORDERED_LAPLACIAN_BOUND: f64 = 8.6e-5;
@@ -344,7 +354,7 @@ fn the_filtered_surface_of_a_disordered_pool_is_flatter_with_anisotropy() {
                 .expect("render without GL errors");
             let depth = renderer.read_buffer(Buffer::SmoothedDepth).expect("depth");
             let normals = renderer.read_buffer(Buffer::Normals).expect("normals");
-            measure(&depth, &normals, &camera, surface_y)
+            measure(&depth, &normals, SIZE, &camera, surface_y)
         })
         .collect();
     eprintln!("mean speed {mean_speed} m/s; filtered, ellipsoids, spheres: {surfaces:?}");
@@ -424,7 +434,7 @@ fn the_thickness_and_colour_of_a_calm_pool_are_smooth() {
                 .expect("render without GL errors");
             let depth = renderer.read_buffer(Buffer::SmoothedDepth).expect("depth");
             let thickness = renderer.read_buffer(Buffer::Thickness).expect("thickness");
-            let pixels = surface_pixels(&depth, &camera, surface_y);
+            let pixels = surface_pixels(&depth, SIZE, &camera, surface_y);
             let mean = pixels
                 .iter()
                 .map(|&(x, y)| thickness[y * WIDTH as usize + x] as f64)
@@ -446,7 +456,7 @@ fn the_thickness_and_colour_of_a_calm_pool_are_smooth() {
                 steps,
                 smooth_thickness,
                 Grain {
-                    thickness: mean_laplacian(&thickness, &pixels) / mean,
+                    thickness: mean_laplacian(&thickness, SIZE.0, &pixels) / mean,
                     color,
                 },
             ));
@@ -463,6 +473,75 @@ fn the_thickness_and_colour_of_a_calm_pool_are_smooth() {
             assert!(
                 grain.thickness > THICKNESS_GRAIN_BOUND && grain.color > COLOR_GRAIN_BOUND,
                 "{grains:?}"
+            );
+        }
+    }
+}
+
+/// The disordered pool's filtered surface (default settings) rendered at `size` with the test's
+/// grazing camera: the measures of the normals and depth buffers.
+fn disordered_surface_at(
+    solver: &mut dyn fluidlab::sims::pbf::Solver,
+    scene: &Scene,
+    surface_y: f32,
+    size: (usize, usize),
+    settings: &RenderSettings,
+) -> Surface {
+    let mut headless = Headless::new(size.0 as u32, size.1 as u32).expect(
+        "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
+    );
+    let mut renderer =
+        Renderer::new(headless.gl(), scene, PassClock::Finish).expect("the PBF renderer");
+    let camera = Camera {
+        target: Vec3::new(0.3, surface_y, 0.3),
+        yaw: 0.3,
+        pitch: 15f32.to_radians(),
+        distance: 0.55,
+    };
+    headless
+        .capture(|output| {
+            renderer.update_particles(solver, settings)?;
+            renderer.draw(&camera, settings, output)
+        })
+        .expect("render without GL errors");
+    let depth = renderer.read_buffer(Buffer::SmoothedDepth).expect("depth");
+    let normals = renderer.read_buffer(Buffer::Normals).expect("normals");
+    measure(&depth, &normals, size, &camera, surface_y)
+}
+
+/// The default filter's surface over the disordered pool is as flat at 1280×720 as at 320×180
+/// (a sprite radius 26 and 6.4 px): the filter's width follows the particles on screen.
+#[test]
+fn the_filtered_surface_is_as_flat_at_every_resolution() {
+    let scene = Scene::parse(SCENE, "calm pool", "render test").expect("valid scene");
+    let mut solver = disordered_pool(&scene);
+    let snapshot = solver.snapshot().expect("snapshot");
+    let mut heights: Vec<f32> = snapshot.positions.iter().map(|p| p.y).collect();
+    heights.sort_by(f32::total_cmp);
+    let surface_y = heights[heights.len() - 200] + 0.5 * scene.params.spacing;
+    for anisotropy in [true, false] {
+        let settings = RenderSettings {
+            anisotropy,
+            ..RenderSettings::default()
+        };
+        let surfaces: Vec<Surface> = [(320, 180), (640, 360), (1280, 720)]
+            .into_iter()
+            .map(|size| disordered_surface_at(solver.as_mut(), &scene, surface_y, size, &settings))
+            .collect();
+        eprintln!("anisotropy {anisotropy}: 320x180, 640x360, 1280x720: {surfaces:?}");
+        // The normals' deviation from the up axis does not scale with the pixel size: the same
+        // surface gives the same angle. With the filter's width capped at 12 and 4 px it
+        // doubled with each doubling of the resolution (ellipsoids 0.0098, 0.021, 0.041 rad;
+        // spheres 0.018, 0.046, 0.116); with the width following the particles it stays
+        // within 5 % for ellipsoids and 10 % for spheres (0.0095, 0.0096, 0.0099 and 0.0151,
+        // 0.0143, 0.0139 rad; docs/viewer.md).
+        let reference = surfaces[0].normal_deviation;
+        for surface in &surfaces[1..] {
+            let ratio = surface.normal_deviation / reference;
+            assert!(
+                (0.75..1.33).contains(&ratio),
+                "anisotropy {anisotropy}: {ratio:.2} × the normal deviation at 320x180: \
+                 {surfaces:?}"
             );
         }
     }

@@ -19,12 +19,17 @@ uniform sampler2D depth_texture;
 uniform vec2 direction;        // one texel along x or y
 uniform float projected_scale; // pixels per metre at unit depth: P[1][1] · height / 2
 uniform int perspective;       // 1: pixels per metre fall with depth; 0: orthographic (light)
-uniform float filter_radius;   // m, the world-space width of the kernel
+uniform float filter_radius;   // m, the world-space width of the kernel, at most MAX_TAPS px
+uniform float wide_radius;     // m, its width where that projects wider (0: none)
 uniform float range_sigma;     // m, bilateral range σ and narrow-range threshold
 uniform int filter_kind;
 uniform int bias_correction;   // narrow-range: 1 drops a sample's mirror image with it
 
-const int MAX_RADIUS_PX = 12;
+// The taps either side of the centre: one a texel while the kernel's projected width is at
+// most this many texels (its `filter_radius`, capped here); where `wide_radius` projects wider,
+// this many spread over it, one texel apart near the centre and further apart outwards, so the
+// kernel keeps that world-space width at any resolution or zoom for the same cost.
+const int MAX_TAPS = 12;
 
 out float smoothed_depth;
 
@@ -38,17 +43,26 @@ void main() {
         return;
     }
     float pixels_per_metre = projected_scale / (perspective == 1 ? center : 1.0);
-    int radius_px = int(clamp(filter_radius * pixels_per_metre, 1.0, float(MAX_RADIUS_PX)));
-    float spatial_sigma = max(float(radius_px) * 0.5, 0.5);
+    float radius = max(max(min(filter_radius * pixels_per_metre, float(MAX_TAPS)),
+                           wide_radius * pixels_per_metre), 1.0);
+    int taps = int(min(radius, float(MAX_TAPS)));
+    // Tap i lies i + spread · i² texels out (rounded to a texel): one texel apart near the
+    // centre, the last at `radius`; its weight counts the texels it stands for
+    // (1 + 2 · spread · i).
+    float spread = max(radius - float(MAX_TAPS), 0.0) / float(MAX_TAPS * MAX_TAPS);
+    float spatial_sigma = max(0.5 * (float(taps) + spread * float(taps * taps)), 0.5);
     float slope = filter_kind == 1 ? narrow_range_slope(uv, direction, center, range_sigma) : 0.0;
-    // The centre, then the pairs of samples i texels either side of it.
+    // The centre, then the pairs of samples `offset` texels either side of it.
     float weight_sum = 1.0;
     float depth_sum = center;
-    for (int i = 1; i <= MAX_RADIUS_PX; ++i) {
-        if (i > radius_px) break;
-        float weight = exp(-float(i * i) / (2.0 * spatial_sigma * spatial_sigma));
-        vec2 depths = vec2(texture(depth_texture, uv + float(i) * direction).r,
-                           texture(depth_texture, uv - float(i) * direction).r);
+    for (int i = 1; i <= MAX_TAPS; ++i) {
+        if (i > taps) break;
+        float at = float(i) + spread * float(i * i);
+        float offset = floor(at + 0.5);
+        float weight = exp(-offset * offset / (2.0 * spatial_sigma * spatial_sigma))
+                     * (1.0 + 2.0 * spread * float(i));
+        vec2 depths = vec2(texture(depth_texture, uv + offset * direction).r,
+                           texture(depth_texture, uv - offset * direction).r);
         bvec2 fluid = bvec2(depths.x > 0.0, depths.y > 0.0);
         bvec2 kept = fluid;
         vec2 weights = vec2(weight);
@@ -56,9 +70,9 @@ void main() {
             vec2 difference = depths - center;
             weights *= exp(-difference * difference / (2.0 * range_sigma * range_sigma));
         } else {
-            kept.x = fluid.x && narrow_range_keep(depths.x, center + float(i) * slope, center,
+            kept.x = fluid.x && narrow_range_keep(depths.x, center + offset * slope, center,
                                                     range_sigma);
-            kept.y = fluid.y && narrow_range_keep(depths.y, center - float(i) * slope, center,
+            kept.y = fluid.y && narrow_range_keep(depths.y, center - offset * slope, center,
                                                     range_sigma);
             // The bias correction: a pair counts only whole.
             if (bias_correction == 1 && !all(kept)) kept = bvec2(false);

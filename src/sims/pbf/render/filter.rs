@@ -38,8 +38,18 @@ macro_rules! filter_shader {
     };
 }
 
-/// The kernel's width in world space, in sprite radii.
+/// The kernel's width in world space, in sprite radii, up to 12 px (`smooth_depth`) or 4 px
+/// (`smooth_depth_2d`), the shaders' taps either side of the centre.
 const FILTER_RADIUS: f32 = 5.0;
+/// The kernel's width in the camera's view where the particles are so large on screen that
+/// `FILTER_RADIUS` reaches past the taps, in sprite radii: `smooth_depth`'s, and
+/// `smooth_depth_2d`'s (a third). The shaders spread the taps over it, so the filter's strength
+/// relative to the particles stops falling as the resolution or the zoom rises and its cost
+/// per pixel does not grow. They are what the caps gave the dam break at 1280×720 (a sprite
+/// radius about 5 px there), so pictures with sprites up to 5 px across stay as they were
+/// (docs/viewer.md). The sun's view (`light_smooth`) has a fixed size and keeps the cap.
+const WIDE_RADIUS: f32 = 2.4;
+const WIDE_RADIUS_2D: f32 = WIDE_RADIUS / 3.0;
 /// The bilateral range σ and the narrow-range threshold, in sprite radii.
 const RANGE: f32 = 3.0;
 
@@ -64,6 +74,7 @@ pub(super) struct SmoothDepthProgram {
     depth_texture: Uniform,
     projected_scale: Uniform,
     filter_radius: Uniform,
+    wide_radius: Uniform,
     range_sigma: Uniform,
     filter_kind: Uniform,
     direction: Uniform,
@@ -78,6 +89,7 @@ impl SmoothDepthProgram {
             depth_texture: program.uniform(gl, "depth_texture")?,
             projected_scale: program.uniform(gl, "projected_scale")?,
             filter_radius: program.uniform(gl, "filter_radius")?,
+            wide_radius: program.uniform(gl, "wide_radius")?,
             range_sigma: program.uniform(gl, "range_sigma")?,
             filter_kind: program.uniform(gl, "filter_kind")?,
             direction: program.uniform(gl, "direction")?,
@@ -95,6 +107,7 @@ pub(super) struct SmoothDepth2dProgram {
     texel: Uniform,
     projected_scale: Uniform,
     filter_radius: Uniform,
+    wide_radius: Uniform,
     range_sigma: Uniform,
     bias_correction: Uniform,
 }
@@ -110,6 +123,7 @@ impl SmoothDepth2dProgram {
             texel: program.uniform(gl, "texel")?,
             projected_scale: program.uniform(gl, "projected_scale")?,
             filter_radius: program.uniform(gl, "filter_radius")?,
+            wide_radius: program.uniform(gl, "wide_radius")?,
             range_sigma: program.uniform(gl, "range_sigma")?,
             bias_correction: program.uniform(gl, "bias_correction")?,
             program,
@@ -207,6 +221,8 @@ impl Renderer {
         pass.projected_scale.set(&gl, projected_scale(frame));
         pass.filter_radius
             .set(&gl, FILTER_RADIUS * frame.sprite_radius);
+        pass.wide_radius
+            .set(&gl, WIDE_RADIUS_2D * frame.sprite_radius);
         pass.range_sigma.set(&gl, layer_step(frame));
         pass.bias_correction
             .set(&gl, i32::from(settings.bias_correction));
@@ -244,6 +260,8 @@ impl Renderer {
         pass.projected_scale.set(&gl, projected_scale(frame));
         pass.filter_radius
             .set(&gl, FILTER_RADIUS * frame.sprite_radius);
+        let wide = if perspective { WIDE_RADIUS } else { 0.0 };
+        pass.wide_radius.set(&gl, wide * frame.sprite_radius);
         pass.range_sigma.set(&gl, layer_step(frame));
         let kind = match settings.smoothing_filter {
             SmoothingFilter::Bilateral => 0,
