@@ -34,13 +34,12 @@ wind(BodyStep b, const unsigned* __restrict__ triangles, const float* __restrict
     float twice_area = length(c);
     vec3 f = v3(0.0f, 0.0f, 0.0f);
     if (twice_area > 0.0f) {
-        vec3 normal = divide(c, twice_area);
-        vec3 w = v3(b.windx, b.windy, b.windz);
+        // drag·(c·3w)/(18|c|)·c, as dynamics.rs writes it (one division).
+        vec3 w3 = mul(v3(b.windx, b.windy, b.windz), 3.0f);
         if (b.relative) {
-            vec3 mean = divide(add(add(load3(velocity, ia), load3(velocity, ib)), load3(velocity, ic)), 3.0f);
-            w = sub(w, mean);
+            w3 = sub(w3, add(add(load3(velocity, ia), load3(velocity, ib)), load3(velocity, ic)));
         }
-        f = mul(normal, b.drag * 0.5f * twice_area * dot(normal, w) / 3.0f);
+        f = mul(c, b.drag / 18.0f * dot(c, w3) / twice_area);
     }
     store3(push, t, f);
 }

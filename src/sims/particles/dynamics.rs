@@ -102,13 +102,21 @@ pub fn springs(body: &mut Body, gravity: Vec3, with_springs: bool) {
 /// spec's ambiguity 5: the original added all of it to each). Face-on wind pushes downwind
 /// whichever side faces it; edge-on wind pushes nothing. Triangles in parallel, then each
 /// node gathers its triangles' thirds.
+///
+/// With c the edges' cross product (|c| twice the area, n̂ = c/|c|) a corner's third is
+/// drag·(c·3w)/(18|c|)·c, 3w = 3·wind − (v_a + v_b + v_c): one square root and one division
+/// a triangle. Written as n̂ = c/|c|, the mean velocity over 3 and the third apart it took
+/// seven divisions, which bound the stage (the divider is the CPU's slowest unit: the stage
+/// cost 0.7 of `springs`' time for a sixth of its square roots); the force differs from that
+/// form by float rounding only (≤ 4·10⁻⁷ relative on a 64² cloth). The kernel computes the same.
 pub fn wind(body: &mut Body, surroundings: &Surroundings) {
     let drag = surroundings.wind_drag;
     if drag == 0.0 {
         return;
     }
     let (position, velocity) = (&body.position, &body.velocity);
-    let (wind, relative) = (surroundings.air.wind, surroundings.wind_relative);
+    let (wind3, relative) = (surroundings.air.wind * 3.0, surroundings.wind_relative);
+    let drag18 = drag / 18.0;
     body.triangle_force
         .par_iter_mut()
         .zip(body.triangles.par_iter())
@@ -119,12 +127,11 @@ pub fn wind(body: &mut Body, surroundings: &Surroundings) {
             let twice_area = cross.length();
             *f = Vec3::ZERO;
             if twice_area > 0.0 {
-                let normal = cross / twice_area;
-                let mut w = wind;
+                let mut w3 = wind3;
                 if relative {
-                    w -= (velocity[a] + velocity[b] + velocity[c]) / 3.0;
+                    w3 -= velocity[a] + velocity[b] + velocity[c];
                 }
-                *f = normal * (drag * 0.5 * twice_area * normal.dot(w) / 3.0);
+                *f = cross * (drag18 * cross.dot(w3) / twice_area);
             }
         });
     let (start, list, pushes) = (
