@@ -270,11 +270,12 @@ fn a_calm_pool_is_flat_with_anisotropy_and_bumpy_without() {
 /// Bounds on the default filter's output over the disordered pool (measured on Mesa llvmpipe,
 /// docs/viewer.md): ellipsoids 8.0e-5 m and 0.0095 rad, spheres 1.82e-4 m and 0.0151 rad
 /// (plane-free Laplacian and normal deviation; 5.0e-5 and 0.0098, 1.48e-4 and 0.0184 while the
-/// filter's width was capped at 12 px, 1.9 sprite radii here, not 2.4). Each bound is the geometric mean of the two,
-/// so either side may move by a factor of 1.7 (Laplacian) or 1.37 (normals) before the test
-/// fails. The plain |Δd| (3.1e-4 m and 4.4e-4 m) is mostly the plane's own term.
-const DISORDERED_LAPLACIAN_BOUND: f64 = 8.6e-5;
-const DISORDERED_NORMAL_BOUND: f64 = 0.0134;
+/// filter's width was capped at 12 px, 1.9 sprite radii here, not 2.4). Each bound is the
+/// geometric mean of the two, so either side may move by a factor of 1.5 (Laplacian) or 1.26
+/// (normals) before the test fails. The plain |Δd| (3.1e-4 m and 4.4e-4 m) is mostly the
+/// plane's own term.
+const DISORDERED_LAPLACIAN_BOUND: f64 = 1.2e-4;
+const DISORDERED_NORMAL_BOUND: f64 = 0.012;
 
 /// The calm pool seeded off the lattice: the scene's particles each moved by up to 0.3 of the
 /// spacing along every axis (a fixed-seed hash, so the run repeats), then settled for 120
