@@ -77,9 +77,9 @@ fn through_the_wall(sim: &InkSim, wall: [f32; 2]) -> f32 {
 
 /// A disc scripted through still fluid at 0.5 m/s: after 0.5 s the fluid just ahead of it
 /// (up to 0.1 m beyond its edge, on its axis) moves with it at well over a third of its speed
-/// (potential flow: U r²/d², a mean of about 0.6 U there; measured 0.31 m/s, and 0.55 m/s
+/// (potential flow: U r²/d², a mean of about 0.6 U there; measured 0.31 m/s, and 0.56 m/s
 /// behind it), the projection leaves under 1 % of the divergence the moving wall made
-/// (measured 0.30 → 9e-5 1/s RMS), and the faces of its cells carry exactly its velocity.
+/// (measured 0.30 → 8.1e-5 1/s RMS), and the faces of its cells carry exactly its velocity.
 /// When it stops the faces rest again.
 #[test]
 fn a_scripted_disc_pushes_the_fluid_ahead_of_it() {
