@@ -153,11 +153,28 @@ pub struct MovingDisc {
 /// (a cell's: the first of `moving` whose disc covers its centre, else zero); zero between two
 /// fluid cells (an open face: unused).
 pub fn fixed_faces(
-    (nx, ny, dx): (usize, usize, f32),
+    grid: (usize, usize, f32),
     solid: &[bool],
     boundary: &Boundary,
     moving: &[MovingDisc],
 ) -> (Vec<f32>, Vec<f32>) {
+    let (nx, ny, _) = grid;
+    let (mut u, mut v) = (vec![0.0; (nx + 1) * ny], vec![0.0; nx * (ny + 1)]);
+    fixed_faces_rows(grid, solid, boundary, moving, 0..ny, (&mut u, &mut v));
+    (u, v)
+}
+
+/// [`fixed_faces`] for the u faces of the rows of cells `rows` and the v faces below and above
+/// them (rows `rows.start..=rows.end`), written into the whole grid's `u` and `v`: what
+/// changes when only those rows' cells, or the discs moving over them, change.
+pub fn fixed_faces_rows(
+    (nx, ny, dx): (usize, usize, f32),
+    solid: &[bool],
+    boundary: &Boundary,
+    moving: &[MovingDisc],
+    rows: std::ops::Range<usize>,
+    (u, v): (&mut [f32], &mut [f32]),
+) {
     let cell = |i: usize, j: usize| -> Option<[f32; 2]> {
         if !solid[j * nx + i] {
             return None;
@@ -174,29 +191,26 @@ pub fn fixed_faces(
         (Some(a), None) | (None, Some(a)) => a[axis],
         (None, None) => 0.0,
     };
-    let u = (0..(nx + 1) * ny)
-        .map(|k| {
-            let (i, j) = (k % (nx + 1), k / (nx + 1));
-            match i {
+    for j in rows.clone() {
+        for (i, face) in u[j * (nx + 1)..(j + 1) * (nx + 1)].iter_mut().enumerate() {
+            *face = match i {
                 0 => boundary.fixed_velocity(LEFT),
                 i if i == nx => boundary.fixed_velocity(RIGHT),
                 _ if moving.is_empty() => 0.0,
                 _ => mean(cell(i - 1, j), cell(i, j), 0),
-            }
-        })
-        .collect();
-    let v = (0..nx * (ny + 1))
-        .map(|k| {
-            let (i, j) = (k % nx, k / nx);
-            match j {
+            };
+        }
+    }
+    for j in rows.start..(rows.end + 1).min(ny + 1) {
+        for (i, face) in v[j * nx..(j + 1) * nx].iter_mut().enumerate() {
+            *face = match j {
                 0 => boundary.fixed_velocity(BOTTOM),
                 j if j == ny => boundary.fixed_velocity(TOP),
                 _ if moving.is_empty() => 0.0,
                 _ => mean(cell(i, j - 1), cell(i, j), 1),
-            }
-        })
-        .collect();
-    (u, v)
+            };
+        }
+    }
 }
 
 /// Bits of a [`Poisson::cells`] entry: which of a cell's neighbours are fluid cells in the box;
@@ -236,18 +250,40 @@ impl Poisson {
     /// The stencil for an `nx × ny` grid whose cells are fluid where `fluid`, with outflow
     /// (zero pressure outside) on the sides `boundary` says.
     pub fn new(nx: usize, ny: usize, fluid: &[bool], boundary: &Boundary) -> Poisson {
-        let mut cells = vec![0u8; nx * ny];
-        for j in 0..ny {
+        let mut poisson = Poisson {
+            nx,
+            ny,
+            cells: vec![0; nx * ny],
+            plain_rows: vec![false; ny],
+            pure_neumann: !boundary.any_dirichlet(),
+        };
+        poisson.update_rows(|k| fluid[k], boundary, 0..ny);
+        poisson
+    }
+
+    /// The stencil again where the cells of the rows `changed` may have changed (fluid where
+    /// `fluid(k)`): those rows' cells and one row either side, and the plain rows two either
+    /// side.
+    pub fn update_rows(
+        &mut self,
+        fluid: impl Fn(usize) -> bool,
+        boundary: &Boundary,
+        changed: std::ops::Range<usize>,
+    ) {
+        let (nx, ny) = (self.nx, self.ny);
+        let stencil_rows = changed.start.saturating_sub(1)..(changed.end + 1).min(ny);
+        for j in stencil_rows {
             for i in 0..nx {
                 let k = j * nx + i;
-                if !fluid[k] {
+                if !fluid(k) {
+                    self.cells[k] = 0;
                     continue;
                 }
                 let mut bits = 0u8;
                 let mut diagonal = 0u8;
                 let mut side = |inside: bool, n: usize, bit: u8, side: usize| {
                     if inside {
-                        if fluid[n] {
+                        if fluid(n) {
                             bits |= bit;
                             diagonal += 1;
                         }
@@ -259,19 +295,13 @@ impl Poisson {
                 side(i + 1 < nx, k + 1, RIGHT_BIT, RIGHT);
                 side(j > 0, k.wrapping_sub(nx), BELOW_BIT, BOTTOM);
                 side(j + 1 < ny, k + nx, ABOVE_BIT, TOP);
-                cells[k] = bits | diagonal << DIAGONAL_SHIFT;
+                self.cells[k] = bits | diagonal << DIAGONAL_SHIFT;
             }
         }
-        let all_fluid = |j: usize| fluid[j * nx..(j + 1) * nx].iter().all(|&f| f);
-        let plain_rows = (0..ny)
-            .map(|j| j > 0 && j + 1 < ny && all_fluid(j - 1) && all_fluid(j) && all_fluid(j + 1))
-            .collect();
-        Poisson {
-            nx,
-            ny,
-            cells,
-            plain_rows,
-            pure_neumann: !boundary.any_dirichlet(),
+        let all_fluid = |j: usize| (j * nx..(j + 1) * nx).all(&fluid);
+        for j in changed.start.saturating_sub(2)..(changed.end + 2).min(ny) {
+            self.plain_rows[j] =
+                j > 0 && j + 1 < ny && all_fluid(j - 1) && all_fluid(j) && all_fluid(j + 1);
         }
     }
 

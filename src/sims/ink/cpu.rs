@@ -74,18 +74,27 @@ impl CpuInk {
     /// Makes the cells where `solid` solid (obstacles painted or moved): the faces beside them
     /// close, the pressure stencil and the multigrid hierarchy follow.
     pub fn set_solid(&mut self, solid: Vec<bool>) {
-        let moving = std::mem::take(&mut self.flow.moving);
-        self.set_walls(solid, moving);
-    }
-
-    /// Makes the cells where `solid` solid and the discs `moving` move (their cells' closed
-    /// faces carry their velocity); the multigrid hierarchy follows when the cells changed.
-    pub fn set_walls(&mut self, solid: Vec<bool>, moving: Vec<MovingDisc>) {
         if solid != self.flow.solid() {
             self.multigrid = None;
         }
-        self.flow.moving = moving;
         self.flow.set_solid(solid);
+    }
+
+    /// Makes the cells of the rows `rows` solid where `cells` (those rows' cells) and the discs
+    /// `moving` move (their cells' closed faces carry their velocity) — every moving disc, and
+    /// every disc that moved or stopped since the last call, within those rows. Only those rows
+    /// are set again ([`Flow::set_solid_rows`]); the multigrid hierarchy follows when cells
+    /// changed.
+    pub fn set_walls(
+        &mut self,
+        rows: std::ops::Range<usize>,
+        cells: &[bool],
+        moving: Vec<MovingDisc>,
+    ) {
+        self.flow.moving = moving;
+        if self.flow.set_solid_rows(rows, cells) {
+            self.multigrid = None;
+        }
     }
 
     fn timed(&mut self, stage: InkStage, run: impl FnOnce(&mut Self)) {

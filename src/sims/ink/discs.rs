@@ -3,10 +3,17 @@
 //! solid mask and the moving ones are handed to the solver as moving walls
 //! ([`MovingDisc`]: their cells' closed faces carry their velocity), so a disc pushes the fluid
 //! ahead of it and draws it in behind (docs/ink.md, "Obstacles").
+//!
+//! The solid cells are the painted ones ([`InkSim::painted`]) and every disc where it is drawn:
+//! a disc moved over a painted wall or another disc leaves them whole. Only the rows a change
+//! covers are drawn again and handed to the solver ([`InkSolver::set_walls`]), not the grid.
+//!
+//! [`InkSolver::set_walls`]: super::solver::InkSolver::set_walls
 
 use super::boundary::MovingDisc;
 use super::scene::Obstacle;
 use super::sim::InkSim;
+use std::ops::Range;
 
 impl InkSim {
     /// Before a substep around time `t` (s): every disc at its scripted position, the moving
@@ -21,8 +28,10 @@ impl InkSim {
             .map(|o| o.position(t))
             .collect();
         self.disc_drawn.extend(new);
+        // The rows of the walls that moved in the last substep: their faces rest again.
+        let mut rows = self.walls_rows.take();
         let mut moving = Vec::new();
-        let mut moves = Vec::new();
+        let mut moving_rows = None;
         for (k, o) in obstacles.iter().enumerate() {
             let position = o.position(t);
             let mut velocity = o.scripted_velocity(t);
@@ -33,9 +42,12 @@ impl InkSim {
                 }
             }
             if position != self.disc_drawn[k] {
-                moves.push((k, self.disc_drawn[k], position));
+                rows = union(rows, self.rows_of(self.disc_drawn[k], o.radius));
+                rows = union(rows, self.rows_of(position, o.radius));
+                self.disc_drawn[k] = position;
             }
             if velocity != [0.0; 2] {
+                moving_rows = union(moving_rows, self.rows_of(position, o.radius));
                 moving.push(MovingDisc {
                     center: position,
                     radius: o.radius,
@@ -43,22 +55,17 @@ impl InkSim {
                 });
             }
         }
-        if moves.is_empty() && moving.is_empty() && !self.walls_moving {
+        let Some(rows) = union(rows, moving_rows.clone().unwrap_or(0..0)) else {
             return;
-        }
-        let flow = self.solver.flow();
-        let mut mask = flow.solid().to_vec();
-        for &(k, old, new) in &moves {
-            let radius = obstacles[k].radius;
-            redraw(&mut mask, flow, radius, old, new);
-            self.disc_drawn[k] = new;
-        }
-        self.walls_moving = !moving.is_empty();
-        self.solver.set_walls(mask, moving);
+        };
+        self.walls_rows = moving_rows;
+        let cells = self.draw_rows(rows.clone());
+        self.solver.set_walls(rows, &cells, moving);
     }
 
     /// Moves the disc being dragged (if any) so it is at `point` now: its cells become solid,
-    /// those it left fluid again; its velocity reaches the fluid at the next step.
+    /// those it left what they are without it (fluid, or painted, or another disc's); its
+    /// velocity reaches the fluid at the next step.
     pub(super) fn drag_disc(&mut self, point: [f32; 2]) {
         let Some(k) = self.dragged else { return };
         let t = self.time as f32;
@@ -78,40 +85,82 @@ impl InkSim {
         if let Some(slot) = self.disc_drawn.get_mut(k) {
             *slot = point;
         }
-        self.edit_solid(|mask, x, y, cell| {
-            let inside =
-                |c: [f32; 2]| (x - c[0]).powi(2) + (y - c[1]).powi(2) <= old.radius.powi(2);
-            if inside(point) {
-                mask[cell] = true;
-            } else if inside(drawn) {
-                mask[cell] = false;
-            }
-        });
+        let rows = union(
+            Some(self.rows_of(drawn, old.radius)),
+            self.rows_of(point, old.radius),
+        );
+        self.redraw(rows.unwrap_or(0..0));
     }
 
     /// After a frame: the dragged disc's motion is measured from where it is now.
     pub(super) fn discs_after_frame(&mut self) {
         self.dragged_from = self.dragged.map(|k| self.scene.obstacles[k].center);
     }
+
+    /// Paints (`solid`) or erases the cells whose centres are within `radius` of `point`:
+    /// painted cells are solid whatever the discs do; erasing leaves the discs (move them with
+    /// the move tool).
+    pub(super) fn paint_solid(&mut self, point: [f32; 2], radius: f32, solid: bool) {
+        let rows = self.rows_of(point, radius);
+        let flow = self.solver.flow();
+        let nx = flow.nx;
+        for j in rows.clone() {
+            for i in 0..nx {
+                let (x, y) = flow.p.position(i, j);
+                if (x - point[0]).powi(2) + (y - point[1]).powi(2) <= radius * radius {
+                    self.painted[j * nx + i] = solid;
+                }
+            }
+        }
+        self.redraw(rows);
+    }
+
+    /// Draws the rows `rows` again (painted cells and discs) and hands them to the solver with
+    /// the walls moving now.
+    pub(super) fn redraw(&mut self, rows: Range<usize>) {
+        let cells = self.draw_rows(rows.clone());
+        let moving = self.solver.flow().moving.clone();
+        self.solver.set_walls(rows, &cells, moving);
+    }
+
+    /// The rows of cells whose centres a disc of `radius` at `center` may cover.
+    pub(super) fn rows_of(&self, center: [f32; 2], radius: f32) -> Range<usize> {
+        let flow = self.solver.flow();
+        let row = |y: f32| (y / flow.dx - 0.5).clamp(0.0, flow.ny as f32);
+        let j0 = row(center[1] - radius).floor() as usize;
+        let j1 = (row(center[1] + radius).ceil() as usize + 1).min(flow.ny);
+        j0..j1.max(j0)
+    }
+
+    /// The solid cells of the rows `rows`, row by row: the painted ones and those whose centres
+    /// a disc (where it is drawn) covers.
+    fn draw_rows(&self, rows: Range<usize>) -> Vec<bool> {
+        let flow = self.solver.flow();
+        let nx = flow.nx;
+        let discs: Vec<([f32; 2], f32)> = (self.scene.obstacles.iter().zip(&self.disc_drawn))
+            .map(|(o, &at)| (at, o.radius))
+            .filter(|&(at, r)| {
+                let covered = self.rows_of(at, r);
+                covered.start < rows.end && rows.start < covered.end
+            })
+            .collect();
+        let mut cells = self.painted[rows.start * nx..rows.end * nx].to_vec();
+        for (k, cell) in cells.iter_mut().enumerate() {
+            let (x, y) = flow.p.position(k % nx, rows.start + k / nx);
+            *cell |= discs.iter().any(|&(c, r)| {
+                let (dx, dy) = (x - c[0], y - c[1]);
+                dx * dx + dy * dy <= r * r
+            });
+        }
+        cells
+    }
 }
 
-/// A disc of `radius` moved from `old` to `new` in `mask`: the cells whose centres it covers
-/// now solid, those it covered before and no longer fluid.
-fn redraw(
-    mask: &mut [bool],
-    flow: &super::fields::Flow,
-    radius: f32,
-    old: [f32; 2],
-    new: [f32; 2],
-) {
-    let inside =
-        |c: [f32; 2], x: f32, y: f32| (x - c[0]).powi(2) + (y - c[1]).powi(2) <= radius.powi(2);
-    for (k, cell) in mask.iter_mut().enumerate() {
-        let (x, y) = flow.p.position(k % flow.nx, k / flow.nx);
-        if inside(new, x, y) {
-            *cell = true;
-        } else if inside(old, x, y) {
-            *cell = false;
-        }
+/// The rows of `a` and `b` and those between; `None` when both are empty.
+fn union(a: Option<Range<usize>>, b: Range<usize>) -> Option<Range<usize>> {
+    match a {
+        _ if b.is_empty() => a,
+        Some(a) if !a.is_empty() => Some(a.start.min(b.start)..a.end.max(b.end)),
+        _ => Some(b),
     }
 }

@@ -6,13 +6,13 @@
 //! GPU Gems ch. 38) the 5-point Laplacian does not match the wide divergence-of-gradient stencil
 //! and the projection leaves most of the divergence in place (`specs/003-ink.md`: 1.41 → 1.00).
 
-use super::boundary::{
-    fixed_faces, Boundary, MovingDisc, Poisson, SideKind, BOTTOM, LEFT, RIGHT, TOP,
-};
+use super::boundary::{Boundary, MovingDisc, Poisson, BOTTOM, LEFT, RIGHT, TOP};
 use rayon::prelude::*;
 
 #[path = "fields_sampler.rs"]
 mod sampler;
+#[path = "fields_walls.rs"]
+mod walls;
 pub use sampler::VelocitySampler;
 
 /// Values on a regular lattice of `nx × ny` points, point (i, j) at ((i + ox)·h, (j + oy)·h).
@@ -226,50 +226,6 @@ impl Flow {
         };
         flow.set_solid(vec![false; nx * ny]);
         flow
-    }
-
-    /// Which cells are solid (obstacles), and the masks that follow; the velocity on closed
-    /// faces becomes their fixed value (a moving disc's velocity on its cells' faces,
-    /// [`Flow::moving`]), the pressure in solid cells zero.
-    pub fn set_solid(&mut self, solid: Vec<bool>) {
-        assert_eq!(solid.len(), self.nx * self.ny);
-        (self.u_fixed, self.v_fixed) = fixed_faces(
-            (self.nx, self.ny, self.dx),
-            &solid,
-            &self.boundary,
-            &self.moving,
-        );
-        self.solid = solid;
-        let (nx, ny) = (self.nx, self.ny);
-        let fluid: Vec<bool> = self.solid.iter().map(|s| !s).collect();
-        self.poisson = Poisson::new(nx, ny, &fluid, &self.boundary);
-        let open = |side: usize| self.boundary.sides[side] == SideKind::Outflow;
-        self.u_open = (0..(nx + 1) * ny)
-            .map(|k| {
-                let (i, j) = (k % (nx + 1), k / (nx + 1));
-                let left = i > 0 && fluid[j * nx + i - 1];
-                let right = i < nx && fluid[j * nx + i];
-                (left && right)
-                    || (i == 0 && right && open(LEFT))
-                    || (i == nx && left && open(RIGHT))
-            })
-            .collect();
-        self.v_open = (0..nx * (ny + 1))
-            .map(|k| {
-                let (i, j) = (k % nx, k / nx);
-                let below = j > 0 && fluid[(j - 1) * nx + i];
-                let above = j < ny && fluid[j * nx + i];
-                (below && above)
-                    || (j == 0 && above && open(BOTTOM))
-                    || (j == ny && below && open(TOP))
-            })
-            .collect();
-        for (p, &s) in self.p.data.iter_mut().zip(&self.solid) {
-            if s {
-                *p = 0.0;
-            }
-        }
-        self.close_faces();
     }
 
     /// Which cells are solid.
@@ -516,34 +472,6 @@ impl Flow {
                     row[i] = (right - left) / (2.0 * dx) - (above - below) / (2.0 * dx);
                 }
             });
-    }
-
-    /// Sets every closed face to its fixed velocity ([`fixed_faces`]): zero on walls and
-    /// resting solids, the inflow speed on inflow sides, a moving disc's velocity on its
-    /// cells' faces.
-    pub fn close_faces(&mut self) {
-        let nx = self.nx;
-        let close = |(row, (open, fixed)): (&mut [f32], (&[bool], &[f32]))| {
-            for ((value, &open), &fixed) in row.iter_mut().zip(open).zip(fixed) {
-                *value = if open { *value } else { fixed };
-            }
-        };
-        self.u
-            .data
-            .par_chunks_mut(nx + 1)
-            .zip(
-                self.u_open
-                    .par_chunks(nx + 1)
-                    .zip(self.u_fixed.par_chunks(nx + 1)),
-            )
-            .with_min_len(8)
-            .for_each(close);
-        self.v
-            .data
-            .par_chunks_mut(nx)
-            .zip(self.v_open.par_chunks(nx).zip(self.v_fixed.par_chunks(nx)))
-            .with_min_len(8)
-            .for_each(close);
     }
 }
 

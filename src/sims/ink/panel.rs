@@ -7,7 +7,7 @@ use super::brush::Drag;
 use super::params::{Advection, PressureSolver, MAX_CELLS};
 use super::scene::{Background, Obstacle};
 use super::sim::InkSim;
-use super::BrushStamp;
+use super::{BrushStamp, Stamp};
 use crate::sims::choose;
 use anyhow::{anyhow, Result};
 
@@ -191,12 +191,7 @@ impl InkSim {
             }
             Tool::PaintObstacle | Tool::EraseObstacle => {
                 let solid = self.tool == Tool::PaintObstacle;
-                let radius = self.brush.radius;
-                self.edit_solid(|mask, x, y, k| {
-                    if (x - point[0]).powi(2) + (y - point[1]).powi(2) <= radius * radius {
-                        mask[k] = solid;
-                    }
-                });
+                self.paint_solid(point, self.brush.radius, solid);
             }
             Tool::MoveObstacle => {
                 if pressed {
@@ -217,11 +212,7 @@ impl InkSim {
                     self.disc_drawn.push(point);
                     self.dragged = Some(self.scene.obstacles.len() - 1);
                     self.dragged_from = Some(point);
-                    self.edit_solid(|mask, x, y, k| {
-                        if inside(disc, x, y) {
-                            mask[k] = true;
-                        }
-                    });
+                    self.redraw(self.rows_of(point, disc.radius));
                 }
                 self.drag_disc(point);
             }
@@ -230,17 +221,35 @@ impl InkSim {
         true
     }
 
-    /// Applies `edit(mask, x, y, k)` to every cell k (centre x, y) of the solid mask and hands
-    /// the solver the result.
-    pub(super) fn edit_solid(&mut self, edit: impl Fn(&mut [bool], f32, f32, usize)) {
-        let flow = self.solver.flow();
-        let mut mask = flow.solid().to_vec();
-        for k in 0..mask.len() {
-            let (x, y) = flow.p.position(k % flow.nx, k / flow.nx);
-            edit(&mut mask, x, y, k);
-        }
-        if mask != flow.solid() {
-            self.solver.set_solid(mask);
+    /// A pseudo-random number in [0, 1) (xorshift64*: deterministic, so a scripted run with
+    /// random splats repeats).
+    pub(super) fn random_unit(&mut self) -> f32 {
+        self.seed ^= self.seed >> 12;
+        self.seed ^= self.seed << 25;
+        self.seed ^= self.seed >> 27;
+        (self.seed.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    /// Between 5 and 12 splats of random colour, place and direction (the G key).
+    pub fn random_splats(&mut self) {
+        let (w, h) = (self.scene.params.width, self.scene.params.height());
+        let count = 5 + (self.random_unit() * 8.0) as usize;
+        for _ in 0..count {
+            let angle = self.random_unit() * std::f32::consts::TAU;
+            let speed = 0.5 * w.max(h) * (0.5 + self.random_unit());
+            let position = [
+                w * (0.1 + 0.8 * self.random_unit()),
+                h * (0.1 + 0.8 * self.random_unit()),
+            ];
+            let ink = [self.random_unit(), self.random_unit(), self.random_unit()];
+            self.extra_stamps.push(Stamp {
+                position,
+                radius: 0.03 * w.max(h),
+                velocity: [speed * angle.cos(), speed * angle.sin()],
+                ink,
+                per_second: false,
+                direction: None,
+            });
         }
     }
 
@@ -248,11 +257,6 @@ impl InkSim {
     pub fn set_boundary(&mut self, boundary: super::Boundary) {
         self.solver.set_boundary(boundary);
     }
-}
-
-/// Whether the point (x, y) m is inside `disc`.
-fn inside(disc: Obstacle, x: f32, y: f32) -> bool {
-    (x - disc.center[0]).powi(2) + (y - disc.center[1]).powi(2) <= disc.radius.powi(2)
 }
 
 /// A saturated colour of hue `h` (0–1).

@@ -47,7 +47,7 @@ pub struct InkSim {
     view: usize,
     pub(super) background: Background,
     pub(super) extra_stamps: Vec<Stamp>,
-    seed: u64,
+    pub(super) seed: u64,
     /// The interactive brush (the left mouse button paints).
     pub brush: Brush,
     /// The brush's drag under way: painted as one segment per simulated frame.
@@ -64,8 +64,10 @@ pub struct InkSim {
     pub(super) dragged_from: Option<[f32; 2]>,
     /// Where each disc is drawn in the solid mask (`discs.rs`).
     pub(super) disc_drawn: Vec<[f32; 2]>,
-    /// Whether the solver's walls moved in the last step.
-    pub(super) walls_moving: bool,
+    /// The rows of cells of the walls that moved in the last substep (`discs.rs`).
+    pub(super) walls_rows: Option<std::ops::Range<usize>>,
+    /// The cells painted solid (the solid mask is these and the discs, `discs.rs`).
+    pub(super) painted: Vec<bool>,
     /// The grid the panel will restart with: cells across, ink cells per cell.
     pub(super) grid_edit: [usize; 2],
     /// The pixels the viewer's panels covered in the last output drawn (the picture is
@@ -121,6 +123,7 @@ impl InkSim {
         let (scene_cells, scene_ink_scale) = (scene.params.cells_x, scene.params.ink_scale);
         let brush = scene.brush;
         let disc_drawn = scene.obstacles.iter().map(|o| o.center).collect();
+        let painted = vec![false; solver.flow().solid().len()];
         Ok(InkSim {
             background: scene.background,
             scene,
@@ -141,41 +144,10 @@ impl InkSim {
             dragged: None,
             dragged_from: None,
             disc_drawn,
-            walls_moving: false,
+            walls_rows: None,
+            painted,
             gl: None,
         })
-    }
-
-    /// A pseudo-random number in [0, 1) (xorshift64*: deterministic, so a scripted run with
-    /// random splats repeats).
-    pub(super) fn random_unit(&mut self) -> f32 {
-        self.seed ^= self.seed >> 12;
-        self.seed ^= self.seed << 25;
-        self.seed ^= self.seed >> 27;
-        (self.seed.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    /// Between 5 and 12 splats of random colour, place and direction (the G key).
-    pub fn random_splats(&mut self) {
-        let (w, h) = (self.scene.params.width, self.scene.params.height());
-        let count = 5 + (self.random_unit() * 8.0) as usize;
-        for _ in 0..count {
-            let angle = self.random_unit() * std::f32::consts::TAU;
-            let speed = 0.5 * w.max(h) * (0.5 + self.random_unit());
-            let position = [
-                w * (0.1 + 0.8 * self.random_unit()),
-                h * (0.1 + 0.8 * self.random_unit()),
-            ];
-            let ink = [self.random_unit(), self.random_unit(), self.random_unit()];
-            self.extra_stamps.push(Stamp {
-                position,
-                radius: 0.03 * w.max(h),
-                velocity: [speed * angle.cos(), speed * angle.sin()],
-                ink,
-                per_second: false,
-                direction: None,
-            });
-        }
     }
 
     /// Removes all ink and motion (the B key).
@@ -187,8 +159,9 @@ impl InkSim {
         if self.solver.flow().solid() != mask.as_slice() {
             // A new grid: the discs are drawn at their centres (`InkScene::solid`).
             self.disc_drawn = self.scene.obstacles.iter().map(|o| o.center).collect();
+            self.painted = vec![false; self.solver.flow().solid().len()];
         }
-        self.walls_moving = true;
+        self.walls_rows = Some(0..self.solver.flow().ny);
     }
 
     /// The domain point (m) under output pixel `position` of an output of `size`, when the

@@ -245,14 +245,20 @@ impl InkSolver {
         }
     }
 
-    /// Makes the cells where `solid` solid and the discs `moving` move: their cells' closed
-    /// faces carry their velocity (a moving wall). On CUDA a failure is reported by the next
-    /// step.
-    pub fn set_walls(&mut self, solid: Vec<bool>, moving: Vec<super::boundary::MovingDisc>) {
+    /// Makes the cells of the rows `rows` solid where `cells` (those rows' cells) and the discs
+    /// `moving` move: their cells' closed faces carry their velocity (a moving wall). Only those
+    /// rows are set again: they must hold every cell that changed and every disc that moves or
+    /// stopped moving. On CUDA a failure is reported by the next step.
+    pub fn set_walls(
+        &mut self,
+        rows: std::ops::Range<usize>,
+        cells: &[bool],
+        moving: Vec<super::boundary::MovingDisc>,
+    ) {
         match &mut self.backend {
-            Backends::Cpu(cpu) => cpu.set_walls(solid, moving),
+            Backends::Cpu(cpu) => cpu.set_walls(rows, cells, moving),
             Backends::Cuda(cuda) => {
-                if let Err(error) = cuda.set_walls(solid, moving) {
+                if let Err(error) = cuda.set_walls(rows, cells, moving) {
                     self.pending = Some(anyhow!("moving the obstacles on the GPU: {error}"));
                 }
             }

@@ -490,7 +490,7 @@ fn run(program: &Path, params: &InkParams) -> (crate::sims::ink::cpu::CpuInk, Fi
     let last = parity::RUN_STEPS - 1;
     let mut cpu = crate::sims::ink::cpu::CpuInk::new(params.clone(), parity::solid);
     let mask = cpu.flow.solid().to_vec();
-    cpu.set_walls(mask, vec![parity::MOVING]);
+    cpu.set_walls(0..params.cells_y, &mask, vec![parity::MOVING]);
     let mut fields = parity::fields_of(&cpu);
     let mut stats = Vec::new();
     for step in 0..parity::RUN_STEPS {

@@ -25,7 +25,7 @@ mod emulation;
 #[cfg(test)]
 mod emulation_multigrid;
 
-use super::boundary::{fixed_faces, MovingDisc};
+use super::boundary::MovingDisc;
 use super::fields::{Field, Flow, Ink};
 use super::params::{InkParams, PressureSolver};
 use super::stamp::{BrushStamp, STAMP_TEXELS};
@@ -35,6 +35,7 @@ use crate::cuda::{CudaError, EventTimer};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use kernels::{InkGrid, InkKernels};
 use multigrid::GpuMultigrid;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// Slots of the statistics array the reductions fill (`reduce_finish`'s `first`).
@@ -408,49 +409,67 @@ impl CudaInk {
     /// not the grid.
     pub fn set_solid(&mut self, solid: Vec<bool>) -> Result<(), CudaError> {
         let moving = self.mirror.moving.clone();
-        self.set_walls(solid, moving)
+        self.set_walls(0..self.mirror.ny, &solid, moving)
     }
 
-    /// [`CudaInk::set_solid`] with the discs `moving` moving: the rows whose cells or whose
-    /// closed faces' velocities ([`fixed_faces`]) change are sent.
+    /// [`CudaInk::set_solid`] for the rows of cells `rows` only (`cells`: those rows' cells),
+    /// with the discs `moving` moving, as `CpuInk::set_walls`: the host mirror's masks are set
+    /// again in those rows ([`Flow::set_solid_rows`]) and only the rows among them whose cells
+    /// or whose closed faces' velocities changed are sent.
     pub fn set_walls(
         &mut self,
-        solid: Vec<bool>,
+        rows: Range<usize>,
+        cells: &[bool],
         moving: Vec<MovingDisc>,
     ) -> Result<(), CudaError> {
         let (nx, ny) = (self.mirror.nx, self.mirror.ny);
-        assert_eq!(solid.len(), nx * ny, "the solver's grid");
-        let old = self.mirror.solid();
-        let cells_changed = old != solid.as_slice();
-        let (u_fixed, v_fixed) = fixed_faces(
-            (nx, ny, self.mirror.dx),
-            &solid,
-            &self.mirror.boundary,
-            &moving,
-        );
-        let (old_u, old_v) = self.mirror.fixed();
-        let row = |mask: &[bool], j: usize| mask[j * nx..(j + 1) * nx].to_vec();
-        let u_row = |f: &[f32], j: usize| f[j * (nx + 1)..(j + 1) * (nx + 1)].to_vec();
-        let v_row = |f: &[f32], j: usize| f[j * nx..(j + 1) * nx].to_vec();
-        let changed: Vec<usize> = (0..ny)
-            .filter(|&j| {
-                row(old, j) != row(&solid, j)
-                    || u_row(old_u, j) != u_row(&u_fixed, j)
-                    || v_row(old_v, j) != v_row(&v_fixed, j)
-                    || v_row(old_v, j + 1) != v_row(&v_fixed, j + 1)
+        let mirror = &mut self.mirror;
+        let near = rows.start.saturating_sub(1)..(rows.end + 1).min(ny);
+        let counts = |flow: &Flow| {
+            let near = near.start * nx..near.end * nx;
+            let fluid = flow.solid()[near.clone()].iter().filter(|&&s| !s).count();
+            let solved = flow.poisson.cells[near]
+                .iter()
+                .filter(|&&c| c >> super::boundary::DIAGONAL_SHIFT != 0)
+                .count();
+            (fluid, solved)
+        };
+        let before = counts(mirror);
+        let u_span = |r: &Range<usize>| r.start * (nx + 1)..r.end * (nx + 1);
+        let v_span = |r: &Range<usize>| r.start * nx..(r.end + 1).min(ny + 1) * nx;
+        let old_solid = mirror.solid()[rows.start * nx..rows.end * nx].to_vec();
+        let (old_u, old_v) = mirror.fixed();
+        let (old_u, old_v) = (old_u[u_span(&rows)].to_vec(), old_v[v_span(&rows)].to_vec());
+        mirror.moving = moving;
+        let cells_changed = mirror.set_solid_rows(rows.clone(), cells);
+        let (new_u, new_v) = mirror.fixed();
+        let (new_u, new_v) = (&new_u[u_span(&rows)], &new_v[v_span(&rows)]);
+        let changed: Vec<usize> = (0..rows.len())
+            .filter(|&r| {
+                let (c, u, v) = (
+                    r * nx..(r + 1) * nx,
+                    r * (nx + 1)..(r + 1) * (nx + 1),
+                    r * nx..(r + 2) * nx,
+                );
+                let v = v.start..v.end.min(new_v.len());
+                old_solid[c.clone()] != cells[c]
+                    || old_u[u.clone()] != new_u[u]
+                    || old_v[v.clone()] != new_v[v]
             })
+            .map(|r| rows.start + r)
             .collect();
-        self.mirror.moving = moving;
         let (Some(&first), Some(&last)) = (changed.first(), changed.last()) else {
             return Ok(());
         };
+        let after = counts(mirror);
+        self.fluid_cells = self.fluid_cells + after.0 - before.0;
+        self.solved_cells = self.solved_cells + after.1 - before.1;
         let (j0, j1) = (first.saturating_sub(1), (last + 2).min(ny));
         let cells = j0 * nx..j1 * nx;
         let u_faces = j0 * (nx + 1)..j1 * (nx + 1);
         let v_faces = j0 * nx..((j1 + 1).min(ny + 1)) * nx;
         let s = &self.stream;
         let b = &mut self.buffers;
-        let mirror = &mut self.mirror;
         let down = CudaError::driver("copying the obstacles' rows from the GPU");
         s.memcpy_dtoh(
             &b.u.slice(u_faces.clone()),
@@ -465,7 +484,8 @@ impl CudaInk {
         s.memcpy_dtoh(&b.p.slice(cells.clone()), &mut mirror.p.data[cells.clone()])
             .map_err(&down)?;
         s.synchronize().map_err(&down)?;
-        mirror.set_solid(solid);
+        mirror.close_rows(j0..j1);
+        mirror.zero_solid_pressure(j0..j1);
         let u_open: Vec<u8> = u_faces
             .clone()
             .map(|k| u8::from(mirror.u_open(k % (nx + 1), k / (nx + 1))))
@@ -507,13 +527,6 @@ impl CudaInk {
             }
         }
         s.synchronize().map_err(&up)?;
-        self.fluid_cells = mirror.solid().iter().filter(|&&s| !s).count();
-        self.solved_cells = mirror
-            .poisson
-            .cells
-            .iter()
-            .filter(|&&c| c >> super::boundary::DIAGONAL_SHIFT != 0)
-            .count();
         Ok(())
     }
 

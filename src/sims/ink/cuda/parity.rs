@@ -121,7 +121,7 @@ pub fn stamps(step: u32) -> Vec<Stamp> {
 pub fn stirred(params: &InkParams, steps: u32) -> CpuInk {
     let mut cpu = CpuInk::new(params.clone(), solid);
     let mask = cpu.flow.solid().to_vec();
-    cpu.set_walls(mask, vec![MOVING]);
+    cpu.set_walls(0..params.cells_y, &mask, vec![MOVING]);
     for step in 0..steps {
         cpu.step(params.dt, &stamps(step));
     }
@@ -382,9 +382,9 @@ pub fn gpu_run_comparison_with(
     cuda.set_multigrid_tail_cells(tail_cells);
     let mut cpu = CpuInk::new(params.clone(), solid);
     let mask = cpu.flow.solid().to_vec();
-    cuda.set_walls(mask.clone(), vec![MOVING])
+    cuda.set_walls(0..params.cells_y, &mask, vec![MOVING])
         .map_err(|e| e.to_string())?;
-    cpu.set_walls(mask, vec![MOVING]);
+    cpu.set_walls(0..params.cells_y, &mask, vec![MOVING]);
     for step in 0..RUN_STEPS {
         let stamps = stamps(step);
         cpu.step(params.dt, &stamps);

@@ -1,0 +1,137 @@
+//! The flow's solid cells and what follows from them — the open-face masks, the closed faces'
+//! fixed velocities, the pressure stencil — set for the whole grid or again for a band of rows
+//! (a disc moved or painted: only the rows it covers change, docs/ink.md "Obstacles").
+
+use super::super::boundary::{fixed_faces_rows, Poisson, SideKind, BOTTOM, LEFT, RIGHT, TOP};
+use super::Flow;
+use rayon::prelude::*;
+use std::ops::Range;
+
+impl Flow {
+    /// Which cells are solid (obstacles), and the masks that follow; the velocity on closed
+    /// faces becomes their fixed value (a moving disc's velocity on its cells' faces,
+    /// [`Flow::moving`]), the pressure in solid cells zero.
+    pub fn set_solid(&mut self, solid: Vec<bool>) {
+        let (nx, ny) = (self.nx, self.ny);
+        assert_eq!(solid.len(), nx * ny);
+        if self.solid.len() != nx * ny {
+            self.solid = vec![false; nx * ny];
+            self.u_open = vec![false; (nx + 1) * ny];
+            self.v_open = vec![false; nx * (ny + 1)];
+            self.u_fixed = vec![0.0; (nx + 1) * ny];
+            self.v_fixed = vec![0.0; nx * (ny + 1)];
+            self.poisson = Poisson::new(nx, ny, &vec![true; nx * ny], &self.boundary);
+        }
+        self.poisson.pure_neumann = !self.boundary.any_dirichlet();
+        self.set_rows(0..ny, &solid, true);
+    }
+
+    /// Makes the cells of the rows `rows` solid where `cells` (those rows' cells, row by row),
+    /// the rest staying as they are, with the discs [`Flow::moving`] over those rows only (the
+    /// faces of other rows keep their fixed velocities). When no cell changed only the rows'
+    /// closed faces take their velocities again; else the masks and the stencil follow around
+    /// those rows. Returns whether any cell changed.
+    pub fn set_solid_rows(&mut self, rows: Range<usize>, cells: &[bool]) -> bool {
+        self.set_rows(rows, cells, false)
+    }
+
+    fn set_rows(&mut self, rows: Range<usize>, cells: &[bool], always: bool) -> bool {
+        let (nx, ny) = (self.nx, self.ny);
+        assert!(rows.end <= ny, "rows {rows:?} of {ny}");
+        assert_eq!(cells.len(), rows.len() * nx, "the cells of rows {rows:?}");
+        let span = rows.start * nx..rows.end * nx;
+        let changed = self.solid[span.clone()] != *cells;
+        self.solid[span].copy_from_slice(cells);
+        let v_rows = rows.start..(rows.end + 1).min(ny + 1);
+        let grid = (nx, ny, self.dx);
+        let faces = (&mut self.u_fixed[..], &mut self.v_fixed[..]);
+        fixed_faces_rows(
+            grid,
+            &self.solid,
+            &self.boundary,
+            &self.moving,
+            rows.clone(),
+            faces,
+        );
+        if changed || always {
+            let solid = &self.solid;
+            let fluid = |k: usize| !solid[k];
+            self.poisson
+                .update_rows(fluid, &self.boundary, rows.clone());
+            let open = |side: usize| self.boundary.sides[side] == SideKind::Outflow;
+            for k in rows.start * (nx + 1)..rows.end * (nx + 1) {
+                let (i, j) = (k % (nx + 1), k / (nx + 1));
+                let left = i > 0 && fluid(j * nx + i - 1);
+                let right = i < nx && fluid(j * nx + i);
+                self.u_open[k] = (left && right)
+                    || (i == 0 && right && open(LEFT))
+                    || (i == nx && left && open(RIGHT));
+            }
+            for k in v_rows.start * nx..v_rows.end * nx {
+                let (i, j) = (k % nx, k / nx);
+                let below = j > 0 && fluid((j - 1) * nx + i);
+                let above = j < ny && fluid(j * nx + i);
+                self.v_open[k] = (below && above)
+                    || (j == 0 && above && open(BOTTOM))
+                    || (j == ny && below && open(TOP));
+            }
+            self.zero_solid_pressure(rows.clone());
+        }
+        self.close_rows(rows);
+        changed
+    }
+
+    /// Sets every closed face to its fixed velocity
+    /// ([`fixed_faces`](super::super::boundary::fixed_faces)): zero on walls and resting
+    /// solids, the inflow speed on inflow sides, a moving disc's velocity on its cells' faces.
+    pub fn close_faces(&mut self) {
+        let ny = self.ny;
+        self.close_rows(0..ny);
+    }
+
+    /// The pressure zero in the solid cells of the rows `rows`.
+    pub fn zero_solid_pressure(&mut self, rows: Range<usize>) {
+        let cells = rows.start * self.nx..rows.end * self.nx;
+        for (p, &s) in self.p.data[cells.clone()]
+            .iter_mut()
+            .zip(&self.solid[cells])
+        {
+            if s {
+                *p = 0.0;
+            }
+        }
+    }
+
+    /// [`Flow::close_faces`] for the faces of the rows of cells `rows`: the u faces of those
+    /// rows, the v faces below and above them.
+    pub fn close_rows(&mut self, rows: Range<usize>) {
+        let (nx, ny) = (self.nx, self.ny);
+        let (u_rows, v_rows) = (rows.clone(), rows.start..(rows.end + 1).min(ny + 1));
+        let close = |(row, (open, fixed)): (&mut [f32], (&[bool], &[f32]))| {
+            for ((value, &open), &fixed) in row.iter_mut().zip(open).zip(fixed) {
+                *value = if open { *value } else { fixed };
+            }
+        };
+        let w = nx + 1;
+        let us = u_rows.start * w..u_rows.end * w;
+        self.u.data[us.clone()]
+            .par_chunks_mut(w)
+            .zip(
+                self.u_open[us.clone()]
+                    .par_chunks(w)
+                    .zip(self.u_fixed[us].par_chunks(w)),
+            )
+            .with_min_len(8)
+            .for_each(close);
+        let vs = v_rows.start * nx..v_rows.end * nx;
+        self.v.data[vs.clone()]
+            .par_chunks_mut(nx)
+            .zip(
+                self.v_open[vs.clone()]
+                    .par_chunks(nx)
+                    .zip(self.v_fixed[vs].par_chunks(nx)),
+            )
+            .with_min_len(8)
+            .for_each(close);
+    }
+}
