@@ -540,3 +540,51 @@ fn bench_reports_the_gpu_memory_the_run_took() {
         "{per_particle} bytes per particle, the particle arrays alone {arrays}"
     );
 }
+
+/// The `stir` preset (a scripted disc moved through the ink: a moving wall whose cells change
+/// from substep to substep) simulated by the CUDA host code on the emulated driver —
+/// `CudaInk::set_walls`' row uploads, the host mirror's counts — follows the CPU step by step:
+/// kinetic energy, fastest speed and the divergence left after the projection.
+#[test]
+#[cfg_attr(
+    not(fluidlab_emulated_driver),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found one missing; scripts/setup.sh installs cuda.h)"
+)]
+fn a_disc_moved_through_the_ink_follows_the_cpu_on_the_emulated_driver() {
+    let driver = emulated_driver::build(Flavour::Plain);
+    let dir = tempfile::tempdir().unwrap();
+    let stats = |backend: &str| -> Vec<serde_json::Value> {
+        let file = dir.path().join(format!("{backend}.jsonl"));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_fluidlab"));
+        command
+            .args(["simulate", "stir", "--steps", "30", "--backend", backend])
+            .arg("--stats")
+            .arg(&file);
+        succeeds(command, &driver);
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    };
+    let (cpu, cuda) = (stats("cpu"), stats("cuda"));
+    assert_eq!(cpu.len(), cuda.len());
+    let value = |line: &serde_json::Value, key: &str| line[key].as_f64().unwrap();
+    for (a, b) in cpu.iter().zip(&cuda) {
+        for (key, tolerance) in [
+            ("kinetic_energy", 1e-5),
+            ("max_speed", 1e-5),
+            ("divergence_after", 1e-3),
+        ] {
+            let (x, y) = (value(a, key), value(b, key));
+            assert!(
+                (x - y).abs() <= tolerance * x.abs().max(1e-6),
+                "step {}: {key} {x} on the CPU, {y} on CUDA",
+                value(a, "step")
+            );
+        }
+    }
+    // The disc has moved and stirred the fluid by the end (0.64 m/s at step 20, 0.98 at 39).
+    let last = cpu.last().unwrap();
+    assert!(value(last, "max_speed") > 0.5, "{last}");
+}
