@@ -147,7 +147,7 @@ fn fountain(sim: &mut ParticlesSim, ui: &imgui::Ui) {
         ui.slider("side (m)", 0.1, 3.0, &mut f.cube);
         ui.slider("first hit: vertical kept", 0.0, 1.0, &mut f.cut);
         ui.slider("first hit: horizontal ×", 0.0, 5.0, &mut f.boost);
-        ui.slider("first hit: sheet (of the fall)", 0.0, 1.0, &mut f.sheet);
+        ui.slider("first hit: sheet ×", 0.0, 1.0, &mut f.sheet);
         ui.slider("later bounces", 0.0, 1.0, &mut f.bounce);
     }
     if ui.collapsing_header("Basin", TreeNodeFlags::DEFAULT_OPEN) {
