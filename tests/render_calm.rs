@@ -128,6 +128,23 @@ fn mean_plane_free_laplacian(depth: &[f32], w: usize, pixels: &[(usize, usize)])
     total / pixels.len() as f64
 }
 
+/// The calm pool's surface: the 200th-highest particle centre plus a particle radius.
+fn surface_height(positions: &[Vec3A], spacing: f32) -> f32 {
+    let mut heights: Vec<f32> = positions.iter().map(|p| p.y).collect();
+    heights.sort_by(f32::total_cmp);
+    heights[heights.len() - 200] + 0.5 * spacing
+}
+
+/// Grazing: 15° above the surface at `surface_y`, looking at the pool's middle.
+fn grazing_camera(surface_y: f32) -> Camera {
+    Camera {
+        target: Vec3::new(0.3, surface_y, 0.3),
+        yaw: 0.3,
+        pitch: 15f32.to_radians(),
+        distance: 0.55,
+    }
+}
+
 fn measure(
     depth: &[f32],
     normals: &[f32],
@@ -182,22 +199,13 @@ fn a_calm_pool_is_flat_with_anisotropy_and_bumpy_without() {
         solver.step().expect("step");
     }
     let snapshot = solver.snapshot().expect("snapshot");
-    let mut heights: Vec<f32> = snapshot.positions.iter().map(|p| p.y).collect();
-    heights.sort_by(f32::total_cmp);
-    // The surface: the top particles' centres plus a particle radius.
-    let surface_y = heights[heights.len() - 200] + 0.5 * scene.params.spacing;
+    let surface_y = surface_height(&snapshot.positions, scene.params.spacing);
     let mut headless = Headless::new(WIDTH, HEIGHT).expect(
         "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
     );
     let mut renderer =
         Renderer::new(headless.gl(), &scene, PassClock::Finish).expect("the PBF renderer");
-    // Grazing: 15° above the surface, looking at its middle.
-    let camera = Camera {
-        target: Vec3::new(0.3, surface_y, 0.3),
-        yaw: 0.3,
-        pitch: 15f32.to_radians(),
-        distance: 0.55,
-    };
+    let camera = grazing_camera(surface_y);
     let mut measured = Vec::new();
     let mut filtered = Vec::new();
     let mut uncorrected = Vec::new();
@@ -324,20 +332,13 @@ fn the_filtered_surface_of_a_disordered_pool_is_flatter_with_anisotropy() {
     let mean_speed = snapshot.velocities.iter().map(|v| v.length()).sum::<f32>()
         / snapshot.velocities.len() as f32;
     assert!(mean_speed < 0.03, "not settled: {mean_speed} m/s");
-    let mut heights: Vec<f32> = snapshot.positions.iter().map(|p| p.y).collect();
-    heights.sort_by(f32::total_cmp);
-    let surface_y = heights[heights.len() - 200] + 0.5 * scene.params.spacing;
+    let surface_y = surface_height(&snapshot.positions, scene.params.spacing);
     let mut headless = Headless::new(WIDTH, HEIGHT).expect(
         "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
     );
     let mut renderer =
         Renderer::new(headless.gl(), &scene, PassClock::Finish).expect("the PBF renderer");
-    let camera = Camera {
-        target: Vec3::new(0.3, surface_y, 0.3),
-        yaw: 0.3,
-        pitch: 15f32.to_radians(),
-        distance: 0.55,
-    };
+    let camera = grazing_camera(surface_y);
     // The default settings (four narrow-range iterations, the last in 2-D, the bias
     // correction): the depth `normals` and `composite` shade with.
     let surfaces: Vec<Surface> = [true, false]
@@ -413,15 +414,8 @@ fn the_thickness_and_colour_of_a_calm_pool_are_smooth() {
             solver.step().expect("step");
         }
         let snapshot = solver.snapshot().expect("snapshot");
-        let mut heights: Vec<f32> = snapshot.positions.iter().map(|p| p.y).collect();
-        heights.sort_by(f32::total_cmp);
-        let surface_y = heights[heights.len() - 200] + 0.5 * scene.params.spacing;
-        let camera = Camera {
-            target: Vec3::new(0.3, surface_y, 0.3),
-            yaw: 0.3,
-            pitch: 15f32.to_radians(),
-            distance: 0.55,
-        };
+        let surface_y = surface_height(&snapshot.positions, scene.params.spacing);
+        let camera = grazing_camera(surface_y);
         for smooth_thickness in [false, true] {
             let settings = RenderSettings {
                 smooth_thickness,
@@ -493,12 +487,7 @@ fn disordered_surface_at(
     );
     let mut renderer =
         Renderer::new(headless.gl(), scene, PassClock::Finish).expect("the PBF renderer");
-    let camera = Camera {
-        target: Vec3::new(0.3, surface_y, 0.3),
-        yaw: 0.3,
-        pitch: 15f32.to_radians(),
-        distance: 0.55,
-    };
+    let camera = grazing_camera(surface_y);
     headless
         .capture(|output| {
             renderer.update_particles(solver, settings)?;
@@ -517,9 +506,7 @@ fn the_filtered_surface_is_as_flat_at_every_resolution() {
     let scene = Scene::parse(SCENE, "calm pool", "render test").expect("valid scene");
     let mut solver = disordered_pool(&scene);
     let snapshot = solver.snapshot().expect("snapshot");
-    let mut heights: Vec<f32> = snapshot.positions.iter().map(|p| p.y).collect();
-    heights.sort_by(f32::total_cmp);
-    let surface_y = heights[heights.len() - 200] + 0.5 * scene.params.spacing;
+    let surface_y = surface_height(&snapshot.positions, scene.params.spacing);
     for anisotropy in [true, false] {
         let settings = RenderSettings {
             anisotropy,
