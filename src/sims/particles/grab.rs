@@ -3,7 +3,8 @@
 //! A held node is pinned (it never moves by itself; the springs pull its neighbours after it)
 //! and gets its own pin state back when let go. A drag that starts on the wind arrow's head
 //! holds the arrow instead: the head follows the pointer on the horizontal plane through the
-//! arrow's base, which sets the wind's direction and speed (a horizontal wind).
+//! arrow's base, which sets the wind's direction and speed (a horizontal wind). With no wind
+//! the arrow is a small handle at its base, grabbed the same way, so a drag can start a wind.
 
 use super::body::Body;
 use super::render::{arrow_length, ARROW_LONGEST, ARROW_SHORTEST};
@@ -36,13 +37,17 @@ pub struct Grabber {
     pub arrow: bool,
 }
 
-/// The wind arrow's base in `scene`: above the fountain's jet (on its axis, 1.8 cube sides
-/// above the top: the preset's jet reaches 1.2), above the cloth's top edge, above the jelly.
+/// The wind arrow's base in `scene`: on the fountain's jet, along its direction from the
+/// nozzle (tilted with it), 1.8 cube sides past the cube's top (the preset's upright jet
+/// reaches 1.2); above the cloth's top edge; above the jelly.
 pub fn arrow_base(scene: &ParticlesScene) -> Vec3 {
     let b = &scene.body;
     let start = Vec3::from(b.start);
     match scene.which {
-        Which::Fountain => Vec3::new(0.0, 2.8 * scene.fountain.cube, 0.0),
+        Which::Fountain => {
+            let f = &scene.fountain;
+            f.nozzle() + f.jet() * (f.emitter_depth + 1.8 * f.cube)
+        }
         Which::Cloth => start + Vec3::new(0.5 * b.size, 0.6, 0.0),
         Which::Jelly => start + Vec3::new(0.5 * b.size, b.size + 0.8, 0.5 * b.size),
     }
@@ -51,13 +56,21 @@ pub fn arrow_base(scene: &ParticlesScene) -> Vec3 {
 /// Where along the arrow its head is picked and held, of its length (the head spans 0.7–1).
 pub const HEAD_AT: f32 = 0.85;
 
-/// The middle of the head of the arrow at `base` drawn for `wind` (`None`: no wind, no arrow).
-pub fn arrow_head(base: Vec3, wind: Vec3) -> Option<Vec3> {
+/// The middle of the head of the arrow at `base` drawn for `wind`: with no wind, the base (the
+/// handle drawn there).
+pub fn arrow_head(base: Vec3, wind: Vec3) -> Vec3 {
     let speed = wind.length();
-    (speed > 1e-4).then(|| base + wind / speed * (HEAD_AT * arrow_length(speed)))
+    if speed > NO_WIND {
+        base + wind / speed * (HEAD_AT * arrow_length(speed))
+    } else {
+        base
+    }
 }
 
-/// The slowest wind a drag sets, m/s (so the arrow stays to be grabbed again).
+/// Below this speed, m/s, no arrow is drawn but the handle at its base.
+pub const NO_WIND: f32 = 1e-4;
+
+/// The slowest wind a drag sets, m/s (a drag from the handle shows an arrow at once).
 pub const SLOWEST_DRAGGED: f32 = 0.1;
 
 /// The horizontal wind whose arrow at `base` has its head's middle at `head`'s horizontal
@@ -86,7 +99,8 @@ pub fn to_pixel(camera: &Camera, p: Vec3, size: [u32; 2]) -> Option<([f32; 2], f
     Some(([(ndc.x + 1.0) * 0.5 * w, (1.0 - ndc.y) * 0.5 * h], ndc.z))
 }
 
-/// Whether output pixel `position` is within [`PICK_PIXELS`] of the arrow's head.
+/// Whether output pixel `position` is within [`PICK_PIXELS`] of the arrow's head (the handle
+/// with no wind).
 pub fn picks_arrow(
     base: Vec3,
     wind: Vec3,
@@ -94,12 +108,10 @@ pub fn picks_arrow(
     position: [f32; 2],
     size: [u32; 2],
 ) -> bool {
-    arrow_head(base, wind)
-        .and_then(|head| to_pixel(camera, head, size))
-        .is_some_and(|(pixel, _)| {
-            let (dx, dy) = (pixel[0] - position[0], pixel[1] - position[1]);
-            dx * dx + dy * dy <= PICK_PIXELS * PICK_PIXELS
-        })
+    to_pixel(camera, arrow_head(base, wind), size).is_some_and(|(pixel, _)| {
+        let (dx, dy) = (pixel[0] - position[0], pixel[1] - position[1]);
+        dx * dx + dy * dy <= PICK_PIXELS * PICK_PIXELS
+    })
 }
 
 /// The pointer's ray through output pixel `position` of an output of `size`: its origin on
@@ -259,7 +271,7 @@ mod tests {
         ] {
             let wind = wind_for_head(base, head).expect("a wind");
             assert_eq!(wind.y, 0.0);
-            let back = arrow_head(base, wind).expect("an arrow");
+            let back = arrow_head(base, wind);
             assert!(back.distance(head) < 1e-4, "{back} for {head}");
         }
         // Nearer than the shortest arrow: the slowest wind, still pointing there.
@@ -277,7 +289,7 @@ mod tests {
         let base = Vec3::new(0.0, 2.0, 0.0);
         let camera = looking_at(Vec3::new(0.5, 4.0, 6.0), base);
         let wind = Vec3::new(3.0, 0.0, 0.0);
-        let head = arrow_head(base, wind).unwrap();
+        let head = arrow_head(base, wind);
         let (at_head, _) = to_pixel(&camera, head, size).unwrap();
         let mut grabber = Grabber::default();
         // A drag starting 40 px off the head does not hold it.
@@ -298,7 +310,7 @@ mod tests {
         let moved = grabber
             .pointer_arrow(base, start, &camera, pixel, size, true)
             .expect("still held");
-        let head = arrow_head(base, moved).unwrap();
+        let head = arrow_head(base, moved);
         assert!(head.distance(goal) < 0.01, "{head} for {goal}");
         assert!(grabber.arrow);
         // Let go: not held; the next drag elsewhere is not the arrow's.

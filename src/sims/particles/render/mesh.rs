@@ -168,7 +168,10 @@ impl Shape {
     }
 }
 
-/// The wind arrow's length at no wind, m.
+/// The wind arrow's handle at no wind: a ball of this radius, m, at the arrow's base.
+pub const HANDLE_RADIUS: f32 = 0.08;
+
+/// The wind arrow's length at the slowest wind, m.
 pub const ARROW_SHORTEST: f32 = 0.6;
 /// Its longest, m.
 pub const ARROW_LONGEST: f32 = 2.0;
@@ -179,10 +182,10 @@ pub fn arrow_length(speed: f32) -> f32 {
 }
 
 /// The model matrix putting [`Shape::arrow`] at `base` along `wind`, its length growing with
-/// the wind's speed (`None`: no wind).
+/// the wind's speed (`None`: no wind; the handle is drawn instead).
 pub fn arrow_model(base: Vec3, wind: Vec3) -> Option<Mat4> {
     let speed = wind.length();
-    (speed > 1e-4).then(|| {
+    (speed > crate::sims::particles::grab::NO_WIND).then(|| {
         let length = arrow_length(speed);
         let rotation = Quat::from_rotation_arc(Vec3::Z, wind / speed);
         Mat4::from_scale_rotation_translation(Vec3::splat(length), rotation, base)

@@ -54,7 +54,7 @@ use crate::gfx::Output;
 use anyhow::{anyhow, Result};
 use glam::{Mat4, Vec3};
 use glow::HasContext;
-use mesh::{Material, Mesh, MeshProgram, Shape};
+use mesh::{Material, Mesh, MeshProgram, Shape, HANDLE_RADIUS};
 use nodes::Nodes;
 use settings::shows_basin_nodes;
 use std::rc::Rc;
@@ -91,6 +91,8 @@ pub struct Renderer {
     meshes: MeshProgram,
     pieces: Vec<room::Piece>,
     arrow: Mesh,
+    /// The wind arrow's handle, drawn at its base when no wind blows (the drag starts a wind).
+    handle: Mesh,
     textures: Vec<glow::Texture>,
     fabric: glow::Texture,
     surface: Option<surface::Surface>,
@@ -134,6 +136,7 @@ impl Renderer {
             meshes: MeshProgram::new(g)?,
             pieces,
             arrow: Mesh::new(g, &Shape::arrow(), false)?,
+            handle: Mesh::new(g, &Shape::sphere(Vec3::ZERO, HANDLE_RADIUS, 8, 16), false)?,
             textures: vec![grass, fabric],
             fabric,
             surface: None,
@@ -444,12 +447,16 @@ impl Renderer {
         // SAFETY: as above.
         unsafe { gl.disable(glow::CULL_FACE) };
         let base = super::grab::arrow_base(scene);
-        if let Some(model) = mesh::arrow_model(base, Vec3::from(scene.world.wind)) {
-            let material = Material {
-                gloss: 0.5,
-                ..Material::plain(Vec3::new(0.95, 0.75, 0.15))
-            };
-            self.meshes.draw(gl, &self.arrow, model, &material);
+        let material = Material {
+            gloss: 0.5,
+            ..Material::plain(Vec3::new(0.95, 0.75, 0.15))
+        };
+        match mesh::arrow_model(base, Vec3::from(scene.world.wind)) {
+            Some(model) => self.meshes.draw(gl, &self.arrow, model, &material),
+            None => {
+                let model = Mat4::from_translation(base);
+                self.meshes.draw(gl, &self.handle, model, &material);
+            }
         }
     }
 
@@ -548,6 +555,7 @@ impl Renderer {
             piece.mesh.delete(gl);
         }
         self.arrow.delete(gl);
+        self.handle.delete(gl);
         for texture in &self.textures {
             // SAFETY: GL call on the current context; the textures are this renderer's.
             unsafe { gl.delete_texture(*texture) };
