@@ -21,7 +21,10 @@ const HELP_KEY_COLUMN: usize = 22;
 pub const KEYS: &[(&str, &str)] = &[
     ("F1 F2 F3", "fountain, cloth, jelly"),
     ("Left drag on a node", "grab and drag it (cloth, jelly)"),
-    ("Left drag, wind arrow", "set the wind (drag its head)"),
+    (
+        "Left drag, wind arrow",
+        "set the wind (its head; no wind: its ball)",
+    ),
     ("Arrows", "steer the wind (x, z) by 0.5 m/s"),
     ("O", "fountain on / off"),
     (
