@@ -74,6 +74,9 @@ pub struct Body {
     pub node_triangles: Vec<u32>,
     /// Each triangle's wind force on each of its corners, N (the `wind` stage's scratch).
     pub triangle_force: Vec<Vec3>,
+    /// Each spring's pull on its lower-index end, N (the `springs` stage's scratch; the
+    /// other end gets its negative).
+    pub spring_force: Vec<Vec3>,
     /// Each node's displacement Δ over the substep, m (XPBD's scratch, kept so a substep
     /// allocates nothing).
     pub displacement: Vec<Vec3>,
@@ -191,6 +194,7 @@ impl Body {
             mass,
             kinds: springs.iter().map(|(_, k)| *k).collect(),
             lambda: vec![0.0; springs.len()],
+            spring_force: vec![Vec3::ZERO; springs.len()],
             springs: springs.into_iter().map(|(s, _)| s).collect(),
             node_start,
             links,

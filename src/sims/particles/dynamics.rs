@@ -1,5 +1,5 @@
-//! A spring-mass body's stages, once per substep: `springs` (each node gathers its springs'
-//! pull, plus gravity), `wind` (per triangle along its normal, ∝ area·(n̂·w), a third on each
+//! A spring-mass body's stages, once per substep: `springs` (each spring's pull computed
+//! once, then each node gathers its springs' pulls, plus gravity), `wind` (per triangle along its normal, ∝ area·(n̂·w), a third on each
 //! corner), `integrate` (time-corrected Verlet, symplectic Euler, or XPBD's constraint
 //! projection), `collide` (the ground and a sphere). Every node-parallel stage gathers what
 //! reaches its node (one task per node, no atomics), as a kernel would.
@@ -74,23 +74,47 @@ pub struct Surroundings {
 /// `springs`: every node's force, its weight m·g plus (`with_springs`) the pull of each of
 /// its springs, k·(l − l₀)·ê towards the other end (Hooke; the spec's ambiguity 4 resolved to
 /// the physical sign). XPBD passes `with_springs = false`: its springs are constraints.
+///
+/// Each spring's pull is computed once, on its lower-index end, into
+/// [`Body::spring_force`] (springs in parallel: one square root and one division a spring),
+/// then each node gathers its links' pulls, negated at the higher-index end (nodes in
+/// parallel, no atomics). The same sums as each node computing its links itself, bit for
+/// bit: x_lo − x_hi is −(x_hi − x_lo) exactly, and so is its length and the product.
 pub fn springs(body: &mut Body, gravity: Vec3, with_springs: bool) {
-    let (position, start, links) = (&body.position, &body.node_start, &body.links);
     let weight = gravity * body.mass;
+    if !with_springs {
+        body.force
+            .par_iter_mut()
+            .with_min_len(MIN_NODES)
+            .for_each(|f| *f = weight);
+        return;
+    }
+    let position = &body.position;
+    body.spring_force
+        .par_iter_mut()
+        .zip(body.springs.par_iter())
+        .with_min_len(MIN_NODES)
+        .for_each(|(f, s)| {
+            let d = position[s.a.max(s.b) as usize] - position[s.a.min(s.b) as usize];
+            let length = d.length();
+            *f = Vec3::ZERO;
+            if length > 0.0 {
+                *f = d * (s.stiffness * (length - s.rest) / length);
+            }
+        });
+    let (start, links, pulls) = (&body.node_start, &body.links, &body.spring_force);
     body.force
         .par_iter_mut()
         .with_min_len(MIN_NODES)
         .enumerate()
         .for_each(|(k, f)| {
             let mut sum = weight;
-            if with_springs {
-                let here = position[k];
-                for link in &links[start[k] as usize..start[k + 1] as usize] {
-                    let d = position[link.other as usize] - here;
-                    let length = d.length();
-                    if length > 0.0 {
-                        sum += d * (link.stiffness * (length - link.rest) / length);
-                    }
+            for link in &links[start[k] as usize..start[k + 1] as usize] {
+                let pull = pulls[link.spring as usize];
+                if link.other as usize > k {
+                    sum += pull;
+                } else {
+                    sum -= pull;
                 }
             }
             *f = sum;
