@@ -571,14 +571,18 @@ fn a_disc_moved_through_the_ink_follows_the_cpu_on_the_emulated_driver() {
     assert_eq!(cpu.len(), cuda.len());
     let value = |line: &serde_json::Value, key: &str| line[key].as_f64().unwrap();
     for (a, b) in cpu.iter().zip(&cuda) {
-        for (key, tolerance) in [
-            ("kinetic_energy", 1e-5),
-            ("max_speed", 1e-5),
-            ("divergence_after", 1e-3),
+        // The divergence after the projection is ~1e-4 of the one before it, where the two
+        // solvers' rounding differs by ~1e-3 of it (step 24: 1.4643e-4 and 1.4627e-4 1/s):
+        // it is compared to 1e-3 of itself or 1e-6 of the divergence before, the larger.
+        let floor = 1e-3 * value(a, "divergence_before");
+        for (key, tolerance, floor) in [
+            ("kinetic_energy", 1e-5, 1e-6),
+            ("max_speed", 1e-5, 1e-6),
+            ("divergence_after", 1e-3, floor),
         ] {
             let (x, y) = (value(a, key), value(b, key));
             assert!(
-                (x - y).abs() <= tolerance * x.abs().max(1e-6),
+                (x - y).abs() <= tolerance * x.abs().max(floor),
                 "step {}: {key} {x} on the CPU, {y} on CUDA",
                 value(a, "step")
             );
