@@ -322,6 +322,36 @@ pressure_residual(const InkGrid g, const unsigned char* __restrict__ stencil, co
     if (threadIdx.x == 0) partials[blockIdx.x] = sum;
 }
 
+// ---- close_walls ----------------------------------------------------------------------------
+
+// After obstacles changed in the rows of cells j0..j1 (a disc moved, cells painted; the host
+// sent those rows' masks and fixed velocities, CudaInk::set_walls): every closed face of those
+// rows — the u faces of rows j0..j1, the v faces of rows j0..=j1 — takes its fixed velocity (a
+// moving disc's, zero, a side's), and the solid cells' pressure becomes zero (the CPU's
+// Flow::close_rows and zero_solid_pressure). One thread per point of (nx + 1) × (j1 − j0 + 1).
+extern "C" __global__ void __launch_bounds__(INK_BLOCK)
+close_walls(const InkGrid g, int j0, int j1, float* __restrict__ u, float* __restrict__ v, float* __restrict__ p,
+            const unsigned char* __restrict__ u_open, const unsigned char* __restrict__ v_open,
+            const unsigned char* __restrict__ solid, const float* __restrict__ u_fixed,
+            const float* __restrict__ v_fixed) {
+    unsigned int k = ink_index();
+    int w = g.nx + 1;
+    if (k >= (unsigned int)(w * (j1 - j0 + 1))) return;
+    int i = (int)(k % (unsigned int)w), j = j0 + (int)(k / (unsigned int)w);
+    if (j < j1) {
+        int ku = j * w + i;
+        if (!u_open[ku]) u[ku] = u_fixed[ku];
+    }
+    if (i < g.nx && j <= g.ny) {
+        int kv = j * g.nx + i;
+        if (!v_open[kv]) v[kv] = v_fixed[kv];
+    }
+    if (i < g.nx && j < j1) {
+        int kc = j * g.nx + i;
+        if (solid[kc]) p[kc] = 0.0f;
+    }
+}
+
 // ---- subtract_gradient ----------------------------------------------------------------------
 
 // u −= ∇p on every open face (p = 0 beyond the box: outflow sides), one thread per point of

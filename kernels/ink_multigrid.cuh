@@ -1,8 +1,8 @@
 // Ink's multigrid pressure solver (`src/sims/ink/multigrid.rs`), the `pressure` stage with
 // `pressure_solver = "multigrid"`: the same operations in the same order as the CPU's V-cycle —
 // red-black Gauss–Seidel sweeps (colour 0: i + j even, then colour 1), the residual, restriction
-// (the mean of the fluid children's residuals, the coarse p zeroed), the mean removed in a closed
-// box, bilinear prolongation (the coarse cell's own value beyond walls and solids, its mirror
+// (the fluid children's residuals summed over four, the coarse p zeroed), the mean removed in a
+// closed box, bilinear prolongation (the coarse cell's own value beyond walls and solids, its mirror
 // image beyond outflow sides) — one thread per cell. Host side in src/sims/ink/cuda/multigrid.rs.
 //
 // The levels' arrays are pooled: cell c of a level is element `offset + c` of p, b, r (f32) and
@@ -79,8 +79,8 @@ __device__ __forceinline__ void residual_cell(const InkLevel& l, const unsigned 
     r[k] = (cell >> DIAGONAL_SHIFT) != 0u ? residual_at(cell, p, b, k, l.nx, l.weight) : 0.0f;
 }
 
-// Multigrid::restrict at coarse cell c: b = the mean of the fluid children's r (0 without any),
-// p = 0.
+// Multigrid::restrict at coarse cell c: b = the sum of the fluid children's r over four (0
+// without any), p = 0.
 __device__ __forceinline__ void restrict_cell(const InkLevel& fine, const InkLevel& coarse, const unsigned char* __restrict__ solid,
                                               const float* __restrict__ r, float* __restrict__ b, float* p, unsigned int c) {
     int ci = (int)(c % (unsigned int)coarse.nx), cj = (int)(c / (unsigned int)coarse.nx);
@@ -94,7 +94,7 @@ __device__ __forceinline__ void restrict_cell(const InkLevel& fine, const InkLev
             }
         }
     }
-    b[coarse.offset + c] = count > 0.0f ? sum / count : 0.0f;
+    b[coarse.offset + c] = count > 0.0f ? sum * 0.25f : 0.0f;
     p[coarse.offset + c] = 0.0f;
 }
 

@@ -571,14 +571,18 @@ fn a_disc_moved_through_the_ink_follows_the_cpu_on_the_emulated_driver() {
     assert_eq!(cpu.len(), cuda.len());
     let value = |line: &serde_json::Value, key: &str| line[key].as_f64().unwrap();
     for (a, b) in cpu.iter().zip(&cuda) {
-        for (key, tolerance) in [
-            ("kinetic_energy", 1e-5),
-            ("max_speed", 1e-5),
-            ("divergence_after", 1e-3),
+        // The divergence after the projection is ~1e-4 of the one before it, where the two
+        // solvers' rounding differs by ~1e-3 of it (step 24: 1.4643e-4 and 1.4627e-4 1/s):
+        // it is compared to 1e-3 of itself or 1e-6 of the divergence before, the larger.
+        let floor = 1e-3 * value(a, "divergence_before");
+        for (key, tolerance, floor) in [
+            ("kinetic_energy", 1e-5, 1e-6),
+            ("max_speed", 1e-5, 1e-6),
+            ("divergence_after", 1e-3, floor),
         ] {
             let (x, y) = (value(a, key), value(b, key));
             assert!(
-                (x - y).abs() <= tolerance * x.abs().max(1e-6),
+                (x - y).abs() <= tolerance * x.abs().max(floor),
                 "step {}: {key} {x} on the CPU, {y} on CUDA",
                 value(a, "step")
             );
@@ -587,4 +591,52 @@ fn a_disc_moved_through_the_ink_follows_the_cpu_on_the_emulated_driver() {
     // The disc has moved and stirred the fluid by the end (0.64 m/s at step 20, 0.98 at 39).
     let last = cpu.last().unwrap();
     assert!(value(last, "max_speed") > 0.5, "{last}");
+}
+
+/// A disc moving through the ink costs the CUDA host code no wait and no copy back: the frames
+/// in which the `stir` preset's disc moves (its cells change every substep, 0.2 s on) wait and
+/// read back exactly what frames before it moves do (the frame's one synchronisation and its
+/// statistics). Fails when `CudaInk::set_walls` reads the rows' velocities back to close them
+/// on the host (two synchronisations and ~25 kB more per substep).
+#[test]
+#[cfg_attr(
+    not(fluidlab_emulated_driver),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found one missing; scripts/setup.sh installs cuda.h)"
+)]
+fn a_moving_disc_adds_no_wait_and_no_copy_back_on_the_emulated_driver() {
+    let driver = emulated_driver::build(Flavour::Plain);
+    let dir = tempfile::tempdir().unwrap();
+    // (waits, bytes copied back) of a run of `steps` frames.
+    let run = |steps: u32| -> (usize, usize) {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_fluidlab"));
+        command
+            .args(["simulate", "stir", "--backend", "cuda", "--steps"])
+            .arg(steps.to_string())
+            .arg("--stats")
+            .arg(dir.path().join(format!("{steps}.jsonl")))
+            .env("FLUIDLAB_EMULATED_TRACE", "1");
+        let (_, stderr) = succeeds(command, &driver);
+        let calls: Vec<&str> = stderr
+            .lines()
+            .filter_map(|line| line.strip_prefix("emulated CUDA driver: cu"))
+            .collect();
+        let waits = calls.iter().filter(|c| c.contains("Synchronize")).count();
+        let bytes = calls
+            .iter()
+            .filter(|c| c.starts_with("MemcpyDtoH"))
+            .map(|c| c.split(' ').nth(1).unwrap().parse::<usize>().unwrap())
+            .sum();
+        (waits, bytes)
+    };
+    let window = |from: u32, to: u32| {
+        let (a, b) = (run(from), run(to));
+        (a.0.abs_diff(b.0), a.1.abs_diff(b.1))
+    };
+    // Frames 5–8: the stripes laid, the disc at rest; frames 21–24: the disc moving.
+    let (resting, moving) = (window(4, 8), window(20, 24));
+    assert_eq!(
+        moving, resting,
+        "4 frames moving, then 4 at rest: (waits, bytes back)"
+    );
+    assert!(resting.0 <= 8, "{} waits in 4 frames", resting.0);
 }

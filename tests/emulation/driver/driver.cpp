@@ -84,6 +84,12 @@ bool tracing() {
     return on;
 }
 
+// With FLUIDLAB_EMULATED_TRACE, every copy back to the host and every wait is named on stderr
+// with its size, so a test can count what a frame waits for and reads back.
+static void trace_host_call(const char* call, size_t bytes) {
+    if (tracing()) std::fprintf(stderr, "emulated CUDA driver: %s %zu bytes\n", call, bytes);
+}
+
 CUresult refuse(CUresult code, const std::string& why) {
     std::fprintf(stderr, "emulated CUDA driver: %s\n", why.c_str());
     return code;
@@ -251,7 +257,11 @@ EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
     *device = 0;
     return CUDA_SUCCESS;
 }
-EXPORT CUresult CUDAAPI cuCtxSynchronize() { return refuse_while_capturing("cuCtxSynchronize"); }
+EXPORT CUresult CUDAAPI cuCtxSynchronize() {
+    if (CUresult r = refuse_while_capturing("cuCtxSynchronize")) return r;
+    trace_host_call("cuCtxSynchronize", 0);
+    return CUDA_SUCCESS;
+}
 EXPORT CUresult CUDAAPI cuCtxSetLimit(CUlimit, size_t) { return CUDA_SUCCESS; }
 EXPORT CUresult CUDAAPI cuCtxGetLimit(size_t* value, CUlimit) {
     if (value) *value = 0;
@@ -351,10 +361,12 @@ EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr to, const void* from, size
 }
 EXPORT CUresult CUDAAPI cuMemcpyDtoH(void* to, CUdeviceptr from, size_t bytes) {
     if (CUresult r = refuse_while_capturing("cuMemcpyDtoH")) return r;
+    trace_host_call("cuMemcpyDtoH", bytes);
     return copy("cuMemcpyDtoH", to, reinterpret_cast<const void*>(from), bytes, 0, from);
 }
 EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync(void* to, CUdeviceptr from, size_t bytes, CUstream stream) {
     if (CUresult r = refuse_on_capturing_stream("cuMemcpyDtoHAsync", stream)) return r;
+    trace_host_call("cuMemcpyDtoHAsync", bytes);
     return copy("cuMemcpyDtoHAsync", to, reinterpret_cast<const void*>(from), bytes, 0, from);
 }
 EXPORT CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr to, CUdeviceptr from, size_t bytes) {
@@ -408,6 +420,7 @@ EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream stream) {
 }
 EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream stream) {
     if (CUresult r = refuse_on_capturing_stream("cuStreamSynchronize", stream)) return r;
+    trace_host_call("cuStreamSynchronize", 0);
     return refuse_while_capturing("cuStreamSynchronize");
 }
 EXPORT CUresult CUDAAPI cuStreamQuery(CUstream stream) { return refuse_on_capturing_stream("cuStreamQuery", stream); }

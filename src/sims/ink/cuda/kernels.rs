@@ -271,6 +271,7 @@ impl InkKernels {
         "pressure_mg_remove_mean",
         "pressure_mg_tail",
         "subtract_gradient",
+        "close_walls",
         "reduce_totals",
         "reduce_finish",
         "picture_scale",

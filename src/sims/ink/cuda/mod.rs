@@ -10,7 +10,8 @@
 //!
 //! Here: buffers, construction, up- and download, the step's frame; `stages.rs` the launches of
 //! each stage, `kernels.rs` the typed launches, `multigrid.rs` the multigrid pressure solver's
-//! levels and launches, `picture.rs` the picture through a GL texture
+//! levels and launches, `walls.rs` obstacles changed between steps (a moving disc's rows closed
+//! on the GPU), `picture.rs` the picture through a GL texture
 //! (CUDA–GL interop), `parity.rs` the comparison with the CPU solver stage by stage, and
 //! `emulation.rs` (tests) the same comparison with the kernels compiled as C++.
 
@@ -19,13 +20,13 @@ pub mod multigrid;
 pub mod parity;
 mod picture;
 mod stages;
+mod walls;
 
 #[cfg(test)]
 mod emulation;
 #[cfg(test)]
 mod emulation_multigrid;
 
-use super::boundary::MovingDisc;
 use super::fields::{Field, Flow, Ink};
 use super::params::{InkParams, PressureSolver};
 use super::stamp::{BrushStamp, STAMP_TEXELS};
@@ -35,7 +36,6 @@ use crate::cuda::{CudaError, EventTimer};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use kernels::{InkGrid, InkKernels};
 use multigrid::GpuMultigrid;
-use std::ops::Range;
 use std::sync::Arc;
 
 /// Slots of the statistics array the reductions fill (`reduce_finish`'s `first`).
@@ -82,10 +82,11 @@ pub struct Totals {
     pub non_finite: u64,
 }
 
-/// Bytes of GPU memory per velocity cell: u and v three times (the field, the advection's
-/// output, MacCormack's φ̂), p twice (Jacobi's ping-pong), curl, divergence, and four masks
-/// (the multigrid's levels come on top, [`GpuMultigrid::bytes`]).
-pub const BYTES_PER_CELL: u64 = 4 * (6 + 2 + 2) + 4;
+/// Bytes of GPU memory per velocity cell: u and v four times (the field, the advection's
+/// output, MacCormack's φ̂, the closed faces' fixed values), p twice (Jacobi's ping-pong),
+/// curl, divergence, and four masks (the multigrid's levels come on top,
+/// [`GpuMultigrid::bytes`]).
+pub const BYTES_PER_CELL: u64 = 4 * (8 + 2 + 2) + 4;
 /// Bytes per ink cell: three channels, three times.
 pub const BYTES_PER_INK_CELL: u64 = 4 * 9;
 
@@ -118,6 +119,9 @@ pub(super) struct Buffers {
     pub v_open: CudaSlice<u8>,
     pub solid: CudaSlice<u8>,
     pub stencil: CudaSlice<u8>,
+    /// The closed faces' fixed velocities (`Flow::fixed`), as the host last sent them.
+    pub u_fixed: CudaSlice<f32>,
+    pub v_fixed: CudaSlice<f32>,
     /// Per block of the largest launch, four quantities.
     pub partials: CudaSlice<f64>,
     /// [`slot::COUNT`] values.
@@ -158,6 +162,8 @@ pub struct CudaInk {
     /// Multigrid levels of at most this many cells run in one block.
     tail_cells: usize,
     interop_noted: bool,
+    /// The rows of masks and fixed velocities `set_walls` last sent (`walls.rs`).
+    wall_rows: walls::WallRows,
 }
 
 /// A fluid at rest in the box of `params` whose cells are solid where `solid(x, y)` at their
@@ -236,6 +242,7 @@ impl CudaInk {
             surface: Default::default(),
             tail_cells: multigrid::TAIL_CELLS,
             interop_noted: false,
+            wall_rows: Default::default(),
             params,
         };
         solver.upload(&flow, &ink, None, None)?;
@@ -265,6 +272,8 @@ impl CudaInk {
             v_open: stream.alloc_zeros(nv)?,
             solid: stream.alloc_zeros(nc)?,
             stencil: stream.alloc_zeros(nc)?,
+            u_fixed: stream.alloc_zeros(nu)?,
+            v_fixed: stream.alloc_zeros(nv)?,
             partials: stream.alloc_zeros(4 * kernels::blocks(g.ink_cells()))?,
             stats: stream.alloc_zeros(slot::COUNT)?,
             multigrid: GpuMultigrid::new(stream, g.nx as usize, g.ny as usize)?,
@@ -333,6 +342,9 @@ impl CudaInk {
         s.memcpy_htod(&solid, &mut b.solid).map_err(&copy)?;
         s.memcpy_htod(&flow.poisson.cells, &mut b.stencil)
             .map_err(&copy)?;
+        let (u_fixed, v_fixed) = flow.fixed();
+        s.memcpy_htod(u_fixed, &mut b.u_fixed).map_err(&copy)?;
+        s.memcpy_htod(v_fixed, &mut b.v_fixed).map_err(&copy)?;
         if let Some(curl) = curl {
             s.memcpy_htod(&curl.data, &mut b.curl).map_err(&copy)?;
         }
@@ -400,134 +412,6 @@ impl CudaInk {
             curl,
             divergence,
         })
-    }
-
-    /// Makes the cells where `solid` solid: the faces beside them close, the pressure there is
-    /// zeroed and the stencil follows (as `CpuInk::set_solid`). Only the rows that can change go
-    /// through the host — the rows whose cells changed and one either side, of the velocity,
-    /// pressure and masks — and the multigrid's masks; a brush stroke's event moves a few rows,
-    /// not the grid.
-    pub fn set_solid(&mut self, solid: Vec<bool>) -> Result<(), CudaError> {
-        let moving = self.mirror.moving.clone();
-        self.set_walls(0..self.mirror.ny, &solid, moving)
-    }
-
-    /// [`CudaInk::set_solid`] for the rows of cells `rows` only (`cells`: those rows' cells),
-    /// with the discs `moving` moving, as `CpuInk::set_walls`: the host mirror's masks are set
-    /// again in those rows ([`Flow::set_solid_rows`]) and only the rows among them whose cells
-    /// or whose closed faces' velocities changed are sent.
-    pub fn set_walls(
-        &mut self,
-        rows: Range<usize>,
-        cells: &[bool],
-        moving: Vec<MovingDisc>,
-    ) -> Result<(), CudaError> {
-        let (nx, ny) = (self.mirror.nx, self.mirror.ny);
-        let mirror = &mut self.mirror;
-        let near = rows.start.saturating_sub(1)..(rows.end + 1).min(ny);
-        let counts = |flow: &Flow| {
-            let near = near.start * nx..near.end * nx;
-            let fluid = flow.solid()[near.clone()].iter().filter(|&&s| !s).count();
-            let solved = flow.poisson.cells[near]
-                .iter()
-                .filter(|&&c| c >> super::boundary::DIAGONAL_SHIFT != 0)
-                .count();
-            (fluid, solved)
-        };
-        let before = counts(mirror);
-        let u_span = |r: &Range<usize>| r.start * (nx + 1)..r.end * (nx + 1);
-        let v_span = |r: &Range<usize>| r.start * nx..(r.end + 1).min(ny + 1) * nx;
-        let old_solid = mirror.solid()[rows.start * nx..rows.end * nx].to_vec();
-        let (old_u, old_v) = mirror.fixed();
-        let (old_u, old_v) = (old_u[u_span(&rows)].to_vec(), old_v[v_span(&rows)].to_vec());
-        mirror.moving = moving;
-        let cells_changed = mirror.set_solid_rows(rows.clone(), cells);
-        let (new_u, new_v) = mirror.fixed();
-        let (new_u, new_v) = (&new_u[u_span(&rows)], &new_v[v_span(&rows)]);
-        let changed: Vec<usize> = (0..rows.len())
-            .filter(|&r| {
-                let (c, u, v) = (
-                    r * nx..(r + 1) * nx,
-                    r * (nx + 1)..(r + 1) * (nx + 1),
-                    r * nx..(r + 2) * nx,
-                );
-                let v = v.start..v.end.min(new_v.len());
-                old_solid[c.clone()] != cells[c]
-                    || old_u[u.clone()] != new_u[u]
-                    || old_v[v.clone()] != new_v[v]
-            })
-            .map(|r| rows.start + r)
-            .collect();
-        let (Some(&first), Some(&last)) = (changed.first(), changed.last()) else {
-            return Ok(());
-        };
-        let after = counts(mirror);
-        self.fluid_cells = self.fluid_cells + after.0 - before.0;
-        self.solved_cells = self.solved_cells + after.1 - before.1;
-        let (j0, j1) = (first.saturating_sub(1), (last + 2).min(ny));
-        let cells = j0 * nx..j1 * nx;
-        let u_faces = j0 * (nx + 1)..j1 * (nx + 1);
-        let v_faces = j0 * nx..((j1 + 1).min(ny + 1)) * nx;
-        let s = &self.stream;
-        let b = &mut self.buffers;
-        let down = CudaError::driver("copying the obstacles' rows from the GPU");
-        s.memcpy_dtoh(
-            &b.u.slice(u_faces.clone()),
-            &mut mirror.u.data[u_faces.clone()],
-        )
-        .map_err(&down)?;
-        s.memcpy_dtoh(
-            &b.v.slice(v_faces.clone()),
-            &mut mirror.v.data[v_faces.clone()],
-        )
-        .map_err(&down)?;
-        s.memcpy_dtoh(&b.p.slice(cells.clone()), &mut mirror.p.data[cells.clone()])
-            .map_err(&down)?;
-        s.synchronize().map_err(&down)?;
-        mirror.close_rows(j0..j1);
-        mirror.zero_solid_pressure(j0..j1);
-        let u_open: Vec<u8> = u_faces
-            .clone()
-            .map(|k| u8::from(mirror.u_open(k % (nx + 1), k / (nx + 1))))
-            .collect();
-        let v_open: Vec<u8> = v_faces
-            .clone()
-            .map(|k| u8::from(mirror.v_open(k % nx, k / nx)))
-            .collect();
-        let solid_bytes: Vec<u8> = mirror.solid()[cells.clone()]
-            .iter()
-            .map(|&s| u8::from(s))
-            .collect();
-        let up = CudaError::driver("copying the obstacles' rows to the GPU");
-        let (u_range, v_range) = (u_faces.clone(), v_faces.clone());
-        s.memcpy_htod(&mirror.u.data[u_range], &mut b.u.slice_mut(u_faces.clone()))
-            .map_err(&up)?;
-        s.memcpy_htod(&mirror.v.data[v_range], &mut b.v.slice_mut(v_faces.clone()))
-            .map_err(&up)?;
-        s.memcpy_htod(
-            &mirror.p.data[cells.clone()],
-            &mut b.p.slice_mut(cells.clone()),
-        )
-        .map_err(&up)?;
-        s.memcpy_htod(&u_open, &mut b.u_open.slice_mut(u_faces))
-            .map_err(&up)?;
-        s.memcpy_htod(&v_open, &mut b.v_open.slice_mut(v_faces))
-            .map_err(&up)?;
-        s.memcpy_htod(&solid_bytes, &mut b.solid.slice_mut(cells.clone()))
-            .map_err(&up)?;
-        s.memcpy_htod(
-            &mirror.poisson.cells[cells.clone()],
-            &mut b.stencil.slice_mut(cells),
-        )
-        .map_err(&up)?;
-        if cells_changed {
-            b.multigrid.current = false;
-            if self.params.pressure_solver == PressureSolver::Multigrid {
-                b.multigrid.upload(s, mirror)?;
-            }
-        }
-        s.synchronize().map_err(&up)?;
-        Ok(())
     }
 
     /// The flow's shape and masks on the host (its values are not kept up to date).

@@ -123,6 +123,9 @@ impl Hierarchy {
 /// The hierarchy's arrays on the GPU.
 pub struct GpuMultigrid {
     levels: Vec<InkLevel>,
+    /// The host arrays the masks were last sent from, kept until the next upload so an
+    /// asynchronous copy never reads a freed buffer.
+    host: Option<Hierarchy>,
     levels_device: CudaSlice<InkLevel>,
     stencil: CudaSlice<u8>,
     solid: CudaSlice<u8>,
@@ -144,6 +147,7 @@ impl GpuMultigrid {
         let count = level_shapes(nx, ny, 1.0, vec![true; nx * ny]).len();
         Ok(GpuMultigrid {
             levels: Vec::new(),
+            host: None,
             levels_device: stream.alloc_zeros(count)?,
             stencil: stream.alloc_zeros(n)?,
             solid: stream.alloc_zeros(n)?,
@@ -172,7 +176,8 @@ impl GpuMultigrid {
         stream
             .memcpy_htod(&hierarchy.solid, &mut self.solid)
             .map_err(&copy)?;
-        self.levels = hierarchy.levels;
+        self.levels = hierarchy.levels.clone();
+        self.host = Some(hierarchy);
         self.current = true;
         Ok(())
     }
