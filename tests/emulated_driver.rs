@@ -606,8 +606,8 @@ fn a_disc_moved_through_the_ink_follows_the_cpu_on_the_emulated_driver() {
 fn a_moving_disc_adds_no_wait_and_no_copy_back_on_the_emulated_driver() {
     let driver = emulated_driver::build(Flavour::Plain);
     let dir = tempfile::tempdir().unwrap();
-    // (waits, bytes copied back) of a run of `steps` frames.
-    let run = |steps: u32| -> (usize, usize) {
+    // (waits, bytes copied back, close_walls launches) of a run of `steps` frames.
+    let run = |steps: u32| -> (usize, usize, usize) {
         let mut command = Command::new(env!("CARGO_BIN_EXE_fluidlab"));
         command
             .args(["simulate", "stir", "--backend", "cuda", "--steps"])
@@ -620,22 +620,33 @@ fn a_moving_disc_adds_no_wait_and_no_copy_back_on_the_emulated_driver() {
             .lines()
             .filter_map(|line| line.strip_prefix("emulated CUDA driver: cu"))
             .collect();
+        let closed = stderr
+            .matches("emulated CUDA driver: kernel `close_walls`")
+            .count();
         let waits = calls.iter().filter(|c| c.contains("Synchronize")).count();
         let bytes = calls
             .iter()
             .filter(|c| c.starts_with("MemcpyDtoH"))
             .map(|c| c.split(' ').nth(1).unwrap().parse::<usize>().unwrap())
             .sum();
-        (waits, bytes)
+        (waits, bytes, closed)
     };
     let window = |from: u32, to: u32| {
         let (a, b) = (run(from), run(to));
-        (a.0.abs_diff(b.0), a.1.abs_diff(b.1))
+        (a.0.abs_diff(b.0), a.1.abs_diff(b.1), a.2.abs_diff(b.2))
     };
     // Frames 5–8: the stripes laid, the disc at rest; frames 21–24: the disc moving.
     let (resting, moving) = (window(4, 8), window(20, 24));
+    // The windows are what they say: the disc's rows are closed on the GPU only while it moves.
+    assert_eq!(resting.2, 0, "close_walls launched with the disc at rest");
+    assert!(
+        moving.2 >= 4,
+        "{} close_walls launches in 4 moving frames",
+        moving.2
+    );
     assert_eq!(
-        moving, resting,
+        (moving.0, moving.1),
+        (resting.0, resting.1),
         "4 frames moving, then 4 at rest: (waits, bytes back)"
     );
     assert!(resting.0 <= 8, "{} waits in 4 frames", resting.0);

@@ -329,6 +329,10 @@ fn a_moving_disc_is_checked() {
 fn the_stir_preset_on_a_finer_grid_stays_bounded() {
     let text = include_str!("../../../scenes/ink/stir.toml")
         .replace("cells = [256, 128]", "cells = [448, 224]");
+    assert!(
+        text.contains("[448, 224]"),
+        "the preset's grid line changed"
+    );
     let mut sim = open(&text);
     let (mut worst_divergence, mut fastest) = (0.0f64, 0.0f64);
     for _ in 0..30 {

@@ -84,8 +84,9 @@ bool tracing() {
     return on;
 }
 
-// With FLUIDLAB_EMULATED_TRACE, every copy back to the host and every wait is named on stderr
-// with its size, so a test can count what a frame waits for and reads back.
+// With FLUIDLAB_EMULATED_TRACE, every copy back to the host and every wait (a context's, a
+// stream's, an event's) is named on stderr with its size (launches.cpp names every kernel
+// launch), so a test can count what a frame waits for, reads back and runs.
 static void trace_host_call(const char* call, size_t bytes) {
     if (tracing()) std::fprintf(stderr, "emulated CUDA driver: %s %zu bytes\n", call, bytes);
 }
@@ -420,8 +421,9 @@ EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream stream) {
 }
 EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream stream) {
     if (CUresult r = refuse_on_capturing_stream("cuStreamSynchronize", stream)) return r;
+    if (CUresult r = refuse_while_capturing("cuStreamSynchronize")) return r;
     trace_host_call("cuStreamSynchronize", 0);
-    return refuse_while_capturing("cuStreamSynchronize");
+    return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuStreamQuery(CUstream stream) { return refuse_on_capturing_stream("cuStreamQuery", stream); }
 EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream stream, CUevent, unsigned int) {
@@ -450,7 +452,11 @@ EXPORT CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream) {
     return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuEventQuery(CUevent) { return refuse_while_capturing("cuEventQuery"); }
-EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent) { return refuse_while_capturing("cuEventSynchronize"); }
+EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent) {
+    if (CUresult r = refuse_while_capturing("cuEventSynchronize")) return r;
+    trace_host_call("cuEventSynchronize", 0);
+    return CUDA_SUCCESS;
+}
 EXPORT CUresult CUDAAPI cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
     if (!ms || !start || !end) return CUDA_ERROR_INVALID_VALUE;
     auto *a = reinterpret_cast<Event*>(start), *b = reinterpret_cast<Event*>(end);

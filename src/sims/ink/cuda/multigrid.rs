@@ -123,9 +123,6 @@ impl Hierarchy {
 /// The hierarchy's arrays on the GPU.
 pub struct GpuMultigrid {
     levels: Vec<InkLevel>,
-    /// The host arrays the masks were last sent from, kept until the next upload so an
-    /// asynchronous copy never reads a freed buffer.
-    host: Option<Hierarchy>,
     levels_device: CudaSlice<InkLevel>,
     stencil: CudaSlice<u8>,
     solid: CudaSlice<u8>,
@@ -147,7 +144,6 @@ impl GpuMultigrid {
         let count = level_shapes(nx, ny, 1.0, vec![true; nx * ny]).len();
         Ok(GpuMultigrid {
             levels: Vec::new(),
-            host: None,
             levels_device: stream.alloc_zeros(count)?,
             stencil: stream.alloc_zeros(n)?,
             solid: stream.alloc_zeros(n)?,
@@ -176,8 +172,9 @@ impl GpuMultigrid {
         stream
             .memcpy_htod(&hierarchy.solid, &mut self.solid)
             .map_err(&copy)?;
-        self.levels = hierarchy.levels.clone();
-        self.host = Some(hierarchy);
+        // The copies are from pageable memory: the driver has staged the bytes when each call
+        // returns (walls.rs), so the hierarchy's arrays may go now.
+        self.levels = hierarchy.levels;
         self.current = true;
         Ok(())
     }

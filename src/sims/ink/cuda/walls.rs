@@ -2,12 +2,18 @@
 //! mirror's masks are set again for the rows that changed ([`Flow::set_solid_rows`]), those
 //! rows' masks, stencil and closed faces' fixed velocities are sent up, and the kernel
 //! `close_walls` closes the rows' faces and zeroes their solid cells' pressure on the GPU. No
-//! velocity comes back and nothing waits: a disc moving every substep keeps the frame's one
-//! synchronisation (`end_frame`).
+//! velocity comes back and nothing is waited for explicitly: a disc moving every substep keeps
+//! the frame's one synchronisation (`end_frame`).
 //!
-//! The copies are asynchronous from host buffers this solver holds ([`WallRows`]) and changes
-//! only at the next `set_walls`; the driver has taken a pageable buffer's bytes by the time
-//! `cuMemcpyHtoDAsync` returns, so nothing here needs the copy to have finished.
+//! The copies (`cuMemcpyHtoDAsync`) are from pageable host memory. The driver stages such a
+//! buffer's bytes before the call returns, so a buffer may be changed or freed as soon as the
+//! call is back; [`WallRows`] holds its vectors only to reuse their allocations. The price: CUDA
+//! documents a pageable copy as possibly synchronous with respect to the host ("API
+//! synchronization behavior"), so a large one can block until the stream reaches it. The rows'
+//! masks are a few kB; the multigrid hierarchy re-sent when cells change (2 × 1.33 bytes a
+//! cell: 2.7 MB at 1414 × 707, 5.6 MB at 2048²) is the copy that may block. Sending only the
+//! changed rows of each level, or building the coarse masks on the GPU, would remove it
+//! (docs/ink.md, "Not done yet").
 
 use super::kernels::{per_point, InkGrid, InkKernels};
 use super::CudaInk;
@@ -18,8 +24,8 @@ use crate::sims::ink::params::PressureSolver;
 use cudarc::driver::{CudaSlice, CudaStream};
 use std::ops::Range;
 
-/// The host side of the last rows sent: the open masks, the solid cells and the closed faces'
-/// fixed velocities of the rows `set_walls` changed.
+/// The host side of the rows `set_walls` sends (the open masks, the solid cells and the closed
+/// faces' fixed velocities), kept between calls only so that their allocations are reused.
 #[derive(Default)]
 pub(super) struct WallRows {
     u_open: Vec<u8>,
@@ -32,7 +38,6 @@ pub(super) struct WallRows {
 impl InkKernels {
     /// The closed faces of the rows of cells `rows` (their u faces, the v faces below and above
     /// them) to their fixed velocities, the pressure of their solid cells to zero.
-    #[allow(clippy::too_many_arguments)]
     pub fn close_walls(
         &self,
         stream: &CudaStream,
