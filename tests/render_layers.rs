@@ -2,7 +2,7 @@
 //! narrow-range filter must not mix with the drop: the step from the drop's rim to the sheet
 //! is more than the filter's threshold but less than twice it, where the plane through a rim
 //! pixel along its slope (the steep flank of the drop's cap) reached the sheet a few texels
-//! out and the drop sank towards it (docs/viewer.md, the narrow-range filter's front rims).
+//! out and the drop sank towards it (docs/render-notes.md, the narrow-range filter's front rims).
 
 use fluidlab::gfx::camera::Camera;
 use fluidlab::gfx::headless::Headless;

@@ -13,6 +13,12 @@
 //   Foam: the `foam` pass's sprites (when `foam` is 1): bubbles mixed in first, seen through
 //     the fluid, then spray and foam over everything, each as 1 − exp(−weight) of `foam_color`
 //     (an albedo) times the weighted mean of the sprites' light there (foam.frag).
+//   Water behind glass (`normals`' w = 2: the fluid's face on a near wall): the surface is the
+//     glass–water interface, whose reflectance is F0 = ((n − 1.5) / (n + 1.5))² (0.004 for
+//     water; light coming through the glass meets it at under the critical angle, so F0
+//     barely grows) and has no highlight of its own; the scene straight behind, no bend. The
+//     glass's own outer reflection is not drawn, as the near walls are not (else the face, seen
+//     edge-on, was a strip of mirrors: light flecks).
 // Writes the fluid's depth (else the scene's), so the `edges` pass after it is hidden by water.
 in vec2 uv;
 
@@ -40,6 +46,7 @@ uniform float roughness;
 out vec4 color;
 
 const float PI = 3.14159265;
+const float GLASS_INDEX = 1.5;
 
 float scene_eye_depth(float window_depth) {
     float near = clip_planes.x;
@@ -71,21 +78,25 @@ void main() {
         return;
     }
     gl_FragDepth = window_depth(depth);
-    vec3 normal = texture(fluid_normal, uv).xyz;
+    vec4 normal_sample = texture(fluid_normal, uv);
+    vec3 normal = normal_sample.xyz;
+    bool behind_glass = normal_sample.w > 1.5;
     float thickness = texture(fluid_thickness, uv).r;
     vec3 eye_position = vec3((uv * 2.0 - 1.0) * depth / projection_scale, -depth);
     vec3 to_eye = normalize(-eye_position);
 
     float f0 = pow((refraction_index - 1.0) / (refraction_index + 1.0), 2.0);
     float cos_theta = clamp(dot(normal, to_eye), 0.0, 1.0);
-    float fresnel = f0 + (1.0 - f0) * pow(1.0 - cos_theta, 5.0);
+    float fresnel = behind_glass
+        ? pow((refraction_index - GLASS_INDEX) / (refraction_index + GLASS_INDEX), 2.0)
+        : f0 + (1.0 - f0) * pow(1.0 - cos_theta, 5.0);
 
     vec3 reflected = inverse_view_rotation * reflect(-to_eye, normal);
     vec3 reflection = texture(skybox, reflected).rgb;
 
     float bend = refraction_strength * (1.0 - 1.0 / refraction_index);
     vec2 refracted_uv = clamp(uv - normal.xy * bend * min(thickness, 1.0), vec2(0.0), vec2(1.0));
-    if (scene_eye_depth(texture(scene_depth, refracted_uv).r) < depth) {
+    if (behind_glass || scene_eye_depth(texture(scene_depth, refracted_uv).r) < depth) {
         refracted_uv = uv;
     }
     vec3 behind = texture(scene_color, refracted_uv).rgb;
@@ -100,7 +111,7 @@ void main() {
     float k = 0.5 * roughness * roughness;
     float visibility = 0.25 / ((n_dot_l * (1.0 - k) + k) * (cos_theta * (1.0 - k) + k));
     float f_sun = f0 + (1.0 - f0) * pow(1.0 - max(dot(half_vector, to_eye), 0.0), 5.0);
-    float specular = d * visibility * f_sun * n_dot_l * sun_radiance;
+    float specular = behind_glass ? 0.0 : d * visibility * f_sun * n_dot_l * sun_radiance;
 
     vec3 shaded = mix(refraction, reflection, fresnel) + vec3(specular);
     shaded = mix(shaded, bubbles, cover.y);

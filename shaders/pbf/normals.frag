@@ -13,15 +13,28 @@
 // 1.5 `layer_step` (the floor scaled by it): switched at `layer_step`, a surface seen nearly
 // edge-on (the fluid's face on the glass), whose steps are about that size, had some pixels
 // turned and their neighbours left grazing, light flecks among pale ones.
+//
+// The fluid's face on the glass: where the splatted surface lies within `wall_distance` of a
+// container wall's plane that faces the eye, and the normal found from the depth points within
+// 60° of the wall's, the fluid there is pressed on the glass and its normal is the wall's. The
+// particles touching a wall keep their centres a particle radius from it and their ellipsoids
+// are flattened against it, so the splatted face lies bumpy 0.3–1 sprite radii off the glass;
+// seen nearly edge-on, its depth steps straddled the edge rule's fade: light flecks. Such a
+// pixel's w is 2 (1 elsewhere in the fluid): `composite` shades it as water behind glass.
 in vec2 uv;
 
 uniform sampler2D depth_texture;
+uniform sampler2D splatted_depth;   // `sphere_depth`'s, unfiltered
+uniform mat4 inverse_view;          // eye → world
+uniform vec3 container_min;         // m, world
+uniform vec3 container_max;
+uniform float wall_distance;        // m: a splatted surface this near a wall's plane is on it
 uniform vec2 texel;            // 1 / viewport size
 uniform vec2 projection_scale; // P[0][0], P[1][1]
 uniform float sprite_pixels;   // a sprite's radius in pixels at unit depth
 uniform float layer_step;      // m: a bigger step to a neighbour is another layer
 
-out vec4 normal;
+out vec4 normal; // xyz eye-space normal; w 1 in the fluid, 2 on the glass, 0 outside
 
 vec3 eye_position(vec2 at, float depth) {
     vec2 ndc = at * 2.0 - 1.0;
@@ -49,6 +62,35 @@ vec3 smaller_difference(vec3 center, vec2 step) {
     return use_forward ? forward : backward;
 }
 
+// The outward normal (eye space) of the wall facing the eye whose plane the splatted surface at
+// `uv` lies near, if `n` points within 60° of it; else zero.
+vec3 wall_normal(vec3 n) {
+    float splatted = texture(splatted_depth, uv).r;
+    if (splatted <= 0.0) return vec3(0.0);
+    vec3 world = (inverse_view * vec4(eye_position(uv, splatted), 1.0)).xyz;
+    vec3 eye = inverse_view[3].xyz;
+    vec3 wall = vec3(0.0);
+    float nearest = wall_distance;
+    for (int axis = 0; axis < 3; axis++) {
+        for (int side = 0; side < 2; side++) {
+            float plane = side == 0 ? container_min[axis] : container_max[axis];
+            float outward = side == 0 ? -1.0 : 1.0;
+            // The eye beyond the plane: the wall is seen from outside (a near wall).
+            if ((eye[axis] - plane) * outward <= 0.0) continue;
+            float distance = abs(world[axis] - plane);
+            vec3 normal_world = vec3(0.0);
+            normal_world[axis] = outward;
+            // World to eye: the transpose of the eye-to-world rotation.
+            vec3 normal_eye = normal_world * mat3(inverse_view);
+            if (distance < nearest && dot(n, normal_eye) > 0.5) {
+                nearest = distance;
+                wall = normal_eye;
+            }
+        }
+    }
+    return wall;
+}
+
 void main() {
     float depth = texture(depth_texture, uv).r;
     if (depth <= 0.0) {
@@ -61,6 +103,11 @@ void main() {
     vec3 n = cross(along_x, along_y);
     float len = length(n);
     n = len > 0.0 ? n / len : vec3(0.0, 0.0, 1.0);
+    vec3 wall = wall_normal(n);
+    if (wall != vec3(0.0)) {
+        normal = vec4(wall, 2.0);
+        return;
+    }
     vec3 to_eye = normalize(-center);
     float cosine = dot(n, to_eye);
     if (edge > 0.0 || cosine < 0.0) {

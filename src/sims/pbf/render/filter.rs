@@ -47,7 +47,7 @@ const FILTER_RADIUS: f32 = 5.0;
 /// relative to the particles stops falling as the resolution or the zoom rises and its cost
 /// per pixel does not grow. They are what the caps gave the dam break at 1280×720 (a sprite
 /// radius about 5 px there), so pictures with sprites up to 5 px across stay as they were
-/// (docs/viewer.md). The sun's view (`light_smooth`) has a fixed size and keeps the cap.
+/// (docs/render-notes.md). The sun's view (`light_smooth`) has a fixed size and keeps the cap.
 const WIDE_RADIUS: f32 = 2.4;
 const WIDE_RADIUS_2D: f32 = WIDE_RADIUS / 3.0;
 /// The bilateral range σ and the narrow-range threshold, in sprite radii.

@@ -237,6 +237,9 @@ struct SceneScale {
     container_diagonal: f32,
     /// The container's centre, metres: the sun's view looks at it.
     container_center: Vec3,
+    /// The container's corners, metres: the sprites are clipped to it (`ellipsoid.glsl`).
+    container_min: Vec3,
+    container_max: Vec3,
     /// The floor's height, metres (the caustics land on it).
     floor_height: f32,
     /// The top of the speed colour ramp ([`fall_speed`]), m/s.
@@ -289,6 +292,8 @@ impl Renderer {
                 particle_volume: 1e-6,
                 container_diagonal: 1.0,
                 container_center: Vec3::ZERO,
+                container_min: Vec3::splat(-1e6),
+                container_max: Vec3::splat(1e6),
                 floor_height: 0.0,
                 max_speed: 1.0,
                 rest_density: 1000.0,
@@ -314,6 +319,8 @@ impl Renderer {
             particle_volume: scene.params.particle_volume(),
             container_diagonal: scene.container.size().length(),
             container_center: Vec3::from(0.5 * (scene.container.min + scene.container.max)),
+            container_min: Vec3::from(scene.container.min),
+            container_max: Vec3::from(scene.container.max),
             floor_height: scene_mesh::floor_height(&scene.container),
             max_speed: fall_speed(scene.params.gravity, scene.container.size().into()),
             rest_density: scene.params.rest_density,

@@ -174,6 +174,12 @@ impl ThicknessProgram {
     }
 }
 
+/// A splatted surface within this many sprite radii of a wall's plane (facing the eye) may be
+/// the fluid's face on that wall (`normals.frag`): the particles touching it keep their centres
+/// a particle radius (0.77 sprite radii) from it, and the ellipsoids there are flattened against
+/// it, so their surface lies 0.3–1 sprite radii off the glass.
+const WALL_DISTANCE: f32 = 1.5;
+
 /// `normals`: eye-space normals from depth.
 pub(super) struct NormalsProgram {
     pub(super) program: Program,
@@ -182,6 +188,11 @@ pub(super) struct NormalsProgram {
     projection_scale: Uniform,
     sprite_pixels: Uniform,
     layer_step: Uniform,
+    splatted_depth: Uniform,
+    inverse_view: Uniform,
+    container_min: Uniform,
+    container_max: Uniform,
+    wall_distance: Uniform,
 }
 
 impl NormalsProgram {
@@ -196,6 +207,11 @@ impl NormalsProgram {
             projection_scale: program.uniform(gl, "projection_scale")?,
             sprite_pixels: program.uniform(gl, "sprite_pixels")?,
             layer_step: program.uniform(gl, "layer_step")?,
+            splatted_depth: program.uniform(gl, "splatted_depth")?,
+            inverse_view: program.uniform(gl, "inverse_view")?,
+            container_min: program.uniform(gl, "container_min")?,
+            container_max: program.uniform(gl, "container_max")?,
+            wall_distance: program.uniform(gl, "wall_distance")?,
             program,
         })
     }
@@ -371,7 +387,14 @@ impl Renderer {
             frame.sprite_radius * frame.projection_scale().y * frame.height as f32 * 0.5,
         );
         pass.layer_step.set(gl, super::filter::layer_step(frame));
+        pass.splatted_depth.set(gl, 1);
+        pass.inverse_view.set(gl, frame.view.inverse());
+        pass.container_min.set(gl, self.scale.container_min);
+        pass.container_max.set(gl, self.scale.container_max);
+        pass.wall_distance
+            .set(gl, WALL_DISTANCE * frame.sprite_radius);
         self.bind_texture(0, glow::TEXTURE_2D, Some(self.smoothed_depth().texture));
+        self.bind_texture(1, glow::TEXTURE_2D, Some(self.targets.sphere_depth.texture));
         self.fullscreen.draw(gl);
     }
 
