@@ -88,7 +88,7 @@ disturb(const PoolDrop d, const float* __restrict__ weights, const unsigned char
 __device__ __constant__ int SPRING_DI[8] = {-1, 1, 0, 0, -1, 1, -1, 1};
 __device__ __constant__ int SPRING_DJ[8] = {0, 0, -1, 1, -1, -1, 1, 1};
 
-// Node (i, j)'s position, m (cpu.rs `row_positions`).
+// Node (i, j)'s position, m (cpu.rs `Surface::position`), for the statistics.
 __device__ __forceinline__ float3 node_position(const PoolGrid& g, const float* __restrict__ height,
                                                 const float2* __restrict__ offset, int i, int j) {
     int m = j * g.n + i;
@@ -125,15 +125,23 @@ forces(const PoolGrid g, const float* __restrict__ height, const float2* __restr
         accel[k] = g.wave_k * ((left - c) + (right - c) + (below[i] - c) + (above[i] - c));
         return;
     }
-    float3 p = node_position(g, height, offset, i, j);
+    // A spring's vector: the difference of its ends' offsets and heights plus the lattice's
+    // exact step (cpu.rs `row_offsets`), never of absolute positions, whose rounding stirs
+    // the lattice.
+    int m = j * n + i;
+    float2 op = offset[m];
+    float up = height[m];
     float fx = 0.0f, fy = 0.0f, fz = 0.0f;
     int springs = g.shear ? 8 : 4;
     for (int s = 0; s < springs; ++s) {
         int a = i + SPRING_DI[s], b = j + SPRING_DJ[s];
         if (a < 0 || a >= n || b < 0 || b >= n) continue;
         float rest = s >= 4 ? g.diagonal_rest : g.rest;
-        float3 q = node_position(g, height, offset, a, b);
-        float dx = q.x - p.x, dy = q.y - p.y, dz = q.z - p.z;
+        int mq = b * n + a;
+        float2 oq = offset[mq];
+        float dx = __fadd_rn(oq.x - op.x, __fmul_rn((float)SPRING_DI[s], g.h));
+        float dy = height[mq] - up;
+        float dz = __fadd_rn(oq.y - op.y, __fmul_rn((float)SPRING_DJ[s], g.h));
         float length = sqrtf(dx * dx + dy * dy + dz * dz);
         float f = length == 0.0f ? 0.0f : g.spring_k * (length - rest) / length;
         fx += f * dx;

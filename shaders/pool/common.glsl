@@ -132,7 +132,9 @@ vec3 tile_albedo(vec3 p, vec3 n) {
 // the caustics texture (its value × the cosine to the refracted light, per the calm floor's
 // irradiance, which is light.y per unit sunlight), above it directly.
 float sunlight(vec3 p, vec3 n) {
-    if (inside_pool(p.xz) && p.y < surface_at(p.xz).y) {
+    // A wall's point may lie a rounding error outside the pool (a ray traced to the wall):
+    // step in along its normal, which points into the pool, so it is not lit as the deck.
+    if (inside_pool(p.xz + 1e-4 * n.xz) && p.y < surface_at(p.xz).y) {
         vec3 r = refracted_light();
         // On the open sea, light that came through the calm water past the pool is calm's.
         bool from_outside = open_sea == 1 && !inside_pool(p.xz - p.y * r.xz / r.y);

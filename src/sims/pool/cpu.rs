@@ -95,11 +95,11 @@ fn wave_forces(s: &mut Surface, k: &StepConstants) {
         });
 }
 
-/// The pull on a node at `p` of a spring to `q` with stiffness `stiffness` and rest `rest`:
+/// The pull on a node of a spring along `d` (from the node to the other end, `Surface::spring`)
+/// with stiffness `stiffness` and rest `rest`:
 /// the per-node reference [`spring_forces`] is tested against (and the kernel's form).
 #[cfg(test)]
-pub fn pull(p: [f32; 3], q: [f32; 3], stiffness: f32, rest: f32) -> [f32; 3] {
-    let d = [q[0] - p[0], q[1] - p[1], q[2] - p[2]];
+pub fn pull(d: [f32; 3], stiffness: f32, rest: f32) -> [f32; 3] {
     let length = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
     if length == 0.0 {
         return [0.0; 3];
@@ -121,24 +121,19 @@ pub const SPRINGS: [(isize, isize); 8] = [
     (1, 1),
 ];
 
-/// Row `j`'s node positions as three arrays (x, y, z), m, from the heights and offsets of a
-/// grid of `n` nodes per side at spacing `h`.
-fn row_positions(
-    (n, h): (usize, f32),
-    height: &[f32],
-    offset: &[[f32; 2]],
-    j: usize,
-    out: &mut [Vec<f32>; 3],
-) {
-    let z = j as f32 * h;
+/// Row `j`'s nodes as three arrays (offset x, height, offset z), m: a spring's vector is the
+/// difference of its ends' plus the lattice's exact step (±h or 0 along x and z), never of
+/// absolute positions i·h + offset, whose f32 rounding (1.2e-7 m between 1 and 2 m) stirred
+/// the lattice with noise the open edges' sponge could only hold at a floor.
+fn row_offsets(height: &[f32], offset: &[[f32; 2]], n: usize, j: usize, out: &mut [Vec<f32>; 3]) {
     for c in out.iter_mut() {
         c.clear();
     }
     for i in 0..n {
         let m = j * n + i;
-        out[0].push(i as f32 * h + offset[m][0]);
+        out[0].push(offset[m][0]);
         out[1].push(height[m]);
-        out[2].push(z + offset[m][1]);
+        out[2].push(offset[m][1]);
     }
 }
 
@@ -151,13 +146,13 @@ fn shifted(v: &[f32], lo: usize, hi: usize, shift: isize) -> &[f32] {
 type RowBuffers = [[Vec<f32>; 3]; 4];
 
 /// Each row sums its nodes' pulls spring direction by spring direction over the row's
-/// positions and its neighbours' (the same operations, in the same order, as [`pull`] per
+/// offsets and heights and its neighbours' (the same operations, in the same order, as [`pull`] per
 /// node: plain loops over slices the compiler vectorises).
 fn spring_forces(s: &mut Surface, k: &StepConstants) {
     let n = s.n;
     let springs = if k.shear { 8 } else { 4 };
     let diagonal_rest = std::f32::consts::SQRT_2 * s.h;
-    let grid = (n, s.h);
+    let h = s.h;
     let (height, offset) = (&s.height, &s.offset);
     s.accel
         .par_chunks_mut(n)
@@ -167,12 +162,12 @@ fn spring_forces(s: &mut Surface, k: &StepConstants) {
         .for_each_init(
             RowBuffers::default,
             |[below, here, above, force], (j, (vertical, horizontal))| {
-                row_positions(grid, height, offset, j, here);
+                row_offsets(height, offset, n, j, here);
                 if j > 0 {
-                    row_positions(grid, height, offset, j - 1, below);
+                    row_offsets(height, offset, n, j - 1, below);
                 }
                 if j + 1 < n {
-                    row_positions(grid, height, offset, j + 1, above);
+                    row_offsets(height, offset, n, j + 1, above);
                 }
                 for f in force.iter_mut() {
                     f.clear();
@@ -191,6 +186,7 @@ fn spring_forces(s: &mut Surface, k: &StepConstants) {
                         _ => continue,
                     };
                     let (lo, hi) = ((-di).max(0) as usize, n - di.max(0) as usize);
+                    let (step_x, step_z) = (di as f32 * h, dj as f32 * h);
                     let (qx, qy, qz) = (
                         shifted(&other[0], lo, hi, di),
                         shifted(&other[1], lo, hi, di),
@@ -200,7 +196,11 @@ fn spring_forces(s: &mut Surface, k: &StepConstants) {
                     let [fx, fy, fz] = force;
                     let (fx, fy, fz) = (&mut fx[lo..hi], &mut fy[lo..hi], &mut fz[lo..hi]);
                     for i in 0..hi - lo {
-                        let d = [qx[i] - px[i], qy[i] - py[i], qz[i] - pz[i]];
+                        let d = [
+                            qx[i] - px[i] + step_x,
+                            qy[i] - py[i],
+                            qz[i] - pz[i] + step_z,
+                        ];
                         let length = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
                         let f = if length == 0.0 {
                             0.0

@@ -108,6 +108,18 @@ impl Surface {
         ]
     }
 
+    /// The vector from node (i, j) to node (a, b), m, as the forces take it: the difference of
+    /// their offsets and heights plus the lattice's exact step, not of [`Surface::position`]s.
+    pub fn spring(&self, (i, j): (usize, usize), (a, b): (usize, usize)) -> [f32; 3] {
+        let (p, q) = (j * self.n + i, b * self.n + a);
+        let step = |from: usize, to: usize| (to as f32 - from as f32) * self.h;
+        [
+            self.offset[q][0] - self.offset[p][0] + step(i, a),
+            self.height[q] - self.height[p],
+            self.offset[q][1] - self.offset[p][1] + step(j, b),
+        ]
+    }
+
     /// The renderer's texels, one per node: (offset x, height, offset z, 1 if fixed).
     pub fn texels(&self, out: &mut Vec<[f32; 4]>) {
         out.clear();
