@@ -42,9 +42,10 @@ pub struct Grabber {
     grip: Option<(Vec3, Vec3)>,
 }
 
-/// The wind arrow's base in `scene`: on the fountain's jet, along its direction from the
-/// nozzle (tilted with it), 1.8 cube sides past the cube's top (the preset's upright jet
-/// reaches 1.2); above the cloth's top edge; above the jelly.
+/// The wind arrow's base in `scene`: on the fountain's jet axis, `emitter_depth` + 1.8 cube
+/// sides from the nozzle (tilted with the jet; upright, 1.8 cube sides above the cube's top,
+/// where the preset's jet reaches 1.2; validation keeps the jet rising out of the top, so the
+/// base is above it); above the cloth's top edge; above the jelly.
 pub fn arrow_base(scene: &ParticlesScene) -> Vec3 {
     let b = &scene.body;
     let start = Vec3::from(b.start);

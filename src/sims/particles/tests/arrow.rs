@@ -89,8 +89,8 @@ fn a_drag_from_the_handle_starts_the_wind() {
     }
 }
 
-/// The fountain's arrow stands on its jet: along the jet's direction from the nozzle, 1.8 cube
-/// sides past the top, upright or tilted (before, always straight above the cube's centre).
+/// The fountain's arrow stands on its jet: along the jet's direction from the nozzle,
+/// `emitter_depth` + 1.8 cube sides from it, upright or tilted (before, always straight above the cube's centre).
 #[test]
 fn the_fountains_arrow_follows_a_tilted_jet() {
     use crate::sims::particles::grab::arrow_base;

@@ -223,6 +223,16 @@ fn bad_scene_input_is_named_by_file_line_and_key() {
             "test.toml:5: fountain.basin: must be in (0.5, 1000] m",
         ),
         (
+            format!("{base}direction = [0.0, -1.0, 0.0]\n"),
+            "test.toml:5: fountain.direction: must point upwards, out through the cube's top \
+             (its axis from the nozzle, 0.05 m below the top, must reach the top within the \
+             cube's half side, 0.5 m, of its centre), got [0, -1, 0]",
+        ),
+        (
+            format!("{base}emitter_depth = 0.5\ndirection = [1.0, 0.9, 0.0]\n"),
+            "test.toml:6: fountain.direction: must point upwards, out through the cube's top",
+        ),
+        (
             format!("{base}nozzle = 1\n"),
             "test.toml:5: unknown field `nozzle`",
         ),
