@@ -168,8 +168,10 @@ impl Shape {
     }
 }
 
-/// The wind arrow's handle at no wind: a ball of this radius, m, at the arrow's base.
-pub const HANDLE_RADIUS: f32 = 0.08;
+/// The wind arrow's handle at no wind: a ball at the arrow's base whose radius is this
+/// fraction of the view's height wherever it is seen from (9 px at 450 px high, within the
+/// 16 px that pick it; it was 0.08 m, about 5 px at the presets' framing).
+pub const HANDLE_RADIUS: f32 = 0.02;
 
 /// Below this wind speed, m/s, no arrow is drawn but the handle at its base.
 pub const NO_WIND: f32 = 1e-4;
