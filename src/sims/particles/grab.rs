@@ -2,12 +2,14 @@
 //! within a few pixels of the pointer) and drags it on the plane through it facing the camera.
 //! A held node is pinned (it never moves by itself; the springs pull its neighbours after it)
 //! and gets its own pin state back when let go. A drag that starts on the wind arrow's head
-//! holds the arrow instead: the head follows the pointer on the horizontal plane through the
-//! arrow's base, which sets the wind's direction and speed (a horizontal wind). With no wind
-//! the arrow is a small handle at its base, grabbed the same way, so a drag can start a wind.
+//! holds the arrow instead: the head moves with the pointer on the horizontal plane through
+//! the arrow's base (by as much as the pointer's point on that plane: a press alone changes
+//! nothing), which sets the wind's direction and speed (a horizontal wind). With no wind the
+//! arrow is a handle at its base, grabbed the same way, so a drag can start a wind. Whichever
+//! of the arrow and a node is nearer the camera under the pointer is grabbed.
 
 use super::body::Body;
-use super::render::{arrow_length, ARROW_LONGEST, ARROW_SHORTEST};
+use super::render::{arrow_length, ARROW_LONGEST, ARROW_SHORTEST, NO_WIND};
 use super::scene::{ParticlesScene, Which};
 use crate::gfx::camera::Camera;
 use glam::{Mat4, Vec3, Vec4};
@@ -35,11 +37,15 @@ pub struct Grabber {
     pressed: bool,
     /// Whether the wind arrow is held.
     pub arrow: bool,
+    /// While the arrow is held: the pointer's point on the base's horizontal plane where the
+    /// drag first met it, and the wind then (the head moves as far as the point has since).
+    grip: Option<(Vec3, Vec3)>,
 }
 
-/// The wind arrow's base in `scene`: on the fountain's jet, along its direction from the
-/// nozzle (tilted with it), 1.8 cube sides past the cube's top (the preset's upright jet
-/// reaches 1.2); above the cloth's top edge; above the jelly.
+/// The wind arrow's base in `scene`: on the fountain's jet axis, `emitter_depth` + 1.8 cube
+/// sides from the nozzle (tilted with the jet; upright, 1.8 cube sides above the cube's top,
+/// where the preset's jet reaches 1.2; validation keeps the jet rising out of the top, so the
+/// base is above it); above the cloth's top edge; above the jelly.
 pub fn arrow_base(scene: &ParticlesScene) -> Vec3 {
     let b = &scene.body;
     let start = Vec3::from(b.start);
@@ -66,9 +72,6 @@ pub fn arrow_head(base: Vec3, wind: Vec3) -> Vec3 {
         base
     }
 }
-
-/// Below this speed, m/s, no arrow is drawn but the handle at its base.
-pub const NO_WIND: f32 = 1e-4;
 
 /// The slowest wind a drag sets, m/s (a drag from the handle shows an arrow at once).
 pub const SLOWEST_DRAGGED: f32 = 0.1;
@@ -99,19 +102,18 @@ pub fn to_pixel(camera: &Camera, p: Vec3, size: [u32; 2]) -> Option<([f32; 2], f
     Some(([(ndc.x + 1.0) * 0.5 * w, (1.0 - ndc.y) * 0.5 * h], ndc.z))
 }
 
-/// Whether output pixel `position` is within [`PICK_PIXELS`] of the arrow's head (the handle
-/// with no wind).
+/// The NDC depth of the arrow's head (the handle with no wind) when output pixel `position`
+/// is within [`PICK_PIXELS`] of it.
 pub fn picks_arrow(
     base: Vec3,
     wind: Vec3,
     camera: &Camera,
     position: [f32; 2],
     size: [u32; 2],
-) -> bool {
-    to_pixel(camera, arrow_head(base, wind), size).is_some_and(|(pixel, _)| {
-        let (dx, dy) = (pixel[0] - position[0], pixel[1] - position[1]);
-        dx * dx + dy * dy <= PICK_PIXELS * PICK_PIXELS
-    })
+) -> Option<f32> {
+    let (pixel, z) = to_pixel(camera, arrow_head(base, wind), size)?;
+    let (dx, dy) = (pixel[0] - position[0], pixel[1] - position[1]);
+    (dx * dx + dy * dy <= PICK_PIXELS * PICK_PIXELS).then_some(z)
 }
 
 /// The pointer's ray through output pixel `position` of an output of `size`: its origin on
@@ -135,6 +137,16 @@ fn view_projection(camera: &Camera, size: [u32; 2]) -> Mat4 {
 
 /// The front-most node of `body` within [`PICK_PIXELS`] of output pixel `position`.
 pub fn pick(body: &Body, camera: &Camera, position: [f32; 2], size: [u32; 2]) -> Option<usize> {
+    pick_depth(body, camera, position, size).map(|(k, _)| k)
+}
+
+/// [`pick`] with the node's NDC depth.
+fn pick_depth(
+    body: &Body,
+    camera: &Camera,
+    position: [f32; 2],
+    size: [u32; 2],
+) -> Option<(usize, f32)> {
     let mut best: Option<(usize, f32)> = None;
     for (k, p) in body.position.iter().enumerate() {
         let Some((pixel, z)) = to_pixel(camera, *p, size) else {
@@ -145,20 +157,23 @@ pub fn pick(body: &Body, camera: &Camera, position: [f32; 2], size: [u32; 2]) ->
             best = Some((k, z));
         }
     }
-    best.map(|(k, _)| k)
+    best
 }
 
 impl Grabber {
-    /// One pointer event for the wind arrow at `base` drawn for `wind`,
-    /// before [`Grabber::pointer`]: a drag that starts on the arrow's head (and on no node held)
-    /// holds the arrow, moving it sets the wind [`wind_for_head`] gives for where the pointer's
-    /// ray meets the horizontal plane through the base. Returns the new wind while the arrow is
-    /// held (then skip [`Grabber::pointer`]); `None` otherwise.
+    /// One pointer event for the wind arrow at `base` drawn for `wind`, before
+    /// [`Grabber::pointer`]: a drag that starts on the arrow's head (and on no node of `body`
+    /// nearer the camera there) holds the arrow. The first event that meets the horizontal
+    /// plane through the base keeps the wind and notes the pointer's point there; later ones
+    /// set the wind [`wind_for_head`] gives for the head moved as far as that point has, so
+    /// only moving changes the wind. Returns the wind while the arrow is held (then
+    /// skip [`Grabber::pointer`]); `None` otherwise.
     #[allow(clippy::too_many_arguments)]
     pub fn pointer_arrow(
         &mut self,
         base: Vec3,
         wind: Vec3,
+        body: Option<&Body>,
         camera: &Camera,
         position: [f32; 2],
         size: [u32; 2],
@@ -166,11 +181,16 @@ impl Grabber {
     ) -> Option<Vec3> {
         if !dragging {
             self.arrow = false;
+            self.grip = None;
             return None;
         }
         let starting = !self.pressed;
-        if starting && self.held.is_none() && picks_arrow(base, wind, camera, position, size) {
-            self.arrow = true;
+        if starting && self.held.is_none() {
+            if let Some(z) = picks_arrow(base, wind, camera, position, size) {
+                let node = body.and_then(|b| pick_depth(b, camera, position, size));
+                self.arrow = node.is_none_or(|(_, node)| z <= node);
+                self.grip = None;
+            }
         }
         if !self.arrow {
             return None;
@@ -181,7 +201,20 @@ impl Grabber {
         if !t.is_finite() || t <= 0.0 {
             return Some(wind);
         }
-        Some(wind_for_head(base, origin + direction * t).unwrap_or(wind))
+        let point = origin + direction * t;
+        let Some((first, was)) = self.grip else {
+            self.grip = Some((point, wind));
+            return Some(wind);
+        };
+        if point == first {
+            return Some(was);
+        }
+        Some(wind_for_head(base, arrow_head(base, was) + point - first).unwrap_or(wind))
+    }
+
+    /// Whether an event with the button `dragging` starts a drag.
+    pub fn starting(&self, dragging: bool) -> bool {
+        dragging && !self.pressed
     }
 
     /// Follows the button where no body takes pointer events (the fountain): a drag that
@@ -295,27 +328,27 @@ mod tests {
         // A drag starting 40 px off the head does not hold it.
         let off = [at_head[0], at_head[1] + 40.0];
         assert_eq!(
-            grabber.pointer_arrow(base, wind, &camera, off, size, true),
+            grabber.pointer_arrow(base, wind, None, &camera, off, size, true),
             None
         );
-        grabber.pointer_arrow(base, wind, &camera, off, size, false);
+        grabber.pointer_arrow(base, wind, None, &camera, off, size, false);
         // On the head: held, the wind unchanged where it starts (the head's pixel).
         let start = grabber
-            .pointer_arrow(base, wind, &camera, at_head, size, true)
+            .pointer_arrow(base, wind, None, &camera, at_head, size, true)
             .expect("held");
         assert!(start.distance(wind) < 0.01 * wind.length(), "{start}");
         // Moved to the pixel of a point of the base's plane: the head goes there.
         let goal = base + Vec3::new(-0.6, 0.0, 1.2);
         let (pixel, _) = to_pixel(&camera, goal, size).unwrap();
         let moved = grabber
-            .pointer_arrow(base, start, &camera, pixel, size, true)
+            .pointer_arrow(base, start, None, &camera, pixel, size, true)
             .expect("still held");
         let head = arrow_head(base, moved);
         assert!(head.distance(goal) < 0.01, "{head} for {goal}");
         assert!(grabber.arrow);
         // Let go: not held; the next drag elsewhere is not the arrow's.
         assert_eq!(
-            grabber.pointer_arrow(base, moved, &camera, pixel, size, false),
+            grabber.pointer_arrow(base, moved, None, &camera, pixel, size, false),
             None
         );
         assert!(!grabber.arrow);

@@ -390,15 +390,26 @@ impl Sim for ParticlesSim {
         Ok(restart)
     }
 
-    /// A left drag that starts on the wind arrow's head sets the wind (the head follows the
-    /// pointer on the horizontal plane through the arrow's base; every scene); one that starts
-    /// on a cloth or jelly node drags it (the grabber).
+    /// A left drag that starts on the wind arrow's head (the handle at its base with no wind)
+    /// sets the wind (the head moves with the pointer on the horizontal plane through the
+    /// arrow's base; every scene); one that starts on a cloth or jelly node drags it (the
+    /// grabber). Where both are under the pointer, the one nearer the camera is taken.
     fn pointer(&mut self, position: [f32; 2], size: [u32; 2], dragging: bool) -> bool {
         let base = super::grab::arrow_base(&self.scene);
         let wind = Vec3::from(self.scene.world.wind);
+        if self.grabber.starting(dragging) {
+            // The nodes' places where the press lands, to see which is nearer.
+            if let Err(error) = self.pull() {
+                self.note = Some(format!("{error:#}"));
+            }
+        }
+        let body = match &self.state {
+            State::Body(body) => Some(body),
+            State::Fountain(_) => None,
+        };
         if let Some(wind) =
             self.grabber
-                .pointer_arrow(base, wind, &self.camera, position, size, dragging)
+                .pointer_arrow(base, wind, body, &self.camera, position, size, dragging)
         {
             self.scene.world.wind = wind.into();
             return true;

@@ -1,7 +1,8 @@
 //! Physics of the particles kind: the fountain's steady state, ballistic paths, the
 //! integrators' exactness, the cloth's energy, strain and wind, the basin's ripples, the
 //! back-to-front sort, pins, the jelly's landing, the springs' colours; through the door
-//! (`tests/door.rs`): the grabber, live edits, F1–F3, the scene's errors, restarts.
+//! (`tests/door.rs`, `tests/arrow.rs`): the grabber, the wind arrow, live edits, F1–F3, the
+//! scene's errors, restarts.
 
 use super::body::{Body, SpringKind};
 use super::dynamics::{self, Air, Integrator};
@@ -465,6 +466,7 @@ fn spring_colours_partition_the_springs_without_shared_nodes() {
     }
 }
 
+mod arrow;
 mod door;
 mod fountain_wind;
 mod stages;

@@ -168,8 +168,13 @@ impl Shape {
     }
 }
 
-/// The wind arrow's handle at no wind: a ball of this radius, m, at the arrow's base.
-pub const HANDLE_RADIUS: f32 = 0.08;
+/// The wind arrow's handle at no wind: a ball at the arrow's base whose radius is this
+/// fraction of the view's height wherever it is seen from (9 px at 450 px high, within the
+/// 16 px that pick it; it was 0.08 m, about 5 px at the presets' framing).
+pub const HANDLE_RADIUS: f32 = 0.02;
+
+/// Below this wind speed, m/s, no arrow is drawn but the handle at its base.
+pub const NO_WIND: f32 = 1e-4;
 
 /// The wind arrow's length at the slowest wind, m.
 pub const ARROW_SHORTEST: f32 = 0.6;
@@ -185,7 +190,7 @@ pub fn arrow_length(speed: f32) -> f32 {
 /// the wind's speed (`None`: no wind; the handle is drawn instead).
 pub fn arrow_model(base: Vec3, wind: Vec3) -> Option<Mat4> {
     let speed = wind.length();
-    (speed > crate::sims::particles::grab::NO_WIND).then(|| {
+    (speed > NO_WIND).then(|| {
         let length = arrow_length(speed);
         let rotation = Quat::from_rotation_arc(Vec3::Z, wind / speed);
         Mat4::from_scale_rotation_translation(Vec3::splat(length), rotation, base)

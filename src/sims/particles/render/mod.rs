@@ -31,7 +31,7 @@ pub mod water;
 pub use flare::{
     blinding_opacity, element_center, element_fade, sun_on_screen, Element, BURSTS, HALOS,
 };
-pub use mesh::{arrow_length, Vertex, ARROW_LONGEST, ARROW_SHORTEST};
+pub use mesh::{arrow_length, Vertex, ARROW_LONGEST, ARROW_SHORTEST, NO_WIND};
 pub use nodes::Point;
 pub use settings::{panel, views, RenderSettings, BODY_VIEWS, FOUNTAIN_VIEWS};
 pub use sky::{light, orientation, sky_color, Light, SUN_RADIUS};
@@ -136,7 +136,7 @@ impl Renderer {
             meshes: MeshProgram::new(g)?,
             pieces,
             arrow: Mesh::new(g, &Shape::arrow(), false)?,
-            handle: Mesh::new(g, &Shape::sphere(Vec3::ZERO, HANDLE_RADIUS, 8, 16), false)?,
+            handle: Mesh::new(g, &Shape::sphere(Vec3::ZERO, 1.0, 8, 16), false)?,
             textures: vec![grass, fabric],
             fabric,
             surface: None,
@@ -323,7 +323,7 @@ impl Renderer {
             gl.depth_mask(true);
         }
         self.timer.begin(gl, "opaque");
-        self.opaque(gl, scene, view_projection, eye);
+        self.opaque(gl, scene, view_projection, projection.y_axis.y, eye);
         self.timer.end(gl);
         match state {
             State::Body(body) => {
@@ -428,7 +428,15 @@ impl Renderer {
     }
 
     /// `opaque`: the scene's static pieces and the wind arrow.
-    fn opaque(&self, gl: &glow::Context, scene: &ParticlesScene, view_projection: Mat4, eye: Vec3) {
+    /// The opaque meshes; `y_scale` is the projection's 1/tan(fov/2) (the handle's size).
+    fn opaque(
+        &self,
+        gl: &glow::Context,
+        scene: &ParticlesScene,
+        view_projection: Mat4,
+        y_scale: f32,
+        eye: Vec3,
+    ) {
         self.meshes
             .begin(gl, view_projection, eye, &self.light, self.sky.cubemap());
         for piece in &self.pieces {
@@ -454,7 +462,15 @@ impl Renderer {
         match mesh::arrow_model(base, Vec3::from(scene.world.wind)) {
             Some(model) => self.meshes.draw(gl, &self.arrow, model, &material),
             None => {
-                let model = Mat4::from_translation(base);
+                // A constant size on screen: HANDLE_RADIUS of the view's height at the base's
+                // depth (clip w), 2·w·tan(fov/2).
+                let w = (view_projection * base.extend(1.0)).w.max(1e-3);
+                let radius = HANDLE_RADIUS * 2.0 * w / y_scale.abs().max(1e-6);
+                let model = Mat4::from_scale_rotation_translation(
+                    Vec3::splat(radius),
+                    glam::Quat::IDENTITY,
+                    base,
+                );
                 self.meshes.draw(gl, &self.handle, model, &material);
             }
         }

@@ -155,6 +155,23 @@ impl ParticlesScene {
         if Vec3::from(f.direction).length() < 1e-6 {
             return Err(Invalid::new("fountain.direction", "must not be zero"));
         }
+        // The jet must leave the cube through its top: a particle inside the cube that does not
+        // rise out of it is never collided (it falls through the floor or out of a side).
+        let jet = f.jet();
+        let run = f.emitter_depth * jet.x.abs().max(jet.z.abs()) / jet.y;
+        if !(jet.y > 0.0 && run < 0.5 * f.cube) {
+            let [x, y, z] = f.direction;
+            return Err(Invalid::new(
+                "fountain.direction",
+                format!(
+                    "must point upwards, out through the cube's top (its axis from the \
+                     nozzle, {} m below the top, must reach the top within the cube's half \
+                     side, {} m, of its centre), got [{x}, {y}, {z}]",
+                    f.emitter_depth,
+                    0.5 * f.cube
+                ),
+            ));
+        }
         within("fountain.drag", f.drag, 0.0, 1e3, "1/s")?;
         within("fountain.cut", f.cut, 0.0, 1.0, "")?;
         within("fountain.boost", f.boost, 0.0, 100.0, "")?;

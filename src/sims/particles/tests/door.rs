@@ -89,115 +89,6 @@ fn the_grabber_drags_a_jelly_node() {
     );
 }
 
-/// A drag that starts on the wind arrow's head sets the scene's wind (the head under the
-/// pointer on the base's horizontal plane) and holds no node; letting go ends it. The cloth's
-/// arrow and the fountain's.
-#[test]
-fn dragging_the_wind_arrow_sets_the_wind() {
-    for which in ["cloth\"\n[cloth]\nn = 8", "fountain\""] {
-        drag_the_wind_arrow(&format!(
-            "kind = \"particles\"\nscene = \"{which}\n[world]\nwind = [0.0, 0.0, 3.0]\n"
-        ));
-    }
-}
-
-fn drag_the_wind_arrow(text: &str) {
-    use crate::sims::particles::grab::{arrow_base, arrow_head, to_pixel};
-    let mut sim = ParticlesSim::with_scene(scene(text));
-    let camera = Camera::framing(&Aabb::new([-1.0, 0.0, -1.0], [2.0, 3.0, 2.0]));
-    sim.set_camera(camera);
-    let size = [800, 600];
-    let base = arrow_base(&sim.scene);
-    let head = arrow_head(base, Vec3::new(0.0, 0.0, 3.0));
-    let (at_head, _) = to_pixel(&camera, head, size).expect("in view");
-    assert!(sim.pointer(at_head, size, true));
-    assert!(sim.grabber.arrow && sim.grabber.held.is_none());
-    let goal = base + Vec3::new(1.0, 0.0, 0.3);
-    let (pixel, _) = to_pixel(&camera, goal, size).expect("in view");
-    assert!(sim.pointer(pixel, size, true));
-    let wind = Vec3::from(sim.scene.world.wind);
-    let now = arrow_head(base, wind);
-    assert!(now.distance(goal) < 0.02, "{now} for {goal}");
-    assert!(wind.x > 2.0 * wind.z.abs() && wind.y == 0.0, "{wind}");
-    assert!(!sim.pointer(pixel, size, false));
-    assert!(!sim.grabber.arrow);
-    sim.step().expect("a step with the dragged wind");
-    // A second drag picks the arrow again (the fountain once kept the button down after the
-    // first, so its arrow could be dragged only once), and takes it back toward +z.
-    let (at_head, _) = to_pixel(&camera, now, size).expect("in view");
-    assert!(sim.pointer(at_head, size, true), "the second drag");
-    let back = base + Vec3::new(0.0, 0.0, 1.0);
-    let (pixel, _) = to_pixel(&camera, back, size).expect("in view");
-    assert!(sim.pointer(pixel, size, true));
-    let wind = Vec3::from(sim.scene.world.wind);
-    assert!(wind.z > 2.0 * wind.x.abs(), "{wind}");
-    assert!(!sim.pointer(pixel, size, false));
-    // A drag that starts off the arrow (orbiting the camera) and passes over its head leaves
-    // the wind alone.
-    let head = arrow_head(base, wind);
-    let (at_head, _) = to_pixel(&camera, head, size).expect("in view");
-    assert!(!sim.pointer([5.0, 5.0], size, true));
-    assert!(!sim.pointer(at_head, size, true));
-    assert!(!sim.pointer(pixel, size, true));
-    assert_eq!(Vec3::from(sim.scene.world.wind), wind);
-    assert!(!sim.pointer(pixel, size, false));
-}
-
-/// With no wind the arrow is a handle at its base, and a drag that starts on it starts a wind
-/// towards the pointer (the head then under it), in every scene: before, no wind meant no
-/// arrow, and only the keys or the panel could start one.
-#[test]
-fn a_drag_from_the_handle_starts_the_wind() {
-    use crate::sims::particles::grab::{arrow_base, arrow_head, to_pixel};
-    for which in ["fountain\"", "jelly\"", "cloth\"\n[cloth]\nn = 8"] {
-        let mut sim = ParticlesSim::with_scene(scene(&format!(
-            "kind = \"particles\"\nscene = \"{which}\n[world]\nwind = [0.0, 0.0, 0.0]\n"
-        )));
-        let camera = Camera::framing(&Aabb::new([-1.0, 0.0, -1.0], [2.0, 3.0, 2.0]));
-        sim.set_camera(camera);
-        let size = [800, 600];
-        let base = arrow_base(&sim.scene);
-        let (at_base, _) = to_pixel(&camera, base, size).expect("in view");
-        assert!(sim.pointer(at_base, size, true), "{which}: the handle");
-        assert!(sim.grabber.arrow && sim.grabber.held.is_none());
-        let goal = base + Vec3::new(-0.8, 0.0, 0.6);
-        let (pixel, _) = to_pixel(&camera, goal, size).expect("in view");
-        assert!(sim.pointer(pixel, size, true));
-        let wind = Vec3::from(sim.scene.world.wind);
-        let head = arrow_head(base, wind);
-        assert!(head.distance(goal) < 0.02, "{which}: {head} for {goal}");
-        assert!(
-            wind.x < -1.0 && wind.z > 0.5 && wind.y == 0.0,
-            "{which}: {wind}"
-        );
-        assert!(!sim.pointer(pixel, size, false));
-        sim.step().expect("a step in the dragged wind");
-    }
-}
-
-/// The fountain's arrow stands on its jet: along the jet's direction from the nozzle, 1.8 cube
-/// sides past the top, upright or tilted (before, always straight above the cube's centre).
-#[test]
-fn the_fountains_arrow_follows_a_tilted_jet() {
-    use crate::sims::particles::grab::arrow_base;
-    for direction in ["[0.0, 1.0, 0.0]", "[1.0, 1.0, 0.0]", "[0.0, 2.0, -1.0]"] {
-        let sim = ParticlesSim::with_scene(scene(&format!(
-            "kind = \"particles\"\nscene = \"fountain\"\n[fountain]\ndirection = {direction}\n"
-        )));
-        let f = &sim.scene.fountain;
-        let (jet, along) = (f.jet(), arrow_base(&sim.scene) - f.nozzle());
-        assert!(
-            along.cross(jet).length() < 1e-5 && along.dot(jet) > 0.0,
-            "{direction}: the base {along} off the nozzle, the jet {jet}"
-        );
-        let past_the_top = along.length() - f.emitter_depth;
-        assert!(
-            (past_the_top - 1.8 * f.cube).abs() < 1e-5,
-            "{direction}: {past_the_top} m"
-        );
-    }
-}
-
 /// Live edits reach the running body: stiffness (its springs, as seen from both ends), mass,
 /// pins; an explicit integrator's substeps rise to stay stable; a bad edit is undone and
 /// named; a changed n starts the cloth again.
@@ -330,6 +221,16 @@ fn bad_scene_input_is_named_by_file_line_and_key() {
         (
             format!("{base}basin = 0.2\n"),
             "test.toml:5: fountain.basin: must be in (0.5, 1000] m",
+        ),
+        (
+            format!("{base}direction = [0.0, -1.0, 0.0]\n"),
+            "test.toml:5: fountain.direction: must point upwards, out through the cube's top \
+             (its axis from the nozzle, 0.05 m below the top, must reach the top within the \
+             cube's half side, 0.5 m, of its centre), got [0, -1, 0]",
+        ),
+        (
+            format!("{base}emitter_depth = 0.5\ndirection = [1.0, 0.9, 0.0]\n"),
+            "test.toml:6: fountain.direction: must point upwards, out through the cube's top",
         ),
         (
             format!("{base}nozzle = 1\n"),
