@@ -88,20 +88,23 @@ disturb(const PoolDrop d, const float* __restrict__ weights, const unsigned char
 __device__ __constant__ int SPRING_DI[8] = {-1, 1, 0, 0, -1, 1, -1, 1};
 __device__ __constant__ int SPRING_DJ[8] = {0, 0, -1, 1, -1, -1, 1, 1};
 
-// Node (i, j)'s position, m (cpu.rs `Surface::position`), for the statistics.
-__device__ __forceinline__ float3 node_position(const PoolGrid& g, const float* __restrict__ height,
-                                                const float2* __restrict__ offset, int i, int j) {
-    int m = j * g.n + i;
-    float2 o = offset[m];
-    float x = __fadd_rn(__fmul_rn((float)i, g.h), o.x);
-    float z = __fmul_rn((float)j, g.h);
-    return make_float3(x, height[m], __fadd_rn(z, o.y));
+// The lattice's exact step from node (i, j) to node (a, b), m (surface.rs `Surface::step`):
+// a spring's vector at rest.
+__device__ __forceinline__ float3 lattice_step(const PoolGrid& g, int i, int j, int a, int b) {
+    return make_float3(__fmul_rn((float)(a - i), g.h), 0.0f, __fmul_rn((float)(b - j), g.h));
 }
 
-// Node (i, j)'s rest position (cpu.rs `energy`'s `at_rest`): the statistics take each spring's
-// energy less its value there, computed the same way, so the lattice at rest has none.
-__device__ __forceinline__ float3 rest_position(const PoolGrid& g, int i, int j) {
-    return make_float3(__fmul_rn((float)i, g.h), 0.0f, __fmul_rn((float)j, g.h));
+// The vector of the spring from node (i, j) to node (a, b), m (surface.rs `Surface::spring`):
+// the difference of its ends' offsets and heights plus the lattice's exact step, never of
+// absolute positions, whose rounding stirs the lattice (`stats_partials` sums the same in
+// double: `spring_energy`).
+__device__ __forceinline__ float3 spring_vector(const PoolGrid& g, const float* __restrict__ height,
+                                                const float2* __restrict__ offset, int i, int j, int a,
+                                                int b) {
+    int p = j * g.n + i, q = b * g.n + a;
+    float2 op = offset[p], oq = offset[q];
+    float3 step = lattice_step(g, i, j, a, b);
+    return make_float3(__fadd_rn(oq.x - op.x, step.x), height[q] - height[p], __fadd_rn(oq.y - op.y, step.z));
 }
 
 // Every node's acceleration. Wave: c²/h²·Σ(u_nb − u) over the four neighbours, a missing one
@@ -125,23 +128,14 @@ forces(const PoolGrid g, const float* __restrict__ height, const float2* __restr
         accel[k] = g.wave_k * ((left - c) + (right - c) + (below[i] - c) + (above[i] - c));
         return;
     }
-    // A spring's vector: the difference of its ends' offsets and heights plus the lattice's
-    // exact step (cpu.rs `row_offsets`), never of absolute positions, whose rounding stirs
-    // the lattice.
-    int m = j * n + i;
-    float2 op = offset[m];
-    float up = height[m];
     float fx = 0.0f, fy = 0.0f, fz = 0.0f;
     int springs = g.shear ? 8 : 4;
     for (int s = 0; s < springs; ++s) {
         int a = i + SPRING_DI[s], b = j + SPRING_DJ[s];
         if (a < 0 || a >= n || b < 0 || b >= n) continue;
         float rest = s >= 4 ? g.diagonal_rest : g.rest;
-        int mq = b * n + a;
-        float2 oq = offset[mq];
-        float dx = __fadd_rn(oq.x - op.x, __fmul_rn((float)SPRING_DI[s], g.h));
-        float dy = height[mq] - up;
-        float dz = __fadd_rn(oq.y - op.y, __fmul_rn((float)SPRING_DJ[s], g.h));
+        float3 d = spring_vector(g, height, offset, i, j, a, b);
+        float dx = d.x, dy = d.y, dz = d.z;
         float length = sqrtf(dx * dx + dy * dy + dz * dz);
         float f = length == 0.0f ? 0.0f : g.spring_k * (length - rest) / length;
         fx += f * dx;
@@ -267,12 +261,22 @@ settle_flags(const PoolGrid g, const unsigned char* __restrict__ flags, float* _
 
 #include "common/reduce.cuh"
 
-// ½(k/m)(l − l₀)² of a spring from p to q, l in double (cpu.rs `energy`'s `spring`).
-__device__ __forceinline__ double spring_energy(const PoolGrid& g, float3 p, float3 q, float rest) {
-    double l = hypot((double)(q.x - p.x), (double)(q.y - p.y));
-    l = hypot(l, (double)(q.z - p.z));
-    double stretch = l - (double)rest;
-    return 0.5 * (double)g.spring_k * (stretch * stretch);
+// ½(k/m)(l − l₀)² of the spring from node (i, j) to node (a, b) less its value at rest, lengths
+// in f64 (cpu.rs `spring_energy`): the vector is `spring_vector`'s summed in double (surface.rs
+// `Surface::spring_f64`), the rest one `lattice_step`, and the difference is taken as
+// (l − l_r)·(l + l_r − 2l₀): the lattice at rest, or moved rigidly, has none to the bit.
+__device__ __forceinline__ double spring_energy(const PoolGrid& g, const float* __restrict__ height,
+                                                const float2* __restrict__ offset, int i, int j, int a,
+                                                int b, float rest) {
+    int p = j * g.n + i, q = b * g.n + a;
+    float2 op = offset[p], oq = offset[q];
+    float3 r = lattice_step(g, i, j, a, b);
+    double dx = ((double)oq.x - (double)op.x) + (double)r.x;
+    double dy = (double)height[q] - (double)height[p];
+    double dz = ((double)oq.y - (double)op.y) + (double)r.z;
+    double l = hypot(hypot(dx, dy), dz);
+    double l_rest = hypot(hypot((double)r.x, (double)r.y), (double)r.z);
+    return 0.5 * (double)g.spring_k * ((l - l_rest) * (l + l_rest - 2.0 * (double)rest));
 }
 
 // Per block, into partials[q · blocks + block] (cpu.rs `energy`, surface.rs `volume` and
@@ -303,23 +307,11 @@ stats_partials(const PoolGrid g, const float* __restrict__ height, const float* 
                 potential += 0.5 * (double)g.wave_k * d * d;
             }
         } else {
-            float3 p = node_position(g, height, offset, i, j);
-            float3 p0 = rest_position(g, i, j);
-            if (i + 1 < n) {
-                potential += spring_energy(g, p, node_position(g, height, offset, i + 1, j), g.rest)
-                           - spring_energy(g, p0, rest_position(g, i + 1, j), g.rest);
-            }
-            if (j + 1 < n) {
-                potential += spring_energy(g, p, node_position(g, height, offset, i, j + 1), g.rest)
-                           - spring_energy(g, p0, rest_position(g, i, j + 1), g.rest);
-            }
+            if (i + 1 < n) potential += spring_energy(g, height, offset, i, j, i + 1, j, g.rest);
+            if (j + 1 < n) potential += spring_energy(g, height, offset, i, j, i, j + 1, g.rest);
             if (g.shear && i + 1 < n && j + 1 < n) {
-                potential += spring_energy(g, p, node_position(g, height, offset, i + 1, j + 1), g.diagonal_rest)
-                           - spring_energy(g, p0, rest_position(g, i + 1, j + 1), g.diagonal_rest);
-                potential += spring_energy(g, node_position(g, height, offset, i + 1, j),
-                                           node_position(g, height, offset, i, j + 1), g.diagonal_rest)
-                           - spring_energy(g, rest_position(g, i + 1, j), rest_position(g, i, j + 1),
-                                           g.diagonal_rest);
+                potential += spring_energy(g, height, offset, i, j, i + 1, j + 1, g.diagonal_rest);
+                potential += spring_energy(g, height, offset, i + 1, j, i, j + 1, g.diagonal_rest);
             }
         }
         volume = (double)u;

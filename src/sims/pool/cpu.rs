@@ -362,9 +362,11 @@ pub fn substep(s: &mut Surface, k: &StepConstants) {
 
 /// The surface's energy per unit node mass, m²/s² (kinetic, potential): ½Σv², and ½c²/h²·Σ
 /// over neighbour pairs (u_a − u_b)² (wave) or Σ over springs ½(k/m)(l − l₀)² less its value
-/// at the nodes' rest positions (springs), computed from the same f32 positions (i·h, 0, j·h)
-/// the nodes' own are, so the lattice at rest has none (the pre-tension's energy taken from
-/// h in f64 left −2.7e-4 m²/s² at rest on the 256² pond: the f32 spacings are not h).
+/// at rest (springs). A spring's length is that of the vector the forces take (offsets and
+/// heights plus the exact step), summed in f64, [`Surface::spring_f64`]; at rest that vector
+/// is the step itself, so the lattice at rest, or moved rigidly, has none to the bit. (From
+/// absolute f32 positions i·h + offset, the pre-tension turned their rounding into energy at
+/// first order: a still lattice shifted by a few cm read ~5·10⁻⁴ m²/s²; docs/pool.md.)
 pub fn energy(s: &Surface, params: &PoolParams) -> (f64, f64) {
     let n = s.n;
     let k = StepConstants::new(params);
@@ -385,15 +387,8 @@ pub fn energy(s: &Surface, params: &PoolParams) -> (f64, f64) {
             }
         }
         Model::Springs => {
-            let spring = |p: [f32; 3], q: [f32; 3], rest: f32| {
-                let l = ((q[0] - p[0]) as f64).hypot((q[1] - p[1]) as f64);
-                let l = l.hypot((q[2] - p[2]) as f64);
-                0.5 * f64::from(k.spring_k) * (l - f64::from(rest)).powi(2)
-            };
-            let at_rest = |i: usize, j: usize| [i as f32 * s.h, 0.0, j as f32 * s.h];
-            let stretch = |(i, j): (usize, usize), (a, b): (usize, usize), rest: f32| {
-                spring(s.position(i, j), s.position(a, b), rest)
-                    - spring(at_rest(i, j), at_rest(a, b), rest)
+            let stretch = |p: (usize, usize), q: (usize, usize), rest: f32| {
+                spring_energy(k.spring_k, s.spring_f64(p, q), s.step(p, q), rest)
             };
             for (i, j, a, b) in pairs(1, 0).chain(pairs(0, 1)) {
                 potential += stretch((i, j), (a, b), k.rest);
@@ -408,6 +403,17 @@ pub fn energy(s: &Surface, params: &PoolParams) -> (f64, f64) {
         }
     }
     (kinetic, potential)
+}
+
+/// ½(k/m)(l − l₀)² of a spring along `d` less its value along `step` (its vector at rest),
+/// lengths in f64, as (l − l_r)·(l + l_r − 2l₀)/2·(k/m): the pre-tension's energy at rest is
+/// never added and taken away (the kernel's `spring_energy`).
+fn spring_energy(stiffness: f32, d: [f64; 3], step: [f32; 3], rest: f32) -> f64 {
+    let l = d[0].hypot(d[1]).hypot(d[2]);
+    let l_rest = f64::from(step[0])
+        .hypot(f64::from(step[1]))
+        .hypot(f64::from(step[2]));
+    0.5 * f64::from(stiffness) * ((l - l_rest) * (l + l_rest - 2.0 * f64::from(rest)))
 }
 
 /// The height field's exact invariant under symplectic Euler without damping: ½(vᵀv + uᵀKu −

@@ -112,12 +112,33 @@ impl Surface {
     /// their offsets and heights plus the lattice's exact step, not of [`Surface::position`]s.
     pub fn spring(&self, (i, j): (usize, usize), (a, b): (usize, usize)) -> [f32; 3] {
         let (p, q) = (j * self.n + i, b * self.n + a);
-        let step = |from: usize, to: usize| (to as f32 - from as f32) * self.h;
+        let step = self.step((i, j), (a, b));
         [
-            self.offset[q][0] - self.offset[p][0] + step(i, a),
+            self.offset[q][0] - self.offset[p][0] + step[0],
             self.height[q] - self.height[p],
-            self.offset[q][1] - self.offset[p][1] + step(j, b),
+            self.offset[q][1] - self.offset[p][1] + step[2],
         ]
+    }
+
+    /// [`Surface::spring`] in f64: the same differences plus the same step, not rounded to f32
+    /// (the statistics' energy: the f32 sum's rounding, up to half an ulp of h per spring, is
+    /// energy at first order through the pre-tension).
+    pub fn spring_f64(&self, (i, j): (usize, usize), (a, b): (usize, usize)) -> [f64; 3] {
+        let (p, q) = (j * self.n + i, b * self.n + a);
+        let step = self.step((i, j), (a, b));
+        let d = |from: f32, to: f32| f64::from(to) - f64::from(from);
+        [
+            d(self.offset[p][0], self.offset[q][0]) + f64::from(step[0]),
+            d(self.height[p], self.height[q]),
+            d(self.offset[p][1], self.offset[q][1]) + f64::from(step[2]),
+        ]
+    }
+
+    /// The vector from node (i, j) to node (a, b) at rest, m: the lattice's exact step, as
+    /// [`Surface::spring`] adds it (its value when every offset and height is 0).
+    pub fn step(&self, (i, j): (usize, usize), (a, b): (usize, usize)) -> [f32; 3] {
+        let step = |from: usize, to: usize| (to as f32 - from as f32) * self.h;
+        [step(i, a), 0.0, step(j, b)]
     }
 
     /// The renderer's texels, one per node: (offset x, height, offset z, 1 if fixed).

@@ -329,6 +329,32 @@ fn the_spring_lattice_at_rest_has_no_energy() {
     }
 }
 
+/// A still lattice moved rigidly — every node raised and shifted sideways by the same amount,
+/// as far as a wave's offsets take it — has no potential energy, to the bit: each spring's
+/// length is taken from the vector the forces use (offsets and heights plus the exact step),
+/// summed in f64.
+/// From absolute f32 positions i·h + offset, the pre-tension turned their rounding into
+/// energy at first order: 5.5e-4 and −4.1e-4 m²/s² for these shifts at 192² with shear
+/// springs, 9.7e-4 and −7.3e-4 at 256² without (docs/pool.md, "The statistics' energy").
+#[test]
+fn a_still_lattice_moved_rigidly_has_no_energy() {
+    for (nodes, shear) in [(192, true), (256, false)] {
+        let mut p = params(Model::Springs, Edges::Pool, nodes);
+        p.horizontal = true;
+        p.shear = shear;
+        let mut pool = CpuPool::new(&p, |_, _| false);
+        for shift in [[0.0371f32, -0.0213], [-0.0029, 0.0117]] {
+            pool.surface.offset.fill(shift);
+            pool.surface.height.fill(0.004);
+            assert_eq!(
+                energy(&pool.surface, &p),
+                (0.0, 0.0),
+                "{nodes}² shear {shear}, shifted by {shift:?}"
+            );
+        }
+    }
+}
+
 /// The free spring lattice (nodes moving in 3D, shear springs) stays bounded under strong
 /// drops without damping: its energy never grows past what the drops put in.
 #[test]
@@ -545,7 +571,8 @@ fn the_sponge_damps_from_the_first_free_node_and_only_where_it_should() {
 /// kinetic at 0.9 s with shear springs (0.73 % without the sponge) — which the edge nodes,
 /// locked horizontally, reflect: the sponge along the open edges takes them away. Measured
 /// with shear springs: 0.096 % of the energy left at 3.8 s, 0.00012 % at 11.8 s, the
-/// horizontal kinetic energy 700 times less than at 0.9 s; without the sponge 1.54 % and
+/// horizontal kinetic energy 700 times less than at 0.9 s (the statistic's springs summed in
+/// f64: 0.096 % and 0.00012 %, 0.00010 % without shear springs); without the sponge 1.54 % and
 /// 1.51 %, the horizontal kinetic energy as much as at 0.9 s; with the springs' vectors taken
 /// from absolute f32 positions (their rounding stirring the lattice) 0.029 % at 11.8 s.
 #[test]
@@ -580,6 +607,10 @@ fn open_edges_absorb_the_spring_lattices_waves() {
             last < 1e-5,
             "open edges kept {last} of the energy at 11.8 s"
         );
+        // The edges are locked horizontally, so each row's and column's structural springs
+        // are together at least as long as at rest: the energy cannot go below 0. The
+        // statistic read −2.5e-5 and −6.3e-5 here with each spring's vector summed in f32.
+        assert!(last > 0.0, "{last} of the energy at 11.8 s: rounding");
         if horizontal {
             assert!(early > 0.001, "no horizontal waves to absorb: {early}");
             assert!(
