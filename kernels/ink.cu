@@ -324,11 +324,23 @@ pressure_residual(const InkGrid g, const unsigned char* __restrict__ stencil, co
 
 // ---- close_walls ----------------------------------------------------------------------------
 
+// A ghost face's value from its wall's fixed velocity and the sum of its `n` sources (no-slip:
+// twice the wall's minus the fluid's, the tangential velocity at the face the wall's; else the
+// fluid's: it slides).
+__device__ __forceinline__ float mirrored(bool stick, float fixed, float sum, int n) {
+    float fluid = sum / (float)n;
+    return stick ? 2.0f * fixed - fluid : fluid;
+}
+
 // After obstacles changed in the rows of cells j0..j1 (a disc moved, cells painted; the host
 // sent those rows' masks and fixed velocities, CudaInk::set_walls): every closed face of those
 // rows — the u faces of rows j0..j1, the v faces of rows j0..=j1 — takes its fixed velocity (a
 // moving disc's, zero, a side's), and the solid cells' pressure becomes zero (the CPU's
-// Flow::close_rows and zero_solid_pressure). One thread per point of (nx + 1) × (j1 − j0 + 1).
+// Flow::close_rows and zero_solid_pressure); a ghost face — closed, between two solid cells —
+// takes the mirror image of its sources' tangential velocity (Flow::mirror_rows: the faces
+// beside it across the obstacle's face, not between two solid cells; a closed source with its
+// fixed velocity). Launched for every row after subtract_gradient when there are obstacles.
+// One thread per point of (nx + 1) × (j1 − j0 + 1).
 extern "C" __global__ void __launch_bounds__(INK_BLOCK)
 close_walls(const InkGrid g, int j0, int j1, float* __restrict__ u, float* __restrict__ v, float* __restrict__ p,
             const unsigned char* __restrict__ u_open, const unsigned char* __restrict__ v_open,
@@ -338,13 +350,45 @@ close_walls(const InkGrid g, int j0, int j1, float* __restrict__ u, float* __res
     int w = g.nx + 1;
     if (k >= (unsigned int)(w * (j1 - j0 + 1))) return;
     int i = (int)(k % (unsigned int)w), j = j0 + (int)(k / (unsigned int)w);
+    int nx = g.nx;
+    bool stick = (g.sticks & STICK_OBSTACLES) != 0u;
     if (j < j1) {
         int ku = j * w + i;
-        if (!u_open[ku]) u[ku] = u_fixed[ku];
+        if (!u_open[ku]) {
+            float value = u_fixed[ku];
+            if (i > 0 && i < nx && solid[j * nx + i - 1] && solid[j * nx + i]) {
+                float sum = 0.0f;
+                int n = 0;
+                for (int s = j - 1; s <= j + 1; s += 2) {
+                    if (s >= 0 && s < g.ny && !(solid[s * nx + i - 1] && solid[s * nx + i])) {
+                        int ks = s * w + i;
+                        sum += u_open[ks] ? u[ks] : u_fixed[ks];
+                        n++;
+                    }
+                }
+                if (n > 0) value = mirrored(stick, value, sum, n);
+            }
+            u[ku] = value;
+        }
     }
-    if (i < g.nx && j <= g.ny) {
-        int kv = j * g.nx + i;
-        if (!v_open[kv]) v[kv] = v_fixed[kv];
+    if (i < nx && j <= g.ny) {
+        int kv = j * nx + i;
+        if (!v_open[kv]) {
+            float value = v_fixed[kv];
+            if (j > 0 && j < g.ny && solid[(j - 1) * nx + i] && solid[j * nx + i]) {
+                float sum = 0.0f;
+                int n = 0;
+                for (int s = i - 1; s <= i + 1; s += 2) {
+                    if (s >= 0 && s < nx && !(solid[(j - 1) * nx + s] && solid[j * nx + s])) {
+                        int ks = j * nx + s;
+                        sum += v_open[ks] ? v[ks] : v_fixed[ks];
+                        n++;
+                    }
+                }
+                if (n > 0) value = mirrored(stick, value, sum, n);
+            }
+            v[kv] = value;
+        }
     }
     if (i < g.nx && j < j1) {
         int kc = j * g.nx + i;

@@ -11,6 +11,10 @@
 #define STICK_RIGHT 2u
 #define STICK_BOTTOM 4u
 #define STICK_TOP 8u
+#define STICK_SIDES 15u
+// Bit of InkGrid::sticks: obstacles are no-slip (their ghost faces mirror the fluid's
+// tangential velocity to the wall's; close_walls).
+#define STICK_OBSTACLES 16u
 // Bits of a cell's stencil byte (boundary.rs): fluid neighbours; the diagonal above bit 4.
 #define LEFT_BIT 1u
 #define RIGHT_BIT 2u
@@ -136,7 +140,7 @@ __device__ __forceinline__ float v_factor(const InkGrid& g, float x) {
 __device__ __forceinline__ float2 velocity_at(const InkGrid& g, const float* __restrict__ u, const float* __restrict__ v, float x, float y) {
     float uu = bilinear(u, g.nx + 1, locate(g.nx + 1, g.ny, 0.0f, 0.5f, g.inverse_dx, x, y));
     float vv = bilinear(v, g.nx, locate(g.nx, g.ny + 1, 0.5f, 0.0f, g.inverse_dx, x, y));
-    if (g.sticks != 0u) return make_float2(uu * u_factor(g, y), vv * v_factor(g, x));
+    if ((g.sticks & STICK_SIDES) != 0u) return make_float2(uu * u_factor(g, y), vv * v_factor(g, x));
     return make_float2(uu, vv);
 }
 
@@ -155,7 +159,7 @@ __device__ __forceinline__ Stencil trace(const InkGrid& g, const float* __restri
     float2 mid = velocity_at(g, u, v, x - 0.5f * dt * vel.x, y - 0.5f * dt * vel.y);
     float fx = x - dt * mid.x, fy = y - dt * mid.y;
     Stencil s = locate(nx, ny, ox, oy, inverse_h, fx, fy);
-    if (g.sticks != 0u) s.w = on == ON_U_FACES ? u_factor(g, fy) : on == ON_V_FACES ? v_factor(g, fx) : 1.0f;
+    if ((g.sticks & STICK_SIDES) != 0u) s.w = on == ON_U_FACES ? u_factor(g, fy) : on == ON_V_FACES ? v_factor(g, fx) : 1.0f;
     return s;
 }
 

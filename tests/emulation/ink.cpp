@@ -10,7 +10,8 @@
 // f32 [dt, velocity decay, ink decay, lift, epsilon, carry-over, dx², residual weight];
 // per splat: u32 lattice (0 u, 1 v, 2 ink) and an InkSplat; the brush stamp's texture
 // (STAMP_TEXELS² f32); then u, v, p, the ink's three
-// planes, curl, divergence (f32), u_open, v_open, solid, stencil (u8); then the multigrid's:
+// planes, curl, divergence (f32), u_open, v_open, solid, stencil (u8), u_fixed, v_fixed (f32);
+// then the multigrid's:
 // u32 [multigrid, levels, tail (the first level pressure_mg_tail runs), the tail's threads,
 // operation, level, spare, spare], the InkLevel records, the pooled stencil and solid bytes
 // (u8) and the pooled p, b, r (f32).
@@ -33,6 +34,7 @@ int texel_width = 0;
 #include "blocks.h"
 
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <utility>
 
@@ -66,6 +68,7 @@ struct State {
     std::vector<float> stamp_texture = std::vector<float>(STAMP_TEXELS * STAMP_TEXELS);
     std::vector<float> u, v, p, ink, curl, divergence, u_next, v_next, p_next, ink_next, u_hat, v_hat, ink_hat;
     std::vector<unsigned char> u_open, v_open, solid, stencil;
+    std::vector<float> u_fixed, v_fixed;
     std::vector<double> partials, stats = std::vector<double>(STATS, 0.0);
     // The multigrid (src/sims/ink/cuda/multigrid.rs).
     unsigned multigrid = 0, tail = 0, tail_threads = 1, mg_op = 0, mg_level = 0;
@@ -220,6 +223,8 @@ struct State {
 
     void run_subtract_gradient() {
         launch(faces(), [&] { subtract_gradient(g, p.data(), u_open.data(), v_open.data(), u.data(), v.data()); });
+        if (std::find(solid.begin(), solid.end(), 1) != solid.end())
+            launch((unsigned)((g.nx + 1) * (g.ny + 1)), [&] { close_walls(g, 0, g.ny, u.data(), v.data(), p.data(), u_open.data(), v_open.data(), solid.data(), u_fixed.data(), v_fixed.data()); });
         if (report) {
             launch_blocks(blocks(cells()), INK_BLOCK, [&] { ::divergence(g, u.data(), v.data(), solid.data(), nullptr, partials.data()); });
             finish(cells(), 1, 0, 1);
@@ -271,6 +276,8 @@ int main(int argc, char** argv) {
     read(in, s.curl.data(), nc); read(in, s.divergence.data(), nc);
     s.u_open.resize(nu); s.v_open.resize(nv); s.solid.resize(nc); s.stencil.resize(nc);
     read(in, s.u_open.data(), nu); read(in, s.v_open.data(), nv); read(in, s.solid.data(), nc); read(in, s.stencil.data(), nc);
+    s.u_fixed.resize(nu); s.v_fixed.resize(nv);
+    read(in, s.u_fixed.data(), nu); read(in, s.v_fixed.data(), nv);
     unsigned mg[8];
     read(in, mg, 8);
     s.multigrid = mg[0]; s.tail = mg[2]; s.tail_threads = mg[3]; s.mg_op = mg[4]; s.mg_level = mg[5];

@@ -8,7 +8,8 @@
 //! - an **outflow** face is open: the pressure outside is zero (Dirichlet), so the projection
 //!   lets fluid leave, and the velocity there is carried by advection like any inner face.
 //!
-//! Obstacle faces are walls; a moving disc's ([`MovingDisc`]) carry its velocity. With any
+//! Obstacle faces are walls, free-slip or no-slip as the box's (the tangential velocity beyond
+//! them is mirrored: `Flow::mirror_rows`); a moving disc's ([`MovingDisc`]) carry its velocity. With any
 //! outflow side the pressure equation has a unique solution;
 //! without one it is pure Neumann (defined up to a constant).
 
@@ -129,6 +130,12 @@ impl Boundary {
     /// Whether the tangential velocity along side `side` is zero at the side.
     pub fn sticks(&self, side: usize) -> bool {
         self.walls == Walls::NoSlip && self.sides[side] == SideKind::Wall
+    }
+
+    /// Whether the tangential velocity at obstacles' faces is the obstacle's (no-slip); else
+    /// the fluid slides along them.
+    pub fn obstacles_stick(&self) -> bool {
+        self.walls == Walls::NoSlip
     }
 }
 

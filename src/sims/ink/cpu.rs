@@ -165,7 +165,7 @@ impl CpuInk {
         for (channel, spare) in self.ink.channels.iter_mut().zip([s0, s1, s2]) {
             std::mem::swap(&mut channel.data, spare);
         }
-        self.flow.close_faces();
+        self.flow.keep_closed(su, sv);
     }
 
     /// Adds each stamp's Gaussian of velocity and ink — a brush's ink × the brush stamp's alpha
@@ -183,8 +183,9 @@ impl CpuInk {
             let scale = if stamp.per_second { dt } else { 1.0 };
             let region = stamp.region();
             let flow = &mut self.flow;
-            add_gaussian([&mut flow.u], [stamp.velocity[0] * scale], region, &weight);
-            add_gaussian([&mut flow.v], [stamp.velocity[1] * scale], region, &weight);
+            let (u, v) = ([stamp.velocity[0] * scale], [stamp.velocity[1] * scale]);
+            add_gaussian([&mut flow.u], u, Some(&flow.u_open), region, &weight);
+            add_gaussian([&mut flow.v], v, Some(&flow.v_open), region, &weight);
             let amounts = stamp.ink.map(|amount| amount * scale);
             let [c0, c1, c2] = &mut self.ink.channels;
             match (&self.stamp.1, stamp.direction) {
@@ -193,29 +194,30 @@ impl CpuInk {
                         let (ex, ey) = (x - stamp.position[0], y - stamp.position[1]);
                         weight(x, y) * alpha(texture, ex, ey, direction, stamp.radius)
                     };
-                    add_gaussian([c0, c1, c2], amounts, region, &masked);
+                    add_gaussian([c0, c1, c2], amounts, None, region, &masked);
                 }
-                _ => add_gaussian([c0, c1, c2], amounts, region, &weight),
+                _ => add_gaussian([c0, c1, c2], amounts, None, region, &weight),
             }
         }
         if self.params.buoyancy != 0.0 {
             let lift = self.params.buoyancy * dt / 3.0;
             let ink = &self.ink.channels;
             let lattice = ink[0].lattice();
-            let v = &mut self.flow.v;
+            let (v, open) = (&mut self.flow.v, &self.flow.v_open);
             let h = v.h;
             v.data
                 .par_chunks_mut(v.nx)
+                .zip(open.par_chunks(v.nx))
                 .enumerate()
-                .for_each(|(j, row)| {
-                    for (i, value) in row.iter_mut().enumerate() {
+                .for_each(|(j, (row, open))| {
+                    for (i, (value, _)) in row.iter_mut().zip(open).enumerate().filter(|f| *f.1 .1)
+                    {
                         let at = lattice.bilinear((i as f32 + 0.5) * h, j as f32 * h);
                         let amount: f32 = ink.iter().map(|c| c.interpolate(at)).sum();
                         *value += lift * amount;
                     }
                 });
         }
-        self.flow.close_faces();
     }
 
     /// ω = ∂v/∂x − ∂u/∂y at the cell centres ([`Flow::curl`]).
@@ -272,30 +274,34 @@ impl CpuInk {
                 }
             });
         let (fx, fy) = (&self.work[0], &self.work[1]);
+        // Open faces only: closed ones keep their values (fixed, or a ghost's mirror image).
         let flow = &mut self.flow;
         flow.u
             .data
             .par_chunks_mut(nx + 1)
+            .zip(flow.u_open.par_chunks(nx + 1))
             .enumerate()
-            .for_each(|(j, row)| {
+            .for_each(|(j, (row, open))| {
                 let force = &fx[j * nx..(j + 1) * nx];
-                for (u, f) in row[1..nx].iter_mut().zip(force.windows(2)) {
-                    *u += dt * 0.5 * (f[0] + f[1]);
+                for ((u, f), &open) in row[1..nx].iter_mut().zip(force.windows(2)).zip(&open[1..]) {
+                    let pushed = *u + dt * 0.5 * (f[0] + f[1]);
+                    *u = if open { pushed } else { *u };
                 }
             });
         flow.v
             .data
             .par_chunks_mut(nx)
+            .zip(flow.v_open.par_chunks(nx))
             .enumerate()
             .skip(1)
             .take(ny.saturating_sub(1))
-            .for_each(|(j, row)| {
+            .for_each(|(j, (row, open))| {
                 let (below, above) = (&fy[(j - 1) * nx..j * nx], &fy[j * nx..(j + 1) * nx]);
-                for ((v, below), above) in row.iter_mut().zip(below).zip(above) {
-                    *v += dt * 0.5 * (below + above);
+                for (((v, below), above), &open) in row.iter_mut().zip(below).zip(above).zip(open) {
+                    let pushed = *v + dt * 0.5 * (below + above);
+                    *v = if open { pushed } else { *v };
                 }
             });
-        flow.close_faces();
     }
 
     /// ∇·u per cell.
@@ -358,6 +364,10 @@ impl CpuInk {
     /// outflow side the pressure is zero.
     pub(super) fn subtract_gradient(&mut self) {
         self.flow.subtract_gradient();
+        if self.flow.solid.contains(&true) {
+            // The ghost faces mirror the projected velocity for the next step's readers.
+            self.flow.close_faces();
+        }
         self.report.divergence_after = self.flow.divergence_rms();
     }
 }
@@ -365,10 +375,12 @@ impl CpuInk {
 /// Adds `amounts[f] × weight(x, y)` to the points of `fields[f]` (fields of one lattice)
 /// within `region` ([x0, y0, x1, y1], m): three Gaussian radii, beyond which the weight is
 /// below e⁻⁹. The weight is computed once per point for all the fields; a field whose amount
-/// is zero is left alone.
+/// is zero is left alone, and so are the points where `open` (per point) is false (closed
+/// faces keep their values, as the kernel's).
 fn add_gaussian<const N: usize>(
     fields: [&mut Field; N],
     amounts: [f32; N],
+    open: Option<&[bool]>,
     region: [f32; 4],
     weight: &(dyn Fn(f32, f32) -> f32 + Sync),
 ) {
@@ -393,6 +405,9 @@ fn add_gaussian<const N: usize>(
     bands.into_par_iter().enumerate().for_each(|(dj, mut row)| {
         let y = ((j0 + dj) as f32 + offset[1]) * h;
         for i in columns.clone() {
+            if open.is_some_and(|open| !open[(j0 + dj) * nx + i]) {
+                continue;
+            }
             let x = (i as f32 + offset[0]) * h;
             let w = weight(x, y);
             for (row, &amount) in row.iter_mut().zip(&amounts) {

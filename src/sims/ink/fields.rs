@@ -190,11 +190,11 @@ pub struct Flow {
     pub p: Field,
     /// The box's sides.
     pub boundary: Boundary,
-    solid: Vec<bool>,
+    pub(in crate::sims::ink) solid: Vec<bool>,
     /// Per vertical face: whether fluid passes (open), else its velocity is fixed.
-    u_open: Vec<bool>,
+    pub(in crate::sims::ink) u_open: Vec<bool>,
     /// Per horizontal face: whether fluid passes.
-    v_open: Vec<bool>,
+    pub(in crate::sims::ink) v_open: Vec<bool>,
     /// The discs moving now: their cells' closed faces carry their velocity.
     pub moving: Vec<MovingDisc>,
     /// The velocity of each vertical face while closed ([`fixed_faces`]).

@@ -133,5 +133,106 @@ impl Flow {
             )
             .with_min_len(8)
             .for_each(close);
+        self.mirror_rows(rows);
+    }
+
+    /// The ghost faces of the rows of cells `rows` — the closed faces between two solid cells,
+    /// the u faces of those rows and the v faces between them and the rows beside — take the
+    /// mirror image of the tangential velocity across the obstacle's face, as the box's walls
+    /// give it beyond the box (`fields_sampler.rs`): a u face's source is the u face above or
+    /// below it not between two solid cells (the mean of both where both are), a v face's the
+    /// v face left or right; a closed source counts with its fixed velocity. No-slip: twice the
+    /// ghost's fixed velocity (the solid's: zero, or a moving disc's) minus the source's, so
+    /// the tangential velocity interpolated across the face is the wall's at the face;
+    /// free-slip: the source's, so it slides. Every reader of the velocity — the samplers
+    /// (scalar, AVX2, CUDA), the advected velocity itself and the curl — then sees obstacles
+    /// as the box's walls. Called by [`Flow::close_rows`] and after every projection.
+    pub fn mirror_rows(&mut self, rows: Range<usize>) {
+        let (nx, ny) = (self.nx, self.ny);
+        let stick = self.boundary.obstacles_stick();
+        let (solid, w) = (&self.solid, nx + 1);
+        let ghost = |a: usize, b: usize| solid[a] && solid[b];
+        let mirror = |fixed: f32, sum: f32, n: u32| {
+            let fluid = sum / n as f32;
+            if stick {
+                2.0 * fixed - fluid
+            } else {
+                fluid
+            }
+        };
+        for j in rows.clone() {
+            if !solid[j * nx..(j + 1) * nx].contains(&true) {
+                continue;
+            }
+            for i in 1..nx {
+                if !ghost(j * nx + i - 1, j * nx + i) {
+                    continue;
+                }
+                let (mut sum, mut n) = (0.0, 0);
+                for s in [j.wrapping_sub(1), j + 1] {
+                    if s < ny && !ghost(s * nx + i - 1, s * nx + i) {
+                        let k = s * w + i;
+                        sum += if self.u_open[k] {
+                            self.u.data[k]
+                        } else {
+                            self.u_fixed[k]
+                        };
+                        n += 1;
+                    }
+                }
+                if n > 0 {
+                    let k = j * w + i;
+                    self.u.data[k] = mirror(self.u_fixed[k], sum, n);
+                }
+            }
+        }
+        for j in rows.start.max(1)..(rows.end + 1).min(ny) {
+            for i in 0..nx {
+                if !ghost((j - 1) * nx + i, j * nx + i) {
+                    continue;
+                }
+                let (mut sum, mut n) = (0.0, 0);
+                for s in [i.wrapping_sub(1), i + 1] {
+                    if s < nx && !ghost((j - 1) * nx + s, j * nx + s) {
+                        let k = j * nx + s;
+                        sum += if self.v_open[k] {
+                            self.v.data[k]
+                        } else {
+                            self.v_fixed[k]
+                        };
+                        n += 1;
+                    }
+                }
+                if n > 0 {
+                    let k = j * nx + i;
+                    self.v.data[k] = mirror(self.v_fixed[k], sum, n);
+                }
+            }
+        }
+    }
+
+    /// After the advection (which wrote every face): each closed face back to the value it
+    /// held before (`old_u`, `old_v`: its fixed velocity, or a ghost face's mirror image, as
+    /// the CUDA kernels leave closed faces alone).
+    pub fn keep_closed(&mut self, old_u: &[f32], old_v: &[f32]) {
+        let keep = |(new, (old, open)): (&mut [f32], (&[f32], &[bool]))| {
+            for ((value, &old), &open) in new.iter_mut().zip(old).zip(open) {
+                *value = if open { *value } else { old };
+            }
+        };
+        let w = self.nx + 1;
+        self.u
+            .data
+            .par_chunks_mut(w)
+            .zip(old_u.par_chunks(w).zip(self.u_open.par_chunks(w)))
+            .with_min_len(8)
+            .for_each(keep);
+        let nx = self.nx;
+        self.v
+            .data
+            .par_chunks_mut(nx)
+            .zip(old_v.par_chunks(nx).zip(self.v_open.par_chunks(nx)))
+            .with_min_len(8)
+            .for_each(keep);
     }
 }

@@ -48,8 +48,9 @@ fn mean_u(sim: &InkSim, [x0, x1, y0, y1]: [f32; 4]) -> f32 {
     sum / count as f32
 }
 
-/// The largest |velocity − wall| over the closed inner faces beside a solid cell: the flow
-/// through the disc relative to it.
+/// The largest |velocity − wall| over the closed inner faces between a fluid and a solid cell:
+/// the flow through the disc relative to it (the faces between two solid cells hold the mirror
+/// image of the fluid's tangential velocity).
 fn through_the_wall(sim: &InkSim, wall: [f32; 2]) -> f32 {
     let flow = sim.solver.flow();
     let (nx, ny) = (flow.nx, flow.ny);
@@ -57,7 +58,7 @@ fn through_the_wall(sim: &InkSim, wall: [f32; 2]) -> f32 {
     for j in 0..ny {
         for i in 1..nx {
             let beside =
-                !flow.fluid(i as isize - 1, j as isize) || !flow.fluid(i as isize, j as isize);
+                flow.fluid(i as isize - 1, j as isize) != flow.fluid(i as isize, j as isize);
             if beside && !flow.u_open(i, j) {
                 worst = worst.max((flow.u.get(i, j) - wall[0]).abs());
             }
@@ -66,7 +67,7 @@ fn through_the_wall(sim: &InkSim, wall: [f32; 2]) -> f32 {
     for j in 1..ny {
         for i in 0..nx {
             let beside =
-                !flow.fluid(i as isize, j as isize - 1) || !flow.fluid(i as isize, j as isize);
+                flow.fluid(i as isize, j as isize - 1) != flow.fluid(i as isize, j as isize);
             if beside && !flow.v_open(i, j) {
                 worst = worst.max((flow.v.get(i, j) - wall[1]).abs());
             }
@@ -110,7 +111,8 @@ fn a_scripted_disc_pushes_the_fluid_ahead_of_it() {
     assert!(through_the_wall(&sim, [0.0, 0.0]) < 1e-6);
 }
 
-/// The faces of the solid cells whose centres are within `radius` of `center`, largest |value|.
+/// The faces towards fluid cells of the solid cells whose centres are within `radius` of
+/// `center`, largest |value|.
 fn disc_faces(sim: &InkSim, center: [f32; 2], radius: f32) -> f32 {
     let flow = sim.solver.flow();
     let mut fastest = 0.0f32;
@@ -122,13 +124,19 @@ fn disc_faces(sim: &InkSim, center: [f32; 2], radius: f32) -> f32 {
                     !flow.fluid(i as isize, j as isize),
                     "cell ({i}, {j}) is fluid"
                 );
+                // The faces towards fluid cells (those between two solid cells hold the
+                // mirror image of the fluid's tangential velocity).
+                let (ii, jj) = (i as isize, j as isize);
                 let faces = [
-                    flow.u.get(i, j),
-                    flow.u.get(i + 1, j),
-                    flow.v.get(i, j),
-                    flow.v.get(i, j + 1),
+                    (flow.u.get(i, j), flow.fluid(ii - 1, jj)),
+                    (flow.u.get(i + 1, j), flow.fluid(ii + 1, jj)),
+                    (flow.v.get(i, j), flow.fluid(ii, jj - 1)),
+                    (flow.v.get(i, j + 1), flow.fluid(ii, jj + 1)),
                 ];
-                fastest = faces.iter().fold(fastest, |m, f| m.max(f.abs()));
+                fastest = faces
+                    .iter()
+                    .filter(|f| f.1)
+                    .fold(fastest, |m, f| m.max(f.0.abs()));
             }
         }
     }

@@ -396,11 +396,14 @@ mod tests {
                         if !flow.solid()[j * flow.nx + i] {
                             continue;
                         }
+                        // The faces towards fluid cells (between two solid cells: the
+                        // mirror image of the fluid's tangential velocity).
+                        let (ii, jj) = (i as isize, j as isize);
                         let faces = [
-                            flow.u.get(i, j),
-                            flow.u.get(i + 1, j),
-                            flow.v.get(i, j),
-                            flow.v.get(i, j + 1),
+                            flow.u.get(i, j) * f32::from(u8::from(flow.fluid(ii - 1, jj))),
+                            flow.u.get(i + 1, j) * f32::from(u8::from(flow.fluid(ii + 1, jj))),
+                            flow.v.get(i, j) * f32::from(u8::from(flow.fluid(ii, jj - 1))),
+                            flow.v.get(i, j + 1) * f32::from(u8::from(flow.fluid(ii, jj + 1))),
                         ];
                         if faces.iter().any(|&f| f != 0.0) {
                             open.push((i, j, faces));

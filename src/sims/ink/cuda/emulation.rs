@@ -189,6 +189,9 @@ pub(super) fn emulate_with(
     input.extend((0..g.v_faces()).map(|k| u8::from(flow.v_open(k % nx, k / nx))));
     input.extend(flow.solid().iter().map(|&s| u8::from(s)));
     input.extend_from_slice(&flow.poisson.cells);
+    let (u_fixed, v_fixed) = flow.fixed();
+    input.extend_from_slice(bytemuck::cast_slice(u_fixed));
+    input.extend_from_slice(bytemuck::cast_slice(v_fixed));
     let hierarchy = Hierarchy::new(flow);
     let (operation, level) = match command {
         Command_::Multigrid { operation, level } => (operation, level),
@@ -381,6 +384,14 @@ fn a_wrong_kernel_fails_the_emulation_comparison() {
                 "ink_grid.cuh",
                 "(i == g.nx ? g.fixed_right : wall)",
                 "(i == g.nx ? g.fixed_right : 0.0f)",
+            ),
+        ),
+        (
+            "obstacles' ghost faces not mirrored",
+            (
+                "ink.cu",
+                "if (n > 0) value = mirrored(stick, value, sum, n);\n            }\n            u[ku]",
+                "}\n            u[ku]",
             ),
         ),
         (

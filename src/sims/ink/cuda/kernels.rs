@@ -47,7 +47,7 @@ pub struct InkGrid {
     pub width: f32,
     /// ny · dx.
     pub height: f32,
-    /// Bit per side (left, right, bottom, top): a no-slip wall.
+    /// Bit per side (left, right, bottom, top): a no-slip wall; bit 4: no-slip obstacles.
     pub sticks: u32,
     /// The fixed normal velocity of closed faces per side (left, right, bottom, top).
     pub fixed: [f32; 4],
@@ -67,7 +67,8 @@ impl InkGrid {
             .iter()
             .enumerate()
             .map(|(bit, &side)| u32::from(b.sticks(side)) << bit)
-            .sum();
+            .sum::<u32>()
+            | u32::from(b.obstacles_stick()) << 4;
         InkGrid {
             nx: nx as i32,
             ny: ny as i32,

@@ -64,6 +64,17 @@ impl CudaInk {
             InkStage::SubtractGradient => {
                 let (k, s, g, b) = (&self.kernels, &self.stream, &self.grid, &mut self.buffers);
                 k.subtract_gradient(s, g, &b.p, (&b.u_open, &b.v_open), (&mut b.u, &mut b.v))?;
+                if self.mirror.solid().contains(&true) {
+                    // The ghost faces mirror the projected velocity (Flow::mirror_rows).
+                    k.close_walls(
+                        s,
+                        g,
+                        0..g.ny as usize,
+                        (&mut b.u, &mut b.v, &mut b.p),
+                        (&b.u_open, &b.v_open, &b.solid),
+                        (&b.u_fixed, &b.v_fixed),
+                    )?;
+                }
                 if report {
                     k.divergence(s, g, (&b.u, &b.v), &b.solid, None, &mut b.partials)?;
                     k.reduce_finish(
