@@ -385,9 +385,10 @@ fn sparse_sprites_rims_reflect_the_floor_not_grey_dots() {
              ({behind_glass} behind glass left out)"
         );
         // The sparse sprites' rims no longer graze the view ray: normals within 6° of
-        // perpendicular to it were 643 pixels with ellipsoids, 1 729 with spheres (1 396 and
-        // 4 113 with four separable filter iterations; 135 with ellipsoids with the bias correction,
-        // before the `normals` pass turned the edges' normals towards the eye; 4 and 1 after).
+        // perpendicular to it were 643 pixels with ellipsoids, 1 729 with spheres (1 396
+        // and 4 113 with four separable filter iterations; 135 with ellipsoids with the bias
+        // correction, before the `normals` pass turned the edges' normals towards the eye; 4
+        // and 1 after).
         assert!(grazing < 20, "{grazing} grazing pixels");
         // Where the sky's ground was reflected there (Fresnel near 1) they were grey: 57 and
         // 67 pixels before the fix, 29 with ellipsoids with the old sky but the filter's 2-D
