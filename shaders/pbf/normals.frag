@@ -18,7 +18,7 @@
 // particle radius and half a sprite radius) of the plane of a side or floor wall that faces the
 // eye, and the normal found from the depth points within 45° of the wall's, the fluid there is
 // pressed on the glass and its normal is the wall's (a top tilted towards the glass, a drop
-// 1.7 particle radii off it keep their own). The particles touching a wall keep their centres a
+// 1.8 particle radii off it keep their own). The particles touching a wall keep their centres a
 // particle radius from it and their ellipsoids are flattened against it, so the splatted face
 // lies bumpy 0.3–1 sprite radii off the glass;
 // seen nearly edge-on, its depth steps straddled the edge rule's fade: light flecks. Such a
