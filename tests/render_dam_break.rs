@@ -385,14 +385,23 @@ fn sparse_sprites_rims_reflect_the_floor_not_grey_dots() {
              ({behind_glass} behind glass left out)"
         );
         // The sparse sprites' rims no longer graze the view ray: normals within 6° of
-        // perpendicular to it were 643 pixels with ellipsoids, 1 729 with spheres (1 396 and 4 113 with
-        // four separable filter iterations; 135 with ellipsoids with the bias correction,
-        // before the `normals` pass turned the edges' normals towards the eye; 4 and 1 after).
+        // perpendicular to it were 643 pixels with ellipsoids, 1 729 with spheres (1 396
+        // and 4 113 with four separable filter iterations; 135 with ellipsoids with the bias
+        // correction, before the `normals` pass turned the edges' normals towards the eye; 4
+        // and 1 after).
         assert!(grazing < 20, "{grazing} grazing pixels");
         // Where the sky's ground was reflected there (Fresnel near 1) they were grey: 57 and
         // 67 pixels before the fix, 29 with ellipsoids with the old sky but the filter's 2-D
         // pass, 0 and 2 after it.
         assert!(grey < 20, "{grey} grey pixels");
+        // The fluid's face on the glass, and no more: 4 001 and 5 987 pixels with the band
+        // 1.5 sprite radii, 60° and the lid; 3 239 and 5 244 with a particle radius and half
+        // a sprite radius, 45°, no lid (docs/render-notes.md, the light flecks at the glass).
+        let bound = if anisotropy { 3620 } else { 5615 };
+        assert!(
+            behind_glass < bound,
+            "{behind_glass} pixels behind glass (at most {bound})"
+        );
     }
 }
 
@@ -488,7 +497,7 @@ fn the_bias_correction_keeps_thin_fluid_at_its_splatted_depth() {
         // plane reached from a rim's steep flank. Over steps 58–62: the front +1.86e-2 m
         // (ellipsoids) and +2.40e-2 m (spheres), +8.9e-3 and +1.10e-2 m more than the interior
         // then; +1.37e-2 and +1.72e-2 m, +5.8e-3 and +5.8e-3 m more, since a sample must also
-        // lie within the threshold of the centre (docs/viewer.md; one frame's front −
+        // lie within the threshold of the centre (docs/render-notes.md; one frame's front −
         // interior ranges over 4.4e-3–8.1e-3 m now, 7.9e-3–1.4e-2 m before, across those steps).
         let (front_bound, beyond_interior) = if anisotropy {
             (1.6e-2, 7.4e-3)
@@ -526,8 +535,8 @@ fn sparse_spray_shows_no_light_flecks() {
         // The pale pixels left are thin fluid (136 of 154 with ellipsoids, 82 of 97 with
         // spheres under 8 cm, 66 and 24 under 2 cm: one or two particles along the ray, through
         // which the lit floor shows, as it would through 2 cm of water) or the sun's
-        // highlight; Fresnel is under 0.1 at 144 and 80 of them. Over optically thick fluid they were
-        // reflections at grazing rim normals: 310 with ellipsoids and 1 222 with spheres
+        // highlight; Fresnel is under 0.1 at 144 and 80 of them. Over optically thick fluid they
+        // were reflections at grazing rim normals: 310 with ellipsoids and 1 222 with spheres
         // before the bias correction and the edge rule (100 and 113 with the correction
         // alone); 6 and 12 while the plane along the centre's slope alone decided which
         // samples were kept (most of them the filter's slope between two layers), 2 and 6

@@ -134,10 +134,10 @@ fn a_drop_in_front_of_a_sheet_keeps_its_depth() {
             "step {step} m, gap {gap} m, threshold {threshold} m"
         );
         // Filtered alone, the drop's cap averages a little deeper than its splats (the mean of
-        // a convex cap, +4e-3 m for a lone sprite in the Python model of docs/viewer.md); with
-        // the plane alone deciding, the sheet's samples were kept and the drop sank towards it
-        // by about half the step (spheres: +4.3e-2 m; now +3.7e-3 m). The ellipsoids' drop is
-        // a flat disc, its rim 3 mm behind its centre, so the plane never reaches the sheet:
+        // a convex cap, +4e-3 m for a lone sprite in the NumPy model of
+        // docs/render-notes.md); with the plane alone deciding, the sheet's samples were kept
+        // and the drop sank towards it by about half the step (spheres: +4.3e-2 m; now
+        // +3.7e-3 m). The ellipsoids' drop is a flat disc, its rim 3 mm behind its centre, so the plane never reaches the sheet:
         // +1.3e-3 m before and now, and that half of the test cannot fail on the old rule (it
         // checks that the drop stays a layer of its own).
         assert!(moved < 0.2 * threshold, "the drop moved {moved} m");

@@ -14,11 +14,13 @@
 // edge-on (the fluid's face on the glass), whose steps are about that size, had some pixels
 // turned and their neighbours left grazing, light flecks among pale ones.
 //
-// The fluid's face on the glass: where the splatted surface lies within `wall_distance` of a
-// container wall's plane that faces the eye, and the normal found from the depth points within
-// 60° of the wall's, the fluid there is pressed on the glass and its normal is the wall's. The
-// particles touching a wall keep their centres a particle radius from it and their ellipsoids
-// are flattened against it, so the splatted face lies bumpy 0.3–1 sprite radii off the glass;
+// The fluid's face on the glass: where the splatted surface lies within `wall_distance` (a
+// particle radius and half a sprite radius) of the plane of a side or floor wall that faces the
+// eye, and the normal found from the depth points within 45° of the wall's, the fluid there is
+// pressed on the glass and its normal is the wall's (a top tilted towards the glass, a drop
+// 1.8 particle radii off it keep their own). The particles touching a wall keep their centres a
+// particle radius from it and their ellipsoids are flattened against it, so the splatted face
+// lies bumpy 0.3–1 sprite radii off the glass;
 // seen nearly edge-on, its depth steps straddled the edge rule's fade: light flecks. Such a
 // pixel's w is 2 (1 elsewhere in the fluid): `composite` shades it as water behind glass.
 in vec2 uv;
@@ -62,8 +64,8 @@ vec3 smaller_difference(vec3 center, vec2 step) {
     return use_forward ? forward : backward;
 }
 
-// The outward normal (eye space) of the wall facing the eye whose plane the splatted surface at
-// `uv` lies near, if `n` points within 60° of it; else zero.
+// The outward normal (eye space) of the side or floor wall facing the eye whose plane the
+// splatted surface at `uv` lies near, if `n` points within 45° of it; else zero.
 vec3 wall_normal(vec3 n) {
     float splatted = texture(splatted_depth, uv).r;
     if (splatted <= 0.0) return vec3(0.0);
@@ -77,12 +79,14 @@ vec3 wall_normal(vec3 n) {
             float outward = side == 0 ? -1.0 : 1.0;
             // The eye beyond the plane: the wall is seen from outside (a near wall).
             if ((eye[axis] - plane) * outward <= 0.0) continue;
+            // The lid: the container is drawn open, no glass on top (docs/render-notes.md).
+            if (axis == 1 && side == 1) continue;
             float distance = abs(world[axis] - plane);
             vec3 normal_world = vec3(0.0);
             normal_world[axis] = outward;
             // World to eye: the transpose of the eye-to-world rotation.
             vec3 normal_eye = normal_world * mat3(inverse_view);
-            if (distance < nearest && dot(n, normal_eye) > 0.5) {
+            if (distance < nearest && dot(n, normal_eye) > 0.7071) {
                 nearest = distance;
                 wall = normal_eye;
             }

@@ -144,7 +144,8 @@ pub enum Buffer {
     SmoothedDepth,
     /// `thickness` output (blurred by `smooth_thickness` when it runs), metres.
     Thickness,
-    /// `normals` output: xyz eye-space normal, w 1 inside the fluid and 0 elsewhere.
+    /// `normals` output: xyz eye-space normal, w 1 inside the fluid, 2 on the fluid's face on a
+    /// near wall (water behind glass) and 0 elsewhere.
     Normals,
 }
 
@@ -237,7 +238,7 @@ struct SceneScale {
     container_diagonal: f32,
     /// The container's centre, metres: the sun's view looks at it.
     container_center: Vec3,
-    /// The container's corners, metres: the sprites are clipped to it (`ellipsoid.glsl`).
+    /// The container's corners, metres: the normals pass's wall planes (`normals.frag`).
     container_min: Vec3,
     container_max: Vec3,
     /// The floor's height, metres (the caustics land on it).

@@ -174,11 +174,14 @@ impl ThicknessProgram {
     }
 }
 
-/// A splatted surface within this many sprite radii of a wall's plane (facing the eye) may be
-/// the fluid's face on that wall (`normals.frag`): the particles touching it keep their centres
-/// a particle radius (0.77 sprite radii) from it, and the ellipsoids there are flattened against
-/// it, so their surface lies 0.3–1 sprite radii off the glass.
-const WALL_DISTANCE: f32 = 1.5;
+/// A splatted surface within a particle radius and this many sprite radii of a wall's plane
+/// (facing the eye) may be the fluid's face on that wall (`normals.frag`): the particles
+/// touching it keep their centres a particle radius from it, and the ellipsoids there are
+/// flattened against it, so their surface lies 0.3–1 sprite radii off the glass (0.4–1.3
+/// particle radii at `point_size` 1.3). The band follows the particle radius, as the contact
+/// does, plus a part of the sprite, as the ellipsoids' reach does; 0.5 is the least that keeps
+/// `tests/render_wall.rs`'s flecks at their floor (2 at 45°; 3 at 0.25, 40 at 0).
+const WALL_MARGIN: f32 = 0.5;
 
 /// `normals`: eye-space normals from depth.
 pub(super) struct NormalsProgram {
@@ -391,8 +394,10 @@ impl Renderer {
         pass.inverse_view.set(gl, frame.view.inverse());
         pass.container_min.set(gl, self.scale.container_min);
         pass.container_max.set(gl, self.scale.container_max);
-        pass.wall_distance
-            .set(gl, WALL_DISTANCE * frame.sprite_radius);
+        pass.wall_distance.set(
+            gl,
+            self.scale.particle_radius + WALL_MARGIN * frame.sprite_radius,
+        );
         self.bind_texture(0, glow::TEXTURE_2D, Some(self.smoothed_depth().texture));
         self.bind_texture(1, glow::TEXTURE_2D, Some(self.targets.sphere_depth.texture));
         self.fullscreen.draw(gl);
