@@ -365,8 +365,10 @@ impl CpuInk {
     pub(super) fn subtract_gradient(&mut self) {
         self.flow.subtract_gradient();
         if self.flow.solid.contains(&true) {
-            // The ghost faces mirror the projected velocity for the next step's readers.
-            self.flow.close_faces();
+            // The ghost faces mirror the projected velocity for the next step's readers (the
+            // other closed faces kept their fixed velocities: the projection moves open ones).
+            let ny = self.flow.ny;
+            self.flow.mirror_rows(0..ny);
         }
         self.report.divergence_after = self.flow.divergence_rms();
     }
