@@ -427,7 +427,8 @@ subtract_gradient(const InkGrid g, const float* __restrict__ p, const unsigned c
 // One thread per ink cell (there are at least as many as velocity cells).
 extern "C" __global__ void __launch_bounds__(INK_BLOCK)
 reduce_totals(const InkGrid g, const float* __restrict__ u, const float* __restrict__ v,
-              const float* __restrict__ ink, double* __restrict__ partials) {
+              const unsigned char* __restrict__ solid, const float* __restrict__ ink,
+              double* __restrict__ partials) {
     __shared__ double shared[INK_BLOCK];
     unsigned int k = ink_index();
     unsigned int n = (unsigned int)(g.ink_nx * g.ink_ny);
@@ -435,10 +436,13 @@ reduce_totals(const InkGrid g, const float* __restrict__ u, const float* __restr
     if (k < n) amount = (double)ink[k] + (double)ink[n + k] + (double)ink[2 * n + k];
     if (k < (unsigned int)(g.nx * g.ny)) {
         int i = (int)(k % (unsigned int)g.nx), j = (int)(k / (unsigned int)g.nx), w = g.nx + 1;
-        float2 c = at_centre(g, u, v, i, j);
-        double speed2 = (double)(c.x * c.x + c.y * c.y);
-        energy = 0.5 * speed2;
-        fastest = speed2;
+        // The fluid's: a solid cell's centre sits between ghost faces (their mirror images).
+        if (!solid[k]) {
+            float2 c = at_centre(g, u, v, i, j);
+            double speed2 = (double)(c.x * c.x + c.y * c.y);
+            energy = 0.5 * speed2;
+            fastest = speed2;
+        }
         bad = (double)(!isfinite(u[j * w + i]) + !isfinite(v[j * g.nx + i]));
         if (i == g.nx - 1) bad += (double)!isfinite(u[j * w + g.nx]);
         if (j == g.ny - 1) bad += (double)!isfinite(v[g.ny * g.nx + i]);

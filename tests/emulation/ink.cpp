@@ -232,7 +232,7 @@ struct State {
     }
 
     void totals() {
-        launch_blocks(blocks(ink_cells()), INK_BLOCK, [&] { reduce_totals(g, u.data(), v.data(), ink.data(), partials.data()); });
+        launch_blocks(blocks(ink_cells()), INK_BLOCK, [&] { reduce_totals(g, u.data(), v.data(), solid.data(), ink.data(), partials.data()); });
         finish(ink_cells(), 4, 4u, 3);
     }
 

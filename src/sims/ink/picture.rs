@@ -6,12 +6,16 @@
 use super::fields::{Field, Flow, Ink};
 use super::scene::Background;
 
-/// ½ Σ |u|² × cell area at the cell centres, and the largest speed there.
+/// ½ Σ |u|² × cell area at the fluid cells' centres, and the largest speed there.
 pub(super) fn kinetic_energy_and_max_speed(flow: &Flow) -> (f64, f64) {
     let mut energy = 0.0;
     let mut fastest = 0.0f64;
     for j in 0..flow.ny {
         for i in 0..flow.nx {
+            // The fluid's: a solid cell's centre sits between ghost faces (mirror images).
+            if flow.solid()[j * flow.nx + i] {
+                continue;
+            }
             let (u, v) = flow.center_velocity(i, j);
             let speed2 = f64::from(u * u + v * v);
             energy += 0.5 * speed2;

@@ -523,16 +523,17 @@ impl InkKernels {
         unsafe { self.launch("subtract_gradient", stream, per_point(g.faces()), args) }
     }
 
-    /// Per block: Σ ink, Σ ½|u|², the largest |u|², the non-finite faces.
+    /// Per block: Σ ink, Σ ½|u|² and the largest |u|² over the fluid cells, the non-finite
+    /// faces.
     pub fn reduce_totals(
         &self,
         stream: &CudaStream,
         g: &InkGrid,
-        (u, v): (&CudaSlice<f32>, &CudaSlice<f32>),
+        (u, v, solid): (&CudaSlice<f32>, &CudaSlice<f32>, &CudaSlice<u8>),
         ink: &CudaSlice<f32>,
         partials: &mut CudaSlice<f64>,
     ) -> Result<(), CudaError> {
-        let args = (g, u, v, ink, partials);
+        let args = (g, u, v, solid, ink, partials);
         // SAFETY: ink.cu's parameters; partials hold 4 values per block.
         unsafe { self.launch("reduce_totals", stream, per_point(g.ink_cells()), args) }
     }

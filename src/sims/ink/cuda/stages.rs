@@ -215,7 +215,7 @@ impl CudaInk {
     /// Σ ink, Σ ½|u|², the largest |u|² and the non-finite faces into the statistics.
     pub(super) fn reduce_totals(&mut self) -> Result<(), CudaError> {
         let (k, s, g, b) = (&self.kernels, &self.stream, &self.grid, &mut self.buffers);
-        k.reduce_totals(s, g, (&b.u, &b.v), &b.ink, &mut b.partials)?;
+        k.reduce_totals(s, g, (&b.u, &b.v, &b.solid), &b.ink, &mut b.partials)?;
         k.reduce_finish(
             s,
             &b.partials,
