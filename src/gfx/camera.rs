@@ -141,6 +141,18 @@ impl Camera {
         bounds
     }
 
+    /// An orbit camera whose eye is at `eye`, looking at `target` (the inverse of
+    /// [`Camera::eye`]).
+    pub fn looking_at(eye: Vec3, target: Vec3) -> Camera {
+        let d = (target - eye).normalize();
+        Camera {
+            target,
+            yaw: (-d.x).atan2(-d.z),
+            pitch: (-d.y).asin(),
+            distance: eye.distance(target),
+        }
+    }
+
     /// Position of the eye, metres.
     pub fn eye(&self) -> Vec3 {
         let direction = Vec3::new(

@@ -283,17 +283,6 @@ impl Grabber {
 mod tests {
     use super::*;
 
-    /// A camera at `eye` looking at `target`.
-    fn looking_at(eye: Vec3, target: Vec3) -> Camera {
-        let d = (target - eye).normalize();
-        Camera {
-            target,
-            yaw: (-d.x).atan2(-d.z),
-            pitch: (-d.y).asin(),
-            distance: eye.distance(target),
-        }
-    }
-
     #[test]
     fn the_wind_for_a_head_puts_the_head_there() {
         let base = Vec3::new(0.5, 2.0, -0.3);
@@ -320,7 +309,7 @@ mod tests {
     fn dragging_the_arrow_head_sets_the_wind_under_the_pointer() {
         let size = [800, 450];
         let base = Vec3::new(0.0, 2.0, 0.0);
-        let camera = looking_at(Vec3::new(0.5, 4.0, 6.0), base);
+        let camera = Camera::looking_at(Vec3::new(0.5, 4.0, 6.0), base);
         let wind = Vec3::new(3.0, 0.0, 0.0);
         let head = arrow_head(base, wind);
         let (at_head, _) = to_pixel(&camera, head, size).unwrap();

@@ -112,17 +112,6 @@ fn the_fountains_arrow_follows_a_tilted_jet() {
     }
 }
 
-/// A camera at `eye` looking at `target`.
-fn looking_at(eye: Vec3, target: Vec3) -> Camera {
-    let d = (target - eye).normalize();
-    Camera {
-        target,
-        yaw: (-d.x).atan2(-d.z),
-        pitch: (-d.y).asin(),
-        distance: eye.distance(target),
-    }
-}
-
 /// A plain click on the handle (8 px off it) or near a blowing arrow's head (6 px off) holds
 /// the arrow but leaves the wind as it was, exactly; a drag from there moves the head by as
 /// much as the pointer's point on the base's plane moved. Both with the framing camera and a
@@ -137,7 +126,7 @@ fn a_click_on_the_arrow_leaves_the_wind_alone() {
             ParticlesSim::with_scene(scene(&format!("kind = \"particles\"\nscene = \"{which}\n")));
         let base = arrow_base(&sim.scene);
         let framing = Camera::framing(&Aabb::new([-1.0, 0.0, -1.0], [2.0, 3.0, 2.0]));
-        let level = looking_at(base + Vec3::new(0.0, 0.3, 6.0), base);
+        let level = Camera::looking_at(base + Vec3::new(0.0, 0.3, 6.0), base);
         for camera in [framing, level] {
             for (wind, off) in [
                 (Vec3::ZERO, [8.0, 0.0]),
@@ -230,9 +219,9 @@ fn the_nearer_of_a_node_and_the_handle_is_grabbed() {
         let at = body(&mut sim).position[node];
         let away = (at - base).normalize();
         let camera = if node_in_front {
-            looking_at(at + away * 2.0, base)
+            Camera::looking_at(at + away * 2.0, base)
         } else {
-            looking_at(base - away * 2.0, at)
+            Camera::looking_at(base - away * 2.0, at)
         };
         sim.set_camera(camera);
         let (pixel, _) = to_pixel(&camera, base, size).expect("in view");
