@@ -11,7 +11,7 @@ use fluidlab::gfx::headless::Headless;
 use fluidlab::gfx::timing::PassClock;
 use fluidlab::sims::pool::render::{CausticsImage, DrawScene, PoolRenderer, VIEWS};
 use fluidlab::sims::Backend;
-use glam::{Vec3, Vec4};
+use glam::Vec3;
 
 const WIDTH: u32 = 160;
 const HEIGHT: u32 = 120;
@@ -107,11 +107,9 @@ fn from_above() -> Camera {
 
 /// The world-space direction of the ray through pixel (x, y from the top).
 fn pixel_ray(camera: &Camera, x: u32, y: u32) -> Vec3 {
-    let inverse = (camera.projection(WIDTH as f32 / HEIGHT as f32) * camera.view()).inverse();
-    let ndc_x = 2.0 * (x as f32 + 0.5) / WIDTH as f32 - 1.0;
-    let ndc_y = 1.0 - 2.0 * (y as f32 + 0.5) / HEIGHT as f32;
-    let far = inverse * Vec4::new(ndc_x, ndc_y, 1.0, 1.0);
-    (far.truncate() / far.w - camera.eye()).normalize()
+    camera
+        .ray([x as f32 + 0.5, y as f32 + 0.5], [WIDTH, HEIGHT])
+        .1
 }
 
 fn pixel_of(camera: &Camera, point: Vec3) -> (u32, u32) {

@@ -153,6 +153,20 @@ impl Camera {
         }
     }
 
+    /// The ray through pixel `position` (from the top left) of an output of `size` pixels: its
+    /// origin on the near plane and its unit direction.
+    pub fn ray(&self, position: [f32; 2], size: [u32; 2]) -> (Vec3, Vec3) {
+        let (w, h) = (size[0].max(1) as f32, size[1].max(1) as f32);
+        let ndc = [2.0 * position[0] / w - 1.0, 1.0 - 2.0 * position[1] / h];
+        let inverse = (self.projection(w / h) * self.view()).inverse();
+        let unproject = |z: f32| {
+            let p = inverse * Vec4::new(ndc[0], ndc[1], z, 1.0);
+            p.truncate() / p.w
+        };
+        let (near, far) = (unproject(-1.0), unproject(1.0));
+        (near, (far - near).normalize_or_zero())
+    }
+
     /// Position of the eye, metres.
     pub fn eye(&self) -> Vec3 {
         let direction = Vec3::new(

@@ -12,7 +12,7 @@ use super::body::Body;
 use super::render::{arrow_length, ARROW_LONGEST, ARROW_SHORTEST, NO_WIND};
 use super::scene::{ParticlesScene, Which};
 use crate::gfx::camera::Camera;
-use glam::{Mat4, Vec3, Vec4};
+use glam::{Mat4, Vec3};
 
 /// How close, in pixels, the pointer must be to a node to pick it.
 pub const PICK_PIXELS: f32 = 16.0;
@@ -116,20 +116,6 @@ pub fn picks_arrow(
     (dx * dx + dy * dy <= PICK_PIXELS * PICK_PIXELS).then_some(z)
 }
 
-/// The pointer's ray through output pixel `position` of an output of `size`: its origin on
-/// the near plane and its unit direction.
-pub fn ray(camera: &Camera, position: [f32; 2], size: [u32; 2]) -> (Vec3, Vec3) {
-    let (w, h) = (size[0].max(1) as f32, size[1].max(1) as f32);
-    let ndc = [2.0 * position[0] / w - 1.0, 1.0 - 2.0 * position[1] / h];
-    let inverse = view_projection(camera, size).inverse();
-    let unproject = |z: f32| {
-        let p = inverse * Vec4::new(ndc[0], ndc[1], z, 1.0);
-        p.truncate() / p.w
-    };
-    let (near, far) = (unproject(-1.0), unproject(1.0));
-    (near, (far - near).normalize_or_zero())
-}
-
 fn view_projection(camera: &Camera, size: [u32; 2]) -> Mat4 {
     let aspect = size[0].max(1) as f32 / size[1].max(1) as f32;
     camera.projection(aspect) * camera.view()
@@ -196,7 +182,7 @@ impl Grabber {
             return None;
         }
         self.pressed = true;
-        let (origin, direction) = ray(camera, position, size);
+        let (origin, direction) = camera.ray(position, size);
         let t = (base.y - origin.y) / direction.y;
         if !t.is_finite() || t <= 0.0 {
             return Some(wind);
@@ -253,7 +239,7 @@ impl Grabber {
         let Some(held) = self.held else {
             return false;
         };
-        let (origin, direction) = ray(camera, position, size);
+        let (origin, direction) = camera.ray(position, size);
         let along = direction.dot(forward);
         if along > 1e-6 {
             let t = (held.depth - (origin - camera.eye()).dot(forward)) / along;

@@ -13,7 +13,6 @@ use crate::gfx::Output;
 use crate::scene::{Aabb, Invalid, Source};
 use crate::sims::{Backend, Frame, Kind, OpenOptions, Sim, SolveSummary};
 use anyhow::{anyhow, bail, Result};
-use glam::{Vec3, Vec4};
 use std::any::Any;
 use std::rc::Rc;
 use winit::keyboard::KeyCode;
@@ -197,15 +196,7 @@ impl PoolSim {
     /// pool, seen by the camera of the last frame drawn.
     pub fn pick(&self, position: [f32; 2], size: [u32; 2]) -> Option<[f32; 2]> {
         let camera = self.camera.as_ref()?;
-        let (w, h) = (size[0] as f32, size[1] as f32);
-        let ndc = [2.0 * position[0] / w - 1.0, 1.0 - 2.0 * position[1] / h];
-        let inverse = (camera.projection(w / h) * camera.view()).inverse();
-        let unproject = |z: f32| {
-            let p = inverse * Vec4::new(ndc[0], ndc[1], z, 1.0);
-            Vec3::new(p.x, p.y, p.z) / p.w
-        };
-        let (near, far) = (unproject(-1.0), unproject(1.0));
-        let direction = far - near;
+        let (near, direction) = camera.ray(position, size);
         if direction.y.abs() < 1e-9 {
             return None;
         }

@@ -119,7 +119,7 @@ fn the_fountains_arrow_follows_a_tilted_jet() {
 /// plane). Before, the press set the wind from where its ray met the plane: 0.3–9 m/s.
 #[test]
 fn a_click_on_the_arrow_leaves_the_wind_alone() {
-    use crate::sims::particles::grab::{arrow_base, arrow_head, ray, to_pixel};
+    use crate::sims::particles::grab::{arrow_base, arrow_head, to_pixel};
     let size = [800, 450];
     for which in ["fountain\"", "jelly\"", "cloth\"\n[cloth]\nn = 8"] {
         let sim =
@@ -146,7 +146,7 @@ fn a_click_on_the_arrow_leaves_the_wind_alone() {
                 assert_eq!(Vec3::from(sim.scene.world.wind), wind);
                 // Dragged: the head moves as the pointer's point on the base's plane does.
                 let on_plane = |pixel: [f32; 2]| {
-                    let (origin, direction) = ray(&camera, pixel, size);
+                    let (origin, direction) = camera.ray(pixel, size);
                     origin + direction * ((base.y - origin.y) / direction.y)
                 };
                 let shift = Vec3::new(0.7, 0.0, 0.4);
