@@ -67,8 +67,8 @@ fn detail_difference(camera: &Camera, points: &[Vec3]) -> Vec<f64> {
 }
 
 /// Close to the tile's edge (x = 2 m) the ripples change the picture as much just past it, on
-/// the calm sea the `pool` pass draws, as just inside, on the simulated surface (measured 32
-/// and 21; 0 past it when only the `surface` pass drew them).
+/// the calm sea the `pool` pass draws, as just inside, on the simulated surface (measured 13.8
+/// and 24.8; 0 past it when only the `surface` pass drew them).
 #[test]
 fn the_ripples_go_on_past_the_open_seas_tile() {
     let camera = Camera {
@@ -96,7 +96,8 @@ fn the_ripples_go_on_past_the_open_seas_tile() {
 
 /// Far away on the sea past the tile (8 m, seen 0.6° below the horizon: a pixel covers metres
 /// of water, more than the 2–7 cm ripples' half-wavelength) the ripples fade out: the picture changes there much less
-/// than close by, where they are resolved (measured 0.00 against 25.5; 6.6 without the fade).
+/// than close by, where they are resolved (measured 0.00 against 13.6; 6.6 without the fade, before the
+/// sun's glints were filtered).
 #[test]
 fn far_ripples_fade_instead_of_speckling() {
     let close = Camera {

@@ -82,12 +82,30 @@ vec2 floor_projection(vec3 p) {
     return p.xz - (p.y + pool_depth) * r.xz / r.y;
 }
 
-float caustic_at(vec3 p) {
+// A pixel's footprint at a point it sees (directly, or along a reflected or refracted ray):
+// the point's screen derivatives, m per pixel (the fragment shaders take them: `dFdx`, `dFdy`).
+// The textures and patterns looked up there average over it instead of sampling its centre.
+struct Footprint {
+    vec3 dx;
+    vec3 dy;
+};
+
+// The footprint of a single point (no averaging).
+Footprint point_sample() {
+    return Footprint(vec3(0.0), vec3(0.0));
+}
+
+float caustic_at(vec3 p, Footprint f) {
     vec2 uv = (floor_projection(p) - caustics_domain.xy) * caustics_domain.zw;
     if (any(lessThan(uv, vec2(0.0))) || any(greaterThan(uv, vec2(1.0)))) {
         return 0.0;
     }
-    return texture(caustics, uv).r;
+    // floor_projection is linear in p: its derivatives are the footprint's, projected alike;
+    // the mipmapped texture averages over them.
+    vec3 r = refracted_light();
+    vec2 du_dx = (f.dx.xz - f.dx.y * r.xz / r.y) * caustics_domain.zw;
+    vec2 du_dy = (f.dy.xz - f.dy.y * r.xz / r.y) * caustics_domain.zw;
+    return textureGrad(caustics, uv, du_dx, du_dy).r;
 }
 
 // Distance along d from o (inside) to the box [0, S] × [−depth, top] × [0, S]; `normal` is the
@@ -113,17 +131,47 @@ float hash(vec2 cell) {
     return fract(sin(dot(cell, vec2(127.1, 311.7))) * 43758.5453);
 }
 
+// The share of [x − w/2, x + w/2] that lies on lines [k, k + width) for every integer k: a
+// pattern of lines one unit apart box-filtered over a pixel w wide (the pattern's integral
+// floor(x)·width + min(fract(x), width) differenced), so lines thinner than a pixel grey out
+// into their average instead of flickering between all and nothing.
+float line_share(float x, float w, float width) {
+    w = max(w, 1e-4);
+    float a = x - 0.5 * w;
+    float b = x + 0.5 * w;
+    return (floor(b) * width + min(fract(b), width) - floor(a) * width - min(fract(a), width)) / w;
+}
+
+// The share of a pixel w wide around x inside |x − centre| < half (a box filter of a band).
+float band_share(float x, float centre, float half_width, float w) {
+    return clamp((half_width - abs(x - centre)) / max(w, 1e-6) + 0.5, 0.0, 1.0);
+}
+
+// Grid lines `width` (in cells) along both axes of a grid of unit cells at q (cells), averaged
+// over a footprint w (cells) along each axis: the share of the pixel on a line.
+float grid_lines(vec2 q, vec2 w, float width) {
+    return 1.0 - (1.0 - line_share(q.x, w.x, width)) * (1.0 - line_share(q.y, w.y, width));
+}
+
+// A face's two coordinates along its plane (floor: x, z; walls: z, y or x, y).
+vec2 face_coordinates(vec3 v, vec3 n) {
+    return abs(n.y) > 0.5 ? v.xz : (abs(n.x) > 0.5 ? v.zy : v.xy);
+}
+
 // Square tiles on the pool's floor and walls, lighter grout between them, and a dark lane
-// line along the floor.
-vec3 tile_albedo(vec3 p, vec3 n) {
-    vec2 q = abs(n.y) > 0.5 ? p.xz : (abs(n.x) > 0.5 ? p.zy : p.xy);
+// line along the floor, averaged over the footprint f (grout, lane and the tiles' shades).
+vec3 tile_albedo(vec3 p, vec3 n, Footprint f) {
     float tile = pool_size / 20.0;
-    vec2 f = fract(q / tile);
-    float grout = 1.0 - step(0.06, f.x) * step(0.06, f.y);
-    vec3 color = vec3(0.70, 0.84, 0.90) * (0.92 + 0.08 * hash(floor(q / tile)));
-    if (abs(n.y) > 0.5 && abs(p.x - 0.5 * pool_size) < 0.8 * tile
-        && abs(p.z - 0.5 * pool_size) < 0.4 * pool_size) {
-        color = vec3(0.12, 0.18, 0.35);
+    vec2 q = face_coordinates(p, n) / tile;
+    vec2 w = (abs(face_coordinates(f.dx, n)) + abs(face_coordinates(f.dy, n))) / tile;
+    float grout = grid_lines(q, w, 0.06);
+    // Each tile's own shade, its mean (0.5) once a pixel spans a tile.
+    float shade = mix(hash(floor(q)), 0.5, smoothstep(0.5, 1.0, max(w.x, w.y)));
+    vec3 color = vec3(0.70, 0.84, 0.90) * (0.92 + 0.08 * shade);
+    if (abs(n.y) > 0.5) {
+        float lane = band_share(p.x, 0.5 * pool_size, 0.8 * tile, w.x * tile)
+            * band_share(p.z, 0.5 * pool_size, 0.4 * pool_size, w.y * tile);
+        color = mix(color, vec3(0.12, 0.18, 0.35), lane);
     }
     return mix(color, vec3(0.55, 0.58, 0.60), grout);
 }
@@ -131,23 +179,23 @@ vec3 tile_albedo(vec3 p, vec3 n) {
 // Light on a point of the pool or land with normal n: under water the sun arrives through
 // the caustics texture (its value × the cosine to the refracted light, per the calm floor's
 // irradiance, which is light.y per unit sunlight), above it directly.
-float sunlight(vec3 p, vec3 n) {
+float sunlight(vec3 p, vec3 n, Footprint f) {
     // A wall's point may lie a rounding error outside the pool (a ray traced to the wall):
     // step in along its normal, which points into the pool, so it is not lit as the deck.
     if (inside_pool(p.xz + 1e-4 * n.xz) && p.y < surface_at(p.xz).y) {
         vec3 r = refracted_light();
         // On the open sea, light that came through the calm water past the pool is calm's.
         bool from_outside = open_sea == 1 && !inside_pool(p.xz - p.y * r.xz / r.y);
-        float caustic = from_outside ? 1.0 : caustic_at(p);
+        float caustic = from_outside ? 1.0 : caustic_at(p, f);
         return caustic * max(dot(n, -r), 0.0) * light.y / -r.y;
     }
     return max(dot(n, light), 0.0);
 }
 
-vec3 lit(vec3 albedo, vec3 p, vec3 n) {
+vec3 lit(vec3 albedo, vec3 p, vec3 n, Footprint f) {
     // The sky's light, more from above.
     float ambient = 0.35 + 0.15 * n.y;
-    return albedo * (ambient + 0.85 * sunlight(p, n));
+    return albedo * (ambient + 0.85 * sunlight(p, n, f));
 }
 
 // Light that travels `distance` m through water: absorbed, and the water's colour in its place.
@@ -179,26 +227,49 @@ vec3 rock_albedo(vec3 p) {
 
 // The open sea past the pool: a ray from o under water meets the floor continued, or, going
 // level or up, nothing but water.
-vec3 open_water_ray(vec3 o, vec3 d) {
+vec3 open_water_ray(vec3 o, vec3 d, Footprint f) {
     if (d.y > -1e-4) {
         return WATER_COLOR;
     }
     float t = (-pool_depth - o.y) / d.y;
     vec3 p = o + d * t;
     vec3 up = vec3(0.0, 1.0, 0.0);
-    return through_water(lit(tile_albedo(p, up), p, up), t);
+    return through_water(lit(tile_albedo(p, up, f), p, up, f), t);
+}
+
+// Where a ray from o along d meets the floor's plane (a ray going level or up: far along it).
+vec3 floor_continued(vec3 o, vec3 d) {
+    return o + d * ((-pool_depth - o.y) / min(d.y, -1e-4));
+}
+
+// Where underwater_ray's ray ends (the floor, a wall, back at the surface, or on the open sea
+// the floor continued; an island's rock is not looked for): the point whose footprint its
+// lookups take.
+vec3 underwater_end(vec3 o, vec3 d) {
+    vec3 n;
+    vec3 p = o + d * exit_box(o, d, max(o.y, 0.0) + 1e-3, n);
+    if (open_sea == 1 && abs(n.y) < 0.5) {
+        p = floor_continued(o, d);
+    }
+    return p;
+}
+
+// Where above_water_ray's ray meets the walls' upper part (else a point along it).
+vec3 above_water_end(vec3 o, vec3 d) {
+    vec3 n;
+    return o + d * exit_box(o, d, rim_height, n);
 }
 
 // What a ray from o going down (under water) sees: the pool's floor or walls, or an island's
 // rock, through the water between.
-vec3 underwater_ray(vec3 o, vec3 d) {
+vec3 underwater_ray(vec3 o, vec3 d, Footprint f) {
     vec3 n;
     float t = exit_box(o, d, max(o.y, 0.0) + 1e-3, n);
     float t_land;
     if (land_along(o, d, t, t_land)) {
         vec3 p = o + d * t_land;
         vec3 rock_normal = normalize(vec3(-d.x, 0.3, -d.z));
-        return through_water(lit(rock_albedo(p), p, rock_normal), t_land);
+        return through_water(lit(rock_albedo(p), p, rock_normal, f), t_land);
     }
     vec3 p = o + d * t;
     if (n.y < -0.5) {
@@ -206,19 +277,19 @@ vec3 underwater_ray(vec3 o, vec3 d) {
         return through_water(WATER_COLOR, t);
     }
     if (open_sea == 1 && abs(n.y) < 0.5) {
-        return open_water_ray(o, d);
+        return open_water_ray(o, d, f);
     }
-    return through_water(lit(tile_albedo(p, n), p, n), t);
+    return through_water(lit(tile_albedo(p, n, f), p, n, f), t);
 }
 
 // What a ray from o going up (above the water) sees: the walls' upper part or the sky.
-vec3 above_water_ray(vec3 o, vec3 d) {
+vec3 above_water_ray(vec3 o, vec3 d, Footprint f) {
     if (open_sea == 0 && inside_pool(o.xz) && o.y < rim_height) {
         vec3 n;
         float t = exit_box(o, d, rim_height, n);
         vec3 p = o + d * t;
         if (abs(n.y) < 0.5) {
-            return lit(tile_albedo(p, n), p, n);
+            return lit(tile_albedo(p, n, f), p, n, f);
         }
     }
     return texture(sky, d).rgb;
@@ -247,4 +318,14 @@ vec2 detail_slope(vec2 xz, float footprint) {
             * cos(dot(direction, xz) * wavenumber - omega * time + 1.7 * float(k));
     }
     return slope;
+}
+
+// The sun's highlight seen along `reflected`: the lobe pow(cos, 1200) widened by `spread`, how
+// much the reflected direction turns across the pixel (its fwidth), keeping its light (the
+// lobe's solid angle goes as 1 / exponent): a glint narrower than a pixel lights the pixel
+// dimly instead of fully or not at all.
+float sun_glint(vec3 reflected, vec3 spread) {
+    const float SHARPNESS = 1200.0;
+    float sharpness = 1.0 / (1.0 / SHARPNESS + 0.25 * dot(spread, spread));
+    return sharpness / SHARPNESS * pow(max(dot(reflected, light), 0.0), sharpness);
 }

@@ -8,6 +8,8 @@ in float inland;
 out vec4 color;
 
 void main() {
+    // The footprint before the discard (derivatives need uniform control flow).
+    Footprint here = Footprint(dFdx(world), dFdy(world));
     if (fixed_flag <= 0.0) {
         discard;
     }
@@ -17,7 +19,7 @@ void main() {
     if (world.y < 0.0) {
         albedo *= 0.7;
     }
-    vec3 c = lit(albedo, world, n);
+    vec3 c = lit(albedo, world, n, here);
     if (eye_under_water()) {
         c = through_water(c, distance(eye, world));
     }

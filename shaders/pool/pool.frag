@@ -2,6 +2,7 @@
 // into the horizon; seen from under water, the water between the eye and the point. With open
 // edges there are no walls (from under water they show the water going on) and the deck,
 // lowered to the rest level, is calm sea: the sky reflected by Fresnel over the floor continued.
+// Patterns and the caustics are averaged over the pixel's footprint (`Footprint`).
 in vec3 world;
 in vec3 normal;
 
@@ -11,51 +12,69 @@ out vec4 color;
 
 void main() {
     // Derivatives before any branch or discard (GLSL leaves them undefined in non-uniform
-    // control flow).
-    float footprint = length(fwidth(world.xz));
+    // control flow; `open_sea` and `detail` are uniforms).
+    Footprint here = Footprint(dFdx(world), dFdy(world));
     vec3 n = normalize(normal);
+    vec3 incident = normalize(world - eye);
+    // The open sea past the tile: its rippled normal, its reflected and refracted rays, and
+    // the footprints where the refracted ray (or, from under water, the eye's) meets the floor
+    // continued.
+    vec3 up = vec3(0.0, 1.0, 0.0);
+    vec3 reflected = up;
+    vec3 refracted = -up;
+    Footprint through = here;
+    Footprint beyond = here;
+    vec3 spread = vec3(0.0);
+    if (open_sea == 1) {
+        if (detail == 1) {
+            vec2 slope = detail_slope(world.xz, length(fwidth(world.xz)));
+            up = normalize(vec3(-slope.x, 1.0, -slope.y));
+        }
+        reflected = reflect(incident, up);
+        reflected.y = abs(reflected.y);
+        refracted = refract(incident, up, IOR_AIR / IOR_WATER);
+        vec3 sea_floor = floor_continued(world, refracted);
+        vec3 seen = floor_continued(eye, incident);
+        through = Footprint(dFdx(sea_floor), dFdy(sea_floor));
+        beyond = Footprint(dFdx(seen), dFdy(seen));
+        spread = fwidth(reflected);
+    }
     vec3 c;
     if (open_sea == 1) {
-        vec3 incident = normalize(world - eye);
         if (abs(n.y) < 0.5) {
             // A wall's place: from above, nothing (the sea behind); from below, more water.
             if (!eye_under_water()) {
                 discard;
             }
-            c = open_water_ray(eye, incident);
+            c = open_water_ray(eye, incident, beyond);
         } else if (!inside_pool(world.xz + 1e-4 * n.xz) && world.y > -1e-4) {
             if (eye.y < 0.0) {
                 c = WATER_COLOR;
             } else {
                 // The calm sea with the tile's fine-detail ripples, so its outline does not show.
-                vec3 up = vec3(0.0, 1.0, 0.0);
-                if (detail == 1) {
-                    vec2 slope = detail_slope(world.xz, footprint);
-                    up = normalize(vec3(-slope.x, 1.0, -slope.y));
-                }
-                vec3 reflected = reflect(incident, up);
-                reflected.y = abs(reflected.y);
-                vec3 refracted = refract(incident, up, IOR_AIR / IOR_WATER);
-                c = mix(open_water_ray(world, refracted), texture(sky, reflected).rgb,
-                        schlick(-dot(incident, up)));
-                float sun = pow(max(dot(reflected, light), 0.0), 1200.0);
-                c += vec3(1.0, 0.95, 0.85) * 8.0 * sun * schlick(-dot(incident, up));
+                float fresnel = schlick(-dot(incident, up));
+                c = mix(open_water_ray(world, refracted, through), texture(sky, reflected).rgb,
+                        fresnel);
+                c += vec3(1.0, 0.95, 0.85) * 8.0 * sun_glint(reflected, spread) * fresnel;
                 float fog = 1.0 - exp(-distance(world, eye) / (6.0 * pool_size));
                 c = mix(c, horizon, fog);
             }
         } else {
-            c = lit(tile_albedo(world, n), world, n);
+            c = lit(tile_albedo(world, n, here), world, n, here);
         }
     } else if (world.y >= rim_height - 1e-4 && !inside_pool(world.xz + 1e-4 * n.xz)) {
-        vec2 q = world.xz / (0.1 * pool_size);
-        vec2 f = fract(q);
-        float joint = 1.0 - step(0.03, f.x) * step(0.03, f.y);
-        vec3 stone = vec3(0.70, 0.67, 0.60) * (0.95 + 0.05 * hash(floor(q))) * (1.0 - 0.2 * joint);
-        c = lit(stone, world, n);
+        // Stone slabs a tenth of the pool's side, dark joints between.
+        float slab = 0.1 * pool_size;
+        vec2 q = world.xz / slab;
+        vec2 w = (abs(here.dx.xz) + abs(here.dy.xz)) / slab;
+        float joint = grid_lines(q, w, 0.03);
+        float shade = mix(hash(floor(q)), 0.5, smoothstep(0.5, 1.0, max(w.x, w.y)));
+        vec3 stone = vec3(0.70, 0.67, 0.60) * (0.95 + 0.05 * shade) * (1.0 - 0.2 * joint);
+        c = lit(stone, world, n, here);
         float fog = 1.0 - exp(-distance(world, eye) / (6.0 * pool_size));
         c = mix(c, horizon, fog);
     } else {
-        c = lit(tile_albedo(world, n), world, n);
+        c = lit(tile_albedo(world, n, here), world, n, here);
     }
     if (eye_under_water()) {
         c = through_water(c, distance(eye, world));

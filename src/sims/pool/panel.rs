@@ -3,12 +3,14 @@
 //! the light. Every edit but the grid applies before the next frame.
 
 use super::drops::Target;
-use super::params::{Edges, Model, PoolParams};
-use super::scene::{too_stiff, Island};
+use super::params::{Edges, Model, PoolParams, MAX_NODES, MIN_NODES};
+use super::scene::{too_stiff, Island, LOWEST_SUN};
 use super::sim::{PoolSim, Tool};
+use super::surface::BYTES_PER_NODE;
 use crate::scene::Invalid;
 use crate::sims::choose;
 use anyhow::Result;
+use imgui::SliderFlags;
 
 /// The original's four scenarios and the open sea, as settings of the edges, horizontal
 /// motion and islands.
@@ -259,15 +261,54 @@ impl PoolSim {
             }
         }
         if ui.collapsing_header("Grid and light", TreeNodeFlags::empty()) {
-            ui.slider("nodes per side (restart)", 16, 2048, &mut self.nodes_edit);
+            ui.slider_config("nodes per side (restart)", MIN_NODES, MAX_NODES)
+                .flags(SliderFlags::LOGARITHMIC | SliderFlags::ALWAYS_CLAMP)
+                .build(&mut self.nodes_edit);
+            if ui.is_item_hovered() {
+                ui.tooltip_text(
+                    "what scene files allow; memory and the time a frame takes grow as the \
+                     square (the CPU: about 0.4 ms a frame at 256² on the wave model)",
+                );
+            }
+            ui.text_disabled(grid_cost(self.nodes_edit));
             restart |= ui.button("restart with this grid");
             let look = &mut self.scene.look;
-            let mut light = look.light;
-            if ui.slider_config("light", -1.0, 1.0).build_array(&mut light) && light[1] > 0.0 {
-                look.light = light;
+            let (mut elevation, mut azimuth) = look.sun_angles();
+            let lowest = LOWEST_SUN.asin().to_degrees();
+            let mut moved = ui
+                .slider_config("sun elevation (°)", lowest, 90.0)
+                .flags(SliderFlags::ALWAYS_CLAMP)
+                .build(&mut elevation);
+            if ui.is_item_hovered() {
+                ui.tooltip_text(format!(
+                    "above the horizon: {lowest:.1}° (scenes allow no lower) to 90° (overhead)"
+                ));
+            }
+            moved |= ui
+                .slider_config("sun azimuth (°)", -180.0, 180.0)
+                .flags(SliderFlags::ALWAYS_CLAMP)
+                .build(&mut azimuth);
+            if moved {
+                look.set_sun(elevation, azimuth);
             }
             ui.checkbox("fine detail (bump map)", &mut look.detail);
         }
         Ok(restart)
     }
+}
+
+/// What a grid of `nodes` a side costs: its node count, the state's memory (the same on the CPU
+/// and the GPU) and the renderer's surface texture.
+pub fn grid_cost(nodes: usize) -> String {
+    let count = (nodes * nodes) as u64;
+    let many = if count < 1_000_000 {
+        count.to_string()
+    } else {
+        format!("{:.1} M", count as f64 * 1e-6)
+    };
+    format!(
+        "{nodes}² = {many} nodes: {} of state, {} of texture",
+        crate::host::format_bytes(count * BYTES_PER_NODE as u64),
+        crate::host::format_bytes(count * 16),
+    )
 }

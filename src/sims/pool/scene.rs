@@ -98,6 +98,33 @@ impl Default for Look {
     }
 }
 
+/// The lowest sun: the sine of its elevation, 0.05 (2.9° above the horizon). A scene's light
+/// below it is refused, the panel's elevation slider starts there, the L key does not go
+/// lower, and the renderer never draws one lower.
+pub const LOWEST_SUN: f32 = 0.05;
+
+impl Look {
+    /// The sun's elevation above the horizon and azimuth (from +x towards +z), degrees.
+    pub fn sun_angles(&self) -> (f32, f32) {
+        let l = glam::Vec3::from(self.light).normalize_or(glam::Vec3::Y);
+        (
+            l.y.clamp(-1.0, 1.0).asin().to_degrees(),
+            l.z.atan2(l.x).to_degrees(),
+        )
+    }
+
+    /// Puts the sun at `elevation` (degrees, kept from the lowest sun to 90) and `azimuth`
+    /// (degrees from +x towards +z).
+    pub fn set_sun(&mut self, elevation: f32, azimuth: f32) {
+        let lowest = LOWEST_SUN.asin().to_degrees();
+        let (e, a) = (
+            elevation.clamp(lowest, 90.0).to_radians(),
+            azimuth.to_radians(),
+        );
+        self.light = [e.cos() * a.cos(), e.sin(), e.cos() * a.sin()];
+    }
+}
+
 /// A validated pool scene.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PoolScene {
@@ -385,12 +412,17 @@ impl PoolScene {
             }
         }
         let l = self.look.light;
-        if !(l.iter().all(|v| v.is_finite()) && l[1] > 0.0) {
+        let length = l.iter().map(|v| v * v).sum::<f32>().sqrt();
+        if !(length.is_finite() && l[1] >= LOWEST_SUN * length && l[1] > 0.0) {
             return Err(Invalid::new(
                 "light.direction",
                 format!(
-                    "must be finite and point up (y > 0, towards the sun), got [{}, {}, {}]",
-                    l[0], l[1], l[2]
+                    "must be finite and point at a sun at least {:.1}° above the horizon \
+                     (towards the sun, y ≥ {LOWEST_SUN} of its length), got [{}, {}, {}]",
+                    LOWEST_SUN.asin().to_degrees(),
+                    l[0],
+                    l[1],
+                    l[2]
                 ),
             ));
         }

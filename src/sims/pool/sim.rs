@@ -444,7 +444,7 @@ impl Sim for PoolSim {
             KeyCode::KeyL => {
                 if let Some(camera) = &self.camera {
                     let towards = (camera.eye() - camera.target).normalize();
-                    if towards.y > 0.05 {
+                    if towards.y >= super::scene::LOWEST_SUN {
                         self.scene.look.light = towards.to_array();
                     }
                 }
@@ -462,7 +462,11 @@ impl Sim for PoolSim {
             ),
             ("G", "a drop at random"),
             ("C", "calm the water"),
-            ("L", "light from the camera's direction"),
+            (
+                "L",
+                "light from the camera's direction (camera looking down at 2.9° or more: the \
+                 sun stays above the horizon)",
+            ),
         ]
     }
 

@@ -444,3 +444,51 @@ fn the_default_camera_centres_the_pools_opening() {
         );
     }
 }
+
+/// A scene's sun below the lowest one drawn (2.9° above the horizon) is refused naming the
+/// file, line, key and value; the panel's angles give only suns at or above it, and turn back
+/// into the direction they came from.
+#[test]
+fn the_sun_stays_above_the_horizon() {
+    use super::scene::{Look, PoolScene, LOWEST_SUN};
+    use crate::scene::Source;
+    let error = |direction: &str| {
+        let text =
+            format!("kind = \"pool\"\n[pool]\nnodes = 32\n[light]\ndirection = {direction}\n");
+        let source = Source::parse(&text, "sun", "sun.toml").unwrap();
+        PoolScene::from_source(&source).err().map(|e| e.to_string())
+    };
+    for below in ["[1.0, 0.0, 0.0]", "[1.0, -0.5, 0.0]", "[1.0, 0.04, 0.0]"] {
+        let message = error(below).unwrap_or_else(|| panic!("{below} accepted"));
+        assert!(
+            message.starts_with("sun.toml:5: light.direction: must be finite and point at a sun")
+                && message.contains("got [1, "),
+            "{message}"
+        );
+    }
+    assert_eq!(error("[1.0, 0.06, 0.0]"), None);
+    let mut look = Look::default();
+    let (elevation, azimuth) = look.sun_angles();
+    let before = glam::Vec3::from(look.light).normalize();
+    look.set_sun(elevation, azimuth);
+    assert!((glam::Vec3::from(look.light) - before).length() < 1e-5);
+    look.set_sun(-30.0, 45.0);
+    let lowest = glam::Vec3::from(look.light);
+    assert!((lowest.y - LOWEST_SUN).abs() < 1e-6 && (lowest.length() - 1.0).abs() < 1e-6);
+    assert!((look.sun_angles().1 - 45.0).abs() < 1e-3);
+}
+
+/// The panel's memory figure counts every field of the state.
+#[test]
+fn a_nodes_state_bytes_are_its_fields() {
+    let sim = open("[pool]\nnodes = 16\n");
+    let s = &sim.solver.as_cpu().unwrap().surface;
+    let f32s = s.height.len() + s.velocity.len() + s.accel.len();
+    let pairs = s.offset.len() + s.velocity_h.len() + s.accel_h.len();
+    let bytes = 4 * f32s + 8 * pairs + s.flags.len();
+    assert_eq!(bytes, 16 * 16 * super::surface::BYTES_PER_NODE);
+    assert_eq!(
+        super::panel::grid_cost(8192),
+        "8192² = 67.1 M nodes: 2.3 GiB of state, 1.0 GiB of texture"
+    );
+}

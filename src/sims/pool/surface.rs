@@ -11,6 +11,10 @@ pub const LOCK_H: u8 = 2;
 /// The node is on an open (absorbing) edge.
 pub const OPEN: u8 = 4;
 
+/// Bytes of state per node: height, velocity, acceleration, the horizontal offset, velocity
+/// and acceleration (pairs), the flags (the CUDA buffers hold the same, `cuda::gpu_bytes`).
+pub const BYTES_PER_NODE: usize = 9 * 4 + 1;
+
 /// The surface's state.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Surface {

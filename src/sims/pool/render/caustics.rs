@@ -117,9 +117,16 @@ impl CausticsPass {
         // SAFETY: GL calls on the current context; the texture is this pass's.
         unsafe {
             gl.bind_texture(glow::TEXTURE_2D, Some(target.texture));
-            for parameter in [glow::TEXTURE_MIN_FILTER, glow::TEXTURE_MAG_FILTER] {
-                gl.tex_parameter_i32(glow::TEXTURE_2D, parameter, glow::LINEAR as i32);
-            }
+            gl.tex_parameter_i32(
+                glow::TEXTURE_2D,
+                glow::TEXTURE_MIN_FILTER,
+                glow::LINEAR_MIPMAP_LINEAR as i32,
+            );
+            gl.tex_parameter_i32(
+                glow::TEXTURE_2D,
+                glow::TEXTURE_MAG_FILTER,
+                glow::LINEAR as i32,
+            );
             gl.bind_texture(glow::TEXTURE_2D, None);
         }
         let program = Program::new(
@@ -135,12 +142,14 @@ impl CausticsPass {
         })
     }
 
-    /// The texture (R32F, linear filtering).
+    /// The texture (R32F, mipmapped: the passes reading it average over a pixel's footprint,
+    /// `textureGrad`).
     pub(super) fn texture(&self) -> glow::Texture {
         self.target.texture
     }
 
-    /// `caustics`: clears the texture and adds every surface triangle's light to it.
+    /// `caustics`: clears the texture and adds every surface triangle's light to it (the
+    /// renderer then builds its mipmaps, `PoolRenderer::draw`).
     pub(super) fn draw(&mut self, gl: &glow::Context, grid: &Grid, values: &FrameValues) {
         self.domain = values.domain;
         self.program.bind(gl);

@@ -29,6 +29,7 @@ mod shared;
 
 pub use caustics::CausticsImage;
 
+use super::scene::LOWEST_SUN;
 use crate::gfx::camera::Camera;
 use crate::gfx::check_gl;
 use crate::gfx::fullscreen::{FullscreenTriangle, Present};
@@ -87,7 +88,8 @@ impl DrawScene {
         0.04 * self.size
     }
 
-    /// The light's direction, unit, kept above the horizon.
+    /// The light's direction, unit, kept at or above the lowest sun (scenes and the panel
+    /// give none lower: [`LOWEST_SUN`]).
     pub fn light_direction(&self) -> Vec3 {
         let l = Vec3::from(self.light);
         let l = if l.is_finite() && l.length() > 0.0 {
@@ -95,7 +97,11 @@ impl DrawScene {
         } else {
             Vec3::Y
         };
-        Vec3::new(l.x, l.y.max(0.05), l.z).normalize()
+        if l.y >= LOWEST_SUN {
+            return l;
+        }
+        let level = Vec3::new(l.x, 0.0, l.z).normalize_or(Vec3::X);
+        level * (1.0 - LOWEST_SUN * LOWEST_SUN).sqrt() + Vec3::Y * LOWEST_SUN
     }
 }
 
@@ -294,12 +300,18 @@ impl PoolRenderer {
                 Some(self.sky.cubemap()),
             );
         }
-        self.run(Pass::Caustics, |r| r.caustics.draw(&r.gl, &r.grid, &values))?;
-        self.bind(
-            TextureUnit::Caustics,
-            glow::TEXTURE_2D,
-            Some(self.caustics.texture()),
-        );
+        self.run(Pass::Caustics, |r| {
+            r.caustics.draw(&r.gl, &r.grid, &values);
+            // Its mipmaps (each level the mean of the one above: the light kept), which the
+            // passes reading it average over a pixel's footprint with.
+            r.bind(
+                TextureUnit::Caustics,
+                glow::TEXTURE_2D,
+                Some(r.caustics.texture()),
+            );
+            // SAFETY: GL call on the current context; the texture is bound to the active unit.
+            unsafe { r.gl.generate_mipmap(glow::TEXTURE_2D) };
+        })?;
         let view = VIEWS.get(scene.view).copied().unwrap_or(VIEWS[0]);
         if view == "caustics" {
             self.run(Pass::CausticsView, |r| r.caustics_view(output))?;
