@@ -6,17 +6,42 @@
 // Whether a vector's components are all finite (glam's `is_finite`).
 __device__ __forceinline__ bool finite3(vec3 a) { return isfinite(a.x) && isfinite(a.y) && isfinite(a.z); }
 
-// Per block: the body's non-finite nodes (partials[block]), frame.rs `non_finite_nodes`. A
-// body's energies are `body_stats`' (on demand, for the panel); every frame needs only this
-// count.
+// The quantities of `reduce_nodes`, per block: the body's non-finite nodes (a sum), then the
+// box around its finite nodes as six largest values (frame.rs `non_finite_nodes`, body.rs
+// `bounds`): −x, −y, −z (the lowest corner, negated), x, y, z (the highest); NO_LARGEST
+// where no node of the block is finite. The box is where the wind arrow stands (grab.rs `arrow_base`).
+#define NODES_BAD 0
+#define NODES_BOX 1
+#define NODES_QUANTITIES 7
+#define NODES_MAX_MASK 0x7eu
+
+// Below any value a maximum meets (no INFINITY under NVRTC): where a maximum starts.
+#define NO_LARGEST -1.0e308
+
+// Per block: `reduce_nodes`' quantities into partials[NODES_QUANTITIES·block + quantity]. A
+// body's energies are `body_stats`' (on demand, for the panel); every frame needs only these.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
 reduce_nodes(BodyStep b, const float* __restrict__ position, double* __restrict__ partials) {
     __shared__ double shared[PARTICLES_BLOCK];
     unsigned k = thread_index();
-    double bad = 0.0;
-    if (k < b.nodes) bad = finite3(load3(position, k)) ? 0.0 : 1.0;
+    double bad = 0.0, box[6];
+    for (int q = 0; q < 6; ++q) box[q] = NO_LARGEST;
+    if (k < b.nodes) {
+        vec3 x = load3(position, k);
+        if (finite3(x)) {
+            box[0] = -(double)x.x, box[1] = -(double)x.y, box[2] = -(double)x.z;
+            box[3] = x.x, box[4] = x.y, box[5] = x.z;
+        } else {
+            bad = 1.0;
+        }
+    }
     bad = block_reduce<PARTICLES_BLOCK>(bad, false, shared);
-    if (threadIdx.x == 0) partials[blockIdx.x] = bad;
+    for (int q = 0; q < 6; ++q) box[q] = block_reduce<PARTICLES_BLOCK>(box[q], true, shared);
+    if (threadIdx.x == 0) {
+        double* out = partials + NODES_QUANTITIES * blockIdx.x;
+        out[NODES_BAD] = bad;
+        for (int q = 0; q < 6; ++q) out[NODES_BOX + q] = box[q];
+    }
 }
 
 // Per block, the fountain's end of frame (the CPU's figures, frame.rs `non_finite_heights`,
@@ -52,15 +77,16 @@ reduce_fountain(BasinStep s, const unsigned* __restrict__ stats, const float* __
 }
 
 // Quantity blockIdx.x of `blocks` partials (`quantities` per block, partials[quantities·block
-// + quantity]) into stats[first + blockIdx.x]: a sum, or the largest (from 0) where bit
-// blockIdx.x of `max_mask` is set. One block per quantity.
+// + quantity]) into stats[first + blockIdx.x]: a sum, or the largest (from NO_LARGEST,
+// which stays for no value; the other maxima's partials are ≥ 0) where bit blockIdx.x of `max_mask` is set. One
+// block per quantity.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
 reduce_finish(const double* __restrict__ partials, unsigned blocks, unsigned quantities, unsigned max_mask,
               double* __restrict__ stats, unsigned first) {
     __shared__ double shared[PARTICLES_BLOCK];
     unsigned q = blockIdx.x;
     bool largest = (max_mask >> q) & 1u;
-    double value = 0.0;
+    double value = largest ? NO_LARGEST : 0.0;
     for (unsigned k = threadIdx.x; k < blocks; k += PARTICLES_BLOCK) {
         double v = partials[quantities * k + q];
         value = largest ? fmax(value, v) : value + v;

@@ -19,7 +19,7 @@
 // order, tally (alive, landed), previous, force, stats (4 f64, −1 where the stage writes none:
 // basin's end of frame, reduce_fountain's, in 0, 1 and 2 (non-finite nodes, largest |height|,
 // non-finite particles of the first n; the arrays may hold dead slots past them),
-// collide_nodes' non-finite count in 2; body_stats: its 4 figures), tag, vertices (8 floats each: `surface`; 6 each: `water`), points, lines (6 floats
+// collide_nodes' non-finite count in 2 and its box in 3–8 (−lowest corner, highest); body_stats: its 4 figures), tag, vertices (8 floats each: `surface`; 6 each: `water`), points, lines (6 floats
 // each: `body_points`).
 #include "cuda_shim.h"
 #include <vector>
@@ -193,9 +193,10 @@ int main(int argc, char** argv) {
     case COLLIDE_NODES: {
         launch(b.nodes, [&] { collide_nodes(b, position.data(), previous.data(), velocity.data(), pinned.data()); });
         unsigned blocks = blocks_of(b.nodes, PARTICLES_BLOCK);
-        std::vector<double> partials(blocks);
+        std::vector<double> partials(NODES_QUANTITIES * blocks);
+        stats.assign(2 + NODES_QUANTITIES, -1.0);
         launch_blocks(blocks, PARTICLES_BLOCK, [&] { reduce_nodes(b, position.data(), partials.data()); });
-        launch_blocks(1, PARTICLES_BLOCK, [&] { reduce_finish(partials.data(), blocks, 1u, 0u, stats.data(), 2); });
+        launch_blocks(NODES_QUANTITIES, PARTICLES_BLOCK, [&] { reduce_finish(partials.data(), blocks, NODES_QUANTITIES, NODES_MAX_MASK, stats.data(), 2); });
         break;
     }
     case BODY_STATS: {

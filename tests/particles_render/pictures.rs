@@ -170,6 +170,11 @@ fn the_cloth_and_the_jelly_are_drawn_where_their_nodes_project() {
         let aspect = WIDTH as f32 / HEIGHT as f32;
         let clip = camera.projection(aspect) * camera.view();
         let with = fixture.render(&camera);
+        // The wind arrow's handle (no wind blows) stands over the body and goes with it.
+        let handle = {
+            let ndc = clip.project_point3(fixture.sim.arrow_base());
+            to_pixel(Vec2::new(ndc.x, ndc.y))
+        };
         let nodes = fixture.body().position.clone();
         fixture
             .body()
@@ -206,10 +211,16 @@ fn the_cloth_and_the_jelly_are_drawn_where_their_nodes_project() {
             total > 10 && hits * 10 >= total * 9,
             "{hits} of {total} covered"
         );
-        // Outside the projected box (2 px margin), nothing changed.
+        // The handle went with the body (before, it stayed where the body started).
+        assert!(
+            differs(&with, &without, handle),
+            "the handle at {handle} stayed"
+        );
+        // Outside the projected box (2 px margin) and the handle, nothing changed.
         for (x, y, p) in with.enumerate_pixels() {
             let at = Vec2::new(x as f32 + 0.5, y as f32 + 0.5);
-            if (low - at).max_element() > 2.0 || (at - high).max_element() > 2.0 {
+            let box_outside = (low - at).max_element() > 2.0 || (at - high).max_element() > 2.0;
+            if box_outside && at.distance(handle) > 6.0 {
                 assert_eq!(
                     p,
                     without.get_pixel(x, y),

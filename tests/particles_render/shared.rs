@@ -34,11 +34,14 @@ fn droplets_from_the_shared_buffers_draw_as_the_cpu_path_does() {
     let mut renderer = render::Renderer::new(Rc::clone(&gl), PassClock::Finish, &fixture.sim.scene)
         .expect("a renderer");
     let (state, scene) = (&fixture.sim.state, &fixture.sim.scene);
+    let arrow = fixture.sim.arrow_base();
     let mut draw = |renderer: &mut render::Renderer, shared: Option<usize>, order: &[u32]| {
         fixture
             .headless
             .capture(|output| {
-                renderer.draw(state, order, shared, scene, &settings, &camera, output)
+                renderer.draw(
+                    state, order, shared, scene, arrow, &settings, &camera, output,
+                )
             })
             .expect("a frame without GL errors")
     };
@@ -129,6 +132,7 @@ fn bodies_from_the_shared_buffers_draw_as_the_cpu_path_does() {
             render::Renderer::new(Rc::clone(&gl), PassClock::Finish, &fixture.sim.scene)
                 .expect("a renderer");
         let (state, scene) = (&fixture.sim.state, &fixture.sim.scene);
+        let arrow = fixture.sim.arrow_base();
         let State::Body(body) = state else {
             panic!("a body");
         };
@@ -136,7 +140,7 @@ fn bodies_from_the_shared_buffers_draw_as_the_cpu_path_does() {
             fixture
                 .headless
                 .capture(|output| {
-                    renderer.draw(state, &[], shared, scene, &settings, &camera, output)
+                    renderer.draw(state, &[], shared, scene, arrow, &settings, &camera, output)
                 })
                 .expect("a frame without GL errors")
         };

@@ -376,6 +376,12 @@ impl Body {
         self.position.iter().sum::<Vec3>() / self.len().max(1) as f32
     }
 
+    /// The box around the finite nodes, (lowest corner, highest corner), m; `None` when no
+    /// node is finite ([`bounds`]).
+    pub fn bounds(&self) -> Option<[Vec3; 2]> {
+        bounds(&self.position)
+    }
+
     /// A bound on the highest angular frequency of the springs, rad/s: ω² ≤ 2·max over nodes
     /// of Σk/m over the node's springs (Gershgorin's theorem on the stiffness matrix; a
     /// stretched spring's transverse stiffness is below its axial k). Symplectic Euler and
@@ -439,4 +445,14 @@ impl Body {
             .sum();
         (kinetic, potential, elastic)
     }
+}
+
+/// The box around the finite points of `points`, (lowest corner, highest corner); `None` when
+/// none is finite. A body's (`reduce_nodes` reduces the same on the GPU).
+pub fn bounds(points: &[Vec3]) -> Option<[Vec3; 2]> {
+    let finite = points.iter().filter(|p| p.is_finite());
+    finite.fold(None, |bounds, &p| match bounds {
+        None => Some([p, p]),
+        Some([lo, hi]) => Some([lo.min(p), hi.max(p)]),
+    })
 }

@@ -10,7 +10,7 @@
 
 use super::body::Body;
 use super::render::{arrow_length, ARROW_LONGEST, ARROW_SHORTEST, NO_WIND};
-use super::scene::{ParticlesScene, Which};
+use super::scene::{Orientation, ParticlesScene, Which};
 use crate::gfx::camera::Camera;
 use glam::{Mat4, Vec3};
 
@@ -37,25 +37,54 @@ pub struct Grabber {
     pressed: bool,
     /// Whether the wind arrow is held.
     pub arrow: bool,
-    /// While the arrow is held: the pointer's point on the base's horizontal plane where the
-    /// drag first met it, and the wind then (the head moves as far as the point has since).
-    grip: Option<(Vec3, Vec3)>,
+    /// While the arrow is held: where the drag first met the base's horizontal plane.
+    grip: Option<Grip>,
+}
+
+/// Where a drag of the arrow first met the horizontal plane through its base.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Grip {
+    /// The pointer's point on the plane (the head moves as far as this point has since).
+    point: Vec3,
+    /// The wind then.
+    wind: Vec3,
+    /// The arrow's base then: the plane stays there while the arrow is held, though the base
+    /// follows a moving body, so a pointer held still keeps the wind.
+    base: Vec3,
 }
 
 /// The wind arrow's base in `scene`: on the fountain's jet axis, `emitter_depth` + 1.8 cube
 /// sides from the nozzle (tilted with the jet; upright, 1.8 cube sides above the cube's top,
 /// where the preset's jet reaches 1.2; validation keeps the jet rising out of the top, so the
-/// base is above it); above the cloth's top edge; above the jelly.
-pub fn arrow_base(scene: &ParticlesScene) -> Vec3 {
+/// base is above it); over the middle of a body's box `body` (its nodes' lowest and highest
+/// corners now, [`Body::bounds`]), 0.6 m above the cloth's top and 0.8 m above the jelly's, so
+/// it follows a cloth that swings or a jelly that falls. `None` (no finite node): over the
+/// body's starting place.
+pub fn arrow_base(scene: &ParticlesScene, body: Option<[Vec3; 2]>) -> Vec3 {
     let b = &scene.body;
     let start = Vec3::from(b.start);
+    let [lo, hi] = body.unwrap_or(match scene.which {
+        Which::Cloth => {
+            let down = match b.orientation {
+                Orientation::Hanging => Vec3::NEG_Y,
+                Orientation::Flat => Vec3::Z,
+            };
+            let far = start + Vec3::X * b.size + down * b.size;
+            [start.min(far), start.max(far)]
+        }
+        _ => [start, start + Vec3::splat(b.size)],
+    });
+    let over = |above: f32| {
+        let middle = 0.5 * (lo + hi);
+        Vec3::new(middle.x, hi.y + above, middle.z)
+    };
     match scene.which {
         Which::Fountain => {
             let f = &scene.fountain;
             f.nozzle() + f.jet() * (f.emitter_depth + 1.8 * f.cube)
         }
-        Which::Cloth => start + Vec3::new(0.5 * b.size, 0.6, 0.0),
-        Which::Jelly => start + Vec3::new(0.5 * b.size, b.size + 0.8, 0.5 * b.size),
+        Which::Cloth => over(0.6),
+        Which::Jelly => over(0.8),
     }
 }
 
@@ -182,20 +211,22 @@ impl Grabber {
             return None;
         }
         self.pressed = true;
+        let plane = self.grip.map_or(base, |grip| grip.base);
         let (origin, direction) = camera.ray(position, size);
-        let t = (base.y - origin.y) / direction.y;
+        let t = (plane.y - origin.y) / direction.y;
         if !t.is_finite() || t <= 0.0 {
             return Some(wind);
         }
         let point = origin + direction * t;
-        let Some((first, was)) = self.grip else {
-            self.grip = Some((point, wind));
+        let Some(grip) = self.grip else {
+            self.grip = Some(Grip { point, wind, base });
             return Some(wind);
         };
-        if point == first {
-            return Some(was);
+        if point == grip.point {
+            return Some(grip.wind);
         }
-        Some(wind_for_head(base, arrow_head(base, was) + point - first).unwrap_or(wind))
+        let head = arrow_head(plane, grip.wind) + point - grip.point;
+        Some(wind_for_head(plane, head).unwrap_or(wind))
     }
 
     /// Whether an event with the button `dragging` starts a drag.

@@ -209,6 +209,19 @@ impl ParticlesSim {
         self.camera = camera;
     }
 
+    /// Where the wind arrow stands now ([`super::grab::arrow_base`]): over a body's box as it
+    /// is, from the GPU's end of frame reduction while the GPU holds the newer state.
+    pub fn arrow_base(&self) -> Vec3 {
+        let bounds = match &self.state {
+            State::Fountain(_) => None,
+            State::Body(body) => match self.cuda.as_ref().filter(|d| d.device_newer) {
+                Some(device) => device.solver.totals.bounds,
+                None => body.bounds(),
+            },
+        };
+        super::grab::arrow_base(&self.scene, bounds)
+    }
+
     /// The renderer, once attached to GL.
     pub fn renderer(&self) -> Option<&Renderer> {
         self.renderer.as_ref()
@@ -395,14 +408,14 @@ impl Sim for ParticlesSim {
     /// arrow's base; every scene); one that starts on a cloth or jelly node drags it (the
     /// grabber). Where both are under the pointer, the one nearer the camera is taken.
     fn pointer(&mut self, position: [f32; 2], size: [u32; 2], dragging: bool) -> bool {
-        let base = super::grab::arrow_base(&self.scene);
-        let wind = Vec3::from(self.scene.world.wind);
         if self.grabber.starting(dragging) {
             // The nodes' places where the press lands, to see which is nearer.
             if let Err(error) = self.pull() {
                 self.note = Some(format!("{error:#}"));
             }
         }
+        let base = self.arrow_base();
+        let wind = Vec3::from(self.scene.world.wind);
         let body = match &self.state {
             State::Body(body) => Some(body),
             State::Fountain(_) => None,
@@ -515,12 +528,14 @@ impl Sim for ParticlesSim {
         if shared.is_none() {
             self.pull()?;
         }
+        let arrow = self.arrow_base();
         let renderer = self.renderer.as_mut().expect("checked above");
         renderer.draw(
             &self.state,
             &self.order,
             shared,
             &self.scene,
+            arrow,
             &self.render,
             camera,
             output,

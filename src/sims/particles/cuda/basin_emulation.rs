@@ -6,7 +6,8 @@
 //! a deep trough in the last block, a NaN node, an infinite node and a NaN spread by the
 //! substeps; on particles with a NaN or infinite position or velocity (first, middle, last),
 //! dead slots past the alive holding garbage, more particles than basin nodes and far fewer;
-//! and on the bodies of `figure_cases` with a NaN node and a node at y = ∞; mutated kernels
+//! and on the bodies of `figure_cases` with a NaN node and a node at y = ∞ (their count and the box
+//! around the finite nodes, `body::bounds`, equal to the bit); mutated kernels
 //! caught. The frame end's launch size is the host's (`kernels::reduce_fountain_threads`, which
 //! `end_frame` calls, passed to the emulation rather than worked out there again), so a slip in
 //! it is caught too (its mutants: over the nodes alone, over the particles alone).
@@ -17,9 +18,10 @@
 //! `body_stats`' sums), under 10⁻⁹ here: below 1, so the integer counts must be equal.
 
 use super::emulation::{compile, emulate_body, run};
-use super::kernels::{reduce_fountain_threads, BodyStep};
+use super::kernels::{nodes_box, reduce_fountain_threads, BodyStep};
 use super::parity::{body_cpu, fountain_case, fountain_cpu, BodyStage, FountainStage};
 use super::stats::{figure_cases, sum_allowance};
+use crate::sims::particles::body::bounds;
 use crate::sims::particles::dynamics::Air;
 use crate::sims::particles::fountain::Fountain;
 use crate::sims::particles::frame::{
@@ -56,30 +58,37 @@ impl Count {
     }
 }
 
+/// A body's box around its finite nodes (lowest, highest corner), if any.
+type Box3 = Option<[Vec3; 2]>;
+
 /// One comparison of the same state: the non-finite basin or body nodes, the fountain's
 /// non-finite particles alive and the basin's largest |height| (GPU's, CPU's; a body has
-/// neither: `None`).
+/// neither: `None`), a body's box (GPU's, CPU's; the fountain has none: `None`).
 #[derive(Debug)]
 struct Check {
     name: String,
     nodes: Count,
     particles: Option<Count>,
     figure: Option<(f64, f64)>,
+    bounds: Option<(Box3, Box3)>,
 }
 
 impl Check {
     fn passed(&self) -> bool {
         let figure = self.figure.is_none_or(|(g, c)| g.to_bits() == c.to_bits());
-        self.nodes.passed() && self.particles.as_ref().is_none_or(Count::passed) && figure
+        let bounds = self.bounds.is_none_or(|(g, c)| g == c);
+        self.nodes.passed() && self.particles.as_ref().is_none_or(Count::passed) && figure && bounds
     }
 
     fn line(&self) -> String {
         format!(
-            "{}: non-finite nodes {}, particles {}, largest |height| {}: {}",
+            "{}: non-finite nodes {}, particles {}, largest |height| {}, box {}: {}",
             self.name,
             self.nodes.line(),
             self.particles.as_ref().map_or("-".into(), Count::line),
             self.figure
+                .map_or("-".into(), |(g, c)| format!("{g:?} (CPU {c:?})")),
+            self.bounds
                 .map_or("-".into(), |(g, c)| format!("{g:?} (CPU {c:?})")),
             if self.passed() { "ok" } else { "FAILS" }
         )
@@ -182,6 +191,7 @@ fn fountain_check(name: &str, gpu: [f64; 3], height: &[f32], f: &Fountain, dead:
             terms: f.len() + dead,
         }),
         figure: Some((gpu[1], f64::from(basin_highest(height)))),
+        bounds: None,
     }
 }
 
@@ -302,6 +312,7 @@ fn all_checks(program: &Path, threads: Threads) -> Vec<Check> {
             },
             particles: None,
             figure: None,
+            bounds: Some((nodes_box(&stats[3..9]), bounds(&cpu.position))),
         });
     }
     checks
@@ -356,7 +367,8 @@ fn end_of_frame_reductions_are_the_cpus() {
 /// value, an infinite height's size 0 (the kernel before), an infinite height not counted,
 /// `reduce_finish` skipping the last block's partial, a vector's y left out of its finiteness
 /// (a body's node, a particle), a particle's velocity left out, every slot launched counted,
-/// the landings' count taken for the alive, the particles past the basin's nodes left out.
+/// the landings' count taken for the alive, the particles past the basin's nodes left out, a
+/// body's box with its lowest corner not negated, the maxima started from 0 (as before the box).
 #[test]
 #[cfg_attr(
     not(fluidlab_cxx20),
@@ -402,6 +414,12 @@ fn a_mutated_reduction_is_caught() {
         (
             "if (m < stats[STAT_ALIVE]) {",
             "if (m < stats[STAT_ALIVE] && m < (unsigned)(s.n * s.n)) {",
+        ),
+        // The box: its lowest corner not negated; the maxima from 0 (as `reduce_finish` was).
+        ("box[1] = -(double)x.y", "box[1] = (double)x.y"),
+        (
+            "double value = largest ? NO_LARGEST : 0.0;",
+            "double value = 0.0;",
         ),
     ];
     for (k, (from, to)) in mutations.into_iter().enumerate() {

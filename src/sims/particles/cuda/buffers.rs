@@ -195,7 +195,7 @@ pub(super) struct BodyBuffers {
     pub(super) lambda: CudaSlice<f32>,
     /// XPBD's displacements over a substep, three per node.
     pub(super) displacement: CudaSlice<f32>,
-    /// Four per block: `reduce_nodes`' one, `body_stats`' four.
+    /// Seven per block: `reduce_nodes`' seven (`NODES_QUANTITIES`), `body_stats`' four.
     pub(super) partials: CudaSlice<f64>,
     pub(super) stats: CudaSlice<f64>,
     /// `body_stats`' figures (`stats.rs`).

@@ -22,6 +22,19 @@ pub const SCAN_THREADS: u32 = 1024;
 pub const SORT_TILE: u32 = BLOCK * 8;
 /// Digits of a radix-sort pass (`RADIX`).
 pub const RADIX: u32 = 256;
+/// `reduce_nodes`' quantities per block (particles_stats.cuh `NODES_QUANTITIES`): the
+/// non-finite nodes, then the box's −x, −y, −z, x, y, z (all maxima: `NODES_MAX_MASK`).
+pub const NODES_QUANTITIES: u32 = 7;
+/// Which of them are maxima.
+pub const NODES_MAX_MASK: u32 = 0x7e;
+
+/// The box around a body's finite nodes from `reduce_nodes`' six maxima (−lowest corner,
+/// highest corner); `None` where no node was finite (each left at the kernels' `NO_LARGEST`).
+pub fn nodes_box(maxima: &[f64]) -> Option<[glam::Vec3; 2]> {
+    let corner = |m: &[f64]| glam::DVec3::new(m[0], m[1], m[2]).as_vec3();
+    let (lo, hi) = (-corner(&maxima[0..3]), corner(&maxima[3..6]));
+    (lo.x <= hi.x).then_some([lo, hi])
+}
 
 /// The kernels the host launches (each an `.entry` of the PTX).
 pub const NAMES: &[&str] = &[

@@ -43,7 +43,7 @@ use crate::cuda::{CudaError, EventTimer, Module};
 use crate::sims::pool::surface::Surface;
 use cudarc::driver::{CudaContext, CudaStream, DeviceRepr};
 use glam::Vec3;
-use kernels::{blocks, BasinStep, BodyStep, FountainStep, Topology};
+use kernels::{blocks, BasinStep, BodyStep, FountainStep, Topology, NODES_QUANTITIES};
 use std::sync::Arc;
 
 /// The GL buffers a renderer gives [`CudaParticles::write_gl`]; each `None` is left alone.
@@ -116,6 +116,9 @@ pub struct Totals {
     /// The basin's largest |height| (m); 0 for a body (whose figures are `body_stats`', on
     /// demand: [`CudaParticles::body_figures`]).
     pub figure: f64,
+    /// A body's box around its finite nodes, (lowest, highest corner), m (`reduce_nodes`;
+    /// `Body::bounds`): where the wind arrow stands. `None` for the fountain or no finite node.
+    pub bounds: Option<[Vec3; 2]>,
 }
 
 /// What ends a frame ([`CudaParticles::end_frame`]): the fountain's basin record and the
@@ -227,8 +230,10 @@ impl CudaParticles {
                 spring_stiffness: copy_f(&t.spring_stiffness).map_err(&alloc)?,
                 lambda: s.alloc_zeros(b.springs.len().max(1)).map_err(&alloc)?,
                 displacement: s.alloc_zeros(3 * n).map_err(&alloc)?,
-                partials: s.alloc_zeros(4 * blocks(n)).map_err(&alloc)?,
-                stats: s.alloc_zeros(4).map_err(&alloc)?,
+                partials: s
+                    .alloc_zeros(NODES_QUANTITIES as usize * blocks(n))
+                    .map_err(&alloc)?,
+                stats: s.alloc_zeros(NODES_QUANTITIES as usize).map_err(&alloc)?,
                 figures: s.alloc_zeros(4).map_err(&alloc)?,
                 colour_start: t.colour_start.clone(),
                 nodes: b.len(),

@@ -3,8 +3,8 @@
 //! the kernels compiled as C++. And the frame's end: the statistics reduced, one copy back.
 
 use super::kernels::{
-    blocks, reduce_fountain_threads, tiles, BasinStep, BodyStep, FountainStep, BLOCK, RADIX,
-    SCAN_THREADS,
+    blocks, nodes_box, reduce_fountain_threads, tiles, BasinStep, BodyStep, FountainStep, BLOCK,
+    NODES_MAX_MASK, NODES_QUANTITIES, RADIX, SCAN_THREADS,
 };
 use super::parity::{BodyStage, FountainStage};
 use super::{cuda, Buffers, CudaParticles, FrameEnd, Totals};
@@ -357,7 +357,7 @@ impl CudaParticles {
     pub fn end_frame(&mut self, end: FrameEnd<'_>) -> Result<(), CudaError> {
         let (m, s) = (&self.module, &self.stream);
         let mut tally = [0u32; 2];
-        let mut stats = [0.0f64; 4];
+        let mut stats = [0.0f64; NODES_QUANTITIES as usize];
         let synchronised = self.module.sync_check();
         let failed = |e: cudarc::driver::DriverError| {
             CudaError::Wait(crate::cuda::launch::wait_failure(
@@ -393,17 +393,27 @@ impl CudaParticles {
                 // SAFETY: one block per quantity (three).
                 unsafe { Self::launch(m, s, "reduce_finish", finish(3), args)? };
                 s.memcpy_dtoh(&b.tally, &mut tally).map_err(failed)?;
-                s.memcpy_dtoh(&b.stats, &mut stats).map_err(failed)?;
+                // Copies as many as the host slice holds: the fountain's three or four.
+                let fountain_stats = &mut stats[..b.stats.len()];
+                s.memcpy_dtoh(&b.stats, fountain_stats).map_err(failed)?;
                 true
             }
             (Buffers::Body(b), FrameEnd::Body(step)) => {
                 let blocks32 = blocks(b.nodes) as u32;
                 let args = (step, &b.position, &mut b.partials);
-                // SAFETY: particles.cu's parameters; partials hold one per block (four).
+                // SAFETY: particles.cu's parameters; partials hold NODES_QUANTITIES per block.
                 unsafe { Self::launch(m, s, "reduce_nodes", per_element(b.nodes, BLOCK), args)? };
-                let args = (&b.partials, &blocks32, &1u32, &0u32, &mut b.stats, &0u32);
-                // SAFETY: one block for the one quantity.
-                unsafe { Self::launch(m, s, "reduce_finish", finish(1), args)? };
+                let q = NODES_QUANTITIES;
+                let args = (
+                    &b.partials,
+                    &blocks32,
+                    &q,
+                    &NODES_MAX_MASK,
+                    &mut b.stats,
+                    &0u32,
+                );
+                // SAFETY: one block per quantity; stats holds NODES_QUANTITIES.
+                unsafe { Self::launch(m, s, "reduce_finish", finish(q), args)? };
                 s.memcpy_dtoh(&b.stats, &mut stats).map_err(failed)?;
                 tally[0] = b.nodes as u32;
                 false
@@ -416,7 +426,7 @@ impl CudaParticles {
         };
         s.synchronize().map_err(failed)?;
         // The fountain's stats: non-finite nodes, largest |height|, non-finite particles; a
-        // body's: its non-finite nodes.
+        // body's: its non-finite nodes and the box around the others.
         self.totals = Totals {
             count: tally[0] as usize,
             landed: tally[1] as usize,
@@ -425,6 +435,11 @@ impl CudaParticles {
                 particles: if fountain { stats[2] as u64 } else { 0 },
             },
             figure: if fountain { stats[1] } else { 0.0 },
+            bounds: if fountain {
+                None
+            } else {
+                nodes_box(&stats[1..])
+            },
         };
         if self.stage_timing {
             let seconds = &mut self.stage_seconds;

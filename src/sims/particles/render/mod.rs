@@ -271,8 +271,8 @@ impl Renderer {
 
     /// Draws `state` (the fountain drawn in `order`, back to front; or, with `shared`, that
     /// many particles from [`Renderer::shared_buffers`] in the order written there; a body,
-    /// with `shared`, from what was written into [`Renderer::body_buffers`]) of `scene` seen by
-    /// `camera` into `output`.
+    /// with `shared`, from what was written into [`Renderer::body_buffers`]) of `scene`, its
+    /// wind arrow at `arrow` (`ParticlesSim::arrow_base`), seen by `camera` into `output`.
     #[allow(clippy::too_many_arguments)]
     pub fn draw(
         &mut self,
@@ -280,6 +280,7 @@ impl Renderer {
         order: &[u32],
         shared: Option<usize>,
         scene: &ParticlesScene,
+        arrow: Vec3,
         settings: &RenderSettings,
         camera: &Camera,
         output: Output,
@@ -323,7 +324,7 @@ impl Renderer {
             gl.depth_mask(true);
         }
         self.timer.begin(gl, "opaque");
-        self.opaque(gl, scene, view_projection, projection.y_axis.y, eye);
+        self.opaque(gl, scene, arrow, view_projection, projection.y_axis.y, eye);
         self.timer.end(gl);
         match state {
             State::Body(body) => {
@@ -427,12 +428,14 @@ impl Renderer {
         check_gl(gl, "drawing a particles frame")
     }
 
-    /// `opaque`: the scene's static pieces and the wind arrow.
-    /// The opaque meshes; `y_scale` is the projection's 1/tan(fov/2) (the handle's size).
+    /// `opaque`: the scene's static pieces and the wind arrow at `base`; `y_scale` is the
+    /// projection's 1/tan(fov/2) (the handle's size).
+    #[allow(clippy::too_many_arguments)]
     fn opaque(
         &self,
         gl: &glow::Context,
         scene: &ParticlesScene,
+        base: Vec3,
         view_projection: Mat4,
         y_scale: f32,
         eye: Vec3,
@@ -454,7 +457,6 @@ impl Renderer {
         }
         // SAFETY: as above.
         unsafe { gl.disable(glow::CULL_FACE) };
-        let base = super::grab::arrow_base(scene);
         let material = Material {
             gloss: 0.5,
             ..Material::plain(Vec3::new(0.95, 0.75, 0.15))

@@ -16,12 +16,12 @@ fn dragging_the_wind_arrow_sets_the_wind() {
 }
 
 fn drag_the_wind_arrow(text: &str) {
-    use crate::sims::particles::grab::{arrow_base, arrow_head, to_pixel};
+    use crate::sims::particles::grab::{arrow_head, to_pixel};
     let mut sim = ParticlesSim::with_scene(scene(text));
     let camera = Camera::framing(&Aabb::new([-1.0, 0.0, -1.0], [2.0, 3.0, 2.0]));
     sim.set_camera(camera);
     let size = [800, 600];
-    let base = arrow_base(&sim.scene);
+    let base = sim.arrow_base();
     let head = arrow_head(base, Vec3::new(0.0, 0.0, 3.0));
     let (at_head, _) = to_pixel(&camera, head, size).expect("in view");
     assert!(sim.pointer(at_head, size, true));
@@ -37,8 +37,10 @@ fn drag_the_wind_arrow(text: &str) {
     assert!(!sim.grabber.arrow);
     sim.step().expect("a step with the dragged wind");
     // A second drag picks the arrow again (the fountain once kept the button down after the
-    // first, so its arrow could be dragged only once), and takes it back toward +z.
-    let (at_head, _) = to_pixel(&camera, now, size).expect("in view");
+    // first, so its arrow could be dragged only once), and takes it back toward +z. (The
+    // cloth's arrow follows the cloth the step moved.)
+    let base = sim.arrow_base();
+    let (at_head, _) = to_pixel(&camera, arrow_head(base, wind), size).expect("in view");
     assert!(sim.pointer(at_head, size, true), "the second drag");
     let back = base + Vec3::new(0.0, 0.0, 1.0);
     let (pixel, _) = to_pixel(&camera, back, size).expect("in view");
@@ -62,7 +64,7 @@ fn drag_the_wind_arrow(text: &str) {
 /// arrow, and only the keys or the panel could start one.
 #[test]
 fn a_drag_from_the_handle_starts_the_wind() {
-    use crate::sims::particles::grab::{arrow_base, arrow_head, to_pixel};
+    use crate::sims::particles::grab::{arrow_head, to_pixel};
     for which in ["fountain\"", "jelly\"", "cloth\"\n[cloth]\nn = 8"] {
         let mut sim = ParticlesSim::with_scene(scene(&format!(
             "kind = \"particles\"\nscene = \"{which}\n[world]\nwind = [0.0, 0.0, 0.0]\n"
@@ -70,7 +72,7 @@ fn a_drag_from_the_handle_starts_the_wind() {
         let camera = Camera::framing(&Aabb::new([-1.0, 0.0, -1.0], [2.0, 3.0, 2.0]));
         sim.set_camera(camera);
         let size = [800, 600];
-        let base = arrow_base(&sim.scene);
+        let base = sim.arrow_base();
         let (at_base, _) = to_pixel(&camera, base, size).expect("in view");
         assert!(sim.pointer(at_base, size, true), "{which}: the handle");
         assert!(sim.grabber.arrow && sim.grabber.held.is_none());
@@ -93,13 +95,12 @@ fn a_drag_from_the_handle_starts_the_wind() {
 /// `emitter_depth` + 1.8 cube sides from it, upright or tilted (before, always straight above the cube's centre).
 #[test]
 fn the_fountains_arrow_follows_a_tilted_jet() {
-    use crate::sims::particles::grab::arrow_base;
     for direction in ["[0.0, 1.0, 0.0]", "[1.0, 1.0, 0.0]", "[0.0, 2.0, -1.0]"] {
         let sim = ParticlesSim::with_scene(scene(&format!(
             "kind = \"particles\"\nscene = \"fountain\"\n[fountain]\ndirection = {direction}\n"
         )));
         let f = &sim.scene.fountain;
-        let (jet, along) = (f.jet(), arrow_base(&sim.scene) - f.nozzle());
+        let (jet, along) = (f.jet(), sim.arrow_base() - f.nozzle());
         assert!(
             along.cross(jet).length() < 1e-5 && along.dot(jet) > 0.0,
             "{direction}: the base {along} off the nozzle, the jet {jet}"
@@ -119,12 +120,12 @@ fn the_fountains_arrow_follows_a_tilted_jet() {
 /// plane). Before, the press set the wind from where its ray met the plane: 0.3–9 m/s.
 #[test]
 fn a_click_on_the_arrow_leaves_the_wind_alone() {
-    use crate::sims::particles::grab::{arrow_base, arrow_head, to_pixel};
+    use crate::sims::particles::grab::{arrow_head, to_pixel};
     let size = [800, 450];
     for which in ["fountain\"", "jelly\"", "cloth\"\n[cloth]\nn = 8"] {
         let sim =
             ParticlesSim::with_scene(scene(&format!("kind = \"particles\"\nscene = \"{which}\n")));
-        let base = arrow_base(&sim.scene);
+        let base = sim.arrow_base();
         let framing = Camera::framing(&Aabb::new([-1.0, 0.0, -1.0], [2.0, 3.0, 2.0]));
         let level = Camera::looking_at(base + Vec3::new(0.0, 0.3, 6.0), base);
         for camera in [framing, level] {
@@ -169,7 +170,7 @@ fn a_click_on_the_arrow_leaves_the_wind_alone() {
 /// in every scene; a node drag still works in the windless cloth and jelly.
 #[test]
 fn off_the_handle_no_arrow_and_nodes_still_drag() {
-    use crate::sims::particles::grab::{arrow_base, pick, to_pixel};
+    use crate::sims::particles::grab::{pick, to_pixel};
     let size = [800, 600];
     for which in ["fountain\"", "jelly\"", "cloth\"\n[cloth]\nn = 8"] {
         let mut sim = ParticlesSim::with_scene(scene(&format!(
@@ -177,7 +178,7 @@ fn off_the_handle_no_arrow_and_nodes_still_drag() {
         )));
         let camera = Camera::framing(&Aabb::new([-1.0, 0.0, -1.0], [2.0, 3.0, 2.0]));
         sim.set_camera(camera);
-        let (at_base, _) = to_pixel(&camera, arrow_base(&sim.scene), size).expect("in view");
+        let (at_base, _) = to_pixel(&camera, sim.arrow_base(), size).expect("in view");
         let off = [at_base[0], at_base[1] - 40.0];
         sim.pointer(off, size, true);
         assert!(!sim.grabber.arrow, "{which}: held 40 px off");
@@ -209,12 +210,12 @@ fn off_the_handle_no_arrow_and_nodes_still_drag() {
 /// always won: it was picked before any node, depth unseen).
 #[test]
 fn the_nearer_of_a_node_and_the_handle_is_grabbed() {
-    use crate::sims::particles::grab::{arrow_base, pick, to_pixel};
+    use crate::sims::particles::grab::{pick, to_pixel};
     let size = [800, 450];
     let text = "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nn = 8\n[world]\nwind = [0.0, 0.0, 0.0]\n";
     for node_in_front in [true, false] {
         let mut sim = ParticlesSim::with_scene(scene(text));
-        let base = arrow_base(&sim.scene);
+        let base = sim.arrow_base();
         let node = 8 * 2 + 3;
         let at = body(&mut sim).position[node];
         let away = (at - base).normalize();
@@ -235,4 +236,84 @@ fn the_nearer_of_a_node_and_the_handle_is_grabbed() {
         }
         assert!(!sim.pointer(pixel, size, false));
     }
+}
+
+/// The arrow stands over the body as it is, not where it started: over the middle of the
+/// nodes' box, 0.8 m above the jelly's top once it has fallen and 0.6 m above the cloth's
+/// once the wind has swung it, and a drag from the handle there starts a wind. Before, the
+/// base stayed over the starting place: 2.4 m above the landed jelly, 0.8 m upwind of the
+/// blown cloth's middle.
+#[test]
+fn the_arrow_follows_a_falling_jelly_and_a_swinging_cloth() {
+    use crate::sims::particles::grab::{arrow_head, to_pixel};
+    let size = [800, 450];
+    for (which, wind, frames, above) in [
+        ("cloth", [0.0, 0.0, 3.0], 120, 0.6),
+        ("jelly", [0.0, 0.0, 0.0], 60, 0.8),
+    ] {
+        let mut sim = ParticlesSim::with_scene(scene(&format!(
+            "kind = \"particles\"\nscene = \"{which}\"\n[world]\nwind = {wind:?}\n"
+        )));
+        let [lo0, hi0] = body(&mut sim).bounds().expect("finite");
+        for _ in 0..frames {
+            sim.step().expect("a step");
+        }
+        let [lo, hi] = body(&mut sim).bounds().expect("finite");
+        let (middle, middle0) = (0.5 * (lo + hi), 0.5 * (lo0 + hi0));
+        // The body did move: the jelly fell, the cloth swung downwind.
+        let moved = if which == "jelly" {
+            hi0.y - hi.y
+        } else {
+            middle.z - middle0.z
+        };
+        assert!(moved > 0.5, "{which}: moved {moved} m");
+        let base = sim.arrow_base();
+        let aside = Vec3::new(base.x - middle.x, 0.0, base.z - middle.z).length();
+        let over = base.y - hi.y;
+        assert!(
+            aside < 1e-4 && (over - above).abs() < 1e-4,
+            "{which}: the base {base}, {aside} m aside of the box's middle {middle}, {over} m \
+             over its top"
+        );
+        // The handle (the jelly's) or the head (the cloth's) is grabbed where it now is.
+        let camera = Camera::looking_at(base + Vec3::new(1.0, 1.5, 5.0), base);
+        sim.set_camera(camera);
+        let blowing = Vec3::from(wind);
+        let (at, _) = to_pixel(&camera, arrow_head(base, blowing), size).expect("in view");
+        assert!(sim.pointer(at, size, true), "{which}: held");
+        assert!(sim.grabber.arrow && sim.grabber.held.is_none(), "{which}");
+        let goal = arrow_head(base, blowing) + Vec3::new(0.8, 0.0, -0.4);
+        let (pixel, _) = to_pixel(&camera, goal, size).expect("in view");
+        assert!(sim.pointer(pixel, size, true));
+        let head = arrow_head(base, Vec3::from(sim.scene.world.wind));
+        assert!(head.distance(goal) < 0.02, "{which}: {head} for {goal}");
+        assert!(!sim.pointer(pixel, size, false));
+    }
+}
+
+/// While the arrow is held its drag plane stays at the base of the press, though the base
+/// follows the falling jelly step by step: a pointer held still keeps the wind.
+#[test]
+fn a_held_arrow_keeps_its_plane_while_the_body_moves() {
+    use crate::sims::particles::grab::to_pixel;
+    let size = [800, 450];
+    let mut sim = ParticlesSim::with_scene(scene(
+        "kind = \"particles\"\nscene = \"jelly\"\n[world]\nwind = [2.0, 0.0, 0.0]\n",
+    ));
+    let base = sim.arrow_base();
+    let camera = Camera::looking_at(base + Vec3::new(1.0, 1.5, 5.0), base);
+    sim.set_camera(camera);
+    let head = crate::sims::particles::grab::arrow_head(base, Vec3::new(2.0, 0.0, 0.0));
+    let (at, _) = to_pixel(&camera, head, size).expect("in view");
+    assert!(sim.pointer(at, size, true));
+    let pixel = [at[0] + 30.0, at[1] + 10.0];
+    assert!(sim.pointer(pixel, size, true));
+    let wind = Vec3::from(sim.scene.world.wind);
+    for _ in 0..30 {
+        sim.step().expect("a step");
+    }
+    assert!(sim.arrow_base().y < base.y - 0.3, "the jelly fell");
+    assert!(sim.pointer(pixel, size, true));
+    assert_eq!(Vec3::from(sim.scene.world.wind), wind);
+    assert!(!sim.pointer(pixel, size, false));
 }
