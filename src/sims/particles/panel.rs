@@ -103,7 +103,7 @@ pub fn panel_ui(sim: &mut ParticlesSim, ui: &imgui::Ui) -> bool {
             .build_array(&mut w.gravity);
         if which != Which::Fountain {
             ui.slider("wind drag (N·s/m³)", 0.0, 5.0, &mut w.wind_drag);
-            ui.checkbox("wind relative to the cloth", &mut w.wind_relative);
+            ui.checkbox("wind relative to the moving surface", &mut w.wind_relative);
             ui.slider("ground (m)", -5.0, 5.0, &mut w.ground);
             ui.slider_config("sphere centre (m)", -5.0, 5.0)
                 .build_array(&mut w.sphere_center);
