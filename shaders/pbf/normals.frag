@@ -27,9 +27,11 @@ in vec2 uv;
 
 uniform sampler2D depth_texture;
 uniform sampler2D splatted_depth;   // `sphere_depth`'s, unfiltered
-uniform mat4 inverse_view;          // eye → world
-uniform vec3 container_min;         // m, world
-uniform vec3 container_max;
+// The near walls: the side and floor walls the eye is outside of (the lid is none: the
+// container is drawn open), a column each, in eye space: xyz the outward normal, w the offset
+// (a point p lies dot(xyz, p) + w outside the plane).
+uniform mat4 wall_planes;
+uniform int wall_count;
 uniform float wall_distance;        // m: a splatted surface this near a wall's plane is on it
 uniform vec2 texel;            // 1 / viewport size
 uniform vec2 projection_scale; // P[0][0], P[1][1]
@@ -64,32 +66,21 @@ vec3 smaller_difference(vec3 center, vec2 step) {
     return use_forward ? forward : backward;
 }
 
-// The outward normal (eye space) of the side or floor wall facing the eye whose plane the
-// splatted surface at `uv` lies near, if `n` points within 45° of it; else zero.
+// The outward normal (eye space) of the near wall whose plane the splatted surface at `uv`
+// lies near, if `n` points within 45° of it; else zero.
 vec3 wall_normal(vec3 n) {
+    if (wall_count == 0) return vec3(0.0);
     float splatted = texture(splatted_depth, uv).r;
     if (splatted <= 0.0) return vec3(0.0);
-    vec3 world = (inverse_view * vec4(eye_position(uv, splatted), 1.0)).xyz;
-    vec3 eye = inverse_view[3].xyz;
+    vec3 p = eye_position(uv, splatted);
     vec3 wall = vec3(0.0);
     float nearest = wall_distance;
-    for (int axis = 0; axis < 3; axis++) {
-        for (int side = 0; side < 2; side++) {
-            float plane = side == 0 ? container_min[axis] : container_max[axis];
-            float outward = side == 0 ? -1.0 : 1.0;
-            // The eye beyond the plane: the wall is seen from outside (a near wall).
-            if ((eye[axis] - plane) * outward <= 0.0) continue;
-            // The lid: the container is drawn open, no glass on top (docs/render-notes.md).
-            if (axis == 1 && side == 1) continue;
-            float distance = abs(world[axis] - plane);
-            vec3 normal_world = vec3(0.0);
-            normal_world[axis] = outward;
-            // World to eye: the transpose of the eye-to-world rotation.
-            vec3 normal_eye = normal_world * mat3(inverse_view);
-            if (distance < nearest && dot(n, normal_eye) > 0.7071) {
-                nearest = distance;
-                wall = normal_eye;
-            }
+    for (int i = 0; i < wall_count; ++i) {
+        vec4 plane = wall_planes[i];
+        float distance = abs(dot(plane.xyz, p) + plane.w);
+        if (distance < nearest && dot(n, plane.xyz) > 0.7071) {
+            nearest = distance;
+            wall = plane.xyz;
         }
     }
     return wall;

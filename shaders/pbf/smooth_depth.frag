@@ -13,6 +13,8 @@
 //     are taken in pairs mirrored through the centre and a pair counts only if neither is
 //     dropped (background or another layer): the kernel stays symmetric, so the average of a
 //     sloped surface stays at the centre instead of sliding towards the side that is kept.
+// Either keeps the fluid's face on the glass and the free surface apart (`narrow_range.glsl`):
+// the depth texture's second channel marks the face, and the output passes the centre's on.
 in vec2 uv;
 
 uniform sampler2D depth_texture;
@@ -31,15 +33,16 @@ uniform int bias_correction;   // narrow-range: 1 drops a sample's mirror image 
 // kernel keeps that world-space width at any resolution or zoom for the same cost.
 const int MAX_TAPS = 12;
 
-out float smoothed_depth;
+out vec2 smoothed_depth; // depth, m, and the centre's mark of the glass (`narrow_range.glsl`)
 
 float narrow_range_slope(vec2 uv, vec2 step, float center, float threshold);
 bool narrow_range_keep(float sample_depth, float expected, float center, float threshold);
 
 void main() {
-    float center = texture(depth_texture, uv).r;
+    vec2 center_texel = texture(depth_texture, uv).rg;
+    float center = center_texel.x;
     if (center <= 0.0) {
-        smoothed_depth = 0.0;
+        smoothed_depth = vec2(0.0);
         return;
     }
     float pixels_per_metre = projected_scale / (perspective == 1 ? center : 1.0);
@@ -61,8 +64,9 @@ void main() {
         float offset = floor(at + 0.5);
         float weight = exp(-offset * offset / (2.0 * spatial_sigma * spatial_sigma))
                      * (1.0 + 2.0 * spread * float(i));
-        vec2 depths = vec2(texture(depth_texture, uv + offset * direction).r,
-                           texture(depth_texture, uv - offset * direction).r);
+        vec2 ahead = texture(depth_texture, uv + offset * direction).rg;
+        vec2 behind = texture(depth_texture, uv - offset * direction).rg;
+        vec2 depths = vec2(ahead.x, behind.x);
         bvec2 fluid = bvec2(depths.x > 0.0, depths.y > 0.0);
         bvec2 kept = fluid;
         vec2 weights = vec2(weight);
@@ -74,12 +78,14 @@ void main() {
                                                     range_sigma);
             kept.y = fluid.y && narrow_range_keep(depths.y, center - offset * slope, center,
                                                     range_sigma);
-            // The bias correction: a pair counts only whole.
-            if (bias_correction == 1 && !all(kept)) kept = bvec2(false);
         }
+        // The fluid's face on the glass and the rest apart (`narrow_range.glsl`).
+        kept = bvec2(kept.x && ahead.y == center_texel.y, kept.y && behind.y == center_texel.y);
+        // The bias correction: a pair counts only whole.
+        if (filter_kind == 1 && bias_correction == 1 && !all(kept)) kept = bvec2(false);
         weights *= vec2(kept);
         weight_sum += weights.x + weights.y;
         depth_sum += dot(weights, depths);
     }
-    smoothed_depth = depth_sum / weight_sum;
+    smoothed_depth = vec2(depth_sum / weight_sum, center_texel.y);
 }

@@ -8,7 +8,7 @@
 // the kernel keeps its world-space width at any resolution), removes them at a small cost.
 // The same rules (`narrow_range.glsl`, appended), with the expected depth on the plane through the centre along both local slopes, and the
 // same bias correction as `smooth_depth`'s (`bias_correction`: point-mirrored pairs count
-// only whole).
+// only whole), and the fluid's face on the glass kept apart from the free surface.
 in vec2 uv;
 
 uniform sampler2D depth_texture;
@@ -21,15 +21,16 @@ uniform int bias_correction;   // 1 drops a sample's mirror image with it
 
 const int MAX_TAPS = 4;
 
-out float smoothed_depth;
+out vec2 smoothed_depth; // depth, m, and the centre's mark of the glass (`narrow_range.glsl`)
 
 float narrow_range_slope(vec2 uv, vec2 step, float center, float threshold);
 bool narrow_range_keep(float sample_depth, float expected, float center, float threshold);
 
 void main() {
-    float center = texture(depth_texture, uv).r;
+    vec2 center_texel = texture(depth_texture, uv).rg;
+    float center = center_texel.x;
     if (center <= 0.0) {
-        smoothed_depth = 0.0;
+        smoothed_depth = vec2(0.0);
         return;
     }
     float radius = max(max(min(filter_radius * projected_scale / center, float(MAX_TAPS)),
@@ -51,13 +52,17 @@ void main() {
             if (abs(i) > taps || (j == 0 && i <= 0)) continue;
             float r = length(vec2(i, j));
             vec2 offset = floor(vec2(i, j) * (1.0 + spread * r) + 0.5); // texels
-            vec2 depths = vec2(texture(depth_texture, uv + offset * texel).r,
-                               texture(depth_texture, uv - offset * texel).r);
+            vec2 ahead = texture(depth_texture, uv + offset * texel).rg;
+            vec2 behind = texture(depth_texture, uv - offset * texel).rg;
+            vec2 depths = vec2(ahead.x, behind.x);
             float along = dot(offset, slope);
             bvec2 fluid = bvec2(depths.x > 0.0, depths.y > 0.0);
             bvec2 kept;
             kept.x = fluid.x && narrow_range_keep(depths.x, center + along, center, range_sigma);
             kept.y = fluid.y && narrow_range_keep(depths.y, center - along, center, range_sigma);
+            // The fluid's face on the glass and the rest apart (`narrow_range.glsl`).
+            kept = bvec2(kept.x && ahead.y == center_texel.y,
+                         kept.y && behind.y == center_texel.y);
             // The bias correction: a pair counts only whole.
             if (bias_correction == 1 && !all(kept)) kept = bvec2(false);
             float weight = exp(-dot(offset, offset) / (2.0 * spatial_sigma * spatial_sigma))
@@ -67,5 +72,5 @@ void main() {
             depth_sum += dot(weights, depths);
         }
     }
-    smoothed_depth = depth_sum / weight_sum;
+    smoothed_depth = vec2(depth_sum / weight_sum, center_texel.y);
 }

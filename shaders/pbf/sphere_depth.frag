@@ -4,15 +4,25 @@
 // and the positive eye distance along -z to the colour target for the later passes. With
 // `anisotropic`, the surface is the particle's ellipsoid where the view ray enters it
 // (`ellipsoid.glsl`, appended).
+//
+// Its second channel marks the fluid's face on the glass for the depth filters: 1 where the
+// surface lies within `wall_distance` of a near wall's plane and its own normal (the sphere's
+// or the ellipsoid's) points within 45° of the wall's, as `normals.frag` tests the smoothed
+// surface; the filters keep such samples and the rest apart (`narrow_range.glsl`).
 in vec3 eye_center;
 
 uniform mat4 projection;
 uniform float sprite_radius;
 uniform int anisotropic;
+// The near walls (as in `normals.frag`; none in the sun's view).
+uniform mat4 wall_planes;
+uniform int wall_count;
+uniform float wall_distance;
 
-out float eye_depth;
+out vec2 depth_and_wall; // eye distance along −z, m; 1 on the glass, else 0
 
 bool ellipsoid_hit(out vec3 entry, out vec3 exit);
+vec3 ellipsoid_normal(vec3 point);
 
 void main() {
     vec3 eye_position;
@@ -28,5 +38,14 @@ void main() {
     }
     vec4 clip = projection * vec4(eye_position, 1.0);
     gl_FragDepth = 0.5 * (clip.z / clip.w) + 0.5;
-    eye_depth = -eye_position.z;
+    float on_wall = 0.0;
+    for (int i = 0; i < wall_count; ++i) {
+        vec4 plane = wall_planes[i];
+        if (abs(dot(plane.xyz, eye_position) + plane.w) < wall_distance) {
+            vec3 normal = anisotropic == 1 ? ellipsoid_normal(eye_position)
+                                           : normalize(eye_position - eye_center);
+            if (dot(normal, plane.xyz) > 0.7071) on_wall = 1.0;
+        }
+    }
+    depth_and_wall = vec2(-eye_position.z, on_wall);
 }
