@@ -45,7 +45,7 @@ bool narrow_range_keep(float sample_depth, float expected, float center, float t
 }
 
 // The fluid's face on the glass and the free surface beside it are two layers: a sample that
-// `sphere_depth` marked as on the glass (the depth texture's second channel: its splat's
+// `sphere_depth` marked as on the glass (the depth texture's second channel 1: its splat's
 // surface within `wall_distance` of a near wall's plane and facing it within 45°) is dropped
 // from a centre that is not, and the other way round; the filters pass the centre's mark on.
 // Where the top meets the glass the two meet at a crease with no step in depth, and the filter

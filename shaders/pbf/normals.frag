@@ -66,28 +66,38 @@ vec3 smaller_difference(vec3 center, vec2 step) {
     return use_forward ? forward : backward;
 }
 
+// `plane`'s normal into `wall` if the surface at `p` lies nearer to it than `nearest` and `n`
+// points within 45° of it.
+void nearer_wall(vec4 plane, vec3 p, vec3 n, inout float nearest, inout vec3 wall) {
+    float distance = abs(dot(plane.xyz, p) + plane.w);
+    if (distance < nearest && dot(n, plane.xyz) > 0.7071) {
+        nearest = distance;
+        wall = plane.xyz;
+    }
+}
+
 // The outward normal (eye space) of the near wall whose plane the splatted surface at `uv`
-// lies near, if `n` points within 45° of it; else zero.
-vec3 wall_normal(vec3 n) {
-    if (wall_count == 0) return vec3(0.0);
+// lies near, if `n` points within 45° of it; else zero. `mark` is the smoothed depth's second
+// channel, `sphere_depth`'s mark of that pixel passed on by the filters.
+vec3 wall_normal(vec3 n, float mark) {
+    // `sphere_depth` marks the splatted surface near a wall's band (0.5 or 1): elsewhere
+    // nothing to test.
+    if (mark <= 0.0) return vec3(0.0);
     float splatted = texture(splatted_depth, uv).r;
     if (splatted <= 0.0) return vec3(0.0);
     vec3 p = eye_position(uv, splatted);
     vec3 wall = vec3(0.0);
     float nearest = wall_distance;
-    for (int i = 0; i < wall_count; ++i) {
-        vec4 plane = wall_planes[i];
-        float distance = abs(dot(plane.xyz, p) + plane.w);
-        if (distance < nearest && dot(n, plane.xyz) > 0.7071) {
-            nearest = distance;
-            wall = plane.xyz;
-        }
-    }
+    // The near walls one by one, each plane by a constant index (as in `sphere_depth`).
+    if (wall_count > 0) nearer_wall(wall_planes[0], p, n, nearest, wall);
+    if (wall_count > 1) nearer_wall(wall_planes[1], p, n, nearest, wall);
+    if (wall_count > 2) nearer_wall(wall_planes[2], p, n, nearest, wall);
     return wall;
 }
 
 void main() {
-    float depth = texture(depth_texture, uv).r;
+    vec2 depth_and_mark = texture(depth_texture, uv).rg;
+    float depth = depth_and_mark.x;
     if (depth <= 0.0) {
         normal = vec4(0.0);
         return;
@@ -98,7 +108,7 @@ void main() {
     vec3 n = cross(along_x, along_y);
     float len = length(n);
     n = len > 0.0 ? n / len : vec3(0.0, 0.0, 1.0);
-    vec3 wall = wall_normal(n);
+    vec3 wall = wall_normal(n, depth_and_mark.y);
     if (wall != vec3(0.0)) {
         normal = vec4(wall, 2.0);
         return;

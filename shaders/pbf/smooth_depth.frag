@@ -45,6 +45,7 @@ void main() {
         smoothed_depth = vec2(0.0);
         return;
     }
+    bool glass = center_texel.y > 0.75; // the fluid's face on the glass (`narrow_range.glsl`)
     float pixels_per_metre = projected_scale / (perspective == 1 ? center : 1.0);
     float radius = max(max(min(filter_radius * pixels_per_metre, float(MAX_TAPS)),
                            wide_radius * pixels_per_metre), 1.0);
@@ -80,7 +81,7 @@ void main() {
                                                     range_sigma);
         }
         // The fluid's face on the glass and the rest apart (`narrow_range.glsl`).
-        kept = bvec2(kept.x && ahead.y == center_texel.y, kept.y && behind.y == center_texel.y);
+        kept = bvec2(kept.x && (ahead.y > 0.75) == glass, kept.y && (behind.y > 0.75) == glass);
         // The bias correction: a pair counts only whole.
         if (filter_kind == 1 && bias_correction == 1 && !all(kept)) kept = bvec2(false);
         weights *= vec2(kept);

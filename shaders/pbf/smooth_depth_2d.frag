@@ -33,6 +33,7 @@ void main() {
         smoothed_depth = vec2(0.0);
         return;
     }
+    bool glass = center_texel.y > 0.75; // the fluid's face on the glass (`narrow_range.glsl`)
     float radius = max(max(min(filter_radius * projected_scale / center, float(MAX_TAPS)),
                            wide_radius * projected_scale / center), 1.0);
     int taps = int(min(radius, float(MAX_TAPS)));
@@ -61,8 +62,8 @@ void main() {
             kept.x = fluid.x && narrow_range_keep(depths.x, center + along, center, range_sigma);
             kept.y = fluid.y && narrow_range_keep(depths.y, center - along, center, range_sigma);
             // The fluid's face on the glass and the rest apart (`narrow_range.glsl`).
-            kept = bvec2(kept.x && ahead.y == center_texel.y,
-                         kept.y && behind.y == center_texel.y);
+            kept = bvec2(kept.x && (ahead.y > 0.75) == glass,
+                         kept.y && (behind.y > 0.75) == glass);
             // The bias correction: a pair counts only whole.
             if (bias_correction == 1 && !all(kept)) kept = bvec2(false);
             float weight = exp(-dot(offset, offset) / (2.0 * spatial_sigma * spatial_sigma))
