@@ -77,12 +77,12 @@ void nearer_wall(vec4 plane, vec3 p, vec3 n, inout float nearest, inout vec3 wal
 }
 
 // The outward normal (eye space) of the near wall whose plane the splatted surface at `uv`
-// lies near, if `n` points within 45° of it; else zero. `mark` is the smoothed depth's second
-// channel, `sphere_depth`'s mark of that pixel passed on by the filters.
-vec3 wall_normal(vec3 n, float mark) {
-    // `sphere_depth` marks the splatted surface near a wall's band (0.5 or 1): elsewhere
+// lies near, if `n` points within 45° of it; else zero. `mark` is the smoothed depth's two
+// lowest bits, `sphere_depth`'s mark of that pixel passed on by the filters.
+vec3 wall_normal(vec3 n, uint mark) {
+    // `sphere_depth` marks the splatted surface near a wall's band (1 or 2): elsewhere
     // nothing to test.
-    if (mark <= 0.0) return vec3(0.0);
+    if (mark == 0u) return vec3(0.0);
     float splatted = texture(splatted_depth, uv).r;
     if (splatted <= 0.0) return vec3(0.0);
     vec3 p = eye_position(uv, splatted);
@@ -96,8 +96,7 @@ vec3 wall_normal(vec3 n, float mark) {
 }
 
 void main() {
-    vec2 depth_and_mark = texture(depth_texture, uv).rg;
-    float depth = depth_and_mark.x;
+    float depth = texture(depth_texture, uv).r;
     if (depth <= 0.0) {
         normal = vec4(0.0);
         return;
@@ -108,7 +107,7 @@ void main() {
     vec3 n = cross(along_x, along_y);
     float len = length(n);
     n = len > 0.0 ? n / len : vec3(0.0, 0.0, 1.0);
-    vec3 wall = wall_normal(n, depth_and_mark.y);
+    vec3 wall = wall_normal(n, floatBitsToUint(depth) & 3u);
     if (wall != vec3(0.0)) {
         normal = vec4(wall, 2.0);
         return;

@@ -14,7 +14,7 @@
 //     dropped (background or another layer): the kernel stays symmetric, so the average of a
 //     sloped surface stays at the centre instead of sliding towards the side that is kept.
 // Either keeps the fluid's face on the glass and the free surface apart (`narrow_range.glsl`):
-// the depth texture's second channel marks the face, and the output passes the centre's on.
+// the depth's two lowest bits mark the face, and the output passes the centre's on.
 in vec2 uv;
 
 uniform sampler2D depth_texture;
@@ -33,19 +33,21 @@ uniform int bias_correction;   // narrow-range: 1 drops a sample's mirror image 
 // kernel keeps that world-space width at any resolution or zoom for the same cost.
 const int MAX_TAPS = 12;
 
-out vec2 smoothed_depth; // depth, m, and the centre's mark of the glass (`narrow_range.glsl`)
+out float smoothed_depth; // m, with the centre's mark of the glass (`narrow_range.glsl`)
 
 float narrow_range_slope(vec2 uv, vec2 step, float center, float threshold);
 bool narrow_range_keep(float sample_depth, float expected, float center, float threshold);
+uint narrow_range_mark(float depth);
+float narrow_range_pack(float depth, uint mark);
 
 void main() {
-    vec2 center_texel = texture(depth_texture, uv).rg;
-    float center = center_texel.x;
+    float center = texture(depth_texture, uv).r;
     if (center <= 0.0) {
-        smoothed_depth = vec2(0.0);
+        smoothed_depth = 0.0;
         return;
     }
-    bool glass = center_texel.y > 0.75; // the fluid's face on the glass (`narrow_range.glsl`)
+    uint mark = narrow_range_mark(center);
+    bool glass = mark == 2u; // the fluid's face on the glass (`narrow_range.glsl`)
     float pixels_per_metre = projected_scale / (perspective == 1 ? center : 1.0);
     float radius = max(max(min(filter_radius * pixels_per_metre, float(MAX_TAPS)),
                            wide_radius * pixels_per_metre), 1.0);
@@ -65,9 +67,8 @@ void main() {
         float offset = floor(at + 0.5);
         float weight = exp(-offset * offset / (2.0 * spatial_sigma * spatial_sigma))
                      * (1.0 + 2.0 * spread * float(i));
-        vec2 ahead = texture(depth_texture, uv + offset * direction).rg;
-        vec2 behind = texture(depth_texture, uv - offset * direction).rg;
-        vec2 depths = vec2(ahead.x, behind.x);
+        vec2 depths = vec2(texture(depth_texture, uv + offset * direction).r,
+                           texture(depth_texture, uv - offset * direction).r);
         bvec2 fluid = bvec2(depths.x > 0.0, depths.y > 0.0);
         bvec2 kept = fluid;
         vec2 weights = vec2(weight);
@@ -81,12 +82,13 @@ void main() {
                                                     range_sigma);
         }
         // The fluid's face on the glass and the rest apart (`narrow_range.glsl`).
-        kept = bvec2(kept.x && (ahead.y > 0.75) == glass, kept.y && (behind.y > 0.75) == glass);
+        kept = bvec2(kept.x && (narrow_range_mark(depths.x) == 2u) == glass,
+                     kept.y && (narrow_range_mark(depths.y) == 2u) == glass);
         // The bias correction: a pair counts only whole.
         if (filter_kind == 1 && bias_correction == 1 && !all(kept)) kept = bvec2(false);
         weights *= vec2(kept);
         weight_sum += weights.x + weights.y;
         depth_sum += dot(weights, depths);
     }
-    smoothed_depth = vec2(depth_sum / weight_sum, center_texel.y);
+    smoothed_depth = narrow_range_pack(depth_sum / weight_sum, mark);
 }

@@ -21,19 +21,21 @@ uniform int bias_correction;   // 1 drops a sample's mirror image with it
 
 const int MAX_TAPS = 4;
 
-out vec2 smoothed_depth; // depth, m, and the centre's mark of the glass (`narrow_range.glsl`)
+out float smoothed_depth; // m, with the centre's mark of the glass (`narrow_range.glsl`)
 
 float narrow_range_slope(vec2 uv, vec2 step, float center, float threshold);
 bool narrow_range_keep(float sample_depth, float expected, float center, float threshold);
+uint narrow_range_mark(float depth);
+float narrow_range_pack(float depth, uint mark);
 
 void main() {
-    vec2 center_texel = texture(depth_texture, uv).rg;
-    float center = center_texel.x;
+    float center = texture(depth_texture, uv).r;
     if (center <= 0.0) {
-        smoothed_depth = vec2(0.0);
+        smoothed_depth = 0.0;
         return;
     }
-    bool glass = center_texel.y > 0.75; // the fluid's face on the glass (`narrow_range.glsl`)
+    uint mark = narrow_range_mark(center);
+    bool glass = mark == 2u; // the fluid's face on the glass (`narrow_range.glsl`)
     float radius = max(max(min(filter_radius * projected_scale / center, float(MAX_TAPS)),
                            wide_radius * projected_scale / center), 1.0);
     int taps = int(min(radius, float(MAX_TAPS)));
@@ -53,17 +55,16 @@ void main() {
             if (abs(i) > taps || (j == 0 && i <= 0)) continue;
             float r = length(vec2(i, j));
             vec2 offset = floor(vec2(i, j) * (1.0 + spread * r) + 0.5); // texels
-            vec2 ahead = texture(depth_texture, uv + offset * texel).rg;
-            vec2 behind = texture(depth_texture, uv - offset * texel).rg;
-            vec2 depths = vec2(ahead.x, behind.x);
+            vec2 depths = vec2(texture(depth_texture, uv + offset * texel).r,
+                               texture(depth_texture, uv - offset * texel).r);
             float along = dot(offset, slope);
             bvec2 fluid = bvec2(depths.x > 0.0, depths.y > 0.0);
             bvec2 kept;
             kept.x = fluid.x && narrow_range_keep(depths.x, center + along, center, range_sigma);
             kept.y = fluid.y && narrow_range_keep(depths.y, center - along, center, range_sigma);
             // The fluid's face on the glass and the rest apart (`narrow_range.glsl`).
-            kept = bvec2(kept.x && (ahead.y > 0.75) == glass,
-                         kept.y && (behind.y > 0.75) == glass);
+            kept = bvec2(kept.x && (narrow_range_mark(depths.x) == 2u) == glass,
+                         kept.y && (narrow_range_mark(depths.y) == 2u) == glass);
             // The bias correction: a pair counts only whole.
             if (bias_correction == 1 && !all(kept)) kept = bvec2(false);
             float weight = exp(-dot(offset, offset) / (2.0 * spatial_sigma * spatial_sigma))
@@ -73,5 +74,5 @@ void main() {
             depth_sum += dot(weights, depths);
         }
     }
-    smoothed_depth = vec2(depth_sum / weight_sum, center_texel.y);
+    smoothed_depth = narrow_range_pack(depth_sum / weight_sum, mark);
 }

@@ -59,12 +59,6 @@ impl ColorFormat {
         format: glow::RED,
         kind: glow::FLOAT,
     };
-    /// Two 32-bit float channels.
-    pub const RG32F: ColorFormat = ColorFormat {
-        internal: glow::RG32F,
-        format: glow::RG,
-        kind: glow::FLOAT,
-    };
     /// Four 32-bit float channels.
     pub const RGBA32F: ColorFormat = ColorFormat {
         internal: glow::RGBA32F,

@@ -40,9 +40,8 @@ impl Targets {
         scene.filter_linearly(gl);
         let hdr = TextureTarget::new(gl, width, height, ColorFormat::RGBA16F, Depth::Renderbuffer)?;
         hdr.filter_linearly(gl);
-        // Depth and the face-on-the-glass mark (`sphere_depth.frag`), through the filters.
         let sphere_depth =
-            TextureTarget::new(gl, width, height, ColorFormat::RG32F, Depth::Renderbuffer)?;
+            TextureTarget::new(gl, width, height, ColorFormat::R32F, Depth::Renderbuffer)?;
         let thickness = TextureTarget::new(gl, width, height, ColorFormat::R32F, Depth::None)?;
         // The thickness pass is depth-tested (not written) against the scene, so solids in
         // front hide the fluid behind them.
@@ -68,8 +67,8 @@ impl Targets {
             thickness,
             thickness_blur: TextureTarget::new(gl, width, height, ColorFormat::R32F, Depth::None)?,
             smoothing: [
-                TextureTarget::new(gl, width, height, ColorFormat::RG32F, Depth::None)?,
-                TextureTarget::new(gl, width, height, ColorFormat::RG32F, Depth::None)?,
+                TextureTarget::new(gl, width, height, ColorFormat::R32F, Depth::None)?,
+                TextureTarget::new(gl, width, height, ColorFormat::R32F, Depth::None)?,
             ],
             normals: TextureTarget::new(gl, width, height, ColorFormat::RGBA32F, Depth::None)?,
             foam: TextureTarget::new(gl, width, height, ColorFormat::RGBA16F, Depth::None)?,
