@@ -29,3 +29,9 @@ bool ellipsoid_hit(out vec3 entry, out vec3 exit) {
     exit = origin + direction * ((-b + root) / a);
     return true;
 }
+
+// The ellipsoid's outward normal (eye space) at `point` on its surface.
+vec3 ellipsoid_normal(vec3 point) {
+    mat3 to_unit = transpose(mat3(inverse_axis0, inverse_axis1, inverse_axis2));
+    return normalize(transpose(to_unit) * (to_unit * (point - eye_center)));
+}

@@ -27,9 +27,11 @@ in vec2 uv;
 
 uniform sampler2D depth_texture;
 uniform sampler2D splatted_depth;   // `sphere_depth`'s, unfiltered
-uniform mat4 inverse_view;          // eye → world
-uniform vec3 container_min;         // m, world
-uniform vec3 container_max;
+// The near walls: the side and floor walls the eye is outside of (the lid is none: the
+// container is drawn open), a column each, in eye space: xyz the outward normal, w the offset
+// (a point p lies dot(xyz, p) + w outside the plane).
+uniform mat4 wall_planes;
+uniform int wall_count;
 uniform float wall_distance;        // m: a splatted surface this near a wall's plane is on it
 uniform vec2 texel;            // 1 / viewport size
 uniform vec2 projection_scale; // P[0][0], P[1][1]
@@ -64,34 +66,32 @@ vec3 smaller_difference(vec3 center, vec2 step) {
     return use_forward ? forward : backward;
 }
 
-// The outward normal (eye space) of the side or floor wall facing the eye whose plane the
-// splatted surface at `uv` lies near, if `n` points within 45° of it; else zero.
-vec3 wall_normal(vec3 n) {
+// `plane`'s normal into `wall` if the surface at `p` lies nearer to it than `nearest` and `n`
+// points within 45° of it.
+void nearer_wall(vec4 plane, vec3 p, vec3 n, inout float nearest, inout vec3 wall) {
+    float distance = abs(dot(plane.xyz, p) + plane.w);
+    if (distance < nearest && dot(n, plane.xyz) > 0.7071) {
+        nearest = distance;
+        wall = plane.xyz;
+    }
+}
+
+// The outward normal (eye space) of the near wall whose plane the splatted surface at `uv`
+// lies near, if `n` points within 45° of it; else zero. `mark` is the smoothed depth's two
+// lowest bits, `sphere_depth`'s mark of that pixel passed on by the filters.
+vec3 wall_normal(vec3 n, uint mark) {
+    // `sphere_depth` marks the splatted surface near a wall's band (1 or 2): elsewhere
+    // nothing to test.
+    if (mark == 0u) return vec3(0.0);
     float splatted = texture(splatted_depth, uv).r;
     if (splatted <= 0.0) return vec3(0.0);
-    vec3 world = (inverse_view * vec4(eye_position(uv, splatted), 1.0)).xyz;
-    vec3 eye = inverse_view[3].xyz;
+    vec3 p = eye_position(uv, splatted);
     vec3 wall = vec3(0.0);
     float nearest = wall_distance;
-    for (int axis = 0; axis < 3; axis++) {
-        for (int side = 0; side < 2; side++) {
-            float plane = side == 0 ? container_min[axis] : container_max[axis];
-            float outward = side == 0 ? -1.0 : 1.0;
-            // The eye beyond the plane: the wall is seen from outside (a near wall).
-            if ((eye[axis] - plane) * outward <= 0.0) continue;
-            // The lid: the container is drawn open, no glass on top (docs/render-notes.md).
-            if (axis == 1 && side == 1) continue;
-            float distance = abs(world[axis] - plane);
-            vec3 normal_world = vec3(0.0);
-            normal_world[axis] = outward;
-            // World to eye: the transpose of the eye-to-world rotation.
-            vec3 normal_eye = normal_world * mat3(inverse_view);
-            if (distance < nearest && dot(n, normal_eye) > 0.7071) {
-                nearest = distance;
-                wall = normal_eye;
-            }
-        }
-    }
+    // The near walls one by one, each plane by a constant index (as in `sphere_depth`).
+    if (wall_count > 0) nearer_wall(wall_planes[0], p, n, nearest, wall);
+    if (wall_count > 1) nearer_wall(wall_planes[1], p, n, nearest, wall);
+    if (wall_count > 2) nearer_wall(wall_planes[2], p, n, nearest, wall);
     return wall;
 }
 
@@ -107,7 +107,7 @@ void main() {
     vec3 n = cross(along_x, along_y);
     float len = length(n);
     n = len > 0.0 ? n / len : vec3(0.0, 0.0, 1.0);
-    vec3 wall = wall_normal(n);
+    vec3 wall = wall_normal(n, floatBitsToUint(depth) & 3u);
     if (wall != vec3(0.0)) {
         normal = vec4(wall, 2.0);
         return;

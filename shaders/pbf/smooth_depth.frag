@@ -13,6 +13,8 @@
 //     are taken in pairs mirrored through the centre and a pair counts only if neither is
 //     dropped (background or another layer): the kernel stays symmetric, so the average of a
 //     sloped surface stays at the centre instead of sliding towards the side that is kept.
+// Either keeps the fluid's face on the glass and the free surface apart (`narrow_range.glsl`):
+// the depth's two lowest bits mark the face, and the output passes the centre's on.
 in vec2 uv;
 
 uniform sampler2D depth_texture;
@@ -31,10 +33,12 @@ uniform int bias_correction;   // narrow-range: 1 drops a sample's mirror image 
 // kernel keeps that world-space width at any resolution or zoom for the same cost.
 const int MAX_TAPS = 12;
 
-out float smoothed_depth;
+out float smoothed_depth; // m, with the centre's mark of the glass (`narrow_range.glsl`)
 
 float narrow_range_slope(vec2 uv, vec2 step, float center, float threshold);
 bool narrow_range_keep(float sample_depth, float expected, float center, float threshold);
+uint narrow_range_mark(float depth);
+float narrow_range_pack(float depth, uint mark);
 
 void main() {
     float center = texture(depth_texture, uv).r;
@@ -42,6 +46,8 @@ void main() {
         smoothed_depth = 0.0;
         return;
     }
+    uint mark = narrow_range_mark(center);
+    bool glass = mark == 2u; // the fluid's face on the glass (`narrow_range.glsl`)
     float pixels_per_metre = projected_scale / (perspective == 1 ? center : 1.0);
     float radius = max(max(min(filter_radius * pixels_per_metre, float(MAX_TAPS)),
                            wide_radius * pixels_per_metre), 1.0);
@@ -74,12 +80,15 @@ void main() {
                                                     range_sigma);
             kept.y = fluid.y && narrow_range_keep(depths.y, center - offset * slope, center,
                                                     range_sigma);
-            // The bias correction: a pair counts only whole.
-            if (bias_correction == 1 && !all(kept)) kept = bvec2(false);
         }
+        // The fluid's face on the glass and the rest apart (`narrow_range.glsl`).
+        kept = bvec2(kept.x && (narrow_range_mark(depths.x) == 2u) == glass,
+                     kept.y && (narrow_range_mark(depths.y) == 2u) == glass);
+        // The bias correction: a pair counts only whole.
+        if (filter_kind == 1 && bias_correction == 1 && !all(kept)) kept = bvec2(false);
         weights *= vec2(kept);
         weight_sum += weights.x + weights.y;
         depth_sum += dot(weights, depths);
     }
-    smoothed_depth = depth_sum / weight_sum;
+    smoothed_depth = narrow_range_pack(depth_sum / weight_sum, mark);
 }

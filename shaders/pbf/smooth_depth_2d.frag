@@ -8,7 +8,7 @@
 // the kernel keeps its world-space width at any resolution), removes them at a small cost.
 // The same rules (`narrow_range.glsl`, appended), with the expected depth on the plane through the centre along both local slopes, and the
 // same bias correction as `smooth_depth`'s (`bias_correction`: point-mirrored pairs count
-// only whole).
+// only whole), and the fluid's face on the glass kept apart from the free surface.
 in vec2 uv;
 
 uniform sampler2D depth_texture;
@@ -21,10 +21,12 @@ uniform int bias_correction;   // 1 drops a sample's mirror image with it
 
 const int MAX_TAPS = 4;
 
-out float smoothed_depth;
+out float smoothed_depth; // m, with the centre's mark of the glass (`narrow_range.glsl`)
 
 float narrow_range_slope(vec2 uv, vec2 step, float center, float threshold);
 bool narrow_range_keep(float sample_depth, float expected, float center, float threshold);
+uint narrow_range_mark(float depth);
+float narrow_range_pack(float depth, uint mark);
 
 void main() {
     float center = texture(depth_texture, uv).r;
@@ -32,6 +34,8 @@ void main() {
         smoothed_depth = 0.0;
         return;
     }
+    uint mark = narrow_range_mark(center);
+    bool glass = mark == 2u; // the fluid's face on the glass (`narrow_range.glsl`)
     float radius = max(max(min(filter_radius * projected_scale / center, float(MAX_TAPS)),
                            wide_radius * projected_scale / center), 1.0);
     int taps = int(min(radius, float(MAX_TAPS)));
@@ -58,6 +62,9 @@ void main() {
             bvec2 kept;
             kept.x = fluid.x && narrow_range_keep(depths.x, center + along, center, range_sigma);
             kept.y = fluid.y && narrow_range_keep(depths.y, center - along, center, range_sigma);
+            // The fluid's face on the glass and the rest apart (`narrow_range.glsl`).
+            kept = bvec2(kept.x && (narrow_range_mark(depths.x) == 2u) == glass,
+                         kept.y && (narrow_range_mark(depths.y) == 2u) == glass);
             // The bias correction: a pair counts only whole.
             if (bias_correction == 1 && !all(kept)) kept = bvec2(false);
             float weight = exp(-dot(offset, offset) / (2.0 * spatial_sigma * spatial_sigma))
@@ -67,5 +74,5 @@ void main() {
             depth_sum += dot(weights, depths);
         }
     }
-    smoothed_depth = depth_sum / weight_sum;
+    smoothed_depth = narrow_range_pack(depth_sum / weight_sum, mark);
 }

@@ -4,15 +4,45 @@
 // and the positive eye distance along -z to the colour target for the later passes. With
 // `anisotropic`, the surface is the particle's ellipsoid where the view ray enters it
 // (`ellipsoid.glsl`, appended).
+//
+// The depth's two lowest bits mark the fluid's face on the glass for the depth filters: 2
+// where the surface lies within `wall_distance` of a near wall's plane and its own normal (the
+// sphere's or the ellipsoid's) points within 45° of the wall's, as `normals.frag` tests the
+// smoothed surface; the filters keep such samples and the rest apart (`narrow_range.glsl`). 1
+// marks the rest of the band, where `normals` tests the wall rule; 0 elsewhere.
 in vec3 eye_center;
 
 uniform mat4 projection;
 uniform float sprite_radius;
 uniform int anisotropic;
+// The near walls (as in `normals.frag`; none in the sun's view).
+uniform mat4 wall_planes;
+uniform int wall_count;
+uniform float wall_distance;
 
+// Eye distance along −z, m, its two lowest bits the mark (`narrow_range.glsl`).
 out float eye_depth;
 
 bool ellipsoid_hit(out vec3 entry, out vec3 exit);
+vec3 ellipsoid_normal(vec3 point);
+
+// The depth with its two lowest bits set to `mark` (as `narrow_range.glsl`'s
+// `narrow_range_pack`).
+float with_mark(float depth, uint mark) {
+    return uintBitsToFloat((floatBitsToUint(depth) & ~3u) | mark);
+}
+
+// The mark of `plane` for the surface at `eye_position`: 2 in its band and facing it within
+// 45°, 1 otherwise near the band (1 % over it, for rounding: `normals` tests the pixel), 0
+// elsewhere.
+uint wall_mark(vec4 plane, vec3 eye_position) {
+    float distance = abs(dot(plane.xyz, eye_position) + plane.w);
+    if (distance >= 1.01 * wall_distance) return 0u;
+    if (distance >= wall_distance) return 1u;
+    vec3 normal = anisotropic == 1 ? ellipsoid_normal(eye_position)
+                                   : normalize(eye_position - eye_center);
+    return dot(normal, plane.xyz) > 0.7071 ? 2u : 1u;
+}
 
 void main() {
     vec3 eye_position;
@@ -28,5 +58,11 @@ void main() {
     }
     vec4 clip = projection * vec4(eye_position, 1.0);
     gl_FragDepth = 0.5 * (clip.z / clip.w) + 0.5;
-    eye_depth = -eye_position.z;
+    // The near walls one by one, each plane by a constant index.
+    uint mark = 0u;
+    if (wall_count > 0) mark = max(mark, wall_mark(wall_planes[0], eye_position));
+    if (wall_count > 1) mark = max(mark, wall_mark(wall_planes[1], eye_position));
+    if (wall_count > 2) mark = max(mark, wall_mark(wall_planes[2], eye_position));
+    eye_depth = with_mark(-eye_position.z, mark);
 }
+

@@ -154,7 +154,7 @@ impl Renderer {
             gl.enable(glow::DEPTH_TEST);
             gl.depth_func(glow::LESS);
         }
-        self.sphere_depth_into(light);
+        self.sphere_depth_into(light, &super::surface::NearWalls::NONE);
         // SAFETY: as above.
         unsafe { gl.disable(glow::DEPTH_TEST) };
     }

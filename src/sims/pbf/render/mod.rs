@@ -12,10 +12,10 @@
 //! | `light_smooth` | the `smooth_depth` filter on the light depth | smoothed light depth |
 //! | `caustics` | sunlight refracted through that surface onto the floor | caustics (RGBA16F) |
 //! | `scene` | sky, floor, container walls, obstacles, in the fluid's shadow | scene colour + depth |
-//! | `sphere_depth` | particles as sphere sprites (or their ellipsoids), nearest surface | eye depth (R32F) |
+//! | `sphere_depth` | particles as sphere sprites (or their ellipsoids), nearest surface; marks the fluid's face on the glass | eye depth (R32F), the mark in its lowest bits |
 //! | `thickness` | the same sprites, additive | thickness (R32F) |
 //! | `smooth_thickness` | a separable Gaussian blur of the thickness, σ ≈ a sprite radius | thickness |
-//! | `smooth_depth` | N separable iterations of the bilateral or narrow-range filter (N − 1 when `smooth_depth_2d` runs) | smoothed depth |
+//! | `smooth_depth` | N separable iterations of the bilateral or narrow-range filter (N − 1 when `smooth_depth_2d` runs), the face on the glass kept apart | smoothed depth |
 //! | `smooth_depth_2d` | the narrow-range filter's last iteration as one 2-D pass | smoothed depth |
 //! | `normals` | normals from the smoothed depth | eye normals (RGBA32F) |
 //! | `foam` | the `foam` stage's diffuse particles as soft lit sprites (when there are any) | foam (RGBA16F) |

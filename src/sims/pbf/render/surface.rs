@@ -8,7 +8,7 @@ use crate::gfx::program::{shader, Program, ShaderSource, Uniform};
 use crate::gfx::skybox;
 use crate::gfx::targets::{ColorFormat, Depth, TextureTarget};
 use anyhow::Result;
-use glam::{Mat3, Vec2, Vec3};
+use glam::{Mat3, Mat4, Vec2, Vec3, Vec4};
 use glow::HasContext;
 
 /// The sun's radiance in the specular highlight (the sky's brightest texels are 1).
@@ -141,6 +141,7 @@ pub(super) struct SphereDepthProgram {
     pub(super) program: Program,
     sprite: SpriteUniforms,
     ray: RayUniforms,
+    walls: WallUniforms,
 }
 
 impl SphereDepthProgram {
@@ -149,6 +150,7 @@ impl SphereDepthProgram {
         Ok(SphereDepthProgram {
             sprite: SpriteUniforms::locate(gl, &program)?,
             ray: RayUniforms::locate(gl, &program)?,
+            walls: WallUniforms::locate(gl, &program)?,
             program,
         })
     }
@@ -183,6 +185,79 @@ impl ThicknessProgram {
 /// `tests/render_wall.rs`'s flecks at their floor (2 at 45°; 3 at 0.25, 40 at 0).
 const WALL_MARGIN: f32 = 0.5;
 
+/// The near walls of a view: the side and floor walls the eye is outside of, whose glass it
+/// looks through (the lid is none: the container is drawn open, docs/render-notes.md), as
+/// `normals.frag` and `narrow_range.glsl` take them.
+pub(super) struct NearWalls {
+    /// A wall a column, in eye space: xyz its outward normal, w its offset (a point p lies
+    /// xyz · p + w outside its plane).
+    planes: Mat4,
+    count: i32,
+    /// m: a splatted surface this near a wall's plane may be the fluid's face on it.
+    distance: f32,
+}
+
+impl NearWalls {
+    /// None: the sun's view, or no container.
+    pub(super) const NONE: NearWalls = NearWalls {
+        planes: Mat4::ZERO,
+        count: 0,
+        distance: 0.0,
+    };
+}
+
+/// The uniforms of the near walls (`wall_planes`, `wall_count`, `wall_distance`).
+pub(super) struct WallUniforms {
+    planes: Uniform,
+    count: Uniform,
+    distance: Uniform,
+}
+
+impl WallUniforms {
+    pub(super) fn locate(gl: &glow::Context, program: &Program) -> Result<WallUniforms> {
+        Ok(WallUniforms {
+            planes: program.uniform(gl, "wall_planes")?,
+            count: program.uniform(gl, "wall_count")?,
+            distance: program.uniform(gl, "wall_distance")?,
+        })
+    }
+
+    pub(super) fn set(&self, gl: &glow::Context, walls: &NearWalls) {
+        self.planes.set(gl, walls.planes);
+        self.count.set(gl, walls.count);
+        self.distance.set(gl, walls.distance);
+    }
+}
+
+impl Renderer {
+    /// The near walls seen from `frame`'s eye.
+    pub(super) fn near_walls(&self, frame: &FrameSetup) -> NearWalls {
+        let (min, max) = (self.scale.container_min, self.scale.container_max);
+        let eye = frame.eye_position;
+        // Planes map from world to eye space by the transpose of the eye-to-world matrix.
+        let to_eye = frame.view.inverse().transpose();
+        let mut planes = [Vec4::ZERO; 4];
+        let mut count = 0;
+        for axis in 0..3 {
+            for (bound, outward) in [(min[axis], -1.0), (max[axis], 1.0)] {
+                let lid = axis == 1 && outward > 0.0;
+                if lid || (eye[axis] - bound) * outward <= 0.0 {
+                    continue;
+                }
+                let mut normal = Vec3::ZERO;
+                normal[axis] = outward;
+                planes[count] = to_eye * normal.extend(-outward * bound);
+                count += 1;
+            }
+        }
+        NearWalls {
+            planes: Mat4::from_cols(planes[0], planes[1], planes[2], planes[3]),
+            count: count as i32,
+            distance: self.scale.particle_radius + WALL_MARGIN * frame.sprite_radius,
+        }
+    }
+}
+
 /// `normals`: eye-space normals from depth.
 pub(super) struct NormalsProgram {
     pub(super) program: Program,
@@ -192,10 +267,7 @@ pub(super) struct NormalsProgram {
     sprite_pixels: Uniform,
     layer_step: Uniform,
     splatted_depth: Uniform,
-    inverse_view: Uniform,
-    container_min: Uniform,
-    container_max: Uniform,
-    wall_distance: Uniform,
+    walls: WallUniforms,
 }
 
 impl NormalsProgram {
@@ -211,10 +283,7 @@ impl NormalsProgram {
             sprite_pixels: program.uniform(gl, "sprite_pixels")?,
             layer_step: program.uniform(gl, "layer_step")?,
             splatted_depth: program.uniform(gl, "splatted_depth")?,
-            inverse_view: program.uniform(gl, "inverse_view")?,
-            container_min: program.uniform(gl, "container_min")?,
-            container_max: program.uniform(gl, "container_max")?,
-            wall_distance: program.uniform(gl, "wall_distance")?,
+            walls: WallUniforms::locate(gl, &program)?,
             program,
         })
     }
@@ -319,16 +388,18 @@ impl Renderer {
             gl.enable(glow::DEPTH_TEST);
             gl.depth_func(glow::LESS);
         }
-        self.sphere_depth_into(frame);
+        self.sphere_depth_into(frame, &self.near_walls(frame));
     }
 
-    /// The `sphere_depth` sprites seen from `frame`'s view into the bound framebuffer.
-    pub(super) fn sphere_depth_into(&self, frame: &FrameSetup) {
+    /// The `sphere_depth` sprites seen from `frame`'s view into the bound framebuffer, their
+    /// faces on `walls` marked.
+    pub(super) fn sphere_depth_into(&self, frame: &FrameSetup, walls: &NearWalls) {
         let gl = &self.gl;
         let pass = &self.programs.sphere_depth;
         pass.program.bind(gl);
         pass.sprite.set(gl, frame, true);
         pass.ray.set(gl, frame);
+        pass.walls.set(gl, walls);
         self.particles.draw(gl);
     }
 
@@ -391,13 +462,7 @@ impl Renderer {
         );
         pass.layer_step.set(gl, super::filter::layer_step(frame));
         pass.splatted_depth.set(gl, 1);
-        pass.inverse_view.set(gl, frame.view.inverse());
-        pass.container_min.set(gl, self.scale.container_min);
-        pass.container_max.set(gl, self.scale.container_max);
-        pass.wall_distance.set(
-            gl,
-            self.scale.particle_radius + WALL_MARGIN * frame.sprite_radius,
-        );
+        pass.walls.set(gl, &self.near_walls(frame));
         self.bind_texture(0, glow::TEXTURE_2D, Some(self.smoothed_depth().texture));
         self.bind_texture(1, glow::TEXTURE_2D, Some(self.targets.sphere_depth.texture));
         self.fullscreen.draw(gl);
