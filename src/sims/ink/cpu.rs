@@ -83,8 +83,8 @@ impl CpuInk {
     /// Makes the cells of the rows `rows` solid where `cells` (those rows' cells) and the discs
     /// `moving` move (their cells' closed faces carry their velocity) — every moving disc, and
     /// every disc that moved or stopped since the last call, within those rows. Only those rows
-    /// are set again ([`Flow::set_solid_rows`]); the multigrid hierarchy follows when cells
-    /// changed.
+    /// are set again ([`Flow::set_solid_rows`]); when cells changed the multigrid hierarchy
+    /// follows in those rows ([`Multigrid::update_rows`]).
     pub fn set_walls(
         &mut self,
         rows: std::ops::Range<usize>,
@@ -92,8 +92,10 @@ impl CpuInk {
         moving: Vec<MovingDisc>,
     ) {
         self.flow.moving = moving;
-        if self.flow.set_solid_rows(rows, cells) {
-            self.multigrid = None;
+        if self.flow.set_solid_rows(rows.clone(), cells) {
+            if let Some(multigrid) = &mut self.multigrid {
+                multigrid.update_rows(self.flow.solid(), &self.flow.boundary, rows);
+            }
         }
     }
 
