@@ -240,6 +240,7 @@ fn doctor_passes_on_the_memcheck_driver() {
         "PASS  ink parity: 20 steps",
         "PASS  ink parity: multigrid",
         "PASS  ink parity: painting obstacles",
+        "PASS  ink parity: moving walls",
         "PASS  pool parity: stages",
         "PASS  pool parity: run",
         "PASS  particles parity",
