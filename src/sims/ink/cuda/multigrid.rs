@@ -153,6 +153,10 @@ impl Hierarchy {
     }
 }
 
+/// A copy of the multigrid's masks from the GPU: the levels' records, the pooled stencil and
+/// solid bytes.
+pub type MaskCopy = (Vec<InkLevel>, Vec<u8>, Vec<u8>);
+
 /// The hierarchy's arrays on the GPU.
 pub struct GpuMultigrid {
     levels: Vec<InkLevel>,
@@ -271,10 +275,7 @@ impl GpuMultigrid {
 
     /// The masks on the GPU: the levels' records, the pooled stencil and solid bytes (for the
     /// parity checks; waits for the stream).
-    pub fn read_masks(
-        &self,
-        stream: &Arc<CudaStream>,
-    ) -> Result<(Vec<InkLevel>, Vec<u8>, Vec<u8>), CudaError> {
+    pub fn read_masks(&self, stream: &Arc<CudaStream>) -> Result<MaskCopy, CudaError> {
         let read = CudaError::driver("copying the multigrid levels' masks from the GPU");
         let levels = stream.clone_dtoh(&self.levels_device).map_err(&read)?;
         let stencil = stream.clone_dtoh(&self.stencil).map_err(&read)?;
@@ -291,7 +292,7 @@ impl CudaInk {
     }
 
     /// The multigrid's masks on the GPU ([`GpuMultigrid::read_masks`]).
-    pub fn multigrid_masks(&self) -> Result<(Vec<InkLevel>, Vec<u8>, Vec<u8>), CudaError> {
+    pub fn multigrid_masks(&self) -> Result<MaskCopy, CudaError> {
         self.buffers.multigrid.read_masks(&self.stream)
     }
 
