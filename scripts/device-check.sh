@@ -13,6 +13,7 @@
 #      and 20 frames against the CPU; multigrid:                       names its kernel
 #      stages + 20 frames × open/closed box × tail
 #      in one block or not; painting obstacles;
+#      a disc moved (closed, mirrored, masks);
 #      pool: its kernels, 4 stages and the
 #      statistics × 7 configurations, 30 frames;
 #      particles: every stage, the bodies' panel

@@ -12,7 +12,7 @@ mod ptxas;
 use fluidlab::cuda::ptx::{self, ModuleSource};
 use fluidlab::sims::ink::cuda::kernels::{self, InkKernels};
 use fluidlab::sims::ink::cuda::multigrid::InkLevel;
-use fluidlab::sims::ink::cuda::parity;
+use fluidlab::sims::ink::cuda::{parity, parity_walls};
 
 fn ink_module() -> &'static ModuleSource {
     ptx::module_source(kernels::MODULE).expect("kernels/ink.cu is a module")
@@ -165,7 +165,20 @@ fn multigrid_on_the_gpu_matches_the_cpu() {
 fn painting_obstacles_on_the_gpu_matches_the_cpu() {
     let _gpu = kinds::gpu();
     let (passed, detail) =
-        parity::gpu_set_solid_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
+        parity_walls::gpu_set_solid_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
+    println!("{detail}");
+    assert!(passed, "{detail}");
+}
+
+/// A disc moved on the GPU (`close_walls` closing its rows and mirroring their ghost faces, no-
+/// and free-slip; the multigrid's masks by rows) leaves the fields and masks the CPU's
+/// `set_walls` leaves, and the steps after agree.
+#[test]
+#[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
+fn moving_a_disc_on_the_gpu_matches_the_cpu() {
+    let _gpu = kinds::gpu();
+    let (passed, detail) =
+        parity_walls::gpu_moving_walls_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
     println!("{detail}");
     assert!(passed, "{detail}");
 }

@@ -116,7 +116,15 @@ struct State {
         if (lift != 0.0f) launch((unsigned)(g.nx * (g.ny + 1)), [&] { splat_buoyancy(g, ink.data(), v_open.data(), v.data(), lift); });
     }
 
-    void run_curl() { launch(cells(), [&] { ::curl(g, u.data(), v.data(), this->curl.data()); }); }
+    // With obstacles, the ghost faces mirror the fluid's velocity (stages.rs mirror_ghosts).
+    void mirror_ghosts() {
+        if (std::find(solid.begin(), solid.end(), 1) != solid.end())
+            launch((unsigned)((g.nx + 1) * (g.ny + 1)), [&] { close_walls(g, 0, g.ny, u.data(), v.data(), p.data(), u_open.data(), v_open.data(), solid.data(), u_fixed.data(), v_fixed.data()); });
+    }
+    void run_curl() {
+        mirror_ghosts();
+        launch(cells(), [&] { ::curl(g, u.data(), v.data(), this->curl.data()); });
+    }
 
     void run_vorticity() {
         launch(faces(), [&] { vorticity(g, this->curl.data(), u_open.data(), v_open.data(), u.data(), v.data(), dt, epsilon); });
@@ -223,8 +231,7 @@ struct State {
 
     void run_subtract_gradient() {
         launch(faces(), [&] { subtract_gradient(g, p.data(), u_open.data(), v_open.data(), u.data(), v.data()); });
-        if (std::find(solid.begin(), solid.end(), 1) != solid.end())
-            launch((unsigned)((g.nx + 1) * (g.ny + 1)), [&] { close_walls(g, 0, g.ny, u.data(), v.data(), p.data(), u_open.data(), v_open.data(), solid.data(), u_fixed.data(), v_fixed.data()); });
+        mirror_ghosts();
         if (report) {
             launch_blocks(blocks(cells()), INK_BLOCK, [&] { ::divergence(g, u.data(), v.data(), solid.data(), nullptr, partials.data()); });
             finish(cells(), 1, 0, 1);

@@ -1,10 +1,10 @@
 //! Ink's doctor checks: its kernels load, and the CUDA solver agrees with the CPU solver stage
 //! by stage and over a short run, with Jacobi and with multigrid pressure, and after painting
-//! obstacles (`cuda/parity.rs`). The picture's interop path is checked by `fluidlab render` on
+//! obstacles and moving a disc (`cuda/parity.rs`). The picture's interop path is checked by `fluidlab render` on
 //! an ink scene (scripts/device-check.sh).
 
 use super::cuda::kernels::InkKernels;
-use super::cuda::parity;
+use super::cuda::{parity, parity_walls};
 use crate::sims::doctor::{cuda_checks, Check};
 
 /// Runs ink's checks, passing each line to `add`.
@@ -30,7 +30,11 @@ pub fn checks(cuda_available: bool, add: &mut dyn FnMut(Check)) {
             ("ink parity: multigrid", parity::gpu_multigrid_check),
             (
                 "ink parity: painting obstacles",
-                parity::gpu_set_solid_check,
+                parity_walls::gpu_set_solid_check,
+            ),
+            (
+                "ink parity: moving walls",
+                parity_walls::gpu_moving_walls_check,
             ),
         ],
         add,

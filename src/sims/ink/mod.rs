@@ -147,6 +147,8 @@ pub struct SolveReport {
 }
 
 #[cfg(test)]
+mod ghost_tests;
+#[cfg(test)]
 mod moving_tests;
 #[cfg(test)]
 mod stage_tests;

@@ -15,6 +15,7 @@
 
 use super::boundary::{Boundary, Poisson, DIAGONAL_SHIFT, INVERSE_DIAGONAL};
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// Levels of fewer cells are smoothed on the calling thread.
 const PARALLEL_CELLS: usize = 16384;
@@ -220,14 +221,73 @@ pub fn level_shapes(
         }
         let (cx, cy) = (fx.div_ceil(2), fy.div_ceil(2));
         let mut fluid = vec![false; cx * cy];
-        for j in 0..fy {
-            for i in 0..fx {
-                fluid[(j / 2) * cx + i / 2] |= fine[j * fx + i];
-            }
-        }
+        coarsen_rows(fine, (fx, fy), &mut fluid, cx, 0..fy);
         levels.push((cx, cy, h * 2.0, fluid));
     }
     levels
+}
+
+/// The coarse level's fluid cells over the fine level's rows `rows` (`fine`: fx × fy cells;
+/// `coarse`: cx wide), set again: a coarse cell is fluid when any of its children is. Returns
+/// the coarse rows set.
+pub fn coarsen_rows(
+    fine: &[bool],
+    (fx, fy): (usize, usize),
+    coarse: &mut [bool],
+    cx: usize,
+    rows: Range<usize>,
+) -> Range<usize> {
+    let coarse_rows = rows.start / 2..rows.end.div_ceil(2);
+    for cj in coarse_rows.clone() {
+        for ci in 0..cx {
+            let mut any = false;
+            for j in 2 * cj..(2 * cj + 2).min(fy) {
+                for i in 2 * ci..(2 * ci + 2).min(fx) {
+                    any |= fine[j * fx + i];
+                }
+            }
+            coarse[cj * cx + ci] = any;
+        }
+    }
+    coarse_rows
+}
+
+/// `pressure_mg_coarsen`: after the grid's cells changed in the rows `rows` (`solid`: the
+/// whole grid's solid cells), the finest level's fluid flags and stencil in those rows, and
+/// every coarser level's flags under them ([`coarsen_rows`]) and its stencil around them
+/// (`Poisson::update_rows`), set again: the hierarchy built anew from the grid's cells (test
+/// `a_moved_disc_updates_the_hierarchy_by_rows`). `levels`: each level's fluid flags and
+/// stencil, finest first — the CPU's [`Multigrid`] and the CUDA solver's host copy of its
+/// masks alike. Returns, per level, the rows whose flags or stencil may have changed (the
+/// cells' rows and one either side).
+pub fn pressure_mg_coarsen(
+    levels: &mut [(&mut Vec<bool>, &mut Poisson)],
+    solid: &[bool],
+    boundary: &Boundary,
+    rows: Range<usize>,
+) -> Vec<Range<usize>> {
+    let around =
+        |rows: &Range<usize>, ny: usize| rows.start.saturating_sub(1)..(rows.end + 1).min(ny);
+    let (fluid, poisson) = &mut levels[0];
+    let cells = rows.start * poisson.nx..rows.end * poisson.nx;
+    for (fluid, &solid) in fluid[cells.clone()].iter_mut().zip(&solid[cells]) {
+        *fluid = !solid;
+    }
+    let fluid = &**fluid;
+    poisson.update_rows(|k| fluid[k], boundary, rows.clone());
+    let mut spans = vec![around(&rows, poisson.ny)];
+    let mut changed = rows;
+    for l in 1..levels.len() {
+        let (fine, coarse) = levels.split_at_mut(l);
+        let (fine_fluid, fine_poisson) = &fine[l - 1];
+        let (fluid, poisson) = &mut coarse[0];
+        let fine_shape = (fine_poisson.nx, fine_poisson.ny);
+        changed = coarsen_rows(fine_fluid, fine_shape, fluid, poisson.nx, changed);
+        let fluid = &**fluid;
+        poisson.update_rows(|k| fluid[k], boundary, changed.clone());
+        spans.push(around(&changed, poisson.ny));
+    }
+    spans
 }
 
 /// The hierarchy for one grid.
@@ -249,6 +309,18 @@ impl Multigrid {
             levels,
             dirichlet: [0, 1, 2, 3].map(|side| boundary.dirichlet(side)),
         }
+    }
+
+    /// The masks again after the grid's cells changed in the rows `rows` (`solid`: the whole
+    /// grid's solid cells), those rows only ([`pressure_mg_coarsen`]): the hierarchy
+    /// [`Multigrid::new`] would build from the grid's fluid cells.
+    pub fn update_rows(&mut self, solid: &[bool], boundary: &Boundary, rows: Range<usize>) {
+        let mut levels: Vec<_> = self
+            .levels
+            .iter_mut()
+            .map(|l| (&mut l.fluid, &mut l.poisson))
+            .collect();
+        pressure_mg_coarsen(&mut levels, solid, boundary, rows);
     }
 
     /// Runs `cycles` V-cycles on Σₙ (pₙ − p)/h² = b from the initial `p` and leaves the result
@@ -425,6 +497,80 @@ mod tests {
             }
         }
     }
+    /// A disc moved across a grid of odd sides (93 × 51: coarse cells of one child along the
+    /// last column and row) into a painted block, the hierarchy set again by rows
+    /// ([`Multigrid::update_rows`]: exactly the old and the new disc's rows) after each move,
+    /// equals the hierarchy built anew from the grid's cells: every level's fluid flags,
+    /// stencil and plain rows, in a channel and in a closed box. Fails when a coarse level
+    /// misses a row (the coarse rows' end rounded down) or its stencil is not set again.
+    #[test]
+    fn a_moved_disc_updates_the_hierarchy_by_rows() {
+        let (nx, ny, h) = (93, 51, 0.02);
+        let disc = |cx: f32, cy: f32| -> Vec<bool> {
+            (0..nx * ny)
+                .map(|k| {
+                    let (i, j) = ((k % nx) as f32, (k / nx) as f32);
+                    let (x, y) = (i - cx, j - cy);
+                    // A painted block the disc runs into.
+                    let block = (40.0..60.0).contains(&i) && j >= 31.0;
+                    x * x + y * y > 7.5 * 7.5 && !block
+                })
+                .collect()
+        };
+        // Exactly the rows the disc covers (no margin: a coarse row missed shows).
+        let rows = |cy: f32| {
+            (cy - 7.5).ceil().max(0.0) as usize..((cy + 7.5).floor() as usize + 1).min(ny)
+        };
+        let channel = Boundary {
+            sides: [
+                SideKind::Inflow,
+                SideKind::Outflow,
+                SideKind::Wall,
+                SideKind::Wall,
+            ],
+            ..Boundary::default()
+        };
+        for boundary in [channel, Boundary::default()] {
+            let (mut cx, mut cy) = (20.0, 12.0);
+            let mut mg = Multigrid::new(nx, ny, h, disc(cx, cy), &boundary);
+            let mut changed_levels = 0;
+            for _ in 0..12 {
+                let before = rows(cy);
+                (cx, cy) = (cx + 3.7, cy + 2.3);
+                let after = rows(cy);
+                let fluid = disc(cx, cy);
+                let solid: Vec<bool> = fluid.iter().map(|f| !f).collect();
+                let old = mg
+                    .levels
+                    .iter()
+                    .map(|l| l.fluid.clone())
+                    .collect::<Vec<_>>();
+                mg.update_rows(&solid, &boundary, before.start..after.end);
+                let fresh = Multigrid::new(nx, ny, h, fluid, &boundary);
+                assert_eq!(mg.levels.len(), fresh.levels.len());
+                for (l, (a, b)) in mg.levels.iter().zip(&fresh.levels).enumerate() {
+                    let differ =
+                        |a: &[bool], b: &[bool]| a.iter().zip(b).filter(|(a, b)| a != b).count();
+                    let stencil = (a.poisson.cells.iter().zip(&b.poisson.cells))
+                        .filter(|(a, b)| a != b)
+                        .count();
+                    let (fluid, plain) = (
+                        differ(&a.fluid, &b.fluid),
+                        differ(&a.poisson.plain_rows, &b.poisson.plain_rows),
+                    );
+                    assert_eq!(
+                        (fluid, stencil, plain),
+                        (0, 0, 0),
+                        "level {l}, disc at ({cx}, {cy}): cells, stencil bytes, plain rows that differ"
+                    );
+                    changed_levels += usize::from(a.fluid != old[l]);
+                }
+            }
+            // The moves reached the coarse levels: not only the finest changed.
+            assert!(changed_levels > 24, "{changed_levels} level changes");
+        }
+    }
+
     /// V-cycles keep converging where coarse cells are partly fluid along a whole side (odd
     /// sides: the last coarse column has one fine column) and around a disc: 354 × 177 with a
     /// disc, a rough right-hand side, eight cycles. When the restriction took the mean of the

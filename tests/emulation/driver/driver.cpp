@@ -84,9 +84,9 @@ bool tracing() {
     return on;
 }
 
-// With FLUIDLAB_EMULATED_TRACE, every copy back to the host and every wait (a context's, a
-// stream's, an event's) is named on stderr with its size (launches.cpp names every kernel
-// launch), so a test can count what a frame waits for, reads back and runs.
+// With FLUIDLAB_EMULATED_TRACE, every copy from the host and back to it and every wait (a
+// context's, a stream's, an event's) is named on stderr with its size (launches.cpp names every
+// kernel launch), so a test can count what a frame waits for, sends, reads back and runs.
 static void trace_host_call(const char* call, size_t bytes) {
     if (tracing()) std::fprintf(stderr, "emulated CUDA driver: %s %zu bytes\n", call, bytes);
 }
@@ -354,10 +354,12 @@ EXPORT CUresult CUDAAPI cuMemFreeHost(void* pointer) {
 }
 EXPORT CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr to, const void* from, size_t bytes) {
     if (CUresult r = refuse_while_capturing("cuMemcpyHtoD")) return r;
+    trace_host_call("cuMemcpyHtoD", bytes);
     return copy("cuMemcpyHtoD", reinterpret_cast<void*>(to), from, bytes, to, 0);
 }
 EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr to, const void* from, size_t bytes, CUstream stream) {
     if (CUresult r = refuse_on_capturing_stream("cuMemcpyHtoDAsync", stream)) return r;
+    trace_host_call("cuMemcpyHtoDAsync", bytes);
     return copy("cuMemcpyHtoDAsync", reinterpret_cast<void*>(to), from, bytes, to, 0);
 }
 EXPORT CUresult CUDAAPI cuMemcpyDtoH(void* to, CUdeviceptr from, size_t bytes) {

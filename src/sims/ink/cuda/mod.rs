@@ -18,6 +18,7 @@
 pub mod kernels;
 pub mod multigrid;
 pub mod parity;
+pub mod parity_walls;
 mod picture;
 mod stages;
 mod walls;

@@ -15,9 +15,10 @@ use crate::cuda::launch::{one_block, OrNull};
 use crate::cuda::CudaError;
 use crate::sims::ink::boundary::Poisson;
 use crate::sims::ink::fields::Flow;
-use crate::sims::ink::multigrid::{level_shapes, SMOOTHING_SWEEPS};
+use crate::sims::ink::multigrid::{level_shapes, pressure_mg_coarsen, SMOOTHING_SWEEPS};
 use bytemuck::{Pod, Zeroable};
 use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
+use std::ops::Range;
 use std::sync::Arc;
 
 /// Levels of at most this many cells run in the one-block `pressure_mg_tail`.
@@ -60,7 +61,8 @@ impl InkLevel {
 }
 
 /// The hierarchy of a flow's grid and masks, built on the host with the CPU's operations
-/// (`level_shapes`, `Poisson::new`): the levels and their pooled stencil and solid bytes.
+/// (`level_shapes`, `Poisson::new`) and set again by rows as the CPU's is
+/// ([`pressure_mg_coarsen`]): the levels and their pooled stencil and solid bytes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hierarchy {
     /// Finest first.
@@ -69,6 +71,8 @@ pub struct Hierarchy {
     pub stencil: Vec<u8>,
     /// Pooled solid bytes (1: not fluid).
     pub solid: Vec<u8>,
+    /// Each level's fluid flags and stencil, as the CPU's `Multigrid` holds them.
+    masks: Vec<(Vec<bool>, Poisson)>,
 }
 
 impl Hierarchy {
@@ -79,6 +83,7 @@ impl Hierarchy {
             .map(|side| u32::from(flow.boundary.dirichlet(side)) << side)
             .sum();
         let (mut levels, mut stencil, mut solid) = (Vec::new(), Vec::new(), Vec::new());
+        let mut masks = Vec::new();
         for (nx, ny, h, fluid) in level_shapes(flow.nx, flow.ny, flow.dx, fluid) {
             let poisson = Poisson::new(nx, ny, &fluid, &flow.boundary);
             let h2 = h * h;
@@ -94,12 +99,40 @@ impl Hierarchy {
             });
             stencil.extend_from_slice(&poisson.cells);
             solid.extend(fluid.iter().map(|&f| u8::from(!f)));
+            masks.push((fluid, poisson));
         }
         Hierarchy {
             levels,
             stencil,
             solid,
+            masks,
         }
+    }
+
+    /// The masks again after `flow`'s cells changed in the rows `rows`, those rows only
+    /// ([`pressure_mg_coarsen`], as the CPU's `Multigrid::update_rows`): the levels' fluid
+    /// counts and pooled bytes follow. Returns the pooled cells that may have changed, per
+    /// level.
+    pub fn update_rows(&mut self, flow: &Flow, rows: Range<usize>) -> Vec<Range<usize>> {
+        let mut masks: Vec<_> = self.masks.iter_mut().map(|(f, p)| (f, p)).collect();
+        let spans = pressure_mg_coarsen(&mut masks, flow.solid(), &flow.boundary, rows);
+        let mut pooled = Vec::with_capacity(spans.len());
+        for ((level, (fluid, poisson)), rows) in self.levels.iter_mut().zip(&self.masks).zip(spans)
+        {
+            let nx = level.nx as usize;
+            let cells = rows.start * nx..rows.end * nx;
+            let offset = level.offset as usize;
+            let span = offset + cells.start..offset + cells.end;
+            let was = self.solid[span.clone()].iter().filter(|&&s| s == 0).count();
+            let now = fluid[cells.clone()].iter().filter(|&&f| f).count();
+            level.fluid = level.fluid + now as u32 - was as u32;
+            self.stencil[span.clone()].copy_from_slice(&poisson.cells[cells.clone()]);
+            for (byte, &f) in self.solid[span.clone()].iter_mut().zip(&fluid[cells]) {
+                *byte = u8::from(!f);
+            }
+            pooled.push(span);
+        }
+        pooled
     }
 
     /// Pooled cells of an `nx × ny` grid's levels.
@@ -120,9 +153,15 @@ impl Hierarchy {
     }
 }
 
+/// A copy of the multigrid's masks from the GPU: the levels' records, the pooled stencil and
+/// solid bytes.
+pub type MaskCopy = (Vec<InkLevel>, Vec<u8>, Vec<u8>);
+
 /// The hierarchy's arrays on the GPU.
 pub struct GpuMultigrid {
     levels: Vec<InkLevel>,
+    /// The host's copy of the masks on the GPU (set again by rows when cells change).
+    host: Option<Hierarchy>,
     levels_device: CudaSlice<InkLevel>,
     stencil: CudaSlice<u8>,
     solid: CudaSlice<u8>,
@@ -144,6 +183,7 @@ impl GpuMultigrid {
         let count = level_shapes(nx, ny, 1.0, vec![true; nx * ny]).len();
         Ok(GpuMultigrid {
             levels: Vec::new(),
+            host: None,
             levels_device: stream.alloc_zeros(count)?,
             stencil: stream.alloc_zeros(n)?,
             solid: stream.alloc_zeros(n)?,
@@ -172,11 +212,75 @@ impl GpuMultigrid {
         stream
             .memcpy_htod(&hierarchy.solid, &mut self.solid)
             .map_err(&copy)?;
-        // The copies are from pageable memory: the driver has staged the bytes when each call
-        // returns (walls.rs), so the hierarchy's arrays may go now.
-        self.levels = hierarchy.levels;
+        self.levels = hierarchy.levels.clone();
+        self.host = Some(hierarchy);
         self.current = true;
         Ok(())
+    }
+
+    /// The masks again after `flow`'s cells changed in the rows `rows` (the host's copy set
+    /// again by rows, [`Hierarchy::update_rows`]): the finest level's rows copied on the GPU
+    /// from the flow's `solid` and `stencil` (sent already), each coarser level's changed rows
+    /// and the levels' records sent. A few kB where the whole hierarchy was 2.7 MB at
+    /// 1414 × 707 (docs/ink.md, "Obstacles"). Masks not current are sent whole at the next
+    /// solve instead.
+    pub fn update_rows(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        flow: &Flow,
+        rows: Range<usize>,
+        (solid, stencil): (&CudaSlice<u8>, &CudaSlice<u8>),
+    ) -> Result<(), CudaError> {
+        let Some(host) = self.host.as_mut().filter(|_| self.current) else {
+            self.current = false;
+            return Ok(());
+        };
+        let spans = host.update_rows(flow, rows);
+        let copy = CudaError::driver("copying the multigrid levels' masks to the GPU");
+        let finest = spans[0].clone();
+        stream
+            .memcpy_dtod(
+                &solid.slice(finest.clone()),
+                &mut self.solid.slice_mut(finest.clone()),
+            )
+            .map_err(&copy)?;
+        stream
+            .memcpy_dtod(
+                &stencil.slice(finest.clone()),
+                &mut self.stencil.slice_mut(finest),
+            )
+            .map_err(&copy)?;
+        for span in &spans[1..] {
+            stream
+                .memcpy_htod(
+                    &host.stencil[span.clone()],
+                    &mut self.stencil.slice_mut(span.clone()),
+                )
+                .map_err(&copy)?;
+            stream
+                .memcpy_htod(
+                    &host.solid[span.clone()],
+                    &mut self.solid.slice_mut(span.clone()),
+                )
+                .map_err(&copy)?;
+        }
+        if host.levels != self.levels {
+            stream
+                .memcpy_htod(&host.levels, &mut self.levels_device)
+                .map_err(&copy)?;
+            self.levels.clone_from(&host.levels);
+        }
+        Ok(())
+    }
+
+    /// The masks on the GPU: the levels' records, the pooled stencil and solid bytes (for the
+    /// parity checks; waits for the stream).
+    pub fn read_masks(&self, stream: &Arc<CudaStream>) -> Result<MaskCopy, CudaError> {
+        let read = CudaError::driver("copying the multigrid levels' masks from the GPU");
+        let levels = stream.clone_dtoh(&self.levels_device).map_err(&read)?;
+        let stencil = stream.clone_dtoh(&self.stencil).map_err(&read)?;
+        let solid = stream.clone_dtoh(&self.solid).map_err(&read)?;
+        Ok((levels, stencil, solid))
     }
 }
 
@@ -185,6 +289,11 @@ impl CudaInk {
     /// checks run both paths; the default is [`TAIL_CELLS`]).
     pub fn set_multigrid_tail_cells(&mut self, cells: usize) {
         self.tail_cells = cells;
+    }
+
+    /// The multigrid's masks on the GPU ([`GpuMultigrid::read_masks`]).
+    pub fn multigrid_masks(&self) -> Result<MaskCopy, CudaError> {
+        self.buffers.multigrid.read_masks(&self.stream)
     }
 
     /// `iterations` V-cycles from the last pressure × the carry-over (`Multigrid::solve`).

@@ -23,6 +23,9 @@ impl CudaInk {
             InkStage::Advect => self.advect(dt)?,
             InkStage::Splat => self.splat(dt, stamps)?,
             InkStage::Curl => {
+                // The ghost faces mirror the advected and splatted velocity first (the CPU's
+                // compute_curl).
+                self.mirror_ghosts()?;
                 let b = &mut self.buffers;
                 self.kernels
                     .curl(&self.stream, &self.grid, (&b.u, &b.v), &mut b.curl)?
@@ -64,17 +67,9 @@ impl CudaInk {
             InkStage::SubtractGradient => {
                 let (k, s, g, b) = (&self.kernels, &self.stream, &self.grid, &mut self.buffers);
                 k.subtract_gradient(s, g, &b.p, (&b.u_open, &b.v_open), (&mut b.u, &mut b.v))?;
-                if self.mirror.solid().contains(&true) {
-                    // The ghost faces mirror the projected velocity (Flow::mirror_rows).
-                    k.close_walls(
-                        s,
-                        g,
-                        0..g.ny as usize,
-                        (&mut b.u, &mut b.v, &mut b.p),
-                        (&b.u_open, &b.v_open, &b.solid),
-                        (&b.u_fixed, &b.v_fixed),
-                    )?;
-                }
+                // The ghost faces mirror the projected velocity.
+                self.mirror_ghosts()?;
+                let (k, s, g, b) = (&self.kernels, &self.stream, &self.grid, &mut self.buffers);
                 if report {
                     k.divergence(s, g, (&b.u, &b.v), &b.solid, None, &mut b.partials)?;
                     k.reduce_finish(
@@ -93,6 +88,24 @@ impl CudaInk {
             self.timer.end(&self.stream, stage)?;
         }
         Ok(())
+    }
+
+    /// With obstacles, the ghost faces mirror the fluid's velocity now (`close_walls` over
+    /// every row: the CPU's `Flow::mirror_rows`; the other closed faces keep their fixed
+    /// velocities).
+    fn mirror_ghosts(&mut self) -> Result<(), CudaError> {
+        if !self.mirror.solid().contains(&true) {
+            return Ok(());
+        }
+        let b = &mut self.buffers;
+        self.kernels.close_walls(
+            &self.stream,
+            &self.grid,
+            0..self.grid.ny as usize,
+            (&mut b.u, &mut b.v, &mut b.p),
+            (&b.u_open, &b.v_open, &b.solid),
+            (&b.u_fixed, &b.v_fixed),
+        )
     }
 
     /// Velocity and ink carried along the velocity of the step's start (the CPU's `advect`):

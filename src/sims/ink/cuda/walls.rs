@@ -9,10 +9,13 @@
 //! buffer's bytes before the call returns, so a buffer may be changed or freed as soon as the
 //! call is back; [`WallRows`] holds its vectors only to reuse their allocations. The price: CUDA
 //! documents a pageable copy as possibly synchronous with respect to the host ("API
-//! synchronization behavior"), so a large one can block until the stream reaches it. The rows'
-//! masks are a few kB; the multigrid hierarchy re-sent when cells change (2 × 1.33 bytes a
-//! cell: 2.7 MB at 1414 × 707, 5.6 MB at 2048²) is the copy that may block. Sending only the
-//! changed rows of each level, or building the coarse masks on the GPU, would remove it
+//! synchronization behavior"), so a large one can block until the stream reaches it. When
+//! cells change the multigrid's masks follow by rows (`GpuMultigrid::update_rows`: the finest
+//! level copied on the GPU from the rows sent here, the coarser levels' changed rows sent: a
+//! few kB, where the whole hierarchy was 2 × 1.33 bytes a cell, 2.7 MB at 1414 × 707). The
+//! rows sent here are now the larger copy: 12 bytes a cell of the rows (masks, stencil and
+//! the fixed velocities), about 3 MB a substep for the `stir` disc at 1414 × 707; deriving the
+//! masks and fixed velocities on the GPU from the solid rows (1 byte a cell) would shrink it
 //! (docs/ink.md, "Not done yet").
 
 use super::kernels::{per_point, InkGrid, InkKernels};
@@ -171,9 +174,11 @@ impl CudaInk {
             (&b.u_fixed, &b.v_fixed),
         )?;
         if cells_changed {
-            b.multigrid.current = false;
             if self.params.pressure_solver == PressureSolver::Multigrid {
-                b.multigrid.upload(s, mirror)?;
+                b.multigrid
+                    .update_rows(s, mirror, rows, (&b.solid, &b.stencil))?;
+            } else {
+                b.multigrid.current = false;
             }
         }
         Ok(())

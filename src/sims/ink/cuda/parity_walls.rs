@@ -1,0 +1,191 @@
+//! The CUDA solver's obstacles against the CPU's, field by field (`parity.rs`'s comparison
+//! scene and tolerances): cells painted and erased (`CudaInk::set_solid`), and a disc moved
+//! (`CudaInk::set_walls`: `close_walls` closing the rows and mirroring their ghost faces, the
+//! multigrid's masks following by rows).
+
+use super::multigrid::Hierarchy;
+use super::parity::{
+    differences, fields_of, multigrid_params, solid, stamps, stirred, EMULATION_TOLERANCE,
+    GPU_TOLERANCE, MOVING,
+};
+use super::CudaInk;
+use crate::sims::ink::boundary::{MovingDisc, Walls};
+use crate::sims::ink::cpu::CpuInk;
+use crate::sims::ink::fields::Flow;
+
+/// Painting obstacles on CUDA device `device` (only the rows that change go through the host,
+/// `CudaInk::set_solid`) against the CPU's `set_solid`, from the stirred comparison scene with
+/// multigrid pressure: a disc painted in and then half of it erased; every field after, and
+/// after a step, equal within [`GPU_TOLERANCE`].
+pub fn gpu_set_solid_check(device: usize) -> Result<(bool, String), String> {
+    let params = multigrid_params(false);
+    let mut cpu = stirred(&params, 12);
+    let mut cuda = CudaInk::new_on(device, params.clone(), &solid).map_err(|e| e.to_string())?;
+    let run = |cuda: &mut CudaInk, cpu: &mut CpuInk| -> Result<f32, crate::cuda::CudaError> {
+        let fields = fields_of(cpu);
+        cuda.upload(
+            &fields.flow,
+            &fields.ink,
+            Some(&fields.curl),
+            Some(&fields.divergence),
+        )?;
+        let (nx, ny) = (cpu.flow.nx, cpu.flow.ny);
+        let mut worst = 0.0f32;
+        for erase in [false, true] {
+            let mut mask = cpu.flow.solid().to_vec();
+            for (k, cell) in mask.iter_mut().enumerate() {
+                let (i, j) = (
+                    (k % nx) as f32 - 0.7 * nx as f32,
+                    (k / nx) as f32 - 0.3 * ny as f32,
+                );
+                if i * i + j * j < 16.0 && (!erase || i < 0.0) {
+                    *cell = !erase;
+                }
+            }
+            cpu.set_solid(mask.clone());
+            cuda.set_solid(mask)?;
+            for d in differences(&fields_of(cpu), &cuda.read_back()?) {
+                worst = worst.max(d.relative);
+            }
+        }
+        cpu.step(params.dt, &stamps(12));
+        cuda.step(params.dt, &stamps(12), true)?;
+        cuda.end_frame()?;
+        for d in differences(&fields_of(cpu), &cuda.read_back()?) {
+            worst = worst.max(d.relative);
+        }
+        Ok(worst)
+    };
+    let worst = run(&mut cuda, &mut cpu).map_err(|e| e.to_string())?;
+    Ok((
+        worst <= GPU_TOLERANCE,
+        format!(
+            "a disc painted and half erased, then a step: worst field difference {worst:.2e} \
+             (allowed {GPU_TOLERANCE:.1e})"
+        ),
+    ))
+}
+
+/// Moves of the disc in [`gpu_moving_walls_check`]: each shifts it by this much (m; 1.4 and
+/// 0.9 cells of 2.5 cm), so every move changes cells in every row it covers.
+pub const DISC_MOVE: [f32; 2] = [0.035, -0.022];
+
+/// The rows of cells a disc of `radius` at `center` may cover on `flow`'s grid.
+fn disc_rows(flow: &Flow, center: [f32; 2], radius: f32) -> std::ops::Range<usize> {
+    let row = |y: f32| ((y / flow.dx - 0.5).max(0.0) as usize).min(flow.ny);
+    row(center[1] - radius - flow.dx)..(row(center[1] + radius + flow.dx) + 1).min(flow.ny)
+}
+
+/// The cells of the rows `rows` of `flow`'s grid, solid where a disc of `radius` at `center`
+/// covers their centres (the comparison scene's only obstacle).
+fn disc_cells(
+    flow: &Flow,
+    center: [f32; 2],
+    radius: f32,
+    rows: &std::ops::Range<usize>,
+) -> Vec<bool> {
+    (rows.start * flow.nx..rows.end * flow.nx)
+        .map(|k| {
+            let (x, y) = flow.p.position(k % flow.nx, k / flow.nx);
+            (x - center[0]).powi(2) + (y - center[1]).powi(2) <= radius * radius
+        })
+        .collect()
+}
+
+/// A disc moved through the stirred comparison scene with multigrid pressure — no-slip
+/// obstacles in the channel, free-slip ones in the closed box — on CUDA device `device`
+/// (`CudaInk::set_walls`: the rows sent, `close_walls` closing them and mirroring their ghost
+/// faces, the multigrid's masks set again by rows) against the CPU's `set_walls`
+/// (`Flow::close_rows`, `Flow::mirror_rows`, `Multigrid::update_rows`), field by field: after
+/// each of four moves of [`DISC_MOVE`] (the disc's old and new rows handed over, as
+/// `InkSim::move_discs` does) u, v and p within [`EMULATION_TOLERANCE`] — `close_walls` copies
+/// fixed velocities and takes a mean of at most two faces and twice the wall's velocity minus
+/// it, which a GPU rounds as the CPU does — and the multigrid's masks on the GPU (levels,
+/// stencil and solid bytes) equal to the hierarchy built anew from the CPU's cells; after the
+/// step that follows each move (the projection's mirror) every field within
+/// [`GPU_TOLERANCE`].
+pub fn gpu_moving_walls_check(device: usize) -> Result<(bool, String), String> {
+    let (mut moved, mut stepped, mut failures) = (0.0f32, 0.0f32, Vec::new());
+    for (walls, closed) in [(Walls::NoSlip, false), (Walls::FreeSlip, true)] {
+        let mut params = multigrid_params(closed);
+        params.boundary.walls = walls;
+        let mut cpu = stirred(&params, 12);
+        let mut cuda =
+            CudaInk::new_on(device, params.clone(), &solid).map_err(|e| e.to_string())?;
+        let fields = fields_of(&cpu);
+        let mut run = |cuda: &mut CudaInk| -> Result<(), crate::cuda::CudaError> {
+            cuda.upload(
+                &fields.flow,
+                &fields.ink,
+                Some(&fields.curl),
+                Some(&fields.divergence),
+            )?;
+            let mut center = MOVING.center;
+            for step in 0..4 {
+                let from = disc_rows(&cpu.flow, center, MOVING.radius);
+                center = [center[0] + DISC_MOVE[0], center[1] + DISC_MOVE[1]];
+                let to = disc_rows(&cpu.flow, center, MOVING.radius);
+                let rows = from.start.min(to.start)..from.end.max(to.end);
+                let cells = disc_cells(&cpu.flow, center, MOVING.radius, &rows);
+                let disc = MovingDisc { center, ..MOVING };
+                cpu.set_walls(rows.clone(), &cells, vec![disc]);
+                cuda.set_walls(rows.clone(), &cells, vec![disc])?;
+                let what = format!("{}, move {step}", walls.name());
+                // Moves 0 and 1 from equal states: the closing alone, to the rounding of an
+                // f32; moves 2 and 3 after a step each, which leaves the GPU's rounding.
+                let (allowed, worst) = if step < 2 {
+                    (EMULATION_TOLERANCE, &mut moved)
+                } else {
+                    (GPU_TOLERANCE, &mut stepped)
+                };
+                for d in differences(&fields_of(&cpu), &cuda.read_back()?)
+                    .iter()
+                    .take(3)
+                {
+                    *worst = worst.max(d.relative);
+                    if d.relative.is_nan() || d.relative > allowed {
+                        failures.push(format!("{what}: {d:?}"));
+                    }
+                }
+                let (levels, stencil, solid) = cuda.multigrid_masks()?;
+                let fresh = Hierarchy::new(&cpu.flow);
+                for (name, equal) in [
+                    ("levels", levels == fresh.levels),
+                    ("stencil", stencil == fresh.stencil),
+                    ("solid", solid == fresh.solid),
+                ] {
+                    if !equal {
+                        failures.push(format!("{what}: the multigrid's {name} differ"));
+                    }
+                }
+                if step >= 1 {
+                    cpu.step(params.dt, &stamps(12 + step));
+                    cuda.step(params.dt, &stamps(12 + step), true)?;
+                    cuda.end_frame()?;
+                    for d in differences(&fields_of(&cpu), &cuda.read_back()?) {
+                        stepped = stepped.max(d.relative);
+                        if d.relative.is_nan() || d.relative > GPU_TOLERANCE {
+                            failures.push(format!("{what}, then a step: {d:?}"));
+                        }
+                    }
+                }
+            }
+            Ok(())
+        };
+        run(&mut cuda).map_err(|e| e.to_string())?;
+    }
+    let detail = format!(
+        "a disc moved 4 times, no-slip in a channel and free-slip in a closed box: worst \
+         difference after a move from equal states {moved:.2e} (allowed \
+         {EMULATION_TOLERANCE:.1e}), after steps {stepped:.2e} (allowed {GPU_TOLERANCE:.1e}); \
+         multigrid masks as built anew"
+    );
+    Ok((
+        failures.is_empty(),
+        if failures.is_empty() {
+            detail
+        } else {
+            format!("{detail}; {}", failures.join("; "))
+        },
+    ))
+}
