@@ -24,6 +24,56 @@ fn every_particles_kernel_the_host_launches_is_in_the_module() {
     kinds::assert_module_holds_exactly(module(), "particles.cu", kernels::NAMES);
 }
 
+/// The integer value of `#define name value` in `source` (decimal or hex, an optional `u`;
+/// a trailing `//` comment dropped).
+fn define(source: &str, name: &str) -> u32 {
+    let mut found = source.lines().filter_map(|line| {
+        let rest = line.trim().strip_prefix("#define ")?.strip_prefix(name)?;
+        rest.starts_with([' ', '\t'])
+            .then(|| rest.split("//").next().unwrap().trim())
+    });
+    let text = found.next().unwrap_or_else(|| panic!("no #define {name}"));
+    assert!(found.next().is_none(), "#define {name} twice");
+    let digits = text.trim_end_matches(['u', 'U']);
+    let value = match digits.strip_prefix("0x") {
+        Some(hex) => u32::from_str_radix(hex, 16),
+        None => digits.parse(),
+    };
+    value.unwrap_or_else(|_| panic!("#define {name} {text}: not an integer"))
+}
+
+/// The host's copies of the kernels' constants (kernels.rs, stats.rs) are the `#define`s of
+/// particles.cu and particles_stats.cuh: the block, the scans' threads, the sort's tile and
+/// digits, `reduce_nodes`' quantities and maxima (the box `end_frame` reads), `body_stats'`
+/// quantities and its one maximum (the strain).
+#[test]
+fn the_hosts_constants_are_the_kernels_defines() {
+    let source = module().nvrtc_source();
+    let define = |name| define(&source, name);
+    assert_eq!(define("PARTICLES_BLOCK"), kernels::BLOCK);
+    assert_eq!(define("SCAN_THREADS"), kernels::SCAN_THREADS);
+    assert_eq!(define("RADIX"), kernels::RADIX);
+    assert!(source.contains("#define SORT_TILE (PARTICLES_BLOCK * SORT_ITEMS)"));
+    assert_eq!(
+        define("PARTICLES_BLOCK") * define("SORT_ITEMS"),
+        kernels::SORT_TILE
+    );
+    assert_eq!(define("NODES_QUANTITIES"), kernels::NODES_QUANTITIES);
+    assert_eq!(define("NODES_MAX_MASK"), kernels::NODES_MAX_MASK);
+    // The box's six maxima after the count: the mask has the bits 1..NODES_QUANTITIES.
+    assert_eq!(define("NODES_BOX"), 1);
+    assert_eq!(
+        kernels::NODES_MAX_MASK,
+        ((1 << kernels::NODES_QUANTITIES) - 1) & !1
+    );
+    assert_eq!(
+        define("BODY_QUANTITIES") as usize,
+        stats::BODY_FIGURES.len()
+    );
+    let strain = stats::BODY_FIGURES.iter().position(|f| *f == "max_strain");
+    assert_eq!(Some(define("BODY_STRAIN") as usize), strain);
+}
+
 /// The records the kernels take by value have their C structs' sizes (42, 10 and 24 four-byte
 /// fields), as the PTX declares them.
 #[test]

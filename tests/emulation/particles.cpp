@@ -16,11 +16,13 @@
 // drawing stages' constants: speed and strain scales; or the water's h, basin, level, gain;
 // or body_stats' node mass and gravity's x, y, z).
 // OUTPUT: arrays the same way: position, velocity, age, hits, drops, height, basin velocity,
-// order, tally (alive, landed), previous, force, stats (4 f64, −1 where the stage writes none:
-// basin's end of frame, reduce_fountain's, in 0, 1 and 2 (non-finite nodes, largest |height|,
-// non-finite particles of the first n; the arrays may hold dead slots past them),
-// collide_nodes' non-finite count in 2 and its box in 3–8 (−lowest corner, highest); body_stats: its 4 figures), tag, vertices (8 floats each: `surface`; 6 each: `water`), points, lines (6 floats
-// each: `body_points`).
+// order, tally (alive, landed), previous, force, stats (f64, −1 where the stage writes none:
+// 4 of them, the basin's end of frame, reduce_fountain's, in 0, 1 and 2 (non-finite nodes,
+// largest |height|, non-finite particles of the first n; the arrays may hold dead slots past
+// them); 2 + NODES_QUANTITIES = 9 after collide_nodes, reduce_nodes' non-finite count in 2 and
+// its box in 3–8 (−lowest corner, highest); BODY_QUANTITIES = 4 from body_stats, its figures),
+// tag, vertices (8 floats each: `surface`; 6 each: `water`), points, lines (6 floats each:
+// `body_points`).
 #include "cuda_shim.h"
 #include <vector>
 thread_local Dim blockIdx, threadIdx;

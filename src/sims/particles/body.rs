@@ -456,3 +456,30 @@ pub fn bounds(points: &[Vec3]) -> Option<[Vec3; 2]> {
         Some([lo, hi]) => Some([lo.min(p), hi.max(p)]),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The box of known points, each corner's coordinate from a different point; NaN and
+    /// infinite points (one coordinate or all) left out; none finite: `None`.
+    #[test]
+    fn bounds_box_the_finite_points() {
+        let points = [
+            Vec3::new(1.0, -2.0, 0.5),
+            Vec3::NAN,
+            Vec3::new(-3.0, 4.0, 0.25),
+            Vec3::new(100.0, f32::INFINITY, -100.0),
+            Vec3::new(0.0, 0.0, 7.0),
+            Vec3::new(f32::NEG_INFINITY, 0.0, 0.0),
+            Vec3::new(0.0, f32::NAN, -9.0),
+        ];
+        assert_eq!(
+            bounds(&points),
+            Some([Vec3::new(-3.0, -2.0, 0.25), Vec3::new(1.0, 4.0, 7.0)])
+        );
+        assert_eq!(bounds(&points[..1]), Some([Vec3::new(1.0, -2.0, 0.5); 2]));
+        assert_eq!(bounds(&[Vec3::NAN, Vec3::splat(f32::INFINITY)]), None);
+        assert_eq!(bounds(&[]), None);
+    }
+}

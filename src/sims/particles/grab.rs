@@ -290,9 +290,14 @@ impl Grabber {
         }
     }
 
-    /// Forgets the node held without touching a body (the body was replaced).
+    /// Forgets the node held and the arrow without touching a body (the body was replaced:
+    /// F1–F3, a restart, a shape edit). The button's state is kept: a drag under way goes on
+    /// holding nothing, and only the next press can grab the new scene's arrow or a node.
     pub fn forget(&mut self) {
-        *self = Grabber::default();
+        *self = Grabber {
+            pressed: self.pressed,
+            ..Grabber::default()
+        };
     }
 }
 

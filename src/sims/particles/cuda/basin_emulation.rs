@@ -18,8 +18,8 @@
 //! `body_stats`' sums), under 10⁻⁹ here: below 1, so the integer counts must be equal.
 
 use super::emulation::{compile, emulate_body, run};
-use super::kernels::{nodes_box, reduce_fountain_threads, BodyStep};
-use super::parity::{body_cpu, fountain_case, fountain_cpu, BodyStage, FountainStage};
+use super::kernels::{nodes_box, reduce_fountain_threads, BodyStep, BLOCK};
+use super::parity::{body_cpu, fountain_case, fountain_cpu, BodyCase, BodyStage, FountainStage};
 use super::stats::{figure_cases, sum_allowance};
 use crate::sims::particles::body::bounds;
 use crate::sims::particles::dynamics::Air;
@@ -296,15 +296,32 @@ fn all_checks(program: &Path, threads: Threads) -> Vec<Check> {
     p.tag.truncate(few);
     p.surface.height[n - 1] = f32::NAN;
     checks.push(alone(&p, "few particles, a NaN in the last node", &[]));
-    // The bodies: a NaN node and one at y = ∞, through the collision stage and `reduce_nodes`.
-    for (name, mut case) in figure_cases() {
+    // The bodies: a NaN node and one at y = ∞, through the collision stage and `reduce_nodes`;
+    // then the 48² cloth with its whole first block NaN (a block with no finite node, its
+    // maxima left at −10³⁰⁸), and the first small cloth with every node NaN (no box at all).
+    let cases = figure_cases();
+    let mut planted: Vec<(String, BodyCase)> = cases
+        .iter()
+        .map(|(name, case)| {
+            let mut case = case.clone();
+            let nodes = case.body.len();
+            case.body.position[nodes / 2 + 7] = Vec3::NAN;
+            case.body.position[3 * nodes / 4].y = f32::INFINITY;
+            (format!("{name} with a NaN and an infinite node"), case)
+        })
+        .collect();
+    let (name, mut large) = cases.last().cloned().expect("the 48² cloth");
+    large.body.position[..BLOCK as usize].fill(Vec3::NAN);
+    planted.push((format!("{name}, its first block NaN"), large));
+    let (name, mut small) = cases[0].clone();
+    small.body.position.fill(Vec3::NAN);
+    planted.push((format!("{name}, every node NaN"), small));
+    for (name, case) in planted {
         let nodes = case.body.len();
-        case.body.position[nodes / 2 + 7] = Vec3::NAN;
-        case.body.position[3 * nodes / 4].y = f32::INFINITY;
         let (input, cpu) = body_cpu(&case, BodyStage::Collide);
         let (_, stats) = emulate_body(program, &case, BodyStage::Collide, &input);
         checks.push(Check {
-            name: format!("{name} with a NaN and an infinite node"),
+            name,
             nodes: Count {
                 gpu: stats[2],
                 cpu: non_finite_nodes(&cpu.position),
@@ -356,8 +373,15 @@ fn end_of_frame_reductions_are_the_cpus() {
             assert_eq!(figure(k), figure(0), "{c:?}");
         }
         assert_eq!((nodes(11), particles(11)), (1, Some(0)), "{:?}", checks[11]);
-        assert_eq!(checks.len(), 12 + 5);
-        assert!(checks[12..].iter().all(|c| c.nodes.cpu == 2), "{checks:#?}");
+        assert_eq!(checks.len(), 12 + 5 + 2);
+        assert!(
+            checks[12..17].iter().all(|c| c.nodes.cpu == 2),
+            "{checks:#?}"
+        );
+        assert_eq!(checks[17].nodes.cpu, 256, "{:?}", checks[17]);
+        assert!(checks[17].bounds.unwrap().1.is_some(), "{:?}", checks[17]);
+        assert_eq!(checks[18].nodes.cpu, 144, "{:?}", checks[18]);
+        assert_eq!(checks[18].bounds, Some((None, None)), "{:?}", checks[18]);
         let failed: Vec<_> = checks.iter().filter(|c| !c.passed()).collect();
         assert!(failed.is_empty(), "contract {contract}: {failed:#?}");
     }

@@ -7,16 +7,21 @@
 //!   it), a NaN basin node, a clean state, and a clean state with stale NaN slots past the
 //!   alive (not counted); and the basin's largest |height| to the bit. Then a whole step on
 //!   CUDA of a fountain of more particles than nodes with a NaN planted in its last particle
-//!   stops with the CPU's error.
+//!   stops with the CPU's error. Then a body's end of frame (`reduce_nodes`): a 48² cloth moved
+//!   off its start with a NaN node, with its first block NaN, all NaN, and clean: the
+//!   non-finite nodes the CPU counts and the box around the finite ones (`Totals::bounds`,
+//!   where the wind arrow stands) the CPU's `Body::bounds`, `None` with no finite node.
 //! - "particles live edits": a fountain on CUDA edited live as the panel does (nodes per side,
 //!   max particles raised past the solver's capacity) and a cloth (stiffness, pins, nodes per
 //!   side) step on, on the GPU, to the CPU's sizes and counts of the same edits.
 
-use super::kernels::basin_step;
+use super::kernels::{basin_step, BodyStep, BLOCK};
 use super::parity::fountain_case;
+use super::stats::figure_cases;
 use super::{CudaParticles, FrameEnd};
 use crate::scene::Source;
-use crate::sims::particles::frame::basin_highest;
+use crate::sims::particles::body::Body;
+use crate::sims::particles::frame::{basin_highest, non_finite_nodes};
 use crate::sims::particles::scene::{ParticlesScene, Pins};
 use crate::sims::particles::{NonFinite, ParticlesSim, State};
 use crate::sims::pool::drops::Stencils;
@@ -124,7 +129,87 @@ pub fn gpu_check(device: usize) -> Result<(bool, String), String> {
     let (ok, line) = planted_step(Some(device))?;
     passed &= ok;
     lines.push(line);
+    let (ok, body_lines) = body_frame_end(device)?;
+    passed &= ok;
+    lines.extend(body_lines);
     Ok((passed, lines.join("; ")))
+}
+
+/// A body planted for the frame's end: its name, its nodes and the non-finite nodes among
+/// them.
+type BodyPlant = (&'static str, Body, u64);
+
+/// The body cases of "particles frame end": the 48² cloth of `figure_cases` (9 blocks of
+/// nodes) moved 1.5 m up and 0.7 m along x off where the solver started it, a NaN in its last
+/// node; that and its first block NaN and a node at y = ∞; every node NaN (no box); back where it
+/// started, clean. Each box differs from the one before, so a box left from an earlier frame
+/// (or the starting one) fails.
+fn body_plants() -> (Body, BodyStep, Vec<BodyPlant>) {
+    let (_, case) = figure_cases().pop().expect("the 48² cloth");
+    let start = case.body.clone();
+    let step = BodyStep::new(
+        &start,
+        &case.surroundings,
+        case.integrator,
+        case.dt,
+        case.damping,
+    );
+    let nodes = start.len();
+    let mut moved = start.clone();
+    for p in &mut moved.position {
+        *p += Vec3::new(0.7, 1.5, 0.0);
+    }
+    moved.position[nodes - 1] = Vec3::NAN;
+    let mut block = moved.clone();
+    block.position[..BLOCK as usize].fill(Vec3::NAN);
+    block.position[nodes / 2].y = f32::INFINITY;
+    let mut all = start.clone();
+    all.position.fill(Vec3::NAN);
+    let plants = vec![
+        ("moved, a NaN in the last node", moved, 1),
+        (
+            "its first block NaN, a node at y = ∞ too",
+            block,
+            BLOCK as u64 + 2,
+        ),
+        ("every node NaN", all, nodes as u64),
+        ("back at the start, clean", start.clone(), 0),
+    ];
+    (start, step, plants)
+}
+
+/// The body's end of frame on CUDA (`reduce_nodes` and `reduce_finish` as `end_frame` launches
+/// them, the box from their stats): on each of [`body_plants`] uploaded, the non-finite nodes
+/// the CPU counts and `Totals::bounds` the CPU's `Body::bounds` (`None` where no node is
+/// finite), where the wind arrow stands.
+fn body_frame_end(device: usize) -> Result<(bool, Vec<String>), String> {
+    let text = |e: crate::cuda::CudaError| e.to_string();
+    let (start, step, plants) = body_plants();
+    let mut solver = CudaParticles::body(device, &start).map_err(text)?;
+    solver.set_stage_timing(false);
+    let mut passed = true;
+    let mut lines = Vec::new();
+    for (name, body, expected) in plants {
+        solver.upload_body(&body).map_err(text)?;
+        solver.begin_frame().map_err(text)?;
+        solver.end_frame(FrameEnd::Body(&step)).map_err(text)?;
+        let t = solver.totals;
+        let cpu = non_finite_nodes(&body.position) as u64;
+        let ok = t.non_finite.nodes == cpu
+            && cpu == expected
+            && t.non_finite.particles == 0
+            && t.count == body.len()
+            && t.bounds == body.bounds();
+        passed &= ok;
+        lines.push(format!(
+            "48² cloth {name}: GPU {} non-finite nodes (CPU {cpu}), box {:?} (CPU {:?}): {}",
+            t.non_finite.nodes,
+            t.bounds,
+            body.bounds(),
+            if ok { "ok" } else { "FAILS" }
+        ));
+    }
+    Ok((passed, lines))
 }
 
 /// The whole step on CUDA (`step_device`, which passes `end_frame` the particles before
@@ -314,4 +399,24 @@ fn the_checks_pass_on_the_cpu() {
     assert_eq!(lines.matches(": ok").count(), 6, "{lines}");
     assert!(lines.contains("(CPU 800, 400 before)"), "{lines}");
     println!("{line}\n{lines}");
+}
+
+/// The body cases' expectations hold on the CPU: the planted counts, a box for each but the
+/// all-NaN body's, and each box unlike the one before (the solver starts with the start's, so
+/// the first differs from it too), so a stale box cannot pass.
+#[test]
+fn the_body_plants_have_distinct_boxes() {
+    let (start, _, plants) = body_plants();
+    let mut before = start.bounds();
+    assert!(before.is_some());
+    for (k, (name, body, expected)) in plants.iter().enumerate() {
+        assert_eq!(non_finite_nodes(&body.position) as u64, *expected, "{name}");
+        let now = body.bounds();
+        assert_eq!(now.is_none(), k == 2, "{name}: {now:?}");
+        assert_ne!(now, before, "{name}");
+        before = now;
+    }
+    let [lo, hi] = plants[0].1.bounds().unwrap();
+    let [lo0, hi0] = start.bounds().unwrap();
+    assert!((lo.y - lo0.y - 1.5).abs() < 1e-4 && (hi.x - hi0.x - 0.7).abs() < 1e-4);
 }

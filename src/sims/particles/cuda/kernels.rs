@@ -23,7 +23,9 @@ pub const SORT_TILE: u32 = BLOCK * 8;
 /// Digits of a radix-sort pass (`RADIX`).
 pub const RADIX: u32 = 256;
 /// `reduce_nodes`' quantities per block (particles_stats.cuh `NODES_QUANTITIES`): the
-/// non-finite nodes, then the box's −x, −y, −z, x, y, z (all maxima: `NODES_MAX_MASK`).
+/// non-finite nodes, then the box's −x, −y, −z, x, y, z (all maxima: `NODES_MAX_MASK`). These
+/// and the constants above are the kernels' `#define`s (`tests/particles_cuda.rs`
+/// `the_hosts_constants_are_the_kernels_defines` reads them from the source).
 pub const NODES_QUANTITIES: u32 = 7;
 /// Which of them are maxima.
 pub const NODES_MAX_MASK: u32 = 0x7e;
