@@ -4,7 +4,7 @@
 
 use super::drops::Target;
 use super::params::{Edges, Model, PoolParams, MAX_NODES, MIN_NODES};
-use super::scene::{too_stiff, Island, LOWEST_SUN};
+use super::scene::{too_stiff, Island, HIGHEST_SUN, LOWEST_SUN};
 use super::sim::{PoolSim, Tool};
 use super::surface::BYTES_PER_NODE;
 use crate::scene::Invalid;
@@ -293,12 +293,13 @@ impl PoolSim {
             let (mut elevation, mut azimuth) = look.sun_angles();
             let lowest = LOWEST_SUN.asin().to_degrees();
             let mut moved = ui
-                .slider_config("sun elevation (°)", lowest, 90.0)
+                .slider_config("sun elevation (°)", lowest, HIGHEST_SUN)
                 .flags(SliderFlags::ALWAYS_CLAMP)
                 .build(&mut elevation);
             if ui.is_item_hovered() {
                 ui.tooltip_text(format!(
-                    "above the horizon: {lowest:.1}° (scenes allow no lower) to 90° (overhead)"
+                    "above the horizon: {lowest:.1}° (scenes allow no lower) to {HIGHEST_SUN}° \
+                     (short of overhead, where the azimuth would be lost)"
                 ));
             }
             moved |= ui

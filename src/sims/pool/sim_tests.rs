@@ -476,6 +476,19 @@ fn the_sun_stays_above_the_horizon() {
     let lowest = glam::Vec3::from(look.light);
     assert!((lowest.y - LOWEST_SUN).abs() < 1e-6 && (lowest.length() - 1.0).abs() < 1e-6);
     assert!((look.sun_angles().1 - 45.0).abs() < 1e-3);
+    // Overhead keeps the azimuth (it was 45 -> -135, 0 -> -180 at 90°).
+    for azimuth in [0.0, 45.0, -90.0, 170.0] {
+        look.set_sun(90.0, azimuth);
+        let (e, a) = look.sun_angles();
+        assert!(e > 89.8 && (a - azimuth).abs() < 0.01, "{azimuth}: {e}, {a}");
+    }
+    // The lowest sun passes the scene's check at every azimuth.
+    let mut scene = open("[pool]\nnodes = 16\n").scene;
+    for azimuth in (-180..=180).map(|a| a as f32 + 0.37) {
+        scene.look.set_sun(0.0, azimuth);
+        assert!(scene.look.light[1] >= LOWEST_SUN);
+        scene.validate().unwrap_or_else(|e| panic!("{azimuth}: {}", e.message));
+    }
 }
 
 /// The panel's memory figure counts every field of the state.
