@@ -480,14 +480,19 @@ fn the_sun_stays_above_the_horizon() {
     for azimuth in [0.0, 45.0, -90.0, 170.0] {
         look.set_sun(90.0, azimuth);
         let (e, a) = look.sun_angles();
-        assert!(e > 89.8 && (a - azimuth).abs() < 0.01, "{azimuth}: {e}, {a}");
+        assert!(
+            e > 89.8 && (a - azimuth).abs() < 0.01,
+            "{azimuth}: {e}, {a}"
+        );
     }
     // The lowest sun passes the scene's check at every azimuth.
     let mut scene = open("[pool]\nnodes = 16\n").scene;
     for azimuth in (-180..=180).map(|a| a as f32 + 0.37) {
         scene.look.set_sun(0.0, azimuth);
         assert!(scene.look.light[1] >= LOWEST_SUN);
-        scene.validate().unwrap_or_else(|e| panic!("{azimuth}: {}", e.message));
+        scene
+            .validate()
+            .unwrap_or_else(|e| panic!("{azimuth}: {}", e.message));
     }
 }
 
