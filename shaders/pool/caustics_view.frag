@@ -8,6 +8,7 @@ uniform sampler2D caustics;
 out vec4 color;
 
 void main() {
-    float value = texture(caustics, uv).r;
+    // Level 0: the texture itself, not the mip chain the floor reads over its footprint.
+    float value = textureLod(caustics, uv, 0.0).r;
     color = vec4(vec3(clamp(0.5 * value, 0.0, 1.0)), 1.0);
 }

@@ -90,11 +90,6 @@ struct Footprint {
     vec3 dy;
 };
 
-// The footprint of a single point (no averaging).
-Footprint point_sample() {
-    return Footprint(vec3(0.0), vec3(0.0));
-}
-
 float caustic_at(vec3 p, Footprint f) {
     vec2 uv = (floor_projection(p) - caustics_domain.xy) * caustics_domain.zw;
     if (any(lessThan(uv, vec2(0.0))) || any(greaterThan(uv, vec2(1.0)))) {

@@ -4,7 +4,7 @@
 
 use super::drops::Target;
 use super::params::{Edges, Model, PoolParams, MAX_NODES, MIN_NODES};
-use super::scene::{too_stiff, Island, LOWEST_SUN};
+use super::scene::{too_stiff, Island, HIGHEST_SUN, LOWEST_SUN};
 use super::sim::{PoolSim, Tool};
 use super::surface::BYTES_PER_NODE;
 use crate::scene::Invalid;
@@ -270,18 +270,36 @@ impl PoolSim {
                      square (the CPU: about 0.4 ms a frame at 256² on the wave model)",
                 );
             }
-            ui.text_disabled(grid_cost(self.nodes_edit));
-            restart |= ui.button("restart with this grid");
+            let needed = self.edit_bytes();
+            let available = crate::host::available_memory();
+            if available.is_some_and(|a| needed > a) && self.nodes_edit != self.params().nodes {
+                let _colour = ui.push_style_color(imgui::StyleColor::Text, [1.0, 0.45, 0.35, 1.0]);
+                ui.text_wrapped(format!(
+                    "{}; about {} in all here, more than the {} available",
+                    grid_cost(self.nodes_edit),
+                    crate::host::format_bytes(needed),
+                    crate::host::format_bytes(available.unwrap_or(0)),
+                ));
+            } else {
+                ui.text_disabled(grid_cost(self.nodes_edit));
+            }
+            let again = self.confirming == Some(self.nodes_edit);
+            let label = match again {
+                true => "restart again to allocate it",
+                false => "restart with this grid",
+            };
+            restart |= ui.button(label);
             let look = &mut self.scene.look;
             let (mut elevation, mut azimuth) = look.sun_angles();
             let lowest = LOWEST_SUN.asin().to_degrees();
             let mut moved = ui
-                .slider_config("sun elevation (°)", lowest, 90.0)
+                .slider_config("sun elevation (°)", lowest, HIGHEST_SUN)
                 .flags(SliderFlags::ALWAYS_CLAMP)
                 .build(&mut elevation);
             if ui.is_item_hovered() {
                 ui.tooltip_text(format!(
-                    "above the horizon: {lowest:.1}° (scenes allow no lower) to 90° (overhead)"
+                    "above the horizon: {lowest:.1}° (scenes allow no lower) to {HIGHEST_SUN}° \
+                     (short of overhead, where the azimuth would be lost)"
                 ));
             }
             moved |= ui
@@ -298,7 +316,8 @@ impl PoolSim {
 }
 
 /// What a grid of `nodes` a side costs: its node count, the state's memory (the same on the CPU
-/// and the GPU) and the renderer's surface texture.
+/// and the GPU) and the renderer's surface texture (and, on the CPU, as many bytes of texels
+/// on the host); [`host_bytes`](super::sim::host_bytes) has the whole host figure.
 pub fn grid_cost(nodes: usize) -> String {
     let count = (nodes * nodes) as u64;
     let many = if count < 1_000_000 {

@@ -229,8 +229,7 @@ impl PoolParams {
     /// Bytes of state the CPU solver holds (heights, velocities, accelerations, offsets and
     /// flags; the springs' horizontal state too).
     pub fn memory_bytes(&self) -> u64 {
-        let per_node = 3 * 4 + 1 + 6 * 4;
-        self.node_count() as u64 * per_node
+        self.node_count() as u64 * super::surface::BYTES_PER_NODE as u64
     }
 
     /// Checks every value's range, naming the scene key.

@@ -103,6 +103,9 @@ impl Default for Look {
 /// lower, and the renderer never draws one lower.
 pub const LOWEST_SUN: f32 = 0.05;
 
+/// The highest sun the panel sets, degrees: short of overhead, where the azimuth is lost.
+pub const HIGHEST_SUN: f32 = 89.9;
+
 impl Look {
     /// The sun's elevation above the horizon and azimuth (from +x towards +z), degrees.
     pub fn sun_angles(&self) -> (f32, f32) {
@@ -113,15 +116,18 @@ impl Look {
         )
     }
 
-    /// Puts the sun at `elevation` (degrees, kept from the lowest sun to 90) and `azimuth`
-    /// (degrees from +x towards +z).
+    /// Puts the sun at `elevation` (degrees, kept from the lowest sun to [`HIGHEST_SUN`]) and
+    /// `azimuth` (degrees from +x towards +z). Never quite overhead, so the light keeps the
+    /// azimuth (at 90° cos is −4.4e-8 in f32 and the azimuth read back would turn by 180°);
+    /// never below the lowest sun, whatever the libm's sine rounds to.
     pub fn set_sun(&mut self, elevation: f32, azimuth: f32) {
         let lowest = LOWEST_SUN.asin().to_degrees();
         let (e, a) = (
-            elevation.clamp(lowest, 90.0).to_radians(),
+            elevation.clamp(lowest, HIGHEST_SUN).to_radians(),
             azimuth.to_radians(),
         );
-        self.light = [e.cos() * a.cos(), e.sin(), e.cos() * a.sin()];
+        let y = e.sin().max(LOWEST_SUN);
+        self.light = [e.cos() * a.cos(), y, e.cos() * a.sin()];
     }
 }
 

@@ -54,7 +54,35 @@ pub struct PoolSim {
     pub(super) painted: Vec<Option<bool>>,
     /// Why the panel's last edit was refused (shown in the panel until the next accepted one).
     pub(super) refusal: Option<String>,
+    /// The grid a restart was asked for once and must be asked for again (it takes more than
+    /// [`CONFIRM_BYTES`]).
+    pub(super) confirming: Option<usize>,
     gl: Option<PoolGl>,
+}
+
+/// Host bytes above which a restart with a new grid asks to be asked again.
+pub const CONFIRM_BYTES: u64 = 1 << 30;
+
+/// Host bytes a grid of `nodes` a side takes: the state on the CPU backend
+/// ([`BYTES_PER_NODE`](super::surface::BYTES_PER_NODE)); when it is drawn, the texels the CPU
+/// backend uploads (16 a node), the caustics' strip indices built on the host (about 8 a
+/// node), and the GL texture and index buffer (16 and 8), which a software renderer (Mesa
+/// llvmpipe) keeps in host memory. The CUDA state and a hardware driver's GL objects are in GPU
+/// memory (`cuda::gpu_bytes` is checked when the CUDA solver starts; the GL objects are not).
+pub fn host_bytes(nodes: usize, cpu: bool, drawn: bool) -> u64 {
+    let count = (nodes * nodes) as u64;
+    let state = if cpu {
+        super::surface::BYTES_PER_NODE as u64
+    } else {
+        0
+    };
+    let texels = if cpu { 16 } else { 0 };
+    let indices = 4 * ((nodes.max(2) - 1) * (2 * nodes + 2)) as u64;
+    let gl = if cpu { 16 * count + indices } else { 0 };
+    match drawn {
+        true => count * (state + texels) + indices + gl,
+        false => count * state,
+    }
 }
 
 struct PoolGl {
@@ -98,6 +126,7 @@ impl PoolSim {
             nodes_edit: scene.params.nodes,
             painted: Vec::new(),
             refusal: None,
+            confirming: None,
             scene,
             solver,
             note,
@@ -151,13 +180,79 @@ impl PoolSim {
         self.solver.clear();
     }
 
+    /// Host bytes the panel's grid (`nodes_edit`) takes on this backend, drawn or not.
+    pub(super) fn edit_bytes(&self) -> u64 {
+        host_bytes(
+            self.nodes_edit,
+            self.solver.as_cpu().is_some(),
+            self.gl.is_some(),
+        )
+    }
+
+    /// Refuses the panel's grid when it does not fit in `available` host bytes (the running
+    /// grid is already counted out of them: it is held while the new one is built).
+    pub(super) fn check_memory(&self, available: Option<u64>) -> Result<(), Invalid> {
+        let (needed, Some(available)) = (self.edit_bytes(), available) else {
+            return Ok(());
+        };
+        if self.nodes_edit == self.scene.params.nodes || needed <= available {
+            return Ok(());
+        }
+        Err(Invalid::new(
+            "pool.nodes",
+            format!(
+                "{n}² nodes need about {} but only {} is available; use fewer nodes",
+                crate::host::format_bytes(needed),
+                crate::host::format_bytes(available),
+                n = self.nodes_edit,
+            ),
+        ))
+    }
+
+    /// Restarts with the panel's grid, or refuses it and leaves the running one as it is: a
+    /// grid that does not fit in `available` host bytes, or one over [`CONFIRM_BYTES`] asked
+    /// for the first time (the next restart with it goes ahead).
+    pub(super) fn restart_within(&mut self, available: Option<u64>) -> Result<()> {
+        let nodes = self.nodes_edit;
+        let refused = if let Err(error) = self.check_memory(available) {
+            Some(format!("refused: {}: {}", error.key, error.message))
+        } else if nodes != self.scene.params.nodes
+            && self.edit_bytes() > CONFIRM_BYTES
+            && self.confirming != Some(nodes)
+        {
+            self.confirming = Some(nodes);
+            Some(format!(
+                "{nodes}² nodes take about {} of memory: restart again to go ahead",
+                crate::host::format_bytes(self.edit_bytes())
+            ))
+        } else {
+            None
+        };
+        if let Some(message) = refused {
+            self.refusal = Some(message.clone());
+            bail!(message);
+        }
+        self.confirming = None;
+        if let Err(error) = self.rebuild() {
+            self.nodes_edit = self.scene.params.nodes;
+            self.rebuild()?;
+            return Err(error);
+        }
+        self.refusal = None;
+        Ok(())
+    }
+
     /// Starts again from the scene with the panel's set-up (node count).
-    pub(super) fn rebuild(&mut self) -> Result<()> {
+    fn rebuild(&mut self) -> Result<()> {
         let mut scene = self.scene.clone();
         scene.params.nodes = self.nodes_edit;
         scene
             .validate()
             .map_err(|e| anyhow!("{}: {}", e.key, e.message))?;
+        if let Some(gl) = &mut self.gl {
+            // The texels are refilled at the new size on the next draw.
+            gl.texels = Vec::new();
+        }
         self.solver
             .rebuild(&scene.params, |x, z| scene.land(x, z))?;
         self.scene = scene;
@@ -395,12 +490,7 @@ impl Sim for PoolSim {
     }
 
     fn restart(&mut self) -> Result<()> {
-        if let Err(error) = self.rebuild() {
-            self.nodes_edit = self.scene.params.nodes;
-            self.rebuild()?;
-            return Err(error);
-        }
-        Ok(())
+        self.restart_within(crate::host::available_memory())
     }
 
     /// A CUDA solver moves to the GPU of the window's GL context (a restart), so interop can

@@ -476,6 +476,24 @@ fn the_sun_stays_above_the_horizon() {
     let lowest = glam::Vec3::from(look.light);
     assert!((lowest.y - LOWEST_SUN).abs() < 1e-6 && (lowest.length() - 1.0).abs() < 1e-6);
     assert!((look.sun_angles().1 - 45.0).abs() < 1e-3);
+    // Overhead keeps the azimuth (it was 45 -> -135, 0 -> -180 at 90°).
+    for azimuth in [0.0, 45.0, -90.0, 170.0] {
+        look.set_sun(90.0, azimuth);
+        let (e, a) = look.sun_angles();
+        assert!(
+            e > 89.8 && (a - azimuth).abs() < 0.01,
+            "{azimuth}: {e}, {a}"
+        );
+    }
+    // The lowest sun passes the scene's check at every azimuth.
+    let mut scene = open("[pool]\nnodes = 16\n").scene;
+    for azimuth in (-180..=180).map(|a| a as f32 + 0.37) {
+        scene.look.set_sun(0.0, azimuth);
+        assert!(scene.look.light[1] >= LOWEST_SUN);
+        scene
+            .validate()
+            .unwrap_or_else(|e| panic!("{azimuth}: {}", e.message));
+    }
 }
 
 /// The panel's memory figure counts every field of the state.
@@ -491,4 +509,51 @@ fn a_nodes_state_bytes_are_its_fields() {
         super::panel::grid_cost(8192),
         "8192² = 67.1 M nodes: 2.3 GiB of state, 1.0 GiB of texture"
     );
+    assert_eq!(sim.params().memory_bytes(), bytes as u64);
+}
+
+/// A restart with a grid that does not fit in the memory available is refused before anything
+/// is built, with a message naming the key and both figures, and the running grid goes on as it
+/// was; a grid over 1 GiB is built only when asked for twice; one that fits restarts.
+#[test]
+fn a_grid_that_does_not_fit_is_refused_and_the_old_one_runs_on() {
+    use super::drops::{Drop, Target};
+    use crate::sims::Sim;
+    let mut sim = open("[pool]\nnodes = 64\n");
+    sim.add_drop(Drop {
+        position: [0.5, 0.5],
+        radius: 0.1,
+        amplitude: 0.01,
+        target: Target::Height,
+    });
+    sim.step().unwrap();
+    let before = sim.solver.as_cpu().unwrap().surface.clone();
+    sim.nodes_edit = 8192;
+    let needed = super::sim::host_bytes(8192, true, false);
+    assert_eq!(needed, 8192 * 8192 * 37);
+    let refused = sim.restart_within(Some(1 << 30)).unwrap_err().to_string();
+    assert_eq!(
+        refused,
+        "refused: pool.nodes: 8192² nodes need about 2.3 GiB but only 1.0 GiB is available; \
+         use fewer nodes"
+    );
+    assert_eq!(sim.refusal.as_deref(), Some(refused.as_str()));
+    assert_eq!(sim.params().nodes, 64);
+    assert_eq!(sim.solver.as_cpu().unwrap().surface, before);
+    sim.step().unwrap();
+    assert_eq!(sim.steps_taken(), 2 * u64::from(sim.params().substeps()));
+    // Fits, but over 1 GiB: the first restart asks again and builds nothing.
+    let asked = sim.restart_within(Some(u64::MAX)).unwrap_err().to_string();
+    assert!(asked.contains("restart again"), "{asked}");
+    assert_eq!((sim.confirming, sim.params().nodes), (Some(8192), 64));
+    // Drawn on the CPU the texels, indices and GL objects count too: 85 bytes a node.
+    assert_eq!(
+        super::sim::host_bytes(1024, true, true),
+        1024 * 1024 * (37 + 16 + 16) + 2 * 4 * 1023 * 2050
+    );
+    assert_eq!(super::sim::host_bytes(1024, false, true), 4 * 1023 * 2050);
+    sim.nodes_edit = 32;
+    sim.restart_within(Some(1 << 20)).unwrap();
+    assert_eq!((sim.params().nodes, sim.refusal.as_deref()), (32, None));
+    assert_eq!(sim.solver.as_cpu().unwrap().surface.height.len(), 32 * 32);
 }

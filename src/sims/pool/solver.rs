@@ -165,10 +165,15 @@ impl PoolSolver {
         PoolSolver::with(Backends::Cpu(Box::new(CpuPool::new(params, land))))
     }
 
-    /// A surface at rest for `params` (a new node count, say) on the same backend.
+    /// A surface at rest for `params` (a new node count, say) on the same backend. The CPU's
+    /// old state goes before the new one is made (building it cannot fail), so the two are
+    /// never held together.
     pub fn rebuild(&mut self, params: &PoolParams, land: impl Fn(f32, f32) -> bool) -> Result<()> {
         match &mut self.backend {
-            Backends::Cpu(cpu) => **cpu = CpuPool::new(params, land),
+            Backends::Cpu(cpu) => {
+                cpu.surface = Surface::default();
+                **cpu = CpuPool::new(params, land);
+            }
             Backends::Cuda(cuda) => {
                 let device = cuda.device();
                 cuda.release_gl();

@@ -16,7 +16,7 @@ pub const OPEN: u8 = 4;
 pub const BYTES_PER_NODE: usize = 9 * 4 + 1;
 
 /// The surface's state.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Surface {
     /// Nodes per side.
     pub n: usize,

@@ -75,7 +75,9 @@ struct GpuStencil {
 /// floats), the flags, the partials.
 pub fn gpu_bytes(nodes: usize) -> u64 {
     let count = (nodes * nodes) as u64;
-    count * (9 * 4 + 1) + 5 * 8 * kernels::blocks(nodes * nodes) as u64 + 16 * nodes as u64
+    count * crate::sims::pool::surface::BYTES_PER_NODE as u64
+        + 5 * 8 * kernels::blocks(nodes * nodes) as u64
+        + 16 * nodes as u64
 }
 
 /// The pool on a CUDA device.
