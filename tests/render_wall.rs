@@ -502,7 +502,10 @@ fn every_pixel_in_a_walls_band_is_marked_with_and_without_anisotropy() {
             "anisotropy {anisotropy}: {band} px in the walls' band, {unmarked} unmarked; \
              {outside} marked beyond 1.02 of it"
         );
-        assert!(band > 1000, "anisotropy {anisotropy}: {band} px in the band");
+        assert!(
+            band > 1000,
+            "anisotropy {anisotropy}: {band} px in the band"
+        );
         assert_eq!(
             unmarked, 0,
             "anisotropy {anisotropy}: {unmarked} of the band's {band} px unmarked"
