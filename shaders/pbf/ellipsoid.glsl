@@ -30,6 +30,15 @@ bool ellipsoid_hit(out vec3 entry, out vec3 exit) {
     return true;
 }
 
+// The point on this fragment's view ray (the perspective view's) at eye distance `depth` along
+// −z: where `normals.frag` rebuilds the pixel's surface from its depth.
+vec3 ray_point(float depth) {
+    vec2 ndc = gl_FragCoord.xy / viewport * 2.0 - 1.0;
+    vec4 near = inverse_projection * vec4(ndc, -1.0, 1.0);
+    vec3 on_near = near.xyz / near.w;
+    return on_near * (depth / -on_near.z);
+}
+
 // The ellipsoid's outward normal (eye space) at `point` on its surface.
 vec3 ellipsoid_normal(vec3 point) {
     mat3 to_unit = transpose(mat3(inverse_axis0, inverse_axis1, inverse_axis2));

@@ -47,7 +47,8 @@ bool narrow_range_keep(float sample_depth, float expected, float center, float t
 // The fluid's face on the glass and the free surface beside it are two layers: a sample that
 // `sphere_depth` marked as on the glass (the depth's two lowest bits 2: its splat's
 // surface within `wall_distance` of a near wall's plane and facing it within 45°) is dropped
-// from a centre that is not, and the other way round; the filters pass the centre's mark on.
+// from a centre that is not (marks 0 and 1 are one class here), and the other way round; the
+// filters pass the centre's mark on.
 // Where the top meets the glass the two meet at a crease with no step in depth, and the filter
 // averaged them: it rounded the crease over its width, the top tilted towards the glass by
 // 25–35° up to 3 particle radii from it, and where its normal met the sun's half vector that
@@ -56,7 +57,7 @@ bool narrow_range_keep(float sample_depth, float expected, float center, float t
 // touching the glass into the face, and so the meniscus of a calm pool.
 
 // The mark in a depth's two lowest bits (0 none, 1 near the glass's band, 2 on the glass; a
-// change of at most 3 units in the last place, under a micrometre at 10 m), and a depth with
+// change of at most 3 units in the last place, under 3 µm at 10 m), and a depth with
 // it set.
 uint narrow_range_mark(float depth) {
     return floatBitsToUint(depth) & 3u;

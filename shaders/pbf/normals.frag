@@ -16,7 +16,8 @@
 //
 // The fluid's face on the glass: where the splatted surface lies within `wall_distance` (a
 // particle radius and half a sprite radius) of the plane of a side or floor wall that faces the
-// eye, and the normal found from the depth points within 45° of the wall's, the fluid there is
+// eye, and the normal found from the depth points within 45° of the wall's (or `sphere_depth`
+// marked the pixel on the glass: its splat's own normal did; mark 2), the fluid there is
 // pressed on the glass and its normal is the wall's (a top tilted towards the glass, a drop
 // 1.8 particle radii off it keep their own). The particles touching a wall keep their centres a
 // particle radius from it and their ellipsoids are flattened against it, so the splatted face
@@ -67,10 +68,11 @@ vec3 smaller_difference(vec3 center, vec2 step) {
 }
 
 // `plane`'s normal into `wall` if the surface at `p` lies nearer to it than `nearest` and `n`
-// points within 45° of it.
-void nearer_wall(vec4 plane, vec3 p, vec3 n, inout float nearest, inout vec3 wall) {
+// points within 45° of it (or `on_glass`: `sphere_depth` found the splat's own normal so).
+void nearer_wall(vec4 plane, vec3 p, vec3 n, bool on_glass, inout float nearest,
+                 inout vec3 wall) {
     float distance = abs(dot(plane.xyz, p) + plane.w);
-    if (distance < nearest && dot(n, plane.xyz) > 0.7071) {
+    if (distance < nearest && (on_glass || dot(n, plane.xyz) > 0.7071)) {
         nearest = distance;
         wall = plane.xyz;
     }
@@ -88,10 +90,11 @@ vec3 wall_normal(vec3 n, uint mark) {
     vec3 p = eye_position(uv, splatted);
     vec3 wall = vec3(0.0);
     float nearest = wall_distance;
+    bool on_glass = mark == 2u;
     // The near walls one by one, each plane by a constant index (as in `sphere_depth`).
-    if (wall_count > 0) nearer_wall(wall_planes[0], p, n, nearest, wall);
-    if (wall_count > 1) nearer_wall(wall_planes[1], p, n, nearest, wall);
-    if (wall_count > 2) nearer_wall(wall_planes[2], p, n, nearest, wall);
+    if (wall_count > 0) nearer_wall(wall_planes[0], p, n, on_glass, nearest, wall);
+    if (wall_count > 1) nearer_wall(wall_planes[1], p, n, on_glass, nearest, wall);
+    if (wall_count > 2) nearer_wall(wall_planes[2], p, n, on_glass, nearest, wall);
     return wall;
 }
 

@@ -9,7 +9,10 @@
 // where the surface lies within `wall_distance` of a near wall's plane and its own normal (the
 // sphere's or the ellipsoid's) points within 45° of the wall's, as `normals.frag` tests the
 // smoothed surface; the filters keep such samples and the rest apart (`narrow_range.glsl`). 1
-// marks the rest of the band, where `normals` tests the wall rule; 0 elsewhere.
+// marks the rest of the band, where `normals` tests the wall rule; 0 elsewhere. The band is
+// tested at the point of the pixel's view ray at the surface's depth, the point `normals`
+// rebuilds from the depth: a sphere's surface point under the sprite coordinate lies off that
+// ray sideways, by up to ~0.7 sprite radii near the frame's edge.
 in vec3 eye_center;
 
 uniform mat4 projection;
@@ -25,6 +28,7 @@ out float eye_depth;
 
 bool ellipsoid_hit(out vec3 entry, out vec3 exit);
 vec3 ellipsoid_normal(vec3 point);
+vec3 ray_point(float depth);
 
 // The depth with its two lowest bits set to `mark` (as `narrow_range.glsl`'s
 // `narrow_range_pack`).
@@ -32,11 +36,11 @@ float with_mark(float depth, uint mark) {
     return uintBitsToFloat((floatBitsToUint(depth) & ~3u) | mark);
 }
 
-// The mark of `plane` for the surface at `eye_position`: 2 in its band and facing it within
-// 45°, 1 otherwise near the band (1 % over it, for rounding: `normals` tests the pixel), 0
-// elsewhere.
-uint wall_mark(vec4 plane, vec3 eye_position) {
-    float distance = abs(dot(plane.xyz, eye_position) + plane.w);
+// The mark of `plane` for the surface at `eye_position`, seen at `on_ray` (`ray_point`): 2 in
+// its band and facing it within 45°, 1 otherwise near the band (1 % over it, for rounding:
+// `normals` tests the pixel), 0 elsewhere.
+uint wall_mark(vec4 plane, vec3 eye_position, vec3 on_ray) {
+    float distance = abs(dot(plane.xyz, on_ray) + plane.w);
     if (distance >= 1.01 * wall_distance) return 0u;
     if (distance >= wall_distance) return 1u;
     vec3 normal = anisotropic == 1 ? ellipsoid_normal(eye_position)
@@ -60,9 +64,10 @@ void main() {
     gl_FragDepth = 0.5 * (clip.z / clip.w) + 0.5;
     // The near walls one by one, each plane by a constant index.
     uint mark = 0u;
-    if (wall_count > 0) mark = max(mark, wall_mark(wall_planes[0], eye_position));
-    if (wall_count > 1) mark = max(mark, wall_mark(wall_planes[1], eye_position));
-    if (wall_count > 2) mark = max(mark, wall_mark(wall_planes[2], eye_position));
+    vec3 on_ray = wall_count > 0 ? ray_point(-eye_position.z) : eye_position;
+    if (wall_count > 0) mark = max(mark, wall_mark(wall_planes[0], eye_position, on_ray));
+    if (wall_count > 1) mark = max(mark, wall_mark(wall_planes[1], eye_position, on_ray));
+    if (wall_count > 2) mark = max(mark, wall_mark(wall_planes[2], eye_position, on_ray));
     eye_depth = with_mark(-eye_position.z, mark);
 }
 

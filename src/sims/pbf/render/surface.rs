@@ -198,7 +198,7 @@ pub(super) struct NearWalls {
 }
 
 impl NearWalls {
-    /// None: the sun's view, or no container.
+    /// None: the sun's view.
     pub(super) const NONE: NearWalls = NearWalls {
         planes: Mat4::ZERO,
         count: 0,
