@@ -37,6 +37,10 @@ pub const ADVECT_MACCORMACK: Traffic = Traffic::new(18.0 + 8.0 + 26.0 + 8.0, 24.
 pub const SPLAT_BUOYANCY: Traffic = Traffic::new(1.0 + 8.0, 12.0);
 /// `curl`: u, v in, ω out.
 pub const CURL: Traffic = Traffic::new(12.0, 0.0);
+/// `close_walls` over every row (with obstacles, in `curl` and `subtract_gradient`): the masks
+/// u_open, v_open and solid in; the closed faces' fixed values and neighbours and the solid
+/// cells' pressure touch only the cells at the obstacles and are not counted.
+pub const CLOSE_WALLS: Traffic = Traffic::new(3.0, 0.0);
 /// `vorticity`: ω and the masks in, u, v in and out.
 pub const VORTICITY: Traffic = Traffic::new(4.0 + 2.0 + 16.0, 0.0);
 /// `divergence`: u, v and the solid mask in, the divergence out.
@@ -51,21 +55,27 @@ pub const SUBTRACT_GRADIENT: Traffic = Traffic::new(4.0 + 2.0 + 16.0, 0.0);
 /// Bytes each stage moves in one frame of `params` ([`InkStage::ALL`] order): `substeps`
 /// times a step's launches, plus the once-a-frame reductions (the residual in `pressure`, the
 /// divergence after the projection in `subtract_gradient`). `None` for a stage not modelled:
-/// the multigrid's levels and the stamps.
-pub fn stage_bytes(params: &InkParams) -> [Option<f64>; InkStage::ALL.len()] {
+/// the multigrid's levels and the stamps. `obstacles`: whether any cell is solid (`curl` and
+/// `subtract_gradient` then launch [`CLOSE_WALLS`] too).
+pub fn stage_bytes(params: &InkParams, obstacles: bool) -> [Option<f64>; InkStage::ALL.len()] {
     let cells = (params.cells_x * params.cells_y) as f64;
     let ink_cells = cells * (params.ink_scale * params.ink_scale) as f64;
     let bytes = |t: Traffic| t.per_cell * cells + t.per_ink_cell * ink_cells;
     let substeps = f64::from(params.substeps);
     let per_frame = |t: Traffic| substeps * bytes(t);
     let confinement = params.vorticity > 0.0;
+    let walls = if obstacles {
+        CLOSE_WALLS
+    } else {
+        Traffic::new(0.0, 0.0)
+    };
     InkStage::ALL.map(|stage| match stage {
         InkStage::Advect => Some(per_frame(match params.advection {
             Advection::SemiLagrangian => ADVECT_SEMI_LAGRANGIAN,
             Advection::Maccormack => ADVECT_MACCORMACK,
         })),
         InkStage::Splat => (params.buoyancy != 0.0).then(|| per_frame(SPLAT_BUOYANCY)),
-        InkStage::Curl => confinement.then(|| per_frame(CURL)),
+        InkStage::Curl => confinement.then(|| per_frame(CURL) + per_frame(walls)),
         InkStage::Vorticity => confinement.then(|| per_frame(VORTICITY)),
         InkStage::Divergence => Some(per_frame(DIVERGENCE)),
         InkStage::Pressure => match params.pressure_solver {
@@ -74,7 +84,9 @@ pub fn stage_bytes(params: &InkParams) -> [Option<f64>; InkStage::ALL.len()] {
             ),
             PressureSolver::Multigrid => None,
         },
-        InkStage::SubtractGradient => Some(per_frame(SUBTRACT_GRADIENT) + bytes(DIVERGENCE)),
+        InkStage::SubtractGradient => {
+            Some(per_frame(SUBTRACT_GRADIENT) + per_frame(walls) + bytes(DIVERGENCE))
+        }
     })
 }
 
@@ -94,7 +106,7 @@ mod tests {
             advection: Advection::SemiLagrangian,
             ..InkParams::default()
         };
-        let bytes = stage_bytes(&params);
+        let bytes = stage_bytes(&params, false);
         let n = 2048.0 * 2048.0;
         let expected = [
             Some(50.0 * n),
@@ -112,8 +124,8 @@ mod tests {
     }
 
     /// Substeps multiply a step's launches, not the once-a-frame reductions; MacCormack's four
-    /// passes over a finer ink grid, the buoyancy, no confinement and the multigrid are counted
-    /// as their kernels say.
+    /// passes over a finer ink grid, the buoyancy, no confinement, the multigrid and the
+    /// obstacles' `close_walls` are counted as their kernels say.
     #[test]
     fn substeps_ink_scale_and_options_change_the_counts() {
         let params = InkParams {
@@ -129,7 +141,7 @@ mod tests {
             ..InkParams::default()
         };
         let n = 5000.0;
-        let bytes = stage_bytes(&params);
+        let bytes = stage_bytes(&params, false);
         assert_eq!(bytes[0], Some(3.0 * (60.0 * n + 60.0 * 4.0 * n)));
         assert_eq!(bytes[1], Some(3.0 * (9.0 * n + 12.0 * 4.0 * n)));
         assert_eq!((bytes[2], bytes[3]), (None, None));
@@ -139,6 +151,16 @@ mod tests {
             pressure_solver: PressureSolver::Multigrid,
             ..params
         };
-        assert_eq!(stage_bytes(&multigrid)[5], None);
+        assert_eq!(stage_bytes(&multigrid, false)[5], None);
+        // Obstacles: `close_walls` over every row in `curl` and `subtract_gradient`.
+        let confined = InkParams {
+            vorticity: 1.0,
+            ..params
+        };
+        let (open, walled) = (stage_bytes(&confined, false), stage_bytes(&confined, true));
+        assert_eq!(walled[2], Some(3.0 * 12.0 * n + 3.0 * 3.0 * n));
+        assert_eq!(walled[2].unwrap() - open[2].unwrap(), 3.0 * 3.0 * n);
+        assert_eq!(walled[6].unwrap() - open[6].unwrap(), 3.0 * 3.0 * n);
+        assert_eq!(walled[0], open[0]);
     }
 }

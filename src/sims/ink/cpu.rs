@@ -84,7 +84,7 @@ impl CpuInk {
     /// `moving` move (their cells' closed faces carry their velocity) — every moving disc, and
     /// every disc that moved or stopped since the last call, within those rows. Only those rows
     /// are set again ([`Flow::set_solid_rows`]); when cells changed the multigrid hierarchy
-    /// follows in those rows ([`Multigrid::update_rows`]).
+    /// follows in those rows ([`Multigrid::update_rows`]), or is dropped while Jacobi runs.
     pub fn set_walls(
         &mut self,
         rows: std::ops::Range<usize>,
@@ -93,10 +93,30 @@ impl CpuInk {
     ) {
         self.flow.moving = moving;
         if self.flow.set_solid_rows(rows.clone(), cells) {
-            if let Some(multigrid) = &mut self.multigrid {
-                multigrid.update_rows(self.flow.solid(), &self.flow.boundary, rows);
+            match (&mut self.multigrid, self.params.pressure_solver) {
+                (Some(multigrid), PressureSolver::Multigrid) => {
+                    multigrid.update_rows(self.flow.solid(), &self.flow.boundary, rows)
+                }
+                // Jacobi runs: the next multigrid solve builds it anew (as on CUDA).
+                _ => self.multigrid = None,
             }
         }
+    }
+
+    /// Makes `boundary` the box's sides: the masks and the pressure stencil follow, and the
+    /// multigrid hierarchy (its outflow sides and stencils) is built anew by the next solve.
+    pub fn set_boundary(&mut self, boundary: super::Boundary) {
+        self.params.boundary = boundary;
+        self.flow.boundary = boundary;
+        let mask = self.flow.solid().to_vec();
+        self.flow.set_solid(mask);
+        self.multigrid = None;
+    }
+
+    /// The multigrid hierarchy, once a multigrid solve has made it.
+    #[cfg(test)]
+    pub(super) fn multigrid(&self) -> Option<&Multigrid> {
+        self.multigrid.as_ref()
     }
 
     fn timed(&mut self, stage: InkStage, run: impl FnOnce(&mut Self)) {

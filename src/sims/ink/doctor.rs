@@ -1,7 +1,8 @@
 //! Ink's doctor checks: its kernels load, and the CUDA solver agrees with the CPU solver stage
 //! by stage and over a short run, with Jacobi and with multigrid pressure, and after painting
-//! obstacles and moving a disc (`cuda/parity.rs`). The picture's interop path is checked by `fluidlab render` on
-//! an ink scene (scripts/device-check.sh).
+//! obstacles and moving a disc (`cuda/parity.rs`; the obstacles' checks in
+//! `cuda/parity_walls.rs`). The picture's interop path is checked by `fluidlab render` on an
+//! ink scene (scripts/device-check.sh).
 
 use super::cuda::kernels::InkKernels;
 use super::cuda::{parity, parity_walls};

@@ -276,6 +276,76 @@ fn walls_set_by_rows_match_the_whole_grid_set_again() {
     assert!(by_rows.flow.u.data.iter().any(|&u| u.abs() > 0.1));
 }
 
+/// The box's sides changed live (closed box → channel) on the CPU with the multigrid solver,
+/// then a disc moved by rows: the hierarchy equals the one built anew from the grid and its
+/// new sides (outflow flags, every level's cells, stencil, plain rows). Fails when changing
+/// the sides keeps the old hierarchy (same cells: it was not dropped) and the disc's rows take
+/// the new sides' stencil while the others keep the old.
+#[test]
+fn a_sides_change_reaches_the_multigrid() {
+    use super::multigrid::Multigrid;
+    use super::{Boundary, SideKind};
+    let mut solver = open(&scene(0.0)).solver;
+    let params = solver.params.clone();
+    let (nx, ny, dx) = (params.cells_x, params.cells_y, params.dx());
+    solver.step(params.dt, &[], true).unwrap();
+    let channel = Boundary {
+        sides: [
+            SideKind::Inflow,
+            SideKind::Outflow,
+            SideKind::Wall,
+            SideKind::Wall,
+        ],
+        ..Boundary::default()
+    };
+    let differences = |solver: &super::solver::InkSolver| -> Vec<String> {
+        let cpu = solver.as_cpu().unwrap();
+        let flow = &cpu.flow;
+        let fluid = flow.solid().iter().map(|s| !s).collect();
+        let fresh = Multigrid::new(nx, ny, flow.dx, fluid, &flow.boundary);
+        let kept = cpu
+            .multigrid()
+            .expect("a multigrid solve made the hierarchy");
+        let mut differ = Vec::new();
+        if kept.dirichlet != fresh.dirichlet {
+            differ.push(format!("outflow sides {:?}", kept.dirichlet));
+        }
+        for (l, (a, b)) in kept.levels.iter().zip(&fresh.levels).enumerate() {
+            let cells = (a.poisson.cells.iter().zip(&b.poisson.cells))
+                .filter(|(a, b)| a != b)
+                .count();
+            if a.fluid != b.fluid || a.poisson != b.poisson {
+                differ.push(format!(
+                    "level {l}: {cells} stencil cells, pure Neumann {}",
+                    a.poisson.pure_neumann
+                ));
+            }
+        }
+        differ
+    };
+    solver.set_boundary(channel);
+    solver.step(params.dt, &[], true).unwrap();
+    assert_eq!(differences(&solver), Vec::<String>::new(), "sides changed");
+    let rows = 15..50;
+    let disc = |cx: f32| -> Vec<bool> {
+        (rows.start * nx..rows.end * nx)
+            .map(|k| {
+                let (x, y) = (((k % nx) as f32 + 0.5) * dx, ((k / nx) as f32 + 0.5) * dx);
+                (x - cx).powi(2) + (y - 0.5).powi(2) <= 0.15 * 0.15
+            })
+            .collect()
+    };
+    let moving = vec![MovingDisc {
+        center: [0.6, 0.5],
+        radius: 0.15,
+        velocity: [0.0, 0.0],
+    }];
+    solver.set_walls(rows.clone(), &disc(0.6), moving);
+    assert!(solver.flow().solid()[ny / 2 * nx..].iter().any(|&s| s));
+    solver.step(params.dt, &[], true).unwrap();
+    assert_eq!(differences(&solver), Vec::<String>::new(), "disc moved");
+}
+
 /// A disc dragged right by the pointer, 1 cm per frame of 0.02 s (0.5 m/s), pushes the fluid
 /// ahead of it as a scripted one does; let go, its faces rest.
 #[test]

@@ -289,7 +289,8 @@ impl Sim for InkSim {
     }
 
     fn stage_bytes(&self) -> Vec<Option<f64>> {
-        super::bandwidth::stage_bytes(&self.solver.params).to_vec()
+        let obstacles = self.solver.flow().solid().contains(&true);
+        super::bandwidth::stage_bytes(&self.solver.params, obstacles).to_vec()
     }
 
     fn reset_stage_times(&mut self) {

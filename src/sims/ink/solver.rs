@@ -269,12 +269,7 @@ impl InkSolver {
     pub fn set_boundary(&mut self, boundary: super::Boundary) {
         self.params.boundary = boundary;
         match &mut self.backend {
-            Backends::Cpu(cpu) => {
-                cpu.params.boundary = boundary;
-                cpu.flow.boundary = boundary;
-                let mask = cpu.flow.solid().to_vec();
-                cpu.set_solid(mask);
-            }
+            Backends::Cpu(cpu) => cpu.set_boundary(boundary),
             Backends::Cuda(cuda) => {
                 if let Err(error) = cuda.set_boundary(boundary) {
                     self.pending = Some(anyhow!("changing the box's sides on the GPU: {error}"));

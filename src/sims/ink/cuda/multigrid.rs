@@ -221,8 +221,9 @@ impl GpuMultigrid {
     /// The masks again after `flow`'s cells changed in the rows `rows` (the host's copy set
     /// again by rows, [`Hierarchy::update_rows`]): the finest level's rows copied on the GPU
     /// from the flow's `solid` and `stencil` (sent already), each coarser level's changed rows
-    /// and the levels' records sent. A few kB where the whole hierarchy was 2.7 MB at
-    /// 1414 × 707 (docs/ink.md, "Obstacles"). Masks not current are sent whole at the next
+    /// and the levels' records sent: about 0.17 MB a substep where the whole hierarchy was
+    /// 2.67 MB, for the `stir` disc at 1414 × 707 (docs/ink.md, "The brush stamp and moving
+    /// discs: cost"). Masks not current are sent whole at the next
     /// solve instead.
     pub fn update_rows(
         &mut self,
@@ -596,5 +597,76 @@ mod tests {
         };
         assert_eq!(colour_slots(odd), 9);
         assert_eq!(GpuMultigrid::bytes(n, n), offset as u64 * 14);
+    }
+
+    /// A disc moved by rows over a 93 × 51 channel (odd sides), the host's hierarchy set again
+    /// by [`Hierarchy::update_rows`] over the rows the sim hands the solver (the old and the
+    /// new disc's rows, one range) equals [`Hierarchy::new`] of the flow, every field: across
+    /// row 0, across the top row, and in a jump whose old and new rows are disjoint (the hull,
+    /// then the old and the new rows apart).
+    #[test]
+    fn a_hierarchy_set_again_by_rows_is_the_one_built_anew() {
+        let (nx, ny) = (93, 51);
+        let boundary = Boundary {
+            sides: [
+                SideKind::Inflow,
+                SideKind::Outflow,
+                SideKind::Wall,
+                SideKind::Wall,
+            ],
+            ..Boundary::default()
+        };
+        let radius = 7.5f32;
+        let disc = |[cx, cy]: [f32; 2]| -> Vec<bool> {
+            (0..nx * ny)
+                .map(|k| {
+                    let (x, y) = ((k % nx) as f32 - cx, (k / nx) as f32 - cy);
+                    x * x + y * y <= radius * radius
+                })
+                .collect()
+        };
+        let rows = |[_, cy]: [f32; 2]| {
+            (cy - radius).ceil().max(0.0) as usize..((cy + radius).floor() as usize + 1).min(ny)
+        };
+        let mut flow = Flow::new(nx, ny, 0.02, boundary);
+        let mut at = [20.0, 20.0];
+        flow.set_solid(disc(at));
+        let mut hierarchy = Hierarchy::new(&flow);
+        let moves: [([f32; 2], bool); 5] = [
+            ([25.0, 2.0], false),  // across row 0
+            ([60.0, 48.0], false), // a jump: rows 0..10, then 41..51 (the top row)
+            ([62.0, 50.0], false), // across the top row
+            ([30.0, 3.0], true),   // a jump, the old and new rows set apart
+            ([31.0, 1.0], false),
+        ];
+        for (to, apart) in moves {
+            let (old, new) = (rows(at), rows(to));
+            let fresh = disc(to);
+            let before = hierarchy.levels.iter().map(|l| l.fluid).collect::<Vec<_>>();
+            if apart {
+                for rows in [old, new] {
+                    flow.set_solid_rows(rows.clone(), &fresh[rows.start * nx..rows.end * nx]);
+                    hierarchy.update_rows(&flow, rows);
+                }
+            } else {
+                let hull = old.start.min(new.start)..old.end.max(new.end);
+                flow.set_solid_rows(hull.clone(), &fresh[hull.start * nx..hull.end * nx]);
+                hierarchy.update_rows(&flow, hull);
+            }
+            assert_eq!(flow.solid(), &fresh[..]);
+            let anew = Hierarchy::new(&flow);
+            for (l, (a, b)) in hierarchy.levels.iter().zip(&anew.levels).enumerate() {
+                assert_eq!(a, b, "disc at {to:?}: level {l}");
+            }
+            assert!(
+                hierarchy == anew,
+                "disc at {to:?}: the pooled bytes or masks"
+            );
+            let changed = (hierarchy.levels.iter().zip(&before))
+                .filter(|(l, &f)| l.fluid != f)
+                .count();
+            assert!(changed >= 2, "disc at {to:?}: {changed} levels changed");
+            at = to;
+        }
     }
 }

@@ -94,7 +94,8 @@ impl CudaInk {
     /// every row: the CPU's `Flow::mirror_rows`; the other closed faces keep their fixed
     /// velocities).
     fn mirror_ghosts(&mut self) -> Result<(), CudaError> {
-        if !self.mirror.solid().contains(&true) {
+        // Kept by `upload` and `set_walls`: no scan of the host's mask.
+        if self.fluid_cells == self.mirror.nx * self.mirror.ny {
             return Ok(());
         }
         let b = &mut self.buffers;
