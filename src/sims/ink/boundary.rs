@@ -74,6 +74,14 @@ pub const RIGHT: usize = 1;
 pub const BOTTOM: usize = 2;
 /// Index of the top side.
 pub const TOP: usize = 3;
+/// A channel's sides: an inflow on the left, an outflow on the right, walls below and above
+/// (the Kármán street's box).
+pub const CHANNEL: [SideKind; 4] = [
+    SideKind::Inflow,
+    SideKind::Outflow,
+    SideKind::Wall,
+    SideKind::Wall,
+];
 
 /// The box's sides.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -284,18 +284,14 @@ fn walls_set_by_rows_match_the_whole_grid_set_again() {
 #[test]
 fn a_sides_change_reaches_the_multigrid() {
     use super::multigrid::Multigrid;
-    use super::{Boundary, SideKind};
+    use super::Boundary;
+    use crate::sims::ink::boundary::CHANNEL;
     let mut solver = open(&scene(0.0)).solver;
     let params = solver.params.clone();
     let (nx, ny, dx) = (params.cells_x, params.cells_y, params.dx());
     solver.step(params.dt, &[], true).unwrap();
     let channel = Boundary {
-        sides: [
-            SideKind::Inflow,
-            SideKind::Outflow,
-            SideKind::Wall,
-            SideKind::Wall,
-        ],
+        sides: CHANNEL,
         ..Boundary::default()
     };
     let differences = |solver: &super::solver::InkSolver| -> Vec<String> {

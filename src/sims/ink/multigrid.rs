@@ -447,7 +447,7 @@ impl Multigrid {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sims::ink::boundary::{Boundary, SideKind};
+    use crate::sims::ink::boundary::{Boundary, SideKind, CHANNEL};
 
     /// V-cycles shrink the residual of a rough right-hand side by orders of magnitude, in a
     /// closed box (pure Neumann, mean removed) and in a channel with an outflow side
@@ -460,12 +460,7 @@ mod tests {
         let b: Vec<f32> = (0..nx * ny)
             .map(|k| ((k * 7919) % 101) as f32 / 50.0 - 1.0)
             .collect();
-        let channel = [
-            SideKind::Inflow,
-            SideKind::Outflow,
-            SideKind::Wall,
-            SideKind::Wall,
-        ];
+        let channel = CHANNEL;
         for sides in [[SideKind::Wall; 4], channel] {
             for obstacle in [false, true] {
                 let boundary = Boundary {
@@ -522,12 +517,7 @@ mod tests {
             (cy - 7.5).ceil().max(0.0) as usize..((cy + 7.5).floor() as usize + 1).min(ny)
         };
         let channel = Boundary {
-            sides: [
-                SideKind::Inflow,
-                SideKind::Outflow,
-                SideKind::Wall,
-                SideKind::Wall,
-            ],
+            sides: CHANNEL,
             ..Boundary::default()
         };
         for boundary in [channel, Boundary::default()] {

@@ -272,6 +272,7 @@ fn hue_to_rgb(h: f32) -> [f32; 3] {
 mod tests {
     use super::*;
     use crate::scene::Source;
+    use crate::sims::ink::boundary::CHANNEL;
     use crate::sims::ink::Stamp;
     use crate::sims::{OpenOptions, Sim};
 
@@ -429,12 +430,7 @@ mod tests {
         let mut sim = open();
         assert!(sim.solver.flow().poisson.pure_neumann);
         let mut boundary = sim.solver.params.boundary;
-        boundary.sides = [
-            SideKind::Inflow,
-            SideKind::Outflow,
-            SideKind::Wall,
-            SideKind::Wall,
-        ];
+        boundary.sides = CHANNEL;
         sim.set_boundary(boundary);
         assert!(!sim.solver.flow().poisson.pure_neumann);
         sim.solver.params.pressure_solver = PressureSolver::Multigrid;

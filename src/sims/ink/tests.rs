@@ -2,7 +2,7 @@
 //! schemes, obstacles, the box's sides and the ink's conservation.
 
 use super::advect::{self, Scratch};
-use super::boundary::{Boundary, SideKind, Walls};
+use super::boundary::{Boundary, Walls, CHANNEL};
 use super::cpu::CpuInk;
 use super::params::{Advection, InkParams, PressureSolver};
 use super::{SolveReport, Stamp};
@@ -359,12 +359,7 @@ fn channel(n: usize, walls: Walls) -> InkParams {
         iterations: 10,
         pressure_solver: PressureSolver::Multigrid,
         boundary: Boundary {
-            sides: [
-                SideKind::Inflow,
-                SideKind::Outflow,
-                SideKind::Wall,
-                SideKind::Wall,
-            ],
+            sides: CHANNEL,
             walls,
             inflow_speed: 1.5,
         },

@@ -522,7 +522,7 @@ impl InkKernels {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sims::ink::boundary::{Boundary, SideKind};
+    use crate::sims::ink::boundary::{Boundary, CHANNEL};
     use crate::sims::ink::multigrid::Multigrid;
 
     /// The launch plan of a 2048² channel (outflow on the right) with a solid disc: ten levels
@@ -534,12 +534,7 @@ mod tests {
     fn a_multigrid_hierarchy_is_the_cpus_levels_pooled() {
         let (n, dx) = (2048, 1.0 / 2048.0);
         let boundary = Boundary {
-            sides: [
-                SideKind::Inflow,
-                SideKind::Outflow,
-                SideKind::Wall,
-                SideKind::Wall,
-            ],
+            sides: CHANNEL,
             ..Boundary::default()
         };
         let mut flow = Flow::new(n, n, dx, boundary);
@@ -608,12 +603,7 @@ mod tests {
     fn a_hierarchy_set_again_by_rows_is_the_one_built_anew() {
         let (nx, ny) = (93, 51);
         let boundary = Boundary {
-            sides: [
-                SideKind::Inflow,
-                SideKind::Outflow,
-                SideKind::Wall,
-                SideKind::Wall,
-            ],
+            sides: CHANNEL,
             ..Boundary::default()
         };
         let radius = 7.5f32;

@@ -24,7 +24,7 @@
 use super::{CudaInk, Fields};
 use crate::cuda::parity::relative;
 pub use crate::cuda::parity::Difference;
-use crate::sims::ink::boundary::{Boundary, MovingDisc, SideKind, Walls};
+use crate::sims::ink::boundary::{Boundary, MovingDisc, SideKind, Walls, CHANNEL};
 use crate::sims::ink::cpu::CpuInk;
 use crate::sims::ink::fields::Field;
 use crate::sims::ink::params::{Advection, InkParams, PressureSolver};
@@ -65,12 +65,7 @@ pub fn params(advection: Advection, ink_scale: usize) -> InkParams {
         ink_fade: 0.2,
         buoyancy: 0.5,
         boundary: Boundary {
-            sides: [
-                SideKind::Inflow,
-                SideKind::Outflow,
-                SideKind::Wall,
-                SideKind::Wall,
-            ],
+            sides: CHANNEL,
             walls: Walls::NoSlip,
             inflow_speed: 0.5,
         },
