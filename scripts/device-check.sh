@@ -340,11 +340,12 @@ cat /tmp/pool-bench.log >>"$OUT/bench.log"
 grep -E 'step:|on cuda|^\{' /tmp/pool-bench.log | sed 's/^ */  pool bench: /' >>"$OUT/summary.txt"
 # The springs' energy on the GPU (stats_partials less each spring's energy at the f32 rest
 # positions): exactly 0 at rest, as on the CPU, then the CPU's figure after a drop's step.
+pond=$(mktemp -d) # this run's own files: an earlier run's lines must not pass this one
 step "pool: springs' energy at rest on cuda is 0" 20 /tmp/pool-energy.log bash -c \
-    "'$BIN' simulate pond --backend cuda --steps 1 --stats /tmp/pond-cuda.jsonl --quiet &&
-     '$BIN' simulate pond --backend cpu --steps 1 --stats /tmp/pond-cpu.jsonl --quiet &&
-     head -1 /tmp/pond-cuda.jsonl | grep -q '\"energy\":0.0,'"
-grep -h '"step":1,' /tmp/pond-cuda.jsonl /tmp/pond-cpu.jsonl 2>/dev/null | cut -c1-120 | sed 's/^/  pool energy (cuda, cpu): /' >>"$OUT/summary.txt"
+    "'$BIN' simulate pond --backend cuda --steps 1 --stats $pond/cuda.jsonl --quiet &&
+     '$BIN' simulate pond --backend cpu --steps 1 --stats $pond/cpu.jsonl --quiet &&
+     head -1 $pond/cuda.jsonl | grep -q '\"energy\":0.0,'"
+grep -h '"step":1,' "$pond/cuda.jsonl" "$pond/cpu.jsonl" 2>/dev/null | cut -c1-120 | sed 's/^/  pool energy (cuda, cpu): /' >>"$OUT/summary.txt"
 fi
 
 if part particles; then

@@ -6,14 +6,18 @@
 use std::path::Path;
 use std::process::Command;
 
-/// Runs the script with a stand-in binary that fails when its arguments contain `fail_on`;
-/// returns (exit success, summary.txt, the names of the files in $OUT).
+/// Runs the script with a stand-in binary that fails when its arguments contain `fail_on` and
+/// writes a statistics line (energy 0, as the pool's springs at rest) where `--stats` names a
+/// file, so the steps that read what the binary wrote see a file of their own run; returns
+/// (exit success, summary.txt, the names of the files in $OUT).
 fn device_check(dir: &Path, parts: Option<&str>, fail_on: &str) -> (bool, String, Vec<String>) {
     let bin = dir.join("fluidlab");
     std::fs::write(
         &bin,
         format!(
-            "#!/bin/sh\necho \"stand-in $*\"\ncase \"$*\" in *'{fail_on}'*) exit 3;; esac\nexit 0\n"
+            "#!/bin/sh\necho \"stand-in $*\"\ncase \"$*\" in *'{fail_on}'*) exit 3;; esac\n\
+             prev=\nfor a in \"$@\"; do\n  [ \"$prev\" = --stats ] && \
+             echo '{{\"step\":0,\"time\":0.0,\"energy\":0.0,}}' > \"$a\"\n  prev=$a\ndone\nexit 0\n"
         ),
     )
     .unwrap();
