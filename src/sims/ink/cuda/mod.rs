@@ -307,6 +307,16 @@ impl CudaInk {
         self.stage_timing = enabled;
     }
 
+    /// [`CudaInk::upload`] of a whole [`Fields`] (the parity checks' CPU state).
+    pub fn upload_fields(&mut self, fields: &Fields) -> Result<(), CudaError> {
+        self.upload(
+            &fields.flow,
+            &fields.ink,
+            Some(&fields.curl),
+            Some(&fields.divergence),
+        )
+    }
+
     /// Replaces the state on the GPU with `flow` (its velocities, pressure and masks) and `ink`;
     /// the curl and divergence too when given. `flow` must have this solver's grid.
     pub fn upload(

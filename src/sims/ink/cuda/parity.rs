@@ -334,12 +334,7 @@ pub fn gpu_stage_comparisons_with(
     cuda.set_multigrid_tail_cells(tail_cells);
     let mut other = |stage: InkStage, before: &Fields, dt: f32, stamps: &[Stamp]| {
         let run = |cuda: &mut CudaInk| -> Result<(Fields, Vec<f64>), crate::cuda::CudaError> {
-            cuda.upload(
-                &before.flow,
-                &before.ink,
-                Some(&before.curl),
-                Some(&before.divergence),
-            )?;
+            cuda.upload_fields(before)?;
             cuda.run_stage(stage, dt, stamps, true)?;
             let stats = cuda.statistics()?;
             Ok((cuda.read_back()?, stats))

@@ -23,12 +23,7 @@ pub fn gpu_set_solid_check(device: usize) -> Result<(bool, String), String> {
     let mut cuda = CudaInk::new_on(device, params.clone(), &solid).map_err(|e| e.to_string())?;
     let run = |cuda: &mut CudaInk, cpu: &mut CpuInk| -> Result<f32, crate::cuda::CudaError> {
         let fields = fields_of(cpu);
-        cuda.upload(
-            &fields.flow,
-            &fields.ink,
-            Some(&fields.curl),
-            Some(&fields.divergence),
-        )?;
+        cuda.upload_fields(&fields)?;
         let (nx, ny) = (cpu.flow.nx, cpu.flow.ny);
         let mut worst = 0.0f32;
         for erase in [false, true] {
@@ -114,12 +109,7 @@ pub fn gpu_moving_walls_check(device: usize) -> Result<(bool, String), String> {
             CudaInk::new_on(device, params.clone(), &solid).map_err(|e| e.to_string())?;
         let fields = fields_of(&cpu);
         let mut run = |cuda: &mut CudaInk| -> Result<(), crate::cuda::CudaError> {
-            cuda.upload(
-                &fields.flow,
-                &fields.ink,
-                Some(&fields.curl),
-                Some(&fields.divergence),
-            )?;
+            cuda.upload_fields(&fields)?;
             let mut center = MOVING.center;
             for step in 0..4 {
                 let from = disc_rows(&cpu.flow, center, MOVING.radius);
