@@ -250,10 +250,12 @@ vec3 underwater_end(vec3 o, vec3 d) {
     return p;
 }
 
-// Where above_water_ray's ray meets the walls' upper part (else a point along it).
+// Where above_water_ray's ray meets the walls' planes, continued above their top (so that the
+// point, and its footprint, moves smoothly as the ray goes from the wall over its top to the
+// sky).
 vec3 above_water_end(vec3 o, vec3 d) {
     vec3 n;
-    return o + d * exit_box(o, d, rim_height, n);
+    return o + d * exit_box(o, d, rim_height + 4.0 * pool_size, n);
 }
 
 // What a ray from o going down (under water) sees: the pool's floor or walls, or an island's
@@ -278,17 +280,23 @@ vec3 underwater_ray(vec3 o, vec3 d, Footprint f) {
     return through_water(lit(tile_albedo(p, n, f), p, n, f), t);
 }
 
-// What a ray from o going up (above the water) sees: the walls' upper part or the sky.
+// What a ray from o going up (above the water) sees: the walls' upper part or the sky. The
+// walls' top edge is box-filtered over the footprint f of the point the ray meets on their
+// planes (`above_water_end`): a pixel whose rays (far waves turning them) meet the wall and pass
+// over it in turn sees both in their shares, not one or the other.
 vec3 above_water_ray(vec3 o, vec3 d, Footprint f) {
+    vec3 sky_color = texture(sky, d).rgb;
     if (open_sea == 0 && inside_pool(o.xz) && o.y < rim_height) {
         vec3 n;
-        float t = exit_box(o, d, rim_height, n);
+        float t = exit_box(o, d, rim_height + 4.0 * pool_size, n);
         vec3 p = o + d * t;
-        if (abs(n.y) < 0.5) {
-            return lit(tile_albedo(p, n, f), p, n, f);
+        float wall = clamp((rim_height - p.y) / max(abs(f.dx.y) + abs(f.dy.y), 1e-6) + 0.5,
+                           0.0, 1.0);
+        if (abs(n.y) < 0.5 && wall > 0.0) {
+            return mix(sky_color, lit(tile_albedo(p, n, f), p, n, f), wall);
         }
     }
-    return texture(sky, d).rgb;
+    return sky_color;
 }
 
 float schlick(float cosine) {
