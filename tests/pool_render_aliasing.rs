@@ -236,7 +236,11 @@ fn caustics_and_glints_at_grazing_angles_are_filtered() {
         "waves: far rows {:.2}, near rows {:.2}; with the fine detail {:.2}, {:.2}",
         waves.far, waves.near, detail.far, detail.near
     );
-    assert!(waves.far < 30.0, "waves: far rows' aliasing {:.2}", waves.far);
+    assert!(
+        waves.far < 30.0,
+        "waves: far rows' aliasing {:.2}",
+        waves.far
+    );
     assert!(
         detail.far < 35.5,
         "with the fine detail: far rows' aliasing {:.2}",

@@ -150,7 +150,9 @@ fn the_sea_past_the_tile_is_the_tiles_water() {
     let (mut sum, mut pixels) = (0.0, 0usize);
     for y in 0..HEIGHT {
         for x in 0..WIDTH {
-            let ray = camera.ray([x as f32 + 0.5, y as f32 + 0.5], [WIDTH, HEIGHT]).1;
+            let ray = camera
+                .ray([x as f32 + 0.5, y as f32 + 0.5], [WIDTH, HEIGHT])
+                .1;
             let hit = eye + ray * (-eye.y / ray.y.min(-1e-6));
             if !(2.02..2.18).contains(&hit.x) || !(0.05..1.95).contains(&hit.z) {
                 continue;

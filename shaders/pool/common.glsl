@@ -138,9 +138,13 @@ float line_share(float x, float w, float width) {
     return (floor(b) * width + min(fract(b), width) - floor(a) * width - min(fract(a), width)) / w;
 }
 
-// The share of a pixel w wide around x inside |x − centre| < half (a box filter of a band).
+// The share of a pixel w wide around x inside |x − centre| < half (a box filter of a band):
+// the length of [x − w/2, x + w/2] ∩ [centre − half, centre + half] over w, so a band
+// narrower than the pixel is its width's share, not more.
 float band_share(float x, float centre, float half_width, float w) {
-    return clamp((half_width - abs(x - centre)) / max(w, 1e-6) + 0.5, 0.0, 1.0);
+    w = max(w, 1e-6);
+    float overlap = min(x + 0.5 * w, centre + half_width) - max(x - 0.5 * w, centre - half_width);
+    return clamp(overlap / w, 0.0, 1.0);
 }
 
 // Grid lines `width` (in cells) along both axes of a grid of unit cells at q (cells), averaged
