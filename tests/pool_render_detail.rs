@@ -15,32 +15,39 @@ const HEIGHT: u32 = 120;
 const NODES: usize = 64;
 const SIZE: f32 = 2.0;
 
-/// Calm water drawn by the renderer with and without the fine detail: the mean over a 9 × 9
-/// pixel patch around each of `points` of |with − without| (summed over the colour channels).
-fn detail_difference(camera: &Camera, points: &[Vec3]) -> Vec<f64> {
+/// Calm water on an open sea of a `size` m tile over a floor `depth` m down, drawn by the
+/// renderer with or without the fine detail.
+fn draw(camera: &Camera, size: f32, depth: f32, detail: bool) -> Image {
     let mut headless = Headless::new(WIDTH, HEIGHT).expect(
         "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
     );
     let mut renderer =
         PoolRenderer::new(headless.gl(), PassClock::Finish, NODES).expect("the pool renderer");
     renderer.upload(&vec![[0.0; 4]; NODES * NODES]);
-    let mut draw = |detail: bool| -> Image {
-        let scene = DrawScene {
-            nodes: NODES,
-            size: SIZE,
-            depth: 1.0,
-            light: Vec3::new(2.0, 2.0, -1.0).normalize().to_array(),
-            detail,
-            view: 0,
-            time: 0.3,
-            open: true,
-        };
-        headless
-            .capture(|output| renderer.draw(camera, output, &scene))
-            .expect("render without GL errors")
+    let scene = DrawScene {
+        nodes: NODES,
+        size,
+        depth,
+        light: Vec3::new(2.0, 2.0, -1.0).normalize().to_array(),
+        detail,
+        view: 0,
+        time: 0.3,
+        open: true,
     };
-    let (with, without) = (draw(true), draw(false));
+    let image = headless
+        .capture(|output| renderer.draw(camera, output, &scene))
+        .expect("render without GL errors");
     renderer.delete();
+    image
+}
+
+/// Calm water drawn by the renderer with and without the fine detail: the mean over a 9 × 9
+/// pixel patch around each of `points` of |with − without| (summed over the colour channels).
+fn detail_difference(camera: &Camera, points: &[Vec3]) -> Vec<f64> {
+    let (with, without) = (
+        draw(camera, SIZE, 1.0, true),
+        draw(camera, SIZE, 1.0, false),
+    );
     let clip = camera.projection(WIDTH as f32 / HEIGHT as f32) * camera.view();
     points
         .iter()
@@ -66,9 +73,11 @@ fn detail_difference(camera: &Camera, points: &[Vec3]) -> Vec<f64> {
         .collect()
 }
 
-/// Close to the tile's edge (x = 2 m) the ripples change the picture as much just past it, on
-/// the calm sea the `pool` pass draws, as just inside, on the simulated surface (measured 13.8
-/// and 24.8; 0 past it when only the `surface` pass drew them).
+/// Close to the tile's edge (x = 2 m) the ripples change the picture just past it, on the calm
+/// sea the `pool` pass draws, as well as just inside, on the simulated surface (measured 24.8
+/// and 13.2; 0 past it when only the `surface` pass drew them). The two 9 × 9 patches see the
+/// ripples at different phases and angles: their ratio is no seam measure
+/// (`the_sea_past_the_tile_is_the_tiles_water` is).
 #[test]
 fn the_ripples_go_on_past_the_open_seas_tile() {
     let camera = Camera {
@@ -96,7 +105,7 @@ fn the_ripples_go_on_past_the_open_seas_tile() {
 
 /// Far away on the sea past the tile (8 m, seen 0.6° below the horizon: a pixel covers metres
 /// of water, more than the 2–7 cm ripples' half-wavelength) the ripples fade out: the picture changes there much less
-/// than close by, where they are resolved (measured 0.00 against 13.6; 6.6 without the fade, before the
+/// than close by, where they are resolved (measured 0.00 against 12.9; 6.6 without the fade, before the
 /// sun's glints were filtered).
 #[test]
 fn far_ripples_fade_instead_of_speckling() {
@@ -117,4 +126,46 @@ fn far_ripples_fade_instead_of_speckling() {
     println!("detail's change: near {near:.2}, far {far:.2}");
     assert!(near > 5.0, "the ripples show close by: {near}");
     assert!(far < 0.1 * near, "far {far} against {near} close by");
+}
+
+/// The calm sea past an open sea's tile (the `pool` pass) is the same water as the tile (the
+/// `surface` pass: both shade it with common.glsl's `water_at` and `water_from_above`): the
+/// strip 2.02–2.18 m, past a 2 m tile, against the same strip on a 2.2 m tile, with the fine
+/// detail and its glints, over a floor too deep to show (whose tiles would follow the pool's
+/// size). Measured 1.3 per pixel (the horizon fog's distance follows the pool's size too);
+/// 17.6 when the tile was drawn without the sea's fog.
+#[test]
+fn the_sea_past_the_tile_is_the_tiles_water() {
+    let camera = Camera {
+        target: Vec3::new(2.1, 0.0, 1.0),
+        yaw: 0.3,
+        pitch: 50f32.to_radians(),
+        distance: 0.6,
+    };
+    let (sea, tile) = (
+        draw(&camera, SIZE, 50.0, true),
+        draw(&camera, 1.1 * SIZE, 50.0, true),
+    );
+    let eye = camera.eye();
+    let (mut sum, mut pixels) = (0.0, 0usize);
+    for y in 0..HEIGHT {
+        for x in 0..WIDTH {
+            let ray = camera
+                .ray([x as f32 + 0.5, y as f32 + 0.5], [WIDTH, HEIGHT])
+                .1;
+            let hit = eye + ray * (-eye.y / ray.y.min(-1e-6));
+            if !(2.02..2.18).contains(&hit.x) || !(0.05..1.95).contains(&hit.z) {
+                continue;
+            }
+            let (a, b) = (sea.get_pixel(x, y), tile.get_pixel(x, y));
+            sum += (0..3)
+                .map(|c| (f64::from(a[c]) - f64::from(b[c])).abs())
+                .sum::<f64>();
+            pixels += 1;
+        }
+    }
+    assert!(pixels > 2000, "only {pixels} pixels see the strip");
+    let difference = sum / pixels as f64;
+    println!("the sea against the tile: {difference:.2} per pixel over {pixels} pixels");
+    assert!(difference < 4.0, "{difference:.2} per pixel");
 }

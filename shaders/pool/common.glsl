@@ -26,6 +26,7 @@ uniform int mesh_nodes;        // vertices per side of the mesh drawn
 uniform int mesh_stride;       // nodes between its vertices
 uniform int detail;            // 1: add the fine-detail normal map
 uniform float time;            // s, the simulated time (the fine detail's ripples move with it)
+uniform vec3 horizon;          // the sky's colour at the horizon (far deck and sea fade into it)
 
 float spacing() {
     return pool_size / float(nodes - 1);
@@ -137,9 +138,13 @@ float line_share(float x, float w, float width) {
     return (floor(b) * width + min(fract(b), width) - floor(a) * width - min(fract(a), width)) / w;
 }
 
-// The share of a pixel w wide around x inside |x − centre| < half (a box filter of a band).
+// The share of a pixel w wide around x inside |x − centre| < half (a box filter of a band):
+// the length of [x − w/2, x + w/2] ∩ [centre − half, centre + half] over w, so a band
+// narrower than the pixel is its width's share, not more.
 float band_share(float x, float centre, float half_width, float w) {
-    return clamp((half_width - abs(x - centre)) / max(w, 1e-6) + 0.5, 0.0, 1.0);
+    w = max(w, 1e-6);
+    float overlap = min(x + 0.5 * w, centre + half_width) - max(x - 0.5 * w, centre - half_width);
+    return clamp(overlap / w, 0.0, 1.0);
 }
 
 // Grid lines `width` (in cells) along both axes of a grid of unit cells at q (cells), averaged
@@ -249,10 +254,12 @@ vec3 underwater_end(vec3 o, vec3 d) {
     return p;
 }
 
-// Where above_water_ray's ray meets the walls' upper part (else a point along it).
+// Where above_water_ray's ray meets the walls' planes, continued above their top (so that the
+// point, and its footprint, moves smoothly as the ray goes from the wall over its top to the
+// sky).
 vec3 above_water_end(vec3 o, vec3 d) {
     vec3 n;
-    return o + d * exit_box(o, d, rim_height, n);
+    return o + d * exit_box(o, d, rim_height + 4.0 * pool_size, n);
 }
 
 // What a ray from o going down (under water) sees: the pool's floor or walls, or an island's
@@ -277,17 +284,23 @@ vec3 underwater_ray(vec3 o, vec3 d, Footprint f) {
     return through_water(lit(tile_albedo(p, n, f), p, n, f), t);
 }
 
-// What a ray from o going up (above the water) sees: the walls' upper part or the sky.
+// What a ray from o going up (above the water) sees: the walls' upper part or the sky. The
+// walls' top edge is box-filtered over the footprint f of the point the ray meets on their
+// planes (`above_water_end`): a pixel whose rays (far waves turning them) meet the wall and pass
+// over it in turn sees both in their shares, not one or the other.
 vec3 above_water_ray(vec3 o, vec3 d, Footprint f) {
+    vec3 sky_color = texture(sky, d).rgb;
     if (open_sea == 0 && inside_pool(o.xz) && o.y < rim_height) {
         vec3 n;
-        float t = exit_box(o, d, rim_height, n);
+        float t = exit_box(o, d, rim_height + 4.0 * pool_size, n);
         vec3 p = o + d * t;
-        if (abs(n.y) < 0.5) {
-            return lit(tile_albedo(p, n, f), p, n, f);
+        float wall = clamp((rim_height - p.y) / max(abs(f.dx.y) + abs(f.dy.y), 1e-6) + 0.5,
+                           0.0, 1.0);
+        if (abs(n.y) < 0.5 && wall > 0.0) {
+            return mix(sky_color, lit(tile_albedo(p, n, f), p, n, f), wall);
         }
     }
-    return texture(sky, d).rgb;
+    return sky_color;
 }
 
 float schlick(float cosine) {
@@ -324,3 +337,55 @@ float sun_glint(vec3 reflected, vec3 spread) {
     float sharpness = 1.0 / (1.0 / SHARPNESS + 0.25 * dot(spread, spread));
     return sharpness / SHARPNESS * pow(max(dot(reflected, light), 0.0), sharpness);
 }
+
+// What lies above the water and far away fades into the horizon's colour with its distance.
+vec3 horizon_fog(vec3 color, vec3 p) {
+    float fog = 1.0 - exp(-distance(p, eye) / (6.0 * pool_size));
+    return mix(color, horizon, fog);
+}
+
+#ifdef FRAGMENT_SHADER
+// The water's surface at a point of a fragment: the normal with the fine detail, the eye's
+// ray, its reflection and refraction (on the eye's side: from below, reflected down and
+// refracted up), and `spread`, how much the reflected ray turns across the pixel. One
+// function for the simulated tile (`surface`) and the calm sea past it (`pool`), so the two
+// meet without a seam. It takes derivatives: call it in uniform control flow, before any
+// discard.
+struct Water {
+    vec3 n;
+    vec3 incident;
+    vec3 reflected;
+    vec3 refracted;
+    vec3 spread;
+    bool from_above;
+};
+
+Water water_at(vec3 p, vec3 geometric_normal) {
+    Water w;
+    float footprint = length(fwidth(p.xz));
+    w.n = normalize(geometric_normal);
+    if (detail == 1) {
+        vec2 slope = detail_slope(p.xz, footprint);
+        w.n = normalize(w.n + vec3(-slope.x, 0.0, -slope.y));
+    }
+    w.incident = normalize(p - eye);
+    w.from_above = dot(w.incident, geometric_normal) < 0.0;
+    vec3 m = w.from_above ? w.n : -w.n;
+    w.reflected = reflect(w.incident, m);
+    w.reflected.y = w.from_above ? abs(w.reflected.y) : -abs(w.reflected.y);
+    w.refracted = refract(w.incident, m,
+                          w.from_above ? IOR_AIR / IOR_WATER : IOR_WATER / IOR_AIR);
+    w.spread = fwidth(w.reflected);
+    return w;
+}
+
+// The water seen from above at p: the Fresnel (Schlick) mix of what its refracted ray sees
+// under the water and its reflected ray above, the sun's highlight, and on the open sea the
+// fade into the horizon.
+vec3 water_from_above(Water w, vec3 p, vec3 under_water, vec3 above_water) {
+    float fresnel = schlick(-dot(w.incident, w.n));
+    vec3 c = mix(under_water, above_water, fresnel);
+    c += vec3(1.0, 0.95, 0.85) * 8.0 * sun_glint(w.reflected, w.spread) * fresnel;
+    return open_sea == 1 ? horizon_fog(c, p) : c;
+}
+#endif

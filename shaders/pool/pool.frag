@@ -6,8 +6,6 @@
 in vec3 world;
 in vec3 normal;
 
-uniform vec3 horizon;          // the sky's colour at the horizon
-
 out vec4 color;
 
 void main() {
@@ -16,28 +14,18 @@ void main() {
     Footprint here = Footprint(dFdx(world), dFdy(world));
     vec3 n = normalize(normal);
     vec3 incident = normalize(world - eye);
-    // The open sea past the tile: its rippled normal, its reflected and refracted rays, and
-    // the footprints where the refracted ray (or, from under water, the eye's) meets the floor
-    // continued.
-    vec3 up = vec3(0.0, 1.0, 0.0);
-    vec3 reflected = up;
-    vec3 refracted = -up;
+    // The open sea past the tile: the water there (the calm sea, with the fine detail) as the
+    // tile's `surface` pass draws it (common.glsl `water_at`), and the footprints where its
+    // refracted ray (or, from under water, the eye's) meets the floor continued.
+    Water sea;
     Footprint through = here;
     Footprint beyond = here;
-    vec3 spread = vec3(0.0);
     if (open_sea == 1) {
-        if (detail == 1) {
-            vec2 slope = detail_slope(world.xz, length(fwidth(world.xz)));
-            up = normalize(vec3(-slope.x, 1.0, -slope.y));
-        }
-        reflected = reflect(incident, up);
-        reflected.y = abs(reflected.y);
-        refracted = refract(incident, up, IOR_AIR / IOR_WATER);
-        vec3 sea_floor = floor_continued(world, refracted);
+        sea = water_at(world, vec3(0.0, 1.0, 0.0));
+        vec3 sea_floor = floor_continued(world, sea.refracted);
         vec3 seen = floor_continued(eye, incident);
         through = Footprint(dFdx(sea_floor), dFdy(sea_floor));
         beyond = Footprint(dFdx(seen), dFdy(seen));
-        spread = fwidth(reflected);
     }
     vec3 c;
     if (open_sea == 1) {
@@ -51,13 +39,9 @@ void main() {
             if (eye.y < 0.0) {
                 c = WATER_COLOR;
             } else {
-                // The calm sea with the tile's fine-detail ripples, so its outline does not show.
-                float fresnel = schlick(-dot(incident, up));
-                c = mix(open_water_ray(world, refracted, through), texture(sky, reflected).rgb,
-                        fresnel);
-                c += vec3(1.0, 0.95, 0.85) * 8.0 * sun_glint(reflected, spread) * fresnel;
-                float fog = 1.0 - exp(-distance(world, eye) / (6.0 * pool_size));
-                c = mix(c, horizon, fog);
+                // The calm sea, drawn as the tile is, so its outline does not show.
+                c = water_from_above(sea, world, open_water_ray(world, sea.refracted, through),
+                                     texture(sky, sea.reflected).rgb);
             }
         } else {
             c = lit(tile_albedo(world, n, here), world, n, here);
@@ -70,9 +54,7 @@ void main() {
         float joint = grid_lines(q, w, 0.03);
         float shade = mix(hash(floor(q)), 0.5, smoothstep(0.5, 1.0, max(w.x, w.y)));
         vec3 stone = vec3(0.70, 0.67, 0.60) * (0.95 + 0.05 * shade) * (1.0 - 0.2 * joint);
-        c = lit(stone, world, n, here);
-        float fog = 1.0 - exp(-distance(world, eye) / (6.0 * pool_size));
-        c = mix(c, horizon, fog);
+        c = horizon_fog(lit(stone, world, n, here), world);
     } else {
         c = lit(tile_albedo(world, n, here), world, n, here);
     }

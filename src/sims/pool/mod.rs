@@ -4,7 +4,7 @@
 //! `surface.rs`; the CPU stages in `cpu.rs` and `drops.rs`, the CUDA ones in `cuda/` (kernels
 //! in `kernels/pool.cu`), either behind `solver.rs`; the scene section in `scene.rs`;
 //! behind the [`crate::sims::Sim`] door in `sim.rs`; its frame (statistics, fields, pictures)
-//! in `frame.rs`; the camera kept in the water when it orbits below the surface in
+//! in `frame.rs`; what a grid takes in host and GPU memory in `memory.rs`; the camera kept in the water when it orbits below the surface in
 //! `under_water.rs`.
 
 pub mod cpu;
@@ -12,6 +12,7 @@ pub mod cuda;
 pub mod doctor;
 pub mod drops;
 pub mod frame;
+pub mod memory;
 pub mod panel;
 pub mod params;
 pub mod render;

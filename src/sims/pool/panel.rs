@@ -3,10 +3,10 @@
 //! the light. Every edit but the grid applies before the next frame.
 
 use super::drops::Target;
+use super::memory::GridBytes;
 use super::params::{Edges, Model, PoolParams, MAX_NODES, MIN_NODES};
 use super::scene::{too_stiff, Island, HIGHEST_SUN, LOWEST_SUN};
 use super::sim::{PoolSim, Tool};
-use super::surface::BYTES_PER_NODE;
 use crate::scene::Invalid;
 use crate::sims::choose;
 use anyhow::Result;
@@ -270,18 +270,17 @@ impl PoolSim {
                      square (the CPU: about 0.4 ms a frame at 256² on the wave model)",
                 );
             }
-            let needed = self.edit_bytes();
+            let bytes = self.edit_bytes();
             let available = crate::host::available_memory();
-            if available.is_some_and(|a| needed > a) && self.nodes_edit != self.params().nodes {
+            if available.is_some_and(|a| bytes.host > a) && self.nodes_edit != self.params().nodes {
                 let _colour = ui.push_style_color(imgui::StyleColor::Text, [1.0, 0.45, 0.35, 1.0]);
                 ui.text_wrapped(format!(
-                    "{}; about {} in all here, more than the {} available",
-                    grid_cost(self.nodes_edit),
-                    crate::host::format_bytes(needed),
+                    "{}; more than the {} of host memory available",
+                    grid_cost(self.nodes_edit, &bytes),
                     crate::host::format_bytes(available.unwrap_or(0)),
                 ));
             } else {
-                ui.text_disabled(grid_cost(self.nodes_edit));
+                ui.text_disabled(grid_cost(self.nodes_edit, &bytes));
             }
             let again = self.confirming == Some(self.nodes_edit);
             let label = match again {
@@ -315,19 +314,25 @@ impl PoolSim {
     }
 }
 
-/// What a grid of `nodes` a side costs: its node count, the state's memory (the same on the CPU
-/// and the GPU) and the renderer's surface texture (and, on the CPU, as many bytes of texels
-/// on the host); [`host_bytes`](super::sim::host_bytes) has the whole host figure.
-pub fn grid_cost(nodes: usize) -> String {
+/// What a grid of `nodes` a side costs (`bytes`, [`grid_bytes`](super::memory::grid_bytes) on
+/// this backend): its node count, the state's memory and what drawing it adds, and where they
+/// lie: host memory, and GPU memory when there is any.
+pub fn grid_cost(nodes: usize, bytes: &GridBytes) -> String {
     let count = (nodes * nodes) as u64;
     let many = if count < 1_000_000 {
         count.to_string()
     } else {
         format!("{:.1} M", count as f64 * 1e-6)
     };
+    let format = crate::host::format_bytes;
+    let gpu = match bytes.gpu {
+        0 => String::new(),
+        gpu => format!(", {} of GPU memory", format(gpu)),
+    };
     format!(
-        "{nodes}² = {many} nodes: {} of state, {} of texture",
-        crate::host::format_bytes(count * BYTES_PER_NODE as u64),
-        crate::host::format_bytes(count * 16),
+        "{nodes}² = {many} nodes: {} of state, {} to draw them: {} of host memory{gpu}",
+        format(bytes.state),
+        format(bytes.drawing),
+        format(bytes.host),
     )
 }

@@ -3,6 +3,7 @@
 
 use super::drops::{Drop, Rng};
 use super::frame::PoolFrame;
+use super::memory::{grid_bytes, GridBytes};
 use super::render::{DrawScene, PoolRenderer, VIEWS};
 use super::scene::PoolScene;
 use super::solver::PoolSolver;
@@ -60,30 +61,9 @@ pub struct PoolSim {
     gl: Option<PoolGl>,
 }
 
-/// Host bytes above which a restart with a new grid asks to be asked again.
+/// Bytes (host and GPU together, `memory::grid_bytes`) above which a restart with a new grid
+/// asks to be asked again.
 pub const CONFIRM_BYTES: u64 = 1 << 30;
-
-/// Host bytes a grid of `nodes` a side takes: the state on the CPU backend
-/// ([`BYTES_PER_NODE`](super::surface::BYTES_PER_NODE)); when it is drawn, the texels the CPU
-/// backend uploads (16 a node), the caustics' strip indices built on the host (about 8 a
-/// node), and the GL texture and index buffer (16 and 8), which a software renderer (Mesa
-/// llvmpipe) keeps in host memory. The CUDA state and a hardware driver's GL objects are in GPU
-/// memory (`cuda::gpu_bytes` is checked when the CUDA solver starts; the GL objects are not).
-pub fn host_bytes(nodes: usize, cpu: bool, drawn: bool) -> u64 {
-    let count = (nodes * nodes) as u64;
-    let state = if cpu {
-        super::surface::BYTES_PER_NODE as u64
-    } else {
-        0
-    };
-    let texels = if cpu { 16 } else { 0 };
-    let indices = 4 * ((nodes.max(2) - 1) * (2 * nodes + 2)) as u64;
-    let gl = if cpu { 16 * count + indices } else { 0 };
-    match drawn {
-        true => count * (state + texels) + indices + gl,
-        false => count * state,
-    }
-}
 
 struct PoolGl {
     renderer: PoolRenderer,
@@ -180,19 +160,20 @@ impl PoolSim {
         self.solver.clear();
     }
 
-    /// Host bytes the panel's grid (`nodes_edit`) takes on this backend, drawn or not.
-    pub(super) fn edit_bytes(&self) -> u64 {
-        host_bytes(
+    /// What the panel's grid (`nodes_edit`) takes on this backend, drawn or not.
+    pub(super) fn edit_bytes(&self) -> GridBytes {
+        grid_bytes(
             self.nodes_edit,
-            self.solver.as_cpu().is_some(),
+            self.solver.as_cpu().is_none(),
             self.gl.is_some(),
         )
     }
 
-    /// Refuses the panel's grid when it does not fit in `available` host bytes (the running
-    /// grid is already counted out of them: it is held while the new one is built).
+    /// Refuses the panel's grid when its host part does not fit in `available` host bytes (the
+    /// running grid is already counted out of them: it is held while the new one is built; the
+    /// GPU part is checked by the CUDA solver before it allocates).
     pub(super) fn check_memory(&self, available: Option<u64>) -> Result<(), Invalid> {
-        let (needed, Some(available)) = (self.edit_bytes(), available) else {
+        let (needed, Some(available)) = (self.edit_bytes().host, available) else {
             return Ok(());
         };
         if self.nodes_edit == self.scene.params.nodes || needed <= available {
@@ -217,13 +198,13 @@ impl PoolSim {
         let refused = if let Err(error) = self.check_memory(available) {
             Some(format!("refused: {}: {}", error.key, error.message))
         } else if nodes != self.scene.params.nodes
-            && self.edit_bytes() > CONFIRM_BYTES
+            && self.edit_bytes().host + self.edit_bytes().gpu > CONFIRM_BYTES
             && self.confirming != Some(nodes)
         {
             self.confirming = Some(nodes);
             Some(format!(
                 "{nodes}² nodes take about {} of memory: restart again to go ahead",
-                crate::host::format_bytes(self.edit_bytes())
+                crate::host::format_bytes(self.edit_bytes().host + self.edit_bytes().gpu)
             ))
         } else {
             None
@@ -254,7 +235,7 @@ impl PoolSim {
             gl.texels = Vec::new();
         }
         self.solver
-            .rebuild(&scene.params, |x, z| scene.land(x, z))?;
+            .rebuild(&scene.params, self.gl.is_some(), |x, z| scene.land(x, z))?;
         self.scene = scene;
         self.painted.clear();
         self.rng = Rng::new(self.scene.drops.seed);

@@ -505,9 +505,15 @@ fn a_nodes_state_bytes_are_its_fields() {
     let pairs = s.offset.len() + s.velocity_h.len() + s.accel_h.len();
     let bytes = 4 * f32s + 8 * pairs + s.flags.len();
     assert_eq!(bytes, 16 * 16 * super::surface::BYTES_PER_NODE);
+    use super::memory::grid_bytes;
     assert_eq!(
-        super::panel::grid_cost(8192),
-        "8192² = 67.1 M nodes: 2.3 GiB of state, 1.0 GiB of texture"
+        super::panel::grid_cost(8192, &grid_bytes(8192, false, true)),
+        "8192² = 67.1 M nodes: 2.3 GiB of state, 3.0 GiB to draw them: 5.3 GiB of host memory"
+    );
+    assert_eq!(
+        super::panel::grid_cost(8192, &grid_bytes(8192, true, true)),
+        "8192² = 67.1 M nodes: 2.3 GiB of state, 2.0 GiB to draw them: 512.0 MiB of host \
+         memory, 3.8 GiB of GPU memory"
     );
     assert_eq!(sim.params().memory_bytes(), bytes as u64);
 }
@@ -529,7 +535,7 @@ fn a_grid_that_does_not_fit_is_refused_and_the_old_one_runs_on() {
     sim.step().unwrap();
     let before = sim.solver.as_cpu().unwrap().surface.clone();
     sim.nodes_edit = 8192;
-    let needed = super::sim::host_bytes(8192, true, false);
+    let needed = super::memory::grid_bytes(8192, false, false).host;
     assert_eq!(needed, 8192 * 8192 * 37);
     let refused = sim.restart_within(Some(1 << 30)).unwrap_err().to_string();
     assert_eq!(
@@ -546,12 +552,6 @@ fn a_grid_that_does_not_fit_is_refused_and_the_old_one_runs_on() {
     let asked = sim.restart_within(Some(u64::MAX)).unwrap_err().to_string();
     assert!(asked.contains("restart again"), "{asked}");
     assert_eq!((sim.confirming, sim.params().nodes), (Some(8192), 64));
-    // Drawn on the CPU the texels, indices and GL objects count too: 85 bytes a node.
-    assert_eq!(
-        super::sim::host_bytes(1024, true, true),
-        1024 * 1024 * (37 + 16 + 16) + 2 * 4 * 1023 * 2050
-    );
-    assert_eq!(super::sim::host_bytes(1024, false, true), 4 * 1023 * 2050);
     sim.nodes_edit = 32;
     sim.restart_within(Some(1 << 20)).unwrap();
     assert_eq!((sim.params().nodes, sim.refusal.as_deref()), (32, None));

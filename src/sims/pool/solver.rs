@@ -133,7 +133,7 @@ impl PoolSolver {
                 );
             }
         }
-        match CudaPool::new_on(device, &scene.params, land(scene)) {
+        match CudaPool::new_on(device, &scene.params, false, land(scene)) {
             Ok(cuda) => {
                 let on = if device == crate::cuda::DEFAULT_DEVICE {
                     String::new()
@@ -168,7 +168,12 @@ impl PoolSolver {
     /// A surface at rest for `params` (a new node count, say) on the same backend. The CPU's
     /// old state goes before the new one is made (building it cannot fail), so the two are
     /// never held together.
-    pub fn rebuild(&mut self, params: &PoolParams, land: impl Fn(f32, f32) -> bool) -> Result<()> {
+    pub fn rebuild(
+        &mut self,
+        params: &PoolParams,
+        drawn: bool,
+        land: impl Fn(f32, f32) -> bool,
+    ) -> Result<()> {
         match &mut self.backend {
             Backends::Cpu(cpu) => {
                 cpu.surface = Surface::default();
@@ -177,7 +182,7 @@ impl PoolSolver {
             Backends::Cuda(cuda) => {
                 let device = cuda.device();
                 cuda.release_gl();
-                **cuda = CudaPool::new_on(device, params, land)?;
+                **cuda = CudaPool::new_on(device, params, drawn, land)?;
             }
         }
         self.pending = None;

@@ -71,8 +71,9 @@ struct GpuStencil {
     weights: CudaSlice<f32>,
 }
 
-/// Bytes of GPU memory a grid of `nodes`² takes: six f32 fields (three of them pairs: nine
-/// floats), the flags, the partials.
+/// Bytes of GPU memory a grid of `nodes`² takes for the solver: six f32 fields (three of them
+/// pairs: nine floats), the flags, the partials (drawn, the GL objects come on top:
+/// `memory::grid_bytes`).
 pub fn gpu_bytes(nodes: usize) -> u64 {
     let count = (nodes * nodes) as u64;
     count * crate::sims::pool::surface::BYTES_PER_NODE as u64
@@ -109,10 +110,12 @@ pub struct CudaPool {
 impl CudaPool {
     /// A surface at rest for `params` on CUDA device `device`, `land(x, z)` fixed. Fails when
     /// CUDA is unavailable or the grid does not fit in the GPU's free memory (checked before
-    /// allocating).
+    /// allocating; `drawn`: with the renderer's GL texture and index buffer for it,
+    /// `memory::grid_bytes`).
     pub fn new_on(
         device: usize,
         params: &PoolParams,
+        drawn: bool,
         land: impl Fn(f32, f32) -> bool,
     ) -> Result<Self, CudaError> {
         params
@@ -121,7 +124,7 @@ impl CudaPool {
         let sync_check = crate::cuda::sync_check_requested()?;
         let context = crate::cuda::context(device)?;
         let n = params.nodes;
-        let needed = gpu_bytes(n);
+        let needed = crate::sims::pool::memory::grid_bytes(n, true, drawn).gpu;
         let (free, _) = context
             .mem_get_info()
             .map_err(CudaError::driver("cuMemGetInfo"))?;

@@ -398,7 +398,7 @@ fn gpu_runner(
     device: usize,
     params: &PoolParams,
 ) -> Result<impl FnMut(&PoolParams, Work, &Surface) -> Ran, String> {
-    let mut cuda = CudaPool::new_on(device, params, land).map_err(|e| e.to_string())?;
+    let mut cuda = CudaPool::new_on(device, params, false, land).map_err(|e| e.to_string())?;
     Ok(move |params: &PoolParams, work: Work, before: &Surface| {
         let mut run = || -> Result<(Surface, Option<PoolStats>), crate::cuda::CudaError> {
             cuda.upload(before)?;

@@ -3,7 +3,6 @@
 
 use super::shared::{pool_shader, FrameValues, Shared};
 use crate::gfx::program::{Program, Uniform};
-use crate::gfx::skybox;
 use anyhow::{anyhow, Result};
 use glam::Vec3;
 use glow::HasContext;
@@ -135,7 +134,6 @@ pub(super) struct PoolProgram {
     program: Program,
     shared: Shared,
     view_projection: Uniform,
-    horizon: Uniform,
 }
 
 impl PoolProgram {
@@ -144,7 +142,6 @@ impl PoolProgram {
         Ok(PoolProgram {
             shared: Shared::locate(gl, &program)?,
             view_projection: program.uniform(gl, "view_projection")?,
-            horizon: program.uniform(gl, "horizon")?,
             program,
         })
     }
@@ -153,7 +150,6 @@ impl PoolProgram {
         self.program.bind(gl);
         self.shared.set(gl, values);
         self.view_projection.set(gl, values.view_projection);
-        self.horizon.set(gl, skybox::HORIZON);
         pool_box.draw(gl);
     }
 

@@ -10,7 +10,8 @@ use glam::{Mat4, Vec3, Vec4};
 use glow::HasContext;
 
 /// A pool pass's shaders: `shaders/pool/VERTEX` and `shaders/pool/FRAGMENT`, each after
-/// `#version 330 core` and `shaders/pool/common.glsl`, under the pass name `NAME`.
+/// `#version 330 core` and `shaders/pool/common.glsl`, under the pass name `NAME`; the fragment
+/// shader's with `FRAGMENT_SHADER` defined (common.glsl's functions that take derivatives).
 macro_rules! pool_shader {
     ($name:expr, $vertex:expr, $fragment:expr) => {
         $crate::gfx::program::ShaderSource {
@@ -28,7 +29,7 @@ macro_rules! pool_shader {
                 ))
             ),
             fragment: concat!(
-                "#version 330 core\n",
+                "#version 330 core\n#define FRAGMENT_SHADER\n",
                 include_str!(concat!(
                     env!("CARGO_MANIFEST_DIR"),
                     "/shaders/pool/common.glsl"
@@ -92,6 +93,7 @@ pub(super) struct Shared {
     mesh_stride: Uniform,
     detail: Uniform,
     time: Uniform,
+    horizon: Uniform,
 }
 
 impl Shared {
@@ -113,6 +115,7 @@ impl Shared {
             mesh_stride: program.uniform(gl, "mesh_stride")?,
             detail: program.uniform(gl, "detail")?,
             time: program.uniform(gl, "time")?,
+            horizon: program.uniform(gl, "horizon")?,
         })
     }
 
@@ -141,6 +144,7 @@ impl Shared {
         self.open_sea.set(gl, i32::from(values.open));
         self.detail.set(gl, i32::from(values.detail));
         self.time.set(gl, values.time);
+        self.horizon.set(gl, crate::gfx::skybox::HORIZON);
     }
 
     /// Sets the mesh `grid` draws on the bound program.
