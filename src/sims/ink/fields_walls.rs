@@ -16,6 +16,7 @@ impl Flow {
         assert_eq!(solid.len(), nx * ny);
         if self.solid.len() != nx * ny {
             self.solid = vec![false; nx * ny];
+            self.solid_cells = 0;
             self.u_open = vec![false; (nx + 1) * ny];
             self.v_open = vec![false; nx * (ny + 1)];
             self.u_fixed = vec![0.0; (nx + 1) * ny];
@@ -46,6 +47,10 @@ impl Flow {
         assert_eq!(cells.len(), rows.len() * nx, "the cells of rows {rows:?}");
         let span = rows.start * nx..rows.end * nx;
         let changed = self.solid[span.clone()] != *cells;
+        if changed {
+            let count = |cells: &[bool]| cells.iter().filter(|&&s| s).count();
+            self.solid_cells = self.solid_cells + count(cells) - count(&self.solid[span.clone()]);
+        }
         self.solid[span].copy_from_slice(cells);
         let v_rows = rows.start..(rows.end + 1).min(ny + 1);
         let grid = (nx, ny, self.dx);
