@@ -35,6 +35,7 @@ struct InkGrid {
     float width, height;   // nx·dx, ny·dx
     unsigned int sticks;   // STICK_* bits
     float fixed_left, fixed_right, fixed_bottom, fixed_top;  // closed boundary faces' velocity
+    unsigned int outflow;  // outflow sides (zero pressure beyond), bits as STICK_LEFT..STICK_TOP
 };
 
 // One brush stamp on one lattice: the box of points it reaches (three radii, as the CPU's

@@ -250,7 +250,7 @@ impl CpuInk {
     /// a no-slip plate slipped at 10 % of the first row's speed there and the wall's curl was
     /// 19 % off: `ghost_faces_read_by_the_curl_are_the_mirror_of_the_splat`).
     pub(super) fn compute_curl(&mut self) {
-        if self.flow.solid.contains(&true) {
+        if self.flow.has_obstacles() {
             let ny = self.flow.ny;
             self.flow.mirror_rows(0..ny);
         }
@@ -396,7 +396,7 @@ impl CpuInk {
     /// outflow side the pressure is zero.
     pub(super) fn subtract_gradient(&mut self) {
         self.flow.subtract_gradient();
-        if self.flow.solid.contains(&true) {
+        if self.flow.has_obstacles() {
             // The ghost faces mirror the projected velocity for the next step's readers (the
             // other closed faces kept their fixed velocities: the projection moves open ones).
             let ny = self.flow.ny;

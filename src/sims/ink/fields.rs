@@ -191,6 +191,8 @@ pub struct Flow {
     /// The box's sides.
     pub boundary: Boundary,
     pub(in crate::sims::ink) solid: Vec<bool>,
+    /// How many of [`Flow::solid`] are solid (kept where cells change, `Flow::wall_rows`).
+    solid_cells: usize,
     /// Per vertical face: whether fluid passes (open), else its velocity is fixed.
     pub(in crate::sims::ink) u_open: Vec<bool>,
     /// Per horizontal face: whether fluid passes.
@@ -217,6 +219,7 @@ impl Flow {
             p: Field::new(nx, ny, [0.5, 0.5], dx),
             boundary,
             solid: Vec::new(),
+            solid_cells: 0,
             u_open: Vec::new(),
             v_open: Vec::new(),
             moving: Vec::new(),
@@ -231,6 +234,16 @@ impl Flow {
     /// Which cells are solid.
     pub fn solid(&self) -> &[bool] {
         &self.solid
+    }
+
+    /// How many cells are solid (a count kept where cells change, not a scan).
+    pub fn solid_cells(&self) -> usize {
+        self.solid_cells
+    }
+
+    /// Whether any cell is solid (obstacles).
+    pub fn has_obstacles(&self) -> bool {
+        self.solid_cells > 0
     }
 
     /// Whether cell (i, j) is fluid; cells outside the box are not.

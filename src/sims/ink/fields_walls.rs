@@ -16,6 +16,7 @@ impl Flow {
         assert_eq!(solid.len(), nx * ny);
         if self.solid.len() != nx * ny {
             self.solid = vec![false; nx * ny];
+            self.solid_cells = 0;
             self.u_open = vec![false; (nx + 1) * ny];
             self.v_open = vec![false; nx * (ny + 1)];
             self.u_fixed = vec![0.0; (nx + 1) * ny];
@@ -23,7 +24,7 @@ impl Flow {
             self.poisson = Poisson::new(nx, ny, &vec![true; nx * ny], &self.boundary);
         }
         self.poisson.pure_neumann = !self.boundary.any_dirichlet();
-        self.set_rows(0..ny, &solid, true);
+        self.wall_rows(0..ny, &solid, true);
     }
 
     /// Makes the cells of the rows `rows` solid where `cells` (those rows' cells, row by row),
@@ -32,15 +33,24 @@ impl Flow {
     /// closed faces take their velocities again; else the masks and the stencil follow around
     /// those rows. Returns whether any cell changed.
     pub fn set_solid_rows(&mut self, rows: Range<usize>, cells: &[bool]) -> bool {
-        self.set_rows(rows, cells, false)
+        self.wall_rows(rows, cells, false)
     }
 
-    fn set_rows(&mut self, rows: Range<usize>, cells: &[bool], always: bool) -> bool {
+    /// The stage `wall_rows` (CUDA's kernel of that name computes the same from the solid rows
+    /// and the moving discs, kernels/ink.cu): the cells of `rows` set to `cells`; the closed
+    /// faces' fixed velocities of those rows ([`fixed_faces_rows`]); when a cell changed (or
+    /// `always`) the open masks of those rows' faces and the stencil around them; then the rows'
+    /// closed faces closed.
+    fn wall_rows(&mut self, rows: Range<usize>, cells: &[bool], always: bool) -> bool {
         let (nx, ny) = (self.nx, self.ny);
         assert!(rows.end <= ny, "rows {rows:?} of {ny}");
         assert_eq!(cells.len(), rows.len() * nx, "the cells of rows {rows:?}");
         let span = rows.start * nx..rows.end * nx;
         let changed = self.solid[span.clone()] != *cells;
+        if changed {
+            let count = |cells: &[bool]| cells.iter().filter(|&&s| s).count();
+            self.solid_cells = self.solid_cells + count(cells) - count(&self.solid[span.clone()]);
+        }
         self.solid[span].copy_from_slice(cells);
         let v_rows = rows.start..(rows.end + 1).min(ny + 1);
         let grid = (nx, ny, self.dx);

@@ -454,3 +454,50 @@ fn the_statistics_count_the_fluid_not_the_discs_ghosts() {
         "{reported} against {fluid} m/s"
     );
 }
+
+/// The flow's count of solid cells (which the curl and the projection ask instead of scanning
+/// the mask) follows every change: cells painted and erased, a disc moving (its cells change
+/// every substep: rows leave it and rows join it), a restart (the disc back at its start).
+/// Fails when a change leaves the count behind (painting alone: 0 counted against ~130).
+#[test]
+fn the_solid_count_follows_paint_erase_a_moving_disc_and_a_restart() {
+    let mut sim = open(&scene(0.5));
+    let counted = |sim: &InkSim, what: &str| -> usize {
+        let flow = sim.solver.flow();
+        let scanned = flow.solid().iter().filter(|&&s| s).count();
+        assert_eq!(flow.solid_cells(), scanned, "{what}");
+        assert_eq!(flow.has_obstacles(), scanned > 0, "{what}");
+        scanned
+    };
+    // The disc: π (0.15 m / 15.6 mm)² ≈ 290 cells.
+    let disc = counted(&sim, "opened");
+    assert!((250..330).contains(&disc), "{disc} cells in the disc");
+    // A second disc painted far from it: π (0.1 / 0.0156)² ≈ 129 cells more.
+    sim.paint_solid([1.6, 0.5], 0.1, true);
+    let painted = counted(&sim, "painted");
+    assert!(
+        (100..160).contains(&(painted - disc)),
+        "{painted} with paint"
+    );
+    sim.paint_solid([1.6, 0.5], 0.05, false);
+    let erased = counted(&sim, "half erased");
+    assert!(erased < painted - 20, "{erased} after erasing");
+    for step in 0..12 {
+        sim.step().unwrap();
+        counted(&sim, &format!("moved, step {step}"));
+    }
+    assert!(
+        sim.disc_drawn[0][0] > 0.6,
+        "the disc moved: {:?}",
+        sim.disc_drawn
+    );
+    sim.restart().unwrap();
+    counted(&sim, "restarted");
+    sim.paint_solid([1.6, 0.5], 0.2, false);
+    let flow = sim.solver.flow();
+    assert!(
+        flow.has_obstacles() && flow.solid_cells() < disc + 10,
+        "erased the rest"
+    );
+    counted(&sim, "the paint erased");
+}

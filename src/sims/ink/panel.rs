@@ -448,4 +448,17 @@ mod tests {
             "fluid leaves on the right"
         );
     }
+
+    /// The solver's parameters the panel's sliders and menus edit reach the solver at the next
+    /// step, with no restart (the "every control live"): the pressure iterations run.
+    #[test]
+    fn the_solver_parameters_change_live() {
+        let mut sim = open();
+        sim.solver.params.pressure_solver = PressureSolver::Jacobi;
+        for iterations in [7, 13] {
+            sim.solver.params.iterations = iterations;
+            sim.step().unwrap();
+            assert_eq!(sim.solver.report().iterations, iterations);
+        }
+    }
 }

@@ -289,7 +289,7 @@ impl Sim for InkSim {
     }
 
     fn stage_bytes(&self) -> Vec<Option<f64>> {
-        let obstacles = self.solver.flow().solid().contains(&true);
+        let obstacles = self.solver.flow().has_obstacles();
         super::bandwidth::stage_bytes(&self.solver.params, obstacles).to_vec()
     }
 

@@ -51,6 +51,9 @@ pub struct InkGrid {
     pub sticks: u32,
     /// The fixed normal velocity of closed faces per side (left, right, bottom, top).
     pub fixed: [f32; 4],
+    /// Bit per side (left, right, bottom, top, as `sticks`): an outflow (zero pressure
+    /// beyond it, its faces open to fluid beside them; `wall_rows`).
+    pub outflow: u32,
 }
 
 // SAFETY: plain old data of 4-byte fields, laid out as the C struct it mirrors.
@@ -84,6 +87,11 @@ impl InkGrid {
             height: ny as f32 * dx,
             sticks,
             fixed: [LEFT, RIGHT, BOTTOM, TOP].map(|side| b.fixed_velocity(side)),
+            outflow: [LEFT, RIGHT, BOTTOM, TOP]
+                .iter()
+                .enumerate()
+                .map(|(bit, &side)| u32::from(b.dirichlet(side)) << bit)
+                .sum(),
         }
     }
 
@@ -272,6 +280,7 @@ impl InkKernels {
         "pressure_mg_remove_mean",
         "pressure_mg_tail",
         "subtract_gradient",
+        "wall_rows",
         "close_walls",
         "reduce_totals",
         "reduce_finish",

@@ -123,6 +123,8 @@ pub(super) struct Buffers {
     /// The closed faces' fixed velocities (`Flow::fixed`), as the host last sent them.
     pub u_fixed: CudaSlice<f32>,
     pub v_fixed: CudaSlice<f32>,
+    /// The moving discs' records `wall_rows` reads (centre, radius, velocity; grown as needed).
+    pub wall_discs: CudaSlice<f32>,
     /// Per block of the largest launch, four quantities.
     pub partials: CudaSlice<f64>,
     /// [`slot::COUNT`] values.
@@ -275,6 +277,7 @@ impl CudaInk {
             stencil: stream.alloc_zeros(nc)?,
             u_fixed: stream.alloc_zeros(nu)?,
             v_fixed: stream.alloc_zeros(nv)?,
+            wall_discs: stream.alloc_zeros(5 * 4)?,
             partials: stream.alloc_zeros(4 * kernels::blocks(g.ink_cells()))?,
             stats: stream.alloc_zeros(slot::COUNT)?,
             multigrid: GpuMultigrid::new(stream, g.nx as usize, g.ny as usize)?,

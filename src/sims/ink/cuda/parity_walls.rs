@@ -1,13 +1,15 @@
 //! The CUDA solver's obstacles against the CPU's, field by field (`parity.rs`'s comparison
 //! scene and tolerances): cells painted and erased (`CudaInk::set_solid`), and a disc moved
 //! (`CudaInk::set_walls`: `close_walls` closing the rows and mirroring their ghost faces, the
-//! multigrid's masks following by rows).
+//! multigrid's masks following by rows); after each, the masks, stencil and fixed velocities
+//! `wall_rows` derived on the GPU from the solid rows equal the CPU's (`Flow::wall_rows`).
 
 use super::multigrid::Hierarchy;
 use super::parity::{
     differences, fields_of, multigrid_params, solid, stamps, stirred, EMULATION_TOLERANCE,
     GPU_TOLERANCE, MOVING,
 };
+use super::walls::WallMasks;
 use super::CudaInk;
 use crate::sims::ink::boundary::{MovingDisc, Walls};
 use crate::sims::ink::cpu::CpuInk;
@@ -16,12 +18,14 @@ use crate::sims::ink::fields::Flow;
 /// Painting obstacles on CUDA device `device` (only the rows that change go through the host,
 /// `CudaInk::set_solid`) against the CPU's `set_solid`, from the stirred comparison scene with
 /// multigrid pressure: a disc painted in and then half of it erased; every field after, and
-/// after a step, equal within [`GPU_TOLERANCE`].
+/// after a step, equal within [`GPU_TOLERANCE`], and the walls' masks, stencil and fixed
+/// velocities (`wall_rows`) equal to the CPU's after each.
 pub fn gpu_set_solid_check(device: usize) -> Result<(bool, String), String> {
     let params = multigrid_params(false);
     let mut cpu = stirred(&params, 12);
     let mut cuda = CudaInk::new_on(device, params.clone(), &solid).map_err(|e| e.to_string())?;
-    let run = |cuda: &mut CudaInk, cpu: &mut CpuInk| -> Result<f32, crate::cuda::CudaError> {
+    let mut masks = Vec::new();
+    let mut run = |cuda: &mut CudaInk, cpu: &mut CpuInk| -> Result<f32, crate::cuda::CudaError> {
         let fields = fields_of(cpu);
         cuda.upload_fields(&fields)?;
         let (nx, ny) = (cpu.flow.nx, cpu.flow.ny);
@@ -39,6 +43,12 @@ pub fn gpu_set_solid_check(device: usize) -> Result<(bool, String), String> {
             }
             cpu.set_solid(mask.clone());
             cuda.set_solid(mask)?;
+            for name in cuda.wall_masks()?.differing(&WallMasks::of(&cpu.flow)) {
+                masks.push(format!(
+                    "{}: {name}",
+                    if erase { "erased" } else { "painted" }
+                ));
+            }
             for d in differences(&fields_of(cpu), &cuda.read_back()?) {
                 worst = worst.max(d.relative);
             }
@@ -52,11 +62,19 @@ pub fn gpu_set_solid_check(device: usize) -> Result<(bool, String), String> {
         Ok(worst)
     };
     let worst = run(&mut cuda, &mut cpu).map_err(|e| e.to_string())?;
+    let walls = if masks.is_empty() {
+        "the walls' masks and fixed velocities as the CPU's".to_owned()
+    } else {
+        format!(
+            "the walls' arrays differ from the CPU's ({})",
+            masks.join(", ")
+        )
+    };
     Ok((
-        worst <= GPU_TOLERANCE,
+        worst <= GPU_TOLERANCE && masks.is_empty(),
         format!(
             "a disc painted and half erased, then a step: worst field difference {worst:.2e} \
-             (allowed {GPU_TOLERANCE:.1e})"
+             (allowed {GPU_TOLERANCE:.1e}); {walls}"
         ),
     ))
 }
@@ -96,7 +114,9 @@ fn disc_cells(
 /// `InkSim::move_discs` does) u, v and p within [`EMULATION_TOLERANCE`] — `close_walls` copies
 /// fixed velocities and takes a mean of at most two faces and twice the wall's velocity minus
 /// it, which a GPU rounds as the CPU does — and the multigrid's masks on the GPU (levels,
-/// stencil and solid bytes) equal to the hierarchy built anew from the CPU's cells; after the
+/// stencil and solid bytes) equal to the hierarchy built anew from the CPU's cells, and the
+/// flow's open masks, solid bytes, stencil and fixed velocities (`wall_rows` on the GPU from
+/// the solid rows) equal to the CPU's (`Flow::wall_rows`); after the
 /// step that follows each move (the projection's mirror) every field within
 /// [`GPU_TOLERANCE`].
 pub fn gpu_moving_walls_check(device: usize) -> Result<(bool, String), String> {
@@ -137,6 +157,9 @@ pub fn gpu_moving_walls_check(device: usize) -> Result<(bool, String), String> {
                         failures.push(format!("{what}: {d:?}"));
                     }
                 }
+                for name in cuda.wall_masks()?.differing(&WallMasks::of(&cpu.flow)) {
+                    failures.push(format!("{what}: the walls' {name} differ from the CPU's"));
+                }
                 let (levels, stencil, solid) = cuda.multigrid_masks()?;
                 let fresh = Hierarchy::new(&cpu.flow);
                 for (name, equal) in [
@@ -168,7 +191,7 @@ pub fn gpu_moving_walls_check(device: usize) -> Result<(bool, String), String> {
         "a disc moved 4 times, no-slip in a channel and free-slip in a closed box: worst \
          difference after a move from equal states {moved:.2e} (allowed \
          {EMULATION_TOLERANCE:.1e}), after steps {stepped:.2e} (allowed {GPU_TOLERANCE:.1e}); \
-         multigrid masks as built anew"
+         walls' masks and fixed velocities as the CPU's, multigrid masks as built anew"
     );
     Ok((
         failures.is_empty(),

@@ -1,9 +1,11 @@
 //! Obstacles changed on CUDA — cells painted, a disc moved (docs/ink.md "Obstacles"): the host
-//! mirror's masks are set again for the rows that changed ([`Flow::set_solid_rows`]), those
-//! rows' masks, stencil and closed faces' fixed velocities are sent up, and the kernel
-//! `close_walls` closes the rows' faces and zeroes their solid cells' pressure on the GPU. No
-//! velocity comes back and nothing is waited for explicitly: a disc moving every substep keeps
-//! the frame's one synchronisation (`end_frame`).
+//! mirror's masks are set again for the rows that changed ([`Flow::set_solid_rows`]) to know
+//! which rows changed; only those rows' solid bytes and the moving discs' records are sent up,
+//! the kernel `wall_rows` derives the rows' open masks, stencil and closed faces' fixed
+//! velocities from them on the GPU (the CPU's `Flow::wall_rows`, the same formulas), and
+//! `close_walls` closes the rows' faces and zeroes their solid cells' pressure. No velocity
+//! comes back and nothing is waited for explicitly: a disc moving every substep keeps the
+//! frame's one synchronisation (`end_frame`).
 //!
 //! The copies (`cuMemcpyHtoDAsync`) are from pageable host memory. The driver stages such a
 //! buffer's bytes before the call returns, so a buffer may be changed or freed as soon as the
@@ -11,13 +13,10 @@
 //! documents a pageable copy as possibly synchronous with respect to the host ("API
 //! synchronization behavior"), so a large one can block until the stream reaches it. When
 //! cells change the multigrid's masks follow by rows (`GpuMultigrid::update_rows`: the finest
-//! level copied on the GPU from the rows sent here, the coarser levels' changed rows sent:
-//! about 0.17 MB a substep for the `stir` disc at 1414 × 707, where the whole hierarchy was
-//! 2 × 1.33 bytes a cell, 2.67 MB). The
-//! rows sent here are now the larger copy: 12 bytes a cell of the rows (masks, stencil and
-//! the fixed velocities), about 3 MB a substep for the `stir` disc at 1414 × 707; deriving the
-//! masks and fixed velocities on the GPU from the solid rows (1 byte a cell) would shrink it
-//! (docs/ink.md, "Not done yet").
+//! level copied on the GPU from the rows' masks, the coarser levels' changed rows sent: about
+//! 0.17 MB a substep for the `stir` disc at 1414 × 707, where the whole hierarchy was 2 × 1.33
+//! bytes a cell, 2.67 MB). The flow's rows are 1 byte a cell (about 0.25 MB a substep there;
+//! the host's masks, stencil and fixed velocities, 12 bytes a cell, were about 2.95 MB).
 
 use super::kernels::{per_point, InkGrid, InkKernels};
 use super::CudaInk;
@@ -28,18 +27,46 @@ use crate::sims::ink::params::PressureSolver;
 use cudarc::driver::{CudaSlice, CudaStream};
 use std::ops::Range;
 
-/// The host side of the rows `set_walls` sends (the open masks, the solid cells and the closed
-/// faces' fixed velocities), kept between calls only so that their allocations are reused.
+/// The host side of what `set_walls` sends (the rows' solid bytes, the moving discs' records),
+/// kept between calls only so that their allocations are reused.
 #[derive(Default)]
 pub(super) struct WallRows {
-    u_open: Vec<u8>,
-    v_open: Vec<u8>,
     solid: Vec<u8>,
-    u_fixed: Vec<f32>,
-    v_fixed: Vec<f32>,
+    discs: Vec<f32>,
 }
 
 impl InkKernels {
+    /// From the solid cells of the rows `rows`: their open masks (the u faces of those rows, the
+    /// v faces below and above them) and their cells' stencil, and the fixed velocities of the
+    /// faces of the rows `fixed` (`discs`: the moving discs' records, centre, radius and
+    /// velocity, `n` of them), as the CPU's `Flow::wall_rows` sets them.
+    pub fn wall_rows(
+        &self,
+        stream: &CudaStream,
+        g: &InkGrid,
+        (rows, fixed): (Range<usize>, Range<usize>),
+        (solid, discs, n): (&CudaSlice<u8>, &CudaSlice<f32>, usize),
+        (u_open, v_open, stencil): (&mut CudaSlice<u8>, &mut CudaSlice<u8>, &mut CudaSlice<u8>),
+        (u_fixed, v_fixed): (&mut CudaSlice<f32>, &mut CudaSlice<f32>),
+    ) -> Result<(), CudaError> {
+        assert!(
+            rows.start < rows.end && rows.end <= g.ny as usize,
+            "{rows:?}"
+        );
+        assert!(discs.len() >= 5 * n, "{n} discs in {} floats", discs.len());
+        let (j0, j1) = (rows.start as i32, rows.end as i32);
+        let (f0, f1) = (fixed.start as i32, fixed.end as i32);
+        let n = n as i32;
+        let points = (g.nx as usize + 1) * (rows.len() + 1);
+        let args = (
+            g, &j0, &j1, &f0, &f1, solid, discs, &n, u_open, v_open, stencil, u_fixed, v_fixed,
+        );
+        // SAFETY: ink.cu's parameters; the face and cell arrays are the grid's, the points cover
+        // rows j0..=j1 ≤ ny of the v faces, j0..j1 of the u faces and cells, and `discs` holds
+        // n records of five floats.
+        unsafe { self.launch("wall_rows", stream, per_point(points), args) }
+    }
+
     /// The closed faces of the rows of cells `rows` (their u faces, the v faces below and above
     /// them) to their fixed velocities, the pressure of their solid cells to zero.
     pub fn close_walls(
@@ -125,47 +152,47 @@ impl CudaInk {
         self.fluid_cells = self.fluid_cells + after.0 - before.0;
         self.solved_cells = self.solved_cells + after.1 - before.1;
         let sent = first.saturating_sub(1)..(last + 2).min(ny);
-        let (cells, u_faces, v_faces) =
-            (sent.start * nx..sent.end * nx, u_span(&sent), v_span(&sent));
+        let cells = sent.start * nx..sent.end * nx;
+        // The fixed velocities the mirror set again: the u faces of `rows`, the v faces of
+        // rows.start..=rows.end; the GPU keeps its own (the mirror's) elsewhere.
+        let fixed = sent.start.max(rows.start)..sent.end.min(rows.end);
         let host = &mut self.wall_rows;
-        let bytes = |mask: &mut Vec<u8>, open: &dyn Fn(usize) -> bool, span: Range<usize>| {
-            mask.clear();
-            mask.extend(span.map(|k| u8::from(open(k))));
-        };
-        bytes(
-            &mut host.u_open,
-            &|k| mirror.u_open(k % (nx + 1), k / (nx + 1)),
-            u_faces.clone(),
-        );
-        bytes(
-            &mut host.v_open,
-            &|k| mirror.v_open(k % nx, k / nx),
-            v_faces.clone(),
-        );
-        bytes(&mut host.solid, &|k| mirror.solid()[k], cells.clone());
-        let (u_fixed, v_fixed) = mirror.fixed();
-        host.u_fixed.clear();
-        host.u_fixed.extend_from_slice(&u_fixed[u_faces.clone()]);
-        host.v_fixed.clear();
-        host.v_fixed.extend_from_slice(&v_fixed[v_faces.clone()]);
+        host.solid.clear();
+        host.solid
+            .extend(mirror.solid()[cells.clone()].iter().map(|&s| u8::from(s)));
+        host.discs.clear();
+        for d in &mirror.moving {
+            host.discs.extend([
+                d.center[0],
+                d.center[1],
+                d.radius,
+                d.velocity[0],
+                d.velocity[1],
+            ]);
+        }
         let s = &self.stream;
         let b = &mut self.buffers;
         let up = CudaError::driver("copying the obstacles' rows to the GPU");
-        s.memcpy_htod(&host.u_open, &mut b.u_open.slice_mut(u_faces.clone()))
+        s.memcpy_htod(&host.solid, &mut b.solid.slice_mut(cells))
             .map_err(&up)?;
-        s.memcpy_htod(&host.v_open, &mut b.v_open.slice_mut(v_faces.clone()))
+        if b.wall_discs.len() < host.discs.len() {
+            b.wall_discs = s.alloc_zeros(host.discs.len()).map_err(&up)?;
+        }
+        if !host.discs.is_empty() {
+            s.memcpy_htod(
+                &host.discs,
+                &mut b.wall_discs.slice_mut(0..host.discs.len()),
+            )
             .map_err(&up)?;
-        s.memcpy_htod(&host.solid, &mut b.solid.slice_mut(cells.clone()))
-            .map_err(&up)?;
-        s.memcpy_htod(&host.u_fixed, &mut b.u_fixed.slice_mut(u_faces))
-            .map_err(&up)?;
-        s.memcpy_htod(&host.v_fixed, &mut b.v_fixed.slice_mut(v_faces))
-            .map_err(&up)?;
-        s.memcpy_htod(
-            &mirror.poisson.cells[cells.clone()],
-            &mut b.stencil.slice_mut(cells),
-        )
-        .map_err(&up)?;
+        }
+        self.kernels.wall_rows(
+            s,
+            &self.grid,
+            (sent.clone(), fixed),
+            (&b.solid, &b.wall_discs, mirror.moving.len()),
+            (&mut b.u_open, &mut b.v_open, &mut b.stencil),
+            (&mut b.u_fixed, &mut b.v_fixed),
+        )?;
         self.kernels.close_walls(
             s,
             &self.grid,
@@ -183,6 +210,70 @@ impl CudaInk {
             }
         }
         Ok(())
+    }
+}
+
+/// What follows from the solid cells on one side, for the parity checks: the open masks, the
+/// solid bytes and the stencil, the closed faces' fixed velocities.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WallMasks {
+    pub u_open: Vec<u8>,
+    pub v_open: Vec<u8>,
+    pub solid: Vec<u8>,
+    pub stencil: Vec<u8>,
+    pub u_fixed: Vec<f32>,
+    pub v_fixed: Vec<f32>,
+}
+
+impl WallMasks {
+    /// The CPU's (`flow`'s).
+    pub fn of(flow: &Flow) -> WallMasks {
+        let (nx, ny) = (flow.nx, flow.ny);
+        let (u_fixed, v_fixed) = flow.fixed();
+        WallMasks {
+            u_open: (0..(nx + 1) * ny)
+                .map(|k| u8::from(flow.u_open(k % (nx + 1), k / (nx + 1))))
+                .collect(),
+            v_open: (0..nx * (ny + 1))
+                .map(|k| u8::from(flow.v_open(k % nx, k / nx)))
+                .collect(),
+            solid: flow.solid().iter().map(|&s| u8::from(s)).collect(),
+            stencil: flow.poisson.cells.clone(),
+            u_fixed: u_fixed.to_vec(),
+            v_fixed: v_fixed.to_vec(),
+        }
+    }
+
+    /// The names of the arrays that differ from `other`'s.
+    pub fn differing(&self, other: &WallMasks) -> Vec<&'static str> {
+        [
+            ("u_open", self.u_open == other.u_open),
+            ("v_open", self.v_open == other.v_open),
+            ("solid", self.solid == other.solid),
+            ("stencil", self.stencil == other.stencil),
+            ("u_fixed", self.u_fixed == other.u_fixed),
+            ("v_fixed", self.v_fixed == other.v_fixed),
+        ]
+        .into_iter()
+        .filter(|&(_, equal)| !equal)
+        .map(|(name, _)| name)
+        .collect()
+    }
+}
+
+impl CudaInk {
+    /// The walls' arrays on the GPU ([`WallMasks`]).
+    pub fn wall_masks(&self) -> Result<WallMasks, CudaError> {
+        let (s, b) = (&self.stream, &self.buffers);
+        let read = CudaError::driver("copying the walls' masks from the GPU");
+        Ok(WallMasks {
+            u_open: s.clone_dtoh(&b.u_open).map_err(&read)?,
+            v_open: s.clone_dtoh(&b.v_open).map_err(&read)?,
+            solid: s.clone_dtoh(&b.solid).map_err(&read)?,
+            stencil: s.clone_dtoh(&b.stencil).map_err(&read)?,
+            u_fixed: s.clone_dtoh(&b.u_fixed).map_err(&read)?,
+            v_fixed: s.clone_dtoh(&b.v_fixed).map_err(&read)?,
+        })
     }
 }
 
