@@ -91,7 +91,7 @@ vec3 wall_normal(vec3 n, uint mark) {
     vec3 wall = vec3(0.0);
     float nearest = wall_distance;
     bool on_glass = mark == 2u;
-    // The near walls one by one, each plane by a constant index (as in `sphere_depth`).
+    // The near walls one by one, each plane by a constant index.
     if (wall_count > 0) nearer_wall(wall_planes[0], p, n, on_glass, nearest, wall);
     if (wall_count > 1) nearer_wall(wall_planes[1], p, n, on_glass, nearest, wall);
     if (wall_count > 2) nearer_wall(wall_planes[2], p, n, on_glass, nearest, wall);
