@@ -31,12 +31,11 @@ bool ellipsoid_hit(out vec3 entry, out vec3 exit) {
 }
 
 // The point on this fragment's view ray (the perspective view's) at eye distance `depth` along
-// −z: where `normals.frag` rebuilds the pixel's surface from its depth.
+// −z: where `normals.frag` rebuilds the pixel's surface from its depth (a symmetric frustum:
+// the inverse projection's diagonal scales the NDC).
 vec3 ray_point(float depth) {
     vec2 ndc = gl_FragCoord.xy / viewport * 2.0 - 1.0;
-    vec4 near = inverse_projection * vec4(ndc, -1.0, 1.0);
-    vec3 on_near = near.xyz / near.w;
-    return on_near * (depth / -on_near.z);
+    return vec3(ndc * vec2(inverse_projection[0][0], inverse_projection[1][1]) * depth, -depth);
 }
 
 // The ellipsoid's outward normal (eye space) at `point` on its surface.

@@ -22,7 +22,9 @@
 // 1.8 particle radii off it keep their own). The particles touching a wall keep their centres a
 // particle radius from it and their ellipsoids are flattened against it, so the splatted face
 // lies bumpy 0.3–1 sprite radii off the glass;
-// seen nearly edge-on, its depth steps straddled the edge rule's fade: light flecks. Such a
+// seen nearly edge-on, its depth steps straddled the edge rule's fade: light flecks. A
+// pixel marked near the band (mark 1) with three or four neighbours marked on the glass is a
+// seam of the face and counts as marked on the glass. Such a
 // pixel's w is 2 (1 elsewhere in the fluid): `composite` shades it as water behind glass.
 in vec2 uv;
 
@@ -49,12 +51,16 @@ vec3 eye_position(vec2 at, float depth) {
 // How much of an edge the pixel is: 1 beside the background, else rising from 0 to 1 as the
 // larger step to a neighbour grows from 0.5 to 1.5 `layer_step`.
 float edge = 0.0;
+// How many of the four neighbours `sphere_depth` marked on the glass (mark 2).
+int glass_neighbours = 0;
 
 vec3 smaller_difference(vec3 center, vec2 step) {
     float depth_forward = texture(depth_texture, uv + step).r;
     float depth_backward = texture(depth_texture, uv - step).r;
     vec3 forward = eye_position(uv + step, depth_forward) - center;
     vec3 backward = center - eye_position(uv - step, depth_backward);
+    glass_neighbours += int((floatBitsToUint(depth_forward) & 3u) == 2u)
+                      + int((floatBitsToUint(depth_backward) & 3u) == 2u);
     float larger = max(abs(depth_forward + center.z), abs(depth_backward + center.z));
     edge = max(edge, depth_forward <= 0.0 || depth_backward <= 0.0
         ? 1.0 : smoothstep(0.5 * layer_step, 1.5 * layer_step, larger));
@@ -91,7 +97,7 @@ vec3 wall_normal(vec3 n, uint mark) {
     vec3 wall = vec3(0.0);
     float nearest = wall_distance;
     bool on_glass = mark == 2u;
-    // The near walls one by one, each plane by a constant index (as in `sphere_depth`).
+    // The near walls one by one, each plane by a constant index.
     if (wall_count > 0) nearer_wall(wall_planes[0], p, n, on_glass, nearest, wall);
     if (wall_count > 1) nearer_wall(wall_planes[1], p, n, on_glass, nearest, wall);
     if (wall_count > 2) nearer_wall(wall_planes[2], p, n, on_glass, nearest, wall);
@@ -110,7 +116,12 @@ void main() {
     vec3 n = cross(along_x, along_y);
     float len = length(n);
     n = len > 0.0 ? n / len : vec3(0.0, 0.0, 1.0);
-    vec3 wall = wall_normal(n, floatBitsToUint(depth) & 3u);
+    // A pixel near the band (mark 1) with three or four of its neighbours on the glass is a
+    // seam of the face (a splat's rim more than 45° off the wall between flattened splats on
+    // it), not free surface: on the glass too.
+    uint mark = floatBitsToUint(depth) & 3u;
+    if (mark == 1u && glass_neighbours >= 3) mark = 2u;
+    vec3 wall = wall_normal(n, mark);
     if (wall != vec3(0.0)) {
         normal = vec4(wall, 2.0);
         return;

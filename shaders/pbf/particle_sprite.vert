@@ -15,6 +15,11 @@ uniform float sprite_radius;   // m
 uniform float viewport_height; // px
 uniform int anisotropic;       // 1: draw the ellipsoids
 uniform float axis_scale;      // sprite_radius / particle radius
+// The near walls, read by `sphere_depth` alone (the other passes' fragment shaders take none of
+// `wall`, so the linker drops them): `normals.frag`'s planes, a column each, the first
+// `wall_count`.
+uniform mat4 wall_planes;
+uniform int wall_count;
 
 out vec3 eye_center;
 out float scalar;
@@ -23,6 +28,12 @@ out float scalar;
 flat out vec3 inverse_axis0;
 flat out vec3 inverse_axis1;
 flat out vec3 inverse_axis2;
+// The near walls' planes (eye space: xyz the outward normal, w the offset), one a varying, the
+// ones past `wall_count` a plane no surface is near. Passed here rather than read from the
+// uniforms in the fragment shader: on llvmpipe (Mesa 22.3) the fragment shader's reads of the
+// `wall_planes` uniform cost `sphere_depth` +30 % (docs/viewer.md, "The mark's cost"), a flat
+// varying next to nothing.
+flat out vec4 wall[3];
 
 void main() {
     scalar = particle.w;
@@ -43,6 +54,9 @@ void main() {
         inverse_axis0 = vec3(1.0 / sprite_radius, 0.0, 0.0);
         inverse_axis1 = vec3(0.0, 1.0 / sprite_radius, 0.0);
         inverse_axis2 = vec3(0.0, 0.0, 1.0 / sprite_radius);
+    }
+    for (int k = 0; k < 3; ++k) {
+        wall[k] = k < wall_count ? wall_planes[k] : vec4(0.0, 0.0, 0.0, 1e9);
     }
     vec4 eye = view * vec4(center, 1.0);
     eye_center = eye.xyz;

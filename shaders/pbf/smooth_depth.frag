@@ -14,7 +14,11 @@
 //     dropped (background or another layer): the kernel stays symmetric, so the average of a
 //     sloped surface stays at the centre instead of sliding towards the side that is kept.
 // Either keeps the fluid's face on the glass and the free surface apart (`narrow_range.glsl`):
-// the depth's two lowest bits mark the face, and the output passes the centre's on.
+// the depth's two lowest bits mark the face, and the output passes the centre's on. Across
+// the crease between the two, a pair split by that rule alone keeps its sample of the centre's
+// side, and the output is then the centre's value on the weighted least-squares line through
+// the centre and the samples kept (docs/render-notes.md, "The ~22 light pixels left along the
+// crease").
 in vec2 uv;
 
 uniform sampler2D depth_texture;
@@ -61,6 +65,11 @@ void main() {
     // The centre, then the pairs of samples `offset` texels either side of it.
     float weight_sum = 1.0;
     float depth_sum = center;
+    // The line fit's sums: of the whole pairs, Σ w o² and Σ w o d; of the one-sided samples,
+    // Σ w, Σ w o, Σ w o² and Σ w d, Σ w o d (o the signed offset, texels).
+    vec2 moment = vec2(0.0);
+    vec3 one_sided = vec3(0.0);
+    vec2 one_sided_depth = vec2(0.0);
     for (int i = 1; i <= MAX_TAPS; ++i) {
         if (i > taps) break;
         float at = float(i) + spread * float(i * i);
@@ -82,13 +91,42 @@ void main() {
                                                     range_sigma);
         }
         // The fluid's face on the glass and the rest apart (`narrow_range.glsl`).
+        bvec2 in_range = kept;
         kept = bvec2(kept.x && (narrow_range_mark(depths.x) == 2u) == glass,
                      kept.y && (narrow_range_mark(depths.y) == 2u) == glass);
-        // The bias correction: a pair counts only whole.
-        if (filter_kind == 1 && bias_correction == 1 && !all(kept)) kept = bvec2(false);
+        // The bias correction: a pair counts only whole. Across the crease between the face
+        // and the free surface (both samples in range, one of the other class) the sample of
+        // the centre's class counts alone, in a line fit (below).
+        if (filter_kind == 1 && bias_correction == 1 && !all(kept)) {
+            if (all(in_range) && any(kept)) {
+                float at_side = kept.x ? offset : -offset;
+                float side_depth = kept.x ? depths.x : depths.y;
+                one_sided += vec3(weight, weight * at_side, weight * at_side * at_side);
+                one_sided_depth += weight * vec2(side_depth, at_side * side_depth);
+            }
+            kept = bvec2(false);
+        }
         weights *= vec2(kept);
         weight_sum += weights.x + weights.y;
         depth_sum += dot(weights, depths);
+        moment += vec2(offset * offset * (weights.x + weights.y),
+                       offset * (weights.x * depths.x - weights.y * depths.y));
     }
-    smoothed_depth = narrow_range_pack(depth_sum / weight_sum, mark);
+    float smoothed = depth_sum / weight_sum;
+    if (one_sided.x > 0.0) {
+        // The weighted least-squares line through the centre, the whole pairs and the
+        // one-sided samples, taken at the centre: on a plane the same as a symmetric kernel,
+        // where the samples on one side only would slide the centre along the slope.
+        float w = weight_sum + one_sided.x;
+        float wo = one_sided.y;
+        float woo = moment.x + one_sided.z;
+        // Depths about the centre's, so the products do not cancel.
+        float wd = depth_sum + one_sided_depth.x - w * center;
+        float wod = moment.y + one_sided_depth.y - wo * center;
+        float determinant = w * woo - wo * wo;
+        if (determinant > 1e-4 * w * woo) {
+            smoothed = center + (wd * woo - wo * wod) / determinant;
+        }
+    }
+    smoothed_depth = narrow_range_pack(smoothed, mark);
 }

@@ -18,9 +18,8 @@ in vec3 eye_center;
 uniform mat4 projection;
 uniform float sprite_radius;
 uniform int anisotropic;
-// The near walls (as in `normals.frag`; none in the sun's view).
-uniform mat4 wall_planes;
-uniform int wall_count;
+// The near walls (`particle_sprite.vert`'s; none in the sun's view), and their band.
+flat in vec4 wall[3];
 uniform float wall_distance;
 
 // Eye distance along −z, m, its two lowest bits the mark (`narrow_range.glsl`).
@@ -36,16 +35,13 @@ float with_mark(float depth, uint mark) {
     return uintBitsToFloat((floatBitsToUint(depth) & ~3u) | mark);
 }
 
-// The mark of `plane` for the surface at `eye_position`, seen at `on_ray` (`ray_point`): 2 in
-// its band and facing it within 45°, 1 otherwise near the band (1 % over it, for rounding:
-// `normals` tests the pixel), 0 elsewhere.
-uint wall_mark(vec4 plane, vec3 eye_position, vec3 on_ray) {
+// The mark of `plane` for the surface whose outward normal is `normal`, seen at `on_ray`
+// (`ray_point`): 2 in its band and facing it within 45°, 1 otherwise near the band (1 % over
+// it, for rounding: `normals` tests the pixel), 0 elsewhere.
+uint wall_mark(vec4 plane, vec3 normal, vec3 on_ray) {
     float distance = abs(dot(plane.xyz, on_ray) + plane.w);
-    if (distance >= 1.01 * wall_distance) return 0u;
-    if (distance >= wall_distance) return 1u;
-    vec3 normal = anisotropic == 1 ? ellipsoid_normal(eye_position)
-                                   : normalize(eye_position - eye_center);
-    return dot(normal, plane.xyz) > 0.7071 ? 2u : 1u;
+    return distance < wall_distance ? (dot(normal, plane.xyz) > 0.7071 ? 2u : 1u)
+                                    : (distance < 1.01 * wall_distance ? 1u : 0u);
 }
 
 void main() {
@@ -62,12 +58,13 @@ void main() {
     }
     vec4 clip = projection * vec4(eye_position, 1.0);
     gl_FragDepth = 0.5 * (clip.z / clip.w) + 0.5;
-    // The near walls one by one, each plane by a constant index.
-    uint mark = 0u;
-    vec3 on_ray = wall_count > 0 ? ray_point(-eye_position.z) : eye_position;
-    if (wall_count > 0) mark = max(mark, wall_mark(wall_planes[0], eye_position, on_ray));
-    if (wall_count > 1) mark = max(mark, wall_mark(wall_planes[1], eye_position, on_ray));
-    if (wall_count > 2) mark = max(mark, wall_mark(wall_planes[2], eye_position, on_ray));
+    // The near walls, straight-line code (no branch on `wall_count`: llvmpipe runs every
+    // branch's code anyway). With spheres `ellipsoid_normal` is the sphere's (its inverse axes
+    // are the sprite radius's inverse).
+    vec3 on_ray = ray_point(-eye_position.z);
+    vec3 normal = ellipsoid_normal(eye_position);
+    uint mark = max(max(wall_mark(wall[0], normal, on_ray), wall_mark(wall[1], normal, on_ray)),
+                    wall_mark(wall[2], normal, on_ray));
     eye_depth = with_mark(-eye_position.z, mark);
 }
 
