@@ -27,10 +27,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
     ("Arrows", "steer the wind (x, z) by 0.5 m/s"),
     ("O", "fountain on / off"),
-    (
-        "P",
-        "nodes (by speed) and springs (by strain) (cloth, jelly)",
-    ),
+    ("P", "nodes and springs coloured by energy (cloth, jelly)"),
     ("T", "the textured surface (cloth, jelly)"),
 ];
 
