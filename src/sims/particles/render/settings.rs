@@ -95,20 +95,10 @@ pub fn panel(ui: &imgui::Ui, settings: &mut RenderSettings, which: Which) {
             ui.slider("stretch (s)", 0.0, 0.2, &mut settings.stretch);
         }
         _ => {
-            // Energy: red at the kinetic energy of a node at this speed, blue-grey
+            // Energy: red at the kinetic energy ½mv² of a node at this speed, blue-grey
             // `energy_decades` decades below.
-            ui.slider(
-                "red: energy of a node at (m/s)",
-                0.1,
-                20.0,
-                &mut settings.speed_scale,
-            );
-            ui.slider(
-                "energy decades to blue",
-                1.0,
-                10.0,
-                &mut settings.energy_decades,
-            );
+            ui.slider("red: ½mv² at (m/s)", 0.1, 20.0, &mut settings.speed_scale);
+            ui.slider("decades to blue", 1.0, 10.0, &mut settings.energy_decades);
         }
     }
 }
