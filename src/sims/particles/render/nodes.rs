@@ -45,8 +45,8 @@ pub fn red_energy(body: &Body, settings: &RenderSettings) -> f32 {
 }
 
 /// Where energy `e` (J) lies on the ramp of [`energy_color`]: 1 (red) at `red`, 0 (blue-grey)
-/// `decades` decades below, linear in log₁₀ e between (a hanging cloth's springs span seven
-/// decades from its pins to its free edge; a linear scale showed only the pins' few).
+/// `decades` decades below, linear in log₁₀ e between (a hanging cloth's springs span more
+/// than four decades from its pins to its free edge; a linear scale showed only the pins').
 pub fn energy_level(e: f32, red: f32, decades: f32) -> f32 {
     1.0 + (e / red).log10() / decades
 }
