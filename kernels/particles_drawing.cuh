@@ -50,26 +50,34 @@ __device__ __forceinline__ void store_point(float* out, unsigned i, vec3 x, vec3
     o[3] = color.x; o[4] = color.y; o[5] = color.z;
 }
 
-// `body_points` (nodes.rs): threads 0 .. nodes: node k as a point coloured by its speed over
-// `speed_scale`; then one per spring s: its two ends as a line coloured by its strain
-// |l − l₀|/l₀ over `strain_scale`. Out: the Point layout, 6 floats (position, colour).
+// nodes.rs `energy_level`: 1 at `red` (J), 0 `decades` decades below, linear in log10 between.
+__device__ __forceinline__ float energy_level(float e, float red, float decades) {
+    return 1.0f + log10f(e / red) / decades;
+}
+
+// `body_points` (nodes.rs): threads 0 .. nodes: node k as a point coloured by its kinetic
+// energy ½·mass·|v|²; then one per spring s: its two ends as a line coloured by its elastic
+// energy ½·k·(l − l₀)²; both by `energy_level` with `red` (nodes.rs `red_energy`) and
+// `decades`. Out: the Point layout, 6 floats (position, colour).
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-body_points(unsigned nodes, unsigned springs, float speed_scale, float strain_scale,
+body_points(unsigned nodes, unsigned springs, float mass, float red, float decades,
             const float* __restrict__ position, const float* __restrict__ velocity,
             const unsigned* __restrict__ spring_a, const unsigned* __restrict__ spring_b,
-            const float* __restrict__ spring_rest, float* __restrict__ points,
-            float* __restrict__ lines) {
+            const float* __restrict__ spring_rest, const float* __restrict__ spring_stiffness,
+            float* __restrict__ points, float* __restrict__ lines) {
     unsigned t = thread_index();
     if (t < nodes) {
-        store_point(points, t, load3(position, t), energy_color(length(load3(velocity, t)) / speed_scale));
+        vec3 v = load3(velocity, t);
+        float kinetic = 0.5f * mass * dot(v, v);
+        store_point(points, t, load3(position, t), energy_color(energy_level(kinetic, red, decades)));
         return;
     }
     unsigned s = t - nodes;
     if (s >= springs) return;
     vec3 a = load3(position, spring_a[s]), b = load3(position, spring_b[s]);
-    float rest = spring_rest[s];
-    float strain = fabsf(length(sub(a, b)) - rest) / rest;
-    vec3 color = energy_color(strain / strain_scale);
+    float stretch = length(sub(a, b)) - spring_rest[s];
+    float elastic = 0.5f * spring_stiffness[s] * stretch * stretch;
+    vec3 color = energy_color(energy_level(elastic, red, decades));
     store_point(lines, 2 * s, a, color);
     store_point(lines, 2 * s + 1, b, color);
 }

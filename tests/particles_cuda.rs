@@ -96,8 +96,8 @@ fn the_particles_records_have_the_kernels_sizes() {
 /// The kernels whose parameters changed with the renderer's interop take what the host
 /// passes (src/sims/particles/cuda/stages.rs, gl.rs): `emit` its record, four counts and five
 /// arrays (the tags last), `collide_compact` its record, the count and thirteen arrays (the
-/// tags in and out), `surface` a count and seven arrays, `body_points` two counts, two scales
-/// and seven arrays, `water` a count, four constants and two arrays.
+/// tags in and out), `surface` a count and seven arrays, `body_points` two counts, the node mass, the
+/// energy drawn red and its decades, and eight arrays, `water` a count, four constants and two arrays.
 #[test]
 #[cfg_attr(
     not(fluidlab_nvcc),
@@ -119,8 +119,8 @@ fn the_drawing_and_tag_kernels_take_what_the_host_passes() {
     assert_eq!(surface[0], ".u32");
     assert_eq!(surface[1..], pointers(7)[..]);
     let points = types("body_points");
-    assert_eq!(points[..4], [".u32", ".u32", ".f32", ".f32"]);
-    assert_eq!(points[4..], pointers(7)[..]);
+    assert_eq!(points[..5], [".u32", ".u32", ".f32", ".f32", ".f32"]);
+    assert_eq!(points[5..], pointers(8)[..]);
     let water = types("water");
     assert_eq!(water[..5], [".u32", ".f32", ".f32", ".f32", ".f32"]);
     assert_eq!(water[5..], pointers(2)[..]);

@@ -219,7 +219,7 @@ int main(int argc, char** argv) {
         unsigned springs_count = (unsigned)spring_a.size();
         points.assign(6 * b.nodes, 0.0f);
         lines.assign(12 * springs_count, 0.0f);
-        launch(b.nodes + springs_count, [&] { body_points(b.nodes, springs_count, scales[0], scales[1], position.data(), velocity.data(), spring_a.data(), spring_b.data(), spring_rest.data(), points.data(), lines.data()); });
+        launch(b.nodes + springs_count, [&] { body_points(b.nodes, springs_count, scales[0], scales[1], scales[2], position.data(), velocity.data(), spring_a.data(), spring_b.data(), spring_rest.data(), spring_stiffness.data(), points.data(), lines.data()); });
         break;
     }
     case WATER: {

@@ -5,7 +5,7 @@
 //! sphere). Every node-parallel stage gathers what reaches its node (one task per node, no
 //! atomics), as a kernel would.
 
-use super::body::Body;
+use super::body::{Body, HIGHER_END};
 use glam::Vec3;
 use rayon::prelude::*;
 use serde::Deserialize;
@@ -106,16 +106,16 @@ pub fn springs(body: &mut Body, gravity: Vec3, with_springs: bool) {
                 *f = d * (s.stiffness * (length - s.rest) / length);
             }
         });
-    let (start, links, pulls) = (&body.node_start, &body.links, &body.spring_force);
+    let (start, links, pulls) = (&body.node_start, &body.link_pulls, &body.spring_force);
     body.force
         .par_iter_mut()
         .with_min_len(MIN_NODES)
         .enumerate()
         .for_each(|(k, f)| {
             let mut sum = weight;
-            for link in &links[start[k] as usize..start[k + 1] as usize] {
-                let pull = pulls[link.spring as usize];
-                if link.other as usize > k {
+            for &link in &links[start[k] as usize..start[k + 1] as usize] {
+                let pull = pulls[(link & !HIGHER_END) as usize];
+                if link & HIGHER_END == 0 {
                     sum += pull;
                 } else {
                     sum -= pull;

@@ -5,7 +5,7 @@
 use super::dynamics::Integrator;
 use super::scene::{
     Orientation, Pins, Which, MAX_BODY_SUBSTEPS, MAX_CLOTH_N, MAX_DT, MAX_FOUNTAIN_PARTICLES,
-    MAX_ITERATIONS, MAX_JELLY_N, MAX_RATE, MAX_STIFFNESS,
+    MAX_GRAVITY, MAX_ITERATIONS, MAX_JELLY_N, MAX_RATE, MAX_STIFFNESS, MAX_WIND,
 };
 use super::sim::{ParticlesSim, State};
 use crate::sims::choose;
@@ -27,10 +27,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
     ("Arrows", "steer the wind (x, z) by 0.5 m/s"),
     ("O", "fountain on / off"),
-    (
-        "P",
-        "nodes (by speed) and springs (by strain) (cloth, jelly)",
-    ),
+    ("P", "nodes and springs coloured by energy (cloth, jelly)"),
     ("T", "the textured surface (cloth, jelly)"),
 ];
 
@@ -50,11 +47,14 @@ const WIND_STEP: f32 = 0.5;
 /// The kind's keys other than F1–F3; returns whether `key` is one.
 pub fn key(sim: &mut ParticlesSim, key: KeyCode) -> bool {
     let wind = &mut sim.scene.world.wind;
+    let mut steer = |axis: usize, step: f32| {
+        wind[axis] = (wind[axis] + step).clamp(-MAX_WIND, MAX_WIND);
+    };
     match key {
-        KeyCode::ArrowLeft => wind[0] -= WIND_STEP,
-        KeyCode::ArrowRight => wind[0] += WIND_STEP,
-        KeyCode::ArrowUp => wind[2] -= WIND_STEP,
-        KeyCode::ArrowDown => wind[2] += WIND_STEP,
+        KeyCode::ArrowLeft => steer(0, -WIND_STEP),
+        KeyCode::ArrowRight => steer(0, WIND_STEP),
+        KeyCode::ArrowUp => steer(2, -WIND_STEP),
+        KeyCode::ArrowDown => steer(2, WIND_STEP),
         KeyCode::KeyO => match &mut sim.state {
             State::Fountain(f) => f.on = !f.on,
             State::Body(_) => return false,
@@ -97,10 +97,19 @@ pub fn panel_ui(sim: &mut ParticlesSim, ui: &imgui::Ui) -> bool {
     }
     if ui.collapsing_header("World", TreeNodeFlags::DEFAULT_OPEN) {
         let w = &mut sim.scene.world;
-        ui.slider_config("wind (m/s)", -20.0, 20.0)
-            .build_array(&mut w.wind);
-        ui.slider_config("gravity (m/s²)", -20.0, 20.0)
-            .build_array(&mut w.gravity);
+        // Drags over the whole range the scene file accepts (a ±100 slider would move 0.25
+        // m/s a pixel; a drag moves 0.05, Ctrl+click types a value), clamped to it as the
+        // file is, so a loaded value is shown and edited as it is.
+        imgui::Drag::new("wind (m/s)")
+            .range(-MAX_WIND, MAX_WIND)
+            .speed(0.05)
+            .flags(SliderFlags::ALWAYS_CLAMP)
+            .build_array(ui, &mut w.wind);
+        imgui::Drag::new("gravity (m/s²)")
+            .range(-MAX_GRAVITY, MAX_GRAVITY)
+            .speed(0.05)
+            .flags(SliderFlags::ALWAYS_CLAMP)
+            .build_array(ui, &mut w.gravity);
         if which != Which::Fountain {
             ui.slider("wind drag (N·s/m³)", 0.0, 5.0, &mut w.wind_drag);
             ui.checkbox("wind relative to the moving surface", &mut w.wind_relative);

@@ -468,6 +468,7 @@ fn spring_colours_partition_the_springs_without_shared_nodes() {
 
 mod arrow;
 mod door;
+mod energy_colours;
 mod fountain_wind;
 mod stages;
 

@@ -301,10 +301,13 @@ pub(super) fn emulate_body(
 /// |a||b|, which normalising scales by |a||b|/|a × b| = 1/sin θ of the triangle (√2 for the
 /// lattice's right triangles; 4 allows a deformed one down to 14°).
 const SURFACE_FACTOR: f32 = 4.0;
-/// The contracted bound's factor for `body_points`: a spring's strain |l − l₀|/l₀ cancels (its
-/// error a few roundings of l/l₀ ≈ 1) and the ramp turns strain into colour with a slope of
-/// at most 2·0.75/strain_scale (0.75 the largest step of a component between two of its
-/// colours) = 30 at the default 0.05; a node's speed has a smaller slope.
+/// The contracted bound's factor for `body_points`: a spring's stretch l − l₀ cancels (l's
+/// error δ, a few roundings, becomes δ/strain of the stretch, twice that of its energy
+/// ½k(l − l₀)²), the log scale turns a relative error of the energy into 1/(decades·ln 10) =
+/// 0.087 of the ramp at the default 5 decades, and the ramp turns that into colour with a
+/// slope of at most 2·0.75 (0.75 the largest step of a component between two of its colours):
+/// 0.26·δ/strain, under 30 × the contracted bound (128 roundings) for the cases' strains
+/// (measured 7–8·10⁻⁵ on the 12² cloths, 11 × the bound). A node's ½mv² has no cancellation.
 const COLOUR_FACTOR: f32 = 30.0;
 
 /// The drawing stages' numbers in particles.cpp.
@@ -355,7 +358,11 @@ fn drawing_stages(
     let skin = Skin::of(&case.body, which);
     let drawing = Drawing {
         skin: Some(&skin),
-        scales: vec![settings.speed_scale, settings.strain_scale],
+        scales: vec![
+            case.body.mass,
+            nodes::red_energy(&case.body, &settings),
+            settings.energy_decades,
+        ],
     };
     let step = BodyStep::new(
         &case.body,
@@ -571,8 +578,8 @@ fn a_mutated_particles_kernel_is_caught() {
         ),
         (
             "particles_drawing.cuh",
-            "energy_color(length(load3(velocity, t))",
-            "energy_color(length(load3(velocity, (t + 1) % nodes))",
+            "vec3 v = load3(velocity, t);",
+            "vec3 v = load3(velocity, (t + 1) % nodes);",
             "body_points",
         ),
     ];

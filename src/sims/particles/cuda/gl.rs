@@ -194,13 +194,15 @@ fn write_points(
             let args = (
                 &(nodes as u32),
                 &(springs as u32),
-                &gl.speed_scale,
-                &gl.strain_scale,
+                &gl.mass,
+                &gl.red_energy,
+                &gl.energy_decades,
                 &b.position,
                 &b.velocity,
                 &b.spring_a,
                 &b.spring_b,
                 &b.spring_rest,
+                &b.spring_stiffness,
                 &point_out,
                 &line_out,
             );

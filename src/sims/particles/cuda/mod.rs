@@ -87,8 +87,8 @@ pub struct GlWater {
 
 /// What a renderer gives [`CudaParticles::write_body_gl`]: a body's skin (its vertex buffer,
 /// `render::Vertex`'s 8 floats per vertex of `Skin`'s layout), its nodes' points and its
-/// springs' line ends (`render::Point`'s 6 floats; one per node, two per spring), coloured
-/// red at `speed_scale` (m/s) and `strain_scale`. Each `None` is left alone.
+/// springs' line ends (`render::Point`'s 6 floats; one per node, two per spring), coloured by
+/// energy (`render::nodes::body_points`). Each `None` is left alone.
 #[derive(Clone, Copy, Debug)]
 pub struct GlBody<'a> {
     /// The skin's vertex buffer and layout.
@@ -97,10 +97,12 @@ pub struct GlBody<'a> {
     pub points: Option<u32>,
     /// The springs' line ends.
     pub lines: Option<u32>,
-    /// Node speed drawn red, m/s.
-    pub speed_scale: f32,
-    /// Spring strain drawn red.
-    pub strain_scale: f32,
+    /// Mass per node, kg.
+    pub mass: f32,
+    /// The energy drawn red, J (`render::nodes::red_energy`).
+    pub red_energy: f32,
+    /// Decades of energy from red down to blue-grey.
+    pub energy_decades: f32,
 }
 
 /// What the last frame ended with, reduced on the GPU.

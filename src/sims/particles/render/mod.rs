@@ -8,7 +8,7 @@
 //! | `sun` | the sun's disc and corona, added over the sky |
 //! | `opaque` | the ground, the fountain's room, cube and basin rim, the sphere, the wind arrow (`room.rs`) |
 //! | `surface` | the cloth's or jelly's textured skin, smooth normals (`surface.rs`) |
-//! | `springs` | nodes coloured by speed, springs by strain (`nodes.rs`); the basin's nodes |
+//! | `springs` | nodes and springs coloured by energy (`nodes.rs`); the basin's nodes |
 //! | `water` | the basin's height field, transparent with Fresnel (`water.rs`) |
 //! | `particles` | the droplets: stretched billboards, back to front (`sprites.rs`) |
 //! | `present` | the target copied to the output |
@@ -264,8 +264,9 @@ impl Renderer {
             skin,
             points,
             lines,
-            speed_scale: settings.speed_scale,
-            strain_scale: settings.strain_scale,
+            mass: body.mass,
+            red_energy: nodes::red_energy(body, settings),
+            energy_decades: settings.energy_decades,
         })
     }
 

@@ -1,6 +1,7 @@
 //! `springs`, `nodes`: a spring-mass body's nodes as lit sphere sprites coloured by their
-//! speed (kinetic energy) and its springs as lines coloured by their strain (potential energy),
-//! both redder with more energy (`shaders/particles/nodes.*`); the fountain's basin as node
+//! kinetic energy ½mv² and its springs as lines coloured by their elastic energy
+//! ½k(l − l₀)², both on one logarithmic scale ([`energy_level`]; `shaders/particles/nodes.*`);
+//! the fountain's basin as node
 //! spheres coloured by height uses the same pass. On CUDA the `body_points` kernel writes the
 //! same points and line ends straight into the batches' GL buffers
 //! ([`Nodes::shared_buffers`]).
@@ -37,8 +38,22 @@ pub fn energy_color(t: f32) -> Vec3 {
     }
 }
 
-/// A body's nodes (coloured by speed) into `points` and springs (by strain, two ends each)
-/// into `lines`.
+/// The energy drawn red, J: the kinetic energy ½·m·v² of one of `body`'s nodes moving at
+/// `settings.speed_scale` (the `body_points` kernel's `red`).
+pub fn red_energy(body: &Body, settings: &RenderSettings) -> f32 {
+    0.5 * body.mass * settings.speed_scale * settings.speed_scale
+}
+
+/// Where energy `e` (J) lies on the ramp of [`energy_color`]: 1 (red) at `red`, 0 (blue-grey)
+/// `decades` decades below, linear in log₁₀ e between (a hanging cloth's springs span more
+/// than four decades from its pins to its free edge; a linear scale showed only the pins').
+pub fn energy_level(e: f32, red: f32, decades: f32) -> f32 {
+    1.0 + (e / red).log10() / decades
+}
+
+/// A body's nodes (by their kinetic energy ½mv²) into `points` and springs (by their elastic
+/// energy ½k(l − l₀)², XPBD's compliance energy ½C²/α with α = 1/k being the same; two ends
+/// each) into `lines`, on one scale: [`energy_level`] from [`red_energy`].
 pub fn body_points(
     body: &Body,
     settings: &RenderSettings,
@@ -47,8 +62,10 @@ pub fn body_points(
 ) {
     points.clear();
     lines.clear();
+    let (red, decades) = (red_energy(body, settings), settings.energy_decades);
     for (p, v) in body.position.iter().zip(&body.velocity) {
-        let color = energy_color(v.length() / settings.speed_scale);
+        let kinetic = 0.5 * body.mass * v.length_squared();
+        let color = energy_color(energy_level(kinetic, red, decades));
         points.push(Point {
             position: (*p).into(),
             color: color.into(),
@@ -56,8 +73,9 @@ pub fn body_points(
     }
     for s in &body.springs {
         let (a, b) = (body.position[s.a as usize], body.position[s.b as usize]);
-        let strain = (a.distance(b) - s.rest).abs() / s.rest;
-        let color = energy_color(strain / settings.strain_scale).into();
+        let stretch = a.distance(b) - s.rest;
+        let elastic = 0.5 * s.stiffness * stretch * stretch;
+        let color = energy_color(energy_level(elastic, red, decades)).into();
         lines.push(Point {
             position: a.into(),
             color,

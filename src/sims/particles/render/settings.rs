@@ -1,6 +1,6 @@
 //! What the user can change about the particles picture: the views of each scene (`--view`,
 //! the View menu, **P** and **T**), the lens flare, the droplets' size and stretch, the
-//! speed and strain drawn red, and the panel's Rendering section.
+//! energy scale of a body's nodes and springs, and the panel's Rendering section.
 
 use crate::sims::particles::scene::Which;
 
@@ -34,10 +34,11 @@ pub struct RenderSettings {
     pub particle_size: f32,
     /// A droplet's extra length per m/s of on-screen speed, s.
     pub stretch: f32,
-    /// Node speed drawn red, m/s.
+    /// A node moving this fast is drawn red, m/s: its kinetic energy ½mv² is the energy drawn
+    /// red, for nodes and springs alike (`nodes::red_energy`).
     pub speed_scale: f32,
-    /// Spring strain drawn red.
-    pub strain_scale: f32,
+    /// Decades of energy from red down to blue-grey (`nodes::energy_level`).
+    pub energy_decades: f32,
 }
 
 impl Default for RenderSettings {
@@ -48,7 +49,7 @@ impl Default for RenderSettings {
             particle_size: 0.02,
             stretch: 0.05,
             speed_scale: 3.0,
-            strain_scale: 0.05,
+            energy_decades: 5.0,
         }
     }
 }
@@ -94,8 +95,10 @@ pub fn panel(ui: &imgui::Ui, settings: &mut RenderSettings, which: Which) {
             ui.slider("stretch (s)", 0.0, 0.2, &mut settings.stretch);
         }
         _ => {
-            ui.slider("red at speed (m/s)", 0.1, 20.0, &mut settings.speed_scale);
-            ui.slider("red at strain", 0.005, 0.5, &mut settings.strain_scale);
+            // Energy: red at the kinetic energy ½mv² of a node at this speed, blue-grey
+            // `energy_decades` decades below.
+            ui.slider("red: ½mv² at (m/s)", 0.1, 20.0, &mut settings.speed_scale);
+            ui.slider("decades to blue", 1.0, 10.0, &mut settings.energy_decades);
         }
     }
 }

@@ -23,6 +23,12 @@ pub const MAX_STIFFNESS: f32 = 1e9;
 pub const MAX_BODY_SUBSTEPS: u32 = 4096;
 /// Most XPBD iterations a substep (`iterations`).
 pub const MAX_ITERATIONS: u32 = 1000;
+/// Largest wind component (`world.wind`), m/s: past the strongest measured gusts (about
+/// 110 m/s); the panel's wind spans it.
+pub const MAX_WIND: f32 = 100.0;
+/// Largest gravity component (`world.gravity`), m/s²: ten times the Earth's (Jupiter 25);
+/// the panel's gravity spans it.
+pub const MAX_GRAVITY: f32 = 100.0;
 
 /// ` unit` when there is one.
 fn spaced(unit: &str) -> String {
@@ -100,8 +106,8 @@ impl ParticlesScene {
 
     fn validate_world(&self) -> Result<(), Invalid> {
         let w = &self.world;
-        vector("world.gravity", w.gravity, 1e3, "m/s²")?;
-        vector("world.wind", w.wind, 1e3, "m/s")?;
+        vector("world.gravity", w.gravity, MAX_GRAVITY, "m/s²")?;
+        vector("world.wind", w.wind, MAX_WIND, "m/s")?;
         within("world.wind_drag", w.wind_drag, 0.0, 1e3, "N·s/m³")?;
         within("world.ground", w.ground, -1e4, 1e4, "m")?;
         vector("world.sphere_center", w.sphere_center, 1e4, "m")?;

@@ -197,10 +197,12 @@ fn the_first_bounce_on_the_cube_cuts_the_fall_and_boosts_the_slide() {
     );
 }
 
-/// `springs` computes each spring's pull once and gathers the pulls per node: on a disturbed
-/// 12² cloth, a 5³ jelly and three nodes whose springs name their ends in either order, every
-/// node's force is, bit for bit, its weight plus its own links' pulls computed from its end
-/// (what the stage did before, and what the kernel's thread per node does).
+/// `springs` computes each spring's pull once and gathers the pulls per node (through
+/// [`Body::link_pulls`]: spring index and which end): on a disturbed 12² cloth, the bench's
+/// 64² cloth (four rayon tasks a gather), a 5³ jelly and three nodes whose springs name their
+/// ends in either order, every node's force is, bit for bit (tolerance 0), its weight plus its
+/// own links' pulls computed from its end (what the stage did before, and what the kernel's
+/// thread per node does).
 #[test]
 fn springs_once_a_spring_equal_each_nodes_own_links() {
     let gravity = Vec3::new(0.0, -9.82, 0.0);
@@ -222,7 +224,13 @@ fn springs_once_a_spring_equal_each_nodes_own_links() {
     );
     let cloth = Body::cloth(12, 1.0, Vec3::Y, Vec3::NEG_Y, 0.3, [200.0, 100.0, 10.0]);
     let jelly = Body::jelly(5, 1.0, Vec3::ZERO, 2.0, [40.0, 20.0, 12.0]);
-    for (name, mut body) in [("three nodes", triple), ("cloth", cloth), ("jelly", jelly)] {
+    let bench = Body::cloth(64, 2.0, Vec3::Y, Vec3::NEG_Y, 0.4, [200.0, 100.0, 10.0]);
+    for (name, mut body) in [
+        ("three nodes", triple),
+        ("cloth", cloth),
+        ("64² cloth", bench),
+        ("jelly", jelly),
+    ] {
         for (k, p) in body.position.iter_mut().enumerate() {
             let r = (k as f32 * 12.9898).sin() * 43758.547;
             *p += 0.02 * Vec3::new(r.fract(), (r * 1.7).fract(), (r * 2.3).fract());
