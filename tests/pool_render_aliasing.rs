@@ -215,7 +215,7 @@ fn grout_seen_at_grazing_angles_is_filtered() {
 /// highlight widened by how much the reflected ray turns across the pixel) and, far away where
 /// a pixel spans several of the surface's cells, the walls' top edge in the reflection (box-
 /// filtered over the footprint of the reflected rays' ends on the walls' planes): measured
-/// 19.4 (27.1 before the footprints, 21.2 before the walls' edge); with the fine detail 24.1
+/// 19.3 (27.1 before the footprints, 21.2 before the walls' edge); with the fine detail 24.1
 /// (34.5, 25.9). Over the farthest sixth of the water's rows 26.8 and 31.8 with the detail
 /// (35.8 and 40.4 before the walls' edge; averaging the normal over the footprint from a
 /// mipmapped slope texture instead made it worse, 42.6: at grazing angles the waves' crests
@@ -224,9 +224,9 @@ fn grout_seen_at_grazing_angles_is_filtered() {
 #[test]
 fn caustics_and_glints_at_grazing_angles_are_filtered() {
     let (waves, detail) = (aliasing(true, false), aliasing(true, true));
-    // Measured: the low picture 2.5 % brighter (112.8 against 110.0; 113.2 against 110.6 with
-    // the fine detail). Not the glints (without them the same) nor clipping (the same 1.8 %
-    // over the pixels none of whose samples is clipped): the caustics, read as their mean over
+    // Measured: the low picture 2.5 % brighter (112.8 against 110.0; 2.4 %, 113.2 against 110.6
+    // with the fine detail). Not the glints (without them the same) and mostly not clipping
+    // (1.76 % over the pixels none of whose samples is clipped, measured once): the caustics, read as their mean over
     // the refracted rays' footprint on the floor, where the pixel's rays, bent by the same
     // waves that gather the light, land unevenly (read at the texel each ray meets, the low
     // picture is 0.08 % off its reference, but aliases); 3 % allowed.

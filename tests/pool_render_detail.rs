@@ -75,9 +75,10 @@ fn detail_difference(camera: &Camera, points: &[Vec3]) -> Vec<f64> {
 
 /// Close to the tile's edge (x = 2 m) the ripples change the picture just past it, on the calm
 /// sea the `pool` pass draws, as well as just inside, on the simulated surface (measured 24.8
-/// and 13.2; 0 past it when only the `surface` pass drew them). The two 9 × 9 patches see the
+/// and 13.2; before the tile and the sea shared `water_at` 24.8 and 13.8, once written the other
+/// way round; 0 past it when only the `surface` pass drew them). The two 9 × 9 patches see the
 /// ripples at different phases and angles: their ratio is no seam measure
-/// (`the_sea_past_the_tile_is_the_tiles_water` is).
+/// (`the_sea_past_the_tile_is_the_tiles_water` is), so only a floor is asserted.
 #[test]
 fn the_ripples_go_on_past_the_open_seas_tile() {
     let camera = Camera {
@@ -96,7 +97,7 @@ fn the_ripples_go_on_past_the_open_seas_tile() {
     println!("detail's change: inside {:.2}, outside {:.2}", d[0], d[1]);
     assert!(d[0] > 5.0, "the ripples show on the tile: {}", d[0]);
     assert!(
-        d[1] > 0.5 * d[0] && d[1] < 2.0 * d[0],
+        d[1] > 0.5 * d[0],
         "past the tile {} against {} on it",
         d[1],
         d[0]
@@ -132,8 +133,8 @@ fn far_ripples_fade_instead_of_speckling() {
 /// `surface` pass: both shade it with common.glsl's `water_at` and `water_from_above`): the
 /// strip 2.02–2.18 m, past a 2 m tile, against the same strip on a 2.2 m tile, with the fine
 /// detail and its glints, over a floor too deep to show (whose tiles would follow the pool's
-/// size). Measured 1.3 per pixel (the horizon fog's distance follows the pool's size too);
-/// 17.6 when the tile was drawn without the sea's fog.
+/// size). Measured 1.52 per pixel (the horizon fog's distance follows the pool's size too);
+/// 22.3 before the tile and the sea shared `water_at` (the tile drawn without the sea's fog).
 #[test]
 fn the_sea_past_the_tile_is_the_tiles_water() {
     let camera = Camera {

@@ -223,6 +223,7 @@ pub fn run_with(
             backend: options.backend,
             device,
             elements: None,
+            drawn: true,
         },
     )?;
     // No stage times are reported (--timings gives the passes' and the simulation's): without

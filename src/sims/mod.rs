@@ -120,6 +120,8 @@ pub struct OpenOptions {
     /// Rescale the scene so it holds about this many elements (particles, cells), keeping its
     /// geometry; `bench --particles` uses it.
     pub elements: Option<u64>,
+    /// A front end draws it (the viewer, `render`): memory checks count what drawing takes.
+    pub drawn: bool,
 }
 
 impl Default for OpenOptions {
@@ -129,6 +131,7 @@ impl Default for OpenOptions {
             backend: Backend::Auto,
             device: crate::cuda::DEFAULT_DEVICE,
             elements: None,
+            drawn: false,
         }
     }
 }

@@ -92,6 +92,7 @@ impl AppState {
     pub fn open(scene: &str, backend: Backend) -> Result<AppState> {
         let options = OpenOptions {
             backend,
+            drawn: true,
             ..OpenOptions::default()
         };
         let sim = sims::open(&Source::load(scene)?, &options)?;
@@ -169,6 +170,7 @@ impl AppState {
             backend: self.backend,
             device: self.cuda_device,
             elements: None,
+            drawn: true,
         };
         self.sim.release_gl();
         let opened = sims::open(&source, &options);

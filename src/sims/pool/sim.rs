@@ -3,7 +3,7 @@
 
 use super::drops::{Drop, Rng};
 use super::frame::PoolFrame;
-use super::memory::{grid_bytes, GridBytes};
+use super::memory::{grid_bytes, GridBytes, Solver};
 use super::render::{DrawScene, PoolRenderer, VIEWS};
 use super::scene::PoolScene;
 use super::solver::PoolSolver;
@@ -59,10 +59,14 @@ pub struct PoolSim {
     /// [`CONFIRM_BYTES`]).
     pub(super) confirming: Option<usize>,
     gl: Option<PoolGl>,
+    /// Whether a front end draws it (`OpenOptions::drawn`, or GL attached): the CUDA checks
+    /// count the renderer's GL objects.
+    drawn: bool,
 }
 
-/// Bytes (host and GPU together, `memory::grid_bytes`) above which a restart with a new grid
-/// asks to be asked again.
+/// Host bytes (`memory::grid_bytes`) above which a restart with a new grid asks to be asked
+/// again. Host memory only: a CUDA grid's GPU part is checked against the GPU's free memory
+/// before it is allocated, and a grid that does not fit there is refused without harm.
 pub const CONFIRM_BYTES: u64 = 1 << 30;
 
 struct PoolGl {
@@ -99,8 +103,13 @@ impl PoolSim {
             }
         }
         let cuda_nodes = scene.cuda_nodes.filter(|_| options.elements.is_none());
-        let (solver, note) =
-            PoolSolver::create(&mut scene, cuda_nodes, options.backend, options.device)?;
+        let (solver, note) = PoolSolver::create(
+            &mut scene,
+            cuda_nodes,
+            options.backend,
+            options.device,
+            options.drawn,
+        )?;
         Ok(PoolSim {
             rng: Rng::new(scene.drops.seed),
             nodes_edit: scene.params.nodes,
@@ -119,6 +128,7 @@ impl PoolSim {
             camera: None,
             tool: Tool::Drops,
             gl: None,
+            drawn: options.drawn,
         })
     }
 
@@ -162,11 +172,11 @@ impl PoolSim {
 
     /// What the panel's grid (`nodes_edit`) takes on this backend, drawn or not.
     pub(super) fn edit_bytes(&self) -> GridBytes {
-        grid_bytes(
-            self.nodes_edit,
-            self.solver.as_cpu().is_none(),
-            self.gl.is_some(),
-        )
+        let solver = match self.solver.as_cpu() {
+            Some(_) => Solver::Cpu,
+            None => Solver::Cuda,
+        };
+        grid_bytes(self.nodes_edit, solver, self.gl.is_some())
     }
 
     /// Refuses the panel's grid when its host part does not fit in `available` host bytes (the
@@ -198,13 +208,13 @@ impl PoolSim {
         let refused = if let Err(error) = self.check_memory(available) {
             Some(format!("refused: {}: {}", error.key, error.message))
         } else if nodes != self.scene.params.nodes
-            && self.edit_bytes().host + self.edit_bytes().gpu > CONFIRM_BYTES
+            && self.edit_bytes().host > CONFIRM_BYTES
             && self.confirming != Some(nodes)
         {
             self.confirming = Some(nodes);
             Some(format!(
                 "{nodes}² nodes take about {} of memory: restart again to go ahead",
-                crate::host::format_bytes(self.edit_bytes().host + self.edit_bytes().gpu)
+                crate::host::format_bytes(self.edit_bytes().host)
             ))
         } else {
             None
@@ -214,9 +224,12 @@ impl PoolSim {
             bail!(message);
         }
         self.confirming = None;
+        // A rebuild that fails leaves the running grid as it was (the CPU's cannot fail once
+        // the scene validates; a CUDA grid that cannot start is refused before the old one is
+        // touched), so nothing is rebuilt again: that would only reset it, and on CUDA hide
+        // the error under a check of the old grid.
         if let Err(error) = self.rebuild() {
             self.nodes_edit = self.scene.params.nodes;
-            self.rebuild()?;
             return Err(error);
         }
         self.refusal = None;
@@ -234,8 +247,9 @@ impl PoolSim {
             // The texels are refilled at the new size on the next draw.
             gl.texels = Vec::new();
         }
+        let drawn = self.drawn || self.gl.is_some();
         self.solver
-            .rebuild(&scene.params, self.gl.is_some(), |x, z| scene.land(x, z))?;
+            .rebuild(&scene.params, drawn, |x, z| scene.land(x, z))?;
         self.scene = scene;
         self.painted.clear();
         self.rng = Rng::new(self.scene.drops.seed);
@@ -484,7 +498,9 @@ impl Sim for PoolSim {
         {
             self.solver.release_gl();
             let mut scene = self.scene.clone();
-            let (solver, note) = PoolSolver::create(&mut scene, None, Backend::Cuda, device)?;
+            let drawn = self.drawn || self.gl.is_some();
+            let (solver, note) =
+                PoolSolver::create(&mut scene, None, Backend::Cuda, device, drawn)?;
             (self.solver, self.note) = (solver, note);
             self.painted.clear();
             self.rng = Rng::new(self.scene.drops.seed);

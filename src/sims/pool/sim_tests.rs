@@ -505,13 +505,13 @@ fn a_nodes_state_bytes_are_its_fields() {
     let pairs = s.offset.len() + s.velocity_h.len() + s.accel_h.len();
     let bytes = 4 * f32s + 8 * pairs + s.flags.len();
     assert_eq!(bytes, 16 * 16 * super::surface::BYTES_PER_NODE);
-    use super::memory::grid_bytes;
+    use super::memory::{grid_bytes, Solver};
     assert_eq!(
-        super::panel::grid_cost(8192, &grid_bytes(8192, false, true)),
+        super::panel::grid_cost(8192, &grid_bytes(8192, Solver::Cpu, true)),
         "8192² = 67.1 M nodes: 2.3 GiB of state, 3.0 GiB to draw them: 5.3 GiB of host memory"
     );
     assert_eq!(
-        super::panel::grid_cost(8192, &grid_bytes(8192, true, true)),
+        super::panel::grid_cost(8192, &grid_bytes(8192, Solver::Cuda, true)),
         "8192² = 67.1 M nodes: 2.3 GiB of state, 2.0 GiB to draw them: 512.0 MiB of host \
          memory, 3.8 GiB of GPU memory"
     );
@@ -535,7 +535,7 @@ fn a_grid_that_does_not_fit_is_refused_and_the_old_one_runs_on() {
     sim.step().unwrap();
     let before = sim.solver.as_cpu().unwrap().surface.clone();
     sim.nodes_edit = 8192;
-    let needed = super::memory::grid_bytes(8192, false, false).host;
+    let needed = super::memory::grid_bytes(8192, super::memory::Solver::Cpu, false).host;
     assert_eq!(needed, 8192 * 8192 * 37);
     let refused = sim.restart_within(Some(1 << 30)).unwrap_err().to_string();
     assert_eq!(
@@ -556,4 +556,29 @@ fn a_grid_that_does_not_fit_is_refused_and_the_old_one_runs_on() {
     sim.restart_within(Some(1 << 20)).unwrap();
     assert_eq!((sim.params().nodes, sim.refusal.as_deref()), (32, None));
     assert_eq!(sim.solver.as_cpu().unwrap().surface.height.len(), 32 * 32);
+}
+
+/// A restart whose grid cannot be built leaves the running one as it was, water and time and
+/// all: nothing is rebuilt after the failure (before, the old grid was built again at rest,
+/// which on CUDA also needed the old grid's memory twice and hid the error under its own).
+#[test]
+fn a_restart_that_fails_leaves_the_running_water_as_it_was() {
+    use super::drops::{Drop, Target};
+    use crate::sims::Sim;
+    let mut sim = open("[pool]\nnodes = 64\n");
+    sim.add_drop(Drop {
+        position: [0.5, 0.5],
+        radius: 0.1,
+        amplitude: 0.01,
+        target: Target::Height,
+    });
+    sim.step().unwrap();
+    let before = sim.solver.as_cpu().unwrap().surface.clone();
+    assert!(before.height.iter().any(|&u| u.abs() > 1e-3));
+    sim.nodes_edit = super::params::MIN_NODES - 1;
+    let error = sim.restart_within(Some(u64::MAX)).unwrap_err().to_string();
+    assert!(error.contains("pool.nodes"), "{error}");
+    assert_eq!(sim.nodes_edit, 64);
+    assert_eq!(sim.solver.as_cpu().unwrap().surface, before);
+    assert_eq!(sim.steps_taken(), u64::from(sim.params().substeps()));
 }

@@ -7,6 +7,7 @@ use super::cpu::{self, StepConstants};
 use super::cuda::CudaPool;
 use super::drops::{self, Drop, Stencils};
 use super::frame::PoolStats;
+use super::memory::{gpu_needed, grid_bytes, Solver};
 use super::params::PoolParams;
 use super::scene::PoolScene;
 use super::surface::Surface;
@@ -98,12 +99,14 @@ impl PoolSolver {
     /// The solver `backend` asks for on CUDA device `device`, for `scene` (on CUDA with
     /// `cuda_nodes` per side when given: the scene's `pool.cuda_nodes` unless the node count
     /// was rescaled, which becomes the scene's `pool.nodes`), and a sentence saying which
-    /// backend runs and why.
+    /// backend runs and why. `drawn`: the front end draws it (the viewer, `render`), so the
+    /// GPU check counts the renderer's GL objects too.
     pub fn create(
         scene: &mut PoolScene,
         cuda_nodes: Option<usize>,
         backend: Backend,
         device: usize,
+        drawn: bool,
     ) -> Result<(PoolSolver, String)> {
         let cuda = match (backend, crate::cuda::unavailable()) {
             (Backend::Cpu, _) => Err("cpu".to_string()),
@@ -133,7 +136,12 @@ impl PoolSolver {
                 );
             }
         }
-        match CudaPool::new_on(device, &scene.params, false, land(scene)) {
+        let needed = gpu_needed(
+            None,
+            grid_bytes(scene.params.nodes, Solver::Cuda, drawn),
+            false,
+        );
+        match CudaPool::new_on(device, &scene.params, needed, land(scene)) {
             Ok(cuda) => {
                 let on = if device == crate::cuda::DEFAULT_DEVICE {
                     String::new()
@@ -165,9 +173,12 @@ impl PoolSolver {
         PoolSolver::with(Backends::Cpu(Box::new(CpuPool::new(params, land))))
     }
 
-    /// A surface at rest for `params` (a new node count, say) on the same backend. The CPU's
-    /// old state goes before the new one is made (building it cannot fail), so the two are
-    /// never held together.
+    /// A surface at rest for `params` (a new node count, say) on the same backend, `drawn`
+    /// when the renderer draws it (its GL objects count in the GPU check). The CPU's old state
+    /// goes before the new one is made (building it cannot fail), so the two are never held
+    /// together. On CUDA the same node count reuses the buffers; another is checked against
+    /// the GPU's free memory less what the old grid frees (`memory::gpu_needed`), and when it
+    /// cannot start the old solver runs on as it was.
     pub fn rebuild(
         &mut self,
         params: &PoolParams,
@@ -179,10 +190,14 @@ impl PoolSolver {
                 cpu.surface = Surface::default();
                 **cpu = CpuPool::new(params, land);
             }
+            Backends::Cuda(cuda) if cuda.nodes() == params.nodes => cuda.reset(params, land)?,
             Backends::Cuda(cuda) => {
-                let device = cuda.device();
+                let old = grid_bytes(cuda.nodes(), Solver::Cuda, drawn);
+                let new = grid_bytes(params.nodes, Solver::Cuda, drawn);
+                let needed = gpu_needed(Some(old), new, false);
+                let replacement = CudaPool::new_on(cuda.device(), params, needed, land)?;
                 cuda.release_gl();
-                **cuda = CudaPool::new_on(device, params, drawn, land)?;
+                **cuda = replacement;
             }
         }
         self.pending = None;

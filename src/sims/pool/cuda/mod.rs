@@ -109,13 +109,13 @@ pub struct CudaPool {
 
 impl CudaPool {
     /// A surface at rest for `params` on CUDA device `device`, `land(x, z)` fixed. Fails when
-    /// CUDA is unavailable or the grid does not fit in the GPU's free memory (checked before
-    /// allocating; `drawn`: with the renderer's GL texture and index buffer for it,
-    /// `memory::grid_bytes`).
+    /// CUDA is unavailable or fewer than `needed` bytes of GPU memory are free (checked before
+    /// allocating; `memory::gpu_needed`: the state, and the GL objects of a drawn grid, less
+    /// what a grid it replaces frees).
     pub fn new_on(
         device: usize,
         params: &PoolParams,
-        drawn: bool,
+        needed: u64,
         land: impl Fn(f32, f32) -> bool,
     ) -> Result<Self, CudaError> {
         params
@@ -124,7 +124,6 @@ impl CudaPool {
         let sync_check = crate::cuda::sync_check_requested()?;
         let context = crate::cuda::context(device)?;
         let n = params.nodes;
-        let needed = crate::sims::pool::memory::grid_bytes(n, true, drawn).gpu;
         let (free, _) = context
             .mem_get_info()
             .map_err(CudaError::driver("cuMemGetInfo"))?;
@@ -187,6 +186,21 @@ impl CudaPool {
             partials: stream.alloc_zeros(5 * kernels::blocks(count))?,
             stats: stream.alloc_zeros(slot::COUNT)?,
         })
+    }
+
+    /// A surface at rest for `params` (the same node count) in the buffers already allocated,
+    /// `land(x, z)` fixed: a restart with an unchanged grid allocates nothing.
+    pub fn reset(
+        &mut self,
+        params: &PoolParams,
+        land: impl Fn(f32, f32) -> bool,
+    ) -> Result<(), CudaError> {
+        assert_eq!(params.nodes, self.n, "a reset keeps the grid");
+        let surface = Surface::new(params, land);
+        self.upload(&surface)?;
+        self.h = surface.h;
+        self.stage_seconds = [0.0; PoolStage::ALL.len()];
+        Ok(())
     }
 
     /// The device this solver runs on.

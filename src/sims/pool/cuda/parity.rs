@@ -32,6 +32,7 @@ pub use crate::cuda::parity::Difference;
 use crate::sims::pool::cpu::StepConstants;
 use crate::sims::pool::drops::{Drop, Target};
 use crate::sims::pool::frame::PoolStats;
+use crate::sims::pool::memory::{grid_bytes, Solver};
 use crate::sims::pool::params::{Edges, Model, PoolParams};
 use crate::sims::pool::solver::CpuPool;
 use crate::sims::pool::surface::Surface;
@@ -398,7 +399,13 @@ fn gpu_runner(
     device: usize,
     params: &PoolParams,
 ) -> Result<impl FnMut(&PoolParams, Work, &Surface) -> Ran, String> {
-    let mut cuda = CudaPool::new_on(device, params, false, land).map_err(|e| e.to_string())?;
+    let mut cuda = CudaPool::new_on(
+        device,
+        params,
+        grid_bytes(params.nodes, Solver::Cuda, false).gpu,
+        land,
+    )
+    .map_err(|e| e.to_string())?;
     Ok(move |params: &PoolParams, work: Work, before: &Surface| {
         let mut run = || -> Result<(Surface, Option<PoolStats>), crate::cuda::CudaError> {
             cuda.upload(before)?;
