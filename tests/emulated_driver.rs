@@ -241,6 +241,7 @@ fn doctor_passes_on_the_memcheck_driver() {
         "PASS  ink parity: multigrid",
         "PASS  ink parity: painting obstacles",
         "PASS  ink parity: moving walls",
+        "PASS  ink parity: walls at the edges",
         "PASS  pool parity: stages",
         "PASS  pool parity: run",
         "PASS  particles parity",
@@ -695,7 +696,7 @@ fn stir_with_jacobi(dir: &Path) -> String {
 /// GPU (`wall_rows`). Over four frames of the `stir` preset's moving disc with Jacobi pressure
 /// (nothing else is sent then), at most 1.25 bytes a cell of 40 rows of 256 cells a substep.
 /// Fails when the host sends the rows' masks, stencil and fixed velocities (12 bytes a cell:
-/// 99 744 bytes a substep, 398 976 in the four frames; now 8 212 a substep, the 34 rows'
+/// 99 744 bytes a substep, 398 976 in the four frames; now 8 212 a substep, the 32 rows'
 /// solid bytes and the disc's 20).
 #[test]
 #[cfg_attr(
