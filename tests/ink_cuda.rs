@@ -170,15 +170,29 @@ fn painting_obstacles_on_the_gpu_matches_the_cpu() {
     assert!(passed, "{detail}");
 }
 
-/// A disc moved on the GPU (`close_walls` closing its rows and mirroring their ghost faces, no-
-/// and free-slip; the multigrid's masks by rows) leaves the fields and masks the CPU's
-/// `set_walls` leaves, and the steps after agree.
+/// A disc moved on the GPU (`wall_rows` deriving its rows' masks, stencil and fixed velocities
+/// from their solid bytes, `close_walls` closing them and mirroring their ghost faces, no- and
+/// free-slip; the multigrid's masks by rows) leaves the fields and masks the CPU's `set_walls`
+/// leaves, and the steps after agree.
 #[test]
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
 fn moving_a_disc_on_the_gpu_matches_the_cpu() {
     let _gpu = kinds::gpu();
     let (passed, detail) =
         parity_walls::gpu_moving_walls_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
+    println!("{detail}");
+    assert!(passed, "{detail}");
+}
+
+/// `wall_rows`' edges on the GPU: two overlapping moving discs, one across row 0 and partly
+/// outside the grid, over painted cells, with an outflow side below; the walls' arrays and the
+/// fields the CPU's `set_walls` leaves.
+#[test]
+#[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
+fn walls_at_the_grid_edges_on_the_gpu_match_the_cpu() {
+    let _gpu = kinds::gpu();
+    let (passed, detail) =
+        parity_walls::gpu_wall_edges_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
     println!("{detail}");
     assert!(passed, "{detail}");
 }

@@ -67,7 +67,7 @@ pub fn assert_cuda_refused_and_auto_says_why(bench: &[&str]) -> serde_json::Valu
 }
 
 /// The declaration of `kernel`'s first parameter in `ptx` (where a record passed by value shows
-/// its size, e.g. `.param .align 4 .b8 curl_param_0[68]`).
+/// its size, e.g. `.param .align 4 .b8 curl_param_0[72]`).
 pub fn first_parameter(ptx: &str, kernel: &str) -> String {
     let entry = ptx
         .split(&format!(".entry {kernel}("))

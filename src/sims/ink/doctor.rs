@@ -37,6 +37,10 @@ pub fn checks(cuda_available: bool, add: &mut dyn FnMut(Check)) {
                 "ink parity: moving walls",
                 parity_walls::gpu_moving_walls_check,
             ),
+            (
+                "ink parity: walls at the edges",
+                parity_walls::gpu_wall_edges_check,
+            ),
         ],
         add,
     );

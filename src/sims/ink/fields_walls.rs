@@ -36,8 +36,9 @@ impl Flow {
         self.wall_rows(rows, cells, false)
     }
 
-    /// The stage `wall_rows` (CUDA's kernel of that name computes the same from the solid rows
-    /// and the moving discs, kernels/ink.cu): the cells of `rows` set to `cells`; the closed
+    /// The stage `wall_rows` (CUDA's kernel of that name computes the masks and fixed
+    /// velocities part from the solid rows and the moving discs, kernels/ink.cu; `close_walls`
+    /// there closes the rows and zeroes the solid cells' pressure): the cells of `rows` set to `cells`; the closed
     /// faces' fixed velocities of those rows ([`fixed_faces_rows`]); when a cell changed (or
     /// `always`) the open masks of those rows' faces and the stencil around them; then the rows'
     /// closed faces closed.

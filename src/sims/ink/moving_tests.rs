@@ -457,8 +457,8 @@ fn the_statistics_count_the_fluid_not_the_discs_ghosts() {
 
 /// The flow's count of solid cells (which the curl and the projection ask instead of scanning
 /// the mask) follows every change: cells painted and erased, a disc moving (its cells change
-/// every substep: rows leave it and rows join it), a restart (the disc back at its start).
-/// Fails when a change leaves the count behind (painting alone: 0 counted against ~130).
+/// every substep: rows leave it and rows join it), a restart and a step after it (the disc
+/// moved back to its start). Fails when a change leaves the count behind (painting alone: 0 counted against ~130).
 #[test]
 fn the_solid_count_follows_paint_erase_a_moving_disc_and_a_restart() {
     let mut sim = open(&scene(0.5));
@@ -493,6 +493,13 @@ fn the_solid_count_follows_paint_erase_a_moving_disc_and_a_restart() {
     );
     sim.restart().unwrap();
     counted(&sim, "restarted");
+    sim.step().unwrap();
+    counted(&sim, "restarted, a step");
+    assert!(
+        sim.disc_drawn[0][0] < 0.6,
+        "the disc back at its start: {:?}",
+        sim.disc_drawn
+    );
     sim.paint_solid([1.6, 0.5], 0.2, false);
     let flow = sim.solver.flow();
     assert!(

@@ -149,7 +149,6 @@ pub struct CudaInk {
     grid: InkGrid,
     /// The masks (and the shape) of the flow on the host; its values are not kept up to date.
     mirror: Flow,
-    fluid_cells: usize,
     solved_cells: usize,
     device: usize,
     context: Arc<CudaContext>,
@@ -231,7 +230,6 @@ impl CudaInk {
             stage_seconds: [0.0; InkStage::ALL.len()],
             grid,
             mirror: flow.clone(),
-            fluid_cells: 0,
             solved_cells: 0,
             device,
             timer: EventTimer::new(context.clone()),
@@ -372,7 +370,6 @@ impl CudaInk {
             b.multigrid.upload(s, flow)?;
         }
         s.synchronize().map_err(&copy)?;
-        self.fluid_cells = solid.iter().filter(|&&s| s == 0).count();
         self.solved_cells = flow
             .poisson
             .cells
@@ -515,11 +512,12 @@ impl CudaInk {
             .map_err(failed)?;
         self.stream.synchronize().map_err(failed)?;
         let rms = |sum: f64, count: usize| (sum / count.max(1) as f64).sqrt();
+        let fluid_cells = self.mirror.nx * self.mirror.ny - self.mirror.solid_cells();
         let s = |slot: u32| stats[slot as usize];
         self.report = SolveReport {
             iterations: self.params.iterations,
-            divergence_before: rms(s(slot::DIVERGENCE_BEFORE), self.fluid_cells),
-            divergence_after: rms(s(slot::DIVERGENCE_AFTER), self.fluid_cells),
+            divergence_before: rms(s(slot::DIVERGENCE_BEFORE), fluid_cells),
+            divergence_after: rms(s(slot::DIVERGENCE_AFTER), fluid_cells),
             residual: rms(s(slot::RESIDUAL), self.solved_cells),
         };
         let h = f64::from(self.grid.ink_h);

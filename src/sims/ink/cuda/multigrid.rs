@@ -220,11 +220,11 @@ impl GpuMultigrid {
 
     /// The masks again after `flow`'s cells changed in the rows `rows` (the host's copy set
     /// again by rows, [`Hierarchy::update_rows`]): the finest level's rows copied on the GPU
-    /// from the flow's `solid` and `stencil` (sent already), each coarser level's changed rows
-    /// and the levels' records sent: about 0.17 MB a substep where the whole hierarchy was
-    /// 2.67 MB, for the `stir` disc at 1414 × 707 (docs/ink.md, "The brush stamp and moving
-    /// discs: cost"). Masks not current are sent whole at the next
-    /// solve instead.
+    /// from the flow's `solid` (sent already) and `stencil` (derived there by `wall_rows`),
+    /// each coarser level's changed rows and the levels' records sent: about 0.17 MB a
+    /// substep where the whole hierarchy was 2.67 MB, for the `stir` disc at 1414 × 707
+    /// (docs/ink.md, "The brush stamp and moving discs: cost"). Masks not current are sent
+    /// whole at the next solve instead.
     pub fn update_rows(
         &mut self,
         stream: &Arc<CudaStream>,

@@ -11,7 +11,7 @@ use super::parity::{
 };
 use super::walls::WallMasks;
 use super::CudaInk;
-use crate::sims::ink::boundary::{MovingDisc, Walls};
+use crate::sims::ink::boundary::{MovingDisc, SideKind, Walls, BOTTOM};
 use crate::sims::ink::cpu::CpuInk;
 use crate::sims::ink::fields::Flow;
 
@@ -197,6 +197,105 @@ pub fn gpu_moving_walls_check(device: usize) -> Result<(bool, String), String> {
         failures.is_empty(),
         if failures.is_empty() {
             detail
+        } else {
+            format!("{detail}; {}", failures.join("; "))
+        },
+    ))
+}
+
+/// The discs of [`gpu_wall_edges_check`]: one crossing row 0, partly below the box, and one
+/// overlapping it (the cells both cover take the first's velocity), each moving its own way.
+pub const EDGE_DISCS: [MovingDisc; 2] = [
+    MovingDisc {
+        center: [0.3, 0.04],
+        radius: 0.12,
+        velocity: [0.3, 0.2],
+    },
+    MovingDisc {
+        center: [0.42, 0.1],
+        radius: 0.1,
+        velocity: [-0.5, 0.15],
+    },
+];
+
+/// The edges of `wall_rows` on CUDA device `device`, against the CPU's `Flow::wall_rows`: in the
+/// comparison scene with an outflow side below (the bottom's v faces open beside fluid, the
+/// stencil counting the outflow), the two overlapping [`EDGE_DISCS`] — the first crossing row 0
+/// and partly outside the grid — over a painted block of resting cells that reaches under the
+/// second, and a painted strip along the top row (the v faces at j = ny); set over every row,
+/// then moved twice by [`DISC_MOVE`] (their old and new rows handed over). After each the
+/// walls' open masks, solid bytes, stencil and fixed velocities equal the CPU's, and u, v and p
+/// within [`EMULATION_TOLERANCE`] (`close_walls` from equal states).
+pub fn gpu_wall_edges_check(device: usize) -> Result<(bool, String), String> {
+    let mut params = multigrid_params(false);
+    params.boundary.sides[BOTTOM] = SideKind::Outflow;
+    let mut cpu = stirred(&params, 4);
+    let mut cuda = CudaInk::new_on(device, params.clone(), &solid).map_err(|e| e.to_string())?;
+    let (nx, ny) = (cpu.flow.nx, cpu.flow.ny);
+    // Resting cells: a block under the second disc and beyond it, a strip along the top row.
+    let painted =
+        |i: usize, j: usize| (16..26).contains(&i) && j < 6 || (30..40).contains(&i) && j == ny - 1;
+    let (mut worst, mut failures) = (0.0f32, Vec::new());
+    let mut run = |cuda: &mut CudaInk| -> Result<(), crate::cuda::CudaError> {
+        cuda.upload_fields(&fields_of(&cpu))?;
+        let mut discs = EDGE_DISCS;
+        let mut rows = 0..ny;
+        for step in 0..3 {
+            if step > 0 {
+                // The rows both discs cover before and after the move.
+                let covered = |discs: &[MovingDisc]| {
+                    discs
+                        .iter()
+                        .map(|d| disc_rows(&cpu.flow, d.center, d.radius))
+                        .fold(ny..0, |a, r| a.start.min(r.start)..a.end.max(r.end))
+                };
+                let before = covered(&discs);
+                for d in &mut discs {
+                    d.center = [d.center[0] + DISC_MOVE[0], d.center[1] + DISC_MOVE[1]];
+                }
+                let after = covered(&discs);
+                rows = before.start.min(after.start)..before.end.max(after.end);
+            }
+            let cells: Vec<bool> = (rows.start * nx..rows.end * nx)
+                .map(|k| {
+                    let (i, j) = (k % nx, k / nx);
+                    let (x, y) = cpu.flow.p.position(i, j);
+                    painted(i, j)
+                        || discs.iter().any(|d| {
+                            (x - d.center[0]).powi(2) + (y - d.center[1]).powi(2)
+                                <= d.radius * d.radius
+                        })
+                })
+                .collect();
+            cpu.set_walls(rows.clone(), &cells, discs.to_vec());
+            cuda.set_walls(rows.clone(), &cells, discs.to_vec())?;
+            for name in cuda.wall_masks()?.differing(&WallMasks::of(&cpu.flow)) {
+                failures.push(format!(
+                    "move {step}: the walls' {name} differ from the CPU's"
+                ));
+            }
+            for d in differences(&fields_of(&cpu), &cuda.read_back()?)
+                .iter()
+                .take(3)
+            {
+                worst = worst.max(d.relative);
+                if d.relative.is_nan() || d.relative > EMULATION_TOLERANCE {
+                    failures.push(format!("move {step}: {d:?}"));
+                }
+            }
+        }
+        Ok(())
+    };
+    run(&mut cuda).map_err(|e| e.to_string())?;
+    let detail = format!(
+        "two overlapping moving discs across row 0 and out of the grid, over painted cells, an \
+         outflow side below, set and moved twice: worst field difference {worst:.2e} (allowed \
+         {EMULATION_TOLERANCE:.1e})"
+    );
+    Ok((
+        failures.is_empty(),
+        if failures.is_empty() {
+            format!("{detail}; walls' masks and fixed velocities as the CPU's")
         } else {
             format!("{detail}; {}", failures.join("; "))
         },

@@ -94,8 +94,8 @@ impl CudaInk {
     /// every row: the CPU's `Flow::mirror_rows`; the other closed faces keep their fixed
     /// velocities).
     fn mirror_ghosts(&mut self) -> Result<(), CudaError> {
-        // Kept by `upload` and `set_walls`: no scan of the host's mask.
-        if self.fluid_cells == self.mirror.nx * self.mirror.ny {
+        // The mirror's count, kept where cells change: no scan of the host's mask.
+        if !self.mirror.has_obstacles() {
             return Ok(());
         }
         let b = &mut self.buffers;

@@ -109,9 +109,10 @@ impl CudaInk {
     /// [`CudaInk::set_solid`] for the rows of cells `rows` only (`cells`: those rows' cells),
     /// with the discs `moving` moving, as `CpuInk::set_walls`: the host mirror's masks are set
     /// again in those rows ([`Flow::set_solid_rows`]); of the rows among them whose cells or
-    /// whose closed faces' velocities changed (and one either side) the masks, stencil and
-    /// fixed velocities are sent and `close_walls` closes their faces on the GPU. Enqueued
-    /// only: nothing waits.
+    /// whose closed faces' velocities changed (and one either side) the solid bytes are sent
+    /// with the moving discs' records, `wall_rows` derives their masks, stencil and fixed
+    /// velocities on the GPU and `close_walls` closes their faces. Enqueued only: nothing
+    /// waits.
     pub fn set_walls(
         &mut self,
         rows: Range<usize>,
@@ -121,7 +122,7 @@ impl CudaInk {
         let (nx, ny) = (self.mirror.nx, self.mirror.ny);
         let mirror = &mut self.mirror;
         let near = rows.start.saturating_sub(1)..(rows.end + 1).min(ny);
-        let before = counts(mirror, near.clone());
+        let before = solved(mirror, near.clone());
         let u_span = |r: &Range<usize>| r.start * (nx + 1)..r.end * (nx + 1);
         let v_span = |r: &Range<usize>| r.start * nx..(r.end + 1).min(ny + 1) * nx;
         let old_solid = mirror.solid()[rows.start * nx..rows.end * nx].to_vec();
@@ -148,9 +149,7 @@ impl CudaInk {
         let (Some(&first), Some(&last)) = (changed.first(), changed.last()) else {
             return Ok(());
         };
-        let after = counts(mirror, near);
-        self.fluid_cells = self.fluid_cells + after.0 - before.0;
-        self.solved_cells = self.solved_cells + after.1 - before.1;
+        self.solved_cells = self.solved_cells + solved(mirror, near.clone()) - before;
         let sent = first.saturating_sub(1)..(last + 2).min(ny);
         let cells = sent.start * nx..sent.end * nx;
         // The fixed velocities the mirror set again: the u faces of `rows`, the v faces of
@@ -277,13 +276,10 @@ impl CudaInk {
     }
 }
 
-/// The fluid cells and the solved cells of the rows `rows`.
-fn counts(flow: &Flow, rows: Range<usize>) -> (usize, usize) {
-    let cells = rows.start * flow.nx..rows.end * flow.nx;
-    let fluid = flow.solid()[cells.clone()].iter().filter(|&&s| !s).count();
-    let solved = flow.poisson.cells[cells]
+/// The solved cells of the rows `rows`.
+fn solved(flow: &Flow, rows: Range<usize>) -> usize {
+    flow.poisson.cells[rows.start * flow.nx..rows.end * flow.nx]
         .iter()
         .filter(|&&c| c >> DIAGONAL_SHIFT != 0)
-        .count();
-    (fluid, solved)
+        .count()
 }
