@@ -32,7 +32,9 @@ bool ellipsoid_hit(out vec3 entry, out vec3 exit) {
 
 // The point on this fragment's view ray (the perspective view's) at eye distance `depth` along
 // −z: where `normals.frag` rebuilds the pixel's surface from its depth (a symmetric frustum:
-// the inverse projection's diagonal scales the NDC).
+// the inverse projection's diagonal scales the NDC). Under the sun's orthographic view the
+// point means nothing; `sphere_depth` calls it there too, harmlessly, as no wall is passed
+// (`particle_sprite.vert`'s planes are then zero normals 1e9 away: mark 0).
 vec3 ray_point(float depth) {
     vec2 ndc = gl_FragCoord.xy / viewport * 2.0 - 1.0;
     return vec3(ndc * vec2(inverse_projection[0][0], inverse_projection[1][1]) * depth, -depth);

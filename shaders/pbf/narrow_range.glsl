@@ -48,7 +48,8 @@ bool narrow_range_keep(float sample_depth, float expected, float center, float t
 // `sphere_depth` marked as on the glass (the depth's two lowest bits 2: its splat's
 // surface within `wall_distance` of a near wall's plane and facing it within 45°) is dropped
 // from a centre that is not (marks 0 and 1 are one class here), and the other way round; the
-// filters pass the centre's mark on.
+// filters pass the centre's mark on. (Under `smooth_depth`'s bias correction a pair split by
+// this rule alone keeps its sample of the centre's class, in a line fit: `smooth_depth.frag`.)
 // Where the top meets the glass the two meet at a crease with no step in depth, and the filter
 // averaged them: it rounded the crease over its width, the top tilted towards the glass by
 // 25–35° up to 3 particle radii from it, and where its normal met the sun's half vector that

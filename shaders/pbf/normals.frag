@@ -51,7 +51,8 @@ vec3 eye_position(vec2 at, float depth) {
 // How much of an edge the pixel is: 1 beside the background, else rising from 0 to 1 as the
 // larger step to a neighbour grows from 0.5 to 1.5 `layer_step`.
 float edge = 0.0;
-// How many of the four neighbours `sphere_depth` marked on the glass (mark 2).
+// How many of the four neighbours `sphere_depth` marked on the glass (mark 2), on the pixel's
+// layer (within `layer_step`).
 int glass_neighbours = 0;
 
 vec3 smaller_difference(vec3 center, vec2 step) {
@@ -59,8 +60,11 @@ vec3 smaller_difference(vec3 center, vec2 step) {
     float depth_backward = texture(depth_texture, uv - step).r;
     vec3 forward = eye_position(uv + step, depth_forward) - center;
     vec3 backward = center - eye_position(uv - step, depth_backward);
-    glass_neighbours += int((floatBitsToUint(depth_forward) & 3u) == 2u)
-                      + int((floatBitsToUint(depth_backward) & 3u) == 2u);
+    // A neighbour on another layer (a step over `layer_step`) is not the pixel's glass.
+    glass_neighbours += int((floatBitsToUint(depth_forward) & 3u) == 2u
+                            && abs(depth_forward + center.z) <= layer_step)
+                      + int((floatBitsToUint(depth_backward) & 3u) == 2u
+                            && abs(depth_backward + center.z) <= layer_step);
     float larger = max(abs(depth_forward + center.z), abs(depth_backward + center.z));
     edge = max(edge, depth_forward <= 0.0 || depth_backward <= 0.0
         ? 1.0 : smoothstep(0.5 * layer_step, 1.5 * layer_step, larger));

@@ -62,14 +62,17 @@ void main() {
     float spread = max(radius - float(MAX_TAPS), 0.0) / float(MAX_TAPS * MAX_TAPS);
     float spatial_sigma = max(0.5 * (float(taps) + spread * float(taps * taps)), 0.5);
     float slope = filter_kind == 1 ? narrow_range_slope(uv, direction, center, range_sigma) : 0.0;
-    // The centre, then the pairs of samples `offset` texels either side of it.
+    // The centre, then the pairs of samples `offset` texels either side of it; depths are
+    // summed about the centre's (d − centre), so the line fit's products do not cancel.
     float weight_sum = 1.0;
-    float depth_sum = center;
+    float depth_sum = 0.0;
     // The line fit's sums: of the whole pairs, Σ w o² and Σ w o d; of the one-sided samples,
-    // Σ w, Σ w o, Σ w o² and Σ w d, Σ w o d (o the signed offset, texels).
+    // Σ w, Σ w o, Σ w o² and Σ w d, Σ w o d (o the signed offset, texels); and the range of
+    // the centre and the samples kept, which the fit's value is held in.
     vec2 moment = vec2(0.0);
     vec3 one_sided = vec3(0.0);
     vec2 one_sided_depth = vec2(0.0);
+    vec2 kept_range = vec2(center);
     for (int i = 1; i <= MAX_TAPS; ++i) {
         if (i > taps) break;
         float at = float(i) + spread * float(i * i);
@@ -94,39 +97,48 @@ void main() {
         bvec2 in_range = kept;
         kept = bvec2(kept.x && (narrow_range_mark(depths.x) == 2u) == glass,
                      kept.y && (narrow_range_mark(depths.y) == 2u) == glass);
+        vec2 about = depths - center;
         // The bias correction: a pair counts only whole. Across the crease between the face
         // and the free surface (both samples in range, one of the other class) the sample of
         // the centre's class counts alone, in a line fit (below).
         if (filter_kind == 1 && bias_correction == 1 && !all(kept)) {
             if (all(in_range) && any(kept)) {
                 float at_side = kept.x ? offset : -offset;
-                float side_depth = kept.x ? depths.x : depths.y;
+                float side_depth = kept.x ? about.x : about.y;
                 one_sided += vec3(weight, weight * at_side, weight * at_side * at_side);
                 one_sided_depth += weight * vec2(side_depth, at_side * side_depth);
+                kept_range = vec2(min(kept_range.x, center + side_depth),
+                                  max(kept_range.y, center + side_depth));
             }
             kept = bvec2(false);
         }
         weights *= vec2(kept);
         weight_sum += weights.x + weights.y;
-        depth_sum += dot(weights, depths);
+        depth_sum += dot(weights, about);
         moment += vec2(offset * offset * (weights.x + weights.y),
-                       offset * (weights.x * depths.x - weights.y * depths.y));
+                       offset * (weights.x * about.x - weights.y * about.y));
+        vec2 low = mix(vec2(center), depths, vec2(kept));
+        kept_range = vec2(min(kept_range.x, min(low.x, low.y)),
+                          max(kept_range.y, max(low.x, low.y)));
     }
-    float smoothed = depth_sum / weight_sum;
+    float smoothed = center + depth_sum / weight_sum;
     if (one_sided.x > 0.0) {
         // The weighted least-squares line through the centre, the whole pairs and the
         // one-sided samples, taken at the centre: on a plane the same as a symmetric kernel,
-        // where the samples on one side only would slide the centre along the slope.
+        // where the samples on one side only would slide the centre along the slope. The
+        // determinant w · Σ w o² − (Σ w o)² is at least Σ w o² > 0 (Cauchy–Schwarz over the
+        // samples, the centre's weight 1 at o = 0). On a curve the line's value at the centre
+        // can lie outside every sample (a flat run beside the centre, then a rise: below all
+        // of them); it is held within the range of the centre and the samples kept.
         float w = weight_sum + one_sided.x;
         float wo = one_sided.y;
         float woo = moment.x + one_sided.z;
-        // Depths about the centre's, so the products do not cancel.
-        float wd = depth_sum + one_sided_depth.x - w * center;
-        float wod = moment.y + one_sided_depth.y - wo * center;
+        float wd = depth_sum + one_sided_depth.x;
+        float wod = moment.y + one_sided_depth.y;
         float determinant = w * woo - wo * wo;
-        if (determinant > 1e-4 * w * woo) {
-            smoothed = center + (wd * woo - wo * wod) / determinant;
-        }
+        float fitted = center + (wd * woo - wo * wod) / determinant;
+        float line_slope = abs(w * wod - wo * wd) / determinant;
+        smoothed = clamp(fitted, kept_range.x - line_slope, kept_range.y + line_slope);
     }
     smoothed_depth = narrow_range_pack(smoothed, mark);
 }

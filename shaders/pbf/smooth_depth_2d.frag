@@ -6,9 +6,10 @@
 // leave axis-aligned artefacts; one iteration over the full (2n + 1)² window of taps, n at
 // most MAX_TAPS (spread over `wide_radius` where that projects wider, as in `smooth_depth`, so
 // the kernel keeps its world-space width at any resolution), removes them at a small cost.
-// The same rules (`narrow_range.glsl`, appended), with the expected depth on the plane through the centre along both local slopes, and the
-// same bias correction as `smooth_depth`'s (`bias_correction`: point-mirrored pairs count
-// only whole), and the fluid's face on the glass kept apart from the free surface.
+// The same rules (`narrow_range.glsl`, appended), with the expected depth on the plane through
+// the centre along both local slopes; the bias correction (`bias_correction`: point-mirrored
+// pairs count only whole), without `smooth_depth`'s line fit across the crease; and the
+// fluid's face on the glass kept apart from the free surface.
 in vec2 uv;
 
 uniform sampler2D depth_texture;

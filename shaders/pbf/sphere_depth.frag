@@ -61,6 +61,7 @@ void main() {
     // The near walls, straight-line code (no branch on `wall_count`: llvmpipe runs every
     // branch's code anyway). With spheres `ellipsoid_normal` is the sphere's (its inverse axes
     // are the sprite radius's inverse).
+    // (In the sun's orthographic view `on_ray` is meaningless, but no wall is passed there.)
     vec3 on_ray = ray_point(-eye_position.z);
     vec3 normal = ellipsoid_normal(eye_position);
     uint mark = max(max(wall_mark(wall[0], normal, on_ray), wall_mark(wall[1], normal, on_ray)),
