@@ -13,7 +13,8 @@
 // link_rest, link_stiffness, triangles, node_triangle_start, node_triangles, coloured,
 // colour_start, spring_a, spring_b, spring_rest, spring_stiffness (a body), tag (the
 // fountain), skin_node, skin_uv, skin_indices, vertex_start, vertex_triangles, scales (the
-// drawing stages' constants: speed and strain scales; or the water's h, basin, level, gain;
+// drawing stages' constants: body_points' node mass, red energy and decades; or the water's
+// h, basin, level, gain;
 // or body_stats' node mass and gravity's x, y, z).
 // OUTPUT: arrays the same way: position, velocity, age, hits, drops, height, basin velocity,
 // order, tally (alive, landed), previous, force, stats (f64, −1 where the stage writes none:

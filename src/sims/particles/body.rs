@@ -67,7 +67,9 @@ pub struct Body {
     /// Node k's springs are `links[node_start[k]..node_start[k + 1]]`.
     pub node_start: Vec<u32>,
     /// Each node's springs as seen from it (every spring twice, once from each end), node by
-    /// node: what the `springs` stage gathers without looking the spring up.
+    /// node: the other end, rest length and stiffness without looking the spring up (the
+    /// stability bound, `set_stiffness`, the CUDA `springs` and `body_stats` kernels); the CPU
+    /// `springs` stage's gather reads [`Body::link_pulls`] instead.
     pub links: Vec<Link>,
     /// Each link's spring index, with [`HIGHER_END`] set where the node is the spring's
     /// higher-index end (its pull is subtracted there), in [`Body::links`]' order: all that
@@ -185,7 +187,13 @@ impl Body {
                 }
             })
             .collect::<Vec<Link>>();
-        assert!(springs.len() < HIGHER_END as usize, "too many springs");
+        assert!(
+            springs.len() < HIGHER_END as usize,
+            "too many springs: {}, at most {} (a link's spring index shares its u32 with the \
+             HIGHER_END flag)",
+            springs.len(),
+            HIGHER_END - 1
+        );
         let link_pulls = (0..count)
             .flat_map(|k| {
                 let list = &links[node_start[k] as usize..node_start[k + 1] as usize];

@@ -14,8 +14,9 @@ impl ParticlesSim {
     /// Applies edits of `scene` (panel, keys, tests) to the state before the next step: an
     /// explicit integrator's substeps are raised to what the springs need to stay stable; an
     /// invalid edit is undone and returned as an error. A changed shape (scene, n, size, start,
-    /// orientation) or basin grid starts that part again; stiffness, masses, pins and every
-    /// other constant apply to the running state. On CUDA the edited state is uploaded before
+    /// orientation, a spring kind's stiffness from or to 0, which adds or leaves out those
+    /// springs) or basin grid starts that part again; stiffness, masses, pins and every other
+    /// constant apply to the running state. On CUDA the edited state is uploaded before
     /// the next step, into buffers made again where it outgrew them (`cuda::Room`: the basin's
     /// nodes, max particles raised); a body's new shape gets a new solver (`rebuild`).
     pub fn sync(&mut self) -> Result<()> {
@@ -41,7 +42,8 @@ impl ParticlesSim {
             || nb.n != ob.n
             || nb.size != ob.size
             || nb.start != ob.start
-            || nb.orientation != ob.orientation;
+            || nb.orientation != ob.orientation
+            || nb.stiffnesses().map(|k| k > 0.0) != ob.stiffnesses().map(|k| k > 0.0);
         let (nf, of) = (new.fountain, old.fountain);
         let basin = nf.basin != of.basin || nf.surface_nodes != of.surface_nodes;
         if shape {

@@ -12,6 +12,7 @@ use super::parity::{
     CONTRACTED_BOUND,
 };
 use crate::cuda::emulation::{self, Mutation, Rounding};
+use crate::sims::particles::body::Body;
 use crate::sims::particles::fountain::Fountain;
 use crate::sims::particles::render::{nodes, surface, water, RenderSettings, Skin};
 use crate::sims::particles::scene::Which;
@@ -60,8 +61,8 @@ pub(super) struct Output {
 }
 
 /// What the drawing stages (and `body_stats`) read besides the state: the skin's layout, and
-/// their constants (the colours' speed and strain scales, the water's spacing, basin, level and
-/// gain, or the node mass and gravity).
+/// their constants (the colours' node mass, red energy and decades, the water's spacing, basin,
+/// level and gain, or the node mass and gravity).
 pub(super) struct Drawing<'a> {
     pub(super) skin: Option<&'a Skin>,
     pub(super) scales: Vec<f32>,
@@ -209,7 +210,7 @@ pub(super) fn run(
 
 /// Replaces the (empty) fountain position and velocity arrays at the start of `input`'s arrays
 /// with `body`'s.
-fn rewrite_body_slots(input: Vec<u8>, body: &crate::sims::particles::body::Body) -> Vec<u8> {
+fn rewrite_body_slots(input: Vec<u8>, body: &Body) -> Vec<u8> {
     let header = 4
         + std::mem::size_of::<FountainStep>()
         + std::mem::size_of::<BasinStep>()
@@ -301,14 +302,33 @@ pub(super) fn emulate_body(
 /// |a||b|, which normalising scales by |a||b|/|a × b| = 1/sin θ of the triangle (√2 for the
 /// lattice's right triangles; 4 allows a deformed one down to 14°).
 const SURFACE_FACTOR: f32 = 4.0;
-/// The contracted bound's factor for `body_points`: a spring's stretch l − l₀ cancels (l's
-/// error δ, a few roundings, becomes δ/strain of the stretch, twice that of its energy
-/// ½k(l − l₀)²), the log scale turns a relative error of the energy into 1/(decades·ln 10) =
-/// 0.087 of the ramp at the default 5 decades, and the ramp turns that into colour with a
-/// slope of at most 2·0.75 (0.75 the largest step of a component between two of its colours):
-/// 0.26·δ/strain, under 30 × the contracted bound (128 roundings) for the cases' strains
-/// (measured 7–8·10⁻⁵ on the 12² cloths, 11 × the bound). A node's ½mv² has no cancellation.
-const COLOUR_FACTOR: f32 = 30.0;
+/// The contracted bound's factor for `body_points` on `body` drawn with `settings`, derived:
+/// a spring's stretch l − l₀ cancels (contraction moves l by a few roundings, ε·l per
+/// rounding, [`ROUNDINGS_OF_L`]; that is ε/strain of the stretch, twice that of its energy
+/// ½k(l − l₀)²), the log scale turns a relative error of the energy into 1/(decades·ln 10) of
+/// the ramp, and the ramp turns that into colour with a slope of at most 2·0.75 (0.75 the
+/// largest step of a component between two of its colours): 3·ROUNDINGS_OF_L·ε/(decades·ln 10
+/// ·strain). Only strains above the ramp's floor count (below it the level clamps to
+/// blue-grey): ½k(strain·l₀)² = red·10^−decades, strain = √(2·red·10^−decades/k)/l₀, the
+/// least over the springs. Against the contracted bound (128 roundings): 26 for the 12² cloths
+/// (least strain drawn 3.1·10⁻⁴; measured 7.5–8.2·10⁻⁵, 11 × the bound), 25 for the jelly
+/// (`cargo test --release --lib contracted_particles -- --nocapture`). A node's ½mv² has no
+/// cancellation.
+fn colour_factor(body: &Body, settings: &RenderSettings) -> f32 {
+    let (red, decades) = (nodes::red_energy(body, settings), settings.decades());
+    let floor = 2.0 * red * 10f32.powf(-decades);
+    let least_strain = body
+        .springs
+        .iter()
+        .map(|s| (floor / s.stiffness).sqrt() / s.rest)
+        .fold(f32::INFINITY, f32::min);
+    let colour_error = 3.0 * ROUNDINGS_OF_L / (decades * std::f32::consts::LN_10 * least_strain);
+    colour_error / 128.0
+}
+
+/// Roundings a contracted l = |a − b| may differ by (the dot product's skipped roundings and
+/// the square root's; a few, with margin).
+const ROUNDINGS_OF_L: f32 = 4.0;
 
 /// The drawing stages' numbers in particles.cpp.
 const SURFACE: u32 = 20;
@@ -361,7 +381,7 @@ fn drawing_stages(
         scales: vec![
             case.body.mass,
             nodes::red_energy(&case.body, &settings),
-            settings.energy_decades,
+            settings.decades(),
         ],
     };
     let step = BodyStep::new(
@@ -477,7 +497,7 @@ fn all_stages(program: &Path, exact_order: bool) -> Vec<(String, parity::Differe
             let factor = if stage.ends_with("surface") {
                 SURFACE_FACTOR
             } else {
-                COLOUR_FACTOR
+                colour_factor(&case.body, &RenderSettings::default())
             };
             results.push((stage, d, factor));
         }
@@ -531,7 +551,8 @@ fn contracted_particles_stages_stay_within_the_derived_bound() {
 /// A kernel with one operation changed is caught: the first hit's cut applied as a bounce,
 /// a spring's rest length shortened, the sort front to back, a survivor's tag taken from the
 /// wrong particle, a skin normal gathered from a neighbouring triangle, a water normal's
-/// one-sided difference, a node coloured by the next node's speed.
+/// one-sided difference, a node coloured by the next node's kinetic energy, a spring by the
+/// next spring's stiffness.
 #[test]
 #[cfg_attr(
     not(fluidlab_cxx20),
@@ -580,6 +601,12 @@ fn a_mutated_particles_kernel_is_caught() {
             "particles_drawing.cuh",
             "vec3 v = load3(velocity, t);",
             "vec3 v = load3(velocity, (t + 1) % nodes);",
+            "body_points",
+        ),
+        (
+            "particles_drawing.cuh",
+            "0.5f * spring_stiffness[s] * stretch",
+            "0.5f * spring_stiffness[(s + 1) % springs] * stretch",
             "body_points",
         ),
     ];

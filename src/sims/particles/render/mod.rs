@@ -266,7 +266,7 @@ impl Renderer {
             lines,
             mass: body.mass,
             red_energy: nodes::red_energy(body, settings),
-            energy_decades: settings.energy_decades,
+            energy_decades: settings.decades(),
         })
     }
 

@@ -39,9 +39,10 @@ pub fn energy_color(t: f32) -> Vec3 {
 }
 
 /// The energy drawn red, J: the kinetic energy ½·m·v² of one of `body`'s nodes moving at
-/// `settings.speed_scale` (the `body_points` kernel's `red`).
+/// `settings.speed_scale` (the `body_points` kernel's `red`; within its range, so never 0).
 pub fn red_energy(body: &Body, settings: &RenderSettings) -> f32 {
-    0.5 * body.mass * settings.speed_scale * settings.speed_scale
+    let speed = settings.red_speed();
+    0.5 * body.mass * speed * speed
 }
 
 /// Where energy `e` (J) lies on the ramp of [`energy_color`]: 1 (red) at `red`, 0 (blue-grey)
@@ -62,7 +63,7 @@ pub fn body_points(
 ) {
     points.clear();
     lines.clear();
-    let (red, decades) = (red_energy(body, settings), settings.energy_decades);
+    let (red, decades) = (red_energy(body, settings), settings.decades());
     for (p, v) in body.position.iter().zip(&body.velocity) {
         let kinetic = 0.5 * body.mass * v.length_squared();
         let color = energy_color(energy_level(kinetic, red, decades));

@@ -3,6 +3,7 @@
 //! energy scale of a body's nodes and springs, and the panel's Rendering section.
 
 use crate::sims::particles::scene::Which;
+use imgui::SliderFlags;
 
 /// The fountain's views (`--view`, the View menu), the first the default.
 pub const FOUNTAIN_VIEWS: [&str; 4] = ["scene", "additive", "basin-nodes", "lines"];
@@ -35,11 +36,20 @@ pub struct RenderSettings {
     /// A droplet's extra length per m/s of on-screen speed, s.
     pub stretch: f32,
     /// A node moving this fast is drawn red, m/s: its kinetic energy ½mv² is the energy drawn
-    /// red, for nodes and springs alike (`nodes::red_energy`).
+    /// red, for nodes and springs alike (`nodes::red_energy`); read through
+    /// [`RenderSettings::red_speed`], within [`RED_SPEEDS`].
     pub speed_scale: f32,
-    /// Decades of energy from red down to blue-grey (`nodes::energy_level`).
+    /// Decades of energy from red down to blue-grey (`nodes::energy_level`); read through
+    /// [`RenderSettings::decades`], within [`DECADES`].
     pub energy_decades: f32,
 }
+
+/// The red speed's range, m/s (the panel's slider): at 0 a resting node's energy would be
+/// 0/0 on the scale.
+pub const RED_SPEEDS: [f32; 2] = [0.1, 20.0];
+/// The decades' range (the panel's slider): at 0 every level would be ±∞ (0/0 at red), below
+/// it the ramp turned over.
+pub const DECADES: [f32; 2] = [1.0, 10.0];
 
 impl Default for RenderSettings {
     fn default() -> Self {
@@ -55,6 +65,17 @@ impl Default for RenderSettings {
 }
 
 impl RenderSettings {
+    /// [`RenderSettings::speed_scale`] within [`RED_SPEEDS`] (a typed or set value past them
+    /// draws as the nearest end).
+    pub fn red_speed(&self) -> f32 {
+        self.speed_scale.clamp(RED_SPEEDS[0], RED_SPEEDS[1])
+    }
+
+    /// [`RenderSettings::energy_decades`] within [`DECADES`].
+    pub fn decades(&self) -> f32 {
+        self.energy_decades.clamp(DECADES[0], DECADES[1])
+    }
+
     /// Whether a body's textured surface is shown.
     pub fn shows_surface(&self) -> bool {
         self.view != 1
@@ -91,14 +112,25 @@ pub fn panel(ui: &imgui::Ui, settings: &mut RenderSettings, which: Which) {
     ui.checkbox("lens flare", &mut settings.flare);
     match which {
         Which::Fountain => {
-            ui.slider("droplet size (m)", 0.002, 0.05, &mut settings.particle_size);
-            ui.slider("stretch (s)", 0.0, 0.2, &mut settings.stretch);
+            ui.slider_config("droplet size (m)", 0.002, 0.05)
+                .flags(SliderFlags::ALWAYS_CLAMP)
+                .build(&mut settings.particle_size);
+            ui.slider_config("stretch (s)", 0.0, 0.2)
+                .flags(SliderFlags::ALWAYS_CLAMP)
+                .build(&mut settings.stretch);
         }
         _ => {
             // Energy: red at the kinetic energy ½mv² of a node at this speed, blue-grey
-            // `energy_decades` decades below.
-            ui.slider("red: ½mv² at (m/s)", 0.1, 20.0, &mut settings.speed_scale);
-            ui.slider("decades to blue", 1.0, 10.0, &mut settings.energy_decades);
+            // `energy_decades` decades below; a value typed (Ctrl+click) past the ends is
+            // clamped to them.
+            let [slow, fast] = RED_SPEEDS;
+            ui.slider_config("red: ½mv² at (m/s)", slow, fast)
+                .flags(SliderFlags::ALWAYS_CLAMP)
+                .build(&mut settings.speed_scale);
+            let [fewest, most] = DECADES;
+            ui.slider_config("decades to blue", fewest, most)
+                .flags(SliderFlags::ALWAYS_CLAMP)
+                .build(&mut settings.energy_decades);
         }
     }
 }

@@ -124,6 +124,42 @@ fn live_edits_apply_before_the_next_step() {
     assert_eq!(body(&mut sim).len(), 25);
 }
 
+/// A spring kind's stiffness raised from 0 adds those springs (the cloth starts again), and
+/// lowered to 0 leaves them out: before, `sync` only set the stiffness of the springs there
+/// were, so a cloth built without bending springs got none from the panel's slider.
+#[test]
+fn a_spring_kind_switched_on_or_off_live_adds_or_drops_its_springs() {
+    let mut sim = ParticlesSim::with_scene(scene(
+        "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nn = 8\nsize = 1.0\nbend = 0.0\n",
+    ));
+    let count = |sim: &mut ParticlesSim, kind| {
+        let b = body(sim);
+        b.kinds.iter().filter(|&&k| k == kind).count()
+    };
+    sim.step().unwrap();
+    assert_eq!(count(&mut sim, SpringKind::Bend), 0);
+    sim.scene.body.bend = 0.3;
+    sim.step().unwrap();
+    // Two per node pair two apart along each axis: 2 · 8 · 6.
+    assert_eq!(count(&mut sim, SpringKind::Bend), 96);
+    let bend = 0.3 * sim.scene.body.stiffness;
+    let b = body(&mut sim);
+    let bending = b
+        .springs
+        .iter()
+        .zip(&b.kinds)
+        .filter(|(_, &k)| k == SpringKind::Bend);
+    assert!(bending
+        .clone()
+        .all(|(s, _)| s.stiffness == bend && (s.rest - 2.0 / 7.0).abs() < 1e-5));
+    sim.scene.body.shear = 0.0;
+    sim.step().unwrap();
+    assert_eq!(count(&mut sim, SpringKind::Shear), 0);
+    assert_eq!(count(&mut sim, SpringKind::Bend), 96);
+    // Structural: 2 · 8 · 7.
+    assert_eq!(count(&mut sim, SpringKind::Structural), 112);
+}
+
 /// The fountain's live edits that outgrow a CUDA solver's buffers (`cuda::Room`, which
 /// `upload_fountain` makes them again to; before, the upload refused the edited basin and the
 /// viewer paused): nodes per side gives the basin's new node count, max particles raised the

@@ -159,3 +159,56 @@ fn a_stiffer_spring_at_the_same_strain_is_hotter_on_the_nodes_kinetic_energy_sca
     assert!(soft[0] == soft[1], "both ends of a spring: {soft:?}");
     assert!(soft[2] == 0.0 && stiff[3] == 0.0, "{soft:?} {stiff:?}");
 }
+
+/// A red speed or decades typed past the panel's ends (Ctrl+click; 0, negative, huge) draw as
+/// the nearest end, never NaN: before, a speed of 0 drew a resting node at 0/0 and 0 decades
+/// every level at ±∞ (0/0 for a node at the red speed).
+#[test]
+fn energy_settings_past_the_sliders_ends_draw_as_the_nearest_end() {
+    let positions = vec![Vec3::ZERO, Vec3::new(0.1, 0.0, 0.0), Vec3::Y];
+    let spring = Spring {
+        a: 0,
+        b: 1,
+        rest: 0.1,
+        stiffness: 100.0,
+    };
+    let mut body = Body::new(
+        positions,
+        0.01,
+        vec![(spring, SpringKind::Structural)],
+        Vec::new(),
+    );
+    body.velocity = vec![
+        Vec3::ZERO,
+        Vec3::new(3.0, 0.0, 0.0),
+        Vec3::new(0.0, 0.5, 0.0),
+    ];
+    let draw = |speed_scale: f32, energy_decades: f32| {
+        let settings = RenderSettings {
+            speed_scale,
+            energy_decades,
+            ..RenderSettings::default()
+        };
+        let (mut points, mut lines) = (Vec::new(), Vec::new());
+        body_points(&body, &settings, &mut points, &mut lines);
+        points
+            .iter()
+            .chain(&lines)
+            .map(|p| p.color)
+            .collect::<Vec<_>>()
+    };
+    for (typed, nearest) in [
+        ((0.0, 5.0), (0.1, 5.0)),
+        ((-3.0, 5.0), (0.1, 5.0)),
+        ((3.0, 0.0), (3.0, 1.0)),
+        ((3.0, -2.0), (3.0, 1.0)),
+        ((1e9, 1e9), (20.0, 10.0)),
+    ] {
+        let drawn = draw(typed.0, typed.1);
+        assert!(
+            drawn.iter().flatten().all(|c| c.is_finite()),
+            "{typed:?}: {drawn:?}"
+        );
+        assert_eq!(drawn, draw(nearest.0, nearest.1), "{typed:?}");
+    }
+}
