@@ -518,11 +518,8 @@ fn a_nodes_state_bytes_are_its_fields() {
     assert_eq!(sim.params().memory_bytes(), bytes as u64);
 }
 
-/// A restart with a grid that does not fit in the memory available is refused before anything
-/// is built, with a message naming the key and both figures, and the running grid goes on as it
-/// was; a grid over 1 GiB is built only when asked for twice; one that fits restarts.
-#[test]
-fn a_grid_that_does_not_fit_is_refused_and_the_old_one_runs_on() {
+/// A 64² pool on the CPU one step after a drop, and its surface then.
+fn rippled() -> (super::PoolSim, super::surface::Surface) {
     use super::drops::{Drop, Target};
     use crate::sims::Sim;
     let mut sim = open("[pool]\nnodes = 64\n");
@@ -534,6 +531,16 @@ fn a_grid_that_does_not_fit_is_refused_and_the_old_one_runs_on() {
     });
     sim.step().unwrap();
     let before = sim.solver.as_cpu().unwrap().surface.clone();
+    (sim, before)
+}
+
+/// A restart with a grid that does not fit in the memory available is refused before anything
+/// is built, with a message naming the key and both figures, and the running grid goes on as it
+/// was; a grid over 1 GiB is built only when asked for twice; one that fits restarts.
+#[test]
+fn a_grid_that_does_not_fit_is_refused_and_the_old_one_runs_on() {
+    use crate::sims::Sim;
+    let (mut sim, before) = rippled();
     sim.nodes_edit = 8192;
     let needed = super::memory::grid_bytes(8192, super::memory::Solver::Cpu, false).host;
     assert_eq!(needed, 8192 * 8192 * 37);
@@ -563,17 +570,8 @@ fn a_grid_that_does_not_fit_is_refused_and_the_old_one_runs_on() {
 /// which on CUDA also needed the old grid's memory twice and hid the error under its own).
 #[test]
 fn a_restart_that_fails_leaves_the_running_water_as_it_was() {
-    use super::drops::{Drop, Target};
     use crate::sims::Sim;
-    let mut sim = open("[pool]\nnodes = 64\n");
-    sim.add_drop(Drop {
-        position: [0.5, 0.5],
-        radius: 0.1,
-        amplitude: 0.01,
-        target: Target::Height,
-    });
-    sim.step().unwrap();
-    let before = sim.solver.as_cpu().unwrap().surface.clone();
+    let (mut sim, before) = rippled();
     assert!(before.height.iter().any(|&u| u.abs() > 1e-3));
     sim.nodes_edit = super::params::MIN_NODES - 1;
     let error = sim.restart_within(Some(u64::MAX)).unwrap_err().to_string();
