@@ -40,6 +40,15 @@ fn text(output: &Output) -> (String, String) {
     )
 }
 
+/// The end of `text`, about `bytes` long, cut at a character's start (the trace holds `×`).
+fn last_bytes(text: &str, bytes: usize) -> &str {
+    let mut start = text.len().saturating_sub(bytes);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
 #[test]
 fn the_scan_tells_cooperative_kernels_from_the_others() {
     let source = r#"
@@ -314,7 +323,7 @@ fn renders_through_emulated_interop_match_the_cpu_renders() {
                 .env("FLUIDLAB_EMULATED_ORDER", "reverse");
             let output = on_the_driver(command, &driver);
             let (stdout, stderr) = text(&output);
-            let tail = &stderr[stderr.len().saturating_sub(3000)..];
+            let tail = last_bytes(&stderr, 3000);
             assert!(
                 output.status.success(),
                 "{scene} on {backend}: {stdout}\n{tail}"
@@ -390,7 +399,7 @@ fn the_viewer_draws_every_kind_through_emulated_interop() {
             .env("FLUIDLAB_EMULATED_TRACE", "1");
         let output = on_the_driver(command, &driver);
         let (stdout, stderr) = text(&output);
-        let tail = &stderr[stderr.len().saturating_sub(3000)..];
+        let tail = last_bytes(&stderr, 3000);
         assert!(output.status.success(), "{scene}: {stdout}\n{tail}");
         assert!(
             stderr.contains("emulated CUDA driver: mapped GL"),
