@@ -46,6 +46,16 @@ impl fmt::Display for Check {
 /// not run.
 pub type ParityCheck = fn(usize) -> Result<(bool, String), String>;
 
+/// A parity check's result: passed when nothing failed, with `detail` (its worst figures) and
+/// then every failure.
+pub fn verdict(detail: String, failures: Vec<String>) -> (bool, String) {
+    if failures.is_empty() {
+        (true, detail)
+    } else {
+        (false, format!("{detail}; {}", failures.join("; ")))
+    }
+}
+
 /// A kind's CUDA checks on the default device: its kernels load (`kernels`: the line's name and
 /// the loader, which says how many kernels and where their code came from), then each parity
 /// check in order. Without a CUDA driver every line is a skip.

@@ -421,11 +421,7 @@ pub fn gpu_stages_check(device: usize) -> Result<(bool, String), String> {
         "48×40 cells, obstacle, inflow, outflow, no-slip walls; 7 stages × 4 configurations: \
          worst field difference {worst:.2e} of its largest value (allowed {GPU_TOLERANCE:.1e})"
     );
-    if failures.is_empty() {
-        Ok((true, detail))
-    } else {
-        Ok((false, format!("{detail}; {}", failures.join("; "))))
-    }
+    Ok(crate::sims::doctor::verdict(detail, failures))
 }
 
 /// [`RUN_STEPS`] steps of every configuration on CUDA device `device` against the CPU: fields
@@ -455,14 +451,7 @@ pub fn gpu_run_check(device: usize) -> Result<(bool, String), String> {
         "{RUN_STEPS} steps × 4 configurations: worst field difference {worst:.2e}, totals \
          (ink, kinetic energy, fastest) {totals:.2e} (allowed {RUN_TOLERANCE:.1e})"
     );
-    Ok((
-        failures.is_empty(),
-        if failures.is_empty() {
-            detail
-        } else {
-            format!("{detail}; {}", failures.join("; "))
-        },
-    ))
+    Ok(crate::sims::doctor::verdict(detail, failures))
 }
 
 /// The multigrid pressure solver on CUDA device `device` against the CPU's, in every
@@ -506,12 +495,5 @@ pub fn gpu_multigrid_check(device: usize) -> Result<(bool, String), String> {
          difference {worst:.2e} (allowed {GPU_TOLERANCE:.1e}), after {RUN_STEPS} steps {run:.2e} \
          (allowed {RUN_TOLERANCE:.1e})"
     );
-    Ok((
-        failures.is_empty(),
-        if failures.is_empty() {
-            detail
-        } else {
-            format!("{detail}; {}", failures.join("; "))
-        },
-    ))
+    Ok(crate::sims::doctor::verdict(detail, failures))
 }

@@ -193,14 +193,7 @@ pub fn gpu_moving_walls_check(device: usize) -> Result<(bool, String), String> {
          {EMULATION_TOLERANCE:.1e}), after steps {stepped:.2e} (allowed {GPU_TOLERANCE:.1e}); \
          walls' masks and fixed velocities as the CPU's, multigrid masks as built anew"
     );
-    Ok((
-        failures.is_empty(),
-        if failures.is_empty() {
-            detail
-        } else {
-            format!("{detail}; {}", failures.join("; "))
-        },
-    ))
+    Ok(crate::sims::doctor::verdict(detail, failures))
 }
 
 /// The discs of [`gpu_wall_edges_check`]: one crossing row 0, partly below the box, and one
@@ -292,12 +285,10 @@ pub fn gpu_wall_edges_check(device: usize) -> Result<(bool, String), String> {
          outflow side below, set and moved twice: worst field difference {worst:.2e} (allowed \
          {EMULATION_TOLERANCE:.1e})"
     );
-    Ok((
-        failures.is_empty(),
-        if failures.is_empty() {
-            format!("{detail}; walls' masks and fixed velocities as the CPU's")
-        } else {
-            format!("{detail}; {}", failures.join("; "))
-        },
-    ))
+    let detail = if failures.is_empty() {
+        format!("{detail}; walls' masks and fixed velocities as the CPU's")
+    } else {
+        detail
+    };
+    Ok(crate::sims::doctor::verdict(detail, failures))
 }

@@ -452,7 +452,7 @@ pub fn gpu_stages_check(device: usize) -> Result<(bool, String), String> {
          {worst_stat:.1e}",
         CONFIGURATIONS.len()
     );
-    Ok(verdict(detail, failures))
+    Ok(crate::sims::doctor::verdict(detail, failures))
 }
 
 /// [`RUN_FRAMES`] frames of every configuration on CUDA device `device` against the CPU: fields
@@ -479,13 +479,5 @@ pub fn gpu_run_check(device: usize) -> Result<(bool, String), String> {
          {RUN_HORIZONTAL_TOLERANCE:.0e}), statistics {worst_stat:.1e}",
         CONFIGURATIONS.len()
     );
-    Ok(verdict(detail, failures))
-}
-
-fn verdict(detail: String, failures: Vec<String>) -> (bool, String) {
-    if failures.is_empty() {
-        (true, detail)
-    } else {
-        (false, format!("{detail}; {}", failures.join("; ")))
-    }
+    Ok(crate::sims::doctor::verdict(detail, failures))
 }
