@@ -34,7 +34,8 @@ struct Wall {
     smoothed: Vec<f32>,
 }
 
-fn render(particles: u64, width: u32, height: u32) -> Wall {
+/// The dam-break preset at about `particles` particles, 40 steps on the CPU.
+fn dam_break_stepped(particles: u64) -> (Scene, Box<dyn fluidlab::sims::pbf::Solver>) {
     let scene = Scene::load("dam-break")
         .expect("the preset")
         .with_particle_target(particles)
@@ -45,6 +46,11 @@ fn render(particles: u64, width: u32, height: u32) -> Wall {
     for _ in 0..40 {
         solver.step().expect("step");
     }
+    (scene, solver)
+}
+
+fn render(particles: u64, width: u32, height: u32) -> Wall {
+    let (scene, mut solver) = dam_break_stepped(particles);
     let mut headless = Headless::new(width, height).expect(
         "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
     );
@@ -562,16 +568,7 @@ fn a_calm_pools_top_keeps_its_own_surface_near_the_lid_and_the_glass() {
 /// that distance (the shader marks up to 1.01 of it), which the filters may keep apart from the
 /// free surface.
 fn band_marks() -> [(bool, usize, usize, usize); 2] {
-    let scene = Scene::load("dam-break")
-        .expect("the preset")
-        .with_particle_target(30000)
-        .expect("rescaled");
-    let mut solver = backend::create(&scene, Backend::Cpu)
-        .expect("the CPU solver")
-        .solver;
-    for _ in 0..40 {
-        solver.step().expect("step");
-    }
+    let (scene, mut solver) = dam_break_stepped(30000);
     let (width, height) = (640u32, 360u32);
     let mut headless = Headless::new(width, height).expect(
         "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
