@@ -36,6 +36,13 @@ impl Flow {
         self.wall_rows(rows, cells, false)
     }
 
+    /// [`Flow::set_solid_rows`] for a flow whose values live elsewhere (CUDA's host mirror):
+    /// the cells, the masks, the stencil and the fixed velocities of the rows `rows` only; the
+    /// velocity and the pressure are left as they are. Returns whether any cell changed.
+    pub fn set_wall_masks_rows(&mut self, rows: Range<usize>, cells: &[bool]) -> bool {
+        self.wall_masks(rows, cells, false)
+    }
+
     /// The stage `wall_rows` (CUDA's kernel of that name computes the masks and fixed
     /// velocities part from the solid rows and the moving discs, kernels/ink.cu; `close_walls`
     /// there closes the rows and zeroes the solid cells' pressure): the cells of `rows` set to `cells`; the closed
@@ -43,6 +50,17 @@ impl Flow {
     /// `always`) the open masks of those rows' faces and the stencil around them; then the rows'
     /// closed faces closed.
     fn wall_rows(&mut self, rows: Range<usize>, cells: &[bool], always: bool) -> bool {
+        let changed = self.wall_masks(rows.clone(), cells, always);
+        if changed || always {
+            self.zero_solid_pressure(rows.clone());
+        }
+        self.close_rows(rows);
+        changed
+    }
+
+    /// [`Flow::wall_rows`] without the values: the cells, the fixed velocities, and when a cell
+    /// changed (or `always`) the masks and the stencil.
+    fn wall_masks(&mut self, rows: Range<usize>, cells: &[bool], always: bool) -> bool {
         let (nx, ny) = (self.nx, self.ny);
         assert!(rows.end <= ny, "rows {rows:?} of {ny}");
         assert_eq!(cells.len(), rows.len() * nx, "the cells of rows {rows:?}");
@@ -86,9 +104,7 @@ impl Flow {
                     || (j == 0 && above && open(BOTTOM))
                     || (j == ny && below && open(TOP));
             }
-            self.zero_solid_pressure(rows.clone());
         }
-        self.close_rows(rows);
         changed
     }
 
