@@ -162,6 +162,17 @@ pub struct MovingDisc {
     pub velocity: [f32; 2],
 }
 
+/// The rows of cells of an `ny`-row grid of cells of size `dx` whose centres a disc of
+/// `radius` centred at height `y` (m) may cover: from the row below its lowest covered centre
+/// or that row, to the row above its highest (a margin for f32 rounding). What `InkSim` hands
+/// over for a disc moved or moving, and what `plan_walls` (CUDA) counts as near it.
+pub fn disc_rows(y: f32, radius: f32, dx: f32, ny: usize) -> std::ops::Range<usize> {
+    let row = |y: f32| (y / dx - 0.5).clamp(0.0, ny as f32);
+    let j0 = row(y - radius).floor() as usize;
+    let j1 = (row(y + radius).ceil() as usize + 1).min(ny);
+    j0..j1.max(j0)
+}
+
 /// The velocity every face holds while closed, u faces ((nx + 1) × ny) then v faces (nx ×
 /// (ny + 1)): on the box's sides the side's fixed normal velocity
 /// ([`Boundary::fixed_velocity`]); inside, the mean velocity of the solid cells beside the face

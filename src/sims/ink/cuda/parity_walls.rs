@@ -90,8 +90,7 @@ pub const DISC_JUMP: [f32; 2] = [0.0, 0.5];
 
 /// The rows of cells a disc of `radius` at `center` may cover on `flow`'s grid.
 fn disc_rows(flow: &Flow, center: [f32; 2], radius: f32) -> std::ops::Range<usize> {
-    let row = |y: f32| ((y / flow.dx - 0.5).max(0.0) as usize).min(flow.ny);
-    row(center[1] - radius - flow.dx)..(row(center[1] + radius + flow.dx) + 1).min(flow.ny)
+    crate::sims::ink::boundary::disc_rows(center[1], radius, flow.dx, flow.ny)
 }
 
 /// The cells of the rows `rows` of `flow`'s grid, solid where a disc of `radius` at `center`
@@ -289,8 +288,9 @@ pub fn gpu_wall_edges_check(device: usize) -> Result<(bool, String), String> {
     run(&mut cuda).map_err(|e| e.to_string())?;
     let detail = format!(
         "two overlapping moving discs across row 0 and out of the grid, over painted cells, an \
-         outflow side below, set, moved twice and jumped apart from their rows: worst field difference {worst:.2e} (allowed \
-         {EMULATION_TOLERANCE:.1e})"
+         outflow side below, set, moved twice and jumped {} m up: worst field difference \
+         {worst:.2e} (allowed {EMULATION_TOLERANCE:.1e})",
+        DISC_JUMP[1]
     );
     let detail = if failures.is_empty() {
         format!("{detail}; walls' masks and fixed velocities as the CPU's")

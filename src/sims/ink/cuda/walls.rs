@@ -22,7 +22,7 @@
 use super::kernels::{per_point, InkGrid, InkKernels};
 use super::CudaInk;
 use crate::cuda::CudaError;
-use crate::sims::ink::boundary::{MovingDisc, DIAGONAL_SHIFT};
+use crate::sims::ink::boundary::{self, MovingDisc, DIAGONAL_SHIFT};
 use crate::sims::ink::fields::Flow;
 use crate::sims::ink::params::PressureSolver;
 use cudarc::driver::{CudaSlice, CudaStream};
@@ -266,9 +266,8 @@ impl CudaInk {
 /// ([`plan_walls`]).
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct WallPlan {
-    /// The rows handed over.
-    pub rows: Range<usize>,
-    /// The runs of rows whose masks or closed faces' velocities changed, in order, apart.
+    /// The runs of rows whose masks or closed faces' velocities may have changed, in order,
+    /// apart.
     pub runs: Vec<Range<usize>>,
     /// The rows from the first to the last whose cells changed, if any did.
     pub cells: Option<Range<usize>>,
@@ -278,13 +277,15 @@ pub(super) struct WallPlan {
 
 /// The host side of [`CudaInk::set_walls`]: which rows handed over may have changed is found
 /// from what is known, without working out any row's masks — a row whose cells differ from the
-/// mirror's, and a row near a disc moving before (the mirror's `moving`) or now (`moving`):
-/// one whose centres it may cover, and one more either side, whose faces it may border. Only
-/// those rows take the change on the mirror ([`Flow::set_wall_masks_rows`]); a row handed over
-/// whose cells are the same and that no moving disc is near, before or now, keeps its masks
-/// and its fixed velocities, which follow from its cells and the discs over it (rows between
-/// a disc's old and new place when it jumps, rows between far discs). The runs of those rows
-/// (gaps of at most two rows filled: the rows sent go one beyond a run) are what is sent.
+/// mirror's, and a row a disc moving before (the mirror's `moving`) or now (`moving`) may
+/// cover ([`disc_rows`]: a face's fixed velocity follows the cells beside it, and the v faces
+/// above a run's last row and the stencil a row either side are set with the run, as on the
+/// CPU). Only those rows take the change on the mirror ([`Flow::set_wall_masks_rows`]); a row
+/// handed over whose cells are the same and that no moving disc covers, before or now, keeps
+/// its masks and its fixed velocities, which follow from its cells and the discs over it
+/// (rows between a disc's old and new place when it jumps, rows between far discs). The runs
+/// of those rows (gaps of at most two rows filled: the rows sent go one beyond a run) are what
+/// is sent.
 pub(super) fn plan_walls(
     mirror: &mut Flow,
     rows: Range<usize>,
@@ -327,7 +328,6 @@ pub(super) fn plan_walls(
         solved_more += solved(mirror, stencil) as isize - was;
     }
     WallPlan {
-        rows,
         runs,
         cells: changed,
         solved: solved_more,
@@ -335,12 +335,9 @@ pub(super) fn plan_walls(
 }
 
 /// The rows of cells of an `ny`-row grid of cells of size `dx` whose centres the disc `d` may
-/// cover, and one more either side (empty for a disc that covers none: NaN, infinite).
+/// cover, as `InkSim` hands them over ([`disc_rows`](boundary::disc_rows)).
 fn disc_rows(d: &MovingDisc, dx: f32, ny: usize) -> Range<usize> {
-    let row = |y: f32| (y / dx - 0.5).clamp(0.0, ny as f32) as usize;
-    let r = d.radius.abs();
-    let (low, high) = (d.center[1] - r - dx, d.center[1] + r + dx);
-    row(low).saturating_sub(1)..(row(high) + 2).min(ny)
+    boundary::disc_rows(d.center[1], d.radius.abs(), dx, ny)
 }
 
 /// The solved cells of the rows `rows`.
