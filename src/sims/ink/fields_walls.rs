@@ -88,21 +88,28 @@ impl Flow {
             self.poisson
                 .update_rows(fluid, &self.boundary, rows.clone());
             let open = |side: usize| self.boundary.sides[side] == SideKind::Outflow;
-            for k in rows.start * (nx + 1)..rows.end * (nx + 1) {
-                let (i, j) = (k % (nx + 1), k / (nx + 1));
-                let left = i > 0 && fluid(j * nx + i - 1);
-                let right = i < nx && fluid(j * nx + i);
-                self.u_open[k] = (left && right)
-                    || (i == 0 && right && open(LEFT))
-                    || (i == nx && left && open(RIGHT));
+            // Row by row (no division a face).
+            for j in rows.clone() {
+                let cells = &solid[j * nx..(j + 1) * nx];
+                let faces = &mut self.u_open[j * (nx + 1)..(j + 1) * (nx + 1)];
+                for (i, face) in faces.iter_mut().enumerate() {
+                    let left = i > 0 && !cells[i - 1];
+                    let right = i < nx && !cells[i];
+                    *face = (left && right)
+                        || (i == 0 && right && open(LEFT))
+                        || (i == nx && left && open(RIGHT));
+                }
             }
-            for k in v_rows.start * nx..v_rows.end * nx {
-                let (i, j) = (k % nx, k / nx);
-                let below = j > 0 && fluid((j - 1) * nx + i);
-                let above = j < ny && fluid(j * nx + i);
-                self.v_open[k] = (below && above)
-                    || (j == 0 && above && open(BOTTOM))
-                    || (j == ny && below && open(TOP));
+            let row = |j: usize| &solid[j * nx..(j + 1) * nx];
+            for j in v_rows {
+                let (below, above) = ((j > 0).then(|| row(j - 1)), (j < ny).then(|| row(j)));
+                for (i, face) in self.v_open[j * nx..(j + 1) * nx].iter_mut().enumerate() {
+                    let below = below.is_some_and(|r| !r[i]);
+                    let above = above.is_some_and(|r| !r[i]);
+                    *face = (below && above)
+                        || (j == 0 && above && open(BOTTOM))
+                        || (j == ny && below && open(TOP));
+                }
             }
         }
         changed

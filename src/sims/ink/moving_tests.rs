@@ -521,7 +521,11 @@ fn a_rebuilt_solver_keeps_the_painted_cells() {
     }
     sim.paint_solid([1.6, 0.5], 0.1, true);
     let painted: Vec<usize> = (0..sim.painted.len()).filter(|&k| sim.painted[k]).collect();
-    assert!((100..160).contains(&painted.len()), "{} painted", painted.len());
+    assert!(
+        (100..160).contains(&painted.len()),
+        "{} painted",
+        painted.len()
+    );
     let lost = |sim: &InkSim| {
         let solid = sim.solver.flow().solid();
         painted.iter().filter(|&&k| !solid[k]).count()
@@ -530,7 +534,11 @@ fn a_rebuilt_solver_keeps_the_painted_cells() {
     assert_eq!(lost(&sim), 0, "painted cells fluid after the rebuild");
     for step in 0..4 {
         sim.step().unwrap();
-        assert_eq!(lost(&sim), 0, "painted cells fluid {step} steps after the rebuild");
+        assert_eq!(
+            lost(&sim),
+            0,
+            "painted cells fluid {step} steps after the rebuild"
+        );
         let flow = sim.solver.flow();
         let scanned = flow.solid().iter().filter(|&&s| s).count();
         assert_eq!(flow.solid_cells(), scanned, "step {step}");

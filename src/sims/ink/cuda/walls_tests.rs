@@ -107,7 +107,10 @@ fn walk(
         solved_count += plan.solved;
         assert_eq!(solved_count, solved(&cpu), "step {step}: cells solved for");
         let changed = differ.first().map(|&a| a..differ.last().unwrap() + 1);
-        assert_eq!(plan.cells, changed, "step {step}: the rows whose cells changed");
+        assert_eq!(
+            plan.cells, changed,
+            "step {step}: the rows whose cells changed"
+        );
         plans.push(plan);
     }
     plans
