@@ -705,8 +705,9 @@ fn stir_with_jacobi(dir: &Path) -> String {
 /// GPU (`wall_rows`). Over four frames of the `stir` preset's moving disc with Jacobi pressure
 /// (nothing else is sent then), at most 1.25 bytes a cell of 40 rows of 256 cells a substep.
 /// Fails when the host sends the rows' masks, stencil and fixed velocities (12 bytes a cell:
-/// 99 744 bytes a substep, 398 976 in the four frames; now 8 212 a substep, the 32 rows'
-/// solid bytes and the disc's 20). And the multigrid's masks follow by rows: with the preset's
+/// 99 744 bytes a substep, 398 976 in the four frames; now 8 724 a substep, the 34 rows'
+/// solid bytes — the disc's rows found from its old and new places, one row either side — and
+/// the disc's 20). And the multigrid's masks follow by rows: with the preset's
 /// multigrid pressure the bytes exceed Jacobi's (the same disc, the same flow rows sent) by
 /// less than a tenth of a whole hierarchy per frame. Fails when the hierarchy's masks are
 /// sent whole when cells change (2 × 43 680 bytes a substep at 256 × 128: the measured excess

@@ -185,8 +185,9 @@ fn moving_a_disc_on_the_gpu_matches_the_cpu() {
 }
 
 /// `wall_rows`' edges on the GPU: two overlapping moving discs, one across row 0 and partly
-/// outside the grid, over painted cells, with an outflow side below; the walls' arrays and the
-/// fields the CPU's `set_walls` leaves.
+/// outside the grid, over painted cells, with an outflow side below, moved and then jumped past
+/// twice their diameters (the rows between not sent); the walls' arrays and the fields the
+/// CPU's `set_walls` leaves.
 #[test]
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
 fn walls_at_the_grid_edges_on_the_gpu_match_the_cpu() {

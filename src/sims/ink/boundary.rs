@@ -162,6 +162,17 @@ pub struct MovingDisc {
     pub velocity: [f32; 2],
 }
 
+/// The rows of cells of an `ny`-row grid of cells of size `dx` whose centres a disc of
+/// `radius` centred at height `y` (m) may cover: from the row below its lowest covered centre
+/// or that row, to the row above its highest (a margin for f32 rounding). What `InkSim` hands
+/// over for a disc moved or moving, and what `plan_walls` (CUDA) counts as near it.
+pub fn disc_rows(y: f32, radius: f32, dx: f32, ny: usize) -> std::ops::Range<usize> {
+    let row = |y: f32| (y / dx - 0.5).clamp(0.0, ny as f32);
+    let j0 = row(y - radius).floor() as usize;
+    let j1 = (row(y + radius).ceil() as usize + 1).min(ny);
+    j0..j1.max(j0)
+}
+
 /// The velocity every face holds while closed, u faces ((nx + 1) × ny) then v faces (nx ×
 /// (ny + 1)): on the box's sides the side's fixed normal velocity
 /// ([`Boundary::fixed_velocity`]); inside, the mean velocity of the solid cells beside the face
@@ -206,25 +217,39 @@ pub fn fixed_faces_rows(
         (Some(a), None) | (None, Some(a)) => a[axis],
         (None, None) => 0.0,
     };
-    for j in rows.clone() {
-        for (i, face) in u[j * (nx + 1)..(j + 1) * (nx + 1)].iter_mut().enumerate() {
-            *face = match i {
-                0 => boundary.fixed_velocity(LEFT),
-                i if i == nx => boundary.fixed_velocity(RIGHT),
-                _ if moving.is_empty() => 0.0,
-                _ => mean(cell(i - 1, j), cell(i, j), 0),
-            };
+    // Each cell's velocity worked out once a row (a row's u faces, then the v faces below it
+    // from the row below's, kept).
+    let (mut below, mut here) = (Vec::new(), Vec::new());
+    let cells_of = |j: usize, row: &mut Vec<Option<[f32; 2]>>| {
+        row.clear();
+        if !moving.is_empty() && j < ny {
+            row.extend((0..nx).map(|i| cell(i, j)));
         }
+    };
+    if rows.start > 0 {
+        cells_of(rows.start - 1, &mut below);
     }
     for j in rows.start..(rows.end + 1).min(ny + 1) {
+        cells_of(j, &mut here);
+        if j < rows.end {
+            for (i, face) in u[j * (nx + 1)..(j + 1) * (nx + 1)].iter_mut().enumerate() {
+                *face = match i {
+                    0 => boundary.fixed_velocity(LEFT),
+                    i if i == nx => boundary.fixed_velocity(RIGHT),
+                    _ if moving.is_empty() => 0.0,
+                    _ => mean(here[i - 1], here[i], 0),
+                };
+            }
+        }
         for (i, face) in v[j * nx..(j + 1) * nx].iter_mut().enumerate() {
             *face = match j {
                 0 => boundary.fixed_velocity(BOTTOM),
                 j if j == ny => boundary.fixed_velocity(TOP),
                 _ if moving.is_empty() => 0.0,
-                _ => mean(cell(i, j - 1), cell(i, j), 1),
+                _ => mean(below[i], here[i], 1),
             };
         }
+        std::mem::swap(&mut below, &mut here);
     }
 }
 
@@ -314,9 +339,15 @@ impl Poisson {
             }
         }
         let all_fluid = |j: usize| (j * nx..(j + 1) * nx).all(&fluid);
-        for j in changed.start.saturating_sub(2)..(changed.end + 2).min(ny) {
+        // Each row's cells looked at once: rows from one below the first set to one above the
+        // last.
+        let plain = changed.start.saturating_sub(2)..(changed.end + 2).min(ny);
+        let looked = plain.start.saturating_sub(1)..(plain.end + 1).min(ny);
+        let fluid_rows: Vec<bool> = looked.clone().map(all_fluid).collect();
+        let row_fluid = |j: usize| fluid_rows[j - looked.start];
+        for j in plain {
             self.plain_rows[j] =
-                j > 0 && j + 1 < ny && all_fluid(j - 1) && all_fluid(j) && all_fluid(j + 1);
+                j > 0 && j + 1 < ny && row_fluid(j - 1) && row_fluid(j) && row_fluid(j + 1);
         }
     }
 

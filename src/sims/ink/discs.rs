@@ -10,7 +10,7 @@
 //!
 //! [`InkSolver::set_walls`]: super::solver::InkSolver::set_walls
 
-use super::boundary::MovingDisc;
+use super::boundary::{disc_rows, MovingDisc};
 use super::scene::Obstacle;
 use super::sim::InkSim;
 use std::ops::Range;
@@ -126,10 +126,7 @@ impl InkSim {
     /// The rows of cells whose centres a disc of `radius` at `center` may cover.
     pub(super) fn rows_of(&self, center: [f32; 2], radius: f32) -> Range<usize> {
         let flow = self.solver.flow();
-        let row = |y: f32| (y / flow.dx - 0.5).clamp(0.0, flow.ny as f32);
-        let j0 = row(center[1] - radius).floor() as usize;
-        let j1 = (row(center[1] + radius).ceil() as usize + 1).min(flow.ny);
-        j0..j1.max(j0)
+        disc_rows(center[1], radius, flow.dx, flow.ny)
     }
 
     /// The solid cells of the rows `rows`, row by row: the painted ones and those whose centres

@@ -36,6 +36,13 @@ impl Flow {
         self.wall_rows(rows, cells, false)
     }
 
+    /// [`Flow::set_solid_rows`] for a flow whose values live elsewhere (CUDA's host mirror):
+    /// the cells, the masks, the stencil and the fixed velocities of the rows `rows` only; the
+    /// velocity and the pressure are left as they are. Returns whether any cell changed.
+    pub fn set_wall_masks_rows(&mut self, rows: Range<usize>, cells: &[bool]) -> bool {
+        self.wall_masks(rows, cells, false)
+    }
+
     /// The stage `wall_rows` (CUDA's kernel of that name computes the masks and fixed
     /// velocities part from the solid rows and the moving discs, kernels/ink.cu; `close_walls`
     /// there closes the rows and zeroes the solid cells' pressure): the cells of `rows` set to `cells`; the closed
@@ -43,6 +50,17 @@ impl Flow {
     /// `always`) the open masks of those rows' faces and the stencil around them; then the rows'
     /// closed faces closed.
     fn wall_rows(&mut self, rows: Range<usize>, cells: &[bool], always: bool) -> bool {
+        let changed = self.wall_masks(rows.clone(), cells, always);
+        if changed || always {
+            self.zero_solid_pressure(rows.clone());
+        }
+        self.close_rows(rows);
+        changed
+    }
+
+    /// [`Flow::wall_rows`] without the values: the cells, the fixed velocities, and when a cell
+    /// changed (or `always`) the masks and the stencil.
+    fn wall_masks(&mut self, rows: Range<usize>, cells: &[bool], always: bool) -> bool {
         let (nx, ny) = (self.nx, self.ny);
         assert!(rows.end <= ny, "rows {rows:?} of {ny}");
         assert_eq!(cells.len(), rows.len() * nx, "the cells of rows {rows:?}");
@@ -70,25 +88,30 @@ impl Flow {
             self.poisson
                 .update_rows(fluid, &self.boundary, rows.clone());
             let open = |side: usize| self.boundary.sides[side] == SideKind::Outflow;
-            for k in rows.start * (nx + 1)..rows.end * (nx + 1) {
-                let (i, j) = (k % (nx + 1), k / (nx + 1));
-                let left = i > 0 && fluid(j * nx + i - 1);
-                let right = i < nx && fluid(j * nx + i);
-                self.u_open[k] = (left && right)
-                    || (i == 0 && right && open(LEFT))
-                    || (i == nx && left && open(RIGHT));
+            // Row by row (no division a face).
+            for j in rows.clone() {
+                let cells = &solid[j * nx..(j + 1) * nx];
+                let faces = &mut self.u_open[j * (nx + 1)..(j + 1) * (nx + 1)];
+                for (i, face) in faces.iter_mut().enumerate() {
+                    let left = i > 0 && !cells[i - 1];
+                    let right = i < nx && !cells[i];
+                    *face = (left && right)
+                        || (i == 0 && right && open(LEFT))
+                        || (i == nx && left && open(RIGHT));
+                }
             }
-            for k in v_rows.start * nx..v_rows.end * nx {
-                let (i, j) = (k % nx, k / nx);
-                let below = j > 0 && fluid((j - 1) * nx + i);
-                let above = j < ny && fluid(j * nx + i);
-                self.v_open[k] = (below && above)
-                    || (j == 0 && above && open(BOTTOM))
-                    || (j == ny && below && open(TOP));
+            let row = |j: usize| &solid[j * nx..(j + 1) * nx];
+            for j in v_rows {
+                let (below, above) = ((j > 0).then(|| row(j - 1)), (j < ny).then(|| row(j)));
+                for (i, face) in self.v_open[j * nx..(j + 1) * nx].iter_mut().enumerate() {
+                    let below = below.is_some_and(|r| !r[i]);
+                    let above = above.is_some_and(|r| !r[i]);
+                    *face = (below && above)
+                        || (j == 0 && above && open(BOTTOM))
+                        || (j == ny && below && open(TOP));
+                }
             }
-            self.zero_solid_pressure(rows.clone());
         }
-        self.close_rows(rows);
         changed
     }
 

@@ -508,3 +508,39 @@ fn the_solid_count_follows_paint_erase_a_moving_disc_and_a_restart() {
     );
     counted(&sim, "the paint erased");
 }
+
+/// A solver made again with the grid it has (`use_cuda_device` moving a CUDA solver to the
+/// window's GPU; here on the CPU) keeps the cells painted: they are solid at once and after
+/// steps, with the scripted disc moving again from its start. The rebuild drew the scene's
+/// discs only, so painted cells no disc came near were fluid from then on (129 cells lost).
+#[test]
+fn a_rebuilt_solver_keeps_the_painted_cells() {
+    let mut sim = open(&scene(0.5));
+    for _ in 0..4 {
+        sim.step().unwrap();
+    }
+    sim.paint_solid([1.6, 0.5], 0.1, true);
+    let painted: Vec<usize> = (0..sim.painted.len()).filter(|&k| sim.painted[k]).collect();
+    assert!(
+        (100..160).contains(&painted.len()),
+        "{} painted",
+        painted.len()
+    );
+    let lost = |sim: &InkSim| {
+        let solid = sim.solver.flow().solid();
+        painted.iter().filter(|&&k| !solid[k]).count()
+    };
+    sim.rebuild_solver(Backend::Cpu, 0).unwrap();
+    assert_eq!(lost(&sim), 0, "painted cells fluid after the rebuild");
+    for step in 0..4 {
+        sim.step().unwrap();
+        assert_eq!(
+            lost(&sim),
+            0,
+            "painted cells fluid {step} steps after the rebuild"
+        );
+        let flow = sim.solver.flow();
+        let scanned = flow.solid().iter().filter(|&&s| s).count();
+        assert_eq!(flow.solid_cells(), scanned, "step {step}");
+    }
+}

@@ -121,12 +121,13 @@ pub(super) fn picture(
     (w, h, pixels)
 }
 
-/// Paints the pixels of a `w × h` picture of the domain that fall in solid cells grey.
+/// Paints the pixels of a `w × h` picture of the domain that fall in solid cells grey (none
+/// without obstacles: the flow's count of solid cells, not a scan of its mask).
 fn shade_solids(flow: &Flow, w: usize, h: usize, pixels: &mut [u8]) {
-    let solid = flow.solid();
-    if !solid.iter().any(|&s| s) {
+    if !flow.has_obstacles() {
         return;
     }
+    let solid = flow.solid();
     for y in 0..h {
         let j = y * flow.ny / h;
         for x in 0..w {
@@ -134,5 +135,37 @@ fn shade_solids(flow: &Flow, w: usize, h: usize, pixels: &mut [u8]) {
                 pixels[(y * w + x) * 4..][..3].copy_from_slice(&[115; 3]);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sims::ink::boundary::Boundary;
+
+    /// The grey pixels of `flow`'s ink picture (2 ink cells a flow cell).
+    fn grey(flow: &Flow) -> usize {
+        let ink = Ink::new(2 * flow.nx, 2 * flow.ny, flow.dx / 2.0);
+        let (_, _, pixels) = picture(flow, &ink, "ink", Background::Dark);
+        pixels
+            .chunks_exact(4)
+            .filter(|p| p[..3] == [115; 3])
+            .count()
+    }
+
+    /// Cells painted solid are drawn grey, 4 pixels each; erased again, none are (the count
+    /// the picture asks follows the rows set again: `Flow::set_solid_rows`).
+    #[test]
+    fn solid_cells_are_grey_until_erased() {
+        let (nx, ny) = (24, 16);
+        let mut flow = Flow::new(nx, ny, 0.1, Boundary::default());
+        assert_eq!(grey(&flow), 0);
+        let block = |k: usize| (5..9).contains(&(k % nx)) && (3..6).contains(&(k / nx));
+        flow.set_solid((0..nx * ny).map(block).collect());
+        assert_eq!(flow.solid_cells(), 12);
+        assert_eq!(grey(&flow), 4 * 12);
+        flow.set_solid_rows(3..6, &vec![false; 3 * nx]);
+        assert!(!flow.has_obstacles());
+        assert_eq!(grey(&flow), 0);
     }
 }

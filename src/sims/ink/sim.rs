@@ -164,6 +164,24 @@ impl InkSim {
         self.walls_rows = Some(0..self.solver.flow().ny);
     }
 
+    /// The solver made again on `backend` (CUDA: device `device`) with the grid and parameters
+    /// it has, from the start (a restart). As [`InkSim::clear`]: the solid cells stay (the
+    /// scene draws only its discs, not the cells painted), and the next substep sets every row
+    /// again, the moving discs with it.
+    pub(super) fn rebuild_solver(&mut self, backend: Backend, device: usize) -> Result<()> {
+        let mask = self.solver.solid_mask();
+        let mut scene = self.scene.clone();
+        scene.params = self.solver.params.clone();
+        let (solver, note) = InkSolver::create(&mut scene, None, backend, device)?;
+        (self.solver, self.note) = (solver, note);
+        if mask.len() == self.solver.flow().solid().len() {
+            self.solver.set_solid(mask);
+        }
+        self.walls_rows = Some(0..self.solver.flow().ny);
+        self.start_clock();
+        Ok(())
+    }
+
     /// The domain point (m) under output pixel `position` of an output of `size`, when the
     /// pointer is over the ink (the right half in the side-by-side view).
     fn domain_point(&self, position: [f32; 2], size: [u32; 2]) -> Option<[f32; 2]> {
@@ -363,12 +381,7 @@ impl Sim for InkSim {
             .is_some_and(|current| current != device)
         {
             self.solver.release_gl();
-            let mut scene = self.scene.clone();
-            let params = std::mem::replace(&mut scene.params, self.solver.params.clone());
-            let (solver, note) = InkSolver::create(&mut scene, None, Backend::Cuda, device)?;
-            scene.params = params;
-            (self.solver, self.note) = (solver, note);
-            self.start_clock();
+            self.rebuild_solver(Backend::Cuda, device)?;
         }
         Ok(())
     }

@@ -22,6 +22,8 @@ pub mod parity_walls;
 mod picture;
 mod stages;
 mod walls;
+#[cfg(test)]
+mod walls_tests;
 
 #[cfg(test)]
 mod emulation;

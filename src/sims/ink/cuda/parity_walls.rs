@@ -83,10 +83,14 @@ pub fn gpu_set_solid_check(device: usize) -> Result<(bool, String), String> {
 /// 0.9 cells of 2.5 cm), so every move changes cells in every row it covers.
 pub const DISC_MOVE: [f32; 2] = [0.035, -0.022];
 
+/// The last move of the discs in [`gpu_wall_edges_check`] (m): a jump of more than twice
+/// either's diameter, so that rows between their old and new places are not sent
+/// (`plan_walls`: two runs).
+pub const DISC_JUMP: [f32; 2] = [0.0, 0.5];
+
 /// The rows of cells a disc of `radius` at `center` may cover on `flow`'s grid.
 fn disc_rows(flow: &Flow, center: [f32; 2], radius: f32) -> std::ops::Range<usize> {
-    let row = |y: f32| ((y / flow.dx - 0.5).max(0.0) as usize).min(flow.ny);
-    row(center[1] - radius - flow.dx)..(row(center[1] + radius + flow.dx) + 1).min(flow.ny)
+    crate::sims::ink::boundary::disc_rows(center[1], radius, flow.dx, flow.ny)
 }
 
 /// The cells of the rows `rows` of `flow`'s grid, solid where a disc of `radius` at `center`
@@ -216,7 +220,8 @@ pub const EDGE_DISCS: [MovingDisc; 2] = [
 /// stencil counting the outflow), the two overlapping [`EDGE_DISCS`] — the first crossing row 0
 /// and partly outside the grid — over a painted block of resting cells that reaches under the
 /// second, and a painted strip along the top row (the v faces at j = ny); set over every row,
-/// then moved twice by [`DISC_MOVE`] (their old and new rows handed over). After each the
+/// then moved twice by [`DISC_MOVE`] and once by [`DISC_JUMP`] (their old and new rows, and
+/// those between, handed over as `InkSim::move_discs` does). After each the
 /// walls' open masks, solid bytes, stencil and fixed velocities equal the CPU's, and u, v and p
 /// within [`EMULATION_TOLERANCE`] (`close_walls` from equal states).
 pub fn gpu_wall_edges_check(device: usize) -> Result<(bool, String), String> {
@@ -233,7 +238,7 @@ pub fn gpu_wall_edges_check(device: usize) -> Result<(bool, String), String> {
         cuda.upload_fields(&fields_of(&cpu))?;
         let mut discs = EDGE_DISCS;
         let mut rows = 0..ny;
-        for step in 0..3 {
+        for step in 0..4 {
             if step > 0 {
                 // The rows both discs cover before and after the move.
                 let covered = |discs: &[MovingDisc]| {
@@ -243,8 +248,9 @@ pub fn gpu_wall_edges_check(device: usize) -> Result<(bool, String), String> {
                         .fold(ny..0, |a, r| a.start.min(r.start)..a.end.max(r.end))
                 };
                 let before = covered(&discs);
+                let shift = if step == 3 { DISC_JUMP } else { DISC_MOVE };
                 for d in &mut discs {
-                    d.center = [d.center[0] + DISC_MOVE[0], d.center[1] + DISC_MOVE[1]];
+                    d.center = [d.center[0] + shift[0], d.center[1] + shift[1]];
                 }
                 let after = covered(&discs);
                 rows = before.start.min(after.start)..before.end.max(after.end);
@@ -282,8 +288,9 @@ pub fn gpu_wall_edges_check(device: usize) -> Result<(bool, String), String> {
     run(&mut cuda).map_err(|e| e.to_string())?;
     let detail = format!(
         "two overlapping moving discs across row 0 and out of the grid, over painted cells, an \
-         outflow side below, set and moved twice: worst field difference {worst:.2e} (allowed \
-         {EMULATION_TOLERANCE:.1e})"
+         outflow side below, set, moved twice and jumped {} m up: worst field difference \
+         {worst:.2e} (allowed {EMULATION_TOLERANCE:.1e})",
+        DISC_JUMP[1]
     );
     let detail = if failures.is_empty() {
         format!("{detail}; walls' masks and fixed velocities as the CPU's")

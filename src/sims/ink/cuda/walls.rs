@@ -1,7 +1,8 @@
-//! Obstacles changed on CUDA — cells painted, a disc moved (docs/ink.md "Obstacles"): the host
-//! mirror's masks are set again for the rows that changed ([`Flow::set_solid_rows`]) to know
-//! which rows changed; only those rows' solid bytes and the moving discs' records are sent up,
-//! the kernel `wall_rows` derives the rows' open masks, stencil and closed faces' fixed
+//! Obstacles changed on CUDA — cells painted, a disc moved (docs/ink.md "Obstacles"): the rows
+//! that may have changed are found from what is known, the cells that differ and the rows near
+//! a disc moving before or now ([`plan_walls`]), and only those take the change on the host
+//! mirror ([`Flow::set_wall_masks_rows`]); their solid bytes and the moving discs' records are
+//! sent up, the kernel `wall_rows` derives the rows' open masks, stencil and closed faces' fixed
 //! velocities from them on the GPU (the CPU's `Flow::wall_rows`, the same formulas), and
 //! `close_walls` closes the rows' faces and zeroes their solid cells' pressure. No velocity
 //! comes back and nothing is waited for explicitly: a disc moving every substep keeps the
@@ -21,7 +22,7 @@
 use super::kernels::{per_point, InkGrid, InkKernels};
 use super::CudaInk;
 use crate::cuda::CudaError;
-use crate::sims::ink::boundary::{MovingDisc, DIAGONAL_SHIFT};
+use crate::sims::ink::boundary::{self, MovingDisc, DIAGONAL_SHIFT};
 use crate::sims::ink::fields::Flow;
 use crate::sims::ink::params::PressureSolver;
 use cudarc::driver::{CudaSlice, CudaStream};
@@ -107,58 +108,35 @@ impl CudaInk {
     }
 
     /// [`CudaInk::set_solid`] for the rows of cells `rows` only (`cells`: those rows' cells),
-    /// with the discs `moving` moving, as `CpuInk::set_walls`: the host mirror's masks are set
-    /// again in those rows ([`Flow::set_solid_rows`]); of the rows among them whose cells or
-    /// whose closed faces' velocities changed (and one either side) the solid bytes are sent
-    /// with the moving discs' records, `wall_rows` derives their masks, stencil and fixed
-    /// velocities on the GPU and `close_walls` closes their faces. Enqueued only: nothing
-    /// waits.
+    /// with the discs `moving` moving, as `CpuInk::set_walls`: the host mirror takes the change
+    /// in the rows that may have changed ([`plan_walls`]: cells that differ, rows near a disc
+    /// moving before or now); for each run of them the solid bytes (and one row either side)
+    /// are sent, after the moving discs' records, `wall_rows` derives their masks, stencil and
+    /// fixed velocities on the GPU and `close_walls` closes their faces. Enqueued only:
+    /// nothing waits.
     pub fn set_walls(
         &mut self,
         rows: Range<usize>,
         cells: &[bool],
         moving: Vec<MovingDisc>,
     ) -> Result<(), CudaError> {
-        let (nx, ny) = (self.mirror.nx, self.mirror.ny);
-        let mirror = &mut self.mirror;
-        let near = rows.start.saturating_sub(1)..(rows.end + 1).min(ny);
-        let before = solved(mirror, near.clone());
-        let u_span = |r: &Range<usize>| r.start * (nx + 1)..r.end * (nx + 1);
-        let v_span = |r: &Range<usize>| r.start * nx..(r.end + 1).min(ny + 1) * nx;
-        let old_solid = mirror.solid()[rows.start * nx..rows.end * nx].to_vec();
-        let (old_u, old_v) = mirror.fixed();
-        let (old_u, old_v) = (old_u[u_span(&rows)].to_vec(), old_v[v_span(&rows)].to_vec());
-        mirror.moving = moving;
-        let cells_changed = mirror.set_solid_rows(rows.clone(), cells);
-        let (new_u, new_v) = mirror.fixed();
-        let (new_u, new_v) = (&new_u[u_span(&rows)], &new_v[v_span(&rows)]);
-        let changed: Vec<usize> = (0..rows.len())
-            .filter(|&r| {
-                let (c, u, v) = (
-                    r * nx..(r + 1) * nx,
-                    r * (nx + 1)..(r + 1) * (nx + 1),
-                    r * nx..(r + 2) * nx,
-                );
-                let v = v.start..v.end.min(new_v.len());
-                old_solid[c.clone()] != cells[c]
-                    || old_u[u.clone()] != new_u[u]
-                    || old_v[v.clone()] != new_v[v]
-            })
-            .map(|r| rows.start + r)
-            .collect();
-        let (Some(&first), Some(&last)) = (changed.first(), changed.last()) else {
+        let plan = plan_walls(&mut self.mirror, rows, cells, moving);
+        if plan.runs.is_empty() {
             return Ok(());
-        };
-        self.solved_cells = self.solved_cells + solved(mirror, near.clone()) - before;
-        let sent = first.saturating_sub(1)..(last + 2).min(ny);
-        let cells = sent.start * nx..sent.end * nx;
-        // The fixed velocities the mirror set again: the u faces of `rows`, the v faces of
-        // rows.start..=rows.end; the GPU keeps its own (the mirror's) elsewhere.
-        let fixed = sent.start.max(rows.start)..sent.end.min(rows.end);
+        }
+        self.solved_cells = (self.solved_cells as isize + plan.solved) as usize;
+        let mirror = &self.mirror;
+        let (nx, ny) = (mirror.nx, mirror.ny);
+        // Each run's rows and one either side (the stencil beside a changed cell, the v faces
+        // above the run's last row): their solid bytes, one buffer for every run.
+        let sent = |run: &Range<usize>| run.start.saturating_sub(1)..(run.end + 1).min(ny);
         let host = &mut self.wall_rows;
         host.solid.clear();
-        host.solid
-            .extend(mirror.solid()[cells.clone()].iter().map(|&s| u8::from(s)));
+        for run in &plan.runs {
+            let cells = sent(run).start * nx..sent(run).end * nx;
+            host.solid
+                .extend(mirror.solid()[cells].iter().map(|&s| u8::from(s)));
+        }
         host.discs.clear();
         for d in &mirror.moving {
             host.discs.extend([
@@ -169,11 +147,8 @@ impl CudaInk {
                 d.velocity[1],
             ]);
         }
-        let s = &self.stream;
-        let b = &mut self.buffers;
+        let (s, b) = (&self.stream, &mut self.buffers);
         let up = CudaError::driver("copying the obstacles' rows to the GPU");
-        s.memcpy_htod(&host.solid, &mut b.solid.slice_mut(cells))
-            .map_err(&up)?;
         if b.wall_discs.len() < host.discs.len() {
             b.wall_discs = s.alloc_zeros(host.discs.len()).map_err(&up)?;
         }
@@ -184,26 +159,37 @@ impl CudaInk {
             )
             .map_err(&up)?;
         }
-        self.kernels.wall_rows(
-            s,
-            &self.grid,
-            (sent.clone(), fixed),
-            (&b.solid, &b.wall_discs, mirror.moving.len()),
-            (&mut b.u_open, &mut b.v_open, &mut b.stencil),
-            (&mut b.u_fixed, &mut b.v_fixed),
-        )?;
-        self.kernels.close_walls(
-            s,
-            &self.grid,
-            sent,
-            (&mut b.u, &mut b.v, &mut b.p),
-            (&b.u_open, &b.v_open, &b.solid),
-            (&b.u_fixed, &b.v_fixed),
-        )?;
-        if cells_changed {
+        let mut offset = 0;
+        for run in &plan.runs {
+            let rows = sent(run);
+            let cells = rows.start * nx..rows.end * nx;
+            let bytes = &host.solid[offset..offset + cells.len()];
+            offset += cells.len();
+            s.memcpy_htod(bytes, &mut b.solid.slice_mut(cells))
+                .map_err(&up)?;
+            // The fixed velocities the mirror set again: the run's (its u faces, the v faces
+            // of run.start..=run.end); the GPU keeps its own (the mirror's) elsewhere.
+            self.kernels.wall_rows(
+                s,
+                &self.grid,
+                (rows.clone(), run.clone()),
+                (&b.solid, &b.wall_discs, mirror.moving.len()),
+                (&mut b.u_open, &mut b.v_open, &mut b.stencil),
+                (&mut b.u_fixed, &mut b.v_fixed),
+            )?;
+            self.kernels.close_walls(
+                s,
+                &self.grid,
+                rows,
+                (&mut b.u, &mut b.v, &mut b.p),
+                (&b.u_open, &b.v_open, &b.solid),
+                (&b.u_fixed, &b.v_fixed),
+            )?;
+        }
+        if let Some(changed) = plan.cells {
             if self.params.pressure_solver == PressureSolver::Multigrid {
                 b.multigrid
-                    .update_rows(s, mirror, rows, (&b.solid, &b.stencil))?;
+                    .update_rows(s, mirror, changed, (&b.solid, &b.stencil))?;
             } else {
                 b.multigrid.current = false;
             }
@@ -274,6 +260,84 @@ impl CudaInk {
             v_fixed: s.clone_dtoh(&b.v_fixed).map_err(&read)?,
         })
     }
+}
+
+/// What [`CudaInk::set_walls`] sends once the host mirror has taken a change
+/// ([`plan_walls`]).
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct WallPlan {
+    /// The runs of rows whose masks or closed faces' velocities may have changed, in order,
+    /// apart.
+    pub runs: Vec<Range<usize>>,
+    /// The rows from the first to the last whose cells changed, if any did.
+    pub cells: Option<Range<usize>>,
+    /// How many more cells the pressure is solved for.
+    pub solved: isize,
+}
+
+/// The host side of [`CudaInk::set_walls`]: which rows handed over may have changed is found
+/// from what is known, without working out any row's masks — a row whose cells differ from the
+/// mirror's, and a row a disc moving before (the mirror's `moving`) or now (`moving`) may
+/// cover ([`disc_rows`]: a face's fixed velocity follows the cells beside it, and the v faces
+/// above a run's last row and the stencil a row either side are set with the run, as on the
+/// CPU). Only those rows take the change on the mirror ([`Flow::set_wall_masks_rows`]); a row
+/// handed over whose cells are the same and that no moving disc covers, before or now, keeps
+/// its masks and its fixed velocities, which follow from its cells and the discs over it
+/// (rows between a disc's old and new place when it jumps, rows between far discs). The runs
+/// of those rows (gaps of at most two rows filled: the rows sent go one beyond a run) are what
+/// is sent.
+pub(super) fn plan_walls(
+    mirror: &mut Flow,
+    rows: Range<usize>,
+    cells: &[bool],
+    moving: Vec<MovingDisc>,
+) -> WallPlan {
+    let (nx, ny) = (mirror.nx, mirror.ny);
+    assert!(rows.end <= ny, "rows {rows:?} of {ny}");
+    assert_eq!(cells.len(), rows.len() * nx, "the cells of rows {rows:?}");
+    let before = std::mem::replace(&mut mirror.moving, moving);
+    let mut near = vec![false; rows.len()];
+    let mut changed: Option<Range<usize>> = None;
+    let was = &mirror.solid()[rows.start * nx..rows.end * nx];
+    for (r, (now, was)) in cells.chunks_exact(nx).zip(was.chunks_exact(nx)).enumerate() {
+        if now != was {
+            near[r] = true;
+            let j = rows.start + r;
+            changed = Some(changed.map_or(j, |c| c.start)..j + 1);
+        }
+    }
+    for d in before.iter().chain(&mirror.moving) {
+        let span = disc_rows(d, mirror.dx, ny);
+        for j in span.start.max(rows.start)..span.end.min(rows.end) {
+            near[j - rows.start] = true;
+        }
+    }
+    let mut runs: Vec<Range<usize>> = Vec::new();
+    for j in (0..rows.len()).filter(|&r| near[r]).map(|r| rows.start + r) {
+        match runs.last_mut() {
+            Some(run) if j <= run.end + 2 => run.end = j + 1,
+            _ => runs.push(j..j + 1),
+        }
+    }
+    let mut solved_more = 0;
+    for run in &runs {
+        let stencil = run.start.saturating_sub(1)..(run.end + 1).min(ny);
+        let was = solved(mirror, stencil.clone()) as isize;
+        let span = (run.start - rows.start) * nx..(run.end - rows.start) * nx;
+        mirror.set_wall_masks_rows(run.clone(), &cells[span]);
+        solved_more += solved(mirror, stencil) as isize - was;
+    }
+    WallPlan {
+        runs,
+        cells: changed,
+        solved: solved_more,
+    }
+}
+
+/// The rows of cells of an `ny`-row grid of cells of size `dx` whose centres the disc `d` may
+/// cover, as `InkSim` hands them over ([`disc_rows`](boundary::disc_rows)).
+fn disc_rows(d: &MovingDisc, dx: f32, ny: usize) -> Range<usize> {
+    boundary::disc_rows(d.center[1], d.radius.abs(), dx, ny)
 }
 
 /// The solved cells of the rows `rows`.

@@ -1,0 +1,265 @@
+//! The host side of obstacles changed on CUDA (`plan_walls`, `walls.rs`), without a GPU: the
+//! host mirror, which takes the change only in the runs of rows the GPU is sent, must end
+//! equal to a flow that took it over every row handed over (`Flow::set_solid_rows`, the CPU's
+//! way); the plan's count of cells solved for more and its rows whose cells changed (the
+//! multigrid's) must be the CPU's.
+
+use super::walls::{plan_walls, WallMasks, WallPlan};
+use crate::sims::ink::boundary::DIAGONAL_SHIFT;
+use crate::sims::ink::boundary::{disc_rows, Boundary, MovingDisc, SideKind, BOTTOM};
+use crate::sims::ink::fields::Flow;
+use std::ops::Range;
+
+/// The rows of cells whose centres a disc may cover, as `InkSim::rows_of` gives them.
+fn rows_of(flow: &Flow, d: &MovingDisc) -> Range<usize> {
+    disc_rows(d.center[1], d.radius, flow.dx, flow.ny)
+}
+
+/// The cells of the rows `rows`: painted, or covered by a disc.
+fn draw(flow: &Flow, painted: &[bool], discs: &[MovingDisc], rows: &Range<usize>) -> Vec<bool> {
+    (rows.start * flow.nx..rows.end * flow.nx)
+        .map(|k| {
+            let (x, y) = flow.p.position(k % flow.nx, k / flow.nx);
+            painted[k]
+                || discs.iter().any(|d| {
+                    let (ex, ey) = (x - d.center[0], y - d.center[1]);
+                    ex * ex + ey * ey <= d.radius * d.radius
+                })
+        })
+        .collect()
+}
+
+fn union(a: Range<usize>, b: Range<usize>) -> Range<usize> {
+    match (a.is_empty(), b.is_empty()) {
+        (true, _) => b,
+        (_, true) => a,
+        _ => a.start.min(b.start)..a.end.max(b.end),
+    }
+}
+
+/// Discs moved as `InkSim::move_discs` hands them over: each substep the discs (`moving`, a
+/// velocity of zero: resting) go from where they were to `path(step)`, and the rows of the
+/// last substep's moving discs, the old and the new rows of each moved disc, and the rows of
+/// the discs moving now are handed over at once (one range, so rows between far discs too).
+/// After each: the mirror's walls equal the CPU flow's, the cells solved for (counted from the
+/// start by the plans' `solved`) and the rows whose cells changed (`cells`) are the CPU's.
+/// Returns the plans.
+fn walk(
+    flow: Flow,
+    painted: &[bool],
+    steps: usize,
+    path: impl Fn(usize) -> Vec<MovingDisc>,
+) -> Vec<WallPlan> {
+    let mut discs = path(0);
+    let mut flow = flow;
+    flow.set_solid(draw(&flow, painted, &discs, &(0..flow.ny)));
+    let solved = |flow: &Flow| {
+        let cells = flow.poisson.cells.iter();
+        cells.filter(|&&c| c >> DIAGONAL_SHIFT != 0).count() as isize
+    };
+    let mut solved_count = solved(&flow);
+    let mut cpu = flow.clone();
+    let mut mirror = flow;
+    let mut last_moving = 0..0;
+    let mut plans = Vec::new();
+    for step in 1..=steps {
+        let next = path(step);
+        let mut rows = last_moving.clone();
+        last_moving = 0..0;
+        for (old, new) in discs.iter().zip(&next) {
+            if old.center != new.center {
+                rows = union(rows, rows_of(&cpu, old));
+                rows = union(rows, rows_of(&cpu, new));
+            }
+            if new.velocity != [0.0; 2] {
+                last_moving = union(last_moving, rows_of(&cpu, new));
+            }
+        }
+        rows = union(rows, last_moving.clone());
+        discs = next;
+        let moving: Vec<MovingDisc> = discs
+            .iter()
+            .filter(|d| d.velocity != [0.0; 2])
+            .copied()
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let cells = draw(&cpu, painted, &discs, &rows);
+        let nx = cpu.nx;
+        let was = &cpu.solid()[rows.start * nx..rows.end * nx];
+        let differ: Vec<usize> = (0..rows.len())
+            .filter(|&r| cells[r * nx..(r + 1) * nx] != was[r * nx..(r + 1) * nx])
+            .map(|r| rows.start + r)
+            .collect();
+        cpu.moving = moving.clone();
+        cpu.set_solid_rows(rows.clone(), &cells);
+        let plan = plan_walls(&mut mirror, rows.clone(), &cells, moving);
+        let want = WallMasks::of(&cpu);
+        let mirrored = WallMasks::of(&mirror).differing(&want);
+        assert!(
+            mirrored.is_empty(),
+            "step {step}, rows {rows:?}, runs {:?}: the mirror's {mirrored:?} differ from the \
+             CPU's (a changed row not in a run)",
+            plan.runs
+        );
+        assert_eq!(mirror.solid_cells(), cpu.solid_cells(), "step {step}");
+        solved_count += plan.solved;
+        assert_eq!(solved_count, solved(&cpu), "step {step}: cells solved for");
+        let changed = differ.first().map(|&a| a..differ.last().unwrap() + 1);
+        assert_eq!(
+            plan.cells, changed,
+            "step {step}: the rows whose cells changed"
+        );
+        plans.push(plan);
+    }
+    plans
+}
+
+/// A 96 × 64 box of 1 cm cells with an outflow side below (its v faces open beside fluid).
+fn small_box() -> Flow {
+    let mut boundary = Boundary::default();
+    boundary.sides[BOTTOM] = SideKind::Outflow;
+    Flow::new(96, 64, 0.01, boundary)
+}
+
+/// A disc of 4 cm radius that jumps 16 cm a substep (twice its diameter: its old and new rows
+/// are apart), upwards and across a painted strip, then stops where it is: every row it left
+/// or reached has its walls sent, and once it stops the rows it rests on (no cell changes,
+/// only its faces' velocities, which return to zero).
+#[test]
+fn a_disc_jumping_past_its_diameter_sends_every_row_that_changed() {
+    let flow = small_box();
+    let (nx, ny) = (flow.nx, flow.ny);
+    let painted: Vec<bool> = (0..nx * ny)
+        .map(|k| (40..44).contains(&(k % nx)) && k / nx > 20)
+        .collect();
+    let disc = |step: usize| {
+        let s = step.min(3) as f32;
+        vec![MovingDisc {
+            center: [0.3 + 0.04 * s, 0.06 + 0.16 * s],
+            radius: 0.04,
+            velocity: if step < 4 { [2.4, 9.6] } else { [0.0; 2] },
+        }]
+    };
+    let plans = walk(flow, &painted, 6, disc);
+    assert_eq!(plans.len(), 4, "3 jumps and the stop");
+    // The rows between the old and the new disc are not sent: two runs.
+    assert!(
+        plans[..3].iter().all(|p| p.runs.len() == 2),
+        "{:?}",
+        plans.iter().map(|p| &p.runs).collect::<Vec<_>>()
+    );
+}
+
+/// Two discs whose rows overlap, moving different ways over painted cells (the cells both
+/// cover take the first's velocity), then apart until rows lie between them, then one stops.
+#[test]
+fn two_discs_whose_rows_overlap_send_every_row_that_changed() {
+    let flow = small_box();
+    let (nx, ny) = (flow.nx, flow.ny);
+    let painted: Vec<bool> = (0..nx * ny)
+        .map(|k| (20..30).contains(&(k % nx)) && (k / nx) < 6 || k / nx == ny - 1)
+        .collect();
+    let discs = |step: usize| {
+        let s = step as f32;
+        vec![
+            MovingDisc {
+                center: [0.25 + 0.013 * s, 0.04 + 0.011 * s.min(3.0)],
+                radius: 0.1,
+                velocity: if step < 3 { [0.8, 0.66] } else { [0.0; 2] },
+            },
+            MovingDisc {
+                center: [0.35 - 0.007 * s, 0.12 + 0.09 * s],
+                radius: 0.08,
+                velocity: [-0.42, 5.4],
+            },
+        ]
+    };
+    let plans = walk(flow, &painted, 5, discs);
+    assert!(plans.iter().all(|p| !p.runs.is_empty()));
+}
+
+/// The host side as it was (the baseline of [`host_side_cost`]): every row handed over set
+/// again on the mirror (`Flow::set_solid_rows`: its masks, stencil, fixed velocities, and its
+/// values closed), its cells and fixed velocities copied before and compared after, to find
+/// the rows that changed. Returns them (first..last + 1).
+fn every_row(
+    mirror: &mut Flow,
+    rows: Range<usize>,
+    cells: &[bool],
+    moving: Vec<MovingDisc>,
+) -> Range<usize> {
+    let (nx, ny) = (mirror.nx, mirror.ny);
+    let u_span = |r: &Range<usize>| r.start * (nx + 1)..r.end * (nx + 1);
+    let v_span = |r: &Range<usize>| r.start * nx..(r.end + 1).min(ny + 1) * nx;
+    let old_solid = mirror.solid()[rows.start * nx..rows.end * nx].to_vec();
+    let (old_u, old_v) = mirror.fixed();
+    let (old_u, old_v) = (old_u[u_span(&rows)].to_vec(), old_v[v_span(&rows)].to_vec());
+    mirror.moving = moving;
+    mirror.set_solid_rows(rows.clone(), cells);
+    let (new_u, new_v) = mirror.fixed();
+    let (new_u, new_v) = (&new_u[u_span(&rows)], &new_v[v_span(&rows)]);
+    let changed: Vec<usize> = (0..rows.len())
+        .filter(|&r| {
+            let (c, u) = (r * nx..(r + 1) * nx, r * (nx + 1)..(r + 1) * (nx + 1));
+            let v = r * nx..((r + 2) * nx).min(new_v.len());
+            old_solid[c.clone()] != cells[c]
+                || old_u[u.clone()] != new_u[u]
+                || old_v[v.clone()] != new_v[v]
+        })
+        .collect();
+    match (changed.first(), changed.last()) {
+        (Some(&a), Some(&b)) => rows.start + a..rows.start + b + 1,
+        _ => 0..0,
+    }
+}
+
+/// What the host side costs a substep at the CUDA default grid (2048², 1/2048 m cells): the
+/// `stir` preset's disc scaled to it (radius 0.12 m, 0.6 m/s, 60 substeps a second: 20.5
+/// cells a substep, 494 rows), and a disc that jumps 1.5 diameters a substep, by
+/// [`plan_walls`] and as it was ([`every_row`]), interleaved. Prints ms; no bound
+/// (`cargo test --release --lib walls_tests::host_side_cost -- --ignored --nocapture`).
+#[test]
+#[ignore = "a measurement: prints the host's ms per moving-disc substep"]
+fn host_side_cost() {
+    let n = 2048;
+    let flow = Flow::new(n, n, 1.0 / n as f32, Boundary::default());
+    let painted = vec![false; n * n];
+    for (name, velocity) in [("stir's disc", [0.6, 0.0]), ("jumping", [0.0, 21.6])] {
+        let dt = 1.0 / 60.0;
+        let at = |step: usize| MovingDisc {
+            center: [
+                0.2 + velocity[0] * dt * step as f32,
+                0.15 + velocity[1] * dt * step as f32,
+            ],
+            radius: 0.12,
+            velocity,
+        };
+        let (mut mirror, mut before) = (flow.clone(), flow.clone());
+        let mut old_seconds = 0.0;
+        let steps = if velocity[1] > 0.0 { 2 } else { 6 };
+        let (mut seconds, mut rows_sent, mut handed) = (0.0, 0, 0);
+        for step in 1..=steps {
+            let (old, new) = (at(step - 1), at(step));
+            let rows = union(rows_of(&mirror, &old), rows_of(&mirror, &new));
+            let cells = draw(&mirror, &painted, &[new], &rows);
+            let start = std::time::Instant::now();
+            every_row(&mut before, rows.clone(), &cells, vec![new]);
+            old_seconds += start.elapsed().as_secs_f64();
+            let start = std::time::Instant::now();
+            let plan = plan_walls(&mut mirror, rows.clone(), &cells, vec![new]);
+            seconds += start.elapsed().as_secs_f64();
+            rows_sent += plan.runs.iter().map(|r| r.len()).sum::<usize>();
+            handed += rows.len();
+        }
+        println!(
+            "{name}: {:.2} ms a substep on the host setting every row handed over again, \
+             {:.2} ms by plan_walls; {} rows handed over, {} in runs",
+            1e3 * old_seconds / steps as f64,
+            1e3 * seconds / steps as f64,
+            handed / steps,
+            rows_sent / steps
+        );
+    }
+}
