@@ -505,17 +505,26 @@ fn a_nodes_state_bytes_are_its_fields() {
     let pairs = s.offset.len() + s.velocity_h.len() + s.accel_h.len();
     let bytes = 4 * f32s + 8 * pairs + s.flags.len();
     assert_eq!(bytes, 16 * 16 * super::surface::BYTES_PER_NODE);
-    use super::memory::{grid_bytes, Solver};
+    use super::memory::{grid_bytes, Drawing, Solver};
+    assert_eq!(s.bytes(), bytes as u64);
     assert_eq!(
-        super::panel::grid_cost(8192, &grid_bytes(8192, Solver::Cpu, true)),
+        super::panel::grid_cost(8192, &grid_bytes(8192, Solver::Cpu, Drawing::HostCopy)),
         "8192² = 67.1 M nodes: 2.3 GiB of state, 3.0 GiB to draw them: 5.3 GiB of host memory"
     );
     assert_eq!(
-        super::panel::grid_cost(8192, &grid_bytes(8192, Solver::Cuda, true)),
-        "8192² = 67.1 M nodes: 2.3 GiB of state, 2.0 GiB to draw them: 512.0 MiB of host \
+        super::panel::grid_cost(8192, &grid_bytes(8192, Solver::Cuda, Drawing::Interop)),
+        "8192² = 67.1 M nodes: 2.3 GiB of state, 2.0 GiB to draw them: 2.9 GiB of host \
          memory, 3.8 GiB of GPU memory"
     );
-    assert_eq!(sim.params().memory_bytes(), bytes as u64);
+    assert_eq!(
+        super::panel::grid_cost(8192, &grid_bytes(8192, Solver::Cuda, Drawing::HostCopy)),
+        "8192² = 67.1 M nodes: 2.3 GiB of state, 3.7 GiB to draw them: 6.1 GiB of host \
+         memory, 2.3 GiB of GPU memory"
+    );
+    assert_eq!(
+        grid_bytes(16, Solver::Cpu, Drawing::Undrawn).state,
+        bytes as u64
+    );
 }
 
 /// A 64² pool on the CPU one step after a drop, and its surface then.
@@ -542,7 +551,12 @@ fn a_grid_that_does_not_fit_is_refused_and_the_old_one_runs_on() {
     use crate::sims::Sim;
     let (mut sim, before) = rippled();
     sim.nodes_edit = 8192;
-    let needed = super::memory::grid_bytes(8192, super::memory::Solver::Cpu, false).host;
+    let needed = super::memory::grid_bytes(
+        8192,
+        super::memory::Solver::Cpu,
+        super::memory::Drawing::Undrawn,
+    )
+    .host;
     assert_eq!(needed, 8192 * 8192 * 37);
     let refused = sim.restart_within(Some(1 << 30)).unwrap_err().to_string();
     assert_eq!(
@@ -579,4 +593,36 @@ fn a_restart_that_fails_leaves_the_running_water_as_it_was() {
     assert_eq!(sim.nodes_edit, 64);
     assert_eq!(sim.solver.as_cpu().unwrap().surface, before);
     assert_eq!(sim.steps_taken(), u64::from(sim.params().substeps()));
+}
+
+/// A scene opened drawn is checked against host memory with what drawing takes on its
+/// backend (`memory::drawn_bytes`), and refused with the file, the key and both figures.
+/// Before, only the state (37 bytes a node) was checked, on every backend: a drawn 1024² CPU
+/// pool (37 MiB of state, 85 MiB with its texels, texture and indices) opened with 48 MiB
+/// available. Undrawn, the same grid opens.
+#[test]
+fn a_drawn_scene_is_checked_with_what_drawing_takes() {
+    use super::memory::{grid_bytes, Drawing, Solver};
+    let text = "kind = \"pool\"\n[pool]\nnodes = 1024\n";
+    let source = crate::scene::Source::parse(text, "big", "scenes/big.toml").expect("a kind");
+    let options = |drawn| crate::sims::OpenOptions {
+        backend: crate::sims::Backend::Cpu,
+        drawn,
+        ..Default::default()
+    };
+    let available = 48 << 20;
+    let state = grid_bytes(1024, Solver::Cpu, Drawing::Undrawn).host;
+    let drawn = grid_bytes(1024, Solver::Cpu, Drawing::HostCopy).host;
+    assert!(state < available && drawn > available, "{state} {drawn}");
+    let error = super::PoolSim::open_within(&source, &options(true), Some(available))
+        .err()
+        .expect("refused")
+        .to_string();
+    assert_eq!(
+        error,
+        "scenes/big.toml:3: pool.nodes: 1024² nodes need about 85.0 MiB but only 48.0 MiB of \
+         host memory is available (CPU backend, drawn); use fewer nodes"
+    );
+    let sim = super::PoolSim::open_within(&source, &options(false), Some(available)).unwrap();
+    assert_eq!(sim.params().nodes, 1024);
 }

@@ -7,7 +7,7 @@ use super::cpu::{self, StepConstants};
 use super::cuda::CudaPool;
 use super::drops::{self, Drop, Stencils};
 use super::frame::PoolStats;
-use super::memory::{gpu_needed, grid_bytes, Solver};
+use super::memory::{drawn_bytes, gpu_needed, Solver};
 use super::params::PoolParams;
 use super::scene::PoolScene;
 use super::surface::Surface;
@@ -99,14 +99,16 @@ impl PoolSolver {
     /// The solver `backend` asks for on CUDA device `device`, for `scene` (on CUDA with
     /// `cuda_nodes` per side when given: the scene's `pool.cuda_nodes` unless the node count
     /// was rescaled, which becomes the scene's `pool.nodes`), and a sentence saying which
-    /// backend runs and why. `drawn`: the front end draws it (the viewer, `render`), so the
-    /// GPU check counts the renderer's GL objects too.
+    /// backend runs and why. `drawn`: the front end draws it (the viewer, `render`), by
+    /// interop or not as `interop` says (`None`: not known), so the GPU check counts the
+    /// renderer's GL objects too. `fits` checks the host's part before each backend's grid is
+    /// built (`memory::drawn_bytes`; the CPU's when CUDA cannot start and auto falls back).
     pub fn create(
         scene: &mut PoolScene,
         cuda_nodes: Option<usize>,
-        backend: Backend,
-        device: usize,
-        drawn: bool,
+        (backend, device): (Backend, usize),
+        (drawn, interop): (bool, Option<bool>),
+        fits: &dyn Fn(Solver, &PoolScene) -> Result<()>,
     ) -> Result<(PoolSolver, String)> {
         let cuda = match (backend, crate::cuda::unavailable()) {
             (Backend::Cpu, _) => Err("cpu".to_string()),
@@ -122,6 +124,7 @@ impl PoolSolver {
             move |x: f32, z: f32| scene.land(x, z)
         };
         if let Err(note) = cuda {
+            fits(Solver::Cpu, scene)?;
             return Ok((PoolSolver::cpu(&scene.params, land(scene)), note));
         }
         let cpu_params = scene.params;
@@ -136,9 +139,10 @@ impl PoolSolver {
                 );
             }
         }
+        fits(Solver::Cuda, scene)?;
         let needed = gpu_needed(
             None,
-            grid_bytes(scene.params.nodes, Solver::Cuda, drawn),
+            drawn_bytes(scene.params.nodes, Solver::Cuda, drawn, interop),
             false,
         );
         match CudaPool::new_on(device, &scene.params, needed, land(scene)) {
@@ -153,6 +157,7 @@ impl PoolSolver {
             }
             Err(error) if backend == Backend::Auto => {
                 scene.params = cpu_params;
+                fits(Solver::Cpu, scene)?;
                 let note = format!("cpu (the CUDA solver could not start: {error})");
                 Ok((PoolSolver::cpu(&scene.params, land(scene)), note))
             }
@@ -174,7 +179,8 @@ impl PoolSolver {
     }
 
     /// A surface at rest for `params` (a new node count, say) on the same backend, `drawn`
-    /// when the renderer draws it (its GL objects count in the GPU check). The CPU's old state
+    /// when the renderer draws it, by interop or not as `interop` says (its GL objects count in
+    /// the GPU check unless they are known to lie elsewhere). The CPU's old state
     /// goes before the new one is made (building it cannot fail), so the two are never held
     /// together. On CUDA the same node count reuses the buffers; another is checked against
     /// the GPU's free memory less what the old grid frees (`memory::gpu_needed`), and when it
@@ -182,7 +188,7 @@ impl PoolSolver {
     pub fn rebuild(
         &mut self,
         params: &PoolParams,
-        drawn: bool,
+        (drawn, interop): (bool, Option<bool>),
         land: impl Fn(f32, f32) -> bool,
     ) -> Result<()> {
         match &mut self.backend {
@@ -192,8 +198,8 @@ impl PoolSolver {
             }
             Backends::Cuda(cuda) if cuda.nodes() == params.nodes => cuda.reset(params, land)?,
             Backends::Cuda(cuda) => {
-                let old = grid_bytes(cuda.nodes(), Solver::Cuda, drawn);
-                let new = grid_bytes(params.nodes, Solver::Cuda, drawn);
+                let old = drawn_bytes(cuda.nodes(), Solver::Cuda, drawn, interop);
+                let new = drawn_bytes(params.nodes, Solver::Cuda, drawn, interop);
                 let needed = gpu_needed(Some(old), new, false);
                 let replacement = CudaPool::new_on(cuda.device(), params, needed, land)?;
                 cuda.release_gl();
@@ -210,6 +216,14 @@ impl PoolSolver {
         match &self.backend {
             Backends::Cpu(cpu) => Some(cpu),
             Backends::Cuda(_) => None,
+        }
+    }
+
+    /// Bytes the CUDA solver's buffers hold, if it is the one running.
+    pub fn buffer_bytes(&self) -> Option<u64> {
+        match &self.backend {
+            Backends::Cpu(_) => None,
+            Backends::Cuda(cuda) => Some(cuda.buffer_bytes()),
         }
     }
 

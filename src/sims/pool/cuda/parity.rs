@@ -32,7 +32,7 @@ pub use crate::cuda::parity::Difference;
 use crate::sims::pool::cpu::StepConstants;
 use crate::sims::pool::drops::{Drop, Target};
 use crate::sims::pool::frame::PoolStats;
-use crate::sims::pool::memory::{grid_bytes, Solver};
+use crate::sims::pool::memory::{grid_bytes, Drawing, Solver};
 use crate::sims::pool::params::{Edges, Model, PoolParams};
 use crate::sims::pool::solver::CpuPool;
 use crate::sims::pool::surface::Surface;
@@ -402,7 +402,7 @@ fn gpu_runner(
     let mut cuda = CudaPool::new_on(
         device,
         params,
-        grid_bytes(params.nodes, Solver::Cuda, false).gpu,
+        grid_bytes(params.nodes, Solver::Cuda, Drawing::Undrawn).gpu,
         land,
     )
     .map_err(|e| e.to_string())?;
