@@ -1,6 +1,7 @@
 //! The pool's doctor checks: its kernels load, and the CUDA solver agrees with the CPU solver
-//! stage by stage, over a short run and after a same-size restart (`cuda/parity.rs`). The surface texture's interop path
-//! is checked by `fluidlab render` on a pool scene (scripts/device-check.sh).
+//! stage by stage, over a short run and after a same-size restart (`cuda/parity.rs`). The
+//! surface texture's interop path is checked by `fluidlab render` on a pool scene
+//! (scripts/device-check.sh).
 
 use super::cuda::kernels::PoolKernels;
 use super::cuda::parity;

@@ -1,7 +1,6 @@
 //! Pool behind the [`Sim`] door: the scene, the solver, the drops of each frame (scripted,
 //! random at the start, rain, the pointer's), and the renderer.
 
-#[path = "restart.rs"]
 mod restart;
 
 use super::drops::{Drop, Rng};
@@ -75,6 +74,59 @@ struct PoolGl {
     texels: Vec<[f32; 4]>,
 }
 
+/// Why `nodes`² nodes are refused: `needed` host bytes on `solver`'s backend, `drawn` or not,
+/// with `available` (the open check's words and the panel restart's).
+pub(super) fn host_refusal(
+    nodes: usize,
+    (needed, available): (u64, u64),
+    (solver, drawn): (Solver, bool),
+    fix: &str,
+) -> String {
+    let backend = match solver {
+        Solver::Cpu => "CPU backend",
+        Solver::Cuda => "CUDA backend",
+    };
+    let drawn = if drawn { ", drawn" } else { "" };
+    format!(
+        "{nodes}² nodes need about {} but only {} of host memory is available ({backend}{drawn}); \
+         use {fix}",
+        crate::host::format_bytes(needed),
+        crate::host::format_bytes(available)
+    )
+}
+
+/// The drawing path known when a scene opens with `options` (interop when the GL context
+/// current here is on the CUDA device, as in `render`; else `None`, learnt from the first
+/// frame drawn, and counted as interop: a viewer opens its scene before its GL context exists)
+/// and the check of a backend's grid against `available` host bytes (`memory::drawn_bytes`),
+/// which names the scene's key (`pool.cuda_nodes` where CUDA runs at it).
+pub(super) fn host_check<'a>(
+    source: &'a Source,
+    options: &'a OpenOptions,
+    cuda_nodes: Option<usize>,
+    available: Option<u64>,
+) -> (Option<bool>, impl Fn(Solver, &PoolScene) -> Result<()> + 'a) {
+    let interop =
+        (options.drawn && crate::cuda::gl_device() == Some(options.device)).then_some(true);
+    let fits = move |solver: Solver, scene: &PoolScene| -> Result<()> {
+        let nodes = scene.params.nodes;
+        let needed = drawn_bytes(nodes, solver, options.drawn, interop).host;
+        let Some(available) = available.filter(|&a| needed > a) else {
+            return Ok(());
+        };
+        let (key, fix) = match (solver, cuda_nodes, options.elements) {
+            (_, _, Some(_)) => ("pool.nodes", "fewer --particles"),
+            (Solver::Cuda, Some(_), None) => ("pool.cuda_nodes", "fewer nodes"),
+            _ => ("pool.nodes", "fewer nodes"),
+        };
+        let message = host_refusal(nodes, (needed, available), (solver, options.drawn), fix);
+        Err(source
+            .error_after_parse(Invalid::new(key, message), options.elements.is_some())
+            .into())
+    };
+    (interop, fits)
+}
+
 impl PoolSim {
     /// Parses `source` and starts the solver (`options.elements`: about that many nodes).
     pub fn open(source: &Source, options: &OpenOptions) -> Result<PoolSim> {
@@ -97,37 +149,7 @@ impl PoolSim {
                 .map_err(|e| anyhow!("scene {}: {}: {}", scene.name, e.key, e.message))?;
         }
         let cuda_nodes = scene.cuda_nodes.filter(|_| options.elements.is_none());
-        // Interop is known to work when the GL context current here is on the CUDA device
-        // (`render`); else it is learnt from the first frame drawn.
-        let interop =
-            (options.drawn && crate::cuda::gl_device() == Some(options.device)).then_some(true);
-        let fits = |solver: Solver, scene: &PoolScene| -> Result<()> {
-            let nodes = scene.params.nodes;
-            let needed = drawn_bytes(nodes, solver, options.drawn, interop).host;
-            let Some(available) = available.filter(|&a| needed > a) else {
-                return Ok(());
-            };
-            let (key, fix) = match (solver, cuda_nodes, options.elements) {
-                (_, _, Some(_)) => ("pool.nodes", "fewer --particles"),
-                (Solver::Cuda, Some(_), None) => ("pool.cuda_nodes", "fewer nodes"),
-                _ => ("pool.nodes", "fewer nodes"),
-            };
-            let backend = match (solver, options.drawn) {
-                (Solver::Cpu, false) => "CPU backend",
-                (Solver::Cpu, true) => "CPU backend, drawn",
-                (Solver::Cuda, false) => "CUDA backend",
-                (Solver::Cuda, true) => "CUDA backend, drawn",
-            };
-            let message = format!(
-                "{nodes}² nodes need about {} but only {} of host memory is available ({backend}); \
-                 use {fix}",
-                crate::host::format_bytes(needed),
-                crate::host::format_bytes(available)
-            );
-            Err(source
-                .error_after_parse(Invalid::new(key, message), options.elements.is_some())
-                .into())
-        };
+        let (interop, fits) = host_check(source, options, cuda_nodes, available);
         let (solver, note) = PoolSolver::create(
             &mut scene,
             cuda_nodes,
@@ -135,6 +157,8 @@ impl PoolSim {
             (options.drawn, interop),
             &fits,
         )?;
+        // The CPU's frames always go through the host, whatever GL context is current.
+        let interop = interop.filter(|_| solver.cuda_device().is_some());
         Ok(PoolSim {
             rng: Rng::new(scene.drops.seed),
             nodes_edit: scene.params.nodes,

@@ -107,10 +107,31 @@ impl PoolSolver {
         scene: &mut PoolScene,
         cuda_nodes: Option<usize>,
         (backend, device): (Backend, usize),
-        (drawn, interop): (bool, Option<bool>),
+        drawing: (bool, Option<bool>),
         fits: &dyn Fn(Solver, &PoolScene) -> Result<()>,
     ) -> Result<(PoolSolver, String)> {
-        let cuda = match (backend, crate::cuda::unavailable()) {
+        let unavailable = crate::cuda::unavailable();
+        PoolSolver::create_where(
+            scene,
+            cuda_nodes,
+            (backend, device),
+            drawing,
+            fits,
+            unavailable,
+        )
+    }
+
+    /// [`PoolSolver::create`] where CUDA is `unavailable` for that reason (`None`: a driver and
+    /// a GPU are found).
+    fn create_where(
+        scene: &mut PoolScene,
+        cuda_nodes: Option<usize>,
+        (backend, device): (Backend, usize),
+        (drawn, interop): (bool, Option<bool>),
+        fits: &dyn Fn(Solver, &PoolScene) -> Result<()>,
+        unavailable: Option<String>,
+    ) -> Result<(PoolSolver, String)> {
+        let cuda = match (backend, unavailable) {
             (Backend::Cpu, _) => Err("cpu".to_string()),
             (Backend::Cuda, Some(reason)) => bail!(
                 "--backend cuda cannot run on this machine: {reason}; use --backend cpu or \
@@ -139,7 +160,17 @@ impl PoolSolver {
                 );
             }
         }
-        fits(Solver::Cuda, scene)?;
+        // With auto, a grid the host cannot hold on CUDA falls back to the CPU's, as one the
+        // GPU cannot hold does.
+        if let Err(error) = fits(Solver::Cuda, scene) {
+            if backend != Backend::Auto {
+                return Err(error);
+            }
+            scene.params = cpu_params;
+            fits(Solver::Cpu, scene)?;
+            let note = format!("cpu (the CUDA solver's grid does not fit in host memory: {error})");
+            return Ok((PoolSolver::cpu(&scene.params, land(scene)), note));
+        }
         let needed = gpu_needed(
             None,
             drawn_bytes(scene.params.nodes, Solver::Cuda, drawn, interop),
@@ -404,6 +435,41 @@ impl PoolSolver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// With `--backend auto` and CUDA found, a CUDA grid (`pool.cuda_nodes`) the host cannot
+    /// hold falls back to the CPU's (`pool.nodes`) with the reason in the note, as one the GPU
+    /// cannot hold does; it ended with the host's error, although the CPU's grid fits.
+    /// `--backend cuda` still ends with it.
+    #[test]
+    fn auto_falls_back_to_the_cpu_when_the_host_cannot_hold_the_cuda_grid() {
+        let text = "kind = \"pool\"\n[pool]\nnodes = 64\ncuda_nodes = 8192\n";
+        let source = crate::scene::Source::parse(text, "t", "t.toml").expect("a kind");
+        let fits = |solver: Solver, scene: &PoolScene| match solver {
+            Solver::Cuda => bail!("{}² nodes need more host memory", scene.params.nodes),
+            Solver::Cpu => Ok(()),
+        };
+        let open = |backend| {
+            let mut scene = PoolScene::from_source(&source).expect("the scene");
+            let cuda_nodes = scene.cuda_nodes;
+            let made = PoolSolver::create_where(
+                &mut scene,
+                cuda_nodes,
+                (backend, 0),
+                (true, None),
+                &fits,
+                None,
+            );
+            made.map(|(solver, note)| (solver.grid().0, scene.params.nodes, note))
+        };
+        let (nodes, scene_nodes, note) = open(Backend::Auto).expect("the CPU's grid");
+        assert_eq!((nodes, scene_nodes), (64, 64));
+        assert!(
+            note.starts_with("cpu (") && note.contains("8192² nodes need more host memory"),
+            "{note}"
+        );
+        let error = open(Backend::Cuda).err().expect("refused on CUDA");
+        assert!(error.to_string().contains("8192²"), "{error}");
+    }
 
     /// A NaN passes through the largest |height| (f32::max skips it), so a surface that went
     /// NaN kept running on the CPU while the GPU's count of non-finite nodes stopped it.

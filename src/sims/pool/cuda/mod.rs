@@ -15,7 +15,6 @@ pub mod kernels;
 pub mod parity;
 mod stages;
 mod texture;
-pub use texture::texel_downloads;
 
 #[cfg(test)]
 mod emulation;

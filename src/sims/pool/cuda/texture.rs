@@ -53,7 +53,8 @@ impl CudaPool {
     /// offsets and flags only.
     pub fn texels(&self, out: &mut Vec<[f32; 4]>) -> Result<(), CudaError> {
         let count = self.n * self.n;
-        let (mut height, mut offset) = texel_downloads(count);
+        let mut height = vec![0.0f32; count];
+        let mut offset = vec![[0.0f32; 2]; count];
         self.download(&self.buffers.height, &mut height)?;
         self.download(&self.buffers.offset, bytemuck::cast_slice_mut(&mut offset))?;
         self.stream
@@ -83,10 +84,4 @@ impl CudaPool {
             self.interop.release();
         }
     }
-}
-
-/// The host buffers [`CudaPool::texels`] copies the heights and offsets of `count` nodes into
-/// (`memory::DOWNLOAD_BYTES` a node).
-pub fn texel_downloads(count: usize) -> (Vec<f32>, Vec<[f32; 2]>) {
-    (vec![0.0; count], vec![[0.0; 2]; count])
 }

@@ -14,52 +14,40 @@ use anyhow::{anyhow, bail, Result};
 pub const CONFIRM_BYTES: u64 = 1 << 30;
 
 impl PoolSim {
-    /// What this grid holds now, counted from its buffers and GL objects (the check of
-    /// `memory::grid_bytes`): the state's fields (on CUDA its buffers as allocated, and on the
-    /// host its flags and a copy of it read back as a start or restart builds one); drawn, the
-    /// GL objects as GL reports them, the indices the renderer builds, and on the path through
-    /// the host the texels and the copies CUDA builds them from. Reads the state back on CUDA.
-    pub fn held_bytes(&self) -> Result<GridBytes> {
-        let n = self.scene.params.nodes;
+    /// What this grid holds now, counted from its live buffers and GL objects (the check of
+    /// `memory::grid_bytes`, less the copies that live only while something is built: the
+    /// indices in the renderer's `Grid::new`, on CUDA the state's copy in a start or restart
+    /// and the heights and offsets in `CudaPool::texels`): the state's fields (on CUDA its
+    /// buffers as allocated, and the host's flags); drawn, the GL objects as GL reports them
+    /// and, through the host, the texels. Reads nothing back and allocates nothing (the test of
+    /// the figures, tests/pool_memory.rs).
+    pub fn held_bytes(&self) -> GridBytes {
         let (state, mut host, mut gpu) = match self.solver.as_cpu() {
             Some(cpu) => (cpu.surface.bytes(), cpu.surface.bytes(), 0),
             None => {
                 let gpu = self.solver.buffer_bytes().unwrap_or(0);
-                let (copy, _) = self.solver.state(&self.scene.params, None)?;
-                (gpu, copy.bytes() + self.solver.flags().len() as u64, gpu)
+                (gpu, self.solver.flags().len() as u64, gpu)
             }
         };
         let mut drawing = 0;
         if let Some(pool_gl) = &self.gl {
             let gl = pool_gl.renderer.gl_bytes();
-            let staging = 4 * crate::sims::pool::render::strip_indices(n).len() as u64;
-            let through_host = if self.interop == Some(true) {
-                0
-            } else {
+            let through_host = self.solver_kind() == Solver::Cpu || self.interop == Some(false);
+            drawing = gl;
+            if through_host {
                 let texels = 16 * pool_gl.texels.capacity() as u64;
-                let downloads = match self.solver.as_cpu() {
-                    Some(_) => 0,
-                    None => {
-                        let (height, offset) = crate::sims::pool::cuda::texel_downloads(n * n);
-                        std::mem::size_of_val(height.as_slice()) as u64
-                            + std::mem::size_of_val(offset.as_slice()) as u64
-                    }
-                };
-                texels + downloads
-            };
-            drawing = gl + staging + through_host;
-            host += staging;
-            match through_host {
-                0 => gpu += gl,
-                _ => host += through_host + gl,
+                drawing += texels;
+                host += texels + gl;
+            } else {
+                gpu += gl;
             }
         }
-        Ok(GridBytes {
+        GridBytes {
             state,
             drawing,
             host,
             gpu,
-        })
+        }
     }
 
     /// Which solver runs.
@@ -99,15 +87,13 @@ impl PoolSim {
         if self.nodes_edit == self.scene.params.nodes || needed <= available {
             return Ok(());
         }
-        Err(Invalid::new(
-            "pool.nodes",
-            format!(
-                "{n}² nodes need about {} but only {} is available; use fewer nodes",
-                crate::host::format_bytes(needed),
-                crate::host::format_bytes(available),
-                n = self.nodes_edit,
-            ),
-        ))
+        let message = super::host_refusal(
+            self.nodes_edit,
+            (needed, available),
+            (self.solver_kind(), self.is_drawn()),
+            "fewer nodes",
+        );
+        Err(Invalid::new("pool.nodes", message))
     }
 
     /// Restarts with the panel's grid, or refuses it and leaves the running one as it is: a
