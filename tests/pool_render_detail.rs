@@ -134,8 +134,8 @@ fn far_ripples_fade_instead_of_speckling() {
 /// strip 1.96–2.18 m, across the edge of a 2 m tile, against the same strip on a 2.2 m tile,
 /// with the fine detail and its glints, over a floor too deep to show (whose tiles would
 /// follow the pool's size; `the_floor_is_refracted_alike_on_the_tile_and_past_it` looks at
-/// the floor). Over the whole strip, measured 1.52 per pixel (the horizon fog's distance
-/// follows the pool's size too); 22.3 before the tile and the sea shared `water_at` (the tile
+/// the floor). Over the whole strip, measured 1.62 per pixel (1.52 from 2.02 m; the horizon
+/// fog's distance follows the pool's size too); 22.3 before the tile and the sea shared `water_at` (the tile
 /// drawn without the sea's fog). A seam a pixel wide at the edge is lost in that mean, and
 /// the strip began 2 cm past the edge: the strip is also taken in 1 cm bands across x, the
 /// worst of which is bounded (a band is about 2.5 pixels wide here).

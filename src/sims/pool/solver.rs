@@ -467,7 +467,7 @@ mod tests {
             note.starts_with("cpu (") && note.contains("8192² nodes need more host memory"),
             "{note}"
         );
-        let error = open(Backend::Cuda).err().expect("refused on CUDA");
+        let error = open(Backend::Cuda).expect_err("refused on CUDA");
         assert!(error.to_string().contains("8192²"), "{error}");
     }
 
