@@ -15,7 +15,8 @@
 #      in one block or not; painting obstacles;
 #      a disc moved (closed, mirrored, masks);
 #      pool: its kernels, 4 stages and the
-#      statistics × 7 configurations, 30 frames;
+#      statistics × 7 configurations, 30 frames,
+#      a same-size restart (30 + 30 frames × 7);
 #      particles: every stage, the bodies' panel
 #      statistics: body_stats, the frame's end
 #      (reduce_fountain on planted NaN/∞ states),

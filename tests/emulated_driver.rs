@@ -253,6 +253,7 @@ fn doctor_passes_on_the_memcheck_driver() {
         "PASS  ink parity: walls at the edges",
         "PASS  pool parity: stages",
         "PASS  pool parity: run",
+        "PASS  pool parity: restart",
         "PASS  particles parity",
         "PASS  particles statistics",
         "PASS  particles frame end",

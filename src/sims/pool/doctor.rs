@@ -1,6 +1,7 @@
 //! The pool's doctor checks: its kernels load, and the CUDA solver agrees with the CPU solver
-//! stage by stage and over a short run (`cuda/parity.rs`). The surface texture's interop path
-//! is checked by `fluidlab render` on a pool scene (scripts/device-check.sh).
+//! stage by stage, over a short run and after a same-size restart (`cuda/parity.rs`). The
+//! surface texture's interop path is checked by `fluidlab render` on a pool scene
+//! (scripts/device-check.sh).
 
 use super::cuda::kernels::PoolKernels;
 use super::cuda::parity;
@@ -26,6 +27,7 @@ pub fn checks(cuda_available: bool, add: &mut dyn FnMut(Check)) {
         &[
             ("pool parity: stages", parity::gpu_stages_check),
             ("pool parity: run", parity::gpu_run_check),
+            ("pool parity: restart", parity::gpu_restart_check),
         ],
         add,
     );

@@ -1,12 +1,8 @@
-//! What a grid of N² nodes takes, in host and in GPU memory, on each backend, drawn or not: one
-//! function for the checks before a grid is built (host memory in `sim.rs`, GPU memory in
-//! `cuda::CudaPool::new_on` through [`gpu_needed`]) and the panel's figure.
-//!
-//! Drawn on CUDA, the figures assume CUDA–GL interop: the GL texture and index buffer in GPU
-//! memory, the kernel writing the texture. Where interop is unavailable (a headless render on
-//! Mesa's EGL on a GPU machine: `write_texture` says false) the frames go through the host
-//! instead (texels, downloads and a software GL's objects in host memory), which these figures
-//! do not count.
+//! What a grid of N² nodes takes, in host and in GPU memory, on each backend, undrawn or drawn
+//! by either path to the screen: one function for the checks before a grid is built (host and
+//! GPU memory when a scene opens, `sim.rs`; GPU memory in `cuda::CudaPool::new_on` through
+//! [`gpu_needed`]) and the panel's figure. `PoolSim::held_bytes` counts the live part from the
+//! buffers and GL objects a running grid holds (tests/pool_memory.rs on the CPU).
 
 use super::surface::BYTES_PER_NODE;
 
@@ -15,8 +11,24 @@ use super::surface::BYTES_PER_NODE;
 pub enum Solver {
     /// The CPU solver: everything in host memory.
     Cpu,
-    /// The CUDA solver: the state (and, drawn, the GL objects) in GPU memory.
+    /// The CUDA solver: the state in GPU memory (and a copy of it on the host while it starts,
+    /// restarts or is read back for a frame).
     Cuda,
+}
+
+/// How the surface reaches the screen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Drawing {
+    /// Nothing draws it (`simulate`, `bench`).
+    Undrawn,
+    /// CUDA–GL interop: the kernel writes the GL texture, which lies in the CUDA GPU's memory
+    /// with the index buffer. CUDA only.
+    Interop,
+    /// Through the host: the texels are built in host memory (on CUDA from the heights and
+    /// offsets copied back) and uploaded. The CPU backend always draws so; CUDA falls back to
+    /// it where its GPU does not render the GL context (Mesa's software GL on a GPU machine),
+    /// and then the GL objects lie in host memory too (llvmpipe's).
+    HostCopy,
 }
 
 /// A grid's memory: its parts, and where they lie.
@@ -25,48 +37,100 @@ pub struct GridBytes {
     /// The solver's state ([`BYTES_PER_NODE`]; on CUDA with the reduction's partials).
     pub state: u64,
     /// What drawing it adds: the renderer's surface texture (RGBA32F, 16 bytes a node) and the
-    /// caustics mesh's index buffer (about 8 a node), and the host copies they are made from
-    /// (the CPU backend's texels, 16 a node, and the indices, built on the host either way).
+    /// caustics mesh's index buffer (about 8 a node), the indices built on the host for it, and
+    /// through the host the texels (16 a node) and, on CUDA, the heights and offsets copied
+    /// back to build them (12 a node), all summed (the copies that never coexist too).
     pub drawing: u64,
-    /// Of both, what lies in host memory.
+    /// Of both, what lies in host memory (on CUDA its flags and, at the peak, a copy of the
+    /// state, the largest of the copies that never coexist).
     pub host: u64,
     /// And what lies in GPU memory.
     pub gpu: u64,
 }
 
-/// Bytes of the caustics mesh's index buffer for `nodes` a side (`render::grid::strip_indices`:
-/// (N − 1)·(2N + 2) indices of 4 bytes, less the two the last row leaves out, counted in).
+/// Bytes of the caustics mesh's index buffer for `nodes` a side (`render::strip_indices`:
+/// (N − 1)·(2N + 2) indices of 4 bytes, less the two joins the first and last rows leave out;
+/// counted in, they made the figures 16 bytes more than the buffers drawn).
 pub fn index_bytes(nodes: usize) -> u64 {
-    4 * ((nodes.max(2) - 1) * (2 * nodes + 2)) as u64
+    let n = nodes.max(2);
+    4 * ((n - 1) * (2 * n + 2) - 2) as u64
 }
 
-/// What a grid of `nodes` a side takes on `solver`'s backend, drawn or not. On the CPU backend everything is host memory: the state, and, drawn, the texels it
-/// uploads, the indices, and the GL texture and index buffer, which the software renderer the
-/// CPU backend draws with (Mesa llvmpipe) keeps in host memory too. On CUDA the state and, drawn,
-/// the GL texture (written through interop) and index buffer are GPU memory; the host holds
-/// the indices it builds.
-pub fn grid_bytes(nodes: usize, solver: Solver, drawn: bool) -> GridBytes {
+/// Bytes a node's texel takes (RGBA32F), in the GL texture and in the host's texels.
+pub const TEXEL_BYTES: u64 = 16;
+
+/// Bytes a node's height and offset take when CUDA copies them back to build the texels
+/// (`CudaPool::texels`).
+pub const DOWNLOAD_BYTES: u64 = 4 + 8;
+
+/// What a grid of `nodes` a side takes on `solver`'s backend, drawn as `drawing` says (the CPU
+/// backend draws through the host whatever it is asked).
+///
+/// On the CPU backend everything is host memory: the state, and, drawn, the texels it uploads,
+/// the indices, and the GL texture and index buffer, which the software renderer the CPU
+/// backend draws with (Mesa llvmpipe) keeps in host memory too; the indices live only while
+/// the renderer builds its grid, so the CPU's drawn figure is an upper bound by them (8 bytes
+/// a node). On CUDA the state is GPU memory; the host holds its flags and, while the grid
+/// starts or restarts (the state is built there and uploaded) or a frame is read back, a copy
+/// of it. Drawn by interop the GL texture and index buffer are GPU memory; drawn through the
+/// host, the texels and the GL objects are host memory. CUDA's host copies never coexist (the
+/// state's, the indices built for the index buffer, the heights and offsets the texels are
+/// built from): its host figure counts the largest, the state's.
+pub fn grid_bytes(nodes: usize, solver: Solver, drawing: Drawing) -> GridBytes {
     let cuda = solver == Solver::Cuda;
+    let drawing = match (cuda, drawing) {
+        (false, Drawing::Interop) => Drawing::HostCopy,
+        (_, drawing) => drawing,
+    };
     let count = (nodes * nodes) as u64;
+    let cpu_state = count * BYTES_PER_NODE as u64;
     let state = if cuda {
         super::cuda::gpu_bytes(nodes)
     } else {
-        count * BYTES_PER_NODE as u64
+        cpu_state
     };
-    let gl = 16 * count + index_bytes(nodes);
-    let staging = index_bytes(nodes) + if cuda { 0 } else { 16 * count };
-    let drawing = if drawn { gl + staging } else { 0 };
-    let (host, gpu) = match (cuda, drawn) {
-        (false, _) => (state + drawing, 0),
-        (true, false) => (0, state),
-        (true, true) => (staging, state + gl),
+    let gl = TEXEL_BYTES * count + index_bytes(nodes);
+    let staging = index_bytes(nodes);
+    let through_host = TEXEL_BYTES * count + if cuda { DOWNLOAD_BYTES * count } else { 0 };
+    let (drawing_host, drawing_gpu) = match drawing {
+        Drawing::Undrawn => (0, 0),
+        Drawing::Interop => (staging, gl),
+        Drawing::HostCopy => (staging + through_host + gl, 0),
+    };
+    let host = if cuda {
+        // Held: the flags and, through the host, the texels and the GL objects. Never
+        // together: the state's copy (a start or restart), the indices (the renderer's
+        // `Grid::new`) and the heights and offsets copied back (`CudaPool::texels`); the
+        // largest of them, the state's copy, is the peak.
+        let held = count
+            + match drawing {
+                Drawing::HostCopy => TEXEL_BYTES * count + gl,
+                _ => 0,
+            };
+        held + cpu_state
+    } else {
+        state + drawing_host
     };
     GridBytes {
         state,
-        drawing,
+        drawing: drawing_host + drawing_gpu,
         host,
-        gpu,
+        gpu: if cuda { state } else { 0 } + drawing_gpu,
     }
+}
+
+/// What a grid of `nodes` a side takes on `solver`'s backend, `drawn` or not, by the path
+/// `interop` names (`None`: not known yet, until the first frame is drawn; counted as interop,
+/// the path a CUDA solver takes where it can: a viewer opens its scene before its GL context
+/// exists, and counting the path through the host there refused CUDA grids that open and run
+/// by interop).
+pub fn drawn_bytes(nodes: usize, solver: Solver, drawn: bool, interop: Option<bool>) -> GridBytes {
+    let drawing = match (drawn, interop.unwrap_or(true)) {
+        (false, _) => Drawing::Undrawn,
+        (true, true) => Drawing::Interop,
+        (true, false) => Drawing::HostCopy,
+    };
+    grid_bytes(nodes, solver, drawing)
 }
 
 /// GPU bytes that must be free for the CUDA solver to start a grid taking `new`, replacing one
@@ -88,34 +152,59 @@ pub fn gpu_needed(old: Option<GridBytes>, new: GridBytes, same_size: bool) -> u6
 mod tests {
     use super::*;
 
-    /// The figures the checks and the panel use, by backend: the CPU's 37 bytes of state a node
-    /// plus, drawn, 16 of texels, 16 of texture and two index copies; on CUDA the texture and
-    /// the index buffer on the GPU with the state (about 1.5 GiB of them at 8192², which the
-    /// GPU check left out), the indices on the host.
+    /// The figures the checks and the panel use, by backend and drawing path: the CPU's 37
+    /// bytes of state a node plus, drawn, 16 of texels, 16 of texture and two index copies; on
+    /// CUDA the state on the GPU and a copy of it (and the flags) on the host; drawn by interop
+    /// the texture and the index buffer on the GPU with the state (about 1.5 GiB of them at
+    /// 8192²), the indices on the host; drawn through the host the texels, the heights and
+    /// offsets they are built from and the GL objects on the host (2.5 GiB more there than by
+    /// interop, which the figures before left out). On CUDA the host's figure is its peak:
+    /// what it holds and the largest of the copies that never coexist.
     #[test]
-    fn a_grids_bytes_by_backend() {
+    fn a_grids_bytes_by_backend_and_drawing() {
         let n = 8192u64;
         let count = n * n;
-        let indices = 4 * (n - 1) * (2 * n + 2);
+        let indices = 4 * ((n - 1) * (2 * n + 2) - 2);
         assert_eq!(index_bytes(8192), indices);
-        let cpu = grid_bytes(8192, Solver::Cpu, true);
-        assert_eq!(cpu.state, 37 * count);
-        assert_eq!(cpu.host, (37 + 16 + 16) * count + 2 * indices);
-        assert_eq!((cpu.gpu, cpu.host), (0, cpu.state + cpu.drawing));
-        assert_eq!(grid_bytes(8192, Solver::Cpu, false).host, 37 * count);
-        let cuda = grid_bytes(8192, Solver::Cuda, true);
+        for drawing in [Drawing::HostCopy, Drawing::Interop] {
+            let cpu = grid_bytes(8192, Solver::Cpu, drawing);
+            assert_eq!(cpu.state, 37 * count);
+            assert_eq!(cpu.host, (37 + 16 + 16) * count + 2 * indices);
+            assert_eq!((cpu.gpu, cpu.host), (0, cpu.state + cpu.drawing));
+        }
+        assert_eq!(
+            grid_bytes(8192, Solver::Cpu, Drawing::Undrawn).host,
+            37 * count
+        );
+        let cuda = grid_bytes(8192, Solver::Cuda, Drawing::Interop);
         let state = crate::sims::pool::cuda::gpu_bytes(8192);
         assert!(state >= 37 * count && state < 38 * count, "{state}");
         assert_eq!(cuda.gpu, state + 16 * count + indices);
-        assert_eq!(cuda.host, indices);
-        // The GL objects the GPU check now counts: 1.5 GiB at 8192².
+        // The host holds the flags and, at the peak, the state's copy a start builds (the
+        // indices the renderer builds come after it is gone).
+        assert_eq!(cuda.host, 38 * count);
+        // The GL objects interop puts on the GPU: 1.5 GiB at 8192².
         let gl = cuda.gpu - state;
         assert!(
             (1.49..1.51).contains(&(gl as f64 / f64::from(1 << 30))),
             "{gl}"
         );
-        let undrawn = grid_bytes(8192, Solver::Cuda, false);
-        assert_eq!((undrawn.host, undrawn.gpu, undrawn.drawing), (0, state, 0));
+        let copied = grid_bytes(8192, Solver::Cuda, Drawing::HostCopy);
+        assert_eq!(copied.gpu, state);
+        assert_eq!(copied.host, (38 + 16 + 16) * count + indices);
+        let more = (copied.host - cuda.host) as f64 / f64::from(1 << 30);
+        assert!((2.49..2.51).contains(&more), "{more}");
+        // Until the first frame tells the path, the figures are interop's: the viewer opens
+        // its scene before a GL context exists, and counting the host copy there refused an
+        // 8192² CUDA scene with 4 GiB free (6.1 GiB asked) that opens and runs by interop.
+        let unknown = drawn_bytes(8192, Solver::Cuda, true, None);
+        assert_eq!(unknown, cuda);
+        assert!(unknown.host < 4 << 30, "{}", unknown.host);
+        let undrawn = grid_bytes(8192, Solver::Cuda, Drawing::Undrawn);
+        assert_eq!(
+            (undrawn.host, undrawn.gpu, undrawn.drawing),
+            (38 * count, state, 0)
+        );
     }
 
     /// A same-size restart of a drawn 8192² grid on an 8 GiB card (3.8 GiB held, 3.7 GiB free)
@@ -125,7 +214,7 @@ mod tests {
     #[test]
     fn a_same_size_restart_needs_no_more_gpu_memory() {
         let gib = |b: u64| b as f64 / f64::from(1 << 30);
-        let big = grid_bytes(8192, Solver::Cuda, true);
+        let big = grid_bytes(8192, Solver::Cuda, Drawing::Interop);
         assert!((3.7..3.9).contains(&gib(big.gpu)), "{}", gib(big.gpu));
         let free = 8 * (1u64 << 30) - (1 << 29) - big.gpu;
         assert!(
@@ -139,7 +228,7 @@ mod tests {
         assert_eq!(gpu_needed(None, big, false), big.gpu);
         // 4096² → 8192²: the new state (2.3 GiB) while the old is held, then the new GL
         // objects (1.5 GiB) with the old state (0.6 GiB) gone: 3.2 GiB, not 3.8.
-        let small = grid_bytes(4096, Solver::Cuda, true);
+        let small = grid_bytes(4096, Solver::Cuda, Drawing::Interop);
         let grow = gpu_needed(Some(small), big, false);
         assert_eq!(grow, big.gpu - small.state);
         assert!((3.1..3.3).contains(&gib(grow)), "{}", gib(grow));
@@ -147,8 +236,8 @@ mod tests {
         assert_eq!(gpu_needed(Some(big), small, false), small.state);
         // Undrawn, 1024² → 2048²: the new state.
         let (a, b) = (
-            grid_bytes(1024, Solver::Cuda, false),
-            grid_bytes(2048, Solver::Cuda, false),
+            grid_bytes(1024, Solver::Cuda, Drawing::Undrawn),
+            grid_bytes(2048, Solver::Cuda, Drawing::Undrawn),
         );
         assert_eq!(gpu_needed(Some(a), b, false), b.state);
     }

@@ -61,6 +61,8 @@ impl PoolStage {
 }
 
 #[cfg(test)]
+mod memory_tests;
+#[cfg(test)]
 mod sim_tests;
 #[cfg(test)]
 mod tests;

@@ -226,12 +226,6 @@ impl PoolParams {
         self.dt / self.substeps() as f32
     }
 
-    /// Bytes of state the CPU solver holds (heights, velocities, accelerations, offsets and
-    /// flags; the springs' horizontal state too).
-    pub fn memory_bytes(&self) -> u64 {
-        self.node_count() as u64 * super::surface::BYTES_PER_NODE as u64
-    }
-
     /// Checks every value's range, naming the scene key.
     pub fn validate(&self) -> Result<(), Invalid> {
         if !(MIN_NODES..=MAX_NODES).contains(&self.nodes) {

@@ -1,9 +1,11 @@
 //! Pool behind the [`Sim`] door: the scene, the solver, the drops of each frame (scripted,
 //! random at the start, rain, the pointer's), and the renderer.
 
+mod restart;
+
 use super::drops::{Drop, Rng};
 use super::frame::PoolFrame;
-use super::memory::{grid_bytes, GridBytes, Solver};
+use super::memory::{drawn_bytes, Solver};
 use super::render::{DrawScene, PoolRenderer, VIEWS};
 use super::scene::PoolScene;
 use super::solver::PoolSolver;
@@ -56,60 +58,107 @@ pub struct PoolSim {
     /// Why the panel's last edit was refused (shown in the panel until the next accepted one).
     pub(super) refusal: Option<String>,
     /// The grid a restart was asked for once and must be asked for again (it takes more than
-    /// [`CONFIRM_BYTES`]).
+    /// `restart::CONFIRM_BYTES`).
     pub(super) confirming: Option<usize>,
     gl: Option<PoolGl>,
-    /// Whether a front end draws it (`OpenOptions::drawn`, or GL attached): the CUDA checks
-    /// count the renderer's GL objects.
+    /// Whether a front end draws it (`OpenOptions::drawn`, or GL attached): the checks count
+    /// what drawing takes.
     drawn: bool,
+    /// Whether the CUDA solver's surface reaches GL by interop (`None`: not known until a
+    /// frame is drawn; `memory::drawn_bytes`).
+    interop: Option<bool>,
 }
-
-/// Host bytes (`memory::grid_bytes`) above which a restart with a new grid asks to be asked
-/// again. Host memory only: a CUDA grid's GPU part is checked against the GPU's free memory
-/// before it is allocated, and a grid that does not fit there is refused without harm.
-pub const CONFIRM_BYTES: u64 = 1 << 30;
 
 struct PoolGl {
     renderer: PoolRenderer,
     texels: Vec<[f32; 4]>,
 }
 
+/// Why `nodes`² nodes are refused: `needed` host bytes on `solver`'s backend, `drawn` or not,
+/// with `available` (the open check's words and the panel restart's).
+pub(super) fn host_refusal(
+    nodes: usize,
+    (needed, available): (u64, u64),
+    (solver, drawn): (Solver, bool),
+    fix: &str,
+) -> String {
+    let backend = match solver {
+        Solver::Cpu => "CPU backend",
+        Solver::Cuda => "CUDA backend",
+    };
+    let drawn = if drawn { ", drawn" } else { "" };
+    format!(
+        "{nodes}² nodes need about {} but only {} of host memory is available ({backend}{drawn}); \
+         use {fix}",
+        crate::host::format_bytes(needed),
+        crate::host::format_bytes(available)
+    )
+}
+
+/// The drawing path known when a scene opens with `options` (interop when the GL context
+/// current here is on the CUDA device, as in `render`; else `None`, learnt from the first
+/// frame drawn, and counted as interop: a viewer opens its scene before its GL context exists)
+/// and the check of a backend's grid against `available` host bytes (`memory::drawn_bytes`),
+/// which names the scene's key (`pool.cuda_nodes` where CUDA runs at it).
+pub(super) fn host_check<'a>(
+    source: &'a Source,
+    options: &'a OpenOptions,
+    cuda_nodes: Option<usize>,
+    available: Option<u64>,
+) -> (Option<bool>, impl Fn(Solver, &PoolScene) -> Result<()> + 'a) {
+    let interop =
+        (options.drawn && crate::cuda::gl_device() == Some(options.device)).then_some(true);
+    let fits = move |solver: Solver, scene: &PoolScene| -> Result<()> {
+        let nodes = scene.params.nodes;
+        let needed = drawn_bytes(nodes, solver, options.drawn, interop).host;
+        let Some(available) = available.filter(|&a| needed > a) else {
+            return Ok(());
+        };
+        let (key, fix) = match (solver, cuda_nodes, options.elements) {
+            (_, _, Some(_)) => ("pool.nodes", "fewer --particles"),
+            (Solver::Cuda, Some(_), None) => ("pool.cuda_nodes", "fewer nodes"),
+            _ => ("pool.nodes", "fewer nodes"),
+        };
+        let message = host_refusal(nodes, (needed, available), (solver, options.drawn), fix);
+        Err(source
+            .error_after_parse(Invalid::new(key, message), options.elements.is_some())
+            .into())
+    };
+    (interop, fits)
+}
+
 impl PoolSim {
     /// Parses `source` and starts the solver (`options.elements`: about that many nodes).
     pub fn open(source: &Source, options: &OpenOptions) -> Result<PoolSim> {
+        PoolSim::open_within(source, options, crate::host::available_memory())
+    }
+
+    /// [`PoolSim::open`] with `available` bytes of host memory (`None`: not known). Each memory
+    /// is checked against its own need before the grid is built (`memory::drawn_bytes`): host
+    /// memory here, with the figures of the backend that builds it, GPU memory by the CUDA
+    /// solver.
+    pub fn open_within(
+        source: &Source,
+        options: &OpenOptions,
+        available: Option<u64>,
+    ) -> Result<PoolSim> {
         let mut scene = PoolScene::from_source(source)?;
         if let Some(nodes) = options.elements {
             scene
                 .rescale(nodes)
                 .map_err(|e| anyhow!("scene {}: {}: {}", scene.name, e.key, e.message))?;
         }
-        if let Some(available) = crate::host::available_memory() {
-            let needed = scene.params.memory_bytes();
-            if needed > available {
-                let fix = match options.elements {
-                    Some(_) => "fewer --particles",
-                    None => "fewer nodes",
-                };
-                let message = format!(
-                    "{}² nodes need about {} but only {} is available; use {fix}",
-                    scene.params.nodes,
-                    crate::host::format_bytes(needed),
-                    crate::host::format_bytes(available)
-                );
-                let invalid = Invalid::new("pool.nodes", message);
-                return Err(source
-                    .error_after_parse(invalid, options.elements.is_some())
-                    .into());
-            }
-        }
         let cuda_nodes = scene.cuda_nodes.filter(|_| options.elements.is_none());
+        let (interop, fits) = host_check(source, options, cuda_nodes, available);
         let (solver, note) = PoolSolver::create(
             &mut scene,
             cuda_nodes,
-            options.backend,
-            options.device,
-            options.drawn,
+            (options.backend, options.device),
+            (options.drawn, interop),
+            &fits,
         )?;
+        // The CPU's frames always go through the host, whatever GL context is current.
+        let interop = interop.filter(|_| solver.cuda_device().is_some());
         Ok(PoolSim {
             rng: Rng::new(scene.drops.seed),
             nodes_edit: scene.params.nodes,
@@ -129,6 +178,7 @@ impl PoolSim {
             tool: Tool::Drops,
             gl: None,
             drawn: options.drawn,
+            interop,
         })
     }
 
@@ -168,97 +218,6 @@ impl PoolSim {
     /// Puts the water at rest (the C key); islands stay.
     pub fn clear(&mut self) {
         self.solver.clear();
-    }
-
-    /// What the panel's grid (`nodes_edit`) takes on this backend, drawn or not.
-    pub(super) fn edit_bytes(&self) -> GridBytes {
-        let solver = match self.solver.as_cpu() {
-            Some(_) => Solver::Cpu,
-            None => Solver::Cuda,
-        };
-        grid_bytes(self.nodes_edit, solver, self.gl.is_some())
-    }
-
-    /// Refuses the panel's grid when its host part does not fit in `available` host bytes (the
-    /// running grid is already counted out of them: it is held while the new one is built; the
-    /// GPU part is checked by the CUDA solver before it allocates).
-    pub(super) fn check_memory(&self, available: Option<u64>) -> Result<(), Invalid> {
-        let (needed, Some(available)) = (self.edit_bytes().host, available) else {
-            return Ok(());
-        };
-        if self.nodes_edit == self.scene.params.nodes || needed <= available {
-            return Ok(());
-        }
-        Err(Invalid::new(
-            "pool.nodes",
-            format!(
-                "{n}² nodes need about {} but only {} is available; use fewer nodes",
-                crate::host::format_bytes(needed),
-                crate::host::format_bytes(available),
-                n = self.nodes_edit,
-            ),
-        ))
-    }
-
-    /// Restarts with the panel's grid, or refuses it and leaves the running one as it is: a
-    /// grid that does not fit in `available` host bytes, or one over [`CONFIRM_BYTES`] asked
-    /// for the first time (the next restart with it goes ahead).
-    pub(super) fn restart_within(&mut self, available: Option<u64>) -> Result<()> {
-        let nodes = self.nodes_edit;
-        let refused = if let Err(error) = self.check_memory(available) {
-            Some(format!("refused: {}: {}", error.key, error.message))
-        } else if nodes != self.scene.params.nodes
-            && self.edit_bytes().host > CONFIRM_BYTES
-            && self.confirming != Some(nodes)
-        {
-            self.confirming = Some(nodes);
-            Some(format!(
-                "{nodes}² nodes take about {} of memory: restart again to go ahead",
-                crate::host::format_bytes(self.edit_bytes().host)
-            ))
-        } else {
-            None
-        };
-        if let Some(message) = refused {
-            self.refusal = Some(message.clone());
-            bail!(message);
-        }
-        self.confirming = None;
-        // A rebuild that fails leaves the running grid as it was (the CPU's cannot fail once
-        // the scene validates; a CUDA grid that cannot start is refused before the old one is
-        // touched), so nothing is rebuilt again: that would only reset it, and on CUDA hide
-        // the error under a check of the old grid.
-        if let Err(error) = self.rebuild() {
-            self.nodes_edit = self.scene.params.nodes;
-            return Err(error);
-        }
-        self.refusal = None;
-        Ok(())
-    }
-
-    /// Starts again from the scene with the panel's set-up (node count).
-    fn rebuild(&mut self) -> Result<()> {
-        let mut scene = self.scene.clone();
-        scene.params.nodes = self.nodes_edit;
-        scene
-            .validate()
-            .map_err(|e| anyhow!("{}: {}", e.key, e.message))?;
-        if let Some(gl) = &mut self.gl {
-            // The texels are refilled at the new size on the next draw.
-            gl.texels = Vec::new();
-        }
-        let drawn = self.drawn || self.gl.is_some();
-        self.solver
-            .rebuild(&scene.params, drawn, |x, z| scene.land(x, z))?;
-        self.scene = scene;
-        self.painted.clear();
-        self.rng = Rng::new(self.scene.drops.seed);
-        self.rain_sign = 1.0;
-        self.pending.clear();
-        self.last_drop = None;
-        self.time = 0.0;
-        self.steps = 0;
-        Ok(())
     }
 
     /// Re-applies the edges, horizontal motion and the scene's islands after a panel edit,
@@ -498,9 +457,15 @@ impl Sim for PoolSim {
         {
             self.solver.release_gl();
             let mut scene = self.scene.clone();
-            let drawn = self.drawn || self.gl.is_some();
-            let (solver, note) =
-                PoolSolver::create(&mut scene, None, Backend::Cuda, device, drawn)?;
+            let drawing = (self.is_drawn(), None);
+            let (solver, note) = PoolSolver::create(
+                &mut scene,
+                None,
+                (Backend::Cuda, device),
+                drawing,
+                &|_, _| Ok(()),
+            )?;
+            self.interop = None;
             (self.solver, self.note) = (solver, note);
             self.painted.clear();
             self.rng = Rng::new(self.scene.drops.seed);
@@ -612,7 +577,11 @@ impl Sim for PoolSim {
         }
         // On CUDA the kernel writes the texture (interop); else the texels go through the host.
         let texture = pool_gl.renderer.surface_texture().0.get();
-        if self.solver.write_texture(texture)? {
+        let shared = self.solver.write_texture(texture)?;
+        if self.solver.cuda_device().is_some() {
+            self.interop = Some(shared);
+        }
+        if shared {
             pool_gl.renderer.set_land(self.solver.has_land());
         } else {
             self.solver.texels(&mut pool_gl.texels)?;

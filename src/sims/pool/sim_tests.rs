@@ -6,7 +6,7 @@ use super::surface::{FIXED, LOCK_H};
 use super::tests::params;
 
 /// Opens a pool scene of `text` (after `kind = "pool"`) on the CPU.
-fn open(text: &str) -> super::PoolSim {
+pub(super) fn open(text: &str) -> super::PoolSim {
     let source = crate::scene::Source::parse(&format!("kind = \"pool\"\n{text}"), "t", "t.toml")
         .expect("a kind");
     let options = crate::sims::OpenOptions {
@@ -494,89 +494,4 @@ fn the_sun_stays_above_the_horizon() {
             .validate()
             .unwrap_or_else(|e| panic!("{azimuth}: {}", e.message));
     }
-}
-
-/// The panel's memory figure counts every field of the state.
-#[test]
-fn a_nodes_state_bytes_are_its_fields() {
-    let sim = open("[pool]\nnodes = 16\n");
-    let s = &sim.solver.as_cpu().unwrap().surface;
-    let f32s = s.height.len() + s.velocity.len() + s.accel.len();
-    let pairs = s.offset.len() + s.velocity_h.len() + s.accel_h.len();
-    let bytes = 4 * f32s + 8 * pairs + s.flags.len();
-    assert_eq!(bytes, 16 * 16 * super::surface::BYTES_PER_NODE);
-    use super::memory::{grid_bytes, Solver};
-    assert_eq!(
-        super::panel::grid_cost(8192, &grid_bytes(8192, Solver::Cpu, true)),
-        "8192² = 67.1 M nodes: 2.3 GiB of state, 3.0 GiB to draw them: 5.3 GiB of host memory"
-    );
-    assert_eq!(
-        super::panel::grid_cost(8192, &grid_bytes(8192, Solver::Cuda, true)),
-        "8192² = 67.1 M nodes: 2.3 GiB of state, 2.0 GiB to draw them: 512.0 MiB of host \
-         memory, 3.8 GiB of GPU memory"
-    );
-    assert_eq!(sim.params().memory_bytes(), bytes as u64);
-}
-
-/// A 64² pool on the CPU one step after a drop, and its surface then.
-fn rippled() -> (super::PoolSim, super::surface::Surface) {
-    use super::drops::{Drop, Target};
-    use crate::sims::Sim;
-    let mut sim = open("[pool]\nnodes = 64\n");
-    sim.add_drop(Drop {
-        position: [0.5, 0.5],
-        radius: 0.1,
-        amplitude: 0.01,
-        target: Target::Height,
-    });
-    sim.step().unwrap();
-    let before = sim.solver.as_cpu().unwrap().surface.clone();
-    (sim, before)
-}
-
-/// A restart with a grid that does not fit in the memory available is refused before anything
-/// is built, with a message naming the key and both figures, and the running grid goes on as it
-/// was; a grid over 1 GiB is built only when asked for twice; one that fits restarts.
-#[test]
-fn a_grid_that_does_not_fit_is_refused_and_the_old_one_runs_on() {
-    use crate::sims::Sim;
-    let (mut sim, before) = rippled();
-    sim.nodes_edit = 8192;
-    let needed = super::memory::grid_bytes(8192, super::memory::Solver::Cpu, false).host;
-    assert_eq!(needed, 8192 * 8192 * 37);
-    let refused = sim.restart_within(Some(1 << 30)).unwrap_err().to_string();
-    assert_eq!(
-        refused,
-        "refused: pool.nodes: 8192² nodes need about 2.3 GiB but only 1.0 GiB is available; \
-         use fewer nodes"
-    );
-    assert_eq!(sim.refusal.as_deref(), Some(refused.as_str()));
-    assert_eq!(sim.params().nodes, 64);
-    assert_eq!(sim.solver.as_cpu().unwrap().surface, before);
-    sim.step().unwrap();
-    assert_eq!(sim.steps_taken(), 2 * u64::from(sim.params().substeps()));
-    // Fits, but over 1 GiB: the first restart asks again and builds nothing.
-    let asked = sim.restart_within(Some(u64::MAX)).unwrap_err().to_string();
-    assert!(asked.contains("restart again"), "{asked}");
-    assert_eq!((sim.confirming, sim.params().nodes), (Some(8192), 64));
-    sim.nodes_edit = 32;
-    sim.restart_within(Some(1 << 20)).unwrap();
-    assert_eq!((sim.params().nodes, sim.refusal.as_deref()), (32, None));
-    assert_eq!(sim.solver.as_cpu().unwrap().surface.height.len(), 32 * 32);
-}
-
-/// A restart whose grid cannot be built leaves the running one as it was, water and time and
-/// all: nothing is rebuilt after the failure (before, the old grid was built again at rest,
-/// which on CUDA also needed the old grid's memory twice and hid the error under its own).
-#[test]
-fn a_restart_that_fails_leaves_the_running_water_as_it_was() {
-    use crate::sims::Sim;
-    let (mut sim, before) = rippled();
-    assert!(before.height.iter().any(|&u| u.abs() > 1e-3));
-    sim.nodes_edit = super::params::MIN_NODES - 1;
-    let error = sim.restart_within(Some(u64::MAX)).unwrap_err().to_string();
-    assert!(error.contains("pool.nodes"), "{error}");
-    assert_eq!(sim.nodes_edit, 64);
-    assert_eq!(sim.solver.as_cpu().unwrap().surface, before);
-    assert_eq!(sim.steps_taken(), u64::from(sim.params().substeps()));
 }

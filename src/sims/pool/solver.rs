@@ -7,7 +7,7 @@ use super::cpu::{self, StepConstants};
 use super::cuda::CudaPool;
 use super::drops::{self, Drop, Stencils};
 use super::frame::PoolStats;
-use super::memory::{gpu_needed, grid_bytes, Solver};
+use super::memory::{drawn_bytes, gpu_needed, Solver};
 use super::params::PoolParams;
 use super::scene::PoolScene;
 use super::surface::Surface;
@@ -99,16 +99,39 @@ impl PoolSolver {
     /// The solver `backend` asks for on CUDA device `device`, for `scene` (on CUDA with
     /// `cuda_nodes` per side when given: the scene's `pool.cuda_nodes` unless the node count
     /// was rescaled, which becomes the scene's `pool.nodes`), and a sentence saying which
-    /// backend runs and why. `drawn`: the front end draws it (the viewer, `render`), so the
-    /// GPU check counts the renderer's GL objects too.
+    /// backend runs and why. `drawn`: the front end draws it (the viewer, `render`), by
+    /// interop or not as `interop` says (`None`: not known), so the GPU check counts the
+    /// renderer's GL objects too. `fits` checks the host's part before each backend's grid is
+    /// built (`memory::drawn_bytes`; the CPU's when CUDA cannot start and auto falls back).
     pub fn create(
         scene: &mut PoolScene,
         cuda_nodes: Option<usize>,
-        backend: Backend,
-        device: usize,
-        drawn: bool,
+        (backend, device): (Backend, usize),
+        drawing: (bool, Option<bool>),
+        fits: &dyn Fn(Solver, &PoolScene) -> Result<()>,
     ) -> Result<(PoolSolver, String)> {
-        let cuda = match (backend, crate::cuda::unavailable()) {
+        let unavailable = crate::cuda::unavailable();
+        PoolSolver::create_where(
+            scene,
+            cuda_nodes,
+            (backend, device),
+            drawing,
+            fits,
+            unavailable,
+        )
+    }
+
+    /// [`PoolSolver::create`] where CUDA is `unavailable` for that reason (`None`: a driver and
+    /// a GPU are found).
+    fn create_where(
+        scene: &mut PoolScene,
+        cuda_nodes: Option<usize>,
+        (backend, device): (Backend, usize),
+        (drawn, interop): (bool, Option<bool>),
+        fits: &dyn Fn(Solver, &PoolScene) -> Result<()>,
+        unavailable: Option<String>,
+    ) -> Result<(PoolSolver, String)> {
+        let cuda = match (backend, unavailable) {
             (Backend::Cpu, _) => Err("cpu".to_string()),
             (Backend::Cuda, Some(reason)) => bail!(
                 "--backend cuda cannot run on this machine: {reason}; use --backend cpu or \
@@ -122,6 +145,7 @@ impl PoolSolver {
             move |x: f32, z: f32| scene.land(x, z)
         };
         if let Err(note) = cuda {
+            fits(Solver::Cpu, scene)?;
             return Ok((PoolSolver::cpu(&scene.params, land(scene)), note));
         }
         let cpu_params = scene.params;
@@ -136,9 +160,20 @@ impl PoolSolver {
                 );
             }
         }
+        // With auto, a grid the host cannot hold on CUDA falls back to the CPU's, as one the
+        // GPU cannot hold does.
+        if let Err(error) = fits(Solver::Cuda, scene) {
+            if backend != Backend::Auto {
+                return Err(error);
+            }
+            scene.params = cpu_params;
+            fits(Solver::Cpu, scene)?;
+            let note = format!("cpu (the CUDA solver's grid does not fit in host memory: {error})");
+            return Ok((PoolSolver::cpu(&scene.params, land(scene)), note));
+        }
         let needed = gpu_needed(
             None,
-            grid_bytes(scene.params.nodes, Solver::Cuda, drawn),
+            drawn_bytes(scene.params.nodes, Solver::Cuda, drawn, interop),
             false,
         );
         match CudaPool::new_on(device, &scene.params, needed, land(scene)) {
@@ -153,6 +188,7 @@ impl PoolSolver {
             }
             Err(error) if backend == Backend::Auto => {
                 scene.params = cpu_params;
+                fits(Solver::Cpu, scene)?;
                 let note = format!("cpu (the CUDA solver could not start: {error})");
                 Ok((PoolSolver::cpu(&scene.params, land(scene)), note))
             }
@@ -174,7 +210,8 @@ impl PoolSolver {
     }
 
     /// A surface at rest for `params` (a new node count, say) on the same backend, `drawn`
-    /// when the renderer draws it (its GL objects count in the GPU check). The CPU's old state
+    /// when the renderer draws it, by interop or not as `interop` says (its GL objects count in
+    /// the GPU check unless they are known to lie elsewhere). The CPU's old state
     /// goes before the new one is made (building it cannot fail), so the two are never held
     /// together. On CUDA the same node count reuses the buffers; another is checked against
     /// the GPU's free memory less what the old grid frees (`memory::gpu_needed`), and when it
@@ -182,7 +219,7 @@ impl PoolSolver {
     pub fn rebuild(
         &mut self,
         params: &PoolParams,
-        drawn: bool,
+        (drawn, interop): (bool, Option<bool>),
         land: impl Fn(f32, f32) -> bool,
     ) -> Result<()> {
         match &mut self.backend {
@@ -192,8 +229,8 @@ impl PoolSolver {
             }
             Backends::Cuda(cuda) if cuda.nodes() == params.nodes => cuda.reset(params, land)?,
             Backends::Cuda(cuda) => {
-                let old = grid_bytes(cuda.nodes(), Solver::Cuda, drawn);
-                let new = grid_bytes(params.nodes, Solver::Cuda, drawn);
+                let old = drawn_bytes(cuda.nodes(), Solver::Cuda, drawn, interop);
+                let new = drawn_bytes(params.nodes, Solver::Cuda, drawn, interop);
                 let needed = gpu_needed(Some(old), new, false);
                 let replacement = CudaPool::new_on(cuda.device(), params, needed, land)?;
                 cuda.release_gl();
@@ -210,6 +247,14 @@ impl PoolSolver {
         match &self.backend {
             Backends::Cpu(cpu) => Some(cpu),
             Backends::Cuda(_) => None,
+        }
+    }
+
+    /// Bytes the CUDA solver's buffers hold, if it is the one running.
+    pub fn buffer_bytes(&self) -> Option<u64> {
+        match &self.backend {
+            Backends::Cpu(_) => None,
+            Backends::Cuda(cuda) => Some(cuda.buffer_bytes()),
         }
     }
 
@@ -390,6 +435,41 @@ impl PoolSolver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// With `--backend auto` and CUDA found, a CUDA grid (`pool.cuda_nodes`) the host cannot
+    /// hold falls back to the CPU's (`pool.nodes`) with the reason in the note, as one the GPU
+    /// cannot hold does; it ended with the host's error, although the CPU's grid fits.
+    /// `--backend cuda` still ends with it.
+    #[test]
+    fn auto_falls_back_to_the_cpu_when_the_host_cannot_hold_the_cuda_grid() {
+        let text = "kind = \"pool\"\n[pool]\nnodes = 64\ncuda_nodes = 8192\n";
+        let source = crate::scene::Source::parse(text, "t", "t.toml").expect("a kind");
+        let fits = |solver: Solver, scene: &PoolScene| match solver {
+            Solver::Cuda => bail!("{}² nodes need more host memory", scene.params.nodes),
+            Solver::Cpu => Ok(()),
+        };
+        let open = |backend| {
+            let mut scene = PoolScene::from_source(&source).expect("the scene");
+            let cuda_nodes = scene.cuda_nodes;
+            let made = PoolSolver::create_where(
+                &mut scene,
+                cuda_nodes,
+                (backend, 0),
+                (true, None),
+                &fits,
+                None,
+            );
+            made.map(|(solver, note)| (solver.grid().0, scene.params.nodes, note))
+        };
+        let (nodes, scene_nodes, note) = open(Backend::Auto).expect("the CPU's grid");
+        assert_eq!((nodes, scene_nodes), (64, 64));
+        assert!(
+            note.starts_with("cpu (") && note.contains("8192² nodes need more host memory"),
+            "{note}"
+        );
+        let error = open(Backend::Cuda).expect_err("refused on CUDA");
+        assert!(error.to_string().contains("8192²"), "{error}");
+    }
 
     /// A NaN passes through the largest |height| (f32::max skips it), so a surface that went
     /// NaN kept running on the CPU while the GPU's count of non-finite nodes stopped it.

@@ -58,6 +58,21 @@ impl Surface {
         surface
     }
 
+    /// Bytes its fields hold (their lengths; [`BYTES_PER_NODE`] a node).
+    pub fn bytes(&self) -> u64 {
+        let f32s = [&self.height, &self.velocity, &self.accel];
+        let pairs = [&self.offset, &self.velocity_h, &self.accel_h];
+        let f32s: usize = f32s
+            .iter()
+            .map(|v| std::mem::size_of_val(v.as_slice()))
+            .sum();
+        let pairs: usize = pairs
+            .iter()
+            .map(|v| std::mem::size_of_val(v.as_slice()))
+            .sum();
+        (f32s + pairs + self.flags.len()) as u64
+    }
+
     /// Recomputes every node's flags for `params` (edges, horizontal motion) and the islands;
     /// a node that becomes fixed is put back at rest.
     pub fn set_flags(&mut self, params: &PoolParams, island: impl Fn(f32, f32) -> bool) {

@@ -72,13 +72,15 @@ struct GpuStencil {
 }
 
 /// Bytes of GPU memory a grid of `nodes`² takes for the solver: six f32 fields (three of them
-/// pairs: nine floats), the flags, the partials (drawn, the GL objects come on top:
-/// `memory::grid_bytes`).
+/// pairs: nine floats), the flags, the edges' new heights, the partials and the statistics
+/// (drawn, the GL objects come on top: `memory::grid_bytes`). [`CudaPool::buffer_bytes`]
+/// counts the same from the buffers allocated.
 pub fn gpu_bytes(nodes: usize) -> u64 {
     let count = (nodes * nodes) as u64;
     count * crate::sims::pool::surface::BYTES_PER_NODE as u64
+        + 4 * 4 * (nodes.max(1) - 1) as u64
         + 5 * 8 * kernels::blocks(nodes * nodes) as u64
-        + 16 * nodes as u64
+        + 8 * slot::COUNT as u64
 }
 
 /// The pool on a CUDA device.
@@ -201,6 +203,22 @@ impl CudaPool {
         self.h = surface.h;
         self.stage_seconds = [0.0; PoolStage::ALL.len()];
         Ok(())
+    }
+
+    /// Bytes of GPU memory its buffers hold, as allocated (`gpu_bytes`).
+    pub fn buffer_bytes(&self) -> u64 {
+        let b = &self.buffers;
+        let f32s = [
+            &b.height,
+            &b.velocity,
+            &b.accel,
+            &b.offset,
+            &b.velocity_h,
+            &b.accel_h,
+            &b.next,
+        ];
+        let f32s: usize = f32s.iter().map(|s| s.num_bytes()).sum();
+        (f32s + b.flags.num_bytes() + b.partials.num_bytes() + b.stats.num_bytes()) as u64
     }
 
     /// The device this solver runs on.

@@ -32,7 +32,7 @@ pub use crate::cuda::parity::Difference;
 use crate::sims::pool::cpu::StepConstants;
 use crate::sims::pool::drops::{Drop, Target};
 use crate::sims::pool::frame::PoolStats;
-use crate::sims::pool::memory::{grid_bytes, Solver};
+use crate::sims::pool::memory::{grid_bytes, Drawing, Solver};
 use crate::sims::pool::params::{Edges, Model, PoolParams};
 use crate::sims::pool::solver::CpuPool;
 use crate::sims::pool::surface::Surface;
@@ -402,7 +402,7 @@ fn gpu_runner(
     let mut cuda = CudaPool::new_on(
         device,
         params,
-        grid_bytes(params.nodes, Solver::Cuda, false).gpu,
+        grid_bytes(params.nodes, Solver::Cuda, Drawing::Undrawn).gpu,
         land,
     )
     .map_err(|e| e.to_string())?;
@@ -477,6 +477,75 @@ pub fn gpu_run_check(device: usize) -> Result<(bool, String), String> {
         "{RUN_FRAMES} frames × {} configurations: worst field difference {worst:.2e} (allowed \
          {RUN_TOLERANCE:.0e}), horizontal {worst_horizontal:.2e} (allowed \
          {RUN_HORIZONTAL_TOLERANCE:.0e}), statistics {worst_stat:.1e}",
+        CONFIGURATIONS.len()
+    );
+    Ok(crate::sims::doctor::verdict(detail, failures))
+}
+
+/// A same-size restart on CUDA device `device` (`CudaPool::reset`, the panel's restart with
+/// an unchanged grid), of every configuration: the water stirred for [`RUN_FRAMES`] frames and
+/// an island node painted (flags not yet sent), reset, then [`RUN_FRAMES`] frames stepped on the
+/// GPU one after another (no upload between them) against a fresh CPU run, within the run's
+/// tolerances. The buffers must stay what they were ([`super::gpu_bytes`]): a reset allocates
+/// nothing.
+pub fn gpu_restart_check(device: usize) -> Result<(bool, String), String> {
+    let (mut worst, mut worst_stat, mut failures) = (0.0f32, 0.0f64, Vec::new());
+    let mut worst_horizontal = 0.0f32;
+    for (model, edges, shear) in CONFIGURATIONS {
+        let p = params(model, edges, shear);
+        let ran = || -> Result<(Surface, PoolStats, u64), crate::cuda::CudaError> {
+            let needed = grid_bytes(p.nodes, Solver::Cuda, Drawing::Undrawn).gpu;
+            let mut cuda = CudaPool::new_on(device, &p, needed, land)?;
+            let frames = |cuda: &mut CudaPool| -> Result<PoolStats, crate::cuda::CudaError> {
+                let mut stats = None;
+                for frame in 0..RUN_FRAMES {
+                    cuda.step(&p, &drops(frame))?;
+                    stats = Some(cuda.end_frame(&p, last_drop(frame + 1))?.0);
+                }
+                Ok(stats.expect("frames"))
+            };
+            frames(&mut cuda)?;
+            cuda.set_island_node(&p, 5, 7, true);
+            let before = cuda.buffer_bytes();
+            cuda.reset(&p, land)?;
+            let stats = frames(&mut cuda)?;
+            let after = cuda.buffer_bytes();
+            let bytes = if before == after { after } else { u64::MAX };
+            Ok((cuda.read_back()?, stats, bytes))
+        };
+        let (theirs, stats, bytes) = ran().map_err(|e| e.to_string())?;
+        if bytes != super::gpu_bytes(p.nodes) {
+            failures.push(format!(
+                "{} {}: the buffers hold {bytes} bytes after the reset, gpu_bytes says {}",
+                model.name(),
+                edges.name(),
+                super::gpu_bytes(p.nodes)
+            ));
+        }
+        let mut cpu = CpuPool::new(&p, land);
+        for frame in 0..RUN_FRAMES {
+            cpu.step(&p, &drops(frame));
+        }
+        let s = &cpu.surface;
+        let mine = PoolStats::of(s, &p, last_drop(RUN_FRAMES));
+        let c = Comparison {
+            stage: None,
+            fields: differences(s, &theirs),
+            stats: stats_differences(s, &p, &mine, &stats),
+            changed: true,
+        };
+        worst = worst.max(c.worst_split().0);
+        worst_horizontal = worst_horizontal.max(c.worst_split().1);
+        worst_stat = worst_stat.max(c.worst_stat());
+        let statistics = f64::from(RUN_TOLERANCE);
+        if let Err(failure) = c.check_split(RUN_TOLERANCE, RUN_HORIZONTAL_TOLERANCE, statistics) {
+            failures.push(format!("{} {}: {failure}", model.name(), edges.name()));
+        }
+    }
+    let detail = format!(
+        "{RUN_FRAMES} frames, a reset, {RUN_FRAMES} frames × {} configurations against a fresh \
+         CPU run: worst field difference {worst:.2e} (allowed {RUN_TOLERANCE:.0e}), horizontal \
+         {worst_horizontal:.2e}, statistics {worst_stat:.1e}; the buffers unchanged",
         CONFIGURATIONS.len()
     );
     Ok(crate::sims::doctor::verdict(detail, failures))

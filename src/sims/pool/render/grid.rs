@@ -78,6 +78,17 @@ impl Grid {
         }
     }
 
+    /// Bytes of the index buffer, as GL reports its size.
+    pub(super) fn index_bytes(&self, gl: &glow::Context) -> u64 {
+        // SAFETY: GL calls on the current context; the vertex array and buffer are this grid's.
+        unsafe {
+            gl.bind_vertex_array(Some(self.vertex_array));
+            let size = gl.get_buffer_parameter_i32(glow::ELEMENT_ARRAY_BUFFER, glow::BUFFER_SIZE);
+            gl.bind_vertex_array(None);
+            size as u64
+        }
+    }
+
     /// Vertices per side.
     pub(super) fn mesh(&self) -> i32 {
         self.mesh

@@ -28,6 +28,7 @@ mod pool_box;
 mod shared;
 
 pub use caustics::CausticsImage;
+pub use grid::strip_indices;
 
 use super::scene::LOWEST_SUN;
 use crate::gfx::camera::Camera;
@@ -159,6 +160,8 @@ pub struct PoolRenderer {
     gl: Rc<glow::Context>,
     clock: PassClock,
     surface: glow::Texture,
+    /// Bytes of the surface texture's level 0, as specified.
+    surface_bytes: u64,
     nodes: usize,
     grid: Grid,
     display: Option<Grid>,
@@ -178,7 +181,7 @@ pub struct PoolRenderer {
 impl PoolRenderer {
     /// The renderer for a grid of `nodes`² on `gl`.
     pub fn new(gl: Rc<glow::Context>, clock: PassClock, nodes: usize) -> Result<PoolRenderer> {
-        let surface = surface_texture(&gl, nodes)?;
+        let (surface, surface_bytes) = surface_texture(&gl, nodes)?;
         let sun = skybox::sun_direction();
         let renderer = PoolRenderer {
             grid: Grid::new(&gl, nodes, 1)?,
@@ -206,6 +209,7 @@ impl PoolRenderer {
             gl,
             clock,
             surface,
+            surface_bytes,
             nodes,
         };
         check_gl(&renderer.gl, "pool renderer set-up")?;
@@ -231,6 +235,14 @@ impl PoolRenderer {
     /// upload finds out itself; until told, the renderer assumes there is land).
     pub fn set_land(&mut self, land: bool) {
         self.land = land;
+    }
+
+    /// Bytes of the GL objects that grow with the grid: the surface texture's level 0 as
+    /// specified to GL and the caustics mesh's index buffer as GL reports its size
+    /// (`memory::grid_bytes`; the display mesh, at most 513² vertices, and the caustics
+    /// texture, at most 2048², are bounded and left out).
+    pub fn gl_bytes(&self) -> u64 {
+        self.surface_bytes + self.grid.index_bytes(&self.gl)
     }
 
     /// The surface texture (RGBA32F, nodes × nodes), for CUDA interop.

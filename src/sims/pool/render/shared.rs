@@ -155,8 +155,10 @@ impl Shared {
 }
 
 /// The surface texture: nodes² RGBA32F texels, linearly filtered for the passes that look the
-/// surface up between nodes (the vertex passes fetch whole texels).
-pub(super) fn surface_texture(gl: &glow::Context, nodes: usize) -> Result<glow::Texture> {
+/// surface up between nodes (the vertex passes fetch whole texels), and the bytes of its
+/// level 0.
+pub(super) fn surface_texture(gl: &glow::Context, nodes: usize) -> Result<(glow::Texture, u64)> {
+    let bytes = nodes * nodes * 4 * std::mem::size_of::<f32>();
     // SAFETY: GL calls on the current context the front end attached.
     unsafe {
         let texture = gl.create_texture().map_err(|e| anyhow!("texture: {e}"))?;
@@ -181,6 +183,6 @@ pub(super) fn surface_texture(gl: &glow::Context, nodes: usize) -> Result<glow::
             gl.tex_parameter_i32(glow::TEXTURE_2D, parameter, value as i32);
         }
         gl.bind_texture(glow::TEXTURE_2D, None);
-        Ok(texture)
+        Ok((texture, bytes as u64))
     }
 }

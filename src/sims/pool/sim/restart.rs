@@ -1,0 +1,159 @@
+//! A pool's memory and its restart with another grid: what the running grid holds, counted
+//! from its buffers and GL objects; what the panel's grid would take (`memory::drawn_bytes`),
+//! the check of it against host memory, and the restart that builds it or refuses it.
+
+use super::PoolSim;
+use crate::scene::Invalid;
+use crate::sims::pool::drops::Rng;
+use crate::sims::pool::memory::{drawn_bytes, GridBytes, Solver};
+use anyhow::{anyhow, bail, Result};
+
+/// Host bytes (`memory::grid_bytes`) above which a restart with a new grid asks to be asked
+/// again. Host memory only: a CUDA grid's GPU part is checked against the GPU's free memory
+/// before it is allocated, and a grid that does not fit there is refused without harm.
+pub const CONFIRM_BYTES: u64 = 1 << 30;
+
+impl PoolSim {
+    /// What this grid holds now, counted from its live buffers and GL objects (the check of
+    /// `memory::grid_bytes`, less the copies that live only while something is built: the
+    /// indices in the renderer's `Grid::new`, on CUDA the state's copy in a start or restart
+    /// and the heights and offsets in `CudaPool::texels`): the state's fields (on CUDA its
+    /// buffers as allocated, and the host's flags); drawn, the GL objects as GL reports them
+    /// and, through the host, the texels. Reads nothing back and allocates nothing (the test of
+    /// the figures, tests/pool_memory.rs).
+    pub fn held_bytes(&self) -> GridBytes {
+        let (state, mut host, mut gpu) = match self.solver.as_cpu() {
+            Some(cpu) => (cpu.surface.bytes(), cpu.surface.bytes(), 0),
+            None => {
+                let gpu = self.solver.buffer_bytes().unwrap_or(0);
+                (gpu, self.solver.flags().len() as u64, gpu)
+            }
+        };
+        let mut drawing = 0;
+        if let Some(pool_gl) = &self.gl {
+            let gl = pool_gl.renderer.gl_bytes();
+            let through_host = self.solver_kind() == Solver::Cpu || self.interop == Some(false);
+            drawing = gl;
+            if through_host {
+                let texels = 16 * pool_gl.texels.capacity() as u64;
+                drawing += texels;
+                host += texels + gl;
+            } else {
+                gpu += gl;
+            }
+        }
+        GridBytes {
+            state,
+            drawing,
+            host,
+            gpu,
+        }
+    }
+
+    /// Which solver runs.
+    pub(super) fn solver_kind(&self) -> Solver {
+        match self.solver.as_cpu() {
+            Some(_) => Solver::Cpu,
+            None => Solver::Cuda,
+        }
+    }
+
+    /// Whether a front end draws it.
+    pub(super) fn is_drawn(&self) -> bool {
+        self.drawn || self.gl.is_some()
+    }
+
+    /// What the panel's grid (`nodes_edit`) takes on this backend, drawn or not, by the path
+    /// the frames take.
+    pub(in crate::sims::pool) fn edit_bytes(&self) -> GridBytes {
+        drawn_bytes(
+            self.nodes_edit,
+            self.solver_kind(),
+            self.is_drawn(),
+            self.interop,
+        )
+    }
+
+    /// Refuses the panel's grid when its host part does not fit in `available` host bytes (the
+    /// running grid is already counted out of them: it is held while the new one is built; the
+    /// GPU part is checked by the CUDA solver before it allocates).
+    pub(in crate::sims::pool) fn check_memory(
+        &self,
+        available: Option<u64>,
+    ) -> Result<(), Invalid> {
+        let (needed, Some(available)) = (self.edit_bytes().host, available) else {
+            return Ok(());
+        };
+        if self.nodes_edit == self.scene.params.nodes || needed <= available {
+            return Ok(());
+        }
+        let message = super::host_refusal(
+            self.nodes_edit,
+            (needed, available),
+            (self.solver_kind(), self.is_drawn()),
+            "fewer nodes",
+        );
+        Err(Invalid::new("pool.nodes", message))
+    }
+
+    /// Restarts with the panel's grid, or refuses it and leaves the running one as it is: a
+    /// grid that does not fit in `available` host bytes, or one over [`CONFIRM_BYTES`] asked
+    /// for the first time (the next restart with it goes ahead).
+    pub(in crate::sims::pool) fn restart_within(&mut self, available: Option<u64>) -> Result<()> {
+        let nodes = self.nodes_edit;
+        let refused = if let Err(error) = self.check_memory(available) {
+            Some(format!("refused: {}: {}", error.key, error.message))
+        } else if nodes != self.scene.params.nodes
+            && self.edit_bytes().host > CONFIRM_BYTES
+            && self.confirming != Some(nodes)
+        {
+            self.confirming = Some(nodes);
+            Some(format!(
+                "{nodes}² nodes take about {} of memory: restart again to go ahead",
+                crate::host::format_bytes(self.edit_bytes().host)
+            ))
+        } else {
+            None
+        };
+        if let Some(message) = refused {
+            self.refusal = Some(message.clone());
+            bail!(message);
+        }
+        self.confirming = None;
+        // A rebuild that fails leaves the running grid as it was (the CPU's cannot fail once
+        // the scene validates; a CUDA grid that cannot start is refused before the old one is
+        // touched), so nothing is rebuilt again: that would only reset it, and on CUDA hide
+        // the error under a check of the old grid.
+        if let Err(error) = self.rebuild() {
+            self.nodes_edit = self.scene.params.nodes;
+            return Err(error);
+        }
+        self.refusal = None;
+        Ok(())
+    }
+
+    /// Starts again from the scene with the panel's set-up (node count).
+    fn rebuild(&mut self) -> Result<()> {
+        let mut scene = self.scene.clone();
+        scene.params.nodes = self.nodes_edit;
+        scene
+            .validate()
+            .map_err(|e| anyhow!("{}: {}", e.key, e.message))?;
+        if let Some(gl) = &mut self.gl {
+            // The texels are refilled at the new size on the next draw.
+            gl.texels = Vec::new();
+        }
+        let drawing = (self.is_drawn(), self.interop);
+        self.solver
+            .rebuild(&scene.params, drawing, |x, z| scene.land(x, z))?;
+        self.scene = scene;
+        self.painted.clear();
+        self.rng = Rng::new(self.scene.drops.seed);
+        self.rain_sign = 1.0;
+        self.pending.clear();
+        self.last_drop = None;
+        self.time = 0.0;
+        self.steps = 0;
+        Ok(())
+    }
+}
