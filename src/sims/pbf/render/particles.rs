@@ -4,7 +4,7 @@
 
 use super::{FrameSetup, RenderSettings, Renderer, View};
 use crate::gfx::check_gl;
-use crate::gfx::program::{shader, Program, Uniform};
+use crate::gfx::program::{Program, ShaderSource, Uniform};
 use crate::gfx::skybox;
 use crate::sims::pbf::{RenderScalar, Solver};
 use anyhow::{anyhow, Result};
@@ -156,11 +156,23 @@ impl ParticlesProgram {
     pub(super) fn new(gl: &glow::Context) -> Result<ParticlesProgram> {
         let program = Program::new(
             gl,
-            &shader!(
-                "particles",
-                "pbf/particle_sprite.vert",
-                "pbf/particles.frag"
-            ),
+            &ShaderSource {
+                name: "particles",
+                // `particle_sprite.vert` has no `#version` (the sprite passes put a define
+                // after it); without `ANISOTROPIC` it reads the `anisotropic` uniform.
+                vertex: concat!(
+                    "#version 330 core\n",
+                    include_str!(concat!(
+                        env!("CARGO_MANIFEST_DIR"),
+                        "/shaders/pbf/particle_sprite.vert"
+                    )),
+                ),
+                geometry: None,
+                fragment: include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/shaders/pbf/particles.frag"
+                )),
+            },
         )?;
         Ok(ParticlesProgram {
             sprite: SpriteUniforms::locate(gl, &program)?,
