@@ -1,7 +1,11 @@
 #version 330 core
 // normals: eye-space normals from the smoothed depth. Each pixel's eye-space position is
 // reconstructed from its depth; along x and y the smaller of the two one-sided differences is
-// used, so a depth discontinuity (silhouette, another layer) does not bend the normal.
+// used, so a depth discontinuity (silhouette, another layer) does not bend the normal, except
+// across the crease between the face on the glass and the free surface (no step there), where
+// the difference to the neighbour of the centre's class is taken if it is on the centre's
+// layer (`smaller_difference`). A pixel near the band with enough neighbours on the glass is
+// a seam of the face, on the glass too (below).
 //
 // At an edge (background or a step of more than `layer_step` beside the pixel, or a normal
 // that would face away from the eye) the difference spans the rim of a sprite only a few
@@ -80,9 +84,14 @@ vec3 smaller_difference(vec3 center, vec2 step) {
     // took the face's slope, tilted 51–58° from the glass's normal, and caught the sun.)
     bool forward_other = ((floatBitsToUint(depth_forward) & 3u) == 2u) != center_glass;
     bool backward_other = ((floatBitsToUint(depth_backward) & 3u) == 2u) != center_glass;
+    // The neighbour of the centre's class is preferred only on the centre's layer: one
+    // across a step (a drop or sheet beside the free surface, the glass on the other side)
+    // is another surface too, and the smaller difference is taken.
+    vec3 same = backward_other ? forward : backward;
+    bool prefer_same = forward_other != backward_other && abs(same.z) <= layer_step;
     bool use_forward = depth_backward <= 0.0
-        || (depth_forward > 0.0 && (forward_other == backward_other
-                                    ? abs(forward.z) < abs(backward.z) : backward_other));
+        || (depth_forward > 0.0 && (prefer_same ? backward_other
+                                                : abs(forward.z) < abs(backward.z)));
     return use_forward ? forward : backward;
 }
 
@@ -135,14 +144,25 @@ void main() {
     // between flattened splats on it), not free surface: on the glass too. (A seam two
     // pixels wide has two of four: the eight count takes it, the top's first row above a
     // straight crease has three of eight.)
+    // The diagonals are read only where they can decide (one or two of the four on the
+    // glass), and not beyond the screen's border (clamped, they would count the side
+    // neighbours again).
     uint mark = floatBitsToUint(depth) & 3u;
-    int diagonal = 0;
-    for (int i = 0; i < 4; ++i) {
-        vec2 at = uv + vec2(i < 2 ? -texel.x : texel.x, (i & 1) == 0 ? -texel.y : texel.y);
-        float corner = texture(depth_texture, at).r;
-        diagonal += int((floatBitsToUint(corner) & 3u) == 2u && abs(corner - depth) <= layer_step);
+    if (mark == 1u && glass_neighbours >= 3) {
+        mark = 2u;
+    } else if (mark == 1u && glass_neighbours >= 1) {
+        ivec2 pixel = ivec2(gl_FragCoord.xy);
+        ivec2 size = textureSize(depth_texture, 0);
+        int diagonal = 0;
+        for (int i = 0; i < 4; ++i) {
+            ivec2 at = pixel + ivec2(i < 2 ? -1 : 1, (i & 1) == 0 ? -1 : 1);
+            if (any(lessThan(at, ivec2(0))) || any(greaterThanEqual(at, size))) continue;
+            float corner = texelFetch(depth_texture, at, 0).r;
+            diagonal += int((floatBitsToUint(corner) & 3u) == 2u
+                            && abs(corner - depth) <= layer_step);
+        }
+        if (glass_neighbours + diagonal >= 5) mark = 2u;
     }
-    if (mark == 1u && (glass_neighbours >= 3 || glass_neighbours + diagonal >= 5)) mark = 2u;
     vec3 wall = wall_normal(n, mark);
     if (wall != vec3(0.0)) {
         normal = vec4(wall, 2.0);

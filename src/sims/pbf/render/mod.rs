@@ -41,6 +41,8 @@
 mod filter;
 mod foam;
 mod light;
+#[cfg(test)]
+mod normals_tests;
 mod particles;
 pub mod scene_mesh;
 mod settings;
