@@ -36,7 +36,8 @@ uniform int bias_correction;   // narrow-range: 1 drops a sample's mirror image 
 // this many spread over it, one texel apart near the centre and further apart outwards, so the
 // kernel keeps that world-space width at any resolution or zoom for the same cost.
 const int MAX_TAPS = 12;
-// The taps within this many texels of the centre give the line fit's local slope (below).
+// The taps within this many texels of the centre give the line fit's local slope (below), and
+// the first tap always (a wide kernel's is further out).
 const float NEAR = 3.0;
 
 out float smoothed_depth; // m, with the centre's mark of the glass (`narrow_range.glsl`)
@@ -114,11 +115,13 @@ void main() {
                 one_sided_depth += weight * vec2(side_depth, at_side * side_depth);
                 kept_range = vec2(min(kept_range.x, center + side_depth),
                                   max(kept_range.y, center + side_depth));
-                if (offset <= NEAR) near_slope = max(near_slope, abs(side_depth) / offset);
+                if (i == 1 || offset <= NEAR) {
+                    near_slope = max(near_slope, abs(side_depth) / offset);
+                }
             }
             kept = bvec2(false);
         }
-        if (offset <= NEAR && all(kept)) {
+        if ((i == 1 || offset <= NEAR) && all(kept)) {
             near_slope = max(near_slope, max(abs(about.x), abs(about.y)) / offset);
         }
         weights *= vec2(kept);
