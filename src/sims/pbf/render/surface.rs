@@ -92,7 +92,7 @@ impl Targets {
 /// A sprite pass's program: `particle_sprite.vert` and `shaders/pbf/<fragment>` with
 /// `ellipsoid.glsl` appended, for the spheres (`ANISOTROPIC` 0) or the ellipsoids (1): a
 /// program each, as llvmpipe runs both sides of a branch on a uniform (the spheres'
-/// `sphere_depth` 156 → 95 ms, `thickness` 116 → 31 ms; docs/viewer.md).
+/// `sphere_depth` 108.8 → 64.9 ms, `thickness` 80.2 → 22.9 ms; docs/viewer.md).
 macro_rules! sprite_shader {
     ($name:expr, $fragment:expr, $anisotropic:literal) => {
         ShaderSource {
@@ -164,7 +164,7 @@ impl SphereDepthProgram {
         };
         let program = Program::new(gl, &source)?;
         Ok(SphereDepthProgram {
-            sprite: SpriteUniforms::locate(gl, &program)?,
+            sprite: SpriteUniforms::locate(gl, &program, false)?,
             ray: RayUniforms::locate(gl, &program)?,
             walls: WallUniforms::locate(gl, &program)?,
             program,
@@ -190,7 +190,7 @@ impl ThicknessProgram {
         };
         let program = Program::new(gl, &source)?;
         Ok(ThicknessProgram {
-            sprite: SpriteUniforms::locate(gl, &program)?,
+            sprite: SpriteUniforms::locate(gl, &program, false)?,
             ray: RayUniforms::locate(gl, &program)?,
             volume_scale: program.uniform(gl, "volume_scale")?,
             program,
