@@ -20,8 +20,7 @@ fn center_cosine(above: impl Fn(i32) -> (f32, u32)) -> f32 {
     let headless = Headless::new(SIZE as u32, SIZE as u32).expect("headless OpenGL");
     let gl = headless.gl();
     let scene = Scene::load("dam-break").expect("the preset");
-    let mut renderer =
-        Renderer::new(gl.clone(), &scene, PassClock::Finish).expect("the renderer");
+    let mut renderer = Renderer::new(gl.clone(), &scene, PassClock::Finish).expect("the renderer");
     let targets = Targets::new(&gl, SIZE, SIZE).expect("the targets");
     std::mem::replace(&mut renderer.targets, targets).delete(&gl);
     let mark = |depth: f32, mark: u32| f32::from_bits((depth.to_bits() & !3) | mark);
@@ -54,7 +53,10 @@ fn center_cosine(above: impl Fn(i32) -> (f32, u32)) -> f32 {
     };
     // SAFETY: GL calls on this thread's current context, on the renderer's targets.
     unsafe {
-        gl.bind_texture(glow::TEXTURE_2D, Some(renderer.targets.sphere_depth.texture));
+        gl.bind_texture(
+            glow::TEXTURE_2D,
+            Some(renderer.targets.sphere_depth.texture),
+        );
         gl.tex_sub_image_2d(
             glow::TEXTURE_2D,
             0,
@@ -73,7 +75,11 @@ fn center_cosine(above: impl Fn(i32) -> (f32, u32)) -> f32 {
     let normals = renderer.targets.normals.read_floats(&gl, SIZE, SIZE, 4);
     let k = 4 * (CENTER * SIZE + CENTER) as usize;
     let n = Vec3::new(normals[k], normals[k + 1], normals[k + 2]);
-    assert_eq!(normals[k + 3], 1.0, "the centre is free surface: {normals:?}");
+    assert_eq!(
+        normals[k + 3],
+        1.0,
+        "the centre is free surface: {normals:?}"
+    );
     let ndc = (CENTER as f32 + 0.5) / SIZE as f32 * 2.0 - 1.0;
     let center = Vec3::new(ndc / scale, ndc / scale, -1.0);
     n.dot(-center.normalize())
@@ -88,7 +94,10 @@ fn center_cosine(above: impl Fn(i32) -> (f32, u32)) -> f32 {
 fn a_layer_above_the_crease_does_not_bend_the_normal() {
     let cosine = center_cosine(|_| (0.9, 0));
     println!("a sheet above the crease: the centre's normal at cosine {cosine:.3} to the eye");
-    assert!(cosine > 0.99, "cosine {cosine:.3} (0.44: the step's difference)");
+    assert!(
+        cosine > 0.99,
+        "cosine {cosine:.3} (0.44: the step's difference)"
+    );
 }
 
 /// The control: the free surface rising 2 mm a texel above the centre (on its layer), the
@@ -98,5 +107,8 @@ fn a_layer_above_the_crease_does_not_bend_the_normal() {
 fn a_slope_on_the_layer_above_the_crease_is_followed() {
     let cosine = center_cosine(|rows| (1.0 - 0.002 * rows as f32, 0));
     println!("a slope above the crease: the centre's normal at cosine {cosine:.3} to the eye");
-    assert!((cosine - 0.78).abs() < 0.03, "cosine {cosine:.3} (0.78 expected)");
+    assert!(
+        (cosine - 0.78).abs() < 0.03,
+        "cosine {cosine:.3} (0.78 expected)"
+    );
 }
