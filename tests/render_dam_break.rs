@@ -422,7 +422,7 @@ fn the_bias_correction_keeps_thin_fluid_at_its_splatted_depth() {
     // interior's, with the correction, for ellipsoids and spheres.
     let mut fronts = [[0.0f64; 3]; 2];
     // Each frame's interior move and the fewest interior pixels in a frame, per mode.
-    let mut interiors = [[0.0f64; FRAMES]; 2];
+    let mut interiors = [Vec::new(), Vec::new()];
     let mut interior_pixels = [f64::INFINITY; 2];
     for frame in 0..FRAMES {
         if frame > 0 {
@@ -434,7 +434,7 @@ fn the_bias_correction_keeps_thin_fluid_at_its_splatted_depth() {
                 ..RenderSettings::default()
             };
             let bias = silhouette_bias(&fixture.frame(&settings), fixture.particle_radius);
-            interiors[mode][frame] = bias[6];
+            interiors[mode].push(bias[6]);
             interior_pixels[mode] = interior_pixels[mode].min(bias[7]);
             let front = &mut fronts[mode];
             front[0] += bias[5] / FRAMES as f64;
@@ -454,7 +454,10 @@ fn the_bias_correction_keeps_thin_fluid_at_its_splatted_depth() {
             front[0],
             front[1],
             front[2],
-            interiors[mode].map(|m| format!("{m:.2e}")),
+            interiors[mode]
+                .iter()
+                .map(|m| format!("{m:.2e}"))
+                .collect::<Vec<_>>(),
             interior_pixels[mode]
         );
         let mut moves = Vec::new();
