@@ -1,7 +1,11 @@
 #version 330 core
 // normals: eye-space normals from the smoothed depth. Each pixel's eye-space position is
 // reconstructed from its depth; along x and y the smaller of the two one-sided differences is
-// used, so a depth discontinuity (silhouette, another layer) does not bend the normal.
+// used, so a depth discontinuity (silhouette, another layer) does not bend the normal, except
+// across the crease between the face on the glass and the free surface (no step there), where
+// the difference to the neighbour of the centre's class is taken if it is on the centre's
+// layer (`smaller_difference`). A pixel near the band with enough neighbours on the glass is
+// a seam of the face, on the glass too (below).
 //
 // At an edge (background or a step of more than `layer_step` beside the pixel, or a normal
 // that would face away from the eye) the difference spans the rim of a sprite only a few
@@ -23,8 +27,8 @@
 // particle radius from it and their ellipsoids are flattened against it, so the splatted face
 // lies bumpy 0.3–1 sprite radii off the glass;
 // seen nearly edge-on, its depth steps straddled the edge rule's fade: light flecks. A
-// pixel marked near the band (mark 1) with three or four neighbours marked on the glass is a
-// seam of the face and counts as marked on the glass. Such a
+// pixel marked near the band (mark 1) with three or four neighbours marked on the glass (or
+// five of its eight) is a seam of the face and counts as marked on the glass. Such a
 // pixel's w is 2 (1 elsewhere in the fluid): `composite` shades it as water behind glass.
 in vec2 uv;
 
@@ -54,6 +58,8 @@ float edge = 0.0;
 // How many of the four neighbours `sphere_depth` marked on the glass (mark 2), on the pixel's
 // layer (within `layer_step`).
 int glass_neighbours = 0;
+// The centre's class in the filters' sense: on the glass (mark 2) or not.
+bool center_glass = false;
 
 vec3 smaller_difference(vec3 center, vec2 step) {
     float depth_forward = texture(depth_texture, uv + step).r;
@@ -72,8 +78,20 @@ vec3 smaller_difference(vec3 center, vec2 step) {
         // An isolated pixel: assume a surface facing the camera.
         return eye_position(uv + step, -center.z) - center;
     }
+    // A neighbour of the other class, across the crease between the face on the glass and
+    // the free surface (no step in depth there), is another surface: the difference to the
+    // one of the centre's class is taken. (The smaller one had been: the top's first row
+    // took the face's slope, tilted 51–58° from the glass's normal, and caught the sun.)
+    bool forward_other = ((floatBitsToUint(depth_forward) & 3u) == 2u) != center_glass;
+    bool backward_other = ((floatBitsToUint(depth_backward) & 3u) == 2u) != center_glass;
+    // The neighbour of the centre's class is preferred only on the centre's layer: one
+    // across a step (a drop or sheet beside the free surface, the glass on the other side)
+    // is another surface too, and the smaller difference is taken.
+    vec3 same = backward_other ? forward : backward;
+    bool prefer_same = forward_other != backward_other && abs(same.z) <= layer_step;
     bool use_forward = depth_backward <= 0.0
-        || (depth_forward > 0.0 && abs(forward.z) < abs(backward.z));
+        || (depth_forward > 0.0 && (prefer_same ? backward_other
+                                                : abs(forward.z) < abs(backward.z)));
     return use_forward ? forward : backward;
 }
 
@@ -115,16 +133,36 @@ void main() {
         return;
     }
     vec3 center = eye_position(uv, depth);
+    center_glass = (floatBitsToUint(depth) & 3u) == 2u;
     vec3 along_x = smaller_difference(center, vec2(texel.x, 0.0));
     vec3 along_y = smaller_difference(center, vec2(0.0, texel.y));
     vec3 n = cross(along_x, along_y);
     float len = length(n);
     n = len > 0.0 ? n / len : vec3(0.0, 0.0, 1.0);
-    // A pixel near the band (mark 1) with three or four of its neighbours on the glass is a
-    // seam of the face (a splat's rim more than 45° off the wall between flattened splats on
-    // it), not free surface: on the glass too.
+    // A pixel near the band (mark 1) with three or four of its neighbours on the glass, or
+    // five of its eight, is a seam of the face (a splat's rim more than 45° off the wall
+    // between flattened splats on it), not free surface: on the glass too. (A seam two
+    // pixels wide has two of four: the eight count takes it, the top's first row above a
+    // straight crease has three of eight.)
+    // The diagonals are read only where they can decide (one or two of the four on the
+    // glass), and not beyond the screen's border (clamped, they would count the side
+    // neighbours again).
     uint mark = floatBitsToUint(depth) & 3u;
-    if (mark == 1u && glass_neighbours >= 3) mark = 2u;
+    if (mark == 1u && glass_neighbours >= 3) {
+        mark = 2u;
+    } else if (mark == 1u && glass_neighbours >= 1) {
+        ivec2 pixel = ivec2(gl_FragCoord.xy);
+        ivec2 size = textureSize(depth_texture, 0);
+        int diagonal = 0;
+        for (int i = 0; i < 4; ++i) {
+            ivec2 at = pixel + ivec2(i < 2 ? -1 : 1, (i & 1) == 0 ? -1 : 1);
+            if (any(lessThan(at, ivec2(0))) || any(greaterThanEqual(at, size))) continue;
+            float corner = texelFetch(depth_texture, at, 0).r;
+            diagonal += int((floatBitsToUint(corner) & 3u) == 2u
+                            && abs(corner - depth) <= layer_step);
+        }
+        if (glass_neighbours + diagonal >= 5) mark = 2u;
+    }
     vec3 wall = wall_normal(n, mark);
     if (wall != vec3(0.0)) {
         normal = vec4(wall, 2.0);

@@ -1,4 +1,6 @@
-#version 330 core
+// (No `#version`: the programs put `#version 330 core` first, and for the sphere_depth and
+// thickness passes `#define ANISOTROPIC 0` or `1`, a program each: llvmpipe runs both sides of
+// a branch on a uniform, and the sphere programs paid for the ellipsoids' code.)
 // Shared by the sphere_depth, thickness and particles passes: one point sprite per particle,
 // sized so that it covers the particle's sphere of radius `sprite_radius` in eye space, or with
 // `anisotropic` its ellipsoid (the `anisotropy` stage's records, scaled by `sprite_radius` /
@@ -13,7 +15,11 @@ uniform mat4 view;
 uniform mat4 projection;
 uniform float sprite_radius;   // m
 uniform float viewport_height; // px
-uniform int anisotropic;       // 1: draw the ellipsoids
+#ifdef ANISOTROPIC
+const int anisotropic = ANISOTROPIC;
+#else
+uniform int anisotropic;       // 1: draw the ellipsoids (the `particles` view)
+#endif
 uniform float axis_scale;      // sprite_radius / particle radius
 // The near walls, read by `sphere_depth` alone (the other passes' fragment shaders take none of
 // `wall`, so the linker drops them): `normals.frag`'s planes, a column each, the first

@@ -36,6 +36,9 @@ uniform int bias_correction;   // narrow-range: 1 drops a sample's mirror image 
 // this many spread over it, one texel apart near the centre and further apart outwards, so the
 // kernel keeps that world-space width at any resolution or zoom for the same cost.
 const int MAX_TAPS = 12;
+// The taps within this many texels of the centre give the line fit's local slope (below), and
+// the first tap always (a wide kernel's is further out).
+const float NEAR = 3.0;
 
 out float smoothed_depth; // m, with the centre's mark of the glass (`narrow_range.glsl`)
 
@@ -73,6 +76,9 @@ void main() {
     vec3 one_sided = vec3(0.0);
     vec2 one_sided_depth = vec2(0.0);
     vec2 kept_range = vec2(center);
+    // The steepest slope per texel from the centre to a sample kept within NEAR texels of it:
+    // how far the fit's value may step beyond that range.
+    float near_slope = 0.0;
     for (int i = 1; i <= MAX_TAPS; ++i) {
         if (i > taps) break;
         float at = float(i) + spread * float(i * i);
@@ -109,8 +115,14 @@ void main() {
                 one_sided_depth += weight * vec2(side_depth, at_side * side_depth);
                 kept_range = vec2(min(kept_range.x, center + side_depth),
                                   max(kept_range.y, center + side_depth));
+                if (i == 1 || offset <= NEAR) {
+                    near_slope = max(near_slope, abs(side_depth) / offset);
+                }
             }
             kept = bvec2(false);
+        }
+        if ((i == 1 || offset <= NEAR) && all(kept)) {
+            near_slope = max(near_slope, max(abs(about.x), abs(about.y)) / offset);
         }
         weights *= vec2(kept);
         weight_sum += weights.x + weights.y;
@@ -128,8 +140,11 @@ void main() {
         // where the samples on one side only would slide the centre along the slope. The
         // determinant w · Σ w o² − (Σ w o)² is at least Σ w o² > 0 (Cauchy–Schwarz over the
         // samples, the centre's weight 1 at o = 0). On a curve the line's value at the centre
-        // can lie outside every sample (a flat run beside the centre, then a rise: below all
-        // of them); it is held within the range of the centre and the samples kept.
+        // can lie outside every sample (a flat run beside the centre, then a rise: −0.167 of
+        // the rise, nearer than all of them). It is held within the range of the centre and
+        // the samples kept, widened by a texel of the steepest slope from the centre to a
+        // sample within NEAR texels (the line's own slope there still let it overshoot by
+        // −0.069 of the rise; the range alone undid the fit: docs/render-notes.md).
         float w = weight_sum + one_sided.x;
         float wo = one_sided.y;
         float woo = moment.x + one_sided.z;
@@ -137,8 +152,7 @@ void main() {
         float wod = moment.y + one_sided_depth.y;
         float determinant = w * woo - wo * wo;
         float fitted = center + (wd * woo - wo * wod) / determinant;
-        float line_slope = abs(w * wod - wo * wd) / determinant;
-        smoothed = clamp(fitted, kept_range.x - line_slope, kept_range.y + line_slope);
+        smoothed = clamp(fitted, kept_range.x - near_slope, kept_range.y + near_slope);
     }
     smoothed_depth = narrow_range_pack(smoothed, mark);
 }

@@ -1,4 +1,3 @@
-#version 330 core
 // sphere_depth: the nearest sphere surface per pixel. Writes the true eye-space depth of the
 // sphere (not of the sprite's plane) to gl_FragDepth, so the depth test keeps the nearest surface,
 // and the positive eye distance along -z to the colour target for the later passes. With
@@ -17,7 +16,7 @@ in vec3 eye_center;
 
 uniform mat4 projection;
 uniform float sprite_radius;
-uniform int anisotropic;
+const int anisotropic = ANISOTROPIC; // a program each (`particle_sprite.vert`)
 // The near walls (`particle_sprite.vert`'s; none in the sun's view), and their band.
 flat in vec4 wall[3];
 uniform float wall_distance;

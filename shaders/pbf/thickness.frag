@@ -1,4 +1,3 @@
-#version 330 core
 // thickness: every sprite adds the length of the view ray inside its sphere (additive blending,
 // float target), scaled to the particle's volume m/ρ₀, so particles at rest density sum to the
 // fluid's thickness in metres. With `anisotropic`, the ray's length inside the particle's
@@ -7,7 +6,7 @@ in vec3 eye_center;
 
 uniform float sprite_radius;
 uniform float volume_scale; // particle volume m/ρ₀ / sprite sphere volume
-uniform int anisotropic;
+const int anisotropic = ANISOTROPIC; // a program each (`particle_sprite.vert`)
 
 out float thickness;
 

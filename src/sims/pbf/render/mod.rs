@@ -41,6 +41,8 @@
 mod filter;
 mod foam;
 mod light;
+#[cfg(test)]
+mod normals_tests;
 mod particles;
 pub mod scene_mesh;
 mod settings;
@@ -152,8 +154,9 @@ pub enum Buffer {
 /// The fluid passes' programs, each with its uniforms located.
 struct Programs {
     scene: SceneProgram,
-    sphere_depth: SphereDepthProgram,
-    thickness: ThicknessProgram,
+    /// For spheres and for ellipsoids (`FrameSetup::anisotropic` indexes them).
+    sphere_depth: [SphereDepthProgram; 2],
+    thickness: [ThicknessProgram; 2],
     particles: ParticlesProgram,
     smooth_depth: SmoothDepthProgram,
     smooth_depth_2d: SmoothDepth2dProgram,
@@ -169,8 +172,14 @@ impl Programs {
     fn new(gl: &glow::Context) -> Result<Programs> {
         Ok(Programs {
             scene: SceneProgram::new(gl)?,
-            sphere_depth: SphereDepthProgram::new(gl)?,
-            thickness: ThicknessProgram::new(gl)?,
+            sphere_depth: [
+                SphereDepthProgram::new(gl, false)?,
+                SphereDepthProgram::new(gl, true)?,
+            ],
+            thickness: [
+                ThicknessProgram::new(gl, false)?,
+                ThicknessProgram::new(gl, true)?,
+            ],
             particles: ParticlesProgram::new(gl)?,
             smooth_depth: SmoothDepthProgram::new(gl)?,
             smooth_depth_2d: SmoothDepth2dProgram::new(gl)?,
@@ -184,10 +193,12 @@ impl Programs {
     }
 
     fn delete(&self, gl: &glow::Context) {
-        let programs: [&Program; 12] = [
+        let programs: [&Program; 14] = [
             &self.scene.program,
-            &self.sphere_depth.program,
-            &self.thickness.program,
+            &self.sphere_depth[0].program,
+            &self.sphere_depth[1].program,
+            &self.thickness[0].program,
+            &self.thickness[1].program,
             &self.particles.program,
             &self.smooth_depth.program,
             &self.smooth_depth_2d.program,

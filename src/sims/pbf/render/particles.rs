@@ -4,7 +4,7 @@
 
 use super::{FrameSetup, RenderSettings, Renderer, View};
 use crate::gfx::check_gl;
-use crate::gfx::program::{shader, Program, Uniform};
+use crate::gfx::program::{Program, ShaderSource, Uniform};
 use crate::gfx::skybox;
 use crate::sims::pbf::{RenderScalar, Solver};
 use anyhow::{anyhow, Result};
@@ -114,18 +114,28 @@ pub(super) struct SpriteUniforms {
     projection: Uniform,
     sprite_radius: Uniform,
     viewport_height: Uniform,
-    anisotropic: Uniform,
+    /// The `anisotropic` uniform: only the `particles` program has one (the sprite passes
+    /// define `ANISOTROPIC`, a program each).
+    anisotropic: Option<Uniform>,
     axis_scale: Uniform,
 }
 
 impl SpriteUniforms {
-    pub(super) fn locate(gl: &glow::Context, program: &Program) -> Result<SpriteUniforms> {
+    /// The uniforms of `program`; `uniform_anisotropic`: it reads the `anisotropic` uniform
+    /// (built without `ANISOTROPIC`).
+    pub(super) fn locate(
+        gl: &glow::Context,
+        program: &Program,
+        uniform_anisotropic: bool,
+    ) -> Result<SpriteUniforms> {
         Ok(SpriteUniforms {
             view: program.uniform(gl, "view")?,
             projection: program.uniform(gl, "projection")?,
             sprite_radius: program.uniform(gl, "sprite_radius")?,
             viewport_height: program.uniform(gl, "viewport_height")?,
-            anisotropic: program.uniform(gl, "anisotropic")?,
+            anisotropic: uniform_anisotropic
+                .then(|| program.uniform(gl, "anisotropic"))
+                .transpose()?,
             axis_scale: program.uniform(gl, "axis_scale")?,
         })
     }
@@ -133,8 +143,9 @@ impl SpriteUniforms {
     /// Sets the uniforms for `frame`, drawing the ellipsoids when it is anisotropic and
     /// `ellipsoids` (the debug views draw spheres).
     pub(super) fn set(&self, gl: &glow::Context, frame: &FrameSetup, ellipsoids: bool) {
-        self.anisotropic
-            .set(gl, i32::from(ellipsoids && frame.anisotropic));
+        if let Some(anisotropic) = &self.anisotropic {
+            anisotropic.set(gl, i32::from(ellipsoids && frame.anisotropic));
+        }
         self.axis_scale.set(gl, frame.axis_scale);
         self.view.set(gl, frame.view);
         self.projection.set(gl, frame.projection);
@@ -156,14 +167,26 @@ impl ParticlesProgram {
     pub(super) fn new(gl: &glow::Context) -> Result<ParticlesProgram> {
         let program = Program::new(
             gl,
-            &shader!(
-                "particles",
-                "pbf/particle_sprite.vert",
-                "pbf/particles.frag"
-            ),
+            &ShaderSource {
+                name: "particles",
+                // `particle_sprite.vert` has no `#version` (the sprite passes put a define
+                // after it); without `ANISOTROPIC` it reads the `anisotropic` uniform.
+                vertex: concat!(
+                    "#version 330 core\n",
+                    include_str!(concat!(
+                        env!("CARGO_MANIFEST_DIR"),
+                        "/shaders/pbf/particle_sprite.vert"
+                    )),
+                ),
+                geometry: None,
+                fragment: include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/shaders/pbf/particles.frag"
+                )),
+            },
         )?;
         Ok(ParticlesProgram {
-            sprite: SpriteUniforms::locate(gl, &program)?,
+            sprite: SpriteUniforms::locate(gl, &program, true)?,
             scalar_low: program.uniform(gl, "scalar_low")?,
             scalar_high: program.uniform(gl, "scalar_high")?,
             light_direction: program.uniform(gl, "light_direction")?,
