@@ -144,25 +144,21 @@ void main() {
     // between flattened splats on it), not free surface: on the glass too. (A seam two
     // pixels wide has two of four: the eight count takes it, the top's first row above a
     // straight crease has three of eight.)
-    // The diagonals are read only where they can decide (one or two of the four on the
-    // glass), and not beyond the screen's border (clamped, they would count the side
-    // neighbours again).
+    // The diagonals are fetched without a branch (llvmpipe runs both sides of one, and a
+    // branch around them measured slower), and one beyond the screen's border is not
+    // counted (clamped, it would count a side neighbour again).
     uint mark = floatBitsToUint(depth) & 3u;
-    if (mark == 1u && glass_neighbours >= 3) {
-        mark = 2u;
-    } else if (mark == 1u && glass_neighbours >= 1) {
-        ivec2 pixel = ivec2(gl_FragCoord.xy);
-        ivec2 size = textureSize(depth_texture, 0);
-        int diagonal = 0;
-        for (int i = 0; i < 4; ++i) {
-            ivec2 at = pixel + ivec2(i < 2 ? -1 : 1, (i & 1) == 0 ? -1 : 1);
-            if (any(lessThan(at, ivec2(0))) || any(greaterThanEqual(at, size))) continue;
-            float corner = texelFetch(depth_texture, at, 0).r;
-            diagonal += int((floatBitsToUint(corner) & 3u) == 2u
-                            && abs(corner - depth) <= layer_step);
-        }
-        if (glass_neighbours + diagonal >= 5) mark = 2u;
+    ivec2 pixel = ivec2(gl_FragCoord.xy);
+    ivec2 last = textureSize(depth_texture, 0) - 1;
+    int diagonal = 0;
+    for (int i = 0; i < 4; ++i) {
+        ivec2 at = pixel + ivec2(i < 2 ? -1 : 1, (i & 1) == 0 ? -1 : 1);
+        ivec2 inside = clamp(at, ivec2(0), last);
+        float corner = texelFetch(depth_texture, inside, 0).r;
+        diagonal += int(at == inside && (floatBitsToUint(corner) & 3u) == 2u
+                        && abs(corner - depth) <= layer_step);
     }
+    if (mark == 1u && (glass_neighbours >= 3 || glass_neighbours + diagonal >= 5)) mark = 2u;
     vec3 wall = wall_normal(n, mark);
     if (wall != vec3(0.0)) {
         normal = vec4(wall, 2.0);
