@@ -271,6 +271,14 @@ impl CudaParticles {
         self.totals.count
     }
 
+    /// The body's springs on the GPU (0 for the fountain).
+    pub fn spring_count(&self) -> usize {
+        match &self.buffers {
+            Buffers::Body(b) => b.spring_count,
+            _ => 0,
+        }
+    }
+
     /// Replaces the fountain's state on the GPU with `f`'s (particles and basin), first making
     /// the buffers again where `f` no longer fits them ([`Room::fitting`]).
     pub fn upload_fountain(&mut self, f: &Fountain) -> Result<(), CudaError> {
