@@ -33,7 +33,7 @@ pub use flare::{
 };
 pub use mesh::{arrow_length, Vertex, ARROW_LONGEST, ARROW_SHORTEST, NO_WIND};
 pub use nodes::Point;
-pub use settings::{panel, views, RenderSettings, BODY_VIEWS, FOUNTAIN_VIEWS};
+pub use settings::{panel, views, RenderSettings, BODY_VIEWS, DECADES, FOUNTAIN_VIEWS, RED_SPEEDS};
 pub use sky::{light, orientation, sky_color, Light, SUN_RADIUS};
 pub use sprites::{particle_color, particle_sprite, Blending};
 pub use surface::Skin;

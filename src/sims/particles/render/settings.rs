@@ -2,7 +2,7 @@
 //! the View menu, **P** and **T**), the lens flare, the droplets' size and stretch, the
 //! energy scale of a body's nodes and springs, and the panel's Rendering section.
 
-use crate::sims::particles::scene::Which;
+use crate::sims::particles::scene::{ParticlesScene, Which};
 use imgui::SliderFlags;
 
 /// The fountain's views (`--view`, the View menu), the first the default.
@@ -65,6 +65,16 @@ impl Default for RenderSettings {
 }
 
 impl RenderSettings {
+    /// The settings `scene` starts with: **P**'s scale from its body's `red_speed` and
+    /// `energy_decades`.
+    pub fn of(scene: &ParticlesScene) -> RenderSettings {
+        RenderSettings {
+            speed_scale: scene.body.red_speed,
+            energy_decades: scene.body.energy_decades,
+            ..RenderSettings::default()
+        }
+    }
+
     /// [`RenderSettings::speed_scale`] within [`RED_SPEEDS`] (a typed or set value past them
     /// draws as the nearest end).
     pub fn red_speed(&self) -> f32 {

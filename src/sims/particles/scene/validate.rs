@@ -4,6 +4,7 @@
 
 use super::{Orientation, ParticlesScene, Pins, Which};
 use crate::scene::Invalid;
+use crate::sims::particles::render::{DECADES, RED_SPEEDS};
 use crate::sims::pool::params::MAX_SUBSTEPS;
 use glam::Vec3;
 
@@ -270,6 +271,10 @@ impl ParticlesScene {
             "",
         )?;
         vector(&key("start"), b.start, 1e4, "m")?;
+        let [slow, fast] = RED_SPEEDS;
+        within(&key("red_speed"), b.red_speed, slow, fast, "m/s")?;
+        let [fewest, most] = DECADES;
+        within(&key("energy_decades"), b.energy_decades, fewest, most, "")?;
         if self.which == Which::Jelly && b.pins != Pins::None {
             return Err(Invalid::new(key("pins"), "the jelly is never pinned"));
         }
