@@ -1,8 +1,8 @@
 //! Live edits of a running particles scene (part of `sim.rs`): the scene's changes applied to
 //! the state before the next step (the panel, keys, tests), a restart, and the F1–F3 presets.
 
-use super::render;
 use super::body::Body;
+use super::render;
 use super::scene::{ParticlesScene, Which};
 use super::setup::{bounds_of, build, pin};
 use super::sim::{ParticlesSim, State};

@@ -332,6 +332,14 @@ fn bad_scene_input_is_named_by_file_line_and_key() {
             "test.toml:5: cloth: this is a fountain scene; its section is [fountain]",
         ),
         (
+            "kind = \"particles\"\nscene = \"jelly\"\n[jelly]\nred_speed = 0.0\n".into(),
+            "test.toml:4: jelly.red_speed: must be in [0.1, 20] m/s, got 0",
+        ),
+        (
+            "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nenergy_decades = 12.0\n".into(),
+            "test.toml:4: cloth.energy_decades: must be in [1, 10], got 12",
+        ),
+        (
             "kind = \"particles\"\nscene = \"cloth\"\ndt = 0.5\n".into(),
             "test.toml:3: dt: must be in (0, 0.1] s, got 0.5",
         ),

@@ -245,7 +245,10 @@ fn the_sloshing_jellys_nodes_spread_over_the_ramp() {
         }
     }
     // It falls 1.5 m: √(2·1.5/9.82) = 0.55 s, frame 33.
-    assert!(touched.is_some_and(|t| (30..40).contains(&t)), "{touched:?}");
+    assert!(
+        touched.is_some_and(|t| (30..40).contains(&t)),
+        "{touched:?}"
+    );
     for v in [&mut nodes, &mut springs] {
         v.sort_by(f32::total_cmp);
     }
