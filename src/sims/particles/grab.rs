@@ -325,10 +325,11 @@ mod tests {
         assert!(wind_for_head(base, base + Vec3::Y).is_none());
     }
 
-    /// The drag reaches every wind a file allows (before, its longest arrow meant 9.3 m/s of
-    /// the 100): the arrow's length and its inverse from no wind (0.6 m) to 100 m/s (2 m),
-    /// strictly growing, finest near no wind (0.30 m per m/s there; 100 m/s' neighbourhood
-    /// 0.003 m per m/s), and a head dragged anywhere along it gives back its wind.
+    /// The drag reaches every speed a wind component may have (before, its longest arrow
+    /// meant 9.3 m/s of the 100): the arrow's length and its inverse from no wind (0.6 m) to
+    /// 100 m/s (2 m), strictly growing, finest near no wind (0.30 m per m/s there; 100 m/s'
+    /// neighbourhood 0.003 m per m/s), and a head dragged anywhere along it gives back its
+    /// wind; a length that is not finite is no wind (NaN was 100 m/s).
     #[test]
     fn the_arrow_spans_every_wind_finely_near_none() {
         use crate::sims::particles::render::ARROW_FASTEST;
@@ -339,6 +340,9 @@ mod tests {
         assert_eq!(arrow_length(2.0 * MAX_WIND), ARROW_LONGEST);
         assert_eq!(arrow_speed(ARROW_SHORTEST), 0.0);
         assert!((arrow_speed(ARROW_LONGEST) - MAX_WIND).abs() < 1e-3);
+        for length in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            assert_eq!(arrow_speed(length), 0.0, "{length}");
+        }
         let mut before = (arrow_length(0.0), 0.0);
         for k in 1..=10_000 {
             let speed = MAX_WIND * k as f32 / 10_000.0;
