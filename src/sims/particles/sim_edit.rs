@@ -45,7 +45,9 @@ impl ParticlesSim {
             || nb.size != ob.size
             || nb.start != ob.start
             || nb.orientation != ob.orientation;
-        let kinds = nb.stiffnesses().map(|k| k > 0.0) != ob.stiffnesses().map(|k| k > 0.0);
+        // A fountain has no springs: its body's kinds change nothing (no new solver).
+        let kinds = new.which != Which::Fountain
+            && nb.stiffnesses().map(|k| k > 0.0) != ob.stiffnesses().map(|k| k > 0.0);
         let (nf, of) = (new.fountain, old.fountain);
         let basin = nf.basin != of.basin || nf.surface_nodes != of.surface_nodes;
         if shape {

@@ -377,12 +377,15 @@ impl CudaParticles {
     }
 
     /// Replaces the body's state on the GPU with `b`'s (positions, previous, velocities,
-    /// forces, pins, stiffness). Its shape must be the solver's.
+    /// forces, pins, stiffness). Its shape (nodes, triangles, springs) must be the solver's.
     pub fn upload_body(&mut self, body: &Body) -> Result<(), CudaError> {
         let Buffers::Body(b) = &mut self.buffers else {
             return Err(CudaError::Setting("not a body solver".into()));
         };
-        if body.len() != b.nodes || body.triangles.len() != b.triangles_count {
+        if body.len() != b.nodes
+            || body.triangles.len() != b.triangles_count
+            || body.springs.len() != b.spring_count
+        {
             return Err(CudaError::Setting(
                 "the body's shape is not the solver's".into(),
             ));
