@@ -35,7 +35,7 @@ pub use mesh::{
     arrow_length, arrow_speed, Vertex, ARROW_FASTEST, ARROW_LONGEST, ARROW_SHORTEST, NO_WIND,
 };
 pub use nodes::Point;
-pub use settings::{panel, views, RenderSettings, BODY_VIEWS, DECADES, FOUNTAIN_VIEWS, RED_SPEEDS};
+pub use settings::{panel, views, RenderSettings, BODY_VIEWS, FOUNTAIN_VIEWS};
 pub use sky::{light, orientation, sky_color, Light, SUN_RADIUS};
 pub use sprites::{particle_color, particle_sprite, Blending};
 pub use surface::Skin;

@@ -4,7 +4,6 @@
 
 use super::{Orientation, ParticlesScene, Pins, Which};
 use crate::scene::Invalid;
-use crate::sims::particles::render::{DECADES, RED_SPEEDS};
 use crate::sims::pool::params::MAX_SUBSTEPS;
 use glam::Vec3;
 
@@ -27,6 +26,12 @@ pub const MAX_ITERATIONS: u32 = 1000;
 /// Largest wind component (`world.wind`), m/s: past the strongest measured gusts (about
 /// 110 m/s); the panel's wind spans it.
 pub const MAX_WIND: f32 = 100.0;
+/// The red speed's range (`red_speed`, **P**'s panel slider), m/s: at 0 a resting node's
+/// energy would be 0/0 on the scale.
+pub const RED_SPEEDS: [f32; 2] = [0.1, 20.0];
+/// The decades' range (`energy_decades`, **P**'s panel slider): at 0 every level would be ±∞
+/// (0/0 at red), below it the ramp turned over.
+pub const DECADES: [f32; 2] = [1.0, 10.0];
 /// Largest gravity component (`world.gravity`), m/s²: ten times the Earth's (Jupiter 25);
 /// the panel's gravity spans it.
 pub const MAX_GRAVITY: f32 = 100.0;
