@@ -9,7 +9,7 @@
 //! of the arrow and a node is nearer the camera under the pointer is grabbed.
 
 use super::body::Body;
-use super::render::{arrow_length, ARROW_LONGEST, ARROW_SHORTEST, NO_WIND};
+use super::render::{arrow_length, arrow_speed, ARROW_LONGEST, ARROW_SHORTEST, NO_WIND};
 use super::scene::{Orientation, ParticlesScene, Which};
 use crate::gfx::camera::Camera;
 use glam::{Mat4, Vec3};
@@ -113,9 +113,7 @@ pub fn wind_for_head(base: Vec3, head: Vec3) -> Option<Vec3> {
     let distance = offset.length();
     (distance > 1e-4).then(|| {
         let length = (distance / HEAD_AT).clamp(ARROW_SHORTEST, ARROW_LONGEST);
-        let speed =
-            ((length - ARROW_SHORTEST) / (arrow_length(1.0) - ARROW_SHORTEST)).max(SLOWEST_DRAGGED);
-        offset / distance * speed
+        offset / distance * arrow_speed(length).max(SLOWEST_DRAGGED)
     })
 }
 
@@ -325,6 +323,47 @@ mod tests {
         let far = wind_for_head(base, base + Vec3::new(50.0, 0.0, 0.0)).unwrap();
         assert!((arrow_length(far.length()) - ARROW_LONGEST).abs() < 1e-4);
         assert!(wind_for_head(base, base + Vec3::Y).is_none());
+    }
+
+    /// The drag reaches every speed a wind component may have (before, its longest arrow
+    /// meant 9.3 m/s of the 100): the arrow's length and its inverse from no wind (0.6 m) to
+    /// 100 m/s (2 m), strictly growing, finest near no wind (0.30 m per m/s there; 100 m/s'
+    /// neighbourhood 0.003 m per m/s), and a head dragged anywhere along it gives back its
+    /// wind; a length that is not finite is no wind (NaN was 100 m/s).
+    #[test]
+    fn the_arrow_spans_every_wind_finely_near_none() {
+        use crate::sims::particles::render::ARROW_FASTEST;
+        use crate::sims::particles::scene::MAX_WIND;
+        assert_eq!(ARROW_FASTEST, MAX_WIND);
+        assert_eq!(arrow_length(0.0), ARROW_SHORTEST);
+        assert!((arrow_length(MAX_WIND) - ARROW_LONGEST).abs() < 1e-6);
+        assert_eq!(arrow_length(2.0 * MAX_WIND), ARROW_LONGEST);
+        assert_eq!(arrow_speed(ARROW_SHORTEST), 0.0);
+        assert!((arrow_speed(ARROW_LONGEST) - MAX_WIND).abs() < 1e-3);
+        for length in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            assert_eq!(arrow_speed(length), 0.0, "{length}");
+        }
+        let mut before = (arrow_length(0.0), 0.0);
+        for k in 1..=10_000 {
+            let speed = MAX_WIND * k as f32 / 10_000.0;
+            let length = arrow_length(speed);
+            assert!(length > before.0, "{speed} m/s: {length} m");
+            assert!(
+                (arrow_speed(length) - speed).abs() <= 1e-4 * speed.max(1.0),
+                "{speed} m/s back as {}",
+                arrow_speed(length)
+            );
+            before = (length, speed);
+        }
+        // Fine near none: 1 cm of arrow is 0.033 m/s there, 3.3 m/s at the top.
+        let near = (arrow_length(0.1) - arrow_length(0.0)) / 0.1;
+        let top = (arrow_length(MAX_WIND) - arrow_length(MAX_WIND - 1.0)) / 1.0;
+        assert!(near > 0.25 && near < 0.31, "{near} m per m/s");
+        assert!(top < 0.004, "{top} m per m/s");
+        // A head dragged to the longest arrow sets the fastest wind.
+        let base = Vec3::new(0.5, 2.0, -0.3);
+        let far = wind_for_head(base, base + Vec3::new(HEAD_AT * ARROW_LONGEST, 0.0, 0.0));
+        assert!((far.unwrap().length() - MAX_WIND).abs() < 1e-2, "{far:?}");
     }
 
     #[test]

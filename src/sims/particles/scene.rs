@@ -12,8 +12,8 @@ use serde::Deserialize;
 mod validate;
 
 pub use validate::{
-    MAX_BODY_SUBSTEPS, MAX_CLOTH_N, MAX_DT, MAX_FOUNTAIN_PARTICLES, MAX_GRAVITY, MAX_ITERATIONS,
-    MAX_JELLY_N, MAX_RATE, MAX_STIFFNESS, MAX_WIND,
+    DECADES, MAX_BODY_SUBSTEPS, MAX_CLOTH_N, MAX_DT, MAX_FOUNTAIN_PARTICLES, MAX_GRAVITY,
+    MAX_ITERATIONS, MAX_JELLY_N, MAX_RATE, MAX_STIFFNESS, MAX_WIND, RED_SPEEDS,
 };
 
 /// The three scenes of the family.
@@ -117,6 +117,11 @@ pub struct BodyParams {
     pub orientation: Orientation,
     /// The cloth's first node (top-left corner), the jelly's lowest corner, m.
     pub start: [f32; 3],
+    /// **P**'s scale as the body starts (the panel's "red: ½mv² at (m/s)"): a node this fast
+    /// is drawn red, m/s.
+    pub red_speed: f32,
+    /// **P**'s scale as the body starts (the panel's "decades to blue").
+    pub energy_decades: f32,
 }
 
 impl BodyParams {
@@ -137,10 +142,15 @@ impl BodyParams {
             pins: Pins::Corners,
             orientation: Orientation::Hanging,
             start: [-1.0, 3.0, 0.0],
+            red_speed: 3.0,
+            energy_decades: 5.0,
         }
     }
 
-    /// The jelly: 8³ nodes over 1 m, 2 kg, 40 N/m, dropped from 1.5 m.
+    /// The jelly: 8³ nodes over 1 m, 2 kg, 40 N/m, dropped from 1.5 m; **P** red at the speed
+    /// it lands at, √(2·9.82·1.5) = 5.4 m/s, blue-grey at 1 % of it (4 decades of ½mv²: its
+    /// sloshing nodes, 0.1–4 m/s, spread over the ramp; at the cloth's 3 m/s and 5 decades
+    /// 79 % of them drew in its top third).
     pub fn jelly() -> BodyParams {
         BodyParams {
             n: 8,
@@ -156,6 +166,8 @@ impl BodyParams {
             pins: Pins::None,
             orientation: Orientation::Hanging,
             start: [-0.5, 1.5, -0.5],
+            red_speed: 5.4,
+            energy_decades: 4.0,
         }
     }
 
@@ -257,6 +269,8 @@ struct BodyFile {
     pins: Option<Pins>,
     orientation: Option<Orientation>,
     start: Option<[f32; 3]>,
+    red_speed: Option<f32>,
+    energy_decades: Option<f32>,
 }
 
 impl BodyFile {
@@ -275,6 +289,8 @@ impl BodyFile {
             pins: self.pins.unwrap_or(base.pins),
             orientation: self.orientation.unwrap_or(base.orientation),
             start: self.start.unwrap_or(base.start),
+            red_speed: self.red_speed.unwrap_or(base.red_speed),
+            energy_decades: self.energy_decades.unwrap_or(base.energy_decades),
         }
     }
 }

@@ -101,6 +101,7 @@ impl ParticlesSim {
             Which::Fountain => FOUNTAIN_STAGES.len(),
             _ => BODY_STAGES.len(),
         };
+        let render = RenderSettings::of(&scene);
         ParticlesSim {
             state: build(&scene),
             camera: Camera::oriented_framing(&bounds_of(&scene), render::orientation(scene.which)),
@@ -116,7 +117,7 @@ impl ParticlesSim {
                 seconds: vec![0.0; stages],
                 enabled: true,
             },
-            render: RenderSettings::default(),
+            render,
             renderer: None,
             cuda: None,
             backend_note: "cpu".into(),

@@ -1,6 +1,7 @@
 //! Live edits of a running particles scene (part of `sim.rs`): the scene's changes applied to
 //! the state before the next step (the panel, keys, tests), a restart, and the F1–F3 presets.
 
+use super::body::Body;
 use super::render;
 use super::scene::{ParticlesScene, Which};
 use super::setup::{bounds_of, build, pin};
@@ -14,11 +15,12 @@ impl ParticlesSim {
     /// Applies edits of `scene` (panel, keys, tests) to the state before the next step: an
     /// explicit integrator's substeps are raised to what the springs need to stay stable; an
     /// invalid edit is undone and returned as an error. A changed shape (scene, n, size, start,
-    /// orientation, a spring kind's stiffness from or to 0, which adds or leaves out those
-    /// springs) or basin grid starts that part again; stiffness, masses, pins and every other
-    /// constant apply to the running state. On CUDA the edited state is uploaded before
-    /// the next step, into buffers made again where it outgrew them (`cuda::Room`: the basin's
-    /// nodes, max particles raised); a body's new shape gets a new solver (`rebuild`).
+    /// orientation) or basin grid starts that part again; a spring kind's stiffness from or to
+    /// 0 adds or leaves out those springs with the nodes' motion, pins and grab kept
+    /// ([`respring`]); stiffness, masses, pins and every other constant apply to the running
+    /// state. On CUDA the edited state is uploaded before the next step, into buffers made
+    /// again where it outgrew them (`cuda::Room`: the basin's nodes, max particles raised); a
+    /// body's new shape or springs get a new solver, made from the host's state.
     pub fn sync(&mut self) -> Result<()> {
         if self.scene == self.applied {
             return Ok(());
@@ -42,8 +44,10 @@ impl ParticlesSim {
             || nb.n != ob.n
             || nb.size != ob.size
             || nb.start != ob.start
-            || nb.orientation != ob.orientation
-            || nb.stiffnesses().map(|k| k > 0.0) != ob.stiffnesses().map(|k| k > 0.0);
+            || nb.orientation != ob.orientation;
+        // A fountain has no springs: its body's kinds change nothing (no new solver).
+        let kinds = new.which != Which::Fountain
+            && nb.stiffnesses().map(|k| k > 0.0) != ob.stiffnesses().map(|k| k > 0.0);
         let (nf, of) = (new.fountain, old.fountain);
         let basin = nf.basin != of.basin || nf.surface_nodes != of.surface_nodes;
         if shape {
@@ -59,6 +63,9 @@ impl ParticlesSim {
                 }
             }
             State::Body(body) => {
+                if kinds {
+                    respring(body, &self.scene);
+                }
                 body.mass = node_mass;
                 body.set_stiffness(nb.stiffnesses());
                 if nb.pins != ob.pins {
@@ -71,6 +78,9 @@ impl ParticlesSim {
             }
         }
         self.applied = self.scene.clone();
+        if kinds {
+            self.restart_device_or_cpu();
+        }
         Ok(())
     }
 
@@ -88,13 +98,19 @@ impl ParticlesSim {
         };
         self.watch.seconds = vec![0.0; stages];
         self.applied = self.scene.clone();
+        self.restart_device_or_cpu();
+    }
+
+    /// A new CUDA solver for the state (its shape or springs changed), or the CPU with a note
+    /// when it cannot start.
+    fn restart_device_or_cpu(&mut self) {
         if let Err(error) = self.restart_device() {
             self.note = Some(format!("{error:#}; running on the CPU"));
             self.backend_note = "cpu (the CUDA solver could not restart)".into();
         }
     }
 
-    /// Switches to the preset of scene `which` (F1–F3).
+    /// Switches to the preset of scene `which` (F1–F3), with its **P** scale.
     pub fn switch(&mut self, which: Which) -> Result<()> {
         let source = Source::load(which.name())?;
         self.scene = ParticlesScene::from_source(&source)
@@ -102,8 +118,26 @@ impl ParticlesSim {
         if render::views(which) != render::views(self.applied.which) {
             self.render.view = 0;
         }
+        let b = &self.scene.body;
+        (self.render.speed_scale, self.render.energy_decades) = (b.red_speed, b.energy_decades);
         self.rebuild();
         self.camera = Camera::oriented_framing(&bounds_of(&self.scene), render::orientation(which));
         Ok(())
     }
+}
+
+/// `body` with the springs `scene` asks for (a spring kind switched on or off live): the body
+/// built again, its nodes' positions, previous positions, velocities, forces and pins (the
+/// grabber's included) carried over, so that the motion goes on and only the springs change.
+fn respring(body: &mut Body, scene: &ParticlesScene) {
+    let State::Body(mut fresh) = build(scene) else {
+        unreachable!("a cloth or jelly scene builds a body")
+    };
+    debug_assert_eq!(fresh.len(), body.len(), "the same nodes");
+    fresh.position = std::mem::take(&mut body.position);
+    fresh.previous = std::mem::take(&mut body.previous);
+    fresh.velocity = std::mem::take(&mut body.velocity);
+    fresh.force = std::mem::take(&mut body.force);
+    fresh.pinned = std::mem::take(&mut body.pinned);
+    *body = fresh;
 }

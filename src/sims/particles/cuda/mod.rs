@@ -271,6 +271,14 @@ impl CudaParticles {
         self.totals.count
     }
 
+    /// The body's springs on the GPU (0 for the fountain).
+    pub fn spring_count(&self) -> usize {
+        match &self.buffers {
+            Buffers::Body(b) => b.spring_count,
+            _ => 0,
+        }
+    }
+
     /// Replaces the fountain's state on the GPU with `f`'s (particles and basin), first making
     /// the buffers again where `f` no longer fits them ([`Room::fitting`]).
     pub fn upload_fountain(&mut self, f: &Fountain) -> Result<(), CudaError> {
@@ -369,12 +377,15 @@ impl CudaParticles {
     }
 
     /// Replaces the body's state on the GPU with `b`'s (positions, previous, velocities,
-    /// forces, pins, stiffness). Its shape must be the solver's.
+    /// forces, pins, stiffness). Its shape (nodes, triangles, springs) must be the solver's.
     pub fn upload_body(&mut self, body: &Body) -> Result<(), CudaError> {
         let Buffers::Body(b) = &mut self.buffers else {
             return Err(CudaError::Setting("not a body solver".into()));
         };
-        if body.len() != b.nodes || body.triangles.len() != b.triangles_count {
+        if body.len() != b.nodes
+            || body.triangles.len() != b.triangles_count
+            || body.springs.len() != b.spring_count
+        {
             return Err(CudaError::Setting(
                 "the body's shape is not the solver's".into(),
             ));

@@ -181,9 +181,33 @@ pub const ARROW_SHORTEST: f32 = 0.6;
 /// Its longest, m.
 pub const ARROW_LONGEST: f32 = 2.0;
 
-/// The wind arrow's length for a wind of `speed` (m/s): 0.6 m and 0.15 m per m/s, at most 2 m.
+/// The wind whose arrow is the longest, m/s: a wind component's bound in a file and on the
+/// panel (`scene::validate::MAX_WIND`), so a drag of the arrow reaches every speed along an
+/// axis; a file's faster diagonal wind (up to 141 m/s horizontal) is drawn at the longest
+/// arrow, and a drag of its head sets 100 m/s at most.
+pub const ARROW_FASTEST: f32 = 100.0;
+/// The speed scale of [`arrow_length`]'s logarithm, m/s: below it the length grows about
+/// linearly (0.30 m per m/s, twice the old linear arrow's 0.15), above it by a constant step a
+/// doubling.
+const ARROW_KNEE: f32 = 1.0;
+
+/// The wind arrow's length for a wind of `speed` (m/s): logarithmic, 0.6 m at no wind to 2 m
+/// at [`ARROW_FASTEST`] and beyond, ln(1 + v/1 m/s)/ln(101) of the way (3 m/s: 1.02 m, where
+/// the old linear 0.6 m + 0.15 m per m/s gave 1.05 m; 10 m/s: 1.33 m).
 pub fn arrow_length(speed: f32) -> f32 {
-    (ARROW_SHORTEST + 0.15 * speed).min(ARROW_LONGEST)
+    let along = (speed.max(0.0) / ARROW_KNEE).ln_1p() / (ARROW_FASTEST / ARROW_KNEE).ln_1p();
+    ARROW_SHORTEST + (ARROW_LONGEST - ARROW_SHORTEST) * along.min(1.0)
+}
+
+/// The wind speed whose arrow is `length` long (m/s): [`arrow_length`]'s inverse, 0 at
+/// [`ARROW_SHORTEST`] or shorter, [`ARROW_FASTEST`] at [`ARROW_LONGEST`] or longer, 0 for a
+/// length that is not finite.
+pub fn arrow_speed(length: f32) -> f32 {
+    if !length.is_finite() {
+        return 0.0;
+    }
+    let along = ((length - ARROW_SHORTEST) / (ARROW_LONGEST - ARROW_SHORTEST)).clamp(0.0, 1.0);
+    (ARROW_KNEE * ((ARROW_FASTEST / ARROW_KNEE).ln_1p() * along).exp_m1()).min(ARROW_FASTEST)
 }
 
 /// The model matrix putting [`Shape::arrow`] at `base` along `wind`, its length growing with

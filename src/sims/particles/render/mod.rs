@@ -31,7 +31,9 @@ pub mod water;
 pub use flare::{
     blinding_opacity, element_center, element_fade, sun_on_screen, Element, BURSTS, HALOS,
 };
-pub use mesh::{arrow_length, Vertex, ARROW_LONGEST, ARROW_SHORTEST, NO_WIND};
+pub use mesh::{
+    arrow_length, arrow_speed, Vertex, ARROW_FASTEST, ARROW_LONGEST, ARROW_SHORTEST, NO_WIND,
+};
 pub use nodes::Point;
 pub use settings::{panel, views, RenderSettings, BODY_VIEWS, FOUNTAIN_VIEWS};
 pub use sky::{light, orientation, sky_color, Light, SUN_RADIUS};

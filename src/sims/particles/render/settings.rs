@@ -2,7 +2,7 @@
 //! the View menu, **P** and **T**), the lens flare, the droplets' size and stretch, the
 //! energy scale of a body's nodes and springs, and the panel's Rendering section.
 
-use crate::sims::particles::scene::Which;
+use crate::sims::particles::scene::{BodyParams, ParticlesScene, Which, DECADES, RED_SPEEDS};
 use imgui::SliderFlags;
 
 /// The fountain's views (`--view`, the View menu), the first the default.
@@ -44,27 +44,32 @@ pub struct RenderSettings {
     pub energy_decades: f32,
 }
 
-/// The red speed's range, m/s (the panel's slider): at 0 a resting node's energy would be
-/// 0/0 on the scale.
-pub const RED_SPEEDS: [f32; 2] = [0.1, 20.0];
-/// The decades' range (the panel's slider): at 0 every level would be ±∞ (0/0 at red), below
-/// it the ramp turned over.
-pub const DECADES: [f32; 2] = [1.0, 10.0];
-
 impl Default for RenderSettings {
+    /// **P**'s scale the cloth's (`BodyParams::cloth`).
     fn default() -> Self {
+        let cloth = BodyParams::cloth();
         RenderSettings {
             view: 0,
             flare: true,
             particle_size: 0.02,
             stretch: 0.05,
-            speed_scale: 3.0,
-            energy_decades: 5.0,
+            speed_scale: cloth.red_speed,
+            energy_decades: cloth.energy_decades,
         }
     }
 }
 
 impl RenderSettings {
+    /// The settings `scene` starts with: **P**'s scale from its body's `red_speed` and
+    /// `energy_decades`.
+    pub fn of(scene: &ParticlesScene) -> RenderSettings {
+        RenderSettings {
+            speed_scale: scene.body.red_speed,
+            energy_decades: scene.body.energy_decades,
+            ..RenderSettings::default()
+        }
+    }
+
     /// [`RenderSettings::speed_scale`] within [`RED_SPEEDS`] (a typed or set value past them
     /// draws as the nearest end).
     pub fn red_speed(&self) -> f32 {

@@ -26,6 +26,12 @@ pub const MAX_ITERATIONS: u32 = 1000;
 /// Largest wind component (`world.wind`), m/s: past the strongest measured gusts (about
 /// 110 m/s); the panel's wind spans it.
 pub const MAX_WIND: f32 = 100.0;
+/// The red speed's range (`red_speed`, **P**'s panel slider), m/s: at 0 a resting node's
+/// energy would be 0/0 on the scale.
+pub const RED_SPEEDS: [f32; 2] = [0.1, 20.0];
+/// The decades' range (`energy_decades`, **P**'s panel slider): at 0 every level would be ±∞
+/// (0/0 at red), below it the ramp turned over.
+pub const DECADES: [f32; 2] = [1.0, 10.0];
 /// Largest gravity component (`world.gravity`), m/s²: ten times the Earth's (Jupiter 25);
 /// the panel's gravity spans it.
 pub const MAX_GRAVITY: f32 = 100.0;
@@ -270,6 +276,10 @@ impl ParticlesScene {
             "",
         )?;
         vector(&key("start"), b.start, 1e4, "m")?;
+        let [slow, fast] = RED_SPEEDS;
+        within(&key("red_speed"), b.red_speed, slow, fast, "m/s")?;
+        let [fewest, most] = DECADES;
+        within(&key("energy_decades"), b.energy_decades, fewest, most, "")?;
         if self.which == Which::Jelly && b.pins != Pins::None {
             return Err(Invalid::new(key("pins"), "the jelly is never pinned"));
         }

@@ -124,40 +124,95 @@ fn live_edits_apply_before_the_next_step() {
     assert_eq!(body(&mut sim).len(), 25);
 }
 
-/// A spring kind's stiffness raised from 0 adds those springs (the cloth starts again), and
-/// lowered to 0 leaves them out: before, `sync` only set the stiffness of the springs there
-/// were, so a cloth built without bending springs got none from the panel's slider.
+/// A spring kind's stiffness raised from 0 adds those springs and lowered to 0 leaves them
+/// out (before, `sync` only set the stiffness of the springs there were, so a cloth built
+/// without bending springs got none from the panel's slider), and the cloth swinging in the
+/// wind goes on from where it is: every node's position, previous position and velocity kept
+/// to the bit, its pins and the node held by the grabber too (before, the edit built the body
+/// again at its start: the node at the free corner jumped back by tens of cm), under each
+/// integrator.
 #[test]
-fn a_spring_kind_switched_on_or_off_live_adds_or_drops_its_springs() {
-    let mut sim = ParticlesSim::with_scene(scene(
-        "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nn = 8\nsize = 1.0\nbend = 0.0\n",
-    ));
-    let count = |sim: &mut ParticlesSim, kind| {
-        let b = body(sim);
-        b.kinds.iter().filter(|&&k| k == kind).count()
-    };
-    sim.step().unwrap();
-    assert_eq!(count(&mut sim, SpringKind::Bend), 0);
-    sim.scene.body.bend = 0.3;
-    sim.step().unwrap();
-    // Two per node pair two apart along each axis: 2 · 8 · 6.
-    assert_eq!(count(&mut sim, SpringKind::Bend), 96);
-    let bend = 0.3 * sim.scene.body.stiffness;
-    let b = body(&mut sim);
-    let bending = b
-        .springs
-        .iter()
-        .zip(&b.kinds)
-        .filter(|(_, &k)| k == SpringKind::Bend);
-    assert!(bending
-        .clone()
-        .all(|(s, _)| s.stiffness == bend && (s.rest - 2.0 / 7.0).abs() < 1e-5));
-    sim.scene.body.shear = 0.0;
-    sim.step().unwrap();
-    assert_eq!(count(&mut sim, SpringKind::Shear), 0);
-    assert_eq!(count(&mut sim, SpringKind::Bend), 96);
-    // Structural: 2 · 8 · 7.
-    assert_eq!(count(&mut sim, SpringKind::Structural), 112);
+fn a_spring_kind_switched_on_or_off_live_keeps_the_motion_and_changes_only_the_springs() {
+    use crate::sims::particles::grab::Held;
+    for integrator in Integrator::ALL {
+        let mut sim = ParticlesSim::with_scene(scene(&format!(
+            "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nn = 8\nsize = 1.0\nbend = 0.0\n\
+             integrator = \"{}\"\n[world]\nwind = [0.0, 0.0, 6.0]\n",
+            integrator.name()
+        )));
+        let count = |sim: &mut ParticlesSim, kind| {
+            let b = body(sim);
+            b.kinds.iter().filter(|&&k| k == kind).count()
+        };
+        for _ in 0..20 {
+            sim.step().unwrap();
+        }
+        let start = ParticlesSim::with_scene(sim.scene.clone());
+        let State::Body(start) = &start.state else {
+            unreachable!()
+        };
+        // The cloth swings: its free bottom corner is far from where it started.
+        let corner = 8 * 8 - 1;
+        let moved = body(&mut sim).position[corner].distance(start.position[corner]);
+        assert!(moved > 0.1, "{integrator:?}: moved {moved} m");
+        assert!(body(&mut sim).velocity[corner].length() > 0.1);
+        // Hold a node as the grabber does: pinned while held.
+        let held = 8 * 4 + 3;
+        body(&mut sim).pinned[held] = true;
+        sim.grabber.held = Some(Held {
+            node: held,
+            was_pinned: false,
+            depth: 1.0,
+        });
+        let keep = |b: &Body| {
+            (
+                b.position.clone(),
+                b.previous.clone(),
+                b.velocity.clone(),
+                b.pinned.clone(),
+            )
+        };
+        assert_eq!(count(&mut sim, SpringKind::Bend), 0);
+        let before = keep(body(&mut sim));
+        sim.scene.body.bend = 0.3;
+        sim.sync().unwrap();
+        let after = keep(body(&mut sim));
+        let jump = |a: &[Vec3], b: &[Vec3]| {
+            a.iter()
+                .zip(b)
+                .map(|(p, q)| p.distance(*q))
+                .fold(0.0, f32::max)
+        };
+        assert!(
+            after == before,
+            "{integrator:?}: bend on moved a node by {} m, changed a velocity by {} m/s",
+            jump(&after.0, &before.0),
+            jump(&after.2, &before.2)
+        );
+        assert_eq!(sim.grabber.held.map(|h| h.node), Some(held));
+        // Two per node pair two apart along each axis: 2 · 8 · 6.
+        assert_eq!(count(&mut sim, SpringKind::Bend), 96);
+        let bend = 0.3 * sim.scene.body.stiffness;
+        let b = body(&mut sim);
+        let mut bending = b
+            .springs
+            .iter()
+            .zip(&b.kinds)
+            .filter(|(_, &k)| k == SpringKind::Bend);
+        assert!(bending.all(|(s, _)| s.stiffness == bend && (s.rest - 2.0 / 7.0).abs() < 1e-5));
+        sim.step().unwrap();
+        let before = keep(body(&mut sim));
+        sim.scene.body.shear = 0.0;
+        sim.sync().unwrap();
+        assert_eq!(keep(body(&mut sim)), before, "{integrator:?}: shear off");
+        assert_eq!(count(&mut sim, SpringKind::Shear), 0);
+        assert_eq!(count(&mut sim, SpringKind::Bend), 96);
+        // Structural: 2 · 8 · 7.
+        assert_eq!(count(&mut sim, SpringKind::Structural), 112);
+        sim.step().unwrap();
+        assert_eq!(body(&mut sim).position[held], before.0[held]);
+        assert!(body(&mut sim).position.iter().all(|p| p.is_finite()));
+    }
 }
 
 /// The fountain's live edits that outgrow a CUDA solver's buffers (`cuda::Room`, which
@@ -241,6 +296,30 @@ fn f_keys_switch_scenes() {
     assert_eq!(sim.scene.world.wind[0], 0.5);
 }
 
+/// **P**'s scale is per scene: a file starts from its own `red_speed` and `energy_decades`,
+/// F1–F3 set the preset's (the jelly red at 5.4 m/s over 4 decades, the cloth at 3 m/s over
+/// 5), and a restart keeps what the user set on the panel.
+#[test]
+fn p_scale_starts_from_the_scene_and_restart_keeps_the_users() {
+    use winit::keyboard::KeyCode;
+    let mut sim = ParticlesSim::with_scene(scene(
+        "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nn = 8\nred_speed = 7.5\n\
+         energy_decades = 6\n",
+    ));
+    let scale = |sim: &ParticlesSim| (sim.render.speed_scale, sim.render.energy_decades);
+    assert_eq!(scale(&sim), (7.5, 6.0));
+    sim.render.speed_scale = 10.0;
+    sim.restart().unwrap();
+    assert_eq!(scale(&sim), (10.0, 6.0));
+    assert!(sim.key(KeyCode::F3));
+    assert_eq!(scale(&sim), (5.4, 4.0));
+    sim.render.energy_decades = 2.5;
+    sim.restart().unwrap();
+    assert_eq!(scale(&sim), (5.4, 2.5));
+    assert!(sim.key(KeyCode::F2));
+    assert_eq!(scale(&sim), (3.0, 5.0));
+}
+
 /// Bad values are named by file, line and key, with the range.
 #[test]
 fn bad_scene_input_is_named_by_file_line_and_key() {
@@ -275,6 +354,14 @@ fn bad_scene_input_is_named_by_file_line_and_key() {
         (
             format!("{base}[cloth]\nn = 4\n"),
             "test.toml:5: cloth: this is a fountain scene; its section is [fountain]",
+        ),
+        (
+            "kind = \"particles\"\nscene = \"jelly\"\n[jelly]\nred_speed = 0.0\n".into(),
+            "test.toml:4: jelly.red_speed: must be in [0.1, 20] m/s, got 0",
+        ),
+        (
+            "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nenergy_decades = 12.0\n".into(),
+            "test.toml:4: cloth.energy_decades: must be in [1, 10], got 12",
         ),
         (
             "kind = \"particles\"\nscene = \"cloth\"\ndt = 0.5\n".into(),

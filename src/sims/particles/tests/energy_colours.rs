@@ -212,3 +212,59 @@ fn energy_settings_past_the_sliders_ends_draw_as_the_nearest_end() {
         assert_eq!(drawn, draw(nearest.0, nearest.1), "{typed:?}");
     }
 }
+
+/// The jelly preset sloshing on the floor (the 3 s after it first touches it, every third
+/// frame), drawn at the scale it starts with (`[jelly] red_speed`, `energy_decades`): its
+/// nodes, 0.1–4 m/s, spread over the ramp instead of reading orange. Per-node masses cancel
+/// in a node's level (E_red is a node's own ½m·v_red²), so it is the speeds against v_red:
+/// at the cloth's 3 m/s and 5 decades, 79 % of the node samples drew in the ramp's top third
+/// (median 0.80, 10th–90th percentile 0.57–0.98); at 5.4 m/s and 4 decades 40 % (median
+/// 0.62, 0.33–0.84), the springs' median at 0.26 (0.51 before: their energies are two
+/// decades below the nodes', so more spread for the nodes draws the springs cooler).
+#[test]
+fn the_sloshing_jellys_nodes_spread_over_the_ramp() {
+    use crate::scene::Source;
+    use crate::sims::particles::scene::ParticlesScene;
+    let source = Source::load("jelly").unwrap();
+    let mut sim = ParticlesSim::with_scene(ParticlesScene::from_source(&source).unwrap());
+    let (mut touched, mut nodes, mut springs) = (None, Vec::new(), Vec::new());
+    for frame in 0..300 {
+        sim.step().unwrap();
+        let State::Body(b) = &sim.state else {
+            panic!("a body scene")
+        };
+        let low = b.position.iter().map(|p| p.y).fold(f32::MAX, f32::min);
+        if touched.is_none() && low < 0.01 {
+            touched = Some(frame);
+        }
+        if touched.is_some_and(|t| frame - t < 180 && frame % 3 == 0) {
+            let (mut points, mut lines) = (Vec::new(), Vec::new());
+            body_points(b, &sim.render, &mut points, &mut lines);
+            nodes.extend(points.iter().map(|p| level_of(p.color)));
+            springs.extend(lines.iter().step_by(2).map(|p| level_of(p.color)));
+        }
+    }
+    // It falls 1.5 m: √(2·1.5/9.82) = 0.55 s, frame 33.
+    assert!(
+        touched.is_some_and(|t| (30..40).contains(&t)),
+        "{touched:?}"
+    );
+    for v in [&mut nodes, &mut springs] {
+        v.sort_by(f32::total_cmp);
+    }
+    let at = |v: &[f32], f: f32| v[((v.len() - 1) as f32 * f) as usize];
+    let share = |v: &[f32], range: std::ops::Range<f32>| {
+        v.iter().filter(|l| range.contains(l)).count() as f32 / v.len() as f32
+    };
+    let (top, bottom) = (share(&nodes, 2.0 / 3.0..1.1), share(&nodes, 0.0..1.0 / 3.0));
+    let (low, median, high) = (at(&nodes, 0.1), at(&nodes, 0.5), at(&nodes, 0.9));
+    println!(
+        "nodes: {top} in the top third, {bottom} in the bottom third, 10th–90th percentile \
+         {low}–{high}, median {median}; springs' median {}",
+        at(&springs, 0.5)
+    );
+    assert!(top < 0.5 && bottom > 0.05, "{top} {bottom}");
+    assert!((0.4..0.7).contains(&median), "{median}");
+    assert!(high - low > 0.45, "{low}–{high}");
+    assert!(at(&springs, 0.5) > 0.15, "the springs not all blue-grey");
+}
