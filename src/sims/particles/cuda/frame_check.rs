@@ -265,10 +265,12 @@ type Edit = (&'static str, fn(&mut ParticlesScene), usize);
 /// and pins uploaded) with the CPU's, so it catches the GPU's side going wrong, not an edit
 /// both sides do wrongly. Measured after the 16 frames: 0 on the emulated driver's memcheck
 /// flavour (`tests/emulated_driver.rs` `doctor_passes_on_the_memcheck_driver`), 2.9e-5 m on
-/// its plain flavour (contracted roundings); 1 mm is 35 times that. A GPU side off after
-/// switching shear springs off (the CPU's 2 frames after it, measured there): its body
-/// started again 5.0e-2 m, its motion lost (velocities zero) 1.4e-2 m, not stepped 3.3e-2 m.
-const NODES_APART: f32 = 1e-3;
+/// its plain flavour (contracted roundings). A GPU side off after switching shear springs off
+/// (the CPU's 2 frames after it, measured there): its body started again 5.0e-2 m, its
+/// motion lost (velocities zero) 1.4e-2 m, not stepped 3.3e-2 m. 5 mm sits between: 170
+/// times the emulation's drift (a real GPU's rounding over 16 frames of a swinging cloth is
+/// unmeasured; 1 mm left it only 35 times) and a third of the smallest failure.
+const NODES_APART: f32 = 5e-3;
 
 /// A sim of `scene` on CUDA device `device` (`None`: on the CPU).
 fn on(device: Option<usize>, scene: ParticlesScene) -> Result<ParticlesSim, String> {
