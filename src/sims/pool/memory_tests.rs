@@ -170,3 +170,52 @@ fn a_cuda_scene_that_fits_by_interop_opens_before_the_path_is_known() {
         "{error}"
     );
 }
+
+/// The first frame drawn that finds the frames going through the host checks host memory
+/// again with that path's figure, before the host copy's buffers are built: a 1024² CUDA grid
+/// opened before the path was known was counted as interop (38.0 MiB: the flags and the state's
+/// copy), which fits in 48 MiB; through the host it takes 78.0 MiB (the texels, the GL objects
+/// llvmpipe keeps there), and the frame is refused with the open check's words (file, key,
+/// both figures) after what happened. Before, nothing checked it again and the frame built
+/// the texels. The path is left unknown on a refusal (the next frame refuses too), and learnt
+/// once the grid fits; interop, or a path already known, checks nothing.
+#[test]
+fn the_first_frame_through_the_host_checks_host_memory_again() {
+    use super::memory::{drawn_bytes, Solver};
+    let text = "kind = \"pool\"\n[pool]\nnodes = 1024\n";
+    let source = crate::scene::Source::parse(text, "big", "scenes/big.toml").expect("a kind");
+    let options = crate::sims::OpenOptions {
+        backend: crate::sims::Backend::Cpu,
+        ..Default::default()
+    };
+    let mut sim = super::PoolSim::open_within(&source, &options, None).unwrap();
+    let available = 48 << 20;
+    let opened = drawn_bytes(1024, Solver::Cuda, true, None).host;
+    let through_host = drawn_bytes(1024, Solver::Cuda, true, Some(false)).host;
+    assert_eq!(opened, 38 * 1024 * 1024);
+    assert!(
+        opened < available && through_host > available,
+        "{through_host}"
+    );
+    let error = sim
+        .check_path(Solver::Cuda, Some(available))
+        .expect_err("refused through the host");
+    assert_eq!(
+        format!("{error:#}"),
+        "the first frame drawn goes through the host (no CUDA–GL interop with this GL \
+         context), which takes more host memory than the check when the scene opened counted \
+         (interop's): scenes/big.toml:3: pool.nodes: 1024² nodes need about 78.0 MiB but only \
+         48.0 MiB of host memory is available (CUDA backend, drawn); use fewer nodes"
+    );
+    sim.check_path(Solver::Cuda, Some(through_host)).unwrap();
+    // This grid's own figure (CPU, 85.0 MiB) through `learn_path`: refused and the path left
+    // unknown, then learnt where it fits; known, it is not checked again.
+    assert!(sim.learn_path(false, Some(available)).is_err());
+    assert_eq!(sim.interop, None);
+    sim.learn_path(false, Some(1 << 30)).unwrap();
+    assert_eq!(sim.interop, Some(false));
+    sim.learn_path(false, Some(1 << 20)).unwrap();
+    sim.interop = None;
+    sim.learn_path(true, Some(1 << 20)).unwrap();
+    assert_eq!(sim.interop, Some(true));
+}

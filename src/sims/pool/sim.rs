@@ -3,9 +3,11 @@
 
 mod restart;
 
+pub(super) use restart::host_check;
+use restart::Opened;
+
 use super::drops::{Drop, Rng};
 use super::frame::PoolFrame;
-use super::memory::{drawn_bytes, Solver};
 use super::render::{DrawScene, PoolRenderer, VIEWS};
 use super::scene::PoolScene;
 use super::solver::PoolSolver;
@@ -13,7 +15,7 @@ use super::PoolStage;
 use crate::gfx::camera::Camera;
 use crate::gfx::timing::PassClock;
 use crate::gfx::Output;
-use crate::scene::{Aabb, Invalid, Source};
+use crate::scene::{Aabb, Source};
 use crate::sims::{Backend, Frame, Kind, OpenOptions, Sim, SolveSummary};
 use anyhow::{anyhow, bail, Result};
 use std::any::Any;
@@ -66,65 +68,14 @@ pub struct PoolSim {
     drawn: bool,
     /// Whether the CUDA solver's surface reaches GL by interop (`None`: not known until a
     /// frame is drawn; `memory::drawn_bytes`).
-    interop: Option<bool>,
+    pub(super) interop: Option<bool>,
+    /// How the scene was opened: the first frame drawn through the host checks its grid again.
+    opened: Opened,
 }
 
 struct PoolGl {
     renderer: PoolRenderer,
     texels: Vec<[f32; 4]>,
-}
-
-/// Why `nodes`² nodes are refused: `needed` host bytes on `solver`'s backend, `drawn` or not,
-/// with `available` (the open check's words and the panel restart's).
-pub(super) fn host_refusal(
-    nodes: usize,
-    (needed, available): (u64, u64),
-    (solver, drawn): (Solver, bool),
-    fix: &str,
-) -> String {
-    let backend = match solver {
-        Solver::Cpu => "CPU backend",
-        Solver::Cuda => "CUDA backend",
-    };
-    let drawn = if drawn { ", drawn" } else { "" };
-    format!(
-        "{nodes}² nodes need about {} but only {} of host memory is available ({backend}{drawn}); \
-         use {fix}",
-        crate::host::format_bytes(needed),
-        crate::host::format_bytes(available)
-    )
-}
-
-/// The drawing path known when a scene opens with `options` (interop when the GL context
-/// current here is on the CUDA device, as in `render`; else `None`, learnt from the first
-/// frame drawn, and counted as interop: a viewer opens its scene before its GL context exists)
-/// and the check of a backend's grid against `available` host bytes (`memory::drawn_bytes`),
-/// which names the scene's key (`pool.cuda_nodes` where CUDA runs at it).
-pub(super) fn host_check<'a>(
-    source: &'a Source,
-    options: &'a OpenOptions,
-    cuda_nodes: Option<usize>,
-    available: Option<u64>,
-) -> (Option<bool>, impl Fn(Solver, &PoolScene) -> Result<()> + 'a) {
-    let interop =
-        (options.drawn && crate::cuda::gl_device() == Some(options.device)).then_some(true);
-    let fits = move |solver: Solver, scene: &PoolScene| -> Result<()> {
-        let nodes = scene.params.nodes;
-        let needed = drawn_bytes(nodes, solver, options.drawn, interop).host;
-        let Some(available) = available.filter(|&a| needed > a) else {
-            return Ok(());
-        };
-        let (key, fix) = match (solver, cuda_nodes, options.elements) {
-            (_, _, Some(_)) => ("pool.nodes", "fewer --particles"),
-            (Solver::Cuda, Some(_), None) => ("pool.cuda_nodes", "fewer nodes"),
-            _ => ("pool.nodes", "fewer nodes"),
-        };
-        let message = host_refusal(nodes, (needed, available), (solver, options.drawn), fix);
-        Err(source
-            .error_after_parse(Invalid::new(key, message), options.elements.is_some())
-            .into())
-    };
-    (interop, fits)
 }
 
 impl PoolSim {
@@ -159,7 +110,9 @@ impl PoolSim {
         )?;
         // The CPU's frames always go through the host, whatever GL context is current.
         let interop = interop.filter(|_| solver.cuda_device().is_some());
+        let opened = Opened::new(source, options, cuda_nodes);
         Ok(PoolSim {
+            opened,
             rng: Rng::new(scene.drops.seed),
             nodes_edit: scene.params.nodes,
             painted: Vec::new(),
@@ -579,8 +532,11 @@ impl Sim for PoolSim {
         let texture = pool_gl.renderer.surface_texture().0.get();
         let shared = self.solver.write_texture(texture)?;
         if self.solver.cuda_device().is_some() {
-            self.interop = Some(shared);
+            // Host memory is checked again before the texels are built, where the open check
+            // counted interop.
+            self.learn_path(shared, crate::host::available_memory())?;
         }
+        let pool_gl = self.gl.as_mut().expect("attached above");
         if shared {
             pool_gl.renderer.set_land(self.solver.has_land());
         } else {

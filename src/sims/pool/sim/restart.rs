@@ -1,17 +1,115 @@
 //! A pool's memory and its restart with another grid: what the running grid holds, counted
 //! from its buffers and GL objects; what the panel's grid would take (`memory::drawn_bytes`),
-//! the check of it against host memory, and the restart that builds it or refuses it.
+//! the check of it against host memory, and the restart that builds it or refuses it; the
+//! checks of a scene's grid against host memory when it opens and when the first frame drawn
+//! tells the path the frames take.
 
 use super::PoolSim;
-use crate::scene::Invalid;
+use crate::scene::{Invalid, Source};
 use crate::sims::pool::drops::Rng;
 use crate::sims::pool::memory::{drawn_bytes, GridBytes, Solver};
-use anyhow::{anyhow, bail, Result};
+use crate::sims::pool::scene::PoolScene;
+use crate::sims::OpenOptions;
+use anyhow::{anyhow, bail, Context, Result};
 
 /// Host bytes (`memory::grid_bytes`) above which a restart with a new grid asks to be asked
 /// again. Host memory only: a CUDA grid's GPU part is checked against the GPU's free memory
 /// before it is allocated, and a grid that does not fit there is refused without harm.
 pub const CONFIRM_BYTES: u64 = 1 << 30;
+
+/// Why `nodes`² nodes are refused: `needed` host bytes on `solver`'s backend, `drawn` or not,
+/// with `available` (the open check's words and the panel restart's).
+pub(in crate::sims::pool) fn host_refusal(
+    nodes: usize,
+    (needed, available): (u64, u64),
+    (solver, drawn): (Solver, bool),
+    fix: &str,
+) -> String {
+    let backend = match solver {
+        Solver::Cpu => "CPU backend",
+        Solver::Cuda => "CUDA backend",
+    };
+    let drawn = if drawn { ", drawn" } else { "" };
+    format!(
+        "{nodes}² nodes need about {} but only {} of host memory is available ({backend}{drawn}); \
+         use {fix}",
+        crate::host::format_bytes(needed),
+        crate::host::format_bytes(available)
+    )
+}
+
+/// How a scene was opened, for the host-memory checks of its grid that name the scene's file
+/// and key: when it opens, and again when the first frame drawn finds that the frames go
+/// through the host (`restart::learn_path`).
+pub(in crate::sims::pool) struct Opened {
+    source: Source,
+    /// The scene's `pool.cuda_nodes`, where CUDA runs at it.
+    cuda_nodes: Option<usize>,
+    /// `--particles` set the node count.
+    rescaled: bool,
+}
+
+impl Opened {
+    /// `source` opened with `options`, CUDA at `cuda_nodes` where the scene says.
+    pub(in crate::sims::pool) fn new(
+        source: &Source,
+        options: &OpenOptions,
+        cuda_nodes: Option<usize>,
+    ) -> Opened {
+        Opened {
+            source: source.clone(),
+            cuda_nodes,
+            rescaled: options.elements.is_some(),
+        }
+    }
+
+    /// Refuses `nodes`² nodes on `solver`'s backend, drawn as `drawing` says
+    /// (`memory::drawn_bytes`), when they do not fit in `available` host bytes: the file, the
+    /// key that sets the grid (`pool.cuda_nodes` where CUDA runs at it) and both figures.
+    pub(in crate::sims::pool) fn check(
+        &self,
+        solver: Solver,
+        nodes: usize,
+        (drawn, interop): (bool, Option<bool>),
+        available: Option<u64>,
+    ) -> Result<()> {
+        let needed = drawn_bytes(nodes, solver, drawn, interop).host;
+        let Some(available) = available.filter(|&a| needed > a) else {
+            return Ok(());
+        };
+        let (key, fix) = match (solver, self.cuda_nodes, self.rescaled) {
+            (_, _, true) => ("pool.nodes", "fewer --particles"),
+            (Solver::Cuda, Some(_), false) => ("pool.cuda_nodes", "fewer nodes"),
+            _ => ("pool.nodes", "fewer nodes"),
+        };
+        let message = host_refusal(nodes, (needed, available), (solver, drawn), fix);
+        Err(self
+            .source
+            .error_after_parse(Invalid::new(key, message), self.rescaled)
+            .into())
+    }
+}
+
+/// The drawing path known when a scene opens with `options` (interop when the GL context
+/// current here is on the CUDA device, as in `render`; else `None`, learnt from the first
+/// frame drawn, and counted as interop until then: a viewer opens its scene before its GL
+/// context exists) and the check of a backend's grid against `available` host bytes
+/// ([`Opened::check`]).
+pub(in crate::sims::pool) fn host_check<'a>(
+    source: &'a Source,
+    options: &'a OpenOptions,
+    cuda_nodes: Option<usize>,
+    available: Option<u64>,
+) -> (Option<bool>, impl Fn(Solver, &PoolScene) -> Result<()> + 'a) {
+    let interop =
+        (options.drawn && crate::cuda::gl_device() == Some(options.device)).then_some(true);
+    let opened = Opened::new(source, options, cuda_nodes);
+    let fits = move |solver: Solver, scene: &PoolScene| -> Result<()> {
+        let drawing = (options.drawn, interop);
+        opened.check(solver, scene.params.nodes, drawing, available)
+    };
+    (interop, fits)
+}
 
 impl PoolSim {
     /// What this grid holds now, counted from its live buffers and GL objects (the check of
@@ -87,13 +185,50 @@ impl PoolSim {
         if self.nodes_edit == self.scene.params.nodes || needed <= available {
             return Ok(());
         }
-        let message = super::host_refusal(
+        let message = host_refusal(
             self.nodes_edit,
             (needed, available),
             (self.solver_kind(), self.is_drawn()),
             "fewer nodes",
         );
         Err(Invalid::new("pool.nodes", message))
+    }
+
+    /// Learns the path the frames take from the first frame drawn (`interop`: the kernel wrote
+    /// the texture). Until then the checks counted interop's figure (`memory::drawn_bytes`);
+    /// where the frames go through the host instead (`render` on Mesa's EGL on a GPU machine),
+    /// host memory is checked again with that path's figure before its buffers (the texels,
+    /// the heights and offsets copied back) are allocated, and a grid that does not fit is
+    /// refused as opening it would have been, the path left unknown so the next frame refuses
+    /// it too. Frames drawn before are left as they are.
+    pub(in crate::sims::pool) fn learn_path(
+        &mut self,
+        interop: bool,
+        available: Option<u64>,
+    ) -> Result<()> {
+        if self.interop.is_none() && !interop {
+            self.check_path(self.solver_kind(), available)?;
+        }
+        self.interop = Some(interop);
+        Ok(())
+    }
+
+    /// The check [`PoolSim::learn_path`] makes of this grid on `solver`'s backend drawn
+    /// through the host, against `available` host bytes: the open check's refusal (file, key,
+    /// figures) after what happened.
+    pub(in crate::sims::pool) fn check_path(
+        &self,
+        solver: Solver,
+        available: Option<u64>,
+    ) -> Result<()> {
+        let nodes = self.scene.params.nodes;
+        self.opened
+            .check(solver, nodes, (true, Some(false)), available)
+            .context(
+                "the first frame drawn goes through the host (no CUDA–GL interop with this GL \
+                 context), which takes more host memory than the check when the scene opened \
+                 counted (interop's)",
+            )
     }
 
     /// Restarts with the panel's grid, or refuses it and leaves the running one as it is: a
