@@ -36,13 +36,6 @@ impl Flow {
         self.wall_rows(rows, cells, false)
     }
 
-    /// [`Flow::set_solid_rows`] for a flow whose values live elsewhere (CUDA's host mirror):
-    /// the cells, the masks, the stencil and the fixed velocities of the rows `rows` only; the
-    /// velocity and the pressure are left as they are. Returns whether any cell changed.
-    pub fn set_wall_masks_rows(&mut self, rows: Range<usize>, cells: &[bool]) -> bool {
-        self.wall_masks(rows, cells, false)
-    }
-
     /// The stage `wall_rows` (CUDA's kernel of that name computes the masks and fixed
     /// velocities part from the solid rows and the moving discs, kernels/ink.cu; `close_walls`
     /// there closes the rows and zeroes the solid cells' pressure): the cells of `rows` set to `cells`; the closed
@@ -50,7 +43,8 @@ impl Flow {
     /// `always`) the open masks of those rows' faces and the stencil around them; then the rows'
     /// closed faces closed.
     fn wall_rows(&mut self, rows: Range<usize>, cells: &[bool], always: bool) -> bool {
-        let changed = self.wall_masks(rows.clone(), cells, always);
+        let changed = self.set_cells_rows(rows.clone(), cells);
+        self.derive_walls(rows.clone(), changed || always);
         if changed || always {
             self.zero_solid_pressure(rows.clone());
         }
@@ -58,19 +52,46 @@ impl Flow {
         changed
     }
 
-    /// [`Flow::wall_rows`] without the values: the cells, the fixed velocities, and when a cell
-    /// changed (or `always`) the masks and the stencil.
-    fn wall_masks(&mut self, rows: Range<usize>, cells: &[bool], always: bool) -> bool {
+    /// The cells of the rows `rows` set to `cells` (and the count of solid cells), nothing
+    /// that follows from them: CUDA's host mirror on the step path, whose masks are brought up
+    /// to date when read ([`Flow::walls_again_rows`]). Returns whether any cell changed.
+    pub(in crate::sims::ink) fn set_cells_rows(
+        &mut self,
+        rows: Range<usize>,
+        cells: &[bool],
+    ) -> bool {
         let (nx, ny) = (self.nx, self.ny);
         assert!(rows.end <= ny, "rows {rows:?} of {ny}");
         assert_eq!(cells.len(), rows.len() * nx, "the cells of rows {rows:?}");
         let span = rows.start * nx..rows.end * nx;
-        let changed = self.solid[span.clone()] != *cells;
-        if changed {
-            let count = |cells: &[bool]| cells.iter().filter(|&&s| s).count();
-            self.solid_cells = self.solid_cells + count(cells) - count(&self.solid[span.clone()]);
+        let count = |cells: &[bool]| cells.iter().filter(|&&s| s).count();
+        let mut changed = false;
+        // Row by row: only a row that differs is counted and copied.
+        for (was, now) in self.solid[span]
+            .chunks_exact_mut(nx)
+            .zip(cells.chunks_exact(nx))
+        {
+            if was != now {
+                changed = true;
+                self.solid_cells = self.solid_cells + count(now) - count(was);
+                was.copy_from_slice(now);
+            }
         }
-        self.solid[span].copy_from_slice(cells);
+        changed
+    }
+
+    /// What follows from the cells of the rows `rows` as they are, with the discs
+    /// [`Flow::moving`]: the rows' fixed velocities, their open masks and the stencil around
+    /// them (as [`Flow::set_solid_rows`] leaves them when a cell changed; the velocity and
+    /// the pressure are left as they are: CUDA's host mirror, whose values live on the GPU).
+    pub(in crate::sims::ink) fn walls_again_rows(&mut self, rows: Range<usize>) {
+        self.derive_walls(rows, true);
+    }
+
+    /// The fixed velocities of the rows `rows`, and when `masks` their open masks and the
+    /// stencil around them, from the cells.
+    fn derive_walls(&mut self, rows: Range<usize>, masks: bool) {
+        let (nx, ny) = (self.nx, self.ny);
         let v_rows = rows.start..(rows.end + 1).min(ny + 1);
         let grid = (nx, ny, self.dx);
         let faces = (&mut self.u_fixed[..], &mut self.v_fixed[..]);
@@ -82,7 +103,7 @@ impl Flow {
             rows.clone(),
             faces,
         );
-        if changed || always {
+        if masks {
             let solid = &self.solid;
             let fluid = |k: usize| !solid[k];
             self.poisson
@@ -112,7 +133,6 @@ impl Flow {
                 }
             }
         }
-        changed
     }
 
     /// Sets every closed face to its fixed velocity

@@ -149,8 +149,9 @@ pub struct CudaInk {
     /// GPU seconds per stage since the last reset, in [`InkStage::ALL`] order.
     pub stage_seconds: [f64; InkStage::ALL.len()],
     grid: InkGrid,
-    /// The masks (and the shape) of the flow on the host; its values are not kept up to date.
-    mirror: Flow,
+    /// The flow's shape, cells and masks on the host (masks taken lazily, `walls.rs`); its
+    /// values are not kept up to date.
+    mirror: walls::Mirror,
     solved_cells: usize,
     device: usize,
     context: Arc<CudaContext>,
@@ -231,7 +232,7 @@ impl CudaInk {
             totals: Totals::default(),
             stage_seconds: [0.0; InkStage::ALL.len()],
             grid,
-            mirror: flow.clone(),
+            mirror: walls::Mirror::new(flow.clone()),
             solved_cells: 0,
             device,
             timer: EventTimer::new(context.clone()),
@@ -378,7 +379,7 @@ impl CudaInk {
             .iter()
             .filter(|&&c| c >> super::boundary::DIAGONAL_SHIFT != 0)
             .count();
-        self.mirror = flow.clone();
+        self.mirror = walls::Mirror::new(flow.clone());
         Ok(())
     }
 
@@ -397,7 +398,7 @@ impl CudaInk {
     /// picture's host-copy fallback).
     pub fn read_back(&self) -> Result<Fields, CudaError> {
         let g = self.grid;
-        let mut flow = self.mirror.clone();
+        let mut flow = self.mirror.current();
         let b = &self.buffers;
         self.download(&b.u, &mut flow.u.data)?;
         self.download(&b.v, &mut flow.v.data)?;
@@ -427,7 +428,9 @@ impl CudaInk {
         })
     }
 
-    /// The flow's shape and masks on the host (its values are not kept up to date).
+    /// The flow's shape, solid cells and moving discs on the host; its masks may lag the cells
+    /// (they are brought up to date when read: [`CudaInk::read_back`]) and its values are not
+    /// kept up to date.
     pub fn mirror(&self) -> &Flow {
         &self.mirror
     }

@@ -1,12 +1,13 @@
 //! Obstacles changed on CUDA — cells painted, a disc moved (docs/ink.md "Obstacles"): the rows
 //! that may have changed are found from what is known, the cells that differ and the rows near
-//! a disc moving before or now ([`plan_walls`]), and only those take the change on the host
-//! mirror ([`Flow::set_wall_masks_rows`]); their solid bytes and the moving discs' records are
-//! sent up, the kernel `wall_rows` derives the rows' open masks, stencil and closed faces' fixed
-//! velocities from them on the GPU (the CPU's `Flow::wall_rows`, the same formulas), and
-//! `close_walls` closes the rows' faces and zeroes their solid cells' pressure. No velocity
-//! comes back and nothing is waited for explicitly: a disc moving every substep keeps the
-//! frame's one synchronisation (`end_frame`).
+//! a disc moving before or now ([`plan_walls`]); the host mirror takes the cells and marks
+//! those rows' masks stale ([`Mirror`]: brought up to date when something reads them); their
+//! solid bytes and the moving discs' records are sent up, the kernel `wall_rows` derives the
+//! rows' open masks, stencil and closed faces' fixed velocities from them on the GPU (the
+//! CPU's `Flow::wall_rows`, the same formulas), and `close_walls` closes the rows' faces and
+//! zeroes their solid cells' pressure. No velocity comes back and nothing is waited for
+//! explicitly: a disc moving every substep keeps the frame's one synchronisation
+//! (`end_frame`).
 //!
 //! The copies (`cuMemcpyHtoDAsync`) are from pageable host memory. The driver stages such a
 //! buffer's bytes before the call returns, so a buffer may be changed or freed as soon as the
@@ -22,7 +23,7 @@
 use super::kernels::{per_point, InkGrid, InkKernels};
 use super::CudaInk;
 use crate::cuda::CudaError;
-use crate::sims::ink::boundary::{self, MovingDisc, DIAGONAL_SHIFT};
+use crate::sims::ink::boundary::{self, MovingDisc, BOTTOM, LEFT, RIGHT, TOP};
 use crate::sims::ink::fields::Flow;
 use crate::sims::ink::params::PressureSolver;
 use cudarc::driver::{CudaSlice, CudaStream};
@@ -108,9 +109,9 @@ impl CudaInk {
     }
 
     /// [`CudaInk::set_solid`] for the rows of cells `rows` only (`cells`: those rows' cells),
-    /// with the discs `moving` moving, as `CpuInk::set_walls`: the host mirror takes the change
-    /// in the rows that may have changed ([`plan_walls`]: cells that differ, rows near a disc
-    /// moving before or now); for each run of them the solid bytes (and one row either side)
+    /// with the discs `moving` moving, as `CpuInk::set_walls`: the host mirror takes the cells
+    /// and marks stale the rows that may have changed ([`plan_walls`]: cells that differ, rows
+    /// near a disc moving before or now); for each run of them the solid bytes (and one row either side)
     /// are sent, after the moving discs' records, `wall_rows` derives their masks, stencil and
     /// fixed velocities on the GPU and `close_walls` closes their faces. Enqueued only:
     /// nothing waits.
@@ -275,39 +276,114 @@ pub(super) struct WallPlan {
     pub solved: isize,
 }
 
+/// CUDA's host mirror of the flow: its shape, its solid cells (and their count) and its
+/// moving discs are current; what follows from the cells — the open masks, the stencil, the
+/// closed faces' fixed velocities, which the GPU derives for itself (`wall_rows`) — is taken
+/// by the rows `stale` only when read: [`Mirror::current`] (`read_back`: frames, exports, the
+/// picture's host-copy fallback) or [`Mirror::up_to_date`]. A moving disc's substep then
+/// costs the host its rows' cells, not their masks (docs/ink.md "Obstacles"). The stale rows
+/// are set again from the cells and the discs moving when read; as [`plan_walls`] marks every
+/// row a disc moving before or now covers, that is what setting them at once would have left
+/// (`walls_tests.rs` checks it after several substeps).
+#[derive(Clone)]
+pub(super) struct Mirror {
+    flow: Flow,
+    /// Rows whose masks, stencil and fixed velocities have not taken their cells' change.
+    stale: Vec<bool>,
+}
+
+impl Mirror {
+    /// A mirror of `flow`, its masks current.
+    pub fn new(flow: Flow) -> Mirror {
+        let stale = vec![false; flow.ny];
+        Mirror { flow, stale }
+    }
+
+    /// The stale rows' masks, stencil and fixed velocities taken from their cells now.
+    pub fn up_to_date(&mut self) -> &Flow {
+        let ny = self.flow.ny;
+        let mut j = 0;
+        while j < ny {
+            if !self.stale[j] {
+                j += 1;
+                continue;
+            }
+            let start = j;
+            while j < ny && self.stale[j] {
+                self.stale[j] = false;
+                j += 1;
+            }
+            self.flow.walls_again_rows(start..j);
+        }
+        &self.flow
+    }
+
+    /// A copy of the flow with its masks current (the mirror itself left as it is).
+    pub fn current(&self) -> Flow {
+        let mut copy = self.clone();
+        copy.up_to_date();
+        copy.flow
+    }
+}
+
+impl std::ops::Deref for Mirror {
+    type Target = Flow;
+
+    /// The flow: its shape, solid cells and moving discs current, its masks maybe not
+    /// ([`Mirror::current`]).
+    fn deref(&self) -> &Flow {
+        &self.flow
+    }
+}
+
 /// The host side of [`CudaInk::set_walls`]: which rows handed over may have changed is found
 /// from what is known, without working out any row's masks — a row whose cells differ from the
 /// mirror's, and a row a disc moving before (the mirror's `moving`) or now (`moving`) may
 /// cover ([`disc_rows`]: a face's fixed velocity follows the cells beside it, and the v faces
 /// above a run's last row and the stencil a row either side are set with the run, as on the
-/// CPU). Only those rows take the change on the mirror ([`Flow::set_wall_masks_rows`]); a row
-/// handed over whose cells are the same and that no moving disc covers, before or now, keeps
-/// its masks and its fixed velocities, which follow from its cells and the discs over it
+/// CPU). The mirror takes the rows' cells; those rows' masks are marked stale ([`Mirror`]);
+/// a row handed over whose cells are the same and that no moving disc covers, before or now,
+/// keeps its masks and its fixed velocities, which follow from its cells and the discs over it
 /// (rows between a disc's old and new place when it jumps, rows between far discs). The runs
 /// of those rows (gaps of at most two rows filled: the rows sent go one beyond a run) are what
-/// is sent.
+/// is sent. The change in the cells solved for is counted from the cells alone, around the
+/// columns that changed ([`solved_around`]).
 pub(super) fn plan_walls(
-    mirror: &mut Flow,
+    mirror: &mut Mirror,
     rows: Range<usize>,
     cells: &[bool],
     moving: Vec<MovingDisc>,
 ) -> WallPlan {
-    let (nx, ny) = (mirror.nx, mirror.ny);
+    let flow = &mut mirror.flow;
+    let (nx, ny) = (flow.nx, flow.ny);
     assert!(rows.end <= ny, "rows {rows:?} of {ny}");
     assert_eq!(cells.len(), rows.len() * nx, "the cells of rows {rows:?}");
-    let before = std::mem::replace(&mut mirror.moving, moving);
+    let before = std::mem::replace(&mut flow.moving, moving);
     let mut near = vec![false; rows.len()];
     let mut changed: Option<Range<usize>> = None;
-    let was = &mirror.solid()[rows.start * nx..rows.end * nx];
+    // Per row from one below the first handed over to one above the last: the columns whose
+    // solved state may change (the cells that changed and their neighbours).
+    let around = rows.start.saturating_sub(1)..(rows.end + 1).min(ny);
+    let mut columns: Vec<Option<Range<usize>>> = vec![None; around.len()];
+    let was = &flow.solid()[rows.start * nx..rows.end * nx];
     for (r, (now, was)) in cells.chunks_exact(nx).zip(was.chunks_exact(nx)).enumerate() {
         if now != was {
             near[r] = true;
             let j = rows.start + r;
             changed = Some(changed.map_or(j, |c| c.start)..j + 1);
+            let first = (0..nx).find(|&i| now[i] != was[i]).unwrap_or(0);
+            let last = (0..nx).rev().find(|&i| now[i] != was[i]).unwrap_or(0);
+            let span = first.saturating_sub(1)..(last + 2).min(nx);
+            for n in j.saturating_sub(1)..(j + 2).min(ny) {
+                let c = &mut columns[n - around.start];
+                *c = Some(c.clone().map_or(span.clone(), |c| {
+                    c.start.min(span.start)..c.end.max(span.end)
+                }));
+            }
         }
     }
-    for d in before.iter().chain(&mirror.moving) {
-        let span = disc_rows(d, mirror.dx, ny);
+    for d in before.iter().chain(&flow.moving) {
+        let span = disc_rows(d, flow.dx, ny);
         for j in span.start.max(rows.start)..span.end.min(rows.end) {
             near[j - rows.start] = true;
         }
@@ -319,31 +395,49 @@ pub(super) fn plan_walls(
             _ => runs.push(j..j + 1),
         }
     }
-    let mut solved_more = 0;
+    let solved_was = solved_around(flow, around.clone(), &columns) as isize;
+    flow.set_cells_rows(rows, cells);
+    let solved_now = solved_around(flow, around, &columns) as isize;
     for run in &runs {
-        let stencil = run.start.saturating_sub(1)..(run.end + 1).min(ny);
-        let was = solved(mirror, stencil.clone()) as isize;
-        let span = (run.start - rows.start) * nx..(run.end - rows.start) * nx;
-        mirror.set_wall_masks_rows(run.clone(), &cells[span]);
-        solved_more += solved(mirror, stencil) as isize - was;
+        mirror.stale[run.clone()].fill(true);
     }
     WallPlan {
         runs,
         cells: changed,
-        solved: solved_more,
+        solved: solved_now - solved_was,
     }
+}
+
+/// The cells solved for (`Poisson::solved`: a fluid cell with a fluid neighbour in the box or
+/// an outflow side beside it) among the columns `columns[r]` of each row `rows.start + r`,
+/// from the solid cells alone.
+fn solved_around(flow: &Flow, rows: Range<usize>, columns: &[Option<Range<usize>>]) -> usize {
+    let (nx, ny, solid) = (flow.nx, flow.ny, flow.solid());
+    let b = &flow.boundary;
+    let mut count = 0;
+    for (j, span) in rows.zip(columns) {
+        for i in span.clone().unwrap_or(0..0) {
+            let k = j * nx + i;
+            let side = |inside: bool, n: usize, side: usize| {
+                if inside {
+                    !solid[n]
+                } else {
+                    b.dirichlet(side)
+                }
+            };
+            let solved = !solid[k]
+                && (side(i > 0, k.wrapping_sub(1), LEFT)
+                    || side(i + 1 < nx, k + 1, RIGHT)
+                    || side(j > 0, k.wrapping_sub(nx), BOTTOM)
+                    || side(j + 1 < ny, k + nx, TOP));
+            count += usize::from(solved);
+        }
+    }
+    count
 }
 
 /// The rows of cells of an `ny`-row grid of cells of size `dx` whose centres the disc `d` may
 /// cover, as `InkSim` hands them over ([`disc_rows`](boundary::disc_rows)).
 fn disc_rows(d: &MovingDisc, dx: f32, ny: usize) -> Range<usize> {
     boundary::disc_rows(d.center[1], d.radius.abs(), dx, ny)
-}
-
-/// The solved cells of the rows `rows`.
-fn solved(flow: &Flow, rows: Range<usize>) -> usize {
-    flow.poisson.cells[rows.start * flow.nx..rows.end * flow.nx]
-        .iter()
-        .filter(|&&c| c >> DIAGONAL_SHIFT != 0)
-        .count()
 }
