@@ -278,8 +278,10 @@ impl InkSolver {
         }
     }
 
-    /// The flow's shape and masks (solid cells, open faces, the pressure stencil). Its values
-    /// are current on the CPU only: read them with [`InkSolver::with_state`].
+    /// The flow's shape and solid cells (current on both backends). Its values, and on CUDA
+    /// its open faces, stencil and fixed velocities (brought up to date only when read back:
+    /// `CudaInk::mirror`), are current on the CPU only: read them with
+    /// [`InkSolver::with_state`].
     pub fn flow(&self) -> &Flow {
         match &self.backend {
             Backends::Cpu(cpu) => &cpu.flow,
