@@ -373,24 +373,55 @@ pub fn compare_stages(params: &PoolParams, other: &mut Runner) -> Result<Vec<Com
 /// [`RUN_FRAMES`] frames of `params`' scene from rest on the CPU and by `other` (each frame
 /// from the state the other left): the fields at the end and the last frame's statistics.
 pub fn compare_run(params: &PoolParams, other: &mut Runner) -> Result<Comparison, String> {
-    let mut cpu = CpuPool::new(params, land);
-    let mut theirs = cpu.surface.clone();
+    let mut theirs = CpuPool::new(params, land).surface;
     let mut stats = None;
     for frame in 0..RUN_FRAMES {
         let frame_drops = drops(frame);
-        cpu.step(params, &frame_drops);
         let work = Work::Frame(&frame_drops, last_drop(frame + 1), frame + 1 == RUN_FRAMES);
         (theirs, stats) = other(params, work, &theirs)?;
     }
+    let stats = stats.ok_or("the statistics were not reduced")?;
+    Ok(against_cpu_run(params, &theirs, &stats))
+}
+
+/// `theirs` and its statistics `stats` after [`RUN_FRAMES`] frames against the CPU's run of
+/// the same frames from the start.
+fn against_cpu_run(params: &PoolParams, theirs: &Surface, stats: &PoolStats) -> Comparison {
+    let mut cpu = CpuPool::new(params, land);
+    for frame in 0..RUN_FRAMES {
+        cpu.step(params, &drops(frame));
+    }
     let s = &cpu.surface;
     let mine = PoolStats::of(s, params, last_drop(RUN_FRAMES));
-    let stats = stats.ok_or("the statistics were not reduced")?;
-    Ok(Comparison {
+    Comparison {
         stage: None,
-        fields: differences(s, &theirs),
-        stats: stats_differences(s, params, &mine, &stats),
+        fields: differences(s, theirs),
+        stats: stats_differences(s, params, &mine, stats),
         changed: true,
-    })
+    }
+}
+
+/// The worst differences of runs' comparisons so far and their failures, by configuration.
+#[derive(Default)]
+struct RunTally {
+    worst: f32,
+    horizontal: f32,
+    stat: f64,
+    failures: Vec<String>,
+}
+
+impl RunTally {
+    /// Takes in `c`, the run of configuration `label`, checked against the run's tolerances.
+    fn add(&mut self, c: &Comparison, label: String) {
+        let (worst, horizontal) = c.worst_split();
+        self.worst = self.worst.max(worst);
+        self.horizontal = self.horizontal.max(horizontal);
+        self.stat = self.stat.max(c.worst_stat());
+        let statistics = f64::from(RUN_TOLERANCE);
+        if let Err(failure) = c.check_split(RUN_TOLERANCE, RUN_HORIZONTAL_TOLERANCE, statistics) {
+            self.failures.push(format!("{label}: {failure}"));
+        }
+    }
 }
 
 /// The CUDA solver on device `device` as a [`Runner`] for `params`' grid: the state uploaded,
@@ -459,27 +490,23 @@ pub fn gpu_stages_check(device: usize) -> Result<(bool, String), String> {
 /// and statistics within [`RUN_TOLERANCE`], the horizontal fields within
 /// [`RUN_HORIZONTAL_TOLERANCE`].
 pub fn gpu_run_check(device: usize) -> Result<(bool, String), String> {
-    let (mut worst, mut worst_stat, mut failures) = (0.0f32, 0.0f64, Vec::new());
-    let mut worst_horizontal = 0.0f32;
+    let mut t = RunTally::default();
     for (model, edges, shear) in CONFIGURATIONS {
         let p = params(model, edges, shear);
         let mut runner = gpu_runner(device, &p)?;
         let c = compare_run(&p, &mut runner)?;
-        worst = worst.max(c.worst_split().0);
-        worst_horizontal = worst_horizontal.max(c.worst_split().1);
-        worst_stat = worst_stat.max(c.worst_stat());
-        let statistics = f64::from(RUN_TOLERANCE);
-        if let Err(failure) = c.check_split(RUN_TOLERANCE, RUN_HORIZONTAL_TOLERANCE, statistics) {
-            failures.push(format!("{} {}: {failure}", model.name(), edges.name()));
-        }
+        t.add(&c, format!("{} {}", model.name(), edges.name()));
     }
     let detail = format!(
-        "{RUN_FRAMES} frames × {} configurations: worst field difference {worst:.2e} (allowed \
-         {RUN_TOLERANCE:.0e}), horizontal {worst_horizontal:.2e} (allowed \
-         {RUN_HORIZONTAL_TOLERANCE:.0e}), statistics {worst_stat:.1e}",
-        CONFIGURATIONS.len()
+        "{RUN_FRAMES} frames × {} configurations: worst field difference {:.2e} (allowed \
+         {RUN_TOLERANCE:.0e}), horizontal {:.2e} (allowed {RUN_HORIZONTAL_TOLERANCE:.0e}), \
+         statistics {:.1e}",
+        CONFIGURATIONS.len(),
+        t.worst,
+        t.horizontal,
+        t.stat
     );
-    Ok(crate::sims::doctor::verdict(detail, failures))
+    Ok(crate::sims::doctor::verdict(detail, t.failures))
 }
 
 /// A same-size restart on CUDA device `device` (`CudaPool::reset`, the panel's restart with
@@ -489,8 +516,7 @@ pub fn gpu_run_check(device: usize) -> Result<(bool, String), String> {
 /// tolerances. The buffers must stay what they were ([`super::gpu_bytes`]): a reset allocates
 /// nothing.
 pub fn gpu_restart_check(device: usize) -> Result<(bool, String), String> {
-    let (mut worst, mut worst_stat, mut failures) = (0.0f32, 0.0f64, Vec::new());
-    let mut worst_horizontal = 0.0f32;
+    let mut t = RunTally::default();
     for (model, edges, shear) in CONFIGURATIONS {
         let p = params(model, edges, shear);
         let ran = || -> Result<(Surface, PoolStats, u64), crate::cuda::CudaError> {
@@ -515,38 +541,24 @@ pub fn gpu_restart_check(device: usize) -> Result<(bool, String), String> {
         };
         let (theirs, stats, bytes) = ran().map_err(|e| e.to_string())?;
         if bytes != super::gpu_bytes(p.nodes) {
-            failures.push(format!(
+            t.failures.push(format!(
                 "{} {}: the buffers hold {bytes} bytes after the reset, gpu_bytes says {}",
                 model.name(),
                 edges.name(),
                 super::gpu_bytes(p.nodes)
             ));
         }
-        let mut cpu = CpuPool::new(&p, land);
-        for frame in 0..RUN_FRAMES {
-            cpu.step(&p, &drops(frame));
-        }
-        let s = &cpu.surface;
-        let mine = PoolStats::of(s, &p, last_drop(RUN_FRAMES));
-        let c = Comparison {
-            stage: None,
-            fields: differences(s, &theirs),
-            stats: stats_differences(s, &p, &mine, &stats),
-            changed: true,
-        };
-        worst = worst.max(c.worst_split().0);
-        worst_horizontal = worst_horizontal.max(c.worst_split().1);
-        worst_stat = worst_stat.max(c.worst_stat());
-        let statistics = f64::from(RUN_TOLERANCE);
-        if let Err(failure) = c.check_split(RUN_TOLERANCE, RUN_HORIZONTAL_TOLERANCE, statistics) {
-            failures.push(format!("{} {}: {failure}", model.name(), edges.name()));
-        }
+        let c = against_cpu_run(&p, &theirs, &stats);
+        t.add(&c, format!("{} {}", model.name(), edges.name()));
     }
     let detail = format!(
         "{RUN_FRAMES} frames, a reset, {RUN_FRAMES} frames × {} configurations against a fresh \
-         CPU run: worst field difference {worst:.2e} (allowed {RUN_TOLERANCE:.0e}), horizontal \
-         {worst_horizontal:.2e}, statistics {worst_stat:.1e}; the buffers unchanged",
-        CONFIGURATIONS.len()
+         CPU run: worst field difference {:.2e} (allowed {RUN_TOLERANCE:.0e}), horizontal \
+         {:.2e}, statistics {:.1e}; the buffers unchanged",
+        CONFIGURATIONS.len(),
+        t.worst,
+        t.horizontal,
+        t.stat
     );
-    Ok(crate::sims::doctor::verdict(detail, failures))
+    Ok(crate::sims::doctor::verdict(detail, t.failures))
 }
