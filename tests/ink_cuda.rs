@@ -84,10 +84,7 @@ fn no_ink_kernel_spills_registers_on_sm_90() {
 #[test]
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
 fn ink_stages_on_the_gpu_match_the_cpu() {
-    let _gpu = kinds::gpu();
-    let (passed, detail) = parity::gpu_stages_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
-    println!("{detail}");
-    assert!(passed, "{detail}");
+    passes(parity::gpu_stages_check);
 }
 
 /// Twenty frames on the GPU from rest agree with the CPU's within parity::RUN_TOLERANCE, the
@@ -95,10 +92,7 @@ fn ink_stages_on_the_gpu_match_the_cpu() {
 #[test]
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
 fn twenty_ink_frames_on_the_gpu_match_the_cpu() {
-    let _gpu = kinds::gpu();
-    let (passed, detail) = parity::gpu_run_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
-    println!("{detail}");
-    assert!(passed, "{detail}");
+    passes(parity::gpu_run_check);
 }
 
 /// Without a GPU, `--backend cuda` on an ink scene fails in one sentence; `auto` runs on the CPU
@@ -151,11 +145,7 @@ fn a_multigrid_scene_runs_on_cuda() {
 #[test]
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
 fn multigrid_on_the_gpu_matches_the_cpu() {
-    let _gpu = kinds::gpu();
-    let (passed, detail) =
-        parity::gpu_multigrid_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
-    println!("{detail}");
-    assert!(passed, "{detail}");
+    passes(parity::gpu_multigrid_check);
 }
 
 /// Painting and erasing obstacles on the GPU (only the changed rows through the host) leaves the
@@ -163,11 +153,7 @@ fn multigrid_on_the_gpu_matches_the_cpu() {
 #[test]
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
 fn painting_obstacles_on_the_gpu_matches_the_cpu() {
-    let _gpu = kinds::gpu();
-    let (passed, detail) =
-        parity_walls::gpu_set_solid_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
-    println!("{detail}");
-    assert!(passed, "{detail}");
+    passes(parity_walls::gpu_set_solid_check);
 }
 
 /// A disc moved on the GPU (`wall_rows` deriving its rows' masks, stencil and fixed velocities
@@ -177,11 +163,7 @@ fn painting_obstacles_on_the_gpu_matches_the_cpu() {
 #[test]
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
 fn moving_a_disc_on_the_gpu_matches_the_cpu() {
-    let _gpu = kinds::gpu();
-    let (passed, detail) =
-        parity_walls::gpu_moving_walls_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
-    println!("{detail}");
-    assert!(passed, "{detail}");
+    passes(parity_walls::gpu_moving_walls_check);
 }
 
 /// `wall_rows`' edges on the GPU: two overlapping moving discs, one across row 0 and partly
@@ -191,9 +173,14 @@ fn moving_a_disc_on_the_gpu_matches_the_cpu() {
 #[test]
 #[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
 fn walls_at_the_grid_edges_on_the_gpu_match_the_cpu() {
+    passes(parity_walls::gpu_wall_edges_check);
+}
+
+/// Runs doctor check `check` on the default CUDA device (one GPU test at a time) and asserts it
+/// passed, with its line printed.
+fn passes(check: fn(usize) -> Result<(bool, String), String>) {
     let _gpu = kinds::gpu();
-    let (passed, detail) =
-        parity_walls::gpu_wall_edges_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
+    let (passed, detail) = check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
     println!("{detail}");
     assert!(passed, "{detail}");
 }
