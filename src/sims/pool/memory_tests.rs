@@ -210,12 +210,12 @@ fn the_first_frame_through_the_host_checks_host_memory_again() {
     sim.check_path(Solver::Cuda, Some(through_host)).unwrap();
     // This grid's own figure (CPU, 85.0 MiB) through `learn_path`: refused and the path left
     // unknown, then learnt where it fits; known, it is not checked again.
-    assert!(sim.learn_path(false, Some(available)).is_err());
+    assert!(sim.learn_path(false, || Some(available)).is_err());
     assert_eq!(sim.interop, None);
-    sim.learn_path(false, Some(1 << 30)).unwrap();
+    sim.learn_path(false, || Some(1 << 30)).unwrap();
     assert_eq!(sim.interop, Some(false));
-    sim.learn_path(false, Some(1 << 20)).unwrap();
+    sim.learn_path(false, || Some(1 << 20)).unwrap();
     sim.interop = None;
-    sim.learn_path(true, Some(1 << 20)).unwrap();
+    sim.learn_path(true, || Some(1 << 20)).unwrap();
     assert_eq!(sim.interop, Some(true));
 }

@@ -534,7 +534,7 @@ impl Sim for PoolSim {
         if self.solver.cuda_device().is_some() {
             // Host memory is checked again before the texels are built, where the open check
             // counted interop.
-            self.learn_path(shared, crate::host::available_memory())?;
+            self.learn_path(shared, crate::host::available_memory)?;
         }
         let pool_gl = self.gl.as_mut().expect("attached above");
         if shared {

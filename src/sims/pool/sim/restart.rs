@@ -200,14 +200,15 @@ impl PoolSim {
     /// host memory is checked again with that path's figure before its buffers (the texels,
     /// the heights and offsets copied back) are allocated, and a grid that does not fit is
     /// refused as opening it would have been, the path left unknown so the next frame refuses
-    /// it too. Frames drawn before are left as they are.
+    /// it too. Frames drawn before are left as they are. `available` (host bytes free) is
+    /// asked only for that check, not every frame.
     pub(in crate::sims::pool) fn learn_path(
         &mut self,
         interop: bool,
-        available: Option<u64>,
+        available: impl FnOnce() -> Option<u64>,
     ) -> Result<()> {
         if self.interop.is_none() && !interop {
-            self.check_path(self.solver_kind(), available)?;
+            self.check_path(self.solver_kind(), available())?;
         }
         self.interop = Some(interop);
         Ok(())
