@@ -21,7 +21,8 @@
 #      statistics: body_stats, the frame's end
 #      (reduce_fountain on planted NaN/∞ states),
 #      live edits (basin nodes, max particles,
-#      a cloth) stepped on CUDA, < 2 s)
+#      a cloth, its shear springs off and
+#      on) stepped on CUDA, < 2 s)
 #   2. validate --quick on cuda (10/30-layer pools,        25       90  the physics of every kernel:
 #      dam break vs Martin & Moyce, sloshing period)                   boundary density, coarse
 #                                                                      correction (MGPCG), the
