@@ -1,18 +1,20 @@
 //! A headless render (Mesa llvmpipe in CI) of the dam break 0.66 s in, where the fluid column
 //! leans on the near-left glass: the fluid's face against the glass, seen nearly edge-on, shows
 //! no light flecks since it is shaded as water behind glass (the wall's normal, the glass–water
-//! interface's reflectance; docs/render-notes.md, "The light flecks at the glass"); and the
-//! other side of that rule: a drop near the glass and a calm pool's top under the lid and at
-//! the front glass keep their own surface.
+//! interface's reflectance; docs/render-notes.md, "The light flecks at the glass"), and the
+//! top meets the front glass without a light line. The other side of that rule (a drop near the
+//! glass and a calm pool's top keep their own surface) is in render_near_glass.rs, the walls'
+//! band marks in render_wall_band.rs.
 
+#[path = "render_support/dam_break.rs"]
+mod dam_break;
+mod render_support;
+
+use dam_break::dam_break_stepped;
 use fluidlab::gfx::camera::Camera;
-use fluidlab::gfx::headless::Headless;
-use fluidlab::gfx::timing::PassClock;
-use fluidlab::sims::pbf::backend;
-use fluidlab::sims::pbf::render::{Buffer, RenderSettings, Renderer};
-use fluidlab::sims::pbf::scene::Scene;
-use fluidlab::sims::pbf::Backend;
-use glam::{Vec3, Vec4};
+use fluidlab::sims::pbf::render::{Buffer, RenderSettings};
+use glam::Vec3;
+use render_support::{draw, headless, Unprojection};
 
 /// The dam break at `particles` after 40 steps (0.66 s, `fluidlab render`'s frame 1 at
 /// `--steps-per-frame 40`), rendered at `width` × `height` with the default settings: the
@@ -34,36 +36,12 @@ struct Wall {
     smoothed: Vec<f32>,
 }
 
-/// The dam-break preset at about `particles` particles, 40 steps on the CPU.
-fn dam_break_stepped(particles: u64) -> (Scene, Box<dyn fluidlab::sims::pbf::Solver>) {
-    let scene = Scene::load("dam-break")
-        .expect("the preset")
-        .with_particle_target(particles)
-        .expect("rescaled");
-    let mut solver = backend::create(&scene, Backend::Cpu)
-        .expect("the CPU solver")
-        .solver;
-    for _ in 0..40 {
-        solver.step().expect("step");
-    }
-    (scene, solver)
-}
-
 fn render(particles: u64, width: u32, height: u32) -> Wall {
     let (scene, mut solver) = dam_break_stepped(particles);
-    let mut headless = Headless::new(width, height).expect(
-        "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
-    );
-    let mut renderer =
-        Renderer::new(headless.gl(), &scene, PassClock::Finish).expect("the PBF renderer");
+    let mut headless = headless(width, height);
     let camera = Camera::framing(&scene.container);
     let settings = RenderSettings::default();
-    let image = headless
-        .capture(|output| {
-            renderer.update_particles(solver.as_mut(), &settings)?;
-            renderer.draw(&camera, &settings, output)
-        })
-        .expect("render without GL errors");
+    let (renderer, image) = draw(&mut headless, &scene, solver.as_mut(), &camera, &settings);
     let depth = renderer.read_buffer(Buffer::Depth).expect("the depth");
     let smoothed = renderer
         .read_buffer(Buffer::SmoothedDepth)
@@ -71,13 +49,12 @@ fn render(particles: u64, width: u32, height: u32) -> Wall {
     let normals = renderer.read_buffer(Buffer::Normals).expect("the normals");
     let (w, h) = (width as usize, height as usize);
     let rgba = image.into_raw();
-    let projection = camera.projection(width as f32 / height as f32);
-    let to_world = camera.view().inverse();
+    let unprojection = Unprojection::new(&camera, width, height);
     let sprite_radius = RenderSettings::default().point_size * scene.params.particle_radius();
     let glass = scene.container.min.x;
     let front = scene.container.max.z;
     let radius = scene.params.particle_radius();
-    let rotation = glam::Mat3::from_mat4(to_world);
+    let rotation = glam::Mat3::from_mat4(camera.view().inverse());
     let mut wall = Wall {
         width: w,
         height: h,
@@ -98,14 +75,7 @@ fn render(particles: u64, width: u32, height: u32) -> Wall {
             if d <= 0.0 {
                 continue;
             }
-            let ndc_x = (x as f32 + 0.5) / w as f32 * 2.0 - 1.0;
-            let ndc_y = (y as f32 + 0.5) / h as f32 * 2.0 - 1.0;
-            let eye = Vec3::new(
-                ndc_x / projection.x_axis.x * d,
-                ndc_y / projection.y_axis.y * d,
-                -d,
-            );
-            let world = to_world * Vec4::from((eye, 1.0));
+            let world = unprojection.world(x, y, d);
             wall.at_glass[k] = world.x - glass < sprite_radius;
             wall.off_front[k] = (front - world.z) / radius;
             let normal = rotation * Vec3::from_slice(&normals[4 * k..4 * k + 3]);
@@ -379,301 +349,4 @@ fn the_top_meets_the_front_glass_without_a_light_line() {
         "the top 1.75-3 r off the glass leans {:.1} deg from the glass's normal (57 rounded)",
         rim.tilt
     );
-}
-
-/// A scene seeded (no step) or settled, rendered at 480 × 270 from `camera` with the default
-/// settings: the splatted depth, the normals' w and each fluid pixel's world position.
-struct Marked {
-    depth: Vec<f32>,
-    w: Vec<f32>,
-    world: Vec<Vec3>,
-}
-
-fn render_marked(scene: &Scene, steps: usize, camera: &Camera) -> Marked {
-    let (width, height) = (480u32, 270u32);
-    let mut solver = backend::create(scene, Backend::Cpu)
-        .expect("the CPU solver")
-        .solver;
-    for _ in 0..steps {
-        solver.step().expect("step");
-    }
-    let mut headless = Headless::new(width, height).expect(
-        "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
-    );
-    let mut renderer =
-        Renderer::new(headless.gl(), scene, PassClock::Finish).expect("the PBF renderer");
-    let settings = RenderSettings::default();
-    headless
-        .capture(|output| {
-            renderer.update_particles(solver.as_mut(), &settings)?;
-            renderer.draw(camera, &settings, output)
-        })
-        .expect("render without GL errors");
-    let depth = renderer.read_buffer(Buffer::Depth).expect("the depth");
-    let normals = renderer.read_buffer(Buffer::Normals).expect("the normals");
-    let (w, h) = (width as usize, height as usize);
-    let projection = camera.projection(width as f32 / height as f32);
-    let to_world = camera.view().inverse();
-    let world = (0..w * h)
-        .map(|k| {
-            let (x, y, d) = (k % w, k / w, depth[k]);
-            let ndc_x = (x as f32 + 0.5) / w as f32 * 2.0 - 1.0;
-            let ndc_y = (y as f32 + 0.5) / h as f32 * 2.0 - 1.0;
-            let eye = Vec3::new(
-                ndc_x / projection.x_axis.x * d,
-                ndc_y / projection.y_axis.y * d,
-                -d,
-            );
-            (to_world * Vec4::from((eye, 1.0))).truncate()
-        })
-        .collect();
-    Marked {
-        w: normals.chunks(4).map(|n| n[3]).collect(),
-        depth,
-        world,
-    }
-}
-
-impl Marked {
-    /// The fluid pixels that pass `keep`, and those of them shaded as water behind glass.
-    fn behind_glass(&self, keep: impl Fn(Vec3) -> bool) -> (usize, usize) {
-        let (mut fluid, mut glass) = (0, 0);
-        for k in 0..self.depth.len() {
-            if self.depth[k] > 0.0 && keep(self.world[k]) {
-                fluid += 1;
-                glass += usize::from(self.w[k] > 1.5);
-            }
-        }
-        (fluid, glass)
-    }
-}
-
-/// A drop (the particles within 3.5 cm of a point) in a 1 m box, its front particles' centres
-/// 3 particle radii (3.75 cm) from the front glass (z = 1), as seeded: a gap of a particle
-/// diameter between the drop and the glass.
-const DROP: &str = r#"
-    description = "a drop near the glass"
-    [container]
-    min = [0.0, 0.0, 0.0]
-    max = [1.0, 1.0, 0.9955]
-    [[fluid]]
-    shape = "sphere"
-    center = [0.5, 0.5, 0.935]
-    radius = 0.05
-    [params]
-    spacing = 0.025
-"#;
-
-/// A drop a few particle radii from the near glass, seen through it, is a free surface: it
-/// keeps its own normal, Fresnel and highlight (w = 1), although its surface faces the eye as
-/// the wall does. Its splatted surface lies 1.8 particle radii off the glass: 105 of its 1 057
-/// pixels were behind glass with the band 1.5 sprite radii (1.95 particle radii) and 60°; 0
-/// with a particle radius and half a sprite radius (1.65) and 45°.
-#[test]
-fn a_drop_near_the_glass_keeps_its_own_surface() {
-    let scene = Scene::parse(DROP, "drop near the glass", "render test").expect("valid scene");
-    let radius = scene.params.particle_radius();
-    let camera = Camera {
-        target: Vec3::new(0.5, 0.5, 0.9),
-        yaw: 0.2,
-        pitch: 0.2,
-        distance: 0.6,
-    };
-    let marked = render_marked(&scene, 0, &camera);
-    let nearest = marked
-        .world
-        .iter()
-        .zip(&marked.depth)
-        .filter(|(_, d)| **d > 0.0)
-        .map(|(p, _)| scene.container.max.z - p.z)
-        .fold(f32::INFINITY, f32::min);
-    let (fluid, glass) = marked.behind_glass(|_| true);
-    println!(
-        "the drop: {fluid} px, {glass} shaded as behind glass; its splatted surface {:.2} \
-         particle radii from the glass at the nearest",
-        nearest / radius
-    );
-    assert!(fluid > 200, "the drop: {fluid} px");
-    assert!(
-        glass < fluid / 50,
-        "{glass} of {fluid} drop pixels behind glass"
-    );
-}
-
-/// A calm pool 0.1 m deep in a box whose lid (y = 0.11 m) lies 1 cm above its top, seen from
-/// above and in front: neither the lid nor the front glass (z = 0.6 m) takes its top.
-const NEAR_LID: &str = r#"
-    description = "calm pool under a low lid"
-    [container]
-    min = [0.0, 0.0, 0.0]
-    max = [0.6, 0.105, 0.6]
-    [[fluid]]
-    shape = "box"
-    min = [0.0, 0.0, 0.0]
-    max = [0.6, 0.1, 0.6]
-    [params]
-    spacing = 0.025
-"#;
-
-/// The top of a calm pool keeps its own surface (w = 1) under the lid seen from above (the
-/// container is drawn open, with no glass on top) and where it meets the front glass (the
-/// meniscus, its top more than a particle radius off the glass); the pool's face on the front
-/// glass is behind glass. The top's 11 796 pixels (within half a particle radius of it) were all
-/// behind glass with the lid counted; without it 760 still were, 750 of the meniscus's 2 061
-/// (1.5 sprite radii, 60°); 13 and 5 then, 37 and 34 since the filters keep the face on the
-/// glass apart (a pixel's own splat decides its side), 4 and 3 since the line fit across the
-/// crease and the face's seams on the glass (`the_top_meets_…` below), 4 and 3 since `normals`
-/// takes its differences on the pixel's side of the crease. The face: 1 142 of 1 142 before that,
-/// 1 087 with it (its seams, splats more than 45° from the wall, filtered with the free
-/// surface), 1 122 since a pixel `sphere_depth` marked on the glass takes the wall's normal
-/// without the 45° test on its smoothed normal, 1 131 with the face's seams on the glass, 1 138
-/// with seams of five of eight neighbours.
-#[test]
-fn a_calm_pools_top_keeps_its_own_surface_near_the_lid_and_the_glass() {
-    let scene = Scene::parse(NEAR_LID, "calm pool", "render test").expect("valid scene");
-    let spacing = scene.params.spacing;
-    let camera = Camera {
-        target: Vec3::new(0.3, 0.08, 0.3),
-        yaw: 0.3,
-        pitch: 35f32.to_radians(),
-        distance: 0.9,
-    };
-    let marked = render_marked(&scene, 30, &camera);
-    let top = marked
-        .world
-        .iter()
-        .zip(&marked.depth)
-        .filter(|(_, d)| **d > 0.0)
-        .map(|(p, _)| p.y)
-        .fold(0.0, f32::max);
-    let radius = 0.5 * spacing;
-    let is_top = |p: Vec3| p.y > top - 0.5 * radius;
-    let (top_pixels, top_glass) = marked.behind_glass(is_top);
-    let meniscus = |p: Vec3| is_top(p) && p.z < 0.6 - radius && p.z > 0.6 - 2.0 * spacing;
-    let (meniscus, meniscus_glass) = marked.behind_glass(meniscus);
-    let on_glass = |p: Vec3| p.y < top - spacing && p.z > 0.6 - radius;
-    let (face, face_glass) = marked.behind_glass(on_glass);
-    println!(
-        "top {top_pixels} px, {top_glass} behind glass; within 2 spacings of the front glass \
-         {meniscus} px, {meniscus_glass}; the face on the front glass {face} px, {face_glass}"
-    );
-    assert!(
-        top_pixels > 2000 && meniscus > 100 && face > 500,
-        "too few pixels"
-    );
-    assert!(
-        top_glass < top_pixels / 100,
-        "{top_glass} of the top's {top_pixels} px"
-    );
-    assert!(
-        meniscus_glass < meniscus / 20,
-        "{meniscus_glass} of {meniscus} px"
-    );
-    assert!(
-        face_glass > face * 9 / 10,
-        "{face_glass} of the face's {face} px"
-    );
-}
-
-/// The dam break's frame 1 (as above, at 640 × 360) rendered with `anisotropy` on and off: for
-/// each, the fluid pixels whose splatted surface, rebuilt along the pixel's ray as `normals`
-/// does, lies within `wall_distance` (a particle radius and half a sprite radius) of a near
-/// wall's plane; those of them that `sphere_depth` left unmarked (mark 0), which `normals` then
-/// skips for the glass rule; and the pixels marked although their surface lies beyond 1.02 of
-/// that distance (the shader marks up to 1.01 of it), which the filters may keep apart from the
-/// free surface.
-fn band_marks() -> [(bool, usize, usize, usize); 2] {
-    let (scene, mut solver) = dam_break_stepped(30000);
-    let (width, height) = (640u32, 360u32);
-    let mut headless = Headless::new(width, height).expect(
-        "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
-    );
-    let camera = Camera::framing(&scene.container);
-    let projection = camera.projection(width as f32 / height as f32);
-    let to_world = camera.view().inverse();
-    let eye = camera.eye();
-    let (min, max) = (scene.container.min, scene.container.max);
-    // The near walls as `near_walls` takes them: the side and floor walls the eye is outside
-    // of (not the lid), each as (axis, bound).
-    let mut walls = Vec::new();
-    for axis in 0..3 {
-        for (bound, outward) in [(min[axis], -1.0), (max[axis], 1.0)] {
-            let lid = axis == 1 && outward > 0.0;
-            if !lid && (eye[axis] - bound) * outward > 0.0 {
-                walls.push((axis, bound));
-            }
-        }
-    }
-    [true, false].map(|anisotropy| {
-        let settings = RenderSettings {
-            anisotropy,
-            ..RenderSettings::default()
-        };
-        let wall_distance = scene.params.particle_radius() * (1.0 + 0.5 * settings.point_size);
-        let mut renderer =
-            Renderer::new(headless.gl(), &scene, PassClock::Finish).expect("the PBF renderer");
-        headless
-            .capture(|output| {
-                renderer.update_particles(solver.as_mut(), &settings)?;
-                renderer.draw(&camera, &settings, output)
-            })
-            .expect("render without GL errors");
-        let depth = renderer.read_buffer(Buffer::Depth).expect("the depth");
-        let (w, h) = (width as usize, height as usize);
-        let (mut band, mut unmarked, mut outside) = (0, 0, 0);
-        for (k, &d) in depth.iter().enumerate() {
-            if d <= 0.0 {
-                continue;
-            }
-            let ndc_x = ((k % w) as f32 + 0.5) / w as f32 * 2.0 - 1.0;
-            let ndc_y = ((k / w) as f32 + 0.5) / h as f32 * 2.0 - 1.0;
-            let at = Vec3::new(
-                ndc_x / projection.x_axis.x * d,
-                ndc_y / projection.y_axis.y * d,
-                -d,
-            );
-            let world = to_world * Vec4::from((at, 1.0));
-            let nearest = walls
-                .iter()
-                .map(|&(axis, bound)| (world[axis] - bound).abs())
-                .fold(f32::INFINITY, f32::min);
-            let marked = d.to_bits() & 3 != 0;
-            if nearest < wall_distance {
-                band += 1;
-                unmarked += usize::from(!marked);
-            } else if marked && nearest > 1.02 * wall_distance {
-                outside += 1;
-            }
-        }
-        (anisotropy, band, unmarked, outside)
-    })
-}
-
-/// `sphere_depth` marks the pixels near a wall's band for `normals`, which rebuilds the surface
-/// point from the depth along the pixel's ray. With spheres (`anisotropy` off) the mark was
-/// taken at the sphere's point under the sprite coordinate, off that ray sideways (outwards
-/// from the frame's centre) by up to ~0.7 sprite radii: of the 11 437 pixels in the band none
-/// was unmarked in this frame, but 78 pixels beyond the band were marked (0 and 0 with the
-/// ellipsoids, whose point lies on the ray). The mark is now taken at the ray's point at the
-/// same depth in both modes: 0 and 0 with either.
-#[test]
-fn every_pixel_in_a_walls_band_is_marked_with_and_without_anisotropy() {
-    for (anisotropy, band, unmarked, outside) in band_marks() {
-        println!(
-            "anisotropy {anisotropy}: {band} px in the walls' band, {unmarked} unmarked; \
-             {outside} marked beyond 1.02 of it"
-        );
-        assert!(
-            band > 1000,
-            "anisotropy {anisotropy}: {band} px in the band"
-        );
-        assert_eq!(
-            unmarked, 0,
-            "anisotropy {anisotropy}: {unmarked} of the band's {band} px unmarked"
-        );
-        assert_eq!(
-            outside, 0,
-            "anisotropy {anisotropy}: {outside} px marked beyond the band"
-        );
-    }
 }
