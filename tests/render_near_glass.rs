@@ -133,12 +133,12 @@ const NEAR_LID: &str = r#"
 /// behind glass with the lid counted; without it 760 still were, 750 of the meniscus's 2 061
 /// (1.5 sprite radii, 60°); 13 and 5 then, 37 and 34 since the filters keep the face on the
 /// glass apart (a pixel's own splat decides its side), 4 and 3 since the line fit across the
-/// crease and the face's seams on the glass (render_wall.rs's `the_top_meets_…`), 4 and 3 since `normals`
-/// takes its differences on the pixel's side of the crease. The face: 1 142 of 1 142 before that,
-/// 1 087 with it (its seams, splats more than 45° from the wall, filtered with the free
-/// surface), 1 122 since a pixel `sphere_depth` marked on the glass takes the wall's normal
-/// without the 45° test on its smoothed normal, 1 131 with the face's seams on the glass, 1 138
-/// with seams of five of eight neighbours.
+/// crease and the face's seams on the glass (render_wall.rs's `the_top_meets_…`), 4 and 3
+/// since `normals` takes its differences on the pixel's side of the crease. The face: 1 142 of
+/// 1 142 before that, 1 087 with it (its seams, splats more than 45° from the wall, filtered
+/// with the free surface), 1 122 since a pixel `sphere_depth` marked on the glass takes the
+/// wall's normal without the 45° test on its smoothed normal, 1 131 with the face's seams on
+/// the glass, 1 138 with seams of five of eight neighbours.
 #[test]
 fn a_calm_pools_top_keeps_its_own_surface_near_the_lid_and_the_glass() {
     let scene = Scene::parse(NEAR_LID, "calm pool", "render test").expect("valid scene");

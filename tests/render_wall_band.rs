@@ -11,8 +11,8 @@ use fluidlab::gfx::camera::Camera;
 use fluidlab::sims::pbf::render::{Buffer, RenderSettings};
 use render_support::{draw, headless, Unprojection};
 
-/// The dam break's frame 1 (render_wall.rs's, at 640 × 360) rendered with `anisotropy` on and off: for
-/// each, the fluid pixels whose splatted surface, rebuilt along the pixel's ray as `normals`
+/// The dam break's frame 1 (render_wall.rs's, at 640 × 360) rendered with `anisotropy` on and
+/// off: for each, the fluid pixels whose splatted surface, rebuilt along the pixel's ray as `normals`
 /// does, lies within `wall_distance` (a particle radius and half a sprite radius) of a near
 /// wall's plane; those of them that `sphere_depth` left unmarked (mark 0), which `normals` then
 /// skips for the glass rule; and the pixels marked although their surface lies beyond 1.02 of
