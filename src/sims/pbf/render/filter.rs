@@ -352,48 +352,34 @@ mod tests {
     use glam::{Mat4, Vec3};
     use glow::HasContext;
 
-    /// `smooth_depth`'s line fit across the crease, on a row built to make a line overshoot:
-    /// the centre (free surface, mark 0, depth 1 m) at the end of a one-sided run of its class
-    /// (the other side all on the glass, mark 2, at the same depth: every pair split by the
-    /// class rule alone), flat for offsets 1–8 and a rise of `rise` for 9–12; 12 taps, σ = 6
-    /// texels. The weighted least-squares line through the centre and that run has its value
-    /// at the centre −0.167 `rise` off, nearer than every sample (docs/render-notes.md). The
-    /// smoothed centre less 1 m, in units of `rise`.
-    fn crease_run_overshoot(rise: f32) -> f32 {
-        const WIDTH: i32 = 64;
+    /// One `smooth_depth` iteration (default settings, the camera's view) over a 4-row target
+    /// whose rows are all `row` (depths at 1 m, marks in their two lowest bits), a sprite radius
+    /// of 1 cm (the narrow-range threshold 3 cm) projecting to `sprite_px` pixels at 1 m: the
+    /// smoothed row.
+    fn smooth_row(row: &[f32], sprite_px: f32) -> Vec<f32> {
         const HEIGHT: i32 = 4;
-        const CENTER: i32 = 30;
-        let headless = Headless::new(WIDTH as u32, HEIGHT as u32).expect("headless OpenGL");
+        let width = row.len() as i32;
+        let headless = Headless::new(width as u32, HEIGHT as u32).expect("headless OpenGL");
         let gl = headless.gl();
         let scene = Scene::load("dam-break").expect("the preset");
         let renderer = Renderer::new(gl.clone(), &scene, PassClock::Finish).expect("the renderer");
         let target = || {
-            TextureTarget::new(&gl, WIDTH, HEIGHT, ColorFormat::R32F, Depth::None)
+            TextureTarget::new(&gl, width, HEIGHT, ColorFormat::R32F, Depth::None)
                 .expect("a target")
         };
         let (source, buffers) = (target(), [target(), target()]);
-        let mark = |depth: f32, mark: u32| f32::from_bits((depth.to_bits() & !3) | mark);
-        let row: Vec<f32> = (0..WIDTH)
-            .map(|x| match x - CENTER {
-                offset if offset < 0 => mark(1.0, 2),
-                0..=8 => mark(1.0, 0),
-                _ => mark(1.0 + rise, 0),
-            })
-            .collect();
         let texels: Vec<u8> = (0..HEIGHT)
             .flat_map(|_| row.iter().flat_map(|d| d.to_ne_bytes()))
             .collect();
-        // A sprite radius of 1 cm (the threshold 3 cm) projecting to 4 px at 1 m: the kernel's
-        // width is capped at 12 taps, one texel apart, σ = 6 texels.
         let sprite_radius = 0.01;
         let mut projection = Mat4::IDENTITY;
-        projection.y_axis.y = 4.0 / sprite_radius / (0.5 * HEIGHT as f32);
+        projection.y_axis.y = sprite_px / sprite_radius / (0.5 * HEIGHT as f32);
         let frame = FrameSetup {
             view: Mat4::IDENTITY,
             projection,
             clip_planes: (0.1, 10.0),
             sprite_radius,
-            width: WIDTH,
+            width,
             height: HEIGHT,
             eye_distance: 1.0,
             eye_position: Vec3::ZERO,
@@ -408,20 +394,46 @@ mod tests {
                 0,
                 0,
                 0,
-                WIDTH,
+                width,
                 HEIGHT,
                 glow::RED,
                 glow::FLOAT,
                 glow::PixelUnpackData::Slice(&texels),
             );
-            gl.viewport(0, 0, WIDTH, HEIGHT);
+            gl.viewport(0, 0, width, HEIGHT);
         }
         let settings = RenderSettings::default();
         let written = renderer
             .filter_depth(source.texture, &buffers, &frame, &settings, 1, true)
             .expect("one iteration");
-        let out = buffers[written].read_floats(&gl, WIDTH, HEIGHT, 1);
-        let k = (HEIGHT / 2 * WIDTH + CENTER) as usize;
+        let out = buffers[written].read_floats(&gl, width, HEIGHT, 1);
+        out[(HEIGHT / 2 * width) as usize..][..width as usize].to_vec()
+    }
+
+    /// `depth` with `mark` in its two lowest bits.
+    fn marked(depth: f32, mark: u32) -> f32 {
+        f32::from_bits((depth.to_bits() & !3) | mark)
+    }
+
+    /// `smooth_depth`'s line fit across the crease, on a row built to make a line overshoot:
+    /// the centre (free surface, mark 0, depth 1 m) at the end of a one-sided run of its class
+    /// (the other side all on the glass, mark 2, at the same depth: every pair split by the
+    /// class rule alone), flat for offsets 1–8 and a rise of `rise` for 9–12; a sprite radius
+    /// projecting to 4 px, so 12 taps one texel apart, σ = 6 texels. The weighted
+    /// least-squares line through the centre and that run has its value at the centre −0.167
+    /// `rise` off, nearer than every sample (docs/render-notes.md). The smoothed centre less
+    /// 1 m, in units of `rise`.
+    fn crease_run_overshoot(rise: f32) -> f32 {
+        const CENTER: i32 = 30;
+        let row: Vec<f32> = (0..64)
+            .map(|x| match x - CENTER {
+                offset if offset < 0 => marked(1.0, 2),
+                0..=8 => marked(1.0, 0),
+                _ => marked(1.0 + rise, 0),
+            })
+            .collect();
+        let out = smooth_row(&row, 4.0);
+        let k = CENTER as usize;
         // The glass side's last pixel is filtered with the glass alone: unmoved.
         assert!((out[k - 1] - 1.0).abs() < 1e-6, "the face: {}", out[k - 1]);
         (out[k] - 1.0) / rise
@@ -441,6 +453,53 @@ mod tests {
                 overshoot.abs() < 0.01,
                 "the centre moved {overshoot:.4} rise (−0.069 held by the line's slope, −0.167 \
                  unheld)"
+            );
+        }
+    }
+
+    /// The line fit across the crease with a kernel so wide that its first tap lies past NEAR
+    /// (3 texels): tap i lies round(i + s·i²) texels out, s = (radius − 12) / 144, so the
+    /// first is 4 texels out from a radius of 372 px (a sprite radius over 155 px on screen,
+    /// the camera close to the fluid). The row: a plane in depth, 5e-5 m a texel, across the
+    /// crease (glass on the left, mark 2, free surface on the right), the centre (mark 0) 2e-5 m
+    /// behind it. The fit brings the centre back onto the plane; it is held within the kept
+    /// samples' range (the centre's own depth is its near end here) widened by the steepest
+    /// slope to a sample within NEAR texels, and, where no tap lies that near, to the first
+    /// tap. The smoothed centre's distance from the plane, in units of the bump, for kernels of
+    /// `radius_px` (`wide_radius`'s 2.4 sprite radii).
+    fn wide_crease_bump(radius_px: f32) -> f32 {
+        const SLOPE: f32 = 5e-5;
+        const BUMP: f32 = 2e-5;
+        let width = 2 * (radius_px as usize + 16);
+        let center = width / 2;
+        let row: Vec<f32> = (0..width)
+            .map(|x| {
+                let plane = 1.0 + SLOPE * (x as f32 - center as f32);
+                match x.cmp(&center) {
+                    std::cmp::Ordering::Less => marked(plane, 2),
+                    std::cmp::Ordering::Equal => marked(plane + BUMP, 0),
+                    std::cmp::Ordering::Greater => marked(plane, 0),
+                }
+            })
+            .collect();
+        let out = smooth_row(&row, radius_px / 2.4);
+        (out[center] - 1.0) / BUMP
+    }
+
+    /// Below 372 px (a tap within NEAR, 300 px) and above it (420 and 900 px; at 900 the
+    /// samples past 600 texels are over the 3 cm threshold from the centre and dropped) the
+    /// centre lands within 0.15 of the bump from the plane. Without the first tap's slope
+    /// past 372 px the hold has no slope to widen by and keeps the centre where it was splatted
+    /// (1.0 of the bump) — what the hold's first-tap rule is for.
+    #[test]
+    fn the_crease_line_fit_smooths_with_a_kernel_whose_first_tap_is_past_near() {
+        for radius_px in [300.0, 420.0, 900.0] {
+            let left = wide_crease_bump(radius_px);
+            println!("kernel {radius_px} px: the centre {left:.3} of the bump off the plane");
+            assert!(
+                left.abs() < 0.15,
+                "kernel {radius_px} px: the centre {left:.3} of the bump off the plane (1.0 \
+                 held without a slope)"
             );
         }
     }
