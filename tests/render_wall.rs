@@ -331,8 +331,9 @@ struct Rim {
 /// edge rule switched, 20–21 with it faded in. `normals` now gives a pixel whose splatted surface
 /// lies within a particle radius and half a sprite radius of a near wall's plane, its normal
 /// within 45° of the wall's, the wall's normal, and `composite` shades it as water behind glass
-/// (reflectance 0.004, no highlight, no bend): 2 (0 with 1.5 sprite radii and 60°, which took
-/// free surface near the glass too; 3 with a quarter of a sprite radius, 40 with none).
+/// (reflectance 0.004, no highlight, no bend): 2 then (0 with 1.5 sprite radii and 60°, which took
+/// free surface near the glass too; 3 with a quarter of a sprite radius, 40 with none); 0 today,
+/// after the later `normals` rules, with the bound kept where it was.
 #[test]
 fn the_fluids_face_on_the_glass_shows_no_light_flecks() {
     let wall = render(30000, 1280, 720);
