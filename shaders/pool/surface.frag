@@ -7,11 +7,30 @@
 //   The normal, rays and highlight are common.glsl's `water_at` and `water_from_above`, which
 //   the calm sea past an open-sea tile (`pool`) shares. What the rays reach is averaged over
 //   the pixel's footprint there (the reached points' screen derivatives, `Footprint`).
+//   Far away, where a pixel's footprint on the surface spans more than TAP_CELLS of its cells,
+//   the pixel is the mean of a few taps over that footprint, each shaded with the surface's
+//   normal there: the waves' normal, which a pixel sampled once, averaged over what it covers.
 in vec3 world;
 in vec3 normal;
 in float fixed_flag;
 
 out vec4 color;
+
+// The surface's cells a tap stands for along the footprint's longer side, and the most taps.
+const float TAP_CELLS = 2.0;
+const int MAX_TAPS = 4;
+
+vec3 shade(Water w, vec3 p, Footprint under, Footprint over) {
+    if (w.from_above) {
+        return water_from_above(w, p, underwater_ray(p, w.refracted, under),
+                                above_water_ray(p, w.reflected, over));
+    }
+    bool total = dot(w.refracted, w.refracted) == 0.0;
+    float fresnel = total ? 1.0 : schlick(dot(w.refracted, w.n));
+    vec3 out_of_water = total ? vec3(0.0) : texture(sky, w.refracted).rgb;
+    vec3 c = mix(out_of_water, underwater_ray(p, w.reflected, under), fresnel);
+    return through_water(c, distance(eye, p));
+}
 
 void main() {
     // Everything whose derivatives are taken comes before the discard and any branch (GLSL
@@ -23,19 +42,36 @@ void main() {
     vec3 above = above_water_end(world, w.reflected);
     Footprint under = Footprint(dFdx(below), dFdy(below));
     Footprint over = Footprint(dFdx(above), dFdy(above));
+    vec2 across = dFdx(world.xz);
+    vec2 along = dFdy(world.xz);
+    float footprint = length(fwidth(world.xz));
     if (fixed_flag > 0.5) {
         discard;
     }
-    vec3 c;
-    if (w.from_above) {
-        c = water_from_above(w, world, underwater_ray(world, w.refracted, under),
-                             above_water_ray(world, w.reflected, over));
-    } else {
-        bool total = dot(w.refracted, w.refracted) == 0.0;
-        float fresnel = total ? 1.0 : schlick(dot(w.refracted, w.n));
-        vec3 out_of_water = total ? vec3(0.0) : texture(sky, w.refracted).rgb;
-        c = mix(out_of_water, underwater_ray(world, w.reflected, under), fresnel);
-        c = through_water(c, distance(eye, world));
+    float cells = max(length(across), length(along)) / spacing();
+    int n = clamp(int(ceil(cells / TAP_CELLS)), 1, MAX_TAPS);
+    // n taps over the footprint: stratified along its longer side, spread along the shorter
+    // (golden-ratio offsets), each with a 1/n share of the footprints and the glint's spread.
+    // One tap is the pixel's centre as drawn.
+    vec2 longer = length(along) > length(across) ? along : across;
+    vec2 shorter = length(along) > length(across) ? across : along;
+    float share = 1.0 / float(n);
+    vec3 sum = vec3(0.0);
+    for (int k = 0; k < n; ++k) {
+        Water t = w;
+        vec3 p = world;
+        Footprint tap_under = under;
+        Footprint tap_over = over;
+        if (n > 1) {
+            vec2 xz = world.xz + ((float(k) + 0.5) * share - 0.5) * longer
+                + (fract(0.5 + 0.618034 * float(k)) - 0.5) * shorter;
+            p = surface_point(xz);
+            vec3 m = with_detail(surface_normal(xz), xz, footprint);
+            t = water_seen(p, m, w.from_above, w.spread * share);
+            tap_under = Footprint(under.dx * share, under.dy * share);
+            tap_over = Footprint(over.dx * share, over.dy * share);
+        }
+        sum += shade(t, p, tap_under, tap_over);
     }
-    color = vec4(c, 1.0);
+    color = vec4(sum * share, 1.0);
 }
