@@ -57,10 +57,11 @@ ivec2 mesh_node(int vertex) {
     return min(k * mesh_stride, ivec2(nodes - 1));
 }
 
-// The surface texel bilinearly interpolated at (x, z), m (clamped to the pool).
+// The surface texel bilinearly interpolated at (x, z), m (clamped to the pool). Level 0 read
+// explicitly (textureLod): the taps call it in a loop, where implicit derivatives are undefined.
 vec4 surface_at(vec2 xz) {
     vec2 cell = clamp(xz, vec2(0.0), vec2(pool_size)) / spacing();
-    return texture(surface, (cell + 0.5) / float(nodes));
+    return textureLod(surface, (cell + 0.5) / float(nodes), 0.0);
 }
 
 // The displaced surface at rest position xz, m (bilinear between the nodes), and its normal
@@ -304,7 +305,7 @@ vec3 underwater_ray(vec3 o, vec3 d, Footprint f) {
 // planes (`above_water_end`): a pixel whose rays (far waves turning them) meet the wall and pass
 // over it in turn sees both in their shares, not one or the other.
 vec3 above_water_ray(vec3 o, vec3 d, Footprint f) {
-    vec3 sky_color = texture(sky, d).rgb;
+    vec3 sky_color = textureLod(sky, d, 0.0).rgb;
     if (open_sea == 0 && inside_pool(o.xz) && o.y < rim_height) {
         vec3 n;
         float t = exit_box(o, d, rim_height + 4.0 * pool_size, n);
