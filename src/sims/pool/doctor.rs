@@ -45,6 +45,9 @@ pub fn checks(cuda_available: bool, add: &mut dyn FnMut(Check)) {
 /// (`memory::grid_bytes`), counted from its live buffers (`PoolSim::held_bytes`): the state
 /// and the GPU's figures equal, the host's less the state's copy, which a start holds only
 /// while it builds the grid. tests/pool_memory.rs checks the CPU's and the drawing's parts.
+/// The host's half holds by construction (the model's host figure less the copy is the flags'
+/// bytes, which `held_bytes` counts); the GPU's repeats `pool parity: restart`'s buffer check.
+/// What this adds is a fresh open stepped 3 frames: the buffers a step allocates lazily.
 pub fn gpu_memory_check(device: usize) -> Result<(bool, String), String> {
     let mut failures = Vec::new();
     let mut figures = Vec::new();
