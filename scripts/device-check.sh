@@ -16,7 +16,8 @@
 #      a disc moved (closed, mirrored, masks);
 #      pool: its kernels, 4 stages and the
 #      statistics × 7 configurations, 30 frames,
-#      a same-size restart (30 + 30 frames × 7);
+#      a same-size restart (30 + 30 frames × 7),
+#      a whole pool's held_bytes (48², 130²);
 #      particles: every stage, the bodies' panel
 #      statistics: body_stats, the frame's end
 #      (reduce_fountain on planted NaN/∞ states),

@@ -254,6 +254,7 @@ fn doctor_passes_on_the_memcheck_driver() {
         "PASS  pool parity: stages",
         "PASS  pool parity: run",
         "PASS  pool parity: restart",
+        "PASS  pool memory",
         "PASS  particles parity",
         "PASS  particles statistics",
         "PASS  particles frame end",

@@ -57,10 +57,26 @@ ivec2 mesh_node(int vertex) {
     return min(k * mesh_stride, ivec2(nodes - 1));
 }
 
-// The surface texel bilinearly interpolated at (x, z), m (clamped to the pool).
+// The surface texel bilinearly interpolated at (x, z), m (clamped to the pool). Level 0 read
+// explicitly (textureLod): the taps call it in a loop, where implicit derivatives are undefined.
 vec4 surface_at(vec2 xz) {
     vec2 cell = clamp(xz, vec2(0.0), vec2(pool_size)) / spacing();
-    return texture(surface, (cell + 0.5) / float(nodes));
+    return textureLod(surface, (cell + 0.5) / float(nodes), 0.0);
+}
+
+// The displaced surface at rest position xz, m (bilinear between the nodes), and its normal
+// there: the nodes' central differences interpolated alike (the differences one spacing either
+// side of the bilinear surface are the bilinear mean of the nodes' own).
+vec3 surface_point(vec2 xz) {
+    vec4 t = surface_at(xz);
+    return vec3(xz.x + t.x, t.y, xz.y + t.z);
+}
+
+vec3 surface_normal(vec2 xz) {
+    vec2 h = vec2(spacing(), 0.0);
+    vec3 dx = surface_point(xz + h) - surface_point(xz - h);
+    vec3 dz = surface_point(xz + h.yx) - surface_point(xz - h.yx);
+    return normalize(cross(dz, dx));
 }
 
 bool inside_pool(vec2 xz) {
@@ -289,7 +305,7 @@ vec3 underwater_ray(vec3 o, vec3 d, Footprint f) {
 // planes (`above_water_end`): a pixel whose rays (far waves turning them) meet the wall and pass
 // over it in turn sees both in their shares, not one or the other.
 vec3 above_water_ray(vec3 o, vec3 d, Footprint f) {
-    vec3 sky_color = texture(sky, d).rgb;
+    vec3 sky_color = textureLod(sky, d, 0.0).rgb;
     if (open_sea == 0 && inside_pool(o.xz) && o.y < rim_height) {
         vec3 n;
         float t = exit_box(o, d, rim_height + 4.0 * pool_size, n);
@@ -360,21 +376,36 @@ struct Water {
     bool from_above;
 };
 
-Water water_at(vec3 p, vec3 geometric_normal) {
+// The water at p with the normal n (the fine detail in it), seen from the eye on the side
+// `from_above`; `spread` is the glint's (how much the reflected ray turns across what p stands
+// for). It takes no derivatives: the footprint's taps call it in a loop.
+Water water_seen(vec3 p, vec3 n, bool from_above, vec3 spread) {
     Water w;
-    float footprint = length(fwidth(p.xz));
-    w.n = normalize(geometric_normal);
-    if (detail == 1) {
-        vec2 slope = detail_slope(p.xz, footprint);
-        w.n = normalize(w.n + vec3(-slope.x, 0.0, -slope.y));
-    }
+    w.n = n;
     w.incident = normalize(p - eye);
-    w.from_above = dot(w.incident, geometric_normal) < 0.0;
-    vec3 m = w.from_above ? w.n : -w.n;
+    w.from_above = from_above;
+    vec3 m = from_above ? n : -n;
     w.reflected = reflect(w.incident, m);
-    w.reflected.y = w.from_above ? abs(w.reflected.y) : -abs(w.reflected.y);
-    w.refracted = refract(w.incident, m,
-                          w.from_above ? IOR_AIR / IOR_WATER : IOR_WATER / IOR_AIR);
+    w.reflected.y = from_above ? abs(w.reflected.y) : -abs(w.reflected.y);
+    w.refracted = refract(w.incident, m, from_above ? IOR_AIR / IOR_WATER : IOR_WATER / IOR_AIR);
+    w.spread = spread;
+    return w;
+}
+
+// The surface's normal at n plus the fine detail's slopes at p (for a pixel `footprint` m wide).
+vec3 with_detail(vec3 n, vec2 xz, float footprint) {
+    if (detail == 1) {
+        vec2 slope = detail_slope(xz, footprint);
+        n = normalize(n + vec3(-slope.x, 0.0, -slope.y));
+    }
+    return n;
+}
+
+Water water_at(vec3 p, vec3 geometric_normal) {
+    float footprint = length(fwidth(p.xz));
+    vec3 n = with_detail(normalize(geometric_normal), p.xz, footprint);
+    bool from_above = dot(normalize(p - eye), geometric_normal) < 0.0;
+    Water w = water_seen(p, n, from_above, vec3(0.0));
     w.spread = fwidth(w.reflected);
     return w;
 }

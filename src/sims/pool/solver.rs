@@ -436,6 +436,30 @@ impl PoolSolver {
 mod tests {
     use super::*;
 
+    type Fits = dyn Fn(Solver, &PoolScene) -> Result<()>;
+
+    /// Opens `source`'s pool with `backend` on CUDA device `device`, drawn or not, the memory
+    /// checks `fits`: the solver's grid, the scene's grid after it, the note.
+    fn open_with(
+        source: &crate::scene::Source,
+        backend: Backend,
+        device: usize,
+        drawn: bool,
+        fits: &Fits,
+    ) -> Result<(usize, usize, String)> {
+        let mut scene = PoolScene::from_source(source).expect("the scene");
+        let cuda_nodes = scene.cuda_nodes;
+        let made = PoolSolver::create_where(
+            &mut scene,
+            cuda_nodes,
+            (backend, device),
+            (drawn, None),
+            fits,
+            None,
+        );
+        made.map(|(solver, note)| (solver.grid().0, scene.params.nodes, note))
+    }
+
     /// With `--backend auto` and CUDA found, a CUDA grid (`pool.cuda_nodes`) the host cannot
     /// hold falls back to the CPU's (`pool.nodes`) with the reason in the note, as one the GPU
     /// cannot hold does; it ended with the host's error, although the CPU's grid fits.
@@ -448,19 +472,7 @@ mod tests {
             Solver::Cuda => bail!("{}² nodes need more host memory", scene.params.nodes),
             Solver::Cpu => Ok(()),
         };
-        let open = |backend| {
-            let mut scene = PoolScene::from_source(&source).expect("the scene");
-            let cuda_nodes = scene.cuda_nodes;
-            let made = PoolSolver::create_where(
-                &mut scene,
-                cuda_nodes,
-                (backend, 0),
-                (true, None),
-                &fits,
-                None,
-            );
-            made.map(|(solver, note)| (solver.grid().0, scene.params.nodes, note))
-        };
+        let open = |backend| open_with(&source, backend, 0, true, &fits);
         let (nodes, scene_nodes, note) = open(Backend::Auto).expect("the CPU's grid");
         assert_eq!((nodes, scene_nodes), (64, 64));
         assert!(
@@ -469,6 +481,28 @@ mod tests {
         );
         let error = open(Backend::Cuda).expect_err("refused on CUDA");
         assert!(error.to_string().contains("8192²"), "{error}");
+    }
+
+    /// With `--backend auto` and CUDA found, a CUDA solver that fails to start (device 99,
+    /// which no machine has; here, with no driver, the driver's loading fails first) falls back
+    /// to the CPU with the CPU's grid (`pool.nodes`, not `pool.cuda_nodes`) and the start's
+    /// error in the note; `--backend cuda` ends with that error, naming the scene.
+    #[test]
+    fn auto_falls_back_to_the_cpu_when_the_cuda_solver_cannot_start() {
+        let text = "kind = \"pool\"\n[pool]\nnodes = 64\ncuda_nodes = 96\n";
+        let source = crate::scene::Source::parse(text, "t", "t.toml").expect("a kind");
+        let fits = |_: Solver, _: &PoolScene| Ok(());
+        let open = |backend| open_with(&source, backend, 99, false, &fits);
+        let (nodes, scene_nodes, note) = open(Backend::Auto).expect("the CPU's grid");
+        assert_eq!((nodes, scene_nodes), (64, 64), "{note}");
+        assert!(
+            note.starts_with("cpu (the CUDA solver could not start: "),
+            "{note}"
+        );
+        let error = open(Backend::Cuda)
+            .expect_err("CUDA cannot start")
+            .to_string();
+        assert!(error.starts_with("scene t"), "{error}");
     }
 
     /// A NaN passes through the largest |height| (f32::max skips it), so a surface that went
