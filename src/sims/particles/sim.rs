@@ -439,10 +439,13 @@ impl Sim for ParticlesSim {
         let State::Body(body) = &mut self.state else {
             return false;
         };
+        // A node held before this event or now: the body's host state changed (the node
+        // moved, or was let go with its own pin back), uploaded before the next step.
+        let holding = self.grabber.held.is_some();
         let used = self
             .grabber
             .pointer(body, &self.camera, position, size, dragging);
-        if used {
+        if used || holding {
             if let Err(error) = self.edited() {
                 self.note = Some(format!("{error:#}"));
             }
