@@ -325,7 +325,7 @@ mod tests {
         assert!(wind_for_head(base, base + Vec3::Y).is_none());
     }
 
-    /// The drag reaches every speed a wind component may have (before, its longest arrow
+    /// The drag reaches every speed a wind may have (before, its longest arrow
     /// meant 9.3 m/s of the 100): the arrow's length and its inverse from no wind (0.6 m) to
     /// 100 m/s (2 m), strictly growing, finest near no wind (0.30 m per m/s there; 100 m/s'
     /// neighbourhood 0.003 m per m/s), and a head dragged anywhere along it gives back its

@@ -398,12 +398,24 @@ fn bad_scene_input_is_named_by_file_line_and_key() {
             "kind = \"particles\"\nscene = \"cloth\"\n[world]\nfriction = 2\n".into(),
             "test.toml:4: world.friction: must be in [0, 1], got 2",
         ),
-        // The panel's wind and gravity span ±100 (`MAX_WIND`, `MAX_GRAVITY`): a file past
-        // them is refused, not loaded and then clamped by the panel.
+        // The panel's gravity spans ±100 (`MAX_GRAVITY`), the wind 100 m/s whatever its
+        // direction (`MAX_WIND`, the arrow's longest): a file past them is refused, not
+        // loaded and then clamped by the panel, or drawn shorter than it blows.
         (
             "kind = \"particles\"\nscene = \"cloth\"\n[world]\nwind = [0, 0, 150]\n".into(),
-            "test.toml:4: world.wind: components must be finite and at most 100 m/s in size, \
-             got [0, 0, 150]",
+            "test.toml:4: world.wind: must be finite with a speed of at most 100 m/s, got \
+             [0, 0, 150] (150 m/s)",
+        ),
+        (
+            "kind = \"particles\"\nscene = \"fountain\"\n[world]\nwind = [100, 0, 100]\n"
+                .into(),
+            "test.toml:4: world.wind: must be finite with a speed of at most 100 m/s, got \
+             [100, 0, 100] (141.42136 m/s)",
+        ),
+        (
+            "kind = \"particles\"\nscene = \"jelly\"\n[world]\nwind = [-60, 60, 60]\n".into(),
+            "test.toml:4: world.wind: must be finite with a speed of at most 100 m/s, got \
+             [-60, 60, 60] (103.92305 m/s)",
         ),
         (
             "kind = \"particles\"\nscene = \"fountain\"\n\n[world]\ngravity = [0, -101, 0]\n"
@@ -421,26 +433,68 @@ fn bad_scene_input_is_named_by_file_line_and_key() {
     }
 }
 
-/// A wind and a gravity past the panel's old ±20 but within the file's ±100 load as written,
-/// the arrow keys steer such a wind on from where it is, and stop it at the file's limit
-/// (where the panel's drags stop too), so what the viewer holds always loads again.
+/// A wind and a gravity past the panel's old ±20 but within the file's limits load as
+/// written, the arrow keys steer such a wind on from where it is, up to the file's 100 m/s
+/// whatever the direction (where the panel's drags and the arrow stop too): a press past it
+/// keeps the wind's direction at 100 m/s, so what the viewer holds always loads again and is
+/// drawn as long as it blows.
 #[test]
 fn a_strong_wind_from_the_file_is_kept_and_steered_up_to_the_files_limit() {
+    use crate::sims::particles::scene::MAX_WIND;
     use winit::keyboard::KeyCode;
     let mut sim = ParticlesSim::with_scene(scene(
-        "kind = \"particles\"\nscene = \"cloth\"\n[world]\nwind = [60, 0, -99.75]\n\
+        "kind = \"particles\"\nscene = \"cloth\"\n[world]\nwind = [60, 0, -79.5]\n\
          gravity = [0, -98, 0]\n",
     ));
-    assert_eq!(sim.scene.world.wind, [60.0, 0.0, -99.75]);
+    assert_eq!(sim.scene.world.wind, [60.0, 0.0, -79.5]);
     assert_eq!(sim.scene.world.gravity, [0.0, -98.0, 0.0]);
-    assert!(sim.key(KeyCode::ArrowRight));
     assert!(sim.key(KeyCode::ArrowUp));
-    assert_eq!(sim.scene.world.wind, [60.5, 0.0, -100.0]);
+    // 100 m/s exactly: kept.
+    assert_eq!(sim.scene.world.wind, [60.0, 0.0, -80.0]);
+    // [60, 0, -80.5] would blow at 100.4 m/s: the press turns the wind a little instead.
     assert!(sim.key(KeyCode::ArrowUp));
-    assert_eq!(sim.scene.world.wind, [60.5, 0.0, -100.0]);
+    let wind = Vec3::from(sim.scene.world.wind);
+    assert!(
+        wind.length() <= MAX_WIND && wind.length() > MAX_WIND - 1e-3,
+        "{wind} at {} m/s",
+        wind.length()
+    );
+    let turned = wind.angle_between(Vec3::new(60.0, 0.0, -80.5));
+    assert!(turned < 1e-6, "{wind}: turned by {turned} rad");
+    for _ in 0..10 {
+        assert!(sim.key(KeyCode::ArrowRight));
+        assert!(Vec3::from(sim.scene.world.wind).length() <= MAX_WIND);
+    }
     sim.scene
         .validate()
         .expect("the steered wind is a valid scene");
+}
+
+/// [`fastest_wind`] keeps a wind within 100 m/s as it is and brings any faster one, in every
+/// direction, to a speed the file accepts, its direction kept.
+#[test]
+fn a_wind_past_the_fastest_keeps_its_direction_at_a_valid_speed() {
+    use crate::sims::particles::scene::{fastest_wind, MAX_WIND};
+    assert_eq!(fastest_wind([60.0, 0.0, -80.0]), [60.0, 0.0, -80.0]);
+    assert_eq!(fastest_wind([0.0, 100.0, 0.0]), [0.0, 100.0, 0.0]);
+    use crate::sims::particles::random::{key, unit};
+    let mut scene = scene("kind = \"particles\"\nscene = \"cloth\"\n");
+    for k in 0..100_000 {
+        let w = [0, 1, 2].map(|draw| (unit(key(7), k, draw) * 2.0 - 1.0) * MAX_WIND);
+        let kept = fastest_wind(w);
+        let (a, b) = (Vec3::from(w), Vec3::from(kept));
+        assert!(b.length() <= MAX_WIND, "{a} → {b}: {} m/s", b.length());
+        if a.length() > MAX_WIND {
+            assert!(
+                b.length() > MAX_WIND - 1e-3 && a.angle_between(b) < 1e-3,
+                "{a} → {b}"
+            );
+        } else {
+            assert_eq!(kept, w);
+        }
+        scene.world.wind = kept;
+        scene.validate().unwrap();
+    }
 }
 
 /// Restart starts the scene again from its beginning with the edited set-up; an edit that
