@@ -428,7 +428,10 @@ impl Sim for ParticlesSim {
             self.scene.world.wind = wind.into();
             return true;
         }
-        if !matches!(self.state, State::Body(_)) {
+        // The body is read only by a press (to pick) and while a node is held (moved, let go):
+        // a hover or a drag that picked nothing reads no GPU state.
+        let reads_body = self.grabber.starting(dragging) || self.grabber.held.is_some();
+        if !matches!(self.state, State::Body(_)) || !reads_body {
             self.grabber.track(dragging);
             return false;
         }

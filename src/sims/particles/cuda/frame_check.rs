@@ -17,7 +17,8 @@
 //!   counts of the same edits, the cloth's springs on the GPU the CPU's and its nodes within
 //!   [`NODES_APART`] of the CPU's (a spring kind switched live keeps the motion). Then the
 //!   same with a node held by the grabber ([`held_edits`]): it stays at the drag's target
-//!   through bending and shear springs switched off and on, and moves once let go.
+//!   through bending and shear springs switched off and on, and moves once let go; then the
+//!   pointer moved over the cloth with no button held downloads nothing.
 
 use super::kernels::{basin_step, BodyStep, BLOCK};
 use super::parity::fountain_case;
@@ -445,6 +446,8 @@ fn held_edits(device: Option<usize>) -> Result<(bool, Vec<String>), String> {
                 let (ok, detail) = compare(&gpu, &cpu, 0, device.is_some());
                 let (g, c) = bodies(&gpu, &cpu)?;
                 let off = [&g, &c].map(|b| b.position[held].distance(targets[0].1));
+                // `g.pinned` is the host's mirror (uploaded, not downloaded): the GPU's pin
+                // shows in its node staying at the target (`off[0]`), not in it.
                 let kept = if letting_go {
                     !g.pinned[held] && !c.pinned[held] && off.iter().all(|&d| d > 0.0)
                 } else {
@@ -466,6 +469,25 @@ fn held_edits(device: Option<usize>) -> Result<(bool, Vec<String>), String> {
             if ok { "ok" } else { "FAILS" }
         ));
     }
+    // The pointer over the cloth with no button held, after a frame on the GPU: no download
+    // (it pulled the body on every hover event, once a frame while the mouse moved).
+    gpu.step().map_err(|e| format!("{e:#}"))?;
+    let newer = |sim: &ParticlesSim| sim.cuda.as_ref().map(|d| d.device_newer);
+    let before = newer(&gpu);
+    for dx in [0.0, 3.0, 6.0] {
+        gpu.pointer([press[0] + dx, press[1]], size, false);
+    }
+    let ok = newer(&gpu) == before && before == device.map(|_| true);
+    passed &= ok;
+    lines.push(format!(
+        "hover: the GPU's frame {}: {}",
+        if newer(&gpu) == Some(false) {
+            "downloaded"
+        } else {
+            "not downloaded"
+        },
+        if ok { "ok" } else { "FAILS" }
+    ));
     Ok((passed, lines))
 }
 
@@ -540,7 +562,7 @@ fn the_checks_pass_on_the_cpu() {
     assert!(line.contains("particles on 8² nodes"), "{line}");
     let (ok, lines) = live_edits(None).unwrap();
     assert!(ok, "{lines}");
-    assert_eq!(lines.matches(": ok").count(), 13, "{lines}");
+    assert_eq!(lines.matches(": ok").count(), 14, "{lines}");
     assert!(lines.contains("(CPU 800, 400 before)"), "{lines}");
     println!("{line}\n{lines}");
 }
