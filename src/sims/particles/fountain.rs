@@ -336,13 +336,25 @@ impl Fountain {
     /// volume (a·πr² each, but for the lattice) and the level stays where it is.
     pub fn basin(&mut self, drops: &[Drop], dt: f32) {
         let h = self.surface.h;
+        // The two stencils' sums for the last radius seen (a frame's landings share one:
+        // summed once a frame, not twice a landing over ~800 weights).
+        let mut sums: Option<(f32, f32, f32)> = None;
         for drop in drops {
             let ring = Drop {
                 radius: 2.0 * drop.radius,
                 ..*drop
             };
-            let inner: f32 = self.stencils.get(drop.radius / h).weights.iter().sum();
-            let outer: f32 = self.stencils.get(ring.radius / h).weights.iter().sum();
+            let (inner, outer) = match sums {
+                Some((radius, inner, outer)) if radius.to_bits() == drop.radius.to_bits() => {
+                    (inner, outer)
+                }
+                _ => {
+                    let inner: f32 = self.stencils.get(drop.radius / h).weights.iter().sum();
+                    let outer: f32 = self.stencils.get(ring.radius / h).weights.iter().sum();
+                    sums = Some((drop.radius, inner, outer));
+                    (inner, outer)
+                }
+            };
             let ring = Drop {
                 amplitude: -drop.amplitude * inner / outer,
                 ..ring

@@ -10,7 +10,7 @@
 
 use super::body::Body;
 use super::render::{arrow_length, arrow_speed, ARROW_LONGEST, ARROW_SHORTEST, NO_WIND};
-use super::scene::{Orientation, ParticlesScene, Which};
+use super::scene::{fastest_wind, Orientation, ParticlesScene, Which};
 use crate::gfx::camera::Camera;
 use glam::{Mat4, Vec3};
 
@@ -113,8 +113,17 @@ pub fn wind_for_head(base: Vec3, head: Vec3) -> Option<Vec3> {
     let distance = offset.length();
     (distance > 1e-4).then(|| {
         let length = (distance / HEAD_AT).clamp(ARROW_SHORTEST, ARROW_LONGEST);
-        offset / distance * arrow_speed(length).max(SLOWEST_DRAGGED)
+        wind_toward(offset / distance, arrow_speed(length).max(SLOWEST_DRAGGED))
     })
+}
+
+/// A wind of `speed` (m/s, at most [`MAX_WIND`](super::scene::MAX_WIND)) along the unit `direction`, its length kept
+/// within it ([`fastest_wind`]): a speed a hair under it along a direction whose
+/// length rounds a hair over 1 can come out past it (the longest arrow's speed where
+/// `log1pf`/`expm1f` round it to 99.99999 m/s, along (-1.7, 0, -1.81) normalized, is
+/// 100.00001 m/s), which the next step's validation refuses, pausing the viewer.
+pub fn wind_toward(direction: Vec3, speed: f32) -> Vec3 {
+    Vec3::from(fastest_wind((direction * speed).into()))
 }
 
 /// Where `p` falls in an output of `size` seen by `camera`: pixels from the top left and the
@@ -325,7 +334,7 @@ mod tests {
         assert!(wind_for_head(base, base + Vec3::Y).is_none());
     }
 
-    /// The drag reaches every speed a wind component may have (before, its longest arrow
+    /// The drag reaches every speed a wind may have (before, its longest arrow
     /// meant 9.3 m/s of the 100): the arrow's length and its inverse from no wind (0.6 m) to
     /// 100 m/s (2 m), strictly growing, finest near no wind (0.30 m per m/s there; 100 m/s'
     /// neighbourhood 0.003 m per m/s), and a head dragged anywhere along it gives back its

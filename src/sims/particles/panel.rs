@@ -4,8 +4,9 @@
 
 use super::dynamics::Integrator;
 use super::scene::{
-    Orientation, Pins, Which, MAX_BODY_SUBSTEPS, MAX_CLOTH_N, MAX_DT, MAX_FOUNTAIN_PARTICLES,
-    MAX_GRAVITY, MAX_ITERATIONS, MAX_JELLY_N, MAX_RATE, MAX_STIFFNESS, MAX_WIND,
+    fastest_wind, Orientation, Pins, Which, MAX_BODY_SUBSTEPS, MAX_CLOTH_N, MAX_DT,
+    MAX_FOUNTAIN_PARTICLES, MAX_GRAVITY, MAX_ITERATIONS, MAX_JELLY_N, MAX_RATE, MAX_STIFFNESS,
+    MAX_WIND,
 };
 use super::sim::{ParticlesSim, State};
 use crate::sims::choose;
@@ -48,7 +49,8 @@ const WIND_STEP: f32 = 0.5;
 pub fn key(sim: &mut ParticlesSim, key: KeyCode) -> bool {
     let wind = &mut sim.scene.world.wind;
     let mut steer = |axis: usize, step: f32| {
-        wind[axis] = (wind[axis] + step).clamp(-MAX_WIND, MAX_WIND);
+        wind[axis] += step;
+        *wind = fastest_wind(*wind);
     };
     match key {
         KeyCode::ArrowLeft => steer(0, -WIND_STEP),
@@ -98,13 +100,16 @@ pub fn panel_ui(sim: &mut ParticlesSim, ui: &imgui::Ui) -> bool {
     if ui.collapsing_header("World", TreeNodeFlags::DEFAULT_OPEN) {
         let w = &mut sim.scene.world;
         // Drags over the whole range the scene file accepts (a ±100 slider would move 0.25
-        // m/s a pixel; a drag moves 0.05, Ctrl+click types a value), clamped to it as the
-        // file is, so a loaded value is shown and edited as it is.
-        imgui::Drag::new("wind (m/s)")
+        // m/s a pixel; a drag moves 0.05, Ctrl+click types a value), kept to its speed as
+        // the file is, so a loaded value is shown and edited as it is.
+        if imgui::Drag::new("wind (m/s)")
             .range(-MAX_WIND, MAX_WIND)
             .speed(0.05)
             .flags(SliderFlags::ALWAYS_CLAMP)
-            .build_array(ui, &mut w.wind);
+            .build_array(ui, &mut w.wind)
+        {
+            w.wind = fastest_wind(w.wind);
+        }
         imgui::Drag::new("gravity (m/s²)")
             .range(-MAX_GRAVITY, MAX_GRAVITY)
             .speed(0.05)

@@ -428,7 +428,10 @@ impl Sim for ParticlesSim {
             self.scene.world.wind = wind.into();
             return true;
         }
-        if !matches!(self.state, State::Body(_)) {
+        // The body is read only by a press (to pick) and while a node is held (moved, let go):
+        // a hover or a drag that picked nothing reads no GPU state.
+        let reads_body = self.grabber.starting(dragging) || self.grabber.held.is_some();
+        if !matches!(self.state, State::Body(_)) || !reads_body {
             self.grabber.track(dragging);
             return false;
         }
@@ -439,10 +442,13 @@ impl Sim for ParticlesSim {
         let State::Body(body) = &mut self.state else {
             return false;
         };
+        // A node held before this event or now: the body's host state changed (the node
+        // moved, or was let go with its own pin back), uploaded before the next step.
+        let holding = self.grabber.held.is_some();
         let used = self
             .grabber
             .pointer(body, &self.camera, position, size, dragging);
-        if used {
+        if used || holding {
             if let Err(error) = self.edited() {
                 self.note = Some(format!("{error:#}"));
             }

@@ -471,6 +471,7 @@ mod door;
 mod energy_colours;
 mod fountain_wind;
 mod stages;
+mod wind_limit;
 
 /// A NaN in the basin stops the fountain's step (as the GPU's `reduce_fountain` counts it): the
 /// largest |height| passes over a NaN, so a check on it alone let a NaN basin run on. The

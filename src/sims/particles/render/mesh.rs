@@ -181,10 +181,9 @@ pub const ARROW_SHORTEST: f32 = 0.6;
 /// Its longest, m.
 pub const ARROW_LONGEST: f32 = 2.0;
 
-/// The wind whose arrow is the longest, m/s: a wind component's bound in a file and on the
-/// panel (`scene::validate::MAX_WIND`), so a drag of the arrow reaches every speed along an
-/// axis; a file's faster diagonal wind (up to 141 m/s horizontal) is drawn at the longest
-/// arrow, and a drag of its head sets 100 m/s at most.
+/// The wind whose arrow is the longest, m/s: the fastest wind a file, the panel or the keys
+/// allow, whatever its direction (`scene::validate::MAX_WIND`), so every wind is drawn at its
+/// own length and a drag of the arrow reaches every speed.
 pub const ARROW_FASTEST: f32 = 100.0;
 /// The speed scale of [`arrow_length`]'s logarithm, m/s: below it the length grows about
 /// linearly (0.30 m per m/s, twice the old linear arrow's 0.15), above it by a constant step a

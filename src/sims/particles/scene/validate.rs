@@ -23,8 +23,10 @@ pub const MAX_STIFFNESS: f32 = 1e9;
 pub const MAX_BODY_SUBSTEPS: u32 = 4096;
 /// Most XPBD iterations a substep (`iterations`).
 pub const MAX_ITERATIONS: u32 = 1000;
-/// Largest wind component (`world.wind`), m/s: past the strongest measured gusts (about
-/// 110 m/s); the panel's wind spans it.
+/// Fastest wind (`world.wind`'s length, whatever its direction), m/s: past the strongest
+/// measured gusts (about 110 m/s). The one bound of every way to set the wind: a file, the
+/// panel and the arrow keys ([`fastest_wind`]), a drag of the arrow (its longest); the drag
+/// of the wind on a cloth and the fountain's follow what they are given.
 pub const MAX_WIND: f32 = 100.0;
 /// The red speed's range (`red_speed`, **P**'s panel slider), m/s: at 0 a resting node's
 /// energy would be 0/0 on the scale.
@@ -99,6 +101,41 @@ fn vector(key: &str, value: [f32; 3], bound: f32, unit: &str) -> Result<(), Inva
     }
 }
 
+/// `wind` (m/s) scaled down to [`MAX_WIND`] in length where it is faster, its direction kept:
+/// the panel's and the arrow keys' wind, each component of which may reach `MAX_WIND`.
+pub fn fastest_wind(wind: [f32; 3]) -> [f32; 3] {
+    let w = Vec3::from(wind);
+    let speed = w.length();
+    if speed <= MAX_WIND {
+        return wind;
+    }
+    // Scaled, then a hair shorter while rounding leaves it past (100.00001 m/s happens).
+    let mut kept = w * (MAX_WIND / speed);
+    while kept.length() > MAX_WIND {
+        kept *= 1.0 - f32::EPSILON;
+    }
+    kept.into()
+}
+
+/// A finite `value` (m/s) at most `bound` long, else an error naming `key`.
+fn speed(key: &str, value: [f32; 3], bound: f32) -> Result<(), Invalid> {
+    let v = Vec3::from(value);
+    if v.is_finite() && v.length() <= bound {
+        Ok(())
+    } else {
+        Err(Invalid::new(
+            key,
+            format!(
+                "must be finite with a speed of at most {bound} m/s, got [{}, {}, {}] ({} m/s)",
+                value[0],
+                value[1],
+                value[2],
+                v.length()
+            ),
+        ))
+    }
+}
+
 impl ParticlesScene {
     /// Checks every value's range, naming its key.
     pub fn validate(&self) -> Result<(), Invalid> {
@@ -113,7 +150,7 @@ impl ParticlesScene {
     fn validate_world(&self) -> Result<(), Invalid> {
         let w = &self.world;
         vector("world.gravity", w.gravity, MAX_GRAVITY, "m/s²")?;
-        vector("world.wind", w.wind, MAX_WIND, "m/s")?;
+        speed("world.wind", w.wind, MAX_WIND)?;
         within("world.wind_drag", w.wind_drag, 0.0, 1e3, "N·s/m³")?;
         within("world.ground", w.ground, -1e4, 1e4, "m")?;
         vector("world.sphere_center", w.sphere_center, 1e4, "m")?;
