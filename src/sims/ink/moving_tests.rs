@@ -527,7 +527,8 @@ fn a_rebuilt_solver_keeps_the_painted_cells() {
         painted.len()
     );
     let lost = |sim: &InkSim| {
-        let solid = sim.solver.flow().solid();
+        let flow = sim.solver.flow();
+        let solid = flow.solid();
         painted.iter().filter(|&&k| !solid[k]).count()
     };
     sim.rebuild_solver(Backend::Cpu, 0).unwrap();

@@ -20,6 +20,26 @@ enum Backends {
     Cuda(Box<CudaInk>),
 }
 
+/// The flow [`InkSolver::flow`] lends: the CPU's, or CUDA's host mirror behind its guard (a
+/// read-back while it is alive brings a copy of the mirror up to date, not the mirror).
+pub enum FlowRef<'a> {
+    /// The CPU solver's flow.
+    Cpu(&'a Flow),
+    /// CUDA's host mirror.
+    Cuda(std::cell::Ref<'a, Flow>),
+}
+
+impl std::ops::Deref for FlowRef<'_> {
+    type Target = Flow;
+
+    fn deref(&self) -> &Flow {
+        match self {
+            FlowRef::Cpu(flow) => flow,
+            FlowRef::Cuda(flow) => flow,
+        }
+    }
+}
+
 /// Ink's solver on either backend.
 pub struct InkSolver {
     /// Parameters in force: edited live by the panel, handed to the backend before each step
@@ -278,14 +298,15 @@ impl InkSolver {
         }
     }
 
-    /// The flow's shape and solid cells (current on both backends). Its values, and on CUDA
-    /// its open faces, stencil and fixed velocities (brought up to date only when read back:
-    /// `CudaInk::mirror`), are current on the CPU only: read them with
-    /// [`InkSolver::with_state`].
-    pub fn flow(&self) -> &Flow {
+    /// The flow's shape and solid cells (current on both backends). Its values (on CUDA not
+    /// kept: empty) and on CUDA its open faces, stencil and fixed velocities (brought up to
+    /// date only when read back: `CudaInk::mirror`) are current on the CPU only: read them
+    /// with [`InkSolver::with_state`]. Hold the guard briefly: a read-back while it is alive
+    /// copies the mirror's stale rows instead of bringing them up to date.
+    pub fn flow(&self) -> FlowRef<'_> {
         match &self.backend {
-            Backends::Cpu(cpu) => &cpu.flow,
-            Backends::Cuda(cuda) => cuda.mirror(),
+            Backends::Cpu(cpu) => FlowRef::Cpu(&cpu.flow),
+            Backends::Cuda(cuda) => FlowRef::Cuda(cuda.mirror()),
         }
     }
 

@@ -300,7 +300,9 @@ impl CudaInk {
     /// `iterations` V-cycles from the last pressure × the carry-over (`Multigrid::solve`).
     pub(super) fn multigrid_pressure(&mut self) -> Result<(), CudaError> {
         if !self.buffers.multigrid.current {
-            self.buffers.multigrid.upload(&self.stream, &self.mirror)?;
+            self.buffers
+                .multigrid
+                .upload(&self.stream, self.mirror.flow_mut())?;
         }
         let carry = self.params.pressure_carry_over;
         let cycles = self.params.iterations;

@@ -27,6 +27,7 @@ use crate::sims::ink::boundary::{self, MovingDisc, BOTTOM, LEFT, RIGHT, TOP};
 use crate::sims::ink::fields::Flow;
 use crate::sims::ink::params::PressureSolver;
 use cudarc::driver::{CudaSlice, CudaStream};
+use std::cell::{Ref, RefCell};
 use std::ops::Range;
 
 /// The host side of what `set_walls` sends (the rows' solid bytes, the moving discs' records),
@@ -104,8 +105,9 @@ impl CudaInk {
     /// zeroed and the stencil follows (as `CpuInk::set_solid`), through [`CudaInk::set_walls`]
     /// for every row.
     pub fn set_solid(&mut self, solid: Vec<bool>) -> Result<(), CudaError> {
-        let moving = self.mirror.moving.clone();
-        self.set_walls(0..self.mirror.ny, &solid, moving)
+        let mirror = self.mirror.flow_mut();
+        let (ny, moving) = (mirror.ny, mirror.moving.clone());
+        self.set_walls(0..ny, &solid, moving)
     }
 
     /// [`CudaInk::set_solid`] for the rows of cells `rows` only (`cells`: those rows' cells),
@@ -126,7 +128,7 @@ impl CudaInk {
             return Ok(());
         }
         self.solved_cells = (self.solved_cells as isize + plan.solved) as usize;
-        let mirror = &self.mirror;
+        let mirror = self.mirror.flow_mut();
         let (nx, ny) = (mirror.nx, mirror.ny);
         // Each run's rows and one either side (the stencil beside a changed cell, the v faces
         // above the run's last row): their solid bytes, one buffer for every run.
@@ -277,30 +279,33 @@ pub(super) struct WallPlan {
 }
 
 /// CUDA's host mirror of the flow: its shape, its solid cells (and their count) and its
-/// moving discs are current; what follows from the cells — the open masks, the stencil, the
+/// moving discs are current, its values (velocity, pressure) are not kept; what follows from the cells — the open masks, the stencil, the
 /// closed faces' fixed velocities, which the GPU derives for itself (`wall_rows`) — is taken
 /// by the rows `stale` only when read: [`Mirror::current`] (`read_back`: frames, exports, the
-/// picture's host-copy fallback) or [`Mirror::up_to_date`]. A moving disc's substep then
-/// costs the host its rows' cells, not their masks (docs/ink.md "Obstacles"). The stale rows
-/// are set again from the cells and the discs moving when read; as [`plan_walls`] marks every
-/// row a disc moving before or now covers, that is what setting them at once would have left
-/// (`walls_tests.rs` checks it after several substeps).
-#[derive(Clone)]
+/// picture's host-copy fallback) or [`Mirror::up_to_date`], which set those rows again in the
+/// mirror itself and clear their marks, so a row is redone once after it changed, not at every
+/// read. A moving disc's substep then costs the host its rows' cells, not their masks
+/// (docs/ink.md "Obstacles"). The stale rows are set again from the cells and the discs moving
+/// when read; as [`plan_walls`] marks every row a disc moving before or now covers, that is
+/// what setting them at once would have left (`walls_tests.rs` checks it after several
+/// substeps).
+///
+/// The flow sits in a `RefCell` so that a read through `&self` (`InkSolver::with_state`,
+/// `Sim::frame`) updates it in place; [`Mirror::flow`] lends it behind a guard, and a read
+/// made while such a guard is alive brings a copy up to date instead (slower, never a panic).
 pub(super) struct Mirror {
+    inner: RefCell<Inner>,
+}
+
+struct Inner {
     flow: Flow,
     /// Rows whose masks, stencil and fixed velocities have not taken their cells' change.
     stale: Vec<bool>,
 }
 
-impl Mirror {
-    /// A mirror of `flow`, its masks current.
-    pub fn new(flow: Flow) -> Mirror {
-        let stale = vec![false; flow.ny];
-        Mirror { flow, stale }
-    }
-
+impl Inner {
     /// The stale rows' masks, stencil and fixed velocities taken from their cells now.
-    pub fn up_to_date(&mut self) -> &Flow {
+    fn up_to_date(&mut self) {
         let ny = self.flow.ny;
         let mut j = 0;
         while j < ny {
@@ -315,24 +320,65 @@ impl Mirror {
             }
             self.flow.walls_again_rows(start..j);
         }
-        &self.flow
-    }
-
-    /// A copy of the flow with its masks current (the mirror itself left as it is).
-    pub fn current(&self) -> Flow {
-        let mut copy = self.clone();
-        copy.up_to_date();
-        copy.flow
     }
 }
 
-impl std::ops::Deref for Mirror {
-    type Target = Flow;
+impl Mirror {
+    /// A mirror of `flow`, its masks current, its values dropped (they live on the GPU: a
+    /// read-back downloads them into the copy, which then need not copy stale ones first).
+    pub fn new(mut flow: Flow) -> Mirror {
+        for values in [&mut flow.u.data, &mut flow.v.data, &mut flow.p.data] {
+            *values = Vec::new();
+        }
+        let stale = vec![false; flow.ny];
+        Mirror {
+            inner: RefCell::new(Inner { flow, stale }),
+        }
+    }
 
     /// The flow: its shape, solid cells and moving discs current, its masks maybe not
-    /// ([`Mirror::current`]).
-    fn deref(&self) -> &Flow {
-        &self.flow
+    /// ([`Mirror::current`]), behind a guard.
+    pub fn flow(&self) -> Ref<'_, Flow> {
+        Ref::map(self.inner.borrow(), |inner| &inner.flow)
+    }
+
+    /// [`Mirror::flow`] through `&mut self`: no guard.
+    pub fn flow_mut(&mut self) -> &Flow {
+        &self.inner.get_mut().flow
+    }
+
+    /// The stale rows' masks, stencil and fixed velocities taken from their cells now.
+    #[cfg(test)]
+    pub fn up_to_date(&mut self) -> &Flow {
+        let inner = self.inner.get_mut();
+        inner.up_to_date();
+        &inner.flow
+    }
+
+    /// How many rows' masks have not taken their cells' change (what the next read redoes).
+    #[cfg(test)]
+    pub fn stale_rows(&self) -> usize {
+        self.inner.borrow().stale.iter().filter(|&&s| s).count()
+    }
+
+    /// A copy of the flow with its masks current: the mirror brought up to date first, in
+    /// place, unless a guard of [`Mirror::flow`] is alive (then a copy is brought up to date).
+    pub fn current(&self) -> Flow {
+        match self.inner.try_borrow_mut() {
+            Ok(mut inner) => {
+                inner.up_to_date();
+                inner.flow.clone()
+            }
+            Err(_) => {
+                let inner = self.inner.borrow();
+                let mut copy = Inner {
+                    flow: inner.flow.clone(),
+                    stale: inner.stale.clone(),
+                };
+                copy.up_to_date();
+                copy.flow
+            }
+        }
     }
 }
 
@@ -354,7 +400,7 @@ pub(super) fn plan_walls(
     cells: &[bool],
     moving: Vec<MovingDisc>,
 ) -> WallPlan {
-    let flow = &mut mirror.flow;
+    let Inner { flow, stale } = mirror.inner.get_mut();
     let (nx, ny) = (flow.nx, flow.ny);
     assert!(rows.end <= ny, "rows {rows:?} of {ny}");
     assert_eq!(cells.len(), rows.len() * nx, "the cells of rows {rows:?}");
@@ -399,7 +445,7 @@ pub(super) fn plan_walls(
     flow.set_cells_rows(rows, cells);
     let solved_now = solved_around(flow, around, &columns) as isize;
     for run in &runs {
-        mirror.stale[run.clone()].fill(true);
+        stale[run.clone()].fill(true);
     }
     WallPlan {
         runs,
