@@ -267,14 +267,18 @@ impl InkSolver {
 
     /// Makes the cells of the rows `rows` solid where `cells` (those rows' cells) and the discs
     /// `moving` move: their cells' closed faces carry their velocity (a moving wall). Only those
-    /// rows are set again: they must hold every cell that changed and every disc that moves or
-    /// stopped moving. On CUDA a failure is reported by the next step.
+    /// rows are set again, and the rows of every disc moving before or now
+    /// ([`with_discs_rows`]: their cells as they are), so `rows` must hold every cell that
+    /// changed and nothing more: a disc that moves or stopped moving has its faces set on both
+    /// backends whichever rows are handed over. On CUDA a failure is reported by the next step.
     pub fn set_walls(
         &mut self,
         rows: std::ops::Range<usize>,
         cells: &[bool],
         moving: Vec<super::boundary::MovingDisc>,
     ) {
+        let (rows, wider) = with_discs_rows(&self.flow(), rows, cells, &moving);
+        let cells = wider.as_deref().unwrap_or(cells);
         match &mut self.backend {
             Backends::Cpu(cpu) => cpu.set_walls(rows, cells, moving),
             Backends::Cuda(cuda) => {
@@ -379,4 +383,41 @@ impl InkSolver {
             cuda.release_gl();
         }
     }
+}
+
+/// The rows `rows` widened to those of every disc moving before (`flow.moving`) or now
+/// (`moving`), with the cells of the rows added as `flow` has them (`None`: `rows` held them
+/// all already, `cells` are the rows' cells).
+fn with_discs_rows(
+    flow: &Flow,
+    rows: std::ops::Range<usize>,
+    cells: &[bool],
+    moving: &[super::boundary::MovingDisc],
+) -> (std::ops::Range<usize>, Option<Vec<bool>>) {
+    let (nx, ny) = (flow.nx, flow.ny);
+    let wide = flow
+        .moving
+        .iter()
+        .chain(moving)
+        .fold(rows.clone(), |wide, d| {
+            let covered = super::boundary::disc_rows(d.center[1], d.radius.abs(), flow.dx, ny);
+            match (wide.is_empty(), covered.is_empty()) {
+                (_, true) => wide,
+                (true, _) => covered,
+                _ => wide.start.min(covered.start)..wide.end.max(covered.end),
+            }
+        });
+    if wide == rows {
+        return (rows, None);
+    }
+    let solid = flow.solid();
+    let mut all = Vec::with_capacity(wide.len() * nx);
+    if rows.is_empty() {
+        all.extend_from_slice(&solid[wide.start * nx..wide.end * nx]);
+    } else {
+        all.extend_from_slice(&solid[wide.start * nx..rows.start * nx]);
+        all.extend_from_slice(cells);
+        all.extend_from_slice(&solid[rows.end * nx..wide.end * nx]);
+    }
+    (wide, Some(all))
 }
