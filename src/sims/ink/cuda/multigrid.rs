@@ -73,6 +73,10 @@ pub struct Hierarchy {
     pub solid: Vec<u8>,
     /// Each level's fluid flags and stencil, as the CPU's `Multigrid` holds them.
     masks: Vec<(Vec<bool>, Poisson)>,
+    /// The finest level's rows whose stencil (its own and pooled) has not taken their cells'
+    /// change: the GPU copies that level's stencil from the flow's (`update_rows`), so the
+    /// host's is set again only when read ([`Hierarchy::up_to_date`]).
+    finest_stale: Option<Range<usize>>,
 }
 
 impl Hierarchy {
@@ -106,18 +110,44 @@ impl Hierarchy {
             stencil,
             solid,
             masks,
+            finest_stale: None,
         }
+    }
+
+    /// The finest level's stale rows' stencil set again from its fluid flags (`flow`: the
+    /// grid's sides): the hierarchy [`Hierarchy::new`] builds.
+    pub fn up_to_date(&mut self, flow: &Flow) -> &Hierarchy {
+        if let Some(rows) = self.finest_stale.take() {
+            let (fluid, poisson) = &mut self.masks[0];
+            poisson.update_rows(|k| fluid[k], &flow.boundary, rows.clone());
+            let cells = rows.start * poisson.nx..rows.end * poisson.nx;
+            let offset = self.levels[0].offset as usize;
+            self.stencil[offset + cells.start..offset + cells.end]
+                .copy_from_slice(&poisson.cells[cells]);
+        }
+        self
     }
 
     /// The masks again after `flow`'s cells changed in the rows `rows`, those rows only
     /// ([`pressure_mg_coarsen`], as the CPU's `Multigrid::update_rows`): the levels' fluid
-    /// counts and pooled bytes follow. Returns the pooled cells that may have changed, per
-    /// level.
+    /// counts and pooled bytes follow, but the finest level's stencil only when read
+    /// ([`Hierarchy::up_to_date`]; its rows are marked stale). Returns the pooled cells that
+    /// may have changed, per level.
     pub fn update_rows(&mut self, flow: &Flow, rows: Range<usize>) -> Vec<Range<usize>> {
         let mut masks: Vec<_> = self.masks.iter_mut().map(|(f, p)| (f, p)).collect();
-        let spans = pressure_mg_coarsen(&mut masks, flow.solid(), &flow.boundary, rows);
+        let spans = pressure_mg_coarsen(&mut masks, flow.solid(), &flow.boundary, rows, false);
+        let finest = spans[0].clone();
+        self.finest_stale = Some(match self.finest_stale.take() {
+            Some(s) => s.start.min(finest.start)..s.end.max(finest.end),
+            None => finest,
+        });
         let mut pooled = Vec::with_capacity(spans.len());
-        for ((level, (fluid, poisson)), rows) in self.levels.iter_mut().zip(&self.masks).zip(spans)
+        for (l, ((level, (fluid, poisson)), rows)) in self
+            .levels
+            .iter_mut()
+            .zip(&self.masks)
+            .zip(spans)
+            .enumerate()
         {
             let nx = level.nx as usize;
             let cells = rows.start * nx..rows.end * nx;
@@ -126,7 +156,9 @@ impl Hierarchy {
             let was = self.solid[span.clone()].iter().filter(|&&s| s == 0).count();
             let now = fluid[cells.clone()].iter().filter(|&&f| f).count();
             level.fluid = level.fluid + now as u32 - was as u32;
-            self.stencil[span.clone()].copy_from_slice(&poisson.cells[cells.clone()]);
+            if l > 0 {
+                self.stencil[span.clone()].copy_from_slice(&poisson.cells[cells.clone()]);
+            }
             for (byte, &f) in self.solid[span.clone()].iter_mut().zip(&fluid[cells]) {
                 *byte = u8::from(!f);
             }
@@ -598,7 +630,8 @@ mod tests {
 
     /// A disc moved by rows over a 93 × 51 channel (odd sides), the host's hierarchy set again
     /// by [`Hierarchy::update_rows`] over the rows the sim hands the solver (the old and the
-    /// new disc's rows, one range) equals [`Hierarchy::new`] of the flow, every field: across
+    /// new disc's rows, one range; its finest stencil brought up to date when read) equals
+    /// [`Hierarchy::new`] of the flow, every field: across
     /// row 0, across the top row, and in a jump whose old and new rows are disjoint (the hull,
     /// then the old and the new rows apart).
     #[test]
@@ -651,7 +684,7 @@ mod tests {
                 assert_eq!(a, b, "disc at {to:?}: level {l}");
             }
             assert!(
-                hierarchy == anew,
+                *hierarchy.up_to_date(&flow) == anew,
                 "disc at {to:?}: the pooled bytes or masks"
             );
             let changed = (hierarchy.levels.iter().zip(&before))

@@ -412,3 +412,50 @@ fn a_read_back_leaves_no_row_stale() {
         .differing(&WallMasks::of(&cpu))
         .is_empty());
 }
+
+/// What the multigrid's host copy of its hierarchy costs a substep at 2048² with the `stir`
+/// disc scaled to it (as [`host_side_cost`]): `Hierarchy::update_rows` over the rows whose
+/// cells changed, each substep (least and median of 12 substeps), and at the end the
+/// hierarchy equals one built anew. Prints ms; no bound (`cargo test --release --lib
+/// walls_tests::multigrid_host_cost -- --ignored --nocapture`).
+#[test]
+#[ignore = "a measurement: prints the host's ms per moving-disc substep"]
+fn multigrid_host_cost() {
+    use super::multigrid::Hierarchy;
+    let n = 2048;
+    let mut flow = Flow::new(n, n, 1.0 / n as f32, Boundary::default());
+    let painted = vec![false; n * n];
+    let (velocity, dt) = ([0.6, 0.0], 1.0 / 60.0);
+    let at = |step: usize| MovingDisc {
+        center: [0.2 + velocity[0] * dt * step as f32, 0.5],
+        radius: 0.12,
+        velocity,
+    };
+    flow.set_solid(draw(&flow, &painted, &[at(0)], &(0..n)));
+    let mut hierarchy = Hierarchy::new(&flow);
+    let mut times = Vec::new();
+    for step in 1..=12 {
+        let rows = union(rows_of(&flow, &at(step - 1)), rows_of(&flow, &at(step)));
+        let cells = draw(&flow, &painted, &[at(step)], &rows);
+        flow.moving = vec![at(step)];
+        assert!(flow.set_solid_rows(rows.clone(), &cells));
+        let start = std::time::Instant::now();
+        hierarchy.update_rows(&flow, rows);
+        times.push(start.elapsed().as_secs_f64());
+    }
+    let start = std::time::Instant::now();
+    hierarchy.up_to_date(&flow);
+    let read = start.elapsed().as_secs_f64();
+    assert!(
+        hierarchy == Hierarchy::new(&flow),
+        "the hierarchy set by rows, then read"
+    );
+    times.sort_by(f64::total_cmp);
+    println!(
+        "the multigrid's host hierarchy by rows, stir's disc at 2048²: {:.2} ms least, {:.2} \
+         ms median a substep; its finest stencil brought up to date after the 12: {:.2} ms",
+        1e3 * times[0],
+        1e3 * times[times.len() / 2],
+        1e3 * read
+    );
+}
