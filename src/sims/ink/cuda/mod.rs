@@ -232,7 +232,7 @@ impl CudaInk {
             totals: Totals::default(),
             stage_seconds: [0.0; InkStage::ALL.len()],
             grid,
-            mirror: walls::Mirror::new(flow.clone()),
+            mirror: walls::Mirror::new(&flow),
             solved_cells: 0,
             device,
             timer: EventTimer::new(context.clone()),
@@ -379,7 +379,7 @@ impl CudaInk {
             .iter()
             .filter(|&&c| c >> super::boundary::DIAGONAL_SHIFT != 0)
             .count();
-        self.mirror = walls::Mirror::new(flow.clone());
+        self.mirror = walls::Mirror::new(&flow);
         Ok(())
     }
 
@@ -517,7 +517,7 @@ impl CudaInk {
             .map_err(failed)?;
         self.stream.synchronize().map_err(failed)?;
         let rms = |sum: f64, count: usize| (sum / count.max(1) as f64).sqrt();
-        let mirror = self.mirror.flow_mut();
+        let mirror = self.mirror.flow_unguarded();
         let fluid_cells = mirror.nx * mirror.ny - mirror.solid_cells();
         let s = |slot: u32| stats[slot as usize];
         self.report = SolveReport {

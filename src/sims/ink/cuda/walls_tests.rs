@@ -7,13 +7,23 @@
 
 use super::walls::{plan_walls, Mirror, WallMasks, WallPlan};
 use crate::sims::ink::boundary::DIAGONAL_SHIFT;
-use crate::sims::ink::boundary::{disc_rows, Boundary, MovingDisc, SideKind, BOTTOM};
+use crate::sims::ink::boundary::{Boundary, MovingDisc, SideKind, BOTTOM};
 use crate::sims::ink::fields::Flow;
 use std::ops::Range;
 
 /// The rows of cells whose centres a disc may cover, as `InkSim::rows_of` gives them.
 fn rows_of(flow: &Flow, d: &MovingDisc) -> Range<usize> {
-    disc_rows(d.center[1], d.radius, flow.dx, flow.ny)
+    d.rows(flow.dx, flow.ny)
+}
+
+/// [`plan_walls`] for one run of rows.
+fn plan_rows(
+    mirror: &mut Mirror,
+    rows: Range<usize>,
+    cells: &[bool],
+    moving: Vec<MovingDisc>,
+) -> WallPlan {
+    plan_walls(mirror, &[(rows, cells)], moving)
 }
 
 /// The cells of the rows `rows`: painted, or covered by a disc.
@@ -42,9 +52,9 @@ fn union(a: Range<usize>, b: Range<usize>) -> Range<usize> {
 /// velocity of zero: resting) go from where they were to `path(step)`, and the rows of the
 /// last substep's moving discs, the old and the new rows of each moved disc, and the rows of
 /// the discs moving now are handed over at once (one range, so rows between far discs too).
-/// After each: the mirror's cells, and its walls brought up to date in a copy (read while a
-/// guard of `Mirror::flow` is alive: the mirror's own stale rows pile up over the substeps),
-/// equal the CPU flow's, the cells solved for
+/// After each: the mirror's cells, and its walls brought up to date (even substeps in a copy,
+/// read while a guard of `Mirror::flow` is alive: the mirror's own stale rows pile up; odd
+/// ones in place, its marks cleared, as a frame reads), equal the CPU flow's, the cells solved for
 /// (counted from the start by the plans' `solved`) and the rows whose cells changed (`cells`)
 /// are the CPU's; at the end the mirror brought up to date in place equals the CPU's too.
 /// Returns the plans.
@@ -63,7 +73,7 @@ fn walk(
     };
     let mut solved_count = solved(&flow);
     let mut cpu = flow.clone();
-    let mut mirror = Mirror::new(flow);
+    let mut mirror = Mirror::new(&flow);
     let mut last_moving = 0..0;
     let mut plans = Vec::new();
     for step in 1..=steps {
@@ -98,18 +108,27 @@ fn walk(
             .collect();
         cpu.moving = moving.clone();
         cpu.set_solid_rows(rows.clone(), &cells);
-        let plan = plan_walls(&mut mirror, rows.clone(), &cells, moving);
+        let plan = plan_rows(&mut mirror, rows.clone(), &cells, moving);
         let want = WallMasks::of(&cpu);
         assert_eq!(
-            mirror.flow_mut().solid(),
+            mirror.flow_unguarded().solid(),
             cpu.solid(),
             "step {step}: the mirror's cells"
         );
-        // Read while a guard is alive: a copy is brought up to date, the mirror's stale rows
-        // stay (and pile up over the substeps).
-        let guard = mirror.flow();
-        let mirrored = WallMasks::of(&mirror.current()).differing(&want);
-        drop(guard);
+        // Even substeps read while a guard is alive: a copy is brought up to date, the
+        // mirror's stale rows stay (and pile up). Odd ones read as production does: in
+        // place, the marks cleared, and the next substeps' plans must mark what they need.
+        let mirrored = if step % 2 == 0 {
+            let (guard, copies) = (mirror.flow(), mirror.copies());
+            let read = WallMasks::of(&mirror.current()).differing(&want);
+            drop(guard);
+            assert_eq!(mirror.copies(), copies + 1, "step {step}: a copy read");
+            read
+        } else {
+            let read = WallMasks::of(&mirror.current()).differing(&want);
+            assert_eq!(mirror.stale_rows(), 0, "step {step}: read in place");
+            read
+        };
         assert!(
             mirrored.is_empty(),
             "step {step}, rows {rows:?}, runs {:?}: the mirror's {mirrored:?} differ from the \
@@ -117,7 +136,7 @@ fn walk(
             plan.runs
         );
         assert_eq!(
-            mirror.flow_mut().solid_cells(),
+            mirror.flow_unguarded().solid_cells(),
             cpu.solid_cells(),
             "step {step}"
         );
@@ -133,6 +152,55 @@ fn walk(
     let mirrored = WallMasks::of(mirror.up_to_date()).differing(&WallMasks::of(&cpu));
     assert!(mirrored.is_empty(), "at the end: the mirror's {mirrored:?}");
     plans
+}
+
+/// A disc stops high in the box while a brush paints low, handed over as `InkSim` does
+/// (`with_discs_rows`: the brush's run, then the disc's): the disc's run is sent and its faces
+/// rest though the brush's run came first (every run takes the discs moving before the
+/// first), and the mirror brought up to date equals the CPU's.
+#[test]
+fn a_disc_stopping_far_from_a_brush_rests_its_faces_in_its_own_run() {
+    let mut cpu = small_box();
+    let (nx, ny) = (cpu.nx, cpu.ny);
+    let disc = MovingDisc {
+        center: [0.5, 0.45],
+        radius: 0.06,
+        velocity: [1.5, -0.8],
+    };
+    cpu.moving = vec![disc];
+    cpu.set_solid(draw(&cpu, &vec![false; nx * ny], &[disc], &(0..ny)));
+    let moving_faces = WallMasks::of(&cpu)
+        .u_fixed
+        .iter()
+        .filter(|&&u| u != 0.0)
+        .count();
+    assert!(moving_faces > 10, "{moving_faces} faces move with the disc");
+    let mut mirror = Mirror::new(&cpu);
+    let brush = 4..6;
+    let cells: Vec<bool> = (0..brush.len() * nx)
+        .map(|k| (10..20).contains(&(k % nx)))
+        .collect();
+    let pieces = crate::sims::ink::solver::with_discs_rows(&cpu, brush.clone(), &cells, &[]);
+    let pieces: Vec<(Range<usize>, &[bool])> = (pieces.iter())
+        .map(|(rows, own)| (rows.clone(), own.as_deref().unwrap_or(&cells)))
+        .collect();
+    let disc_rows = rows_of(&cpu, &disc);
+    let ranges: Vec<_> = pieces.iter().map(|(r, _)| r.clone()).collect();
+    assert_eq!(ranges, vec![brush, disc_rows.clone()]);
+    let plan = plan_walls(&mut mirror, &pieces, Vec::new());
+    cpu.moving = Vec::new();
+    for (rows, cells) in &pieces {
+        cpu.set_solid_rows(rows.clone(), cells);
+    }
+    assert_eq!(plan.runs.last(), Some(&disc_rows), "{:?}", plan.runs);
+    let mirrored = WallMasks::of(&mirror.current()).differing(&WallMasks::of(&cpu));
+    assert!(mirrored.is_empty(), "the mirror's {mirrored:?} differ");
+    let moving_faces = WallMasks::of(&cpu)
+        .u_fixed
+        .iter()
+        .filter(|&&u| u != 0.0)
+        .count();
+    assert_eq!(moving_faces, 0, "the disc's faces rest");
 }
 
 /// A 96 × 64 box of 1 cm cells with an outflow side below (its v faces open beside fluid).
@@ -219,7 +287,7 @@ fn a_fluid_cell_walled_in_by_a_painted_cell_is_no_longer_solved_for() {
     }
     let mut cpu = flow;
     cpu.set_solid(cells.clone());
-    let mut mirror = Mirror::new(cpu.clone());
+    let mut mirror = Mirror::new(&cpu);
     for (wall, change) in [(true, -2), (false, 2)] {
         cells[5 * nx + 6] = wall;
         let rows = 5..6;
@@ -231,7 +299,7 @@ fn a_fluid_cell_walled_in_by_a_painted_cell_is_no_longer_solved_for() {
             change,
             "the CPU's count"
         );
-        let plan = plan_walls(&mut mirror, rows, &row, Vec::new());
+        let plan = plan_rows(&mut mirror, rows, &row, Vec::new());
         assert_eq!(plan.solved, change, "wall {wall}: cells solved for more");
         let mirrored = WallMasks::of(&mirror.current()).differing(&WallMasks::of(&cpu));
         assert!(
@@ -300,9 +368,9 @@ fn host_side_cost() {
             radius: 0.12,
             velocity,
         };
-        let (mut mirror, mut before) = (Mirror::new(flow.clone()), flow.clone());
+        let (mut mirror, mut before) = (Mirror::new(&flow), flow.clone());
         // The same again, read as a read-back was (its stale rows kept).
-        let mut kept_mirror = Mirror::new(flow.clone());
+        let mut kept_mirror = Mirror::new(&flow);
         let mut old_seconds = 0.0;
         let steps = if velocity[1] > 0.0 { 2 } else { 6 };
         let (mut seconds, mut rows_sent, mut handed) = (0.0, 0, 0);
@@ -314,9 +382,9 @@ fn host_side_cost() {
             every_row(&mut before, rows.clone(), &cells, vec![new]);
             old_seconds += start.elapsed().as_secs_f64();
             let start = std::time::Instant::now();
-            let plan = plan_walls(&mut mirror, rows.clone(), &cells, vec![new]);
+            let plan = plan_rows(&mut mirror, rows.clone(), &cells, vec![new]);
             seconds += start.elapsed().as_secs_f64();
-            plan_walls(&mut kept_mirror, rows.clone(), &cells, vec![new]);
+            plan_rows(&mut kept_mirror, rows.clone(), &cells, vec![new]);
             rows_sent += plan.runs.iter().map(|r| r.len()).sum::<usize>();
             handed += rows.len();
         }
@@ -324,8 +392,8 @@ fn host_side_cost() {
         let last = at(steps);
         let rows = rows_of(&flow, &last);
         let cells = draw(&flow, &painted, &[last], &rows);
-        plan_walls(&mut mirror, rows.clone(), &cells, Vec::new());
-        plan_walls(&mut kept_mirror, rows, &cells, Vec::new());
+        plan_rows(&mut mirror, rows.clone(), &cells, Vec::new());
+        plan_rows(&mut kept_mirror, rows, &cells, Vec::new());
         let stale = mirror.stale_rows();
         let timed = |mirror: &Mirror| {
             let start = std::time::Instant::now();
@@ -381,7 +449,7 @@ fn a_read_back_leaves_no_row_stale() {
     let flow = small_box();
     let painted = vec![false; flow.nx * flow.ny];
     let mut cpu = flow.clone();
-    let mut mirror = Mirror::new(flow);
+    let mut mirror = Mirror::new(&flow);
     let disc = |step: usize| MovingDisc {
         center: [0.3 + 0.02 * step.min(3) as f32, 0.3],
         radius: 0.05,
@@ -395,7 +463,7 @@ fn a_read_back_leaves_no_row_stale() {
         let moving: Vec<MovingDisc> = [d].into_iter().filter(|d| d.velocity != [0.0; 2]).collect();
         cpu.moving = moving.clone();
         cpu.set_solid_rows(rows.clone(), &cells);
-        plan_walls(&mut mirror, rows, &cells, moving);
+        plan_rows(&mut mirror, rows, &cells, moving);
     }
     assert!(
         mirror.stale_rows() > 10,
