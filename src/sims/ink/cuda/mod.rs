@@ -379,7 +379,7 @@ impl CudaInk {
             .iter()
             .filter(|&&c| c >> super::boundary::DIAGONAL_SHIFT != 0)
             .count();
-        self.mirror = walls::Mirror::new(&flow);
+        self.mirror = walls::Mirror::new(flow);
         Ok(())
     }
 
