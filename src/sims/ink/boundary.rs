@@ -162,6 +162,14 @@ pub struct MovingDisc {
     pub velocity: [f32; 2],
 }
 
+impl MovingDisc {
+    /// The rows of cells of an `ny`-row grid of cells of size `dx` whose centres the disc may
+    /// cover ([`disc_rows`]).
+    pub fn rows(&self, dx: f32, ny: usize) -> std::ops::Range<usize> {
+        disc_rows(self.center[1], self.radius.abs(), dx, ny)
+    }
+}
+
 /// The rows of cells of an `ny`-row grid of cells of size `dx` whose centres a disc of
 /// `radius` centred at height `y` (m) may cover: from the row below its lowest covered centre
 /// or that row, to the row above its highest (a margin for f32 rounding). What `InkSim` hands

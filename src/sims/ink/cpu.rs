@@ -91,14 +91,26 @@ impl CpuInk {
         cells: &[bool],
         moving: Vec<MovingDisc>,
     ) {
+        self.set_walls_rows(&[(rows, cells)], moving);
+    }
+
+    /// [`CpuInk::set_walls`] for several runs of rows at once (`pieces`: each run's rows and
+    /// their cells), the discs `moving` moving.
+    pub fn set_walls_rows(
+        &mut self,
+        pieces: &[(std::ops::Range<usize>, &[bool])],
+        moving: Vec<MovingDisc>,
+    ) {
         self.flow.moving = moving;
-        if self.flow.set_solid_rows(rows.clone(), cells) {
-            match (&mut self.multigrid, self.params.pressure_solver) {
-                (Some(multigrid), PressureSolver::Multigrid) => {
-                    multigrid.update_rows(self.flow.solid(), &self.flow.boundary, rows)
+        for (rows, cells) in pieces {
+            if self.flow.set_solid_rows(rows.clone(), cells) {
+                match (&mut self.multigrid, self.params.pressure_solver) {
+                    (Some(multigrid), PressureSolver::Multigrid) => {
+                        multigrid.update_rows(self.flow.solid(), &self.flow.boundary, rows.clone())
+                    }
+                    // Jacobi runs: the next multigrid solve builds it anew (as on CUDA).
+                    _ => self.multigrid = None,
                 }
-                // Jacobi runs: the next multigrid solve builds it anew (as on CUDA).
-                _ => self.multigrid = None,
             }
         }
     }

@@ -102,13 +102,15 @@ impl InkSim {
     /// the move tool).
     pub(super) fn paint_solid(&mut self, point: [f32; 2], radius: f32, solid: bool) {
         let rows = self.rows_of(point, radius);
-        let flow = self.solver.flow();
-        let nx = flow.nx;
-        for j in rows.clone() {
-            for i in 0..nx {
-                let (x, y) = flow.p.position(i, j);
-                if (x - point[0]).powi(2) + (y - point[1]).powi(2) <= radius * radius {
-                    self.painted[j * nx + i] = solid;
+        {
+            let flow = self.solver.flow();
+            let nx = flow.nx;
+            for j in rows.clone() {
+                for i in 0..nx {
+                    let (x, y) = flow.p.position(i, j);
+                    if (x - point[0]).powi(2) + (y - point[1]).powi(2) <= radius * radius {
+                        self.painted[j * nx + i] = solid;
+                    }
                 }
             }
         }

@@ -527,7 +527,8 @@ fn a_rebuilt_solver_keeps_the_painted_cells() {
         painted.len()
     );
     let lost = |sim: &InkSim| {
-        let solid = sim.solver.flow().solid();
+        let flow = sim.solver.flow();
+        let solid = flow.solid();
         painted.iter().filter(|&&k| !solid[k]).count()
     };
     sim.rebuild_solver(Backend::Cpu, 0).unwrap();
@@ -542,5 +543,48 @@ fn a_rebuilt_solver_keeps_the_painted_cells() {
         let flow = sim.solver.flow();
         let scanned = flow.solid().iter().filter(|&&s| s).count();
         assert_eq!(flow.solid_cells(), scanned, "step {step}");
+    }
+}
+
+/// A disc that starts or stops moving has its faces set whichever rows the caller hands over
+/// (`InkSolver::set_walls` adds the rows of every disc moving before or now, their cells as
+/// they are): handed only a far row with a cell painted in it, the disc's closed faces carry
+/// its velocity, then rest again, as in a flow built anew with the same cells and discs. Fails
+/// when only the rows handed over are set (the disc's faces stay at rest, then keep moving).
+#[test]
+fn a_disc_starting_or_stopping_sets_its_faces_whichever_rows_are_handed_over() {
+    use super::fields::Flow;
+    let mut solver = open(&scene(0.0)).solver;
+    let (nx, ny, dx, boundary) = {
+        let flow = solver.flow();
+        (flow.nx, flow.ny, flow.dx, flow.boundary)
+    };
+    let disc = MovingDisc {
+        center: [0.5, 0.5],
+        radius: 0.15,
+        velocity: [0.8, -0.3],
+    };
+    let far = ny - 1..ny;
+    for (step, moving) in [vec![disc], Vec::new()].into_iter().enumerate() {
+        let mut cells = solver.flow().solid()[far.start * nx..].to_vec();
+        cells[100 + step] = true;
+        solver.set_walls(far.clone(), &cells, moving.clone());
+        let mut anew = Flow::new(nx, ny, dx, boundary);
+        anew.moving = moving;
+        anew.set_solid(solver.solid_mask());
+        let flow = solver.flow();
+        let fastest = |faces: &[f32]| faces.iter().fold(0.0f32, |m, &x| m.max(x.abs()));
+        let (u, v) = flow.fixed();
+        let speeds = [fastest(u), fastest(v)];
+        let want = if step == 0 { [0.8, 0.3] } else { [0.0; 2] };
+        assert_eq!(
+            speeds, want,
+            "step {step}: the closed faces' fastest u and v"
+        );
+        assert!(
+            flow.fixed() == anew.fixed(),
+            "step {step}: fixed velocities"
+        );
+        assert_eq!(flow.solid(), anew.solid(), "step {step}");
     }
 }

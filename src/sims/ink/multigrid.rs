@@ -258,13 +258,15 @@ pub fn coarsen_rows(
 /// (`Poisson::update_rows`), set again: the hierarchy built anew from the grid's cells (test
 /// `a_moved_disc_updates_the_hierarchy_by_rows`). `levels`: each level's fluid flags and
 /// stencil, finest first — the CPU's [`Multigrid`] and the CUDA solver's host copy of its
-/// masks alike. Returns, per level, the rows whose flags or stencil may have changed (the
-/// cells' rows and one either side).
+/// masks alike; `finest_stencil` false leaves the finest level's stencil as it was (the CUDA
+/// solver's copy: the GPU derives that level's stencil itself). Returns, per level, the rows
+/// whose flags or stencil may have changed (the cells' rows and one either side).
 pub fn pressure_mg_coarsen(
     levels: &mut [(&mut Vec<bool>, &mut Poisson)],
     solid: &[bool],
     boundary: &Boundary,
     rows: Range<usize>,
+    finest_stencil: bool,
 ) -> Vec<Range<usize>> {
     let around =
         |rows: &Range<usize>, ny: usize| rows.start.saturating_sub(1)..(rows.end + 1).min(ny);
@@ -274,7 +276,9 @@ pub fn pressure_mg_coarsen(
         *fluid = !solid;
     }
     let fluid = &**fluid;
-    poisson.update_rows(|k| fluid[k], boundary, rows.clone());
+    if finest_stencil {
+        poisson.update_rows(|k| fluid[k], boundary, rows.clone());
+    }
     let mut spans = vec![around(&rows, poisson.ny)];
     let mut changed = rows;
     for l in 1..levels.len() {
@@ -320,7 +324,7 @@ impl Multigrid {
             .iter_mut()
             .map(|l| (&mut l.fluid, &mut l.poisson))
             .collect();
-        pressure_mg_coarsen(&mut levels, solid, boundary, rows);
+        pressure_mg_coarsen(&mut levels, solid, boundary, rows, true);
     }
 
     /// Runs `cycles` V-cycles on Σₙ (pₙ − p)/h² = b from the initial `p` and leaves the result

@@ -20,6 +20,26 @@ enum Backends {
     Cuda(Box<CudaInk>),
 }
 
+/// The flow [`InkSolver::flow`] lends: the CPU's, or CUDA's host mirror behind its guard (a
+/// read-back while it is alive brings a copy of the mirror up to date, not the mirror).
+pub enum FlowRef<'a> {
+    /// The CPU solver's flow.
+    Cpu(&'a Flow),
+    /// CUDA's host mirror.
+    Cuda(std::cell::Ref<'a, Flow>),
+}
+
+impl std::ops::Deref for FlowRef<'_> {
+    type Target = Flow;
+
+    fn deref(&self) -> &Flow {
+        match self {
+            FlowRef::Cpu(flow) => flow,
+            FlowRef::Cuda(flow) => flow,
+        }
+    }
+}
+
 /// Ink's solver on either backend.
 pub struct InkSolver {
     /// Parameters in force: edited live by the panel, handed to the backend before each step
@@ -247,18 +267,25 @@ impl InkSolver {
 
     /// Makes the cells of the rows `rows` solid where `cells` (those rows' cells) and the discs
     /// `moving` move: their cells' closed faces carry their velocity (a moving wall). Only those
-    /// rows are set again: they must hold every cell that changed and every disc that moves or
-    /// stopped moving. On CUDA a failure is reported by the next step.
+    /// rows are set again, and the rows of every disc moving before or now
+    /// ([`with_discs_rows`]: their cells as they are, each run of rows apart from the others
+    /// handed over on its own), so `rows` must hold every cell that changed (more rows are
+    /// allowed): a disc that moves or stopped moving has its faces set on both backends
+    /// whichever rows are handed over. On CUDA a failure is reported by the next step.
     pub fn set_walls(
         &mut self,
         rows: std::ops::Range<usize>,
         cells: &[bool],
         moving: Vec<super::boundary::MovingDisc>,
     ) {
+        let pieces = with_discs_rows(&self.flow(), rows, cells, &moving);
+        let pieces: Vec<(std::ops::Range<usize>, &[bool])> = (pieces.iter())
+            .map(|(rows, own)| (rows.clone(), own.as_deref().unwrap_or(cells)))
+            .collect();
         match &mut self.backend {
-            Backends::Cpu(cpu) => cpu.set_walls(rows, cells, moving),
+            Backends::Cpu(cpu) => cpu.set_walls_rows(&pieces, moving),
             Backends::Cuda(cuda) => {
-                if let Err(error) = cuda.set_walls(rows, cells, moving) {
+                if let Err(error) = cuda.set_walls_rows(&pieces, moving) {
                     self.pending = Some(anyhow!("moving the obstacles on the GPU: {error}"));
                 }
             }
@@ -278,14 +305,15 @@ impl InkSolver {
         }
     }
 
-    /// The flow's shape and solid cells (current on both backends). Its values, and on CUDA
-    /// its open faces, stencil and fixed velocities (brought up to date only when read back:
-    /// `CudaInk::mirror`), are current on the CPU only: read them with
-    /// [`InkSolver::with_state`].
-    pub fn flow(&self) -> &Flow {
+    /// The flow's shape and solid cells (current on both backends). Its values (on CUDA not
+    /// kept: empty) and on CUDA its open faces, stencil and fixed velocities (brought up to
+    /// date only when read back: `CudaInk::mirror`) are current on the CPU only: read them
+    /// with [`InkSolver::with_state`]. Hold the guard briefly: a read-back while it is alive
+    /// copies the mirror's stale rows instead of bringing them up to date.
+    pub fn flow(&self) -> FlowRef<'_> {
         match &self.backend {
-            Backends::Cpu(cpu) => &cpu.flow,
-            Backends::Cuda(cuda) => cuda.mirror(),
+            Backends::Cpu(cpu) => FlowRef::Cpu(&cpu.flow),
+            Backends::Cuda(cuda) => FlowRef::Cuda(cuda.mirror()),
         }
     }
 
@@ -357,5 +385,107 @@ impl InkSolver {
         if let Backends::Cuda(cuda) = &mut self.backend {
             cuda.release_gl();
         }
+    }
+}
+
+/// The rows `rows` and those of every disc moving before (`flow.moving`) or now (`moving`),
+/// as runs of rows in order, each more than two rows from the next (overlapping or near ones
+/// joined: the CUDA plan sets a row either side of each), with their cells: `None` for the
+/// run that is `rows` alone (`cells` are its cells), else the cells of `rows` and, in the
+/// other rows, the cells as `flow` has them. A brush far from a moving disc hands over its own
+/// rows and the disc's, not every row between.
+pub(super) fn with_discs_rows(
+    flow: &Flow,
+    rows: std::ops::Range<usize>,
+    cells: &[bool],
+    moving: &[super::boundary::MovingDisc],
+) -> Vec<(std::ops::Range<usize>, Option<Vec<bool>>)> {
+    let (nx, ny) = (flow.nx, flow.ny);
+    assert!(rows.end <= ny, "rows {rows:?} of {ny}");
+    assert_eq!(cells.len(), rows.len() * nx, "the cells of rows {rows:?}");
+    let mut all: Vec<std::ops::Range<usize>> = (flow.moving.iter().chain(moving))
+        .map(|d| d.rows(flow.dx, ny))
+        .chain([rows.clone()])
+        .filter(|r| !r.is_empty())
+        .collect();
+    all.sort_by_key(|r| r.start);
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+    for r in all {
+        match runs.last_mut() {
+            Some(run) if r.start <= run.end + 2 => run.end = run.end.max(r.end),
+            _ => runs.push(r),
+        }
+    }
+    let solid = flow.solid();
+    (runs.into_iter())
+        .map(|run| {
+            if run == rows {
+                return (run, None);
+            }
+            let mut own = solid[run.start * nx..run.end * nx].to_vec();
+            if run.start <= rows.start && rows.end <= run.end && !rows.is_empty() {
+                let at = (rows.start - run.start) * nx;
+                own[at..at + cells.len()].copy_from_slice(cells);
+            }
+            (run, Some(own))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_discs_rows;
+    use crate::sims::ink::boundary::{Boundary, MovingDisc};
+    use crate::sims::ink::fields::Flow;
+
+    /// A brush far below a moving disc: its rows and the disc's are handed over as two runs,
+    /// each with its cells (the brush's as painted, the disc's as they are), not every row
+    /// between; a brush that reaches within two rows of the disc joins its run.
+    #[test]
+    fn a_brush_far_from_a_moving_disc_hands_over_two_runs_of_rows() {
+        let (nx, ny) = (32, 200);
+        let mut flow = Flow::new(nx, ny, 0.01, Boundary::default());
+        let disc = MovingDisc {
+            center: [0.16, 1.2],
+            radius: 0.1,
+            velocity: [0.0, 1.0],
+        };
+        let mut solid = vec![false; nx * ny];
+        for (k, s) in solid.iter_mut().enumerate() {
+            let (x, y) = flow.p.position(k % nx, k / nx);
+            *s = (x - 0.16).powi(2) + (y - 1.2).powi(2) <= 0.01;
+        }
+        flow.set_solid(solid.clone());
+        flow.moving = vec![disc];
+        let disc_rows = disc.rows(flow.dx, ny);
+        assert_eq!(disc_rows, 109..131, "the disc's rows");
+        let brush = 10..14;
+        let painted = vec![true; brush.len() * nx];
+        let sent = with_discs_rows(&flow, brush.clone(), &painted, &[disc]);
+        let ranges: Vec<_> = sent.iter().map(|(r, _)| r.clone()).collect();
+        assert_eq!(
+            ranges,
+            vec![brush.clone(), disc_rows.clone()],
+            "runs handed over"
+        );
+        assert!(sent[0].1.is_none(), "the brush's run: its own cells");
+        assert_eq!(
+            sent[1].1.as_deref(),
+            Some(&solid[disc_rows.start * nx..disc_rows.end * nx]),
+            "the disc's run: its cells as they are"
+        );
+        // Two rows below the disc's: one run, the brush's cells in it.
+        let near = disc_rows.end + 2..disc_rows.end + 5;
+        let painted = vec![true; near.len() * nx];
+        let sent = with_discs_rows(&flow, near.clone(), &painted, &[disc]);
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0].0, disc_rows.start..near.end);
+        let cells = sent[0].1.as_deref().unwrap();
+        let at = (near.start - disc_rows.start) * nx;
+        assert!(cells[at..].iter().all(|&s| s), "the brush's cells");
+        assert_eq!(
+            cells[..disc_rows.len() * nx],
+            solid[disc_rows.start * nx..disc_rows.end * nx]
+        );
     }
 }

@@ -150,7 +150,7 @@ pub struct CudaInk {
     pub stage_seconds: [f64; InkStage::ALL.len()],
     grid: InkGrid,
     /// The flow's shape, cells and masks on the host (masks taken lazily, `walls.rs`); its
-    /// values are not kept up to date.
+    /// values are not kept.
     mirror: walls::Mirror,
     solved_cells: usize,
     device: usize,
@@ -232,7 +232,7 @@ impl CudaInk {
             totals: Totals::default(),
             stage_seconds: [0.0; InkStage::ALL.len()],
             grid,
-            mirror: walls::Mirror::new(flow.clone()),
+            mirror: walls::Mirror::new(&flow),
             solved_cells: 0,
             device,
             timer: EventTimer::new(context.clone()),
@@ -379,7 +379,7 @@ impl CudaInk {
             .iter()
             .filter(|&&c| c >> super::boundary::DIAGONAL_SHIFT != 0)
             .count();
-        self.mirror = walls::Mirror::new(flow.clone());
+        self.mirror = walls::Mirror::new(flow);
         Ok(())
     }
 
@@ -428,11 +428,11 @@ impl CudaInk {
         })
     }
 
-    /// The flow's shape, solid cells and moving discs on the host; its masks may lag the cells
-    /// (they are brought up to date when read: [`CudaInk::read_back`]) and its values are not
-    /// kept up to date.
-    pub fn mirror(&self) -> &Flow {
-        &self.mirror
+    /// The flow's shape, solid cells and moving discs on the host, behind the mirror's guard;
+    /// its masks may lag the cells (they are brought up to date when read:
+    /// [`CudaInk::read_back`]) and its values are not kept (empty).
+    pub fn mirror(&self) -> std::cell::Ref<'_, Flow> {
+        self.mirror.flow()
     }
 
     /// Makes `boundary` the box's sides: the masks, the stencil and the grid's constants
@@ -517,7 +517,8 @@ impl CudaInk {
             .map_err(failed)?;
         self.stream.synchronize().map_err(failed)?;
         let rms = |sum: f64, count: usize| (sum / count.max(1) as f64).sqrt();
-        let fluid_cells = self.mirror.nx * self.mirror.ny - self.mirror.solid_cells();
+        let mirror = self.mirror.flow_unguarded();
+        let fluid_cells = mirror.nx * mirror.ny - mirror.solid_cells();
         let s = |slot: u32| stats[slot as usize];
         self.report = SolveReport {
             iterations: self.params.iterations,

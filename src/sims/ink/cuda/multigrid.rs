@@ -67,12 +67,17 @@ impl InkLevel {
 pub struct Hierarchy {
     /// Finest first.
     pub levels: Vec<InkLevel>,
-    /// Pooled stencil bytes.
+    /// Pooled stencil bytes. The finest level's rows in `finest_stale` are not current (the
+    /// GPU's are): read them after [`Hierarchy::up_to_date`].
     pub stencil: Vec<u8>,
     /// Pooled solid bytes (1: not fluid).
     pub solid: Vec<u8>,
     /// Each level's fluid flags and stencil, as the CPU's `Multigrid` holds them.
     masks: Vec<(Vec<bool>, Poisson)>,
+    /// The finest level's rows whose stencil (its own and pooled) has not taken their cells'
+    /// change: the GPU copies that level's stencil from the flow's (`update_rows`), so the
+    /// host's is set again only when read ([`Hierarchy::up_to_date`]).
+    finest_stale: Option<Range<usize>>,
 }
 
 impl Hierarchy {
@@ -106,18 +111,44 @@ impl Hierarchy {
             stencil,
             solid,
             masks,
+            finest_stale: None,
         }
+    }
+
+    /// The finest level's stale rows' stencil set again from its fluid flags (`flow`: the
+    /// grid's sides): the hierarchy [`Hierarchy::new`] builds.
+    pub fn up_to_date(&mut self, flow: &Flow) -> &Hierarchy {
+        if let Some(rows) = self.finest_stale.take() {
+            let (fluid, poisson) = &mut self.masks[0];
+            poisson.update_rows(|k| fluid[k], &flow.boundary, rows.clone());
+            let cells = rows.start * poisson.nx..rows.end * poisson.nx;
+            let offset = self.levels[0].offset as usize;
+            self.stencil[offset + cells.start..offset + cells.end]
+                .copy_from_slice(&poisson.cells[cells]);
+        }
+        self
     }
 
     /// The masks again after `flow`'s cells changed in the rows `rows`, those rows only
     /// ([`pressure_mg_coarsen`], as the CPU's `Multigrid::update_rows`): the levels' fluid
-    /// counts and pooled bytes follow. Returns the pooled cells that may have changed, per
-    /// level.
+    /// counts and pooled bytes follow, but the finest level's stencil only when read
+    /// ([`Hierarchy::up_to_date`]; its rows are marked stale). Returns the pooled cells that
+    /// may have changed, per level.
     pub fn update_rows(&mut self, flow: &Flow, rows: Range<usize>) -> Vec<Range<usize>> {
         let mut masks: Vec<_> = self.masks.iter_mut().map(|(f, p)| (f, p)).collect();
-        let spans = pressure_mg_coarsen(&mut masks, flow.solid(), &flow.boundary, rows);
+        let spans = pressure_mg_coarsen(&mut masks, flow.solid(), &flow.boundary, rows, false);
+        let finest = spans[0].clone();
+        self.finest_stale = Some(match self.finest_stale.take() {
+            Some(s) => s.start.min(finest.start)..s.end.max(finest.end),
+            None => finest,
+        });
         let mut pooled = Vec::with_capacity(spans.len());
-        for ((level, (fluid, poisson)), rows) in self.levels.iter_mut().zip(&self.masks).zip(spans)
+        for (l, ((level, (fluid, poisson)), rows)) in self
+            .levels
+            .iter_mut()
+            .zip(&self.masks)
+            .zip(spans)
+            .enumerate()
         {
             let nx = level.nx as usize;
             let cells = rows.start * nx..rows.end * nx;
@@ -126,7 +157,9 @@ impl Hierarchy {
             let was = self.solid[span.clone()].iter().filter(|&&s| s == 0).count();
             let now = fluid[cells.clone()].iter().filter(|&&f| f).count();
             level.fluid = level.fluid + now as u32 - was as u32;
-            self.stencil[span.clone()].copy_from_slice(&poisson.cells[cells.clone()]);
+            if l > 0 {
+                self.stencil[span.clone()].copy_from_slice(&poisson.cells[cells.clone()]);
+            }
             for (byte, &f) in self.solid[span.clone()].iter_mut().zip(&fluid[cells]) {
                 *byte = u8::from(!f);
             }
@@ -300,7 +333,9 @@ impl CudaInk {
     /// `iterations` V-cycles from the last pressure × the carry-over (`Multigrid::solve`).
     pub(super) fn multigrid_pressure(&mut self) -> Result<(), CudaError> {
         if !self.buffers.multigrid.current {
-            self.buffers.multigrid.upload(&self.stream, &self.mirror)?;
+            self.buffers
+                .multigrid
+                .upload(&self.stream, self.mirror.flow_unguarded())?;
         }
         let carry = self.params.pressure_carry_over;
         let cycles = self.params.iterations;
@@ -520,143 +555,5 @@ impl InkKernels {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::sims::ink::boundary::{Boundary, CHANNEL};
-    use crate::sims::ink::multigrid::Multigrid;
-
-    /// The launch plan of a 2048² channel (outflow on the right) with a solid disc: ten levels
-    /// (2048² … 4²) pooled back to back, each with the CPU level's stencil bytes, fluid count,
-    /// h² and the outflow bit; the one-block kernel takes the five levels of at most 8192 cells
-    /// (64² down), its 1024 threads a power of two as its reduction needs; the smoothing
-    /// launches cover one colour's cells (half a row, rounded up, per row).
-    #[test]
-    fn a_multigrid_hierarchy_is_the_cpus_levels_pooled() {
-        let (n, dx) = (2048, 1.0 / 2048.0);
-        let boundary = Boundary {
-            sides: CHANNEL,
-            ..Boundary::default()
-        };
-        let mut flow = Flow::new(n, n, dx, boundary);
-        let solid: Vec<bool> = (0..n * n)
-            .map(|k| {
-                let (i, j) = ((k % n) as f32 - 600.0, (k / n) as f32 - 1000.0);
-                i * i + j * j < 150.0 * 150.0
-            })
-            .collect();
-        flow.set_solid(solid.clone());
-        let hierarchy = Hierarchy::new(&flow);
-        let cpu = Multigrid::new(n, n, dx, solid.iter().map(|s| !s).collect(), &boundary);
-        assert_eq!(hierarchy.levels.len(), 10);
-        assert_eq!(hierarchy.levels.len(), cpu.levels.len());
-        let mut offset = 0usize;
-        for (l, (level, cpu)) in hierarchy.levels.iter().zip(&cpu.levels).enumerate() {
-            let side = n >> l;
-            assert_eq!(
-                (level.nx, level.ny),
-                (side as i32, side as i32),
-                "level {l}"
-            );
-            assert_eq!(level.offset as usize, offset, "level {l}");
-            let cells = offset..offset + level.cells();
-            assert_eq!(
-                &hierarchy.stencil[cells.clone()],
-                &cpu.poisson.cells[..],
-                "level {l}"
-            );
-            let fluid = cpu.fluid.iter().filter(|&&f| f).count();
-            assert_eq!(level.fluid as usize, fluid, "level {l}");
-            // The disc (radius 150) holds a whole coarse cell down to 128 fine cells wide.
-            assert_eq!(
-                fluid < level.cells(),
-                l <= 7,
-                "level {l}: {fluid} fluid cells"
-            );
-            let solid = hierarchy.solid[cells].iter().filter(|&&s| s == 1).count();
-            assert_eq!(solid + fluid, level.cells(), "level {l}");
-            assert_eq!(level.h2, cpu.h2, "level {l}");
-            assert_eq!(level.weight, 1.0 / cpu.h2, "level {l}");
-            assert_eq!(level.outflow, 2, "level {l}: the right side");
-            offset += level.cells();
-        }
-        assert_eq!(offset, Hierarchy::pooled_cells(n, n));
-        assert_eq!(offset, hierarchy.stencil.len());
-        assert_eq!(Hierarchy::tail(&hierarchy.levels, TAIL_CELLS), 5);
-        assert_eq!(hierarchy.levels[5].cells(), 64 * 64);
-        assert_eq!(Hierarchy::tail(&hierarchy.levels, 0), 9);
-        assert!(TAIL_THREADS.is_power_of_two());
-        let odd = InkLevel {
-            nx: 5,
-            ny: 3,
-            ..InkLevel::default()
-        };
-        assert_eq!(colour_slots(odd), 9);
-        assert_eq!(GpuMultigrid::bytes(n, n), offset as u64 * 14);
-    }
-
-    /// A disc moved by rows over a 93 × 51 channel (odd sides), the host's hierarchy set again
-    /// by [`Hierarchy::update_rows`] over the rows the sim hands the solver (the old and the
-    /// new disc's rows, one range) equals [`Hierarchy::new`] of the flow, every field: across
-    /// row 0, across the top row, and in a jump whose old and new rows are disjoint (the hull,
-    /// then the old and the new rows apart).
-    #[test]
-    fn a_hierarchy_set_again_by_rows_is_the_one_built_anew() {
-        let (nx, ny) = (93, 51);
-        let boundary = Boundary {
-            sides: CHANNEL,
-            ..Boundary::default()
-        };
-        let radius = 7.5f32;
-        let disc = |[cx, cy]: [f32; 2]| -> Vec<bool> {
-            (0..nx * ny)
-                .map(|k| {
-                    let (x, y) = ((k % nx) as f32 - cx, (k / nx) as f32 - cy);
-                    x * x + y * y <= radius * radius
-                })
-                .collect()
-        };
-        let rows = |[_, cy]: [f32; 2]| {
-            (cy - radius).ceil().max(0.0) as usize..((cy + radius).floor() as usize + 1).min(ny)
-        };
-        let mut flow = Flow::new(nx, ny, 0.02, boundary);
-        let mut at = [20.0, 20.0];
-        flow.set_solid(disc(at));
-        let mut hierarchy = Hierarchy::new(&flow);
-        let moves: [([f32; 2], bool); 5] = [
-            ([25.0, 2.0], false),  // across row 0
-            ([60.0, 48.0], false), // a jump: rows 0..10, then 41..51 (the top row)
-            ([62.0, 50.0], false), // across the top row
-            ([30.0, 3.0], true),   // a jump, the old and new rows set apart
-            ([31.0, 1.0], false),
-        ];
-        for (to, apart) in moves {
-            let (old, new) = (rows(at), rows(to));
-            let fresh = disc(to);
-            let before = hierarchy.levels.iter().map(|l| l.fluid).collect::<Vec<_>>();
-            if apart {
-                for rows in [old, new] {
-                    flow.set_solid_rows(rows.clone(), &fresh[rows.start * nx..rows.end * nx]);
-                    hierarchy.update_rows(&flow, rows);
-                }
-            } else {
-                let hull = old.start.min(new.start)..old.end.max(new.end);
-                flow.set_solid_rows(hull.clone(), &fresh[hull.start * nx..hull.end * nx]);
-                hierarchy.update_rows(&flow, hull);
-            }
-            assert_eq!(flow.solid(), &fresh[..]);
-            let anew = Hierarchy::new(&flow);
-            for (l, (a, b)) in hierarchy.levels.iter().zip(&anew.levels).enumerate() {
-                assert_eq!(a, b, "disc at {to:?}: level {l}");
-            }
-            assert!(
-                hierarchy == anew,
-                "disc at {to:?}: the pooled bytes or masks"
-            );
-            let changed = (hierarchy.levels.iter().zip(&before))
-                .filter(|(l, &f)| l.fluid != f)
-                .count();
-            assert!(changed >= 2, "disc at {to:?}: {changed} levels changed");
-            at = to;
-        }
-    }
-}
+#[path = "multigrid_tests.rs"]
+mod tests;

@@ -95,7 +95,7 @@ impl CudaInk {
     /// velocities).
     fn mirror_ghosts(&mut self) -> Result<(), CudaError> {
         // The mirror's count, kept where cells change: no scan of the host's mask.
-        if !self.mirror.has_obstacles() {
+        if !self.mirror.flow_unguarded().has_obstacles() {
             return Ok(());
         }
         let b = &mut self.buffers;

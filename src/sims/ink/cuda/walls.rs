@@ -23,10 +23,11 @@
 use super::kernels::{per_point, InkGrid, InkKernels};
 use super::CudaInk;
 use crate::cuda::CudaError;
-use crate::sims::ink::boundary::{self, MovingDisc, BOTTOM, LEFT, RIGHT, TOP};
+use crate::sims::ink::boundary::{MovingDisc, BOTTOM, LEFT, RIGHT, TOP};
 use crate::sims::ink::fields::Flow;
 use crate::sims::ink::params::PressureSolver;
 use cudarc::driver::{CudaSlice, CudaStream};
+use std::cell::{Cell, Ref, RefCell};
 use std::ops::Range;
 
 /// The host side of what `set_walls` sends (the rows' solid bytes, the moving discs' records),
@@ -104,29 +105,39 @@ impl CudaInk {
     /// zeroed and the stencil follows (as `CpuInk::set_solid`), through [`CudaInk::set_walls`]
     /// for every row.
     pub fn set_solid(&mut self, solid: Vec<bool>) -> Result<(), CudaError> {
-        let moving = self.mirror.moving.clone();
-        self.set_walls(0..self.mirror.ny, &solid, moving)
+        let mirror = self.mirror.flow_unguarded();
+        let (ny, moving) = (mirror.ny, mirror.moving.clone());
+        self.set_walls(0..ny, &solid, moving)
     }
 
-    /// [`CudaInk::set_solid`] for the rows of cells `rows` only (`cells`: those rows' cells),
-    /// with the discs `moving` moving, as `CpuInk::set_walls`: the host mirror takes the cells
-    /// and marks stale the rows that may have changed ([`plan_walls`]: cells that differ, rows
-    /// near a disc moving before or now); for each run of them the solid bytes (and one row either side)
-    /// are sent, after the moving discs' records, `wall_rows` derives their masks, stencil and
-    /// fixed velocities on the GPU and `close_walls` closes their faces. Enqueued only:
-    /// nothing waits.
+    /// [`CudaInk::set_solid`] for the rows of cells `rows` only (`cells`: those rows' cells), with
+    /// the discs `moving` moving, as `CpuInk::set_walls`: the host mirror takes the cells and marks
+    /// stale the rows that may have changed ([`plan_walls`]: cells that differ, rows near a disc
+    /// moving before or now); for each run of them the solid bytes (and one row either side) are
+    /// sent, after the moving discs' records, `wall_rows` derives their masks, stencil and fixed
+    /// velocities on the GPU and `close_walls` closes their faces. Enqueued only: nothing waits.
     pub fn set_walls(
         &mut self,
         rows: Range<usize>,
         cells: &[bool],
         moving: Vec<MovingDisc>,
     ) -> Result<(), CudaError> {
-        let plan = plan_walls(&mut self.mirror, rows, cells, moving);
+        self.set_walls_rows(&[(rows, cells)], moving)
+    }
+
+    /// [`CudaInk::set_walls`] for several runs of rows at once (`pieces`: each run's rows and
+    /// their cells, in order, more than two rows apart), the discs `moving` moving.
+    pub fn set_walls_rows(
+        &mut self,
+        pieces: &[(Range<usize>, &[bool])],
+        moving: Vec<MovingDisc>,
+    ) -> Result<(), CudaError> {
+        let plan = plan_walls(&mut self.mirror, pieces, moving);
         if plan.runs.is_empty() {
             return Ok(());
         }
         self.solved_cells = (self.solved_cells as isize + plan.solved) as usize;
-        let mirror = &self.mirror;
+        let mirror = self.mirror.flow_unguarded();
         let (nx, ny) = (mirror.nx, mirror.ny);
         // Each run's rows and one either side (the stencil beside a changed cell, the v faces
         // above the run's last row): their solid bytes, one buffer for every run.
@@ -276,31 +287,36 @@ pub(super) struct WallPlan {
     pub solved: isize,
 }
 
-/// CUDA's host mirror of the flow: its shape, its solid cells (and their count) and its
-/// moving discs are current; what follows from the cells — the open masks, the stencil, the
-/// closed faces' fixed velocities, which the GPU derives for itself (`wall_rows`) — is taken
-/// by the rows `stale` only when read: [`Mirror::current`] (`read_back`: frames, exports, the
-/// picture's host-copy fallback) or [`Mirror::up_to_date`]. A moving disc's substep then
-/// costs the host its rows' cells, not their masks (docs/ink.md "Obstacles"). The stale rows
-/// are set again from the cells and the discs moving when read; as [`plan_walls`] marks every
-/// row a disc moving before or now covers, that is what setting them at once would have left
-/// (`walls_tests.rs` checks it after several substeps).
-#[derive(Clone)]
+/// CUDA's host mirror of the flow: its shape, its solid cells (and their count) and its moving
+/// discs are current, its values (velocity, pressure) are not kept; what follows from the cells —
+/// the open masks, the stencil, the closed faces' fixed velocities, which the GPU derives for
+/// itself (`wall_rows`) — is taken by the rows `stale` only when read: [`Mirror::current`]
+/// (`read_back`: frames, exports, the picture's host-copy fallback) or [`Mirror::up_to_date`],
+/// which set those rows again in the mirror itself and clear their marks, so a row is redone once
+/// after it changed, not at every read. A moving disc's substep then costs the host its rows'
+/// cells, not their masks (docs/ink.md "Obstacles"). The stale rows are set again from the cells
+/// and the discs moving when read; as [`plan_walls`] marks every row a disc moving before or now
+/// covers, that is what setting them at once would have left (`walls_tests.rs` checks it after
+/// several substeps).  The flow sits in a `RefCell` so that a read through `&self`
+/// (`InkSolver::with_state`, `Sim::frame`) updates it in place; [`Mirror::flow`] lends it behind a
+/// guard, and a read made while such a guard is alive brings a copy up to date instead (slower,
+/// never a panic).
 pub(super) struct Mirror {
+    inner: RefCell<Inner>,
+    /// How many reads brought a copy up to date (a guard of [`Mirror::flow`] alive): each such
+    /// read redoes the stale rows again. The first is logged.
+    copies: Cell<usize>,
+}
+
+struct Inner {
     flow: Flow,
     /// Rows whose masks, stencil and fixed velocities have not taken their cells' change.
     stale: Vec<bool>,
 }
 
-impl Mirror {
-    /// A mirror of `flow`, its masks current.
-    pub fn new(flow: Flow) -> Mirror {
-        let stale = vec![false; flow.ny];
-        Mirror { flow, stale }
-    }
-
+impl Inner {
     /// The stale rows' masks, stencil and fixed velocities taken from their cells now.
-    pub fn up_to_date(&mut self) -> &Flow {
+    fn up_to_date(&mut self) {
         let ny = self.flow.ny;
         let mut j = 0;
         while j < ny {
@@ -315,52 +331,135 @@ impl Mirror {
             }
             self.flow.walls_again_rows(start..j);
         }
-        &self.flow
-    }
-
-    /// A copy of the flow with its masks current (the mirror itself left as it is).
-    pub fn current(&self) -> Flow {
-        let mut copy = self.clone();
-        copy.up_to_date();
-        copy.flow
     }
 }
 
-impl std::ops::Deref for Mirror {
-    type Target = Flow;
+impl Mirror {
+    /// A mirror of `flow`, its masks current, its values not copied (they live on the GPU: a
+    /// read-back downloads them into the copy, which then need not copy stale ones first).
+    pub fn new(flow: &Flow) -> Mirror {
+        let flow = flow.without_values();
+        let stale = vec![false; flow.ny];
+        Mirror {
+            inner: RefCell::new(Inner { flow, stale }),
+            copies: Cell::new(0),
+        }
+    }
 
     /// The flow: its shape, solid cells and moving discs current, its masks maybe not
-    /// ([`Mirror::current`]).
-    fn deref(&self) -> &Flow {
-        &self.flow
+    /// ([`Mirror::current`]), behind a guard.
+    pub fn flow(&self) -> Ref<'_, Flow> {
+        Ref::map(self.inner.borrow(), |inner| &inner.flow)
+    }
+
+    /// [`Mirror::flow`] through `&mut self`: no guard.
+    pub fn flow_unguarded(&mut self) -> &Flow {
+        &self.inner.get_mut().flow
+    }
+
+    /// The stale rows' masks, stencil and fixed velocities taken from their cells now.
+    #[cfg(test)]
+    pub fn up_to_date(&mut self) -> &Flow {
+        let inner = self.inner.get_mut();
+        inner.up_to_date();
+        &inner.flow
+    }
+
+    /// How many reads brought a copy up to date ([`Mirror::current`] while a guard was alive).
+    #[cfg(test)]
+    pub fn copies(&self) -> usize {
+        self.copies.get()
+    }
+
+    /// How many rows' masks have not taken their cells' change (what the next read redoes).
+    #[cfg(test)]
+    pub fn stale_rows(&self) -> usize {
+        self.inner.borrow().stale.iter().filter(|&&s| s).count()
+    }
+
+    /// A copy of the flow with its masks current: the mirror brought up to date first, in
+    /// place, unless a guard of [`Mirror::flow`] is alive (then a copy is brought up to date).
+    pub fn current(&self) -> Flow {
+        match self.inner.try_borrow_mut() {
+            Ok(mut inner) => {
+                inner.up_to_date();
+                inner.flow.clone()
+            }
+            Err(_) => {
+                let copies = self.copies.get() + 1;
+                self.copies.set(copies);
+                if copies == 1 {
+                    eprintln!(
+                        "ink (CUDA): the flow read back while its host mirror is lent \
+                         (InkSolver::flow's guard alive): its stale rows are brought up to date \
+                         in a copy, again at each such read"
+                    );
+                }
+                let inner = self.inner.borrow();
+                let mut copy = Inner {
+                    flow: inner.flow.clone(),
+                    stale: inner.stale.clone(),
+                };
+                copy.up_to_date();
+                copy.flow
+            }
+        }
     }
 }
 
-/// The host side of [`CudaInk::set_walls`]: which rows handed over may have changed is found
-/// from what is known, without working out any row's masks — a row whose cells differ from the
-/// mirror's, and a row a disc moving before (the mirror's `moving`) or now (`moving`) may
-/// cover ([`disc_rows`]: a face's fixed velocity follows the cells beside it, and the v faces
-/// above a run's last row and the stencil a row either side are set with the run, as on the
-/// CPU). The mirror takes the rows' cells; those rows' masks are marked stale ([`Mirror`]);
-/// a row handed over whose cells are the same and that no moving disc covers, before or now,
-/// keeps its masks and its fixed velocities, which follow from its cells and the discs over it
-/// (rows between a disc's old and new place when it jumps, rows between far discs). The runs
-/// of those rows (gaps of at most two rows filled: the rows sent go one beyond a run) are what
-/// is sent. The change in the cells solved for is counted from the cells alone, around the
-/// columns that changed ([`solved_around`]).
+/// The host side of [`CudaInk::set_walls_rows`], for runs of rows `pieces` (each run's rows and
+/// their cells, in order, more than two rows apart: the rows sent one beyond each run stay apart,
+/// and so do the rows whose solved cells each run counts; the discs moving before are the mirror's
+/// before the first run, for every run): which rows handed over may have changed is found from what
+/// is known, without working out any row's masks — a row whose cells differ from the mirror's, and
+/// a row a disc moving before (the mirror's `moving`) or now (`moving`) may cover
+/// ([`MovingDisc::rows`]: a face's fixed velocity follows the cells beside it, and the v faces
+/// above a run's last row and the stencil a row either side are set with the run, as on the CPU).
+/// The mirror takes the rows' cells; those rows' masks are marked stale ([`Mirror`]); a row handed
+/// over whose cells are the same and that no moving disc covers, before or now, keeps its masks and
+/// its fixed velocities, which follow from its cells and the discs over it (rows between a disc's
+/// old and new place when it jumps, rows between far discs). The runs of those rows (gaps of at
+/// most two rows filled: the rows sent go one beyond a run) are what is sent. The change in the
+/// cells solved for is counted from the cells alone, around the columns that changed
+/// ([`solved_around`]).
 pub(super) fn plan_walls(
     mirror: &mut Mirror,
-    rows: Range<usize>,
-    cells: &[bool],
+    pieces: &[(Range<usize>, &[bool])],
     moving: Vec<MovingDisc>,
 ) -> WallPlan {
-    let flow = &mut mirror.flow;
+    let Inner { flow, stale } = mirror.inner.get_mut();
+    let before = std::mem::replace(&mut flow.moving, moving);
+    let mut plan = WallPlan {
+        runs: Vec::new(),
+        cells: None,
+        solved: 0,
+    };
+    let mut last_end = None;
+    for (rows, cells) in pieces {
+        if let Some(end) = last_end {
+            assert!(rows.start > end + 2, "runs of rows {pieces:?} not apart");
+        }
+        last_end = Some(rows.end);
+        plan_run(flow, stale, &before, rows.clone(), cells, &mut plan);
+    }
+    plan
+}
+
+/// One run of rows of [`plan_walls`], its runs, rows whose cells changed and cells solved
+/// for added to `plan`.
+fn plan_run(
+    flow: &mut Flow,
+    stale: &mut [bool],
+    before: &[MovingDisc],
+    rows: Range<usize>,
+    cells: &[bool],
+    plan: &mut WallPlan,
+) {
     let (nx, ny) = (flow.nx, flow.ny);
     assert!(rows.end <= ny, "rows {rows:?} of {ny}");
     assert_eq!(cells.len(), rows.len() * nx, "the cells of rows {rows:?}");
-    let before = std::mem::replace(&mut flow.moving, moving);
     let mut near = vec![false; rows.len()];
-    let mut changed: Option<Range<usize>> = None;
+    let mut changed: Option<Range<usize>> = plan.cells.take();
     // Per row from one below the first handed over to one above the last: the columns whose
     // solved state may change (the cells that changed and their neighbours).
     let around = rows.start.saturating_sub(1)..(rows.end + 1).min(ny);
@@ -383,12 +482,13 @@ pub(super) fn plan_walls(
         }
     }
     for d in before.iter().chain(&flow.moving) {
-        let span = disc_rows(d, flow.dx, ny);
+        let span = d.rows(flow.dx, ny);
         for j in span.start.max(rows.start)..span.end.min(rows.end) {
             near[j - rows.start] = true;
         }
     }
-    let mut runs: Vec<Range<usize>> = Vec::new();
+    let runs = &mut plan.runs;
+    let first = runs.len();
     for j in (0..rows.len()).filter(|&r| near[r]).map(|r| rows.start + r) {
         match runs.last_mut() {
             Some(run) if j <= run.end + 2 => run.end = j + 1,
@@ -398,14 +498,11 @@ pub(super) fn plan_walls(
     let solved_was = solved_around(flow, around.clone(), &columns) as isize;
     flow.set_cells_rows(rows, cells);
     let solved_now = solved_around(flow, around, &columns) as isize;
-    for run in &runs {
-        mirror.stale[run.clone()].fill(true);
+    for run in &runs[first..] {
+        stale[run.clone()].fill(true);
     }
-    WallPlan {
-        runs,
-        cells: changed,
-        solved: solved_now - solved_was,
-    }
+    plan.cells = changed;
+    plan.solved += solved_now - solved_was;
 }
 
 /// The cells solved for (`Poisson::solved`: a fluid cell with a fluid neighbour in the box or
@@ -434,10 +531,4 @@ fn solved_around(flow: &Flow, rows: Range<usize>, columns: &[Option<Range<usize>
         }
     }
     count
-}
-
-/// The rows of cells of an `ny`-row grid of cells of size `dx` whose centres the disc `d` may
-/// cover, as `InkSim` hands them over ([`disc_rows`](boundary::disc_rows)).
-fn disc_rows(d: &MovingDisc, dx: f32, ny: usize) -> Range<usize> {
-    boundary::disc_rows(d.center[1], d.radius.abs(), dx, ny)
 }
