@@ -117,10 +117,10 @@ pub fn wind_for_head(base: Vec3, head: Vec3) -> Option<Vec3> {
     })
 }
 
-/// A wind of `speed` (m/s, at most [`MAX_WIND`](super::scene::MAX_WIND)) along the unit `direction`, its length kept
-/// within it ([`fastest_wind`]): a speed a hair under it along a direction whose
-/// length rounds a hair over 1 can come out past it (the longest arrow's speed where
-/// `log1pf`/`expm1f` round it to 99.99999 m/s, along (-1.7, 0, -1.81) normalized, is
+/// A wind of `speed` (m/s, at most [`MAX_WIND`](super::scene::MAX_WIND)) along the unit
+/// `direction`, its length kept within it ([`fastest_wind`]): a speed a hair under it along a
+/// direction whose length rounds a hair over 1 can come out past it (the longest arrow's speed
+/// where `log1pf`/`expm1f` round it to 99.99999 m/s, along (-1.7, 0, -1.81) normalized, is
 /// 100.00001 m/s), which the next step's validation refuses, pausing the viewer.
 pub fn wind_toward(direction: Vec3, speed: f32) -> Vec3 {
     Vec3::from(fastest_wind((direction * speed).into()))
