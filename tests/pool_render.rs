@@ -70,6 +70,7 @@ fn scene(light: [f32; 3]) -> DrawScene {
         depth: DEPTH,
         light,
         detail: false,
+        far_taps: true,
         view: 0,
         time: 0.0,
         open: false,

@@ -61,7 +61,7 @@ const CALM_SPREAD: f64 = 41.5;
 const WAVES_SPREAD: f64 = 38.0;
 const DETAIL_SPREAD: f64 = 38.9;
 
-fn render(width: u32, height: u32, waves: bool, detail: bool) -> Image {
+fn render(width: u32, height: u32, waves: bool, detail: bool, far_taps: bool) -> Image {
     let mut headless = Headless::new(width, height).expect(
         "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
     );
@@ -74,6 +74,7 @@ fn render(width: u32, height: u32, waves: bool, detail: bool) -> Image {
         depth: 1.0,
         light: Vec3::new(2.0, 2.0, -1.0).normalize().to_array(),
         detail,
+        far_taps,
         view: 0,
         time: 0.3,
         open: false,
@@ -112,8 +113,13 @@ struct Measure {
 /// colour channels, the reference the 4× picture averaged over each pixel's 16 samples; the
 /// mean brightnesses and the reference's spread.
 fn aliasing(waves: bool, detail: bool) -> Measure {
-    let low = render(WIDTH, HEIGHT, waves, detail);
-    let high = render(SUPER * WIDTH, SUPER * HEIGHT, waves, detail);
+    aliasing_drawn(waves, detail, true)
+}
+
+/// [`aliasing`] of a low picture drawn with or without the far taps (the reference with them).
+fn aliasing_drawn(waves: bool, detail: bool, far_taps: bool) -> Measure {
+    let low = render(WIDTH, HEIGHT, waves, detail, far_taps);
+    let high = render(SUPER * WIDTH, SUPER * HEIGHT, waves, detail, true);
     let camera = grazing();
     let eye = camera.eye();
     let on_water = |x: f32, y: f32| {
@@ -349,5 +355,28 @@ fn caustics_and_glints_at_grazing_angles_are_filtered() {
     assert!(
         detail < 22.5,
         "with the fine detail: aliasing {detail:.2} per pixel"
+    );
+}
+
+/// `[light] far_taps = false` (the panel's "far taps" checkbox) draws the surface with the
+/// program built without the taps: far pixels sampled once, as before the taps (far rows 26.75
+/// then, 19.08 with them), near rows as with them. Fails if the switch does not reach the
+/// program drawn.
+#[test]
+fn far_taps_switched_off_sample_far_pixels_once() {
+    let plain = aliasing_drawn(true, false, false);
+    println!(
+        "without the far taps: far rows {:.2}, near rows {:.2}",
+        plain.far, plain.near
+    );
+    assert!(
+        plain.far > 24.0,
+        "without the far taps the far rows' aliasing is {:.2}, as with them",
+        plain.far
+    );
+    assert!(
+        plain.near < 7.6,
+        "without the far taps: near rows' aliasing {:.2}",
+        plain.near
     );
 }

@@ -30,6 +30,7 @@ fn draw(camera: &Camera, size: f32, depth: f32, detail: bool) -> Image {
         depth,
         light: Vec3::new(2.0, 2.0, -1.0).normalize().to_array(),
         detail,
+        far_taps: true,
         view: 0,
         time: 0.3,
         open: true,

@@ -29,6 +29,7 @@ fn render(camera: &Camera) -> Image {
         depth: 1.0,
         light: Vec3::new(2.0, 2.0, -1.0).normalize().to_array(),
         detail: false,
+        far_taps: true,
         view: 0,
         time: 0.0,
         open: false,

@@ -50,6 +50,12 @@ void main() {
     if (fixed_flag > 0.5) {
         discard;
     }
+#ifndef FAR_TAPS
+    // Built without the far taps (`[light] far_taps = false`, the panel's checkbox): one
+    // shading a pixel. llvmpipe pays about one more `shade` a pixel for the loop below even
+    // where no pixel takes it (docs/pool.md), so CPU-only users may switch the taps off.
+    color = vec4(shade(w, world, under, over), 1.0);
+#else
     float cells = max(length(across), length(along)) / spacing();
     int n = clamp(int(ceil(cells / TAP_CELLS)), 1, MAX_TAPS);
     if (n == 1) {
@@ -78,4 +84,5 @@ void main() {
         sum += shade(water_seen(p, m, w.from_above, spread), p, tap_under, tap_over);
     }
     color = vec4(sum / float(n), 1.0);
+#endif
 }

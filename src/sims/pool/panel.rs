@@ -309,6 +309,7 @@ impl PoolSim {
                 look.set_sun(elevation, azimuth);
             }
             ui.checkbox("fine detail (bump map)", &mut look.detail);
+            ui.checkbox("far taps (filter far waves)", &mut look.far_taps);
         }
         Ok(restart)
     }

@@ -510,6 +510,7 @@ impl Sim for PoolSim {
             depth: p.depth,
             light: self.scene.look.light,
             detail: self.scene.look.detail,
+            far_taps: self.scene.look.far_taps,
             view: self.view,
             time: self.time as f32,
             open: p.edges == super::Edges::Open,

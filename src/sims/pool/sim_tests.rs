@@ -495,3 +495,24 @@ fn the_sun_stays_above_the_horizon() {
             .unwrap_or_else(|e| panic!("{azimuth}: {}", e.message));
     }
 }
+
+/// `[light] far_taps` reaches the scene's look (on by default; a misspelt key is refused with
+/// its line), so a CPU-only user can draw the surface without the far taps.
+#[test]
+fn far_taps_are_read_from_the_scene() {
+    use super::scene::PoolScene;
+    use crate::scene::Source;
+    let open = |light: &str| {
+        let text = format!("kind = \"pool\"\n[pool]\nnodes = 32\n[light]\n{light}\n");
+        let source = Source::parse(&text, "taps", "taps.toml").unwrap();
+        PoolScene::from_source(&source).map_err(|e| e.to_string())
+    };
+    assert!(open("").unwrap().look.far_taps);
+    assert!(!open("far_taps = false").unwrap().look.far_taps);
+    assert!(open("far_taps = true").unwrap().look.far_taps);
+    let message = open("far_tap = false").unwrap_err();
+    assert!(
+        message.starts_with("taps.toml:5") && message.contains("far_tap"),
+        "{message}"
+    );
+}

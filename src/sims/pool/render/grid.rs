@@ -5,7 +5,7 @@
 //! nodes as ground), `wireframe` and `nodes` (`height.frag`).
 
 use super::shared::{pool_shader, FrameValues, Shared};
-use crate::gfx::program::{Program, Uniform};
+use crate::gfx::program::{Program, ShaderSource, Uniform};
 use anyhow::{anyhow, Result};
 use glow::HasContext;
 
@@ -143,33 +143,64 @@ impl Grid {
     }
 }
 
-/// `surface`: the water.
+/// `surface`: the water, built twice: with the far taps (`FAR_TAPS`: a far pixel is the mean
+/// of taps over its footprint) and without (one shading a pixel; what llvmpipe draws in half
+/// the time, docs/pool.md). [`FrameValues::far_taps`] picks one each frame.
 pub(super) struct SurfaceProgram {
+    taps: SurfaceBuild,
+    plain: SurfaceBuild,
+}
+
+/// One build of `surface`'s program and its uniforms.
+struct SurfaceBuild {
     program: Program,
     shared: Shared,
     view_projection: Uniform,
 }
 
-impl SurfaceProgram {
-    pub(super) fn new(gl: &glow::Context) -> Result<SurfaceProgram> {
-        let program = Program::new(gl, &pool_shader!("surface", "surface.vert", "surface.frag"))?;
-        Ok(SurfaceProgram {
+impl SurfaceBuild {
+    fn new(gl: &glow::Context, source: &ShaderSource) -> Result<SurfaceBuild> {
+        let program = Program::new(gl, source)?;
+        Ok(SurfaceBuild {
             shared: Shared::locate(gl, &program)?,
             view_projection: program.uniform(gl, "view_projection")?,
             program,
         })
     }
+}
+
+impl SurfaceProgram {
+    pub(super) fn new(gl: &glow::Context) -> Result<SurfaceProgram> {
+        Ok(SurfaceProgram {
+            taps: SurfaceBuild::new(
+                gl,
+                &pool_shader!(
+                    "surface",
+                    "surface.vert",
+                    "surface.frag",
+                    "#define FAR_TAPS\n"
+                ),
+            )?,
+            plain: SurfaceBuild::new(gl, &pool_shader!("surface", "surface.vert", "surface.frag"))?,
+        })
+    }
 
     pub(super) fn draw(&self, gl: &glow::Context, values: &FrameValues, grid: &Grid) {
-        self.program.bind(gl);
-        self.shared.set(gl, values);
-        self.view_projection.set(gl, values.view_projection);
-        self.shared.set_grid(gl, grid);
+        let build = if values.far_taps {
+            &self.taps
+        } else {
+            &self.plain
+        };
+        build.program.bind(gl);
+        build.shared.set(gl, values);
+        build.view_projection.set(gl, values.view_projection);
+        build.shared.set_grid(gl, grid);
         grid.draw_triangles(gl);
     }
 
     pub(super) fn delete(&self, gl: &glow::Context) {
-        self.program.delete(gl);
+        self.taps.program.delete(gl);
+        self.plain.program.delete(gl);
     }
 }
 

@@ -63,6 +63,8 @@ pub struct DrawScene {
     pub light: [f32; 3],
     /// Fine-detail normal map.
     pub detail: bool,
+    /// Far pixels the mean of taps over their footprint (`[light] far_taps`).
+    pub far_taps: bool,
     /// Index into [`VIEWS`].
     pub view: usize,
     /// Simulated time, s (the fine detail's ripples move with it).
@@ -292,6 +294,7 @@ impl PoolRenderer {
             land: self.land,
             open: scene.open,
             detail: scene.detail,
+            far_taps: scene.far_taps,
             time: scene.time,
         };
         // SAFETY: GL calls on this thread's current context; every object named is this

@@ -14,6 +14,9 @@ use glow::HasContext;
 /// shader's with `FRAGMENT_SHADER` defined (common.glsl's functions that take derivatives).
 macro_rules! pool_shader {
     ($name:expr, $vertex:expr, $fragment:expr) => {
+        $crate::sims::pool::render::shared::pool_shader!($name, $vertex, $fragment, "")
+    };
+    ($name:expr, $vertex:expr, $fragment:expr, $defines:expr) => {
         $crate::gfx::program::ShaderSource {
             name: $name,
             vertex: concat!(
@@ -30,6 +33,7 @@ macro_rules! pool_shader {
             ),
             fragment: concat!(
                 "#version 330 core\n#define FRAGMENT_SHADER\n",
+                $defines,
                 include_str!(concat!(
                     env!("CARGO_MANIFEST_DIR"),
                     "/shaders/pool/common.glsl"
@@ -71,6 +75,8 @@ pub(super) struct FrameValues {
     pub(super) open: bool,
     /// Whether the fine-detail ripples are drawn.
     pub(super) detail: bool,
+    /// Whether far pixels are the mean of taps over their footprint (`surface`'s program).
+    pub(super) far_taps: bool,
     /// The simulated time, s (the ripples move with it).
     pub(super) time: f32,
 }
