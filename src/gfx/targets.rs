@@ -188,6 +188,34 @@ impl TextureTarget {
         }
     }
 
+    /// Writes one float per pixel into the red channel (an `R32F` target's texture), rows
+    /// bottom to top: [`read_floats`](Self::read_floats)' inverse, for tests that hand a pass
+    /// a made-up input.
+    pub fn write_red_floats(&self, gl: &glow::Context, width: i32, height: i32, values: &[f32]) {
+        assert_eq!(
+            values.len(),
+            width as usize * height as usize,
+            "one value a pixel"
+        );
+        // SAFETY: GL calls on the current context; the source holds width × height floats, what
+        // the upload reads for a RED/FLOAT rectangle of that size.
+        unsafe {
+            gl.bind_texture(glow::TEXTURE_2D, Some(self.texture));
+            gl.tex_sub_image_2d(
+                glow::TEXTURE_2D,
+                0,
+                0,
+                0,
+                width,
+                height,
+                glow::RED,
+                glow::FLOAT,
+                glow::PixelUnpackData::Slice(bytemuck::cast_slice(values)),
+            );
+            gl.bind_texture(glow::TEXTURE_2D, None);
+        }
+    }
+
     /// Reads `channels` floats per pixel (1 = red, 4 = RGBA), rows bottom to top.
     pub fn read_floats(
         &self,

@@ -368,9 +368,7 @@ mod tests {
                 .expect("a target")
         };
         let (source, buffers) = (target(), [target(), target()]);
-        let texels: Vec<u8> = (0..HEIGHT)
-            .flat_map(|_| row.iter().flat_map(|d| d.to_ne_bytes()))
-            .collect();
+        let texels: Vec<f32> = (0..HEIGHT).flat_map(|_| row.iter().copied()).collect();
         let sprite_radius = 0.01;
         let mut projection = Mat4::IDENTITY;
         projection.y_axis.y = sprite_px / sprite_radius / (0.5 * HEIGHT as f32);
@@ -386,22 +384,9 @@ mod tests {
             anisotropic: false,
             axis_scale: 1.0,
         };
-        // SAFETY: GL calls on this thread's current context, on the targets made above.
-        unsafe {
-            gl.bind_texture(glow::TEXTURE_2D, Some(source.texture));
-            gl.tex_sub_image_2d(
-                glow::TEXTURE_2D,
-                0,
-                0,
-                0,
-                width,
-                HEIGHT,
-                glow::RED,
-                glow::FLOAT,
-                glow::PixelUnpackData::Slice(&texels),
-            );
-            gl.viewport(0, 0, width, HEIGHT);
-        }
+        source.write_red_floats(&gl, width, HEIGHT, &texels);
+        // SAFETY: a GL call on this thread's current context.
+        unsafe { gl.viewport(0, 0, width, HEIGHT) };
         let settings = RenderSettings::default();
         let written = renderer
             .filter_depth(source.texture, &buffers, &frame, &settings, 1, true)

@@ -24,14 +24,14 @@ fn center_cosine(above: impl Fn(i32) -> (f32, u32)) -> f32 {
     let targets = Targets::new(&gl, SIZE, SIZE).expect("the targets");
     std::mem::replace(&mut renderer.targets, targets).delete(&gl);
     let mark = |depth: f32, mark: u32| f32::from_bits((depth.to_bits() & !3) | mark);
-    let texels: Vec<u8> = (0..SIZE)
+    let texels: Vec<f32> = (0..SIZE)
         .flat_map(|y| {
             let (depth, m) = match y - CENTER {
                 rows if rows < 0 => (1.0, 2),
                 0 => (1.0, 0),
                 rows => above(rows),
             };
-            (0..SIZE).flat_map(move |_| mark(depth, m).to_ne_bytes())
+            (0..SIZE).map(move |_| mark(depth, m))
         })
         .collect();
     let sprite_radius = 0.01;
@@ -51,25 +51,12 @@ fn center_cosine(above: impl Fn(i32) -> (f32, u32)) -> f32 {
         anisotropic: false,
         axis_scale: 1.0,
     };
-    // SAFETY: GL calls on this thread's current context, on the renderer's targets.
-    unsafe {
-        gl.bind_texture(
-            glow::TEXTURE_2D,
-            Some(renderer.targets.sphere_depth.texture),
-        );
-        gl.tex_sub_image_2d(
-            glow::TEXTURE_2D,
-            0,
-            0,
-            0,
-            SIZE,
-            SIZE,
-            glow::RED,
-            glow::FLOAT,
-            glow::PixelUnpackData::Slice(&texels),
-        );
-        gl.viewport(0, 0, SIZE, SIZE);
-    }
+    renderer
+        .targets
+        .sphere_depth
+        .write_red_floats(&gl, SIZE, SIZE, &texels);
+    // SAFETY: a GL call on this thread's current context.
+    unsafe { gl.viewport(0, 0, SIZE, SIZE) };
     // The smoothed depth is the splatted one (no smoothing ran).
     renderer.normals(&frame);
     let normals = renderer.targets.normals.read_floats(&gl, SIZE, SIZE, 4);
