@@ -221,6 +221,28 @@ impl Wall {
         (lit, near.count())
     }
 
+    /// The same frame with a gentle shading artefact drawn into both pictures (with and
+    /// without shadow and caustics): the top's last rows above the face's top edge (the columns
+    /// of [`Wall::top_rise`], the first of its rows `4 × per_row` levels lighter, the second
+    /// `3 × per_row`, down to the fifth unchanged), a brightening towards the glass that does
+    /// not depend on the light.
+    fn with_ramp(&self, per_row: f32) -> Wall {
+        let w = self.width;
+        let free = |k: usize| self.depth[k] > 0.0 && !self.behind_glass[k];
+        let mut ramped = self.clone();
+        let unlit = ramped.unlit.as_mut().expect("the unlit picture");
+        for k in w..self.depth.len() - 5 * w {
+            if free(k) && self.depth[k - w] > 0.0 && self.behind_glass[k - w] {
+                for j in 0..4 {
+                    let levels = per_row * (4 - j) as f32;
+                    ramped.luminance[k + j * w] += levels;
+                    unlit[k + j * w] += levels;
+                }
+            }
+        }
+        ramped
+    }
+
     /// The top's first row above the fluid's face on the front glass: the fluid pixels within
     /// 4 particle radii of it not marked on the glass whose pixel below is. Those whose pixel
     /// above is marked on the glass too are seams inside the face, shaded behind glass, whose
@@ -452,8 +474,11 @@ fn the_fluids_face_on_the_glass_shows_no_light_flecks() {
 /// may move the counts near their bounds (light 0 of < 2, 16 of < 25 over 5 mm). The top's
 /// last rows brighten towards the glass (128 of 678 columns by 10 levels or more over 5 rows,
 /// 15.9 on average) where the refraction looks up the lit floor beside the glass: without
-/// shadow and caustics those columns brighten by 1.3 levels (median; 41.3 with the light line
-/// drawn into that picture too; docs/viewer.md, "The top's last rows at the front glass").
+/// shadow and caustics those columns brighten by 1.3 levels (median), 40 of them by 10 or more
+/// (docs/viewer.md, "The top's last rows at the front glass"); a ramp of 4 levels over those
+/// rows drawn into both pictures reads 5.3 and 95. That tells the light's brightening from the
+/// shading's own only: one that comes with shadow and caustics alone, right or wrong (a
+/// shadow's bias leaking light, a misplaced caustic, the refraction's scale or sign), passes.
 #[test]
 fn the_top_meets_the_front_glass_without_a_light_line() {
     let wall = render(30000, 1280, 720, true);
@@ -570,34 +595,57 @@ fn the_top_meets_the_front_glass_without_a_light_line() {
         rise.rising_unlit_median,
         rise.rising_unlit_over_10
     );
-    // The positive control: the light line of [`Wall::with_light_line`] drawn into the
-    // picture without shadow and caustics too (a shading artefact shows in both).
-    let mut lined_unlit = wall.clone();
-    let unlit = lined_unlit.unlit.as_mut().expect("the unlit picture");
-    for (k, (before, after)) in wall.luminance.iter().zip(&lined_wall.luminance).enumerate() {
-        unlit[k] += after - before;
-    }
-    let lined_rise = lined_unlit.top_rise();
-    println!(
-        "with the light line drawn into the picture without shadow and caustics too: {:.1} \
-         levels (median)",
-        lined_rise.rising_unlit_median
+    assert!(
+        rise.columns > 300,
+        "the top's last rows towards the front glass: {} columns (the face's top edge lost?)",
+        rise.columns
     );
     assert!(
-        lined_rise.rising_unlit_median > 10.0,
-        "a light line along the face's top edge: the top brightens by {:.1} levels (median) \
-         without shadow and caustics",
-        lined_rise.rising_unlit_median
+        rise.rising > 50,
+        "{} of {} columns brighten by 10 levels or more towards the front glass with shadow \
+         and caustics (128): nothing to measure; redo the trace of docs/viewer.md, \"The top's \
+         last rows at the front glass\"",
+        rise.rising,
+        rise.columns
     );
+    // This tells a brightening the light brings (shadow and caustics) from one that does not
+    // (the shading's own). One that comes only with shadow and caustics on (a shadow's bias
+    // leaking light, a caustic in the wrong place, the refraction's scale or sign wrong)
+    // passes as the lit floor refracted: the trace in docs/viewer.md is what says it is that.
     assert!(
-        rise.columns > 300 && rise.rising > 50 && rise.rising_unlit_median.abs() < 3.0,
+        rise.rising_unlit_median.abs() < 3.0 && rise.rising_unlit_over_10 < 55,
         "the top's last rows towards the front glass, where they brighten with shadow and \
-         caustics on (by {:.1} levels in {} of {} columns), brighten by {:.1} levels (median) \
-         without them: the shading's own, not the lit floor refracted",
+         caustics on (by {:.1} levels in {} of {} columns), brighten by {:.1} levels (median; \
+         1.3) without them, {} of those columns by 10 or more (40): the shading's own, not the \
+         light (a brightening that comes only with shadow and caustics, right or wrong, passes)",
         rise.rising_mean,
         rise.rising,
         rise.columns,
-        rise.rising_unlit_median
+        rise.rising_unlit_median,
+        rise.rising_unlit_over_10
+    );
+    // The positive control: a shading artefact that does not depend on the light, a ramp over
+    // the top's last rows (4 levels at the first, 0 at the fifth) drawn into both pictures,
+    // fails both bounds above. The rim's rule counts it too, barely (3 light pixels; 2 with half
+    // the ramp): two of the top's pixels lie within 2 levels of its 15.
+    let ramped = wall.with_ramp(1.0);
+    let (ramped_rim, ramped_rise) = (ramped.rim(), ramped.top_rise());
+    println!(
+        "with a ramp of 1 level a row drawn into both pictures: {} light within 4 r of the \
+         front glass; {} columns brighten by 10 or more, without shadow and caustics {:.1} \
+         levels (median), {} of them by 10 or more",
+        ramped_rim.all_light,
+        ramped_rise.rising,
+        ramped_rise.rising_unlit_median,
+        ramped_rise.rising_unlit_over_10
+    );
+    assert!(
+        ramped_rise.rising_unlit_median > 3.0 && ramped_rise.rising_unlit_over_10 >= 55,
+        "a ramp of 4 levels over the top's last rows in both pictures: the columns brightening \
+         with shadow and caustics brighten by {:.1} levels (median; 5.3) without them, {} by 10 \
+         or more (95): the check above would not see a brightening of the shading's own",
+        ramped_rise.rising_unlit_median,
+        ramped_rise.rising_unlit_over_10
     );
     assert!(
         rim.tilt > 75.0,
