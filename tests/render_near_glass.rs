@@ -180,8 +180,11 @@ fn a_calm_pools_top_keeps_its_own_surface_near_the_lid_and_the_glass() {
         meniscus_glass < meniscus / 20,
         "{meniscus_glass} of {meniscus} px"
     );
+    // 24/25 (1 096 of 1 142): the loosest bound that fails the 1 087 of the face's seams
+    // filtered with the free surface; 0.96 of today's 1 138, as near as such a bound can be.
     assert!(
-        face_glass > face * 9 / 10,
-        "{face_glass} of the face's {face} px"
+        face_glass > face * 24 / 25,
+        "{face_glass} of the face's {face} px behind glass (1 138; 1 087 with its seams \
+         filtered with the free surface)"
     );
 }
