@@ -490,6 +490,17 @@ impl Sim for PoolSim {
     }
 
     fn attach_gl(&mut self, gl: Rc<glow::Context>, clock: PassClock) -> Result<()> {
+        if self.scene.look.far_taps.is_none() {
+            // SAFETY: the context is current on this thread (attach_gl's contract).
+            let renderer = unsafe { glow::HasContext::get_parameter_string(&*gl, glow::RENDERER) };
+            let taps = super::scene::far_taps_for(&renderer, None);
+            eprintln!(
+                "pool: far taps {} on GL renderer {renderer} ([light] far_taps or the panel's \
+                 checkbox to change)",
+                if taps { "on" } else { "off" }
+            );
+            self.scene.look.far_taps = Some(taps);
+        }
         self.gl = Some(PoolGl {
             renderer: PoolRenderer::new(gl, clock, self.scene.params.nodes)?,
             texels: Vec::new(),
@@ -510,7 +521,7 @@ impl Sim for PoolSim {
             depth: p.depth,
             light: self.scene.look.light,
             detail: self.scene.look.detail,
-            far_taps: self.scene.look.far_taps,
+            far_taps: self.scene.look.far_taps.unwrap_or(true),
             view: self.view,
             time: self.time as f32,
             open: p.edges == super::Edges::Open,
