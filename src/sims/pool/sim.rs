@@ -63,6 +63,9 @@ pub struct PoolSim {
     /// `restart::CONFIRM_BYTES`).
     pub(super) confirming: Option<usize>,
     gl: Option<PoolGl>,
+    /// How `attach_gl` chose the far taps for a scene without `[light] far_taps` (`Sim::gl_note`;
+    /// the panel's checkbox shows it until the user picks).
+    pub(super) gl_note: Option<String>,
     /// Whether a front end draws it (`OpenOptions::drawn`, or GL attached): the checks count
     /// what drawing takes.
     drawn: bool,
@@ -130,6 +133,7 @@ impl PoolSim {
             camera: None,
             tool: Tool::Drops,
             gl: None,
+            gl_note: None,
             drawn: options.drawn,
             interop,
         })
@@ -493,12 +497,12 @@ impl Sim for PoolSim {
         if self.scene.look.far_taps.is_none() {
             // SAFETY: the context is current on this thread (attach_gl's contract).
             let renderer = unsafe { glow::HasContext::get_parameter_string(&*gl, glow::RENDERER) };
-            let taps = super::scene::far_taps_for(&renderer, None);
-            eprintln!(
+            let taps = super::scene::far_taps_for(&renderer);
+            self.gl_note = Some(format!(
                 "pool: far taps {} on GL renderer {renderer} ([light] far_taps or the panel's \
                  checkbox to change)",
                 if taps { "on" } else { "off" }
-            );
+            ));
             self.scene.look.far_taps = Some(taps);
         }
         self.gl = Some(PoolGl {
@@ -563,6 +567,10 @@ impl Sim for PoolSim {
             .as_ref()
             .map(|g| g.renderer.pass_times())
             .unwrap_or_default()
+    }
+
+    fn gl_note(&self) -> Option<&str> {
+        self.gl_note.as_deref()
     }
 
     fn release_gl(&mut self) {

@@ -518,14 +518,15 @@ fn far_taps_are_read_from_the_scene() {
 }
 
 /// Without `[light] far_taps` the taps follow the GL renderer: off on Mesa's software
-/// rasterisers (as their `GL_RENDERER` strings read), on elsewhere; the scene's key wins either way.
+/// rasterisers (as their `GL_RENDERER` strings read: classic swrast's is "Software Rasterizer"),
+/// on elsewhere. The scene's key winning is `attaching_gl_chooses_the_far_taps_unless_the_scene_says`.
 #[test]
-fn far_taps_follow_the_renderer_unless_the_scene_says() {
+fn far_taps_follow_the_renderer() {
     use super::scene::far_taps_for;
     let software = [
         "llvmpipe (LLVM 15.0.6, 256 bits)",
         "softpipe",
-        "Software Rasterizer (swrast)",
+        "Software Rasterizer",
         "LLVMPIPE",
     ];
     let hardware = [
@@ -534,24 +535,16 @@ fn far_taps_follow_the_renderer_unless_the_scene_says() {
         "Mesa Intel(R) UHD Graphics 620 (KBL GT2)",
     ];
     for renderer in software {
-        assert!(!far_taps_for(renderer, None), "{renderer}");
-        assert!(
-            far_taps_for(renderer, Some(true)),
-            "{renderer} with the key"
-        );
+        assert!(!far_taps_for(renderer), "{renderer}");
     }
     for renderer in hardware {
-        assert!(far_taps_for(renderer, None), "{renderer}");
-        assert!(
-            !far_taps_for(renderer, Some(false)),
-            "{renderer} with the key"
-        );
+        assert!(far_taps_for(renderer), "{renderer}");
     }
 }
 
 /// The choice reaches the sim when it is first drawn: a scene without the key draws with
-/// `far_taps_for` this machine's GL renderer (off on Mesa's llvmpipe, which CI runs: checked
-/// there), a scene with it as it says.
+/// `far_taps_for` this machine's GL renderer and says so in its `gl_note` (what `render`
+/// prints unless `--quiet`), a scene with the key as it says, without a note.
 #[test]
 fn attaching_gl_chooses_the_far_taps_unless_the_scene_says() {
     use crate::gfx::headless::Headless;
@@ -561,9 +554,8 @@ fn attaching_gl_chooses_the_far_taps_unless_the_scene_says() {
     // SAFETY: the headless context is current on this thread.
     let renderer =
         unsafe { glow::HasContext::get_parameter_string(&*headless.gl(), glow::RENDERER) };
-    let software = renderer.contains("llvmpipe");
     for (light, expected) in [
-        ("", !software),
+        ("", super::scene::far_taps_for(&renderer)),
         ("far_taps = true", true),
         ("far_taps = false", false),
     ] {
@@ -575,5 +567,13 @@ fn attaching_gl_chooses_the_far_taps_unless_the_scene_says() {
             Some(expected),
             "{renderer}: {light:?}"
         );
+        let note = sim.gl_note();
+        match light.is_empty() {
+            true => assert!(
+                note.is_some_and(|n| n.contains("far taps") && n.contains(&renderer)),
+                "{note:?}"
+            ),
+            false => assert_eq!(note, None, "{light:?}"),
+        }
     }
 }
