@@ -459,21 +459,24 @@ fn open_sea_edge(camera: &Camera, far_taps: bool) -> (f64, usize) {
 /// 35.84, worse than no taps from the far camera; taps held inside the tile 15.22 and 33.75.
 #[test]
 fn far_taps_filter_the_open_seas_edge() {
-    for (camera, bound, what) in [
-        (grazing(), 17.5, "in the pool's corner"),
-        (over_the_sea(), 34.7, "over the sea"),
+    // Per camera: the taps' cap (measured 15.29 and 33.67: llvmpipe's margin) and the least
+    // they must gain over no taps (measured 4.95 and 1.94; the calm-sea variant's -0.23 fails).
+    for (camera, cap, gain, what) in [
+        (grazing(), 17.5, 3.0, "in the pool's corner"),
+        (over_the_sea(), 36.0, 1.0, "over the sea"),
     ] {
         let (taps, pixels) = open_sea_edge(&camera, true);
         let (plain, _) = open_sea_edge(&camera, false);
         println!("{what}: the edge band's aliasing {taps:.2} over {pixels} pixels, {plain:.2} without the taps");
         assert!(pixels > 50, "{what}: only {pixels} pixels in the edge band");
         assert!(
-            taps < bound,
+            taps < cap,
             "{what}: the edge band's aliasing {taps:.2} per pixel"
         );
         assert!(
-            plain > bound,
-            "{what}: without the taps {plain:.2}: the band does not see them"
+            plain - taps > gain,
+            "{what}: the taps gain {:.2} ({plain:.2} without, {taps:.2} with)",
+            plain - taps
         );
     }
 }
