@@ -359,7 +359,7 @@ pub fn edges(s: &mut Surface, k: &StepConstants, updates: &mut Vec<(usize, f32)>
 pub fn substep(s: &mut Surface, k: &StepConstants) {
     forces(s, k);
     integrate(s, k);
-    edges(s, k, &mut Vec::new());
+    edges(s, k, &mut Vec::with_capacity(4 * s.n));
 }
 
 /// The surface's energy per unit node mass, m²/s² (kinetic, potential): ½Σv², and ½c²/h²·Σ
