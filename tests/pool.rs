@@ -208,3 +208,27 @@ fn pool_presets_run() {
         assert!(output.status.success(), "{preset}: {output:?}");
     }
 }
+
+/// `render` says how the far taps were chosen for a scene without `[light] far_taps` (the GL
+/// renderer decides) and keeps it to itself under `--quiet`, like every other line it prints.
+#[test]
+fn render_names_the_far_taps_choice_unless_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = write(dir.path(), "pool.toml", POOL);
+    for quiet in [false, true] {
+        let out = dir.path().join(format!("frames-{quiet}"));
+        let mut args = vec!["render", &scene, "--frames", "1", "--size", "64x36"];
+        args.extend(["--backend", "cpu", "--out", out.to_str().unwrap()]);
+        if quiet {
+            args.push("--quiet");
+        }
+        let output = fluidlab(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{output:?}");
+        assert_eq!(
+            stderr.contains("pool: far taps"),
+            !quiet,
+            "quiet {quiet}: {stderr}"
+        );
+    }
+}

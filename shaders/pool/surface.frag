@@ -66,6 +66,10 @@ void main() {
     // centre line along the other; each stands for a 1/n share of the pixel along the longer
     // axis (its footprints', detail's and glint's spread) and all of it along the other. With
     // walls, a tap past them is drawn at the wall's edge: the water there, not what lies past.
+    // On an open sea a tap past the tile reads its edge's texels (`surface_at` clamps): at the
+    // angles where taps land there, the tile's displaced edge hides the calm sea behind it,
+    // and the edge's water is what a finer picture shows (shading such taps as calm sea was
+    // worse, tests/pool_render_aliasing.rs `far_taps_filter_the_open_seas_edge`).
     bool y_longer = length(along) > length(across);
     vec2 scale = y_longer ? vec2(1.0, 1.0 / float(n)) : vec2(1.0 / float(n), 1.0);
     vec2 longer = y_longer ? along : across;

@@ -319,6 +319,9 @@ fn render_frames(
         );
     }
     sim.attach_gl(headless.gl(), PassClock::Finish)?;
+    if let Some(note) = sim.gl_note().filter(|_| !options.quiet) {
+        eprintln!("{note}");
+    }
     let framing = Camera::oriented_framing(&sim.bounds(), sim.orientation());
     let camera = options.camera.map_or(framing, |pose| pose.apply(framing));
     let mut files = Vec::new();

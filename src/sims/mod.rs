@@ -334,6 +334,13 @@ pub trait Sim {
     /// Creates the kind's renderer on `gl`; `clock` says how pass times are measured.
     fn attach_gl(&mut self, gl: Rc<glow::Context>, clock: PassClock) -> Result<()>;
 
+    /// What `attach_gl` chose from the GL context that the user should be told (the pool's far
+    /// taps, off on a software renderer); `render` prints it unless `--quiet`, the kind's
+    /// panel shows it.
+    fn gl_note(&self) -> Option<&str> {
+        None
+    }
+
     /// Draws the current state seen by `camera` into `output`.
     fn draw(&mut self, camera: &Camera, output: Output) -> Result<()>;
 

@@ -315,15 +315,16 @@ pub fn edge_node(n: usize, q: usize) -> (usize, usize) {
 /// u_b⁰) with a the inner neighbour, ⁰ the values before this substep (recovered as u − v·dt)
 /// and m = (c·dt − h)/(c·dt + h): a wave arriving along the normal leaves without reflection.
 /// Corner nodes take the mean of their two sides. Every new height is computed from the state
-/// after `integrate` before any is written. Does nothing when no edge is open.
-pub fn edges(s: &mut Surface, k: &StepConstants) {
+/// after `integrate` before any is written, into `updates` (the caller's, kept between
+/// substeps: its capacity is allocated once). Does nothing when no edge is open.
+pub fn edges(s: &mut Surface, k: &StepConstants, updates: &mut Vec<(usize, f32)>) {
     let n = s.n;
     if s.flags[0] & OPEN == 0 && s.flags[n / 2] & OPEN == 0 {
         return;
     }
     let dt = k.dt;
     let before = |s: &Surface, m: usize| s.height[m] - s.velocity[m] * dt;
-    let mut updates = Vec::with_capacity(4 * n);
+    updates.clear();
     for q in 0..4 * (n - 1) {
         let (i, j) = edge_node(n, q);
         let m = j * n + i;
@@ -346,18 +347,19 @@ pub fn edges(s: &mut Surface, k: &StepConstants) {
         }
         updates.push((m, sum / count));
     }
-    for (m, u) in updates {
+    for &(m, u) in updates.iter() {
         let old = before(s, m);
         s.height[m] = u;
         s.velocity[m] = (u - old) / dt;
     }
 }
 
-/// One substep: `forces`, `integrate`, `edges`.
+/// One substep: `forces`, `integrate`, `edges` (its update list allocated here: the pool's
+/// solver keeps its own, `CpuPool`).
 pub fn substep(s: &mut Surface, k: &StepConstants) {
     forces(s, k);
     integrate(s, k);
-    edges(s, k);
+    edges(s, k, &mut Vec::with_capacity(4 * s.n));
 }
 
 /// The surface's energy per unit node mass, m²/s² (kinetic, potential): ½Σv², and ½c²/h²·Σ

@@ -309,7 +309,14 @@ impl PoolSim {
                 look.set_sun(elevation, azimuth);
             }
             ui.checkbox("fine detail (bump map)", &mut look.detail);
-            ui.checkbox("far taps (filter far waves)", &mut look.far_taps);
+            let mut taps = look.far_taps.unwrap_or(true);
+            if ui.checkbox("far taps (filter far waves)", &mut taps) {
+                look.far_taps = Some(taps);
+                self.gl_note = None;
+            }
+            if let Some(note) = self.gl_note.as_deref().filter(|_| ui.is_item_hovered()) {
+                ui.tooltip_text(note);
+            }
         }
         Ok(restart)
     }

@@ -63,6 +63,9 @@ pub struct PoolSim {
     /// `restart::CONFIRM_BYTES`).
     pub(super) confirming: Option<usize>,
     gl: Option<PoolGl>,
+    /// How `attach_gl` chose the far taps for a scene without `[light] far_taps` (`Sim::gl_note`;
+    /// the panel's checkbox shows it until the user picks).
+    pub(super) gl_note: Option<String>,
     /// Whether a front end draws it (`OpenOptions::drawn`, or GL attached): the checks count
     /// what drawing takes.
     drawn: bool,
@@ -130,6 +133,7 @@ impl PoolSim {
             camera: None,
             tool: Tool::Drops,
             gl: None,
+            gl_note: None,
             drawn: options.drawn,
             interop,
         })
@@ -490,6 +494,17 @@ impl Sim for PoolSim {
     }
 
     fn attach_gl(&mut self, gl: Rc<glow::Context>, clock: PassClock) -> Result<()> {
+        if self.scene.look.far_taps.is_none() {
+            // SAFETY: the context is current on this thread (attach_gl's contract).
+            let renderer = unsafe { glow::HasContext::get_parameter_string(&*gl, glow::RENDERER) };
+            let taps = super::scene::far_taps_for(&renderer);
+            self.gl_note = Some(format!(
+                "pool: far taps {} on GL renderer {renderer} ([light] far_taps or the panel's \
+                 checkbox to change)",
+                if taps { "on" } else { "off" }
+            ));
+            self.scene.look.far_taps = Some(taps);
+        }
         self.gl = Some(PoolGl {
             renderer: PoolRenderer::new(gl, clock, self.scene.params.nodes)?,
             texels: Vec::new(),
@@ -510,7 +525,7 @@ impl Sim for PoolSim {
             depth: p.depth,
             light: self.scene.look.light,
             detail: self.scene.look.detail,
-            far_taps: self.scene.look.far_taps,
+            far_taps: self.scene.look.far_taps.unwrap_or(true),
             view: self.view,
             time: self.time as f32,
             open: p.edges == super::Edges::Open,
@@ -552,6 +567,10 @@ impl Sim for PoolSim {
             .as_ref()
             .map(|g| g.renderer.pass_times())
             .unwrap_or_default()
+    }
+
+    fn gl_note(&self) -> Option<&str> {
+        self.gl_note.as_deref()
     }
 
     fn release_gl(&mut self) {

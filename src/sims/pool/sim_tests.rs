@@ -496,8 +496,8 @@ fn the_sun_stays_above_the_horizon() {
     }
 }
 
-/// `[light] far_taps` reaches the scene's look (on by default; a misspelt key is refused with
-/// its line), so a CPU-only user can draw the surface without the far taps.
+/// `[light] far_taps` reaches the scene's look (unset by default: the renderer chooses; a
+/// misspelt key is refused with its line).
 #[test]
 fn far_taps_are_read_from_the_scene() {
     use super::scene::PoolScene;
@@ -507,12 +507,73 @@ fn far_taps_are_read_from_the_scene() {
         let source = Source::parse(&text, "taps", "taps.toml").unwrap();
         PoolScene::from_source(&source).map_err(|e| e.to_string())
     };
-    assert!(open("").unwrap().look.far_taps);
-    assert!(!open("far_taps = false").unwrap().look.far_taps);
-    assert!(open("far_taps = true").unwrap().look.far_taps);
+    assert_eq!(open("").unwrap().look.far_taps, None);
+    assert_eq!(open("far_taps = false").unwrap().look.far_taps, Some(false));
+    assert_eq!(open("far_taps = true").unwrap().look.far_taps, Some(true));
     let message = open("far_tap = false").unwrap_err();
     assert!(
         message.starts_with("taps.toml:5") && message.contains("far_tap"),
         "{message}"
     );
+}
+
+/// Without `[light] far_taps` the taps follow the GL renderer: off on Mesa's software
+/// rasterisers (as their `GL_RENDERER` strings read: classic swrast's is "Software Rasterizer"),
+/// on elsewhere. The scene's key winning is `attaching_gl_chooses_the_far_taps_unless_the_scene_says`.
+#[test]
+fn far_taps_follow_the_renderer() {
+    use super::scene::far_taps_for;
+    let software = [
+        "llvmpipe (LLVM 15.0.6, 256 bits)",
+        "softpipe",
+        "Software Rasterizer",
+        "LLVMPIPE",
+    ];
+    let hardware = [
+        "NVIDIA H100 80GB HBM3/PCIe/SSE2",
+        "AMD Radeon RX 7900 XTX (radeonsi, navi31, LLVM 17.0.6, DRM 3.54)",
+        "Mesa Intel(R) UHD Graphics 620 (KBL GT2)",
+    ];
+    for renderer in software {
+        assert!(!far_taps_for(renderer), "{renderer}");
+    }
+    for renderer in hardware {
+        assert!(far_taps_for(renderer), "{renderer}");
+    }
+}
+
+/// The choice reaches the sim when it is first drawn: a scene without the key draws with
+/// `far_taps_for` this machine's GL renderer and says so in its `gl_note` (what `render`
+/// prints unless `--quiet`), a scene with the key as it says, without a note.
+#[test]
+fn attaching_gl_chooses_the_far_taps_unless_the_scene_says() {
+    use crate::gfx::headless::Headless;
+    use crate::gfx::timing::PassClock;
+    use crate::sims::Sim;
+    let headless = Headless::new(32, 32).expect("headless OpenGL");
+    // SAFETY: the headless context is current on this thread.
+    let renderer =
+        unsafe { glow::HasContext::get_parameter_string(&*headless.gl(), glow::RENDERER) };
+    for (light, expected) in [
+        ("", super::scene::far_taps_for(&renderer)),
+        ("far_taps = true", true),
+        ("far_taps = false", false),
+    ] {
+        let mut sim = open(&format!("[pool]\nnodes = 32\n[light]\n{light}\n"));
+        sim.attach_gl(headless.gl(), PassClock::Finish)
+            .expect("attach");
+        assert_eq!(
+            sim.scene.look.far_taps,
+            Some(expected),
+            "{renderer}: {light:?}"
+        );
+        let note = sim.gl_note();
+        match light.is_empty() {
+            true => assert!(
+                note.is_some_and(|n| n.contains("far taps") && n.contains(&renderer)),
+                "{note:?}"
+            ),
+            false => assert_eq!(note, None, "{light:?}"),
+        }
+    }
 }

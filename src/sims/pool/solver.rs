@@ -21,6 +21,8 @@ pub struct CpuPool {
     /// The state.
     pub surface: Surface,
     stencils: Stencils,
+    /// `edges`' new heights, computed before any is written (kept: no allocation a substep).
+    edge_updates: Vec<(usize, f32)>,
     seconds: [f64; PoolStage::ALL.len()],
     timing: bool,
 }
@@ -31,6 +33,7 @@ impl CpuPool {
         CpuPool {
             surface: Surface::new(params, land),
             stencils: Stencils::default(),
+            edge_updates: Vec::new(),
             seconds: [0.0; PoolStage::ALL.len()],
             timing: true,
         }
@@ -50,7 +53,7 @@ impl CpuPool {
             let clock = self.lap(PoolStage::Forces, clock);
             cpu::integrate(&mut self.surface, &k);
             let clock = self.lap(PoolStage::Integrate, clock);
-            cpu::edges(&mut self.surface, &k);
+            cpu::edges(&mut self.surface, &k, &mut self.edge_updates);
             self.lap(PoolStage::Edges, clock);
         }
     }

@@ -357,7 +357,7 @@ pub fn compare_stages(params: &PoolParams, other: &mut Runner) -> Result<Vec<Com
             }
             PoolStage::Forces => cpu::forces(s, &k),
             PoolStage::Integrate => cpu::integrate(s, &k),
-            PoolStage::Edges => cpu::edges(s, &k),
+            PoolStage::Edges => cpu::edges(s, &k, &mut Vec::new()),
         }
         let (after, _) = other(params, Work::Stage(stage, &frame_drops), &before)?;
         comparisons.push(Comparison {
