@@ -414,6 +414,26 @@ impl CudaParticles {
         Ok(())
     }
 
+    /// The springs' rest lengths on the GPU from `body`'s (springs growing in, `growth.rs`).
+    pub fn upload_rest(&mut self, body: &Body) -> Result<(), CudaError> {
+        let Buffers::Body(b) = &mut self.buffers else {
+            return Err(CudaError::Setting("not a body solver".into()));
+        };
+        if body.springs.len() != b.spring_count || body.springs.is_empty() {
+            return Err(CudaError::Setting(
+                "the body's springs are not the solver's".into(),
+            ));
+        }
+        let link: Vec<f32> = body.links.iter().map(|l| l.rest).collect();
+        let spring: Vec<f32> = body.springs.iter().map(|s| s.rest).collect();
+        let s = &self.stream;
+        let copy = cuda("copying the rest lengths to the GPU");
+        s.memcpy_htod(&link, &mut b.link_rest).map_err(&copy)?;
+        s.memcpy_htod(&spring, &mut b.spring_rest).map_err(&copy)?;
+        s.synchronize().map_err(&copy)?;
+        Ok(())
+    }
+
     /// The body's positions, previous positions, velocities and forces from the GPU into `body`.
     pub fn download_body(&self, body: &mut Body) -> Result<(), CudaError> {
         let Buffers::Body(b) = &self.buffers else {
