@@ -13,13 +13,15 @@
 //! names, `parity.rs` the comparison with the CPU stage by stage, `emulation.rs` (tests) that
 //! comparison with the kernels compiled as C++; `stats.rs` a body's statistics panel figures
 //! reduced on the GPU (`stats_emulation.rs`, tests: against the CPU's, compiled as C++;
-//! `basin_emulation.rs` the same for the end of frame's reductions; `frame_check.rs` the
-//! doctor's checks of the frame's end and of live edits on the GPU). Not yet run on a GPU.
+//! `basin_emulation.rs` the same for the end of frame's reductions; `frame_check.rs` and
+//! `live_edit_check.rs` the doctor's checks of the frame's end and of live edits on the GPU).
+//! Not yet run on a GPU.
 
 mod buffers;
 pub mod frame_check;
 mod gl;
 pub mod kernels;
+pub mod live_edit_check;
 pub mod parity;
 mod stages;
 pub mod stats;
