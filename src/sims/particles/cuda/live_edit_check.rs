@@ -2,8 +2,10 @@
 //! cannot run: a fountain on CUDA edited live as the panel does (nodes per side, max
 //! particles raised past the solver's capacity) and a cloth (stiffness, shear springs off and
 //! on again, pins, nodes per side) step on, on the GPU, to the CPU's sizes and counts of the
-//! same edits, the cloth's springs on the GPU the CPU's and its nodes within [`NODES_APART`]
-//! of the CPU's (a spring kind switched live keeps the motion). Then the same with a node held
+//! same edits, the cloth's springs on the GPU the CPU's, their rest lengths the host's bit
+//! for bit (downloaded: springs switched on grow in, a frame's rest lengths uploaded each
+//! frame, `growth.rs`) and its nodes within [`NODES_APART`] of the CPU's (a spring kind switched
+//! live keeps the motion). Then the same with a node held
 //! by the grabber ([`held_edits`]): it stays at the drag's target through bending and shear
 //! springs switched off and on, and moves once let go; then the pointer moved over the cloth
 //! with no button held downloads nothing.
@@ -11,6 +13,7 @@
 use super::frame_check::on;
 use crate::gfx::camera::Camera;
 use crate::scene::Source;
+use crate::sims::particles::body::Body;
 use crate::sims::particles::grab::to_pixel;
 use crate::sims::particles::scene::{ParticlesScene, Pins};
 use crate::sims::particles::{ParticlesSim, State};
@@ -24,11 +27,12 @@ type Edit = (&'static str, fn(&mut ParticlesScene), usize);
 /// and pins uploaded) with the CPU's, so it catches the GPU's side going wrong, not an edit
 /// both sides do wrongly. Measured after the 16 frames: 0 on the emulated driver's memcheck
 /// flavour (`tests/emulated_driver.rs` `doctor_passes_on_the_memcheck_driver`), 2.9e-5 m on
-/// its plain flavour (contracted roundings). A GPU side off after switching shear springs off
-/// (the CPU's 2 frames after it, measured there): its body started again 5.0e-2 m, its
-/// motion lost (velocities zero) 1.4e-2 m, not stepped 3.3e-2 m. 5 mm sits between: 170
-/// times the emulation's drift (a real GPU's rounding over 16 frames of a swinging cloth is
-/// unmeasured; 1 mm left it only 35 times) and a third of the smallest failure.
+/// its plain flavour (contracted roundings) before springs grew in, 9.7e-5 m since (the
+/// held cloth's "shear springs on", measured again there). A GPU side off after switching
+/// shear springs off (the CPU's 2 frames after it, measured before the growth): its body
+/// started again 5.0e-2 m, its motion lost (velocities zero) 1.4e-2 m, not stepped 3.3e-2 m.
+/// 5 mm sits between: 50 times the emulation's drift (a real GPU's rounding over 16 frames
+/// of a swinging cloth is unmeasured) and a third of the smallest failure.
 const NODES_APART: f32 = 5e-3;
 
 /// "particles live edits" (see the module's note).
@@ -274,25 +278,63 @@ fn compare(gpu: &ParticlesSim, cpu: &ParticlesSim, before: usize, cuda: bool) ->
                 .zip(&c.position)
                 .map(|(p, q)| p.distance(*q))
                 .fold(0.0, f32::max);
+            // The rest lengths, bit for bit: the GPU's (downloaded) the host's (the CPU's differ
+            // by the nodes' rounding: springs switched on grow from the lengths they find).
+            // Springs growing in (`growth.rs`) change them every frame; a GPU that missed the
+            // uploads kept its nodes 2.0e-3 m from the CPU's (within NODES_APART) after the 2
+            // frames of "cloth shear springs on" (emulated driver), its rest lengths not.
+            let host = rest_bits(g);
+            let (on_gpu, error) = match gpu.cuda.as_ref().map(|d| d.solver.download_rest()) {
+                Some(Ok((links, springs))) => ((bits(&links), bits(&springs)), String::new()),
+                Some(Err(e)) => (Default::default(), format!(" ({e})")),
+                None => (host.clone(), String::new()),
+            };
+            let differ = differing(&on_gpu, &host);
             let ok = on_cuda
                 && g.len() == c.len()
                 && springs == c.springs.len()
                 && g.position.iter().all(|p| p.is_finite())
-                && apart <= NODES_APART;
+                && apart <= NODES_APART
+                && differ == 0;
             (
                 ok,
                 format!(
                     "{} on the GPU, {} nodes (CPU {}), {springs} springs (CPU {}), nodes \
-                     {apart:.1e} m from the CPU's",
+                     {apart:.1e} m from the CPU's, {differ} rest lengths off{error} ({} \
+                     springs growing)",
                     if on_cuda { "stepped" } else { "no longer" },
                     g.len(),
                     c.len(),
-                    c.springs.len()
+                    c.springs.len(),
+                    g.growth.springs.len()
                 ),
             )
         }
         _ => (false, "the GPU's and the CPU's scenes differ".into()),
     }
+}
+
+/// A body's links' and springs' rest lengths, as bits.
+fn rest_bits(b: &Body) -> (Vec<u32>, Vec<u32>) {
+    let links: Vec<f32> = b.links.iter().map(|l| l.rest).collect();
+    let springs: Vec<f32> = b.springs.iter().map(|s| s.rest).collect();
+    (bits(&links), bits(&springs))
+}
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// How many of the links' and springs' rest lengths differ (all of them where the counts do).
+fn differing(x: &(Vec<u32>, Vec<u32>), y: &(Vec<u32>, Vec<u32>)) -> usize {
+    let count = |p: &Vec<u32>, q: &Vec<u32>| {
+        if p.len() == q.len() {
+            p.iter().zip(q).filter(|(a, b)| a != b).count()
+        } else {
+            p.len().max(q.len())
+        }
+    };
+    count(&x.0, &y.0) + count(&x.1, &y.1)
 }
 
 /// The checks' expectations hold where both sides are the CPU (what the GPU must match): every
@@ -304,5 +346,15 @@ fn the_checks_pass_on_the_cpu() {
     assert!(ok, "{lines}");
     assert_eq!(lines.matches(": ok").count(), 14, "{lines}");
     assert!(lines.contains("(CPU 800, 400 before)"), "{lines}");
+    // Shear springs switched on are checked mid-growth (their rest lengths uploaded a frame
+    // at a time): the cloth's 450 shear springs; the held cloth's with its 448 bending
+    // springs, switched on 2 frames before.
+    let on = |name: &str| lines.split("; ").find(|l| l.starts_with(name)).unwrap();
+    for (name, growing) in [
+        ("cloth shear springs on", "(450 springs growing)"),
+        ("held: shear springs on", "(898 springs growing)"),
+    ] {
+        assert!(on(name).contains(growing), "{}", on(name));
+    }
     println!("{lines}");
 }

@@ -436,6 +436,27 @@ impl CudaParticles {
         Ok(())
     }
 
+    /// The links' and springs' rest lengths on the GPU (the check of [`Self::upload_rest`],
+    /// `live_edit_check.rs`).
+    pub fn download_rest(&self) -> Result<(Vec<f32>, Vec<f32>), CudaError> {
+        let Buffers::Body(b) = &self.buffers else {
+            return Err(CudaError::Setting("not a body solver".into()));
+        };
+        if b.spring_count == 0 {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let s = &self.stream;
+        let copy = cuda("copying the rest lengths from the GPU");
+        let mut link = vec![0.0f32; 2 * b.spring_count];
+        let mut spring = vec![0.0f32; b.spring_count];
+        s.memcpy_dtoh(&b.link_rest, link.as_mut_slice())
+            .map_err(&copy)?;
+        s.memcpy_dtoh(&b.spring_rest, spring.as_mut_slice())
+            .map_err(&copy)?;
+        s.synchronize().map_err(&copy)?;
+        Ok((link, spring))
+    }
+
     /// The body's positions, previous positions, velocities and forces from the GPU into `body`.
     pub fn download_body(&self, body: &mut Body) -> Result<(), CudaError> {
         let Buffers::Body(b) = &self.buffers else {
