@@ -143,8 +143,8 @@ impl ParticlesSim {
 /// `body` with the springs `scene` asks for (a spring kind switched on or off live): the body
 /// built again, its nodes' positions, previous positions, velocities, forces and pins (the
 /// grabber's included) carried over, so that the motion goes on and only the springs change.
-/// The kinds switched on, and those still growing in, grow in from the lengths they find
-/// (`growth.rs`).
+/// The kinds switched on grow in from the lengths they find, those still growing in on from
+/// the rest lengths they had grown to (`growth.rs`).
 fn respring(body: &mut Body, scene: &ParticlesScene) {
     let State::Body(mut fresh) = build(scene) else {
         unreachable!("a cloth or jelly scene builds a body")
@@ -159,6 +159,6 @@ fn respring(body: &mut Body, scene: &ParticlesScene) {
         let had = body.kinds.iter().any(|&k| k as usize == kind);
         !had || body.growing(kind)
     });
-    fresh.grow_in(grow);
+    fresh.grow_in(grow, &body.growth, &body.springs);
     *body = fresh;
 }
