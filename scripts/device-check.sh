@@ -361,7 +361,7 @@ grep -h '"step":1,' "$pond/cuda.jsonl" "$pond/cpu.jsonl" 2>/dev/null | cut -c1-1
 fi
 
 if part particles; then
-# 4s–4u. Particles (docs/particles.md "CUDA"; its parity is doctor's "particles parity" line,
+# 4s–4u. Particles (docs/particles/cuda.md; its parity is doctor's "particles parity" line,
 # its bodies' panel statistics, body_stats, doctor's "particles statistics": bench never asks
 # for the panel's lines, so body_stats runs in step 1 only, not under the sanitizer below).
 # Memory errors and races (the compaction's and the sort's shared memory and barriers) on small

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The particles kind's validation plot (docs/particles.md), from what the validation tests
+"""The particles kind's validation plot (docs/particles/validation.md), from what the validation tests
 measured (`tests/particles_validation.rs` writes it to target/tmp/particles-validation/):
 
   left:   a cloth pinned along its top row swings as the hanging chain: its ω over the

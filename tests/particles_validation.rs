@@ -1,4 +1,4 @@
-//! The particles kind against physical theory (docs/particles.md, Validation): a cloth pinned
+//! The particles kind against physical theory (docs/particles/validation.md): a cloth pinned
 //! along its top row swings as D. Bernoulli's hanging chain; its static strain under its
 //! weight, for the springs and for XPBD as its iterations grow; the explicit integrators'
 //! stability limit against the lattice's highest frequency. Each test writes what it measured
@@ -494,8 +494,8 @@ fn far_from_the_origin_xpbd_still_falls() {
             integrator.name()
         );
     }
-    // Verlet's known float32 limit (its velocity is x − x₋; docs/particles.md): when it is
-    // fixed, this assertion turns into Verlet falling as the others do.
+    // Verlet's known float32 limit (its velocity is x − x₋; docs/particles/physics.md): when
+    // it is fixed, this assertion turns into Verlet falling as the others do.
     let (fall, _) = far_fall(Integrator::Verlet, 1000.0, 30);
     assert!(fall.abs() < 1e-3, "verlet at y = 1000 m: fell {fall:.5} m");
 }

@@ -3,6 +3,7 @@
 //! node lists its springs (compressed rows), so a node's force is one gather — one thread
 //! per node, no atomics, on the CPU as in a kernel.
 
+use super::growth::Growth;
 use glam::Vec3;
 
 /// A spring between nodes `a` and `b`.
@@ -99,6 +100,8 @@ pub struct Body {
     pub coloured: Vec<u32>,
     /// Where each colour starts in `coloured` (one more entry than colours).
     pub colour_start: Vec<u32>,
+    /// Springs switched on live, growing to their rest lengths (`growth.rs`).
+    pub growth: Growth,
 }
 
 /// Greedy edge colouring of `springs` over `count` nodes: each spring, in order, takes the
@@ -234,6 +237,7 @@ impl Body {
             triangles,
             node_triangle_start,
             node_triangles,
+            growth: Growth::default(),
         }
     }
 

@@ -2,11 +2,11 @@
 //! the CPU's (`cuda/parity.rs`: the fountain, the cloth under each integrator, the jelly), and
 //! so do a body's statistics panel figures reduced on the GPU (`cuda/stats.rs`: the same
 //! bodies and a 48² cloth; the viewer is the only other caller), the frame's end finds the
-//! non-finite particles and nodes the CPU does, and live edits that resize the fountain's
-//! buffers or restart a body step on (`cuda/frame_check.rs`). The interop path is checked by
-//! `fluidlab render` on the fountain (scripts/device-check.sh).
+//! non-finite particles and nodes the CPU does (`cuda/frame_check.rs`), and live edits that
+//! resize the fountain's buffers or restart a body step on (`cuda/live_edit_check.rs`). The
+//! interop path is checked by `fluidlab render` on the fountain (scripts/device-check.sh).
 
-use super::cuda::{frame_check, kernels, parity, stats};
+use super::cuda::{frame_check, kernels, live_edit_check, parity, stats};
 use crate::sims::doctor::{cuda_checks, Check};
 
 /// Runs the particles checks, passing each line to `add`.
@@ -37,7 +37,7 @@ pub fn checks(cuda_available: bool, add: &mut dyn FnMut(Check)) {
             ("particles parity", parity::gpu_check),
             ("particles statistics", stats::gpu_check),
             ("particles frame end", frame_check::gpu_check),
-            ("particles live edits", frame_check::live_edit_check),
+            ("particles live edits", live_edit_check::live_edit_check),
         ],
         add,
     );

@@ -81,7 +81,7 @@ impl Default for FountainParams {
     /// and fading over the last 0.5 s, the first bounce keeping 0.3 of the vertical speed,
     /// boosting the horizontal ×1.5 and adding a quarter of the fall outwards. A drag of
     /// 1/s (a droplet's: g over a terminal speed of ~10 m/s) lets a 2 m/s wind bend the jet
-    /// and move its landings about 1 m downwind (docs/particles.md).
+    /// and move its landings about 1 m downwind (docs/particles/physics.md).
     fn default() -> Self {
         FountainParams {
             rate: 2000.0,

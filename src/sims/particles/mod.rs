@@ -15,6 +15,7 @@ pub mod dynamics;
 pub mod fountain;
 mod frame;
 pub mod grab;
+pub mod growth;
 mod panel;
 pub mod random;
 pub mod render;

@@ -3,6 +3,7 @@
 //! wind, ground and sphere.
 
 use super::dynamics::Integrator;
+use super::growth::GROW_SECONDS;
 use super::scene::{
     fastest_wind, Orientation, Pins, Which, MAX_BODY_SUBSTEPS, MAX_CLOTH_N, MAX_DT,
     MAX_FOUNTAIN_PARTICLES, MAX_GRAVITY, MAX_ITERATIONS, MAX_JELLY_N, MAX_RATE, MAX_STIFFNESS,
@@ -181,6 +182,12 @@ fn fountain(sim: &mut ParticlesSim, ui: &imgui::Ui) {
 fn body(sim: &mut ParticlesSim, ui: &imgui::Ui) {
     let which = sim.scene.which;
     let stable = sim.scene.stable_substeps();
+    let growing = match &sim.state {
+        State::Body(body) if !body.growth.springs.is_empty() => {
+            Some(GROW_SECONDS - body.growth.elapsed)
+        }
+        _ => None,
+    };
     let b = &mut sim.scene.body;
     if let Some(i) = choose(ui, "integrator", &Integrator::ALL, b.integrator, |i| {
         i.name()
@@ -208,6 +215,9 @@ fn body(sim: &mut ParticlesSim, ui: &imgui::Ui) {
         "bending (of the stiffness)"
     };
     ui.slider(bend, 0.0, 2.0, &mut b.bend);
+    if let Some(left) = growing {
+        ui.text_disabled(format!("springs growing in: {left:.1} s left"));
+    }
     ui.slider("mass (kg)", 0.01, 20.0, &mut b.mass);
     ui.separator();
     ui.text_disabled("these start the body again:");

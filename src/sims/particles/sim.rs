@@ -286,6 +286,7 @@ impl Sim for ParticlesSim {
 
     fn step(&mut self) -> Result<()> {
         self.sync()?;
+        self.grow_springs()?;
         let non_finite = if self.cuda.is_some() {
             self.step_device()?
         } else {

@@ -84,6 +84,20 @@ impl ParticlesSim {
         Ok(())
     }
 
+    /// Grows the springs switched on live by a frame (`growth.rs`), their rest lengths on the
+    /// GPU too.
+    pub(super) fn grow_springs(&mut self) -> Result<()> {
+        let State::Body(body) = &mut self.state else {
+            return Ok(());
+        };
+        if body.grow(self.scene.dt) {
+            if let Some(device) = &mut self.cuda {
+                device.solver.upload_rest(body)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Starts the running scene again from its beginning.
     pub(super) fn rebuild(&mut self) {
         self.grabber.forget();
@@ -129,6 +143,8 @@ impl ParticlesSim {
 /// `body` with the springs `scene` asks for (a spring kind switched on or off live): the body
 /// built again, its nodes' positions, previous positions, velocities, forces and pins (the
 /// grabber's included) carried over, so that the motion goes on and only the springs change.
+/// The kinds switched on grow in from the lengths they find, those still growing in on from
+/// the rest lengths they had grown to (`growth.rs`).
 fn respring(body: &mut Body, scene: &ParticlesScene) {
     let State::Body(mut fresh) = build(scene) else {
         unreachable!("a cloth or jelly scene builds a body")
@@ -139,5 +155,10 @@ fn respring(body: &mut Body, scene: &ParticlesScene) {
     fresh.velocity = std::mem::take(&mut body.velocity);
     fresh.force = std::mem::take(&mut body.force);
     fresh.pinned = std::mem::take(&mut body.pinned);
+    let grow = [0, 1, 2].map(|kind| {
+        let had = body.kinds.iter().any(|&k| k as usize == kind);
+        !had || body.growing(kind)
+    });
+    fresh.grow_in(grow, &body.growth, &body.springs);
     *body = fresh;
 }

@@ -470,6 +470,7 @@ mod arrow;
 mod door;
 mod energy_colours;
 mod fountain_wind;
+mod growth;
 mod stages;
 mod wind_limit;
 

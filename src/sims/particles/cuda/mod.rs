@@ -13,13 +13,15 @@
 //! names, `parity.rs` the comparison with the CPU stage by stage, `emulation.rs` (tests) that
 //! comparison with the kernels compiled as C++; `stats.rs` a body's statistics panel figures
 //! reduced on the GPU (`stats_emulation.rs`, tests: against the CPU's, compiled as C++;
-//! `basin_emulation.rs` the same for the end of frame's reductions; `frame_check.rs` the
-//! doctor's checks of the frame's end and of live edits on the GPU). Not yet run on a GPU.
+//! `basin_emulation.rs` the same for the end of frame's reductions; `frame_check.rs` and
+//! `live_edit_check.rs` the doctor's checks of the frame's end and of live edits on the GPU).
+//! Not yet run on a GPU.
 
 mod buffers;
 pub mod frame_check;
 mod gl;
 pub mod kernels;
+pub mod live_edit_check;
 pub mod parity;
 mod stages;
 pub mod stats;
@@ -412,6 +414,47 @@ impl CudaParticles {
         s.synchronize().map_err(&copy)?;
         self.totals.count = body.len();
         Ok(())
+    }
+
+    /// The springs' rest lengths on the GPU from `body`'s (springs growing in, `growth.rs`).
+    pub fn upload_rest(&mut self, body: &Body) -> Result<(), CudaError> {
+        let Buffers::Body(b) = &mut self.buffers else {
+            return Err(CudaError::Setting("not a body solver".into()));
+        };
+        if body.springs.len() != b.spring_count || body.springs.is_empty() {
+            return Err(CudaError::Setting(
+                "the body's springs are not the solver's".into(),
+            ));
+        }
+        let link: Vec<f32> = body.links.iter().map(|l| l.rest).collect();
+        let spring: Vec<f32> = body.springs.iter().map(|s| s.rest).collect();
+        let s = &self.stream;
+        let copy = cuda("copying the rest lengths to the GPU");
+        s.memcpy_htod(&link, &mut b.link_rest).map_err(&copy)?;
+        s.memcpy_htod(&spring, &mut b.spring_rest).map_err(&copy)?;
+        s.synchronize().map_err(&copy)?;
+        Ok(())
+    }
+
+    /// The links' and springs' rest lengths on the GPU (the check of [`Self::upload_rest`],
+    /// `live_edit_check.rs`).
+    pub fn download_rest(&self) -> Result<(Vec<f32>, Vec<f32>), CudaError> {
+        let Buffers::Body(b) = &self.buffers else {
+            return Err(CudaError::Setting("not a body solver".into()));
+        };
+        if b.spring_count == 0 {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let s = &self.stream;
+        let copy = cuda("copying the rest lengths from the GPU");
+        let mut link = vec![0.0f32; 2 * b.spring_count];
+        let mut spring = vec![0.0f32; b.spring_count];
+        s.memcpy_dtoh(&b.link_rest, link.as_mut_slice())
+            .map_err(&copy)?;
+        s.memcpy_dtoh(&b.spring_rest, spring.as_mut_slice())
+            .map_err(&copy)?;
+        s.synchronize().map_err(&copy)?;
+        Ok((link, spring))
     }
 
     /// The body's positions, previous positions, velocities and forces from the GPU into `body`.

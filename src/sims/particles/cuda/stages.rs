@@ -1,4 +1,4 @@
-//! The launches of each stage (docs/particles.md "CUDA"), in the order the CPU runs its
+//! The launches of each stage (docs/particles/cuda.md), in the order the CPU runs its
 //! functions of the same names; `tests/emulation/particles.cpp` runs the same sequences with
 //! the kernels compiled as C++. And the frame's end: the statistics reduced, one copy back.
 

@@ -344,7 +344,12 @@ impl Renderer {
                         nodes::body_points(body, settings, &mut self.points, &mut self.lines);
                         self.nodes.upload(gl, &self.points, &self.lines);
                     }
-                    let radius = body.springs.first().map_or(0.02, |s| 0.22 * s.rest);
+                    // The rest shape's spacing: a spring growing in (`growth.rs`) shrinks no node.
+                    let radius = if body.springs.is_empty() {
+                        0.02
+                    } else {
+                        0.22 * body.shape_rest(0)
+                    };
                     self.nodes
                         .draw(gl, view, projection, height as f32, self.light.sun, radius);
                     self.timer.end(gl);

@@ -194,12 +194,25 @@ fn a_spring_kind_switched_on_or_off_live_keeps_the_motion_and_changes_only_the_s
         assert_eq!(count(&mut sim, SpringKind::Bend), 96);
         let bend = 0.3 * sim.scene.body.stiffness;
         let b = body(&mut sim);
-        let mut bending = b
-            .springs
-            .iter()
-            .zip(&b.kinds)
-            .filter(|(_, &k)| k == SpringKind::Bend);
-        assert!(bending.all(|(s, _)| s.stiffness == bend && (s.rest - 2.0 / 7.0).abs() < 1e-5));
+        let bending = |b: &Body| {
+            b.springs
+                .iter()
+                .zip(&b.kinds)
+                .filter(|(_, &k)| k == SpringKind::Bend)
+                .map(|(s, _)| *s)
+                .collect::<Vec<_>>()
+        };
+        assert!(bending(b).iter().all(|s| s.stiffness == bend));
+        // Each grows in (`growth.rs`) from the length it finds to the rest shape's 2/7 m.
+        assert_eq!(b.growth.springs.len(), 96);
+        assert!(b.growth.springs.iter().all(|&(k, found, rest)| {
+            let s = b.springs[k as usize];
+            let length = b.position[s.a as usize].distance(b.position[s.b as usize]);
+            b.kinds[k as usize] == SpringKind::Bend
+                && s.rest == found
+                && found == length
+                && (rest - 2.0 / 7.0).abs() < 1e-5
+        }));
         sim.step().unwrap();
         let before = keep(body(&mut sim));
         sim.scene.body.shear = 0.0;
@@ -212,6 +225,13 @@ fn a_spring_kind_switched_on_or_off_live_keeps_the_motion_and_changes_only_the_s
         sim.step().unwrap();
         assert_eq!(body(&mut sim).position[held], before.0[held]);
         assert!(body(&mut sim).position.iter().all(|p| p.is_finite()));
+        // Grown (0.5 s): the rest shape's rest lengths.
+        for _ in 0..30 {
+            sim.step().unwrap();
+        }
+        let b = body(&mut sim);
+        assert!(b.growth.springs.is_empty());
+        assert!(bending(b).iter().all(|s| (s.rest - 2.0 / 7.0).abs() < 1e-5));
     }
 }
 

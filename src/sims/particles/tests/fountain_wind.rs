@@ -1,7 +1,7 @@
 //! The fountain's wind: the preset fountain (`FountainParams::default()`) without wind lands
 //! its water all round the cube and ripples the basin round its centre; a 2 m/s wind along
-//! +x or −z bends the jet and moves the landings and the ripples downwind (docs/particles.md,
-//! The fountain in the wind).
+//! +x or −z bends the jet and moves the landings and the ripples downwind
+//! (docs/particles/physics.md, The fountain in the wind).
 
 use super::super::dynamics::Air;
 use super::super::fountain::{Fountain, FountainParams};
@@ -22,7 +22,7 @@ struct Landings {
     ripples: Vec2,
 }
 
-/// Prints what a run measured (`--nocapture`; docs/particles.md quotes it).
+/// Prints what a run measured (`--nocapture`; docs/particles/physics.md quotes it).
 fn report(wind: Vec3, l: &Landings) {
     println!(
         "wind {wind}: {} landings, mean ({:.3}, {:.3}) m, {:.3} at x < 0; apex ({:.3}, {:.3}) m; \
