@@ -221,75 +221,181 @@ pub fn level_shapes(
         }
         let (cx, cy) = (fx.div_ceil(2), fy.div_ceil(2));
         let mut fluid = vec![false; cx * cy];
-        coarsen_rows(fine, (fx, fy), &mut fluid, cx, 0..fy);
+        coarsen_cells(fine, (fx, fy), &mut fluid, cx, &Patch::whole(fx, fy));
         levels.push((cx, cy, h * 2.0, fluid));
     }
     levels
 }
 
-/// The coarse level's fluid cells over the fine level's rows `rows` (`fine`: fx × fy cells;
+/// Cells of a level, as runs of columns in rows: (row, columns), by row then column, the runs
+/// of a row apart.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Patch {
+    pub spans: Vec<(usize, Range<usize>)>,
+}
+
+impl Patch {
+    /// Every cell of an `nx × ny` level.
+    pub fn whole(nx: usize, ny: usize) -> Patch {
+        Patch::rectangle(0..ny, 0..nx)
+    }
+
+    /// The columns `columns` of the rows `rows`.
+    pub fn rectangle(rows: Range<usize>, columns: Range<usize>) -> Patch {
+        let spans = rows.map(|j| (j, columns.clone())).collect();
+        Patch { spans }
+    }
+
+    /// From its first row to its last (empty when it holds no cell).
+    pub fn rows(&self) -> Range<usize> {
+        match (self.spans.first(), self.spans.last()) {
+            (Some((a, _)), Some((b, _))) => *a..b + 1,
+            _ => 0..0,
+        }
+    }
+
+    /// Its cells and those beside them (a row and a column either side), within an `nx × ny`
+    /// level.
+    pub fn around(&self, nx: usize, ny: usize) -> Patch {
+        let rows = self.rows();
+        let mut spans = Vec::with_capacity(2 * self.spans.len());
+        let (mut scratch, mut first) = (Vec::new(), 0);
+        for row in rows.start.saturating_sub(1)..(rows.end + 1).min(ny) {
+            // The runs of the rows row − 1 ..= row + 1, grown by a column either side.
+            while first < self.spans.len() && self.spans[first].0 + 1 < row {
+                first += 1;
+            }
+            let near = self.spans[first..]
+                .iter()
+                .take_while(|(j, _)| *j <= row + 1);
+            scratch.extend(near.map(|(_, c)| c.start.saturating_sub(1)..(c.end + 1).min(nx)));
+            join_row(row, &mut scratch, &mut spans);
+        }
+        Patch { spans }
+    }
+
+    /// The coarse cells (the level halved, rounding up) whose children it holds.
+    pub fn coarse(&self) -> Patch {
+        let mut spans = Vec::with_capacity(self.spans.len());
+        let mut scratch = Vec::new();
+        for (k, (j, c)) in self.spans.iter().enumerate() {
+            scratch.push(c.start / 2..c.end.div_ceil(2));
+            if self
+                .spans
+                .get(k + 1)
+                .is_none_or(|(next, _)| next / 2 != j / 2)
+            {
+                join_row(j / 2, &mut scratch, &mut spans);
+            }
+        }
+        Patch { spans }
+    }
+
+    /// The cells of both.
+    pub fn union(&self, other: &Patch) -> Patch {
+        let (mut a, mut b) = (self.spans.iter().peekable(), other.spans.iter().peekable());
+        let mut spans: Vec<(usize, Range<usize>)> = Vec::with_capacity(a.len() + b.len());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) if (x.0, x.1.start) <= (y.0, y.1.start) => a.next(),
+                (Some(_), Some(_)) => b.next(),
+                (Some(_), None) => a.next(),
+                (None, _) => b.next(),
+            };
+            let Some((j, c)) = next else { break };
+            match spans.last_mut() {
+                Some((row, last)) if row == j && c.start <= last.end => {
+                    last.end = last.end.max(c.end)
+                }
+                _ => spans.push((*j, c.clone())),
+            }
+        }
+        Patch { spans }
+    }
+
+    /// Each run's cells in a level `nx` wide: (row, the cells' indices).
+    pub fn row_cells(&self, nx: usize) -> impl Iterator<Item = (usize, Range<usize>)> + '_ {
+        (self.spans.iter()).map(move |(j, c)| (*j, j * nx + c.start..j * nx + c.end))
+    }
+}
+
+/// The runs `scratch` of row `row` (any order; a few) appended to `spans` in order, overlapping
+/// or touching ones joined; `scratch` left empty.
+fn join_row(row: usize, scratch: &mut Vec<Range<usize>>, spans: &mut Vec<(usize, Range<usize>)>) {
+    scratch.sort_unstable_by_key(|c| c.start);
+    for c in scratch.drain(..).filter(|c| !c.is_empty()) {
+        match spans.last_mut() {
+            Some((j, last)) if *j == row && c.start <= last.end => last.end = last.end.max(c.end),
+            _ => spans.push((row, c)),
+        }
+    }
+}
+
+/// The coarse level's fluid cells over the fine level's cells `patch` (`fine`: fx × fy cells;
 /// `coarse`: cx wide), set again: a coarse cell is fluid when any of its children is. Returns
-/// the coarse rows set.
-pub fn coarsen_rows(
+/// the coarse cells set ([`Patch::coarse`]).
+pub fn coarsen_cells(
     fine: &[bool],
     (fx, fy): (usize, usize),
     coarse: &mut [bool],
     cx: usize,
-    rows: Range<usize>,
-) -> Range<usize> {
-    let coarse_rows = rows.start / 2..rows.end.div_ceil(2);
-    for cj in coarse_rows.clone() {
-        for ci in 0..cx {
-            let mut any = false;
-            for j in 2 * cj..(2 * cj + 2).min(fy) {
-                for i in 2 * ci..(2 * ci + 2).min(fx) {
-                    any |= fine[j * fx + i];
-                }
-            }
-            coarse[cj * cx + ci] = any;
+    patch: &Patch,
+) -> Patch {
+    let set = patch.coarse();
+    for (cj, columns) in &set.spans {
+        // An odd side's last coarse cell has one child along it: taken twice.
+        let (j0, j1) = (2 * cj, (2 * cj + 1).min(fy - 1));
+        let (low, high) = (&fine[j0 * fx..(j0 + 1) * fx], &fine[j1 * fx..(j1 + 1) * fx]);
+        let out = &mut coarse[cj * cx..(cj + 1) * cx];
+        for ci in columns.clone() {
+            let (i0, i1) = (2 * ci, (2 * ci + 1).min(fx - 1));
+            out[ci] = low[i0] | low[i1] | high[i0] | high[i1];
         }
     }
-    coarse_rows
+    set
 }
 
-/// `pressure_mg_coarsen`: after the grid's cells changed in the rows `rows` (`solid`: the
-/// whole grid's solid cells), the finest level's fluid flags and stencil in those rows, and
-/// every coarser level's flags under them ([`coarsen_rows`]) and its stencil around them
-/// (`Poisson::update_rows`), set again: the hierarchy built anew from the grid's cells (test
-/// `a_moved_disc_updates_the_hierarchy_by_rows`). `levels`: each level's fluid flags and
-/// stencil, finest first — the CPU's [`Multigrid`] and the CUDA solver's host copy of its
-/// masks alike; `finest_stencil` false leaves the finest level's stencil as it was (the CUDA
-/// solver's copy: the GPU derives that level's stencil itself). Returns, per level, the rows
-/// whose flags or stencil may have changed (the cells' rows and one either side).
+/// `pressure_mg_coarsen`: after the grid's cells changed in the cells `patch` (`solid`:
+/// the whole grid's solid cells), the finest level's fluid flags and stencil there, and every
+/// coarser level's flags under it ([`coarsen_cells`]) and its stencil around them
+/// ([`Poisson::update_cells`]), set again: the hierarchy built anew from the grid's cells (tests
+/// `a_moved_disc_updates_the_hierarchy_by_rows`,
+/// `a_hierarchy_set_by_patches_over_many_substeps_is_the_one_built_anew`). `levels`: each
+/// level's fluid flags and stencil, finest first — the CPU's [`Multigrid`] (whole rows) and
+/// the CUDA solver's host copy of its masks (the runs of cells that changed) alike;
+/// `finest_stencil` false leaves the finest level's stencil as it was (the CUDA solver's copy:
+/// the GPU derives that level's stencil itself). Returns, per level, the cells whose flags or
+/// stencil may have changed (the cells under the patch and one either side).
 pub fn pressure_mg_coarsen(
     levels: &mut [(&mut Vec<bool>, &mut Poisson)],
     solid: &[bool],
     boundary: &Boundary,
-    rows: Range<usize>,
+    patch: Patch,
     finest_stencil: bool,
-) -> Vec<Range<usize>> {
-    let around =
-        |rows: &Range<usize>, ny: usize| rows.start.saturating_sub(1)..(rows.end + 1).min(ny);
+) -> Vec<Patch> {
     let (fluid, poisson) = &mut levels[0];
-    let cells = rows.start * poisson.nx..rows.end * poisson.nx;
-    for (fluid, &solid) in fluid[cells.clone()].iter_mut().zip(&solid[cells]) {
-        *fluid = !solid;
+    let nx = poisson.nx;
+    for (_, cells) in patch.row_cells(nx) {
+        for (fluid, &solid) in fluid[cells.clone()].iter_mut().zip(&solid[cells]) {
+            *fluid = !solid;
+        }
     }
     let fluid = &**fluid;
-    if finest_stencil {
-        poisson.update_rows(|k| fluid[k], boundary, rows.clone());
-    }
-    let mut spans = vec![around(&rows, poisson.ny)];
-    let mut changed = rows;
+    let around = if finest_stencil {
+        poisson.update_cells(|k| fluid[k], boundary, &patch)
+    } else {
+        patch.around(nx, poisson.ny)
+    };
+    let mut spans = vec![around];
+    let mut changed = patch;
     for l in 1..levels.len() {
         let (fine, coarse) = levels.split_at_mut(l);
         let (fine_fluid, fine_poisson) = &fine[l - 1];
         let (fluid, poisson) = &mut coarse[0];
         let fine_shape = (fine_poisson.nx, fine_poisson.ny);
-        changed = coarsen_rows(fine_fluid, fine_shape, fluid, poisson.nx, changed);
+        changed = coarsen_cells(fine_fluid, fine_shape, fluid, poisson.nx, &changed);
         let fluid = &**fluid;
-        poisson.update_rows(|k| fluid[k], boundary, changed.clone());
-        spans.push(around(&changed, poisson.ny));
+        spans.push(poisson.update_cells(|k| fluid[k], boundary, &changed));
     }
     spans
 }
@@ -319,12 +425,14 @@ impl Multigrid {
     /// grid's solid cells), those rows only ([`pressure_mg_coarsen`]): the hierarchy
     /// [`Multigrid::new`] would build from the grid's fluid cells.
     pub fn update_rows(&mut self, solid: &[bool], boundary: &Boundary, rows: Range<usize>) {
+        let columns = 0..self.levels[0].nx();
         let mut levels: Vec<_> = self
             .levels
             .iter_mut()
             .map(|l| (&mut l.fluid, &mut l.poisson))
             .collect();
-        pressure_mg_coarsen(&mut levels, solid, boundary, rows, true);
+        let patch = Patch::rectangle(rows, columns);
+        pressure_mg_coarsen(&mut levels, solid, boundary, patch, true);
     }
 
     /// Runs `cycles` V-cycles on Σₙ (pₙ − p)/h² = b from the initial `p` and leaves the result
@@ -452,6 +560,73 @@ impl Multigrid {
 mod tests {
     use super::*;
     use crate::sims::ink::boundary::{Boundary, SideKind, CHANNEL};
+
+    /// `Patch`'s operations against the same on a grid of flags: its cells around, coarse and
+    /// joined with another, for made-up runs (touching, overlapping, at the edges, rows apart)
+    /// on an odd grid; the results in order, runs of a row apart.
+    #[test]
+    fn a_patch_around_coarse_and_joined_holds_the_cells_a_grid_of_flags_does() {
+        let (nx, ny) = (23, 15);
+        let flags = |p: &Patch, nx: usize, ny: usize| {
+            let mut f = vec![false; nx * ny];
+            for (_, cells) in p.row_cells(nx) {
+                f[cells].fill(true);
+            }
+            f
+        };
+        let tidy = |p: &Patch| {
+            p.spans.windows(2).all(|w| {
+                let ((a, c), (b, d)) = (&w[0], &w[1]);
+                a < b || (a == b && c.end < d.start)
+            })
+        };
+        let a = Patch {
+            spans: vec![
+                (0, 0..3),
+                (0, 5..6),
+                (1, 4..9),
+                (2, 20..23),
+                (7, 10..12),
+                (14, 0..23),
+            ],
+        };
+        let b = Patch {
+            spans: vec![(0, 3..5), (2, 0..1), (7, 11..15), (8, 2..4)],
+        };
+        let (fa, fb) = (flags(&a, nx, ny), flags(&b, nx, ny));
+        let joined = a.union(&b);
+        assert!(tidy(&joined), "{joined:?}");
+        let want: Vec<bool> = fa.iter().zip(&fb).map(|(x, y)| x | y).collect();
+        assert_eq!(flags(&joined, nx, ny), want);
+        let around = a.around(nx, ny);
+        assert!(tidy(&around), "{around:?}");
+        let want: Vec<bool> = (0..nx * ny)
+            .map(|k| {
+                let (i, j) = ((k % nx) as isize, (k / nx) as isize);
+                (-1..=1).any(|dj| {
+                    (-1..=1).any(|di| {
+                        let (x, y) = (i + di, j + dj);
+                        (0..nx as isize).contains(&x)
+                            && (0..ny as isize).contains(&y)
+                            && fa[(y * nx as isize + x) as usize]
+                    })
+                })
+            })
+            .collect();
+        assert_eq!(flags(&around, nx, ny), want);
+        let coarse = joined.coarse();
+        assert!(tidy(&coarse), "{coarse:?}");
+        let (cx, cy) = (nx.div_ceil(2), ny.div_ceil(2));
+        let fj = flags(&joined, nx, ny);
+        let want: Vec<bool> = (0..cx * cy)
+            .map(|k| {
+                let (ci, cj) = (k % cx, k / cx);
+                (2 * cj..(2 * cj + 2).min(ny))
+                    .any(|j| (2 * ci..(2 * ci + 2).min(nx)).any(|i| fj[j * nx + i]))
+            })
+            .collect();
+        assert_eq!(flags(&coarse, cx, cy), want);
+    }
 
     /// V-cycles shrink the residual of a rough right-hand side by orders of magnitude, in a
     /// closed box (pure Neumann, mean removed) and in a channel with an outflow side

@@ -25,6 +25,7 @@ use super::CudaInk;
 use crate::cuda::CudaError;
 use crate::sims::ink::boundary::{MovingDisc, BOTTOM, LEFT, RIGHT, TOP};
 use crate::sims::ink::fields::Flow;
+use crate::sims::ink::multigrid::Patch;
 use crate::sims::ink::params::PressureSolver;
 use cudarc::driver::{CudaSlice, CudaStream};
 use std::cell::{Cell, Ref, RefCell};
@@ -198,13 +199,12 @@ impl CudaInk {
                 (&b.u_fixed, &b.v_fixed),
             )?;
         }
-        if let Some(changed) = plan.cells {
-            if self.params.pressure_solver == PressureSolver::Multigrid {
-                b.multigrid
-                    .update_rows(s, mirror, changed, (&b.solid, &b.stencil))?;
-            } else {
-                b.multigrid.current = false;
-            }
+        if self.params.pressure_solver != PressureSolver::Multigrid {
+            b.multigrid.current &= plan.cells.is_empty();
+        }
+        for patch in plan.cells {
+            b.multigrid
+                .update_cells(s, mirror, patch, (&b.solid, &b.stencil))?;
         }
         Ok(())
     }
@@ -281,8 +281,10 @@ pub(super) struct WallPlan {
     /// The runs of rows whose masks or closed faces' velocities may have changed, in order,
     /// apart.
     pub runs: Vec<Range<usize>>,
-    /// The rows from the first to the last whose cells changed, if any did.
-    pub cells: Option<Range<usize>>,
+    /// The cells that changed (runs of columns less than three cells apart joined), a patch
+    /// per group of rows whose cells changed (rows at most two apart grouped, as the runs):
+    /// rows between two groups are in neither.
+    pub cells: Vec<Patch>,
     /// How many more cells the pressure is solved for.
     pub solved: isize,
 }
@@ -431,7 +433,7 @@ pub(super) fn plan_walls(
     let before = std::mem::replace(&mut flow.moving, moving);
     let mut plan = WallPlan {
         runs: Vec::new(),
-        cells: None,
+        cells: Vec::new(),
         solved: 0,
     };
     let mut last_end = None;
@@ -459,7 +461,6 @@ fn plan_run(
     assert!(rows.end <= ny, "rows {rows:?} of {ny}");
     assert_eq!(cells.len(), rows.len() * nx, "the cells of rows {rows:?}");
     let mut near = vec![false; rows.len()];
-    let mut changed: Option<Range<usize>> = plan.cells.take();
     // Per row from one below the first handed over to one above the last: the columns whose
     // solved state may change (the cells that changed and their neighbours).
     let around = rows.start.saturating_sub(1)..(rows.end + 1).min(ny);
@@ -469,9 +470,15 @@ fn plan_run(
         if now != was {
             near[r] = true;
             let j = rows.start + r;
-            changed = Some(changed.map_or(j, |c| c.start)..j + 1);
-            let first = (0..nx).find(|&i| now[i] != was[i]).unwrap_or(0);
-            let last = (0..nx).rev().find(|&i| now[i] != was[i]).unwrap_or(0);
+            let differ = differing_runs(now, was);
+            let (first, last) = (differ[0].start, differ[differ.len() - 1].end - 1);
+            let spans = differ.into_iter().map(|c| (j, c));
+            match plan.cells.last_mut() {
+                Some(patch) if j <= patch.rows().end + 2 => patch.spans.extend(spans),
+                _ => plan.cells.push(Patch {
+                    spans: spans.collect(),
+                }),
+            }
             let span = first.saturating_sub(1)..(last + 2).min(nx);
             for n in j.saturating_sub(1)..(j + 2).min(ny) {
                 let c = &mut columns[n - around.start];
@@ -501,8 +508,28 @@ fn plan_run(
     for run in &runs[first..] {
         stale[run.clone()].fill(true);
     }
-    plan.cells = changed;
     plan.solved += solved_now - solved_was;
+}
+
+/// The runs of columns where the rows `now` and `was` differ, in order (runs less than three
+/// cells apart joined): 32 cells compared at once, the cells of the blocks that differ one by
+/// one.
+fn differing_runs(now: &[bool], was: &[bool]) -> Vec<Range<usize>> {
+    const BLOCK: usize = 32;
+    let mut runs: Vec<Range<usize>> = Vec::new();
+    for (b, (now, was)) in now.chunks(BLOCK).zip(was.chunks(BLOCK)).enumerate() {
+        if now == was {
+            continue;
+        }
+        for i in (0..now.len()).filter(|&i| now[i] != was[i]) {
+            let i = b * BLOCK + i;
+            match runs.last_mut() {
+                Some(run) if i <= run.end + 2 => run.end = i + 1,
+                _ => runs.push(i..i + 1),
+            }
+        }
+    }
+    runs
 }
 
 /// The cells solved for (`Poisson::solved`: a fluid cell with a fluid neighbour in the box or

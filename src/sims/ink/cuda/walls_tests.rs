@@ -5,10 +5,12 @@
 //! count of cells solved for more (from the cells alone) and its rows whose cells changed (the
 //! multigrid's) must be the CPU's.
 
+use super::multigrid::Hierarchy;
 use super::walls::{plan_walls, Mirror, WallMasks, WallPlan};
 use crate::sims::ink::boundary::DIAGONAL_SHIFT;
 use crate::sims::ink::boundary::{Boundary, MovingDisc, SideKind, BOTTOM};
 use crate::sims::ink::fields::Flow;
+use crate::sims::ink::multigrid::Patch;
 use std::ops::Range;
 
 /// The rows of cells whose centres a disc may cover, as `InkSim::rows_of` gives them.
@@ -38,6 +40,39 @@ fn draw(flow: &Flow, painted: &[bool], discs: &[MovingDisc], rows: &Range<usize>
                 })
         })
         .collect()
+}
+
+/// The cells (column, row) of the rows `rows` that `cells` changes in `flow`.
+fn changed_cells(flow: &Flow, rows: Range<usize>, cells: &[bool]) -> Vec<(usize, usize)> {
+    let nx = flow.nx;
+    let was = &flow.solid()[rows.start * nx..rows.end * nx];
+    (0..cells.len())
+        .filter(|&k| cells[k] != was[k])
+        .map(|k| (k % nx, rows.start + k / nx))
+        .collect()
+}
+
+/// Every changed cell lies in one of `patches`, and no more: each run of a patch starts and
+/// ends on a changed cell, and runs of a row are at least three cells apart.
+fn check_patches(patches: &[Patch], changed: &[(usize, usize)], what: &str) {
+    let spans: Vec<&(usize, Range<usize>)> = patches.iter().flat_map(|p| &p.spans).collect();
+    for &(i, j) in changed {
+        assert!(
+            spans.iter().any(|(row, c)| *row == j && c.contains(&i)),
+            "{what}: the cell ({i}, {j}) changed outside {patches:?}"
+        );
+    }
+    for (j, c) in &spans {
+        let ends = [(c.start, *j), (c.end - 1, *j)];
+        assert!(
+            ends.iter().all(|end| changed.contains(end)),
+            "{what}: the run {c:?} of row {j} beyond the cells that changed"
+        );
+    }
+    for pair in spans.windows(2) {
+        let ((a, c), (b, d)) = (pair[0], pair[1]);
+        assert!(a < b || (a == b && c.end + 2 < d.start), "{what}: {pair:?}");
+    }
 }
 
 fn union(a: Range<usize>, b: Range<usize>) -> Range<usize> {
@@ -100,12 +135,7 @@ fn walk(
             continue;
         }
         let cells = draw(&cpu, painted, &discs, &rows);
-        let nx = cpu.nx;
-        let was = &cpu.solid()[rows.start * nx..rows.end * nx];
-        let differ: Vec<usize> = (0..rows.len())
-            .filter(|&r| cells[r * nx..(r + 1) * nx] != was[r * nx..(r + 1) * nx])
-            .map(|r| rows.start + r)
-            .collect();
+        let differ = changed_cells(&cpu, rows.clone(), &cells);
         cpu.moving = moving.clone();
         cpu.set_solid_rows(rows.clone(), &cells);
         let plan = plan_rows(&mut mirror, rows.clone(), &cells, moving);
@@ -142,11 +172,7 @@ fn walk(
         );
         solved_count += plan.solved;
         assert_eq!(solved_count, solved(&cpu), "step {step}: cells solved for");
-        let changed = differ.first().map(|&a| a..differ.last().unwrap() + 1);
-        assert_eq!(
-            plan.cells, changed,
-            "step {step}: the rows whose cells changed"
-        );
+        check_patches(&plan.cells, &differ, &format!("step {step}"));
         plans.push(plan);
     }
     let mirrored = WallMasks::of(mirror.up_to_date()).differing(&WallMasks::of(&cpu));
@@ -481,15 +507,116 @@ fn a_read_back_leaves_no_row_stale() {
         .is_empty());
 }
 
+/// The multigrid's host hierarchy set again by the plans' patches of changed cells
+/// (`Hierarchy::update_cells`, as `set_walls_rows` does) over 40 substeps of two discs
+/// crossing a painted strip on a grid of odd sides (the coarse levels' last cells have one
+/// child along them), one jumping past its diameter, then stopping: after every substep its
+/// levels (fluid counts, offsets) and every fifth its pooled bytes and masks, brought up to
+/// date, are the hierarchy built anew from the cells.
+#[test]
+fn a_hierarchy_set_by_patches_over_many_substeps_is_the_one_built_anew() {
+    let mut cpu = Flow::new(157, 93, 0.01, Boundary::default());
+    let (nx, ny) = (cpu.nx, cpu.ny);
+    let painted: Vec<bool> = (0..nx * ny)
+        .map(|k| (70..73).contains(&(k % nx)) && (10..80).contains(&(k / nx)))
+        .collect();
+    let discs = |step: usize| {
+        let s = step.min(30) as f32;
+        let moving = step < 30;
+        [
+            MovingDisc {
+                center: [0.2 + 0.037 * s, 0.3 + 0.013 * s],
+                radius: 0.107,
+                velocity: if moving { [2.2, 0.8] } else { [0.0; 2] },
+            },
+            MovingDisc {
+                center: [1.3 - 0.03 * s, 0.1 + 0.29 * (step % 3) as f32],
+                radius: 0.061,
+                velocity: if moving { [-1.8, 17.4] } else { [0.0; 2] },
+            },
+        ]
+    };
+    cpu.set_solid(draw(&cpu, &painted, &discs(0), &(0..ny)));
+    let mut mirror = Mirror::new(&cpu);
+    let mut hierarchy = Hierarchy::new(&cpu);
+    let mut patches = 0;
+    for step in 1..=40 {
+        let (old, new) = (discs(step - 1), discs(step));
+        let rows = (old.iter().chain(&new)).fold(0..0, |r, d| union(r, rows_of(&cpu, d)));
+        let cells = draw(&cpu, &painted, &new, &rows);
+        let moving: Vec<MovingDisc> = (new.iter())
+            .filter(|d| d.velocity != [0.0; 2])
+            .copied()
+            .collect();
+        let changed = changed_cells(&cpu, rows.clone(), &cells);
+        cpu.moving = moving.clone();
+        cpu.set_solid_rows(rows.clone(), &cells);
+        let plan = plan_rows(&mut mirror, rows, &cells, moving);
+        check_patches(&plan.cells, &changed, &format!("step {step}"));
+        patches += plan.cells.len();
+        for patch in plan.cells {
+            hierarchy.update_cells(mirror.flow_unguarded(), patch);
+        }
+        let anew = Hierarchy::new(&cpu);
+        assert_eq!(hierarchy.levels, anew.levels, "step {step}: the levels");
+        if step % 5 == 0 {
+            assert!(
+                hierarchy.is_anew(&cpu),
+                "step {step}: the pooled bytes or masks"
+            );
+        }
+    }
+    assert!(patches > 40, "{patches} patches in 40 substeps");
+}
+
+/// Two runs of rows handed over at once, far apart, with cells changed in a few columns of
+/// each: the plan's patches are those cells' rectangles, one a run; the rows between them are
+/// in neither, and the multigrid's levels set again by them touch no row between (on each
+/// level, the rows under the gap stay out of both patches but where a coarse cell's children
+/// span both).
+#[test]
+fn far_apart_runs_change_cells_in_two_patches_not_the_rows_between() {
+    let cpu = small_box();
+    let nx = cpu.nx;
+    let mut mirror = Mirror::new(&cpu);
+    let mut hierarchy = Hierarchy::new(&cpu);
+    let strip = |rows: Range<usize>, columns: Range<usize>| -> Vec<bool> {
+        (0..rows.len() * nx)
+            .map(|k| columns.contains(&(k % nx)))
+            .collect()
+    };
+    let (low, high) = (strip(4..6, 10..20), strip(50..53, 70..81));
+    let plan = plan_walls(&mut mirror, &[(4..6, &low), (50..53, &high)], Vec::new());
+    let want = [
+        Patch::rectangle(4..6, 10..20),
+        Patch::rectangle(50..53, 70..81),
+    ];
+    assert_eq!(plan.cells, want);
+    let mut levels = Vec::new();
+    for patch in plan.cells {
+        levels.push(hierarchy.update_cells(mirror.flow_unguarded(), patch));
+    }
+    let (below, above) = (&levels[0], &levels[1]);
+    // The finest level: the cells and one around them.
+    assert_eq!(below[0], Patch::rectangle(3..7, 9..21));
+    assert_eq!(above[0], Patch::rectangle(49..54, 69..82));
+    for (l, (below, above)) in below.iter().zip(above).enumerate().skip(1) {
+        let gap = below.rows().end..above.rows().start;
+        assert!(gap.len() >= 1 || l >= 4, "level {l}: {below:?} {above:?}");
+    }
+    assert!(hierarchy.is_anew(mirror.flow_unguarded()));
+}
+
 /// What the multigrid's host copy of its hierarchy costs a substep at 2048² with the `stir`
-/// disc scaled to it (as [`host_side_cost`]): `Hierarchy::update_rows` over the rows whose
-/// cells changed, each substep (least and median of 12 substeps), and at the end the
-/// hierarchy equals one built anew. Prints ms; no bound (`cargo test --release --lib
+/// disc scaled to it (as [`host_side_cost`]): `Hierarchy::update_cells` over the plan's
+/// patches of changed cells (about 40 columns of each of the disc's rows), as `set_walls_rows`
+/// calls it, and over whole rows (the rows whose cells changed, every column: as it was),
+/// interleaved, each substep (least and median of 12 substeps); at the end both equal the
+/// hierarchy built anew. Prints ms; no bound (`cargo test --release --lib
 /// walls_tests::multigrid_host_cost -- --ignored --nocapture`).
 #[test]
 #[ignore = "a measurement: prints the host's ms per moving-disc substep"]
 fn multigrid_host_cost() {
-    use super::multigrid::Hierarchy;
     let n = 2048;
     let mut flow = Flow::new(n, n, 1.0 / n as f32, Boundary::default());
     let painted = vec![false; n * n];
@@ -500,30 +627,53 @@ fn multigrid_host_cost() {
         velocity,
     };
     flow.set_solid(draw(&flow, &painted, &[at(0)], &(0..n)));
-    let mut hierarchy = Hierarchy::new(&flow);
-    let mut times = Vec::new();
+    let mut mirror = Mirror::new(&flow);
+    let (mut by_cells, mut by_rows) = (Hierarchy::new(&flow), Hierarchy::new(&flow));
+    let (mut cells_times, mut rows_times, mut columns) = (Vec::new(), Vec::new(), 0);
     for step in 1..=12 {
         let rows = union(rows_of(&flow, &at(step - 1)), rows_of(&flow, &at(step)));
         let cells = draw(&flow, &painted, &[at(step)], &rows);
         flow.moving = vec![at(step)];
         assert!(flow.set_solid_rows(rows.clone(), &cells));
+        let plan = plan_rows(&mut mirror, rows, &cells, vec![at(step)]);
+        let spans = plan.cells.iter().flat_map(|p| &p.spans);
+        columns += spans.map(|(_, c)| c.len()).sum::<usize>();
         let start = std::time::Instant::now();
-        hierarchy.update_rows(&flow, rows);
-        times.push(start.elapsed().as_secs_f64());
+        for patch in &plan.cells {
+            by_cells.update_cells(&flow, patch.clone());
+        }
+        cells_times.push(start.elapsed().as_secs_f64());
+        let start = std::time::Instant::now();
+        for patch in &plan.cells {
+            by_rows.update_cells(&flow, Patch::rectangle(patch.rows(), 0..n));
+        }
+        rows_times.push(start.elapsed().as_secs_f64());
     }
     let start = std::time::Instant::now();
-    hierarchy.up_to_date(&flow);
+    by_cells.stencil(&flow);
     let read = start.elapsed().as_secs_f64();
     assert!(
-        hierarchy == Hierarchy::new(&flow),
+        by_cells.is_anew(&flow),
+        "the hierarchy set by patches, then read"
+    );
+    assert!(
+        by_rows.is_anew(&flow),
         "the hierarchy set by rows, then read"
     );
-    times.sort_by(f64::total_cmp);
+    let ms = |times: &mut Vec<f64>| {
+        times.sort_by(f64::total_cmp);
+        (1e3 * times[0], 1e3 * times[times.len() / 2])
+    };
+    let (cells, rows) = (ms(&mut cells_times), ms(&mut rows_times));
     println!(
-        "the multigrid's host hierarchy by rows, stir's disc at 2048²: {:.2} ms least, {:.2} \
-         ms median a substep; its finest stencil brought up to date after the 12: {:.2} ms",
-        1e3 * times[0],
-        1e3 * times[times.len() / 2],
+        "the multigrid's host hierarchy, stir's disc at 2048² ({} cells changed a substep): by \
+         the changed cells {:.3} ms least, {:.3} ms median a substep; by whole rows {:.2} ms least, \
+         {:.2} ms median; its finest stencil brought up to date after the 12: {:.2} ms",
+        columns / 12,
+        cells.0,
+        cells.1,
+        rows.0,
+        rows.1,
         1e3 * read
     );
 }
