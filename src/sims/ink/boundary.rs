@@ -13,7 +13,7 @@
 //! outflow side the pressure equation has a unique solution;
 //! without one it is pure Neumann (defined up to a constant).
 
-use super::multigrid::Patch;
+use super::patch::Patch;
 use crate::scene::Invalid;
 
 /// What one side of the box is.

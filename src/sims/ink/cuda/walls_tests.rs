@@ -10,7 +10,7 @@ use super::walls::{plan_walls, Mirror, WallMasks, WallPlan};
 use crate::sims::ink::boundary::DIAGONAL_SHIFT;
 use crate::sims::ink::boundary::{Boundary, MovingDisc, SideKind, BOTTOM};
 use crate::sims::ink::fields::Flow;
-use crate::sims::ink::multigrid::Patch;
+use crate::sims::ink::patch::Patch;
 use std::ops::Range;
 
 /// The rows of cells whose centres a disc may cover, as `InkSim::rows_of` gives them.
