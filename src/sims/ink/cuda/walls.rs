@@ -14,7 +14,7 @@
 //! call is back; [`WallRows`] holds its vectors only to reuse their allocations. The price: CUDA
 //! documents a pageable copy as possibly synchronous with respect to the host ("API
 //! synchronization behavior"), so a large one can block until the stream reaches it. When
-//! cells change the multigrid's masks follow by rows (`GpuMultigrid::update_rows`: the finest
+//! cells change the multigrid's masks follow by the changed cells (`GpuMultigrid::update_cells`: the finest
 //! level copied on the GPU from the rows' masks, the coarser levels' changed rows sent: about
 //! 0.17 MB a substep for the `stir` disc at 1414 × 707, where the whole hierarchy was 2 × 1.33
 //! bytes a cell, 2.67 MB). The flow's rows are 1 byte a cell (about 0.25 MB a substep there;
@@ -406,6 +406,34 @@ impl Mirror {
                 copy.flow
             }
         }
+    }
+}
+
+impl Mirror {
+    /// Calls `f` with the flow, its masks current and the values `values` (u, v, p, as
+    /// downloaded) in it for the call: the mirror itself brought up to date and lent, no copy
+    /// (`read_back` copied its ~50 MB of masks at 2048² every time), unless a guard of
+    /// [`Mirror::flow`] is alive (then [`Mirror::current`]'s copy, counted). During `f` the
+    /// mirror is lent shared: a guard taken there is fine, and a read-back there reads a copy.
+    pub fn with_values<R>(&self, values: [Vec<f32>; 3], f: impl FnOnce(&Flow) -> R) -> R {
+        let [u, v, p] = values;
+        let Ok(mut inner) = self.inner.try_borrow_mut() else {
+            let mut copy = self.current();
+            (copy.u.data, copy.v.data, copy.p.data) = (u, v, p);
+            return f(&copy);
+        };
+        inner.up_to_date();
+        (inner.flow.u.data, inner.flow.v.data, inner.flow.p.data) = (u, v, p);
+        drop(inner);
+        let result = f(&self.inner.borrow().flow);
+        // The values leave again (a guard `f` handed out and kept only keeps them in).
+        if let Ok(mut inner) = self.inner.try_borrow_mut() {
+            let flow = &mut inner.flow;
+            for field in [&mut flow.u, &mut flow.v, &mut flow.p] {
+                field.data = Vec::new();
+            }
+        }
+        result
     }
 }
 
