@@ -19,6 +19,8 @@ pub mod kernels;
 pub mod multigrid;
 pub mod parity;
 pub mod parity_walls;
+#[cfg(test)]
+mod patch_tests;
 mod picture;
 mod stages;
 mod walls;
@@ -58,6 +60,10 @@ pub mod slot {
     /// Slots in all.
     pub const COUNT: usize = 10;
 }
+
+/// What a read-back downloads: the velocity (u, v) and pressure values, the ink, the curl and
+/// the divergence.
+type Downloaded = ([Vec<f32>; 3], Ink, Field, Field);
 
 /// The solver's fields as the CPU solver holds them (read back from the GPU).
 #[derive(Clone, Debug)]
@@ -422,7 +428,7 @@ impl CudaInk {
 
     /// The velocity (u, v), pressure, ink, curl and divergence copied from the GPU (for
     /// frames, exports and the picture's host-copy fallback; waits for the stream).
-    fn download_values(&self) -> Result<([Vec<f32>; 3], Ink, Field, Field), CudaError> {
+    fn download_values(&self) -> Result<Downloaded, CudaError> {
         let g = self.grid;
         let (nx, ny, dx) = (g.nx as usize, g.ny as usize, g.dx);
         let b = &self.buffers;

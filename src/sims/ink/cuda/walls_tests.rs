@@ -14,12 +14,12 @@ use crate::sims::ink::patch::Patch;
 use std::ops::Range;
 
 /// The rows of cells whose centres a disc may cover, as `InkSim::rows_of` gives them.
-fn rows_of(flow: &Flow, d: &MovingDisc) -> Range<usize> {
+pub(super) fn rows_of(flow: &Flow, d: &MovingDisc) -> Range<usize> {
     d.rows(flow.dx, flow.ny)
 }
 
 /// [`plan_walls`] for one run of rows.
-fn plan_rows(
+pub(super) fn plan_rows(
     mirror: &mut Mirror,
     rows: Range<usize>,
     cells: &[bool],
@@ -29,7 +29,12 @@ fn plan_rows(
 }
 
 /// The cells of the rows `rows`: painted, or covered by a disc.
-fn draw(flow: &Flow, painted: &[bool], discs: &[MovingDisc], rows: &Range<usize>) -> Vec<bool> {
+pub(super) fn draw(
+    flow: &Flow,
+    painted: &[bool],
+    discs: &[MovingDisc],
+    rows: &Range<usize>,
+) -> Vec<bool> {
     (rows.start * flow.nx..rows.end * flow.nx)
         .map(|k| {
             let (x, y) = flow.p.position(k % flow.nx, k / flow.nx);
@@ -43,7 +48,11 @@ fn draw(flow: &Flow, painted: &[bool], discs: &[MovingDisc], rows: &Range<usize>
 }
 
 /// The cells (column, row) of the rows `rows` that `cells` changes in `flow`.
-fn changed_cells(flow: &Flow, rows: Range<usize>, cells: &[bool]) -> Vec<(usize, usize)> {
+pub(super) fn changed_cells(
+    flow: &Flow,
+    rows: Range<usize>,
+    cells: &[bool],
+) -> Vec<(usize, usize)> {
     let nx = flow.nx;
     let was = &flow.solid()[rows.start * nx..rows.end * nx];
     (0..cells.len())
@@ -54,7 +63,7 @@ fn changed_cells(flow: &Flow, rows: Range<usize>, cells: &[bool]) -> Vec<(usize,
 
 /// Every changed cell lies in one of `patches`, and no more: each run of a patch starts and
 /// ends on a changed cell, and runs of a row are at least three cells apart.
-fn check_patches(patches: &[Patch], changed: &[(usize, usize)], what: &str) {
+pub(super) fn check_patches(patches: &[Patch], changed: &[(usize, usize)], what: &str) {
     let spans: Vec<&(usize, Range<usize>)> = patches.iter().flat_map(|p| &p.spans).collect();
     for &(i, j) in changed {
         assert!(
@@ -75,7 +84,7 @@ fn check_patches(patches: &[Patch], changed: &[(usize, usize)], what: &str) {
     }
 }
 
-fn union(a: Range<usize>, b: Range<usize>) -> Range<usize> {
+pub(super) fn union(a: Range<usize>, b: Range<usize>) -> Range<usize> {
     match (a.is_empty(), b.is_empty()) {
         (true, _) => b,
         (_, true) => a,
@@ -230,7 +239,7 @@ fn a_disc_stopping_far_from_a_brush_rests_its_faces_in_its_own_run() {
 }
 
 /// A 96 × 64 box of 1 cm cells with an outflow side below (its v faces open beside fluid).
-fn small_box() -> Flow {
+pub(super) fn small_box() -> Flow {
     let mut boundary = Boundary::default();
     boundary.sides[BOTTOM] = SideKind::Outflow;
     Flow::new(96, 64, 0.01, boundary)
@@ -511,106 +520,6 @@ fn a_read_back_leaves_no_row_stale() {
     assert!(WallMasks::of(&second)
         .differing(&WallMasks::of(&cpu))
         .is_empty());
-}
-
-/// The multigrid's host hierarchy set again by the plans' patches of changed cells
-/// (`Hierarchy::update_cells`, as `set_walls_rows` does) over 40 substeps of two discs
-/// crossing a painted strip on a grid of odd sides (the coarse levels' last cells have one
-/// child along them), one jumping past its diameter, then stopping: after every substep its
-/// levels (fluid counts, offsets) and every fifth its pooled bytes and masks, brought up to
-/// date, are the hierarchy built anew from the cells.
-#[test]
-fn a_hierarchy_set_by_patches_over_many_substeps_is_the_one_built_anew() {
-    let mut cpu = Flow::new(157, 93, 0.01, Boundary::default());
-    let (nx, ny) = (cpu.nx, cpu.ny);
-    let painted: Vec<bool> = (0..nx * ny)
-        .map(|k| (70..73).contains(&(k % nx)) && (10..80).contains(&(k / nx)))
-        .collect();
-    let discs = |step: usize| {
-        let s = step.min(30) as f32;
-        let moving = step < 30;
-        [
-            MovingDisc {
-                center: [0.2 + 0.037 * s, 0.3 + 0.013 * s],
-                radius: 0.107,
-                velocity: if moving { [2.2, 0.8] } else { [0.0; 2] },
-            },
-            MovingDisc {
-                center: [1.3 - 0.03 * s, 0.1 + 0.29 * (step % 3) as f32],
-                radius: 0.061,
-                velocity: if moving { [-1.8, 17.4] } else { [0.0; 2] },
-            },
-        ]
-    };
-    cpu.set_solid(draw(&cpu, &painted, &discs(0), &(0..ny)));
-    let mut mirror = Mirror::new(&cpu);
-    let mut hierarchy = Hierarchy::new(&cpu);
-    let mut patches = 0;
-    for step in 1..=40 {
-        let (old, new) = (discs(step - 1), discs(step));
-        let rows = (old.iter().chain(&new)).fold(0..0, |r, d| union(r, rows_of(&cpu, d)));
-        let cells = draw(&cpu, &painted, &new, &rows);
-        let moving: Vec<MovingDisc> = (new.iter())
-            .filter(|d| d.velocity != [0.0; 2])
-            .copied()
-            .collect();
-        let changed = changed_cells(&cpu, rows.clone(), &cells);
-        cpu.moving = moving.clone();
-        cpu.set_solid_rows(rows.clone(), &cells);
-        let plan = plan_rows(&mut mirror, rows, &cells, moving);
-        check_patches(&plan.cells, &changed, &format!("step {step}"));
-        patches += plan.cells.len();
-        for patch in plan.cells {
-            hierarchy.update_cells(mirror.flow_unguarded(), patch);
-        }
-        let anew = Hierarchy::new(&cpu);
-        assert_eq!(hierarchy.levels, anew.levels, "step {step}: the levels");
-        if step % 5 == 0 {
-            assert!(
-                hierarchy.is_anew(&cpu),
-                "step {step}: the pooled bytes or masks"
-            );
-        }
-    }
-    assert!(patches > 40, "{patches} patches in 40 substeps");
-}
-
-/// Two runs of rows handed over at once, far apart, with cells changed in a few columns of
-/// each: the plan's patches are those cells' rectangles, one a run; the rows between them are
-/// in neither, and the multigrid's levels set again by them touch no row between (on each
-/// level, the rows under the gap stay out of both patches but where a coarse cell's children
-/// span both).
-#[test]
-fn far_apart_runs_change_cells_in_two_patches_not_the_rows_between() {
-    let cpu = small_box();
-    let nx = cpu.nx;
-    let mut mirror = Mirror::new(&cpu);
-    let mut hierarchy = Hierarchy::new(&cpu);
-    let strip = |rows: Range<usize>, columns: Range<usize>| -> Vec<bool> {
-        (0..rows.len() * nx)
-            .map(|k| columns.contains(&(k % nx)))
-            .collect()
-    };
-    let (low, high) = (strip(4..6, 10..20), strip(50..53, 70..81));
-    let plan = plan_walls(&mut mirror, &[(4..6, &low), (50..53, &high)], Vec::new());
-    let want = [
-        Patch::rectangle(4..6, 10..20),
-        Patch::rectangle(50..53, 70..81),
-    ];
-    assert_eq!(plan.cells, want);
-    let mut levels = Vec::new();
-    for patch in plan.cells {
-        levels.push(hierarchy.update_cells(mirror.flow_unguarded(), patch));
-    }
-    let (below, above) = (&levels[0], &levels[1]);
-    // The finest level: the cells and one around them.
-    assert_eq!(below[0], Patch::rectangle(3..7, 9..21));
-    assert_eq!(above[0], Patch::rectangle(49..54, 69..82));
-    for (l, (below, above)) in below.iter().zip(above).enumerate().skip(1) {
-        let gap = below.rows().end..above.rows().start;
-        assert!(gap.len() >= 1 || l >= 4, "level {l}: {below:?} {above:?}");
-    }
-    assert!(hierarchy.is_anew(mirror.flow_unguarded()));
 }
 
 /// What the multigrid's host copy of its hierarchy costs a substep at 2048² with the `stir`
