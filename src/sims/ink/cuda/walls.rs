@@ -317,6 +317,15 @@ struct Inner {
 }
 
 impl Inner {
+    /// The values (u, v, p) taken out: they live on the GPU and are only lent in for a
+    /// read-back ([`Mirror::with_values`]).
+    fn drop_values(&mut self) {
+        let flow = &mut self.flow;
+        for field in [&mut flow.u, &mut flow.v, &mut flow.p] {
+            field.data = Vec::new();
+        }
+    }
+
     /// The stale rows' masks, stencil and fixed velocities taken from their cells now.
     fn up_to_date(&mut self) {
         let ny = self.flow.ny;
@@ -384,6 +393,7 @@ impl Mirror {
     pub fn current(&self) -> Flow {
         match self.inner.try_borrow_mut() {
             Ok(mut inner) => {
+                inner.drop_values();
                 inner.up_to_date();
                 inner.flow.clone()
             }
@@ -425,15 +435,24 @@ impl Mirror {
         inner.up_to_date();
         (inner.flow.u.data, inner.flow.v.data, inner.flow.p.data) = (u, v, p);
         drop(inner);
-        let result = f(&self.inner.borrow().flow);
-        // The values leave again (a guard `f` handed out and kept only keeps them in).
-        if let Ok(mut inner) = self.inner.try_borrow_mut() {
-            let flow = &mut inner.flow;
-            for field in [&mut flow.u, &mut flow.v, &mut flow.p] {
-                field.data = Vec::new();
-            }
-        }
+        // The values leave when the call ends, also by a panic; a guard `f` handed out and kept
+        // keeps them in until the next `current` drops them.
+        let _leave = ValuesLeave(&self.inner);
+        let lent = self.inner.borrow();
+        let result = f(&lent.flow);
+        drop(lent);
         result
+    }
+}
+
+/// Takes the values (u, v, p) out of the mirror's flow when dropped, unless it is lent.
+struct ValuesLeave<'a>(&'a RefCell<Inner>);
+
+impl Drop for ValuesLeave<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut inner) = self.0.try_borrow_mut() {
+            inner.drop_values();
+        }
     }
 }
 
