@@ -68,17 +68,19 @@ impl InkLevel {
 pub struct Hierarchy {
     /// Finest first.
     pub levels: Vec<InkLevel>,
-    /// Pooled stencil bytes. The finest level's cells in `finest_stale` are not current (the
-    /// GPU's are): read through [`Hierarchy::stencil`], which brings them current.
+    /// Pooled stencil bytes. The finest level's cells in `finest_stale` may not be current
+    /// (the GPU's are): read through [`Hierarchy::stencil`], which brings them current.
     stencil: Vec<u8>,
     /// Pooled solid bytes (1: not fluid).
     pub solid: Vec<u8>,
     /// Each level's fluid flags and stencil, as the CPU's `Multigrid` holds them.
     masks: Vec<(Vec<bool>, Poisson)>,
-    /// The finest level's cells whose stencil (its own and pooled) has not taken their
-    /// change: the GPU copies that level's stencil from the flow's (`update_cells`), so the
-    /// host's is set again only when read ([`Hierarchy::stencil`]).
-    finest_stale: Option<Patch>,
+    /// Per row of the finest level, the columns holding every cell whose stencil (its own and
+    /// pooled) may not have taken its change (empty: none): the GPU copies that level's stencil
+    /// from the flow's (`update_cells`), so the host's is set again only when read
+    /// ([`Hierarchy::stencil`]). One range a row, widened in place: a substep costs its own
+    /// runs however long the cells have been moving, and a read at most every cell.
+    finest_stale: Vec<Range<usize>>,
 }
 
 impl Hierarchy {
@@ -111,15 +113,20 @@ impl Hierarchy {
             levels,
             stencil,
             solid,
+            finest_stale: vec![0..0; flow.ny],
             masks,
-            finest_stale: None,
         }
     }
 
     /// The pooled stencil bytes, the finest level's stale cells set again from its fluid flags
     /// first (`flow`: the grid's sides).
     pub fn stencil(&mut self, flow: &Flow) -> &[u8] {
-        if let Some(patch) = self.finest_stale.take() {
+        if self.finest_stale.iter().any(|c| !c.is_empty()) {
+            let spans = (self.finest_stale.iter_mut().enumerate())
+                .filter(|(_, c)| !Range::is_empty(c))
+                .map(|(j, c)| (j, std::mem::replace(c, 0..0)))
+                .collect();
+            let patch = Patch { spans };
             let (fluid, poisson) = &mut self.masks[0];
             let set = poisson.update_cells(|k| fluid[k], &flow.boundary, &patch);
             let offset = self.levels[0].offset as usize;
@@ -129,6 +136,13 @@ impl Hierarchy {
             }
         }
         &self.stencil
+    }
+
+    /// Runs of the finest level's cells whose stencil may not be current (what the next read
+    /// sets again).
+    #[cfg(test)]
+    pub fn stale_runs(&self) -> usize {
+        self.finest_stale.iter().filter(|c| !c.is_empty()).count()
     }
 
     /// Whether, brought up to date, it is every field of the hierarchy [`Hierarchy::new`]
@@ -150,10 +164,14 @@ impl Hierarchy {
     /// marked stale). Returns, per level, the cells that may have changed.
     pub fn update_cells(&mut self, flow: &Flow, patch: Patch) -> Vec<Patch> {
         let mut masks: Vec<_> = self.masks.iter_mut().map(|(f, p)| (f, p)).collect();
-        self.finest_stale = Some(match self.finest_stale.take() {
-            Some(stale) => stale.union(&patch),
-            None => patch.clone(),
-        });
+        for (j, c) in &patch.spans {
+            let stale = &mut self.finest_stale[*j];
+            *stale = if Range::is_empty(stale) {
+                c.clone()
+            } else {
+                stale.start.min(c.start)..stale.end.max(c.end)
+            };
+        }
         let spans = pressure_mg_coarsen(&mut masks, flow.solid(), &flow.boundary, patch, false);
         for (l, ((level, (fluid, poisson)), patch)) in
             (self.levels.iter_mut().zip(&self.masks).zip(&spans)).enumerate()
@@ -208,7 +226,8 @@ pub type MaskCopy = (Vec<InkLevel>, Vec<u8>, Vec<u8>);
 /// The hierarchy's arrays on the GPU.
 pub struct GpuMultigrid {
     levels: Vec<InkLevel>,
-    /// The host's copy of the masks on the GPU (set again by rows when cells change).
+    /// The host's copy of the masks on the GPU (set again over the changed cells,
+    /// [`Hierarchy::update_cells`]).
     host: Option<Hierarchy>,
     levels_device: CudaSlice<InkLevel>,
     stencil: CudaSlice<u8>,

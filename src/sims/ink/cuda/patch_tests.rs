@@ -111,3 +111,84 @@ fn far_apart_runs_change_cells_in_two_patches_not_the_rows_between() {
     }
     assert!(hierarchy.is_anew(mirror.flow_unguarded()));
 }
+
+/// A disc circling an `n × n` box for `steps` substeps (3 turns), the host hierarchy set
+/// again by each plan's patches as `set_walls_rows` does and never read until the end: the
+/// finest level's stale runs then, the median ms of `Hierarchy::update_cells` a substep over
+/// the first and the last 100 substeps, and the ms of the read that brings them current (the
+/// hierarchy is then the one built anew).
+fn circling(n: usize, steps: usize) -> (usize, f64, f64, f64) {
+    let mut flow = Flow::new(n, n, 1.0 / n as f32, Boundary::default());
+    let painted = vec![false; n * n];
+    let (turn, dt) = (3.0 * std::f32::consts::TAU / steps as f32, 1.0 / 60.0);
+    let at = |step: usize| {
+        let a = turn * step as f32;
+        MovingDisc {
+            center: [0.5 + 0.25 * a.cos(), 0.5 + 0.25 * a.sin()],
+            radius: 0.06,
+            velocity: [-0.25 * turn / dt * a.sin(), 0.25 * turn / dt * a.cos()],
+        }
+    };
+    flow.set_solid(draw(&flow, &painted, &[at(0)], &(0..n)));
+    let mut mirror = Mirror::new(&flow);
+    let mut hierarchy = Hierarchy::new(&flow);
+    let mut times = Vec::new();
+    for step in 1..=steps {
+        let rows = union(rows_of(&flow, &at(step - 1)), rows_of(&flow, &at(step)));
+        let cells = draw(&flow, &painted, &[at(step)], &rows);
+        flow.moving = vec![at(step)];
+        flow.set_solid_rows(rows.clone(), &cells);
+        let plan = plan_rows(&mut mirror, rows, &cells, vec![at(step)]);
+        let start = std::time::Instant::now();
+        for patch in plan.cells {
+            hierarchy.update_cells(&flow, patch);
+        }
+        times.push(start.elapsed().as_secs_f64());
+    }
+    let stale = hierarchy.stale_runs();
+    let start = std::time::Instant::now();
+    hierarchy.stencil(&flow);
+    let read = start.elapsed().as_secs_f64();
+    assert!(
+        hierarchy.is_anew(&flow),
+        "the hierarchy after {steps} substeps"
+    );
+    let median = |times: &[f64]| {
+        let mut t = times.to_vec();
+        t.sort_by(f64::total_cmp);
+        1e3 * t[t.len() / 2]
+    };
+    let (early, late) = (median(&times[..100]), median(&times[steps - 100..]));
+    (stale, early, late, 1e3 * read)
+}
+
+/// A disc circling for 1000 substeps, the host hierarchy never read: the finest level's stale
+/// cells stay one run a row of the rows its path crosses (the ring's middle rows cross it twice:
+/// a set of runs kept two there and grew a copy of them all each substep), and the read after
+/// brings the hierarchy to the one built anew. Prints the ms (no bound).
+#[test]
+fn a_disc_circling_leaves_one_stale_run_a_row_its_path_crosses() {
+    let n = 256;
+    let (stale, early, late, read) = circling(n, 1000);
+    let crossed = (2.0 * (0.25 + 0.06) * n as f32).ceil() as usize + 3;
+    println!(
+        "{n}²: {stale} stale runs after 1000 substeps; update_cells {early:.4} ms median over \
+         the first 100, {late:.4} ms over the last 100; the read {read:.3} ms"
+    );
+    assert!(
+        stale <= crossed,
+        "{stale} stale runs, the path crosses at most {crossed} rows"
+    );
+}
+
+/// [`a_disc_circling_leaves_one_stale_run_a_row_its_path_crosses`] at 2048² (`cargo test
+/// --release --lib patch_tests::circling_cost -- --ignored --nocapture`).
+#[test]
+#[ignore = "a measurement: prints the host's ms per circling-disc substep"]
+fn circling_cost() {
+    let (stale, early, late, read) = circling(2048, 1000);
+    println!(
+        "2048²: {stale} stale runs after 1000 substeps; update_cells {early:.3} ms median over \
+         the first 100, {late:.3} ms over the last 100; the read {read:.2} ms"
+    );
+}
