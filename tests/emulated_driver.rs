@@ -670,7 +670,7 @@ fn a_moving_disc_adds_no_wait_and_no_copy_back_on_the_emulated_driver() {
 /// 24; every one read back through `Sim::frame`, its pictures through `with_state`, as the
 /// host-copy fallback reads them) never read the host mirror through a copy: no read is made
 /// while `InkSolver::flow`'s guard is alive (the mirror's copy counter stays 0; its first copy
-/// logs "its host mirror is lent"). Fails when a frame holds the guard across its read-back.
+/// logs `MIRROR_COPIED`). Fails when a frame holds the guard across its read-back.
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_driver),
@@ -690,7 +690,7 @@ fn exported_frames_never_read_the_ink_mirror_through_a_copy_on_the_emulated_driv
     let frames = std::fs::read_dir(&out).unwrap().count();
     assert!(frames >= 8, "{frames} files exported");
     assert!(
-        !stderr.contains("host mirror is lent"),
+        !stderr.contains(fluidlab::sims::ink::cuda::MIRROR_COPIED),
         "a frame read the mirror through a copy:\n{stderr}"
     );
 }

@@ -311,8 +311,8 @@ impl Poisson {
     }
 
     /// The stencil again where the cells of the rows `changed` may have changed (fluid where
-    /// `fluid(k)`): those rows' cells and one row either side, and the plain rows two either
-    /// side.
+    /// `fluid(k)`): those rows' cells and one row either side, and the plain rows one either
+    /// side (a plain row's rows either side are fluid too).
     pub fn update_rows(
         &mut self,
         fluid: impl Fn(usize) -> bool,
@@ -327,7 +327,7 @@ impl Poisson {
     }
 
     /// [`Poisson::update_rows`] where only the cells `changed` may have changed: the stencil
-    /// of those cells and of the cells beside them ([`Patch::around`]), and the plain rows two
+    /// of those cells and of the cells beside them ([`Patch::around`]), and the plain rows one
     /// either side of their rows (a plain row's whole neighbourhood is fluid: its rows are
     /// looked at whole). Returns the cells whose stencil it set.
     pub fn update_cells(
@@ -382,7 +382,8 @@ impl Poisson {
         }
     }
 
-    /// The plain rows two either side of the rows `changed` again.
+    /// The plain rows of the rows `changed` and one either side again (a row is plain when it
+    /// and the rows either side of it are fluid: a changed row changes its neighbours' only).
     fn plain_rows_again(
         &mut self,
         fluid: &impl Fn(usize) -> bool,
@@ -390,9 +391,9 @@ impl Poisson {
     ) {
         let (nx, ny) = (self.nx, self.ny);
         let all_fluid = |j: usize| (j * nx..(j + 1) * nx).all(fluid);
-        // Each row's cells looked at once: rows from one below the first set to one above the
+        // Each row's cells looked at once: from one row below the first set to one above the
         // last.
-        let plain = changed.start.saturating_sub(2)..(changed.end + 2).min(ny);
+        let plain = changed.start.saturating_sub(1)..(changed.end + 1).min(ny);
         let looked = plain.start.saturating_sub(1)..(plain.end + 1).min(ny);
         let fluid_rows: Vec<bool> = looked.clone().map(all_fluid).collect();
         let row_fluid = |j: usize| fluid_rows[j - looked.start];

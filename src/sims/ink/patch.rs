@@ -91,8 +91,9 @@ fn join_row(row: usize, scratch: &mut Vec<Range<usize>>, spans: &mut Vec<(usize,
 mod tests {
     use super::*;
 
-    /// `Patch`'s operations against the same on a grid of flags: its cells around and coarse, for made-up runs (touching, overlapping, at the edges, rows apart)
-    /// on an odd grid; the results in order, runs of a row apart.
+    /// `Patch`'s operations against the same on a grid of flags: its cells around and coarse,
+    /// for made-up runs (touching, overlapping, at the edges, rows apart) on an odd grid; the
+    /// results in order, runs of a row apart.
     #[test]
     fn a_patch_around_and_coarse_holds_the_cells_a_grid_of_flags_does() {
         let (nx, ny) = (23, 15);

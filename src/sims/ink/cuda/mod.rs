@@ -43,6 +43,12 @@ use kernels::{InkGrid, InkKernels};
 use multigrid::GpuMultigrid;
 use std::sync::Arc;
 
+/// The line logged the first time the flow is read back through a copy of the host mirror
+/// (a read while `InkSolver::flow`'s guard is alive, `walls::Mirror::current`).
+pub const MIRROR_COPIED: &str = "ink (CUDA): the flow read back while its host mirror is lent \
+     (InkSolver::flow's guard alive): its stale rows are brought up to date in a copy, again at \
+     each such read";
+
 /// Slots of the statistics array the reductions fill (`reduce_finish`'s `first`).
 pub mod slot {
     /// Σ d² over the fluid cells before the projection.

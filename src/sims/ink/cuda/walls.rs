@@ -14,11 +14,12 @@
 //! call is back; [`WallRows`] holds its vectors only to reuse their allocations. The price: CUDA
 //! documents a pageable copy as possibly synchronous with respect to the host ("API
 //! synchronization behavior"), so a large one can block until the stream reaches it. When
-//! cells change the multigrid's masks follow by the changed cells (`GpuMultigrid::update_cells`: the finest
-//! level copied on the GPU from the rows' masks, the coarser levels' changed rows sent: about
-//! 0.17 MB a substep for the `stir` disc at 1414 × 707, where the whole hierarchy was 2 × 1.33
-//! bytes a cell, 2.67 MB). The flow's rows are 1 byte a cell (about 0.25 MB a substep there;
-//! the host's masks, stencil and fixed velocities, 12 bytes a cell, were about 2.95 MB).
+//! cells change the multigrid's masks follow by the changed cells
+//! (`GpuMultigrid::update_cells`: the finest level copied on the GPU from the rows' masks, the
+//! coarser levels' rows under the changed cells sent: about 0.17 MB a substep for the `stir`
+//! disc at 1414 × 707, where the whole hierarchy was 2 × 1.33 bytes a cell, 2.67 MB). The
+//! flow's rows are 1 byte a cell (about 0.25 MB a substep there; the host's masks, stencil and
+//! fixed velocities, 12 bytes a cell, were about 2.95 MB).
 
 use super::kernels::{per_point, InkGrid, InkKernels};
 use super::CudaInk;
@@ -401,11 +402,7 @@ impl Mirror {
                 let copies = self.copies.get() + 1;
                 self.copies.set(copies);
                 if copies == 1 {
-                    eprintln!(
-                        "ink (CUDA): the flow read back while its host mirror is lent \
-                         (InkSolver::flow's guard alive): its stale rows are brought up to date \
-                         in a copy, again at each such read"
-                    );
+                    eprintln!("{}", super::MIRROR_COPIED);
                 }
                 let inner = self.inner.borrow();
                 let mut copy = Inner {
