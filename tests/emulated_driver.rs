@@ -666,6 +666,35 @@ fn a_moving_disc_adds_no_wait_and_no_copy_back_on_the_emulated_driver() {
     assert!(resting.0 <= 8, "{} waits in 4 frames", resting.0);
 }
 
+/// Frames of the `stir` preset exported on CUDA while its disc moves (from 0.2 s: frames 13 to
+/// 24; every one read back through `Sim::frame`, its pictures through `with_state`, as the
+/// host-copy fallback reads them) never read the host mirror through a copy: no read is made
+/// while `InkSolver::flow`'s guard is alive (the mirror's copy counter stays 0; its first copy
+/// logs `MIRROR_COPIED`). Fails when a frame holds the guard across its read-back.
+#[test]
+#[cfg_attr(
+    not(fluidlab_emulated_driver),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found one missing; scripts/setup.sh installs cuda.h)"
+)]
+fn exported_frames_never_read_the_ink_mirror_through_a_copy_on_the_emulated_driver() {
+    let driver = emulated_driver::build(Flavour::Plain);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("frames");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fluidlab"));
+    command
+        .args(["simulate", "stir", "--backend", "cuda", "--steps", "24"])
+        .args(["--every", "3", "--pictures", "--export"])
+        .arg(&out);
+    let (stdout, stderr) = succeeds(command, &driver);
+    assert!(stdout.contains("pictures"), "{stdout}");
+    let frames = std::fs::read_dir(&out).unwrap().count();
+    assert!(frames >= 8, "{frames} files exported");
+    assert!(
+        !stderr.contains(fluidlab::sims::ink::cuda::MIRROR_COPIED),
+        "a frame read the mirror through a copy:\n{stderr}"
+    );
+}
+
 /// Bytes copied to the GPU (`cuMemcpyHtoD*` in the emulated driver's trace) by frames 21–24 of
 /// `scene` on CUDA: the `stir` preset's disc moving (from 0.2 s), one substep a frame, its
 /// cells changing every substep (the runs of 24 and 20 frames, differenced).

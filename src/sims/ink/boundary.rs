@@ -13,6 +13,7 @@
 //! outflow side the pressure equation has a unique solution;
 //! without one it is pure Neumann (defined up to a constant).
 
+use super::patch::Patch;
 use crate::scene::Invalid;
 
 /// What one side of the box is.
@@ -310,8 +311,8 @@ impl Poisson {
     }
 
     /// The stencil again where the cells of the rows `changed` may have changed (fluid where
-    /// `fluid(k)`): those rows' cells and one row either side, and the plain rows two either
-    /// side.
+    /// `fluid(k)`): those rows' cells and one row either side, and the plain rows one either
+    /// side (a plain row's rows either side are fluid too).
     pub fn update_rows(
         &mut self,
         fluid: impl Fn(usize) -> bool,
@@ -319,37 +320,80 @@ impl Poisson {
         changed: std::ops::Range<usize>,
     ) {
         let (nx, ny) = (self.nx, self.ny);
-        let stencil_rows = changed.start.saturating_sub(1)..(changed.end + 1).min(ny);
-        for j in stencil_rows {
-            for i in 0..nx {
-                let k = j * nx + i;
-                if !fluid(k) {
-                    self.cells[k] = 0;
-                    continue;
-                }
-                let mut bits = 0u8;
-                let mut diagonal = 0u8;
-                let mut side = |inside: bool, n: usize, bit: u8, side: usize| {
-                    if inside {
-                        if fluid(n) {
-                            bits |= bit;
-                            diagonal += 1;
-                        }
-                    } else if boundary.dirichlet(side) {
+        for j in changed.start.saturating_sub(1)..(changed.end + 1).min(ny) {
+            self.stencil_cells(&fluid, boundary, j, 0..nx);
+        }
+        self.plain_rows_again(&fluid, changed);
+    }
+
+    /// [`Poisson::update_rows`] where only the cells `changed` may have changed: the stencil
+    /// of those cells and of the cells beside them ([`Patch::around`]), and the plain rows one
+    /// either side of their rows (a plain row's whole neighbourhood is fluid: its rows are
+    /// looked at whole). Returns the cells whose stencil it set.
+    pub fn update_cells(
+        &mut self,
+        fluid: impl Fn(usize) -> bool,
+        boundary: &Boundary,
+        changed: &Patch,
+    ) -> Patch {
+        let around = changed.around(self.nx, self.ny);
+        for (j, columns) in &around.spans {
+            self.stencil_cells(&fluid, boundary, *j, columns.clone());
+        }
+        let rows = changed.rows();
+        if !rows.is_empty() {
+            self.plain_rows_again(&fluid, rows);
+        }
+        around
+    }
+
+    /// The stencil of the cells `columns` of row `j`, from the cells (fluid where `fluid(k)`).
+    fn stencil_cells(
+        &mut self,
+        fluid: &impl Fn(usize) -> bool,
+        boundary: &Boundary,
+        j: usize,
+        columns: std::ops::Range<usize>,
+    ) {
+        let (nx, ny) = (self.nx, self.ny);
+        for i in columns {
+            let k = j * nx + i;
+            if !fluid(k) {
+                self.cells[k] = 0;
+                continue;
+            }
+            let mut bits = 0u8;
+            let mut diagonal = 0u8;
+            let mut side = |inside: bool, n: usize, bit: u8, side: usize| {
+                if inside {
+                    if fluid(n) {
+                        bits |= bit;
                         diagonal += 1;
                     }
-                };
-                side(i > 0, k.wrapping_sub(1), LEFT_BIT, LEFT);
-                side(i + 1 < nx, k + 1, RIGHT_BIT, RIGHT);
-                side(j > 0, k.wrapping_sub(nx), BELOW_BIT, BOTTOM);
-                side(j + 1 < ny, k + nx, ABOVE_BIT, TOP);
-                self.cells[k] = bits | diagonal << DIAGONAL_SHIFT;
-            }
+                } else if boundary.dirichlet(side) {
+                    diagonal += 1;
+                }
+            };
+            side(i > 0, k.wrapping_sub(1), LEFT_BIT, LEFT);
+            side(i + 1 < nx, k + 1, RIGHT_BIT, RIGHT);
+            side(j > 0, k.wrapping_sub(nx), BELOW_BIT, BOTTOM);
+            side(j + 1 < ny, k + nx, ABOVE_BIT, TOP);
+            self.cells[k] = bits | diagonal << DIAGONAL_SHIFT;
         }
-        let all_fluid = |j: usize| (j * nx..(j + 1) * nx).all(&fluid);
-        // Each row's cells looked at once: rows from one below the first set to one above the
+    }
+
+    /// The plain rows of the rows `changed` and one either side again (a row is plain when it
+    /// and the rows either side of it are fluid: a changed row changes its neighbours' only).
+    fn plain_rows_again(
+        &mut self,
+        fluid: &impl Fn(usize) -> bool,
+        changed: std::ops::Range<usize>,
+    ) {
+        let (nx, ny) = (self.nx, self.ny);
+        let all_fluid = |j: usize| (j * nx..(j + 1) * nx).all(fluid);
+        // Each row's cells looked at once: from one row below the first set to one above the
         // last.
-        let plain = changed.start.saturating_sub(2)..(changed.end + 2).min(ny);
+        let plain = changed.start.saturating_sub(1)..(changed.end + 1).min(ny);
         let looked = plain.start.saturating_sub(1)..(plain.end + 1).min(ny);
         let fluid_rows: Vec<bool> = looked.clone().map(all_fluid).collect();
         let row_fluid = |j: usize| fluid_rows[j - looked.start];

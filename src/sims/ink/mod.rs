@@ -17,6 +17,7 @@ mod frame;
 mod multigrid;
 mod panel;
 pub mod params;
+pub mod patch;
 mod picture;
 pub mod scene;
 mod sim;

@@ -14,6 +14,7 @@
 //! the residual at every scale.
 
 use super::boundary::{Boundary, Poisson, DIAGONAL_SHIFT, INVERSE_DIAGONAL};
+use super::patch::Patch;
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -221,75 +222,77 @@ pub fn level_shapes(
         }
         let (cx, cy) = (fx.div_ceil(2), fy.div_ceil(2));
         let mut fluid = vec![false; cx * cy];
-        coarsen_rows(fine, (fx, fy), &mut fluid, cx, 0..fy);
+        coarsen_cells(fine, (fx, fy), &mut fluid, cx, &Patch::whole(fx, fy));
         levels.push((cx, cy, h * 2.0, fluid));
     }
     levels
 }
 
-/// The coarse level's fluid cells over the fine level's rows `rows` (`fine`: fx × fy cells;
+/// The coarse level's fluid cells over the fine level's cells `patch` (`fine`: fx × fy cells;
 /// `coarse`: cx wide), set again: a coarse cell is fluid when any of its children is. Returns
-/// the coarse rows set.
-pub fn coarsen_rows(
+/// the coarse cells set ([`Patch::coarse`]).
+pub fn coarsen_cells(
     fine: &[bool],
     (fx, fy): (usize, usize),
     coarse: &mut [bool],
     cx: usize,
-    rows: Range<usize>,
-) -> Range<usize> {
-    let coarse_rows = rows.start / 2..rows.end.div_ceil(2);
-    for cj in coarse_rows.clone() {
-        for ci in 0..cx {
-            let mut any = false;
-            for j in 2 * cj..(2 * cj + 2).min(fy) {
-                for i in 2 * ci..(2 * ci + 2).min(fx) {
-                    any |= fine[j * fx + i];
-                }
-            }
-            coarse[cj * cx + ci] = any;
+    patch: &Patch,
+) -> Patch {
+    let set = patch.coarse();
+    for (cj, columns) in &set.spans {
+        // An odd side's last coarse cell has one child along it: taken twice.
+        let (j0, j1) = (2 * cj, (2 * cj + 1).min(fy - 1));
+        let (low, high) = (&fine[j0 * fx..(j0 + 1) * fx], &fine[j1 * fx..(j1 + 1) * fx]);
+        let out = &mut coarse[cj * cx..(cj + 1) * cx];
+        for ci in columns.clone() {
+            let (i0, i1) = (2 * ci, (2 * ci + 1).min(fx - 1));
+            out[ci] = low[i0] | low[i1] | high[i0] | high[i1];
         }
     }
-    coarse_rows
+    set
 }
 
-/// `pressure_mg_coarsen`: after the grid's cells changed in the rows `rows` (`solid`: the
-/// whole grid's solid cells), the finest level's fluid flags and stencil in those rows, and
-/// every coarser level's flags under them ([`coarsen_rows`]) and its stencil around them
-/// (`Poisson::update_rows`), set again: the hierarchy built anew from the grid's cells (test
-/// `a_moved_disc_updates_the_hierarchy_by_rows`). `levels`: each level's fluid flags and
-/// stencil, finest first — the CPU's [`Multigrid`] and the CUDA solver's host copy of its
-/// masks alike; `finest_stencil` false leaves the finest level's stencil as it was (the CUDA
-/// solver's copy: the GPU derives that level's stencil itself). Returns, per level, the rows
-/// whose flags or stencil may have changed (the cells' rows and one either side).
+/// `pressure_mg_coarsen`: after the grid's cells changed in the cells `patch` (`solid`:
+/// the whole grid's solid cells), the finest level's fluid flags and stencil there, and every
+/// coarser level's flags under it ([`coarsen_cells`]) and its stencil around them
+/// ([`Poisson::update_cells`]), set again: the hierarchy built anew from the grid's cells (tests
+/// `a_moved_disc_updates_the_hierarchy_by_rows`,
+/// `a_hierarchy_set_by_patches_over_many_substeps_is_the_one_built_anew`). `levels`: each
+/// level's fluid flags and stencil, finest first — the CPU's [`Multigrid`] (whole rows) and
+/// the CUDA solver's host copy of its masks (the runs of cells that changed) alike;
+/// `finest_stencil` false leaves the finest level's stencil as it was (the CUDA solver's copy:
+/// the GPU derives that level's stencil itself). Returns, per level, the cells whose flags or
+/// stencil may have changed (the cells under the patch and one either side).
 pub fn pressure_mg_coarsen(
     levels: &mut [(&mut Vec<bool>, &mut Poisson)],
     solid: &[bool],
     boundary: &Boundary,
-    rows: Range<usize>,
+    patch: Patch,
     finest_stencil: bool,
-) -> Vec<Range<usize>> {
-    let around =
-        |rows: &Range<usize>, ny: usize| rows.start.saturating_sub(1)..(rows.end + 1).min(ny);
+) -> Vec<Patch> {
     let (fluid, poisson) = &mut levels[0];
-    let cells = rows.start * poisson.nx..rows.end * poisson.nx;
-    for (fluid, &solid) in fluid[cells.clone()].iter_mut().zip(&solid[cells]) {
-        *fluid = !solid;
+    let nx = poisson.nx;
+    for (_, cells) in patch.row_cells(nx) {
+        for (fluid, &solid) in fluid[cells.clone()].iter_mut().zip(&solid[cells]) {
+            *fluid = !solid;
+        }
     }
     let fluid = &**fluid;
-    if finest_stencil {
-        poisson.update_rows(|k| fluid[k], boundary, rows.clone());
-    }
-    let mut spans = vec![around(&rows, poisson.ny)];
-    let mut changed = rows;
+    let around = if finest_stencil {
+        poisson.update_cells(|k| fluid[k], boundary, &patch)
+    } else {
+        patch.around(nx, poisson.ny)
+    };
+    let mut spans = vec![around];
+    let mut changed = patch;
     for l in 1..levels.len() {
         let (fine, coarse) = levels.split_at_mut(l);
         let (fine_fluid, fine_poisson) = &fine[l - 1];
         let (fluid, poisson) = &mut coarse[0];
         let fine_shape = (fine_poisson.nx, fine_poisson.ny);
-        changed = coarsen_rows(fine_fluid, fine_shape, fluid, poisson.nx, changed);
+        changed = coarsen_cells(fine_fluid, fine_shape, fluid, poisson.nx, &changed);
         let fluid = &**fluid;
-        poisson.update_rows(|k| fluid[k], boundary, changed.clone());
-        spans.push(around(&changed, poisson.ny));
+        spans.push(poisson.update_cells(|k| fluid[k], boundary, &changed));
     }
     spans
 }
@@ -319,12 +322,14 @@ impl Multigrid {
     /// grid's solid cells), those rows only ([`pressure_mg_coarsen`]): the hierarchy
     /// [`Multigrid::new`] would build from the grid's fluid cells.
     pub fn update_rows(&mut self, solid: &[bool], boundary: &Boundary, rows: Range<usize>) {
+        let columns = 0..self.levels[0].nx();
         let mut levels: Vec<_> = self
             .levels
             .iter_mut()
             .map(|l| (&mut l.fluid, &mut l.poisson))
             .collect();
-        pressure_mg_coarsen(&mut levels, solid, boundary, rows, true);
+        let patch = Patch::rectangle(rows, columns);
+        pressure_mg_coarsen(&mut levels, solid, boundary, patch, true);
     }
 
     /// Runs `cycles` V-cycles on Σₙ (pₙ − p)/h² = b from the initial `p` and leaves the result

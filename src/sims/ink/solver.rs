@@ -3,7 +3,7 @@
 //! panel edits in one place for both.
 
 use super::cpu::CpuInk;
-use super::cuda::{CudaInk, Fields};
+use super::cuda::CudaInk;
 use super::fields::{Field, Flow, Ink};
 use super::params::InkParams;
 use super::scene::{Background, InkScene};
@@ -323,19 +323,11 @@ impl InkSolver {
     }
 
     /// Calls `f` with the flow, the ink, the curl and the divergence: in place on the CPU, read
-    /// back from the GPU.
+    /// back from the GPU into CUDA's host mirror, which is lent (its masks not copied).
     pub fn with_state<R>(&self, f: impl FnOnce(&Flow, &Ink, &Field, &Field) -> R) -> Result<R> {
         match &self.backend {
             Backends::Cpu(cpu) => Ok(f(&cpu.flow, &cpu.ink, &cpu.curl, &cpu.divergence)),
-            Backends::Cuda(cuda) => {
-                let Fields {
-                    flow,
-                    ink,
-                    curl,
-                    divergence,
-                } = cuda.read_back()?;
-                Ok(f(&flow, &ink, &curl, &divergence))
-            }
+            Backends::Cuda(cuda) => Ok(cuda.with_read_back(f)?),
         }
     }
 

@@ -192,7 +192,7 @@ pub(super) fn emulate_with(
     let (u_fixed, v_fixed) = flow.fixed();
     input.extend_from_slice(bytemuck::cast_slice(u_fixed));
     input.extend_from_slice(bytemuck::cast_slice(v_fixed));
-    let hierarchy = Hierarchy::new(flow);
+    let mut hierarchy = Hierarchy::new(flow);
     let (operation, level) = match command {
         Command_::Multigrid { operation, level } => (operation, level),
         _ => (0, 0),
@@ -209,9 +209,9 @@ pub(super) fn emulate_with(
     ];
     input.extend_from_slice(bytemuck::cast_slice(&mg_header));
     input.extend_from_slice(bytemuck::cast_slice(&hierarchy.levels));
-    input.extend_from_slice(&hierarchy.stencil);
+    input.extend_from_slice(hierarchy.stencil(flow));
     input.extend_from_slice(&hierarchy.solid);
-    let pooled = hierarchy.stencil.len();
+    let pooled = hierarchy.solid.len();
     for pool in &mg.pools {
         if pool.is_empty() {
             input.extend(std::iter::repeat_n(0u8, 4 * pooled));

@@ -61,7 +61,7 @@ fn cpu_multigrid(fields: &Fields) -> Multigrid {
 
 /// Deterministic rough values for the pooled arrays (p, b, r), zero outside fluid cells of b.
 fn rough_pools(hierarchy: &Hierarchy) -> [Vec<f32>; 3] {
-    let n = hierarchy.stencil.len();
+    let n = hierarchy.solid.len();
     let value = |k: usize, seed: usize| (((k * 7919 + seed * 104_729) % 1009) as f32 / 504.5) - 1.0;
     [
         (0..n).map(|k| value(k, 1)).collect(),

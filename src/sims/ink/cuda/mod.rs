@@ -19,6 +19,8 @@ pub mod kernels;
 pub mod multigrid;
 pub mod parity;
 pub mod parity_walls;
+#[cfg(test)]
+mod patch_tests;
 mod picture;
 mod stages;
 mod walls;
@@ -41,6 +43,12 @@ use kernels::{InkGrid, InkKernels};
 use multigrid::GpuMultigrid;
 use std::sync::Arc;
 
+/// The line logged the first time the flow is read back through a copy of the host mirror
+/// (a read while `InkSolver::flow`'s guard is alive, `walls::Mirror::current`).
+pub const MIRROR_COPIED: &str = "ink (CUDA): the flow read back while its host mirror is lent \
+     (InkSolver::flow's guard alive): its stale rows are brought up to date in a copy, again at \
+     each such read";
+
 /// Slots of the statistics array the reductions fill (`reduce_finish`'s `first`).
 pub mod slot {
     /// Σ d² over the fluid cells before the projection.
@@ -58,6 +66,10 @@ pub mod slot {
     /// Slots in all.
     pub const COUNT: usize = 10;
 }
+
+/// What a read-back downloads: the velocity (u, v) and pressure values, the ink, the curl and
+/// the divergence.
+type Downloaded = ([Vec<f32>; 3], Ink, Field, Field);
 
 /// The solver's fields as the CPU solver holds them (read back from the GPU).
 #[derive(Clone, Debug)]
@@ -394,18 +406,45 @@ impl CudaInk {
             .map_err(CudaError::driver("copying the ink state from the GPU"))
     }
 
-    /// The fields, copied back into the CPU solver's types (for frames, exports and the
-    /// picture's host-copy fallback).
+    /// The fields, copied back into the CPU solver's types, owned (a frame's copy: the
+    /// mirror's masks copied too; [`CudaInk::with_read_back`] lends them instead).
     pub fn read_back(&self) -> Result<Fields, CudaError> {
-        let g = self.grid;
+        let ([u, v, p], ink, curl, divergence) = self.download_values()?;
         let mut flow = self.mirror.current();
+        (flow.u.data, flow.v.data, flow.p.data) = (u, v, p);
+        Ok(Fields {
+            flow,
+            ink,
+            curl,
+            divergence,
+        })
+    }
+
+    /// Calls `f` with the fields read back: the flow is the host mirror's, brought up to date
+    /// in place and lent with the downloaded values in it ([`walls::Mirror::with_values`]: no
+    /// copy of its masks), the ink, curl and divergence downloaded.
+    pub fn with_read_back<R>(
+        &self,
+        f: impl FnOnce(&Flow, &Ink, &Field, &Field) -> R,
+    ) -> Result<R, CudaError> {
+        let (values, ink, curl, divergence) = self.download_values()?;
+        let lent = |flow: &Flow| f(flow, &ink, &curl, &divergence);
+        Ok(self.mirror.with_values(values, lent))
+    }
+
+    /// The velocity (u, v), pressure, ink, curl and divergence copied from the GPU (for
+    /// frames, exports and the picture's host-copy fallback; waits for the stream).
+    fn download_values(&self) -> Result<Downloaded, CudaError> {
+        let g = self.grid;
+        let (nx, ny, dx) = (g.nx as usize, g.ny as usize, g.dx);
         let b = &self.buffers;
-        self.download(&b.u, &mut flow.u.data)?;
-        self.download(&b.v, &mut flow.v.data)?;
-        self.download(&b.p, &mut flow.p.data)?;
+        let mut values: [Vec<f32>; 3] = Default::default();
+        for (slice, into) in [&b.u, &b.v, &b.p].into_iter().zip(&mut values) {
+            self.download(slice, into)?;
+        }
         let mut planes = Vec::new();
         self.download(&b.ink, &mut planes)?;
-        let mut curl = Field::new(flow.nx, flow.ny, [0.5, 0.5], flow.dx);
+        let mut curl = Field::new(nx, ny, [0.5, 0.5], dx);
         let mut divergence = curl.clone();
         self.download(&b.curl, &mut curl.data)?;
         self.download(&b.divergence, &mut divergence.data)?;
@@ -420,12 +459,7 @@ impl CudaInk {
         {
             channel.data.copy_from_slice(plane);
         }
-        Ok(Fields {
-            flow,
-            ink,
-            curl,
-            divergence,
-        })
+        Ok((values, ink, curl, divergence))
     }
 
     /// The flow's shape, solid cells and moving discs on the host, behind the mirror's guard;

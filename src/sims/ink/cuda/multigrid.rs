@@ -16,6 +16,7 @@ use crate::cuda::CudaError;
 use crate::sims::ink::boundary::Poisson;
 use crate::sims::ink::fields::Flow;
 use crate::sims::ink::multigrid::{level_shapes, pressure_mg_coarsen, SMOOTHING_SWEEPS};
+use crate::sims::ink::patch::Patch;
 use bytemuck::{Pod, Zeroable};
 use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
 use std::ops::Range;
@@ -61,23 +62,25 @@ impl InkLevel {
 }
 
 /// The hierarchy of a flow's grid and masks, built on the host with the CPU's operations
-/// (`level_shapes`, `Poisson::new`) and set again by rows as the CPU's is
+/// (`level_shapes`, `Poisson::new`) and set again by patches of cells as the CPU's is by rows
 /// ([`pressure_mg_coarsen`]): the levels and their pooled stencil and solid bytes.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Hierarchy {
     /// Finest first.
     pub levels: Vec<InkLevel>,
-    /// Pooled stencil bytes. The finest level's rows in `finest_stale` are not current (the
-    /// GPU's are): read them after [`Hierarchy::up_to_date`].
-    pub stencil: Vec<u8>,
+    /// Pooled stencil bytes. The finest level's cells in `finest_stale` may not be current
+    /// (the GPU's are): read through [`Hierarchy::stencil`], which brings them current.
+    stencil: Vec<u8>,
     /// Pooled solid bytes (1: not fluid).
     pub solid: Vec<u8>,
     /// Each level's fluid flags and stencil, as the CPU's `Multigrid` holds them.
     masks: Vec<(Vec<bool>, Poisson)>,
-    /// The finest level's rows whose stencil (its own and pooled) has not taken their cells'
-    /// change: the GPU copies that level's stencil from the flow's (`update_rows`), so the
-    /// host's is set again only when read ([`Hierarchy::up_to_date`]).
-    finest_stale: Option<Range<usize>>,
+    /// Per row of the finest level, the columns holding every cell whose stencil (its own and
+    /// pooled) may not have taken its change (empty: none): the GPU copies that level's stencil
+    /// from the flow's (`update_cells`), so the host's is set again only when read
+    /// ([`Hierarchy::stencil`]). One range a row, widened in place: a substep costs its own
+    /// runs however long the cells have been moving, and a read at most every cell.
+    finest_stale: Vec<Range<usize>>,
 }
 
 impl Hierarchy {
@@ -110,62 +113,92 @@ impl Hierarchy {
             levels,
             stencil,
             solid,
+            finest_stale: vec![0..0; flow.ny],
             masks,
-            finest_stale: None,
         }
     }
 
-    /// The finest level's stale rows' stencil set again from its fluid flags (`flow`: the
-    /// grid's sides): the hierarchy [`Hierarchy::new`] builds.
-    pub fn up_to_date(&mut self, flow: &Flow) -> &Hierarchy {
-        if let Some(rows) = self.finest_stale.take() {
+    /// The pooled stencil bytes, the finest level's stale cells set again from its fluid flags
+    /// first (`flow`: the grid's sides).
+    pub fn stencil(&mut self, flow: &Flow) -> &[u8] {
+        if self.finest_stale.iter().any(|c| !c.is_empty()) {
+            let spans = (self.finest_stale.iter_mut().enumerate())
+                .filter(|(_, c)| !Range::is_empty(c))
+                .map(|(j, c)| (j, std::mem::replace(c, 0..0)))
+                .collect();
+            let patch = Patch { spans };
             let (fluid, poisson) = &mut self.masks[0];
-            poisson.update_rows(|k| fluid[k], &flow.boundary, rows.clone());
-            let cells = rows.start * poisson.nx..rows.end * poisson.nx;
+            let set = poisson.update_cells(|k| fluid[k], &flow.boundary, &patch);
             let offset = self.levels[0].offset as usize;
-            self.stencil[offset + cells.start..offset + cells.end]
-                .copy_from_slice(&poisson.cells[cells]);
+            for (_, cells) in set.row_cells(poisson.nx) {
+                self.stencil[offset + cells.start..offset + cells.end]
+                    .copy_from_slice(&poisson.cells[cells]);
+            }
         }
-        self
+        &self.stencil
     }
 
-    /// The masks again after `flow`'s cells changed in the rows `rows`, those rows only
-    /// ([`pressure_mg_coarsen`], as the CPU's `Multigrid::update_rows`): the levels' fluid
-    /// counts and pooled bytes follow, but the finest level's stencil only when read
-    /// ([`Hierarchy::up_to_date`]; its rows are marked stale). Returns the pooled cells that
-    /// may have changed, per level.
-    pub fn update_rows(&mut self, flow: &Flow, rows: Range<usize>) -> Vec<Range<usize>> {
+    /// Runs of the finest level's cells whose stencil may not be current (what the next read
+    /// sets again).
+    #[cfg(test)]
+    pub fn stale_runs(&self) -> usize {
+        self.finest_stale.iter().filter(|c| !c.is_empty()).count()
+    }
+
+    /// Whether, brought up to date, it is every field of the hierarchy [`Hierarchy::new`]
+    /// builds for `flow`.
+    #[cfg(test)]
+    pub fn is_anew(&mut self, flow: &Flow) -> bool {
+        self.stencil(flow);
+        let anew = Hierarchy::new(flow);
+        self.levels == anew.levels
+            && self.stencil == anew.stencil
+            && self.solid == anew.solid
+            && self.masks == anew.masks
+    }
+
+    /// The masks again after `flow`'s cells changed in the cells `patch` (runs of the finest
+    /// level's rows), those cells only ([`pressure_mg_coarsen`], as the CPU's
+    /// `Multigrid::update_rows` by rows): the levels' fluid counts and pooled bytes follow,
+    /// but the finest level's stencil only when read ([`Hierarchy::stencil`]; its cells are
+    /// marked stale). Returns, per level, the cells that may have changed.
+    pub fn update_cells(&mut self, flow: &Flow, patch: Patch) -> Vec<Patch> {
         let mut masks: Vec<_> = self.masks.iter_mut().map(|(f, p)| (f, p)).collect();
-        let spans = pressure_mg_coarsen(&mut masks, flow.solid(), &flow.boundary, rows, false);
-        let finest = spans[0].clone();
-        self.finest_stale = Some(match self.finest_stale.take() {
-            Some(s) => s.start.min(finest.start)..s.end.max(finest.end),
-            None => finest,
-        });
-        let mut pooled = Vec::with_capacity(spans.len());
-        for (l, ((level, (fluid, poisson)), rows)) in self
-            .levels
-            .iter_mut()
-            .zip(&self.masks)
-            .zip(spans)
-            .enumerate()
-        {
-            let nx = level.nx as usize;
-            let cells = rows.start * nx..rows.end * nx;
-            let offset = level.offset as usize;
-            let span = offset + cells.start..offset + cells.end;
-            let was = self.solid[span.clone()].iter().filter(|&&s| s == 0).count();
-            let now = fluid[cells.clone()].iter().filter(|&&f| f).count();
-            level.fluid = level.fluid + now as u32 - was as u32;
-            if l > 0 {
-                self.stencil[span.clone()].copy_from_slice(&poisson.cells[cells.clone()]);
-            }
-            for (byte, &f) in self.solid[span.clone()].iter_mut().zip(&fluid[cells]) {
-                *byte = u8::from(!f);
-            }
-            pooled.push(span);
+        for (j, c) in &patch.spans {
+            let stale = &mut self.finest_stale[*j];
+            *stale = if Range::is_empty(stale) {
+                c.clone()
+            } else {
+                stale.start.min(c.start)..stale.end.max(c.end)
+            };
         }
-        pooled
+        let spans = pressure_mg_coarsen(&mut masks, flow.solid(), &flow.boundary, patch, false);
+        for (l, ((level, (fluid, poisson)), patch)) in
+            (self.levels.iter_mut().zip(&self.masks).zip(&spans)).enumerate()
+        {
+            let (nx, offset) = (level.nx as usize, level.offset as usize);
+            let (mut was, mut now) = (0, 0);
+            for (_, cells) in patch.row_cells(nx) {
+                let span = offset + cells.start..offset + cells.end;
+                was += self.solid[span.clone()].iter().filter(|&&s| s == 0).count() as u32;
+                now += fluid[cells.clone()].iter().filter(|&&f| f).count() as u32;
+                if l > 0 {
+                    self.stencil[span.clone()].copy_from_slice(&poisson.cells[cells.clone()]);
+                }
+                for (byte, &f) in self.solid[span].iter_mut().zip(&fluid[cells]) {
+                    *byte = u8::from(!f);
+                }
+            }
+            level.fluid = level.fluid + now - was;
+        }
+        spans
+    }
+
+    /// The pooled cells of `level`'s rows that `patch` (the level's cells) covers, whole rows.
+    pub fn pooled_rows(level: &InkLevel, patch: &Patch) -> Range<usize> {
+        let (nx, offset) = (level.nx as usize, level.offset as usize);
+        let rows = patch.rows();
+        offset + rows.start * nx..offset + rows.end * nx
     }
 
     /// Pooled cells of an `nx × ny` grid's levels.
@@ -193,7 +226,8 @@ pub type MaskCopy = (Vec<InkLevel>, Vec<u8>, Vec<u8>);
 /// The hierarchy's arrays on the GPU.
 pub struct GpuMultigrid {
     levels: Vec<InkLevel>,
-    /// The host's copy of the masks on the GPU (set again by rows when cells change).
+    /// The host's copy of the masks on the GPU (set again over the changed cells,
+    /// [`Hierarchy::update_cells`]).
     host: Option<Hierarchy>,
     levels_device: CudaSlice<InkLevel>,
     stencil: CudaSlice<u8>,
@@ -234,13 +268,13 @@ impl GpuMultigrid {
 
     /// Uploads the masks of `flow` (its shape is the arrays').
     pub fn upload(&mut self, stream: &Arc<CudaStream>, flow: &Flow) -> Result<(), CudaError> {
-        let hierarchy = Hierarchy::new(flow);
+        let mut hierarchy = Hierarchy::new(flow);
         let copy = CudaError::driver("copying the multigrid levels' masks to the GPU");
         stream
             .memcpy_htod(&hierarchy.levels, &mut self.levels_device)
             .map_err(&copy)?;
         stream
-            .memcpy_htod(&hierarchy.stencil, &mut self.stencil)
+            .memcpy_htod(hierarchy.stencil(flow), &mut self.stencil)
             .map_err(&copy)?;
         stream
             .memcpy_htod(&hierarchy.solid, &mut self.solid)
@@ -251,27 +285,27 @@ impl GpuMultigrid {
         Ok(())
     }
 
-    /// The masks again after `flow`'s cells changed in the rows `rows` (the host's copy set
-    /// again by rows, [`Hierarchy::update_rows`]): the finest level's rows copied on the GPU
-    /// from the flow's `solid` (sent already) and `stencil` (derived there by `wall_rows`),
-    /// each coarser level's changed rows and the levels' records sent: about 0.17 MB a
-    /// substep where the whole hierarchy was 2.67 MB, for the `stir` disc at 1414 × 707
-    /// (docs/ink.md, "The brush stamp and moving discs: cost"). Masks not current are sent
-    /// whole at the next solve instead.
-    pub fn update_rows(
+    /// The masks again after `flow`'s cells changed in the cells `patch` (the host's copy
+    /// set again there, [`Hierarchy::update_cells`]): the finest level's rows under it copied
+    /// on the GPU from the flow's `solid` (sent already) and `stencil` (derived there by
+    /// `wall_rows`), each coarser level's rows under it sent (whole rows: one copy a level) and
+    /// the levels' records: about 0.17 MB a substep where the whole hierarchy was 2.67 MB, for
+    /// the `stir` disc at 1414 × 707 (docs/ink.md, "The brush stamp and moving discs: cost").
+    /// Masks not current are sent whole at the next solve instead.
+    pub fn update_cells(
         &mut self,
         stream: &Arc<CudaStream>,
         flow: &Flow,
-        rows: Range<usize>,
+        patch: Patch,
         (solid, stencil): (&CudaSlice<u8>, &CudaSlice<u8>),
     ) -> Result<(), CudaError> {
         let Some(host) = self.host.as_mut().filter(|_| self.current) else {
             self.current = false;
             return Ok(());
         };
-        let spans = host.update_rows(flow, rows);
+        let patches = host.update_cells(flow, patch);
         let copy = CudaError::driver("copying the multigrid levels' masks to the GPU");
-        let finest = spans[0].clone();
+        let finest = Hierarchy::pooled_rows(&host.levels[0], &patches[0]);
         stream
             .memcpy_dtod(
                 &solid.slice(finest.clone()),
@@ -284,7 +318,8 @@ impl GpuMultigrid {
                 &mut self.stencil.slice_mut(finest),
             )
             .map_err(&copy)?;
-        for span in &spans[1..] {
+        for (level, patch) in host.levels.iter().zip(&patches).skip(1) {
+            let span = Hierarchy::pooled_rows(level, patch);
             stream
                 .memcpy_htod(
                     &host.stencil[span.clone()],

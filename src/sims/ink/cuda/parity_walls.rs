@@ -165,10 +165,10 @@ pub fn gpu_moving_walls_check(device: usize) -> Result<(bool, String), String> {
                     failures.push(format!("{what}: the walls' {name} differ from the CPU's"));
                 }
                 let (levels, stencil, solid) = cuda.multigrid_masks()?;
-                let fresh = Hierarchy::new(&cpu.flow);
+                let mut fresh = Hierarchy::new(&cpu.flow);
                 for (name, equal) in [
                     ("levels", levels == fresh.levels),
-                    ("stencil", stencil == fresh.stencil),
+                    ("stencil", stencil == fresh.stencil(&cpu.flow)),
                     ("solid", solid == fresh.solid),
                 ] {
                     if !equal {

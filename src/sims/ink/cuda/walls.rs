@@ -14,11 +14,12 @@
 //! call is back; [`WallRows`] holds its vectors only to reuse their allocations. The price: CUDA
 //! documents a pageable copy as possibly synchronous with respect to the host ("API
 //! synchronization behavior"), so a large one can block until the stream reaches it. When
-//! cells change the multigrid's masks follow by rows (`GpuMultigrid::update_rows`: the finest
-//! level copied on the GPU from the rows' masks, the coarser levels' changed rows sent: about
-//! 0.17 MB a substep for the `stir` disc at 1414 × 707, where the whole hierarchy was 2 × 1.33
-//! bytes a cell, 2.67 MB). The flow's rows are 1 byte a cell (about 0.25 MB a substep there;
-//! the host's masks, stencil and fixed velocities, 12 bytes a cell, were about 2.95 MB).
+//! cells change the multigrid's masks follow by the changed cells
+//! (`GpuMultigrid::update_cells`: the finest level copied on the GPU from the rows' masks, the
+//! coarser levels' rows under the changed cells sent: about 0.17 MB a substep for the `stir`
+//! disc at 1414 × 707, where the whole hierarchy was 2 × 1.33 bytes a cell, 2.67 MB). The
+//! flow's rows are 1 byte a cell (about 0.25 MB a substep there; the host's masks, stencil and
+//! fixed velocities, 12 bytes a cell, were about 2.95 MB).
 
 use super::kernels::{per_point, InkGrid, InkKernels};
 use super::CudaInk;
@@ -26,6 +27,7 @@ use crate::cuda::CudaError;
 use crate::sims::ink::boundary::{MovingDisc, BOTTOM, LEFT, RIGHT, TOP};
 use crate::sims::ink::fields::Flow;
 use crate::sims::ink::params::PressureSolver;
+use crate::sims::ink::patch::Patch;
 use cudarc::driver::{CudaSlice, CudaStream};
 use std::cell::{Cell, Ref, RefCell};
 use std::ops::Range;
@@ -198,13 +200,12 @@ impl CudaInk {
                 (&b.u_fixed, &b.v_fixed),
             )?;
         }
-        if let Some(changed) = plan.cells {
-            if self.params.pressure_solver == PressureSolver::Multigrid {
-                b.multigrid
-                    .update_rows(s, mirror, changed, (&b.solid, &b.stencil))?;
-            } else {
-                b.multigrid.current = false;
-            }
+        if self.params.pressure_solver != PressureSolver::Multigrid {
+            b.multigrid.current &= plan.cells.is_empty();
+        }
+        for patch in plan.cells {
+            b.multigrid
+                .update_cells(s, mirror, patch, (&b.solid, &b.stencil))?;
         }
         Ok(())
     }
@@ -281,8 +282,10 @@ pub(super) struct WallPlan {
     /// The runs of rows whose masks or closed faces' velocities may have changed, in order,
     /// apart.
     pub runs: Vec<Range<usize>>,
-    /// The rows from the first to the last whose cells changed, if any did.
-    pub cells: Option<Range<usize>>,
+    /// The cells that changed (runs of columns less than three cells apart joined), a patch
+    /// per group of rows whose cells changed (rows at most two apart grouped, as the runs):
+    /// rows between two groups are in neither.
+    pub cells: Vec<Patch>,
     /// How many more cells the pressure is solved for.
     pub solved: isize,
 }
@@ -315,6 +318,15 @@ struct Inner {
 }
 
 impl Inner {
+    /// The values (u, v, p) taken out: they live on the GPU and are only lent in for a
+    /// read-back ([`Mirror::with_values`]).
+    fn drop_values(&mut self) {
+        let flow = &mut self.flow;
+        for field in [&mut flow.u, &mut flow.v, &mut flow.p] {
+            field.data = Vec::new();
+        }
+    }
+
     /// The stale rows' masks, stencil and fixed velocities taken from their cells now.
     fn up_to_date(&mut self) {
         let ny = self.flow.ny;
@@ -382,6 +394,7 @@ impl Mirror {
     pub fn current(&self) -> Flow {
         match self.inner.try_borrow_mut() {
             Ok(mut inner) => {
+                inner.drop_values();
                 inner.up_to_date();
                 inner.flow.clone()
             }
@@ -389,11 +402,7 @@ impl Mirror {
                 let copies = self.copies.get() + 1;
                 self.copies.set(copies);
                 if copies == 1 {
-                    eprintln!(
-                        "ink (CUDA): the flow read back while its host mirror is lent \
-                         (InkSolver::flow's guard alive): its stale rows are brought up to date \
-                         in a copy, again at each such read"
-                    );
+                    eprintln!("{}", super::MIRROR_COPIED);
                 }
                 let inner = self.inner.borrow();
                 let mut copy = Inner {
@@ -403,6 +412,43 @@ impl Mirror {
                 copy.up_to_date();
                 copy.flow
             }
+        }
+    }
+}
+
+impl Mirror {
+    /// Calls `f` with the flow, its masks current and the values `values` (u, v, p, as
+    /// downloaded) in it for the call: the mirror itself brought up to date and lent, no copy
+    /// (`read_back` copied its ~50 MB of masks at 2048² every time), unless a guard of
+    /// [`Mirror::flow`] is alive (then [`Mirror::current`]'s copy, counted). During `f` the
+    /// mirror is lent shared: a guard taken there is fine, and a read-back there reads a copy.
+    pub fn with_values<R>(&self, values: [Vec<f32>; 3], f: impl FnOnce(&Flow) -> R) -> R {
+        let [u, v, p] = values;
+        let Ok(mut inner) = self.inner.try_borrow_mut() else {
+            let mut copy = self.current();
+            (copy.u.data, copy.v.data, copy.p.data) = (u, v, p);
+            return f(&copy);
+        };
+        inner.up_to_date();
+        (inner.flow.u.data, inner.flow.v.data, inner.flow.p.data) = (u, v, p);
+        drop(inner);
+        // The values leave when the call ends, also by a panic; a guard `f` handed out and kept
+        // keeps them in until the next `current` drops them.
+        let _leave = ValuesLeave(&self.inner);
+        let lent = self.inner.borrow();
+        let result = f(&lent.flow);
+        drop(lent);
+        result
+    }
+}
+
+/// Takes the values (u, v, p) out of the mirror's flow when dropped, unless it is lent.
+struct ValuesLeave<'a>(&'a RefCell<Inner>);
+
+impl Drop for ValuesLeave<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut inner) = self.0.try_borrow_mut() {
+            inner.drop_values();
         }
     }
 }
@@ -431,7 +477,7 @@ pub(super) fn plan_walls(
     let before = std::mem::replace(&mut flow.moving, moving);
     let mut plan = WallPlan {
         runs: Vec::new(),
-        cells: None,
+        cells: Vec::new(),
         solved: 0,
     };
     let mut last_end = None;
@@ -459,7 +505,6 @@ fn plan_run(
     assert!(rows.end <= ny, "rows {rows:?} of {ny}");
     assert_eq!(cells.len(), rows.len() * nx, "the cells of rows {rows:?}");
     let mut near = vec![false; rows.len()];
-    let mut changed: Option<Range<usize>> = plan.cells.take();
     // Per row from one below the first handed over to one above the last: the columns whose
     // solved state may change (the cells that changed and their neighbours).
     let around = rows.start.saturating_sub(1)..(rows.end + 1).min(ny);
@@ -469,9 +514,15 @@ fn plan_run(
         if now != was {
             near[r] = true;
             let j = rows.start + r;
-            changed = Some(changed.map_or(j, |c| c.start)..j + 1);
-            let first = (0..nx).find(|&i| now[i] != was[i]).unwrap_or(0);
-            let last = (0..nx).rev().find(|&i| now[i] != was[i]).unwrap_or(0);
+            let differ = differing_runs(now, was);
+            let (first, last) = (differ[0].start, differ[differ.len() - 1].end - 1);
+            let spans = differ.into_iter().map(|c| (j, c));
+            match plan.cells.last_mut() {
+                Some(patch) if j <= patch.rows().end + 2 => patch.spans.extend(spans),
+                _ => plan.cells.push(Patch {
+                    spans: spans.collect(),
+                }),
+            }
             let span = first.saturating_sub(1)..(last + 2).min(nx);
             for n in j.saturating_sub(1)..(j + 2).min(ny) {
                 let c = &mut columns[n - around.start];
@@ -501,8 +552,28 @@ fn plan_run(
     for run in &runs[first..] {
         stale[run.clone()].fill(true);
     }
-    plan.cells = changed;
     plan.solved += solved_now - solved_was;
+}
+
+/// The runs of columns where the rows `now` and `was` differ, in order (runs less than three
+/// cells apart joined): 32 cells compared at once, the cells of the blocks that differ one by
+/// one.
+fn differing_runs(now: &[bool], was: &[bool]) -> Vec<Range<usize>> {
+    const BLOCK: usize = 32;
+    let mut runs: Vec<Range<usize>> = Vec::new();
+    for (b, (now, was)) in now.chunks(BLOCK).zip(was.chunks(BLOCK)).enumerate() {
+        if now == was {
+            continue;
+        }
+        for i in (0..now.len()).filter(|&i| now[i] != was[i]) {
+            let i = b * BLOCK + i;
+            match runs.last_mut() {
+                Some(run) if i <= run.end + 2 => run.end = i + 1,
+                _ => runs.push(i..i + 1),
+            }
+        }
+    }
+    runs
 }
 
 /// The cells solved for (`Poisson::solved`: a fluid cell with a fluid neighbour in the box or

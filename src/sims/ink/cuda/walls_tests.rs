@@ -5,19 +5,21 @@
 //! count of cells solved for more (from the cells alone) and its rows whose cells changed (the
 //! multigrid's) must be the CPU's.
 
+use super::multigrid::Hierarchy;
 use super::walls::{plan_walls, Mirror, WallMasks, WallPlan};
 use crate::sims::ink::boundary::DIAGONAL_SHIFT;
 use crate::sims::ink::boundary::{Boundary, MovingDisc, SideKind, BOTTOM};
 use crate::sims::ink::fields::Flow;
+use crate::sims::ink::patch::Patch;
 use std::ops::Range;
 
 /// The rows of cells whose centres a disc may cover, as `InkSim::rows_of` gives them.
-fn rows_of(flow: &Flow, d: &MovingDisc) -> Range<usize> {
+pub(super) fn rows_of(flow: &Flow, d: &MovingDisc) -> Range<usize> {
     d.rows(flow.dx, flow.ny)
 }
 
 /// [`plan_walls`] for one run of rows.
-fn plan_rows(
+pub(super) fn plan_rows(
     mirror: &mut Mirror,
     rows: Range<usize>,
     cells: &[bool],
@@ -27,7 +29,12 @@ fn plan_rows(
 }
 
 /// The cells of the rows `rows`: painted, or covered by a disc.
-fn draw(flow: &Flow, painted: &[bool], discs: &[MovingDisc], rows: &Range<usize>) -> Vec<bool> {
+pub(super) fn draw(
+    flow: &Flow,
+    painted: &[bool],
+    discs: &[MovingDisc],
+    rows: &Range<usize>,
+) -> Vec<bool> {
     (rows.start * flow.nx..rows.end * flow.nx)
         .map(|k| {
             let (x, y) = flow.p.position(k % flow.nx, k / flow.nx);
@@ -40,7 +47,44 @@ fn draw(flow: &Flow, painted: &[bool], discs: &[MovingDisc], rows: &Range<usize>
         .collect()
 }
 
-fn union(a: Range<usize>, b: Range<usize>) -> Range<usize> {
+/// The cells (column, row) of the rows `rows` that `cells` changes in `flow`.
+pub(super) fn changed_cells(
+    flow: &Flow,
+    rows: Range<usize>,
+    cells: &[bool],
+) -> Vec<(usize, usize)> {
+    let nx = flow.nx;
+    let was = &flow.solid()[rows.start * nx..rows.end * nx];
+    (0..cells.len())
+        .filter(|&k| cells[k] != was[k])
+        .map(|k| (k % nx, rows.start + k / nx))
+        .collect()
+}
+
+/// Every changed cell lies in one of `patches`, and no more: each run of a patch starts and
+/// ends on a changed cell, and runs of a row are at least three cells apart.
+pub(super) fn check_patches(patches: &[Patch], changed: &[(usize, usize)], what: &str) {
+    let spans: Vec<&(usize, Range<usize>)> = patches.iter().flat_map(|p| &p.spans).collect();
+    for &(i, j) in changed {
+        assert!(
+            spans.iter().any(|(row, c)| *row == j && c.contains(&i)),
+            "{what}: the cell ({i}, {j}) changed outside {patches:?}"
+        );
+    }
+    for (j, c) in &spans {
+        let ends = [(c.start, *j), (c.end - 1, *j)];
+        assert!(
+            ends.iter().all(|end| changed.contains(end)),
+            "{what}: the run {c:?} of row {j} beyond the cells that changed"
+        );
+    }
+    for pair in spans.windows(2) {
+        let ((a, c), (b, d)) = (pair[0], pair[1]);
+        assert!(a < b || (a == b && c.end + 2 < d.start), "{what}: {pair:?}");
+    }
+}
+
+pub(super) fn union(a: Range<usize>, b: Range<usize>) -> Range<usize> {
     match (a.is_empty(), b.is_empty()) {
         (true, _) => b,
         (_, true) => a,
@@ -100,12 +144,7 @@ fn walk(
             continue;
         }
         let cells = draw(&cpu, painted, &discs, &rows);
-        let nx = cpu.nx;
-        let was = &cpu.solid()[rows.start * nx..rows.end * nx];
-        let differ: Vec<usize> = (0..rows.len())
-            .filter(|&r| cells[r * nx..(r + 1) * nx] != was[r * nx..(r + 1) * nx])
-            .map(|r| rows.start + r)
-            .collect();
+        let differ = changed_cells(&cpu, rows.clone(), &cells);
         cpu.moving = moving.clone();
         cpu.set_solid_rows(rows.clone(), &cells);
         let plan = plan_rows(&mut mirror, rows.clone(), &cells, moving);
@@ -142,11 +181,7 @@ fn walk(
         );
         solved_count += plan.solved;
         assert_eq!(solved_count, solved(&cpu), "step {step}: cells solved for");
-        let changed = differ.first().map(|&a| a..differ.last().unwrap() + 1);
-        assert_eq!(
-            plan.cells, changed,
-            "step {step}: the rows whose cells changed"
-        );
+        check_patches(&plan.cells, &differ, &format!("step {step}"));
         plans.push(plan);
     }
     let mirrored = WallMasks::of(mirror.up_to_date()).differing(&WallMasks::of(&cpu));
@@ -204,7 +239,7 @@ fn a_disc_stopping_far_from_a_brush_rests_its_faces_in_its_own_run() {
 }
 
 /// A 96 × 64 box of 1 cm cells with an outflow side below (its v faces open beside fluid).
-fn small_box() -> Flow {
+pub(super) fn small_box() -> Flow {
     let mut boundary = Boundary::default();
     boundary.sides[BOTTOM] = SideKind::Outflow;
     Flow::new(96, 64, 0.01, boundary)
@@ -404,8 +439,13 @@ fn host_side_cost() {
         // Five rounds, interleaved (the machine is shared): a read-back as it was — a copy
         // brought up to date, the mirror's stale rows kept (what `Mirror::current` does while
         // a guard is alive), so every read pays them again — and one in place after the first.
-        let (mut kept, mut second_read) = (f64::INFINITY, f64::INFINITY);
+        let (mut kept, mut second_read, mut lent) = (f64::INFINITY, f64::INFINITY, f64::INFINITY);
         for _ in 0..5 {
+            // A read-back that lends the mirror (`CudaInk::with_read_back`) after the first.
+            let start = std::time::Instant::now();
+            let solid = mirror.with_values(Default::default(), |flow| flow.solid_cells());
+            lent = lent.min(start.elapsed().as_secs_f64());
+            assert_eq!(solid, first.solid_cells());
             let guard = kept_mirror.flow();
             let (time, copy) = timed(&kept_mirror);
             drop(guard);
@@ -425,8 +465,8 @@ fn host_side_cost() {
              {:.2} ms by plan_walls; {} rows handed over, {} in runs. After the disc stopped \
              ({stale} rows stale), the mirror's part of a read-back: {:.2} ms each time when \
              its stale rows are kept (as it was; least of 5), {:.2} ms for the first read in \
-             place, {:.2} ms for the next (the flow's copy alone, {} stale rows; least of 5); \
-             the stale rows redone alone: {:.2} ms",
+             place, {:.2} ms for the next (the flow's copy alone, {} stale rows; least of 5), \
+             {:.4} ms lent instead of copied (least of 5); the stale rows redone alone: {:.2} ms",
             1e3 * old_seconds / steps as f64,
             1e3 * seconds / steps as f64,
             handed / steps,
@@ -435,6 +475,7 @@ fn host_side_cost() {
             1e3 * first_read,
             1e3 * second_read,
             mirror.stale_rows(),
+            1e3 * lent,
             1e3 * redo
         );
     }
@@ -482,14 +523,15 @@ fn a_read_back_leaves_no_row_stale() {
 }
 
 /// What the multigrid's host copy of its hierarchy costs a substep at 2048² with the `stir`
-/// disc scaled to it (as [`host_side_cost`]): `Hierarchy::update_rows` over the rows whose
-/// cells changed, each substep (least and median of 12 substeps), and at the end the
-/// hierarchy equals one built anew. Prints ms; no bound (`cargo test --release --lib
+/// disc scaled to it (as [`host_side_cost`]): `Hierarchy::update_cells` over the plan's
+/// patches of changed cells (about 40 columns of each of the disc's rows), as `set_walls_rows`
+/// calls it, and over whole rows (the rows whose cells changed, every column: as it was),
+/// interleaved, each substep (least and median of 12 substeps); at the end both equal the
+/// hierarchy built anew. Prints ms; no bound (`cargo test --release --lib
 /// walls_tests::multigrid_host_cost -- --ignored --nocapture`).
 #[test]
 #[ignore = "a measurement: prints the host's ms per moving-disc substep"]
 fn multigrid_host_cost() {
-    use super::multigrid::Hierarchy;
     let n = 2048;
     let mut flow = Flow::new(n, n, 1.0 / n as f32, Boundary::default());
     let painted = vec![false; n * n];
@@ -500,30 +542,160 @@ fn multigrid_host_cost() {
         velocity,
     };
     flow.set_solid(draw(&flow, &painted, &[at(0)], &(0..n)));
-    let mut hierarchy = Hierarchy::new(&flow);
-    let mut times = Vec::new();
+    let mut mirror = Mirror::new(&flow);
+    let (mut by_cells, mut by_rows) = (Hierarchy::new(&flow), Hierarchy::new(&flow));
+    let (mut cells_times, mut rows_times, mut columns) = (Vec::new(), Vec::new(), 0);
     for step in 1..=12 {
         let rows = union(rows_of(&flow, &at(step - 1)), rows_of(&flow, &at(step)));
         let cells = draw(&flow, &painted, &[at(step)], &rows);
         flow.moving = vec![at(step)];
         assert!(flow.set_solid_rows(rows.clone(), &cells));
+        let plan = plan_rows(&mut mirror, rows, &cells, vec![at(step)]);
+        let spans = plan.cells.iter().flat_map(|p| &p.spans);
+        columns += spans.map(|(_, c)| c.len()).sum::<usize>();
         let start = std::time::Instant::now();
-        hierarchy.update_rows(&flow, rows);
-        times.push(start.elapsed().as_secs_f64());
+        for patch in &plan.cells {
+            by_cells.update_cells(&flow, patch.clone());
+        }
+        cells_times.push(start.elapsed().as_secs_f64());
+        let start = std::time::Instant::now();
+        for patch in &plan.cells {
+            by_rows.update_cells(&flow, Patch::rectangle(patch.rows(), 0..n));
+        }
+        rows_times.push(start.elapsed().as_secs_f64());
     }
     let start = std::time::Instant::now();
-    hierarchy.up_to_date(&flow);
+    by_cells.stencil(&flow);
     let read = start.elapsed().as_secs_f64();
     assert!(
-        hierarchy == Hierarchy::new(&flow),
+        by_cells.is_anew(&flow),
+        "the hierarchy set by patches, then read"
+    );
+    assert!(
+        by_rows.is_anew(&flow),
         "the hierarchy set by rows, then read"
     );
-    times.sort_by(f64::total_cmp);
+    let ms = |times: &mut Vec<f64>| {
+        times.sort_by(f64::total_cmp);
+        (1e3 * times[0], 1e3 * times[times.len() / 2])
+    };
+    let (cells, rows) = (ms(&mut cells_times), ms(&mut rows_times));
     println!(
-        "the multigrid's host hierarchy by rows, stir's disc at 2048²: {:.2} ms least, {:.2} \
-         ms median a substep; its finest stencil brought up to date after the 12: {:.2} ms",
-        1e3 * times[0],
-        1e3 * times[times.len() / 2],
+        "the multigrid's host hierarchy, stir's disc at 2048² ({} cells changed a substep): by \
+         the changed cells {:.3} ms least, {:.3} ms median a substep; by whole rows {:.2} ms least, \
+         {:.2} ms median; its finest stencil brought up to date after the 12: {:.2} ms",
+        columns / 12,
+        cells.0,
+        cells.1,
+        rows.0,
+        rows.1,
         1e3 * read
     );
+}
+
+/// A read-back that lends the mirror (`Mirror::with_values`, as `CudaInk::with_read_back`)
+/// after a disc moved: the flow it lends is the mirror's own (its cells' memory, not a copy),
+/// brought up to date in place with the values handed in, no copy counted, and the values
+/// leave after; a guard of `Mirror::flow` taken inside is fine; a read-back while a guard is
+/// alive reads a copy (counted), no panic.
+#[test]
+fn a_read_back_lends_the_mirror_without_a_copy() {
+    let flow = small_box();
+    let mut cpu = flow.clone();
+    let mut mirror = Mirror::new(&flow);
+    let painted = vec![false; flow.nx * flow.ny];
+    for step in 0..3 {
+        let d = MovingDisc {
+            center: [0.3 + 0.02 * step as f32, 0.3],
+            radius: 0.05,
+            velocity: [1.2, 0.0],
+        };
+        let rows = union(
+            rows_of(&cpu, &d),
+            rows_of(
+                &cpu,
+                &MovingDisc {
+                    center: [0.3, 0.3],
+                    ..d
+                },
+            ),
+        );
+        let cells = draw(&cpu, &painted, &[d], &rows);
+        cpu.moving = vec![d];
+        cpu.set_solid_rows(rows.clone(), &cells);
+        plan_rows(&mut mirror, rows, &cells, vec![d]);
+    }
+    assert!(mirror.stale_rows() > 10);
+    let values = [
+        vec![1.0; cpu.u.data.len()],
+        vec![2.0; cpu.v.data.len()],
+        vec![3.0; cpu.p.data.len()],
+    ];
+    let copies = mirror.copies();
+    let (current, own, with_values) = mirror.with_values(values.clone(), |lent| {
+        let guard = mirror.flow();
+        (
+            WallMasks::of(lent)
+                .differing(&WallMasks::of(&cpu))
+                .is_empty(),
+            std::ptr::eq(lent.solid().as_ptr(), guard.solid().as_ptr()),
+            [&lent.u.data, &lent.v.data, &lent.p.data] == [&values[0], &values[1], &values[2]],
+        )
+    });
+    assert_eq!(
+        (current, own, with_values),
+        (true, true, true),
+        "(masks current, the mirror's own, the values in)"
+    );
+    assert_eq!((mirror.copies(), mirror.stale_rows()), (copies, 0));
+    assert!(
+        mirror.flow().u.data.is_empty() && mirror.flow().p.data.is_empty(),
+        "the values left"
+    );
+    let guard = mirror.flow();
+    let copy = mirror.with_values(values.clone(), |lent| {
+        (!std::ptr::eq(lent.solid().as_ptr(), guard.solid().as_ptr())) && lent.p.data == values[2]
+    });
+    drop(guard);
+    assert!(copy, "a copy with the values, under a guard");
+    assert_eq!(mirror.copies(), copies + 1);
+}
+
+/// The values lent into the mirror (`Mirror::with_values`) leave it when `f` panics (caught),
+/// and when `f` hands out a guard that outlives the call, at the next `Mirror::current`: no
+/// read after copies them (u, v, p: ~48 MB at 2048²).
+#[test]
+fn the_values_leave_the_mirror_after_a_panic_and_a_kept_guard() {
+    let flow = small_box();
+    let mirror = Mirror::new(&flow);
+    let values = || {
+        [
+            vec![1.0; flow.u.data.len()],
+            vec![2.0; flow.v.data.len()],
+            vec![3.0; flow.p.data.len()],
+        ]
+    };
+    let held = |m: &Mirror| {
+        let f = m.flow();
+        [f.u.data.len(), f.v.data.len(), f.p.data.len()]
+    };
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        mirror.with_values(values(), |_| panic!("a reader that fails"))
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(held(&mirror), [0; 3], "values held after a panic");
+    let guard = mirror.with_values(values(), |_| mirror.flow());
+    assert_eq!(
+        guard.p.data.len(),
+        flow.p.data.len(),
+        "lent while the guard lives"
+    );
+    drop(guard);
+    let copy = mirror.current();
+    assert_eq!(
+        [copy.u.data.len(), copy.v.data.len(), copy.p.data.len()],
+        [0; 3],
+        "values copied after a kept guard"
+    );
+    assert_eq!(held(&mirror), [0; 3], "values held after a kept guard");
 }
