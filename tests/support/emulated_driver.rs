@@ -12,9 +12,10 @@
 use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
-fn root() -> &'static Path {
+/// The repository's root.
+pub fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
@@ -520,4 +521,26 @@ fn build_once(flavour: Flavour) -> PathBuf {
         }
     }
     dir
+}
+
+/// `command` run on `driver`.
+pub fn on_the_driver(mut command: Command, driver: &Driver) -> Output {
+    driver.setup(&mut command);
+    command.output().expect("the command starts")
+}
+
+/// `command` run on `driver`, which must succeed: its stdout and stderr.
+pub fn succeeds(command: Command, driver: &Driver) -> (String, String) {
+    let output = on_the_driver(command, driver);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    (stdout, stderr)
+}
+
+/// Its stdout and stderr as text.
+pub fn text(output: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
 }
