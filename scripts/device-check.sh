@@ -25,7 +25,9 @@
 #      a cloth, its shear springs off and
 #      on, a held node through spring-kind
 #      toggles and let go, a hover that reads
-#      nothing back) stepped on CUDA, < 2 s)
+#      nothing back, springs growing in: the
+#      GPU's rest lengths bit for bit the
+#      host's) stepped on CUDA, < 2 s)
 #   2. validate --quick on cuda (10/30-layer pools,        25       90  the physics of every kernel:
 #      dam break vs Martin & Moyce, sloshing period)                   boundary density, coarse
 #                                                                      correction (MGPCG), the
