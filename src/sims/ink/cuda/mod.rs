@@ -25,7 +25,11 @@ mod picture;
 mod stages;
 mod walls;
 #[cfg(test)]
+mod walls_read_tests;
+#[cfg(test)]
 mod walls_tests;
+#[cfg(test)]
+mod walls_timing;
 
 #[cfg(test)]
 mod emulation;
