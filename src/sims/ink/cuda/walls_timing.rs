@@ -218,3 +218,79 @@ fn multigrid_host_cost() {
     );
 }
 
+/// What an exported frame's copy of the flow costs at 2048² with the `stir` disc scaled to it,
+/// moved 6 substeps then stopped (its rows stale, as [`host_side_cost`]): the frame as it was
+/// (`CudaInk::read_back`: [`Mirror::current`], the mirror brought up to date and its masks,
+/// stencil and fixed velocities copied), and as it is (`CudaInk::read_back_cells`:
+/// `Flow::cells_only`, the cells alone); on the CPU the whole flow cloned (values too) against
+/// the cells and the values. Least of 5, interleaved. Prints ms and MB; no bound.
+#[test]
+#[ignore = "a measurement: prints a frame's ms for its copy of the flow"]
+fn frame_copy_cost() {
+    let n = 2048;
+    let mut flow = Flow::new(n, n, 1.0 / n as f32, Boundary::default());
+    let painted = vec![false; n * n];
+    let (velocity, dt) = ([0.6, 0.0], 1.0 / 60.0);
+    let at = |step: usize| MovingDisc {
+        center: [0.2 + velocity[0] * dt * step as f32, 0.5],
+        radius: 0.12,
+        velocity: if step < 6 { velocity } else { [0.0; 2] },
+    };
+    flow.set_solid(draw(&flow, &painted, &[at(0)], &(0..n)));
+    let mut mirror = Mirror::new(&flow);
+    for step in 1..=6 {
+        let rows = union(rows_of(&flow, &at(step - 1)), rows_of(&flow, &at(step)));
+        let cells = draw(&flow, &painted, &[at(step)], &rows);
+        let moving: Vec<MovingDisc> = [at(step)]
+            .into_iter()
+            .filter(|d| d.velocity != [0.0; 2])
+            .collect();
+        flow.moving = moving.clone();
+        flow.set_solid_rows(rows.clone(), &cells);
+        plan_rows(&mut mirror, rows, &cells, moving);
+    }
+    let stale = mirror.stale_rows();
+    let least = |best: &mut f64, f: &mut dyn FnMut() -> Flow| {
+        let start = std::time::Instant::now();
+        let copy = f();
+        *best = best.min(start.elapsed().as_secs_f64());
+        copy
+    };
+    let mut t = [f64::INFINITY; 4];
+    let mut first_read = None;
+    for _ in 0..5 {
+        let old = least(&mut t[0], &mut || mirror.current());
+        first_read.get_or_insert(t[0]);
+        let new = least(&mut t[1], &mut || mirror.flow().cells_only());
+        assert!(old.solid() == new.solid() && old.solid() == flow.solid());
+        assert!(old.has_masks() && !new.has_masks());
+        let old = least(&mut t[2], &mut || flow.clone());
+        let new = least(&mut t[3], &mut || {
+            let mut copy = flow.cells_only();
+            copy.u.data.clone_from(&flow.u.data);
+            copy.v.data.clone_from(&flow.v.data);
+            copy.p.data.clone_from(&flow.p.data);
+            copy
+        });
+        assert!(old.u.data == new.u.data && old.solid() == new.solid());
+    }
+    let (faces, cells) = ((n + 1) * n, n * n);
+    // Solid, open (u, v), fixed (u, v: f32), stencil and plain rows.
+    let masks = cells + 2 * faces + 2 * 4 * faces + cells + n;
+    let values = 4 * (2 * faces + cells);
+    println!(
+        "a frame's copy of the flow at 2048² (stir's disc stopped, {stale} rows stale): CUDA \
+         {:.2} ms as it was (the mirror's masks, {:.1} MB; the first read, redoing the stale \
+         rows, {:.2} ms), {:.2} ms the cells alone ({:.1} MB); CPU {:.2} ms the whole flow \
+         ({:.1} MB), {:.2} ms the cells and values ({:.1} MB). Least of 5.",
+        1e3 * t[0],
+        masks as f64 / 1e6,
+        1e3 * first_read.unwrap_or(0.0),
+        1e3 * t[1],
+        cells as f64 / 1e6,
+        1e3 * t[2],
+        (masks + values) as f64 / 1e6,
+        1e3 * t[3],
+        (cells + values) as f64 / 1e6,
+    );
+}
