@@ -9,7 +9,8 @@ use crate::output::{Column, Grid, Table};
 use crate::sims::{stats_row, Frame, Picture};
 use serde_json::value::RawValue;
 
-/// A copy of the solver's fields, and the background its pictures are drawn on.
+/// A copy of the solver's fields, and the background its pictures are drawn on. The flow is
+/// its values and cells ([`Flow::cells_only`]): no masks, stencil or fixed velocities.
 pub struct InkFrame {
     pub(super) flow: Flow,
     pub(super) ink: Ink,
@@ -148,6 +149,59 @@ pub(super) fn summary_lines(
 mod tests {
     use super::*;
     use crate::sims::ink::Boundary;
+
+    /// A frame owns the flow's values and solid cells, not its masks, stencil or fixed
+    /// velocities (≈ 50 MB at 2048² copied per exported frame before, 12–51 ms on CUDA), and
+    /// every output it gives equals the one from the whole flow: 32² with a disc moving through
+    /// dye, read after 20 frames (disc moving) and 40 (stopped).
+    #[test]
+    fn a_frame_copies_the_values_and_cells_not_the_masks() {
+        use crate::scene::Source;
+        use crate::sims::{OpenOptions, Sim};
+        let text = "kind = \"ink\"\ndescription = \"t\"\n[grid]\ncells = [32, 32]\n\
+                    [[obstacle]]\ncenter = [0.25, 0.5]\nradius = 0.12\nvelocity = [0.9, 0.0]\n\
+                    start = 0.1\nduration = 0.4\n\
+                    [[stroke]]\nduration = 0.2\npath = [[0.6, 0.2], [0.6, 0.8]]\nradius = 0.05\n";
+        let source = Source::parse(text, "test", "test.toml").unwrap();
+        let mut sim = super::super::InkSim::open(&source, &OpenOptions::default()).unwrap();
+        for frames in [20, 20] {
+            for _ in 0..frames {
+                sim.step().unwrap();
+            }
+            let (flow, ink) = sim.solver.state().unwrap();
+            assert!(!flow.has_masks(), "the frame copied the flow's masks");
+            let whole = sim.solver.with_state(|flow, ink, _, _| InkFrame {
+                flow: flow.clone(),
+                ink: ink.clone(),
+                report: sim.solver.report(),
+                background: Background::Paper,
+                dt_substep: 0.01,
+            });
+            let whole = whole.unwrap();
+            assert!(whole.flow.has_masks());
+            assert!(
+                whole.flow.solid_cells() > 20,
+                "{}",
+                whole.flow.solid_cells()
+            );
+            let frame = InkFrame {
+                flow,
+                ink,
+                report: sim.solver.report(),
+                background: Background::Paper,
+                dt_substep: 0.01,
+            };
+            assert!(whole.flow.u.data.iter().any(|&u| u != 0.0));
+            assert_eq!(frame.table(), whole.table());
+            assert_eq!(frame.fields(), whole.fields());
+            assert_eq!(frame.pictures(), whole.pictures());
+            assert_eq!(frame.summary(), whole.summary());
+            assert_eq!(
+                frame.stats(1, 0.0, 0.0).get(),
+                whole.stats(1, 0.0, 0.0).get()
+            );
+        }
+    }
 
     /// A field whose fastest cell centre moves at 5 m/s (one cell's faces at 4 and 3 m/s, the
     /// rest at 1 m/s): the stats line's CFL number is 5 m/s × the substep / dx, and the

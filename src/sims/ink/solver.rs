@@ -331,14 +331,19 @@ impl InkSolver {
         }
     }
 
-    /// The flow and the ink, owned (a frame's copy).
+    /// The flow and the ink, owned (a frame's copy): the flow's values and cells
+    /// ([`Flow::cells_only`]), not its masks, stencil or fixed velocities (≈ 50 MB at 2048²),
+    /// which a frame never reads.
     pub fn state(&self) -> Result<(Flow, Ink)> {
         match &self.backend {
-            Backends::Cpu(cpu) => Ok((cpu.flow.clone(), cpu.ink.clone())),
-            Backends::Cuda(cuda) => {
-                let fields = cuda.read_back()?;
-                Ok((fields.flow, fields.ink))
+            Backends::Cpu(cpu) => {
+                let mut flow = cpu.flow.cells_only();
+                flow.u.data.clone_from(&cpu.flow.u.data);
+                flow.v.data.clone_from(&cpu.flow.v.data);
+                flow.p.data.clone_from(&cpu.flow.p.data);
+                Ok((flow, cpu.ink.clone()))
             }
+            Backends::Cuda(cuda) => Ok(cuda.read_back_cells()?),
         }
     }
 

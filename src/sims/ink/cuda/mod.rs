@@ -25,7 +25,11 @@ mod picture;
 mod stages;
 mod walls;
 #[cfg(test)]
+mod walls_read_tests;
+#[cfg(test)]
 mod walls_tests;
+#[cfg(test)]
+mod walls_timing;
 
 #[cfg(test)]
 mod emulation;
@@ -406,8 +410,9 @@ impl CudaInk {
             .map_err(CudaError::driver("copying the ink state from the GPU"))
     }
 
-    /// The fields, copied back into the CPU solver's types, owned (a frame's copy: the
-    /// mirror's masks copied too; [`CudaInk::with_read_back`] lends them instead).
+    /// The fields, copied back into the CPU solver's types, owned, the mirror's masks copied
+    /// too (the parity checks'; a frame takes [`CudaInk::read_back_cells`], and
+    /// [`CudaInk::with_read_back`] lends the masks).
     pub fn read_back(&self) -> Result<Fields, CudaError> {
         let ([u, v, p], ink, curl, divergence) = self.download_values()?;
         let mut flow = self.mirror.current();
@@ -418,6 +423,16 @@ impl CudaInk {
             curl,
             divergence,
         })
+    }
+
+    /// The flow's values and the ink read back for a frame, owned: the flow is the mirror's
+    /// cells ([`Flow::cells_only`]: not its masks, stencil or fixed velocities, which a frame
+    /// never reads and which are not brought up to date), the values downloaded into it.
+    pub fn read_back_cells(&self) -> Result<(Flow, Ink), CudaError> {
+        let ([u, v, p], ink, _, _) = self.download_values()?;
+        let mut flow = self.mirror.flow().cells_only();
+        (flow.u.data, flow.v.data, flow.p.data) = (u, v, p);
+        Ok((flow, ink))
     }
 
     /// Calls `f` with the fields read back: the flow is the host mirror's, brought up to date

@@ -294,14 +294,16 @@ pub(super) struct WallPlan {
 /// discs are current, its values (velocity, pressure) are not kept; what follows from the cells —
 /// the open masks, the stencil, the closed faces' fixed velocities, which the GPU derives for
 /// itself (`wall_rows`) — is taken by the rows `stale` only when read: [`Mirror::current`]
-/// (`read_back`: frames, exports, the picture's host-copy fallback) or [`Mirror::up_to_date`],
-/// which set those rows again in the mirror itself and clear their marks, so a row is redone once
+/// (`read_back`, the parity checks'; `with_state` lends the mirror: the picture's host-copy
+/// fallback, the panels; a frame reads only the cells, `Flow::cells_only`) or
+/// [`Mirror::up_to_date`], which set those rows again in the mirror itself and clear their
+/// marks, so a row is redone once
 /// after it changed, not at every read. A moving disc's substep then costs the host its rows'
 /// cells, not their masks (docs/ink.md "Obstacles"). The stale rows are set again from the cells
 /// and the discs moving when read; as [`plan_walls`] marks every row a disc moving before or now
 /// covers, that is what setting them at once would have left (`walls_tests.rs` checks it after
 /// several substeps).  The flow sits in a `RefCell` so that a read through `&self`
-/// (`InkSolver::with_state`, `Sim::frame`) updates it in place; [`Mirror::flow`] lends it behind a
+/// (`InkSolver::with_state`) updates it in place; [`Mirror::flow`] lends it behind a
 /// guard, and a read made while such a guard is alive brings a copy up to date instead (slower,
 /// never a panic).
 pub(super) struct Mirror {
