@@ -211,29 +211,13 @@ impl Flow {
     /// A copy of everything but the values (velocity and pressure: empty): the shape, the
     /// cells, the masks, the moving discs and the stencil. CUDA's host mirror.
     pub fn without_values(&self) -> Flow {
-        let empty = |f: &Field| Field {
-            nx: f.nx,
-            ny: f.ny,
-            offset: f.offset,
-            h: f.h,
-            data: Vec::new(),
-        };
         Flow {
-            nx: self.nx,
-            ny: self.ny,
-            dx: self.dx,
-            u: empty(&self.u),
-            v: empty(&self.v),
-            p: empty(&self.p),
-            boundary: self.boundary,
-            solid: self.solid.clone(),
-            solid_cells: self.solid_cells,
             u_open: self.u_open.clone(),
             v_open: self.v_open.clone(),
-            moving: self.moving.clone(),
             u_fixed: self.u_fixed.clone(),
             v_fixed: self.v_fixed.clone(),
             poisson: self.poisson.clone(),
+            ..self.cells_only()
         }
     }
 
