@@ -252,6 +252,15 @@ impl Flow {
         }
     }
 
+    /// [`Flow::cells_only`] with the values (velocity and pressure) copied too: a frame's copy.
+    pub fn cells_and_values(&self) -> Flow {
+        let mut flow = self.cells_only();
+        flow.u.data.clone_from(&self.u.data);
+        flow.v.data.clone_from(&self.v.data);
+        flow.p.data.clone_from(&self.p.data);
+        flow
+    }
+
     /// Whether the masks, fixed velocities and stencil are here (not a [`Flow::cells_only`]).
     pub fn has_masks(&self) -> bool {
         !self.u_open.is_empty()

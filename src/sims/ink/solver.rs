@@ -336,13 +336,7 @@ impl InkSolver {
     /// which a frame never reads.
     pub fn state(&self) -> Result<(Flow, Ink)> {
         match &self.backend {
-            Backends::Cpu(cpu) => {
-                let mut flow = cpu.flow.cells_only();
-                flow.u.data.clone_from(&cpu.flow.u.data);
-                flow.v.data.clone_from(&cpu.flow.v.data);
-                flow.p.data.clone_from(&cpu.flow.p.data);
-                Ok((flow, cpu.ink.clone()))
-            }
+            Backends::Cpu(cpu) => Ok((cpu.flow.cells_and_values(), cpu.ink.clone())),
             Backends::Cuda(cuda) => Ok(cuda.read_back_cells()?),
         }
     }

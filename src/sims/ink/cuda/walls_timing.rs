@@ -10,6 +10,26 @@ use crate::sims::ink::fields::Flow;
 use crate::sims::ink::patch::Patch;
 use std::ops::Range;
 
+/// The CUDA default grid (2048², 1/2048 m cells) at rest, and no painted cell.
+fn grid() -> (Flow, Vec<bool>) {
+    let n = 2048;
+    (
+        Flow::new(n, n, 1.0 / n as f32, Boundary::default()),
+        vec![false; n * n],
+    )
+}
+
+/// The `stir` preset's disc scaled to [`grid`] (radius 0.12 m, from (0.2, `y`) at `velocity`
+/// m/s, 60 substeps a second) at substep `step`.
+fn stir_disc(y: f32, velocity: [f32; 2], step: usize) -> MovingDisc {
+    let t = step as f32 / 60.0;
+    MovingDisc {
+        center: [0.2 + velocity[0] * t, y + velocity[1] * t],
+        radius: 0.12,
+        velocity,
+    }
+}
+
 /// The host side as it was (the baseline of [`host_side_cost`]): every row handed over set
 /// again on the mirror (`Flow::set_solid_rows`: its masks, stencil, fixed velocities, and its
 /// values closed), its cells and fixed velocities copied before and compared after, to find
@@ -56,19 +76,9 @@ fn every_row(
 #[test]
 #[ignore = "a measurement: prints the host's ms per moving-disc substep"]
 fn host_side_cost() {
-    let n = 2048;
-    let flow = Flow::new(n, n, 1.0 / n as f32, Boundary::default());
-    let painted = vec![false; n * n];
+    let (flow, painted) = grid();
     for (name, velocity) in [("stir's disc", [0.6, 0.0]), ("jumping", [0.0, 21.6])] {
-        let dt = 1.0 / 60.0;
-        let at = |step: usize| MovingDisc {
-            center: [
-                0.2 + velocity[0] * dt * step as f32,
-                0.15 + velocity[1] * dt * step as f32,
-            ],
-            radius: 0.12,
-            velocity,
-        };
+        let at = |step: usize| stir_disc(0.15, velocity, step);
         let (mut mirror, mut before) = (Mirror::new(&flow), flow.clone());
         // The same again, read as a read-back was (its stale rows kept).
         let mut kept_mirror = Mirror::new(&flow);
@@ -157,15 +167,9 @@ fn host_side_cost() {
 #[test]
 #[ignore = "a measurement: prints the host's ms per moving-disc substep"]
 fn multigrid_host_cost() {
-    let n = 2048;
-    let mut flow = Flow::new(n, n, 1.0 / n as f32, Boundary::default());
-    let painted = vec![false; n * n];
-    let (velocity, dt) = ([0.6, 0.0], 1.0 / 60.0);
-    let at = |step: usize| MovingDisc {
-        center: [0.2 + velocity[0] * dt * step as f32, 0.5],
-        radius: 0.12,
-        velocity,
-    };
+    let (mut flow, painted) = grid();
+    let n = flow.nx;
+    let at = |step: usize| stir_disc(0.5, [0.6, 0.0], step);
     flow.set_solid(draw(&flow, &painted, &[at(0)], &(0..n)));
     let mut mirror = Mirror::new(&flow);
     let (mut by_cells, mut by_rows) = (Hierarchy::new(&flow), Hierarchy::new(&flow));
@@ -227,14 +231,11 @@ fn multigrid_host_cost() {
 #[test]
 #[ignore = "a measurement: prints a frame's ms for its copy of the flow"]
 fn frame_copy_cost() {
-    let n = 2048;
-    let mut flow = Flow::new(n, n, 1.0 / n as f32, Boundary::default());
-    let painted = vec![false; n * n];
-    let (velocity, dt) = ([0.6, 0.0], 1.0 / 60.0);
+    let (mut flow, painted) = grid();
+    let n = flow.nx;
     let at = |step: usize| MovingDisc {
-        center: [0.2 + velocity[0] * dt * step as f32, 0.5],
-        radius: 0.12,
-        velocity: if step < 6 { velocity } else { [0.0; 2] },
+        velocity: if step < 6 { [0.6, 0.0] } else { [0.0; 2] },
+        ..stir_disc(0.5, [0.6, 0.0], step)
     };
     flow.set_solid(draw(&flow, &painted, &[at(0)], &(0..n)));
     let mut mirror = Mirror::new(&flow);
@@ -265,13 +266,7 @@ fn frame_copy_cost() {
         assert!(old.solid() == new.solid() && old.solid() == flow.solid());
         assert!(old.has_masks() && !new.has_masks());
         let old = least(&mut t[2], &mut || flow.clone());
-        let new = least(&mut t[3], &mut || {
-            let mut copy = flow.cells_only();
-            copy.u.data.clone_from(&flow.u.data);
-            copy.v.data.clone_from(&flow.v.data);
-            copy.p.data.clone_from(&flow.p.data);
-            copy
-        });
+        let new = least(&mut t[3], &mut || flow.cells_and_values());
         assert!(old.u.data == new.u.data && old.solid() == new.solid());
     }
     let (faces, cells) = ((n + 1) * n, n * n);
