@@ -6,6 +6,9 @@
 //! pixel samples at one point instead of averaging what it covers, so they shimmer as the water
 //! or the camera moves.
 
+#[path = "support/pool_waves.rs"]
+mod pool_waves;
+
 use fluidlab::gfx::camera::Camera;
 use fluidlab::gfx::capture::Image;
 use fluidlab::gfx::headless::Headless;
@@ -34,25 +37,11 @@ fn grazing() -> Camera {
 /// Calm water, or a few waves 15 to 31 cm long, 4 mm high (their caustics are lines on the
 /// floor).
 fn texels(waves: bool) -> Vec<[f32; 4]> {
-    let h = SIZE / (NODES - 1) as f32;
-    let mut texels = Vec::with_capacity(NODES * NODES);
-    for j in 0..NODES {
-        for i in 0..NODES {
-            let (x, z) = (i as f32 * h, j as f32 * h);
-            let mut u = 0.0;
-            if waves {
-                for (k, (length, angle)) in [(0.15f32, 0.3f32), (0.22, 1.9), (0.31, 4.0)]
-                    .into_iter()
-                    .enumerate()
-                {
-                    let phase = (x * angle.cos() + z * angle.sin()) / length;
-                    u += 0.004 * (std::f32::consts::TAU * phase + k as f32).sin();
-                }
-            }
-            texels.push([0.0, u, 0.0, 0.0]);
-        }
+    if waves {
+        pool_waves::waves(NODES, SIZE)
+    } else {
+        vec![[0.0; 4]; NODES * NODES]
     }
-    texels
 }
 
 /// The reference's brightness spread over the water (0–255), measured with this renderer: calm

@@ -11,6 +11,9 @@
 //! 15–31 cm long at 513² (no stride) and 1025² (stride 2); with `FLUIDLAB_POOL_HEIGHTS=DIR`, a
 //! `fluidlab simulate ... --format npy` export's `frame_00045_height.npy` from DIR instead (the
 //! grid's size from the file).
+#[path = "support/pool_waves.rs"]
+mod pool_waves;
+
 use fluidlab::gfx::camera::Camera;
 use fluidlab::gfx::capture::Image;
 use fluidlab::gfx::headless::Headless;
@@ -29,27 +32,6 @@ fn camera(yaw: f32, pitch: f32, distance: f32, target: [f32; 3]) -> Camera {
         pitch: pitch.to_radians(),
         distance,
     }
-}
-
-/// The aliasing test's waves (15 to 31 cm long, 4 mm high) on a grid of `nodes` a side.
-fn waves(nodes: usize) -> Vec<[f32; 4]> {
-    let h = SIZE / (nodes - 1) as f32;
-    let mut texels = Vec::with_capacity(nodes * nodes);
-    for j in 0..nodes {
-        for i in 0..nodes {
-            let (x, z) = (i as f32 * h, j as f32 * h);
-            let mut u = 0.0;
-            for (k, (length, angle)) in [(0.15f32, 0.3f32), (0.22, 1.9), (0.31, 4.0)]
-                .into_iter()
-                .enumerate()
-            {
-                let phase = (x * angle.cos() + z * angle.sin()) / length;
-                u += 0.004 * (std::f32::consts::TAU * phase + k as f32).sin();
-            }
-            texels.push([0.0, u, 0.0, 0.0]);
-        }
-    }
-    texels
 }
 
 /// A simulate export's heights (`.npy`, little-endian f32, N × N) and N.
@@ -153,7 +135,7 @@ fn far_taps_seam_on_a_strided_mesh() {
     ];
     let grids: Vec<(usize, Vec<[f32; 4]>)> = match std::env::var("FLUIDLAB_POOL_HEIGHTS") {
         Ok(dir) => vec![exported(&dir)],
-        Err(_) => [513, 1025].map(|n| (n, waves(n))).into(),
+        Err(_) => [513, 1025].map(|n| (n, pool_waves::waves(n, SIZE))).into(),
     };
     for (name, camera) in &cameras {
         for (nodes, texels) in &grids {
