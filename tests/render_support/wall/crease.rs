@@ -13,6 +13,8 @@ pub struct Crease {
     pub seams: usize,
     pub seam_least: f32,
     pub seam_nearer: usize,
+    pub seam_off_face: f32,
+    pub seam_off_face_over_2mm: usize,
     pub pinholes: usize,
     pub pinhole_least: f32,
     pub pinhole_outside: f32,
@@ -25,7 +27,10 @@ impl Wall {
     /// filter has only the top's samples, several texels off, to fit a line through (13 mm
     /// towards the eye at the most in this frame): how many, the least of their smoothed
     /// depth less their splatted depth (m; negative: pulled towards the eye) and how many were
-    /// pulled more than 5 mm towards the eye. Of the rest, the pinholes: a splat deeper by
+    /// pulled more than 5 mm towards the eye, and how far their smoothed depth lies outside
+    /// the range of the smoothed depths of the pixels above and below them (the face's) at
+    /// the most (m) and how many by more than 2 mm (docs/viewer.md, "The seams inside the
+    /// face"). Of the rest, the pinholes: a splat deeper by
     /// over 1 cm than the pixels above and below it (a particle behind the front layer seen
     /// through a gap between its splats, which the filter fills in: it is pulled towards the
     /// eye by about that step): how many, the least of that difference, and how far the
@@ -56,6 +61,12 @@ impl Wall {
                 crease.seams += 1;
                 crease.seam_least = crease.seam_least.min(bias);
                 crease.seam_nearer += usize::from(bias < -0.005);
+                let (above, below) = (self.smoothed[k + w], self.smoothed[k - w]);
+                let off_face = (above.min(below) - self.smoothed[k])
+                    .max(self.smoothed[k] - above.max(below))
+                    .max(0.0);
+                crease.seam_off_face = crease.seam_off_face.max(off_face);
+                crease.seam_off_face_over_2mm += usize::from(off_face > 0.002);
                 continue;
             }
             let (above, below) = (self.depth[k + w], self.depth[k - w]);
