@@ -227,6 +227,35 @@ fn the_top_meets_the_front_glass_without_a_light_line() {
         rise.rising_unlit_median,
         rise.rising_unlit_over_10
     );
+    // What the columns that brighten without shadow and caustics too look at: the
+    // refraction's lookup crosses from a light cell of the floor's checker (first row) to a
+    // dark one (fifth) in 23 of those 43 (before the filter classed the seams: 22 of 40, 15 of
+    // the 16 not crossed by the dark line of docs/viewer.md), and in 0 of the 83 columns that
+    // brighten with them only: the floor's pattern refracted (docs/viewer.md, "The top's last
+    // rows at the front glass"). It does not tell a shading ramp of its own (the control below:
+    // 67 of 92 with it, as the ramp lifts the columns that cross a cell first); the bounds
+    // above do.
+    println!(
+        "of the {} columns brightening without shadow and caustics too, {} look up a light \
+         checker cell from row 1 and a dark one from row 5; of the {} brightening with them \
+         only, {}",
+        rise.rising_unlit_over_10,
+        rise.unlit_rising_onto_light_cell,
+        rise.lit_only,
+        rise.lit_only_onto_light_cell
+    );
+    assert!(
+        rise.unlit_rising_onto_light_cell * 5 > rise.rising_unlit_over_10 * 2
+            && rise.lit_only_onto_light_cell * 10 < rise.lit_only,
+        "the top's columns brightening without shadow and caustics: {} of {} look up the \
+         floor's checker from a light cell (row 1) to a dark one (row 5) (23 of 43; bound over \
+         2/5), of those brightening with them only {} of {} (0 of 83; under 1/10): their \
+         brightening is no longer the floor's pattern refracted",
+        rise.unlit_rising_onto_light_cell,
+        rise.rising_unlit_over_10,
+        rise.lit_only_onto_light_cell,
+        rise.lit_only
+    );
     // The positive control: a shading artefact that does not depend on the light, a ramp over
     // the top's last rows (4 levels at the first, 0 at the fifth) drawn into both pictures,
     // fails both bounds above. The rim's rule counts it too, barely (4 light pixels; 3 before the first
@@ -237,11 +266,12 @@ fn the_top_meets_the_front_glass_without_a_light_line() {
     println!(
         "with a ramp of 1 level a row drawn into both pictures: {} light within 4 r of the \
          front glass; {} columns brighten by 10 or more, without shadow and caustics {:.1} \
-         levels (median), {} of them by 10 or more",
+         levels (median), {} of them by 10 or more, {} of those onto a light checker cell",
         ramped_rim.all_light,
         ramped_rise.rising,
         ramped_rise.rising_unlit_median,
-        ramped_rise.rising_unlit_over_10
+        ramped_rise.rising_unlit_over_10,
+        ramped_rise.unlit_rising_onto_light_cell
     );
     assert!(
         ramped_rise.rising_unlit_median > 3.0 && ramped_rise.rising_unlit_over_10 >= 55,

@@ -13,7 +13,7 @@ mod top_rise;
 use crate::dam_break::dam_break_stepped;
 use crate::render_support::{draw, headless, Unprojection};
 use fluidlab::gfx::camera::Camera;
-use fluidlab::sims::pbf::render::{Buffer, RenderSettings};
+use fluidlab::sims::pbf::render::{scene_mesh, Buffer, RenderSettings};
 use glam::Vec3;
 
 /// The dam break at `particles` after 40 steps (0.66 s, `fluidlab render`'s frame 1 at
@@ -22,7 +22,8 @@ use glam::Vec3;
 /// each pixel's splatted surface lies within a sprite radius of the near-left glass (the
 /// container's x = min wall); and for the front glass (z = max): each pixel's splatted
 /// surface's distance from it in particle radii, the angle of its normal from the glass's (°)
-/// and whether it is shaded as behind glass.
+/// and whether it is shaded as behind glass; whether the refraction's lookup lands on a light
+/// cell of the floor.
 #[derive(Clone)]
 pub struct Wall {
     width: usize,
@@ -38,6 +39,10 @@ pub struct Wall {
     /// The luminance of the same frame drawn with shadow and caustics off (`fluid_light`),
     /// when asked for.
     unlit: Option<Vec<f32>>,
+    /// Whether the scene that `composite`'s refraction looks up for each fluid pixel is a
+    /// light cell of the floor's checker (albedo 1, the dark ones 0.6): the lookup offset
+    /// along the normal as `composite` takes it, the ray through that pixel to the floor.
+    lookup_on_light_cell: Vec<bool>,
 }
 
 pub fn render(particles: u64, width: u32, height: u32, unlit: bool) -> Wall {
@@ -78,7 +83,20 @@ pub fn render(particles: u64, width: u32, height: u32, unlit: bool) -> Wall {
         behind_glass: normals.chunks(4).map(|n| n[3] > 1.5).collect(),
         smoothed,
         unlit,
+        lookup_on_light_cell: vec![false; w * h],
     };
+    // `composite`'s refraction: the scene looked up `bend` · min(thickness, 1) along the
+    // normal's screen components (uv), `bend` its `refraction_strength` (0.25, surface.rs)
+    // times 1 − 1/n. The floor's checker: cells of 0.1 of the container's diagonal
+    // (scene_mesh.rs), light where both axes' square waves agree (`scene.frag`).
+    let thickness = renderer
+        .read_buffer(Buffer::Thickness)
+        .expect("the thickness");
+    let bend = 0.25 * (1.0 - 1.0 / settings.refraction_index);
+    let floor = scene_mesh::floor_height(&scene.container);
+    let checker = 0.1 * Vec3::from(scene.container.size()).length();
+    let square = |p: f32| (p / (2.0 * checker)).rem_euclid(1.0) < 0.5;
+    let eye = camera.eye();
     for y in 0..h {
         for x in 0..w {
             let k = y * w + x;
@@ -91,6 +109,16 @@ pub fn render(particles: u64, width: u32, height: u32, unlit: bool) -> Wall {
             wall.off_front[k] = (front - world.z) / radius;
             let normal = rotation * Vec3::from_slice(&normals[4 * k..4 * k + 3]);
             wall.tilt[k] = normal.z.clamp(-1.0, 1.0).acos().to_degrees();
+            let offset = bend * thickness[k].min(1.0);
+            let look_x = (x as f32 - normals[4 * k] * offset * w as f32).round();
+            let look_y = (y as f32 - normals[4 * k + 1] * offset * h as f32).round();
+            let look = (
+                look_x.clamp(0.0, (w - 1) as f32) as usize,
+                look_y.clamp(0.0, (h - 1) as f32) as usize,
+            );
+            let ray = unprojection.world(look.0, look.1, 1.0) - eye;
+            let hit = eye + ray * ((floor - eye.y) / ray.y);
+            wall.lookup_on_light_cell[k] = square(hit.x) == square(hit.z);
         }
     }
     wall

@@ -13,6 +13,13 @@ pub struct TopRise {
     pub rising_mean: f32,
     pub rising_unlit_median: f32,
     pub rising_unlit_over_10: usize,
+    /// Of the `rising_unlit_over_10` columns, those whose refraction lookup lies on a light
+    /// cell of the floor's checker from the first row and on a dark one from the fifth.
+    pub unlit_rising_onto_light_cell: usize,
+    /// The columns that brighten by 10 levels or more with shadow and caustics only, and how
+    /// many of them have their lookup so.
+    pub lit_only: usize,
+    pub lit_only_onto_light_cell: usize,
 }
 
 impl Wall {
@@ -26,7 +33,11 @@ impl Wall {
     /// drawn across their rows darkens both pictures alike). The composite's inputs read back there
     /// (docs/viewer.md, "The top's last rows at the front glass"): the refraction's lookup
     /// (about 11 px down the screen) reaches, from the first rows, the lit strip of floor
-    /// behind the front glass, past the fluid's shadow.
+    /// behind the front glass, past the fluid's shadow. Of the columns lighter by 10 levels
+    /// without shadow and caustics too, how many have the lookup on a light cell of the
+    /// floor's checker from the first row and on a dark one from the fifth (the cells'
+    /// boundary crossed: the unlit scene's lighter band); of those lighter with them only, how
+    /// many, and how many of them so.
     pub fn top_rise(&self) -> TopRise {
         let w = self.width;
         let free = |k: usize| self.depth[k] > 0.0 && !self.behind_glass[k];
@@ -50,9 +61,17 @@ impl Wall {
             rise.columns += 1;
             rise.mean += lit;
             rise.unlit_mean += dark;
+            let onto_light_cell =
+                self.lookup_on_light_cell[k] && !self.lookup_on_light_cell[k + 4 * w];
             if lit >= 10.0 {
                 rise.rising_mean += lit;
                 unlit_rises.push(dark);
+                if dark >= 10.0 {
+                    rise.unlit_rising_onto_light_cell += usize::from(onto_light_cell);
+                } else {
+                    rise.lit_only += 1;
+                    rise.lit_only_onto_light_cell += usize::from(onto_light_cell);
+                }
             }
         }
         unlit_rises.sort_by(f32::total_cmp);
