@@ -134,7 +134,9 @@ const NEAR_LID: &str = r#"
 /// (1.5 sprite radii, 60°); 13 and 5 then, 37 and 34 since the filters keep the face on the
 /// glass apart (a pixel's own splat decides its side), 4 and 3 since the line fit across the
 /// crease and the face's seams on the glass (render_wall.rs's `the_top_meets_…`), 4 and 3
-/// since `normals` takes its differences on the pixel's side of the crease. The face: 1 142 of
+/// since `normals` takes its differences on the pixel's side of the crease, 3 and 3 since the
+/// first filter pass classes the face's seams (4 and 3 with `normals`' seam rule counting
+/// those as on the glass: it spread one pixel further). The face: 1 142 of
 /// 1 142 before that, 1 087 with it (its seams, splats more than 45° from the wall, filtered
 /// with the free surface), 1 122 since a pixel `sphere_depth` marked on the glass takes the
 /// wall's normal without the 45° test on its smoothed normal, 1 131 with the face's seams on

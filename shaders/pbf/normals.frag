@@ -30,7 +30,8 @@
 // pixel marked near the band (mark 1) with three or four neighbours marked on the glass (or
 // five of its eight) is a seam of the face and counts as marked on the glass (the camera's
 // first filter pass marks most seams 3 already, `narrow_range_seam`; this takes those it did
-// not, and all of them when no filter runs). Such a pixel's w is 2 (1 elsewhere in the
+// not, and all of them when no filter runs; it counts only mark 2 as on the glass, so it
+// does not spread out from the seams marked 3). Such a pixel's w is 2 (1 elsewhere in the
 // fluid): `composite` shades it as water behind glass.
 in vec2 uv;
 
@@ -57,8 +58,9 @@ vec3 eye_position(vec2 at, float depth) {
 // How much of an edge the pixel is: 1 beside the background, else rising from 0 to 1 as the
 // larger step to a neighbour grows from 0.5 to 1.5 `layer_step`.
 float edge = 0.0;
-// How many of the four neighbours `sphere_depth` marked on the glass (mark 2, or a seam: 3), on
-// the pixel's layer (within `layer_step`).
+// How many of the four neighbours `sphere_depth` marked on the glass (mark 2; not a seam the
+// first filter pass marked 3, so the rule below does not spread out from those), on the
+// pixel's layer (within `layer_step`).
 int glass_neighbours = 0;
 // The centre's class in the filters' sense: on the glass (mark 2 or 3) or not.
 bool center_glass = false;
@@ -74,9 +76,9 @@ vec3 smaller_difference(vec3 center, vec2 step) {
     vec3 forward = eye_position(uv + step, depth_forward) - center;
     vec3 backward = center - eye_position(uv - step, depth_backward);
     // A neighbour on another layer (a step over `layer_step`) is not the pixel's glass.
-    glass_neighbours += int((floatBitsToUint(depth_forward) & 3u) >= 2u
+    glass_neighbours += int((floatBitsToUint(depth_forward) & 3u) == 2u
                             && abs(depth_forward + center.z) <= layer_step)
-                      + int((floatBitsToUint(depth_backward) & 3u) >= 2u
+                      + int((floatBitsToUint(depth_backward) & 3u) == 2u
                             && abs(depth_backward + center.z) <= layer_step);
     float larger = max(abs(depth_forward + center.z), abs(depth_backward + center.z));
     edge = max(edge, depth_forward <= 0.0 || depth_backward <= 0.0
@@ -163,7 +165,7 @@ void main() {
         ivec2 at = pixel + ivec2(i < 2 ? -1 : 1, (i & 1) == 0 ? -1 : 1);
         ivec2 inside = clamp(at, ivec2(0), last);
         float corner = texelFetch(depth_texture, inside, 0).r;
-        diagonal += int(at == inside && (floatBitsToUint(corner) & 3u) >= 2u
+        diagonal += int(at == inside && (floatBitsToUint(corner) & 3u) == 2u
                         && abs(corner - depth) <= layer_step);
     }
     if (mark == 1u && (glass_neighbours >= 3 || glass_neighbours + diagonal >= 5)) mark = 2u;
