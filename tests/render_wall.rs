@@ -48,7 +48,7 @@ fn the_fluids_face_on_the_glass_shows_no_light_flecks() {
 /// along the face's top edge: 520 light pixels within 4 radii of the glass. The filters keep
 /// the face and the free surface apart (`narrow_range.glsl`, the line fit across the crease
 /// in `smooth_depth`, the seams' normals in `normals`). Now: 0 light pixels of 40 955, the top
-/// at 86.3°, 633 seams shaded behind glass, the face's smoothed depth's second differences
+/// at 86.3°, 610 seams shaded behind glass, the face's smoothed depth's second differences
 /// 2.985e-5 m (661 of its pixels left out by a step); the top's first row above the face
 /// (1 pinhole and 305 seams inside the face left out) 777 px, smoothed − splatted +3.36e-4 m
 /// on average, the least −8.2e-3 m, 15 pulled over 5 mm towards the eye; the seams inside the
@@ -82,7 +82,7 @@ fn the_top_meets_the_front_glass_without_a_light_line() {
          second differences {roughness:.3e} m; the top's first row above it {} px, smoothed - \
          splatted mean {:.3e} m, least {:.3e} m, {} px over 5 mm nearer; {} seams inside the \
          face, least {:.3e} m, {} over 5 mm nearer, off the face {:.3e} m at the most, {} over \
-         2 mm; {} pinholes, least {:.3e} m, filled in \
+         2 mm, off its splatted depths {:.3e} m at the most; {} pinholes, least {:.3e} m, filled in \
          {:.3e} m outside their neighbours' depths; with a light line of {line} px drawn in \
          {} light",
         rim.all,
@@ -100,6 +100,7 @@ fn the_top_meets_the_front_glass_without_a_light_line() {
         crease.seam_nearer,
         crease.seam_off_face,
         crease.seam_off_face_over_2mm,
+        crease.seam_off_splatted_face,
         crease.pinholes,
         crease.pinhole_least,
         crease.pinhole_outside,
@@ -122,7 +123,8 @@ fn the_top_meets_the_front_glass_without_a_light_line() {
     assert!(
         rim.seams < 700,
         "{} pixels marked near the band shaded behind glass within 4 r of the front glass \
-         (633; 617 before the first filter pass classed the seams; a wider seam rule would take more; two of four neighbours: 1 025)",
+         (610; 617 before the first filter pass classed the seams, 633 with `normals` \
+         counting those it marked 3 as on the glass; two of four neighbours: 1 025)",
         rim.seams
     );
     assert!(face > 25000, "the face on the glass: {face} px");
@@ -156,12 +158,16 @@ fn the_top_meets_the_front_glass_without_a_light_line() {
     // across the crease (46 over 2 mm off the face, 1.837e-2 m at the most). Their splats lie
     // deeper than the face (a rim between flattened splats), so on the face 15 of them sit
     // over 5 mm nearer than splatted (3 when the top pulled them less far).
+    // `seam_off_face` below is measured against the smoothed face, which a filter pulling face
+    // and seams towards the eye together passes: these bound the seams against their splats.
     assert!(
-        crease.seams < 500 && crease.seam_least > -0.02,
+        crease.seams < 500 && crease.seam_least > -0.013 && crease.seam_nearer < 25,
         "{} seams inside the face in the top's first row: the least smoothed - splatted \
-         {:.3e} m (305, -9.1e-3 m; -1.306e-2 fitted to the top)",
+         {:.3e} m (305, -9.1e-3 m; -1.306e-2 fitted to the top), {} over 5 mm nearer than \
+         splatted (15; 3 fitted to the top)",
         crease.seams,
-        crease.seam_least
+        crease.seam_least,
+        crease.seam_nearer
     );
     assert!(
         crease.seam_off_face < 5e-3 && crease.seam_off_face_over_2mm < 5,
@@ -170,6 +176,14 @@ fn the_top_meets_the_front_glass_without_a_light_line() {
          to the top's samples across the crease)",
         crease.seam_off_face,
         crease.seam_off_face_over_2mm
+    );
+    // And against the face's splatted depths above and below: a filter that pulled the face
+    // and its seams towards the eye together would pass the bound above.
+    assert!(
+        crease.seam_off_splatted_face < 1.3e-2,
+        "the seams inside the face outside the splatted depths above and below them by \
+         {:.3e} m at the most (8.74e-3)",
+        crease.seam_off_splatted_face
     );
     assert!(
         crease.pinhole_least > -0.03 && crease.pinhole_outside < 5e-3,
@@ -181,7 +195,7 @@ fn the_top_meets_the_front_glass_without_a_light_line() {
     assert!(
         line > 1000 && lined.all_light * 4 > line * 3,
         "a light line 40 levels over the free surface's first two rows above the face: {} of \
-         its {line} px within 4 r of the front glass counted light (1 326 of 1 407; 476 with the median \
+         its {line} px within 4 r of the front glass counted light (1 333 of 1 425; 476 with the median \
          of the pixel's own class asked everywhere: the line fills half or more of that class)",
         lined.all_light
     );
@@ -244,9 +258,11 @@ fn the_top_meets_the_front_glass_without_a_light_line() {
         rise.lit_only,
         rise.lit_only_onto_light_cell
     );
+    // (An empty set passes: no brightening left to explain.)
     assert!(
-        rise.unlit_rising_onto_light_cell * 5 > rise.rising_unlit_over_10 * 2
-            && rise.lit_only_onto_light_cell * 10 < rise.lit_only,
+        (rise.rising_unlit_over_10 == 0
+            || rise.unlit_rising_onto_light_cell * 5 > rise.rising_unlit_over_10 * 2)
+            && (rise.lit_only == 0 || rise.lit_only_onto_light_cell * 10 < rise.lit_only),
         "the top's columns brightening without shadow and caustics: {} of {} look up the \
          floor's checker from a light cell (row 1) to a dark one (row 5) (23 of 43; bound over \
          2/5), of those brightening with them only {} of {} (0 of 83; under 1/10): their \

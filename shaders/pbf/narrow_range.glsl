@@ -76,12 +76,14 @@ float narrow_range_pack(float depth, uint mark) {
 // more than 45° off the wall between splats flattened on it): mark 3, passed on. A seam is
 // filtered as a centre on the glass (only the face's samples), so it lands on the face's plane
 // instead of on the line fitted to the top's samples across the crease (46 of 305 seams in
-// `tests/render_wall.rs`'s frame lay over 2 mm off the face, up to 1.8 cm; none with it). As a
-// sample it counts for both classes (`narrow_range_same_class`): classed as the face alone
-// (mark 2) the top's first row lost it as a sample and 2 pixels turned light (one caught the
-// sun's highlight, its normal turned 7° sideways by a 0.7 mm shift; one grazed the eye,
-// Fresnel 0.10 → 0.55; docs/viewer.md, "The seams inside the face"). Neighbours beyond the
-// screen's border are not counted.
+// `tests/render_wall.rs`'s frame lay over 2 mm off the face, up to 1.8 cm; none with it). In
+// this pass the samples are the splatted depth, where a neighbouring seam is still marked 1
+// (the free surface's class); from the next pass on it is marked 3 and counts for both
+// classes (`narrow_range_same_class`): classed as the face alone (mark 2) the top's first row
+// lost it as a sample and 2 pixels turned light (one caught the sun's highlight, its normal
+// turned 7° sideways by a 0.7 mm shift; one grazed the eye, Fresnel 0.10 → 0.55;
+// docs/viewer.md, "The seams inside the face"). Neighbours beyond the screen's border are not
+// counted.
 uint narrow_range_seam(float center, uint mark, float threshold) {
     if (mark != 1u) return mark;
     ivec2 pixel = ivec2(gl_FragCoord.xy);

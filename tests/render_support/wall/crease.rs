@@ -15,6 +15,9 @@ pub struct Crease {
     pub seam_nearer: usize,
     pub seam_off_face: f32,
     pub seam_off_face_over_2mm: usize,
+    /// Against the face's splatted depths above and below (a filter that pulls face and seams
+    /// together passes `seam_off_face`, not this).
+    pub seam_off_splatted_face: f32,
     pub pinholes: usize,
     pub pinhole_least: f32,
     pub pinhole_outside: f32,
@@ -67,6 +70,11 @@ impl Wall {
                     .max(0.0);
                 crease.seam_off_face = crease.seam_off_face.max(off_face);
                 crease.seam_off_face_over_2mm += usize::from(off_face > 0.002);
+                let (above, below) = (self.depth[k + w], self.depth[k - w]);
+                let off_splatted = (above.min(below) - self.smoothed[k])
+                    .max(self.smoothed[k] - above.max(below))
+                    .max(0.0);
+                crease.seam_off_splatted_face = crease.seam_off_splatted_face.max(off_splatted);
                 continue;
             }
             let (above, below) = (self.depth[k + w], self.depth[k - w]);

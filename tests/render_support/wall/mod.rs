@@ -13,7 +13,7 @@ mod top_rise;
 use crate::dam_break::dam_break_stepped;
 use crate::render_support::{draw, headless, Unprojection};
 use fluidlab::gfx::camera::Camera;
-use fluidlab::sims::pbf::render::{scene_mesh, Buffer, RenderSettings};
+use fluidlab::sims::pbf::render::{scene_mesh, Buffer, RenderSettings, REFRACTION_STRENGTH};
 use glam::Vec3;
 
 /// The dam break at `particles` after 40 steps (0.66 s, `fluidlab render`'s frame 1 at
@@ -34,7 +34,8 @@ pub struct Wall {
     off_front: Vec<f32>,
     tilt: Vec<f32>,
     behind_glass: Vec<bool>,
-    /// The smoothed depth (its two lowest bits the mark `sphere_depth` gave the pixel).
+    /// The smoothed depth (its two lowest bits the pixel's mark: `sphere_depth`'s, or 3 for a
+    /// seam of the face that the camera's first filter pass found).
     smoothed: Vec<f32>,
     /// The luminance of the same frame drawn with shadow and caustics off (`fluid_light`),
     /// when asked for.
@@ -42,7 +43,8 @@ pub struct Wall {
     /// Whether the scene that `composite`'s refraction looks up for each fluid pixel is a
     /// light cell of the floor's checker (albedo 1, the dark ones 0.6): the lookup offset
     /// along the normal as `composite` takes it, the ray through that pixel to the floor.
-    lookup_on_light_cell: Vec<bool>,
+    /// None where that ray misses the floor.
+    lookup_on_light_cell: Vec<Option<bool>>,
 }
 
 pub fn render(particles: u64, width: u32, height: u32, unlit: bool) -> Wall {
@@ -83,20 +85,30 @@ pub fn render(particles: u64, width: u32, height: u32, unlit: bool) -> Wall {
         behind_glass: normals.chunks(4).map(|n| n[3] > 1.5).collect(),
         smoothed,
         unlit,
-        lookup_on_light_cell: vec![false; w * h],
+        lookup_on_light_cell: vec![None; w * h],
     };
     // `composite`'s refraction: the scene looked up `bend` · min(thickness, 1) along the
-    // normal's screen components (uv), `bend` its `refraction_strength` (0.25, surface.rs)
-    // times 1 − 1/n. The floor's checker: cells of 0.1 of the container's diagonal
-    // (scene_mesh.rs), light where both axes' square waves agree (`scene.frag`).
+    // normal's screen components (uv), `bend` its `REFRACTION_STRENGTH` times 1 − 1/n, the
+    // pixel itself where it is shaded as behind glass or the scene there lies nearer than the
+    // fluid (the scene taken as the floor: the lookup's ray to it). The floor's checker
+    // (`scene_mesh::checker_size`), light where both axes' square waves agree (`scene.frag`).
     let thickness = renderer
         .read_buffer(Buffer::Thickness)
         .expect("the thickness");
-    let bend = 0.25 * (1.0 - 1.0 / settings.refraction_index);
+    let bend = REFRACTION_STRENGTH * (1.0 - 1.0 / settings.refraction_index.max(1.0));
     let floor = scene_mesh::floor_height(&scene.container);
-    let checker = 0.1 * Vec3::from(scene.container.size()).length();
+    let checker = scene_mesh::checker_size(Vec3::from(scene.container.size()).length());
     let square = |p: f32| (p / (2.0 * checker)).rem_euclid(1.0) < 0.5;
     let eye = camera.eye();
+    let forward = rotation * Vec3::NEG_Z;
+    // The floor's point seen through pixel `look` and its eye depth, if the ray meets it.
+    let floor_hit = |look: (usize, usize)| {
+        let ray = unprojection.world(look.0, look.1, 1.0) - eye;
+        (ray.y < 0.0).then(|| {
+            let hit = eye + ray * ((floor - eye.y) / ray.y);
+            (hit, (hit - eye).dot(forward))
+        })
+    };
     for y in 0..h {
         for x in 0..w {
             let k = y * w + x;
@@ -116,9 +128,11 @@ pub fn render(particles: u64, width: u32, height: u32, unlit: bool) -> Wall {
                 look_x.clamp(0.0, (w - 1) as f32) as usize,
                 look_y.clamp(0.0, (h - 1) as f32) as usize,
             );
-            let ray = unprojection.world(look.0, look.1, 1.0) - eye;
-            let hit = eye + ray * ((floor - eye.y) / ray.y);
-            wall.lookup_on_light_cell[k] = square(hit.x) == square(hit.z);
+            let through_fluid = floor_hit(look)
+                .filter(|&(_, depth)| !wall.behind_glass[k] && depth >= wall.smoothed[k]);
+            wall.lookup_on_light_cell[k] = through_fluid
+                .or_else(|| floor_hit((x, y)))
+                .map(|(hit, _)| square(hit.x) == square(hit.z));
         }
     }
     wall

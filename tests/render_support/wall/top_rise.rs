@@ -61,8 +61,8 @@ impl Wall {
             rise.columns += 1;
             rise.mean += lit;
             rise.unlit_mean += dark;
-            let onto_light_cell =
-                self.lookup_on_light_cell[k] && !self.lookup_on_light_cell[k + 4 * w];
+            let onto_light_cell = self.lookup_on_light_cell[k] == Some(true)
+                && self.lookup_on_light_cell[k + 4 * w] == Some(false);
             if lit >= 10.0 {
                 rise.rising_mean += lit;
                 unlit_rises.push(dark);
