@@ -182,7 +182,7 @@ fn the_top_meets_the_front_glass_without_a_light_line() {
     assert!(
         crease.seam_off_splatted_face < 1.3e-2,
         "the seams inside the face outside the splatted depths above and below them by \
-         {:.3e} m at the most (8.74e-3)",
+         {:.3e} m at the most (8.74e-3; 1.917e-2 fitted to the top's samples)",
         crease.seam_off_splatted_face
     );
     assert!(
