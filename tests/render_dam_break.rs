@@ -403,7 +403,8 @@ fn sparse_sprites_rims_reflect_the_floor_not_grey_dots() {
         // The fluid's face on the glass, and no more: 4 001 and 5 987 pixels with the band
         // 1.5 sprite radii, 60° and the lid; 3 239 and 5 244 with a particle radius and half
         // a sprite radius, 45°, no lid (docs/render-notes.md, the light flecks at the glass);
-        // 3 388 and 5 093 with `normals`' crease and seam rules.
+        // 3 388 and 5 093 with `normals`' crease and seam rules; 3 382 and 4 946 since the
+        // first filter pass classes the face's seams.
         let bound = if anisotropy { 3620 } else { 5615 };
         assert!(
             behind_glass < bound,
@@ -579,7 +580,8 @@ fn sparse_spray_shows_no_light_flecks() {
         // fades in over steps of 0.5–1.5 thresholds, 10 and 10 since the fluid's face on the
         // glass is shaded as water behind glass, 13 and 18 since `normals` takes its
         // differences on the pixel's side of the crease, counts seams by five of eight
-        // neighbours and prefers the pixel's class only on its layer). None faced away from
+        // neighbours and prefers the pixel's class only on its layer; 10 and 17 since the first
+        // filter pass classes the face's seams). None faced away from
         // the eye before either.
         assert!(pale < 40 && away == 0, "{pale} pale, {away} facing away");
         // The pale pixels left are thin fluid (136 of 154 with ellipsoids, 82 of 97 with
@@ -590,8 +592,8 @@ fn sparse_spray_shows_no_light_flecks() {
         // before the bias correction and the edge rule (100 and 113 with the correction
         // alone); 6 and 12 while the plane along the centre's slope alone decided which
         // samples were kept (most of them the filter's slope between two layers), 2 and 6
-        // before the graded edge rule, 1 and 4 after it, 5 and 4 now (the crease and seam
-        // rules of `normals`).
+        // before the graded edge rule, 1 and 4 after it, 5 and 4 with the crease and seam
+        // rules of `normals`, 4 and 5 since the first filter pass classes the face's seams.
         assert!(thick < 30, "{thick} pale over optically thick fluid");
     }
 }

@@ -48,7 +48,8 @@ bool narrow_range_keep(float sample_depth, float expected, float center, float t
 // `sphere_depth` marked as on the glass (the depth's two lowest bits 2: its splat's
 // surface within `wall_distance` of a near wall's plane and facing it within 45°) is dropped
 // from a centre that is not (marks 0 and 1 are one class here), and the other way round; the
-// filters pass the centre's mark on. (Under `smooth_depth`'s bias correction a pair split by
+// filters pass the centre's mark on. A seam of the face (mark 3) is a centre on the glass and
+// a sample of both classes. (Under `smooth_depth`'s bias correction a pair split by
 // this rule alone keeps its sample of the centre's class, in a line fit: `smooth_depth.frag`.)
 // Where the top meets the glass the two meet at a crease with no step in depth, and the filter
 // averaged them: it rounded the crease over its width, the top tilted towards the glass by
@@ -57,7 +58,8 @@ bool narrow_range_keep(float sample_depth, float expected, float center, float t
 // the glass"). The band alone (without the splat's own normal) took the top of the particles
 // touching the glass into the face, and so the meniscus of a calm pool.
 
-// The mark in a depth's two lowest bits (0 none, 1 near the glass's band, 2 on the glass; a
+// The mark in a depth's two lowest bits (0 none, 1 near the glass's band, 2 on the glass, 3 a
+// seam of the face, set by the first filter pass: `narrow_range_seam`; a
 // change of at most 3 units in the last place, under 3 µm at 10 m), and a depth with
 // it set.
 uint narrow_range_mark(float depth) {
@@ -66,4 +68,43 @@ uint narrow_range_mark(float depth) {
 
 float narrow_range_pack(float depth, uint mark) {
     return uintBitsToFloat((floatBitsToUint(depth) & ~3u) | mark);
+}
+
+// `normals`' seam rule on the splatted depth, for the camera's first filter pass: a pixel
+// marked near the band (1) with three or four of its side neighbours, or five of its eight,
+// marked on the glass (2) within `threshold` of its depth is a seam of the face (a splat's rim
+// more than 45° off the wall between splats flattened on it): mark 3, passed on. A seam is
+// filtered as a centre on the glass (only the face's samples), so it lands on the face's plane
+// instead of on the line fitted to the top's samples across the crease (46 of 305 seams in
+// `tests/render_wall.rs`'s frame lay over 2 mm off the face, up to 1.8 cm; none with it). In
+// this pass the samples are the splatted depth, where a neighbouring seam is still marked 1
+// (the free surface's class); from the next pass on it is marked 3 and counts for both
+// classes (`narrow_range_same_class`): classed as the face alone (mark 2) the top's first row
+// lost it as a sample and 2 pixels turned light (one caught the sun's highlight, its normal
+// turned 7° sideways by a 0.7 mm shift; one grazed the eye, Fresnel 0.10 → 0.55;
+// docs/viewer.md, "The seams inside the face"). Neighbours beyond the screen's border are not
+// counted.
+uint narrow_range_seam(float center, uint mark, float threshold) {
+    if (mark != 1u) return mark;
+    ivec2 pixel = ivec2(gl_FragCoord.xy);
+    ivec2 last = textureSize(depth_texture, 0) - 1;
+    int sides = 0;
+    int corners = 0;
+    for (int i = 0; i < 8; ++i) {
+        ivec2 step = i < 4 ? ivec2(i == 0 ? -1 : (i == 1 ? 1 : 0), i == 2 ? -1 : (i == 3 ? 1 : 0))
+                           : ivec2(i < 6 ? -1 : 1, (i & 1) == 0 ? -1 : 1);
+        ivec2 at = pixel + step;
+        ivec2 inside = clamp(at, ivec2(0), last);
+        float depth = texelFetch(depth_texture, inside, 0).r;
+        bool glass = at == inside && depth > 0.0 && (floatBitsToUint(depth) & 3u) == 2u
+                     && abs(depth - center) <= threshold;
+        if (i < 4) sides += int(glass); else corners += int(glass);
+    }
+    return sides >= 3 || sides + corners >= 5 ? 3u : 1u;
+}
+
+// Whether a sample of mark `sample_mark` is of the class of a centre on the glass (`glass`) or
+// not. A seam of the face (mark 3, `narrow_range_seam`) is of both.
+bool narrow_range_same_class(uint sample_mark, bool glass) {
+    return sample_mark == 3u || (sample_mark == 2u) == glass;
 }

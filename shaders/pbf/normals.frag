@@ -28,8 +28,11 @@
 // lies bumpy 0.3–1 sprite radii off the glass;
 // seen nearly edge-on, its depth steps straddled the edge rule's fade: light flecks. A
 // pixel marked near the band (mark 1) with three or four neighbours marked on the glass (or
-// five of its eight) is a seam of the face and counts as marked on the glass. Such a
-// pixel's w is 2 (1 elsewhere in the fluid): `composite` shades it as water behind glass.
+// five of its eight) is a seam of the face and counts as marked on the glass (the camera's
+// first filter pass marks most seams 3 already, `narrow_range_seam`; this takes those it did
+// not, and all of them when no filter runs; it counts only mark 2 as on the glass, so it
+// does not spread out from the seams marked 3). Such a pixel's w is 2 (1 elsewhere in the
+// fluid): `composite` shades it as water behind glass.
 in vec2 uv;
 
 uniform sampler2D depth_texture;
@@ -55,11 +58,17 @@ vec3 eye_position(vec2 at, float depth) {
 // How much of an edge the pixel is: 1 beside the background, else rising from 0 to 1 as the
 // larger step to a neighbour grows from 0.5 to 1.5 `layer_step`.
 float edge = 0.0;
-// How many of the four neighbours `sphere_depth` marked on the glass (mark 2), on the pixel's
-// layer (within `layer_step`).
+// How many of the four neighbours `sphere_depth` marked on the glass (mark 2; not a seam the
+// first filter pass marked 3, so the rule below does not spread out from those), on the
+// pixel's layer (within `layer_step`).
 int glass_neighbours = 0;
-// The centre's class in the filters' sense: on the glass (mark 2) or not.
+// The centre's class in the filters' sense: on the glass (mark 2 or 3) or not.
 bool center_glass = false;
+
+// A neighbour of mark `m` is of the centre's class (a seam, 3, of both).
+bool same_class(uint m) {
+    return m == 3u || (m == 2u) == center_glass;
+}
 
 vec3 smaller_difference(vec3 center, vec2 step) {
     float depth_forward = texture(depth_texture, uv + step).r;
@@ -82,8 +91,8 @@ vec3 smaller_difference(vec3 center, vec2 step) {
     // the free surface (no step in depth there), is another surface: the difference to the
     // one of the centre's class is taken. (The smaller one had been: the top's first row
     // took the face's slope, tilted 51–58° from the glass's normal, and caught the sun.)
-    bool forward_other = ((floatBitsToUint(depth_forward) & 3u) == 2u) != center_glass;
-    bool backward_other = ((floatBitsToUint(depth_backward) & 3u) == 2u) != center_glass;
+    bool forward_other = !same_class(floatBitsToUint(depth_forward) & 3u);
+    bool backward_other = !same_class(floatBitsToUint(depth_backward) & 3u);
     // The neighbour of the centre's class is preferred only on the centre's layer: one
     // across a step (a drop or sheet beside the free surface, the glass on the other side)
     // is another surface too, and the smaller difference is taken.
@@ -133,7 +142,7 @@ void main() {
         return;
     }
     vec3 center = eye_position(uv, depth);
-    center_glass = (floatBitsToUint(depth) & 3u) == 2u;
+    center_glass = (floatBitsToUint(depth) & 3u) >= 2u;
     vec3 along_x = smaller_difference(center, vec2(texel.x, 0.0));
     vec3 along_y = smaller_difference(center, vec2(0.0, texel.y));
     vec3 n = cross(along_x, along_y);
@@ -148,6 +157,7 @@ void main() {
     // branch around them measured slower), and one beyond the screen's border is not
     // counted (clamped, it would count a side neighbour again).
     uint mark = floatBitsToUint(depth) & 3u;
+    if (mark == 3u) mark = 2u; // a seam the first filter pass found
     ivec2 pixel = ivec2(gl_FragCoord.xy);
     ivec2 last = textureSize(depth_texture, 0) - 1;
     int diagonal = 0;

@@ -14,7 +14,8 @@
 //     dropped (background or another layer): the kernel stays symmetric, so the average of a
 //     sloped surface stays at the centre instead of sliding towards the side that is kept.
 // Either keeps the fluid's face on the glass and the free surface apart (`narrow_range.glsl`):
-// the depth's two lowest bits mark the face, and the output passes the centre's on. Across
+// the depth's two lowest bits mark the face, and the output passes the centre's on (the
+// camera's first pass, `seam_rule`, marks the face's seams: `narrow_range_seam`). Across
 // the crease between the two, a pair split by that rule alone keeps its sample of the centre's
 // side, and the output is then the centre's value on the weighted least-squares line through
 // the centre and the samples kept (docs/render-notes.md, "The ~22 light pixels left along the
@@ -30,6 +31,7 @@ uniform float wide_radius;     // m, its width where that projects wider (0: non
 uniform float range_sigma;     // m, bilateral range σ and narrow-range threshold
 uniform int filter_kind;
 uniform int bias_correction;   // narrow-range: 1 drops a sample's mirror image with it
+uniform int seam_rule;         // 1: the camera's first pass, which classes the face's seams
 
 // The taps either side of the centre: one a texel while the kernel's projected width is at
 // most this many texels (its `filter_radius`, capped here); where `wide_radius` projects wider,
@@ -46,6 +48,8 @@ float narrow_range_slope(vec2 uv, vec2 step, float center, float threshold);
 bool narrow_range_keep(float sample_depth, float expected, float center, float threshold);
 uint narrow_range_mark(float depth);
 float narrow_range_pack(float depth, uint mark);
+uint narrow_range_seam(float center, uint mark, float threshold);
+bool narrow_range_same_class(uint sample_mark, bool glass);
 
 void main() {
     float center = texture(depth_texture, uv).r;
@@ -54,7 +58,8 @@ void main() {
         return;
     }
     uint mark = narrow_range_mark(center);
-    bool glass = mark == 2u; // the fluid's face on the glass (`narrow_range.glsl`)
+    if (seam_rule == 1) mark = narrow_range_seam(center, mark, range_sigma);
+    bool glass = mark >= 2u; // the fluid's face on the glass (`narrow_range.glsl`)
     float pixels_per_metre = projected_scale / (perspective == 1 ? center : 1.0);
     float radius = max(max(min(filter_radius * pixels_per_metre, float(MAX_TAPS)),
                            wide_radius * pixels_per_metre), 1.0);
@@ -101,8 +106,8 @@ void main() {
         }
         // The fluid's face on the glass and the rest apart (`narrow_range.glsl`).
         bvec2 in_range = kept;
-        kept = bvec2(kept.x && (narrow_range_mark(depths.x) == 2u) == glass,
-                     kept.y && (narrow_range_mark(depths.y) == 2u) == glass);
+        kept = bvec2(kept.x && narrow_range_same_class(narrow_range_mark(depths.x), glass),
+                     kept.y && narrow_range_same_class(narrow_range_mark(depths.y), glass));
         vec2 about = depths - center;
         // The bias correction: a pair counts only whole. Across the crease between the face
         // and the free surface (both samples in range, one of the other class) the sample of

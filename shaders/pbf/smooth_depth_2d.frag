@@ -19,6 +19,7 @@ uniform float filter_radius;   // m, the world-space width of the kernel, at mos
 uniform float wide_radius;     // m, its width where that projects wider (0: none)
 uniform float range_sigma;     // m, the narrow-range threshold
 uniform int bias_correction;   // 1 drops a sample's mirror image with it
+uniform int seam_rule;         // 1: the first filter pass, which classes the face's seams
 
 const int MAX_TAPS = 4;
 
@@ -28,6 +29,8 @@ float narrow_range_slope(vec2 uv, vec2 step, float center, float threshold);
 bool narrow_range_keep(float sample_depth, float expected, float center, float threshold);
 uint narrow_range_mark(float depth);
 float narrow_range_pack(float depth, uint mark);
+uint narrow_range_seam(float center, uint mark, float threshold);
+bool narrow_range_same_class(uint sample_mark, bool glass);
 
 void main() {
     float center = texture(depth_texture, uv).r;
@@ -36,7 +39,8 @@ void main() {
         return;
     }
     uint mark = narrow_range_mark(center);
-    bool glass = mark == 2u; // the fluid's face on the glass (`narrow_range.glsl`)
+    if (seam_rule == 1) mark = narrow_range_seam(center, mark, range_sigma);
+    bool glass = mark >= 2u; // the fluid's face on the glass (`narrow_range.glsl`)
     float radius = max(max(min(filter_radius * projected_scale / center, float(MAX_TAPS)),
                            wide_radius * projected_scale / center), 1.0);
     int taps = int(min(radius, float(MAX_TAPS)));
@@ -64,8 +68,8 @@ void main() {
             kept.x = fluid.x && narrow_range_keep(depths.x, center + along, center, range_sigma);
             kept.y = fluid.y && narrow_range_keep(depths.y, center - along, center, range_sigma);
             // The fluid's face on the glass and the rest apart (`narrow_range.glsl`).
-            kept = bvec2(kept.x && (narrow_range_mark(depths.x) == 2u) == glass,
-                         kept.y && (narrow_range_mark(depths.y) == 2u) == glass);
+            kept = bvec2(kept.x && narrow_range_same_class(narrow_range_mark(depths.x), glass),
+                         kept.y && narrow_range_same_class(narrow_range_mark(depths.y), glass));
             // The bias correction: a pair counts only whole.
             if (bias_correction == 1 && !all(kept)) kept = bvec2(false);
             float weight = exp(-dot(offset, offset) / (2.0 * spatial_sigma * spatial_sigma))

@@ -80,6 +80,7 @@ pub(super) struct SmoothDepthProgram {
     direction: Uniform,
     perspective: Uniform,
     bias_correction: Uniform,
+    seam_rule: Uniform,
 }
 
 impl SmoothDepthProgram {
@@ -95,6 +96,7 @@ impl SmoothDepthProgram {
             direction: program.uniform(gl, "direction")?,
             perspective: program.uniform(gl, "perspective")?,
             bias_correction: program.uniform(gl, "bias_correction")?,
+            seam_rule: program.uniform(gl, "seam_rule")?,
             program,
         })
     }
@@ -110,6 +112,7 @@ pub(super) struct SmoothDepth2dProgram {
     wide_radius: Uniform,
     range_sigma: Uniform,
     bias_correction: Uniform,
+    seam_rule: Uniform,
 }
 
 impl SmoothDepth2dProgram {
@@ -126,6 +129,7 @@ impl SmoothDepth2dProgram {
             wide_radius: program.uniform(gl, "wide_radius")?,
             range_sigma: program.uniform(gl, "range_sigma")?,
             bias_correction: program.uniform(gl, "bias_correction")?,
+            seam_rule: program.uniform(gl, "seam_rule")?,
             program,
         })
     }
@@ -226,6 +230,10 @@ impl Renderer {
         pass.range_sigma.set(&gl, layer_step(frame));
         pass.bias_correction
             .set(&gl, i32::from(settings.bias_correction));
+        // The first filter pass classes the face's seams: this one when no separable
+        // iteration ran before it.
+        pass.seam_rule
+            .set(&gl, i32::from(self.smoothed == usize::MAX));
         // SAFETY: GL calls on this thread's current context (front ends make it current
         // before calling the renderer); every object named is this renderer's and alive.
         unsafe {
@@ -289,6 +297,8 @@ impl Renderer {
                 Vec2::new(0.0, texel.y)
             };
             pass.direction.set(&gl, direction);
+            // The camera's first pass classes the face's seams (the sun's view has no glass).
+            pass.seam_rule.set(&gl, i32::from(perspective && half == 0));
             self.bind_texture(0, glow::TEXTURE_2D, Some(source));
             self.fullscreen.draw(&gl);
             source = destination.texture;

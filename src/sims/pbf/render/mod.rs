@@ -137,12 +137,18 @@ impl Pass {
     }
 }
 
+/// How far `composite`'s refraction looks up the scene behind the fluid: the normal's screen
+/// components (uv) times this, times 1 − 1/n and the thickness (m, at most 1).
+pub const REFRACTION_STRENGTH: f32 = 0.25;
+
 /// An intermediate buffer that can be read back (tests, tools).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Buffer {
     /// `sphere_depth` output: eye distance along −z, metres (0 = no fluid).
     Depth,
-    /// `smooth_depth` output, metres (0 = no fluid).
+    /// The filters' output (`smooth_depth`, `smooth_depth_2d`), metres (0 = no fluid); its two
+    /// lowest bits the pixel's mark (`narrow_range_mark`: `sphere_depth`'s, or 3 for a seam of
+    /// the face the camera's first filter pass found).
     SmoothedDepth,
     /// `thickness` output (blurred by `smooth_thickness` when it runs), metres.
     Thickness,

@@ -107,6 +107,12 @@ pub fn floor_height(container: &Aabb) -> f32 {
     container.min[1] - 0.002 * container.size()[1]
 }
 
+/// The side of the floor's checker cells for a container of diagonal `diagonal` (m): a tenth
+/// of it, of 0.1 m at the least.
+pub fn checker_size(diagonal: f32) -> f32 {
+    0.1 * diagonal.max(0.1)
+}
+
 /// The floor's colour (sRGB, as picked); its checker's dark cells are 0.6 of it.
 const FLOOR_COLOR: Vec4 = Vec4::new(0.80, 0.78, 0.74, 1.0);
 
@@ -316,7 +322,7 @@ impl Renderer {
         pass.program.bind(gl);
         pass.view_projection.set(gl, frame.projection * frame.view);
         pass.sun_direction.set(gl, skybox::sun_direction());
-        pass.checker_size.set(gl, 0.1 * extent);
+        pass.checker_size.set(gl, checker_size(extent));
         pass.eye_position.set(gl, frame.eye_position);
         let fog = skybox::HORIZON;
         pass.fog_color.set(

@@ -530,7 +530,7 @@ impl Renderer {
         pass.attenuation.set(gl, Vec3::from(settings.attenuation));
         pass.refraction_index
             .set(gl, settings.refraction_index.max(1.0));
-        pass.refraction_strength.set(gl, 0.25);
+        pass.refraction_strength.set(gl, super::REFRACTION_STRENGTH);
         pass.sun_direction
             .set(gl, view_rotation * skybox::sun_direction());
         pass.foam.set(gl, i32::from(foam));
