@@ -215,6 +215,15 @@ impl PoolSim {
         ((0.0..=size).contains(&hit.x) && (0.0..=size).contains(&hit.z)).then_some([hit.x, hit.z])
     }
 
+    /// The renderer's GL objects and their bytes as it allocated them (`PoolRenderer::allocated`;
+    /// none before `attach_gl`).
+    pub fn gl_allocated(&self) -> Vec<(&'static str, u64)> {
+        self.gl
+            .as_ref()
+            .map(|g| g.renderer.allocated())
+            .unwrap_or_default()
+    }
+
     /// Remembers `camera` as the last frame's (what [`PoolSim::pick`] sees through), as
     /// drawing does.
     pub fn draw_camera(&mut self, camera: Camera) {
@@ -505,8 +514,12 @@ impl Sim for PoolSim {
             ));
             self.scene.look.far_taps = Some(taps);
         }
+        let nodes = self.scene.params.nodes;
+        let limit = PoolRenderer::max_texture_size(&gl);
+        self.opened
+            .check_texture(self.solver_kind(), nodes, limit)?;
         self.gl = Some(PoolGl {
-            renderer: PoolRenderer::new(gl, clock, self.scene.params.nodes)?,
+            renderer: PoolRenderer::new(gl, clock, nodes)?,
             texels: Vec::new(),
         });
         Ok(())

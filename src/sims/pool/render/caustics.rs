@@ -63,6 +63,18 @@ pub fn resolution(nodes: usize) -> usize {
     (2 * nodes).next_power_of_two().clamp(512, 2048)
 }
 
+/// Bytes of the caustics texture for a grid of `nodes` per side: R32F, its mipmaps down to
+/// 1 × 1 included (the first frame's `generate_mipmap` makes them).
+pub fn texture_bytes(nodes: usize) -> u64 {
+    let mut side = resolution(nodes) as u64;
+    let mut texels = 0;
+    while side > 0 {
+        texels += side * side;
+        side /= 2;
+    }
+    4 * texels
+}
+
 /// The caustics texture read back.
 #[derive(Clone, Debug)]
 pub struct CausticsImage {

@@ -47,6 +47,8 @@ pub(super) struct Grid {
     count: i32,
     mesh: i32,
     stride: i32,
+    /// Bytes of the index buffer, as allocated.
+    bytes: u64,
 }
 
 impl Grid {
@@ -74,12 +76,18 @@ impl Grid {
                 count: indices.len() as i32,
                 mesh: mesh as i32,
                 stride: stride as i32,
+                bytes: std::mem::size_of_val(indices.as_slice()) as u64,
             })
         }
     }
 
+    /// Bytes of the index buffer, as allocated.
+    pub(super) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
     /// Bytes of the index buffer, as GL reports its size.
-    pub(super) fn index_bytes(&self, gl: &glow::Context) -> u64 {
+    pub(super) fn reported_bytes(&self, gl: &glow::Context) -> u64 {
         // SAFETY: GL calls on the current context; the vertex array and buffer are this grid's.
         unsafe {
             gl.bind_vertex_array(Some(self.vertex_array));

@@ -28,7 +28,8 @@ mod pool_box;
 mod shared;
 
 pub use caustics::CausticsImage;
-pub use grid::strip_indices;
+pub use caustics::{resolution as caustics_resolution, texture_bytes as caustics_texture_bytes};
+pub use grid::{display_stride, strip_indices, DISPLAY_MESH};
 
 use super::scene::LOWEST_SUN;
 use crate::gfx::camera::Camera;
@@ -42,10 +43,18 @@ use anyhow::{anyhow, Result};
 use caustics::{CausticsDomain, CausticsPass, CausticsViewProgram};
 use glam::{Mat4, Vec3};
 use glow::HasContext;
-use grid::{display_stride, Grid, HeightProgram, LandProgram, SurfaceProgram};
+use grid::{Grid, HeightProgram, LandProgram, SurfaceProgram};
 use pool_box::{PoolBox, PoolProgram};
 use shared::{surface_texture, FrameValues, TextureUnit};
 use std::rc::Rc;
+
+/// The GL objects of [`PoolRenderer::allocated`] that grow with the grid.
+pub const GRID_OBJECTS: [&str; 4] = [
+    "surface texture",
+    "caustics mesh",
+    "display mesh",
+    "caustics texture",
+];
 
 /// What the pool shows.
 pub const VIEWS: [&str; 4] = ["surface", "wireframe", "nodes", "caustics"];
@@ -106,6 +115,17 @@ impl DrawScene {
         let level = Vec3::new(l.x, 0.0, l.z).normalize_or(Vec3::X);
         level * (1.0 - LOWEST_SUN * LOWEST_SUN).sqrt() + Vec3::Y * LOWEST_SUN
     }
+}
+
+/// Why `nodes`² nodes cannot be drawn with a GL whose textures are at most `limit` a side, if
+/// they cannot.
+pub fn texture_refusal(nodes: usize, limit: usize) -> Option<String> {
+    (nodes > limit).then(|| {
+        format!(
+            "{nodes}² nodes need a {nodes}×{nodes} surface texture but this GL's textures are at \
+             most {limit}×{limit} (GL_MAX_TEXTURE_SIZE)"
+        )
+    })
 }
 
 /// One render pass; its name is the shader's and the method's.
@@ -178,11 +198,17 @@ pub struct PoolRenderer {
     frame_size: (u32, u32),
     timer: PassTimer,
     land: bool,
+    /// `GL_MAX_TEXTURE_SIZE`.
+    texture_limit: usize,
 }
 
 impl PoolRenderer {
     /// The renderer for a grid of `nodes`² on `gl`.
     pub fn new(gl: Rc<glow::Context>, clock: PassClock, nodes: usize) -> Result<PoolRenderer> {
+        let texture_limit = PoolRenderer::max_texture_size(&gl);
+        if let Some(refusal) = texture_refusal(nodes, texture_limit) {
+            return Err(anyhow!(refusal));
+        }
         let (surface, surface_bytes) = surface_texture(&gl, nodes)?;
         let sun = skybox::sun_direction();
         let renderer = PoolRenderer {
@@ -208,6 +234,7 @@ impl PoolRenderer {
             timer: PassTimer::new(clock),
             pool_box: None,
             land: true,
+            texture_limit,
             gl,
             clock,
             surface,
@@ -216,6 +243,19 @@ impl PoolRenderer {
         };
         check_gl(&renderer.gl, "pool renderer set-up")?;
         Ok(renderer)
+    }
+
+    /// The largest texture `gl` makes, texels a side (`GL_MAX_TEXTURE_SIZE`): the most nodes a
+    /// side the surface texture can hold.
+    pub fn max_texture_size(gl: &glow::Context) -> usize {
+        // SAFETY: a GL query on the current context.
+        let limit = unsafe { gl.get_parameter_i32(glow::MAX_TEXTURE_SIZE) };
+        usize::try_from(limit).unwrap_or(0)
+    }
+
+    /// [`PoolRenderer::max_texture_size`] of its context, asked when it was made.
+    pub fn texture_limit(&self) -> usize {
+        self.texture_limit
     }
 
     /// The GL context.
@@ -239,12 +279,50 @@ impl PoolRenderer {
         self.land = land;
     }
 
-    /// Bytes of the GL objects that grow with the grid: the surface texture's level 0 as
-    /// specified to GL and the caustics mesh's index buffer as GL reports its size
-    /// (`memory::grid_bytes`; the display mesh, at most 513² vertices, and the caustics
-    /// texture, at most 2048², are bounded and left out).
+    /// The GL objects this renderer holds, by name, each with its bytes as allocated (the
+    /// sizes given to GL): the ones that grow with the grid ([`GRID_OBJECTS`]: the surface
+    /// texture's level 0, the caustics mesh's index buffer, the display mesh's on grids over
+    /// 513 nodes, the caustics texture with its mipmaps) and, once a frame is drawn, the pool's
+    /// box (its vertex buffer) and the frame (RGBA8 and a 24-bit depth buffer, 4 bytes a pixel
+    /// each, at the output's size). Left out: the sky's cubemap (`gfx::skybox`, 6 × 128² RGBA8
+    /// a renderer), the programs and the full-screen triangle.
+    pub fn allocated(&self) -> Vec<(&'static str, u64)> {
+        let mut objects = vec![
+            ("surface texture", self.surface_bytes),
+            ("caustics mesh", self.grid.bytes()),
+        ];
+        if let Some(display) = &self.display {
+            objects.push(("display mesh", display.bytes()));
+        }
+        objects.push(("caustics texture", caustics::texture_bytes(self.nodes)));
+        if let Some((pool_box, _)) = &self.pool_box {
+            objects.push(("pool box", pool_box.bytes));
+        }
+        if self.frame.is_some() {
+            let (width, height) = self.frame_size;
+            objects.push(("frame", 8 * u64::from(width) * u64::from(height)));
+        }
+        objects
+    }
+
+    /// Bytes of the GL objects that grow with the grid ([`GRID_OBJECTS`] of
+    /// [`PoolRenderer::allocated`]), the drawing's GL figure of `memory::grid_bytes`.
     pub fn gl_bytes(&self) -> u64 {
-        self.surface_bytes + self.grid.index_bytes(&self.gl)
+        self.allocated()
+            .iter()
+            .filter(|(name, _)| GRID_OBJECTS.contains(name))
+            .map(|(_, bytes)| bytes)
+            .sum()
+    }
+
+    /// The meshes' index buffers' bytes as GL reports them (`GL_BUFFER_SIZE`), by the names
+    /// of [`PoolRenderer::allocated`].
+    pub fn reported_buffer_bytes(&self) -> Vec<(&'static str, u64)> {
+        let mut buffers = vec![("caustics mesh", self.grid.reported_bytes(&self.gl))];
+        if let Some(display) = &self.display {
+            buffers.push(("display mesh", display.reported_bytes(&self.gl)));
+        }
+        buffers
     }
 
     /// The surface texture (RGBA32F, nodes × nodes), for CUDA interop.

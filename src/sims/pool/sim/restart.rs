@@ -8,6 +8,7 @@ use super::PoolSim;
 use crate::scene::{Invalid, Source};
 use crate::sims::pool::drops::Rng;
 use crate::sims::pool::memory::{drawn_bytes, GridBytes, Solver};
+use crate::sims::pool::render::texture_refusal;
 use crate::sims::pool::scene::PoolScene;
 use crate::sims::OpenOptions;
 use anyhow::{anyhow, bail, Context, Result};
@@ -77,16 +78,44 @@ impl Opened {
         let Some(available) = available.filter(|&a| needed > a) else {
             return Ok(());
         };
-        let (key, fix) = match (solver, self.cuda_nodes, self.rescaled) {
-            (_, _, true) => ("pool.nodes", "fewer --particles"),
-            (Solver::Cuda, Some(_), false) => ("pool.cuda_nodes", "fewer nodes"),
-            _ => ("pool.nodes", "fewer nodes"),
-        };
+        let (key, fix) = self.key(solver);
         let message = host_refusal(nodes, (needed, available), (solver, drawn), fix);
         Err(self
             .source
             .error_after_parse(Invalid::new(key, message), self.rescaled)
             .into())
+    }
+
+    /// Refuses `nodes`² nodes on `solver`'s backend when their surface texture (a texel a
+    /// node) is larger than the GL's largest, `limit` a side (`GL_MAX_TEXTURE_SIZE`), before
+    /// the renderer allocates it (GL failed it with `GL_INVALID_VALUE`): the file, the key that
+    /// sets the grid and the limit.
+    pub(in crate::sims::pool) fn check_texture(
+        &self,
+        solver: Solver,
+        nodes: usize,
+        limit: usize,
+    ) -> Result<()> {
+        let Some(message) = texture_refusal(nodes, limit) else {
+            return Ok(());
+        };
+        let (key, fix) = self.key(solver);
+        Err(self
+            .source
+            .error_after_parse(
+                Invalid::new(key, format!("{message}; use {fix}")),
+                self.rescaled,
+            )
+            .into())
+    }
+
+    /// The key that sets the grid on `solver`'s backend and what to lower.
+    fn key(&self, solver: Solver) -> (&'static str, &'static str) {
+        match (solver, self.cuda_nodes, self.rescaled) {
+            (_, _, true) => ("pool.nodes", "fewer --particles"),
+            (Solver::Cuda, Some(_), false) => ("pool.cuda_nodes", "fewer nodes"),
+            _ => ("pool.nodes", "fewer nodes"),
+        }
     }
 }
 
@@ -172,13 +201,21 @@ impl PoolSim {
         )
     }
 
-    /// Refuses the panel's grid when its host part does not fit in `available` host bytes (the
+    /// Refuses the panel's grid when it is drawn and its surface texture is larger than the GL
+    /// allows (`texture_refusal`), or when its host part does not fit in `available` host bytes (the
     /// running grid is already counted out of them: it is held while the new one is built; the
     /// GPU part is checked by the CUDA solver before it allocates).
     pub(in crate::sims::pool) fn check_memory(
         &self,
         available: Option<u64>,
     ) -> Result<(), Invalid> {
+        let limit = self.gl.as_ref().map(|g| g.renderer.texture_limit());
+        if let Some(message) = limit.and_then(|limit| texture_refusal(self.nodes_edit, limit)) {
+            return Err(Invalid::new(
+                "pool.nodes",
+                format!("{message}; use fewer nodes"),
+            ));
+        }
         let (needed, Some(available)) = (self.edit_bytes().host, available) else {
             return Ok(());
         };
@@ -291,5 +328,36 @@ impl PoolSim {
         self.time = 0.0;
         self.steps = 0;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A grid larger than the GL's largest texture is refused before the renderer allocates
+    /// its surface texture, with the file, the key that sets the grid and the limit (GL failed
+    /// the texture with `GL_INVALID_VALUE`, reported as "pool renderer set-up", no key). Mesa's
+    /// limit (16384) is too large a grid to open here: a limit of 1024 stands in for it.
+    #[test]
+    fn a_grid_over_the_gls_largest_texture_is_refused_with_its_key() {
+        let text = "kind = \"pool\"\n[pool]\nnodes = 1025\ncuda_nodes = 2049\n";
+        let source = Source::parse(text, "big", "scenes/big.toml").expect("a kind");
+        let opened = Opened::new(&source, &OpenOptions::default(), None);
+        let error = opened.check_texture(Solver::Cpu, 1025, 1024).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "scenes/big.toml:3: pool.nodes: 1025² nodes need a 1025×1025 surface texture but \
+             this GL's textures are at most 1024×1024 (GL_MAX_TEXTURE_SIZE); use fewer nodes"
+        );
+        let on_cuda = Opened::new(&source, &OpenOptions::default(), Some(2049));
+        let error = on_cuda.check_texture(Solver::Cuda, 2049, 2048).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("scenes/big.toml:4: pool.cuda_nodes: 2049² nodes"),
+            "{error}"
+        );
+        assert!(opened.check_texture(Solver::Cpu, 1024, 1024).is_ok());
     }
 }
