@@ -40,9 +40,6 @@ fn box_filtered(x: f64, w: f64) -> f64 {
     overlap.max(0.0) / w
 }
 
-/// `band_share` is the band's box filter over the pixel, for pixels narrower and wider than
-/// the band (where it used to reach 0.5 + half / w at the centre, 0.525 instead of 0.05 for a
-/// pixel 20 bands wide: far lane lines came out ten times too dark).
 /// Draws `fragment` (after common.glsl's fragment part) over a `width` × `height` picture, its
 /// uniforms set by `uniforms` on the bound program.
 fn draw(
