@@ -9,7 +9,9 @@ use fluidlab::gfx::headless::Headless;
 use fluidlab::gfx::timing::PassClock;
 use fluidlab::scene::Source;
 use fluidlab::sims::pool::memory::{self, grid_bytes, Drawing, Solver};
-use fluidlab::sims::pool::render::{strip_indices, DrawScene, PoolRenderer, GRID_OBJECTS};
+use fluidlab::sims::pool::render::{
+    caustics_texture_bytes, strip_indices, DrawScene, PoolRenderer, GRID_OBJECTS,
+};
 use fluidlab::sims::pool::PoolSim;
 use fluidlab::sims::{Backend, OpenOptions, Sim};
 
@@ -85,10 +87,11 @@ fn the_byte_model_counts_what_a_pool_holds_on_each_path() {
 
 /// What a drawn pool holds in GL, from the renderer's own count at allocation
 /// (`PoolRenderer::allocated`): its objects that grow with the grid sum to the model's figure
-/// (`memory::gl_bytes`), each buffer is as large as GL reports, and a frame adds the box and
-/// the frame at the output's size. The model counted the surface texture and the caustics mesh
-/// only: at 600² (a display mesh of every 2nd node, a 2048² caustics texture) 6.6 MiB of the
-/// 30.0 MiB the renderer allocates.
+/// (`memory::gl_bytes`), each buffer and the caustics texture (every mip level, after a frame
+/// has made them) are as large as GL reports, and a frame adds the box and the frame at the
+/// output's size. The model counted the surface texture and the caustics mesh only: at 600² (a
+/// display mesh of every 2nd node, a 2048² caustics texture) 8.2 MiB (8,639,984 B) of the
+/// 30.3 MiB (31,734,396 B) the renderer allocates.
 #[test]
 fn the_renderers_gl_objects_are_the_models() {
     let mut headless = Headless::new(64, 48).expect(
@@ -148,6 +151,33 @@ fn the_renderers_gl_objects_are_the_models() {
         assert_eq!(drawn[drawn.len() - 1], ("frame", 8 * 64 * 48));
         assert_eq!(drawn[drawn.len() - 2].0, "pool box");
         assert_eq!(renderer.gl_bytes(), grid);
+        // The caustics texture as GL holds it: R32F, each level half the one above, down to
+        // 1 × 1.
+        let texture = renderer.caustics_texture();
+        let level = |level, parameter| {
+            headless
+                .context()
+                .texture_level_parameter(texture, level, parameter)
+                .expect("glGetTexLevelParameteriv")
+        };
+        let (mut reported, mut levels) = (0u64, 0);
+        while level(levels, glow::TEXTURE_WIDTH) > 0 {
+            let (width, height) = (
+                level(levels, glow::TEXTURE_WIDTH),
+                level(levels, glow::TEXTURE_HEIGHT),
+            );
+            let format = level(levels, glow::TEXTURE_INTERNAL_FORMAT);
+            assert_eq!(format, glow::R32F as i32, "{nodes}²: level {levels}");
+            reported += 4 * (width * height) as u64;
+            levels += 1;
+        }
+        let kept = drawn.iter().find(|(n, _)| *n == "caustics texture");
+        println!(
+            "{nodes}²: caustics texture {} texels a side, {levels} levels, {reported} B",
+            level(0, glow::TEXTURE_WIDTH)
+        );
+        assert_eq!(kept, Some(&("caustics texture", reported)), "{nodes}²");
+        assert_eq!(reported, caustics_texture_bytes(nodes), "{nodes}²");
         renderer.delete();
     }
 }
@@ -158,7 +188,7 @@ fn the_renderers_gl_objects_are_the_models() {
 #[test]
 fn the_renderer_refuses_a_grid_over_the_gls_largest_texture() {
     let headless = Headless::new(64, 48).expect("headless OpenGL (EGL) context");
-    let limit = PoolRenderer::max_texture_size(&headless.gl());
+    let limit = PoolRenderer::max_texture_size(&headless.gl()).expect("GL_MAX_TEXTURE_SIZE");
     assert!(limit >= 1024, "{limit}");
     let error = PoolRenderer::new(headless.gl(), PassClock::Finish, limit + 1)
         .err()

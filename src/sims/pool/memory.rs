@@ -63,15 +63,15 @@ pub const TEXEL_BYTES: u64 = 16;
 /// Bytes of the GL objects the renderer makes for a grid of `nodes` a side, as it allocates
 /// them (`PoolRenderer::allocated`, its `GRID_OBJECTS`): the surface texture (RGBA32F, 16 bytes
 /// a node), the caustics mesh's index buffer (every node), the display mesh's (every s-th
-/// node, grids over 513 nodes: about 2 MiB) and the caustics texture with its mipmaps (R32F,
-/// 512² to 2048²: 1.3 to 21.3 MiB).
+/// node, grids over 513 nodes: at most 2.0 MiB, 0.7 MiB at 600²) and the caustics texture with
+/// its mipmaps (R32F, 512² to 2048²: 1.3 to 21.3 MiB; on a GL whose textures are smaller than
+/// 2048, at most that).
 pub fn gl_bytes(nodes: usize) -> u64 {
-    use super::render::{caustics_texture_bytes, display_stride};
+    use super::render::{caustics_texture_bytes, display_mesh_nodes, display_stride};
     let n = nodes.max(2);
-    let stride = display_stride(n);
-    let display = match stride {
+    let display = match display_stride(n) {
         1 => 0,
-        s => index_bytes((n - 1).div_ceil(s) + 1),
+        _ => index_bytes(display_mesh_nodes(n)),
     };
     TEXEL_BYTES * (n * n) as u64 + index_bytes(n) + display + caustics_texture_bytes(n)
 }

@@ -219,3 +219,63 @@ fn the_first_frame_through_the_host_checks_host_memory_again() {
     sim.learn_path(true, || Some(1 << 20)).unwrap();
     assert_eq!(sim.interop, Some(true));
 }
+
+/// A panel restart with a grid over the GL's largest texture is refused before anything is
+/// built, naming `pool.nodes` and the limit (1024, given to `attach_gl_within` in place of
+/// llvmpipe's 16384: a grid over that would take 9.9 GiB), and the running grid goes on as it
+/// was; a grid at the limit restarts.
+#[test]
+fn a_restart_over_the_gls_largest_texture_is_refused() {
+    use crate::gfx::headless::Headless;
+    use crate::gfx::timing::PassClock;
+    use crate::sims::Sim;
+    let headless = Headless::new(32, 32).expect("headless OpenGL");
+    let (mut sim, before) = rippled();
+    sim.attach_gl_within(headless.gl(), PassClock::Finish, Some(1024))
+        .expect("attach");
+    sim.nodes_edit = 1025;
+    let refused = sim.restart_within(Some(u64::MAX)).unwrap_err().to_string();
+    assert_eq!(
+        refused,
+        "refused: pool.nodes: 1025² nodes need a 1025×1025 surface texture but this GL's \
+         textures are at most 1024×1024 (GL_MAX_TEXTURE_SIZE); use fewer nodes"
+    );
+    assert_eq!(sim.refusal.as_deref(), Some(refused.as_str()));
+    assert_eq!(sim.params().nodes, 64);
+    assert_eq!(sim.solver.as_cpu().unwrap().surface, before);
+    sim.nodes_edit = 1024;
+    sim.restart_within(Some(u64::MAX)).unwrap();
+    assert_eq!((sim.params().nodes, sim.refusal.as_deref()), (1024, None));
+    sim.release_gl();
+}
+
+/// Attaching GL to a grid over the GL's largest texture is refused with the file and key
+/// before anything else is done: the far taps are left to be chosen and no note is given
+/// (before, the renderer's choice and its note were set, then the grid was refused).
+#[test]
+fn attaching_gl_over_the_largest_texture_changes_nothing() {
+    use crate::gfx::headless::Headless;
+    use crate::gfx::timing::PassClock;
+    let headless = Headless::new(32, 32).expect("headless OpenGL");
+    let mut sim = open("[pool]\nnodes = 64\n");
+    let error = sim
+        .attach_gl_within(headless.gl(), PassClock::Finish, Some(32))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains(
+            "pool.nodes: 64² nodes need a 64×64 surface texture but this GL's textures are at \
+             most 32×32 (GL_MAX_TEXTURE_SIZE); use fewer nodes"
+        ),
+        "{error}"
+    );
+    assert_eq!(
+        (sim.scene.look.far_taps, sim.gl_note.as_deref()),
+        (None, None)
+    );
+    // Within the limit, the renderer's choice.
+    sim.attach_gl_within(headless.gl(), PassClock::Finish, Some(64))
+        .expect("attach");
+    assert!(sim.scene.look.far_taps.is_some() && sim.gl_note.is_some());
+    crate::sims::Sim::release_gl(&mut sim);
+}

@@ -27,9 +27,9 @@ mod grid;
 mod pool_box;
 mod shared;
 
+pub use caustics::texture_bytes as caustics_texture_bytes;
 pub use caustics::CausticsImage;
-pub use caustics::{resolution as caustics_resolution, texture_bytes as caustics_texture_bytes};
-pub use grid::{display_stride, strip_indices, DISPLAY_MESH};
+pub use grid::{display_mesh_nodes, display_stride, strip_indices};
 
 use super::scene::LOWEST_SUN;
 use crate::gfx::camera::Camera;
@@ -198,15 +198,27 @@ pub struct PoolRenderer {
     frame_size: (u32, u32),
     timer: PassTimer,
     land: bool,
-    /// `GL_MAX_TEXTURE_SIZE`.
-    texture_limit: usize,
+    /// `GL_MAX_TEXTURE_SIZE` (`None`: not known).
+    texture_limit: Option<usize>,
 }
 
 impl PoolRenderer {
     /// The renderer for a grid of `nodes`² on `gl`.
     pub fn new(gl: Rc<glow::Context>, clock: PassClock, nodes: usize) -> Result<PoolRenderer> {
-        let texture_limit = PoolRenderer::max_texture_size(&gl);
-        if let Some(refusal) = texture_refusal(nodes, texture_limit) {
+        let limit = PoolRenderer::max_texture_size(&gl);
+        PoolRenderer::with_limit(gl, clock, nodes, limit)
+    }
+
+    /// [`PoolRenderer::new`] on a GL whose textures are at most `texture_limit` a side
+    /// ([`PoolRenderer::max_texture_size`], asked by the caller; `None`: not known, nothing
+    /// refused).
+    pub fn with_limit(
+        gl: Rc<glow::Context>,
+        clock: PassClock,
+        nodes: usize,
+        texture_limit: Option<usize>,
+    ) -> Result<PoolRenderer> {
+        if let Some(refusal) = texture_limit.and_then(|limit| texture_refusal(nodes, limit)) {
             return Err(anyhow!(refusal));
         }
         let (surface, surface_bytes) = surface_texture(&gl, nodes)?;
@@ -217,7 +229,7 @@ impl PoolRenderer {
                 1 => None,
                 stride => Some(Grid::new(&gl, nodes, stride)?),
             },
-            caustics: CausticsPass::new(&gl, nodes)?,
+            caustics: CausticsPass::new(&gl, nodes, texture_limit)?,
             programs: Programs {
                 pool: PoolProgram::new(&gl)?,
                 land: LandProgram::new(&gl)?,
@@ -246,15 +258,16 @@ impl PoolRenderer {
     }
 
     /// The largest texture `gl` makes, texels a side (`GL_MAX_TEXTURE_SIZE`): the most nodes a
-    /// side the surface texture can hold.
-    pub fn max_texture_size(gl: &glow::Context) -> usize {
+    /// side the surface texture can hold; `None` where the query fails (0 or less: not known,
+    /// which refused every grid as over "0×0").
+    pub fn max_texture_size(gl: &glow::Context) -> Option<usize> {
         // SAFETY: a GL query on the current context.
         let limit = unsafe { gl.get_parameter_i32(glow::MAX_TEXTURE_SIZE) };
-        usize::try_from(limit).unwrap_or(0)
+        usize::try_from(limit).ok().filter(|&limit| limit > 0)
     }
 
-    /// [`PoolRenderer::max_texture_size`] of its context, asked when it was made.
-    pub fn texture_limit(&self) -> usize {
+    /// [`PoolRenderer::max_texture_size`] of its context, as given when it was made.
+    pub fn texture_limit(&self) -> Option<usize> {
         self.texture_limit
     }
 
@@ -294,7 +307,9 @@ impl PoolRenderer {
         if let Some(display) = &self.display {
             objects.push(("display mesh", display.bytes()));
         }
-        objects.push(("caustics texture", caustics::texture_bytes(self.nodes)));
+        // The size the caustics pass gave GL, not the model's (`caustics::texture_bytes`).
+        let caustics = caustics::chain_bytes(self.caustics.resolution());
+        objects.push(("caustics texture", caustics));
         if let Some((pool_box, _)) = &self.pool_box {
             objects.push(("pool box", pool_box.bytes));
         }
@@ -323,6 +338,11 @@ impl PoolRenderer {
             buffers.push(("display mesh", display.reported_bytes(&self.gl)));
         }
         buffers
+    }
+
+    /// The caustics texture (R32F, mipmapped).
+    pub fn caustics_texture(&self) -> glow::Texture {
+        self.caustics.texture()
     }
 
     /// The surface texture (RGBA32F, nodes × nodes), for CUDA interop.

@@ -2,16 +2,18 @@
 //! from its buffers and GL objects; what the panel's grid would take (`memory::drawn_bytes`),
 //! the check of it against host memory, and the restart that builds it or refuses it; the
 //! checks of a scene's grid against host memory when it opens and when the first frame drawn
-//! tells the path the frames take.
+//! tells the path the frames take, and against the GL's largest texture when GL is attached.
 
-use super::PoolSim;
+use super::{PoolGl, PoolSim};
+use crate::gfx::timing::PassClock;
 use crate::scene::{Invalid, Source};
 use crate::sims::pool::drops::Rng;
 use crate::sims::pool::memory::{drawn_bytes, GridBytes, Solver};
-use crate::sims::pool::render::texture_refusal;
+use crate::sims::pool::render::{texture_refusal, PoolRenderer};
 use crate::sims::pool::scene::PoolScene;
 use crate::sims::OpenOptions;
 use anyhow::{anyhow, bail, Context, Result};
+use std::rc::Rc;
 
 /// Host bytes (`memory::grid_bytes`) above which a restart with a new grid asks to be asked
 /// again. Host memory only: a CUDA grid's GPU part is checked against the GPU's free memory
@@ -209,7 +211,7 @@ impl PoolSim {
         &self,
         available: Option<u64>,
     ) -> Result<(), Invalid> {
-        let limit = self.gl.as_ref().map(|g| g.renderer.texture_limit());
+        let limit = self.gl.as_ref().and_then(|g| g.renderer.texture_limit());
         if let Some(message) = limit.and_then(|limit| texture_refusal(self.nodes_edit, limit)) {
             return Err(Invalid::new(
                 "pool.nodes",
@@ -267,6 +269,38 @@ impl PoolSim {
                  context), which takes more host memory than the check when the scene opened \
                  counted (interop's)",
             )
+    }
+
+    /// `Sim::attach_gl` on a GL whose textures are at most `limit` a side
+    /// (`PoolRenderer::max_texture_size`; `None`: not known): a grid over it is refused with its
+    /// file and key before anything else is done (the far taps chosen, the GL objects made).
+    pub(in crate::sims::pool) fn attach_gl_within(
+        &mut self,
+        gl: Rc<glow::Context>,
+        clock: PassClock,
+        limit: Option<usize>,
+    ) -> Result<()> {
+        let nodes = self.scene.params.nodes;
+        if let Some(limit) = limit {
+            self.opened
+                .check_texture(self.solver_kind(), nodes, limit)?;
+        }
+        if self.scene.look.far_taps.is_none() {
+            // SAFETY: the context is current on this thread (attach_gl's contract).
+            let renderer = unsafe { glow::HasContext::get_parameter_string(&*gl, glow::RENDERER) };
+            let taps = crate::sims::pool::scene::far_taps_for(&renderer);
+            self.gl_note = Some(format!(
+                "pool: far taps {} on GL renderer {renderer} ([light] far_taps or the panel's \
+                 checkbox to change)",
+                if taps { "on" } else { "off" }
+            ));
+            self.scene.look.far_taps = Some(taps);
+        }
+        self.gl = Some(PoolGl {
+            renderer: PoolRenderer::with_limit(gl, clock, nodes, limit)?,
+            texels: Vec::new(),
+        });
+        Ok(())
     }
 
     /// Restarts with the panel's grid, or refuses it and leaves the running one as it is: a
