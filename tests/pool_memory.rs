@@ -8,8 +8,10 @@ use fluidlab::gfx::camera::Camera;
 use fluidlab::gfx::headless::Headless;
 use fluidlab::gfx::timing::PassClock;
 use fluidlab::scene::Source;
-use fluidlab::sims::pool::memory::{grid_bytes, Drawing, Solver};
-use fluidlab::sims::pool::render::{strip_indices, PoolRenderer};
+use fluidlab::sims::pool::memory::{self, grid_bytes, Drawing, Solver};
+use fluidlab::sims::pool::render::{
+    caustics_texture_bytes, strip_indices, DrawScene, PoolRenderer, GRID_OBJECTS,
+};
 use fluidlab::sims::pool::PoolSim;
 use fluidlab::sims::{Backend, OpenOptions, Sim};
 
@@ -81,4 +83,123 @@ fn the_byte_model_counts_what_a_pool_holds_on_each_path() {
         assert_eq!(copied.gpu, bare.gpu, "{nodes}²");
         assert_eq!(copied.host - bare.host, held.drawing, "{nodes}²");
     }
+}
+
+/// What a drawn pool holds in GL, from the renderer's own count at allocation
+/// (`PoolRenderer::allocated`): its objects that grow with the grid sum to the model's figure
+/// (`memory::gl_bytes`), each buffer and the caustics texture (every mip level, after a frame
+/// has made them) are as large as GL reports, and a frame adds the box and the frame at the
+/// output's size. The model counted the surface texture and the caustics mesh only: at 600² (a
+/// display mesh of every 2nd node, a 2048² caustics texture) 8.2 MiB (8,639,984 B) of the
+/// 30.3 MiB (31,734,396 B) the renderer allocates.
+#[test]
+fn the_renderers_gl_objects_are_the_models() {
+    let mut headless = Headless::new(64, 48).expect(
+        "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
+    );
+    for nodes in [48, 130, 600] {
+        let mut renderer =
+            PoolRenderer::new(headless.gl(), PassClock::Finish, nodes).expect("the renderer");
+        let allocated = renderer.allocated();
+        let names: Vec<&str> = allocated.iter().map(|(name, _)| *name).collect();
+        let strided = nodes > 513;
+        assert_eq!(
+            names.contains(&"display mesh"),
+            strided,
+            "{nodes}²: {names:?}"
+        );
+        let grid: u64 = allocated
+            .iter()
+            .filter(|(name, _)| GRID_OBJECTS.contains(name))
+            .map(|(_, bytes)| bytes)
+            .sum();
+        assert_eq!(grid, memory::gl_bytes(nodes), "{nodes}²: {allocated:?}");
+        assert_eq!(renderer.gl_bytes(), grid);
+        // The surface texture: a texel (RGBA32F) a node.
+        assert_eq!(
+            allocated[0],
+            ("surface texture", 16 * (nodes * nodes) as u64)
+        );
+        for (name, reported) in renderer.reported_buffer_bytes() {
+            let kept = allocated.iter().find(|(n, _)| *n == name).expect(name).1;
+            assert_eq!(kept, reported, "{nodes}²: {name}");
+        }
+        let old_model = 16 * (nodes * nodes) as u64 + memory::index_bytes(nodes);
+        println!("{nodes}²: GL objects of the grid {grid} B, the model before {old_model} B");
+        let texels = vec![[0.0f32, 0.0, 0.0, 0.0]; nodes * nodes];
+        renderer.upload(&texels);
+        let scene = DrawScene {
+            nodes,
+            size: 2.0,
+            depth: 1.0,
+            light: [0.0, 1.0, 0.0],
+            detail: false,
+            far_taps: false,
+            view: 0,
+            time: 0.0,
+            open: false,
+        };
+        let camera = Camera::framing(&fluidlab::scene::Aabb::new(
+            [0.0, -1.0, 0.0],
+            [2.0, 0.1, 2.0],
+        ));
+        headless
+            .capture(|output| renderer.draw(&camera, output, &scene))
+            .expect("a frame");
+        let drawn = renderer.allocated();
+        assert_eq!(drawn.len(), allocated.len() + 2, "{drawn:?}");
+        assert_eq!(drawn[drawn.len() - 1], ("frame", 8 * 64 * 48));
+        assert_eq!(drawn[drawn.len() - 2].0, "pool box");
+        assert_eq!(renderer.gl_bytes(), grid);
+        // The caustics texture as GL holds it: R32F, each level half the one above, down to
+        // 1 × 1.
+        let texture = renderer.caustics_texture();
+        let level = |level, parameter| {
+            headless
+                .context()
+                .texture_level_parameter(texture, level, parameter)
+                .expect("glGetTexLevelParameteriv")
+        };
+        let (mut reported, mut levels) = (0u64, 0);
+        while level(levels, glow::TEXTURE_WIDTH) > 0 {
+            let (width, height) = (
+                level(levels, glow::TEXTURE_WIDTH),
+                level(levels, glow::TEXTURE_HEIGHT),
+            );
+            let format = level(levels, glow::TEXTURE_INTERNAL_FORMAT);
+            assert_eq!(format, glow::R32F as i32, "{nodes}²: level {levels}");
+            reported += 4 * (width * height) as u64;
+            levels += 1;
+        }
+        let kept = drawn.iter().find(|(n, _)| *n == "caustics texture");
+        println!(
+            "{nodes}²: caustics texture {} texels a side, {levels} levels, {reported} B",
+            level(0, glow::TEXTURE_WIDTH)
+        );
+        assert_eq!(kept, Some(&("caustics texture", reported)), "{nodes}²");
+        assert_eq!(reported, caustics_texture_bytes(nodes), "{nodes}²");
+        renderer.delete();
+    }
+}
+
+/// A grid larger than the GL's largest texture is refused before its surface texture is
+/// allocated, with the limit named (GL_MAX_TEXTURE_SIZE; llvmpipe's is 16384): nothing of
+/// that size is made.
+#[test]
+fn the_renderer_refuses_a_grid_over_the_gls_largest_texture() {
+    let headless = Headless::new(64, 48).expect("headless OpenGL (EGL) context");
+    let limit = PoolRenderer::max_texture_size(&headless.gl()).expect("GL_MAX_TEXTURE_SIZE");
+    assert!(limit >= 1024, "{limit}");
+    let error = PoolRenderer::new(headless.gl(), PassClock::Finish, limit + 1)
+        .err()
+        .expect("refused")
+        .to_string();
+    let n = limit + 1;
+    assert_eq!(
+        error,
+        format!(
+            "{n}² nodes need a {n}×{n} surface texture but this GL's textures are at most \
+             {limit}×{limit} (GL_MAX_TEXTURE_SIZE)"
+        )
+    );
 }

@@ -57,6 +57,20 @@ ivec2 mesh_node(int vertex) {
     return min(k * mesh_stride, ivec2(nodes - 1));
 }
 
+// The far taps: the drawn mesh's cells (`mesh_stride` nodes each) a tap stands for along a
+// pixel's footprint's longer side, and the most taps.
+const float TAP_CELLS = 2.0;
+const int MAX_TAPS = 4;
+
+// How many taps a pixel takes whose rest position moves by `across` and `along` (m) a pixel
+// (its screen derivatives): one per TAP_CELLS of the mesh's cells its longer side spans. The
+// mesh, not the grid: a one-tap pixel is shaded with what the mesh draws, so on a strided mesh
+// (grids over 513 nodes) counting the grid's cells started the taps s times too near.
+int far_tap_count(vec2 across, vec2 along) {
+    float cells = max(length(across), length(along)) / (spacing() * float(mesh_stride));
+    return clamp(int(ceil(cells / TAP_CELLS)), 1, MAX_TAPS);
+}
+
 // The surface texel bilinearly interpolated at (x, z), m (clamped to the pool). Level 0 read
 // explicitly (textureLod): the taps call it in a loop, where implicit derivatives are undefined.
 vec4 surface_at(vec2 xz) {

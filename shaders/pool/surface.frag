@@ -7,19 +7,16 @@
 //   The normal, rays and highlight are common.glsl's `water_at` and `water_from_above`, which
 //   the calm sea past an open-sea tile (`pool`) shares. What the rays reach is averaged over
 //   the pixel's footprint there (the reached points' screen derivatives, `Footprint`).
-//   Far away, where a pixel's footprint on the surface spans more than TAP_CELLS of its cells,
-//   the pixel is the mean of a few taps over that footprint, each shaded with the surface's
-//   normal there: the waves' normal, which a pixel sampled once, averaged over what it covers.
+//   Far away, where a pixel's footprint on the surface spans more than TAP_CELLS of the drawn
+//   mesh's cells (`far_tap_count`), the pixel is the mean of a few taps over that footprint,
+//   each shaded with the surface's normal there: the waves' normal, which a pixel sampled
+//   once, averaged over what it covers.
 in vec3 world;
 in vec2 rest;
 in vec3 normal;
 in float fixed_flag;
 
 out vec4 color;
-
-// The surface's cells a tap stands for along the footprint's longer side, and the most taps.
-const float TAP_CELLS = 2.0;
-const int MAX_TAPS = 4;
 
 vec3 shade(Water w, vec3 p, Footprint under, Footprint over) {
     if (w.from_above) {
@@ -56,8 +53,7 @@ void main() {
     // where no pixel takes it (docs/pool.md), so CPU-only users may switch the taps off.
     color = vec4(shade(w, world, under, over), 1.0);
 #else
-    float cells = max(length(across), length(along)) / spacing();
-    int n = clamp(int(ceil(cells / TAP_CELLS)), 1, MAX_TAPS);
+    int n = far_tap_count(across, along);
     if (n == 1) {
         color = vec4(shade(w, world, under, over), 1.0);
         return;

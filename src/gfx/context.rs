@@ -160,7 +160,7 @@ pub struct HeadlessContext {
     device: EglDevice,
     description: String,
     _context: PossiblyCurrentContext,
-    _display: Display,
+    display: Display,
 }
 
 impl HeadlessContext {
@@ -205,7 +205,7 @@ impl HeadlessContext {
                     description: format!("EGL device {info}, GL renderer {renderer}"),
                     device: info,
                     _context: context,
-                    _display: display,
+                    display,
                 })
             }
             Err(error) => Err((info, error)),
@@ -241,6 +241,32 @@ impl HeadlessContext {
             glow::Context::from_loader_function_cstr(|name| display.get_proc_address(name).cast())
         };
         Ok((display, context, gl))
+    }
+
+    /// `parameter` (`GL_TEXTURE_WIDTH`, `GL_TEXTURE_INTERNAL_FORMAT`, …) of `texture`'s
+    /// `level`, as GL reports it (`glGetTexLevelParameteriv`, which glow does not wrap); 0 for
+    /// a level never allocated, `None` where EGL does not give the function.
+    pub fn texture_level_parameter(
+        &self,
+        texture: glow::Texture,
+        level: i32,
+        parameter: u32,
+    ) -> Option<i32> {
+        type GetTexLevelParameteriv = unsafe extern "system" fn(u32, i32, u32, *mut i32);
+        let address = self.display.get_proc_address(c"glGetTexLevelParameteriv");
+        if address.is_null() {
+            return None;
+        }
+        // SAFETY: the address is EGL's glGetTexLevelParameteriv, of this signature; the context
+        // is current on this thread and `texture` one of its 2D textures.
+        unsafe {
+            let get: GetTexLevelParameteriv = std::mem::transmute(address);
+            let mut value = 0;
+            self.gl.bind_texture(glow::TEXTURE_2D, Some(texture));
+            get(glow::TEXTURE_2D, level, parameter, &mut value);
+            self.gl.bind_texture(glow::TEXTURE_2D, None);
+            Some(value)
+        }
     }
 
     /// The EGL device the context is on.

@@ -36,8 +36,9 @@ pub enum Drawing {
 pub struct GridBytes {
     /// The solver's state ([`BYTES_PER_NODE`]; on CUDA with the reduction's partials).
     pub state: u64,
-    /// What drawing it adds: the renderer's surface texture (RGBA32F, 16 bytes a node) and the
-    /// caustics mesh's index buffer (about 8 a node), the indices built on the host for it, and
+    /// What drawing it adds: the renderer's GL objects that grow with the grid ([`gl_bytes`]:
+    /// the surface texture, 16 bytes a node, the caustics mesh's index buffer, about 8, the
+    /// display mesh's and the caustics texture), the indices built on the host for them, and
     /// through the host the texels (16 a node) and, on CUDA, the heights and offsets copied
     /// back to build them (12 a node), all summed (the copies that never coexist too).
     pub drawing: u64,
@@ -58,6 +59,22 @@ pub fn index_bytes(nodes: usize) -> u64 {
 
 /// Bytes a node's texel takes (RGBA32F), in the GL texture and in the host's texels.
 pub const TEXEL_BYTES: u64 = 16;
+
+/// Bytes of the GL objects the renderer makes for a grid of `nodes` a side, as it allocates
+/// them (`PoolRenderer::allocated`, its `GRID_OBJECTS`): the surface texture (RGBA32F, 16 bytes
+/// a node), the caustics mesh's index buffer (every node), the display mesh's (every s-th
+/// node, grids over 513 nodes: at most 2.0 MiB, 0.7 MiB at 600²) and the caustics texture with
+/// its mipmaps (R32F, 512² to 2048²: 1.3 to 21.3 MiB; on a GL whose textures are smaller than
+/// 2048, at most that).
+pub fn gl_bytes(nodes: usize) -> u64 {
+    use super::render::{caustics_texture_bytes, display_mesh_nodes, display_stride};
+    let n = nodes.max(2);
+    let display = match display_stride(n) {
+        1 => 0,
+        _ => index_bytes(display_mesh_nodes(n)),
+    };
+    TEXEL_BYTES * (n * n) as u64 + index_bytes(n) + display + caustics_texture_bytes(n)
+}
 
 /// Bytes a node's height and offset take when CUDA copies them back to build the texels
 /// (`CudaPool::texels`).
@@ -89,7 +106,8 @@ pub fn grid_bytes(nodes: usize, solver: Solver, drawing: Drawing) -> GridBytes {
     } else {
         cpu_state
     };
-    let gl = TEXEL_BYTES * count + index_bytes(nodes);
+    let gl = gl_bytes(nodes);
+    // The indices the renderer builds its meshes from, one mesh at a time: the largest.
     let staging = index_bytes(nodes);
     let through_host = TEXEL_BYTES * count + if cuda { DOWNLOAD_BYTES * count } else { 0 };
     let (drawing_host, drawing_gpu) = match drawing {
@@ -153,11 +171,12 @@ mod tests {
     use super::*;
 
     /// The figures the checks and the panel use, by backend and drawing path: the CPU's 37
-    /// bytes of state a node plus, drawn, 16 of texels, 16 of texture and two index copies; on
-    /// CUDA the state on the GPU and a copy of it (and the flags) on the host; drawn by interop
-    /// the texture and the index buffer on the GPU with the state (about 1.5 GiB of them at
-    /// 8192²), the indices on the host; drawn through the host the texels, the heights and
-    /// offsets they are built from and the GL objects on the host (2.5 GiB more there than by
+    /// bytes of state a node plus, drawn, 16 of texels, 16 of texture, two index copies and the
+    /// bounded GL objects (the display mesh's 513² indices, 2.0 MiB, and the 2048² caustics
+    /// texture with its mipmaps, 21.3 MiB); on CUDA the state on the GPU and a copy of it (and
+    /// the flags) on the host; drawn by interop the GL objects on the GPU with the state (about
+    /// 1.52 GiB of them at 8192²), the indices on the host; drawn through the host the texels, the heights and
+    /// offsets they are built from and the GL objects on the host (2.52 GiB more there than by
     /// interop, which the figures before left out). On CUDA the host's figure is its peak:
     /// what it holds and the largest of the copies that never coexist.
     #[test]
@@ -166,10 +185,14 @@ mod tests {
         let count = n * n;
         let indices = 4 * ((n - 1) * (2 * n + 2) - 2);
         assert_eq!(index_bytes(8192), indices);
+        // The display mesh: every 16th node, 513 a side; the caustics texture 2048² and its
+        // 11 mipmaps, 4 bytes a texel.
+        let bounded = 4 * (512 * 1028 - 2) + 4 * (4u64.pow(12) - 1) / 3;
+        assert_eq!(gl_bytes(8192), 16 * count + indices + bounded);
         for drawing in [Drawing::HostCopy, Drawing::Interop] {
             let cpu = grid_bytes(8192, Solver::Cpu, drawing);
             assert_eq!(cpu.state, 37 * count);
-            assert_eq!(cpu.host, (37 + 16 + 16) * count + 2 * indices);
+            assert_eq!(cpu.host, (37 + 16 + 16) * count + 2 * indices + bounded);
             assert_eq!((cpu.gpu, cpu.host), (0, cpu.state + cpu.drawing));
         }
         assert_eq!(
@@ -179,21 +202,21 @@ mod tests {
         let cuda = grid_bytes(8192, Solver::Cuda, Drawing::Interop);
         let state = crate::sims::pool::cuda::gpu_bytes(8192);
         assert!(state >= 37 * count && state < 38 * count, "{state}");
-        assert_eq!(cuda.gpu, state + 16 * count + indices);
+        assert_eq!(cuda.gpu, state + 16 * count + indices + bounded);
         // The host holds the flags and, at the peak, the state's copy a start builds (the
         // indices the renderer builds come after it is gone).
         assert_eq!(cuda.host, 38 * count);
-        // The GL objects interop puts on the GPU: 1.5 GiB at 8192².
+        // The GL objects interop puts on the GPU: 1.52 GiB at 8192².
         let gl = cuda.gpu - state;
         assert!(
-            (1.49..1.51).contains(&(gl as f64 / f64::from(1 << 30))),
+            (1.51..1.53).contains(&(gl as f64 / f64::from(1 << 30))),
             "{gl}"
         );
         let copied = grid_bytes(8192, Solver::Cuda, Drawing::HostCopy);
         assert_eq!(copied.gpu, state);
-        assert_eq!(copied.host, (38 + 16 + 16) * count + indices);
+        assert_eq!(copied.host, (38 + 16 + 16) * count + indices + bounded);
         let more = (copied.host - cuda.host) as f64 / f64::from(1 << 30);
-        assert!((2.49..2.51).contains(&more), "{more}");
+        assert!((2.51..2.53).contains(&more), "{more}");
         // Until the first frame tells the path, the figures are interop's: the viewer opens
         // its scene before a GL context exists, and counting the host copy there refused an
         // 8192² CUDA scene with 4 GiB free (6.1 GiB asked) that opens and runs by interop.

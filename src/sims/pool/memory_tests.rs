@@ -25,7 +25,7 @@ fn a_nodes_state_bytes_are_its_fields() {
     );
     assert_eq!(
         super::panel::grid_cost(8192, &grid_bytes(8192, Solver::Cuda, Drawing::HostCopy)),
-        "8192² = 67.1 M nodes: 2.3 GiB of state, 3.7 GiB to draw them: 4.9 GiB of host \
+        "8192² = 67.1 M nodes: 2.3 GiB of state, 3.8 GiB to draw them: 4.9 GiB of host \
          memory, 2.3 GiB of GPU memory"
     );
     assert_eq!(
@@ -105,7 +105,7 @@ fn a_restart_that_fails_leaves_the_running_water_as_it_was() {
 /// A scene opened drawn is checked against host memory with what drawing takes on its
 /// backend (`memory::drawn_bytes`), and refused with the file, the key and both figures.
 /// Before, only the state (37 bytes a node) was checked, on every backend: a drawn 1024² CPU
-/// pool (37 MiB of state, 85 MiB with its texels, texture and indices) opened with 48 MiB
+/// pool (37 MiB of state, 108 MiB with its texels and GL objects) opened with 48 MiB
 /// available. Undrawn, the same grid opens.
 #[test]
 fn a_drawn_scene_is_checked_with_what_drawing_takes() {
@@ -127,7 +127,7 @@ fn a_drawn_scene_is_checked_with_what_drawing_takes() {
         .to_string();
     assert_eq!(
         error,
-        "scenes/big.toml:3: pool.nodes: 1024² nodes need about 85.0 MiB but only 48.0 MiB of \
+        "scenes/big.toml:3: pool.nodes: 1024² nodes need about 108.3 MiB but only 48.0 MiB of \
          host memory is available (CPU backend, drawn); use fewer nodes"
     );
     let sim = super::PoolSim::open_within(&source, &options(false), Some(available)).unwrap();
@@ -174,7 +174,7 @@ fn a_cuda_scene_that_fits_by_interop_opens_before_the_path_is_known() {
 /// The first frame drawn that finds the frames going through the host checks host memory
 /// again with that path's figure, before the host copy's buffers are built: a 1024² CUDA grid
 /// opened before the path was known was counted as interop (38.0 MiB: the flags and the state's
-/// copy), which fits in 48 MiB; through the host it takes 78.0 MiB (the texels, the GL objects
+/// copy), which fits in 48 MiB; through the host it takes 101.3 MiB (the texels, the GL objects
 /// llvmpipe keeps there), and the frame is refused with the open check's words (file, key,
 /// both figures) after what happened. Before, nothing checked it again and the frame built
 /// the texels. The path is left unknown on a refusal (the next frame refuses too), and learnt
@@ -204,11 +204,11 @@ fn the_first_frame_through_the_host_checks_host_memory_again() {
         format!("{error:#}"),
         "the first frame drawn goes through the host (no CUDA–GL interop with this GL \
          context), which takes more host memory than the check when the scene opened counted \
-         (interop's): scenes/big.toml:3: pool.nodes: 1024² nodes need about 78.0 MiB but only \
+         (interop's): scenes/big.toml:3: pool.nodes: 1024² nodes need about 101.3 MiB but only \
          48.0 MiB of host memory is available (CUDA backend, drawn); use fewer nodes"
     );
     sim.check_path(Solver::Cuda, Some(through_host)).unwrap();
-    // This grid's own figure (CPU, 85.0 MiB) through `learn_path`: refused and the path left
+    // This grid's own figure (CPU, 108.3 MiB) through `learn_path`: refused and the path left
     // unknown, then learnt where it fits; known, it is not checked again.
     assert!(sim.learn_path(false, || Some(available)).is_err());
     assert_eq!(sim.interop, None);
@@ -218,4 +218,64 @@ fn the_first_frame_through_the_host_checks_host_memory_again() {
     sim.interop = None;
     sim.learn_path(true, || Some(1 << 20)).unwrap();
     assert_eq!(sim.interop, Some(true));
+}
+
+/// A panel restart with a grid over the GL's largest texture is refused before anything is
+/// built, naming `pool.nodes` and the limit (1024, given to `attach_gl_within` in place of
+/// llvmpipe's 16384: a grid over that would take 9.9 GiB), and the running grid goes on as it
+/// was; a grid at the limit restarts.
+#[test]
+fn a_restart_over_the_gls_largest_texture_is_refused() {
+    use crate::gfx::headless::Headless;
+    use crate::gfx::timing::PassClock;
+    use crate::sims::Sim;
+    let headless = Headless::new(32, 32).expect("headless OpenGL");
+    let (mut sim, before) = rippled();
+    sim.attach_gl_within(headless.gl(), PassClock::Finish, Some(1024))
+        .expect("attach");
+    sim.nodes_edit = 1025;
+    let refused = sim.restart_within(Some(u64::MAX)).unwrap_err().to_string();
+    assert_eq!(
+        refused,
+        "refused: pool.nodes: 1025² nodes need a 1025×1025 surface texture but this GL's \
+         textures are at most 1024×1024 (GL_MAX_TEXTURE_SIZE); use fewer nodes"
+    );
+    assert_eq!(sim.refusal.as_deref(), Some(refused.as_str()));
+    assert_eq!(sim.params().nodes, 64);
+    assert_eq!(sim.solver.as_cpu().unwrap().surface, before);
+    sim.nodes_edit = 1024;
+    sim.restart_within(Some(u64::MAX)).unwrap();
+    assert_eq!((sim.params().nodes, sim.refusal.as_deref()), (1024, None));
+    sim.release_gl();
+}
+
+/// Attaching GL to a grid over the GL's largest texture is refused with the file and key
+/// before anything else is done: the far taps are left to be chosen and no note is given
+/// (before, the renderer's choice and its note were set, then the grid was refused).
+#[test]
+fn attaching_gl_over_the_largest_texture_changes_nothing() {
+    use crate::gfx::headless::Headless;
+    use crate::gfx::timing::PassClock;
+    let headless = Headless::new(32, 32).expect("headless OpenGL");
+    let mut sim = open("[pool]\nnodes = 64\n");
+    let error = sim
+        .attach_gl_within(headless.gl(), PassClock::Finish, Some(32))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains(
+            "pool.nodes: 64² nodes need a 64×64 surface texture but this GL's textures are at \
+             most 32×32 (GL_MAX_TEXTURE_SIZE); use fewer nodes"
+        ),
+        "{error}"
+    );
+    assert_eq!(
+        (sim.scene.look.far_taps, sim.gl_note.as_deref()),
+        (None, None)
+    );
+    // Within the limit, the renderer's choice.
+    sim.attach_gl_within(headless.gl(), PassClock::Finish, Some(64))
+        .expect("attach");
+    assert!(sim.scene.look.far_taps.is_some() && sim.gl_note.is_some());
+    crate::sims::Sim::release_gl(&mut sim);
 }

@@ -94,14 +94,24 @@ pub struct Look {
 }
 
 /// Whether the far taps are drawn, for a scene without `[light] far_taps`, on the GL renderer
-/// named `renderer` (`GL_RENDERER`): off on Mesa's software rasterisers (llvmpipe, softpipe,
+/// named `renderer` (`GL_RENDERER`): off on software rasterisers, Mesa's (llvmpipe, softpipe,
 /// and classic swrast, which names itself "Software Rasterizer": the taps' loop doubles their
-/// `surface` pass, 181 against 93 ms at 960×540), on elsewhere.
+/// `surface` pass, 181 against 93 ms at 960×540) and the others a GL context may land on
+/// (SwiftShader, through ANGLE; Windows' "GDI Generic" and "Microsoft Basic Render Driver";
+/// "Apple Software Renderer"), on elsewhere.
 pub fn far_taps_for(renderer: &str) -> bool {
     let renderer = renderer.to_ascii_lowercase();
-    !["llvmpipe", "softpipe", "software rasterizer"]
-        .iter()
-        .any(|software| renderer.contains(software))
+    [
+        "llvmpipe",
+        "softpipe",
+        "software rasterizer",
+        "swiftshader",
+        "gdi generic",
+        "microsoft basic render",
+        "apple software renderer",
+    ]
+    .iter()
+    .all(|software| !renderer.contains(software))
 }
 
 impl Default for Look {

@@ -215,6 +215,15 @@ impl PoolSim {
         ((0.0..=size).contains(&hit.x) && (0.0..=size).contains(&hit.z)).then_some([hit.x, hit.z])
     }
 
+    /// The renderer's GL objects and their bytes as it allocated them (`PoolRenderer::allocated`;
+    /// none before `attach_gl`).
+    pub fn gl_allocated(&self) -> Vec<(&'static str, u64)> {
+        self.gl
+            .as_ref()
+            .map(|g| g.renderer.allocated())
+            .unwrap_or_default()
+    }
+
     /// Remembers `camera` as the last frame's (what [`PoolSim::pick`] sees through), as
     /// drawing does.
     pub fn draw_camera(&mut self, camera: Camera) {
@@ -494,22 +503,8 @@ impl Sim for PoolSim {
     }
 
     fn attach_gl(&mut self, gl: Rc<glow::Context>, clock: PassClock) -> Result<()> {
-        if self.scene.look.far_taps.is_none() {
-            // SAFETY: the context is current on this thread (attach_gl's contract).
-            let renderer = unsafe { glow::HasContext::get_parameter_string(&*gl, glow::RENDERER) };
-            let taps = super::scene::far_taps_for(&renderer);
-            self.gl_note = Some(format!(
-                "pool: far taps {} on GL renderer {renderer} ([light] far_taps or the panel's \
-                 checkbox to change)",
-                if taps { "on" } else { "off" }
-            ));
-            self.scene.look.far_taps = Some(taps);
-        }
-        self.gl = Some(PoolGl {
-            renderer: PoolRenderer::new(gl, clock, self.scene.params.nodes)?,
-            texels: Vec::new(),
-        });
-        Ok(())
+        let limit = PoolRenderer::max_texture_size(&gl);
+        self.attach_gl_within(gl, clock, limit)
     }
 
     /// Uploads the surface (CPU) and draws the pool with the renderer's passes, the camera
@@ -537,10 +532,11 @@ impl Sim for PoolSim {
         if pool_gl.renderer.nodes() != p.nodes {
             let gl = pool_gl.renderer.gl().clone();
             let clock = pool_gl.renderer.clock();
+            let limit = pool_gl.renderer.texture_limit();
             self.solver.release_gl();
             let old = std::mem::replace(
                 &mut pool_gl.renderer,
-                PoolRenderer::new(gl, clock, p.nodes)?,
+                PoolRenderer::with_limit(gl, clock, p.nodes, limit)?,
             );
             old.delete();
         }

@@ -1,5 +1,5 @@
 //! The pool behind the door: scene files, scenarios, the pointer, rain, the edge list, land,
-//! the stiffness limit (the physics is `tests.rs`').
+//! the stiffness limit (the physics is in `tests/`).
 
 use super::params::{Edges, Model};
 use super::surface::{FIXED, LOCK_H};
@@ -517,9 +517,9 @@ fn far_taps_are_read_from_the_scene() {
     );
 }
 
-/// Without `[light] far_taps` the taps follow the GL renderer: off on Mesa's software
-/// rasterisers (as their `GL_RENDERER` strings read: classic swrast's is "Software Rasterizer"),
-/// on elsewhere. The scene's key winning is `attaching_gl_chooses_the_far_taps_unless_the_scene_says`.
+/// Without `[light] far_taps` the taps follow the GL renderer: off on software rasterisers
+/// (as their `GL_RENDERER` strings read: classic swrast's is "Software Rasterizer"; SwiftShader,
+/// Windows' and Apple's were taken for hardware before), on elsewhere. The scene's key winning is `attaching_gl_chooses_the_far_taps_unless_the_scene_says`.
 #[test]
 fn far_taps_follow_the_renderer() {
     use super::scene::far_taps_for;
@@ -528,6 +528,10 @@ fn far_taps_follow_the_renderer() {
         "softpipe",
         "Software Rasterizer",
         "LLVMPIPE",
+        "ANGLE (Google, Vulkan 1.3.0 (SwiftShader Device (Subzero) (0x0000C0DE)), SwiftShader driver)",
+        "GDI Generic",
+        "ANGLE (Microsoft, Microsoft Basic Render Driver Direct3D11 vs_5_0 ps_5_0, D3D11)",
+        "Apple Software Renderer",
     ];
     let hardware = [
         "NVIDIA H100 80GB HBM3/PCIe/SSE2",

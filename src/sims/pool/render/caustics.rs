@@ -63,6 +63,24 @@ pub fn resolution(nodes: usize) -> usize {
     (2 * nodes).next_power_of_two().clamp(512, 2048)
 }
 
+/// Bytes of the caustics texture for a grid of `nodes` per side ([`chain_bytes`] of its
+/// [`resolution`]; on a GL whose textures are smaller, at most that).
+pub fn texture_bytes(nodes: usize) -> u64 {
+    chain_bytes(resolution(nodes))
+}
+
+/// Bytes of a caustics texture `side` texels a side: R32F, its mipmaps down to 1 × 1 included
+/// (the first frame's `generate_mipmap` makes them).
+pub fn chain_bytes(side: usize) -> u64 {
+    let mut side = side as u64;
+    let mut texels = 0;
+    while side > 0 {
+        texels += side * side;
+        side /= 2;
+    }
+    4 * texels
+}
+
 /// The caustics texture read back.
 #[derive(Clone, Debug)]
 pub struct CausticsImage {
@@ -110,8 +128,15 @@ pub(super) struct CausticsPass {
 }
 
 impl CausticsPass {
-    pub(super) fn new(gl: &glow::Context, nodes: usize) -> Result<CausticsPass> {
-        let resolution = resolution(nodes);
+    /// The pass for a grid of `nodes` per side on a GL whose textures are at most `limit` a
+    /// side (`None`: not known): [`resolution`], or the limit where it is smaller (GL 3.3
+    /// promises 1024).
+    pub(super) fn new(
+        gl: &glow::Context,
+        nodes: usize,
+        limit: Option<usize>,
+    ) -> Result<CausticsPass> {
+        let resolution = limit.map_or(resolution(nodes), |limit| resolution(nodes).min(limit));
         let n = resolution as i32;
         let target = TextureTarget::new(gl, n, n, ColorFormat::R32F, Depth::None)?;
         // SAFETY: GL calls on the current context; the texture is this pass's.
@@ -146,6 +171,11 @@ impl CausticsPass {
     /// `textureGrad`).
     pub(super) fn texture(&self) -> glow::Texture {
         self.target.texture
+    }
+
+    /// Texels per side of the texture, as allocated.
+    pub(super) fn resolution(&self) -> usize {
+        self.resolution
     }
 
     /// `caustics`: clears the texture and adds every surface triangle's light to it (the

@@ -18,6 +18,17 @@ pub fn display_stride(nodes: usize) -> usize {
     (nodes - 1).div_ceil(DISPLAY_MESH - 1).max(1)
 }
 
+/// Vertices per side of the mesh of every `stride`-th node of a grid of `nodes` per side (and
+/// the last).
+fn mesh_nodes(nodes: usize, stride: usize) -> usize {
+    (nodes - 1).div_ceil(stride) + 1
+}
+
+/// Vertices per side of the mesh a grid of `nodes` per side is drawn with ([`display_stride`]).
+pub fn display_mesh_nodes(nodes: usize) -> usize {
+    mesh_nodes(nodes, display_stride(nodes))
+}
+
 /// The strip's indices for `nodes` per side: row j's part runs (i, j), (i, j + 1) for each i,
 /// so each cell splits as the original's two triangles (p_ij, p_i+1j, p_ij+1) and (p_ij+1,
 /// p_i+1j, p_i+1j+1); the rows are joined by repeating their last and the next one's first
@@ -47,12 +58,14 @@ pub(super) struct Grid {
     count: i32,
     mesh: i32,
     stride: i32,
+    /// Bytes of the index buffer, as allocated.
+    bytes: u64,
 }
 
 impl Grid {
     /// The mesh of every `stride`-th node of a grid of `nodes` per side (and the last).
     pub(super) fn new(gl: &glow::Context, nodes: usize, stride: usize) -> Result<Grid> {
-        let mesh = (nodes - 1).div_ceil(stride) + 1;
+        let mesh = mesh_nodes(nodes, stride);
         let indices = strip_indices(mesh);
         // SAFETY: GL calls on the current context; the buffers are this grid's.
         unsafe {
@@ -74,12 +87,18 @@ impl Grid {
                 count: indices.len() as i32,
                 mesh: mesh as i32,
                 stride: stride as i32,
+                bytes: std::mem::size_of_val(indices.as_slice()) as u64,
             })
         }
     }
 
+    /// Bytes of the index buffer, as allocated.
+    pub(super) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
     /// Bytes of the index buffer, as GL reports its size.
-    pub(super) fn index_bytes(&self, gl: &glow::Context) -> u64 {
+    pub(super) fn reported_bytes(&self, gl: &glow::Context) -> u64 {
         // SAFETY: GL calls on the current context; the vertex array and buffer are this grid's.
         unsafe {
             gl.bind_vertex_array(Some(self.vertex_array));
@@ -293,7 +312,7 @@ mod tests {
     fn large_grids_are_drawn_with_at_most_the_display_mesh() {
         for (nodes, stride) in [(8, 1), (256, 1), (513, 1), (514, 2), (1024, 2), (4096, 8)] {
             assert_eq!(display_stride(nodes), stride, "{nodes}");
-            let mesh = (nodes - 1).div_ceil(stride) + 1;
+            let mesh = display_mesh_nodes(nodes);
             assert!(mesh <= DISPLAY_MESH);
             // The last vertex is the edge's node.
             assert!((mesh - 1) * stride >= nodes - 1 && (mesh - 2) * stride < nodes - 1);

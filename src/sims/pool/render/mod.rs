@@ -27,8 +27,9 @@ mod grid;
 mod pool_box;
 mod shared;
 
+pub use caustics::texture_bytes as caustics_texture_bytes;
 pub use caustics::CausticsImage;
-pub use grid::strip_indices;
+pub use grid::{display_mesh_nodes, display_stride, strip_indices};
 
 use super::scene::LOWEST_SUN;
 use crate::gfx::camera::Camera;
@@ -42,10 +43,18 @@ use anyhow::{anyhow, Result};
 use caustics::{CausticsDomain, CausticsPass, CausticsViewProgram};
 use glam::{Mat4, Vec3};
 use glow::HasContext;
-use grid::{display_stride, Grid, HeightProgram, LandProgram, SurfaceProgram};
+use grid::{Grid, HeightProgram, LandProgram, SurfaceProgram};
 use pool_box::{PoolBox, PoolProgram};
 use shared::{surface_texture, FrameValues, TextureUnit};
 use std::rc::Rc;
+
+/// The GL objects of [`PoolRenderer::allocated`] that grow with the grid.
+pub const GRID_OBJECTS: [&str; 4] = [
+    "surface texture",
+    "caustics mesh",
+    "display mesh",
+    "caustics texture",
+];
 
 /// What the pool shows.
 pub const VIEWS: [&str; 4] = ["surface", "wireframe", "nodes", "caustics"];
@@ -106,6 +115,17 @@ impl DrawScene {
         let level = Vec3::new(l.x, 0.0, l.z).normalize_or(Vec3::X);
         level * (1.0 - LOWEST_SUN * LOWEST_SUN).sqrt() + Vec3::Y * LOWEST_SUN
     }
+}
+
+/// Why `nodes`² nodes cannot be drawn with a GL whose textures are at most `limit` a side, if
+/// they cannot.
+pub fn texture_refusal(nodes: usize, limit: usize) -> Option<String> {
+    (nodes > limit).then(|| {
+        format!(
+            "{nodes}² nodes need a {nodes}×{nodes} surface texture but this GL's textures are at \
+             most {limit}×{limit} (GL_MAX_TEXTURE_SIZE)"
+        )
+    })
 }
 
 /// One render pass; its name is the shader's and the method's.
@@ -178,11 +198,29 @@ pub struct PoolRenderer {
     frame_size: (u32, u32),
     timer: PassTimer,
     land: bool,
+    /// `GL_MAX_TEXTURE_SIZE` (`None`: not known).
+    texture_limit: Option<usize>,
 }
 
 impl PoolRenderer {
     /// The renderer for a grid of `nodes`² on `gl`.
     pub fn new(gl: Rc<glow::Context>, clock: PassClock, nodes: usize) -> Result<PoolRenderer> {
+        let limit = PoolRenderer::max_texture_size(&gl);
+        PoolRenderer::with_limit(gl, clock, nodes, limit)
+    }
+
+    /// [`PoolRenderer::new`] on a GL whose textures are at most `texture_limit` a side
+    /// ([`PoolRenderer::max_texture_size`], asked by the caller; `None`: not known, nothing
+    /// refused).
+    pub fn with_limit(
+        gl: Rc<glow::Context>,
+        clock: PassClock,
+        nodes: usize,
+        texture_limit: Option<usize>,
+    ) -> Result<PoolRenderer> {
+        if let Some(refusal) = texture_limit.and_then(|limit| texture_refusal(nodes, limit)) {
+            return Err(anyhow!(refusal));
+        }
         let (surface, surface_bytes) = surface_texture(&gl, nodes)?;
         let sun = skybox::sun_direction();
         let renderer = PoolRenderer {
@@ -191,7 +229,7 @@ impl PoolRenderer {
                 1 => None,
                 stride => Some(Grid::new(&gl, nodes, stride)?),
             },
-            caustics: CausticsPass::new(&gl, nodes)?,
+            caustics: CausticsPass::new(&gl, nodes, texture_limit)?,
             programs: Programs {
                 pool: PoolProgram::new(&gl)?,
                 land: LandProgram::new(&gl)?,
@@ -208,6 +246,7 @@ impl PoolRenderer {
             timer: PassTimer::new(clock),
             pool_box: None,
             land: true,
+            texture_limit,
             gl,
             clock,
             surface,
@@ -216,6 +255,20 @@ impl PoolRenderer {
         };
         check_gl(&renderer.gl, "pool renderer set-up")?;
         Ok(renderer)
+    }
+
+    /// The largest texture `gl` makes, texels a side (`GL_MAX_TEXTURE_SIZE`): the most nodes a
+    /// side the surface texture can hold; `None` where the query fails (0 or less: not known,
+    /// which refused every grid as over "0×0").
+    pub fn max_texture_size(gl: &glow::Context) -> Option<usize> {
+        // SAFETY: a GL query on the current context.
+        let limit = unsafe { gl.get_parameter_i32(glow::MAX_TEXTURE_SIZE) };
+        usize::try_from(limit).ok().filter(|&limit| limit > 0)
+    }
+
+    /// [`PoolRenderer::max_texture_size`] of its context, as given when it was made.
+    pub fn texture_limit(&self) -> Option<usize> {
+        self.texture_limit
     }
 
     /// The GL context.
@@ -239,12 +292,57 @@ impl PoolRenderer {
         self.land = land;
     }
 
-    /// Bytes of the GL objects that grow with the grid: the surface texture's level 0 as
-    /// specified to GL and the caustics mesh's index buffer as GL reports its size
-    /// (`memory::grid_bytes`; the display mesh, at most 513² vertices, and the caustics
-    /// texture, at most 2048², are bounded and left out).
+    /// The GL objects this renderer holds, by name, each with its bytes as allocated (the
+    /// sizes given to GL): the ones that grow with the grid ([`GRID_OBJECTS`]: the surface
+    /// texture's level 0, the caustics mesh's index buffer, the display mesh's on grids over
+    /// 513 nodes, the caustics texture with its mipmaps) and, once a frame is drawn, the pool's
+    /// box (its vertex buffer) and the frame (RGBA8 and a 24-bit depth buffer, 4 bytes a pixel
+    /// each, at the output's size). Left out: the sky's cubemap (`gfx::skybox`, 6 × 128² RGBA8
+    /// a renderer), the programs and the full-screen triangle.
+    pub fn allocated(&self) -> Vec<(&'static str, u64)> {
+        let mut objects = vec![
+            ("surface texture", self.surface_bytes),
+            ("caustics mesh", self.grid.bytes()),
+        ];
+        if let Some(display) = &self.display {
+            objects.push(("display mesh", display.bytes()));
+        }
+        // The size the caustics pass gave GL, not the model's (`caustics::texture_bytes`).
+        let caustics = caustics::chain_bytes(self.caustics.resolution());
+        objects.push(("caustics texture", caustics));
+        if let Some((pool_box, _)) = &self.pool_box {
+            objects.push(("pool box", pool_box.bytes));
+        }
+        if self.frame.is_some() {
+            let (width, height) = self.frame_size;
+            objects.push(("frame", 8 * u64::from(width) * u64::from(height)));
+        }
+        objects
+    }
+
+    /// Bytes of the GL objects that grow with the grid ([`GRID_OBJECTS`] of
+    /// [`PoolRenderer::allocated`]), the drawing's GL figure of `memory::grid_bytes`.
     pub fn gl_bytes(&self) -> u64 {
-        self.surface_bytes + self.grid.index_bytes(&self.gl)
+        self.allocated()
+            .iter()
+            .filter(|(name, _)| GRID_OBJECTS.contains(name))
+            .map(|(_, bytes)| bytes)
+            .sum()
+    }
+
+    /// The meshes' index buffers' bytes as GL reports them (`GL_BUFFER_SIZE`), by the names
+    /// of [`PoolRenderer::allocated`].
+    pub fn reported_buffer_bytes(&self) -> Vec<(&'static str, u64)> {
+        let mut buffers = vec![("caustics mesh", self.grid.reported_bytes(&self.gl))];
+        if let Some(display) = &self.display {
+            buffers.push(("display mesh", display.reported_bytes(&self.gl)));
+        }
+        buffers
+    }
+
+    /// The caustics texture (R32F, mipmapped).
+    pub fn caustics_texture(&self) -> glow::Texture {
+        self.caustics.texture()
     }
 
     /// The surface texture (RGBA32F, nodes × nodes), for CUDA interop.

@@ -81,6 +81,8 @@ pub(super) struct PoolBox {
     vertex_array: glow::VertexArray,
     buffer: glow::Buffer,
     count: i32,
+    /// Bytes of the vertex buffer, as allocated.
+    pub(super) bytes: u64,
 }
 
 impl PoolBox {
@@ -108,6 +110,7 @@ impl PoolBox {
                 vertex_array,
                 buffer,
                 count: vertices.len() as i32,
+                bytes: std::mem::size_of_val(vertices.as_slice()) as u64,
             })
         }
     }

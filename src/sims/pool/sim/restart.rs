@@ -2,15 +2,18 @@
 //! from its buffers and GL objects; what the panel's grid would take (`memory::drawn_bytes`),
 //! the check of it against host memory, and the restart that builds it or refuses it; the
 //! checks of a scene's grid against host memory when it opens and when the first frame drawn
-//! tells the path the frames take.
+//! tells the path the frames take, and against the GL's largest texture when GL is attached.
 
-use super::PoolSim;
+use super::{PoolGl, PoolSim};
+use crate::gfx::timing::PassClock;
 use crate::scene::{Invalid, Source};
 use crate::sims::pool::drops::Rng;
 use crate::sims::pool::memory::{drawn_bytes, GridBytes, Solver};
+use crate::sims::pool::render::{texture_refusal, PoolRenderer};
 use crate::sims::pool::scene::PoolScene;
 use crate::sims::OpenOptions;
 use anyhow::{anyhow, bail, Context, Result};
+use std::rc::Rc;
 
 /// Host bytes (`memory::grid_bytes`) above which a restart with a new grid asks to be asked
 /// again. Host memory only: a CUDA grid's GPU part is checked against the GPU's free memory
@@ -77,16 +80,44 @@ impl Opened {
         let Some(available) = available.filter(|&a| needed > a) else {
             return Ok(());
         };
-        let (key, fix) = match (solver, self.cuda_nodes, self.rescaled) {
-            (_, _, true) => ("pool.nodes", "fewer --particles"),
-            (Solver::Cuda, Some(_), false) => ("pool.cuda_nodes", "fewer nodes"),
-            _ => ("pool.nodes", "fewer nodes"),
-        };
+        let (key, fix) = self.key(solver);
         let message = host_refusal(nodes, (needed, available), (solver, drawn), fix);
         Err(self
             .source
             .error_after_parse(Invalid::new(key, message), self.rescaled)
             .into())
+    }
+
+    /// Refuses `nodes`² nodes on `solver`'s backend when their surface texture (a texel a
+    /// node) is larger than the GL's largest, `limit` a side (`GL_MAX_TEXTURE_SIZE`), before
+    /// the renderer allocates it (GL failed it with `GL_INVALID_VALUE`): the file, the key that
+    /// sets the grid and the limit.
+    pub(in crate::sims::pool) fn check_texture(
+        &self,
+        solver: Solver,
+        nodes: usize,
+        limit: usize,
+    ) -> Result<()> {
+        let Some(message) = texture_refusal(nodes, limit) else {
+            return Ok(());
+        };
+        let (key, fix) = self.key(solver);
+        Err(self
+            .source
+            .error_after_parse(
+                Invalid::new(key, format!("{message}; use {fix}")),
+                self.rescaled,
+            )
+            .into())
+    }
+
+    /// The key that sets the grid on `solver`'s backend and what to lower.
+    fn key(&self, solver: Solver) -> (&'static str, &'static str) {
+        match (solver, self.cuda_nodes, self.rescaled) {
+            (_, _, true) => ("pool.nodes", "fewer --particles"),
+            (Solver::Cuda, Some(_), false) => ("pool.cuda_nodes", "fewer nodes"),
+            _ => ("pool.nodes", "fewer nodes"),
+        }
     }
 }
 
@@ -172,13 +203,21 @@ impl PoolSim {
         )
     }
 
-    /// Refuses the panel's grid when its host part does not fit in `available` host bytes (the
+    /// Refuses the panel's grid when it is drawn and its surface texture is larger than the GL
+    /// allows (`texture_refusal`), or when its host part does not fit in `available` host bytes (the
     /// running grid is already counted out of them: it is held while the new one is built; the
     /// GPU part is checked by the CUDA solver before it allocates).
     pub(in crate::sims::pool) fn check_memory(
         &self,
         available: Option<u64>,
     ) -> Result<(), Invalid> {
+        let limit = self.gl.as_ref().and_then(|g| g.renderer.texture_limit());
+        if let Some(message) = limit.and_then(|limit| texture_refusal(self.nodes_edit, limit)) {
+            return Err(Invalid::new(
+                "pool.nodes",
+                format!("{message}; use fewer nodes"),
+            ));
+        }
         let (needed, Some(available)) = (self.edit_bytes().host, available) else {
             return Ok(());
         };
@@ -230,6 +269,38 @@ impl PoolSim {
                  context), which takes more host memory than the check when the scene opened \
                  counted (interop's)",
             )
+    }
+
+    /// `Sim::attach_gl` on a GL whose textures are at most `limit` a side
+    /// (`PoolRenderer::max_texture_size`; `None`: not known): a grid over it is refused with its
+    /// file and key before anything else is done (the far taps chosen, the GL objects made).
+    pub(in crate::sims::pool) fn attach_gl_within(
+        &mut self,
+        gl: Rc<glow::Context>,
+        clock: PassClock,
+        limit: Option<usize>,
+    ) -> Result<()> {
+        let nodes = self.scene.params.nodes;
+        if let Some(limit) = limit {
+            self.opened
+                .check_texture(self.solver_kind(), nodes, limit)?;
+        }
+        if self.scene.look.far_taps.is_none() {
+            // SAFETY: the context is current on this thread (attach_gl's contract).
+            let renderer = unsafe { glow::HasContext::get_parameter_string(&*gl, glow::RENDERER) };
+            let taps = crate::sims::pool::scene::far_taps_for(&renderer);
+            self.gl_note = Some(format!(
+                "pool: far taps {} on GL renderer {renderer} ([light] far_taps or the panel's \
+                 checkbox to change)",
+                if taps { "on" } else { "off" }
+            ));
+            self.scene.look.far_taps = Some(taps);
+        }
+        self.gl = Some(PoolGl {
+            renderer: PoolRenderer::with_limit(gl, clock, nodes, limit)?,
+            texels: Vec::new(),
+        });
+        Ok(())
     }
 
     /// Restarts with the panel's grid, or refuses it and leaves the running one as it is: a
@@ -291,5 +362,36 @@ impl PoolSim {
         self.time = 0.0;
         self.steps = 0;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A grid larger than the GL's largest texture is refused before the renderer allocates
+    /// its surface texture, with the file, the key that sets the grid and the limit (GL failed
+    /// the texture with `GL_INVALID_VALUE`, reported as "pool renderer set-up", no key). Mesa's
+    /// limit (16384) is too large a grid to open here: a limit of 1024 stands in for it.
+    #[test]
+    fn a_grid_over_the_gls_largest_texture_is_refused_with_its_key() {
+        let text = "kind = \"pool\"\n[pool]\nnodes = 1025\ncuda_nodes = 2049\n";
+        let source = Source::parse(text, "big", "scenes/big.toml").expect("a kind");
+        let opened = Opened::new(&source, &OpenOptions::default(), None);
+        let error = opened.check_texture(Solver::Cpu, 1025, 1024).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "scenes/big.toml:3: pool.nodes: 1025² nodes need a 1025×1025 surface texture but \
+             this GL's textures are at most 1024×1024 (GL_MAX_TEXTURE_SIZE); use fewer nodes"
+        );
+        let on_cuda = Opened::new(&source, &OpenOptions::default(), Some(2049));
+        let error = on_cuda.check_texture(Solver::Cuda, 2049, 2048).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("scenes/big.toml:4: pool.cuda_nodes: 2049² nodes"),
+            "{error}"
+        );
+        assert!(opened.check_texture(Solver::Cpu, 1024, 1024).is_ok());
     }
 }
