@@ -2,7 +2,8 @@
 //! cloth or jelly is deformed gets the rest lengths of the body's rest shape (what makes a
 //! squashed jelly spring back, `specs/004-particles.md`: "rest lengths = initial distances"),
 //! but each new spring starts at the length it finds and its rest length moves to the rest
-//! shape's over [`GROW_SECONDS`], a frame at a time. Switched on at once, the springs of a
+//! shape's over the body section's `grow_seconds` (default 0.5 s), a frame at a time; 0
+//! puts them at the rest shape's at once. Switched on at once, the springs of a
 //! collapsed body held its whole strain energy in the first substep: a jelly of 8³ nodes
 //! folded flat without them, its new springs 861 J of strain (40 times its drop from 1.5 m),
 //! its fastest node at 25 m/s the frame after, and a cloth
@@ -11,9 +12,6 @@
 
 use super::body::{Body, Spring};
 use std::collections::HashMap;
-
-/// How long a spring switched on live takes to reach its rest length, s.
-pub const GROW_SECONDS: f32 = 0.5;
 
 /// The springs growing in ([`Body::growth`]).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -30,7 +28,8 @@ impl Body {
     /// their current lengths: each spring's rest length becomes its length now, or, for a
     /// spring still growing in `was` (matched by its ends), the rest length it had grown to
     /// (another kind switched mid-growth moves no rest length back).
-    pub fn grow_in(&mut self, grow: [bool; 3], was: &Growth, was_springs: &[Spring]) {
+    /// Growing over `seconds` (0: at once).
+    pub fn grow_in(&mut self, grow: [bool; 3], was: &Growth, was_springs: &[Spring], seconds: f32) {
         let grown: HashMap<(u32, u32), f32> = (was.springs.iter())
             .map(|&(k, _, _)| {
                 let s = was_springs[k as usize];
@@ -54,7 +53,7 @@ impl Body {
             springs,
             elapsed: 0.0,
         };
-        self.grow(0.0);
+        self.grow(0.0, seconds);
     }
 
     /// Spring `k`'s rest length in the rest shape (where it grows to, if growing in).
@@ -70,14 +69,22 @@ impl Body {
     }
 
     /// Grows the springs by `dt` seconds: their rest lengths `found + (rest − found)·t/T`
-    /// (`T` = [`GROW_SECONDS`]), the rest shape's once `t ≥ T` (the growth then ends).
+    /// (`T` = `seconds`, the scene's `grow_seconds`, read each frame so a panel edit applies
+    /// mid-growth), the rest shape's once `t ≥ T` (the growth then ends; at once for T = 0;
+    /// `t` within 0.1 % of a frame counts).
     /// Returns whether a rest length changed (the GPU's to upload).
-    pub fn grow(&mut self, dt: f32) -> bool {
+    pub fn grow(&mut self, dt: f32, seconds: f32) -> bool {
         if self.growth.springs.is_empty() {
             return false;
         }
         self.growth.elapsed += dt;
-        let s = (self.growth.elapsed / GROW_SECONDS).min(1.0);
+        // Done once less than a thousandth of a frame is left (n frames of dt summed in f32
+        // can fall short of n·dt: 90 of 1/60 s came to less than 1.5 s).
+        let s = if self.growth.elapsed >= seconds - dt * 1e-3 {
+            1.0
+        } else {
+            self.growth.elapsed / seconds
+        };
         for &(k, found, rest) in &self.growth.springs {
             self.springs[k as usize].rest = if s >= 1.0 {
                 rest

@@ -3,7 +3,6 @@
 //! wind, ground and sphere.
 
 use super::dynamics::Integrator;
-use super::growth::GROW_SECONDS;
 use super::scene::{
     fastest_wind, Orientation, Pins, Which, MAX_BODY_SUBSTEPS, MAX_CLOTH_N, MAX_DT,
     MAX_FOUNTAIN_PARTICLES, MAX_GRAVITY, MAX_ITERATIONS, MAX_JELLY_N, MAX_RATE, MAX_STIFFNESS,
@@ -184,7 +183,7 @@ fn body(sim: &mut ParticlesSim, ui: &imgui::Ui) {
     let stable = sim.scene.stable_substeps();
     let growing = match &sim.state {
         State::Body(body) if !body.growth.springs.is_empty() => {
-            Some(GROW_SECONDS - body.growth.elapsed)
+            Some(sim.scene.body.grow_seconds - body.growth.elapsed)
         }
         _ => None,
     };
@@ -215,6 +214,12 @@ fn body(sim: &mut ParticlesSim, ui: &imgui::Ui) {
         "bending (of the stiffness)"
     };
     ui.slider(bend, 0.0, 2.0, &mut b.bend);
+    ui.slider(
+        "springs switched on grow in (s)",
+        0.0,
+        5.0,
+        &mut b.grow_seconds,
+    );
     if let Some(left) = growing {
         ui.text_disabled(format!("springs growing in: {left:.1} s left"));
     }

@@ -2,7 +2,6 @@
 //! and the rest shape's rest lengths once grown.
 
 use super::*;
-use crate::sims::particles::growth::GROW_SECONDS;
 
 /// `text`'s body after 3 s (180 frames): sagging, or collapsed without some springs.
 fn settled(text: &str) -> ParticlesSim {
@@ -129,7 +128,7 @@ fn another_kind_switched_mid_growth_moves_no_rest_length_back() {
     assert_eq!(before.len(), 450, "the 16² cloth's shear springs growing");
     sim.scene.body.bend = 0.0;
     sim.step().unwrap();
-    let frame = sim.scene.dt / GROW_SECONDS;
+    let frame = sim.scene.dt / sim.scene.body.grow_seconds;
     let after = rests(body(&mut sim));
     let off = (before.iter())
         .map(|(ends, &(r0, to))| (after[ends].0 - (r0 + (to - r0) * frame)).abs())
@@ -140,4 +139,93 @@ fn another_kind_switched_mid_growth_moves_no_rest_length_back() {
     println!("rest lengths {off:.2e} m off a frame's growth on (at most {most:.2e} m to grow)");
     assert_eq!(after.len(), 450);
     assert!(off < 1e-6, "{off} m");
+}
+
+/// A 16² cloth hung 1 s without shear springs gets them back, its shear springs' rest lengths
+/// after `frames` frames of growth over `seconds` (`grow_seconds`), each the length it found
+/// and the rest shape's; and whether it is still growing.
+fn shear_grown(seconds: f32, frames: usize) -> (Vec<(f32, f32, f32)>, bool) {
+    let mut sim = ParticlesSim::with_scene(scene(&format!(
+        "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nn = 16\nshear = 0.0\n\
+         grow_seconds = {seconds}\n"
+    )));
+    for _ in 0..60 {
+        sim.step().unwrap();
+    }
+    sim.scene.body.shear = 0.5;
+    for _ in 0..frames {
+        sim.step().unwrap();
+    }
+    let b = body(&mut sim);
+    let grown = (b.springs.iter().zip(&b.kinds))
+        .filter(|(_, &k)| k == SpringKind::Shear)
+        .map(|(s, _)| {
+            let g = b
+                .growth
+                .springs
+                .iter()
+                .find(|g| b.springs[g.0 as usize] == *s);
+            (
+                s.rest,
+                g.map_or(f32::NAN, |g| g.1),
+                g.map_or(s.rest, |g| g.2),
+            )
+        })
+        .collect();
+    (grown, !b.growth.springs.is_empty())
+}
+
+/// `grow_seconds` is honoured: over 1.5 s (90 frames) the shear springs are a third grown
+/// after 30 frames (the default 0.5 s had them grown) and still growing after 89, grown after
+/// 90; 0 puts them at the rest shape's lengths the first frame, with no growth.
+#[test]
+fn springs_grow_in_over_the_scenes_grow_seconds() {
+    let (third, growing) = shear_grown(1.5, 30);
+    assert!(growing, "still growing after 30 frames of 90");
+    let off = (third.iter())
+        .map(|&(now, found, rest)| (now - (found + (rest - found) / 3.0)).abs())
+        .fold(0.0f32, f32::max);
+    let most = (third.iter())
+        .map(|&(_, found, rest)| (rest - found).abs())
+        .fold(0.0f32, f32::max);
+    println!("grow_seconds 1.5, 30 frames: {off:.1e} m off a third grown ({most:.1e} m to grow)");
+    assert!(
+        most > 0.01,
+        "the shear springs have something to grow: {most} m"
+    );
+    assert!(off < 1e-5, "{off} m off a third grown");
+    assert!(
+        shear_grown(1.5, 89).1,
+        "still growing after 89 frames of 90"
+    );
+    let (grown, growing) = shear_grown(1.5, 90);
+    assert!(!growing, "grown after 90 frames");
+    assert!(grown.iter().all(|&(now, _, rest)| now == rest));
+    let (at_once, growing) = shear_grown(0.0, 1);
+    assert!(!growing, "grow_seconds = 0: no growth");
+    let rest = shear_grown(0.5, 0).0;
+    assert!(
+        at_once.iter().zip(&rest).all(|(a, r)| a.0 == r.2),
+        "at the rest shape's"
+    );
+}
+
+/// A bad `grow_seconds` is named by file, line, key and value, in a file and from the panel.
+#[test]
+fn a_bad_grow_seconds_is_named_by_file_key_and_value() {
+    for (value, got) in [("-0.5", "-0.5"), ("61.0", "61"), ("nan", "NaN")] {
+        let message = error(&format!(
+            "kind = \"particles\"\nscene = \"jelly\"\n[jelly]\ngrow_seconds = {value}\n"
+        ));
+        let expected = format!("test.toml:4: jelly.grow_seconds: must be in [0, 60] s, got {got}");
+        assert!(
+            message.starts_with(&expected),
+            "{message:?} is not {expected:?}"
+        );
+    }
+    let mut sim = ParticlesSim::with_scene(scene("kind = \"particles\"\nscene = \"cloth\"\n"));
+    sim.scene.body.grow_seconds = -1.0;
+    let message = sim.step().expect_err("refused").to_string();
+    assert_eq!(message, "cloth.grow_seconds: must be in [0, 60] s, got -1");
+    assert_eq!(sim.scene.body.grow_seconds, 0.5, "the edit undone");
 }
