@@ -2,6 +2,7 @@
 //! and the rest shape's rest lengths once grown.
 
 use super::*;
+use crate::sims::pool::drops::Rng;
 
 /// `text`'s body after 3 s (180 frames): sagging, or collapsed without some springs.
 fn settled(text: &str) -> ParticlesSim {
@@ -228,4 +229,85 @@ fn a_bad_grow_seconds_is_named_by_file_key_and_value() {
     let message = sim.step().expect_err("refused").to_string();
     assert_eq!(message, "cloth.grow_seconds: must be in [0, 60] s, got -1");
     assert_eq!(sim.scene.body.grow_seconds, 0.5, "the edit undone");
+}
+
+/// `text`'s jelly folded 3 s without shear and genbo springs (Verlet and Euler at the
+/// preset's 12 substeps: every node on the floor, y = 0 bit for bit), each node lifted by up
+/// to `lift` m, then 2.5 s with the springs back: (its spring energy, J; its highest node, m;
+/// nodes still at y = 0).
+fn regrown_flat_jelly(integrator: Integrator, lift: f32) -> (f64, f32, usize) {
+    let mut sim = settled(&format!(
+        "kind = \"particles\"\nscene = \"jelly\"\n[jelly]\nshear = 0.0\nbend = 0.0\n\
+         integrator = \"{}\"\n",
+        integrator.name()
+    ));
+    let b = body(&mut sim);
+    let flat = b.position.iter().filter(|p| p.y == 0.0).count();
+    assert_eq!(flat, b.len(), "{integrator:?}: every node on the floor");
+    let mut rng = Rng::new(7);
+    for (p, q) in b.position.iter_mut().zip(b.previous.iter_mut()) {
+        let dy = lift * rng.unit();
+        (p.y, q.y) = (p.y + dy, q.y + dy);
+    }
+    sim.scene.body.shear = 0.5;
+    sim.scene.body.bend = 0.3;
+    for _ in 0..150 {
+        sim.step().unwrap();
+    }
+    let b = body(&mut sim);
+    let top = b.position.iter().map(|p| p.y).fold(f32::MIN, f32::max);
+    let flat = b.position.iter().filter(|p| p.y == 0.0).count();
+    (b.energy(GRAVITY).2, top, flat)
+}
+
+/// Why the folded jelly stays folded under Verlet and Euler (docs/particles/physics.md): after
+/// 3 s without shear and genbo springs all 512 nodes lie on the floor at y = 0 exactly; every
+/// spring lies in that plane, so no pull has an upward part, and the regrown springs, unable to
+/// reach their lengths in a plane, keep their strain (2.5 s later: Verlet 279 J, Euler 219 J,
+/// every node still at y = 0) — a balance only the exact symmetry holds, not damping, the
+/// substep or the floor's clamp: each node lifted by at most 10 µm, the jelly springs up (0.58
+/// and 0.71 m tall, 30 and 37 J of strain left, some cells inside out: the spring net's own
+/// limit, `tangles.rs`).
+#[test]
+fn a_jelly_folded_exactly_flat_stays_flat_and_springs_up_once_lifted() {
+    for integrator in [Integrator::Verlet, Integrator::Euler] {
+        let (strain, top, flat) = regrown_flat_jelly(integrator, 0.0);
+        let (lifted, up, _) = regrown_flat_jelly(integrator, 1e-5);
+        println!(
+            "{integrator:?}: flat {strain:.1} J, {top} m tall, {flat} nodes at y = 0; lifted \
+             10 µm {lifted:.1} J, {up:.2} m tall"
+        );
+        assert_eq!((top, flat), (0.0, 512), "{integrator:?}: flat");
+        assert!(strain > 100.0, "{integrator:?}: {strain} J");
+        assert!(
+            up > 0.4 && lifted < 60.0,
+            "{integrator:?}: {up} m, {lifted} J"
+        );
+    }
+}
+
+/// The cloth tangled without shear springs runs hot once they grow back (its strain released,
+/// 12 J: 10–12 m/s nodes) because its damping, the preset's 0.2 /s, is light — not through the
+/// step: 24 or 96 substeps leave the same kinetic energy 2 s on (2.95 and 2.90 J, Verlet),
+/// while a damping of 2 /s brings it under 0.1 J (0.03 J).
+#[test]
+fn the_regrown_cloth_runs_hot_for_its_light_damping_not_its_step() {
+    let kinetic = |substeps: u32, damping: f32| {
+        let mut sim = settled(&format!(
+            "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nshear = 0.0\n\
+             substeps = {substeps}\ndamping = {damping}\n"
+        ));
+        sim.scene.body.shear = 0.5;
+        for _ in 0..120 {
+            sim.step().unwrap();
+        }
+        body(&mut sim).energy(GRAVITY).0
+    };
+    let (coarse, fine, damped) = (kinetic(24, 0.2), kinetic(96, 0.2), kinetic(24, 2.0));
+    println!(
+        "kinetic 2 s on: 24 substeps {coarse:.2} J, 96 {fine:.2} J, damping 2 /s {damped:.3} J"
+    );
+    assert!(coarse > 1.0, "hot: {coarse} J");
+    assert!((coarse / fine - 1.0).abs() < 0.25, "{coarse} J vs {fine} J");
+    assert!(damped < 0.1, "{damped} J");
 }
