@@ -214,12 +214,7 @@ fn body(sim: &mut ParticlesSim, ui: &imgui::Ui) {
         "bending (of the stiffness)"
     };
     ui.slider(bend, 0.0, 2.0, &mut b.bend);
-    ui.slider(
-        "springs switched on grow in (s)",
-        0.0,
-        5.0,
-        &mut b.grow_seconds,
-    );
+    ui.slider("springs grow in (s)", 0.0, 5.0, &mut b.grow_seconds);
     if let Some(left) = growing {
         ui.text_disabled(format!("springs growing in: {left:.1} s left"));
     }
