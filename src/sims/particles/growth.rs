@@ -19,8 +19,11 @@ pub struct Growth {
     /// Each growing spring: its index in [`Body::springs`], the length it was switched on
     /// at and its rest length in the rest shape, m.
     pub springs: Vec<(u32, f32, f32)>,
-    /// Seconds grown.
-    pub elapsed: f32,
+    /// The fraction grown, 0 to 1: each frame adds `dt / grow_seconds`, so an edit of
+    /// `grow_seconds` mid-growth changes the rate only (the rest lengths reached stay; what is
+    /// left takes `(1 − grown)·grow_seconds`). f64: summed in f32, 60 000 frames of 1 ms over
+    /// 60 s came to 1.0005, the end 31 frames early.
+    pub grown: f64,
 }
 
 impl Body {
@@ -51,7 +54,7 @@ impl Body {
             .collect();
         self.growth = Growth {
             springs,
-            elapsed: 0.0,
+            grown: 0.0,
         };
         self.grow(0.0, seconds);
     }
@@ -68,28 +71,35 @@ impl Body {
         (self.growth.springs.iter()).any(|&(k, _, _)| kinds[k as usize] as usize == kind)
     }
 
-    /// Grows the springs by `dt` seconds: their rest lengths `found + (rest − found)·t/T`
-    /// (`T` = `seconds`, the scene's `grow_seconds`, read each frame so a panel edit applies
-    /// mid-growth), the rest shape's once `t ≥ T` (the growth then ends; at once for T = 0;
-    /// `t` within 0.1 % of a frame counts).
+    /// Grows the springs by `dt` seconds of `seconds` (`T`, the scene's `grow_seconds`, read
+    /// each frame): the fraction grown `g` gains `dt/T`, the rest lengths are
+    /// `found + (rest − found)·g`, the rest shape's once `g` is within half a frame of 1 (the
+    /// growth then ends; at once for T = 0). An edit of `T` mid-growth changes the rate, not
+    /// the rest lengths reached.
     /// Returns whether a rest length changed (the GPU's to upload).
     pub fn grow(&mut self, dt: f32, seconds: f32) -> bool {
         if self.growth.springs.is_empty() {
             return false;
         }
-        self.growth.elapsed += dt;
-        // Done once less than a thousandth of a frame is left (n frames of dt summed in f32
-        // can fall short of n·dt: 90 of 1/60 s came to less than 1.5 s).
-        let s = if self.growth.elapsed >= seconds - dt * 1e-3 {
+        let (dt, seconds) = (f64::from(dt), f64::from(seconds));
+        let s = if seconds <= 0.0 {
             1.0
         } else {
-            self.growth.elapsed / seconds
+            self.growth.grown += dt / seconds;
+            // Done within half a frame of the end (n frames summed fall a rounding short of
+            // n·dt or over it).
+            if self.growth.grown >= 1.0 - 0.5 * dt / seconds {
+                1.0
+            } else {
+                self.growth.grown
+            }
         };
+        let s32 = s as f32;
         for &(k, found, rest) in &self.growth.springs {
             self.springs[k as usize].rest = if s >= 1.0 {
                 rest
             } else {
-                found + (rest - found) * s
+                found + (rest - found) * s32
             };
         }
         for link in &mut self.links {
