@@ -381,7 +381,7 @@ fn a_folded_jelly_springs_back_up_as_its_springs_regrow() {
 }
 
 /// The cloth tangled without shear springs, its shear springs regrown (0.5 s): heavier damping
-/// rings its motion down, 2 s on under 0.1 J at 2 /s (the preset's 0.2 /s leaves 2.95 J,
+/// rings its motion down, 2 s on under 0.1 J at 2 /s (the preset's 0.2 /s leaves 3.04 J,
 /// `tangles.rs` `regrown_cloth`); and over the growth the step is not the cause of its motion:
 /// 24 and 96 substeps end the growth (frame 30) with kinetic energies within a quarter of
 /// each other (plus 0.05 J; 3.94 and 4.10 J).
