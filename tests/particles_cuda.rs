@@ -2,8 +2,8 @@
 //! sizes, register use, parity with the CPU on a GPU, and the command line without one. Tests
 //! that need what a machine may lack are marked ignored with the reason where build.rs did not
 //! find it (docs/testing.md, "Skipped tests"). Without a GPU the kernels' math is checked by
-//! the emulation (`src/sims/particles/cuda/emulation.rs`); `fluidlab doctor` runs the GPU
-//! checks where there is no cargo.
+//! the emulation (`src/sims/particles/cuda/emulation.rs`, its tests in `stages_emulation.rs`);
+//! `fluidlab doctor` runs the GPU checks where there is no cargo.
 
 #[path = "support/kinds.rs"]
 mod kinds;

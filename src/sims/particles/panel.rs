@@ -3,11 +3,10 @@
 //! wind, ground and sphere.
 
 use super::dynamics::Integrator;
-use super::growth::GROW_SECONDS;
 use super::scene::{
     fastest_wind, Orientation, Pins, Which, MAX_BODY_SUBSTEPS, MAX_CLOTH_N, MAX_DT,
-    MAX_FOUNTAIN_PARTICLES, MAX_GRAVITY, MAX_ITERATIONS, MAX_JELLY_N, MAX_RATE, MAX_STIFFNESS,
-    MAX_WIND,
+    MAX_FOUNTAIN_PARTICLES, MAX_GRAVITY, MAX_GROW_SECONDS, MAX_ITERATIONS, MAX_JELLY_N, MAX_RATE,
+    MAX_STIFFNESS, MAX_WIND,
 };
 use super::sim::{ParticlesSim, State};
 use crate::sims::choose;
@@ -184,7 +183,7 @@ fn body(sim: &mut ParticlesSim, ui: &imgui::Ui) {
     let stable = sim.scene.stable_substeps();
     let growing = match &sim.state {
         State::Body(body) if !body.growth.springs.is_empty() => {
-            Some(GROW_SECONDS - body.growth.elapsed)
+            Some((1.0 - body.growth.grown) as f32 * sim.scene.body.grow_seconds)
         }
         _ => None,
     };
@@ -215,6 +214,9 @@ fn body(sim: &mut ParticlesSim, ui: &imgui::Ui) {
         "bending (of the stiffness)"
     };
     ui.slider(bend, 0.0, 2.0, &mut b.bend);
+    ui.slider_config("springs grow in (s)", 0.0, MAX_GROW_SECONDS)
+        .flags(SliderFlags::LOGARITHMIC)
+        .build(&mut b.grow_seconds);
     if let Some(left) = growing {
         ui.text_disabled(format!("springs growing in: {left:.1} s left"));
     }

@@ -13,7 +13,8 @@ mod validate;
 
 pub use validate::{
     fastest_wind, DECADES, MAX_BODY_SUBSTEPS, MAX_CLOTH_N, MAX_DT, MAX_FOUNTAIN_PARTICLES,
-    MAX_GRAVITY, MAX_ITERATIONS, MAX_JELLY_N, MAX_RATE, MAX_STIFFNESS, MAX_WIND, RED_SPEEDS,
+    MAX_GRAVITY, MAX_GROW_SECONDS, MAX_ITERATIONS, MAX_JELLY_N, MAX_RATE, MAX_STIFFNESS, MAX_WIND,
+    RED_SPEEDS,
 };
 
 /// The three scenes of the family.
@@ -88,6 +89,10 @@ impl Orientation {
     }
 }
 
+/// The default `grow_seconds`: springs switched on live grow to their rest lengths over
+/// 0.5 s (30 frames).
+pub const GROW_SECONDS: f32 = 0.5;
+
 /// A cloth's or jelly's constants.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BodyParams {
@@ -105,6 +110,9 @@ pub struct BodyParams {
     pub bend: f32,
     /// Velocity damping, 1/s.
     pub damping: f32,
+    /// How long springs switched on live take to grow to their rest lengths, s (`growth.rs`;
+    /// 0: they are at them at once).
+    pub grow_seconds: f32,
     /// The integrator.
     pub integrator: Integrator,
     /// XPBD's Gauss–Seidel sweeps per substep.
@@ -136,6 +144,7 @@ impl BodyParams {
             shear: 0.5,
             bend: 0.0,
             damping: 0.2,
+            grow_seconds: GROW_SECONDS,
             integrator: Integrator::Verlet,
             iterations: 10,
             substeps: 24,
@@ -160,6 +169,7 @@ impl BodyParams {
             shear: 0.5,
             bend: 0.3,
             damping: 0.3,
+            grow_seconds: GROW_SECONDS,
             integrator: Integrator::Verlet,
             iterations: 10,
             substeps: 12,
@@ -263,6 +273,7 @@ struct BodyFile {
     shear: Option<f32>,
     bend: Option<f32>,
     damping: Option<f32>,
+    grow_seconds: Option<f32>,
     integrator: Option<Integrator>,
     iterations: Option<u32>,
     substeps: Option<u32>,
@@ -283,6 +294,7 @@ impl BodyFile {
             shear: self.shear.unwrap_or(base.shear),
             bend: self.bend.unwrap_or(base.bend),
             damping: self.damping.unwrap_or(base.damping),
+            grow_seconds: self.grow_seconds.unwrap_or(base.grow_seconds),
             integrator: self.integrator.unwrap_or(base.integrator),
             iterations: self.iterations.unwrap_or(base.iterations),
             substeps: self.substeps.unwrap_or(base.substeps),

@@ -90,7 +90,7 @@ impl ParticlesSim {
         let State::Body(body) = &mut self.state else {
             return Ok(());
         };
-        if body.grow(self.scene.dt) {
+        if body.grow(self.scene.dt, self.scene.body.grow_seconds) {
             if let Some(device) = &mut self.cuda {
                 device.solver.upload_rest(body)?;
             }
@@ -159,6 +159,6 @@ fn respring(body: &mut Body, scene: &ParticlesScene) {
         let had = body.kinds.iter().any(|&k| k as usize == kind);
         !had || body.growing(kind)
     });
-    fresh.grow_in(grow, &body.growth, &body.springs);
+    fresh.grow_in(grow, &body.growth, &body.springs, scene.body.grow_seconds);
     *body = fresh;
 }

@@ -472,6 +472,7 @@ mod energy_colours;
 mod fountain_wind;
 mod growth;
 mod stages;
+mod tangles;
 mod wind_limit;
 
 /// A NaN in the basin stops the fountain's step (as the GPU's `reduce_fountain` counts it): the

@@ -4,18 +4,19 @@
 //! contraction, within a bound derived below with it (as nvcc contracts), the sort sorted and a
 //! permutation, and a mutated kernel caught. What it cannot check: the cudarc plumbing, real
 //! parallel execution (races), CUDA's cosf/sinf (≤ 2 ulp from glibc's), the GL interop.
+//!
+//! Here: the harness (compile, the input's layout, one stage's run); `drawing_emulation.rs`
+//! the drawing kernels' runs and their contracted bounds; `stages_emulation.rs` the tests,
+//! every stage against the CPU.
 
 use super::kernels::{reduce_fountain_threads, BasinStep, BodyStep, FountainStep, Topology};
 use super::parity::{
-    self, body_cases, body_cpu, body_stages, compare_body, compare_fountain, fountain_case,
-    fountain_cpu, BodyArrays, BodyCase, BodyInput, FountainArrays, FountainInput, FountainStage,
-    CONTRACTED_BOUND,
+    BodyArrays, BodyCase, BodyInput, BodyStage, FountainArrays, FountainInput, FountainStage,
 };
 use crate::cuda::emulation::{self, Mutation, Rounding};
 use crate::sims::particles::body::Body;
 use crate::sims::particles::fountain::Fountain;
-use crate::sims::particles::render::{nodes, surface, water, RenderSettings, Skin};
-use crate::sims::particles::scene::Which;
+use crate::sims::particles::render::Skin;
 use glam::{Vec2, Vec3};
 use std::path::{Path, PathBuf};
 
@@ -55,9 +56,9 @@ pub(super) struct Output {
     force: Vec<Vec3>,
     pub(super) stats: Vec<f64>,
     tag: Vec<u32>,
-    vertices: Vec<f32>,
-    points: Vec<f32>,
-    lines: Vec<f32>,
+    pub(super) vertices: Vec<f32>,
+    pub(super) points: Vec<f32>,
+    pub(super) lines: Vec<f32>,
 }
 
 /// What the drawing stages (and `body_stats`) read besides the state: the skin's layout, and
@@ -224,7 +225,7 @@ fn rewrite_body_slots(input: Vec<u8>, body: &Body) -> Vec<u8> {
     out
 }
 
-fn emulate_fountain(
+pub(super) fn emulate_fountain(
     program: &Path,
     f: &Fountain,
     stage: FountainStage,
@@ -275,7 +276,7 @@ fn emulate_fountain(
 pub(super) fn emulate_body(
     program: &Path,
     case: &BodyCase,
-    stage: parity::BodyStage,
+    stage: BodyStage,
     i: &BodyInput,
 ) -> (BodyArrays, Vec<f64>) {
     let topology = Topology::of(&case.body);
@@ -295,331 +296,4 @@ pub(super) fn emulate_body(
         force: out.force,
     };
     (arrays, out.stats)
-}
-
-/// The contracted bound's factor for `surface`: positions and texture coordinates are copies;
-/// a normal's components are crosses a·b − c·d whose contraction errs by a few roundings of
-/// |a||b|, which normalising scales by |a||b|/|a × b| = 1/sin θ of the triangle (√2 for the
-/// lattice's right triangles; 4 allows a deformed one down to 14°).
-const SURFACE_FACTOR: f32 = 4.0;
-/// The contracted bound's factor for `body_points` on `body` drawn with `settings`, derived:
-/// a spring's stretch l − l₀ cancels (contraction moves l by a few roundings, ε·l per
-/// rounding, [`ROUNDINGS_OF_L`]; that is ε/strain of the stretch, twice that of its energy
-/// ½k(l − l₀)²), the log scale turns a relative error of the energy into 1/(decades·ln 10) of
-/// the ramp, and the ramp turns that into colour with a slope of at most 2·0.75 (0.75 the
-/// largest step of a component between two of its colours): 3·ROUNDINGS_OF_L·ε/(decades·ln 10
-/// ·strain). Only strains above the ramp's floor count (below it the level clamps to
-/// blue-grey): ½k(strain·l₀)² = red·10^−decades, strain = √(2·red·10^−decades/k)/l₀, the
-/// least over the springs. Against the contracted bound (128 roundings): 26 for the 12² cloths
-/// (least strain drawn 3.1·10⁻⁴; measured 7.5–8.2·10⁻⁵, 11 × the bound), 25 for the jelly
-/// (`cargo test --release --lib contracted_particles -- --nocapture`). A node's ½mv² has no
-/// cancellation.
-fn colour_factor(body: &Body, settings: &RenderSettings) -> f32 {
-    let (red, decades) = (nodes::red_energy(body, settings), settings.decades());
-    let floor = 2.0 * red * 10f32.powf(-decades);
-    let least_strain = body
-        .springs
-        .iter()
-        .map(|s| (floor / s.stiffness).sqrt() / s.rest)
-        .fold(f32::INFINITY, f32::min);
-    let colour_error = 3.0 * ROUNDINGS_OF_L / (decades * std::f32::consts::LN_10 * least_strain);
-    colour_error / 128.0
-}
-
-/// Roundings a contracted l = |a − b| may differ by (the dot product's skipped roundings and
-/// the square root's; a few, with margin).
-const ROUNDINGS_OF_L: f32 = 4.0;
-
-/// The drawing stages' numbers in particles.cpp.
-const SURFACE: u32 = 20;
-const BODY_POINTS: u32 = 21;
-const WATER: u32 = 22;
-
-/// The `water` kernel through the emulation `program` on `f`'s basin against the CPU's
-/// builder (`render::water::vertices`). `input`: any stage's input of `f` (the records).
-fn water_stage(program: &Path, f: &Fountain, input: &FountainInput) -> parity::Difference {
-    let drawing = Drawing {
-        skin: None,
-        scales: vec![
-            f.surface.h,
-            f.params.basin,
-            f.params.level,
-            water::RIPPLE_GAIN,
-        ],
-    };
-    let out = run(
-        program,
-        WATER,
-        (&input.step, &input.basin.0, &BodyStep::default()),
-        [f.len() as u32, 0, 0, 0, 0, 0, 0, 0],
-        Some((f, input)),
-        None,
-        Some(&drawing),
-    );
-    let mut cpu = Vec::new();
-    water::vertices(f, &mut cpu);
-    let mut d = parity::Difference::start();
-    d.add("water vertices", bytemuck::cast_slice(&cpu), &out.vertices);
-    d
-}
-
-/// The drawing kernels (`surface`, `body_points`) through the emulation `program` on `case`'s
-/// body (its skin as scene `which` lays it out) against the CPU's builders
-/// (`render::surface::vertices`, `render::nodes::body_points`): (stage, difference), the
-/// difference of the normals' and colours' fields.
-fn drawing_stages(
-    program: &Path,
-    name: &str,
-    case: &BodyCase,
-    which: Which,
-) -> Vec<(String, parity::Difference)> {
-    let topology = Topology::of(&case.body);
-    let settings = RenderSettings::default();
-    let skin = Skin::of(&case.body, which);
-    let drawing = Drawing {
-        skin: Some(&skin),
-        scales: vec![
-            case.body.mass,
-            nodes::red_energy(&case.body, &settings),
-            settings.decades(),
-        ],
-    };
-    let step = BodyStep::new(
-        &case.body,
-        &case.surroundings,
-        case.integrator,
-        case.dt,
-        case.damping,
-    );
-    let run_stage = |stage| {
-        run(
-            program,
-            stage,
-            (&FountainStep::default(), &BasinStep::default(), &step),
-            [case.body.len() as u32, 0, 0, 0, 0, 0, 0, 0],
-            None,
-            Some((case, &topology)),
-            Some(&drawing),
-        )
-    };
-    let (mut normals, mut vertices) = (Vec::new(), Vec::new());
-    surface::vertices(&skin, &case.body, &mut normals, &mut vertices);
-    let out = run_stage(SURFACE);
-    let mut surface = parity::Difference::start();
-    surface.add(
-        "skin vertices",
-        bytemuck::cast_slice(&vertices),
-        &out.vertices,
-    );
-    let (mut points, mut lines) = (Vec::new(), Vec::new());
-    nodes::body_points(&case.body, &settings, &mut points, &mut lines);
-    let out = run_stage(BODY_POINTS);
-    let mut colours = parity::Difference::start();
-    colours.add("node points", bytemuck::cast_slice(&points), &out.points);
-    colours.add("spring lines", bytemuck::cast_slice(&lines), &out.lines);
-    vec![
-        (format!("{name} surface"), surface),
-        (format!("{name} body_points"), colours),
-    ]
-}
-
-/// Every fountain stage and every body stage through the emulation `program` against the CPU:
-/// (case, stage, difference).
-/// `exact_order`: the sort's order must be the CPU's (without contraction the keys are).
-/// Each result carries the factor its contracted bound gets ([`parity::strain_factor`] for the
-/// pulls, ×10 for XPBD's sweeps and the basin's substeps, which compound theirs).
-fn all_stages(program: &Path, exact_order: bool) -> Vec<(String, parity::Difference, f32)> {
-    let mut results = Vec::new();
-    let (mut f, air, dt, eye, forward) = fountain_case(1500.0, 200);
-    assert!(f.len() > 500, "{} particles", f.len());
-    let mut landings = Vec::new();
-    for stage in FountainStage::ALL {
-        let (input, cpu, next, drops) =
-            fountain_cpu(&f, stage, (&air, dt, eye, forward), &landings);
-        if stage == FountainStage::Collide {
-            assert!(
-                drops.len() > 3 && next.len() < f.len(),
-                "{} landings",
-                drops.len()
-            );
-        }
-        let other = emulate_fountain(program, &f, stage, &input);
-        let mut d = compare_fountain(&cpu, &other, exact_order);
-        if stage == FountainStage::Sort
-            && !parity::order_is_back_to_front(&other.order, &f.position, eye, forward, 1e-5)
-        {
-            d.bitwise = false;
-            d.worst = f32::INFINITY;
-            d.field = "order not back to front".into();
-        }
-        let compounding = if stage == FountainStage::Basin {
-            10.0
-        } else {
-            1.0
-        };
-        results.push((format!("fountain {stage:?}"), d, compounding));
-        if stage == FountainStage::Collide {
-            landings = drops;
-        }
-        f = next;
-        if stage == FountainStage::Basin {
-            assert!(f.surface.height.iter().any(|&u| u != 0.0), "a still basin");
-            results.push((
-                "fountain water".into(),
-                water_stage(program, &f, &input),
-                1.0,
-            ));
-        }
-    }
-    for (name, case) in body_cases(30) {
-        for stage in body_stages(case.integrator) {
-            let (input, cpu) = body_cpu(&case, stage);
-            let (other, stats) = emulate_body(program, &case, stage, &input);
-            let mut d = compare_body(&cpu, &other);
-            // `reduce_nodes` ran (the slot starts at −1) and counted no non-finite node.
-            if stage == parity::BodyStage::Collide && stats[2] != 0.0 {
-                d.worst = f32::INFINITY;
-                d.field = format!("non-finite nodes {}", stats[2]);
-            }
-            let factor = match stage {
-                parity::BodyStage::Springs => parity::strain_factor(&case.body),
-                parity::BodyStage::Xpbd => 10.0 * parity::strain_factor(&case.body),
-                _ => 1.0,
-            };
-            results.push((format!("{name} {stage:?}"), d, factor));
-        }
-        let which = if name.starts_with("jelly") {
-            Which::Jelly
-        } else {
-            Which::Cloth
-        };
-        for (stage, d) in drawing_stages(program, &name, &case, which) {
-            let factor = if stage.ends_with("surface") {
-                SURFACE_FACTOR
-            } else {
-                colour_factor(&case.body, &RenderSettings::default())
-            };
-            results.push((stage, d, factor));
-        }
-    }
-    results
-}
-
-/// Without FMA contraction the kernels do the CPU's operations in the CPU's order: every stage
-/// of the fountain (emission, flight, the cube, the compaction's order, the landings, the
-/// splashes and the basin's substeps, the sort's order) and of the cloth under each integrator
-/// and the jelly agrees bit for bit.
-#[test]
-#[cfg_attr(
-    not(fluidlab_cxx20),
-    ignore = "needs a C++20 compiler (build.rs found none)"
-)]
-fn every_particles_stage_matches_the_cpu_bit_for_bit() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let program = compile(&dir.path().join("particles"), false, None);
-    let results = all_stages(&program, true);
-    let failed: Vec<_> = results.iter().filter(|(_, d, _)| !d.bitwise).collect();
-    assert!(failed.is_empty(), "{failed:#?}");
-    assert_eq!(results.len(), 5 + 1 + 4 * 4 + 4 * 2);
-}
-
-/// With FMA contraction (as nvcc compiles) every stage stays within [`CONTRACTED_BOUND`] of
-/// the CPU (times the stage's factor, see `all_stages`), and the sort is still a back-to-front
-/// permutation.
-#[test]
-#[cfg_attr(
-    not(fluidlab_cxx20),
-    ignore = "needs a C++20 compiler (build.rs found none)"
-)]
-fn contracted_particles_stages_stay_within_the_derived_bound() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let program = compile(&dir.path().join("particles"), true, None);
-    let mut over = Vec::new();
-    for (name, d, factor) in all_stages(&program, false) {
-        let bound = CONTRACTED_BOUND * factor;
-        println!(
-            "{name}: worst {:.2e} in {} (bound {bound:.1e})",
-            d.worst, d.field
-        );
-        if d.worst > bound {
-            over.push(format!("{name}: {d:?} over {bound:e}"));
-        }
-    }
-    assert!(over.is_empty(), "{over:#?}");
-}
-
-/// A kernel with one operation changed is caught: the first hit's cut applied as a bounce,
-/// a spring's rest length shortened, the sort front to back, a survivor's tag taken from the
-/// wrong particle, a skin normal gathered from a neighbouring triangle, a water normal's
-/// one-sided difference, a node coloured by the next node's kinetic energy, a spring by the
-/// next spring's stiffness.
-#[test]
-#[cfg_attr(
-    not(fluidlab_cxx20),
-    ignore = "needs a C++20 compiler (build.rs found none)"
-)]
-fn a_mutated_particles_kernel_is_caught() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mutations = [
-        (
-            "particles_fountain.cuh",
-            "v.y = fall * p.cut;",
-            "v.y = fall * p.bounce;",
-            "fountain Collide",
-        ),
-        (
-            "particles_bodies.cuh",
-            "(len - link_rest[l])",
-            "(len - 0.9f * link_rest[l])",
-            "Springs",
-        ),
-        (
-            "particles_fountain.cuh",
-            "keys[k] = order_key(-dot(",
-            "keys[k] = order_key(dot(",
-            "fountain Sort",
-        ),
-        (
-            "particles_fountain.cuh",
-            "out_tag[to] = tag[k];",
-            "out_tag[to] = tag[to];",
-            "fountain Collide",
-        ),
-        (
-            "particles_drawing.cuh",
-            "unsigned t = vertex_triangles[l];",
-            "unsigned t = vertex_triangles[l] ^ 1u;",
-            "surface",
-        ),
-        (
-            "particles_drawing.cuh",
-            "float dz = height[up * n + i] - height[down * n + i];",
-            "float dz = height[up * n + i] - height[j * n + i];",
-            "fountain water",
-        ),
-        (
-            "particles_drawing.cuh",
-            "vec3 v = load3(velocity, t);",
-            "vec3 v = load3(velocity, (t + 1) % nodes);",
-            "body_points",
-        ),
-        (
-            "particles_drawing.cuh",
-            "0.5f * spring_stiffness[s] * stretch",
-            "0.5f * spring_stiffness[(s + 1) % springs] * stretch",
-            "body_points",
-        ),
-    ];
-    for (k, (file, from, to, stage)) in mutations.into_iter().enumerate() {
-        let program = compile(
-            &dir.path().join(format!("mutant{k}")),
-            false,
-            Some((file, from, to)),
-        );
-        let results = all_stages(&program, true);
-        let caught = results
-            .iter()
-            .any(|(name, d, _)| name.contains(stage) && !d.bitwise);
-        assert!(caught, "`{to}` was not caught: {results:#?}");
-    }
 }

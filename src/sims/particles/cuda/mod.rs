@@ -10,8 +10,9 @@
 //!
 //! Here: up- and download, the stages' launch sequences (`tests/emulation/particles.cpp`
 //! runs the same), the frame; `buffers.rs` what they live in; `kernels.rs` the records and
-//! names, `parity.rs` the comparison with the CPU stage by stage, `emulation.rs` (tests) that
-//! comparison with the kernels compiled as C++; `stats.rs` a body's statistics panel figures
+//! names, `parity.rs` the comparison with the CPU stage by stage, `emulation.rs` the harness
+//! that runs it with the kernels compiled as C++ (`stages_emulation.rs` the tests,
+//! `drawing_emulation.rs` the drawing kernels'); `stats.rs` a body's statistics panel figures
 //! reduced on the GPU (`stats_emulation.rs`, tests: against the CPU's, compiled as C++;
 //! `basin_emulation.rs` the same for the end of frame's reductions; `frame_check.rs` and
 //! `live_edit_check.rs` the doctor's checks of the frame's end and of live edits on the GPU).
@@ -29,7 +30,11 @@ pub mod stats;
 #[cfg(test)]
 mod basin_emulation;
 #[cfg(test)]
+mod drawing_emulation;
+#[cfg(test)]
 mod emulation;
+#[cfg(test)]
+mod stages_emulation;
 #[cfg(test)]
 mod stats_emulation;
 

@@ -19,6 +19,8 @@ pub const MAX_CLOTH_N: usize = 1024;
 pub const MAX_JELLY_N: usize = 64;
 /// Stiffest spring (`stiffness`), N/m.
 pub const MAX_STIFFNESS: f32 = 1e9;
+/// Longest growth of springs switched on live (`grow_seconds`), s.
+pub const MAX_GROW_SECONDS: f32 = 60.0;
 /// Most substeps of a body's frame (`substeps`).
 pub const MAX_BODY_SUBSTEPS: u32 = 4096;
 /// Most XPBD iterations a substep (`iterations`).
@@ -298,6 +300,13 @@ impl ParticlesScene {
         within(&key("shear"), b.shear, 0.0, 100.0, "(of the stiffness)")?;
         within(&key("bend"), b.bend, 0.0, 100.0, "(of the stiffness)")?;
         within(&key("damping"), b.damping, 0.0, 1e3, "1/s")?;
+        within(
+            &key("grow_seconds"),
+            b.grow_seconds,
+            0.0,
+            MAX_GROW_SECONDS,
+            "s",
+        )?;
         count(
             &key("iterations"),
             u64::from(b.iterations),
