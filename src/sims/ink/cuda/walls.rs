@@ -295,7 +295,7 @@ pub(super) struct WallPlan {
 /// the open masks, the stencil, the closed faces' fixed velocities, which the GPU derives for
 /// itself (`wall_rows`) — is taken by the rows `stale` only when read: [`Mirror::current`]
 /// (`read_back`, the parity checks'; `with_state` lends the mirror: the picture's host-copy
-/// fallback, the panels; a frame reads only the cells, `Flow::cells_only`) or
+/// fallback, the panels; a frame copies only the cells, `FlowCopy`) or
 /// [`Mirror::up_to_date`], which set those rows again in the mirror itself and clear their
 /// marks, so a row is redone once
 /// after it changed, not at every read. A moving disc's substep then costs the host its rows'
