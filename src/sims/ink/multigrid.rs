@@ -318,17 +318,21 @@ impl Multigrid {
         }
     }
 
-    /// The masks again after the grid's cells changed in the rows `rows` (`solid`: the whole
-    /// grid's solid cells), those rows only ([`pressure_mg_coarsen`]): the hierarchy
-    /// [`Multigrid::new`] would build from the grid's fluid cells.
-    pub fn update_rows(&mut self, solid: &[bool], boundary: &Boundary, rows: Range<usize>) {
+    /// The masks again after the grid's cells changed in the runs of rows `rows` (in order,
+    /// apart; `solid`: the whole grid's solid cells), those rows only, every run at once
+    /// ([`pressure_mg_coarsen`] once): the hierarchy [`Multigrid::new`] would build from the
+    /// grid's fluid cells.
+    pub fn update_rows(&mut self, solid: &[bool], boundary: &Boundary, rows: &[Range<usize>]) {
         let columns = 0..self.levels[0].nx();
         let mut levels: Vec<_> = self
             .levels
             .iter_mut()
             .map(|l| (&mut l.fluid, &mut l.poisson))
             .collect();
-        let patch = Patch::rectangle(rows, columns);
+        let spans = (rows.iter().cloned().flatten()).map(|j| (j, columns.clone()));
+        let patch = Patch {
+            spans: spans.collect(),
+        };
         pressure_mg_coarsen(&mut levels, solid, boundary, patch, true);
     }
 
@@ -544,7 +548,11 @@ mod tests {
                     .iter()
                     .map(|l| l.fluid.clone())
                     .collect::<Vec<_>>();
-                mg.update_rows(&solid, &boundary, before.start..after.end);
+                mg.update_rows(
+                    &solid,
+                    &boundary,
+                    std::slice::from_ref(&(before.start..after.end)),
+                );
                 let fresh = Multigrid::new(nx, ny, h, fluid, &boundary);
                 assert_eq!(mg.levels.len(), fresh.levels.len());
                 for (l, (a, b)) in mg.levels.iter().zip(&fresh.levels).enumerate() {

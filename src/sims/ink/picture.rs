@@ -74,7 +74,7 @@ pub(super) fn picture(
     // Divergence and curl of the state shown (after the projection).
     let derived;
     let scalar: Option<&Field> = match view {
-        "pressure" => Some(&flow.p),
+        "pressure" => Some(flow.p),
         "divergence" | "curl" => {
             derived = if view == "curl" {
                 super::export::curl(flow)

@@ -84,8 +84,8 @@ bool tracing() {
     return on;
 }
 
-// With FLUIDLAB_EMULATED_TRACE, every copy from the host and back to it and every wait (a
-// context's, a stream's, an event's) is named on stderr with its size (launches.cpp names every
+// With FLUIDLAB_EMULATED_TRACE, every copy from the host, back to it and within the device and
+// every wait (a context's, a stream's, an event's) is named on stderr with its size (launches.cpp names every
 // kernel launch), so a test can count what a frame waits for, sends, reads back and runs.
 static void trace_host_call(const char* call, size_t bytes) {
     if (tracing()) std::fprintf(stderr, "emulated CUDA driver: %s %zu bytes\n", call, bytes);
@@ -374,10 +374,12 @@ EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync(void* to, CUdeviceptr from, size_t byt
 }
 EXPORT CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr to, CUdeviceptr from, size_t bytes) {
     if (CUresult r = refuse_while_capturing("cuMemcpyDtoD")) return r;
+    trace_host_call("cuMemcpyDtoD", bytes);
     return copy("cuMemcpyDtoD", reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes, to, from);
 }
 EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream stream) {
     if (CUresult r = refuse_on_capturing_stream("cuMemcpyDtoDAsync", stream)) return r;
+    trace_host_call("cuMemcpyDtoDAsync", bytes);
     return copy("cuMemcpyDtoDAsync", reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes, to, from);
 }
 EXPORT CUresult CUDAAPI cuMemsetD8(CUdeviceptr to, unsigned char value, size_t count) {

@@ -22,6 +22,12 @@ use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
 use std::ops::Range;
 use std::sync::Arc;
 
+/// Unchanged bytes of the pooled masks sent along from the host rather than a copy more
+/// ([`Hierarchy::pooled_blocks`]): a copy call costs the host a few µs (a pageable one stages
+/// its bytes at several GB/s), about what sending 4 KiB more does.
+pub const JOIN_BYTES: usize = 4096;
+/// The same for the finest level's copies on the device, where 64 KiB take well under a µs.
+pub const JOIN_DEVICE_BYTES: usize = 65536;
 /// Levels of at most this many cells run in the one-block `pressure_mg_tail`.
 pub const TAIL_CELLS: usize = 8192;
 /// Threads of `pressure_mg_tail` (`INK_MG_TAIL_THREADS` in ink_multigrid.cuh).
@@ -194,11 +200,22 @@ impl Hierarchy {
         spans
     }
 
-    /// The pooled cells of `level`'s rows that `patch` (the level's cells) covers, whole rows.
-    pub fn pooled_rows(level: &InkLevel, patch: &Patch) -> Range<usize> {
-        let (nx, offset) = (level.nx as usize, level.offset as usize);
-        let rows = patch.rows();
-        offset + rows.start * nx..offset + rows.end * nx
+    /// The pooled cells to copy for the levels' cells `patches` (one a level, in order): each
+    /// level's blocks of rows ([`Patch::row_blocks`], whole rows), in the pool's order, those
+    /// at most `join` cells (bytes) apart, within a level or across levels, joined into one.
+    pub fn pooled_blocks(levels: &[InkLevel], patches: &[Patch], join: usize) -> Vec<Range<usize>> {
+        let mut blocks: Vec<Range<usize>> = Vec::new();
+        for (level, patch) in levels.iter().zip(patches) {
+            let (nx, offset) = (level.nx as usize, level.offset as usize);
+            for rows in patch.row_blocks() {
+                let cells = offset + rows.start * nx..offset + rows.end * nx;
+                match blocks.last_mut() {
+                    Some(last) if cells.start <= last.end + join => last.end = cells.end,
+                    _ => blocks.push(cells),
+                }
+            }
+        }
+        blocks
     }
 
     /// Pooled cells of an `nx × ny` grid's levels.
@@ -291,7 +308,10 @@ impl GpuMultigrid {
     /// `wall_rows`), each coarser level's rows under it sent (whole rows: one copy a level) and
     /// the levels' records: about 0.17 MB a substep where the whole hierarchy was 2.67 MB, for
     /// the `stir` disc at 1414 × 707 (docs/ink.md, "The brush stamp and moving discs: cost").
-    /// Masks not current are sent whole at the next solve instead.
+    /// `patch` holds every change of the substep, however scattered: each level is coarsened
+    /// once and copied in its blocks of rows, blocks near each other joined
+    /// ([`Hierarchy::pooled_blocks`]). Masks not current are sent whole at the next solve
+    /// instead.
     pub fn update_cells(
         &mut self,
         stream: &Arc<CudaStream>,
@@ -305,21 +325,22 @@ impl GpuMultigrid {
         };
         let patches = host.update_cells(flow, patch);
         let copy = CudaError::driver("copying the multigrid levels' masks to the GPU");
-        let finest = Hierarchy::pooled_rows(&host.levels[0], &patches[0]);
-        stream
-            .memcpy_dtod(
-                &solid.slice(finest.clone()),
-                &mut self.solid.slice_mut(finest.clone()),
-            )
-            .map_err(&copy)?;
-        stream
-            .memcpy_dtod(
-                &stencil.slice(finest.clone()),
-                &mut self.stencil.slice_mut(finest),
-            )
-            .map_err(&copy)?;
-        for (level, patch) in host.levels.iter().zip(&patches).skip(1) {
-            let span = Hierarchy::pooled_rows(level, patch);
+        let finest = Hierarchy::pooled_blocks(&host.levels[..1], &patches[..1], JOIN_DEVICE_BYTES);
+        for finest in finest {
+            stream
+                .memcpy_dtod(
+                    &solid.slice(finest.clone()),
+                    &mut self.solid.slice_mut(finest.clone()),
+                )
+                .map_err(&copy)?;
+            stream
+                .memcpy_dtod(
+                    &stencil.slice(finest.clone()),
+                    &mut self.stencil.slice_mut(finest),
+                )
+                .map_err(&copy)?;
+        }
+        for span in Hierarchy::pooled_blocks(&host.levels[1..], &patches[1..], JOIN_BYTES) {
             stream
                 .memcpy_htod(
                     &host.stencil[span.clone()],

@@ -2,11 +2,9 @@
 //! changed cells that `plan_walls` hands over (`walls.rs`), without a GPU: it must equal the
 //! hierarchy built anew, and far-apart runs must leave the rows between them alone.
 
-use super::multigrid::Hierarchy;
+use super::multigrid::{Hierarchy, JOIN_BYTES};
 use super::walls::{plan_walls, Mirror};
-use super::walls_tests::{
-    changed_cells, check_patches, draw, plan_rows, rows_of, small_box, union,
-};
+use super::walls_tests::{changed_cells, check_patch, draw, plan_rows, rows_of, small_box, union};
 use crate::sims::ink::boundary::{Boundary, MovingDisc};
 use crate::sims::ink::fields::Flow;
 use crate::sims::ink::patch::Patch;
@@ -44,7 +42,7 @@ fn a_hierarchy_set_by_patches_over_many_substeps_is_the_one_built_anew() {
     cpu.set_solid(draw(&cpu, &painted, &discs(0), &(0..ny)));
     let mut mirror = Mirror::new(&cpu);
     let mut hierarchy = Hierarchy::new(&cpu);
-    let mut patches = 0;
+    let mut blocks = 0;
     for step in 1..=40 {
         let (old, new) = (discs(step - 1), discs(step));
         let rows = (old.iter().chain(&new)).fold(0..0, |r, d| union(r, rows_of(&cpu, d)));
@@ -57,11 +55,9 @@ fn a_hierarchy_set_by_patches_over_many_substeps_is_the_one_built_anew() {
         cpu.moving = moving.clone();
         cpu.set_solid_rows(rows.clone(), &cells);
         let plan = plan_rows(&mut mirror, rows, &cells, moving);
-        check_patches(&plan.cells, &changed, &format!("step {step}"));
-        patches += plan.cells.len();
-        for patch in plan.cells {
-            hierarchy.update_cells(mirror.flow_unguarded(), patch);
-        }
+        check_patch(&plan.cells, &changed, &format!("step {step}"));
+        blocks += plan.cells.row_blocks().len();
+        hierarchy.update_cells(mirror.flow_unguarded(), plan.cells);
         let anew = Hierarchy::new(&cpu);
         assert_eq!(hierarchy.levels, anew.levels, "step {step}: the levels");
         if step % 5 == 0 {
@@ -71,14 +67,19 @@ fn a_hierarchy_set_by_patches_over_many_substeps_is_the_one_built_anew() {
             );
         }
     }
-    assert!(patches > 40, "{patches} patches in 40 substeps");
+    assert!(
+        blocks > 40,
+        "{blocks} blocks of rows changed in 40 substeps"
+    );
 }
 
 /// Two runs of rows handed over at once, far apart, with cells changed in a few columns of
-/// each: the plan's patches are those cells' rectangles, one a run; the rows between them are
-/// in neither, and the multigrid's levels set again by them touch no row between (on each
-/// level, the rows under the gap stay out of both patches but where a coarse cell's children
-/// span both).
+/// each: the plan's patch is those cells' two rectangles; the rows between them are in none,
+/// and the multigrid's levels, set again by it at once, touch no row between (on each level,
+/// the rows under the gap stay out of its patch but where a coarse cell's children span both),
+/// and are copied in blocks of rows joined where they come within [`JOIN_BYTES`] of each
+/// other in the pool (on this small box all of them: one copy a buffer on the finest level,
+/// one for the coarser levels together).
 #[test]
 fn far_apart_runs_change_cells_in_two_patches_not_the_rows_between() {
     let cpu = small_box();
@@ -92,23 +93,29 @@ fn far_apart_runs_change_cells_in_two_patches_not_the_rows_between() {
     };
     let (low, high) = (strip(4..6, 10..20), strip(50..53, 70..81));
     let plan = plan_walls(&mut mirror, &[(4..6, &low), (50..53, &high)], Vec::new());
-    let want = [
-        Patch::rectangle(4..6, 10..20),
-        Patch::rectangle(50..53, 70..81),
-    ];
+    let mut want = Patch::rectangle(4..6, 10..20);
+    want.spans.extend(Patch::rectangle(50..53, 70..81).spans);
     assert_eq!(plan.cells, want);
-    let mut levels = Vec::new();
-    for patch in plan.cells {
-        levels.push(hierarchy.update_cells(mirror.flow_unguarded(), patch));
-    }
-    let (below, above) = (&levels[0], &levels[1]);
+    let levels = hierarchy.update_cells(mirror.flow_unguarded(), plan.cells);
     // The finest level: the cells and one around them.
-    assert_eq!(below[0], Patch::rectangle(3..7, 9..21));
-    assert_eq!(above[0], Patch::rectangle(49..54, 69..82));
-    for (l, (below, above)) in below.iter().zip(above).enumerate().skip(1) {
-        let gap = below.rows().end..above.rows().start;
-        assert!(!gap.is_empty() || l >= 4, "level {l}: {below:?} {above:?}");
+    let mut around = Patch::rectangle(3..7, 9..21);
+    around.spans.extend(Patch::rectangle(49..54, 69..82).spans);
+    assert_eq!(levels[0], around);
+    for (l, patch) in levels.iter().enumerate().skip(1) {
+        let blocks = patch.row_blocks();
+        assert!(blocks.len() == 2 || l >= 4, "level {l}: {patch:?}");
     }
+    // Copied: the finest level's two blocks 42 rows of 96 cells apart (4 032 bytes, within
+    // JOIN_BYTES) joined; the coarser levels' blocks, and the levels after level 1's, joined.
+    let pooled = |from: usize, to: usize| {
+        Hierarchy::pooled_blocks(&hierarchy.levels[from..to], &levels[from..to], JOIN_BYTES)
+    };
+    let l = &hierarchy.levels;
+    let at = |k: usize, j: usize| l[k].offset as usize + j * l[k].nx as usize;
+    const { assert!(42 * 96 <= JOIN_BYTES && JOIN_BYTES < 64 * 96) };
+    assert_eq!(pooled(0, 1), vec![(at(0, 3)..at(0, 54))]);
+    let last = levels.last().unwrap().rows().end;
+    assert_eq!(pooled(1, l.len()), vec![(at(1, 1)..at(l.len() - 1, last))]);
     assert!(hierarchy.is_anew(mirror.flow_unguarded()));
 }
 
@@ -140,9 +147,7 @@ fn circling(n: usize, steps: usize) -> (usize, f64, f64, f64) {
         flow.set_solid_rows(rows.clone(), &cells);
         let plan = plan_rows(&mut mirror, rows, &cells, vec![at(step)]);
         let start = std::time::Instant::now();
-        for patch in plan.cells {
-            hierarchy.update_cells(&flow, patch);
-        }
+        hierarchy.update_cells(&flow, plan.cells);
         times.push(start.elapsed().as_secs_f64());
     }
     let stale = hierarchy.stale_runs();

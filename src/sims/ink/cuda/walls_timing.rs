@@ -180,17 +180,12 @@ fn multigrid_host_cost() {
         flow.moving = vec![at(step)];
         assert!(flow.set_solid_rows(rows.clone(), &cells));
         let plan = plan_rows(&mut mirror, rows, &cells, vec![at(step)]);
-        let spans = plan.cells.iter().flat_map(|p| &p.spans);
-        columns += spans.map(|(_, c)| c.len()).sum::<usize>();
+        columns += plan.cells.spans.iter().map(|(_, c)| c.len()).sum::<usize>();
         let start = std::time::Instant::now();
-        for patch in &plan.cells {
-            by_cells.update_cells(&flow, patch.clone());
-        }
+        by_cells.update_cells(&flow, plan.cells.clone());
         cells_times.push(start.elapsed().as_secs_f64());
         let start = std::time::Instant::now();
-        for patch in &plan.cells {
-            by_rows.update_cells(&flow, Patch::rectangle(patch.rows(), 0..n));
-        }
+        by_rows.update_cells(&flow, Patch::rectangle(plan.cells.rows(), 0..n));
         rows_times.push(start.elapsed().as_secs_f64());
     }
     let start = std::time::Instant::now();
@@ -290,5 +285,31 @@ fn frame_copy_cost() {
         (masks + values) as f64 / 1e6,
         1e3 * t[3],
         (cells + values) as f64 / 1e6,
+    );
+}
+
+/// What `plan_walls` costs a substep at 2048² with the `stir` disc scaled to it (494 rows handed
+/// over, about 40 cells of each changed): least and median of 40 substeps. Prints ms; no bound
+/// (`cargo test --release --lib walls_timing::plan_walls_cost -- --ignored --nocapture`).
+#[test]
+#[ignore = "a measurement: prints plan_walls' ms per moving-disc substep"]
+fn plan_walls_cost() {
+    let (flow, painted) = grid();
+    let at = |step: usize| stir_disc(0.5, [0.6, 0.0], step);
+    let mut mirror = Mirror::new(&flow);
+    let mut times = Vec::new();
+    for step in 1..=40 {
+        let rows = union(rows_of(&flow, &at(step - 1)), rows_of(&flow, &at(step)));
+        let cells = draw(&flow, &painted, &[at(step)], &rows);
+        let start = std::time::Instant::now();
+        let plan = plan_rows(&mut mirror, rows, &cells, vec![at(step)]);
+        times.push(start.elapsed().as_secs_f64());
+        assert!(step == 1 || !plan.cells.spans.is_empty(), "step {step}");
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "plan_walls, stir's disc at 2048²: {:.3} ms least, {:.3} ms median a substep (40)",
+        1e3 * times[0],
+        1e3 * times[times.len() / 2]
     );
 }
