@@ -38,7 +38,10 @@ impl Patch {
         let mut blocks: Vec<Range<usize>> = Vec::new();
         for (j, _) in &self.spans {
             match blocks.last_mut() {
-                Some(block) if *j <= block.end => block.end = j + 1,
+                Some(block) if *j <= block.end => {
+                    debug_assert!(j + 1 >= block.start, "the runs are by row");
+                    block.end = block.end.max(j + 1);
+                }
                 _ => blocks.push(*j..j + 1),
             }
         }

@@ -5,8 +5,8 @@
 //! check is the cudarc plumbing, real parallel execution and the GL surface (the device check
 //! does). Needs a C++20 compiler (`CXX`, else `c++`), as PBF's emulation.
 
+use super::hierarchy::Hierarchy;
 use super::kernels::{splat_records, InkGrid};
-use super::multigrid::Hierarchy;
 use super::parity::{self, StageComparison, EMULATION_TOLERANCE, STATISTICS_TOLERANCE};
 use super::{slot, Fields};
 use crate::cuda::emulation::{self, Mutation, Rounding};

@@ -15,6 +15,7 @@
 //! (CUDA–GL interop), `parity.rs` the comparison with the CPU solver stage by stage, and
 //! `emulation.rs` (tests) the same comparison with the kernels compiled as C++.
 
+pub mod hierarchy;
 pub mod kernels;
 pub mod multigrid;
 pub mod parity;

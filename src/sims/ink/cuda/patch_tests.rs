@@ -2,7 +2,7 @@
 //! changed cells that `plan_walls` hands over (`walls.rs`), without a GPU: it must equal the
 //! hierarchy built anew, and far-apart runs must leave the rows between them alone.
 
-use super::multigrid::{Hierarchy, JOIN_BYTES};
+use super::hierarchy::{Hierarchy, JOIN_BYTES, JOIN_DEVICE_BYTES};
 use super::walls::{plan_walls, Mirror};
 use super::walls_tests::{changed_cells, check_patch, draw, plan_rows, rows_of, small_box, union};
 use crate::sims::ink::boundary::{Boundary, MovingDisc};
@@ -76,12 +76,14 @@ fn a_hierarchy_set_by_patches_over_many_substeps_is_the_one_built_anew() {
 /// Two runs of rows handed over at once, far apart, with cells changed in a few columns of
 /// each: the plan's patch is those cells' two rectangles; the rows between them are in none,
 /// and the multigrid's levels, set again by it at once, touch no row between (on each level,
-/// the rows under the gap stay out of its patch but where a coarse cell's children span both),
-/// and are copied in blocks of rows joined where they come within [`JOIN_BYTES`] of each
-/// other in the pool (on this small box all of them: one copy a buffer on the finest level,
-/// one for the coarser levels together).
+/// the rows under the gap stay out of its patch but where a coarse cell's children span both).
+/// Copied in blocks of rows joined: on the finest level (on the device) within
+/// [`JOIN_DEVICE_BYTES`], so its two blocks 42 rows of 96 cells apart are one; on the coarser
+/// levels (from the host) within [`JOIN_BYTES`] and only where the cells between are at most
+/// the larger block: level 1's two blocks stay two; from level 2 on, where the gaps shrink
+/// below the blocks, they join.
 #[test]
-fn far_apart_runs_change_cells_in_two_patches_not_the_rows_between() {
+fn far_apart_runs_change_cells_in_two_rectangles_not_the_rows_between() {
     let cpu = small_box();
     let nx = cpu.nx;
     let mut mirror = Mirror::new(&cpu);
@@ -105,17 +107,27 @@ fn far_apart_runs_change_cells_in_two_patches_not_the_rows_between() {
         let blocks = patch.row_blocks();
         assert!(blocks.len() == 2 || l >= 4, "level {l}: {patch:?}");
     }
-    // Copied: the finest level's two blocks 42 rows of 96 cells apart (4 032 bytes, within
-    // JOIN_BYTES) joined; the coarser levels' blocks, and the levels after level 1's, joined.
-    let pooled = |from: usize, to: usize| {
-        Hierarchy::pooled_blocks(&hierarchy.levels[from..to], &levels[from..to], JOIN_BYTES)
-    };
     let l = &hierarchy.levels;
     let at = |k: usize, j: usize| l[k].offset as usize + j * l[k].nx as usize;
-    const { assert!(42 * 96 <= JOIN_BYTES && JOIN_BYTES < 64 * 96) };
-    assert_eq!(pooled(0, 1), vec![(at(0, 3)..at(0, 54))]);
-    let last = levels.last().unwrap().rows().end;
-    assert_eq!(pooled(1, l.len()), vec![(at(1, 1)..at(l.len() - 1, last))]);
+    let finest = Hierarchy::pooled_blocks(&l[..1], &levels[..1], JOIN_DEVICE_BYTES, false);
+    assert_eq!(finest, vec![at(0, 3)..at(0, 54)]);
+    let coarser = Hierarchy::pooled_blocks(&l[1..], &levels[1..], JOIN_BYTES, true);
+    // Level 1's blocks (rows 1–3, 24–27 of 48 cells) 960 cells apart stay two; its second
+    // joins level 2's first (rows 0–2 of 24: the rest of level 1, 192 cells, between); level 2's
+    // second (rows 11–14), 192 cells past its first, starts a block that takes level 3's (rows
+    // 0–1, 5–7 of 12: 24 and 36 cells between) and level 4's (rows 0–3).
+    let levels_rows: Vec<_> = levels[1..].iter().map(Patch::row_blocks).collect();
+    assert_eq!(
+        levels_rows,
+        [
+            vec![1..4, 24..28],
+            vec![0..3, 11..15],
+            vec![0..2, 5..8],
+            vec![0..4]
+        ]
+    );
+    let want = vec![at(1, 1)..at(1, 4), at(1, 24)..at(2, 3), at(2, 11)..at(4, 4)];
+    assert_eq!(coarser, want);
     assert!(hierarchy.is_anew(mirror.flow_unguarded()));
 }
 

@@ -2,7 +2,7 @@
 //! measurements that print ms and assert only that what they time is right (ignored; run
 //! each with `cargo test --release --lib walls_timing::NAME -- --ignored --nocapture`).
 
-use super::multigrid::Hierarchy;
+use super::hierarchy::Hierarchy;
 use super::walls::Mirror;
 use super::walls_tests::{draw, plan_rows, rows_of, union};
 use crate::sims::ink::boundary::{Boundary, MovingDisc};
