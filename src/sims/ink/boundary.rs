@@ -340,8 +340,8 @@ impl Poisson {
         for (j, columns) in &around.spans {
             self.stencil_cells(&fluid, boundary, *j, columns.clone());
         }
-        let rows = changed.rows();
-        if !rows.is_empty() {
+        // Block by block: the rows between far-apart changes are not looked at.
+        for rows in changed.row_blocks() {
             self.plain_rows_again(&fluid, rows);
         }
         around

@@ -102,16 +102,20 @@ impl CpuInk {
         moving: Vec<MovingDisc>,
     ) {
         self.flow.moving = moving;
-        for (rows, cells) in pieces {
-            if self.flow.set_solid_rows(rows.clone(), cells) {
-                match (&mut self.multigrid, self.params.pressure_solver) {
-                    (Some(multigrid), PressureSolver::Multigrid) => {
-                        multigrid.update_rows(self.flow.solid(), &self.flow.boundary, rows.clone())
-                    }
-                    // Jacobi runs: the next multigrid solve builds it anew (as on CUDA).
-                    _ => self.multigrid = None,
-                }
+        let changed: Vec<_> = (pieces.iter())
+            .filter(|(rows, cells)| self.flow.set_solid_rows(rows.clone(), cells))
+            .map(|(rows, _)| rows.clone())
+            .collect();
+        if changed.is_empty() {
+            return;
+        }
+        match (&mut self.multigrid, self.params.pressure_solver) {
+            // Every run's rows at once: each level coarsened once.
+            (Some(multigrid), PressureSolver::Multigrid) => {
+                multigrid.update_rows(self.flow.solid(), &self.flow.boundary, &changed)
             }
+            // Jacobi runs: the next multigrid solve builds it anew (as on CUDA).
+            _ => self.multigrid = None,
         }
     }
 

@@ -5,7 +5,7 @@
 //! of the solver. Cell (i, j) has its centre at ((i + ½)·dx, (j + ½)·dx); the ink grid's cells
 //! are `ink_scale` times smaller.
 
-use super::fields::{Field, Flow, Ink};
+use super::fields::{Field, FlowView, Ink};
 use super::picture::picture;
 use super::scene::Background;
 use crate::output::Grid;
@@ -14,7 +14,7 @@ use crate::sims::Picture;
 /// The fields, in file order: the raw MAC faces `u` (ny, nx + 1) and `v` (ny + 1, nx), the
 /// `velocity` at the cell centres (ny, nx, 2), `pressure`, `divergence`, `curl` and `solid`
 /// at the cell centres (ny, nx), and the `ink` (ny·s, nx·s, 3).
-pub(super) fn fields(flow: &Flow, ink: &Ink) -> Vec<Grid> {
+pub(super) fn fields(flow: FlowView, ink: &Ink) -> Vec<Grid> {
     let (nx, ny) = (flow.nx, flow.ny);
     let mut velocity = Vec::with_capacity(nx * ny * 2);
     for j in 0..ny {
@@ -29,11 +29,7 @@ pub(super) fn fields(flow: &Flow, ink: &Ink) -> Vec<Grid> {
     let ink = (0..ink_nx * ink_ny)
         .flat_map(|k| channels.each_ref().map(|c| c.data[k]))
         .collect();
-    let solid = flow
-        .solid()
-        .iter()
-        .map(|&s| f32::from(u8::from(s)))
-        .collect();
+    let solid = flow.solid.iter().map(|&s| f32::from(u8::from(s))).collect();
     vec![
         scalar("u", flow.u.clone()),
         scalar("v", flow.v.clone()),
@@ -47,7 +43,7 @@ pub(super) fn fields(flow: &Flow, ink: &Ink) -> Vec<Grid> {
 }
 
 /// ∇·u of `flow` at the cell centres, 1/s (0 in solids): what the projection leaves.
-pub(super) fn divergence(flow: &Flow) -> Field {
+pub(super) fn divergence(flow: FlowView) -> Field {
     let mut field = centre_field(flow);
     for j in 0..flow.ny {
         for i in 0..flow.nx {
@@ -57,21 +53,21 @@ pub(super) fn divergence(flow: &Flow) -> Field {
     field
 }
 
-/// ω = ∂v/∂x − ∂u/∂y of `flow` at the cell centres, 1/s ([`Flow::curl`], the solver's `curl`
+/// ω = ∂v/∂x − ∂u/∂y of `flow` at the cell centres, 1/s ([`FlowView::curl`], the solver's `curl`
 /// stage, applied to this state rather than to the step's unprojected velocity).
-pub(super) fn curl(flow: &Flow) -> Field {
+pub(super) fn curl(flow: FlowView) -> Field {
     let mut field = centre_field(flow);
     flow.curl(&mut field);
     field
 }
 
-fn centre_field(flow: &Flow) -> Field {
+fn centre_field(flow: FlowView) -> Field {
     Field::new(flow.nx, flow.ny, [0.5, 0.5], flow.dx)
 }
 
 /// The pictures: `ink` (one pixel per ink cell, on the scene's background) and `flow` (the flow
 /// map, one pixel per cell), the viewer's `ink` and `flow` views.
-pub(super) fn pictures(flow: &Flow, ink: &Ink, background: Background) -> Vec<Picture> {
+pub(super) fn pictures(flow: FlowView, ink: &Ink, background: Background) -> Vec<Picture> {
     ["ink", "flow"]
         .into_iter()
         .map(|view| {
@@ -88,6 +84,7 @@ pub(super) fn pictures(flow: &Flow, ink: &Ink, background: Background) -> Vec<Pi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sims::ink::fields::Flow;
     use crate::sims::ink::Boundary;
 
     /// A flow of cells (nx, ny) = (6, 4) of 0.5 m with u = −Ω(y − y₀) + a·x, v = Ω(x − x₀) −
@@ -116,12 +113,12 @@ mod tests {
     #[test]
     fn the_curl_of_a_solid_rotation_is_twice_its_rate_and_it_has_no_divergence() {
         let flow = rotating(1.5, 0.75);
-        let curl = curl(&flow);
+        let curl = curl(flow.view());
         assert_eq!((curl.nx, curl.ny), (6, 4));
         for value in &curl.data {
             assert!((value - 3.0).abs() < 1e-5, "{value}");
         }
-        for value in divergence(&flow).data {
+        for value in divergence(flow.view()).data {
             assert!(value.abs() < 1e-5, "{value}");
         }
     }
@@ -142,7 +139,7 @@ mod tests {
         let mut ink = Ink::new(12, 8, 0.25);
         let k = ink.channels[1].at(3, 5);
         ink.channels[1].data[k] = 0.5;
-        let grids = fields(&flow, &ink);
+        let grids = fields(flow.view(), &ink);
         let names: Vec<&str> = grids.iter().map(|g| g.name).collect();
         assert_eq!(
             names,
@@ -201,7 +198,7 @@ mod tests {
             let k = channel.at(1, 0);
             channel.data[k] = 1.0;
         }
-        let pictures = pictures(&flow, &ink, Background::Paper);
+        let pictures = pictures(flow.view(), &ink, Background::Paper);
         assert_eq!(pictures[0].name, "ink");
         assert_eq!(pictures[0].image.dimensions(), (8, 8));
         assert_eq!(pictures[0].image.get_pixel(1, 7).0, [0, 0, 0, 255]);

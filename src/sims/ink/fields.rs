@@ -11,9 +11,12 @@ use rayon::prelude::*;
 
 #[path = "fields_sampler.rs"]
 mod sampler;
+#[path = "fields_view.rs"]
+mod view;
 #[path = "fields_walls.rs"]
 mod walls;
 pub use sampler::VelocitySampler;
+pub use view::{FlowCopy, FlowView};
 
 /// Values on a regular lattice of `nx × ny` points, point (i, j) at ((i + ox)·h, (j + oy)·h).
 #[derive(Clone, Debug, PartialEq)]
@@ -211,27 +214,9 @@ impl Flow {
     /// A copy of everything but the values (velocity and pressure: empty): the shape, the
     /// cells, the masks, the moving discs and the stencil. CUDA's host mirror.
     pub fn without_values(&self) -> Flow {
-        Flow {
-            u_open: self.u_open.clone(),
-            v_open: self.v_open.clone(),
-            u_fixed: self.u_fixed.clone(),
-            v_fixed: self.v_fixed.clone(),
-            poisson: self.poisson.clone(),
-            ..self.cells_only()
-        }
-    }
-
-    /// A copy of the shape, the cells and the moving discs, without the values (empty) and
-    /// without the masks, fixed velocities and stencil (empty: not valid for stepping). What a
-    /// frame reads besides the values ([`super::frame::InkFrame`]: velocities, pressure, the
-    /// divergence and the solid cells), ≈ 4 MB at 2048² where the masks are ≈ 50 MB.
-    pub fn cells_only(&self) -> Flow {
         let empty = |f: &Field| Field {
-            nx: f.nx,
-            ny: f.ny,
-            offset: f.offset,
-            h: f.h,
             data: Vec::new(),
+            ..*f
         };
         Flow {
             nx: self.nx,
@@ -243,27 +228,13 @@ impl Flow {
             boundary: self.boundary,
             solid: self.solid.clone(),
             solid_cells: self.solid_cells,
-            u_open: Vec::new(),
-            v_open: Vec::new(),
+            u_open: self.u_open.clone(),
+            v_open: self.v_open.clone(),
             moving: self.moving.clone(),
-            u_fixed: Vec::new(),
-            v_fixed: Vec::new(),
-            poisson: Poisson::new(0, 0, &[], &self.boundary),
+            u_fixed: self.u_fixed.clone(),
+            v_fixed: self.v_fixed.clone(),
+            poisson: self.poisson.clone(),
         }
-    }
-
-    /// [`Flow::cells_only`] with the values (velocity and pressure) copied too: a frame's copy.
-    pub fn cells_and_values(&self) -> Flow {
-        let mut flow = self.cells_only();
-        flow.u.data.clone_from(&self.u.data);
-        flow.v.data.clone_from(&self.v.data);
-        flow.p.data.clone_from(&self.p.data);
-        flow
-    }
-
-    /// Whether the masks, fixed velocities and stencil are here (not a [`Flow::cells_only`]).
-    pub fn has_masks(&self) -> bool {
-        !self.u_open.is_empty()
     }
 
     /// A fluid at rest in an `nx × ny` box of cells of size `dx` with sides `boundary`.
@@ -357,20 +328,13 @@ impl Flow {
     /// The divergence of cell (i, j), 1/s (0 in solids).
     #[inline]
     pub fn divergence(&self, i: usize, j: usize) -> f32 {
-        if self.solid[j * self.nx + i] {
-            return 0.0;
-        }
-        (self.u.get(i + 1, j) - self.u.get(i, j) + self.v.get(i, j + 1) - self.v.get(i, j))
-            / self.dx
+        self.view().divergence(i, j)
     }
 
     /// The velocity at the centre of cell (i, j), m/s.
     #[inline]
     pub fn center_velocity(&self, i: usize, j: usize) -> (f32, f32) {
-        (
-            0.5 * (self.u.get(i, j) + self.u.get(i + 1, j)),
-            0.5 * (self.v.get(i, j) + self.v.get(i, j + 1)),
-        )
+        self.view().center_velocity(i, j)
     }
 
     /// Root mean square of the divergence over the fluid cells, 1/s.
@@ -483,66 +447,9 @@ impl Flow {
             });
     }
 
-    /// ω = ∂v/∂x − ∂u/∂y at the cell centres into `out` (nx × ny), from the centre velocities
-    /// (central differences;
-    /// one-sided at a free-slip wall; at a no-slip wall against the mirror image beyond it).
+    /// ω = ∂v/∂x − ∂u/∂y at the cell centres into `out` ([`FlowView::curl`]).
     pub fn curl(&self, out: &mut Field) {
-        let flow = self;
-        let (nx, ny, dx) = (flow.nx, flow.ny, flow.dx);
-        let sticks = [LEFT, RIGHT, BOTTOM, TOP].map(|side| flow.boundary.sticks(side));
-        // The derivative across a cell from its neighbours' values (each with whether it
-        // exists): central, or one-sided where a free-slip wall leaves only one.
-        let difference = |lo: (f32, bool), here: f32, hi: (f32, bool)| -> f32 {
-            match (lo.1, hi.1) {
-                (true, true) => (hi.0 - lo.0) / (2.0 * dx),
-                (false, true) => (hi.0 - here) / dx,
-                (true, false) => (here - lo.0) / dx,
-                (false, false) => 0.0,
-            }
-        };
-        let general = |i: usize, j: usize| -> f32 {
-            let (u, v) = flow.center_velocity(i, j);
-            let side = |inside: bool, wall: usize, value: &dyn Fn() -> f32, own: f32| {
-                if inside {
-                    (value(), true)
-                } else if sticks[wall] {
-                    (-own, true)
-                } else {
-                    (own, false)
-                }
-            };
-            let left = side(i > 0, LEFT, &|| flow.center_velocity(i - 1, j).1, v);
-            let right = side(i + 1 < nx, RIGHT, &|| flow.center_velocity(i + 1, j).1, v);
-            let below = side(j > 0, BOTTOM, &|| flow.center_velocity(i, j - 1).0, u);
-            let above = side(j + 1 < ny, TOP, &|| flow.center_velocity(i, j + 1).0, u);
-            difference(left, v, right) - difference(below, u, above)
-        };
-        let (u, v, w) = (&flow.u.data, &flow.v.data, nx + 1);
-        out.data
-            .par_chunks_mut(nx)
-            .enumerate()
-            .with_min_len(8)
-            .for_each(|(j, row)| {
-                if j == 0 || j + 1 == ny || nx < 3 {
-                    for (i, curl) in row.iter_mut().enumerate() {
-                        *curl = general(i, j);
-                    }
-                    return;
-                }
-                row[0] = general(0, j);
-                row[nx - 1] = general(nx - 1, j);
-                // Inner cells: central differences of the centre velocities, the same
-                // operations as `general` (bit for bit, which the kernels' parity relies on).
-                let (v0, v1) = (&v[j * nx..(j + 1) * nx], &v[(j + 1) * nx..(j + 2) * nx]);
-                let (ub, uh) = (&u[(j - 1) * w..j * w], &u[(j + 1) * w..(j + 2) * w]);
-                for i in 1..nx - 1 {
-                    let right = 0.5 * (v0[i + 1] + v1[i + 1]);
-                    let left = 0.5 * (v0[i - 1] + v1[i - 1]);
-                    let above = 0.5 * (uh[i] + uh[i + 1]);
-                    let below = 0.5 * (ub[i] + ub[i + 1]);
-                    row[i] = (right - left) / (2.0 * dx) - (above - below) / (2.0 * dx);
-                }
-            });
+        self.view().curl(out);
     }
 }
 

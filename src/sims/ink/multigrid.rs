@@ -318,17 +318,21 @@ impl Multigrid {
         }
     }
 
-    /// The masks again after the grid's cells changed in the rows `rows` (`solid`: the whole
-    /// grid's solid cells), those rows only ([`pressure_mg_coarsen`]): the hierarchy
-    /// [`Multigrid::new`] would build from the grid's fluid cells.
-    pub fn update_rows(&mut self, solid: &[bool], boundary: &Boundary, rows: Range<usize>) {
+    /// The masks again after the grid's cells changed in the runs of rows `rows` (in order,
+    /// apart; `solid`: the whole grid's solid cells), those rows only, every run at once
+    /// ([`pressure_mg_coarsen`] once): the hierarchy [`Multigrid::new`] would build from the
+    /// grid's fluid cells.
+    pub fn update_rows(&mut self, solid: &[bool], boundary: &Boundary, rows: &[Range<usize>]) {
         let columns = 0..self.levels[0].nx();
         let mut levels: Vec<_> = self
             .levels
             .iter_mut()
             .map(|l| (&mut l.fluid, &mut l.poisson))
             .collect();
-        let patch = Patch::rectangle(rows, columns);
+        let spans = (rows.iter().cloned().flatten()).map(|j| (j, columns.clone()));
+        let patch = Patch {
+            spans: spans.collect(),
+        };
         pressure_mg_coarsen(&mut levels, solid, boundary, patch, true);
     }
 
@@ -505,19 +509,24 @@ mod tests {
     /// last column and row) into a painted block, the hierarchy set again by rows
     /// ([`Multigrid::update_rows`]: exactly the old and the new disc's rows) after each move,
     /// equals the hierarchy built anew from the grid's cells: every level's fluid flags,
-    /// stencil and plain rows, in a channel and in a closed box. Fails when a coarse level
-    /// misses a row (the coarse rows' end rounded down) or its stencil is not set again.
+    /// stencil and plain rows, in a channel and in a closed box; and so do two discs moving at
+    /// once far apart (one near the bottom, one near the top: two runs of rows handed over
+    /// together, coarsened at once). Fails when a coarse level misses a row (the coarse rows'
+    /// end rounded down), its stencil is not set again, or a run but the first is dropped.
     #[test]
     fn a_moved_disc_updates_the_hierarchy_by_rows() {
         let (nx, ny, h) = (93, 51, 0.02);
-        let disc = |cx: f32, cy: f32| -> Vec<bool> {
+        let discs = |centers: &[(f32, f32)]| -> Vec<bool> {
             (0..nx * ny)
                 .map(|k| {
                     let (i, j) = ((k % nx) as f32, (k / nx) as f32);
-                    let (x, y) = (i - cx, j - cy);
-                    // A painted block the disc runs into.
+                    // A painted block the discs run into.
                     let block = (40.0..60.0).contains(&i) && j >= 31.0;
-                    x * x + y * y > 7.5 * 7.5 && !block
+                    let outside = |&(cx, cy): &(f32, f32)| {
+                        let (x, y) = (i - cx, j - cy);
+                        x * x + y * y > 7.5 * 7.5
+                    };
+                    centers.iter().all(outside) && !block
                 })
                 .collect()
         };
@@ -529,22 +538,33 @@ mod tests {
             sides: CHANNEL,
             ..Boundary::default()
         };
-        for boundary in [channel, Boundary::default()] {
-            let (mut cx, mut cy) = (20.0, 12.0);
-            let mut mg = Multigrid::new(nx, ny, h, disc(cx, cy), &boundary);
+        // (start, move) of each disc: one across the grid; two, 11 rows apart at the closest.
+        let one: &[((f32, f32), (f32, f32))] = &[((20.0, 12.0), (3.7, 2.3))];
+        let two: &[((f32, f32), (f32, f32))] =
+            &[((10.0, 9.0), (3.7, 0.6)), ((85.0, 42.0), (-3.7, -0.6))];
+        for (boundary, moving) in [(channel, one), (Boundary::default(), one), (channel, two)] {
+            let mut centers: Vec<(f32, f32)> = moving.iter().map(|m| m.0).collect();
+            let mut mg = Multigrid::new(nx, ny, h, discs(&centers), &boundary);
             let mut changed_levels = 0;
             for _ in 0..12 {
-                let before = rows(cy);
-                (cx, cy) = (cx + 3.7, cy + 2.3);
-                let after = rows(cy);
-                let fluid = disc(cx, cy);
+                let mut runs = Vec::new();
+                for (c, (_, d)) in centers.iter_mut().zip(moving) {
+                    let before = rows(c.1);
+                    *c = (c.0 + d.0, c.1 + d.1);
+                    let after = rows(c.1);
+                    runs.push(before.start.min(after.start)..before.end.max(after.end));
+                }
+                if let [a, b] = &runs[..] {
+                    assert!(a.end + 2 < b.start, "the runs {a:?}, {b:?} are apart");
+                }
+                let fluid = discs(&centers);
                 let solid: Vec<bool> = fluid.iter().map(|f| !f).collect();
                 let old = mg
                     .levels
                     .iter()
                     .map(|l| l.fluid.clone())
                     .collect::<Vec<_>>();
-                mg.update_rows(&solid, &boundary, before.start..after.end);
+                mg.update_rows(&solid, &boundary, &runs);
                 let fresh = Multigrid::new(nx, ny, h, fluid, &boundary);
                 assert_eq!(mg.levels.len(), fresh.levels.len());
                 for (l, (a, b)) in mg.levels.iter().zip(&fresh.levels).enumerate() {
@@ -560,7 +580,7 @@ mod tests {
                     assert_eq!(
                         (fluid, stencil, plain),
                         (0, 0, 0),
-                        "level {l}, disc at ({cx}, {cy}): cells, stencil bytes, plain rows that differ"
+                        "level {l}, discs at {centers:?}: cells, stencil bytes, plain rows that differ"
                     );
                     changed_levels += usize::from(a.fluid != old[l]);
                 }

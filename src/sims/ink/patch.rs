@@ -32,6 +32,22 @@ impl Patch {
         }
     }
 
+    /// Its rows in blocks of consecutive rows, in order (a patch of runs far apart, as the
+    /// changes of several discs, has several).
+    pub fn row_blocks(&self) -> Vec<Range<usize>> {
+        let mut blocks: Vec<Range<usize>> = Vec::new();
+        for (j, _) in &self.spans {
+            match blocks.last_mut() {
+                Some(block) if *j <= block.end => {
+                    debug_assert!(j + 1 >= block.start, "the runs are by row");
+                    block.end = block.end.max(j + 1);
+                }
+                _ => blocks.push(*j..j + 1),
+            }
+        }
+        blocks
+    }
+
     /// Its cells and those beside them (a row and a column either side), within an `nx × ny`
     /// level.
     pub fn around(&self, nx: usize, ny: usize) -> Patch {

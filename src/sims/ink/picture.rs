@@ -3,17 +3,17 @@
 //! grey. The viewer's fallback when no CUDA–GL interop draws it, and `simulate --pictures`'.
 //! The CUDA `picture` kernel (`kernels/ink.cu`) draws the same bytes.
 
-use super::fields::{Field, Flow, Ink};
+use super::fields::{Field, FlowView, Ink};
 use super::scene::Background;
 
 /// ½ Σ |u|² × cell area at the fluid cells' centres, and the largest speed there.
-pub(super) fn kinetic_energy_and_max_speed(flow: &Flow) -> (f64, f64) {
+pub(super) fn kinetic_energy_and_max_speed(flow: FlowView) -> (f64, f64) {
     let mut energy = 0.0;
     let mut fastest = 0.0f64;
     for j in 0..flow.ny {
         for i in 0..flow.nx {
             // The fluid's: a solid cell's centre sits between ghost faces (mirror images).
-            if flow.solid()[j * flow.nx + i] {
+            if flow.solid[j * flow.nx + i] {
                 continue;
             }
             let (u, v) = flow.center_velocity(i, j);
@@ -29,7 +29,7 @@ pub(super) fn kinetic_energy_and_max_speed(flow: &Flow) -> (f64, f64) {
 /// The picture of `view` on `background`: (width, height, RGBA8 rows from the bottom). It
 /// reads the solver's fields in place: the viewer draws every frame.
 pub(super) fn picture(
-    flow: &Flow,
+    flow: FlowView,
     ink: &Ink,
     view: &str,
     background: Background,
@@ -74,7 +74,7 @@ pub(super) fn picture(
     // Divergence and curl of the state shown (after the projection).
     let derived;
     let scalar: Option<&Field> = match view {
-        "pressure" => Some(&flow.p),
+        "pressure" => Some(flow.p),
         "divergence" | "curl" => {
             derived = if view == "curl" {
                 super::export::curl(flow)
@@ -123,11 +123,11 @@ pub(super) fn picture(
 
 /// Paints the pixels of a `w × h` picture of the domain that fall in solid cells grey (none
 /// without obstacles: the flow's count of solid cells, not a scan of its mask).
-fn shade_solids(flow: &Flow, w: usize, h: usize, pixels: &mut [u8]) {
+fn shade_solids(flow: FlowView, w: usize, h: usize, pixels: &mut [u8]) {
     if !flow.has_obstacles() {
         return;
     }
-    let solid = flow.solid();
+    let solid = flow.solid;
     for y in 0..h {
         let j = y * flow.ny / h;
         for x in 0..w {
@@ -142,11 +142,12 @@ fn shade_solids(flow: &Flow, w: usize, h: usize, pixels: &mut [u8]) {
 mod tests {
     use super::*;
     use crate::sims::ink::boundary::Boundary;
+    use crate::sims::ink::fields::Flow;
 
     /// The grey pixels of `flow`'s ink picture (2 ink cells a flow cell).
     fn grey(flow: &Flow) -> usize {
         let ink = Ink::new(2 * flow.nx, 2 * flow.ny, flow.dx / 2.0);
-        let (_, _, pixels) = picture(flow, &ink, "ink", Background::Dark);
+        let (_, _, pixels) = picture(flow.view(), &ink, "ink", Background::Dark);
         pixels
             .chunks_exact(4)
             .filter(|p| p[..3] == [115; 3])

@@ -225,7 +225,7 @@ impl InkSim {
     fn image(&self) -> Result<(usize, usize, Vec<u8>)> {
         let (view, background) = (VIEWS[self.view], self.background);
         self.solver
-            .with_state(|flow, ink, _, _| picture(flow, ink, view, background))
+            .with_state(|flow, ink, _, _| picture(flow.view(), ink, view, background))
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::cpu::CpuInk;
 use super::cuda::CudaInk;
-use super::fields::{Field, Flow, Ink};
+use super::fields::{Field, Flow, FlowCopy, Ink};
 use super::params::InkParams;
 use super::scene::{Background, InkScene};
 use super::{InkStage, SolveReport, Stamp};
@@ -186,7 +186,8 @@ impl InkSolver {
     pub fn totals(&self) -> (f64, f64, f64) {
         match &self.backend {
             Backends::Cpu(cpu) => {
-                let (energy, fastest) = super::picture::kinetic_energy_and_max_speed(&cpu.flow);
+                let (energy, fastest) =
+                    super::picture::kinetic_energy_and_max_speed(cpu.flow.view());
                 (cpu.ink.total(), energy, fastest)
             }
             Backends::Cuda(cuda) => {
@@ -332,11 +333,11 @@ impl InkSolver {
     }
 
     /// The flow and the ink, owned (a frame's copy): the flow's values and cells
-    /// ([`Flow::cells_only`]), not its masks, stencil or fixed velocities (≈ 50 MB at 2048²),
-    /// which a frame never reads.
-    pub fn state(&self) -> Result<(Flow, Ink)> {
+    /// ([`FlowCopy`]), not its masks, stencil or fixed velocities (≈ 50 MB at 2048²), which a
+    /// frame never reads.
+    pub fn state(&self) -> Result<(FlowCopy, Ink)> {
         match &self.backend {
-            Backends::Cpu(cpu) => Ok((cpu.flow.cells_and_values(), cpu.ink.clone())),
+            Backends::Cpu(cpu) => Ok((FlowCopy::of(&cpu.flow), cpu.ink.clone())),
             Backends::Cuda(cuda) => Ok(cuda.read_back_cells()?),
         }
     }

@@ -84,10 +84,11 @@ bool tracing() {
     return on;
 }
 
-// With FLUIDLAB_EMULATED_TRACE, every copy from the host and back to it and every wait (a
-// context's, a stream's, an event's) is named on stderr with its size (launches.cpp names every
-// kernel launch), so a test can count what a frame waits for, sends, reads back and runs.
-static void trace_host_call(const char* call, size_t bytes) {
+// With FLUIDLAB_EMULATED_TRACE, every copy from the host, back to it and within the device
+// and every wait (a context's, a stream's, an event's) is named on stderr with its size
+// (launches.cpp names every kernel launch), so a test can count what a frame waits for, sends,
+// copies, reads back and runs.
+static void trace_call(const char* call, size_t bytes) {
     if (tracing()) std::fprintf(stderr, "emulated CUDA driver: %s %zu bytes\n", call, bytes);
 }
 
@@ -260,7 +261,7 @@ EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
 }
 EXPORT CUresult CUDAAPI cuCtxSynchronize() {
     if (CUresult r = refuse_while_capturing("cuCtxSynchronize")) return r;
-    trace_host_call("cuCtxSynchronize", 0);
+    trace_call("cuCtxSynchronize", 0);
     return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuCtxSetLimit(CUlimit, size_t) { return CUDA_SUCCESS; }
@@ -354,30 +355,32 @@ EXPORT CUresult CUDAAPI cuMemFreeHost(void* pointer) {
 }
 EXPORT CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr to, const void* from, size_t bytes) {
     if (CUresult r = refuse_while_capturing("cuMemcpyHtoD")) return r;
-    trace_host_call("cuMemcpyHtoD", bytes);
+    trace_call("cuMemcpyHtoD", bytes);
     return copy("cuMemcpyHtoD", reinterpret_cast<void*>(to), from, bytes, to, 0);
 }
 EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr to, const void* from, size_t bytes, CUstream stream) {
     if (CUresult r = refuse_on_capturing_stream("cuMemcpyHtoDAsync", stream)) return r;
-    trace_host_call("cuMemcpyHtoDAsync", bytes);
+    trace_call("cuMemcpyHtoDAsync", bytes);
     return copy("cuMemcpyHtoDAsync", reinterpret_cast<void*>(to), from, bytes, to, 0);
 }
 EXPORT CUresult CUDAAPI cuMemcpyDtoH(void* to, CUdeviceptr from, size_t bytes) {
     if (CUresult r = refuse_while_capturing("cuMemcpyDtoH")) return r;
-    trace_host_call("cuMemcpyDtoH", bytes);
+    trace_call("cuMemcpyDtoH", bytes);
     return copy("cuMemcpyDtoH", to, reinterpret_cast<const void*>(from), bytes, 0, from);
 }
 EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync(void* to, CUdeviceptr from, size_t bytes, CUstream stream) {
     if (CUresult r = refuse_on_capturing_stream("cuMemcpyDtoHAsync", stream)) return r;
-    trace_host_call("cuMemcpyDtoHAsync", bytes);
+    trace_call("cuMemcpyDtoHAsync", bytes);
     return copy("cuMemcpyDtoHAsync", to, reinterpret_cast<const void*>(from), bytes, 0, from);
 }
 EXPORT CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr to, CUdeviceptr from, size_t bytes) {
     if (CUresult r = refuse_while_capturing("cuMemcpyDtoD")) return r;
+    trace_call("cuMemcpyDtoD", bytes);
     return copy("cuMemcpyDtoD", reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes, to, from);
 }
 EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream stream) {
     if (CUresult r = refuse_on_capturing_stream("cuMemcpyDtoDAsync", stream)) return r;
+    trace_call("cuMemcpyDtoDAsync", bytes);
     return copy("cuMemcpyDtoDAsync", reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes, to, from);
 }
 EXPORT CUresult CUDAAPI cuMemsetD8(CUdeviceptr to, unsigned char value, size_t count) {
@@ -424,7 +427,7 @@ EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream stream) {
 EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream stream) {
     if (CUresult r = refuse_on_capturing_stream("cuStreamSynchronize", stream)) return r;
     if (CUresult r = refuse_while_capturing("cuStreamSynchronize")) return r;
-    trace_host_call("cuStreamSynchronize", 0);
+    trace_call("cuStreamSynchronize", 0);
     return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuStreamQuery(CUstream stream) { return refuse_on_capturing_stream("cuStreamQuery", stream); }
@@ -456,7 +459,7 @@ EXPORT CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream) {
 EXPORT CUresult CUDAAPI cuEventQuery(CUevent) { return refuse_while_capturing("cuEventQuery"); }
 EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent) {
     if (CUresult r = refuse_while_capturing("cuEventSynchronize")) return r;
-    trace_host_call("cuEventSynchronize", 0);
+    trace_call("cuEventSynchronize", 0);
     return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuEventElapsedTime(float* ms, CUevent start, CUevent end) {

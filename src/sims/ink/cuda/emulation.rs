@@ -5,8 +5,8 @@
 //! check is the cudarc plumbing, real parallel execution and the GL surface (the device check
 //! does). Needs a C++20 compiler (`CXX`, else `c++`), as PBF's emulation.
 
+use super::hierarchy::Hierarchy;
 use super::kernels::{splat_records, InkGrid};
-use super::multigrid::Hierarchy;
 use super::parity::{self, StageComparison, EMULATION_TOLERANCE, STATISTICS_TOLERANCE};
 use super::{slot, Fields};
 use crate::cuda::emulation::{self, Mutation, Rounding};
@@ -436,7 +436,7 @@ fn twenty_emulated_steps_track_the_cpu_solver() {
     let energy = stats[slot::TOTALS as usize + 1] * f64::from(g.dx * g.dx);
     let fastest = stats[slot::TOTALS as usize + 2].sqrt();
     let (cpu_energy, cpu_fastest) =
-        crate::sims::ink::picture::kinetic_energy_and_max_speed(&cpu.flow);
+        crate::sims::ink::picture::kinetic_energy_and_max_speed(cpu.flow.view());
     for (name, cpu, gpu) in [
         ("ink", cpu.ink.total(), ink),
         ("kinetic energy", cpu_energy, energy),
@@ -483,7 +483,7 @@ fn the_picture_kernel_draws_every_view_as_the_cpu_does() {
                 };
                 let (_, _, texels) = emulate(&program, &params, &fields, command, params.dt, &[]);
                 let (w, h, pixels) =
-                    crate::sims::ink::picture::picture(&cpu.flow, &cpu.ink, name, background);
+                    crate::sims::ink::picture::picture(cpu.flow.view(), &cpu.ink, name, background);
                 assert_eq!(texels.len(), w * h * 4, "{name} ×{ink_scale}: size");
                 let wrong = pixels.iter().zip(&texels).filter(|(a, b)| a != b).count();
                 assert_eq!(

@@ -13,7 +13,8 @@
 //! allowance (4 ulp of the field's largest value).
 
 use super::emulation::{compile, compile_mutant, emulate_with, Command_, MgInput};
-use super::multigrid::{Hierarchy, TAIL_CELLS};
+use super::hierarchy::Hierarchy;
+use super::multigrid::TAIL_CELLS;
 use super::parity::{
     self, differences, fields_of, StageComparison, EMULATION_TOLERANCE, GPU_STATISTICS_TOLERANCE,
     GPU_TOLERANCE, MG_RESIDUAL_TOLERANCE, RUN_TOLERANCE, STATISTICS_TOLERANCE,

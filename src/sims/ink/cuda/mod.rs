@@ -15,6 +15,7 @@
 //! (CUDA–GL interop), `parity.rs` the comparison with the CPU solver stage by stage, and
 //! `emulation.rs` (tests) the same comparison with the kernels compiled as C++.
 
+pub mod hierarchy;
 pub mod kernels;
 pub mod multigrid;
 pub mod parity;
@@ -36,7 +37,7 @@ mod emulation;
 #[cfg(test)]
 mod emulation_multigrid;
 
-use super::fields::{Field, Flow, Ink};
+use super::fields::{Field, Flow, FlowCopy, Ink};
 use super::params::{InkParams, PressureSolver};
 use super::stamp::{BrushStamp, STAMP_TEXELS};
 use super::{InkStage, SolveReport, Stamp};
@@ -425,14 +426,12 @@ impl CudaInk {
         })
     }
 
-    /// The flow's values and the ink read back for a frame, owned: the flow is the mirror's
-    /// cells ([`Flow::cells_only`]: not its masks, stencil or fixed velocities, which a frame
-    /// never reads and which are not brought up to date), the values downloaded into it.
-    pub fn read_back_cells(&self) -> Result<(Flow, Ink), CudaError> {
-        let ([u, v, p], ink, _, _) = self.download_values()?;
-        let mut flow = self.mirror.flow().cells_only();
-        (flow.u.data, flow.v.data, flow.p.data) = (u, v, p);
-        Ok((flow, ink))
+    /// The flow's values and the ink read back for a frame, owned: the mirror's cells and the
+    /// values downloaded ([`FlowCopy`]: not its masks, stencil or fixed velocities, which a
+    /// frame never reads and which are not brought up to date).
+    pub fn read_back_cells(&self) -> Result<(FlowCopy, Ink), CudaError> {
+        let (values, ink, _, _) = self.download_values()?;
+        Ok((FlowCopy::with_values(&self.mirror.flow(), values), ink))
     }
 
     /// Calls `f` with the fields read back: the flow is the host mirror's, brought up to date

@@ -9,17 +9,16 @@
 //! V-cycle 11 per level of more than [`TAIL_CELLS`] cells (+ 3 in a closed box) and one
 //! `pressure_mg_tail` that runs the rest in one block, then the store (+ 2 in a closed box).
 
+use super::hierarchy::{Hierarchy, JOIN_BYTES, JOIN_DEVICE_BYTES};
 use super::kernels::{per_point, InkKernels};
 use super::{slot, CudaInk};
 use crate::cuda::launch::{one_block, OrNull};
 use crate::cuda::CudaError;
-use crate::sims::ink::boundary::Poisson;
 use crate::sims::ink::fields::Flow;
-use crate::sims::ink::multigrid::{level_shapes, pressure_mg_coarsen, SMOOTHING_SWEEPS};
+use crate::sims::ink::multigrid::{level_shapes, SMOOTHING_SWEEPS};
 use crate::sims::ink::patch::Patch;
 use bytemuck::{Pod, Zeroable};
 use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
-use std::ops::Range;
 use std::sync::Arc;
 
 /// Levels of at most this many cells run in the one-block `pressure_mg_tail`.
@@ -58,164 +57,6 @@ impl InkLevel {
     /// Cells of the level.
     pub fn cells(&self) -> usize {
         (self.nx * self.ny) as usize
-    }
-}
-
-/// The hierarchy of a flow's grid and masks, built on the host with the CPU's operations
-/// (`level_shapes`, `Poisson::new`) and set again by patches of cells as the CPU's is by rows
-/// ([`pressure_mg_coarsen`]): the levels and their pooled stencil and solid bytes.
-#[derive(Clone, Debug)]
-pub struct Hierarchy {
-    /// Finest first.
-    pub levels: Vec<InkLevel>,
-    /// Pooled stencil bytes. The finest level's cells in `finest_stale` may not be current
-    /// (the GPU's are): read through [`Hierarchy::stencil`], which brings them current.
-    stencil: Vec<u8>,
-    /// Pooled solid bytes (1: not fluid).
-    pub solid: Vec<u8>,
-    /// Each level's fluid flags and stencil, as the CPU's `Multigrid` holds them.
-    masks: Vec<(Vec<bool>, Poisson)>,
-    /// Per row of the finest level, the columns holding every cell whose stencil (its own and
-    /// pooled) may not have taken its change (empty: none): the GPU copies that level's stencil
-    /// from the flow's (`update_cells`), so the host's is set again only when read
-    /// ([`Hierarchy::stencil`]). One range a row, widened in place: a substep costs its own
-    /// runs however long the cells have been moving, and a read at most every cell.
-    finest_stale: Vec<Range<usize>>,
-}
-
-impl Hierarchy {
-    /// The hierarchy of `flow`'s grid, solid cells and sides.
-    pub fn new(flow: &Flow) -> Hierarchy {
-        let fluid = flow.solid().iter().map(|s| !s).collect();
-        let outflow = (0..4)
-            .map(|side| u32::from(flow.boundary.dirichlet(side)) << side)
-            .sum();
-        let (mut levels, mut stencil, mut solid) = (Vec::new(), Vec::new(), Vec::new());
-        let mut masks = Vec::new();
-        for (nx, ny, h, fluid) in level_shapes(flow.nx, flow.ny, flow.dx, fluid) {
-            let poisson = Poisson::new(nx, ny, &fluid, &flow.boundary);
-            let h2 = h * h;
-            levels.push(InkLevel {
-                nx: nx as i32,
-                ny: ny as i32,
-                offset: stencil.len() as u32,
-                fluid: fluid.iter().filter(|&&f| f).count() as u32,
-                h2,
-                weight: 1.0 / h2,
-                outflow,
-                spare: 0,
-            });
-            stencil.extend_from_slice(&poisson.cells);
-            solid.extend(fluid.iter().map(|&f| u8::from(!f)));
-            masks.push((fluid, poisson));
-        }
-        Hierarchy {
-            levels,
-            stencil,
-            solid,
-            finest_stale: vec![0..0; flow.ny],
-            masks,
-        }
-    }
-
-    /// The pooled stencil bytes, the finest level's stale cells set again from its fluid flags
-    /// first (`flow`: the grid's sides).
-    pub fn stencil(&mut self, flow: &Flow) -> &[u8] {
-        if self.finest_stale.iter().any(|c| !c.is_empty()) {
-            let spans = (self.finest_stale.iter_mut().enumerate())
-                .filter(|(_, c)| !Range::is_empty(c))
-                .map(|(j, c)| (j, std::mem::replace(c, 0..0)))
-                .collect();
-            let patch = Patch { spans };
-            let (fluid, poisson) = &mut self.masks[0];
-            let set = poisson.update_cells(|k| fluid[k], &flow.boundary, &patch);
-            let offset = self.levels[0].offset as usize;
-            for (_, cells) in set.row_cells(poisson.nx) {
-                self.stencil[offset + cells.start..offset + cells.end]
-                    .copy_from_slice(&poisson.cells[cells]);
-            }
-        }
-        &self.stencil
-    }
-
-    /// Runs of the finest level's cells whose stencil may not be current (what the next read
-    /// sets again).
-    #[cfg(test)]
-    pub fn stale_runs(&self) -> usize {
-        self.finest_stale.iter().filter(|c| !c.is_empty()).count()
-    }
-
-    /// Whether, brought up to date, it is every field of the hierarchy [`Hierarchy::new`]
-    /// builds for `flow`.
-    #[cfg(test)]
-    pub fn is_anew(&mut self, flow: &Flow) -> bool {
-        self.stencil(flow);
-        let anew = Hierarchy::new(flow);
-        self.levels == anew.levels
-            && self.stencil == anew.stencil
-            && self.solid == anew.solid
-            && self.masks == anew.masks
-    }
-
-    /// The masks again after `flow`'s cells changed in the cells `patch` (runs of the finest
-    /// level's rows), those cells only ([`pressure_mg_coarsen`], as the CPU's
-    /// `Multigrid::update_rows` by rows): the levels' fluid counts and pooled bytes follow,
-    /// but the finest level's stencil only when read ([`Hierarchy::stencil`]; its cells are
-    /// marked stale). Returns, per level, the cells that may have changed.
-    pub fn update_cells(&mut self, flow: &Flow, patch: Patch) -> Vec<Patch> {
-        let mut masks: Vec<_> = self.masks.iter_mut().map(|(f, p)| (f, p)).collect();
-        for (j, c) in &patch.spans {
-            let stale = &mut self.finest_stale[*j];
-            *stale = if Range::is_empty(stale) {
-                c.clone()
-            } else {
-                stale.start.min(c.start)..stale.end.max(c.end)
-            };
-        }
-        let spans = pressure_mg_coarsen(&mut masks, flow.solid(), &flow.boundary, patch, false);
-        for (l, ((level, (fluid, poisson)), patch)) in
-            (self.levels.iter_mut().zip(&self.masks).zip(&spans)).enumerate()
-        {
-            let (nx, offset) = (level.nx as usize, level.offset as usize);
-            let (mut was, mut now) = (0, 0);
-            for (_, cells) in patch.row_cells(nx) {
-                let span = offset + cells.start..offset + cells.end;
-                was += self.solid[span.clone()].iter().filter(|&&s| s == 0).count() as u32;
-                now += fluid[cells.clone()].iter().filter(|&&f| f).count() as u32;
-                if l > 0 {
-                    self.stencil[span.clone()].copy_from_slice(&poisson.cells[cells.clone()]);
-                }
-                for (byte, &f) in self.solid[span].iter_mut().zip(&fluid[cells]) {
-                    *byte = u8::from(!f);
-                }
-            }
-            level.fluid = level.fluid + now - was;
-        }
-        spans
-    }
-
-    /// The pooled cells of `level`'s rows that `patch` (the level's cells) covers, whole rows.
-    pub fn pooled_rows(level: &InkLevel, patch: &Patch) -> Range<usize> {
-        let (nx, offset) = (level.nx as usize, level.offset as usize);
-        let rows = patch.rows();
-        offset + rows.start * nx..offset + rows.end * nx
-    }
-
-    /// Pooled cells of an `nx × ny` grid's levels.
-    pub fn pooled_cells(nx: usize, ny: usize) -> usize {
-        level_shapes(nx, ny, 1.0, vec![true; nx * ny])
-            .iter()
-            .map(|(x, y, _, _)| x * y)
-            .sum()
-    }
-
-    /// The first level `pressure_mg_tail` runs: the first of at most `tail_cells` cells, else
-    /// the coarsest.
-    pub fn tail(levels: &[InkLevel], tail_cells: usize) -> usize {
-        levels
-            .iter()
-            .position(|l| l.cells() <= tail_cells)
-            .unwrap_or(levels.len() - 1)
     }
 }
 
@@ -288,10 +129,16 @@ impl GpuMultigrid {
     /// The masks again after `flow`'s cells changed in the cells `patch` (the host's copy
     /// set again there, [`Hierarchy::update_cells`]): the finest level's rows under it copied
     /// on the GPU from the flow's `solid` (sent already) and `stencil` (derived there by
-    /// `wall_rows`), each coarser level's rows under it sent (whole rows: one copy a level) and
-    /// the levels' records: about 0.17 MB a substep where the whole hierarchy was 2.67 MB, for
+    /// `wall_rows`), each coarser level's rows under it sent from the host's copy, and the
+    /// levels' records: about 0.17 MB a substep where the whole hierarchy was 2.67 MB, for
     /// the `stir` disc at 1414 × 707 (docs/ink.md, "The brush stamp and moving discs: cost").
-    /// Masks not current are sent whole at the next solve instead.
+    /// `patch` holds every change of the substep, however scattered: each level is coarsened
+    /// once and copied in its blocks of whole rows, blocks near each other joined
+    /// ([`Hierarchy::pooled_blocks`]; [`JOIN_DEVICE_BYTES`] apart on the finest level, on the
+    /// device; [`JOIN_BYTES`] and at most the larger block across the coarser ones), so the rows between joined blocks are copied too, unchanged.
+    /// That holds because, while the masks are current, the pool's finest level equals the
+    /// flow's solid bytes and stencil on the GPU and the coarser levels the host's copy (each
+    /// change goes through here). Masks not current are sent whole at the next solve instead.
     pub fn update_cells(
         &mut self,
         stream: &Arc<CudaStream>,
@@ -305,21 +152,23 @@ impl GpuMultigrid {
         };
         let patches = host.update_cells(flow, patch);
         let copy = CudaError::driver("copying the multigrid levels' masks to the GPU");
-        let finest = Hierarchy::pooled_rows(&host.levels[0], &patches[0]);
-        stream
-            .memcpy_dtod(
-                &solid.slice(finest.clone()),
-                &mut self.solid.slice_mut(finest.clone()),
-            )
-            .map_err(&copy)?;
-        stream
-            .memcpy_dtod(
-                &stencil.slice(finest.clone()),
-                &mut self.stencil.slice_mut(finest),
-            )
-            .map_err(&copy)?;
-        for (level, patch) in host.levels.iter().zip(&patches).skip(1) {
-            let span = Hierarchy::pooled_rows(level, patch);
+        let finest =
+            Hierarchy::pooled_blocks(&host.levels[..1], &patches[..1], JOIN_DEVICE_BYTES, false);
+        for finest in finest {
+            stream
+                .memcpy_dtod(
+                    &solid.slice(finest.clone()),
+                    &mut self.solid.slice_mut(finest.clone()),
+                )
+                .map_err(&copy)?;
+            stream
+                .memcpy_dtod(
+                    &stencil.slice(finest.clone()),
+                    &mut self.stencil.slice_mut(finest),
+                )
+                .map_err(&copy)?;
+        }
+        for span in Hierarchy::pooled_blocks(&host.levels[1..], &patches[1..], JOIN_BYTES, true) {
             stream
                 .memcpy_htod(
                     &host.stencil[span.clone()],

@@ -383,7 +383,8 @@ pub fn gpu_run_comparison_with(
             .map_err(|e| e.to_string())?;
     }
     let fields = cuda.read_back().map_err(|e| e.to_string())?;
-    let (energy, fastest) = crate::sims::ink::picture::kinetic_energy_and_max_speed(&cpu.flow);
+    let (energy, fastest) =
+        crate::sims::ink::picture::kinetic_energy_and_max_speed(cpu.flow.view());
     let t = cuda.totals;
     Ok((
         differences(&fields_of(&cpu), &fields),

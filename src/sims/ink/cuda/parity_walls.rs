@@ -4,7 +4,7 @@
 //! multigrid's masks following by rows); after each, the masks, stencil and fixed velocities
 //! `wall_rows` derived on the GPU from the solid rows equal the CPU's (`Flow::wall_rows`).
 
-use super::multigrid::Hierarchy;
+use super::hierarchy::Hierarchy;
 use super::parity::{
     differences, fields_of, multigrid_params, solid, stamps, stirred, EMULATION_TOLERANCE,
     GPU_TOLERANCE, MOVING,
@@ -111,11 +111,13 @@ fn disc_cells(
 
 /// A disc moved through the stirred comparison scene with multigrid pressure — no-slip
 /// obstacles in the channel, free-slip ones in the closed box — on CUDA device `device`
-/// (`CudaInk::set_walls`: the rows sent, `close_walls` closing them and mirroring their ghost
-/// faces, the multigrid's masks set again by rows) against the CPU's `set_walls`
-/// (`Flow::close_rows`, `Flow::mirror_rows`, `Multigrid::update_rows`), field by field: after
-/// each of four moves of [`DISC_MOVE`] (the disc's old and new rows handed over, as
-/// `InkSim::move_discs` does) u, v and p within [`EMULATION_TOLERANCE`] — `close_walls` copies
+/// (`CudaInk::set_walls_rows`: the rows sent, `close_walls` closing them and mirroring their
+/// ghost faces, the multigrid's masks set again by cells, each level copied in joined blocks of
+/// rows) against the CPU's `set_walls_rows` (`Flow::close_rows`, `Flow::mirror_rows`,
+/// `Multigrid::update_rows`), field by field: after each of four moves of [`DISC_MOVE`] (the
+/// disc's old and new rows handed over, as `InkSim::move_discs` does, with a second piece far
+/// above them: a painted square stepping right, so that each level changes in two places) u, v
+/// and p within [`EMULATION_TOLERANCE`] — `close_walls` copies
 /// fixed velocities and takes a mean of at most two faces and twice the wall's velocity minus
 /// it, which a GPU rounds as the CPU does — and the multigrid's masks on the GPU (levels,
 /// stencil and solid bytes) equal to the hierarchy built anew from the CPU's cells, and the
@@ -142,8 +144,24 @@ pub fn gpu_moving_walls_check(device: usize) -> Result<(bool, String), String> {
                 let rows = from.start.min(to.start)..from.end.max(to.end);
                 let cells = disc_cells(&cpu.flow, center, MOVING.radius, &rows);
                 let disc = MovingDisc { center, ..MOVING };
-                cpu.set_walls(rows.clone(), &cells, vec![disc]);
-                cuda.set_walls(rows.clone(), &cells, vec![disc])?;
+                // A second piece far above the disc's rows, handed over with them: a painted
+                // 3 × 3 square that steps 3 columns right each move.
+                let (nx, ny) = (cpu.flow.nx, cpu.flow.ny);
+                let top = ny - 6..ny - 1;
+                assert!(
+                    rows.end + 2 < top.start,
+                    "the pieces {rows:?}, {top:?} are apart"
+                );
+                let square: Vec<bool> = (top.start * nx..top.end * nx)
+                    .map(|k| {
+                        let (i, j) = (k % nx, k / nx);
+                        (ny - 4..ny - 1).contains(&j)
+                            && (4 + 3 * step as usize..7 + 3 * step as usize).contains(&i)
+                    })
+                    .collect();
+                let pieces = [(rows.clone(), &cells[..]), (top, &square[..])];
+                cpu.set_walls_rows(&pieces, vec![disc]);
+                cuda.set_walls_rows(&pieces, vec![disc])?;
                 let what = format!("{}, move {step}", walls.name());
                 // Moves 0 and 1 from equal states: the closing alone, to the rounding of an
                 // f32; moves 2 and 3 after a step each, which leaves the GPU's rounding.
@@ -192,7 +210,8 @@ pub fn gpu_moving_walls_check(device: usize) -> Result<(bool, String), String> {
         run(&mut cuda).map_err(|e| e.to_string())?;
     }
     let detail = format!(
-        "a disc moved 4 times, no-slip in a channel and free-slip in a closed box: worst \
+        "a disc moved 4 times with a square far above it, no-slip in a channel and free-slip \
+         in a closed box: worst \
          difference after a move from equal states {moved:.2e} (allowed \
          {EMULATION_TOLERANCE:.1e}), after steps {stepped:.2e} (allowed {GPU_TOLERANCE:.1e}); \
          walls' masks and fixed velocities as the CPU's, multigrid masks as built anew"

@@ -2,11 +2,9 @@
 //! changed cells that `plan_walls` hands over (`walls.rs`), without a GPU: it must equal the
 //! hierarchy built anew, and far-apart runs must leave the rows between them alone.
 
-use super::multigrid::Hierarchy;
+use super::hierarchy::{Hierarchy, JOIN_BYTES, JOIN_DEVICE_BYTES};
 use super::walls::{plan_walls, Mirror};
-use super::walls_tests::{
-    changed_cells, check_patches, draw, plan_rows, rows_of, small_box, union,
-};
+use super::walls_tests::{changed_cells, check_patch, draw, plan_rows, rows_of, small_box, union};
 use crate::sims::ink::boundary::{Boundary, MovingDisc};
 use crate::sims::ink::fields::Flow;
 use crate::sims::ink::patch::Patch;
@@ -44,7 +42,7 @@ fn a_hierarchy_set_by_patches_over_many_substeps_is_the_one_built_anew() {
     cpu.set_solid(draw(&cpu, &painted, &discs(0), &(0..ny)));
     let mut mirror = Mirror::new(&cpu);
     let mut hierarchy = Hierarchy::new(&cpu);
-    let mut patches = 0;
+    let mut blocks = 0;
     for step in 1..=40 {
         let (old, new) = (discs(step - 1), discs(step));
         let rows = (old.iter().chain(&new)).fold(0..0, |r, d| union(r, rows_of(&cpu, d)));
@@ -57,11 +55,9 @@ fn a_hierarchy_set_by_patches_over_many_substeps_is_the_one_built_anew() {
         cpu.moving = moving.clone();
         cpu.set_solid_rows(rows.clone(), &cells);
         let plan = plan_rows(&mut mirror, rows, &cells, moving);
-        check_patches(&plan.cells, &changed, &format!("step {step}"));
-        patches += plan.cells.len();
-        for patch in plan.cells {
-            hierarchy.update_cells(mirror.flow_unguarded(), patch);
-        }
+        check_patch(&plan.cells, &changed, &format!("step {step}"));
+        blocks += plan.cells.row_blocks().len();
+        hierarchy.update_cells(mirror.flow_unguarded(), plan.cells);
         let anew = Hierarchy::new(&cpu);
         assert_eq!(hierarchy.levels, anew.levels, "step {step}: the levels");
         if step % 5 == 0 {
@@ -71,16 +67,23 @@ fn a_hierarchy_set_by_patches_over_many_substeps_is_the_one_built_anew() {
             );
         }
     }
-    assert!(patches > 40, "{patches} patches in 40 substeps");
+    assert!(
+        blocks > 40,
+        "{blocks} blocks of rows changed in 40 substeps"
+    );
 }
 
 /// Two runs of rows handed over at once, far apart, with cells changed in a few columns of
-/// each: the plan's patches are those cells' rectangles, one a run; the rows between them are
-/// in neither, and the multigrid's levels set again by them touch no row between (on each
-/// level, the rows under the gap stay out of both patches but where a coarse cell's children
-/// span both).
+/// each: the plan's patch is those cells' two rectangles; the rows between them are in none,
+/// and the multigrid's levels, set again by it at once, touch no row between (on each level,
+/// the rows under the gap stay out of its patch but where a coarse cell's children span both).
+/// Copied in blocks of rows joined: on the finest level (on the device) within
+/// [`JOIN_DEVICE_BYTES`], so its two blocks 42 rows of 96 cells apart are one; on the coarser
+/// levels (from the host) within [`JOIN_BYTES`] and only where the cells between are at most
+/// the larger block: level 1's two blocks stay two; from level 2 on, where the gaps shrink
+/// below the blocks, they join.
 #[test]
-fn far_apart_runs_change_cells_in_two_patches_not_the_rows_between() {
+fn far_apart_runs_change_cells_in_two_rectangles_not_the_rows_between() {
     let cpu = small_box();
     let nx = cpu.nx;
     let mut mirror = Mirror::new(&cpu);
@@ -92,23 +95,39 @@ fn far_apart_runs_change_cells_in_two_patches_not_the_rows_between() {
     };
     let (low, high) = (strip(4..6, 10..20), strip(50..53, 70..81));
     let plan = plan_walls(&mut mirror, &[(4..6, &low), (50..53, &high)], Vec::new());
-    let want = [
-        Patch::rectangle(4..6, 10..20),
-        Patch::rectangle(50..53, 70..81),
-    ];
+    let mut want = Patch::rectangle(4..6, 10..20);
+    want.spans.extend(Patch::rectangle(50..53, 70..81).spans);
     assert_eq!(plan.cells, want);
-    let mut levels = Vec::new();
-    for patch in plan.cells {
-        levels.push(hierarchy.update_cells(mirror.flow_unguarded(), patch));
-    }
-    let (below, above) = (&levels[0], &levels[1]);
+    let levels = hierarchy.update_cells(mirror.flow_unguarded(), plan.cells);
     // The finest level: the cells and one around them.
-    assert_eq!(below[0], Patch::rectangle(3..7, 9..21));
-    assert_eq!(above[0], Patch::rectangle(49..54, 69..82));
-    for (l, (below, above)) in below.iter().zip(above).enumerate().skip(1) {
-        let gap = below.rows().end..above.rows().start;
-        assert!(!gap.is_empty() || l >= 4, "level {l}: {below:?} {above:?}");
+    let mut around = Patch::rectangle(3..7, 9..21);
+    around.spans.extend(Patch::rectangle(49..54, 69..82).spans);
+    assert_eq!(levels[0], around);
+    for (l, patch) in levels.iter().enumerate().skip(1) {
+        let blocks = patch.row_blocks();
+        assert!(blocks.len() == 2 || l >= 4, "level {l}: {patch:?}");
     }
+    let l = &hierarchy.levels;
+    let at = |k: usize, j: usize| l[k].offset as usize + j * l[k].nx as usize;
+    let finest = Hierarchy::pooled_blocks(&l[..1], &levels[..1], JOIN_DEVICE_BYTES, false);
+    assert_eq!(finest, vec![at(0, 3)..at(0, 54)]);
+    let coarser = Hierarchy::pooled_blocks(&l[1..], &levels[1..], JOIN_BYTES, true);
+    // Level 1's blocks (rows 1–3, 24–27 of 48 cells) 960 cells apart stay two; its second
+    // joins level 2's first (rows 0–2 of 24: the rest of level 1, 192 cells, between); level 2's
+    // second (rows 11–14), 192 cells past its first, starts a block that takes level 3's (rows
+    // 0–1, 5–7 of 12: 24 and 36 cells between) and level 4's (rows 0–3).
+    let levels_rows: Vec<_> = levels[1..].iter().map(Patch::row_blocks).collect();
+    assert_eq!(
+        levels_rows,
+        [
+            vec![1..4, 24..28],
+            vec![0..3, 11..15],
+            vec![0..2, 5..8],
+            vec![0..4]
+        ]
+    );
+    let want = vec![at(1, 1)..at(1, 4), at(1, 24)..at(2, 3), at(2, 11)..at(4, 4)];
+    assert_eq!(coarser, want);
     assert!(hierarchy.is_anew(mirror.flow_unguarded()));
 }
 
@@ -140,9 +159,7 @@ fn circling(n: usize, steps: usize) -> (usize, f64, f64, f64) {
         flow.set_solid_rows(rows.clone(), &cells);
         let plan = plan_rows(&mut mirror, rows, &cells, vec![at(step)]);
         let start = std::time::Instant::now();
-        for patch in plan.cells {
-            hierarchy.update_cells(&flow, patch);
-        }
+        hierarchy.update_cells(&flow, plan.cells);
         times.push(start.elapsed().as_secs_f64());
     }
     let stale = hierarchy.stale_runs();

@@ -200,12 +200,13 @@ impl CudaInk {
                 (&b.u_fixed, &b.v_fixed),
             )?;
         }
+        let changed = !plan.cells.spans.is_empty();
         if self.params.pressure_solver != PressureSolver::Multigrid {
-            b.multigrid.current &= plan.cells.is_empty();
+            b.multigrid.current &= !changed;
         }
-        for patch in plan.cells {
+        if changed {
             b.multigrid
-                .update_cells(s, mirror, patch, (&b.solid, &b.stencil))?;
+                .update_cells(s, mirror, plan.cells, (&b.solid, &b.stencil))?;
         }
         Ok(())
     }
@@ -282,10 +283,10 @@ pub(super) struct WallPlan {
     /// The runs of rows whose masks or closed faces' velocities may have changed, in order,
     /// apart.
     pub runs: Vec<Range<usize>>,
-    /// The cells that changed (runs of columns less than three cells apart joined), a patch
-    /// per group of rows whose cells changed (rows at most two apart grouped, as the runs):
-    /// rows between two groups are in neither.
-    pub cells: Vec<Patch>,
+    /// The cells that changed (runs of columns less than three cells apart joined), every run
+    /// handed over in one patch, so the multigrid's levels follow once a substep however
+    /// scattered the changes (`GpuMultigrid::update_cells`); rows between runs are in none.
+    pub cells: Patch,
     /// How many more cells the pressure is solved for.
     pub solved: isize,
 }
@@ -295,7 +296,7 @@ pub(super) struct WallPlan {
 /// the open masks, the stencil, the closed faces' fixed velocities, which the GPU derives for
 /// itself (`wall_rows`) — is taken by the rows `stale` only when read: [`Mirror::current`]
 /// (`read_back`, the parity checks'; `with_state` lends the mirror: the picture's host-copy
-/// fallback, the panels; a frame reads only the cells, `Flow::cells_only`) or
+/// fallback, the panels; a frame copies only the cells, `FlowCopy`) or
 /// [`Mirror::up_to_date`], which set those rows again in the mirror itself and clear their
 /// marks, so a row is redone once
 /// after it changed, not at every read. A moving disc's substep then costs the host its rows'
@@ -468,8 +469,8 @@ impl Drop for ValuesLeave<'_> {
 /// its fixed velocities, which follow from its cells and the discs over it (rows between a disc's
 /// old and new place when it jumps, rows between far discs). The runs of those rows (gaps of at
 /// most two rows filled: the rows sent go one beyond a run) are what is sent. The change in the
-/// cells solved for is counted from the cells alone, around the columns that changed
-/// ([`solved_around`]).
+/// cells solved for is counted from the cells alone, over the cells that changed and those
+/// beside them ([`solved_in`], [`Patch::around`]).
 pub(super) fn plan_walls(
     mirror: &mut Mirror,
     pieces: &[(Range<usize>, &[bool])],
@@ -479,7 +480,7 @@ pub(super) fn plan_walls(
     let before = std::mem::replace(&mut flow.moving, moving);
     let mut plan = WallPlan {
         runs: Vec::new(),
-        cells: Vec::new(),
+        cells: Patch::default(),
         solved: 0,
     };
     let mut last_end = None;
@@ -507,33 +508,20 @@ fn plan_run(
     assert!(rows.end <= ny, "rows {rows:?} of {ny}");
     assert_eq!(cells.len(), rows.len() * nx, "the cells of rows {rows:?}");
     let mut near = vec![false; rows.len()];
-    // Per row from one below the first handed over to one above the last: the columns whose
-    // solved state may change (the cells that changed and their neighbours).
-    let around = rows.start.saturating_sub(1)..(rows.end + 1).min(ny);
-    let mut columns: Vec<Option<Range<usize>>> = vec![None; around.len()];
+    // The cells that changed: their solved state and their neighbours' may change.
+    let mut changed = Patch::default();
     let was = &flow.solid()[rows.start * nx..rows.end * nx];
     for (r, (now, was)) in cells.chunks_exact(nx).zip(was.chunks_exact(nx)).enumerate() {
         if now != was {
             near[r] = true;
             let j = rows.start + r;
-            let differ = differing_runs(now, was);
-            let (first, last) = (differ[0].start, differ[differ.len() - 1].end - 1);
-            let spans = differ.into_iter().map(|c| (j, c));
-            match plan.cells.last_mut() {
-                Some(patch) if j <= patch.rows().end + 2 => patch.spans.extend(spans),
-                _ => plan.cells.push(Patch {
-                    spans: spans.collect(),
-                }),
-            }
-            let span = first.saturating_sub(1)..(last + 2).min(nx);
-            for n in j.saturating_sub(1)..(j + 2).min(ny) {
-                let c = &mut columns[n - around.start];
-                *c = Some(c.clone().map_or(span.clone(), |c| {
-                    c.start.min(span.start)..c.end.max(span.end)
-                }));
-            }
+            changed
+                .spans
+                .extend(differing_runs(now, was).into_iter().map(|c| (j, c)));
         }
     }
+    let around = changed.around(nx, ny);
+    plan.cells.spans.append(&mut changed.spans);
     for d in before.iter().chain(&flow.moving) {
         let span = d.rows(flow.dx, ny);
         for j in span.start.max(rows.start)..span.end.min(rows.end) {
@@ -548,9 +536,9 @@ fn plan_run(
             _ => runs.push(j..j + 1),
         }
     }
-    let solved_was = solved_around(flow, around.clone(), &columns) as isize;
+    let solved_was = solved_in(flow, &around) as isize;
     flow.set_cells_rows(rows, cells);
-    let solved_now = solved_around(flow, around, &columns) as isize;
+    let solved_now = solved_in(flow, &around) as isize;
     for run in &runs[first..] {
         stale[run.clone()].fill(true);
     }
@@ -579,14 +567,14 @@ fn differing_runs(now: &[bool], was: &[bool]) -> Vec<Range<usize>> {
 }
 
 /// The cells solved for (`Poisson::solved`: a fluid cell with a fluid neighbour in the box or
-/// an outflow side beside it) among the columns `columns[r]` of each row `rows.start + r`,
-/// from the solid cells alone.
-fn solved_around(flow: &Flow, rows: Range<usize>, columns: &[Option<Range<usize>>]) -> usize {
+/// an outflow side beside it) among the cells `patch`, from the solid cells alone.
+fn solved_in(flow: &Flow, patch: &Patch) -> usize {
     let (nx, ny, solid) = (flow.nx, flow.ny, flow.solid());
     let b = &flow.boundary;
     let mut count = 0;
-    for (j, span) in rows.zip(columns) {
-        for i in span.clone().unwrap_or(0..0) {
+    for (j, span) in &patch.spans {
+        let j = *j;
+        for i in span.clone() {
             let k = j * nx + i;
             let side = |inside: bool, n: usize, side: usize| {
                 if inside {

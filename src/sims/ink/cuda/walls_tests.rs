@@ -60,14 +60,14 @@ pub(super) fn changed_cells(
         .collect()
 }
 
-/// Every changed cell lies in one of `patches`, and no more: each run of a patch starts and
-/// ends on a changed cell, and runs of a row are at least three cells apart.
-pub(super) fn check_patches(patches: &[Patch], changed: &[(usize, usize)], what: &str) {
-    let spans: Vec<&(usize, Range<usize>)> = patches.iter().flat_map(|p| &p.spans).collect();
+/// Every changed cell lies in `patch`, and no more: each run starts and ends on a changed cell,
+/// and runs of a row are at least three cells apart.
+pub(super) fn check_patch(patch: &Patch, changed: &[(usize, usize)], what: &str) {
+    let spans: Vec<&(usize, Range<usize>)> = patch.spans.iter().collect();
     for &(i, j) in changed {
         assert!(
             spans.iter().any(|(row, c)| *row == j && c.contains(&i)),
-            "{what}: the cell ({i}, {j}) changed outside {patches:?}"
+            "{what}: the cell ({i}, {j}) changed outside {patch:?}"
         );
     }
     for (j, c) in &spans {
@@ -180,7 +180,7 @@ fn walk(
         );
         solved_count += plan.solved;
         assert_eq!(solved_count, solved(&cpu), "step {step}: cells solved for");
-        check_patches(&plan.cells, &differ, &format!("step {step}"));
+        check_patch(&plan.cells, &differ, &format!("step {step}"));
         plans.push(plan);
     }
     let mirrored = WallMasks::of(mirror.up_to_date()).differing(&WallMasks::of(&cpu));

@@ -2,11 +2,11 @@
 //! measurements that print ms and assert only that what they time is right (ignored; run
 //! each with `cargo test --release --lib walls_timing::NAME -- --ignored --nocapture`).
 
-use super::multigrid::Hierarchy;
+use super::hierarchy::Hierarchy;
 use super::walls::Mirror;
 use super::walls_tests::{draw, plan_rows, rows_of, union};
 use crate::sims::ink::boundary::{Boundary, MovingDisc};
-use crate::sims::ink::fields::Flow;
+use crate::sims::ink::fields::{Flow, FlowCopy};
 use crate::sims::ink::patch::Patch;
 use std::ops::Range;
 
@@ -180,17 +180,12 @@ fn multigrid_host_cost() {
         flow.moving = vec![at(step)];
         assert!(flow.set_solid_rows(rows.clone(), &cells));
         let plan = plan_rows(&mut mirror, rows, &cells, vec![at(step)]);
-        let spans = plan.cells.iter().flat_map(|p| &p.spans);
-        columns += spans.map(|(_, c)| c.len()).sum::<usize>();
+        columns += plan.cells.spans.iter().map(|(_, c)| c.len()).sum::<usize>();
         let start = std::time::Instant::now();
-        for patch in &plan.cells {
-            by_cells.update_cells(&flow, patch.clone());
-        }
+        by_cells.update_cells(&flow, plan.cells.clone());
         cells_times.push(start.elapsed().as_secs_f64());
         let start = std::time::Instant::now();
-        for patch in &plan.cells {
-            by_rows.update_cells(&flow, Patch::rectangle(patch.rows(), 0..n));
-        }
+        by_rows.update_cells(&flow, Patch::rectangle(plan.cells.rows(), 0..n));
         rows_times.push(start.elapsed().as_secs_f64());
     }
     let start = std::time::Instant::now();
@@ -226,7 +221,7 @@ fn multigrid_host_cost() {
 /// moved 6 substeps then stopped (its rows stale, as [`host_side_cost`]): the frame as it was
 /// (`CudaInk::read_back`: [`Mirror::current`], the mirror brought up to date and its masks,
 /// stencil and fixed velocities copied), and as it is (`CudaInk::read_back_cells`:
-/// `Flow::cells_only`, the cells alone); on the CPU the whole flow cloned (values too) against
+/// `FlowCopy::with_values`, the cells alone); on the CPU the whole flow cloned (values too) against
 /// the cells and the values. Least of 5, interleaved. Prints ms and MB; no bound.
 #[test]
 #[ignore = "a measurement: prints a frame's ms for its copy of the flow"]
@@ -251,23 +246,26 @@ fn frame_copy_cost() {
         plan_rows(&mut mirror, rows, &cells, moving);
     }
     let stale = mirror.stale_rows();
-    let least = |best: &mut f64, f: &mut dyn FnMut() -> Flow| {
+    fn least<T>(best: &mut f64, f: &mut dyn FnMut() -> T) -> T {
         let start = std::time::Instant::now();
         let copy = f();
         *best = best.min(start.elapsed().as_secs_f64());
         copy
-    };
+    }
     let mut t = [f64::INFINITY; 4];
     let mut first_read = None;
     for _ in 0..5 {
         let old = least(&mut t[0], &mut || mirror.current());
         first_read.get_or_insert(t[0]);
-        let new = least(&mut t[1], &mut || mirror.flow().cells_only());
-        assert!(old.solid() == new.solid() && old.solid() == flow.solid());
-        assert!(old.has_masks() && !new.has_masks());
+        // The values as downloaded (outside the timing, as the download is).
+        let mut values = Some([(n + 1) * n, (n + 1) * n, n * n].map(|k| vec![0.0; k]));
+        let new = least(&mut t[1], &mut || {
+            FlowCopy::with_values(&mirror.flow(), values.take().expect("one copy"))
+        });
+        assert!(old.solid() == new.view().solid && old.solid() == flow.solid());
         let old = least(&mut t[2], &mut || flow.clone());
-        let new = least(&mut t[3], &mut || flow.cells_and_values());
-        assert!(old.u.data == new.u.data && old.solid() == new.solid());
+        let new = least(&mut t[3], &mut || FlowCopy::of(&flow));
+        assert!(old.u.data == new.view().u.data && old.solid() == new.view().solid);
     }
     let (faces, cells) = ((n + 1) * n, n * n);
     // Solid, open (u, v), fixed (u, v: f32), stencil and plain rows.
@@ -287,5 +285,31 @@ fn frame_copy_cost() {
         (masks + values) as f64 / 1e6,
         1e3 * t[3],
         (cells + values) as f64 / 1e6,
+    );
+}
+
+/// What `plan_walls` costs a substep at 2048² with the `stir` disc scaled to it (494 rows handed
+/// over, about 40 cells of each changed): least and median of 40 substeps. Prints ms; no bound
+/// (`cargo test --release --lib walls_timing::plan_walls_cost -- --ignored --nocapture`).
+#[test]
+#[ignore = "a measurement: prints plan_walls' ms per moving-disc substep"]
+fn plan_walls_cost() {
+    let (flow, painted) = grid();
+    let at = |step: usize| stir_disc(0.5, [0.6, 0.0], step);
+    let mut mirror = Mirror::new(&flow);
+    let mut times = Vec::new();
+    for step in 1..=40 {
+        let rows = union(rows_of(&flow, &at(step - 1)), rows_of(&flow, &at(step)));
+        let cells = draw(&flow, &painted, &[at(step)], &rows);
+        let start = std::time::Instant::now();
+        let plan = plan_rows(&mut mirror, rows, &cells, vec![at(step)]);
+        times.push(start.elapsed().as_secs_f64());
+        assert!(step == 1 || !plan.cells.spans.is_empty(), "step {step}");
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "plan_walls, stir's disc at 2048²: {:.3} ms least, {:.3} ms median a substep (40)",
+        1e3 * times[0],
+        1e3 * times[times.len() / 2]
     );
 }
