@@ -277,6 +277,12 @@ pub struct BodyStep {
     pub radius: f32,
     /// 1 − friction.
     pub keep: f32,
+    /// The jelly's lattice: nodes per side (0: no cells, a cloth).
+    pub side: u32,
+    /// Its cells, (side − 1)³.
+    pub cells: u32,
+    /// The volume term's bulk modulus K, Pa (0: off).
+    pub volume_modulus: f32,
 }
 
 // SAFETY: plain old data of 4-byte fields, laid out as the C struct it mirrors.
@@ -313,6 +319,9 @@ impl BodyStep {
             centre: centre.into(),
             radius,
             keep: 1.0 - s.friction,
+            side: body.cells.side as u32,
+            cells: body.cells.len() as u32,
+            volume_modulus: body.cells.modulus,
         }
     }
 }
@@ -346,6 +355,8 @@ pub struct Topology {
     pub spring_rest: Vec<f32>,
     /// Stiffnesses, N/m.
     pub spring_stiffness: Vec<f32>,
+    /// Each cell's rest volume, m³ (a jelly's; none for a cloth).
+    pub cell_rest: Vec<f32>,
 }
 
 impl Topology {
@@ -365,6 +376,7 @@ impl Topology {
             spring_b: body.springs.iter().map(|s| s.b).collect(),
             spring_rest: body.springs.iter().map(|s| s.rest).collect(),
             spring_stiffness: body.springs.iter().map(|s| s.stiffness).collect(),
+            cell_rest: body.cells.rest.clone(),
         }
     }
 }

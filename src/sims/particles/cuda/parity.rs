@@ -9,6 +9,7 @@ use crate::sims::particles::body::Body;
 use crate::sims::particles::dynamics::{self, Air, Integrator, Surroundings};
 use crate::sims::particles::fountain::{Fountain, FountainParams};
 use crate::sims::particles::sort;
+use crate::sims::particles::volume;
 use crate::sims::pool::drops::{Drop, Stencils};
 use glam::Vec3;
 
@@ -64,6 +65,8 @@ impl FountainStage {
 pub enum BodyStage {
     /// `springs`.
     Springs = 10,
+    /// `volume` (Verlet and Euler; XPBD's constraints are in `Xpbd`).
+    Volume = 16,
     /// `wind`.
     Wind = 11,
     /// `integrate` (Verlet or Euler).
@@ -254,8 +257,8 @@ pub struct BodyCase {
 }
 
 /// The body cases: a 12×12 cloth pinned at two corners falling onto a sphere in a sideways
-/// wind (each integrator), and a 5³ jelly dropped on the floor — run `substeps` substeps on
-/// the CPU.
+/// wind (each integrator), and a 5³ jelly squashed and sheared, with its volume term, dropped
+/// on the floor (Verlet and XPBD) — run `substeps` substeps on the CPU.
 pub fn body_cases(substeps: usize) -> Vec<(String, BodyCase)> {
     let air = Air {
         gravity: Vec3::new(0.0, -9.82, 0.0),
@@ -291,13 +294,20 @@ pub fn body_cases(substeps: usize) -> Vec<(String, BodyCase)> {
         };
         cases.push((format!("cloth ({})", integrator.name()), case));
     }
-    let jelly = Body::jelly(
+    let mut jelly = Body::jelly(
         5,
         0.5,
         Vec3::new(-0.2, 0.05, -0.2),
         1.0,
         [300.0, 150.0, 50.0],
     );
+    // Squashed 20 % and sheared, its volume term on (200 Pa: dt·ω ≈ 1.9 with the springs).
+    jelly.cells.modulus = 200.0;
+    for (p, q) in jelly.position.iter_mut().zip(&mut jelly.previous) {
+        let y = p.y - 0.05;
+        *p += Vec3::new(0.1 * y, -0.2 * y, 0.05 * (p.x + 0.2));
+        *q = *p;
+    }
     let case = BodyCase {
         body: jelly,
         surroundings: Surroundings {
@@ -310,7 +320,12 @@ pub fn body_cases(substeps: usize) -> Vec<(String, BodyCase)> {
         damping: 0.5,
         iterations: 4,
     };
-    cases.push(("jelly (verlet)".into(), case));
+    cases.push(("jelly (verlet)".into(), case.clone()));
+    let xpbd = BodyCase {
+        integrator: Integrator::Xpbd,
+        ..case
+    };
+    cases.push(("jelly (xpbd)".into(), xpbd));
     for (_, case) in &mut cases {
         for _ in 0..substeps {
             run_body_stages(case);
@@ -319,7 +334,7 @@ pub fn body_cases(substeps: usize) -> Vec<(String, BodyCase)> {
     cases
 }
 
-/// One CPU substep of `case` (all four stages).
+/// One CPU substep of `case` (all five stages).
 pub fn run_body_stages(case: &mut BodyCase) {
     for stage in body_stages(case.integrator) {
         let (_, after) = body_cpu(case, stage);
@@ -332,7 +347,7 @@ pub fn run_body_stages(case: &mut BodyCase) {
 }
 
 /// The stages of a substep under `integrator`.
-pub fn body_stages(integrator: Integrator) -> [BodyStage; 4] {
+pub fn body_stages(integrator: Integrator) -> [BodyStage; 5] {
     let integrate = if integrator.explicit() {
         BodyStage::Integrate
     } else {
@@ -340,6 +355,7 @@ pub fn body_stages(integrator: Integrator) -> [BodyStage; 4] {
     };
     [
         BodyStage::Springs,
+        BodyStage::Volume,
         BodyStage::Wind,
         integrate,
         BodyStage::Collide,
@@ -354,6 +370,11 @@ pub fn body_cpu(case: &BodyCase, stage: BodyStage) -> (BodyInput, BodyArrays) {
     match stage {
         BodyStage::Springs => {
             dynamics::springs(&mut body, s.air.gravity, case.integrator.explicit())
+        }
+        BodyStage::Volume => {
+            if case.integrator.explicit() {
+                volume::volume_forces(&mut body)
+            }
         }
         BodyStage::Wind => dynamics::wind(&mut body, s),
         BodyStage::Integrate => dynamics::integrate(
