@@ -596,7 +596,10 @@ pub fn gpu_check(device: usize) -> Result<(bool, String), String> {
             let mut b = case.body.clone();
             solver.download_body(&mut b).map_err(text)?;
             let d = compare_body(&cpu, &BodyArrays::of(&b));
-            let pulls = matches!(stage, BodyStage::Springs | BodyStage::Xpbd);
+            let pulls = matches!(
+                stage,
+                BodyStage::Springs | BodyStage::Volume | BodyStage::Xpbd
+            );
             let ok = d.worst
                 <= GPU_TOLERANCE
                     * if pulls {
