@@ -156,7 +156,7 @@ fn simulate_exports_the_cloth_nodes() {
 /// name.
 #[test]
 fn bench_reports_throughput_and_stages() {
-    const BODY: [&str; 4] = ["springs", "wind", "integrate", "collide"];
+    const BODY: [&str; 5] = ["springs", "volume", "wind", "integrate", "collide"];
     for (preset, unit, stages) in [
         (
             "fountain",

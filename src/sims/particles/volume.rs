@@ -38,6 +38,9 @@ pub struct Cells {
     pub modulus: f32,
     /// Each cell's pressure (K/V₀)·(V − V₀), N/m² (the `volume` stage's scratch).
     pub pressure: Vec<f32>,
+    /// Each cell's pull on each corner, ∂V/∂x·p, N (the `volume` stage's scratch: computed
+    /// once a cell, gathered by the nodes).
+    pub pull: Vec<[Vec3; 8]>,
     /// Each cell's multiplier λ over the substep (XPBD's scratch).
     pub lambda: Vec<f32>,
 }
@@ -54,6 +57,7 @@ impl Cells {
             rest,
             modulus: 0.0,
             pressure: vec![0.0; count],
+            pull: vec![[Vec3::ZERO; 8]; count],
             lambda: vec![0.0; count],
         }
     }
@@ -163,6 +167,25 @@ pub fn gradient(q: &[Vec3; 8], m: usize) -> Vec3 {
     sum * 0.125
 }
 
+/// ∂V/∂x of every corner, as [`gradient`] computes each (the same operations on the same
+/// floats, so the same bits) with each corner's three cross products computed once.
+pub fn gradients(q: &[Vec3; 8]) -> [Vec3; 8] {
+    let crosses: [[Vec3; 3]; 8] = std::array::from_fn(|c| {
+        let (a, b, d) = edges(q, c);
+        [b.cross(d), d.cross(a), a.cross(b)]
+    });
+    let signed = |c: usize, term: Vec3| if odd(c) { -term } else { term };
+    std::array::from_fn(|m| {
+        let [bd, da, ab] = crosses[m];
+        let mut sum = Vec3::ZERO;
+        sum += signed(m, -((bd + da) + ab));
+        sum += signed(m ^ 1, crosses[m ^ 1][0]);
+        sum += signed(m ^ 2, crosses[m ^ 2][1]);
+        sum += signed(m ^ 4, crosses[m ^ 4][2]);
+        sum * 0.125
+    })
+}
+
 /// The cells around node `node` of an n³ lattice: (cell, the node's corner in it), corner
 /// order, up to 8.
 pub fn around(n: usize, node: usize) -> impl Iterator<Item = (usize, usize)> {
@@ -176,8 +199,12 @@ pub fn around(n: usize, node: usize) -> impl Iterator<Item = (usize, usize)> {
     })
 }
 
-/// `volume` under Verlet and Euler: each cell's pressure (K/V₀)·(V − V₀), then each node's
-/// force less Σ p·∂V/∂x over its cells, in corner order. Nothing without cells or at K = 0.
+/// `volume` under Verlet and Euler: each cell's pressure p = (K/V₀)·(V − V₀) and its pull
+/// ∂V/∂x·p on each corner, once a cell (cells in parallel), then each node's force less its
+/// cells' pulls, in corner order (nodes in parallel, no atomics). The kernels compute the
+/// pulls at the nodes (`volume_gather`: each node its cells' gradients): the same operations
+/// on the same floats, so the same sums bit for bit (as `springs`). Nothing without cells or
+/// at K = 0.
 pub fn volume_forces(body: &mut Body) {
     let cells = &mut body.cells;
     if !cells.active() {
@@ -187,13 +214,17 @@ pub fn volume_forces(body: &mut Body) {
     cells
         .pressure
         .par_iter_mut()
+        .zip(cells.pull.par_iter_mut())
         .zip(cells.rest.par_iter())
         .enumerate()
         .with_min_len(MIN_ITEMS)
-        .for_each(|(c, (p, &rest))| {
-            *p = modulus / rest * (volume(&corners(position, n, c)) - rest);
+        .for_each(|(c, ((p, pull), &rest))| {
+            let q = corners(position, n, c);
+            *p = modulus / rest * (volume(&q) - rest);
+            let g = gradients(&q);
+            *pull = std::array::from_fn(|corner| g[corner] * *p);
         });
-    let pressure = &cells.pressure;
+    let pull = &cells.pull;
     body.force
         .par_iter_mut()
         .enumerate()
@@ -201,7 +232,7 @@ pub fn volume_forces(body: &mut Body) {
         .for_each(|(k, f)| {
             let mut sum = *f;
             for (cell, corner) in around(n, k) {
-                sum -= gradient(&corners(position, n, cell), corner) * pressure[cell];
+                sum -= pull[cell][corner];
             }
             *f = sum;
         });
@@ -266,7 +297,7 @@ fn project(
         }
     };
     let mut sum = 0.0f32;
-    let g: [Vec3; 8] = std::array::from_fn(|corner| gradient(&q, corner));
+    let g = gradients(&q);
     for (corner, g) in g.iter().enumerate() {
         sum += weight(corner) * g.dot(*g);
     }

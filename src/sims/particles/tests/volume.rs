@@ -111,8 +111,10 @@ fn the_volume_gradient_is_the_volumes_derivative() {
         let scale = (0..8)
             .map(|m| volume::gradient(&q, m).length())
             .fold(0.0f32, f32::max);
+        let all = volume::gradients(&q);
         for m in 0..8 {
             let g = volume::gradient(&q, m);
+            assert_eq!(all[m], g, "gradients, one by one");
             for axis in 0..3 {
                 let step = 1e-3f32;
                 let moved = |s: f32| {
