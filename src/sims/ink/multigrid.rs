@@ -539,9 +539,9 @@ mod tests {
             ..Boundary::default()
         };
         // (start, move) of each disc: one across the grid; two, 11 rows apart at the closest.
-        let one: &[((f32, f32), (f32, f32))] = &[((20.0, 12.0), (3.7, 2.3))];
-        let two: &[((f32, f32), (f32, f32))] =
-            &[((10.0, 9.0), (3.7, 0.6)), ((85.0, 42.0), (-3.7, -0.6))];
+        type Moving = ((f32, f32), (f32, f32));
+        let one: &[Moving] = &[((20.0, 12.0), (3.7, 2.3))];
+        let two: &[Moving] = &[((10.0, 9.0), (3.7, 0.6)), ((85.0, 42.0), (-3.7, -0.6))];
         for (boundary, moving) in [(channel, one), (Boundary::default(), one), (channel, two)] {
             let mut centers: Vec<(f32, f32)> = moving.iter().map(|m| m.0).collect();
             let mut mg = Multigrid::new(nx, ny, h, discs(&centers), &boundary);
