@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CUDA backend check on the GPU machine (the device tool's H200), in one call of a few minutes.
+# CUDA backend check on the GPU machine (the device tool's H100 or H200: the doctor's GPU line names which), in one call of a few minutes.
 # Steps run cheapest and most informative first, each under its own timeout, and the whole
 # script within BUDGET seconds, so a slow step costs only the steps after it. They run in this
 # order: 1 (every kind's doctor lines), then PBF's 1b–8, ink's 4i–4m, the pool's 4p–4r and the
