@@ -389,7 +389,7 @@ fn a_wrong_kernel_fails_the_emulation_comparison() {
         (
             "obstacles' ghost faces not mirrored",
             (
-                "ink.cu",
+                "ink_walls.cuh",
                 "if (n > 0) value = mirrored(stick, value, sum, n);\n            }\n            u[ku]",
                 "}\n            u[ku]",
             ),
