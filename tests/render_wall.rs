@@ -154,10 +154,10 @@ fn the_top_meets_the_front_glass_without_a_light_line() {
         crease.least
     );
     // The seams inside the face lie on it: the camera's first filter pass classes them with
-    // the face (`narrow_range_seam`), where the filters had fitted them to the top's samples
-    // across the crease (46 over 2 mm off the face, 1.837e-2 m at the most). Their splats lie
-    // deeper than the face (a rim between flattened splats), so on the face 15 of them sit
-    // over 5 mm nearer than splatted (3 when the top pulled them less far).
+    // the face (`seam_rule`, `shaders/pbf/glass_mark.glsl`), where the filters had fitted them
+    // to the top's samples across the crease (46 over 2 mm off the face, 1.837e-2 m at the
+    // most). Their splats lie deeper than the face (a rim between flattened splats), so on the
+    // face 15 of them sit over 5 mm nearer than splatted (3 when the top pulled them less far).
     // `seam_off_face` below is measured against the smoothed face, which a filter pulling face
     // and seams towards the eye together passes: these bound the seams against their splats.
     assert!(
