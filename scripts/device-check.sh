@@ -220,7 +220,7 @@ grep -iE 'interop|pass|total|simulation|kernels from|^(anisotropy|light_|caustic
     "$OUT/render.log" | sed 's/^/  render: /' >>"$OUT/summary.txt"
 # 4a. The same with spheres (--spheres: no anisotropy kernel): what the ellipsoids cost. The
 # anisotropy kernel (kernels/anisotropy.cuh) runs on a GPU here for the first time: its
-# emulation matched the CPU stage; the picture should match docs/viewer.md's.
+# emulation matched the CPU stage; the picture should match docs/fluid-rendering.md's.
 step "render 1920x1080, ~1M particles, cuda, spheres" 60 /tmp/render-spheres.log "$BIN" render "$scene" --backend cuda \
     --frames 20 --size 1920x1080 --out /tmp/render-spheres --overwrite --timings --spheres
 grep -iE 'total|^(light_|sphere_depth|thickness)' /tmp/render-spheres.log | sed 's/^/  render --spheres: /' >>"$OUT/summary.txt"
@@ -230,7 +230,7 @@ last=$(ls /tmp/render/*.png 2>/dev/null | tail -1)
 # matched the CPU stage bit for bit, doctor's "parity: foam" compares the pools one to one, on a
 # dam break with two obstacles and spray thrown at them: the obstacle rule's GPU check),
 # the 30k dam break after its impact, its diffuse particles drawn from the GPU through the foam
-# buffer's interop: the picture would show foam at the far wall as docs/viewer.md's does (no picture
+# buffer's interop: the picture would show foam at the far wall as docs/foam.md's does (no picture
 # comes back: the 8 files); the `foam` line of --timings is the stage's time.
 step "render dam-break 960x540, cuda, --foam" 60 /tmp/render-foam.log "$BIN" render dam-break --backend cuda \
     --frames 3 --steps-per-frame 40 --size 960x540 --out /tmp/render-foam --overwrite --timings --foam
