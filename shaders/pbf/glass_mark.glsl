@@ -67,9 +67,9 @@ uint seam_rule(sampler2D depths, float center, uint mark, float threshold) {
     int sides = 0;
     int corners = 0;
     for (int i = 0; i < 8; ++i) {
-        ivec2 step = i < 4 ? ivec2(i == 0 ? -1 : (i == 1 ? 1 : 0), i == 2 ? -1 : (i == 3 ? 1 : 0))
+        ivec2 offset = i < 4 ? ivec2(i == 0 ? -1 : (i == 1 ? 1 : 0), i == 2 ? -1 : (i == 3 ? 1 : 0))
                            : ivec2(i < 6 ? -1 : 1, (i & 1) == 0 ? -1 : 1);
-        ivec2 at = pixel + step;
+        ivec2 at = pixel + offset;
         ivec2 inside = clamp(at, ivec2(0), last);
         float depth = texelFetch(depths, inside, 0).r;
         bool glass = at == inside && depth > 0.0 && glass_mark(depth) == 2u
