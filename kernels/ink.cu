@@ -1,4 +1,4 @@
-// Ink: 2D stable fluids on a MAC grid carrying ink (docs/ink.md), one kernel per stage of the CPU
+// Ink: 2D stable fluids on a MAC grid carrying ink (docs/ink-cuda.md), one kernel per stage of the CPU
 // solver (`src/sims/ink/cpu.rs`; fields in `fields.rs`, masks in `boundary.rs`, advection in
 // `advect/`) with the same operations in the same order; host side in
 // `src/sims/ink/cuda/kernels.rs`. Kernel names are plain `extern "C"` and start with their

@@ -268,7 +268,7 @@ grep -E 'step:|on cuda|skipped|GPU memory' /tmp/bench-cuda-10m.log | sed 's/^ */
 fi
 
 if part ink; then
-# 4i–4k. Ink (docs/ink.md "CUDA"). The picture through the texture interop: render.log must say
+# 4i–4k. Ink (docs/ink-cuda.md). The picture through the texture interop: render.log must say
 # "reaches GL by CUDA–GL interop" (a refusal says "filled through host memory instead").
 ink=ink-painting
 step "ink: render $ink 1920x1080 side by side, cuda + texture interop" 45 /tmp/ink-render.log "$BIN" render "$ink" \
