@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The README's test command: installs what the tests need, then checks formatting, the docs' links, lints and
-# runs every test (release profile: the physics tests simulate thousands of particles), and
-# ends with one line totalling the tests of every test binary.
+# The README's test command: installs what the tests need, then checks formatting, the docs'
+# links, lints and runs every test (release profile: the physics tests simulate thousands of
+# particles), and ends with one line totalling the tests of every test binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
