@@ -35,7 +35,7 @@ mod shared;
 pub use caustics::texture_bytes as caustics_texture_bytes;
 pub use caustics::CausticsImage;
 pub use draw_scene::{rim_height, DrawScene, Pass, VIEWS};
-pub use grid::{display_mesh_nodes, display_stride, strip_indices};
+pub use grid::{display_mesh_nodes, display_stride, strip_indices, TapCells};
 pub use objects::{texture_refusal, GRID_OBJECTS};
 
 use crate::gfx::check_gl;
@@ -160,6 +160,13 @@ impl PoolRenderer {
     /// upload finds out itself; until told, the renderer assumes there is land).
     pub fn set_land(&mut self, land: bool) {
         self.land = land;
+    }
+
+    /// Counts the far taps by `cells` from the next frame on ([`TapCells`]: the grid's only for
+    /// a measurement; a renderer counts the drawn mesh's).
+    pub fn count_far_taps_by(&mut self, cells: TapCells) -> Result<()> {
+        self.programs.surface.count_taps_by(&self.gl, cells)?;
+        check_gl(&self.gl, "the far taps' program")
     }
 
     /// The caustics texture (R32F, mipmapped).
