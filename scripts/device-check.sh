@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CUDA backend check on the GPU machine (the device tool's H200), in one call of a few minutes.
+# CUDA backend check on the GPU machine (the device tool's H100 or H200: the doctor's GPU line names which), in one call of a few minutes.
 # Steps run cheapest and most informative first, each under its own timeout, and the whole
 # script within BUDGET seconds, so a slow step costs only the steps after it. They run in this
 # order: 1 (every kind's doctor lines), then PBF's 1b–8, ink's 4i–4m, the pool's 4p–4r and the
@@ -221,7 +221,7 @@ grep -iE 'interop|pass|total|simulation|kernels from|^(anisotropy|light_|caustic
     "$OUT/render.log" | sed 's/^/  render: /' >>"$OUT/summary.txt"
 # 4a. The same with spheres (--spheres: no anisotropy kernel): what the ellipsoids cost. The
 # anisotropy kernel (kernels/anisotropy.cuh) runs on a GPU here for the first time: its
-# emulation matched the CPU stage; the picture should match docs/viewer.md's.
+# emulation matched the CPU stage; the picture should match docs/fluid-rendering.md's.
 step "render 1920x1080, ~1M particles, cuda, spheres" 60 /tmp/render-spheres.log "$BIN" render "$scene" --backend cuda \
     --frames 20 --size 1920x1080 --out /tmp/render-spheres --overwrite --timings --spheres
 grep -iE 'total|^(light_|sphere_depth|thickness)' /tmp/render-spheres.log | sed 's/^/  render --spheres: /' >>"$OUT/summary.txt"
@@ -231,7 +231,7 @@ last=$(ls /tmp/render/*.png 2>/dev/null | tail -1)
 # matched the CPU stage bit for bit, doctor's "parity: foam" compares the pools one to one, on a
 # dam break with two obstacles and spray thrown at them: the obstacle rule's GPU check),
 # the 30k dam break after its impact, its diffuse particles drawn from the GPU through the foam
-# buffer's interop: the picture would show foam at the far wall as docs/viewer.md's does (no picture
+# buffer's interop: the picture would show foam at the far wall as docs/foam.md's does (no picture
 # comes back: the 8 files); the `foam` line of --timings is the stage's time.
 step "render dam-break 960x540, cuda, --foam" 60 /tmp/render-foam.log "$BIN" render dam-break --backend cuda \
     --frames 3 --steps-per-frame 40 --size 960x540 --out /tmp/render-foam --overwrite --timings --foam
@@ -269,7 +269,7 @@ grep -E 'step:|on cuda|skipped|GPU memory' /tmp/bench-cuda-10m.log | sed 's/^ */
 fi
 
 if part ink; then
-# 4i–4k. Ink (docs/ink.md "CUDA"). The picture through the texture interop: render.log must say
+# 4i–4k. Ink (docs/ink-cuda.md). The picture through the texture interop: render.log must say
 # "reaches GL by CUDA–GL interop" (a refusal says "filled through host memory instead").
 ink=ink-painting
 step "ink: render $ink 1920x1080 side by side, cuda + texture interop" 45 /tmp/ink-render.log "$BIN" render "$ink" \

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The README's test command: installs what the tests need, then checks formatting, lints and
-# runs every test (release profile: the physics tests simulate thousands of particles), and
-# ends with one line totalling the tests of every test binary.
+# The README's test command: installs what the tests need, then checks formatting, the docs'
+# links, lints and runs every test (release profile: the physics tests simulate thousands of
+# particles), and ends with one line totalling the tests of every test binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo fmt --all -- --check
+python3 scripts/check-doc-links.py
 cargo clippy --release --all-targets -- -D warnings
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

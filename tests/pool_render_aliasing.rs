@@ -4,8 +4,11 @@
 //! Their difference over the water is the aliasing energy: thin lines (the tiles' grout seen
 //! through the water, the caustics on the floor) and glints (the fine-detail ripples) that a
 //! pixel samples at one point instead of averaging what it covers, so they shimmer as the water
-//! or the camera moves.
+//! or the camera moves. The metric is `tests/support/pool_aliasing.rs` (`pool_render_strided.rs`
+//! measures strided grids with it).
 
+#[path = "support/pool_aliasing.rs"]
+mod pool_aliasing;
 #[path = "support/pool_waves.rs"]
 mod pool_waves;
 
@@ -15,11 +18,10 @@ use fluidlab::gfx::headless::Headless;
 use fluidlab::gfx::timing::PassClock;
 use fluidlab::sims::pool::render::{DrawScene, PoolRenderer};
 use glam::Vec3;
+use pool_aliasing::{difference, Measure, SUPER};
 
 const WIDTH: u32 = 160;
 const HEIGHT: u32 = 90;
-/// The reference's samples per pixel along each axis.
-const SUPER: u32 = 4;
 const NODES: usize = 256;
 const SIZE: f32 = 2.0;
 
@@ -87,32 +89,9 @@ fn render_from(
     image
 }
 
-/// What the low picture and its reference show over the water.
-struct Measure {
-    /// |low − reference| summed over the colour channels, per pixel.
-    aliasing: f64,
-    /// The same over the farthest sixth of the rows that see the water (the top ones, where a
-    /// pixel spans several of the surface's cells) and over the nearest sixth.
-    far: f64,
-    near: f64,
-    /// The brightness' standard deviation over the nearest sixth of the rows, the low picture's
-    /// and the reference's: the detail near by, which a filter for the far rows must not blur.
-    near_deviations: [f64; 2],
-    /// The mean brightness (channels' mean, 0–255) of the low picture and the reference.
-    means: [f64; 2],
-    /// The aliasing over the waterline's band: the pixels whose centre meets the rest level
-    /// inside the pool but within 2 cm of its walls (left out of the rest), where a tap over
-    /// the footprint may land past the wall.
-    waterline: f64,
-    /// The reference's brightness' standard deviation over the water: the detail there is to
-    /// filter (a renderer that blurs it away, draws it flat or black scores low aliasing too).
-    reference_deviation: f64,
-}
-
-/// Over the pixels that see the water (all four corners' rays meet the rest level inside the
-/// pool, 2 cm in from its walls): the aliasing, the mean of |low − reference| summed over the
-/// colour channels, the reference the 4× picture averaged over each pixel's 16 samples; the
-/// mean brightnesses and the reference's spread.
+/// The aliasing ([`pool_aliasing::measure`]: over the pixels that see the water, |low −
+/// reference| summed over the colour channels, the reference the 4× picture averaged over each
+/// pixel's 16 samples) of the picture from the grazing eye with the far taps.
 fn aliasing(waves: bool, detail: bool) -> Measure {
     aliasing_drawn(waves, detail, true, false)
 }
@@ -121,116 +100,7 @@ fn aliasing(waves: bool, detail: bool) -> Measure {
 fn aliasing_drawn(waves: bool, detail: bool, far_taps: bool, open: bool) -> Measure {
     let low = render(WIDTH, HEIGHT, waves, detail, far_taps, open);
     let high = render(SUPER * WIDTH, SUPER * HEIGHT, waves, detail, true, open);
-    let camera = grazing();
-    let eye = camera.eye();
-    let on_water = |x: f32, y: f32| {
-        let ray = camera.ray([x, y], [WIDTH, HEIGHT]).1;
-        if ray.y >= 0.0 {
-            return false;
-        }
-        let hit = eye + ray * (-eye.y / ray.y);
-        let inside = 0.02..SIZE - 0.02;
-        inside.contains(&hit.x) && inside.contains(&hit.z)
-    };
-    let in_pool = |x: f32, y: f32| {
-        let ray = camera.ray([x, y], [WIDTH, HEIGHT]).1;
-        let hit = eye + ray * (-eye.y / ray.y);
-        ray.y < 0.0 && (0.0..SIZE).contains(&hit.x) && (0.0..SIZE).contains(&hit.z)
-    };
-    let (mut band_sum, mut band_pixels) = (0.0, 0usize);
-    let (mut sum, mut pixels) = (0.0, 0usize);
-    // Per row: the aliasing summed and the pixels.
-    let mut rows = vec![(0.0, 0usize); HEIGHT as usize];
-    // Per row: the low picture's and the reference's brightness over the water.
-    let mut brightness_rows = vec![Vec::new(); HEIGHT as usize];
-    let (mut low_sum, mut reference_sum, mut reference_squares) = (0.0, 0.0, 0.0);
-    for y in 0..HEIGHT {
-        for x in 0..WIDTH {
-            let (fx, fy) = (x as f32, y as f32);
-            if ![(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0)]
-                .iter()
-                .all(|&(dx, dy)| on_water(fx + dx, fy + dy))
-            {
-                if in_pool(fx + 0.5, fy + 0.5) {
-                    band_sum += difference(&low, &high, x, y);
-                    band_pixels += 1;
-                }
-                continue;
-            }
-            let mut reference = [0.0f64; 3];
-            for sy in 0..SUPER {
-                for sx in 0..SUPER {
-                    let p = high.get_pixel(SUPER * x + sx, SUPER * y + sy);
-                    for c in 0..3 {
-                        reference[c] += f64::from(p[c]);
-                    }
-                }
-            }
-            let p = low.get_pixel(x, y);
-            let brightness = reference.iter().sum::<f64>() / f64::from(3 * SUPER * SUPER);
-            reference_sum += brightness;
-            reference_squares += brightness * brightness;
-            low_sum += (0..3).map(|c| f64::from(p[c])).sum::<f64>() / 3.0;
-            let difference = (0..3)
-                .map(|c| (f64::from(p[c]) - reference[c] / f64::from(SUPER * SUPER)).abs())
-                .sum::<f64>();
-            sum += difference;
-            pixels += 1;
-            rows[y as usize].0 += difference;
-            rows[y as usize].1 += 1;
-            let low_brightness = (0..3).map(|c| f64::from(p[c])).sum::<f64>() / 3.0;
-            brightness_rows[y as usize].push([low_brightness, brightness]);
-        }
-    }
-    assert!(
-        pixels > (WIDTH * HEIGHT / 3) as usize,
-        "only {pixels} pixels see the water"
-    );
-    let count = pixels as f64;
-    let reference_mean = reference_sum / count;
-    let water: Vec<_> = rows.iter().filter(|r| r.1 > 0).collect();
-    let sixth = water.len().div_ceil(6);
-    let near_rows: Vec<[f64; 2]> = brightness_rows
-        .iter()
-        .filter(|r| !r.is_empty())
-        .skip(water.len() - sixth)
-        .flatten()
-        .copied()
-        .collect();
-    let deviation = |k: usize| {
-        let n = near_rows.len() as f64;
-        let mean = near_rows.iter().map(|b| b[k]).sum::<f64>() / n;
-        (near_rows.iter().map(|b| (b[k] - mean).powi(2)).sum::<f64>() / n).sqrt()
-    };
-    let mean_of = |rows: &[&(f64, usize)]| {
-        let (s, n) = rows.iter().fold((0.0, 0), |(s, n), r| (s + r.0, n + r.1));
-        s / n as f64
-    };
-    Measure {
-        aliasing: sum / count,
-        far: mean_of(&water[..sixth]),
-        near: mean_of(&water[water.len() - sixth..]),
-        near_deviations: [deviation(0), deviation(1)],
-        waterline: band_sum / band_pixels.max(1) as f64,
-        means: [low_sum / count, reference_mean],
-        reference_deviation: (reference_squares / count - reference_mean * reference_mean)
-            .max(0.0)
-            .sqrt(),
-    }
-}
-
-/// |low − reference| at pixel (x, y) summed over the colour channels, the reference the mean of
-/// the high picture's SUPER × SUPER samples over the pixel.
-fn difference(low: &Image, high: &Image, x: u32, y: u32) -> f64 {
-    let p = low.get_pixel(x, y);
-    (0..3)
-        .map(|c| {
-            let reference = (0..SUPER * SUPER)
-                .map(|s| f64::from(high.get_pixel(SUPER * x + s % SUPER, SUPER * y + s / SUPER)[c]))
-                .sum::<f64>();
-            (f64::from(p[c]) - reference / f64::from(SUPER * SUPER)).abs()
-        })
-        .sum::<f64>()
+    pool_aliasing::measure(&grazing(), &low, &high, SIZE)
 }
 
 /// The low picture keeps the reference's light (means within `tolerance` of it) and the

@@ -170,17 +170,16 @@ fn measure(
     }
 }
 
-/// Bounds on the unfiltered depth (measured on Mesa llvmpipe: ellipsoids 4.7e-3 m and
-/// 0.163 rad, spheres 1.58e-2 m and 0.586 rad; docs/viewer.md): the ellipsoids' surface must be
-/// below the first of each pair, the spheres' above the second (a quarter of the way between
-/// the two measurements from each side; the normal bound was 0.3 rad for both until issue 14's
-/// audit).
+/// Bounds on the unfiltered depth (measured on Mesa llvmpipe: ellipsoids 4.7e-3 m and 0.163 rad,
+/// spheres 1.58e-2 m and 0.586 rad; docs/fluid-rendering.md): the ellipsoids' surface must be below
+/// the first of each pair, the spheres' above the second (a quarter of the way between the two
+/// measurements from each side; the normal bound was 0.3 rad for both until issue 14's audit).
 const ELLIPSOID_LAPLACIAN_BOUND: f64 = 7.5e-3;
 const SPHERE_LAPLACIAN_BOUND: f64 = 1.3e-2;
 const ELLIPSOID_NORMAL_BOUND: f64 = 0.27;
 const SPHERE_NORMAL_BOUND: f64 = 0.48;
 /// After the default filter, whose bias correction (pairs mirrored through the centre count
-/// only whole) leaves both flat (docs/viewer.md): measured 3.0e-4 m and 0.0042 rad
+/// only whole) leaves both flat (docs/fluid-rendering.md): measured 3.0e-4 m and 0.0042 rad
 /// (ellipsoids), 3.6e-4 m and 0.0048 rad (spheres). Without the correction the normals deviate
 /// 0.061 and 0.041 rad (1.5e-3 m and 1.9e-3 m): above the bound on the normals, so the
 /// correction is what keeps them under it. (Before the filter's width followed the particles,
@@ -276,10 +275,10 @@ fn a_calm_pool_is_flat_with_anisotropy_and_bumpy_without() {
 }
 
 /// Bounds on the default filter's output over the disordered pool (measured on Mesa llvmpipe,
-/// docs/viewer.md): ellipsoids 8.0e-5 m and 0.0095 rad, spheres 1.82e-4 m and 0.0151 rad
+/// docs/fluid-rendering.md): ellipsoids 8.0e-5 m and 0.0095 rad, spheres 1.82e-4 m and 0.0151 rad
 /// (plane-free Laplacian and normal deviation; 5.0e-5 and 0.0098, 1.48e-4 and 0.0184 while the
-/// filter's width was capped at 12 px, 1.9 sprite radii here, not 2.4). Each bound is the
-/// geometric mean of the two, so either side may move by a factor of 1.5 (Laplacian) or 1.26
+/// filter's width was capped at 12 px, 1.9 sprite radii here, not 2.4). Each bound is the geometric
+/// mean of the two, so either side may move by a factor of 1.5 (Laplacian) or 1.26
 /// (normals) before the test fails. The plain |Δd| (3.1e-4 m and 4.4e-4 m) is mostly the
 /// plane's own term.
 const DISORDERED_LAPLACIAN_BOUND: f64 = 1.2e-4;

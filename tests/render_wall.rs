@@ -63,9 +63,9 @@ fn the_fluids_face_on_the_glass_shows_no_light_flecks() {
 /// last rows brighten towards the glass (126 of 678 columns by 10 levels or more over 5 rows,
 /// 16.5 on average) where the refraction looks up the lit floor beside the glass: without
 /// shadow and caustics those columns brighten by 1.7 levels (median), 43 of them by 10 or more
-/// (docs/viewer.md, "The top's last rows at the front glass"); a ramp of 4 levels over those
-/// rows drawn into both pictures reads 5.7 and 92. That tells the light's brightening from the
-/// shading's own only: one that comes with shadow and caustics alone, right or wrong (a
+/// (docs/fluid-rendering.md, "The top's last rows at the front glass"); a ramp of 4 levels over
+/// those rows drawn into both pictures reads 5.7 and 92. That tells the light's brightening from
+/// the shading's own only: one that comes with shadow and caustics alone, right or wrong (a
 /// shadow's bias leaking light, a misplaced caustic, the refraction's scale or sign), passes.
 #[test]
 fn the_top_meets_the_front_glass_without_a_light_line() {
@@ -154,10 +154,10 @@ fn the_top_meets_the_front_glass_without_a_light_line() {
         crease.least
     );
     // The seams inside the face lie on it: the camera's first filter pass classes them with
-    // the face (`narrow_range_seam`), where the filters had fitted them to the top's samples
-    // across the crease (46 over 2 mm off the face, 1.837e-2 m at the most). Their splats lie
-    // deeper than the face (a rim between flattened splats), so on the face 15 of them sit
-    // over 5 mm nearer than splatted (3 when the top pulled them less far).
+    // the face (`seam_rule`, `shaders/pbf/glass_mark.glsl`), where the filters had fitted them
+    // to the top's samples across the crease (46 over 2 mm off the face, 1.837e-2 m at the
+    // most). Their splats lie deeper than the face (a rim between flattened splats), so on the
+    // face 15 of them sit over 5 mm nearer than splatted (3 when the top pulled them less far).
     // `seam_off_face` below is measured against the smoothed face, which a filter pulling face
     // and seams towards the eye together passes: these bound the seams against their splats.
     assert!(
@@ -220,15 +220,15 @@ fn the_top_meets_the_front_glass_without_a_light_line() {
     assert!(
         rise.rising > 50,
         "{} of {} columns brighten by 10 levels or more towards the front glass with shadow \
-         and caustics (126): nothing to measure; redo the trace of docs/viewer.md, \"The top's \
-         last rows at the front glass\"",
+         and caustics (126): nothing to measure; redo the trace of docs/fluid-rendering.md, \
+         \"The top's last rows at the front glass\"",
         rise.rising,
         rise.columns
     );
-    // This tells a brightening the light brings (shadow and caustics) from one that does not
-    // (the shading's own). One that comes only with shadow and caustics on (a shadow's bias
-    // leaking light, a caustic in the wrong place, the refraction's scale or sign wrong)
-    // passes as the lit floor refracted: the trace in docs/viewer.md is what says it is that.
+    // This tells a brightening the light brings (shadow and caustics) from one that does not (the
+    // shading's own). One that comes only with shadow and caustics on (a shadow's bias leaking
+    // light, a caustic in the wrong place, the refraction's scale or sign wrong) passes as the lit
+    // floor refracted: the trace in docs/fluid-rendering.md is what says it is that.
     assert!(
         rise.rising_unlit_median.abs() < 3.0 && rise.rising_unlit_over_10 < 55,
         "the top's last rows towards the front glass, where they brighten with shadow and \
@@ -241,14 +241,13 @@ fn the_top_meets_the_front_glass_without_a_light_line() {
         rise.rising_unlit_median,
         rise.rising_unlit_over_10
     );
-    // What the columns that brighten without shadow and caustics too look at: the
-    // refraction's lookup crosses from a light cell of the floor's checker (first row) to a
-    // dark one (fifth) in 23 of those 43 (before the filter classed the seams: 22 of 40, 15 of
-    // the 16 not crossed by the dark line of docs/viewer.md), and in 0 of the 83 columns that
-    // brighten with them only: the floor's pattern refracted (docs/viewer.md, "The top's last
-    // rows at the front glass"). It does not tell a shading ramp of its own (the control below:
-    // 67 of 92 with it, as the ramp lifts the columns that cross a cell first); the bounds
-    // above do.
+    // What the columns that brighten without shadow and caustics too look at: the refraction's
+    // lookup crosses from a light cell of the floor's checker (first row) to a dark one (fifth) in
+    // 23 of those 43 (before the filter classed the seams: 22 of 40, 15 of the 16 not crossed by
+    // the dark line of docs/fluid-rendering.md), and in 0 of the 83 columns that brighten with them
+    // only: the floor's pattern refracted (docs/fluid-rendering.md, "The top's last rows at the
+    // front glass"). It does not tell a shading ramp of its own (the control below: 67 of 92 with
+    // it, as the ramp lifts the columns that cross a cell first); the bounds above do.
     println!(
         "of the {} columns brightening without shadow and caustics too, {} look up a light \
          checker cell from row 1 and a dark one from row 5; of the {} brightening with them \

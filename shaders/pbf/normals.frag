@@ -27,12 +27,11 @@
 // particle radius from it and their ellipsoids are flattened against it, so the splatted face
 // lies bumpy 0.3–1 sprite radii off the glass;
 // seen nearly edge-on, its depth steps straddled the edge rule's fade: light flecks. A
-// pixel marked near the band (mark 1) with three or four neighbours marked on the glass (or
-// five of its eight) is a seam of the face and counts as marked on the glass (the camera's
-// first filter pass marks most seams 3 already, `narrow_range_seam`; this takes those it did
-// not, and all of them when no filter runs; it counts only mark 2 as on the glass, so it
-// does not spread out from the seams marked 3). Such a pixel's w is 2 (1 elsewhere in the
-// fluid): `composite` shades it as water behind glass.
+// seam of the face (`seam_rule`, `glass_mark.glsl`, appended: a pixel marked near the band with
+// enough neighbours marked on the glass) counts as marked on the glass (the camera's first
+// filter pass marks most seams 3 already; the rule here takes those it did not, and all of
+// them when no filter runs). Such a pixel's w is 2 (1 elsewhere in the fluid): `composite`
+// shades it as water behind glass.
 in vec2 uv;
 
 uniform sampler2D depth_texture;
@@ -55,31 +54,21 @@ vec3 eye_position(vec2 at, float depth) {
     return vec3(ndc * depth / projection_scale, -depth);
 }
 
+uint glass_mark(float depth);
+bool same_glass_class(uint sample_mark, bool glass);
+uint seam_rule(sampler2D depths, float center, uint mark, float threshold);
+
 // How much of an edge the pixel is: 1 beside the background, else rising from 0 to 1 as the
 // larger step to a neighbour grows from 0.5 to 1.5 `layer_step`.
 float edge = 0.0;
-// How many of the four neighbours `sphere_depth` marked on the glass (mark 2; not a seam the
-// first filter pass marked 3, so the rule below does not spread out from those), on the
-// pixel's layer (within `layer_step`).
-int glass_neighbours = 0;
 // The centre's class in the filters' sense: on the glass (mark 2 or 3) or not.
 bool center_glass = false;
-
-// A neighbour of mark `m` is of the centre's class (a seam, 3, of both).
-bool same_class(uint m) {
-    return m == 3u || (m == 2u) == center_glass;
-}
 
 vec3 smaller_difference(vec3 center, vec2 step) {
     float depth_forward = texture(depth_texture, uv + step).r;
     float depth_backward = texture(depth_texture, uv - step).r;
     vec3 forward = eye_position(uv + step, depth_forward) - center;
     vec3 backward = center - eye_position(uv - step, depth_backward);
-    // A neighbour on another layer (a step over `layer_step`) is not the pixel's glass.
-    glass_neighbours += int((floatBitsToUint(depth_forward) & 3u) == 2u
-                            && abs(depth_forward + center.z) <= layer_step)
-                      + int((floatBitsToUint(depth_backward) & 3u) == 2u
-                            && abs(depth_backward + center.z) <= layer_step);
     float larger = max(abs(depth_forward + center.z), abs(depth_backward + center.z));
     edge = max(edge, depth_forward <= 0.0 || depth_backward <= 0.0
         ? 1.0 : smoothstep(0.5 * layer_step, 1.5 * layer_step, larger));
@@ -91,8 +80,8 @@ vec3 smaller_difference(vec3 center, vec2 step) {
     // the free surface (no step in depth there), is another surface: the difference to the
     // one of the centre's class is taken. (The smaller one had been: the top's first row
     // took the face's slope, tilted 51–58° from the glass's normal, and caught the sun.)
-    bool forward_other = !same_class(floatBitsToUint(depth_forward) & 3u);
-    bool backward_other = !same_class(floatBitsToUint(depth_backward) & 3u);
+    bool forward_other = !same_glass_class(glass_mark(depth_forward), center_glass);
+    bool backward_other = !same_glass_class(glass_mark(depth_backward), center_glass);
     // The neighbour of the centre's class is preferred only on the centre's layer: one
     // across a step (a drop or sheet beside the free surface, the glass on the other side)
     // is another surface too, and the smaller difference is taken.
@@ -142,33 +131,17 @@ void main() {
         return;
     }
     vec3 center = eye_position(uv, depth);
-    center_glass = (floatBitsToUint(depth) & 3u) >= 2u;
+    center_glass = glass_mark(depth) >= 2u;
     vec3 along_x = smaller_difference(center, vec2(texel.x, 0.0));
     vec3 along_y = smaller_difference(center, vec2(0.0, texel.y));
     vec3 n = cross(along_x, along_y);
     float len = length(n);
     n = len > 0.0 ? n / len : vec3(0.0, 0.0, 1.0);
-    // A pixel near the band (mark 1) with three or four of its neighbours on the glass, or
-    // five of its eight, is a seam of the face (a splat's rim more than 45° off the wall
-    // between flattened splats on it), not free surface: on the glass too. (A seam two
-    // pixels wide has two of four: the eight count takes it, the top's first row above a
-    // straight crease has three of eight.)
-    // The diagonals are fetched without a branch (llvmpipe runs both sides of one, and a
-    // branch around them measured slower), and one beyond the screen's border is not
-    // counted (clamped, it would count a side neighbour again).
-    uint mark = floatBitsToUint(depth) & 3u;
-    if (mark == 3u) mark = 2u; // a seam the first filter pass found
-    ivec2 pixel = ivec2(gl_FragCoord.xy);
-    ivec2 last = textureSize(depth_texture, 0) - 1;
-    int diagonal = 0;
-    for (int i = 0; i < 4; ++i) {
-        ivec2 at = pixel + ivec2(i < 2 ? -1 : 1, (i & 1) == 0 ? -1 : 1);
-        ivec2 inside = clamp(at, ivec2(0), last);
-        float corner = texelFetch(depth_texture, inside, 0).r;
-        diagonal += int(at == inside && (floatBitsToUint(corner) & 3u) == 2u
-                        && abs(corner - depth) <= layer_step);
-    }
-    if (mark == 1u && (glass_neighbours >= 3 || glass_neighbours + diagonal >= 5)) mark = 2u;
+    // A seam of the face, found by the first filter pass (3) or here, is not free surface: on
+    // the glass too. (A seam two pixels wide has two of its four neighbours on the glass: the
+    // eight count takes it; the top's first row above a straight crease has three of eight.)
+    uint mark = seam_rule(depth_texture, depth, glass_mark(depth), layer_step);
+    if (mark == 3u) mark = 2u;
     vec3 wall = wall_normal(n, mark);
     if (wall != vec3(0.0)) {
         normal = vec4(wall, 2.0);

@@ -35,10 +35,10 @@ flat out vec3 inverse_axis0;
 flat out vec3 inverse_axis1;
 flat out vec3 inverse_axis2;
 // The near walls' planes (eye space: xyz the outward normal, w the offset), one a varying, the
-// ones past `wall_count` a plane no surface is near. Passed here rather than read from the
-// uniforms in the fragment shader: on llvmpipe (Mesa 22.3) the fragment shader's reads of the
-// `wall_planes` uniform cost `sphere_depth` +30 % (docs/viewer.md, "The mark's cost"), a flat
-// varying next to nothing.
+// ones past `wall_count` a plane no surface is near. Passed here rather than read from the uniforms
+// in the fragment shader: on llvmpipe (Mesa 22.3) the fragment shader's reads of the `wall_planes`
+// uniform cost `sphere_depth` +30 % (docs/render-timings.md, "The mark's cost"), a flat varying
+// next to nothing.
 flat out vec4 wall[3];
 
 void main() {

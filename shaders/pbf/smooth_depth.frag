@@ -13,13 +13,13 @@
 //     are taken in pairs mirrored through the centre and a pair counts only if neither is
 //     dropped (background or another layer): the kernel stays symmetric, so the average of a
 //     sloped surface stays at the centre instead of sliding towards the side that is kept.
-// Either keeps the fluid's face on the glass and the free surface apart (`narrow_range.glsl`):
-// the depth's two lowest bits mark the face, and the output passes the centre's on (the
-// camera's first pass, `seam_rule`, marks the face's seams: `narrow_range_seam`). Across
-// the crease between the two, a pair split by that rule alone keeps its sample of the centre's
-// side, and the output is then the centre's value on the weighted least-squares line through
-// the centre and the samples kept (docs/render-notes.md, "The ~22 light pixels left along the
-// crease").
+// Either keeps the fluid's face on the glass and the free surface apart (the class rule,
+// `glass_mark.glsl`, appended): the depth's two lowest bits mark the face, and the output
+// passes the centre's on (the camera's first pass, `applies_seam_rule`, marks the face's seams
+// by the seam rule, `seam_rule`). Across the crease between the two, a pair split by the class
+// rule alone keeps its sample of the centre's side, and the output is then the centre's value
+// on the weighted least-squares line through the centre and the samples kept
+// (docs/render-notes.md, "The ~22 light pixels left along the crease").
 in vec2 uv;
 
 uniform sampler2D depth_texture;
@@ -31,7 +31,7 @@ uniform float wide_radius;     // m, its width where that projects wider (0: non
 uniform float range_sigma;     // m, bilateral range σ and narrow-range threshold
 uniform int filter_kind;
 uniform int bias_correction;   // narrow-range: 1 drops a sample's mirror image with it
-uniform int seam_rule;         // 1: the camera's first pass, which classes the face's seams
+uniform int applies_seam_rule; // 1: the camera's first pass, which classes the face's seams
 
 // The taps either side of the centre: one a texel while the kernel's projected width is at
 // most this many texels (its `filter_radius`, capped here); where `wide_radius` projects wider,
@@ -42,14 +42,14 @@ const int MAX_TAPS = 12;
 // the first tap always (a wide kernel's is further out).
 const float NEAR = 3.0;
 
-out float smoothed_depth; // m, with the centre's mark of the glass (`narrow_range.glsl`)
+out float smoothed_depth; // m, with the centre's mark of the glass (`glass_mark.glsl`)
 
 float narrow_range_slope(vec2 uv, vec2 step, float center, float threshold);
 bool narrow_range_keep(float sample_depth, float expected, float center, float threshold);
-uint narrow_range_mark(float depth);
-float narrow_range_pack(float depth, uint mark);
-uint narrow_range_seam(float center, uint mark, float threshold);
-bool narrow_range_same_class(uint sample_mark, bool glass);
+uint glass_mark(float depth);
+float with_glass_mark(float depth, uint mark);
+bool same_glass_class(uint sample_mark, bool glass);
+uint seam_rule(sampler2D depths, float center, uint mark, float threshold);
 
 void main() {
     float center = texture(depth_texture, uv).r;
@@ -57,9 +57,9 @@ void main() {
         smoothed_depth = 0.0;
         return;
     }
-    uint mark = narrow_range_mark(center);
-    if (seam_rule == 1) mark = narrow_range_seam(center, mark, range_sigma);
-    bool glass = mark >= 2u; // the fluid's face on the glass (`narrow_range.glsl`)
+    uint mark = glass_mark(center);
+    if (applies_seam_rule == 1) mark = seam_rule(depth_texture, center, mark, range_sigma);
+    bool glass = mark >= 2u; // the fluid's face on the glass (`glass_mark.glsl`)
     float pixels_per_metre = projected_scale / (perspective == 1 ? center : 1.0);
     float radius = max(max(min(filter_radius * pixels_per_metre, float(MAX_TAPS)),
                            wide_radius * pixels_per_metre), 1.0);
@@ -104,10 +104,10 @@ void main() {
             kept.y = fluid.y && narrow_range_keep(depths.y, center - offset * slope, center,
                                                     range_sigma);
         }
-        // The fluid's face on the glass and the rest apart (`narrow_range.glsl`).
+        // The fluid's face on the glass and the rest apart (`same_glass_class`).
         bvec2 in_range = kept;
-        kept = bvec2(kept.x && narrow_range_same_class(narrow_range_mark(depths.x), glass),
-                     kept.y && narrow_range_same_class(narrow_range_mark(depths.y), glass));
+        kept = bvec2(kept.x && same_glass_class(glass_mark(depths.x), glass),
+                     kept.y && same_glass_class(glass_mark(depths.y), glass));
         vec2 about = depths - center;
         // The bias correction: a pair counts only whole. Across the crease between the face
         // and the free surface (both samples in range, one of the other class) the sample of
@@ -159,5 +159,5 @@ void main() {
         float fitted = center + (wd * woo - wo * wod) / determinant;
         smoothed = clamp(fitted, kept_range.x - near_slope, kept_range.y + near_slope);
     }
-    smoothed_depth = narrow_range_pack(smoothed, mark);
+    smoothed_depth = with_glass_mark(smoothed, mark);
 }

@@ -9,7 +9,7 @@
 // The same rules (`narrow_range.glsl`, appended), with the expected depth on the plane through
 // the centre along both local slopes; the bias correction (`bias_correction`: point-mirrored
 // pairs count only whole), without `smooth_depth`'s line fit across the crease; and the
-// fluid's face on the glass kept apart from the free surface.
+// fluid's face on the glass kept apart from the free surface (`glass_mark.glsl`, appended).
 in vec2 uv;
 
 uniform sampler2D depth_texture;
@@ -19,18 +19,18 @@ uniform float filter_radius;   // m, the world-space width of the kernel, at mos
 uniform float wide_radius;     // m, its width where that projects wider (0: none)
 uniform float range_sigma;     // m, the narrow-range threshold
 uniform int bias_correction;   // 1 drops a sample's mirror image with it
-uniform int seam_rule;         // 1: the first filter pass, which classes the face's seams
+uniform int applies_seam_rule; // 1: the first filter pass, which classes the face's seams
 
 const int MAX_TAPS = 4;
 
-out float smoothed_depth; // m, with the centre's mark of the glass (`narrow_range.glsl`)
+out float smoothed_depth; // m, with the centre's mark of the glass (`glass_mark.glsl`)
 
 float narrow_range_slope(vec2 uv, vec2 step, float center, float threshold);
 bool narrow_range_keep(float sample_depth, float expected, float center, float threshold);
-uint narrow_range_mark(float depth);
-float narrow_range_pack(float depth, uint mark);
-uint narrow_range_seam(float center, uint mark, float threshold);
-bool narrow_range_same_class(uint sample_mark, bool glass);
+uint glass_mark(float depth);
+float with_glass_mark(float depth, uint mark);
+bool same_glass_class(uint sample_mark, bool glass);
+uint seam_rule(sampler2D depths, float center, uint mark, float threshold);
 
 void main() {
     float center = texture(depth_texture, uv).r;
@@ -38,9 +38,9 @@ void main() {
         smoothed_depth = 0.0;
         return;
     }
-    uint mark = narrow_range_mark(center);
-    if (seam_rule == 1) mark = narrow_range_seam(center, mark, range_sigma);
-    bool glass = mark >= 2u; // the fluid's face on the glass (`narrow_range.glsl`)
+    uint mark = glass_mark(center);
+    if (applies_seam_rule == 1) mark = seam_rule(depth_texture, center, mark, range_sigma);
+    bool glass = mark >= 2u; // the fluid's face on the glass (`glass_mark.glsl`)
     float radius = max(max(min(filter_radius * projected_scale / center, float(MAX_TAPS)),
                            wide_radius * projected_scale / center), 1.0);
     int taps = int(min(radius, float(MAX_TAPS)));
@@ -67,9 +67,9 @@ void main() {
             bvec2 kept;
             kept.x = fluid.x && narrow_range_keep(depths.x, center + along, center, range_sigma);
             kept.y = fluid.y && narrow_range_keep(depths.y, center - along, center, range_sigma);
-            // The fluid's face on the glass and the rest apart (`narrow_range.glsl`).
-            kept = bvec2(kept.x && narrow_range_same_class(narrow_range_mark(depths.x), glass),
-                         kept.y && narrow_range_same_class(narrow_range_mark(depths.y), glass));
+            // The fluid's face on the glass and the rest apart (`same_glass_class`).
+            kept = bvec2(kept.x && same_glass_class(glass_mark(depths.x), glass),
+                         kept.y && same_glass_class(glass_mark(depths.y), glass));
             // The bias correction: a pair counts only whole.
             if (bias_correction == 1 && !all(kept)) kept = bvec2(false);
             float weight = exp(-dot(offset, offset) / (2.0 * spatial_sigma * spatial_sigma))
@@ -79,5 +79,5 @@ void main() {
             depth_sum += dot(weights, depths);
         }
     }
-    smoothed_depth = narrow_range_pack(depth_sum / weight_sum, mark);
+    smoothed_depth = with_glass_mark(depth_sum / weight_sum, mark);
 }

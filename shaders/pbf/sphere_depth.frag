@@ -7,7 +7,7 @@
 // The depth's two lowest bits mark the fluid's face on the glass for the depth filters: 2
 // where the surface lies within `wall_distance` of a near wall's plane and its own normal (the
 // sphere's or the ellipsoid's) points within 45° of the wall's, as `normals.frag` tests the
-// smoothed surface; the filters keep such samples and the rest apart (`narrow_range.glsl`). 1
+// smoothed surface; the filters keep such samples and the rest apart (`glass_mark.glsl`). 1
 // marks the rest of the band, where `normals` tests the wall rule; 0 elsewhere. The band is
 // tested at the point of the pixel's view ray at the surface's depth, the point `normals`
 // rebuilds from the depth: a sphere's surface point under the sprite coordinate lies off that
@@ -21,18 +21,13 @@ const int anisotropic = ANISOTROPIC; // a program each (`particle_sprite.vert`)
 flat in vec4 wall[3];
 uniform float wall_distance;
 
-// Eye distance along −z, m, its two lowest bits the mark (`narrow_range.glsl`).
+// Eye distance along −z, m, its two lowest bits the mark (`glass_mark.glsl`, appended).
 out float eye_depth;
 
 bool ellipsoid_hit(out vec3 entry, out vec3 exit);
 vec3 ellipsoid_normal(vec3 point);
 vec3 ray_point(float depth);
-
-// The depth with its two lowest bits set to `mark` (as `narrow_range.glsl`'s
-// `narrow_range_pack`).
-float with_mark(float depth, uint mark) {
-    return uintBitsToFloat((floatBitsToUint(depth) & ~3u) | mark);
-}
+float with_glass_mark(float depth, uint mark);
 
 // The mark of `plane` for the surface whose outward normal is `normal`, seen at `on_ray`
 // (`ray_point`): 2 in its band and facing it within 45°, 1 otherwise near the band (1 % over
@@ -65,6 +60,6 @@ void main() {
     vec3 normal = ellipsoid_normal(eye_position);
     uint mark = max(max(wall_mark(wall[0], normal, on_ray), wall_mark(wall[1], normal, on_ray)),
                     wall_mark(wall[2], normal, on_ray));
-    eye_depth = with_mark(-eye_position.z, mark);
+    eye_depth = with_glass_mark(-eye_position.z, mark);
 }
 

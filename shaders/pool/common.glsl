@@ -65,9 +65,16 @@ const int MAX_TAPS = 4;
 // How many taps a pixel takes whose rest position moves by `across` and `along` (m) a pixel
 // (its screen derivatives): one per TAP_CELLS of the mesh's cells its longer side spans. The
 // mesh, not the grid: a one-tap pixel is shaded with what the mesh draws, so on a strided mesh
-// (grids over 513 nodes) counting the grid's cells started the taps s times too near.
+// (grids over 513 nodes) counting the grid's cells started the taps s times too near. Built
+// with FAR_TAPS_BY_GRID (`TapCells::Grid`, only for docs/pool.md's measurement) it counts the
+// grid's cells, as before.
 int far_tap_count(vec2 across, vec2 along) {
-    float cells = max(length(across), length(along)) / (spacing() * float(mesh_stride));
+#ifdef FAR_TAPS_BY_GRID
+    float cell = spacing();
+#else
+    float cell = spacing() * float(mesh_stride);
+#endif
+    float cells = max(length(across), length(along)) / cell;
     return clamp(int(ceil(cells / TAP_CELLS)), 1, MAX_TAPS);
 }
 

@@ -1,7 +1,7 @@
 //! The bytes each stage of a frame moves through memory, counted from the kernels' reads and
 //! writes in `kernels/ink.cu` (each array element read once and written once: the traffic a
 //! perfect cache would leave), so `bench` can print an effective bandwidth per stage and the
-//! H200 run gives its fraction of ~4 TB/s directly (docs/ink.md "Bandwidth").
+//! H200 run gives its fraction of ~4 TB/s directly (docs/ink-cuda.md "Bandwidth").
 
 use super::params::{Advection, InkParams, PressureSolver};
 use super::InkStage;

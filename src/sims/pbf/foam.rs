@@ -111,7 +111,7 @@ pub struct FoamSettings {
 impl Default for FoamSettings {
     /// The rates: at 1000/s the 30 000-particle dam break's breaking front is one saturated
     /// white sheet in the picture (the additive foam discs); at 250/s it stays white where the
-    /// trapped air is strongest and shows the sheet's structure elsewhere (docs/viewer.md).
+    /// trapped air is strongest and shows the sheet's structure elsewhere (docs/foam.md).
     fn default() -> Self {
         FoamSettings {
             enabled: false,

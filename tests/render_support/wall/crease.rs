@@ -32,9 +32,9 @@ impl Wall {
     /// depth less their splatted depth (m; negative: pulled towards the eye) and how many were
     /// pulled more than 5 mm towards the eye, and how far their smoothed depth lies outside
     /// the range of the smoothed depths of the pixels above and below them (the face's) at
-    /// the most (m) and how many by more than 2 mm (docs/viewer.md, "The seams inside the
-    /// face"). Of the rest, the pinholes: a splat deeper by
-    /// over 1 cm than the pixels above and below it (a particle behind the front layer seen
+    /// the most (m) and how many by more than 2 mm (docs/fluid-rendering.md, "The seams inside the
+    /// face"). Of the rest, the pinholes: a splat deeper by over 1 cm than the pixels above and
+    /// below it (a particle behind the front layer seen
     /// through a gap between its splats, which the filter fills in: it is pulled towards the
     /// eye by about that step): how many, the least of that difference, and how far the
     /// smoothed depth lies outside the splatted depths of the pixels above and below at the

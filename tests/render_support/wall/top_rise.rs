@@ -31,9 +31,9 @@ impl Wall {
     /// and caustics off (`unlit`), and of those lighter columns, the median of that figure
     /// without them and how many are lighter by 10 levels without them too (a container edge
     /// drawn across their rows darkens both pictures alike). The composite's inputs read back there
-    /// (docs/viewer.md, "The top's last rows at the front glass"): the refraction's lookup
-    /// (about 11 px down the screen) reaches, from the first rows, the lit strip of floor
-    /// behind the front glass, past the fluid's shadow. Of the columns lighter by 10 levels
+    /// (docs/fluid-rendering.md, "The top's last rows at the front glass"): the refraction's lookup
+    /// (about 11 px down the screen) reaches, from the first rows, the lit strip of floor behind
+    /// the front glass, past the fluid's shadow. Of the columns lighter by 10 levels
     /// without shadow and caustics too, how many have the lookup on a light cell of the
     /// floor's checker from the first row and on a dark one from the fifth (the cells'
     /// boundary crossed: the unlit scene's lighter band); of those lighter with them only, how

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 /// The worst relative field difference of one stage between the GPU-like emulation (FMA
 /// contraction, as nvcc) and the CPU solver, measured by `gpu_like_emulation_spread` over both
-/// schemes and ink scales 1 and 2 (docs/ink.md): parity.rs's GPU allowance is ten times it.
+/// schemes and ink scales 1 and 2 (docs/ink-cuda.md): parity.rs's GPU allowance is ten times it.
 pub const GPU_LIKE_MEASURED: f32 = 2.5e-6;
 
 /// The worst relative field difference after [`parity::RUN_STEPS`] whole steps of the GPU-like
@@ -389,7 +389,7 @@ fn a_wrong_kernel_fails_the_emulation_comparison() {
         (
             "obstacles' ghost faces not mirrored",
             (
-                "ink.cu",
+                "ink_walls.cuh",
                 "if (n > 0) value = mirrored(stick, value, sum, n);\n            }\n            u[ku]",
                 "}\n            u[ku]",
             ),

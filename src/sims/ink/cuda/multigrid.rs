@@ -131,7 +131,8 @@ impl GpuMultigrid {
     /// on the GPU from the flow's `solid` (sent already) and `stencil` (derived there by
     /// `wall_rows`), each coarser level's rows under it sent from the host's copy, and the
     /// levels' records: about 0.17 MB a substep where the whole hierarchy was 2.67 MB, for
-    /// the `stir` disc at 1414 × 707 (docs/ink.md, "The brush stamp and moving discs: cost").
+    /// the `stir` disc at 1414 × 707 (docs/ink-walls.md, "The multigrid's masks follow the
+    /// changed cells").
     /// `patch` holds every change of the substep, however scattered: each level is coarsened
     /// once and copied in its blocks of whole rows, blocks near each other joined
     /// ([`Hierarchy::pooled_blocks`]; [`JOIN_DEVICE_BYTES`] apart on the finest level, on the

@@ -1,4 +1,4 @@
-//! The launches of each stage of an ink step (docs/ink.md "CUDA"), in the order the CPU solver
+//! The launches of each stage of an ink step (docs/ink-cuda.md), in the order the CPU solver
 //! runs its functions of the same names. `tests/emulation/ink.cpp` runs the same sequences with
 //! the kernels compiled as C++.
 

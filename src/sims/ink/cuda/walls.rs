@@ -1,4 +1,4 @@
-//! Obstacles changed on CUDA — cells painted, a disc moved (docs/ink.md "Obstacles"): the rows
+//! Obstacles changed on CUDA — cells painted, a disc moved (docs/ink-walls.md): the rows
 //! that may have changed are found from what is known, the cells that differ and the rows near
 //! a disc moving before or now ([`plan_walls`]); the host mirror takes the cells and marks
 //! those rows' masks stale ([`Mirror`]: brought up to date when something reads them); their
@@ -300,13 +300,13 @@ pub(super) struct WallPlan {
 /// [`Mirror::up_to_date`], which set those rows again in the mirror itself and clear their
 /// marks, so a row is redone once
 /// after it changed, not at every read. A moving disc's substep then costs the host its rows'
-/// cells, not their masks (docs/ink.md "Obstacles"). The stale rows are set again from the cells
-/// and the discs moving when read; as [`plan_walls`] marks every row a disc moving before or now
-/// covers, that is what setting them at once would have left (`walls_tests.rs` checks it after
-/// several substeps).  The flow sits in a `RefCell` so that a read through `&self`
-/// (`InkSolver::with_state`) updates it in place; [`Mirror::flow`] lends it behind a
-/// guard, and a read made while such a guard is alive brings a copy up to date instead (slower,
-/// never a panic).
+/// cells, not their masks (docs/ink-walls.md, "The host mirror's masks are taken when read").
+/// The stale rows are set again from the cells and the discs moving when read; as
+/// [`plan_walls`] marks every row a disc moving before or now covers, that is what setting them
+/// at once would have left (`walls_tests.rs` checks it after several substeps).  The flow sits
+/// in a `RefCell` so that a read through `&self` (`InkSolver::with_state`) updates it in place;
+/// [`Mirror::flow`] lends it behind a guard, and a read made while such a guard is alive brings
+/// a copy up to date instead (slower, never a panic).
 pub(super) struct Mirror {
     inner: RefCell<Inner>,
     /// How many reads brought a copy up to date (a guard of [`Mirror::flow`] alive): each such

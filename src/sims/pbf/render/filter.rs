@@ -13,26 +13,17 @@ use glow::HasContext;
 use std::rc::Rc;
 
 /// A filter pass's program: `common/fullscreen.vert` and `shaders/pbf/<fragment>` with
-/// `narrow_range.glsl` (the narrow-range filter's rules) appended.
+/// `narrow_range.glsl` (the narrow-range filter's rules) and `glass_mark.glsl` (the marks of
+/// the fluid's face on the glass, the class and seam rules) appended.
 macro_rules! filter_shader {
-    ($name:expr, $fragment:expr) => {
+    ($name:expr, $fragment:literal) => {
         ShaderSource {
             name: $name,
             vertex: include_str!(concat!(
                 env!("CARGO_MANIFEST_DIR"),
                 "/shaders/common/fullscreen.vert"
             )),
-            fragment: concat!(
-                include_str!(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/shaders/pbf/",
-                    $fragment
-                )),
-                include_str!(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/shaders/pbf/narrow_range.glsl"
-                )),
-            ),
+            fragment: pbf_glsl!($fragment, "narrow_range.glsl", "glass_mark.glsl"),
             geometry: None,
         }
     };
@@ -80,7 +71,7 @@ pub(super) struct SmoothDepthProgram {
     direction: Uniform,
     perspective: Uniform,
     bias_correction: Uniform,
-    seam_rule: Uniform,
+    applies_seam_rule: Uniform,
 }
 
 impl SmoothDepthProgram {
@@ -96,7 +87,7 @@ impl SmoothDepthProgram {
             direction: program.uniform(gl, "direction")?,
             perspective: program.uniform(gl, "perspective")?,
             bias_correction: program.uniform(gl, "bias_correction")?,
-            seam_rule: program.uniform(gl, "seam_rule")?,
+            applies_seam_rule: program.uniform(gl, "applies_seam_rule")?,
             program,
         })
     }
@@ -112,7 +103,7 @@ pub(super) struct SmoothDepth2dProgram {
     wide_radius: Uniform,
     range_sigma: Uniform,
     bias_correction: Uniform,
-    seam_rule: Uniform,
+    applies_seam_rule: Uniform,
 }
 
 impl SmoothDepth2dProgram {
@@ -129,7 +120,7 @@ impl SmoothDepth2dProgram {
             wide_radius: program.uniform(gl, "wide_radius")?,
             range_sigma: program.uniform(gl, "range_sigma")?,
             bias_correction: program.uniform(gl, "bias_correction")?,
-            seam_rule: program.uniform(gl, "seam_rule")?,
+            applies_seam_rule: program.uniform(gl, "applies_seam_rule")?,
             program,
         })
     }
@@ -230,9 +221,9 @@ impl Renderer {
         pass.range_sigma.set(&gl, layer_step(frame));
         pass.bias_correction
             .set(&gl, i32::from(settings.bias_correction));
-        // The first filter pass classes the face's seams: this one when no separable
-        // iteration ran before it.
-        pass.seam_rule
+        // The first filter pass applies the seam rule: this one when no separable iteration
+        // ran before it.
+        pass.applies_seam_rule
             .set(&gl, i32::from(self.smoothed == usize::MAX));
         // SAFETY: GL calls on this thread's current context (front ends make it current
         // before calling the renderer); every object named is this renderer's and alive.
@@ -297,8 +288,9 @@ impl Renderer {
                 Vec2::new(0.0, texel.y)
             };
             pass.direction.set(&gl, direction);
-            // The camera's first pass classes the face's seams (the sun's view has no glass).
-            pass.seam_rule.set(&gl, i32::from(perspective && half == 0));
+            // The camera's first pass applies the seam rule (the sun's view has no glass).
+            pass.applies_seam_rule
+                .set(&gl, i32::from(perspective && half == 0));
             self.bind_texture(0, glow::TEXTURE_2D, Some(source));
             self.fullscreen.draw(&gl);
             source = destination.texture;

@@ -38,6 +38,15 @@
 //! shadow and caustics passes. The kind-agnostic parts (programs, targets, sky, timer, capture)
 //! are [`crate::gfx`]'s.
 
+/// The files of `shaders/pbf/` named, one after the other: a pass's own shader, then the shared
+/// parts it calls (`ellipsoid.glsl`, `narrow_range.glsl`, `glass_mark.glsl`), whose prototypes
+/// it declares.
+macro_rules! pbf_glsl {
+    ($($file:literal),+) => {
+        concat!($(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/pbf/", $file))),+)
+    };
+}
+
 mod filter;
 mod foam;
 mod light;
@@ -147,7 +156,7 @@ pub enum Buffer {
     /// `sphere_depth` output: eye distance along −z, metres (0 = no fluid).
     Depth,
     /// The filters' output (`smooth_depth`, `smooth_depth_2d`), metres (0 = no fluid); its two
-    /// lowest bits the pixel's mark (`narrow_range_mark`: `sphere_depth`'s, or 3 for a seam of
+    /// lowest bits the pixel's mark (`glass_mark.glsl`: `sphere_depth`'s, or 3 for a seam of
     /// the face the camera's first filter pass found).
     SmoothedDepth,
     /// `thickness` output (blurred by `smooth_thickness` when it runs), metres.

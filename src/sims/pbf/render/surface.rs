@@ -90,35 +90,25 @@ impl Targets {
 }
 
 /// A sprite pass's program: `particle_sprite.vert` and `shaders/pbf/<fragment>` with
-/// `ellipsoid.glsl` appended, for the spheres (`ANISOTROPIC` 0) or the ellipsoids (1): a
-/// program each, as llvmpipe runs both sides of a branch on a uniform (the spheres'
-/// `sphere_depth` 108.8 → 64.9 ms, `thickness` 80.2 → 22.9 ms; docs/viewer.md).
+/// `ellipsoid.glsl` and the `appended` files appended, for the spheres (`ANISOTROPIC` 0) or the
+/// ellipsoids (1): a program each, as llvmpipe runs both sides of a branch on a uniform (the
+/// spheres' `sphere_depth` 108.8 → 64.9 ms, `thickness` 80.2 → 22.9 ms;
+/// docs/render-timings.md).
 macro_rules! sprite_shader {
-    ($name:expr, $fragment:expr, $anisotropic:literal) => {
+    ($name:expr, $fragment:literal, $anisotropic:literal $(, $appended:literal)*) => {
         ShaderSource {
             name: $name,
             vertex: concat!(
                 "#version 330 core\n#define ANISOTROPIC ",
                 $anisotropic,
                 "\n",
-                include_str!(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/shaders/pbf/particle_sprite.vert"
-                )),
+                pbf_glsl!("particle_sprite.vert"),
             ),
             fragment: concat!(
                 "#version 330 core\n#define ANISOTROPIC ",
                 $anisotropic,
                 "\n",
-                include_str!(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/shaders/pbf/",
-                    $fragment
-                )),
-                include_str!(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/shaders/pbf/ellipsoid.glsl"
-                )),
+                pbf_glsl!($fragment, "ellipsoid.glsl" $(, $appended)*),
             ),
             geometry: None,
         }
@@ -158,9 +148,9 @@ impl SphereDepthProgram {
     /// The program for spheres, or for ellipsoids where `anisotropic`.
     pub(super) fn new(gl: &glow::Context, anisotropic: bool) -> Result<SphereDepthProgram> {
         let source = if anisotropic {
-            sprite_shader!("sphere_depth", "sphere_depth.frag", 1)
+            sprite_shader!("sphere_depth", "sphere_depth.frag", 1, "glass_mark.glsl")
         } else {
-            sprite_shader!("sphere_depth", "sphere_depth.frag", 0)
+            sprite_shader!("sphere_depth", "sphere_depth.frag", 0, "glass_mark.glsl")
         };
         let program = Program::new(gl, &source)?;
         Ok(SphereDepthProgram {
@@ -294,10 +284,16 @@ pub(super) struct NormalsProgram {
 
 impl NormalsProgram {
     pub(super) fn new(gl: &glow::Context) -> Result<NormalsProgram> {
-        let program = Program::new(
-            gl,
-            &shader!("normals", "common/fullscreen.vert", "pbf/normals.frag"),
-        )?;
+        let source = ShaderSource {
+            name: "normals",
+            vertex: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/shaders/common/fullscreen.vert"
+            )),
+            fragment: pbf_glsl!("normals.frag", "glass_mark.glsl"),
+            geometry: None,
+        };
+        let program = Program::new(gl, &source)?;
         Ok(NormalsProgram {
             depth_texture: program.uniform(gl, "depth_texture")?,
             texel: program.uniform(gl, "texel")?,

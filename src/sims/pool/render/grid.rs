@@ -188,10 +188,30 @@ impl SurfaceBuild {
     }
 }
 
+/// Whose cells `far_tap_count` (`shaders/pool/common.glsl`) counts along a pixel's footprint:
+/// the drawn mesh's (what the renderer draws with), or the grid's, as it counted before on
+/// grids over 513 nodes (s times more taps), kept only for docs/pool.md's measurement of the
+/// two counts' aliasing (`tests/pool_render_strided.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TapCells {
+    /// The drawn mesh's cells (`mesh_stride` nodes each).
+    Mesh,
+    /// The grid's cells (`FAR_TAPS_BY_GRID`).
+    Grid,
+}
+
 impl SurfaceProgram {
     pub(super) fn new(gl: &glow::Context) -> Result<SurfaceProgram> {
         Ok(SurfaceProgram {
-            taps: SurfaceBuild::new(
+            taps: SurfaceProgram::taps(gl, TapCells::Mesh)?,
+            plain: SurfaceBuild::new(gl, &pool_shader!("surface", "surface.vert", "surface.frag"))?,
+        })
+    }
+
+    /// The build with the far taps, counted by `cells`.
+    fn taps(gl: &glow::Context, cells: TapCells) -> Result<SurfaceBuild> {
+        match cells {
+            TapCells::Mesh => SurfaceBuild::new(
                 gl,
                 &pool_shader!(
                     "surface",
@@ -199,9 +219,24 @@ impl SurfaceProgram {
                     "surface.frag",
                     "#define FAR_TAPS\n"
                 ),
-            )?,
-            plain: SurfaceBuild::new(gl, &pool_shader!("surface", "surface.vert", "surface.frag"))?,
-        })
+            ),
+            TapCells::Grid => SurfaceBuild::new(
+                gl,
+                &pool_shader!(
+                    "surface",
+                    "surface.vert",
+                    "surface.frag",
+                    "#define FAR_TAPS\n#define FAR_TAPS_BY_GRID\n"
+                ),
+            ),
+        }
+    }
+
+    /// Rebuilds the far taps' program counting `cells`.
+    pub(super) fn count_taps_by(&mut self, gl: &glow::Context, cells: TapCells) -> Result<()> {
+        let built = SurfaceProgram::taps(gl, cells)?;
+        std::mem::replace(&mut self.taps, built).program.delete(gl);
+        Ok(())
     }
 
     pub(super) fn draw(&self, gl: &glow::Context, values: &FrameValues, grid: &Grid) {

@@ -47,19 +47,7 @@ fn fixed_nodes_never_move() {
 fn the_spring_lattice_carries_waves_at_the_height_fields_speed() {
     let mut p = params(Model::Springs, Edges::Open, 257);
     p.horizontal = false;
-    let mut pool = CpuPool::new(&p, |_, _| false);
-    let centre = [1.0, 1.0];
-    pool.step(&p, &[drop_at(centre, 4.0 * p.spacing(), 1e-4)]);
-    run_until(&mut pool, &p, 0.6 - p.dt);
-    let r1 = crest_radius(&pool, centre);
-    run_until(&mut pool, &p, 0.6);
-    let r2 = crest_radius(&pool, centre);
-    let speed = (r2 - r1) / 0.6;
-    assert!(
-        (speed - p.wave_speed).abs() < 0.03 * p.wave_speed,
-        "crest at {r1} m then {r2} m: {speed} m/s, expected {} m/s",
-        p.wave_speed
-    );
+    ring_travels_at_the_wave_speed(&p, 1e-4);
 }
 
 /// The spring lattice at rest has no energy, to the bit, with or without shear springs and at

@@ -36,6 +36,25 @@ fn drop_at(position: [f32; 2], radius: f32, amplitude: f32) -> Drop {
     }
 }
 
+/// A drop of `amplitude` (m) at (1, 1) m of radius 4 cells on a still pool of `p`: its ring's
+/// crest moves at the wave speed within 3 % between 0.6 s and 1.2 s after it (the crest lags
+/// the front by a constant, which the difference cancels).
+fn ring_travels_at_the_wave_speed(p: &PoolParams, amplitude: f32) {
+    let mut pool = CpuPool::new(p, |_, _| false);
+    let centre = [1.0, 1.0];
+    pool.step(p, &[drop_at(centre, 4.0 * p.spacing(), amplitude)]);
+    run_until(&mut pool, p, 0.6 - p.dt);
+    let r1 = crest_radius(&pool, centre);
+    run_until(&mut pool, p, 0.6);
+    let r2 = crest_radius(&pool, centre);
+    let speed = (r2 - r1) / 0.6;
+    assert!(
+        (speed - p.wave_speed).abs() < 0.03 * p.wave_speed,
+        "crest at {r1} m then {r2} m: {speed} m/s, expected {} m/s",
+        p.wave_speed
+    );
+}
+
 /// Frames of `params.dt` until `time` (s) has passed.
 fn run_until(pool: &mut CpuPool, params: &PoolParams, time: f32) {
     let frames = (time / params.dt).round() as usize;
