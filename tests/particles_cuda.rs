@@ -24,6 +24,123 @@ fn every_particles_kernel_the_host_launches_is_in_the_module() {
     kinds::assert_module_holds_exactly(module(), "particles.cu", kernels::NAMES);
 }
 
+/// The kernel names of `text`: each `launch(` call's first string literal, the arguments before
+/// it only identifiers (`m.launch("surface"`, `Self::launch(m, s, "volume"` over several lines);
+/// with `kernels` true instead the name after each `extern "C" __global__` (past its
+/// `void __launch_bounds__(…)`).
+fn kernel_names(text: &str, kernels: bool) -> Vec<String> {
+    let name = |rest: &str| -> Option<String> {
+        let n: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        (!n.is_empty()).then_some(n)
+    };
+    let mut names = Vec::new();
+    if kernels {
+        for piece in text.split("extern \"C\" __global__").skip(1) {
+            let head = piece.split('(').next().unwrap_or("");
+            let after = if head.contains("__launch_bounds__") {
+                piece.split_once(')').map_or("", |(_, rest)| rest)
+            } else {
+                piece.strip_prefix(" void").unwrap_or(piece)
+            };
+            names.extend(name(after.trim_start()));
+        }
+    } else {
+        for piece in text.split("launch(").skip(1) {
+            let Some((args, rest)) = piece.split_once('"') else {
+                continue;
+            };
+            let plain = args
+                .chars()
+                .all(|c| c.is_alphanumeric() || "_, \n".contains(c));
+            if plain {
+                names.extend(name(rest));
+            }
+        }
+    }
+    names
+}
+
+/// The particles kernels launched by name in src/sims/particles/cuda/*.rs (`launch`'s string
+/// literals) and defined in kernels/particles*.cu* (`extern "C" __global__`) that `names` lacks.
+fn not_looked_up(names: &[&str]) -> Vec<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |dir: &str, keep: &dyn Fn(&str) -> bool| -> String {
+        let mut found: Vec<_> = std::fs::read_dir(root.join(dir))
+            .expect(dir)
+            .map(|e| e.expect(dir).path())
+            .filter(|p| keep(&p.file_name().unwrap().to_string_lossy()))
+            .collect();
+        found.sort();
+        found
+            .iter()
+            .map(|p| std::fs::read_to_string(p).expect("source"))
+            .collect()
+    };
+    let launched = kernel_names(
+        &read("src/sims/particles/cuda", &|f| f.ends_with(".rs")),
+        false,
+    );
+    let defined = kernel_names(
+        &read("kernels", &|f| {
+            f.starts_with("particles") && f.contains(".cu")
+        }),
+        true,
+    );
+    // The scans find them all (so a scan that finds nothing cannot pass).
+    for known in [
+        "emit",
+        "collide_scan",
+        "body_points",
+        "xpbd_solve",
+        "reduce_finish",
+    ] {
+        assert!(
+            launched.iter().any(|n| n == known),
+            "{known} not found launched"
+        );
+        assert!(
+            defined.iter().any(|n| n == known),
+            "{known} not found defined"
+        );
+    }
+    let mut missing: Vec<_> = launched
+        .into_iter()
+        .chain(defined)
+        .filter(|n| !names.contains(&n.as_str()))
+        .collect();
+    missing.sort();
+    missing.dedup();
+    missing
+}
+
+/// Every kernel the host launches by name and every `extern "C" __global__` kernel of
+/// kernels/particles*.cu* is in `kernels::NAMES`, which `Module::load` looks up: a kernel left
+/// out there fails its first launch on a GPU ("was not looked up when module particles was
+/// loaded"), which nothing else on the CPU sees (the emulation calls the kernels directly, and
+/// the PTX check above only runs where build.rs made PTX). The NAMES before the volume term's
+/// fix lacked `volume`, `volume_gather` and `xpbd_volume`: the test checks that the scan names
+/// exactly those three for that list.
+#[test]
+fn every_particles_kernel_launched_or_defined_is_looked_up() {
+    assert_eq!(
+        not_looked_up(kernels::NAMES),
+        Vec::<String>::new(),
+        "not in kernels::NAMES"
+    );
+    let before: Vec<_> = kernels::NAMES
+        .iter()
+        .copied()
+        .filter(|n| !["volume", "volume_gather", "xpbd_volume"].contains(n))
+        .collect();
+    assert_eq!(
+        not_looked_up(&before),
+        ["volume", "volume_gather", "xpbd_volume"]
+    );
+}
+
 /// The integer value of `#define name value` in `source` (decimal or hex, an optional `u`;
 /// a trailing `//` comment dropped).
 fn define(source: &str, name: &str) -> u32 {

@@ -38,7 +38,8 @@ pub fn nodes_box(maxima: &[f64]) -> Option<[glam::Vec3; 2]> {
     (lo.x <= hi.x).then_some([lo, hi])
 }
 
-/// The kernels the host launches (each an `.entry` of the PTX).
+/// The kernels the host launches (each an `.entry` of the PTX), which `Module::load` looks up
+/// (`tests/particles_cuda.rs` checks every launched or defined kernel is here).
 pub const NAMES: &[&str] = &[
     "emit",
     "advance",
@@ -53,11 +54,14 @@ pub const NAMES: &[&str] = &[
     "sort_scan",
     "sort_scatter",
     "springs",
+    "volume",
+    "volume_gather",
     "wind",
     "wind_gather",
     "integrate",
     "xpbd_predict",
     "xpbd_solve",
+    "xpbd_volume",
     "xpbd_velocity",
     "collide_nodes",
     "reduce_nodes",
