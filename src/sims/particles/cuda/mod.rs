@@ -24,6 +24,7 @@ mod gl;
 pub mod kernels;
 pub mod live_edit_check;
 pub mod parity;
+mod parity_body;
 mod stages;
 pub mod stats;
 
