@@ -423,9 +423,9 @@ impl Body {
         bounds(&self.position)
     }
 
-    /// A bound on the highest angular frequency of the springs, rad/s: ω² ≤ 2·max over nodes
-    /// of Σk/m over the node's springs and its cells' volume term (Gershgorin's theorem on the
-    /// stiffness matrix; a stretched spring's transverse stiffness is below its axial k;
+    /// A bound on the highest angular frequency of the springs, rad/s: ω² ≤ max over nodes of
+    /// (2·Σk + the cells' row sum 12·K·h)/m, Σk over the node's springs (Gershgorin's theorem
+    /// on the stiffness matrix; a stretched spring's transverse stiffness is below its axial k;
     /// [`Cells::node_stiffness`]). Symplectic Euler and Verlet are stable while dt·ω < 2.
     pub fn omega_max(&self) -> f32 {
         let most = (0..self.len())
@@ -434,7 +434,7 @@ impl Body {
                 list.iter().map(|l| l.stiffness).sum::<f32>()
             })
             .fold(0.0f32, f32::max);
-        (2.0 * (most + self.cells.node_stiffness()) / self.mass).sqrt()
+        ((2.0 * most + self.cells.node_stiffness()) / self.mass).sqrt()
     }
 
     /// Sets every spring's stiffness by its kind: [structural, shear, bending], N/m.

@@ -395,19 +395,20 @@ impl ParticlesScene {
     }
 
     /// The fewest substeps per frame an explicit integrator needs: dt·ω_max < 2, ω_max² ≤
-    /// 2·Σk/m over the busiest node's springs (Gershgorin's bound, computed from the lattice:
-    /// an interior node's springs).
+    /// (2·Σk + 12·K·h)/m over the busiest node's springs and a jelly's cells (Gershgorin's
+    /// bound, computed from the lattice: an interior node's).
     pub fn stable_substeps(&self) -> u32 {
         let [k, shear, bend] = self.body.stiffnesses();
-        let per_node = match self.which {
-            // The volume term's bound, 12·K·h (`Cells::node_stiffness`).
+        let (per_node, cells) = match self.which {
+            // The volume term's row sum, 12·K·h, counted once (`Cells::node_stiffness`).
             Which::Jelly => {
                 let h = self.body.size / (self.body.n.max(2) - 1) as f32;
-                6.0 * k + 20.0 * shear + 6.0 * bend + 12.0 * self.body.volume_stiffness * h
+                let springs = 6.0 * k + 20.0 * shear + 6.0 * bend;
+                (springs, 12.0 * self.body.volume_stiffness * h)
             }
-            _ => 4.0 * k + 4.0 * shear + 4.0 * bend,
+            _ => (4.0 * k + 4.0 * shear + 4.0 * bend, 0.0),
         };
-        let omega = (2.0 * per_node / self.node_mass()).sqrt();
+        let omega = ((2.0 * per_node + cells) / self.node_mass()).sqrt();
         let substeps = (self.dt * omega / 2.0).floor() + 1.0;
         if substeps.is_finite() && substeps < u32::MAX as f32 {
             substeps as u32

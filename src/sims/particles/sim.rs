@@ -172,8 +172,8 @@ impl ParticlesSim {
         self.steps += 1;
     }
 
-    /// One frame of a body: `substeps` × (`springs`, `volume`, `wind`, `integrate`, `collide`), all on
-    /// one of rayon's workers (`rayon::scope`): the caller hands the frame to the pool once,
+    /// One frame of a body: `substeps` × (`springs`, `volume`, `wind`, `integrate`,
+    /// `collide`), all on one of rayon's workers (`rayon::scope`): the caller hands the frame to the pool once,
     /// rather than each stage's parallel loop once (four or five hand-offs a substep, each a
     /// wake-up of a sleeping worker and a wait for it, ~35 µs apiece on this loaded machine).
     fn step_body(&mut self) {

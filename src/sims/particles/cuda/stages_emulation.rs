@@ -141,10 +141,10 @@ fn contracted_particles_stages_stay_within_the_derived_bound() {
 
 /// A kernel with one operation changed is caught: the first hit's cut applied as a bounce,
 /// a spring's rest length shortened, a cell's volume gradient with a cross product turned
-/// over, XPBD's volume constraint at half the corners' inverse mass, the sort front to back, a survivor's tag taken from the
-/// wrong particle, a skin normal gathered from a neighbouring triangle, a water normal's
-/// one-sided difference, a node coloured by the next node's kinetic energy, a spring by the
-/// next spring's stiffness.
+/// over, XPBD's volume constraint at half the corners' inverse mass, the sort front to back, a
+/// survivor's tag taken from the wrong particle, a skin normal gathered from a neighbouring
+/// triangle, a water normal's one-sided difference, a node coloured by the next node's kinetic
+/// energy, a spring by the next spring's stiffness.
 #[test]
 #[cfg_attr(
     not(fluidlab_cxx20),
