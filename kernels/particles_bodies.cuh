@@ -34,6 +34,7 @@ __device__ __forceinline__ bool odd_corner(unsigned c) { return ((c ^ (c >> 1) ^
 // The mean of the corner terms (volume.rs `volume`).
 __device__ __forceinline__ float cell_volume(const vec3* q) {
     float sum = 0.0f;
+#pragma unroll
     for (unsigned c = 0; c < 8; ++c) {
         vec3 p = q[c];
         vec3 a = sub(q[c ^ 1u], p), bb = sub(q[c ^ 2u], p), d = sub(q[c ^ 4u], p);
@@ -46,6 +47,7 @@ __device__ __forceinline__ float cell_volume(const vec3* q) {
 __device__ __forceinline__ vec3 cell_gradient(const vec3* q, unsigned m) {
     const unsigned steps[4] = {0u, 1u, 2u, 4u};
     vec3 sum = v3(0.0f, 0.0f, 0.0f);
+#pragma unroll
     for (unsigned s = 0; s < 4; ++s) {
         unsigned c = m ^ steps[s];
         vec3 p = q[c];
@@ -60,6 +62,7 @@ __device__ __forceinline__ vec3 cell_gradient(const vec3* q, unsigned m) {
     return mul(sum, 0.125f);
 }
 __device__ __forceinline__ void cell_corners(const float* position, unsigned n, unsigned cell, vec3* q) {
+#pragma unroll
     for (unsigned c = 0; c < 8; ++c) q[c] = load3(position, cell_node(n, cell, c));
 }
 
@@ -84,6 +87,7 @@ volume_gather(BodyStep b, const float* __restrict__ position, const float* __res
     unsigned n = b.side, m = n - 1;
     unsigned i = k % n, j = (k / n) % n, l = k / (n * n);
     vec3 f = load3(force, k);
+#pragma unroll
     for (unsigned corner = 0; corner < 8; ++corner) {
         unsigned x = corner & 1u, y = (corner >> 1) & 1u, z = corner >> 2;
         if (i < x || i - x >= m || j < y || j - y >= m || l < z || l - z >= m) continue;
@@ -218,12 +222,14 @@ xpbd_volume(BodyStep b, unsigned colour, const float* __restrict__ cell_rest,
     if (((i & 1u) | (j & 1u) << 1 | (k & 1u) << 2) != colour) return;
     vec3 q[8], g[8];
     float w[8];
+#pragma unroll
     for (unsigned corner = 0; corner < 8; ++corner) {
         unsigned at = cell_node(n, c, corner);
         q[corner] = add(load3(previous, at), load3(displacement, at));
         w[corner] = pinned[at] ? 0.0f : b.inverse_mass;
     }
     float sum = 0.0f;
+#pragma unroll
     for (unsigned corner = 0; corner < 8; ++corner) {
         g[corner] = cell_gradient(q, corner);
         sum += w[corner] * dot(g[corner], g[corner]);
@@ -234,6 +240,7 @@ xpbd_volume(BodyStep b, unsigned colour, const float* __restrict__ cell_rest,
     float lambda = cell_lambda[c];
     float delta = (rest - cell_volume(q) - compliance * lambda) / (sum + compliance);
     cell_lambda[c] = lambda + delta;
+#pragma unroll
     for (unsigned corner = 0; corner < 8; ++corner) {
         unsigned at = cell_node(n, c, corner);
         store3(displacement, at, add(load3(displacement, at), mul(g[corner], w[corner] * delta)));

@@ -191,13 +191,13 @@ fn the_hosts_constants_are_the_kernels_defines() {
     assert_eq!(Some(define("BODY_STRAIN") as usize), strain);
 }
 
-/// The records the kernels take by value have their C structs' sizes (42, 10 and 24 four-byte
+/// The records the kernels take by value have their C structs' sizes (42, 10 and 27 four-byte
 /// fields), as the PTX declares them.
 #[test]
 fn the_particles_records_have_the_kernels_sizes() {
     assert_eq!(std::mem::size_of::<FountainStep>(), 42 * 4);
     assert_eq!(std::mem::size_of::<BasinStep>(), 10 * 4);
-    assert_eq!(std::mem::size_of::<BodyStep>(), 24 * 4);
+    assert_eq!(std::mem::size_of::<BodyStep>(), 27 * 4);
     if let Some(ptx) = module().ptx {
         let first = |kernel: &str| kinds::first_parameter(ptx, kernel);
         assert!(first("advance").contains("[168]"), "{}", first("advance"));
@@ -206,7 +206,7 @@ fn the_particles_records_have_the_kernels_sizes() {
             "{}",
             first("basin_forces")
         );
-        assert!(first("springs").contains("[96]"), "{}", first("springs"));
+        assert!(first("springs").contains("[108]"), "{}", first("springs"));
     }
 }
 
@@ -244,9 +244,9 @@ fn the_drawing_and_tag_kernels_take_what_the_host_passes() {
 }
 
 /// The statistics kernels take what the host passes (src/sims/particles/cuda/stats.rs,
-/// stages.rs): `body_stats` the node count, the node mass, gravity's three components and seven
-/// arrays (positions, velocities, the links' rows, other ends, rest lengths and stiffnesses, the
-/// partials); `reduce_nodes` the body's record, the positions and the partials (one per block:
+/// stages.rs): `body_stats` the node count, the node mass, gravity's three components, six
+/// arrays (positions, velocities, the links' rows, other ends, rest lengths and stiffnesses),
+/// the jelly's side and volume modulus, and two arrays (the cells' rest volumes, the partials); `reduce_nodes` the body's record, the positions and the partials (one per block:
 /// the non-finite count; no velocities); `reduce_fountain` the basin's record, the counts
 /// (the alive among them), the heights, the particles' positions and velocities and the
 /// partials (three per block); `reduce_finish` the partials, three counts (blocks, quantities per block, the
@@ -266,10 +266,12 @@ fn the_statistics_kernels_take_what_the_host_passes() {
         [".u32", ".f32", ".f32", ".f32", ".f32"],
         "{stats:?}"
     );
-    assert_eq!(stats[5..], vec![".u64".to_string(); 7][..], "{stats:?}");
+    assert_eq!(stats[5..11], pointers(6)[..], "{stats:?}");
+    assert_eq!(stats[11..13], [".u32", ".f32"], "{stats:?}");
+    assert_eq!(stats[13..], pointers(2)[..], "{stats:?}");
     let nodes = types("reduce_nodes");
     assert_eq!(nodes.len(), 3, "{nodes:?}");
-    assert!(nodes[0].contains("[96]"), "{nodes:?}");
+    assert!(nodes[0].contains("[108]"), "{nodes:?}");
     assert_eq!(nodes[1..], pointers(2)[..], "{nodes:?}");
     let fountain = types("reduce_fountain");
     assert_eq!(fountain.len(), 6, "{fountain:?}");
@@ -305,7 +307,7 @@ fn the_xpbd_kernels_take_what_the_host_passes() {
     ] {
         let t = types(kernel);
         assert_eq!(t.len(), 1 + counts + arrays, "{kernel}: {t:?}");
-        assert!(t[0].contains("[96]"), "{kernel}: {t:?}");
+        assert!(t[0].contains("[108]"), "{kernel}: {t:?}");
         assert_eq!(
             t[1..1 + counts],
             vec![".u32".to_string(); counts][..],
@@ -327,7 +329,9 @@ fn nvrtc_compiles_the_particles_kernels() {
 
 /// No particles kernel spills registers on the H200's architecture, and none but `emit` needs
 /// a stack frame (cosf/sinf's reduction of huge arguments keeps 32 bytes there, a path its
-/// angles below 2π never take).
+/// angles below 2π never take). The volume kernels' loops over a cell's 8 corners are unrolled
+/// (`#pragma unroll`): without it their corner arrays went to local memory, a 224-byte frame in
+/// `xpbd_volume` and 96 in `volume_gather`.
 #[test]
 #[cfg_attr(
     not(fluidlab_ptxas),
