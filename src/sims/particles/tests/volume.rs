@@ -321,9 +321,8 @@ fn a_volume_stiffness_edit_applies_to_the_running_jelly() {
 }
 
 /// The 5³-cell jelly (6 nodes a side, 0.2 m cells) with every node moved by up to ±1 cm
-/// (seeded), as `previous` of an XPBD substep with no displacement yet, and its cells'
-/// |V − V₀| summed by colour (the parities of a cell's i, j, k), m³, on `previous` + `moved`.
-fn jostled() -> (Body, Vec<Vec3>, impl Fn(&Body, &[Vec3]) -> [f64; 8]) {
+/// (seeded), and those positions, as `previous` of an XPBD substep with no displacement yet.
+fn jostled() -> (Body, Vec<Vec3>) {
     let mut b = Body::jelly(6, 1.0, Vec3::ZERO, 2.0, [40.0, 20.0, 12.0]);
     let mut rng = Rng::new(11);
     let previous: Vec<Vec3> = b
@@ -332,18 +331,21 @@ fn jostled() -> (Body, Vec<Vec3>, impl Fn(&Body, &[Vec3]) -> [f64; 8]) {
         .map(|p| *p + 0.02 * Vec3::new(rng.unit() - 0.5, rng.unit() - 0.5, rng.unit() - 0.5))
         .collect();
     b.position.clone_from(&previous);
-    let errors = |b: &Body, moved: &[Vec3]| {
-        let q: Vec<Vec3> = b.position.iter().zip(moved).map(|(p, d)| *p + *d).collect();
-        let m = b.cells.side - 1;
-        let mut sums = [0.0f64; 8];
-        for c in 0..b.cells.len() {
-            let (i, j, k) = (c % m, (c / m) % m, c / (m * m));
-            let v = volume::volume(&volume::corners(&q, b.cells.side, c));
-            sums[(i & 1) | (j & 1) << 1 | (k & 1) << 2] += f64::from((v - b.cells.rest[c]).abs());
-        }
-        sums
-    };
-    (b, previous, errors)
+    (b, previous)
+}
+
+/// `b`'s cells' |V − V₀| summed by colour (the parities of a cell's i, j, k), m³, on its
+/// positions + `moved`.
+fn colour_errors(b: &Body, moved: &[Vec3]) -> [f64; 8] {
+    let q: Vec<Vec3> = b.position.iter().zip(moved).map(|(p, d)| *p + *d).collect();
+    let m = b.cells.side - 1;
+    let mut sums = [0.0f64; 8];
+    for c in 0..b.cells.len() {
+        let (i, j, k) = (c % m, (c / m) % m, c / (m * m));
+        let v = volume::volume(&volume::corners(&q, b.cells.side, c));
+        sums[(i & 1) | (j & 1) << 1 | (k & 1) << 2] += f64::from((v - b.cells.rest[c]).abs());
+    }
+    sums
 }
 
 /// One sweep of XPBD's volume constraints at a huge K (10⁹ Pa: α̃ ≈ 10⁻⁵ against
@@ -354,10 +356,10 @@ fn jostled() -> (Body, Vec<Vec3>, impl Fn(&Body, &[Vec3]) -> [f64; 8]) {
 /// that mutant).
 #[test]
 fn one_xpbd_volume_sweep_shrinks_every_colours_volume_error() {
-    let (mut b, previous, errors) = jostled();
+    let (mut b, previous) = jostled();
     b.cells.modulus = 1e9;
     let mut moved = vec![Vec3::ZERO; b.len()];
-    let before = errors(&b, &moved);
+    let before = colour_errors(&b, &moved);
     let pinned = vec![false; b.len()];
     let inverse_mass = 1.0 / b.mass;
     volume::xpbd_volume(
@@ -367,7 +369,7 @@ fn one_xpbd_volume_sweep_shrinks_every_colours_volume_error() {
         &previous,
         &mut moved,
     );
-    let after = errors(&b, &moved);
+    let after = colour_errors(&b, &moved);
     let ratios: Vec<f64> = after.iter().zip(&before).map(|(a, b)| a / b).collect();
     println!("|V − V₀| after one sweep, by colour, of before: {ratios:.4?}");
     for (colour, ratio) in ratios.iter().enumerate() {
