@@ -8,8 +8,9 @@
 //     collide_compact: the stable compaction of the survivors and of the landings), basin
 //     (basin_splash, then basin_forces + basin_integrate per substep), sort (sort_keys, then
 //     four passes of sort_histogram, sort_scan, sort_scatter: an LSD radix sort of 8-bit digits)
-//   particles_bodies.cuh, once per substep: springs, wind (+ wind_gather), integrate (or
-//     xpbd_predict, xpbd_solve once per colour and iteration, xpbd_velocity), collide_nodes
+//   particles_bodies.cuh, once per substep: springs, volume (+ volume_gather; the jelly),
+//     wind (+ wind_gather), integrate (or xpbd_predict, xpbd_solve once per colour and
+//     iteration, then xpbd_volume once per cell colour, xpbd_velocity), collide_nodes
 //   particles_drawing.cuh (render/, written straight into the renderer's GL buffers): surface
 //     (a body's skin: positions, smooth normals, texture coordinates), body_points (nodes
 //     coloured by speed, springs by strain), water (the basin's vertices and normals)
@@ -87,6 +88,8 @@ struct BodyStep {
     float ground;
     float cx, cy, cz, radius;   // the sphere
     float keep;                 // 1 − friction
+    unsigned int side, cells;   // the jelly's lattice: nodes per side (0: none), (side − 1)³ cells
+    float volume_modulus;       // the volume term's bulk modulus K, Pa (0: off)
 };
 
 struct vec3 { float x, y, z; };

@@ -1,5 +1,6 @@
-// Spring-mass bodies (dynamics.rs): springs, wind (+ wind_gather), integrate or XPBD's three
-// kernels, collide_nodes. Included by particles.cu, after the records and the vector helpers.
+// Spring-mass bodies (dynamics.rs, volume.rs): springs, volume (+ volume_gather), wind
+// (+ wind_gather), integrate or XPBD's kernels, collide_nodes. Included by particles.cu, after
+// the records and the vector helpers.
 
 // `springs`: each node's weight plus (with_springs) the pull k·(l − l₀)/l·d of each of its
 // links, gathered in the links' order.
@@ -19,6 +20,83 @@ springs(BodyStep b, const float* __restrict__ position, const unsigned* __restri
         }
     }
     store3(force, k, sum);
+}
+
+// The jelly's cells (volume.rs): corner m = x + 2y + 4z of cell (i, j, k) is node
+// (i + x, j + y, k + z); a corner's term s_c·a·(b × d) over its edges along x, y, z, s_c = −1
+// an odd number of steps from corner 0.
+__device__ __forceinline__ unsigned cell_node(unsigned n, unsigned cell, unsigned corner) {
+    unsigned m = n - 1;
+    unsigned i = cell % m, j = (cell / m) % m, k = cell / (m * m);
+    return ((k + (corner >> 2)) * n + j + ((corner >> 1) & 1u)) * n + i + (corner & 1u);
+}
+__device__ __forceinline__ bool odd_corner(unsigned c) { return ((c ^ (c >> 1) ^ (c >> 2)) & 1u) != 0; }
+// The mean of the corner terms (volume.rs `volume`).
+__device__ __forceinline__ float cell_volume(const vec3* q) {
+    float sum = 0.0f;
+#pragma unroll
+    for (unsigned c = 0; c < 8; ++c) {
+        vec3 p = q[c];
+        vec3 a = sub(q[c ^ 1u], p), bb = sub(q[c ^ 2u], p), d = sub(q[c ^ 4u], p);
+        float term = dot(a, cross(bb, d));
+        sum += odd_corner(c) ? -term : term;
+    }
+    return sum * 0.125f;
+}
+// ∂V/∂x of corner m (volume.rs `gradient`).
+__device__ __forceinline__ vec3 cell_gradient(const vec3* q, unsigned m) {
+    const unsigned steps[4] = {0u, 1u, 2u, 4u};
+    vec3 sum = v3(0.0f, 0.0f, 0.0f);
+#pragma unroll
+    for (unsigned s = 0; s < 4; ++s) {
+        unsigned c = m ^ steps[s];
+        vec3 p = q[c];
+        vec3 a = sub(q[c ^ 1u], p), bb = sub(q[c ^ 2u], p), d = sub(q[c ^ 4u], p);
+        vec3 term;
+        if (steps[s] == 0u) term = mul(add(add(cross(bb, d), cross(d, a)), cross(a, bb)), -1.0f);
+        else if (steps[s] == 1u) term = cross(bb, d);
+        else if (steps[s] == 2u) term = cross(d, a);
+        else term = cross(a, bb);
+        sum = odd_corner(c) ? sub(sum, term) : add(sum, term);
+    }
+    return mul(sum, 0.125f);
+}
+__device__ __forceinline__ void cell_corners(const float* position, unsigned n, unsigned cell, vec3* q) {
+#pragma unroll
+    for (unsigned c = 0; c < 8; ++c) q[c] = load3(position, cell_node(n, cell, c));
+}
+
+// `volume`, per cell: its pressure (K/V₀)·(V − V₀).
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+volume(BodyStep b, const float* __restrict__ position, const float* __restrict__ cell_rest,
+       float* __restrict__ pressure) {
+    unsigned c = thread_index();
+    if (c >= b.cells) return;
+    vec3 q[8];
+    cell_corners(position, b.side, c, q);
+    float rest = cell_rest[c];
+    pressure[c] = b.volume_modulus / rest * (cell_volume(q) - rest);
+}
+
+// `volume`, per node: −p·∂V/∂x from each of the up to 8 cells around it, in corner order.
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+volume_gather(BodyStep b, const float* __restrict__ position, const float* __restrict__ pressure,
+              float* __restrict__ force) {
+    unsigned k = thread_index();
+    if (k >= b.nodes || b.cells == 0) return;
+    unsigned n = b.side, m = n - 1;
+    unsigned i = k % n, j = (k / n) % n, l = k / (n * n);
+    vec3 f = load3(force, k);
+#pragma unroll
+    for (unsigned corner = 0; corner < 8; ++corner) {
+        unsigned x = corner & 1u, y = (corner >> 1) & 1u, z = corner >> 2;
+        if (i < x || i - x >= m || j < y || j - y >= m || l < z || l - z >= m) continue;
+        unsigned cell = ((l - z) * m + j - y) * m + i - x;
+        vec3 q[8];
+        cell_corners(position, n, cell, q);
+        f = sub(f, mul(cell_gradient(q, corner), pressure[cell]));
+    }
+    store3(force, k, f);
 }
 
 // `wind`, per triangle: drag·area·(n̂·w)·n̂ (w less the triangle's mean velocity when
@@ -128,6 +206,45 @@ xpbd_solve(BodyStep b, unsigned first, unsigned count, const unsigned* __restric
     vec3 n = divide(d, len);
     store3(displacement, a, add(da, mul(n, wa * delta)));
     store3(displacement, c, sub(db, mul(n, wb * delta)));
+}
+
+// XPBD, the cells of one colour (the parities of i, j, k; they share no node) of one
+// iteration: each cell's volume constraint C = V − V₀ of compliance V₀/K on `previous` + Δ,
+// its λ accumulated, the corrections to its corners' Δ (volume.rs `xpbd_volume`).
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+xpbd_volume(BodyStep b, unsigned colour, const float* __restrict__ cell_rest,
+            const unsigned char* __restrict__ pinned, float* __restrict__ cell_lambda,
+            const float* __restrict__ previous, float* __restrict__ displacement) {
+    unsigned c = thread_index();
+    if (c >= b.cells) return;
+    unsigned n = b.side, m = n - 1;
+    unsigned i = c % m, j = (c / m) % m, k = c / (m * m);
+    if (((i & 1u) | (j & 1u) << 1 | (k & 1u) << 2) != colour) return;
+    vec3 q[8], g[8];
+    float w[8];
+#pragma unroll
+    for (unsigned corner = 0; corner < 8; ++corner) {
+        unsigned at = cell_node(n, c, corner);
+        q[corner] = add(load3(previous, at), load3(displacement, at));
+        w[corner] = pinned[at] ? 0.0f : b.inverse_mass;
+    }
+    float sum = 0.0f;
+#pragma unroll
+    for (unsigned corner = 0; corner < 8; ++corner) {
+        g[corner] = cell_gradient(q, corner);
+        sum += w[corner] * dot(g[corner], g[corner]);
+    }
+    if (sum == 0.0f) return;
+    float rest = cell_rest[c];
+    float compliance = rest / (b.volume_modulus * b.dt * b.dt);
+    float lambda = cell_lambda[c];
+    float delta = (rest - cell_volume(q) - compliance * lambda) / (sum + compliance);
+    cell_lambda[c] = lambda + delta;
+#pragma unroll
+    for (unsigned corner = 0; corner < 8; ++corner) {
+        unsigned at = cell_node(n, c, corner);
+        store3(displacement, at, add(load3(displacement, at), mul(g[corner], w[corner] * delta)));
+    }
 }
 
 // XPBD's velocities and positions: v = Δ/dt, damped; x ← `previous` + Δ.

@@ -110,6 +110,24 @@ __device__ __forceinline__ float dot_rn(vec3 a, vec3 b) {
     return __fadd_rn(__fadd_rn(__fmul_rn(a.x, b.x), __fmul_rn(a.y, b.y)), __fmul_rn(a.z, b.z));
 }
 
+// glam's cross, each product rounded on its own (as dot_rn; a difference of two intrinsics'
+// results has nothing to contract).
+__device__ __forceinline__ vec3 cross_rn(vec3 a, vec3 b) {
+    return v3(__fmul_rn(a.y, b.z) - __fmul_rn(b.y, a.z), __fmul_rn(a.z, b.x) - __fmul_rn(b.z, a.x),
+              __fmul_rn(a.x, b.y) - __fmul_rn(b.x, a.y));
+}
+
+// A cell's volume as volume.rs `volume` computes it, each operation rounded on its own.
+__device__ __forceinline__ float cell_volume_rn(const vec3* q) {
+    float sum = 0.0f;
+    for (unsigned c = 0; c < 8; ++c) {
+        vec3 p = q[c];
+        float term = dot_rn(sub(q[c ^ 1u], p), cross_rn(sub(q[c ^ 2u], p), sub(q[c ^ 4u], p)));
+        sum = __fadd_rn(sum, odd_corner(c) ? -term : term);
+    }
+    return __fmul_rn(sum, 0.125f);
+}
+
 // `body_stats`, per block: the body's figures over its nodes (one thread each) into
 // partials[BODY_QUANTITIES·block + quantity], in the fixed tree order of `block_reduce`. The
 // springs' are gathered from the nodes' links (compressed rows, as `springs`): a spring is a
@@ -122,7 +140,8 @@ extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
 body_stats(unsigned nodes, float mass, float gx, float gy, float gz, const float* __restrict__ position,
            const float* __restrict__ velocity, const unsigned* __restrict__ node_start,
            const unsigned* __restrict__ link_other, const float* __restrict__ link_rest,
-           const float* __restrict__ link_stiffness, double* __restrict__ partials) {
+           const float* __restrict__ link_stiffness, unsigned side, float modulus,
+           const float* __restrict__ cell_rest, double* __restrict__ partials) {
     __shared__ double shared[PARTICLES_BLOCK];
     unsigned k = thread_index();
     double kinetic = 0.0, potential = 0.0, elastic = 0.0, strain = 0.0;
@@ -139,6 +158,16 @@ body_stats(unsigned nodes, float mass, float gx, float gy, float gz, const float
             double s = (double)stretch;
             elastic = __dadd_rn(elastic, __dmul_rn(0.5 * (double)link_stiffness[l], __dmul_rn(s, s)));
             strain = fmax(strain, (double)(fabsf(stretch) / link_rest[l]));
+        }
+        unsigned n = side, cm = side - 1;
+        if (side > 1 && modulus > 0.0f && k % n < cm && (k / n) % n < cm && k / (n * n) < cm) {
+            unsigned cell = ((k / (n * n)) * cm + (k / n) % n) * cm + k % n;
+            vec3 q[8];
+            cell_corners(position, n, cell, q);
+            double rest = (double)cell_rest[cell];
+            double change = (double)cell_volume_rn(q) - rest;
+            double e = __dmul_rn(__dmul_rn(0.5 * (double)modulus / rest, change), change);
+            elastic = __dadd_rn(elastic, e);
         }
     }
     kinetic = block_reduce<PARTICLES_BLOCK>(kinetic, false, shared);

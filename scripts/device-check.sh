@@ -67,8 +67,9 @@
 #                                                                      the render ≥ 120 fps
 #       pond simulated 1 step on cuda and cpu           3       20  the springs' energy at rest
 #                                                                      exactly 0 on the GPU
-#   4s. particles: compute-sanitizer memcheck, racecheck,  40   2×45+2×30  every particles kernel incl.
-#       fountain 110 frames, cloth 64² XPBD 2 frames                   the scans', sort's barriers
+#   4s. particles: compute-sanitizer memcheck, racecheck,  45   2×45+2×30  every particles kernel incl.
+#       fountain 110 frames, cloth 64² XPBD 2 frames,       +4×20      the scans', sort's barriers,
+#       jelly Verlet and XPBD 2 frames                                 the jelly's volume kernels
 #   4t. particles: bench cuda fountain 1M alive, cloth     20     3×40  the targets: 1M particles
 #       1024² × 8 substeps (Verlet; XPBD × 4 iterations)              and 1024² × 8 ≥ 60 fps
 #   4u. particles: render fountain-1m 1920×1080 (~1M       18       45  the 1M draw target: sort and
@@ -371,12 +372,18 @@ if part particles; then
 # fountain kernel, the splashes included) and a 64² cloth under XPBD.
 xpbd=/tmp/cloth-xpbd.toml
 sed -e 's/^integrator = .*/integrator = "xpbd"/' -e 's/^substeps = .*/substeps = 8\niterations = 4/' scenes/particles/cloth.toml >"$xpbd"
+# The jelly's volume term: volume + volume_gather (Verlet, the preset), xpbd_volume (XPBD).
+sed -e 's/^integrator = .*/integrator = "xpbd"/' scenes/particles/jelly.toml >/tmp/jelly-xpbd.toml
 if command -v compute-sanitizer >/dev/null; then
     for tool in memcheck racecheck; do
         step "particles: compute-sanitizer $tool, fountain" 45 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
             "$BIN" bench fountain --backend cuda --particles 4000 --steps 110 --warmup 0
         step "particles: compute-sanitizer $tool, cloth 64² xpbd" 30 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
             "$BIN" bench "$xpbd" --backend cuda --particles 4096 --steps 2 --warmup 0
+        for jelly in jelly /tmp/jelly-xpbd.toml; do
+            step "particles: compute-sanitizer $tool, $jelly (volume)" 20 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+                "$BIN" bench "$jelly" --backend cuda --steps 2 --warmup 0
+        done
     done
 fi
 # The targets: 1M fountain particles alive (300 warm-up frames fill it: lifetime 4 s), and a

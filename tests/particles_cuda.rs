@@ -24,6 +24,123 @@ fn every_particles_kernel_the_host_launches_is_in_the_module() {
     kinds::assert_module_holds_exactly(module(), "particles.cu", kernels::NAMES);
 }
 
+/// The kernel names of `text`: each `launch(` call's first string literal, the arguments before
+/// it only identifiers (`m.launch("surface"`, `Self::launch(m, s, "volume"` over several lines);
+/// with `kernels` true instead the name after each `extern "C" __global__` (past its
+/// `void __launch_bounds__(…)`).
+fn kernel_names(text: &str, kernels: bool) -> Vec<String> {
+    let name = |rest: &str| -> Option<String> {
+        let n: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        (!n.is_empty()).then_some(n)
+    };
+    let mut names = Vec::new();
+    if kernels {
+        for piece in text.split("extern \"C\" __global__").skip(1) {
+            let head = piece.split('(').next().unwrap_or("");
+            let after = if head.contains("__launch_bounds__") {
+                piece.split_once(')').map_or("", |(_, rest)| rest)
+            } else {
+                piece.strip_prefix(" void").unwrap_or(piece)
+            };
+            names.extend(name(after.trim_start()));
+        }
+    } else {
+        for piece in text.split("launch(").skip(1) {
+            let Some((args, rest)) = piece.split_once('"') else {
+                continue;
+            };
+            let plain = args
+                .chars()
+                .all(|c| c.is_alphanumeric() || "_, \n".contains(c));
+            if plain {
+                names.extend(name(rest));
+            }
+        }
+    }
+    names
+}
+
+/// The particles kernels launched by name in src/sims/particles/cuda/*.rs (`launch`'s string
+/// literals) and defined in kernels/particles*.cu* (`extern "C" __global__`) that `names` lacks.
+fn not_looked_up(names: &[&str]) -> Vec<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |dir: &str, keep: &dyn Fn(&str) -> bool| -> String {
+        let mut found: Vec<_> = std::fs::read_dir(root.join(dir))
+            .expect(dir)
+            .map(|e| e.expect(dir).path())
+            .filter(|p| keep(&p.file_name().unwrap().to_string_lossy()))
+            .collect();
+        found.sort();
+        found
+            .iter()
+            .map(|p| std::fs::read_to_string(p).expect("source"))
+            .collect()
+    };
+    let launched = kernel_names(
+        &read("src/sims/particles/cuda", &|f| f.ends_with(".rs")),
+        false,
+    );
+    let defined = kernel_names(
+        &read("kernels", &|f| {
+            f.starts_with("particles") && f.contains(".cu")
+        }),
+        true,
+    );
+    // The scans find them all (so a scan that finds nothing cannot pass).
+    for known in [
+        "emit",
+        "collide_scan",
+        "body_points",
+        "xpbd_solve",
+        "reduce_finish",
+    ] {
+        assert!(
+            launched.iter().any(|n| n == known),
+            "{known} not found launched"
+        );
+        assert!(
+            defined.iter().any(|n| n == known),
+            "{known} not found defined"
+        );
+    }
+    let mut missing: Vec<_> = launched
+        .into_iter()
+        .chain(defined)
+        .filter(|n| !names.contains(&n.as_str()))
+        .collect();
+    missing.sort();
+    missing.dedup();
+    missing
+}
+
+/// Every kernel the host launches by name and every `extern "C" __global__` kernel of
+/// kernels/particles*.cu* is in `kernels::NAMES`, which `Module::load` looks up: a kernel left
+/// out there fails its first launch on a GPU ("was not looked up when module particles was
+/// loaded"), which nothing else on the CPU sees (the emulation calls the kernels directly, and
+/// the PTX check above only runs where build.rs made PTX). The NAMES before the volume term's
+/// fix lacked `volume`, `volume_gather` and `xpbd_volume`: the test checks that the scan names
+/// exactly those three for that list.
+#[test]
+fn every_particles_kernel_launched_or_defined_is_looked_up() {
+    assert_eq!(
+        not_looked_up(kernels::NAMES),
+        Vec::<String>::new(),
+        "not in kernels::NAMES"
+    );
+    let before: Vec<_> = kernels::NAMES
+        .iter()
+        .copied()
+        .filter(|n| !["volume", "volume_gather", "xpbd_volume"].contains(n))
+        .collect();
+    assert_eq!(
+        not_looked_up(&before),
+        ["volume", "volume_gather", "xpbd_volume"]
+    );
+}
+
 /// The integer value of `#define name value` in `source` (decimal or hex, an optional `u`;
 /// a trailing `//` comment dropped).
 fn define(source: &str, name: &str) -> u32 {
@@ -74,13 +191,13 @@ fn the_hosts_constants_are_the_kernels_defines() {
     assert_eq!(Some(define("BODY_STRAIN") as usize), strain);
 }
 
-/// The records the kernels take by value have their C structs' sizes (42, 10 and 24 four-byte
+/// The records the kernels take by value have their C structs' sizes (42, 10 and 27 four-byte
 /// fields), as the PTX declares them.
 #[test]
 fn the_particles_records_have_the_kernels_sizes() {
     assert_eq!(std::mem::size_of::<FountainStep>(), 42 * 4);
     assert_eq!(std::mem::size_of::<BasinStep>(), 10 * 4);
-    assert_eq!(std::mem::size_of::<BodyStep>(), 24 * 4);
+    assert_eq!(std::mem::size_of::<BodyStep>(), 27 * 4);
     if let Some(ptx) = module().ptx {
         let first = |kernel: &str| kinds::first_parameter(ptx, kernel);
         assert!(first("advance").contains("[168]"), "{}", first("advance"));
@@ -89,7 +206,7 @@ fn the_particles_records_have_the_kernels_sizes() {
             "{}",
             first("basin_forces")
         );
-        assert!(first("springs").contains("[96]"), "{}", first("springs"));
+        assert!(first("springs").contains("[108]"), "{}", first("springs"));
     }
 }
 
@@ -127,9 +244,9 @@ fn the_drawing_and_tag_kernels_take_what_the_host_passes() {
 }
 
 /// The statistics kernels take what the host passes (src/sims/particles/cuda/stats.rs,
-/// stages.rs): `body_stats` the node count, the node mass, gravity's three components and seven
-/// arrays (positions, velocities, the links' rows, other ends, rest lengths and stiffnesses, the
-/// partials); `reduce_nodes` the body's record, the positions and the partials (one per block:
+/// stages.rs): `body_stats` the node count, the node mass, gravity's three components, six
+/// arrays (positions, velocities, the links' rows, other ends, rest lengths and stiffnesses),
+/// the jelly's side and volume modulus, and two arrays (the cells' rest volumes, the partials); `reduce_nodes` the body's record, the positions and the partials (one per block:
 /// the non-finite count; no velocities); `reduce_fountain` the basin's record, the counts
 /// (the alive among them), the heights, the particles' positions and velocities and the
 /// partials (three per block); `reduce_finish` the partials, three counts (blocks, quantities per block, the
@@ -149,10 +266,12 @@ fn the_statistics_kernels_take_what_the_host_passes() {
         [".u32", ".f32", ".f32", ".f32", ".f32"],
         "{stats:?}"
     );
-    assert_eq!(stats[5..], vec![".u64".to_string(); 7][..], "{stats:?}");
+    assert_eq!(stats[5..11], pointers(6)[..], "{stats:?}");
+    assert_eq!(stats[11..13], [".u32", ".f32"], "{stats:?}");
+    assert_eq!(stats[13..], pointers(2)[..], "{stats:?}");
     let nodes = types("reduce_nodes");
     assert_eq!(nodes.len(), 3, "{nodes:?}");
-    assert!(nodes[0].contains("[96]"), "{nodes:?}");
+    assert!(nodes[0].contains("[108]"), "{nodes:?}");
     assert_eq!(nodes[1..], pointers(2)[..], "{nodes:?}");
     let fountain = types("reduce_fountain");
     assert_eq!(fountain.len(), 6, "{fountain:?}");
@@ -188,7 +307,7 @@ fn the_xpbd_kernels_take_what_the_host_passes() {
     ] {
         let t = types(kernel);
         assert_eq!(t.len(), 1 + counts + arrays, "{kernel}: {t:?}");
-        assert!(t[0].contains("[96]"), "{kernel}: {t:?}");
+        assert!(t[0].contains("[108]"), "{kernel}: {t:?}");
         assert_eq!(
             t[1..1 + counts],
             vec![".u32".to_string(); counts][..],
@@ -210,7 +329,9 @@ fn nvrtc_compiles_the_particles_kernels() {
 
 /// No particles kernel spills registers on the H200's architecture, and none but `emit` needs
 /// a stack frame (cosf/sinf's reduction of huge arguments keeps 32 bytes there, a path its
-/// angles below 2π never take).
+/// angles below 2π never take). The volume kernels' loops over a cell's 8 corners are unrolled
+/// (`#pragma unroll`): without it their corner arrays went to local memory, a 224-byte frame in
+/// `xpbd_volume` and 96 in `volume_gather`.
 #[test]
 #[cfg_attr(
     not(fluidlab_ptxas),

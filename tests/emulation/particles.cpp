@@ -11,11 +11,12 @@
 // bytes: position, velocity, age, hits, drops, height, basin velocity, basin flags, inner
 // stencil, outer stencil (the fountain), previous, force, pinned, node_start, link_other,
 // link_rest, link_stiffness, triangles, node_triangle_start, node_triangles, coloured,
-// colour_start, spring_a, spring_b, spring_rest, spring_stiffness (a body), tag (the
+// colour_start, spring_a, spring_b, spring_rest, spring_stiffness, cell_rest (a body), tag (the
 // fountain), skin_node, skin_uv, skin_indices, vertex_start, vertex_triangles, scales (the
 // drawing stages' constants: body_points' node mass, red energy and decades; or the water's
 // h, basin, level, gain;
-// or body_stats' node mass and gravity's x, y, z).
+// or body_stats' node mass, gravity's x, y, z and the volume term's modulus; its lattice's side
+// in the header's second slot).
 // OUTPUT: arrays the same way: position, velocity, age, hits, drops, height, basin velocity,
 // order, tally (alive, landed), previous, force, stats (f64, −1 where the stage writes none:
 // 4 of them, the basin's end of frame, reduce_fountain's, in 0, 1 and 2 (non-finite nodes,
@@ -37,7 +38,7 @@ using std::fabs;
 #include <cstdlib>
 #include <utility>
 
-enum Stage { EMIT, ADVANCE, COLLIDE, BASIN, SORT, SPRINGS = 10, WIND, INTEGRATE, XPBD, COLLIDE_NODES, BODY_STATS,
+enum Stage { EMIT, ADVANCE, COLLIDE, BASIN, SORT, SPRINGS = 10, WIND, INTEGRATE, XPBD, COLLIDE_NODES, BODY_STATS, VOLUME,
              SURFACE = 20, BODY_POINTS, WATER };
 
 template <class Kernel> void launch(unsigned n, Kernel kernel) {
@@ -99,6 +100,7 @@ int main(int argc, char** argv) {
     auto coloured = array<unsigned>(), colour_start = array<unsigned>();
     auto spring_a = array<unsigned>(), spring_b = array<unsigned>();
     auto spring_rest = array<float>(), spring_stiffness = array<float>();
+    auto cell_rest = array<float>();
     auto tag = array<unsigned>();
     auto skin_node = array<unsigned>();
     auto skin_uv = array<float>();
@@ -173,6 +175,14 @@ int main(int argc, char** argv) {
     case SPRINGS:
         launch(b.nodes, [&] { springs(b, position.data(), node_start.data(), link_other.data(), link_rest.data(), link_stiffness.data(), force.data()); });
         break;
+    case VOLUME: {
+        // As body_stage: nothing under XPBD, without cells or at K = 0.
+        if (!b.with_springs || b.cells == 0 || !(b.volume_modulus > 0.0f)) break;
+        std::vector<float> pressure(b.cells);
+        launch(b.cells, [&] { volume(b, position.data(), cell_rest.data(), pressure.data()); });
+        launch(b.nodes, [&] { volume_gather(b, position.data(), pressure.data(), force.data()); });
+        break;
+    }
     case WIND: {
         std::vector<float> push(3 * b.triangles);
         launch(b.triangles, [&] { wind(b, triangles.data(), position.data(), velocity.data(), push.data()); });
@@ -184,12 +194,18 @@ int main(int argc, char** argv) {
         break;
     case XPBD: {
         std::vector<float> lambda(spring_a.size(), 0.0f), displacement(3 * b.nodes, 0.0f);
+        std::vector<float> cell_lambda(b.cells, 0.0f);
+        bool with_volume = b.cells > 0 && b.volume_modulus > 0.0f;
         launch(b.nodes, [&] { xpbd_predict(b, position.data(), previous.data(), velocity.data(), force.data(), pinned.data(), displacement.data()); });
-        for (unsigned it = 0; it < iterations; ++it)
+        for (unsigned it = 0; it < iterations; ++it) {
             for (size_t c = 0; c + 1 < colour_start.size(); ++c) {
                 unsigned first = colour_start[c], count = colour_start[c + 1] - first;
                 launch(count, [&] { xpbd_solve(b, first, count, coloured.data(), spring_a.data(), spring_b.data(), spring_rest.data(), spring_stiffness.data(), pinned.data(), lambda.data(), previous.data(), displacement.data()); });
             }
+            if (with_volume)
+                for (unsigned colour = 0; colour < 8; ++colour)
+                    launch(b.cells, [&] { xpbd_volume(b, colour, cell_rest.data(), pinned.data(), cell_lambda.data(), previous.data(), displacement.data()); });
+        }
         launch(b.nodes, [&] { xpbd_velocity(b, previous.data(), displacement.data(), velocity.data(), position.data()); });
         break;
     }
@@ -205,7 +221,7 @@ int main(int argc, char** argv) {
     case BODY_STATS: {
         unsigned count = (unsigned)(position.size() / 3), blocks = blocks_of(count, PARTICLES_BLOCK);
         std::vector<double> partials(BODY_QUANTITIES * blocks);
-        launch_blocks(blocks, PARTICLES_BLOCK, [&] { body_stats(count, scales[0], scales[1], scales[2], scales[3], position.data(), velocity.data(), node_start.data(), link_other.data(), link_rest.data(), link_stiffness.data(), partials.data()); });
+        launch_blocks(blocks, PARTICLES_BLOCK, [&] { body_stats(count, scales[0], scales[1], scales[2], scales[3], position.data(), velocity.data(), node_start.data(), link_other.data(), link_rest.data(), link_stiffness.data(), header[1], scales.size() > 4 ? scales[4] : 0.0f, cell_rest.data(), partials.data()); });
         stats.assign(BODY_QUANTITIES, 0.0);
         launch_blocks(BODY_QUANTITIES, PARTICLES_BLOCK, [&] { reduce_finish(partials.data(), blocks, BODY_QUANTITIES, 1u << BODY_STRAIN, stats.data(), 0); });
         break;

@@ -4,6 +4,7 @@
 //! per node, no atomics, on the CPU as in a kernel.
 
 use super::growth::Growth;
+use super::volume::Cells;
 use glam::Vec3;
 
 /// A spring between nodes `a` and `b`.
@@ -102,6 +103,8 @@ pub struct Body {
     pub colour_start: Vec<u32>,
     /// Springs switched on live, growing to their rest lengths (`growth.rs`).
     pub growth: Growth,
+    /// The jelly's lattice cells and their signed volume term (`volume.rs`; a cloth has none).
+    pub cells: Cells,
 }
 
 /// Greedy edge colouring of `springs` over `count` nodes: each spring, in order, takes the
@@ -238,6 +241,7 @@ impl Body {
             node_triangle_start,
             node_triangles,
             growth: Growth::default(),
+            cells: Cells::default(),
         }
     }
 
@@ -393,7 +397,9 @@ impl Body {
                 }
             }
         }
-        Body::new(positions, mass / (n * n * n) as f32, springs, triangles)
+        let mut body = Body::new(positions, mass / (n * n * n) as f32, springs, triangles);
+        body.cells = Cells::lattice(n, &body.position);
+        body
     }
 
     /// Nodes.
@@ -417,10 +423,10 @@ impl Body {
         bounds(&self.position)
     }
 
-    /// A bound on the highest angular frequency of the springs, rad/s: ω² ≤ 2·max over nodes
-    /// of Σk/m over the node's springs (Gershgorin's theorem on the stiffness matrix; a
-    /// stretched spring's transverse stiffness is below its axial k). Symplectic Euler and
-    /// Verlet are stable while dt·ω < 2.
+    /// A bound on the highest angular frequency of the springs, rad/s: ω² ≤ max over nodes of
+    /// (2·Σk + the cells' row sum 12·K·h)/m, Σk over the node's springs (Gershgorin's theorem
+    /// on the stiffness matrix; a stretched spring's transverse stiffness is below its axial k;
+    /// [`Cells::node_stiffness`]). Symplectic Euler and Verlet are stable while dt·ω < 2.
     pub fn omega_max(&self) -> f32 {
         let most = (0..self.len())
             .map(|k| {
@@ -428,7 +434,7 @@ impl Body {
                 list.iter().map(|l| l.stiffness).sum::<f32>()
             })
             .fold(0.0f32, f32::max);
-        (2.0 * most / self.mass).sqrt()
+        ((2.0 * most + self.cells.node_stiffness()) / self.mass).sqrt()
     }
 
     /// Sets every spring's stiffness by its kind: [structural, shear, bending], N/m.
@@ -457,7 +463,8 @@ impl Body {
             .fold(0.0, f32::max)
     }
 
-    /// Kinetic, gravitational (above y = 0) and elastic energy, J.
+    /// Kinetic, gravitational (above y = 0) and elastic energy (the springs' and the cells'
+    /// volume term's), J.
     pub fn energy(&self, gravity: Vec3) -> (f64, f64, f64) {
         let m = f64::from(self.mass);
         let kinetic: f64 = self
@@ -478,7 +485,11 @@ impl Body {
                 0.5 * f64::from(s.stiffness) * f64::from(l - s.rest).powi(2)
             })
             .sum();
-        (kinetic, potential, elastic)
+        (
+            kinetic,
+            potential,
+            elastic + self.cells.energy(&self.position),
+        )
     }
 }
 

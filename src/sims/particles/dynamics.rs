@@ -6,6 +6,7 @@
 //! atomics), as a kernel would.
 
 use super::body::{Body, HIGHER_END};
+use super::volume;
 use glam::Vec3;
 use rayon::prelude::*;
 use serde::Deserialize;
@@ -222,6 +223,8 @@ pub fn integrate(body: &mut Body, integrator: Integrator, dt: f32, dt_before: f3
 /// length of d = (x_a − x_b) + (Δ_a − Δ_b) (x the position before the substep: nearby nodes'
 /// difference is exact or nearly), the corrections going to Δ; then v = Δ/dt damped by
 /// e^(−damping·dt) and x ← x + Δ, once. Pinned nodes have zero inverse mass and Δ = 0.
+/// A jelly's volume constraints (`volume.rs` `xpbd_volume`) are swept after the springs in
+/// each iteration.
 /// Sequential: a sweep reads the corrections made before it, colour by colour
 /// ([`Body::coloured`]: the springs of one colour share no node, so the kernels solve a colour
 /// in parallel and make the same sweep).
@@ -243,12 +246,14 @@ pub fn xpbd(body: &mut Body, dt: f32, damping: f32, iterations: u32) {
     }
     body.lambda.clear();
     body.lambda.resize(body.springs.len(), 0.0);
+    body.cells.lambda.fill(0.0);
     let weight = |pinned: bool| if pinned { 0.0 } else { inverse_mass };
     // As slices of one length, so that the spring's index, once checked, needs no second check
     // for its λ (as when λ was a fresh vec of the springs' length).
     let (springs, pinned, previous) = (&body.springs[..], &body.pinned[..], &body.previous[..]);
     let lambda = &mut body.lambda[..springs.len()];
     let displacement = &mut body.displacement[..];
+    let cells = &mut body.cells;
     for _ in 0..iterations {
         for &index in &body.coloured {
             let (s, l) = (&springs[index as usize], &mut lambda[index as usize]);
@@ -266,6 +271,7 @@ pub fn xpbd(body: &mut Body, dt: f32, damping: f32, iterations: u32) {
             displacement[a] += n * (wa * delta);
             displacement[b] -= n * (wb * delta);
         }
+        volume::xpbd_volume(cells, (inverse_mass, dt), pinned, previous, displacement);
     }
     for (k, moved) in displacement.iter().enumerate() {
         body.velocity[k] = *moved / dt * decay;

@@ -25,6 +25,7 @@ mod sim;
 mod sim_edit;
 pub mod solver;
 pub mod sort;
+pub mod volume;
 
 pub use frame::{BodyFigures, NonFinite};
 use panel::panel_ui;
@@ -38,8 +39,9 @@ pub const KIND: &str = "particles";
 pub const FOUNTAIN_STAGES: [&str; 5] = ["emit", "advance", "collide", "basin", "sort"];
 
 /// A spring-mass body's stages, in order, once per substep: one function each in
-/// `dynamics.rs` (`integrate` is `xpbd` under XPBD).
-pub const BODY_STAGES: [&str; 4] = ["springs", "wind", "integrate", "collide"];
+/// `dynamics.rs` (`integrate` is `xpbd` under XPBD) and `volume.rs` (`volume`: the jelly's
+/// signed volume term as forces; under XPBD its constraints are solved in `integrate`).
+pub const BODY_STAGES: [&str; 5] = ["springs", "volume", "wind", "integrate", "collide"];
 
 #[cfg(test)]
 mod tests;

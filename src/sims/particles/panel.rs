@@ -6,7 +6,7 @@ use super::dynamics::Integrator;
 use super::scene::{
     fastest_wind, Orientation, Pins, Which, MAX_BODY_SUBSTEPS, MAX_CLOTH_N, MAX_DT,
     MAX_FOUNTAIN_PARTICLES, MAX_GRAVITY, MAX_GROW_SECONDS, MAX_ITERATIONS, MAX_JELLY_N, MAX_RATE,
-    MAX_STIFFNESS, MAX_WIND,
+    MAX_STIFFNESS, MAX_VOLUME_STIFFNESS, MAX_WIND,
 };
 use super::sim::{ParticlesSim, State};
 use crate::sims::choose;
@@ -214,6 +214,12 @@ fn body(sim: &mut ParticlesSim, ui: &imgui::Ui) {
         "bending (of the stiffness)"
     };
     ui.slider(bend, 0.0, 2.0, &mut b.bend);
+    if which == Which::Jelly {
+        // The `volume` term's bulk modulus (0: off).
+        ui.slider_config("volume stiffness (Pa)", 0.0, MAX_VOLUME_STIFFNESS)
+            .flags(SliderFlags::LOGARITHMIC)
+            .build(&mut b.volume_stiffness);
+    }
     ui.slider_config("springs grow in (s)", 0.0, MAX_GROW_SECONDS)
         .flags(SliderFlags::LOGARITHMIC)
         .build(&mut b.grow_seconds);

@@ -13,8 +13,8 @@ mod validate;
 
 pub use validate::{
     fastest_wind, DECADES, MAX_BODY_SUBSTEPS, MAX_CLOTH_N, MAX_DT, MAX_FOUNTAIN_PARTICLES,
-    MAX_GRAVITY, MAX_GROW_SECONDS, MAX_ITERATIONS, MAX_JELLY_N, MAX_RATE, MAX_STIFFNESS, MAX_WIND,
-    RED_SPEEDS,
+    MAX_GRAVITY, MAX_GROW_SECONDS, MAX_ITERATIONS, MAX_JELLY_N, MAX_RATE, MAX_STIFFNESS,
+    MAX_VOLUME_STIFFNESS, MAX_WIND, RED_SPEEDS,
 };
 
 /// The three scenes of the family.
@@ -93,6 +93,9 @@ impl Orientation {
 /// 0.5 s (30 frames).
 pub const GROW_SECONDS: f32 = 0.5;
 
+/// The jelly's default `volume_stiffness`, Pa: docs/particles/physics.md, "The volume term".
+pub const VOLUME_STIFFNESS: f32 = 100.0;
+
 /// A cloth's or jelly's constants.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BodyParams {
@@ -113,6 +116,9 @@ pub struct BodyParams {
     /// How long springs switched on live take to grow to their rest lengths, s (`growth.rs`;
     /// 0: they are at them at once).
     pub grow_seconds: f32,
+    /// The jelly's signed volume term per lattice cell, a bulk modulus K in Pa: a cell's
+    /// energy ½·(K/V₀)·(V − V₀)² (`volume.rs`); 0: off (the cloth's is always 0).
+    pub volume_stiffness: f32,
     /// The integrator.
     pub integrator: Integrator,
     /// XPBD's Gauss–Seidel sweeps per substep.
@@ -145,6 +151,7 @@ impl BodyParams {
             bend: 0.0,
             damping: 0.2,
             grow_seconds: GROW_SECONDS,
+            volume_stiffness: 0.0,
             integrator: Integrator::Verlet,
             iterations: 10,
             substeps: 24,
@@ -170,6 +177,7 @@ impl BodyParams {
             bend: 0.3,
             damping: 0.3,
             grow_seconds: GROW_SECONDS,
+            volume_stiffness: VOLUME_STIFFNESS,
             integrator: Integrator::Verlet,
             iterations: 10,
             substeps: 12,
@@ -274,6 +282,7 @@ struct BodyFile {
     bend: Option<f32>,
     damping: Option<f32>,
     grow_seconds: Option<f32>,
+    volume_stiffness: Option<f32>,
     integrator: Option<Integrator>,
     iterations: Option<u32>,
     substeps: Option<u32>,
@@ -295,6 +304,7 @@ impl BodyFile {
             bend: self.bend.unwrap_or(base.bend),
             damping: self.damping.unwrap_or(base.damping),
             grow_seconds: self.grow_seconds.unwrap_or(base.grow_seconds),
+            volume_stiffness: self.volume_stiffness.unwrap_or(base.volume_stiffness),
             integrator: self.integrator.unwrap_or(base.integrator),
             iterations: self.iterations.unwrap_or(base.iterations),
             substeps: self.substeps.unwrap_or(base.substeps),
@@ -385,15 +395,20 @@ impl ParticlesScene {
     }
 
     /// The fewest substeps per frame an explicit integrator needs: dt·ω_max < 2, ω_max² ≤
-    /// 2·Σk/m over the busiest node's springs (Gershgorin's bound, computed from the lattice:
-    /// an interior node's springs).
+    /// (2·Σk + 12·K·h)/m over the busiest node's springs and a jelly's cells (Gershgorin's
+    /// bound, computed from the lattice: an interior node's).
     pub fn stable_substeps(&self) -> u32 {
         let [k, shear, bend] = self.body.stiffnesses();
-        let per_node = match self.which {
-            Which::Jelly => 6.0 * k + 20.0 * shear + 6.0 * bend,
-            _ => 4.0 * k + 4.0 * shear + 4.0 * bend,
+        let (per_node, cells) = match self.which {
+            // The volume term's row sum, 12·K·h, counted once (`Cells::node_stiffness`).
+            Which::Jelly => {
+                let h = self.body.size / (self.body.n.max(2) - 1) as f32;
+                let springs = 6.0 * k + 20.0 * shear + 6.0 * bend;
+                (springs, 12.0 * self.body.volume_stiffness * h)
+            }
+            _ => (4.0 * k + 4.0 * shear + 4.0 * bend, 0.0),
         };
-        let omega = (2.0 * per_node / self.node_mass()).sqrt();
+        let omega = ((2.0 * per_node + cells) / self.node_mass()).sqrt();
         let substeps = (self.dt * omega / 2.0).floor() + 1.0;
         if substeps.is_finite() && substeps < u32::MAX as f32 {
             substeps as u32

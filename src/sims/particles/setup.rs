@@ -130,7 +130,11 @@ pub(super) fn build(scene: &ParticlesScene) -> State {
             pin(&mut body, scene);
             State::Body(body)
         }
-        Which::Jelly => State::Body(Body::jelly(b.n, b.size, start, b.mass, b.stiffnesses())),
+        Which::Jelly => {
+            let mut body = Body::jelly(b.n, b.size, start, b.mass, b.stiffnesses());
+            body.cells.modulus = b.volume_stiffness;
+            State::Body(body)
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use super::render::{self, RenderSettings, Renderer};
 use super::scene::{ParticlesScene, Which};
 use super::setup::{bounds_of, build, rescale};
 use super::solver::Device;
-use super::{sort, BODY_STAGES, FOUNTAIN_STAGES};
+use super::{sort, volume, BODY_STAGES, FOUNTAIN_STAGES};
 use crate::gfx::camera::{Camera, Orientation};
 use crate::gfx::timing::PassClock;
 use crate::gfx::Output;
@@ -172,8 +172,8 @@ impl ParticlesSim {
         self.steps += 1;
     }
 
-    /// One frame of a body: `substeps` × (`springs`, `wind`, `integrate`, `collide`), all on
-    /// one of rayon's workers (`rayon::scope`): the caller hands the frame to the pool once,
+    /// One frame of a body: `substeps` × (`springs`, `volume`, `wind`, `integrate`,
+    /// `collide`), all on one of rayon's workers (`rayon::scope`): the caller hands the frame to the pool once,
     /// rather than each stage's parallel loop once (four or five hand-offs a substep, each a
     /// wake-up of a sleeping worker and a wait for it, ~35 µs apiece on this loaded machine).
     fn step_body(&mut self) {
@@ -190,15 +190,20 @@ impl ParticlesSim {
                 watch.time(0, || {
                     dynamics::springs(body, surroundings.air.gravity, explicit);
                 });
-                watch.time(1, || dynamics::wind(body, &surroundings));
-                watch.time(2, || {
+                watch.time(1, || {
+                    if explicit {
+                        volume::volume_forces(body);
+                    }
+                });
+                watch.time(2, || dynamics::wind(body, &surroundings));
+                watch.time(3, || {
                     if explicit {
                         dynamics::integrate(body, b.integrator, dt, *dt_before, b.damping);
                     } else {
                         dynamics::xpbd(body, dt, b.damping, b.iterations);
                     }
                 });
-                watch.time(3, || dynamics::collide(body, &surroundings, dt));
+                watch.time(4, || dynamics::collide(body, &surroundings, dt));
                 *dt_before = dt;
             }
         });
@@ -353,7 +358,11 @@ impl Sim for ParticlesSim {
                     super::frame::fountain_line(solver.count(), f.emitted, solver.totals.figure)
                 }
                 State::Body(b) => solver
-                    .body_figures(b.mass, Vec3::from(self.scene.world.gravity))?
+                    .body_figures(
+                        b.mass,
+                        Vec3::from(self.scene.world.gravity),
+                        super::cuda::stats::cells(b),
+                    )?
                     .line(),
             }]);
         }

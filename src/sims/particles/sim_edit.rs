@@ -68,6 +68,7 @@ impl ParticlesSim {
                 }
                 body.mass = node_mass;
                 body.set_stiffness(nb.stiffnesses());
+                body.cells.modulus = nb.volume_stiffness;
                 if nb.pins != ob.pins {
                     pin(body, &self.scene);
                     if let Some(held) = &mut self.grabber.held {

@@ -473,6 +473,7 @@ mod fountain_wind;
 mod growth;
 mod stages;
 mod tangles;
+mod volume;
 mod wind_limit;
 
 /// A NaN in the basin stops the fountain's step (as the GPU's `reduce_fountain` counts it): the

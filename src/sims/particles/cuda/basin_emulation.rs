@@ -373,15 +373,15 @@ fn end_of_frame_reductions_are_the_cpus() {
             assert_eq!(figure(k), figure(0), "{c:?}");
         }
         assert_eq!((nodes(11), particles(11)), (1, Some(0)), "{:?}", checks[11]);
-        assert_eq!(checks.len(), 12 + 5 + 2);
+        assert_eq!(checks.len(), 12 + 6 + 2);
         assert!(
-            checks[12..17].iter().all(|c| c.nodes.cpu == 2),
+            checks[12..18].iter().all(|c| c.nodes.cpu == 2),
             "{checks:#?}"
         );
-        assert_eq!(checks[17].nodes.cpu, 256, "{:?}", checks[17]);
-        assert!(checks[17].bounds.unwrap().1.is_some(), "{:?}", checks[17]);
-        assert_eq!(checks[18].nodes.cpu, 144, "{:?}", checks[18]);
-        assert_eq!(checks[18].bounds, Some((None, None)), "{:?}", checks[18]);
+        assert_eq!(checks[18].nodes.cpu, 256, "{:?}", checks[18]);
+        assert!(checks[18].bounds.unwrap().1.is_some(), "{:?}", checks[18]);
+        assert_eq!(checks[19].nodes.cpu, 144, "{:?}", checks[19]);
+        assert_eq!(checks[19].bounds, Some((None, None)), "{:?}", checks[19]);
         let failed: Vec<_> = checks.iter().filter(|c| !c.passed()).collect();
         assert!(failed.is_empty(), "contract {contract}: {failed:#?}");
     }

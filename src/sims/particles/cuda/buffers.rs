@@ -195,6 +195,11 @@ pub(super) struct BodyBuffers {
     pub(super) lambda: CudaSlice<f32>,
     /// XPBD's displacements over a substep, three per node.
     pub(super) displacement: CudaSlice<f32>,
+    /// The jelly's cells (`volume.rs`): rest volumes (made with the solver: the rest shape's),
+    /// the `volume` stage's pressures and XPBD's multipliers, one per cell (one for a cloth).
+    pub(super) cell_rest: CudaSlice<f32>,
+    pub(super) cell_pressure: CudaSlice<f32>,
+    pub(super) cell_lambda: CudaSlice<f32>,
     /// Seven per block: `reduce_nodes`' seven (`NODES_QUANTITIES`), `body_stats`' four.
     pub(super) partials: CudaSlice<f64>,
     pub(super) stats: CudaSlice<f64>,

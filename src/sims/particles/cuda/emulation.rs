@@ -135,6 +135,7 @@ pub(super) fn run(
             push_array(&mut input, &t.spring_b);
             push_array(&mut input, &t.spring_rest);
             push_array(&mut input, &t.spring_stiffness);
+            push_array(&mut input, &t.cell_rest);
         }
         None => {
             for _ in 0..2 {
@@ -150,7 +151,7 @@ pub(super) fn run(
             for _ in 0..7 {
                 push_array(&mut input, &empty_u);
             }
-            for _ in 0..2 {
+            for _ in 0..3 {
                 push_array(&mut input, &empty_f);
             }
         }

@@ -38,7 +38,8 @@ pub fn nodes_box(maxima: &[f64]) -> Option<[glam::Vec3; 2]> {
     (lo.x <= hi.x).then_some([lo, hi])
 }
 
-/// The kernels the host launches (each an `.entry` of the PTX).
+/// The kernels the host launches (each an `.entry` of the PTX), which `Module::load` looks up
+/// (`tests/particles_cuda.rs` checks every launched or defined kernel is here).
 pub const NAMES: &[&str] = &[
     "emit",
     "advance",
@@ -53,11 +54,14 @@ pub const NAMES: &[&str] = &[
     "sort_scan",
     "sort_scatter",
     "springs",
+    "volume",
+    "volume_gather",
     "wind",
     "wind_gather",
     "integrate",
     "xpbd_predict",
     "xpbd_solve",
+    "xpbd_volume",
     "xpbd_velocity",
     "collide_nodes",
     "reduce_nodes",
@@ -277,6 +281,12 @@ pub struct BodyStep {
     pub radius: f32,
     /// 1 − friction.
     pub keep: f32,
+    /// The jelly's lattice: nodes per side (0: no cells, a cloth).
+    pub side: u32,
+    /// Its cells, (side − 1)³.
+    pub cells: u32,
+    /// The volume term's bulk modulus K, Pa (0: off).
+    pub volume_modulus: f32,
 }
 
 // SAFETY: plain old data of 4-byte fields, laid out as the C struct it mirrors.
@@ -313,6 +323,9 @@ impl BodyStep {
             centre: centre.into(),
             radius,
             keep: 1.0 - s.friction,
+            side: body.cells.side as u32,
+            cells: body.cells.len() as u32,
+            volume_modulus: body.cells.modulus,
         }
     }
 }
@@ -346,6 +359,8 @@ pub struct Topology {
     pub spring_rest: Vec<f32>,
     /// Stiffnesses, N/m.
     pub spring_stiffness: Vec<f32>,
+    /// Each cell's rest volume, m³ (a jelly's; none for a cloth).
+    pub cell_rest: Vec<f32>,
 }
 
 impl Topology {
@@ -365,6 +380,7 @@ impl Topology {
             spring_b: body.springs.iter().map(|s| s.b).collect(),
             spring_rest: body.springs.iter().map(|s| s.rest).collect(),
             spring_stiffness: body.springs.iter().map(|s| s.stiffness).collect(),
+            cell_rest: body.cells.rest.clone(),
         }
     }
 }

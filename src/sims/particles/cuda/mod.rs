@@ -24,6 +24,7 @@ mod gl;
 pub mod kernels;
 pub mod live_edit_check;
 pub mod parity;
+mod parity_body;
 mod stages;
 pub mod stats;
 
@@ -239,6 +240,9 @@ impl CudaParticles {
                 spring_stiffness: copy_f(&t.spring_stiffness).map_err(&alloc)?,
                 lambda: s.alloc_zeros(b.springs.len().max(1)).map_err(&alloc)?,
                 displacement: s.alloc_zeros(3 * n).map_err(&alloc)?,
+                cell_rest: copy_f(&t.cell_rest).map_err(&alloc)?,
+                cell_pressure: s.alloc_zeros(b.cells.len().max(1)).map_err(&alloc)?,
+                cell_lambda: s.alloc_zeros(b.cells.len().max(1)).map_err(&alloc)?,
                 partials: s
                     .alloc_zeros(NODES_QUANTITIES as usize * blocks(n))
                     .map_err(&alloc)?,

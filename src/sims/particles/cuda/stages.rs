@@ -233,6 +233,20 @@ impl CudaParticles {
                 // SAFETY: particles.cu's parameters; compressed rows of the body's links.
                 unsafe { Self::launch(m, s, "springs", grid, args)? };
             }
+            BodyStage::Volume => {
+                // Forces under Verlet and Euler only (XPBD's are constraints, below); nothing
+                // without cells (a cloth) or at K = 0, as `volume_forces`.
+                if step.with_springs == 0 || step.cells == 0 || step.volume_modulus <= 0.0 {
+                    return Ok(());
+                }
+                let cells = per_element(step.cells as usize, BLOCK);
+                let args = (step, &b.position, &b.cell_rest, &mut b.cell_pressure);
+                // SAFETY: particles.cu's parameters; one rest volume and pressure per cell.
+                unsafe { Self::launch(m, s, "volume", cells, args)? };
+                let args = (step, &b.position, &b.cell_pressure, &mut b.force);
+                // SAFETY: the cells of the node's lattice, side³ nodes.
+                unsafe { Self::launch(m, s, "volume_gather", grid, args)? };
+            }
             BodyStage::Wind => {
                 if step.drag == 0.0 {
                     return Ok(());
@@ -276,6 +290,11 @@ impl CudaParticles {
                 unsafe { Self::launch(m, s, "xpbd_predict", grid, args)? };
                 s.memset_zeros(&mut b.lambda)
                     .map_err(cuda("zeroing XPBD's multipliers"))?;
+                let volume = step.cells > 0 && step.volume_modulus > 0.0;
+                if volume {
+                    s.memset_zeros(&mut b.cell_lambda)
+                        .map_err(cuda("zeroing XPBD's multipliers"))?;
+                }
                 for _ in 0..iterations {
                     for c in 0..b.colour_start.len().saturating_sub(1) {
                         let (first, count) =
@@ -304,6 +323,29 @@ impl CudaParticles {
                                 args,
                             )?
                         };
+                    }
+                    if volume {
+                        for colour in 0..8u32 {
+                            let args = (
+                                step,
+                                &colour,
+                                &b.cell_rest,
+                                &b.pinned,
+                                &mut b.cell_lambda,
+                                &b.previous,
+                                &mut b.displacement,
+                            );
+                            // SAFETY: particles.cu's parameters; one rest volume and λ a cell.
+                            unsafe {
+                                Self::launch(
+                                    m,
+                                    s,
+                                    "xpbd_volume",
+                                    per_element(step.cells as usize, BLOCK),
+                                    args,
+                                )?
+                            };
+                        }
                     }
                 }
                 let args = (

@@ -71,7 +71,9 @@ fn all_stages(program: &Path, exact_order: bool) -> Vec<(String, parity::Differe
                 d.field = format!("non-finite nodes {}", stats[2]);
             }
             let factor = match stage {
-                parity::BodyStage::Springs => parity::strain_factor(&case.body),
+                parity::BodyStage::Springs | parity::BodyStage::Volume => {
+                    parity::strain_factor(&case.body)
+                }
                 parity::BodyStage::Xpbd => 10.0 * parity::strain_factor(&case.body),
                 _ => 1.0,
             };
@@ -109,7 +111,7 @@ fn every_particles_stage_matches_the_cpu_bit_for_bit() {
     let results = all_stages(&program, true);
     let failed: Vec<_> = results.iter().filter(|(_, d, _)| !d.bitwise).collect();
     assert!(failed.is_empty(), "{failed:#?}");
-    assert_eq!(results.len(), 5 + 1 + 4 * 4 + 4 * 2);
+    assert_eq!(results.len(), 5 + 1 + 5 * 5 + 5 * 2);
 }
 
 /// With FMA contraction (as nvcc compiles) every stage stays within [`CONTRACTED_BOUND`] of
@@ -138,10 +140,11 @@ fn contracted_particles_stages_stay_within_the_derived_bound() {
 }
 
 /// A kernel with one operation changed is caught: the first hit's cut applied as a bounce,
-/// a spring's rest length shortened, the sort front to back, a survivor's tag taken from the
-/// wrong particle, a skin normal gathered from a neighbouring triangle, a water normal's
-/// one-sided difference, a node coloured by the next node's kinetic energy, a spring by the
-/// next spring's stiffness.
+/// a spring's rest length shortened, a cell's volume gradient with a cross product turned
+/// over, XPBD's volume constraint at half the corners' inverse mass, the sort front to back, a
+/// survivor's tag taken from the wrong particle, a skin normal gathered from a neighbouring
+/// triangle, a water normal's one-sided difference, a node coloured by the next node's kinetic
+/// energy, a spring by the next spring's stiffness.
 #[test]
 #[cfg_attr(
     not(fluidlab_cxx20),
@@ -161,6 +164,18 @@ fn a_mutated_particles_kernel_is_caught() {
             "(len - link_rest[l])",
             "(len - 0.9f * link_rest[l])",
             "Springs",
+        ),
+        (
+            "particles_bodies.cuh",
+            "else if (steps[s] == 2u) term = cross(d, a);",
+            "else if (steps[s] == 2u) term = cross(a, d);",
+            "Volume",
+        ),
+        (
+            "particles_bodies.cuh",
+            "w[corner] = pinned[at] ? 0.0f : b.inverse_mass;",
+            "w[corner] = pinned[at] ? 0.0f : 0.5f * b.inverse_mass;",
+            "jelly (xpbd) Xpbd",
         ),
         (
             "particles_fountain.cuh",

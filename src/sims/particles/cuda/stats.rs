@@ -37,7 +37,12 @@ impl CudaParticles {
     /// The body's figures of [`BodyFigures`] (node mass `mass`, kg; `gravity`, m/s²) from its
     /// state on the GPU: two launches on the solver's stream, 32 bytes back, one
     /// synchronisation.
-    pub fn body_figures(&mut self, mass: f32, gravity: Vec3) -> Result<BodyFigures, CudaError> {
+    pub fn body_figures(
+        &mut self,
+        mass: f32,
+        gravity: Vec3,
+        (side, modulus): (u32, f32),
+    ) -> Result<BodyFigures, CudaError> {
         let Buffers::Body(b) = &mut self.buffers else {
             return Err(CudaError::Setting("not a body solver".into()));
         };
@@ -59,6 +64,9 @@ impl CudaParticles {
             &b.link_other,
             &b.link_rest,
             &b.link_stiffness,
+            &side,
+            &modulus,
+            &b.cell_rest,
             &mut b.partials,
         );
         let mut config = per_element(b.nodes, BLOCK);
@@ -128,7 +136,7 @@ pub fn compare_figures(gpu: &BodyFigures, body: &Body, gravity: Vec3) -> (bool, 
             "elastic",
             gpu.elastic,
             cpu.elastic,
-            body.springs.len(),
+            body.springs.len() + body.cells.len(),
             cpu.elastic,
         ),
     ];
@@ -168,7 +176,8 @@ pub fn compare_figures(gpu: &BodyFigures, body: &Body, gravity: Vec3) -> (bool, 
     (passed, detail)
 }
 
-/// The cases of the checks: [`body_cases`] (12² cloths under each integrator, a 5³ jelly: one
+/// The cases of the checks: [`body_cases`] (12² cloths under each integrator, a 5³ jelly with its
+/// volume term under Verlet and XPBD: one
 /// block each) and a 48² cloth (2304 nodes: nine blocks, the last partly filled), 30 substeps
 /// into their runs, with the gravity each falls in.
 pub fn figure_cases() -> Vec<(String, BodyCase)> {
@@ -205,10 +214,17 @@ pub fn gpu_check(device: usize) -> Result<(bool, String), String> {
     for (name, case) in figure_cases() {
         let mut solver = CudaParticles::body(device, &case.body).map_err(text)?;
         let gravity = case.surroundings.air.gravity;
-        let gpu = solver.body_figures(case.body.mass, gravity).map_err(text)?;
+        let gpu = solver
+            .body_figures(case.body.mass, gravity, cells(&case.body))
+            .map_err(text)?;
         let (ok, detail) = compare_figures(&gpu, &case.body, gravity);
         passed &= ok;
         lines.push(format!("{name} body_stats: {detail}"));
     }
     Ok((passed, lines.join("; ")))
+}
+
+/// `body_stats`' volume term arguments: the lattice's side and the modulus (a cloth: none).
+pub fn cells(body: &Body) -> (u32, f32) {
+    (body.cells.side as u32, body.cells.modulus)
 }

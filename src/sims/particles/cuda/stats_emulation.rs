@@ -19,7 +19,7 @@ fn emulate(program: &Path, case: &BodyCase) -> BodyFigures {
     let g = case.surroundings.air.gravity;
     let drawing = Drawing {
         skin: None,
-        scales: vec![case.body.mass, g.x, g.y, g.z],
+        scales: vec![case.body.mass, g.x, g.y, g.z, case.body.cells.modulus],
     };
     let topology = Topology::of(&case.body);
     let out = run(
@@ -30,7 +30,16 @@ fn emulate(program: &Path, case: &BodyCase) -> BodyFigures {
             &BasinStep::default(),
             &BodyStep::default(),
         ),
-        [case.body.len() as u32, 0, 0, 0, 0, 0, 0, 0],
+        [
+            case.body.len() as u32,
+            case.body.cells.side as u32,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+        ],
         None,
         Some((case, &topology)),
         Some(&drawing),
@@ -74,7 +83,7 @@ fn body_figures_on_the_gpu_path_are_the_cpus() {
     for contract in [false, true] {
         let program = compile(&dir.path().join(format!("stats{contract}")), contract, None);
         let results = all_cases(&program);
-        assert_eq!(results.len(), 5);
+        assert_eq!(results.len(), 6);
         for (name, _, detail) in &results {
             println!("contract {contract}: {name}: {detail}");
         }
@@ -84,7 +93,8 @@ fn body_figures_on_the_gpu_path_are_the_cpus() {
 }
 
 /// A kernel with one operation changed is caught: each spring counted at both ends, a spring's
-/// strain over the node's first link's rest length, the potential's sign flipped; and, compiled
+/// strain over the node's first link's rest length, the potential's sign flipped, a cell's
+/// volume change from 0.9 of its rest volume (the jelly's volume term); and, compiled
 /// with contraction (where this CPU has FMA), a spring's length through the plain `dot`, which
 /// contraction fuses (the check of the contracted build has teeth).
 #[test]
@@ -101,6 +111,10 @@ fn a_mutated_body_stats_kernel_is_caught() {
             "fabsf(stretch) / link_rest[node_start[k]]",
         ),
         ("__dmul_rn(-m, ", "__dmul_rn(m, "),
+        (
+            "(double)cell_volume_rn(q) - rest;",
+            "(double)cell_volume_rn(q) - 0.9 * rest;",
+        ),
     ];
     #[cfg(target_arch = "x86_64")]
     let fma = std::arch::is_x86_feature_detected!("fma");

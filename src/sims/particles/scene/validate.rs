@@ -19,6 +19,8 @@ pub const MAX_CLOTH_N: usize = 1024;
 pub const MAX_JELLY_N: usize = 64;
 /// Stiffest spring (`stiffness`), N/m.
 pub const MAX_STIFFNESS: f32 = 1e9;
+/// Stiffest volume term (`volume_stiffness`, a bulk modulus), Pa: the springs' limit per m.
+pub const MAX_VOLUME_STIFFNESS: f32 = 1e9;
 /// Longest growth of springs switched on live (`grow_seconds`), s.
 pub const MAX_GROW_SECONDS: f32 = 60.0;
 /// Most substeps of a body's frame (`substeps`).
@@ -307,6 +309,22 @@ impl ParticlesScene {
             MAX_GROW_SECONDS,
             "s",
         )?;
+        within(
+            &key("volume_stiffness"),
+            b.volume_stiffness,
+            0.0,
+            MAX_VOLUME_STIFFNESS,
+            "Pa",
+        )?;
+        if self.which == Which::Cloth && b.volume_stiffness != 0.0 {
+            return Err(Invalid::new(
+                key("volume_stiffness"),
+                format!(
+                    "is the jelly's: the cloth has no cells to keep a volume in, got {}",
+                    b.volume_stiffness
+                ),
+            ));
+        }
         count(
             &key("iterations"),
             u64::from(b.iterations),
@@ -344,11 +362,16 @@ impl ParticlesScene {
                 return Err(Invalid::new(
                     key("substeps"),
                     format!(
-                        "{} springs of {} N/m on nodes of {:.3e} kg need at least {needed} \
-                         substeps of a {} s frame to stay stable (dt·ω < 2), got {}; raise \
-                         the substeps, lower the stiffness or use integrator = \"xpbd\"",
+                        "{} springs of {} N/m{} on nodes of {:.3e} kg need at least \
+                         {needed} substeps of a {} s frame to stay stable (dt·ω < 2), got {}; \
+                         raise the substeps, lower the stiffness or use integrator = \"xpbd\"",
                         b.integrator.name(),
                         b.stiffness,
+                        if b.volume_stiffness > 0.0 && self.which == Which::Jelly {
+                            format!(" and a volume term of {} Pa", b.volume_stiffness)
+                        } else {
+                            String::new()
+                        },
                         self.node_mass(),
                         self.dt,
                         b.substeps
