@@ -35,6 +35,20 @@ fn body(sim: &mut ParticlesSim) -> &mut Body {
     }
 }
 
+/// Each node of `sim`'s body lifted by up to `lift` m at random (seed 7; its previous position
+/// alike: no velocity), and its shear and genbo springs switched back on (0.5, 0.3): a folded
+/// jelly handed back its springs (`tests/growth.rs`, `tests/volume.rs`).
+fn lift_and_switch_springs_on(sim: &mut ParticlesSim, lift: f32) {
+    let b = body(sim);
+    let mut rng = Rng::new(7);
+    for (p, q) in b.position.iter_mut().zip(b.previous.iter_mut()) {
+        let dy = lift * rng.unit();
+        (p.y, q.y) = (p.y + dy, q.y + dy);
+    }
+    sim.scene.body.shear = 0.5;
+    sim.scene.body.bend = 0.3;
+}
+
 fn fountain(sim: &mut ParticlesSim) -> &mut Fountain {
     match &mut sim.state {
         State::Fountain(f) => f,

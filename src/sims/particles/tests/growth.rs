@@ -4,7 +4,6 @@
 use super::*;
 use crate::sims::particles::body::Spring;
 use crate::sims::particles::growth::Growth;
-use crate::sims::pool::drops::Rng;
 
 /// `text`'s body after 3 s (180 frames): sagging, or collapsed without some springs.
 fn settled(text: &str) -> ParticlesSim {
@@ -350,13 +349,7 @@ fn regrown_folded_jelly(integrator: Integrator, lift: f32) -> (f64, f32) {
         "{integrator:?}: collapsed, highest node {} m",
         top(b)
     );
-    let mut rng = Rng::new(7);
-    for (p, q) in b.position.iter_mut().zip(b.previous.iter_mut()) {
-        let dy = lift * rng.unit();
-        (p.y, q.y) = (p.y + dy, q.y + dy);
-    }
-    sim.scene.body.shear = 0.5;
-    sim.scene.body.bend = 0.3;
+    lift_and_switch_springs_on(&mut sim, lift);
     for _ in 0..150 {
         sim.step().unwrap();
     }

@@ -18,14 +18,7 @@ fn unfolded(integrator: Integrator, lift: f32, modulus: f32, seconds: usize) -> 
     for _ in 0..180 {
         sim.step().unwrap();
     }
-    let b = body(&mut sim);
-    let mut rng = Rng::new(7);
-    for (p, q) in b.position.iter_mut().zip(b.previous.iter_mut()) {
-        let dy = lift * rng.unit();
-        (p.y, q.y) = (p.y + dy, q.y + dy);
-    }
-    sim.scene.body.shear = 0.5;
-    sim.scene.body.bend = 0.3;
+    lift_and_switch_springs_on(&mut sim, lift);
     sim.scene.body.volume_stiffness = modulus;
     for _ in 0..60 * seconds {
         sim.step().unwrap();
