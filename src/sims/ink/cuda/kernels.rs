@@ -77,12 +77,7 @@ impl InkGrid {
         let dx = params.dx();
         let ink_h = dx / s as f32;
         let b = &params.boundary;
-        let sticks = [LEFT, RIGHT, BOTTOM, TOP]
-            .iter()
-            .enumerate()
-            .map(|(bit, &side)| u32::from(b.sticks(side)) << bit)
-            .sum::<u32>()
-            | u32::from(b.obstacles_stick()) << 4;
+        let sticks = side_bits(|side| b.sticks(side)) | u32::from(b.obstacles_stick()) << 4;
         InkGrid {
             nx: nx as i32,
             ny: ny as i32,
@@ -98,11 +93,7 @@ impl InkGrid {
             height: ny as f32 * dx,
             sticks,
             fixed: [LEFT, RIGHT, BOTTOM, TOP].map(|side| b.fixed_velocity(side)),
-            outflow: [LEFT, RIGHT, BOTTOM, TOP]
-                .iter()
-                .enumerate()
-                .map(|(bit, &side)| u32::from(b.dirichlet(side)) << bit)
-                .sum(),
+            outflow: side_bits(|side| b.dirichlet(side)),
         }
     }
 
@@ -130,6 +121,15 @@ impl InkGrid {
     pub fn v_faces(&self) -> usize {
         (self.nx * (self.ny + 1)) as usize
     }
+}
+
+/// A bit per side of the box where `test(side)` holds, bit `side` (left, right, bottom, top: the
+/// layout of `InkGrid::sticks` and `outflow` and of `InkLevel::outflow`).
+pub(super) fn side_bits(test: impl Fn(usize) -> bool) -> u32 {
+    [LEFT, RIGHT, BOTTOM, TOP]
+        .into_iter()
+        .map(|side| u32::from(test(side)) << side)
+        .sum()
 }
 
 /// The kernels of `kernels/ink.cu`, loaded on one device.
