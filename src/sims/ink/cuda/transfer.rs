@@ -77,11 +77,8 @@ impl CudaInk {
             b.multigrid.upload(s, flow)?;
         }
         s.synchronize().map_err(&copy)?;
-        self.solved_cells = flow
-            .poisson
-            .cells
-            .iter()
-            .filter(|&&c| c >> crate::sims::ink::boundary::DIAGONAL_SHIFT != 0)
+        self.solved_cells = (0..flow.poisson.cells.len())
+            .filter(|&k| flow.poisson.solved(k))
             .count();
         self.mirror = Mirror::new(flow);
         Ok(())
