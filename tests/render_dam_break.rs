@@ -1,10 +1,9 @@
 //! Headless renders (Mesa llvmpipe in CI) of the dam break after its impact on the far wall,
 //! where the flow is broken into sheets, drops and spray: the narrow-range filter's 2-D pass
-//! (`smooth_depth_2d`) smooths without axis-aligned streaks, its
-//! bias correction keeps thin fluid near its splatted depth, the sparse sprites' rims reflect
+//! (`smooth_depth_2d`) smooths without axis-aligned streaks, its bias correction keeps thin
+//! fluid near its splatted depth (docs/render-notes-filter.md), the sparse sprites' rims reflect
 //! the floor rather than show as grey dots, and their edge normals no longer graze the view
-//! ray, which made them light flecks (docs/render-notes-filter.md,
-//! docs/render-notes-artefacts.md).
+//! ray, which made them light flecks (docs/render-notes-artefacts.md).
 
 use fluidlab::gfx::camera::Camera;
 use fluidlab::gfx::headless::Headless;
@@ -404,9 +403,8 @@ fn sparse_sprites_rims_reflect_the_floor_not_grey_dots() {
         // The fluid's face on the glass, and no more: 4 001 and 5 987 pixels with the band
         // 1.5 sprite radii, 60° and the lid; 3 239 and 5 244 with a particle radius and half
         // a sprite radius, 45°, no lid (docs/render-notes-glass.md, the light flecks at the
-        // glass);
-        // 3 388 and 5 093 with `normals`' crease and seam rules; 3 382 and 4 946 since the
-        // first filter pass classes the face's seams.
+        // glass); 3 388 and 5 093 with `normals`' crease and seam rules; 3 382 and 4 946 since
+        // the first filter pass classes the face's seams.
         let bound = if anisotropy { 3620 } else { 5615 };
         assert!(
             behind_glass < bound,
