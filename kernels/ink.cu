@@ -1,11 +1,12 @@
 // Ink: 2D stable fluids on a MAC grid carrying ink (docs/ink-cuda.md), one kernel per stage of the CPU
 // solver (`src/sims/ink/cpu.rs`; fields in `fields.rs`, masks in `boundary.rs`, advection in
 // `advect/`) with the same operations in the same order; host side in
-// `src/sims/ink/cuda/kernels.rs`. Kernel names are plain `extern "C"` and start with their
-// stage's name (advect_*, splat, curl, vorticity, divergence, pressure*, subtract_gradient;
-// the multigrid pressure solver's pressure_mg_* in ink_multigrid.cuh); reduce_* and picture*
-// serve the statistics and the picture. The grid's records and the velocity sampler the stages
-// share are in ink_grid.cuh; the moving walls' wall_rows and close_walls in ink_walls.cuh.
+// `src/sims/ink/cuda/kernels.rs` and `kernels/` (the typed launches, by stage). Kernel names are
+// plain `extern "C"` and start with their stage's name (advect_*, splat, curl, vorticity,
+// divergence, pressure*, subtract_gradient; the multigrid pressure solver's pressure_mg_* in
+// ink_multigrid.cuh); reduce_* and picture* serve the statistics and the picture. The grid's
+// records and the velocity sampler the stages share are in ink_grid.cuh; the moving walls'
+// wall_rows and close_walls in ink_walls.cuh.
 //
 // Layout (row-major, x fastest, one thread per lattice point, f32):
 //   u: (nx + 1) × ny vertical faces, point (i, j) at (i·dx, (j + ½)·dx)

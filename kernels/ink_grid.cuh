@@ -41,7 +41,7 @@ struct InkGrid {
 // One brush stamp on one lattice: the box of points it reaches (three radii, as the CPU's
 // add_gaussian computes it on the host), what it adds to up to three fields there, and how the
 // brush stamp's texture is turned over it.
-// Mirrored by `InkSplat` in kernels.rs.
+// Mirrored by `InkSplat` in src/sims/ink/cuda/kernels/splat.rs.
 struct InkSplat {
     int nx;                // the lattice's points per row
     int i0, j0;            // the box's first point

@@ -17,7 +17,7 @@
 // Threads of `pressure_mg_tail`.
 #define INK_MG_TAIL_THREADS 1024
 
-// One level (mirrored by `InkLevel` in src/sims/ink/cuda/kernels.rs).
+// One level (mirrored by `InkLevel` in src/sims/ink/cuda/multigrid.rs).
 struct InkLevel {
     int nx, ny;
     unsigned int offset;   // the level's first cell in the pooled arrays

@@ -121,7 +121,8 @@
 #   2. One device call:
 #        run(command="bash scripts/device-check.sh", carry=["out/device", ".gl"], timeout_s=570)
 #   3. Read $OUT/summary.txt first: each step's PASS/FAIL with its measured seconds; doctor.log
-#      and bench-*.log hold the figures. docs/cuda.md ("The first GPU run") says what to expect.
+#      and bench-*.log hold the figures. docs/cuda-verification.md ("The first GPU run") says what
+#      to expect.
 #
 # Optional: FLUIDLAB_BIN (default out/device/fluidlab), OUT (default out/device-check), BUDGET,
 # PARTS (the kinds' steps to run, e.g. PARTS="ink pool" for a second call: see part() below).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs fluidlab on the emulated CUDA driver (docs/cuda.md, "The emulated driver"): its CUDA host
-# code for real, the kernels on the CPU. Builds the driver and fluidlab first (through the test
-# that builds it), so a change to kernels/ or tests/emulation/driver/ is picked up.
+# Runs fluidlab on the emulated CUDA driver (docs/cuda-verification.md, "The emulated driver"):
+# its CUDA host code for real, the kernels on the CPU. Builds the driver and fluidlab first
+# (through the test that builds it), so a change to kernels/ or tests/emulation/driver/ is picked
+# up.
 #
 #   scripts/emulated-gpu.sh [--memcheck] [--interop] FLUIDLAB-ARGUMENTS...
 #

@@ -10,7 +10,7 @@ builds each picture from frames 1 and 2 (0.66 s and 1.33 s): shrunk to 640x360 b
 average (rounded to the nearest level), side by side; the anisotropy crop is frame 2 at full
 size, pixels 380-880 x 260-560 from the top. The "before" halves of viewer-before-after-N.png
 (the renderer before issue 14) are kept from the pictures in docs/images. The investigations'
-before/after pictures of docs/render-notes.md and viewer-foam-obstacles.png (the obstacle rule
+before/after pictures of docs/render-notes-*.md and viewer-foam-obstacles.png (the obstacle rule
 before and after) are studies of one change and are not made here.
 
 For each picture it prints how many pixels differ from the one in docs/images (and how many by

@@ -256,12 +256,12 @@ fn cpu_runs_differing_by_rounding_pass_the_parity_checks() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Re-derives the parity tolerances (docs/cuda.md, "Re-deriving the parity tolerances"): runs
-/// salted CPU-vs-CPU pairs (salts 1..=N, `FLUIDLAB_PARITY_SALTS=N`, default 40, or `A-B`; the
-/// tests use other salts), prints each pair's needed tolerances, the worst, and the constants they
-/// give with the margin, then how far the wrong-physics runs (s_corr off, XSPH off) are from
-/// the constants in force. Fails when the constants in force are tighter than the salted runs
-/// need, or loose enough to pass a wrong-physics run.
+/// Re-derives the parity tolerances (docs/cuda-verification.md, "Re-deriving the parity
+/// tolerances"): runs salted CPU-vs-CPU pairs (salts 1..=N, `FLUIDLAB_PARITY_SALTS=N`, default
+/// 40, or `A-B`; the tests use other salts), prints each pair's needed tolerances, the worst, and
+/// the constants they give with the margin, then how far the wrong-physics runs (s_corr off, XSPH
+/// off) are from the constants in force. Fails when the constants in force are tighter than the
+/// salted runs need, or loose enough to pass a wrong-physics run.
 #[test]
 #[ignore = "a derivation, not a test (minutes): cargo test --release --test cuda derive_parity_tolerances -- --ignored --nocapture"]
 fn derive_parity_tolerances() {

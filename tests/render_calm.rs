@@ -387,10 +387,10 @@ fn luminance(image: &fluidlab::gfx::capture::Image, x: usize, y: usize) -> f64 {
     0.2126 * p[0] as f64 + 0.7152 * p[1] as f64 + 0.0722 * p[2] as f64
 }
 
-/// Bounds on the grain (measured on Mesa llvmpipe, docs/render-notes.md): the raw thickness (each
-/// sprite's hard-edged chord added unblurred) is above both, the blurred one below. Measured,
-/// lattice and settled: thickness 0.127 and 0.127 raw, 0.0026 and 0.0026 blurred; colour 5.0
-/// and 5.1 levels raw, 3.2 and 3.3 blurred (the rest is the picture's own detail: the floor's
+/// Bounds on the grain (measured on Mesa llvmpipe, docs/render-notes-artefacts.md): the raw
+/// thickness (each sprite's hard-edged chord added unblurred) is above both, the blurred one below.
+/// Measured, lattice and settled: thickness 0.127 and 0.127 raw, 0.0026 and 0.0026 blurred; colour
+/// 5.0 and 5.1 levels raw, 3.2 and 3.3 blurred (the rest is the picture's own detail: the floor's
 /// checker refracted and reflected).
 const THICKNESS_GRAIN_BOUND: f64 = 0.02;
 const COLOR_GRAIN_BOUND: f64 = 4.2;
@@ -521,7 +521,7 @@ fn the_filtered_surface_is_as_flat_at_every_resolution() {
         // doubled with each doubling of the resolution (ellipsoids 0.0098, 0.021, 0.041 rad;
         // spheres 0.018, 0.046, 0.116); with the width following the particles it stays
         // within 5 % for ellipsoids and 10 % for spheres (0.0095, 0.0096, 0.0099 and 0.0151,
-        // 0.0143, 0.0139 rad; docs/render-notes.md).
+        // 0.0143, 0.0139 rad; docs/render-notes-filter.md).
         let reference = surfaces[0].normal_deviation;
         for surface in &surfaces[1..] {
             let ratio = surface.normal_deviation / reference;

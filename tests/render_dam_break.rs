@@ -1,9 +1,9 @@
 //! Headless renders (Mesa llvmpipe in CI) of the dam break after its impact on the far wall,
 //! where the flow is broken into sheets, drops and spray: the narrow-range filter's 2-D pass
-//! (`smooth_depth_2d`) smooths without axis-aligned streaks, its
-//! bias correction keeps thin fluid near its splatted depth, the sparse sprites' rims reflect
+//! (`smooth_depth_2d`) smooths without axis-aligned streaks, its bias correction keeps thin
+//! fluid near its splatted depth (docs/render-notes-filter.md), the sparse sprites' rims reflect
 //! the floor rather than show as grey dots, and their edge normals no longer graze the view
-//! ray, which made them light flecks (docs/render-notes.md).
+//! ray, which made them light flecks (docs/render-notes-artefacts.md).
 
 use fluidlab::gfx::camera::Camera;
 use fluidlab::gfx::headless::Headless;
@@ -402,9 +402,9 @@ fn sparse_sprites_rims_reflect_the_floor_not_grey_dots() {
         assert!(grey < 20, "{grey} grey pixels");
         // The fluid's face on the glass, and no more: 4 001 and 5 987 pixels with the band
         // 1.5 sprite radii, 60° and the lid; 3 239 and 5 244 with a particle radius and half
-        // a sprite radius, 45°, no lid (docs/render-notes.md, the light flecks at the glass);
-        // 3 388 and 5 093 with `normals`' crease and seam rules; 3 382 and 4 946 since the
-        // first filter pass classes the face's seams.
+        // a sprite radius, 45°, no lid (docs/render-notes-glass.md, the light flecks at the
+        // glass); 3 388 and 5 093 with `normals`' crease and seam rules; 3 382 and 4 946 since
+        // the first filter pass classes the face's seams.
         let bound = if anisotropy { 3620 } else { 5615 };
         assert!(
             behind_glass < bound,
@@ -516,8 +516,8 @@ fn the_bias_correction_keeps_thin_fluid_at_its_splatted_depth() {
         // −1.4e-3 m since a sample must also lie within the threshold of the centre.
         assert!(moves[0][5].abs() < 1.2e-2, "{moves:?}");
         // The front of a step (a drop or sheet before another layer) recedes more than the
-        // interior: the mean of its convex cap (docs/render-notes.md, "The front rims pushed
-        // away" and "The interior control" for its history: +1.86e-2 / +2.40e-2 m over steps 58–62 while the plane along the
+        // interior: the mean of its convex cap (docs/render-notes-artefacts.md, "The front
+        // rims pushed away" and "The interior control" for its history: +1.86e-2 / +2.40e-2 m over steps 58–62 while the plane along the
         // centre's slope alone decided, +1.37e-2 / +1.72e-2 with the centre rule, +7.7e-3 /
         // +1.25e-2 since the face on the glass is kept apart). The interior is the control:
         // the free surface of the bulk, where the kernel is whole, moves −1.35e-3 m

@@ -2,7 +2,8 @@
 //! narrow-range filter must not mix with the drop: the step from the drop's rim to the sheet
 //! is more than the filter's threshold but less than twice it, where the plane through a rim
 //! pixel along its slope (the steep flank of the drop's cap) reached the sheet a few texels
-//! out and the drop sank towards it (docs/render-notes.md, the narrow-range filter's front rims).
+//! out and the drop sank towards it (docs/render-notes-artefacts.md, the narrow-range filter's
+//! front rims).
 
 use fluidlab::gfx::camera::Camera;
 use fluidlab::gfx::headless::Headless;
@@ -135,7 +136,8 @@ fn a_drop_in_front_of_a_sheet_keeps_its_depth() {
         );
         // Filtered alone, the drop's cap averages a little deeper than its splats (the mean of
         // a convex cap, +4e-3 m for a lone sprite in the NumPy model of
-        // docs/render-notes.md); with the plane alone deciding, the sheet's samples were kept
+        // docs/render-notes-artefacts.md); with the plane alone deciding, the sheet's samples
+        // were kept
         // and the drop sank towards it by about half the step (spheres: +4.3e-2 m; now
         // +3.7e-3 m). The ellipsoids' drop is a flat disc, its rim 3 mm behind its centre, so the plane never reaches the sheet:
         // +1.3e-3 m before and now, and that half of the test cannot fail on the old rule (it

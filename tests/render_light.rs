@@ -285,7 +285,7 @@ fn wavy_water_focuses_caustics_on_the_floor_and_a_flat_slab_does_not() {
     // Measured: wavy 5 915 pixels, mean −11.2 levels, spread 11.0, 568 brighter than the
     // unshadowed floor; flat −10.0, spread 3.0, none brighter. At the old LIGHT_SIZE 256
     // with σ = 3 texels the wavy slab brightened 717 pixels but spread only 6.3
-    // (docs/render-notes.md).
+    // (docs/render-notes-artefacts.md).
     let (wavy, flat) = (measured[0], measured[1]);
     assert!(
         wavy.4 > 200 && wavy.3 > 7.0,

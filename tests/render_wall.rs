@@ -1,7 +1,7 @@
 //! A headless render (Mesa llvmpipe in CI) of the dam break 0.66 s in, where the fluid column
 //! leans on the near-left glass: the fluid's face against the glass, seen nearly edge-on, shows
 //! no light flecks since it is shaded as water behind glass (the wall's normal, the glass–water
-//! interface's reflectance; docs/render-notes.md, "The light flecks at the glass"), and the
+//! interface's reflectance; docs/render-notes-glass.md, "The light flecks at the glass"), and the
 //! top meets the front glass without a light line. The other side of that rule (a drop near the
 //! glass and a calm pool's top keep their own surface) is in render_near_glass.rs, the walls'
 //! band marks in render_wall_band.rs. The frame and its measures: `render_support/wall/`.
@@ -56,7 +56,7 @@ fn the_fluids_face_on_the_glass_shows_no_light_flecks() {
 /// fitted to the top's samples); the pinhole filled in within its neighbours' depths. A light
 /// line two pixels wide drawn along the face's top edge in the same frame counts in the
 /// hundreds (the rule of [`Wall::rim`]). The history, each figure with the change that
-/// moved it: docs/render-notes.md, "The light line at the glass" and "The last light pixels
+/// moved it: docs/render-notes-glass.md, "The light line at the glass" and "The last light pixels
 /// at the front glass and the first row's outliers". The margins are for Mesa llvmpipe
 /// (`scripts/setup.sh`); another Mesa rasterizes the splats' edges a little differently and
 /// may move the counts near their bounds (light 0 of < 2, 15 of < 25 over 5 mm). The top's

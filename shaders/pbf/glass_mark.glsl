@@ -28,7 +28,7 @@ float with_glass_mark(float depth, uint mark) {
 // meets the glass the two meet at a crease with no step in depth, and the filter averaged them:
 // it rounded the crease over its width, the top tilted towards the glass by 25–35° up to 3
 // particle radii from it, and where its normal met the sun's half vector that rim was a light
-// line along the face's top edge (docs/render-notes.md, "The light line at the glass"). The
+// line along the face's top edge (docs/render-notes-glass.md, "The light line at the glass"). The
 // band alone (without the splat's own normal) took the top of the particles touching the glass
 // into the face, and so the meniscus of a calm pool.
 //

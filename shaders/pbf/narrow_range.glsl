@@ -29,7 +29,8 @@ float narrow_range_slope(vec2 uv, vec2 step, float center, float threshold) {
 // A sample more than `threshold` from `expected`, deeper or nearer, belongs to another layer:
 // false, drop it. (Nearer samples were clamped to `expected` − `threshold` and kept: beside
 // a drop in front, the layer behind was pulled towards the eye by up to the threshold,
-// −6 to −9 cm on the dam break's back layers with the bias correction; docs/render-notes.md.)
+// −6 to −9 cm on the dam break's back layers with the bias correction;
+// docs/render-notes-artefacts.md.)
 // So does one more than `threshold` from the centre: the plane is extrapolated from the
 // centre's slope, which at a drop's rim is the steep flank of its cap, and a few texels out
 // it reached the layer behind (8 cm behind a drop, within the threshold of that plane), which

@@ -19,7 +19,7 @@
 // by the seam rule, `seam_rule`). Across the crease between the two, a pair split by the class
 // rule alone keeps its sample of the centre's side, and the output is then the centre's value
 // on the weighted least-squares line through the centre and the samples kept
-// (docs/render-notes.md, "The ~22 light pixels left along the crease").
+// (docs/render-notes-glass.md, "The ~22 light pixels left along the crease").
 in vec2 uv;
 
 uniform sampler2D depth_texture;
@@ -149,7 +149,7 @@ void main() {
         // the rise, nearer than all of them). It is held within the range of the centre and
         // the samples kept, widened by a texel of the steepest slope from the centre to a
         // sample within NEAR texels (the line's own slope there still let it overshoot by
-        // −0.069 of the rise; the range alone undid the fit: docs/render-notes.md).
+        // −0.069 of the rise; the range alone undid the fit: docs/render-notes-glass.md).
         float w = weight_sum + one_sided.x;
         float wo = one_sided.y;
         float woo = moment.x + one_sided.z;

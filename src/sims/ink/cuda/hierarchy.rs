@@ -3,6 +3,7 @@
 //! change copies to the GPU ([`Hierarchy::pooled_blocks`]); `multigrid.rs` holds the arrays on
 //! the GPU and the kernels.
 
+use super::kernels::side_bits;
 use super::multigrid::InkLevel;
 use crate::sims::ink::boundary::Poisson;
 use crate::sims::ink::fields::Flow;
@@ -43,9 +44,7 @@ impl Hierarchy {
     /// The hierarchy of `flow`'s grid, solid cells and sides.
     pub fn new(flow: &Flow) -> Hierarchy {
         let fluid = flow.solid().iter().map(|s| !s).collect();
-        let outflow = (0..4)
-            .map(|side| u32::from(flow.boundary.dirichlet(side)) << side)
-            .sum();
+        let outflow = side_bits(|side| flow.boundary.dirichlet(side));
         let (mut levels, mut stencil, mut solid) = (Vec::new(), Vec::new(), Vec::new());
         let mut masks = Vec::new();
         for (nx, ny, h, fluid) in level_shapes(flow.nx, flow.ny, flow.dx, fluid) {

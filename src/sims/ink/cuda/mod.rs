@@ -8,13 +8,16 @@
 //! multigrid V-cycles (`multigrid.rs`: the level hierarchy pooled on the GPU, its masks uploaded
 //! with the flow's).
 //!
-//! Here: buffers, construction, up- and download, the step's frame; `stages.rs` the launches of
-//! each stage, `kernels.rs` the typed launches, `multigrid.rs` the multigrid pressure solver's
-//! levels and launches, `walls.rs` obstacles changed between steps (a moving disc's rows closed
-//! on the GPU), `picture.rs` the picture through a GL texture
-//! (CUDA–GL interop), `parity.rs` the comparison with the CPU solver stage by stage, and
-//! `emulation.rs` (tests) the same comparison with the kernels compiled as C++.
+//! Here: the solver's state (its buffers, statistics slots and memory needs), its construction,
+//! reset and boundary; `transfer.rs` the fields' up- and download, `frame.rs` a frame's steps
+//! and its end, `stages.rs` the launches of each stage, `kernels.rs` (and `kernels/`) the typed
+//! launches, `multigrid.rs` the multigrid pressure solver's levels and launches (`hierarchy.rs`
+//! its levels on the host), `walls.rs` obstacles changed between steps (a moving disc's rows
+//! closed on the GPU), `picture.rs` the picture through a GL texture (CUDA–GL interop),
+//! `parity.rs` the comparison with the CPU solver stage by stage, and `emulation.rs` (tests)
+//! the same comparison with the kernels compiled as C++.
 
+mod frame;
 pub mod hierarchy;
 pub mod kernels;
 pub mod multigrid;
@@ -24,6 +27,7 @@ pub mod parity_walls;
 mod patch_tests;
 mod picture;
 mod stages;
+mod transfer;
 mod walls;
 #[cfg(test)]
 mod walls_read_tests;
@@ -37,10 +41,10 @@ mod emulation;
 #[cfg(test)]
 mod emulation_multigrid;
 
-use super::fields::{Field, Flow, FlowCopy, Ink};
-use super::params::{InkParams, PressureSolver};
+use super::fields::{Field, Flow, Ink};
+use super::params::InkParams;
 use super::stamp::{BrushStamp, STAMP_TEXELS};
-use super::{InkStage, SolveReport, Stamp};
+use super::{InkStage, SolveReport};
 use crate::cuda::interop::GlInterop;
 use crate::cuda::{CudaError, EventTimer};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
@@ -71,10 +75,6 @@ pub mod slot {
     /// Slots in all.
     pub const COUNT: usize = 10;
 }
-
-/// What a read-back downloads: the velocity (u, v) and pressure values, the ink, the curl and
-/// the divergence.
-type Downloaded = ([Vec<f32>; 3], Ink, Field, Field);
 
 /// The solver's fields as the CPU solver holds them (read back from the GPU).
 #[derive(Clone, Debug)]
@@ -328,161 +328,6 @@ impl CudaInk {
         self.stage_timing = enabled;
     }
 
-    /// [`CudaInk::upload`] of a whole [`Fields`] (the parity checks' CPU state).
-    pub fn upload_fields(&mut self, fields: &Fields) -> Result<(), CudaError> {
-        self.upload(
-            &fields.flow,
-            &fields.ink,
-            Some(&fields.curl),
-            Some(&fields.divergence),
-        )
-    }
-
-    /// Replaces the state on the GPU with `flow` (its velocities, pressure and masks) and `ink`;
-    /// the curl and divergence too when given. `flow` must have this solver's grid.
-    pub fn upload(
-        &mut self,
-        flow: &Flow,
-        ink: &Ink,
-        curl: Option<&Field>,
-        divergence: Option<&Field>,
-    ) -> Result<(), CudaError> {
-        let g = self.grid;
-        let (nx, ny) = (g.nx as usize, g.ny as usize);
-        assert_eq!((flow.nx, flow.ny), (nx, ny), "the solver's grid");
-        let u_open: Vec<u8> = (0..g.u_faces())
-            .map(|k| u8::from(flow.u_open(k % (nx + 1), k / (nx + 1))))
-            .collect();
-        let v_open: Vec<u8> = (0..g.v_faces())
-            .map(|k| u8::from(flow.v_open(k % nx, k / nx)))
-            .collect();
-        let solid: Vec<u8> = flow.solid().iter().map(|&s| u8::from(s)).collect();
-        let planes: Vec<f32> = ink
-            .channels
-            .iter()
-            .flat_map(|c| c.data.iter().copied())
-            .collect();
-        let s = &self.stream;
-        let b = &mut self.buffers;
-        let copy = CudaError::driver("copying the ink state to the GPU");
-        s.memcpy_htod(&flow.u.data, &mut b.u).map_err(&copy)?;
-        s.memcpy_htod(&flow.v.data, &mut b.v).map_err(&copy)?;
-        s.memcpy_htod(&flow.p.data, &mut b.p).map_err(&copy)?;
-        s.memcpy_htod(&planes, &mut b.ink).map_err(&copy)?;
-        s.memcpy_htod(&u_open, &mut b.u_open).map_err(&copy)?;
-        s.memcpy_htod(&v_open, &mut b.v_open).map_err(&copy)?;
-        s.memcpy_htod(&solid, &mut b.solid).map_err(&copy)?;
-        s.memcpy_htod(&flow.poisson.cells, &mut b.stencil)
-            .map_err(&copy)?;
-        let (u_fixed, v_fixed) = flow.fixed();
-        s.memcpy_htod(u_fixed, &mut b.u_fixed).map_err(&copy)?;
-        s.memcpy_htod(v_fixed, &mut b.v_fixed).map_err(&copy)?;
-        if let Some(curl) = curl {
-            s.memcpy_htod(&curl.data, &mut b.curl).map_err(&copy)?;
-        }
-        if let Some(divergence) = divergence {
-            s.memcpy_htod(&divergence.data, &mut b.divergence)
-                .map_err(&copy)?;
-        }
-        // The multigrid's masks follow now when it is in use, else at its first step.
-        b.multigrid.current = false;
-        if self.params.pressure_solver == PressureSolver::Multigrid {
-            b.multigrid.upload(s, flow)?;
-        }
-        s.synchronize().map_err(&copy)?;
-        self.solved_cells = flow
-            .poisson
-            .cells
-            .iter()
-            .filter(|&&c| c >> super::boundary::DIAGONAL_SHIFT != 0)
-            .count();
-        self.mirror = walls::Mirror::new(flow);
-        Ok(())
-    }
-
-    fn download<T: cudarc::driver::DeviceRepr + Default + Clone>(
-        &self,
-        slice: &CudaSlice<T>,
-        into: &mut Vec<T>,
-    ) -> Result<(), CudaError> {
-        into.resize(slice.len(), T::default());
-        self.stream
-            .memcpy_dtoh(slice, into.as_mut_slice())
-            .map_err(CudaError::driver("copying the ink state from the GPU"))
-    }
-
-    /// The fields, copied back into the CPU solver's types, owned, the mirror's masks copied
-    /// too (the parity checks'; a frame takes [`CudaInk::read_back_cells`], and
-    /// [`CudaInk::with_read_back`] lends the masks).
-    pub fn read_back(&self) -> Result<Fields, CudaError> {
-        let ([u, v, p], ink, curl, divergence) = self.download_values()?;
-        let mut flow = self.mirror.current();
-        (flow.u.data, flow.v.data, flow.p.data) = (u, v, p);
-        Ok(Fields {
-            flow,
-            ink,
-            curl,
-            divergence,
-        })
-    }
-
-    /// The flow's values and the ink read back for a frame, owned: the mirror's cells and the
-    /// values downloaded ([`FlowCopy`]: not its masks, stencil or fixed velocities, which a
-    /// frame never reads and which are not brought up to date).
-    pub fn read_back_cells(&self) -> Result<(FlowCopy, Ink), CudaError> {
-        let (values, ink, _, _) = self.download_values()?;
-        Ok((FlowCopy::with_values(&self.mirror.flow(), values), ink))
-    }
-
-    /// Calls `f` with the fields read back: the flow is the host mirror's, brought up to date
-    /// in place and lent with the downloaded values in it ([`walls::Mirror::with_values`]: no
-    /// copy of its masks), the ink, curl and divergence downloaded.
-    pub fn with_read_back<R>(
-        &self,
-        f: impl FnOnce(&Flow, &Ink, &Field, &Field) -> R,
-    ) -> Result<R, CudaError> {
-        let (values, ink, curl, divergence) = self.download_values()?;
-        let lent = |flow: &Flow| f(flow, &ink, &curl, &divergence);
-        Ok(self.mirror.with_values(values, lent))
-    }
-
-    /// The velocity (u, v), pressure, ink, curl and divergence copied from the GPU (for
-    /// frames, exports and the picture's host-copy fallback; waits for the stream).
-    fn download_values(&self) -> Result<Downloaded, CudaError> {
-        let g = self.grid;
-        let (nx, ny, dx) = (g.nx as usize, g.ny as usize, g.dx);
-        let b = &self.buffers;
-        let mut values: [Vec<f32>; 3] = Default::default();
-        for (slice, into) in [&b.u, &b.v, &b.p].into_iter().zip(&mut values) {
-            self.download(slice, into)?;
-        }
-        let mut planes = Vec::new();
-        self.download(&b.ink, &mut planes)?;
-        let mut curl = Field::new(nx, ny, [0.5, 0.5], dx);
-        let mut divergence = curl.clone();
-        self.download(&b.curl, &mut curl.data)?;
-        self.download(&b.divergence, &mut divergence.data)?;
-        self.stream
-            .synchronize()
-            .map_err(CudaError::driver("copying the ink state from the GPU"))?;
-        let mut ink = Ink::new(g.ink_nx as usize, g.ink_ny as usize, g.ink_h);
-        for (channel, plane) in ink
-            .channels
-            .iter_mut()
-            .zip(planes.chunks_exact(g.ink_cells()))
-        {
-            channel.data.copy_from_slice(plane);
-        }
-        Ok((values, ink, curl, divergence))
-    }
-
-    /// The flow's shape, solid cells and moving discs on the host, behind the mirror's guard;
-    /// its masks may lag the cells (they are brought up to date when read:
-    /// [`CudaInk::read_back`]) and its values are not kept (empty).
-    pub fn mirror(&self) -> std::cell::Ref<'_, Flow> {
-        self.mirror.flow()
-    }
-
     /// Makes `boundary` the box's sides: the masks, the stencil and the grid's constants
     /// follow (as setting the CPU flow's boundary and its solid cells again).
     pub fn set_boundary(&mut self, boundary: super::Boundary) -> Result<(), CudaError> {
@@ -503,99 +348,5 @@ impl CudaInk {
         self.report = SolveReport::default();
         self.totals = Totals::default();
         Ok(())
-    }
-
-    /// Enqueues one solver step of `dt` with the brush `stamps`; `last`: the frame's last
-    /// step, whose projection the report describes (the residual and the divergence after it
-    /// are reduced then only). Nothing waits: [`CudaInk::end_frame`] does, once.
-    pub fn step(&mut self, dt: f32, stamps: &[Stamp], last: bool) -> Result<(), CudaError> {
-        if !self.frame_open {
-            if self.stage_timing {
-                self.timer.begin(&self.stream)?;
-            }
-            self.frame_open = true;
-        }
-        self.context
-            .bind_to_thread()
-            .map_err(CudaError::driver("binding the CUDA context"))?;
-        self.run_stage(InkStage::Advect, dt, stamps, last)?;
-        self.run_stage(InkStage::Splat, dt, stamps, last)?;
-        if self.params.vorticity > 0.0 {
-            self.run_stage(InkStage::Curl, dt, stamps, last)?;
-            self.run_stage(InkStage::Vorticity, dt, stamps, last)?;
-        }
-        for stage in [
-            InkStage::Divergence,
-            InkStage::Pressure,
-            InkStage::SubtractGradient,
-        ] {
-            self.run_stage(stage, dt, stamps, last)?;
-        }
-        Ok(())
-    }
-
-    /// The statistics slots as the last reductions left them (waits for the stream).
-    pub fn statistics(&self) -> Result<Vec<f64>, CudaError> {
-        let mut stats = vec![0.0; slot::COUNT];
-        self.stream
-            .memcpy_dtoh(&self.buffers.stats, stats.as_mut_slice())
-            .map_err(CudaError::driver("copying the statistics from the GPU"))?;
-        self.stream
-            .synchronize()
-            .map_err(CudaError::driver("copying the statistics from the GPU"))?;
-        Ok(stats)
-    }
-
-    /// Ends the frame: the totals reduced, the statistics copied back (the frame's one
-    /// synchronisation), the report and the stage times updated.
-    pub fn end_frame(&mut self) -> Result<(), CudaError> {
-        self.reduce_totals()?;
-        let mut stats = [0.0f64; slot::COUNT];
-        let synchronised = self.kernels.sync_check();
-        let failed = |e: cudarc::driver::DriverError| {
-            CudaError::Wait(crate::cuda::launch::wait_failure(
-                "a CUDA kernel of the ink step failed",
-                e.0,
-                &e.to_string(),
-                synchronised,
-            ))
-        };
-        self.stream
-            .memcpy_dtoh(&self.buffers.stats, &mut stats)
-            .map_err(failed)?;
-        self.stream.synchronize().map_err(failed)?;
-        let rms = |sum: f64, count: usize| (sum / count.max(1) as f64).sqrt();
-        let mirror = self.mirror.flow_unguarded();
-        let fluid_cells = mirror.nx * mirror.ny - mirror.solid_cells();
-        let s = |slot: u32| stats[slot as usize];
-        self.report = SolveReport {
-            iterations: self.params.iterations,
-            divergence_before: rms(s(slot::DIVERGENCE_BEFORE), fluid_cells),
-            divergence_after: rms(s(slot::DIVERGENCE_AFTER), fluid_cells),
-            residual: rms(s(slot::RESIDUAL), self.solved_cells),
-        };
-        let h = f64::from(self.grid.ink_h);
-        let area = f64::from(self.grid.dx * self.grid.dx);
-        self.totals = Totals {
-            ink: s(slot::TOTALS) * h * h,
-            kinetic_energy: s(slot::TOTALS + 1) * area,
-            max_speed: s(slot::TOTALS + 2).sqrt(),
-            non_finite: s(slot::TOTALS + 3) as u64,
-        };
-        if self.frame_open && self.stage_timing {
-            let seconds = &mut self.stage_seconds;
-            self.timer
-                .collect(|stage, time| seconds[stage as usize] += time)?;
-        }
-        self.frame_open = false;
-        Ok(())
-    }
-}
-
-impl Drop for CudaInk {
-    /// Front ends release the GL texture with [`CudaInk::release_gl`] while their context is
-    /// current; this is the safety net for paths that drop the solver first.
-    fn drop(&mut self) {
-        self.release_gl();
     }
 }

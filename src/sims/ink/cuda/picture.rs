@@ -3,10 +3,14 @@
 //! texture whose level 0 is mapped as a CUDA array and written through a surface object), so a
 //! drawn frame copies nothing through the host. Where the texture cannot be registered (GL not
 //! on this GPU) the caller falls back to reading the fields back and drawing them on the CPU.
+//! Here too the typed launches of its two kernels, `picture_scale` and `picture`.
 
+use super::kernels::{per_point, InkGrid, InkKernels};
 use super::{slot, CudaInk};
+use crate::cuda::launch::OrNull;
 use crate::cuda::CudaError;
 use crate::sims::ink::scene::Background;
+use cudarc::driver::{CudaSlice, CudaStream};
 
 /// The kernel's view codes (`VIEW_*` in ink.cu).
 const VIEW_INK: i32 = 0;
@@ -122,5 +126,70 @@ impl CudaInk {
             let _ = self.surface.retire();
             self.interop.release();
         }
+    }
+}
+
+impl Drop for CudaInk {
+    /// Front ends release the GL texture with [`CudaInk::release_gl`] while their context is
+    /// current; this is the safety net for paths that drop the solver first.
+    fn drop(&mut self) {
+        self.release_gl();
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+impl InkKernels {
+    /// Per block the largest |scalar| (if any) and |u|².
+    pub fn picture_scale(
+        &self,
+        stream: &CudaStream,
+        g: &InkGrid,
+        (u, v): (&CudaSlice<f32>, &CudaSlice<f32>),
+        scalar: Option<&CudaSlice<f32>>,
+        partials: &mut CudaSlice<f64>,
+    ) -> Result<(), CudaError> {
+        let args = (g, u, v, OrNull(scalar), partials);
+        // SAFETY: ink.cu's parameters; partials hold 2 values per block.
+        unsafe { self.launch("picture_scale", stream, per_point(g.cells()), args) }
+    }
+
+    /// The view's picture into `surface` (a surface object of a mapped texture of at least
+    /// `size` texels).
+    ///
+    /// # Safety
+    /// `surface` is a live surface object of an RGBA8 array of at least `size` texels.
+    pub unsafe fn picture(
+        &self,
+        stream: &CudaStream,
+        g: &InkGrid,
+        (view, paper): (i32, bool),
+        (u, v): (&CudaSlice<f32>, &CudaSlice<f32>),
+        (ink, solid): (&CudaSlice<f32>, &CudaSlice<u8>),
+        scalar: Option<&CudaSlice<f32>>,
+        stats: &CudaSlice<f64>,
+        (largest_slot, fastest_slot): (u32, u32),
+        surface: u64,
+        size: (usize, usize),
+    ) -> Result<(), CudaError> {
+        let (width, height) = (size.0 as i32, size.1 as i32);
+        let paper = i32::from(paper);
+        let args = (
+            g,
+            &view,
+            &paper,
+            u,
+            v,
+            ink,
+            solid,
+            OrNull(scalar),
+            stats,
+            &largest_slot,
+            &fastest_slot,
+            &surface,
+            &width,
+            &height,
+        );
+        // SAFETY: ink.cu's parameters; the caller vouches for the surface.
+        unsafe { self.launch("picture", stream, per_point(size.0 * size.1), args) }
     }
 }

@@ -464,8 +464,8 @@ fn gpu_like_emulated_kernels_pass_the_parity_checks() {
 }
 
 /// The GPU-like emulation's spreads for seeds 1..=N (`FLUIDLAB_PARITY_SEEDS=N`, default 8, or
-/// `A-B` for A..=B), to derive the tolerances with (docs/cuda.md, "Re-deriving the parity
-/// tolerances").
+/// `A-B` for A..=B), to derive the tolerances with (docs/cuda-verification.md, "Re-deriving the
+/// parity tolerances").
 #[test]
 #[ignore = "a measurement (minutes): cargo test --release --lib gpu_like_emulation_spread -- --ignored --nocapture"]
 fn gpu_like_emulation_spread() {

@@ -64,10 +64,10 @@ pub const RUN_WINDOW: u64 = 20;
 /// One-step tolerance on any particle's position, as a fraction of the particle spacing.
 /// Reassociating a float32 sum of ~40 terms moves λ and Δp by ~1e-6 relative; Δp is at most
 /// ~0.1 spacing per iteration and a frame has 8 iterations, so most particles agree to ~1e-5
-/// spacing. Derived (docs/cuda.md, "Re-deriving the parity tolerances"): the worst of 40 salted
-/// CPU-vs-CPU pairs (4.5e-5 spacing; the GPU-like emulation: 2.3e-5), times [`MARGIN`]. XSPH off
-/// moves particles by 2.5e-2 spacing (5.0e-4 m) in a frame, s_corr off by 0.26 spacing (tests
-/// check that both fail, and gravity upright).
+/// spacing. Derived (docs/cuda-verification.md, "Re-deriving the parity tolerances"): the worst
+/// of 40 salted CPU-vs-CPU pairs (4.5e-5 spacing; the GPU-like emulation: 2.3e-5), times
+/// [`MARGIN`]. XSPH off moves particles by 2.5e-2 spacing (5.0e-4 m) in a frame, s_corr off by
+/// 0.26 spacing (tests check that both fail, and gravity upright).
 pub const ONE_STEP_MAX_ERROR: f32 = 6.8e-5;
 /// One-step tolerance on the mean position error, fraction of the spacing: the worst of the
 /// salted pairs, 4.3e-6 (emulation: 2.7e-6), times [`MARGIN`]. XSPH off: 1.3e-3.
@@ -77,8 +77,8 @@ pub const ONE_STEP_MEAN_ERROR: f32 = 6.5e-6;
 /// [`PARITY_SCENE`] (initial positions one unit in the last place apart, in a different pattern
 /// per salt) and 16 runs of the GPU-like kernel emulation (FMA, random thread order) against the
 /// CPU, times [`MARGIN`], rounded up. `derive_parity_tolerances` (tests/cuda.rs) and
-/// `gpu_like_emulation_spread` (src/sims/pbf/cuda/emulation.rs) measure and print them; docs/cuda.md
-/// has the figures and says how to re-derive them when the solver changes.
+/// `gpu_like_emulation_spread` (src/sims/pbf/cuda/emulation.rs) measure and print them;
+/// docs/cuda-verification.md has the figures and says how to re-derive them when the solver changes.
 ///
 /// Needed (salts / emulation): density 0.0037 / 0 (within the floor), energy 0.012 / 0.014,
 /// centre of mass 0.0030 / 0.0034, energy drift 0.021 / 0.023. Since the solver keeps the fluid

@@ -38,7 +38,8 @@ const FILTER_RADIUS: f32 = 5.0;
 /// relative to the particles stops falling as the resolution or the zoom rises and its cost
 /// per pixel does not grow. They are what the caps gave the dam break at 1280×720 (a sprite
 /// radius about 5 px there), so pictures with sprites up to 5 px across stay as they were
-/// (docs/render-notes.md). The sun's view (`light_smooth`) has a fixed size and keeps the cap.
+/// (docs/render-notes-filter.md). The sun's view (`light_smooth`) has a fixed size and keeps the
+/// cap.
 const WIDE_RADIUS: f32 = 2.4;
 const WIDE_RADIUS_2D: f32 = WIDE_RADIUS / 3.0;
 /// The bilateral range σ and the narrow-range threshold, in sprite radii.
@@ -408,7 +409,7 @@ mod tests {
     /// class rule alone), flat for offsets 1–8 and a rise of `rise` for 9–12; a sprite radius
     /// projecting to 4 px, so 12 taps one texel apart, σ = 6 texels. The weighted
     /// least-squares line through the centre and that run has its value at the centre −0.167
-    /// `rise` off, nearer than every sample (docs/render-notes.md). The smoothed centre less
+    /// `rise` off, nearer than every sample (docs/render-notes-glass.md). The smoothed centre less
     /// 1 m, in units of `rise`.
     fn crease_run_overshoot(rise: f32) -> f32 {
         const CENTER: i32 = 30;

@@ -80,7 +80,7 @@ pub struct RenderSettings {
     /// The narrow-range filter's bias correction (its authors' `FIX_OTHER_WEIGHT`): a sample
     /// the filter drops (background or another layer) drops the one mirrored through the
     /// centre too, so the kernel stays symmetric and thin fluid and silhouettes stay near
-    /// their splatted depth (docs/render-notes.md).
+    /// their splatted depth (docs/render-notes-filter.md).
     pub bias_correction: bool,
     /// The `smooth_thickness` pass blurs the thickness buffer (and the sun's) before
     /// absorption, refraction and the shadow use it; off shows each sprite's grain.

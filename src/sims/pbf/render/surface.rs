@@ -198,7 +198,7 @@ impl ThicknessProgram {
 const WALL_MARGIN: f32 = 0.5;
 
 /// The near walls of a view: the side and floor walls the eye is outside of, whose glass it
-/// looks through (the lid is none: the container is drawn open, docs/render-notes.md), as
+/// looks through (the lid is none: the container is drawn open, docs/render-notes-glass.md), as
 /// `normals.frag` and `narrow_range.glsl` take them.
 pub(super) struct NearWalls {
     /// A wall a column, in eye space: xyz its outward normal, w its offset (a point p lies

@@ -1,0 +1,172 @@
+//! The `splat` stage on the GPU's side: the record of one brush stamp on one lattice (as
+//! `struct InkSplat` in `kernels/ink_grid.cuh`), the stamps' boxes ([`splat_records`]), and the
+//! launches of the stamps and of the ink's buoyancy.
+
+use super::{per_point, InkGrid, InkKernels};
+use crate::cuda::launch::OrNull;
+use crate::cuda::CudaError;
+use crate::sims::ink::{splat_box, Stamp};
+use bytemuck::{Pod, Zeroable};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, DeviceRepr};
+
+/// Which lattice a stamp's box lies on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplatLattice {
+    /// The vertical faces (u).
+    U = 0,
+    /// The horizontal faces (v).
+    V = 1,
+    /// The ink cells (all three channels).
+    Ink = 2,
+}
+
+/// One stamp on one lattice, as `struct InkSplat` in ink.cu.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct InkSplat {
+    /// The lattice's points per row.
+    pub nx: i32,
+    /// The box's first column.
+    pub i0: i32,
+    /// The box's first row.
+    pub j0: i32,
+    /// Columns in the box.
+    pub width: i32,
+    /// Rows in the box.
+    pub rows: i32,
+    /// The lattice's offset, spacings.
+    pub offset: [f32; 2],
+    /// The lattice's spacing, m.
+    pub h: f32,
+    /// The stamp's centre, m.
+    pub position: [f32; 2],
+    /// The stamp's Gaussian radius, m.
+    pub radius: f32,
+    /// What is added at the centre, per field.
+    pub amounts: [f32; 3],
+    /// The brush's direction of motion (unit): the brush stamp's texture is turned to it.
+    pub direction: [f32; 2],
+    /// 1: the amounts are × the brush stamp's alpha (a brush's ink with a textured stamp).
+    pub masked: i32,
+}
+
+// SAFETY: plain old data of 4-byte fields, laid out as the C struct it mirrors.
+unsafe impl DeviceRepr for InkSplat {}
+
+impl InkSplat {
+    /// Points in the box.
+    pub fn points(&self) -> usize {
+        (self.width * self.rows) as usize
+    }
+}
+
+/// The launches of `stamp` in a step of `dt` (the CPU's `splat` per stamp): for u, v and the
+/// ink, the box of lattice points within three radii (cpu.rs `add_gaussian`'s arithmetic) and
+/// the amounts; with `textured` (the brush stamp is not round) a brush's ink is masked by it.
+/// Lattices with nothing to add or an empty box are left out.
+pub fn splat_records(
+    grid: &InkGrid,
+    stamp: &Stamp,
+    dt: f32,
+    textured: bool,
+) -> Vec<(SplatLattice, InkSplat)> {
+    let scale = if stamp.per_second { dt } else { 1.0 };
+    let region = stamp.region();
+    let (nx, ny) = (grid.nx as usize, grid.ny as usize);
+    let (inx, iny) = (grid.ink_nx as usize, grid.ink_ny as usize);
+    let lattices = [
+        (
+            SplatLattice::U,
+            (nx + 1, ny, [0.0, 0.5], grid.dx),
+            [stamp.velocity[0] * scale, 0.0, 0.0],
+        ),
+        (
+            SplatLattice::V,
+            (nx, ny + 1, [0.5, 0.0], grid.dx),
+            [stamp.velocity[1] * scale, 0.0, 0.0],
+        ),
+        (
+            SplatLattice::Ink,
+            (inx, iny, [0.5, 0.5], grid.ink_h),
+            stamp.ink.map(|amount| amount * scale),
+        ),
+    ];
+    let mut records = Vec::new();
+    for (lattice, (lx, ly, offset, h), amounts) in lattices {
+        if amounts.iter().all(|&a| a == 0.0) {
+            continue;
+        }
+        let (columns, rows_range) = splat_box(region, (lx, ly), offset, h);
+        let (i0, j0) = (columns.start, rows_range.start);
+        let width = columns.len();
+        let rows = rows_range.len();
+        if width == 0 || rows == 0 {
+            continue;
+        }
+        records.push((
+            lattice,
+            InkSplat {
+                nx: lx as i32,
+                i0: i0 as i32,
+                j0: j0 as i32,
+                width: width as i32,
+                rows: rows as i32,
+                offset,
+                h,
+                position: stamp.position,
+                radius: stamp.radius,
+                amounts,
+                direction: stamp.direction.unwrap_or([1.0, 0.0]),
+                masked: i32::from(
+                    textured && stamp.direction.is_some() && lattice == SplatLattice::Ink,
+                ),
+            },
+        ));
+    }
+    records
+}
+
+#[allow(clippy::too_many_arguments)]
+impl InkKernels {
+    /// One stamp's Gaussian on one lattice: `fields` are u (or v) three times, or the ink's
+    /// three planes (`planes` values apart), `open` the face mask (none for the ink), `stamp`
+    /// the brush stamp's texture (read when the record is masked).
+    pub fn splat(
+        &self,
+        stream: &CudaStream,
+        s: &InkSplat,
+        field: &mut CudaSlice<f32>,
+        planes: usize,
+        open: Option<&CudaSlice<u8>>,
+        stamp: &CudaSlice<f32>,
+    ) -> Result<(), CudaError> {
+        let (base, _guard) = field.device_ptr_mut(stream);
+        let pointers = [0, 1, 2].map(|c| base + (c * planes * 4) as u64);
+        let args = (
+            s,
+            &pointers[0],
+            &pointers[1],
+            &pointers[2],
+            OrNull(open),
+            stamp,
+        );
+        // SAFETY: ink.cu's parameters; the box lies inside the lattice (splat_records), the
+        // three pointers inside `field` (three planes of `planes` values, or the same array).
+        unsafe { self.launch("splat", stream, per_point(s.points()), args) }
+    }
+
+    /// The ink's buoyancy on the open v faces.
+    pub fn splat_buoyancy(
+        &self,
+        stream: &CudaStream,
+        g: &InkGrid,
+        ink: &CudaSlice<f32>,
+        v_open: &CudaSlice<u8>,
+        v: &mut CudaSlice<f32>,
+        lift: f32,
+    ) -> Result<(), CudaError> {
+        let args = (g, ink, v_open, v, &lift);
+        // SAFETY: ink.cu's parameters.
+        unsafe { self.launch("splat_buoyancy", stream, per_point(g.v_faces()), args) }
+    }
+}
