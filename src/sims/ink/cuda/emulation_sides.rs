@@ -38,21 +38,20 @@ fn params_with(sides: [SideKind; 4]) -> InkParams {
 #[test]
 fn the_boxes_set_every_side_apart_from_its_opposite() {
     let grids: Vec<InkGrid> = BOXES.map(|sides| InkGrid::new(&params_with(sides))).into();
-    for side in 0..4 {
+    for (side, name) in SIDES.into_iter().enumerate() {
         let opposite = side ^ 1;
         let apart = |bits: fn(&InkGrid) -> u32| {
             grids
                 .iter()
                 .any(|g| bits(g) >> side & 1 == 1 && bits(g) >> opposite & 1 == 0)
         };
-        assert!(apart(|g| g.sticks), "sticks: {}", SIDES[side]);
-        assert!(apart(|g| g.outflow), "outflow: {}", SIDES[side]);
+        assert!(apart(|g| g.sticks), "sticks: {name}");
+        assert!(apart(|g| g.outflow), "outflow: {name}");
         assert!(
             grids
                 .iter()
                 .any(|g| g.fixed[side] != 0.0 && g.fixed[opposite] == 0.0),
-            "fixed velocity: {}",
-            SIDES[side]
+            "fixed velocity: {name}"
         );
     }
     assert!(grids.iter().all(|g| g.sticks & 16 != 0), "obstacles stick");
