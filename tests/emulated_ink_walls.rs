@@ -15,7 +15,8 @@ use std::process::Command;
 /// The `stir` preset (a scripted disc moved through the ink: a moving wall whose cells change
 /// from substep to substep) simulated by the CUDA host code on the emulated driver —
 /// `CudaInk::set_walls`' row uploads, the host mirror's counts — follows the CPU step by step:
-/// kinetic energy, fastest speed and the divergence left after the projection.
+/// kinetic energy, fastest speed, the divergence left after the projection and the pressure's
+/// residual.
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_driver),
@@ -60,6 +61,11 @@ fn follows_the_cpu(driver: &Driver, dir: &Path, scene: &str) -> Vec<serde_json::
             ("kinetic_energy", 1e-5, 1e-6),
             ("max_speed", 1e-5, 1e-6),
             ("divergence_after", 1e-3, floor),
+            // The residual after the multigrid's V-cycles is single precision's rounding of
+            // the pressure equation (stir, step 27: 7.850e-5 and 7.866e-5, 2.0e-3 apart): 5e-3.
+            // Its count is CudaInk::upload's; counting every cell instead is 1.1e-2 off
+            // (step 13: 2.672e-2 on the CPU, 2.642e-2 on CUDA).
+            ("residual", 5e-3, 1e-6),
         ] {
             let (x, y) = (value(a, key), value(b, key));
             assert!(

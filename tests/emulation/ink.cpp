@@ -25,6 +25,9 @@
 // red-black sweep of `level`, 1 its residual, 2 the restriction to level + 1 (its mean removed in
 // a closed box), 3 the prolongation from level + 1, 4 pressure_mg_tail from `level`, 5 one
 // V-cycle from level 0 (the host's launches down to `tail`, then pressure_mg_tail).
+// The walls stage (WALLS) clears the open masks, the stencil and the fixed velocities, runs
+// wall_rows over every row from the solid bytes alone (no moving discs), and writes them after
+// the pooled arrays: u_open, v_open, stencil (u8), u_fixed, v_fixed (f32).
 #include "ink_shim.h"
 thread_local Dim blockIdx, threadIdx;
 Dim blockDim, gridDim;
@@ -38,7 +41,7 @@ int texel_width = 0;
 #include <cstdlib>
 #include <utility>
 
-enum Stage { ADVECT, SPLAT, CURL, VORTICITY, DIVERGENCE, PRESSURE, SUBTRACT_GRADIENT, TOTALS, PICTURE, STEP, MULTIGRID };
+enum Stage { ADVECT, SPLAT, CURL, VORTICITY, DIVERGENCE, PRESSURE, SUBTRACT_GRADIENT, TOTALS, PICTURE, STEP, MULTIGRID, WALLS };
 
 #define STATS 10
 #define MEAN_SLOT 9u
@@ -243,6 +246,17 @@ struct State {
         finish(ink_cells(), 4, 4u, 3);
     }
 
+    // Every row's masks, stencil and fixed velocities derived again from the solid cells, as
+    // CudaInk::set_walls has wall_rows do for the rows that changed.
+    void run_walls() {
+        std::fill(u_open.begin(), u_open.end(), 7);
+        std::fill(v_open.begin(), v_open.end(), 7);
+        std::fill(stencil.begin(), stencil.end(), 255);
+        std::fill(u_fixed.begin(), u_fixed.end(), -1e30f);
+        std::fill(v_fixed.begin(), v_fixed.end(), -1e30f);
+        launch((unsigned)((g.nx + 1) * (g.ny + 1)), [&] { wall_rows(g, 0, g.ny, 0, g.ny, solid.data(), nullptr, 0, u_open.data(), v_open.data(), stencil.data(), u_fixed.data(), v_fixed.data()); });
+    }
+
     void run_picture() {
         // The divergence and curl views: of this state, into the Jacobi scratch (picture.rs).
         if (view == VIEW_SIGNED && scalar_field == 1)
@@ -311,6 +325,7 @@ int main(int argc, char** argv) {
         case TOTALS: s.totals(); break;
         case PICTURE: s.run_picture(); break;
         case MULTIGRID: s.run_multigrid_operation(); break;
+        case WALLS: s.run_walls(); break;
         case STEP:
             s.advect();
             s.splats_and_buoyancy();
@@ -330,6 +345,10 @@ int main(int argc, char** argv) {
     fwrite(s.stats.data(), 8, STATS, out);
     fwrite(s.mg_p.data(), 4, pooled, out); fwrite(s.mg_b.data(), 4, pooled, out); fwrite(s.mg_r.data(), 4, pooled, out);
     if (s.stage == PICTURE) fwrite(texels.data(), 1, texels.size(), out);
+    if (s.stage == WALLS) {
+        fwrite(s.u_open.data(), 1, nu, out); fwrite(s.v_open.data(), 1, nv, out); fwrite(s.stencil.data(), 1, nc, out);
+        fwrite(s.u_fixed.data(), 4, nu, out); fwrite(s.v_fixed.data(), 4, nv, out);
+    }
     fclose(out);
     return 0;
 }

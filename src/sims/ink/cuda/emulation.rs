@@ -65,6 +65,9 @@ pub(super) enum Command_ {
         operation: u32,
         level: u32,
     },
+    /// `wall_rows` over every row from the solid cells alone (`run_walls` in ink.cpp): the
+    /// open masks, stencil and fixed velocities follow the output's pooled arrays.
+    Walls,
 }
 
 /// The multigrid's side of an emulation: which levels run in the one block and with how many
@@ -90,8 +93,8 @@ impl Default for MgInput {
 }
 
 /// Runs `command` on `fields` with the kernels on the CPU; returns the fields after, the
-/// statistics slots and (for a picture) the texels.
-fn emulate(
+/// statistics slots and (for a picture) the texels, or the walls' masks.
+pub(super) fn emulate(
     program: &Path,
     params: &InkParams,
     fields: &Fields,
@@ -128,6 +131,7 @@ pub(super) fn emulate_with(
         Command_::Picture { .. } => 8,
         Command_::Step { .. } => 9,
         Command_::Multigrid { .. } => 10,
+        Command_::Walls => 11,
     };
     let (view, scalar, paper) = match command {
         Command_::Picture {
@@ -247,7 +251,7 @@ pub(super) fn emulate_with(
     (after, stats, output[at..].to_vec(), pools)
 }
 
-fn stage_comparisons(program: &Path, params: &InkParams) -> Vec<StageComparison> {
+pub(super) fn stage_comparisons(program: &Path, params: &InkParams) -> Vec<StageComparison> {
     let mut other = |stage, before: &Fields, dt, stamps: &[Stamp]| {
         let (after, stats, _) =
             emulate(program, params, before, Command_::Stage(stage), dt, stamps);

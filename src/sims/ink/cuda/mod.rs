@@ -40,6 +40,8 @@ mod walls_timing;
 mod emulation;
 #[cfg(test)]
 mod emulation_multigrid;
+#[cfg(test)]
+mod emulation_sides;
 
 use super::fields::{Field, Flow, Ink};
 use super::params::InkParams;

@@ -183,12 +183,7 @@ pub fn differences(cpu: &Fields, other: &Fields) -> Vec<Difference> {
 pub fn report_of(fields: &Fields, stats: &[f64]) -> [f64; 3] {
     let flow = &fields.flow;
     let fluid = flow.solid().iter().filter(|&&s| !s).count();
-    let solved = flow
-        .poisson
-        .cells
-        .iter()
-        .filter(|&&c| c >> crate::sims::ink::boundary::DIAGONAL_SHIFT != 0)
-        .count();
+    let solved = super::transfer::solved_cells(flow);
     let rms = |sum: f64, count: usize| (sum / count.max(1) as f64).sqrt();
     [
         rms(stats[0], fluid),

@@ -77,9 +77,7 @@ impl CudaInk {
             b.multigrid.upload(s, flow)?;
         }
         s.synchronize().map_err(&copy)?;
-        self.solved_cells = (0..flow.poisson.cells.len())
-            .filter(|&k| flow.poisson.solved(k))
-            .count();
+        self.solved_cells = solved_cells(flow);
         self.mirror = Mirror::new(flow);
         Ok(())
     }
@@ -166,4 +164,14 @@ impl CudaInk {
     pub fn mirror(&self) -> std::cell::Ref<'_, Flow> {
         self.mirror.flow()
     }
+}
+
+/// The cells the pressure is solved for (`Poisson::solved`): the count the residual's RMS
+/// divides by, on the GPU (`CudaInk::upload`, kept up to date by `set_walls`) and in the
+/// parity checks' report of the CPU's (`parity::report_of`), so the emulated pressure stage's
+/// residual is compared through it.
+pub(super) fn solved_cells(flow: &Flow) -> usize {
+    (0..flow.poisson.cells.len())
+        .filter(|&k| flow.poisson.solved(k))
+        .count()
 }
