@@ -5,7 +5,8 @@
 //! both took one tap. Across each boundary between a one-tap pixel and a tapped one (along a
 //! column), |with − without| on the tapped side is the step the switch adds; it is printed
 //! beside the same 3 rows deeper in the tapped region and the no-taps picture's row-to-row
-//! variation there (brightness: channels summed, 0–765). docs/pool.md "Grids over 513 nodes".
+//! variation there (brightness: channels summed, 0–765). docs/pool-filtering.md "Grids over 513
+//! nodes".
 //!
 //! `cargo test --release --test pool_render_strided -- --ignored --nocapture
 //! far_taps_seam_on_a_strided_mesh` draws waves 15–31 cm long at 513² (no stride) and 1025²
@@ -290,8 +291,8 @@ fn grid_sizes() -> Vec<usize> {
         .collect()
 }
 
-/// docs/pool.md "Grids over 513 nodes", the aliasing of the two counts: the aliasing test's
-/// metric (`tests/support/pool_aliasing.rs`) of the aliasing test's waves (15–31 cm, 4 mm, the
+/// docs/pool-filtering.md "Grids over 513 nodes", the aliasing of the two counts: the aliasing
+/// test's metric (`tests/support/pool_aliasing.rs`) of the aliasing test's waves (15–31 cm, 4 mm, the
 /// same in metres on every grid) at 1025² (s = 2) and 4097² (s = 8), the low picture's far taps
 /// counted by the mesh's cells, the grid's, or none, against one reference without the taps.
 /// `cargo test --release --test pool_render_strided -- --ignored --nocapture

@@ -66,8 +66,8 @@ const int MAX_TAPS = 4;
 // (its screen derivatives): one per TAP_CELLS of the mesh's cells its longer side spans. The
 // mesh, not the grid: a one-tap pixel is shaded with what the mesh draws, so on a strided mesh
 // (grids over 513 nodes) counting the grid's cells started the taps s times too near. Built
-// with FAR_TAPS_BY_GRID (`TapCells::Grid`, only for docs/pool.md's measurement) it counts the
-// grid's cells, as before.
+// with FAR_TAPS_BY_GRID (`TapCells::Grid`, only for docs/pool-filtering.md's measurement) it
+// counts the grid's cells, as before.
 int far_tap_count(vec2 across, vec2 along) {
 #ifdef FAR_TAPS_BY_GRID
     float cell = spacing();
