@@ -18,6 +18,7 @@ uniform float rim_height;      // m above the rest level
 uniform vec3 light;            // towards the sun, unit
 uniform sampler2D caustics;    // relative irradiance on the floor plane (1 = calm water)
 uniform vec4 caustics_domain;  // the floor plane's (x, z) origin, m, and 1 / extent, 1/m
+uniform int caustic_lookups;   // the most lookups along a footprint (`caustic_at`): 4; 1 for tests
 uniform samplerCube sky;
 uniform vec3 eye;              // m
 uniform int has_land;          // 1: some node is fixed
@@ -138,7 +139,29 @@ float caustic_at(vec3 p, Footprint f) {
     vec3 r = refracted_light();
     vec2 du_dx = (f.dx.xz - f.dx.y * r.xz / r.y) * caustics_domain.zw;
     vec2 du_dy = (f.dy.xz - f.dy.y * r.xz / r.y) * caustics_domain.zw;
-    return textureGrad(caustics, uv, du_dx, du_dy).r;
+    // One textureGrad takes its level from the longer of the two (GL 3.3 §3.8.11: ρ is the
+    // larger gradient's length): it filters a square of the footprint's long side, so a
+    // footprint k times as long as wide (in texels) is blurred k times across. Anisotropic
+    // filtering by hand instead (the model of EXT_texture_filter_anisotropic, which GL 3.3 core
+    // lacks; llvmpipe's took minutes a picture): n = ⌈k⌉ lookups (at most `caustic_lookups`)
+    // spaced evenly along the long axis, each filtering its n-th of it and the short axis.
+    // k ≤ 1.2 keeps the one lookup, bit for bit: the texels are not square in metres (the
+    // domain's extents differ): a footprint round on the floor is ~1.13 in texels (presets' sun).
+    float lx = length(du_dx), ly = length(du_dy);
+    float longer = max(lx, ly);
+    float k = longer > 0.0 ? longer / max(min(lx, ly), longer / 8.0) : 1.0;
+    int n = clamp(int(ceil(k - 0.2)), 1, caustic_lookups);
+    if (n == 1) {
+        return textureGrad(caustics, uv, du_dx, du_dy).r;
+    }
+    vec2 step = (lx >= ly ? du_dx : du_dy) / float(n);
+    vec2 across = lx >= ly ? du_dy : du_dx;
+    float sum = 0.0;
+    for (int i = 0; i < n; i++) {
+        vec2 at = uv + step * (float(i) + 0.5 - 0.5 * float(n));
+        sum += textureGrad(caustics, at, step, across).r;
+    }
+    return sum / float(n);
 }
 
 // Distance along d from o (inside) to the box [0, S] × [−depth, top] × [0, S]; `normal` is the
