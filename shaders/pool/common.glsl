@@ -146,7 +146,7 @@ float caustic_at(vec3 p, Footprint f) {
     // lacks; llvmpipe's took minutes a picture): n = ⌈k⌉ lookups (at most `caustic_lookups`)
     // spaced evenly along the long axis, each filtering its n-th of it and the short axis.
     // k ≤ 1.2 keeps the one lookup, bit for bit: the texels are not square in metres (the
-    // domain's extents differ): a footprint round on the floor is ~1.13 in texels (presets' sun).
+    // domain's extents differ): a footprint round on the floor is ~1.14 in texels (presets' sun).
     float lx = length(du_dx), ly = length(du_dy);
     float longer = max(lx, ly);
     float k = longer > 0.0 ? longer / max(min(lx, ly), longer / 8.0) : 1.0;
