@@ -320,9 +320,9 @@ fn far_taps_aliasing_by_count() {
 }
 
 /// The far taps counted by the drawn mesh's cells alias at 1025² (s = 2) within 25 % of the
-/// grid's count (measured 11.91 against 11.04 per pixel, +8 %: the pixels spanning 1–2 of the
+/// grid's count (measured 12.03 against 11.16 per pixel, +8 %: the pixels spanning 1–2 of the
 /// mesh's cells, which the grid's count tapped and the mesh's shades once, as 513² does: 12.00
-/// there) and at least 1.2 under no taps (13.78). The aliasing test's metric, eye and waves,
+/// there) and at least 1.2 under no taps (13.86). The aliasing test's metric, eye and waves,
 /// 160×90 against 640×360 without the taps. Fails with the taps capped at 1 (`MAX_TAPS = 1`:
 /// the same with either count, no gain). With one caustics lookup (before they were looked up
 /// along the footprint) 14.33 against 11.81, and 18.71 without the taps (the gain then asked:
