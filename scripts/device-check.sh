@@ -330,7 +330,7 @@ grep -E 'step:|divergence' /tmp/ink-stir-big.log | tail -3 | sed 's/^ */  ink st
 fi
 
 if part pool; then
-# 4p–4r. Pool (docs/pool.md "CUDA"). The surface texture through the interop: the log must say
+# 4p–4r. Pool (docs/pool-cuda.md). The surface texture through the interop: the log must say
 # "reaches GL by CUDA–GL interop"; open-sea runs its pool.cuda_nodes = 4096² on CUDA.
 step "pool: render open-sea (4096²) 1920x1080, cuda + texture interop" 45 /tmp/pool-render.log "$BIN" render open-sea \
     --backend cuda --frames 20 --size 1920x1080 --out /tmp/render-pool --overwrite --timings

@@ -18,6 +18,7 @@ uniform float rim_height;      // m above the rest level
 uniform vec3 light;            // towards the sun, unit
 uniform sampler2D caustics;    // relative irradiance on the floor plane (1 = calm water)
 uniform vec4 caustics_domain;  // the floor plane's (x, z) origin, m, and 1 / extent, 1/m
+uniform int caustic_lookups;   // the most lookups along a footprint (`caustic_at`): 4; 1 for tests
 uniform samplerCube sky;
 uniform vec3 eye;              // m
 uniform int has_land;          // 1: some node is fixed
@@ -66,8 +67,8 @@ const int MAX_TAPS = 4;
 // (its screen derivatives): one per TAP_CELLS of the mesh's cells its longer side spans. The
 // mesh, not the grid: a one-tap pixel is shaded with what the mesh draws, so on a strided mesh
 // (grids over 513 nodes) counting the grid's cells started the taps s times too near. Built
-// with FAR_TAPS_BY_GRID (`TapCells::Grid`, only for docs/pool.md's measurement) it counts the
-// grid's cells, as before.
+// with FAR_TAPS_BY_GRID (`TapCells::Grid`, only for docs/pool-filtering.md's measurement) it
+// counts the grid's cells, as before.
 int far_tap_count(vec2 across, vec2 along) {
 #ifdef FAR_TAPS_BY_GRID
     float cell = spacing();
@@ -128,7 +129,9 @@ struct Footprint {
     vec3 dy;
 };
 
-float caustic_at(vec3 p, Footprint f) {
+// The caustic on a point p of a face with normal n_face (floor, wall, rock), averaged over the
+// pixel's footprint f there.
+float caustic_at(vec3 p, vec3 n_face, Footprint f) {
     vec2 uv = (floor_projection(p) - caustics_domain.xy) * caustics_domain.zw;
     if (any(lessThan(uv, vec2(0.0))) || any(greaterThan(uv, vec2(1.0)))) {
         return 0.0;
@@ -138,7 +141,38 @@ float caustic_at(vec3 p, Footprint f) {
     vec3 r = refracted_light();
     vec2 du_dx = (f.dx.xz - f.dx.y * r.xz / r.y) * caustics_domain.zw;
     vec2 du_dy = (f.dy.xz - f.dy.y * r.xz / r.y) * caustics_domain.zw;
-    return textureGrad(caustics, uv, du_dx, du_dy).r;
+    // One textureGrad takes its level from the longer of the two (GL 3.3 §3.8.11: ρ is the
+    // larger gradient's length): it filters a square of the footprint's long side, so a
+    // footprint k times as long as wide (in texels) is blurred k times across. Anisotropic
+    // filtering by hand instead (the model of EXT_texture_filter_anisotropic, which GL 3.3 core
+    // lacks; llvmpipe's took minutes a picture): n = ⌈k⌉ lookups (at most `caustic_lookups`)
+    // spaced evenly along the long axis, each filtering its n-th of it and the short axis.
+    // k ≤ 1.2 keeps the one lookup, bit for bit: the texels are not square in metres (the
+    // domain's extents differ): a footprint round on the floor is ~1.14 in texels (presets' sun).
+    float lx = length(du_dx), ly = length(du_dy);
+    float longer = max(lx, ly);
+    float k = longer > 0.0 ? longer / max(min(lx, ly), longer / 8.0) : 1.0;
+    int n = clamp(int(ceil(k - 0.2)), 1, caustic_lookups);
+    // A footprint that leaves p's face has no long axis on it: its derivatives were taken
+    // across a corner (part of the pixel's quad traced its ray to another face, e.g. the floor
+    // and a wall along the waterline), so its "long axis" is the jump between the faces, and
+    // lookups spread along it sample texels the pixel does not see (the 256² test's waterline
+    // band 16.49 with them there, 16.05 without). A footprint on one face lies in its plane
+    // (off it by rounding only); one lookup where it is off by a tenth of its size.
+    if (abs(dot(f.dx, n_face)) + abs(dot(f.dy, n_face)) > 0.1 * (length(f.dx) + length(f.dy))) {
+        n = 1;
+    }
+    if (n == 1) {
+        return textureGrad(caustics, uv, du_dx, du_dy).r;
+    }
+    vec2 step = (lx >= ly ? du_dx : du_dy) / float(n);
+    vec2 across = lx >= ly ? du_dy : du_dx;
+    float sum = 0.0;
+    for (int i = 0; i < n; i++) {
+        vec2 at = uv + step * (float(i) + 0.5 - 0.5 * float(n));
+        sum += textureGrad(caustics, at, step, across).r;
+    }
+    return sum / float(n);
 }
 
 // Distance along d from o (inside) to the box [0, S] × [−depth, top] × [0, S]; `normal` is the
@@ -223,7 +257,7 @@ float sunlight(vec3 p, vec3 n, Footprint f) {
         vec3 r = refracted_light();
         // On the open sea, light that came through the calm water past the pool is calm's.
         bool from_outside = open_sea == 1 && !inside_pool(p.xz - p.y * r.xz / r.y);
-        float caustic = from_outside ? 1.0 : caustic_at(p, f);
+        float caustic = from_outside ? 1.0 : caustic_at(p, n, f);
         return caustic * max(dot(n, -r), 0.0) * light.y / -r.y;
     }
     return max(dot(n, light), 0.0);

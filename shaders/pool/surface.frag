@@ -50,7 +50,7 @@ void main() {
 #ifndef FAR_TAPS
     // Built without the far taps (`[light] far_taps = false`, the panel's checkbox): one
     // shading a pixel. llvmpipe pays about one more `shade` a pixel for the loop below even
-    // where no pixel takes it (docs/pool.md), so CPU-only users may switch the taps off.
+    // where no pixel takes it (docs/pool-filtering.md), so CPU-only users may switch the taps off.
     color = vec4(shade(w, world, under, over), 1.0);
 #else
     int n = far_tap_count(across, along);

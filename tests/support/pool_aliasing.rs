@@ -1,5 +1,5 @@
-//! The pool render tests' aliasing metric (tests/pool_render_aliasing.rs defines it, docs/pool.md
-//! quotes it): a low picture against the same picture at SUPER times its resolution,
+//! The pool render tests' aliasing metric (tests/pool_render_aliasing.rs defines it,
+//! docs/pool-filtering.md quotes it): a low picture against the same picture at SUPER times its resolution,
 //! box-downsampled (SUPER² samples a pixel: what the pixel should show); their difference over
 //! the water is the aliasing energy.
 

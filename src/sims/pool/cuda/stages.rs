@@ -1,4 +1,4 @@
-//! The launches of each stage of a pool frame (docs/pool.md "CUDA"), in the order the CPU
+//! The launches of each stage of a pool frame (docs/pool-cuda.md), in the order the CPU
 //! solver runs its functions of the same names, and the statistics' reductions.
 //! `tests/emulation/pool.cpp` runs the same sequences with the kernels compiled as C++.
 

@@ -37,6 +37,7 @@ impl PoolRenderer {
             open: scene.open,
             detail: scene.detail,
             far_taps: scene.far_taps,
+            caustic_lookups: self.caustic_lookups as i32,
             time: scene.time,
         };
         // SAFETY: GL calls on this thread's current context; every object named is this

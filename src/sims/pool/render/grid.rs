@@ -164,7 +164,7 @@ impl Grid {
 
 /// `surface`: the water, built twice: with the far taps (`FAR_TAPS`: a far pixel is the mean
 /// of taps over its footprint) and without (one shading a pixel; what llvmpipe draws in half
-/// the time, docs/pool.md). [`FrameValues::far_taps`] picks one each frame.
+/// the time, docs/pool-filtering.md). [`FrameValues::far_taps`] picks one each frame.
 pub(super) struct SurfaceProgram {
     taps: SurfaceBuild,
     plain: SurfaceBuild,
@@ -190,7 +190,7 @@ impl SurfaceBuild {
 
 /// Whose cells `far_tap_count` (`shaders/pool/common.glsl`) counts along a pixel's footprint:
 /// the drawn mesh's (what the renderer draws with), or the grid's, as it counted before on
-/// grids over 513 nodes (s times more taps), kept only for docs/pool.md's measurement of the
+/// grids over 513 nodes (s times more taps), kept only for docs/pool-filtering.md's measurement of
 /// two counts' aliasing (`tests/pool_render_strided.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TapCells {

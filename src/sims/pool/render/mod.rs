@@ -84,7 +84,13 @@ pub struct PoolRenderer {
     land: bool,
     /// `GL_MAX_TEXTURE_SIZE` (`None`: not known).
     texture_limit: Option<usize>,
+    /// The most caustics lookups along a pixel's footprint ([`CAUSTIC_LOOKUPS`]).
+    caustic_lookups: u32,
 }
+
+/// The most lookups of the caustics texture along a pixel's footprint on the floor
+/// (`common.glsl` `caustic_at`: one per unit of the footprint's axis ratio, rounded).
+pub const CAUSTIC_LOOKUPS: u32 = 4;
 
 impl PoolRenderer {
     /// The renderer for a grid of `nodes`² on `gl`.
@@ -131,6 +137,7 @@ impl PoolRenderer {
             pool_box: None,
             land: true,
             texture_limit,
+            caustic_lookups: CAUSTIC_LOOKUPS,
             gl,
             clock,
             surface,
@@ -167,6 +174,13 @@ impl PoolRenderer {
     pub fn count_far_taps_by(&mut self, cells: TapCells) -> Result<()> {
         self.programs.surface.count_taps_by(&self.gl, cells)?;
         check_gl(&self.gl, "the far taps' program")
+    }
+
+    /// Looks the caustics up at most `lookups` times along a pixel's footprint from the next
+    /// frame on (1 to [`CAUSTIC_LOOKUPS`], clamped; 1 is the single isotropic lookup: only for
+    /// tests and measurements, a renderer takes [`CAUSTIC_LOOKUPS`]).
+    pub fn look_caustics_up_at_most(&mut self, lookups: u32) {
+        self.caustic_lookups = lookups.clamp(1, CAUSTIC_LOOKUPS);
     }
 
     /// The caustics texture (R32F, mipmapped).

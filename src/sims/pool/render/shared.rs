@@ -77,6 +77,8 @@ pub(super) struct FrameValues {
     pub(super) detail: bool,
     /// Whether far pixels are the mean of taps over their footprint (`surface`'s program).
     pub(super) far_taps: bool,
+    /// The most caustics lookups along a footprint (`caustic_at`).
+    pub(super) caustic_lookups: i32,
     /// The simulated time, s (the ripples move with it).
     pub(super) time: f32,
 }
@@ -92,6 +94,7 @@ pub(super) struct Shared {
     rim_height: Uniform,
     light: Uniform,
     caustics_domain: Uniform,
+    caustic_lookups: Uniform,
     eye: Uniform,
     has_land: Uniform,
     open_sea: Uniform,
@@ -114,6 +117,7 @@ impl Shared {
             rim_height: program.uniform(gl, "rim_height")?,
             light: program.uniform(gl, "light")?,
             caustics_domain: program.uniform(gl, "caustics_domain")?,
+            caustic_lookups: program.uniform(gl, "caustic_lookups")?,
             eye: program.uniform(gl, "eye")?,
             has_land: program.uniform(gl, "has_land")?,
             open_sea: program.uniform(gl, "open_sea")?,
@@ -145,6 +149,7 @@ impl Shared {
                 1.0 / d.extent[1],
             ),
         );
+        self.caustic_lookups.set(gl, values.caustic_lookups);
         self.eye.set(gl, values.eye);
         self.has_land.set(gl, i32::from(values.land));
         self.open_sea.set(gl, i32::from(values.open));
