@@ -15,7 +15,8 @@ impl ParticlesSim {
     /// Applies edits of `scene` (panel, keys, tests) to the state before the next step: an
     /// explicit integrator's substeps are raised to what the springs need to stay stable; an
     /// invalid edit is undone and returned as an error. A changed shape (scene, n, size, start,
-    /// orientation) or basin grid starts that part again; a spring kind's stiffness from or to
+    /// orientation) or basin grid starts that part again (the thickness keeps its fraction of the
+    /// spacing); a spring kind's stiffness from or to
     /// 0 adds or leaves out those springs with the nodes' motion, pins and grab kept
     /// ([`respring`]); stiffness, masses, pins and every other constant apply to the running
     /// state. On CUDA the edited state is uploaded before the next step, into buffers made
@@ -26,6 +27,11 @@ impl ParticlesSim {
             return Ok(());
         }
         self.edited()?;
+        let (nb, ob) = (self.scene.body, self.applied.body);
+        if (nb.n, nb.size) != (ob.n, ob.size) && nb.thickness == ob.thickness {
+            // The thickness keeps its fraction of the spacing.
+            self.scene.body.thickness = ob.thickness / ob.spacing() * nb.spacing();
+        }
         let body = self.scene.body;
         if self.scene.which != Which::Fountain && body.integrator.explicit() && body.n >= 2 {
             let needed = self.scene.stable_substeps();

@@ -186,6 +186,13 @@ impl ParticlesSim {
                 f.landed = solver.totals.landed;
                 self.steps += 1;
             }
+            State::Body(_) if b.self_collision => {
+                bail!(
+                    "{}.self_collision: `self_collide` runs on the CPU only so far (no CUDA \
+                     kernel yet); switch it off or run with --backend cpu",
+                    self.scene.section()
+                );
+            }
             State::Body(body) => {
                 let h = dt / b.substeps as f32;
                 let mut last = BodyStep::default();

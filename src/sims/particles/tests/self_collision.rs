@@ -1,0 +1,285 @@
+//! `self_collide` (`self_collide.rs`): a folded cloth's layers stay apart on the ground, a
+//! cloth draped on the sphere does not pass through itself, a resting fold does not jitter,
+//! the stage's pushes and velocities are what each integrator then sees, the sorted cells find
+//! what a search over every pair finds, and a bad `thickness` is named.
+
+use super::*;
+use crate::sims::particles::self_collide::{self, Contacts};
+
+/// A 16 × 16 cloth of 1 m (spacing s = 1/15 m, h = s by default) lying at y = 0.4 m folded
+/// in half (`orientation = "folded"`: its top layer 2h over the bottom one, round a crease),
+/// under `integrator`, with or without `self_collision`.
+fn folded(integrator: Integrator, on: bool) -> ParticlesSim {
+    ParticlesSim::with_scene(scene(&format!(
+        "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nn = 16\nsize = 1.0\nbend = 0.05\n\
+         pins = \"none\"\norientation = \"folded\"\nstart = [-0.5, 0.4, -0.5]\n\
+         integrator = \"{}\"\nself_collision = {on}\n[world]\nfriction = 0.2\n",
+        integrator.name()
+    )))
+}
+
+/// Of the folded cloth, the lowest node of the top layer (rows 11–15, past the crease), m.
+fn top_layer_lowest(b: &Body) -> f32 {
+    (11 * 16..256)
+        .map(|k| b.position[k].y)
+        .fold(f32::MAX, f32::min)
+}
+
+/// Pairs of nodes sharing no spring closer than `distance` (every pair: small bodies only).
+fn close_pairs(b: &Body, distance: f32) -> usize {
+    let linked = |k: usize, j: usize| {
+        b.links[b.node_start[k] as usize..b.node_start[k + 1] as usize]
+            .iter()
+            .any(|l| l.other as usize == j)
+    };
+    (0..b.len())
+        .flat_map(|k| (k + 1..b.len()).map(move |j| (k, j)))
+        .filter(|&(k, j)| b.position[k].distance(b.position[j]) < distance && !linked(k, j))
+        .count()
+}
+
+/// The folded cloth dropped 0.4 m onto the ground keeps its layers apart with `self_collide`:
+/// 3 s on, under Verlet, Euler and XPBD, the top layer's lowest node is 0.865 h above the ground
+/// (asserted ≥ 0.7 h; h = 0.067 m) and no two nodes sharing no spring are closer than h/2.
+/// Without the stage (the old code) the top layer falls through the bottom one onto the
+/// ground: its lowest node at 0.000 h and 48 (Verlet, Euler) or 55 (XPBD) pairs closer than
+/// h/2 (asserted ≥ 20).
+#[test]
+fn a_folded_cloth_keeps_its_layers_apart_on_the_ground() {
+    let mut wrong = Vec::new();
+    for integrator in Integrator::ALL {
+        for on in [true, false] {
+            let mut sim = folded(integrator, on);
+            let h = sim.scene.body.thickness;
+            for _ in 0..180 {
+                sim.step().unwrap();
+            }
+            let b = body(&mut sim);
+            let (low, close) = (top_layer_lowest(b), close_pairs(b, 0.5 * h));
+            println!(
+                "{integrator:?} self-collision {on}: top layer's lowest {:.3} h, {close} pairs < h/2",
+                low / h
+            );
+            if on && (low < 0.7 * h || close > 0) {
+                wrong.push(format!("{integrator:?}: lowest {low} m, {close} pairs"));
+            }
+            if !on && (low > 0.1 * h || close < 20) {
+                wrong.push(format!(
+                    "{integrator:?} without: lowest {low} m, {close} pairs"
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:?}");
+}
+
+/// `cloth-fold.toml`'s scene at 24 × 24 nodes: a 2 m cloth folded in half dropped from 1.6 m
+/// onto the sphere (r = 0.6 m) and left 4 s: with `self_collide` no two nodes sharing no
+/// spring are closer than h/2 (0 pairs); without it (the old code) the top layer falls
+/// through the bottom one where they drape over the sphere: 103 such pairs (asserted ≥ 20).
+#[test]
+fn a_folded_cloth_dropped_on_the_sphere_does_not_pass_through_itself() {
+    let mut counts = Vec::new();
+    for on in [true, false] {
+        let mut sim = ParticlesSim::with_scene(scene(&format!(
+            "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nn = 24\nsize = 2.0\n\
+             bend = 0.05\nsubsteps = 30\npins = \"none\"\norientation = \"folded\"\n\
+             start = [-1.0, 1.6, -0.5]\nself_collision = {on}\n[world]\n\
+             sphere_center = [0.0, 0.6, 0.0]\nsphere_radius = 0.6\nfriction = 0.2\n"
+        )));
+        let h = sim.scene.body.thickness;
+        for _ in 0..240 {
+            sim.step().unwrap();
+        }
+        counts.push(close_pairs(body(&mut sim), 0.5 * h));
+    }
+    println!(
+        "pairs closer than h/2: with {}, without {}",
+        counts[0], counts[1]
+    );
+    assert_eq!(counts[0], 0);
+    assert!(counts[1] >= 20, "{counts:?}");
+}
+
+/// A folded cloth at rest on the ground settles: its kinetic energy falls as it does without
+/// the stage (largest over the 2nd, 4th, 6th, 8th second: 1.8·10⁻³, 1.6·10⁻⁴, 3.0·10⁻⁵,
+/// 1.9·10⁻⁵ J with it; 1.1·10⁻³, 1.3·10⁻⁴, 3.0·10⁻⁵, 1.8·10⁻⁵ J without): under 10⁻² J over the
+/// 3rd second and 5·10⁻⁵ J over the 8th (the cloth's 0.2/s damping; the stage's velocity
+/// changes only take energy out, and its pushes carry `previous` along). A mutant whose push
+/// leaves `previous` behind (Verlet then reads the push as velocity) holds 0.081 J over the
+/// 3rd second.
+#[test]
+fn a_resting_fold_does_not_jitter() {
+    let mut sim = folded(Integrator::Verlet, true);
+    let mut most = [0.0f64; 8];
+    for m in &mut most {
+        for _ in 0..60 {
+            sim.step().unwrap();
+            *m = m.max(body(&mut sim).energy(GRAVITY).0);
+        }
+    }
+    println!("largest kinetic energy each second: {most:?} J");
+    assert!(most[2] < 1e-2 && most[7] < 5e-5, "{most:?}");
+}
+
+/// Two free nodes sharing no spring, `gap` apart along x, moving towards each other at 1 m/s
+/// each (and both at 0.5 m/s along z), `previous` and `velocity` agreeing as every integrator
+/// leaves them.
+fn pair(gap: f32, dt: f32) -> Body {
+    let x = [
+        Vec3::new(-0.5 * gap, 1.0, 0.0),
+        Vec3::new(0.5 * gap, 1.0, 0.0),
+    ];
+    let mut b = Body::new(x.to_vec(), 0.1, Vec::new(), Vec::new());
+    b.velocity = vec![Vec3::new(1.0, 0.0, 0.5), Vec3::new(-1.0, 0.0, 0.5)];
+    for k in 0..2 {
+        b.previous[k] = b.position[k] - b.velocity[k] * dt;
+    }
+    b
+}
+
+/// One `self_collide` on two nodes 0.02 m apart (h = 0.05 m, friction 0.3): each is pushed
+/// 0.015 m out, to h apart; their approach (±1 m/s along x) is gone and their common sliding
+/// velocity (0.5 m/s along z) kept (no relative sliding to lose); `previous` = x − v·dt, so
+/// one more step without forces moves each node by v·dt under Verlet, Euler and XPBD alike
+/// (the push is not turned into velocity: with `previous` left where it was, Verlet's next
+/// step would carry each node a further 0.015 m + 1 m/s·dt apart). A pinned node is not moved
+/// and the other takes the whole push; nodes sharing a spring are left alone.
+#[test]
+fn the_push_is_what_every_integrator_then_sees() {
+    let (h, dt) = (0.05, 1e-3);
+    let mut b = pair(0.02, dt);
+    self_collide::self_collide(&mut b, h, 0.3, dt);
+    assert!(
+        (b.position[1].x - b.position[0].x - h).abs() < 1e-6,
+        "{:?}",
+        b.position
+    );
+    for k in 0..2 {
+        assert!(
+            (b.velocity[k] - Vec3::new(0.0, 0.0, 0.5)).length() < 1e-6,
+            "{:?}",
+            b.velocity
+        );
+        assert!((b.previous[k] - (b.position[k] - b.velocity[k] * dt)).length() < 1e-7);
+    }
+    for integrator in Integrator::ALL {
+        let mut next = b.clone();
+        next.force = vec![Vec3::ZERO; 2];
+        if integrator.explicit() {
+            dynamics::integrate(&mut next, integrator, dt, dt, 0.0);
+        } else {
+            dynamics::xpbd(&mut next, dt, 0.0, 1);
+        }
+        for k in 0..2 {
+            let moved = next.position[k] - b.position[k];
+            assert!(
+                (moved - Vec3::new(0.0, 0.0, 0.5 * dt)).length() < 1e-6,
+                "{integrator:?} {moved}"
+            );
+        }
+    }
+    let mut pinned = pair(0.02, dt);
+    pinned.pinned[0] = true;
+    let still = pinned.position[0];
+    self_collide::self_collide(&mut pinned, h, 0.3, dt);
+    assert_eq!(pinned.position[0], still);
+    assert!((pinned.position[1].x - still.x - h).abs() < 1e-6);
+    let spring = crate::sims::particles::body::Spring {
+        a: 0,
+        b: 1,
+        rest: 0.02,
+        stiffness: 1.0,
+    };
+    let mut linked = pair(0.02, dt);
+    linked = Body::new(
+        linked.position.clone(),
+        0.1,
+        vec![(spring, SpringKind::Structural)],
+        Vec::new(),
+    );
+    let before = linked.clone();
+    self_collide::self_collide(&mut linked, h, 0.3, dt);
+    assert_eq!(linked.position, before.position);
+}
+
+/// The sorted cells find every contact a search over every pair finds, once: a 12 × 12 cloth
+/// crumpled at random (seed 3: each node anywhere in a cube of 5 spacings) and gathered with the cells
+/// and with a plain double loop give the same positions and velocities (to float rounding of
+/// the sums' order), on a table made crowded (every cell hashed into few buckets would double
+/// count without the cell check).
+#[test]
+fn the_sorted_cells_find_what_every_pair_finds() {
+    let mut b = Body::cloth(12, 1.0, Vec3::ZERO, Vec3::Z, 0.1, [100.0, 50.0, 5.0]);
+    let mut rng = Rng::new(3);
+    let s = 1.0 / 11.0;
+    for p in &mut b.position {
+        *p = Vec3::new(rng.unit(), rng.unit(), rng.unit()) * (5.0 * s);
+    }
+    for v in &mut b.velocity {
+        *v = Vec3::new(rng.unit() - 0.5, rng.unit() - 0.5, rng.unit() - 0.5);
+    }
+    let (h, friction) = (s, 0.3);
+    let mut cells = Contacts::default();
+    self_collide::sort_cells(&mut cells, &b.position, h);
+    let mut contacts = 0;
+    for k in 0..b.len() {
+        let got = self_collide::gather(&b, (&cells.start, &cells.nodes), k, h, friction);
+        let (mut push, mut change, mut count) = (Vec3::ZERO, Vec3::ZERO, 0);
+        for j in 0..b.len() {
+            let d = b.position[k] - b.position[j];
+            let linked = b.links[b.node_start[k] as usize..b.node_start[k + 1] as usize]
+                .iter()
+                .any(|l| l.other as usize == j);
+            if j == k || d.length() >= h || linked {
+                continue;
+            }
+            let n = d.normalize();
+            push += n * (0.5 * (h - d.length()));
+            let r = b.velocity[k] - b.velocity[j];
+            change -= (n * r.dot(n).min(0.0) + (r - n * r.dot(n)) * friction) * 0.5;
+            count += 1;
+        }
+        contacts += count;
+        let want = if count == 0 {
+            (b.position[k], b.velocity[k])
+        } else {
+            (
+                b.position[k] + push / count as f32,
+                b.velocity[k] + change / count as f32,
+            )
+        };
+        assert!(
+            (got.0 - want.0).length() < 1e-6 && (got.1 - want.1).length() < 1e-5,
+            "node {k}: {got:?} {want:?}"
+        );
+    }
+    assert!(contacts > 100, "{contacts} contacts: crumple it more");
+}
+
+/// `self_collision` is off and `thickness` the spacing unless written; a thickness outside
+/// 0.1–4 spacings, NaN or infinite is named with the file, line, key and value.
+#[test]
+fn a_bad_thickness_is_named_by_file_key_and_value() {
+    let text = "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nn = 11\nsize = 1.0\n";
+    let s = scene(text);
+    assert!(!s.body.self_collision);
+    assert_eq!(s.body.thickness, 0.1);
+    let s = scene(&format!("{text}self_collision = true\nthickness = 0.05\n"));
+    assert!(s.body.self_collision);
+    assert_eq!(s.body.thickness, 0.05);
+    for (value, shown) in [
+        ("0.005", "0.005"),
+        ("0.5", "0.5"),
+        ("nan", "NaN"),
+        ("inf", "inf"),
+    ] {
+        assert_eq!(
+            error(&format!("{text}thickness = {value}\n")),
+            format!(
+                "test.toml:6: cloth.thickness: must be in [0.01, 0.4] m (0.1 to 4 spacings of \
+                 size/(n − 1) = 0.1 m), got {shown}"
+            )
+        );
+    }
+}
