@@ -204,11 +204,11 @@ impl ParticlesSim {
                     }
                 });
                 watch.time(4, || dynamics::collide(body, &surroundings, dt));
-                if b.self_collision {
-                    watch.time(5, || {
-                        self_collide::self_collide(body, b.thickness, surroundings.friction, dt)
-                    });
-                }
+                watch.time(5, || {
+                    if b.self_collision {
+                        self_collide::self_collide(body, b.thickness, surroundings.friction, dt);
+                    }
+                });
                 *dt_before = dt;
             }
         });

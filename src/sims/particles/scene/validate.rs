@@ -38,7 +38,8 @@ pub const RED_SPEEDS: [f32; 2] = [0.1, 20.0];
 /// The decades' range (`energy_decades`, **P**'s panel slider): at 0 every level would be ±∞
 /// (0/0 at red), below it the ramp turned over.
 pub const DECADES: [f32; 2] = [1.0, 10.0];
-/// `thickness`' range, in spacings (size/(n − 1)): past 4 a node meets hundreds of others.
+/// The panel's `thickness` slider, in spacings (size/(n − 1)): past 4 a node meets dozens of
+/// others (the stage's cost grows as (h/spacing)²); a file may set any thickness in (0, size].
 pub const THICKNESS_SPACINGS: [f32; 2] = [0.1, 4.0];
 /// Largest gravity component (`world.gravity`), m/s²: ten times the Earth's (Jupiter 25);
 /// the panel's gravity spans it.
@@ -327,20 +328,15 @@ impl ParticlesScene {
                 ),
             ));
         }
-        let [thin, thick] = THICKNESS_SPACINGS.map(|f| b.spacing() / (1.0 / f));
-        if !(b.thickness.is_finite() && (thin..=thick).contains(&b.thickness)) {
-            return Err(Invalid::new(
-                key("thickness"),
-                format!(
-                    "must be in [{thin}, {thick}] m ({} to {} spacings of size/(n − 1) = {} m), \
-                     got {}",
-                    THICKNESS_SPACINGS[0],
-                    THICKNESS_SPACINGS[1],
-                    b.spacing(),
-                    b.thickness
-                ),
-            ));
-        }
+        // Any thickness up to the body's side: an edit of n (tests, scripts) must not make a
+        // cloth without self-collision invalid; the panel's slider spans THICKNESS_SPACINGS.
+        above(
+            &key("thickness"),
+            b.thickness,
+            0.0,
+            b.size,
+            "m (the body's size)",
+        )?;
         count(
             &key("iterations"),
             u64::from(b.iterations),
