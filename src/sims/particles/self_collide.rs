@@ -3,9 +3,9 @@
 //! so that a cloth folded onto itself rests on itself instead of passing through (Ten Minute
 //! Physics #15 does it by a spatial hash; this is a node-parallel gather over sorted cells).
 //!
-//! Each substep: every node's cell (side h) is hashed into a table of 2·nodes buckets and the
-//! nodes are sorted by bucket (a counting sort, in node order within a bucket); then each node
-//! gathers its contacts from the 27 cells around its own (Jacobi: every node reads the
+//! Each substep: every node's cell (side 2h) is hashed into a table of 2·nodes buckets (the
+//! power of two above) and the nodes are sorted by bucket (a counting sort, in node order
+//! within a bucket); then each node gathers its contacts from the 2 × 2 × 2 cells nearest it (Jacobi: every node reads the
 //! positions and velocities before the stage and writes only its own; no atomics). A pair
 //! sharing a spring is never a contact: its distance is its springs' business (a compressed
 //! spring already pushes back), the set does not change with h, and the jelly's lattice (every
@@ -47,26 +47,27 @@ pub struct Contacts {
     pub velocity: Vec<Vec3>,
 }
 
-/// The cell of `x` for cells of side `h`, each coordinate clamped to ±[`CELL_LIMIT`] (NaN to
-/// −limit, as `fmaxf` in the kernel).
-pub fn cell_of(x: Vec3, h: f32) -> [i32; 3] {
-    let c = |v: f32| (v / h).floor().max(-CELL_LIMIT).min(CELL_LIMIT) as i32;
+/// The cell of `x` for cells of side h (`inverse` = 1/h), each coordinate clamped to
+/// ±[`CELL_LIMIT`] (NaN to −limit, as `fmaxf` would).
+pub fn cell_of(x: Vec3, inverse: f32) -> [i32; 3] {
+    let c = |v: f32| (v * inverse).floor().max(-CELL_LIMIT).min(CELL_LIMIT) as i32;
     [c(x.x), c(x.y), c(x.z)]
 }
 
-/// The bucket of cell `c` among `buckets` (the peer's three large primes, XORed).
+/// The bucket of cell `c` among `buckets` (a power of two; the peer's three large primes,
+/// XORed, masked: a mask, not `%`, which cost a division for each of a node's 27 cells).
 pub fn bucket_of(c: [i32; 3], buckets: u32) -> u32 {
     let [x, y, z] = c.map(|v| v as u32);
     (x.wrapping_mul(92_837_111) ^ y.wrapping_mul(689_287_499) ^ z.wrapping_mul(283_923_481))
-        % buckets
+        & (buckets - 1)
 }
 
-/// Buckets of a body of `nodes` nodes.
+/// Buckets of a body of `nodes` nodes: the power of two ≥ 2·nodes.
 pub fn buckets(nodes: usize) -> u32 {
-    (2 * nodes).max(1) as u32
+    (2 * nodes).max(1).next_power_of_two() as u32
 }
 
-/// Sorts the nodes at `position` into cells of side `h` ([`Contacts`]).
+/// Sorts the nodes at `position` into cells of side 2`h` ([`Contacts`]).
 pub fn sort_cells(cells: &mut Contacts, position: &[Vec3], h: f32) {
     let count = position.len();
     let table = buckets(count);
@@ -76,7 +77,7 @@ pub fn sort_cells(cells: &mut Contacts, position: &[Vec3], h: f32) {
         .par_iter_mut()
         .zip(position.par_iter())
         .with_min_len(MIN_NODES)
-        .for_each(|(b, &x)| *b = bucket_of(cell_of(x, h), table));
+        .for_each(|(b, &x)| *b = bucket_of(cell_of(x, 0.5 / h), table));
     cells.start.clear();
     cells.start.resize(table as usize + 1, 0);
     for &b in &cells.bucket {
@@ -117,12 +118,21 @@ pub fn gather(
         return (x, v);
     }
     let table = buckets(body.len());
-    let home = cell_of(x, h);
+    // Cells of side 2h: the h-ball round x lies in the 2 × 2 × 2 cells on x's side of the
+    // middle of its own cell along each axis (8 lookups instead of 27 of side h: the stage
+    // took 0.31 µs a node then, most of it in the lookups).
+    let inverse = 0.5 / h;
+    let home = cell_of(x, inverse);
+    let low = [x.x, x.y, x.z].map(|v| v * inverse);
+    let first: [i32; 3] = std::array::from_fn(|a| {
+        let lower = low[a] - (home[a] as f32) < 0.5;
+        home[a] - i32::from(lower)
+    });
     let (mut push, mut change, mut contacts) = (Vec3::ZERO, Vec3::ZERO, 0u32);
-    for dz in -1..=1 {
-        for dy in -1..=1 {
-            for dx in -1..=1 {
-                let cell = [home[0] + dx, home[1] + dy, home[2] + dz];
+    for dz in 0..2 {
+        for dy in 0..2 {
+            for dx in 0..2 {
+                let cell = [first[0] + dx, first[1] + dy, first[2] + dz];
                 let b = bucket_of(cell, table) as usize;
                 for &j in &nodes[start[b] as usize..start[b + 1] as usize] {
                     let d = x - body.position[j as usize];
@@ -131,7 +141,7 @@ pub fn gather(
                     if j as usize == k
                         || d2 >= h * h
                         || d2 == 0.0
-                        || cell_of(body.position[j as usize], h) != cell
+                        || cell_of(body.position[j as usize], inverse) != cell
                         || linked(body, k, j)
                     {
                         continue;
