@@ -28,7 +28,7 @@ use rayon::prelude::*;
 /// Nodes per rayon task (as `dynamics.rs`'): small bodies run on one thread.
 const MIN_NODES: usize = 1024;
 
-/// Largest cell coordinate, in cells (positions further out, and NaN, are clamped to it: the
+/// Largest cell coordinate, in cells (positions further out are clamped to it, NaN to 0: the
 /// hash stays defined; the distance test still sees the true positions).
 const CELL_LIMIT: f32 = (1 << 24) as f32;
 
@@ -48,9 +48,9 @@ pub struct Contacts {
 }
 
 /// The cell of `x` for cells of side h (`inverse` = 1/h), each coordinate clamped to
-/// ±[`CELL_LIMIT`] (NaN to −limit, as `fmaxf` would).
+/// ±[`CELL_LIMIT`] (NaN to cell 0).
 pub fn cell_of(x: Vec3, inverse: f32) -> [i32; 3] {
-    let c = |v: f32| (v * inverse).floor().max(-CELL_LIMIT).min(CELL_LIMIT) as i32;
+    let c = |v: f32| (v * inverse).floor().clamp(-CELL_LIMIT, CELL_LIMIT) as i32;
     [c(x.x), c(x.y), c(x.z)]
 }
 
@@ -178,7 +178,7 @@ pub fn self_collide(body: &mut Body, h: f32, friction: f32, dt: f32) {
         position,
         velocity,
         ..
-    } = &mut contacts;
+    } = &mut *contacts;
     position.resize(count, Vec3::ZERO);
     velocity.resize(count, Vec3::ZERO);
     let (sorted, old) = ((&start[..], &nodes[..]), &*body);
