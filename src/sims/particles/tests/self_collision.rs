@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::sims::particles::self_collide::{self, Contacts};
+use crate::sims::Backend;
 
 /// A 16 × 16 cloth of 1 m (spacing s = 1/15 m, h = s by default) lying at y = 0.4 m folded
 /// in half (`orientation = "folded"`: its top layer 2h over the bottom one, round a crease),
@@ -203,11 +204,12 @@ fn the_push_is_what_every_integrator_then_sees() {
     assert_eq!(linked.position, before.position);
 }
 
-/// The sorted cells find every contact a search over every pair finds, once: a 12 × 12 cloth
-/// crumpled at random (seed 3: each node anywhere in a cube of 5 spacings) and gathered with the cells
-/// and with a plain double loop give the same positions and velocities (to float rounding of
-/// the sums' order), on a table made crowded (every cell hashed into few buckets would double
-/// count without the cell check).
+/// The lists find every contact a search over every pair finds, once: a 12 × 12 cloth
+/// crumpled at random (seed 3: each node anywhere in a cube of 5 spacings) and gathered with
+/// the lists and with a plain double loop (each pair weighted 1/max(c_k, c_j), c counted by
+/// the double loop too) give the same positions and velocities (to float rounding of the sums'
+/// order). The total momentum is kept (friction and all: every pair's impulses are equal and
+/// opposite; each node's own mean, the old 1/c_k, did not keep it).
 #[test]
 fn the_sorted_cells_find_what_every_pair_finds() {
     let mut b = Body::cloth(12, 1.0, Vec3::ZERO, Vec3::Z, 0.1, [100.0, 50.0, 5.0]);
@@ -220,41 +222,120 @@ fn the_sorted_cells_find_what_every_pair_finds() {
         *v = Vec3::new(rng.unit() - 0.5, rng.unit() - 0.5, rng.unit() - 0.5);
     }
     let (h, friction) = (s, 0.3);
+    let contact = |k: usize, j: usize| {
+        let linked = b.links[b.node_start[k] as usize..b.node_start[k + 1] as usize]
+            .iter()
+            .any(|l| l.other as usize == j);
+        j != k && b.position[k].distance(b.position[j]) < h && !linked
+    };
+    let c: Vec<u32> = (0..b.len())
+        .map(|k| (0..b.len()).filter(|&j| contact(k, j)).count() as u32)
+        .collect();
     let mut cells = Contacts::default();
-    self_collide::sort_cells(&mut cells, &b.position, h);
-    let mut contacts = 0;
+    self_collide::build(&mut cells, &b, h * (1.0 + self_collide::SKIN));
+    let (mut contacts, mut momentum) = (0, Vec3::ZERO);
     for k in 0..b.len() {
-        let got = self_collide::gather(&b, (&cells.start, &cells.nodes), k, h, friction);
-        let (mut push, mut change, mut count) = (Vec3::ZERO, Vec3::ZERO, 0);
-        for j in 0..b.len() {
+        assert_eq!(
+            self_collide::touching(&b, cells.of(k), k, h),
+            c[k],
+            "node {k}"
+        );
+        let got = self_collide::gather(&b, (cells.of(k), &c), k, h, friction);
+        momentum += got.1 - b.velocity[k];
+        let (mut push, mut change) = (Vec3::ZERO, Vec3::ZERO);
+        for j in (0..b.len()).filter(|&j| contact(k, j)) {
             let d = b.position[k] - b.position[j];
-            let linked = b.links[b.node_start[k] as usize..b.node_start[k + 1] as usize]
-                .iter()
-                .any(|l| l.other as usize == j);
-            if j == k || d.length() >= h || linked {
-                continue;
-            }
+            let w = 0.5 / c[k].max(c[j]) as f32;
             let n = d.normalize();
-            push += n * (0.5 * (h - d.length()));
+            push += n * (w * (h - d.length()));
             let r = b.velocity[k] - b.velocity[j];
-            change -= (n * r.dot(n).min(0.0) + (r - n * r.dot(n)) * friction) * 0.5;
-            count += 1;
+            change -= (n * r.dot(n).min(0.0) + (r - n * r.dot(n)) * friction) * w;
         }
-        contacts += count;
-        let want = if count == 0 {
-            (b.position[k], b.velocity[k])
-        } else {
-            (
-                b.position[k] + push / count as f32,
-                b.velocity[k] + change / count as f32,
-            )
-        };
+        contacts += c[k];
+        let want = (b.position[k] + push, b.velocity[k] + change);
         assert!(
             (got.0 - want.0).length() < 1e-6 && (got.1 - want.1).length() < 1e-5,
             "node {k}: {got:?} {want:?}"
         );
     }
     assert!(contacts > 100, "{contacts} contacts: crumple it more");
+    assert!(momentum.length() < 1e-4, "momentum changed by {momentum}");
+}
+
+/// A node falling at 1 m/s onto four unlinked nodes (the corners of a 0.1 m square, h = 0.1
+/// m, friction 0) in one `self_collide`: the total momentum stays −0.1 kg·m/s (mass 0.1 kg
+/// each) and the kinetic energy does not rise. The old weighting (each node its own mean,
+/// 1/c_k) gave −0.150 kg·m/s (+50 %) and 0.0500 → 0.0514 J.
+#[test]
+fn a_node_landing_on_four_keeps_the_momentum() {
+    let (h, dt) = (0.1, 1e-3);
+    let mut x = vec![Vec3::new(0.0, 0.05, 0.0)];
+    for (a, c) in [(-1.0, -1.0), (-1.0, 1.0), (1.0, -1.0), (1.0, 1.0)] {
+        x.push(Vec3::new(0.05 * a, 0.0, 0.05 * c));
+    }
+    let mut b = Body::new(x, 0.1, Vec::new(), Vec::new());
+    b.velocity[0] = Vec3::new(0.0, -1.0, 0.0);
+    for k in 0..b.len() {
+        b.previous[k] = b.position[k] - b.velocity[k] * dt;
+    }
+    let energy = |b: &Body| {
+        b.velocity
+            .iter()
+            .map(|v| 0.5 * 0.1 * v.length_squared())
+            .sum::<f32>()
+    };
+    let (before, momentum) = (energy(&b), b.velocity.iter().sum::<Vec3>() * 0.1);
+    self_collide::self_collide(&mut b, h, 0.0, dt);
+    let after = b.velocity.iter().sum::<Vec3>() * 0.1;
+    println!(
+        "momentum {momentum} -> {after}, energy {before} -> {}",
+        energy(&b)
+    );
+    assert!((after - momentum).length() < 1e-6, "{momentum} -> {after}");
+    assert!(energy(&b) <= before + 1e-7, "{before} -> {}", energy(&b));
+}
+
+/// A node gone NaN does not spread to the nodes near the origin: a 12 × 12 cloth crumpled into
+/// a cube of 5 spacings at the origin with node 0 at NaN keeps every other node finite through
+/// one `self_collide`. The old cell mapping (NaN to cell 0, and a NaN distance passing the
+/// `d² ≥ h²` test) made its cell's nodes contacts of it: 31 nodes went NaN.
+#[test]
+fn a_nan_node_is_no_contact() {
+    let mut b = Body::cloth(12, 1.0, Vec3::ZERO, Vec3::Z, 0.1, [100.0, 50.0, 5.0]);
+    let mut rng = Rng::new(3);
+    let s = 1.0 / 11.0;
+    for p in &mut b.position {
+        *p = Vec3::new(rng.unit(), rng.unit(), rng.unit()) * (5.0 * s);
+    }
+    b.position[0] = Vec3::NAN;
+    self_collide::self_collide(&mut b, s, 0.3, 1e-3);
+    let spread = (1..b.len())
+        .filter(|&k| !b.position[k].is_finite() || !b.velocity[k].is_finite())
+        .count();
+    assert_eq!(spread, 0, "{spread} nodes went NaN");
+}
+
+/// The CUDA backend refuses a body with `self_collision` on before it looks for a GPU (so the
+/// same on every machine, and here without one): `--backend cuda` is an error naming the key,
+/// `--backend auto` runs on the CPU saying why, and the CPU steps it. The old code only
+/// refused in the CUDA step (`step_device`, every step, after `auto` had picked the GPU); here
+/// without a GPU it answered "cannot run on this machine" and noted the missing driver.
+#[test]
+fn cuda_refuses_self_collision_at_the_start() {
+    let mut sim = folded(Integrator::Verlet, true);
+    let error = format!("{:#}", sim.choose_backend(Backend::Cuda, 0).unwrap_err());
+    assert!(
+        error.contains("cloth.self_collision") && error.contains("--backend cpu"),
+        "{error}"
+    );
+    sim.choose_backend(Backend::Auto, 0).unwrap();
+    assert!(
+        sim.backend_note.contains("self_collide"),
+        "{}",
+        sim.backend_note
+    );
+    assert!(sim.cuda.is_none());
+    sim.step().unwrap();
 }
 
 /// `self_collision` is off and `thickness` the spacing unless written; a thickness of 0, past
@@ -276,4 +357,78 @@ fn a_bad_thickness_is_named_by_file_key_and_value() {
             )
         );
     }
+}
+
+/// The lists hold every pair that comes within h while they are kept: a 16 × 16 cloth (h the
+/// spacing) folds its half past the middle row shut in one frame (180° about the crease in
+/// 1/60 s, 40 substeps: its edge moves at 94 m/s, 0.6 h a substep, so every substep rebuilds:
+/// 41 builds) while the whole cloth falls at 5 m/s and turns; before each substep's stage the
+/// lists (kept or rebuilt as the stage does) must hold every pair sharing no spring closer than
+/// h, found by a search over every pair (736 over the frame). Mutants: "never rebuild after the
+/// first build" misses all 736 (the first at substep 34); "rebuild at a drift of s, not s/2"
+/// misses 32.
+#[test]
+fn the_lists_miss_no_pair_of_a_fast_fold() {
+    let n = 16;
+    let mut b = Body::cloth(n, 1.0, Vec3::ZERO, Vec3::Z, 0.1, [100.0, 50.0, 5.0]);
+    let h = 1.0 / (n - 1) as f32;
+    let flat = b.position.clone();
+    let crease = flat[n * (n / 2)].z - 0.5 * h;
+    let substeps = 40;
+    let (mut builds, mut pairs, mut missed) = (0, 0, Vec::new());
+    let mut contacts = Contacts::default();
+    for step in 0..=substeps {
+        let t = step as f32 / substeps as f32;
+        let angle = std::f32::consts::PI * t;
+        let (sin, cos) = angle.sin_cos();
+        let fall = Vec3::new(0.1, -5.0, 0.2) * (t / 60.0);
+        let (turn_sin, turn_cos) = (0.3 * t).sin_cos();
+        for (p, f) in b.position.iter_mut().zip(&flat) {
+            let mut q = *f;
+            if q.z > crease {
+                // Turn about the line z = crease, y = 0, folding up and over onto the rest.
+                let (r, y) = (q.z - crease, q.y);
+                q.z = crease + r * cos - y * sin;
+                q.y = r * sin + y * cos + 0.3 * h * t;
+            }
+            // The whole cloth falls and turns about y (distances unchanged).
+            q = Vec3::new(
+                q.x * turn_cos - q.z * turn_sin,
+                q.y,
+                q.x * turn_sin + q.z * turn_cos,
+            );
+            *p = q + fall;
+        }
+        if !self_collide::current(&contacts, &b, h) {
+            self_collide::build(&mut contacts, &b, h * (1.0 + self_collide::SKIN));
+            builds += 1;
+        }
+        for k in 0..b.len() {
+            let list = contacts.of(k);
+            for j in 0..b.len() {
+                let linked = b.links[b.node_start[k] as usize..b.node_start[k + 1] as usize]
+                    .iter()
+                    .any(|l| l.other as usize == j);
+                if j == k || linked || b.position[k].distance(b.position[j]) >= h {
+                    continue;
+                }
+                pairs += 1;
+                if !list.contains(&(j as u32)) {
+                    missed.push((step, k, j));
+                }
+            }
+        }
+    }
+    println!(
+        "{builds} builds, {pairs} pairs within h over the frame, {} missed",
+        missed.len()
+    );
+    assert!(
+        missed.is_empty(),
+        "{} missed, first {:?}",
+        missed.len(),
+        missed.first()
+    );
+    assert!(pairs > 500, "{pairs} pairs: fold it closer");
+    assert!(builds > 1, "{builds} builds");
 }
