@@ -227,7 +227,7 @@ fn body(sim: &mut ParticlesSim, ui: &imgui::Ui) {
         ui.text_disabled(format!("springs growing in: {left:.1} s left"));
     }
     ui.slider("mass (kg)", 0.01, 20.0, &mut b.mass);
-    // `self_collide`: the thickness over the range the scene file accepts.
+    // `self_collide`: the thickness over the range a scene file accepts with it on.
     ui.checkbox("self-collision", &mut b.self_collision);
     let [thin, thick] = THICKNESS_SPACINGS.map(|f| f * b.spacing());
     ui.slider("thickness (m)", thin, thick, &mut b.thickness);

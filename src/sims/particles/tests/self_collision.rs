@@ -346,15 +346,27 @@ fn a_bad_thickness_is_named_by_file_key_and_value() {
     let s = scene(text);
     assert!(!s.body.self_collision);
     assert_eq!(s.body.thickness, 0.1);
-    let s = scene(&format!("{text}self_collision = true\nthickness = 0.05\n"));
+    let s = scene(&format!("{text}self_collision = true\nthickness = 0.12\n"));
     assert!(s.body.self_collision);
-    assert_eq!(s.body.thickness, 0.05);
+    assert_eq!(s.body.thickness, 0.12);
     for (value, shown) in [("0.0", "0"), ("1.5", "1.5"), ("nan", "NaN"), ("inf", "inf")] {
         assert_eq!(
             error(&format!("{text}thickness = {value}\n")),
             format!(
                 "test.toml:6: cloth.thickness: must be in (0, 1] m (the body's size), got {shown}"
             )
+        );
+    }
+    // With self-collision on: 0.75–1.4 spacings (0.1 m here); the old code took 0.2 m (2
+    // spacings: a flat cloth at rest pushing itself apart once its shear is 0) and 0.04 m.
+    for value in ["0.2", "0.04"] {
+        let got = error(&format!(
+            "{text}self_collision = true\nthickness = {value}\n"
+        ));
+        assert!(
+            got.starts_with("test.toml:7: cloth.thickness: must be 0.75–1.4 spacings")
+                && got.contains(value),
+            "{got}"
         );
     }
 }
