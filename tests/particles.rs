@@ -154,7 +154,8 @@ fn simulate_exports_the_cloth_nodes() {
 
 /// Bench runs every preset and reports the throughput in the kind's unit and the stages by
 /// name: a body's are `BODY_STAGES`, the jelly's volume term among them (the cloth reports the
-/// `volume` stage too, at 0 s: one stage list for both bodies).
+/// `volume` stage too, at 0 s: one stage list for both bodies; `self_collide` likewise, at 0 s
+/// without `self_collision`).
 #[test]
 fn bench_reports_throughput_and_stages() {
     use fluidlab::sims::particles::BODY_STAGES as BODY;
@@ -167,6 +168,7 @@ fn bench_reports_throughput_and_stages() {
         ),
         ("cloth", "spring", &BODY[..]),
         ("cloth-sphere", "spring", &BODY[..]),
+        ("cloth-fold", "spring", &BODY[..]),
         ("jelly", "spring", &BODY[..]),
     ] {
         let output = fluidlab(&["bench", preset, "--steps", "5", "--warmup", "20", "--json"]);
@@ -249,7 +251,7 @@ fn bad_particles_scenes_name_the_file_line_and_key() {
 /// Every particles preset opens and runs a second.
 #[test]
 fn particles_presets_run() {
-    for preset in ["fountain", "cloth", "cloth-sphere", "jelly"] {
+    for preset in ["fountain", "cloth", "cloth-sphere", "cloth-fold", "jelly"] {
         let output = fluidlab(&["simulate", preset, "--seconds", "1", "--quiet"]);
         assert!(output.status.success(), "{preset}: {output:?}");
     }

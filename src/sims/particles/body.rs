@@ -4,6 +4,7 @@
 //! per node, no atomics, on the CPU as in a kernel.
 
 use super::growth::Growth;
+use super::self_collide::Contacts;
 use super::volume::Cells;
 use glam::Vec3;
 
@@ -105,6 +106,8 @@ pub struct Body {
     pub growth: Growth,
     /// The jelly's lattice cells and their signed volume term (`volume.rs`; a cloth has none).
     pub cells: Cells,
+    /// `self_collide`'s sorted cells and scratch (`self_collide.rs`; boxed: five vectors).
+    pub contacts: Box<Contacts>,
 }
 
 /// Greedy edge colouring of `springs` over `count` nodes: each spring, in order, takes the
@@ -242,6 +245,7 @@ impl Body {
             node_triangles,
             growth: Growth::default(),
             cells: Cells::default(),
+            contacts: Box::default(),
         }
     }
 

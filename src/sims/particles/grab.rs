@@ -67,7 +67,7 @@ pub fn arrow_base(scene: &ParticlesScene, body: Option<[Vec3; 2]>) -> Vec3 {
         Which::Cloth => {
             let down = match b.orientation {
                 Orientation::Hanging => Vec3::NEG_Y,
-                Orientation::Flat => Vec3::Z,
+                Orientation::Flat | Orientation::Folded => Vec3::Z,
             };
             let far = start + Vec3::X * b.size + down * b.size;
             [start.min(far), start.max(far)]

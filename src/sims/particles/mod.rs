@@ -20,6 +20,7 @@ mod panel;
 pub mod random;
 pub mod render;
 pub mod scene;
+pub mod self_collide;
 mod setup;
 mod sim;
 mod sim_edit;
@@ -40,8 +41,17 @@ pub const FOUNTAIN_STAGES: [&str; 5] = ["emit", "advance", "collide", "basin", "
 
 /// A spring-mass body's stages, in order, once per substep: one function each in
 /// `dynamics.rs` (`integrate` is `xpbd` under XPBD) and `volume.rs` (`volume`: the jelly's
-/// signed volume term as forces; under XPBD its constraints are solved in `integrate`).
-pub const BODY_STAGES: [&str; 5] = ["springs", "volume", "wind", "integrate", "collide"];
+/// signed volume term as forces; under XPBD its constraints are solved in `integrate`) and
+/// `self_collide.rs` (`self_collide`: nodes kept a thickness apart; only with
+/// `self_collision`).
+pub const BODY_STAGES: [&str; 6] = [
+    "springs",
+    "volume",
+    "wind",
+    "integrate",
+    "collide",
+    "self_collide",
+];
 
 #[cfg(test)]
 mod tests;

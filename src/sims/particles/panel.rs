@@ -6,7 +6,7 @@ use super::dynamics::Integrator;
 use super::scene::{
     fastest_wind, Orientation, Pins, Which, MAX_BODY_SUBSTEPS, MAX_CLOTH_N, MAX_DT,
     MAX_FOUNTAIN_PARTICLES, MAX_GRAVITY, MAX_GROW_SECONDS, MAX_ITERATIONS, MAX_JELLY_N, MAX_RATE,
-    MAX_STIFFNESS, MAX_VOLUME_STIFFNESS, MAX_WIND,
+    MAX_STIFFNESS, MAX_VOLUME_STIFFNESS, MAX_WIND, THICKNESS_SPACINGS,
 };
 use super::sim::{ParticlesSim, State};
 use crate::sims::choose;
@@ -227,6 +227,10 @@ fn body(sim: &mut ParticlesSim, ui: &imgui::Ui) {
         ui.text_disabled(format!("springs growing in: {left:.1} s left"));
     }
     ui.slider("mass (kg)", 0.01, 20.0, &mut b.mass);
+    // `self_collide`: the thickness over the range a scene file accepts with it on.
+    ui.checkbox("self-collision", &mut b.self_collision);
+    let [thin, thick] = THICKNESS_SPACINGS.map(|f| f * b.spacing());
+    ui.slider("thickness (m)", thin, thick, &mut b.thickness);
     ui.separator();
     ui.text_disabled("these start the body again:");
     let most = if which == Which::Jelly {

@@ -14,7 +14,7 @@ mod validate;
 pub use validate::{
     fastest_wind, DECADES, MAX_BODY_SUBSTEPS, MAX_CLOTH_N, MAX_DT, MAX_FOUNTAIN_PARTICLES,
     MAX_GRAVITY, MAX_GROW_SECONDS, MAX_ITERATIONS, MAX_JELLY_N, MAX_RATE, MAX_STIFFNESS,
-    MAX_VOLUME_STIFFNESS, MAX_WIND, RED_SPEEDS,
+    MAX_VOLUME_STIFFNESS, MAX_WIND, RED_SPEEDS, THICKNESS_SPACINGS,
 };
 
 /// The three scenes of the family.
@@ -74,17 +74,22 @@ pub enum Orientation {
     Hanging,
     /// Lying flat in the xz plane (it falls and swings).
     Flat,
+    /// Lying flat in the xz plane folded in half: the rows past the middle laid back over the
+    /// first ones, 2·`thickness` above them, round a half-circle crease (`setup.rs` `fold`).
+    Folded,
 }
 
 impl Orientation {
-    /// Both, in the panel's order.
-    pub const ALL: [Orientation; 2] = [Orientation::Hanging, Orientation::Flat];
+    /// All three, in the panel's order.
+    pub const ALL: [Orientation; 3] =
+        [Orientation::Hanging, Orientation::Flat, Orientation::Folded];
 
     /// The name in scene files and the panel.
     pub fn name(self) -> &'static str {
         match self {
             Orientation::Hanging => "hanging",
             Orientation::Flat => "flat",
+            Orientation::Folded => "folded",
         }
     }
 }
@@ -119,6 +124,13 @@ pub struct BodyParams {
     /// The jelly's signed volume term per lattice cell, a bulk modulus K in Pa: a cell's
     /// energy ½·(K/V₀)·(V − V₀)² (`volume.rs`); 0: off (the cloth's is always 0).
     pub volume_stiffness: f32,
+    /// Whether the body's nodes collide with each other (`self_collide.rs`; off: a folded
+    /// cloth passes through itself).
+    pub self_collision: bool,
+    /// `self_collide`'s thickness h, m: nodes sharing no spring are kept this far apart.
+    /// Default: the spacing, size/(n − 1) (below spacing/√2 a node slips through the middle of
+    /// a cell of the layer it meets).
+    pub thickness: f32,
     /// The integrator.
     pub integrator: Integrator,
     /// XPBD's Gauss–Seidel sweeps per substep.
@@ -152,6 +164,8 @@ impl BodyParams {
             damping: 0.2,
             grow_seconds: GROW_SECONDS,
             volume_stiffness: 0.0,
+            self_collision: false,
+            thickness: 2.0 / 31.0,
             integrator: Integrator::Verlet,
             iterations: 10,
             substeps: 24,
@@ -178,6 +192,8 @@ impl BodyParams {
             damping: 0.3,
             grow_seconds: GROW_SECONDS,
             volume_stiffness: VOLUME_STIFFNESS,
+            self_collision: false,
+            thickness: 1.0 / 7.0,
             integrator: Integrator::Verlet,
             iterations: 10,
             substeps: 12,
@@ -187,6 +203,11 @@ impl BodyParams {
             red_speed: 5.4,
             energy_decades: 4.0,
         }
+    }
+
+    /// The spacing of the lattice, size/(n − 1), m.
+    pub fn spacing(&self) -> f32 {
+        self.size / (self.n.max(2) - 1) as f32
     }
 
     /// The stiffness of [structural, shear, bending] springs, N/m.
@@ -283,6 +304,8 @@ struct BodyFile {
     damping: Option<f32>,
     grow_seconds: Option<f32>,
     volume_stiffness: Option<f32>,
+    self_collision: Option<bool>,
+    thickness: Option<f32>,
     integrator: Option<Integrator>,
     iterations: Option<u32>,
     substeps: Option<u32>,
@@ -295,7 +318,7 @@ struct BodyFile {
 
 impl BodyFile {
     fn over(self, base: BodyParams) -> BodyParams {
-        BodyParams {
+        let mut body = BodyParams {
             n: self.n.unwrap_or(base.n),
             size: self.size.unwrap_or(base.size),
             mass: self.mass.unwrap_or(base.mass),
@@ -305,6 +328,8 @@ impl BodyFile {
             damping: self.damping.unwrap_or(base.damping),
             grow_seconds: self.grow_seconds.unwrap_or(base.grow_seconds),
             volume_stiffness: self.volume_stiffness.unwrap_or(base.volume_stiffness),
+            self_collision: self.self_collision.unwrap_or(base.self_collision),
+            thickness: base.thickness,
             integrator: self.integrator.unwrap_or(base.integrator),
             iterations: self.iterations.unwrap_or(base.iterations),
             substeps: self.substeps.unwrap_or(base.substeps),
@@ -313,7 +338,10 @@ impl BodyFile {
             start: self.start.unwrap_or(base.start),
             red_speed: self.red_speed.unwrap_or(base.red_speed),
             energy_decades: self.energy_decades.unwrap_or(base.energy_decades),
-        }
+        };
+        // Left out: the spacing of the body as written.
+        body.thickness = self.thickness.unwrap_or(body.spacing());
+        body
     }
 }
 

@@ -42,8 +42,17 @@ pub(super) fn rescale(scene: &mut ParticlesScene, elements: u64) -> Result<(), I
             f.rate = (elements as f64 / life).min(f64::from(MAX_RATE)) as f32;
             f.max_particles = (2 * elements).min(MAX_FOUNTAIN_PARTICLES as u64) as usize;
         }
-        Which::Cloth => scene.body.n = (elements as f64).sqrt().round() as usize,
-        Which::Jelly => scene.body.n = (elements as f64).cbrt().round() as usize,
+        Which::Cloth => {
+            // The thickness keeps its fraction of the spacing.
+            let before = scene.body.thickness / scene.body.spacing();
+            scene.body.n = (elements as f64).sqrt().round() as usize;
+            scene.body.thickness = before * scene.body.spacing();
+        }
+        Which::Jelly => {
+            let before = scene.body.thickness / scene.body.spacing();
+            scene.body.n = (elements as f64).cbrt().round() as usize;
+            scene.body.thickness = before * scene.body.spacing();
+        }
     }
     if scene.which != Which::Fountain && scene.body.integrator.explicit() {
         let needed = scene.stable_substeps();
@@ -115,6 +124,29 @@ pub(super) fn pin(body: &mut Body, scene: &ParticlesScene) {
     }
 }
 
+/// A flat n × n cloth of `spacing` at `position` (rows along +z) folded in half: row j at arc
+/// length t = j·spacing along a path flat at the cloth's height, round a half circle of radius
+/// `thickness` (the crease) and back flat 2·`thickness` above, so that its springs start
+/// nearly at rest (a crease's chord is 2·h·sin(s/2h) for an arc of s: 4 % short at h = s).
+fn fold(position: &mut [Vec3], n: usize, spacing: f32, thickness: f32) {
+    let h = thickness;
+    let arc = std::f32::consts::PI * h;
+    let flat = (((n - 1) as f32 * spacing - arc) / 2.0).max(0.0);
+    for (k, p) in position.iter_mut().enumerate() {
+        let t = (k / n) as f32 * spacing;
+        let (z, y) = if t <= flat {
+            (t, 0.0)
+        } else if t <= flat + arc {
+            let angle = (t - flat) / h;
+            (flat + h * angle.sin(), h * (1.0 - angle.cos()))
+        } else {
+            (flat - (t - flat - arc), 2.0 * h)
+        };
+        let row = p.z - (k / n) as f32 * spacing;
+        *p = Vec3::new(p.x, p.y + y, row + z);
+    }
+}
+
 /// The state `scene` starts from.
 pub(super) fn build(scene: &ParticlesScene) -> State {
     let b = &scene.body;
@@ -124,9 +156,13 @@ pub(super) fn build(scene: &ParticlesScene) -> State {
         Which::Cloth => {
             let down = match b.orientation {
                 Orientation::Hanging => Vec3::NEG_Y,
-                Orientation::Flat => Vec3::Z,
+                Orientation::Flat | Orientation::Folded => Vec3::Z,
             };
             let mut body = Body::cloth(b.n, b.size, start, down, b.mass, b.stiffnesses());
+            if b.orientation == Orientation::Folded {
+                fold(&mut body.position, b.n, b.spacing(), b.thickness);
+                body.previous.clone_from(&body.position);
+            }
             pin(&mut body, scene);
             State::Body(body)
         }

@@ -12,7 +12,7 @@ use super::render::{self, RenderSettings, Renderer};
 use super::scene::{ParticlesScene, Which};
 use super::setup::{bounds_of, build, rescale};
 use super::solver::Device;
-use super::{sort, volume, BODY_STAGES, FOUNTAIN_STAGES};
+use super::{self_collide, sort, volume, BODY_STAGES, FOUNTAIN_STAGES};
 use crate::gfx::camera::{Camera, Orientation};
 use crate::gfx::timing::PassClock;
 use crate::gfx::Output;
@@ -173,7 +173,7 @@ impl ParticlesSim {
     }
 
     /// One frame of a body: `substeps` × (`springs`, `volume`, `wind`, `integrate`,
-    /// `collide`), all on one of rayon's workers (`rayon::scope`): the caller hands the frame to the pool once,
+    /// `collide`, `self_collide` with `self_collision`), all on one of rayon's workers (`rayon::scope`): the caller hands the frame to the pool once,
     /// rather than each stage's parallel loop once (four or five hand-offs a substep, each a
     /// wake-up of a sleeping worker and a wait for it, ~35 µs apiece on this loaded machine).
     fn step_body(&mut self) {
@@ -204,6 +204,11 @@ impl ParticlesSim {
                     }
                 });
                 watch.time(4, || dynamics::collide(body, &surroundings, dt));
+                watch.time(5, || {
+                    if b.self_collision {
+                        self_collide::self_collide(body, b.thickness, surroundings.friction, dt);
+                    }
+                });
                 *dt_before = dt;
             }
         });

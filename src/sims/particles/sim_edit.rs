@@ -15,7 +15,8 @@ impl ParticlesSim {
     /// Applies edits of `scene` (panel, keys, tests) to the state before the next step: an
     /// explicit integrator's substeps are raised to what the springs need to stay stable; an
     /// invalid edit is undone and returned as an error. A changed shape (scene, n, size, start,
-    /// orientation) or basin grid starts that part again; a spring kind's stiffness from or to
+    /// orientation) or basin grid starts that part again (the thickness keeps its fraction of the
+    /// spacing); a spring kind's stiffness from or to
     /// 0 adds or leaves out those springs with the nodes' motion, pins and grab kept
     /// ([`respring`]); stiffness, masses, pins and every other constant apply to the running
     /// state. On CUDA the edited state is uploaded before the next step, into buffers made
@@ -26,6 +27,11 @@ impl ParticlesSim {
             return Ok(());
         }
         self.edited()?;
+        let (nb, ob) = (self.scene.body, self.applied.body);
+        if (nb.n, nb.size) != (ob.n, ob.size) && nb.thickness == ob.thickness {
+            // The thickness keeps its fraction of the spacing.
+            self.scene.body.thickness = ob.thickness / ob.spacing() * nb.spacing();
+        }
         let body = self.scene.body;
         if self.scene.which != Which::Fountain && body.integrator.explicit() && body.n >= 2 {
             let needed = self.scene.stable_substeps();
@@ -81,6 +87,13 @@ impl ParticlesSim {
         self.applied = self.scene.clone();
         if kinds {
             self.restart_device_or_cpu();
+        }
+        if self.cuda.is_some() && self.self_collision_on() {
+            // No CUDA kernel for `self_collide`: the GPU's state comes back and the CPU runs on.
+            self.pull()?;
+            self.cuda = None;
+            self.backend_note = format!("cpu ({})", self.cpu_only());
+            self.note = Some(format!("{}: running on the CPU", self.cpu_only()));
         }
         Ok(())
     }

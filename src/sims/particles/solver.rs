@@ -38,6 +38,18 @@ impl ParticlesSim {
     /// [`crate::sims::Sim::backend`]'s.
     pub fn choose_backend(&mut self, backend: Backend, device: usize) -> Result<()> {
         self.cuda = None;
+        if backend != Backend::Cpu && self.self_collision_on() {
+            // Refused before looking for a GPU: the same answer on every machine.
+            if backend == Backend::Cuda {
+                bail!(
+                    "--backend cuda cannot run scene {}: {}; use --backend cpu or --backend auto",
+                    self.scene.name,
+                    self.cpu_only()
+                );
+            }
+            self.backend_note = format!("cpu ({})", self.cpu_only());
+            return Ok(());
+        }
         match (backend, crate::cuda::unavailable()) {
             (Backend::Cpu, _) => {
                 self.backend_note = "cpu".into();
@@ -70,6 +82,19 @@ impl ParticlesSim {
             }
             Err(error) => Err(anyhow!("scene {}: {error}", self.scene.name)),
         }
+    }
+
+    /// Whether the running scene is a body with `self_collision` on (no CUDA kernel yet).
+    pub(super) fn self_collision_on(&self) -> bool {
+        matches!(self.state, State::Body(_)) && self.scene.body.self_collision
+    }
+
+    /// Why a body with `self_collision` runs on the CPU.
+    pub(super) fn cpu_only(&self) -> String {
+        format!(
+            "{}.self_collision: `self_collide` runs on the CPU only so far (no CUDA kernel yet)",
+            self.scene.section()
+        )
     }
 
     /// After a restart (a new state of possibly another shape): a new CUDA solver for it.
@@ -185,6 +210,13 @@ impl ParticlesSim {
                 })?;
                 f.landed = solver.totals.landed;
                 self.steps += 1;
+            }
+            State::Body(_) if b.self_collision => {
+                // `choose_backend` and `sync` keep such a body off the GPU; a backstop.
+                bail!(
+                    "{}; switch it off or run with --backend cpu",
+                    self.cpu_only()
+                );
             }
             State::Body(body) => {
                 let h = dt / b.substeps as f32;

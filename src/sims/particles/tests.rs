@@ -485,6 +485,7 @@ mod door;
 mod energy_colours;
 mod fountain_wind;
 mod growth;
+mod self_collision;
 mod stages;
 mod tangles;
 mod volume;

@@ -38,6 +38,12 @@ pub const RED_SPEEDS: [f32; 2] = [0.1, 20.0];
 /// The decades' range (`energy_decades`, **P**'s panel slider): at 0 every level would be ±∞
 /// (0/0 at red), below it the ramp turned over.
 pub const DECADES: [f32; 2] = [1.0, 10.0];
+/// `thickness` with `self_collision` on, in spacings (size/(n − 1); the panel's slider too):
+/// below 1/√2 a node slips through a square's middle (0.75); at √2 a cloth's diagonals, which
+/// share no spring once shear is 0, would touch at rest, and past it a flat cloth at rest
+/// pushes itself apart (2.3 spacings: 0.16 J and 4 % wider; 4: 6.4 J, 26 % wider) and the
+/// stage's cost grows as (h/spacing)²: 1.4 keeps every resting lattice out of contact.
+pub const THICKNESS_SPACINGS: [f32; 2] = [0.75, 1.4];
 /// Largest gravity component (`world.gravity`), m/s²: ten times the Earth's (Jupiter 25);
 /// the panel's gravity spans it.
 pub const MAX_GRAVITY: f32 = 100.0;
@@ -322,6 +328,28 @@ impl ParticlesScene {
                 format!(
                     "is the jelly's: the cloth has no cells to keep a volume in, got {}",
                     b.volume_stiffness
+                ),
+            ));
+        }
+        // Any thickness up to the body's side while unused: an edit of n (tests, scripts) must
+        // not make a cloth without self-collision invalid; with it, THICKNESS_SPACINGS.
+        above(
+            &key("thickness"),
+            b.thickness,
+            0.0,
+            b.size,
+            "m (the body's size)",
+        )?;
+        let [thin, thick] = THICKNESS_SPACINGS;
+        let spacings = b.thickness / b.spacing();
+        if b.self_collision && !(thin * 0.999..=thick * 1.001).contains(&spacings) {
+            return Err(Invalid::new(
+                key("thickness"),
+                format!(
+                    "must be {thin}–{thick} spacings (size/(n − 1) = {} m) with self_collision \
+                     on, got {} m ({spacings:.2} spacings)",
+                    b.spacing(),
+                    b.thickness
                 ),
             ));
         }
