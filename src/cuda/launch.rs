@@ -112,6 +112,16 @@ pub fn wait_failure(
     }
 }
 
+/// The error of a wait (a copy back, a synchronisation) that found a kernel failed:
+/// [`wait_failure`]'s message for `what`, for `map_err` (`synchronised`: the module's
+/// `sync_check`, every launch waited for, so a failure already named its kernel).
+pub fn waited(
+    what: &'static str,
+    synchronised: bool,
+) -> impl Fn(cudarc::driver::DriverError) -> CudaError + Copy {
+    move |e| CudaError::Wait(wait_failure(what, e.0, &e.to_string(), synchronised))
+}
+
 /// One thread per element, `block` threads per block (at least one block).
 pub fn per_element(count: usize, block: u32) -> LaunchConfig {
     LaunchConfig {

@@ -55,14 +55,8 @@ impl CudaInk {
         self.reduce_totals()?;
         let mut stats = [0.0f64; slot::COUNT];
         let synchronised = self.kernels.sync_check();
-        let failed = |e: cudarc::driver::DriverError| {
-            CudaError::Wait(crate::cuda::launch::wait_failure(
-                "a CUDA kernel of the ink step failed",
-                e.0,
-                &e.to_string(),
-                synchronised,
-            ))
-        };
+        let failed =
+            crate::cuda::launch::waited("a CUDA kernel of the ink step failed", synchronised);
         self.stream
             .memcpy_dtoh(&self.buffers.stats, &mut stats)
             .map_err(failed)?;

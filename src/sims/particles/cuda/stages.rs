@@ -401,14 +401,8 @@ impl CudaParticles {
         let mut tally = [0u32; 2];
         let mut stats = [0.0f64; NODES_QUANTITIES as usize];
         let synchronised = self.module.sync_check();
-        let failed = |e: cudarc::driver::DriverError| {
-            CudaError::Wait(crate::cuda::launch::wait_failure(
-                "a CUDA kernel of the particles step failed",
-                e.0,
-                &e.to_string(),
-                synchronised,
-            ))
-        };
+        let failed =
+            crate::cuda::launch::waited("a CUDA kernel of the particles step failed", synchronised);
         let finish = |quantities: u32| LaunchConfig {
             grid_dim: (quantities, 1, 1),
             block_dim: (BLOCK, 1, 1),

@@ -278,14 +278,7 @@ impl CudaSolver {
         )?;
         let mut check = [0u32; 2];
         let synchronised = self.kernels.sync_check();
-        let failed = |e: cudarc::driver::DriverError| {
-            CudaError::Wait(crate::cuda::launch::wait_failure(
-                "a CUDA kernel of the step failed",
-                e.0,
-                &e.to_string(),
-                synchronised,
-            ))
-        };
+        let failed = crate::cuda::launch::waited("a CUDA kernel of the step failed", synchronised);
         self.stream
             .memcpy_dtoh(&b.frame_check, &mut check)
             .map_err(failed)?;
