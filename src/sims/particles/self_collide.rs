@@ -39,7 +39,7 @@ use rayon::prelude::*;
 /// Nodes per rayon task (as `dynamics.rs`'): small bodies run on one thread.
 const MIN_NODES: usize = 1024;
 
-/// Largest cell coordinate, in cells (positions further out are clamped to it, NaN to 0: the
+/// Largest cell coordinate, in cells (positions further out are clamped to it, NaN to −it: the
 /// hash stays defined; the distance test still sees the true positions).
 const CELL_LIMIT: f32 = (1 << 24) as f32;
 
