@@ -8,7 +8,10 @@
 //! (slow: a debugging switch; `scripts/device-check.sh` uses it on its first run).
 
 use super::CudaError;
-use cudarc::driver::{sys, LaunchArgs, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    sys, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchArgs, LaunchConfig, PushKernelArg,
+};
+use std::sync::Arc;
 
 /// The environment variable that turns the per-launch synchronisation on.
 pub const SYNC_CHECK_VARIABLE: &str = "FLUIDLAB_CUDA_SYNC_CHECK";
@@ -120,6 +123,18 @@ pub fn waited(
     synchronised: bool,
 ) -> impl Fn(cudarc::driver::DriverError) -> CudaError + Copy {
     move |e| CudaError::Wait(wait_failure(what, e.0, &e.to_string(), synchronised))
+}
+
+/// Copies `from` into `to` and waits for `stream` (a frame's read-back: what the kernels
+/// before it wrote is in `to` after), either failure mapped by `failed`.
+pub fn read_back<T: DeviceRepr>(
+    stream: &Arc<CudaStream>,
+    from: &CudaSlice<T>,
+    to: &mut [T],
+    failed: impl Fn(DriverError) -> CudaError,
+) -> Result<(), CudaError> {
+    stream.memcpy_dtoh(from, to).map_err(&failed)?;
+    stream.synchronize().map_err(failed)
 }
 
 /// One thread per element, `block` threads per block (at least one block).

@@ -4,6 +4,7 @@
 //! and stage times set from them.
 
 use super::{slot, CudaInk, Totals};
+use crate::cuda::launch::read_back;
 use crate::cuda::CudaError;
 use crate::sims::ink::{InkStage, SolveReport, Stamp};
 
@@ -40,12 +41,8 @@ impl CudaInk {
     /// The statistics slots as the last reductions left them (waits for the stream).
     pub fn statistics(&self) -> Result<Vec<f64>, CudaError> {
         let mut stats = vec![0.0; slot::COUNT];
-        self.stream
-            .memcpy_dtoh(&self.buffers.stats, stats.as_mut_slice())
-            .map_err(CudaError::driver("copying the statistics from the GPU"))?;
-        self.stream
-            .synchronize()
-            .map_err(CudaError::driver("copying the statistics from the GPU"))?;
+        let copy = CudaError::driver("copying the statistics from the GPU");
+        read_back(&self.stream, &self.buffers.stats, &mut stats, copy)?;
         Ok(stats)
     }
 
@@ -57,10 +54,7 @@ impl CudaInk {
         let synchronised = self.kernels.sync_check();
         let failed =
             crate::cuda::launch::waited("a CUDA kernel of the ink step failed", synchronised);
-        self.stream
-            .memcpy_dtoh(&self.buffers.stats, &mut stats)
-            .map_err(failed)?;
-        self.stream.synchronize().map_err(failed)?;
+        read_back(&self.stream, &self.buffers.stats, &mut stats, failed)?;
         let rms = |sum: f64, count: usize| (sum / count.max(1) as f64).sqrt();
         let mirror = self.mirror.flow_unguarded();
         let fluid_cells = mirror.nx * mirror.ny - mirror.solid_cells();

@@ -47,6 +47,7 @@ use super::fountain::Fountain;
 use super::render::Skin;
 use super::NonFinite;
 use crate::cuda::interop::GlInterop;
+use crate::cuda::launch::read_back;
 use crate::cuda::{CudaError, EventTimer, Module};
 use crate::sims::pool::surface::Surface;
 use cudarc::driver::{CudaContext, CudaStream, DeviceRepr};
@@ -381,10 +382,7 @@ impl CudaParticles {
         };
         basin_fits(b, surface)?;
         let copy = cuda("copying the basin from the GPU");
-        self.stream
-            .memcpy_dtoh(&b.height, &mut surface.height)
-            .map_err(&copy)?;
-        self.stream.synchronize().map_err(&copy)
+        read_back(&self.stream, &b.height, &mut surface.height, copy)
     }
 
     /// Replaces the body's state on the GPU with `b`'s (positions, previous, velocities,
@@ -502,10 +500,7 @@ impl CudaParticles {
         };
         let mut tally = [0u32; 2];
         let copy = cuda("copying the particle counts from the GPU");
-        self.stream
-            .memcpy_dtoh(&b.tally, &mut tally)
-            .map_err(&copy)?;
-        self.stream.synchronize().map_err(&copy)?;
+        read_back(&self.stream, &b.tally, &mut tally, copy)?;
         self.totals.count = tally[0] as usize;
         self.totals.landed = tally[1] as usize;
         Ok(())

@@ -92,8 +92,7 @@ impl CudaParticles {
         unsafe { Self::launch(m, s, "reduce_finish", finish, args)? };
         let mut slots = [0.0f64; 4];
         let copy = cuda("copying the body's figures from the GPU");
-        s.memcpy_dtoh(&b.figures, &mut slots).map_err(&copy)?;
-        s.synchronize().map_err(&copy)?;
+        crate::cuda::launch::read_back(s, &b.figures, &mut slots, copy)?;
         Ok(figures_from_slots(&slots))
     }
 }

@@ -331,10 +331,8 @@ impl CudaSolver {
     pub(super) fn read_solve_state(&self) -> Result<[u32; 3], SolverError> {
         let mut state = [0u32; 3];
         let reading = CudaError::driver("reading the iteration state");
-        self.stream
-            .memcpy_dtoh(&self.buffers.solve_state, &mut state)
-            .map_err(&reading)?;
-        self.stream.synchronize().map_err(&reading)?;
+        let state_buffer = &self.buffers.solve_state;
+        crate::cuda::launch::read_back(&self.stream, state_buffer, &mut state, reading)?;
         Ok(state)
     }
 }

@@ -192,8 +192,7 @@ impl CudaSolver {
             .frame_stats_finish(&self.stream, blocks, &partials, &mut out)?;
         let mut slots = [0.0f64; 16];
         let copy = CudaError::driver("copying the statistics from the GPU");
-        self.stream.memcpy_dtoh(&out, &mut slots).map_err(&copy)?;
-        self.stream.synchronize().map_err(&copy)?;
+        crate::cuda::launch::read_back(&self.stream, &out, &mut slots, copy)?;
         let mut stats = stats_from_slots(&slots, n, self.params.particle_mass);
         stats.solve_iterations = f64::from(self.report.iterations);
         stats.solve_compression = f64::from(self.report.compression);

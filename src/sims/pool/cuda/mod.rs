@@ -26,6 +26,7 @@ use super::params::PoolParams;
 use super::surface::{self, Surface};
 use super::PoolStage;
 use crate::cuda::interop::GlInterop;
+use crate::cuda::launch::read_back;
 use crate::cuda::{CudaError, EventTimer};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use kernels::{PoolGrid, PoolKernels};
@@ -433,10 +434,7 @@ impl CudaPool {
         let synchronised = self.kernels.sync_check();
         let failed =
             crate::cuda::launch::waited("a CUDA kernel of the pool's frame failed", synchronised);
-        self.stream
-            .memcpy_dtoh(&self.buffers.stats, &mut stats)
-            .map_err(failed)?;
-        self.stream.synchronize().map_err(failed)?;
+        read_back(&self.stream, &self.buffers.stats, &mut stats, failed)?;
         let result = stats_from_slots(&stats, self.h, last_drop);
         if self.frame_open && self.stage_timing {
             let seconds = &mut self.stage_seconds;
@@ -475,12 +473,8 @@ impl CudaPool {
     /// The statistics slots as the last reductions left them (waits for the stream).
     pub fn statistics(&self) -> Result<Vec<f64>, CudaError> {
         let mut stats = vec![0.0; slot::COUNT];
-        self.stream
-            .memcpy_dtoh(&self.buffers.stats, stats.as_mut_slice())
-            .map_err(CudaError::driver("copying the statistics from the GPU"))?;
-        self.stream
-            .synchronize()
-            .map_err(CudaError::driver("copying the statistics from the GPU"))?;
+        let copy = CudaError::driver("copying the statistics from the GPU");
+        read_back(&self.stream, &self.buffers.stats, &mut stats, copy)?;
         Ok(stats)
     }
 }
