@@ -204,6 +204,31 @@ fn the_push_is_what_every_integrator_then_sees() {
     assert_eq!(linked.position, before.position);
 }
 
+/// Two unlinked nodes at one point (h = 0.05 m) are pushed apart to h in one `self_collide`:
+/// at rest (the same `previous` too) along ±y, the higher index up; having crossed (moving at
+/// ±1 m/s along x, so they met this substep) back out along x, each to the side it came from.
+/// The old code (d = 0: no direction, no contact) left both 0 apart.
+#[test]
+fn coincident_nodes_are_pushed_apart() {
+    let (h, dt) = (0.05, 1e-3);
+    let at = Vec3::new(0.3, 1.0, -0.2);
+    let mut b = Body::new(vec![at, at], 0.1, Vec::new(), Vec::new());
+    self_collide::self_collide(&mut b, h, 0.3, dt);
+    let apart = b.position[1] - b.position[0];
+    println!("at rest: {apart}");
+    assert!(apart.length() >= 0.9 * h, "{apart}");
+    assert!((apart - Vec3::new(0.0, h, 0.0)).length() < 1e-6, "{apart}");
+    let mut crossed = Body::new(vec![at, at], 0.1, Vec::new(), Vec::new());
+    crossed.velocity = vec![Vec3::new(1.0, 0.0, 0.0), Vec3::new(-1.0, 0.0, 0.0)];
+    for k in 0..2 {
+        crossed.previous[k] = at - crossed.velocity[k] * dt;
+    }
+    self_collide::self_collide(&mut crossed, h, 0.3, dt);
+    let apart = crossed.position[1] - crossed.position[0];
+    println!("crossed: {apart}");
+    assert!((apart - Vec3::new(h, 0.0, 0.0)).length() < 1e-6, "{apart}");
+}
+
 /// The lists find every contact a search over every pair finds, once: a 12 × 12 cloth
 /// crumpled at random (seed 3: each node anywhere in a cube of 5 spacings) and gathered with
 /// the lists and with a plain double loop (each pair weighted 1/max(c_k, c_j), c counted by
