@@ -234,6 +234,7 @@ fn doctor_passes_on_the_memcheck_driver() {
         "PASS  particles statistics",
         "PASS  particles frame end",
         "PASS  particles live edits",
+        "PASS  particles self-collision",
         "PASS  CUDA–GL interop",
     ] {
         assert!(stdout.contains(line), "{line:?} in\n{stdout}");

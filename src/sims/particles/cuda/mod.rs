@@ -25,6 +25,8 @@ pub mod kernels;
 pub mod live_edit_check;
 pub mod parity;
 mod parity_body;
+mod self_collide;
+pub mod self_collide_check;
 mod stages;
 pub mod stats;
 
@@ -34,6 +36,8 @@ mod basin_emulation;
 mod drawing_emulation;
 #[cfg(test)]
 mod emulation;
+#[cfg(test)]
+mod self_collide_emulation;
 #[cfg(test)]
 mod stages_emulation;
 #[cfg(test)]
@@ -129,6 +133,9 @@ pub struct Totals {
     /// A body's box around its finite nodes, (lowest, highest corner), m (`reduce_nodes`;
     /// `Body::bounds`): where the wind arrow stands. `None` for the fountain or no finite node.
     pub bounds: Option<[Vec3; 2]>,
+    /// `self_collide`'s state at the frame's end (kernels.rs `SC_*`: builds so far, the last
+    /// build's candidates); `None` without self-collision.
+    pub self_collide: Option<[u32; kernels::SC_STATE]>,
 }
 
 /// What ends a frame ([`CudaParticles::end_frame`]): the fountain's basin record and the
@@ -161,6 +168,9 @@ pub struct CudaParticles {
     stage_timing: bool,
     /// Fountain: positions, velocities, ages, order, tags, water; body: skin, points, lines.
     interop: [GlInterop; 6],
+    /// Set by a frame whose `self_collide` lists overflowed (the room was grown): what
+    /// happened, for the caller to report once.
+    pub overflow_note: Option<String>,
 }
 
 pub(super) fn cuda(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> CudaError {
@@ -196,6 +206,7 @@ impl CudaParticles {
             buffers,
             stage_timing: true,
             interop: Default::default(),
+            overflow_note: None,
         })
     }
 
@@ -253,6 +264,7 @@ impl CudaParticles {
                 triangles_count: b.triangles.len(),
                 spring_count: b.springs.len(),
                 skin: None,
+                contacts: None,
             })))
         })?;
         solver.upload_body(b)?;
@@ -422,6 +434,7 @@ impl CudaParticles {
         }
         s.synchronize().map_err(&copy)?;
         self.totals.count = body.len();
+        self.contacts_stale();
         Ok(())
     }
 
