@@ -69,7 +69,7 @@ __device__ __forceinline__ bool self_collide_linked(const unsigned* node_start, 
 
 // self_collide.rs `near`: each node sharing no spring with node k closer than r, walking the
 // 2 × 2 × 2 cells of side 2r nearest it, in the CPU's order; `list` null: only counted.
-__device__ unsigned self_collide_near(SelfStep c, const float* position, const unsigned* node_start,
+__device__ __forceinline__ unsigned self_collide_near(SelfStep c, const float* position, const unsigned* node_start,
                                       const unsigned* link_other, const unsigned* start,
                                       const unsigned* nodes, unsigned k, unsigned* list) {
     float r = c.radius;
@@ -107,7 +107,8 @@ __device__ unsigned self_collide_near(SelfStep c, const float* position, const u
 // The rebuild decision (self_collide.rs `current`), one block of SCAN_THREADS: the mean drift
 // x − anchor (summed in double), the widest squared drift from it (NaN drifts ignored, as the
 // CPU's fold of f32::max); a rebuild zeroes the bucket counts and fills for the sort.
-extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+// (Min. 1 block a multiprocessor: without it ptxas keeps this kernel to 32 registers and spills.)
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS, 1)
 self_collide_drift(SelfStep c, const float* __restrict__ position, const float* __restrict__ anchor,
                    unsigned* __restrict__ state, unsigned* __restrict__ start, unsigned* __restrict__ fill) {
     __shared__ double sums[3 * SCAN_THREADS];
@@ -224,7 +225,8 @@ self_collide_count(SelfStep c, const unsigned* __restrict__ state, const float* 
 
 // Each node's candidates written at first[k] (first scanned); none where they do not all fit
 // (the need into state[SC_OVERFLOW]).
-extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+// (Min. 1 block a multiprocessor: without it ptxas keeps this kernel to 32 registers and spills.)
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK, 1)
 self_collide_lists(SelfStep c, unsigned* __restrict__ state, const float* __restrict__ position,
                    const unsigned* __restrict__ node_start, const unsigned* __restrict__ link_other,
                    const unsigned* __restrict__ start, const unsigned* __restrict__ nodes,

@@ -229,6 +229,36 @@ fn coincident_nodes_are_pushed_apart() {
     assert!((apart - Vec3::new(h, 0.0, 0.0)).length() < 1e-6, "{apart}");
 }
 
+/// The jelly takes `self_collision` (`[jelly]`, as the cloth): at rest its lattice has no
+/// unlinked pair within a spacing h (the nearest are √5 h apart), so one `self_collide` leaves
+/// a 6³ jelly bit for bit; crushed to a tenth of its height (nodes three layers apart then
+/// 0.3 h apart, sharing no spring) it pushes them apart: the unlinked pairs closer than h/2 go
+/// from 540 to fewer than half that in one stage, and the momentum stays 0.
+#[test]
+fn a_crushed_jelly_is_pushed_apart_and_one_at_rest_is_left_alone() {
+    let s = scene(
+        "kind = \"particles\"\nscene = \"jelly\"\n[jelly]\nself_collision = true\n",
+    );
+    assert!(s.body.self_collision);
+    let (n, size) = (6, 0.5);
+    let h = size / (n - 1) as f32;
+    let mut b = Body::jelly(n, size, Vec3::ZERO, 0.1, [300.0, 150.0, 50.0]);
+    let rest = b.clone();
+    self_collide::self_collide(&mut b, h, 0.3, 1e-3);
+    assert_eq!(b.position, rest.position);
+    assert_eq!(b.velocity, rest.velocity);
+    for p in b.position.iter_mut().chain(b.previous.iter_mut()) {
+        p.y *= 0.1;
+    }
+    let before = close_pairs(&b, 0.5 * h);
+    self_collide::self_collide(&mut b, h, 0.3, 1e-3);
+    let after = close_pairs(&b, 0.5 * h);
+    let momentum: Vec3 = b.velocity.iter().sum();
+    println!("pairs closer than h/2: {before} -> {after}, momentum {momentum}");
+    assert!(before >= 500 && after * 2 < before, "{before} -> {after}");
+    assert!(momentum.length() < 1e-5, "{momentum}");
+}
+
 /// The lists find every contact a search over every pair finds, once: a 12 × 12 cloth
 /// crumpled at random (seed 3: each node anywhere in a cube of 5 spacings) and gathered with
 /// the lists and with a plain double loop (each pair weighted 1/max(c_k, c_j), c counted by
