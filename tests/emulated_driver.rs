@@ -572,7 +572,11 @@ fn a_cloth_fold_self_collides_on_the_emulated_driver_as_on_the_cpu() {
             serde_json::from_str(text.lines().last().expect("a stats line")).unwrap();
         let parts: Vec<f64> = ["kinetic", "potential", "elastic"]
             .iter()
-            .map(|k| last[k].as_f64().unwrap_or_else(|| panic!("{k}: {stdout}{stderr}")))
+            .map(|k| {
+                last[k]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("{k}: {stdout}{stderr}"))
+            })
             .collect();
         parts
     };
@@ -596,10 +600,15 @@ fn a_cloth_fold_self_collides_on_the_emulated_driver_as_on_the_cpu() {
     assert!(apart(&cuda, &cpu) < 1e-3, "{cuda:?} against {cpu:?}");
     assert!(apart(&cpu, &without) > 1e-2, "{cpu:?} against {without:?}");
     let mut command = Command::new(env!("CARGO_BIN_EXE_fluidlab"));
-    command
-        .arg("bench")
-        .arg(scene(true))
-        .args(["--backend", "cuda", "--warmup", "1", "--steps", "2", "--json"]);
+    command.arg("bench").arg(scene(true)).args([
+        "--backend",
+        "cuda",
+        "--warmup",
+        "1",
+        "--steps",
+        "2",
+        "--json",
+    ]);
     let (stdout, _) = succeeds(command, &driver);
     let report: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
     let stage = report["stages"]

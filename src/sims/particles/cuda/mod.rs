@@ -15,7 +15,10 @@
 //! `drawing_emulation.rs` the drawing kernels'); `stats.rs` a body's statistics panel figures
 //! reduced on the GPU (`stats_emulation.rs`, tests: against the CPU's, compiled as C++;
 //! `basin_emulation.rs` the same for the end of frame's reductions; `frame_check.rs` and
-//! `live_edit_check.rs` the doctor's checks of the frame's end and of live edits on the GPU).
+//! `live_edit_check.rs` the doctor's checks of the frame's end and of live edits on the GPU);
+//! `self_collide.rs` the `self_collide` stage's launches and contact lists
+//! (`self_collide_check.rs` its check against the CPU over substeps, the doctor's and
+//! `self_collide_emulation.rs`' tests).
 //! Not yet run on a GPU.
 
 mod buffers;
