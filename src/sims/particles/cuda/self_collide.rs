@@ -205,6 +205,26 @@ impl CudaParticles {
         Ok((first, candidates))
     }
 
+    /// Sets the lists' room to `candidates` (the doctor's overflow check; the room otherwise
+    /// starts at [`ROOM_PER_NODE`] a node and only grows); the next substep rebuilds.
+    pub fn set_contact_room(&mut self, candidates: usize) -> Result<(), CudaError> {
+        let Buffers::Body(b) = &mut self.buffers else {
+            return Err(CudaError::Setting("not a body solver".into()));
+        };
+        let s = &self.stream;
+        match &mut b.contacts {
+            None => b.contacts = Some(ContactBuffers::new(s, b.nodes, candidates)?),
+            Some(c) => {
+                c.candidates = s
+                    .alloc_zeros(candidates.max(1))
+                    .map_err(cuda("allocating GPU memory for self_collide"))?;
+                c.capacity = candidates;
+                c.built_for = None;
+            }
+        }
+        Ok(())
+    }
+
     /// `self_collide`'s lists rebuilt at the next substep (the host's state uploaded).
     pub(super) fn contacts_stale(&mut self) {
         if let Buffers::Body(b) = &mut self.buffers {

@@ -244,7 +244,8 @@ pub fn gpu_check(device: usize) -> Result<(bool, String), String> {
         rebuilt: Vec::new(),
     };
     let d = compare(&cpu, &run);
-    let ok = d.passes(SELF_TOLERANCE);
+    let (overflow_ok, overflow) = overflow_check(device, &case)?;
+    let ok = d.passes(SELF_TOLERANCE) && overflow_ok;
     let line = format!(
         "{} ({SUBSTEPS} substeps of a folded 20² cloth, {} contacts, {} builds, CPU {}, {} \
          rebuilt by drift; worst {:.1e}{}, lists {})",
@@ -264,6 +265,52 @@ pub fn gpu_check(device: usize) -> Result<(bool, String), String> {
         } else {
             format!("of {} nodes differ", d.lists)
         }
-    );
+    ) + &format!("; {overflow}");
     Ok((ok, line))
+}
+
+/// Room for 100 candidates on the GPU: the frame's end must report the overflow (the note),
+/// grow the room past the need, and the next frame's lists fit (its state says no overflow).
+fn overflow_check(device: usize, case: &SelfCase) -> Result<(bool, String), String> {
+    use super::kernels::{SC_NEEDED, SC_OVERFLOW};
+    use super::parity::BodyStage;
+    use super::{CudaParticles, FrameEnd};
+    let text = |e: crate::cuda::CudaError| e.to_string();
+    let mut solver = CudaParticles::body(device, &case.case.body).map_err(text)?;
+    solver.set_stage_timing(false);
+    solver.set_contact_room(100).map_err(text)?;
+    let step = case.step();
+    let frame = |solver: &mut CudaParticles| -> Result<[u32; 4], String> {
+        solver.begin_frame().map_err(text)?;
+        for _ in 0..SUBSTEPS / 2 {
+            for stage in [BodyStage::Springs, BodyStage::Integrate, BodyStage::Collide] {
+                solver.body_stage(stage, &step, 1).map_err(text)?;
+            }
+            solver
+                .self_collide((case.h, case.friction, case.case.dt.0))
+                .map_err(text)?;
+        }
+        solver.end_frame(FrameEnd::Body(&step)).map_err(text)?;
+        Ok(solver.totals.self_collide.unwrap_or_default())
+    };
+    let first = frame(&mut solver)?;
+    let note = solver.overflow_note.take().unwrap_or_default();
+    let second = frame(&mut solver)?;
+    let ok = first[SC_OVERFLOW] > 100
+        && note.contains(&format!(
+            "needed {} candidates, room for 100",
+            first[SC_OVERFLOW]
+        ))
+        && second[SC_OVERFLOW] == 0
+        && second[SC_NEEDED] > 100
+        && solver.overflow_note.is_none();
+    Ok((
+        ok,
+        format!(
+            "room for 100: {} needed, reported{}, the next frame's {} fit",
+            first[SC_OVERFLOW],
+            if note.is_empty() { " NOT" } else { "" },
+            second[SC_NEEDED]
+        ),
+    ))
 }
