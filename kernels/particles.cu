@@ -11,6 +11,9 @@
 //   particles_bodies.cuh, once per substep: springs, volume (+ volume_gather; the jelly),
 //     wind (+ wind_gather), integrate (or xpbd_predict, xpbd_solve once per colour and
 //     iteration, then xpbd_volume once per cell colour, xpbd_velocity), collide_nodes
+//   particles_self_collide.cuh, once per substep with self-collision: self_collide (drift,
+//     then cells, scan, scatter, order, count, scan, lists, each a no-op unless the drift
+//     asks for a rebuild; touching, gather, apply)
 //   particles_drawing.cuh (render/, written straight into the renderer's GL buffers): surface
 //     (a body's skin: positions, smooth normals, texture coordinates), body_points (nodes
 //     coloured by speed, springs by strain), water (the basin's vertices and normals)
@@ -112,5 +115,6 @@ __device__ __forceinline__ unsigned thread_index() { return blockIdx.x * blockDi
 
 #include "particles_fountain.cuh"
 #include "particles_bodies.cuh"
+#include "particles_self_collide.cuh"
 #include "particles_drawing.cuh"
 #include "particles_stats.cuh"

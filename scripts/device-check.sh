@@ -27,7 +27,8 @@
 #      toggles and let go, a hover that reads
 #      nothing back, springs growing in: the
 #      GPU's rest lengths bit for bit the
-#      host's) stepped on CUDA, < 2 s)
+#      host's) stepped on CUDA, self-collision:
+#      a folded cloth 24 substeps vs the CPU, < 2 s)
 #   2. validate --quick on cuda (10/30-layer pools,        25       90  the physics of every kernel:
 #      dam break vs Martin & Moyce, sloshing period)                   boundary density, coarse
 #                                                                      correction (MGPCG), the
@@ -71,7 +72,8 @@
 #       fountain 110 frames, cloth 64² XPBD 2 frames,       +4×20      the scans', sort's barriers,
 #       jelly Verlet and XPBD 2 frames                                 the jelly's volume kernels
 #   4t. particles: bench cuda fountain 1M alive, cloth     20     3×40  the targets: 1M particles
-#       1024² × 8 substeps (Verlet; XPBD × 4 iterations)              and 1024² × 8 ≥ 60 fps
+#       1024² × 8 substeps (Verlet; XPBD × 4 iterations)              and 1024² × 8 ≥ 60 fps;
+#       cloth-fold (self_collide's kernels)              3       20  self_collide's cost
 #   4u. particles: render fountain-1m 1920×1080 (~1M       18       45  the 1M draw target: sort and
 #       droplets), 2 frames 240 steps apart, cuda +                    draw of a million droplets
 #       interop (the renderer's shared path); cloth      6     2×25  (their tags' colours), the
@@ -91,7 +93,7 @@
 #                                                                      ~24 CFL substeps a frame once
 #                                                                      the front accelerates, so it
 #                                                                      runs only the first frames
-#   total (estimate)                                     ~542  BUDGET=530 (device call: 570)
+#   total (estimate)                                     ~545  BUDGET=530 (device call: 570)
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
@@ -397,6 +399,8 @@ sed -e 's/^n = .*/n = 1024/' -e 's/^integrator = .*/integrator = "xpbd"/' -e 's/
 step "particles: bench cuda fountain 1M" 40 /tmp/particles-bench.log "$BIN" bench fountain --backend cuda --particles 1000000 --steps 60 --warmup 300
 step "particles: bench cuda cloth 1024² × 8 verlet" 40 /tmp/particles-bench.log "$BIN" bench "$cloth" --backend cuda --steps 30 --warmup 5
 step "particles: bench cuda cloth 1024² × 8 xpbd × 4" 40 /tmp/particles-bench.log "$BIN" bench /tmp/cloth-1024-xpbd.toml --backend cuda --steps 30 --warmup 5
+# self_collide's 11 kernels a substep (the 40² cloth-fold preset, 30 substeps; its stage line).
+step "particles: bench cuda cloth-fold (self_collide)" 20 /tmp/particles-bench.log "$BIN" bench cloth-fold --backend cuda --steps 30 --warmup 5
 # 4u. The issue's draw target: about a million droplets (scenes/particles/fountain-1m.toml, the
 # fountain preset at 527 700 particles/s) drawn from the CUDA solver's buffers through GL interop
 # (the renderer's shared path: points through the order, quads by a geometry shader); a refused

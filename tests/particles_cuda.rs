@@ -11,7 +11,7 @@ mod kinds;
 mod ptxas;
 use fluidlab::cuda::ptx::{self, ModuleSource};
 use fluidlab::sims::particles::cuda::kernels::{self, BasinStep, BodyStep, FountainStep};
-use fluidlab::sims::particles::cuda::{parity, stats};
+use fluidlab::sims::particles::cuda::{parity, self_collide_check, stats};
 
 fn module() -> &'static ModuleSource {
     ptx::module_source(kernels::MODULE).expect("kernels/particles.cu is a module")
@@ -189,6 +189,41 @@ fn the_hosts_constants_are_the_kernels_defines() {
     );
     let strain = stats::BODY_FIGURES.iter().position(|f| *f == "max_strain");
     assert_eq!(Some(define("BODY_STRAIN") as usize), strain);
+    // self_collide's state slots (cuda/self_collide.rs reads the builds and the overflow).
+    assert_eq!(define("SC_STATE") as usize, kernels::SC_STATE);
+    assert_eq!(define("SC_BUILDS") as usize, kernels::SC_BUILDS);
+    assert_eq!(define("SC_NEEDED") as usize, kernels::SC_NEEDED);
+    assert_eq!(define("SC_OVERFLOW") as usize, kernels::SC_OVERFLOW);
+}
+
+/// `self_collide`'s kernels take what the host passes (src/sims/particles/cuda/self_collide.rs):
+/// its record (`SelfStep`, 9 four-byte fields) first where it takes one, then arrays; the
+/// scan its state, a count and an array.
+#[test]
+#[cfg_attr(
+    not(fluidlab_nvcc),
+    ignore = "needs nvcc's PTX (scripts/setup.sh installs nvcc)"
+)]
+fn self_collides_kernels_take_what_the_host_passes() {
+    assert_eq!(std::mem::size_of::<kernels::SelfStep>(), 9 * 4);
+    let ptx = module().ptx.expect("the PTX build.rs made");
+    let types = |kernel: &str| kinds::parameter_types(ptx, kernel);
+    for (kernel, arrays) in [
+        ("self_collide_drift", 5),
+        ("self_collide_cells", 5),
+        ("self_collide_scatter", 5),
+        ("self_collide_order", 3),
+        ("self_collide_count", 7),
+        ("self_collide_lists", 8),
+        ("self_collide_touching", 5),
+        ("self_collide_gather", 10),
+        ("self_collide_apply", 5),
+    ] {
+        let t = types(kernel);
+        assert!(t[0].contains("[36]"), "{kernel}: {t:?}");
+        assert_eq!(t[1..], vec![".u64".to_string(); arrays][..], "{kernel}");
+    }
+    assert_eq!(types("self_collide_scan"), [".u64", ".u32", ".u64"]);
 }
 
 /// The records the kernels take by value have their C structs' sizes (42, 10 and 27 four-byte
@@ -349,6 +384,18 @@ fn no_particles_kernel_spills_registers_on_sm_90() {
 fn particles_stages_on_the_gpu_match_the_cpu() {
     let _gpu = kinds::gpu();
     let (passed, detail) = parity::gpu_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
+    println!("{detail}");
+    assert!(passed, "{detail}");
+}
+
+/// `self_collide` on the GPU: 24 substeps of a folded cloth landing on itself against the
+/// CPU's (`self_collide_check.rs`, the doctor's "particles self-collision" line).
+#[test]
+#[cfg_attr(not(fluidlab_cuda), ignore = "needs a CUDA GPU (build.rs found none)")]
+fn self_collide_on_the_gpu_matches_the_cpu() {
+    let _gpu = kinds::gpu();
+    let (passed, detail) =
+        self_collide_check::gpu_check(fluidlab::cuda::DEFAULT_DEVICE).expect("runs");
     println!("{detail}");
     assert!(passed, "{detail}");
 }

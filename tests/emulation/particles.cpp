@@ -39,7 +39,20 @@ using std::fabs;
 #include <utility>
 
 enum Stage { EMIT, ADVANCE, COLLIDE, BASIN, SORT, SPRINGS = 10, WIND, INTEGRATE, XPBD, COLLIDE_NODES, BODY_STATS, VOLUME,
-             SURFACE = 20, BODY_POINTS, WATER };
+             SELF_COLLIDE, SURFACE = 20, BODY_POINTS, WATER };
+
+// Threads last to first (the scatter's atomics then fill each bucket backwards, which
+// self_collide_order must undo).
+template <class Kernel> void launch_reversed(unsigned n, Kernel kernel) {
+    unsigned grid = std::max((n + PARTICLES_BLOCK - 1) / PARTICLES_BLOCK, 1u);
+    blockDim = {PARTICLES_BLOCK, 1, 1};
+    gridDim = {grid, 1, 1};
+    for (unsigned t = grid * PARTICLES_BLOCK; t-- > 0;) {
+        blockIdx = {t / PARTICLES_BLOCK, 0, 0};
+        threadIdx = {t % PARTICLES_BLOCK, 0, 0};
+        kernel();
+    }
+}
 
 template <class Kernel> void launch(unsigned n, Kernel kernel) {
     unsigned grid = std::max((n + PARTICLES_BLOCK - 1) / PARTICLES_BLOCK, 1u);
@@ -216,6 +229,46 @@ int main(int argc, char** argv) {
         stats.assign(2 + NODES_QUANTITIES, -1.0);
         launch_blocks(blocks, PARTICLES_BLOCK, [&] { reduce_nodes(b, position.data(), partials.data()); });
         launch_blocks(NODES_QUANTITIES, PARTICLES_BLOCK, [&] { reduce_finish(partials.data(), blocks, NODES_QUANTITIES, NODES_MAX_MASK, stats.data(), 2); });
+        break;
+    }
+    case SELF_COLLIDE: {
+        // `substeps` substeps of springs, integrate (Verlet), collide_nodes, then self_collide's
+        // sequence as src/sims/particles/cuda/self_collide.rs launches it (thickness, friction,
+        // the lists' radius and the drift that rebuilds: scales[0..4], the host's SelfStep's;
+        // room for header[1] candidates, 32 a node if 0). Out: the lists (first
+        // in `tag`, candidates in `order`), the state (SC_*) then each substep's rebuild flag
+        // in `tally`.
+        unsigned count = b.nodes, buckets = 1;
+        while (buckets < 2 * std::max(count, 1u)) buckets *= 2;
+        unsigned capacity = header[1] ? header[1] : 32 * count;
+        SelfStep c = {count, buckets, capacity, 1u, scales[0], scales[2], scales[3], scales[1], b.dt};
+        std::vector<unsigned> bucket(count), start(buckets + 1), fill(buckets), sorted(count), first(count + 1);
+        std::vector<unsigned> candidates(std::max(capacity, 1u)), touching(count), state(SC_STATE, 0u);
+        std::vector<float> anchor(3 * count), moved(3 * count), changed(3 * count);
+        std::vector<unsigned> flags;
+        for (unsigned step = 0; step < substeps; ++step) {
+            launch(b.nodes, [&] { springs(b, position.data(), node_start.data(), link_other.data(), link_rest.data(), link_stiffness.data(), force.data()); });
+            launch(b.nodes, [&] { integrate(b, position.data(), previous.data(), velocity.data(), force.data(), pinned.data()); });
+            launch(b.nodes, [&] { collide_nodes(b, position.data(), previous.data(), velocity.data(), pinned.data()); });
+            c.force = step == 0 ? 1u : 0u;
+            launch_blocks(1, SCAN_THREADS, [&] { self_collide_drift(c, position.data(), anchor.data(), state.data(), start.data(), fill.data()); });
+            launch(count, [&] { self_collide_cells(c, state.data(), position.data(), bucket.data(), start.data(), anchor.data()); });
+            launch_blocks(1, SCAN_THREADS, [&] { self_collide_scan(state.data(), buckets, start.data()); });
+            launch_reversed(count, [&] { self_collide_scatter(c, state.data(), bucket.data(), start.data(), fill.data(), sorted.data()); });
+            launch(buckets, [&] { self_collide_order(c, state.data(), start.data(), sorted.data()); });
+            launch(count, [&] { self_collide_count(c, state.data(), position.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data()); });
+            launch_blocks(1, SCAN_THREADS, [&] { self_collide_scan(state.data(), count, first.data()); });
+            launch(count, [&] { self_collide_lists(c, state.data(), position.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data(), candidates.data()); });
+            launch(count, [&] { self_collide_touching(c, state.data(), position.data(), first.data(), candidates.data(), touching.data()); });
+            launch(count, [&] { self_collide_gather(c, state.data(), position.data(), previous.data(), velocity.data(), pinned.data(), first.data(), candidates.data(), touching.data(), moved.data(), changed.data()); });
+            launch(count, [&] { self_collide_apply(c, moved.data(), changed.data(), position.data(), previous.data(), velocity.data()); });
+            flags.push_back(state[SC_REBUILD]);
+        }
+        candidates.resize(std::min(first[count], capacity));
+        tag = first;
+        order = candidates;
+        tally = state;
+        tally.insert(tally.end(), flags.begin(), flags.end());
         break;
     }
     case BODY_STATS: {

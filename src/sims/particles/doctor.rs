@@ -6,7 +6,7 @@
 //! resize the fountain's buffers or restart a body step on (`cuda/live_edit_check.rs`). The
 //! interop path is checked by `fluidlab render` on the fountain (scripts/device-check.sh).
 
-use super::cuda::{frame_check, kernels, live_edit_check, parity, stats};
+use super::cuda::{frame_check, kernels, live_edit_check, parity, self_collide_check, stats};
 use crate::sims::doctor::{cuda_checks, Check};
 
 /// Runs the particles checks, passing each line to `add`.
@@ -38,6 +38,7 @@ pub fn checks(cuda_available: bool, add: &mut dyn FnMut(Check)) {
             ("particles statistics", stats::gpu_check),
             ("particles frame end", frame_check::gpu_check),
             ("particles live edits", live_edit_check::live_edit_check),
+            ("particles self-collision", self_collide_check::gpu_check),
         ],
         add,
     );

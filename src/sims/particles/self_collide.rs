@@ -257,10 +257,30 @@ pub fn current(contacts: &Contacts, body: &Body, h: f32) -> bool {
 }
 
 /// Whether nodes `d` apart (d = x_k − x_j) are in contact at thickness `h` (a NaN distance
-/// never is; coincident nodes have no direction to be pushed along).
+/// never is; coincident nodes are, along [`direction`]'s fallback).
 fn touches(d: Vec3, h: f32) -> bool {
-    let d2 = d.length_squared();
-    d2 > 0.0 && d2 < h * h
+    d.length_squared() < h * h
+}
+
+/// The unit direction from node `j` to node `k` and their distance, `d` = x_k − x_j: along d;
+/// for coincident nodes (d = 0, no direction of its own) along where they were before the
+/// substep's move (`previous`: x_k₋ − x_j₋, the way back out of the crossing), and where those
+/// coincide too, ŷ for the higher index and −ŷ for the lower. Antisymmetric (the pair's two
+/// pushes stay equal and opposite); the CUDA kernel (`self_collide_direction`) does the same.
+pub fn direction(body: &Body, k: usize, j: usize, d: Vec3) -> (Vec3, f32) {
+    let distance = d.length();
+    if distance > 0.0 {
+        return (d / distance, distance);
+    }
+    let before = body.previous[k] - body.previous[j];
+    let apart = before.length();
+    if apart > 0.0 {
+        (before / apart, distance)
+    } else if k > j {
+        (Vec3::Y, distance)
+    } else {
+        (Vec3::NEG_Y, distance)
+    }
 }
 
 /// Node `k`'s contacts among its candidates `list` at thickness `h`.
@@ -293,8 +313,7 @@ pub fn gather(
         }
         let weight = 1.0 / touching[k].max(touching[j as usize]) as f32;
         let share = weight * if body.pinned[j as usize] { 1.0 } else { 0.5 };
-        let distance = d.length();
-        let n = d / distance;
+        let (n, distance) = direction(body, k, j as usize, d);
         push += n * (share * (h - distance));
         let relative = v - body.velocity[j as usize];
         let along = relative.dot(n);

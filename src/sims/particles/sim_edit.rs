@@ -88,13 +88,6 @@ impl ParticlesSim {
         if kinds {
             self.restart_device_or_cpu();
         }
-        if self.cuda.is_some() && self.self_collision_on() {
-            // No CUDA kernel for `self_collide`: the GPU's state comes back and the CPU runs on.
-            self.pull()?;
-            self.cuda = None;
-            self.backend_note = format!("cpu ({})", self.cpu_only());
-            self.note = Some(format!("{}: running on the CPU", self.cpu_only()));
-        }
         Ok(())
     }
 

@@ -13,6 +13,9 @@ use crate::sims::pool::drops::Stencils;
 use crate::sims::Backend;
 use anyhow::{anyhow, bail, Result};
 
+/// `self_collide`'s index among `BODY_STAGES` (timed every substep, as the CPU times it).
+const SELF_COLLIDE: usize = 5;
+
 /// The CUDA solver and which side holds the newer state.
 pub struct Device {
     /// The solver.
@@ -38,18 +41,6 @@ impl ParticlesSim {
     /// [`crate::sims::Sim::backend`]'s.
     pub fn choose_backend(&mut self, backend: Backend, device: usize) -> Result<()> {
         self.cuda = None;
-        if backend != Backend::Cpu && self.self_collision_on() {
-            // Refused before looking for a GPU: the same answer on every machine.
-            if backend == Backend::Cuda {
-                bail!(
-                    "--backend cuda cannot run scene {}: {}; use --backend cpu or --backend auto",
-                    self.scene.name,
-                    self.cpu_only()
-                );
-            }
-            self.backend_note = format!("cpu ({})", self.cpu_only());
-            return Ok(());
-        }
         match (backend, crate::cuda::unavailable()) {
             (Backend::Cpu, _) => {
                 self.backend_note = "cpu".into();
@@ -82,19 +73,6 @@ impl ParticlesSim {
             }
             Err(error) => Err(anyhow!("scene {}: {error}", self.scene.name)),
         }
-    }
-
-    /// Whether the running scene is a body with `self_collision` on (no CUDA kernel yet).
-    pub(super) fn self_collision_on(&self) -> bool {
-        matches!(self.state, State::Body(_)) && self.scene.body.self_collision
-    }
-
-    /// Why a body with `self_collision` runs on the CPU.
-    pub(super) fn cpu_only(&self) -> String {
-        format!(
-            "{}.self_collision: `self_collide` runs on the CPU only so far (no CUDA kernel yet)",
-            self.scene.section()
-        )
     }
 
     /// After a restart (a new state of possibly another shape): a new CUDA solver for it.
@@ -211,13 +189,6 @@ impl ParticlesSim {
                 f.landed = solver.totals.landed;
                 self.steps += 1;
             }
-            State::Body(_) if b.self_collision => {
-                // `choose_backend` and `sync` keep such a body off the GPU; a backstop.
-                bail!(
-                    "{}; switch it off or run with --backend cpu",
-                    self.cpu_only()
-                );
-            }
             State::Body(body) => {
                 let h = dt / b.substeps as f32;
                 let mut last = BodyStep::default();
@@ -233,9 +204,17 @@ impl ParticlesSim {
                         solver.body_stage(stage, &last, b.iterations)?;
                         solver.end_stage(index)?;
                     }
+                    if b.self_collision {
+                        solver.self_collide((b.thickness, surroundings.friction, h))?;
+                    }
+                    solver.end_stage(SELF_COLLIDE)?;
                     self.dt_before = h;
                 }
                 solver.end_frame(FrameEnd::Body(&last))?;
+                if let Some(overflow) = solver.overflow_note.take() {
+                    eprintln!("{overflow}");
+                    self.note = Some(overflow);
+                }
                 self.steps += u64::from(b.substeps);
             }
         }

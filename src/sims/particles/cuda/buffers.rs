@@ -212,6 +212,65 @@ pub(super) struct BodyBuffers {
     /// The renderer's skin layout, uploaded at the first [`CudaParticles::write_body_gl`]
     /// (again when it changes).
     pub(super) skin: Option<SkinBuffers>,
+    /// `self_collide`'s lists and scratch, made at its first substep.
+    pub(super) contacts: Option<ContactBuffers>,
+}
+
+/// `self_collide`'s buffers on the GPU (particles_self_collide.cuh; the CPU's `Contacts`).
+pub(super) struct ContactBuffers {
+    /// Each node's bucket.
+    pub(super) bucket: CudaSlice<u32>,
+    /// Buckets + 1: where each bucket's nodes start in `nodes`.
+    pub(super) start: CudaSlice<u32>,
+    /// Each bucket's nodes placed so far (the scatter's).
+    pub(super) fill: CudaSlice<u32>,
+    /// Node indices by bucket.
+    pub(super) nodes: CudaSlice<u32>,
+    /// Nodes + 1: where each node's candidates start.
+    pub(super) first: CudaSlice<u32>,
+    /// The candidates, room for `capacity`.
+    pub(super) candidates: CudaSlice<u32>,
+    pub(super) capacity: usize,
+    /// Each node's position at the last build, three floats a node.
+    pub(super) anchor: CudaSlice<f32>,
+    /// Each node's contacts this substep.
+    pub(super) touching: CudaSlice<u32>,
+    /// The gather's positions and velocities.
+    pub(super) moved: CudaSlice<f32>,
+    pub(super) changed: CudaSlice<f32>,
+    /// `SC_STATE` slots (kernels.rs `SC_*`).
+    pub(super) state: CudaSlice<u32>,
+    /// The thickness of the last build; `None`: the next substep rebuilds (the first, or the
+    /// host's state uploaded, or the room grown).
+    pub(super) built_for: Option<f32>,
+}
+
+impl ContactBuffers {
+    /// Zeroed buffers for `nodes` nodes and `capacity` candidates.
+    pub(super) fn new(
+        s: &Arc<CudaStream>,
+        nodes: usize,
+        capacity: usize,
+    ) -> Result<ContactBuffers, CudaError> {
+        let alloc = cuda("allocating GPU memory for self_collide");
+        let n = nodes.max(1);
+        let buckets = crate::sims::particles::self_collide::buckets(n) as usize;
+        Ok(ContactBuffers {
+            bucket: s.alloc_zeros(n).map_err(&alloc)?,
+            start: s.alloc_zeros(buckets + 1).map_err(&alloc)?,
+            fill: s.alloc_zeros(buckets).map_err(&alloc)?,
+            nodes: s.alloc_zeros(n).map_err(&alloc)?,
+            first: s.alloc_zeros(n + 1).map_err(&alloc)?,
+            candidates: s.alloc_zeros(capacity.max(1)).map_err(&alloc)?,
+            capacity,
+            anchor: s.alloc_zeros(3 * n).map_err(&alloc)?,
+            touching: s.alloc_zeros(n).map_err(&alloc)?,
+            moved: s.alloc_zeros(3 * n).map_err(&alloc)?,
+            changed: s.alloc_zeros(3 * n).map_err(&alloc)?,
+            state: s.alloc_zeros(kernels::SC_STATE).map_err(&alloc)?,
+            built_for: None,
+        })
+    }
 }
 
 /// A skin's layout on the GPU (render/surface.rs `Skin`), and the layout it came from.

@@ -64,6 +64,16 @@ pub const NAMES: &[&str] = &[
     "xpbd_volume",
     "xpbd_velocity",
     "collide_nodes",
+    "self_collide_drift",
+    "self_collide_cells",
+    "self_collide_scan",
+    "self_collide_scatter",
+    "self_collide_order",
+    "self_collide_count",
+    "self_collide_lists",
+    "self_collide_touching",
+    "self_collide_gather",
+    "self_collide_apply",
     "reduce_nodes",
     "reduce_fountain",
     "reduce_finish",
@@ -326,6 +336,68 @@ impl BodyStep {
             side: body.cells.side as u32,
             cells: body.cells.len() as u32,
             volume_modulus: body.cells.modulus,
+        }
+    }
+}
+
+/// Slots of `self_collide`'s state array (particles_self_collide.cuh `SC_*`): this substep
+/// rebuilds, builds so far, the last build's candidates, the need of lists that overflowed (0:
+/// none).
+pub const SC_STATE: usize = 4;
+/// Builds so far.
+pub const SC_BUILDS: usize = 1;
+/// Candidates the last build found.
+pub const SC_NEEDED: usize = 2;
+/// Nonzero: the last build's lists did not fit; then how many candidates they needed.
+pub const SC_OVERFLOW: usize = 3;
+
+/// A `self_collide` substep, as `struct SelfStep` in particles_self_collide.cuh.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct SelfStep {
+    /// Nodes.
+    pub nodes: u32,
+    /// Buckets of the hashed cells (`self_collide::buckets`).
+    pub buckets: u32,
+    /// Room for candidates.
+    pub capacity: u32,
+    /// 1: rebuild the lists whatever the drift.
+    pub force: u32,
+    /// The thickness h, m.
+    pub h: f32,
+    /// The lists' radius h + s, m (computed as `self_collide` does).
+    pub radius: f32,
+    /// The drift that rebuilds, s/2, m.
+    pub limit: f32,
+    /// The friction of the sliding velocity.
+    pub friction: f32,
+    /// The substep, s.
+    pub dt: f32,
+}
+
+// SAFETY: plain old data of 4-byte fields, laid out as the C struct it mirrors.
+unsafe impl DeviceRepr for SelfStep {}
+
+impl SelfStep {
+    /// A substep of `dt` of a body of `nodes` at thickness `h` with `friction`, room for
+    /// `capacity` candidates (`force`: rebuild the lists).
+    pub fn new(
+        nodes: usize,
+        (h, friction, dt): (f32, f32, f32),
+        capacity: usize,
+        force: bool,
+    ) -> Self {
+        use crate::sims::particles::self_collide::{buckets, SKIN};
+        SelfStep {
+            nodes: nodes as u32,
+            buckets: buckets(nodes),
+            capacity: capacity.min(u32::MAX as usize) as u32,
+            force: u32::from(force),
+            h,
+            radius: h * (1.0 + SKIN),
+            limit: 0.5 * SKIN * h,
+            friction,
+            dt,
         }
     }
 }

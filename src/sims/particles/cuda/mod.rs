@@ -15,7 +15,10 @@
 //! `drawing_emulation.rs` the drawing kernels'); `stats.rs` a body's statistics panel figures
 //! reduced on the GPU (`stats_emulation.rs`, tests: against the CPU's, compiled as C++;
 //! `basin_emulation.rs` the same for the end of frame's reductions; `frame_check.rs` and
-//! `live_edit_check.rs` the doctor's checks of the frame's end and of live edits on the GPU).
+//! `live_edit_check.rs` the doctor's checks of the frame's end and of live edits on the GPU);
+//! `self_collide.rs` the `self_collide` stage's launches and contact lists
+//! (`self_collide_check.rs` its check against the CPU over substeps, the doctor's and
+//! `self_collide_emulation.rs`' tests).
 //! Not yet run on a GPU.
 
 mod buffers;
@@ -25,6 +28,8 @@ pub mod kernels;
 pub mod live_edit_check;
 pub mod parity;
 mod parity_body;
+mod self_collide;
+pub mod self_collide_check;
 mod stages;
 pub mod stats;
 
@@ -34,6 +39,8 @@ mod basin_emulation;
 mod drawing_emulation;
 #[cfg(test)]
 mod emulation;
+#[cfg(test)]
+mod self_collide_emulation;
 #[cfg(test)]
 mod stages_emulation;
 #[cfg(test)]
@@ -130,6 +137,9 @@ pub struct Totals {
     /// A body's box around its finite nodes, (lowest, highest corner), m (`reduce_nodes`;
     /// `Body::bounds`): where the wind arrow stands. `None` for the fountain or no finite node.
     pub bounds: Option<[Vec3; 2]>,
+    /// `self_collide`'s state at the frame's end (kernels.rs `SC_*`: builds so far, the last
+    /// build's candidates); `None` without self-collision.
+    pub self_collide: Option<[u32; kernels::SC_STATE]>,
 }
 
 /// What ends a frame ([`CudaParticles::end_frame`]): the fountain's basin record and the
@@ -162,6 +172,9 @@ pub struct CudaParticles {
     stage_timing: bool,
     /// Fountain: positions, velocities, ages, order, tags, water; body: skin, points, lines.
     interop: [GlInterop; 6],
+    /// Set by a frame whose `self_collide` lists overflowed (the room was grown): what
+    /// happened, for the caller to report once.
+    pub overflow_note: Option<String>,
 }
 
 pub(super) fn cuda(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> CudaError {
@@ -197,6 +210,7 @@ impl CudaParticles {
             buffers,
             stage_timing: true,
             interop: Default::default(),
+            overflow_note: None,
         })
     }
 
@@ -254,6 +268,7 @@ impl CudaParticles {
                 triangles_count: b.triangles.len(),
                 spring_count: b.springs.len(),
                 skin: None,
+                contacts: None,
             })))
         })?;
         solver.upload_body(b)?;
@@ -420,6 +435,7 @@ impl CudaParticles {
         }
         s.synchronize().map_err(&copy)?;
         self.totals.count = body.len();
+        self.contacts_stale();
         Ok(())
     }
 

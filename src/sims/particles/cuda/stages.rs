@@ -476,6 +476,7 @@ impl CudaParticles {
             } else {
                 nodes_box(&stats[1..])
             },
+            self_collide: self.contacts_end()?,
         };
         if self.stage_timing {
             let seconds = &mut self.stage_seconds;

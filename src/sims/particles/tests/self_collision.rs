@@ -204,6 +204,60 @@ fn the_push_is_what_every_integrator_then_sees() {
     assert_eq!(linked.position, before.position);
 }
 
+/// Two unlinked nodes at one point (h = 0.05 m) are pushed apart to h in one `self_collide`:
+/// at rest (the same `previous` too) along ±y, the higher index up; having crossed (moving at
+/// ±1 m/s along x, so they met this substep) back out along x, each to the side it came from.
+/// The old code (d = 0: no direction, no contact) left both 0 apart.
+#[test]
+fn coincident_nodes_are_pushed_apart() {
+    let (h, dt) = (0.05, 1e-3);
+    let at = Vec3::new(0.3, 1.0, -0.2);
+    let mut b = Body::new(vec![at, at], 0.1, Vec::new(), Vec::new());
+    self_collide::self_collide(&mut b, h, 0.3, dt);
+    let apart = b.position[1] - b.position[0];
+    println!("at rest: {apart}");
+    assert!(apart.length() >= 0.9 * h, "{apart}");
+    assert!((apart - Vec3::new(0.0, h, 0.0)).length() < 1e-6, "{apart}");
+    let mut crossed = Body::new(vec![at, at], 0.1, Vec::new(), Vec::new());
+    crossed.velocity = vec![Vec3::new(1.0, 0.0, 0.0), Vec3::new(-1.0, 0.0, 0.0)];
+    for k in 0..2 {
+        crossed.previous[k] = at - crossed.velocity[k] * dt;
+    }
+    self_collide::self_collide(&mut crossed, h, 0.3, dt);
+    let apart = crossed.position[1] - crossed.position[0];
+    println!("crossed: {apart}");
+    assert!((apart - Vec3::new(h, 0.0, 0.0)).length() < 1e-6, "{apart}");
+}
+
+/// The jelly takes `self_collision` (`[jelly]`, as the cloth): at rest its lattice has no
+/// unlinked pair within a spacing h (the nearest are √5 h apart), so one `self_collide` leaves
+/// a 6³ jelly bit for bit; crushed to a tenth of its height (nodes of a column three and four
+/// layers apart then 0.3 h and 0.4 h apart, sharing no spring: 5 pairs in each of 36 columns)
+/// it pushes them apart: the unlinked pairs closer than h/2 go from 180 to 0 in one stage
+/// (asserted ≤ 18), and the momentum stays 0.
+#[test]
+fn a_crushed_jelly_is_pushed_apart_and_one_at_rest_is_left_alone() {
+    let s = scene("kind = \"particles\"\nscene = \"jelly\"\n[jelly]\nself_collision = true\n");
+    assert!(s.body.self_collision);
+    let (n, size) = (6, 0.5);
+    let h = size / (n - 1) as f32;
+    let mut b = Body::jelly(n, size, Vec3::ZERO, 0.1, [300.0, 150.0, 50.0]);
+    let rest = b.clone();
+    self_collide::self_collide(&mut b, h, 0.3, 1e-3);
+    assert_eq!(b.position, rest.position);
+    assert_eq!(b.velocity, rest.velocity);
+    for p in b.position.iter_mut().chain(b.previous.iter_mut()) {
+        p.y *= 0.1;
+    }
+    let before = close_pairs(&b, 0.5 * h);
+    self_collide::self_collide(&mut b, h, 0.3, 1e-3);
+    let after = close_pairs(&b, 0.5 * h);
+    let momentum: Vec3 = b.velocity.iter().sum();
+    println!("pairs closer than h/2: {before} -> {after}, momentum {momentum}");
+    assert!(before == 180 && after * 10 <= before, "{before} -> {after}");
+    assert!(momentum.length() < 1e-5, "{momentum}");
+}
+
 /// The lists find every contact a search over every pair finds, once: a 12 × 12 cloth
 /// crumpled at random (seed 3: each node anywhere in a cube of 5 spacings) and gathered with
 /// the lists and with a plain double loop (each pair weighted 1/max(c_k, c_j), c counted by
@@ -315,26 +369,32 @@ fn a_nan_node_is_no_contact() {
     assert_eq!(spread, 0, "{spread} nodes went NaN");
 }
 
-/// The CUDA backend refuses a body with `self_collision` on before it looks for a GPU (so the
-/// same on every machine, and here without one): `--backend cuda` is an error naming the key,
-/// `--backend auto` runs on the CPU saying why, and the CPU steps it. The old code only
-/// refused in the CUDA step (`step_device`, every step, after `auto` had picked the GPU); here
-/// without a GPU it answered "cannot run on this machine" and noted the missing driver.
+/// `self_collision` keeps no body off the CUDA backend (`self_collide` has its kernels,
+/// `cuda/self_collide.rs`): `--backend cuda` starts the CUDA solver where there is a GPU (or
+/// the emulated driver), and where there is none it is refused for that alone (the reason
+/// names the driver, not the key); `--backend auto` says nothing of `self_collide` either way,
+/// and the body steps. The old code refused the key on every machine: "--backend cuda cannot
+/// run scene …: cloth.self_collision: `self_collide` runs on the CPU only so far (no CUDA
+/// kernel yet)", and `auto` ran on the CPU with that note.
 #[test]
-fn cuda_refuses_self_collision_at_the_start() {
+fn self_collision_keeps_no_body_off_cuda() {
     let mut sim = folded(Integrator::Verlet, true);
-    let error = format!("{:#}", sim.choose_backend(Backend::Cuda, 0).unwrap_err());
-    assert!(
-        error.contains("cloth.self_collision") && error.contains("--backend cpu"),
-        "{error}"
-    );
+    match sim.choose_backend(Backend::Cuda, 0) {
+        Ok(()) => assert!(sim.cuda.is_some()),
+        Err(error) => {
+            let error = format!("{error:#}");
+            assert!(
+                error.contains("cannot run on this machine") && !error.contains("self_collision"),
+                "{error}"
+            );
+        }
+    }
     sim.choose_backend(Backend::Auto, 0).unwrap();
     assert!(
-        sim.backend_note.contains("self_collide"),
+        !sim.backend_note.contains("self_collide"),
         "{}",
         sim.backend_note
     );
-    assert!(sim.cuda.is_none());
     sim.step().unwrap();
 }
 

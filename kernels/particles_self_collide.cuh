@@ -1,0 +1,331 @@
+// `self_collide` (src/sims/particles/self_collide.rs, whose module docs say what and why): a
+// body's nodes sharing no spring kept a thickness h apart, from per-node contact lists kept
+// while no node drifted more than half the skin. Included by particles.cu, after
+// particles_fountain.cuh (its scan_exclusive). Per substep, all launched every substep, the
+// rebuild decided on the GPU (no host read):
+//   self_collide_drift (one block): the nodes' mean drift from the build's anchors and the
+//     widest drift from it (block reductions); sets state[SC_REBUILD] (or a forced rebuild: the
+//     first, another h, an upload, the last build's lists overflowing) and zeroes the counts;
+//   self_collide_cells, self_collide_scan, self_collide_scatter, self_collide_order: the
+//     counting sort into hashed cells of side 2r (sort_cells; each bucket's nodes in node
+//     order, as the CPU's);
+//   self_collide_count, self_collide_scan, self_collide_lists: the candidate lists (CSR; count,
+//     scan, fill: `build`), into room for SelfStep.capacity candidates (more: state[SC_OVERFLOW]
+//     says how many were needed, no list is used, the host grows the room at the frame's end);
+//   self_collide_touching, self_collide_gather, self_collide_apply: each node's contacts, the
+//     Jacobi gather (one thread per node, writes only its own), and the result written back with
+//     `previous` moved along.
+// The build kernels return at once when state[SC_REBUILD] is 0.
+
+// Slots of the state array (`SC_STATE` of them).
+#define SC_REBUILD 0   // this substep rebuilds the lists
+#define SC_BUILDS 1    // builds so far
+#define SC_NEEDED 2    // candidates the last build found
+#define SC_OVERFLOW 3  // nonzero: the last build's lists did not fit (then its need)
+#define SC_STATE 4
+
+// self_collide.rs CELL_LIMIT.
+#define SC_CELL_LIMIT 16777216.0f
+
+// A substep's constants, mirrored by `SelfStep` in src/sims/particles/cuda/kernels.rs.
+struct SelfStep {
+    unsigned nodes;
+    unsigned buckets;   // a power of two ≥ 2·nodes (`buckets`)
+    unsigned capacity;  // room for candidates
+    unsigned force;     // rebuild whatever the drift
+    float h;            // the thickness, m
+    float radius;       // the lists' radius h + s, m
+    float limit;        // the drift that rebuilds, s/2, m
+    float friction;
+    float dt;
+};
+
+
+// self_collide.rs `cell_of`: NaN to −CELL_LIMIT, the rest clamped to ±CELL_LIMIT.
+__device__ __forceinline__ int self_collide_cell1(float v, float inverse) {
+    if (isnan(v)) return -(int)SC_CELL_LIMIT;
+    return (int)fminf(fmaxf(floorf(v * inverse), -SC_CELL_LIMIT), SC_CELL_LIMIT);
+}
+__device__ __forceinline__ int3 self_collide_cell(vec3 x, float inverse) {
+    int3 c;
+    c.x = self_collide_cell1(x.x, inverse);
+    c.y = self_collide_cell1(x.y, inverse);
+    c.z = self_collide_cell1(x.z, inverse);
+    return c;
+}
+// self_collide.rs `bucket_of`.
+__device__ __forceinline__ unsigned self_collide_bucket(int3 c, unsigned buckets) {
+    return (((unsigned)c.x * 92837111u) ^ ((unsigned)c.y * 689287499u) ^ ((unsigned)c.z * 283923481u)) &
+           (buckets - 1u);
+}
+
+// Whether nodes k and j share a spring.
+__device__ __forceinline__ bool self_collide_linked(const unsigned* node_start, const unsigned* link_other,
+                                                    unsigned k, unsigned j) {
+    for (unsigned l = node_start[k]; l < node_start[k + 1]; ++l)
+        if (link_other[l] == j) return true;
+    return false;
+}
+
+// self_collide.rs `near`: each node sharing no spring with node k closer than r, walking the
+// 2 × 2 × 2 cells of side 2r nearest it, in the CPU's order; `list` null: only counted.
+__device__ __forceinline__ unsigned self_collide_near(SelfStep c, const float* position, const unsigned* node_start,
+                                      const unsigned* link_other, const unsigned* start,
+                                      const unsigned* nodes, unsigned k, unsigned* list) {
+    float r = c.radius;
+    vec3 x = load3(position, k);
+    float inverse = 0.5f / r;
+    int3 home = self_collide_cell(x, inverse);
+    int fx = home.x - (x.x * inverse - (float)home.x < 0.5f ? 1 : 0);
+    int fy = home.y - (x.y * inverse - (float)home.y < 0.5f ? 1 : 0);
+    int fz = home.z - (x.z * inverse - (float)home.z < 0.5f ? 1 : 0);
+    unsigned found = 0;
+    for (int dz = 0; dz < 2; ++dz)
+        for (int dy = 0; dy < 2; ++dy)
+            for (int dx = 0; dx < 2; ++dx) {
+                int3 cell;
+                cell.x = fx + dx;
+                cell.y = fy + dy;
+                cell.z = fz + dz;
+                unsigned b = self_collide_bucket(cell, c.buckets);
+                for (unsigned i = start[b]; i < start[b + 1]; ++i) {
+                    unsigned j = nodes[i];
+                    vec3 y = load3(position, j);
+                    vec3 d = sub(x, y);
+                    if (j == k || !(dot(d, d) < r * r)) continue;
+                    // A node in another cell of the same bucket is met there, once.
+                    int3 other = self_collide_cell(y, inverse);
+                    if (other.x != cell.x || other.y != cell.y || other.z != cell.z) continue;
+                    if (self_collide_linked(node_start, link_other, k, j)) continue;
+                    if (list) list[found] = j;
+                    ++found;
+                }
+            }
+    return found;
+}
+
+// The rebuild decision (self_collide.rs `current`), one block of SCAN_THREADS: the mean drift
+// x − anchor (summed in double), the widest squared drift from it (NaN drifts ignored, as the
+// CPU's fold of f32::max); a rebuild zeroes the bucket counts and fills for the sort.
+// (Min. 1 block a multiprocessor: without it ptxas keeps this kernel to 32 registers and spills.)
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS, 1)
+self_collide_drift(SelfStep c, const float* __restrict__ position, const float* __restrict__ anchor,
+                   unsigned* __restrict__ state, unsigned* __restrict__ start, unsigned* __restrict__ fill) {
+    __shared__ double sums[3 * SCAN_THREADS];
+    __shared__ float widest[SCAN_THREADS];
+    unsigned t = threadIdx.x, n = c.nodes;
+    unsigned overflowed = state[SC_OVERFLOW];
+    unsigned per = (n + SCAN_THREADS - 1) / SCAN_THREADS;
+    unsigned begin = min(t * per, n), end = min(begin + per, n);
+    double sx = 0.0, sy = 0.0, sz = 0.0;
+    for (unsigned k = begin; k < end; ++k) {
+        vec3 d = sub(load3(position, k), load3(anchor, k));
+        sx += (double)d.x;
+        sy += (double)d.y;
+        sz += (double)d.z;
+    }
+    sums[t] = sx;
+    sums[SCAN_THREADS + t] = sy;
+    sums[2 * SCAN_THREADS + t] = sz;
+    __syncthreads();
+    for (unsigned s = SCAN_THREADS / 2; s > 0; s >>= 1) {
+        if (t < s) {
+            sums[t] += sums[t + s];
+            sums[SCAN_THREADS + t] += sums[SCAN_THREADS + t + s];
+            sums[2 * SCAN_THREADS + t] += sums[2 * SCAN_THREADS + t + s];
+        }
+        __syncthreads();
+    }
+    float count = (float)max(n, 1u);
+    vec3 mean = v3((float)sums[0] / count, (float)sums[SCAN_THREADS] / count, (float)sums[2 * SCAN_THREADS] / count);
+    float w = 0.0f;
+    for (unsigned k = begin; k < end; ++k) {
+        vec3 e = sub(sub(load3(position, k), load3(anchor, k)), mean);
+        w = fmaxf(w, dot(e, e));
+    }
+    widest[t] = w;
+    __syncthreads();
+    for (unsigned s = SCAN_THREADS / 2; s > 0; s >>= 1) {
+        if (t < s) widest[t] = fmaxf(widest[t], widest[t + s]);
+        __syncthreads();
+    }
+    bool rebuild = c.force != 0u || overflowed != 0u || !(widest[0] <= c.limit * c.limit);
+    if (t == 0) {
+        state[SC_REBUILD] = rebuild ? 1u : 0u;
+        if (rebuild) {
+            state[SC_BUILDS] += 1u;
+            state[SC_OVERFLOW] = 0u;
+        }
+    }
+    if (rebuild)
+        for (unsigned b = t; b <= c.buckets; b += SCAN_THREADS) {
+            start[b] = 0u;
+            if (b < c.buckets) fill[b] = 0u;
+        }
+}
+
+// The sort's first pass: each node's bucket, counted into start[bucket]; the anchors.
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+self_collide_cells(SelfStep c, const unsigned* __restrict__ state, const float* __restrict__ position,
+                   unsigned* __restrict__ bucket, unsigned* __restrict__ start, float* __restrict__ anchor) {
+    unsigned k = thread_index();
+    if (k >= c.nodes || state[SC_REBUILD] == 0u) return;
+    vec3 x = load3(position, k);
+    unsigned b = self_collide_bucket(self_collide_cell(x, 0.5f / c.radius), c.buckets);
+    bucket[k] = b;
+    atomicAdd(&start[b], 1u);
+    store3(anchor, k, x);
+}
+
+// An exclusive scan of data[0..count) in one block, the total into data[count] (the buckets'
+// starts, the nodes' first candidates).
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+self_collide_scan(const unsigned* __restrict__ state, unsigned count, unsigned* __restrict__ data) {
+    if (state[SC_REBUILD] == 0u) return;
+    scan_exclusive(data, count, 1, data + count);
+}
+
+// Each node into its bucket's range (in any order: self_collide_order puts it in node order).
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+self_collide_scatter(SelfStep c, const unsigned* __restrict__ state, const unsigned* __restrict__ bucket,
+                     const unsigned* __restrict__ start, unsigned* __restrict__ fill, unsigned* __restrict__ nodes) {
+    unsigned k = thread_index();
+    if (k >= c.nodes || state[SC_REBUILD] == 0u) return;
+    unsigned b = bucket[k];
+    nodes[start[b] + atomicAdd(&fill[b], 1u)] = k;
+}
+
+// Each bucket's nodes sorted by index (insertion sort: a few a bucket), as the CPU's.
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+self_collide_order(SelfStep c, const unsigned* __restrict__ state, const unsigned* __restrict__ start,
+                   unsigned* __restrict__ nodes) {
+    unsigned b = thread_index();
+    if (b >= c.buckets || state[SC_REBUILD] == 0u) return;
+    unsigned begin = start[b], end = start[b + 1];
+    for (unsigned i = begin + 1; i < end; ++i) {
+        unsigned v = nodes[i], at = i;
+        while (at > begin && nodes[at - 1] > v) {
+            nodes[at] = nodes[at - 1];
+            --at;
+        }
+        nodes[at] = v;
+    }
+}
+
+// Each node's candidates, counted into first[k].
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+self_collide_count(SelfStep c, const unsigned* __restrict__ state, const float* __restrict__ position,
+                   const unsigned* __restrict__ node_start, const unsigned* __restrict__ link_other,
+                   const unsigned* __restrict__ start, const unsigned* __restrict__ nodes,
+                   unsigned* __restrict__ first) {
+    unsigned k = thread_index();
+    if (k >= c.nodes || state[SC_REBUILD] == 0u) return;
+    first[k] = self_collide_near(c, position, node_start, link_other, start, nodes, k, nullptr);
+}
+
+// Each node's candidates written at first[k] (first scanned); none where they do not all fit
+// (the need into state[SC_OVERFLOW]).
+// (Min. 1 block a multiprocessor: without it ptxas keeps this kernel to 32 registers and spills.)
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK, 1)
+self_collide_lists(SelfStep c, unsigned* __restrict__ state, const float* __restrict__ position,
+                   const unsigned* __restrict__ node_start, const unsigned* __restrict__ link_other,
+                   const unsigned* __restrict__ start, const unsigned* __restrict__ nodes,
+                   const unsigned* __restrict__ first, unsigned* __restrict__ candidates) {
+    unsigned k = thread_index();
+    if (k >= c.nodes || state[SC_REBUILD] == 0u) return;
+    unsigned total = first[c.nodes];
+    if (k == 0) {
+        state[SC_NEEDED] = total;
+        if (total > c.capacity) state[SC_OVERFLOW] = total;
+    }
+    if (total > c.capacity) return;
+    self_collide_near(c, position, node_start, link_other, start, nodes, k, candidates + first[k]);
+}
+
+// self_collide.rs `touches`: within h (NaN never; coincident nodes are).
+__device__ __forceinline__ bool self_collide_touches(vec3 d, float h) { return dot(d, d) < h * h; }
+
+// Node k's contacts this substep (none while the lists overflowed).
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+self_collide_touching(SelfStep c, const unsigned* __restrict__ state, const float* __restrict__ position,
+                      const unsigned* __restrict__ first, const unsigned* __restrict__ candidates,
+                      unsigned* __restrict__ touching) {
+    unsigned k = thread_index();
+    if (k >= c.nodes) return;
+    unsigned found = 0;
+    if (state[SC_OVERFLOW] == 0u) {
+        vec3 x = load3(position, k);
+        for (unsigned i = first[k]; i < first[k + 1]; ++i)
+            if (self_collide_touches(sub(x, load3(position, candidates[i])), c.h)) ++found;
+    }
+    touching[k] = found;
+}
+
+// self_collide.rs `direction`: the unit direction from node j to node k and their distance;
+// coincident nodes along x_k₋ − x_j₋ (`previous`), then ±ŷ by index.
+__device__ __forceinline__ vec3 self_collide_direction(const float* previous, unsigned k, unsigned j, vec3 d,
+                                                       float* distance) {
+    float len = length(d);
+    *distance = len;
+    if (len > 0.0f) return divide(d, len);
+    vec3 before = sub(load3(previous, k), load3(previous, j));
+    float apart = length(before);
+    if (apart > 0.0f) return divide(before, apart);
+    return v3(0.0f, k > j ? 1.0f : -1.0f, 0.0f);
+}
+
+// The friction term of a contact's velocity change: `friction` of the sliding velocity (the
+// CPU's `sliding * friction` in `gather`; kept apart so the law can change in one place).
+__device__ __forceinline__ vec3 self_collide_friction(vec3 sliding, float friction) {
+    return mul(sliding, friction);
+}
+
+// self_collide.rs `gather`: node k's position and velocity after the stage into `moved`,
+// `changed` (Jacobi: reads the positions and velocities before, writes only node k's).
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+self_collide_gather(SelfStep c, const unsigned* __restrict__ state, const float* __restrict__ position,
+                    const float* __restrict__ previous, const float* __restrict__ velocity,
+                    const unsigned char* __restrict__ pinned, const unsigned* __restrict__ first,
+                    const unsigned* __restrict__ candidates, const unsigned* __restrict__ touching,
+                    float* __restrict__ moved, float* __restrict__ changed) {
+    unsigned k = thread_index();
+    if (k >= c.nodes) return;
+    vec3 x = load3(position, k), v = load3(velocity, k);
+    vec3 push = v3(0.0f, 0.0f, 0.0f), change = v3(0.0f, 0.0f, 0.0f);
+    if (!pinned[k] && state[SC_OVERFLOW] == 0u) {
+        for (unsigned i = first[k]; i < first[k + 1]; ++i) {
+            unsigned j = candidates[i];
+            vec3 d = sub(x, load3(position, j));
+            if (!self_collide_touches(d, c.h)) continue;
+            float weight = 1.0f / (float)max(touching[k], touching[j]);
+            float share = weight * (pinned[j] ? 1.0f : 0.5f);
+            float distance;
+            vec3 n = self_collide_direction(previous, k, j, d, &distance);
+            push = add(push, mul(n, share * (c.h - distance)));
+            vec3 relative = sub(v, load3(velocity, j));
+            float along = dot(relative, n);
+            vec3 sliding = sub(relative, mul(n, along));
+            change = sub(change, mul(add(mul(n, fminf(along, 0.0f)), self_collide_friction(sliding, c.friction)), share));
+        }
+        x = add(x, push);
+        v = add(v, change);
+    }
+    store3(moved, k, x);
+    store3(changed, k, v);
+}
+
+// The gather's result written back; `previous` = x − v·dt where it changed (a node without
+// contacts keeps its values bit for bit).
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+self_collide_apply(SelfStep c, const float* __restrict__ moved, const float* __restrict__ changed,
+                   float* __restrict__ position, float* __restrict__ previous, float* __restrict__ velocity) {
+    unsigned k = thread_index();
+    if (k >= c.nodes) return;
+    vec3 x = load3(position, k), v = load3(velocity, k);
+    vec3 nx = load3(moved, k), nv = load3(changed, k);
+    bool same = nx.x == x.x && nx.y == x.y && nx.z == x.z && nv.x == v.x && nv.y == v.y && nv.z == v.z;
+    if (same) return;
+    store3(position, k, nx);
+    store3(velocity, k, nv);
+    store3(previous, k, sub(nx, mul(nv, c.dt)));
+}

@@ -1,0 +1,236 @@
+//! `self_collide` on the GPU (kernels/particles_self_collide.cuh; the CPU's
+//! `sims/particles/self_collide.rs`): the launch sequence of a substep, the contact lists'
+//! room, and what the frame's end reads of them. The rebuild is decided on the GPU (the drift
+//! kernel's flag, which the build kernels read); the host only forces one where it knows the
+//! lists stale (the first substep, another thickness, its state uploaded, the room grown).
+//! `tests/emulation/particles.cpp` (stage `SELF_COLLIDE`) runs the same sequence.
+
+use super::buffers::{Buffers, ContactBuffers};
+use super::kernels::{SelfStep, BLOCK, SCAN_THREADS, SC_OVERFLOW, SC_STATE};
+use super::{cuda, CudaParticles};
+use crate::cuda::launch::{one_block, per_element};
+use crate::cuda::CudaError;
+
+/// Candidates a node has room for at first (a folded cloth at h = the spacing has ~10–20;
+/// past the room the lists overflow and grow at the frame's end).
+pub const ROOM_PER_NODE: usize = 32;
+
+impl CudaParticles {
+    /// Enqueues `self_collide` of one substep of `dt`: thickness `h`, `friction` (the world's).
+    pub fn self_collide(&mut self, (h, friction, dt): (f32, f32, f32)) -> Result<(), CudaError> {
+        let Buffers::Body(b) = &mut self.buffers else {
+            return Err(CudaError::Setting("not a body solver".into()));
+        };
+        let (m, s) = (&self.module, &self.stream);
+        let n = b.nodes;
+        if n == 0 {
+            return Ok(());
+        }
+        if b.contacts.is_none() {
+            b.contacts = Some(ContactBuffers::new(s, n, ROOM_PER_NODE * n)?);
+        }
+        let c = b.contacts.as_mut().expect("made above");
+        let force = c.built_for != Some(h);
+        c.built_for = Some(h);
+        let step = SelfStep::new(n, (h, friction, dt), c.capacity, force);
+        let grid = per_element(n, BLOCK);
+        let scan = one_block(SCAN_THREADS);
+        let (n32, buckets) = (n as u32, step.buckets);
+        let args = (
+            &step,
+            &b.position,
+            &c.anchor,
+            &mut c.state,
+            &mut c.start,
+            &mut c.fill,
+        );
+        // SAFETY: particles.cu's parameters; start holds buckets + 1, fill buckets.
+        unsafe { Self::launch(m, s, "self_collide_drift", scan, args)? };
+        let args = (
+            &step,
+            &c.state,
+            &b.position,
+            &mut c.bucket,
+            &mut c.start,
+            &mut c.anchor,
+        );
+        // SAFETY: one bucket and anchor per node.
+        unsafe { Self::launch(m, s, "self_collide_cells", grid, args)? };
+        let args = (&c.state, &buckets, &mut c.start);
+        // SAFETY: one block; start holds buckets + 1.
+        unsafe { Self::launch(m, s, "self_collide_scan", scan, args)? };
+        let args = (
+            &step,
+            &c.state,
+            &c.bucket,
+            &c.start,
+            &mut c.fill,
+            &mut c.nodes,
+        );
+        // SAFETY: the buckets' counts sum to the nodes.
+        unsafe { Self::launch(m, s, "self_collide_scatter", grid, args)? };
+        let args = (&step, &c.state, &c.start, &mut c.nodes);
+        // SAFETY: one thread per bucket.
+        unsafe {
+            Self::launch(
+                m,
+                s,
+                "self_collide_order",
+                per_element(buckets as usize, BLOCK),
+                args,
+            )?
+        };
+        let args = (
+            &step,
+            &c.state,
+            &b.position,
+            &b.node_start,
+            &b.link_other,
+            &c.start,
+            &c.nodes,
+            &mut c.first,
+        );
+        // SAFETY: first holds nodes + 1.
+        unsafe { Self::launch(m, s, "self_collide_count", grid, args)? };
+        let args = (&c.state, &n32, &mut c.first);
+        // SAFETY: one block; first holds nodes + 1.
+        unsafe { Self::launch(m, s, "self_collide_scan", scan, args)? };
+        let args = (
+            &step,
+            &mut c.state,
+            &b.position,
+            &b.node_start,
+            &b.link_other,
+            &c.start,
+            &c.nodes,
+            &c.first,
+            &mut c.candidates,
+        );
+        // SAFETY: the kernel writes no list unless all fit in capacity.
+        unsafe { Self::launch(m, s, "self_collide_lists", grid, args)? };
+        let args = (
+            &step,
+            &c.state,
+            &b.position,
+            &c.first,
+            &c.candidates,
+            &mut c.touching,
+        );
+        // SAFETY: particles.cu's parameters; the lists read only when they fit.
+        unsafe { Self::launch(m, s, "self_collide_touching", grid, args)? };
+        let args = (
+            &step,
+            &c.state,
+            &b.position,
+            &b.previous,
+            &b.velocity,
+            &b.pinned,
+            &c.first,
+            &c.candidates,
+            &c.touching,
+            &mut c.moved,
+            &mut c.changed,
+        );
+        // SAFETY: as self_collide_touching; three floats a node out.
+        unsafe { Self::launch(m, s, "self_collide_gather", grid, args)? };
+        let args = (
+            &step,
+            &c.moved,
+            &c.changed,
+            &mut b.position,
+            &mut b.previous,
+            &mut b.velocity,
+        );
+        // SAFETY: particles.cu's parameters.
+        unsafe { Self::launch(m, s, "self_collide_apply", grid, args)? };
+        Ok(())
+    }
+
+    /// The frame's end for `self_collide` (after the frame's synchronisation): its state read
+    /// back (`SC_*`: builds, the last build's candidates); where the lists overflowed (the
+    /// substeps from that build on ran without contacts) the room is grown to half as much
+    /// again as they needed and the next substep rebuilds, and the error says so. `None`: no
+    /// lists yet.
+    pub(super) fn contacts_end(&mut self) -> Result<Option<[u32; SC_STATE]>, CudaError> {
+        let Buffers::Body(b) = &mut self.buffers else {
+            return Ok(None);
+        };
+        let Some(c) = &mut b.contacts else {
+            return Ok(None);
+        };
+        let s = &self.stream;
+        let mut state = [0u32; SC_STATE];
+        let copy = cuda("copying self_collide's state from the GPU");
+        s.memcpy_dtoh(&c.state, &mut state).map_err(&copy)?;
+        s.synchronize().map_err(&copy)?;
+        let needed = state[SC_OVERFLOW] as usize;
+        if needed > 0 {
+            let room = needed + needed / 2;
+            self.overflow_note = Some(format!(
+                "self_collide: the contact lists needed {needed} candidates, room for {}: \
+                 this frame's substeps since that build ran without self-collision; room \
+                 grown to {room}",
+                c.capacity
+            ));
+            c.candidates = s
+                .alloc_zeros(room)
+                .map_err(cuda("allocating GPU memory for self_collide"))?;
+            c.capacity = room;
+            c.built_for = None;
+        }
+        Ok(Some(state))
+    }
+
+    /// `self_collide`'s lists as the last build left them: each node's first candidate (nodes
+    /// + 1) and the candidates (none before the first substep, or while they overflow).
+    pub fn download_contacts(&self) -> Result<(Vec<u32>, Vec<u32>), CudaError> {
+        let Buffers::Body(b) = &self.buffers else {
+            return Err(CudaError::Setting("not a body solver".into()));
+        };
+        let Some(c) = &b.contacts else {
+            return Ok((Vec::new(), Vec::new()));
+        };
+        let s = &self.stream;
+        let copy = cuda("copying self_collide's lists from the GPU");
+        let mut first = vec![0u32; b.nodes + 1];
+        s.memcpy_dtoh(&c.first, &mut first).map_err(&copy)?;
+        s.synchronize().map_err(&copy)?;
+        let total = (first[b.nodes] as usize).min(c.capacity);
+        let mut candidates = vec![0u32; total];
+        if total > 0 {
+            s.memcpy_dtoh(&c.candidates.slice(..total), &mut candidates)
+                .map_err(&copy)?;
+            s.synchronize().map_err(&copy)?;
+        }
+        Ok((first, candidates))
+    }
+
+    /// Sets the lists' room to `candidates` (the doctor's overflow check; the room otherwise
+    /// starts at [`ROOM_PER_NODE`] a node and only grows); the next substep rebuilds.
+    pub fn set_contact_room(&mut self, candidates: usize) -> Result<(), CudaError> {
+        let Buffers::Body(b) = &mut self.buffers else {
+            return Err(CudaError::Setting("not a body solver".into()));
+        };
+        let s = &self.stream;
+        match &mut b.contacts {
+            None => b.contacts = Some(ContactBuffers::new(s, b.nodes, candidates)?),
+            Some(c) => {
+                c.candidates = s
+                    .alloc_zeros(candidates.max(1))
+                    .map_err(cuda("allocating GPU memory for self_collide"))?;
+                c.capacity = candidates;
+                c.built_for = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// `self_collide`'s lists rebuilt at the next substep (the host's state uploaded).
+    pub(super) fn contacts_stale(&mut self) {
+        if let Buffers::Body(b) = &mut self.buffers {
+            if let Some(c) = &mut b.contacts {
+                c.built_for = None;
+            }
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! `self_collide` on another backend against the CPU, over several substeps (the lists kept
+//! and rebuilt as they go): a 20² cloth folded in half lying on the ground, its top layer
+//! thrown down and sideways onto the bottom one, run [`PREROLL`] substeps on the CPU, then
+//! [`SUBSTEPS`] substeps of springs, integrate (Verlet), collide and self_collide from fresh
+//! lists on both: positions, velocities and `previous` compared, the candidate lists as sets,
+//! the substeps that rebuilt. `fluidlab doctor` runs [`gpu_check`] ("particles
+//! self-collision"); `self_collide_emulation.rs` the same case with the kernels compiled as
+//! C++.
+
+use super::kernels::{BodyStep, SelfStep, SC_BUILDS};
+use super::parity::{compare_body, BodyArrays, BodyCase, Difference, GPU_TOLERANCE};
+use crate::scene::Source;
+use crate::sims::particles::body::Body;
+use crate::sims::particles::dynamics::{self, Air, Integrator, Surroundings};
+use crate::sims::particles::scene::ParticlesScene;
+use crate::sims::particles::self_collide::{self, Contacts};
+use crate::sims::particles::sim::State;
+use glam::Vec3;
+
+/// Substeps run on the CPU before the comparison (the layers come into contact).
+pub const PREROLL: usize = 30;
+/// Substeps compared.
+pub const SUBSTEPS: usize = 24;
+
+/// The GPU's allowance on positions, velocities and `previous` after [`SUBSTEPS`] substeps,
+/// relative to each field's largest value: [`GPU_TOLERANCE`] (one stage's) ×10 for the
+/// substeps' compounding, as the parity check allows XPBD's sweeps.
+pub const SELF_TOLERANCE: f32 = 10.0 * GPU_TOLERANCE;
+
+/// The case: the body after the preroll (its lists cleared), what acts on it, the substep
+/// (`dt` = (dt, dt)), and `self_collide`'s thickness and friction.
+#[derive(Clone, Debug)]
+pub struct SelfCase {
+    /// The body and its surroundings (Verlet).
+    pub case: BodyCase,
+    /// The thickness h, m.
+    pub h: f32,
+    /// The friction.
+    pub friction: f32,
+}
+
+impl SelfCase {
+    /// The substep's constants of the body stages.
+    pub fn step(&self) -> BodyStep {
+        let c = &self.case;
+        BodyStep::new(&c.body, &c.surroundings, c.integrator, c.dt, c.damping)
+    }
+
+    /// `self_collide`'s constants (room for `capacity` candidates).
+    pub fn self_step(&self, capacity: usize) -> SelfStep {
+        let n = self.case.body.len();
+        SelfStep::new(n, (self.h, self.friction, self.case.dt.0), capacity, true)
+    }
+}
+
+/// The folded cloth (module docs).
+pub fn self_case() -> SelfCase {
+    let text = "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nn = 20\nsize = 1.0\n\
+                bend = 0.05\npins = \"none\"\norientation = \"folded\"\n\
+                start = [-0.5, 0.0, -0.5]\nself_collision = true\n[world]\nfriction = 0.3\n";
+    let source = Source::parse(text, "self-collision check", "self-collision.toml")
+        .expect("a particles scene");
+    let scene = ParticlesScene::from_source(&source).expect("a valid scene");
+    let State::Body(mut body) = crate::sims::particles::setup::build(&scene) else {
+        unreachable!("a cloth is a body")
+    };
+    let h = scene.body.thickness;
+    let dt = 1.0 / 600.0;
+    let low = body.position.iter().map(|p| p.y).fold(f32::MAX, f32::min);
+    for k in 0..body.len() {
+        if body.position[k].y > low + h {
+            body.velocity[k] = Vec3::new(1.5, -1.5, 0.3);
+        }
+        body.previous[k] = body.position[k] - body.velocity[k] * dt;
+    }
+    let surroundings = Surroundings {
+        air: Air {
+            gravity: Vec3::new(0.0, -9.82, 0.0),
+            wind: Vec3::ZERO,
+        },
+        wind_drag: 0.0,
+        wind_relative: false,
+        ground: 0.0,
+        sphere: None,
+        friction: 0.3,
+    };
+    let mut case = SelfCase {
+        case: BodyCase {
+            body,
+            surroundings,
+            integrator: Integrator::Verlet,
+            dt: (dt, dt),
+            damping: 0.2,
+            iterations: 1,
+        },
+        h,
+        friction: surroundings.friction,
+    };
+    let mut body = case.case.body.clone();
+    for _ in 0..PREROLL {
+        cpu_substep(&case, &mut body);
+    }
+    *body.contacts = Contacts::default();
+    case.case.body = body;
+    case
+}
+
+/// One CPU substep of `case` on `body` (springs, integrate, collide, self_collide).
+fn cpu_substep(case: &SelfCase, body: &mut Body) {
+    let c = &case.case;
+    dynamics::springs(body, c.surroundings.air.gravity, true);
+    dynamics::integrate(body, c.integrator, c.dt.0, c.dt.1, c.damping);
+    dynamics::collide(body, &c.surroundings, c.dt.0);
+    self_collide::self_collide(body, case.h, case.friction, c.dt.0);
+}
+
+/// [`SUBSTEPS`] CPU substeps of `case`: the body after (its lists in `contacts`) and which
+/// substeps rebuilt the lists.
+pub fn cpu_run(case: &SelfCase) -> (Body, Vec<bool>) {
+    let mut body = case.case.body.clone();
+    let mut rebuilt = Vec::new();
+    for _ in 0..SUBSTEPS {
+        let builds = body.contacts.builds;
+        cpu_substep(case, &mut body);
+        rebuilt.push(body.contacts.builds > builds);
+    }
+    (body, rebuilt)
+}
+
+/// What another backend made of the case.
+#[derive(Clone, Debug, Default)]
+pub struct SelfRun {
+    /// The arrays after.
+    pub arrays: BodyArrays,
+    /// Its lists: node k's candidates are `candidates[first[k]..first[k + 1]]`.
+    pub first: Vec<u32>,
+    /// Every node's candidates.
+    pub candidates: Vec<u32>,
+    /// Builds over the run.
+    pub builds: u32,
+    /// Which substeps rebuilt (where the backend says; empty where it does not).
+    pub rebuilt: Vec<bool>,
+}
+
+/// How a run differs from the CPU's.
+#[derive(Clone, Debug)]
+pub struct SelfDifference {
+    /// The arrays (positions, `previous`, velocities).
+    pub arrays: Difference,
+    /// Nodes whose candidates differ as sets from the CPU's, other than by pairs within 10⁻⁴
+    /// of the lists' radius at the CPU's build (where rounding decides).
+    pub lists: usize,
+    /// Whether the lists are the CPU's, in its order.
+    pub lists_exact: bool,
+    /// Builds: the CPU's, the other's.
+    pub builds: (u64, u32),
+    /// Contacts at the last substep (the CPU's).
+    pub contacts: u32,
+}
+
+impl SelfDifference {
+    /// Within `tolerance` (arrays), lists equal as sets, as many builds.
+    pub fn passes(&self, tolerance: f32) -> bool {
+        self.arrays.worst <= tolerance
+            && self.lists == 0
+            && self.builds.0 == u64::from(self.builds.1)
+    }
+}
+
+/// `other` against the CPU's run `cpu`.
+pub fn compare(cpu: &Body, other: &SelfRun) -> SelfDifference {
+    let mut arrays = compare_body(&BodyArrays::of(cpu), &other.arrays);
+    let c = &cpu.contacts;
+    let n = cpu.len();
+    let lists_exact = other.first == c.first && other.candidates == c.candidates;
+    let mut lists = 0;
+    if other.first.len() != n + 1 || other.first[n] as usize != other.candidates.len() {
+        lists = n.max(1);
+    } else {
+        let r = c.radius;
+        for k in 0..n {
+            let mut a = c.of(k).to_vec();
+            let mut b =
+                other.candidates[other.first[k] as usize..other.first[k + 1] as usize].to_vec();
+            a.sort_unstable();
+            b.sort_unstable();
+            let boundary = |j: &u32| {
+                let d = c.anchor[k].distance(c.anchor[*j as usize]);
+                (d - r).abs() <= 1e-4 * r
+            };
+            let differs = a
+                .iter()
+                .filter(|j| b.binary_search(j).is_err())
+                .any(|j| !boundary(j))
+                || b.iter()
+                    .filter(|j| a.binary_search(j).is_err())
+                    .any(|j| !boundary(j));
+            lists += usize::from(differs);
+        }
+    }
+    if lists > 0 {
+        arrays.bitwise = false;
+    }
+    SelfDifference {
+        arrays,
+        lists,
+        lists_exact,
+        builds: (c.builds, other.builds),
+        contacts: c.touching.iter().sum(),
+    }
+}
+
+/// The case on the GPU (device `device`) against the CPU: the doctor's "particles
+/// self-collision" line.
+pub fn gpu_check(device: usize) -> Result<(bool, String), String> {
+    use super::parity::BodyStage;
+    use super::{CudaParticles, FrameEnd};
+    let text = |e: crate::cuda::CudaError| e.to_string();
+    let case = self_case();
+    let (cpu, rebuilt) = cpu_run(&case);
+    let body = &case.case.body;
+    let mut solver = CudaParticles::body(device, body).map_err(text)?;
+    solver.set_stage_timing(false);
+    solver.begin_frame().map_err(text)?;
+    let step = case.step();
+    for _ in 0..SUBSTEPS {
+        for stage in [BodyStage::Springs, BodyStage::Integrate, BodyStage::Collide] {
+            solver.body_stage(stage, &step, 1).map_err(text)?;
+        }
+        solver
+            .self_collide((case.h, case.friction, case.case.dt.0))
+            .map_err(text)?;
+    }
+    solver.end_frame(FrameEnd::Body(&step)).map_err(text)?;
+    let state = solver.totals.self_collide.unwrap_or_default();
+    let mut after = body.clone();
+    solver.download_body(&mut after).map_err(text)?;
+    let (first, candidates) = solver.download_contacts().map_err(text)?;
+    let run = SelfRun {
+        arrays: BodyArrays::of(&after),
+        first,
+        candidates,
+        builds: state[SC_BUILDS],
+        rebuilt: Vec::new(),
+    };
+    let d = compare(&cpu, &run);
+    let (overflow_ok, overflow) = overflow_check(device, &case)?;
+    let ok = d.passes(SELF_TOLERANCE) && overflow_ok;
+    let line = format!(
+        "{} ({SUBSTEPS} substeps of a folded 20² cloth, {} contacts, {} builds, CPU {}, {} \
+         rebuilt by drift; worst {:.1e}{}, lists {})",
+        if ok { "ok" } else { "FAILS" },
+        d.contacts,
+        d.builds.1,
+        d.builds.0,
+        rebuilt.iter().skip(1).filter(|&&r| r).count(),
+        d.arrays.worst,
+        if d.arrays.field.is_empty() {
+            String::new()
+        } else {
+            format!(" in {}", d.arrays.field)
+        },
+        if d.lists == 0 {
+            "equal as sets".to_string()
+        } else {
+            format!("of {} nodes differ", d.lists)
+        }
+    ) + &format!("; {overflow}");
+    Ok((ok, line))
+}
+
+/// Room for 100 candidates on the GPU: the frame's end must report the overflow (the note),
+/// grow the room past the need, and the next frame's lists fit (its state says no overflow).
+fn overflow_check(device: usize, case: &SelfCase) -> Result<(bool, String), String> {
+    use super::kernels::{SC_NEEDED, SC_OVERFLOW};
+    use super::parity::BodyStage;
+    use super::{CudaParticles, FrameEnd};
+    let text = |e: crate::cuda::CudaError| e.to_string();
+    let mut solver = CudaParticles::body(device, &case.case.body).map_err(text)?;
+    solver.set_stage_timing(false);
+    solver.set_contact_room(100).map_err(text)?;
+    let step = case.step();
+    let frame = |solver: &mut CudaParticles| -> Result<[u32; 4], String> {
+        solver.begin_frame().map_err(text)?;
+        for _ in 0..SUBSTEPS / 2 {
+            for stage in [BodyStage::Springs, BodyStage::Integrate, BodyStage::Collide] {
+                solver.body_stage(stage, &step, 1).map_err(text)?;
+            }
+            solver
+                .self_collide((case.h, case.friction, case.case.dt.0))
+                .map_err(text)?;
+        }
+        solver.end_frame(FrameEnd::Body(&step)).map_err(text)?;
+        Ok(solver.totals.self_collide.unwrap_or_default())
+    };
+    let first = frame(&mut solver)?;
+    let note = solver.overflow_note.take().unwrap_or_default();
+    let second = frame(&mut solver)?;
+    let ok = first[SC_OVERFLOW] > 100
+        && note.contains(&format!(
+            "needed {} candidates, room for 100",
+            first[SC_OVERFLOW]
+        ))
+        && second[SC_OVERFLOW] == 0
+        && second[SC_NEEDED] > 100
+        && solver.overflow_note.is_none();
+    Ok((
+        ok,
+        format!(
+            "room for 100: {} needed, reported{}, the next frame's {} fit",
+            first[SC_OVERFLOW],
+            if note.is_empty() { " NOT" } else { "" },
+            second[SC_NEEDED]
+        ),
+    ))
+}
