@@ -221,7 +221,7 @@ fn the_sorted_cells_find_what_every_pair_finds() {
     for v in &mut b.velocity {
         *v = Vec3::new(rng.unit() - 0.5, rng.unit() - 0.5, rng.unit() - 0.5);
     }
-    let (h, friction) = (s, 0.3);
+    let (h, friction, dt) = (s, 0.3, 1e-3);
     let contact = |k: usize, j: usize| {
         let linked = b.links[b.node_start[k] as usize..b.node_start[k + 1] as usize]
             .iter()
@@ -240,7 +240,7 @@ fn the_sorted_cells_find_what_every_pair_finds() {
             c[k],
             "node {k}"
         );
-        let got = self_collide::gather(&b, (cells.of(k), &c), k, h, friction);
+        let got = self_collide::gather(&b, (cells.of(k), &c), k, h, (friction, dt));
         momentum += got.1 - b.velocity[k];
         let (mut push, mut change) = (Vec3::ZERO, Vec3::ZERO);
         for j in (0..b.len()).filter(|&j| contact(k, j)) {
@@ -249,7 +249,10 @@ fn the_sorted_cells_find_what_every_pair_finds() {
             let n = d.normalize();
             push += n * (w * (h - d.length()));
             let r = b.velocity[k] - b.velocity[j];
-            change -= (n * r.dot(n).min(0.0) + (r - n * r.dot(n)) * friction) * w;
+            let along = r.dot(n);
+            let slip = dynamics::coulomb(r - n * along, (-along).max(0.0), friction) * w;
+            change -= n * (along.min(0.0) * w) + slip;
+            push -= slip * dt;
         }
         contacts += c[k];
         let want = (b.position[k] + push, b.velocity[k] + change);
