@@ -90,7 +90,7 @@ struct BodyStep {
     float decay, carry, reach;  // e^(−damping·dt), dt/dt₋·decay, dt·(dt + dt₋)/2
     float ground;
     float cx, cy, cz, radius;   // the sphere
-    float keep;                 // 1 − friction
+    float friction;             // Coulomb's μ (`coulomb`)
     unsigned int side, cells;   // the jelly's lattice: nodes per side (0: none), (side − 1)³ cells
     float volume_modulus;       // the volume term's bulk modulus K, Pa (0: off)
 };

@@ -259,8 +259,19 @@ xpbd_velocity(BodyStep b, const float* __restrict__ previous,
     store3(position, k, add(load3(previous, k), moved));
 }
 
+// Coulomb friction (dynamics.rs `coulomb`, the one law of every contact): of the sliding
+// velocity, the part removed this substep given `pressed`, the normal velocity the contact
+// removed, and μ: all of it while |sliding| ≤ μ·pressed (static), μ·pressed along it beyond.
+__device__ __forceinline__ vec3 coulomb(vec3 sliding, float pressed, float friction) {
+    float bound = friction * pressed;
+    float speed = length(sliding);
+    if (speed <= bound) return sliding;
+    return mul(sliding, bound / speed);
+}
+
 // `collide` of a body: the ground, then the sphere; a node that touched either loses its
-// velocity into it and `friction` of the tangential part, and `previous` follows.
+// velocity into it and what `coulomb` removes of the tangential part (undone as displacement
+// too, times dt), and `previous` follows.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
 collide_nodes(BodyStep b, float* __restrict__ position, float* __restrict__ previous,
               float* __restrict__ velocity, const unsigned char* __restrict__ pinned) {
@@ -288,7 +299,9 @@ collide_nodes(BodyStep b, float* __restrict__ position, float* __restrict__ prev
     vec3 v = load3(velocity, k);
     float along = dot(v, normal);
     vec3 tangential = sub(v, mul(normal, along));
-    v = add(mul(tangential, b.keep), mul(normal, fmaxf(along, 0.0f)));
+    vec3 removed = coulomb(tangential, fmaxf(-along, 0.0f), b.friction);
+    v = add(sub(tangential, removed), mul(normal, fmaxf(along, 0.0f)));
+    x = sub(x, mul(removed, b.dt));
     store3(position, k, x);
     store3(velocity, k, v);
     store3(previous, k, sub(x, mul(v, b.dt)));

@@ -72,7 +72,8 @@ pub struct Surroundings {
     pub ground: f32,
     /// A solid sphere (centre, radius), when there is one.
     pub sphere: Option<(Vec3, f32)>,
-    /// Fraction of the tangential velocity lost on contact (0–1), per substep in contact.
+    /// The Coulomb friction coefficient μ of every contact (ground, sphere, the body on itself;
+    /// [`coulomb`]).
     pub friction: f32,
 }
 
@@ -279,11 +280,34 @@ pub fn xpbd(body: &mut Body, dt: f32, damping: f32, iterations: u32) {
     }
 }
 
+/// Coulomb friction in its position-based form (Macklin et al. 2014, "Unified particle
+/// physics", §6.1), written once for every contact (`collide`'s ground and sphere,
+/// `self_collide`'s pairs, the CUDA `coulomb`): of the sliding velocity `sliding` (the
+/// tangential part of the velocity, or of the relative velocity of a pair), the part removed
+/// this substep, given `pressed`, the normal velocity the contact removed (its normal
+/// impulse over the mass), and `friction`, μ. Static while |sliding| ≤ μ·pressed: all of it
+/// (the node sticks); kinetic beyond: μ·pressed along it. Times dt, the displacement form:
+/// the tangential displacement undone is at most μ times the normal displacement undone. The
+/// deceleration of a node pressed by its weight is μ·g whatever the substep (pressed = g·dt
+/// each substep, μ·g·dt removed), and a node not pressed loses nothing.
+pub fn coulomb(sliding: Vec3, pressed: f32, friction: f32) -> Vec3 {
+    let bound = friction * pressed;
+    let speed = sliding.length();
+    if speed <= bound {
+        sliding
+    } else {
+        sliding * (bound / speed)
+    }
+}
+
 /// `collide`: a node below the ground or inside the sphere goes back to its surface, losing
-/// its velocity into it and `friction` of the tangential part; `previous` follows so the
-/// implied Verlet velocity is the same. Pinned (and grabbed) nodes stay where they are.
+/// its velocity into it, and [`coulomb`] friction (pressed by the velocity it lost) takes
+/// its sliding velocity and moves it back along the surface by what was removed times dt
+/// (the tangential displacement the friction undoes: a node held by static friction does not
+/// creep); `previous` follows so the implied Verlet velocity is the same. Pinned (and grabbed)
+/// nodes stay where they are.
 pub fn collide(body: &mut Body, surroundings: &Surroundings, dt: f32) {
-    let keep = 1.0 - surroundings.friction;
+    let friction = surroundings.friction;
     let (ground, sphere) = (surroundings.ground, surroundings.sphere);
     body.position
         .par_iter_mut()
@@ -312,7 +336,9 @@ pub fn collide(body: &mut Body, surroundings: &Surroundings, dt: f32) {
             if let Some(n) = normal {
                 let along = v.dot(n);
                 let tangential = *v - n * along;
-                *v = tangential * keep + n * along.max(0.0);
+                let removed = coulomb(tangential, (-along).max(0.0), friction);
+                *v = (tangential - removed) + n * along.max(0.0);
+                *x -= removed * dt;
                 *before = *x - *v * dt;
             }
         });

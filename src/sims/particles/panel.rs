@@ -122,7 +122,14 @@ pub fn panel_ui(sim: &mut ParticlesSim, ui: &imgui::Ui) -> bool {
             ui.slider_config("sphere centre (m)", -5.0, 5.0)
                 .build_array(&mut w.sphere_center);
             ui.slider("sphere radius (m, 0: none)", 0.0, 3.0, &mut w.sphere_radius);
-            ui.slider("friction", 0.0, 1.0, &mut w.friction);
+            ui.slider("friction μ (Coulomb)", 0.0, 1.0, &mut w.friction);
+            if ui.is_item_hovered() {
+                ui.tooltip_text(
+                    "Coulomb friction coefficient of the ground, the sphere and self-collision: \
+                     a sliding node loses at most μ times the speed the contact stops; \
+                     it slides v0²/(2μg) before it stops",
+                );
+            }
         }
     }
     if let Some(note) = sim.note() {

@@ -1,5 +1,5 @@
 //! `self_collide`: a body's nodes closer than a thickness h that share no spring are pushed
-//! apart to h and lose their approaching relative velocity and `friction` of their sliding one,
+//! apart to h and lose their approaching relative velocity and, by Coulomb friction, of their sliding one,
 //! so that a cloth folded onto itself rests on itself instead of passing through (Ten Minute
 //! Physics #15 does it by a spatial hash; this is a node-parallel gather over per-node lists).
 //!
@@ -22,7 +22,9 @@
 //!
 //! Per contact (n̂ from the other node to this one, d its distance, s the node's share: ½,
 //! or 1 against a pinned node): the push s·(h − d)·n̂; the velocity change
-//! −s·min(v_r·n̂, 0)·n̂ − s·friction·(v_r − (v_r·n̂)·n̂), v_r the relative velocity, each
+//! −s·min(v_r·n̂, 0)·n̂ − s·f, v_r the relative velocity and f the part of its sliding
+//! v_r − (v_r·n̂)·n̂ that Coulomb friction removes ([`dynamics::coulomb`], pressed by the
+//! approach max(−v_r·n̂, 0) it removes; s·f·dt also undone as displacement), each
 //! weighted 1/max(c_k, c_j), c a node's contacts this substep (a node on a layer touches
 //! several of its nodes at once, and their sum would push it that many times too far; the
 //! pair's one weight on both sides keeps its impulses equal and opposite, which a node's own
@@ -33,6 +35,7 @@
 //! momentum kept). Pinned (and grabbed) nodes do not move but are pushed against.
 
 use super::body::Body;
+use super::dynamics;
 use glam::Vec3;
 use rayon::prelude::*;
 
@@ -293,19 +296,20 @@ pub fn touching(body: &Body, list: &[u32], k: usize, h: f32) -> u32 {
 
 /// Node `k`'s position and velocity after the stage (module docs): its contacts' pushes and
 /// velocity changes, each weighted 1/max(c_k, c_j) (c: a node's contacts, `touching`), among
-/// its candidates `list` (at thickness `h`).
+/// its candidates `list` (at thickness `h`); the sliding velocity friction removed also
+/// undone as displacement (times `dt`, as `collide`'s).
 pub fn gather(
     body: &Body,
     (list, touching): (&[u32], &[u32]),
     k: usize,
     h: f32,
-    friction: f32,
+    (friction, dt): (f32, f32),
 ) -> (Vec3, Vec3) {
     let (x, v) = (body.position[k], body.velocity[k]);
     if body.pinned[k] {
         return (x, v);
     }
-    let (mut push, mut change) = (Vec3::ZERO, Vec3::ZERO);
+    let (mut push, mut stop, mut slip) = (Vec3::ZERO, Vec3::ZERO, Vec3::ZERO);
     for &j in list {
         let d = x - body.position[j as usize];
         if !touches(d, h) {
@@ -317,15 +321,16 @@ pub fn gather(
         push += n * (share * (h - distance));
         let relative = v - body.velocity[j as usize];
         let along = relative.dot(n);
-        let sliding = relative - n * along;
-        change -= (n * along.min(0.0) + sliding * friction) * share;
+        let removed = dynamics::coulomb(relative - n * along, (-along).max(0.0), friction);
+        stop += n * (share * along.min(0.0));
+        slip += removed * share;
     }
-    (x + push, v + change)
+    (x + push - slip * dt, v - stop - slip)
 }
 
-/// `self_collide` (module docs): nodes of `body` closer than `h` pushed apart, with
-/// `friction` (the world's, as `collide`'s) of their sliding velocity lost per substep; the
-/// lists rebuilt first when no longer [`current`].
+/// `self_collide` (module docs): nodes of `body` closer than `h` pushed apart, with Coulomb
+/// `friction` μ (the world's, as `collide`'s: [`dynamics::coulomb`]) on their relative sliding;
+/// the lists rebuilt first when no longer [`current`].
 pub fn self_collide(body: &mut Body, h: f32, friction: f32, dt: f32) {
     let mut contacts = std::mem::take(&mut body.contacts);
     if !current(&contacts, body, h) {
@@ -352,7 +357,7 @@ pub fn self_collide(body: &mut Body, h: f32, friction: f32, dt: f32) {
         .with_min_len(MIN_NODES)
         .enumerate()
         .for_each(|(k, (x, v))| {
-            (*x, *v) = gather(old, (list(k), counts), k, h, friction);
+            (*x, *v) = gather(old, (list(k), counts), k, h, (friction, dt));
         });
     body.position
         .par_iter_mut()

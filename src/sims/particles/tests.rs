@@ -484,6 +484,7 @@ mod arrow;
 mod door;
 mod energy_colours;
 mod fountain_wind;
+mod friction;
 mod growth;
 mod self_collision;
 mod stages;

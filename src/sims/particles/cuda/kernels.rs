@@ -289,8 +289,8 @@ pub struct BodyStep {
     pub centre: [f32; 3],
     /// The sphere's radius, m.
     pub radius: f32,
-    /// 1 − friction.
-    pub keep: f32,
+    /// Coulomb's μ (`coulomb`, dynamics.rs).
+    pub friction: f32,
     /// The jelly's lattice: nodes per side (0: no cells, a cloth).
     pub side: u32,
     /// Its cells, (side − 1)³.
@@ -332,7 +332,7 @@ impl BodyStep {
             ground: s.ground,
             centre: centre.into(),
             radius,
-            keep: 1.0 - s.friction,
+            friction: s.friction,
             side: body.cells.side as u32,
             cells: body.cells.len() as u32,
             volume_modulus: body.cells.modulus,

@@ -8,8 +8,11 @@ use super::parity::{
     self, body_cases, body_cpu, body_stages, compare_body, compare_fountain, fountain_case,
     fountain_cpu, FountainStage, CONTRACTED_BOUND,
 };
+use crate::sims::particles::body::Body;
+use crate::sims::particles::dynamics::Integrator;
 use crate::sims::particles::render::RenderSettings;
 use crate::sims::particles::scene::Which;
+use glam::Vec3;
 use std::path::Path;
 
 /// Every fountain stage and every body stage through the emulation `program` against the CPU:
@@ -93,7 +96,54 @@ fn all_stages(program: &Path, exact_order: bool) -> Vec<(String, parity::Differe
             results.push((stage, d, factor));
         }
     }
+    let case = friction_case();
+    let (input, cpu) = body_cpu(&case, parity::BodyStage::Collide);
+    let (other, _) = emulate_body(program, &case, parity::BodyStage::Collide, &input);
+    results.push(("friction Collide".into(), compare_body(&cpu, &other), 1.0));
     results
+}
+
+/// Unlinked nodes that `collide` finds in the ground or the sphere (μ = 0.4, dt = 1/480 s), one
+/// per regime of Coulomb friction: held (static: sliding 0.1 m/s pressed by 1 m/s), sliding
+/// (kinetic: 1.1 m/s pressed by 1), leaving (not pressed), each on the ground and on the sphere,
+/// and a pinned node in the ground: the cloth and jelly cases rarely hold a node still.
+fn friction_case() -> parity::BodyCase {
+    let (centre, r) = (Vec3::new(0.0, 0.5, 0.0), 0.3);
+    let n = Vec3::new(0.6, 0.8, 0.0);
+    let t = Vec3::new(0.8, -0.6, 0.0);
+    let inside = centre + n * (r - 0.002);
+    let nodes = [
+        (Vec3::new(0.1, -0.001, 0.2), Vec3::new(0.06, -1.0, 0.08)),
+        (Vec3::new(0.3, -0.002, 0.1), Vec3::new(1.0, -1.0, 0.5)),
+        (Vec3::new(0.5, -0.001, 0.0), Vec3::new(1.0, 1.0, 0.0)),
+        (inside, t * 0.1 - n),
+        (inside + t * 0.01, t * 1.1 - n + Vec3::Z * 0.2),
+        (inside - t * 0.01, t + n * 0.5),
+        (Vec3::new(-0.2, -0.003, 0.0), Vec3::new(1.0, -1.0, 0.0)),
+    ];
+    let mut body = Body::new(
+        nodes.iter().map(|p| p.0).collect(),
+        0.01,
+        Vec::new(),
+        Vec::new(),
+    );
+    let dt = 1.0 / 480.0;
+    for (k, (x, v)) in nodes.iter().enumerate() {
+        body.velocity[k] = *v;
+        body.previous[k] = *x - *v * dt;
+    }
+    body.pinned[6] = true;
+    let mut surroundings = body_cases(0)[0].1.surroundings;
+    surroundings.sphere = Some((centre, r));
+    surroundings.friction = 0.4;
+    parity::BodyCase {
+        body,
+        surroundings,
+        integrator: Integrator::Verlet,
+        dt: (dt, dt),
+        damping: 0.0,
+        iterations: 1,
+    }
 }
 
 /// Without FMA contraction the kernels do the CPU's operations in the CPU's order: every stage
@@ -111,7 +161,7 @@ fn every_particles_stage_matches_the_cpu_bit_for_bit() {
     let results = all_stages(&program, true);
     let failed: Vec<_> = results.iter().filter(|(_, d, _)| !d.bitwise).collect();
     assert!(failed.is_empty(), "{failed:#?}");
-    assert_eq!(results.len(), 5 + 1 + 5 * 5 + 5 * 2);
+    assert_eq!(results.len(), 5 + 1 + 5 * 5 + 5 * 2 + 1);
 }
 
 /// With FMA contraction (as nvcc compiles) every stage stays within [`CONTRACTED_BOUND`] of
@@ -141,7 +191,9 @@ fn contracted_particles_stages_stay_within_the_derived_bound() {
 
 /// A kernel with one operation changed is caught: the first hit's cut applied as a bounce,
 /// a spring's rest length shortened, a cell's volume gradient with a cross product turned
-/// over, XPBD's volume constraint at half the corners' inverse mass, the sort front to back, a
+/// over, XPBD's volume constraint at half the corners' inverse mass, Coulomb friction's static
+/// branch keeping half the sliding, its kinetic branch removing half its bound, `collide_nodes`
+/// not undoing the removed sliding as displacement, the sort front to back, a
 /// survivor's tag taken from the wrong particle, a skin normal gathered from a neighbouring
 /// triangle, a water normal's one-sided difference, a node coloured by the next node's kinetic
 /// energy, a spring by the next spring's stiffness.
@@ -188,6 +240,24 @@ fn a_mutated_particles_kernel_is_caught() {
             "out_tag[to] = tag[k];",
             "out_tag[to] = tag[to];",
             "fountain Collide",
+        ),
+        (
+            "particles_bodies.cuh",
+            "if (speed <= bound) return sliding;",
+            "if (speed <= bound) return mul(sliding, 0.5f);",
+            "friction Collide",
+        ),
+        (
+            "particles_bodies.cuh",
+            "return mul(sliding, bound / speed);",
+            "return mul(sliding, 0.5f * bound / speed);",
+            "friction Collide",
+        ),
+        (
+            "particles_bodies.cuh",
+            "x = sub(x, mul(removed, b.dt));",
+            "",
+            "friction Collide",
         ),
         (
             "particles_drawing.cuh",

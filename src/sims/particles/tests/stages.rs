@@ -1,6 +1,6 @@
 //! The particles kind's stages one at a time on bodies of one to three nodes, against their
 //! definitions in closed form: the wind on a triangle, XPBD's compliant spring at rest, the
-//! ground's friction, the fountain's emission count and its cube's first bounce; and XPBD's
+//! ground's Coulomb friction, the fountain's emission count and its cube's first bounce; and XPBD's
 //! scratch, kept in the body, on a small cloth.
 
 use super::super::body::{Body, Spring, SpringKind};
@@ -122,15 +122,24 @@ fn xpbd_reuses_the_bodys_scratch_and_starts_every_substep_from_zero() {
 }
 
 /// A node that went through the ground comes back onto it, loses its velocity into the ground
-/// and `friction` of the tangential part (0.25: (1, −2, 0.5) m/s → (0.75, 0, 0.375)); one
-/// already moving up keeps its vertical velocity. `previous` follows, so Verlet's implied
-/// velocity is the same.
+/// (2 m/s) and Coulomb friction (μ = 0.25) takes at most μ·2 = 0.5 m/s of its sliding: sliding
+/// at (1, 0, 0.5) m/s (1.118 m/s) it keeps (1, 0, 0.5)·(1 − 0.5/1.118) = (0.553, 0, 0.276)
+/// (kinetic); sliding at (0.2, 0, 0.1) it stops (static); one already moving up is not pressed
+/// and keeps its whole velocity. The node also goes back by the removed sliding times dt (from
+/// (0.3, ·, 0.2)), and `previous` follows, so Verlet's implied velocity is the same. The old law
+/// (a fraction 0.25 of the sliding per substep) gave (0.75, 0, 0.375), (0.15, 0, 0.075) and
+/// (0.75, 2, 0.375).
 #[test]
-fn the_ground_stops_the_fall_and_friction_takes_its_share_of_the_slide() {
+fn the_ground_stops_the_fall_and_coulomb_friction_takes_mu_times_the_normal_velocity() {
     let dt = 0.01;
+    let kinetic = 1.0 - 0.5 / 1.25f32.sqrt();
     for (velocity, expected) in [
-        (Vec3::new(1.0, -2.0, 0.5), Vec3::new(0.75, 0.0, 0.375)),
-        (Vec3::new(1.0, 2.0, 0.5), Vec3::new(0.75, 2.0, 0.375)),
+        (
+            Vec3::new(1.0, -2.0, 0.5),
+            Vec3::new(kinetic, 0.0, 0.5 * kinetic),
+        ),
+        (Vec3::new(0.2, -2.0, 0.1), Vec3::ZERO),
+        (Vec3::new(1.0, 2.0, 0.5), Vec3::new(1.0, 2.0, 0.5)),
     ] {
         let mut body = Body::new(
             vec![Vec3::new(0.3, -0.01, 0.2)],
@@ -140,7 +149,14 @@ fn the_ground_stops_the_fall_and_friction_takes_its_share_of_the_slide() {
         );
         body.velocity[0] = velocity;
         dynamics::collide(&mut body, &surroundings(Vec3::ZERO, 0.0, false, 0.25), dt);
-        assert_eq!(body.position[0], Vec3::new(0.3, 0.0, 0.2));
+        let sliding = Vec3::new(velocity.x, 0.0, velocity.z);
+        let removed = sliding - Vec3::new(expected.x, 0.0, expected.z);
+        let back = Vec3::new(0.3, 0.0, 0.2) - removed * dt;
+        assert!(
+            (body.position[0] - back).length() < 1e-7,
+            "{}",
+            body.position[0]
+        );
         assert!(
             (body.velocity[0] - expected).length() < 1e-6,
             "{}",

@@ -30,8 +30,13 @@ fn unfolded(integrator: Integrator, lift: f32, modulus: f32, seconds: usize) -> 
 
 /// A jelly folded flat and given its springs back comes back whole with the volume term (the
 /// preset's 100 Pa): 4 s after the switch no cell of the 343 is inside out and it stands
-/// 0.99–1.00 m tall (asserted 0.95–1.02 m) with under 5 J of strain left (2.4–3.1 J), under Verlet,
-/// Euler and XPBD, lifted 10 µm at the switch or folded exactly flat (every node at y = 0).
+/// 0.99–1.02 m tall (asserted 0.95–1.02 m) with under 12 J of strain left (Verlet 8.9–9.8 J,
+/// Euler 6.7–8.0, XPBD 0.04–0.07), under Verlet, Euler and XPBD, lifted 10 µm at the switch or
+/// folded exactly flat (every node at y = 0). The strain bound was 5 J (then 2.4–3.1 J) while
+/// the floor's friction took 10 % of every grounded node's sliding each substep (a damping of
+/// 76 /s at 12 substeps); on the Coulomb floor (μ = 0.1) the explicit integrators keep more of
+/// the jelly's wobble and its feet where friction holds them, and at μ = 0, where the old law
+/// and the new coincide, 10.4–13.8 J.
 /// Without the term (`volume_stiffness = 0`, the old code bit for bit) the same runs keep
 /// 175, 175 and 196 cells inside out lifted (0.58 m tall), and folded flat Verlet's and
 /// Euler's stay flat (highest node 0 m, 270 and 215 J of strain) while XPBD's keeps 245. The
@@ -49,7 +54,7 @@ fn a_folded_jelly_comes_back_with_no_cell_inside_out() {
                 "{integrator:?}, lifted {lift:e} m: {inverted} cells inside out, {strain:.2} J, \
                  {top:.3} m tall"
             );
-            if inverted > 0 || !(0.95..=1.02).contains(&top) || strain > 5.0 {
+            if inverted > 0 || !(0.95..=1.02).contains(&top) || strain > 12.0 {
                 wrong.push(format!("{integrator:?} {lift}: {inverted} cells, {top} m"));
             }
         }
