@@ -274,12 +274,6 @@ __device__ __forceinline__ vec3 self_collide_direction(const float* previous, un
     return v3(0.0f, k > j ? 1.0f : -1.0f, 0.0f);
 }
 
-// The friction term of a contact's velocity change: `friction` of the sliding velocity (the
-// CPU's `sliding * friction` in `gather`; kept apart so the law can change in one place).
-__device__ __forceinline__ vec3 self_collide_friction(vec3 sliding, float friction) {
-    return mul(sliding, friction);
-}
-
 // self_collide.rs `gather`: node k's position and velocity after the stage into `moved`,
 // `changed` (Jacobi: reads the positions and velocities before, writes only node k's).
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
@@ -291,7 +285,7 @@ self_collide_gather(SelfStep c, const unsigned* __restrict__ state, const float*
     unsigned k = thread_index();
     if (k >= c.nodes) return;
     vec3 x = load3(position, k), v = load3(velocity, k);
-    vec3 push = v3(0.0f, 0.0f, 0.0f), change = v3(0.0f, 0.0f, 0.0f);
+    vec3 push = v3(0.0f, 0.0f, 0.0f), stop = v3(0.0f, 0.0f, 0.0f), slip = v3(0.0f, 0.0f, 0.0f);
     if (!pinned[k] && state[SC_OVERFLOW] == 0u) {
         for (unsigned i = first[k]; i < first[k + 1]; ++i) {
             unsigned j = candidates[i];
@@ -304,11 +298,12 @@ self_collide_gather(SelfStep c, const unsigned* __restrict__ state, const float*
             push = add(push, mul(n, share * (c.h - distance)));
             vec3 relative = sub(v, load3(velocity, j));
             float along = dot(relative, n);
-            vec3 sliding = sub(relative, mul(n, along));
-            change = sub(change, mul(add(mul(n, fminf(along, 0.0f)), self_collide_friction(sliding, c.friction)), share));
+            vec3 removed = coulomb(sub(relative, mul(n, along)), fmaxf(-along, 0.0f), c.friction);
+            stop = add(stop, mul(n, share * fminf(along, 0.0f)));
+            slip = add(slip, mul(removed, share));
         }
-        x = add(x, push);
-        v = add(v, change);
+        x = sub(add(x, push), mul(slip, c.dt));
+        v = sub(sub(v, stop), slip);
     }
     store3(moved, k, x);
     store3(changed, k, v);
