@@ -566,8 +566,8 @@ fn rock_under_water() -> Vec<(u32, u32)> {
 /// a debug build: 2,660 of the 2,714 pixels whose shading found rock take one). Its aliasing
 /// over the pixels that see rock (`rock_under_water`, by calm refraction) against the 4×
 /// reference: measured 13.01 over 2,805 pixels, 13.44 with one lookup everywhere (130 of the
-/// pixels differ: those whose waves-bent rays miss the rock and reach the floor). Coverage of
-/// the region, not a test of the lookups: one lookup passes it too.
+/// pixels differ: those that took more than one lookup). Coverage of the region, not a test of
+/// the lookups: one lookup passes it too.
 #[test]
 fn rock_under_water_is_filtered() {
     let look = Look {
