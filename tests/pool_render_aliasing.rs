@@ -77,9 +77,10 @@ const DETAIL_SPREAD: f64 = 38.9;
 const WAVES: f64 = 14.0;
 const NEAR_WAVES: f64 = 6.0;
 
-/// What a picture draws: waves or calm water, the fine detail, the far taps, open edges, an island
-/// ([`ISLAND`]), and the most caustics lookups along a footprint (`PoolRenderer::look_caustics_up_at_most`; 1:
-/// the single lookup before, the mutant the bounds below are checked against).
+/// What a picture draws: waves or calm water, the fine detail, the far taps, open edges, an
+/// island ([`ISLAND`]), and the most caustics lookups along a footprint
+/// (`PoolRenderer::look_caustics_up_at_most`; 1: the single lookup before, the mutant the
+/// bounds below are checked against).
 #[derive(Clone, Copy)]
 struct Look {
     waves: bool,
