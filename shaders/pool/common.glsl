@@ -313,12 +313,16 @@ vec3 floor_continued(vec3 o, vec3 d) {
     return o + d * ((-pool_depth - o.y) / min(d.y, -1e-4));
 }
 
-// Where underwater_ray's ray ends (the floor, a wall, back at the surface, or on the open sea
-// the floor continued; an island's rock is not looked for): the point whose footprint its
-// lookups take.
+// Where underwater_ray's ray ends (an island's rock, the floor, a wall, back at the surface, or
+// on the open sea the floor continued): the point whose footprint its lookups take.
 vec3 underwater_end(vec3 o, vec3 d) {
     vec3 n;
-    vec3 p = o + d * exit_box(o, d, max(o.y, 0.0) + 1e-3, n);
+    float t = exit_box(o, d, max(o.y, 0.0) + 1e-3, n);
+    float t_land;
+    if (land_along(o, d, t, t_land)) {
+        return o + d * t_land;
+    }
+    vec3 p = o + d * t;
     if (open_sea == 1 && abs(n.y) < 0.5) {
         p = floor_continued(o, d);
     }
