@@ -69,7 +69,8 @@ fn every_kind_runs_in_order_and_the_logs_fit_the_device_calls_eight_files() {
             .unwrap_or_else(|| panic!("no step with `{what}`:\n{summary}"))
     };
     assert!(steps[0].contains("doctor"), "{summary}");
-    // PBF's benchmarks (the GPU issue's targets) before the other kinds' steps.
+    // PBF's benchmarks (the GPU issue's targets) before the other kinds' steps; the CPU's
+    // benchmark, which says nothing about the GPU, last: the first the budget cuts.
     let order = [
         first("~1M particles"),
         first("bench cuda 10000000"),
@@ -77,7 +78,9 @@ fn every_kind_runs_in_order_and_the_logs_fit_the_device_calls_eight_files() {
         first("ink multigrid"),
         first("pool:"),
         first("particles:"),
+        first("bench cpu 100000"),
     ];
+    assert_eq!(order[6], steps.len() - 1, "{summary}");
     assert!(
         order.windows(2).all(|w| w[0] < w[1]),
         "{order:?}\n{summary}"
