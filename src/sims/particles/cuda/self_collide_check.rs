@@ -1,9 +1,10 @@
 //! `self_collide` on another backend against the CPU, over several substeps (the lists kept
 //! and rebuilt as they go): a 20² cloth folded in half lying on the ground, its top layer
-//! thrown down and sideways onto the bottom one, run [`PREROLL`] substeps on the CPU, then
-//! [`SUBSTEPS`] substeps of springs, integrate (Verlet), collide and self_collide from fresh
-//! lists on both: positions, velocities and `previous` compared, the candidate lists as sets,
-//! the substeps that rebuilt. `fluidlab doctor` runs [`gpu_check`] ("particles
+//! thrown down and sideways onto the bottom one, [`SUBSTEPS`] substeps of springs, integrate
+//! (Verlet), collide and self_collide from fresh lists on both, the top layer landing within
+//! them (lists built before the landing and never rebuilt would miss most of its contacts):
+//! positions, velocities and `previous` compared, the candidate lists as sets, the substeps
+//! that rebuilt. `fluidlab doctor` runs [`gpu_check`] ("particles
 //! self-collision"); `self_collide_emulation.rs` the same case with the kernels compiled as
 //! C++.
 
@@ -13,12 +14,10 @@ use crate::scene::Source;
 use crate::sims::particles::body::Body;
 use crate::sims::particles::dynamics::{self, Air, Integrator, Surroundings};
 use crate::sims::particles::scene::ParticlesScene;
-use crate::sims::particles::self_collide::{self, Contacts};
+use crate::sims::particles::self_collide;
 use crate::sims::particles::sim::State;
 use glam::Vec3;
 
-/// Substeps run on the CPU before the comparison (the layers come into contact).
-pub const PREROLL: usize = 30;
 /// Substeps compared.
 pub const SUBSTEPS: usize = 24;
 
@@ -27,7 +26,7 @@ pub const SUBSTEPS: usize = 24;
 /// substeps' compounding, as the parity check allows XPBD's sweeps.
 pub const SELF_TOLERANCE: f32 = 10.0 * GPU_TOLERANCE;
 
-/// The case: the body after the preroll (its lists cleared), what acts on it, the substep
+/// The case: the body as thrown (no lists yet), what acts on it, the substep
 /// (`dt` = (dt, dt)), and `self_collide`'s thickness and friction.
 #[derive(Clone, Debug)]
 pub struct SelfCase {
@@ -84,7 +83,7 @@ pub fn self_case() -> SelfCase {
         sphere: None,
         friction: 0.3,
     };
-    let mut case = SelfCase {
+    SelfCase {
         case: BodyCase {
             body,
             surroundings,
@@ -95,14 +94,31 @@ pub fn self_case() -> SelfCase {
         },
         h,
         friction: surroundings.friction,
-    };
-    let mut body = case.case.body.clone();
-    for _ in 0..PREROLL {
-        cpu_substep(&case, &mut body);
     }
-    *body.contacts = Contacts::default();
-    case.case.body = body;
-    case
+}
+
+/// Coincident nodes (`self_collide::direction`'s fallbacks), four free nodes 1 m up (no
+/// springs, no damping): nodes 0 and 1 at one point with one `previous` (at rest: apart along
+/// ±ŷ by index), nodes 2 and 3 meeting at one point within the first substep from either side
+/// along x (their `previous` differ: apart along x, each back on its own side).
+pub fn coincident_case() -> SelfCase {
+    let dt = 1.0 / 600.0;
+    let (at, step) = (Vec3::new(1.0, 1.0, 0.0), Vec3::new(0.01, 0.0, 0.0));
+    let mut body = Body::new(
+        vec![at, at, Vec3::Y - step, Vec3::Y + step],
+        0.01,
+        Vec::new(),
+        Vec::new(),
+    );
+    // Verlet without damping: x + (x − x₋) = Y exactly for both of 2 and 3.
+    body.previous = vec![at, at, Vec3::Y - 2.0 * step, Vec3::Y + 2.0 * step];
+    for k in 0..body.len() {
+        body.velocity[k] = (body.position[k] - body.previous[k]) / dt;
+    }
+    let mut c = self_case();
+    c.case.body = body;
+    c.case.damping = 0.0;
+    c
 }
 
 /// One CPU substep of `case` on `body` (springs, integrate, collide, self_collide).
