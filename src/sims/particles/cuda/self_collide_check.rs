@@ -285,8 +285,14 @@ pub fn gpu_check(device: usize) -> Result<(bool, String), String> {
     Ok((ok, line))
 }
 
-/// Room for 100 candidates on the GPU: the frame's end must report the overflow (the note),
-/// grow the room past the need, and the next frame's lists fit (its state says no overflow).
+/// Frames the overflow part of [`gpu_check`] allows before the lists fit.
+const OVERFLOW_FRAMES: usize = 4;
+
+/// Room for 100 candidates on the GPU, frames of half the run: each frame whose lists
+/// overflowed must be reported at its end (the note names the need) and grow the room past it,
+/// and within [`OVERFLOW_FRAMES`] frames the lists fit (the state says no overflow, no note).
+/// The case's need still grows while its top layer lands (the first half's 2 164 on the
+/// emulated driver, the second's 3 482): the room may grow more than once.
 fn overflow_check(device: usize, case: &SelfCase) -> Result<(bool, String), String> {
     use super::kernels::{SC_NEEDED, SC_OVERFLOW};
     use super::parity::BodyStage;
@@ -309,24 +315,18 @@ fn overflow_check(device: usize, case: &SelfCase) -> Result<(bool, String), Stri
         solver.end_frame(FrameEnd::Body(&step)).map_err(text)?;
         Ok(solver.totals.self_collide.unwrap_or_default())
     };
-    let first = frame(&mut solver)?;
-    let note = solver.overflow_note.take().unwrap_or_default();
-    let second = frame(&mut solver)?;
-    let ok = first[SC_OVERFLOW] > 100
-        && note.contains(&format!(
-            "needed {} candidates, room for 100",
-            first[SC_OVERFLOW]
-        ))
-        && second[SC_OVERFLOW] == 0
-        && second[SC_NEEDED] > 100
-        && solver.overflow_note.is_none();
-    Ok((
-        ok,
-        format!(
-            "room for 100: {} needed, reported{}, the next frame's {} fit",
-            first[SC_OVERFLOW],
-            if note.is_empty() { " NOT" } else { "" },
-            second[SC_NEEDED]
-        ),
-    ))
+    let mut ok = true;
+    let mut line = String::from("room for 100:");
+    for reported in 0..OVERFLOW_FRAMES {
+        let state = frame(&mut solver)?;
+        let needed = state[SC_OVERFLOW];
+        let Some(note) = solver.overflow_note.take() else {
+            ok &= reported > 0 && needed == 0 && state[SC_NEEDED] > 100;
+            line += &format!(" the next frame's {} fit", state[SC_NEEDED]);
+            return Ok((ok, line));
+        };
+        ok &= needed > 100 && note.contains(&format!("needed {needed} candidates"));
+        line += &format!(" {needed} needed, reported;");
+    }
+    Ok((false, line + " still overflowing"))
 }
