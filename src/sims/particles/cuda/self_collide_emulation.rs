@@ -229,7 +229,7 @@ fn a_nan_node_rebuilds_the_lists() {
 
 /// Lists that do not fit their room are reported, not used: with room for 100 candidates
 /// every substep rebuilds (the overflow forces it), the state says how many were needed
-/// (3,234 at the last build), and no node moves by self-collision (the run is the one without
+/// (3,506 at the last build), and no node moves by self-collision (the run is the one without
 /// it, bit for bit).
 #[test]
 #[cfg_attr(
