@@ -68,10 +68,12 @@ __device__ __forceinline__ bool self_collide_linked(const unsigned* node_start, 
 }
 
 // self_collide.rs `near`: each node sharing no spring with node k closer than r, walking the
-// 2 × 2 × 2 cells of side 2r nearest it, in the CPU's order; `list` null: only counted.
+// 2 × 2 × 2 cells of side 2r nearest it, in the CPU's order; `list` null: only counted, else
+// at most `room` written (the count pass's figure: a fill finding more writes no further).
 __device__ __forceinline__ unsigned self_collide_near(SelfStep c, const float* position, const unsigned* node_start,
                                       const unsigned* link_other, const unsigned* start,
-                                      const unsigned* nodes, unsigned k, unsigned* list) {
+                                      const unsigned* nodes, unsigned k, unsigned* list,
+                                      unsigned room) {
     float r = c.radius;
     vec3 x = load3(position, k);
     float inverse = 0.5f / r;
@@ -97,7 +99,7 @@ __device__ __forceinline__ unsigned self_collide_near(SelfStep c, const float* p
                     int3 other = self_collide_cell(y, inverse);
                     if (other.x != cell.x || other.y != cell.y || other.z != cell.z) continue;
                     if (self_collide_linked(node_start, link_other, k, j)) continue;
-                    if (list) list[found] = j;
+                    if (list && found < room) list[found] = j;
                     ++found;
                 }
             }
@@ -105,8 +107,9 @@ __device__ __forceinline__ unsigned self_collide_near(SelfStep c, const float* p
 }
 
 // The rebuild decision (self_collide.rs `current`), one block of SCAN_THREADS: the mean drift
-// x − anchor (summed in double), the widest squared drift from it (NaN drifts ignored, as the
-// CPU's fold of f32::max); a rebuild zeroes the bucket counts and fills for the sort.
+// x − anchor (summed in double), the widest squared drift from it; a non-finite mean (a NaN or
+// infinite node: its drift would be NaN, which fmaxf ignores) rebuilds too, as the CPU's
+// `current`; a rebuild zeroes the bucket counts and fills for the sort.
 // (Min. 1 block a multiprocessor: without it ptxas keeps this kernel to 32 registers and spills.)
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS, 1)
 self_collide_drift(SelfStep c, const float* __restrict__ position, const float* __restrict__ anchor,
@@ -149,7 +152,8 @@ self_collide_drift(SelfStep c, const float* __restrict__ position, const float* 
         if (t < s) widest[t] = fmaxf(widest[t], widest[t + s]);
         __syncthreads();
     }
-    bool rebuild = c.force != 0u || overflowed != 0u || !(widest[0] <= c.limit * c.limit);
+    bool finite = isfinite(mean.x) && isfinite(mean.y) && isfinite(mean.z);
+    bool rebuild = c.force != 0u || overflowed != 0u || !finite || !(widest[0] <= c.limit * c.limit);
     if (t == 0) {
         state[SC_REBUILD] = rebuild ? 1u : 0u;
         if (rebuild) {
@@ -220,7 +224,7 @@ self_collide_count(SelfStep c, const unsigned* __restrict__ state, const float* 
                    unsigned* __restrict__ first) {
     unsigned k = thread_index();
     if (k >= c.nodes || state[SC_REBUILD] == 0u) return;
-    first[k] = self_collide_near(c, position, node_start, link_other, start, nodes, k, nullptr);
+    first[k] = self_collide_near(c, position, node_start, link_other, start, nodes, k, nullptr, 0u);
 }
 
 // Each node's candidates written at first[k] (first scanned); none where they do not all fit
@@ -239,7 +243,8 @@ self_collide_lists(SelfStep c, unsigned* __restrict__ state, const float* __rest
         if (total > c.capacity) state[SC_OVERFLOW] = total;
     }
     if (total > c.capacity) return;
-    self_collide_near(c, position, node_start, link_other, start, nodes, k, candidates + first[k]);
+    self_collide_near(c, position, node_start, link_other, start, nodes, k, candidates + first[k],
+                      first[k + 1] - first[k]);
 }
 
 // self_collide.rs `touches`: within h (NaN never; coincident nodes are).

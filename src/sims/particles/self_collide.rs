@@ -252,10 +252,15 @@ pub fn current(contacts: &Contacts, body: &Body, h: f32) -> bool {
     let drift = |k: usize| body.position[k] - contacts.anchor[k];
     let mean = (0..count).map(drift).sum::<Vec3>() / count as f32;
     let limit = 0.5 * SKIN * h;
+    // A non-finite node (NaN or infinite) makes the mean non-finite and every node's
+    // (drift − mean)² NaN, which the max below would ignore (the lists kept while it lasts):
+    // it rebuilds instead (the kernel `self_collide_drift` the same).
+    if !mean.is_finite() {
+        return false;
+    }
     let widest = (0..count)
         .map(|k| (drift(k) - mean).length_squared())
         .fold(0.0f32, |a, b| a.max(b));
-    // NaN drifts rebuild.
     widest <= limit * limit
 }
 

@@ -1,9 +1,10 @@
 //! `self_collide` on another backend against the CPU, over several substeps (the lists kept
 //! and rebuilt as they go): a 20² cloth folded in half lying on the ground, its top layer
-//! thrown down and sideways onto the bottom one, run [`PREROLL`] substeps on the CPU, then
-//! [`SUBSTEPS`] substeps of springs, integrate (Verlet), collide and self_collide from fresh
-//! lists on both: positions, velocities and `previous` compared, the candidate lists as sets,
-//! the substeps that rebuilt. `fluidlab doctor` runs [`gpu_check`] ("particles
+//! thrown down and sideways onto the bottom one, [`SUBSTEPS`] substeps of springs, integrate
+//! (Verlet), collide and self_collide from fresh lists on both, the top layer landing within
+//! them (lists built before the landing and never rebuilt would miss most of its contacts):
+//! positions, velocities and `previous` compared, the candidate lists as sets, the substeps
+//! that rebuilt. `fluidlab doctor` runs [`gpu_check`] ("particles
 //! self-collision"); `self_collide_emulation.rs` the same case with the kernels compiled as
 //! C++.
 
@@ -13,12 +14,10 @@ use crate::scene::Source;
 use crate::sims::particles::body::Body;
 use crate::sims::particles::dynamics::{self, Air, Integrator, Surroundings};
 use crate::sims::particles::scene::ParticlesScene;
-use crate::sims::particles::self_collide::{self, Contacts};
+use crate::sims::particles::self_collide;
 use crate::sims::particles::sim::State;
 use glam::Vec3;
 
-/// Substeps run on the CPU before the comparison (the layers come into contact).
-pub const PREROLL: usize = 30;
 /// Substeps compared.
 pub const SUBSTEPS: usize = 24;
 
@@ -27,7 +26,7 @@ pub const SUBSTEPS: usize = 24;
 /// substeps' compounding, as the parity check allows XPBD's sweeps.
 pub const SELF_TOLERANCE: f32 = 10.0 * GPU_TOLERANCE;
 
-/// The case: the body after the preroll (its lists cleared), what acts on it, the substep
+/// The case: the body as thrown (no lists yet), what acts on it, the substep
 /// (`dt` = (dt, dt)), and `self_collide`'s thickness and friction.
 #[derive(Clone, Debug)]
 pub struct SelfCase {
@@ -84,7 +83,7 @@ pub fn self_case() -> SelfCase {
         sphere: None,
         friction: 0.3,
     };
-    let mut case = SelfCase {
+    SelfCase {
         case: BodyCase {
             body,
             surroundings,
@@ -95,14 +94,31 @@ pub fn self_case() -> SelfCase {
         },
         h,
         friction: surroundings.friction,
-    };
-    let mut body = case.case.body.clone();
-    for _ in 0..PREROLL {
-        cpu_substep(&case, &mut body);
     }
-    *body.contacts = Contacts::default();
-    case.case.body = body;
-    case
+}
+
+/// Coincident nodes (`self_collide::direction`'s fallbacks), four free nodes 1 m up (no
+/// springs, no damping): nodes 0 and 1 at one point with one `previous` (at rest: apart along
+/// ±ŷ by index), nodes 2 and 3 meeting at one point within the first substep from either side
+/// along x (their `previous` differ: apart along x, each back on its own side).
+pub fn coincident_case() -> SelfCase {
+    let dt = 1.0 / 600.0;
+    let (at, step) = (Vec3::new(1.0, 1.0, 0.0), Vec3::new(0.01, 0.0, 0.0));
+    let mut body = Body::new(
+        vec![at, at, Vec3::Y - step, Vec3::Y + step],
+        0.01,
+        Vec::new(),
+        Vec::new(),
+    );
+    // Verlet without damping: x + (x − x₋) = Y exactly for both of 2 and 3.
+    body.previous = vec![at, at, Vec3::Y - 2.0 * step, Vec3::Y + 2.0 * step];
+    for k in 0..body.len() {
+        body.velocity[k] = (body.position[k] - body.previous[k]) / dt;
+    }
+    let mut c = self_case();
+    c.case.body = body;
+    c.case.damping = 0.0;
+    c
 }
 
 /// One CPU substep of `case` on `body` (springs, integrate, collide, self_collide).
@@ -269,8 +285,14 @@ pub fn gpu_check(device: usize) -> Result<(bool, String), String> {
     Ok((ok, line))
 }
 
-/// Room for 100 candidates on the GPU: the frame's end must report the overflow (the note),
-/// grow the room past the need, and the next frame's lists fit (its state says no overflow).
+/// Frames the overflow part of [`gpu_check`] allows before the lists fit.
+const OVERFLOW_FRAMES: usize = 4;
+
+/// Room for 100 candidates on the GPU, frames of half the run: each frame whose lists
+/// overflowed must be reported at its end (the note names the need) and grow the room past it,
+/// and within [`OVERFLOW_FRAMES`] frames the lists fit (the state says no overflow, no note).
+/// The case's need still grows while its top layer lands (the first half's 2 164 on the
+/// emulated driver, the second's 3 482): the room may grow more than once.
 fn overflow_check(device: usize, case: &SelfCase) -> Result<(bool, String), String> {
     use super::kernels::{SC_NEEDED, SC_OVERFLOW};
     use super::parity::BodyStage;
@@ -293,24 +315,18 @@ fn overflow_check(device: usize, case: &SelfCase) -> Result<(bool, String), Stri
         solver.end_frame(FrameEnd::Body(&step)).map_err(text)?;
         Ok(solver.totals.self_collide.unwrap_or_default())
     };
-    let first = frame(&mut solver)?;
-    let note = solver.overflow_note.take().unwrap_or_default();
-    let second = frame(&mut solver)?;
-    let ok = first[SC_OVERFLOW] > 100
-        && note.contains(&format!(
-            "needed {} candidates, room for 100",
-            first[SC_OVERFLOW]
-        ))
-        && second[SC_OVERFLOW] == 0
-        && second[SC_NEEDED] > 100
-        && solver.overflow_note.is_none();
-    Ok((
-        ok,
-        format!(
-            "room for 100: {} needed, reported{}, the next frame's {} fit",
-            first[SC_OVERFLOW],
-            if note.is_empty() { " NOT" } else { "" },
-            second[SC_NEEDED]
-        ),
-    ))
+    let mut ok = true;
+    let mut line = String::from("room for 100:");
+    for reported in 0..OVERFLOW_FRAMES {
+        let state = frame(&mut solver)?;
+        let needed = state[SC_OVERFLOW];
+        let Some(note) = solver.overflow_note.take() else {
+            ok &= reported > 0 && needed == 0 && state[SC_NEEDED] > 100;
+            line += &format!(" the next frame's {} fit", state[SC_NEEDED]);
+            return Ok((ok, line));
+        };
+        ok &= needed > 100 && note.contains(&format!("needed {needed} candidates"));
+        line += &format!(" {needed} needed, reported;");
+    }
+    Ok((false, line + " still overflowing"))
 }
