@@ -226,10 +226,30 @@ pub fn compare(cpu: &Body, other: &SelfRun) -> SelfDifference {
     }
 }
 
+/// `count` substeps of the case on the GPU, as [`cpu_run`]'s: springs, integrate, collide
+/// and `self_collide`.
+fn gpu_substeps(
+    solver: &mut super::CudaParticles,
+    case: &SelfCase,
+    step: &BodyStep,
+    count: usize,
+) -> Result<(), String> {
+    use super::parity::BodyStage;
+    let text = |e: crate::cuda::CudaError| e.to_string();
+    for _ in 0..count {
+        for stage in [BodyStage::Springs, BodyStage::Integrate, BodyStage::Collide] {
+            solver.body_stage(stage, step, 1).map_err(text)?;
+        }
+        solver
+            .self_collide((case.h, case.friction, case.case.dt.0))
+            .map_err(text)?;
+    }
+    Ok(())
+}
+
 /// The case on the GPU (device `device`) against the CPU: the doctor's "particles
 /// self-collision" line.
 pub fn gpu_check(device: usize) -> Result<(bool, String), String> {
-    use super::parity::BodyStage;
     use super::{CudaParticles, FrameEnd};
     let text = |e: crate::cuda::CudaError| e.to_string();
     let case = self_case();
@@ -239,14 +259,7 @@ pub fn gpu_check(device: usize) -> Result<(bool, String), String> {
     solver.set_stage_timing(false);
     solver.begin_frame().map_err(text)?;
     let step = case.step();
-    for _ in 0..SUBSTEPS {
-        for stage in [BodyStage::Springs, BodyStage::Integrate, BodyStage::Collide] {
-            solver.body_stage(stage, &step, 1).map_err(text)?;
-        }
-        solver
-            .self_collide((case.h, case.friction, case.case.dt.0))
-            .map_err(text)?;
-    }
+    gpu_substeps(&mut solver, &case, &step, SUBSTEPS)?;
     solver.end_frame(FrameEnd::Body(&step)).map_err(text)?;
     let state = solver.totals.self_collide.unwrap_or_default();
     let mut after = body.clone();
@@ -295,7 +308,6 @@ const OVERFLOW_FRAMES: usize = 4;
 /// emulated driver, the second's 3 482): the room may grow more than once.
 fn overflow_check(device: usize, case: &SelfCase) -> Result<(bool, String), String> {
     use super::kernels::{SC_NEEDED, SC_OVERFLOW};
-    use super::parity::BodyStage;
     use super::{CudaParticles, FrameEnd};
     let text = |e: crate::cuda::CudaError| e.to_string();
     let mut solver = CudaParticles::body(device, &case.case.body).map_err(text)?;
@@ -304,14 +316,7 @@ fn overflow_check(device: usize, case: &SelfCase) -> Result<(bool, String), Stri
     let step = case.step();
     let frame = |solver: &mut CudaParticles| -> Result<[u32; 4], String> {
         solver.begin_frame().map_err(text)?;
-        for _ in 0..SUBSTEPS / 2 {
-            for stage in [BodyStage::Springs, BodyStage::Integrate, BodyStage::Collide] {
-                solver.body_stage(stage, &step, 1).map_err(text)?;
-            }
-            solver
-                .self_collide((case.h, case.friction, case.case.dt.0))
-                .map_err(text)?;
-        }
+        gpu_substeps(solver, case, &step, SUBSTEPS / 2)?;
         solver.end_frame(FrameEnd::Body(&step)).map_err(text)?;
         Ok(solver.totals.self_collide.unwrap_or_default())
     };
