@@ -11,7 +11,8 @@
 //     order, as the CPU's);
 //   self_collide_count, self_collide_scan, self_collide_lists: the candidate lists (CSR; count,
 //     scan, fill: `build`), into room for SelfStep.capacity candidates (more: state[SC_OVERFLOW]
-//     says how many were needed, no list is used, the host grows the room at the frame's end);
+//     says how many were needed, no list is written, touching and gather walk the sorted cells
+//     instead, every substep rebuilds, and the host grows the room at the frame's end);
 //   self_collide_touching, self_collide_gather, self_collide_apply: each node's contacts, the
 //     Jacobi gather (one thread per node, writes only its own), and the result written back with
 //     `previous` moved along.
@@ -67,13 +68,12 @@ __device__ __forceinline__ bool self_collide_linked(const unsigned* node_start, 
     return false;
 }
 
-// self_collide.rs `near`: each node sharing no spring with node k closer than r, walking the
-// 2 × 2 × 2 cells of side 2r nearest it, in the CPU's order; `list` null: only counted, else
-// at most `room` written (the count pass's figure: a fill finding more writes no further).
-__device__ __forceinline__ unsigned self_collide_near(SelfStep c, const float* position, const unsigned* node_start,
-                                      const unsigned* link_other, const unsigned* start,
-                                      const unsigned* nodes, unsigned k, unsigned* list,
-                                      unsigned room) {
+// self_collide.rs `near`: `each(j)` for each node j sharing no spring with node k closer than
+// r, walking the 2 × 2 × 2 cells of side 2r nearest it, in the CPU's order.
+template <class Each>
+__device__ __forceinline__ void self_collide_walk(SelfStep c, const float* position, const unsigned* node_start,
+                                                  const unsigned* link_other, const unsigned* start,
+                                                  const unsigned* nodes, unsigned k, Each each) {
     float r = c.radius;
     vec3 x = load3(position, k);
     float inverse = 0.5f / r;
@@ -81,7 +81,6 @@ __device__ __forceinline__ unsigned self_collide_near(SelfStep c, const float* p
     int fx = home.x - (x.x * inverse - (float)home.x < 0.5f ? 1 : 0);
     int fy = home.y - (x.y * inverse - (float)home.y < 0.5f ? 1 : 0);
     int fz = home.z - (x.z * inverse - (float)home.z < 0.5f ? 1 : 0);
-    unsigned found = 0;
     for (int dz = 0; dz < 2; ++dz)
         for (int dy = 0; dy < 2; ++dy)
             for (int dx = 0; dx < 2; ++dx) {
@@ -99,11 +98,39 @@ __device__ __forceinline__ unsigned self_collide_near(SelfStep c, const float* p
                     int3 other = self_collide_cell(y, inverse);
                     if (other.x != cell.x || other.y != cell.y || other.z != cell.z) continue;
                     if (self_collide_linked(node_start, link_other, k, j)) continue;
-                    if (list && found < room) list[found] = j;
-                    ++found;
+                    each(j);
                 }
             }
+}
+
+// The walk's candidates of node k counted; `list` null: only counted, else at most `room`
+// written (the count pass's figure: a fill finding more writes no further).
+__device__ __forceinline__ unsigned self_collide_near(SelfStep c, const float* position, const unsigned* node_start,
+                                      const unsigned* link_other, const unsigned* start,
+                                      const unsigned* nodes, unsigned k, unsigned* list,
+                                      unsigned room) {
+    unsigned found = 0;
+    self_collide_walk(c, position, node_start, link_other, start, nodes, k, [&](unsigned j) {
+        if (list && found < room) list[found] = j;
+        ++found;
+    });
     return found;
+}
+
+// `each(j)` for node k's candidates: its list, or, while the lists overflowed their room, the
+// same walk over the cells the build sorted (an overflow rebuilds every substep, so the cells
+// are this substep's: the same candidates in the same order, only slower).
+template <class Each>
+__device__ __forceinline__ void self_collide_candidates(SelfStep c, const unsigned* state, const float* position,
+                                                        const unsigned* node_start, const unsigned* link_other,
+                                                        const unsigned* start, const unsigned* nodes,
+                                                        const unsigned* first, const unsigned* candidates,
+                                                        unsigned k, Each each) {
+    if (state[SC_OVERFLOW] != 0u) {
+        self_collide_walk(c, position, node_start, link_other, start, nodes, k, each);
+        return;
+    }
+    for (unsigned i = first[k]; i < first[k + 1]; ++i) each(candidates[i]);
 }
 
 // The rebuild decision (self_collide.rs `current`), one block of SCAN_THREADS: the mean drift
@@ -250,19 +277,23 @@ self_collide_lists(SelfStep c, unsigned* __restrict__ state, const float* __rest
 // self_collide.rs `touches`: within h (NaN never; coincident nodes are).
 __device__ __forceinline__ bool self_collide_touches(vec3 d, float h) { return dot(d, d) < h * h; }
 
-// Node k's contacts this substep (none while the lists overflowed).
-extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+// Node k's contacts this substep.
+// (Min. 1 block a multiprocessor: the cells walked while the lists overflowed need the
+// registers; without it ptxas keeps this kernel to 32 and spills.)
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK, 1)
 self_collide_touching(SelfStep c, const unsigned* __restrict__ state, const float* __restrict__ position,
+                      const unsigned* __restrict__ node_start, const unsigned* __restrict__ link_other,
+                      const unsigned* __restrict__ start, const unsigned* __restrict__ nodes,
                       const unsigned* __restrict__ first, const unsigned* __restrict__ candidates,
                       unsigned* __restrict__ touching) {
     unsigned k = thread_index();
     if (k >= c.nodes) return;
     unsigned found = 0;
-    if (state[SC_OVERFLOW] == 0u) {
-        vec3 x = load3(position, k);
-        for (unsigned i = first[k]; i < first[k + 1]; ++i)
-            if (self_collide_touches(sub(x, load3(position, candidates[i])), c.h)) ++found;
-    }
+    vec3 x = load3(position, k);
+    self_collide_candidates(c, state, position, node_start, link_other, start, nodes, first, candidates, k,
+                            [&](unsigned j) {
+                                if (self_collide_touches(sub(x, load3(position, j)), c.h)) ++found;
+                            });
     touching[k] = found;
 }
 
@@ -281,21 +312,25 @@ __device__ __forceinline__ vec3 self_collide_direction(const float* previous, un
 
 // self_collide.rs `gather`: node k's position and velocity after the stage into `moved`,
 // `changed` (Jacobi: reads the positions and velocities before, writes only node k's).
-extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+// (Min. 1 block a multiprocessor: the cells walked while the lists overflowed need the
+// registers; without it ptxas keeps this kernel to 32 and spills.)
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK, 1)
 self_collide_gather(SelfStep c, const unsigned* __restrict__ state, const float* __restrict__ position,
                     const float* __restrict__ previous, const float* __restrict__ velocity,
-                    const unsigned char* __restrict__ pinned, const unsigned* __restrict__ first,
+                    const unsigned char* __restrict__ pinned, const unsigned* __restrict__ node_start,
+                    const unsigned* __restrict__ link_other, const unsigned* __restrict__ start,
+                    const unsigned* __restrict__ nodes, const unsigned* __restrict__ first,
                     const unsigned* __restrict__ candidates, const unsigned* __restrict__ touching,
                     float* __restrict__ moved, float* __restrict__ changed) {
     unsigned k = thread_index();
     if (k >= c.nodes) return;
     vec3 x = load3(position, k), v = load3(velocity, k);
     vec3 push = v3(0.0f, 0.0f, 0.0f), stop = v3(0.0f, 0.0f, 0.0f), slip = v3(0.0f, 0.0f, 0.0f);
-    if (!pinned[k] && state[SC_OVERFLOW] == 0u) {
-        for (unsigned i = first[k]; i < first[k + 1]; ++i) {
-            unsigned j = candidates[i];
+    if (!pinned[k]) {
+        self_collide_candidates(c, state, position, node_start, link_other, start, nodes, first, candidates, k,
+                                [&](unsigned j) {
             vec3 d = sub(x, load3(position, j));
-            if (!self_collide_touches(d, c.h)) continue;
+            if (!self_collide_touches(d, c.h)) return;
             float weight = 1.0f / (float)max(touching[k], touching[j]);
             float share = weight * (pinned[j] ? 1.0f : 0.5f);
             float distance;
@@ -306,7 +341,7 @@ self_collide_gather(SelfStep c, const unsigned* __restrict__ state, const float*
             vec3 removed = coulomb(sub(relative, mul(n, along)), fmaxf(-along, 0.0f), c.friction);
             stop = add(stop, mul(n, share * fminf(along, 0.0f)));
             slip = add(slip, mul(removed, share));
-        }
+        });
         x = sub(add(x, push), mul(slip, c.dt));
         v = sub(sub(v, stop), slip);
     }

@@ -215,8 +215,8 @@ fn self_collides_kernels_take_what_the_host_passes() {
         ("self_collide_order", 3),
         ("self_collide_count", 7),
         ("self_collide_lists", 8),
-        ("self_collide_touching", 5),
-        ("self_collide_gather", 10),
+        ("self_collide_touching", 9),
+        ("self_collide_gather", 14),
         ("self_collide_apply", 5),
     ] {
         let t = types(kernel);

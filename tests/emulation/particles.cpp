@@ -259,8 +259,8 @@ int main(int argc, char** argv) {
             launch(count, [&] { self_collide_count(c, state.data(), position.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data()); });
             launch_blocks(1, SCAN_THREADS, [&] { self_collide_scan(state.data(), count, first.data()); });
             launch(count, [&] { self_collide_lists(c, state.data(), position.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data(), candidates.data()); });
-            launch(count, [&] { self_collide_touching(c, state.data(), position.data(), first.data(), candidates.data(), touching.data()); });
-            launch(count, [&] { self_collide_gather(c, state.data(), position.data(), previous.data(), velocity.data(), pinned.data(), first.data(), candidates.data(), touching.data(), moved.data(), changed.data()); });
+            launch(count, [&] { self_collide_touching(c, state.data(), position.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data(), candidates.data(), touching.data()); });
+            launch(count, [&] { self_collide_gather(c, state.data(), position.data(), previous.data(), velocity.data(), pinned.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data(), candidates.data(), touching.data(), moved.data(), changed.data()); });
             launch(count, [&] { self_collide_apply(c, moved.data(), changed.data(), position.data(), previous.data(), velocity.data()); });
             flags.push_back(state[SC_REBUILD]);
         }

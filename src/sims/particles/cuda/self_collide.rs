@@ -112,11 +112,15 @@ impl CudaParticles {
             &step,
             &c.state,
             &b.position,
+            &b.node_start,
+            &b.link_other,
+            &c.start,
+            &c.nodes,
             &c.first,
             &c.candidates,
             &mut c.touching,
         );
-        // SAFETY: particles.cu's parameters; the lists read only when they fit.
+        // SAFETY: particles.cu's parameters; the lists read only when they fit (else the cells).
         unsafe { Self::launch(m, s, "self_collide_touching", grid, args)? };
         let args = (
             &step,
@@ -125,6 +129,10 @@ impl CudaParticles {
             &b.previous,
             &b.velocity,
             &b.pinned,
+            &b.node_start,
+            &b.link_other,
+            &c.start,
+            &c.nodes,
             &c.first,
             &c.candidates,
             &c.touching,
@@ -148,9 +156,9 @@ impl CudaParticles {
 
     /// The frame's end for `self_collide` (after the frame's synchronisation): its state read
     /// back (`SC_*`: builds, the last build's candidates); where the lists overflowed (the
-    /// substeps from that build on ran without contacts) the room is grown to half as much
-    /// again as they needed and the next substep rebuilds, and the error says so. `None`: no
-    /// lists yet.
+    /// substeps from that build on found their contacts by walking the sorted cells, rebuilt
+    /// every substep: the same contacts, slower) the room is grown to half as much again as
+    /// they needed and the next substep rebuilds, and the note says so. `None`: no lists yet.
     pub(super) fn contacts_end(&mut self) -> Result<Option<[u32; SC_STATE]>, CudaError> {
         let Buffers::Body(b) = &mut self.buffers else {
             return Ok(None);
@@ -168,8 +176,8 @@ impl CudaParticles {
             let room = needed + needed / 2;
             self.overflow_note = Some(format!(
                 "self_collide: the contact lists needed {needed} candidates, room for {}: \
-                 this frame's substeps since that build ran without self-collision; room \
-                 grown to {room}",
+                 this frame's substeps since that build walked the cells instead (the same \
+                 contacts, slower); room grown to {room}",
                 c.capacity
             ));
             c.candidates = s
