@@ -8,7 +8,7 @@
 use super::buffers::{Buffers, ContactBuffers};
 use super::kernels::{SelfStep, BLOCK, SCAN_THREADS, SC_OVERFLOW, SC_STATE};
 use super::{cuda, CudaParticles};
-use crate::cuda::launch::{one_block, per_element};
+use crate::cuda::launch::{one_block, per_element, read_back};
 use crate::cuda::CudaError;
 
 /// Candidates a node has room for at first (a folded cloth at h = the spacing has ~10–20;
@@ -154,23 +154,23 @@ impl CudaParticles {
         Ok(())
     }
 
-    /// The frame's end for `self_collide` (after the frame's synchronisation): its state read
-    /// back (`SC_*`: builds, the last build's candidates); where the lists overflowed (the
+    /// The frame's end for `self_collide`: its state as the frame's one synchronisation read
+    /// it back (`SC_*`: builds, the last build's candidates; `None`: no lists yet), returned;
+    /// where the lists overflowed (the
     /// substeps from that build on found their contacts by walking the sorted cells, rebuilt
     /// every substep: the same contacts, slower) the room is grown to half as much again as
-    /// they needed and the next substep rebuilds, and the note says so. `None`: no lists yet.
-    pub(super) fn contacts_end(&mut self) -> Result<Option<[u32; SC_STATE]>, CudaError> {
-        let Buffers::Body(b) = &mut self.buffers else {
+    /// they needed and the next substep rebuilds, and the note says so.
+    pub(super) fn contacts_end(
+        &mut self,
+        state: Option<[u32; SC_STATE]>,
+    ) -> Result<Option<[u32; SC_STATE]>, CudaError> {
+        let (Buffers::Body(b), Some(state)) = (&mut self.buffers, state) else {
             return Ok(None);
         };
         let Some(c) = &mut b.contacts else {
             return Ok(None);
         };
         let s = &self.stream;
-        let mut state = [0u32; SC_STATE];
-        let copy = cuda("copying self_collide's state from the GPU");
-        s.memcpy_dtoh(&c.state, &mut state).map_err(&copy)?;
-        s.synchronize().map_err(&copy)?;
         let needed = state[SC_OVERFLOW] as usize;
         if needed > 0 {
             let room = needed + needed / 2;
@@ -201,8 +201,7 @@ impl CudaParticles {
         let s = &self.stream;
         let copy = cuda("copying self_collide's lists from the GPU");
         let mut first = vec![0u32; b.nodes + 1];
-        s.memcpy_dtoh(&c.first, &mut first).map_err(&copy)?;
-        s.synchronize().map_err(&copy)?;
+        read_back(s, &c.first, &mut first, &copy)?;
         let total = (first[b.nodes] as usize).min(c.capacity);
         let mut candidates = vec![0u32; total];
         if total > 0 {

@@ -4,7 +4,7 @@
 
 use super::kernels::{
     blocks, nodes_box, reduce_fountain_threads, tiles, BasinStep, BodyStep, FountainStep, BLOCK,
-    NODES_MAX_MASK, NODES_QUANTITIES, RADIX, SCAN_THREADS,
+    NODES_MAX_MASK, NODES_QUANTITIES, RADIX, SCAN_THREADS, SC_STATE,
 };
 use super::parity::{BodyStage, FountainStage};
 use super::{cuda, Buffers, CudaParticles, FrameEnd, Totals};
@@ -400,6 +400,7 @@ impl CudaParticles {
         let (m, s) = (&self.module, &self.stream);
         let mut tally = [0u32; 2];
         let mut stats = [0.0f64; NODES_QUANTITIES as usize];
+        let mut contacts = None;
         let synchronised = self.module.sync_check();
         let failed =
             crate::cuda::launch::waited("a CUDA kernel of the particles step failed", synchronised);
@@ -451,6 +452,11 @@ impl CudaParticles {
                 // SAFETY: one block per quantity; stats holds NODES_QUANTITIES.
                 unsafe { Self::launch(m, s, "reduce_finish", finish(q), args)? };
                 s.memcpy_dtoh(&b.stats, &mut stats).map_err(failed)?;
+                if let Some(c) = &b.contacts {
+                    let mut state = [0u32; SC_STATE];
+                    s.memcpy_dtoh(&c.state, &mut state).map_err(failed)?;
+                    contacts = Some(state);
+                }
                 tally[0] = b.nodes as u32;
                 false
             }
@@ -476,7 +482,7 @@ impl CudaParticles {
             } else {
                 nodes_box(&stats[1..])
             },
-            self_collide: self.contacts_end()?,
+            self_collide: self.contacts_end(contacts)?,
         };
         if self.stage_timing {
             let seconds = &mut self.stage_seconds;
