@@ -10,6 +10,10 @@
 //                                   the memcheck build only)
 #include <cuda.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -69,6 +73,32 @@ static void block_sums() {
           "512 threads of a kernel bounded to 256");
     OK(cuMemFree(d_values));
     OK(cuMemFree(d_sums));
+}
+
+// A cooperative kernel's threads run on stacks the driver keeps (threads.h). A thread's first
+// frame never returns, so its redzones stay poisoned for AddressSanitizer unless the driver
+// clears them: once the launch is over no stack may be left so, or whatever is mapped there
+// later (the driver's own bigger stacks, or any library's memory) is reported on wrongly — as
+// Mesa's LLVM JIT copying code into it once was, in `fluidlab doctor` on the memcheck build.
+static void thread_stacks() {
+    const unsigned block = 64;
+    CUdeviceptr out;
+    OK(cuMemAlloc(&out, block * 8));
+    OK(launch("selftest_stack_address", 1, 1, block, 1, {&out}));
+    std::vector<unsigned long long> where(block);
+    OK(cuMemcpyDtoH(where.data(), out, block * 8));
+    for (unsigned t = 0; t + 1 < block; ++t) {
+        CHECK(where[t] != 0 && where[t] != where[t + 1], "threads %u and %u: stacks at %llx and %llx", t, t + 1,
+              where[t], where[t + 1]);
+#if defined(__SANITIZE_ADDRESS__)
+        // From the kernel's frame up through the frames that called it (the last thread's is
+        // not looked at: above its stack lies memory that is not the driver's).
+        void* poisoned = __asan_region_is_poisoned(reinterpret_cast<void*>(where[t]), 4096);
+        CHECK(poisoned == nullptr, "thread %u's stack (a local at %llx) is poisoned at %p after the launch", t,
+              where[t], poisoned);
+#endif
+    }
+    OK(cuMemFree(out));
 }
 
 static void warp_shuffles() {
@@ -302,7 +332,7 @@ int main(int argc, char** argv) {
     const char* image =
         ".entry selftest_block_sum( .entry selftest_warp( .entry selftest_surface( .entry selftest_copy( "
         ".entry selftest_divergent_barrier( .entry selftest_shuffle_after_return( .entry selftest_surface_overrun( "
-        ".entry selftest_divergent_shuffle( .entry selftest_shared_unwritten(";
+        ".entry selftest_divergent_shuffle( .entry selftest_shared_unwritten( .entry selftest_stack_address(";
     OK(cuModuleLoadData(&module, image));
     CUfunction missing;
     CHECK(cuModuleGetFunction(&missing, module, "selftest_nothing") == CUDA_ERROR_NOT_FOUND, "an unknown kernel");
@@ -333,6 +363,7 @@ int main(int argc, char** argv) {
         return 3;
     }
     block_sums();
+    thread_stacks();
     warp_shuffles();
     surfaces();
     memory();

@@ -42,6 +42,14 @@ extern "C" __global__ void selftest_surface(unsigned long long surface, int widt
     surf2Dwrite(make_uchar4((unsigned char)x, (unsigned char)y, 7, 255), (cudaSurfaceObject_t)surface, x * 4, y);
 }
 
+// Each thread writes where its stack is (the address of a local, after a barrier: the
+// emulated driver runs the threads of such a kernel on stacks of its own).
+extern "C" __global__ void selftest_stack_address(unsigned long long* out) {
+    volatile unsigned int local = threadIdx.x;
+    __syncthreads();
+    out[local] = (unsigned long long)&local;
+}
+
 // Copies what the host left in `from` (never written) into `to`.
 extern "C" __global__ void selftest_copy(const unsigned int* from, unsigned int* to, unsigned int n) {
     unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -99,7 +99,8 @@ inline void raw_switch(Context& from, Context& to) { swapcontext(&from.context, 
 #endif
 
 // Under AddressSanitizer (the emulated driver's memcheck build) every switch is announced, so
-// it knows which stack runs; a stack is unpoisoned before it is reused.
+// it knows which stack runs; a stack is unpoisoned before it is reused and once a launch is
+// over.
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
@@ -269,6 +270,10 @@ template <class Kernel> void run(Kernel kernel, bool is_cooperative) {
     sites.assign(block_size, Site{"", 0});
     ensure_stacks(block_size);
     for (unsigned b = 0; b < blocks; ++b) run_block(nth(b, blocks));
+    // Each thread's first frame (entry) never returned: its redzones would stay poisoned, and
+    // whatever is mapped there after the stacks are replaced (ensure_stacks) would be reported
+    // on wrongly (Mesa's LLVM JIT copying code there once was).
+    for (unsigned t = 0; t < block_size; ++t) unpoison(stack_of(t), stack_bytes);
     cooperative = false;
 }
 
