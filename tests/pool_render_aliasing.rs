@@ -5,66 +5,20 @@
 //! through the water, the caustics on the floor) and glints (the fine-detail ripples) that a
 //! pixel samples at one point instead of averaging what it covers, so they shimmer as the water
 //! or the camera moves. The metric is `tests/support/pool_aliasing.rs` (`pool_render_strided.rs`
-//! measures strided grids with it).
+//! measures strided grids with it), the scene `tests/support/pool_scene.rs`; the open sea's edge
+//! and an island's rock under the water are `tests/pool_render_edges.rs`'s.
 
 #[path = "support/pool_aliasing.rs"]
 mod pool_aliasing;
+#[path = "support/pool_scene.rs"]
+mod pool_scene;
 #[path = "support/pool_waves.rs"]
 mod pool_waves;
 
 use fluidlab::gfx::camera::Camera;
-use fluidlab::gfx::capture::Image;
-use fluidlab::gfx::headless::Headless;
-use fluidlab::gfx::timing::PassClock;
-use fluidlab::sims::pool::render::{DrawScene, PoolRenderer, CAUSTIC_LOOKUPS};
 use glam::Vec3;
-use pool_aliasing::{difference, Measure, SUPER};
-
-const WIDTH: u32 = 160;
-const HEIGHT: u32 = 90;
-const NODES: usize = 256;
-const SIZE: f32 = 2.0;
-
-/// Eye 8 cm above the water in a corner of the pool, looking across it 20° down: the far
-/// floor is seen through the water at a few degrees.
-fn grazing() -> Camera {
-    Camera {
-        target: Vec3::new(0.8, -0.6, 0.2),
-        yaw: 30f32.to_radians(),
-        pitch: 20f32.to_radians(),
-        distance: 2.0,
-    }
-}
-
-/// Calm water, or a few waves 15 to 31 cm long, 4 mm high (their caustics are lines on the
-/// floor); with `island`, land (fixed nodes) over the disc [`ISLAND`].
-fn texels(waves: bool, island: bool) -> Vec<[f32; 4]> {
-    let mut texels = if waves {
-        pool_waves::waves(NODES, SIZE)
-    } else {
-        vec![[0.0; 4]; NODES * NODES]
-    };
-    if island {
-        let h = SIZE / (NODES - 1) as f32;
-        for (i, texel) in texels.iter_mut().enumerate() {
-            let (x, z) = ((i % NODES) as f32 * h, (i / NODES) as f32 * h);
-            if on_island(x, z, 0.0) {
-                *texel = [0.0, 0.0, 0.0, 1.0];
-            }
-        }
-    }
-    texels
-}
-
-/// An island's disc (centre x, z and radius, m), in the far half of the pool from the grazing
-/// eye: its rock under the water is seen through the waves beyond the near water.
-const ISLAND: [f32; 3] = [1.3, 1.0, 0.25];
-
-/// Whether (x, z) lies within `margin` of the island's disc.
-fn on_island(x: f32, z: f32, margin: f32) -> bool {
-    let [cx, cz, r] = ISLAND;
-    (x - cx).powi(2) + (z - cz).powi(2) < (r + margin).powi(2)
-}
+use pool_aliasing::Measure;
+use pool_scene::{aliasing, aliasing_drawn, render, render_from, Look, HEIGHT, WIDTH};
 
 /// The reference's brightness spread over the water (0–255), measured with this renderer: calm
 /// water, waves, waves with the fine detail.
@@ -76,83 +30,6 @@ const DETAIL_SPREAD: f64 = 38.9;
 /// and 5.07; one caustics lookup fails both, `one_caustics_lookup_fails_the_bounds`).
 const WAVES: f64 = 14.0;
 const NEAR_WAVES: f64 = 6.0;
-
-/// What a picture draws: waves or calm water, the fine detail, the far taps, open edges, an
-/// island ([`ISLAND`]), and the most caustics lookups along a footprint
-/// (`PoolRenderer::look_caustics_up_at_most`; 1: the single lookup before, the mutant the
-/// bounds below are checked against).
-#[derive(Clone, Copy)]
-struct Look {
-    waves: bool,
-    detail: bool,
-    far_taps: bool,
-    open: bool,
-    island: bool,
-    lookups: u32,
-}
-
-impl Look {
-    fn new(waves: bool, detail: bool, far_taps: bool, open: bool) -> Look {
-        Look {
-            waves,
-            detail,
-            far_taps,
-            open,
-            island: false,
-            lookups: CAUSTIC_LOOKUPS,
-        }
-    }
-}
-
-fn render(width: u32, height: u32, look: Look) -> Image {
-    render_from(&grazing(), width, height, look)
-}
-
-fn render_from(camera: &Camera, width: u32, height: u32, look: Look) -> Image {
-    let mut headless = Headless::new(width, height).expect(
-        "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
-    );
-    let mut renderer =
-        PoolRenderer::new(headless.gl(), PassClock::Finish, NODES).expect("the pool renderer");
-    renderer.upload(&texels(look.waves, look.island));
-    renderer.look_caustics_up_at_most(look.lookups);
-    let scene = DrawScene {
-        nodes: NODES,
-        size: SIZE,
-        depth: 1.0,
-        light: Vec3::new(2.0, 2.0, -1.0).normalize().to_array(),
-        detail: look.detail,
-        far_taps: look.far_taps,
-        view: 0,
-        time: 0.3,
-        open: look.open,
-    };
-    let image = headless
-        .capture(|output| renderer.draw(camera, output, &scene))
-        .expect("render without GL errors");
-    renderer.delete();
-    image
-}
-
-/// The aliasing ([`pool_aliasing::measure`]: over the pixels that see the water, |low −
-/// reference| summed over the colour channels, the reference the 4× picture averaged over each
-/// pixel's 16 samples) of the picture from the grazing eye with the far taps.
-fn aliasing(waves: bool, detail: bool) -> Measure {
-    aliasing_drawn(Look::new(waves, detail, true, false))
-}
-
-/// [`aliasing`] of a low picture drawn as `look` says (the reference with the far taps and
-/// every caustics lookup, whatever the low picture's).
-fn aliasing_drawn(look: Look) -> Measure {
-    let low = render(WIDTH, HEIGHT, look);
-    let reference = Look {
-        far_taps: true,
-        lookups: CAUSTIC_LOOKUPS,
-        ..look
-    };
-    let high = render(SUPER * WIDTH, SUPER * HEIGHT, reference);
-    pool_aliasing::measure(&grazing(), &low, &high, SIZE)
-}
 
 /// The low picture keeps the reference's light (means within `tolerance` of it) and the
 /// reference still shows the detail to filter (its spread at least 0.7 of `deviation`).
@@ -313,94 +190,6 @@ fn far_taps_switched_off_sample_far_pixels_once() {
     );
 }
 
-/// A camera 4.7 cm above the open sea outside the tile's corner, looking across the tile 10°
-/// down: the tile's far edges lie a few metres off, where a pixel spans up to ten cells.
-fn over_the_sea() -> Camera {
-    Camera {
-        target: Vec3::new(1.0, -0.3, 1.0),
-        yaw: 45f32.to_radians(),
-        pitch: 10f32.to_radians(),
-        distance: 2.0,
-    }
-}
-
-/// The open sea's edge band, waves on the tile up to its edges: the pixels whose centre sees
-/// the tile and whose footprint (its corners' rays at the rest level) reaches past it and spans
-/// more than two cells, where some of the far taps land past the tile. |low − reference| per
-/// pixel there, the low picture drawn with or without the far taps, the reference the 4×
-/// picture without them (16 point samples a pixel, none of them a tap), and the pixels.
-fn open_sea_edge(camera: &Camera, far_taps: bool) -> (f64, usize) {
-    let look = Look::new(true, false, far_taps, true);
-    let low = render_from(camera, WIDTH, HEIGHT, look);
-    let reference = Look {
-        far_taps: false,
-        lookups: CAUSTIC_LOOKUPS,
-        ..look
-    };
-    let high = render_from(camera, SUPER * WIDTH, SUPER * HEIGHT, reference);
-    let eye = camera.eye();
-    let h = SIZE / (NODES - 1) as f32;
-    let hit = |x: f32, y: f32| {
-        let ray = camera.ray([x, y], [WIDTH, HEIGHT]).1;
-        (ray.y < 0.0).then(|| eye + ray * (-eye.y / ray.y))
-    };
-    let inside = |p: Vec3| (0.0..=SIZE).contains(&p.x) && (0.0..=SIZE).contains(&p.z);
-    let (mut sum, mut pixels) = (0.0, 0usize);
-    for y in 0..HEIGHT {
-        for x in 0..WIDTH {
-            let (fx, fy) = (x as f32, y as f32);
-            let corners: Option<Vec<Vec3>> = [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0)]
-                .iter()
-                .map(|&(dx, dy)| hit(fx + dx, fy + dy))
-                .collect();
-            let (Some(centre), Some(c)) = (hit(fx + 0.5, fy + 0.5), corners) else {
-                continue;
-            };
-            let span = (c[3] - c[0]).length().max((c[1] - c[2]).length());
-            if !inside(centre) || c.iter().all(|&p| inside(p)) || span < 2.0 * h {
-                continue;
-            }
-            sum += difference(&low, &high, x, y);
-            pixels += 1;
-        }
-    }
-    (sum / pixels.max(1) as f64, pixels)
-}
-
-/// The far taps on an open sea's tile are not held inside it (as they are by walls): a tap
-/// past the tile reads the edge's texels (`surface_at` clamps), which looks like the tile's
-/// edge smeared outwards but is what the reference shows there: at these grazing angles the
-/// displaced edge of the tile's mesh hides the calm sea behind it. Over the edge band
-/// (`open_sea_edge`), measured 15.29 and 34.85 per pixel from the two cameras (20.24 and
-/// 35.78 without the taps; 33.67 and 35.61 from the sea with one caustics lookup); with one
-/// lookup, taps past the tile shaded as the calm sea (a tried fix) 15.11 and 35.84, worse
-/// than no taps from the far camera; taps held inside the tile 15.22 and 33.75.
-#[test]
-fn far_taps_filter_the_open_seas_edge() {
-    // Per camera: the taps' cap (measured 15.29 and 34.85: llvmpipe's margin) and the least
-    // they must gain over no taps (measured 4.95 and 0.93; 1.94 from the sea with one caustics
-    // lookup, whose picture without the taps aliased more there, 35.61 against 35.78 now; the
-    // calm-sea variant's -0.23, measured with one lookup, fails).
-    for (camera, cap, gain, what) in [
-        (grazing(), 17.5, 3.0, "in the pool's corner"),
-        (over_the_sea(), 36.0, 0.5, "over the sea"),
-    ] {
-        let (taps, pixels) = open_sea_edge(&camera, true);
-        let (plain, _) = open_sea_edge(&camera, false);
-        println!("{what}: the edge band's aliasing {taps:.2} over {pixels} pixels, {plain:.2} without the taps");
-        assert!(pixels > 50, "{what}: only {pixels} pixels in the edge band");
-        assert!(
-            taps < cap,
-            "{what}: the edge band's aliasing {taps:.2} per pixel"
-        );
-        assert!(
-            plain - taps > gain,
-            "{what}: the taps gain {:.2} ({plain:.2} without, {taps:.2} with)",
-            plain - taps
-        );
-    }
-}
-
 /// The bounds above hold the caustics' lookups along the footprint: the waves' picture with one
 /// lookup (`look_caustics_up_at_most(1)`: the caustics read as before, by one `textureGrad`
 /// filtering a square of the footprint's long side) against the same reference aliases more
@@ -512,95 +301,4 @@ fn one_tap_pixels_are_shaded_as_without_the_taps() {
              up to {most} of 255 ({differing} pixels): one-tap pixels not shaded plainly"
         );
     }
-}
-
-/// The pixels of the grazing picture that see the island's rock under the water: all four
-/// corners' and the centre's rays meet the rest level in the pool 5 cm or more off the island
-/// and, refracted there as by calm water, meet the rock's side before the floor.
-fn rock_under_water() -> Vec<(u32, u32)> {
-    let camera = grazing();
-    let eye = camera.eye();
-    let [cx, cz, r] = ISLAND;
-    let sees_rock = |x: f32, y: f32| {
-        let v = camera.ray([x, y], [WIDTH, HEIGHT]).1;
-        if v.y >= 0.0 {
-            return false;
-        }
-        let s = eye + v * (-eye.y / v.y);
-        if !(0.0..SIZE).contains(&s.x) || !(0.0..SIZE).contains(&s.z) || on_island(s.x, s.z, 0.05) {
-            return false;
-        }
-        // Snell at the calm surface (normal up), then where the ray's (x, z) meets the disc.
-        let eta = 1.0 / 1.333;
-        let cosine = -v.y;
-        let t =
-            v * eta + Vec3::Y * (eta * cosine - (1.0 - eta * eta * (1.0 - cosine * cosine)).sqrt());
-        let (o, d) = (
-            glam::Vec2::new(s.x - cx, s.z - cz),
-            glam::Vec2::new(t.x, t.z),
-        );
-        let (a, b, c) = (d.dot(d), o.dot(d), o.dot(o) - r * r);
-        let disc = b * b - a * c;
-        disc > 0.0 && {
-            let hit = (-b - disc.sqrt()) / a;
-            hit > 0.0 && s.y + t.y * hit > -1.0
-        }
-    };
-    let mut pixels = Vec::new();
-    for y in 0..HEIGHT {
-        for x in 0..WIDTH {
-            let (fx, fy) = (x as f32, y as f32);
-            if [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0), (0.5, 0.5)]
-                .iter()
-                .all(|&(dx, dy)| sees_rock(fx + dx, fy + dy))
-            {
-                pixels.push((x, y));
-            }
-        }
-    }
-    pixels
-}
-
-/// An island's rock seen under the water through the waves (`underwater_ray`'s land search),
-/// lit through the caustics over the footprint of the rock's point (`underwater_end` ends the
-/// ray there). Its aliasing over the pixels that see rock (`rock_under_water`, by calm
-/// refraction) against the 4× reference: measured 10.69 over 2,805 pixels (11.03 with one
-/// caustics lookup everywhere: the rock's made-up normal gives most of it one anyway). Fails on
-/// the footprint of the ray's end on the pool's box behind the rock, as before: 13.01 (13.44
-/// with one lookup).
-#[test]
-fn rock_under_water_is_filtered() {
-    let look = Look {
-        island: true,
-        ..Look::new(true, false, true, false)
-    };
-    let low = render(WIDTH, HEIGHT, look);
-    let once = render(WIDTH, HEIGHT, Look { lookups: 1, ..look });
-    let high = render(SUPER * WIDTH, SUPER * HEIGHT, look);
-    let pixels = rock_under_water();
-    let mean = |image: &Image| {
-        pixels
-            .iter()
-            .map(|&(x, y)| difference(image, &high, x, y))
-            .sum::<f64>()
-            / pixels.len().max(1) as f64
-    };
-    let (along, one) = (mean(&low), mean(&once));
-    let differing = pixels
-        .iter()
-        .filter(|&&(x, y)| low.get_pixel(x, y) != once.get_pixel(x, y))
-        .count();
-    println!(
-        "rock under water: {} pixels, aliasing {along:.2} ({one:.2} with one lookup; {differing} pixels differ)",
-        pixels.len()
-    );
-    assert!(
-        pixels.len() > 500,
-        "only {} pixels see the rock under water",
-        pixels.len()
-    );
-    assert!(
-        along < 11.8,
-        "rock under water: aliasing {along:.2} per pixel"
-    );
 }

@@ -22,6 +22,7 @@ uniform int caustic_lookups;   // the most lookups along a footprint (`caustic_a
 uniform samplerCube sky;
 uniform vec3 eye;              // m
 uniform int has_land;          // 1: some node is fixed
+uniform float land_height;     // m above the rest level, well inland
 uniform int open_sea;          // 1: open edges: no walls or deck, the water goes on past the pool
 uniform int mesh_nodes;        // vertices per side of the mesh drawn
 uniform int mesh_stride;       // nodes between its vertices
@@ -275,8 +276,52 @@ vec3 through_water(vec3 color, float distance) {
     return color * t + WATER_COLOR * (1.0 - t);
 }
 
-// Island rock seen along a ray under water: the first of a few samples along o + t·d,
-// t ∈ (0, t_end], where the surface texture says land.
+// How far inland node (i, j) is: the share of land among it and four nodes three away.
+float inland_at(ivec2 ij) {
+    float sum = node(ij).w;
+    for (int k = 0; k < 4; ++k) {
+        ivec2 offset = k == 0 ? ivec2(3, 0) : k == 1 ? ivec2(-3, 0) : k == 2 ? ivec2(0, 3) : ivec2(0, -3);
+        sum += node(ij + offset).w;
+    }
+    return sum / 5.0;
+}
+
+// The land's height at node (i, j), m: on land (fixed nodes) rising from a quarter of
+// `land_height` at the shore to all of it inland; at the water's nodes the floor, so the land's
+// sides fall from the shore to the floor within a cell (the `land` pass draws these heights).
+float land_ground(ivec2 ij) {
+    ivec2 c = clamp(ij, ivec2(0), ivec2(nodes - 1));
+    return node(c).w > 0.5 ? land_height * (0.25 + 0.75 * inland_at(c)) : -pool_depth;
+}
+
+// The land's height at `cell` (in nodes: x / spacing, z / spacing), bilinear between its nodes;
+// at a node exactly that node's.
+float land_ground_at(vec2 cell) {
+    ivec2 i = ivec2(floor(cell));
+    vec2 f = cell - vec2(i);
+    float near = mix(land_ground(i), land_ground(i + ivec2(1, 0)), f.x);
+    float far = mix(land_ground(i + ivec2(0, 1)), land_ground(i + ivec2(1, 1)), f.x);
+    return mix(near, far, f.y);
+}
+
+// The land's normal at `cell` (in nodes): central differences of its height `stride` nodes
+// either side. The land's height is the nodes' (not analytic), so the step is the grid's: the
+// `land` pass takes it at its vertices `mesh_stride` apart, the rock seen under water one node
+// apart at the point its ray meets (the bilinear heights' differences there are the bilinear
+// mean of the four nodes' own, as `surface_normal`'s).
+vec3 land_normal(vec2 cell, float stride) {
+    vec2 s = vec2(stride, 0.0);
+    float run = 2.0 * spacing() * stride;
+    vec3 dx = vec3(run, land_ground_at(cell + s) - land_ground_at(cell - s), 0.0);
+    vec3 dz = vec3(0.0, land_ground_at(cell + s.yx) - land_ground_at(cell - s.yx), run);
+    return normalize(cross(dz, dx));
+}
+
+// Island rock seen along a ray under water: where o + t·d, t ∈ (0, t_end], first reaches land
+// (the surface texture's flag, bilinear, over a half): the first of 12 samples along the ray
+// that does, then halved 8 times between it and the sample before, so the point lies on the
+// rock's side (within 1/256 of the samples' spacing), where its normal (`land_normal`) and its
+// neighbours' points (the caustic's footprint) are the side's, not a point inside the island.
 bool land_along(vec3 o, vec3 d, float t_end, out float t_hit) {
     if (has_land == 0) {
         return false;
@@ -285,6 +330,15 @@ bool land_along(vec3 o, vec3 d, float t_end, out float t_hit) {
     for (int i = 1; i <= STEPS; ++i) {
         float t = t_end * float(i) / float(STEPS);
         if (surface_at((o + d * t).xz).w > 0.5) {
+            float water = t_end * float(i - 1) / float(STEPS);
+            for (int k = 0; k < 8; ++k) {
+                float mid = 0.5 * (water + t);
+                if (surface_at((o + d * mid).xz).w > 0.5) {
+                    t = mid;
+                } else {
+                    water = mid;
+                }
+            }
             t_hit = t;
             return true;
         }
@@ -345,8 +399,8 @@ vec3 underwater_ray(vec3 o, vec3 d, Footprint f) {
     float t_land;
     if (land_along(o, d, t, t_land)) {
         vec3 p = o + d * t_land;
-        vec3 rock_normal = normalize(vec3(-d.x, 0.3, -d.z));
-        return through_water(lit(rock_albedo(p), p, rock_normal, f), t_land);
+        return through_water(lit(rock_albedo(p), p, land_normal(p.xz / spacing(), 1.0), f),
+                             t_land);
     }
     vec3 p = o + d * t;
     if (n.y < -0.5) {

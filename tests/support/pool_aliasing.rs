@@ -1,4 +1,4 @@
-//! The pool render tests' aliasing metric (tests/pool_render_aliasing.rs defines it,
+//! The pool render tests' aliasing metric (tests/pool_render_aliasing.rs and pool_render_edges.rs use it,
 //! docs/pool-filtering.md quotes it): a low picture against the same picture at SUPER times its resolution,
 //! box-downsampled (SUPER² samples a pixel: what the pixel should show); their difference over
 //! the water is the aliasing energy.

@@ -34,6 +34,7 @@ impl PoolRenderer {
             light,
             domain,
             land: self.land,
+            land_height: scene.land_height(),
             open: scene.open,
             detail: scene.detail,
             far_taps: scene.far_taps,
@@ -88,7 +89,7 @@ impl PoolRenderer {
             unsafe { self.gl.enable(glow::DEPTH_TEST) };
             self.run(Pass::Pool, |r| r.pool(&values))?;
             if self.land {
-                self.run(Pass::Land, |r| r.land(&values, scene))?;
+                self.run(Pass::Land, |r| r.land(&values))?;
             }
             match view {
                 "wireframe" => self.run(Pass::Wireframe, |r| r.wireframe(&values))?,
@@ -184,10 +185,10 @@ impl PoolRenderer {
     }
 
     /// `land`: the fixed nodes as ground.
-    fn land(&self, values: &FrameValues, scene: &DrawScene) {
+    fn land(&self, values: &FrameValues) {
         self.programs
             .land
-            .draw(&self.gl, values, scene.land_height(), self.display_grid());
+            .draw(&self.gl, values, self.display_grid());
     }
 
     /// `surface`: the water.

@@ -263,7 +263,6 @@ pub(super) struct LandProgram {
     program: Program,
     shared: Shared,
     view_projection: Uniform,
-    land_height: Uniform,
 }
 
 impl LandProgram {
@@ -272,16 +271,14 @@ impl LandProgram {
         Ok(LandProgram {
             shared: Shared::locate(gl, &program)?,
             view_projection: program.uniform(gl, "view_projection")?,
-            land_height: program.uniform(gl, "land_height")?,
             program,
         })
     }
 
-    pub(super) fn draw(&self, gl: &glow::Context, values: &FrameValues, height: f32, grid: &Grid) {
+    pub(super) fn draw(&self, gl: &glow::Context, values: &FrameValues, grid: &Grid) {
         self.program.bind(gl);
         self.shared.set(gl, values);
         self.view_projection.set(gl, values.view_projection);
-        self.land_height.set(gl, height);
         self.shared.set_grid(gl, grid);
         grid.draw_triangles(gl);
     }

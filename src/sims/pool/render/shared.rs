@@ -72,6 +72,8 @@ pub(super) struct FrameValues {
     pub(super) light: Vec3,
     pub(super) domain: CausticsDomain,
     pub(super) land: bool,
+    /// The land's height above the rest level well inland, m ([`super::DrawScene::land_height`]).
+    pub(super) land_height: f32,
     pub(super) open: bool,
     /// Whether the fine-detail ripples are drawn.
     pub(super) detail: bool,
@@ -97,6 +99,7 @@ pub(super) struct Shared {
     caustic_lookups: Uniform,
     eye: Uniform,
     has_land: Uniform,
+    land_height: Uniform,
     open_sea: Uniform,
     mesh_nodes: Uniform,
     mesh_stride: Uniform,
@@ -120,6 +123,7 @@ impl Shared {
             caustic_lookups: program.uniform(gl, "caustic_lookups")?,
             eye: program.uniform(gl, "eye")?,
             has_land: program.uniform(gl, "has_land")?,
+            land_height: program.uniform(gl, "land_height")?,
             open_sea: program.uniform(gl, "open_sea")?,
             mesh_nodes: program.uniform(gl, "mesh_nodes")?,
             mesh_stride: program.uniform(gl, "mesh_stride")?,
@@ -152,6 +156,7 @@ impl Shared {
         self.caustic_lookups.set(gl, values.caustic_lookups);
         self.eye.set(gl, values.eye);
         self.has_land.set(gl, i32::from(values.land));
+        self.land_height.set(gl, values.land_height);
         self.open_sea.set(gl, i32::from(values.open));
         self.detail.set(gl, i32::from(values.detail));
         self.time.set(gl, values.time);
