@@ -161,6 +161,54 @@ fn a_stats_file_colliding_with_the_export_is_refused() {
     }
 }
 
+/// `--stats` replaces the file it names, so it must not name the scene file (by any spelling)
+/// or any other file that is not an earlier run's statistics; those are refused before anything
+/// is written and stay as they were. An empty file and an earlier run's statistics are replaced.
+/// The old code replaced every one: `--stats small.toml` turned the scene into JSON lines
+/// (800 particles, `{"step":0,…}`), and `--stats notes.txt` lost the notes.
+#[test]
+fn a_stats_file_that_is_not_statistics_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = write_scene(dir.path());
+    let at = |path: &str| dir.path().join(path).to_string_lossy().into_owned();
+    std::fs::write(at("notes.txt"), "my notes\n").unwrap();
+    std::fs::create_dir(at("sub")).unwrap();
+    for (stats, reason) in [
+        (scene.clone(), "is the scene file"),
+        (at("sub/../small.toml"), "is the scene file"),
+        (at("notes.txt"), "does not hold an earlier run's statistics"),
+    ] {
+        let output = fluidlab(&["simulate", &scene, "--steps", "1", "--stats", &stats, "-q"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "--stats {stats}: {stderr}");
+        assert!(
+            stderr.contains(&format!("--stats {stats}")) && stderr.contains(reason),
+            "--stats {stats}: {stderr}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&scene).unwrap(), SCENE);
+    assert_eq!(
+        std::fs::read_to_string(at("notes.txt")).unwrap(),
+        "my notes\n"
+    );
+    // An empty file, then that run's statistics, are replaced.
+    std::fs::write(at("s.jsonl"), "").unwrap();
+    for _ in 0..2 {
+        ok(&fluidlab(&[
+            "simulate",
+            &scene,
+            "--steps",
+            "1",
+            "--stats",
+            &at("s.jsonl"),
+            "-q",
+        ]));
+        let text = std::fs::read_to_string(at("s.jsonl")).unwrap();
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(text.starts_with("{\"step\":0,"), "{text}");
+    }
+}
+
 /// A run that fails any check (paths, numbers, scene) creates no directory or file.
 #[test]
 fn a_run_that_fails_a_check_creates_nothing() {
