@@ -255,7 +255,7 @@ impl Viewer {
         let scripted = last_frame && self.options.screenshot.is_some();
         if self.screenshot_requested || scripted {
             self.screenshot_requested = false;
-            let image = read_image(&gfx.gl, None, size.width.max(1), size.height.max(1));
+            let image = read_image(&gfx.gl, None, size.width.max(1), size.height.max(1))?;
             let path = self.screenshot_path();
             save_png(&image, &path)?;
             let path = std::path::absolute(&path).unwrap_or(path);
