@@ -209,6 +209,28 @@ fn a_stats_file_that_is_not_statistics_is_kept() {
     }
 }
 
+/// A scene file is read up to 16 MiB and refused beyond, naming the file and the bound: a path
+/// to the wrong file (a frame export, `/dev/zero`) no longer makes the program read it whole.
+/// The old code read all of this 17 MiB file (a comment, then a valid scene) and ran it, exit
+/// status 0 (and read `/dev/zero` until the memory ran out).
+#[test]
+fn a_scene_file_beyond_16_mib_is_refused_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.toml");
+    let text = format!("{}\n{SCENE}", "#".repeat(17 << 20));
+    std::fs::write(&path, text).unwrap();
+    let path = path.to_string_lossy().into_owned();
+    let output = fluidlab(&["simulate", &path, "--steps", "0", "-q"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "error: {path}: cannot read the scene file: it holds more than 16.0 MiB"
+        )),
+        "{stderr}"
+    );
+}
+
 /// A run that fails any check (paths, numbers, scene) creates no directory or file.
 #[test]
 fn a_run_that_fails_a_check_creates_nothing() {
