@@ -503,6 +503,27 @@ fn scenes_too_big_for_the_memory_are_refused_at_the_key_setting_their_size() {
         "i4k.toml:4: grid.cells: 4096×4096 cells (ink ×1) need about 1.7 GiB",
     );
     refused_for_memory(&run(&pbf), "big.toml:15: params.spacing: ");
+    // The fountain's droplets grow as it runs: 20 million of them (2.2 GB) are refused before
+    // the first step. The old code ran it and aborted at the sixth step or so (SIGABRT,
+    // "memory allocation of 120000000 bytes failed").
+    let fountain = write(
+        "f20m.toml",
+        "kind = \"particles\"\nscene = \"fountain\"\n[fountain]\nrate = 1e8\n\
+         lifetime = 1000.0\nfade = 0.0\nmax_particles = 20000000\n",
+    );
+    refused_for_memory(
+        &[
+            "simulate",
+            &fountain,
+            "--steps",
+            "15",
+            "--backend",
+            "cpu",
+            "-q",
+        ],
+        "f20m.toml:7: fountain.max_particles: 20000000 droplets alive (max_particles 20000000, \
+         rate × lifetime 100000000000) need about 2.1 GiB",
+    );
     refused_for_memory(
         &[
             "bench",
