@@ -396,6 +396,14 @@ pub fn print_timings(report: &RenderReport) {
     println!("{:<16} {:>10.2}", "simulation", report.simulate_ms);
 }
 
+/// "an" before a kind's name that starts with a vowel (ink), "a" otherwise.
+fn article(kind: impl std::fmt::Display) -> &'static str {
+    match kind.to_string().chars().next() {
+        Some('a' | 'e' | 'i' | 'o' | 'u') => "an",
+        _ => "a",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{parse_camera, parse_size};
@@ -423,13 +431,5 @@ mod tests {
         assert!(parse_camera("0,95,1").unwrap_err().contains("pitch"));
         assert!(parse_camera("0,0,0").unwrap_err().contains("distance"));
         assert!(parse_camera("0,0,x").unwrap_err().contains("`x`"));
-    }
-}
-
-/// "an" before a kind's name that starts with a vowel (ink), "a" otherwise.
-fn article(kind: impl std::fmt::Display) -> &'static str {
-    match kind.to_string().chars().next() {
-        Some('a' | 'e' | 'i' | 'o' | 'u') => "an",
-        _ => "a",
     }
 }
