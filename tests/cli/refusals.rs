@@ -341,45 +341,6 @@ fn validate_names_an_output_directory_it_cannot_make() {
     );
 }
 
-/// `render`'s refusals of a flag the scene's kind has no use for read as English and name the
-/// view list; the old code said "--spheres: a ink scene has no particles".
-#[test]
-fn render_refusals_name_the_kind_with_its_article() {
-    for (args, expected) in [
-        (
-            &["--spheres"][..],
-            "--spheres: an ink scene has no particles",
-        ),
-        (
-            &["--foam"][..],
-            "--foam: an ink scene has no fluid particles",
-        ),
-        (
-            &["--view", "nodes"][..],
-            "--view nodes: not a view of this scene; an ink scene shows ink, flow",
-        ),
-    ] {
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("f");
-        let mut all = vec![
-            "render",
-            "dye",
-            "--frames",
-            "1",
-            "--size",
-            "8x8",
-            "--backend",
-            "cpu",
-        ];
-        all.extend_from_slice(args);
-        all.extend_from_slice(&["--out", out.to_str().unwrap()]);
-        let output = fluidlab(&all);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
-        assert!(stderr.contains(expected), "{args:?}: {stderr}");
-    }
-}
-
 /// Writes `text` to `name` in `dir` and returns the stderr of `simulate` on it, which must fail.
 fn refused_scene(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
