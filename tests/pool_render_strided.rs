@@ -238,7 +238,7 @@ impl Pictures {
             .draw(camera, output, &scene)
             .expect("render without GL errors");
         let gl = self.headless.gl();
-        let image = read_image(&gl, Some(self.low.framebuffer), width, height);
+        let image = read_image(&gl, Some(self.low.framebuffer), width, height).unwrap();
         check_gl(&gl, "read-back").expect("read-back without GL errors");
         image
     }

@@ -204,3 +204,43 @@ fn overwrite_refuses_a_directory_named_as_a_frame_before_removing_anything() {
     );
     assert!(out.join("frame_0000.png").is_file() && out.join("frame_0001.png").is_file());
 }
+
+/// A picture too large for the memory left is an error naming its size, not an abort: `render
+/// dye` at 16384×16384 under a 3.25 GB address-space limit (the GL target fits, the 1 GiB
+/// read-back does not) exits 1 saying so, or, where the limit leaves room, writes the frame.
+/// The old code aborted (SIGABRT, status 134: "memory allocation of 1073741824 bytes failed")
+/// at limits from 3.0 to 4.5 GB; with the read-back flipped in place and the PNG encoded
+/// straight into its file it writes the frame from 4.0 GB on.
+#[test]
+fn a_picture_too_large_for_the_memory_is_refused_naming_its_size() {
+    use std::os::unix::process::CommandExt;
+    let directory = tempfile::tempdir().expect("temporary directory");
+    let out = directory.path().join("frames");
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_fluidlab"));
+    command.args(["render", "dye", "--frames", "1", "--size", "16384x16384"]);
+    command.args(["--backend", "cpu", "-q", "--out"]).arg(&out);
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 3_250_000_000,
+                rlim_max: 3_250_000_000,
+            };
+            match libc::setrlimit(libc::RLIMIT_AS, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let output = command.output().expect("run fluidlab");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("memory allocation of"), "{stderr}");
+    match output.status.code() {
+        Some(0) => assert!(out.join("frame_0000.png").is_file(), "{stderr}"),
+        Some(1) => assert!(
+            stderr.contains("16384×16384") && stderr.contains("--size"),
+            "{stderr}"
+        ),
+        other => panic!("exit {other:?} (a signal: {:?}): {stderr}", output.status),
+    }
+}

@@ -271,7 +271,8 @@ fn render_frames(
             .position(|v| v == view)
             .with_context(|| {
                 format!(
-                    "--view {view}: a {} scene shows {}",
+                    "--view {view}: not a view of this scene; {} {} scene shows {}",
+                    article(sim.kind()),
                     sim.kind(),
                     sim.views().join(", ")
                 )
@@ -280,8 +281,9 @@ fn render_frames(
     }
     if options.spheres {
         let kind = sim.kind();
-        let pbf = sims::downcast::<PbfSim>(sim)
-            .with_context(|| format!("--spheres: a {kind} scene has no particles"))?;
+        let pbf = sims::downcast::<PbfSim>(sim).with_context(|| {
+            format!("--spheres: {} {kind} scene has no particles", article(kind))
+        })?;
         let render = RenderSettings {
             anisotropy: false,
             ..pbf.render.clone()
@@ -290,8 +292,12 @@ fn render_frames(
     }
     if options.foam {
         let kind = sim.kind();
-        let pbf = sims::downcast::<PbfSim>(sim)
-            .with_context(|| format!("--foam: a {kind} scene has no fluid particles"))?;
+        let pbf = sims::downcast::<PbfSim>(sim).with_context(|| {
+            format!(
+                "--foam: {} {kind} scene has no fluid particles",
+                article(kind)
+            )
+        })?;
         let foam = FoamSettings {
             enabled: true,
             ..pbf.foam.clone()
@@ -388,6 +394,14 @@ pub fn print_timings(report: &RenderReport) {
     }
     println!("{:<16} {total:>10.2}", "total render");
     println!("{:<16} {:>10.2}", "simulation", report.simulate_ms);
+}
+
+/// "an" before a kind's name that starts with a vowel (ink), "a" otherwise.
+fn article(kind: impl std::fmt::Display) -> &'static str {
+    match kind.to_string().chars().next() {
+        Some('a' | 'e' | 'i' | 'o' | 'u') => "an",
+        _ => "a",
+    }
 }
 
 #[cfg(test)]

@@ -64,7 +64,8 @@ pub struct SimulateOptions {
     #[arg(long, requires = "export")]
     pub pictures: bool,
     /// Write one JSON object of statistics per recorded frame to this file (its directory
-    /// must exist, or be the export directory).
+    /// must exist, or be the export directory). An existing file is replaced only when it holds
+    /// an earlier run's statistics; the scene file or any other file is refused.
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
     /// Let --export name a directory that holds an earlier run's frames: they are removed
@@ -143,9 +144,11 @@ fn steps_to_run(options: &SimulateOptions, dt: f64) -> Result<u64> {
 /// Checks the places `--export` and `--stats` name before anything is created: the export
 /// directory is not a file; the stats file is not a directory, lives in an existing directory
 /// (or the export directory), and is not the export directory, above it, or one of its frame
-/// files (which would overwrite it). Paths are compared resolved, so `d/./frame_00000.csv` or a
-/// symbolic link to `d` is seen for what it is.
-fn check_outputs(options: &SimulateOptions) -> Result<()> {
+/// files (which would overwrite it), nor the scene file, nor any other file that is not an
+/// earlier run's statistics ([`earlier_statistics`]): the run replaces the file it names. Paths
+/// are compared resolved, so `d/./frame_00000.csv` or a symbolic link to `d` is seen for what it
+/// is.
+fn check_outputs(options: &SimulateOptions, source: &Source) -> Result<()> {
     let resolve = |path: &Path| {
         output::resolved(path).with_context(|| format!("cannot resolve {}", path.display()))
     };
@@ -179,6 +182,21 @@ fn check_outputs(options: &SimulateOptions) -> Result<()> {
     if resolved.is_dir() {
         bail!("--stats {}: a directory, not a file", stats.display());
     }
+    if !source.preset && resolve(Path::new(&source.origin))? == resolved {
+        bail!(
+            "--stats {}: is the scene file {}, which the statistics would replace; name the \
+             stats file otherwise",
+            stats.display(),
+            source.origin
+        );
+    }
+    if resolved.is_file() && !earlier_statistics(&resolved) {
+        bail!(
+            "--stats {}: the file exists and does not hold an earlier run's statistics (JSON \
+             lines with a \"step\"), so this run would destroy it; remove it or name another file",
+            stats.display()
+        );
+    }
     let directory = resolved.parent().unwrap_or(Path::new("/"));
     if let Some(export) = &export {
         let flag = options.export.as_deref().unwrap_or(export).display();
@@ -210,6 +228,28 @@ fn check_outputs(options: &SimulateOptions) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Whether the file at `path` is one `--stats` may replace: empty, or an earlier run's
+/// statistics, whose first line is a JSON object with a `step` and a `time`.
+fn earlier_statistics(path: &Path) -> bool {
+    use std::io::{BufRead, Read};
+    let Ok(file) = std::fs::File::open(path) else {
+        // Unreadable: creating the file will say what is wrong.
+        return true;
+    };
+    // A stats line is a few hundred bytes; a megabyte without a line break is not one.
+    let mut first = String::new();
+    if std::io::BufReader::new(file.take(1 << 20))
+        .read_line(&mut first)
+        .is_err()
+    {
+        return false;
+    }
+    first.is_empty()
+        || serde_json::from_str::<serde_json::Value>(&first).is_ok_and(|line| {
+            line.get("step").is_some_and(|step| step.is_u64()) && line.get("time").is_some()
+        })
 }
 
 /// What a frame of the run exports besides its table: the names of its fields (with
@@ -302,7 +342,7 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
     sim.set_stage_timing(false);
     let dt = sim.dt();
     let steps = steps_to_run(options, dt)?;
-    check_outputs(options)?;
+    check_outputs(options, &source)?;
     let first = sim.frame()?;
     let parts = check_parts(sim.as_ref(), first.as_ref(), options)?;
     let every = options.every.max(1);

@@ -56,6 +56,9 @@ pub fn run(options: &ValidateOptions) -> Result<Vec<Check>> {
         }
         options.cases.iter().map(String::as_str).collect()
     };
+    if options.out.exists() && !options.out.is_dir() {
+        bail!("--out {}: not a directory", options.out.display());
+    }
     std::fs::create_dir_all(&options.out).with_context(|| {
         format!(
             "--out {}: cannot create the output directory",

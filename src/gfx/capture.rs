@@ -8,14 +8,25 @@ use std::path::Path;
 /// An image read back from the GPU: RGBA8, rows top to bottom.
 pub type Image = image::RgbaImage;
 
-/// Reads the colour of `framebuffer` (`None`: the default one) into an image.
+/// Reads the colour of `framebuffer` (`None`: the default one) into an image. The image's
+/// memory (4 bytes a pixel, 1 GiB at 16384²) is asked for first: where it cannot be had the
+/// error says so and names the size, instead of the allocator aborting the program.
 pub fn read_image(
     gl: &glow::Context,
     framebuffer: Option<glow::Framebuffer>,
     width: u32,
     height: u32,
-) -> Image {
-    let mut pixels = vec![0u8; width as usize * height as usize * 4];
+) -> Result<Image> {
+    let bytes = width as usize * height as usize * 4;
+    let mut pixels = Vec::new();
+    pixels.try_reserve_exact(bytes).map_err(|_| {
+        anyhow::anyhow!(
+            "cannot read back a {width}×{height} picture: its {} of host memory could not be \
+             allocated; try a smaller --size or window",
+            crate::host::format_bytes(bytes as u64)
+        )
+    })?;
+    pixels.resize(bytes, 0);
     // SAFETY: GL calls on the current context; the destination holds width × height ×
     // channels values, what the read-back writes with this pack alignment.
     unsafe {
@@ -32,14 +43,17 @@ pub fn read_image(
         );
         gl.bind_framebuffer(glow::READ_FRAMEBUFFER, None);
     }
-    // GL rows run bottom to top; images top to bottom.
+    // GL rows run bottom to top; images top to bottom: swapped in place (no second copy).
     let row = width as usize * 4;
-    let flipped: Vec<u8> = pixels.chunks(row).rev().flatten().copied().collect();
-    let mut image = Image::from_raw(width, height, flipped).unwrap_or_default();
-    for pixel in image.pixels_mut() {
-        pixel[3] = 255;
+    let rows = height as usize;
+    for top in 0..rows / 2 {
+        let (upper, lower) = pixels.split_at_mut((rows - 1 - top) * row);
+        upper[top * row..(top + 1) * row].swap_with_slice(&mut lower[..row]);
     }
-    image
+    for alpha in pixels.iter_mut().skip(3).step_by(4) {
+        *alpha = 255;
+    }
+    Ok(Image::from_raw(width, height, pixels).unwrap_or_default())
 }
 
 /// Writes `image` as a PNG atomically (`.NAME.partial`, then renamed), creating the parent
@@ -49,15 +63,18 @@ pub fn save_png(image: &Image, path: &Path) -> Result<()> {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create the directory {}", parent.display()))?;
     }
-    // Encoded in memory, then written through a temporary file and renamed: an interrupted
-    // render leaves whole PNGs only.
-    let mut png = std::io::Cursor::new(Vec::new());
-    image
-        .write_to(&mut png, image::ImageFormat::Png)
-        .with_context(|| format!("cannot encode the PNG {}", path.display()))?;
+    // Encoded straight into a temporary file, then renamed: an interrupted render leaves whole
+    // PNGs only, and a large picture needs no second copy in memory.
     crate::output::write_atomically(path, |out| {
-        use std::io::Write;
-        out.write_all(png.get_ref())
+        use image::ImageEncoder;
+        image::codecs::png::PngEncoder::new(out)
+            .write_image(
+                image.as_raw(),
+                image.width(),
+                image.height(),
+                image::ExtendedColorType::Rgba8,
+            )
+            .map_err(std::io::Error::other)
     })
     .with_context(|| format!("cannot write the PNG {}", path.display()))
 }

@@ -68,7 +68,7 @@ impl Headless {
             Some(self.target.framebuffer),
             self.width,
             self.height,
-        );
+        )?;
         crate::gfx::check_gl(&self.context.gl, "image read-back")?;
         Ok(image)
     }

@@ -57,7 +57,7 @@ impl Source {
             return Ok(source);
         }
         let path = Path::new(name_or_path);
-        let text = std::fs::read_to_string(path).map_err(|error| SceneError {
+        let text = read_bounded(path).map_err(|error| SceneError {
             origin: name_or_path.to_string(),
             line: None,
             key: None,
@@ -69,6 +69,12 @@ impl Source {
                         .map(|p| p.name)
                         .collect::<Vec<_>>()
                         .join(", ")
+                )
+            } else if error.kind() == std::io::ErrorKind::FileTooLarge {
+                format!(
+                    "cannot read the scene file: it holds more than {} (a scene is a few \
+                     kilobytes of TOML); is this the right file?",
+                    crate::host::format_bytes(MAX_SCENE_BYTES)
                 )
             } else {
                 format!("cannot read the scene file: {error}")
@@ -160,6 +166,29 @@ impl Source {
             message,
         }
     }
+}
+
+/// The most bytes a scene file may hold: far beyond any scene (the presets are 1–3 KiB), and
+/// a bound on what a path to the wrong file (a frame, `/dev/zero`) makes the program read.
+pub const MAX_SCENE_BYTES: u64 = 16 << 20;
+
+/// The text of the file at `path`, refused with [`std::io::ErrorKind::FileTooLarge`] past
+/// [`MAX_SCENE_BYTES`] (counted as read: a device or pipe has no size to ask for).
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_SCENE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_SCENE_BYTES {
+        return Err(std::io::ErrorKind::FileTooLarge.into());
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
 }
 
 /// A TOML syntax or type error as a [`SceneError`] with its line and the offending source line.

@@ -44,9 +44,22 @@ pub struct ViewerOptions {
 /// Opens the viewer and runs until the window closes.
 pub fn run(options: ViewerOptions) -> Result<()> {
     let state = AppState::open(&options.scene, options.backend)?;
-    let event_loop = EventLoop::new().context(
-        "cannot connect to a display (is $DISPLAY or $WAYLAND_DISPLAY set? `fluidlab render` works without one)",
-    )?;
+    let event_loop = EventLoop::new().map_err(|error| {
+        // winit's OS errors start with the file and line of winit's source that raised them
+        // (`os error at /…/winit-0.30.13/src/…/mod.rs:765: …`): the user gets the reason.
+        let text = error.to_string();
+        let reason = match text
+            .strip_prefix("os error at ")
+            .and_then(|rest| rest.split_once(": "))
+        {
+            Some((_, reason)) => reason.to_string(),
+            None => text,
+        };
+        anyhow::anyhow!(
+            "cannot connect to a display (is $DISPLAY or $WAYLAND_DISPLAY set? `fluidlab \
+             render` works without one): {reason}"
+        )
+    })?;
     run_in(event_loop, options, state)
 }
 
@@ -255,7 +268,7 @@ impl Viewer {
         let scripted = last_frame && self.options.screenshot.is_some();
         if self.screenshot_requested || scripted {
             self.screenshot_requested = false;
-            let image = read_image(&gfx.gl, None, size.width.max(1), size.height.max(1));
+            let image = read_image(&gfx.gl, None, size.width.max(1), size.height.max(1))?;
             let path = self.screenshot_path();
             save_png(&image, &path)?;
             let path = std::path::absolute(&path).unwrap_or(path);

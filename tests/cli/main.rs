@@ -6,6 +6,7 @@ mod export;
 mod interrupt;
 mod pipes;
 mod refusals;
+mod wording;
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;

@@ -161,6 +161,76 @@ fn a_stats_file_colliding_with_the_export_is_refused() {
     }
 }
 
+/// `--stats` replaces the file it names, so it must not name the scene file (by any spelling)
+/// or any other file that is not an earlier run's statistics; those are refused before anything
+/// is written and stay as they were. An empty file and an earlier run's statistics are replaced.
+/// The old code replaced every one: `--stats small.toml` turned the scene into JSON lines
+/// (800 particles, `{"step":0,…}`), and `--stats notes.txt` lost the notes.
+#[test]
+fn a_stats_file_that_is_not_statistics_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = write_scene(dir.path());
+    let at = |path: &str| dir.path().join(path).to_string_lossy().into_owned();
+    std::fs::write(at("notes.txt"), "my notes\n").unwrap();
+    std::fs::create_dir(at("sub")).unwrap();
+    for (stats, reason) in [
+        (scene.clone(), "is the scene file"),
+        (at("sub/../small.toml"), "is the scene file"),
+        (at("notes.txt"), "does not hold an earlier run's statistics"),
+    ] {
+        let output = fluidlab(&["simulate", &scene, "--steps", "1", "--stats", &stats, "-q"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "--stats {stats}: {stderr}");
+        assert!(
+            stderr.contains(&format!("--stats {stats}")) && stderr.contains(reason),
+            "--stats {stats}: {stderr}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&scene).unwrap(), SCENE);
+    assert_eq!(
+        std::fs::read_to_string(at("notes.txt")).unwrap(),
+        "my notes\n"
+    );
+    // An empty file, then that run's statistics, are replaced.
+    std::fs::write(at("s.jsonl"), "").unwrap();
+    for _ in 0..2 {
+        ok(&fluidlab(&[
+            "simulate",
+            &scene,
+            "--steps",
+            "1",
+            "--stats",
+            &at("s.jsonl"),
+            "-q",
+        ]));
+        let text = std::fs::read_to_string(at("s.jsonl")).unwrap();
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(text.starts_with("{\"step\":0,"), "{text}");
+    }
+}
+
+/// A scene file is read up to 16 MiB and refused beyond, naming the file and the bound: a path
+/// to the wrong file (a frame export, `/dev/zero`) no longer makes the program read it whole.
+/// The old code read all of this 17 MiB file (a comment, then a valid scene) and ran it, exit
+/// status 0 (and read `/dev/zero` until the memory ran out).
+#[test]
+fn a_scene_file_beyond_16_mib_is_refused_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.toml");
+    let text = format!("{}\n{SCENE}", "#".repeat(17 << 20));
+    std::fs::write(&path, text).unwrap();
+    let path = path.to_string_lossy().into_owned();
+    let output = fluidlab(&["simulate", &path, "--steps", "0", "-q"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "error: {path}: cannot read the scene file: it holds more than 16.0 MiB"
+        )),
+        "{stderr}"
+    );
+}
+
 /// A run that fails any check (paths, numbers, scene) creates no directory or file.
 #[test]
 fn a_run_that_fails_a_check_creates_nothing() {
@@ -254,10 +324,21 @@ fn validate_names_an_output_directory_it_cannot_make() {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains(&format!("--out {out}: cannot create the output directory")),
+        stderr.contains(&format!("--out {out}: not a directory")),
         "{stderr}"
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "kept");
+    // Under it, the directory cannot be made. (The old code said "cannot create the output
+    // directory: File exists" for the file itself, which is not what is wrong.)
+    let under = format!("{out}/v");
+    let output = fluidlab(&["validate", "rest", "--quick", "--out", &under]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "--out {under}: cannot create the output directory"
+        )),
+        "{stderr}"
+    );
 }
 
 /// Writes `text` to `name` in `dir` and returns the stderr of `simulate` on it, which must fail.
@@ -433,6 +514,27 @@ fn scenes_too_big_for_the_memory_are_refused_at_the_key_setting_their_size() {
         "i4k.toml:4: grid.cells: 4096×4096 cells (ink ×1) need about 1.7 GiB",
     );
     refused_for_memory(&run(&pbf), "big.toml:15: params.spacing: ");
+    // The fountain's droplets grow as it runs: 20 million of them (2.2 GB) are refused before
+    // the first step. The old code ran it and aborted at the sixth step or so (SIGABRT,
+    // "memory allocation of 120000000 bytes failed").
+    let fountain = write(
+        "f20m.toml",
+        "kind = \"particles\"\nscene = \"fountain\"\n[fountain]\nrate = 1e8\n\
+         lifetime = 1000.0\nfade = 0.0\nmax_particles = 20000000\n",
+    );
+    refused_for_memory(
+        &[
+            "simulate",
+            &fountain,
+            "--steps",
+            "15",
+            "--backend",
+            "cpu",
+            "-q",
+        ],
+        "f20m.toml:7: fountain.max_particles: 20000000 droplets alive (max_particles 20000000, \
+         rate × lifetime 100000000000) need about 2.1 GiB",
+    );
     refused_for_memory(
         &[
             "bench",

@@ -16,6 +16,7 @@ pub mod fountain;
 mod frame;
 pub mod grab;
 pub mod growth;
+pub mod memory;
 mod panel;
 pub mod random;
 pub mod render;

@@ -92,6 +92,15 @@ impl ParticlesSim {
         }
         let mut sim = ParticlesSim::with_scene(scene);
         sim.choose_backend(options.backend, options.device)?;
+        if sim.cuda.is_none() {
+            super::memory::check_host(
+                source,
+                &sim.scene,
+                options.drawn,
+                options.elements.is_some(),
+                crate::host::available_memory(),
+            )?;
+        }
         Ok(sim)
     }
 

@@ -270,6 +270,7 @@ impl PoolScene {
             params.depth = g.depth.unwrap_or(params.depth);
             cuda_nodes = g.cuda_nodes;
         }
+        let written_speed = file.surface.as_ref().and_then(|s| s.wave_speed);
         if let Some(s) = file.surface {
             params.model = s.model.unwrap_or(params.model);
             params.edges = s.edges.unwrap_or(params.edges);
@@ -288,6 +289,15 @@ impl PoolScene {
         // the key the user wrote.
         let mut derived = None;
         if let Some(k) = stiffness {
+            if let Some(c) = written_speed {
+                return Err(at(Invalid::new(
+                    "springs.stiffness",
+                    format!(
+                        "sets the wave speed, and surface.wave_speed = {c} sets it too; give \
+                         one of them, got {k}"
+                    ),
+                )));
+            }
             if !(k.is_finite() && k > 0.0 && k <= 1e12) {
                 return Err(at(Invalid::new(
                     "springs.stiffness",

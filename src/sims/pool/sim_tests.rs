@@ -407,6 +407,31 @@ fn stiffness_is_taken_up_to_the_lattices_limit_and_refused_naming_itself_beyond(
     );
 }
 
+/// `springs.stiffness` sets the wave speed, so a scene that also writes `surface.wave_speed`
+/// is refused naming both, at the stiffness's line. The old code took the stiffness silently:
+/// `wave_speed = 1` with `stiffness = 1000` ran at c = 0.143 m/s.
+#[test]
+fn stiffness_and_wave_speed_together_are_refused() {
+    use super::scene::PoolScene;
+    use crate::scene::Source;
+    let text = "kind = \"pool\"\n[surface]\nwave_speed = 1.0\n[springs]\nstiffness = 1000.0\n";
+    let error = PoolScene::from_source(&Source::parse(text, "test", "test.toml").unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("test.toml:5: springs.stiffness: ")
+            && error.contains("surface.wave_speed = 1 sets it too"),
+        "{error}"
+    );
+    // Either alone is taken.
+    for text in [
+        "kind = \"pool\"\n[surface]\nwave_speed = 1.0\n",
+        "kind = \"pool\"\n[springs]\nstiffness = 1000.0\n",
+    ] {
+        PoolScene::from_source(&Source::parse(text, "test", "test.toml").unwrap()).unwrap();
+    }
+}
+
 /// The default picture centres what shows of the pool from above — its opening in the deck,
 /// at the rim's height — in the central 80 % of the frame (issue 14's rule), for `render`'s
 /// whole 16:9 frame and for the viewer's window beside its panel. Framing the basin down to
