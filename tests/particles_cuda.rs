@@ -194,11 +194,12 @@ fn the_hosts_constants_are_the_kernels_defines() {
     assert_eq!(define("SC_BUILDS") as usize, kernels::SC_BUILDS);
     assert_eq!(define("SC_NEEDED") as usize, kernels::SC_NEEDED);
     assert_eq!(define("SC_OVERFLOW") as usize, kernels::SC_OVERFLOW);
+    assert_eq!(define("SC_LARGEST") as usize, kernels::SC_LARGEST);
 }
 
 /// `self_collide`'s kernels take what the host passes (src/sims/particles/cuda/self_collide.rs):
 /// its record (`SelfStep`, 9 four-byte fields) first where it takes one, then arrays; the
-/// scan its state, a count and an array.
+/// scan its state, a count and an array; the drift's sums `reduce_finish`, as the frame's end.
 #[test]
 #[cfg_attr(
     not(fluidlab_nvcc),
@@ -209,7 +210,10 @@ fn self_collides_kernels_take_what_the_host_passes() {
     let ptx = module().ptx.expect("the PTX build.rs made");
     let types = |kernel: &str| kinds::parameter_types(ptx, kernel);
     for (kernel, arrays) in [
-        ("self_collide_drift", 5),
+        ("self_collide_drift", 3),
+        ("self_collide_widest", 4),
+        ("self_collide_decide", 3),
+        ("self_collide_clear", 3),
         ("self_collide_cells", 5),
         ("self_collide_scatter", 5),
         ("self_collide_order", 3),

@@ -240,6 +240,11 @@ pub(super) struct ContactBuffers {
     pub(super) changed: CudaSlice<f32>,
     /// `SC_STATE` slots (kernels.rs `SC_*`).
     pub(super) state: CudaSlice<u32>,
+    /// The drift check's partials: three a block of `self_collide_drift`, then one a block of
+    /// `self_collide_widest`.
+    pub(super) partials: CudaSlice<f64>,
+    /// The drift's sums over the nodes (x, y, z; `reduce_finish`'s).
+    pub(super) sums: CudaSlice<f64>,
     /// The thickness of the last build; `None`: the next substep rebuilds (the first, or the
     /// host's state uploaded, or the room grown).
     pub(super) built_for: Option<f32>,
@@ -268,6 +273,8 @@ impl ContactBuffers {
             moved: s.alloc_zeros(3 * n).map_err(&alloc)?,
             changed: s.alloc_zeros(3 * n).map_err(&alloc)?,
             state: s.alloc_zeros(kernels::SC_STATE).map_err(&alloc)?,
+            partials: s.alloc_zeros(3 * blocks(n)).map_err(&alloc)?,
+            sums: s.alloc_zeros(3).map_err(&alloc)?,
             built_for: None,
         })
     }

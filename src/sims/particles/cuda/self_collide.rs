@@ -6,10 +6,11 @@
 //! `tests/emulation/particles.cpp` (stage `SELF_COLLIDE`) runs the same sequence.
 
 use super::buffers::{Buffers, ContactBuffers};
-use super::kernels::{SelfStep, BLOCK, SCAN_THREADS, SC_OVERFLOW, SC_STATE};
+use super::kernels::{blocks, SelfStep, BLOCK, SCAN_THREADS, SC_LARGEST, SC_STATE};
 use super::{cuda, CudaParticles};
 use crate::cuda::launch::{one_block, per_element, read_back};
 use crate::cuda::CudaError;
+use cudarc::driver::LaunchConfig;
 
 /// Candidates a node has room for at first (a folded cloth at h = the spacing has ~10–20;
 /// past the room the lists overflow and grow at the frame's end).
@@ -36,16 +37,38 @@ impl CudaParticles {
         let grid = per_element(n, BLOCK);
         let scan = one_block(SCAN_THREADS);
         let (n32, buckets) = (n as u32, step.buckets);
-        let args = (
-            &step,
-            &b.position,
-            &c.anchor,
-            &mut c.state,
-            &mut c.start,
-            &mut c.fill,
-        );
-        // SAFETY: particles.cu's parameters; start holds buckets + 1, fill buckets.
-        unsafe { Self::launch(m, s, "self_collide_drift", scan, args)? };
+        // The rebuild decision: the drift's partial sums a block, their sums over the blocks
+        // (reduce_finish: one block per axis), each block's widest drift from the mean, the
+        // widest over the blocks and the flag (one block), the counts zeroed if it is set.
+        let args = (&step, &b.position, &c.anchor, &mut c.partials);
+        // SAFETY: particles.cu's parameters; partials hold three per block.
+        unsafe { Self::launch(m, s, "self_collide_drift", grid, args)? };
+        let sums = LaunchConfig {
+            grid_dim: (3, 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let blocks32 = blocks(n) as u32;
+        let args = (&c.partials, &blocks32, &3u32, &0u32, &mut c.sums, &0u32);
+        // SAFETY: one block per axis; sums holds three.
+        unsafe { Self::launch(m, s, "reduce_finish", sums, args)? };
+        let args = (&step, &b.position, &c.anchor, &c.sums, &mut c.partials);
+        // SAFETY: one partial per block.
+        unsafe { Self::launch(m, s, "self_collide_widest", grid, args)? };
+        let args = (&step, &c.sums, &c.partials, &mut c.state);
+        // SAFETY: one block; the partials of as many blocks as `grid`.
+        unsafe { Self::launch(m, s, "self_collide_decide", one_block(BLOCK), args)? };
+        let args = (&step, &c.state, &mut c.start, &mut c.fill);
+        // SAFETY: start holds buckets + 1, fill buckets.
+        unsafe {
+            Self::launch(
+                m,
+                s,
+                "self_collide_clear",
+                per_element(buckets as usize + 1, BLOCK),
+                args,
+            )?
+        };
         let args = (
             &step,
             &c.state,
@@ -156,10 +179,11 @@ impl CudaParticles {
 
     /// The frame's end for `self_collide`: its state as the frame's one synchronisation read
     /// it back (`SC_*`: builds, the last build's candidates; `None`: no lists yet), returned;
-    /// where the lists overflowed (the
-    /// substeps from that build on found their contacts by walking the sorted cells, rebuilt
+    /// where lists overflowed in the frame (`SC_LARGEST`: also where a later build fitted; the
+    /// substeps from such a build on found their contacts by walking the sorted cells, rebuilt
     /// every substep: the same contacts, slower) the room is grown to half as much again as
-    /// they needed and the next substep rebuilds, and the note says so.
+    /// the largest need, the next substep rebuilds, the note says so, and the word is zeroed
+    /// for the next frame.
     pub(super) fn contacts_end(
         &mut self,
         state: Option<[u32; SC_STATE]>,
@@ -171,7 +195,7 @@ impl CudaParticles {
             return Ok(None);
         };
         let s = &self.stream;
-        let needed = state[SC_OVERFLOW] as usize;
+        let needed = state[SC_LARGEST] as usize;
         if needed > 0 {
             let room = needed + needed / 2;
             self.overflow_note = Some(format!(
@@ -183,6 +207,8 @@ impl CudaParticles {
             c.candidates = s
                 .alloc_zeros(room)
                 .map_err(cuda("allocating GPU memory for self_collide"))?;
+            s.memset_zeros(&mut c.state.slice_mut(SC_LARGEST..SC_LARGEST + 1))
+                .map_err(cuda("zeroing self_collide's overflow word"))?;
             c.capacity = room;
             c.built_for = None;
         }
