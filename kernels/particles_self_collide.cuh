@@ -9,10 +9,11 @@
 //     drift from their mean, the widest of those in one block), which sets state[SC_REBUILD]
 //     (or a forced rebuild: the first, another h, an upload, the last build's lists
 //     overflowing); self_collide_clear zeroes a rebuild's bucket counts;
-//   self_collide_cells, self_collide_scan, self_collide_scatter, self_collide_order: the
+//   self_collide_cells, the scan (self_collide_chunk_sums, self_collide_scan,
+//     self_collide_chunk_scan), self_collide_scatter, self_collide_order: the
 //     counting sort into hashed cells of side 2r (sort_cells; each bucket's nodes in node
 //     order, as the CPU's);
-//   self_collide_count, self_collide_scan, self_collide_lists: the candidate lists (CSR; count,
+//   self_collide_count, the scan again, self_collide_lists: the candidate lists (CSR; count,
 //     scan, fill: `build`), into room for SelfStep.capacity candidates (more: state[SC_OVERFLOW]
 //     says how many were needed, no list is written, touching and gather walk the sorted cells
 //     instead, every substep rebuilds, state[SC_LARGEST] keeps the frame's largest need, and
@@ -234,12 +235,38 @@ self_collide_cells(SelfStep c, const unsigned* __restrict__ state, const float* 
     store3(anchor, k, x);
 }
 
-// An exclusive scan of data[0..count) in one block, the total into data[count] (the buckets'
-// starts, the nodes' first candidates).
+// The build's two scans (the bucket counts into their starts, the candidate counts into the
+// nodes' first candidates): an exclusive scan of data[0..values) (values = count + 1, the
+// last 0: the total lands there), grid-wide in chunks of SCAN_THREADS values: each chunk's sum
+// (self_collide_chunk_sums), the sums scanned in one block (self_collide_scan), each chunk
+// scanned and offset by its sum's scan (self_collide_chunk_scan).
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+self_collide_chunk_sums(const unsigned* __restrict__ state, unsigned values, const unsigned* __restrict__ data,
+                        unsigned* __restrict__ sums) {
+    __shared__ double shared[SCAN_THREADS];
+    if (state[SC_REBUILD] == 0u) return;
+    unsigned i = thread_index();
+    double v = block_reduce<SCAN_THREADS>(i < values ? (double)data[i] : 0.0, false, shared);
+    if (threadIdx.x == 0) sums[blockIdx.x] = (unsigned)v;
+}
+
+// An exclusive scan of data[0..count) in one block, the total into data[count] (the chunks'
+// sums).
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
 self_collide_scan(const unsigned* __restrict__ state, unsigned count, unsigned* __restrict__ data) {
     if (state[SC_REBUILD] == 0u) return;
     scan_exclusive(data, count, 1, data + count);
+}
+
+// Each chunk of data[0..values) scanned (scan_exclusive, one value a thread) and offset by the
+// scanned sum of the chunks before it.
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+self_collide_chunk_scan(const unsigned* __restrict__ state, unsigned values, unsigned* __restrict__ data,
+                        const unsigned* __restrict__ sums) {
+    if (state[SC_REBUILD] == 0u) return;
+    unsigned begin = blockIdx.x * SCAN_THREADS, i = begin + threadIdx.x;
+    scan_exclusive(data + begin, min(values - begin, (unsigned)SCAN_THREADS), 1, 0);
+    if (i < values) data[i] += sums[blockIdx.x];
 }
 
 // Each node into its bucket's range (in any order: self_collide_order puts it in node order).
@@ -277,6 +304,7 @@ self_collide_count(SelfStep c, const unsigned* __restrict__ state, const float* 
                    unsigned* __restrict__ first) {
     unsigned k = thread_index();
     if (k >= c.nodes || state[SC_REBUILD] == 0u) return;
+    if (k == 0) first[c.nodes] = 0u;  // the scan's last value: the total lands there
     first[k] = self_collide_near(c, position, node_start, link_other, start, nodes, k, nullptr, 0u);
 }
 

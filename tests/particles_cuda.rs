@@ -199,7 +199,8 @@ fn the_hosts_constants_are_the_kernels_defines() {
 
 /// `self_collide`'s kernels take what the host passes (src/sims/particles/cuda/self_collide.rs):
 /// its record (`SelfStep`, 9 four-byte fields) first where it takes one, then arrays; the
-/// scan its state, a count and an array; the drift's sums `reduce_finish`, as the frame's end.
+/// scans their state, a count and an array (the chunks' passes and the sums too); the drift's
+/// sums `reduce_finish`, as the frame's end.
 #[test]
 #[cfg_attr(
     not(fluidlab_nvcc),
@@ -228,6 +229,9 @@ fn self_collides_kernels_take_what_the_host_passes() {
         assert_eq!(t[1..], vec![".u64".to_string(); arrays][..], "{kernel}");
     }
     assert_eq!(types("self_collide_scan"), [".u64", ".u32", ".u64"]);
+    for kernel in ["self_collide_chunk_sums", "self_collide_chunk_scan"] {
+        assert_eq!(types(kernel), [".u64", ".u32", ".u64", ".u64"], "{kernel}");
+    }
 }
 
 /// The records the kernels take by value have their C structs' sizes (42, 10 and 27 four-byte

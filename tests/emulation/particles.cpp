@@ -247,6 +247,14 @@ int main(int argc, char** argv) {
         std::vector<float> anchor(3 * count), moved(3 * count), changed(3 * count);
         unsigned blocks = blocks_of(count, PARTICLES_BLOCK);
         std::vector<double> partials(3 * blocks), sums(3);
+        // The build's scans, as self_collide.rs `scan`: chunk sums, their scan, the chunks.
+        std::vector<unsigned> chunk_sums(blocks_of(buckets + 1, SCAN_THREADS) + 1);
+        auto scan = [&](unsigned* data, unsigned values) {
+            unsigned chunks = blocks_of(values, SCAN_THREADS);
+            launch_blocks(chunks, SCAN_THREADS, [&] { self_collide_chunk_sums(state.data(), values, data, chunk_sums.data()); });
+            launch_blocks(1, SCAN_THREADS, [&] { self_collide_scan(state.data(), chunks, chunk_sums.data()); });
+            launch_blocks(chunks, SCAN_THREADS, [&] { self_collide_chunk_scan(state.data(), values, data, chunk_sums.data()); });
+        };
         std::vector<unsigned> flags;
         for (unsigned step = 0; step < substeps; ++step) {
             launch(b.nodes, [&] { springs(b, position.data(), node_start.data(), link_other.data(), link_rest.data(), link_stiffness.data(), force.data()); });
@@ -259,11 +267,11 @@ int main(int argc, char** argv) {
             launch_blocks(1, PARTICLES_BLOCK, [&] { self_collide_decide(c, sums.data(), partials.data(), state.data()); });
             launch(buckets + 1, [&] { self_collide_clear(c, state.data(), start.data(), fill.data()); });
             launch(count, [&] { self_collide_cells(c, state.data(), position.data(), bucket.data(), start.data(), anchor.data()); });
-            launch_blocks(1, SCAN_THREADS, [&] { self_collide_scan(state.data(), buckets, start.data()); });
+            scan(start.data(), buckets + 1);
             launch_reversed(count, [&] { self_collide_scatter(c, state.data(), bucket.data(), start.data(), fill.data(), sorted.data()); });
             launch(buckets, [&] { self_collide_order(c, state.data(), start.data(), sorted.data()); });
             launch(count, [&] { self_collide_count(c, state.data(), position.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data()); });
-            launch_blocks(1, SCAN_THREADS, [&] { self_collide_scan(state.data(), count, first.data()); });
+            scan(first.data(), count + 1);
             launch(count, [&] { self_collide_lists(c, state.data(), position.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data(), candidates.data()); });
             launch(count, [&] { self_collide_touching(c, state.data(), position.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data(), candidates.data(), touching.data()); });
             launch(count, [&] { self_collide_gather(c, state.data(), position.data(), previous.data(), velocity.data(), pinned.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data(), candidates.data(), touching.data(), moved.data(), changed.data()); });

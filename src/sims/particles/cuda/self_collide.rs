@@ -9,12 +9,40 @@ use super::buffers::{Buffers, ContactBuffers};
 use super::kernels::{blocks, SelfStep, BLOCK, SCAN_THREADS, SC_LARGEST, SC_STATE};
 use super::{cuda, CudaParticles};
 use crate::cuda::launch::{one_block, per_element, read_back};
-use crate::cuda::CudaError;
+use crate::cuda::{CudaError, Module};
 use cudarc::driver::LaunchConfig;
+use cudarc::driver::{CudaSlice, CudaStream};
 
 /// Candidates a node has room for at first (a folded cloth at h = the spacing has ~10–20;
 /// past the room the lists overflow and grow at the frame's end).
 pub const ROOM_PER_NODE: usize = 32;
+
+/// The build's exclusive scan of `data[0..values)` (the last value 0: the total lands there),
+/// grid-wide in chunks of `SCAN_THREADS`: each chunk's sum, the sums scanned in one block
+/// (`chunk_sums` holds one per chunk and one more), each chunk scanned and offset.
+///
+/// # Safety
+/// `data` holds `values` values, `chunk_sums` at least values / SCAN_THREADS + 2.
+unsafe fn scan_chunks(
+    m: &Module,
+    s: &CudaStream,
+    state: &CudaSlice<u32>,
+    data: &mut CudaSlice<u32>,
+    values: u32,
+    chunk_sums: &mut CudaSlice<u32>,
+) -> Result<(), CudaError> {
+    let chunks = values.div_ceil(SCAN_THREADS);
+    let grid = per_element(values as usize, SCAN_THREADS);
+    let args = (state, &values, &*data, &mut *chunk_sums);
+    // SAFETY: the caller's sizes; one sum a chunk.
+    unsafe { CudaParticles::launch(m, s, "self_collide_chunk_sums", grid, args)? };
+    let args = (state, &chunks, &mut *chunk_sums);
+    // SAFETY: one block; chunk_sums holds chunks + 1.
+    unsafe { CudaParticles::launch(m, s, "self_collide_scan", one_block(SCAN_THREADS), args)? };
+    let args = (state, &values, data, &*chunk_sums);
+    // SAFETY: the caller's sizes.
+    unsafe { CudaParticles::launch(m, s, "self_collide_chunk_scan", grid, args) }
+}
 
 impl CudaParticles {
     /// Enqueues `self_collide` of one substep of `dt`: thickness `h`, `friction` (the world's).
@@ -35,7 +63,6 @@ impl CudaParticles {
         c.built_for = Some(h);
         let step = SelfStep::new(n, (h, friction, dt), c.capacity, force);
         let grid = per_element(n, BLOCK);
-        let scan = one_block(SCAN_THREADS);
         let (n32, buckets) = (n as u32, step.buckets);
         // The rebuild decision: the drift's partial sums a block, their sums over the blocks
         // (reduce_finish: one block per axis), each block's widest drift from the mean, the
@@ -79,9 +106,8 @@ impl CudaParticles {
         );
         // SAFETY: one bucket and anchor per node.
         unsafe { Self::launch(m, s, "self_collide_cells", grid, args)? };
-        let args = (&c.state, &buckets, &mut c.start);
-        // SAFETY: one block; start holds buckets + 1.
-        unsafe { Self::launch(m, s, "self_collide_scan", scan, args)? };
+        // SAFETY: start holds buckets + 1, the last zeroed by self_collide_clear.
+        unsafe { scan_chunks(m, s, &c.state, &mut c.start, buckets + 1, &mut c.chunk_sums)? };
         let args = (
             &step,
             &c.state,
@@ -115,9 +141,8 @@ impl CudaParticles {
         );
         // SAFETY: first holds nodes + 1.
         unsafe { Self::launch(m, s, "self_collide_count", grid, args)? };
-        let args = (&c.state, &n32, &mut c.first);
-        // SAFETY: one block; first holds nodes + 1.
-        unsafe { Self::launch(m, s, "self_collide_scan", scan, args)? };
+        // SAFETY: first holds nodes + 1, the last zeroed by self_collide_count.
+        unsafe { scan_chunks(m, s, &c.state, &mut c.first, n32 + 1, &mut c.chunk_sums)? };
         let args = (
             &step,
             &mut c.state,
