@@ -236,8 +236,9 @@ self_collide_cells(SelfStep c, const unsigned* __restrict__ state, const float* 
 }
 
 // The build's two scans (the bucket counts into their starts, the candidate counts into the
-// nodes' first candidates): an exclusive scan of data[0..values) (values = count + 1, the
-// last 0: the total lands there), grid-wide in chunks of SCAN_THREADS values: each chunk's sum
+// nodes' first candidates): an exclusive scan of data[0..values) (values = count + 1: the
+// output there is the total, whatever the slot held; it is zeroed all the same, so that no
+// uninitialised value is read, as compute-sanitizer's initcheck would report), grid-wide in chunks of SCAN_THREADS values: each chunk's sum
 // (self_collide_chunk_sums), the sums scanned in one block (self_collide_scan), each chunk
 // scanned and offset by its sum's scan (self_collide_chunk_scan).
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
@@ -304,7 +305,7 @@ self_collide_count(SelfStep c, const unsigned* __restrict__ state, const float* 
                    unsigned* __restrict__ first) {
     unsigned k = thread_index();
     if (k >= c.nodes || state[SC_REBUILD] == 0u) return;
-    if (k == 0) first[c.nodes] = 0u;  // the scan's last value: the total lands there
+    if (k == 0) first[c.nodes] = 0u;  // the scan's last value: read, never used (the total lands there)
     first[k] = self_collide_near(c, position, node_start, link_other, start, nodes, k, nullptr, 0u);
 }
 

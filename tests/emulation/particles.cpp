@@ -247,7 +247,7 @@ int main(int argc, char** argv) {
         std::vector<float> anchor(3 * count), moved(3 * count), changed(3 * count);
         unsigned blocks = blocks_of(count, PARTICLES_BLOCK);
         std::vector<double> partials(3 * blocks), sums(3);
-        // The build's scans, as self_collide.rs `scan`: chunk sums, their scan, the chunks.
+        // The build's scans, as self_collide.rs `scan_chunks`: chunk sums, their scan, the chunks.
         std::vector<unsigned> chunk_sums(blocks_of(buckets + 1, SCAN_THREADS) + 1);
         auto scan = [&](unsigned* data, unsigned values) {
             unsigned chunks = blocks_of(values, SCAN_THREADS);

@@ -17,7 +17,8 @@ use cudarc::driver::{CudaSlice, CudaStream};
 /// past the room the lists overflow and grow at the frame's end).
 pub const ROOM_PER_NODE: usize = 32;
 
-/// The build's exclusive scan of `data[0..values)` (the last value 0: the total lands there),
+/// The build's exclusive scan of `data[0..values)` (the output at the last is the total,
+/// whatever the slot held; callers zero it so that nothing uninitialised is read),
 /// grid-wide in chunks of `SCAN_THREADS`: each chunk's sum, the sums scanned in one block
 /// (`chunk_sums` holds one per chunk and one more), each chunk scanned and offset.
 ///
@@ -106,7 +107,7 @@ impl CudaParticles {
         );
         // SAFETY: one bucket and anchor per node.
         unsafe { Self::launch(m, s, "self_collide_cells", grid, args)? };
-        // SAFETY: start holds buckets + 1, the last zeroed by self_collide_clear.
+        // SAFETY: start holds buckets + 1 (the last zeroed by self_collide_clear).
         unsafe { scan_chunks(m, s, &c.state, &mut c.start, buckets + 1, &mut c.chunk_sums)? };
         let args = (
             &step,
@@ -141,7 +142,7 @@ impl CudaParticles {
         );
         // SAFETY: first holds nodes + 1.
         unsafe { Self::launch(m, s, "self_collide_count", grid, args)? };
-        // SAFETY: first holds nodes + 1, the last zeroed by self_collide_count.
+        // SAFETY: first holds nodes + 1 (the last zeroed by self_collide_count).
         unsafe { scan_chunks(m, s, &c.state, &mut c.first, n32 + 1, &mut c.chunk_sums)? };
         let args = (
             &step,

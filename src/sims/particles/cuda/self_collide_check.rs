@@ -111,21 +111,35 @@ pub fn self_case_of(n: usize) -> SelfCase {
     }
 }
 
-/// Coincident nodes (`self_collide::direction`'s fallbacks), four free nodes 1 m up (no
-/// springs, no damping): nodes 0 and 1 at one point with one `previous` (at rest: apart along
-/// ±ŷ by index), nodes 2 and 3 meeting at one point within the first substep from either side
-/// along x (their `previous` differ: apart along x, each back on its own side).
+/// Coincident nodes (`self_collide::direction`'s fallbacks), six nodes (no springs, no
+/// damping), four 1 m up: nodes 0 and 1 at one point with one `previous` (stacked, at rest:
+/// the higher index rises), nodes 2 and 3 meeting at one point within the first substep from
+/// either side along x (their `previous` differ: apart along x, each back on its own side),
+/// and nodes 4 and 5 stacked on the ground with 5 pinned (the free node rises against a pinned
+/// one whatever the indices: here the lower, so the rule by index alone would differ; on the
+/// ground, because in the air gravity parts them first: the free node falls below the pinned
+/// one in the substep's move and is pushed on down; on the ground `collide` puts it back on
+/// the pinned one, at rest).
 pub fn coincident_case() -> SelfCase {
     let dt = 1.0 / 600.0;
     let (at, step) = (Vec3::new(1.0, 1.0, 0.0), Vec3::new(0.01, 0.0, 0.0));
+    let held = Vec3::new(2.0, 0.0, 0.0);
     let mut body = Body::new(
-        vec![at, at, Vec3::Y - step, Vec3::Y + step],
+        vec![at, at, Vec3::Y - step, Vec3::Y + step, held, held],
         0.01,
         Vec::new(),
         Vec::new(),
     );
+    body.pinned[5] = true;
     // Verlet without damping: x + (x − x₋) = Y exactly for both of 2 and 3.
-    body.previous = vec![at, at, Vec3::Y - 2.0 * step, Vec3::Y + 2.0 * step];
+    body.previous = vec![
+        at,
+        at,
+        Vec3::Y - 2.0 * step,
+        Vec3::Y + 2.0 * step,
+        held,
+        held,
+    ];
     for k in 0..body.len() {
         body.velocity[k] = (body.position[k] - body.previous[k]) / dt;
     }
