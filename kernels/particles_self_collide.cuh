@@ -3,27 +3,37 @@
 // while no node drifted more than half the skin. Included by particles.cu, after
 // particles_fountain.cuh (its scan_exclusive). Per substep, all launched every substep, the
 // rebuild decided on the GPU (no host read):
-//   self_collide_drift (one block): the nodes' mean drift from the build's anchors and the
-//     widest drift from it (block reductions); sets state[SC_REBUILD] (or a forced rebuild: the
-//     first, another h, an upload, the last build's lists overflowing) and zeroes the counts;
-//   self_collide_cells, self_collide_scan, self_collide_scatter, self_collide_order: the
+//   self_collide_drift, reduce_finish (particles_stats.cuh), self_collide_widest,
+//     self_collide_decide: the rebuild decision, grid-wide (each block's partial sums of the
+//     drift in double, summed over the blocks by reduce_finish; each block's widest squared
+//     drift from their mean, the widest of those in one block), which sets state[SC_REBUILD]
+//     (or a forced rebuild: the first, another h, an upload, the last build's lists
+//     overflowing); self_collide_clear zeroes a rebuild's bucket counts;
+//   self_collide_cells, the scan (self_collide_chunk_sums, self_collide_scan,
+//     self_collide_chunk_scan), self_collide_scatter, self_collide_order: the
 //     counting sort into hashed cells of side 2r (sort_cells; each bucket's nodes in node
 //     order, as the CPU's);
-//   self_collide_count, self_collide_scan, self_collide_lists: the candidate lists (CSR; count,
+//   self_collide_count, the scan again, self_collide_lists: the candidate lists (CSR; count,
 //     scan, fill: `build`), into room for SelfStep.capacity candidates (more: state[SC_OVERFLOW]
 //     says how many were needed, no list is written, touching and gather walk the sorted cells
-//     instead, every substep rebuilds, and the host grows the room at the frame's end);
+//     instead, every substep rebuilds, state[SC_LARGEST] keeps the frame's largest need, and
+//     the host grows the room at the frame's end);
 //   self_collide_touching, self_collide_gather, self_collide_apply: each node's contacts, the
 //     Jacobi gather (one thread per node, writes only its own), and the result written back with
 //     `previous` moved along.
 // The build kernels return at once when state[SC_REBUILD] is 0.
+
+#include "common/reduce.cuh"
 
 // Slots of the state array (`SC_STATE` of them).
 #define SC_REBUILD 0   // this substep rebuilds the lists
 #define SC_BUILDS 1    // builds so far
 #define SC_NEEDED 2    // candidates the last build found
 #define SC_OVERFLOW 3  // nonzero: the last build's lists did not fit (then its need)
-#define SC_STATE 4
+#define SC_LARGEST 4   // the largest need of a build that did not fit since the host last read
+                       // it (the frame's end; it zeroes it): an overflow that cleared within
+                       // the frame is reported too
+#define SC_STATE 5
 
 // self_collide.rs CELL_LIMIT.
 #define SC_CELL_LIMIT 16777216.0f
@@ -133,66 +143,83 @@ __device__ __forceinline__ void self_collide_candidates(SelfStep c, const unsign
     for (unsigned i = first[k]; i < first[k + 1]; ++i) each(candidates[i]);
 }
 
-// The rebuild decision (self_collide.rs `current`), one block of SCAN_THREADS: the mean drift
-// x − anchor (summed in double), the widest squared drift from it; a non-finite mean (a NaN or
-// infinite node: its drift would be NaN, which fmaxf ignores) rebuilds too, as the CPU's
-// `current`; a rebuild zeroes the bucket counts and fills for the sort.
-// (Min. 1 block a multiprocessor: without it ptxas keeps this kernel to 32 registers and spills.)
-extern "C" __global__ void __launch_bounds__(SCAN_THREADS, 1)
-self_collide_drift(SelfStep c, const float* __restrict__ position, const float* __restrict__ anchor,
-                   unsigned* __restrict__ state, unsigned* __restrict__ start, unsigned* __restrict__ fill) {
-    __shared__ double sums[3 * SCAN_THREADS];
-    __shared__ float widest[SCAN_THREADS];
-    unsigned t = threadIdx.x, n = c.nodes;
-    unsigned overflowed = state[SC_OVERFLOW];
-    unsigned per = (n + SCAN_THREADS - 1) / SCAN_THREADS;
-    unsigned begin = min(t * per, n), end = min(begin + per, n);
-    double sx = 0.0, sy = 0.0, sz = 0.0;
-    for (unsigned k = begin; k < end; ++k) {
-        vec3 d = sub(load3(position, k), load3(anchor, k));
-        sx += (double)d.x;
-        sy += (double)d.y;
-        sz += (double)d.z;
-    }
-    sums[t] = sx;
-    sums[SCAN_THREADS + t] = sy;
-    sums[2 * SCAN_THREADS + t] = sz;
-    __syncthreads();
-    for (unsigned s = SCAN_THREADS / 2; s > 0; s >>= 1) {
-        if (t < s) {
-            sums[t] += sums[t + s];
-            sums[SCAN_THREADS + t] += sums[SCAN_THREADS + t + s];
-            sums[2 * SCAN_THREADS + t] += sums[2 * SCAN_THREADS + t + s];
-        }
-        __syncthreads();
-    }
+// The drift's mean from reduce_finish's sums of the drift (double), as f32 (the CPU's
+// mean is an f32 sum divided by the nodes as f32).
+__device__ __forceinline__ vec3 self_collide_mean(const double* sums, unsigned n) {
     float count = (float)max(n, 1u);
-    vec3 mean = v3((float)sums[0] / count, (float)sums[SCAN_THREADS] / count, (float)sums[2 * SCAN_THREADS] / count);
-    float w = 0.0f;
-    for (unsigned k = begin; k < end; ++k) {
-        vec3 e = sub(sub(load3(position, k), load3(anchor, k)), mean);
-        w = fmaxf(w, dot(e, e));
+    return v3((float)sums[0] / count, (float)sums[1] / count, (float)sums[2] / count);
+}
+
+// The rebuild decision (self_collide.rs `current`), grid-wide, first pass (one thread a
+// node): each block's sums of the drift x − anchor (in double, block_reduce's fixed tree)
+// into partials[3·block + axis]; reduce_finish sums them over the blocks.
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+self_collide_drift(SelfStep c, const float* __restrict__ position, const float* __restrict__ anchor,
+                   double* __restrict__ partials) {
+    __shared__ double shared[PARTICLES_BLOCK];
+    unsigned k = thread_index();
+    vec3 d = v3(0.0f, 0.0f, 0.0f);
+    if (k < c.nodes) d = sub(load3(position, k), load3(anchor, k));
+    double sx = block_reduce<PARTICLES_BLOCK>((double)d.x, false, shared);
+    double sy = block_reduce<PARTICLES_BLOCK>((double)d.y, false, shared);
+    double sz = block_reduce<PARTICLES_BLOCK>((double)d.z, false, shared);
+    if (threadIdx.x == 0) {
+        partials[3 * blockIdx.x] = sx;
+        partials[3 * blockIdx.x + 1] = sy;
+        partials[3 * blockIdx.x + 2] = sz;
     }
-    widest[t] = w;
-    __syncthreads();
-    for (unsigned s = SCAN_THREADS / 2; s > 0; s >>= 1) {
-        if (t < s) widest[t] = fmaxf(widest[t], widest[t + s]);
-        __syncthreads();
+}
+
+// Its third pass (one thread a node): each block's widest squared drift from the mean into
+// partials[block] (a NaN one passed over, as the CPU's f32::max: a NaN node makes the mean
+// non-finite, which rebuilds).
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+self_collide_widest(SelfStep c, const float* __restrict__ position, const float* __restrict__ anchor,
+                    const double* __restrict__ sums, double* __restrict__ partials) {
+    __shared__ double shared[PARTICLES_BLOCK];
+    unsigned k = thread_index();
+    double w = 0.0;
+    if (k < c.nodes) {
+        vec3 e = sub(sub(load3(position, k), load3(anchor, k)), self_collide_mean(sums, c.nodes));
+        float e2 = dot(e, e);
+        if (!isnan(e2)) w = (double)e2;
     }
+    w = block_reduce<PARTICLES_BLOCK>(w, true, shared);
+    if (threadIdx.x == 0) partials[blockIdx.x] = w;
+}
+
+// Its last pass (one block): the widest over the blocks' partials; sets state[SC_REBUILD] (a
+// non-finite mean, a NaN or infinite node, rebuilds too, as the CPU's `current`; so do
+// `force` and the last build's lists overflowing).
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+self_collide_decide(SelfStep c, const double* __restrict__ sums, const double* __restrict__ partials,
+                    unsigned* __restrict__ state) {
+    __shared__ double shared[PARTICLES_BLOCK];
+    unsigned blocks = (c.nodes + PARTICLES_BLOCK - 1) / PARTICLES_BLOCK;
+    double w = 0.0;
+    for (unsigned b = threadIdx.x; b < blocks; b += PARTICLES_BLOCK) w = fmax(w, partials[b]);
+    w = block_reduce<PARTICLES_BLOCK>(w, true, shared);
+    if (threadIdx.x != 0) return;
+    vec3 mean = self_collide_mean(sums, c.nodes);
+    float widest = (float)w;
     bool finite = isfinite(mean.x) && isfinite(mean.y) && isfinite(mean.z);
-    bool rebuild = c.force != 0u || overflowed != 0u || !finite || !(widest[0] <= c.limit * c.limit);
-    if (t == 0) {
-        state[SC_REBUILD] = rebuild ? 1u : 0u;
-        if (rebuild) {
-            state[SC_BUILDS] += 1u;
-            state[SC_OVERFLOW] = 0u;
-        }
+    bool rebuild = c.force != 0u || state[SC_OVERFLOW] != 0u || !finite || !(widest <= c.limit * c.limit);
+    state[SC_REBUILD] = rebuild ? 1u : 0u;
+    if (rebuild) {
+        state[SC_BUILDS] += 1u;
+        state[SC_OVERFLOW] = 0u;
     }
-    if (rebuild)
-        for (unsigned b = t; b <= c.buckets; b += SCAN_THREADS) {
-            start[b] = 0u;
-            if (b < c.buckets) fill[b] = 0u;
-        }
+}
+
+// A rebuild's bucket counts and fills zeroed for the sort (one thread a bucket, and one for
+// start[buckets]).
+extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
+self_collide_clear(SelfStep c, const unsigned* __restrict__ state, unsigned* __restrict__ start,
+                   unsigned* __restrict__ fill) {
+    unsigned b = thread_index();
+    if (b > c.buckets || state[SC_REBUILD] == 0u) return;
+    start[b] = 0u;
+    if (b < c.buckets) fill[b] = 0u;
 }
 
 // The sort's first pass: each node's bucket, counted into start[bucket]; the anchors.
@@ -208,12 +235,39 @@ self_collide_cells(SelfStep c, const unsigned* __restrict__ state, const float* 
     store3(anchor, k, x);
 }
 
-// An exclusive scan of data[0..count) in one block, the total into data[count] (the buckets'
-// starts, the nodes' first candidates).
+// The build's two scans (the bucket counts into their starts, the candidate counts into the
+// nodes' first candidates): an exclusive scan of data[0..values) (values = count + 1: the
+// output there is the total, whatever the slot held; it is zeroed all the same, so that no
+// uninitialised value is read, as compute-sanitizer's initcheck would report), grid-wide in chunks of SCAN_THREADS values: each chunk's sum
+// (self_collide_chunk_sums), the sums scanned in one block (self_collide_scan), each chunk
+// scanned and offset by its sum's scan (self_collide_chunk_scan).
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+self_collide_chunk_sums(const unsigned* __restrict__ state, unsigned values, const unsigned* __restrict__ data,
+                        unsigned* __restrict__ sums) {
+    __shared__ double shared[SCAN_THREADS];
+    if (state[SC_REBUILD] == 0u) return;
+    unsigned i = thread_index();
+    double v = block_reduce<SCAN_THREADS>(i < values ? (double)data[i] : 0.0, false, shared);
+    if (threadIdx.x == 0) sums[blockIdx.x] = (unsigned)v;
+}
+
+// An exclusive scan of data[0..count) in one block, the total into data[count] (the chunks'
+// sums).
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
 self_collide_scan(const unsigned* __restrict__ state, unsigned count, unsigned* __restrict__ data) {
     if (state[SC_REBUILD] == 0u) return;
     scan_exclusive(data, count, 1, data + count);
+}
+
+// Each chunk of data[0..values) scanned (scan_exclusive, one value a thread) and offset by the
+// scanned sum of the chunks before it.
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+self_collide_chunk_scan(const unsigned* __restrict__ state, unsigned values, unsigned* __restrict__ data,
+                        const unsigned* __restrict__ sums) {
+    if (state[SC_REBUILD] == 0u) return;
+    unsigned begin = blockIdx.x * SCAN_THREADS, i = begin + threadIdx.x;
+    scan_exclusive(data + begin, min(values - begin, (unsigned)SCAN_THREADS), 1, 0);
+    if (i < values) data[i] += sums[blockIdx.x];
 }
 
 // Each node into its bucket's range (in any order: self_collide_order puts it in node order).
@@ -251,6 +305,7 @@ self_collide_count(SelfStep c, const unsigned* __restrict__ state, const float* 
                    unsigned* __restrict__ first) {
     unsigned k = thread_index();
     if (k >= c.nodes || state[SC_REBUILD] == 0u) return;
+    if (k == 0) first[c.nodes] = 0u;  // the scan's last value: read, never used (the total lands there)
     first[k] = self_collide_near(c, position, node_start, link_other, start, nodes, k, nullptr, 0u);
 }
 
@@ -267,7 +322,10 @@ self_collide_lists(SelfStep c, unsigned* __restrict__ state, const float* __rest
     unsigned total = first[c.nodes];
     if (k == 0) {
         state[SC_NEEDED] = total;
-        if (total > c.capacity) state[SC_OVERFLOW] = total;
+        if (total > c.capacity) {
+            state[SC_OVERFLOW] = total;
+            state[SC_LARGEST] = max(state[SC_LARGEST], total);
+        }
     }
     if (total > c.capacity) return;
     self_collide_near(c, position, node_start, link_other, start, nodes, k, candidates + first[k],
@@ -297,17 +355,30 @@ self_collide_touching(SelfStep c, const unsigned* __restrict__ state, const floa
     touching[k] = found;
 }
 
-// self_collide.rs `direction`: the unit direction from node j to node k and their distance;
-// coincident nodes along x_k₋ − x_j₋ (`previous`), then ±ŷ by index.
-__device__ __forceinline__ vec3 self_collide_direction(const float* previous, unsigned k, unsigned j, vec3 d,
-                                                       float* distance) {
+// self_collide.rs `direction`: the unit direction from node j to node k, their distance and
+// whether they are stacked; coincident nodes along x_k₋ − x_j₋ (`previous`), then (stacked) ŷ
+// for the node that rises (k where j is pinned, else the higher index), −ŷ for the other.
+__device__ __forceinline__ vec3 self_collide_direction(const float* previous, const unsigned char* pinned,
+                                                       unsigned k, unsigned j, vec3 d, float* distance,
+                                                       bool* stacked) {
     float len = length(d);
     *distance = len;
+    *stacked = false;
     if (len > 0.0f) return divide(d, len);
     vec3 before = sub(load3(previous, k), load3(previous, j));
     float apart = length(before);
     if (apart > 0.0f) return divide(before, apart);
-    return v3(0.0f, k > j ? 1.0f : -1.0f, 0.0f);
+    *stacked = true;
+    return v3(0.0f, pinned[j] || k > j ? 1.0f : -1.0f, 0.0f);
+}
+
+// self_collide.rs `push`: share·(h − d)·n; stacked nodes: the rising one the pair's whole
+// separation weight·h up, the other none (neither sent under what it lies on).
+__device__ __forceinline__ vec3 self_collide_push(vec3 n, float distance, bool stacked, float share, float weight,
+                                                  float h) {
+    if (!stacked) return mul(n, share * (h - distance));
+    if (n.y > 0.0f) return mul(n, weight * h);
+    return v3(0.0f, 0.0f, 0.0f);
 }
 
 // self_collide.rs `gather`: node k's position and velocity after the stage into `moved`,
@@ -334,8 +405,9 @@ self_collide_gather(SelfStep c, const unsigned* __restrict__ state, const float*
             float weight = 1.0f / (float)max(touching[k], touching[j]);
             float share = weight * (pinned[j] ? 1.0f : 0.5f);
             float distance;
-            vec3 n = self_collide_direction(previous, k, j, d, &distance);
-            push = add(push, mul(n, share * (c.h - distance)));
+            bool stacked;
+            vec3 n = self_collide_direction(previous, pinned, k, j, d, &distance, &stacked);
+            push = add(push, self_collide_push(n, distance, stacked, share, weight, c.h));
             vec3 relative = sub(v, load3(velocity, j));
             float along = dot(relative, n);
             vec3 removed = coulomb(sub(relative, mul(n, along)), fmaxf(-along, 0.0f), c.friction);

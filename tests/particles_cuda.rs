@@ -194,11 +194,13 @@ fn the_hosts_constants_are_the_kernels_defines() {
     assert_eq!(define("SC_BUILDS") as usize, kernels::SC_BUILDS);
     assert_eq!(define("SC_NEEDED") as usize, kernels::SC_NEEDED);
     assert_eq!(define("SC_OVERFLOW") as usize, kernels::SC_OVERFLOW);
+    assert_eq!(define("SC_LARGEST") as usize, kernels::SC_LARGEST);
 }
 
 /// `self_collide`'s kernels take what the host passes (src/sims/particles/cuda/self_collide.rs):
 /// its record (`SelfStep`, 9 four-byte fields) first where it takes one, then arrays; the
-/// scan its state, a count and an array.
+/// scans their state, a count and an array (the chunks' passes and the sums too); the drift's
+/// sums `reduce_finish`, as the frame's end.
 #[test]
 #[cfg_attr(
     not(fluidlab_nvcc),
@@ -209,7 +211,10 @@ fn self_collides_kernels_take_what_the_host_passes() {
     let ptx = module().ptx.expect("the PTX build.rs made");
     let types = |kernel: &str| kinds::parameter_types(ptx, kernel);
     for (kernel, arrays) in [
-        ("self_collide_drift", 5),
+        ("self_collide_drift", 3),
+        ("self_collide_widest", 4),
+        ("self_collide_decide", 3),
+        ("self_collide_clear", 3),
         ("self_collide_cells", 5),
         ("self_collide_scatter", 5),
         ("self_collide_order", 3),
@@ -224,6 +229,9 @@ fn self_collides_kernels_take_what_the_host_passes() {
         assert_eq!(t[1..], vec![".u64".to_string(); arrays][..], "{kernel}");
     }
     assert_eq!(types("self_collide_scan"), [".u64", ".u32", ".u64"]);
+    for kernel in ["self_collide_chunk_sums", "self_collide_chunk_scan"] {
+        assert_eq!(types(kernel), [".u64", ".u32", ".u64", ".u64"], "{kernel}");
+    }
 }
 
 /// The records the kernels take by value have their C structs' sizes (42, 10 and 27 four-byte

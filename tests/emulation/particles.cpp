@@ -245,19 +245,33 @@ int main(int argc, char** argv) {
         std::vector<unsigned> bucket(count), start(buckets + 1), fill(buckets), sorted(count), first(count + 1);
         std::vector<unsigned> candidates(std::max(capacity, 1u)), touching(count), state(SC_STATE, 0u);
         std::vector<float> anchor(3 * count), moved(3 * count), changed(3 * count);
+        unsigned blocks = blocks_of(count, PARTICLES_BLOCK);
+        std::vector<double> partials(3 * blocks), sums(3);
+        // The build's scans, as self_collide.rs `scan_chunks`: chunk sums, their scan, the chunks.
+        std::vector<unsigned> chunk_sums(blocks_of(buckets + 1, SCAN_THREADS) + 1);
+        auto scan = [&](unsigned* data, unsigned values) {
+            unsigned chunks = blocks_of(values, SCAN_THREADS);
+            launch_blocks(chunks, SCAN_THREADS, [&] { self_collide_chunk_sums(state.data(), values, data, chunk_sums.data()); });
+            launch_blocks(1, SCAN_THREADS, [&] { self_collide_scan(state.data(), chunks, chunk_sums.data()); });
+            launch_blocks(chunks, SCAN_THREADS, [&] { self_collide_chunk_scan(state.data(), values, data, chunk_sums.data()); });
+        };
         std::vector<unsigned> flags;
         for (unsigned step = 0; step < substeps; ++step) {
             launch(b.nodes, [&] { springs(b, position.data(), node_start.data(), link_other.data(), link_rest.data(), link_stiffness.data(), force.data()); });
             launch(b.nodes, [&] { integrate(b, position.data(), previous.data(), velocity.data(), force.data(), pinned.data()); });
             launch(b.nodes, [&] { collide_nodes(b, position.data(), previous.data(), velocity.data(), pinned.data()); });
             c.force = step == 0 ? 1u : 0u;
-            launch_blocks(1, SCAN_THREADS, [&] { self_collide_drift(c, position.data(), anchor.data(), state.data(), start.data(), fill.data()); });
+            launch_blocks(blocks, PARTICLES_BLOCK, [&] { self_collide_drift(c, position.data(), anchor.data(), partials.data()); });
+            launch_blocks(3, PARTICLES_BLOCK, [&] { reduce_finish(partials.data(), blocks, 3u, 0u, sums.data(), 0u); });
+            launch_blocks(blocks, PARTICLES_BLOCK, [&] { self_collide_widest(c, position.data(), anchor.data(), sums.data(), partials.data()); });
+            launch_blocks(1, PARTICLES_BLOCK, [&] { self_collide_decide(c, sums.data(), partials.data(), state.data()); });
+            launch(buckets + 1, [&] { self_collide_clear(c, state.data(), start.data(), fill.data()); });
             launch(count, [&] { self_collide_cells(c, state.data(), position.data(), bucket.data(), start.data(), anchor.data()); });
-            launch_blocks(1, SCAN_THREADS, [&] { self_collide_scan(state.data(), buckets, start.data()); });
+            scan(start.data(), buckets + 1);
             launch_reversed(count, [&] { self_collide_scatter(c, state.data(), bucket.data(), start.data(), fill.data(), sorted.data()); });
             launch(buckets, [&] { self_collide_order(c, state.data(), start.data(), sorted.data()); });
             launch(count, [&] { self_collide_count(c, state.data(), position.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data()); });
-            launch_blocks(1, SCAN_THREADS, [&] { self_collide_scan(state.data(), count, first.data()); });
+            scan(first.data(), count + 1);
             launch(count, [&] { self_collide_lists(c, state.data(), position.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data(), candidates.data()); });
             launch(count, [&] { self_collide_touching(c, state.data(), position.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data(), candidates.data(), touching.data()); });
             launch(count, [&] { self_collide_gather(c, state.data(), position.data(), previous.data(), velocity.data(), pinned.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data(), candidates.data(), touching.data(), moved.data(), changed.data()); });

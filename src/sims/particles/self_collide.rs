@@ -270,24 +270,41 @@ fn touches(d: Vec3, h: f32) -> bool {
     d.length_squared() < h * h
 }
 
-/// The unit direction from node `j` to node `k` and their distance, `d` = x_k − x_j: along d;
-/// for coincident nodes (d = 0, no direction of its own) along where they were before the
-/// substep's move (`previous`: x_k₋ − x_j₋, the way back out of the crossing), and where those
-/// coincide too, ŷ for the higher index and −ŷ for the lower. Antisymmetric (the pair's two
-/// pushes stay equal and opposite); the CUDA kernel (`self_collide_direction`) does the same.
-pub fn direction(body: &Body, k: usize, j: usize, d: Vec3) -> (Vec3, f32) {
+/// The unit direction from node `j` to node `k`, their distance, `d` = x_k − x_j, and whether
+/// they are stacked: along d; for coincident nodes (d = 0, no direction of its own) along where
+/// they were before the substep's move (`previous`: x_k₋ − x_j₋, the way back out of the
+/// crossing); where those coincide too (stacked) ŷ for the node that rises and −ŷ for the
+/// other: the rising one is node k where node j is pinned (k gathers, so it is free), else the
+/// higher index. Antisymmetric between free nodes (the pair's velocity changes stay equal and
+/// opposite); the CUDA kernel (`self_collide_direction`) does the same.
+pub fn direction(body: &Body, k: usize, j: usize, d: Vec3) -> (Vec3, f32, bool) {
     let distance = d.length();
     if distance > 0.0 {
-        return (d / distance, distance);
+        return (d / distance, distance, false);
     }
     let before = body.previous[k] - body.previous[j];
     let apart = before.length();
     if apart > 0.0 {
-        (before / apart, distance)
-    } else if k > j {
-        (Vec3::Y, distance)
+        (before / apart, distance, false)
+    } else if body.pinned[j] || k > j {
+        (Vec3::Y, distance, true)
     } else {
-        (Vec3::NEG_Y, distance)
+        (Vec3::NEG_Y, distance, true)
+    }
+}
+
+/// Node `k`'s push from a contact with a node `distance` away along `n` ([`direction`]),
+/// `share` its part of the pair's (weight · ½, or the weight against a pinned node): share ·
+/// (h − d) · n. Stacked nodes are not pushed apart ±h/2 each, which sends one down, under the
+/// ground or into the sphere it lies on, for a substep: the rising node takes the pair's whole
+/// separation, weight · h, upward, the other none.
+fn push(n: Vec3, distance: f32, stacked: bool, (share, weight): (f32, f32), h: f32) -> Vec3 {
+    if !stacked {
+        n * (share * (h - distance))
+    } else if n.y > 0.0 {
+        n * (weight * h)
+    } else {
+        Vec3::ZERO
     }
 }
 
@@ -314,7 +331,7 @@ pub fn gather(
     if body.pinned[k] {
         return (x, v);
     }
-    let (mut push, mut stop, mut slip) = (Vec3::ZERO, Vec3::ZERO, Vec3::ZERO);
+    let (mut moved, mut stop, mut slip) = (Vec3::ZERO, Vec3::ZERO, Vec3::ZERO);
     for &j in list {
         let d = x - body.position[j as usize];
         if !touches(d, h) {
@@ -322,15 +339,15 @@ pub fn gather(
         }
         let weight = 1.0 / touching[k].max(touching[j as usize]) as f32;
         let share = weight * if body.pinned[j as usize] { 1.0 } else { 0.5 };
-        let (n, distance) = direction(body, k, j as usize, d);
-        push += n * (share * (h - distance));
+        let (n, distance, stacked) = direction(body, k, j as usize, d);
+        moved += push(n, distance, stacked, (share, weight), h);
         let relative = v - body.velocity[j as usize];
         let along = relative.dot(n);
         let removed = dynamics::coulomb(relative - n * along, (-along).max(0.0), friction);
         stop += n * (share * along.min(0.0));
         slip += removed * share;
     }
-    (x + push - slip * dt, v - stop - slip)
+    (x + moved - slip * dt, v - stop - slip)
 }
 
 /// `self_collide` (module docs): nodes of `body` closer than `h` pushed apart, with Coulomb

@@ -240,6 +240,13 @@ pub(super) struct ContactBuffers {
     pub(super) changed: CudaSlice<f32>,
     /// `SC_STATE` slots (kernels.rs `SC_*`).
     pub(super) state: CudaSlice<u32>,
+    /// The drift check's partials: three a block of `self_collide_drift`, then one a block of
+    /// `self_collide_widest`.
+    pub(super) partials: CudaSlice<f64>,
+    /// The drift's sums over the nodes (x, y, z; `reduce_finish`'s).
+    pub(super) sums: CudaSlice<f64>,
+    /// The build's scans' chunk sums (`SCAN_THREADS` values a chunk; one more for the total).
+    pub(super) chunk_sums: CudaSlice<u32>,
     /// The thickness of the last build; `None`: the next substep rebuilds (the first, or the
     /// host's state uploaded, or the room grown).
     pub(super) built_for: Option<f32>,
@@ -268,6 +275,11 @@ impl ContactBuffers {
             moved: s.alloc_zeros(3 * n).map_err(&alloc)?,
             changed: s.alloc_zeros(3 * n).map_err(&alloc)?,
             state: s.alloc_zeros(kernels::SC_STATE).map_err(&alloc)?,
+            partials: s.alloc_zeros(3 * blocks(n)).map_err(&alloc)?,
+            sums: s.alloc_zeros(3).map_err(&alloc)?,
+            chunk_sums: s
+                .alloc_zeros((buckets + 1).div_ceil(kernels::SCAN_THREADS as usize) + 1)
+                .map_err(&alloc)?,
             built_for: None,
         })
     }

@@ -65,8 +65,13 @@ pub const NAMES: &[&str] = &[
     "xpbd_velocity",
     "collide_nodes",
     "self_collide_drift",
+    "self_collide_widest",
+    "self_collide_decide",
+    "self_collide_clear",
     "self_collide_cells",
+    "self_collide_chunk_sums",
     "self_collide_scan",
+    "self_collide_chunk_scan",
     "self_collide_scatter",
     "self_collide_order",
     "self_collide_count",
@@ -342,14 +347,18 @@ impl BodyStep {
 
 /// Slots of `self_collide`'s state array (particles_self_collide.cuh `SC_*`): this substep
 /// rebuilds, builds so far, the last build's candidates, the need of lists that overflowed (0:
-/// none).
-pub const SC_STATE: usize = 4;
+/// none), the largest such need since the frame's end last read it.
+pub const SC_STATE: usize = 5;
 /// Builds so far.
 pub const SC_BUILDS: usize = 1;
 /// Candidates the last build found.
 pub const SC_NEEDED: usize = 2;
 /// Nonzero: the last build's lists did not fit; then how many candidates they needed.
 pub const SC_OVERFLOW: usize = 3;
+/// The largest need of a build whose lists did not fit since the frame's end last read (and
+/// zeroed) it: an overflow that cleared within the frame (a later build fitting) is still
+/// reported; 0: none.
+pub const SC_LARGEST: usize = 4;
 
 /// A `self_collide` substep, as `struct SelfStep` in particles_self_collide.cuh.
 #[repr(C)]

@@ -6,14 +6,44 @@
 //! `tests/emulation/particles.cpp` (stage `SELF_COLLIDE`) runs the same sequence.
 
 use super::buffers::{Buffers, ContactBuffers};
-use super::kernels::{SelfStep, BLOCK, SCAN_THREADS, SC_OVERFLOW, SC_STATE};
+use super::kernels::{blocks, SelfStep, BLOCK, SCAN_THREADS, SC_LARGEST, SC_STATE};
 use super::{cuda, CudaParticles};
 use crate::cuda::launch::{one_block, per_element, read_back};
-use crate::cuda::CudaError;
+use crate::cuda::{CudaError, Module};
+use cudarc::driver::LaunchConfig;
+use cudarc::driver::{CudaSlice, CudaStream};
 
 /// Candidates a node has room for at first (a folded cloth at h = the spacing has ~10–20;
 /// past the room the lists overflow and grow at the frame's end).
 pub const ROOM_PER_NODE: usize = 32;
+
+/// The build's exclusive scan of `data[0..values)` (the output at the last is the total,
+/// whatever the slot held; callers zero it so that nothing uninitialised is read),
+/// grid-wide in chunks of `SCAN_THREADS`: each chunk's sum, the sums scanned in one block
+/// (`chunk_sums` holds one per chunk and one more), each chunk scanned and offset.
+///
+/// # Safety
+/// `data` holds `values` values, `chunk_sums` at least values / SCAN_THREADS + 2.
+unsafe fn scan_chunks(
+    m: &Module,
+    s: &CudaStream,
+    state: &CudaSlice<u32>,
+    data: &mut CudaSlice<u32>,
+    values: u32,
+    chunk_sums: &mut CudaSlice<u32>,
+) -> Result<(), CudaError> {
+    let chunks = values.div_ceil(SCAN_THREADS);
+    let grid = per_element(values as usize, SCAN_THREADS);
+    let args = (state, &values, &*data, &mut *chunk_sums);
+    // SAFETY: the caller's sizes; one sum a chunk.
+    unsafe { CudaParticles::launch(m, s, "self_collide_chunk_sums", grid, args)? };
+    let args = (state, &chunks, &mut *chunk_sums);
+    // SAFETY: one block; chunk_sums holds chunks + 1.
+    unsafe { CudaParticles::launch(m, s, "self_collide_scan", one_block(SCAN_THREADS), args)? };
+    let args = (state, &values, data, &*chunk_sums);
+    // SAFETY: the caller's sizes.
+    unsafe { CudaParticles::launch(m, s, "self_collide_chunk_scan", grid, args) }
+}
 
 impl CudaParticles {
     /// Enqueues `self_collide` of one substep of `dt`: thickness `h`, `friction` (the world's).
@@ -34,18 +64,39 @@ impl CudaParticles {
         c.built_for = Some(h);
         let step = SelfStep::new(n, (h, friction, dt), c.capacity, force);
         let grid = per_element(n, BLOCK);
-        let scan = one_block(SCAN_THREADS);
         let (n32, buckets) = (n as u32, step.buckets);
-        let args = (
-            &step,
-            &b.position,
-            &c.anchor,
-            &mut c.state,
-            &mut c.start,
-            &mut c.fill,
-        );
-        // SAFETY: particles.cu's parameters; start holds buckets + 1, fill buckets.
-        unsafe { Self::launch(m, s, "self_collide_drift", scan, args)? };
+        // The rebuild decision: the drift's partial sums a block, their sums over the blocks
+        // (reduce_finish: one block per axis), each block's widest drift from the mean, the
+        // widest over the blocks and the flag (one block), the counts zeroed if it is set.
+        let args = (&step, &b.position, &c.anchor, &mut c.partials);
+        // SAFETY: particles.cu's parameters; partials hold three per block.
+        unsafe { Self::launch(m, s, "self_collide_drift", grid, args)? };
+        let sums = LaunchConfig {
+            grid_dim: (3, 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let blocks32 = blocks(n) as u32;
+        let args = (&c.partials, &blocks32, &3u32, &0u32, &mut c.sums, &0u32);
+        // SAFETY: one block per axis; sums holds three.
+        unsafe { Self::launch(m, s, "reduce_finish", sums, args)? };
+        let args = (&step, &b.position, &c.anchor, &c.sums, &mut c.partials);
+        // SAFETY: one partial per block.
+        unsafe { Self::launch(m, s, "self_collide_widest", grid, args)? };
+        let args = (&step, &c.sums, &c.partials, &mut c.state);
+        // SAFETY: one block; the partials of as many blocks as `grid`.
+        unsafe { Self::launch(m, s, "self_collide_decide", one_block(BLOCK), args)? };
+        let args = (&step, &c.state, &mut c.start, &mut c.fill);
+        // SAFETY: start holds buckets + 1, fill buckets.
+        unsafe {
+            Self::launch(
+                m,
+                s,
+                "self_collide_clear",
+                per_element(buckets as usize + 1, BLOCK),
+                args,
+            )?
+        };
         let args = (
             &step,
             &c.state,
@@ -56,9 +107,8 @@ impl CudaParticles {
         );
         // SAFETY: one bucket and anchor per node.
         unsafe { Self::launch(m, s, "self_collide_cells", grid, args)? };
-        let args = (&c.state, &buckets, &mut c.start);
-        // SAFETY: one block; start holds buckets + 1.
-        unsafe { Self::launch(m, s, "self_collide_scan", scan, args)? };
+        // SAFETY: start holds buckets + 1 (the last zeroed by self_collide_clear).
+        unsafe { scan_chunks(m, s, &c.state, &mut c.start, buckets + 1, &mut c.chunk_sums)? };
         let args = (
             &step,
             &c.state,
@@ -92,9 +142,8 @@ impl CudaParticles {
         );
         // SAFETY: first holds nodes + 1.
         unsafe { Self::launch(m, s, "self_collide_count", grid, args)? };
-        let args = (&c.state, &n32, &mut c.first);
-        // SAFETY: one block; first holds nodes + 1.
-        unsafe { Self::launch(m, s, "self_collide_scan", scan, args)? };
+        // SAFETY: first holds nodes + 1 (the last zeroed by self_collide_count).
+        unsafe { scan_chunks(m, s, &c.state, &mut c.first, n32 + 1, &mut c.chunk_sums)? };
         let args = (
             &step,
             &mut c.state,
@@ -156,10 +205,11 @@ impl CudaParticles {
 
     /// The frame's end for `self_collide`: its state as the frame's one synchronisation read
     /// it back (`SC_*`: builds, the last build's candidates; `None`: no lists yet), returned;
-    /// where the lists overflowed (the
-    /// substeps from that build on found their contacts by walking the sorted cells, rebuilt
+    /// where lists overflowed in the frame (`SC_LARGEST`: also where a later build fitted; the
+    /// substeps from such a build on found their contacts by walking the sorted cells, rebuilt
     /// every substep: the same contacts, slower) the room is grown to half as much again as
-    /// they needed and the next substep rebuilds, and the note says so.
+    /// the largest need, the next substep rebuilds, the note says so, and the word is zeroed
+    /// for the next frame.
     pub(super) fn contacts_end(
         &mut self,
         state: Option<[u32; SC_STATE]>,
@@ -171,7 +221,7 @@ impl CudaParticles {
             return Ok(None);
         };
         let s = &self.stream;
-        let needed = state[SC_OVERFLOW] as usize;
+        let needed = state[SC_LARGEST] as usize;
         if needed > 0 {
             let room = needed + needed / 2;
             self.overflow_note = Some(format!(
@@ -183,6 +233,8 @@ impl CudaParticles {
             c.candidates = s
                 .alloc_zeros(room)
                 .map_err(cuda("allocating GPU memory for self_collide"))?;
+            s.memset_zeros(&mut c.state.slice_mut(SC_LARGEST..SC_LARGEST + 1))
+                .map_err(cuda("zeroing self_collide's overflow word"))?;
             c.capacity = room;
             c.built_for = None;
         }

@@ -5,12 +5,14 @@
 //! [`SELF_TOLERANCE`] with it, mutated kernels caught, overflowing lists reported.
 
 use super::emulation::{compile, run, Drawing};
-use super::kernels::{BasinStep, FountainStep, Topology, SC_BUILDS, SC_NEEDED, SC_OVERFLOW};
+use super::kernels::{
+    BasinStep, FountainStep, Topology, SC_BUILDS, SC_LARGEST, SC_NEEDED, SC_OVERFLOW, SC_STATE,
+};
 use super::parity::BodyArrays;
 use super::self_collide::ROOM_PER_NODE;
 use super::self_collide_check::{
-    coincident_case, compare, cpu_run, self_case, SelfCase, SelfDifference, SelfRun,
-    SELF_TOLERANCE, SUBSTEPS,
+    coincident_case, compare, cpu_run, cpu_substep, self_case, self_case_of, SelfCase,
+    SelfDifference, SelfRun, SELF_TOLERANCE, SUBSTEPS,
 };
 use glam::Vec3;
 use std::path::Path;
@@ -41,7 +43,7 @@ fn emulate(program: &Path, case: &SelfCase, capacity: usize) -> (SelfRun, Vec<u3
         Some((&case.case, &topology)),
         Some(&drawing),
     );
-    let state = out.tally[..4].to_vec();
+    let state = out.tally[..SC_STATE].to_vec();
     let run = SelfRun {
         arrays: BodyArrays {
             position: out.position,
@@ -52,7 +54,7 @@ fn emulate(program: &Path, case: &SelfCase, capacity: usize) -> (SelfRun, Vec<u3
         first: out.tag,
         candidates: out.order,
         builds: state[SC_BUILDS],
-        rebuilt: out.tally[4..].iter().map(|&f| f != 0).collect(),
+        rebuilt: out.tally[SC_STATE..].iter().map(|&f| f != 0).collect(),
     };
     (run, state)
 }
@@ -70,9 +72,11 @@ fn against_the_cpu(program: &Path, case: &SelfCase) -> (SelfDifference, Vec<bool
 /// the folded cloth (its top layer landing: 346 contacts at the last; the lists built at the
 /// first and rebuilt by drift at the 15th and 23rd) positions, velocities, `previous` and
 /// forces are the CPU's bit for bit, the lists the CPU's in its order, the same substeps
-/// rebuilt; and coincident nodes ([`coincident_case`]) go apart as on the CPU: the pair at
-/// rest along ±ŷ by index, the pair that met from either side along x, each back on its own
-/// side.
+/// rebuilt; and coincident nodes ([`coincident_case`]) go apart as on the CPU: the stacked
+/// pair along ŷ, the higher index rising h and the lower falling as the pair that met from
+/// either side along x (the old kernel: pushed h/2 down, 2.6e-2 m below it), that pair each
+/// back on its own side, and the free node of a stacked pair rising h above its pinned
+/// partner of higher index.
 #[test]
 #[cfg_attr(
     not(fluidlab_cxx20),
@@ -105,6 +109,14 @@ fn self_collide_matches_the_cpu_bit_for_bit() {
         "{met}"
     );
     assert!(x[2].x < 0.0 && x[3].x > 0.0, "{x:?}");
+    let below = x[2].y - x[0].y;
+    assert!(below.abs() < 1e-3 * case.h, "node 0 {below} m below node 2");
+    let held = x[4] - x[5];
+    assert!(
+        held.y >= 0.9 * case.h && held.x == 0.0 && held.z == 0.0,
+        "node 4 against the pinned node 5: {held}"
+    );
+    assert_eq!(x[5], case.case.body.position[5], "the pinned node moved");
 }
 
 /// With FMA contraction (as nvcc compiles) the 24 substeps stay within [`SELF_TOLERANCE`]
@@ -130,7 +142,8 @@ fn contracted_self_collide_stays_within_the_tolerance() {
 /// lists never rebuilt by drift, a bucket's nodes left in the scatter's order (every list in
 /// another order; the arrays may stay bitwise), the Coulomb friction dropped, its displacement
 /// not undone, its sign flipped, linked pairs not excluded, a node its own candidate, the
-/// coincident nodes' ±ŷ made the same for both, their `previous` fallback deleted.
+/// stacked nodes' ±ŷ made the same for both, both pushed h/2 (the old rule), the coincident
+/// nodes' `previous` fallback deleted.
 #[test]
 #[cfg_attr(
     not(fluidlab_cxx20),
@@ -147,8 +160,8 @@ fn a_mutated_self_collide_kernel_is_caught() {
             true,
         ),
         (
-            "overflowed != 0u || !finite || !(widest[0] <= c.limit * c.limit)",
-            "overflowed != 0u",
+            "state[SC_OVERFLOW] != 0u || !finite || !(widest <= c.limit * c.limit)",
+            "state[SC_OVERFLOW] != 0u",
             true,
         ),
         (
@@ -178,8 +191,18 @@ fn a_mutated_self_collide_kernel_is_caught() {
         ),
         ("if (j == k || !(dot", "if (!(dot", true),
         (
-            "return v3(0.0f, k > j ? 1.0f : -1.0f, 0.0f);",
+            "return v3(0.0f, pinned[j] || k > j ? 1.0f : -1.0f, 0.0f);",
             "return v3(0.0f, 1.0f, 0.0f);",
+            true,
+        ),
+        (
+            "return v3(0.0f, pinned[j] || k > j ? 1.0f : -1.0f, 0.0f);",
+            "return v3(0.0f, k > j ? 1.0f : -1.0f, 0.0f);",
+            true,
+        ),
+        (
+            "if (!stacked) return mul(n, share * (h - distance));",
+            "return mul(n, share * (h - distance));",
             true,
         ),
         ("if (apart > 0.0f) return divide(before, apart);", "", true),
@@ -261,4 +284,134 @@ fn overflowing_lists_are_reported_and_the_cells_walked_instead() {
             && other.arrays.previous == cpu.previous,
         "worst node {worst} m from the CPU's"
     );
+}
+
+/// Several blocks in every grid-wide pass: the folded 40² cloth (1,600 nodes: 7 blocks in
+/// each pass of the drift check; 4,097 bucket counts and 1,601 candidate counts: the scans
+/// in 5 and 2 chunks of 1,024) is the CPU's bit for bit over its substeps without contraction,
+/// the lists the CPU's in its order, the same substeps rebuilding (the first, and the 15th by
+/// drift; 1,472 contacts at the last); and a drift check with a block's partial dropped is
+/// caught by the substeps that rebuild: block 4's sum along x (the 13th and 23rd rebuild
+/// instead), or every block's widest but the first's (the 16th instead of the 15th: the
+/// one-block check reading a block's nodes only). (A single block's widest dropped is not:
+/// here the drift passes the limit in several blocks at once.) So is a scan whose second
+/// chunk is not offset by the first's sum (the lists and the arrays differ).
+#[test]
+#[cfg_attr(
+    not(fluidlab_cxx20),
+    ignore = "needs a C++20 compiler (build.rs found none)"
+)]
+fn a_40_cloth_across_blocks_matches_the_cpu_bit_for_bit() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let case = self_case_of(40);
+    let (cpu, rebuilt) = cpu_run(&case);
+    let n = case.case.body.len();
+    let program = compile(&dir.path().join("particles"), false, None);
+    let (other, _) = emulate(&program, &case, ROOM_PER_NODE * n);
+    let d = compare(&cpu, &other);
+    println!(
+        "{d:?}\nrebuilt: CPU {rebuilt:?}\n  kernels {:?}",
+        other.rebuilt
+    );
+    assert!(d.arrays.bitwise && d.lists_exact, "{d:?}");
+    assert_eq!(rebuilt, other.rebuilt);
+    let by_drift = rebuilt.iter().skip(1).filter(|&&r| r).count();
+    assert!(by_drift >= 1, "{by_drift} rebuilds by drift: {rebuilt:?}");
+    assert!(d.contacts >= 1000, "{} contacts", d.contacts);
+    let file = "particles_self_collide.cuh";
+    let mutations = [
+        // Block 4's sum of the drift along x dropped (nodes 1,024–1,279: the top layer).
+        (
+            "partials[3 * blockIdx.x] = sx;",
+            "partials[3 * blockIdx.x] = blockIdx.x == 4 ? 0.0 : sx;",
+        ),
+        // The scans' second chunk not offset by the first's sum.
+        (
+            "if (i < values) data[i] += sums[blockIdx.x];",
+            "if (i < values) data[i] += blockIdx.x == 1 ? 0u : sums[blockIdx.x];",
+        ),
+        // The widest read of the first block only (the bottom layer: hardly drifting).
+        (
+            "unsigned blocks = (c.nodes + PARTICLES_BLOCK - 1) / PARTICLES_BLOCK;",
+            "unsigned blocks = 1;",
+        ),
+    ];
+    for (k, (from, to)) in mutations.into_iter().enumerate() {
+        let program = compile(
+            &dir.path().join(format!("mutant{k}")),
+            false,
+            Some((file, from, to)),
+        );
+        let (mutant, _) = emulate(&program, &case, ROOM_PER_NODE * n);
+        // The lists first: a wrong scan's are not even CSR (compare would index past them).
+        let lists =
+            mutant.first != cpu.contacts.first || mutant.candidates != cpu.contacts.candidates;
+        let arrays = !lists && !compare(&cpu, &mutant).arrays.bitwise;
+        println!(
+            "`{from}` → `{to}`: rebuilt {:?}, lists differ {lists}, arrays differ {arrays}",
+            mutant.rebuilt
+        );
+        assert!(
+            mutant.rebuilt != rebuilt || lists || arrays,
+            "`{from}` → `{to}` was not caught"
+        );
+    }
+}
+
+/// The folded cloth squeezed to half its width and length about its middle and expanding
+/// (every node moving away from the middle at 20/s times its distance, horizontally): its
+/// lists need fewer candidates build after build.
+fn expanding_case() -> SelfCase {
+    let mut case = self_case();
+    let dt = case.case.dt.0;
+    let body = &mut case.case.body;
+    let middle = body.position.iter().sum::<Vec3>() / body.len() as f32;
+    for k in 0..body.len() {
+        let mut out = body.position[k] - middle;
+        out.y = 0.0;
+        body.position[k] -= 0.5 * out;
+        body.velocity[k] = 20.0 * 0.5 * out;
+        body.previous[k] = body.position[k] - body.velocity[k] * dt;
+    }
+    case
+}
+
+/// An overflow that clears within the frame is still reported at its end: the expanding cloth
+/// ([`expanding_case`]) with room for one candidate fewer than its first build needs overflows
+/// there, and the builds after fit (the state at the end: no overflow, the last need below the
+/// room); `SC_LARGEST` holds the first build's need for the frame's end (`contacts_end`) to
+/// report and grow the room past. The old kernels kept only `SC_OVERFLOW`, which the first
+/// build that fitted cleared: at the end it said 0, nothing was reported (the mutant that
+/// drops the `SC_LARGEST` update gives 0 here too).
+#[test]
+#[cfg_attr(
+    not(fluidlab_cxx20),
+    ignore = "needs a C++20 compiler (build.rs found none)"
+)]
+fn an_overflow_that_clears_within_the_frame_is_reported() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let case = expanding_case();
+    let mut body = case.case.body.clone();
+    cpu_substep(&case, &mut body);
+    let first = body.contacts.first[body.len()];
+    let room = first as usize - 1;
+    let run = |program: &Path| emulate(program, &case, room).1;
+    let state = run(&compile(&dir.path().join("particles"), false, None));
+    println!("first build {first}, room {room}: state {state:?}");
+    assert_eq!(state[SC_OVERFLOW], 0, "{state:?}");
+    assert!((state[SC_NEEDED] as usize) <= room, "{state:?}");
+    assert!(state[SC_BUILDS] >= 2, "{state:?}");
+    assert_eq!(state[SC_LARGEST], first, "{state:?}");
+    let mutant = compile(
+        &dir.path().join("old"),
+        false,
+        Some((
+            "particles_self_collide.cuh",
+            "state[SC_LARGEST] = max(state[SC_LARGEST], total);",
+            "",
+        )),
+    );
+    let old = run(&mutant);
+    println!("without SC_LARGEST: {old:?}");
+    assert_eq!(old[SC_LARGEST], 0);
 }

@@ -208,7 +208,8 @@ fn the_push_is_what_every_integrator_then_sees() {
 }
 
 /// Two unlinked nodes at one point (h = 0.05 m) are pushed apart to h in one `self_collide`:
-/// at rest (the same `previous` too) along ±y, the higher index up; having crossed (moving at
+/// at rest (the same `previous` too) along y, the higher index up by h, the lower staying
+/// (`stacked_nodes_on_the_ground_part_upward`); having crossed (moving at
 /// ±1 m/s along x, so they met this substep) back out along x, each to the side it came from.
 /// The old code (d = 0: no direction, no contact) left both 0 apart.
 #[test]
@@ -230,6 +231,32 @@ fn coincident_nodes_are_pushed_apart() {
     let apart = crossed.position[1] - crossed.position[0];
     println!("crossed: {apart}");
     assert!((apart - Vec3::new(h, 0.0, 0.0)).length() < 1e-6, "{apart}");
+}
+
+/// Stacked nodes (one point, one `previous`) lying on the ground (y = 0, h = 0.05 m) are
+/// parted upward: the higher index rises h, the lower stays on the ground (the old code sent
+/// it to −h/2 = −0.025 m, under the ground, for a substep); against a pinned node the free one
+/// rises h whatever its index (the old code: node 0 under pinned node 1 went to −h = −0.05 m).
+#[test]
+fn stacked_nodes_on_the_ground_part_upward() {
+    let (h, dt) = (0.05, 1e-3);
+    let at = Vec3::new(0.3, 0.0, -0.2);
+    let mut b = Body::new(vec![at, at], 0.1, Vec::new(), Vec::new());
+    self_collide::self_collide(&mut b, h, 0.3, dt);
+    println!("free: {:?}", b.position);
+    assert_eq!(b.position[0], at);
+    assert!((b.position[1] - (at + Vec3::new(0.0, h, 0.0))).length() < 1e-6);
+    let mut pinned = Body::new(vec![at, at], 0.1, Vec::new(), Vec::new());
+    pinned.pinned[1] = true;
+    self_collide::self_collide(&mut pinned, h, 0.3, dt);
+    println!("under a pinned node: {:?}", pinned.position);
+    assert_eq!(pinned.position[1], at);
+    assert!((pinned.position[0] - (at + Vec3::new(0.0, h, 0.0))).length() < 1e-6);
+    assert!(pinned
+        .position
+        .iter()
+        .chain(&b.position)
+        .all(|x| x.y >= 0.0));
 }
 
 /// The jelly takes `self_collision` (`[jelly]`, as the cloth): at rest its lattice has no
