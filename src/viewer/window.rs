@@ -35,14 +35,18 @@ pub struct ViewerOptions {
     /// Close the window after N frames (exit status 0; tests, scripted screenshots).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub exit_after_frames: Option<u64>,
-    /// Save the view to FILE: at the last frame with --exit-after-frames, and on the
-    /// screenshot key (instead of `fluidlab-screenshot-N.png`).
+    /// Save the view to FILE (a .png, checked before the window opens): at the last frame
+    /// with --exit-after-frames, and on the screenshot key (instead of
+    /// `fluidlab-screenshot-N.png`).
     #[arg(long, value_name = "FILE")]
     pub screenshot: Option<PathBuf>,
 }
 
 /// Opens the viewer and runs until the window closes.
 pub fn run(options: ViewerOptions) -> Result<()> {
+    if let Some(path) = &options.screenshot {
+        check_screenshot(path)?;
+    }
     let state = AppState::open(&options.scene, options.backend)?;
     let event_loop = EventLoop::new().map_err(|error| {
         // winit's OS errors start with the file and line of winit's source that raised them
@@ -61,6 +65,33 @@ pub fn run(options: ViewerOptions) -> Result<()> {
         )
     })?;
     run_in(event_loop, options, state)
+}
+
+/// Refuses a `--screenshot` path the screenshot could not be written to, or that would
+/// replace what is not a picture, before the window opens (not at the last frame, after the
+/// session ran): a name not ending `.png`, a directory, a folder on its way that is a file.
+fn check_screenshot(path: &std::path::Path) -> Result<()> {
+    let shown = path.display();
+    let png = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    if !png {
+        anyhow::bail!("--screenshot {shown}: the screenshot is a PNG: name a .png file");
+    }
+    if path.is_dir() {
+        anyhow::bail!("--screenshot {shown}: a directory, not a file");
+    }
+    let mut folder = path.parent();
+    while let Some(dir) = folder.filter(|d| !d.as_os_str().is_empty()) {
+        if dir.exists() {
+            if !dir.is_dir() {
+                anyhow::bail!("--screenshot {shown}: {} is not a directory", dir.display());
+            }
+            break;
+        }
+        folder = dir.parent();
+    }
+    Ok(())
 }
 
 /// Runs the viewer on `state` in `event_loop` until the window closes (tests build both).

@@ -71,3 +71,48 @@ fn view_without_a_display_gives_the_reason_alone() {
         "{stderr}"
     );
 }
+
+/// A `--screenshot` path that cannot take the screenshot is refused before the window opens,
+/// naming the flag (the old code opened the window, ran the session, and failed at the last
+/// frame — `cannot create the directory afile: File exists` — or silently replaced a text
+/// file with a PNG). Without a display: the refusal comes first, the display's error never.
+#[test]
+fn a_screenshot_path_that_cannot_take_it_is_refused_before_the_window() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let file = dir.path().join("afile");
+    std::fs::write(&file, "notes").unwrap();
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "keep me").unwrap();
+    let cases = [
+        (file.join("shot.png"), "afile is not a directory"),
+        (notes.clone(), "the screenshot is a PNG: name a .png file"),
+        (dir.path().join("shots.png"), "a directory, not a file"),
+    ];
+    std::fs::create_dir(dir.path().join("shots.png")).unwrap();
+    for (path, expected) in cases {
+        let output = Command::new(env!("CARGO_BIN_EXE_fluidlab"))
+            .args([
+                "view",
+                "dye",
+                "--backend",
+                "cpu",
+                "--exit-after-frames",
+                "1",
+            ])
+            .arg("--screenshot")
+            .arg(&path)
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .env_remove("WAYLAND_SOCKET")
+            .output()
+            .expect("run fluidlab");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.starts_with(&format!("error: --screenshot {}", path.display()))
+                && stderr.contains(expected),
+            "{expected:?} in {stderr}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "keep me");
+}
