@@ -243,6 +243,7 @@ fn check_out(options: &RenderOptions) -> Result<()> {
     if out.exists() && !out.is_dir() {
         bail!("--out {}: not a directory", out.display());
     }
+    output::check_writable("--out", out, true)?;
     if out.is_dir() && !options.overwrite {
         let frames = output::frame_files(out, FrameNames::Render)
             .with_context(|| format!("--out {}: cannot list it", out.display()))?;

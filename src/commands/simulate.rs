@@ -158,6 +158,7 @@ fn check_outputs(options: &SimulateOptions, source: &Source) -> Result<()> {
             if resolved.exists() && !resolved.is_dir() {
                 bail!("--export {}: not a directory", directory.display());
             }
+            output::check_writable("--export", directory, true)?;
             if resolved.is_dir() && !options.overwrite {
                 let frames = output::frame_files(&resolved, FrameNames::Export)
                     .with_context(|| format!("--export {}: cannot list it", directory.display()))?;
@@ -227,7 +228,7 @@ fn check_outputs(options: &SimulateOptions, source: &Source) -> Result<()> {
             directory.display()
         );
     }
-    Ok(())
+    output::check_writable("--stats", stats, false)
 }
 
 /// Whether the file at `path` is one `--stats` may replace: empty, or an earlier run's

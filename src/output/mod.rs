@@ -54,6 +54,48 @@ pub fn resolved(path: &Path) -> std::io::Result<PathBuf> {
     Ok(resolved)
 }
 
+/// Checks before a run that `path` (a file to write, or a directory to make and fill) can be
+/// written, so that a run is not wasted on an output found unwritable at its first write: the
+/// nearest of `path`'s folders that exists (itself, for a directory that exists) must be a
+/// directory this process can create a file in (a probe, made and removed). The error names
+/// `flag` with the path as given.
+pub fn check_writable(flag: &str, path: &Path, is_directory: bool) -> anyhow::Result<()> {
+    let shown = path.display();
+    let mut folder = if is_directory && path.is_dir() {
+        Some(path)
+    } else {
+        path.parent()
+    };
+    while let Some(dir) = folder {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        if dir.exists() {
+            if !dir.is_dir() {
+                anyhow::bail!("{flag} {shown}: {} is not a directory", dir.display());
+            }
+            let probe = dir.join(format!(".fluidlab-probe-{}", std::process::id()));
+            return match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&probe)
+            {
+                Ok(_) => {
+                    let _ = std::fs::remove_file(&probe);
+                    Ok(())
+                }
+                Err(error) => {
+                    anyhow::bail!("{flag} {shown}: cannot write in {}: {error}", dir.display())
+                }
+            };
+        }
+        folder = dir.parent();
+    }
+    Ok(())
+}
+
 /// Writes `path` through a temporary file in the same directory and renames it into place.
 /// The temporary is made new (a stale file of its name is removed first; a link there is
 /// removed, never followed, so nothing outside the directory is written).

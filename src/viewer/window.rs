@@ -69,7 +69,7 @@ pub fn run(options: ViewerOptions) -> Result<()> {
 
 /// Refuses a `--screenshot` path the screenshot could not be written to, or that would
 /// replace what is not a picture, before the window opens (not at the last frame, after the
-/// session ran): a name not ending `.png`, a directory, a folder on its way that is a file.
+/// session ran): a name not ending `.png`, a directory, a folder it cannot be written in.
 fn check_screenshot(path: &std::path::Path) -> Result<()> {
     let shown = path.display();
     let png = path
@@ -81,17 +81,7 @@ fn check_screenshot(path: &std::path::Path) -> Result<()> {
     if path.is_dir() {
         anyhow::bail!("--screenshot {shown}: a directory, not a file");
     }
-    let mut folder = path.parent();
-    while let Some(dir) = folder.filter(|d| !d.as_os_str().is_empty()) {
-        if dir.exists() {
-            if !dir.is_dir() {
-                anyhow::bail!("--screenshot {shown}: {} is not a directory", dir.display());
-            }
-            break;
-        }
-        folder = dir.parent();
-    }
-    Ok(())
+    crate::output::check_writable("--screenshot", path, false)
 }
 
 /// Runs the viewer on `state` in `event_loop` until the window closes (tests build both).

@@ -116,3 +116,39 @@ fn a_screenshot_path_that_cannot_take_it_is_refused_before_the_window() {
     }
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "keep me");
 }
+
+/// An output under a folder that is a file is refused before the run, naming the flag: the
+/// old code printed the run's header and failed at the first frame (`simulate --export`:
+/// `cannot create the directory …: Not a directory`), or rendered first (`render --out`).
+#[test]
+fn outputs_that_cannot_be_written_are_refused_before_the_run() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let file = dir.path().join("afile");
+    std::fs::write(&file, "notes").unwrap();
+    let under = file.join("x");
+    let under = under.to_str().unwrap();
+    let shown = file.display().to_string();
+    for (args, flag) in [
+        (
+            vec!["simulate", "drop", "--steps", "1", "--export", under],
+            "--export",
+        ),
+        (
+            vec![
+                "render", "drop", "--frames", "1", "--size", "32x32", "--out", under,
+            ],
+            "--out",
+        ),
+    ] {
+        let output = super::fluidlab(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr.trim_end(),
+            format!("error: {flag} {under}: {shown} is not a directory"),
+            "{args:?}"
+        );
+        assert!(output.stdout.is_empty(), "{args:?}: {:?}", output.stdout);
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "notes");
+}
