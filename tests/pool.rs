@@ -153,7 +153,7 @@ fn bench_reports_node_steps_and_the_stages() {
 }
 
 /// A bad value names the file, the line and the key; an unstable scene is refused with the
-/// substeps it would need.
+/// substeps it would need; an island with no area, or islands leaving no water, are refused.
 #[test]
 fn bad_pool_scenes_name_the_file_line_and_key() {
     let dir = tempfile::tempdir().unwrap();
@@ -181,6 +181,21 @@ fn bad_pool_scenes_name_the_file_line_and_key() {
         (
             POOL.replace("[surface]", "[surface]\nmodel = \"membrane\""),
             "unknown variant `membrane`, expected `wave` or `springs`",
+        ),
+        // Islands that are none, or all (the old code ran both: no island; no water).
+        (
+            POOL.replace(
+                "center = [0.3, 1.7]\nradius = 0.15",
+                "outline = [[0, 0], [1, 1], [2, 2]]",
+            ),
+            "island[0].outline: encloses no area: its corners lie on one line",
+        ),
+        (
+            POOL.replace(
+                "center = [0.3, 1.7]\nradius = 0.15",
+                "center = [1.0, 1.0]\nradius = 1.5",
+            ),
+            "island[0]: the islands cover the whole 2 × 2 m pool: no water is left",
         ),
     ];
     for (text, expected) in cases {

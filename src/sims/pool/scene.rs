@@ -446,6 +446,19 @@ impl PoolScene {
                     for p in outline {
                         inside(format!("island[{k}].outline"), *p)?;
                     }
+                    // Twice the signed area (shoelace), in f64: zero when the corners lie on
+                    // one line, which holds no point.
+                    let twice: f64 = outline
+                        .iter()
+                        .zip(outline.iter().cycle().skip(1))
+                        .map(|(a, b)| a[0] as f64 * b[1] as f64 - b[0] as f64 * a[1] as f64)
+                        .sum();
+                    if twice.abs() * 0.5 < 1e-9 {
+                        return Err(Invalid::new(
+                            format!("island[{k}].outline"),
+                            "encloses no area: its corners lie on one line",
+                        ));
+                    }
                 }
                 _ => {
                     return Err(Invalid::new(
@@ -454,6 +467,19 @@ impl PoolScene {
                          neither",
                     ))
                 }
+            }
+        }
+        if !self.islands.is_empty() {
+            // Some node must stay water (on the CPU's grid; checked at most 257 nodes a side,
+            // so a huge grid does not make reading the scene slow).
+            let n = self.params.nodes.clamp(2, 257);
+            let h = size / (n - 1) as f32;
+            let wet = (0..n).any(|j| (0..n).any(|i| !self.land(i as f32 * h, j as f32 * h)));
+            if !wet {
+                return Err(Invalid::new(
+                    format!("island[{}]", self.islands.len() - 1),
+                    format!("the islands cover the whole {size} × {size} m pool: no water is left"),
+                ));
             }
         }
         let l = self.look.light;
