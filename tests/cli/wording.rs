@@ -42,12 +42,10 @@ fn render_refusals_name_the_kind_with_its_article() {
     }
 }
 
-/// `view` without a display says so and why, without the path and line of winit's source the
-/// error was raised at (the old code printed `os error at /root/.cargo/registry/src/…/winit-
-/// 0.30.13/src/platform_impl/linux/mod.rs:765: neither WAYLAND_DISPLAY …`).
-#[test]
-fn view_without_a_display_gives_the_reason_alone() {
-    let output = Command::new(env!("CARGO_BIN_EXE_fluidlab"))
+/// `fluidlab view dye --backend cpu --exit-after-frames 1` with `extra` arguments, with no
+/// display in its environment.
+fn view_without_a_display(extra: &[&std::ffi::OsStr]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_fluidlab"))
         .args([
             "view",
             "dye",
@@ -56,11 +54,20 @@ fn view_without_a_display_gives_the_reason_alone() {
             "--exit-after-frames",
             "1",
         ])
+        .args(extra)
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
         .env_remove("WAYLAND_SOCKET")
         .output()
-        .expect("run fluidlab");
+        .expect("run fluidlab")
+}
+
+/// `view` without a display says so and why, without the path and line of winit's source the
+/// error was raised at (the old code printed `os error at /root/.cargo/registry/src/…/winit-
+/// 0.30.13/src/platform_impl/linux/mod.rs:765: neither WAYLAND_DISPLAY …`).
+#[test]
+fn view_without_a_display_gives_the_reason_alone() {
+    let output = view_without_a_display(&[]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(
@@ -90,22 +97,7 @@ fn a_screenshot_path_that_cannot_take_it_is_refused_before_the_window() {
     ];
     std::fs::create_dir(dir.path().join("shots.png")).unwrap();
     for (path, expected) in cases {
-        let output = Command::new(env!("CARGO_BIN_EXE_fluidlab"))
-            .args([
-                "view",
-                "dye",
-                "--backend",
-                "cpu",
-                "--exit-after-frames",
-                "1",
-            ])
-            .arg("--screenshot")
-            .arg(&path)
-            .env_remove("DISPLAY")
-            .env_remove("WAYLAND_DISPLAY")
-            .env_remove("WAYLAND_SOCKET")
-            .output()
-            .expect("run fluidlab");
+        let output = view_without_a_display(&["--screenshot".as_ref(), path.as_os_str()]);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(1), "{stderr}");
         assert!(
