@@ -238,6 +238,13 @@ fn bad_particles_scenes_name_the_file_line_and_key() {
             FOUNTAIN.replace("scene = \"fountain\"", "scene = \"cloth\""),
             "bad.toml:4: fountain: this is a cloth scene; its section is [cloth]",
         ),
+        // A cloth's or jelly's world key in a fountain: refused (it was accepted and ignored).
+        (
+            format!("{FOUNTAIN}[world]\nwind = [1.0, 0.0, 0.0]\nsphere_radius = 0.5\n"),
+            "bad.toml:11: world.sphere_radius: a fountain does not use it (its droplets meet the \
+             cube, the basin and the room's floor; their drag towards the wind is \
+             fountain.drag): it is for cloth and jelly scenes",
+        ),
     ];
     for (text, expected) in cases {
         let scene = write(dir.path(), "bad.toml", &text);

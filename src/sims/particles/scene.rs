@@ -345,6 +345,25 @@ impl BodyFile {
     }
 }
 
+/// The `[world]` keys of cloth and jelly scenes that a fountain does not use.
+const BODY_ONLY_WORLD_KEYS: [&str; 6] = [
+    "wind_drag",
+    "wind_relative",
+    "ground",
+    "sphere_center",
+    "sphere_radius",
+    "friction",
+];
+
+/// The first `[world]` key in `text` (valid TOML) that only cloth and jelly scenes use.
+fn fountain_ignores(text: &str) -> Option<&'static str> {
+    let table: toml::Table = toml::from_str(text).ok()?;
+    let world = table.get("world")?.as_table()?;
+    BODY_ONLY_WORLD_KEYS
+        .into_iter()
+        .find(|key| world.contains_key(*key))
+}
+
 impl ParticlesScene {
     /// Parses and validates a particles scene source.
     pub fn from_source(source: &Source) -> Result<ParticlesScene, SceneError> {
@@ -383,6 +402,16 @@ impl ParticlesScene {
                     file.scene.name()
                 ),
             )));
+        }
+        if file.scene == Which::Fountain {
+            if let Some(key) = fountain_ignores(&source.text) {
+                return Err(at(Invalid::new(
+                    format!("world.{key}"),
+                    "a fountain does not use it (its droplets meet the cube, the basin and the \
+                     room's floor; their drag towards the wind is fountain.drag): it is for cloth \
+                     and jelly scenes",
+                )));
+            }
         }
         let base = if file.scene == Which::Jelly {
             BodyParams::jelly()
