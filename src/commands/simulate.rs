@@ -492,7 +492,7 @@ fn print_summary(
     );
     let singular = unit.strip_suffix('s').unwrap_or(unit);
     println!(
-        "  {ms_per_step:.2} ms per step, {:.1} solver steps per step (CFL), {rate:.3e} {singular}-steps/s",
+        "  {ms_per_step:.2} ms per step, {:.1} substeps per step, {rate:.3e} {singular}-steps/s",
         sim.steps_taken() as f64 / steps.max(1) as f64
     );
     for line in last.summary() {

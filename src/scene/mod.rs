@@ -34,10 +34,30 @@ pub struct Source {
     pub preset: bool,
 }
 
+/// The presets' names, comma-separated.
+fn preset_names() -> String {
+    PRESETS
+        .iter()
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl Source {
     /// Loads a preset by name (`name` or `kind/name`, see [`PRESETS`]) or a TOML file by path,
     /// and reads its `kind`.
     pub fn load(name_or_path: &str) -> Result<Source, SceneError> {
+        if name_or_path.trim().is_empty() {
+            return Err(SceneError {
+                origin: format!("scene {name_or_path:?}"),
+                line: None,
+                key: None,
+                message: format!(
+                    "the name is empty: give a preset's name ({}) or a scene file's path",
+                    preset_names()
+                ),
+            });
+        }
         if let Some(preset) = preset(name_or_path) {
             let source = Source::parse(
                 preset.source,
@@ -64,11 +84,7 @@ impl Source {
             message: if error.kind() == std::io::ErrorKind::NotFound {
                 format!(
                     "no such scene file, and no preset of that name (presets: {})",
-                    PRESETS
-                        .iter()
-                        .map(|p| p.name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    preset_names()
                 )
             } else if error.kind() == std::io::ErrorKind::FileTooLarge {
                 format!(

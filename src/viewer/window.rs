@@ -33,7 +33,7 @@ pub struct ViewerOptions {
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
     /// Close the window after N frames (exit status 0; tests, scripted screenshots).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=crate::commands::MAX_COUNT))]
     pub exit_after_frames: Option<u64>,
     /// Save the view to FILE (a .png, checked before the window opens): at the last frame
     /// with --exit-after-frames, and on the screenshot key (instead of

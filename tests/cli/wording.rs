@@ -144,3 +144,40 @@ fn outputs_that_cannot_be_written_are_refused_before_the_run() {
     }
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "notes");
 }
+
+/// Small refusals read as English and name their value: an empty scene name says it is empty
+/// (the old code said `error: : no such scene file`), `--exit-after-frames 0` gives the range
+/// every other count flag gives (old: `0 is not in 1..18446744073709551615`), a pinned jelly
+/// names the value it was given (old: no value).
+#[test]
+fn small_refusals_say_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let jelly = dir.path().join("jelly.toml");
+    std::fs::write(
+        &jelly,
+        "kind = \"particles\"\nscene = \"jelly\"\n[jelly]\npins = \"top\"\n",
+    )
+    .unwrap();
+    for (args, expected) in [
+        (
+            vec!["simulate", "", "--steps", "1"],
+            "error: scene \"\": the name is empty: give a preset's name (dye, ",
+        ),
+        (
+            vec!["view", "dye", "--exit-after-frames", "0"],
+            "0 is not in 1..=1000000000",
+        ),
+        (
+            vec!["simulate", jelly.to_str().unwrap(), "--steps", "1"],
+            "jelly.toml:4: jelly.pins: the jelly is never pinned (only \"none\"), got \"top\"",
+        ),
+    ] {
+        let output = fluidlab(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(expected),
+            "{args:?}: {expected:?} not in {stderr}"
+        );
+    }
+}

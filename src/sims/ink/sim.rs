@@ -257,11 +257,12 @@ impl Sim for InkSim {
     fn scheme(&self) -> String {
         let p = &self.solver.params;
         format!(
-            "{}×{} cells, ink ×{}, {} substeps × {} {} iterations, {}",
+            "{}×{} cells, ink ×{}, {} substep{} × {} {} iterations, {}",
             p.cells_x,
             p.cells_y,
             p.ink_scale,
             p.substeps,
+            if p.substeps == 1 { "" } else { "s" },
             p.iterations,
             p.pressure_solver.name(),
             p.advection.name()

@@ -373,7 +373,13 @@ impl ParticlesScene {
         let [fewest, most] = DECADES;
         within(&key("energy_decades"), b.energy_decades, fewest, most, "")?;
         if self.which == Which::Jelly && b.pins != Pins::None {
-            return Err(Invalid::new(key("pins"), "the jelly is never pinned"));
+            return Err(Invalid::new(
+                key("pins"),
+                format!(
+                    "the jelly is never pinned (only \"none\"), got \"{}\"",
+                    b.pins.name()
+                ),
+            ));
         }
         if self.which == Which::Jelly && b.orientation != Orientation::Hanging {
             return Err(Invalid::new(

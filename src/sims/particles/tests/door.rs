@@ -393,7 +393,7 @@ fn bad_scene_input_is_named_by_file_line_and_key() {
         ),
         (
             "kind = \"particles\"\nscene = \"jelly\"\n[jelly]\npins = \"top\"\n".into(),
-            "test.toml:4: jelly.pins: the jelly is never pinned",
+            "test.toml:4: jelly.pins: the jelly is never pinned (only \"none\"), got \"top\"",
         ),
         (
             "kind = \"particles\"\nscene = \"jelly\"\n[jelly]\norientation = \"flat\"\n".into(),
