@@ -213,7 +213,7 @@ fn doctor_passes_on_the_memcheck_driver() {
     let (stdout, _) = succeeds(command, &driver);
     assert!(!stdout.contains("FAIL"), "{stdout}");
     for line in [
-        "PASS  GPU                  fluidlab emulated CUDA device (CPU), compute capability 9.0",
+        "PASS  GPU                            fluidlab emulated CUDA device (CPU), compute capability 9.0",
         "PASS  kernels",
         "PASS  restarts",
         "PASS  parity: one frame",

@@ -146,3 +146,29 @@ pub fn main() -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sims::doctor::NAME_WIDTH;
+
+    /// Every check's name fits the report's name column, so the details line up (with the old
+    /// column of 20, `ink parity: painting obstacles` and five other names pushed their
+    /// details out of line).
+    #[test]
+    fn every_check_name_fits_the_name_column() {
+        let checks = run(|_| {});
+        assert!(checks.len() >= 28, "{} checks", checks.len());
+        for check in &checks {
+            assert!(
+                check.name.chars().count() <= NAME_WIDTH,
+                "{:?}: {} characters, the column is {NAME_WIDTH}",
+                check.name,
+                check.name.chars().count()
+            );
+            let line = check.to_string();
+            let detail_at = line.chars().count() - check.detail.chars().count();
+            assert_eq!(detail_at, 4 + 2 + NAME_WIDTH + 1, "{line}");
+        }
+    }
+}

@@ -36,9 +36,17 @@ pub struct Check {
     pub detail: String,
 }
 
+/// The width of the report's name column: the longest check's name (`ink parity: painting
+/// obstacles`), so that every line's detail starts in the same column.
+pub const NAME_WIDTH: usize = 30;
+
 impl fmt::Display for Check {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}  {:<20} {}", self.status, self.name, self.detail)
+        write!(
+            f,
+            "{}  {:<NAME_WIDTH$} {}",
+            self.status, self.name, self.detail
+        )
     }
 }
 
