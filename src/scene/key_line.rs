@@ -91,9 +91,105 @@ pub fn line_of_key(text: &str, path: &str) -> Option<usize> {
     offset.map(|start| line_of(text, start))
 }
 
+/// The key path (`foam.seed`, `stroke[1].radius`) whose key or value holds byte `offset` of
+/// `text`, the innermost one: what an error the TOML deserializer reports at a span belongs to
+/// (a value of the wrong type: its value; an unknown field: its key). `None` when the text
+/// does not parse or no key or value holds the offset.
+pub fn key_at(text: &str, offset: usize) -> Option<String> {
+    let document = ImDocument::parse(text).ok()?;
+    let mut path = String::new();
+    in_table(document.as_table(), offset, &mut path).then_some(path)
+}
+
+/// Appends to `path` the key of `table` (a table or an inline one) that holds `offset` or
+/// whose value does, and that value's own keys down to the innermost; false when none does.
+fn in_table(table: &dyn TableLike, offset: usize, path: &mut String) -> bool {
+    for (name, _) in table.iter() {
+        let Some((key, item)) = table.get_key_value(name) else {
+            continue;
+        };
+        let mark = path.len();
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(name);
+        let on_key = key.span().is_some_and(|span| span.contains(&offset));
+        if on_key || in_item(item, offset, path) {
+            return true;
+        }
+        path.truncate(mark);
+    }
+    false
+}
+
+/// Whether `item` holds `offset` (appending its inner keys and indices to `path`).
+fn in_item(item: &Item, offset: usize, path: &mut String) -> bool {
+    match item {
+        Item::Value(value) => in_value(value, offset, path),
+        Item::Table(table) => in_table(table, offset, path),
+        Item::ArrayOfTables(tables) => tables.iter().enumerate().any(|(k, table)| {
+            let mark = path.len();
+            path.push_str(&format!("[{k}]"));
+            let found = in_table(table, offset, path);
+            if !found {
+                path.truncate(mark);
+            }
+            found
+        }),
+        Item::None => false,
+    }
+}
+
+/// Whether `value`'s span holds `offset` (appending an inline table's keys or an array's index
+/// that holds it too).
+fn in_value(value: &Value, offset: usize, path: &mut String) -> bool {
+    if !value.span().is_some_and(|span| span.contains(&offset)) {
+        return false;
+    }
+    match value {
+        Value::InlineTable(table) => {
+            in_table(table, offset, path);
+        }
+        Value::Array(array) => {
+            for (k, element) in array.iter().enumerate() {
+                let mark = path.len();
+                path.push_str(&format!("[{k}]"));
+                if in_value(element, offset, path) {
+                    break;
+                }
+                path.truncate(mark);
+            }
+        }
+        _ => {}
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each value's offset gives its key path, the innermost (a table's key, an array of
+    /// tables' element, an inline table's key, an array's element); an offset in no value
+    /// (a header, a comment) gives none.
+    #[test]
+    fn offsets_give_their_key_paths() {
+        let text = "kind = \"pbf\"\n[foam]\nseed = -1\n[[fluid]]\nmin = [0, 1]\n[[fluid]]\n\
+                    max = [2, 3]\nshape = { radius = 4 }\nparams.dt = 5 # dt\n";
+        let at = |needle: &str| key_at(text, text.find(needle).unwrap());
+        assert_eq!(at("\"pbf").as_deref(), Some("kind"));
+        assert_eq!(at("-1").as_deref(), Some("foam.seed"));
+        assert_eq!(at("1]").as_deref(), Some("fluid[0].min[1]"));
+        assert_eq!(at("[2").as_deref(), Some("fluid[1].max"));
+        assert_eq!(at("3]").as_deref(), Some("fluid[1].max[1]"));
+        assert_eq!(at("4 }").as_deref(), Some("fluid[1].shape.radius"));
+        assert_eq!(at("5 #").as_deref(), Some("fluid[1].params.dt"));
+        assert_eq!(at("seed").as_deref(), Some("foam.seed"));
+        assert_eq!(at("radius").as_deref(), Some("fluid[1].shape.radius"));
+        assert_eq!(at("[foam]"), None);
+        assert_eq!(at("# dt"), None);
+        assert_eq!(key_at("kind = ", 3), None);
+    }
 
     /// Each way of writing a key gives the line it is written on; a key left out gives its
     /// table's; what the file does not hold gives none.

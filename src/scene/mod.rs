@@ -6,7 +6,7 @@ mod key_line;
 mod presets;
 mod shape;
 
-pub use key_line::line_of_key;
+pub use key_line::{key_at, line_of_key};
 pub use presets::{default_of, preset, Preset, DEFAULT_SCENE, PRESETS};
 pub use shape::{Aabb, Shape};
 
@@ -225,7 +225,8 @@ pub fn syntax_error(text: &str, origin: &str, error: &toml::de::Error) -> SceneE
     SceneError {
         origin: origin.to_string(),
         line,
-        key: None,
+        // A value of the wrong type: the key it is written at (`foam.seed`).
+        key: error.span().and_then(|span| key_at(text, span.start)),
         message,
     }
 }

@@ -148,16 +148,21 @@ fn outputs_that_cannot_be_written_are_refused_before_the_run() {
 /// Small refusals read as English and name their value: an empty scene name says it is empty
 /// (the old code said `error: : no such scene file`), `--exit-after-frames 0` gives the range
 /// every other count flag gives (old: `0 is not in 1..18446744073709551615`), a pinned jelly
-/// names the value it was given (old: no value).
+/// names the value it was given (old: no value), a value of the wrong type names its key
+/// (old: `typed.toml:4: invalid value: integer \`-1\`, expected usize (in \`n = -1\`)`).
 #[test]
 fn small_refusals_say_what_is_wrong() {
     let dir = tempfile::tempdir().unwrap();
-    let jelly = dir.path().join("jelly.toml");
-    std::fs::write(
-        &jelly,
-        "kind = \"particles\"\nscene = \"jelly\"\n[jelly]\npins = \"top\"\n",
-    )
-    .unwrap();
+    let write = |name: &str, section: &str| {
+        let path = dir.path().join(name);
+        let text = format!("kind = \"particles\"\nscene = \"jelly\"\n[jelly]\n{section}\n");
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let (jelly, typed) = (
+        write("jelly.toml", "pins = \"top\""),
+        write("typed.toml", "n = -1"),
+    );
     for (args, expected) in [
         (
             vec!["simulate", "", "--steps", "1"],
@@ -168,8 +173,12 @@ fn small_refusals_say_what_is_wrong() {
             "0 is not in 1..=1000000000",
         ),
         (
-            vec!["simulate", jelly.to_str().unwrap(), "--steps", "1"],
+            vec!["simulate", &jelly, "--steps", "1"],
             "jelly.toml:4: jelly.pins: the jelly is never pinned (only \"none\"), got \"top\"",
+        ),
+        (
+            vec!["simulate", &typed, "--steps", "1"],
+            "typed.toml:4: jelly.n: invalid value: integer `-1`, expected usize (in `n = -1`)",
         ),
     ] {
         let output = fluidlab(&args);

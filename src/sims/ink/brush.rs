@@ -337,7 +337,7 @@ mod tests {
         );
         let unknown = error(format!("{SCENE}size = 3\n"));
         assert!(
-            unknown.starts_with("test.toml:10: unknown field `size`"),
+            unknown.starts_with("test.toml:10: brush.size: unknown field `size`"),
             "{unknown}"
         );
     }

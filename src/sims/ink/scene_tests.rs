@@ -38,7 +38,7 @@ fn boundary_sides_parse_and_bad_ones_are_named() {
         .unwrap_err()
         .to_string();
     assert!(
-        error.starts_with("test.toml:3: unknown variant `open`"),
+        error.starts_with("test.toml:3: boundary.left: unknown variant `open`"),
         "{error}"
     );
 }

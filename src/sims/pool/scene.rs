@@ -256,11 +256,8 @@ struct LightFile {
 impl PoolScene {
     /// Parses and validates a pool scene source.
     pub fn from_source(source: &Source) -> Result<PoolScene, SceneError> {
-        let file: PoolFile = toml::from_str(&source.text).map_err(|error| {
-            let mut scene_error = syntax_error(&source.text, &source.origin, &error);
-            scene_error.key = unknown_key(&source.text, scene_error.line, error.message());
-            scene_error
-        })?;
+        let file: PoolFile = toml::from_str(&source.text)
+            .map_err(|error| syntax_error(&source.text, &source.origin, &error))?;
         let at = |invalid: Invalid| source.error_at(invalid);
         let mut params = PoolParams::default();
         let mut cuda_nodes = None;
@@ -527,40 +524,6 @@ impl PoolScene {
     pub fn land(&self, x: f32, z: f32) -> bool {
         self.islands.iter().any(|island| island.contains(x, z))
     }
-}
-
-/// The key path of an unknown field (`surface.dampingg`, `drop[1].radus`) from the section
-/// header above its line, when `message` is the parser's "unknown field" and the line starts
-/// with the field (not an inline table's); `None` otherwise.
-fn unknown_key(text: &str, line: Option<usize>, message: &str) -> Option<String> {
-    let field = message.strip_prefix("unknown field `")?.split('`').next()?;
-    let lines: Vec<&str> = text.lines().take(line?).collect();
-    if !lines.last()?.trim_start().starts_with(field) {
-        return None;
-    }
-    let headers: Vec<(&str, bool)> = lines.iter().filter_map(|l| section(l)).collect();
-    let Some(&(name, array)) = headers.last() else {
-        return Some(field.to_string());
-    };
-    if array {
-        let index = headers.iter().filter(|h| **h == (name, true)).count() - 1;
-        return Some(format!("{name}[{index}].{field}"));
-    }
-    Some(format!("{name}.{field}"))
-}
-
-/// A TOML section header's name and whether it is an array of tables (`[[drop]]`); `None`
-/// for any other line (a multi-line array's `[0.3, 1.4],` included).
-fn section(line: &str) -> Option<(&str, bool)> {
-    let line = line.trim();
-    let (inner, array) = match line.strip_prefix("[[") {
-        Some(rest) => (rest.split_once("]]")?, true),
-        None => (line.strip_prefix('[')?.split_once(']')?, false),
-    };
-    let (name, after) = (inner.0.trim(), inner.1.trim());
-    let word = |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c);
-    let named = !name.is_empty() && name.chars().all(word);
-    (named && (after.is_empty() || after.starts_with('#'))).then_some((name, array))
 }
 
 /// `springs.stiffness` `k` whose derived wave speed (`params.wave_speed`) fails its checks:

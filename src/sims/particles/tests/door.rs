@@ -369,7 +369,7 @@ fn bad_scene_input_is_named_by_file_line_and_key() {
         ),
         (
             format!("{base}nozzle = 1\n"),
-            "test.toml:5: unknown field `nozzle`",
+            "test.toml:5: fountain.nozzle: unknown field `nozzle`",
         ),
         (
             format!("{base}[cloth]\nn = 4\n"),
@@ -412,7 +412,7 @@ fn bad_scene_input_is_named_by_file_line_and_key() {
         ),
         (
             "kind = \"particles\"\nscene = \"smoke\"\n".into(),
-            "test.toml:2: unknown variant `smoke`",
+            "test.toml:2: scene: unknown variant `smoke`",
         ),
         (
             "kind = \"particles\"\nscene = \"cloth\"\n[world]\nfriction = 2\n".into(),
