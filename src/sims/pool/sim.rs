@@ -79,6 +79,9 @@ pub struct PoolSim {
 struct PoolGl {
     renderer: PoolRenderer,
     texels: Vec<[f32; 4]>,
+    /// The solver's [`PoolSolver::land_changes`] the renderer was last told the land's nodes
+    /// at (under interop; `None`: not told).
+    land_told: Option<u64>,
 }
 
 impl PoolSim {
@@ -539,6 +542,7 @@ impl Sim for PoolSim {
                 PoolRenderer::with_limit(gl, clock, p.nodes, limit)?,
             );
             old.delete();
+            pool_gl.land_told = None;
         }
         // On CUDA the kernel writes the texture (interop); else the texels go through the host.
         let texture = pool_gl.renderer.surface_texture().0.get();
@@ -550,7 +554,14 @@ impl Sim for PoolSim {
         }
         let pool_gl = self.gl.as_mut().expect("attached above");
         if shared {
-            pool_gl.renderer.set_land(self.solver.has_land());
+            let changes = self.solver.land_changes();
+            if pool_gl.land_told != Some(changes) {
+                let fixed = self.solver.flags().iter();
+                pool_gl
+                    .renderer
+                    .set_land(fixed.map(|f| f & super::surface::FIXED != 0));
+                pool_gl.land_told = Some(changes);
+            }
         } else {
             self.solver.texels(&mut pool_gl.texels)?;
             pool_gl.renderer.upload(&pool_gl.texels);

@@ -96,6 +96,8 @@ pub struct PoolSolver {
     /// Whether any node is fixed (land: the renderer's `land` pass), when known; forgotten
     /// when the flags change.
     land: Option<bool>,
+    /// How many times the flags changed ([`PoolSolver::land_changes`]).
+    land_changes: u64,
 }
 
 impl PoolSolver {
@@ -204,6 +206,7 @@ impl PoolSolver {
             backend,
             pending: None,
             land: None,
+            land_changes: 0,
         }
     }
 
@@ -242,6 +245,7 @@ impl PoolSolver {
         }
         self.pending = None;
         self.land = None;
+        self.land_changes += 1;
         Ok(())
     }
 
@@ -306,6 +310,13 @@ impl PoolSolver {
         land
     }
 
+    /// A count that changes whenever the flags may have (a rebuild, the flags set, an island
+    /// node painted or erased): the renderer is told the land's nodes again, under interop,
+    /// only when it did.
+    pub fn land_changes(&self) -> u64 {
+        self.land_changes
+    }
+
     /// The statistics of the state as it is (the statistics panel's): on the CPU from the
     /// surface, on CUDA the last frame's reductions, or the reductions run again when the state
     /// changed since (48 bytes copied back; the surface stays on the GPU).
@@ -357,6 +368,7 @@ impl PoolSolver {
     /// Recomputes the flags for `params` and `land` (surface.rs `set_flags`).
     pub fn set_flags(&mut self, params: &PoolParams, land: impl Fn(f32, f32) -> bool) {
         self.land = None;
+        self.land_changes += 1;
         match &mut self.backend {
             Backends::Cpu(cpu) => cpu.surface.set_flags(params, land),
             Backends::Cuda(cuda) => cuda.set_flags(params, land),
@@ -366,6 +378,7 @@ impl PoolSolver {
     /// Fixes or frees node (i, j) (surface.rs `set_island_node`).
     pub fn set_island_node(&mut self, params: &PoolParams, i: usize, j: usize, land: bool) {
         self.land = if land { Some(true) } else { None };
+        self.land_changes += 1;
         match &mut self.backend {
             Backends::Cpu(cpu) => cpu.surface.set_island_node(params, i, j, land),
             Backends::Cuda(cuda) => cuda.set_island_node(params, i, j, land),

@@ -28,6 +28,7 @@ mod caustics;
 mod draw_scene;
 mod frame;
 mod grid;
+mod land;
 mod objects;
 mod pool_box;
 mod shared;
@@ -36,6 +37,7 @@ pub use caustics::texture_bytes as caustics_texture_bytes;
 pub use caustics::CausticsImage;
 pub use draw_scene::{rim_height, DrawScene, Pass, VIEWS};
 pub use grid::{display_mesh_nodes, display_stride, strip_indices, TapCells};
+pub use land::{land_bounds, land_texels};
 pub use objects::{texture_refusal, GRID_OBJECTS};
 
 use crate::gfx::check_gl;
@@ -48,6 +50,7 @@ use caustics::{CausticsPass, CausticsViewProgram};
 use glam::Vec3;
 use glow::HasContext;
 use grid::{Grid, HeightProgram, LandProgram, SurfaceProgram};
+use land::LandTexture;
 use pool_box::{PoolBox, PoolProgram};
 use shared::surface_texture;
 use std::rc::Rc;
@@ -81,7 +84,14 @@ pub struct PoolRenderer {
     frame: Option<TextureTarget>,
     frame_size: (u32, u32),
     timer: PassTimer,
+    /// Whether any node is land.
     land: bool,
+    /// Which nodes are land, as last told (empty until told).
+    fixed: Vec<bool>,
+    /// [`land_bounds`] of `fixed`.
+    land_bounds: glam::Vec4,
+    /// The land's heights per node (made on the first frame with land; `land.rs`).
+    land_texture: Option<LandTexture>,
     /// `GL_MAX_TEXTURE_SIZE` (`None`: not known).
     texture_limit: Option<usize>,
     /// The most caustics lookups along a pixel's footprint ([`CAUSTIC_LOOKUPS`]).
@@ -135,7 +145,10 @@ impl PoolRenderer {
             frame_size: (0, 0),
             timer: PassTimer::new(clock),
             pool_box: None,
-            land: true,
+            land: false,
+            fixed: Vec::new(),
+            land_texture: None,
+            land_bounds: glam::Vec4::ZERO,
             texture_limit,
             caustic_lookups: CAUSTIC_LOOKUPS,
             gl,
@@ -163,10 +176,12 @@ impl PoolRenderer {
         self.nodes
     }
 
-    /// Says whether any node is land, for a surface texture written through interop (an
-    /// upload finds out itself; until told, the renderer assumes there is land).
-    pub fn set_land(&mut self, land: bool) {
-        self.land = land;
+    /// Says which nodes are land (true: fixed; row j = nodes with z = j·h), for a surface
+    /// texture written through interop (an upload finds out itself from its texels); told
+    /// nothing, the renderer draws no land. Tell it again when they change: the land texture
+    /// (`land.rs`) is computed again only then.
+    pub fn set_land(&mut self, fixed: impl IntoIterator<Item = bool>) {
+        self.note_land(fixed.into_iter());
     }
 
     /// Counts the far taps by `cells` from the next frame on ([`TapCells`]: the grid's only for
@@ -193,10 +208,11 @@ impl PoolRenderer {
         self.surface
     }
 
-    /// Uploads the surface's texels (row j = nodes with z = j·h), noting whether any node is
-    /// land (without land the `land` pass is left out and rays look for none).
+    /// Uploads the surface's texels (row j = nodes with z = j·h), noting which nodes are land
+    /// (without land the `land` pass is left out and rays look for none; the land texture is
+    /// computed again when they changed).
     pub fn upload(&mut self, texels: &[[f32; 4]]) {
-        self.land = texels.iter().any(|t| t[3] > 0.0);
+        self.note_land(texels.iter().map(|t| t[3] > 0.5));
         let gl = &self.gl;
         // SAFETY: GL calls on the current context; the texture holds nodes² RGBA32F texels
         // and `texels` as many.
@@ -237,6 +253,9 @@ impl PoolRenderer {
             display.delete(&gl);
         }
         self.caustics.delete(&gl);
+        if let Some(land) = &self.land_texture {
+            land.delete(&gl);
+        }
         if let Some((pool_box, _)) = &self.pool_box {
             pool_box.delete(&gl);
         }

@@ -299,6 +299,7 @@ impl PoolSim {
         self.gl = Some(PoolGl {
             renderer: PoolRenderer::with_limit(gl, clock, nodes, limit)?,
             texels: Vec::new(),
+            land_told: None,
         });
         Ok(())
     }
