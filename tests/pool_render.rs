@@ -355,9 +355,9 @@ fn land_is_drawn_where_the_fixed_nodes_are() {
 /// Land painted while the renderer runs (an island added, then one erased, and the pool's depth
 /// changed) is drawn as a renderer started with that land draws it, bit for bit: the land
 /// texture (`land.rs`: heights and bounds computed on the host when the land changes, not every
-/// frame) follows each change. A mutant that keeps the first frame's land texture draws the
-/// second island's pixels apart from a fresh start's (620 pixels; the code before computed the land from the
-/// flags every frame and had nothing to keep).
+/// frame) follows each change. A mutant that keeps the first frame's land texture draws 620
+/// pixels apart from a fresh start's (the code before computed the land from the flags every
+/// frame and had nothing to keep: it passes too).
 #[test]
 fn land_painted_live_is_drawn_as_a_fresh_start_draws_it() {
     let first = |x: f32, z: f32| (x - 0.6).powi(2) + (z - 0.7).powi(2) < 0.06;

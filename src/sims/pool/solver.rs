@@ -298,9 +298,8 @@ impl PoolSolver {
         })
     }
 
-    /// Whether any node is fixed, which the renderer needs to know when the surface reaches it
-    /// through interop (an upload finds out from the texels): one pass over the host's flags
-    /// after they change, none while they do not.
+    /// Whether any node is fixed: one pass over the host's flags after they change, none while
+    /// they do not (the renderer is told the land's nodes themselves: [`Self::land_changes`]).
     pub fn has_land(&mut self) -> bool {
         let flags = self.flags();
         let land = self

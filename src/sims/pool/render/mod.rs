@@ -21,8 +21,9 @@
 //! draw (the scene's values, the views, the passes), `frame.rs` the frame's passes in their
 //! order, `objects.rs` the GL objects' bytes and the texture limit, `shared.rs` the uniforms
 //! every pass sets, `caustics.rs` the caustics texture and its passes, `grid.rs` the surface
-//! mesh and the passes drawing it (`surface`, `land`, `wireframe`, `nodes`), `pool_box.rs` the
-//! pool's box and the deck.
+//! mesh and the passes drawing it (`surface`, `land`, `wireframe`, `nodes`), `land.rs` the land
+//! texture (the land's heights, computed on the host when the land changes) and the land's
+//! bounds, `pool_box.rs` the pool's box and the deck.
 
 mod caustics;
 mod draw_scene;
