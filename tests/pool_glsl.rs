@@ -325,7 +325,7 @@ fn rock_scene(
         ("surface", 0),
         ("caustics", 1),
         ("sky", 2),
-        ("land", 3),
+        ("land_texture", 3),
         ("nodes", ROCK_NODES),
         ("has_land", 1),
         ("caustic_lookups", 1),

@@ -352,53 +352,6 @@ fn land_is_drawn_where_the_fixed_nodes_are() {
     }
 }
 
-/// Land painted while the renderer runs (an island added, then one erased, and the pool's depth
-/// changed) is drawn as a renderer started with that land draws it, bit for bit: the land
-/// texture (`land.rs`: heights and bounds computed on the host when the land changes, not every
-/// frame) follows each change. A mutant that keeps the first frame's land texture draws 620
-/// pixels apart from a fresh start's (the code before computed the land from the flags every
-/// frame and had nothing to keep: it passes too).
-#[test]
-fn land_painted_live_is_drawn_as_a_fresh_start_draws_it() {
-    let first = |x: f32, z: f32| (x - 0.6).powi(2) + (z - 0.7).powi(2) < 0.06;
-    let second = |x: f32, z: f32| (x - 1.4).powi(2) + (z - 1.2).powi(2) < 0.04;
-    let both = |x: f32, z: f32| first(x, z) || second(x, z);
-    let camera = Camera {
-        target: Vec3::new(1.0, -0.3, 1.0),
-        yaw: 0.5,
-        pitch: 0.6,
-        distance: 3.0,
-    };
-    let waves = |x: f32, z: f32| 0.01 * (6.0 * x).sin() * (5.0 * z).cos();
-    let light = [0.3, 1.0, 0.2];
-    let deeper = DrawScene {
-        depth: 0.6,
-        ..scene(light)
-    };
-    let cases = [
-        (&both as &dyn Fn(f32, f32) -> bool, scene(light)),
-        (&second, scene(light)),
-        (&second, deeper),
-    ];
-    // Each fresh start's picture first (one GL context at a time), then the live renderer's.
-    let fresh: Vec<Image> = cases
-        .iter()
-        .map(|(land, drawn)| Fixture::new().render(&surface(waves, land), &camera, drawn))
-        .collect();
-    let mut live = Fixture::new();
-    live.render(&surface(waves, first), &camera, &scene(light));
-    for ((land, drawn), fresh) in cases.iter().zip(&fresh) {
-        let painted = live.render(&surface(waves, land), &camera, drawn);
-        let differing = painted
-            .pixels()
-            .zip(fresh.pixels())
-            .filter(|(a, b)| a != b)
-            .count();
-        println!("land changed live: {differing} pixels apart from a fresh start's");
-        assert_eq!(differing, 0, "pixels drawn apart from a fresh start's");
-    }
-}
-
 fn spread(image: &Image) -> f64 {
     let values: Vec<f64> = image.pixels().map(|p| f64::from(p[1])).collect();
     let mean = values.iter().sum::<f64>() / values.len() as f64;

@@ -11,7 +11,7 @@ const vec3 ABSORPTION = vec3(0.42, 0.10, 0.065);
 const vec3 WATER_COLOR = vec3(0.03, 0.20, 0.26);
 
 uniform sampler2D surface;     // per node: (offset x, height, offset z, 1 if fixed), m
-uniform sampler2D land;        // per node: (the land's height, m; how far inland), made on the host
+uniform sampler2D land_texture; // per node: (the land's height, m; how far inland), made on the host
 uniform int nodes;             // per side
 uniform float pool_size;       // m
 uniform float pool_depth;      // m
@@ -281,7 +281,7 @@ vec3 through_water(vec3 color, float distance) {
 // How far inland node (i, j) is: the share of land among it and four nodes three away (the
 // land texture's, computed on the host when the land changes: src/sims/pool/render/land.rs).
 float inland_at(ivec2 ij) {
-    return texelFetch(land, clamp(ij, ivec2(0), ivec2(nodes - 1)), 0).g;
+    return texelFetch(land_texture, clamp(ij, ivec2(0), ivec2(nodes - 1)), 0).g;
 }
 
 // The land's height at node (i, j), m (the land texture's): on land (fixed nodes) rising from a
@@ -289,7 +289,7 @@ float inland_at(ivec2 ij) {
 // the land's sides fall from the shore to the floor within a cell (the `land` pass draws these
 // heights). One texel fetch.
 float land_ground(ivec2 ij) {
-    return texelFetch(land, clamp(ij, ivec2(0), ivec2(nodes - 1)), 0).r;
+    return texelFetch(land_texture, clamp(ij, ivec2(0), ivec2(nodes - 1)), 0).r;
 }
 
 // The land's height at `cell` (in nodes: x / spacing, z / spacing), bilinear between its nodes;
@@ -317,8 +317,8 @@ vec3 land_normal(vec2 cell, float stride) {
 
 // Island rock seen along a ray under water: where o + t·d, t ∈ (0, t_end], first reaches land
 // (the surface texture's flag, bilinear, over a half). Only the ray's part over the land's
-// bounds (`land_bounds`: its nodes' box, a node wider, where the flag is under a half; a ray
-// that misses it meets no land and is not searched) is searched: the first of 12 samples along
+// bounds (`land_bounds`: its nodes' box, a node wider; outside it the flag is under a half
+// everywhere, so a ray that misses it meets no land and is not searched) is searched: the first of 12 samples along
 // it that reaches land, then halved 8 times between it and the sample before, so the point lies
 // on the rock's side (within 1/256 of the samples' spacing), where its normal (`land_normal`)
 // and its neighbours' points (the caustic's footprint) are the side's, not a point inside the

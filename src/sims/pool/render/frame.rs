@@ -34,7 +34,7 @@ impl PoolRenderer {
             rim: scene.rim_height(),
             light,
             domain,
-            land: self.land,
+            has_land: self.has_land,
             land_height: scene.land_height(),
             land_bounds: self.land_bounds,
             open: scene.open,
@@ -92,7 +92,7 @@ impl PoolRenderer {
             // SAFETY: GL call on the current context.
             unsafe { self.gl.enable(glow::DEPTH_TEST) };
             self.run(Pass::Pool, |r| r.pool(&values))?;
-            if self.land {
+            if self.has_land {
                 self.run(Pass::Land, |r| r.land(&values))?;
             }
             match view {

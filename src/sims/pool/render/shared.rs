@@ -73,7 +73,7 @@ pub(super) struct FrameValues {
     pub(super) rim: f32,
     pub(super) light: Vec3,
     pub(super) domain: CausticsDomain,
-    pub(super) land: bool,
+    pub(super) has_land: bool,
     /// The land's height above the rest level well inland, m ([`super::DrawScene::land_height`]).
     pub(super) land_height: f32,
     /// The land's nodes' least and greatest (i, j), a node wider each side (`land_along`).
@@ -92,7 +92,7 @@ pub(super) struct FrameValues {
 /// The uniforms of `common.glsl` in one program.
 pub(super) struct Shared {
     surface: Uniform,
-    land: Uniform,
+    land_texture: Uniform,
     caustics: Uniform,
     sky: Uniform,
     nodes: Uniform,
@@ -118,7 +118,7 @@ impl Shared {
     pub(super) fn locate(gl: &glow::Context, program: &Program) -> Result<Shared> {
         Ok(Shared {
             surface: program.uniform(gl, "surface")?,
-            land: program.uniform(gl, "land")?,
+            land_texture: program.uniform(gl, "land_texture")?,
             caustics: program.uniform(gl, "caustics")?,
             sky: program.uniform(gl, "sky")?,
             nodes: program.uniform(gl, "nodes")?,
@@ -144,7 +144,7 @@ impl Shared {
     /// Sets them on the bound program.
     pub(super) fn set(&self, gl: &glow::Context, values: &FrameValues) {
         self.surface.set(gl, TextureUnit::Surface as i32);
-        self.land.set(gl, TextureUnit::Land as i32);
+        self.land_texture.set(gl, TextureUnit::Land as i32);
         self.caustics.set(gl, TextureUnit::Caustics as i32);
         self.sky.set(gl, TextureUnit::Sky as i32);
         self.nodes.set(gl, values.nodes);
@@ -164,7 +164,7 @@ impl Shared {
         );
         self.caustic_lookups.set(gl, values.caustic_lookups);
         self.eye.set(gl, values.eye);
-        self.has_land.set(gl, i32::from(values.land));
+        self.has_land.set(gl, i32::from(values.has_land));
         self.land_height.set(gl, values.land_height);
         self.land_bounds.set(gl, values.land_bounds);
         self.open_sea.set(gl, i32::from(values.open));
