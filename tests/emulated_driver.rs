@@ -277,6 +277,8 @@ fn renders_through_emulated_interop_match_the_cpu_renders() {
         ("dam-break", "2", "1"),
         ("karman", "3", "1"),
         ("pool", "3", "1"),
+        // Land told through interop (the solver's flags, `take_land_change`).
+        ("islands", "3", "1"),
         ("fountain", "2", "30"),
         ("cloth", "2", "2"),
         ("jelly", "2", "2"),

@@ -15,8 +15,12 @@ use fluidlab::sims::pool::render::{
 use fluidlab::sims::pool::PoolSim;
 use fluidlab::sims::{Backend, OpenOptions, Sim};
 
-fn open(nodes: usize, drawn: bool) -> PoolSim {
-    let text = format!("kind = \"pool\"\n[pool]\nnodes = {nodes}\n[drops]\nrandom = 3\n");
+/// A pool of `nodes`², with an island where `island`.
+fn open(nodes: usize, drawn: bool, island: bool) -> PoolSim {
+    let mut text = format!("kind = \"pool\"\n[pool]\nnodes = {nodes}\n[drops]\nrandom = 3\n");
+    if island {
+        text += "[[island]]\ncenter = [0.5, 0.5]\nradius = 0.2\n";
+    }
     let source = Source::parse(&text, "t", "t.toml").expect("a kind");
     let options = OpenOptions {
         backend: Backend::Cpu,
@@ -26,9 +30,12 @@ fn open(nodes: usize, drawn: bool) -> PoolSim {
     PoolSim::open_within(&source, &options, None).expect("the pool")
 }
 
-/// The CPU figures equal the live counts, undrawn and drawn (the texels, the GL texture and
-/// index buffer in llvmpipe's host memory, as GL reports them), plus, drawn, the indices the
-/// renderer builds its index buffer from (live only in `Grid::new`: an upper bound by them).
+/// The CPU figures equal the live counts, undrawn and drawn (the texels, the GL textures and
+/// index buffer in llvmpipe's host memory, as GL reports them, and the renderer's land nodes),
+/// plus, drawn, the indices the renderer builds its index buffer from (live only in
+/// `Grid::new`: an upper bound by them) and, in a scene without land, the land texture (8
+/// bytes a node, made with the first land: an upper bound by it). With an island the model
+/// left the land texture and the land nodes out: 9 bytes a node, 152,100 B at 130².
 /// CUDA's parts are the model's own, checked here against the CPU renderer's GL objects and
 /// texels only: its interop adds the GL objects to GPU memory and nothing held to the host's
 /// (the host's peak is the state's copy a start builds), and its path through the host adds the
@@ -39,9 +46,9 @@ fn the_byte_model_counts_what_a_pool_holds_on_each_path() {
     let headless = Headless::new(64, 48).expect(
         "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
     );
-    for nodes in [48, 130] {
+    for (nodes, island) in [(48, false), (130, false), (48, true), (130, true)] {
         let count = nodes * nodes;
-        let undrawn = open(nodes, false);
+        let undrawn = open(nodes, false, island);
         let held = undrawn.held_bytes();
         assert_eq!(
             held,
@@ -49,7 +56,7 @@ fn the_byte_model_counts_what_a_pool_holds_on_each_path() {
             "{nodes}²"
         );
 
-        let mut drawn = open(nodes, true);
+        let mut drawn = open(nodes, true, island);
         drawn
             .attach_gl(headless.gl(), PassClock::Finish)
             .expect("attach");
@@ -58,7 +65,12 @@ fn the_byte_model_counts_what_a_pool_holds_on_each_path() {
         drawn.draw(&camera, headless.output()).expect("a frame");
         let held = drawn.held_bytes();
         drawn.release_gl();
-        let staging = 4 * strip_indices(nodes).len() as u64;
+        let staging = 4 * strip_indices(nodes).len() as u64
+            + if island {
+                0
+            } else {
+                memory::LAND_TEXEL_BYTES * count as u64
+            };
         let model = grid_bytes(nodes, Solver::Cpu, Drawing::HostCopy);
         assert_eq!(
             (model.host, model.drawing, model.gpu),
@@ -71,17 +83,29 @@ fn the_byte_model_counts_what_a_pool_holds_on_each_path() {
         let state = drawn.solver.as_cpu().expect("cpu").surface.bytes();
         assert_eq!(cuda(Drawing::Undrawn).host, state + count as u64);
         let renderer = PoolRenderer::new(headless.gl(), PassClock::Finish, nodes).expect("GL");
-        let gl = renderer.gl_bytes();
+        // With the land texture the first frame with land makes.
+        let gl = renderer.gl_bytes() + memory::LAND_TEXEL_BYTES * count as u64;
         renderer.delete();
         let (bare, shared, copied) = (
             cuda(Drawing::Undrawn),
             cuda(Drawing::Interop),
             cuda(Drawing::HostCopy),
         );
-        assert_eq!((shared.gpu - bare.gpu, shared.host - bare.host), (gl, 0));
-        // Through the host: the texels and the GL objects the CPU's drawing holds.
+        // Interop: the GL objects on the GPU, the renderer's land nodes on the host.
+        let land_nodes = memory::LAND_NODE_BYTES * count as u64;
+        assert_eq!(
+            (shared.gpu - bare.gpu, shared.host - bare.host),
+            (gl, land_nodes)
+        );
+        // Through the host: the texels, the land nodes and the GL objects the CPU's drawing
+        // holds.
         assert_eq!(copied.gpu, bare.gpu, "{nodes}²");
-        assert_eq!(copied.host - bare.host, held.drawing, "{nodes}²");
+        let land = if island {
+            0
+        } else {
+            memory::LAND_TEXEL_BYTES * count as u64
+        };
+        assert_eq!(copied.host - bare.host, held.drawing + land, "{nodes}²");
     }
 }
 
@@ -89,7 +113,9 @@ fn the_byte_model_counts_what_a_pool_holds_on_each_path() {
 /// (`PoolRenderer::allocated`): its objects that grow with the grid sum to the model's figure
 /// (`memory::gl_bytes`), each buffer and the caustics texture (every mip level, after a frame
 /// has made them) are as large as GL reports, and a frame adds the box and the frame at the
-/// output's size. The model counted the surface texture and the caustics mesh only: at 600² (a
+/// output's size. The land texture (RG32F) is made by the first frame with land; the model
+/// counts it always (an upper bound without land; without it the model was 8 bytes a node
+/// short of a scene with land: 2,880,000 B at 600²). The model counted the surface texture and the caustics mesh only: at 600² (a
 /// display mesh of every 2nd node, a 2048² caustics texture) 8.2 MiB (8,639,984 B) of the
 /// 30.3 MiB (31,734,396 B) the renderer allocates.
 #[test]
@@ -113,7 +139,12 @@ fn the_renderers_gl_objects_are_the_models() {
             .filter(|(name, _)| GRID_OBJECTS.contains(name))
             .map(|(_, bytes)| bytes)
             .sum();
-        assert_eq!(grid, memory::gl_bytes(nodes), "{nodes}²: {allocated:?}");
+        let land = memory::LAND_TEXEL_BYTES * (nodes * nodes) as u64;
+        assert_eq!(
+            grid + land,
+            memory::gl_bytes(nodes),
+            "{nodes}²: {allocated:?}"
+        );
         assert_eq!(renderer.gl_bytes(), grid);
         // The surface texture: a texel (RGBA32F) a node.
         assert_eq!(
@@ -126,7 +157,9 @@ fn the_renderers_gl_objects_are_the_models() {
         }
         let old_model = 16 * (nodes * nodes) as u64 + memory::index_bytes(nodes);
         println!("{nodes}²: GL objects of the grid {grid} B, the model before {old_model} B");
-        let texels = vec![[0.0f32, 0.0, 0.0, 0.0]; nodes * nodes];
+        // One node of land.
+        let mut texels = vec![[0.0f32, 0.0, 0.0, 0.0]; nodes * nodes];
+        texels[nodes * nodes / 2][3] = 1.0;
         renderer.upload(&texels);
         let scene = DrawScene {
             nodes,
@@ -147,10 +180,15 @@ fn the_renderers_gl_objects_are_the_models() {
             .capture(|output| renderer.draw(&camera, output, &scene))
             .expect("a frame");
         let drawn = renderer.allocated();
-        assert_eq!(drawn.len(), allocated.len() + 2, "{drawn:?}");
+        assert_eq!(drawn.len(), allocated.len() + 3, "{drawn:?}");
         assert_eq!(drawn[drawn.len() - 1], ("frame", 8 * 64 * 48));
         assert_eq!(drawn[drawn.len() - 2].0, "pool box");
-        assert_eq!(renderer.gl_bytes(), grid);
+        assert!(drawn.contains(&("land texture", land)), "{drawn:?}");
+        assert_eq!(
+            renderer.gl_bytes(),
+            memory::gl_bytes(nodes),
+            "{nodes}²: {drawn:?}"
+        );
         // The caustics texture as GL holds it: R32F, each level half the one above, down to
         // 1 × 1.
         let texture = renderer.caustics_texture();

@@ -11,6 +11,7 @@ const vec3 ABSORPTION = vec3(0.42, 0.10, 0.065);
 const vec3 WATER_COLOR = vec3(0.03, 0.20, 0.26);
 
 uniform sampler2D surface;     // per node: (offset x, height, offset z, 1 if fixed), m
+uniform sampler2D land_texture; // per node: (the land's height, m; how far inland), made on the host
 uniform int nodes;             // per side
 uniform float pool_size;       // m
 uniform float pool_depth;      // m
@@ -23,6 +24,7 @@ uniform samplerCube sky;
 uniform vec3 eye;              // m
 uniform int has_land;          // 1: some node is fixed
 uniform float land_height;     // m above the rest level, well inland
+uniform vec4 land_bounds;      // the land's nodes' (i, j) least and greatest, a node wider each side
 uniform int open_sea;          // 1: open edges: no walls or deck, the water goes on past the pool
 uniform int mesh_nodes;        // vertices per side of the mesh drawn
 uniform int mesh_stride;       // nodes between its vertices
@@ -276,22 +278,18 @@ vec3 through_water(vec3 color, float distance) {
     return color * t + WATER_COLOR * (1.0 - t);
 }
 
-// How far inland node (i, j) is: the share of land among it and four nodes three away.
+// How far inland node (i, j) is: the share of land among it and four nodes three away (the
+// land texture's, computed on the host when the land changes: src/sims/pool/render/land.rs).
 float inland_at(ivec2 ij) {
-    float sum = node(ij).w;
-    for (int k = 0; k < 4; ++k) {
-        ivec2 offset = k == 0 ? ivec2(3, 0) : k == 1 ? ivec2(-3, 0) : k == 2 ? ivec2(0, 3) : ivec2(0, -3);
-        sum += node(ij + offset).w;
-    }
-    return sum / 5.0;
+    return texelFetch(land_texture, clamp(ij, ivec2(0), ivec2(nodes - 1)), 0).g;
 }
 
-// The land's height at node (i, j), m: on land (fixed nodes) rising from a quarter of
-// `land_height` at the shore to all of it inland; at the water's nodes the floor, so the land's
-// sides fall from the shore to the floor within a cell (the `land` pass draws these heights).
+// The land's height at node (i, j), m (the land texture's): on land (fixed nodes) rising from a
+// quarter of `land_height` at the shore to all of it inland; at the water's nodes the floor, so
+// the land's sides fall from the shore to the floor within a cell (the `land` pass draws these
+// heights). One texel fetch.
 float land_ground(ivec2 ij) {
-    ivec2 c = clamp(ij, ivec2(0), ivec2(nodes - 1));
-    return node(c).w > 0.5 ? land_height * (0.25 + 0.75 * inland_at(c)) : -pool_depth;
+    return texelFetch(land_texture, clamp(ij, ivec2(0), ivec2(nodes - 1)), 0).r;
 }
 
 // The land's height at `cell` (in nodes: x / spacing, z / spacing), bilinear between its nodes;
@@ -318,19 +316,33 @@ vec3 land_normal(vec2 cell, float stride) {
 }
 
 // Island rock seen along a ray under water: where o + t·d, t ∈ (0, t_end], first reaches land
-// (the surface texture's flag, bilinear, over a half): the first of 12 samples along the ray
-// that does, then halved 8 times between it and the sample before, so the point lies on the
-// rock's side (within 1/256 of the samples' spacing), where its normal (`land_normal`) and its
-// neighbours' points (the caustic's footprint) are the side's, not a point inside the island.
+// (the surface texture's flag, bilinear, over a half). Only the ray's part over the land's
+// bounds (`land_bounds`: its nodes' box, a node wider; outside it the flag is under a half
+// everywhere, so a ray that misses it meets no land and is not searched) is searched: the first of 12 samples along
+// it that reaches land, then halved 8 times between it and the sample before, so the point lies
+// on the rock's side (within 1/256 of the samples' spacing), where its normal (`land_normal`)
+// and its neighbours' points (the caustic's footprint) are the side's, not a point inside the
+// island.
 bool land_along(vec3 o, vec3 d, float t_end, out float t_hit) {
     if (has_land == 0) {
         return false;
     }
+    vec4 bounds = land_bounds * spacing();
+    vec2 safe = vec2(abs(d.x) < 1e-7 ? 1e-7 : d.x, abs(d.z) < 1e-7 ? 1e-7 : d.z);
+    vec2 to_low = (bounds.xy - o.xz) / safe;
+    vec2 to_high = (bounds.zw - o.xz) / safe;
+    vec2 enter = min(to_low, to_high);
+    vec2 leave = max(to_low, to_high);
+    float first = max(max(enter.x, enter.y), 0.0);
+    float last = min(min(leave.x, leave.y), t_end);
+    if (first >= last) {
+        return false;
+    }
     const int STEPS = 12;
     for (int i = 1; i <= STEPS; ++i) {
-        float t = t_end * float(i) / float(STEPS);
+        float t = mix(first, last, float(i) / float(STEPS));
         if (surface_at((o + d * t).xz).w > 0.5) {
-            float water = t_end * float(i - 1) / float(STEPS);
+            float water = mix(first, last, float(i - 1) / float(STEPS));
             for (int k = 0; k < 8; ++k) {
                 float mid = 0.5 * (water + t);
                 if (surface_at((o + d * mid).xz).w > 0.5) {

@@ -60,9 +60,18 @@ pub fn index_bytes(nodes: usize) -> u64 {
 /// Bytes a node's texel takes (RGBA32F), in the GL texture and in the host's texels.
 pub const TEXEL_BYTES: u64 = 16;
 
+/// Bytes a node's texel of the land texture takes (RG32F), counted whether or not the scene
+/// has land (an upper bound where it has none: painting adds land at any time).
+pub const LAND_TEXEL_BYTES: u64 = 8;
+
+/// Bytes a node takes in the renderer's host copy of which nodes are land (`PoolRenderer`'s
+/// `land_nodes`, one `bool`).
+pub const LAND_NODE_BYTES: u64 = 1;
+
 /// Bytes of the GL objects the renderer makes for a grid of `nodes` a side, as it allocates
 /// them (`PoolRenderer::allocated`, its `GRID_OBJECTS`): the surface texture (RGBA32F, 16 bytes
-/// a node), the caustics mesh's index buffer (every node), the display mesh's (every s-th
+/// a node), the land texture (RG32F, 8 bytes a node: with land only, counted always), the
+/// caustics mesh's index buffer (every node), the display mesh's (every s-th
 /// node, grids over 513 nodes: at most 2.0 MiB, 0.7 MiB at 600²) and the caustics texture with
 /// its mipmaps (R32F, 512² to 2048²: 1.3 to 21.3 MiB; on a GL whose textures are smaller than
 /// 2048, at most that).
@@ -73,7 +82,8 @@ pub fn gl_bytes(nodes: usize) -> u64 {
         1 => 0,
         _ => index_bytes(display_mesh_nodes(n)),
     };
-    TEXEL_BYTES * (n * n) as u64 + index_bytes(n) + display + caustics_texture_bytes(n)
+    let per_node = TEXEL_BYTES + LAND_TEXEL_BYTES;
+    per_node * (n * n) as u64 + index_bytes(n) + display + caustics_texture_bytes(n)
 }
 
 /// Bytes a node's height and offset take when CUDA copies them back to build the texels
@@ -109,11 +119,13 @@ pub fn grid_bytes(nodes: usize, solver: Solver, drawing: Drawing) -> GridBytes {
     let gl = gl_bytes(nodes);
     // The indices the renderer builds its meshes from, one mesh at a time: the largest.
     let staging = index_bytes(nodes);
+    // The renderer's host copy of which nodes are land, held while drawn.
+    let land_nodes = LAND_NODE_BYTES * count;
     let through_host = TEXEL_BYTES * count + if cuda { DOWNLOAD_BYTES * count } else { 0 };
     let (drawing_host, drawing_gpu) = match drawing {
         Drawing::Undrawn => (0, 0),
-        Drawing::Interop => (staging, gl),
-        Drawing::HostCopy => (staging + through_host + gl, 0),
+        Drawing::Interop => (staging + land_nodes, gl),
+        Drawing::HostCopy => (staging + land_nodes + through_host + gl, 0),
     };
     let host = if cuda {
         // Held: the flags and, through the host, the texels and the GL objects. Never
@@ -122,8 +134,9 @@ pub fn grid_bytes(nodes: usize, solver: Solver, drawing: Drawing) -> GridBytes {
         // largest of them, the state's copy, is the peak.
         let held = count
             + match drawing {
-                Drawing::HostCopy => TEXEL_BYTES * count + gl,
-                _ => 0,
+                Drawing::Undrawn => 0,
+                Drawing::Interop => LAND_NODE_BYTES * count,
+                Drawing::HostCopy => (TEXEL_BYTES + LAND_NODE_BYTES) * count + gl,
             };
         held + cpu_state
     } else {
@@ -171,13 +184,14 @@ mod tests {
     use super::*;
 
     /// The figures the checks and the panel use, by backend and drawing path: the CPU's 37
-    /// bytes of state a node plus, drawn, 16 of texels, 16 of texture, two index copies and the
+    /// bytes of state a node plus, drawn, 16 of texels, 16 of surface texture, 8 of land texture,
+    /// 1 of the renderer's land nodes, two index copies and the
     /// bounded GL objects (the display mesh's 513² indices, 2.0 MiB, and the 2048² caustics
     /// texture with its mipmaps, 21.3 MiB); on CUDA the state on the GPU and a copy of it (and
     /// the flags) on the host; drawn by interop the GL objects on the GPU with the state (about
-    /// 1.52 GiB of them at 8192²), the indices on the host; drawn through the host the texels, the heights and
-    /// offsets they are built from and the GL objects on the host (2.52 GiB more there than by
-    /// interop, which the figures before left out). On CUDA the host's figure is its peak:
+    /// 2.02 GiB of them at 8192²), the indices and land nodes on the host; drawn through the
+    /// host the texels, the heights and offsets they are built from and the GL objects on the
+    /// host (3.02 GiB more there than by interop). On CUDA the host's figure is its peak:
     /// what it holds and the largest of the copies that never coexist.
     #[test]
     fn a_grids_bytes_by_backend_and_drawing() {
@@ -188,11 +202,11 @@ mod tests {
         // The display mesh: every 16th node, 513 a side; the caustics texture 2048² and its
         // 11 mipmaps, 4 bytes a texel.
         let bounded = 4 * (512 * 1028 - 2) + 4 * (4u64.pow(12) - 1) / 3;
-        assert_eq!(gl_bytes(8192), 16 * count + indices + bounded);
+        assert_eq!(gl_bytes(8192), (16 + 8) * count + indices + bounded);
         for drawing in [Drawing::HostCopy, Drawing::Interop] {
             let cpu = grid_bytes(8192, Solver::Cpu, drawing);
             assert_eq!(cpu.state, 37 * count);
-            assert_eq!(cpu.host, (37 + 16 + 16) * count + 2 * indices + bounded);
+            assert_eq!(cpu.host, (37 + 1 + 16 + 24) * count + 2 * indices + bounded);
             assert_eq!((cpu.gpu, cpu.host), (0, cpu.state + cpu.drawing));
         }
         assert_eq!(
@@ -202,21 +216,22 @@ mod tests {
         let cuda = grid_bytes(8192, Solver::Cuda, Drawing::Interop);
         let state = crate::sims::pool::cuda::gpu_bytes(8192);
         assert!(state >= 37 * count && state < 38 * count, "{state}");
-        assert_eq!(cuda.gpu, state + 16 * count + indices + bounded);
-        // The host holds the flags and, at the peak, the state's copy a start builds (the
-        // indices the renderer builds come after it is gone).
-        assert_eq!(cuda.host, 38 * count);
-        // The GL objects interop puts on the GPU: 1.52 GiB at 8192².
+        assert_eq!(cuda.gpu, state + 24 * count + indices + bounded);
+        // The host holds the flags, the renderer's land nodes and, at the peak, the state's
+        // copy a start builds (the indices the renderer builds come after it is gone).
+        assert_eq!(cuda.host, 39 * count);
+        // The GL objects interop puts on the GPU: 2.02 GiB at 8192² (0.5 of them the land
+        // texture).
         let gl = cuda.gpu - state;
         assert!(
-            (1.51..1.53).contains(&(gl as f64 / f64::from(1 << 30))),
+            (2.01..2.03).contains(&(gl as f64 / f64::from(1 << 30))),
             "{gl}"
         );
         let copied = grid_bytes(8192, Solver::Cuda, Drawing::HostCopy);
         assert_eq!(copied.gpu, state);
-        assert_eq!(copied.host, (38 + 16 + 16) * count + indices + bounded);
+        assert_eq!(copied.host, (38 + 1 + 16 + 24) * count + indices + bounded);
         let more = (copied.host - cuda.host) as f64 / f64::from(1 << 30);
-        assert!((2.51..2.53).contains(&more), "{more}");
+        assert!((3.01..3.03).contains(&more), "{more}");
         // Until the first frame tells the path, the figures are interop's: the viewer opens
         // its scene before a GL context exists, and counting the host copy there refused an
         // 8192² CUDA scene with 4 GiB free (6.1 GiB asked) that opens and runs by interop.
@@ -230,15 +245,15 @@ mod tests {
         );
     }
 
-    /// A same-size restart of a drawn 8192² grid on an 8 GiB card (3.8 GiB held, 3.7 GiB free)
+    /// A same-size restart of a drawn 8192² grid on an 8 GiB card (4.3 GiB held, 3.2 GiB free)
     /// goes ahead: it reuses the buffers. The check before asked for the whole new grid, state
-    /// and GL objects, on top of the old one (3.8 GiB) and refused it. Another size asks the
+    /// and GL objects, on top of the old one (4.3 GiB) and refused it. Another size asks the
     /// larger of its state and what its GL objects add once the old state is gone.
     #[test]
     fn a_same_size_restart_needs_no_more_gpu_memory() {
         let gib = |b: u64| b as f64 / f64::from(1 << 30);
         let big = grid_bytes(8192, Solver::Cuda, Drawing::Interop);
-        assert!((3.7..3.9).contains(&gib(big.gpu)), "{}", gib(big.gpu));
+        assert!((4.2..4.4).contains(&gib(big.gpu)), "{}", gib(big.gpu));
         let free = 8 * (1u64 << 30) - (1 << 29) - big.gpu;
         assert!(
             big.gpu > free,
@@ -250,11 +265,11 @@ mod tests {
         // The first grid on a device needs all of it.
         assert_eq!(gpu_needed(None, big, false), big.gpu);
         // 4096² → 8192²: the new state (2.3 GiB) while the old is held, then the new GL
-        // objects (1.5 GiB) with the old state (0.6 GiB) gone: 3.2 GiB, not 3.8.
+        // objects (2.0 GiB) with the old state (0.6 GiB) gone: 3.7 GiB, not 4.3.
         let small = grid_bytes(4096, Solver::Cuda, Drawing::Interop);
         let grow = gpu_needed(Some(small), big, false);
         assert_eq!(grow, big.gpu - small.state);
-        assert!((3.1..3.3).contains(&gib(grow)), "{}", gib(grow));
+        assert!((3.6..3.8).contains(&gib(grow)), "{}", gib(grow));
         // 8192² → 4096²: the small state alone.
         assert_eq!(gpu_needed(Some(big), small, false), small.state);
         // Undrawn, 1024² → 2048²: the new state.

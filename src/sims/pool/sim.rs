@@ -10,7 +10,7 @@ use super::drops::{Drop, Rng};
 use super::frame::PoolFrame;
 use super::render::{DrawScene, PoolRenderer, VIEWS};
 use super::scene::PoolScene;
-use super::solver::PoolSolver;
+use super::solver::{LandChange, PoolSolver};
 use super::PoolStage;
 use crate::gfx::camera::Camera;
 use crate::gfx::timing::PassClock;
@@ -79,6 +79,9 @@ pub struct PoolSim {
 struct PoolGl {
     renderer: PoolRenderer,
     texels: Vec<[f32; 4]>,
+    /// Whether the renderer was told the land's nodes ([`PoolSolver::take_land_change`]: then
+    /// only those that changed since).
+    land_told: bool,
 }
 
 impl PoolSim {
@@ -539,6 +542,7 @@ impl Sim for PoolSim {
                 PoolRenderer::with_limit(gl, clock, p.nodes, limit)?,
             );
             old.delete();
+            pool_gl.land_told = false;
         }
         // On CUDA the kernel writes the texture (interop); else the texels go through the host.
         let texture = pool_gl.renderer.surface_texture().0.get();
@@ -549,11 +553,24 @@ impl Sim for PoolSim {
             self.learn_path(shared, crate::host::available_memory)?;
         }
         let pool_gl = self.gl.as_mut().expect("attached above");
-        if shared {
-            pool_gl.renderer.set_land(self.solver.has_land());
-        } else {
+        if !shared {
             self.solver.texels(&mut pool_gl.texels)?;
-            pool_gl.renderer.upload(&pool_gl.texels);
+            pool_gl.renderer.upload_surface(&pool_gl.texels);
+        }
+        // The land's nodes: only those the solver changed since the renderer was told.
+        let change = match self.solver.take_land_change() {
+            _ if !pool_gl.land_told => Some(LandChange::All),
+            change => change,
+        };
+        if let Some(change) = change {
+            let within = match change {
+                LandChange::All => None,
+                LandChange::Nodes(within) => Some(within),
+            };
+            let flags = self.solver.flags();
+            let fixed = |k: usize| flags[k] & super::surface::FIXED != 0;
+            pool_gl.renderer.set_land(fixed, within);
+            pool_gl.land_told = true;
         }
         pool_gl.renderer.draw(camera, output, &scene)
     }

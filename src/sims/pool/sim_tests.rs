@@ -339,26 +339,38 @@ fn every_edge_node_is_visited_once() {
     }
 }
 
-/// The renderer's `land` pass is left out only where no node is fixed: the solver knows after
-/// every change of the flags (what the interop path tells the renderer; an upload counts the
-/// texels itself).
+/// The renderer is told again only the nodes whose flags changed: a new solver, a rebuild or
+/// the flags set again are all of them; a painted node is its box; painting a node with the
+/// flags it has is no change. (The old code counted every `set_island_node` call, repaints
+/// included: 1 change for the repaint below, and the renderer recomputed its whole land.)
 #[test]
-fn the_solver_knows_whether_any_node_is_land() {
-    use super::solver::PoolSolver;
+fn the_solver_says_which_nodes_land_changed_at() {
+    use super::solver::{LandChange, PoolSolver};
     let walls = params(Model::Wave, Edges::Pool, 24);
     let mut solver = PoolSolver::cpu(&walls, |_, _| false);
-    assert!(!solver.has_land());
+    assert_eq!(
+        solver.take_land_change(),
+        Some(LandChange::All),
+        "a new solver"
+    );
+    assert_eq!(solver.take_land_change(), None);
     solver.set_island_node(&walls, 5, 7, true);
-    assert!(solver.has_land());
+    solver.set_island_node(&walls, 9, 6, true);
+    assert_eq!(
+        solver.take_land_change(),
+        Some(LandChange::Nodes([[5, 6], [9, 7]]))
+    );
+    solver.set_island_node(&walls, 5, 7, true);
+    assert_eq!(solver.take_land_change(), None, "a node painted again");
     solver.set_island_node(&walls, 5, 7, false);
-    assert!(!solver.has_land());
-    let shore = params(Model::Wave, Edges::Shore, 24);
-    solver.set_flags(&shore, |_, _| false);
-    assert!(solver.has_land(), "a fixed shoreline is land");
+    assert_eq!(
+        solver.take_land_change(),
+        Some(LandChange::Nodes([[5, 7], [5, 7]]))
+    );
+    solver.set_island_node(&walls, 3, 3, false);
+    assert_eq!(solver.take_land_change(), None, "water erased");
     solver.set_flags(&walls, |x, _| x < 0.2);
-    assert!(solver.has_land(), "an island");
-    solver.set_flags(&walls, |_, _| false);
-    assert!(!solver.has_land());
+    assert_eq!(solver.take_land_change(), Some(LandChange::All));
 }
 
 /// `springs.stiffness` is taken up to the lattice's limit ([`PoolParams::most_stiffness`]: a

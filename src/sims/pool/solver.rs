@@ -93,9 +93,32 @@ pub struct PoolSolver {
     /// An error of a call that cannot return one (clearing on the GPU), reported by the next
     /// step.
     pending: Option<anyhow::Error>,
-    /// Whether any node is fixed (land: the renderer's `land` pass), when known; forgotten
-    /// when the flags change.
-    land: Option<bool>,
+    /// Which nodes' flags changed since the renderer was last told
+    /// ([`PoolSolver::take_land_change`]).
+    land_change: Option<LandChange>,
+}
+
+/// Which nodes' flags changed (the land the renderer is told again).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LandChange {
+    /// Any of them (a new solver, a rebuild, the flags set again).
+    All,
+    /// Only nodes within this box: its least and greatest (i, j), inclusive.
+    Nodes([[usize; 2]; 2]),
+}
+
+impl LandChange {
+    /// This change and node (i, j)'s.
+    fn and_node(change: Option<LandChange>, i: usize, j: usize) -> LandChange {
+        match change {
+            None => LandChange::Nodes([[i, j], [i, j]]),
+            Some(LandChange::All) => LandChange::All,
+            Some(LandChange::Nodes([low, high])) => LandChange::Nodes([
+                [low[0].min(i), low[1].min(j)],
+                [high[0].max(i), high[1].max(j)],
+            ]),
+        }
+    }
 }
 
 impl PoolSolver {
@@ -203,7 +226,7 @@ impl PoolSolver {
         PoolSolver {
             backend,
             pending: None,
-            land: None,
+            land_change: Some(LandChange::All),
         }
     }
 
@@ -241,7 +264,7 @@ impl PoolSolver {
             }
         }
         self.pending = None;
-        self.land = None;
+        self.land_change = Some(LandChange::All);
         Ok(())
     }
 
@@ -294,16 +317,10 @@ impl PoolSolver {
         })
     }
 
-    /// Whether any node is fixed, which the renderer needs to know when the surface reaches it
-    /// through interop (an upload finds out from the texels): one pass over the host's flags
-    /// after they change, none while they do not.
-    pub fn has_land(&mut self) -> bool {
-        let flags = self.flags();
-        let land = self
-            .land
-            .unwrap_or_else(|| flags.iter().any(|f| f & super::surface::FIXED != 0));
-        self.land = Some(land);
-        land
+    /// Which nodes' flags changed since this was last called (`None`: none; a new solver
+    /// starts with [`LandChange::All`]): the renderer is told only those nodes again.
+    pub fn take_land_change(&mut self) -> Option<LandChange> {
+        self.land_change.take()
     }
 
     /// The statistics of the state as it is (the statistics panel's): on the CPU from the
@@ -356,19 +373,24 @@ impl PoolSolver {
 
     /// Recomputes the flags for `params` and `land` (surface.rs `set_flags`).
     pub fn set_flags(&mut self, params: &PoolParams, land: impl Fn(f32, f32) -> bool) {
-        self.land = None;
+        self.land_change = Some(LandChange::All);
         match &mut self.backend {
             Backends::Cpu(cpu) => cpu.surface.set_flags(params, land),
             Backends::Cuda(cuda) => cuda.set_flags(params, land),
         }
     }
 
-    /// Fixes or frees node (i, j) (surface.rs `set_island_node`).
+    /// Fixes or frees node (i, j) (surface.rs `set_island_node`); a node that already was
+    /// is not a change.
     pub fn set_island_node(&mut self, params: &PoolParams, i: usize, j: usize, land: bool) {
-        self.land = if land { Some(true) } else { None };
+        let k = j * self.grid().0 + i;
+        let before = self.flags()[k];
         match &mut self.backend {
             Backends::Cpu(cpu) => cpu.surface.set_island_node(params, i, j, land),
             Backends::Cuda(cuda) => cuda.set_island_node(params, i, j, land),
+        }
+        if self.flags()[k] != before {
+            self.land_change = Some(LandChange::and_node(self.land_change, i, j));
         }
     }
 

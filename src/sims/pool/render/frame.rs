@@ -22,6 +22,7 @@ impl PoolRenderer {
     pub fn draw(&mut self, camera: &Camera, output: Output, scene: &DrawScene) -> Result<()> {
         let (width, height) = (output.width.max(1), output.height.max(1));
         self.prepare(scene, width, height)?;
+        self.update_land_texture(scene.land_height(), scene.depth)?;
         let light = scene.light_direction();
         let domain = CausticsDomain::new(light, scene.size, scene.depth);
         let values = FrameValues {
@@ -33,8 +34,9 @@ impl PoolRenderer {
             rim: scene.rim_height(),
             light,
             domain,
-            land: self.land,
+            has_land: self.has_land,
             land_height: scene.land_height(),
+            land_bounds: self.land_bounds,
             open: scene.open,
             detail: scene.detail,
             far_taps: scene.far_taps,
@@ -53,6 +55,8 @@ impl PoolRenderer {
             gl.enable(glow::PROGRAM_POINT_SIZE);
             self.bind(TextureUnit::Surface, glow::TEXTURE_2D, Some(self.surface));
             self.bind(TextureUnit::Caustics, glow::TEXTURE_2D, None);
+            let land = self.land_texture.as_ref().map(|t| t.texture());
+            self.bind(TextureUnit::Land, glow::TEXTURE_2D, land);
             self.bind(
                 TextureUnit::Sky,
                 glow::TEXTURE_CUBE_MAP,
@@ -88,7 +92,7 @@ impl PoolRenderer {
             // SAFETY: GL call on the current context.
             unsafe { self.gl.enable(glow::DEPTH_TEST) };
             self.run(Pass::Pool, |r| r.pool(&values))?;
-            if self.land {
+            if self.has_land {
                 self.run(Pass::Land, |r| r.land(&values))?;
             }
             match view {

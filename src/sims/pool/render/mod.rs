@@ -21,13 +21,15 @@
 //! draw (the scene's values, the views, the passes), `frame.rs` the frame's passes in their
 //! order, `objects.rs` the GL objects' bytes and the texture limit, `shared.rs` the uniforms
 //! every pass sets, `caustics.rs` the caustics texture and its passes, `grid.rs` the surface
-//! mesh and the passes drawing it (`surface`, `land`, `wireframe`, `nodes`), `pool_box.rs` the
-//! pool's box and the deck.
+//! mesh and the passes drawing it (`surface`, `land`, `wireframe`, `nodes`), `land.rs` the land
+//! texture (the land's heights, computed on the host when the land changes) and the land's
+//! bounds, `pool_box.rs` the pool's box and the deck.
 
 mod caustics;
 mod draw_scene;
 mod frame;
 mod grid;
+mod land;
 mod objects;
 mod pool_box;
 mod shared;
@@ -36,6 +38,7 @@ pub use caustics::texture_bytes as caustics_texture_bytes;
 pub use caustics::CausticsImage;
 pub use draw_scene::{rim_height, DrawScene, Pass, VIEWS};
 pub use grid::{display_mesh_nodes, display_stride, strip_indices, TapCells};
+pub use land::{land_bounds, land_texels, land_texels_in, NodeBox, LAND_REACH};
 pub use objects::{texture_refusal, GRID_OBJECTS};
 
 use crate::gfx::check_gl;
@@ -48,6 +51,7 @@ use caustics::{CausticsPass, CausticsViewProgram};
 use glam::Vec3;
 use glow::HasContext;
 use grid::{Grid, HeightProgram, LandProgram, SurfaceProgram};
+use land::LandTexture;
 use pool_box::{PoolBox, PoolProgram};
 use shared::surface_texture;
 use std::rc::Rc;
@@ -81,7 +85,20 @@ pub struct PoolRenderer {
     frame: Option<TextureTarget>,
     frame_size: (u32, u32),
     timer: PassTimer,
-    land: bool,
+    /// Whether any node is land.
+    has_land: bool,
+    /// Which nodes are land (fixed), as last told (empty until told).
+    land_nodes: Vec<bool>,
+    /// How many of `land_nodes` are land.
+    land_count: usize,
+    /// The nodes whose flag changed since the land texture was last updated.
+    land_dirty: Option<NodeBox>,
+    /// Texels computed at the land texture's last update.
+    land_texels_computed: usize,
+    /// [`land_bounds`] of `land_nodes`.
+    land_bounds: glam::Vec4,
+    /// The land's heights per node (made on the first frame with land; `land.rs`).
+    land_texture: Option<LandTexture>,
     /// `GL_MAX_TEXTURE_SIZE` (`None`: not known).
     texture_limit: Option<usize>,
     /// The most caustics lookups along a pixel's footprint ([`CAUSTIC_LOOKUPS`]).
@@ -135,7 +152,13 @@ impl PoolRenderer {
             frame_size: (0, 0),
             timer: PassTimer::new(clock),
             pool_box: None,
-            land: true,
+            has_land: false,
+            land_nodes: Vec::new(),
+            land_count: 0,
+            land_dirty: None,
+            land_texels_computed: 0,
+            land_texture: None,
+            land_bounds: glam::Vec4::ZERO,
             texture_limit,
             caustic_lookups: CAUSTIC_LOOKUPS,
             gl,
@@ -163,10 +186,13 @@ impl PoolRenderer {
         self.nodes
     }
 
-    /// Says whether any node is land, for a surface texture written through interop (an
-    /// upload finds out itself; until told, the renderer assumes there is land).
-    pub fn set_land(&mut self, land: bool) {
-        self.land = land;
+    /// Says which nodes are land (`fixed(k)`: node k = j·nodes + i is fixed; row j = nodes
+    /// with z = j·h), for a surface texture written by [`Self::upload_surface`] or through
+    /// interop; told nothing, the renderer draws no land. Tell it again when they change,
+    /// naming the box of nodes that changed (`within`; `None`: any): only those are read, and
+    /// the land texture (`land.rs`) is computed again only within [`LAND_REACH`] of them.
+    pub fn set_land(&mut self, fixed: impl Fn(usize) -> bool, within: Option<NodeBox>) {
+        self.note_land(fixed, within);
     }
 
     /// Counts the far taps by `cells` from the next frame on ([`TapCells`]: the grid's only for
@@ -193,10 +219,19 @@ impl PoolRenderer {
         self.surface
     }
 
-    /// Uploads the surface's texels (row j = nodes with z = j·h), noting whether any node is
-    /// land (without land the `land` pass is left out and rays look for none).
+    /// Uploads the surface's texels (row j = nodes with z = j·h), noting which nodes are land
+    /// from them (without land the `land` pass is left out and rays look for none; the land
+    /// texture is computed again where they changed). Every flag is compared: a caller that
+    /// knows which changed uploads with [`Self::upload_surface`] and tells [`Self::set_land`].
     pub fn upload(&mut self, texels: &[[f32; 4]]) {
-        self.land = texels.iter().any(|t| t[3] > 0.0);
+        let all = [[0, 0], [self.nodes - 1, self.nodes - 1]];
+        self.note_land(|k| texels[k][3] > 0.5, Some(all));
+        self.upload_surface(texels);
+    }
+
+    /// Uploads the surface's texels (row j = nodes with z = j·h); the land's nodes are
+    /// [`Self::set_land`]'s.
+    pub fn upload_surface(&mut self, texels: &[[f32; 4]]) {
         let gl = &self.gl;
         // SAFETY: GL calls on the current context; the texture holds nodes² RGBA32F texels
         // and `texels` as many.
@@ -237,6 +272,9 @@ impl PoolRenderer {
             display.delete(&gl);
         }
         self.caustics.delete(&gl);
+        if let Some(land) = self.land_texture.take() {
+            land.delete(&gl);
+        }
         if let Some((pool_box, _)) = &self.pool_box {
             pool_box.delete(&gl);
         }

@@ -1,12 +1,14 @@
 //! The GL objects a [`PoolRenderer`] holds and their bytes (`memory::grid_bytes`'s GL figure),
 //! and the texture limit that refuses a grid too large for the GL.
 
+use super::land::LandTexture;
 use super::{caustics, PoolRenderer};
 use glow::HasContext;
 
 /// The GL objects of [`PoolRenderer::allocated`] that grow with the grid.
-pub const GRID_OBJECTS: [&str; 4] = [
+pub const GRID_OBJECTS: [&str; 5] = [
     "surface texture",
+    "land texture",
     "caustics mesh",
     "display mesh",
     "caustics texture",
@@ -42,9 +44,10 @@ impl PoolRenderer {
     /// sizes given to GL): the ones that grow with the grid ([`GRID_OBJECTS`]: the surface
     /// texture's level 0, the caustics mesh's index buffer, the display mesh's on grids over
     /// 513 nodes, the caustics texture with its mipmaps) and, once a frame is drawn, the pool's
-    /// box (its vertex buffer) and the frame (RGBA8 and a 24-bit depth buffer, 4 bytes a pixel
-    /// each, at the output's size). Left out: the sky's cubemap (`gfx::skybox`, 6 × 128² RGBA8
-    /// a renderer), the programs and the full-screen triangle.
+    /// box (its vertex buffer), with land the land texture (RG32F, `land.rs`: a grid object,
+    /// which the model counts with land or without) and the frame (RGBA8 and a 24-bit depth
+    /// buffer, 4 bytes a pixel each, at the output's size). Left out: the sky's cubemap
+    /// (`gfx::skybox`, 6 × 128² RGBA8 a renderer), the programs and the full-screen triangle.
     pub fn allocated(&self) -> Vec<(&'static str, u64)> {
         let mut objects = vec![
             ("surface texture", self.surface_bytes),
@@ -56,6 +59,9 @@ impl PoolRenderer {
         // The size the caustics pass gave GL, not the model's (`caustics::texture_bytes`).
         let caustics = caustics::chain_bytes(self.caustics.resolution());
         objects.push(("caustics texture", caustics));
+        if self.land_texture.is_some() {
+            objects.push(("land texture", LandTexture::bytes(self.nodes)));
+        }
         if let Some((pool_box, _)) = &self.pool_box {
             objects.push(("pool box", pool_box.bytes));
         }

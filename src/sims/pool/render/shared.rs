@@ -59,6 +59,8 @@ pub(super) enum TextureUnit {
     Caustics = 1,
     /// The sky's cubemap.
     Sky = 2,
+    /// The land texture (`land.rs`).
+    Land = 3,
 }
 
 /// One frame's values of the shared uniforms.
@@ -71,9 +73,11 @@ pub(super) struct FrameValues {
     pub(super) rim: f32,
     pub(super) light: Vec3,
     pub(super) domain: CausticsDomain,
-    pub(super) land: bool,
+    pub(super) has_land: bool,
     /// The land's height above the rest level well inland, m ([`super::DrawScene::land_height`]).
     pub(super) land_height: f32,
+    /// The land's nodes' least and greatest (i, j), a node wider each side (`land_along`).
+    pub(super) land_bounds: Vec4,
     pub(super) open: bool,
     /// Whether the fine-detail ripples are drawn.
     pub(super) detail: bool,
@@ -88,6 +92,7 @@ pub(super) struct FrameValues {
 /// The uniforms of `common.glsl` in one program.
 pub(super) struct Shared {
     surface: Uniform,
+    land_texture: Uniform,
     caustics: Uniform,
     sky: Uniform,
     nodes: Uniform,
@@ -100,6 +105,7 @@ pub(super) struct Shared {
     eye: Uniform,
     has_land: Uniform,
     land_height: Uniform,
+    land_bounds: Uniform,
     open_sea: Uniform,
     mesh_nodes: Uniform,
     mesh_stride: Uniform,
@@ -112,6 +118,7 @@ impl Shared {
     pub(super) fn locate(gl: &glow::Context, program: &Program) -> Result<Shared> {
         Ok(Shared {
             surface: program.uniform(gl, "surface")?,
+            land_texture: program.uniform(gl, "land_texture")?,
             caustics: program.uniform(gl, "caustics")?,
             sky: program.uniform(gl, "sky")?,
             nodes: program.uniform(gl, "nodes")?,
@@ -124,6 +131,7 @@ impl Shared {
             eye: program.uniform(gl, "eye")?,
             has_land: program.uniform(gl, "has_land")?,
             land_height: program.uniform(gl, "land_height")?,
+            land_bounds: program.uniform(gl, "land_bounds")?,
             open_sea: program.uniform(gl, "open_sea")?,
             mesh_nodes: program.uniform(gl, "mesh_nodes")?,
             mesh_stride: program.uniform(gl, "mesh_stride")?,
@@ -136,6 +144,7 @@ impl Shared {
     /// Sets them on the bound program.
     pub(super) fn set(&self, gl: &glow::Context, values: &FrameValues) {
         self.surface.set(gl, TextureUnit::Surface as i32);
+        self.land_texture.set(gl, TextureUnit::Land as i32);
         self.caustics.set(gl, TextureUnit::Caustics as i32);
         self.sky.set(gl, TextureUnit::Sky as i32);
         self.nodes.set(gl, values.nodes);
@@ -155,8 +164,9 @@ impl Shared {
         );
         self.caustic_lookups.set(gl, values.caustic_lookups);
         self.eye.set(gl, values.eye);
-        self.has_land.set(gl, i32::from(values.land));
+        self.has_land.set(gl, i32::from(values.has_land));
         self.land_height.set(gl, values.land_height);
+        self.land_bounds.set(gl, values.land_bounds);
         self.open_sea.set(gl, i32::from(values.open));
         self.detail.set(gl, i32::from(values.detail));
         self.time.set(gl, values.time);

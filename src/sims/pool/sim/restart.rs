@@ -162,7 +162,9 @@ impl PoolSim {
         if let Some(pool_gl) = &self.gl {
             let gl = pool_gl.renderer.gl_bytes();
             let through_host = self.solver_kind() == Solver::Cpu || self.interop == Some(false);
-            drawing = gl;
+            let land_nodes = pool_gl.renderer.land_nodes_bytes();
+            drawing = gl + land_nodes;
+            host += land_nodes;
             if through_host {
                 let texels = 16 * pool_gl.texels.capacity() as u64;
                 drawing += texels;
@@ -299,6 +301,7 @@ impl PoolSim {
         self.gl = Some(PoolGl {
             renderer: PoolRenderer::with_limit(gl, clock, nodes, limit)?,
             texels: Vec::new(),
+            land_told: false,
         });
         Ok(())
     }

@@ -1,0 +1,59 @@
+//! What painting land costs the renderer on the host at 4096² (a measurement, ignored by
+//! default; run with `cargo test --release --test pool_land_cost -- --ignored --nocapture`):
+//! the land texture's texels computed again for the whole grid, as every brush move did
+//! before, against only those within `LAND_REACH` of a brush stroke's nodes.
+
+use fluidlab::sims::pool::render::{land_bounds, land_texels, land_texels_in, LAND_REACH};
+use std::time::Instant;
+
+/// The least of `runs` timings of `f`, ms.
+fn least(runs: usize, mut f: impl FnMut() -> usize) -> f64 {
+    (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            std::hint::black_box(f());
+            start.elapsed().as_secs_f64() * 1e3
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+#[test]
+#[ignore = "a measurement"]
+fn painting_land_at_4096_costs_the_texels_it_reaches() {
+    let n = 4096;
+    let h = 2.0 / (n - 1) as f32;
+    // The islands preset's disc island (centre (1.3, 1.1) m, radius 0.22 m) on a 2 m pool.
+    let mut fixed: Vec<bool> = (0..n * n)
+        .map(|k| {
+            let (x, z) = ((k % n) as f32 * h, (k / n) as f32 * h);
+            (x - 1.3).powi(2) + (z - 1.1).powi(2) < 0.22 * 0.22
+        })
+        .collect();
+    // One brush move: the nodes within the drops' radius (0.04 m) of (0.6, 0.6) m.
+    let (c, r) = ((0.6 / h) as usize, (0.04 / h).ceil() as usize);
+    let stroke = [[c - r, c - r], [c + r, c + r]];
+    for j in c - r..=c + r {
+        for i in c - r..=c + r {
+            if (i.abs_diff(c).pow(2) + j.abs_diff(c).pow(2)) <= r * r {
+                fixed[j * n + i] = true;
+            }
+        }
+    }
+    let whole = least(5, || {
+        land_texels(&fixed, n, 0.08, 0.8).len() + land_bounds(&fixed, n).x as usize
+    });
+    let [low, high] = stroke;
+    let within = [
+        [low[0] - LAND_REACH, low[1] - LAND_REACH],
+        [high[0] + LAND_REACH, high[1] + LAND_REACH],
+    ];
+    let texels = (within[1][0] - within[0][0] + 1) * (within[1][1] - within[0][1] + 1);
+    let part = least(5, || land_texels_in(&fixed, n, within, 0.08, 0.8).len());
+    println!(
+        "4096², one brush move ({} nodes a side): whole texture and bounds {whole:.1} ms \
+         ({} texels); the stroke's box grown by {LAND_REACH} {part:.2} ms ({texels} texels)",
+        2 * r + 1,
+        n * n
+    );
+    assert!(texels < n * n / 100);
+}

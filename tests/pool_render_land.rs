@@ -1,0 +1,196 @@
+//! The pool's land as it changes while a renderer runs (headless EGL, Mesa llvmpipe in CI):
+//! land painted or erased live is drawn as a fresh start draws it, and a painted node
+//! recomputes only the land texture's texels it reaches (`render/land.rs`).
+
+use fluidlab::gfx::camera::Camera;
+use fluidlab::gfx::capture::Image;
+use fluidlab::gfx::headless::Headless;
+use fluidlab::gfx::timing::PassClock;
+use fluidlab::sims::pool::render::{DrawScene, PoolRenderer, LAND_REACH};
+use glam::Vec3;
+
+const WIDTH: u32 = 160;
+const HEIGHT: u32 = 120;
+const NODES: usize = 128;
+const SIZE: f32 = 2.0;
+const DEPTH: f32 = 1.0;
+
+/// Field order is drop order: the renderer's GL objects go before the context.
+struct Fixture {
+    renderer: Option<PoolRenderer>,
+    headless: Headless,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let headless = Headless::new(WIDTH, HEIGHT).expect(
+            "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
+        );
+        let renderer =
+            PoolRenderer::new(headless.gl(), PassClock::Finish, NODES).expect("the pool renderer");
+        Fixture {
+            renderer: Some(renderer),
+            headless,
+        }
+    }
+
+    fn render(&mut self, texels: &[[f32; 4]], camera: &Camera, scene: &DrawScene) -> Image {
+        self.renderer.as_mut().unwrap().upload(texels);
+        self.draw(camera, scene)
+    }
+
+    fn draw(&mut self, camera: &Camera, scene: &DrawScene) -> Image {
+        let renderer = self.renderer.as_mut().unwrap();
+        self.headless
+            .capture(|output| renderer.draw(camera, output, scene))
+            .expect("render without GL errors")
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        if let Some(renderer) = self.renderer.take() {
+            renderer.delete();
+        }
+    }
+}
+
+fn scene(light: [f32; 3]) -> DrawScene {
+    DrawScene {
+        nodes: NODES,
+        size: SIZE,
+        depth: DEPTH,
+        light,
+        detail: false,
+        far_taps: true,
+        view: 0,
+        time: 0.0,
+        open: false,
+    }
+}
+
+/// Texels of a surface with height `height(x, z)` (m) and land where `land(x, z)`.
+fn surface(height: impl Fn(f32, f32) -> f32, land: impl Fn(f32, f32) -> bool) -> Vec<[f32; 4]> {
+    let h = SIZE / (NODES - 1) as f32;
+    let mut texels = Vec::with_capacity(NODES * NODES);
+    for j in 0..NODES {
+        for i in 0..NODES {
+            let (x, z) = (i as f32 * h, j as f32 * h);
+            let fixed = land(x, z);
+            let u = if fixed { 0.0 } else { height(x, z) };
+            texels.push([0.0, u, 0.0, if fixed { 1.0 } else { 0.0 }]);
+        }
+    }
+    texels
+}
+
+fn differing(a: &Image, b: &Image) -> usize {
+    a.pixels().zip(b.pixels()).filter(|(a, b)| a != b).count()
+}
+
+/// Land painted while the renderer runs (an island added, then one erased, and the pool's depth
+/// changed) is drawn as a renderer started with that land draws it, bit for bit: the land
+/// texture (`land.rs`: heights and bounds computed on the host when the land changes, not every
+/// frame) follows each change. A mutant that keeps the first frame's land texture draws 620
+/// pixels apart from a fresh start's (the code before computed the land from the flags every
+/// frame and had nothing to keep: it passes too).
+#[test]
+fn land_painted_live_is_drawn_as_a_fresh_start_draws_it() {
+    let first = |x: f32, z: f32| (x - 0.6).powi(2) + (z - 0.7).powi(2) < 0.06;
+    let second = |x: f32, z: f32| (x - 1.4).powi(2) + (z - 1.2).powi(2) < 0.04;
+    let both = |x: f32, z: f32| first(x, z) || second(x, z);
+    let camera = Camera {
+        target: Vec3::new(1.0, -0.3, 1.0),
+        yaw: 0.5,
+        pitch: 0.6,
+        distance: 3.0,
+    };
+    let waves = |x: f32, z: f32| 0.01 * (6.0 * x).sin() * (5.0 * z).cos();
+    let light = [0.3, 1.0, 0.2];
+    let deeper = DrawScene {
+        depth: 0.6,
+        ..scene(light)
+    };
+    let cases = [
+        (&both as &dyn Fn(f32, f32) -> bool, scene(light)),
+        (&second, scene(light)),
+        (&second, deeper),
+    ];
+    // Each fresh start's picture first (one GL context at a time), then the live renderer's.
+    let fresh: Vec<Image> = cases
+        .iter()
+        .map(|(land, drawn)| Fixture::new().render(&surface(waves, land), &camera, drawn))
+        .collect();
+    let mut live = Fixture::new();
+    live.render(&surface(waves, first), &camera, &scene(light));
+    for ((land, drawn), fresh) in cases.iter().zip(&fresh) {
+        let painted = live.render(&surface(waves, land), &camera, drawn);
+        let differing = differing(&painted, fresh);
+        println!("land changed live: {differing} pixels apart from a fresh start's");
+        assert_eq!(differing, 0, "pixels drawn apart from a fresh start's");
+    }
+}
+
+/// Painting one node (told as `PoolSim` tells it: the surface uploaded, the node's box named
+/// to `set_land`) computes the land texture again only within [`LAND_REACH`] of it, at most
+/// (2·3 + 1)² = 49 texels, 16 in the grid's corner; the picture is a fresh start's, bit for
+/// bit. Painting a node that already is land, or telling no change, computes none. (The code
+/// before computed all 128² = 16,384 texels for each change: the mutant doing so here fails
+/// at the first count.)
+#[test]
+fn a_painted_node_computes_only_the_land_texels_it_reaches() {
+    let island = |x: f32, z: f32| (x - 0.6).powi(2) + (z - 0.7).powi(2) < 0.06;
+    let camera = Camera {
+        target: Vec3::new(1.0, -0.3, 1.0),
+        yaw: 0.5,
+        pitch: 0.6,
+        distance: 3.0,
+    };
+    let drawn = scene([0.3, 1.0, 0.2]);
+    let h = SIZE / (NODES - 1) as f32;
+    let node = |i: usize, j: usize| {
+        move |x: f32, z: f32| {
+            (x - i as f32 * h).abs() < 0.5 * h && (z - j as f32 * h).abs() < 0.5 * h
+        }
+    };
+    // Nodes painted in turn: inside the pool, then in its corner; then the first again.
+    let strokes = [(100, 40, 49), (127, 127, 16), (100, 40, 0)];
+    let land_after = |n: usize| {
+        move |x: f32, z: f32| island(x, z) || strokes[..n].iter().any(|&(i, j, _)| node(i, j)(x, z))
+    };
+    let fresh: Vec<Image> = (1..=strokes.len())
+        .map(|n| Fixture::new().render(&surface(|_, _| 0.0, land_after(n)), &camera, &drawn))
+        .collect();
+    let mut live = Fixture::new();
+    live.render(&surface(|_, _| 0.0, island), &camera, &drawn);
+    assert_eq!(
+        live.renderer.as_ref().unwrap().land_texels_computed(),
+        NODES * NODES
+    );
+    let reach = 2 * LAND_REACH + 1;
+    for (n, (&(i, j, expected), fresh)) in strokes.iter().zip(&fresh).enumerate() {
+        let texels = surface(|_, _| 0.0, land_after(n + 1));
+        let renderer = live.renderer.as_mut().unwrap();
+        renderer.upload_surface(&texels);
+        renderer.set_land(|k| texels[k][3] > 0.5, Some([[i, j], [i, j]]));
+        let painted = live.draw(&camera, &drawn);
+        let computed = live.renderer.as_ref().unwrap().land_texels_computed();
+        println!("node ({i}, {j}) painted: {computed} land texels computed");
+        assert_eq!(
+            computed, expected,
+            "land texels computed for node ({i}, {j})"
+        );
+        assert!(computed <= reach * reach);
+        assert_eq!(
+            differing(&painted, fresh),
+            0,
+            "pixels apart from a fresh start's"
+        );
+    }
+    live.draw(&camera, &drawn);
+    assert_eq!(
+        live.renderer.as_ref().unwrap().land_texels_computed(),
+        0,
+        "nothing changed"
+    );
+}
