@@ -74,6 +74,8 @@
 #   4t. particles: bench cuda fountain 1M alive, cloth     20     3×40  the targets: 1M particles
 #       1024² × 8 substeps (Verlet; XPBD × 4 iterations)              and 1024² × 8 ≥ 60 fps;
 #       cloth-fold (self_collide's kernels)              3       20  self_collide's cost
+#       cloth-fold, cloth 1024² XPBD without stage      4   2×20+2×30  what a body frame's CUDA
+#       events, graphs on and off (JSON)                               graph saves
 #   4u. particles: render fountain-1m 1920×1080 (~1M       18       45  the 1M draw target: sort and
 #       droplets), 2 frames 240 steps apart, cuda +                    draw of a million droplets
 #       interop (the renderer's shared path); cloth      6     2×25  (their tags' colours), the
@@ -397,6 +399,14 @@ step "particles: bench cuda cloth 1024² × 8 verlet" 40 /tmp/particles-bench.lo
 step "particles: bench cuda cloth 1024² × 8 xpbd × 4" 40 /tmp/particles-bench.log "$BIN" bench /tmp/cloth-1024-xpbd.toml --backend cuda --steps 30 --warmup 5
 # self_collide's 11 kernels a substep (the 40² cloth-fold preset, 30 substeps; its stage line).
 step "particles: bench cuda cloth-fold (self_collide)" 20 /tmp/particles-bench.log "$BIN" bench cloth-fold --backend cuda --steps 30 --warmup 5
+# A body's frame as one CUDA graph (docs/particles/cuda.md): the same scenes without stage events,
+# with graphs and without (FLUIDLAB_CUDA_GRAPHS=0): what graphs save, launch calls and ms a step.
+for graphs in 1 0; do
+    step "particles: bench cuda cloth-fold, no stage events, FLUIDLAB_CUDA_GRAPHS=$graphs (json)" 20 /tmp/particles-bench.log \
+        env FLUIDLAB_CUDA_GRAPHS=$graphs "$BIN" bench cloth-fold --backend cuda --steps 30 --warmup 5 --json --no-stage-timing
+    step "particles: bench cuda cloth 1024² × 8 xpbd × 4, no stage events, FLUIDLAB_CUDA_GRAPHS=$graphs (json)" 30 /tmp/particles-bench.log \
+        env FLUIDLAB_CUDA_GRAPHS=$graphs "$BIN" bench /tmp/cloth-1024-xpbd.toml --backend cuda --steps 10 --warmup 2 --json --no-stage-timing
+done
 # 4u. The issue's draw target: about a million droplets (scenes/particles/fountain-1m.toml, the
 # fountain preset at 527 700 particles/s) drawn from the CUDA solver's buffers through GL interop
 # (the renderer's shared path: points through the order, quads by a geometry shader); a refused
