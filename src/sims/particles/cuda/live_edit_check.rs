@@ -74,7 +74,6 @@ fn live_edits(device: Option<usize>) -> Result<(bool, String), String> {
     ];
     let mut passed = true;
     let mut lines = Vec::new();
-    let mut graphs: Option<String> = None;
     for (text, edits) in [(fountain, &fountain_edits[..]), (cloth, &cloth_edits[..])] {
         let source = Source::parse(text, "doctor", "doctor.toml").map_err(|e| e.to_string())?;
         let scene = ParticlesScene::from_source(&source).map_err(|e| e.to_string())?;
@@ -107,15 +106,10 @@ fn live_edits(device: Option<usize>) -> Result<(bool, String), String> {
                 if ok { "ok" } else { "FAILS" }
             ));
         }
-        // The cloth's, the last: each edit a graph's key changed (`frame_graph.rs`).
-        graphs = gpu.cuda.as_ref().map(|d| d.solver.graph_summary());
     }
     let (ok, held) = held_edits(device)?;
     passed &= ok;
     lines.extend(held);
-    if let Some(summary) = graphs {
-        lines.push(format!("the edited cloth's frames ran {summary}"));
-    }
     Ok((passed, lines.join("; ")))
 }
 
@@ -242,6 +236,15 @@ fn held_edits(device: Option<usize>) -> Result<(bool, Vec<String>), String> {
         },
         if ok { "ok" } else { "FAILS" }
     ));
+    // How its frames ran since its solver was last made (a spring kind switched makes it
+    // again; `frame_graph.rs`): the pins and nodes the grabber changes go up as device memory,
+    // which no graph's key names (on the emulated driver: 1 captured, 4 replayed).
+    if let Some(d) = &gpu.cuda {
+        lines.push(format!(
+            "the held cloth's frames since its solver was made ran {}",
+            d.solver.graph_summary()
+        ));
+    }
     Ok((passed, lines))
 }
 
