@@ -102,27 +102,43 @@ fn a_cloth_fold_self_collides_on_the_emulated_driver_as_on_the_cpu() {
     assert!(stage["ms"].as_f64().unwrap() > 0.0, "{stage}");
 }
 
+/// The frames [`body_frames_on_the_driver`] runs: the cloth's 40 let it land (it falls from
+/// 0.2 m) before its thickness is grown, so that self-collision's contacts depend on it.
+fn body_frames(scene: &str) -> usize {
+    if scene == "cloth" {
+        40
+    } else {
+        8
+    }
+}
+
 /// Set in the processes [`body_frames_as_cuda_graphs_equal_frames_launched_one_by_one`] starts
 /// (on the emulated driver): the scene [`body_frames_on_the_driver`] runs.
 const BODY_FRAMES_SCENE: &str = "FLUIDLAB_TEST_BODY_FRAMES_SCENE";
 
 /// A folded 12² cloth under XPBD (2 iterations, 4 substeps) with self-collision and a wind,
-/// and a 4³ jelly (Verlet, its volume term on, 6 substeps), each run 8 frames on CUDA through
+/// and a 4³ jelly (Verlet, its volume term on, 6 substeps), run 40 and 8 frames on CUDA through
 /// the program's host code on the emulated driver, with graphs (`FLUIDLAB_CUDA_GRAPHS`, the
 /// default) and without: the same kernels run in the same order and the nodes end equal bit
 /// for bit, though the wind (after frame 3) and the substeps (after frame 5) change as the
-/// panel changes them. A graph is captured for each kind of frame, every frame is one graph
-/// launch: the cloth captures its first frame (its lists' build forced), the second (the lists
-/// kept; frame 3 replays it), and after each edit two more (the edit uploads the body, which
-/// forces a build; then the lists kept; the substeps' first frame also has the substep before
-/// it the old one): 6; the jelly (no lists) its first frame, the wind's, and the substeps'
+/// panel changes them, and the cloth's thickness grows ×1.15 before frames 30 and 31 (landed,
+/// its layers resting on each other). A graph is captured for each kind of frame, every frame
+/// is one graph launch: the cloth captures its first frame (its lists' build forced), the
+/// second (the lists kept; frame 3 replays it), after the wind and substeps edits two more each
+/// (the edit uploads the body, which forces a build; then the lists kept; the substeps' first
+/// frame also has the substep before it the old one), and after the thickness edits 3 (frame
+/// 30's, 31's, and the lists kept with the new h): 9 (8,075 kernels, 7,995 in graphs, 40 graph
+/// launches); the jelly (no lists) its first frame, the wind's, and the substeps'
 /// first and second: 4 (traced by the emulated driver: `cuGraphInstantiate`, `cuGraphLaunch`).
 /// A capture the driver refuses (`FLUIDLAB_EMULATED_CAPTURE_LIMIT=20`) runs the frames launch by
 /// launch to the same end.
 /// The old code launched every kernel by itself: 0 captures, 0 graph launches. A key without
 /// the wind (a mutant) replays the old wind's graph after the wind's edit: the cloth's nodes
 /// differ; one without the lists' state captures 4 for the cloth (its nodes the same: a build
-/// forced where the drift would not have rebuilt finds the same contacts).
+/// forced where the drift would not have rebuilt finds the same contacts). One without
+/// self_collide's thickness replays frame 30's graph, with the old, smaller h, at frame 31:
+/// "cloth: the nodes differ" (with 8 frames and no thickness edit, the cloth still falling,
+/// that mutant passed).
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_driver),
@@ -156,7 +172,8 @@ fn body_frames_as_cuda_graphs_equal_frames_launched_one_by_one() {
         let in_graphs = count("(graph node)");
         (nodes, kernels, captured, launched, in_graphs)
     };
-    for (scene, captures) in [("cloth", 6), ("jelly", 4)] {
+    for (scene, captures) in [("cloth", 9), ("jelly", 4)] {
+        let frames = body_frames(scene);
         let (nodes, kernels, captured, launched, in_graphs) = run(scene, &[]);
         let (plain_nodes, plain_kernels, plain_captured, plain_launched, _) =
             run(scene, &[("FLUIDLAB_CUDA_GRAPHS", "0")]);
@@ -193,17 +210,18 @@ fn body_frames_as_cuda_graphs_equal_frames_launched_one_by_one() {
         assert_eq!((plain_captured, plain_launched), (0, 0), "{scene}");
         assert_eq!(
             (captured, launched),
-            (captures, 8),
+            (captures, frames),
             "{scene}: captures, graph launches"
         );
         // All but the frames' ends (reduce_nodes, reduce_finish) ran in graphs.
-        assert_eq!(in_graphs + 2 * 8, kernels.len(), "{scene}");
+        assert_eq!(in_graphs + 2 * frames, kernels.len(), "{scene}");
     }
 }
 
 /// The run [`body_frames_as_cuda_graphs_equal_frames_launched_one_by_one`] starts in a process
 /// of its own on the emulated driver (nothing without [`BODY_FRAMES_SCENE`]): 3 frames, the
-/// wind changed, 2 frames, a substep more, 3 frames; prints the nodes' positions as bits.
+/// wind changed, 2 frames, a substep more, the rest (the cloth's thickness grown before frames
+/// 30 and 31); prints the nodes' positions as bits.
 #[test]
 #[ignore = "run on the emulated driver by body_frames_as_cuda_graphs_equal_frames_launched_one_by_one"]
 fn body_frames_on_the_driver() {
@@ -231,12 +249,16 @@ fn body_frames_on_the_driver() {
     let mut sim = ParticlesSim::with_scene(scene);
     sim.choose_backend(Backend::Cuda, 0).unwrap();
     sim.set_stage_timing(false);
-    for frame in 0..8 {
+    for frame in 0..body_frames(&which) {
         if frame == 3 {
             sim.scene.world.wind = [-0.5, 0.0, 2.0];
         }
         if frame == 5 {
             sim.scene.body.substeps += 1;
+        }
+        // The cloth has landed, its layers resting on each other: a thicker h pushes them.
+        if frame == 30 || frame == 31 {
+            sim.scene.body.thickness *= 1.15;
         }
         sim.step().unwrap();
     }
