@@ -74,6 +74,9 @@
 #   4t. particles: bench cuda fountain 1M alive, cloth     20     3×40  the targets: 1M particles
 #       1024² × 8 substeps (Verlet; XPBD × 4 iterations)              and 1024² × 8 ≥ 60 fps;
 #       cloth-fold (self_collide's kernels)              3       20  self_collide's cost
+#       cloth-fold, cloth 1024² XPBD without stage     35   2×20+2×40  what a body frame's CUDA
+#       events, graphs on and off (JSON); graphs on:                   graph saves
+#       FAIL on a refused capture or > 10 launch calls
 #   4u. particles: render fountain-1m 1920×1080 (~1M       18       45  the 1M draw target: sort and
 #       droplets), 2 frames 240 steps apart, cuda +                    draw of a million droplets
 #       interop (the renderer's shared path); cloth      6     2×25  (their tags' colours), the
@@ -94,7 +97,7 @@
 #                                                                      runs only the first frames
 #   7. bench cpu 100k, 5 steps (for scale), run last:     10       60  CPU reference speed; the
 #      the first step the budget cuts                                  GPU's figures come first
-#   total (estimate)                                     ~545  BUDGET=530 (device call: 570)
+#   total (estimate)                                     ~576  BUDGET=530 (device call: 570)
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
@@ -373,15 +376,19 @@ xpbd=/tmp/cloth-xpbd.toml
 sed -e 's/^integrator = .*/integrator = "xpbd"/' -e 's/^substeps = .*/substeps = 8\niterations = 4/' scenes/particles/cloth.toml >"$xpbd"
 # The jelly's volume term: volume + volume_gather (Verlet, the preset), xpbd_volume (XPBD).
 sed -e 's/^integrator = .*/integrator = "xpbd"/' scenes/particles/jelly.toml >/tmp/jelly-xpbd.toml
+# memcheck runs the bodies' frames as CUDA graphs (no stage events: captured, then replayed, as
+# PBF's above), racecheck launch by launch; the fountain never graphs.
 if command -v compute-sanitizer >/dev/null; then
     for tool in memcheck racecheck; do
+        timing=()
+        [[ $tool == memcheck ]] && timing=(--no-stage-timing)
         step "particles: compute-sanitizer $tool, fountain" 45 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
             "$BIN" bench fountain --backend cuda --particles 4000 --steps 110 --warmup 0
         step "particles: compute-sanitizer $tool, cloth 64² xpbd" 30 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
-            "$BIN" bench "$xpbd" --backend cuda --particles 4096 --steps 2 --warmup 0
+            "$BIN" bench "$xpbd" --backend cuda --particles 4096 --steps 2 --warmup 0 ${timing[@]+"${timing[@]}"}
         for jelly in jelly /tmp/jelly-xpbd.toml; do
             step "particles: compute-sanitizer $tool, $jelly (volume)" 20 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
-                "$BIN" bench "$jelly" --backend cuda --steps 2 --warmup 0
+                "$BIN" bench "$jelly" --backend cuda --steps 2 --warmup 0 ${timing[@]+"${timing[@]}"}
         done
     done
 fi
@@ -397,6 +404,34 @@ step "particles: bench cuda cloth 1024² × 8 verlet" 40 /tmp/particles-bench.lo
 step "particles: bench cuda cloth 1024² × 8 xpbd × 4" 40 /tmp/particles-bench.log "$BIN" bench /tmp/cloth-1024-xpbd.toml --backend cuda --steps 30 --warmup 5
 # self_collide's 11 kernels a substep (the 40² cloth-fold preset, 30 substeps; its stage line).
 step "particles: bench cuda cloth-fold (self_collide)" 20 /tmp/particles-bench.log "$BIN" bench cloth-fold --backend cuda --steps 30 --warmup 5
+# A body's frame as one CUDA graph (docs/particles/cuda.md): the same scenes without stage events,
+# with graphs and without (FLUIDLAB_CUDA_GRAPHS=0): what graphs save, launch calls and ms a step.
+# With graphs on, a refused capture (its note) or more than 10 launch calls a step (a graphed
+# frame is 3: the graph and the frame's end; 722 and ~470 launch by launch) is a FAIL.
+graphed() { # bench arguments...: runs FLUIDLAB_CUDA_GRAPHS=1 bench, fails unless it graphed
+    local out
+    out=$(FLUIDLAB_CUDA_GRAPHS=1 "$@" 2>&1)
+    local rc=$?
+    echo "$out"
+    ((rc == 0)) || return "$rc"
+    if grep -q 'CUDA graph capture failed' <<<"$out"; then
+        echo "device-check: a CUDA graph capture was refused" && return 1
+    fi
+    local calls
+    calls=$(grep -o '"launch_calls_per_step": *[0-9.eE+-]*' <<<"$out" | tail -1 | sed 's/.*: *//')
+    if [[ -z $calls ]] || ! awk -v c="$calls" 'BEGIN { exit !(c <= 10) }'; then
+        echo "device-check: launch_calls_per_step '$calls' with graphs on (a graphed frame: 3)" && return 1
+    fi
+}
+export -f graphed
+for graphs in 1 0; do
+    run=(env FLUIDLAB_CUDA_GRAPHS=0)
+    ((graphs)) && run=(bash -c 'graphed "$@"' graphed)
+    step "particles: bench cuda cloth-fold, no stage events, FLUIDLAB_CUDA_GRAPHS=$graphs (json)" 20 /tmp/particles-bench.log \
+        "${run[@]}" "$BIN" bench cloth-fold --backend cuda --steps 30 --warmup 5 --json --no-stage-timing
+    step "particles: bench cuda cloth 1024² × 8 xpbd × 4, no stage events, FLUIDLAB_CUDA_GRAPHS=$graphs (json)" 40 /tmp/particles-bench.log \
+        "${run[@]}" "$BIN" bench /tmp/cloth-1024-xpbd.toml --backend cuda --steps 10 --warmup 2 --json --no-stage-timing
+done
 # 4u. The issue's draw target: about a million droplets (scenes/particles/fountain-1m.toml, the
 # fountain preset at 527 700 particles/s) drawn from the CUDA solver's buffers through GL interop
 # (the renderer's shared path: points through the order, quads by a geometry shader); a refused

@@ -5,16 +5,13 @@
 //! when something on the host needs it (a frame for export, the grabber), never per step.
 
 use super::cuda::kernels::{basin_step, BodyStep, FountainStep};
-use super::cuda::parity::{body_stages, FountainStage};
-use super::cuda::{CudaParticles, FrameEnd, GlBuffers};
+use super::cuda::parity::FountainStage;
+use super::cuda::{BodyFrame, CudaParticles, FrameEnd, GlBuffers};
 use super::frame::NonFinite;
 use super::sim::{ParticlesSim, State};
 use crate::sims::pool::drops::Stencils;
 use crate::sims::Backend;
 use anyhow::{anyhow, bail, Result};
-
-/// `self_collide`'s index among `BODY_STAGES` (timed every substep, as the CPU times it).
-const SELF_COLLIDE: usize = 5;
 
 /// The CUDA solver and which side holds the newer state.
 pub struct Device {
@@ -191,25 +188,23 @@ impl ParticlesSim {
             }
             State::Body(body) => {
                 let h = dt / b.substeps as f32;
-                let mut last = BodyStep::default();
-                for _ in 0..b.substeps {
-                    last = BodyStep::new(
-                        body,
-                        &surroundings,
-                        b.integrator,
-                        (h, self.dt_before),
-                        b.damping,
-                    );
-                    for (index, stage) in body_stages(b.integrator).into_iter().enumerate() {
-                        solver.body_stage(stage, &last, b.iterations)?;
-                        solver.end_stage(index)?;
-                    }
-                    if b.self_collision {
-                        solver.self_collide((b.thickness, surroundings.friction, h))?;
-                    }
-                    solver.end_stage(SELF_COLLIDE)?;
-                    self.dt_before = h;
-                }
+                let steps: Vec<BodyStep> = (0..b.substeps)
+                    .map(|k| {
+                        let before = if k == 0 { self.dt_before } else { h };
+                        BodyStep::new(body, &surroundings, b.integrator, (h, before), b.damping)
+                    })
+                    .collect();
+                let frame = BodyFrame {
+                    steps,
+                    integrator: b.integrator,
+                    iterations: b.iterations,
+                    self_collide: b
+                        .self_collision
+                        .then_some((b.thickness, surroundings.friction)),
+                };
+                solver.body_frame(&frame)?;
+                self.dt_before = h;
+                let last = frame.steps.last().copied().unwrap_or_default();
                 solver.end_frame(FrameEnd::Body(&last))?;
                 if let Some(overflow) = solver.overflow_note.take() {
                     eprintln!("{overflow}");

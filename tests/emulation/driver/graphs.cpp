@@ -19,6 +19,7 @@
 
 #include "driver.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -180,6 +181,9 @@ EXPORT CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec* out, CUgraph ha
     if (!graphs.count(graph)) return refuse(CUDA_ERROR_INVALID_HANDLE, "cuGraphInstantiate of no live graph");
     auto* exec = new Exec{graph->nodes};
     execs.insert(exec);
+    // Under FLUIDLAB_EMULATED_TRACE, each instantiation and graph launch is named with its
+    // nodes, so a test can count captures and replays.
+    if (tracing()) std::fprintf(stderr, "emulated CUDA driver: cuGraphInstantiate %zu nodes\n", exec->nodes.size());
     *out = reinterpret_cast<CUgraphExec>(exec);
     return CUDA_SUCCESS;
 }
@@ -195,6 +199,7 @@ EXPORT CUresult CUDAAPI cuGraphLaunch(CUgraphExec handle, CUstream stream) {
     auto* exec = reinterpret_cast<Exec*>(handle);
     if (!execs.count(exec)) return refuse(CUDA_ERROR_INVALID_HANDLE, "cuGraphLaunch of no live executable graph");
     if (CUresult r = refuse_on_capturing_stream("cuGraphLaunch", stream)) return r;
+    if (tracing()) std::fprintf(stderr, "emulated CUDA driver: cuGraphLaunch %zu nodes\n", exec->nodes.size());
     for (size_t i = 0; i < exec->nodes.size(); ++i) {
         const Node& node = exec->nodes[i];
         std::string where = "cuGraphLaunch, node " + std::to_string(i) + ": ";

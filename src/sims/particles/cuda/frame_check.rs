@@ -252,9 +252,11 @@ fn planted_step(device: Option<usize>) -> Result<(bool, String), String> {
     ))
 }
 
-/// A sim of `scene` on CUDA device `device` (`None`: on the CPU).
+/// A sim of `scene` on CUDA device `device` (`None`: on the CPU), without stage timing (as
+/// `simulate` runs it: a body's frames as CUDA graphs).
 pub(super) fn on(device: Option<usize>, scene: ParticlesScene) -> Result<ParticlesSim, String> {
     let mut sim = ParticlesSim::with_scene(scene);
+    sim.set_stage_timing(false);
     if let Some(device) = device {
         sim.choose_backend(Backend::Cuda, device)
             .map_err(|e| format!("{e:#}"))?;

@@ -18,11 +18,12 @@
 //! `live_edit_check.rs` the doctor's checks of the frame's end and of live edits on the GPU);
 //! `self_collide.rs` the `self_collide` stage's launches and contact lists
 //! (`self_collide_check.rs` its check against the CPU over substeps, the doctor's and
-//! `self_collide_emulation.rs`' tests).
+//! `self_collide_emulation.rs`' tests); `frame_graph.rs` a body's frame as one CUDA graph.
 //! Not yet run on a GPU.
 
 mod buffers;
 pub mod frame_check;
+mod frame_graph;
 mod gl;
 pub mod kernels;
 pub mod live_edit_check;
@@ -48,6 +49,7 @@ mod stats_emulation;
 
 pub use buffers::Room;
 use buffers::{basin_fits, BodyBuffers, Buffers, FountainBuffers, SkinBuffers};
+pub use frame_graph::BodyFrame;
 
 use super::body::Body;
 use super::fountain::Fountain;
@@ -175,6 +177,8 @@ pub struct CudaParticles {
     /// Set by a frame whose `self_collide` lists overflowed (the room was grown): what
     /// happened, for the caller to report once.
     pub overflow_note: Option<String>,
+    /// A body's frames as CUDA graphs (`frame_graph.rs`).
+    graphs: frame_graph::FrameGraphs,
 }
 
 pub(super) fn cuda(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> CudaError {
@@ -192,6 +196,7 @@ impl CudaParticles {
         buffers: impl FnOnce(&Arc<CudaStream>) -> Result<Buffers, CudaError>,
     ) -> Result<Self, CudaError> {
         let sync_check = crate::cuda::sync_check_requested()?;
+        let graphs = frame_graph::FrameGraphs::new(crate::cuda::graphs_requested()?);
         let context = crate::cuda::context(device)?;
         let module = Module::load(&context, kernels::MODULE, kernels::NAMES, sync_check)?;
         // SAFETY: set before any allocation of this context's solver; all work goes to `stream`.
@@ -211,6 +216,7 @@ impl CudaParticles {
             stage_timing: true,
             interop: Default::default(),
             overflow_note: None,
+            graphs,
         })
     }
 
@@ -282,6 +288,11 @@ impl CudaParticles {
             format!(
                 "{origin}; {}=1: every launch synchronised and checked",
                 crate::cuda::SYNC_CHECK_VARIABLE
+            )
+        } else if !self.graphs.allowed {
+            format!(
+                "{origin}; {}=0: no CUDA graphs",
+                crate::cuda::GRAPHS_VARIABLE
             )
         } else {
             origin.to_string()

@@ -46,8 +46,22 @@ unsafe fn scan_chunks(
 }
 
 impl CudaParticles {
+    /// Makes the contact lists (room for [`ROOM_PER_NODE`] candidates a node) where there are
+    /// none yet: before a frame, outside any graph's capture (an allocation is not captured).
+    pub(super) fn contacts_made(&mut self) -> Result<(), CudaError> {
+        let Buffers::Body(b) = &mut self.buffers else {
+            return Err(CudaError::Setting("not a body solver".into()));
+        };
+        if b.contacts.is_none() && b.nodes > 0 {
+            let n = b.nodes;
+            b.contacts = Some(ContactBuffers::new(&self.stream, n, ROOM_PER_NODE * n)?);
+        }
+        Ok(())
+    }
+
     /// Enqueues `self_collide` of one substep of `dt`: thickness `h`, `friction` (the world's).
     pub fn self_collide(&mut self, (h, friction, dt): (f32, f32, f32)) -> Result<(), CudaError> {
+        self.contacts_made()?;
         let Buffers::Body(b) = &mut self.buffers else {
             return Err(CudaError::Setting("not a body solver".into()));
         };
@@ -56,10 +70,11 @@ impl CudaParticles {
         if n == 0 {
             return Ok(());
         }
-        if b.contacts.is_none() {
-            b.contacts = Some(ContactBuffers::new(s, n, ROOM_PER_NODE * n)?);
-        }
-        let c = b.contacts.as_mut().expect("made above");
+        let Some(c) = b.contacts.as_mut() else {
+            return Err(CudaError::Setting(
+                "self_collide before its contact lists were made".into(),
+            ));
+        };
         let force = c.built_for != Some(h);
         c.built_for = Some(h);
         let step = SelfStep::new(n, (h, friction, dt), c.capacity, force);
