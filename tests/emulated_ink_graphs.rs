@@ -1,0 +1,293 @@
+//! The ink's steps as CUDA graphs (`src/sims/ink/cuda/step_graph.rs`) on the emulated driver
+//! (tests/support/emulated_driver.rs): graphs on and off give the same bits, replays capture
+//! nothing new, and a key changed mid-run (iterations, solver, a brush stroke) captures anew or
+//! runs launch by launch and still matches. Needs what the emulated driver needs (a C++20
+//! compiler and cuda.h, scripts/setup.sh).
+
+#[allow(dead_code)]
+#[path = "support/emulated_driver.rs"]
+mod emulated_driver;
+
+use emulated_driver::{root, succeeds, Driver, Flavour};
+use std::path::Path;
+use std::process::Command;
+
+/// What a run on the emulated driver did: the kernels in the order they ran, the captures, the
+/// graph launches, the kernels run as graph nodes, and the exported fields of its last frame.
+struct Run {
+    kernels: Vec<String>,
+    captures: usize,
+    graph_launches: usize,
+    graph_nodes: usize,
+    fields: Vec<(String, Vec<u8>)>,
+}
+
+/// `frames` frames of the scene file `scene` on CUDA with `environment`, its last frame's
+/// fields exported as npy.
+fn run(
+    driver: &Driver,
+    scene: &Path,
+    frames: u32,
+    name: &str,
+    environment: &[(&str, &str)],
+) -> Run {
+    let out = scene.with_file_name(name);
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fluidlab"));
+    command
+        .arg("simulate")
+        .arg(scene)
+        .args(["--backend", "cuda", "--steps"])
+        .arg(frames.to_string())
+        .arg("--every")
+        .arg(frames.to_string())
+        .args(["--format", "npy", "--export"])
+        .arg(&out)
+        .envs(environment.iter().copied())
+        .env("FLUIDLAB_EMULATED_TRACE", "1");
+    let (_, stderr) = succeeds(command, driver);
+    let kernels = stderr
+        .lines()
+        .filter_map(|line| line.strip_prefix("emulated CUDA driver: kernel `"))
+        .map(|rest| rest.split('`').next().unwrap_or_default().to_string())
+        .collect();
+    let mut fields: Vec<(String, Vec<u8>)> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|entry| {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&path).unwrap())
+        })
+        .collect();
+    fields.sort();
+    assert!(
+        fields.iter().any(|(name, _)| name.ends_with("_u.npy")),
+        "{name}: no u field exported: {:?}",
+        fields.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    Run {
+        kernels,
+        captures: stderr
+            .matches("emulated CUDA driver: cuStreamBeginCapture")
+            .count(),
+        graph_launches: stderr
+            .matches("emulated CUDA driver: cuGraphLaunch")
+            .count(),
+        graph_nodes: stderr.matches("(graph node)").count(),
+        fields,
+    }
+}
+
+/// The preset `name` on a small grid (`cells`), with `edits` (text replaced) applied, written
+/// into `dir`.
+fn small_preset(
+    dir: &Path,
+    name: &str,
+    cells: (&str, &str),
+    edits: &[(&str, &str)],
+) -> std::path::PathBuf {
+    let mut text = std::fs::read_to_string(root().join(format!("scenes/ink/{name}.toml"))).unwrap();
+    assert!(text.contains(cells.0), "{name}: {}", cells.0);
+    text = text.replace(cells.0, cells.1);
+    for (from, to) in edits {
+        assert!(text.contains(from), "{name}: {from}");
+        text = text.replace(from, to);
+    }
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Eight frames of `dye`, `karman` and `smoke` (small grids; their multigrid, and Jacobi with
+/// 5 sweeps) with CUDA graphs (the default) and with `FLUIDLAB_CUDA_GRAPHS=0` run the same
+/// kernels in the same order and export the same bits. Each run captures 2 graphs (frames 2
+/// and 3: the advection's swap alternates the arrays the step starts from; frame 1 has new
+/// stamps and runs launch by launch) and replays them for frames 4–8: nothing new is captured
+/// after that. Fails on the old code (no graphs: 0 captures). `karman` at 144 × 64 has one
+/// multigrid level above the one-block tail and an outflow (its pressure copied back
+/// device to device inside the graph).
+#[test]
+#[cfg_attr(
+    not(fluidlab_emulated_driver),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found one missing; scripts/setup.sh installs cuda.h)"
+)]
+fn ink_frames_replayed_as_cuda_graphs_equal_frames_launched_one_by_one() {
+    let driver = emulated_driver::build(Flavour::Plain);
+    let frames = 8;
+    let presets = [
+        ("dye", ("cells = [256, 256]", "cells = [48, 48]")),
+        ("karman", ("cells = [512, 192]", "cells = [144, 64]")),
+        ("smoke", ("cells = [192, 320]", "cells = [48, 80]")),
+    ];
+    for (name, cells) in presets {
+        for solver in ["multigrid", "jacobi"] {
+            let dir = tempfile::tempdir().unwrap();
+            let edits: &[(&str, &str)] = match solver {
+                "multigrid" => &[],
+                _ => &[
+                    (
+                        "pressure_solver = \"multigrid\"",
+                        "pressure_solver = \"jacobi\"",
+                    ),
+                    ("iterations = 4", "iterations = 5"),
+                ],
+            };
+            let scene = small_preset(dir.path(), name, cells, edits);
+            let graphs = run(&driver, &scene, frames, "graphs", &[]);
+            let plain = run(
+                &driver,
+                &scene,
+                frames,
+                "plain",
+                &[("FLUIDLAB_CUDA_GRAPHS", "0")],
+            );
+            let what = format!("{name} ({solver})");
+            assert_eq!((plain.captures, plain.graph_launches), (0, 0), "{what}");
+            assert_eq!(
+                (graphs.captures, graphs.graph_launches),
+                (2, frames as usize - 1),
+                "{what}: (captures, graph launches) in {frames} frames"
+            );
+            assert!(
+                graphs.graph_nodes * 2 > graphs.kernels.len(),
+                "{what}: {} of {} kernels in graphs",
+                graphs.graph_nodes,
+                graphs.kernels.len()
+            );
+            if let Some(at) = (0..graphs.kernels.len().max(plain.kernels.len()))
+                .find(|&i| graphs.kernels.get(i) != plain.kernels.get(i))
+            {
+                panic!(
+                    "{what}: kernel {at} of {} (graphs) and {} (one by one) differs: {:?} against \
+                     {:?}",
+                    graphs.kernels.len(),
+                    plain.kernels.len(),
+                    graphs.kernels.get(at),
+                    plain.kernels.get(at)
+                );
+            }
+            assert_eq!(graphs.fields.len(), plain.fields.len(), "{what}");
+            for ((file, a), (_, b)) in graphs.fields.iter().zip(&plain.fields) {
+                assert!(a == b, "{what}: {file} differs with graphs on");
+            }
+        }
+    }
+}
+
+/// Set in the child process that runs [`changed_settings_child`] on the emulated driver.
+const CHILD: &str = "FLUIDLAB_INK_GRAPHS_CHILD";
+
+/// Settings changed mid-run as the panel changes them (`karman` at 144 × 64: V-cycles 4 → 2,
+/// then the Jacobi solver with 5 sweeps, a brush dragged through for two frames, vorticity
+/// confinement switched on, then the preset's settings again): a CUDA solver with graphs stays
+/// bit for bit equal to one without at every frame (u, v, p, the ink, the totals). Each new
+/// setting captures anew; the dragged brush's frames and the first frame after them (new splat
+/// records) run launch by launch; the preset's settings at the end replay the graphs of frames
+/// 2–3, capturing nothing. Fails on the old code (no graphs: 0 captures), and with the brush
+/// stamps' records left out of the key (the brush frames' graphs replayed without the brush).
+#[test]
+#[cfg_attr(
+    not(fluidlab_emulated_driver),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found one missing; scripts/setup.sh installs cuda.h)"
+)]
+fn ink_settings_changed_mid_run_capture_anew_and_match_launches_one_by_one() {
+    if std::env::var_os(CHILD).is_some() {
+        changed_settings_child();
+        return;
+    }
+    let driver = emulated_driver::build(Flavour::Plain);
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args([
+            "ink_settings_changed_mid_run_capture_anew_and_match_launches_one_by_one",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1");
+    let (stdout, _) = succeeds(command, &driver);
+    assert!(stdout.contains("1 passed"), "{stdout}");
+    if let Some(at) = stdout.find("karman, settings changed") {
+        println!("{}", stdout[at..].lines().next().unwrap_or_default());
+    }
+}
+
+/// The run [`ink_settings_changed_mid_run_capture_anew_and_match_launches_one_by_one`] checks,
+/// in a process on the emulated driver.
+fn changed_settings_child() {
+    use fluidlab::sims::ink::cuda::CudaInk;
+    use fluidlab::sims::ink::scene::InkScene;
+    use fluidlab::sims::ink::{PressureSolver, Stamp};
+    let source = fluidlab::scene::Source::load("karman").unwrap();
+    let scene = InkScene::from_source(&source).unwrap();
+    let mut params = scene.params.clone();
+    (params.cells_x, params.cells_y) = (144, 64);
+    let solver = |graphs: &str| {
+        std::env::set_var("FLUIDLAB_CUDA_GRAPHS", graphs);
+        let mut cuda = CudaInk::new_on(0, params.clone(), &|x, y| scene.solid(x, y)).unwrap();
+        cuda.set_stage_timing(false);
+        cuda
+    };
+    let (mut graphs, mut plain) = (solver("1"), solver("0"));
+    let dt = params.dt;
+    let mut captured_before_the_end = 0;
+    for frame in 0..14u32 {
+        let mut p = params.clone();
+        match frame {
+            4..=5 => p.iterations = 2,
+            6..=7 => (p.pressure_solver, p.iterations) = (PressureSolver::Jacobi, 5),
+            10..=11 => p.vorticity = 2.0,
+            _ => {}
+        }
+        let t = frame as f32 * dt;
+        let mut stamps = scene.stamps(t, t + dt);
+        if (8..=9).contains(&frame) {
+            stamps.push(Stamp {
+                position: [0.8 + 0.05 * (frame - 8) as f32, 0.35],
+                radius: 0.03,
+                velocity: [0.0, 40.0],
+                ink: [5.0, 5.0, 5.0],
+                per_second: true,
+                direction: Some([1.0, 0.0]),
+            });
+        }
+        if frame == 12 {
+            captured_before_the_end = graphs.graph_counts().0;
+        }
+        for cuda in [&mut graphs, &mut plain] {
+            cuda.params = p.clone();
+            cuda.step(dt, &stamps, true).unwrap();
+            cuda.end_frame().unwrap();
+        }
+        let (a, b) = (graphs.read_back().unwrap(), plain.read_back().unwrap());
+        let bits = |f: &fluidlab::sims::ink::fields::Field| {
+            f.data.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        };
+        for (name, x, y) in [
+            ("u", &a.flow.u, &b.flow.u),
+            ("v", &a.flow.v, &b.flow.v),
+            ("p", &a.flow.p, &b.flow.p),
+            ("ink 0", &a.ink.channels[0], &b.ink.channels[0]),
+            ("ink 2", &a.ink.channels[2], &b.ink.channels[2]),
+        ] {
+            assert!(
+                bits(x) == bits(y),
+                "frame {frame}: {name} differs with graphs on"
+            );
+        }
+        assert_eq!(graphs.totals, plain.totals, "frame {frame}");
+        assert_eq!(graphs.report, plain.report, "frame {frame}");
+    }
+    let (captured, replayed, launched) = graphs.graph_counts();
+    println!("karman, settings changed: {}", graphs.graph_summary());
+    assert_eq!(plain.graph_counts(), (0, 0, 14));
+    // Frames 0, 8, 9 and 10 (new stamps) launch by launch; 2 captures for each setting (the
+    // advection's swap alternates the step's start): frames 1–2, 4–5, 6–7, 11 (vorticity,
+    // then its frame 11 only), and frames 12–13 replay frames 2–3's.
+    assert_eq!(launched, 4, "{}", graphs.graph_summary());
+    assert_eq!(
+        captured, captured_before_the_end,
+        "frames 12–13 captured anew"
+    );
+    assert_eq!(captured + replayed + launched, 14);
+    assert!(captured >= 7 && replayed >= 3, "{}", graphs.graph_summary());
+}
