@@ -50,7 +50,8 @@
 #       JSON without), 20 Jacobi sweeps, MacCormack                    4096² ≤ 4 ms per frame
 #   4m. ink multigrid: compute-sanitizer memcheck,         30       90  the pressure_mg_* kernels, the
 #       racecheck, dye 256² (3 frames each); bench cuda                one-block V-cycle's barriers;
-#       dye 2048² (4 V-cycles), stage events then JSON                 multigrid's cost per frame
+#       dye 2048² (4 V-cycles), stage events then JSON  10       30  multigrid's cost per frame;
+#       (CUDA graphs), then JSON FLUIDLAB_CUDA_GRAPHS=0                what the ink's graphs save
 #       (doctor's "ink parity: multigrid" line: step 1)
 #   4n. ink: render stir (a disc moved through the      3       30  the moving wall's faces
 #       ink: the moving wall), 960×480, 2 frames × 60                  (set_walls, wall_rows,
@@ -295,14 +296,20 @@ grep -E 'step:|on cuda|^\{' /tmp/ink-bench.log | sed 's/^ */  ink bench: /' >>"$
 
 # 4m. Ink's multigrid pressure (dye: a closed box, 4 V-cycles): memory errors and races in the
 # pressure_mg_* kernels (the one-block V-cycle's barriers), then the cost at 2048² (ink 4096²).
+# memcheck runs the steps as CUDA graphs (no stage events), racecheck launch by launch.
 if command -v compute-sanitizer >/dev/null; then
     for tool in memcheck racecheck; do
+        timing=()
+        [[ $tool == memcheck ]] && timing=(--no-stage-timing)
         step "ink multigrid: compute-sanitizer $tool" 45 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
-            "$BIN" bench dye --backend cuda --particles 65536 --steps 3 --warmup 0
+            "$BIN" bench dye --backend cuda --particles 65536 --steps 3 --warmup 0 ${timing[@]+"${timing[@]}"}
     done
 fi
 step "ink multigrid: bench cuda dye 2048²" 45 /tmp/ink-mg.log "$BIN" bench dye --backend cuda --particles 4194304 --steps 30 --warmup 5
+# Without stage events the steps run as CUDA graphs; FLUIDLAB_CUDA_GRAPHS=0 gives the same run
+# launch by launch (docs/ink-cuda.md "CUDA graphs": what the ~140 launches a frame cost).
 step "ink multigrid: bench cuda dye 2048², no stage events (json)" 30 /tmp/ink-mg.log "$BIN" bench dye --backend cuda --particles 4194304 --steps 30 --warmup 5 --json --no-stage-timing
+step "ink multigrid: bench cuda dye 2048², no stage events, FLUIDLAB_CUDA_GRAPHS=0 (json)" 30 /tmp/ink-mg.log env FLUIDLAB_CUDA_GRAPHS=0 "$BIN" bench dye --backend cuda --particles 4194304 --steps 30 --warmup 5 --json --no-stage-timing
 cat /tmp/ink-mg.log >>"$OUT/bench.log"
 grep -E 'step:|on cuda|pressure|^\{' /tmp/ink-mg.log | sed 's/^ */  ink multigrid bench: /' >>"$OUT/summary.txt"
 
