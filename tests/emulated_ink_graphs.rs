@@ -1,7 +1,8 @@
 //! The ink's steps as CUDA graphs (`src/sims/ink/cuda/step_graph.rs`) on the emulated driver
 //! (tests/support/emulated_driver.rs): graphs on and off give the same bits, replays capture
 //! nothing new, and a key changed mid-run (iterations, solver, a brush stroke) captures anew or
-//! runs launch by launch and still matches. Needs what the emulated driver needs (a C++20
+//! runs launch by launch and still matches, and moving walls (the multigrid's level records) and
+//! strokes that end (the splat records) replay nothing stale. Needs what the emulated driver needs (a C++20
 //! compiler and cuda.h, scripts/setup.sh).
 
 #[allow(dead_code)]
@@ -199,7 +200,10 @@ const CHILD: &str = "FLUIDLAB_INK_GRAPHS_CHILD";
 /// setting captures anew; the dragged brush's frames and the first frame after them (new splat
 /// records) run launch by launch; the preset's settings at the end replay the graphs of frames
 /// 2–3, capturing nothing. Fails on the old code (no graphs: 0 captures), and with the brush
-/// stamps' records left out of the key (the brush frames' graphs replayed without the brush).
+/// stamps' records left out of the key *and* the new-stamps rule off (the brush frames' graphs
+/// replayed without the brush: "frame 8: u differs with graphs on"). With the rule on, this
+/// run does not see the splat records missing from the key (the dragged brush's steps all run
+/// launch by launch); [`ink_moving_walls_and_ending_strokes_replay_nothing_stale`] does.
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_driver),
@@ -306,4 +310,59 @@ fn changed_settings_child() {
     );
     assert_eq!(captured + replayed + launched, 14);
     assert!(captured >= 7 && replayed >= 3, "{}", graphs.graph_summary());
+}
+
+/// Key inputs the other tests leave fixed, each changed by the scene while graphs replay, with
+/// the fields bit for bit those of launches (`FLUIDLAB_CUDA_GRAPHS=0`):
+/// - `stir` at 96 × 48 with its disc moving from t = 0, 20 frames (multigrid, closed box):
+///   the walls move every step, so the multigrid's level records (their `fluid` counts, which
+///   the mean removal reads) change. With the level records left out of the key, stale counts
+///   are replayed and the fields differ (2 captures instead of 6: "stir: frame_00020_curl.npy
+///   differs with graphs on"). Graphs on: 6 captures, 14 graph launches.
+/// - `karman` at 144 × 64 with its four strokes ending at 0.1 s, 16 frames: the steps after the
+///   strokes end lay no stamps. With the splat records left out of the key, those steps replay
+///   the strokes' graph and keep laying their ink (2 captures instead of 4: "karman: frame_00016_ink.npy differs with
+///   graphs on"). Graphs on: 4 captures, 15 graph launches.
+#[test]
+#[cfg_attr(
+    not(fluidlab_emulated_driver),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found one missing; scripts/setup.sh installs cuda.h)"
+)]
+fn ink_moving_walls_and_ending_strokes_replay_nothing_stale() {
+    let driver = emulated_driver::build(Flavour::Plain);
+    let cases: [(&str, (&str, &str), &[(&str, &str)], u32); 2] = [
+        (
+            "stir",
+            ("cells = [256, 128]", "cells = [96, 48]"),
+            &[("start = 0.2", "start = 0.0")],
+            20,
+        ),
+        (
+            "karman",
+            ("cells = [512, 192]", "cells = [144, 64]"),
+            &[("duration = 1000.0", "duration = 0.1")],
+            16,
+        ),
+    ];
+    for (name, cells, edits, frames) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let scene = small_preset(dir.path(), name, cells, edits);
+        let graphs = run(&driver, &scene, frames, "graphs", &[]);
+        let plain = run(
+            &driver,
+            &scene,
+            frames,
+            "plain",
+            &[("FLUIDLAB_CUDA_GRAPHS", "0")],
+        );
+        println!(
+            "{name}: {} captures, {} graph launches in {frames} frames",
+            graphs.captures, graphs.graph_launches
+        );
+        assert!(graphs.graph_launches > 0, "{name}: nothing graphed");
+        assert_eq!(graphs.fields.len(), plain.fields.len(), "{name}");
+        for ((file, a), (_, b)) in graphs.fields.iter().zip(&plain.fields) {
+            assert!(a == b, "{name}: {file} differs with graphs on");
+        }
+    }
 }
