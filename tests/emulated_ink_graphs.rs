@@ -1,9 +1,9 @@
 //! The ink's steps as CUDA graphs (`src/sims/ink/cuda/step_graph.rs`) on the emulated driver
 //! (tests/support/emulated_driver.rs): graphs on and off give the same bits, replays capture
-//! nothing new, and a key changed mid-run (iterations, solver, a brush stroke) captures anew or
-//! runs launch by launch and still matches, and moving walls (the multigrid's level records) and
-//! strokes that end (the splat records) replay nothing stale. Needs what the emulated driver needs (a C++20
-//! compiler and cuda.h, scripts/setup.sh).
+//! nothing new, a key changed mid-run (iterations, solver, a brush stroke) captures anew or runs
+//! launch by launch and still matches, and moving walls (the multigrid's level records) and
+//! strokes that end (the splat records) replay nothing stale. Needs what the emulated driver
+//! needs (a C++20 compiler and cuda.h, scripts/setup.sh).
 
 #[allow(dead_code)]
 #[path = "support/emulated_driver.rs"]
