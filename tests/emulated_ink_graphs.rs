@@ -314,11 +314,13 @@ fn changed_settings_child() {
 
 /// Key inputs the other tests leave fixed, each changed by the scene while graphs replay, with
 /// the fields bit for bit those of launches (`FLUIDLAB_CUDA_GRAPHS=0`):
-/// - `stir` at 96 × 48 with its disc moving from t = 0, 20 frames (multigrid, closed box):
-///   the walls move every step, so the multigrid's level records (their `fluid` counts, which
-///   the mean removal reads) change. With the level records left out of the key, stale counts
-///   are replayed and the fields differ (2 captures instead of 6: "stir: frame_00020_curl.npy
-///   differs with graphs on"). Graphs on: 6 captures, 14 graph launches.
+/// - `stir` at 96 × 48 with its disc moving for 0.1 s from 0.2 s, 30 frames (multigrid,
+///   closed box): while it moves, the multigrid's level records (their `fluid` counts, which the
+///   mean removal reads) change and those steps run launch by launch; after it stops, the new
+///   records must capture anew. With the level records left out of the key, the graphs of before
+///   the move are replayed with stale counts ("stir: frame_00030_curl.npy differs with graphs
+///   on", 2 captures). Here: 5 captures, 18 graph launches; the old code, which captured the
+///   moving disc's steps too, 8 and 24 (fails the count).
 /// - `karman` at 144 × 64 with its four strokes ending at 0.1 s, 16 frames: the steps after the
 ///   strokes end lay no stamps. With the splat records left out of the key, those steps replay
 ///   the strokes' graph and keep laying their ink (2 captures instead of 4: "karman: frame_00016_ink.npy differs with
@@ -334,8 +336,8 @@ fn ink_moving_walls_and_ending_strokes_replay_nothing_stale() {
         (
             "stir",
             ("cells = [256, 128]", "cells = [96, 48]"),
-            &[("start = 0.2", "start = 0.0")],
-            20,
+            &[("duration = 2.5", "duration = 0.1")],
+            30,
         ),
         (
             "karman",
@@ -360,6 +362,9 @@ fn ink_moving_walls_and_ending_strokes_replay_nothing_stale() {
             graphs.captures, graphs.graph_launches
         );
         assert!(graphs.graph_launches > 0, "{name}: nothing graphed");
+        if name == "stir" {
+            assert_eq!((graphs.captures, graphs.graph_launches), (5, 18), "{name}");
+        }
         assert_eq!(graphs.fields.len(), plain.fields.len(), "{name}");
         for ((file, a), (_, b)) in graphs.fields.iter().zip(&plain.fields) {
             assert!(a == b, "{name}: {file} differs with graphs on");

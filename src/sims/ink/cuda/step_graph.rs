@@ -20,7 +20,8 @@
 //!
 //! Brush stamps vary from step to step while a brush moves: a step whose splat records are
 //! not those of the step before runs launch by launch (capturing it would cost a capture and
-//! an instantiation for one replay). A source that lays the same stamps every step (`karman`'s
+//! an instantiation for one replay). So does a step whose multigrid level records differ from
+//! the step before's: a moving disc changes the levels' fluid counts most steps. A source that lays the same stamps every step (`karman`'s
 //! and `smoke`'s strokes, which do not move) is captured at its second step and replayed after.
 //!
 //! Steps run as plain launches with stage timing on (its events sit between the stages),
@@ -71,6 +72,9 @@ pub(super) struct StepGraphs {
     refused: Option<String>,
     /// The splat records of the last step (a step with new ones runs launch by launch).
     last_splats: Vec<u8>,
+    /// The multigrid's level records in the last step (a step with changed ones, a moving
+    /// disc's, runs launch by launch); `None` before the first step.
+    last_levels: Option<Vec<u8>>,
     /// Steps run launch by launch (graphs allowed or not).
     launched: u64,
 }
@@ -82,6 +86,7 @@ impl StepGraphs {
             allowed,
             refused: None,
             last_splats: Vec::new(),
+            last_levels: None,
             launched: 0,
         }
     }
@@ -120,12 +125,20 @@ impl CudaInk {
         self.upload_multigrid_masks()?;
         let splats = splat_bytes(self, stamps, dt);
         let new_stamps = !splats.is_empty() && splats != self.graphs.last_splats;
+        let levels: Vec<u8> = bytemuck::cast_slice(self.buffers.multigrid.levels()).to_vec();
+        let new_levels = self
+            .graphs
+            .last_levels
+            .as_ref()
+            .is_some_and(|last| *last != levels);
         let plain = !self.graphs.allowed
             || self.graphs.refused.is_some()
             || self.stage_timing
             || self.kernels.sync_check()
-            || new_stamps;
+            || new_stamps
+            || new_levels;
         self.graphs.last_splats = splats.clone();
+        self.graphs.last_levels = Some(levels.clone());
         if plain {
             self.graphs.launched += 1;
             return self.step_launches(dt, stamps, last);
@@ -138,7 +151,7 @@ impl CudaInk {
             last,
             grid: bytemuck::bytes_of(&self.grid).to_vec(),
             obstacles: self.mirror.flow_unguarded().has_obstacles(),
-            levels: bytemuck::cast_slice(self.buffers.multigrid.levels()).to_vec(),
+            levels,
             tail_cells: self.tail_cells,
             splats,
             start,
