@@ -332,7 +332,9 @@ fn changed_settings_child() {
 )]
 fn ink_moving_walls_and_ending_strokes_replay_nothing_stale() {
     let driver = emulated_driver::build(Flavour::Plain);
-    let cases: [(&str, (&str, &str), &[(&str, &str)], u32); 2] = [
+    /// Preset, its cells (from, to), text edits, frames.
+    type Case<'a> = (&'a str, (&'a str, &'a str), &'a [(&'a str, &'a str)], u32);
+    let cases: [Case; 2] = [
         (
             "stir",
             ("cells = [256, 128]", "cells = [96, 48]"),

@@ -169,7 +169,11 @@ impl CudaInk {
                 }
                 Ok(())
             }
-            Err(GraphFailure::Launch(error)) => Err(error),
+            Err(GraphFailure::Launch(error)) => {
+                // A graph just captured swapped the arrays while recording, but nothing ran.
+                self.buffers.arrange(&stream, &start)?;
+                Err(error)
+            }
             Err(GraphFailure::Capture(error)) => {
                 // Nothing was queued: the arrays go back to where the step began, and this
                 // solver runs its steps launch by launch from now on, saying why.
