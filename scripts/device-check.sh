@@ -50,8 +50,11 @@
 #       JSON without), 20 Jacobi sweeps, MacCormack                    4096² ≤ 4 ms per frame
 #   4m. ink multigrid: compute-sanitizer memcheck,         30       90  the pressure_mg_* kernels, the
 #       racecheck, dye 256² (3 frames each); bench cuda                one-block V-cycle's barriers;
-#       dye 2048² (4 V-cycles), stage events then JSON                 multigrid's cost per frame
-#       (doctor's "ink parity: multigrid" line: step 1)
+#       dye 2048² (4 V-cycles), stage events then JSON  10       30  multigrid's cost per frame;
+#       (CUDA graphs), then JSON FLUIDLAB_CUDA_GRAPHS=0                what the ink's graphs save
+#       (doctor's "ink parity: multigrid" line: step 1);
+#       simulate karman 8 frames, graphs on and off,    5       40  graphed steps' bits on a GPU
+#       exported fields compared ("graphs bit-equal")
 #   4n. ink: render stir (a disc moved through the      3       30  the moving wall's faces
 #       ink: the moving wall), 960×480, 2 frames × 60                  (set_walls, wall_rows,
 #       steps, cuda; compute-sanitizer memcheck, bench    10       30  close_walls) on a GPU, and
@@ -97,7 +100,7 @@
 #                                                                      runs only the first frames
 #   7. bench cpu 100k, 5 steps (for scale), run last:     10       60  CPU reference speed; the
 #      the first step the budget cuts                                  GPU's figures come first
-#   total (estimate)                                     ~576  BUDGET=530 (device call: 570)
+#   total (estimate)                                     ~593  BUDGET=530 (device call: 570)
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
@@ -298,16 +301,36 @@ grep -E 'step:|on cuda|^\{' /tmp/ink-bench.log | sed 's/^ */  ink bench: /' >>"$
 
 # 4m. Ink's multigrid pressure (dye: a closed box, 4 V-cycles): memory errors and races in the
 # pressure_mg_* kernels (the one-block V-cycle's barriers), then the cost at 2048² (ink 4096²).
+# memcheck runs the steps as CUDA graphs (no stage events: frame 1 launch by launch, 2-3
+# captured, 4-5 replayed), racecheck launch by launch.
 if command -v compute-sanitizer >/dev/null; then
     for tool in memcheck racecheck; do
+        timing=()
+        [[ $tool == memcheck ]] && timing=(--no-stage-timing)
         step "ink multigrid: compute-sanitizer $tool" 45 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
-            "$BIN" bench dye --backend cuda --particles 65536 --steps 3 --warmup 0
+            "$BIN" bench dye --backend cuda --particles 65536 --steps 5 --warmup 0 ${timing[@]+"${timing[@]}"}
     done
 fi
 step "ink multigrid: bench cuda dye 2048²" 45 /tmp/ink-mg.log "$BIN" bench dye --backend cuda --particles 4194304 --steps 30 --warmup 5
+# Without stage events the steps run as CUDA graphs; FLUIDLAB_CUDA_GRAPHS=0 gives the same run
+# launch by launch (docs/ink-cuda.md "CUDA graphs": what the ~140 launches a frame cost).
 step "ink multigrid: bench cuda dye 2048², no stage events (json)" 30 /tmp/ink-mg.log "$BIN" bench dye --backend cuda --particles 4194304 --steps 30 --warmup 5 --json --no-stage-timing
+step "ink multigrid: bench cuda dye 2048², no stage events, FLUIDLAB_CUDA_GRAPHS=0 (json)" 30 /tmp/ink-mg.log env FLUIDLAB_CUDA_GRAPHS=0 "$BIN" bench dye --backend cuda --particles 4194304 --steps 30 --warmup 5 --json --no-stage-timing
 cat /tmp/ink-mg.log >>"$OUT/bench.log"
 grep -E 'step:|on cuda|pressure|^\{' /tmp/ink-mg.log | sed 's/^ */  ink multigrid bench: /' >>"$OUT/summary.txt"
+# The graphed steps' numbers on real CUDA: karman (multigrid, an outflow: the graph holds a
+# device-to-device copy) 8 frames with graphs and with FLUIDLAB_CUDA_GRAPHS=0, fields compared
+# bit for bit (simulate runs without stage events, so its steps are graphed).
+rm -rf /tmp/ink-graphs-on /tmp/ink-graphs-off
+step "ink: simulate karman 8 frames, CUDA graphs" 20 /tmp/ink-graphs.log "$BIN" simulate karman --backend cuda \
+    --steps 8 --every 8 --format npy --export /tmp/ink-graphs-on
+step "ink: simulate karman 8 frames, FLUIDLAB_CUDA_GRAPHS=0" 20 /tmp/ink-graphs.log env FLUIDLAB_CUDA_GRAPHS=0 \
+    "$BIN" simulate karman --backend cuda --steps 8 --every 8 --format npy --export /tmp/ink-graphs-off
+same=no
+if [[ -n $(ls /tmp/ink-graphs-on 2>/dev/null) ]] && diff -rq /tmp/ink-graphs-on /tmp/ink-graphs-off >/dev/null 2>&1; then
+    same=yes
+fi
+summary "  ink karman: graphs bit-equal to launches: $same"
 
 # 4n. A scripted disc moved through the ink (docs/ink.md "A moving disc is a moving wall"): the
 # wall velocities reach the kernels through CudaInk::set_walls (the doctor's ink parity run moves

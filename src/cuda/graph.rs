@@ -98,10 +98,10 @@ impl<K: PartialEq, O: Clone> GraphCache<K, O> {
     /// what `record` queues (it runs nothing while capturing), keeps the graph under `key`, and
     /// launches it.
     ///
-    /// `record` should queue only kernel launches and memsets on `stream`: a synchronisation or
-    /// a copy to pageable host memory fails the capture (what else the driver captures, fluidlab's
-    /// graphs do not hold; the emulated driver refuses it). A failed capture is
-    /// [`GraphFailure::Capture`]: the capture was ended and nothing was queued.
+    /// `record` should queue only kernel launches, memsets and device-to-device copies on
+    /// `stream`: a synchronisation or a copy to pageable host memory fails the capture (what else
+    /// the driver captures, fluidlab's graphs do not hold; the emulated driver refuses it). A
+    /// failed capture is [`GraphFailure::Capture`]: the capture was ended and nothing was queued.
     pub fn run<E: From<CudaError>>(
         &mut self,
         stream: &Arc<CudaStream>,

@@ -379,7 +379,8 @@ EXPORT CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr to, CUdeviceptr from, size_t by
     return copy("cuMemcpyDtoD", reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes, to, from);
 }
 EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream stream) {
-    if (CUresult r = refuse_on_capturing_stream("cuMemcpyDtoDAsync", stream)) return r;
+    bool captured = false;
+    if (CUresult r = capture_copy(stream, to, from, bytes, &captured); r || captured) return r;
     trace_call("cuMemcpyDtoDAsync", bytes);
     return copy("cuMemcpyDtoDAsync", reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes, to, from);
 }

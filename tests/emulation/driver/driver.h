@@ -50,6 +50,9 @@ CUresult capture_launch(CUstream stream, CUfunction function, const EmulatedLaun
                         bool* captured);
 CUresult capture_memset(CUstream stream, CUdeviceptr to, unsigned value, size_t count, unsigned width,
                         bool* captured);
+// A device-to-device copy of `bytes` queued on `stream`: as capture_launch (its ranges checked
+// at the capture and again at each replay).
+CUresult capture_copy(CUstream stream, CUdeviceptr to, CUdeviceptr from, size_t bytes, bool* captured);
 // CUDA_SUCCESS unless `stream` captures: then `call` (work the emulation does not capture) is
 // refused and the capture invalidated.
 CUresult refuse_on_capturing_stream(const char* call, CUstream stream);

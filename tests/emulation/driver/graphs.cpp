@@ -1,20 +1,22 @@
 // Stream capture and CUDA graphs for the emulated driver (driver.cpp): what a program's
 // `cuStreamBeginCapture … cuStreamEndCapture → cuGraphInstantiate → cuGraphLaunch` does.
 //
-//   - While a stream captures, a kernel launch or a memset queued on it runs nothing: it
-//     becomes a node of the graph, the launch's parameter values copied (as the driver copies
+//   - While a stream captures, a kernel launch, a memset or a device-to-device copy queued on it
+//     runs nothing: it becomes a node of the graph, the launch's parameter values copied (as the driver copies
 //     kernelParams at capture), its shape and pointers checked then as a launch's are.
 //   - What a capture cannot hold is refused and invalidates the capture, so cuStreamEndCapture
 //     returns CUDA_ERROR_STREAM_CAPTURE_INVALIDATED and no graph, as the real driver does:
 //     synchronous calls (copies, memsets, allocations, frees, synchronisations, event queries)
 //     while this thread captures in global or thread-local mode; on the capturing stream, what
-//     the emulation does not record (async copies, event records and waits, host functions) —
+//     the emulation does not record (copies from or to the host, event records and waits, host functions) —
 //     stricter than the driver, which captures those as nodes, and said so in the message.
 //     Launches and memsets on a stream whose capture is invalidated return
 //     CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, as the driver's do.
 //   - cuGraphLaunch runs the nodes in order, each checked again as it runs: a pointer captured
 //     into the graph and freed since, the fault of a graph kept past its buffers' lives, is
 //     refused with the node and the parameter named.
+//   - Under FLUIDLAB_EMULATED_TRACE each cuStreamBeginCapture and cuGraphLaunch is named on
+//     stderr, so a test can count captures and replays.
 #include <cuda.h>
 
 #include "driver.h"
@@ -33,6 +35,9 @@ namespace {
 
 struct Node {
     bool kernel = true;
+    // A device-to-device copy of `count` bytes from `from` to `to` (not a kernel, not a memset).
+    bool copy = false;
+    CUdeviceptr from = 0;
     // A kernel: its function, shape and each parameter's bytes as captured.
     CUfunction function = nullptr;
     EmulatedLaunch shape{};
@@ -107,6 +112,24 @@ CUresult capture_memset(CUstream stream, CUdeviceptr to, unsigned value, size_t 
     return CUDA_SUCCESS;
 }
 
+CUresult capture_copy(CUstream stream, CUdeviceptr to, CUdeviceptr from, size_t bytes, bool* captured) {
+    std::lock_guard guard(lock);
+    auto at = captures.find(stream);
+    *captured = at != captures.end();
+    if (!*captured) return CUDA_SUCCESS;
+    if (at->second.invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    if (CUresult r = check_range("cuMemcpyDtoDAsync (captured)", to, bytes)) return invalidate(at->second, r, "a captured copy's destination");
+    if (CUresult r = check_range("cuMemcpyDtoDAsync (captured)", from, bytes)) return invalidate(at->second, r, "a captured copy's source");
+    Node node;
+    node.kernel = false;
+    node.copy = true;
+    node.to = to;
+    node.from = from;
+    node.count = bytes;
+    at->second.graph->nodes.push_back(node);
+    return CUDA_SUCCESS;
+}
+
 CUresult refuse_on_capturing_stream(const char* call, CUstream stream) {
     std::lock_guard guard(lock);
     auto at = captures.find(stream);
@@ -142,6 +165,7 @@ EXPORT CUresult CUDAAPI cuStreamBeginCapture(CUstream stream, CUstreamCaptureMod
     auto* graph = new Graph;
     graphs.insert(graph);
     captures.emplace(stream, Capture{graph, mode, std::this_thread::get_id()});
+    if (tracing()) std::fprintf(stderr, "emulated CUDA driver: cuStreamBeginCapture\n");
     return CUDA_SUCCESS;
 }
 
@@ -203,6 +227,12 @@ EXPORT CUresult CUDAAPI cuGraphLaunch(CUgraphExec handle, CUstream stream) {
     for (size_t i = 0; i < exec->nodes.size(); ++i) {
         const Node& node = exec->nodes[i];
         std::string where = "cuGraphLaunch, node " + std::to_string(i) + ": ";
+        if (node.copy) {
+            if (CUresult r = check_range((where + "copy to").c_str(), node.to, node.count)) return r;
+            if (CUresult r = check_range((where + "copy from").c_str(), node.from, node.count)) return r;
+            std::memmove(reinterpret_cast<void*>(node.to), reinterpret_cast<const void*>(node.from), node.count);
+            continue;
+        }
         if (!node.kernel) {
             if (CUresult r = check_range((where + "memset").c_str(), node.to, node.count * node.width)) return r;
             if (node.width == 1) std::memset(reinterpret_cast<void*>(node.to), (int)node.value, node.count);

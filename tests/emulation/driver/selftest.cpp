@@ -250,7 +250,8 @@ static void shared_memory() {
     OK(cuMemFree(out));
 }
 
-// Stream capture and graphs: a capture runs nothing, a replay runs the captured launches with
+// Stream capture and graphs: a capture runs nothing, a replay runs the captured launches (and
+// device-to-device copies) with
 // the parameter values of the capture over the memory of the replay, a synchronous call
 // invalidates the capture, and a graph whose buffer was freed is refused.
 static void graphs() {
@@ -272,11 +273,13 @@ static void graphs() {
     void* params[] = {&from, &to, &count};
     OK(cuLaunchKernel(function("selftest_copy"), 4, 1, 1, 256, 1, 1, 0, stream, params, nullptr));
     count = 7;  // after the capture took it: the graph keeps n / 2
+    OK(cuMemcpyDtoDAsync(to + (n - 1) * 4, from, 4, stream));  // a copy node: to[n - 1] = from[0]
     CUgraph graph = nullptr;
     OK(cuStreamEndCapture(stream, &graph));
     CHECK(graph != nullptr, "no graph");
     OK(cuMemcpyDtoH(read.data(), to, n * 4));
     CHECK(read[0] == 0xffffffffu, "the capture ran its memset or launch: to[0] = %u", read[0]);
+    CHECK(read[n - 1] == 0xffffffffu, "the capture ran its copy: to[n - 1] = %u", read[n - 1]);
     CUgraphExec exec = nullptr;
     OK(cuGraphInstantiateWithFlags(&exec, graph, 0));
     for (int replay = 0; replay < 2; ++replay) {
@@ -284,7 +287,7 @@ static void graphs() {
         OK(cuStreamSynchronize(stream));
         OK(cuMemcpyDtoH(read.data(), to, n * 4));
         for (unsigned i = 0; i < n; ++i) {
-            unsigned expected = i < n / 2 ? values[i] : 0;
+            unsigned expected = i < n / 2 ? values[i] : i == n - 1 ? values[0] : 0;
             CHECK(read[i] == expected, "replay %d: to[%u] = %u, expected %u", replay, i, read[i], expected);
         }
         for (unsigned& v : values) v += 1000;  // the next replay reads what memory holds then

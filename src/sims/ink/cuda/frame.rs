@@ -11,7 +11,8 @@ use crate::sims::ink::{InkStage, SolveReport, Stamp};
 impl CudaInk {
     /// Enqueues one solver step of `dt` with the brush `stamps`; `last`: the frame's last
     /// step, whose projection the report describes (the residual and the divergence after it
-    /// are reduced then only). Nothing waits: [`CudaInk::end_frame`] does, once.
+    /// are reduced then only). Nothing waits: [`CudaInk::end_frame`] does, once. The step's
+    /// launches go as one CUDA graph where they can (`step_graph.rs`).
     pub fn step(&mut self, dt: f32, stamps: &[Stamp], last: bool) -> Result<(), CudaError> {
         if !self.frame_open {
             if self.stage_timing {
@@ -22,6 +23,16 @@ impl CudaInk {
         self.context
             .bind_to_thread()
             .map_err(CudaError::driver("binding the CUDA context"))?;
+        self.step_stages(dt, stamps, last)
+    }
+
+    /// A step's stages, each kernel launched by itself (`step_graph.rs` captures these).
+    pub(super) fn step_launches(
+        &mut self,
+        dt: f32,
+        stamps: &[Stamp],
+        last: bool,
+    ) -> Result<(), CudaError> {
         self.run_stage(InkStage::Advect, dt, stamps, last)?;
         self.run_stage(InkStage::Splat, dt, stamps, last)?;
         if self.params.vorticity > 0.0 {

@@ -10,7 +10,8 @@
 //!
 //! Here: the solver's state (its buffers, statistics slots and memory needs), its construction,
 //! reset and boundary; `transfer.rs` the fields' up- and download, `frame.rs` a frame's steps
-//! and its end, `stages.rs` the launches of each stage, `kernels.rs` (and `kernels/`) the typed
+//! and its end, `stages.rs` the launches of each stage, `step_graph.rs` a step's launches as
+//! one CUDA graph, `kernels.rs` (and `kernels/`) the typed
 //! launches, `multigrid.rs` the multigrid pressure solver's levels and launches (`hierarchy.rs`
 //! its levels on the host), `walls.rs` obstacles changed between steps (a moving disc's rows
 //! closed on the GPU), `picture.rs` the picture through a GL texture (CUDA–GL interop),
@@ -27,6 +28,7 @@ pub mod parity_walls;
 mod patch_tests;
 mod picture;
 mod stages;
+mod step_graph;
 mod transfer;
 mod walls;
 #[cfg(test)]
@@ -188,6 +190,8 @@ pub struct CudaInk {
     interop_noted: bool,
     /// The rows of masks and fixed velocities `set_walls` last sent (`walls.rs`).
     wall_rows: walls::WallRows,
+    /// The steps' CUDA graphs (`step_graph.rs`).
+    graphs: step_graph::StepGraphs,
 }
 
 /// A fluid at rest in the box of `params` whose cells are solid where `solid(x, y)` at their
@@ -219,6 +223,7 @@ impl CudaInk {
             .validate()
             .map_err(|e| CudaError::Setting(format!("{}: {}", e.key, e.message)))?;
         let sync_check = crate::cuda::sync_check_requested()?;
+        let graphs = crate::cuda::graphs_requested()?;
         let context = crate::cuda::context(device)?;
         let needed = gpu_bytes(&params);
         let (free, _) = context
@@ -266,6 +271,7 @@ impl CudaInk {
             tail_cells: multigrid::TAIL_CELLS,
             interop_noted: false,
             wall_rows: Default::default(),
+            graphs: step_graph::StepGraphs::new(graphs),
             params,
         };
         solver.upload(&flow, &ink, None, None)?;

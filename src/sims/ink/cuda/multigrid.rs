@@ -16,6 +16,7 @@ use crate::cuda::launch::{one_block, OrNull};
 use crate::cuda::CudaError;
 use crate::sims::ink::fields::Flow;
 use crate::sims::ink::multigrid::{level_shapes, SMOOTHING_SWEEPS};
+use crate::sims::ink::params::PressureSolver;
 use crate::sims::ink::patch::Patch;
 use bytemuck::{Pod, Zeroable};
 use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
@@ -100,6 +101,11 @@ impl GpuMultigrid {
             r: stream.alloc_zeros(n)?,
             current: false,
         })
+    }
+
+    /// The levels' records as the kernels get them (empty before the masks' first upload).
+    pub fn levels(&self) -> &[InkLevel] {
+        &self.levels
     }
 
     /// Bytes of GPU memory the arrays of an `nx × ny` grid take.
@@ -215,13 +221,22 @@ impl CudaInk {
         self.buffers.multigrid.read_masks(&self.stream)
     }
 
-    /// `iterations` V-cycles from the last pressure × the carry-over (`Multigrid::solve`).
-    pub(super) fn multigrid_pressure(&mut self) -> Result<(), CudaError> {
-        if !self.buffers.multigrid.current {
+    /// With the multigrid solver, its masks sent when they are not the flow's (before a step:
+    /// a copy from the host cannot be part of a CUDA graph).
+    pub(super) fn upload_multigrid_masks(&mut self) -> Result<(), CudaError> {
+        if self.params.pressure_solver == PressureSolver::Multigrid
+            && !self.buffers.multigrid.current
+        {
             self.buffers
                 .multigrid
                 .upload(&self.stream, self.mirror.flow_unguarded())?;
         }
+        Ok(())
+    }
+
+    /// `iterations` V-cycles from the last pressure × the carry-over (`Multigrid::solve`).
+    pub(super) fn multigrid_pressure(&mut self) -> Result<(), CudaError> {
+        self.upload_multigrid_masks()?;
         let carry = self.params.pressure_carry_over;
         let cycles = self.params.iterations;
         let (k, s, b) = (&self.kernels, &self.stream, &mut self.buffers);

@@ -142,15 +142,9 @@ impl CudaInk {
 
     /// Each stamp's Gaussian (one launch per lattice it reaches), then the ink's buoyancy.
     fn splat(&mut self, dt: f32, stamps: &[Stamp]) -> Result<(), CudaError> {
+        self.upload_stamp_texture()?;
         let (k, s, g, b) = (&self.kernels, &self.stream, &self.grid, &mut self.buffers);
         let kind = self.params.brush_stamp;
-        if b.stamp_kind != kind {
-            if let Some(texture) = kind.texture() {
-                s.memcpy_htod(&texture, &mut b.stamp)
-                    .map_err(CudaError::driver("copying the brush stamp to the GPU"))?;
-            }
-            b.stamp_kind = kind;
-        }
         let textured = kind != BrushStamp::Round;
         let planes = g.ink_cells();
         for stamp in stamps {
@@ -166,6 +160,22 @@ impl CudaInk {
         if self.params.buoyancy != 0.0 {
             let lift = self.params.buoyancy * dt / 3.0;
             k.splat_buoyancy(s, g, &b.ink, &b.v_open, &mut b.v, lift)?;
+        }
+        Ok(())
+    }
+
+    /// The brush stamp's texture, sent when the stamp changed (before a step: a copy from the
+    /// host cannot be part of a CUDA graph).
+    pub(super) fn upload_stamp_texture(&mut self) -> Result<(), CudaError> {
+        let kind = self.params.brush_stamp;
+        let b = &mut self.buffers;
+        if b.stamp_kind != kind {
+            if let Some(texture) = kind.texture() {
+                self.stream
+                    .memcpy_htod(&texture, &mut b.stamp)
+                    .map_err(CudaError::driver("copying the brush stamp to the GPU"))?;
+            }
+            b.stamp_kind = kind;
         }
         Ok(())
     }

@@ -1,0 +1,375 @@
+//! The ink's steps as CUDA graphs (`src/sims/ink/cuda/step_graph.rs`) on the emulated driver
+//! (tests/support/emulated_driver.rs): graphs on and off give the same bits, replays capture
+//! nothing new, a key changed mid-run (iterations, solver, a brush stroke) captures anew or runs
+//! launch by launch and still matches, and moving walls (the multigrid's level records) and
+//! strokes that end (the splat records) replay nothing stale. Needs what the emulated driver
+//! needs (a C++20 compiler and cuda.h, scripts/setup.sh).
+
+#[allow(dead_code)]
+#[path = "support/emulated_driver.rs"]
+mod emulated_driver;
+
+use emulated_driver::{root, succeeds, Driver, Flavour};
+use std::path::Path;
+use std::process::Command;
+
+/// What a run on the emulated driver did: the kernels in the order they ran, the captures, the
+/// graph launches, the kernels run as graph nodes, and the exported fields of its last frame.
+struct Run {
+    kernels: Vec<String>,
+    captures: usize,
+    graph_launches: usize,
+    graph_nodes: usize,
+    fields: Vec<(String, Vec<u8>)>,
+}
+
+/// `frames` frames of the scene file `scene` on CUDA with `environment`, its last frame's
+/// fields exported as npy.
+fn run(
+    driver: &Driver,
+    scene: &Path,
+    frames: u32,
+    name: &str,
+    environment: &[(&str, &str)],
+) -> Run {
+    let out = scene.with_file_name(name);
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fluidlab"));
+    command
+        .arg("simulate")
+        .arg(scene)
+        .args(["--backend", "cuda", "--steps"])
+        .arg(frames.to_string())
+        .arg("--every")
+        .arg(frames.to_string())
+        .args(["--format", "npy", "--export"])
+        .arg(&out)
+        .envs(environment.iter().copied())
+        .env("FLUIDLAB_EMULATED_TRACE", "1");
+    let (_, stderr) = succeeds(command, driver);
+    let kernels = stderr
+        .lines()
+        .filter_map(|line| line.strip_prefix("emulated CUDA driver: kernel `"))
+        .map(|rest| rest.split('`').next().unwrap_or_default().to_string())
+        .collect();
+    let mut fields: Vec<(String, Vec<u8>)> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|entry| {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&path).unwrap())
+        })
+        .collect();
+    fields.sort();
+    assert!(
+        fields.iter().any(|(name, _)| name.ends_with("_u.npy")),
+        "{name}: no u field exported: {:?}",
+        fields.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    Run {
+        kernels,
+        captures: stderr
+            .matches("emulated CUDA driver: cuStreamBeginCapture")
+            .count(),
+        graph_launches: stderr
+            .matches("emulated CUDA driver: cuGraphLaunch")
+            .count(),
+        graph_nodes: stderr.matches("(graph node)").count(),
+        fields,
+    }
+}
+
+/// The preset `name` on a small grid (`cells`), with `edits` (text replaced) applied, written
+/// into `dir`.
+fn small_preset(
+    dir: &Path,
+    name: &str,
+    cells: (&str, &str),
+    edits: &[(&str, &str)],
+) -> std::path::PathBuf {
+    let mut text = std::fs::read_to_string(root().join(format!("scenes/ink/{name}.toml"))).unwrap();
+    assert!(text.contains(cells.0), "{name}: {}", cells.0);
+    text = text.replace(cells.0, cells.1);
+    for (from, to) in edits {
+        assert!(text.contains(from), "{name}: {from}");
+        text = text.replace(from, to);
+    }
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Eight frames of `dye`, `karman` and `smoke` (small grids; their multigrid, and Jacobi with
+/// 5 sweeps) with CUDA graphs (the default) and with `FLUIDLAB_CUDA_GRAPHS=0` run the same
+/// kernels in the same order and export the same bits. Each run captures 2 graphs (frames 2
+/// and 3: the advection's swap alternates the arrays the step starts from; frame 1 has new
+/// stamps and runs launch by launch) and replays them for frames 4–8: nothing new is captured
+/// after that. Fails on the old code (no graphs: 0 captures). `karman` at 144 × 64 has one
+/// multigrid level above the one-block tail and an outflow (its pressure copied back
+/// device to device inside the graph); there a capture the driver refuses midway
+/// (`FLUIDLAB_EMULATED_CAPTURE_LIMIT=12`) falls back to launches with the same end.
+#[test]
+#[cfg_attr(
+    not(fluidlab_emulated_driver),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found one missing; scripts/setup.sh installs cuda.h)"
+)]
+fn ink_frames_replayed_as_cuda_graphs_equal_frames_launched_one_by_one() {
+    let driver = emulated_driver::build(Flavour::Plain);
+    let frames = 8;
+    let presets = [
+        ("dye", ("cells = [256, 256]", "cells = [48, 48]")),
+        ("karman", ("cells = [512, 192]", "cells = [144, 64]")),
+        ("smoke", ("cells = [192, 320]", "cells = [48, 80]")),
+    ];
+    for (name, cells) in presets {
+        for solver in ["multigrid", "jacobi"] {
+            let dir = tempfile::tempdir().unwrap();
+            let edits: &[(&str, &str)] = match solver {
+                "multigrid" => &[],
+                _ => &[
+                    (
+                        "pressure_solver = \"multigrid\"",
+                        "pressure_solver = \"jacobi\"",
+                    ),
+                    ("iterations = 4", "iterations = 5"),
+                ],
+            };
+            let scene = small_preset(dir.path(), name, cells, edits);
+            let graphs = run(&driver, &scene, frames, "graphs", &[]);
+            let plain = run(
+                &driver,
+                &scene,
+                frames,
+                "plain",
+                &[("FLUIDLAB_CUDA_GRAPHS", "0")],
+            );
+            let what = format!("{name} ({solver})");
+            assert_eq!((plain.captures, plain.graph_launches), (0, 0), "{what}");
+            assert_eq!(
+                (graphs.captures, graphs.graph_launches),
+                (2, frames as usize - 1),
+                "{what}: (captures, graph launches) in {frames} frames"
+            );
+            assert!(
+                graphs.graph_nodes * 2 > graphs.kernels.len(),
+                "{what}: {} of {} kernels in graphs",
+                graphs.graph_nodes,
+                graphs.kernels.len()
+            );
+            if let Some(at) = (0..graphs.kernels.len().max(plain.kernels.len()))
+                .find(|&i| graphs.kernels.get(i) != plain.kernels.get(i))
+            {
+                panic!(
+                    "{what}: kernel {at} of {} (graphs) and {} (one by one) differs: {:?} against \
+                     {:?}",
+                    graphs.kernels.len(),
+                    plain.kernels.len(),
+                    graphs.kernels.get(at),
+                    plain.kernels.get(at)
+                );
+            }
+            assert_eq!(graphs.fields.len(), plain.fields.len(), "{what}");
+            for ((file, a), (_, b)) in graphs.fields.iter().zip(&plain.fields) {
+                assert!(a == b, "{what}: {file} differs with graphs on");
+            }
+            if name == "karman" {
+                // A capture the driver refuses midway (after the advection's swaps): the arrays
+                // go back, and the steps run launch by launch to the same end.
+                let limit = [("FLUIDLAB_EMULATED_CAPTURE_LIMIT", "12")];
+                let refused = run(&driver, &scene, frames, "refused", &limit);
+                assert_eq!((refused.captures, refused.graph_launches), (1, 0), "{what}");
+                assert!(
+                    refused.kernels == plain.kernels,
+                    "{what}, refused: other kernels"
+                );
+                assert!(
+                    refused.fields == plain.fields,
+                    "{what}, refused: fields differ"
+                );
+            }
+        }
+    }
+}
+
+/// Set in the child process that runs [`changed_settings_child`] on the emulated driver.
+const CHILD: &str = "FLUIDLAB_INK_GRAPHS_CHILD";
+
+/// Settings changed mid-run as the panel changes them (`karman` at 144 × 64: V-cycles 4 → 2,
+/// then the Jacobi solver with 5 sweeps, a brush dragged through for two frames, vorticity
+/// confinement switched on, then the preset's settings again): a CUDA solver with graphs stays
+/// bit for bit equal to one without at every frame (u, v, p, the ink, the totals). Each new
+/// setting captures anew; the dragged brush's frames and the first frame after them (new splat
+/// records) run launch by launch; the preset's settings at the end replay the graphs of frames
+/// 2–3, capturing nothing. Fails on the old code (no graphs: 0 captures), and with the brush
+/// stamps' records left out of the key *and* the new-stamps rule off (the brush frames' graphs
+/// replayed without the brush: "frame 8: u differs with graphs on"). With the rule on, this
+/// run does not see the splat records missing from the key (the dragged brush's steps all run
+/// launch by launch); [`ink_moving_walls_and_ending_strokes_replay_nothing_stale`] does.
+#[test]
+#[cfg_attr(
+    not(fluidlab_emulated_driver),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found one missing; scripts/setup.sh installs cuda.h)"
+)]
+fn ink_settings_changed_mid_run_capture_anew_and_match_launches_one_by_one() {
+    if std::env::var_os(CHILD).is_some() {
+        changed_settings_child();
+        return;
+    }
+    let driver = emulated_driver::build(Flavour::Plain);
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args([
+            "ink_settings_changed_mid_run_capture_anew_and_match_launches_one_by_one",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1");
+    let (stdout, _) = succeeds(command, &driver);
+    assert!(stdout.contains("1 passed"), "{stdout}");
+    if let Some(at) = stdout.find("karman, settings changed") {
+        println!("{}", stdout[at..].lines().next().unwrap_or_default());
+    }
+}
+
+/// The run [`ink_settings_changed_mid_run_capture_anew_and_match_launches_one_by_one`] checks,
+/// in a process on the emulated driver.
+fn changed_settings_child() {
+    use fluidlab::sims::ink::cuda::CudaInk;
+    use fluidlab::sims::ink::scene::InkScene;
+    use fluidlab::sims::ink::{PressureSolver, Stamp};
+    let source = fluidlab::scene::Source::load("karman").unwrap();
+    let scene = InkScene::from_source(&source).unwrap();
+    let mut params = scene.params.clone();
+    (params.cells_x, params.cells_y) = (144, 64);
+    let solver = |graphs: &str| {
+        std::env::set_var("FLUIDLAB_CUDA_GRAPHS", graphs);
+        let mut cuda = CudaInk::new_on(0, params.clone(), &|x, y| scene.solid(x, y)).unwrap();
+        cuda.set_stage_timing(false);
+        cuda
+    };
+    let (mut graphs, mut plain) = (solver("1"), solver("0"));
+    let dt = params.dt;
+    let mut captured_before_the_end = 0;
+    for frame in 0..14u32 {
+        let mut p = params.clone();
+        match frame {
+            4..=5 => p.iterations = 2,
+            6..=7 => (p.pressure_solver, p.iterations) = (PressureSolver::Jacobi, 5),
+            10..=11 => p.vorticity = 2.0,
+            _ => {}
+        }
+        let t = frame as f32 * dt;
+        let mut stamps = scene.stamps(t, t + dt);
+        if (8..=9).contains(&frame) {
+            stamps.push(Stamp {
+                position: [0.8 + 0.05 * (frame - 8) as f32, 0.35],
+                radius: 0.03,
+                velocity: [0.0, 40.0],
+                ink: [5.0, 5.0, 5.0],
+                per_second: true,
+                direction: Some([1.0, 0.0]),
+            });
+        }
+        if frame == 12 {
+            captured_before_the_end = graphs.graph_counts().0;
+        }
+        for cuda in [&mut graphs, &mut plain] {
+            cuda.params = p.clone();
+            cuda.step(dt, &stamps, true).unwrap();
+            cuda.end_frame().unwrap();
+        }
+        let (a, b) = (graphs.read_back().unwrap(), plain.read_back().unwrap());
+        let bits = |f: &fluidlab::sims::ink::fields::Field| {
+            f.data.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        };
+        for (name, x, y) in [
+            ("u", &a.flow.u, &b.flow.u),
+            ("v", &a.flow.v, &b.flow.v),
+            ("p", &a.flow.p, &b.flow.p),
+            ("ink 0", &a.ink.channels[0], &b.ink.channels[0]),
+            ("ink 2", &a.ink.channels[2], &b.ink.channels[2]),
+        ] {
+            assert!(
+                bits(x) == bits(y),
+                "frame {frame}: {name} differs with graphs on"
+            );
+        }
+        assert_eq!(graphs.totals, plain.totals, "frame {frame}");
+        assert_eq!(graphs.report, plain.report, "frame {frame}");
+    }
+    let (captured, replayed, launched) = graphs.graph_counts();
+    println!("karman, settings changed: {}", graphs.graph_summary());
+    assert_eq!(plain.graph_counts(), (0, 0, 14));
+    // Frames 0, 8, 9 and 10 (new stamps) launch by launch; 2 captures for each setting (the
+    // advection's swap alternates the step's start): frames 1–2, 4–5, 6–7, 11 (vorticity,
+    // then its frame 11 only), and frames 12–13 replay frames 2–3's.
+    assert_eq!(launched, 4, "{}", graphs.graph_summary());
+    assert_eq!(
+        captured, captured_before_the_end,
+        "frames 12–13 captured anew"
+    );
+    assert_eq!(captured + replayed + launched, 14);
+    assert!(captured >= 7 && replayed >= 3, "{}", graphs.graph_summary());
+}
+
+/// Key inputs the other tests leave fixed, each changed by the scene while graphs replay, with
+/// the fields bit for bit those of launches (`FLUIDLAB_CUDA_GRAPHS=0`):
+/// - `stir` at 96 × 48 with its disc moving for 0.1 s from 0.2 s, 30 frames (multigrid,
+///   closed box): while it moves, the multigrid's level records (their `fluid` counts, which the
+///   mean removal reads) change and those steps run launch by launch; after it stops, the new
+///   records must capture anew. With the level records left out of the key, the graphs of before
+///   the move are replayed with stale counts ("stir: frame_00030_curl.npy differs with graphs
+///   on", 2 captures). Here: 5 captures, 18 graph launches; the old code, which captured the
+///   moving disc's steps too, 8 and 24 (fails the count).
+/// - `karman` at 144 × 64 with its four strokes ending at 0.1 s, 16 frames: the steps after the
+///   strokes end lay no stamps. With the splat records left out of the key, those steps replay
+///   the strokes' graph and keep laying their ink (2 captures instead of 4: "karman: frame_00016_ink.npy differs with
+///   graphs on"). Graphs on: 4 captures, 15 graph launches.
+#[test]
+#[cfg_attr(
+    not(fluidlab_emulated_driver),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found one missing; scripts/setup.sh installs cuda.h)"
+)]
+fn ink_moving_walls_and_ending_strokes_replay_nothing_stale() {
+    let driver = emulated_driver::build(Flavour::Plain);
+    /// Preset, its cells (from, to), text edits, frames.
+    type Case<'a> = (&'a str, (&'a str, &'a str), &'a [(&'a str, &'a str)], u32);
+    let cases: [Case; 2] = [
+        (
+            "stir",
+            ("cells = [256, 128]", "cells = [96, 48]"),
+            &[("duration = 2.5", "duration = 0.1")],
+            30,
+        ),
+        (
+            "karman",
+            ("cells = [512, 192]", "cells = [144, 64]"),
+            &[("duration = 1000.0", "duration = 0.1")],
+            16,
+        ),
+    ];
+    for (name, cells, edits, frames) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let scene = small_preset(dir.path(), name, cells, edits);
+        let graphs = run(&driver, &scene, frames, "graphs", &[]);
+        let plain = run(
+            &driver,
+            &scene,
+            frames,
+            "plain",
+            &[("FLUIDLAB_CUDA_GRAPHS", "0")],
+        );
+        println!(
+            "{name}: {} captures, {} graph launches in {frames} frames",
+            graphs.captures, graphs.graph_launches
+        );
+        assert!(graphs.graph_launches > 0, "{name}: nothing graphed");
+        if name == "stir" {
+            assert_eq!((graphs.captures, graphs.graph_launches), (5, 18), "{name}");
+        }
+        assert_eq!(graphs.fields.len(), plain.fields.len(), "{name}");
+        for ((file, a), (_, b)) in graphs.fields.iter().zip(&plain.fields) {
+            assert!(a == b, "{name}: {file} differs with graphs on");
+        }
+    }
+}
