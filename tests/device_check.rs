@@ -6,9 +6,11 @@
 use std::path::Path;
 use std::process::Command;
 
-/// Runs the script with a stand-in binary that fails when its arguments contain `fail_on` and
+/// Runs the script with a stand-in binary that fails when its arguments contain `fail_on`,
 /// writes a statistics line (energy 0, as the pool's springs at rest) where `--stats` names a
-/// file, so the steps that read what the binary wrote see a file of their own run; returns
+/// file and one file into the folder `--export` names, and with `--json` prints a graphed
+/// frame's launch calls (3), so the steps that read what the binary wrote see output of their
+/// own run; returns
 /// (exit success, summary.txt, the names of the files in $OUT).
 fn device_check(dir: &Path, parts: Option<&str>, fail_on: &str) -> (bool, String, Vec<String>) {
     let bin = dir.join("fluidlab");
@@ -17,7 +19,10 @@ fn device_check(dir: &Path, parts: Option<&str>, fail_on: &str) -> (bool, String
         format!(
             "#!/bin/sh\necho \"stand-in $*\"\ncase \"$*\" in *'{fail_on}'*) exit 3;; esac\n\
              prev=\nfor a in \"$@\"; do\n  [ \"$prev\" = --stats ] && \
-             echo '{{\"step\":0,\"time\":0.0,\"energy\":0.0,}}' > \"$a\"\n  prev=$a\ndone\nexit 0\n"
+             echo '{{\"step\":0,\"time\":0.0,\"energy\":0.0,}}' > \"$a\"\n  \
+             [ \"$prev\" = --export ] && mkdir -p \"$a\" && echo frame > \"$a/frame.npy\"\n  \
+             prev=$a\ndone\ncase \"$*\" in *--json*) echo '{{\"launch_calls_per_step\": 3.0}}';; esac\n\
+             exit 0\n"
         ),
     )
     .unwrap();
