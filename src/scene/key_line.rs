@@ -92,9 +92,10 @@ pub fn line_of_key(text: &str, path: &str) -> Option<usize> {
 }
 
 /// The key path (`foam.seed`, `stroke[1].radius`) whose key or value holds byte `offset` of
-/// `text`, the innermost one: what an error the TOML deserializer reports at a span belongs to
-/// (a value of the wrong type: its value; an unknown field: its key). `None` when the text
-/// does not parse or no key or value holds the offset.
+/// `text`, the innermost one, or else the table holding it: what an error the TOML deserializer
+/// reports at a span belongs to (a value of the wrong type: its value; an unknown field: its
+/// key; a missing field: its table's header). `None` when the text does not parse or nothing
+/// but the document holds the offset.
 pub fn key_at(text: &str, offset: usize) -> Option<String> {
     let document = ImDocument::parse(text).ok()?;
     let mut path = String::new();
@@ -126,11 +127,11 @@ fn in_table(table: &dyn TableLike, offset: usize, path: &mut String) -> bool {
 fn in_item(item: &Item, offset: usize, path: &mut String) -> bool {
     match item {
         Item::Value(value) => in_value(value, offset, path),
-        Item::Table(table) => in_table(table, offset, path),
+        Item::Table(table) => in_table(table, offset, path) || within(table, offset),
         Item::ArrayOfTables(tables) => tables.iter().enumerate().any(|(k, table)| {
             let mark = path.len();
             path.push_str(&format!("[{k}]"));
-            let found = in_table(table, offset, path);
+            let found = in_table(table, offset, path) || within(table, offset);
             if !found {
                 path.truncate(mark);
             }
@@ -138,6 +139,12 @@ fn in_item(item: &Item, offset: usize, path: &mut String) -> bool {
         }),
         Item::None => false,
     }
+}
+
+/// Whether `offset` lies in `table` (its header, where a missing field is reported, or a line
+/// of it that no key holds).
+fn within(table: &Table, offset: usize) -> bool {
+    table.span().is_some_and(|span| span.contains(&offset))
 }
 
 /// Whether `value`'s span holds `offset` (appending an inline table's keys or an array's index
@@ -170,8 +177,8 @@ mod tests {
     use super::*;
 
     /// Each value's offset gives its key path, the innermost (a table's key, an array of
-    /// tables' element, an inline table's key, an array's element); an offset in no value
-    /// (a header, a comment) gives none.
+    /// tables' element, an inline table's key, an array's element); a table's header gives the
+    /// table (where a missing field is reported); a comment after a value gives none.
     #[test]
     fn offsets_give_their_key_paths() {
         let text = "kind = \"pbf\"\n[foam]\nseed = -1\n[[fluid]]\nmin = [0, 1]\n[[fluid]]\n\
@@ -186,7 +193,8 @@ mod tests {
         assert_eq!(at("5 #").as_deref(), Some("fluid[1].params.dt"));
         assert_eq!(at("seed").as_deref(), Some("foam.seed"));
         assert_eq!(at("radius").as_deref(), Some("fluid[1].shape.radius"));
-        assert_eq!(at("[foam]"), None);
+        assert_eq!(at("[foam]").as_deref(), Some("foam"));
+        assert_eq!(at("[[fluid]]\nmax").as_deref(), Some("fluid[1]"));
         assert_eq!(at("# dt"), None);
         assert_eq!(key_at("kind = ", 3), None);
     }

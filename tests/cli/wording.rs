@@ -149,7 +149,8 @@ fn outputs_that_cannot_be_written_are_refused_before_the_run() {
 /// (the old code said `error: : no such scene file`), `--exit-after-frames 0` gives the range
 /// every other count flag gives (old: `0 is not in 1..18446744073709551615`), a pinned jelly
 /// names the value it was given (old: no value), a value of the wrong type names its key
-/// (old: `typed.toml:4: invalid value: integer \`-1\`, expected usize (in \`n = -1\`)`).
+/// (old: `typed.toml:4: invalid value: integer \`-1\`, expected usize (in \`n = -1\`)`) and a
+/// missing field its table (old: `shapeless.toml:5: missing field \`shape\``).
 #[test]
 fn small_refusals_say_what_is_wrong() {
     let dir = tempfile::tempdir().unwrap();
@@ -163,6 +164,13 @@ fn small_refusals_say_what_is_wrong() {
         write("jelly.toml", "pins = \"top\""),
         write("typed.toml", "n = -1"),
     );
+    let shapeless = dir.path().join("shapeless.toml");
+    std::fs::write(
+        &shapeless,
+        "kind = \"pbf\"\n[container]\nmin = [0.0, 0.0, 0.0]\nmax = [1.0, 1.0, 1.0]\n\
+         [[fluid]]\nmin = [0.0, 0.0, 0.0]\nmax = [0.5, 0.5, 0.5]\n",
+    )
+    .unwrap();
     for (args, expected) in [
         (
             vec!["simulate", "", "--steps", "1"],
@@ -179,6 +187,10 @@ fn small_refusals_say_what_is_wrong() {
         (
             vec!["simulate", &typed, "--steps", "1"],
             "typed.toml:4: jelly.n: invalid value: integer `-1`, expected usize (in `n = -1`)",
+        ),
+        (
+            vec!["simulate", shapeless.to_str().unwrap(), "--steps", "1"],
+            "shapeless.toml:5: fluid[0]: missing field `shape` (in `[[fluid]]`)",
         ),
     ] {
         let output = fluidlab(&args);
