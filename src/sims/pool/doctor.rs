@@ -95,10 +95,14 @@ pub fn gpu_memory_check(device: usize) -> Result<(bool, String), String> {
     Ok(crate::sims::doctor::verdict(detail, failures))
 }
 
-/// A pool of `nodes`² opened on CUDA device `device`, drawn into `headless` if given, stepped
-/// (and drawn) 3 frames.
+/// A pool of `nodes`² with an island opened on CUDA device `device`, drawn into `headless` if
+/// given, stepped (and drawn) 3 frames. The island makes the renderer hold the land texture,
+/// which the drawn model counts whether or not a scene has land (painting can add it).
 fn stepped(device: usize, nodes: usize, headless: Option<&Headless>) -> Result<PoolSim, String> {
-    let text = format!("kind = \"pool\"\n[pool]\nnodes = {nodes}\n[drops]\nrandom = 3\n");
+    let text = format!(
+        "kind = \"pool\"\n[pool]\nnodes = {nodes}\n[drops]\nrandom = 3\n\
+         [[island]]\ncenter = [1.0, 1.0]\nradius = 0.3\n"
+    );
     let source = Source::parse(&text, "doctor", "doctor.toml").map_err(|e| e.to_string())?;
     let options = OpenOptions {
         backend: Backend::Cuda,
