@@ -246,7 +246,12 @@ impl TextureTarget {
     }
 }
 
-unsafe fn new_texture(
+/// A `width`×`height` 2D texture of `internal` format (no data), nearest-filtered and clamped to
+/// its edges, left unbound.
+///
+/// # Safety
+/// A GL call on `gl`'s context, which must be current.
+pub unsafe fn new_texture(
     gl: &glow::Context,
     width: i32,
     height: i32,

@@ -6,7 +6,8 @@
 //! every pixel of a scene with land (docs/pool-performance.md).
 
 use super::PoolRenderer;
-use anyhow::{anyhow, Result};
+use crate::gfx::targets::new_texture;
+use anyhow::Result;
 use glam::Vec4;
 use glow::HasContext;
 
@@ -215,30 +216,7 @@ impl PoolRenderer {
         let texture = unsafe {
             match &self.land_texture {
                 Some(texture) => texture.texture,
-                None => {
-                    let texture = gl.create_texture().map_err(|e| anyhow!("texture: {e}"))?;
-                    gl.bind_texture(glow::TEXTURE_2D, Some(texture));
-                    gl.tex_image_2d(
-                        glow::TEXTURE_2D,
-                        0,
-                        glow::RG32F as i32,
-                        n as i32,
-                        n as i32,
-                        0,
-                        glow::RG,
-                        glow::FLOAT,
-                        None,
-                    );
-                    for (parameter, value) in [
-                        (glow::TEXTURE_MIN_FILTER, glow::NEAREST),
-                        (glow::TEXTURE_MAG_FILTER, glow::NEAREST),
-                        (glow::TEXTURE_WRAP_S, glow::CLAMP_TO_EDGE),
-                        (glow::TEXTURE_WRAP_T, glow::CLAMP_TO_EDGE),
-                    ] {
-                        gl.tex_parameter_i32(glow::TEXTURE_2D, parameter, value as i32);
-                    }
-                    texture
-                }
+                None => new_texture(gl, n as i32, n as i32, glow::RG32F, glow::RG, glow::FLOAT)?,
             }
         };
         self.land_texture = Some(LandTexture {
