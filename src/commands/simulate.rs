@@ -349,11 +349,10 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
     let every = options.every.max(1);
     if !options.quiet {
         eprintln!(
-            "{}: {} {}, {} steps of {:.4} s ({}), backend {}",
+            "{}: {}, {} of {:.4} s ({}), backend {}",
             sim.scene_name(),
-            sim.elements(),
-            sim.element_unit(),
-            steps,
+            elements_at_start(sim.elements(), sim.element_unit()),
+            counted(steps, "step"),
             dt,
             sim.scheme(),
             sim.backend()
@@ -470,6 +469,25 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
     Ok(summary)
 }
 
+/// `n` things: "1 step", "2 steps".
+fn counted(n: u64, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
+/// What the header says of the elements at the start: a fountain starts with none alive
+/// ("no particles yet"), not "0 particles".
+fn elements_at_start(elements: u64, unit: &str) -> String {
+    if elements == 0 {
+        format!("no {unit} yet")
+    } else {
+        format!("{elements} {unit}")
+    }
+}
+
 fn print_summary(
     sim: &dyn Sim,
     last: &dyn Frame,
@@ -482,10 +500,10 @@ fn print_summary(
     let rate = sim.elements() as f64 * sim.steps_taken() as f64 / summary.wall_seconds.max(1e-9);
     let unit = sim.element_unit();
     println!(
-        "{}: {} {unit}, {} steps ({:.2} s simulated) on {} in {:.1} s",
+        "{}: {} {unit}, {} ({:.2} s simulated) on {} in {:.1} s",
         sim.scene_name(),
         sim.elements(),
-        steps,
+        counted(steps, "step"),
         steps as f64 * sim.dt(),
         sim.backend(),
         summary.wall_seconds

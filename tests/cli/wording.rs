@@ -202,3 +202,33 @@ fn small_refusals_say_what_is_wrong() {
         );
     }
 }
+
+/// `simulate`'s header and summary count in words: one step is "1 step", and a fountain, which
+/// starts with nothing alive, has "no particles yet". The old code said "1 steps" and
+/// "fountain: 0 particles".
+#[test]
+fn simulate_counts_read_as_english() {
+    let output = fluidlab(&["simulate", "fountain", "--steps", "1", "--backend", "cpu"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.starts_with("fountain: no particles yet, 1 step of 0.0167 s ("),
+        "header: {stderr}"
+    );
+    assert!(
+        stdout.starts_with("fountain: ")
+            && stdout
+                .lines()
+                .next()
+                .unwrap()
+                .contains(" particles, 1 step (0.02 s simulated)"),
+        "summary: {stdout}"
+    );
+    let output = fluidlab(&["simulate", "dye", "--steps", "2", "--backend", "cpu"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("dye: 65536 cells, 2 steps of 0.0166 s ("),
+        "header: {stderr}"
+    );
+}
