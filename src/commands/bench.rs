@@ -89,12 +89,12 @@ pub fn main(args: &BenchArgs) -> Result<()> {
         };
         if args.profile_steps.is_some() {
             println!(
-                "profiled {} steps of {} {} on {} after {} warm-up steps ({:.3} ms per step)",
-                report.steps,
+                "profiled {} of {} {} on {} after {} ({:.3} ms per step)",
+                super::counted(report.steps, "step"),
                 report.elements,
                 report.unit,
                 report.backend,
-                report.warmup,
+                super::counted(report.warmup, "warm-up step"),
                 report.ms_per_step
             );
         } else if args.json {
@@ -377,13 +377,13 @@ pub fn print(report: &BenchReport) {
         )
     };
     println!(
-        "{} on {} ({} threads): {} {}, {solve}, {} steps after {} warm-up",
+        "{} on {} ({} threads): {} {}, {solve}, {} after {} warm-up",
         report.scene,
         report.backend,
         report.threads,
         report.elements,
         report.unit,
-        report.steps,
+        super::counted(report.steps, "step"),
         report.warmup
     );
     for (name, value) in &report.figures {

@@ -124,3 +124,12 @@ pub(crate) fn progress_bar(length: u64, unit: &str) -> ProgressBar {
     );
     bar
 }
+
+/// `n` things: "1 step", "2 steps".
+pub(crate) fn counted(n: u64, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}

@@ -352,7 +352,7 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
             "{}: {}, {} of {:.4} s ({}), backend {}",
             sim.scene_name(),
             elements_at_start(sim.elements(), sim.element_unit()),
-            counted(steps, "step"),
+            super::counted(steps, "step"),
             dt,
             sim.scheme(),
             sim.backend()
@@ -469,15 +469,6 @@ pub fn run(options: &SimulateOptions) -> Result<Summary> {
     Ok(summary)
 }
 
-/// `n` things: "1 step", "2 steps".
-fn counted(n: u64, thing: &str) -> String {
-    if n == 1 {
-        format!("1 {thing}")
-    } else {
-        format!("{n} {thing}s")
-    }
-}
-
 /// What the header says of the elements at the start: a fountain starts with none alive
 /// ("no particles yet"), not "0 particles".
 fn elements_at_start(elements: u64, unit: &str) -> String {
@@ -503,7 +494,7 @@ fn print_summary(
         "{}: {} {unit}, {} ({:.2} s simulated) on {} in {:.1} s",
         sim.scene_name(),
         sim.elements(),
-        counted(steps, "step"),
+        super::counted(steps, "step"),
         steps as f64 * sim.dt(),
         sim.backend(),
         summary.wall_seconds

@@ -111,7 +111,9 @@ fn bench_reports_stages_and_throughput_as_json() {
         "cpu",
     ]));
     assert!(
-        stdout.starts_with("profiled 2 steps of ") && stdout.lines().count() == 1,
+        stdout.starts_with("profiled 2 steps of ")
+            && stdout.contains(" after 1 warm-up step (")
+            && stdout.lines().count() == 1,
         "{stdout}"
     );
 }
