@@ -110,6 +110,32 @@ impl fmt::Display for Backend {
     }
 }
 
+/// Which solver a backend asked for runs: [`Backend::choose`]'s answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Chosen {
+    /// Try the CUDA solver (with `auto`, the CPU's if it cannot start).
+    Cuda,
+    /// The CPU solver; the note says why ("cpu", or "cpu (REASON CUDA cannot run)").
+    Cpu(String),
+}
+
+impl Backend {
+    /// What this backend runs on a machine where CUDA cannot run for `unavailable`'s reason
+    /// (`crate::cuda::unavailable()`), or can (`None`): every kind's one decision. `cuda` where
+    /// CUDA cannot run is refused, naming the reason and the other backends.
+    pub fn choose(self, unavailable: Option<String>) -> Result<Chosen> {
+        match (self, unavailable) {
+            (Backend::Cpu, _) => Ok(Chosen::Cpu("cpu".into())),
+            (Backend::Cuda, Some(reason)) => anyhow::bail!(
+                "--backend cuda cannot run on this machine: {reason}; use --backend cpu or \
+                 --backend auto"
+            ),
+            (Backend::Auto, Some(reason)) => Ok(Chosen::Cpu(format!("cpu ({reason})"))),
+            (_, None) => Ok(Chosen::Cuda),
+        }
+    }
+}
+
 /// How to open a scene: the backend, the CUDA device, and an optional size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OpenOptions {
@@ -373,4 +399,35 @@ pub fn choose<T: Copy + PartialEq>(
 /// The running simulation as its concrete kind (`None` when it is another kind).
 pub fn downcast<T: Sim + 'static>(sim: &mut dyn Sim) -> Option<&mut T> {
     sim.as_any_mut().downcast_mut::<T>()
+}
+
+#[cfg(test)]
+mod backend_tests {
+    use super::{Backend, Chosen};
+
+    /// Every kind's one decision: `cpu` always runs the CPU, `auto` runs CUDA where it can and
+    /// says why not where it cannot, `cuda` where it cannot is refused with the reason.
+    #[test]
+    fn each_backend_chooses_its_solver_and_says_why() {
+        let no = || Some("no NVIDIA driver".to_string());
+        assert_eq!(
+            Backend::Cpu.choose(None).unwrap(),
+            Chosen::Cpu("cpu".into())
+        );
+        assert_eq!(
+            Backend::Cpu.choose(no()).unwrap(),
+            Chosen::Cpu("cpu".into())
+        );
+        assert_eq!(Backend::Auto.choose(None).unwrap(), Chosen::Cuda);
+        assert_eq!(
+            Backend::Auto.choose(no()).unwrap(),
+            Chosen::Cpu("cpu (no NVIDIA driver)".into())
+        );
+        assert_eq!(Backend::Cuda.choose(None).unwrap(), Chosen::Cuda);
+        assert_eq!(
+            Backend::Cuda.choose(no()).unwrap_err().to_string(),
+            "--backend cuda cannot run on this machine: no NVIDIA driver; use --backend cpu or \
+             --backend auto"
+        );
+    }
 }

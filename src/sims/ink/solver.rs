@@ -8,8 +8,8 @@ use super::fields::{Field, Flow, FlowCopy, Ink};
 use super::params::InkParams;
 use super::scene::{Background, InkScene};
 use super::{InkStage, SolveReport, Stamp};
-use crate::sims::Backend;
-use anyhow::{anyhow, bail, Result};
+use crate::sims::{Backend, Chosen};
+use anyhow::{anyhow, Result};
 
 /// The grid a scene without `grid.cells` gets on CUDA: the original's 2048² (its 20 Jacobi
 /// sweeps are the parameters' default). The CPU default stays 256².
@@ -62,20 +62,12 @@ impl InkSolver {
         backend: Backend,
         device: usize,
     ) -> Result<(InkSolver, String)> {
-        let cuda = match (backend, crate::cuda::unavailable()) {
-            (Backend::Cpu, _) => Err("cpu".to_string()),
-            (Backend::Cuda, Some(reason)) => bail!(
-                "--backend cuda cannot run on this machine: {reason}; use --backend cpu or \
-                 --backend auto"
-            ),
-            (Backend::Auto, Some(reason)) => Err(format!("cpu ({reason})")),
-            (_, None) => Ok(()),
-        };
+        let chosen = backend.choose(crate::cuda::unavailable())?;
         let solid = |scene: &InkScene| {
             let scene = scene.clone();
             move |x: f32, y: f32| scene.solid(x, y)
         };
-        if let Err(note) = cuda {
+        if let Chosen::Cpu(note) = chosen {
             return Ok((InkSolver::cpu(scene.params.clone(), &solid(scene)), note));
         }
         let cpu_params = scene.params.clone();

@@ -10,8 +10,8 @@ use super::cuda::{BodyFrame, CudaParticles, FrameEnd, GlBuffers};
 use super::frame::NonFinite;
 use super::sim::{ParticlesSim, State};
 use crate::sims::pool::drops::Stencils;
-use crate::sims::Backend;
-use anyhow::{anyhow, bail, Result};
+use crate::sims::{Backend, Chosen};
+use anyhow::{anyhow, Result};
 
 /// The CUDA solver and which side holds the newer state.
 pub struct Device {
@@ -38,20 +38,9 @@ impl ParticlesSim {
     /// [`crate::sims::Sim::backend`]'s.
     pub fn choose_backend(&mut self, backend: Backend, device: usize) -> Result<()> {
         self.cuda = None;
-        match (backend, crate::cuda::unavailable()) {
-            (Backend::Cpu, _) => {
-                self.backend_note = "cpu".into();
-                return Ok(());
-            }
-            (Backend::Cuda, Some(reason)) => bail!(
-                "--backend cuda cannot run on this machine: {reason}; use --backend cpu or \
-                 --backend auto"
-            ),
-            (Backend::Auto, Some(reason)) => {
-                self.backend_note = format!("cpu ({reason})");
-                return Ok(());
-            }
-            _ => {}
+        if let Chosen::Cpu(note) = backend.choose(crate::cuda::unavailable())? {
+            self.backend_note = note;
+            return Ok(());
         }
         match create(device, &self.state) {
             Ok(solver) => {

@@ -7,7 +7,8 @@ use crate::sims::pbf::cpu::{self, CpuSolver};
 use crate::sims::pbf::cuda::{self, CudaSolver};
 use crate::sims::pbf::scene::{Footprint, Scene};
 use crate::sims::pbf::{Backend, InitialState, Solver};
-use anyhow::{anyhow, bail, Result};
+use crate::sims::Chosen;
+use anyhow::{anyhow, Result};
 
 /// A solver ready to step, and a sentence saying which backend was chosen and why.
 pub struct Created {
@@ -71,17 +72,8 @@ fn create_with(
     backend: Backend,
     device: usize,
 ) -> Result<Created> {
-    let cuda = match backend {
-        Backend::Cpu => Err("cpu".to_string()),
-        Backend::Cuda => match cuda_unavailable() {
-            Some(reason) => bail!(
-                "--backend cuda cannot run on this machine: {reason}; use --backend cpu or --backend auto"
-            ),
-            None => Ok(()),
-        },
-        Backend::Auto => cuda_unavailable().map_or(Ok(()), |reason| Err(format!("cpu ({reason})"))),
-    };
-    let footprint = if cuda.is_ok() {
+    let chosen = backend.choose(cuda_unavailable())?;
+    let footprint = if chosen == Chosen::Cuda {
         &cuda::HOST_FOOTPRINT
     } else {
         &cpu::FOOTPRINT
@@ -95,12 +87,12 @@ fn create_with(
             &seeded
         }
     };
-    match cuda {
-        Err(note) => Ok(Created {
+    match chosen {
+        Chosen::Cpu(note) => Ok(Created {
             solver: create_cpu(scene, initial)?,
             note,
         }),
-        Ok(()) => create_cuda(scene, initial, device).or_else(|error| {
+        Chosen::Cuda => create_cuda(scene, initial, device).or_else(|error| {
             if backend != Backend::Auto {
                 return Err(error);
             }

@@ -12,7 +12,7 @@ use super::params::PoolParams;
 use super::scene::PoolScene;
 use super::surface::Surface;
 use super::PoolStage;
-use crate::sims::Backend;
+use crate::sims::{Backend, Chosen};
 use anyhow::{anyhow, bail, Result};
 use std::time::Instant;
 
@@ -157,20 +157,12 @@ impl PoolSolver {
         fits: &dyn Fn(Solver, &PoolScene) -> Result<()>,
         unavailable: Option<String>,
     ) -> Result<(PoolSolver, String)> {
-        let cuda = match (backend, unavailable) {
-            (Backend::Cpu, _) => Err("cpu".to_string()),
-            (Backend::Cuda, Some(reason)) => bail!(
-                "--backend cuda cannot run on this machine: {reason}; use --backend cpu or \
-                 --backend auto"
-            ),
-            (Backend::Auto, Some(reason)) => Err(format!("cpu ({reason})")),
-            (_, None) => Ok(()),
-        };
+        let chosen = backend.choose(unavailable)?;
         let land = |scene: &PoolScene| {
             let scene = scene.clone();
             move |x: f32, z: f32| scene.land(x, z)
         };
-        if let Err(note) = cuda {
+        if let Chosen::Cpu(note) = chosen {
             fits(Solver::Cpu, scene)?;
             return Ok((PoolSolver::cpu(&scene.params, land(scene)), note));
         }
