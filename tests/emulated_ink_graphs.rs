@@ -244,12 +244,13 @@ fn changed_settings_child() {
 ///   closed box): while it moves the multigrid levels' fluid counts change, which the mean
 ///   removal reads from the level records on the device, so those steps replay too: 4
 ///   captures, 30 graph launches. The code that took the counts by value and ran steps with
-///   changed level records launch by launch: 5 captures, 18 graph launches (fails the count).
+///   changed level records launch by launch: 5 captures, 18 graph launches (fails the count);
+///   with the fluid counts left in the key, 10 captures; with the splat launches left out of
+///   it, 2 (the steps after the stripes replay the stripes' graphs).
 /// - `karman` at 144 × 64 with its four strokes ending at 0.1 s, 16 frames: the steps after the
-///   strokes end lay no stamps. With the splat launches left out of the key, those steps replay
-///   the strokes' graph, whose launches read the strokes' records still on the device, and keep
-///   laying their ink ("karman: frame_00016_ink.npy differs with graphs on"). Graphs on: 4
-///   captures, 16 graph launches.
+///   strokes end lay no stamps: they capture anew (their key has no splat launches) rather
+///   than replay the strokes' graph, whose launches would read the strokes' records still on
+///   the device and keep laying their ink. Graphs on: 4 captures, 16 graph launches.
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_driver),

@@ -24,7 +24,8 @@ use std::process::Command;
 /// splats) and 20 graph launches, stir 4 captures and 40 graph launches; the fields are those
 /// of launches bit for bit. The old code, which took the records and counts by value, ran
 /// every painted step and most moving-disc steps launch by launch: dye 0 captures, 0 graph
-/// launches (20 steps launched); stir 2 captures, 6 graph launches.
+/// launches (20 steps launched); stir 4 captures, 10 graph launches (30 steps launched). With
+/// the levels' fluid counts left in the key, stir captures 15 graphs.
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_driver),
@@ -100,10 +101,11 @@ const CHILD: &str = "FLUIDLAB_INK_REPLAY_CHILD";
 /// step of half the dt (`dt`), and every multigrid level launched by itself (`tail_cells`).
 /// Each change captures two graphs (the step's two arrangements) and the solver stays bit for
 /// bit equal to one without graphs (u, v, p, the ink, the totals, the report). With the field
-/// left out of the key the phase captures nothing and replays the graphs of before (a
-/// stale close_walls, wall record or dt: "frame 4: u differs with graphs on", "frame 6: u
-/// differs", "frame 10: u differs"; for `last` and `tail_cells`, whose stale graphs happen to
-/// give the same bits here, "frame 8: 0 captures where 2" and "frame 12: …").
+/// left out of the key (each checked by a mutant of `StepKey`) the phase captures nothing and
+/// replays the graphs of before: a stale close_walls, wall record or dt ("frame 4: u differs
+/// with graphs on", "frame 6: u differs …", "frame 10: u differs …"); for `last` and
+/// `tail_cells`, whose stale graphs happen to give the same bits here, "frame 8: 0 captures
+/// where 2" and "frame 12: 0 captures where 1".
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_driver),
