@@ -117,7 +117,10 @@ struct State {
             if (l.which == 0) { f0 = f1 = f2 = u.data(); open = u_open.data(); }
             else if (l.which == 1) { f0 = f1 = f2 = v.data(); open = v_open.data(); }
             else { f0 = ink.data(); f1 = ink.data() + n; f2 = ink.data() + 2 * n; }
-            launch((unsigned)(l.s.width * l.s.rows), [&] { splat(records.data(), index, f0, f1, f2, open, stamp_texture.data()); });
+            // A block more than the box: the host launches over the largest box of the stamp's
+            // radius (InkSplat::capacity), and the threads beyond the box must leave the fields.
+            unsigned points = (unsigned)(l.s.width * l.s.rows) + INK_BLOCK;
+            launch(points, [&] { splat(records.data(), index, f0, f1, f2, open, stamp_texture.data()); });
         }
         if (lift != 0.0f) launch((unsigned)(g.nx * (g.ny + 1)), [&] { splat_buoyancy(g, ink.data(), v_open.data(), v.data(), lift); });
     }
