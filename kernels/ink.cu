@@ -161,11 +161,14 @@ __device__ __forceinline__ float stamp_alpha(const float* __restrict__ texture, 
 // e^(−d²/r²) (cpu.rs add_gaussian), × the brush stamp's alpha when `s.masked` (the ink of a
 // brush stroke). Fields whose amount is zero are left alone; with `open` (the velocity
 // lattices) closed faces are skipped (they keep their fixed value, as close_faces restores on
-// the CPU).
+// the CPU). The record is splats[record], read from device memory (the host sends the step's
+// records before it: a CUDA graph replays the launch with the records of the step it runs);
+// the launch covers at least the box's points, threads beyond them return.
 extern "C" __global__ void __launch_bounds__(INK_BLOCK)
-splat(const InkSplat s, float* __restrict__ f0, float* __restrict__ f1, float* __restrict__ f2,
-      const unsigned char* __restrict__ open, const float* __restrict__ stamp) {
+splat(const InkSplat* __restrict__ splats, unsigned int record, float* __restrict__ f0, float* __restrict__ f1,
+      float* __restrict__ f2, const unsigned char* __restrict__ open, const float* __restrict__ stamp) {
     unsigned int k = ink_index();
+    const InkSplat s = splats[record];
     if (k >= (unsigned int)(s.width * s.rows)) return;
     int i = s.i0 + (int)(k % (unsigned int)s.width), j = s.j0 + (int)(k / (unsigned int)s.width);
     int index = j * s.nx + i;

@@ -188,12 +188,15 @@ pressure_mg_sum(const InkLevel l, const unsigned char* __restrict__ solid, const
     if (threadIdx.x == 0) partials[blockIdx.x] = sum;
 }
 
-// remove_mean on level l: the mean (stats[slot] / the fluid cells) subtracted from the fluid
-// cells of `values`, in place, or into out[c] (other cells copied) when `out` is not null.
+// remove_mean on level `level` of `levels`: the mean (stats[slot] / the fluid cells) subtracted
+// from the fluid cells of `values`, in place, or into out[c] (other cells copied) when `out` is
+// not null. The record is read from device memory, where the host keeps the fluid counts
+// current as walls move (a CUDA graph replays the launch with the counts of the step it runs).
 extern "C" __global__ void __launch_bounds__(INK_BLOCK)
-pressure_mg_remove_mean(const InkLevel l, const unsigned char* __restrict__ solid, float* values,
-                        const double* __restrict__ stats, unsigned int slot, float* out) {
+pressure_mg_remove_mean(const InkLevel* __restrict__ levels, int level, const unsigned char* __restrict__ solid,
+                        float* values, const double* __restrict__ stats, unsigned int slot, float* out) {
     unsigned int c = ink_index();
+    const InkLevel l = levels[level];
     if (c >= (unsigned int)(l.nx * l.ny)) return;
     unsigned int k = l.offset + c;
     float value = values[k];

@@ -53,8 +53,9 @@
 #       dye 2048² (4 V-cycles), stage events then JSON  10       30  multigrid's cost per frame;
 #       (CUDA graphs), then JSON FLUIDLAB_CUDA_GRAPHS=0                what the ink's graphs save
 #       (doctor's "ink parity: multigrid" line: step 1);
-#       simulate karman 8 frames, graphs on and off,    5       40  graphed steps' bits on a GPU
-#       exported fields compared ("graphs bit-equal")
+#       simulate karman 8 frames, stir 20 frames,      10       80  graphed steps' bits on a GPU
+#       graphs on and off, exported fields compared                    (painting, a moving disc)
+#       ("graphs bit-equal")
 #   4n. ink: render stir (a disc moved through the      3       30  the moving wall's faces
 #       ink: the moving wall), 960×480, 2 frames × 60                  (set_walls, wall_rows,
 #       steps, cuda; compute-sanitizer memcheck, bench    10       30  close_walls) on a GPU, and
@@ -100,7 +101,7 @@
 #                                                                      runs only the first frames
 #   7. bench cpu 100k, 5 steps (for scale), run last:     10       60  CPU reference speed; the
 #      the first step the budget cuts                                  GPU's figures come first
-#   total (estimate)                                     ~593  BUDGET=530 (device call: 570)
+#   total (estimate)                                     ~598  BUDGET=530 (device call: 570)
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
@@ -319,16 +320,22 @@ step "ink multigrid: bench cuda dye 2048², no stage events, FLUIDLAB_CUDA_GRAPH
 cat /tmp/ink-mg.log >>"$OUT/bench.log"
 grep -E 'step:|on cuda|pressure|^\{' /tmp/ink-mg.log | sed 's/^ */  ink multigrid bench: /' >>"$OUT/summary.txt"
 # The graphed steps' numbers on real CUDA: karman (multigrid, an outflow: the graph holds a
-# device-to-device copy) 8 frames with graphs and with FLUIDLAB_CUDA_GRAPHS=0, fields compared
-# bit for bit (simulate runs without stage events, so its steps are graphed).
-rm -rf /tmp/ink-graphs-on /tmp/ink-graphs-off
-step "ink: simulate karman 8 frames, CUDA graphs" 20 /tmp/ink-graphs.log "$BIN" simulate karman --backend cuda \
-    --steps 8 --every 8 --format npy --export /tmp/ink-graphs-on
-step "ink: simulate karman 8 frames, FLUIDLAB_CUDA_GRAPHS=0" 20 /tmp/ink-graphs.log env FLUIDLAB_CUDA_GRAPHS=0 \
-    "$BIN" simulate karman --backend cuda --steps 8 --every 8 --format npy --export /tmp/ink-graphs-off
-# Both exports must exist and be equal file for file: a difference (or a missing run) is a FAIL.
-step "ink: karman's exports with graphs bit-equal to launches" 10 /tmp/ink-graphs.log \
-    bash -c '[[ -n $(ls /tmp/ink-graphs-on) ]] && diff -rq /tmp/ink-graphs-on /tmp/ink-graphs-off'
+# device-to-device copy) 8 frames and stir 20 frames (its stripes painted, its disc moving from
+# frame 12: the splat records and the levels' fluid counts the kernels read from device memory)
+# with graphs and with FLUIDLAB_CUDA_GRAPHS=0, fields compared bit for bit (simulate runs
+# without stage events, so its steps are graphed).
+for run in "karman 8" "stir 20"; do
+    read -r scene frames <<<"$run"
+    rm -rf /tmp/ink-graphs-on /tmp/ink-graphs-off
+    step "ink: simulate $scene $frames frames, CUDA graphs" 20 /tmp/ink-graphs.log "$BIN" simulate "$scene" \
+        --backend cuda --steps "$frames" --every "$frames" --format npy --export /tmp/ink-graphs-on
+    step "ink: simulate $scene $frames frames, FLUIDLAB_CUDA_GRAPHS=0" 20 /tmp/ink-graphs.log env \
+        FLUIDLAB_CUDA_GRAPHS=0 "$BIN" simulate "$scene" --backend cuda --steps "$frames" --every "$frames" \
+        --format npy --export /tmp/ink-graphs-off
+    # Both exports must exist and be equal file for file: a difference (or a missing run) is a FAIL.
+    step "ink: $scene's exports with graphs bit-equal to launches" 10 /tmp/ink-graphs.log \
+        bash -c '[[ -n $(ls /tmp/ink-graphs-on) ]] && diff -rq /tmp/ink-graphs-on /tmp/ink-graphs-off'
+done
 
 # 4n. A scripted disc moved through the ink (docs/ink.md "A moving disc is a moving wall"): the
 # wall velocities reach the kernels through CudaInk::set_walls (the doctor's ink parity run moves

@@ -107,14 +107,20 @@ struct State {
 
     void splats_and_buoyancy() {
         unsigned n = ink_cells();
-        for (const Lattice& l : stamps) {
-            const InkSplat& s = l.s;
+        // The records in one array, as the host sends them; each launch reads its own.
+        std::vector<InkSplat> records;
+        for (const Lattice& l : stamps) records.push_back(l.s);
+        for (unsigned index = 0; index < stamps.size(); ++index) {
+            const Lattice& l = stamps[index];
             float *f0, *f1, *f2;
             const unsigned char* open = nullptr;
             if (l.which == 0) { f0 = f1 = f2 = u.data(); open = u_open.data(); }
             else if (l.which == 1) { f0 = f1 = f2 = v.data(); open = v_open.data(); }
             else { f0 = ink.data(); f1 = ink.data() + n; f2 = ink.data() + 2 * n; }
-            launch((unsigned)(s.width * s.rows), [&] { splat(s, f0, f1, f2, open, stamp_texture.data()); });
+            // A block more than the box: the host launches over the largest box of the stamp's
+            // radius (InkSplat::capacity), and the threads beyond the box must leave the fields.
+            unsigned points = (unsigned)(l.s.width * l.s.rows) + INK_BLOCK;
+            launch(points, [&] { splat(records.data(), index, f0, f1, f2, open, stamp_texture.data()); });
         }
         if (lift != 0.0f) launch((unsigned)(g.nx * (g.ny + 1)), [&] { splat_buoyancy(g, ink.data(), v_open.data(), v.data(), lift); });
     }
@@ -158,10 +164,11 @@ struct State {
     static unsigned level_cells(const InkLevel& l) { return (unsigned)(l.nx * l.ny); }
     bool closed() const { return levels[0].outflow == 0u; }
 
-    void mg_remove_mean(const InkLevel& l, float* values, float* out) {
+    void mg_remove_mean(unsigned level, float* values, float* out) {
+        const InkLevel& l = levels[level];
         launch_blocks(blocks(level_cells(l)), INK_BLOCK, [&] { pressure_mg_sum(l, mg_solid.data(), values, partials.data()); });
         finish(level_cells(l), 1, 0, MEAN_SLOT);
-        launch(level_cells(l), [&] { pressure_mg_remove_mean(l, mg_solid.data(), values, stats.data(), MEAN_SLOT, out); });
+        launch(level_cells(l), [&] { pressure_mg_remove_mean(levels.data(), (int)level, mg_solid.data(), values, stats.data(), MEAN_SLOT, out); });
     }
 
     void mg_smooth(const InkLevel& l) {
@@ -178,7 +185,7 @@ struct State {
     void mg_restrict(unsigned l) {
         const InkLevel &fine = levels[l], &coarse = levels[l + 1];
         launch(level_cells(coarse), [&] { pressure_mg_restrict(fine, coarse, mg_solid.data(), mg_r.data(), mg_b.data(), mg_p.data()); });
-        if (closed()) mg_remove_mean(coarse, mg_b.data(), nullptr);
+        if (closed()) mg_remove_mean(l + 1, mg_b.data(), nullptr);
     }
 
     void mg_prolong(unsigned l) {
@@ -208,9 +215,9 @@ struct State {
     void run_multigrid() {
         const InkLevel& finest = levels[0];
         launch(cells(), [&] { pressure_mg_load(finest, this->divergence.data(), p.data(), carry, mg_b.data(), mg_p.data()); });
-        if (closed()) mg_remove_mean(finest, mg_b.data(), nullptr);
+        if (closed()) mg_remove_mean(0, mg_b.data(), nullptr);
         for (unsigned cycle = 0; cycle < iterations; ++cycle) mg_cycle();
-        if (closed()) mg_remove_mean(finest, mg_p.data(), p.data());
+        if (closed()) mg_remove_mean(0, mg_p.data(), p.data());
         else std::copy(mg_p.begin(), mg_p.begin() + cells(), p.begin());
     }
 

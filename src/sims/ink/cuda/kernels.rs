@@ -12,7 +12,7 @@ mod projection;
 mod splat;
 mod vorticity;
 
-pub use splat::{splat_records, InkSplat, SplatLattice};
+pub use splat::{lattice_rows, splat_records, InkSplat, SplatLattice};
 
 use crate::cuda::launch::{self, KernelArgs};
 use crate::cuda::{CudaError, Module};

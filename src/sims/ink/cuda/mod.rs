@@ -80,6 +80,10 @@ pub mod slot {
     pub const COUNT: usize = 10;
 }
 
+/// Splat records the GPU holds at first: a stroke's 64 stamps on three lattices each
+/// (`MOST_STAMPS_PER_STEP`); more grow the array.
+const SPLATS_ALLOCATED: usize = 3 * super::scene::MOST_STAMPS_PER_STEP;
+
 /// The solver's fields as the CPU solver holds them (read back from the GPU).
 #[derive(Clone, Debug)]
 pub struct Fields {
@@ -154,6 +158,10 @@ pub(super) struct Buffers {
     pub stats: CudaSlice<f64>,
     /// The multigrid pressure solver's levels.
     pub multigrid: GpuMultigrid,
+    /// The brush stamps' splat records the `splat` launches read (grown as needed), and the
+    /// records last sent there.
+    pub splats: CudaSlice<kernels::InkSplat>,
+    pub splats_sent: Vec<kernels::InkSplat>,
     /// The brush stamp's texture (`stamp.rs`), and which stamp it holds.
     pub stamp: CudaSlice<f32>,
     pub stamp_kind: BrushStamp,
@@ -307,6 +315,8 @@ impl CudaInk {
             partials: stream.alloc_zeros(4 * kernels::blocks(g.ink_cells()))?,
             stats: stream.alloc_zeros(slot::COUNT)?,
             multigrid: GpuMultigrid::new(stream, g.nx as usize, g.ny as usize)?,
+            splats: stream.alloc_zeros(SPLATS_ALLOCATED)?,
+            splats_sent: Vec::new(),
             stamp: stream.alloc_zeros(STAMP_TEXELS * STAMP_TEXELS)?,
             stamp_kind: BrushStamp::Round,
         })

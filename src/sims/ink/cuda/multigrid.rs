@@ -247,18 +247,27 @@ impl CudaInk {
         let pure_neumann = finest.outflow == 0;
         k.pressure_mg_load(s, finest, &b.divergence, &b.p, carry, &mut mg.b, &mut mg.p)?;
         let mut remove_mean = |mg: &mut GpuMultigrid,
-                               level: InkLevel,
+                               l: usize,
                                of_p: bool,
                                out: Option<&mut CudaSlice<f32>>|
          -> Result<(), CudaError> {
-            let values = if of_p { &mut mg.p } else { &mut mg.b };
-            k.pressure_mg_sum(s, level, &mg.solid, values, &mut b.partials)?;
+            let level = levels[l];
+            let GpuMultigrid {
+                levels_device,
+                solid,
+                p,
+                b: mg_b,
+                ..
+            } = mg;
+            let values = if of_p { p } else { mg_b };
+            k.pressure_mg_sum(s, level, solid, values, &mut b.partials)?;
             let count = level.cells();
             k.reduce_finish(s, &b.partials, count, 1, 0, &mut b.stats, slot::MEAN)?;
-            k.pressure_mg_remove_mean(s, level, &mg.solid, values, &b.stats, slot::MEAN, out)
+            let (stats, level) = ((&b.stats, slot::MEAN), (&*levels_device, l, count));
+            k.pressure_mg_remove_mean(s, level, solid, values, stats, out)
         };
         if pure_neumann {
-            remove_mean(mg, finest, false, None)?;
+            remove_mean(mg, 0, false, None)?;
         }
         for _ in 0..cycles {
             for l in 0..tail {
@@ -267,7 +276,7 @@ impl CudaInk {
                 k.pressure_mg_residual(s, fine, &mg.stencil, &mg.p, &mg.b, &mut mg.r)?;
                 k.pressure_mg_restrict(s, fine, coarse, &mg.solid, &mg.r, &mut mg.b, &mut mg.p)?;
                 if pure_neumann {
-                    remove_mean(mg, coarse, false, None)?;
+                    remove_mean(mg, l + 1, false, None)?;
                 }
             }
             k.pressure_mg_tail(s, tail, levels.len(), mg)?;
@@ -278,7 +287,7 @@ impl CudaInk {
             }
         }
         if pure_neumann {
-            remove_mean(mg, finest, true, Some(&mut b.p))
+            remove_mean(mg, 0, true, Some(&mut b.p))
         } else {
             s.memcpy_dtod(&mg.p.slice(0..finest.cells()), &mut b.p)
                 .map_err(CudaError::driver("copying the multigrid's pressure"))
@@ -411,22 +420,23 @@ impl InkKernels {
         unsafe { self.launch("pressure_mg_sum", stream, per_point(level.cells()), args) }
     }
 
-    /// The mean `stats[slot]` / fluid cells subtracted from `level`'s fluid cells of `values`,
-    /// in place, or into `out` (level 0 only).
+    /// The mean `stats[slot]` / fluid cells subtracted from the fluid cells of `values` of
+    /// level `level` of `levels` (on the device: its fluid count read there), in place, or
+    /// into `out` (level 0 only); `cells`: the level's.
     pub fn pressure_mg_remove_mean(
         &self,
         stream: &CudaStream,
-        level: InkLevel,
+        (levels, level, cells): (&CudaSlice<InkLevel>, usize, usize),
         solid: &CudaSlice<u8>,
         values: &mut CudaSlice<f32>,
-        stats: &CudaSlice<f64>,
-        slot: u32,
+        (stats, slot): (&CudaSlice<f64>, u32),
         out: Option<&mut CudaSlice<f32>>,
     ) -> Result<(), CudaError> {
-        let args = (&level, solid, values, stats, &slot, OrNull(out));
-        let config = per_point(level.cells());
-        // SAFETY: as pressure_mg_restrict; `out` holds the level's cells.
-        unsafe { self.launch("pressure_mg_remove_mean", stream, config, args) }
+        let level = level as i32;
+        let args = (levels, &level, solid, values, stats, &slot, OrNull(out));
+        // SAFETY: as pressure_mg_restrict; `levels` holds record `level`, of `cells` cells;
+        // `out` holds them.
+        unsafe { self.launch("pressure_mg_remove_mean", stream, per_point(cells), args) }
     }
 
     /// The V-cycle from level `first` down to the coarsest of `count` and back, in one block.

@@ -2,7 +2,7 @@
 //! runs its functions of the same names. `tests/emulation/ink.cpp` runs the same sequences with
 //! the kernels compiled as C++.
 
-use super::kernels::{splat_records, SplatLattice};
+use super::kernels::{lattice_rows, splat_records, InkSplat, SplatLattice};
 use super::{slot, CudaInk};
 use crate::cuda::CudaError;
 use crate::sims::ink::params::{Advection, PressureSolver};
@@ -140,21 +140,19 @@ impl CudaInk {
         Ok(())
     }
 
-    /// Each stamp's Gaussian (one launch per lattice it reaches), then the ink's buoyancy.
+    /// Each stamp's Gaussian (one launch per lattice it reaches, its record read from the
+    /// records sent before), then the ink's buoyancy.
     fn splat(&mut self, dt: f32, stamps: &[Stamp]) -> Result<(), CudaError> {
         self.upload_stamp_texture()?;
+        let launches = self.upload_splats(dt, stamps)?;
         let (k, s, g, b) = (&self.kernels, &self.stream, &self.grid, &mut self.buffers);
-        let kind = self.params.brush_stamp;
-        let textured = kind != BrushStamp::Round;
         let planes = g.ink_cells();
-        for stamp in stamps {
-            for (lattice, record) in splat_records(g, stamp, dt, textured) {
-                let t = &b.stamp;
-                match lattice {
-                    SplatLattice::U => k.splat(s, &record, &mut b.u, 0, Some(&b.u_open), t)?,
-                    SplatLattice::V => k.splat(s, &record, &mut b.v, 0, Some(&b.v_open), t)?,
-                    SplatLattice::Ink => k.splat(s, &record, &mut b.ink, planes, None, t)?,
-                }
+        for (index, &(lattice, capacity)) in launches.iter().enumerate() {
+            let (t, record) = (&b.stamp, (&b.splats, index, capacity));
+            match lattice {
+                SplatLattice::U => k.splat(s, record, &mut b.u, 0, Some(&b.u_open), t)?,
+                SplatLattice::V => k.splat(s, record, &mut b.v, 0, Some(&b.v_open), t)?,
+                SplatLattice::Ink => k.splat(s, record, &mut b.ink, planes, None, t)?,
             }
         }
         if self.params.buoyancy != 0.0 {
@@ -178,6 +176,45 @@ impl CudaInk {
             b.stamp_kind = kind;
         }
         Ok(())
+    }
+
+    /// The splat records of `stamps` in a step of `dt` sent to the GPU where they differ from
+    /// those it holds (before a step: a copy from the host cannot be part of a CUDA graph; the
+    /// array grows when they outnumber it), and each record's launch: its lattice and the
+    /// points it covers ([`InkSplat::capacity`]), in order (record `k` is the `k`-th).
+    pub(super) fn upload_splats(
+        &mut self,
+        dt: f32,
+        stamps: &[Stamp],
+    ) -> Result<Vec<(SplatLattice, usize)>, CudaError> {
+        let textured = self.params.brush_stamp != BrushStamp::Round;
+        let g = &self.grid;
+        let (launches, records): (Vec<_>, Vec<InkSplat>) = stamps
+            .iter()
+            .flat_map(|stamp| splat_records(g, stamp, dt, textured))
+            .map(|(lattice, record)| {
+                let capacity = record.capacity(lattice_rows(g, lattice));
+                ((lattice, capacity), record)
+            })
+            .unzip();
+        let b = &mut self.buffers;
+        // By their bits: a record whose only change is a zero's sign is sent too.
+        let bits = bytemuck::cast_slice::<InkSplat, u8>;
+        if records.is_empty() || bits(&records) == bits(&b.splats_sent) {
+            return Ok(launches);
+        }
+        let copy = CudaError::driver("copying the brush stamps' splat records to the GPU");
+        if records.len() > b.splats.len() {
+            b.splats = self
+                .stream
+                .alloc_zeros(records.len().next_power_of_two())
+                .map_err(&copy)?;
+        }
+        self.stream
+            .memcpy_htod(&records, &mut b.splats.slice_mut(0..records.len()))
+            .map_err(&copy)?;
+        b.splats_sent = records;
+        Ok(launches)
     }
 
     /// `iterations` Jacobi sweeps from the last pressure × the carry-over (folded into the

@@ -3,40 +3,62 @@
 //! `substeps = 1` (every preset) is one graph; the frame's end (`reduce_totals` and the
 //! statistics' one copy back) stays outside it, as PBF's `find_non_finite` does.
 //!
-//! The unit is the step, not the frame, because what the host does between a frame's steps
-//! (a moving disc's rows sent from pageable memory by `set_walls`) cannot be captured.
+//! The unit is the step, not the frame: between a frame's steps the host moves the discs
+//! (`set_walls`: their rows sent from pageable memory, the multigrid's masks updated from the
+//! host's copy) and takes the next step's brush stamps; none of it can be captured. A frame
+//! of several steps as one graph would need those copies made before the frame for all its
+//! steps (the discs' rows of every substep), which `InkSim::step` does not do.
 //!
-//! A graph holds the launches' arguments as captured, so its key names everything on the host
-//! they depend on: the parameters (dissipation, vorticity, buoyancy, carry-over, iterations,
-//! solver, advection, brush stamp, …), the step's dt and whether it is the frame's last (its
-//! reductions), the grid's constants (sides, walls), whether there are obstacles (the ghost
-//! faces' `close_walls`), the multigrid's level records and which levels run in one block, the
-//! brush stamps' splat records (by value), and which allocation each ping-pong array holds when
-//! the step begins (the device pointers). The step swaps those (advection's outputs, Jacobi's
-//! sweeps); a replay swaps nothing, so the recording's end arrangement is kept with the graph
-//! and put back after each replay. What a step would upload (the brush stamp's texture, the
-//! multigrid's masks after the solver was switched or the walls changed) is uploaded before
-//! the capture.
+//! A graph holds the launches' arguments as captured. What varies from step to step while the
+//! user paints or a disc moves is therefore not passed by value: it lives in small device
+//! arrays the kernels read, sent before the graph's launch (outside the capture), and the key
+//! holds only what decides the launch sequence, the launch shapes and the by-value arguments.
+//! Field by field:
 //!
-//! Brush stamps vary from step to step while a brush moves: a step whose splat records are
-//! not those of the step before runs launch by launch (capturing it would cost a capture and
-//! an instantiation for one replay). So does a step whose multigrid level records differ from
-//! the step before's: a moving disc changes the levels' fluid counts most steps. A source that lays the same stamps every step (`karman`'s
-//! and `smoke`'s strokes, which do not move) is captured at its second step and replayed after.
+//! - key `params` (all of [`InkParams`]): the by-value constants (damping, fade, lift,
+//!   epsilon, carry-over, dx²), which stages run (vorticity, buoyancy), iterations, solver,
+//!   advection.
+//! - key `dt` (its bits): the by-value constants derived from it. `InkSim` derives it from
+//!   `params` (dt / substeps), but [`CudaInk::step`] takes any.
+//! - key `last`: the frame's last step reduces the residual and the divergence after.
+//! - key `grid` (the `InkGrid` record's bytes): passed by value to most kernels (sides,
+//!   walls' fixed velocities, outflows).
+//! - key `obstacles`: whether the ghost faces' `close_walls` runs.
+//! - key `levels`: the multigrid levels' shapes (their records with the fluid counts zeroed:
+//!   sizes, offsets, h², outflows), by value to its kernels and deciding the launches.
+//!   Data: the levels' fluid counts, which change most steps while a disc moves;
+//!   `pressure_mg_remove_mean` and `pressure_mg_tail` read them from the records on the device
+//!   (`update_cells` keeps those current).
+//! - key `tail_cells`: which levels run in the one-block `pressure_mg_tail`.
+//! - key `splats`: each splat launch's lattice (which field it adds to) and the points it
+//!   covers (`InkSplat::capacity`, from the stamp's radius: the same wherever the stamp lies),
+//!   and the records' array (its device pointer: it grows when a step has more records).
+//!   Data: the records (position, amounts, direction, box), sent before the step
+//!   (`upload_splats`) and read by `splat` from the array. A brush dragged at a steady speed
+//!   lays as many stamps each step, so its steps replay; one dragged faster lays more (the
+//!   count is in the key: a graph per count seen, [`GRAPHS_KEPT`] kept).
+//! - key `start`: which allocation each ping-pong array holds when the step begins (the
+//!   device pointers). The step swaps them (advection's outputs, Jacobi's sweeps); a replay
+//!   swaps nothing, so the recording's end arrangement is kept with the graph and put back
+//!   after each replay.
+//!
+//! The other arrays are allocated with the solver and never again; what they hold (masks,
+//! fixed velocities, the brush stamp's texture, the multigrid's masks) is sent before the step.
 //!
 //! Steps run as plain launches with stage timing on (its events sit between the stages),
 //! `FLUIDLAB_CUDA_SYNC_CHECK=1` (a synchronisation after each launch) and
 //! `FLUIDLAB_CUDA_GRAPHS=0`, and after a capture the driver refused.
 
-use super::kernels::{splat_records, InkSplat};
+use super::kernels::SplatLattice;
+use super::multigrid::InkLevel;
 use super::CudaInk;
 use crate::cuda::{CudaError, GraphCache, GraphFailure, GraphRun};
 use crate::sims::ink::params::InkParams;
 use crate::sims::ink::Stamp;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 
-/// Graphs kept: a frame's steps (the last one differs by its reductions) for a few settings
-/// switched back and forth in the panel.
+/// Graphs kept: a frame's steps (two arrangements) for a few settings switched back and forth
+/// in the panel, or a brush dragged at a few speeds.
 const GRAPHS_KEPT: usize = 16;
 
 /// The ping-pong arrays, in a fixed order: u, u_next, v, v_next, ink, ink_next, p, p_next.
@@ -45,21 +67,22 @@ const ARRAYS: usize = 8;
 /// Which allocation each ping-pong array holds (device pointers, in [`ARRAYS`]'s order).
 type Arrangement = [u64; ARRAYS];
 
-/// What a step's graph depends on.
+/// What a step's graph depends on (the module's note says why each field).
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct StepKey {
     params: InkParams,
-    /// The step's dt, its bits (the by-value constants derive from it).
+    /// The step's dt, its bits.
     dt: u32,
     last: bool,
     /// The grid's record (`InkGrid`), its bytes.
     grid: Vec<u8>,
     obstacles: bool,
-    /// The multigrid's level records, their bytes, and the one-block levels' threshold.
+    /// The multigrid's level records with their fluid counts zeroed, their bytes.
     levels: Vec<u8>,
     tail_cells: usize,
-    /// The brush stamps' splat records (lattice, record bytes).
-    splats: Vec<u8>,
+    /// Each splat launch's lattice and points, and the records' array.
+    splats: Vec<(SplatLattice, usize)>,
+    splat_array: u64,
     start: Arrangement,
 }
 
@@ -70,11 +93,6 @@ pub(super) struct StepGraphs {
     allowed: bool,
     /// Why graphs were given up, when a capture failed: steps run launch by launch since.
     refused: Option<String>,
-    /// The splat records of the last step (a step with new ones runs launch by launch).
-    last_splats: Vec<u8>,
-    /// The multigrid's level records in the last step (a step with changed ones, a moving
-    /// disc's, runs launch by launch); `None` before the first step.
-    last_levels: Option<Vec<u8>>,
     /// Steps run launch by launch (graphs allowed or not).
     launched: u64,
 }
@@ -85,8 +103,6 @@ impl StepGraphs {
             cache: GraphCache::new(GRAPHS_KEPT),
             allowed,
             refused: None,
-            last_splats: Vec::new(),
-            last_levels: None,
             launched: 0,
         }
     }
@@ -98,19 +114,6 @@ impl StepGraphs {
     }
 }
 
-/// The splat records of `stamps` in a step of `dt`, as bytes (lattice, then the record).
-fn splat_bytes(ink: &CudaInk, stamps: &[Stamp], dt: f32) -> Vec<u8> {
-    let textured = ink.params.brush_stamp != crate::sims::ink::BrushStamp::Round;
-    let mut bytes = Vec::new();
-    for stamp in stamps {
-        for (lattice, record) in splat_records(&ink.grid, stamp, dt, textured) {
-            bytes.push(lattice as u8);
-            bytes.extend_from_slice(bytemuck::bytes_of::<InkSplat>(&record));
-        }
-    }
-    bytes
-}
-
 impl CudaInk {
     /// A step's stages: as a CUDA graph when the step can be one (see the module's note), else
     /// launch by launch.
@@ -120,30 +123,23 @@ impl CudaInk {
         stamps: &[Stamp],
         last: bool,
     ) -> Result<(), CudaError> {
-        // What a step would upload, uploaded now (no copy from the host can be captured).
-        self.upload_stamp_texture()?;
-        self.upload_multigrid_masks()?;
-        let splats = splat_bytes(self, stamps, dt);
-        let new_stamps = !splats.is_empty() && splats != self.graphs.last_splats;
-        let levels: Vec<u8> = bytemuck::cast_slice(self.buffers.multigrid.levels()).to_vec();
-        let new_levels = self
-            .graphs
-            .last_levels
-            .as_ref()
-            .is_some_and(|last| *last != levels);
         let plain = !self.graphs.allowed
             || self.graphs.refused.is_some()
             || self.stage_timing
-            || self.kernels.sync_check()
-            || new_stamps
-            || new_levels;
-        self.graphs.last_splats = splats.clone();
-        self.graphs.last_levels = Some(levels.clone());
+            || self.kernels.sync_check();
         if plain {
             self.graphs.launched += 1;
             return self.step_launches(dt, stamps, last);
         }
+        // What a step sends, sent now (no copy from the host can be captured; inside the
+        // recording these find nothing new to send).
+        self.upload_stamp_texture()?;
+        self.upload_multigrid_masks()?;
+        let splats = self.upload_splats(dt, stamps)?;
         let stream = self.stream.clone();
+        let levels: Vec<InkLevel> = (self.buffers.multigrid.levels().iter())
+            .map(|level| InkLevel { fluid: 0, ..*level })
+            .collect();
         let start = self.buffers.arrangement(&stream);
         let key = StepKey {
             params: self.params.clone(),
@@ -151,18 +147,23 @@ impl CudaInk {
             last,
             grid: bytemuck::bytes_of(&self.grid).to_vec(),
             obstacles: self.mirror.flow_unguarded().has_obstacles(),
-            levels,
+            levels: bytemuck::cast_slice(&levels).to_vec(),
             tail_cells: self.tail_cells,
             splats,
+            splat_array: self.buffers.splats.device_ptr(&stream).0,
             start,
         };
+        // The cache is moved out while the recording borrows the solver, and put back even
+        // when the recording panics.
         let mut cache = std::mem::replace(&mut self.graphs.cache, GraphCache::new(1));
-        let ran = cache.run(&stream, key, || {
-            self.step_launches(dt, stamps, last)?;
-            Ok::<_, CudaError>(self.buffers.arrangement(&stream))
-        });
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            cache.run(&stream, key, || {
+                self.step_launches(dt, stamps, last)?;
+                Ok::<_, CudaError>(self.buffers.arrangement(&stream))
+            })
+        }));
         self.graphs.cache = cache;
-        match ran {
+        match ran.unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
             Ok((end, run)) => {
                 if run == GraphRun::Replayed {
                     self.buffers.arrange(&stream, &end)?;

@@ -7,7 +7,7 @@ use crate::cuda::launch::OrNull;
 use crate::cuda::CudaError;
 use crate::sims::ink::{splat_box, Stamp};
 use bytemuck::{Pod, Zeroable};
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, DeviceRepr};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
 
 /// Which lattice a stamp's box lies on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,11 +52,34 @@ pub struct InkSplat {
 
 // SAFETY: plain old data of 4-byte fields, laid out as the C struct it mirrors.
 unsafe impl DeviceRepr for InkSplat {}
+// SAFETY: every field is an integer or a float, for which all-zero bits are a value.
+unsafe impl ValidAsZeroBits for InkSplat {}
 
 impl InkSplat {
     /// Points in the box.
     pub fn points(&self) -> usize {
         (self.width * self.rows) as usize
+    }
+
+    /// Points the record's launch covers: the most a box of the stamp's radius can hold on its
+    /// lattice wherever the stamp lies (three radii either side: ⌈6r/h⌉ + 1 points a side, one
+    /// more for rounding, at most the lattice's), and at least the box's. A stamp dragged
+    /// across the lattice keeps the same launch shape, so the step's CUDA graph replays with
+    /// only the record changed (`step_graph.rs`); the threads beyond the box return.
+    pub fn capacity(&self, lattice_rows: usize) -> usize {
+        let side = (6.0 * self.radius / self.h).ceil() as usize + 2;
+        let across = side.min(self.nx as usize);
+        let down = side.min(lattice_rows);
+        (across * down).max(self.points())
+    }
+}
+
+/// The rows of `lattice` on `grid`: the second argument of [`InkSplat::capacity`].
+pub fn lattice_rows(grid: &InkGrid, lattice: SplatLattice) -> usize {
+    match lattice {
+        SplatLattice::U => grid.ny as usize,
+        SplatLattice::V => grid.ny as usize + 1,
+        SplatLattice::Ink => grid.ink_ny as usize,
     }
 }
 
@@ -128,13 +151,14 @@ pub fn splat_records(
 
 #[allow(clippy::too_many_arguments)]
 impl InkKernels {
-    /// One stamp's Gaussian on one lattice: `fields` are u (or v) three times, or the ink's
-    /// three planes (`planes` values apart), `open` the face mask (none for the ink), `stamp`
-    /// the brush stamp's texture (read when the record is masked).
+    /// One stamp's Gaussian on one lattice, the record `splats[index]` (on the device), over
+    /// `capacity` points (at least its box's, [`InkSplat::capacity`]): `field` is u (or v),
+    /// or the ink's three planes (`planes` values apart), `open` the face mask (none for the
+    /// ink), `stamp` the brush stamp's texture (read when the record is masked).
     pub fn splat(
         &self,
         stream: &CudaStream,
-        s: &InkSplat,
+        (splats, index, capacity): (&CudaSlice<InkSplat>, usize, usize),
         field: &mut CudaSlice<f32>,
         planes: usize,
         open: Option<&CudaSlice<u8>>,
@@ -142,17 +166,21 @@ impl InkKernels {
     ) -> Result<(), CudaError> {
         let (base, _guard) = field.device_ptr_mut(stream);
         let pointers = [0, 1, 2].map(|c| base + (c * planes * 4) as u64);
+        let index = index as u32;
         let args = (
-            s,
+            splats,
+            &index,
             &pointers[0],
             &pointers[1],
             &pointers[2],
             OrNull(open),
             stamp,
         );
-        // SAFETY: ink.cu's parameters; the box lies inside the lattice (splat_records), the
-        // three pointers inside `field` (three planes of `planes` values, or the same array).
-        unsafe { self.launch("splat", stream, per_point(s.points()), args) }
+        // SAFETY: ink.cu's parameters; `splats` holds more than `index` records (the caller
+        // sent them), whose boxes lie inside the lattice (splat_records) and hold at most
+        // `capacity` points; the three pointers lie inside `field` (three planes of `planes`
+        // values, or the same array).
+        unsafe { self.launch("splat", stream, per_point(capacity), args) }
     }
 
     /// The ink's buoyancy on the open v faces.
