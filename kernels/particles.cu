@@ -22,6 +22,9 @@
 //     figures of a body, on demand), each finished by reduce_finish (block partials in double,
 //     finished in one block: deterministic, no atomics on floats).
 //
+// Records: the fountain's kernels take theirs (FountainStep, BasinStep) by value; a body's
+// (BodyStep, particles_self_collide.cuh's SelfStep) through a pointer to its substep's record.
+//
 // Layout: vectors are interleaved x, y, z floats (glam's Vec3), one thread per particle, node,
 // triangle or basin node. The particle count after `collide` lives on the GPU (stats[0]); the
 // kernels after it read it there, launched over the count before (an upper bound).
@@ -76,7 +79,9 @@ struct BasinStep {
     float radius;       // the landing's radius, m (unused by the kernels; the record's)
 };
 
-// A spring-mass body's substep, mirrored by `BodyStep`.
+// A spring-mass body's substep, mirrored by `BodyStep`. The body's kernels read their substep's
+// record from device memory (one a substep, uploaded before the frame: src/sims/particles/cuda/
+// frame_graph.rs), not by value, so that a CUDA graph of the frame replays with new constants.
 struct BodyStep {
     unsigned int nodes, triangles;
     unsigned int euler;         // integrate: 1 symplectic Euler, 0 time-corrected Verlet

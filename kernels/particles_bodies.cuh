@@ -5,9 +5,10 @@
 // `springs`: each node's weight plus (with_springs) the pull k·(l − l₀)/l·d of each of its
 // links, gathered in the links' order.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-springs(BodyStep b, const float* __restrict__ position, const unsigned* __restrict__ node_start,
+springs(const BodyStep* __restrict__ record, const float* __restrict__ position, const unsigned* __restrict__ node_start,
         const unsigned* __restrict__ link_other, const float* __restrict__ link_rest,
         const float* __restrict__ link_stiffness, float* __restrict__ force) {
+    const BodyStep b = *record;
     unsigned k = thread_index();
     if (k >= b.nodes) return;
     vec3 sum = v3(b.weightx, b.weighty, b.weightz);
@@ -68,8 +69,9 @@ __device__ __forceinline__ void cell_corners(const float* position, unsigned n, 
 
 // `volume`, per cell: its pressure (K/V₀)·(V − V₀).
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-volume(BodyStep b, const float* __restrict__ position, const float* __restrict__ cell_rest,
+volume(const BodyStep* __restrict__ record, const float* __restrict__ position, const float* __restrict__ cell_rest,
        float* __restrict__ pressure) {
+    const BodyStep b = *record;
     unsigned c = thread_index();
     if (c >= b.cells) return;
     vec3 q[8];
@@ -80,8 +82,9 @@ volume(BodyStep b, const float* __restrict__ position, const float* __restrict__
 
 // `volume`, per node: −p·∂V/∂x from each of the up to 8 cells around it, in corner order.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-volume_gather(BodyStep b, const float* __restrict__ position, const float* __restrict__ pressure,
+volume_gather(const BodyStep* __restrict__ record, const float* __restrict__ position, const float* __restrict__ pressure,
               float* __restrict__ force) {
+    const BodyStep b = *record;
     unsigned k = thread_index();
     if (k >= b.nodes || b.cells == 0) return;
     unsigned n = b.side, m = n - 1;
@@ -102,8 +105,9 @@ volume_gather(BodyStep b, const float* __restrict__ position, const float* __res
 // `wind`, per triangle: drag·area·(n̂·w)·n̂ (w less the triangle's mean velocity when
 // relative), a third of it, the push on each corner.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-wind(BodyStep b, const unsigned* __restrict__ triangles, const float* __restrict__ position,
+wind(const BodyStep* __restrict__ record, const unsigned* __restrict__ triangles, const float* __restrict__ position,
      const float* __restrict__ velocity, float* __restrict__ push) {
+    const BodyStep b = *record;
     unsigned t = thread_index();
     if (t >= b.triangles) return;
     unsigned ia = triangles[3 * t], ib = triangles[3 * t + 1], ic = triangles[3 * t + 2];
@@ -124,8 +128,9 @@ wind(BodyStep b, const unsigned* __restrict__ triangles, const float* __restrict
 
 // `wind`, per node: its triangles' pushes added to its force, in its triangles' order.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-wind_gather(BodyStep b, const unsigned* __restrict__ start, const unsigned* __restrict__ list,
+wind_gather(const BodyStep* __restrict__ record, const unsigned* __restrict__ start, const unsigned* __restrict__ list,
             const float* __restrict__ push, float* __restrict__ force) {
+    const BodyStep b = *record;
     unsigned k = thread_index();
     if (k >= b.nodes) return;
     vec3 f = load3(force, k);
@@ -135,9 +140,10 @@ wind_gather(BodyStep b, const unsigned* __restrict__ start, const unsigned* __re
 
 // `integrate`: time-corrected Verlet or symplectic Euler; pinned nodes stay (at rest).
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-integrate(BodyStep b, float* __restrict__ position, float* __restrict__ previous,
+integrate(const BodyStep* __restrict__ record, float* __restrict__ position, float* __restrict__ previous,
           float* __restrict__ velocity, const float* __restrict__ force,
           const unsigned char* __restrict__ pinned) {
+    const BodyStep b = *record;
     unsigned k = thread_index();
     if (k >= b.nodes) return;
     vec3 x = load3(position, k);
@@ -165,9 +171,10 @@ integrate(BodyStep b, float* __restrict__ position, float* __restrict__ previous
 
 // XPBD's prediction: `previous` ← x, v ← v + f/m·dt, Δ = v·dt (0 when pinned).
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-xpbd_predict(BodyStep b, const float* __restrict__ position, float* __restrict__ previous,
+xpbd_predict(const BodyStep* __restrict__ record, const float* __restrict__ position, float* __restrict__ previous,
              float* __restrict__ velocity, const float* __restrict__ force,
              const unsigned char* __restrict__ pinned, float* __restrict__ displacement) {
+    const BodyStep b = *record;
     unsigned k = thread_index();
     if (k >= b.nodes) return;
     store3(previous, k, load3(position, k));
@@ -185,11 +192,12 @@ xpbd_predict(BodyStep b, const float* __restrict__ position, float* __restrict__
 // as a distance constraint of compliance 1/k on d = (x_a − x_b) + (Δ_a − Δ_b), its λ
 // accumulated, the corrections to Δ.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-xpbd_solve(BodyStep b, unsigned first, unsigned count, const unsigned* __restrict__ coloured,
+xpbd_solve(const BodyStep* __restrict__ record, unsigned first, unsigned count, const unsigned* __restrict__ coloured,
            const unsigned* __restrict__ spring_a, const unsigned* __restrict__ spring_b,
            const float* __restrict__ spring_rest, const float* __restrict__ spring_stiffness,
            const unsigned char* __restrict__ pinned, float* __restrict__ lambda,
            const float* __restrict__ previous, float* __restrict__ displacement) {
+    const BodyStep b = *record;
     unsigned t = thread_index();
     if (t >= count) return;
     unsigned s = coloured[first + t];
@@ -212,9 +220,10 @@ xpbd_solve(BodyStep b, unsigned first, unsigned count, const unsigned* __restric
 // iteration: each cell's volume constraint C = V − V₀ of compliance V₀/K on `previous` + Δ,
 // its λ accumulated, the corrections to its corners' Δ (volume.rs `xpbd_volume`).
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-xpbd_volume(BodyStep b, unsigned colour, const float* __restrict__ cell_rest,
+xpbd_volume(const BodyStep* __restrict__ record, unsigned colour, const float* __restrict__ cell_rest,
             const unsigned char* __restrict__ pinned, float* __restrict__ cell_lambda,
             const float* __restrict__ previous, float* __restrict__ displacement) {
+    const BodyStep b = *record;
     unsigned c = thread_index();
     if (c >= b.cells) return;
     unsigned n = b.side, m = n - 1;
@@ -249,9 +258,10 @@ xpbd_volume(BodyStep b, unsigned colour, const float* __restrict__ cell_rest,
 
 // XPBD's velocities and positions: v = Δ/dt, damped; x ← `previous` + Δ.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-xpbd_velocity(BodyStep b, const float* __restrict__ previous,
+xpbd_velocity(const BodyStep* __restrict__ record, const float* __restrict__ previous,
               const float* __restrict__ displacement, float* __restrict__ velocity,
               float* __restrict__ position) {
+    const BodyStep b = *record;
     unsigned k = thread_index();
     if (k >= b.nodes) return;
     vec3 moved = load3(displacement, k);
@@ -273,8 +283,9 @@ __device__ __forceinline__ vec3 coulomb(vec3 sliding, float pressed, float frict
 // velocity into it and what `coulomb` removes of the tangential part (undone as displacement
 // too, times dt), and `previous` follows.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-collide_nodes(BodyStep b, float* __restrict__ position, float* __restrict__ previous,
+collide_nodes(const BodyStep* __restrict__ record, float* __restrict__ position, float* __restrict__ previous,
               float* __restrict__ velocity, const unsigned char* __restrict__ pinned) {
+    const BodyStep b = *record;
     unsigned k = thread_index();
     if (k >= b.nodes || pinned[k]) return;
     vec3 x = load3(position, k);

@@ -154,8 +154,9 @@ __device__ __forceinline__ vec3 self_collide_mean(const double* sums, unsigned n
 // node): each block's sums of the drift x − anchor (in double, block_reduce's fixed tree)
 // into partials[3·block + axis]; reduce_finish sums them over the blocks.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-self_collide_drift(SelfStep c, const float* __restrict__ position, const float* __restrict__ anchor,
+self_collide_drift(const SelfStep* __restrict__ record, const float* __restrict__ position, const float* __restrict__ anchor,
                    double* __restrict__ partials) {
+    const SelfStep c = *record;
     __shared__ double shared[PARTICLES_BLOCK];
     unsigned k = thread_index();
     vec3 d = v3(0.0f, 0.0f, 0.0f);
@@ -174,8 +175,9 @@ self_collide_drift(SelfStep c, const float* __restrict__ position, const float* 
 // partials[block] (a NaN one passed over, as the CPU's f32::max: a NaN node makes the mean
 // non-finite, which rebuilds).
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-self_collide_widest(SelfStep c, const float* __restrict__ position, const float* __restrict__ anchor,
+self_collide_widest(const SelfStep* __restrict__ record, const float* __restrict__ position, const float* __restrict__ anchor,
                     const double* __restrict__ sums, double* __restrict__ partials) {
+    const SelfStep c = *record;
     __shared__ double shared[PARTICLES_BLOCK];
     unsigned k = thread_index();
     double w = 0.0;
@@ -192,8 +194,9 @@ self_collide_widest(SelfStep c, const float* __restrict__ position, const float*
 // non-finite mean, a NaN or infinite node, rebuilds too, as the CPU's `current`; so do
 // `force` and the last build's lists overflowing).
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-self_collide_decide(SelfStep c, const double* __restrict__ sums, const double* __restrict__ partials,
+self_collide_decide(const SelfStep* __restrict__ record, const double* __restrict__ sums, const double* __restrict__ partials,
                     unsigned* __restrict__ state) {
+    const SelfStep c = *record;
     __shared__ double shared[PARTICLES_BLOCK];
     unsigned blocks = (c.nodes + PARTICLES_BLOCK - 1) / PARTICLES_BLOCK;
     double w = 0.0;
@@ -214,8 +217,9 @@ self_collide_decide(SelfStep c, const double* __restrict__ sums, const double* _
 // A rebuild's bucket counts and fills zeroed for the sort (one thread a bucket, and one for
 // start[buckets]).
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-self_collide_clear(SelfStep c, const unsigned* __restrict__ state, unsigned* __restrict__ start,
+self_collide_clear(const SelfStep* __restrict__ record, const unsigned* __restrict__ state, unsigned* __restrict__ start,
                    unsigned* __restrict__ fill) {
+    const SelfStep c = *record;
     unsigned b = thread_index();
     if (b > c.buckets || state[SC_REBUILD] == 0u) return;
     start[b] = 0u;
@@ -224,8 +228,9 @@ self_collide_clear(SelfStep c, const unsigned* __restrict__ state, unsigned* __r
 
 // The sort's first pass: each node's bucket, counted into start[bucket]; the anchors.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-self_collide_cells(SelfStep c, const unsigned* __restrict__ state, const float* __restrict__ position,
+self_collide_cells(const SelfStep* __restrict__ record, const unsigned* __restrict__ state, const float* __restrict__ position,
                    unsigned* __restrict__ bucket, unsigned* __restrict__ start, float* __restrict__ anchor) {
+    const SelfStep c = *record;
     unsigned k = thread_index();
     if (k >= c.nodes || state[SC_REBUILD] == 0u) return;
     vec3 x = load3(position, k);
@@ -272,8 +277,9 @@ self_collide_chunk_scan(const unsigned* __restrict__ state, unsigned values, uns
 
 // Each node into its bucket's range (in any order: self_collide_order puts it in node order).
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-self_collide_scatter(SelfStep c, const unsigned* __restrict__ state, const unsigned* __restrict__ bucket,
+self_collide_scatter(const SelfStep* __restrict__ record, const unsigned* __restrict__ state, const unsigned* __restrict__ bucket,
                      const unsigned* __restrict__ start, unsigned* __restrict__ fill, unsigned* __restrict__ nodes) {
+    const SelfStep c = *record;
     unsigned k = thread_index();
     if (k >= c.nodes || state[SC_REBUILD] == 0u) return;
     unsigned b = bucket[k];
@@ -282,8 +288,9 @@ self_collide_scatter(SelfStep c, const unsigned* __restrict__ state, const unsig
 
 // Each bucket's nodes sorted by index (insertion sort: a few a bucket), as the CPU's.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-self_collide_order(SelfStep c, const unsigned* __restrict__ state, const unsigned* __restrict__ start,
+self_collide_order(const SelfStep* __restrict__ record, const unsigned* __restrict__ state, const unsigned* __restrict__ start,
                    unsigned* __restrict__ nodes) {
+    const SelfStep c = *record;
     unsigned b = thread_index();
     if (b >= c.buckets || state[SC_REBUILD] == 0u) return;
     unsigned begin = start[b], end = start[b + 1];
@@ -299,10 +306,11 @@ self_collide_order(SelfStep c, const unsigned* __restrict__ state, const unsigne
 
 // Each node's candidates, counted into first[k].
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-self_collide_count(SelfStep c, const unsigned* __restrict__ state, const float* __restrict__ position,
+self_collide_count(const SelfStep* __restrict__ record, const unsigned* __restrict__ state, const float* __restrict__ position,
                    const unsigned* __restrict__ node_start, const unsigned* __restrict__ link_other,
                    const unsigned* __restrict__ start, const unsigned* __restrict__ nodes,
                    unsigned* __restrict__ first) {
+    const SelfStep c = *record;
     unsigned k = thread_index();
     if (k >= c.nodes || state[SC_REBUILD] == 0u) return;
     if (k == 0) first[c.nodes] = 0u;  // the scan's last value: read, never used (the total lands there)
@@ -313,10 +321,11 @@ self_collide_count(SelfStep c, const unsigned* __restrict__ state, const float* 
 // (the need into state[SC_OVERFLOW]).
 // (Min. 1 block a multiprocessor: without it ptxas keeps this kernel to 32 registers and spills.)
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK, 1)
-self_collide_lists(SelfStep c, unsigned* __restrict__ state, const float* __restrict__ position,
+self_collide_lists(const SelfStep* __restrict__ record, unsigned* __restrict__ state, const float* __restrict__ position,
                    const unsigned* __restrict__ node_start, const unsigned* __restrict__ link_other,
                    const unsigned* __restrict__ start, const unsigned* __restrict__ nodes,
                    const unsigned* __restrict__ first, unsigned* __restrict__ candidates) {
+    const SelfStep c = *record;
     unsigned k = thread_index();
     if (k >= c.nodes || state[SC_REBUILD] == 0u) return;
     unsigned total = first[c.nodes];
@@ -339,11 +348,12 @@ __device__ __forceinline__ bool self_collide_touches(vec3 d, float h) { return d
 // (Min. 1 block a multiprocessor: the cells walked while the lists overflowed need the
 // registers; without it ptxas keeps this kernel to 32 and spills.)
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK, 1)
-self_collide_touching(SelfStep c, const unsigned* __restrict__ state, const float* __restrict__ position,
+self_collide_touching(const SelfStep* __restrict__ record, const unsigned* __restrict__ state, const float* __restrict__ position,
                       const unsigned* __restrict__ node_start, const unsigned* __restrict__ link_other,
                       const unsigned* __restrict__ start, const unsigned* __restrict__ nodes,
                       const unsigned* __restrict__ first, const unsigned* __restrict__ candidates,
                       unsigned* __restrict__ touching) {
+    const SelfStep c = *record;
     unsigned k = thread_index();
     if (k >= c.nodes) return;
     unsigned found = 0;
@@ -386,13 +396,14 @@ __device__ __forceinline__ vec3 self_collide_push(vec3 n, float distance, bool s
 // (Min. 1 block a multiprocessor: the cells walked while the lists overflowed need the
 // registers; without it ptxas keeps this kernel to 32 and spills.)
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK, 1)
-self_collide_gather(SelfStep c, const unsigned* __restrict__ state, const float* __restrict__ position,
+self_collide_gather(const SelfStep* __restrict__ record, const unsigned* __restrict__ state, const float* __restrict__ position,
                     const float* __restrict__ previous, const float* __restrict__ velocity,
                     const unsigned char* __restrict__ pinned, const unsigned* __restrict__ node_start,
                     const unsigned* __restrict__ link_other, const unsigned* __restrict__ start,
                     const unsigned* __restrict__ nodes, const unsigned* __restrict__ first,
                     const unsigned* __restrict__ candidates, const unsigned* __restrict__ touching,
                     float* __restrict__ moved, float* __restrict__ changed) {
+    const SelfStep c = *record;
     unsigned k = thread_index();
     if (k >= c.nodes) return;
     vec3 x = load3(position, k), v = load3(velocity, k);
@@ -424,8 +435,9 @@ self_collide_gather(SelfStep c, const unsigned* __restrict__ state, const float*
 // The gather's result written back; `previous` = x − v·dt where it changed (a node without
 // contacts keeps its values bit for bit).
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-self_collide_apply(SelfStep c, const float* __restrict__ moved, const float* __restrict__ changed,
+self_collide_apply(const SelfStep* __restrict__ record, const float* __restrict__ moved, const float* __restrict__ changed,
                    float* __restrict__ position, float* __restrict__ previous, float* __restrict__ velocity) {
+    const SelfStep c = *record;
     unsigned k = thread_index();
     if (k >= c.nodes) return;
     vec3 x = load3(position, k), v = load3(velocity, k);

@@ -21,12 +21,12 @@ __device__ __forceinline__ bool finite3(vec3 a) { return isfinite(a.x) && isfini
 // Per block: `reduce_nodes`' quantities into partials[NODES_QUANTITIES·block + quantity]. A
 // body's energies are `body_stats`' (on demand, for the panel); every frame needs only these.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-reduce_nodes(BodyStep b, const float* __restrict__ position, double* __restrict__ partials) {
+reduce_nodes(unsigned nodes, const float* __restrict__ position, double* __restrict__ partials) {
     __shared__ double shared[PARTICLES_BLOCK];
     unsigned k = thread_index();
     double bad = 0.0, box[6];
     for (int q = 0; q < 6; ++q) box[q] = NO_LARGEST;
-    if (k < b.nodes) {
+    if (k < nodes) {
         vec3 x = load3(position, k);
         if (finite3(x)) {
             box[0] = -(double)x.x, box[1] = -(double)x.y, box[2] = -(double)x.z;

@@ -103,42 +103,121 @@ fn a_cloth_fold_self_collides_on_the_emulated_driver_as_on_the_cpu() {
 }
 
 /// The frames [`body_frames_on_the_driver`] runs: the cloth's 40 let it land (it falls from
-/// 0.2 m) before its thickness is grown, so that self-collision's contacts depend on it.
+/// 0.2 m) before its thickness is grown, so that self-collision's contacts depend on it; the
+/// steered cloth's 20 each have another wind.
 fn body_frames(scene: &str) -> usize {
-    if scene == "cloth" {
-        40
-    } else {
-        8
+    match scene {
+        "cloth" => 40,
+        "steered" => 20,
+        _ => 8,
     }
 }
 
 /// Set in the processes [`body_frames_as_cuda_graphs_equal_frames_launched_one_by_one`] starts
-/// (on the emulated driver): the scene [`body_frames_on_the_driver`] runs.
+/// (on the emulated driver): the scene [`body_frames_on_the_driver`] runs, and (`cpu`) the
+/// backend when not CUDA.
 const BODY_FRAMES_SCENE: &str = "FLUIDLAB_TEST_BODY_FRAMES_SCENE";
+const BODY_FRAMES_BACKEND: &str = "FLUIDLAB_TEST_BODY_FRAMES_BACKEND";
 
-/// A folded 12² cloth under XPBD (2 iterations, 4 substeps) with self-collision and a wind,
-/// and a 4³ jelly (Verlet, its volume term on, 6 substeps), run 40 and 8 frames on CUDA through
-/// the program's host code on the emulated driver, with graphs (`FLUIDLAB_CUDA_GRAPHS`, the
-/// default) and without: the same kernels run in the same order and the nodes end equal bit
-/// for bit, though the wind (after frame 3) and the substeps (after frame 5) change as the
-/// panel changes them, and the cloth's thickness grows ×1.15 before frames 30 and 31 (landed,
-/// its layers resting on each other). A graph is captured for each kind of frame, every frame
-/// is one graph launch: the cloth captures its first frame (its lists' build forced), the
-/// second (the lists kept; frame 3 replays it), after the wind and substeps edits two more each
-/// (the edit uploads the body, which forces a build; then the lists kept; the substeps' first
-/// frame also has the substep before it the old one), and after the thickness edits 3 (frame
-/// 30's, 31's, and the lists kept with the new h): 9 (8,075 kernels, 7,995 in graphs, 40 graph
-/// launches); the jelly (no lists) its first frame, the wind's, and the substeps'
-/// first and second: 4 (traced by the emulated driver: `cuGraphInstantiate`, `cuGraphLaunch`).
-/// A capture the driver refuses (`FLUIDLAB_EMULATED_CAPTURE_LIMIT=20`) runs the frames launch by
-/// launch to the same end.
-/// The old code launched every kernel by itself: 0 captures, 0 graph launches. A key without
-/// the wind (a mutant) replays the old wind's graph after the wind's edit: the cloth's nodes
-/// differ; one without the lists' state captures 4 for the cloth (its nodes the same: a build
-/// forced where the drift would not have rebuilt finds the same contacts). One without
-/// self_collide's thickness replays frame 30's graph, with the old, smaller h, at frame 31:
-/// "cloth: the nodes differ" (with 8 frames and no thickness edit, the cloth still falling,
-/// that mutant passed).
+/// What a run of [`body_frames_on_the_driver`] printed and the emulated driver traced.
+struct Run {
+    /// The nodes' positions, as bits.
+    nodes: Vec<u32>,
+    /// `self_collide`'s builds so far and the last build's candidates ("none" without).
+    contacts: String,
+    /// The kernels run, in order.
+    kernels: Vec<String>,
+    /// Graphs instantiated, graph launches, kernels run as graph nodes.
+    captured: usize,
+    launched: usize,
+    in_graphs: usize,
+}
+
+/// Runs [`body_frames_on_the_driver`] on `scene` in a process of its own on `driver`, with
+/// `environment`.
+fn body_run(driver: &emulated_driver::Driver, scene: &str, environment: &[(&str, &str)]) -> Run {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["--exact", "body_frames_on_the_driver", "--ignored"])
+        .args(["--nocapture", "--test-threads", "1"])
+        .env(BODY_FRAMES_SCENE, scene)
+        .envs(environment.iter().copied())
+        .env("FLUIDLAB_EMULATED_TRACE", "1");
+    let (stdout, stderr) = succeeds(command, driver);
+    // After libtest's "test body_frames_on_the_driver ... ", on its line.
+    let line = |what: &str| {
+        stdout
+            .split_once(what)
+            .and_then(|(_, rest)| rest.lines().next())
+            .unwrap_or_else(|| panic!("no {what:?} line: {stdout}"))
+            .to_string()
+    };
+    let nodes = line("nodes: ")
+        .split_whitespace()
+        .map(|word| u32::from_str_radix(word, 16).unwrap())
+        .collect();
+    let kernels = stderr
+        .lines()
+        .filter_map(|line| line.strip_prefix("emulated CUDA driver: kernel `"))
+        .map(|rest| rest.split('`').next().unwrap_or_default().to_string())
+        .collect();
+    let count = |what: &str| stderr.matches(what).count();
+    Run {
+        nodes,
+        contacts: line("contacts: "),
+        kernels,
+        captured: count("emulated CUDA driver: cuGraphInstantiate "),
+        launched: count("emulated CUDA driver: cuGraphLaunch "),
+        in_graphs: count("(graph node)"),
+    }
+}
+
+/// The largest distance along an axis between two runs' nodes, m.
+fn apart(a: &[u32], b: &[u32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (f32::from_bits(*x) - f32::from_bits(*y)).abs())
+        .fold(0.0, f32::max)
+}
+
+/// Three body scenes run on CUDA through the program's host code on the emulated driver, with
+/// graphs (`FLUIDLAB_CUDA_GRAPHS`, the default) and without: the same kernels run in the same
+/// order and the nodes end equal bit for bit, and so does `self_collide`'s state (its builds
+/// so far, the last build's candidates):
+///
+/// - "cloth": a folded 12² cloth under XPBD (2 iterations, 4 substeps) with self-collision and
+///   a wind, 40 frames: the wind changed before frame 3, a substep more before frame 5, the
+///   thickness grown ×1.15 before frames 30 and 31 (landed, its layers resting on each other)
+///   and an iteration more before frame 30;
+/// - "jelly": a 4³ jelly (Verlet, its volume term on, 6 substeps), 8 frames, the same wind and
+///   substeps edits;
+/// - "steered": the cloth with its wind steered before every frame for 20 frames (as the
+///   arrow keys do), its damping edited before frame 8 and gravity before frame 14.
+///
+/// Each substep's constants are data the kernels read from device memory, so only another
+/// launch sequence captures a graph: the cloth captures 3 (its first frame, the substeps' and
+/// the iterations' edits), the jelly 2, the steered cloth 1 (its 19 edited frames, each
+/// uploading the body and so forcing a build, replay it); every frame is one graph launch
+/// (traced by the emulated driver: `cuGraphInstantiate`, `cuGraphLaunch`). The old code, its
+/// constants in the key, captured 9, 4 and 20 (a wind steered every frame: one capture a
+/// frame). A key without the iterations (a mutant) replays frame 5's graph at frame 30: "cloth:
+/// kernel 6025 … differs".
+///
+/// The nodes are also the CPU's (`Backend::Cpu`, the same edits) to 10⁻⁵ m (measured: 9.2e-7,
+/// 2.4e-6, 4.8e-7 m), so a record read stale shows even where graphs and launches share it:
+/// uploading only never-written slots (a mutant of `Records::set`: the wind's edit, the forced
+/// builds' flags never reach the GPU) ends the cloth 2.9e-2 m from the CPU's.
+///
+/// A capture the driver refuses runs the frames launch by launch to the same end: the first
+/// one (`FLUIDLAB_EMULATED_CAPTURE_LIMIT=20`: every capture refused after 20 launches) and the
+/// last, at its end, its recording run whole (`FLUIDLAB_EMULATED_REFUSE_CAPTURE`: the cloth's
+/// frame 30, whose first substep must force the lists' build, the body having been uploaded;
+/// the jelly's frame 5): the builds are the launch-by-launch run's, 6. A fallback that decided
+/// the lists' state again after the refused recording (a mutant: the records' `SelfStep`s made
+/// again and uploaded) builds 5: "cloth: last capture refused: contacts differ". So did the old
+/// code without its reset of the lists' state after a refused capture (the review's "mutant
+/// A"; the old code's frame 30 was its 7th capture: 5 builds against 6).
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_driver),
@@ -146,86 +225,84 @@ const BODY_FRAMES_SCENE: &str = "FLUIDLAB_TEST_BODY_FRAMES_SCENE";
 )]
 fn body_frames_as_cuda_graphs_equal_frames_launched_one_by_one() {
     let driver = emulated_driver::build(Flavour::Plain);
-    let run = |scene: &str, environment: &[(&str, &str)]| {
-        let mut command = Command::new(std::env::current_exe().unwrap());
-        command
-            .args(["--exact", "body_frames_on_the_driver", "--ignored"])
-            .args(["--nocapture", "--test-threads", "1"])
-            .env(BODY_FRAMES_SCENE, scene)
-            .envs(environment.iter().copied())
-            .env("FLUIDLAB_EMULATED_TRACE", "1");
-        let (stdout, stderr) = succeeds(command, &driver);
-        // After libtest's "test body_frames_on_the_driver ... ", on its line.
-        let nodes = stdout
-            .split_once("nodes: ")
-            .and_then(|(_, rest)| rest.lines().next())
-            .unwrap_or_else(|| panic!("no nodes line: {stdout}"))
-            .to_string();
-        let kernels: Vec<String> = stderr
-            .lines()
-            .filter_map(|line| line.strip_prefix("emulated CUDA driver: kernel `"))
-            .map(|rest| rest.split('`').next().unwrap_or_default().to_string())
-            .collect();
-        let count = |what: &str| stderr.matches(what).count();
-        let captured = count("emulated CUDA driver: cuGraphInstantiate ");
-        let launched = count("emulated CUDA driver: cuGraphLaunch ");
-        let in_graphs = count("(graph node)");
-        (nodes, kernels, captured, launched, in_graphs)
-    };
-    for (scene, captures) in [("cloth", 9), ("jelly", 4)] {
+    for (scene, captures) in [("cloth", 3), ("jelly", 2), ("steered", 1)] {
         let frames = body_frames(scene);
-        let (nodes, kernels, captured, launched, in_graphs) = run(scene, &[]);
-        let (plain_nodes, plain_kernels, plain_captured, plain_launched, _) =
-            run(scene, &[("FLUIDLAB_CUDA_GRAPHS", "0")]);
-        // A capture the driver refuses in the middle of the first frame: the lists' state goes
-        // back, and the frames run launch by launch, the same kernels to the same end.
-        let (refused_nodes, refused_kernels, refused_captured, refused_launched, _) =
-            run(scene, &[("FLUIDLAB_EMULATED_CAPTURE_LIMIT", "20")]);
-        assert_eq!((refused_captured, refused_launched), (0, 0), "{scene}");
-        assert!(
-            refused_kernels == plain_kernels,
-            "{scene}: refused: other kernels ran"
-        );
-        assert!(
-            refused_nodes == plain_nodes,
-            "{scene}: refused: the nodes differ"
-        );
+        let graphs = body_run(&driver, scene, &[]);
+        let plain = body_run(&driver, scene, &[("FLUIDLAB_CUDA_GRAPHS", "0")]);
+        let cpu = body_run(&driver, scene, &[(BODY_FRAMES_BACKEND, "cpu")]);
         println!(
-            "{scene}: {} kernels, {in_graphs} in graphs; {captured} captured, {launched} graph \
-             launches",
-            kernels.len()
+            "{scene}: {} kernels, {} in graphs; {} captured, {} graph launches; contacts {}; \
+             {:.3e} m from the CPU's",
+            graphs.kernels.len(),
+            graphs.in_graphs,
+            graphs.captured,
+            graphs.launched,
+            graphs.contacts,
+            apart(&graphs.nodes, &cpu.nodes)
         );
-        if let Some(at) = (0..kernels.len().max(plain_kernels.len()))
-            .find(|&i| kernels.get(i) != plain_kernels.get(i))
+        if let Some(at) = (0..graphs.kernels.len().max(plain.kernels.len()))
+            .find(|&i| graphs.kernels.get(i) != plain.kernels.get(i))
         {
             panic!(
                 "{scene}: kernel {at} of {} (graphs) and {} (one by one) differs: {:?} against {:?}",
-                kernels.len(),
-                plain_kernels.len(),
-                kernels.get(at),
-                plain_kernels.get(at)
+                graphs.kernels.len(),
+                plain.kernels.len(),
+                graphs.kernels.get(at),
+                plain.kernels.get(at)
             );
         }
-        assert!(nodes == plain_nodes, "{scene}: the nodes differ");
-        assert_eq!((plain_captured, plain_launched), (0, 0), "{scene}");
+        assert!(graphs.nodes == plain.nodes, "{scene}: the nodes differ");
+        assert_eq!(graphs.contacts, plain.contacts, "{scene}: contacts differ");
+        assert!(
+            apart(&graphs.nodes, &cpu.nodes) < 1e-5,
+            "{scene}: {} m from the CPU's nodes",
+            apart(&graphs.nodes, &cpu.nodes)
+        );
+        assert_eq!((plain.captured, plain.launched), (0, 0), "{scene}");
         assert_eq!(
-            (captured, launched),
+            (graphs.captured, graphs.launched),
             (captures, frames),
             "{scene}: captures, graph launches"
         );
         // All but the frames' ends (reduce_nodes, reduce_finish) ran in graphs.
-        assert_eq!(in_graphs + 2 * frames, kernels.len(), "{scene}");
+        assert_eq!(
+            graphs.in_graphs + 2 * frames,
+            graphs.kernels.len(),
+            "{scene}"
+        );
+        if scene == "steered" {
+            continue;
+        }
+        // A capture the driver refuses: in the middle of the first frame, or at its end the
+        // last capture (the cloth's frame 30, the jelly's frame 5; graphs ran the frames
+        // before): the frames from it on run launch by launch, the same kernels to the same
+        // end.
+        let last = if scene == "cloth" { "3" } else { "2" };
+        let before = if scene == "cloth" { (2, 30) } else { (1, 5) };
+        for (what, environment, launched) in [
+            ("first", ("FLUIDLAB_EMULATED_CAPTURE_LIMIT", "20"), (0, 0)),
+            ("last", ("FLUIDLAB_EMULATED_REFUSE_CAPTURE", last), before),
+        ] {
+            let refused = body_run(&driver, scene, &[environment]);
+            let why = format!("{scene}: {what} capture refused");
+            println!("{why}: contacts {}", refused.contacts);
+            assert_eq!((refused.captured, refused.launched), launched, "{why}");
+            assert!(refused.kernels == plain.kernels, "{why}: other kernels ran");
+            assert_eq!(refused.contacts, plain.contacts, "{why}: contacts differ");
+            assert!(refused.nodes == plain.nodes, "{why}: the nodes differ");
+        }
     }
 }
 
 /// The run [`body_frames_as_cuda_graphs_equal_frames_launched_one_by_one`] starts in a process
-/// of its own on the emulated driver (nothing without [`BODY_FRAMES_SCENE`]): 3 frames, the
-/// wind changed, 2 frames, a substep more, the rest (the cloth's thickness grown before frames
-/// 30 and 31); prints the nodes' positions as bits.
+/// of its own on the emulated driver (nothing without [`BODY_FRAMES_SCENE`]), on CUDA or
+/// ([`BODY_FRAMES_BACKEND`]) the CPU: the scene's frames and edits; prints the nodes'
+/// positions as bits and `self_collide`'s state.
 #[test]
 #[ignore = "run on the emulated driver by body_frames_as_cuda_graphs_equal_frames_launched_one_by_one"]
 fn body_frames_on_the_driver() {
     use fluidlab::scene::Source;
+    use fluidlab::sims::particles::cuda::kernels::{SC_BUILDS, SC_NEEDED};
     use fluidlab::sims::particles::scene::ParticlesScene;
     use fluidlab::sims::particles::{ParticlesSim, State};
     use fluidlab::sims::{Backend, Sim};
@@ -233,7 +310,7 @@ fn body_frames_on_the_driver() {
         return;
     };
     let text = match which.as_str() {
-        "cloth" => {
+        "cloth" | "steered" => {
             "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nn = 12\nsize = 1.0\n\
              integrator = \"xpbd\"\niterations = 2\nsubsteps = 4\npins = \"none\"\n\
              orientation = \"folded\"\nstart = [-0.5, 0.2, -0.5]\nself_collision = true\n\
@@ -247,21 +324,44 @@ fn body_frames_on_the_driver() {
     let source = Source::parse(text, "graphs", "graphs.toml").unwrap();
     let scene = ParticlesScene::from_source(&source).unwrap();
     let mut sim = ParticlesSim::with_scene(scene);
-    sim.choose_backend(Backend::Cuda, 0).unwrap();
+    let cpu = std::env::var(BODY_FRAMES_BACKEND).is_ok_and(|b| b == "cpu");
+    if !cpu {
+        sim.choose_backend(Backend::Cuda, 0).unwrap();
+    }
     sim.set_stage_timing(false);
     for frame in 0..body_frames(&which) {
-        if frame == 3 {
-            sim.scene.world.wind = [-0.5, 0.0, 2.0];
-        }
-        if frame == 5 {
-            sim.scene.body.substeps += 1;
-        }
-        // The cloth has landed, its layers resting on each other: a thicker h pushes them.
-        if frame == 30 || frame == 31 {
-            sim.scene.body.thickness *= 1.15;
+        if which == "steered" {
+            if frame > 0 {
+                let k = frame as f32;
+                sim.scene.world.wind = [1.0 + 0.25 * k, 0.0, 0.1 * k];
+            }
+            if frame == 8 {
+                sim.scene.body.damping = 0.6;
+            }
+            if frame == 14 {
+                sim.scene.world.gravity = [0.5, -7.0, 0.0];
+            }
+        } else {
+            if frame == 3 {
+                sim.scene.world.wind = [-0.5, 0.0, 2.0];
+            }
+            if frame == 5 {
+                sim.scene.body.substeps += 1;
+            }
+            // The cloth has landed, its layers resting on each other: a thicker h pushes them.
+            if frame == 30 || frame == 31 {
+                sim.scene.body.thickness *= 1.15;
+            }
+            if frame == 30 {
+                sim.scene.body.iterations += 1;
+            }
         }
         sim.step().unwrap();
     }
+    let contacts = match sim.device_contacts() {
+        Some(state) => format!("{} {}", state[SC_BUILDS], state[SC_NEEDED]),
+        None => "none".into(),
+    };
     sim.pull().unwrap();
     let State::Body(body) = &sim.state else {
         panic!("not a body");
@@ -273,4 +373,5 @@ fn body_frames_on_the_driver() {
         .map(|x| format!("{:08x}", x.to_bits()))
         .collect();
     println!("nodes: {}", bits.join(" "));
+    println!("contacts: {contacts}");
 }

@@ -186,48 +186,48 @@ int main(int argc, char** argv) {
         break;
     }
     case SPRINGS:
-        launch(b.nodes, [&] { springs(b, position.data(), node_start.data(), link_other.data(), link_rest.data(), link_stiffness.data(), force.data()); });
+        launch(b.nodes, [&] { springs(&b, position.data(), node_start.data(), link_other.data(), link_rest.data(), link_stiffness.data(), force.data()); });
         break;
     case VOLUME: {
         // As body_stage: nothing under XPBD, without cells or at K = 0.
         if (!b.with_springs || b.cells == 0 || !(b.volume_modulus > 0.0f)) break;
         std::vector<float> pressure(b.cells);
-        launch(b.cells, [&] { volume(b, position.data(), cell_rest.data(), pressure.data()); });
-        launch(b.nodes, [&] { volume_gather(b, position.data(), pressure.data(), force.data()); });
+        launch(b.cells, [&] { volume(&b, position.data(), cell_rest.data(), pressure.data()); });
+        launch(b.nodes, [&] { volume_gather(&b, position.data(), pressure.data(), force.data()); });
         break;
     }
     case WIND: {
         std::vector<float> push(3 * b.triangles);
-        launch(b.triangles, [&] { wind(b, triangles.data(), position.data(), velocity.data(), push.data()); });
-        launch(b.nodes, [&] { wind_gather(b, tri_start.data(), tri_list.data(), push.data(), force.data()); });
+        launch(b.triangles, [&] { wind(&b, triangles.data(), position.data(), velocity.data(), push.data()); });
+        launch(b.nodes, [&] { wind_gather(&b, tri_start.data(), tri_list.data(), push.data(), force.data()); });
         break;
     }
     case INTEGRATE:
-        launch(b.nodes, [&] { integrate(b, position.data(), previous.data(), velocity.data(), force.data(), pinned.data()); });
+        launch(b.nodes, [&] { integrate(&b, position.data(), previous.data(), velocity.data(), force.data(), pinned.data()); });
         break;
     case XPBD: {
         std::vector<float> lambda(spring_a.size(), 0.0f), displacement(3 * b.nodes, 0.0f);
         std::vector<float> cell_lambda(b.cells, 0.0f);
         bool with_volume = b.cells > 0 && b.volume_modulus > 0.0f;
-        launch(b.nodes, [&] { xpbd_predict(b, position.data(), previous.data(), velocity.data(), force.data(), pinned.data(), displacement.data()); });
+        launch(b.nodes, [&] { xpbd_predict(&b, position.data(), previous.data(), velocity.data(), force.data(), pinned.data(), displacement.data()); });
         for (unsigned it = 0; it < iterations; ++it) {
             for (size_t c = 0; c + 1 < colour_start.size(); ++c) {
                 unsigned first = colour_start[c], count = colour_start[c + 1] - first;
-                launch(count, [&] { xpbd_solve(b, first, count, coloured.data(), spring_a.data(), spring_b.data(), spring_rest.data(), spring_stiffness.data(), pinned.data(), lambda.data(), previous.data(), displacement.data()); });
+                launch(count, [&] { xpbd_solve(&b, first, count, coloured.data(), spring_a.data(), spring_b.data(), spring_rest.data(), spring_stiffness.data(), pinned.data(), lambda.data(), previous.data(), displacement.data()); });
             }
             if (with_volume)
                 for (unsigned colour = 0; colour < 8; ++colour)
-                    launch(b.cells, [&] { xpbd_volume(b, colour, cell_rest.data(), pinned.data(), cell_lambda.data(), previous.data(), displacement.data()); });
+                    launch(b.cells, [&] { xpbd_volume(&b, colour, cell_rest.data(), pinned.data(), cell_lambda.data(), previous.data(), displacement.data()); });
         }
-        launch(b.nodes, [&] { xpbd_velocity(b, previous.data(), displacement.data(), velocity.data(), position.data()); });
+        launch(b.nodes, [&] { xpbd_velocity(&b, previous.data(), displacement.data(), velocity.data(), position.data()); });
         break;
     }
     case COLLIDE_NODES: {
-        launch(b.nodes, [&] { collide_nodes(b, position.data(), previous.data(), velocity.data(), pinned.data()); });
+        launch(b.nodes, [&] { collide_nodes(&b, position.data(), previous.data(), velocity.data(), pinned.data()); });
         unsigned blocks = blocks_of(b.nodes, PARTICLES_BLOCK);
         std::vector<double> partials(NODES_QUANTITIES * blocks);
         stats.assign(2 + NODES_QUANTITIES, -1.0);
-        launch_blocks(blocks, PARTICLES_BLOCK, [&] { reduce_nodes(b, position.data(), partials.data()); });
+        launch_blocks(blocks, PARTICLES_BLOCK, [&] { reduce_nodes(b.nodes, position.data(), partials.data()); });
         launch_blocks(NODES_QUANTITIES, PARTICLES_BLOCK, [&] { reduce_finish(partials.data(), blocks, NODES_QUANTITIES, NODES_MAX_MASK, stats.data(), 2); });
         break;
     }
@@ -257,25 +257,25 @@ int main(int argc, char** argv) {
         };
         std::vector<unsigned> flags;
         for (unsigned step = 0; step < substeps; ++step) {
-            launch(b.nodes, [&] { springs(b, position.data(), node_start.data(), link_other.data(), link_rest.data(), link_stiffness.data(), force.data()); });
-            launch(b.nodes, [&] { integrate(b, position.data(), previous.data(), velocity.data(), force.data(), pinned.data()); });
-            launch(b.nodes, [&] { collide_nodes(b, position.data(), previous.data(), velocity.data(), pinned.data()); });
+            launch(b.nodes, [&] { springs(&b, position.data(), node_start.data(), link_other.data(), link_rest.data(), link_stiffness.data(), force.data()); });
+            launch(b.nodes, [&] { integrate(&b, position.data(), previous.data(), velocity.data(), force.data(), pinned.data()); });
+            launch(b.nodes, [&] { collide_nodes(&b, position.data(), previous.data(), velocity.data(), pinned.data()); });
             c.force = step == 0 ? 1u : 0u;
-            launch_blocks(blocks, PARTICLES_BLOCK, [&] { self_collide_drift(c, position.data(), anchor.data(), partials.data()); });
+            launch_blocks(blocks, PARTICLES_BLOCK, [&] { self_collide_drift(&c, position.data(), anchor.data(), partials.data()); });
             launch_blocks(3, PARTICLES_BLOCK, [&] { reduce_finish(partials.data(), blocks, 3u, 0u, sums.data(), 0u); });
-            launch_blocks(blocks, PARTICLES_BLOCK, [&] { self_collide_widest(c, position.data(), anchor.data(), sums.data(), partials.data()); });
-            launch_blocks(1, PARTICLES_BLOCK, [&] { self_collide_decide(c, sums.data(), partials.data(), state.data()); });
-            launch(buckets + 1, [&] { self_collide_clear(c, state.data(), start.data(), fill.data()); });
-            launch(count, [&] { self_collide_cells(c, state.data(), position.data(), bucket.data(), start.data(), anchor.data()); });
+            launch_blocks(blocks, PARTICLES_BLOCK, [&] { self_collide_widest(&c, position.data(), anchor.data(), sums.data(), partials.data()); });
+            launch_blocks(1, PARTICLES_BLOCK, [&] { self_collide_decide(&c, sums.data(), partials.data(), state.data()); });
+            launch(buckets + 1, [&] { self_collide_clear(&c, state.data(), start.data(), fill.data()); });
+            launch(count, [&] { self_collide_cells(&c, state.data(), position.data(), bucket.data(), start.data(), anchor.data()); });
             scan(start.data(), buckets + 1);
-            launch_reversed(count, [&] { self_collide_scatter(c, state.data(), bucket.data(), start.data(), fill.data(), sorted.data()); });
-            launch(buckets, [&] { self_collide_order(c, state.data(), start.data(), sorted.data()); });
-            launch(count, [&] { self_collide_count(c, state.data(), position.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data()); });
+            launch_reversed(count, [&] { self_collide_scatter(&c, state.data(), bucket.data(), start.data(), fill.data(), sorted.data()); });
+            launch(buckets, [&] { self_collide_order(&c, state.data(), start.data(), sorted.data()); });
+            launch(count, [&] { self_collide_count(&c, state.data(), position.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data()); });
             scan(first.data(), count + 1);
-            launch(count, [&] { self_collide_lists(c, state.data(), position.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data(), candidates.data()); });
-            launch(count, [&] { self_collide_touching(c, state.data(), position.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data(), candidates.data(), touching.data()); });
-            launch(count, [&] { self_collide_gather(c, state.data(), position.data(), previous.data(), velocity.data(), pinned.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data(), candidates.data(), touching.data(), moved.data(), changed.data()); });
-            launch(count, [&] { self_collide_apply(c, moved.data(), changed.data(), position.data(), previous.data(), velocity.data()); });
+            launch(count, [&] { self_collide_lists(&c, state.data(), position.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data(), candidates.data()); });
+            launch(count, [&] { self_collide_touching(&c, state.data(), position.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data(), candidates.data(), touching.data()); });
+            launch(count, [&] { self_collide_gather(&c, state.data(), position.data(), previous.data(), velocity.data(), pinned.data(), node_start.data(), link_other.data(), start.data(), sorted.data(), first.data(), candidates.data(), touching.data(), moved.data(), changed.data()); });
+            launch(count, [&] { self_collide_apply(&c, moved.data(), changed.data(), position.data(), previous.data(), velocity.data()); });
             flags.push_back(state[SC_REBUILD]);
         }
         candidates.resize(std::min(first[count], capacity));

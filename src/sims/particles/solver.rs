@@ -114,6 +114,12 @@ impl ParticlesSim {
         }))
     }
 
+    /// `self_collide`'s state on the GPU at the last frame's end (kernels.rs `SC_*`: builds so
+    /// far, the last build's candidates); `None` on the CPU or without self-collision.
+    pub fn device_contacts(&self) -> Option<[u32; super::cuda::kernels::SC_STATE]> {
+        self.cuda.as_ref()?.solver.totals.self_collide
+    }
+
     /// Particles alive (fountain) or nodes, on whichever side runs.
     pub fn alive(&self) -> usize {
         match (&self.cuda, &self.state) {
@@ -193,8 +199,7 @@ impl ParticlesSim {
                 };
                 solver.body_frame(&frame)?;
                 self.dt_before = h;
-                let last = frame.steps.last().copied().unwrap_or_default();
-                solver.end_frame(FrameEnd::Body(&last))?;
+                solver.end_frame(FrameEnd::Body)?;
                 if let Some(overflow) = solver.overflow_note.take() {
                     eprintln!("{overflow}");
                     self.note = Some(overflow);

@@ -15,6 +15,8 @@
 //   - cuGraphLaunch runs the nodes in order, each checked again as it runs: a pointer captured
 //     into the graph and freed since, the fault of a graph kept past its buffers' lives, is
 //     refused with the node and the parameter named.
+//   - FLUIDLAB_EMULATED_CAPTURE_LIMIT=N refuses every capture's launch after its N-th;
+//     FLUIDLAB_EMULATED_REFUSE_CAPTURE=N the N-th capture only, at its end (cuStreamEndCapture).
 //   - Under FLUIDLAB_EMULATED_TRACE each cuStreamBeginCapture and cuGraphLaunch is named on
 //     stderr, so a test can count captures and replays.
 #include <cuda.h>
@@ -56,7 +58,10 @@ struct Capture {
     CUstreamCaptureMode mode;
     std::thread::id thread;
     bool invalidated = false;
+    // Captures begun in this process before it and it: 1 for the first.
+    unsigned long long ordinal = 0;
 };
+unsigned long long captures_begun = 0;
 
 std::map<CUstream, Capture> captures;
 std::set<Graph*> graphs;
@@ -164,7 +169,7 @@ EXPORT CUresult CUDAAPI cuStreamBeginCapture(CUstream stream, CUstreamCaptureMod
     if (captures.count(stream)) return refuse(CUDA_ERROR_ILLEGAL_STATE, "cuStreamBeginCapture on a capturing stream");
     auto* graph = new Graph;
     graphs.insert(graph);
-    captures.emplace(stream, Capture{graph, mode, std::this_thread::get_id()});
+    captures.emplace(stream, Capture{graph, mode, std::this_thread::get_id(), false, ++captures_begun});
     if (tracing()) std::fprintf(stderr, "emulated CUDA driver: cuStreamBeginCapture\n");
     return CUDA_SUCCESS;
 }
@@ -179,9 +184,17 @@ EXPORT CUresult CUDAAPI cuStreamEndCapture(CUstream stream, CUgraph* out) {
     if (capture.mode != CU_STREAM_CAPTURE_MODE_RELAXED && capture.thread != std::this_thread::get_id())
         return refuse(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, "cuStreamEndCapture from another thread");
     captures.erase(at);
-    if (capture.invalidated) {
+    // FLUIDLAB_EMULATED_REFUSE_CAPTURE=N: the N-th capture is refused at its end, all its work
+    // recorded (the captures before and after it are not), so a test can choose the frame whose
+    // capture fails, after the program's recording has run whole.
+    static const char* refused = std::getenv("FLUIDLAB_EMULATED_REFUSE_CAPTURE");
+    bool chosen = refused && capture.ordinal == std::strtoull(refused, nullptr, 10);
+    if (capture.invalidated || chosen) {
         graphs.erase(capture.graph);
         delete capture.graph;
+        if (chosen && !capture.invalidated)
+            return refuse(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+                          std::string("FLUIDLAB_EMULATED_REFUSE_CAPTURE=") + refused + ": this capture refused at its end");
         return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     }
     *out = reinterpret_cast<CUgraph>(capture.graph);

@@ -12,7 +12,7 @@
 //! stands) the CPU's `Body::bounds`, `None` with no finite node. The other host-side check,
 //! "particles live edits", is in `live_edit_check.rs`.
 
-use super::kernels::{basin_step, BodyStep, BLOCK};
+use super::kernels::{basin_step, BLOCK};
 use super::parity::fountain_case;
 use super::stats::figure_cases;
 use super::{CudaParticles, FrameEnd};
@@ -141,16 +141,9 @@ type BodyPlant = (&'static str, Body, u64);
 /// node; that and its first block NaN and a node at y = ∞; every node NaN (no box); back where it
 /// started, clean. Each box differs from the one before, so a box left from an earlier frame
 /// (or the starting one) fails.
-fn body_plants() -> (Body, BodyStep, Vec<BodyPlant>) {
+fn body_plants() -> (Body, Vec<BodyPlant>) {
     let (_, case) = figure_cases().pop().expect("the 48² cloth");
     let start = case.body.clone();
-    let step = BodyStep::new(
-        &start,
-        &case.surroundings,
-        case.integrator,
-        case.dt,
-        case.damping,
-    );
     let nodes = start.len();
     let mut moved = start.clone();
     for p in &mut moved.position {
@@ -172,7 +165,7 @@ fn body_plants() -> (Body, BodyStep, Vec<BodyPlant>) {
         ("every node NaN", all, nodes as u64),
         ("back at the start, clean", start.clone(), 0),
     ];
-    (start, step, plants)
+    (start, plants)
 }
 
 /// The body's end of frame on CUDA (`reduce_nodes` and `reduce_finish` as `end_frame` launches
@@ -181,7 +174,7 @@ fn body_plants() -> (Body, BodyStep, Vec<BodyPlant>) {
 /// finite), where the wind arrow stands.
 fn body_frame_end(device: usize) -> Result<(bool, Vec<String>), String> {
     let text = |e: crate::cuda::CudaError| e.to_string();
-    let (start, step, plants) = body_plants();
+    let (start, plants) = body_plants();
     let mut solver = CudaParticles::body(device, &start).map_err(text)?;
     solver.set_stage_timing(false);
     let mut passed = true;
@@ -189,7 +182,7 @@ fn body_frame_end(device: usize) -> Result<(bool, Vec<String>), String> {
     for (name, body, expected) in plants {
         solver.upload_body(&body).map_err(text)?;
         solver.begin_frame().map_err(text)?;
-        solver.end_frame(FrameEnd::Body(&step)).map_err(text)?;
+        solver.end_frame(FrameEnd::Body).map_err(text)?;
         let t = solver.totals;
         let cpu = non_finite_nodes(&body.position) as u64;
         let ok = t.non_finite.nodes == cpu
@@ -280,7 +273,7 @@ fn the_planted_step_stops_on_the_cpu() {
 /// the first differs from it too), so a stale box cannot pass.
 #[test]
 fn the_body_plants_have_distinct_boxes() {
-    let (start, _, plants) = body_plants();
+    let (start, plants) = body_plants();
     let mut before = start.bounds();
     assert!(before.is_some());
     for (k, (name, body, expected)) in plants.iter().enumerate() {

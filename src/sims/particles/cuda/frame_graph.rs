@@ -3,22 +3,35 @@
 //! kind runs, replayed with one launch afterwards. The frame's end (`reduce_nodes`,
 //! `reduce_finish`, the copy back) stays outside, as the frame's one synchronisation.
 //!
-//! A graph holds its launches' arguments as captured, so its key names everything on the host
-//! they depend on: each substep's record (`BodyStep`, by value: dt and the one before, wind,
-//! gravity, damping, the sphere, the ground, friction, the volume modulus, the node and cell
-//! counts that size the grids; so a wind steered live or another substep count is another
-//! key), XPBD's iterations and the integrator (which kernels run, how often), `self_collide`'s
-//! thickness and friction, the room of its contact lists and the thickness they were built
-//! for (the first substep forces a build when that is not this frame's), and the device
-//! pointer of every array the launches take. What varies every frame without a new key lives
-//! in device memory the kernels read: the nodes, the pins (a grabbed node's target is its
-//! position, uploaded with the host's edits), the springs' rest lengths (growing in) and
-//! stiffness, the contact lists and their rebuild flag (decided on the GPU).
+//! A graph holds its launches' arguments as captured, so the kernels take no constant by
+//! value that may change between frames: each substep's records (`BodyStep`, `SelfStep`) live
+//! in device memory (`Records`, buffers.rs: slot k is substep k's), uploaded before the frame's
+//! launch (or graph), only where their bits changed, and the kernels read their substep's
+//! through a pointer. So the key names only what decides the launch sequence and the grids:
 //!
-//! The frame changes one piece of host state: the thickness the lists were built for (set by
-//! the first substep's `self_collide`); it is the recording's outcome, put back after each
-//! replay. The room's growth after an overflow happens at the frame's end, outside the graph
-//! (a new allocation and a forced build: the next frame's key differs, so it captures again).
+//! - in the key: the substep count; per substep, the node, triangle and cell counts (grids),
+//!   whether the springs are forces (`with_springs`: the integrator), the volume term's and the
+//!   wind's stages run (cells and K > 0, drag ≠ 0); XPBD's iterations and the integrator (which
+//!   kernels, how often); whether `self_collide` runs and its lists' room; and the device
+//!   pointer of every array the launches take, the records' slots included (more substeps
+//!   than slots: new slots, a new pointer);
+//! - data (the records' values, never in the key): dt and the one before (Verlet's carry and
+//!   reach), the wind, gravity (the nodes' weight), the mass, damping (decay), wind drag and
+//!   whether it is relative, the ground, the sphere (there or not, centre, radius), friction,
+//!   the volume modulus's value, the lattice's side; `self_collide`'s thickness (its lists'
+//!   radius and the drift that rebuilds), friction, dt, room, and the flag that forces its
+//!   lists' build (set on the first substep by the host where the lists were built for another
+//!   thickness or are stale: [`CudaParticles::self_steps`], which also marks them built for
+//!   this one before the frame is queued, graph or not).
+//!
+//! So a wind steered live, a panel edit of damping, gravity, friction, the thickness or the
+//! volume modulus (not to or from 0), and the frame after such an edit (its forced build)
+//! replay the graph they share. Other substeps, iterations or integrator, self-collision on or
+//! off, the room grown after an overflow (at the frame's end, outside the graph: a new
+//! allocation) capture again. What varies every frame lives in device memory too: the nodes,
+//! the pins (a grabbed node's target is its position, uploaded with the host's edits), the
+//! springs' rest lengths (growing in) and stiffness, the contact lists and their rebuild flag
+//! (decided on the GPU).
 //!
 //! Frames that run launch by launch: stage timing on (its events sit between the stages),
 //! `FLUIDLAB_CUDA_SYNC_CHECK` (a synchronisation after each launch), `FLUIDLAB_CUDA_GRAPHS=0`,
@@ -30,20 +43,17 @@ use super::buffers::{BodyBuffers, Buffers};
 use super::kernels::BodyStep;
 use super::parity::body_stages;
 use super::CudaParticles;
-use crate::cuda::{CudaError, GraphCache, GraphFailure, GraphRun};
+use crate::cuda::{CudaError, GraphCache, GraphFailure};
 use crate::sims::particles::dynamics::Integrator;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 
-/// Graphs kept: a frame that forces the lists' build and one that does not, for a few values
-/// of the by-value constants (a wind steered live captures one a frame; the least recently
-/// used is dropped).
+/// Graphs kept: one a launch sequence (another substep count, iterations or integrator, the
+/// volume term or the wind switched on or off, self-collision, the lists' room); the least
+/// recently used is dropped.
 const GRAPHS_KEPT: usize = 8;
 
 /// `self_collide`'s index in the body's stage order (`BODY_STAGES`), timed every substep.
 pub(super) const SELF_COLLIDE: usize = 5;
-
-/// The words of a [`BodyStep`] (all 4 bytes wide), compared bit for bit.
-const STEP_WORDS: usize = std::mem::size_of::<BodyStep>() / 4;
 
 /// A body's frame: what `ParticlesSim::step_device` runs between `begin_frame` and
 /// `end_frame`.
@@ -59,16 +69,41 @@ pub struct BodyFrame {
     pub self_collide: Option<(f32, f32)>,
 }
 
+/// What of a substep's record decides the launches (see the module's note): the node,
+/// triangle and cell counts (grids), the springs as forces, the volume term's and the wind's
+/// stages run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct StepLaunches {
+    nodes: u32,
+    triangles: u32,
+    cells: u32,
+    with_springs: bool,
+    volume: bool,
+    wind: bool,
+}
+
+impl StepLaunches {
+    fn of(step: &BodyStep) -> Self {
+        StepLaunches {
+            nodes: step.nodes,
+            triangles: step.triangles,
+            cells: step.cells,
+            with_springs: step.with_springs != 0,
+            volume: step.cells > 0 && step.volume_modulus > 0.0,
+            wind: step.drag != 0.0,
+        }
+    }
+}
+
 /// What a body frame's graph depends on (see the module's note).
 #[derive(Clone, Debug, PartialEq)]
 struct FrameKey {
-    steps: Vec<[u32; STEP_WORDS]>,
+    /// One a substep.
+    steps: Vec<StepLaunches>,
     integrator: Integrator,
     iterations: u32,
-    /// Thickness and friction, as bits.
-    self_collide: Option<[u32; 2]>,
-    /// The contact lists' room and the thickness they were built for (bits), when made.
-    contacts: Option<(usize, Option<u32>)>,
+    /// `self_collide`'s lists' room, with self-collision on.
+    contacts: Option<usize>,
     /// Every array's device pointer, in [`arrays`]' order.
     arrays: Vec<u64>,
 }
@@ -84,8 +119,7 @@ enum LaunchesBecause {
 
 /// The solver's body graphs, and whether this process allows them.
 pub(super) struct FrameGraphs {
-    /// The thickness the lists were built for at the recorded frame's end.
-    cache: GraphCache<FrameKey, Option<f32>>,
+    cache: GraphCache<FrameKey, ()>,
     /// `FLUIDLAB_CUDA_GRAPHS` allows graphs.
     pub(super) allowed: bool,
     /// Why graphs were given up, when a capture failed.
@@ -106,8 +140,9 @@ impl FrameGraphs {
 }
 
 impl CudaParticles {
-    /// Enqueues a body's frame (every substep's stages and `self_collide`), as a CUDA graph
-    /// when the frame can be one (see the module's note), else launch by launch.
+    /// Enqueues a body's frame (every substep's stages and `self_collide`), its records
+    /// uploaded first, as a CUDA graph when the frame can be one (see the module's note), else
+    /// launch by launch.
     pub fn body_frame(&mut self, frame: &BodyFrame) -> Result<(), CudaError> {
         let because = if !self.graphs.allowed {
             Some(LaunchesBecause::GraphsOff)
@@ -121,47 +156,49 @@ impl CudaParticles {
             None
         };
         self.graphs.launches_because = because;
-        if frame.self_collide.is_some() {
-            // Made before the capture: an allocation cannot be captured.
-            self.contacts_made()?;
-        }
-        if because.is_some() {
-            return self.body_frame_launches(frame);
-        }
-        let Buffers::Body(b) = &self.buffers else {
+        let self_steps = match frame.self_collide {
+            Some((thickness, friction)) => {
+                // Made before the capture: an allocation cannot be captured.
+                self.contacts_made()?;
+                let substeps: Vec<_> = frame
+                    .steps
+                    .iter()
+                    .map(|step| (thickness, friction, step.dt))
+                    .collect();
+                self.self_steps(&substeps)?
+            }
+            None => Vec::new(),
+        };
+        let Buffers::Body(b) = &mut self.buffers else {
             return Err(CudaError::Setting("not a body solver".into()));
         };
         let stream = self.stream.clone();
-        let start = b.contacts.as_ref().and_then(|c| c.built_for);
+        // Before the frame's work on the stream (and outside any capture).
+        b.steps.set(&stream, &frame.steps)?;
+        b.self_steps.set(&stream, &self_steps)?;
+        if because.is_some() {
+            return self.body_frame_launches(frame);
+        }
         let key = FrameKey {
-            steps: frame.steps.iter().map(|s| bytemuck::cast(*s)).collect(),
+            steps: frame.steps.iter().map(StepLaunches::of).collect(),
             integrator: frame.integrator,
             iterations: frame.iterations,
-            self_collide: frame.self_collide.map(|(h, f)| [h.to_bits(), f.to_bits()]),
-            contacts: b
-                .contacts
-                .as_ref()
-                .map(|c| (c.capacity, c.built_for.map(f32::to_bits))),
+            contacts: frame
+                .self_collide
+                .and(b.contacts.as_ref())
+                .map(|c| c.capacity),
             arrays: arrays(b, &stream),
         };
         let mut cache = std::mem::replace(&mut self.graphs.cache, GraphCache::new(1));
-        let ran = cache.run(&stream, key, || {
-            self.body_frame_launches(frame)?;
-            Ok::<_, CudaError>(self.built_for())
-        });
+        let ran = cache.run(&stream, key, || self.body_frame_launches(frame));
         self.graphs.cache = cache;
         match ran {
-            Ok((end, run)) => {
-                if run == GraphRun::Replayed {
-                    self.set_built_for(end);
-                }
-                Ok(())
-            }
+            Ok(_) => Ok(()),
             Err(GraphFailure::Launch(error)) => Err(error),
             Err(GraphFailure::Capture(error)) => {
-                // Nothing was queued: the lists' state goes back to the frame's start, and this
-                // solver runs its frames launch by launch from now on, saying why.
-                self.set_built_for(start);
+                // Nothing was queued: the frame runs launch by launch (its records are
+                // uploaded, the lists' state decided), and so does every frame of this solver
+                // from now on, saying why.
                 eprintln!(
                     "note: a CUDA graph capture failed ({error}): this solver's frames run launch \
                      by launch from now on"
@@ -173,35 +210,21 @@ impl CudaParticles {
         }
     }
 
-    /// The body's frame, each kernel launched by itself (each stage's end marked).
+    /// The body's frame, each kernel launched by itself (each stage's end marked), each
+    /// substep's from its records' slots.
     fn body_frame_launches(&mut self, frame: &BodyFrame) -> Result<(), CudaError> {
         let stages = body_stages(frame.integrator);
-        for step in &frame.steps {
+        for (k, step) in frame.steps.iter().enumerate() {
             for (index, stage) in stages.into_iter().enumerate() {
-                self.body_stage(stage, step, frame.iterations)?;
+                self.body_stage_at(stage, step, k, frame.iterations)?;
                 self.end_stage(index)?;
             }
-            if let Some((thickness, friction)) = frame.self_collide {
-                self.self_collide((thickness, friction, step.dt))?;
+            if frame.self_collide.is_some() {
+                self.self_collide_at(k)?;
             }
             self.end_stage(SELF_COLLIDE)?;
         }
         Ok(())
-    }
-
-    fn built_for(&self) -> Option<f32> {
-        match &self.buffers {
-            Buffers::Body(b) => b.contacts.as_ref().and_then(|c| c.built_for),
-            _ => None,
-        }
-    }
-
-    fn set_built_for(&mut self, built_for: Option<f32>) {
-        if let Buffers::Body(b) = &mut self.buffers {
-            if let Some(c) = &mut b.contacts {
-                c.built_for = built_for;
-            }
-        }
     }
 
     /// How this solver's body frames ran: "as CUDA graphs (N captured, M replayed)", or
@@ -222,8 +245,8 @@ impl CudaParticles {
     }
 }
 
-/// The device pointer of every array a body frame's launches take (the body's, then the
-/// contact lists'), in a fixed order.
+/// The device pointer of every array a body frame's launches take (the body's, its records',
+/// then the contact lists'), in a fixed order.
 fn arrays(b: &BodyBuffers, stream: &CudaStream) -> Vec<u64> {
     fn at<T>(array: &CudaSlice<T>, stream: &CudaStream) -> u64 {
         array.device_ptr(stream).0
@@ -253,6 +276,8 @@ fn arrays(b: &BodyBuffers, stream: &CudaStream) -> Vec<u64> {
         at(&b.cell_rest, s),
         at(&b.cell_pressure, s),
         at(&b.cell_lambda, s),
+        b.steps.pointer(s),
+        b.self_steps.pointer(s),
     ];
     if let Some(c) = &b.contacts {
         pointers.extend([

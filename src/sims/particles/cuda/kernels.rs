@@ -1,5 +1,5 @@
-//! Host side of `kernels/particles.cu`: the parameter records its kernels take by value
-//! (mirrored field for field, built from the CPU's constants with the CPU's operations, so both
+//! Host side of `kernels/particles.cu`: the parameter records its kernels take (the
+//! fountain's by value, a body's through a pointer to its substep's; mirrored field for field, built from the CPU's constants with the CPU's operations, so both
 //! start from the same numbers), the names the host looks up, and the launch shapes.
 
 use crate::sims::particles::body::Body;
@@ -256,7 +256,8 @@ pub fn basin_step(
     (step, pool.substeps(), inner.weights, outer.weights)
 }
 
-/// A body's substep, as `struct BodyStep` in particles.cu.
+/// A body's substep, as `struct BodyStep` in particles.cu (the kernels read it from the GPU's
+/// memory, each substep its own: `Records`, buffers.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct BodyStep {
@@ -303,9 +304,6 @@ pub struct BodyStep {
     /// The volume term's bulk modulus K, Pa (0: off).
     pub volume_modulus: f32,
 }
-
-// SAFETY: plain old data of 4-byte fields, laid out as the C struct it mirrors.
-unsafe impl DeviceRepr for BodyStep {}
 
 impl BodyStep {
     /// A substep of `dt` (the one before `dt_before`) of `body` under `integrator`, with the
@@ -360,7 +358,8 @@ pub const SC_OVERFLOW: usize = 3;
 /// reported; 0: none.
 pub const SC_LARGEST: usize = 4;
 
-/// A `self_collide` substep, as `struct SelfStep` in particles_self_collide.cuh.
+/// A `self_collide` substep, as `struct SelfStep` in particles_self_collide.cuh (read from the
+/// GPU's memory, as [`BodyStep`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct SelfStep {
@@ -383,9 +382,6 @@ pub struct SelfStep {
     /// The substep, s.
     pub dt: f32,
 }
-
-// SAFETY: plain old data of 4-byte fields, laid out as the C struct it mirrors.
-unsafe impl DeviceRepr for SelfStep {}
 
 impl SelfStep {
     /// A substep of `dt` of a body of `nodes` at thickness `h` with `friction`, room for

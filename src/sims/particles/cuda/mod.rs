@@ -48,7 +48,7 @@ mod stages_emulation;
 mod stats_emulation;
 
 pub use buffers::Room;
-use buffers::{basin_fits, BodyBuffers, Buffers, FountainBuffers, SkinBuffers};
+use buffers::{basin_fits, BodyBuffers, Buffers, FountainBuffers, Records, SkinBuffers};
 pub use frame_graph::BodyFrame;
 
 use super::body::Body;
@@ -61,7 +61,7 @@ use crate::cuda::{CudaError, EventTimer, Module};
 use crate::sims::pool::surface::Surface;
 use cudarc::driver::{CudaContext, CudaStream, DeviceRepr};
 use glam::Vec3;
-use kernels::{blocks, BasinStep, BodyStep, FountainStep, Topology, NODES_QUANTITIES};
+use kernels::{blocks, BasinStep, FountainStep, Topology, NODES_QUANTITIES};
 use std::sync::Arc;
 
 /// The GL buffers a renderer gives [`CudaParticles::write_gl`]; each `None` is left alone.
@@ -146,7 +146,7 @@ pub struct Totals {
 
 /// What ends a frame ([`CudaParticles::end_frame`]): the fountain's basin record and the
 /// particles before `collide` (an upper bound of those alive, which the GPU counts), or a
-/// body's last substep record.
+/// body.
 #[derive(Clone, Copy, Debug)]
 pub enum FrameEnd<'a> {
     /// The fountain.
@@ -157,7 +157,7 @@ pub enum FrameEnd<'a> {
         particles: usize,
     },
     /// A body.
-    Body(&'a BodyStep),
+    Body,
 }
 
 /// The CUDA particles solver (one fountain or one body).
@@ -275,6 +275,8 @@ impl CudaParticles {
                 spring_count: b.springs.len(),
                 skin: None,
                 contacts: None,
+                steps: Records::new(s, 1)?,
+                self_steps: Records::new(s, 1)?,
             })))
         })?;
         solver.upload_body(b)?;
@@ -583,5 +585,4 @@ const _: fn() = || {
     fn is_repr<T: DeviceRepr>() {}
     is_repr::<FountainStep>();
     is_repr::<BasinStep>();
-    is_repr::<BodyStep>();
 };

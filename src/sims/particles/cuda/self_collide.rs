@@ -10,6 +10,7 @@ use super::kernels::{blocks, SelfStep, BLOCK, SCAN_THREADS, SC_LARGEST, SC_STATE
 use super::{cuda, CudaParticles};
 use crate::cuda::launch::{one_block, per_element, read_back};
 use crate::cuda::{CudaError, Module};
+use crate::sims::particles::self_collide::buckets;
 use cudarc::driver::LaunchConfig;
 use cudarc::driver::{CudaSlice, CudaStream};
 
@@ -59,12 +60,56 @@ impl CudaParticles {
         Ok(())
     }
 
-    /// Enqueues `self_collide` of one substep of `dt`: thickness `h`, `friction` (the world's).
+    /// Enqueues `self_collide` of one substep of `dt`: thickness `h`, `friction` (the world's),
+    /// its record uploaded first into the first slot (as one substep's frame).
     pub fn self_collide(&mut self, (h, friction, dt): (f32, f32, f32)) -> Result<(), CudaError> {
         self.contacts_made()?;
+        let Some(step) = self.self_steps(&[(h, friction, dt)])?.pop() else {
+            return Ok(());
+        };
         let Buffers::Body(b) = &mut self.buffers else {
             return Err(CudaError::Setting("not a body solver".into()));
         };
+        b.self_steps.set(&self.stream, &[step])?;
+        self.self_collide_at(0)
+    }
+
+    /// The `SelfStep`s of substeps of (thickness, friction, dt), in order (none without nodes):
+    /// the first forces a build where the lists are not this thickness's (the first substep,
+    /// another thickness, the host's state uploaded, the room grown), and the lists are this
+    /// thickness's from then on.
+    pub(super) fn self_steps(
+        &mut self,
+        substeps: &[(f32, f32, f32)],
+    ) -> Result<Vec<SelfStep>, CudaError> {
+        let Buffers::Body(b) = &mut self.buffers else {
+            return Err(CudaError::Setting("not a body solver".into()));
+        };
+        let n = b.nodes;
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let Some(c) = b.contacts.as_mut() else {
+            return Err(CudaError::Setting(
+                "self_collide before its contact lists were made".into(),
+            ));
+        };
+        let mut steps = Vec::with_capacity(substeps.len());
+        for &(h, friction, dt) in substeps {
+            let force = c.built_for != Some(h);
+            c.built_for = Some(h);
+            steps.push(SelfStep::new(n, (h, friction, dt), c.capacity, force));
+        }
+        Ok(steps)
+    }
+
+    /// Enqueues `self_collide` of substep `k`, whose record (`SelfStep`) the kernels read from
+    /// its slot on the GPU.
+    pub(super) fn self_collide_at(&mut self, k: usize) -> Result<(), CudaError> {
+        let Buffers::Body(b) = &mut self.buffers else {
+            return Err(CudaError::Setting("not a body solver".into()));
+        };
+        let b = &mut **b;
         let (m, s) = (&self.module, &self.stream);
         let n = b.nodes;
         if n == 0 {
@@ -75,15 +120,14 @@ impl CudaParticles {
                 "self_collide before its contact lists were made".into(),
             ));
         };
-        let force = c.built_for != Some(h);
-        c.built_for = Some(h);
-        let step = SelfStep::new(n, (h, friction, dt), c.capacity, force);
+        // Substep k's record on the GPU, which the kernels read.
+        let step = &b.self_steps.at(k);
         let grid = per_element(n, BLOCK);
-        let (n32, buckets) = (n as u32, step.buckets);
+        let (n32, buckets) = (n as u32, buckets(n));
         // The rebuild decision: the drift's partial sums a block, their sums over the blocks
         // (reduce_finish: one block per axis), each block's widest drift from the mean, the
         // widest over the blocks and the flag (one block), the counts zeroed if it is set.
-        let args = (&step, &b.position, &c.anchor, &mut c.partials);
+        let args = (step, &b.position, &c.anchor, &mut c.partials);
         // SAFETY: particles.cu's parameters; partials hold three per block.
         unsafe { Self::launch(m, s, "self_collide_drift", grid, args)? };
         let sums = LaunchConfig {
@@ -95,13 +139,13 @@ impl CudaParticles {
         let args = (&c.partials, &blocks32, &3u32, &0u32, &mut c.sums, &0u32);
         // SAFETY: one block per axis; sums holds three.
         unsafe { Self::launch(m, s, "reduce_finish", sums, args)? };
-        let args = (&step, &b.position, &c.anchor, &c.sums, &mut c.partials);
+        let args = (step, &b.position, &c.anchor, &c.sums, &mut c.partials);
         // SAFETY: one partial per block.
         unsafe { Self::launch(m, s, "self_collide_widest", grid, args)? };
-        let args = (&step, &c.sums, &c.partials, &mut c.state);
+        let args = (step, &c.sums, &c.partials, &mut c.state);
         // SAFETY: one block; the partials of as many blocks as `grid`.
         unsafe { Self::launch(m, s, "self_collide_decide", one_block(BLOCK), args)? };
-        let args = (&step, &c.state, &mut c.start, &mut c.fill);
+        let args = (step, &c.state, &mut c.start, &mut c.fill);
         // SAFETY: start holds buckets + 1, fill buckets.
         unsafe {
             Self::launch(
@@ -113,7 +157,7 @@ impl CudaParticles {
             )?
         };
         let args = (
-            &step,
+            step,
             &c.state,
             &b.position,
             &mut c.bucket,
@@ -125,7 +169,7 @@ impl CudaParticles {
         // SAFETY: start holds buckets + 1 (the last zeroed by self_collide_clear).
         unsafe { scan_chunks(m, s, &c.state, &mut c.start, buckets + 1, &mut c.chunk_sums)? };
         let args = (
-            &step,
+            step,
             &c.state,
             &c.bucket,
             &c.start,
@@ -134,7 +178,7 @@ impl CudaParticles {
         );
         // SAFETY: the buckets' counts sum to the nodes.
         unsafe { Self::launch(m, s, "self_collide_scatter", grid, args)? };
-        let args = (&step, &c.state, &c.start, &mut c.nodes);
+        let args = (step, &c.state, &c.start, &mut c.nodes);
         // SAFETY: one thread per bucket.
         unsafe {
             Self::launch(
@@ -146,7 +190,7 @@ impl CudaParticles {
             )?
         };
         let args = (
-            &step,
+            step,
             &c.state,
             &b.position,
             &b.node_start,
@@ -160,7 +204,7 @@ impl CudaParticles {
         // SAFETY: first holds nodes + 1 (the last zeroed by self_collide_count).
         unsafe { scan_chunks(m, s, &c.state, &mut c.first, n32 + 1, &mut c.chunk_sums)? };
         let args = (
-            &step,
+            step,
             &mut c.state,
             &b.position,
             &b.node_start,
@@ -173,7 +217,7 @@ impl CudaParticles {
         // SAFETY: the kernel writes no list unless all fit in capacity.
         unsafe { Self::launch(m, s, "self_collide_lists", grid, args)? };
         let args = (
-            &step,
+            step,
             &c.state,
             &b.position,
             &b.node_start,
@@ -187,7 +231,7 @@ impl CudaParticles {
         // SAFETY: particles.cu's parameters; the lists read only when they fit (else the cells).
         unsafe { Self::launch(m, s, "self_collide_touching", grid, args)? };
         let args = (
-            &step,
+            step,
             &c.state,
             &b.position,
             &b.previous,
@@ -206,7 +250,7 @@ impl CudaParticles {
         // SAFETY: as self_collide_touching; three floats a node out.
         unsafe { Self::launch(m, s, "self_collide_gather", grid, args)? };
         let args = (
-            &step,
+            step,
             &c.moved,
             &c.changed,
             &mut b.position,

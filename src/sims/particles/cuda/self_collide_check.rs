@@ -288,7 +288,7 @@ pub fn gpu_check(device: usize) -> Result<(bool, String), String> {
     solver.begin_frame().map_err(text)?;
     let step = case.step();
     gpu_substeps(&mut solver, &case, &step, SUBSTEPS)?;
-    solver.end_frame(FrameEnd::Body(&step)).map_err(text)?;
+    solver.end_frame(FrameEnd::Body).map_err(text)?;
     let state = solver.totals.self_collide.unwrap_or_default();
     let mut after = body.clone();
     solver.download_body(&mut after).map_err(text)?;
@@ -345,7 +345,7 @@ fn overflow_check(device: usize, case: &SelfCase) -> Result<(bool, String), Stri
     let frame = |solver: &mut CudaParticles| -> Result<[u32; SC_STATE], String> {
         solver.begin_frame().map_err(text)?;
         gpu_substeps(solver, case, &step, SUBSTEPS / 2)?;
-        solver.end_frame(FrameEnd::Body(&step)).map_err(text)?;
+        solver.end_frame(FrameEnd::Body).map_err(text)?;
         Ok(solver.totals.self_collide.unwrap_or_default())
     };
     let mut ok = true;

@@ -207,7 +207,8 @@ impl CudaParticles {
         Ok(n)
     }
 
-    /// Enqueues body `stage` of a substep with `step` (`iterations`: XPBD's).
+    /// Enqueues body `stage` of a substep with `step` (`iterations`: XPBD's), its record
+    /// uploaded first into the first slot (as one substep's frame).
     pub fn body_stage(
         &mut self,
         stage: BodyStage,
@@ -217,12 +218,33 @@ impl CudaParticles {
         let Buffers::Body(b) = &mut self.buffers else {
             return Err(CudaError::Setting("not a body solver".into()));
         };
+        b.steps.set(&self.stream, std::slice::from_ref(step))?;
+        self.body_stage_at(stage, step, 0, iterations)
+    }
+
+    /// Enqueues body `stage` of substep `k`, whose record the kernels read from its slot on the
+    /// GPU and which is `step` on the host (`iterations`: XPBD's). The host's record decides
+    /// only which kernels run (the integrator, the volume term on, the wind on) and their
+    /// grids (the cells); its values are the slot's.
+    pub(super) fn body_stage_at(
+        &mut self,
+        stage: BodyStage,
+        step: &BodyStep,
+        k: usize,
+        iterations: u32,
+    ) -> Result<(), CudaError> {
+        let Buffers::Body(b) = &mut self.buffers else {
+            return Err(CudaError::Setting("not a body solver".into()));
+        };
+        let b = &mut **b;
         let (m, s) = (&self.module, &self.stream);
         let grid = per_element(b.nodes, BLOCK);
+        // Substep k's record on the GPU, which the kernels read.
+        let record = &b.steps.at(k);
         match stage {
             BodyStage::Springs => {
                 let args = (
-                    step,
+                    record,
                     &b.position,
                     &b.node_start,
                     &b.link_other,
@@ -240,10 +262,10 @@ impl CudaParticles {
                     return Ok(());
                 }
                 let cells = per_element(step.cells as usize, BLOCK);
-                let args = (step, &b.position, &b.cell_rest, &mut b.cell_pressure);
+                let args = (record, &b.position, &b.cell_rest, &mut b.cell_pressure);
                 // SAFETY: particles.cu's parameters; one rest volume and pressure per cell.
                 unsafe { Self::launch(m, s, "volume", cells, args)? };
-                let args = (step, &b.position, &b.cell_pressure, &mut b.force);
+                let args = (record, &b.position, &b.cell_pressure, &mut b.force);
                 // SAFETY: the cells of the node's lattice, side³ nodes.
                 unsafe { Self::launch(m, s, "volume_gather", grid, args)? };
             }
@@ -251,11 +273,11 @@ impl CudaParticles {
                 if step.drag == 0.0 {
                     return Ok(());
                 }
-                let args = (step, &b.triangles, &b.position, &b.velocity, &mut b.push);
+                let args = (record, &b.triangles, &b.position, &b.velocity, &mut b.push);
                 // SAFETY: particles.cu's parameters; three node indices per triangle.
                 unsafe { Self::launch(m, s, "wind", per_element(b.triangles_count, BLOCK), args)? };
                 let args = (
-                    step,
+                    record,
                     &b.node_triangle_start,
                     &b.node_triangles,
                     &b.push,
@@ -266,7 +288,7 @@ impl CudaParticles {
             }
             BodyStage::Integrate => {
                 let args = (
-                    step,
+                    record,
                     &mut b.position,
                     &mut b.previous,
                     &mut b.velocity,
@@ -278,7 +300,7 @@ impl CudaParticles {
             }
             BodyStage::Xpbd => {
                 let args = (
-                    step,
+                    record,
                     &b.position,
                     &mut b.previous,
                     &mut b.velocity,
@@ -300,7 +322,7 @@ impl CudaParticles {
                         let (first, count) =
                             (b.colour_start[c], b.colour_start[c + 1] - b.colour_start[c]);
                         let args = (
-                            step,
+                            record,
                             &first,
                             &count,
                             &b.coloured,
@@ -327,7 +349,7 @@ impl CudaParticles {
                     if volume {
                         for colour in 0..8u32 {
                             let args = (
-                                step,
+                                record,
                                 &colour,
                                 &b.cell_rest,
                                 &b.pinned,
@@ -349,7 +371,7 @@ impl CudaParticles {
                     }
                 }
                 let args = (
-                    step,
+                    record,
                     &b.previous,
                     &b.displacement,
                     &mut b.velocity,
@@ -360,7 +382,7 @@ impl CudaParticles {
             }
             BodyStage::Collide => {
                 let args = (
-                    step,
+                    record,
                     &mut b.position,
                     &mut b.previous,
                     &mut b.velocity,
@@ -435,9 +457,10 @@ impl CudaParticles {
                 s.memcpy_dtoh(&b.stats, fountain_stats).map_err(failed)?;
                 true
             }
-            (Buffers::Body(b), FrameEnd::Body(step)) => {
+            (Buffers::Body(b), FrameEnd::Body) => {
                 let blocks32 = blocks(b.nodes) as u32;
-                let args = (step, &b.position, &mut b.partials);
+                let nodes = b.nodes as u32;
+                let args = (&nodes, &b.position, &mut b.partials);
                 // SAFETY: particles.cu's parameters; partials hold NODES_QUANTITIES per block.
                 unsafe { Self::launch(m, s, "reduce_nodes", per_element(b.nodes, BLOCK), args)? };
                 let q = NODES_QUANTITIES;
