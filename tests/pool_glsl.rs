@@ -4,7 +4,9 @@
 use fluidlab::gfx::capture::Image;
 use fluidlab::gfx::headless::Headless;
 use fluidlab::gfx::program::{Program, ShaderSource};
-use fluidlab::sims::pool::render::{land_bounds, land_texels};
+use fluidlab::sims::pool::render::{
+    land_bounds, land_texels, land_tiles, land_tiles_side, LAND_TILE,
+};
 use glow::HasContext;
 
 const WIDTH: u32 = 200;
@@ -277,13 +279,28 @@ fn the_rock_under_water_is_lit_by_the_lands_normal() {
 }
 
 /// Sets the rock test's uniforms and binds its textures: the surface (calm, flags `texels`), the
-/// caustics a uniform 1 over a domain wider than the pool.
+/// caustics a uniform 1 over a domain wider than the pool, the land texture and the land tiles
+/// of the flags.
 fn rock_scene(
     gl: &glow::Context,
     program: &Program,
     texels: &[f32],
     light: glam::Vec3,
     shore: f32,
+) {
+    let fixed: Vec<bool> = texels.chunks(4).map(|t| t[3] > 0.5).collect();
+    let tiles = land_tiles(&fixed, ROCK_NODES as usize);
+    rock_scene_with_tiles(gl, program, texels, light, shore, &tiles);
+}
+
+/// [`rock_scene`] with the land tiles `tiles` (`land_tiles_side` a side, R8).
+fn rock_scene_with_tiles(
+    gl: &glow::Context,
+    program: &Program,
+    texels: &[f32],
+    light: glam::Vec3,
+    shore: f32,
+    tiles: &[u8],
 ) {
     let n = ROCK_NODES as usize;
     let fixed: Vec<bool> = texels.chunks(4).map(|t| t[3] > 0.5).collect();
@@ -319,6 +336,25 @@ fn rock_scene(
                 gl.tex_parameter_i32(glow::TEXTURE_2D, parameter, glow::CLAMP_TO_EDGE as i32);
             }
         }
+        let side = land_tiles_side(n) as i32;
+        let texture = gl.create_texture().expect("a texture");
+        gl.active_texture(glow::TEXTURE4);
+        gl.bind_texture(glow::TEXTURE_2D, Some(texture));
+        gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 1);
+        gl.tex_image_2d(
+            glow::TEXTURE_2D,
+            0,
+            glow::R8 as i32,
+            side,
+            side,
+            0,
+            glow::RED,
+            glow::UNSIGNED_BYTE,
+            Some(tiles),
+        );
+        for parameter in [glow::TEXTURE_MIN_FILTER, glow::TEXTURE_MAG_FILTER] {
+            gl.tex_parameter_i32(glow::TEXTURE_2D, parameter, glow::NEAREST as i32);
+        }
     }
     let set_i = |name: &str, value: i32| program.uniform(gl, name).expect(name).set(gl, value);
     for (name, value) in [
@@ -326,6 +362,8 @@ fn rock_scene(
         ("caustics", 1),
         ("sky", 2),
         ("land_texture", 3),
+        ("land_tiles", 4),
+        ("land_tile", LAND_TILE as i32),
         ("nodes", ROCK_NODES),
         ("has_land", 1),
         ("caustic_lookups", 1),
@@ -414,7 +452,7 @@ fn the_land_texture_is_the_shaders_old_formula_at_every_node() {
 /// Pixel i: a ray from 1 cm under the rest level near the pool's x = 0 wall, across the pool
 /// along x, 1.1° down, at z = 0.3 + 0.1·i: red 1 where `land_along` meets land, green its end's
 /// distance past the strip's contour (the flag's 0.5, half a cell before its first column), in
-/// cells, ×8 + 0.5.
+/// cells, ×8 + 0.5, blue the same over 128 (+ 0.5: up to 64 cells either side).
 const STRIP_FRAGMENT: &str = concat!(
     "#version 330 core\n#define FRAGMENT_SHADER\n",
     include_str!("../shaders/pool/common.glsl"),
@@ -430,7 +468,7 @@ const STRIP_FRAGMENT: &str = concat!(
     "        return;\n",
     "    }\n",
     "    float off = ((o + d * t).x - shore) / spacing();\n",
-    "    color = vec4(1.0, 8.0 * off + 0.5, 0.0, 1.0);\n",
+    "    color = vec4(1.0, 8.0 * off + 0.5, off / 128.0 + 0.5, 1.0);\n",
     "}\n",
 );
 
@@ -477,4 +515,136 @@ fn a_narrow_strip_of_land_is_found_along_a_long_ray() {
         worst < 0.03,
         "ends {worst:.3} cells off the strip's contour"
     );
+}
+
+/// The flags of a shore along the pool's x = 0 edge (columns 0 and 1) and a strip of land across
+/// the pool (columns 52 to 58), and, where `ghost`, a second strip between them (columns 16 to
+/// 32) that the land tiles are not told of.
+fn shore_and_strip(ghost: bool) -> Vec<f32> {
+    let n = ROCK_NODES as usize;
+    (0..n * n)
+        .flat_map(|k| {
+            let i = k % n;
+            let land = i <= 1 || (52..=58).contains(&i) || (ghost && (16..=32).contains(&i));
+            [0.0, 0.0, 0.0, if land { 1.0 } else { 0.0 }]
+        })
+        .collect()
+}
+
+/// The land search looks only at the samples over land tiles that hold land: rays from beside a
+/// shore over open water to a strip of land (`STRIP_FRAGMENT`'s 16, almost level, 1.9 m) pass a
+/// second strip that the surface's flags hold but the land tiles (`land_tiles`, of the flags
+/// without it) do not, and end at the far strip (within 0.03 of a cell of its contour): the
+/// samples over the tiles between shore and strip are not taken. With every tile set, which is
+/// the search before the tiles (all 12 samples over the land's bounds, here the whole ray), all
+/// 16 rays end at the hidden strip, 36 cells short (the assertion's figure for the mutant).
+#[test]
+fn the_land_search_skips_the_tiles_without_land() {
+    const RAYS: u32 = 16;
+    let n = ROCK_NODES as usize;
+    let seen: Vec<bool> = shore_and_strip(false)
+        .chunks(4)
+        .map(|t| t[3] > 0.5)
+        .collect();
+    let tiles = land_tiles(&seen, n);
+    let side = land_tiles_side(n);
+    assert_eq!(
+        (0..side).filter(|&a| tiles[a] > 0).collect::<Vec<_>>(),
+        [0, 6, 7],
+        "the columns of tiles with land"
+    );
+    let h = ROCK_SIZE / (ROCK_NODES - 1) as f32;
+    let contour = (52.0 - 0.5) * h;
+    let texels = shore_and_strip(true);
+    let image = draw(RAYS, 1, STRIP_FRAGMENT, |gl, program| {
+        rock_scene_with_tiles(gl, program, &texels, glam::Vec3::Y, contour, &tiles)
+    });
+    let (mut met, mut worst) = (0, 0.0f64);
+    for i in 0..RAYS {
+        let p = image.get_pixel(i, 0);
+        if p[0] == 255 {
+            met += 1;
+            let coarse = 128.0 * (f64::from(p[2]) / 255.0 - 0.5);
+            let end = if coarse.abs() < 0.4 {
+                (f64::from(p[1]) / 255.0 - 0.5) / 8.0
+            } else {
+                coarse
+            };
+            worst = f64::max(worst, end.abs());
+        }
+    }
+    println!("past the tiles without land: {met} of {RAYS} rays meet land, their ends within {worst:.3} cells of the far strip's contour");
+    assert_eq!(met, RAYS, "rays that meet land");
+    assert!(
+        worst < 0.03,
+        "ends {worst:.3} cells off the far strip's contour (the hidden strip's is 36 short)"
+    );
+}
+
+/// Pixels (2x, y) and (2x + 1, y) of 128 × 64: ray (x, y), from 1 cm under the rest level at
+/// ((x, y) + 0.5)·size/64, level along angle 0.7·x + 1.3·y and 3° to 19° down: where
+/// `land_along` meets land, the bits of its t, the upper two bytes in the first pixel's red and
+/// green, the lower two in the second's, blue 1; black where it meets none.
+const RAYS_FRAGMENT: &str = concat!(
+    "#version 330 core\n#define FRAGMENT_SHADER\n",
+    include_str!("../shaders/pool/common.glsl"),
+    "uniform float shore;\n",
+    "out vec4 color;\n",
+    "void main() {\n",
+    "    vec2 pixel = floor(gl_FragCoord.xy) * vec2(0.5, 1.0);\n",
+    "    pixel.x = floor(pixel.x);\n",
+    "    bool low = int(gl_FragCoord.x) % 2 == 1;\n",
+    "    vec3 o = vec3((pixel.x + 0.5) / 64.0 * pool_size, -0.01, (pixel.y + 0.5) / 64.0 * pool_size);\n",
+    "    float a = 0.7 * pixel.x + 1.3 * pixel.y;\n",
+    "    float down = 0.05 + 0.28 * fract(0.37 * pixel.x + 0.11 * pixel.y);\n",
+    "    vec3 d = normalize(vec3(cos(a), -down, sin(a)));\n",
+    "    vec3 face;\n",
+    "    float t;\n",
+    "    if (!land_along(o, d, exit_box(o, d, 1e-3, face), t)) {\n",
+    "        color = vec4(0.0, 0.0, 0.0, 1.0);\n",
+    "        return;\n",
+    "    }\n",
+    "    uint b = floatBitsToUint(t);\n",
+    "    uint part = low ? b & 65535u : b >> 16u;\n",
+    "    color = vec4(float(part >> 8u) / 255.0, float(part & 255u) / 255.0, 1.0, 1.0);\n",
+    "}\n",
+);
+
+/// The land tiles change no ray's end: 4,096 rays in every direction over a pool with a shore
+/// along an edge, an island, a line of land one node wide and a node in a corner end where the
+/// search over every tile (the search before the tiles: its 12 samples, then 8 halvings) ends
+/// them, bit for bit, and meet land where it meets land (over 600 of them do). A tile that left
+/// out the nodes on its edges (they belong to both tiles there) skips samples over land: the
+/// mutant doing so ends rays elsewhere.
+#[test]
+fn the_land_tiles_leave_every_rays_end_as_it_was() {
+    let n = ROCK_NODES as usize;
+    let land = |i: usize, j: usize| {
+        let disc = (i as f32 - 30.0).powi(2) + (j as f32 - 25.0).powi(2) < 81.0;
+        disc || (i == 48 && (10..40).contains(&j)) || j >= 62 || (i == 0 && j == 0)
+    };
+    let texels: Vec<f32> = (0..n * n)
+        .flat_map(|k| [0.0, 0.0, 0.0, if land(k % n, k / n) { 1.0 } else { 0.0 }])
+        .collect();
+    let side = land_tiles_side(n);
+    let all = vec![255u8; side * side];
+    let ends = |tiles: Option<&[u8]>| {
+        draw(128, 64, RAYS_FRAGMENT, |gl, program| match tiles {
+            Some(tiles) => rock_scene_with_tiles(gl, program, &texels, glam::Vec3::Y, 0.0, tiles),
+            None => rock_scene(gl, program, &texels, glam::Vec3::Y, 0.0),
+        })
+    };
+    let (tiled, everywhere) = (ends(None), ends(Some(&all)));
+    let met = everywhere.pixels().filter(|p| p[2] == 255).count() / 2;
+    let moved = (0..64u32)
+        .flat_map(|y| (0..64u32).map(move |x| (x, y)))
+        .filter(|&(x, y)| {
+            (0..2).any(|k| tiled.get_pixel(2 * x + k, y) != everywhere.get_pixel(2 * x + k, y))
+        })
+        .count();
+    println!(
+        "land tiles: {moved} of 4096 rays end elsewhere than over every tile ({met} meet land)"
+    );
+    assert!(met > 600, "only {met} rays meet land");
+    assert_eq!(moved, 0, "rays ending elsewhere");
 }
