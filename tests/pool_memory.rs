@@ -10,7 +10,7 @@ use fluidlab::gfx::timing::PassClock;
 use fluidlab::scene::Source;
 use fluidlab::sims::pool::memory::{self, grid_bytes, Drawing, Solver};
 use fluidlab::sims::pool::render::{
-    caustics_texture_bytes, strip_indices, DrawScene, PoolRenderer, GRID_OBJECTS,
+    caustics_texture_bytes, land_tile_bytes, strip_indices, DrawScene, PoolRenderer, GRID_OBJECTS,
 };
 use fluidlab::sims::pool::PoolSim;
 use fluidlab::sims::{Backend, OpenOptions, Sim};
@@ -34,7 +34,9 @@ fn open(nodes: usize, drawn: bool, island: bool) -> PoolSim {
 /// index buffer in llvmpipe's host memory, as GL reports them, and the renderer's land nodes),
 /// plus, drawn, the indices the renderer builds its index buffer from (live only in
 /// `Grid::new`: an upper bound by them) and, in a scene without land, the land texture (8
-/// bytes a node, made with the first land: an upper bound by it). With an island the model
+/// bytes a node) and the land tiles (a byte per 8² cells), made with the first land: an upper
+/// bound by them. Without the tiles in the model, a pool with an island held 36 B more than
+/// it at 48² (6² tiles). With an island the model
 /// left the land texture and the land nodes out: 9 bytes a node, 152,100 B at 130².
 /// CUDA's parts are the model's own, checked here against the CPU renderer's GL objects and
 /// texels only: its interop adds the GL objects to GPU memory and nothing held to the host's
@@ -69,7 +71,7 @@ fn the_byte_model_counts_what_a_pool_holds_on_each_path() {
             + if island {
                 0
             } else {
-                memory::LAND_TEXEL_BYTES * count as u64
+                memory::LAND_TEXEL_BYTES * count as u64 + land_tile_bytes(nodes)
             };
         let model = grid_bytes(nodes, Solver::Cpu, Drawing::HostCopy);
         assert_eq!(
@@ -83,8 +85,9 @@ fn the_byte_model_counts_what_a_pool_holds_on_each_path() {
         let state = drawn.solver.as_cpu().expect("cpu").surface.bytes();
         assert_eq!(cuda(Drawing::Undrawn).host, state + count as u64);
         let renderer = PoolRenderer::new(headless.gl(), PassClock::Finish, nodes).expect("GL");
-        // With the land texture the first frame with land makes.
-        let gl = renderer.gl_bytes() + memory::LAND_TEXEL_BYTES * count as u64;
+        // With the land texture and tiles the first frame with land makes.
+        let gl =
+            renderer.gl_bytes() + memory::LAND_TEXEL_BYTES * count as u64 + land_tile_bytes(nodes);
         renderer.delete();
         let (bare, shared, copied) = (
             cuda(Drawing::Undrawn),
@@ -103,7 +106,7 @@ fn the_byte_model_counts_what_a_pool_holds_on_each_path() {
         let land = if island {
             0
         } else {
-            memory::LAND_TEXEL_BYTES * count as u64
+            memory::LAND_TEXEL_BYTES * count as u64 + land_tile_bytes(nodes)
         };
         assert_eq!(copied.host - bare.host, held.drawing + land, "{nodes}²");
     }
@@ -113,8 +116,8 @@ fn the_byte_model_counts_what_a_pool_holds_on_each_path() {
 /// (`PoolRenderer::allocated`): its objects that grow with the grid sum to the model's figure
 /// (`memory::gl_bytes`), each buffer and the caustics texture (every mip level, after a frame
 /// has made them) are as large as GL reports, and a frame adds the box and the frame at the
-/// output's size. The land texture (RG32F) is made by the first frame with land; the model
-/// counts it always (an upper bound without land; without it the model was 8 bytes a node
+/// output's size. The land texture (RG32F) and the land tiles (R8) are made by the first frame
+/// with land; the model counts them always (an upper bound without land; without it the model was 8 bytes a node
 /// short of a scene with land: 2,880,000 B at 600²). The model counted the surface texture and the caustics mesh only: at 600² (a
 /// display mesh of every 2nd node, a 2048² caustics texture) 8.2 MiB (8,639,984 B) of the
 /// 30.3 MiB (31,734,396 B) the renderer allocates.
@@ -140,8 +143,9 @@ fn the_renderers_gl_objects_are_the_models() {
             .map(|(_, bytes)| bytes)
             .sum();
         let land = memory::LAND_TEXEL_BYTES * (nodes * nodes) as u64;
+        let tiles = land_tile_bytes(nodes);
         assert_eq!(
-            grid + land,
+            grid + land + tiles,
             memory::gl_bytes(nodes),
             "{nodes}²: {allocated:?}"
         );
@@ -180,10 +184,11 @@ fn the_renderers_gl_objects_are_the_models() {
             .capture(|output| renderer.draw(&camera, output, &scene))
             .expect("a frame");
         let drawn = renderer.allocated();
-        assert_eq!(drawn.len(), allocated.len() + 3, "{drawn:?}");
+        assert_eq!(drawn.len(), allocated.len() + 4, "{drawn:?}");
         assert_eq!(drawn[drawn.len() - 1], ("frame", 8 * 64 * 48));
         assert_eq!(drawn[drawn.len() - 2].0, "pool box");
         assert!(drawn.contains(&("land texture", land)), "{drawn:?}");
+        assert!(drawn.contains(&("land tiles", tiles)), "{drawn:?}");
         assert_eq!(
             renderer.gl_bytes(),
             memory::gl_bytes(nodes),

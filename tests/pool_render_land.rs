@@ -1,10 +1,11 @@
 //! The pool's land as it changes while a renderer runs (headless EGL, Mesa llvmpipe in CI):
 //! land painted or erased live is drawn as a fresh start draws it, and a painted node
-//! recomputes only the land texture's texels it reaches (`render/land.rs`).
+//! recomputes only the land texture's texels it reaches (`render/land.rs`) and the land tiles
+//! that hold it (`render/land_tiles.rs`).
 
 use fluidlab::gfx::camera::Camera;
 use fluidlab::gfx::capture::Image;
-use fluidlab::sims::pool::render::{DrawScene, LAND_REACH};
+use fluidlab::sims::pool::render::{land_tiles_side, DrawScene, LAND_REACH};
 use glam::Vec3;
 
 #[path = "support/pool_fixture.rs"]
@@ -17,10 +18,12 @@ fn differing(a: &Image, b: &Image) -> usize {
 
 /// Land painted while the renderer runs (an island added, then one erased, and the pool's depth
 /// changed) is drawn as a renderer started with that land draws it, bit for bit: the land
-/// texture (`land.rs`: heights and bounds computed on the host when the land changes, not every
-/// frame) follows each change. A mutant that keeps the first frame's land texture draws 620
-/// pixels apart from a fresh start's (the code before computed the land from the flags every
-/// frame and had nothing to keep: it passes too).
+/// texture and the land tiles (`land.rs`, `land_tiles.rs`: heights, tiles and bounds computed on
+/// the host when the land changes, not every frame) follow each change. A mutant that keeps the
+/// first frame's land texture draws 620 pixels apart from a fresh start's, one that keeps its
+/// land tiles 427 (the island added lies on tiles without land: the rays under the water skip
+/// it); the code before computed the land from the flags every frame and had nothing to keep: it
+/// passes too.
 #[test]
 fn land_painted_live_is_drawn_as_a_fresh_start_draws_it() {
     let first = |x: f32, z: f32| (x - 0.6).powi(2) + (z - 0.7).powi(2) < 0.06;
@@ -60,10 +63,11 @@ fn land_painted_live_is_drawn_as_a_fresh_start_draws_it() {
 
 /// Painting one node (told as `PoolSim` tells it: the surface uploaded, the node's box named
 /// to `set_land`) computes the land texture again only within [`LAND_REACH`] of it, at most
-/// (2·3 + 1)² = 49 texels, 16 in the grid's corner; the picture is a fresh start's, bit for
-/// bit. Painting a node that already is land, or telling no change, computes none. (The code
-/// before computed all 128² = 16,384 texels for each change: the mutant doing so here fails
-/// at the first count.)
+/// (2·3 + 1)² = 49 texels, 16 in the grid's corner, and only the land tiles that hold it: one,
+/// two on a tile's edge, four on its corner; the picture is a fresh start's, bit for bit.
+/// Painting a node that already is land, or telling no change, computes none. (The code before
+/// computed all 128² = 16,384 texels for each change: the mutant doing so here fails at the
+/// first count; one computing all 16² land tiles, at the first tiles' count.)
 #[test]
 fn a_painted_node_computes_only_the_land_texels_it_reaches() {
     let island = |x: f32, z: f32| (x - 0.6).powi(2) + (z - 0.7).powi(2) < 0.06;
@@ -80,32 +84,54 @@ fn a_painted_node_computes_only_the_land_texels_it_reaches() {
             (x - i as f32 * h).abs() < 0.5 * h && (z - j as f32 * h).abs() < 0.5 * h
         }
     };
-    // Nodes painted in turn: inside the pool, then in its corner; then the first again.
-    let strokes = [(100, 40, 49), (127, 127, 16), (100, 40, 0)];
+    // Nodes painted in turn (land texels and tiles computed): on a tile's edge (j = 5·8), in
+    // the pool's corner, inside a tile, on a tile's corner; then the first again.
+    let strokes = [
+        (100, 40, 49, 2),
+        (127, 127, 16, 1),
+        (91, 107, 49, 1),
+        (88, 104, 49, 4),
+        (100, 40, 0, 0),
+    ];
     let land_after = |n: usize| {
-        move |x: f32, z: f32| island(x, z) || strokes[..n].iter().any(|&(i, j, _)| node(i, j)(x, z))
+        move |x: f32, z: f32| {
+            island(x, z) || strokes[..n].iter().any(|&(i, j, _, _)| node(i, j)(x, z))
+        }
     };
     let fresh: Vec<Image> = (1..=strokes.len())
         .map(|n| Fixture::new().render(&surface(|_, _| 0.0, land_after(n)), &camera, &drawn))
         .collect();
     let mut live = Fixture::new();
     live.render(&surface(|_, _| 0.0, island), &camera, &drawn);
+    let renderer = live.renderer.as_ref().unwrap();
+    let side = land_tiles_side(NODES);
     assert_eq!(
-        live.renderer.as_ref().unwrap().land_texels_computed(),
-        NODES * NODES
+        (
+            renderer.land_texels_computed(),
+            renderer.land_tiles_computed()
+        ),
+        (NODES * NODES, side * side)
     );
     let reach = 2 * LAND_REACH + 1;
-    for (n, (&(i, j, expected), fresh)) in strokes.iter().zip(&fresh).enumerate() {
+    for (n, (&(i, j, expected, tiles), fresh)) in strokes.iter().zip(&fresh).enumerate() {
         let texels = surface(|_, _| 0.0, land_after(n + 1));
         let renderer = live.renderer.as_mut().unwrap();
         renderer.upload_surface(&texels);
         renderer.set_land(|k| texels[k][3] > 0.5, Some([[i, j], [i, j]]));
         let painted = live.draw(&camera, &drawn);
-        let computed = live.renderer.as_ref().unwrap().land_texels_computed();
-        println!("node ({i}, {j}) painted: {computed} land texels computed");
+        let renderer = live.renderer.as_ref().unwrap();
+        let computed = renderer.land_texels_computed();
+        let tiles_computed = renderer.land_tiles_computed();
+        println!(
+            "node ({i}, {j}) painted: {computed} land texels, {tiles_computed} land tiles computed"
+        );
         assert_eq!(
             computed, expected,
             "land texels computed for node ({i}, {j})"
+        );
+        assert_eq!(
+            tiles_computed, tiles,
+            "land tiles computed for node ({i}, {j})"
         );
         assert!(computed <= reach * reach);
         assert_eq!(
@@ -115,9 +141,13 @@ fn a_painted_node_computes_only_the_land_texels_it_reaches() {
         );
     }
     live.draw(&camera, &drawn);
+    let renderer = live.renderer.as_ref().unwrap();
     assert_eq!(
-        live.renderer.as_ref().unwrap().land_texels_computed(),
-        0,
+        (
+            renderer.land_texels_computed(),
+            renderer.land_tiles_computed()
+        ),
+        (0, 0),
         "nothing changed"
     );
 }

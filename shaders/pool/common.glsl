@@ -25,6 +25,8 @@ uniform vec3 eye;              // m
 uniform int has_land;          // 1: some node is fixed
 uniform float land_height;     // m above the rest level, well inland
 uniform vec4 land_bounds;      // the land's nodes' (i, j) least and greatest, a node wider each side
+uniform sampler2D land_tiles;  // per land tile (land_tile cells a side): > 0 where its nodes hold land
+uniform int land_tile;         // cells a side of a land tile
 uniform int open_sea;          // 1: open edges: no walls or deck, the water goes on past the pool
 uniform int mesh_nodes;        // vertices per side of the mesh drawn
 uniform int mesh_stride;       // nodes between its vertices
@@ -316,13 +318,16 @@ vec3 land_normal(vec2 cell, float stride) {
 }
 
 // Island rock seen along a ray under water: where o + t·d, t ∈ (0, t_end], first reaches land
-// (the surface texture's flag, bilinear, over a half). Only the ray's part over the land's
-// bounds (`land_bounds`: its nodes' box, a node wider; outside it the flag is under a half
-// everywhere, so a ray that misses it meets no land and is not searched) is searched: the first of 12 samples along
-// it that reaches land, then halved 8 times between it and the sample before, so the point lies
-// on the rock's side (within 1/256 of the samples' spacing), where its normal (`land_normal`)
-// and its neighbours' points (the caustic's footprint) are the side's, not a point inside the
-// island.
+// (the surface texture's flag, bilinear, over a half). The ray's part over the land's bounds
+// (`land_bounds`: its nodes' box, a node wider; outside it the flag is under a half everywhere,
+// so a ray that misses it meets no land and is not searched) holds 12 samples, evenly spaced;
+// the first that reaches land is halved 8 times towards the sample before, so the point lies on
+// the rock's side (within 1/256 of the samples' spacing), where its normal (`land_normal`) and
+// its neighbours' points (the caustic's footprint) are the side's, not a point inside the
+// island. Only the samples over a land tile that holds land are looked at (`land_tiles`, its
+// nodes' flags, edges included: the flag is 0 over a tile without land): from a sample over a
+// tile without land the search goes on at the first sample past where the ray leaves the tile,
+// so a ray over water costs a texel fetch a tile it crosses, and any land costs where it lies.
 bool land_along(vec3 o, vec3 d, float t_end, out float t_hit) {
     if (has_land == 0) {
         return false;
@@ -339,9 +344,36 @@ bool land_along(vec3 o, vec3 d, float t_end, out float t_hit) {
         return false;
     }
     const int STEPS = 12;
-    for (int i = 1; i <= STEPS; ++i) {
+    float tile_size = float(land_tile) * spacing();
+    ivec2 last_tile = textureSize(land_tiles, 0) - 1;
+    vec2 ahead = step(0.0, safe);
+    int i = 1;
+    while (i <= STEPS) {
         float t = mix(first, last, float(i) / float(STEPS));
-        if (surface_at((o + d * t).xz).w > 0.5) {
+        vec2 xz = (o + d * t).xz;
+        // Past the samples over tiles without land (water to where the ray leaves each such
+        // tile; past the outer tiles the edge's flags go on: no edge there).
+        for (;;) {
+            ivec2 tile = clamp(ivec2(floor(xz / tile_size)), ivec2(0), last_tile);
+            if (texelFetch(land_tiles, tile, 0).r > 0.0) {
+                break;
+            }
+            vec2 to_edge = ((vec2(tile) + ahead) * tile_size - o.xz) / safe;
+            bvec2 outer = bvec2(safe.x < 0.0 ? tile.x == 0 : tile.x == last_tile.x,
+                                safe.y < 0.0 ? tile.y == 0 : tile.y == last_tile.y);
+            to_edge = mix(to_edge, vec2(1e30), outer);
+            float past = clamp((min(to_edge.x, to_edge.y) - first) / (last - first), 0.0, 2.0);
+            i = max(i + 1, int(past * float(STEPS)) + 1);
+            if (i > STEPS) {
+                break;
+            }
+            t = mix(first, last, float(i) / float(STEPS));
+            xz = (o + d * t).xz;
+        }
+        if (i > STEPS) {
+            break;
+        }
+        if (surface_at(xz).w > 0.5) {
             float water = mix(first, last, float(i - 1) / float(STEPS));
             for (int k = 0; k < 8; ++k) {
                 float mid = 0.5 * (water + t);
@@ -354,6 +386,7 @@ bool land_along(vec3 o, vec3 d, float t_end, out float t_hit) {
             t_hit = t;
             return true;
         }
+        ++i;
     }
     return false;
 }

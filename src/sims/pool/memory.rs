@@ -70,20 +70,27 @@ pub const LAND_NODE_BYTES: u64 = 1;
 
 /// Bytes of the GL objects the renderer makes for a grid of `nodes` a side, as it allocates
 /// them (`PoolRenderer::allocated`, its `GRID_OBJECTS`): the surface texture (RGBA32F, 16 bytes
-/// a node), the land texture (RG32F, 8 bytes a node: with land only, counted always), the
+/// a node), the land texture (RG32F, 8 bytes a node) and the land tiles (R8, a byte per 8²
+/// cells: with land only, both counted always), the
 /// caustics mesh's index buffer (every node), the display mesh's (every s-th
 /// node, grids over 513 nodes: at most 2.0 MiB, 0.7 MiB at 600²) and the caustics texture with
 /// its mipmaps (R32F, 512² to 2048²: 1.3 to 21.3 MiB; on a GL whose textures are smaller than
 /// 2048, at most that).
 pub fn gl_bytes(nodes: usize) -> u64 {
-    use super::render::{caustics_texture_bytes, display_mesh_nodes, display_stride};
+    use super::render::{
+        caustics_texture_bytes, display_mesh_nodes, display_stride, land_tile_bytes,
+    };
     let n = nodes.max(2);
     let display = match display_stride(n) {
         1 => 0,
         _ => index_bytes(display_mesh_nodes(n)),
     };
     let per_node = TEXEL_BYTES + LAND_TEXEL_BYTES;
-    per_node * (n * n) as u64 + index_bytes(n) + display + caustics_texture_bytes(n)
+    per_node * (n * n) as u64
+        + land_tile_bytes(n)
+        + index_bytes(n)
+        + display
+        + caustics_texture_bytes(n)
 }
 
 /// Bytes a node's height and offset take when CUDA copies them back to build the texels
@@ -186,8 +193,8 @@ mod tests {
     /// The figures the checks and the panel use, by backend and drawing path: the CPU's 37
     /// bytes of state a node plus, drawn, 16 of texels, 16 of surface texture, 8 of land texture,
     /// 1 of the renderer's land nodes, two index copies and the
-    /// bounded GL objects (the display mesh's 513² indices, 2.0 MiB, and the 2048² caustics
-    /// texture with its mipmaps, 21.3 MiB); on CUDA the state on the GPU and a copy of it (and
+    /// bounded GL objects (the display mesh's 513² indices, 2.0 MiB, the 2048² caustics
+    /// texture with its mipmaps, 21.3 MiB, and the land tiles, a byte per 8² cells, 1 MiB); on CUDA the state on the GPU and a copy of it (and
     /// the flags) on the host; drawn by interop the GL objects on the GPU with the state (about
     /// 2.02 GiB of them at 8192²), the indices and land nodes on the host; drawn through the
     /// host the texels, the heights and offsets they are built from and the GL objects on the
@@ -200,8 +207,8 @@ mod tests {
         let indices = 4 * ((n - 1) * (2 * n + 2) - 2);
         assert_eq!(index_bytes(8192), indices);
         // The display mesh: every 16th node, 513 a side; the caustics texture 2048² and its
-        // 11 mipmaps, 4 bytes a texel.
-        let bounded = 4 * (512 * 1028 - 2) + 4 * (4u64.pow(12) - 1) / 3;
+        // 11 mipmaps, 4 bytes a texel; the land tiles, 1024², a byte each.
+        let bounded = 4 * (512 * 1028 - 2) + 4 * (4u64.pow(12) - 1) / 3 + 1024 * 1024;
         assert_eq!(gl_bytes(8192), (16 + 8) * count + indices + bounded);
         for drawing in [Drawing::HostCopy, Drawing::Interop] {
             let cpu = grid_bytes(8192, Solver::Cpu, drawing);

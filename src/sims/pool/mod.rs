@@ -63,6 +63,10 @@ impl PoolStage {
 #[cfg(test)]
 mod memory_tests;
 #[cfg(test)]
+mod panel_tests;
+#[cfg(test)]
+mod scenario_tests;
+#[cfg(test)]
 mod sim_tests;
 #[cfg(test)]
 mod tests;

@@ -1,9 +1,8 @@
-//! The pool behind the door: scene files, scenarios, the pointer, rain, the edge list, land,
-//! the stiffness limit (the physics is in `tests/`).
+//! The pool behind the door: the pointer, the keys, rain, the edge list, the camera, the sun and
+//! the far taps (scenarios and land in `scenario_tests.rs`, the panel's and scene files' limits
+//! in `panel_tests.rs`; the physics is in `tests/`).
 
-use super::params::{Edges, Model};
-use super::surface::{FIXED, LOCK_H};
-use super::tests::params;
+use super::surface::FIXED;
 
 /// Opens a pool scene of `text` (after `kind = "pool"`) on the CPU.
 pub(super) fn open(text: &str) -> super::PoolSim {
@@ -14,6 +13,11 @@ pub(super) fn open(text: &str) -> super::PoolSim {
         ..Default::default()
     };
     super::PoolSim::open(&source, &options).unwrap()
+}
+
+/// Counts the nodes carrying `flag`.
+pub(super) fn count(sim: &super::PoolSim, flag: u8) -> usize {
+    sim.solver.flags().iter().filter(|f| *f & flag != 0).count()
 }
 
 /// The pointer picks the point of the rest plane under it: the middle of the picture is the
@@ -43,180 +47,6 @@ fn the_pointer_picks_the_water_under_it() {
     let s = &sim.solver.as_cpu().expect("the CPU solver").surface;
     let k = (1.3 / s.h).round() as usize * s.n + (0.6 / s.h).round() as usize;
     assert!(s.height[k] > 0.005, "{}", s.height[k]);
-}
-
-/// The panel's scenarios set the edges, horizontal motion and islands they name, and the flags
-/// follow at once.
-#[test]
-fn scenarios_set_edges_motion_and_islands() {
-    use super::panel::Scenario;
-    let mut sim = open("[pool]\nnodes = 32\n[surface]\nmodel = \"springs\"\n");
-    let count = |sim: &super::PoolSim, flag: u8| {
-        sim.solver.flags().iter().filter(|f| *f & flag != 0).count()
-    };
-    assert_eq!(sim.scenario(), Scenario::Pool);
-    assert_eq!((count(&sim, FIXED), count(&sim, LOCK_H)), (0, 4 * 31));
-    sim.set_scenario(Scenario::Shore).unwrap();
-    assert_eq!(count(&sim, FIXED), 4 * 31);
-    sim.set_scenario(Scenario::HeightField).unwrap();
-    assert_eq!((count(&sim, FIXED), count(&sim, LOCK_H)), (0, 32 * 32));
-    sim.set_scenario(Scenario::Islands).unwrap();
-    assert_eq!(sim.scenario(), Scenario::Islands);
-    let island = count(&sim, FIXED);
-    assert!((40..80).contains(&island), "{island} island nodes");
-    sim.set_scenario(Scenario::OpenSea).unwrap();
-    assert_eq!(sim.scenario(), Scenario::OpenSea);
-    assert_eq!(count(&sim, super::surface::OPEN), 4 * 31);
-    assert_eq!(
-        count(&sim, FIXED),
-        island,
-        "the island stays in the open sea"
-    );
-}
-
-/// Counts the nodes carrying `flag`.
-fn count(sim: &super::PoolSim, flag: u8) -> usize {
-    sim.solver.flags().iter().filter(|f| *f & flag != 0).count()
-}
-
-/// The scenarios round trip: Islands and back to Pool takes the island away again (the fixed
-/// count returns to 0), the height field on the wave model switches to the springs with
-/// horizontal motion off, and Pool gives the motion back.
-#[test]
-fn scenarios_round_trip_and_pool_takes_the_islands_away() {
-    use super::panel::Scenario;
-    let mut sim = open("[pool]\nnodes = 32\n");
-    let edge = 4 * 31;
-    assert_eq!((sim.scenario(), count(&sim, FIXED)), (Scenario::Pool, 0));
-    for _ in 0..2 {
-        sim.set_scenario(Scenario::Islands).unwrap();
-        let island = count(&sim, FIXED);
-        assert!((40..80).contains(&island), "{island} island nodes");
-        sim.set_scenario(Scenario::Shore).unwrap();
-        assert_eq!(
-            count(&sim, FIXED),
-            island + edge,
-            "the island stays by the shore"
-        );
-        sim.set_scenario(Scenario::Pool).unwrap();
-        assert_eq!(sim.scenario(), Scenario::Pool);
-        assert_eq!(count(&sim, FIXED), 0, "Pool has no island");
-    }
-    assert_eq!(sim.params().model, Model::Wave);
-    assert_eq!(
-        count(&sim, LOCK_H),
-        32 * 32,
-        "the wave model moves only vertically"
-    );
-    sim.set_scenario(Scenario::HeightField).unwrap();
-    assert_eq!(sim.scenario(), Scenario::HeightField);
-    assert_eq!(sim.params().model, Model::Springs);
-    assert!(!sim.params().horizontal);
-    assert_eq!(count(&sim, LOCK_H), 32 * 32);
-    sim.set_scenario(Scenario::Pool).unwrap();
-    assert_eq!(sim.scenario(), Scenario::Pool);
-    assert_eq!((count(&sim, FIXED), count(&sim, LOCK_H)), (0, edge));
-}
-
-/// The height field on a wave-model pool whose springs would need more than 4096 substeps a
-/// frame is refused, naming the wave speed, and changes nothing.
-#[test]
-fn a_height_field_the_springs_cannot_run_is_refused() {
-    use super::panel::Scenario;
-    // h = 2/63 m, c = 30 m/s, dt = 1 s: 1891 substeps on the wave model, 4684 on the springs.
-    let mut sim = open("[pool]\nnodes = 64\n[surface]\nwave_speed = 30\ndt = 1.0\n");
-    let before = *sim.params();
-    assert!(before.substeps() < 4096);
-    let error = sim.set_scenario(Scenario::HeightField).unwrap_err();
-    assert_eq!(error.key, "surface.wave_speed");
-    assert!(error.message.contains("substeps"), "{}", error.message);
-    assert_eq!(*sim.params(), before);
-    assert_eq!(sim.scenario(), Scenario::Pool);
-}
-
-/// Land painted with the brush is the user's: it survives the panel's other edits (edges,
-/// model), erased land stays water when the flags are recomputed, and a scenario without
-/// islands (Pool, height field) takes painted land away with the scene's.
-#[test]
-fn painted_land_survives_edits_until_a_scenario_without_islands() {
-    use super::panel::Scenario;
-    use super::sim::Tool;
-    use crate::gfx::camera::Camera;
-    use crate::sims::Sim;
-    let mut sim = open(
-        "[pool]\nnodes = 64\n[drops]\nradius = 0.1\n[[island]]\ncenter = [1.5, 1.5]\n\
-         radius = 0.2\n",
-    );
-    let island = count(&sim, FIXED);
-    assert!(island > 100, "{island}");
-    let camera = |x: f32, z: f32| Camera {
-        target: glam::Vec3::new(x, 0.0, z),
-        yaw: 0.4,
-        pitch: 0.7,
-        distance: 3.0,
-    };
-    // Paint a spot at (0.6, 0.6), erase the island's middle.
-    sim.tool = Tool::PaintIsland;
-    sim.draw_camera(camera(0.6, 0.6));
-    assert!(sim.pointer([320.0, 240.0], [640, 480], true));
-    let painted = count(&sim, FIXED) - island;
-    assert!(painted > 20, "{painted} nodes painted");
-    sim.tool = Tool::EraseIsland;
-    sim.draw_camera(camera(1.5, 1.5));
-    assert!(sim.pointer([320.0, 240.0], [640, 480], true));
-    let after = count(&sim, FIXED);
-    assert!(after < island + painted - 20, "{after}: nothing erased");
-    for scenario in [Scenario::Shore, Scenario::OpenSea, Scenario::Islands] {
-        sim.set_scenario(scenario).unwrap();
-        let edges = if scenario == Scenario::Shore {
-            4 * 63
-        } else {
-            0
-        };
-        assert_eq!(count(&sim, FIXED), after + edges, "{scenario:?}");
-        assert_eq!(sim.scenario(), scenario);
-    }
-    sim.set_scenario(Scenario::Pool).unwrap();
-    assert_eq!(count(&sim, FIXED), 0);
-    sim.set_scenario(Scenario::OpenSea).unwrap();
-    assert_eq!(count(&sim, FIXED), 0, "the painted land came back");
-}
-
-/// The panel's stiffness k/m is held to the scene file's limit: 1e12 on 256² springs (about
-/// 47,600 substeps a frame) is refused naming `springs.stiffness` and the most this lattice
-/// takes, leaving the wave speed as it was; just under the limit is taken. Any other edit
-/// out of range is put back, naming its key.
-#[test]
-fn the_panel_refuses_edits_a_scene_file_would() {
-    let mut sim = open("[surface]\nmodel = \"springs\"\n");
-    let before = *sim.params();
-    let most = before.most_stiffness();
-    let error = sim.set_stiffness(1e12).unwrap_err();
-    assert_eq!(error.key, "springs.stiffness");
-    assert!(error.message.contains("at most"), "{}", error.message);
-    assert_eq!(*sim.params(), before);
-    sim.set_stiffness(0.999 * most).unwrap();
-    let taken = *sim.params();
-    assert!((taken.stiffness() / most - 0.999).abs() < 1e-3);
-    assert!(
-        (4000..=4096).contains(&taken.substeps()),
-        "{}",
-        taken.substeps()
-    );
-    assert!(sim.set_stiffness(1.001 * most).is_err());
-    assert!(sim.set_stiffness(f32::NAN).is_err());
-    assert!(sim.set_stiffness(-1.0).is_err());
-    assert_eq!(*sim.params(), taken);
-    let good = *sim.params();
-    sim.scene.params.damping = -1.0;
-    assert_eq!(sim.check_edit(good).unwrap_err().key, "surface.damping");
-    assert_eq!(*sim.params(), good);
-    sim.scene.params.tension = 1.0;
-    assert_eq!(sim.check_edit(good).unwrap_err().key, "springs.tension");
-    assert_eq!(*sim.params(), good);
-    sim.scene.params.damping = 0.1;
-    sim.check_edit(good).unwrap();
-    assert_eq!(sim.params().damping, 0.1);
 }
 
 /// C puts the water at rest (land kept); L puts the sun in the camera's direction when the
@@ -265,45 +95,6 @@ fn the_c_and_l_keys_calm_the_water_and_bring_the_light() {
     assert!(!sim.key(KeyCode::KeyQ));
 }
 
-/// An unknown key is named with its section: `surface.dampingg`, `drop[1].radus` (the second
-/// `[[drop]]`), a top-level one by itself.
-#[test]
-fn an_unknown_key_is_named_with_its_section() {
-    use super::scene::PoolScene;
-    use crate::scene::Source;
-    let error = |text: &str| {
-        let source = Source::parse(text, "bad2", "bad2.toml").unwrap();
-        PoolScene::from_source(&source).unwrap_err().to_string()
-    };
-    let surface =
-        error("kind = \"pool\"\n[pool]\nnodes = 32\n[surface]\ndamping = 0.1\ndampingg = 0.3\n");
-    assert!(
-        surface.starts_with("bad2.toml:6: surface.dampingg: unknown field `dampingg`"),
-        "{surface}"
-    );
-    let drop = error(
-        "kind = \"pool\"\n[[drop]]\ntime = 0.0\nposition = [1.0, 1.0]\n[[drop]]\ntime = 1.0\n\
-         position = [1.0, 1.0]\nradus = 0.1\n",
-    );
-    assert!(
-        drop.starts_with("bad2.toml:8: drop[1].radus: unknown field `radus`"),
-        "{drop}"
-    );
-    let outline = error(
-        "kind = \"pool\"\n[[island]]\noutline = [\n  [0.3, 1.4],\n  [0.6, 1.5],\n  [0.7, 1.75],\n]\n\
-         radiuss = 0.1\n",
-    );
-    assert!(
-        outline.starts_with("bad2.toml:8: island[0].radiuss: "),
-        "{outline}"
-    );
-    let top = error("kind = \"pool\"\nnodess = 3\n[pool]\nnodes = 32\n");
-    assert!(
-        top.starts_with("bad2.toml:2: nodess: unknown field `nodess`"),
-        "{top}"
-    );
-}
-
 /// Rain falls at its rate: the Poisson counts' mean over many frames is the rate × dt.
 #[test]
 fn rain_falls_at_its_rate() {
@@ -336,111 +127,6 @@ fn every_edge_node_is_visited_once() {
         for (k, &count) in seen.iter().enumerate() {
             assert_eq!(count, u32::from(edge(k)), "node {k} of {n}²");
         }
-    }
-}
-
-/// The renderer is told again only the nodes whose flags changed: a new solver, a rebuild or
-/// the flags set again are all of them; a painted node is its box; painting a node with the
-/// flags it has is no change. (The old code counted every `set_island_node` call, repaints
-/// included: 1 change for the repaint below, and the renderer recomputed its whole land.)
-#[test]
-fn the_solver_says_which_nodes_land_changed_at() {
-    use super::solver::{LandChange, PoolSolver};
-    let walls = params(Model::Wave, Edges::Pool, 24);
-    let mut solver = PoolSolver::cpu(&walls, |_, _| false);
-    assert_eq!(
-        solver.take_land_change(),
-        Some(LandChange::All),
-        "a new solver"
-    );
-    assert_eq!(solver.take_land_change(), None);
-    solver.set_island_node(&walls, 5, 7, true);
-    solver.set_island_node(&walls, 9, 6, true);
-    assert_eq!(
-        solver.take_land_change(),
-        Some(LandChange::Nodes([[5, 6], [9, 7]]))
-    );
-    solver.set_island_node(&walls, 5, 7, true);
-    assert_eq!(solver.take_land_change(), None, "a node painted again");
-    solver.set_island_node(&walls, 5, 7, false);
-    assert_eq!(
-        solver.take_land_change(),
-        Some(LandChange::Nodes([[5, 7], [5, 7]]))
-    );
-    solver.set_island_node(&walls, 3, 3, false);
-    assert_eq!(solver.take_land_change(), None, "water erased");
-    solver.set_flags(&walls, |x, _| x < 0.2);
-    assert_eq!(solver.take_land_change(), Some(LandChange::All));
-}
-
-/// `springs.stiffness` is taken up to the lattice's limit ([`PoolParams::most_stiffness`]: a
-/// wave speed of 1000 m/s or 4096 substeps per frame, whichever comes first) and refused just
-/// beyond it, naming the stiffness, on either model and at either frame time.
-#[test]
-fn stiffness_is_taken_up_to_the_lattices_limit_and_refused_naming_itself_beyond() {
-    use super::scene::PoolScene;
-    use crate::scene::Source;
-    let scene = |model: &str, dt: f32, k: f32| {
-        let text = format!(
-            "kind = \"pool\"\n[surface]\nmodel = \"{model}\"\ndt = {dt}\n[springs]\n\
-             stiffness = {k:e}\n"
-        );
-        PoolScene::from_source(&Source::parse(&text, "test", "test.toml").unwrap())
-    };
-    for (model, dt) in [
-        ("wave", 1.0 / 60.0),
-        ("springs", 1.0 / 60.0),
-        ("springs", 0.001),
-    ] {
-        let mut params = scene(model, dt, 1.0).unwrap().params;
-        let most = params.most_stiffness();
-        let accepted = scene(model, dt, 0.999 * most).unwrap();
-        assert!(accepted.params.substeps() <= 4096, "{model} {dt}");
-        assert!(accepted.params.wave_speed <= 1000.0, "{model} {dt}");
-        // Within 1 % of the limit, one bound or the other is nearly reached.
-        params.wave_speed = params.wave_speed_of(most);
-        assert!(
-            params.wave_speed > 990.0 || params.substeps() > 4050,
-            "{model} {dt}: {} m/s, {} substeps",
-            params.wave_speed,
-            params.substeps()
-        );
-        let error = scene(model, dt, 1.001 * most).unwrap_err().to_string();
-        assert!(
-            error.starts_with("test.toml:6: springs.stiffness: ") && error.contains("at most"),
-            "{model} {dt}: {error}"
-        );
-    }
-    // Beyond 1e12, the key's own range.
-    let error = scene("wave", 1.0 / 60.0, 2e12).unwrap_err().to_string();
-    assert!(
-        error.starts_with("test.toml:6: springs.stiffness: must be in (0, 1e12]"),
-        "{error}"
-    );
-}
-
-/// `springs.stiffness` sets the wave speed, so a scene that also writes `surface.wave_speed`
-/// is refused naming both, at the stiffness's line. The old code took the stiffness silently:
-/// `wave_speed = 1` with `stiffness = 1000` ran at c = 0.143 m/s.
-#[test]
-fn stiffness_and_wave_speed_together_are_refused() {
-    use super::scene::PoolScene;
-    use crate::scene::Source;
-    let text = "kind = \"pool\"\n[surface]\nwave_speed = 1.0\n[springs]\nstiffness = 1000.0\n";
-    let error = PoolScene::from_source(&Source::parse(text, "test", "test.toml").unwrap())
-        .unwrap_err()
-        .to_string();
-    assert!(
-        error.starts_with("test.toml:5: springs.stiffness: ")
-            && error.contains("surface.wave_speed = 1 sets it too"),
-        "{error}"
-    );
-    // Either alone is taken.
-    for text in [
-        "kind = \"pool\"\n[surface]\nwave_speed = 1.0\n",
-        "kind = \"pool\"\n[springs]\nstiffness = 1000.0\n",
-    ] {
-        PoolScene::from_source(&Source::parse(text, "test", "test.toml").unwrap()).unwrap();
     }
 }
 

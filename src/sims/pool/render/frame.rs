@@ -55,8 +55,17 @@ impl PoolRenderer {
             gl.enable(glow::PROGRAM_POINT_SIZE);
             self.bind(TextureUnit::Surface, glow::TEXTURE_2D, Some(self.surface));
             self.bind(TextureUnit::Caustics, glow::TEXTURE_2D, None);
-            let land = self.land_texture.as_ref().map(|t| t.texture());
-            self.bind(TextureUnit::Land, glow::TEXTURE_2D, land);
+            let land = self.land_texture.as_ref();
+            self.bind(
+                TextureUnit::Land,
+                glow::TEXTURE_2D,
+                land.map(|t| t.texture()),
+            );
+            self.bind(
+                TextureUnit::LandTiles,
+                glow::TEXTURE_2D,
+                land.map(|t| t.tiles()),
+            );
             self.bind(
                 TextureUnit::Sky,
                 glow::TEXTURE_CUBE_MAP,

@@ -5,6 +5,7 @@
 //! texture's flags at every look-up: `land_normal` 16 heights of 5–6 texel fetches each, for
 //! every pixel of a scene with land (docs/pool-performance.md).
 
+use super::land_tiles::{land_tile_bytes, land_tiles_in, land_tiles_side, tiles_holding};
 use super::PoolRenderer;
 use crate::gfx::targets::new_texture;
 use anyhow::Result;
@@ -88,9 +89,10 @@ pub fn land_bounds(fixed: &[bool], nodes: usize) -> Vec4 {
     )
 }
 
-/// The land texture and what its texels were computed for.
+/// The land texture, the land tiles' (`land_tiles.rs`) and what their texels were computed for.
 pub(super) struct LandTexture {
     texture: glow::Texture,
+    tiles: glow::Texture,
     /// (land height, depth) of its texels; `None`: the land's nodes changed since.
     made_for: Option<(f32, f32)>,
 }
@@ -101,13 +103,25 @@ impl LandTexture {
         (nodes * nodes * 2 * std::mem::size_of::<f32>()) as u64
     }
 
+    /// Bytes of the land tiles' texture for `nodes`² nodes (R8, a tile a texel).
+    pub(super) fn tile_bytes(nodes: usize) -> u64 {
+        land_tile_bytes(nodes)
+    }
+
     pub(super) fn texture(&self) -> glow::Texture {
         self.texture
     }
 
+    pub(super) fn tiles(&self) -> glow::Texture {
+        self.tiles
+    }
+
     pub(super) fn delete(self, gl: &glow::Context) {
-        // SAFETY: GL call on the current context; the texture is this renderer's.
-        unsafe { gl.delete_texture(self.texture) };
+        // SAFETY: GL calls on the current context; the textures are this renderer's.
+        unsafe {
+            gl.delete_texture(self.texture);
+            gl.delete_texture(self.tiles);
+        }
     }
 }
 
@@ -187,11 +201,19 @@ impl PoolRenderer {
         self.land_texels_computed
     }
 
-    /// Computes the land texture again where the land's nodes (within [`LAND_REACH`] of those
-    /// that changed), `land_height` or `depth` changed since it was last (made on the first
-    /// frame with land, deleted when no node is land).
+    /// Land tiles computed at the land texture's last update (all of them when it was made or
+    /// the land's height or the depth changed; else those holding a node that changed).
+    pub fn land_tiles_computed(&self) -> usize {
+        self.land_tiles_computed
+    }
+
+    /// Computes the land texture and the land tiles again where the land's nodes (within
+    /// [`LAND_REACH`] of those that changed; the tiles holding them), `land_height` or `depth`
+    /// changed since they were last (made on the first frame with land, deleted when no node
+    /// is land).
     pub(super) fn update_land_texture(&mut self, land_height: f32, depth: f32) -> Result<()> {
         self.land_texels_computed = 0;
+        self.land_tiles_computed = 0;
         if !self.has_land || self.land_nodes.len() != self.nodes * self.nodes {
             if let Some(texture) = self.land_texture.take() {
                 texture.delete(&self.gl);
@@ -199,61 +221,92 @@ impl PoolRenderer {
             return Ok(());
         }
         let n = self.nodes;
+        let all = [[0, 0], [n - 1, n - 1]];
         let wanted = Some((land_height, depth));
-        let within = match (&self.land_texture, self.land_dirty) {
-            (Some(texture), _) if texture.made_for != wanted => [[0, 0], [n - 1, n - 1]],
+        // The nodes that changed: all of them for a new texture or new heights.
+        let changed = match (&self.land_texture, self.land_dirty) {
+            (Some(texture), _) if texture.made_for != wanted => all,
             (Some(_), None) => return Ok(()),
-            (Some(_), Some([low, high])) => [
-                [low[0].saturating_sub(REACH), low[1].saturating_sub(REACH)],
-                [(high[0] + REACH).min(n - 1), (high[1] + REACH).min(n - 1)],
-            ],
-            (None, _) => [[0, 0], [n - 1, n - 1]],
+            (Some(_), Some(dirty)) => dirty,
+            (None, _) => all,
         };
         self.land_dirty = None;
+        let [low, high] = changed;
+        let texels = [
+            [low[0].saturating_sub(REACH), low[1].saturating_sub(REACH)],
+            [(high[0] + REACH).min(n - 1), (high[1] + REACH).min(n - 1)],
+        ];
+        let tiles = tiles_holding(changed, n);
         let gl = &self.gl;
-        // SAFETY: GL calls on the current context; the texture is this renderer's and holds
-        // nodes² RG32F texels.
-        let texture = unsafe {
+        let side = land_tiles_side(n) as i32;
+        // SAFETY: GL calls on the current context; the textures are this renderer's and hold
+        // nodes² RG32F texels and side² R8 texels.
+        let (texture, tile_texture) = unsafe {
             match &self.land_texture {
-                Some(texture) => texture.texture,
-                None => new_texture(gl, n as i32, n as i32, glow::RG32F, glow::RG, glow::FLOAT)?,
+                Some(texture) => (texture.texture, texture.tiles),
+                None => (
+                    new_texture(gl, n as i32, n as i32, glow::RG32F, glow::RG, glow::FLOAT)?,
+                    new_texture(gl, side, side, glow::R8, glow::RED, glow::UNSIGNED_BYTE)?,
+                ),
             }
         };
         self.land_texture = Some(LandTexture {
             texture,
+            tiles: tile_texture,
             made_for: wanted,
         });
         // In bands of rows of at most BAND texels, so that the host holds no whole copy.
         const BAND: usize = 1 << 16;
-        let [low, high] = within;
-        let width = high[0] - low[0] + 1;
-        let rows = (BAND / width).max(1);
-        self.land_texels_computed = 0;
-        for first in (low[1]..=high[1]).step_by(rows) {
-            let last = (first + rows - 1).min(high[1]);
-            let band = [[low[0], first], [high[0], last]];
-            let texels = land_texels_in(&self.land_nodes, n, band, land_height, depth);
-            self.land_texels_computed += texels.len();
-            // SAFETY: GL calls on the current context; `texels` are the box `band`'s, row by
-            // row, within the texture.
-            unsafe {
-                gl.bind_texture(glow::TEXTURE_2D, Some(texture));
-                gl.tex_sub_image_2d(
-                    glow::TEXTURE_2D,
-                    0,
-                    low[0] as i32,
-                    first as i32,
-                    width as i32,
-                    (last - first + 1) as i32,
-                    glow::RG,
-                    glow::FLOAT,
-                    glow::PixelUnpackData::Slice(bytemuck::cast_slice(&texels)),
-                );
-                gl.bind_texture(glow::TEXTURE_2D, None);
-            }
+        let upload =
+            |texture: glow::Texture, band: NodeBox, format: u32, kind: u32, data: &[u8]| {
+                let [low, high] = band;
+                // SAFETY: GL calls on the current context; `data` holds the box `band`'s texels,
+                // row by row, within the texture, unpacked a byte aligned (then the default again).
+                unsafe {
+                    gl.bind_texture(glow::TEXTURE_2D, Some(texture));
+                    gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 1);
+                    gl.tex_sub_image_2d(
+                        glow::TEXTURE_2D,
+                        0,
+                        low[0] as i32,
+                        low[1] as i32,
+                        (high[0] - low[0] + 1) as i32,
+                        (high[1] - low[1] + 1) as i32,
+                        format,
+                        kind,
+                        glow::PixelUnpackData::Slice(data),
+                    );
+                    gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 4);
+                    gl.bind_texture(glow::TEXTURE_2D, None);
+                }
+            };
+        for band in bands(texels, BAND) {
+            let part = land_texels_in(&self.land_nodes, n, band, land_height, depth);
+            self.land_texels_computed += part.len();
+            upload(
+                texture,
+                band,
+                glow::RG,
+                glow::FLOAT,
+                bytemuck::cast_slice(&part),
+            );
+        }
+        for band in bands(tiles, BAND) {
+            let part = land_tiles_in(&self.land_nodes, n, band);
+            self.land_tiles_computed += part.len();
+            upload(tile_texture, band, glow::RED, glow::UNSIGNED_BYTE, &part);
         }
         Ok(())
     }
+}
+
+/// `within` cut into bands of whole rows of at most `most` texels (at least a row each).
+fn bands(within: NodeBox, most: usize) -> impl Iterator<Item = NodeBox> {
+    let [low, high] = within;
+    let rows = (most / (high[0] - low[0] + 1)).max(1);
+    (low[1]..=high[1])
+        .step_by(rows)
+        .map(move |first| [[low[0], first], [high[0], (first + rows - 1).min(high[1])]])
 }
 
 #[cfg(test)]

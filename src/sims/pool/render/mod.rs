@@ -30,6 +30,7 @@ mod draw_scene;
 mod frame;
 mod grid;
 mod land;
+mod land_tiles;
 mod objects;
 mod pool_box;
 mod shared;
@@ -39,6 +40,7 @@ pub use caustics::CausticsImage;
 pub use draw_scene::{rim_height, DrawScene, Pass, VIEWS};
 pub use grid::{display_mesh_nodes, display_stride, strip_indices, TapCells};
 pub use land::{land_bounds, land_texels, land_texels_in, NodeBox, LAND_REACH};
+pub use land_tiles::{land_tile_bytes, land_tiles, land_tiles_side, LAND_TILE};
 pub use objects::{texture_refusal, GRID_OBJECTS};
 
 use crate::gfx::check_gl;
@@ -95,6 +97,8 @@ pub struct PoolRenderer {
     land_dirty: Option<NodeBox>,
     /// Texels computed at the land texture's last update.
     land_texels_computed: usize,
+    /// Land tiles computed at the land texture's last update.
+    land_tiles_computed: usize,
     /// [`land_bounds`] of `land_nodes`.
     land_bounds: glam::Vec4,
     /// The land's heights per node (made on the first frame with land; `land.rs`).
@@ -157,6 +161,7 @@ impl PoolRenderer {
             land_count: 0,
             land_dirty: None,
             land_texels_computed: 0,
+            land_tiles_computed: 0,
             land_texture: None,
             land_bounds: glam::Vec4::ZERO,
             texture_limit,

@@ -6,9 +6,10 @@ use super::{caustics, PoolRenderer};
 use glow::HasContext;
 
 /// The GL objects of [`PoolRenderer::allocated`] that grow with the grid.
-pub const GRID_OBJECTS: [&str; 5] = [
+pub const GRID_OBJECTS: [&str; 6] = [
     "surface texture",
     "land texture",
+    "land tiles",
     "caustics mesh",
     "display mesh",
     "caustics texture",
@@ -44,8 +45,9 @@ impl PoolRenderer {
     /// sizes given to GL): the ones that grow with the grid ([`GRID_OBJECTS`]: the surface
     /// texture's level 0, the caustics mesh's index buffer, the display mesh's on grids over
     /// 513 nodes, the caustics texture with its mipmaps) and, once a frame is drawn, the pool's
-    /// box (its vertex buffer), with land the land texture (RG32F, `land.rs`: a grid object,
-    /// which the model counts with land or without) and the frame (RGBA8 and a 24-bit depth
+    /// box (its vertex buffer), with land the land texture (RG32F, `land.rs`) and the land
+    /// tiles (R8, a texel per 8² cells, `land_tiles.rs`: grid objects, which the model counts
+    /// with land or without) and the frame (RGBA8 and a 24-bit depth
     /// buffer, 4 bytes a pixel each, at the output's size). Left out: the sky's cubemap
     /// (`gfx::skybox`, 6 × 128² RGBA8 a renderer), the programs and the full-screen triangle.
     pub fn allocated(&self) -> Vec<(&'static str, u64)> {
@@ -61,6 +63,7 @@ impl PoolRenderer {
         objects.push(("caustics texture", caustics));
         if self.land_texture.is_some() {
             objects.push(("land texture", LandTexture::bytes(self.nodes)));
+            objects.push(("land tiles", LandTexture::tile_bytes(self.nodes)));
         }
         if let Some((pool_box, _)) = &self.pool_box {
             objects.push(("pool box", pool_box.bytes));

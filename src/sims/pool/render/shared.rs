@@ -61,6 +61,8 @@ pub(super) enum TextureUnit {
     Sky = 2,
     /// The land texture (`land.rs`).
     Land = 3,
+    /// The land tiles (`land_tiles.rs`).
+    LandTiles = 4,
 }
 
 /// One frame's values of the shared uniforms.
@@ -106,6 +108,8 @@ pub(super) struct Shared {
     has_land: Uniform,
     land_height: Uniform,
     land_bounds: Uniform,
+    land_tiles: Uniform,
+    land_tile: Uniform,
     open_sea: Uniform,
     mesh_nodes: Uniform,
     mesh_stride: Uniform,
@@ -132,6 +136,8 @@ impl Shared {
             has_land: program.uniform(gl, "has_land")?,
             land_height: program.uniform(gl, "land_height")?,
             land_bounds: program.uniform(gl, "land_bounds")?,
+            land_tiles: program.uniform(gl, "land_tiles")?,
+            land_tile: program.uniform(gl, "land_tile")?,
             open_sea: program.uniform(gl, "open_sea")?,
             mesh_nodes: program.uniform(gl, "mesh_nodes")?,
             mesh_stride: program.uniform(gl, "mesh_stride")?,
@@ -167,6 +173,8 @@ impl Shared {
         self.has_land.set(gl, i32::from(values.has_land));
         self.land_height.set(gl, values.land_height);
         self.land_bounds.set(gl, values.land_bounds);
+        self.land_tiles.set(gl, TextureUnit::LandTiles as i32);
+        self.land_tile.set(gl, super::LAND_TILE as i32);
         self.open_sea.set(gl, i32::from(values.open));
         self.detail.set(gl, i32::from(values.detail));
         self.time.set(gl, values.time);
