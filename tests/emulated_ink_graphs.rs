@@ -13,9 +13,8 @@ mod emulated_driver;
 #[path = "support/ink_graph_runs.rs"]
 mod ink_graph_runs;
 
-use emulated_driver::{succeeds, Flavour};
+use emulated_driver::Flavour;
 use ink_graph_runs::{run, small_preset};
-use std::process::Command;
 
 /// Eight frames of `dye`, `karman` and `smoke` (small grids; their multigrid, and Jacobi with
 /// 5 sweeps) with CUDA graphs (the default) and with `FLUIDLAB_CUDA_GRAPHS=0` run the same
@@ -137,21 +136,11 @@ fn ink_settings_changed_mid_run_capture_anew_and_match_launches_one_by_one() {
         changed_settings_child();
         return;
     }
-    let driver = emulated_driver::build(Flavour::Plain);
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command
-        .args([
-            "ink_settings_changed_mid_run_capture_anew_and_match_launches_one_by_one",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD, "1");
-    let (stdout, _) = succeeds(command, &driver);
-    assert!(stdout.contains("1 passed"), "{stdout}");
-    if let Some(at) = stdout.find("karman, settings changed") {
-        println!("{}", stdout[at..].lines().next().unwrap_or_default());
-    }
+    ink_graph_runs::in_child(
+        "ink_settings_changed_mid_run_capture_anew_and_match_launches_one_by_one",
+        CHILD,
+        "karman, settings changed",
+    );
 }
 
 /// The run [`ink_settings_changed_mid_run_capture_anew_and_match_launches_one_by_one`] checks,

@@ -11,9 +11,8 @@ mod emulated_driver;
 #[path = "support/ink_graph_runs.rs"]
 mod ink_graph_runs;
 
-use emulated_driver::{succeeds, Flavour};
+use emulated_driver::Flavour;
 use ink_graph_runs::{run, small_preset};
-use std::process::Command;
 
 /// A brush dragged across `dye` (48 × 48) for its 20 steps (a stroke of four stamps a step,
 /// three lattices each: the user's drag as `Drag::stamps` lays it) and `stir` (96 × 48) for 40
@@ -116,21 +115,11 @@ fn each_key_field_the_solver_changes_captures_anew() {
         key_fields_child();
         return;
     }
-    let driver = emulated_driver::build(Flavour::Plain);
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command
-        .args([
-            "each_key_field_the_solver_changes_captures_anew",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD, "1");
-    let (stdout, _) = succeeds(command, &driver);
-    assert!(stdout.contains("1 passed"), "{stdout}");
-    if let Some(at) = stdout.find("dye, key fields") {
-        println!("{}", stdout[at..].lines().next().unwrap_or_default());
-    }
+    ink_graph_runs::in_child(
+        "each_key_field_the_solver_changes_captures_anew",
+        CHILD,
+        "dye, key fields",
+    );
 }
 
 /// The run [`each_key_field_the_solver_changes_captures_anew`] checks, in a process on the

@@ -5,7 +5,7 @@
 // Each test file that includes it uses part of it.
 #![allow(dead_code)]
 
-use super::emulated_driver::{root, succeeds, Driver};
+use super::emulated_driver::{build, root, succeeds, Driver, Flavour};
 use std::path::Path;
 use std::process::Command;
 
@@ -92,4 +92,20 @@ pub fn small_preset(
     let path = dir.join(format!("{name}.toml"));
     std::fs::write(&path, text).unwrap();
     path
+}
+
+/// Runs the test `test` of the calling test binary again, in a process of its own on the plain
+/// emulated driver with `child` set (so the test runs its child part there), asserts that it
+/// passed, and prints the child's line that starts with `marker` (its counts).
+pub fn in_child(test: &str, child: &str, marker: &str) {
+    let driver = build(Flavour::Plain);
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(child, "1");
+    let (stdout, _) = succeeds(command, &driver);
+    assert!(stdout.contains("1 passed"), "{stdout}");
+    if let Some(at) = stdout.find(marker) {
+        println!("{}", stdout[at..].lines().next().unwrap_or_default());
+    }
 }
