@@ -126,7 +126,7 @@ const CHILD: &str = "FLUIDLAB_INK_GRAPHS_CHILD";
 /// step's two arrangements); the preset's settings at the end replay the graphs of frames
 /// 3–4, capturing nothing: 10 captured, 4 replayed, 10 launch by launch. Fails on the code
 /// before graphs (0 captures), on the code that captured a key at its first sighting (10
-/// captured, 14 replayed, 0 launched: counted from the phases, not run), and with the splat
+/// captured, 14 replayed, 0 launched), and with the splat
 /// launches left out of the key (the brush frames replay the preset's graphs, without the
 /// brush: "u differs with graphs on", checked with phases of two frames).
 #[test]
