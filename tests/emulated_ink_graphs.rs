@@ -18,12 +18,12 @@ use ink_graph_runs::{run, small_preset};
 
 /// Eight frames of `dye`, `karman` and `smoke` (small grids; their multigrid, and Jacobi with
 /// 5 sweeps) with CUDA graphs (the default) and with `FLUIDLAB_CUDA_GRAPHS=0` run the same
-/// kernels in the same order and export the same bits. Each run captures 2 graphs (frames 1
-/// and 2: the advection's swap alternates the arrays the step starts from; `dye` 3: its frame
-/// 1 lays the t = 0 splats, more splat launches than the frames after) and replays them for
-/// the other frames: nothing new is captured after frame 3, every frame is one graph launch.
-/// Fails on the code before graphs (0 captures) and on the code that ran steps with new
-/// splat records launch by launch (`dye`: 2 captures, 7 graph launches). `karman` at 144 × 64 has one
+/// kernels in the same order and export the same bits. Frames 1–2 run launch by launch (keys
+/// seen once: the advection's swap alternates the arrays the step starts from; `dye` also
+/// frame 1's t = 0 splats, so its frames 1–3), the next two capture 2 graphs, replayed for the
+/// other frames: 6 graph launches in 8 frames (`dye` 5). Fails on the code before graphs (0
+/// captures) and on the code that captured a key at its first sighting (2 captures, 8 graph
+/// launches; `dye` 3, 8). `karman` at 144 × 64 has one
 /// multigrid level above the one-block tail and an outflow (its pressure copied back
 /// device to device inside the graph); there a capture the driver refuses midway
 /// (`FLUIDLAB_EMULATED_CAPTURE_LIMIT=12`) falls back to launches with the same end.
@@ -64,11 +64,12 @@ fn ink_frames_replayed_as_cuda_graphs_equal_frames_launched_one_by_one() {
             );
             let what = format!("{name} ({solver})");
             assert_eq!((plain.captures, plain.graph_launches), (0, 0), "{what}");
-            // dye's frame 1 lays its t = 0 splats: a graph of its own.
-            let captures = if name == "dye" { 3 } else { 2 };
+            // Frames 1–2 run launch by launch (keys seen once), 3–4 capture; dye's frame 1
+            // lays its t = 0 splats, a key seen once more.
+            let launched = if name == "dye" { 3 } else { 2 };
             assert_eq!(
                 (graphs.captures, graphs.graph_launches),
-                (captures, frames as usize),
+                (2, frames as usize - launched),
                 "{what}: (captures, graph launches) in {frames} frames"
             );
             assert!(
@@ -119,13 +120,14 @@ const CHILD: &str = "FLUIDLAB_INK_GRAPHS_CHILD";
 /// then the Jacobi solver with 5 sweeps, a brush dragged through for two frames, vorticity
 /// confinement switched on, then the preset's settings again): a CUDA solver with graphs stays
 /// bit for bit equal to one without at every frame (u, v, p, the ink, the totals). Each new
-/// setting, and the dragged brush's extra splat launches, capture anew (2 graphs each: the
+/// setting (four frames each), and the dragged brush's extra splat launches, run launch by
+/// launch for two frames (keys seen once) and capture anew for the next two (2 graphs: the
 /// step's two arrangements); the preset's settings at the end replay the graphs of frames
-/// 1–2, capturing nothing: 10 captured, 4 replayed, none launch by launch. Fails on the code
-/// before graphs (0 captures), on the code that ran steps with new splat records launch by
-/// launch (7 captured, 3 replayed, 4 launched), and with the splat launches left out of the
-/// key (the brush frames replay the graphs of frames 1–2, without the brush: "frame 8: u
-/// differs with graphs on").
+/// 3–4, capturing nothing: 10 captured, 4 replayed, 10 launch by launch. Fails on the code
+/// before graphs (0 captures), on the code that captured a key at its first sighting (10
+/// captured, 14 replayed, 0 launched), and with the splat
+/// launches left out of the key (the brush frames replay the preset's graphs, without the
+/// brush: "u differs with graphs on", checked with phases of two frames).
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_driver),
@@ -162,19 +164,19 @@ fn changed_settings_child() {
     let (mut graphs, mut plain) = (solver("1"), solver("0"));
     let dt = params.dt;
     let mut captured_before_the_end = 0;
-    for frame in 0..14u32 {
+    for frame in 0..24u32 {
         let mut p = params.clone();
         match frame {
-            4..=5 => p.iterations = 2,
-            6..=7 => (p.pressure_solver, p.iterations) = (PressureSolver::Jacobi, 5),
-            10..=11 => p.vorticity = 2.0,
+            4..=7 => p.iterations = 2,
+            8..=11 => (p.pressure_solver, p.iterations) = (PressureSolver::Jacobi, 5),
+            16..=19 => p.vorticity = 2.0,
             _ => {}
         }
         let t = frame as f32 * dt;
         let mut stamps = scene.stamps(t, t + dt);
-        if (8..=9).contains(&frame) {
+        if (12..=15).contains(&frame) {
             stamps.push(Stamp {
-                position: [0.8 + 0.05 * (frame - 8) as f32, 0.35],
+                position: [0.8 + 0.02 * (frame - 12) as f32, 0.35],
                 radius: 0.03,
                 velocity: [0.0, 40.0],
                 ink: [5.0, 5.0, 5.0],
@@ -182,7 +184,7 @@ fn changed_settings_child() {
                 direction: Some([1.0, 0.0]),
             });
         }
-        if frame == 12 {
+        if frame == 20 {
             captured_before_the_end = graphs.graph_counts().0;
         }
         for cuda in [&mut graphs, &mut plain] {
@@ -211,19 +213,20 @@ fn changed_settings_child() {
     }
     let (captured, replayed, launched) = graphs.graph_counts();
     println!("karman, settings changed: {}", graphs.graph_summary());
-    assert_eq!(plain.graph_counts(), (0, 0, 14));
-    // 2 captures for each setting (the advection's swap alternates the step's start): frames
-    // 0–1, 4–5, 6–7, 8–9 (the brush's splat launches), 10–11 (vorticity); frames 2–3 and
-    // 12–13 replay frames 0–1's.
+    assert_eq!(plain.graph_counts(), (0, 0, 24));
+    // Each setting's first two frames run launch by launch (their keys seen once: the
+    // advection's swap alternates the step's start) and its next two capture: frames 2–3,
+    // 6–7, 10–11, 14–15 (the brush's splat launches), 18–19 (vorticity); frames 20–23 replay
+    // frames 2–3's.
     assert_eq!(
         (captured, replayed, launched),
-        (10, 4, 0),
+        (10, 4, 10),
         "{}",
         graphs.graph_summary()
     );
     assert_eq!(
         captured, captured_before_the_end,
-        "frames 12–13 captured anew"
+        "frames 20–23 captured anew"
     );
 }
 
@@ -232,14 +235,16 @@ fn changed_settings_child() {
 /// - `stir` at 96 × 48 with its disc moving for 0.1 s from 0.2 s, 30 frames (multigrid,
 ///   closed box): while it moves the multigrid levels' fluid counts change, which the mean
 ///   removal reads from the level records on the device, so those steps replay too: 4
-///   captures, 30 graph launches. The code that took the counts by value and ran steps with
-///   changed level records launch by launch: 5 captures, 18 graph launches (fails the count);
-///   with the fluid counts left in the key, 10 captures; with the splat launches left out of
-///   it, 2 (the steps after the stripes replay the stripes' graphs).
+///   captures, 26 graph launches (a key captured at its second sighting; at its first: 4, 30).
+///   The code that took the counts by value and ran steps with changed level records launch
+///   by launch: 5 captures, 18 graph launches (fails the count); with the fluid counts left in
+///   the key, 10 captures; with the splat launches left out of it, 2 (the steps after the
+///   stripes replay the stripes' graphs; both counted when keys were captured at their first
+///   sighting).
 /// - `karman` at 144 × 64 with its four strokes ending at 0.1 s, 16 frames: the steps after the
 ///   strokes end lay no stamps: they capture anew (their key has no splat launches) rather
 ///   than replay the strokes' graph, whose launches would read the strokes' records still on
-///   the device and keep laying their ink. Graphs on: 4 captures, 16 graph launches.
+///   the device and keep laying their ink. Graphs on: 4 captures, 12 graph launches.
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_driver),
@@ -280,7 +285,7 @@ fn ink_moving_walls_and_ending_strokes_replay_nothing_stale() {
         );
         assert!(graphs.graph_launches > 0, "{name}: nothing graphed");
         if name == "stir" {
-            assert_eq!((graphs.captures, graphs.graph_launches), (4, 30), "{name}");
+            assert_eq!((graphs.captures, graphs.graph_launches), (4, 26), "{name}");
         }
         assert_eq!(graphs.fields.len(), plain.fields.len(), "{name}");
         for ((file, a), (_, b)) in graphs.fields.iter().zip(&plain.fields) {

@@ -135,6 +135,11 @@ impl<K: PartialEq, O: Clone> GraphCache<K, O> {
         Ok((outcome, GraphRun::Captured))
     }
 
+    /// Whether a graph is kept under a key equal to `key`.
+    pub fn contains(&self, key: &K) -> bool {
+        self.entries.iter().any(|entry| entry.key == *key)
+    }
+
     /// Graphs captured and graphs replayed since the cache was made.
     pub fn counts(&self) -> (u64, u64) {
         (self.captures, self.replays)

@@ -204,6 +204,8 @@ impl CudaInk {
             return Ok(launches);
         }
         let copy = CudaError::driver("copying the brush stamps' splat records to the GPU");
+        // Set again only once the copy succeeded: after a failure nothing is taken as sent.
+        b.splats_sent.clear();
         if records.len() > b.splats.len() {
             b.splats = self
                 .stream
@@ -213,6 +215,8 @@ impl CudaInk {
         self.stream
             .memcpy_htod(&records, &mut b.splats.slice_mut(0..records.len()))
             .map_err(&copy)?;
+        // The copy from pageable memory is staged before it returns, so `records` may be
+        // reused; a copy from pinned memory would need a second buffer and an event.
         b.splats_sent = records;
         Ok(launches)
     }

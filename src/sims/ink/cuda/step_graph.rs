@@ -1,5 +1,8 @@
 //! An ink step's launches as one CUDA graph (`crate::cuda::graph`, as PBF's frame): captured
-//! the first time a step of its kind runs, replayed with one launch afterwards. A frame of
+//! the second time a step of its kind runs, replayed with one launch afterwards. The first
+//! time, the step runs launch by launch and its key joins a short list of keys seen once
+//! ([`SEEN_ONCE_KEPT`]): a one-off step (a click's splats, a stroke's first step, a stamp count
+//! a hand-driven drag lays once) never pays for a capture it would not replay. A frame of
 //! `substeps = 1` (every preset) is one graph; the frame's end (`reduce_totals` and the
 //! statistics' one copy back) stays outside it, as PBF's `find_non_finite` does.
 //!
@@ -35,8 +38,9 @@
 //!   and the records' array (its device pointer: it grows when a step has more records).
 //!   Data: the records (position, amounts, direction, box), sent before the step
 //!   (`upload_splats`) and read by `splat` from the array. A brush dragged at a steady speed
-//!   lays as many stamps each step, so its steps replay; one dragged faster lays more (the
-//!   count is in the key: a graph per count seen, [`GRAPHS_KEPT`] kept).
+//!   lays as many stamps each step, so its steps replay; a hand-driven drag lays a count that
+//!   follows the hand's speed (the count is in the key: a graph per count seen twice,
+//!   [`GRAPHS_KEPT`] kept; counts seen once run launch by launch).
 //! - key `start`: which allocation each ping-pong array holds when the step begins (the
 //!   device pointers). The step swaps them (advection's outputs, Jacobi's sweeps); a replay
 //!   swaps nothing, so the recording's end arrangement is kept with the graph and put back
@@ -60,6 +64,11 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 /// Graphs kept: a frame's steps (two arrangements) for a few settings switched back and forth
 /// in the panel, or a brush dragged at a few speeds.
 const GRAPHS_KEPT: usize = 16;
+
+/// Keys seen once remembered (the oldest forgotten): a step's key is captured when it comes
+/// again while remembered, so a few recurring kinds of step (a drag's stamp counts, both
+/// arrangements each) capture on their second sighting.
+const SEEN_ONCE_KEPT: usize = 32;
 
 /// The ping-pong arrays, in a fixed order: u, u_next, v, v_next, ink, ink_next, p, p_next.
 const ARRAYS: usize = 8;
@@ -89,6 +98,8 @@ pub(super) struct StepKey {
 /// The ink solver's step graphs, and whether this process allows them.
 pub(super) struct StepGraphs {
     cache: GraphCache<StepKey, Arrangement>,
+    /// Keys of steps run once launch by launch, not captured (oldest first).
+    seen_once: Vec<StepKey>,
     /// `FLUIDLAB_CUDA_GRAPHS` allows graphs.
     allowed: bool,
     /// Why graphs were given up, when a capture failed: steps run launch by launch since.
@@ -101,6 +112,7 @@ impl StepGraphs {
     pub(super) fn new(allowed: bool) -> Self {
         Self {
             cache: GraphCache::new(GRAPHS_KEPT),
+            seen_once: Vec::new(),
             allowed,
             refused: None,
             launched: 0,
@@ -153,6 +165,20 @@ impl CudaInk {
             splat_array: self.buffers.splats.device_ptr(&stream).0,
             start,
         };
+        // A key neither kept nor seen before runs launch by launch, remembered.
+        if !self.graphs.cache.contains(&key) {
+            let seen = &mut self.graphs.seen_once;
+            if let Some(at) = seen.iter().position(|k| *k == key) {
+                seen.remove(at);
+            } else {
+                if seen.len() == SEEN_ONCE_KEPT {
+                    seen.remove(0);
+                }
+                seen.push(key);
+                self.graphs.launched += 1;
+                return self.step_launches(dt, stamps, last);
+            }
+        }
         // The cache is moved out while the recording borrows the solver, and put back even
         // when the recording panics.
         let mut cache = std::mem::replace(&mut self.graphs.cache, GraphCache::new(1));
