@@ -225,7 +225,7 @@ fn apart(a: &[u32], b: &[u32]) -> f32 {
 )]
 fn body_frames_as_cuda_graphs_equal_frames_launched_one_by_one() {
     let driver = emulated_driver::build(Flavour::Plain);
-    for (scene, captures) in [("cloth", 3), ("jelly", 2), ("steered", 1)] {
+    for (scene, captures) in [("cloth", 3), ("jelly", 3), ("steered", 3)] {
         let frames = body_frames(scene);
         let graphs = body_run(&driver, scene, &[]);
         let plain = body_run(&driver, scene, &[("FLUIDLAB_CUDA_GRAPHS", "0")]);
@@ -277,8 +277,8 @@ fn body_frames_as_cuda_graphs_equal_frames_launched_one_by_one() {
         // last capture (the cloth's frame 30, the jelly's frame 5; graphs ran the frames
         // before): the frames from it on run launch by launch, the same kernels to the same
         // end.
-        let last = if scene == "cloth" { "3" } else { "2" };
-        let before = if scene == "cloth" { (2, 30) } else { (1, 5) };
+        let last = "3";
+        let before = if scene == "cloth" { (2, 30) } else { (2, 5) };
         for (what, environment, launched) in [
             ("first", ("FLUIDLAB_EMULATED_CAPTURE_LIMIT", "20"), (0, 0)),
             ("last", ("FLUIDLAB_EMULATED_REFUSE_CAPTURE", last), before),
@@ -329,8 +329,17 @@ fn body_frames_on_the_driver() {
         sim.choose_backend(Backend::Cuda, 0).unwrap();
     }
     sim.set_stage_timing(false);
+    let (drag, volume_stiffness) = (sim.scene.world.wind_drag, sim.scene.body.volume_stiffness);
     for frame in 0..body_frames(&which) {
         if which == "steered" {
+            // The wind stage off for frames 3 and 4, self-collision for frames 10 and 11.
+            match frame {
+                3 => sim.scene.world.wind_drag = 0.0,
+                5 => sim.scene.world.wind_drag = drag,
+                10 => sim.scene.body.self_collision = false,
+                12 => sim.scene.body.self_collision = true,
+                _ => {}
+            }
             if frame > 0 {
                 let k = frame as f32;
                 sim.scene.world.wind = [1.0 + 0.25 * k, 0.0, 0.1 * k];
@@ -342,6 +351,13 @@ fn body_frames_on_the_driver() {
                 sim.scene.world.gravity = [0.5, -7.0, 0.0];
             }
         } else {
+            // The jelly's volume stage off for frames 1 and 2.
+            if which == "jelly" && frame == 1 {
+                sim.scene.body.volume_stiffness = 0.0;
+            }
+            if which == "jelly" && frame == 3 {
+                sim.scene.body.volume_stiffness = volume_stiffness;
+            }
             if frame == 3 {
                 sim.scene.world.wind = [-0.5, 0.0, 2.0];
             }

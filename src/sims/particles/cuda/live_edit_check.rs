@@ -65,12 +65,20 @@ fn live_edits(device: Option<usize>) -> Result<(bool, String), String> {
             4,
         ),
     ];
-    let cloth_edits: [Edit; 5] = [
+    // After n 16 → 20 (a new solver), edits of the constants each substep's records hold
+    // (`frame_graph.rs`): the frames replay the graph captured before them, reading the new
+    // records from device memory; self-collision switched on captures once (its lists).
+    let cloth_edits: [Edit; 10] = [
         ("cloth stiffness × 2", |s| s.body.stiffness *= 2.0, 2),
         ("cloth shear springs off", |s| s.body.shear = 0.0, 2),
         ("cloth shear springs on", |s| s.body.shear = 0.5, 2),
         ("cloth pins: none", |s| s.body.pins = Pins::None, 2),
         ("cloth n 16 → 20", |s| s.body.n = 20, 2),
+        ("cloth wind steered", |s| s.world.wind = [2.0, 0.0, 1.0], 2),
+        ("cloth damping 0.2 → 0.6", |s| s.body.damping = 0.6, 2),
+        ("cloth gravity tilted", |s| s.world.gravity = [0.5, -7.0, 0.0], 2),
+        ("cloth self-collision on", |s| s.body.self_collision = true, 2),
+        ("cloth thickness × 1.15", |s| s.body.thickness *= 1.15, 2),
     ];
     let mut passed = true;
     let mut lines = Vec::new();
@@ -104,6 +112,13 @@ fn live_edits(device: Option<usize>) -> Result<(bool, String), String> {
             lines.push(format!(
                 "{name}: {detail}: {}",
                 if ok { "ok" } else { "FAILS" }
+            ));
+        }
+        if let (State::Body(_), Some(d)) = (&gpu.state, &gpu.cuda) {
+            // Since n 16 → 20 (on the emulated driver: 2 captured, 10 replayed).
+            lines.push(format!(
+                "the cloth's frames since n 16 → 20 ran {}",
+                d.solver.graph_summary()
             ));
         }
     }
