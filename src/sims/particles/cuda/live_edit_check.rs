@@ -1,7 +1,9 @@
 //! "particles live edits", a doctor check of the CUDA solver's host side, which the emulation
 //! cannot run: a fountain on CUDA edited live as the panel does (nodes per side, max
 //! particles raised past the solver's capacity) and a cloth (stiffness, shear springs off and
-//! on again, pins, nodes per side) step on, on the GPU, to the CPU's sizes and counts of the
+//! on again, pins, nodes per side; then wind, damping, gravity, self-collision on and
+//! thickness, whose frames replay a CUDA graph with new records) step on, on the GPU, to the
+//! CPU's sizes and counts of the
 //! same edits, the cloth's springs on the GPU the CPU's, their rest lengths the host's bit
 //! for bit (downloaded: springs switched on grow in, a frame's rest lengths uploaded each
 //! frame, `growth.rs`) and its nodes within [`NODES_APART`] of the CPU's (a spring kind switched
@@ -368,7 +370,7 @@ fn differing(x: &(Vec<u32>, Vec<u32>), y: &(Vec<u32>, Vec<u32>)) -> usize {
 fn the_checks_pass_on_the_cpu() {
     let (ok, lines) = live_edits(None).unwrap();
     assert!(ok, "{lines}");
-    assert_eq!(lines.matches(": ok").count(), 14, "{lines}");
+    assert_eq!(lines.matches(": ok").count(), 19, "{lines}");
     assert!(lines.contains("(CPU 800, 400 before)"), "{lines}");
     // Shear springs switched on are checked mid-growth (their rest lengths uploaded a frame
     // at a time): the cloth's 450 shear springs; the held cloth's with its 448 bending
