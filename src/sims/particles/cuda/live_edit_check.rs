@@ -78,8 +78,16 @@ fn live_edits(device: Option<usize>) -> Result<(bool, String), String> {
         ("cloth n 16 → 20", |s| s.body.n = 20, 2),
         ("cloth wind steered", |s| s.world.wind = [2.0, 0.0, 1.0], 2),
         ("cloth damping 0.2 → 0.6", |s| s.body.damping = 0.6, 2),
-        ("cloth gravity tilted", |s| s.world.gravity = [0.5, -7.0, 0.0], 2),
-        ("cloth self-collision on", |s| s.body.self_collision = true, 2),
+        (
+            "cloth gravity tilted",
+            |s| s.world.gravity = [0.5, -7.0, 0.0],
+            2,
+        ),
+        (
+            "cloth self-collision on",
+            |s| s.body.self_collision = true,
+            2,
+        ),
         ("cloth thickness × 1.15", |s| s.body.thickness *= 1.15, 2),
     ];
     let mut passed = true;
