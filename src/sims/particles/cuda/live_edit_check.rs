@@ -125,7 +125,7 @@ fn live_edits(device: Option<usize>) -> Result<(bool, String), String> {
             ));
         }
         if let (State::Body(_), Some(d)) = (&gpu.state, &gpu.cuda) {
-            // Since n 16 → 20 (on the emulated driver: 2 captured, 10 replayed).
+            // Since n 16 → 20: its first frame and self-collision on capture, the rest replay.
             lines.push(format!(
                 "the cloth's frames since n 16 → 20 ran {}",
                 d.solver.graph_summary()
