@@ -99,6 +99,7 @@ struct BodyStep {
     unsigned int side, cells;   // the jelly's lattice: nodes per side (0: none), (side − 1)³ cells
     float volume_modulus;       // the volume term's bulk modulus K, Pa (0: off)
 };
+static_assert(sizeof(BodyStep) == 27 * 4, "BodyStep mirrors kernels.rs's (27 four-byte fields)");
 
 struct vec3 { float x, y, z; };
 __device__ __forceinline__ vec3 v3(float x, float y, float z) { vec3 r; r.x = x; r.y = y; r.z = z; return r; }

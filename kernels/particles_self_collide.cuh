@@ -50,6 +50,7 @@ struct SelfStep {
     float friction;
     float dt;
 };
+static_assert(sizeof(SelfStep) == 9 * 4, "SelfStep mirrors kernels.rs's (9 four-byte fields)");
 
 
 // self_collide.rs `cell_of`: NaN to −CELL_LIMIT, the rest clamped to ±CELL_LIMIT.

@@ -191,21 +191,29 @@ fn apart(a: &[u32], b: &[u32]) -> f32 {
 ///   thickness grown ×1.15 before frames 30 and 31 (landed, its layers resting on each other)
 ///   and an iteration more before frame 30;
 /// - "jelly": a 4³ jelly (Verlet, its volume term on, 6 substeps), 8 frames, the same wind and
-///   substeps edits;
+///   substeps edits, its volume modulus K set to 0 before frame 1 and back before frame 3;
 /// - "steered": the cloth with its wind steered before every frame for 20 frames (as the
-///   arrow keys do), its damping edited before frame 8 and gravity before frame 14.
+///   arrow keys do), its damping edited before frame 8 and gravity before frame 14, its wind
+///   drag set to 0 before frame 3 and back before frame 5, self-collision off before frame 10
+///   and on before frame 12.
 ///
 /// Each substep's constants are data the kernels read from device memory, so only another
 /// launch sequence captures a graph: the cloth captures 3 (its first frame, the substeps' and
-/// the iterations' edits), the jelly 2, the steered cloth 1 (its 19 edited frames, each
-/// uploading the body and so forcing a build, replay it); every frame is one graph launch
+/// the iterations' edits), the jelly 3 (its first frame, K = 0: no volume stage, the substeps'
+/// edit; K back replays the first), the steered cloth 3 (its first frame, drag 0: no wind
+/// stage, self-collision off; each switched back replays the first; its other edited frames,
+/// each uploading the body and so forcing a build, replay too); every frame is one graph launch
 /// (traced by the emulated driver: `cuGraphInstantiate`, `cuGraphLaunch`). The old code, its
 /// constants in the key, captured 9, 4 and 20 (a wind steered every frame: one capture a
 /// frame). A key without the iterations (a mutant) replays frame 5's graph at frame 30: "cloth:
-/// kernel 6025 … differs".
+/// kernel 6025 … differs". Keys without the stages switched on or off (mutants of
+/// `StepLaunches`/`FrameKey`) replay a graph with the wrong stages: without the wind flag
+/// "steered: kernel 499 … differs: wind against xpbd_predict" (2 captures), without the volume
+/// flag "jelly: kernel 45 … differs: volume against wind" (2), without self-collision on/off
+/// "steered: kernel 1666 … differs: self_collide_drift against springs" (2).
 ///
 /// The nodes are also the CPU's (`Backend::Cpu`, the same edits) to 10⁻⁵ m (measured: 9.2e-7,
-/// 2.4e-6, 4.8e-7 m), so a record read stale shows even where graphs and launches share it:
+/// 1.3e-6, 2.4e-7 m), so a record read stale shows even where graphs and launches share it:
 /// uploading only never-written slots (a mutant of `Records::set`: the wind's edit, the forced
 /// builds' flags never reach the GPU) ends the cloth 2.9e-2 m from the CPU's.
 ///
@@ -225,7 +233,7 @@ fn apart(a: &[u32], b: &[u32]) -> f32 {
 )]
 fn body_frames_as_cuda_graphs_equal_frames_launched_one_by_one() {
     let driver = emulated_driver::build(Flavour::Plain);
-    for (scene, captures) in [("cloth", 3), ("jelly", 2), ("steered", 1)] {
+    for (scene, captures) in [("cloth", 3), ("jelly", 3), ("steered", 3)] {
         let frames = body_frames(scene);
         let graphs = body_run(&driver, scene, &[]);
         let plain = body_run(&driver, scene, &[("FLUIDLAB_CUDA_GRAPHS", "0")]);
@@ -277,8 +285,8 @@ fn body_frames_as_cuda_graphs_equal_frames_launched_one_by_one() {
         // last capture (the cloth's frame 30, the jelly's frame 5; graphs ran the frames
         // before): the frames from it on run launch by launch, the same kernels to the same
         // end.
-        let last = if scene == "cloth" { "3" } else { "2" };
-        let before = if scene == "cloth" { (2, 30) } else { (1, 5) };
+        let last = "3";
+        let before = if scene == "cloth" { (2, 30) } else { (2, 5) };
         for (what, environment, launched) in [
             ("first", ("FLUIDLAB_EMULATED_CAPTURE_LIMIT", "20"), (0, 0)),
             ("last", ("FLUIDLAB_EMULATED_REFUSE_CAPTURE", last), before),
@@ -329,8 +337,17 @@ fn body_frames_on_the_driver() {
         sim.choose_backend(Backend::Cuda, 0).unwrap();
     }
     sim.set_stage_timing(false);
+    let (drag, volume_stiffness) = (sim.scene.world.wind_drag, sim.scene.body.volume_stiffness);
     for frame in 0..body_frames(&which) {
         if which == "steered" {
+            // The wind stage off for frames 3 and 4, self-collision for frames 10 and 11.
+            match frame {
+                3 => sim.scene.world.wind_drag = 0.0,
+                5 => sim.scene.world.wind_drag = drag,
+                10 => sim.scene.body.self_collision = false,
+                12 => sim.scene.body.self_collision = true,
+                _ => {}
+            }
             if frame > 0 {
                 let k = frame as f32;
                 sim.scene.world.wind = [1.0 + 0.25 * k, 0.0, 0.1 * k];
@@ -342,6 +359,13 @@ fn body_frames_on_the_driver() {
                 sim.scene.world.gravity = [0.5, -7.0, 0.0];
             }
         } else {
+            // The jelly's volume stage off for frames 1 and 2.
+            if which == "jelly" && frame == 1 {
+                sim.scene.body.volume_stiffness = 0.0;
+            }
+            if which == "jelly" && frame == 3 {
+                sim.scene.body.volume_stiffness = volume_stiffness;
+            }
             if frame == 3 {
                 sim.scene.world.wind = [-0.5, 0.0, 2.0];
             }

@@ -89,8 +89,8 @@ impl StepLaunches {
             triangles: step.triangles,
             cells: step.cells,
             with_springs: step.with_springs != 0,
-            volume: step.cells > 0 && step.volume_modulus > 0.0,
-            wind: step.drag != 0.0,
+            volume: step.volume_on(),
+            wind: step.wind_on(),
         }
     }
 }

@@ -341,6 +341,18 @@ impl BodyStep {
             volume_modulus: body.cells.modulus,
         }
     }
+
+    /// The volume term runs (a lattice of cells, K > 0): the launch code and the graphs' key
+    /// (`frame_graph.rs`) both ask this.
+    pub fn volume_on(&self) -> bool {
+        self.cells > 0 && self.volume_modulus > 0.0
+    }
+
+    /// The wind stage runs (a drag other than 0): the launch code and the graphs' key both
+    /// ask this.
+    pub fn wind_on(&self) -> bool {
+        self.drag != 0.0
+    }
 }
 
 /// Slots of `self_collide`'s state array (particles_self_collide.cuh `SC_*`): this substep

@@ -1,7 +1,9 @@
 //! "particles live edits", a doctor check of the CUDA solver's host side, which the emulation
 //! cannot run: a fountain on CUDA edited live as the panel does (nodes per side, max
 //! particles raised past the solver's capacity) and a cloth (stiffness, shear springs off and
-//! on again, pins, nodes per side) step on, on the GPU, to the CPU's sizes and counts of the
+//! on again, pins, nodes per side; then wind, damping, gravity, self-collision on and
+//! thickness, whose frames replay a CUDA graph with new records) step on, on the GPU, to the
+//! CPU's sizes and counts of the
 //! same edits, the cloth's springs on the GPU the CPU's, their rest lengths the host's bit
 //! for bit (downloaded: springs switched on grow in, a frame's rest lengths uploaded each
 //! frame, `growth.rs`) and its nodes within [`NODES_APART`] of the CPU's (a spring kind switched
@@ -65,12 +67,28 @@ fn live_edits(device: Option<usize>) -> Result<(bool, String), String> {
             4,
         ),
     ];
-    let cloth_edits: [Edit; 5] = [
+    // After n 16 → 20 (a new solver), edits of the constants each substep's records hold
+    // (`frame_graph.rs`): the frames replay the graph captured before them, reading the new
+    // records from device memory; self-collision switched on captures once (its lists).
+    let cloth_edits: [Edit; 10] = [
         ("cloth stiffness × 2", |s| s.body.stiffness *= 2.0, 2),
         ("cloth shear springs off", |s| s.body.shear = 0.0, 2),
         ("cloth shear springs on", |s| s.body.shear = 0.5, 2),
         ("cloth pins: none", |s| s.body.pins = Pins::None, 2),
         ("cloth n 16 → 20", |s| s.body.n = 20, 2),
+        ("cloth wind steered", |s| s.world.wind = [2.0, 0.0, 1.0], 2),
+        ("cloth damping 0.2 → 0.6", |s| s.body.damping = 0.6, 2),
+        (
+            "cloth gravity tilted",
+            |s| s.world.gravity = [0.5, -7.0, 0.0],
+            2,
+        ),
+        (
+            "cloth self-collision on",
+            |s| s.body.self_collision = true,
+            2,
+        ),
+        ("cloth thickness × 1.15", |s| s.body.thickness *= 1.15, 2),
     ];
     let mut passed = true;
     let mut lines = Vec::new();
@@ -104,6 +122,13 @@ fn live_edits(device: Option<usize>) -> Result<(bool, String), String> {
             lines.push(format!(
                 "{name}: {detail}: {}",
                 if ok { "ok" } else { "FAILS" }
+            ));
+        }
+        if let (State::Body(_), Some(d)) = (&gpu.state, &gpu.cuda) {
+            // Since n 16 → 20: its first frame and self-collision on capture, the rest replay.
+            lines.push(format!(
+                "the cloth's frames since n 16 → 20 ran {}",
+                d.solver.graph_summary()
             ));
         }
     }
@@ -353,7 +378,7 @@ fn differing(x: &(Vec<u32>, Vec<u32>), y: &(Vec<u32>, Vec<u32>)) -> usize {
 fn the_checks_pass_on_the_cpu() {
     let (ok, lines) = live_edits(None).unwrap();
     assert!(ok, "{lines}");
-    assert_eq!(lines.matches(": ok").count(), 14, "{lines}");
+    assert_eq!(lines.matches(": ok").count(), 19, "{lines}");
     assert!(lines.contains("(CPU 800, 400 before)"), "{lines}");
     // Shear springs switched on are checked mid-growth (their rest lengths uploaded a frame
     // at a time): the cloth's 450 shear springs; the held cloth's with its 448 bending

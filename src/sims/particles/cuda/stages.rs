@@ -258,7 +258,7 @@ impl CudaParticles {
             BodyStage::Volume => {
                 // Forces under Verlet and Euler only (XPBD's are constraints, below); nothing
                 // without cells (a cloth) or at K = 0, as `volume_forces`.
-                if step.with_springs == 0 || step.cells == 0 || step.volume_modulus <= 0.0 {
+                if step.with_springs == 0 || !step.volume_on() {
                     return Ok(());
                 }
                 let cells = per_element(step.cells as usize, BLOCK);
@@ -270,7 +270,7 @@ impl CudaParticles {
                 unsafe { Self::launch(m, s, "volume_gather", grid, args)? };
             }
             BodyStage::Wind => {
-                if step.drag == 0.0 {
+                if !step.wind_on() {
                     return Ok(());
                 }
                 let args = (record, &b.triangles, &b.position, &b.velocity, &mut b.push);
@@ -312,7 +312,7 @@ impl CudaParticles {
                 unsafe { Self::launch(m, s, "xpbd_predict", grid, args)? };
                 s.memset_zeros(&mut b.lambda)
                     .map_err(cuda("zeroing XPBD's multipliers"))?;
-                let volume = step.cells > 0 && step.volume_modulus > 0.0;
+                let volume = step.volume_on();
                 if volume {
                     s.memset_zeros(&mut b.cell_lambda)
                         .map_err(cuda("zeroing XPBD's multipliers"))?;
