@@ -14,6 +14,7 @@ mod ink_graph_runs;
 
 use emulated_driver::Flavour;
 use ink_graph_runs::{run, small_preset};
+use std::process::Command;
 
 /// A brush dragged across `dye` (48 × 48) for its 20 steps (a stroke of four stamps a step,
 /// three lattices each: the user's drag as `Drag::stamps` lays it) and `stir` (96 × 48) for 40
