@@ -148,20 +148,14 @@ fn ink_settings_changed_mid_run_capture_anew_and_match_launches_one_by_one() {
 /// The run [`ink_settings_changed_mid_run_capture_anew_and_match_launches_one_by_one`] checks,
 /// in a process on the emulated driver.
 fn changed_settings_child() {
-    use fluidlab::sims::ink::cuda::CudaInk;
     use fluidlab::sims::ink::scene::InkScene;
     use fluidlab::sims::ink::{PressureSolver, Stamp};
     let source = fluidlab::scene::Source::load("karman").unwrap();
     let scene = InkScene::from_source(&source).unwrap();
     let mut params = scene.params.clone();
     (params.cells_x, params.cells_y) = (144, 64);
-    let solver = |graphs: &str| {
-        std::env::set_var("FLUIDLAB_CUDA_GRAPHS", graphs);
-        let mut cuda = CudaInk::new_on(0, params.clone(), &|x, y| scene.solid(x, y)).unwrap();
-        cuda.set_stage_timing(false);
-        cuda
-    };
-    let (mut graphs, mut plain) = (solver("1"), solver("0"));
+    let (mut graphs, mut plain) =
+        ink_graph_runs::graphed_and_plain(&params, &|x, y| scene.solid(x, y));
     let dt = params.dt;
     let mut captured_before_the_end = 0;
     for frame in 0..24u32 {

@@ -179,20 +179,13 @@ fn each_key_field_the_solver_changes_captures_anew() {
 /// The run [`each_key_field_the_solver_changes_captures_anew`] checks, in a process on the
 /// emulated driver.
 fn key_fields_child() {
-    use fluidlab::sims::ink::cuda::CudaInk;
     use fluidlab::sims::ink::scene::InkScene;
     use fluidlab::sims::ink::{Stamp, Walls};
     let source = fluidlab::scene::Source::load("dye").unwrap();
     let scene = InkScene::from_source(&source).unwrap();
     let mut params = scene.params.clone();
     (params.cells_x, params.cells_y) = (48, 48);
-    let solver = |graphs: &str| {
-        std::env::set_var("FLUIDLAB_CUDA_GRAPHS", graphs);
-        let mut cuda = CudaInk::new_on(0, params.clone(), &|_, _| false).unwrap();
-        cuda.set_stage_timing(false);
-        cuda
-    };
-    let (mut graphs, mut plain) = (solver("1"), solver("0"));
+    let (mut graphs, mut plain) = ink_graph_runs::graphed_and_plain(&params, &|_, _| false);
     let push = [Stamp {
         position: [0.3, 0.45],
         radius: 0.06,
@@ -277,15 +270,8 @@ fn key_fields_child() {
 /// launch (5 of the 16 keys come once); capturing at the first sighting (the code before):
 /// 16 captured, 20 replayed, 0 launch by launch (fails the count).
 fn varying_drag(params: &fluidlab::sims::ink::params::InkParams) {
-    use fluidlab::sims::ink::cuda::CudaInk;
     use fluidlab::sims::ink::Stamp;
-    let solver = |graphs: &str| {
-        std::env::set_var("FLUIDLAB_CUDA_GRAPHS", graphs);
-        let mut cuda = CudaInk::new_on(0, params.clone(), &|_, _| false).unwrap();
-        cuda.set_stage_timing(false);
-        cuda
-    };
-    let (mut graphs, mut plain) = (solver("1"), solver("0"));
+    let (mut graphs, mut plain) = ink_graph_runs::graphed_and_plain(params, &|_, _| false);
     let counts = [
         3, 5, 4, 7, 6, 3, 9, 5, 4, 8, 6, 10, 3, 7, 5, 4, 9, 6, 8, 3, 5, 10, 4, 7, 6, 3, 5, 9, 4, 8,
         6, 5, 7, 3, 10, 4,

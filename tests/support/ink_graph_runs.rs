@@ -109,3 +109,23 @@ pub fn in_child(test: &str, child: &str, marker: &str) {
         println!("{}", stdout[at..].lines().next().unwrap_or_default());
     }
 }
+
+/// Two CUDA ink solvers of `params` with obstacles where `solid`, stage timing off: one with
+/// CUDA graphs, one with every kernel launched by itself (`FLUIDLAB_CUDA_GRAPHS` 1 and 0 when
+/// each is made), for the graphs-against-launches comparisons.
+pub fn graphed_and_plain(
+    params: &fluidlab::sims::ink::params::InkParams,
+    solid: &dyn Fn(f32, f32) -> bool,
+) -> (
+    fluidlab::sims::ink::cuda::CudaInk,
+    fluidlab::sims::ink::cuda::CudaInk,
+) {
+    let solver = |graphs: &str| {
+        std::env::set_var("FLUIDLAB_CUDA_GRAPHS", graphs);
+        let mut cuda =
+            fluidlab::sims::ink::cuda::CudaInk::new_on(0, params.clone(), solid).unwrap();
+        cuda.set_stage_timing(false);
+        cuda
+    };
+    (solver("1"), solver("0"))
+}
