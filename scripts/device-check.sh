@@ -101,7 +101,8 @@
 #                                                                      runs only the first frames
 #   7. bench cpu 100k, 5 steps (for scale), run last:     10       60  CPU reference speed; the
 #      the first step the budget cuts                                  GPU's figures come first
-#   total (estimate)                                     ~598  BUDGET=530 (device call: 570)
+#   total (estimate)                                     ~598  BUDGET=300 a call (device call: 330):
+#                                                                  two calls, see "2." below
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
@@ -128,14 +129,24 @@
 #      which doctor's "EGL devices" and "CUDA–GL interop" lines and the render step SKIP/FAIL:
 #        mkdir -p .gl /tmp/amd64/partial; o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
 #        apt-get $o update; (cd .gl && apt-get $o download libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
-#   2. One device call:
-#        run(command="bash scripts/device-check.sh", carry=["out/device", ".gl"], timeout_s=570)
+#   2. A session has 15 minutes of device time, each machine start (a minute or two) included,
+#      and a machine idle for 30 s goes back: so two calls of ~5 minutes, not one of 10, leave
+#      room to fix what the first finds and run again. The first call:
+#        run(command="bash scripts/device-check.sh", carry=["out/device", ".gl"], timeout_s=330)
+#      Its summary ends, where a step was cut by BUDGET (300 s) or failed, with
+#        next call: PARTS="ink pool particles" DOCTOR=0
+#      (DOCTOR=0 where the doctor passed). Fix here what failed, rebuild and strip, then the
+#      second call with that line's variables and BUDGET = what status's budget_left_s leaves
+#      after a start (~120 s) and 30 s to spare:
+#        run(command='PARTS="…" DOCTOR=0 BUDGET=… bash scripts/device-check.sh', carry=[…], timeout_s=BUDGET+30)
+#      (a rebuilt binary: leave DOCTOR out, so the doctor checks it again).
 #   3. Read $OUT/summary.txt first: each step's PASS/FAIL with its measured seconds; doctor.log
 #      and bench-*.log hold the figures. docs/cuda-verification.md ("The first GPU run") says what
 #      to expect.
 #
-# Optional: FLUIDLAB_BIN (default out/device/fluidlab), OUT (default out/device-check), BUDGET,
-# PARTS (the kinds' steps to run, e.g. PARTS="ink pool" for a second call: see part() below).
+# Optional: FLUIDLAB_BIN (default out/device/fluidlab), OUT (default out/device-check), BUDGET
+# (default 300 s), PARTS (the kinds' steps to run, e.g. PARTS="ink pool" for a second call: see
+# part() below), DOCTOR=0 (the doctor not run: a second call with the binary it passed).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/device-check}
@@ -165,8 +176,8 @@ else
     summary "gpu: no nvidia-smi on this machine"
 fi
 
-# Everything ends within BUDGET seconds (the device call's timeout_s is 570), even if a step hangs.
-BUDGET=${BUDGET:-530}
+# Everything ends within BUDGET seconds (the device call's timeout_s is BUDGET + 30), even if a step hangs.
+BUDGET=${BUDGET:-300}
 failed=0
 step() { # name, timeout seconds, log file, command...
     local name=$1 limit=$2 log=$3
@@ -175,6 +186,7 @@ step() { # name, timeout seconds, log file, command...
     if ((left < 15)); then
         summary "SKIP $name (the script's time budget is spent)"
         failed=1
+        again "$current"
         return
     fi
     ((limit > left)) && limit=$left
@@ -183,17 +195,33 @@ step() { # name, timeout seconds, log file, command...
     if [[ $rc -eq 0 ]]; then summary "PASS $name ($((SECONDS - start)) s)"; else
         summary "FAIL $name (exit $rc after $((SECONDS - start)) s, see $(basename "$log"))"
         failed=1
+        again "$current"
     fi
 }
 
 # PARTS (default "pbf ink pool particles"): the kinds whose steps after the doctor, validation,
 # sanitizer and PBF render steps run, so a second call can repeat only what failed.
-part() { [[ " ${PARTS:-pbf ink pool particles} " == *" $1 "* ]]; }
+# `current` is the part whose steps run (the doctor's first), so that a step the budget cuts or
+# that fails names its part in the "next call" line at the end.
+part() {
+    current=$1
+    [[ " ${PARTS:-pbf ink pool particles} " == *" $1 "* ]]
+}
 summary "parts: ${PARTS:-pbf ink pool particles}"
 
+# The parts to run again (cut by the budget or failed), in order, once each.
+rerun=""
+again() { [[ " $rerun " == *" $1 "* ]] || rerun="${rerun:+$rerun }$1"; }
+
 # 1. Doctor, with every kernel launch synchronised and checked: a fault names its kernel.
-step "doctor (FLUIDLAB_CUDA_SYNC_CHECK=1)" 120 "$OUT/doctor.log" env FLUIDLAB_CUDA_SYNC_CHECK=1 "$BIN" doctor
-grep -E '^(PASS|FAIL|SKIP)' "$OUT/doctor.log" | sed 's/^/  doctor: /' >>"$OUT/summary.txt"
+# DOCTOR=0 (a second call with the same binary, its doctor passed): not run.
+current=doctor
+if [[ ${DOCTOR:-1} == 0 ]]; then
+    summary "doctor: not run (DOCTOR=0)"
+else
+    step "doctor (FLUIDLAB_CUDA_SYNC_CHECK=1)" 120 "$OUT/doctor.log" env FLUIDLAB_CUDA_SYNC_CHECK=1 "$BIN" doctor
+    grep -E '^(PASS|FAIL|SKIP)' "$OUT/doctor.log" | sed 's/^/  doctor: /' >>"$OUT/summary.txt"
+fi
 
 if part pbf; then
 # 1b. The validation cases on the GPU (docs/validation.md): the same checks the CPU passes in
@@ -489,5 +517,14 @@ cat /tmp/bench-cpu.log >>"$OUT/bench.log"
 grep -E 'step:' /tmp/bench-cpu.log | sed 's/^ */  cpu 100000: /' >>"$OUT/summary.txt"
 fi
 
+# What the next call runs: the parts of every step cut or failed (the doctor's own line says
+# whether it runs again: DOCTOR=0 where it passed).
+if [[ -n $rerun ]]; then
+    parts=${rerun//doctor/}
+    parts=$(echo $parts)
+    doctor=" DOCTOR=0"
+    [[ " $rerun " == *" doctor "* ]] && doctor=""
+    summary "next call: PARTS=\"${parts:-none}\"$doctor (the parts of the steps above cut by the budget or failed)"
+fi
 summary "device-check: $([[ $failed -eq 0 ]] && echo 'all PASS' || echo 'some checks FAILED')"
 exit $failed

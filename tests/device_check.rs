@@ -11,8 +11,9 @@ use std::process::Command;
 /// file and one file into the folder `--export` names, and with `--json` prints a graphed
 /// frame's launch calls (3), so the steps that read what the binary wrote see output of their
 /// own run; returns
-/// (exit success, summary.txt, the names of the files in $OUT).
-fn device_check(dir: &Path, parts: Option<&str>, fail_on: &str) -> (bool, String, Vec<String>) {
+/// (exit success, summary.txt, the names of the files in $OUT). `env`: the script's variables
+/// (PARTS, BUDGET, DOCTOR).
+fn device_check(dir: &Path, env: &[(&str, &str)], fail_on: &str) -> (bool, String, Vec<String>) {
     let bin = dir.join("fluidlab");
     std::fs::write(
         &bin,
@@ -37,9 +38,7 @@ fn device_check(dir: &Path, parts: Option<&str>, fail_on: &str) -> (bool, String
         // The stand-in has no GPU tools: compute-sanitizer and nvidia-smi are looked up on a
         // PATH that holds the shell's basics only.
         .env("PATH", "/usr/bin:/bin");
-    if let Some(parts) = parts {
-        command.env("PARTS", parts);
-    }
+    command.envs(env.iter().copied());
     let status = command.output().unwrap().status;
     let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
     let mut files: Vec<String> = std::fs::read_dir(&out)
@@ -60,7 +59,7 @@ fn steps(summary: &str) -> Vec<&str> {
 #[test]
 fn every_kind_runs_in_order_and_the_logs_fit_the_device_calls_eight_files() {
     let dir = tempfile::tempdir().unwrap();
-    let (ok, summary, files) = device_check(dir.path(), None, "no such argument");
+    let (ok, summary, files) = device_check(dir.path(), &[], "no such argument");
     assert!(ok, "{summary}");
     assert!(
         summary.trim_end().ends_with("device-check: all PASS"),
@@ -96,7 +95,7 @@ fn every_kind_runs_in_order_and_the_logs_fit_the_device_calls_eight_files() {
 #[test]
 fn parts_runs_the_doctor_and_only_the_kinds_named() {
     let dir = tempfile::tempdir().unwrap();
-    let (ok, summary, _) = device_check(dir.path(), Some("pool"), "no such argument");
+    let (ok, summary, _) = device_check(dir.path(), &[("PARTS", "pool")], "no such argument");
     assert!(ok, "{summary}");
     let steps = steps(&summary);
     assert!(steps[0].contains("doctor"), "{summary}");
@@ -107,7 +106,7 @@ fn parts_runs_the_doctor_and_only_the_kinds_named() {
 #[test]
 fn a_failing_step_is_named_and_fails_the_script_while_the_rest_still_run() {
     let dir = tempfile::tempdir().unwrap();
-    let (ok, summary, _) = device_check(dir.path(), Some("ink particles"), "fountain");
+    let (ok, summary, _) = device_check(dir.path(), &[("PARTS", "ink particles")], "fountain");
     assert!(!ok, "{summary}");
     assert!(
         summary.contains("device-check: some checks FAILED"),
@@ -130,4 +129,42 @@ fn a_failing_step_is_named_and_fails_the_script_while_the_rest_still_run() {
         steps.iter().any(|s| s.starts_with("PASS ink:")),
         "{summary}"
     );
+    // The second call repeats the failed step's part only, without the doctor that passed.
+    assert!(
+        summary.contains("next call: PARTS=\"particles\" DOCTOR=0 "),
+        "{summary}"
+    );
+}
+
+/// A budget spent before the first step (less than the 15 s a step needs) cuts every step, the
+/// doctor's too: the summary names the parts for the next call, with the doctor (no
+/// DOCTOR=0); everything passing names none (the first test's summary ends in "all PASS").
+#[test]
+fn the_steps_the_budget_cuts_are_named_for_the_next_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = [("PARTS", "ink pool"), ("BUDGET", "14")];
+    let (ok, summary, _) = device_check(dir.path(), &env, "no such argument");
+    assert!(!ok, "{summary}");
+    let steps = steps(&summary);
+    assert!(steps[0].starts_with("SKIP doctor"), "{summary}");
+    assert!(steps.iter().all(|s| s.starts_with("SKIP ")), "{summary}");
+    assert!(
+        summary.contains("next call: PARTS=\"ink pool\" (the parts"),
+        "{summary}"
+    );
+}
+
+/// DOCTOR=0 (a second call with the binary whose doctor passed): no doctor step; the kinds'
+/// steps run.
+#[test]
+fn doctor_0_leaves_the_doctor_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = [("PARTS", "pool"), ("DOCTOR", "0")];
+    let (ok, summary, _) = device_check(dir.path(), &env, "no such argument");
+    assert!(ok, "{summary}");
+    assert!(summary.contains("doctor: not run (DOCTOR=0)"), "{summary}");
+    let steps = steps(&summary);
+    assert!(!steps.is_empty(), "{summary}");
+    assert!(steps.iter().all(|s| s.contains("pool:")), "{summary}");
+    assert!(!summary.contains("next call"), "{summary}");
 }
