@@ -1,5 +1,5 @@
-//! `shaders/pool/common.glsl`'s land functions run on the GL (headless EGL, Mesa llvmpipe in
-//! CI) and checked against their exact values computed here: the rock under the water, the land
+//! `shaders/pool/land_search.glsl`'s land functions (after `common.glsl`, with `water.glsl`)
+//! run on the GL (headless EGL, Mesa llvmpipe in CI) and checked against their exact values computed here: the rock under the water, the land
 //! texture, the land search (`land_along`) and its land tiles.
 
 #[path = "support/glsl_draw.rs"]
@@ -31,6 +31,8 @@ const ROCK_RAYS: u32 = 16;
 const ROCK_FRAGMENT: &str = concat!(
     "#version 330 core\n#define FRAGMENT_SHADER\n",
     include_str!("../shaders/pool/common.glsl"),
+    include_str!("../shaders/pool/land_search.glsl"),
+    include_str!("../shaders/pool/water.glsl"),
     "uniform float shore;\n",
     "out vec4 color;\n",
     "void main() {\n",
@@ -253,6 +255,8 @@ fn rock_scene_with_tiles(
 const LAND_TWIN_FRAGMENT: &str = concat!(
     "#version 330 core\n#define FRAGMENT_SHADER\n",
     include_str!("../shaders/pool/common.glsl"),
+    include_str!("../shaders/pool/land_search.glsl"),
+    include_str!("../shaders/pool/water.glsl"),
     "uniform float shore;\n",
     "out vec4 color;\n",
     "float old_inland_at(ivec2 ij) {\n",
@@ -311,6 +315,8 @@ fn the_land_texture_is_the_shaders_old_formula_at_every_node() {
 const STRIP_FRAGMENT: &str = concat!(
     "#version 330 core\n#define FRAGMENT_SHADER\n",
     include_str!("../shaders/pool/common.glsl"),
+    include_str!("../shaders/pool/land_search.glsl"),
+    include_str!("../shaders/pool/water.glsl"),
     "uniform float shore;\n",
     "out vec4 color;\n",
     "void main() {\n",
@@ -445,6 +451,8 @@ fn the_land_search_skips_the_tiles_without_land() {
 const RAYS_FRAGMENT: &str = concat!(
     "#version 330 core\n#define FRAGMENT_SHADER\n",
     include_str!("../shaders/pool/common.glsl"),
+    include_str!("../shaders/pool/land_search.glsl"),
+    include_str!("../shaders/pool/water.glsl"),
     "uniform float shore;\n",
     "bool old_land_along(vec3 o, vec3 d, float t_end, out float t_hit) {\n",
     "    if (has_land == 0) {\n",

@@ -1,4 +1,4 @@
-//! The land texture: per node the land's height and how far inland it is (`common.glsl`
+//! The land texture: per node the land's height and how far inland it is (`land_search.glsl`
 //! `land_ground` and `inland_at` read it, one texel a node), computed here on the host when the
 //! land changes — its nodes (an upload's flags, or the solver's under interop), its height or
 //! the pool's depth — not every frame. The shaders used to compute both from the surface

@@ -2,7 +2,8 @@
 //! x, height, offset z, 1 if fixed) — written by an upload (CPU) or through interop (CUDA); the
 //! passes displace the grid by it on the GPU (vertex texture fetch, normals from the
 //! neighbouring texels). A frame of the `surface` view runs, each with a shader of the same
-//! name in `shaders/pool/` (after `shaders/pool/common.glsl`) and a method of the same name:
+//! name in `shaders/pool/` (after `shaders/pool/common.glsl`,
+//! `land_search.glsl` and `water.glsl`) and a method of the same name:
 //!
 //! | pass | draws | into |
 //! |---|---|---|
