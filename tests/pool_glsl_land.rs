@@ -451,9 +451,9 @@ fn the_land_search_skips_the_tiles_without_land() {
 /// before the old search's end; 0 else. Green 1 where `land_along`'s end is no later than the
 /// first of 2048 samples over the land's bounds that reaches land (or none does), within the
 /// old search's precision (its samples' spacing / 256). Blue 1 where `land_along` meets land.
-/// With `rays` 1, pixel i: ray i, from 1 cm under the rest level at x = 0.1 + 0.011·i m, z = 0.3
-/// + 0.1·i, along x, 1.1° down: red 1 where `land_along` meets land, green its end's distance
-/// past `shore` in cells, ×8 + 0.5, blue 1 where `old_land_along` meets land.
+/// With `rays` 1, pixel i: ray i, from 1 cm under the rest level at x = 0.1 + 0.011·i m,
+/// z = 0.3 + 0.1·i m, along x, 1.1° down: red 1 where `land_along` meets land, green its end's
+/// distance past `shore` in cells, ×8 + 0.5, blue 1 where `old_land_along` meets land.
 const RAYS_FRAGMENT: &str = concat!(
     "#version 330 core\n#define FRAGMENT_SHADER\n",
     include_str!("../shaders/pool/common.glsl"),
