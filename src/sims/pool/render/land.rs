@@ -276,7 +276,8 @@ impl PoolRenderer {
             made_for: wanted,
             tiles_current: true,
         });
-        // In bands of rows of at most BAND texels, so that the host holds no whole copy.
+        // The texels in bands of rows of at most BAND texels, so that the host holds no whole
+        // copy (128 MiB at 4096²).
         const BAND: usize = 1 << 16;
         let upload =
             |texture: glow::Texture, band: NodeBox, format: u32, kind: u32, data: &[u8]| {
@@ -312,10 +313,12 @@ impl PoolRenderer {
                 bytemuck::cast_slice(&part),
             );
         }
-        for band in tiles.into_iter().flat_map(|tiles| bands(tiles, BAND)) {
-            let part = land_tiles_in(&self.land_nodes, n, band);
+        // The tiles in one call (a byte a tile: 16 MiB at 8192², beside the nodes' flags): the
+        // distances are swept over the box grown by the reach, which bands would read again.
+        if let Some(tiles) = tiles {
+            let part = land_tiles_in(&self.land_nodes, n, tiles);
             self.land_tiles_computed += part.len();
-            upload(tile_texture, band, glow::RED, glow::UNSIGNED_BYTE, &part);
+            upload(tile_texture, tiles, glow::RED, glow::UNSIGNED_BYTE, &part);
         }
         Ok(())
     }
