@@ -4,7 +4,8 @@
 //! before, against only those within `LAND_REACH` of a brush stroke's nodes.
 
 use fluidlab::sims::pool::render::{
-    land_bounds, land_texels, land_texels_in, land_tiles, land_tiles_in, land_tiles_side, LAND_REACH,
+    land_bounds, land_texels, land_texels_in, land_tiles, land_tiles_in, land_tiles_side,
+    LAND_REACH,
 };
 use std::time::Instant;
 

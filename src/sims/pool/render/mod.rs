@@ -41,7 +41,9 @@ pub use caustics::CausticsImage;
 pub use draw_scene::{rim_height, DrawScene, Pass, VIEWS};
 pub use grid::{display_mesh_nodes, display_stride, strip_indices, TapCells};
 pub use land::{land_bounds, land_texels, land_texels_in, NodeBox, LAND_REACH};
-pub use land_tiles::{land_tile_bytes, land_tiles, land_tiles_in, land_tiles_side, LAND_TILE, LAND_TILE_REACH};
+pub use land_tiles::{
+    land_tile_bytes, land_tiles, land_tiles_in, land_tiles_side, LAND_TILE, LAND_TILE_REACH,
+};
 pub use objects::{texture_refusal, GRID_OBJECTS};
 
 use crate::gfx::check_gl;
