@@ -3,7 +3,10 @@
 //! the land texture's texels computed again for the whole grid, as every brush move did
 //! before, against only those within `LAND_REACH` of a brush stroke's nodes.
 
-use fluidlab::sims::pool::render::{land_bounds, land_texels, land_texels_in, LAND_REACH};
+use fluidlab::sims::pool::render::{
+    land_bounds, land_texels, land_texels_in, land_tiles, land_tiles_in, land_tiles_side,
+    LAND_REACH,
+};
 use std::time::Instant;
 
 /// The least of `runs` timings of `f`, ms.
@@ -56,4 +59,37 @@ fn painting_land_at_4096_costs_the_texels_it_reaches() {
         n * n
     );
     assert!(texels < n * n / 100);
+}
+
+/// The whole land tiles' recompute (a new grid, a restart, land noted all again) at 4096² and
+/// 8192² nodes with the islands preset's disc island: in one call (what the renderer does) and
+/// in bands of 65,536 tiles (what it did before; each band reads its rows ± the reach).
+#[test]
+#[ignore = "a measurement"]
+fn the_whole_land_tiles_at_4096_and_8192() {
+    for n in [4096, 8192] {
+        let h = 2.0 / (n - 1) as f32;
+        let fixed: Vec<bool> = (0..n * n)
+            .map(|k| {
+                let (x, z) = ((k % n) as f32 * h, (k / n) as f32 * h);
+                (x - 1.3).powi(2) + (z - 1.1).powi(2) < 0.22 * 0.22
+            })
+            .collect();
+        let side = land_tiles_side(n);
+        let whole = least(3, || land_tiles(&fixed, n).len());
+        let rows = (1 << 16) / side;
+        let banded = least(2, || {
+            (0..side)
+                .step_by(rows)
+                .map(|first| {
+                    let band = [[0, first], [side - 1, (first + rows - 1).min(side - 1)]];
+                    land_tiles_in(&fixed, n, band).len()
+                })
+                .sum()
+        });
+        println!(
+            "{n}² nodes ({side}² tiles): whole tiles in one call {whole:.0} ms, in bands of \
+             {rows} rows {banded:.0} ms"
+        );
+    }
 }

@@ -34,7 +34,7 @@ fn open(nodes: usize, drawn: bool, island: bool) -> PoolSim {
 /// index buffer in llvmpipe's host memory, as GL reports them, and the renderer's land nodes),
 /// plus, drawn, the indices the renderer builds its index buffer from (live only in
 /// `Grid::new`: an upper bound by them) and, in a scene without land, the land texture (8
-/// bytes a node) and the land tiles (a byte per 8² cells), made with the first land: an upper
+/// bytes a node) and the land tiles (a byte per 2² cells), made with the first land: an upper
 /// bound by them. Without the tiles in the model, a pool with an island held 36 B more than
 /// it at 48² (6² tiles). With an island the model
 /// left the land texture and the land nodes out: 9 bytes a node, 152,100 B at 130².

@@ -131,7 +131,7 @@ fn far_ripples_fade_instead_of_speckling() {
 }
 
 /// The calm sea past an open sea's tile (the `pool` pass) is the same water as the tile (the
-/// `surface` pass: both shade it with common.glsl's `water_at` and `water_from_above`): the
+/// `surface` pass: both shade it with water.glsl's `water_at` and `water_from_above`): the
 /// strip 1.96–2.18 m, across the edge of a 2 m tile, against the same strip on a 2.2 m tile,
 /// with the fine detail and its glints, over a floor too deep to show (whose tiles would
 /// follow the pool's size; `the_floor_is_refracted_alike_on_the_tile_and_past_it` looks at

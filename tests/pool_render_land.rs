@@ -63,11 +63,15 @@ fn land_painted_live_is_drawn_as_a_fresh_start_draws_it() {
 
 /// Painting one node (told as `PoolSim` tells it: the surface uploaded, the node's box named
 /// to `set_land`) computes the land texture again only within [`LAND_REACH`] of it, at most
-/// (2·3 + 1)² = 49 texels, 16 in the grid's corner, and only the land tiles that hold it: one,
-/// two on a tile's edge, four on its corner; the picture is a fresh start's, bit for bit.
-/// Painting a node that already is land, or telling no change, computes none. (The code before
-/// computed all 128² = 16,384 texels for each change: the mutant doing so here fails at the
-/// first count; one computing all 16² land tiles, at the first tiles' count.)
+/// (2·3 + 1)² = 49 texels, 16 in the grid's corner, and only the land tiles within
+/// `LAND_TILE_REACH − 1` = 31 tiles of those that hold it (one, two on a tile's edge, four on
+/// its corner; their distances to land can change), within the grid's 64² tiles of 2² cells;
+/// the picture is a fresh start's, bit for bit. Painting a node that already is land, or telling
+/// no change, computes none; changing the pool's depth (the land's heights) computes all the
+/// texels and no tile (the tiles hold the flags only: the code before computed all of them
+/// again, 16² tiles of 8² cells then, review L3).
+/// (The code before computed all 128² = 16,384 texels for each change: the mutant doing so here
+/// fails at the first count; one computing all 16² land tiles, at the first tiles' count.)
 #[test]
 fn a_painted_node_computes_only_the_land_texels_it_reaches() {
     let island = |x: f32, z: f32| (x - 0.6).powi(2) + (z - 0.7).powi(2) < 0.06;
@@ -84,13 +88,13 @@ fn a_painted_node_computes_only_the_land_texels_it_reaches() {
             (x - i as f32 * h).abs() < 0.5 * h && (z - j as f32 * h).abs() < 0.5 * h
         }
     };
-    // Nodes painted in turn (land texels and tiles computed): on a tile's edge (j = 5·8), in
+    // Nodes painted in turn (land texels and tiles computed): on tiles' edges (i, j even), in
     // the pool's corner, inside a tile, on a tile's corner; then the first again.
     let strokes = [
-        (100, 40, 49, 2),
-        (127, 127, 16, 1),
-        (91, 107, 49, 1),
-        (88, 104, 49, 4),
+        (100, 40, 49, (63 - 18 + 1) * (51 + 1)),
+        (127, 127, 16, 32 * 32),
+        (91, 107, 49, (63 - 14 + 1) * (63 - 22 + 1)),
+        (88, 104, 49, (63 - 12 + 1) * (63 - 20 + 1)),
         (100, 40, 0, 0),
     ];
     let land_after = |n: usize| {
@@ -150,4 +154,16 @@ fn a_painted_node_computes_only_the_land_texels_it_reaches() {
         (0, 0),
         "nothing changed"
     );
+    let deeper = DrawScene {
+        depth: drawn.depth + 0.2,
+        ..drawn
+    };
+    live.draw(&camera, &deeper);
+    let renderer = live.renderer.as_ref().unwrap();
+    let computed = (
+        renderer.land_texels_computed(),
+        renderer.land_tiles_computed(),
+    );
+    println!("the depth changed: {computed:?} land texels and tiles computed");
+    assert_eq!(computed, (NODES * NODES, 0), "the depth changed");
 }

@@ -21,11 +21,11 @@ fn a_nodes_state_bytes_are_its_fields() {
     assert_eq!(
         super::panel::grid_cost(8192, &grid_bytes(8192, Solver::Cuda, Drawing::Interop)),
         "8192² = 67.1 M nodes: 2.3 GiB of state, 2.6 GiB to draw them: 2.4 GiB of host \
-         memory, 4.3 GiB of GPU memory"
+         memory, 4.4 GiB of GPU memory"
     );
     assert_eq!(
         super::panel::grid_cost(8192, &grid_bytes(8192, Solver::Cuda, Drawing::HostCopy)),
-        "8192² = 67.1 M nodes: 2.3 GiB of state, 4.3 GiB to draw them: 5.5 GiB of host \
+        "8192² = 67.1 M nodes: 2.3 GiB of state, 4.4 GiB to draw them: 5.5 GiB of host \
          memory, 2.3 GiB of GPU memory"
     );
     assert_eq!(
@@ -127,7 +127,7 @@ fn a_drawn_scene_is_checked_with_what_drawing_takes() {
         .to_string();
     assert_eq!(
         error,
-        "scenes/big.toml:3: pool.nodes: 1024² nodes need about 117.4 MiB but only 48.0 MiB of \
+        "scenes/big.toml:3: pool.nodes: 1024² nodes need about 117.6 MiB but only 48.0 MiB of \
          host memory is available (CPU backend, drawn); use fewer nodes"
     );
     let sim = super::PoolSim::open_within(&source, &options(false), Some(available)).unwrap();
@@ -174,7 +174,7 @@ fn a_cuda_scene_that_fits_by_interop_opens_before_the_path_is_known() {
 /// The first frame drawn that finds the frames going through the host checks host memory
 /// again with that path's figure, before the host copy's buffers are built: a 1024² CUDA grid
 /// opened before the path was known was counted as interop (39.0 MiB: the flags, the
-/// renderer's land nodes and the state's copy), which fits in 48 MiB; through the host it takes 110.4 MiB (the texels, the GL objects
+/// renderer's land nodes and the state's copy), which fits in 48 MiB; through the host it takes 110.6 MiB (the texels, the GL objects
 /// llvmpipe keeps there), and the frame is refused with the open check's words (file, key,
 /// both figures) after what happened. Before, nothing checked it again and the frame built
 /// the texels. The path is left unknown on a refusal (the next frame refuses too), and learnt
@@ -204,11 +204,11 @@ fn the_first_frame_through_the_host_checks_host_memory_again() {
         format!("{error:#}"),
         "the first frame drawn goes through the host (no CUDA–GL interop with this GL \
          context), which takes more host memory than the check when the scene opened counted \
-         (interop's): scenes/big.toml:3: pool.nodes: 1024² nodes need about 110.4 MiB but only \
+         (interop's): scenes/big.toml:3: pool.nodes: 1024² nodes need about 110.6 MiB but only \
          48.0 MiB of host memory is available (CUDA backend, drawn); use fewer nodes"
     );
     sim.check_path(Solver::Cuda, Some(through_host)).unwrap();
-    // This grid's own figure (CPU, 117.4 MiB) through `learn_path`: refused and the path left
+    // This grid's own figure (CPU, 117.6 MiB) through `learn_path`: refused and the path left
     // unknown, then learnt where it fits; known, it is not checked again.
     assert!(sim.learn_path(false, || Some(available)).is_err());
     assert_eq!(sim.interop, None);

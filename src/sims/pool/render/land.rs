@@ -1,11 +1,11 @@
-//! The land texture: per node the land's height and how far inland it is (`common.glsl`
+//! The land texture: per node the land's height and how far inland it is (`land_search.glsl`
 //! `land_ground` and `inland_at` read it, one texel a node), computed here on the host when the
 //! land changes — its nodes (an upload's flags, or the solver's under interop), its height or
 //! the pool's depth — not every frame. The shaders used to compute both from the surface
 //! texture's flags at every look-up: `land_normal` 16 heights of 5–6 texel fetches each, for
 //! every pixel of a scene with land (docs/pool-performance.md).
 
-use super::land_tiles::{land_tile_bytes, land_tiles_in, land_tiles_side, tiles_holding};
+use super::land_tiles::{land_tile_bytes, land_tiles_in, land_tiles_side, tiles_reached};
 use super::PoolRenderer;
 use crate::gfx::targets::new_texture;
 use anyhow::Result;
@@ -93,8 +93,12 @@ pub fn land_bounds(fixed: &[bool], nodes: usize) -> Vec4 {
 pub(super) struct LandTexture {
     texture: glow::Texture,
     tiles: glow::Texture,
-    /// (land height, depth) of its texels; `None`: the land's nodes changed since.
+    /// (land height, depth) of its texels; `None`: the land's nodes were all noted again since.
     made_for: Option<(f32, f32)>,
+    /// Whether the tiles are of the land's nodes as last noted, but for `land_dirty`'s (false
+    /// when they were all noted again): the tiles depend on the nodes' flags only, not on the
+    /// land's height or the depth.
+    tiles_current: bool,
 }
 
 impl LandTexture {
@@ -140,6 +144,7 @@ impl PoolRenderer {
                 self.land_bounds = land_bounds(&self.land_nodes, n);
                 if let Some(texture) = &mut self.land_texture {
                     texture.made_for = None;
+                    texture.tiles_current = false;
                 }
                 [[0, 0], [n - 1, n - 1]]
             }
@@ -202,15 +207,16 @@ impl PoolRenderer {
     }
 
     /// Land tiles computed at the land texture's last update (all of them when it was made or
-    /// the land's height or the depth changed; else those holding a node that changed).
+    /// all the nodes were noted again; else those within `LAND_TILE_REACH − 1` tiles of those
+    /// holding a node that changed; none when only the land's height or the depth changed).
     pub fn land_tiles_computed(&self) -> usize {
         self.land_tiles_computed
     }
 
-    /// Computes the land texture and the land tiles again where the land's nodes (within
-    /// [`LAND_REACH`] of those that changed; the tiles holding them), `land_height` or `depth`
-    /// changed since they were last (made on the first frame with land, deleted when no node
-    /// is land).
+    /// Computes the land texture again where the land's nodes (within [`LAND_REACH`] of those
+    /// that changed), `land_height` or `depth` changed since it was last, and the land tiles
+    /// where the nodes changed (within `LAND_TILE_REACH − 1` tiles of the tiles holding them);
+    /// both made on the first frame with land, deleted when no node is land.
     pub(super) fn update_land_texture(&mut self, land_height: f32, depth: f32) -> Result<()> {
         self.land_texels_computed = 0;
         self.land_tiles_computed = 0;
@@ -223,20 +229,34 @@ impl PoolRenderer {
         let n = self.nodes;
         let all = [[0, 0], [n - 1, n - 1]];
         let wanted = Some((land_height, depth));
-        // The nodes that changed: all of them for a new texture or new heights.
-        let changed = match (&self.land_texture, self.land_dirty) {
-            (Some(texture), _) if texture.made_for != wanted => all,
-            (Some(_), None) => return Ok(()),
-            (Some(_), Some(dirty)) => dirty,
-            (None, _) => all,
+        let dirty = self.land_dirty.take();
+        let grown = |[low, high]: NodeBox| {
+            [
+                [low[0].saturating_sub(REACH), low[1].saturating_sub(REACH)],
+                [(high[0] + REACH).min(n - 1), (high[1] + REACH).min(n - 1)],
+            ]
         };
-        self.land_dirty = None;
-        let [low, high] = changed;
-        let texels = [
-            [low[0].saturating_sub(REACH), low[1].saturating_sub(REACH)],
-            [(high[0] + REACH).min(n - 1), (high[1] + REACH).min(n - 1)],
-        ];
-        let tiles = tiles_holding(changed, n);
+        // The texels to compute: all of them for a new texture or new heights, else those the
+        // changed nodes reach; the tiles: all of them for a new texture or nodes all noted
+        // again, else those the changed nodes reach (the heights do not change them).
+        let (texels, tiles) = match &self.land_texture {
+            None => (Some(all), Some(all_tiles(n))),
+            Some(texture) => (
+                if texture.made_for != wanted {
+                    Some(all)
+                } else {
+                    dirty.map(grown)
+                },
+                if !texture.tiles_current {
+                    Some(all_tiles(n))
+                } else {
+                    dirty.map(|changed| tiles_reached(changed, n))
+                },
+            ),
+        };
+        if texels.is_none() && tiles.is_none() {
+            return Ok(());
+        }
         let gl = &self.gl;
         let side = land_tiles_side(n) as i32;
         // SAFETY: GL calls on the current context; the textures are this renderer's and hold
@@ -254,8 +274,10 @@ impl PoolRenderer {
             texture,
             tiles: tile_texture,
             made_for: wanted,
+            tiles_current: true,
         });
-        // In bands of rows of at most BAND texels, so that the host holds no whole copy.
+        // The texels in bands of rows of at most BAND texels, so that the host holds no whole
+        // copy (128 MiB at 4096²).
         const BAND: usize = 1 << 16;
         let upload =
             |texture: glow::Texture, band: NodeBox, format: u32, kind: u32, data: &[u8]| {
@@ -280,7 +302,7 @@ impl PoolRenderer {
                     gl.bind_texture(glow::TEXTURE_2D, None);
                 }
             };
-        for band in bands(texels, BAND) {
+        for band in texels.into_iter().flat_map(|texels| bands(texels, BAND)) {
             let part = land_texels_in(&self.land_nodes, n, band, land_height, depth);
             self.land_texels_computed += part.len();
             upload(
@@ -291,13 +313,21 @@ impl PoolRenderer {
                 bytemuck::cast_slice(&part),
             );
         }
-        for band in bands(tiles, BAND) {
-            let part = land_tiles_in(&self.land_nodes, n, band);
+        // The tiles in one call (a byte a tile: 16 MiB at 8192², beside the nodes' flags): the
+        // distances are swept over the box grown by the reach, which bands would read again.
+        if let Some(tiles) = tiles {
+            let part = land_tiles_in(&self.land_nodes, n, tiles);
             self.land_tiles_computed += part.len();
-            upload(tile_texture, band, glow::RED, glow::UNSIGNED_BYTE, &part);
+            upload(tile_texture, tiles, glow::RED, glow::UNSIGNED_BYTE, &part);
         }
         Ok(())
     }
+}
+
+/// All the land tiles of a grid of `n`² nodes.
+fn all_tiles(n: usize) -> NodeBox {
+    let last = land_tiles_side(n) - 1;
+    [[0, 0], [last, last]]
 }
 
 /// `within` cut into bands of whole rows of at most `most` texels (at least a row each).

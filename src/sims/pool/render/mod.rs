@@ -2,7 +2,8 @@
 //! x, height, offset z, 1 if fixed) — written by an upload (CPU) or through interop (CUDA); the
 //! passes displace the grid by it on the GPU (vertex texture fetch, normals from the
 //! neighbouring texels). A frame of the `surface` view runs, each with a shader of the same
-//! name in `shaders/pool/` (after `shaders/pool/common.glsl`) and a method of the same name:
+//! name in `shaders/pool/` (after `shaders/pool/common.glsl`,
+//! `land_search.glsl` and `water.glsl`) and a method of the same name:
 //!
 //! | pass | draws | into |
 //! |---|---|---|
@@ -40,7 +41,9 @@ pub use caustics::CausticsImage;
 pub use draw_scene::{rim_height, DrawScene, Pass, VIEWS};
 pub use grid::{display_mesh_nodes, display_stride, strip_indices, TapCells};
 pub use land::{land_bounds, land_texels, land_texels_in, NodeBox, LAND_REACH};
-pub use land_tiles::{land_tile_bytes, land_tiles, land_tiles_side, LAND_TILE};
+pub use land_tiles::{
+    land_tile_bytes, land_tiles, land_tiles_in, land_tiles_side, LAND_TILE, LAND_TILE_REACH,
+};
 pub use objects::{texture_refusal, GRID_OBJECTS};
 
 use crate::gfx::check_gl;

@@ -46,7 +46,7 @@ impl PoolRenderer {
     /// texture's level 0, the caustics mesh's index buffer, the display mesh's on grids over
     /// 513 nodes, the caustics texture with its mipmaps) and, once a frame is drawn, the pool's
     /// box (its vertex buffer), with land the land texture (RG32F, `land.rs`) and the land
-    /// tiles (R8, a texel per 8² cells, `land_tiles.rs`: grid objects, which the model counts
+    /// tiles (R8, a texel per 2² cells, `land_tiles.rs`: grid objects, which the model counts
     /// with land or without) and the frame (RGBA8 and a 24-bit depth
     /// buffer, 4 bytes a pixel each, at the output's size). Left out: the sky's cubemap
     /// (`gfx::skybox`, 6 × 128² RGBA8 a renderer), the programs and the full-screen triangle.

@@ -1,5 +1,5 @@
-//! What every pool pass shares: the surface texture, the shaders' common part (`shaders/pool/common.glsl`, put in
-//! front of each pass's own), the texture units, and the uniforms it declares, located once per
+//! What every pool pass shares: the surface texture, the shaders' common part
+//! (`shaders/pool/common.glsl`, `land_search.glsl`, `water.glsl`, put in front of each pass's own), the texture units, and the uniforms it declares, located once per
 //! program and set from one frame's values.
 
 use super::caustics::CausticsDomain;
@@ -10,8 +10,10 @@ use glam::{Mat4, Vec3, Vec4};
 use glow::HasContext;
 
 /// A pool pass's shaders: `shaders/pool/VERTEX` and `shaders/pool/FRAGMENT`, each after
-/// `#version 330 core` and `shaders/pool/common.glsl`, under the pass name `NAME`; the fragment
-/// shader's with `FRAGMENT_SHADER` defined (common.glsl's functions that take derivatives).
+/// `#version 330 core` and the shaders' common part, `shaders/pool/common.glsl`,
+/// `land_search.glsl` (the land) and `water.glsl` (the rays and the water's surface), under the
+/// pass name `NAME`; the fragment shader's with `FRAGMENT_SHADER` defined (the common part's
+/// functions that take derivatives).
 macro_rules! pool_shader {
     ($name:expr, $vertex:expr, $fragment:expr) => {
         $crate::sims::pool::render::shared::pool_shader!($name, $vertex, $fragment, "")
@@ -27,6 +29,14 @@ macro_rules! pool_shader {
                 )),
                 include_str!(concat!(
                     env!("CARGO_MANIFEST_DIR"),
+                    "/shaders/pool/land_search.glsl"
+                )),
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/shaders/pool/water.glsl"
+                )),
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
                     "/shaders/pool/",
                     $vertex
                 ))
@@ -37,6 +47,14 @@ macro_rules! pool_shader {
                 include_str!(concat!(
                     env!("CARGO_MANIFEST_DIR"),
                     "/shaders/pool/common.glsl"
+                )),
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/shaders/pool/land_search.glsl"
+                )),
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/shaders/pool/water.glsl"
                 )),
                 include_str!(concat!(
                     env!("CARGO_MANIFEST_DIR"),
@@ -91,7 +109,7 @@ pub(super) struct FrameValues {
     pub(super) time: f32,
 }
 
-/// The uniforms of `common.glsl` in one program.
+/// The uniforms of the shaders' common part in one program.
 pub(super) struct Shared {
     surface: Uniform,
     land_texture: Uniform,
