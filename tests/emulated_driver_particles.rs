@@ -413,6 +413,8 @@ const FOUNTAIN_FRAMES: usize = 40;
 /// Set in the processes [`fountain_frames_as_cuda_graphs_equal_frames_launched_one_by_one`]
 /// starts: the backend (`cuda` or `cpu`) [`fountain_frames_on_the_driver`] runs.
 const FOUNTAIN_BACKEND: &str = "FLUIDLAB_TEST_FOUNTAIN_BACKEND";
+/// Set (to anything) there: the splash's radius grown ×1.5 before frame 30 (its stencils grow).
+const FOUNTAIN_SPLASH: &str = "FLUIDLAB_TEST_FOUNTAIN_SPLASH";
 
 /// What a run of [`fountain_frames_on_the_driver`] printed and the emulated driver traced.
 struct FountainRun {
@@ -483,27 +485,35 @@ fn worst(a: &[u32], b: &[u32]) -> f32 {
 }
 
 /// 40 fountain frames ([`FOUNTAIN_SCENE`]: particles emitted, dying of age, landing in the
-/// basin and splashing it, the capacity reached from frame ~20; the wind steered before every
-/// frame) through the program's CUDA host code on the
+/// basin and splashing it, the capacity reached from frame ~20; the wind steered before each
+/// of the first 20 frames, the last 20 left on the GPU) through the program's CUDA host code on the
 /// emulated driver, as CUDA graphs (the default) and launch by launch
 /// (`FLUIDLAB_CUDA_GRAPHS=0`): the same kernels in the same order, and the particles
 /// (positions, velocities, ages, hits, tags), the basin's heights and velocities, the drawing
 /// order and the counts equal bit for bit. Every frame is one graph launch, of two graphs
 /// captured (the compaction swaps the particles' arrays every frame: even and odd frames start
 /// from the other pair); the frame's end (`reduce_fountain`, `reduce_finish`) runs outside.
-/// The old code ran every fountain frame launch by launch: 0 captures, 0 graph launches.
+/// The old code ran every fountain frame launch by launch: 0 captures, 0 graph launches. A
+/// key without the arrays' pointers (a mutant) replays frame 0's graph at frame 1, on the
+/// arrays the compaction swapped: "counts differ: 16 alive, 491 emitted, 466 landed"; so does
+/// a replay that does not swap them on the host as the recording did.
 ///
 /// Both are the CPU's run (the same edits): the same particles alive, emitted and landed, the
-/// drawing order, positions to 10⁻⁵ m (measured 0: the emulation's kernels compute as the
-/// CPU does, bit for bit) and basin heights to 10⁻⁶ m. A record the host forgets to upload
-/// shows there: without the emission's upload (a mutant of `fountain_records`) `emit` keeps
-/// writing the first frame's particles ("counts differ: 320 640 0 against 320 640 4" … see the
-/// report); without the fountain's record the wind's steering never reaches the GPU; without
-/// the basin's the splash and wave step read zeros.
+/// drawing order, the particles' floats to 10⁻⁵ and the basin's to 10⁻⁶ (measured 4.8e-7 and 3.0e-8). A record the host forgets to upload
+/// shows there, though graphs and launches share it (mutants of `fountain_records`): without
+/// the emission's upload the kernels read a zeroed `EmitStep` ("counts differ from the CPU's:
+/// 0 alive, 640 emitted, 0 landed" against 257, 488, 225); with the fountain's record's wind
+/// never steered "303 alive, 464 emitted, 9 landed"; without the basin's record the splash and
+/// wave step read zeros: "0.228 m from the CPU's basin".
 ///
-/// A capture the driver refuses midway (`FLUIDLAB_EMULATED_CAPTURE_LIMIT=9`: after `collide`'s
-/// compaction swapped the arrays on the host) runs every frame launch by launch to the same
-/// bits.
+/// The splash's radius grown before frame 30 ([`FOUNTAIN_SPLASH`]; larger stencils, uploaded
+/// before the frame into a new allocation) captures 2 more graphs (frames 30 and 31), still
+/// equal to its run launch by launch. A capture the driver refuses runs every frame from it on
+/// launch by launch to the same bits: the first midway (`FLUIDLAB_EMULATED_CAPTURE_LIMIT=9`,
+/// in `basin`), the third at its end (`FLUIDLAB_EMULATED_REFUSE_CAPTURE=3`: frame 30 of the
+/// grown splash, the recording's compaction having swapped the particles' arrays on the host).
+/// Without that swap undone (a mutant) frame 30 runs on the arrays before frame 29's
+/// compaction: "third capture refused: counts differ: 241 alive, 488 emitted, 241 landed".
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_driver),
@@ -563,12 +573,35 @@ fn fountain_frames_as_cuda_graphs_equal_frames_launched_one_by_one() {
         "{} m from the CPU's basin",
         worst(&graphs.basin, &cpu.basin)
     );
-    let refused = fountain_run(&driver, &[("FLUIDLAB_EMULATED_CAPTURE_LIMIT", "9")]);
-    assert_eq!((refused.captured, refused.launched), (0, 0), "refused");
-    assert!(refused.kernels == plain.kernels, "refused: other kernels ran");
-    assert_eq!(refused.counts, plain.counts, "refused: counts differ");
-    assert!(refused.particles == plain.particles, "refused: the particles differ");
-    assert!(refused.basin == plain.basin, "refused: the basin differs");
+    // The splash grown before frame 30: new stencils (uploaded before the frame, a new
+    // allocation), so frames 30 and 31 capture anew.
+    let splash = (FOUNTAIN_SPLASH, "1");
+    let grown = fountain_run(&driver, &[splash]);
+    let grown_plain = fountain_run(&driver, &[splash, ("FLUIDLAB_CUDA_GRAPHS", "0")]);
+    assert_eq!((grown.captured, grown.launched), (4, frames), "splash grown");
+    assert!(grown.kernels == grown_plain.kernels, "splash grown: other kernels ran");
+    assert_eq!(grown.counts, grown_plain.counts, "splash grown: counts differ");
+    assert!(grown.particles == grown_plain.particles, "splash grown: the particles differ");
+    assert!(grown.basin == grown_plain.basin, "splash grown: the basin differs");
+    assert!(grown.basin != plain.basin, "the splash's growth changed nothing");
+    for (what, environment, launched, against) in [
+        ("first", ("FLUIDLAB_EMULATED_CAPTURE_LIMIT", "9"), (0, 0), &plain),
+        ("third", ("FLUIDLAB_EMULATED_REFUSE_CAPTURE", "3"), (2, 30), &grown_plain),
+    ] {
+        let mut environment = vec![environment];
+        if what == "third" {
+            environment.push(splash);
+        }
+        let refused = fountain_run(&driver, &environment);
+        let plain = against;
+        let why = format!("{what} capture refused");
+        assert_eq!((refused.captured, refused.launched), launched, "{why}");
+        assert!(refused.kernels == plain.kernels, "{why}: other kernels ran");
+        assert_eq!(refused.counts, plain.counts, "{why}: counts differ");
+        assert!(refused.particles == plain.particles, "{why}: the particles differ");
+        assert!(refused.basin == plain.basin, "{why}: the basin differs");
+        assert_eq!(refused.order, plain.order, "{why}: the drawing order differs");
+    }
 }
 
 /// The run [`fountain_frames_as_cuda_graphs_equal_frames_launched_one_by_one`] starts in a
@@ -593,9 +626,16 @@ fn fountain_frames_on_the_driver() {
     }
     sim.set_stage_timing(false);
     let mut landed = 0;
+    let splash = std::env::var(FOUNTAIN_SPLASH).is_ok();
     for frame in 0..FOUNTAIN_FRAMES {
-        let k = frame as f32;
-        sim.scene.world.wind = [0.5 + 0.1 * k, 0.0, -0.05 * k];
+        if splash && frame == 30 {
+            sim.scene.fountain.splash_radius *= 1.5;
+        }
+        if frame < 20 {
+            // A live edit: the host's state pulled, uploaded again before the frame.
+            let k = frame as f32;
+            sim.scene.world.wind = [0.5 + 0.1 * k, 0.0, -0.05 * k];
+        }
         sim.step().unwrap();
         sim.pull().unwrap();
         let State::Fountain(f) = &sim.state else {
