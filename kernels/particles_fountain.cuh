@@ -320,12 +320,16 @@ sort_keys(const FountainStep* __restrict__ step, const unsigned* __restrict__ st
 }
 
 // `sort`, per pass: each tile's count of each digit of the keys (at `shift`), digit-major:
-// hist[digit · tiles + tile].
+// hist[digit · tiles + tile]; zeros for a tile past the keys (a graph's grid), at once.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
 sort_histogram(const unsigned* __restrict__ stats, unsigned shift, unsigned tiles,
                const unsigned* __restrict__ keys, unsigned* __restrict__ hist) {
     __shared__ unsigned counts[RADIX];
     unsigned t = threadIdx.x, tile = blockIdx.x, n = stats[STAT_ALIVE];
+    if (tile * SORT_TILE >= n) {
+        hist[t * tiles + tile] = 0;
+        return;
+    }
     counts[t] = 0;
     __syncthreads();
     for (unsigned c = 0; c < SORT_ITEMS; ++c) {
@@ -353,6 +357,8 @@ sort_scatter(const unsigned* __restrict__ stats, unsigned shift, unsigned tiles,
     __shared__ unsigned place[RADIX];
     __shared__ unsigned digits[PARTICLES_BLOCK];
     unsigned t = threadIdx.x, tile = blockIdx.x, n = stats[STAT_ALIVE];
+    // A tile past the keys (a graph's grid) has none to place: the whole block returns.
+    if (tile * SORT_TILE >= n) return;
     place[t] = hist[t * tiles + tile];
     __syncthreads();
     for (unsigned c = 0; c < SORT_ITEMS; ++c) {

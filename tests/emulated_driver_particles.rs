@@ -561,7 +561,10 @@ fn fountain_frames_as_cuda_graphs_equal_frames_launched_one_by_one() {
     assert_eq!(graphs.in_graphs + 2 * frames, graphs.kernels.len());
     // Against the CPU: the same counts and order, the particles and the basin close.
     assert_eq!(graphs.counts, cpu.counts, "counts differ from the CPU's");
-    assert_eq!(graphs.order, cpu.order, "the drawing order differs from the CPU's");
+    assert_eq!(
+        graphs.order, cpu.order,
+        "the drawing order differs from the CPU's"
+    );
     assert_eq!(graphs.particles.len(), cpu.particles.len());
     assert!(
         worst(&graphs.particles, &cpu.particles) < 1e-5,
@@ -578,15 +581,44 @@ fn fountain_frames_as_cuda_graphs_equal_frames_launched_one_by_one() {
     let splash = (FOUNTAIN_SPLASH, "1");
     let grown = fountain_run(&driver, &[splash]);
     let grown_plain = fountain_run(&driver, &[splash, ("FLUIDLAB_CUDA_GRAPHS", "0")]);
-    assert_eq!((grown.captured, grown.launched), (4, frames), "splash grown");
-    assert!(grown.kernels == grown_plain.kernels, "splash grown: other kernels ran");
-    assert_eq!(grown.counts, grown_plain.counts, "splash grown: counts differ");
-    assert!(grown.particles == grown_plain.particles, "splash grown: the particles differ");
-    assert!(grown.basin == grown_plain.basin, "splash grown: the basin differs");
-    assert!(grown.basin != plain.basin, "the splash's growth changed nothing");
+    assert_eq!(
+        (grown.captured, grown.launched),
+        (4, frames),
+        "splash grown"
+    );
+    assert!(
+        grown.kernels == grown_plain.kernels,
+        "splash grown: other kernels ran"
+    );
+    assert_eq!(
+        grown.counts, grown_plain.counts,
+        "splash grown: counts differ"
+    );
+    assert!(
+        grown.particles == grown_plain.particles,
+        "splash grown: the particles differ"
+    );
+    assert!(
+        grown.basin == grown_plain.basin,
+        "splash grown: the basin differs"
+    );
+    assert!(
+        grown.basin != plain.basin,
+        "the splash's growth changed nothing"
+    );
     for (what, environment, launched, against) in [
-        ("first", ("FLUIDLAB_EMULATED_CAPTURE_LIMIT", "9"), (0, 0), &plain),
-        ("third", ("FLUIDLAB_EMULATED_REFUSE_CAPTURE", "3"), (2, 30), &grown_plain),
+        (
+            "first",
+            ("FLUIDLAB_EMULATED_CAPTURE_LIMIT", "9"),
+            (0, 0),
+            &plain,
+        ),
+        (
+            "third",
+            ("FLUIDLAB_EMULATED_REFUSE_CAPTURE", "3"),
+            (2, 30),
+            &grown_plain,
+        ),
     ] {
         let mut environment = vec![environment];
         if what == "third" {
@@ -598,9 +630,15 @@ fn fountain_frames_as_cuda_graphs_equal_frames_launched_one_by_one() {
         assert_eq!((refused.captured, refused.launched), launched, "{why}");
         assert!(refused.kernels == plain.kernels, "{why}: other kernels ran");
         assert_eq!(refused.counts, plain.counts, "{why}: counts differ");
-        assert!(refused.particles == plain.particles, "{why}: the particles differ");
+        assert!(
+            refused.particles == plain.particles,
+            "{why}: the particles differ"
+        );
         assert!(refused.basin == plain.basin, "{why}: the basin differs");
-        assert_eq!(refused.order, plain.order, "{why}: the drawing order differs");
+        assert_eq!(
+            refused.order, plain.order,
+            "{why}: the drawing order differs"
+        );
     }
 }
 
@@ -646,7 +684,11 @@ fn fountain_frames_on_the_driver() {
     let State::Fountain(f) = &sim.state else {
         panic!("not a fountain");
     };
-    let floats = |v: &[f32]| v.iter().map(|x| format!("{:08x}", x.to_bits())).collect::<Vec<_>>();
+    let floats = |v: &[f32]| {
+        v.iter()
+            .map(|x| format!("{:08x}", x.to_bits()))
+            .collect::<Vec<_>>()
+    };
     let mut particles: Vec<String> = f
         .position
         .iter()

@@ -263,7 +263,6 @@ fn the_particles_records_have_the_kernels_sizes() {
             "basin_forces",
             "basin_integrate",
             "sort_keys",
-
             "springs",
             "wind",
             "integrate",

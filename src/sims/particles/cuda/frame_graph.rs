@@ -1,7 +1,9 @@
-//! A body's frame (cloth or jelly: its substeps' stages and `self_collide`) as one CUDA graph
-//! (`crate::cuda::graph`, as PBF's `frame_graph.rs`): captured the first time a frame of its
-//! kind runs, replayed with one launch afterwards. The frame's end (`reduce_nodes`,
-//! `reduce_finish`, the copy back) stays outside, as the frame's one synchronisation.
+//! A frame as one CUDA graph (`crate::cuda::graph`, as PBF's `frame_graph.rs`): a body's (cloth
+//! or jelly: its substeps' stages and `self_collide`) or the fountain's (emit, advance, collide
+//! with its scan and compaction, the basin's splash and substeps, the sort's passes), captured
+//! the first time a frame of its kind runs, replayed with one launch afterwards. The frame's end
+//! (`reduce_nodes` or `reduce_fountain`, `reduce_finish`, the copy back) stays outside, as the
+//! frame's one synchronisation.
 //!
 //! A graph holds its launches' arguments as captured, so the kernels take no constant by
 //! value that may change between frames: each substep's records (`BodyStep`, `SelfStep`) live
@@ -33,11 +35,34 @@
 //! springs' rest lengths (growing in) and stiffness, the contact lists and their rebuild flag
 //! (decided on the GPU).
 //!
-//! Frames that run launch by launch: stage timing on (its events sit between the stages),
-//! `FLUIDLAB_CUDA_SYNC_CHECK` (a synchronisation after each launch), `FLUIDLAB_CUDA_GRAPHS=0`,
-//! after a capture the driver refused, and every fountain frame: its grids are sized by the
-//! particles alive (read back at each frame's end), `emit` takes the emission counter by value
-//! and `basin` may upload new splash stencils mid-frame, so no two frames would share a key.
+//! The fountain's frame reads three records, one slot each (`Records`): `FountainStep`,
+//! `BasinStep` and `EmitStep` (the particles alive before `emit`, how many it adds, the
+//! emission counter), uploaded before the frame where their bits changed (the emission's every
+//! frame), and the splash stencils, uploaded before the frame where they changed (never inside
+//! a capture; a new allocation only at another size). Its kernels read their counts on the GPU
+//! (`emit`, `advance`, `collide`: the `EmitStep`'s; the sort: the survivors `collide_scan`
+//! left) and return past them, so a graph's launches cover a **reach** ([`reach_bucket`]: the
+//! power of two at or above the particles after `emit`, at least [`REACH_LEAST`], at most the
+//! capacity) instead of the particles alive:
+//!
+//! - in the key: the reach (every particle launch's grid, the sort's tiles, the scans'
+//!   lengths), the basin's nodes per side (its grids) and substeps (its launches), and the
+//!   device pointer of every array, the records' and the stencils' included (the compaction
+//!   swaps the particles' arrays every frame: even and odd frames have a graph each; a replay
+//!   swaps them on the host as the recording did). The stages always run, the sort included;
+//! - data: dt, gravity, the wind, drag, the cube, the jet and nozzle, lifetime, the basin's
+//!   place and level, the push, the sort's eye and direction (`FountainStep`); the wave step's
+//!   constants, the stencils' reaches and sums (`BasinStep`); the counts and the emission
+//!   counter (`EmitStep`); the stencils' weights.
+//!
+//! So a fountain captures two graphs and replays them while the particles stay within a power
+//! of two (above 4,096), the wind is steered or the camera moves; another reach, basin size,
+//! substeps or stencil size, or buffers made again (max particles raised) capture anew.
+//!
+//! Frames that run launch by launch, over their own counts (the same kernels, the same bits):
+//! stage timing on (its events sit between the stages), `FLUIDLAB_CUDA_SYNC_CHECK` (a
+//! synchronisation after each launch), `FLUIDLAB_CUDA_GRAPHS=0`, after a capture the driver
+//! refused.
 
 use super::buffers::{BodyBuffers, Buffers, FountainBuffers};
 use super::kernels::{BasinStep, BodyStep, EmitStep, FountainStep};

@@ -2,11 +2,11 @@
 //! functions of the same names; `tests/emulation/particles.cpp` runs the same sequences with
 //! the kernels compiled as C++. And the frame's end: the statistics reduced, one copy back.
 
+use super::frame_graph::{FountainBasin, Reach};
 use super::kernels::{
     blocks, nodes_box, reduce_fountain_threads, tiles, BodyStep, EmitStep, FountainStep, BLOCK,
     NODES_MAX_MASK, NODES_QUANTITIES, RADIX, SCAN_THREADS, SC_STATE,
 };
-use super::frame_graph::{FountainBasin, Reach};
 use super::parity::{BodyStage, FountainStage};
 use super::{cuda, Buffers, CudaParticles, FrameEnd, Totals};
 use crate::cuda::launch::per_element;
@@ -216,7 +216,13 @@ impl CudaParticles {
             }
             FountainStage::Sort => {
                 let tiles32 = tiles(n) as u32;
-                let args = (&b.step.at(0), &b.tally, &b.position, &mut b.keys, &mut b.order);
+                let args = (
+                    &b.step.at(0),
+                    &b.tally,
+                    &b.position,
+                    &mut b.keys,
+                    &mut b.order,
+                );
                 // SAFETY: particles.cu's parameters; alive ≤ n.
                 unsafe { Self::launch(m, s, "sort_keys", grid(n), args)? };
                 let tile_grid = per_element(tiles(n), 1);
