@@ -432,14 +432,14 @@ xpbd=/tmp/cloth-xpbd.toml
 sed -e 's/^integrator = .*/integrator = "xpbd"/' -e 's/^substeps = .*/substeps = 8\niterations = 4/' scenes/particles/cloth.toml >"$xpbd"
 # The jelly's volume term: volume + volume_gather (Verlet, the preset), xpbd_volume (XPBD).
 sed -e 's/^integrator = .*/integrator = "xpbd"/' scenes/particles/jelly.toml >/tmp/jelly-xpbd.toml
-# memcheck runs the bodies' frames as CUDA graphs (no stage events: captured, then replayed, as
-# PBF's above), racecheck launch by launch; the fountain never graphs.
+# memcheck runs the frames as CUDA graphs (no stage events: captured, then replayed, as PBF's
+# above; the fountain's over its reach, a power of two), racecheck launch by launch.
 if command -v compute-sanitizer >/dev/null; then
     for tool in memcheck racecheck; do
         timing=()
         [[ $tool == memcheck ]] && timing=(--no-stage-timing)
         step "particles: compute-sanitizer $tool, fountain" 45 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
-            "$BIN" bench fountain --backend cuda --particles 4000 --steps 110 --warmup 0
+            "$BIN" bench fountain --backend cuda --particles 4000 --steps 110 --warmup 0 ${timing[@]+"${timing[@]}"}
         step "particles: compute-sanitizer $tool, cloth 64² xpbd" 30 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
             "$BIN" bench "$xpbd" --backend cuda --particles 4096 --steps 2 --warmup 0 ${timing[@]+"${timing[@]}"}
         for jelly in jelly /tmp/jelly-xpbd.toml; do
@@ -460,7 +460,7 @@ step "particles: bench cuda cloth 1024² × 8 verlet" 40 /tmp/particles-bench.lo
 step "particles: bench cuda cloth 1024² × 8 xpbd × 4" 40 /tmp/particles-bench.log "$BIN" bench /tmp/cloth-1024-xpbd.toml --backend cuda --steps 30 --warmup 5
 # self_collide's 11 kernels a substep (the 40² cloth-fold preset, 30 substeps; its stage line).
 step "particles: bench cuda cloth-fold (self_collide)" 20 /tmp/particles-bench.log "$BIN" bench cloth-fold --backend cuda --steps 30 --warmup 5
-# A body's frame as one CUDA graph (docs/particles/cuda.md): the same scenes without stage events,
+# A frame as one CUDA graph (docs/particles/cuda.md): the fountain and the bodies without stage events,
 # with graphs and without (FLUIDLAB_CUDA_GRAPHS=0): what graphs save, launch calls and ms a step.
 # With graphs on, a refused capture (its note) or more than 10 launch calls a step (a graphed
 # frame is 3: the graph and the frame's end; 722 and ~470 launch by launch) is a FAIL.
@@ -483,6 +483,8 @@ export -f graphed
 for graphs in 1 0; do
     run=(env FLUIDLAB_CUDA_GRAPHS=0)
     ((graphs)) && run=(bash -c 'graphed "$@"' graphed)
+    step "particles: bench cuda fountain 100k, no stage events, FLUIDLAB_CUDA_GRAPHS=$graphs (json)" 20 /tmp/particles-bench.log \
+        "${run[@]}" "$BIN" bench fountain --backend cuda --particles 100000 --steps 30 --warmup 60 --json --no-stage-timing
     step "particles: bench cuda cloth-fold, no stage events, FLUIDLAB_CUDA_GRAPHS=$graphs (json)" 20 /tmp/particles-bench.log \
         "${run[@]}" "$BIN" bench cloth-fold --backend cuda --steps 30 --warmup 5 --json --no-stage-timing
     step "particles: bench cuda cloth 1024² × 8 xpbd × 4, no stage events, FLUIDLAB_CUDA_GRAPHS=$graphs (json)" 40 /tmp/particles-bench.log \

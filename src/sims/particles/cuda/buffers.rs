@@ -47,6 +47,10 @@ pub(super) struct FountainBuffers {
     pub(super) stencils: (Vec<f32>, Vec<f32>),
     pub(super) partials: CudaSlice<f64>,
     pub(super) stats: CudaSlice<f64>,
+    /// The frame's records (one slot each), which the kernels read (`frame_graph.rs`).
+    pub(super) step: Records<kernels::FountainStep>,
+    pub(super) basin_step: Records<kernels::BasinStep>,
+    pub(super) emission: Records<kernels::EmitStep>,
 }
 
 /// What a fountain solver's buffers hold: particles (its capacity) and basin nodes.
@@ -119,7 +123,19 @@ impl FountainBuffers {
             stencils: (Vec::new(), Vec::new()),
             partials,
             stats: s.alloc_zeros(4).map_err(&alloc)?,
+            step: Records::new(s, 1)?,
+            basin_step: Records::new(s, 1)?,
+            emission: Records::new(s, 1)?,
         })
+    }
+
+    /// The compaction's outputs made the particles (`collide`'s end; a replayed frame's).
+    pub(super) fn swap_compacted(&mut self) {
+        std::mem::swap(&mut self.position, &mut self.position_next);
+        std::mem::swap(&mut self.velocity, &mut self.velocity_next);
+        std::mem::swap(&mut self.age, &mut self.age_next);
+        std::mem::swap(&mut self.hits, &mut self.hits_next);
+        std::mem::swap(&mut self.tag, &mut self.tag_next);
     }
 
     /// The basin's buffers for `room` (heights, velocities, accelerations, flags) and the
