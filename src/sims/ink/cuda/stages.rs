@@ -160,7 +160,7 @@ impl CudaInk {
         for slot in 0..launches.slots {
             k.splat(
                 s,
-                (&b.splats, slot, launches.capacity),
+                (b.splats.slots(), slot, launches.capacity),
                 (&mut b.u, &mut b.v, &mut b.ink),
                 g.ink_cells(),
                 (&b.u_open, &b.v_open),
@@ -226,24 +226,9 @@ impl CudaInk {
             capacity,
         };
         records.resize(3 * launches.slots, InkSplat::default());
-        let b = &mut self.buffers;
-        // By their bits: a record whose only change is a zero's sign is sent too.
-        let bits = bytemuck::cast_slice::<InkSplat, u8>;
-        if records.is_empty() || bits(&records) == bits(&b.splats_sent) {
-            return Ok(launches);
+        if !records.is_empty() {
+            self.buffers.splats.set(&self.stream, &records)?;
         }
-        let copy = CudaError::driver("copying the brush stamps' splat records to the GPU");
-        // Set again only once the copy succeeded: after a failure nothing is taken as sent.
-        b.splats_sent.clear();
-        if records.len() > b.splats.len() {
-            b.splats = self.stream.alloc_zeros(records.len()).map_err(&copy)?;
-        }
-        self.stream
-            .memcpy_htod(&records, &mut b.splats.slice_mut(0..records.len()))
-            .map_err(&copy)?;
-        // The copy from pageable memory is staged before it returns, so `records` may be
-        // reused; a copy from pinned memory would need a second buffer and an event.
-        b.splats_sent = records;
         Ok(launches)
     }
 

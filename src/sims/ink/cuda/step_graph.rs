@@ -163,7 +163,7 @@ impl CudaInk {
             levels: bytemuck::cast_slice(&levels).to_vec(),
             tail_cells: self.tail_cells,
             splats,
-            splat_array: self.buffers.splats.device_ptr(&stream).0,
+            splat_array: self.buffers.splats.pointer(&stream),
             start,
         };
         // A key neither kept nor seen before runs launch by launch, remembered.

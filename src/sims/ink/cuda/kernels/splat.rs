@@ -150,15 +150,15 @@ pub fn splat_records(
 
 #[allow(clippy::too_many_arguments)]
 impl InkKernels {
-    /// One stamp's Gaussians, the records of slot `slot` of `splats` (on the device; three a
-    /// slot, one per lattice in [`SplatLattice`]'s order), each over `capacity` threads (at
+    /// One stamp's Gaussians, the records of slot `slot` of `splats` (on the device: the
+    /// [`InkSplat`]s' words, `crate::cuda::Records`; three a slot, one per lattice in [`SplatLattice`]'s order), each over `capacity` threads (at
     /// least its box's points, [`InkSplat::capacity`]): the velocity's u and v (their open
     /// masks skip closed faces) and the ink's three planes (`planes` values apart); `stamp` is
     /// the brush stamp's texture (read when a record is masked).
     pub fn splat(
         &self,
         stream: &CudaStream,
-        (splats, slot, capacity): (&CudaSlice<InkSplat>, usize, usize),
+        (splats, slot, capacity): (&CudaSlice<u32>, usize, usize),
         (u, v, ink): (
             &mut CudaSlice<f32>,
             &mut CudaSlice<f32>,
