@@ -358,8 +358,11 @@ impl CudaInk {
         self.upload(&fields.flow, &fields.ink, None, None)
     }
 
-    /// Back to a fluid at rest with no ink, obstacles where `solid(x, y)`.
+    /// Back to a fluid at rest with no ink, obstacles where `solid(x, y)`, on the grid of
+    /// [`CudaInk::params`] (the grid's record made again from them: the sides may have changed
+    /// with them; the grid's size may not).
     pub fn clear(&mut self, solid: &dyn Fn(f32, f32) -> bool) -> Result<(), CudaError> {
+        self.grid = InkGrid::new(&self.params);
         let (flow, ink) = rest_state(&self.params, solid);
         let zero = Field::new(flow.nx, flow.ny, [0.5, 0.5], flow.dx);
         self.upload(&flow, &ink, Some(&zero), Some(&zero))?;

@@ -28,7 +28,8 @@
 //!   walls' fixed velocities, outflows).
 //! - key `obstacles`: whether the ghost faces' `close_walls` runs.
 //! - key `levels`: the multigrid levels' shapes (their records with the fluid counts zeroed:
-//!   sizes, offsets, h², outflows), by value to its kernels and deciding the launches.
+//!   sizes, offsets, h², outflows), by value to its kernels (with the counts zeroed too:
+//!   `GpuMultigrid::levels_by_value`) and deciding the launches.
 //!   Data: the levels' fluid counts, which change most steps while a disc moves;
 //!   `pressure_mg_remove_mean` and `pressure_mg_tail` read them from the records on the device
 //!   (`update_cells` keeps those current).
@@ -54,7 +55,6 @@
 //! `FLUIDLAB_CUDA_SYNC_CHECK=1` (a synchronisation after each launch) and
 //! `FLUIDLAB_CUDA_GRAPHS=0`, and after a capture the driver refused.
 
-use super::multigrid::InkLevel;
 use super::stages::SplatLaunches;
 use super::CudaInk;
 use crate::cuda::{CudaError, GraphCache, GraphFailure, GraphRun};
@@ -150,9 +150,7 @@ impl CudaInk {
         self.upload_multigrid_masks()?;
         let splats = self.upload_splats(dt, stamps)?;
         let stream = self.stream.clone();
-        let levels: Vec<InkLevel> = (self.buffers.multigrid.levels().iter())
-            .map(|level| InkLevel { fluid: 0, ..*level })
-            .collect();
+        let levels = self.buffers.multigrid.levels_by_value();
         let start = self.buffers.arrangement(&stream);
         let key = StepKey {
             params: self.params.clone(),
@@ -190,7 +188,13 @@ impl CudaInk {
             })
         }));
         self.graphs.cache = cache;
-        match ran.unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
+        let ran = ran.unwrap_or_else(|panic| {
+            // The recording may have swapped arrays while nothing ran: they go back to where
+            // the step began for a caller that catches the unwind.
+            let _ = self.buffers.arrange(&stream, &start);
+            std::panic::resume_unwind(panic)
+        });
+        match ran {
             Ok((end, run)) => {
                 if run == GraphRun::Replayed {
                     self.buffers.arrange(&stream, &end)?;
