@@ -154,11 +154,13 @@ const CHILD: &str = "FLUIDLAB_INK_REPLAY_CHILD";
 /// Each phase is four frames: the first two run launch by launch (keys seen once), the next
 /// two capture the step's two arrangements, and the solver stays bit for bit equal to one
 /// without graphs (u, v, p, the ink, the totals, the report). With the field left out of the
-/// key (each checked by a mutant of `StepKey` when phases were two frames and keys captured at
-/// their first sighting; not rerun since) the phase captures nothing and replays the graphs of
-/// before: a stale close_walls, wall record or dt ("u differs with graphs on"); for `last` and
-/// `tail_cells`, whose stale graphs happen to give the same bits, "0 captures where …".
-/// Then [`varying_drag`].
+/// key (each a mutant of `StepKey`, run with the splat launches a slot a stamp) the phase
+/// captures nothing and replays the graphs of before: `obstacles` "frame 4: u differs with
+/// graphs on" (a stale close_walls), `grid` "frame 8: u differs …", `dt` "frame 16: u
+/// differs …"; for `last` and `tail_cells`, whose stale graphs happen to give the same bits,
+/// "frame 13: 0 captures where 2" and "frame 22: 0 captures where 1". Then [`varying_drag`]
+/// (without `splats` in the key: "drag step 4: u differs with graphs on"; without the
+/// records' array: [`grown`]).
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_driver),
