@@ -416,6 +416,10 @@ const FOUNTAIN_BACKEND: &str = "FLUIDLAB_TEST_FOUNTAIN_BACKEND";
 /// Set (to anything) there: the splash's radius grown ×1.5 before frame 30 (its stencils grow).
 const FOUNTAIN_SPLASH: &str = "FLUIDLAB_TEST_FOUNTAIN_SPLASH";
 
+/// Set (to a number) there: the fewest particles a graph's launches cover, lowered from 4,096
+/// (`ParticlesSim::set_graph_reach_least`) so this small fountain crosses several reaches.
+const FOUNTAIN_REACH_LEAST: &str = "FLUIDLAB_TEST_FOUNTAIN_REACH_LEAST";
+
 /// What a run of [`fountain_frames_on_the_driver`] printed and the emulated driver traced.
 struct FountainRun {
     /// The particles' positions, velocities, ages (as bits), hits and tags.
@@ -426,6 +430,8 @@ struct FountainRun {
     order: String,
     /// Particles alive, emitted and landed in the last frame.
     counts: String,
+    /// Particles alive after each frame.
+    alive: String,
     kernels: Vec<String>,
     captured: usize,
     launched: usize,
@@ -464,6 +470,7 @@ fn fountain_run(driver: &emulated_driver::Driver, environment: &[(&str, &str)]) 
         basin: words("basin: "),
         order: line("order: "),
         counts: line("counts: "),
+        alive: line("alive: "),
         kernels: stderr
             .lines()
             .filter_map(|line| line.strip_prefix("emulated CUDA driver: kernel `"))
@@ -576,6 +583,20 @@ fn fountain_frames_as_cuda_graphs_equal_frames_launched_one_by_one() {
         "{} m from the CPU's basin",
         worst(&graphs.basin, &cpu.basin)
     );
+    // The reach lowered to 64: the particles cross 64, 128 and 256 and reach the capacity
+    // (320), each reach capturing its even and odd frames' graphs, every frame bit-equal to
+    // its launches one by one.
+    let low = fountain_run(&driver, &[(FOUNTAIN_REACH_LEAST, "64")]);
+    println!("reach from 64: alive {}", low.alive);
+    assert!(low.kernels == plain.kernels, "reach from 64: other kernels ran");
+    assert_eq!(low.counts, plain.counts, "reach from 64: counts differ");
+    assert!(
+        low.particles == plain.particles,
+        "reach from 64: the particles differ"
+    );
+    assert!(low.basin == plain.basin, "reach from 64: the basin differs");
+    assert_eq!(low.order, plain.order, "reach from 64: the drawing order differs");
+    assert_eq!((low.captured, low.launched), (8, frames), "reach from 64");
     // The splash grown before frame 30: new stencils (uploaded before the frame, a new
     // allocation), so frames 30 and 31 capture anew.
     let splash = (FOUNTAIN_SPLASH, "1");
@@ -663,7 +684,11 @@ fn fountain_frames_on_the_driver() {
         sim.choose_backend(Backend::Cuda, 0).unwrap();
     }
     sim.set_stage_timing(false);
+    if let Ok(least) = std::env::var(FOUNTAIN_REACH_LEAST) {
+        sim.set_graph_reach_least(least.parse().unwrap());
+    }
     let mut landed = 0;
+    let mut alive = Vec::new();
     let splash = std::env::var(FOUNTAIN_SPLASH).is_ok();
     for frame in 0..FOUNTAIN_FRAMES {
         if splash && frame == 30 {
@@ -680,6 +705,7 @@ fn fountain_frames_on_the_driver() {
             panic!("not a fountain");
         };
         landed += f.landed;
+        alive.push(f.len().to_string());
     }
     let State::Fountain(f) = &sim.state else {
         panic!("not a fountain");
@@ -705,6 +731,7 @@ fn fountain_frames_on_the_driver() {
     println!("particles: {}", particles.join(" "));
     println!("basin: {}", basin.join(" "));
     println!("order: {}", order.join(" "));
+    println!("alive: {}", alive.join(" "));
     println!(
         "counts: {} alive, {} emitted, {landed} landed",
         f.len(),

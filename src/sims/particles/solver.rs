@@ -70,6 +70,15 @@ impl ParticlesSim {
         Ok(())
     }
 
+    /// Lowers the fewest particles a fountain graph's launches cover (CUDA only; a test hook:
+    /// `CudaParticles::set_reach_least`).
+    #[doc(hidden)]
+    pub fn set_graph_reach_least(&mut self, least: usize) {
+        if let Some(device) = &mut self.cuda {
+            device.solver.set_reach_least(least);
+        }
+    }
+
     /// Reads the GPU's state back into the host's mirror, when it is newer.
     pub fn pull(&mut self) -> Result<()> {
         let Some(device) = &mut self.cuda else {

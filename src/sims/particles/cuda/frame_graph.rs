@@ -149,6 +149,9 @@ pub(super) struct FrameGraphs {
     fountain: GraphCache<FountainKey, ()>,
     /// `FLUIDLAB_CUDA_GRAPHS` allows graphs.
     pub(super) allowed: bool,
+    /// The fewest particles a fountain graph's launches cover ([`REACH_LEAST`]; a test lowers
+    /// it: [`CudaParticles::set_reach_least`]).
+    reach_least: usize,
     /// Why graphs were given up, when a capture failed.
     refused: Option<String>,
     /// Why the last body frame ran launch by launch, if it did.
@@ -161,6 +164,7 @@ impl FrameGraphs {
             cache: GraphCache::new(GRAPHS_KEPT),
             fountain: GraphCache::new(GRAPHS_KEPT),
             allowed,
+            reach_least: REACH_LEAST,
             refused: None,
             launches_because: None,
         }
@@ -354,13 +358,13 @@ pub(super) struct Reach {
 pub const REACH_LEAST: usize = 4096;
 
 /// The particles a fountain graph's launches cover when `particles` are alive after `emit`:
-/// the power of two at or above, at least [`REACH_LEAST`], at most the `capacity`. So the
-/// grids change (a graph is captured) only when the particles cross a power of two, and
-/// launch fewer than twice the threads the particles need (above [`REACH_LEAST`]).
-pub fn reach_bucket(particles: usize, capacity: usize) -> usize {
+/// the power of two at or above, at least `least` ([`REACH_LEAST`]), at most the `capacity`.
+/// So the grids change (a graph is captured) only when the particles cross a power of two, and
+/// launch fewer than twice the threads the particles need (above `least`).
+pub fn reach_bucket(particles: usize, capacity: usize, least: usize) -> usize {
     particles
         .next_power_of_two()
-        .max(REACH_LEAST)
+        .max(least)
         .min(capacity)
         .max(particles)
 }
@@ -409,7 +413,7 @@ impl CudaParticles {
         let stream = self.stream.clone();
         let arrays = fountain_arrays(b, &stream);
         let particles = arrays[0];
-        let reach = reach_bucket(alive + count, capacity);
+        let reach = reach_bucket(alive + count, capacity, self.graphs.reach_least);
         let key = FountainKey {
             reach,
             nodes: basin.0.n,
@@ -466,6 +470,13 @@ impl CudaParticles {
         Ok(())
     }
 
+    /// Lowers the fewest particles a fountain graph's launches cover ([`REACH_LEAST`]) so a
+    /// test's small fountain crosses several reaches (a test hook, not a setting).
+    #[doc(hidden)]
+    pub fn set_reach_least(&mut self, least: usize) {
+        self.graphs.reach_least = least.max(1);
+    }
+
     /// Graphs captured and replayed for the fountain's frames so far.
     pub fn fountain_graph_counts(&self) -> (u64, u64) {
         self.graphs.fountain.counts()
@@ -516,11 +527,11 @@ mod tests {
 
     #[test]
     fn the_reach_is_a_power_of_two_within_the_capacity() {
-        assert_eq!(reach_bucket(0, 1 << 20), REACH_LEAST);
-        assert_eq!(reach_bucket(251, 320), 320);
-        assert_eq!(reach_bucket(4097, 1 << 20), 8192);
-        assert_eq!(reach_bucket(8192, 1 << 20), 8192);
-        assert_eq!(reach_bucket(600_000, 1 << 20), 1 << 20);
-        assert_eq!(reach_bucket(600_000, 700_000), 700_000);
+        assert_eq!(reach_bucket(0, 1 << 20, REACH_LEAST), REACH_LEAST);
+        assert_eq!(reach_bucket(251, 320, REACH_LEAST), 320);
+        assert_eq!(reach_bucket(4097, 1 << 20, REACH_LEAST), 8192);
+        assert_eq!(reach_bucket(8192, 1 << 20, REACH_LEAST), 8192);
+        assert_eq!(reach_bucket(600_000, 1 << 20, REACH_LEAST), 1 << 20);
+        assert_eq!(reach_bucket(600_000, 700_000, REACH_LEAST), 700_000);
     }
 }
