@@ -36,6 +36,7 @@ using std::fabs;
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <utility>
 
 enum Stage { EMIT, ADVANCE, COLLIDE, BASIN, SORT, SPRINGS = 10, WIND, INTEGRATE, XPBD, COLLIDE_NODES, BODY_STATS, VOLUME,
@@ -175,13 +176,25 @@ int main(int argc, char** argv) {
         break;
     }
     case SORT: {
-        unsigned tiles = blocks_of(n, SORT_TILE);
+        // Two tiles past the keys, as a graph's grid over its reach: their histogram entries
+        // must be zeros (filled with a sentinel first), and their scatter places nothing.
+        unsigned tiles = blocks_of(n, SORT_TILE) + 2;
         std::vector<unsigned> keys(n), keys2(n), order2(n), hist(RADIX * tiles);
         order.resize(n);
         launch(n, [&] { sort_keys(&p, tally.data(), position.data(), keys.data(), order.data()); });
         for (unsigned shift = 0; shift < 32; shift += 8) {
+            std::fill(hist.begin(), hist.end(), 0xdeadbeefu);
             launch_blocks(tiles, PARTICLES_BLOCK, [&] { sort_histogram(tally.data(), shift, tiles, keys.data(), hist.data()); });
             launch_blocks(1, SCAN_THREADS, [&] { sort_scan(RADIX * tiles, hist.data()); });
+            // A live tile's place past the keys (an idle tile's entry not zero) would scatter
+            // out of the arrays: the order all zeros instead, which the CPU's is not.
+            bool wild = false;
+            for (unsigned d = 0; d < RADIX; ++d)
+                for (unsigned t = 0; t < blocks_of(n, SORT_TILE); ++t) wild |= hist[d * tiles + t] > n;
+            if (wild) {
+                order.assign(n, 0u);
+                break;
+            }
             launch_blocks(tiles, PARTICLES_BLOCK, [&] { sort_scatter(tally.data(), shift, tiles, keys.data(), order.data(), hist.data(), keys2.data(), order2.data()); });
             std::swap(keys, keys2);
             std::swap(order, order2);
