@@ -25,14 +25,14 @@
 // Records: every stage kernel reads its record through a pointer into device memory — the
 // fountain's FountainStep, BasinStep and EmitStep (one each a frame), a body's BodyStep and
 // particles_self_collide.cuh's SelfStep (one each a substep) — uploaded before the frame, so that
-// a CUDA graph of the frame replays with new values (src/sims/particles/cuda/frame_graph.rs,
-// fountain_graph.rs). The frame's end (particles_stats.cuh) takes its constants by value.
+// a CUDA graph of the frame replays with new values (src/sims/particles/cuda/frame_graph.rs).
+// The frame's end (particles_stats.cuh) takes its constants by value.
 //
 // Layout: vectors are interleaved x, y, z floats (glam's Vec3), one thread per particle, node,
 // triangle or basin node. The fountain's counts live on the GPU: the particles after `emit` in
 // its EmitStep, those after `collide` in stats[0]; every fountain kernel reads its count there
-// and returns past it, so a launch may cover more threads (the buffers' capacity, as a graph's
-// launches do) and compute the same.
+// and returns past it, so a launch may cover more threads (a graph's cover its reach: a power of
+// two up to the buffers' capacity) and compute the same.
 
 #define PARTICLES_BLOCK 256
 #define SCAN_THREADS 1024

@@ -243,8 +243,9 @@ __device__ __forceinline__ int nearest_node(float v, float h, int n) {
 // thread per node gathering the landings, no atomics. `inner`, `outer`: the stencils' weights
 // (drops.rs `Stencil`, computed on the host).
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-basin_splash(const BasinStep* __restrict__ record, const unsigned* __restrict__ stats, const float* __restrict__ drops,
-             const float* __restrict__ inner, const float* __restrict__ outer,
+basin_splash(const BasinStep* __restrict__ record, const unsigned* __restrict__ stats,
+             const float* __restrict__ drops, const float* __restrict__ inner,
+             const float* __restrict__ outer,
              const unsigned char* __restrict__ flags, float* __restrict__ velocity) {
     unsigned m = thread_index();
     const BasinStep s = *record;
