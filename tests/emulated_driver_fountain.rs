@@ -23,7 +23,8 @@ const FOUNTAIN_FRAMES: usize = 40;
 /// Set in the processes [`fountain_frames_as_cuda_graphs_equal_frames_launched_one_by_one`]
 /// starts: the backend (`cuda` or `cpu`) [`fountain_frames_on_the_driver`] runs.
 const FOUNTAIN_BACKEND: &str = "FLUIDLAB_TEST_FOUNTAIN_BACKEND";
-/// Set (to anything) there: the splash's radius grown ×1.5 before frame 30 (its stencils grow).
+/// Set there: the splash's radius grown before frame 30, ×1.5 (its stencils grow; "1") or
+/// nudged ×1.02 (the stencils' sizes kept, their weights new; "nudge").
 const FOUNTAIN_SPLASH: &str = "FLUIDLAB_TEST_FOUNTAIN_SPLASH";
 
 /// Set (to a number) there: the fewest particles a graph's launches cover, lowered from 4,096
@@ -249,6 +250,28 @@ fn fountain_frames_as_cuda_graphs_equal_frames_launched_one_by_one() {
         grown.basin != plain.basin,
         "the splash's growth changed nothing"
     );
+    // The splash nudged before frame 30: the stencils keep their sizes (no new allocation, the
+    // same key: no capture) but their weights change, uploaded before the frame.
+    let nudge = (FOUNTAIN_SPLASH, "nudge");
+    let nudged = fountain_run(&driver, &[nudge]);
+    let nudged_plain = fountain_run(&driver, &[nudge, ("FLUIDLAB_CUDA_GRAPHS", "0")]);
+    assert_eq!(
+        (nudged.captured, nudged.launched),
+        (2, frames),
+        "splash nudged"
+    );
+    assert!(
+        nudged.basin == nudged_plain.basin,
+        "splash nudged: the basin differs"
+    );
+    assert!(
+        nudged.particles == nudged_plain.particles,
+        "splash nudged: the particles differ"
+    );
+    assert!(
+        nudged.basin != plain.basin,
+        "the splash's nudge changed nothing"
+    );
     for (what, environment, launched, against) in [
         (
             "first",
@@ -311,10 +334,14 @@ fn fountain_frames_on_the_driver() {
     }
     let mut landed = 0;
     let mut alive = Vec::new();
-    let splash = std::env::var(FOUNTAIN_SPLASH).is_ok();
+    let splash = std::env::var(FOUNTAIN_SPLASH).ok();
     for frame in 0..FOUNTAIN_FRAMES {
-        if splash && frame == 30 {
-            sim.scene.fountain.splash_radius *= 1.5;
+        if frame == 30 {
+            match splash.as_deref() {
+                Some("nudge") => sim.scene.fountain.splash_radius *= 1.02,
+                Some(_) => sim.scene.fountain.splash_radius *= 1.5,
+                None => {}
+            }
         }
         if frame < 20 {
             // A live edit: the host's state pulled, uploaded again before the frame.
