@@ -132,8 +132,8 @@ fn worst(a: &[u32], b: &[u32]) -> f32 {
 ///
 /// The splash's radius nudged ×1.02 before frame 30 (`FOUNTAIN_SPLASH=nudge`: the stencils'
 /// sizes kept, their weights new) captures nothing more and stays bit-equal to launch by launch
-/// and within 10⁻⁶ m of the CPU's basin (measured 7.5e-8); stencils re-uploaded only on a new size (a mutant) leave the old
-/// weights: "splash nudged: 0.02953571 m from the CPU's basin".
+/// and within 10⁻⁶ m of the CPU's basin (measured 7.5e-8); stencils re-uploaded only on a new
+/// size (a mutant) leave the old weights: "splash nudged: 0.02953571 m from the CPU's basin".
 ///
 /// The splash's radius grown before frame 30 ([`FOUNTAIN_SPLASH`]; larger stencils, uploaded
 /// before the frame into a new allocation) captures 2 more graphs (frames 30 and 31), still
