@@ -22,12 +22,17 @@
 //     figures of a body, on demand), each finished by reduce_finish (block partials in double,
 //     finished in one block: deterministic, no atomics on floats).
 //
-// Records: the fountain's kernels take theirs (FountainStep, BasinStep) by value; a body's
-// (BodyStep, particles_self_collide.cuh's SelfStep) through a pointer to its substep's record.
+// Records: every stage kernel reads its record through a pointer into device memory — the
+// fountain's FountainStep, BasinStep and EmitStep (one each a frame), a body's BodyStep and
+// particles_self_collide.cuh's SelfStep (one each a substep) — uploaded before the frame, so that
+// a CUDA graph of the frame replays with new values (src/sims/particles/cuda/frame_graph.rs).
+// The frame's end (particles_stats.cuh) takes its constants by value.
 //
 // Layout: vectors are interleaved x, y, z floats (glam's Vec3), one thread per particle, node,
-// triangle or basin node. The particle count after `collide` lives on the GPU (stats[0]); the
-// kernels after it read it there, launched over the count before (an upper bound).
+// triangle or basin node. The fountain's counts live on the GPU: the particles after `emit` in
+// its EmitStep, those after `collide` in stats[0]; every fountain kernel reads its count there
+// and returns past it, so a launch may cover more threads (a graph's cover its reach: a power of
+// two up to the buffers' capacity) and compute the same.
 
 #define PARTICLES_BLOCK 256
 #define SCAN_THREADS 1024
@@ -63,6 +68,13 @@ struct FountainStep {
     unsigned int key;           // random::key(seed)
     float eyex, eyey, eyez;     // the sort's view
     float forwardx, forwardy, forwardz;
+};
+
+// A frame's emission, mirrored by `EmitStep`: the particles alive before `emit` (its first
+// index), how many it adds, and the particles emitted before (the numbers' low and high words).
+struct EmitStep {
+    unsigned int first, count;
+    unsigned int emitted_lo, emitted_hi;
 };
 
 // The basin's wave step and splashes, mirrored by `BasinStep`.

@@ -22,17 +22,25 @@ __device__ __forceinline__ float particles_unit(unsigned key, unsigned lo, unsig
 // ---------------------------------------------------------------------------------------------
 // The fountain.
 
-// `emit`: particles first .. first + count, numbers emitted .. emitted + count (as fountain.rs
-// `Emission::particle`); each keeps its number's low 32 bits as its tag (the renderer's colour
-// and sprite, fountain.rs `tag`).
+// The particles after `emit`: those alive before it and those it adds (its record's).
+__device__ __forceinline__ unsigned emitted_end(const EmitStep* emission) {
+    return emission->first + emission->count;
+}
+
+// `emit`: particles e.first .. e.first + e.count, numbers emitted .. emitted + count (as
+// fountain.rs `Emission::particle`); each keeps its number's low 32 bits as its tag (the
+// renderer's colour and sprite, fountain.rs `tag`). Launched over at least e.count threads.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-emit(FountainStep p, unsigned first, unsigned count, unsigned emitted_lo, unsigned emitted_hi,
+emit(const FountainStep* __restrict__ step, const EmitStep* __restrict__ emission,
      float* __restrict__ position, float* __restrict__ velocity, float* __restrict__ age,
      unsigned char* __restrict__ hits, unsigned* __restrict__ tag) {
     unsigned t = thread_index();
-    if (t >= count) return;
-    unsigned lo = emitted_lo + t;
-    unsigned hi = emitted_hi + (lo < emitted_lo ? 1u : 0u);
+    const EmitStep e = *emission;
+    if (t >= e.count) return;
+    const FountainStep p = *step;
+    unsigned first = e.first;
+    unsigned lo = e.emitted_lo + t;
+    unsigned hi = e.emitted_hi + (lo < e.emitted_lo ? 1u : 0u);
     const float tau = 6.28318530717958647692f;
     vec3 side = v3(p.sidex, p.sidey, p.sidez), other = v3(p.otherx, p.othery, p.otherz);
     float a = tau * particles_unit(p.key, lo, hi, 0);
@@ -50,12 +58,14 @@ emit(FountainStep p, unsigned first, unsigned count, unsigned emitted_lo, unsign
     tag[k] = lo;
 }
 
-// `advance`: symplectic Euler, v ← v + (g + drag·(w − v))·dt, x ← x + v·dt; ageing.
+// `advance`: symplectic Euler, v ← v + (g + drag·(w − v))·dt, x ← x + v·dt; ageing. Over the
+// particles after `emit` (e.first + e.count; launched over at least as many threads).
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-advance(FountainStep p, unsigned n, float* __restrict__ position, float* __restrict__ velocity,
-        float* __restrict__ age) {
+advance(const FountainStep* __restrict__ step, const EmitStep* __restrict__ emission,
+        float* __restrict__ position, float* __restrict__ velocity, float* __restrict__ age) {
     unsigned k = thread_index();
-    if (k >= n) return;
+    if (k >= emitted_end(emission)) return;
+    const FountainStep p = *step;
     vec3 x = load3(position, k), v = load3(velocity, k);
     vec3 pull = add(v3(p.gx, p.gy, p.gz), mul(sub(v3(p.wx, p.wy, p.wz), v), p.drag));
     v = add(v, mul(pull, p.dt));
@@ -86,15 +96,19 @@ __device__ unsigned block_sum(unsigned value, unsigned* shared) {
 }
 
 // `collide`: the cube's top and sides, then each particle's fate (KEEP, LANDED) into `flags`
-// and each block's counts of both into `counts` (keep, landed per block), for the compaction.
+// and each block's counts of both into `counts` (keep, landed per block; 0 for a block past
+// the particles), for the compaction. Over the particles after `emit`, as `advance`.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-collide(FountainStep p, unsigned n, float* __restrict__ position, float* __restrict__ velocity,
+collide(const FountainStep* __restrict__ step, const EmitStep* __restrict__ emission,
+        float* __restrict__ position, float* __restrict__ velocity,
         const float* __restrict__ age, unsigned char* __restrict__ hits,
         unsigned* __restrict__ flags, unsigned* __restrict__ counts) {
     __shared__ unsigned sums[PARTICLES_BLOCK];
     unsigned k = thread_index();
+    unsigned n = emitted_end(emission);
     unsigned fate = 0;
     if (k < n) {
+        const FountainStep p = *step;
         vec3 x = load3(position, k), v = load3(velocity, k);
         vec3 before = sub(x, mul(v, p.dt));
         if (over_cube(p, x) && x.y < p.top && x.y > 0.0f) {
@@ -176,7 +190,8 @@ collide_scan(unsigned blocks, unsigned* __restrict__ counts, unsigned* __restric
 // into `drops` (x + basin, z + basin, push·(−v_y): the splash's centre on the basin's lattice
 // and its amplitude).
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-collide_compact(FountainStep p, unsigned n, const unsigned* __restrict__ flags,
+collide_compact(const FountainStep* __restrict__ step, const EmitStep* __restrict__ emission,
+                const unsigned* __restrict__ flags,
                 const unsigned* __restrict__ counts, const float* __restrict__ position,
                 const float* __restrict__ velocity, const float* __restrict__ age,
                 const unsigned char* __restrict__ hits, const unsigned* __restrict__ tag,
@@ -186,7 +201,7 @@ collide_compact(FountainStep p, unsigned n, const unsigned* __restrict__ flags,
     __shared__ unsigned keep_rank[PARTICLES_BLOCK];
     __shared__ unsigned land_rank[PARTICLES_BLOCK];
     unsigned k = thread_index(), t = threadIdx.x;
-    unsigned fate = k < n ? flags[k] : 0u;
+    unsigned fate = k < emitted_end(emission) ? flags[k] : 0u;
     keep_rank[t] = fate & KEEP;
     land_rank[t] = (fate & LANDED) >> 1;
     __syncthreads();
@@ -210,9 +225,9 @@ collide_compact(FountainStep p, unsigned n, const unsigned* __restrict__ flags,
     if (fate & LANDED) {
         unsigned to = counts[2 * blockIdx.x + 1] + land_rank[t] - 1;
         vec3 x = load3(position, k), v = load3(velocity, k);
-        drops[3 * to] = x.x + p.basin;
-        drops[3 * to + 1] = x.z + p.basin;
-        drops[3 * to + 2] = p.push * -v.y;
+        drops[3 * to] = x.x + step->basin;
+        drops[3 * to + 1] = x.z + step->basin;
+        drops[3 * to + 2] = step->push * -v.y;
     }
 }
 
@@ -228,10 +243,12 @@ __device__ __forceinline__ int nearest_node(float v, float h, int n) {
 // thread per node gathering the landings, no atomics. `inner`, `outer`: the stencils' weights
 // (drops.rs `Stencil`, computed on the host).
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-basin_splash(BasinStep s, const unsigned* __restrict__ stats, const float* __restrict__ drops,
-             const float* __restrict__ inner, const float* __restrict__ outer,
+basin_splash(const BasinStep* __restrict__ record, const unsigned* __restrict__ stats,
+             const float* __restrict__ drops, const float* __restrict__ inner,
+             const float* __restrict__ outer,
              const unsigned char* __restrict__ flags, float* __restrict__ velocity) {
     unsigned m = thread_index();
+    const BasinStep s = *record;
     if (m >= (unsigned)(s.n * s.n) || (flags[m] & BASIN_FIXED)) return;
     int i = (int)(m % (unsigned)s.n), j = (int)(m / (unsigned)s.n);
     unsigned landings = stats[STAT_LANDED];
@@ -254,8 +271,10 @@ basin_splash(BasinStep s, const unsigned* __restrict__ stats, const float* __res
 // `basin`, per substep: the wave equation's acceleration c²/h²·Σ(u_nb − u), a missing
 // neighbour mirroring the node (the pool's `forces`, wave model).
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-basin_forces(BasinStep s, const float* __restrict__ height, float* __restrict__ accel) {
+basin_forces(const BasinStep* __restrict__ record, const float* __restrict__ height,
+             float* __restrict__ accel) {
     unsigned m = thread_index();
+    const BasinStep s = *record;
     int n = s.n;
     if (m >= (unsigned)(n * n)) return;
     int i = (int)(m % (unsigned)n), j = (int)(m / (unsigned)n);
@@ -270,9 +289,11 @@ basin_forces(BasinStep s, const float* __restrict__ height, float* __restrict__ 
 // `basin`, per substep: symplectic Euler, v ← (v + a·dt)·decay (0 at fixed nodes), u ← u + v·dt
 // (the pool's `integrate`).
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-basin_integrate(BasinStep s, float* __restrict__ height, float* __restrict__ velocity,
-                const float* __restrict__ accel, const unsigned char* __restrict__ flags) {
+basin_integrate(const BasinStep* __restrict__ record, float* __restrict__ height,
+                float* __restrict__ velocity, const float* __restrict__ accel,
+                const unsigned char* __restrict__ flags) {
     unsigned m = thread_index();
+    const BasinStep s = *record;
     if (m >= (unsigned)(s.n * s.n)) return;
     float free = (flags[m] & BASIN_FIXED) ? 0.0f : 1.0f;
     float v = (velocity[m] + accel[m] * s.dt) * s.decay * free;
@@ -288,22 +309,28 @@ __device__ __forceinline__ unsigned order_key(float value) {
 
 // `sort`, first: each particle's key, its negated view depth (farthest first), and its index.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
-sort_keys(FountainStep p, const unsigned* __restrict__ stats, const float* __restrict__ position,
-          unsigned* __restrict__ keys, unsigned* __restrict__ order) {
+sort_keys(const FountainStep* __restrict__ step, const unsigned* __restrict__ stats,
+          const float* __restrict__ position, unsigned* __restrict__ keys,
+          unsigned* __restrict__ order) {
     unsigned k = thread_index();
     if (k >= stats[STAT_ALIVE]) return;
+    const FountainStep p = *step;
     vec3 d = sub(load3(position, k), v3(p.eyex, p.eyey, p.eyez));
     keys[k] = order_key(-dot(d, v3(p.forwardx, p.forwardy, p.forwardz)));
     order[k] = k;
 }
 
 // `sort`, per pass: each tile's count of each digit of the keys (at `shift`), digit-major:
-// hist[digit · tiles + tile].
+// hist[digit · tiles + tile]; zeros for a tile past the keys (a graph's grid), at once.
 extern "C" __global__ void __launch_bounds__(PARTICLES_BLOCK)
 sort_histogram(const unsigned* __restrict__ stats, unsigned shift, unsigned tiles,
                const unsigned* __restrict__ keys, unsigned* __restrict__ hist) {
     __shared__ unsigned counts[RADIX];
     unsigned t = threadIdx.x, tile = blockIdx.x, n = stats[STAT_ALIVE];
+    if (tile * SORT_TILE >= n) {
+        hist[t * tiles + tile] = 0;
+        return;
+    }
     counts[t] = 0;
     __syncthreads();
     for (unsigned c = 0; c < SORT_ITEMS; ++c) {
@@ -331,6 +358,8 @@ sort_scatter(const unsigned* __restrict__ stats, unsigned shift, unsigned tiles,
     __shared__ unsigned place[RADIX];
     __shared__ unsigned digits[PARTICLES_BLOCK];
     unsigned t = threadIdx.x, tile = blockIdx.x, n = stats[STAT_ALIVE];
+    // A tile past the keys (a graph's grid) has none to place: the whole block returns.
+    if (tile * SORT_TILE >= n) return;
     place[t] = hist[t * tiles + tile];
     __syncthreads();
     for (unsigned c = 0; c < SORT_ITEMS; ++c) {

@@ -1,7 +1,8 @@
 //! The particles' self-collision (`cuda/self_collide.rs`) run by the CUDA host code on the
 //! emulated driver (tests/support/emulated_driver.rs; tests/emulated_driver.rs holds the
 //! driver's own checks and the other kinds'): a cloth fold against the CPU, and `bench` naming
-//! the stage. Needs what the emulated driver needs (a C++20 compiler and cuda.h,
+//! the stage; a body's frames as CUDA graphs (the fountain's: emulated_driver_fountain.rs).
+//! Needs what the emulated driver needs (a C++20 compiler and cuda.h,
 //! scripts/setup.sh).
 
 #[allow(dead_code)]

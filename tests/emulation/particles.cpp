@@ -36,6 +36,7 @@ using std::fabs;
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <utility>
 
 enum Stage { EMIT, ADVANCE, COLLIDE, BASIN, SORT, SPRINGS = 10, WIND, INTEGRATE, XPBD, COLLIDE_NODES, BODY_STATS, VOLUME,
@@ -126,37 +127,40 @@ int main(int argc, char** argv) {
     std::vector<unsigned> order;
     std::vector<double> stats(4, -1.0);
     unsigned nodes = (unsigned)(s.n * s.n);
+    // The frame's emission as the kernels read it (stages.rs `fountain_stage`): emit's first
+    // index and count; the other stages run over n (no emission).
+    EmitStep e = {n, stage == EMIT ? emit_count : 0u, header[2], header[3]};
     switch (stage) {
     case EMIT: {
         unsigned total = n + emit_count;
         position.resize(3 * total); velocity.resize(3 * total); age.resize(total); hits.resize(total); tag.resize(total);
-        launch(emit_count, [&] { emit(p, n, emit_count, header[2], header[3], position.data(), velocity.data(), age.data(), hits.data(), tag.data()); });
+        launch(emit_count, [&] { emit(&p, &e, position.data(), velocity.data(), age.data(), hits.data(), tag.data()); });
         tally[0] = total;
         break;
     }
     case ADVANCE:
-        launch(n, [&] { advance(p, n, position.data(), velocity.data(), age.data()); });
+        launch(n, [&] { advance(&p, &e, position.data(), velocity.data(), age.data()); });
         break;
     case COLLIDE: {
         unsigned blocks = blocks_of(n, PARTICLES_BLOCK);
         std::vector<unsigned> fate(n), counts(2 * blocks);
-        launch_blocks(blocks, PARTICLES_BLOCK, [&] { collide(p, n, position.data(), velocity.data(), age.data(), hits.data(), fate.data(), counts.data()); });
+        launch_blocks(blocks, PARTICLES_BLOCK, [&] { collide(&p, &e, position.data(), velocity.data(), age.data(), hits.data(), fate.data(), counts.data()); });
         launch_blocks(1, SCAN_THREADS, [&] { collide_scan(blocks, counts.data(), tally.data()); });
         std::vector<float> p2(3 * tally[0]), v2(3 * tally[0]), a2(tally[0]);
         std::vector<unsigned char> h2(tally[0]);
         std::vector<unsigned> t2(tally[0]);
         drops.assign(3 * tally[1], 0.0f);
-        launch_blocks(blocks, PARTICLES_BLOCK, [&] { collide_compact(p, n, fate.data(), counts.data(), position.data(), velocity.data(), age.data(), hits.data(), tag.data(), p2.data(), v2.data(), a2.data(), h2.data(), t2.data(), drops.data()); });
+        launch_blocks(blocks, PARTICLES_BLOCK, [&] { collide_compact(&p, &e, fate.data(), counts.data(), position.data(), velocity.data(), age.data(), hits.data(), tag.data(), p2.data(), v2.data(), a2.data(), h2.data(), t2.data(), drops.data()); });
         position = p2; velocity = v2; age = a2; hits = h2; tag = t2;
         break;
     }
     case BASIN: {
         std::vector<float> accel(nodes);
         tally[1] = (unsigned)(drops.size() / 3);
-        launch(nodes, [&] { basin_splash(s, tally.data(), drops.data(), inner.data(), outer.data(), flags.data(), basin_velocity.data()); });
+        launch(nodes, [&] { basin_splash(&s, tally.data(), drops.data(), inner.data(), outer.data(), flags.data(), basin_velocity.data()); });
         for (unsigned k = 0; k < substeps; ++k) {
-            launch(nodes, [&] { basin_forces(s, height.data(), accel.data()); });
-            launch(nodes, [&] { basin_integrate(s, height.data(), basin_velocity.data(), accel.data(), flags.data()); });
+            launch(nodes, [&] { basin_forces(&s, height.data(), accel.data()); });
+            launch(nodes, [&] { basin_integrate(&s, height.data(), basin_velocity.data(), accel.data(), flags.data()); });
         }
         // The frame's end, as end_frame: over the threads the host says (header[7], its
         // reduce_fountain_threads of the nodes and the particle slots: n alive, the slots past
@@ -172,13 +176,25 @@ int main(int argc, char** argv) {
         break;
     }
     case SORT: {
-        unsigned tiles = blocks_of(n, SORT_TILE);
+        // Two tiles past the keys, as a graph's grid over its reach: their histogram entries
+        // must be zeros (filled with a sentinel first), and their scatter places nothing.
+        unsigned tiles = blocks_of(n, SORT_TILE) + 2;
         std::vector<unsigned> keys(n), keys2(n), order2(n), hist(RADIX * tiles);
         order.resize(n);
-        launch(n, [&] { sort_keys(p, tally.data(), position.data(), keys.data(), order.data()); });
+        launch(n, [&] { sort_keys(&p, tally.data(), position.data(), keys.data(), order.data()); });
         for (unsigned shift = 0; shift < 32; shift += 8) {
+            std::fill(hist.begin(), hist.end(), 0xdeadbeefu);
             launch_blocks(tiles, PARTICLES_BLOCK, [&] { sort_histogram(tally.data(), shift, tiles, keys.data(), hist.data()); });
             launch_blocks(1, SCAN_THREADS, [&] { sort_scan(RADIX * tiles, hist.data()); });
+            // A live tile's place past the keys (an idle tile's entry not zero) would scatter
+            // out of the arrays: the order all zeros instead, which the CPU's is not.
+            bool wild = false;
+            for (unsigned d = 0; d < RADIX; ++d)
+                for (unsigned t = 0; t < blocks_of(n, SORT_TILE); ++t) wild |= hist[d * tiles + t] > n;
+            if (wild) {
+                order.assign(n, 0u);
+                break;
+            }
             launch_blocks(tiles, PARTICLES_BLOCK, [&] { sort_scatter(tally.data(), shift, tiles, keys.data(), order.data(), hist.data(), keys2.data(), order2.data()); });
             std::swap(keys, keys2);
             std::swap(order, order2);

@@ -5,7 +5,6 @@
 //! when something on the host needs it (a frame for export, the grabber), never per step.
 
 use super::cuda::kernels::{basin_step, BodyStep, FountainStep};
-use super::cuda::parity::FountainStage;
 use super::cuda::{BodyFrame, CudaParticles, FrameEnd, GlBuffers};
 use super::frame::NonFinite;
 use super::sim::{ParticlesSim, State};
@@ -69,6 +68,15 @@ impl ParticlesSim {
             self.choose_backend(Backend::Cuda, ordinal)?;
         }
         Ok(())
+    }
+
+    /// Lowers the fewest particles a fountain graph's launches cover (CUDA only; a test hook:
+    /// `CudaParticles::set_reach_least`).
+    #[doc(hidden)]
+    pub fn set_graph_reach_least(&mut self, least: usize) {
+        if let Some(device) = &mut self.cuda {
+            device.solver.set_reach_least(least);
+        }
     }
 
     /// Reads the GPU's state back into the host's mirror, when it is newer.
@@ -166,17 +174,11 @@ impl ParticlesSim {
                 let count = f.emission(dt, alive);
                 let step = FountainStep::new(&f.params, &air, dt, eye, forward);
                 let basin = basin_step(&f.params, f.surface.h, dt, &mut Stencils::default());
-                let mut n = alive;
-                for (index, stage) in FountainStage::ALL.into_iter().enumerate() {
-                    n = solver.fountain_stage(stage, &step, &basin, (n, count, f.emitted))?;
-                    if stage == FountainStage::Emit {
-                        f.emitted += (n - alive) as u64;
-                    }
-                    solver.end_stage(index)?;
-                }
+                let emitted = solver.fountain_frame(&step, &basin, (alive, count, f.emitted))?;
+                f.emitted += emitted as u64;
                 solver.end_frame(FrameEnd::Fountain {
                     basin: &basin.0,
-                    particles: n,
+                    particles: alive + emitted,
                 })?;
                 f.landed = solver.totals.landed;
                 self.steps += 1;

@@ -1,11 +1,13 @@
-//! A body's frame (cloth or jelly: its substeps' stages and `self_collide`) as one CUDA graph
-//! (`crate::cuda::graph`, as PBF's `frame_graph.rs`): captured the first time a frame of its
-//! kind runs, replayed with one launch afterwards. The frame's end (`reduce_nodes`,
-//! `reduce_finish`, the copy back) stays outside, as the frame's one synchronisation.
+//! A frame as one CUDA graph (`crate::cuda::graph`, as PBF's `frame_graph.rs`): a body's (cloth
+//! or jelly: its substeps' stages and `self_collide`) or the fountain's (emit, advance, collide
+//! with its scan and compaction, the basin's splash and substeps, the sort's passes), captured
+//! the first time a frame of its kind runs, replayed with one launch afterwards. The frame's end
+//! (`reduce_nodes` or `reduce_fountain`, `reduce_finish`, the copy back) stays outside, as the
+//! frame's one synchronisation.
 //!
 //! A graph holds its launches' arguments as captured, so the kernels take no constant by
 //! value that may change between frames: each substep's records (`BodyStep`, `SelfStep`) live
-//! in device memory (`Records`, buffers.rs: slot k is substep k's), uploaded before the frame's
+//! in device memory (`crate::cuda::Records`: slot k is substep k's), uploaded before the frame's
 //! launch (or graph), only where their bits changed, and the kernels read their substep's
 //! through a pointer. So the key names only what decides the launch sequence and the grids:
 //!
@@ -33,17 +35,40 @@
 //! springs' rest lengths (growing in) and stiffness, the contact lists and their rebuild flag
 //! (decided on the GPU).
 //!
-//! Frames that run launch by launch: stage timing on (its events sit between the stages),
-//! `FLUIDLAB_CUDA_SYNC_CHECK` (a synchronisation after each launch), `FLUIDLAB_CUDA_GRAPHS=0`,
-//! after a capture the driver refused, and every fountain frame: its grids are sized by the
-//! particles alive (read back at each frame's end), `emit` takes the emission counter by value
-//! and `basin` may upload new splash stencils mid-frame, so no two frames would share a key.
+//! The fountain's frame reads three records, one slot each (`Records`): `FountainStep`,
+//! `BasinStep` and `EmitStep` (the particles alive before `emit`, how many it adds, the
+//! emission counter), uploaded before the frame where their bits changed (the emission's every
+//! frame), and the splash stencils, uploaded before the frame where they changed (never inside
+//! a capture; a new allocation only at another size). Its kernels read their counts on the GPU
+//! (`emit`, `advance`, `collide`: the `EmitStep`'s; the sort: the survivors `collide_scan`
+//! left) and return past them, so a graph's launches cover a **reach** ([`reach_bucket`]: the
+//! power of two at or above the particles after `emit`, at least [`REACH_LEAST`], at most the
+//! capacity) instead of the particles alive:
+//!
+//! - in the key: the reach (every particle launch's grid, the sort's tiles, the scans'
+//!   lengths), the basin's nodes per side (its grids) and substeps (its launches), and the
+//!   device pointer of every array, the records' and the stencils' included (the compaction
+//!   swaps the particles' arrays every frame: even and odd frames have a graph each; a replay
+//!   swaps them on the host as the recording did). The stages always run, the sort included;
+//! - data: dt, gravity, the wind, drag, the cube, the jet and nozzle, lifetime, the basin's
+//!   place and level, the push, the sort's eye and direction (`FountainStep`); the wave step's
+//!   constants, the stencils' reaches and sums (`BasinStep`); the counts and the emission
+//!   counter (`EmitStep`); the stencils' weights.
+//!
+//! So a fountain captures two graphs and replays them while the particles stay within a power
+//! of two (above 4,096), the wind is steered or the camera moves; another reach, basin size,
+//! substeps or stencil size, or buffers made again (max particles raised) capture anew.
+//!
+//! Frames that run launch by launch, over their own counts (the same kernels, the same bits):
+//! stage timing on (its events sit between the stages), `FLUIDLAB_CUDA_SYNC_CHECK` (a
+//! synchronisation after each launch), `FLUIDLAB_CUDA_GRAPHS=0`, after a capture the driver
+//! refused.
 
-use super::buffers::{BodyBuffers, Buffers};
-use super::kernels::BodyStep;
-use super::parity::body_stages;
+use super::buffers::{BodyBuffers, Buffers, FountainBuffers};
+use super::kernels::{BasinStep, BodyStep, EmitStep, FountainStep};
+use super::parity::{body_stages, FountainStage};
 use super::CudaParticles;
-use crate::cuda::{CudaError, GraphCache, GraphFailure};
+use crate::cuda::{CudaError, GraphCache, GraphFailure, GraphRun};
 use crate::sims::particles::dynamics::Integrator;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 
@@ -117,11 +142,16 @@ enum LaunchesBecause {
     SyncCheck,
 }
 
-/// The solver's body graphs, and whether this process allows them.
+/// The solver's frame graphs (a body's or the fountain's), and whether this process allows
+/// them.
 pub(super) struct FrameGraphs {
     cache: GraphCache<FrameKey, ()>,
+    fountain: GraphCache<FountainKey, ()>,
     /// `FLUIDLAB_CUDA_GRAPHS` allows graphs.
     pub(super) allowed: bool,
+    /// The fewest particles a fountain graph's launches cover ([`REACH_LEAST`]; a test lowers
+    /// it: [`CudaParticles::set_reach_least`]).
+    reach_least: usize,
     /// Why graphs were given up, when a capture failed.
     refused: Option<String>,
     /// Why the last body frame ran launch by launch, if it did.
@@ -132,7 +162,9 @@ impl FrameGraphs {
     pub(super) fn new(allowed: bool) -> Self {
         Self {
             cache: GraphCache::new(GRAPHS_KEPT),
+            fountain: GraphCache::new(GRAPHS_KEPT),
             allowed,
+            reach_least: REACH_LEAST,
             refused: None,
             launches_because: None,
         }
@@ -140,11 +172,9 @@ impl FrameGraphs {
 }
 
 impl CudaParticles {
-    /// Enqueues a body's frame (every substep's stages and `self_collide`), its records
-    /// uploaded first, as a CUDA graph when the frame can be one (see the module's note), else
-    /// launch by launch.
-    pub fn body_frame(&mut self, frame: &BodyFrame) -> Result<(), CudaError> {
-        let because = if !self.graphs.allowed {
+    /// Why this frame must run launch by launch, if it must (see the module's note).
+    fn launches_because(&self) -> Option<LaunchesBecause> {
+        if !self.graphs.allowed {
             Some(LaunchesBecause::GraphsOff)
         } else if self.graphs.refused.is_some() {
             Some(LaunchesBecause::CaptureRefused)
@@ -154,7 +184,14 @@ impl CudaParticles {
             Some(LaunchesBecause::SyncCheck)
         } else {
             None
-        };
+        }
+    }
+
+    /// Enqueues a body's frame (every substep's stages and `self_collide`), its records
+    /// uploaded first, as a CUDA graph when the frame can be one (see the module's note), else
+    /// launch by launch.
+    pub fn body_frame(&mut self, frame: &BodyFrame) -> Result<(), CudaError> {
+        let because = self.launches_because();
         self.graphs.launches_because = because;
         let self_steps = match frame.self_collide {
             Some((thickness, friction)) => {
@@ -227,10 +264,12 @@ impl CudaParticles {
         Ok(())
     }
 
-    /// How this solver's body frames ran: "as CUDA graphs (N captured, M replayed)", or
+    /// How this solver's frames ran: "as CUDA graphs (N captured, M replayed)", or
     /// launch by launch and why.
     pub fn graph_summary(&self) -> String {
-        let (captured, replayed) = self.graphs.cache.counts();
+        let (body_captured, body_replayed) = self.graphs.cache.counts();
+        let (captured, replayed) = self.graphs.fountain.counts();
+        let (captured, replayed) = (captured + body_captured, replayed + body_replayed);
         let because = match self.graphs.launches_because {
             None => return format!("as CUDA graphs ({captured} captured, {replayed} replayed)"),
             Some(LaunchesBecause::GraphsOff) => format!("{}=0", crate::cuda::GRAPHS_VARIABLE),
@@ -298,4 +337,201 @@ fn arrays(b: &BodyBuffers, stream: &CudaStream) -> Vec<u64> {
         ]);
     }
     pointers
+}
+
+/// The basin's record, its substeps and its splash stencils (inner, outer): what
+/// `kernels::basin_step` makes for a fountain frame.
+pub type FountainBasin = (BasinStep, u32, Vec<f32>, Vec<f32>);
+
+/// How many particles a fountain frame's launches cover (their grids): the frame's own counts
+/// (launch by launch) or [`reach_bucket`]'s (a graph's, the same from frame to frame). The
+/// kernels read their counts on the GPU and return past them, so both compute the same.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Reach {
+    /// `emit`'s threads: at least the particles it adds.
+    pub(super) emit: usize,
+    /// The other stages': at least the particles after `emit`.
+    pub(super) particles: usize,
+}
+
+/// The fewest particles a fountain graph's launches cover: 16 blocks, two of the sort's tiles.
+pub const REACH_LEAST: usize = 4096;
+
+/// The particles a fountain graph's launches cover when `particles` are alive after `emit`:
+/// the power of two at or above, at least `least` ([`REACH_LEAST`]), at most the `capacity`.
+/// So the grids change (a graph is captured) only when the particles cross a power of two, and
+/// launch fewer than twice the threads the particles need (above `least`).
+pub fn reach_bucket(particles: usize, capacity: usize, least: usize) -> usize {
+    particles
+        .next_power_of_two()
+        .max(least)
+        .min(capacity)
+        .max(particles)
+}
+
+/// What a fountain frame's graph depends on (see the module's note).
+#[derive(Clone, Debug, PartialEq)]
+struct FountainKey {
+    /// Every particle launch's grid ([`reach_bucket`]).
+    reach: usize,
+    /// The basin's nodes per side (its launches' grids) and substeps.
+    nodes: i32,
+    substeps: u32,
+    /// Every array's device pointer, in [`fountain_arrays`]' order.
+    arrays: Vec<u64>,
+}
+
+impl CudaParticles {
+    /// Enqueues a fountain frame (emit, advance, collide, basin, sort) of `alive` particles,
+    /// `count` of them to emit after `emitted` (fewer where the capacity is reached), its
+    /// records and stencils uploaded first, as a CUDA graph when the frame can be one (see the
+    /// module's note), else launch by launch (each stage's end marked). Returns the particles
+    /// emitted.
+    pub fn fountain_frame(
+        &mut self,
+        p: &FountainStep,
+        basin: &FountainBasin,
+        (alive, count, emitted): (usize, usize, u64),
+    ) -> Result<usize, CudaError> {
+        let capacity = self.capacity()?;
+        let count = count.min(capacity - alive.min(capacity));
+        // Before the frame's work on the stream (and outside any capture).
+        self.fountain_records(p, basin, &EmitStep::new(alive, count, emitted))?;
+        let because = self.launches_because();
+        self.graphs.launches_because = because;
+        let launched = Reach {
+            emit: count,
+            particles: alive + count,
+        };
+        if because.is_some() {
+            self.fountain_frame_launches(basin, launched)?;
+            return Ok(count);
+        }
+        let Buffers::Fountain(b) = &self.buffers else {
+            return Err(CudaError::Setting("not a fountain solver".into()));
+        };
+        let stream = self.stream.clone();
+        let arrays = fountain_arrays(b, &stream);
+        let particles = arrays[0];
+        let reach = reach_bucket(alive + count, capacity, self.graphs.reach_least);
+        let key = FountainKey {
+            reach,
+            nodes: basin.0.n,
+            substeps: basin.1,
+            arrays,
+        };
+        let whole = Reach {
+            emit: reach,
+            particles: reach,
+        };
+        let mut cache = std::mem::replace(&mut self.graphs.fountain, GraphCache::new(1));
+        let ran = cache.run(&stream, key, || self.fountain_frame_launches(basin, whole));
+        self.graphs.fountain = cache;
+        let Buffers::Fountain(b) = &mut self.buffers else {
+            return Err(CudaError::Setting("not a fountain solver".into()));
+        };
+        match ran {
+            // The recording swapped the compaction's buffers; a replay swaps them as it did.
+            Ok((_, GraphRun::Captured)) => Ok(count),
+            Ok((_, GraphRun::Replayed)) => {
+                b.swap_compacted();
+                Ok(count)
+            }
+            Err(GraphFailure::Launch(error)) => Err(error),
+            Err(GraphFailure::Capture(error)) => {
+                // Nothing was queued: the buffers as before the recording (it may have
+                // swapped them), the frame launch by launch, and every frame of this solver
+                // from now on, saying why.
+                if fountain_arrays(b, &stream)[0] != particles {
+                    b.swap_compacted();
+                }
+                eprintln!(
+                    "note: a CUDA graph capture failed ({error}): this solver's frames run launch \
+                     by launch from now on"
+                );
+                self.graphs.refused = Some(error.to_string());
+                self.graphs.launches_because = Some(LaunchesBecause::CaptureRefused);
+                self.fountain_frame_launches(basin, launched)?;
+                Ok(count)
+            }
+        }
+    }
+
+    /// The fountain's frame, stage by stage over `reach`, each stage's end marked.
+    fn fountain_frame_launches(
+        &mut self,
+        basin: &FountainBasin,
+        reach: Reach,
+    ) -> Result<(), CudaError> {
+        for (index, stage) in FountainStage::ALL.into_iter().enumerate() {
+            self.fountain_launches(stage, basin, reach)?;
+            self.end_stage(index)?;
+        }
+        Ok(())
+    }
+
+    /// Lowers the fewest particles a fountain graph's launches cover ([`REACH_LEAST`]) so a
+    /// test's small fountain crosses several reaches (a test hook, not a setting).
+    #[doc(hidden)]
+    pub fn set_reach_least(&mut self, least: usize) {
+        self.graphs.reach_least = least.max(1);
+    }
+
+    /// Graphs captured and replayed for the fountain's frames so far.
+    pub fn fountain_graph_counts(&self) -> (u64, u64) {
+        self.graphs.fountain.counts()
+    }
+}
+
+/// The device pointer of every array a fountain frame's launches take (the particles first),
+/// in a fixed order.
+fn fountain_arrays(b: &FountainBuffers, s: &CudaStream) -> Vec<u64> {
+    fn at<T>(array: &CudaSlice<T>, stream: &CudaStream) -> u64 {
+        array.device_ptr(stream).0
+    }
+    vec![
+        at(&b.position, s),
+        at(&b.velocity, s),
+        at(&b.age, s),
+        at(&b.hits, s),
+        at(&b.tag, s),
+        at(&b.position_next, s),
+        at(&b.velocity_next, s),
+        at(&b.age_next, s),
+        at(&b.hits_next, s),
+        at(&b.tag_next, s),
+        at(&b.flags, s),
+        at(&b.counts, s),
+        at(&b.tally, s),
+        at(&b.drops, s),
+        at(&b.keys, s),
+        at(&b.keys_next, s),
+        at(&b.order, s),
+        at(&b.order_next, s),
+        at(&b.hist, s),
+        at(&b.height, s),
+        at(&b.basin_velocity, s),
+        at(&b.accel, s),
+        at(&b.basin_flags, s),
+        at(&b.inner, s),
+        at(&b.outer, s),
+        b.step.pointer(s),
+        b.basin_step.pointer(s),
+        b.emission.pointer(s),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reach_is_a_power_of_two_within_the_capacity() {
+        assert_eq!(reach_bucket(0, 1 << 20, REACH_LEAST), REACH_LEAST);
+        assert_eq!(reach_bucket(251, 320, REACH_LEAST), 320);
+        assert_eq!(reach_bucket(4097, 1 << 20, REACH_LEAST), 8192);
+        assert_eq!(reach_bucket(8192, 1 << 20, REACH_LEAST), 8192);
+        assert_eq!(reach_bucket(600_000, 1 << 20, REACH_LEAST), 1 << 20);
+        assert_eq!(reach_bucket(600_000, 700_000, REACH_LEAST), 700_000);
+    }
 }

@@ -199,6 +199,34 @@ impl FountainStep {
     }
 }
 
+/// A frame's emission, as `struct EmitStep` in particles.cu: `emit` writes particles `first`
+/// .. `first + count`, numbered from the particles emitted before (`emitted`, in two words);
+/// `advance` and `collide` run over the `first + count` particles after it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct EmitStep {
+    /// Particles alive before `emit`: its first index.
+    pub first: u32,
+    /// Particles `emit` adds.
+    pub count: u32,
+    /// Particles emitted before, low word.
+    pub emitted_lo: u32,
+    /// High word.
+    pub emitted_hi: u32,
+}
+
+impl EmitStep {
+    /// `count` particles emitted after `first` alive and `emitted` emitted before.
+    pub fn new(first: usize, count: usize, emitted: u64) -> Self {
+        EmitStep {
+            first: first as u32,
+            count: count as u32,
+            emitted_lo: emitted as u32,
+            emitted_hi: (emitted >> 32) as u32,
+        }
+    }
+}
+
 /// The basin's substep and splashes, as `struct BasinStep` in particles.cu.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
@@ -257,7 +285,7 @@ pub fn basin_step(
 }
 
 /// A body's substep, as `struct BodyStep` in particles.cu (the kernels read it from the GPU's
-/// memory, each substep its own: `Records`, buffers.rs).
+/// memory, each substep its own: `crate::cuda::Records`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct BodyStep {

@@ -2,8 +2,9 @@
 //! functions of the same names; `tests/emulation/particles.cpp` runs the same sequences with
 //! the kernels compiled as C++. And the frame's end: the statistics reduced, one copy back.
 
+use super::frame_graph::{FountainBasin, Reach};
 use super::kernels::{
-    blocks, nodes_box, reduce_fountain_threads, tiles, BasinStep, BodyStep, FountainStep, BLOCK,
+    blocks, nodes_box, reduce_fountain_threads, tiles, BodyStep, EmitStep, FountainStep, BLOCK,
     NODES_MAX_MASK, NODES_QUANTITIES, RADIX, SCAN_THREADS, SC_STATE,
 };
 use super::parity::{BodyStage, FountainStage};
@@ -29,55 +30,121 @@ impl CudaParticles {
     }
 
     /// Enqueues fountain `stage` on `n` particles (the count before it; `emit`: the first
-    /// new one's index), as `tests/emulation/particles.cpp` runs it. `emitted`: particles
-    /// emitted before this step; `count`: how many `emit` adds; `basin`: the basin's record,
-    /// substeps and stencils. Returns the count after (an upper bound after `collide`, whose
-    /// survivors the GPU counts).
+    /// new one's index), its records uploaded first, as `tests/emulation/particles.cpp` runs
+    /// it. `emitted`: particles emitted before this step; `count`: how many `emit` adds;
+    /// `basin`: the basin's record, substeps and stencils. Returns the count after (an upper
+    /// bound after `collide`, whose survivors the GPU counts).
     pub fn fountain_stage(
         &mut self,
         stage: FountainStage,
         p: &FountainStep,
-        basin: &(BasinStep, u32, Vec<f32>, Vec<f32>),
+        basin: &FountainBasin,
         (n, count, emitted): (usize, usize, u64),
     ) -> Result<usize, CudaError> {
+        let capacity = self.capacity()?;
+        let count = match stage {
+            FountainStage::Emit => count.min(capacity - n.min(capacity)),
+            _ => 0,
+        };
+        self.fountain_records(p, basin, &EmitStep::new(n, count, emitted))?;
+        let reach = Reach {
+            emit: count,
+            particles: n + count,
+        };
+        self.fountain_launches(stage, basin, reach)?;
+        Ok(n + count)
+    }
+
+    /// The fountain's particle capacity.
+    pub(super) fn capacity(&self) -> Result<usize, CudaError> {
+        match &self.buffers {
+            Buffers::Fountain(b) => Ok(b.capacity),
+            _ => Err(CudaError::Setting("not a fountain solver".into())),
+        }
+    }
+
+    /// Queues the upload of a fountain frame's records (`p`, the basin's, `emission`: the
+    /// kernels read them from device memory) where their bits changed, and of the splash
+    /// stencils where they changed (a new allocation only for another size): before the
+    /// frame's launches or graph, never inside a capture.
+    pub(super) fn fountain_records(
+        &mut self,
+        p: &FountainStep,
+        (step, _, inner, outer): &FountainBasin,
+        emission: &EmitStep,
+    ) -> Result<(), CudaError> {
+        let Buffers::Fountain(b) = &mut self.buffers else {
+            return Err(CudaError::Setting("not a fountain solver".into()));
+        };
+        let s = &self.stream;
+        if b.stencils.0 != *inner || b.stencils.1 != *outer {
+            let alloc = cuda("allocating GPU memory");
+            if b.inner.len() != inner.len().max(1) {
+                b.inner = s.alloc_zeros(inner.len().max(1)).map_err(&alloc)?;
+            }
+            if b.outer.len() != outer.len().max(1) {
+                b.outer = s.alloc_zeros(outer.len().max(1)).map_err(&alloc)?;
+            }
+            let copy = cuda("copying the splash stencils to the GPU");
+            if !inner.is_empty() {
+                s.memcpy_htod(inner, &mut b.inner).map_err(&copy)?;
+            }
+            if !outer.is_empty() {
+                s.memcpy_htod(outer, &mut b.outer).map_err(&copy)?;
+            }
+            b.stencils = (inner.clone(), outer.clone());
+        }
+        b.step.set(s, std::slice::from_ref(p))?;
+        b.basin_step.set(s, std::slice::from_ref(step))?;
+        b.emission.set(s, std::slice::from_ref(emission))
+    }
+
+    /// Enqueues fountain `stage`'s launches over `reach` (at least the particles the records
+    /// uploaded by [`Self::fountain_records`] say; the kernels read their counts on the GPU
+    /// and return past them). `basin`'s node count and substeps decide the basin's launches.
+    pub(super) fn fountain_launches(
+        &mut self,
+        stage: FountainStage,
+        (step, substeps, _, _): &FountainBasin,
+        reach: Reach,
+    ) -> Result<(), CudaError> {
         let Buffers::Fountain(b) = &mut self.buffers else {
             return Err(CudaError::Setting("not a fountain solver".into()));
         };
         let (m, s) = (&self.module, &self.stream);
         let grid = |count: usize| per_element(count, BLOCK);
-        let n32 = n as u32;
+        let n = reach.particles;
         match stage {
             FountainStage::Emit => {
-                let count = count.min(b.capacity - n);
-                if count > 0 {
-                    let (lo, hi) = (emitted as u32, (emitted >> 32) as u32);
-                    let args = (
-                        p,
-                        &n32,
-                        &(count as u32),
-                        &lo,
-                        &hi,
-                        &mut b.position,
-                        &mut b.velocity,
-                        &mut b.age,
-                        &mut b.hits,
-                        &mut b.tag,
-                    );
-                    // SAFETY: particles.cu's parameters; n + count ≤ capacity.
-                    unsafe { Self::launch(m, s, "emit", grid(count), args)? };
-                }
-                return Ok(n + count);
+                let args = (
+                    &b.step.at(0),
+                    &b.emission.at(0),
+                    &mut b.position,
+                    &mut b.velocity,
+                    &mut b.age,
+                    &mut b.hits,
+                    &mut b.tag,
+                );
+                // SAFETY: particles.cu's parameters; first + count ≤ capacity (the host's
+                // emission, clamped), over at least count threads.
+                unsafe { Self::launch(m, s, "emit", grid(reach.emit), args)? };
             }
             FountainStage::Advance => {
-                let args = (p, &n32, &mut b.position, &mut b.velocity, &mut b.age);
+                let args = (
+                    &b.step.at(0),
+                    &b.emission.at(0),
+                    &mut b.position,
+                    &mut b.velocity,
+                    &mut b.age,
+                );
                 // SAFETY: particles.cu's parameters; n ≤ capacity.
                 unsafe { Self::launch(m, s, "advance", grid(n), args)? };
             }
             FountainStage::Collide => {
                 let blocks32 = blocks(n) as u32;
                 let args = (
-                    p,
-                    &n32,
+                    &b.step.at(0),
+                    &b.emission.at(0),
                     &mut b.position,
                     &mut b.velocity,
                     &b.age,
@@ -85,7 +152,7 @@ impl CudaParticles {
                     &mut b.flags,
                     &mut b.counts,
                 );
-                // SAFETY: particles.cu's parameters; counts hold two per block.
+                // SAFETY: particles.cu's parameters; counts hold two per block of capacity.
                 unsafe { Self::launch(m, s, "collide", grid(n), args)? };
                 let args = (&blocks32, &mut b.counts, &mut b.tally);
                 // SAFETY: one block of SCAN_THREADS, as the kernel assumes.
@@ -99,8 +166,8 @@ impl CudaParticles {
                     )?
                 };
                 let args = (
-                    p,
-                    &n32,
+                    &b.step.at(0),
+                    &b.emission.at(0),
                     &b.flags,
                     &b.counts,
                     &b.position,
@@ -117,26 +184,12 @@ impl CudaParticles {
                 );
                 // SAFETY: particles.cu's parameters; survivors and landings ≤ n ≤ capacity.
                 unsafe { Self::launch(m, s, "collide_compact", grid(n), args)? };
-                std::mem::swap(&mut b.position, &mut b.position_next);
-                std::mem::swap(&mut b.velocity, &mut b.velocity_next);
-                std::mem::swap(&mut b.age, &mut b.age_next);
-                std::mem::swap(&mut b.hits, &mut b.hits_next);
-                std::mem::swap(&mut b.tag, &mut b.tag_next);
+                b.swap_compacted();
             }
             FountainStage::Basin => {
-                let (step, substeps, inner, outer) = basin;
-                if b.stencils.0 != *inner || b.stencils.1 != *outer {
-                    let alloc = cuda("allocating GPU memory");
-                    b.inner = s.alloc_zeros(inner.len()).map_err(&alloc)?;
-                    b.outer = s.alloc_zeros(outer.len()).map_err(&alloc)?;
-                    let copy = cuda("copying the splash stencils to the GPU");
-                    s.memcpy_htod(inner, &mut b.inner).map_err(&copy)?;
-                    s.memcpy_htod(outer, &mut b.outer).map_err(&copy)?;
-                    b.stencils = (inner.clone(), outer.clone());
-                }
                 let nodes = (step.n * step.n) as usize;
                 let args = (
-                    step,
+                    &b.basin_step.at(0),
                     &b.tally,
                     &b.drops,
                     &b.inner,
@@ -147,11 +200,11 @@ impl CudaParticles {
                 // SAFETY: particles.cu's parameters; the stencils hold (2·reach + 1)² weights.
                 unsafe { Self::launch(m, s, "basin_splash", grid(nodes), args)? };
                 for _ in 0..*substeps {
-                    let args = (step, &b.height, &mut b.accel);
+                    let args = (&b.basin_step.at(0), &b.height, &mut b.accel);
                     // SAFETY: particles.cu's parameters; n² nodes.
                     unsafe { Self::launch(m, s, "basin_forces", grid(nodes), args)? };
                     let args = (
-                        step,
+                        &b.basin_step.at(0),
                         &mut b.height,
                         &mut b.basin_velocity,
                         &b.accel,
@@ -163,7 +216,13 @@ impl CudaParticles {
             }
             FountainStage::Sort => {
                 let tiles32 = tiles(n) as u32;
-                let args = (p, &b.tally, &b.position, &mut b.keys, &mut b.order);
+                let args = (
+                    &b.step.at(0),
+                    &b.tally,
+                    &b.position,
+                    &mut b.keys,
+                    &mut b.order,
+                );
                 // SAFETY: particles.cu's parameters; alive ≤ n.
                 unsafe { Self::launch(m, s, "sort_keys", grid(n), args)? };
                 let tile_grid = per_element(tiles(n), 1);
@@ -174,7 +233,7 @@ impl CudaParticles {
                 let entries = RADIX * tiles32;
                 for shift in [0u32, 8, 16, 24] {
                     let args = (&b.tally, &shift, &tiles32, &b.keys, &mut b.hist);
-                    // SAFETY: one block per tile; hist holds RADIX per tile.
+                    // SAFETY: one block per tile; hist holds RADIX per tile of capacity.
                     unsafe { Self::launch(m, s, "sort_histogram", tile_grid, args)? };
                     let args = (&entries, &mut b.hist);
                     // SAFETY: one block of SCAN_THREADS.
@@ -204,7 +263,7 @@ impl CudaParticles {
                 }
             }
         }
-        Ok(n)
+        Ok(())
     }
 
     /// Enqueues body `stage` of a substep with `step` (`iterations`: XPBD's), its record

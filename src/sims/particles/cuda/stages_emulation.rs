@@ -193,7 +193,8 @@ fn contracted_particles_stages_stay_within_the_derived_bound() {
 /// a spring's rest length shortened, a cell's volume gradient with a cross product turned
 /// over, XPBD's volume constraint at half the corners' inverse mass, Coulomb friction's static
 /// branch keeping half the sliding, its kinetic branch removing half its bound, `collide_nodes`
-/// not undoing the removed sliding as displacement, the sort front to back, a
+/// not undoing the removed sliding as displacement, the sort front to back, a sort tile past
+/// the keys writing 12345 (or nothing) for its histogram, a
 /// survivor's tag taken from the wrong particle, a skin normal gathered from a neighbouring
 /// triangle, a water normal's one-sided difference, a node coloured by the next node's kinetic
 /// energy, a spring by the next spring's stiffness.
@@ -233,6 +234,20 @@ fn a_mutated_particles_kernel_is_caught() {
             "particles_fountain.cuh",
             "keys[k] = order_key(-dot(",
             "keys[k] = order_key(dot(",
+            "fountain Sort",
+        ),
+        // A sort tile past the keys (the emulation launches two, as a graph's reach does):
+        // its histogram not zeros, or not written at all.
+        (
+            "particles_fountain.cuh",
+            "hist[t * tiles + tile] = 0;",
+            "hist[t * tiles + tile] = 12345u;",
+            "fountain Sort",
+        ),
+        (
+            "particles_fountain.cuh",
+            "hist[t * tiles + tile] = 0;",
+            "",
             "fountain Sort",
         ),
         (
