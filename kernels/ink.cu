@@ -157,21 +157,35 @@ __device__ __forceinline__ float stamp_alpha(const float* __restrict__ texture, 
     return (a + (b - a) * tx) * (1.0f - ty) + (c + (d - c) * tx) * ty;
 }
 
-// One stamp's Gaussian added to up to three fields of one lattice over the stamp's box: amount ×
-// e^(−d²/r²) (cpu.rs add_gaussian), × the brush stamp's alpha when `s.masked` (the ink of a
-// brush stroke). Fields whose amount is zero are left alone; with `open` (the velocity
-// lattices) closed faces are skipped (they keep their fixed value, as close_faces restores on
-// the CPU). The record is splats[record], read from device memory (the host sends the step's
-// records before it: a CUDA graph replays the launch with the records of the step it runs);
-// the launch covers at least the box's points, threads beyond them return.
+// One stamp's Gaussians added to the fields over its boxes: amount × e^(−d²/r²) (cpu.rs
+// add_gaussian), × the brush stamp's alpha when `s.masked` (the ink of a brush stroke). The
+// stamp is slot `slot` of the records (read from device memory: the host sends the step's
+// records before it, so a CUDA graph replays the launch with the records of the step it runs):
+// three records, one per lattice (0 u, 1 v, 2 the ink's three planes, `ink_planes` values
+// apart), each over `capacity` threads of the launch (at least its box's points, the same for
+// the three: stages.rs `upload_splats`); threads beyond a record's box return, so a record of
+// an empty box (a lattice the stamp leaves alone, a padding slot) does nothing. Fields whose
+// amount is zero are left alone; on the velocity lattices closed faces are skipped (they keep
+// their fixed value, as close_faces restores on the CPU). The lattices are different arrays:
+// a launch adds to each point at most once, and the stamps' launches run in order, so each
+// point gets the stamps' amounts in the CPU's order.
 extern "C" __global__ void __launch_bounds__(INK_BLOCK)
-splat(const InkSplat* __restrict__ splats, unsigned int record, float* __restrict__ f0, float* __restrict__ f1,
-      float* __restrict__ f2, const unsigned char* __restrict__ open, const float* __restrict__ stamp) {
+splat(const InkSplat* __restrict__ splats, unsigned int slot, unsigned int capacity, float* __restrict__ u,
+      float* __restrict__ v, float* __restrict__ ink, unsigned int ink_planes, const unsigned char* __restrict__ u_open,
+      const unsigned char* __restrict__ v_open, const float* __restrict__ stamp) {
     unsigned int k = ink_index();
-    const InkSplat s = splats[record];
+    unsigned int lattice = k / capacity;
+    if (lattice >= 3u) return;
+    k -= lattice * capacity;
+    const InkSplat s = splats[3u * slot + lattice];
     if (k >= (unsigned int)(s.width * s.rows)) return;
     int i = s.i0 + (int)(k % (unsigned int)s.width), j = s.j0 + (int)(k / (unsigned int)s.width);
     int index = j * s.nx + i;
+    float *f0, *f1, *f2;
+    const unsigned char* open;
+    if (lattice == 0u) { f0 = f1 = f2 = u; open = u_open; }
+    else if (lattice == 1u) { f0 = f1 = f2 = v; open = v_open; }
+    else { f0 = ink; f1 = ink + ink_planes; f2 = ink + 2u * ink_planes; open = nullptr; }
     if (open != nullptr && !open[index]) return;
     float x = ((float)i + s.ox) * s.h, y = ((float)j + s.oy) * s.h;
     float ex = x - s.px, ey = y - s.py;

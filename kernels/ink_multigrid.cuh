@@ -21,7 +21,9 @@
 struct InkLevel {
     int nx, ny;
     unsigned int offset;   // the level's first cell in the pooled arrays
-    unsigned int fluid;    // fluid cells (the count the mean is taken over)
+    unsigned int fluid;    // fluid cells (the count the mean is taken over): read only from the
+                           // records on the device (levels[l]); the records passed by value hold 0
+                           // (a CUDA graph would freeze a count a moving disc changes)
     float h2;              // h², m²
     float weight;          // 1 / h²
     unsigned int outflow;  // bit per side (left, right, bottom, top): zero pressure beyond it; none: a closed box

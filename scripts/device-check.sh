@@ -53,9 +53,10 @@
 #       dye 2048² (4 V-cycles), stage events then JSON  10       30  multigrid's cost per frame;
 #       (CUDA graphs), then JSON FLUIDLAB_CUDA_GRAPHS=0                what the ink's graphs save
 #       (doctor's "ink parity: multigrid" line: step 1);
-#       simulate karman 8 frames, stir 20 frames,      10       80  graphed steps' bits on a GPU
-#       graphs on and off, exported fields compared                    (painting, a moving disc)
-#       ("graphs bit-equal")
+#       simulate karman 8 frames, stir 20 frames,      10       78  graphed steps' bits on a GPU
+#       dye_paint (dye with a forced brush drag) 20                    (painting on u, v and the
+#       frames, graphs on and off, exported fields                     ink, a moving disc)
+#       compared ("graphs bit-equal")
 #   4n. ink: render stir (a disc moved through the      3       30  the moving wall's faces
 #       ink: the moving wall), 960×480, 2 frames × 60                  (set_walls, wall_rows,
 #       steps, cuda; compute-sanitizer memcheck, bench    10       30  close_walls) on a GPU, and
@@ -348,20 +349,24 @@ step "ink multigrid: bench cuda dye 2048², no stage events, FLUIDLAB_CUDA_GRAPH
 cat /tmp/ink-mg.log >>"$OUT/bench.log"
 grep -E 'step:|on cuda|pressure|^\{' /tmp/ink-mg.log | sed 's/^ */  ink multigrid bench: /' >>"$OUT/summary.txt"
 # The graphed steps' numbers on real CUDA: karman (multigrid, an outflow: the graph holds a
-# device-to-device copy) 8 frames and stir 20 frames (its stripes painted, its disc moving from
-# frame 12: the splat records and the levels' fluid counts the kernels read from device memory)
-# with graphs and with FLUIDLAB_CUDA_GRAPHS=0, fields compared bit for bit (simulate runs
-# without stage events, so its steps are graphed).
-for run in "karman 8" "stir 20"; do
+# device-to-device copy) 8 frames, stir 20 frames (its stripes painted, its disc moving from
+# frame 12: the levels' fluid counts the kernels read from device memory) and dye_paint 20
+# frames (dye with a brush dragged across with force, 5 stamps a step: the splat records the
+# kernels read from device memory, on u, v and the ink; stir's and karman's strokes have no
+# force) with graphs and with FLUIDLAB_CUDA_GRAPHS=0, fields compared bit for bit (simulate
+# runs without stage events, so its steps are graphed).
+sed 's/^\[display\]$/[[stroke]]\nduration = 0.4\npath = [[0.1, 0.2], [0.9, 0.8]]\nradius = 0.02\nink = [20.0, 10.0, 5.0]\nforce = 30.0\n\n[display]/' \
+    scenes/ink/dye.toml >/tmp/dye_paint.toml
+for run in "karman 8" "stir 20" "/tmp/dye_paint.toml 20"; do
     read -r scene frames <<<"$run"
     rm -rf /tmp/ink-graphs-on /tmp/ink-graphs-off
-    step "ink: simulate $scene $frames frames, CUDA graphs" 20 /tmp/ink-graphs.log "$BIN" simulate "$scene" \
+    step "ink: simulate $scene $frames frames, CUDA graphs" 13 /tmp/ink-graphs.log "$BIN" simulate "$scene" \
         --backend cuda --steps "$frames" --every "$frames" --format npy --export /tmp/ink-graphs-on
-    step "ink: simulate $scene $frames frames, FLUIDLAB_CUDA_GRAPHS=0" 20 /tmp/ink-graphs.log env \
+    step "ink: simulate $scene $frames frames, FLUIDLAB_CUDA_GRAPHS=0" 13 /tmp/ink-graphs.log env \
         FLUIDLAB_CUDA_GRAPHS=0 "$BIN" simulate "$scene" --backend cuda --steps "$frames" --every "$frames" \
         --format npy --export /tmp/ink-graphs-off
     # Both exports must exist and be equal file for file: a difference (or a missing run) is a FAIL.
-    step "ink: $scene's exports with graphs bit-equal to launches" 10 /tmp/ink-graphs.log \
+    step "ink: $scene's exports with graphs bit-equal to launches" 5 /tmp/ink-graphs.log \
         bash -c '[[ -n $(ls /tmp/ink-graphs-on) ]] && diff -rq /tmp/ink-graphs-on /tmp/ink-graphs-off'
 done
 

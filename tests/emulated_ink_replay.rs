@@ -154,11 +154,13 @@ const CHILD: &str = "FLUIDLAB_INK_REPLAY_CHILD";
 /// Each phase is four frames: the first two run launch by launch (keys seen once), the next
 /// two capture the step's two arrangements, and the solver stays bit for bit equal to one
 /// without graphs (u, v, p, the ink, the totals, the report). With the field left out of the
-/// key (each checked by a mutant of `StepKey` when phases were two frames and keys captured at
-/// their first sighting; not rerun since) the phase captures nothing and replays the graphs of
-/// before: a stale close_walls, wall record or dt ("u differs with graphs on"); for `last` and
-/// `tail_cells`, whose stale graphs happen to give the same bits, "0 captures where …".
-/// Then [`varying_drag`].
+/// key (each a mutant of `StepKey`, run with the splat launches a slot a stamp) the phase
+/// captures nothing and replays the graphs of before: `obstacles` "frame 4: u differs with
+/// graphs on" (a stale close_walls), `grid` "frame 8: u differs …", `dt` "frame 16: u
+/// differs …"; for `last` and `tail_cells`, whose stale graphs happen to give the same bits,
+/// "frame 13: 0 captures where 2" and "frame 22: 0 captures where 1". Then [`varying_drag`]
+/// (without `splats` in the key: "drag step 4: u differs with graphs on"; without the
+/// records' array: [`grown`]).
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_driver),
@@ -263,27 +265,33 @@ fn key_fields_child() {
     varying_drag(&params);
 }
 
-/// A hand-driven drag: `dye` 48 × 48, 36 steps (one a frame) whose stamp counts follow the
-/// hand's speed, 3 to 10 a step in no order. Each (count, arrangement) is a key of its own;
-/// only those seen twice capture, the steps stay bit for bit equal to graphs off, and the
-/// counts seen once run launch by launch. Measured: 11 captured, 9 replayed, 16 launch by
-/// launch (5 of the 16 keys come once); capturing at the first sighting (the code before):
-/// 16 captured, 20 replayed, 0 launch by launch (fails the count).
+/// A hand-driven drag: `dye` 48 × 48, 60 steps (one a frame) whose stamp counts follow the
+/// hand's speed, 1 to 20 a step in no order (each count three times). The `splat` launches
+/// come in slots padded to a power of two, so the 20 counts are 6 launch sequences (1, 2, 4,
+/// 8, 16, 32 slots), each in the step's two arrangements: 12 keys, within the 16 graphs kept.
+/// Each key runs launch by launch at its first sighting and is captured at its second (two
+/// of the 12 come once here); the steps stay bit for bit equal to graphs off. Measured: 10
+/// captured, 38 replayed, 12 launch by launch. The code before (a key per stamp count: 40
+/// keys, more than the 16 kept) gave 20 captured, 2 replayed, 38 launch by launch.
 fn varying_drag(params: &fluidlab::sims::ink::params::InkParams) {
     use fluidlab::sims::ink::Stamp;
     let (mut graphs, mut plain) = ink_graph_runs::graphed_and_plain(params, &|_, _| false);
     let counts = [
-        3, 5, 4, 7, 6, 3, 9, 5, 4, 8, 6, 10, 3, 7, 5, 4, 9, 6, 8, 3, 5, 10, 4, 7, 6, 3, 5, 9, 4, 8,
-        6, 5, 7, 3, 10, 4,
+        7, 13, 1, 20, 4, 16, 10, 2, 18, 5, 11, 8, 15, 3, 19, 12, 6, 17, 9, 14, 12, 3, 17, 8, 1, 20,
+        14, 6, 10, 19, 2, 15, 5, 9, 16, 11, 4, 18, 13, 7, 19, 10, 2, 14, 6, 20, 9, 1, 17, 12, 5,
+        15, 8, 3, 18, 11, 16, 4, 13, 7, // then the steps of `grown`
+        70, 70, 70, 70, 12, 13, 12, 13,
     ];
-    let mut at = [0.2f32, 0.3];
+    let mut travelled = 0.0f32;
     for (step, &n) in counts.iter().enumerate() {
-        // The stamps of this step, spread along the pointer's path (0.004 a stamp).
+        // The stamps of this step, spread along the pointer's path (0.004 a stamp), which goes
+        // back and forth across the box.
         let stamps: Vec<Stamp> = (0..n)
             .map(|k| {
-                let x = at[0] + 0.004 * k as f32;
+                let along = (travelled + 0.004 * k as f32) % 1.2;
+                let x = 0.2 + along.min(1.2 - along);
                 Stamp {
-                    position: [x, at[1] + 0.002 * k as f32],
+                    position: [x, 0.3 + 0.5 * x],
                     radius: 0.02,
                     velocity: [1.5, 0.5],
                     ink: [3.0, 2.0, 1.0],
@@ -292,7 +300,7 @@ fn varying_drag(params: &fluidlab::sims::ink::params::InkParams) {
                 }
             })
             .collect();
-        at = [at[0] + 0.004 * n as f32, at[1] + 0.002 * n as f32];
+        travelled += 0.004 * n as f32;
         for cuda in [&mut graphs, &mut plain] {
             cuda.step(params.dt, &stamps, true).unwrap();
             cuda.end_frame().unwrap();
@@ -309,12 +317,34 @@ fn varying_drag(params: &fluidlab::sims::ink::params::InkParams) {
                 "drag step {step}: {name} differs with graphs on"
             );
         }
+        if step == 59 {
+            println!("dye, varying drag: {}", graphs.graph_summary());
+            let (captured, replayed, launched) = graphs.graph_counts();
+            assert_eq!(
+                (captured, replayed, launched),
+                (10, 38, 12),
+                "{}",
+                graphs.graph_summary()
+            );
+        }
     }
-    println!("dye, varying drag: {}", graphs.graph_summary());
-    let (captured, replayed, launched) = graphs.graph_counts();
+    grown(&graphs);
+}
+
+/// The end of [`varying_drag`]: four steps of 70 stamps (128 slots: more records than the 64
+/// stamps' array holds) grow the array, so they run launch by launch at the first sighting of
+/// each arrangement and capture at the second (2 + 2), and the steps of 12 and 13 stamps after
+/// (16 slots, captured before) capture anew too, the array's pointer being in the key (2 + 2);
+/// all bit for bit equal to graphs off. Measured: 14 captured, 38 replayed, 16 launch by
+/// launch. With the pointer left out of the key (a mutant of `StepKey`) the steps of 12 and
+/// 13 replay the graphs captured with the old array, freed: the emulated driver refuses the
+/// launch ("kernel `splat`: parameter 0 is a pointer, and … is in no live device
+/// allocation").
+fn grown(graphs: &fluidlab::sims::ink::cuda::CudaInk) {
+    println!("dye, varying drag, grown: {}", graphs.graph_summary());
     assert_eq!(
-        (captured, replayed, launched),
-        (11, 9, 16),
+        graphs.graph_counts(),
+        (14, 38, 16),
         "{}",
         graphs.graph_summary()
     );

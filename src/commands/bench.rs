@@ -175,6 +175,10 @@ pub struct BenchReport {
     /// (`cuMemGetInfo`) before the simulation opened less after the warm-up, the context
     /// held throughout (so its own reservation is not counted). `None` on the CPU.
     pub gpu_memory_bytes: Option<u64>,
+    /// How a CUDA solver's steps ran as CUDA graphs (`Sim::cuda_graphs`: captured, replayed,
+    /// launched one by one, and why graphs are off when they are); `None` where the kind does
+    /// not say.
+    pub cuda_graphs: Option<String>,
 }
 
 impl BenchReport {
@@ -215,6 +219,9 @@ impl BenchReport {
             self.kernel_launches_per_step.into(),
         );
         put("launch_calls_per_step", self.launch_calls_per_step.into());
+        if let Some(graphs) = &self.cuda_graphs {
+            put("cuda_graphs", graphs.clone().into());
+        }
         if let Some(bytes) = self.gpu_memory_bytes {
             put("gpu_memory_bytes", bytes.into());
             put(
@@ -348,6 +355,7 @@ pub fn run(options: &BenchOptions, progress: bool) -> Result<BenchReport> {
         kernel_launches_per_step,
         launch_calls_per_step,
         gpu_memory_bytes,
+        cuda_graphs: sim.cuda_graphs(),
     })
 }
 
@@ -413,6 +421,9 @@ pub fn print(report: &BenchReport) {
                 ""
             }
         );
+    }
+    if let Some(graphs) = &report.cuda_graphs {
+        println!("  CUDA graphs: {graphs}");
     }
     if let Some(bytes) = report.gpu_memory_bytes {
         println!(

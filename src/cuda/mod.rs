@@ -11,6 +11,8 @@
 //! - [`timer`]: CUDA events between the stages of a frame.
 //! - [`graph`]: a frame's launches captured once as a CUDA graph and replayed
 //!   (`FLUIDLAB_CUDA_GRAPHS`).
+//! - [`records`]: records kernels read from device memory, sent when their bits change (what
+//!   a graph may not freeze).
 //! - [`interop`]: OpenGL buffers and textures written by kernels.
 //! - [`nvtx`]: ranges for Nsight Systems.
 //! - [`parity`]: a field's largest difference between a CUDA backend and the CPU solver.
@@ -29,6 +31,7 @@ pub mod module;
 pub mod nvtx;
 pub mod parity;
 pub mod ptx;
+pub mod records;
 pub mod timer;
 
 pub use device::{context, device_info, unavailable, DeviceInfo, DEFAULT_DEVICE};
@@ -36,6 +39,7 @@ pub use graph::{graphs_requested, GraphCache, GraphFailure, GraphRun, GRAPHS_VAR
 pub use interop::gl_device;
 pub use launch::{sync_check_requested, SYNC_CHECK_VARIABLE};
 pub use module::Module;
+pub use records::Records;
 pub use timer::EventTimer;
 
 /// What went wrong in the shared CUDA layer. Each kind turns it into its own error type.

@@ -107,21 +107,22 @@ struct State {
 
     void splats_and_buoyancy() {
         unsigned n = ink_cells();
-        // The records in one array, as the host sends them; each launch reads its own.
-        std::vector<InkSplat> records;
-        for (const Lattice& l : stamps) records.push_back(l.s);
-        for (unsigned index = 0; index < stamps.size(); ++index) {
-            const Lattice& l = stamps[index];
-            float *f0, *f1, *f2;
-            const unsigned char* open = nullptr;
-            if (l.which == 0) { f0 = f1 = f2 = u.data(); open = u_open.data(); }
-            else if (l.which == 1) { f0 = f1 = f2 = v.data(); open = v_open.data(); }
-            else { f0 = ink.data(); f1 = ink.data() + n; f2 = ink.data() + 2 * n; }
-            // A block more than the box: the host launches over the largest box of the stamp's
-            // radius (InkSplat::capacity), and the threads beyond the box must leave the fields.
-            unsigned points = (unsigned)(l.s.width * l.s.rows) + INK_BLOCK;
-            launch(points, [&] { splat(records.data(), index, f0, f1, f2, open, stamp_texture.data()); });
+        // The records in one array, three a slot (u, v, the ink), each launch reading its slot's
+        // (stages.rs upload_splats): here each record in a slot of its own, the slot's other
+        // two records empty (as a stamp's lattice with nothing to add is), and one empty slot
+        // more (the padding to a power of two), so every branch of the kernel runs.
+        std::vector<InkSplat> records(3 * (stamps.size() + 1), InkSplat{});
+        unsigned capacity = 1;
+        for (unsigned slot = 0; slot < stamps.size(); ++slot) {
+            const Lattice& l = stamps[slot];
+            records[3 * slot + l.which] = l.s;
+            capacity = std::max(capacity, (unsigned)(l.s.width * l.s.rows));
         }
+        // A block more than the largest box: the host launches over the largest box of the
+        // stamps' radius (InkSplat::capacity), and the threads beyond a box must leave the fields.
+        capacity += INK_BLOCK;
+        for (unsigned slot = 0; slot <= stamps.size(); ++slot)
+            launch(3 * capacity, [&] { splat(records.data(), slot, capacity, u.data(), v.data(), ink.data(), n, u_open.data(), v_open.data(), stamp_texture.data()); });
         if (lift != 0.0f) launch((unsigned)(g.nx * (g.ny + 1)), [&] { splat_buoyancy(g, ink.data(), v_open.data(), v.data(), lift); });
     }
 

@@ -443,7 +443,7 @@ impl InkScene {
 }
 
 /// Most stamps one stroke lays in one step: a brush that crosses more than 32 radii in a step
-/// gets its stamps spaced wider than half a radius (each is three CUDA launches).
+/// gets its stamps spaced wider than half a radius (each is a CUDA launch).
 pub const MOST_STAMPS_PER_STEP: usize = 64;
 
 impl Stroke {

@@ -242,6 +242,10 @@ impl Sim for InkSim {
         &self.note
     }
 
+    fn cuda_graphs(&self) -> Option<String> {
+        self.solver.as_cuda().map(|cuda| cuda.graph_summary())
+    }
+
     fn dt(&self) -> f64 {
         f64::from(self.solver.params.dt)
     }

@@ -131,6 +131,14 @@ impl InkSolver {
     }
 
     /// The CUDA solver, if it is the one running.
+    pub fn as_cuda(&self) -> Option<&CudaInk> {
+        match &self.backend {
+            Backends::Cpu(_) => None,
+            Backends::Cuda(cuda) => Some(cuda),
+        }
+    }
+
+    /// The CUDA solver, if it is the one running, to change.
     pub fn as_cuda_mut(&mut self) -> Option<&mut CudaInk> {
         match &mut self.backend {
             Backends::Cpu(_) => None,

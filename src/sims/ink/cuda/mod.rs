@@ -50,7 +50,7 @@ use super::params::InkParams;
 use super::stamp::{BrushStamp, STAMP_TEXELS};
 use super::{InkStage, SolveReport};
 use crate::cuda::interop::GlInterop;
-use crate::cuda::{CudaError, EventTimer};
+use crate::cuda::{CudaError, EventTimer, Records};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use kernels::{InkGrid, InkKernels};
 use multigrid::GpuMultigrid;
@@ -80,8 +80,8 @@ pub mod slot {
     pub const COUNT: usize = 10;
 }
 
-/// Splat records the GPU holds at first: a stroke's 64 stamps on three lattices each
-/// (`MOST_STAMPS_PER_STEP`); more grow the array.
+/// Splat records the GPU holds at first: a stroke's 64 stamps, three records each
+/// (`MOST_STAMPS_PER_STEP`); more grow the array (65 stamps are padded to 128).
 const SPLATS_ALLOCATED: usize = 3 * super::scene::MOST_STAMPS_PER_STEP;
 
 /// The solver's fields as the CPU solver holds them (read back from the GPU).
@@ -158,10 +158,9 @@ pub(super) struct Buffers {
     pub stats: CudaSlice<f64>,
     /// The multigrid pressure solver's levels.
     pub multigrid: GpuMultigrid,
-    /// The brush stamps' splat records the `splat` launches read (grown as needed), and the
-    /// records last sent there.
-    pub splats: CudaSlice<kernels::InkSplat>,
-    pub splats_sent: Vec<kernels::InkSplat>,
+    /// The brush stamps' splat records the `splat` launches read (three a stamp; sent when
+    /// they change, grown as needed).
+    pub splats: Records<kernels::InkSplat>,
     /// The brush stamp's texture (`stamp.rs`), and which stamp it holds.
     pub stamp: CudaSlice<f32>,
     pub stamp_kind: BrushStamp,
@@ -256,8 +255,9 @@ impl CudaInk {
             .new_stream()
             .map_err(CudaError::driver("creating a CUDA stream"))?;
         let grid = InkGrid::new(&params);
-        let buffers =
-            Self::allocate(&stream, &grid).map_err(CudaError::driver("allocating GPU memory"))?;
+        let splats = Records::new(&stream, SPLATS_ALLOCATED)?;
+        let buffers = Self::allocate(&stream, &grid, splats)
+            .map_err(CudaError::driver("allocating GPU memory"))?;
         let (flow, ink) = rest_state(&params, solid);
         let mut solver = CudaInk {
             report: SolveReport::default(),
@@ -289,6 +289,7 @@ impl CudaInk {
     fn allocate(
         stream: &Arc<CudaStream>,
         g: &InkGrid,
+        splats: Records<kernels::InkSplat>,
     ) -> Result<Buffers, cudarc::driver::DriverError> {
         let (nu, nv, nc, ni) = (g.u_faces(), g.v_faces(), g.cells(), 3 * g.ink_cells());
         Ok(Buffers {
@@ -315,8 +316,7 @@ impl CudaInk {
             partials: stream.alloc_zeros(4 * kernels::blocks(g.ink_cells()))?,
             stats: stream.alloc_zeros(slot::COUNT)?,
             multigrid: GpuMultigrid::new(stream, g.nx as usize, g.ny as usize)?,
-            splats: stream.alloc_zeros(SPLATS_ALLOCATED)?,
-            splats_sent: Vec::new(),
+            splats,
             stamp: stream.alloc_zeros(STAMP_TEXELS * STAMP_TEXELS)?,
             stamp_kind: BrushStamp::Round,
         })
@@ -358,8 +358,11 @@ impl CudaInk {
         self.upload(&fields.flow, &fields.ink, None, None)
     }
 
-    /// Back to a fluid at rest with no ink, obstacles where `solid(x, y)`.
+    /// Back to a fluid at rest with no ink, obstacles where `solid(x, y)`, on the grid of
+    /// [`CudaInk::params`] (the grid's record made again from them: the sides may have changed
+    /// with them; the grid's size may not).
     pub fn clear(&mut self, solid: &dyn Fn(f32, f32) -> bool) -> Result<(), CudaError> {
+        self.grid = InkGrid::new(&self.params);
         let (flow, ink) = rest_state(&self.params, solid);
         let zero = Field::new(flow.nx, flow.ny, [0.5, 0.5], flow.dx);
         self.upload(&flow, &ink, Some(&zero), Some(&zero))?;

@@ -108,6 +108,15 @@ impl GpuMultigrid {
         &self.levels
     }
 
+    /// The levels' records as the kernels get them by value: their fluid counts 0. A count
+    /// changes while a disc moves, and a step's CUDA graph would freeze the one it was
+    /// captured with (`step_graph.rs`), so the kernels read it from the records on the device
+    /// (`pressure_mg_remove_mean`, `pressure_mg_tail`), which `update_cells` keeps current.
+    pub fn levels_by_value(&self) -> Vec<InkLevel> {
+        let by_value = |level: &InkLevel| InkLevel { fluid: 0, ..*level };
+        self.levels.iter().map(by_value).collect()
+    }
+
     /// Bytes of GPU memory the arrays of an `nx × ny` grid take.
     pub fn bytes(nx: usize, ny: usize) -> u64 {
         Hierarchy::pooled_cells(nx, ny) as u64 * (3 * 4 + 2)
@@ -241,7 +250,7 @@ impl CudaInk {
         let cycles = self.params.iterations;
         let (k, s, b) = (&self.kernels, &self.stream, &mut self.buffers);
         let mg = &mut b.multigrid;
-        let levels = mg.levels.clone();
+        let levels = mg.levels_by_value();
         let tail = Hierarchy::tail(&levels, self.tail_cells);
         let finest = levels[0];
         let pure_neumann = finest.outflow == 0;

@@ -2,11 +2,22 @@
 //! runs its functions of the same names. `tests/emulation/ink.cpp` runs the same sequences with
 //! the kernels compiled as C++.
 
-use super::kernels::{lattice_rows, splat_records, InkSplat, SplatLattice};
+#[cfg(doc)]
+use super::kernels::SplatLattice;
+use super::kernels::{lattice_rows, splat_records, InkSplat};
 use super::{slot, CudaInk};
 use crate::cuda::CudaError;
 use crate::sims::ink::params::{Advection, PressureSolver};
 use crate::sims::ink::{BrushStamp, InkStage, Stamp};
+
+/// A step's `splat` launches: `slots` (the stamps with something to add, padded to a power of
+/// two: the same for any count up to it), each over `capacity` points a lattice (the largest
+/// [`InkSplat::capacity`] of the step's records: the same wherever a brush's stamps lie).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct SplatLaunches {
+    pub slots: usize,
+    pub capacity: usize,
+}
 
 impl CudaInk {
     /// Enqueues `stage` of a step of `dt` with the brush `stamps` (`report`: reduce what the
@@ -140,20 +151,21 @@ impl CudaInk {
         Ok(())
     }
 
-    /// Each stamp's Gaussian (one launch per lattice it reaches, its record read from the
-    /// records sent before), then the ink's buoyancy.
+    /// Each stamp's Gaussians (one launch a slot of the records sent before: a stamp on the
+    /// three lattices), then the ink's buoyancy.
     fn splat(&mut self, dt: f32, stamps: &[Stamp]) -> Result<(), CudaError> {
         self.upload_stamp_texture()?;
         let launches = self.upload_splats(dt, stamps)?;
         let (k, s, g, b) = (&self.kernels, &self.stream, &self.grid, &mut self.buffers);
-        let planes = g.ink_cells();
-        for (index, &(lattice, capacity)) in launches.iter().enumerate() {
-            let (t, record) = (&b.stamp, (&b.splats, index, capacity));
-            match lattice {
-                SplatLattice::U => k.splat(s, record, &mut b.u, 0, Some(&b.u_open), t)?,
-                SplatLattice::V => k.splat(s, record, &mut b.v, 0, Some(&b.v_open), t)?,
-                SplatLattice::Ink => k.splat(s, record, &mut b.ink, planes, None, t)?,
-            }
+        for slot in 0..launches.slots {
+            k.splat(
+                s,
+                (b.splats.slots(), slot, launches.capacity),
+                (&mut b.u, &mut b.v, &mut b.ink),
+                g.ink_cells(),
+                (&b.u_open, &b.v_open),
+                &b.stamp,
+            )?;
         }
         if self.params.buoyancy != 0.0 {
             let lift = self.params.buoyancy * dt / 3.0;
@@ -180,44 +192,43 @@ impl CudaInk {
 
     /// The splat records of `stamps` in a step of `dt` sent to the GPU where they differ from
     /// those it holds (before a step: a copy from the host cannot be part of a CUDA graph; the
-    /// array grows when they outnumber it), and each record's launch: its lattice and the
-    /// points it covers ([`InkSplat::capacity`]), in order (record `k` is the `k`-th).
+    /// array grows when they outnumber it), and the step's `splat` launches. A stamp is a slot
+    /// of three records, one per lattice ([`SplatLattice`]'s order; a lattice it leaves alone
+    /// gets an empty box); the slots are padded with empty ones to a power of two
+    /// ([`SplatLaunches`]), so a drag whose stamp count follows the hand's speed runs a few
+    /// launch sequences, not one per count (`step_graph.rs`).
     pub(super) fn upload_splats(
         &mut self,
         dt: f32,
         stamps: &[Stamp],
-    ) -> Result<Vec<(SplatLattice, usize)>, CudaError> {
+    ) -> Result<SplatLaunches, CudaError> {
         let textured = self.params.brush_stamp != BrushStamp::Round;
         let g = &self.grid;
-        let (launches, records): (Vec<_>, Vec<InkSplat>) = stamps
-            .iter()
-            .flat_map(|stamp| splat_records(g, stamp, dt, textured))
-            .map(|(lattice, record)| {
-                let capacity = record.capacity(lattice_rows(g, lattice));
-                ((lattice, capacity), record)
-            })
-            .unzip();
-        let b = &mut self.buffers;
-        // By their bits: a record whose only change is a zero's sign is sent too.
-        let bits = bytemuck::cast_slice::<InkSplat, u8>;
-        if records.is_empty() || bits(&records) == bits(&b.splats_sent) {
-            return Ok(launches);
+        let mut capacity = 0;
+        let mut records: Vec<InkSplat> = Vec::with_capacity(3 * stamps.len());
+        for stamp in stamps {
+            let mut slot = [InkSplat::default(); 3];
+            for (lattice, record) in splat_records(g, stamp, dt, textured) {
+                capacity = capacity.max(record.capacity(lattice_rows(g, lattice)));
+                slot[lattice as usize] = record;
+            }
+            if slot.iter().any(|record| record.points() > 0) {
+                records.extend(slot);
+            }
         }
-        let copy = CudaError::driver("copying the brush stamps' splat records to the GPU");
-        // Set again only once the copy succeeded: after a failure nothing is taken as sent.
-        b.splats_sent.clear();
-        if records.len() > b.splats.len() {
-            b.splats = self
-                .stream
-                .alloc_zeros(records.len().next_power_of_two())
-                .map_err(&copy)?;
+        let used = records.len() / 3;
+        let launches = SplatLaunches {
+            slots: if used == 0 {
+                0
+            } else {
+                used.next_power_of_two()
+            },
+            capacity,
+        };
+        records.resize(3 * launches.slots, InkSplat::default());
+        if !records.is_empty() {
+            self.buffers.splats.set(&self.stream, &records)?;
         }
-        self.stream
-            .memcpy_htod(&records, &mut b.splats.slice_mut(0..records.len()))
-            .map_err(&copy)?;
-        // The copy from pageable memory is staged before it returns, so `records` may be
-        // reused; a copy from pinned memory would need a second buffer and an event.
-        b.splats_sent = records;
         Ok(launches)
     }
 

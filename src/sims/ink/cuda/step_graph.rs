@@ -28,19 +28,21 @@
 //!   walls' fixed velocities, outflows).
 //! - key `obstacles`: whether the ghost faces' `close_walls` runs.
 //! - key `levels`: the multigrid levels' shapes (their records with the fluid counts zeroed:
-//!   sizes, offsets, h², outflows), by value to its kernels and deciding the launches.
+//!   sizes, offsets, h², outflows), by value to its kernels (with the counts zeroed too:
+//!   `GpuMultigrid::levels_by_value`) and deciding the launches.
 //!   Data: the levels' fluid counts, which change most steps while a disc moves;
 //!   `pressure_mg_remove_mean` and `pressure_mg_tail` read them from the records on the device
 //!   (`update_cells` keeps those current).
 //! - key `tail_cells`: which levels run in the one-block `pressure_mg_tail`.
-//! - key `splats`: each splat launch's lattice (which field it adds to) and the points it
-//!   covers (`InkSplat::capacity`, from the stamp's radius: the same wherever the stamp lies),
-//!   and the records' array (its device pointer: it grows when a step has more records).
-//!   Data: the records (position, amounts, direction, box), sent before the step
-//!   (`upload_splats`) and read by `splat` from the array. A brush dragged at a steady speed
-//!   lays as many stamps each step, so its steps replay; a hand-driven drag lays a count that
-//!   follows the hand's speed (the count is in the key: a graph per count seen twice,
-//!   [`GRAPHS_KEPT`] kept; counts seen once run launch by launch).
+//! - key `splats`: the `splat` launches: how many (a slot of three records, one per lattice,
+//!   a stamp; the stamps padded with empty slots to a power of two) and the points each
+//!   covers a lattice (the step's largest `InkSplat::capacity`, from the stamps' radius: the
+//!   same wherever a stamp lies), and the records' array (its device pointer: it grows when a
+//!   step has more records). Data: the records (position, amounts, direction, box), sent
+//!   before the step (`upload_splats`) and read by `splat` from the array. A drag lays a
+//!   stamp count that follows the hand's speed; any count from 2ᵏ⁻¹ + 1 to 2ᵏ runs the same
+//!   launches, so a drag of 1 to 20 stamps a step runs at most 6 (32 slots), each in the
+//!   step's two arrangements: 12 keys, within [`GRAPHS_KEPT`].
 //! - key `start`: which allocation each ping-pong array holds when the step begins (the
 //!   device pointers). The step swaps them (advection's outputs, Jacobi's sweeps); a replay
 //!   swaps nothing, so the recording's end arrangement is kept with the graph and put back
@@ -53,8 +55,7 @@
 //! `FLUIDLAB_CUDA_SYNC_CHECK=1` (a synchronisation after each launch) and
 //! `FLUIDLAB_CUDA_GRAPHS=0`, and after a capture the driver refused.
 
-use super::kernels::SplatLattice;
-use super::multigrid::InkLevel;
+use super::stages::SplatLaunches;
 use super::CudaInk;
 use crate::cuda::{CudaError, GraphCache, GraphFailure, GraphRun};
 use crate::sims::ink::params::InkParams;
@@ -89,8 +90,8 @@ pub(super) struct StepKey {
     /// The multigrid's level records with their fluid counts zeroed, their bytes.
     levels: Vec<u8>,
     tail_cells: usize,
-    /// Each splat launch's lattice and points, and the records' array.
-    splats: Vec<(SplatLattice, usize)>,
+    /// The splat launches (slots, points a lattice), and the records' array.
+    splats: SplatLaunches,
     splat_array: u64,
     start: Arrangement,
 }
@@ -149,9 +150,7 @@ impl CudaInk {
         self.upload_multigrid_masks()?;
         let splats = self.upload_splats(dt, stamps)?;
         let stream = self.stream.clone();
-        let levels: Vec<InkLevel> = (self.buffers.multigrid.levels().iter())
-            .map(|level| InkLevel { fluid: 0, ..*level })
-            .collect();
+        let levels = self.buffers.multigrid.levels_by_value();
         let start = self.buffers.arrangement(&stream);
         let key = StepKey {
             params: self.params.clone(),
@@ -162,7 +161,7 @@ impl CudaInk {
             levels: bytemuck::cast_slice(&levels).to_vec(),
             tail_cells: self.tail_cells,
             splats,
-            splat_array: self.buffers.splats.device_ptr(&stream).0,
+            splat_array: self.buffers.splats.pointer(&stream),
             start,
         };
         // A key neither kept nor seen before runs launch by launch, remembered.
@@ -189,7 +188,13 @@ impl CudaInk {
             })
         }));
         self.graphs.cache = cache;
-        match ran.unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
+        let ran = ran.unwrap_or_else(|panic| {
+            // The recording may have swapped arrays while nothing ran: they go back to where
+            // the step began for a caller that catches the unwind.
+            let _ = self.buffers.arrange(&stream, &start);
+            std::panic::resume_unwind(panic)
+        });
+        match ran {
             Ok((end, run)) => {
                 if run == GraphRun::Replayed {
                     self.buffers.arrange(&stream, &end)?;

@@ -3,13 +3,11 @@
 
 use super::cuda;
 use super::kernels::{self, blocks, tiles, RADIX};
-use crate::cuda::CudaError;
+use crate::cuda::{CudaError, Records};
 use crate::sims::particles::fountain::Fountain;
 use crate::sims::particles::render::Skin;
 use crate::sims::pool::surface::Surface;
-use bytemuck::Pod;
-use cudarc::driver::{CudaSlice, CudaStream, CudaView, DevicePtr};
-use std::marker::PhantomData;
+use cudarc::driver::{CudaSlice, CudaStream};
 use std::sync::Arc;
 
 /// A fountain's buffers: its particles (twice, for the compaction), the radix sort's keys and
@@ -219,58 +217,6 @@ pub(super) struct BodyBuffers {
     /// Each substep's `BodyStep` and `SelfStep` (the kernels read their substep's).
     pub(super) steps: Records<kernels::BodyStep>,
     pub(super) self_steps: Records<kernels::SelfStep>,
-}
-
-/// A body's records of one kind on the GPU, one a substep (slot k: substep k's), which the
-/// kernels read through a pointer (`frame_graph.rs`: a graph replays with new values), and
-/// what the slots hold, as the host last uploaded it.
-pub(super) struct Records<T> {
-    device: CudaSlice<u32>,
-    uploaded: Vec<u32>,
-    kind: PhantomData<T>,
-}
-
-impl<T: Pod> Records<T> {
-    /// The 4-byte words of a record.
-    const WORDS: usize = std::mem::size_of::<T>() / 4;
-
-    /// Zeroed slots for `count` records.
-    pub(super) fn new(s: &Arc<CudaStream>, count: usize) -> Result<Self, CudaError> {
-        let device = s
-            .alloc_zeros(Self::WORDS * count.max(1))
-            .map_err(cuda("allocating GPU memory for a body's records"))?;
-        Ok(Records {
-            uploaded: vec![0; device.len()],
-            device,
-            kind: PhantomData,
-        })
-    }
-
-    /// `records` into the first slots, queued on `s` (after the work queued before, which
-    /// reads the old ones): copied only where the slots hold other bits; more slots made where
-    /// there are too few (a new allocation, so the frame's graph key changes with its pointer).
-    pub(super) fn set(&mut self, s: &Arc<CudaStream>, records: &[T]) -> Result<(), CudaError> {
-        let words: &[u32] = bytemuck::cast_slice(records);
-        if words.len() > self.device.len() {
-            *self = Self::new(s, records.len())?;
-        }
-        if self.uploaded[..words.len()] != *words {
-            s.memcpy_htod(words, &mut self.device.slice_mut(..words.len()))
-                .map_err(cuda("copying a body's records to the GPU"))?;
-            self.uploaded[..words.len()].copy_from_slice(words);
-        }
-        Ok(())
-    }
-
-    /// Slot `k`, a kernel's record.
-    pub(super) fn at(&self, k: usize) -> CudaView<'_, u32> {
-        self.device.slice(k * Self::WORDS..(k + 1) * Self::WORDS)
-    }
-
-    /// The slots' device pointer (a graph's key names it).
-    pub(super) fn pointer(&self, s: &CudaStream) -> u64 {
-        self.device.device_ptr(s).0
-    }
 }
 
 /// `self_collide`'s buffers on the GPU (particles_self_collide.cuh; the CPU's `Contacts`).

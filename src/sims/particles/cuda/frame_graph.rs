@@ -5,7 +5,7 @@
 //!
 //! A graph holds its launches' arguments as captured, so the kernels take no constant by
 //! value that may change between frames: each substep's records (`BodyStep`, `SelfStep`) live
-//! in device memory (`Records`, buffers.rs: slot k is substep k's), uploaded before the frame's
+//! in device memory (`crate::cuda::Records`: slot k is substep k's), uploaded before the frame's
 //! launch (or graph), only where their bits changed, and the kernels read their substep's
 //! through a pointer. So the key names only what decides the launch sequence and the grids:
 //!

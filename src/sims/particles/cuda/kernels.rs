@@ -257,7 +257,7 @@ pub fn basin_step(
 }
 
 /// A body's substep, as `struct BodyStep` in particles.cu (the kernels read it from the GPU's
-/// memory, each substep its own: `Records`, buffers.rs).
+/// memory, each substep its own: `crate::cuda::Records`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct BodyStep {

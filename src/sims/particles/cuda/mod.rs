@@ -47,8 +47,9 @@ mod stages_emulation;
 #[cfg(test)]
 mod stats_emulation;
 
+use crate::cuda::Records;
 pub use buffers::Room;
-use buffers::{basin_fits, BodyBuffers, Buffers, FountainBuffers, Records, SkinBuffers};
+use buffers::{basin_fits, BodyBuffers, Buffers, FountainBuffers, SkinBuffers};
 pub use frame_graph::BodyFrame;
 
 use super::body::Body;

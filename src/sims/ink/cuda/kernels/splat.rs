@@ -3,11 +3,10 @@
 //! launches of the stamps and of the ink's buoyancy.
 
 use super::{per_point, InkGrid, InkKernels};
-use crate::cuda::launch::OrNull;
 use crate::cuda::CudaError;
 use crate::sims::ink::{splat_box, Stamp};
 use bytemuck::{Pod, Zeroable};
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
 
 /// Which lattice a stamp's box lies on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,36 +150,33 @@ pub fn splat_records(
 
 #[allow(clippy::too_many_arguments)]
 impl InkKernels {
-    /// One stamp's Gaussian on one lattice, the record `splats[index]` (on the device), over
-    /// `capacity` points (at least its box's, [`InkSplat::capacity`]): `field` is u (or v),
-    /// or the ink's three planes (`planes` values apart), `open` the face mask (none for the
-    /// ink), `stamp` the brush stamp's texture (read when the record is masked).
+    /// One stamp's Gaussians, the records of slot `slot` of `splats` (on the device: the
+    /// [`InkSplat`]s' words, `crate::cuda::Records`; three a slot, one per lattice in [`SplatLattice`]'s order), each over `capacity` threads (at
+    /// least its box's points, [`InkSplat::capacity`]): the velocity's u and v (their open
+    /// masks skip closed faces) and the ink's three planes (`planes` values apart); `stamp` is
+    /// the brush stamp's texture (read when a record is masked).
     pub fn splat(
         &self,
         stream: &CudaStream,
-        (splats, index, capacity): (&CudaSlice<InkSplat>, usize, usize),
-        field: &mut CudaSlice<f32>,
+        (splats, slot, capacity): (&CudaSlice<u32>, usize, usize),
+        (u, v, ink): (
+            &mut CudaSlice<f32>,
+            &mut CudaSlice<f32>,
+            &mut CudaSlice<f32>,
+        ),
         planes: usize,
-        open: Option<&CudaSlice<u8>>,
+        (u_open, v_open): (&CudaSlice<u8>, &CudaSlice<u8>),
         stamp: &CudaSlice<f32>,
     ) -> Result<(), CudaError> {
-        let (base, _guard) = field.device_ptr_mut(stream);
-        let pointers = [0, 1, 2].map(|c| base + (c * planes * 4) as u64);
-        let index = index as u32;
+        let (slot, threads) = (slot as u32, capacity as u32);
+        let planes = planes as u32;
         let args = (
-            splats,
-            &index,
-            &pointers[0],
-            &pointers[1],
-            &pointers[2],
-            OrNull(open),
-            stamp,
+            splats, &slot, &threads, u, v, ink, &planes, u_open, v_open, stamp,
         );
-        // SAFETY: ink.cu's parameters; `splats` holds more than `index` records (the caller
-        // sent them), whose boxes lie inside the lattice (splat_records) and hold at most
-        // `capacity` points; the three pointers lie inside `field` (three planes of `planes`
-        // values, or the same array).
-        unsafe { self.launch("splat", stream, per_point(capacity), args) }
+        // SAFETY: ink.cu's parameters; `splats` holds the slot's three records (the caller
+        // sent them), whose boxes lie inside their lattices (splat_records) and hold at most
+        // `capacity` points; the ink holds three planes of `planes` values.
+        unsafe { self.launch("splat", stream, per_point(3 * capacity), args) }
     }
 
     /// The ink's buoyancy on the open v faces.
