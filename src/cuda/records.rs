@@ -22,8 +22,18 @@ pub struct Records<T> {
 }
 
 impl<T: Pod> Records<T> {
-    /// The 4-byte words of a record.
-    const WORDS: usize = std::mem::size_of::<T>() / 4;
+    /// The 4-byte words of a record. Checked when compiled for each `T`: the host compares and
+    /// sends records as `u32` words (`bytemuck::cast_slice`, which needs the alignment) and the
+    /// kernels read them as structs of 4-byte fields from a `u32` array, so a record is a whole
+    /// number of words (else the last bytes would be neither compared nor sent, and slot `k`
+    /// would start mid-record) aligned to at least 4.
+    const WORDS: usize = {
+        assert!(
+            std::mem::size_of::<T>().is_multiple_of(4) && std::mem::align_of::<T>() >= 4,
+            "Records<T>: T's size must be a multiple of 4 bytes and its alignment at least 4"
+        );
+        std::mem::size_of::<T>() / 4
+    };
 
     /// Zeroed slots for `count` records (at least one).
     pub fn new(s: &Arc<CudaStream>, count: usize) -> Result<Self, CudaError> {
@@ -43,7 +53,8 @@ impl<T: Pod> Records<T> {
     /// `records` into the first slots, queued on `s` (after the work queued before, which
     /// reads the old ones): copied only where the slots hold other bits (a record whose only
     /// change is a zero's sign is sent too); more slots made where there are too few (a new
-    /// allocation: a graph's key that names [`Records::pointer`] changes with it).
+    /// allocation: a graph's key that names [`Records::pointer`] changes with it). `records` may
+    /// be dropped on return: cudarc's `memcpy_htod` from pageable memory stages it first.
     pub fn set(&mut self, s: &Arc<CudaStream>, records: &[T]) -> Result<(), CudaError> {
         let words: &[u32] = bytemuck::cast_slice(records);
         if words.len() > self.device.len() {
