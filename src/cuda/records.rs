@@ -1,8 +1,9 @@
 //! Records in device memory that kernels read through a pointer, sent only when their bits
 //! change and grown when outnumbered: what a CUDA graph may not freeze (a graph holds its
 //! by-value arguments as captured) lives here, written before the graph's launch, so a replay
-//! reads the values of the step or frame it runs. Used for a body's substep records
-//! (`sims::particles::cuda`) and the ink's splat records (`sims::ink::cuda`).
+//! reads the values of the step or frame it runs. Used for a body's substep records and the
+//! fountain's frame records (`sims::particles::cuda`) and the ink's splat records
+//! (`sims::ink::cuda`).
 
 use crate::cuda::CudaError;
 use bytemuck::Pod;
