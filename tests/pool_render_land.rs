@@ -5,7 +5,9 @@
 
 use fluidlab::gfx::camera::Camera;
 use fluidlab::gfx::capture::Image;
-use fluidlab::sims::pool::render::{land_tiles_side, DrawScene, LAND_REACH};
+use fluidlab::sims::pool::render::{
+    land_tiles_side, DrawScene, PoolRenderer, SurfaceVariant, LAND_REACH,
+};
 use glam::Vec3;
 
 #[path = "support/pool_fixture.rs"]
@@ -166,4 +168,149 @@ fn a_painted_node_computes_only_the_land_texels_it_reaches() {
     );
     println!("the depth changed: {computed:?} land texels and tiles computed");
     assert_eq!(computed, (NODES * NODES, 0), "the depth changed");
+}
+
+/// The landless scene, the island scene and the camera of the `surface` builds' tests.
+fn island(x: f32, z: f32) -> bool {
+    (x - 0.6).powi(2) + (z - 0.7).powi(2) < 0.06
+}
+
+fn builds_camera() -> Camera {
+    Camera {
+        target: Vec3::new(1.0, -0.3, 1.0),
+        yaw: 0.5,
+        pitch: 0.6,
+        distance: 3.0,
+    }
+}
+
+fn builds_waves(x: f32, z: f32) -> f32 {
+    0.01 * (6.0 * x).sin() * (5.0 * z).cos()
+}
+
+/// The uniforms only the land's search and the rock's shading read.
+const LAND_UNIFORMS: [&str; 5] = [
+    "land_tiles",
+    "land_texture",
+    "land_bounds",
+    "land_tile",
+    "has_land",
+];
+
+/// The land's uniforms among the active ones of the `surface` build drawn with.
+fn land_uniforms_used(renderer: &PoolRenderer) -> Vec<String> {
+    let mut used: Vec<String> = renderer
+        .surface_uniforms()
+        .into_iter()
+        .filter(|u| LAND_UNIFORMS.contains(&u.as_str()))
+        .collect();
+    used.sort();
+    used
+}
+
+/// A scene without land draws `surface` with the build without land (`POOL_LAND` undefined),
+/// whose program holds no land search: none of its uniforms is active (the land tiles and
+/// texture samplers, the bounds), where the build with land uses all five. Its picture is the
+/// build with land's (the one program before the builds, whose search returned at once
+/// without land), bit for bit, with and without the far taps.
+/// (Mutants: the define inverted (`#ifdef POOL_LAND` returning at once) draws without land
+/// with the walk, 5 land uniforms active; the builds chosen as `land: true` always, the same.)
+#[test]
+fn a_scene_without_land_draws_without_the_land_search() {
+    let camera = builds_camera();
+    let texels = surface(builds_waves, |_, _| false);
+    for far_taps in [true, false] {
+        let drawn = DrawScene {
+            far_taps,
+            ..scene([0.3, 1.0, 0.2])
+        };
+        let mut fixture = Fixture::new();
+        let without = fixture.render(&texels, &camera, &drawn);
+        let renderer = fixture.renderer.as_ref().unwrap();
+        assert_eq!(
+            renderer.surface_variant(),
+            SurfaceVariant {
+                far_taps,
+                land: false
+            }
+        );
+        assert_eq!(land_uniforms_used(renderer), Vec::<String>::new());
+        assert!(renderer.surface_uniforms().iter().any(|u| u == "surface"));
+        fixture
+            .renderer
+            .as_mut()
+            .unwrap()
+            .draw_surface_with_land(Some(true));
+        let with = fixture.draw(&camera, &drawn);
+        let renderer = fixture.renderer.as_ref().unwrap();
+        assert!(renderer.surface_variant().land);
+        assert_eq!(land_uniforms_used(renderer).len(), LAND_UNIFORMS.len());
+        let differing = differing(&without, &with);
+        println!("far taps {far_taps}: {differing} pixels apart from the build with land's");
+        assert_eq!(differing, 0, "far taps {far_taps}");
+    }
+}
+
+/// Land painted on a scene without land switches `surface` to the build with land, built then
+/// (not before), and the picture is a fresh start's with that land, bit for bit; the rock under
+/// the water shows (the build without land, drawn instead, misses hundreds of pixels of it).
+/// Erasing all the land switches back, and the picture is a fresh landless start's; painting
+/// again builds nothing: every build is kept.
+/// (Mutants: the builds chosen as `land: false` always draws the island without its rock under
+/// the water (3,000-odd pixels, as the fresh start, but the variant and the rock's pixels are
+/// checked); a build dropped when the land goes is built twice.)
+#[test]
+fn land_painted_and_erased_switches_the_surface_build() {
+    let camera = builds_camera();
+    let drawn = scene([0.3, 1.0, 0.2]);
+    let landless = surface(builds_waves, |_, _| false);
+    let with_island = surface(builds_waves, island);
+    let fresh_landless = Fixture::new().render(&landless, &camera, &drawn);
+    let fresh_island = Fixture::new().render(&with_island, &camera, &drawn);
+    let without_rock = {
+        let mut fixture = Fixture::new();
+        let renderer = fixture.renderer.as_mut().unwrap();
+        renderer.draw_surface_with_land(Some(false));
+        fixture.render(&with_island, &camera, &drawn)
+    };
+    let rock = differing(&fresh_island, &without_rock);
+    println!("the island's rock under the water: {rock} pixels");
+    assert!(rock > 200, "{rock} pixels of rock");
+
+    let taps = |land| SurfaceVariant {
+        far_taps: true,
+        land,
+    };
+    let mut live = Fixture::new();
+    live.render(&landless, &camera, &drawn);
+    let renderer = live.renderer.as_ref().unwrap();
+    assert_eq!(renderer.surface_variant(), taps(false));
+    assert!(!renderer.surface_variants_built().contains(&taps(true)));
+    for round in 0..2 {
+        let painted = live.render(&with_island, &camera, &drawn);
+        let renderer = live.renderer.as_ref().unwrap();
+        assert_eq!(renderer.surface_variant(), taps(true), "round {round}");
+        assert_eq!(land_uniforms_used(renderer).len(), LAND_UNIFORMS.len());
+        assert_eq!(
+            differing(&painted, &fresh_island),
+            0,
+            "painted, round {round}"
+        );
+        let erased = live.render(&landless, &camera, &drawn);
+        let renderer = live.renderer.as_ref().unwrap();
+        assert_eq!(renderer.surface_variant(), taps(false), "round {round}");
+        assert_eq!(land_uniforms_used(renderer), Vec::<String>::new());
+        assert_eq!(
+            differing(&erased, &fresh_landless),
+            0,
+            "erased, round {round}"
+        );
+        let built = renderer.surface_variants_built();
+        assert_eq!(
+            built.iter().filter(|&&v| v == taps(true)).count(),
+            1,
+            "round {round}: {built:?}"
+        );
+        assert_eq!(built.len(), 3, "round {round}: {built:?}");
+    }
 }

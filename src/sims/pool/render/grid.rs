@@ -162,29 +162,71 @@ impl Grid {
     }
 }
 
-/// `surface`: the water, built twice: with the far taps (`FAR_TAPS`: a far pixel is the mean
-/// of taps over its footprint) and without (one shading a pixel; what llvmpipe draws in half
-/// the time, docs/pool-filtering.md). [`FrameValues::far_taps`] picks one each frame.
+/// Which build of `surface`'s program a frame draws with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SurfaceVariant {
+    /// With the far taps (`FAR_TAPS`: a far pixel is the mean of taps over its footprint);
+    /// without, one shading a pixel (what llvmpipe draws in half the time,
+    /// docs/pool-filtering.md).
+    pub far_taps: bool,
+    /// With the land (`POOL_LAND`: rays under water walk the land tiles for the rock,
+    /// `land_search.glsl` `land_along`); without, the walk is compiled out (llvmpipe ran its
+    /// code for every fragment though no land was there, docs/pool-performance.md).
+    pub land: bool,
+}
+
+/// `surface`: the water, a build a [`SurfaceVariant`]: those without land built at once, those
+/// with land on the first frame with land, and every build kept (land painted and erased again
+/// compiles nothing). [`SurfaceProgram::prepare`] picks one each frame.
 pub(super) struct SurfaceProgram {
-    taps: SurfaceBuild,
-    plain: SurfaceBuild,
+    /// The builds made, the one without land or far taps first.
+    builds: Vec<SurfaceBuild>,
+    /// The index in `builds` of the one drawn with.
+    current: usize,
+    /// Whose cells the far taps count.
+    cells: TapCells,
 }
 
 /// One build of `surface`'s program and its uniforms.
 struct SurfaceBuild {
+    variant: SurfaceVariant,
     program: Program,
     shared: Shared,
     view_projection: Uniform,
 }
 
 impl SurfaceBuild {
-    fn new(gl: &glow::Context, source: &ShaderSource) -> Result<SurfaceBuild> {
-        let program = Program::new(gl, source)?;
+    fn new(gl: &glow::Context, variant: SurfaceVariant, cells: TapCells) -> Result<SurfaceBuild> {
+        let program = Program::new(gl, &surface_source(variant, cells))?;
         Ok(SurfaceBuild {
+            variant,
             shared: Shared::locate(gl, &program)?,
             view_projection: program.uniform(gl, "view_projection")?,
             program,
         })
+    }
+}
+
+/// `surface`'s shaders with `defines` (`pool_shader!`'s).
+macro_rules! surface_shader {
+    ($defines:expr) => {
+        pool_shader!("surface", "surface.vert", "surface.frag", $defines)
+    };
+}
+
+/// `surface`'s shaders for `variant`, the far taps counted by `cells`.
+fn surface_source(variant: SurfaceVariant, cells: TapCells) -> ShaderSource {
+    match (variant.far_taps.then_some(cells), variant.land) {
+        (None, false) => surface_shader!(""),
+        (None, true) => surface_shader!("#define POOL_LAND\n"),
+        (Some(TapCells::Mesh), false) => surface_shader!("#define FAR_TAPS\n"),
+        (Some(TapCells::Mesh), true) => surface_shader!("#define FAR_TAPS\n#define POOL_LAND\n"),
+        (Some(TapCells::Grid), false) => {
+            surface_shader!("#define FAR_TAPS\n#define FAR_TAPS_BY_GRID\n")
+        }
+        (Some(TapCells::Grid), true) => {
+            surface_shader!("#define FAR_TAPS\n#define FAR_TAPS_BY_GRID\n#define POOL_LAND\n")
+        }
     }
 }
 
@@ -201,50 +243,77 @@ pub enum TapCells {
 }
 
 impl SurfaceProgram {
+    /// The builds without land, drawing without far taps until [`Self::prepare`]d.
     pub(super) fn new(gl: &glow::Context) -> Result<SurfaceProgram> {
-        Ok(SurfaceProgram {
-            taps: SurfaceProgram::taps(gl, TapCells::Mesh)?,
-            plain: SurfaceBuild::new(gl, &pool_shader!("surface", "surface.vert", "surface.frag"))?,
-        })
+        let mut program = SurfaceProgram {
+            builds: Vec::new(),
+            current: 0,
+            cells: TapCells::Mesh,
+        };
+        program.build_landless(gl)?;
+        Ok(program)
     }
 
-    /// The build with the far taps, counted by `cells`.
-    fn taps(gl: &glow::Context, cells: TapCells) -> Result<SurfaceBuild> {
-        match cells {
-            TapCells::Mesh => SurfaceBuild::new(
+    /// Builds the variants without land (those of the far taps counting `self.cells`).
+    fn build_landless(&mut self, gl: &glow::Context) -> Result<()> {
+        for far_taps in [false, true] {
+            self.prepare(
                 gl,
-                &pool_shader!(
-                    "surface",
-                    "surface.vert",
-                    "surface.frag",
-                    "#define FAR_TAPS\n"
-                ),
-            ),
-            TapCells::Grid => SurfaceBuild::new(
-                gl,
-                &pool_shader!(
-                    "surface",
-                    "surface.vert",
-                    "surface.frag",
-                    "#define FAR_TAPS\n#define FAR_TAPS_BY_GRID\n"
-                ),
-            ),
+                SurfaceVariant {
+                    far_taps,
+                    land: false,
+                },
+            )?;
         }
-    }
-
-    /// Rebuilds the far taps' program counting `cells`.
-    pub(super) fn count_taps_by(&mut self, gl: &glow::Context, cells: TapCells) -> Result<()> {
-        let built = SurfaceProgram::taps(gl, cells)?;
-        std::mem::replace(&mut self.taps, built).program.delete(gl);
+        self.current = 0;
         Ok(())
     }
 
-    pub(super) fn draw(&self, gl: &glow::Context, values: &FrameValues, grid: &Grid) {
-        let build = if values.far_taps {
-            &self.taps
-        } else {
-            &self.plain
+    /// Draws with `variant` from now on, building it if it is not yet built.
+    pub(super) fn prepare(&mut self, gl: &glow::Context, variant: SurfaceVariant) -> Result<()> {
+        self.current = match self.builds.iter().position(|b| b.variant == variant) {
+            Some(index) => index,
+            None => {
+                self.builds
+                    .push(SurfaceBuild::new(gl, variant, self.cells)?);
+                self.builds.len() - 1
+            }
         };
+        Ok(())
+    }
+
+    /// The variant drawn with.
+    pub(super) fn variant(&self) -> SurfaceVariant {
+        self.builds[self.current].variant
+    }
+
+    /// The variants built, in the order they were.
+    pub(super) fn built(&self) -> Vec<SurfaceVariant> {
+        self.builds.iter().map(|b| b.variant).collect()
+    }
+
+    /// The uniforms the program drawn with uses.
+    pub(super) fn active_uniforms(&self, gl: &glow::Context) -> Vec<String> {
+        self.builds[self.current].program.active_uniforms(gl)
+    }
+
+    /// Counts the far taps by `cells`: the builds with far taps are made again (those with
+    /// land when next drawn).
+    pub(super) fn count_taps_by(&mut self, gl: &glow::Context, cells: TapCells) -> Result<()> {
+        let variant = self.variant();
+        self.cells = cells;
+        for build in self.builds.iter().filter(|b| b.variant.far_taps) {
+            build.program.delete(gl);
+        }
+        self.builds.retain(|b| !b.variant.far_taps);
+        // The first build (no land, no far taps) is kept: drawn with should this fail.
+        self.current = 0;
+        self.build_landless(gl)?;
+        self.prepare(gl, variant)
+    }
+
+    pub(super) fn draw(&self, gl: &glow::Context, values: &FrameValues, grid: &Grid) {
+        let build = &self.builds[self.current];
         build.program.bind(gl);
         build.shared.set(gl, values);
         build.view_projection.set(gl, values.view_projection);
@@ -253,8 +322,9 @@ impl SurfaceProgram {
     }
 
     pub(super) fn delete(&self, gl: &glow::Context) {
-        self.taps.program.delete(gl);
-        self.plain.program.delete(gl);
+        for build in &self.builds {
+            build.program.delete(gl);
+        }
     }
 }
 
