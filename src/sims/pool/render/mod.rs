@@ -42,7 +42,8 @@ pub use draw_scene::{rim_height, DrawScene, Pass, VIEWS};
 pub use grid::{display_mesh_nodes, display_stride, strip_indices, SurfaceVariant, TapCells};
 pub use land::{land_bounds, land_texels, land_texels_in, NodeBox, LAND_REACH};
 pub use land_tiles::{
-    land_tile_bytes, land_tiles, land_tiles_in, land_tiles_side, LAND_TILE, LAND_TILE_REACH,
+    land_tile_bytes, land_tiles, land_tiles_in, land_tiles_side, tiles_reached, LAND_TILE,
+    LAND_TILE_REACH,
 };
 pub use objects::{texture_refusal, GRID_OBJECTS};
 
