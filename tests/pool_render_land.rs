@@ -6,7 +6,7 @@
 use fluidlab::gfx::camera::Camera;
 use fluidlab::gfx::capture::Image;
 use fluidlab::sims::pool::render::{
-    land_tiles_side, DrawScene, PoolRenderer, SurfaceVariant, LAND_REACH,
+    land_tiles_side, DrawScene, PoolRenderer, SurfaceVariant, TapCells, LAND_REACH,
 };
 use glam::Vec3;
 
@@ -256,11 +256,15 @@ fn a_scene_without_land_draws_without_the_land_search() {
 /// (not before), and the picture is a fresh start's with that land, bit for bit; the rock under
 /// the water shows (the build without land, drawn instead, misses hundreds of pixels of it).
 /// Erasing all the land switches back, and the picture is a fresh landless start's; painting
-/// again builds nothing: every build is kept.
+/// again builds nothing: every build is kept. With the land there, the far taps turned off
+/// switch to the build with land without far taps (the picture is a fresh start's without far
+/// taps, bit for bit, and not the one with them), and turned on again build nothing.
 /// (Mutants: the builds chosen as `land: false` always draws the island without its rock under
 /// the water, fresh start and painted alike: 0 pixels of rock, 357 here; a build dropped when
 /// the land goes is built again when it comes back: 0 builds with land kept after the erasing;
-/// the define inverted: no land uniform active in the build with land.)
+/// the define inverted: no land uniform active in the build with land; the far taps kept on
+/// wherever there is land (`far_taps: scene.far_taps || has_land`, review finding 1): the fresh
+/// start without far taps draws with them, 0 pixels apart from with them, 2,074 here.)
 #[test]
 fn land_painted_and_erased_switches_the_surface_build() {
     let camera = builds_camera();
@@ -269,6 +273,14 @@ fn land_painted_and_erased_switches_the_surface_build() {
     let with_island = surface(builds_waves, island);
     let fresh_landless = Fixture::new().render(&landless, &camera, &drawn);
     let fresh_island = Fixture::new().render(&with_island, &camera, &drawn);
+    let tapless = DrawScene {
+        far_taps: false,
+        ..drawn
+    };
+    let fresh_tapless = Fixture::new().render(&with_island, &camera, &tapless);
+    let taps_apart = differing(&fresh_tapless, &fresh_island);
+    println!("the island without far taps: {taps_apart} pixels apart from with them");
+    assert!(taps_apart > 200, "{taps_apart} pixels apart");
     let without_rock = {
         let mut fixture = Fixture::new();
         let renderer = fixture.renderer.as_mut().unwrap();
@@ -287,7 +299,10 @@ fn land_painted_and_erased_switches_the_surface_build() {
     live.render(&landless, &camera, &drawn);
     let renderer = live.renderer.as_ref().unwrap();
     assert_eq!(renderer.surface_variant(), taps(false));
-    assert!(!renderer.surface_variants_built().contains(&taps(true)));
+    assert!(renderer
+        .surface_variants_built()
+        .iter()
+        .all(|&(v, _)| v != taps(true)));
     for round in 0..2 {
         let painted = live.render(&with_island, &camera, &drawn);
         let renderer = live.renderer.as_ref().unwrap();
@@ -309,10 +324,73 @@ fn land_painted_and_erased_switches_the_surface_build() {
         );
         let built = renderer.surface_variants_built();
         assert_eq!(
-            built.iter().filter(|&&v| v == taps(true)).count(),
+            built.iter().filter(|&&(v, _)| v == taps(true)).count(),
             1,
             "round {round}: {built:?}"
         );
         assert_eq!(built.len(), 3, "round {round}: {built:?}");
+    }
+
+    // The far taps turned off and on again with the island there.
+    live.render(&with_island, &camera, &drawn);
+    let off = live.render(&with_island, &camera, &tapless);
+    let renderer = live.renderer.as_ref().unwrap();
+    assert_eq!(
+        renderer.surface_variant(),
+        SurfaceVariant {
+            far_taps: false,
+            land: true
+        }
+    );
+    assert_eq!(differing(&off, &fresh_tapless), 0, "far taps off");
+    let on = live.render(&with_island, &camera, &drawn);
+    let renderer = live.renderer.as_ref().unwrap();
+    assert_eq!(renderer.surface_variant(), taps(true));
+    assert_eq!(differing(&on, &fresh_island), 0, "far taps on again");
+    let built = renderer.surface_variants_built();
+    assert_eq!(built.len(), 4, "{built:?}");
+}
+
+/// Counting the far taps by the grid's cells ([`TapCells`], a measurement's) with land there
+/// drops every build with far taps, those with land too: the one drawn with is made again at
+/// once by the grid's cells, and after drawing with land without far taps and back, no build
+/// with far taps counts the mesh's. Counting by the mesh's again makes them again by the mesh's.
+/// (Mutant: the builds with far taps and land kept, review finding 4: the one drawn with still
+/// counts the mesh's cells, `Some(Mesh)` after counting by the grid's. The pictures cannot tell:
+/// at the fixture's 128² nodes the mesh is the grid.)
+#[test]
+fn counting_the_far_taps_anew_drops_the_builds_with_land() {
+    let camera = builds_camera();
+    let drawn = scene([0.3, 1.0, 0.2]);
+    let tapless = DrawScene {
+        far_taps: false,
+        ..drawn
+    };
+    let with_island = surface(builds_waves, island);
+    let mut live = Fixture::new();
+    live.render(&with_island, &camera, &tapless);
+    live.render(&with_island, &camera, &drawn);
+    for cells in [TapCells::Grid, TapCells::Mesh] {
+        let renderer = live.renderer.as_mut().unwrap();
+        renderer
+            .count_far_taps_by(cells)
+            .expect("the far taps' program");
+        live.draw(&camera, &tapless);
+        live.draw(&camera, &drawn);
+        let built = live.renderer.as_ref().unwrap().surface_variants_built();
+        let mut variants: Vec<_> = built.iter().map(|&(v, _)| (v.far_taps, v.land)).collect();
+        variants.sort();
+        assert_eq!(
+            variants,
+            [(false, false), (false, true), (true, false), (true, true)],
+            "{cells:?}: {built:?}"
+        );
+        for (variant, taps) in built {
+            assert_eq!(
+                taps,
+                variant.far_taps.then_some(cells),
+                "{cells:?}: {variant:?}"
+            );
+        }
     }
 }

@@ -107,8 +107,10 @@ impl PoolRenderer {
                 "wireframe" => self.run(Pass::Wireframe, |r| r.wireframe(&values))?,
                 "nodes" => self.run(Pass::Nodes, |r| r.nodes_pass(&values, height))?,
                 _ => {
-                    // Built here, outside the pass's time: the build with land on the first
-                    // frame with land.
+                    // The build with land is linked here on the first frame with land, outside
+                    // the pass's time; llvmpipe compiles it to machine code at its first draw,
+                    // inside that frame's `surface` pass, as main did when land was first drawn
+                    // (docs/pool-performance.md, the pause on the first frame with land).
                     let variant = SurfaceVariant {
                         far_taps: scene.far_taps,
                         land: self.surface_land.unwrap_or(self.has_land),

@@ -190,6 +190,8 @@ pub(super) struct SurfaceProgram {
 /// One build of `surface`'s program and its uniforms.
 struct SurfaceBuild {
     variant: SurfaceVariant,
+    /// Whose cells its far taps count (`None`: built without far taps).
+    taps: Option<TapCells>,
     program: Program,
     shared: Shared,
     view_projection: Uniform,
@@ -197,9 +199,11 @@ struct SurfaceBuild {
 
 impl SurfaceBuild {
     fn new(gl: &glow::Context, variant: SurfaceVariant, cells: TapCells) -> Result<SurfaceBuild> {
-        let program = Program::new(gl, &surface_source(variant, cells))?;
+        let taps = variant.far_taps.then_some(cells);
+        let program = Program::new(gl, &surface_source(taps, variant.land))?;
         Ok(SurfaceBuild {
             variant,
+            taps,
             shared: Shared::locate(gl, &program)?,
             view_projection: program.uniform(gl, "view_projection")?,
             program,
@@ -214,9 +218,10 @@ macro_rules! surface_shader {
     };
 }
 
-/// `surface`'s shaders for `variant`, the far taps counted by `cells`.
-fn surface_source(variant: SurfaceVariant, cells: TapCells) -> ShaderSource {
-    match (variant.far_taps.then_some(cells), variant.land) {
+/// `surface`'s shaders with the far taps counted by `taps` (`None`: without far taps), with
+/// `land` or without.
+fn surface_source(taps: Option<TapCells>, land: bool) -> ShaderSource {
+    match (taps, land) {
         (None, false) => surface_shader!(""),
         (None, true) => surface_shader!("#define POOL_LAND\n"),
         (Some(TapCells::Mesh), false) => surface_shader!("#define FAR_TAPS\n"),
@@ -287,9 +292,10 @@ impl SurfaceProgram {
         self.builds[self.current].variant
     }
 
-    /// The variants built, in the order they were.
-    pub(super) fn built(&self) -> Vec<SurfaceVariant> {
-        self.builds.iter().map(|b| b.variant).collect()
+    /// The variants built, in the order they were, each with whose cells its far taps count
+    /// (`None`: built without far taps).
+    pub(super) fn built(&self) -> Vec<(SurfaceVariant, Option<TapCells>)> {
+        self.builds.iter().map(|b| (b.variant, b.taps)).collect()
     }
 
     /// The uniforms the program drawn with uses.
@@ -297,8 +303,8 @@ impl SurfaceProgram {
         self.builds[self.current].program.active_uniforms(gl)
     }
 
-    /// Counts the far taps by `cells`: the builds with far taps are made again (those with
-    /// land when next drawn).
+    /// Counts the far taps by `cells`: the builds with far taps are dropped and made again,
+    /// those without land and the one drawn with at once, the others when next drawn.
     pub(super) fn count_taps_by(&mut self, gl: &glow::Context, cells: TapCells) -> Result<()> {
         let variant = self.variant();
         self.cells = cells;

@@ -222,8 +222,9 @@ impl PoolRenderer {
     }
 
     /// The builds of the `surface` pass's program made so far, in the order they were (those
-    /// with land on the first frame with land; none is made twice).
-    pub fn surface_variants_built(&self) -> Vec<SurfaceVariant> {
+    /// with land on the first frame with land; none is made twice), each with whose cells its
+    /// far taps count (`None`: built without far taps; [`Self::count_far_taps_by`]).
+    pub fn surface_variants_built(&self) -> Vec<(SurfaceVariant, Option<TapCells>)> {
         self.programs.surface.built()
     }
 
