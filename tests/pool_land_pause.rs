@@ -6,9 +6,7 @@
 //! a landless first frame, then a frame with an island; this branch's builds against the build
 //! with land drawn from the start (`draw_surface_with_land(Some(true))`: main's one program).
 
-use fluidlab::gfx::camera::Camera;
 use fluidlab::sims::pool::render::DrawScene;
-use glam::Vec3;
 use std::time::Instant;
 
 #[path = "support/pool_fixture.rs"]
@@ -25,16 +23,9 @@ fn seconds(f: impl FnOnce()) -> f64 {
 #[test]
 #[ignore = "a measurement"]
 fn the_first_frame_with_land_pauses_for_its_build() {
-    let camera = Camera {
-        target: Vec3::new(1.0, -0.3, 1.0),
-        yaw: 0.5,
-        pitch: 0.6,
-        distance: 3.0,
-    };
-    let waves = |x: f32, z: f32| 0.01 * (6.0 * x).sin() * (5.0 * z).cos();
-    let island = |x: f32, z: f32| (x - 0.6).powi(2) + (z - 0.7).powi(2) < 0.06;
-    let landless = surface(waves, |_, _| false);
-    let with_island = surface(waves, island);
+    let camera = island_camera();
+    let landless = surface(ripples, |_, _| false);
+    let with_island = surface(ripples, island);
     for far_taps in [false, true] {
         let drawn = DrawScene {
             far_taps,

@@ -3,12 +3,10 @@
 //! recomputes only the land texture's texels it reaches (`render/land.rs`) and the land tiles
 //! that hold it (`render/land_tiles.rs`).
 
-use fluidlab::gfx::camera::Camera;
 use fluidlab::gfx::capture::Image;
 use fluidlab::sims::pool::render::{
     land_tiles_side, DrawScene, PoolRenderer, SurfaceVariant, TapCells, LAND_REACH,
 };
-use glam::Vec3;
 
 #[path = "support/pool_fixture.rs"]
 mod pool_fixture;
@@ -28,16 +26,10 @@ fn differing(a: &Image, b: &Image) -> usize {
 /// passes too.
 #[test]
 fn land_painted_live_is_drawn_as_a_fresh_start_draws_it() {
-    let first = |x: f32, z: f32| (x - 0.6).powi(2) + (z - 0.7).powi(2) < 0.06;
+    let first = island;
     let second = |x: f32, z: f32| (x - 1.4).powi(2) + (z - 1.2).powi(2) < 0.04;
     let both = |x: f32, z: f32| first(x, z) || second(x, z);
-    let camera = Camera {
-        target: Vec3::new(1.0, -0.3, 1.0),
-        yaw: 0.5,
-        pitch: 0.6,
-        distance: 3.0,
-    };
-    let waves = |x: f32, z: f32| 0.01 * (6.0 * x).sin() * (5.0 * z).cos();
+    let camera = island_camera();
     let light = [0.3, 1.0, 0.2];
     let deeper = DrawScene {
         depth: 0.6,
@@ -51,12 +43,12 @@ fn land_painted_live_is_drawn_as_a_fresh_start_draws_it() {
     // Each fresh start's picture first (one GL context at a time), then the live renderer's.
     let fresh: Vec<Image> = cases
         .iter()
-        .map(|(land, drawn)| Fixture::new().render(&surface(waves, land), &camera, drawn))
+        .map(|(land, drawn)| Fixture::new().render(&surface(ripples, land), &camera, drawn))
         .collect();
     let mut live = Fixture::new();
-    live.render(&surface(waves, first), &camera, &scene(light));
+    live.render(&surface(ripples, first), &camera, &scene(light));
     for ((land, drawn), fresh) in cases.iter().zip(&fresh) {
-        let painted = live.render(&surface(waves, land), &camera, drawn);
+        let painted = live.render(&surface(ripples, land), &camera, drawn);
         let differing = differing(&painted, fresh);
         println!("land changed live: {differing} pixels apart from a fresh start's");
         assert_eq!(differing, 0, "pixels drawn apart from a fresh start's");
@@ -76,13 +68,7 @@ fn land_painted_live_is_drawn_as_a_fresh_start_draws_it() {
 /// fails at the first count; one computing all 16² land tiles, at the first tiles' count.)
 #[test]
 fn a_painted_node_computes_only_the_land_texels_it_reaches() {
-    let island = |x: f32, z: f32| (x - 0.6).powi(2) + (z - 0.7).powi(2) < 0.06;
-    let camera = Camera {
-        target: Vec3::new(1.0, -0.3, 1.0),
-        yaw: 0.5,
-        pitch: 0.6,
-        distance: 3.0,
-    };
+    let camera = island_camera();
     let drawn = scene([0.3, 1.0, 0.2]);
     let h = SIZE / (NODES - 1) as f32;
     let node = |i: usize, j: usize| {
@@ -170,24 +156,6 @@ fn a_painted_node_computes_only_the_land_texels_it_reaches() {
     assert_eq!(computed, (NODES * NODES, 0), "the depth changed");
 }
 
-/// The landless scene, the island scene and the camera of the `surface` builds' tests.
-fn island(x: f32, z: f32) -> bool {
-    (x - 0.6).powi(2) + (z - 0.7).powi(2) < 0.06
-}
-
-fn builds_camera() -> Camera {
-    Camera {
-        target: Vec3::new(1.0, -0.3, 1.0),
-        yaw: 0.5,
-        pitch: 0.6,
-        distance: 3.0,
-    }
-}
-
-fn builds_waves(x: f32, z: f32) -> f32 {
-    0.01 * (6.0 * x).sin() * (5.0 * z).cos()
-}
-
 /// The uniforms only the land's search and the rock's shading read.
 const LAND_UNIFORMS: [&str; 5] = [
     "land_tiles",
@@ -218,8 +186,8 @@ fn land_uniforms_used(renderer: &PoolRenderer) -> Vec<String> {
 /// the build with land.)
 #[test]
 fn a_scene_without_land_draws_without_the_land_search() {
-    let camera = builds_camera();
-    let texels = surface(builds_waves, |_, _| false);
+    let camera = island_camera();
+    let texels = surface(ripples, |_, _| false);
     for far_taps in [true, false] {
         let drawn = DrawScene {
             far_taps,
@@ -267,10 +235,10 @@ fn a_scene_without_land_draws_without_the_land_search() {
 /// start without far taps draws with them, 0 pixels apart from with them, 2,074 here.)
 #[test]
 fn land_painted_and_erased_switches_the_surface_build() {
-    let camera = builds_camera();
+    let camera = island_camera();
     let drawn = scene([0.3, 1.0, 0.2]);
-    let landless = surface(builds_waves, |_, _| false);
-    let with_island = surface(builds_waves, island);
+    let landless = surface(ripples, |_, _| false);
+    let with_island = surface(ripples, island);
     let fresh_landless = Fixture::new().render(&landless, &camera, &drawn);
     let fresh_island = Fixture::new().render(&with_island, &camera, &drawn);
     let tapless = DrawScene {
@@ -360,13 +328,13 @@ fn land_painted_and_erased_switches_the_surface_build() {
 /// at the fixture's 128² nodes the mesh is the grid.)
 #[test]
 fn counting_the_far_taps_anew_drops_the_builds_with_land() {
-    let camera = builds_camera();
+    let camera = island_camera();
     let drawn = scene([0.3, 1.0, 0.2]);
     let tapless = DrawScene {
         far_taps: false,
         ..drawn
     };
-    let with_island = surface(builds_waves, island);
+    let with_island = surface(ripples, island);
     let mut live = Fixture::new();
     live.render(&with_island, &camera, &tapless);
     live.render(&with_island, &camera, &drawn);
