@@ -26,7 +26,7 @@ const ROCK_RAYS: u32 = 16;
 /// contour (the flag's 0.5, half a cell before the first land column) plus 0.5, blue the same
 /// over 16 (plus 0.5: up to 8 cells either side); black where the ray meets no land.
 const ROCK_FRAGMENT: &str = concat!(
-    "#version 330 core\n#define FRAGMENT_SHADER\n",
+    "#version 330 core\n#define FRAGMENT_SHADER\n#define POOL_LAND\n",
     include_str!("../shaders/pool/common.glsl"),
     include_str!("../shaders/pool/land_search.glsl"),
     include_str!("../shaders/pool/water.glsl"),
@@ -134,7 +134,7 @@ fn the_rock_under_water_is_lit_by_the_lands_normal() {
 /// texel) is the value of the shaders' formula before it (below, from the surface texture's
 /// flags), in green where its inland share is; the formula's own `shore` unused.
 const LAND_TWIN_FRAGMENT: &str = concat!(
-    "#version 330 core\n#define FRAGMENT_SHADER\n",
+    "#version 330 core\n#define FRAGMENT_SHADER\n#define POOL_LAND\n",
     include_str!("../shaders/pool/common.glsl"),
     include_str!("../shaders/pool/land_search.glsl"),
     include_str!("../shaders/pool/water.glsl"),
@@ -194,7 +194,7 @@ fn the_land_texture_is_the_shaders_old_formula_at_every_node() {
 /// distance past the strip's contour (the flag's 0.5, half a cell before its first column), in
 /// cells, ×8 + 0.5, blue the same over 128 (+ 0.5: up to 64 cells either side).
 const STRIP_FRAGMENT: &str = concat!(
-    "#version 330 core\n#define FRAGMENT_SHADER\n",
+    "#version 330 core\n#define FRAGMENT_SHADER\n#define POOL_LAND\n",
     include_str!("../shaders/pool/common.glsl"),
     include_str!("../shaders/pool/land_search.glsl"),
     include_str!("../shaders/pool/water.glsl"),

@@ -24,7 +24,7 @@ use pool_rock::{rock_scene, ROCK_NODES, ROCK_SIZE};
 /// z = 0.3 + 0.1·i m, along x, 1.1° down: red 1 where `land_along` meets land, green its end's
 /// distance past `shore` in cells, ×8 + 0.5, blue 1 where `old_land_along` meets land.
 const RAYS_FRAGMENT: &str = concat!(
-    "#version 330 core\n#define FRAGMENT_SHADER\n",
+    "#version 330 core\n#define FRAGMENT_SHADER\n#define POOL_LAND\n",
     include_str!("../shaders/pool/common.glsl"),
     include_str!("../shaders/pool/land_search.glsl"),
     include_str!("../shaders/pool/water.glsl"),

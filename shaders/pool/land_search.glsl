@@ -2,7 +2,7 @@
 // water (`land_along`), put after common.glsl.
 
 uniform sampler2D land_texture; // per node: (the land's height, m; how far inland), made on the host
-uniform int has_land;          // 1: some node is fixed
+uniform int has_land;          // 1: some node is fixed (read by the build with land only)
 uniform float land_height;     // m above the rest level, well inland
 uniform vec4 land_bounds;      // the land's nodes' (i, j) least and greatest, a node wider each side
 uniform sampler2D land_tiles;  // per land tile (land_tile cells a side): tiles to land, /255
@@ -102,7 +102,14 @@ vec4 corner_flags(ivec2 cell) {
 // ray), so no land is stepped over, however thin. Where it exceeds a half, `land_hit` finds the
 // point: on the rock's side (its normal is `land_normal`'s there, not a point inside the
 // island), as the search over 12 samples before found it where that found this land.
+// Compiled only with `POOL_LAND` defined (the `surface` program built for a scene with land,
+// src/sims/pool/render/grid.rs `SurfaceVariant`); without, no ray meets land and the walk, the
+// rock's shading and their textures are compiled out: llvmpipe ran the walk's code for every
+// fragment of a scene without land, its branch masked off (docs/pool-performance.md).
 bool land_along(vec3 o, vec3 d, float t_end, out float t_hit) {
+#ifndef POOL_LAND
+    return false;
+#else
     if (has_land == 0) {
         return false;
     }
@@ -210,6 +217,7 @@ bool land_along(vec3 o, vec3 d, float t_end, out float t_hit) {
         }
     }
     return false;
+#endif
 }
 
 vec3 rock_albedo(vec3 p) {

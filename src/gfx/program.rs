@@ -117,6 +117,19 @@ impl Program {
         unsafe { gl.use_program(Some(self.program)) };
     }
 
+    /// The names of the uniforms the linked program uses (those its compiler kept), as GL
+    /// reports them (an array's as `name[0]`).
+    pub fn active_uniforms(&self, gl: &glow::Context) -> Vec<String> {
+        // SAFETY: queries on this linked program on the current context; the indices are
+        // below the count it reports.
+        unsafe {
+            (0..gl.get_active_uniforms(self.program))
+                .filter_map(|index| gl.get_active_uniform(self.program, index))
+                .map(|uniform| uniform.name)
+                .collect()
+        }
+    }
+
     /// Frees the program.
     pub fn delete(&self, gl: &glow::Context) {
         // SAFETY: GL calls on this thread's current context (front ends make it current

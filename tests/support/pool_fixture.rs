@@ -10,6 +10,7 @@ use fluidlab::gfx::capture::Image;
 use fluidlab::gfx::headless::Headless;
 use fluidlab::gfx::timing::PassClock;
 use fluidlab::sims::pool::render::{CausticsImage, DrawScene, PoolRenderer};
+use glam::Vec3;
 
 pub const WIDTH: u32 = 160;
 pub const HEIGHT: u32 = 120;
@@ -95,4 +96,25 @@ pub fn surface(height: impl Fn(f32, f32) -> f32, land: impl Fn(f32, f32) -> bool
         }
     }
     texels
+}
+
+/// The land tests' island (tests/pool_render_land.rs, tests/pool_land_pause.rs): a disc of
+/// radius 0.24 m at (0.6, 0.7) m.
+pub fn island(x: f32, z: f32) -> bool {
+    (x - 0.6).powi(2) + (z - 0.7).powi(2) < 0.06
+}
+
+/// The land tests' camera, looking at the island.
+pub fn island_camera() -> Camera {
+    Camera {
+        target: Vec3::new(1.0, -0.3, 1.0),
+        yaw: 0.5,
+        pitch: 0.6,
+        distance: 3.0,
+    }
+}
+
+/// The land tests' waves, 1 cm high.
+pub fn ripples(x: f32, z: f32) -> f32 {
+    0.01 * (6.0 * x).sin() * (5.0 * z).cos()
 }

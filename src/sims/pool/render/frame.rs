@@ -3,7 +3,7 @@
 
 use super::caustics::CausticsDomain;
 use super::draw_scene::{DrawScene, Pass, VIEWS};
-use super::grid::Grid;
+use super::grid::{Grid, SurfaceVariant};
 use super::pool_box::PoolBox;
 use super::shared::{FrameValues, TextureUnit};
 use super::PoolRenderer;
@@ -39,7 +39,6 @@ impl PoolRenderer {
             land_bounds: self.land_bounds,
             open: scene.open,
             detail: scene.detail,
-            far_taps: scene.far_taps,
             caustic_lookups: self.caustic_lookups as i32,
             time: scene.time,
         };
@@ -107,7 +106,18 @@ impl PoolRenderer {
             match view {
                 "wireframe" => self.run(Pass::Wireframe, |r| r.wireframe(&values))?,
                 "nodes" => self.run(Pass::Nodes, |r| r.nodes_pass(&values, height))?,
-                _ => self.run(Pass::Surface, |r| r.surface_pass(&values))?,
+                _ => {
+                    // The build with land is linked here on the first frame with land, outside
+                    // the pass's time; llvmpipe compiles it to machine code at its first draw,
+                    // inside that frame's `surface` pass, as main did when land was first drawn
+                    // (docs/pool-performance.md, the pause on the first frame with land).
+                    let variant = SurfaceVariant {
+                        far_taps: scene.far_taps,
+                        land: self.surface_land.unwrap_or(self.has_land),
+                    };
+                    self.programs.surface.prepare(&self.gl, variant)?;
+                    self.run(Pass::Surface, |r| r.surface_pass(&values))?
+                }
             }
             // SAFETY: GL call on the current context.
             unsafe { self.gl.disable(glow::DEPTH_TEST) };

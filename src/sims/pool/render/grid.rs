@@ -162,29 +162,76 @@ impl Grid {
     }
 }
 
-/// `surface`: the water, built twice: with the far taps (`FAR_TAPS`: a far pixel is the mean
-/// of taps over its footprint) and without (one shading a pixel; what llvmpipe draws in half
-/// the time, docs/pool-filtering.md). [`FrameValues::far_taps`] picks one each frame.
+/// Which build of `surface`'s program a frame draws with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SurfaceVariant {
+    /// With the far taps (`FAR_TAPS`: a far pixel is the mean of taps over its footprint);
+    /// without, one shading a pixel (what llvmpipe draws in half the time,
+    /// docs/pool-filtering.md).
+    pub far_taps: bool,
+    /// With the land (`POOL_LAND`: rays under water walk the land tiles for the rock,
+    /// `land_search.glsl` `land_along`); without, the walk is compiled out (llvmpipe ran its
+    /// code for every fragment though no land was there, docs/pool-performance.md).
+    pub land: bool,
+}
+
+/// `surface`: the water, a build a [`SurfaceVariant`]: those without land built at once, those
+/// with land on the first frame with land, and every build kept (land painted and erased again
+/// compiles nothing). [`SurfaceProgram::prepare`] picks one each frame.
 pub(super) struct SurfaceProgram {
-    taps: SurfaceBuild,
-    plain: SurfaceBuild,
+    /// The builds made, the one without land or far taps first.
+    builds: Vec<SurfaceBuild>,
+    /// The index in `builds` of the one drawn with.
+    current: usize,
+    /// Whose cells the far taps count.
+    cells: TapCells,
 }
 
 /// One build of `surface`'s program and its uniforms.
 struct SurfaceBuild {
+    variant: SurfaceVariant,
+    /// Whose cells its far taps count (`None`: built without far taps).
+    taps: Option<TapCells>,
     program: Program,
     shared: Shared,
     view_projection: Uniform,
 }
 
 impl SurfaceBuild {
-    fn new(gl: &glow::Context, source: &ShaderSource) -> Result<SurfaceBuild> {
-        let program = Program::new(gl, source)?;
+    fn new(gl: &glow::Context, variant: SurfaceVariant, cells: TapCells) -> Result<SurfaceBuild> {
+        let taps = variant.far_taps.then_some(cells);
+        let program = Program::new(gl, &surface_source(taps, variant.land))?;
         Ok(SurfaceBuild {
+            variant,
+            taps,
             shared: Shared::locate(gl, &program)?,
             view_projection: program.uniform(gl, "view_projection")?,
             program,
         })
+    }
+}
+
+/// `surface`'s shaders with `defines` (`pool_shader!`'s).
+macro_rules! surface_shader {
+    ($defines:expr) => {
+        pool_shader!("surface", "surface.vert", "surface.frag", $defines)
+    };
+}
+
+/// `surface`'s shaders with the far taps counted by `taps` (`None`: without far taps), with
+/// `land` or without.
+fn surface_source(taps: Option<TapCells>, land: bool) -> ShaderSource {
+    match (taps, land) {
+        (None, false) => surface_shader!(""),
+        (None, true) => surface_shader!("#define POOL_LAND\n"),
+        (Some(TapCells::Mesh), false) => surface_shader!("#define FAR_TAPS\n"),
+        (Some(TapCells::Mesh), true) => surface_shader!("#define FAR_TAPS\n#define POOL_LAND\n"),
+        (Some(TapCells::Grid), false) => {
+            surface_shader!("#define FAR_TAPS\n#define FAR_TAPS_BY_GRID\n")
+        }
+        (Some(TapCells::Grid), true) => {
+            surface_shader!("#define FAR_TAPS\n#define FAR_TAPS_BY_GRID\n#define POOL_LAND\n")
+        }
     }
 }
 
@@ -201,50 +248,78 @@ pub enum TapCells {
 }
 
 impl SurfaceProgram {
+    /// The builds without land, drawing without far taps until [`Self::prepare`]d.
     pub(super) fn new(gl: &glow::Context) -> Result<SurfaceProgram> {
-        Ok(SurfaceProgram {
-            taps: SurfaceProgram::taps(gl, TapCells::Mesh)?,
-            plain: SurfaceBuild::new(gl, &pool_shader!("surface", "surface.vert", "surface.frag"))?,
-        })
+        let mut program = SurfaceProgram {
+            builds: Vec::new(),
+            current: 0,
+            cells: TapCells::Mesh,
+        };
+        program.build_landless(gl)?;
+        Ok(program)
     }
 
-    /// The build with the far taps, counted by `cells`.
-    fn taps(gl: &glow::Context, cells: TapCells) -> Result<SurfaceBuild> {
-        match cells {
-            TapCells::Mesh => SurfaceBuild::new(
+    /// Builds the variants without land (those of the far taps counting `self.cells`).
+    fn build_landless(&mut self, gl: &glow::Context) -> Result<()> {
+        for far_taps in [false, true] {
+            self.prepare(
                 gl,
-                &pool_shader!(
-                    "surface",
-                    "surface.vert",
-                    "surface.frag",
-                    "#define FAR_TAPS\n"
-                ),
-            ),
-            TapCells::Grid => SurfaceBuild::new(
-                gl,
-                &pool_shader!(
-                    "surface",
-                    "surface.vert",
-                    "surface.frag",
-                    "#define FAR_TAPS\n#define FAR_TAPS_BY_GRID\n"
-                ),
-            ),
+                SurfaceVariant {
+                    far_taps,
+                    land: false,
+                },
+            )?;
         }
-    }
-
-    /// Rebuilds the far taps' program counting `cells`.
-    pub(super) fn count_taps_by(&mut self, gl: &glow::Context, cells: TapCells) -> Result<()> {
-        let built = SurfaceProgram::taps(gl, cells)?;
-        std::mem::replace(&mut self.taps, built).program.delete(gl);
+        self.current = 0;
         Ok(())
     }
 
-    pub(super) fn draw(&self, gl: &glow::Context, values: &FrameValues, grid: &Grid) {
-        let build = if values.far_taps {
-            &self.taps
-        } else {
-            &self.plain
+    /// Draws with `variant` from now on, building it if it is not yet built.
+    pub(super) fn prepare(&mut self, gl: &glow::Context, variant: SurfaceVariant) -> Result<()> {
+        self.current = match self.builds.iter().position(|b| b.variant == variant) {
+            Some(index) => index,
+            None => {
+                self.builds
+                    .push(SurfaceBuild::new(gl, variant, self.cells)?);
+                self.builds.len() - 1
+            }
         };
+        Ok(())
+    }
+
+    /// The variant drawn with.
+    pub(super) fn variant(&self) -> SurfaceVariant {
+        self.builds[self.current].variant
+    }
+
+    /// The variants built, in the order they were, each with whose cells its far taps count
+    /// (`None`: built without far taps).
+    pub(super) fn built(&self) -> Vec<(SurfaceVariant, Option<TapCells>)> {
+        self.builds.iter().map(|b| (b.variant, b.taps)).collect()
+    }
+
+    /// The uniforms the program drawn with uses.
+    pub(super) fn active_uniforms(&self, gl: &glow::Context) -> Vec<String> {
+        self.builds[self.current].program.active_uniforms(gl)
+    }
+
+    /// Counts the far taps by `cells`: the builds with far taps are dropped and made again,
+    /// those without land and the one drawn with at once, the others when next drawn.
+    pub(super) fn count_taps_by(&mut self, gl: &glow::Context, cells: TapCells) -> Result<()> {
+        let variant = self.variant();
+        self.cells = cells;
+        for build in self.builds.iter().filter(|b| b.variant.far_taps) {
+            build.program.delete(gl);
+        }
+        self.builds.retain(|b| !b.variant.far_taps);
+        // The first build (no land, no far taps) is kept: drawn with should this fail.
+        self.current = 0;
+        self.build_landless(gl)?;
+        self.prepare(gl, variant)
+    }
+
+    pub(super) fn draw(&self, gl: &glow::Context, values: &FrameValues, grid: &Grid) {
+        let build = &self.builds[self.current];
         build.program.bind(gl);
         build.shared.set(gl, values);
         build.view_projection.set(gl, values.view_projection);
@@ -253,8 +328,9 @@ impl SurfaceProgram {
     }
 
     pub(super) fn delete(&self, gl: &glow::Context) {
-        self.taps.program.delete(gl);
-        self.plain.program.delete(gl);
+        for build in &self.builds {
+            build.program.delete(gl);
+        }
     }
 }
 

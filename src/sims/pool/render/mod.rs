@@ -39,10 +39,11 @@ mod shared;
 pub use caustics::texture_bytes as caustics_texture_bytes;
 pub use caustics::CausticsImage;
 pub use draw_scene::{rim_height, DrawScene, Pass, VIEWS};
-pub use grid::{display_mesh_nodes, display_stride, strip_indices, TapCells};
+pub use grid::{display_mesh_nodes, display_stride, strip_indices, SurfaceVariant, TapCells};
 pub use land::{land_bounds, land_texels, land_texels_in, NodeBox, LAND_REACH};
 pub use land_tiles::{
-    land_tile_bytes, land_tiles, land_tiles_in, land_tiles_side, LAND_TILE, LAND_TILE_REACH,
+    land_tile_bytes, land_tiles, land_tiles_in, land_tiles_side, tiles_reached, LAND_TILE,
+    LAND_TILE_REACH,
 };
 pub use objects::{texture_refusal, GRID_OBJECTS};
 
@@ -92,6 +93,9 @@ pub struct PoolRenderer {
     timer: PassTimer,
     /// Whether any node is land.
     has_land: bool,
+    /// The `surface` build drawn with whatever the land: with it (`Some(true)`) or without
+    /// (`Some(false)`); `None`, as the land is ([`Self::draw_surface_with_land`]).
+    surface_land: Option<bool>,
     /// Which nodes are land (fixed), as last told (empty until told).
     land_nodes: Vec<bool>,
     /// How many of `land_nodes` are land.
@@ -160,6 +164,7 @@ impl PoolRenderer {
             timer: PassTimer::new(clock),
             pool_box: None,
             has_land: false,
+            surface_land: None,
             land_nodes: Vec::new(),
             land_count: 0,
             land_dirty: None,
@@ -208,6 +213,33 @@ impl PoolRenderer {
     pub fn count_far_taps_by(&mut self, cells: TapCells) -> Result<()> {
         self.programs.surface.count_taps_by(&self.gl, cells)?;
         check_gl(&self.gl, "the far taps' program")
+    }
+
+    /// The build of the `surface` pass's program the last frame drew with (before the first
+    /// frame: the one without land or far taps).
+    pub fn surface_variant(&self) -> SurfaceVariant {
+        self.programs.surface.variant()
+    }
+
+    /// The builds of the `surface` pass's program made so far, in the order they were (those
+    /// with land on the first frame with land; none is made twice), each with whose cells its
+    /// far taps count (`None`: built without far taps; [`Self::count_far_taps_by`]).
+    pub fn surface_variants_built(&self) -> Vec<(SurfaceVariant, Option<TapCells>)> {
+        self.programs.surface.built()
+    }
+
+    /// The uniforms [`Self::surface_variant`]'s program uses (those its compiler kept).
+    pub fn surface_uniforms(&self) -> Vec<String> {
+        self.programs.surface.active_uniforms(&self.gl)
+    }
+
+    /// Draws `surface` from the next frame on with its build with land (`Some(true)`; without
+    /// land that build's search returns at once, as the one program did before the builds
+    /// without land) or without (`Some(false)`: no rock under the water), whatever the land;
+    /// `None`: the build for the land there is, what a renderer draws with. Only for tests and
+    /// measurements.
+    pub fn draw_surface_with_land(&mut self, land: Option<bool>) {
+        self.surface_land = land;
     }
 
     /// Looks the caustics up at most `lookups` times along a pixel's footprint from the next

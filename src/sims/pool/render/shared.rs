@@ -101,8 +101,6 @@ pub(super) struct FrameValues {
     pub(super) open: bool,
     /// Whether the fine-detail ripples are drawn.
     pub(super) detail: bool,
-    /// Whether far pixels are the mean of taps over their footprint (`surface`'s program).
-    pub(super) far_taps: bool,
     /// The most caustics lookups along a footprint (`caustic_at`).
     pub(super) caustic_lookups: i32,
     /// The simulated time, s (the ripples move with it).
