@@ -330,15 +330,10 @@ impl CudaInk {
     /// Where the kernels' code came from (cubin, PTX or NVRTC, and why), and whether every
     /// launch is checked.
     pub fn kernel_origin(&self) -> String {
-        let origin = self.kernels.origin();
-        if self.kernels.sync_check() {
-            format!(
-                "{origin}; {}=1: every launch synchronised and checked",
-                crate::cuda::SYNC_CHECK_VARIABLE
-            )
-        } else {
-            origin.to_string()
-        }
+        let kernels = &self.kernels;
+        self.graphs
+            .mode
+            .kernels_note(kernels.origin(), kernels.sync_check())
     }
 
     /// Turns the per-stage CUDA events on (the default) or off.
