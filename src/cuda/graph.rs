@@ -48,16 +48,13 @@ thread_local! {
 /// Counts a launch into the capture under way on this thread; false when there is none (the
 /// launch was queued to run).
 pub(super) fn count_captured_launch() -> bool {
-    let Some(count) = CAPTURED.with(|captured| captured.get()) else {
+    let Some(count) = CAPTURED.with(|captured| captured.get()).map(|n| n + 1) else {
         return false;
     };
-    CAPTURED.with(|captured| captured.set(Some(count + 1)));
-    if PANIC_AT.with(|at| at.get()) == Some(count + 1) {
+    CAPTURED.with(|captured| captured.set(Some(count)));
+    if PANIC_AT.with(|at| at.get()) == Some(count) {
         PANIC_AT.with(|at| at.set(None));
-        panic!(
-            "a test's panic at launch {} of a CUDA graph capture",
-            count + 1
-        );
+        panic!("a test's panic at launch {count} of a CUDA graph capture");
     }
     true
 }

@@ -6,18 +6,15 @@ use super::graph::{GraphFailure, GraphRun};
 use super::{GRAPHS_VARIABLE, SYNC_CHECK_VARIABLE};
 use std::fmt::Display;
 
-/// Why a frame runs launch by launch.
+/// Why a frame runs launch by launch: graphs off, a capture failed before, stage timing on (its
+/// events sit between the stages), `FLUIDLAB_CUDA_SYNC_CHECK` (a synchronisation after each
+/// launch), or a rule of the kind's own that needs the host inside the frame (its name).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum LaunchesBecause {
-    /// `FLUIDLAB_CUDA_GRAPHS=0`.
     GraphsOff,
-    /// A capture failed before ([`GraphMode::refused`]).
     CaptureRefused,
-    /// Stage timing on: its events sit between the stages.
     StageTiming,
-    /// `FLUIDLAB_CUDA_SYNC_CHECK=1`: a synchronisation after each launch.
     SyncCheck,
-    /// A rule of the kind's own that needs the host inside the frame, by its name.
     Rule(&'static str),
 }
 
@@ -36,8 +33,7 @@ pub struct GraphMode {
 }
 
 impl GraphMode {
-    /// Graphs allowed or not (`FLUIDLAB_CUDA_GRAPHS`, [`super::graphs_requested`]); `unit` names
-    /// what runs ("frames", "steps").
+    /// Graphs allowed or not ([`super::graphs_requested`]); `unit` names what runs ("frames").
     pub fn new(unit: &'static str, allowed: bool) -> Self {
         Self {
             unit,
@@ -48,9 +44,8 @@ impl GraphMode {
         }
     }
 
-    /// Whether this frame must run launch by launch (counted, its reason kept for the summary):
-    /// graphs off, a capture failed before, stage timing on, `FLUIDLAB_CUDA_SYNC_CHECK`, or the
-    /// kind's own `rule` (its name), in that order.
+    /// Whether this frame must run launch by launch, for the first reason that holds (in
+    /// `LaunchesBecause`'s order; `rule`: the kind's own); counted, the reason kept.
     pub fn launches(
         &mut self,
         stage_timing: bool,
@@ -68,9 +63,7 @@ impl GraphMode {
         } else {
             rule.map(LaunchesBecause::Rule)
         };
-        if self.last.is_some() {
-            self.launched += 1;
-        }
+        self.launched += u64::from(self.last.is_some());
         self.last.is_some()
     }
 
@@ -150,78 +143,64 @@ impl GraphMode {
 mod tests {
     use super::*;
 
-    fn refused(mode: &mut GraphMode) -> Option<((), GraphRun)> {
-        let failed: Result<((), GraphRun), GraphFailure<String>> =
-            Err(GraphFailure::Capture("no room".into()));
-        mode.ran(failed).unwrap()
-    }
+    type Ran = Result<(u8, GraphRun), GraphFailure<String>>;
 
     #[test]
     fn the_summary_counts_each_way_and_says_why_the_last_frame_launched() {
         let mut mode = GraphMode::new("frames", true);
         assert!(!mode.launches(false, false, None));
+        let counts = "frames: 1 captured as CUDA graphs, 4 replayed";
         assert_eq!(
             mode.summary((1, 4)),
-            "frames: 1 captured as CUDA graphs, 4 replayed, 0 launch by launch"
+            format!("{counts}, 0 launch by launch")
         );
-        for (stage_timing, sync_check, rule, why) in [
-            (
-                true,
-                true,
-                Some("the density-error rule"),
-                "stage timing on",
-            ),
-            (
-                false,
-                true,
-                Some("the density-error rule"),
-                "FLUIDLAB_CUDA_SYNC_CHECK=1",
-            ),
-            (
-                false,
-                false,
-                Some("the density-error rule"),
-                "the density-error rule",
-            ),
+        let rule = Some("the density-error rule");
+        for (timing, sync_check, why) in [
+            (true, true, "stage timing on"),
+            (false, true, "FLUIDLAB_CUDA_SYNC_CHECK=1"),
+            (false, false, "the density-error rule"),
         ] {
-            assert!(mode.launches(stage_timing, sync_check, rule));
+            assert!(mode.launches(timing, sync_check, rule));
             assert!(
                 mode.summary((1, 4)).ends_with(&format!(" ({why})")),
                 "{why}"
             );
         }
         mode.launched_anyway();
-        assert_eq!(mode.counts((1, 4)), (1, 4, 4));
         assert!(!mode.launches(false, false, None));
-        assert!(mode.summary((1, 4)).ends_with("4 launch by launch"));
-        assert_eq!(refused(&mut mode), None);
         assert_eq!(
             mode.summary((1, 4)),
-            "frames: 1 captured as CUDA graphs, 4 replayed, 5 launch by launch (a CUDA graph \
-             capture failed: no room)"
+            format!("{counts}, 4 launch by launch")
         );
+        assert_eq!(
+            mode.ran(Ran::Err(GraphFailure::Capture("no room".into()))),
+            Ok(None)
+        );
+        let refused =
+            format!("{counts}, 5 launch by launch (a CUDA graph capture failed: no room)");
+        assert_eq!(mode.summary((1, 4)), refused);
         // Given up for good, before stage timing or the kind's rule.
-        assert!(mode.launches(true, false, Some("a rule")));
-        assert!(mode
-            .summary((1, 4))
-            .ends_with("(a CUDA graph capture failed: no room)"));
+        assert!(mode.launches(true, false, rule));
+        assert_eq!(mode.counts((1, 4)), (1, 4, 6));
         let mut off = GraphMode::new("steps", false);
         assert!(off.launches(true, true, None));
-        assert_eq!(
-            off.summary((0, 0)),
-            "steps: 0 captured as CUDA graphs, 0 replayed, 1 launch by launch \
-             (FLUIDLAB_CUDA_GRAPHS=0)"
+        let why = "1 launch by launch (FLUIDLAB_CUDA_GRAPHS=0)";
+        assert!(
+            off.summary((0, 0)).ends_with(why),
+            "{}",
+            off.summary((0, 0))
         );
     }
 
     #[test]
     fn a_graph_run_or_a_failed_launch_gives_nothing_up() {
         let mut mode = GraphMode::new("steps", true);
-        let ran: Result<(u8, GraphRun), GraphFailure<String>> = Ok((7, GraphRun::Replayed));
-        assert_eq!(mode.ran(ran).unwrap(), Some((7, GraphRun::Replayed)));
-        let failed: Result<(u8, GraphRun), GraphFailure<String>> =
-            Err(GraphFailure::Launch("gone".into()));
-        assert_eq!(mode.ran(failed).unwrap_err(), "gone");
+        let replayed = Some((7, GraphRun::Replayed));
+        assert_eq!(mode.ran(Ran::Ok((7, GraphRun::Replayed))), Ok(replayed));
+        assert_eq!(
+            mode.ran(Ran::Err(GraphFailure::Launch("gone".into()))),
+            Err("gone".into())
+        );
         assert!(!mode.launches(false, false, None));
         assert_eq!(mode.counts((0, 1)), (0, 1, 0));
     }
@@ -229,14 +208,10 @@ mod tests {
     #[test]
     fn the_kernels_note_says_sync_check_before_graphs_off() {
         let off = GraphMode::new("frames", false);
-        assert_eq!(
-            off.kernels_note("PTX", true),
-            "PTX; FLUIDLAB_CUDA_SYNC_CHECK=1: every launch synchronised and checked"
-        );
-        assert_eq!(
-            off.kernels_note("PTX", false),
-            "PTX; FLUIDLAB_CUDA_GRAPHS=0: no CUDA graphs"
-        );
+        let checked = "PTX; FLUIDLAB_CUDA_SYNC_CHECK=1: every launch synchronised and checked";
+        assert_eq!(off.kernels_note("PTX", true), checked);
+        let no_graphs = "PTX; FLUIDLAB_CUDA_GRAPHS=0: no CUDA graphs";
+        assert_eq!(off.kernels_note("PTX", false), no_graphs);
         assert_eq!(
             GraphMode::new("frames", true).kernels_note("PTX", false),
             "PTX"

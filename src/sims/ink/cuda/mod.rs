@@ -327,8 +327,7 @@ impl CudaInk {
         self.device
     }
 
-    /// Where the kernels' code came from (cubin, PTX or NVRTC, and why), and whether every
-    /// launch is checked.
+    /// The backend's note on its kernels ([`crate::cuda::GraphMode::kernels_note`]).
     pub fn kernel_origin(&self) -> String {
         let kernels = &self.kernels;
         self.graphs

@@ -51,9 +51,7 @@
 //! The other arrays are allocated with the solver and never again; what they hold (masks,
 //! fixed velocities, the brush stamp's texture, the multigrid's masks) is sent before the step.
 //!
-//! Steps run as plain launches with stage timing on (its events sit between the stages),
-//! `FLUIDLAB_CUDA_SYNC_CHECK=1` (a synchronisation after each launch) and
-//! `FLUIDLAB_CUDA_GRAPHS=0`, and after a capture the driver refused.
+//! Steps run launch by launch for `cuda::GraphMode`'s reasons, and at a key's first sighting.
 
 use super::stages::SplatLaunches;
 use super::CudaInk;

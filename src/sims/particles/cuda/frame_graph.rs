@@ -59,10 +59,8 @@
 //! of two (above 4,096), the wind is steered or the camera moves; another reach, basin size,
 //! substeps or stencil size, or buffers made again (max particles raised) capture anew.
 //!
-//! Frames that run launch by launch, over their own counts (the same kernels, the same bits):
-//! stage timing on (its events sit between the stages), `FLUIDLAB_CUDA_SYNC_CHECK` (a
-//! synchronisation after each launch), `FLUIDLAB_CUDA_GRAPHS=0`, after a capture the driver
-//! refused.
+//! Frames run launch by launch, over their own counts (the same kernels, the same bits), for
+//! `cuda::GraphMode`'s reasons.
 
 use super::buffers::{BodyBuffers, Buffers, FountainBuffers};
 use super::kernels::{BasinStep, BodyStep, EmitStep, FountainStep};
@@ -156,19 +154,12 @@ impl FrameGraphs {
 }
 
 impl CudaParticles {
-    /// Whether this frame must run launch by launch (see the module's note).
-    fn launches(&mut self) -> bool {
-        let sync_check = self.module.sync_check();
-        self.graphs
-            .mode
-            .launches(self.stage_timing, sync_check, None)
-    }
-
     /// Enqueues a body's frame (every substep's stages and `self_collide`), its records
     /// uploaded first, as a CUDA graph when the frame can be one (see the module's note), else
     /// launch by launch.
     pub fn body_frame(&mut self, frame: &BodyFrame) -> Result<(), CudaError> {
-        let launches = self.launches();
+        let (timing, sync_check) = (self.stage_timing, self.module.sync_check());
+        let launches = self.graphs.mode.launches(timing, sync_check, None);
         let self_steps = match frame.self_collide {
             Some((thickness, friction)) => {
                 // Made before the capture: an allocation cannot be captured.
@@ -352,7 +343,8 @@ impl CudaParticles {
         let count = count.min(capacity - alive.min(capacity));
         // Before the frame's work on the stream (and outside any capture).
         self.fountain_records(p, basin, &EmitStep::new(alive, count, emitted))?;
-        let launches = self.launches();
+        let (timing, sync_check) = (self.stage_timing, self.module.sync_check());
+        let launches = self.graphs.mode.launches(timing, sync_check, None);
         let launched = Reach {
             emit: count,
             particles: alive + count,

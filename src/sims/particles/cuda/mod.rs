@@ -284,7 +284,7 @@ impl CudaParticles {
         Ok(solver)
     }
 
-    /// Where the kernels' code came from, and whether every launch is checked.
+    /// The backend's note on its kernels ([`crate::cuda::GraphMode::kernels_note`]).
     pub fn kernel_origin(&self) -> String {
         let module = &self.module;
         self.graphs

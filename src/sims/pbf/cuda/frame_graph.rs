@@ -15,10 +15,8 @@
 //! arrangements a run goes through are at most 4: a scene whose CFL substeps take k values
 //! keeps at most 4k graphs.
 //!
-//! Frames that cannot be graphs run as plain launches: stage timing on (its events sit between
-//! the stages), `FLUIDLAB_CUDA_SYNC_CHECK` (a synchronisation after each launch), the
-//! density-error rule (the host reads the convergence flag inside the frame), and
-//! `FLUIDLAB_CUDA_GRAPHS=0`.
+//! Frames run launch by launch for `cuda::GraphMode`'s reasons, and under the density-error
+//! rule (the host reads the convergence flag inside the frame).
 
 use super::buffers::Buffers;
 use super::{CudaSolver, Float4};

@@ -241,8 +241,7 @@ impl CudaSolver {
         Ok(solver)
     }
 
-    /// Where the kernels' code came from (the cubin, PTX from nvcc at build time, or NVRTC, and
-    /// why), and whether every launch is checked.
+    /// The backend's note on its kernels ([`crate::cuda::GraphMode::kernels_note`]).
     pub fn kernel_origin(&self) -> String {
         let kernels = &self.kernels;
         self.graphs
