@@ -11,7 +11,6 @@ mod emulated_driver;
 mod ink_graph_runs;
 
 use fluidlab::sims::ink::cuda::{parity, CudaInk};
-use fluidlab::sims::ink::params::InkParams;
 use fluidlab::sims::ink::solver::InkSolver;
 use fluidlab::sims::ink::Boundary;
 use ink_graph_runs::same_bits;
@@ -63,15 +62,13 @@ fn cleared_child() {
     cuda.set_stage_timing(false);
     let mut frame = 0;
     run(&mut cuda, &mut cpu, None, &mut frame, "before");
-    let closed = Boundary::default();
-    let smaller = |p: &mut InkParams| (p.cells_x, p.cells_y) = (40, 32);
-    let changes: [(&str, &dyn Fn(&mut InkParams)); 2] = [
-        ("sides changed", &|p| p.boundary = closed),
-        ("40 × 32 cells", &smaller),
-    ];
-    for (what, change) in changes {
+    for what in ["sides changed", "40 × 32 cells"] {
         for solver in [&mut cuda, &mut cpu] {
-            change(&mut solver.params);
+            let p = &mut solver.params;
+            match what {
+                "sides changed" => p.boundary = Boundary::default(),
+                _ => (p.cells_x, p.cells_y) = (40, 32),
+            }
             solver.clear(&parity::solid, None);
         }
         // As the viewer before every step: a new grid is a new CUDA solver, stage timing on.
