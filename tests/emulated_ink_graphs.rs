@@ -148,14 +148,8 @@ fn ink_settings_changed_mid_run_capture_anew_and_match_launches_one_by_one() {
 /// The run [`ink_settings_changed_mid_run_capture_anew_and_match_launches_one_by_one`] checks,
 /// in a process on the emulated driver.
 fn changed_settings_child() {
-    use fluidlab::sims::ink::scene::InkScene;
     use fluidlab::sims::ink::{PressureSolver, Stamp};
-    let source = fluidlab::scene::Source::load("karman").unwrap();
-    let scene = InkScene::from_source(&source).unwrap();
-    let mut params = scene.params.clone();
-    (params.cells_x, params.cells_y) = (144, 64);
-    let (mut graphs, mut plain) =
-        ink_graph_runs::graphed_and_plain(&params, &|x, y| scene.solid(x, y));
+    let (scene, params, mut graphs, mut plain) = karman_graphed_and_plain();
     let dt = params.dt;
     let mut captured_before_the_end = 0;
     for frame in 0..24u32 {
@@ -322,13 +316,7 @@ fn a_panic_in_a_recording_leaves_the_arrays_and_the_graphs_as_before() {
 /// The run [`a_panic_in_a_recording_leaves_the_arrays_and_the_graphs_as_before`] checks, in a
 /// process on the emulated driver.
 fn panicked_recording_child() {
-    use fluidlab::sims::ink::scene::InkScene;
-    let source = fluidlab::scene::Source::load("karman").unwrap();
-    let scene = InkScene::from_source(&source).unwrap();
-    let mut params = scene.params.clone();
-    (params.cells_x, params.cells_y) = (144, 64);
-    let (mut graphs, mut plain) =
-        ink_graph_runs::graphed_and_plain(&params, &|x, y| scene.solid(x, y));
+    let (scene, params, mut graphs, mut plain) = karman_graphed_and_plain();
     let dt = params.dt;
     let same = |a: &fluidlab::sims::ink::cuda::CudaInk,
                 b: &fluidlab::sims::ink::cuda::CudaInk,
@@ -366,4 +354,20 @@ fn panicked_recording_child() {
         (captured, replayed, launched) == (4, 9, 5),
         "({captured}, {replayed}, {launched}) captured, replayed, launched where (4, 9, 5)"
     );
+}
+
+/// `karman` at 144 × 64 (one multigrid level above the one-block tail, an outflow), its
+/// parameters, and [`ink_graph_runs::graphed_and_plain`]'s two solvers of it.
+fn karman_graphed_and_plain() -> (
+    fluidlab::sims::ink::scene::InkScene,
+    fluidlab::sims::ink::params::InkParams,
+    fluidlab::sims::ink::cuda::CudaInk,
+    fluidlab::sims::ink::cuda::CudaInk,
+) {
+    let source = fluidlab::scene::Source::load("karman").unwrap();
+    let scene = fluidlab::sims::ink::scene::InkScene::from_source(&source).unwrap();
+    let mut params = scene.params.clone();
+    (params.cells_x, params.cells_y) = (144, 64);
+    let (graphs, plain) = ink_graph_runs::graphed_and_plain(&params, &|x, y| scene.solid(x, y));
+    (scene, params, graphs, plain)
 }
