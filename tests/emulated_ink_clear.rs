@@ -30,9 +30,11 @@ const CHILD: &str = "FLUIDLAB_INK_CLEAR_CHILD";
 /// After each clear the CUDA solver's fields (u, v, p, the ink, the curl, the divergence) and
 /// masks are bit for bit the fresh solver's and the CPU's, its totals and report zero; then 5
 /// frames later bit for bit the fresh solver's and within `parity::RUN_TOLERANCE` of the CPU's.
+/// A clear onto another grid size in place is refused (the arrays are the old size's).
 /// Mutants: `CudaInk::clear` without its grid made again, "sides changed, frame 0, fresh: u
-/// differs"; `InkSolver::clear` clearing the CUDA solver in place at another grid
-/// size, a panic ("the solver's grid").
+/// differs"; `InkSolver::clear` clearing the CUDA solver in place at another grid size, the
+/// clear refused ("40 × 32 cells": the totals not zeroed; before `CudaInk::clear` refused it,
+/// "40 × 32 cells, fresh: u differs": 40 × 32 values in the 48 × 40 arrays).
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_driver),
@@ -89,6 +91,11 @@ fn cleared_child() {
         run(&mut cuda, &mut cpu, Some(&mut fresh), &mut frame, what);
     }
     println!("ink cleared: {}", cuda.as_cuda().unwrap().graph_summary());
+    // Another grid size cleared in place would fill arrays of the old size: refused.
+    let c = cuda.as_cuda_mut().unwrap();
+    c.params.cells_x = 48;
+    let error = c.clear(&parity::solid).unwrap_err().to_string();
+    assert!(error.contains("40×32 cells (ink ×2) onto 48×32"), "{error}");
 }
 
 /// 5 frames of `cuda` and `cpu` stirred and painted (`parity::stamps`), each checked against

@@ -354,9 +354,18 @@ impl CudaInk {
 
     /// Back to a fluid at rest with no ink, obstacles where `solid(x, y)`, on the grid of
     /// [`CudaInk::params`] (the grid's record made again from them: the sides may have changed
-    /// with them; the grid's size may not).
+    /// with them; the grid's size may not: an error, the arrays are this size's).
     pub fn clear(&mut self, solid: &dyn Fn(f32, f32) -> bool) -> Result<(), CudaError> {
-        self.grid = InkGrid::new(&self.params);
+        let grid = InkGrid::new(&self.params);
+        let size = |g: &InkGrid| (g.nx, g.ny, g.ink_scale);
+        if size(&grid) != size(&self.grid) {
+            let [(x, y, s), (a, b, t)] = [size(&self.grid), size(&grid)];
+            return Err(CudaError::Setting(format!(
+                "clearing the CUDA ink solver of {x}×{y} cells (ink ×{s}) onto {a}×{b} (ink ×{t}): \
+                 another grid size needs a new solver"
+            )));
+        }
+        self.grid = grid;
         let (flow, ink) = rest_state(&self.params, solid);
         let zero = Field::new(flow.nx, flow.ny, [0.5, 0.5], flow.dx);
         self.upload(&flow, &ink, Some(&zero), Some(&zero))?;
