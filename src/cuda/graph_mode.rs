@@ -182,6 +182,10 @@ mod tests {
         // Given up for good, before stage timing or the kind's rule.
         assert!(mode.launches(true, false, rule));
         assert_eq!(mode.counts((1, 4)), (1, 4, 6));
+        assert_eq!(
+            mode.summary((1, 4)),
+            format!("{counts}, 6 launch by launch (a CUDA graph capture failed: no room)")
+        );
         let mut off = GraphMode::new("steps", false);
         assert!(off.launches(true, true, None));
         let why = "1 launch by launch (FLUIDLAB_CUDA_GRAPHS=0)";
