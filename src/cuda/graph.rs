@@ -59,9 +59,16 @@ pub(super) fn count_captured_launch() -> bool {
     true
 }
 
+/// Ends counting launches into the capture under way on this thread: how many it took. A
+/// test's armed panic goes with it, fired or not.
+fn end_counting() -> u64 {
+    PANIC_AT.with(|at| at.set(None));
+    CAPTURED.with(|captured| captured.take()).unwrap_or(0)
+}
+
 /// Makes the next capture on this thread panic at its `launch`-th kernel launch, as a bug in
 /// a solver's recording would: a test hook (what a panic inside a recording leaves), not a
-/// setting.
+/// setting. A capture that ends with fewer launches disarms it.
 #[doc(hidden)]
 pub fn panic_in_next_capture(launch: u64) {
     PANIC_AT.with(|at| at.set(Some(launch)));
@@ -179,7 +186,7 @@ fn capture<O, E: From<CudaError>>(
     struct Capturing<'a>(Option<&'a Arc<CudaStream>>);
     impl Capturing<'_> {
         fn end(&mut self) -> (Result<Option<CudaGraph>, cudarc::driver::DriverError>, u64) {
-            let kernels = CAPTURED.with(|captured| captured.take()).unwrap_or(0);
+            let kernels = end_counting();
             let stream = self.0.take().expect("ended once");
             (
                 stream.end_capture(sys::CUgraphInstantiate_flags(0)),
@@ -272,7 +279,20 @@ mod tests {
             Some("a test's panic at launch 2 of a CUDA graph capture")
         );
         assert!(count_captured_launch());
-        assert_eq!(CAPTURED.with(|c| c.take()), Some(3));
+        assert_eq!(end_counting(), 3);
+    }
+
+    #[test]
+    fn an_armed_panic_ends_with_the_capture_it_did_not_reach() {
+        panic_in_next_capture(2);
+        CAPTURED.with(|c| c.set(Some(0)));
+        assert!(count_captured_launch());
+        assert_eq!(end_counting(), 1);
+        CAPTURED.with(|c| c.set(Some(0)));
+        for _ in 0..3 {
+            assert!(count_captured_launch(), "a later capture must not panic");
+        }
+        assert_eq!(end_counting(), 3);
     }
 
     #[test]
