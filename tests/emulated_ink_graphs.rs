@@ -286,10 +286,11 @@ fn ink_moving_walls_and_ending_strokes_replay_nothing_stale() {
 const PANIC_CHILD: &str = "FLUIDLAB_INK_PANIC_CHILD";
 
 /// A panic inside a step's recording (`fluidlab::cuda::graph::panic_in_next_capture`, at its
-/// 12th launch: after the advection's swaps), caught by the caller, leaves the solver as it
-/// was before the step: the ping-pong arrays arranged as at its start (the fields read back
-/// bit for bit those of a solver without graphs that did not take the step) and the graphs
-/// kept. `karman` at 144 × 64: frames 0–3 the preset's (launched twice, then 2 captured),
+/// 12th launch: after the advection's swaps), caught by the caller, leaves the arrays and the
+/// kept graphs as before the step: the ping-pong arrays arranged as at its start (the fields
+/// read back bit for bit those of a solver without graphs that did not take the step) and the
+/// graphs kept. (The step's key is no longer marked seen once, so its retry runs launch by
+/// launch.) `karman` at 144 × 64: frames 0–3 the preset's (launched twice, then 2 captured),
 /// 4–13 with 2 V-cycles (4–5 launched; 6 panics in its capture, then runs again, launched
 /// as a key seen once; 7–8 capture, 9–13 replay), 14–17 the preset's again, replaying frames
 /// 2–3's graphs: 4 captured, 9 replayed, 5 launch by launch, bit for bit equal to graphs off
