@@ -21,11 +21,13 @@ const CHILD: &str = "FLUIDLAB_INK_CLEAR_CHILD";
 /// The ink's comparison scene (`parity::params`: 48 × 40, an inflow and an outflow side,
 /// no-slip walls, a disc; MacCormack, ink ×2) on CUDA and on the CPU, both through
 /// `InkSolver`, CUDA graphs on (stage timing off), stirred and painted for 5 frames, then
-/// cleared twice, each time against a fresh `CudaInk` of the new parameters and the CPU
+/// cleared three times, each time against a fresh `CudaInk` of the new parameters and the CPU
 /// solver's clear:
 /// - the sides changed to the default closed box with free-slip walls, the grid's size kept
 ///   (`CudaInk::clear`: the grid's record made again from the parameters);
-/// - then 40 × 32 cells (`InkSolver::clear` makes a new `CudaInk`).
+/// - then 40 × 32 cells (`InkSolver::clear` makes a new `CudaInk`);
+/// - then the parameters unchanged (the B key): the graphs captured before the clear are
+///   replayed after it (3 of the 5 frames), bit for bit the fresh solver's.
 ///
 /// After each clear the CUDA solver's fields (u, v, p, the ink, the curl, the divergence) and
 /// masks are bit for bit the fresh solver's and the CPU's, its totals and report zero; then 5
@@ -34,7 +36,8 @@ const CHILD: &str = "FLUIDLAB_INK_CLEAR_CHILD";
 /// Mutants: `CudaInk::clear` without its grid made again, "sides changed, frame 0, fresh: u
 /// differs"; `InkSolver::clear` clearing the CUDA solver in place at another grid size, the
 /// clear refused ("40 × 32 cells": the totals not zeroed; before `CudaInk::clear` refused it,
-/// "40 × 32 cells, fresh: u differs": 40 × 32 values in the 48 × 40 arrays).
+/// "40 × 32 cells, fresh: u differs": 40 × 32 values in the 48 × 40 arrays); `CudaInk::clear`
+/// dropping its kept graphs, "params unchanged: no graph replayed: (1, 0, 4)".
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_driver),
@@ -64,12 +67,13 @@ fn cleared_child() {
     cuda.set_stage_timing(false);
     let mut frame = 0;
     run(&mut cuda, &mut cpu, None, &mut frame, "before");
-    for what in ["sides changed", "40 × 32 cells"] {
+    for what in ["sides changed", "40 × 32 cells", "params unchanged"] {
         for solver in [&mut cuda, &mut cpu] {
             let p = &mut solver.params;
             match what {
                 "sides changed" => p.boundary = Boundary::default(),
-                _ => (p.cells_x, p.cells_y) = (40, 32),
+                "40 × 32 cells" => (p.cells_x, p.cells_y) = (40, 32),
+                _ => {}
             }
             solver.clear(&parity::solid, None);
         }
@@ -88,7 +92,13 @@ fn cleared_child() {
         );
         let cpu_fields = parity::fields_of(cpu.as_cpu().unwrap());
         same_bits(&fields, &cpu_fields, &format!("{what}, the CPU's"));
+        let before = cuda.as_cuda().unwrap().graph_counts();
         run(&mut cuda, &mut cpu, Some(&mut fresh), &mut frame, what);
+        let after = cuda.as_cuda().unwrap().graph_counts();
+        if what == "params unchanged" {
+            // The B key: the graphs captured before the clear are replayed after it.
+            assert!(after.1 > before.1, "{what}: no graph replayed: {after:?}");
+        }
     }
     println!("ink cleared: {}", cuda.as_cuda().unwrap().graph_summary());
     // Another grid size cleared in place would fill arrays of the old size: refused.
