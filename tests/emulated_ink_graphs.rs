@@ -148,14 +148,8 @@ fn ink_settings_changed_mid_run_capture_anew_and_match_launches_one_by_one() {
 /// The run [`ink_settings_changed_mid_run_capture_anew_and_match_launches_one_by_one`] checks,
 /// in a process on the emulated driver.
 fn changed_settings_child() {
-    use fluidlab::sims::ink::scene::InkScene;
     use fluidlab::sims::ink::{PressureSolver, Stamp};
-    let source = fluidlab::scene::Source::load("karman").unwrap();
-    let scene = InkScene::from_source(&source).unwrap();
-    let mut params = scene.params.clone();
-    (params.cells_x, params.cells_y) = (144, 64);
-    let (mut graphs, mut plain) =
-        ink_graph_runs::graphed_and_plain(&params, &|x, y| scene.solid(x, y));
+    let (scene, params, mut graphs, mut plain) = karman_graphed_and_plain();
     let dt = params.dt;
     let mut captured_before_the_end = 0;
     for frame in 0..24u32 {
@@ -286,4 +280,95 @@ fn ink_moving_walls_and_ending_strokes_replay_nothing_stale() {
             assert!(a == b, "{name}: {file} differs with graphs on");
         }
     }
+}
+
+/// Set in the child process that runs [`panicked_recording_child`] on the emulated driver.
+const PANIC_CHILD: &str = "FLUIDLAB_INK_PANIC_CHILD";
+
+/// A panic inside a step's recording (`fluidlab::cuda::graph::panic_in_next_capture`, at its
+/// 12th launch: after the advection's swaps), caught by the caller, leaves the arrays and the
+/// kept graphs as before the step: the ping-pong arrays arranged as at its start (the fields
+/// read back bit for bit those of a solver without graphs that did not take the step) and the
+/// graphs kept. (The step's key is no longer marked seen once, so its retry runs launch by
+/// launch.) `karman` at 144 × 64: frames 0–3 the preset's (launched twice, then 2 captured),
+/// 4–13 with 2 V-cycles (4–5 launched; 6 panics in its capture, then runs again, launched
+/// as a key seen once; 7–8 capture, 9–13 replay), 14–17 the preset's again, replaying frames
+/// 2–3's graphs: 4 captured, 9 replayed, 5 launch by launch, bit for bit equal to graphs off
+/// at every frame. Mutants: the arrays not put back after the panic, "after the panic: …
+/// differs"; the cache not put back (the recording's empty stand-in stays), "after the panic:
+/// left (0, 0, 4), right (2, 0, 4)".
+#[test]
+#[cfg_attr(
+    not(fluidlab_emulated_driver),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found one missing; scripts/setup.sh installs cuda.h)"
+)]
+fn a_panic_in_a_recording_leaves_the_arrays_and_the_graphs_as_before() {
+    if std::env::var_os(PANIC_CHILD).is_some() {
+        panicked_recording_child();
+        return;
+    }
+    ink_graph_runs::in_child(
+        "a_panic_in_a_recording_leaves_the_arrays_and_the_graphs_as_before",
+        PANIC_CHILD,
+        "karman, a panic in a recording",
+    );
+}
+
+/// The run [`a_panic_in_a_recording_leaves_the_arrays_and_the_graphs_as_before`] checks, in a
+/// process on the emulated driver.
+fn panicked_recording_child() {
+    let (scene, params, mut graphs, mut plain) = karman_graphed_and_plain();
+    let dt = params.dt;
+    let same = |a: &fluidlab::sims::ink::cuda::CudaInk,
+                b: &fluidlab::sims::ink::cuda::CudaInk,
+                what: &str| {
+        ink_graph_runs::same_bits(&a.read_back().unwrap(), &b.read_back().unwrap(), what)
+    };
+    for frame in 0..18u32 {
+        let mut p = params.clone();
+        if (4..14).contains(&frame) {
+            p.iterations = 2;
+        }
+        let t = frame as f32 * dt;
+        let stamps = scene.stamps(t, t + dt);
+        graphs.params = p.clone();
+        plain.params = p;
+        if frame == 6 {
+            fluidlab::cuda::graph::panic_in_next_capture(12);
+            let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                graphs.step(dt, &stamps, true)
+            }));
+            assert!(step.is_err(), "frame 6 did not panic in its capture");
+            same(&graphs, &plain, "after the panic");
+            assert_eq!(graphs.graph_counts(), (2, 0, 4), "after the panic");
+        }
+        for cuda in [&mut graphs, &mut plain] {
+            cuda.step(dt, &stamps, true).unwrap();
+            cuda.end_frame().unwrap();
+        }
+        same(&graphs, &plain, &format!("frame {frame}"));
+        assert_eq!(graphs.totals, plain.totals, "frame {frame}");
+    }
+    println!("karman, a panic in a recording: {}", graphs.graph_summary());
+    let (captured, replayed, launched) = graphs.graph_counts();
+    assert!(
+        (captured, replayed, launched) == (4, 9, 5),
+        "({captured}, {replayed}, {launched}) captured, replayed, launched where (4, 9, 5)"
+    );
+}
+
+/// `karman` at 144 × 64 (one multigrid level above the one-block tail, an outflow), its
+/// parameters, and [`ink_graph_runs::graphed_and_plain`]'s two solvers of it.
+fn karman_graphed_and_plain() -> (
+    fluidlab::sims::ink::scene::InkScene,
+    fluidlab::sims::ink::params::InkParams,
+    fluidlab::sims::ink::cuda::CudaInk,
+    fluidlab::sims::ink::cuda::CudaInk,
+) {
+    let source = fluidlab::scene::Source::load("karman").unwrap();
+    let scene = fluidlab::sims::ink::scene::InkScene::from_source(&source).unwrap();
+    let mut params = scene.params.clone();
+    (params.cells_x, params.cells_y) = (144, 64);
+    let (graphs, plain) = ink_graph_runs::graphed_and_plain(&params, &|x, y| scene.solid(x, y));
+    (scene, params, graphs, plain)
 }

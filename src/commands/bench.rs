@@ -175,9 +175,9 @@ pub struct BenchReport {
     /// (`cuMemGetInfo`) before the simulation opened less after the warm-up, the context
     /// held throughout (so its own reservation is not counted). `None` on the CPU.
     pub gpu_memory_bytes: Option<u64>,
-    /// How a CUDA solver's steps ran as CUDA graphs (`Sim::cuda_graphs`: captured, replayed,
-    /// launched one by one, and why graphs are off when they are); `None` where the kind does
-    /// not say.
+    /// How a CUDA solver's frames (ink: steps) ran: captured as CUDA graphs, replayed, launched
+    /// one by one, and why the last ran launch by launch (`cuda::GraphMode::summary`, through
+    /// `Sim::cuda_graphs`); `None` where the kind does not say.
     pub cuda_graphs: Option<String>,
 }
 

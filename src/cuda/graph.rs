@@ -41,18 +41,37 @@ pub fn graphs_requested() -> Result<bool, CudaError> {
 thread_local! {
     /// Kernel launches captured so far by the capture under way on this thread, if any.
     static CAPTURED: Cell<Option<u64>> = const { Cell::new(None) };
+    /// The launch of a capture on this thread at which a test's panic is armed.
+    static PANIC_AT: Cell<Option<u64>> = const { Cell::new(None) };
 }
 
 /// Counts a launch into the capture under way on this thread; false when there is none (the
 /// launch was queued to run).
 pub(super) fn count_captured_launch() -> bool {
-    CAPTURED.with(|captured| match captured.get() {
-        Some(count) => {
-            captured.set(Some(count + 1));
-            true
-        }
-        None => false,
-    })
+    let Some(count) = CAPTURED.with(|captured| captured.get()).map(|n| n + 1) else {
+        return false;
+    };
+    CAPTURED.with(|captured| captured.set(Some(count)));
+    if PANIC_AT.with(|at| at.get()) == Some(count) {
+        PANIC_AT.with(|at| at.set(None));
+        panic!("a test's panic at launch {count} of a CUDA graph capture");
+    }
+    true
+}
+
+/// Ends counting launches into the capture under way on this thread: how many it took. A
+/// test's armed panic goes with it, fired or not.
+fn end_counting() -> u64 {
+    PANIC_AT.with(|at| at.set(None));
+    CAPTURED.with(|captured| captured.take()).unwrap_or(0)
+}
+
+/// Makes the next capture on this thread panic at its `launch`-th kernel launch, as a bug in
+/// a solver's recording would: a test hook (what a panic inside a recording leaves), not a
+/// setting. A capture that ends with fewer launches disarms it.
+#[doc(hidden)]
+pub fn panic_in_next_capture(launch: u64) {
+    PANIC_AT.with(|at| at.set(Some(launch)));
 }
 
 /// One kept graph.
@@ -167,7 +186,7 @@ fn capture<O, E: From<CudaError>>(
     struct Capturing<'a>(Option<&'a Arc<CudaStream>>);
     impl Capturing<'_> {
         fn end(&mut self) -> (Result<Option<CudaGraph>, cudarc::driver::DriverError>, u64) {
-            let kernels = CAPTURED.with(|captured| captured.take()).unwrap_or(0);
+            let kernels = end_counting();
             let stream = self.0.take().expect("ended once");
             (
                 stream.end_capture(sys::CUgraphInstantiate_flags(0)),
@@ -196,6 +215,30 @@ fn capture<O, E: From<CudaError>>(
     Ok((outcome, graph, kernels))
 }
 
+/// Swaps the values behind `slots` (which hold what `current` names) until slot i holds what
+/// `target[i]` names. False, with nothing changed, when `target` is not a rearrangement of
+/// `current`.
+pub fn permute<T, const N: usize>(mut slots: [&mut T; N], current: &[u64], target: &[u64]) -> bool {
+    let (mut a, mut b) = (current.to_vec(), target.to_vec());
+    a.sort_unstable();
+    b.sort_unstable();
+    if a != b || current.len() != N {
+        return false;
+    }
+    let mut held = current.to_vec();
+    for i in 0..N {
+        let Some(j) = (i..N).find(|&j| held[j] == target[i]) else {
+            return false;
+        };
+        if j != i {
+            let (low, high) = slots.split_at_mut(j);
+            std::mem::swap(&mut *low[i], &mut *high[0]);
+            held.swap(i, j);
+        }
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,5 +265,52 @@ mod tests {
         assert!(count_captured_launch());
         assert_eq!(CAPTURED.with(|c| c.take()), Some(2));
         assert!(!count_captured_launch());
+    }
+
+    #[test]
+    fn an_armed_panic_fires_once_at_its_launch_of_a_capture() {
+        panic_in_next_capture(2);
+        assert!(!count_captured_launch(), "no capture under way");
+        CAPTURED.with(|c| c.set(Some(0)));
+        assert!(count_captured_launch());
+        let panic = std::panic::catch_unwind(count_captured_launch).unwrap_err();
+        assert_eq!(
+            panic.downcast_ref::<String>().map(String::as_str),
+            Some("a test's panic at launch 2 of a CUDA graph capture")
+        );
+        assert!(count_captured_launch());
+        assert_eq!(end_counting(), 3);
+    }
+
+    #[test]
+    fn an_armed_panic_ends_with_the_capture_it_did_not_reach() {
+        panic_in_next_capture(2);
+        CAPTURED.with(|c| c.set(Some(0)));
+        assert!(count_captured_launch());
+        assert_eq!(end_counting(), 1);
+        CAPTURED.with(|c| c.set(Some(0)));
+        for _ in 0..3 {
+            assert!(count_captured_launch(), "a later capture must not panic");
+        }
+        assert_eq!(end_counting(), 3);
+    }
+
+    #[test]
+    fn permute_puts_each_value_where_the_target_says() {
+        let mut values = [10u64, 20, 30, 40];
+        let current = values;
+        let target = [30, 10, 40, 20];
+        let [a, b, c, d] = &mut values;
+        assert!(permute([a, b, c, d], &current, &target));
+        assert_eq!(values, target);
+    }
+
+    #[test]
+    fn permute_refuses_a_target_that_is_no_rearrangement() {
+        let mut values = [1u64, 2, 3];
+        let current = values;
+        let [a, b, c] = &mut values;
+        assert!(!permute([a, b, c], &current, &[1, 2, 4]));
+        assert_eq!(values, [1, 2, 3]);
     }
 }

@@ -11,6 +11,8 @@
 //! - [`timer`]: CUDA events between the stages of a frame.
 //! - [`graph`]: a frame's launches captured once as a CUDA graph and replayed
 //!   (`FLUIDLAB_CUDA_GRAPHS`).
+//! - [`graph_mode`]: whether a solver's frames run as graphs or launch by launch, why, and
+//!   the counts `bench` prints.
 //! - [`records`]: records kernels read from device memory, sent when their bits change (what
 //!   a graph may not freeze).
 //! - [`interop`]: OpenGL buffers and textures written by kernels.
@@ -25,6 +27,7 @@ pub mod device;
 #[cfg(test)]
 pub mod emulation;
 pub mod graph;
+pub mod graph_mode;
 pub mod interop;
 pub mod launch;
 pub mod module;
@@ -36,6 +39,7 @@ pub mod timer;
 
 pub use device::{context, device_info, unavailable, DeviceInfo, DEFAULT_DEVICE};
 pub use graph::{graphs_requested, GraphCache, GraphFailure, GraphRun, GRAPHS_VARIABLE};
+pub use graph_mode::GraphMode;
 pub use interop::gl_device;
 pub use launch::{sync_check_requested, SYNC_CHECK_VARIABLE};
 pub use module::Module;

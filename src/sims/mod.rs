@@ -248,9 +248,9 @@ pub trait Sim {
     /// The backend that runs it and why, e.g. "cpu (no CUDA driver found)".
     fn backend(&self) -> &str;
 
-    /// How a CUDA solver's steps ran as CUDA graphs since it was made, for `bench`'s report
-    /// (e.g. the ink's "steps: 3 captured as CUDA graphs, 17 replayed, 2 launch by launch");
-    /// `None` on the CPU and for kinds that do not say.
+    /// How a CUDA solver's frames ran as CUDA graphs since it was made, for `bench`'s report
+    /// (`cuda::GraphMode::summary`, e.g. the ink's "steps: 3 captured as CUDA graphs, 17
+    /// replayed, 2 launch by launch"); `None` on the CPU and for kinds without graphs (pool).
     fn cuda_graphs(&self) -> Option<String> {
         None
     }

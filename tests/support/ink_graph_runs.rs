@@ -129,3 +129,35 @@ pub fn graphed_and_plain(
     };
     (solver("1"), solver("0"))
 }
+
+/// Asserts that `a` and `b` hold the same fields (u, v, p, the ink, the curl, the divergence)
+/// to the bit, and the same masks.
+pub fn same_bits(
+    a: &fluidlab::sims::ink::cuda::Fields,
+    b: &fluidlab::sims::ink::cuda::Fields,
+    what: &str,
+) {
+    let bits = |f: &[f32]| f.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let fields = [
+        ("u", &a.flow.u.data, &b.flow.u.data),
+        ("v", &a.flow.v.data, &b.flow.v.data),
+        ("p", &a.flow.p.data, &b.flow.p.data),
+        ("curl", &a.curl.data, &b.curl.data),
+        ("divergence", &a.divergence.data, &b.divergence.data),
+    ];
+    for (name, x, y) in fields {
+        assert!(bits(x) == bits(y), "{what}: {name} differs");
+    }
+    for (k, (x, y)) in a.ink.channels.iter().zip(&b.ink.channels).enumerate() {
+        assert!(bits(&x.data) == bits(&y.data), "{what}: ink {k} differs");
+    }
+    assert!(
+        a.flow.solid() == b.flow.solid(),
+        "{what}: other solid cells"
+    );
+    assert_eq!(
+        a.flow.fixed(),
+        b.flow.fixed(),
+        "{what}: other fixed velocities"
+    );
+}

@@ -261,6 +261,10 @@ impl Sim for ParticlesSim {
         &self.backend_note
     }
 
+    fn cuda_graphs(&self) -> Option<String> {
+        self.cuda.as_ref().map(|d| d.solver.graph_summary())
+    }
+
     fn dt(&self) -> f64 {
         f64::from(self.scene.dt)
     }

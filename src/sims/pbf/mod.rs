@@ -358,6 +358,12 @@ pub trait Solver {
     /// How the last frame's constraint iterations went (cheap: no particle data copied).
     fn solve_report(&self) -> SolveReport;
 
+    /// How a CUDA solver's frames ran as CUDA graphs ([`crate::cuda::GraphMode::summary`]);
+    /// `None` on the CPU.
+    fn cuda_graphs(&self) -> Option<String> {
+        None
+    }
+
     /// Writes one `[x, y, z, scalar]` per particle (in the solver's internal order) for
     /// drawing; `scalar` says what the fourth lane carries.
     fn render_positions(

@@ -232,6 +232,10 @@ impl Sim for PbfSim {
         &self.note
     }
 
+    fn cuda_graphs(&self) -> Option<String> {
+        self.solver.cuda_graphs()
+    }
+
     fn dt(&self) -> f64 {
         f64::from(self.solver.params().dt)
     }

@@ -327,18 +327,12 @@ impl CudaInk {
         self.device
     }
 
-    /// Where the kernels' code came from (cubin, PTX or NVRTC, and why), and whether every
-    /// launch is checked.
+    /// The backend's note on its kernels ([`crate::cuda::GraphMode::kernels_note`]).
     pub fn kernel_origin(&self) -> String {
-        let origin = self.kernels.origin();
-        if self.kernels.sync_check() {
-            format!(
-                "{origin}; {}=1: every launch synchronised and checked",
-                crate::cuda::SYNC_CHECK_VARIABLE
-            )
-        } else {
-            origin.to_string()
-        }
+        let kernels = &self.kernels;
+        self.graphs
+            .mode
+            .kernels_note(kernels.origin(), kernels.sync_check())
     }
 
     /// Turns the per-stage CUDA events on (the default) or off.
@@ -360,9 +354,18 @@ impl CudaInk {
 
     /// Back to a fluid at rest with no ink, obstacles where `solid(x, y)`, on the grid of
     /// [`CudaInk::params`] (the grid's record made again from them: the sides may have changed
-    /// with them; the grid's size may not).
+    /// with them; the grid's size may not: an error, the arrays are this size's).
     pub fn clear(&mut self, solid: &dyn Fn(f32, f32) -> bool) -> Result<(), CudaError> {
-        self.grid = InkGrid::new(&self.params);
+        let grid = InkGrid::new(&self.params);
+        let size = |g: &InkGrid| (g.nx, g.ny, g.ink_scale);
+        if size(&grid) != size(&self.grid) {
+            let [(x, y, s), (a, b, t)] = [size(&self.grid), size(&grid)];
+            return Err(CudaError::Setting(format!(
+                "clearing the CUDA ink solver of {x}×{y} cells (ink ×{s}) onto {a}×{b} (ink ×{t}): \
+                 another grid size needs a new solver"
+            )));
+        }
+        self.grid = grid;
         let (flow, ink) = rest_state(&self.params, solid);
         let zero = Field::new(flow.nx, flow.ny, [0.5, 0.5], flow.dx);
         self.upload(&flow, &ink, Some(&zero), Some(&zero))?;

@@ -51,13 +51,12 @@
 //! The other arrays are allocated with the solver and never again; what they hold (masks,
 //! fixed velocities, the brush stamp's texture, the multigrid's masks) is sent before the step.
 //!
-//! Steps run as plain launches with stage timing on (its events sit between the stages),
-//! `FLUIDLAB_CUDA_SYNC_CHECK=1` (a synchronisation after each launch) and
-//! `FLUIDLAB_CUDA_GRAPHS=0`, and after a capture the driver refused.
+//! Steps run launch by launch for `cuda::GraphMode`'s reasons, and at a key's first sighting.
 
 use super::stages::SplatLaunches;
 use super::CudaInk;
-use crate::cuda::{CudaError, GraphCache, GraphFailure, GraphRun};
+use crate::cuda::graph::permute;
+use crate::cuda::{CudaError, GraphCache, GraphMode, GraphRun};
 use crate::sims::ink::params::InkParams;
 use crate::sims::ink::Stamp;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
@@ -96,17 +95,12 @@ pub(super) struct StepKey {
     start: Arrangement,
 }
 
-/// The ink solver's step graphs, and whether this process allows them.
+/// The ink solver's step graphs, and how its steps run.
 pub(super) struct StepGraphs {
     cache: GraphCache<StepKey, Arrangement>,
     /// Keys of steps run once launch by launch, not captured (oldest first).
     seen_once: Vec<StepKey>,
-    /// `FLUIDLAB_CUDA_GRAPHS` allows graphs.
-    allowed: bool,
-    /// Why graphs were given up, when a capture failed: steps run launch by launch since.
-    refused: Option<String>,
-    /// Steps run launch by launch (graphs allowed or not).
-    launched: u64,
+    pub(super) mode: GraphMode,
 }
 
 impl StepGraphs {
@@ -114,16 +108,8 @@ impl StepGraphs {
         Self {
             cache: GraphCache::new(GRAPHS_KEPT),
             seen_once: Vec::new(),
-            allowed,
-            refused: None,
-            launched: 0,
+            mode: GraphMode::new("steps", allowed),
         }
-    }
-
-    /// Steps captured, replayed and run launch by launch since the solver was made.
-    pub fn counts(&self) -> (u64, u64, u64) {
-        let (captured, replayed) = self.cache.counts();
-        (captured, replayed, self.launched)
     }
 }
 
@@ -136,12 +122,12 @@ impl CudaInk {
         stamps: &[Stamp],
         last: bool,
     ) -> Result<(), CudaError> {
-        let plain = !self.graphs.allowed
-            || self.graphs.refused.is_some()
-            || self.stage_timing
-            || self.kernels.sync_check();
-        if plain {
-            self.graphs.launched += 1;
+        let sync_check = self.kernels.sync_check();
+        if self
+            .graphs
+            .mode
+            .launches(self.stage_timing, sync_check, None)
+        {
             return self.step_launches(dt, stamps, last);
         }
         // What a step sends, sent now (no copy from the host can be captured; inside the
@@ -174,7 +160,7 @@ impl CudaInk {
                     seen.remove(0);
                 }
                 seen.push(key);
-                self.graphs.launched += 1;
+                self.graphs.mode.launched_anyway();
                 return self.step_launches(dt, stamps, last);
             }
         }
@@ -194,56 +180,30 @@ impl CudaInk {
             let _ = self.buffers.arrange(&stream, &start);
             std::panic::resume_unwind(panic)
         });
-        match ran {
-            Ok((end, run)) => {
+        if ran.is_err() {
+            // A capture failed (nothing was queued) or a graph just captured could not be
+            // launched: the recording swapped the arrays while nothing ran.
+            self.buffers.arrange(&stream, &start)?;
+        }
+        match self.graphs.mode.ran(ran)? {
+            Some((end, run)) => {
                 if run == GraphRun::Replayed {
                     self.buffers.arrange(&stream, &end)?;
                 }
                 Ok(())
             }
-            Err(GraphFailure::Launch(error)) => {
-                // A graph just captured swapped the arrays while recording, but nothing ran.
-                self.buffers.arrange(&stream, &start)?;
-                Err(error)
-            }
-            Err(GraphFailure::Capture(error)) => {
-                // Nothing was queued: the arrays go back to where the step began, and this
-                // solver runs its steps launch by launch from now on, saying why.
-                self.buffers.arrange(&stream, &start)?;
-                eprintln!(
-                    "note: a CUDA graph capture failed ({error}): the ink solver's steps run \
-                     launch by launch from now on"
-                );
-                self.graphs.refused = Some(error.to_string());
-                self.graphs.launched += 1;
-                self.step_launches(dt, stamps, last)
-            }
+            None => self.step_launches(dt, stamps, last),
         }
     }
 
-    /// How this solver's steps ran: "N captured as CUDA graphs, M replayed, K launch by
-    /// launch", and why graphs are off when they are.
+    /// How this solver's steps ran ([`GraphMode::summary`]).
     pub fn graph_summary(&self) -> String {
-        let (captured, replayed, launched) = self.graphs.counts();
-        let mut summary = format!(
-            "steps: {captured} captured as CUDA graphs, {replayed} replayed, {launched} launch by \
-             launch"
-        );
-        if !self.graphs.allowed {
-            summary += &format!(" ({}=0)", crate::cuda::GRAPHS_VARIABLE);
-        } else if let Some(why) = &self.graphs.refused {
-            summary += &format!(" (a CUDA graph capture failed: {why})");
-        } else if self.stage_timing {
-            summary += " (stage timing on)";
-        } else if self.kernels.sync_check() {
-            summary += &format!(" ({}=1)", crate::cuda::SYNC_CHECK_VARIABLE);
-        }
-        summary
+        self.graphs.mode.summary(self.graphs.cache.counts())
     }
 
     /// Steps captured, replayed and run launch by launch since the solver was made.
     pub fn graph_counts(&self) -> (u64, u64, u64) {
-        self.graphs.counts()
+        self.graphs.mode.counts(self.graphs.cache.counts())
     }
 }
 
@@ -272,13 +232,8 @@ impl super::Buffers {
     fn arrange(&mut self, stream: &CudaStream, target: &Arrangement) -> Result<(), CudaError> {
         let current = self.arrangement(stream);
         for (k, (a, b)) in self.pairs().into_iter().enumerate() {
-            let (now, wanted) = (&current[2 * k..2 * k + 2], &target[2 * k..2 * k + 2]);
-            if now == wanted {
-                continue;
-            }
-            if now[0] == wanted[1] && now[1] == wanted[0] {
-                std::mem::swap(a, b);
-            } else {
+            let pair = 2 * k..2 * k + 2;
+            if !permute([a, b], &current[pair.clone()], &target[pair]) {
                 return Err(CudaError::Module(
                     "a CUDA graph's recorded arrangement of the ink's arrays names allocations \
                      the solver does not hold"

@@ -59,16 +59,14 @@
 //! of two (above 4,096), the wind is steered or the camera moves; another reach, basin size,
 //! substeps or stencil size, or buffers made again (max particles raised) capture anew.
 //!
-//! Frames that run launch by launch, over their own counts (the same kernels, the same bits):
-//! stage timing on (its events sit between the stages), `FLUIDLAB_CUDA_SYNC_CHECK` (a
-//! synchronisation after each launch), `FLUIDLAB_CUDA_GRAPHS=0`, after a capture the driver
-//! refused.
+//! Frames run launch by launch, over their own counts (the same kernels, the same bits), for
+//! `cuda::GraphMode`'s reasons.
 
 use super::buffers::{BodyBuffers, Buffers, FountainBuffers};
 use super::kernels::{BasinStep, BodyStep, EmitStep, FountainStep};
 use super::parity::{body_stages, FountainStage};
 use super::CudaParticles;
-use crate::cuda::{CudaError, GraphCache, GraphFailure, GraphRun};
+use crate::cuda::{CudaError, GraphCache, GraphMode, GraphRun};
 use crate::sims::particles::dynamics::Integrator;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 
@@ -133,29 +131,15 @@ struct FrameKey {
     arrays: Vec<u64>,
 }
 
-/// Why a body frame runs launch by launch.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum LaunchesBecause {
-    GraphsOff,
-    CaptureRefused,
-    StageTiming,
-    SyncCheck,
-}
-
 /// The solver's frame graphs (a body's or the fountain's), and whether this process allows
 /// them.
 pub(super) struct FrameGraphs {
     cache: GraphCache<FrameKey, ()>,
     fountain: GraphCache<FountainKey, ()>,
-    /// `FLUIDLAB_CUDA_GRAPHS` allows graphs.
-    pub(super) allowed: bool,
+    pub(super) mode: GraphMode,
     /// The fewest particles a fountain graph's launches cover ([`REACH_LEAST`]; a test lowers
     /// it: [`CudaParticles::set_reach_least`]).
     reach_least: usize,
-    /// Why graphs were given up, when a capture failed.
-    refused: Option<String>,
-    /// Why the last body frame ran launch by launch, if it did.
-    launches_because: Option<LaunchesBecause>,
 }
 
 impl FrameGraphs {
@@ -163,36 +147,19 @@ impl FrameGraphs {
         Self {
             cache: GraphCache::new(GRAPHS_KEPT),
             fountain: GraphCache::new(GRAPHS_KEPT),
-            allowed,
+            mode: GraphMode::new("frames", allowed),
             reach_least: REACH_LEAST,
-            refused: None,
-            launches_because: None,
         }
     }
 }
 
 impl CudaParticles {
-    /// Why this frame must run launch by launch, if it must (see the module's note).
-    fn launches_because(&self) -> Option<LaunchesBecause> {
-        if !self.graphs.allowed {
-            Some(LaunchesBecause::GraphsOff)
-        } else if self.graphs.refused.is_some() {
-            Some(LaunchesBecause::CaptureRefused)
-        } else if self.stage_timing {
-            Some(LaunchesBecause::StageTiming)
-        } else if self.module.sync_check() {
-            Some(LaunchesBecause::SyncCheck)
-        } else {
-            None
-        }
-    }
-
     /// Enqueues a body's frame (every substep's stages and `self_collide`), its records
     /// uploaded first, as a CUDA graph when the frame can be one (see the module's note), else
     /// launch by launch.
     pub fn body_frame(&mut self, frame: &BodyFrame) -> Result<(), CudaError> {
-        let because = self.launches_because();
-        self.graphs.launches_because = because;
+        let (timing, sync_check) = (self.stage_timing, self.module.sync_check());
+        let launches = self.graphs.mode.launches(timing, sync_check, None);
         let self_steps = match frame.self_collide {
             Some((thickness, friction)) => {
                 // Made before the capture: an allocation cannot be captured.
@@ -213,7 +180,7 @@ impl CudaParticles {
         // Before the frame's work on the stream (and outside any capture).
         b.steps.set(&stream, &frame.steps)?;
         b.self_steps.set(&stream, &self_steps)?;
-        if because.is_some() {
+        if launches {
             return self.body_frame_launches(frame);
         }
         let key = FrameKey {
@@ -229,21 +196,11 @@ impl CudaParticles {
         let mut cache = std::mem::replace(&mut self.graphs.cache, GraphCache::new(1));
         let ran = cache.run(&stream, key, || self.body_frame_launches(frame));
         self.graphs.cache = cache;
-        match ran {
-            Ok(_) => Ok(()),
-            Err(GraphFailure::Launch(error)) => Err(error),
-            Err(GraphFailure::Capture(error)) => {
-                // Nothing was queued: the frame runs launch by launch (its records are
-                // uploaded, the lists' state decided), and so does every frame of this solver
-                // from now on, saying why.
-                eprintln!(
-                    "note: a CUDA graph capture failed ({error}): this solver's frames run launch \
-                     by launch from now on"
-                );
-                self.graphs.refused = Some(error.to_string());
-                self.graphs.launches_because = Some(LaunchesBecause::CaptureRefused);
-                self.body_frame_launches(frame)
-            }
+        match self.graphs.mode.ran(ran)? {
+            Some(_) => Ok(()),
+            // Nothing was queued: the frame runs launch by launch (its records are uploaded,
+            // the lists' state decided).
+            None => self.body_frame_launches(frame),
         }
     }
 
@@ -264,23 +221,12 @@ impl CudaParticles {
         Ok(())
     }
 
-    /// How this solver's frames ran: "as CUDA graphs (N captured, M replayed)", or
-    /// launch by launch and why.
+    /// How this solver's frames ran, a body's and the fountain's ([`GraphMode::summary`]).
     pub fn graph_summary(&self) -> String {
         let (body_captured, body_replayed) = self.graphs.cache.counts();
         let (captured, replayed) = self.graphs.fountain.counts();
-        let (captured, replayed) = (captured + body_captured, replayed + body_replayed);
-        let because = match self.graphs.launches_because {
-            None => return format!("as CUDA graphs ({captured} captured, {replayed} replayed)"),
-            Some(LaunchesBecause::GraphsOff) => format!("{}=0", crate::cuda::GRAPHS_VARIABLE),
-            Some(LaunchesBecause::CaptureRefused) => format!(
-                "a CUDA graph capture failed: {}",
-                self.graphs.refused.as_deref().unwrap_or_default()
-            ),
-            Some(LaunchesBecause::StageTiming) => "stage timing on".into(),
-            Some(LaunchesBecause::SyncCheck) => format!("{}=1", crate::cuda::SYNC_CHECK_VARIABLE),
-        };
-        format!("launch by launch ({because})")
+        let counts = (captured + body_captured, replayed + body_replayed);
+        self.graphs.mode.summary(counts)
     }
 }
 
@@ -397,13 +343,13 @@ impl CudaParticles {
         let count = count.min(capacity - alive.min(capacity));
         // Before the frame's work on the stream (and outside any capture).
         self.fountain_records(p, basin, &EmitStep::new(alive, count, emitted))?;
-        let because = self.launches_because();
-        self.graphs.launches_because = because;
+        let (timing, sync_check) = (self.stage_timing, self.module.sync_check());
+        let launches = self.graphs.mode.launches(timing, sync_check, None);
         let launched = Reach {
             emit: count,
             particles: alive + count,
         };
-        if because.is_some() {
+        if launches {
             self.fountain_frame_launches(basin, launched)?;
             return Ok(count);
         }
@@ -430,31 +376,20 @@ impl CudaParticles {
         let Buffers::Fountain(b) = &mut self.buffers else {
             return Err(CudaError::Setting("not a fountain solver".into()));
         };
-        match ran {
+        match self.graphs.mode.ran(ran)? {
+            Some((_, GraphRun::Captured)) => {}
             // The recording swapped the compaction's buffers; a replay swaps them as it did.
-            Ok((_, GraphRun::Captured)) => Ok(count),
-            Ok((_, GraphRun::Replayed)) => {
-                b.swap_compacted();
-                Ok(count)
-            }
-            Err(GraphFailure::Launch(error)) => Err(error),
-            Err(GraphFailure::Capture(error)) => {
+            Some((_, GraphRun::Replayed)) => b.swap_compacted(),
+            None => {
                 // Nothing was queued: the buffers as before the recording (it may have
-                // swapped them), the frame launch by launch, and every frame of this solver
-                // from now on, saying why.
+                // swapped them), the frame launch by launch.
                 if fountain_arrays(b, &stream)[0] != particles {
                     b.swap_compacted();
                 }
-                eprintln!(
-                    "note: a CUDA graph capture failed ({error}): this solver's frames run launch \
-                     by launch from now on"
-                );
-                self.graphs.refused = Some(error.to_string());
-                self.graphs.launches_because = Some(LaunchesBecause::CaptureRefused);
                 self.fountain_frame_launches(basin, launched)?;
-                Ok(count)
             }
         }
+        Ok(count)
     }
 
     /// The fountain's frame, stage by stage over `reach`, each stage's end marked.

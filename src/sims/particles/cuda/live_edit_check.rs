@@ -127,7 +127,7 @@ fn live_edits(device: Option<usize>) -> Result<(bool, String), String> {
         if let (State::Body(_), Some(d)) = (&gpu.state, &gpu.cuda) {
             // Since n 16 → 20: its first frame and self-collision on capture, the rest replay.
             lines.push(format!(
-                "the cloth's frames since n 16 → 20 ran {}",
+                "the cloth since n 16 → 20, {}",
                 d.solver.graph_summary()
             ));
         }
@@ -266,7 +266,7 @@ fn held_edits(device: Option<usize>) -> Result<(bool, Vec<String>), String> {
     // which no graph's key names (on the emulated driver: 1 captured, 4 replayed).
     if let Some(d) = &gpu.cuda {
         lines.push(format!(
-            "the held cloth's frames since its solver was made ran {}",
+            "the held cloth since its solver was made, {}",
             d.solver.graph_summary()
         ));
     }

@@ -284,22 +284,12 @@ impl CudaParticles {
         Ok(solver)
     }
 
-    /// Where the kernels' code came from, and whether every launch is checked.
+    /// The backend's note on its kernels ([`crate::cuda::GraphMode::kernels_note`]).
     pub fn kernel_origin(&self) -> String {
-        let origin = self.module.origin();
-        if self.module.sync_check() {
-            format!(
-                "{origin}; {}=1: every launch synchronised and checked",
-                crate::cuda::SYNC_CHECK_VARIABLE
-            )
-        } else if !self.graphs.allowed {
-            format!(
-                "{origin}; {}=0: no CUDA graphs",
-                crate::cuda::GRAPHS_VARIABLE
-            )
-        } else {
-            origin.to_string()
-        }
+        let module = &self.module;
+        self.graphs
+            .mode
+            .kernels_note(module.origin(), module.sync_check())
     }
 
     /// Turns the per-stage CUDA events on (the default) or off.

@@ -15,14 +15,13 @@
 //! arrangements a run goes through are at most 4: a scene whose CFL substeps take k values
 //! keeps at most 4k graphs.
 //!
-//! Frames that cannot be graphs run as plain launches: stage timing on (its events sit between
-//! the stages), `FLUIDLAB_CUDA_SYNC_CHECK` (a synchronisation after each launch), the
-//! density-error rule (the host reads the convergence flag inside the frame), and
-//! `FLUIDLAB_CUDA_GRAPHS=0`.
+//! Frames run launch by launch for `cuda::GraphMode`'s reasons, and under the density-error
+//! rule (the host reads the convergence flag inside the frame).
 
 use super::buffers::Buffers;
 use super::{CudaSolver, Float4};
-use crate::cuda::{CudaError, GraphCache, GraphFailure, GraphRun};
+use crate::cuda::graph::permute;
+use crate::cuda::{CudaError, GraphCache, GraphMode, GraphRun};
 use crate::sims::pbf::{Params, SolverError};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 
@@ -63,36 +62,17 @@ pub(super) struct FrameOutcome {
     end: HostState,
 }
 
-/// The solver's graphs, and whether this process allows them.
+/// The solver's graphs, and how its frames run.
 pub(super) struct FrameGraphs {
     cache: GraphCache<FrameKey, FrameOutcome>,
-    /// `FLUIDLAB_CUDA_GRAPHS` allows graphs.
-    pub(super) allowed: bool,
-    /// Why graphs were given up, when a capture failed: frames run launch by launch since.
-    pub(super) refused: Option<String>,
-    /// Why the last frame ran launch by launch, if it did.
-    launches_because: Option<LaunchesBecause>,
-}
-
-/// Why a frame runs launch by launch.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum LaunchesBecause {
-    /// `FLUIDLAB_CUDA_GRAPHS=0`.
-    GraphsOff,
-    /// A capture failed ([`FrameGraphs::refused`]).
-    CaptureRefused,
-    StageTiming,
-    SyncCheck,
-    DensityErrorRule,
+    pub(super) mode: GraphMode,
 }
 
 impl FrameGraphs {
     pub(super) fn new(allowed: bool) -> Self {
         Self {
             cache: GraphCache::new(GRAPHS_KEPT),
-            allowed,
-            refused: None,
-            launches_because: None,
+            mode: GraphMode::new("frames", allowed),
         }
     }
 }
@@ -101,21 +81,17 @@ impl CudaSolver {
     /// The frame's `substeps` solver steps, as a CUDA graph when the frame can be one (see the
     /// module's note), else launch by launch. Returns the constraint iterations applied.
     pub(super) fn frame(&mut self, substeps: u32) -> Result<u32, SolverError> {
-        let because = if !self.graphs.allowed {
-            Some(LaunchesBecause::GraphsOff)
-        } else if self.graphs.refused.is_some() {
-            Some(LaunchesBecause::CaptureRefused)
-        } else if self.stage_timing {
-            Some(LaunchesBecause::StageTiming)
-        } else if self.kernels.sync_check() {
-            Some(LaunchesBecause::SyncCheck)
-        } else if self.params.iteration_rule().2.is_some() {
-            Some(LaunchesBecause::DensityErrorRule)
-        } else {
-            None
-        };
-        self.graphs.launches_because = because;
-        if because.is_some() {
+        let rule = self
+            .params
+            .iteration_rule()
+            .2
+            .map(|_| "the density-error rule");
+        let sync_check = self.kernels.sync_check();
+        if self
+            .graphs
+            .mode
+            .launches(self.stage_timing, sync_check, rule)
+        {
             return self.frame_launches(substeps);
         }
         let stream = self.stream.clone();
@@ -134,24 +110,16 @@ impl CudaSolver {
             })
         });
         self.graphs.cache = cache;
-        match ran {
-            Ok((outcome, run)) => {
+        match self.graphs.mode.ran(ran)? {
+            Some((outcome, run)) => {
                 if run == GraphRun::Replayed {
                     self.restore(&stream, &outcome.end)?;
                 }
                 Ok(outcome.iterations)
             }
-            Err(GraphFailure::Launch(error)) => Err(error),
-            Err(GraphFailure::Capture(error)) => {
-                // Nothing was queued: the arrays go back to where the frame began, and this
-                // solver runs its frames launch by launch from now on, saying why.
+            None => {
+                // Nothing was queued: the arrays go back to where the frame began.
                 self.restore(&stream, &start)?;
-                eprintln!(
-                    "note: a CUDA graph capture failed ({error}): this solver's frames run launch \
-                     by launch from now on"
-                );
-                self.graphs.refused = Some(error.to_string());
-                self.graphs.launches_because = Some(LaunchesBecause::CaptureRefused);
                 self.frame_launches(substeps)
             }
         }
@@ -180,22 +148,9 @@ impl CudaSolver {
         Ok(iterations)
     }
 
-    /// How this solver's frames ran: "as CUDA graphs (N captured, M replayed)", or launch by
-    /// launch and why.
+    /// How this solver's frames ran ([`GraphMode::summary`]).
     pub fn graph_summary(&self) -> String {
-        let (captured, replayed) = self.graphs.cache.counts();
-        let because = match self.graphs.launches_because {
-            None => return format!("as CUDA graphs ({captured} captured, {replayed} replayed)"),
-            Some(LaunchesBecause::GraphsOff) => format!("{}=0", crate::cuda::GRAPHS_VARIABLE),
-            Some(LaunchesBecause::CaptureRefused) => format!(
-                "a CUDA graph capture failed: {}",
-                self.graphs.refused.as_deref().unwrap_or_default()
-            ),
-            Some(LaunchesBecause::StageTiming) => "stage timing on".into(),
-            Some(LaunchesBecause::SyncCheck) => format!("{}=1", crate::cuda::SYNC_CHECK_VARIABLE),
-            Some(LaunchesBecause::DensityErrorRule) => "the density-error rule".into(),
-        };
-        format!("launch by launch ({because})")
+        self.graphs.mode.summary(self.graphs.cache.counts())
     }
 }
 
@@ -256,52 +211,9 @@ impl Buffers {
     }
 }
 
-/// Swaps the values behind `slots` (which hold what `current` names) until slot i holds what
-/// `target[i]` names. False, with nothing changed, when `target` is not a rearrangement of
-/// `current`.
-fn permute<T, const N: usize>(mut slots: [&mut T; N], current: &[u64], target: &[u64]) -> bool {
-    let (mut a, mut b) = (current.to_vec(), target.to_vec());
-    a.sort_unstable();
-    b.sort_unstable();
-    if a != b || current.len() != N {
-        return false;
-    }
-    let mut held = current.to_vec();
-    for i in 0..N {
-        let Some(j) = (i..N).find(|&j| held[j] == target[i]) else {
-            return false;
-        };
-        if j != i {
-            let (low, high) = slots.split_at_mut(j);
-            std::mem::swap(&mut *low[i], &mut *high[0]);
-            held.swap(i, j);
-        }
-    }
-    true
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn permute_puts_each_value_where_the_target_says() {
-        let mut values = [10u64, 20, 30, 40];
-        let current = values;
-        let target = [30, 10, 40, 20];
-        let [a, b, c, d] = &mut values;
-        assert!(permute([a, b, c, d], &current, &target));
-        assert_eq!(values, target);
-    }
-
-    #[test]
-    fn permute_refuses_a_target_that_is_no_rearrangement() {
-        let mut values = [1u64, 2, 3];
-        let current = values;
-        let [a, b, c] = &mut values;
-        assert!(!permute([a, b, c], &current, &[1, 2, 4]));
-        assert_eq!(values, [1, 2, 3]);
-    }
 
     /// Every arrangement a frame can leave (the sort's four swaps, any number of apply_delta
     /// and xsph swaps, then x = x*) is undone and redone by permute.

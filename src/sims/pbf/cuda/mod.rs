@@ -241,23 +241,12 @@ impl CudaSolver {
         Ok(solver)
     }
 
-    /// Where the kernels' code came from (the cubin, PTX from nvcc at build time, or NVRTC, and
-    /// why), and whether every launch is checked.
+    /// The backend's note on its kernels ([`crate::cuda::GraphMode::kernels_note`]).
     pub fn kernel_origin(&self) -> String {
-        let origin = self.kernels.origin();
-        if self.kernels.sync_check() {
-            format!(
-                "{origin}; {}=1: every launch synchronised and checked",
-                crate::cuda::SYNC_CHECK_VARIABLE
-            )
-        } else if !self.graphs.allowed {
-            format!(
-                "{origin}; {}=0: no CUDA graphs",
-                crate::cuda::GRAPHS_VARIABLE
-            )
-        } else {
-            origin.to_string()
-        }
+        let kernels = &self.kernels;
+        self.graphs
+            .mode
+            .kernels_note(kernels.origin(), kernels.sync_check())
     }
 
     /// After a frame: the smallest id with a non-finite position or velocity, if any, and the
@@ -410,6 +399,10 @@ impl Solver for CudaSolver {
 
     fn reset_stage_times(&mut self) {
         self.times.clear();
+    }
+
+    fn cuda_graphs(&self) -> Option<String> {
+        Some(self.graph_summary())
     }
 
     fn solve_report(&self) -> SolveReport {

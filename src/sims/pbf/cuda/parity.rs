@@ -367,7 +367,7 @@ pub fn cuda_dam_break() -> Result<ParityCheck, SolverError> {
         RUN_WINDOW,
         RUN_TOLERANCE,
     )?;
-    check.detail = format!("{}; frames {}", check.detail, cuda.graph_summary());
+    check.detail = format!("{}; {}", check.detail, cuda.graph_summary());
     Ok(check)
 }
 
