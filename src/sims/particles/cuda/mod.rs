@@ -8,9 +8,9 @@
 //! a colour share no node); the CPU sweeps the same colours in the same order, so both make
 //! the same sweep (bit for bit in the emulation without contraction).
 //!
-//! Here: up- and download, the stages' launch sequences (`tests/emulation/particles.cpp`
-//! runs the same), the frame; `buffers.rs` what they live in; `kernels.rs` the records and
-//! names, `parity.rs` the comparison with the CPU stage by stage, `emulation.rs` the harness
+//! Here: the solver's making, the stages' launch sequences (`tests/emulation/particles.cpp`
+//! runs the same), the frame; `transfer.rs` the up- and downloads; `buffers.rs` what they
+//! live in; `kernels.rs` the records and names, `parity.rs` the comparison with the CPU stage by stage, `emulation.rs` the harness
 //! that runs it with the kernels compiled as C++ (`stages_emulation.rs` the tests,
 //! `drawing_emulation.rs` the drawing kernels'); `stats.rs` a body's statistics panel figures
 //! reduced on the GPU (`stats_emulation.rs`, tests: against the CPU's, compiled as C++;
@@ -32,8 +32,8 @@ mod parity_body;
 mod self_collide;
 pub mod self_collide_check;
 mod stages;
-mod transfer;
 pub mod stats;
+mod transfer;
 
 #[cfg(test)]
 mod basin_emulation;
