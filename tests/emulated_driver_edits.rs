@@ -8,9 +8,10 @@
 #[path = "support/emulated_driver.rs"]
 mod emulated_driver;
 
-use emulated_driver::{succeeds, Flavour};
-use fluidlab::sims::particles::cuda::kernels::SelfStep;
-use fluidlab::sims::particles::cuda::kernels::{BasinStep, BodyStep, EmitStep, FountainStep};
+use emulated_driver::{succeeds, worst, Flavour};
+use fluidlab::sims::particles::cuda::kernels::{
+    BasinStep, BodyStep, EmitStep, FountainStep, SelfStep,
+};
 use fluidlab::sims::particles::edit_reach::EditReach;
 use fluidlab::sims::particles::scene::{ParticlesScene, Pins};
 use std::process::Command;
@@ -156,17 +157,6 @@ fn run(driver: &emulated_driver::Driver, scene: &str, cpu: bool) -> Run {
         counts: line("counts: "),
         sizes,
     }
-}
-
-/// The largest difference between two runs' floats (bits); infinite for states of other sizes.
-fn worst(a: &[u32], b: &[u32]) -> f32 {
-    if a.len() != b.len() {
-        return f32::INFINITY;
-    }
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (f32::from_bits(*x) - f32::from_bits(*y)).abs())
-        .fold(0.0, f32::max)
 }
 
 /// Live edits of every class (`EditReach`) on a running fountain, cloth and jelly, through

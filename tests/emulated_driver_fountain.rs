@@ -7,7 +7,7 @@
 #[path = "support/emulated_driver.rs"]
 mod emulated_driver;
 
-use emulated_driver::{succeeds, Flavour};
+use emulated_driver::{succeeds, worst, Flavour};
 use std::process::Command;
 
 /// The fountain [`fountain_frames_on_the_driver`] runs: 320 particles at most (two blocks and a
@@ -92,14 +92,6 @@ fn fountain_run(driver: &emulated_driver::Driver, environment: &[(&str, &str)]) 
         in_graphs: count("(graph node)"),
         uploads: count("emulated CUDA driver: cuMemcpyHtoD"),
     }
-}
-
-/// The largest difference between two runs' floats (bits), of the first `len` of each.
-fn worst(a: &[u32], b: &[u32]) -> f32 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (f32::from_bits(*x) - f32::from_bits(*y)).abs())
-        .fold(0.0, f32::max)
 }
 
 /// 40 fountain frames ([`FOUNTAIN_SCENE`]: particles emitted, dying of age, landing in the
@@ -364,7 +356,7 @@ fn fountain_frames_on_the_driver() {
             }
         }
         if frame < 20 {
-            // A live edit: the host's state pulled, uploaded again before the frame.
+            // A live edit of the wind: its record sent, no state (`edit_reach.rs`).
             let k = frame as f32;
             sim.scene.world.wind = [0.5 + 0.1 * k, 0.0, -0.05 * k];
         }

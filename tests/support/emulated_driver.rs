@@ -544,3 +544,16 @@ pub fn text(output: &Output) -> (String, String) {
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
 }
+
+/// The largest difference between two runs' floats (as bits); infinite for runs of other
+/// sizes.
+#[allow(dead_code)] // tests/emulated_driver.rs compares no runs' floats
+pub fn worst(a: &[u32], b: &[u32]) -> f32 {
+    if a.len() != b.len() {
+        return f32::INFINITY;
+    }
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (f32::from_bits(*x) - f32::from_bits(*y)).abs())
+        .fold(0.0, f32::max)
+}
