@@ -184,6 +184,9 @@ fn run(driver: &emulated_driver::Driver, scene: &str, cpu: bool) -> Run {
 /// never written (a mutant of `Records::set`) never sends an edit nor the fountain's
 /// emission: "fountain: counts differ from the CPU's: 0 alive, 636 emitted" against 268, 460
 /// (the cloth's and the jelly's wind frames sent 0 bytes, 3.2e-2 and 0.27 m from the CPU's).
+/// A stiffness edit that sends nothing (a mutant of `sync`: no `upload_stiffness`): "cloth:
+/// 0.002962429 from the CPU's" (the jelly 3.9e-4), though the cloth's pins send it two frames
+/// later.
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_driver),
