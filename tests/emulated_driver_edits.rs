@@ -10,10 +10,12 @@ mod emulated_driver;
 
 use emulated_driver::{succeeds, worst, Flavour};
 use fluidlab::sims::particles::cuda::kernels::{
-    BasinStep, BodyStep, EmitStep, FountainStep, SelfStep,
+    BasinStep, BodyStep, EmitStep, FountainStep, SelfStep, SC_BUILDS,
 };
+use fluidlab::sims::particles::dynamics::Integrator;
 use fluidlab::sims::particles::edit_reach::EditReach;
 use fluidlab::sims::particles::scene::{ParticlesScene, Pins};
+use std::mem::size_of;
 use std::process::Command;
 
 /// Set in the processes [`live_edits_send_what_they_change`] starts: the scene
@@ -31,6 +33,13 @@ const FOUNTAIN: &str = "kind = \"particles\"\nscene = \"fountain\"\ndt = 0.04\n\
 const CLOTH: &str = "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nn = 12\nsize = 1.0\n\
      substeps = 8\nself_collision = true\nstart = [-0.5, 1.5, 0.0]\n\
      [world]\nwind = [1.0, 0.0, 0.0]\n";
+/// A folded 12² cloth under XPBD (2 iterations, 4 substeps), self-colliding: after
+/// [`FOLDED_FRAMES`] it has landed, its layers resting on each other, so that its contacts
+/// depend on the thickness (as in tests/emulated_driver_particles.rs' "cloth").
+const FOLDED: &str = "kind = \"particles\"\nscene = \"cloth\"\n[cloth]\nn = 12\nsize = 1.0\n\
+     integrator = \"xpbd\"\niterations = 2\nsubsteps = 4\npins = \"none\"\n\
+     orientation = \"folded\"\nstart = [-0.5, 0.2, -0.5]\nself_collision = true\n\
+     [world]\nfriction = 0.2\n";
 /// A 4³ jelly dropped, its volume term on, 6 substeps a frame.
 const JELLY: &str = "kind = \"particles\"\nscene = \"jelly\"\n[jelly]\nn = 4\nsubsteps = 6\n\
      volume_stiffness = 100.0\nstart = [-0.5, 0.5, -0.5]\n";
@@ -38,6 +47,7 @@ const JELLY: &str = "kind = \"particles\"\nscene = \"jelly\"\n[jelly]\nn = 4\nsu
 /// Frames before the edits.
 const FOUNTAIN_FRAMES: usize = 30;
 const BODY_FRAMES: usize = 6;
+const FOLDED_FRAMES: usize = 30;
 
 /// A live edit made before a frame: its name, how far it reaches, the edit.
 type Edit = (&'static str, EditReach, fn(&mut ParticlesScene));
@@ -57,6 +67,7 @@ fn edits(scene: &str) -> Vec<Edit> {
             ("rate", Records, |s| s.fountain.rate = 300.0),
             ("drag", Records, |s| s.fountain.drag = 2.0),
             NONE,
+            ("seed", Records, |s| s.fountain.seed += 1),
             ("basin size", State, |s| s.fountain.basin *= 1.25),
             ("max particles", State, |s| s.fountain.max_particles = 400),
             NONE,
@@ -67,8 +78,35 @@ fn edits(scene: &str) -> Vec<Edit> {
             ("gravity", Records, |s| s.world.gravity = [0.3, -7.0, 0.0]),
             ("damping", Records, |s| s.body.damping = 0.6),
             ("stiffness", Stiffness, |s| s.body.stiffness *= 0.8),
+            ("mass", Records, |s| s.body.mass *= 2.0),
+            ("euler", Records, |s| s.body.integrator = Integrator::Euler),
+            ("xpbd", Records, |s| s.body.integrator = Integrator::Xpbd),
+            ("verlet", Records, |s| {
+                s.body.integrator = Integrator::Verlet
+            }),
+            ("sphere", Records, |s| {
+                s.world.sphere_center = [0.0, 1.0, 0.2];
+                s.world.sphere_radius = 0.3;
+            }),
             ("thickness", Records, |s| s.body.thickness *= 1.1),
+            ("substeps", Records, |s| s.body.substeps += 2),
+            ("dt", Records, |s| s.dt *= 0.8),
             ("pins", State, |s| s.body.pins = Pins::Top),
+            NONE,
+        ],
+        "folded" => vec![
+            NONE,
+            ("thickness", Records, |s| s.body.thickness *= 1.15),
+            NONE,
+            ("self-collision off", Records, |s| {
+                s.body.self_collision = false
+            }),
+            ("self-collision on", Records, |s| {
+                s.body.self_collision = true
+            }),
+            NONE,
+            // A spring kind off: the springs made again (not their stiffnesses sent).
+            ("shear off", State, |s| s.body.shear = 0.0),
             NONE,
         ],
         _ => vec![
@@ -79,6 +117,13 @@ fn edits(scene: &str) -> Vec<Edit> {
             }),
             ("stiffness", Stiffness, |s| s.body.stiffness *= 0.8),
             ("wind", Records, |s| s.world.wind = [2.0, 0.0, 0.0]),
+            NONE,
+            ("mass", Records, |s| s.body.mass *= 2.0),
+            ("euler", Records, |s| s.body.integrator = Integrator::Euler),
+            ("xpbd", Records, |s| s.body.integrator = Integrator::Xpbd),
+            ("verlet", Records, |s| {
+                s.body.integrator = Integrator::Verlet
+            }),
             NONE,
         ],
     }
@@ -101,6 +146,9 @@ struct Run {
     counts: String,
     /// Particles alive (or nodes) before each edit's frame.
     sizes: Vec<usize>,
+    /// `self_collide`'s builds so far on the GPU before each edit's frame and after the last
+    /// (`None` without self-collision lists or on the CPU).
+    builds: Vec<Option<u32>>,
 }
 
 /// Runs [`edit_frames_on_the_driver`] on `scene` in a process of its own on `driver`.
@@ -124,15 +172,22 @@ fn run(driver: &emulated_driver::Driver, scene: &str, cpu: bool) -> Run {
     };
     let mut copies = Vec::new();
     let mut sizes = Vec::new();
+    let mut builds = Vec::new();
+    let built = |rest: &str| {
+        rest.rsplit_once("builds ")
+            .and_then(|(_, n)| n.parse().ok())
+    };
     let mut current: Option<Copies> = None;
     for text in stderr.lines() {
         if let Some(rest) = text.strip_prefix("live edit before a frame of ") {
             copies.extend(current.take());
             let size = rest.split_whitespace().next().unwrap();
             sizes.push(size.parse().unwrap());
+            builds.push(built(rest));
             current = Some(Copies::default());
-        } else if text.starts_with("live edits end") {
+        } else if let Some(rest) = text.strip_prefix("live edits end") {
             copies.extend(current.take());
+            builds.push(built(rest));
         } else if let (Some(c), Some(rest)) = (
             current.as_mut(),
             text.strip_prefix("emulated CUDA driver: cuMemcpy"),
@@ -156,6 +211,7 @@ fn run(driver: &emulated_driver::Driver, scene: &str, cpu: bool) -> Run {
             .collect(),
         counts: line("counts: "),
         sizes,
+        builds,
     }
 }
 
@@ -194,7 +250,7 @@ fn run(driver: &emulated_driver::Driver, scene: &str, cpu: bool) -> Run {
 )]
 fn live_edits_send_what_they_change() {
     let driver = emulated_driver::build(Flavour::Plain);
-    let scenes = ["fountain", "cloth", "jelly"];
+    let scenes = ["fountain", "cloth", "folded", "jelly"];
     let runs: Vec<(Run, Run)> = scenes
         .iter()
         .map(|scene| (run(&driver, scene, false), run(&driver, scene, true)))
@@ -210,9 +266,10 @@ fn live_edits_send_what_they_change() {
             );
         }
         println!(
-            "{scene}: {:.3e} from the CPU's; counts {}",
+            "{scene}: {:.3e} from the CPU's; counts {}; self-collision builds {:?}",
             worst(&cuda.state, &cpu.state),
-            cuda.counts
+            cuda.counts,
+            cuda.builds
         );
     }
     for (scene, (cuda, cpu)) in scenes.into_iter().zip(&runs) {
@@ -229,7 +286,14 @@ fn live_edits_send_what_they_change() {
             .counts
             .strip_prefix("springs ")
             .map_or(0, |n| n.parse().unwrap());
-        let substeps = if scene == "cloth" { 8 } else { 6 };
+        let mut substeps = match scene {
+            "cloth" => 8,
+            "folded" => 4,
+            _ => 6,
+        };
+        // The frame's records: BodySteps, and SelfSteps where the body collides with itself.
+        let (body_step, self_step) = (size_of::<BodyStep>(), size_of::<SelfStep>());
+        let self_steps = if scene == "jelly" { 0 } else { self_step };
         for (k, ((name, reach, _), (copies, &n))) in edits
             .iter()
             .zip(cuda.copies.iter().zip(&cuda.sizes))
@@ -246,25 +310,49 @@ fn live_edits_send_what_they_change() {
                     assert!(copies.down >= 24 * n && copies.up >= 24 * n, "{why}");
                 }
             }
+            if *name == "substeps" {
+                substeps += 2;
+            }
+            let after = k.checked_sub(1).map(|j| edits[j]);
             let records = |record: usize| substeps * record;
+            // Records::set sends a record array whole when any of its records' bits changed.
             let expected_up = match (scene, *name, reach) {
-                // A state sent forces the next frame's self-collision lists' build: the
-                // frame after it sends the substeps' SelfSteps again.
-                (_, "none", _) if k == 0 => Some(0),
-                (_, "none", _) => None,
+                // The fountain's emission (EmitStep) every frame after the first.
+                ("fountain", "none", _) if k > 0 => Some(size_of::<EmitStep>()),
+                // A state sent (and so its records) or a thickness (its first SelfStep forced
+                // a build, the next one does not): the next frame sends some records again
+                // (measured, not asserted).
+                (_, "none", _)
+                    if after.is_some_and(|(a, r, _)| a == "thickness" || r == EditReach::State) =>
+                {
+                    None
+                }
+                // LOW-2, review item L1: a frame with nothing changed sends nothing.
+                (_, "none", _) => Some(0),
                 ("fountain", _, EditReach::Records) => None,
-                (_, "thickness", _) => Some(records(std::mem::size_of::<SelfStep>())),
-                (_, _, EditReach::Records) => Some(records(std::mem::size_of::<BodyStep>())),
+                (_, "thickness", _) => Some(records(self_step)),
+                // The stage on or off: another graph, the same records.
+                (_, "self-collision off" | "self-collision on", _) => Some(0),
+                // A new substep dt: both records.
+                (_, "substeps" | "dt", _) => Some(records(body_step + self_steps)),
+                (_, _, EditReach::Records) => Some(records(body_step)),
                 (_, _, EditReach::Stiffness) => Some(12 * springs),
                 _ => None,
             };
             if let Some(expected) = expected_up {
                 assert_eq!(copies.up, expected, "{why}: sent");
             }
+            // Review item M1: a new thickness rebuilds the contact lists in its frame.
+            if *name == "thickness" && scene == "folded" {
+                let (before, after) = (cuda.builds[k], cuda.builds[k + 1]);
+                assert!(
+                    before.is_some() && after > before,
+                    "{why}: self-collision builds {before:?} → {after:?}"
+                );
+            }
             if scene == "fountain" && *reach == EditReach::Records {
-                let all = std::mem::size_of::<FountainStep>()
-                    + std::mem::size_of::<BasinStep>()
-                    + std::mem::size_of::<EmitStep>();
+                let all =
+                    size_of::<FountainStep>() + size_of::<BasinStep>() + size_of::<EmitStep>();
                 assert!(copies.up <= all, "{why}: sent more than the records");
             }
         }
@@ -287,6 +375,7 @@ fn edit_frames_on_the_driver() {
     let (text, before) = match which.as_str() {
         "fountain" => (FOUNTAIN, FOUNTAIN_FRAMES),
         "cloth" => (CLOTH, BODY_FRAMES),
+        "folded" => (FOLDED, FOLDED_FRAMES),
         _ => (JELLY, BODY_FRAMES),
     };
     let source = Source::parse(text, "edits", "edits.toml").unwrap();
@@ -299,15 +388,22 @@ fn edit_frames_on_the_driver() {
     for _ in 0..before {
         sim.step().unwrap();
     }
-    for (_, _, edit) in edits(&which) {
+    let builds = |sim: &ParticlesSim| match sim.device_contacts() {
+        Some(state) => format!("builds {}", state[SC_BUILDS]),
+        None => "no builds".into(),
+    };
+    for (name, reach, edit) in edits(&which) {
         eprintln!(
-            "live edit before a frame of {} particles or nodes",
-            sim.alive()
+            "live edit before a frame of {} particles or nodes, {}",
+            sim.alive(),
+            builds(&sim)
         );
+        let old = sim.scene.clone();
         edit(&mut sim.scene);
+        assert_eq!(EditReach::of(&sim.scene, &old), reach, "{which}: {name}");
         sim.step().unwrap();
     }
-    eprintln!("live edits end");
+    eprintln!("live edits end, {}", builds(&sim));
     for _ in 0..3 {
         sim.step().unwrap();
     }
