@@ -163,13 +163,7 @@ fn run(driver: &emulated_driver::Driver, scene: &str, cpu: bool) -> Run {
         command.env(EDIT_BACKEND, "cpu");
     }
     let (stdout, stderr) = succeeds(command, driver);
-    let line = |what: &str| {
-        stdout
-            .split_once(what)
-            .and_then(|(_, rest)| rest.lines().next())
-            .unwrap_or_else(|| panic!("no {what:?} line: {stdout}"))
-            .to_string()
-    };
+    let line = |what: &str| emulated_driver::line(&stdout, what);
     let mut copies = Vec::new();
     let mut sizes = Vec::new();
     let mut builds = Vec::new();
@@ -215,34 +209,42 @@ fn run(driver: &emulated_driver::Driver, scene: &str, cpu: bool) -> Run {
     }
 }
 
-/// Live edits of every class (`EditReach`) on a running fountain, cloth and jelly, through
-/// the program's CUDA host code on the emulated driver, one before each of consecutive frames
-/// ([`edits`]), each frame's copies counted from the driver's trace:
+/// Live edits of every class (`EditReach`) on a running fountain, a hanging cloth, a landed
+/// folded cloth and a jelly, through the program's CUDA host code on the emulated driver, one
+/// before each of consecutive frames ([`edits`]; each edit's class asserted against
+/// `EditReach::of` before its frame), each frame's copies counted from the driver's trace:
 ///
-/// - an edit of constants the frames' records carry (wind, gravity, damping, the emission
-///   rate, the fountain's drag, a body's thickness and volume stiffness) reads back only what
-///   a frame with no edit reads (its counts and statistics: 40, 76, 56 bytes) and sends only
-///   the records whose bits changed: for a body exactly its substeps' `BodyStep`s (108 bytes
-///   each; `SelfStep`s, 36 bytes, for the thickness), and nothing at all in the first frame
-///   with no edit (review item LOW-2: a body's records are sent only when changed); for the
-///   fountain at most its three records (measured: 184 bytes, its `FountainStep` and
-///   `EmitStep`). The old code read the state back and sent it whole: the fountain's wind
-///   15,896 bytes back and 15,408 sent (304 particles, 24² nodes), the cloth's 6,988 and
-///   14,280 (144 nodes, 506 springs), the jelly's 3,128 and 10,552;
+/// - an edit of constants the frames' records carry (wind, gravity, damping, mass, the
+///   integrator, a sphere, substeps, dt, the emission rate and seed, the fountain's drag, a
+///   body's thickness, self-collision and volume stiffness) reads back only what a frame with
+///   no edit reads (its counts and statistics: 40, 76, 56 bytes) and sends only the record
+///   arrays whose bits changed (`Records::set` sends an array whole): for a body exactly its
+///   substeps' `BodyStep`s (108 bytes each), its `SelfStep`s (36 bytes) for the thickness,
+///   both for substeps and dt, nothing for self-collision off or on; for the fountain at most
+///   its three records (measured: 184 bytes, its `FountainStep` and `EmitStep`). A frame
+///   with no edit sends nothing (a body; review items LOW-2 and L1) or the fountain's
+///   `EmitStep` (16 bytes), but after a thickness or a state sent. The old code read the
+///   state back and sent it whole: the fountain's wind 15,896 bytes back and 15,408 sent (304
+///   particles, 24² nodes), the cloth's 6,988 and 14,280 (144 nodes, 506 springs), the
+///   jelly's 3,128 and 10,552;
 /// - a stiffness sends the springs' stiffnesses (12 bytes a spring) and reads nothing more;
-/// - pins, the basin's size and max particles read the state back and send it whole. (A frame
-///   after a state sent sends its substeps' `SelfStep`s again: the upload forced a build.)
+/// - pins, a spring kind off, the basin's size and max particles read the state back and send
+///   it whole;
+/// - a thickness on the landed folded cloth (its layers resting on each other) rebuilds the
+///   self-collision lists in its frame (review item M1).
 ///
 /// The state after the edits is the CPU's (the same edits): the fountain's counts, its
-/// particles' and basin's floats to 10⁻⁵, a body's nodes to 10⁻⁵ m (measured 4.2e-7, 1.3e-6,
-/// 4.1e-6). Pins classed as records (a mutant of `edit_reach.rs`) leave the GPU's cloth
-/// pinned at its corners: "cloth: 0.023462534 from the CPU's". A record sent only into slots
-/// never written (a mutant of `Records::set`) never sends an edit nor the fountain's
-/// emission: "fountain: counts differ from the CPU's: 0 alive, 636 emitted" against 268, 460
-/// (the cloth's and the jelly's wind frames sent 0 bytes, 3.2e-2 and 0.27 m from the CPU's).
-/// A stiffness edit that sends nothing (a mutant of `sync`: no `upload_stiffness`): "cloth:
-/// 0.002962429 from the CPU's" (the jelly 3.9e-4), though the cloth's pins send it two frames
-/// later.
+/// particles' and basin's floats to 10⁻⁵, a body's nodes to 10⁻⁵ m (measured 4.5e-7, 5.7e-6,
+/// 1.0e-6, 6.8e-6). Mutants caught: pins classed as records (`edit_reach.rs`): "cloth:
+/// 0.023462534 from the CPU's". A record sent only into slots never written (`Records::set`):
+/// "fountain: counts differ from the CPU's". A stiffness edit that sends nothing (`sync`: no
+/// `upload_stiffness`): "cloth: 0.002962429 from the CPU's". No build forced for a new
+/// thickness (`self_collide.rs`: `force = c.built_for.is_none()`): "folded: thickness: ...
+/// self-collision builds Some(2) → Some(2)" (the CPU's nodes are still met: the lists' reach,
+/// 2h, covers the largest thickness allowed, 1.4 spacings, from the smallest, 0.75). A spring
+/// kind switch classed as a stiffness (`edit_reach.rs`): "folded: shear off" (the class
+/// asserted in the run). The GPU's Verlet blind to the substep before (`solver.rs`: `before
+/// = h`): "cloth: 0.064534724 from the CPU's" (its dt edit). Runs in about 2 s.
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_driver),

@@ -62,13 +62,7 @@ fn fountain_run(driver: &emulated_driver::Driver, environment: &[(&str, &str)]) 
         .envs(environment.iter().copied())
         .env("FLUIDLAB_EMULATED_TRACE", "1");
     let (stdout, stderr) = succeeds(command, driver);
-    let line = |what: &str| {
-        stdout
-            .split_once(what)
-            .and_then(|(_, rest)| rest.lines().next())
-            .unwrap_or_else(|| panic!("no {what:?} line: {stdout}"))
-            .to_string()
-    };
+    let line = |what: &str| emulated_driver::line(&stdout, what);
     let words = |what: &str| -> Vec<u32> {
         line(what)
             .split_whitespace()

@@ -146,13 +146,7 @@ fn body_run(driver: &emulated_driver::Driver, scene: &str, environment: &[(&str,
         .env("FLUIDLAB_EMULATED_TRACE", "1");
     let (stdout, stderr) = succeeds(command, driver);
     // After libtest's "test body_frames_on_the_driver ... ", on its line.
-    let line = |what: &str| {
-        stdout
-            .split_once(what)
-            .and_then(|(_, rest)| rest.lines().next())
-            .unwrap_or_else(|| panic!("no {what:?} line: {stdout}"))
-            .to_string()
-    };
+    let line = |what: &str| emulated_driver::line(&stdout, what);
     let nodes = line("nodes: ")
         .split_whitespace()
         .map(|word| u32::from_str_radix(word, 16).unwrap())

@@ -50,21 +50,29 @@ impl EditReach {
 
 /// What of a scene the GPU's state holds (beyond the records).
 struct StateFields {
-    /// Fields whose edit changes the state: the scene, a body's shape and pins, the basin's
-    /// half width and grid, the particles' room.
-    state: (
-        Which,
-        usize,
-        f32,
-        [f32; 3],
-        Orientation,
-        Pins,
-        f32,
-        usize,
-        usize,
-    ),
+    /// Fields whose edit changes the state.
+    state: State,
     /// [structural, shear, bending] springs' stiffnesses, N/m (the springs' arrays).
     stiffnesses: [f32; 3],
+}
+
+/// The scene's fields whose edit changes the GPU's state (`ParticlesScene`'s, of the same
+/// names).
+#[derive(PartialEq)]
+struct State {
+    /// The scene.
+    which: Which,
+    /// A body's shape and pins.
+    n: usize,
+    size: f32,
+    start: [f32; 3],
+    orientation: Orientation,
+    pins: Pins,
+    /// The basin's half width and grid.
+    basin: f32,
+    surface_nodes: usize,
+    /// The particles' room.
+    max_particles: usize,
 }
 
 /// Every field of `scene`, each either kept (its edit changes the GPU's state) or dropped
@@ -160,17 +168,17 @@ fn state_fields(scene: &ParticlesScene) -> StateFields {
         friction: _,
     } = world;
     StateFields {
-        state: (
-            *which,
-            *n,
-            *size,
-            *start,
-            *orientation,
-            *pins,
-            *basin,
-            *surface_nodes,
-            *max_particles,
-        ),
+        state: State {
+            which: *which,
+            n: *n,
+            size: *size,
+            start: *start,
+            orientation: *orientation,
+            pins: *pins,
+            basin: *basin,
+            surface_nodes: *surface_nodes,
+            max_particles: *max_particles,
+        },
         stiffnesses: body.stiffnesses(),
     }
 }
