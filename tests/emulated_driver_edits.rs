@@ -68,6 +68,8 @@ fn edits(scene: &str) -> Vec<Edit> {
             ("drag", Records, |s| s.fountain.drag = 2.0),
             NONE,
             ("seed", Records, |s| s.fountain.seed += 1),
+            // A body's field: a fountain holds none (review item L7).
+            ("pins (no body)", Records, |s| s.body.pins = Pins::Top),
             ("basin size", State, |s| s.fountain.basin *= 1.25),
             ("max particles", State, |s| s.fountain.max_particles = 400),
             NONE,
@@ -104,7 +106,10 @@ fn edits(scene: &str) -> Vec<Edit> {
             ("self-collision on", Records, |s| {
                 s.body.self_collision = true
             }),
-            NONE,
+            // The basin's field: a body holds none (review item L7).
+            ("max particles (no basin)", Records, |s| {
+                s.fountain.max_particles = 400
+            }),
             // A spring kind off: the springs made again (not their stiffnesses sent).
             ("shear off", State, |s| s.body.shear = 0.0),
             NONE,
@@ -234,7 +239,7 @@ fn run(driver: &emulated_driver::Driver, scene: &str, cpu: bool) -> Run {
 ///   self-collision lists in its frame (review item M1).
 ///
 /// The state after the edits is the CPU's (the same edits): the fountain's counts, its
-/// particles' and basin's floats to 10⁻⁵, a body's nodes to 10⁻⁵ m (measured 4.5e-7, 5.7e-6,
+/// particles' and basin's floats to 10⁻⁵, a body's nodes to 10⁻⁵ m (measured 4.1e-7, 5.7e-6,
 /// 1.0e-6, 6.8e-6). Mutants caught: pins classed as records (`edit_reach.rs`): "cloth:
 /// 0.023462534 from the CPU's". A record sent only into slots never written (`Records::set`):
 /// "fountain: counts differ from the CPU's". A stiffness edit that sends nothing (`sync`: no
@@ -335,6 +340,7 @@ fn live_edits_send_what_they_change() {
                 (_, "thickness", _) => Some(records(self_step)),
                 // The stage on or off: another graph, the same records.
                 (_, "self-collision off" | "self-collision on", _) => Some(0),
+                (_, "max particles (no basin)", _) => Some(0),
                 // A new substep dt: both records.
                 (_, "substeps" | "dt", _) => Some(records(body_step + self_steps)),
                 (_, _, EditReach::Records) => Some(records(body_step)),

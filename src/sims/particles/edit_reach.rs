@@ -5,7 +5,8 @@
 //! bits change) or reads itself (the emission's count, the renderer's scales): such an edit
 //! reads nothing back and sends no state. A spring stiffness sends the springs' stiffnesses
 //! alone. The rest (pins, the basin's grid, max particles, a spring kind switched on or off, a
-//! new shape) reads the state back, edits it and sends it whole before the next step.
+//! new shape) reads the state back, edits it and sends it whole before the next step. A
+//! fountain holds no body and a body no basin: the other scene's fields reach nothing.
 //!
 //! Every field of the scene is named once in [`state_fields`]: a field added to the scene
 //! fails to compile there until it is classed, and one classed as state costs a round trip,
@@ -31,7 +32,15 @@ pub enum EditReach {
 impl EditReach {
     /// How far the edit from `old` to `new` reaches on the GPU.
     pub fn of(new: &ParticlesScene, old: &ParticlesScene) -> EditReach {
-        let (new, old) = (state_fields(new), state_fields(old));
+        // A fountain holds no body, a body no basin: the other's fields reach nothing.
+        let mut new = new.clone();
+        if new.which == old.which {
+            match new.which {
+                Which::Fountain => new.body = old.body,
+                _ => new.fountain = old.fountain,
+            }
+        }
+        let (new, old) = (state_fields(&new), state_fields(old));
         if new.state != old.state {
             EditReach::State
         } else if new.stiffnesses != old.stiffnesses {
@@ -225,17 +234,27 @@ mod tests {
         unbent.body.bend = 0.0;
         assert_eq!(reach(&unbent, |s| s.body.bend = 0.1), State, "a kind on");
         assert_eq!(reach(&unbent, |s| s.body.shear = 0.25), Stiffness);
-        let state: [fn(&mut ParticlesScene); 6] = [
+        let body: [fn(&mut ParticlesScene); 3] = [
             |s| s.body.pins = Pins::None,
             |s| s.body.n += 1,
+            |s| s.body.shear = 0.0,
+        ];
+        let basin: [fn(&mut ParticlesScene); 3] = [
             |s| s.fountain.basin *= 1.5,
             |s| s.fountain.surface_nodes += 8,
             |s| s.fountain.max_particles += 100,
-            |s| s.which = Which::Jelly,
         ];
-        for edit in state {
+        // Each scene's own state; the other scene's fields reach nothing (review item L7).
+        for edit in body {
             assert_eq!(reach(&cloth, edit), State);
+            assert_eq!(reach(&fountain, edit), Records);
+        }
+        for edit in basin {
+            assert_eq!(reach(&cloth, edit), Records);
             assert_eq!(reach(&fountain, edit), State);
         }
+        assert_eq!(reach(&fountain, |s| s.body.stiffness *= 0.5), Records);
+        assert_eq!(reach(&cloth, |s| s.which = Which::Jelly), State);
+        assert_eq!(reach(&fountain, |s| s.which = Which::Cloth), State);
     }
 }
