@@ -7,7 +7,7 @@
 #[path = "support/emulated_driver.rs"]
 mod emulated_driver;
 
-use emulated_driver::{succeeds, Flavour};
+use emulated_driver::{succeeds, worst, Flavour};
 use std::process::Command;
 
 /// The fountain [`fountain_frames_on_the_driver`] runs: 320 particles at most (two blocks and a
@@ -62,13 +62,7 @@ fn fountain_run(driver: &emulated_driver::Driver, environment: &[(&str, &str)]) 
         .envs(environment.iter().copied())
         .env("FLUIDLAB_EMULATED_TRACE", "1");
     let (stdout, stderr) = succeeds(command, driver);
-    let line = |what: &str| {
-        stdout
-            .split_once(what)
-            .and_then(|(_, rest)| rest.lines().next())
-            .unwrap_or_else(|| panic!("no {what:?} line: {stdout}"))
-            .to_string()
-    };
+    let line = |what: &str| emulated_driver::line(&stdout, what);
     let words = |what: &str| -> Vec<u32> {
         line(what)
             .split_whitespace()
@@ -92,14 +86,6 @@ fn fountain_run(driver: &emulated_driver::Driver, environment: &[(&str, &str)]) 
         in_graphs: count("(graph node)"),
         uploads: count("emulated CUDA driver: cuMemcpyHtoD"),
     }
-}
-
-/// The largest difference between two runs' floats (bits), of the first `len` of each.
-fn worst(a: &[u32], b: &[u32]) -> f32 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (f32::from_bits(*x) - f32::from_bits(*y)).abs())
-        .fold(0.0, f32::max)
 }
 
 /// 40 fountain frames ([`FOUNTAIN_SCENE`]: particles emitted, dying of age, landing in the
@@ -364,7 +350,7 @@ fn fountain_frames_on_the_driver() {
             }
         }
         if frame < 20 {
-            // A live edit: the host's state pulled, uploaded again before the frame.
+            // A live edit of the wind: its record sent, no state (`edit_reach.rs`).
             let k = frame as f32;
             sim.scene.world.wind = [0.5 + 0.1 * k, 0.0, -0.05 * k];
         }

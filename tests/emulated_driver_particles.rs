@@ -146,13 +146,7 @@ fn body_run(driver: &emulated_driver::Driver, scene: &str, environment: &[(&str,
         .env("FLUIDLAB_EMULATED_TRACE", "1");
     let (stdout, stderr) = succeeds(command, driver);
     // After libtest's "test body_frames_on_the_driver ... ", on its line.
-    let line = |what: &str| {
-        stdout
-            .split_once(what)
-            .and_then(|(_, rest)| rest.lines().next())
-            .unwrap_or_else(|| panic!("no {what:?} line: {stdout}"))
-            .to_string()
-    };
+    let line = |what: &str| emulated_driver::line(&stdout, what);
     let nodes = line("nodes: ")
         .split_whitespace()
         .map(|word| u32::from_str_radix(word, 16).unwrap())
@@ -203,10 +197,10 @@ fn apart(a: &[u32], b: &[u32]) -> f32 {
 /// the iterations' edits), the jelly 3 (its first frame, K = 0: no volume stage, the substeps'
 /// edit; K back replays the first), the steered cloth 3 (its first frame, drag 0: no wind
 /// stage, self-collision off; each switched back replays the first; its other edited frames,
-/// each uploading the body and so forcing a build, replay too); every frame is one graph launch
-/// (traced by the emulated driver: `cuGraphInstantiate`, `cuGraphLaunch`). The old code, its
-/// constants in the key, captured 9, 4 and 20 (a wind steered every frame: one capture a
-/// frame). A key without the iterations (a mutant) replays frame 5's graph at frame 30: "cloth:
+/// whose edits send only their records (`edit_reach.rs`), replay too); every frame is one
+/// graph launch (traced by the emulated driver: `cuGraphInstantiate`, `cuGraphLaunch`). The
+/// old code, its constants in the key, captured 9, 4 and 20 (a wind steered every frame: one
+/// capture a frame). A key without the iterations (a mutant) replays frame 5's graph at frame 30: "cloth:
 /// kernel 6025 … differs". Keys without the stages switched on or off (mutants of
 /// `StepLaunches`/`FrameKey`) replay a graph with the wrong stages: without the wind flag
 /// "steered: kernel 499 … differs: wind against xpbd_predict" (2 captures), without the volume

@@ -544,3 +544,32 @@ pub fn text(output: &Output) -> (String, String) {
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
 }
+
+/// The largest difference between two runs' floats (as bits); infinite for runs of other
+/// sizes or a NaN.
+#[allow(dead_code)] // tests/emulated_driver.rs compares no runs' floats
+pub fn worst(a: &[u32], b: &[u32]) -> f32 {
+    if a.len() != b.len() {
+        return f32::INFINITY;
+    }
+    a.iter()
+        .zip(b)
+        // A NaN on either side is infinitely far (f32::max would drop it).
+        .map(
+            |(x, y)| match (f32::from_bits(*x) - f32::from_bits(*y)).abs() {
+                d if d.is_nan() => f32::INFINITY,
+                d => d,
+            },
+        )
+        .fold(0.0, f32::max)
+}
+
+/// The rest of the first line of `stdout` after `what` (a run's printed figure).
+#[allow(dead_code)] // tests/emulated_driver.rs reads no printed figures
+pub fn line(stdout: &str, what: &str) -> String {
+    stdout
+        .split_once(what)
+        .and_then(|(_, rest)| rest.lines().next())
+        .unwrap_or_else(|| panic!("no {what:?} line: {stdout}"))
+        .to_string()
+}

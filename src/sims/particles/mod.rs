@@ -12,6 +12,7 @@ pub mod body;
 pub mod cuda;
 pub mod doctor;
 pub mod dynamics;
+pub mod edit_reach;
 pub mod fountain;
 mod frame;
 pub mod grab;

@@ -2,6 +2,7 @@
 //! the state before the next step (the panel, keys, tests), a restart, and the F1–F3 presets.
 
 use super::body::Body;
+use super::edit_reach::EditReach;
 use super::render;
 use super::scene::{ParticlesScene, Which};
 use super::setup::{bounds_of, build, pin};
@@ -19,14 +20,16 @@ impl ParticlesSim {
     /// spacing); a spring kind's stiffness from or to
     /// 0 adds or leaves out those springs with the nodes' motion, pins and grab kept
     /// ([`respring`]); stiffness, masses, pins and every other constant apply to the running
-    /// state. On CUDA the edited state is uploaded before the next step, into buffers made
-    /// again where it outgrew them (`cuda::Room`: the basin's nodes, max particles raised); a
-    /// body's new shape or springs get a new solver, made from the host's state.
+    /// state. On CUDA an edit sends what it reaches ([`EditReach`]): constants the frames'
+    /// records carry (wind, gravity, damping, rate, ...) nothing beyond those records; a
+    /// stiffness the springs' stiffnesses; the rest reads the state back, and the edited state
+    /// is uploaded before the next step, into buffers made again where it outgrew them
+    /// (`cuda::Room`: the basin's nodes, max particles raised); a body's new shape or springs
+    /// get a new solver, made from the host's state.
     pub fn sync(&mut self) -> Result<()> {
         if self.scene == self.applied {
             return Ok(());
         }
-        self.edited()?;
         let (nb, ob) = (self.scene.body, self.applied.body);
         if (nb.n, nb.size) != (ob.n, ob.size) && nb.thickness == ob.thickness {
             // The thickness keeps its fraction of the spacing.
@@ -60,6 +63,10 @@ impl ParticlesSim {
             self.rebuild();
             return Ok(());
         }
+        let reach = EditReach::of(new, old);
+        if reach == EditReach::State {
+            self.edited()?;
+        }
         let node_mass = self.scene.node_mass();
         match &mut self.state {
             State::Fountain(f) => {
@@ -74,6 +81,9 @@ impl ParticlesSim {
                 }
                 body.mass = node_mass;
                 body.set_stiffness(nb.stiffnesses());
+                if let (EditReach::Stiffness, Some(device)) = (reach, &mut self.cuda) {
+                    device.solver.upload_stiffness(body)?;
+                }
                 body.cells.modulus = nb.volume_stiffness;
                 if nb.pins != ob.pins {
                     pin(body, &self.scene);

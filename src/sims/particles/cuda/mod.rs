@@ -8,9 +8,9 @@
 //! a colour share no node); the CPU sweeps the same colours in the same order, so both make
 //! the same sweep (bit for bit in the emulation without contraction).
 //!
-//! Here: up- and download, the stages' launch sequences (`tests/emulation/particles.cpp`
-//! runs the same), the frame; `buffers.rs` what they live in; `kernels.rs` the records and
-//! names, `parity.rs` the comparison with the CPU stage by stage, `emulation.rs` the harness
+//! Here: the solver's making, the stages' launch sequences (`tests/emulation/particles.cpp`
+//! runs the same), the frame; `transfer.rs` the up- and downloads; `buffers.rs` what they
+//! live in; `kernels.rs` the records and names, `parity.rs` the comparison with the CPU stage by stage, `emulation.rs` the harness
 //! that runs it with the kernels compiled as C++ (`stages_emulation.rs` the tests,
 //! `drawing_emulation.rs` the drawing kernels'); `stats.rs` a body's statistics panel figures
 //! reduced on the GPU (`stats_emulation.rs`, tests: against the CPU's, compiled as C++;
@@ -33,6 +33,7 @@ mod self_collide;
 pub mod self_collide_check;
 mod stages;
 pub mod stats;
+mod transfer;
 
 #[cfg(test)]
 mod basin_emulation;
@@ -49,7 +50,7 @@ mod stats_emulation;
 
 use crate::cuda::Records;
 pub use buffers::Room;
-use buffers::{basin_fits, BodyBuffers, Buffers, FountainBuffers, SkinBuffers};
+use buffers::{BodyBuffers, Buffers, FountainBuffers, SkinBuffers};
 pub use frame_graph::BodyFrame;
 
 use super::body::Body;
@@ -57,9 +58,7 @@ use super::fountain::Fountain;
 use super::render::Skin;
 use super::NonFinite;
 use crate::cuda::interop::GlInterop;
-use crate::cuda::launch::read_back;
 use crate::cuda::{CudaError, EventTimer, Module};
-use crate::sims::pool::surface::Surface;
 use cudarc::driver::{CudaContext, CudaStream, DeviceRepr};
 use glam::Vec3;
 use kernels::{blocks, BasinStep, FountainStep, Topology, NODES_QUANTITIES};
@@ -308,260 +307,6 @@ impl CudaParticles {
             Buffers::Body(b) => b.spring_count,
             _ => 0,
         }
-    }
-
-    /// Replaces the fountain's state on the GPU with `f`'s (particles and basin), first making
-    /// the buffers again where `f` no longer fits them ([`Room::fitting`]).
-    pub fn upload_fountain(&mut self, f: &Fountain) -> Result<(), CudaError> {
-        let Buffers::Fountain(b) = &mut self.buffers else {
-            return Err(CudaError::Setting("not a fountain solver".into()));
-        };
-        let s = &self.stream;
-        // A live edit of the basin's nodes per side or of max particles (sim_edit.rs): the
-        // buffers made again at the state's size before it is uploaded.
-        let room = b.room().fitting(f);
-        b.refit(s, room)?;
-        let copy = cuda("copying the fountain to the GPU");
-        let n = f.len();
-        if n > 0 {
-            s.memcpy_htod(flat(&f.position), &mut b.position.slice_mut(..3 * n))
-                .map_err(&copy)?;
-            s.memcpy_htod(flat(&f.velocity), &mut b.velocity.slice_mut(..3 * n))
-                .map_err(&copy)?;
-            s.memcpy_htod(&f.age, &mut b.age.slice_mut(..n))
-                .map_err(&copy)?;
-            s.memcpy_htod(&f.hits, &mut b.hits.slice_mut(..n))
-                .map_err(&copy)?;
-            // A particle without a tag (made by hand) draws as its index, as the CPU path.
-            let tag: Vec<u32> = (0..n)
-                .map(|k| f.tag.get(k).copied().unwrap_or(k as u32))
-                .collect();
-            s.memcpy_htod(&tag, &mut b.tag.slice_mut(..n))
-                .map_err(&copy)?;
-        }
-        s.memcpy_htod(&f.surface.height, &mut b.height)
-            .map_err(&copy)?;
-        s.memcpy_htod(&f.surface.velocity, &mut b.basin_velocity)
-            .map_err(&copy)?;
-        s.memcpy_htod(&f.surface.flags, &mut b.basin_flags)
-            .map_err(&copy)?;
-        s.memcpy_htod(&[n as u32, 0], &mut b.tally).map_err(&copy)?;
-        s.synchronize().map_err(&copy)?;
-        self.totals.count = n;
-        Ok(())
-    }
-
-    /// The fountain's particles, basin and drawing order from the GPU into `f` and `order`.
-    pub fn download_fountain(
-        &self,
-        f: &mut Fountain,
-        order: &mut Vec<u32>,
-    ) -> Result<(), CudaError> {
-        let Buffers::Fountain(b) = &self.buffers else {
-            return Err(CudaError::Setting("not a fountain solver".into()));
-        };
-        basin_fits(b, &f.surface)?;
-        let s = &self.stream;
-        let copy = cuda("copying the fountain from the GPU");
-        let n = self.totals.count;
-        let mut flat_position = vec![0.0f32; 3 * n];
-        let mut flat_velocity = vec![0.0f32; 3 * n];
-        f.age.resize(n, 0.0);
-        f.hits.resize(n, 0);
-        f.tag.resize(n, 0);
-        order.resize(n, 0);
-        if n > 0 {
-            s.memcpy_dtoh(&b.position.slice(..3 * n), &mut flat_position)
-                .map_err(&copy)?;
-            s.memcpy_dtoh(&b.velocity.slice(..3 * n), &mut flat_velocity)
-                .map_err(&copy)?;
-            s.memcpy_dtoh(&b.age.slice(..n), &mut f.age)
-                .map_err(&copy)?;
-            s.memcpy_dtoh(&b.hits.slice(..n), &mut f.hits)
-                .map_err(&copy)?;
-            s.memcpy_dtoh(&b.tag.slice(..n), &mut f.tag)
-                .map_err(&copy)?;
-            s.memcpy_dtoh(&b.order.slice(..n), order).map_err(&copy)?;
-        }
-        s.memcpy_dtoh(&b.height, &mut f.surface.height)
-            .map_err(&copy)?;
-        s.memcpy_dtoh(&b.basin_velocity, &mut f.surface.velocity)
-            .map_err(&copy)?;
-        s.synchronize().map_err(&copy)?;
-        f.position = bytemuck::pod_collect_to_vec::<f32, Vec3>(&flat_position);
-        f.velocity = bytemuck::pod_collect_to_vec::<f32, Vec3>(&flat_velocity);
-        Ok(())
-    }
-
-    /// Reads the basin's heights back into `surface` (the renderer's water, when the
-    /// particles go to GL through interop): n² floats, the particles stay on the GPU.
-    pub fn download_basin(&self, surface: &mut Surface) -> Result<(), CudaError> {
-        let Buffers::Fountain(b) = &self.buffers else {
-            return Err(CudaError::Setting("not a fountain solver".into()));
-        };
-        basin_fits(b, surface)?;
-        let copy = cuda("copying the basin from the GPU");
-        read_back(&self.stream, &b.height, &mut surface.height, copy)
-    }
-
-    /// Replaces the body's state on the GPU with `b`'s (positions, previous, velocities,
-    /// forces, pins, stiffness). Its shape (nodes, triangles, springs) must be the solver's.
-    pub fn upload_body(&mut self, body: &Body) -> Result<(), CudaError> {
-        let Buffers::Body(b) = &mut self.buffers else {
-            return Err(CudaError::Setting("not a body solver".into()));
-        };
-        if body.len() != b.nodes
-            || body.triangles.len() != b.triangles_count
-            || body.springs.len() != b.spring_count
-        {
-            return Err(CudaError::Setting(
-                "the body's shape is not the solver's".into(),
-            ));
-        }
-        let s = &self.stream;
-        let copy = cuda("copying the body to the GPU");
-        s.memcpy_htod(flat(&body.position), &mut b.position)
-            .map_err(&copy)?;
-        s.memcpy_htod(flat(&body.previous), &mut b.previous)
-            .map_err(&copy)?;
-        s.memcpy_htod(flat(&body.velocity), &mut b.velocity)
-            .map_err(&copy)?;
-        s.memcpy_htod(flat(&body.force), &mut b.force)
-            .map_err(&copy)?;
-        let pinned: Vec<u8> = body.pinned.iter().map(|&p| u8::from(p)).collect();
-        s.memcpy_htod(&pinned, &mut b.pinned).map_err(&copy)?;
-        let t = Topology::of(body);
-        if !t.link_stiffness.is_empty() {
-            s.memcpy_htod(&t.link_stiffness, &mut b.link_stiffness)
-                .map_err(&copy)?;
-            s.memcpy_htod(&t.spring_stiffness, &mut b.spring_stiffness)
-                .map_err(&copy)?;
-        }
-        s.synchronize().map_err(&copy)?;
-        self.totals.count = body.len();
-        self.contacts_stale();
-        Ok(())
-    }
-
-    /// The springs' rest lengths on the GPU from `body`'s (springs growing in, `growth.rs`).
-    pub fn upload_rest(&mut self, body: &Body) -> Result<(), CudaError> {
-        let Buffers::Body(b) = &mut self.buffers else {
-            return Err(CudaError::Setting("not a body solver".into()));
-        };
-        if body.springs.len() != b.spring_count || body.springs.is_empty() {
-            return Err(CudaError::Setting(
-                "the body's springs are not the solver's".into(),
-            ));
-        }
-        let link: Vec<f32> = body.links.iter().map(|l| l.rest).collect();
-        let spring: Vec<f32> = body.springs.iter().map(|s| s.rest).collect();
-        let s = &self.stream;
-        let copy = cuda("copying the rest lengths to the GPU");
-        s.memcpy_htod(&link, &mut b.link_rest).map_err(&copy)?;
-        s.memcpy_htod(&spring, &mut b.spring_rest).map_err(&copy)?;
-        s.synchronize().map_err(&copy)?;
-        Ok(())
-    }
-
-    /// The links' and springs' rest lengths on the GPU (the check of [`Self::upload_rest`],
-    /// `live_edit_check.rs`).
-    pub fn download_rest(&self) -> Result<(Vec<f32>, Vec<f32>), CudaError> {
-        let Buffers::Body(b) = &self.buffers else {
-            return Err(CudaError::Setting("not a body solver".into()));
-        };
-        if b.spring_count == 0 {
-            return Ok((Vec::new(), Vec::new()));
-        }
-        let s = &self.stream;
-        let copy = cuda("copying the rest lengths from the GPU");
-        let mut link = vec![0.0f32; 2 * b.spring_count];
-        let mut spring = vec![0.0f32; b.spring_count];
-        s.memcpy_dtoh(&b.link_rest, link.as_mut_slice())
-            .map_err(&copy)?;
-        s.memcpy_dtoh(&b.spring_rest, spring.as_mut_slice())
-            .map_err(&copy)?;
-        s.synchronize().map_err(&copy)?;
-        Ok((link, spring))
-    }
-
-    /// The body's positions, previous positions, velocities and forces from the GPU into `body`.
-    pub fn download_body(&self, body: &mut Body) -> Result<(), CudaError> {
-        let Buffers::Body(b) = &self.buffers else {
-            return Err(CudaError::Setting("not a body solver".into()));
-        };
-        let s = &self.stream;
-        let copy = cuda("copying the body from the GPU");
-        let n = 3 * b.nodes;
-        let mut arrays = [
-            vec![0.0f32; n],
-            vec![0.0f32; n],
-            vec![0.0f32; n],
-            vec![0.0f32; n],
-        ];
-        for (from, to) in [&b.position, &b.previous, &b.velocity, &b.force]
-            .into_iter()
-            .zip(&mut arrays)
-        {
-            s.memcpy_dtoh(from, to.as_mut_slice()).map_err(&copy)?;
-        }
-        s.synchronize().map_err(&copy)?;
-        let [p, q, v, f] = arrays;
-        body.position = bytemuck::pod_collect_to_vec(&p);
-        body.previous = bytemuck::pod_collect_to_vec(&q);
-        body.velocity = bytemuck::pod_collect_to_vec(&v);
-        body.force = bytemuck::pod_collect_to_vec(&f);
-        Ok(())
-    }
-
-    /// The alive and landed counts from the GPU into [`CudaParticles::totals`] (waits).
-    pub fn read_tally(&mut self) -> Result<(), CudaError> {
-        let Buffers::Fountain(b) = &self.buffers else {
-            return Ok(());
-        };
-        let mut tally = [0u32; 2];
-        let copy = cuda("copying the particle counts from the GPU");
-        read_back(&self.stream, &b.tally, &mut tally, copy)?;
-        self.totals.count = tally[0] as usize;
-        self.totals.landed = tally[1] as usize;
-        Ok(())
-    }
-
-    /// Replaces the landings `basin` splashes (the parity checks' input).
-    pub fn set_landings(&mut self, drops: &[[f32; 3]]) -> Result<(), CudaError> {
-        let Buffers::Fountain(b) = &mut self.buffers else {
-            return Err(CudaError::Setting("not a fountain solver".into()));
-        };
-        let copy = cuda("copying landings to the GPU");
-        let flat = drops.as_flattened();
-        if flat.len() > b.drops.len() {
-            return Err(CudaError::Setting("more landings than particles".into()));
-        }
-        if !flat.is_empty() {
-            self.stream
-                .memcpy_htod(flat, &mut b.drops.slice_mut(..flat.len()))
-                .map_err(&copy)?;
-        }
-        let tally = [self.totals.count as u32, drops.len() as u32];
-        self.stream
-            .memcpy_htod(&tally, &mut b.tally)
-            .map_err(&copy)?;
-        self.stream.synchronize().map_err(&copy)
-    }
-
-    /// The last `collide`'s landings (after [`CudaParticles::read_tally`]).
-    pub fn landings(&self) -> Result<Vec<[f32; 3]>, CudaError> {
-        let Buffers::Fountain(b) = &self.buffers else {
-            return Ok(Vec::new());
-        };
-        let mut flat = vec![0.0f32; 3 * self.totals.landed];
-        let copy = cuda("copying landings from the GPU");
-        if !flat.is_empty() {
-            self.stream
-                .memcpy_dtoh(&b.drops.slice(..flat.len()), &mut flat)
-                .map_err(&copy)?;
-        }
-        self.stream.synchronize().map_err(&copy)?;
-        Ok(flat.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect())
     }
 }
 
