@@ -9,6 +9,27 @@ use anyhow::{anyhow, Result};
 use glam::{Mat4, Vec3, Vec4};
 use glow::HasContext;
 
+/// The shaders' common part, in order: `common.glsl`, `land_search.glsl`, `water.glsl`.
+macro_rules! pool_common {
+    () => {
+        concat!(
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/shaders/pool/common.glsl"
+            )),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/shaders/pool/land_search.glsl"
+            )),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/shaders/pool/water.glsl"
+            )),
+        )
+    };
+}
+pub(super) use pool_common;
+
 /// A pool pass's shaders: `shaders/pool/VERTEX` and `shaders/pool/FRAGMENT`, each after
 /// `#version 330 core` and the shaders' common part, `shaders/pool/common.glsl`,
 /// `land_search.glsl` (the land) and `water.glsl` (the rays and the water's surface), under the
@@ -23,18 +44,7 @@ macro_rules! pool_shader {
             name: $name,
             vertex: concat!(
                 "#version 330 core\n",
-                include_str!(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/shaders/pool/common.glsl"
-                )),
-                include_str!(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/shaders/pool/land_search.glsl"
-                )),
-                include_str!(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/shaders/pool/water.glsl"
-                )),
+                $crate::sims::pool::render::shared::pool_common!(),
                 include_str!(concat!(
                     env!("CARGO_MANIFEST_DIR"),
                     "/shaders/pool/",
@@ -44,18 +54,7 @@ macro_rules! pool_shader {
             fragment: concat!(
                 "#version 330 core\n#define FRAGMENT_SHADER\n",
                 $defines,
-                include_str!(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/shaders/pool/common.glsl"
-                )),
-                include_str!(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/shaders/pool/land_search.glsl"
-                )),
-                include_str!(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/shaders/pool/water.glsl"
-                )),
+                $crate::sims::pool::render::shared::pool_common!(),
                 include_str!(concat!(
                     env!("CARGO_MANIFEST_DIR"),
                     "/shaders/pool/",
