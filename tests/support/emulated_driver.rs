@@ -63,6 +63,34 @@ struct Definition {
     kernel: bool,
     /// The first argument of its `__launch_bounds__`, as written.
     launch_bound: Option<String>,
+    /// Bit k: its parameter k is declared `__restrict__`.
+    restrict_mask: u64,
+}
+
+/// Bit k set where parameter k of the parameter list `parameters` (the text between the
+/// parentheses) is declared `__restrict__`.
+fn restrict_mask(parameters: &str) -> u64 {
+    let mut depth = 0;
+    let mut mask = 0u64;
+    let (mut index, mut start) = (0, 0);
+    for (at, c) in parameters
+        .char_indices()
+        .chain(std::iter::once((parameters.len(), ',')))
+    {
+        match c {
+            '(' | '<' => depth += 1,
+            ')' | '>' => depth -= 1,
+            ',' if depth == 0 => {
+                if parameters[start..at].contains("__restrict__") && index < 64 {
+                    mask |= 1 << index;
+                }
+                index += 1;
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    mask
 }
 
 /// The source without comments and preprocessor lines (continuations included).
@@ -161,6 +189,7 @@ fn definitions(source: &str) -> Vec<Definition> {
                         body: code[open..end].to_string(),
                         kernel: code[statement_start..name_start].contains("__global__"),
                         launch_bound: launch_bound(&code[statement_start..name_start]),
+                        restrict_mask: restrict_mask(&code[i + 1..close.saturating_sub(1)]),
                     });
                     i = end;
                     statement_start = end;
@@ -203,6 +232,9 @@ pub struct Kernel {
     /// The most threads per block its `__launch_bounds__` allows, as written (an expression
     /// of the module's macros); none: the device's 1024.
     pub launch_bound: Option<String>,
+    /// Bit k: its parameter k is declared `__restrict__` (the emulated driver refuses a launch
+    /// that gives it the address of another parameter, one of them written).
+    pub restrict_mask: u64,
 }
 
 /// Whether `text` holds `word` as a whole identifier.
@@ -240,6 +272,7 @@ pub fn kernels(source: &str) -> Vec<Kernel> {
             name: d.name.clone(),
             cooperative: cooperative.contains(d.name.as_str()),
             launch_bound: d.launch_bound.clone(),
+            restrict_mask: d.restrict_mask,
         })
         .collect()
 }
@@ -405,7 +438,10 @@ fn build_once(flavour: Flavour) -> PathBuf {
                 .iter()
                 .map(|k| {
                     let bound = k.launch_bound.as_deref().unwrap_or("1024");
-                    format!("KERNEL({}, {}, ({bound}))\n", k.name, k.cooperative)
+                    format!(
+                        "KERNEL({}, {}, ({bound}), {:#x}ull)\n",
+                        k.name, k.cooperative, k.restrict_mask
+                    )
                 })
                 .collect()
         })

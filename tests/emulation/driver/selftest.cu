@@ -90,3 +90,23 @@ extern "C" __global__ void selftest_shared_unwritten(unsigned int* out) {
     __syncthreads();
     out[blockIdx.x * 64 + threadIdx.x] = shared[threadIdx.x];
 }
+
+// The order threads run in (FLUIDLAB_EMULATED_ORDER): each thread takes the next number. Thread
+// by thread (no barrier):
+extern "C" __global__ void selftest_order(unsigned int* counter, unsigned int* out) {
+    out[blockIdx.x * blockDim.x + threadIdx.x] = atomicAdd(counter, 1u);
+}
+
+// And as contexts (a barrier after the number: each block's threads take theirs in the order
+// they are resumed).
+extern "C" __global__ void selftest_order_barrier(unsigned int* counter, unsigned int* out) {
+    out[blockIdx.x * blockDim.x + threadIdx.x] = atomicAdd(counter, 1u);
+    __syncthreads();
+}
+
+// selftest_copy with __restrict__ parameters: the same buffer in both is refused at the launch.
+extern "C" __global__ void selftest_copy_restrict(const unsigned int* __restrict__ from, unsigned int* __restrict__ to,
+                                                  unsigned int n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) to[i] = from[i] + 1u;
+}
