@@ -131,6 +131,7 @@ fn selftest(driver: &Driver) {
          device's limits",
         "kernel `selftest_block_sum`: 512 threads per block, over its __launch_bounds__ of 256",
         "kernel `selftest_copy_restrict`: parameters 0 and 1 are both 0x",
+        "kernel `selftest_copy_from_restrict`: parameters 0 and 1 are both 0x",
         "one __restrict__ and one written: they must not alias",
         "cuMemcpy2D: the source rectangle 148 bytes × 22 rows at (0, 0) leaves its 148 × 21 array",
     ] {
@@ -267,10 +268,15 @@ fn the_memcheck_driver_stops_on_a_kernel_writing_past_its_buffer() {
     ignore = "needs a C++20 compiler, cuda.h and gcc's libasan (build.rs found one missing)"
 )]
 fn doctor_passes_on_the_memcheck_driver() {
+    let seed: u64 = match std::env::var("FLUIDLAB_DOCTOR_ORDER_SEED") {
+        Ok(value) => value.parse().unwrap_or_else(|_| {
+            panic!("FLUIDLAB_DOCTOR_ORDER_SEED={value}: expected a whole number (the random order's seed)")
+        }),
+        Err(_) => 1,
+    };
     let driver = emulated_driver::build(Flavour::Memcheck);
     let mut command = Command::new(env!("CARGO_BIN_EXE_fluidlab"));
     // Interop emulated on Mesa's EGL context: the CUDA–GL interop line runs too.
-    let seed = std::env::var("FLUIDLAB_DOCTOR_ORDER_SEED").unwrap_or_else(|_| "1".into());
     command
         .arg("doctor")
         .env("FLUIDLAB_EMULATED_INTEROP", "1")

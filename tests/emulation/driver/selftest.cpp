@@ -277,21 +277,31 @@ static std::vector<unsigned> ordered(const char* kernel, unsigned blocks, unsign
 }
 
 // Parameters that must not alias: one buffer given to selftest_copy_restrict's two __restrict__
-// pointers is refused; two buffers run; selftest_copy (no __restrict__) may run in place.
+// pointers is refused, and to selftest_copy_from_restrict's (only the read one __restrict__);
+// two buffers run; selftest_copy (no __restrict__) may run in place, and selftest_sum_restrict
+// may read one buffer through both its const __restrict__ pointers.
 static void aliases() {
     const unsigned n = 64;
-    CUdeviceptr a, b;
+    CUdeviceptr a, b, c;
     OK(cuMemAlloc(&a, n * 4));
     OK(cuMemAlloc(&b, n * 4));
+    OK(cuMemAlloc(&c, n * 4));
     OK(cuMemsetD8(a, 0, n * 4));
     unsigned count = n;
     CHECK(launch("selftest_copy_restrict", 1, 1, 64, 1, {&a, &a, &count}) == CUDA_ERROR_INVALID_VALUE,
           "one buffer in two __restrict__ parameters");
+    CHECK(launch("selftest_copy_from_restrict", 1, 1, 64, 1, {&a, &a, &count}) == CUDA_ERROR_INVALID_VALUE,
+          "one buffer in a __restrict__ parameter and a written one");
     OK(launch("selftest_copy_restrict", 1, 1, 64, 1, {&a, &b, &count}));
     OK(launch("selftest_copy", 1, 1, 64, 1, {&b, &b, &count}));
     unsigned read[n];
     OK(cuMemcpyDtoH(read, b, sizeof read));
     CHECK(read[0] == 1u && read[n - 1] == 1u, "the copies: %u, %u", read[0], read[n - 1]);
+    OK(launch("selftest_sum_restrict", 1, 1, 64, 1, {&b, &b, &c, &count}));
+    OK(cuMemcpyDtoH(read, c, sizeof read));
+    CHECK(read[0] == 2u && read[n - 1] == 2u, "one buffer read through two const __restrict__: %u, %u", read[0],
+          read[n - 1]);
+    OK(cuMemFree(c));
     OK(cuMemFree(a));
     OK(cuMemFree(b));
 }
@@ -329,6 +339,17 @@ static void order() {
             bool in_order = true;
             for (unsigned t = 1; t < block; ++t) in_order = in_order && first[t] > first[t - 1];
             CHECK(!in_order, "%s: block 0's threads in index order", kernel);
+            // As contexts, the blocks themselves in another order than their indices (in at
+            // least one of the two launches: a block's numbers are one run, its place in the
+            // order their first divided by the block size).
+            if (barrier) {
+                auto blocks_in_order = [&](const std::vector<unsigned>& read) {
+                    for (unsigned b = 0; b < blocks; ++b)
+                        if (read[b * block] / block != b) return false;
+                    return true;
+                };
+                CHECK(!blocks_in_order(first) || !blocks_in_order(second), "%s: blocks run first to last", kernel);
+            }
         }
     }
 }
@@ -419,7 +440,8 @@ int main(int argc, char** argv) {
         ".entry selftest_block_sum( .entry selftest_warp( .entry selftest_surface( .entry selftest_copy( "
         ".entry selftest_divergent_barrier( .entry selftest_shuffle_after_return( .entry selftest_surface_overrun( "
         ".entry selftest_divergent_shuffle( .entry selftest_shared_unwritten( .entry selftest_stack_address( "
-        ".entry selftest_order( .entry selftest_order_barrier( .entry selftest_copy_restrict(";
+        ".entry selftest_order( .entry selftest_order_barrier( .entry selftest_copy_restrict( "
+        ".entry selftest_copy_from_restrict( .entry selftest_sum_restrict(";
     OK(cuModuleLoadData(&module, image));
     CUfunction missing;
     CHECK(cuModuleGetFunction(&missing, module, "selftest_nothing") == CUDA_ERROR_NOT_FOUND, "an unknown kernel");

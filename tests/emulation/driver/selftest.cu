@@ -110,3 +110,18 @@ extern "C" __global__ void selftest_copy_restrict(const unsigned int* __restrict
     unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) to[i] = from[i] + 1u;
 }
+
+// Only the read parameter __restrict__: the same buffer in both is refused too (one restricted
+// parameter is enough for nvcc to read it through the non-coherent cache).
+extern "C" __global__ void selftest_copy_from_restrict(const unsigned int* __restrict__ from, unsigned int* to,
+                                                       unsigned int n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) to[i] = from[i] + 1u;
+}
+
+// Two read-only __restrict__ parameters: one buffer in both runs (nothing written through them).
+extern "C" __global__ void selftest_sum_restrict(const unsigned int* __restrict__ a, const unsigned int* __restrict__ b,
+                                                 unsigned int* to, unsigned int n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) to[i] = a[i] + b[i];
+}
