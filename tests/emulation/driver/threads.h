@@ -228,8 +228,11 @@ inline void (*block_start)() = nullptr;
 //     the grid's threads in one random order, blocks interleaved as on a GPU where they run
 //     at once; kernels with them run their blocks in a random order, and at every barrier or
 //     shuffle resume the block's waiting threads in a random order.
-// A result that depends on the order (a race between blocks, an atomic's slot read as if in
-// order, a "last block" without a fence) then changes with the seed.
+// A result that depends on the order (a block reading what another block of the launch writes,
+// an atomic's slot read as if in order) then changes with the seed. What needs threads running
+// at once does not show: every write is seen at once and a thread runs to its next barrier or
+// shuffle alone, so a missing __threadfence (a "last block" test) or a read-modify-write race
+// without atomics gives the right result in every order; only the review and a GPU catch those.
 enum class Order { forward, reverse, random };
 struct OrderSetting {
     Order order = Order::forward;
