@@ -105,7 +105,11 @@
 #   7. bench cpu 100k, 5 steps (for scale), run last:     10       60  CPU reference speed; the
 #      the first step the budget cuts                                  GPU's figures come first
 #   total (estimate)                                     ~604  BUDGET=300 a call (device call: 330):
-#                                                                  two calls, see "2." below
+#                                                                  two calls, see "2." below; 604
+#                                                                  is over 2 × 300, so the budget
+#                                                                  cuts the last step (7, bench
+#                                                                  cpu) as designed, unless the
+#                                                                  steps run under their estimates
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
