@@ -73,9 +73,11 @@
 #                                                                      the render ≥ 120 fps
 #       pond simulated 1 step on cuda and cpu           3       20  the springs' energy at rest
 #                                                                      exactly 0 on the GPU
-#   4s. particles: compute-sanitizer memcheck, racecheck,  45   2×45+2×30  every particles kernel incl.
-#       fountain 110 frames, cloth 64² XPBD 2 frames,       +4×20      the scans', sort's barriers,
-#       jelly Verlet and XPBD 2 frames                                 the jelly's volume kernels
+#   4s. particles: compute-sanitizer memcheck, racecheck,  51   2×45+2×30  every particles kernel incl.
+#       fountain 110 frames, cloth 64² XPBD 2 frames,       +6×20      the scans', sort's barriers,
+#       jelly Verlet and XPBD 2 frames, cloth-fold 2                   the jelly's volume kernels,
+#       frames                                                         self_collide's scans,
+#                                                                      reductions and bucket atomics
 #   4t. particles: bench cuda fountain 1M alive, cloth     20     3×40  the targets: 1M particles
 #       1024² × 8 substeps (Verlet; XPBD × 4 iterations)              and 1024² × 8 ≥ 60 fps;
 #       cloth-fold (self_collide's kernels)              3       20  self_collide's cost
@@ -102,8 +104,12 @@
 #                                                                      runs only the first frames
 #   7. bench cpu 100k, 5 steps (for scale), run last:     10       60  CPU reference speed; the
 #      the first step the budget cuts                                  GPU's figures come first
-#   total (estimate)                                     ~598  BUDGET=300 a call (device call: 330):
-#                                                                  two calls, see "2." below
+#   total (estimate)                                     ~604  BUDGET=300 a call (device call: 330):
+#                                                                  two calls, see "2." below; 604
+#                                                                  is over 2 × 300, so the budget
+#                                                                  cuts the last step (7, bench
+#                                                                  cpu) as designed, unless the
+#                                                                  steps run under their estimates
 #
 # The estimates are on paper (no session has had the GPU yet): doctor steps 25 small solvers
 # (a 4 500-particle dam break) whose code loads from the embedded cubin, runs two 200-frame
@@ -451,6 +457,10 @@ if command -v compute-sanitizer >/dev/null; then
             step "particles: compute-sanitizer $tool, $jelly (volume)" 20 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
                 "$BIN" bench "$jelly" --backend cuda --steps 2 --warmup 0 ${timing[@]+"${timing[@]}"}
         done
+        # self_collide's kernels (docs/cuda-verification.md, "Real concurrency: the review"):
+        # the 40² cloth-fold preset, its lists built at the first substep.
+        step "particles: compute-sanitizer $tool, cloth-fold (self_collide)" 20 "$OUT/sanitizer.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+            "$BIN" bench cloth-fold --backend cuda --steps 2 --warmup 0 ${timing[@]+"${timing[@]}"}
     done
 fi
 # The targets: 1M fountain particles alive (300 warm-up frames fill it: lifetime 4 s), and a

@@ -36,7 +36,8 @@ fn the_scan_tells_cooperative_kernels_from_the_others() {
             return s[0];
         }
         __device__ double twice_removed(double v, double* s) { return block_reduce<256>(v, s); }
-        extern "C" __global__ void __launch_bounds__(256) plain(const Grid g, float* out) {
+        extern "C" __global__ void __launch_bounds__(256) plain(const Grid g, const float* __restrict__ in,
+                                                                float* out, float* __restrict__ more) {
             out[threadIdx.x] = helper(1.0f);   // no __syncthreads here
         }
         extern "C" __global__ void __launch_bounds__(STRIDE(512), 2)
@@ -53,17 +54,17 @@ fn the_scan_tells_cooperative_kernels_from_the_others() {
         }
         /* extern "C" __global__ void commented_out(float* out) { __syncthreads(); } */
     "#;
-    let found: Vec<(String, bool, Option<String>)> = emulated_driver::kernels(source)
+    let found: Vec<(String, bool, Option<String>, u64)> = emulated_driver::kernels(source)
         .into_iter()
-        .map(|k| (k.name, k.cooperative, k.launch_bound))
+        .map(|k| (k.name, k.cooperative, k.launch_bound, k.restrict_mask))
         .collect();
     let bound = |b: &str| Some(b.to_string());
     assert_eq!(
         found,
         [
-            ("plain".to_string(), false, bound("256")),
-            ("reducing".to_string(), true, bound("STRIDE(512)")),
-            ("shuffling".to_string(), true, None)
+            ("plain".to_string(), false, bound("256"), 0b1010),
+            ("reducing".to_string(), true, bound("STRIDE(512)"), 0),
+            ("shuffling".to_string(), true, None, 0)
         ]
     );
 }
@@ -129,6 +130,9 @@ fn selftest(driver: &Driver) {
         "kernel `selftest_copy`: launch shape grid (1, 1, 1) block (2048, 1, 1) is outside the \
          device's limits",
         "kernel `selftest_block_sum`: 512 threads per block, over its __launch_bounds__ of 256",
+        "kernel `selftest_copy_restrict`: parameters 0 and 1 are both 0x",
+        "kernel `selftest_copy_from_restrict`: parameters 0 and 1 are both 0x",
+        "one __restrict__ and one written: they must not alias",
         "cuMemcpy2D: the source rectangle 148 bytes × 22 rows at (0, 0) leaves its 148 × 21 array",
     ] {
         assert!(stderr.contains(said), "{said:?} in\n{stderr}");
@@ -173,6 +177,61 @@ fn the_emulated_driver_stops_on_the_faults_of_a_gpu() {
     }
 }
 
+/// `FLUIDLAB_EMULATED_ORDER`: the self-test's order checks pass in every order (forward and
+/// reverse as named; random neither, blocks interleaved, threads out of index order, another
+/// permutation at the next launch), one seed gives the same orders in two runs and another seed
+/// others, and a value it cannot read stops the process naming the key and the value.
+#[test]
+#[cfg_attr(
+    not(fluidlab_emulated_driver),
+    ignore = "needs a C++20 compiler and cuda.h (build.rs found one missing; scripts/setup.sh installs cuda.h)"
+)]
+fn the_emulated_driver_runs_launches_in_the_order_asked() {
+    let driver = emulated_driver::build(Flavour::Plain);
+    let orders = |setting: &str| -> (bool, String, String) {
+        let mut command = Command::new(driver.dir.join("selftest"));
+        command.env("FLUIDLAB_EMULATED_ORDER", setting);
+        let output = on_the_driver(command, &driver);
+        let (stdout, stderr) = text(&output);
+        let lines: Vec<&str> = stdout
+            .lines()
+            .filter(|l| l.starts_with("order: "))
+            .collect();
+        (output.status.success(), lines.join("\n"), stderr)
+    };
+    let (ok, forward, stderr) = orders("forward");
+    assert!(ok, "{stderr}");
+    assert!(
+        forward.contains("order: selftest_order 0 1 2 3 4 5 6 7"),
+        "{forward}"
+    );
+    let (ok, reverse, stderr) = orders("reverse");
+    assert!(ok, "{stderr}");
+    assert!(
+        reverse.contains("order: selftest_order 255 254 253"),
+        "{reverse}"
+    );
+    let (ok, seven, stderr) = orders("random:7");
+    assert!(ok, "{stderr}");
+    assert_eq!(seven.lines().count(), 4, "{seven}");
+    let (ok, again, stderr) = orders("random:7");
+    assert!(ok, "{stderr}");
+    assert_eq!(seven, again, "one seed, two runs");
+    let (ok, eight, stderr) = orders("random:8");
+    assert!(ok, "{stderr}");
+    for (a, b) in seven.lines().zip(eight.lines()) {
+        assert_ne!(a, b, "seeds 7 and 8");
+    }
+    let (ok, _, stderr) = orders("random:x");
+    assert!(!ok);
+    assert!(
+        stderr.contains(
+            "FLUIDLAB_EMULATED_ORDER=random:x: expected forward, reverse, random or random:SEED"
+        ),
+        "{stderr}"
+    );
+}
+
 /// What compute-sanitizer's memcheck reports on a GPU, the memcheck flavour stops on: a kernel
 /// writing past the end of its buffer.
 #[test]
@@ -199,17 +258,29 @@ fn the_memcheck_driver_stops_on_a_kernel_writing_past_its_buffer() {
 
 /// `fluidlab doctor` on the emulated driver's memcheck flavour: every kind's kernels load from
 /// the sm_90 cubin, every CPU-vs-CUDA parity line passes through the program's own CUDA host
-/// code, and no kernel or copy touches memory outside its buffers.
+/// code, and no kernel or copy touches memory outside its buffers. Every launch runs in a
+/// random order (`FLUIDLAB_EMULATED_ORDER=random:1`: blocks and threads shuffled, as a GPU
+/// running them at once may order them), so a result that depends on the order fails a parity
+/// line; another seed: `FLUIDLAB_DOCTOR_ORDER_SEED=N`.
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_memcheck),
     ignore = "needs a C++20 compiler, cuda.h and gcc's libasan (build.rs found one missing)"
 )]
 fn doctor_passes_on_the_memcheck_driver() {
+    let seed: u64 = match std::env::var("FLUIDLAB_DOCTOR_ORDER_SEED") {
+        Ok(value) => value.parse().unwrap_or_else(|_| {
+            panic!("FLUIDLAB_DOCTOR_ORDER_SEED={value}: expected a whole number (the random order's seed)")
+        }),
+        Err(_) => 1,
+    };
     let driver = emulated_driver::build(Flavour::Memcheck);
     let mut command = Command::new(env!("CARGO_BIN_EXE_fluidlab"));
     // Interop emulated on Mesa's EGL context: the CUDA–GL interop line runs too.
-    command.arg("doctor").env("FLUIDLAB_EMULATED_INTEROP", "1");
+    command
+        .arg("doctor")
+        .env("FLUIDLAB_EMULATED_INTEROP", "1")
+        .env("FLUIDLAB_EMULATED_ORDER", format!("random:{seed}"));
     let (stdout, _) = succeeds(command, &driver);
     assert!(!stdout.contains("FAIL"), "{stdout}");
     for line in [

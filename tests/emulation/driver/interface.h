@@ -33,6 +33,10 @@ typedef unsigned (*EmulatedKernelMaxThreads)(int kernel);
 // The index of the first pointer parameter of `kernel` whose value `check` refuses, or −1;
 // a pointer parameter's value is read as the kernel will read it.
 typedef int (*EmulatedCheckPointers)(int kernel, void** params, EmulatedPointerCheck check);
+// Two pointer parameters of `kernel` given the same address where the kernel may not alias
+// them: at least one is __restrict__ (`restrict_mask`, from the module's table) and at least
+// one points to non-const (written). Returns a · 256 + b (parameters a < b), or −1.
+typedef int (*EmulatedCheckAliases)(int kernel, void** params);
 // The byte sizes of `kernel`'s parameters, in order, into `sizes` (at most `capacity`);
 // returns how many it has (a stream capture copies each parameter's value by them).
 typedef int (*EmulatedParamSizes)(int kernel, size_t* sizes, int capacity);

@@ -1,9 +1,11 @@
 // One kernels/<module>.cu compiled as plain C++ for the emulated driver (driver.cpp): built by
 // tests/support/emulated_driver.rs as libfluidlab_kernels_<module>.so with
 //   -DMODULE_SOURCE='"<module>.cu"' -DMODULE_TABLE='"<generated table>"'
-// The table lists the module's kernels, `KERNEL(name, cooperative, most threads)`, where
-// cooperative says the kernel reaches __syncthreads or a shuffle (threads.h) and the last is its
-// __launch_bounds__ (as written, evaluated here; 1024 without). Unlike the stage emulations
+// The table lists the module's kernels, `KERNEL(name, cooperative, most threads, restrict mask)`,
+// where cooperative says the kernel reaches __syncthreads or a shuffle (threads.h), most threads
+// is its __launch_bounds__ (as written, evaluated here; 1024 without), and bit k of the mask says
+// its parameter k is declared __restrict__ (a launch giving such a parameter the address of
+// another, one of them written, is refused: launches.cpp). Unlike the stage emulations
 // (tests/emulation/*.cpp), no <KIND>_EMULATION switch is set: the kernels compile as nvcc sees
 // them, warp shuffles, block barriers and surface writes included.
 #include "../cuda_builtins.h"
@@ -83,6 +85,30 @@ template <class... A> struct Kernel<void (*)(A...)> {
         return bad;
     }
 
+    // Pointer parameters at one address that must not alias (EmulatedCheckAliases).
+    static int aliases(void** params, unsigned long long restrict_mask) {
+        unsigned long long values[sizeof...(A) + 1] = {};
+        bool pointer[sizeof...(A) + 1] = {}, written[sizeof...(A) + 1] = {};
+        int index = 0;
+        auto one = [&](auto* parameter_type) {
+            using P = std::remove_pointer_t<decltype(parameter_type)>;
+            if constexpr (std::is_pointer_v<P>) {
+                std::memcpy(&values[index], params[index], sizeof(unsigned long long));
+                pointer[index] = true;
+                written[index] = !std::is_const_v<std::remove_pointer_t<P>>;
+            }
+            ++index;
+        };
+        (one(static_cast<std::decay_t<A>*>(nullptr)), ...);
+        for (int a = 0; a < index; ++a)
+            for (int b = a + 1; b < index; ++b) {
+                if (!pointer[a] || !pointer[b] || values[a] == 0 || values[a] != values[b]) continue;
+                bool restricted = ((restrict_mask >> a) & 1u) || ((restrict_mask >> b) & 1u);
+                if (restricted && (written[a] || written[b])) return a * 256 + b;
+            }
+        return -1;
+    }
+
     static int sizes(size_t* out, int capacity) {
         const size_t all[] = {sizeof(std::decay_t<A>)..., 0};
         int count = (int)sizeof...(A);
@@ -95,20 +121,22 @@ struct Entry {
     const char* name;
     bool cooperative;
     unsigned max_threads;
+    unsigned long long restrict_mask;  // bit k: parameter k is __restrict__
     int (*check)(void**, EmulatedPointerCheck);
+    int (*aliases)(void**, unsigned long long);
     int (*sizes)(size_t*, int);
     void (*run)(void**, bool);
 };
 
-template <auto K> Entry entry(const char* name, bool cooperative, unsigned max_threads) {
+template <auto K> Entry entry(const char* name, bool cooperative, unsigned max_threads, unsigned long long restrict_mask) {
     using Info = Kernel<decltype(K)>;
-    return Entry{name, cooperative, max_threads, &Info::check, &Info::sizes, [](void** params, bool coop) {
+    return Entry{name, cooperative, max_threads, restrict_mask, &Info::check, &Info::aliases, &Info::sizes, [](void** params, bool coop) {
                      auto arguments = Info::read(params, std::make_index_sequence<std::tuple_size_v<typename Info::Arguments>>{});
                      threads::run([&] { std::apply(K, arguments); }, coop);
                  }};
 }
 
-#define KERNEL(name, cooperative, max_threads) entry<&name>(#name, cooperative, max_threads),
+#define KERNEL(name, cooperative, max_threads, restrict_mask) entry<&name>(#name, cooperative, max_threads, restrict_mask),
 const Entry table[] = {
 #include MODULE_TABLE
 };
@@ -133,6 +161,10 @@ __attribute__((visibility("default"))) unsigned fluidlab_kernel_max_threads(int 
 __attribute__((visibility("default"))) int fluidlab_kernel_check_pointers(int kernel, void** params,
                                                                            EmulatedPointerCheck check) {
     return table[kernel].check(params, check);
+}
+
+__attribute__((visibility("default"))) int fluidlab_kernel_check_aliases(int kernel, void** params) {
+    return table[kernel].aliases(params, table[kernel].restrict_mask);
 }
 
 __attribute__((visibility("default"))) int fluidlab_kernel_param_sizes(int kernel, size_t* sizes, int capacity) {

@@ -28,6 +28,7 @@ struct Module {
     EmulatedKernelCount kernel_count = nullptr;
     EmulatedKernelMaxThreads kernel_max_threads = nullptr;
     EmulatedCheckPointers check_pointers = nullptr;
+    EmulatedCheckAliases check_aliases = nullptr;
     EmulatedParamSizes param_sizes = nullptr;
     EmulatedRun run = nullptr;
     std::vector<Function> functions;
@@ -69,8 +70,9 @@ void load_modules() {
         m->kernel_max_threads = reinterpret_cast<EmulatedKernelMaxThreads>(dlsym(library, "fluidlab_kernel_max_threads"));
         m->check_pointers = reinterpret_cast<EmulatedCheckPointers>(dlsym(library, "fluidlab_kernel_check_pointers"));
         m->param_sizes = reinterpret_cast<EmulatedParamSizes>(dlsym(library, "fluidlab_kernel_param_sizes"));
+        m->check_aliases = reinterpret_cast<EmulatedCheckAliases>(dlsym(library, "fluidlab_kernel_check_aliases"));
         m->run = reinterpret_cast<EmulatedRun>(dlsym(library, "fluidlab_kernel_run"));
-        if (!m->kernel_count || !m->kernel_name || !m->kernel_max_threads || !m->check_pointers || !m->param_sizes ||
+        if (!m->kernel_count || !m->kernel_name || !m->kernel_max_threads || !m->check_pointers || !m->check_aliases || !m->param_sizes ||
             !m->run) {
             std::fprintf(stderr, "emulated CUDA driver: %s lacks the kernels interface\n", path.c_str());
             delete m;
@@ -199,6 +201,20 @@ CUresult check_launch(CUfunction function, const EmulatedLaunch& shape, void** p
         std::snprintf(hex, sizeof hex, "0x%llx", value);
         return refuse(CUDA_ERROR_INVALID_VALUE, where + ": parameter " + std::to_string(bad) + " is a pointer, and " +
                                                     hex + " is in no live device allocation");
+    }
+    // nvcc may read a const __restrict__ parameter through the read-only cache, and keep any
+    // restricted value in registers: another parameter at the same address, written by the
+    // same launch, is undefined behaviour that only a GPU shows (stale reads).
+    int alias = f->module->check_aliases(f->index, params);
+    if (alias >= 0) {
+        int a = alias / 256, b = alias % 256;
+        unsigned long long value;
+        std::memcpy(&value, params[a], sizeof value);
+        char hex[32];
+        std::snprintf(hex, sizeof hex, "0x%llx", value);
+        return refuse(CUDA_ERROR_INVALID_VALUE, where + ": parameters " + std::to_string(a) + " and " +
+                                                    std::to_string(b) + " are both " + hex +
+                                                    ", one __restrict__ and one written: they must not alias");
     }
     return CUDA_SUCCESS;
 }

@@ -16,6 +16,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -250,6 +251,109 @@ static void shared_memory() {
     OK(cuMemFree(out));
 }
 
+// The order of a launch's threads (FLUIDLAB_EMULATED_ORDER), thread by thread and as contexts:
+// forward and reverse as named; random a permutation that is neither, blocks interleaved
+// (thread by thread), another at the next launch. Prints each launch's first numbers
+// ("order: ..."), so that a test can compare runs of one seed and of two.
+static std::vector<unsigned> ordered(const char* kernel, unsigned blocks, unsigned block) {
+    CUdeviceptr counter, out;
+    OK(cuMemAlloc(&counter, 4));
+    OK(cuMemAlloc(&out, blocks * block * 4));
+    OK(cuMemsetD8(counter, 0, 4));
+    OK(launch(kernel, blocks, 1, block, 1, {&counter, &out}));
+    std::vector<unsigned> read(blocks * block);
+    OK(cuMemcpyDtoH(read.data(), out, read.size() * 4));
+    OK(cuMemFree(counter));
+    OK(cuMemFree(out));
+    std::vector<bool> seen(read.size(), false);
+    for (unsigned v : read) {
+        CHECK(v < read.size() && !seen[v], "%s: %u taken twice or out of range", kernel, v);
+        if (v < read.size()) seen[v] = true;
+    }
+    std::printf("order: %s", kernel);
+    for (unsigned i = 0; i < 8; ++i) std::printf(" %u", read[i]);
+    std::printf("\n");
+    return read;
+}
+
+// Parameters that must not alias: one buffer given to selftest_copy_restrict's two __restrict__
+// pointers is refused, and to selftest_copy_from_restrict's (only the read one __restrict__);
+// two buffers run; selftest_copy (no __restrict__) may run in place, and selftest_sum_restrict
+// may read one buffer through both its const __restrict__ pointers.
+static void aliases() {
+    const unsigned n = 64;
+    CUdeviceptr a, b, c;
+    OK(cuMemAlloc(&a, n * 4));
+    OK(cuMemAlloc(&b, n * 4));
+    OK(cuMemAlloc(&c, n * 4));
+    OK(cuMemsetD8(a, 0, n * 4));
+    unsigned count = n;
+    CHECK(launch("selftest_copy_restrict", 1, 1, 64, 1, {&a, &a, &count}) == CUDA_ERROR_INVALID_VALUE,
+          "one buffer in two __restrict__ parameters");
+    CHECK(launch("selftest_copy_from_restrict", 1, 1, 64, 1, {&a, &a, &count}) == CUDA_ERROR_INVALID_VALUE,
+          "one buffer in a __restrict__ parameter and a written one");
+    OK(launch("selftest_copy_restrict", 1, 1, 64, 1, {&a, &b, &count}));
+    OK(launch("selftest_copy", 1, 1, 64, 1, {&b, &b, &count}));
+    unsigned read[n];
+    OK(cuMemcpyDtoH(read, b, sizeof read));
+    CHECK(read[0] == 1u && read[n - 1] == 1u, "the copies: %u, %u", read[0], read[n - 1]);
+    OK(launch("selftest_sum_restrict", 1, 1, 64, 1, {&b, &b, &c, &count}));
+    OK(cuMemcpyDtoH(read, c, sizeof read));
+    CHECK(read[0] == 2u && read[n - 1] == 2u, "one buffer read through two const __restrict__: %u, %u", read[0],
+          read[n - 1]);
+    OK(cuMemFree(c));
+    OK(cuMemFree(a));
+    OK(cuMemFree(b));
+}
+
+static void order() {
+    const char* setting = std::getenv("FLUIDLAB_EMULATED_ORDER");
+    std::string mode = setting && *setting ? setting : "forward";
+    const unsigned blocks = 4, block = 64, n = blocks * block;
+    for (const char* kernel : {"selftest_order", "selftest_order_barrier"}) {
+        bool barrier = std::strcmp(kernel, "selftest_order_barrier") == 0;
+        std::vector<unsigned> first = ordered(kernel, blocks, block), second = ordered(kernel, blocks, block);
+        bool forward = true, reverse = true;
+        for (unsigned i = 0; i < n; ++i) {
+            forward = forward && first[i] == i;
+            // As contexts, reverse runs the blocks last to first and each block's threads from
+            // the first.
+            unsigned b = i / block, t = i % block;
+            reverse = reverse && first[i] == (barrier ? (blocks - 1 - b) * block + t : n - 1 - i);
+        }
+        if (mode == "forward") CHECK(forward, "%s: forward order", kernel);
+        else if (mode == "reverse") CHECK(reverse, "%s: reverse order", kernel);
+        else {
+            CHECK(!forward && !reverse, "%s: a random order that is forward or reverse", kernel);
+            CHECK(first != second, "%s: two launches in the same random order", kernel);
+            // Thread by thread, the blocks interleave: block 0's threads do not take one
+            // block's worth of consecutive numbers. As contexts, a block runs whole.
+            unsigned low = n, high = 0;
+            for (unsigned t = 0; t < block; ++t) {
+                low = std::min(low, first[t]);
+                high = std::max(high, first[t]);
+            }
+            if (barrier) CHECK(high - low == block - 1, "%s: block 0 interrupted", kernel);
+            else CHECK(high - low > block - 1, "%s: block 0's threads in one run", kernel);
+            // And the threads of a block in another order than their indices.
+            bool in_order = true;
+            for (unsigned t = 1; t < block; ++t) in_order = in_order && first[t] > first[t - 1];
+            CHECK(!in_order, "%s: block 0's threads in index order", kernel);
+            // As contexts, the blocks themselves in another order than their indices (in at
+            // least one of the two launches: a block's numbers are one run, its place in the
+            // order their first divided by the block size).
+            if (barrier) {
+                auto blocks_in_order = [&](const std::vector<unsigned>& read) {
+                    for (unsigned b = 0; b < blocks; ++b)
+                        if (read[b * block] / block != b) return false;
+                    return true;
+                };
+                CHECK(!blocks_in_order(first) || !blocks_in_order(second), "%s: blocks run first to last", kernel);
+            }
+        }
+    }
+}
+
 // Stream capture and graphs: a capture runs nothing, a replay runs the captured launches (and
 // device-to-device copies) with
 // the parameter values of the capture over the memory of the replay, a synchronous call
@@ -335,7 +439,9 @@ int main(int argc, char** argv) {
     const char* image =
         ".entry selftest_block_sum( .entry selftest_warp( .entry selftest_surface( .entry selftest_copy( "
         ".entry selftest_divergent_barrier( .entry selftest_shuffle_after_return( .entry selftest_surface_overrun( "
-        ".entry selftest_divergent_shuffle( .entry selftest_shared_unwritten( .entry selftest_stack_address(";
+        ".entry selftest_divergent_shuffle( .entry selftest_shared_unwritten( .entry selftest_stack_address( "
+        ".entry selftest_order( .entry selftest_order_barrier( .entry selftest_copy_restrict( "
+        ".entry selftest_copy_from_restrict( .entry selftest_sum_restrict(";
     OK(cuModuleLoadData(&module, image));
     CUfunction missing;
     CHECK(cuModuleGetFunction(&missing, module, "selftest_nothing") == CUDA_ERROR_NOT_FOUND, "an unknown kernel");
@@ -372,6 +478,8 @@ int main(int argc, char** argv) {
     memory();
     shared_memory();
     graphs();
+    order();
+    aliases();
     if (failures) std::fprintf(stderr, "%d checks failed\n", failures);
     else std::printf("selftest: every check passed\n");
     return failures ? 1 : 0;

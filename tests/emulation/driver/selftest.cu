@@ -90,3 +90,38 @@ extern "C" __global__ void selftest_shared_unwritten(unsigned int* out) {
     __syncthreads();
     out[blockIdx.x * 64 + threadIdx.x] = shared[threadIdx.x];
 }
+
+// The order threads run in (FLUIDLAB_EMULATED_ORDER): each thread takes the next number. Thread
+// by thread (no barrier):
+extern "C" __global__ void selftest_order(unsigned int* counter, unsigned int* out) {
+    out[blockIdx.x * blockDim.x + threadIdx.x] = atomicAdd(counter, 1u);
+}
+
+// And as contexts (a barrier after the number: each block's threads take theirs in the order
+// they are resumed).
+extern "C" __global__ void selftest_order_barrier(unsigned int* counter, unsigned int* out) {
+    out[blockIdx.x * blockDim.x + threadIdx.x] = atomicAdd(counter, 1u);
+    __syncthreads();
+}
+
+// selftest_copy with __restrict__ parameters: the same buffer in both is refused at the launch.
+extern "C" __global__ void selftest_copy_restrict(const unsigned int* __restrict__ from, unsigned int* __restrict__ to,
+                                                  unsigned int n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) to[i] = from[i] + 1u;
+}
+
+// Only the read parameter __restrict__: the same buffer in both is refused too (one restricted
+// parameter is enough for nvcc to read it through the non-coherent cache).
+extern "C" __global__ void selftest_copy_from_restrict(const unsigned int* __restrict__ from, unsigned int* to,
+                                                       unsigned int n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) to[i] = from[i] + 1u;
+}
+
+// Two read-only __restrict__ parameters: one buffer in both runs (nothing written through them).
+extern "C" __global__ void selftest_sum_restrict(const unsigned int* __restrict__ a, const unsigned int* __restrict__ b,
+                                                 unsigned int* to, unsigned int n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) to[i] = a[i] + b[i];
+}

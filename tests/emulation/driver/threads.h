@@ -21,6 +21,7 @@
 #include <string>
 #include <sys/mman.h>
 #include <ucontext.h>
+#include <utility>
 #include <vector>
 
 namespace threads {
@@ -218,6 +219,78 @@ inline bool release() {
 // shared memory with 0xff).
 inline void (*block_start)() = nullptr;
 
+// The launch's order (FLUIDLAB_EMULATED_ORDER), read once:
+//   unset or "forward": blocks first to last, and each block's threads from the first;
+//   "reverse": blocks last to first, and (kernels without barriers or shuffles) threads too:
+//     atomics then hand out slots in the other order, as a GPU's unordered scheduling may;
+//   "random:SEED" ("random": seed 1): a permutation per launch, drawn from the seed and the
+//     launch's number (the same run, the same orders): kernels without barriers or shuffles run
+//     the grid's threads in one random order, blocks interleaved as on a GPU where they run
+//     at once; kernels with them run their blocks in a random order, and at every barrier or
+//     shuffle resume the block's waiting threads in a random order.
+// A result that depends on the order (a block reading what another block of the launch writes,
+// an atomic's slot read as if in order) then changes with the seed. What needs threads running
+// at once does not show: every write is seen at once and a thread runs to its next barrier or
+// shuffle alone, so a missing __threadfence (a "last block" test) or a read-modify-write race
+// without atomics gives the right result in every order; only the review and a GPU catch those.
+enum class Order { forward, reverse, random };
+struct OrderSetting {
+    Order order = Order::forward;
+    unsigned long long seed = 0;
+};
+inline OrderSetting parse_order(const char* text) {
+    OrderSetting s;
+    if (text == nullptr || *text == 0 || std::strcmp(text, "forward") == 0) return s;
+    if (std::strcmp(text, "reverse") == 0) {
+        s.order = Order::reverse;
+        return s;
+    }
+    if (std::strncmp(text, "random", 6) == 0 && (text[6] == 0 || text[6] == ':')) {
+        s.order = Order::random;
+        s.seed = 1;
+        if (text[6] == 0) return s;
+        char* end = nullptr;
+        const char* digits = text + 7;
+        if (*digits >= '0' && *digits <= '9') {
+            s.seed = std::strtoull(digits, &end, 10);
+            if (end != nullptr && *end == 0) return s;
+        }
+    }
+    std::fprintf(stderr,
+                 "emulated CUDA driver: FLUIDLAB_EMULATED_ORDER=%s: expected forward, reverse, random or "
+                 "random:SEED (SEED a decimal integer)\n",
+                 text);
+    std::fflush(stderr);
+    std::abort();
+}
+inline const OrderSetting& order_setting() {
+    static const OrderSetting setting = parse_order(std::getenv("FLUIDLAB_EMULATED_ORDER"));
+    return setting;
+}
+
+// splitmix64: the permutations' random numbers.
+struct Random {
+    unsigned long long state;
+    unsigned long long next() {
+        unsigned long long z = (state += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    }
+    // 0 ..= bound − 1 (bound ≥ 1; the modulo's bias is irrelevant here).
+    unsigned below(unsigned bound) { return (unsigned)(next() % bound); }
+};
+inline Random random_order{0};  // this launch's, seeded in run()
+
+// 0 .. count − 1 in a random order (Fisher–Yates) into `out`.
+inline void permutation(std::vector<unsigned>& out, unsigned count) {
+    out.resize(count);
+    for (unsigned i = 0; i < count; ++i) out[i] = i;
+    for (unsigned i = count; i > 1; --i) std::swap(out[i - 1], out[random_order.below(i)]);
+}
+
+inline std::vector<unsigned> resume_order;  // a random-order block's threads, per round
+
 inline void run_block(unsigned block_linear) {
     if (block_start) block_start();
     for (unsigned t = 0; t < block_size; ++t) {
@@ -225,8 +298,11 @@ inline void run_block(unsigned block_linear) {
         prepare(contexts[t], stack_of(t), stack_bytes, entry);
         states[t] = ready;
     }
+    bool shuffled = order_setting().order == Order::random;
     do {
-        for (unsigned t = 0; t < block_size; ++t) {
+        if (shuffled) permutation(resume_order, block_size);
+        for (unsigned u = 0; u < block_size; ++u) {
+            unsigned t = shuffled ? resume_order[u] : u;
             if (states[t] != ready) continue;
             set_indices(block_linear, t);
             current = t;
@@ -235,25 +311,30 @@ inline void run_block(unsigned block_linear) {
     } while (release());
 }
 
-// Runs `kernel` (a closure over its arguments) over the launch shape in blockDim and gridDim.
-// With FLUIDLAB_EMULATED_ORDER=reverse, blocks and (kernels without barriers) threads run last
-// to first: atomics then hand out slots in the other order, as a GPU's unordered scheduling
-// may, so a result that depends on the order shows.
-inline bool reverse_order() {
-    static const bool reverse = [] {
-        const char* order = std::getenv("FLUIDLAB_EMULATED_ORDER");
-        return order && std::strcmp(order, "reverse") == 0;
-    }();
-    return reverse;
-}
+// Runs `kernel` (a closure over its arguments) over the launch shape in blockDim and gridDim,
+// in the order order_setting() says.
+inline unsigned long long launches = 0;  // launches run so far (random order's per-launch seed)
 
 template <class Kernel> void run(Kernel kernel, bool is_cooperative) {
     unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
     block_size = blockDim.x * blockDim.y * blockDim.z;
     cooperative = is_cooperative && block_size > 1;
-    bool reverse = reverse_order();
+    const OrderSetting& setting = order_setting();
+    random_order.state = setting.seed * 0xd1342543de82ef95ull + ++launches;
+    bool reverse = setting.order == Order::reverse, random = setting.order == Order::random;
     auto nth = [reverse](unsigned i, unsigned count) { return reverse ? count - 1 - i : i; };
+    static std::vector<unsigned> order;
     if (!cooperative) {
+        if (random) {
+            permutation(order, blocks * block_size);
+            for (unsigned linear : order) {
+                unsigned b = linear / block_size, t = linear % block_size;
+                set_indices(b, t);
+                current = t;
+                kernel();
+            }
+            return;
+        }
         for (unsigned b = 0; b < blocks; ++b)
             for (unsigned t = 0; t < block_size; ++t) {
                 set_indices(nth(b, blocks), nth(t, block_size));
@@ -269,7 +350,8 @@ template <class Kernel> void run(Kernel kernel, bool is_cooperative) {
     slots.assign(block_size, 0);
     sites.assign(block_size, Site{"", 0});
     ensure_stacks(block_size);
-    for (unsigned b = 0; b < blocks; ++b) run_block(nth(b, blocks));
+    if (random) permutation(order, blocks);
+    for (unsigned b = 0; b < blocks; ++b) run_block(random ? order[b] : nth(b, blocks));
     // Each thread's first frame (entry) never returned: its redzones would stay poisoned, and
     // whatever is mapped there after the stacks are replaced (ensure_stacks) would be reported
     // on wrongly (Mesa's LLVM JIT copying code there once was).
