@@ -70,6 +70,10 @@ fn edits(scene: &str) -> Vec<Edit> {
             ("seed", Records, |s| s.fountain.seed += 1),
             // A body's field: a fountain holds none (review item L7).
             ("pins (no body)", Records, |s| s.body.pins = Pins::Top),
+            // Lowered below the particles alive: the emission stops, nothing is dropped.
+            ("max particles lowered", Records, |s| {
+                s.fountain.max_particles = 200
+            }),
             ("basin size", State, |s| s.fountain.basin *= 1.25),
             ("max particles", State, |s| s.fountain.max_particles = 400),
             NONE,
@@ -233,8 +237,11 @@ fn run(driver: &emulated_driver::Driver, scene: &str, cpu: bool) -> Run {
 ///   particles, 24² nodes), the cloth's 6,988 and 14,280 (144 nodes, 506 springs), the
 ///   jelly's 3,128 and 10,552;
 /// - a stiffness sends the springs' stiffnesses (12 bytes a spring) and reads nothing more;
-/// - pins, a spring kind off, the basin's size and max particles read the state back and send
-///   it whole;
+/// - max particles lowered (below the particles alive: the emission stops, nothing is
+///   dropped, as on the CPU) reads nothing back and sends no state (before, the whole state
+///   both ways);
+/// - pins, a spring kind off, the basin's size and max particles raised read the state back
+///   and send it whole;
 /// - a thickness on the landed folded cloth (its layers resting on each other) rebuilds the
 ///   self-collision lists in its frame (review item M1).
 ///

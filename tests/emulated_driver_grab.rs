@@ -41,6 +41,10 @@ enum Event {
     Frame,
     Press,
     Move(f32, f32),
+    /// The host reads the state (`pull`, as an export or a backend switch does) while the
+    /// node is held, between a move and the next frame: prints the held node's position and
+    /// previous position.
+    Look,
     /// A whole-state edit after the drag and a frame: the shear springs off (the solver made
     /// again from the host's state). It reads the body back and sends it whole: the host's
     /// mirror must hold the drag by then.
@@ -50,7 +54,7 @@ enum Event {
 
 /// The drag: a frame with nothing held, the press, moves (two between one pair of frames),
 /// frames while held, the release, a frame, a whole-state edit, frames after.
-const EVENTS: [Event; 16] = {
+const EVENTS: [Event; 17] = {
     use Event::*;
     [
         Frame,
@@ -62,6 +66,7 @@ const EVENTS: [Event; 16] = {
         Move(10.0, -30.0),
         Frame,
         Move(10.0, -40.0),
+        Look,
         Frame,
         Frame,
         Release,
@@ -87,6 +92,8 @@ struct Run {
     state: Vec<u32>,
     /// The node held, the nodes, the held node's pin after the release.
     held: String,
+    /// The held node's position and previous position as the host read them while held.
+    look: String,
 }
 
 /// Runs [`grab_on_the_driver`] on `scene` in a process of its own on `driver`.
@@ -128,10 +135,11 @@ fn run(driver: &emulated_driver::Driver, scene: &str, cpu: bool) -> Run {
             .map(|word| u32::from_str_radix(word, 16).unwrap())
             .collect(),
         held: line("held: "),
+        look: line("look: "),
     }
 }
 
-/// A drag of a node of a running cloth (self-colliding, Verlet) and of a jelly (XPBD, its
+/// A drag of a node of a running cloth (self-colliding, XPBD) and of a jelly (Verlet, its
 /// volume term on) through `Sim::pointer` on the emulated driver ([`EVENTS`]), each event's
 /// and frame's copies counted from the driver's trace:
 ///
@@ -139,18 +147,26 @@ fn run(driver: &emulated_driver::Driver, scene: &str, cpu: bool) -> Run {
 ///   nodes 1,728 bytes, the jelly's 64 768) and sends the node's place, previous place and
 ///   pin (25 bytes); a move sends its place and previous place (24 bytes) and reads
 ///   nothing; the release sends its pin (1 byte); a frame while held or after copies what a
-///   frame with nothing held copies. The old code read the whole body back at each event
-///   and sent it whole before the next frame (measured: the cloth's press 6,912 bytes back,
-///   its next frame 14,280 sent; each move 6,912 back, 14,280 sent; the jelly's 3,072 and
-///   10,552);
-/// - a whole-state edit while the node is held (the cloth's pins, the jelly's shear springs
-///   off) reads the body back and sends it
-///   whole, as any such edit;
-/// - the nodes after the drag and 3 frames after the release are the CPU's (the same
-///   events) to 10⁻⁵ m (measured: the cloth 2.1·10⁻⁶ m, the jelly 2.7·10⁻⁶ m), the same
-///   node held, and its pin given back on both sides.
+///   frame with nothing held copies (76 and 56 bytes of statistics back, nothing sent). The
+///   old code (this test run on it) read the whole body back at the first event after each
+///   frame (the cloth 6,912 bytes, the jelly 3,072) and sent it whole with the next frame
+///   (13,128 and 9,904; the cloth's 288 bytes of `SelfStep`s more: the upload forced a
+///   self-collision build);
+/// - the host reading the state while the node is held (`pull`: an export, a backend
+///   switch) reads the body back (48 bytes a node) and finds the held node as the CPU has it,
+///   position and previous position at the drag's target;
+/// - a whole-state edit after the release (the shear springs off: a new solver from the
+///   host's mirror) reads the body back and sends it whole, as any such edit;
+/// - the nodes after all that are the CPU's (the same events) to 10⁻⁵ m (measured: the
+///   cloth 4.3·10⁻⁶ m, the jelly 4.1·10⁻⁶ m), the same node held, and its pin given back
+///   on both sides.
 ///
-/// Mutants caught: see docs/particles.md ("The grabber on CUDA").
+/// Mutants caught (each alone in `transfer.rs` `upload_node`): the place not sent (only the
+/// previous place): "cloth: 0.8929819 m from the CPU's"; the pin not sent on the release
+/// (the node stays nailed): "cloth: 0.087791085 m from the CPU's"; the previous place not
+/// sent: the dynamics do not see it (the integrators set a pinned node's previous place to
+/// its place every substep: 4.3·10⁻⁶ m, as without the mutant), the host's read while held
+/// does: "cloth: the held node read while held". Runs in about 2 s.
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_driver),
@@ -181,6 +197,12 @@ fn a_drag_sends_the_held_node_alone() {
     for (scene, (cuda, cpu)) in scenes.into_iter().zip(&runs) {
         assert_eq!(cuda.copies.len(), EVENTS.len(), "{scene}: events traced");
         assert_eq!(cuda.held, cpu.held, "{scene}: held");
+        // The host's read while held: the node where the drag put it, still (position and
+        // previous position the same), as on the CPU.
+        assert_eq!(
+            cuda.look, cpu.look,
+            "{scene}: the held node read while held"
+        );
         let nodes: usize = cuda
             .held
             .split_whitespace()
@@ -216,6 +238,11 @@ fn a_drag_sends_the_held_node_alone() {
                     down: 12 * nodes,
                 },
                 Event::Move(..) => Copies { up: 24, down: 0 },
+                // The body read back: 48 bytes a node.
+                Event::Look => Copies {
+                    up: 0,
+                    down: 48 * nodes,
+                },
                 Event::Release => Copies { up: 1, down: 0 },
             };
             assert_eq!(*copies, expected, "{why}");
@@ -271,6 +298,13 @@ fn grab_on_the_driver() {
         let at = |dx: f32, dy: f32| [press[0] + dx, press[1] + dy];
         match event {
             Event::Frame => sim.step().unwrap(),
+            Event::Look => {
+                sim.pull().unwrap();
+                let (State::Body(body), Some(h)) = (&sim.state, sim.grabber.held) else {
+                    panic!("{which}: no node held")
+                };
+                println!("look: {} {}", body.position[h.node], body.previous[h.node]);
+            }
             Event::Whole => {
                 sim.scene.body.shear = 0.0;
                 sim.step().unwrap();
