@@ -8,7 +8,7 @@
 #[path = "support/emulated_driver.rs"]
 mod emulated_driver;
 
-use emulated_driver::{succeeds, worst, Flavour};
+use emulated_driver::{bits, rerun, succeeds, worst, Copies, Flavour};
 use fluidlab::sims::particles::cuda::kernels::{
     BasinStep, BodyStep, EmitStep, FountainStep, SelfStep, SC_BUILDS,
 };
@@ -16,7 +16,6 @@ use fluidlab::sims::particles::dynamics::Integrator;
 use fluidlab::sims::particles::edit_reach::EditReach;
 use fluidlab::sims::particles::scene::{ParticlesScene, Pins};
 use std::mem::size_of;
-use std::process::Command;
 
 /// Set in the processes [`live_edits_send_what_they_change`] starts: the scene
 /// [`edit_frames_on_the_driver`] runs ("fountain", "cloth", "jelly").
@@ -138,13 +137,6 @@ fn edits(scene: &str) -> Vec<Edit> {
     }
 }
 
-/// What a frame copied: bytes to the GPU and back.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct Copies {
-    up: usize,
-    down: usize,
-}
-
 /// What a run of [`edit_frames_on_the_driver`] printed and the emulated driver traced.
 struct Run {
     /// Each edit's frame's copies, in [`edits`]' order.
@@ -162,12 +154,8 @@ struct Run {
 
 /// Runs [`edit_frames_on_the_driver`] on `scene` in a process of its own on `driver`.
 fn run(driver: &emulated_driver::Driver, scene: &str, cpu: bool) -> Run {
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command
-        .args(["--exact", "edit_frames_on_the_driver", "--ignored"])
-        .args(["--nocapture", "--test-threads", "1"])
-        .env(EDIT_SCENE, scene)
-        .env("FLUIDLAB_EMULATED_TRACE", "1");
+    let mut command = rerun("edit_frames_on_the_driver");
+    command.env(EDIT_SCENE, scene);
     if cpu {
         command.env(EDIT_BACKEND, "cpu");
     }
@@ -191,27 +179,13 @@ fn run(driver: &emulated_driver::Driver, scene: &str, cpu: bool) -> Run {
         } else if let Some(rest) = text.strip_prefix("live edits end") {
             copies.extend(current.take());
             builds.push(built(rest));
-        } else if let (Some(c), Some(rest)) = (
-            current.as_mut(),
-            text.strip_prefix("emulated CUDA driver: cuMemcpy"),
-        ) {
-            let bytes = || -> usize {
-                let (_, n) = rest.split_once(' ').unwrap();
-                n.trim_end_matches(" bytes").parse().unwrap()
-            };
-            if rest.starts_with("HtoD") {
-                c.up += bytes();
-            } else if rest.starts_with("DtoH") {
-                c.down += bytes();
-            }
+        } else if let Some(c) = current.as_mut() {
+            c.add(text);
         }
     }
     Run {
         copies,
-        state: line("state: ")
-            .split_whitespace()
-            .map(|word| u32::from_str_radix(word, 16).unwrap())
-            .collect(),
+        state: bits(&stdout, "state: "),
         counts: line("counts: "),
         sizes,
         builds,

@@ -9,8 +9,7 @@
 #[path = "support/emulated_driver.rs"]
 mod emulated_driver;
 
-use emulated_driver::{succeeds, worst, Flavour};
-use std::process::Command;
+use emulated_driver::{bits, rerun, succeeds, worst, Copies, Flavour};
 
 /// Set in the processes [`a_drag_sends_the_held_node_alone`] starts: the scene
 /// [`grab_on_the_driver`] runs ("cloth", "jelly").
@@ -77,13 +76,6 @@ const EVENTS: [Event; 17] = {
     ]
 };
 
-/// Bytes an event or frame copied to the GPU and back.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct Copies {
-    up: usize,
-    down: usize,
-}
-
 /// What a run of [`grab_on_the_driver`] printed and the emulated driver traced.
 struct Run {
     /// Each event's copies, in [`EVENTS`]' order.
@@ -98,12 +90,8 @@ struct Run {
 
 /// Runs [`grab_on_the_driver`] on `scene` in a process of its own on `driver`.
 fn run(driver: &emulated_driver::Driver, scene: &str, cpu: bool) -> Run {
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command
-        .args(["--exact", "grab_on_the_driver", "--ignored"])
-        .args(["--nocapture", "--test-threads", "1"])
-        .env(GRAB_SCENE, scene)
-        .env("FLUIDLAB_EMULATED_TRACE", "1");
+    let mut command = rerun("grab_on_the_driver");
+    command.env(GRAB_SCENE, scene);
     if cpu {
         command.env(GRAB_BACKEND, "cpu");
     }
@@ -114,26 +102,14 @@ fn run(driver: &emulated_driver::Driver, scene: &str, cpu: bool) -> Run {
         if text.starts_with("grab event ") || text.starts_with("grab events end") {
             copies.extend(current.take());
             current = text.starts_with("grab event ").then(Copies::default);
-        } else if let (Some(c), Some(rest)) = (
-            current.as_mut(),
-            text.strip_prefix("emulated CUDA driver: cuMemcpy"),
-        ) {
-            let (_, n) = rest.split_once(' ').unwrap();
-            let bytes: usize = n.trim_end_matches(" bytes").parse().unwrap();
-            if rest.starts_with("HtoD") {
-                c.up += bytes;
-            } else if rest.starts_with("DtoH") {
-                c.down += bytes;
-            }
+        } else if let Some(c) = current.as_mut() {
+            c.add(text);
         }
     }
     let line = |what: &str| emulated_driver::line(&stdout, what);
     Run {
         copies,
-        state: line("state: ")
-            .split_whitespace()
-            .map(|word| u32::from_str_radix(word, 16).unwrap())
-            .collect(),
+        state: bits(&stdout, "state: "),
         held: line("held: "),
         look: line("look: "),
     }

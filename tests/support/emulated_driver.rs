@@ -573,3 +573,54 @@ pub fn line(stdout: &str, what: &str) -> String {
         .unwrap_or_else(|| panic!("no {what:?} line: {stdout}"))
         .to_string()
 }
+
+/// Bytes copied to the GPU and back.
+#[allow(dead_code)] // only the tests counting copies use it
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Copies {
+    /// To the GPU (`cuMemcpyHtoD*`).
+    pub up: usize,
+    /// Back (`cuMemcpyDtoH*`).
+    pub down: usize,
+}
+
+#[allow(dead_code)] // only the tests counting copies use it
+impl Copies {
+    /// Counts the copy a line of the driver's trace (`FLUIDLAB_EMULATED_TRACE`) reports;
+    /// other lines count nothing.
+    pub fn add(&mut self, text: &str) {
+        let Some(rest) = text.strip_prefix("emulated CUDA driver: cuMemcpy") else {
+            return;
+        };
+        let bytes = || -> usize {
+            let (_, n) = rest.split_once(' ').unwrap();
+            n.trim_end_matches(" bytes").parse().unwrap()
+        };
+        if rest.starts_with("HtoD") {
+            self.up += bytes();
+        } else if rest.starts_with("DtoH") {
+            self.down += bytes();
+        }
+    }
+}
+
+/// This test binary again for its ignored test `test` alone (on one thread, its output
+/// shown), the driver's calls traced: a run in a process of its own.
+#[allow(dead_code)] // only the tests counting copies use it
+pub fn rerun(test: &str) -> Command {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["--exact", test, "--ignored"])
+        .args(["--nocapture", "--test-threads", "1"])
+        .env("FLUIDLAB_EMULATED_TRACE", "1");
+    command
+}
+
+/// The floats a run printed as hexadecimal bits on its line starting `what`.
+#[allow(dead_code)] // only the tests comparing printed states use it
+pub fn bits(stdout: &str, what: &str) -> Vec<u32> {
+    line(stdout, what)
+        .split_whitespace()
+        .map(|word| u32::from_str_radix(word, 16).unwrap())
+        .collect()
+}
