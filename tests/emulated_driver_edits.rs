@@ -4,11 +4,14 @@
 //! edit class against the CPU's. Needs what the emulated driver needs (a C++20 compiler and
 //! cuda.h, scripts/setup.sh).
 
+#[path = "support/copies.rs"]
+mod copies;
 #[allow(dead_code)]
 #[path = "support/emulated_driver.rs"]
 mod emulated_driver;
 
-use emulated_driver::{bits, rerun, succeeds, worst, Copies, Flavour};
+use copies::{bits, rerun, Copies};
+use emulated_driver::{succeeds, worst, Flavour};
 use fluidlab::sims::particles::cuda::kernels::{
     BasinStep, BodyStep, EmitStep, FountainStep, SelfStep, SC_BUILDS,
 };

@@ -5,11 +5,14 @@
 //! events). Needs what the emulated driver needs (a C++20 compiler and cuda.h,
 //! scripts/setup.sh).
 
+#[path = "support/copies.rs"]
+mod copies;
 #[allow(dead_code)]
 #[path = "support/emulated_driver.rs"]
 mod emulated_driver;
 
-use emulated_driver::{bits, rerun, succeeds, worst, Copies, Flavour};
+use copies::{bits, rerun, Copies};
+use emulated_driver::{succeeds, worst, Flavour};
 
 /// Set in the processes [`a_drag_sends_the_held_node_alone`] starts: the scene
 /// [`grab_on_the_driver`] runs ("cloth", "jelly").
@@ -41,19 +44,36 @@ enum Event {
     Press,
     Move(f32, f32),
     /// The host reads the state (`pull`, as an export or a backend switch does) while the
-    /// node is held, between a move and the next frame: prints the held node's position and
-    /// previous position.
+    /// node is held: prints the held node's position, previous position and pin.
     Look,
-    /// A whole-state edit after the drag and a frame: the shear springs off (the solver made
-    /// again from the host's state). It reads the body back and sends it whole: the host's
-    /// mirror must hold the drag by then.
+    /// Prints where the wind arrow stands (`arrow_base`), nothing read back first.
+    Arrow,
+    /// A whole-state edit and its frame ([`whole_edit`]: the solver made again from the
+    /// host's state). It reads the body back and sends it whole: the host's mirror must hold
+    /// the drag by then.
     Whole,
     Release,
 }
 
-/// The drag: a frame with nothing held, the press, moves (two between one pair of frames),
-/// frames while held, the release, a frame, a whole-state edit, frames after.
-const EVENTS: [Event; 17] = {
+/// The whole-state edit [`Event::Whole`] makes: the cloth's whole top row pinned (the pins
+/// made again from the scene: its held node, not in that row, stays pinned), then its shear
+/// springs off; the jelly's shear springs off, then on again.
+fn whole_edit(scene: &mut fluidlab::sims::particles::scene::ParticlesScene, cloth: bool) {
+    use fluidlab::sims::particles::scene::Pins;
+    let body = &mut scene.body;
+    if cloth && body.pins != Pins::Top {
+        body.pins = Pins::Top;
+    } else {
+        body.shear = if body.shear == 0.0 { 0.5 } else { 0.0 };
+    }
+}
+
+/// The drag: a frame with nothing held, the press, moves (two between one pair of frames); a
+/// host read, a move with the mirror current and a whole-state edit, all while held (a mirror
+/// missing the move sends the node back); a far move up after a frame (the node above the
+/// body's box: the arrow's base must follow it before the next frame); the release, a frame,
+/// a whole-state edit, frames after.
+const EVENTS: [Event; 25] = {
     use Event::*;
     [
         Frame,
@@ -66,7 +86,15 @@ const EVENTS: [Event; 17] = {
         Frame,
         Move(10.0, -40.0),
         Look,
+        Move(10.0, -60.0),
+        Whole,
+        Look,
         Frame,
+        Move(10.0, -400.0),
+        Arrow,
+        Look,
+        Frame,
+        Look,
         Frame,
         Release,
         Frame,
@@ -84,8 +112,11 @@ struct Run {
     state: Vec<u32>,
     /// The node held, the nodes, the held node's pin after the release.
     held: String,
-    /// The held node's position and previous position as the host read them while held.
-    look: String,
+    /// The held node's position, previous position and pin as the host read them while
+    /// held, each [`Event::Look`]'s.
+    looks: Vec<String>,
+    /// Where the wind arrow stood at [`Event::Arrow`].
+    arrow: Vec<f32>,
 }
 
 /// Runs [`grab_on_the_driver`] on `scene` in a process of its own on `driver`.
@@ -111,7 +142,16 @@ fn run(driver: &emulated_driver::Driver, scene: &str, cpu: bool) -> Run {
         copies,
         state: bits(&stdout, "state: "),
         held: line("held: "),
-        look: line("look: "),
+        // (The first shares its line with the test harness's name.)
+        looks: stdout
+            .split("look: ")
+            .skip(1)
+            .map(|rest| rest.lines().next().unwrap().to_string())
+            .collect(),
+        arrow: line("arrow: ")
+            .split_whitespace()
+            .map(|x| x.parse().unwrap())
+            .collect(),
     }
 }
 
@@ -169,15 +209,34 @@ fn a_drag_sends_the_held_node_alone() {
             cuda.held,
             cpu.held
         );
+        println!("{scene}: arrow base {:?} (CPU {:?})", cuda.arrow, cpu.arrow);
     }
     for (scene, (cuda, cpu)) in scenes.into_iter().zip(&runs) {
         assert_eq!(cuda.copies.len(), EVENTS.len(), "{scene}: events traced");
         assert_eq!(cuda.held, cpu.held, "{scene}: held");
-        // The host's read while held: the node where the drag put it, still (position and
-        // previous position the same), as on the CPU.
-        assert_eq!(
-            cuda.look, cpu.look,
-            "{scene}: the held node read while held"
+        // The host's reads while held, the whole-state edit's among them: the node where
+        // the drag put it, still (position and previous position the same), pinned, bit for
+        // bit as on the CPU.
+        let looks = EVENTS.iter().filter(|e| **e == Event::Look).count();
+        assert_eq!(cuda.looks.len(), looks, "{scene}: {:?}", cuda.looks);
+        for (k, (gpu, cpu)) in cuda.looks.iter().zip(&cpu.looks).enumerate() {
+            let why = format!("{scene}: the held node read while held, read {k}");
+            assert!(gpu.ends_with(" pinned true"), "{why}: {gpu}");
+            assert_eq!(gpu, cpu, "{why}");
+        }
+        // The arrow's base right after the far move, before a frame: the CPU's (its nodes'
+        // box), to the nodes' differences.
+        let base = cuda
+            .arrow
+            .iter()
+            .zip(&cpu.arrow)
+            .map(|(g, c)| (g - c).abs());
+        let base = base.fold(0.0, f32::max);
+        assert!(
+            cuda.arrow.len() == 3 && base < 1e-4,
+            "{scene}: the arrow's base {:?}, the CPU's {:?}",
+            cuda.arrow,
+            cpu.arrow
         );
         let nodes: usize = cuda
             .held
@@ -186,8 +245,12 @@ fn a_drag_sends_the_held_node_alone() {
             .unwrap()
             .parse()
             .unwrap();
+        // The cloth's whole-state edits while held (pins made again, a solver from the
+        // mirror) let its other nodes' 10⁻⁶ m differences grow (measured 7.1·10⁻⁵ m; the
+        // held node bit for bit the CPU's, above); the jelly's stay (7.7·10⁻⁶ m).
+        let bound = if scene == "cloth" { 2e-4 } else { 1e-5 };
         let apart = worst(&cuda.state, &cpu.state);
-        assert!(apart < 1e-5, "{scene}: {apart} m from the CPU's");
+        assert!(apart < bound, "{scene}: {apart} m from the CPU's");
         let quiet = cuda.copies[0];
         let edit = EVENTS.iter().position(|e| *e == Event::Whole).unwrap();
         for (k, (event, copies)) in EVENTS.iter().zip(&cuda.copies).enumerate() {
@@ -201,13 +264,23 @@ fn a_drag_sends_the_held_node_alone() {
                     down: quiet.down,
                 },
                 Event::Whole => {
-                    // The body read back and sent whole: 48 bytes a node back (positions,
-                    // previous, velocities, forces), 49 sent (and the pins).
-                    assert!(
-                        copies.down >= 48 * nodes && copies.up >= 49 * nodes,
-                        "{why}"
-                    );
-                    *copies
+                    // The body read back (48 bytes a node: positions, previous, velocities,
+                    // forces; nothing where a read while held left the mirror current) and
+                    // sent whole (49 bytes a node and more), then its frame.
+                    let current = EVENTS[..k]
+                        .iter()
+                        .rev()
+                        .find(|e| matches!(e, Event::Look | Event::Frame | Event::Whole));
+                    let back = if current == Some(&Event::Look) {
+                        0
+                    } else {
+                        48 * nodes
+                    };
+                    assert!(copies.up >= 49 * nodes, "{why}");
+                    Copies {
+                        up: copies.up,
+                        down: back + quiet.down,
+                    }
                 }
                 Event::Press => Copies {
                     up: 25,
@@ -220,6 +293,7 @@ fn a_drag_sends_the_held_node_alone() {
                     down: 48 * nodes,
                 },
                 Event::Release => Copies { up: 1, down: 0 },
+                Event::Arrow => Copies::default(),
             };
             assert_eq!(*copies, expected, "{why}");
         }
@@ -279,10 +353,17 @@ fn grab_on_the_driver() {
                 let (State::Body(body), Some(h)) = (&sim.state, sim.grabber.held) else {
                     panic!("{which}: no node held")
                 };
-                println!("look: {} {}", body.position[h.node], body.previous[h.node]);
+                println!(
+                    "look: {} {} pinned {}",
+                    body.position[h.node], body.previous[h.node], body.pinned[h.node]
+                );
+            }
+            Event::Arrow => {
+                let base = sim.arrow_base().to_array().map(|x| x.to_string());
+                println!("arrow: {}", base.join(" "));
             }
             Event::Whole => {
-                sim.scene.body.shear = 0.0;
+                whole_edit(&mut sim.scene, which == "cloth");
                 sim.step().unwrap();
             }
             Event::Press => {

@@ -216,11 +216,11 @@ impl NodeEdit {
 impl Grabber {
     /// One pointer event for the wind arrow at `base` drawn for `wind`, before
     /// [`Grabber::pointer`]: a drag that starts on the arrow's head (and on no node of a body,
-    /// at `nodes` then, nearer the camera there) holds the arrow. The first event that meets the horizontal
-    /// plane through the base keeps the wind and notes the pointer's point there; later ones
-    /// set the wind [`wind_for_head`] gives for the head moved as far as that point has, so
-    /// only moving changes the wind. Returns the wind while the arrow is held (then
-    /// skip [`Grabber::pointer`]); `None` otherwise.
+    /// at `nodes` then, nearer the camera there) holds the arrow. The first event that meets
+    /// the horizontal plane through the base keeps the wind and notes the pointer's point
+    /// there; later ones set the wind [`wind_for_head`] gives for the head moved as far as
+    /// that point has, so only moving changes the wind. Returns the wind while the arrow is
+    /// held (then skip [`Grabber::pointer`]); `None` otherwise.
     #[allow(clippy::too_many_arguments)]
     pub fn pointer_arrow(
         &mut self,

@@ -113,7 +113,9 @@ impl ParticlesSim {
     /// Makes the grabber's `edit` of the node held in the host's mirror and, on CUDA, on the
     /// GPU: that node's bytes alone (`upload_node`), nothing read back. The mirror's other
     /// nodes are untouched: where the GPU is newer they stay marked older (the next read
-    /// brings the node's place back as set here; its pin lives on the host too).
+    /// brings the node's place back as set here; its pin lives on the host too). Where the
+    /// GPU is newer, the bounds its last frame reduced (where the wind arrow stands) grow by
+    /// the node's new place: exact while the body grows, a frame late where it shrinks.
     pub(super) fn edit_node(&mut self, edit: NodeEdit) -> Result<()> {
         let State::Body(body) = &mut self.state else {
             return Ok(());
@@ -121,6 +123,12 @@ impl ParticlesSim {
         edit.apply(body);
         if let Some(device) = &mut self.cuda {
             device.solver.upload_node(&edit)?;
+            let totals = &mut device.solver.totals;
+            if let (true, Some(place), Some([low, high])) =
+                (device.device_newer, edit.place, totals.bounds)
+            {
+                totals.bounds = Some([low.min(place), high.max(place)]);
+            }
         }
         Ok(())
     }
