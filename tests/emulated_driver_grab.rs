@@ -162,27 +162,33 @@ fn run(driver: &emulated_driver::Driver, scene: &str, cpu: bool) -> Run {
 /// - the press reads back the nodes' positions alone (12 bytes a node: the cloth's 144
 ///   nodes 1,728 bytes, the jelly's 64 768) and sends the node's place, previous place and
 ///   pin (25 bytes); a move sends its place and previous place (24 bytes) and reads
-///   nothing; the release sends its pin (1 byte); a frame while held or after copies what a
-///   frame with nothing held copies (76 and 56 bytes of statistics back, nothing sent). The
-///   old code (this test run on it) read the whole body back at the first event after each
+///   nothing; the release sends its pin (1 byte); a frame while held copies what a frame
+///   with nothing held copies (76 and 56 bytes of statistics back, nothing sent). The old
+///   code (this test run on it) read the whole body back at the first event after each
 ///   frame (the cloth 6,912 bytes, the jelly 3,072) and sent it whole with the next frame
 ///   (13,128 and 9,904; the cloth's 288 bytes of `SelfStep`s more: the upload forced a
 ///   self-collision build);
-/// - the host reading the state while the node is held (`pull`: an export, a backend
-///   switch) reads the body back (48 bytes a node) and finds the held node as the CPU has it,
-///   position and previous position at the drag's target;
-/// - a whole-state edit after the release (the shear springs off: a new solver from the
-///   host's mirror) reads the body back and sends it whole, as any such edit;
-/// - the nodes after all that are the CPU's (the same events) to 10⁻⁵ m (measured: the
-///   cloth 4.3·10⁻⁶ m, the jelly 4.1·10⁻⁶ m), the same node held, and its pin given back
-///   on both sides.
+/// - each host read while the node is held (`pull`: an export, a backend switch) reads the
+///   body back (48 bytes a node) and finds the held node as the CPU has it, bit for bit:
+///   position and previous position at the drag's target, pinned. One follows a move made
+///   with the mirror current and a whole-state edit ([`whole_edit`]) made while held;
+/// - the wind arrow's base right after a far move up, before a frame, is the CPU's (within
+///   10⁻⁴ m; measured 10⁻⁶ m);
+/// - a whole-state edit reads the body back (unless a read left the mirror current) and sends
+///   it whole;
+/// - the nodes after all that are the CPU's (the same events), the jelly's to 10⁻⁵ m
+///   (measured 7.7·10⁻⁶ m), the cloth's to 2·10⁻⁴ m (measured 7.1·10⁻⁵ m), the same node
+///   held, and its pin given back on both sides.
 ///
-/// Mutants caught (each alone in `transfer.rs` `upload_node`): the place not sent (only the
-/// previous place): "cloth: 0.8929819 m from the CPU's"; the pin not sent on the release
-/// (the node stays nailed): "cloth: 0.087791085 m from the CPU's"; the previous place not
-/// sent: the dynamics do not see it (the integrators set a pinned node's previous place to
-/// its place every substep: 4.3·10⁻⁶ m, as without the mutant), the host's read while held
-/// does: "cloth: the held node read while held". Runs in about 2 s.
+/// Mutants caught, each alone: in `transfer.rs` `upload_node`, the place not sent (only the
+/// previous place): the reads while held, and "cloth: 1.642 m from the CPU's"; the
+/// pin not sent on the release (the node stays nailed): "cloth: 0.8314909 m from the
+/// CPU's"; the previous place not sent: the dynamics do not see it (the integrators set a
+/// pinned node's previous place to its place every substep: 7.1·10⁻⁵ m, as without the
+/// mutant), the reads while held do. In `solver.rs` `edit_node` on CUDA: the mirror not
+/// edited ("cloth: held", its pin left on); the mirror given the pin but not the place (the
+/// read after the whole-state edit: the node sent back where the mirror had it); the GPU's
+/// bounds not widened (the arrow's base 3 m below the CPU's). Runs in about 2 s.
 #[test]
 #[cfg_attr(
     not(fluidlab_emulated_driver),
