@@ -4,10 +4,13 @@
 //! edit class against the CPU's. Needs what the emulated driver needs (a C++20 compiler and
 //! cuda.h, scripts/setup.sh).
 
+#[path = "support/copies.rs"]
+mod copies;
 #[allow(dead_code)]
 #[path = "support/emulated_driver.rs"]
 mod emulated_driver;
 
+use copies::{bits, rerun, Copies};
 use emulated_driver::{succeeds, worst, Flavour};
 use fluidlab::sims::particles::cuda::kernels::{
     BasinStep, BodyStep, EmitStep, FountainStep, SelfStep, SC_BUILDS,
@@ -16,7 +19,6 @@ use fluidlab::sims::particles::dynamics::Integrator;
 use fluidlab::sims::particles::edit_reach::EditReach;
 use fluidlab::sims::particles::scene::{ParticlesScene, Pins};
 use std::mem::size_of;
-use std::process::Command;
 
 /// Set in the processes [`live_edits_send_what_they_change`] starts: the scene
 /// [`edit_frames_on_the_driver`] runs ("fountain", "cloth", "jelly").
@@ -70,6 +72,10 @@ fn edits(scene: &str) -> Vec<Edit> {
             ("seed", Records, |s| s.fountain.seed += 1),
             // A body's field: a fountain holds none (review item L7).
             ("pins (no body)", Records, |s| s.body.pins = Pins::Top),
+            // Lowered below the particles alive: the emission stops, nothing is dropped.
+            ("max particles lowered", Records, |s| {
+                s.fountain.max_particles = 200
+            }),
             ("basin size", State, |s| s.fountain.basin *= 1.25),
             ("max particles", State, |s| s.fountain.max_particles = 400),
             NONE,
@@ -134,13 +140,6 @@ fn edits(scene: &str) -> Vec<Edit> {
     }
 }
 
-/// What a frame copied: bytes to the GPU and back.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct Copies {
-    up: usize,
-    down: usize,
-}
-
 /// What a run of [`edit_frames_on_the_driver`] printed and the emulated driver traced.
 struct Run {
     /// Each edit's frame's copies, in [`edits`]' order.
@@ -158,12 +157,8 @@ struct Run {
 
 /// Runs [`edit_frames_on_the_driver`] on `scene` in a process of its own on `driver`.
 fn run(driver: &emulated_driver::Driver, scene: &str, cpu: bool) -> Run {
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command
-        .args(["--exact", "edit_frames_on_the_driver", "--ignored"])
-        .args(["--nocapture", "--test-threads", "1"])
-        .env(EDIT_SCENE, scene)
-        .env("FLUIDLAB_EMULATED_TRACE", "1");
+    let mut command = rerun("edit_frames_on_the_driver");
+    command.env(EDIT_SCENE, scene);
     if cpu {
         command.env(EDIT_BACKEND, "cpu");
     }
@@ -187,27 +182,13 @@ fn run(driver: &emulated_driver::Driver, scene: &str, cpu: bool) -> Run {
         } else if let Some(rest) = text.strip_prefix("live edits end") {
             copies.extend(current.take());
             builds.push(built(rest));
-        } else if let (Some(c), Some(rest)) = (
-            current.as_mut(),
-            text.strip_prefix("emulated CUDA driver: cuMemcpy"),
-        ) {
-            let bytes = || -> usize {
-                let (_, n) = rest.split_once(' ').unwrap();
-                n.trim_end_matches(" bytes").parse().unwrap()
-            };
-            if rest.starts_with("HtoD") {
-                c.up += bytes();
-            } else if rest.starts_with("DtoH") {
-                c.down += bytes();
-            }
+        } else if let Some(c) = current.as_mut() {
+            c.add(text);
         }
     }
     Run {
         copies,
-        state: line("state: ")
-            .split_whitespace()
-            .map(|word| u32::from_str_radix(word, 16).unwrap())
-            .collect(),
+        state: bits(&stdout, "state: "),
         counts: line("counts: "),
         sizes,
         builds,
@@ -233,8 +214,11 @@ fn run(driver: &emulated_driver::Driver, scene: &str, cpu: bool) -> Run {
 ///   particles, 24² nodes), the cloth's 6,988 and 14,280 (144 nodes, 506 springs), the
 ///   jelly's 3,128 and 10,552;
 /// - a stiffness sends the springs' stiffnesses (12 bytes a spring) and reads nothing more;
-/// - pins, a spring kind off, the basin's size and max particles read the state back and send
-///   it whole;
+/// - max particles lowered (below the particles alive: the emission stops, nothing is
+///   dropped, as on the CPU) reads nothing back and sends no state (before, the whole state
+///   both ways);
+/// - pins, a spring kind off, the basin's size and max particles raised read the state back
+///   and send it whole;
 /// - a thickness on the landed folded cloth (its layers resting on each other) rebuilds the
 ///   self-collision lists in its frame (review item M1).
 ///

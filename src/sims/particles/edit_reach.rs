@@ -4,8 +4,8 @@
 //! `EmitStep`, `BodyStep`, `SelfStep`; `crate::cuda::Records` sends a record only when its
 //! bits change) or reads itself (the emission's count, the renderer's scales): such an edit
 //! reads nothing back and sends no state. A spring stiffness sends the springs' stiffnesses
-//! alone. The rest (pins, the basin's grid, max particles, a spring kind switched on or off, a
-//! new shape) reads the state back, edits it and sends it whole before the next step. A
+//! alone. The rest (pins, the basin's grid, max particles raised, a spring kind switched on or
+//! off, a new shape) reads the state back, edits it and sends it whole before the next step. A
 //! fountain holds no body and a body no basin: the other scene's fields reach nothing.
 //!
 //! Every field of the scene is named once in [`state_fields`]: a field added to the scene
@@ -40,8 +40,12 @@ impl EditReach {
                 _ => new.fountain = old.fountain,
             }
         }
+        // Max particles raised: the buffers may have to grow (`Room::fitting`), the state
+        // sent again. Lowered: only the host's emission count sees it (`Fountain::emission`:
+        // no live particle is dropped, the emission waits until fewer live), on either side.
+        let raised = new.fountain.max_particles > old.fountain.max_particles;
         let (new, old) = (state_fields(&new), state_fields(old));
-        if new.state != old.state {
+        if new.state != old.state || raised {
             EditReach::State
         } else if new.stiffnesses != old.stiffnesses {
             // A kind switched on or off (a stiffness from or to 0) makes the springs again.
@@ -80,8 +84,6 @@ struct State {
     /// The basin's half width and grid.
     basin: f32,
     surface_nodes: usize,
-    /// The particles' room.
-    max_particles: usize,
 }
 
 /// Every field of `scene`, each either kept (its edit changes the GPU's state) or dropped
@@ -135,7 +137,8 @@ fn state_fields(scene: &ParticlesScene) -> StateFields {
         lifetime: _,
         // Host: the renderer's fade.
         fade: _,
-        max_particles,
+        // Host: the emission's count (EmitStep); raised, the state (`EditReach::of`).
+        max_particles: _,
         // FountainStep's emission (Emission::new: nozzle, up, side, other, spread, speed,
         // horizontal, key).
         spread: _,
@@ -186,7 +189,6 @@ fn state_fields(scene: &ParticlesScene) -> StateFields {
             pins: *pins,
             basin: *basin,
             surface_nodes: *surface_nodes,
-            max_particles: *max_particles,
         },
         stiffnesses: body.stiffnesses(),
     }
@@ -244,6 +246,8 @@ mod tests {
             |s| s.fountain.surface_nodes += 8,
             |s| s.fountain.max_particles += 100,
         ];
+        // Lowered, max particles only stops the emission (the host's count).
+        assert_eq!(reach(&fountain, |s| s.fountain.max_particles /= 2), Records);
         // Each scene's own state; the other scene's fields reach nothing (review item L7).
         for edit in body {
             assert_eq!(reach(&cloth, edit), State);

@@ -157,20 +157,20 @@ fn view_projection(camera: &Camera, size: [u32; 2]) -> Mat4 {
     camera.projection(aspect) * camera.view()
 }
 
-/// The front-most node of `body` within [`PICK_PIXELS`] of output pixel `position`.
-pub fn pick(body: &Body, camera: &Camera, position: [f32; 2], size: [u32; 2]) -> Option<usize> {
-    pick_depth(body, camera, position, size).map(|(k, _)| k)
+/// The front-most of the nodes at `nodes` within [`PICK_PIXELS`] of output pixel `position`.
+pub fn pick(nodes: &[Vec3], camera: &Camera, position: [f32; 2], size: [u32; 2]) -> Option<usize> {
+    pick_depth(nodes, camera, position, size).map(|(k, _)| k)
 }
 
 /// [`pick`] with the node's NDC depth.
 fn pick_depth(
-    body: &Body,
+    nodes: &[Vec3],
     camera: &Camera,
     position: [f32; 2],
     size: [u32; 2],
 ) -> Option<(usize, f32)> {
     let mut best: Option<(usize, f32)> = None;
-    for (k, p) in body.position.iter().enumerate() {
+    for (k, p) in nodes.iter().enumerate() {
         let Some((pixel, z)) = to_pixel(camera, *p, size) else {
             continue;
         };
@@ -182,20 +182,51 @@ fn pick_depth(
     best
 }
 
+/// What a pointer event changes of the node held: its pin (the press pins it, the release
+/// gives its own back) and its place (the press and each move put it, still, on the drag's
+/// plane: position and previous position, as the integrators keep a pinned node). The rest of
+/// the body is untouched: on CUDA only these bytes go to the GPU (`upload_node`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NodeEdit {
+    /// The node.
+    pub node: usize,
+    /// Its pin, when the event sets it.
+    pub pin: Option<bool>,
+    /// Its place, when the event moves it.
+    pub place: Option<Vec3>,
+}
+
+impl NodeEdit {
+    /// Makes the edit in `body` (nothing for a node it does not have).
+    pub fn apply(&self, body: &mut Body) {
+        let k = self.node;
+        if k >= body.len() {
+            return;
+        }
+        if let Some(pin) = self.pin {
+            body.pinned[k] = pin;
+        }
+        if let Some(place) = self.place {
+            body.position[k] = place;
+            body.previous[k] = place;
+        }
+    }
+}
+
 impl Grabber {
     /// One pointer event for the wind arrow at `base` drawn for `wind`, before
-    /// [`Grabber::pointer`]: a drag that starts on the arrow's head (and on no node of `body`
-    /// nearer the camera there) holds the arrow. The first event that meets the horizontal
-    /// plane through the base keeps the wind and notes the pointer's point there; later ones
-    /// set the wind [`wind_for_head`] gives for the head moved as far as that point has, so
-    /// only moving changes the wind. Returns the wind while the arrow is held (then
-    /// skip [`Grabber::pointer`]); `None` otherwise.
+    /// [`Grabber::pointer`]: a drag that starts on the arrow's head (and on no node of a body,
+    /// at `nodes` then, nearer the camera there) holds the arrow. The first event that meets
+    /// the horizontal plane through the base keeps the wind and notes the pointer's point
+    /// there; later ones set the wind [`wind_for_head`] gives for the head moved as far as
+    /// that point has, so only moving changes the wind. Returns the wind while the arrow is
+    /// held (then skip [`Grabber::pointer`]); `None` otherwise.
     #[allow(clippy::too_many_arguments)]
     pub fn pointer_arrow(
         &mut self,
         base: Vec3,
         wind: Vec3,
-        body: Option<&Body>,
+        nodes: Option<&[Vec3]>,
         camera: &Camera,
         position: [f32; 2],
         size: [u32; 2],
@@ -209,7 +240,7 @@ impl Grabber {
         let starting = !self.pressed;
         if starting && self.held.is_none() {
             if let Some(z) = picks_arrow(base, wind, camera, position, size) {
-                let node = body.and_then(|b| pick_depth(b, camera, position, size));
+                let node = nodes.and_then(|n| pick_depth(n, camera, position, size));
                 self.arrow = node.is_none_or(|(_, node)| z <= node);
                 self.grip = None;
             }
@@ -247,54 +278,59 @@ impl Grabber {
         self.pressed = dragging;
     }
 
-    /// One pointer event (see [`crate::sims::Sim::pointer`]): a drag that starts on a node
-    /// picks it, moving drags it, letting go releases it. Returns whether a node is held.
+    /// One pointer event (see [`crate::sims::Sim::pointer`]) over a body whose nodes are
+    /// pinned as `pinned`: a drag that starts on a node picks it (the front-most of the nodes
+    /// at `nodes`, which only a press reads: `None` picks nothing), moving drags it, letting
+    /// go releases it. Returns what the event changes of the node held, for the caller to
+    /// make in the body ([`NodeEdit::apply`]; on CUDA on the GPU too). [`Grabber::held`]
+    /// says whether a node is held after it.
     pub fn pointer(
         &mut self,
-        body: &mut Body,
+        nodes: Option<&[Vec3]>,
+        pinned: &[bool],
         camera: &Camera,
         position: [f32; 2],
         size: [u32; 2],
         dragging: bool,
-    ) -> bool {
+    ) -> Option<NodeEdit> {
         let starting = dragging && !self.pressed;
         self.pressed = dragging;
         if !dragging {
-            self.release(body);
-            return false;
+            return self.release();
         }
         let forward = (camera.target - camera.eye()).normalize_or_zero();
-        if starting {
-            if let Some(node) = pick(body, camera, position, size) {
+        let mut pin = None;
+        if let (true, Some(nodes)) = (starting, nodes) {
+            if let Some(node) = pick(nodes, camera, position, size) {
                 self.held = Some(Held {
                     node,
-                    was_pinned: body.pinned[node],
-                    depth: (body.position[node] - camera.eye()).dot(forward),
+                    was_pinned: pinned.get(node).copied().unwrap_or(false),
+                    depth: (nodes[node] - camera.eye()).dot(forward),
                 });
-                body.pinned[node] = true;
+                pin = Some(true);
             }
         }
-        let Some(held) = self.held else {
-            return false;
-        };
+        let held = self.held?;
         let (origin, direction) = camera.ray(position, size);
         let along = direction.dot(forward);
-        if along > 1e-6 {
+        let place = (along > 1e-6).then(|| {
             let t = (held.depth - (origin - camera.eye()).dot(forward)) / along;
-            let target = origin + direction * t;
-            body.position[held.node] = target;
-            body.previous[held.node] = target;
-        }
-        true
+            origin + direction * t
+        });
+        Some(NodeEdit {
+            node: held.node,
+            pin,
+            place,
+        })
     }
 
-    /// Lets go of the node held (it gets its pin state back).
-    pub fn release(&mut self, body: &mut Body) {
-        if let Some(held) = self.held.take() {
-            if let Some(pinned) = body.pinned.get_mut(held.node) {
-                *pinned = held.was_pinned;
-            }
-        }
+    /// Lets go of the node held: the edit giving it its pin state back.
+    pub fn release(&mut self) -> Option<NodeEdit> {
+        self.held.take().map(|held| NodeEdit {
+            node: held.node,
+            pin: Some(held.was_pinned),
+            place: None,
+        })
     }
 
     /// Forgets the node held and the arrow without touching a body (the body was replaced:

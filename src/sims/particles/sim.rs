@@ -437,51 +437,50 @@ impl Sim for ParticlesSim {
     /// arrow's base; every scene); one that starts on a cloth or jelly node drags it (the
     /// grabber). Where both are under the pointer, the one nearer the camera is taken.
     fn pointer(&mut self, position: [f32; 2], size: [u32; 2], dragging: bool) -> bool {
-        if self.grabber.starting(dragging) {
-            // The nodes' places where the press lands, to see which is nearer.
-            if let Err(error) = self.pull() {
-                self.note = Some(format!("{error:#}"));
-            }
-        }
+        let starting = self.grabber.starting(dragging);
+        // The nodes' places where a press lands, to pick and to see whether the arrow is
+        // nearer: on CUDA the GPU's positions alone when it has stepped since the host's
+        // mirror was read (`None`: the mirror's). Nothing else reads the GPU's state.
+        let read = match starting {
+            true => self.node_positions(),
+            false => Ok(None),
+        };
+        let read = read.unwrap_or_else(|error| {
+            self.note = Some(format!("{error:#}"));
+            None
+        });
         let base = self.arrow_base();
         let wind = Vec3::from(self.scene.world.wind);
         let body = match &self.state {
             State::Body(body) => Some(body),
             State::Fountain(_) => None,
         };
+        let nodes = body
+            .filter(|_| starting)
+            .map(|b| read.as_deref().unwrap_or(&b.position));
         if let Some(wind) =
             self.grabber
-                .pointer_arrow(base, wind, body, &self.camera, position, size, dragging)
+                .pointer_arrow(base, wind, nodes, &self.camera, position, size, dragging)
         {
             self.scene.world.wind = wind.into();
             return true;
         }
-        // The body is read only by a press (to pick) and while a node is held (moved, let go):
-        // a hover or a drag that picked nothing reads no GPU state.
-        let reads_body = self.grabber.starting(dragging) || self.grabber.held.is_some();
-        if !matches!(self.state, State::Body(_)) || !reads_body {
+        let Some(body) = body else {
             self.grabber.track(dragging);
             return false;
-        }
-        if let Err(error) = self.pull() {
-            self.note = Some(format!("{error:#}"));
-            return false;
-        }
-        let State::Body(body) = &mut self.state else {
-            return false;
         };
-        // A node held before this event or now: the body's host state changed (the node
-        // moved, or was let go with its own pin back), uploaded before the next step.
-        let holding = self.grabber.held.is_some();
-        let used = self
-            .grabber
-            .pointer(body, &self.camera, position, size, dragging);
-        if used || holding {
-            if let Err(error) = self.edited() {
+        // A press picks (from `nodes`); a move of a node held or the release changes that
+        // node alone, in the host's mirror and on the GPU (a hover or a drag that picked
+        // nothing changes nothing).
+        let edit =
+            self.grabber
+                .pointer(nodes, &body.pinned, &self.camera, position, size, dragging);
+        if let Some(edit) = edit {
+            if let Err(error) = self.edit_node(edit) {
                 self.note = Some(format!("{error:#}"));
             }
         }
-        used
+        self.grabber.held.is_some()
     }
 
     fn key(&mut self, key: KeyCode) -> bool {

@@ -1,16 +1,19 @@
 //! The backend behind `ParticlesSim`: the CPU's stages (`sim.rs`) or the CUDA solver
 //! (`cuda/`), chosen by `--backend` as for the other kinds (auto: CUDA when a driver and GPU
-//! are found). On CUDA the host's [`State`] is a mirror: edits made on the host (panel, pins,
-//! the grabber, a restart) are uploaded before the next step, and the state is read back only
-//! when something on the host needs it (a frame for export, the grabber), never per step.
+//! are found). On CUDA the host's [`State`] is a mirror: edits made on the host (panel, pins, a
+//! restart) are uploaded before the next step, and the state is read back only when something
+//! on the host needs it (a frame for export), never per step. The grabber moves only the node
+//! it holds (its bytes sent alone) and reads only the nodes' positions, at the press.
 
 use super::cuda::kernels::{basin_step, BodyStep, FountainStep};
 use super::cuda::{BodyFrame, CudaParticles, FrameEnd, GlBuffers};
 use super::frame::NonFinite;
+use super::grab::NodeEdit;
 use super::sim::{ParticlesSim, State};
 use crate::sims::pool::drops::Stencils;
 use crate::sims::{Backend, Chosen};
 use anyhow::{anyhow, Result};
+use glam::Vec3;
 
 /// The CUDA solver and which side holds the newer state.
 pub struct Device {
@@ -90,6 +93,42 @@ impl ParticlesSim {
                 State::Body(b) => device.solver.download_body(b)?,
             }
             device.device_newer = false;
+        }
+        Ok(())
+    }
+
+    /// A body's nodes' positions read from the GPU when it has stepped since the host's
+    /// mirror was read back (a press picks from them: 12 bytes a node, the rest of the body
+    /// stays on the GPU and the mirror stays marked older); `None` where the mirror's are
+    /// current (the CPU, a GPU that has not stepped since) or for a fountain.
+    pub(super) fn node_positions(&self) -> Result<Option<Vec<Vec3>>> {
+        match (&self.cuda, &self.state) {
+            (Some(device), State::Body(_)) if device.device_newer => {
+                Ok(Some(device.solver.download_positions()?))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Makes the grabber's `edit` of the node held in the host's mirror and, on CUDA, on the
+    /// GPU: that node's bytes alone (`upload_node`), nothing read back. The mirror's other
+    /// nodes are untouched: where the GPU is newer they stay marked older (the next read
+    /// brings the node's place back as set here; its pin lives on the host too). Where the
+    /// GPU is newer, the bounds its last frame reduced (where the wind arrow stands) grow by
+    /// the node's new place: exact while the body grows, a frame late where it shrinks.
+    pub(super) fn edit_node(&mut self, edit: NodeEdit) -> Result<()> {
+        let State::Body(body) = &mut self.state else {
+            return Ok(());
+        };
+        edit.apply(body);
+        if let Some(device) = &mut self.cuda {
+            device.solver.upload_node(&edit)?;
+            let totals = &mut device.solver.totals;
+            if let (true, Some(place), Some([low, high])) =
+                (device.device_newer, edit.place, totals.bounds)
+            {
+                totals.bounds = Some([low.min(place), high.max(place)]);
+            }
         }
         Ok(())
     }

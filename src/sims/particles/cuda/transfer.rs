@@ -1,7 +1,8 @@
 //! The state's copies between the host and the GPU (part of `mod.rs`): a fountain's particles
 //! and basin, a body's nodes, pins, springs' stiffnesses and rest lengths, the counts and
 //! landings. A live edit sends only what it changed (`sims::particles::edit_reach`): the
-//! springs' stiffnesses alone ([`CudaParticles::upload_stiffness`]), or the whole state.
+//! springs' stiffnesses alone ([`CudaParticles::upload_stiffness`]), or the whole state; the
+//! grabber the node it holds alone ([`CudaParticles::upload_node`]).
 
 use super::buffers::{basin_fits, Buffers};
 use super::{cuda, flat, CudaParticles};
@@ -9,6 +10,7 @@ use crate::cuda::launch::read_back;
 use crate::cuda::CudaError;
 use crate::sims::particles::body::Body;
 use crate::sims::particles::fountain::Fountain;
+use crate::sims::particles::grab::NodeEdit;
 use crate::sims::pool::surface::Surface;
 use glam::Vec3;
 
@@ -202,6 +204,49 @@ impl CudaParticles {
             .map_err(&copy)?;
         s.synchronize().map_err(&copy)?;
         Ok((link, spring))
+    }
+
+    /// The body's nodes' positions from the GPU (12 bytes a node; what the grabber's press
+    /// picks from).
+    pub fn download_positions(&self) -> Result<Vec<Vec3>, CudaError> {
+        let Buffers::Body(b) = &self.buffers else {
+            return Err(CudaError::Setting("not a body solver".into()));
+        };
+        let mut flat = vec![0.0f32; 3 * b.nodes];
+        let copy = cuda("copying the body's positions from the GPU");
+        read_back(&self.stream, &b.position, &mut flat, copy)?;
+        Ok(bytemuck::pod_collect_to_vec(&flat))
+    }
+
+    /// The grabber's edit of the node it holds on the GPU (`grab.rs` [`NodeEdit`]): its place
+    /// as position and previous position (24 bytes) and its pin (1 byte), whichever the edit
+    /// sets; nothing else is sent or read back. The self-collision lists are kept: the drift
+    /// check rebuilds them when the node moved far enough, as on the CPU. Waits for the copies.
+    pub fn upload_node(&mut self, edit: &NodeEdit) -> Result<(), CudaError> {
+        let Buffers::Body(b) = &mut self.buffers else {
+            return Err(CudaError::Setting("not a body solver".into()));
+        };
+        let k = edit.node;
+        if k >= b.nodes {
+            return Err(CudaError::Setting(format!(
+                "the grabber's node {k} is not one of the solver's {} nodes",
+                b.nodes
+            )));
+        }
+        let s = &self.stream;
+        let copy = cuda("copying the held node to the GPU");
+        if let Some(place) = edit.place {
+            let place = place.to_array();
+            s.memcpy_htod(&place, &mut b.position.slice_mut(3 * k..3 * k + 3))
+                .map_err(&copy)?;
+            s.memcpy_htod(&place, &mut b.previous.slice_mut(3 * k..3 * k + 3))
+                .map_err(&copy)?;
+        }
+        if let Some(pin) = edit.pin {
+            s.memcpy_htod(&[u8::from(pin)], &mut b.pinned.slice_mut(k..k + 1))
+                .map_err(&copy)?;
+        }
+        s.synchronize().map_err(&copy)
     }
 
     /// The body's positions, previous positions, velocities and forces from the GPU into `body`.

@@ -192,7 +192,7 @@ fn off_the_handle_no_arrow_and_nodes_still_drag() {
         let node = b.position.len() / 2;
         let target = b.position[node];
         let (pixel, _) = to_pixel(&camera, target, size).expect("in view");
-        let picked = pick(b, &camera, pixel, size).expect("a node");
+        let picked = pick(&b.position, &camera, pixel, size).expect("a node");
         assert!(sim.pointer(pixel, size, true), "{which}: a node");
         assert_eq!(sim.grabber.held.map(|h| h.node), Some(picked));
         assert!(!sim.grabber.arrow);
@@ -226,7 +226,8 @@ fn the_nearer_of_a_node_and_the_handle_is_grabbed() {
         };
         sim.set_camera(camera);
         let (pixel, _) = to_pixel(&camera, base, size).expect("in view");
-        let front = pick(body(&mut sim), &camera, pixel, size).expect("the node under the handle");
+        let front = pick(&body(&mut sim).position, &camera, pixel, size)
+            .expect("the node under the handle");
         assert!(sim.pointer(pixel, size, true));
         if node_in_front {
             assert_eq!(sim.grabber.held.map(|h| h.node), Some(front));
