@@ -572,6 +572,10 @@ impl Sim for PoolSim {
             pool_gl.renderer.set_land(fixed, within);
             pool_gl.land_told = true;
         }
+        if self.tool == Tool::PaintIsland {
+            // Land's programs made ahead of the first stroke (render/warm_up.rs).
+            pool_gl.renderer.expect_land();
+        }
         pool_gl.renderer.draw(camera, output, &scene)
     }
 

@@ -112,6 +112,22 @@ impl LandTexture {
         land_tile_bytes(nodes)
     }
 
+    /// A land texture and a land tiles' texture for `nodes`² nodes, their texels not yet
+    /// written.
+    ///
+    /// # Safety
+    /// GL calls on the current context.
+    pub(super) unsafe fn allocate(
+        gl: &glow::Context,
+        nodes: usize,
+    ) -> Result<(glow::Texture, glow::Texture)> {
+        let (n, side) = (nodes as i32, land_tiles_side(nodes) as i32);
+        Ok((
+            new_texture(gl, n, n, glow::RG32F, glow::RG, glow::FLOAT)?,
+            new_texture(gl, side, side, glow::R8, glow::RED, glow::UNSIGNED_BYTE)?,
+        ))
+    }
+
     pub(super) fn texture(&self) -> glow::Texture {
         self.texture
     }
@@ -258,16 +274,12 @@ impl PoolRenderer {
             return Ok(());
         }
         let gl = &self.gl;
-        let side = land_tiles_side(n) as i32;
         // SAFETY: GL calls on the current context; the textures are this renderer's and hold
         // nodes² RG32F texels and side² R8 texels.
         let (texture, tile_texture) = unsafe {
             match &self.land_texture {
                 Some(texture) => (texture.texture, texture.tiles),
-                None => (
-                    new_texture(gl, n as i32, n as i32, glow::RG32F, glow::RG, glow::FLOAT)?,
-                    new_texture(gl, side, side, glow::R8, glow::RED, glow::UNSIGNED_BYTE)?,
-                ),
+                None => LandTexture::allocate(gl, n)?,
             }
         };
         self.land_texture = Some(LandTexture {

@@ -24,7 +24,8 @@
 //! every pass sets, `caustics.rs` the caustics texture and its passes, `grid.rs` the surface
 //! mesh and the passes drawing it (`surface`, `land`, `wireframe`, `nodes`), `land.rs` the land
 //! texture (the land's heights, computed on the host when the land changes) and the land's
-//! bounds, `pool_box.rs` the pool's box and the deck.
+//! bounds, `warm_up.rs` land's programs made ahead of the first frame with land, `pool_box.rs`
+//! the pool's box and the deck.
 
 mod caustics;
 mod draw_scene;
@@ -35,6 +36,7 @@ mod land_tiles;
 mod objects;
 mod pool_box;
 mod shared;
+mod warm_up;
 
 pub use caustics::texture_bytes as caustics_texture_bytes;
 pub use caustics::CausticsImage;
@@ -96,6 +98,10 @@ pub struct PoolRenderer {
     /// The `surface` build drawn with whatever the land: with it (`Some(true)`) or without
     /// (`Some(false)`); `None`, as the land is ([`Self::draw_surface_with_land`]).
     surface_land: Option<bool>,
+    /// Whether land may come soon: land's programs are made ahead (`warm_up.rs`).
+    land_expected: bool,
+    /// Whether the `land` pass's program was drawn (a frame with land or a warm-up).
+    land_drawn: bool,
     /// Which nodes are land (fixed), as last told (empty until told).
     land_nodes: Vec<bool>,
     /// How many of `land_nodes` are land.
@@ -165,6 +171,8 @@ impl PoolRenderer {
             pool_box: None,
             has_land: false,
             surface_land: None,
+            land_expected: false,
+            land_drawn: false,
             land_nodes: Vec::new(),
             land_count: 0,
             land_dirty: None,

@@ -1,0 +1,86 @@
+//! Land's programs made ahead of the first frame with land ([`PoolRenderer::expect_land`]).
+//! Without land the `surface` pass draws its build without land and the `land` pass is left
+//! out; the first frame with land then links `surface`'s build with land and llvmpipe compiles
+//! both programs to machine code at their first draw, for the frame's state: a pause of up to a
+//! second with a cold shader cache, most of it that first draw (docs/pool-performance.md). Told
+//! that land may come (the viewer: the paint tool chosen), the renderer links the build with
+//! land on one frame and draws both programs on the next over the mesh's first triangle, in
+//! the `surface` and `land` passes' state (the frame target, the depth test, the textures,
+//! scratch land textures of the land's size and formats), before the frame is cleared: the
+//! clear wipes what they drew, so the frames' pictures are those of a renderer told nothing.
+//! A frame with land still draws with land whatever was made ahead (a build not yet made is
+//! made in that frame, as before).
+
+use super::grid::{Reach, SurfaceVariant};
+use super::land::LandTexture;
+use super::shared::{FrameValues, TextureUnit};
+use super::PoolRenderer;
+use anyhow::Result;
+use glow::HasContext;
+
+impl PoolRenderer {
+    /// Land may come soon (the viewer tells it while the paint tool is chosen): from the next
+    /// frame without land on, the programs that draw land are made ahead, one step a frame
+    /// (the `surface` build with land for the frame's far taps, then a warm-up draw of it and
+    /// of `land`), so that the first frame with land compiles nothing. Pictures are unchanged.
+    pub fn expect_land(&mut self) {
+        self.land_expected = true;
+    }
+
+    /// The builds of the `surface` pass's program drawn at least once (a frame's pass or a
+    /// warm-up), in the order they were built.
+    pub fn surface_variants_drawn(&self) -> Vec<SurfaceVariant> {
+        self.programs.surface.drawn()
+    }
+
+    /// Whether the `land` pass's program was drawn (a frame with land or a warm-up).
+    pub fn land_program_drawn(&self) -> bool {
+        self.land_drawn
+    }
+
+    /// One step of making land's programs ahead, on a frame without land whose frame target
+    /// is bound and not yet cleared: nothing unless [`Self::expect_land`] was told.
+    pub(super) fn make_land_ahead(&mut self, values: &FrameValues, far_taps: bool) -> Result<()> {
+        if !self.land_expected || self.has_land {
+            return Ok(());
+        }
+        let variant = SurfaceVariant {
+            far_taps,
+            land: true,
+        };
+        let gl = std::rc::Rc::clone(&self.gl);
+        let grid = self.display.as_ref().unwrap_or(&self.grid);
+        if self.programs.surface.built().iter().all(|b| b.0 != variant) {
+            // This frame links it; the next draws it.
+            self.programs.surface.make_ahead(&gl, variant, values, grid)?;
+            return Ok(());
+        }
+        if self.land_drawn && self.programs.surface.drawn().contains(&variant) {
+            return Ok(());
+        }
+        // SAFETY: GL calls on the current context; the scratch textures are made, bound to
+        // the land's units (unbound before: no land) and deleted here.
+        unsafe {
+            // Made on the land's unit (making a texture binds it to the active unit, the
+            // caustics' here), the active unit set back after.
+            let active = gl.get_parameter_i32(glow::ACTIVE_TEXTURE) as u32;
+            self.bind(TextureUnit::Land, glow::TEXTURE_2D, None);
+            let (texture, tiles) = LandTexture::allocate(&gl, self.nodes)?;
+            self.bind(TextureUnit::Land, glow::TEXTURE_2D, Some(texture));
+            self.bind(TextureUnit::LandTiles, glow::TEXTURE_2D, Some(tiles));
+            gl.enable(glow::DEPTH_TEST);
+            self.programs
+                .land
+                .draw(&gl, values, grid, Reach::FirstTriangle);
+            self.programs.surface.make_ahead(&gl, variant, values, grid)?;
+            gl.disable(glow::DEPTH_TEST);
+            self.bind(TextureUnit::Land, glow::TEXTURE_2D, None);
+            self.bind(TextureUnit::LandTiles, glow::TEXTURE_2D, None);
+            gl.delete_texture(texture);
+            gl.delete_texture(tiles);
+            gl.active_texture(active);
+        }
+        self.land_drawn = true;
+        Ok(())
+    }
+}

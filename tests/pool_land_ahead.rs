@@ -1,0 +1,106 @@
+//! Land's programs made ahead of the first frame with land (`render/warm_up.rs`; headless EGL,
+//! Mesa llvmpipe in CI): told that land may come (`PoolRenderer::expect_land`, the viewer's
+//! paint tool), the renderer links the `surface` build with land on the next frame and draws it
+//! and the `land` program once on the one after, and the frames draw the pictures of a renderer
+//! told nothing, bit for bit; a frame with land draws with land whatever was made ahead.
+
+use fluidlab::gfx::capture::Image;
+use fluidlab::sims::pool::render::{DrawScene, SurfaceVariant};
+
+#[path = "support/pool_fixture.rs"]
+mod pool_fixture;
+use pool_fixture::*;
+
+fn differing(a: &Image, b: &Image) -> usize {
+    a.pixels().zip(b.pixels()).filter(|(a, b)| a != b).count()
+}
+
+fn with_land(far_taps: bool) -> SurfaceVariant {
+    SurfaceVariant {
+        far_taps,
+        land: true,
+    }
+}
+
+/// Three frames without land, then one with the island, on a renderer told nothing and on one
+/// told [`expect_land`] before the first: the first frame links the build with land (not
+/// drawn), the second draws it and the `land` program (a warm-up), the third makes nothing;
+/// the frame with land builds nothing more and draws with land. Every picture is the other
+/// renderer's, bit for bit, with far taps and without. (Mutants: `make_land_ahead` returning at
+/// once fails the first `built` check; the warm-up moved after the frame's clear draws the
+/// island's first cell of sand and water over the landless frame, pixels apart; the frame with
+/// land drawn with the landless build while the land is expected fails the picture.)
+#[test]
+fn land_made_ahead_draws_the_pictures_of_a_renderer_told_nothing() {
+    let camera = island_camera();
+    let landless = surface(ripples, |_, _| false);
+    let with_island = surface(ripples, island);
+    for far_taps in [true, false] {
+        let drawn = DrawScene {
+            far_taps,
+            ..scene([0.3, 1.0, 0.2])
+        };
+        let frames = [&landless, &landless, &landless, &with_island];
+        let told_nothing: Vec<Image> = {
+            let mut fixture = Fixture::new();
+            frames
+                .iter()
+                .map(|texels| fixture.render(texels, &camera, &drawn))
+                .collect()
+        };
+        let mut fixture = Fixture::new();
+        fixture.renderer.as_mut().unwrap().expect_land();
+        let variant = with_land(far_taps);
+        for (frame, (texels, reference)) in frames.iter().zip(&told_nothing).enumerate() {
+            let picture = fixture.render(texels, &camera, &drawn);
+            let apart = differing(&picture, reference);
+            assert_eq!(apart, 0, "far taps {far_taps}, frame {frame}: pixels apart");
+            let renderer = fixture.renderer.as_ref().unwrap();
+            let built: Vec<SurfaceVariant> = renderer
+                .surface_variants_built()
+                .iter()
+                .map(|&(v, _)| v)
+                .collect();
+            let drawn_builds = renderer.surface_variants_drawn();
+            // The renderer builds the two landless builds at its start.
+            assert_eq!(built.len(), 3, "far taps {far_taps}, frame {frame}: {built:?}");
+            assert!(built.contains(&variant), "frame {frame}: {built:?}");
+            let warmed = frame >= 1;
+            assert_eq!(
+                drawn_builds.contains(&variant),
+                warmed,
+                "far taps {far_taps}, frame {frame}: {drawn_builds:?}"
+            );
+            assert_eq!(renderer.land_program_drawn(), warmed, "frame {frame}");
+        }
+        let renderer = fixture.renderer.as_ref().unwrap();
+        assert_eq!(renderer.surface_variant(), variant);
+    }
+}
+
+/// Land arriving before its build was made ahead (told on that frame, or on the frame before:
+/// linked, not yet drawn) is drawn with land, as a renderer told nothing draws it: a frame with
+/// land never waits for the warm-up with the landless build. (Mutant: the frame's build taken
+/// with land only once warmed, `land: has_land && drawn`, draws the island without its rock
+/// under the water, pixels apart.)
+#[test]
+fn land_before_its_build_is_made_ahead_is_drawn_with_land() {
+    let camera = island_camera();
+    let drawn = scene([0.3, 1.0, 0.2]);
+    let landless = surface(ripples, |_, _| false);
+    let with_island = surface(ripples, island);
+    let reference = Fixture::new().render(&with_island, &camera, &drawn);
+    for landless_frames in [0, 1] {
+        let mut fixture = Fixture::new();
+        fixture.renderer.as_mut().unwrap().expect_land();
+        for _ in 0..landless_frames {
+            fixture.render(&landless, &camera, &drawn);
+        }
+        let picture = fixture.render(&with_island, &camera, &drawn);
+        let renderer = fixture.renderer.as_ref().unwrap();
+        assert_eq!(renderer.surface_variant(), with_land(true));
+        assert!(renderer.land_program_drawn());
+        let apart = differing(&picture, &reference);
+        assert_eq!(apart, 0, "after {landless_frames} frames: pixels apart");
+    }
+}
