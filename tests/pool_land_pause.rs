@@ -4,7 +4,10 @@
 //! `MESA_SHADER_CACHE_DISABLE=true cargo test --release --test pool_land_pause -- --ignored
 //! --nocapture`. Each case on a fresh renderer (the fixture's 160×120, `PassClock::Finish`):
 //! a landless first frame, then a frame with an island; this branch's builds against the build
-//! with land drawn from the start (`draw_surface_with_land(Some(true))`: main's one program).
+//! with land drawn from the start (`draw_surface_with_land(Some(true))`: main's one program),
+//! and the flow of the viewer's paint tool (`ahead`: `expect_land` told, then two landless
+//! frames, the first linking the build with land, the second drawing it over one triangle, each
+//! timed, then the frame with land).
 
 use fluidlab::sims::pool::render::DrawScene;
 use std::time::Instant;
@@ -31,14 +34,31 @@ fn the_first_frame_with_land_pauses_for_its_build() {
             far_taps,
             ..scene([0.3, 1.0, 0.2])
         };
-        for (name, forced) in [("this", None), ("main-like", Some(true))] {
+        let flows = [("this", None, false), ("main-like", Some(true), false)];
+        for (name, forced, ahead) in flows.into_iter().chain([("ahead", None, true)]) {
             for run in 0..3 {
                 let mut fixture = Fixture::new();
                 let renderer = fixture.renderer.as_mut().unwrap();
                 renderer.draw_surface_with_land(forced);
+                if ahead {
+                    renderer.expect_land();
+                }
                 let first = seconds(|| {
                     fixture.render(&landless, &camera, &drawn);
                 });
+                if ahead {
+                    let linked = first;
+                    let warmed = seconds(|| {
+                        fixture.render(&landless, &camera, &drawn);
+                    });
+                    let plain = seconds(|| {
+                        fixture.render(&landless, &camera, &drawn);
+                    });
+                    println!(
+                        "far taps {far_taps}, ahead, run {run}: landless frames: linking \
+                         {linked:.2} s, warming {warmed:.2} s, then {plain:.2} s"
+                    );
+                }
                 let land = seconds(|| {
                     fixture.render(&with_island, &camera, &drawn);
                 });
