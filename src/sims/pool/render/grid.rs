@@ -304,14 +304,16 @@ impl SurfaceProgram {
 
     /// The index in `builds` of `variant`'s build, made now if it is not yet built.
     fn build(&mut self, gl: &glow::Context, variant: SurfaceVariant) -> Result<usize> {
-        Ok(match self.builds.iter().position(|b| b.variant == variant) {
-            Some(index) => index,
-            None => {
-                self.builds
-                    .push(SurfaceBuild::new(gl, variant, self.cells)?);
-                self.builds.len() - 1
-            }
-        })
+        Ok(
+            match self.builds.iter().position(|b| b.variant == variant) {
+                Some(index) => index,
+                None => {
+                    self.builds
+                        .push(SurfaceBuild::new(gl, variant, self.cells)?);
+                    self.builds.len() - 1
+                }
+            },
+        )
     }
 
     /// Makes `variant`'s build ahead of its first frame (the one drawn with stays), one step a

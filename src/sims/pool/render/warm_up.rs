@@ -52,7 +52,9 @@ impl PoolRenderer {
         let grid = self.display.as_ref().unwrap_or(&self.grid);
         if self.programs.surface.built().iter().all(|b| b.0 != variant) {
             // This frame links it; the next draws it.
-            self.programs.surface.make_ahead(&gl, variant, values, grid)?;
+            self.programs
+                .surface
+                .make_ahead(&gl, variant, values, grid)?;
             return Ok(());
         }
         if self.land_drawn && self.programs.surface.drawn().contains(&variant) {
@@ -72,7 +74,9 @@ impl PoolRenderer {
             self.programs
                 .land
                 .draw(&gl, values, grid, Reach::FirstTriangle);
-            self.programs.surface.make_ahead(&gl, variant, values, grid)?;
+            self.programs
+                .surface
+                .make_ahead(&gl, variant, values, grid)?;
             gl.disable(glow::DEPTH_TEST);
             self.bind(TextureUnit::Land, glow::TEXTURE_2D, None);
             self.bind(TextureUnit::LandTiles, glow::TEXTURE_2D, None);
