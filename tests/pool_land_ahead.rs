@@ -27,7 +27,9 @@ fn with_land(far_taps: bool) -> SurfaceVariant {
 /// drawn), the second draws it and the `land` program (a warm-up), the third makes nothing;
 /// the frame with land builds nothing more and draws with land. Every picture is the other
 /// renderer's, bit for bit, with far taps and without. (Mutants: `make_land_ahead` returning at
-/// once fails the first `built` check; the scratch textures made on the active unit, the
+/// once fails the first `built` check; nothing drawn by the warm-up (`land`'s draw left out,
+/// or its first triangle drawn with 0 indices) fails the `drawn` checks on frame 1; the
+/// scratch textures made on the active unit, the
 /// caustics', unbind the caustics: 3,862 pixels apart on the warming frame; the frame with land
 /// drawn with the landless build while land is expected: 357 pixels apart. Not caught: the
 /// warm-up moved after the clear, or the depth test left on after it; the sky pass covers the
@@ -51,9 +53,10 @@ fn land_made_ahead_draws_the_pictures_of_a_renderer_told_nothing() {
                 .collect()
         };
         let mut fixture = Fixture::new();
-        fixture.renderer.as_mut().unwrap().expect_land();
         let variant = with_land(far_taps);
         for (frame, (texels, reference)) in frames.iter().zip(&told_nothing).enumerate() {
+            // Told every frame, as the viewer tells it while the paint tool is chosen.
+            fixture.renderer.as_mut().unwrap().expect_land();
             let picture = fixture.render(texels, &camera, &drawn);
             let apart = differing(&picture, reference);
             assert_eq!(apart, 0, "far taps {far_taps}, frame {frame}: pixels apart");
@@ -98,10 +101,11 @@ fn land_before_its_build_is_made_ahead_is_drawn_with_land() {
     let reference = Fixture::new().render(&with_island, &camera, &drawn);
     for landless_frames in [0, 1] {
         let mut fixture = Fixture::new();
-        fixture.renderer.as_mut().unwrap().expect_land();
         for _ in 0..landless_frames {
+            fixture.renderer.as_mut().unwrap().expect_land();
             fixture.render(&landless, &camera, &drawn);
         }
+        fixture.renderer.as_mut().unwrap().expect_land();
         let picture = fixture.render(&with_island, &camera, &drawn);
         let renderer = fixture.renderer.as_ref().unwrap();
         assert_eq!(renderer.surface_variant(), with_land(true));
@@ -109,4 +113,49 @@ fn land_before_its_build_is_made_ahead_is_drawn_with_land() {
         let apart = differing(&picture, &reference);
         assert_eq!(apart, 0, "after {landless_frames} frames: pixels apart");
     }
+}
+
+/// `expect_land` holds for the frame after it only: far taps toggled after the paint tool is
+/// put away (no longer told) makes nothing ahead, and told again, the toggled setting's build
+/// is linked and warmed. (Mutant: `land_expected` kept across frames: the landless frames after
+/// the toggle build the far taps' other build with land.)
+#[test]
+fn land_is_made_ahead_only_on_frames_told() {
+    let camera = island_camera();
+    let landless = surface(ripples, |_, _| false);
+    let mut fixture = Fixture::new();
+    let mut frame = |far_taps: bool, told: bool| {
+        if told {
+            fixture.renderer.as_mut().unwrap().expect_land();
+        }
+        let drawn = DrawScene {
+            far_taps,
+            ..scene([0.3, 1.0, 0.2])
+        };
+        fixture.render(&landless, &camera, &drawn);
+        let renderer = fixture.renderer.as_ref().unwrap();
+        let built: Vec<SurfaceVariant> = renderer
+            .surface_variants_built()
+            .iter()
+            .map(|&(v, _)| v)
+            .collect();
+        (built, renderer.surface_variants_drawn())
+    };
+    for _ in 0..2 {
+        frame(true, true);
+    }
+    let (built, drawn) = frame(true, false);
+    assert!(drawn.contains(&with_land(true)), "{drawn:?}");
+    // The tool put away, far taps toggled: nothing more is built.
+    for _ in 0..3 {
+        let (built_after, _) = frame(false, false);
+        assert_eq!(built_after, built);
+        assert!(!built_after.contains(&with_land(false)), "{built_after:?}");
+    }
+    // Told again: the setting's build with land is linked, then drawn.
+    let (built, drawn) = frame(false, true);
+    assert!(built.contains(&with_land(false)), "{built:?}");
+    assert!(!drawn.contains(&with_land(false)), "{drawn:?}");
+    let (_, drawn) = frame(false, true);
+    assert!(drawn.contains(&with_land(false)), "{drawn:?}");
 }

@@ -5,9 +5,9 @@
 //! --nocapture`. Each case on a fresh renderer (the fixture's 160×120, `PassClock::Finish`):
 //! a landless first frame, then a frame with an island; this branch's builds against the build
 //! with land drawn from the start (`draw_surface_with_land(Some(true))`: main's one program),
-//! and the flow of the viewer's paint tool (`ahead`: `expect_land` told, then two landless
-//! frames, the first linking the build with land, the second drawing it over one triangle, each
-//! timed, then the frame with land).
+//! and the flow of the viewer's paint tool (`ahead`: after the landless first frame,
+//! `expect_land` told every frame: a landless frame linking the build with land, one drawing it
+//! and `land` over one triangle, a plain one, each timed, then the frame with land).
 
 use fluidlab::sims::pool::render::DrawScene;
 use std::time::Instant;
@@ -40,20 +40,21 @@ fn the_first_frame_with_land_pauses_for_its_build() {
                 let mut fixture = Fixture::new();
                 let renderer = fixture.renderer.as_mut().unwrap();
                 renderer.draw_surface_with_land(forced);
-                if ahead {
-                    renderer.expect_land();
-                }
                 let first = seconds(|| {
                     fixture.render(&landless, &camera, &drawn);
                 });
                 if ahead {
-                    let linked = first;
-                    let warmed = seconds(|| {
-                        fixture.render(&landless, &camera, &drawn);
-                    });
-                    let plain = seconds(|| {
-                        fixture.render(&landless, &camera, &drawn);
-                    });
+                    // Told from the second frame on, every frame, as the viewer tells it.
+                    let mut told = || {
+                        fixture.renderer.as_mut().unwrap().expect_land();
+                        seconds(|| {
+                            fixture.render(&landless, &camera, &drawn);
+                        })
+                    };
+                    let linked = told();
+                    let warmed = told();
+                    let plain = told();
+                    fixture.renderer.as_mut().unwrap().expect_land();
                     println!(
                         "far taps {far_taps}, ahead, run {run}: landless frames: linking \
                          {linked:.2} s, warming {warmed:.2} s, then {plain:.2} s"

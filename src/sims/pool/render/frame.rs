@@ -21,6 +21,8 @@ impl PoolRenderer {
     /// fails naming the pass.
     pub fn draw(&mut self, camera: &Camera, output: Output, scene: &DrawScene) -> Result<()> {
         let (width, height) = (output.width.max(1), output.height.max(1));
+        // Told for this frame only: the viewer tells it again each frame the tool is chosen.
+        let land_expected = std::mem::take(&mut self.land_expected);
         self.prepare(scene, width, height)?;
         self.update_land_texture(scene.land_height(), scene.depth)?;
         let light = scene.light_direction();
@@ -94,7 +96,9 @@ impl PoolRenderer {
                 self.gl.viewport(0, 0, width as i32, height as i32);
             }
             // Before the clear, which wipes what it draws.
-            self.make_land_ahead(&values, scene.far_taps)?;
+            if land_expected {
+                self.make_land_ahead(&values, scene.far_taps)?;
+            }
             // SAFETY: GL calls on the current context; the frame target is bound.
             unsafe {
                 self.gl.clear_color(0.0, 0.0, 0.0, 1.0);
@@ -107,7 +111,6 @@ impl PoolRenderer {
             self.run(Pass::Pool, |r| r.pool(&values))?;
             if self.has_land {
                 self.run(Pass::Land, |r| r.land(&values))?;
-                self.land_drawn = true;
             }
             match view {
                 "wireframe" => self.run(Pass::Wireframe, |r| r.wireframe(&values))?,
@@ -214,10 +217,11 @@ impl PoolRenderer {
     }
 
     /// `land`: the fixed nodes as ground.
-    fn land(&self, values: &FrameValues) {
+    fn land(&mut self, values: &FrameValues) {
+        let grid = self.display.as_ref().unwrap_or(&self.grid);
         self.programs
             .land
-            .draw(&self.gl, values, self.display_grid(), Reach::Whole);
+            .draw(&self.gl, values, grid, Reach::Whole);
     }
 
     /// `surface`: the water.

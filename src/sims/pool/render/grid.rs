@@ -129,11 +129,12 @@ impl Grid {
 
     /// Draws the cells as triangles with the bound program.
     pub(super) fn draw_triangles(&self, gl: &glow::Context) {
-        self.draw_strip(gl, Reach::Whole);
+        let _ = self.draw_strip(gl, Reach::Whole);
     }
 
-    /// Draws the strip's triangles, all of them or the first (a warm-up, [`Reach`]).
-    fn draw_strip(&self, gl: &glow::Context, reach: Reach) {
+    /// Draws the strip's triangles, all of them or the first (a warm-up, [`Reach`]). Returns
+    /// the number of indices drawn.
+    fn draw_strip(&self, gl: &glow::Context, reach: Reach) -> i32 {
         let count = match reach {
             Reach::Whole => self.count,
             Reach::FirstTriangle => 3,
@@ -144,6 +145,7 @@ impl Grid {
             gl.bind_vertex_array(Some(self.vertex_array));
             gl.draw_elements(glow::TRIANGLE_STRIP, count, glow::UNSIGNED_INT, 0);
         }
+        count
     }
 
     /// Draws the triangles' edges, a row at a time (leaving out the joins, which lines would
@@ -316,31 +318,39 @@ impl SurfaceProgram {
         )
     }
 
-    /// Makes `variant`'s build ahead of its first frame (the one drawn with stays), one step a
-    /// call: builds it if it is not built, else draws it once with `values` over the first
-    /// triangle of `grid` ([`Reach::FirstTriangle`]) if it was never drawn. Returns whether
-    /// it had a step left (false: built and drawn before).
-    pub(super) fn make_ahead(
+    /// Where `variant`'s build stands: `None` if it is not built, else whether it was drawn
+    /// (a frame's pass or [`Self::draw_ahead`]).
+    pub(super) fn ahead(&self, variant: SurfaceVariant) -> Option<bool> {
+        self.builds
+            .iter()
+            .find(|b| b.variant == variant)
+            .map(|b| b.drawn)
+    }
+
+    /// Builds `variant` ahead of its first frame (the one drawn with stays).
+    pub(super) fn build_ahead(
+        &mut self,
+        gl: &glow::Context,
+        variant: SurfaceVariant,
+    ) -> Result<()> {
+        self.build(gl, variant).map(|_| ())
+    }
+
+    /// Draws `variant`'s build, if built, once with `values` over the first triangle of `grid`
+    /// ([`Reach::FirstTriangle`]): a warm-up.
+    pub(super) fn draw_ahead(
         &mut self,
         gl: &glow::Context,
         variant: SurfaceVariant,
         values: &FrameValues,
         grid: &Grid,
-    ) -> Result<bool> {
-        match self.builds.iter().position(|b| b.variant == variant) {
-            None => {
-                self.build(gl, variant)?;
-                Ok(true)
-            }
-            Some(index) if !self.builds[index].drawn => {
-                self.draw_build(index, gl, values, grid, Reach::FirstTriangle);
-                Ok(true)
-            }
-            Some(_) => Ok(false),
+    ) {
+        if let Some(index) = self.builds.iter().position(|b| b.variant == variant) {
+            self.draw_build(index, gl, values, grid, Reach::FirstTriangle);
         }
     }
 
-    /// The variants drawn at least once (a frame's pass or [`Self::make_ahead`]'s warm-up).
+    /// The variants drawn at least once (a frame's pass or [`Self::draw_ahead`]).
     pub(super) fn drawn(&self) -> Vec<SurfaceVariant> {
         self.builds
             .iter()
@@ -397,8 +407,8 @@ impl SurfaceProgram {
         build.shared.set(gl, values);
         build.view_projection.set(gl, values.view_projection);
         build.shared.set_grid(gl, grid);
-        grid.draw_strip(gl, reach);
-        build.drawn = true;
+        // Drawn only if the draw drew something (a warm-up that draws nothing compiles nothing).
+        build.drawn |= grid.draw_strip(gl, reach) > 0;
     }
 
     pub(super) fn delete(&self, gl: &glow::Context) {
@@ -413,6 +423,8 @@ pub(super) struct LandProgram {
     program: Program,
     shared: Shared,
     view_projection: Uniform,
+    /// Whether it was drawn (a frame's pass or a warm-up).
+    drawn: bool,
 }
 
 impl LandProgram {
@@ -422,16 +434,28 @@ impl LandProgram {
             shared: Shared::locate(gl, &program)?,
             view_projection: program.uniform(gl, "view_projection")?,
             program,
+            drawn: false,
         })
     }
 
     /// Draws `reach` of `grid` (the first triangle: a warm-up, [`Reach`]).
-    pub(super) fn draw(&self, gl: &glow::Context, values: &FrameValues, grid: &Grid, reach: Reach) {
+    pub(super) fn draw(
+        &mut self,
+        gl: &glow::Context,
+        values: &FrameValues,
+        grid: &Grid,
+        reach: Reach,
+    ) {
         self.program.bind(gl);
         self.shared.set(gl, values);
         self.view_projection.set(gl, values.view_projection);
         self.shared.set_grid(gl, grid);
-        grid.draw_strip(gl, reach);
+        self.drawn |= grid.draw_strip(gl, reach) > 0;
+    }
+
+    /// Whether it was drawn (a frame's pass or a warm-up).
+    pub(super) fn drawn(&self) -> bool {
+        self.drawn
     }
 
     pub(super) fn delete(&self, gl: &glow::Context) {

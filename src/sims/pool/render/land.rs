@@ -121,11 +121,26 @@ impl LandTexture {
         gl: &glow::Context,
         nodes: usize,
     ) -> Result<(glow::Texture, glow::Texture)> {
-        let (n, side) = (nodes as i32, land_tiles_side(nodes) as i32);
-        Ok((
-            new_texture(gl, n, n, glow::RG32F, glow::RG, glow::FLOAT)?,
-            new_texture(gl, side, side, glow::R8, glow::RED, glow::UNSIGNED_BYTE)?,
-        ))
+        Self::allocate_sized(gl, nodes as i32, land_tiles_side(nodes) as i32)
+    }
+
+    /// The two textures, `n`² land and `side`² tiles; the first deleted should the second fail.
+    ///
+    /// # Safety
+    /// As [`Self::allocate`].
+    pub(super) unsafe fn allocate_sized(
+        gl: &glow::Context,
+        n: i32,
+        side: i32,
+    ) -> Result<(glow::Texture, glow::Texture)> {
+        let texture = new_texture(gl, n, n, glow::RG32F, glow::RG, glow::FLOAT)?;
+        match new_texture(gl, side, side, glow::R8, glow::RED, glow::UNSIGNED_BYTE) {
+            Ok(tiles) => Ok((texture, tiles)),
+            Err(error) => {
+                gl.delete_texture(texture);
+                Err(error)
+            }
+        }
     }
 
     pub(super) fn texture(&self) -> glow::Texture {

@@ -98,10 +98,12 @@ pub struct PoolRenderer {
     /// The `surface` build drawn with whatever the land: with it (`Some(true)`) or without
     /// (`Some(false)`); `None`, as the land is ([`Self::draw_surface_with_land`]).
     surface_land: Option<bool>,
-    /// Whether land may come soon: land's programs are made ahead (`warm_up.rs`).
+    /// Whether land may come soon, told for the next frame only: land's programs are made
+    /// ahead (`warm_up.rs`).
     land_expected: bool,
-    /// Whether the `land` pass's program was drawn (a frame with land or a warm-up).
-    land_drawn: bool,
+    /// Why land's programs could not be made ahead, once it failed (then never tried again;
+    /// the first frame with land makes them, as a renderer told nothing does).
+    land_ahead_failed: Option<String>,
     /// Which nodes are land (fixed), as last told (empty until told).
     land_nodes: Vec<bool>,
     /// How many of `land_nodes` are land.
@@ -172,7 +174,7 @@ impl PoolRenderer {
             has_land: false,
             surface_land: None,
             land_expected: false,
-            land_drawn: false,
+            land_ahead_failed: None,
             land_nodes: Vec::new(),
             land_count: 0,
             land_dirty: None,

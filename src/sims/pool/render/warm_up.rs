@@ -13,14 +13,16 @@
 
 use super::grid::{Reach, SurfaceVariant};
 use super::land::LandTexture;
+use super::land_tiles::land_tiles_side;
 use super::shared::{FrameValues, TextureUnit};
 use super::PoolRenderer;
+use crate::gfx::check_gl;
 use anyhow::Result;
 use glow::HasContext;
 
 impl PoolRenderer {
-    /// Land may come soon (the viewer tells it while the paint tool is chosen): from the next
-    /// frame without land on, the programs that draw land are made ahead, one step a frame
+    /// Land may come soon, told for the next frame only (the viewer tells it every frame the
+    /// paint tool is chosen): on frames without land so told, the programs that draw land are made ahead, one step a frame
     /// (the `surface` build with land for the frame's far taps, then a warm-up draw of it and
     /// of `land`), so that the first frame with land compiles nothing. Pictures are unchanged.
     pub fn expect_land(&mut self) {
@@ -35,13 +37,14 @@ impl PoolRenderer {
 
     /// Whether the `land` pass's program was drawn (a frame with land or a warm-up).
     pub fn land_program_drawn(&self) -> bool {
-        self.land_drawn
+        self.programs.land.drawn()
     }
 
     /// One step of making land's programs ahead, on a frame without land whose frame target
-    /// is bound and not yet cleared: nothing unless [`Self::expect_land`] was told.
+    /// is bound and not yet cleared ([`Self::expect_land`] told for this frame). A build that
+    /// fails to link is noted once and not tried again; the frame goes on.
     pub(super) fn make_land_ahead(&mut self, values: &FrameValues, far_taps: bool) -> Result<()> {
-        if !self.land_expected || self.has_land {
+        if self.has_land || self.land_ahead_failed.is_some() {
             return Ok(());
         }
         let variant = SurfaceVariant {
@@ -49,17 +52,24 @@ impl PoolRenderer {
             land: true,
         };
         let gl = std::rc::Rc::clone(&self.gl);
+        match self.programs.surface.ahead(variant) {
+            None => {
+                // This frame links it; the next draws it.
+                if let Err(error) = self.programs.surface.build_ahead(&gl, variant) {
+                    let why = format!("{error:#}");
+                    eprintln!("note: the pool's land programs not made ahead: {why}");
+                    self.land_ahead_failed = Some(why);
+                }
+                return Ok(());
+            }
+            Some(true) if self.programs.land.drawn() => return Ok(()),
+            Some(_) => {}
+        }
         let grid = self.display.as_ref().unwrap_or(&self.grid);
-        if self.programs.surface.built().iter().all(|b| b.0 != variant) {
-            // This frame links it; the next draws it.
-            self.programs
-                .surface
-                .make_ahead(&gl, variant, values, grid)?;
-            return Ok(());
-        }
-        if self.land_drawn && self.programs.surface.drawn().contains(&variant) {
-            return Ok(());
-        }
+        // Scratch textures of the land's formats, tiny: llvmpipe's compiled variant depends on
+        // the formats, filters, wraps and whether the sizes are powers of two, not on the sizes
+        // (docs/pool-performance.md: the first frame with land as fast as with full-size ones).
+        let tiny = |side: usize| if side.is_power_of_two() { 2 } else { 3 };
         // SAFETY: GL calls on the current context; the scratch textures are made, bound to
         // the land's units (unbound before: no land) and deleted here.
         unsafe {
@@ -67,16 +77,25 @@ impl PoolRenderer {
             // caustics' here), the active unit set back after.
             let active = gl.get_parameter_i32(glow::ACTIVE_TEXTURE) as u32;
             self.bind(TextureUnit::Land, glow::TEXTURE_2D, None);
-            let (texture, tiles) = LandTexture::allocate(&gl, self.nodes)?;
+            let made = LandTexture::allocate_sized(
+                &gl,
+                tiny(self.nodes),
+                tiny(land_tiles_side(self.nodes)),
+            );
+            let (texture, tiles) = match made {
+                Ok(made) => made,
+                Err(error) => {
+                    gl.active_texture(active);
+                    return Err(error);
+                }
+            };
             self.bind(TextureUnit::Land, glow::TEXTURE_2D, Some(texture));
             self.bind(TextureUnit::LandTiles, glow::TEXTURE_2D, Some(tiles));
             gl.enable(glow::DEPTH_TEST);
             self.programs
                 .land
                 .draw(&gl, values, grid, Reach::FirstTriangle);
-            self.programs
-                .surface
-                .make_ahead(&gl, variant, values, grid)?;
+            self.programs.surface.draw_ahead(&gl, variant, values, grid);
             gl.disable(glow::DEPTH_TEST);
             self.bind(TextureUnit::Land, glow::TEXTURE_2D, None);
             self.bind(TextureUnit::LandTiles, glow::TEXTURE_2D, None);
@@ -84,7 +103,6 @@ impl PoolRenderer {
             gl.delete_texture(tiles);
             gl.active_texture(active);
         }
-        self.land_drawn = true;
-        Ok(())
+        check_gl(&gl, "warm-up")
     }
 }
