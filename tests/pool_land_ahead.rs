@@ -2,10 +2,17 @@
 //! Mesa llvmpipe in CI): told that land may come (`PoolRenderer::expect_land`, the viewer's
 //! paint tool), the renderer links the `surface` build with land on the next frame and draws it
 //! and the `land` program once on the one after, and the frames draw the pictures of a renderer
-//! told nothing, bit for bit; a frame with land draws with land whatever was made ahead.
+//! told nothing, bit for bit; a frame with land draws with land whatever was made ahead. The
+//! paint tool of a `PoolSim` tells it.
 
+use fluidlab::gfx::camera::Camera;
 use fluidlab::gfx::capture::Image;
+use fluidlab::gfx::headless::Headless;
+use fluidlab::gfx::timing::PassClock;
+use fluidlab::scene::Source;
 use fluidlab::sims::pool::render::{DrawScene, SurfaceVariant};
+use fluidlab::sims::pool::{PoolSim, Tool};
+use fluidlab::sims::{Backend, OpenOptions, Sim};
 
 #[path = "support/pool_fixture.rs"]
 mod pool_fixture;
@@ -158,4 +165,38 @@ fn land_is_made_ahead_only_on_frames_told() {
     assert!(!drawn.contains(&with_land(false)), "{drawn:?}");
     let (_, drawn) = frame(false, true);
     assert!(drawn.contains(&with_land(false)), "{drawn:?}");
+}
+
+/// The viewer's wiring (`sim/gl.rs`): a pool with the paint tool chosen has land's programs
+/// made ahead after two frames drawn, one without it has not. (Mutant: `expect_land` not told
+/// by `PoolSim`'s draw: fails the first assert.)
+#[test]
+fn a_pool_with_the_paint_tool_chosen_makes_land_ahead() {
+    let headless = Headless::new(64, 48).expect(
+        "headless OpenGL (EGL) context; run scripts/setup.sh to install Mesa's EGL packages",
+    );
+    for tool in [Tool::PaintIsland, Tool::Drops] {
+        let text = "kind = \"pool\"\n[pool]\nnodes = 48\n[light]\nfar_taps = false\n";
+        let source = Source::parse(text, "t", "t.toml").expect("a kind");
+        let options = OpenOptions {
+            backend: Backend::Cpu,
+            drawn: true,
+            ..OpenOptions::default()
+        };
+        let mut pool = PoolSim::open_within(&source, &options, None).expect("the pool");
+        pool.attach_gl(headless.gl(), PassClock::Finish)
+            .expect("attach");
+        pool.tool = tool;
+        let camera = Camera::framing(&pool.bounds());
+        for _ in 0..2 {
+            pool.draw(&camera, headless.output()).expect("a frame");
+        }
+        let renderer = pool.renderer().expect("attached");
+        let made = renderer
+            .surface_variants_drawn()
+            .contains(&with_land(false))
+            && renderer.land_program_drawn();
+        assert_eq!(made, tool == Tool::PaintIsland, "{tool:?}");
+        pool.release_gl();
+    }
 }
