@@ -1,7 +1,7 @@
 //! Land's programs made ahead of the first frame with land (`render/warm_up.rs`; headless EGL,
 //! Mesa llvmpipe in CI): told that land may come (`PoolRenderer::expect_land`, the viewer's
-//! paint tool), the renderer links the `surface` build with land on the next frame and draws it
-//! and the `land` program once on the one after, and the frames draw the pictures of a renderer
+//! paint tool), the renderer links the `surface` build with land on the next frame and draws
+//! the `land` program once on the one after, the build on the third, and the frames draw the pictures of a renderer
 //! told nothing, bit for bit; a frame with land draws with land whatever was made ahead. The
 //! paint tool of a `PoolSim` tells it.
 
@@ -31,13 +31,12 @@ fn with_land(far_taps: bool) -> SurfaceVariant {
 
 /// Three frames without land, then one with the island, on a renderer told nothing and on one
 /// told [`expect_land`] before the first: the first frame links the build with land (not
-/// drawn), the second draws it and the `land` program (a warm-up), the third makes nothing;
-/// the frame with land builds nothing more and draws with land. Every picture is the other
+/// drawn), the second draws the `land` program (a warm-up), the third the build (one program
+/// a frame); the frame with land builds nothing more and draws with land. Every picture is the other
 /// renderer's, bit for bit, with far taps and without. (Mutants: `make_land_ahead` returning at
 /// once fails the first `built` check; nothing drawn by the warm-up (`land`'s draw left out,
-/// or its first triangle drawn with 0 indices) fails the `drawn` checks on frame 1; the
-/// scratch textures made on the active unit, the
-/// caustics', unbind the caustics: 3,862 pixels apart on the warming frame; the frame with land
+/// or its first triangle drawn with 0 indices) fails the `drawn` checks; the scratch textures made on the active unit, the caustics',
+/// unbind the caustics: 3,862 pixels apart on the warming frame (before the split); the frame with land
 /// drawn with the landless build while land is expected: 357 pixels apart. Not caught: the
 /// warm-up moved after the clear, or the depth test left on after it; the sky pass covers the
 /// frame and the passes set their own depth state.)
@@ -81,13 +80,12 @@ fn land_made_ahead_draws_the_pictures_of_a_renderer_told_nothing() {
                 "far taps {far_taps}, frame {frame}: {built:?}"
             );
             assert!(built.contains(&variant), "frame {frame}: {built:?}");
-            let warmed = frame >= 1;
             assert_eq!(
                 drawn_builds.contains(&variant),
-                warmed,
+                frame >= 2,
                 "far taps {far_taps}, frame {frame}: {drawn_builds:?}"
             );
-            assert_eq!(renderer.land_program_drawn(), warmed, "frame {frame}");
+            assert_eq!(renderer.land_program_drawn(), frame >= 1, "frame {frame}");
         }
         let renderer = fixture.renderer.as_ref().unwrap();
         assert_eq!(renderer.surface_variant(), variant);
@@ -148,7 +146,7 @@ fn land_is_made_ahead_only_on_frames_told() {
             .collect();
         (built, renderer.surface_variants_drawn())
     };
-    for _ in 0..2 {
+    for _ in 0..3 {
         frame(true, true);
     }
     let (built, drawn) = frame(true, false);
@@ -168,7 +166,7 @@ fn land_is_made_ahead_only_on_frames_told() {
 }
 
 /// The viewer's wiring (`sim/gl.rs`): a pool with the paint tool chosen has land's programs
-/// made ahead after two frames drawn, one without it has not. (Mutant: `expect_land` not told
+/// made ahead after three frames drawn, one without it has not. (Mutant: `expect_land` not told
 /// by `PoolSim`'s draw: fails the first assert.)
 #[test]
 fn a_pool_with_the_paint_tool_chosen_makes_land_ahead() {
@@ -188,7 +186,7 @@ fn a_pool_with_the_paint_tool_chosen_makes_land_ahead() {
             .expect("attach");
         pool.tool = tool;
         let camera = Camera::framing(&pool.bounds());
-        for _ in 0..2 {
+        for _ in 0..3 {
             pool.draw(&camera, headless.output()).expect("a frame");
         }
         let renderer = pool.renderer().expect("attached");

@@ -6,8 +6,8 @@
 //! a landless first frame, then a frame with an island; this branch's builds against the build
 //! with land drawn from the start (`draw_surface_with_land(Some(true))`: main's one program),
 //! and the flow of the viewer's paint tool (`ahead`: after the landless first frame,
-//! `expect_land` told every frame: a landless frame linking the build with land, one drawing it
-//! and `land` over one triangle, a plain one, each timed, then the frame with land).
+//! `expect_land` told every frame: a landless frame linking the build with land, one drawing
+//! `land` over one triangle, one drawing the build, a plain one, each timed, then the frame with land).
 
 use fluidlab::sims::pool::render::DrawScene;
 use std::time::Instant;
@@ -52,12 +52,14 @@ fn the_first_frame_with_land_pauses_for_its_build() {
                         })
                     };
                     let linked = told();
+                    let land_warmed = told();
                     let warmed = told();
                     let plain = told();
                     fixture.renderer.as_mut().unwrap().expect_land();
                     println!(
                         "far taps {far_taps}, ahead, run {run}: landless frames: linking \
-                         {linked:.2} s, warming {warmed:.2} s, then {plain:.2} s"
+                         {linked:.2} s, warming land {land_warmed:.2} s, the build {warmed:.2} s, then \
+                         {plain:.2} s"
                     );
                 }
                 let land = seconds(|| {

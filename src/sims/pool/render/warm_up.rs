@@ -4,9 +4,10 @@
 //! both programs to machine code at their first draw, for the frame's state: a pause of up to a
 //! second with a cold shader cache, most of it that first draw (docs/pool-performance.md). Told
 //! that land may come (the viewer: the paint tool chosen), the renderer links the build with
-//! land on one frame and draws both programs on the next over the mesh's first triangle, in
+//! land on one frame, then draws `land` on the next and the build on the one after (one
+//! program a frame, so the longest frame is one compile) over the mesh's first triangle, in
 //! the `surface` and `land` passes' state (the frame target, the depth test, the textures,
-//! scratch land textures of the land's size and formats), before the frame is cleared: the
+//! tiny scratch land textures of the land's formats), before the frame is cleared: the
 //! clear wipes what they drew, so the frames' pictures are those of a renderer told nothing.
 //! A frame with land still draws with land whatever was made ahead (a build not yet made is
 //! made in that frame, as before).
@@ -22,9 +23,9 @@ use glow::HasContext;
 
 impl PoolRenderer {
     /// Land may come soon, told for the next frame only (the viewer tells it every frame the
-    /// paint tool is chosen): on frames without land so told, the programs that draw land are made ahead, one step a frame
-    /// (the `surface` build with land for the frame's far taps, then a warm-up draw of it and
-    /// of `land`), so that the first frame with land compiles nothing. Pictures are unchanged.
+    /// paint tool is chosen): on frames without land so told, the programs that draw land are
+    /// made ahead, one step a frame (the `surface` build with land for the frame's far taps
+    /// linked, then a warm-up draw of `land`, then one of the build), so that the first frame with land compiles nothing. Pictures are unchanged.
     pub fn expect_land(&mut self) {
         self.land_expected = true;
     }
@@ -92,10 +93,14 @@ impl PoolRenderer {
             self.bind(TextureUnit::Land, glow::TEXTURE_2D, Some(texture));
             self.bind(TextureUnit::LandTiles, glow::TEXTURE_2D, Some(tiles));
             gl.enable(glow::DEPTH_TEST);
-            self.programs
-                .land
-                .draw(&gl, values, grid, Reach::FirstTriangle);
-            self.programs.surface.draw_ahead(&gl, variant, values, grid);
+            // One program a frame: the longest frame is the longer compile, not both.
+            if !self.programs.land.drawn() {
+                self.programs
+                    .land
+                    .draw(&gl, values, grid, Reach::FirstTriangle);
+            } else {
+                self.programs.surface.draw_ahead(&gl, variant, values, grid);
+            }
             gl.disable(glow::DEPTH_TEST);
             self.bind(TextureUnit::Land, glow::TEXTURE_2D, None);
             self.bind(TextureUnit::LandTiles, glow::TEXTURE_2D, None);
