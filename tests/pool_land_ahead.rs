@@ -10,7 +10,7 @@ use fluidlab::gfx::capture::Image;
 use fluidlab::gfx::headless::Headless;
 use fluidlab::gfx::timing::PassClock;
 use fluidlab::scene::Source;
-use fluidlab::sims::pool::render::{DrawScene, SurfaceVariant};
+use fluidlab::sims::pool::render::{DrawScene, PoolRenderer, SurfaceVariant};
 use fluidlab::sims::pool::{PoolSim, Tool};
 use fluidlab::sims::{Backend, OpenOptions, Sim};
 
@@ -20,6 +20,15 @@ use pool_fixture::*;
 
 fn differing(a: &Image, b: &Image) -> usize {
     a.pixels().zip(b.pixels()).filter(|(a, b)| a != b).count()
+}
+
+/// The `surface` builds `renderer` built, in order.
+fn built(renderer: &PoolRenderer) -> Vec<SurfaceVariant> {
+    renderer
+        .surface_variants_built()
+        .iter()
+        .map(|&(v, _)| v)
+        .collect()
 }
 
 fn with_land(far_taps: bool) -> SurfaceVariant {
@@ -67,11 +76,7 @@ fn land_made_ahead_draws_the_pictures_of_a_renderer_told_nothing() {
             let apart = differing(&picture, reference);
             assert_eq!(apart, 0, "far taps {far_taps}, frame {frame}: pixels apart");
             let renderer = fixture.renderer.as_ref().unwrap();
-            let built: Vec<SurfaceVariant> = renderer
-                .surface_variants_built()
-                .iter()
-                .map(|&(v, _)| v)
-                .collect();
+            let built = built(renderer);
             let drawn_builds = renderer.surface_variants_drawn();
             // The renderer builds the two landless builds at its start.
             assert_eq!(
@@ -139,12 +144,7 @@ fn land_is_made_ahead_only_on_frames_told() {
         };
         fixture.render(&landless, &camera, &drawn);
         let renderer = fixture.renderer.as_ref().unwrap();
-        let built: Vec<SurfaceVariant> = renderer
-            .surface_variants_built()
-            .iter()
-            .map(|&(v, _)| v)
-            .collect();
-        (built, renderer.surface_variants_drawn())
+        (built(renderer), renderer.surface_variants_drawn())
     };
     for _ in 0..3 {
         frame(true, true);
