@@ -4,7 +4,10 @@
 //! `MESA_SHADER_CACHE_DISABLE=true cargo test --release --test pool_land_pause -- --ignored
 //! --nocapture`. Each case on a fresh renderer (the fixture's 160×120, `PassClock::Finish`):
 //! a landless first frame, then a frame with an island; this branch's builds against the build
-//! with land drawn from the start (`draw_surface_with_land(Some(true))`: main's one program).
+//! with land drawn from the start (`draw_surface_with_land(Some(true))`: main's one program),
+//! and the flow of the viewer's paint tool (`ahead`: after the landless first frame,
+//! `expect_land` told every frame: a landless frame linking the build with land, one drawing
+//! `land` over one triangle, one drawing the build, a plain one, each timed, then the frame with land).
 
 use fluidlab::sims::pool::render::DrawScene;
 use std::time::Instant;
@@ -31,7 +34,8 @@ fn the_first_frame_with_land_pauses_for_its_build() {
             far_taps,
             ..scene([0.3, 1.0, 0.2])
         };
-        for (name, forced) in [("this", None), ("main-like", Some(true))] {
+        let flows = [("this", None, false), ("main-like", Some(true), false)];
+        for (name, forced, ahead) in flows.into_iter().chain([("ahead", None, true)]) {
             for run in 0..3 {
                 let mut fixture = Fixture::new();
                 let renderer = fixture.renderer.as_mut().unwrap();
@@ -39,6 +43,25 @@ fn the_first_frame_with_land_pauses_for_its_build() {
                 let first = seconds(|| {
                     fixture.render(&landless, &camera, &drawn);
                 });
+                if ahead {
+                    // Told from the second frame on, every frame, as the viewer tells it.
+                    let mut told = || {
+                        fixture.renderer.as_mut().unwrap().expect_land();
+                        seconds(|| {
+                            fixture.render(&landless, &camera, &drawn);
+                        })
+                    };
+                    let linked = told();
+                    let land_warmed = told();
+                    let warmed = told();
+                    let plain = told();
+                    fixture.renderer.as_mut().unwrap().expect_land();
+                    println!(
+                        "far taps {far_taps}, ahead, run {run}: landless frames: linking \
+                         {linked:.2} s, warming land {land_warmed:.2} s, the build {warmed:.2} s, then \
+                         {plain:.2} s"
+                    );
+                }
                 let land = seconds(|| {
                     fixture.render(&with_island, &camera, &drawn);
                 });

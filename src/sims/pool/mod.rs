@@ -23,7 +23,7 @@ pub mod surface;
 pub mod under_water;
 
 pub use params::{Edges, Model, PoolParams};
-pub use sim::PoolSim;
+pub use sim::{PoolSim, Tool};
 
 /// The name of this kind in scene files (`kind = "pool"`) and in `scenes/pool/`.
 pub const KIND: &str = "pool";

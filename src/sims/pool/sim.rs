@@ -1,16 +1,19 @@
 //! Pool behind the [`Sim`] door: the scene, the solver, the drops of each frame (scripted,
 //! random at the start, rain, the pointer's), and the renderer.
 
+mod gl;
 mod restart;
+
+use gl::PoolGl;
 
 pub(super) use restart::host_check;
 use restart::Opened;
 
 use super::drops::{Drop, Rng};
 use super::frame::PoolFrame;
-use super::render::{DrawScene, PoolRenderer, VIEWS};
+use super::render::{PoolRenderer, VIEWS};
 use super::scene::PoolScene;
-use super::solver::{LandChange, PoolSolver};
+use super::solver::PoolSolver;
 use super::PoolStage;
 use crate::gfx::camera::Camera;
 use crate::gfx::timing::PassClock;
@@ -74,14 +77,6 @@ pub struct PoolSim {
     pub(super) interop: Option<bool>,
     /// How the scene was opened: the first frame drawn through the host checks its grid again.
     opened: Opened,
-}
-
-struct PoolGl {
-    renderer: PoolRenderer,
-    texels: Vec<[f32; 4]>,
-    /// Whether the renderer was told the land's nodes ([`PoolSolver::take_land_change`]: then
-    /// only those that changed since).
-    land_told: bool,
 }
 
 impl PoolSim {
@@ -216,15 +211,6 @@ impl PoolSim {
         let hit = near + t * direction;
         let size = self.scene.params.size;
         ((0.0..=size).contains(&hit.x) && (0.0..=size).contains(&hit.z)).then_some([hit.x, hit.z])
-    }
-
-    /// The renderer's GL objects and their bytes as it allocated them (`PoolRenderer::allocated`;
-    /// none before `attach_gl`).
-    pub fn gl_allocated(&self) -> Vec<(&'static str, u64)> {
-        self.gl
-            .as_ref()
-            .map(|g| g.renderer.allocated())
-            .unwrap_or_default()
     }
 
     /// Remembers `camera` as the last frame's (what [`PoolSim::pick`] sees through), as
@@ -510,75 +496,14 @@ impl Sim for PoolSim {
         self.attach_gl_within(gl, clock, limit)
     }
 
-    /// Uploads the surface (CPU) and draws the pool with the renderer's passes, the camera
-    /// kept in the water when its eye is below the surface (`under_water.rs`).
+    /// `sim/gl.rs`.
     fn draw(&mut self, camera: &Camera, output: Output) -> Result<()> {
-        let p = &self.scene.params;
-        let camera = &super::under_water::keep_in_water(*camera, p.size, p.depth);
-        self.draw_camera(*camera);
-        let p = &self.scene.params;
-        let scene = DrawScene {
-            nodes: p.nodes,
-            size: p.size,
-            depth: p.depth,
-            light: self.scene.look.light,
-            detail: self.scene.look.detail,
-            far_taps: self.scene.look.far_taps.unwrap_or(true),
-            view: self.view,
-            time: self.time as f32,
-            open: p.edges == super::Edges::Open,
-        };
-        let pool_gl = self
-            .gl
-            .as_mut()
-            .ok_or_else(|| anyhow!("draw before attach_gl"))?;
-        if pool_gl.renderer.nodes() != p.nodes {
-            let gl = pool_gl.renderer.gl().clone();
-            let clock = pool_gl.renderer.clock();
-            let limit = pool_gl.renderer.texture_limit();
-            self.solver.release_gl();
-            let old = std::mem::replace(
-                &mut pool_gl.renderer,
-                PoolRenderer::with_limit(gl, clock, p.nodes, limit)?,
-            );
-            old.delete();
-            pool_gl.land_told = false;
-        }
-        // On CUDA the kernel writes the texture (interop); else the texels go through the host.
-        let texture = pool_gl.renderer.surface_texture().0.get();
-        let shared = self.solver.write_texture(texture)?;
-        if self.solver.cuda_device().is_some() {
-            // Host memory is checked again before the texels are built, where the open check
-            // counted interop.
-            self.learn_path(shared, crate::host::available_memory)?;
-        }
-        let pool_gl = self.gl.as_mut().expect("attached above");
-        if !shared {
-            self.solver.texels(&mut pool_gl.texels)?;
-            pool_gl.renderer.upload_surface(&pool_gl.texels);
-        }
-        // The land's nodes: only those the solver changed since the renderer was told.
-        let change = match self.solver.take_land_change() {
-            _ if !pool_gl.land_told => Some(LandChange::All),
-            change => change,
-        };
-        if let Some(change) = change {
-            let within = match change {
-                LandChange::All => None,
-                LandChange::Nodes(within) => Some(within),
-            };
-            let flags = self.solver.flags();
-            let fixed = |k: usize| flags[k] & super::surface::FIXED != 0;
-            pool_gl.renderer.set_land(fixed, within);
-            pool_gl.land_told = true;
-        }
-        pool_gl.renderer.draw(camera, output, &scene)
+        self.draw_gl(camera, output)
     }
 
     fn pass_times(&self) -> Vec<(&'static str, Option<f64>)> {
-        self.gl
-            .as_ref()
-            .map(|g| g.renderer.pass_times())
+        self.renderer()
+            .map(PoolRenderer::pass_times)
             .unwrap_or_default()
     }
 
@@ -587,10 +512,7 @@ impl Sim for PoolSim {
     }
 
     fn release_gl(&mut self) {
-        self.solver.release_gl();
-        if let Some(pool_gl) = self.gl.take() {
-            pool_gl.renderer.delete();
-        }
+        self.release_gl_objects();
     }
 
     fn as_any_mut(&mut self) -> &mut dyn Any {

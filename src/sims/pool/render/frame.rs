@@ -3,7 +3,7 @@
 
 use super::caustics::CausticsDomain;
 use super::draw_scene::{DrawScene, Pass, VIEWS};
-use super::grid::{Grid, SurfaceVariant};
+use super::grid::{Grid, Reach, SurfaceVariant};
 use super::pool_box::PoolBox;
 use super::shared::{FrameValues, TextureUnit};
 use super::PoolRenderer;
@@ -21,6 +21,8 @@ impl PoolRenderer {
     /// fails naming the pass.
     pub fn draw(&mut self, camera: &Camera, output: Output, scene: &DrawScene) -> Result<()> {
         let (width, height) = (output.width.max(1), output.height.max(1));
+        // Told for this frame only: the viewer tells it again each frame the tool is chosen.
+        let land_expected = std::mem::take(&mut self.land_expected);
         self.prepare(scene, width, height)?;
         self.update_land_texture(scene.land_height(), scene.depth)?;
         let light = scene.light_direction();
@@ -92,6 +94,13 @@ impl PoolRenderer {
             unsafe {
                 self.gl.bind_framebuffer(glow::FRAMEBUFFER, Some(frame));
                 self.gl.viewport(0, 0, width as i32, height as i32);
+            }
+            // Before the clear, which wipes what it draws.
+            if land_expected {
+                self.make_land_ahead(&values, scene.far_taps)?;
+            }
+            // SAFETY: GL calls on the current context; the frame target is bound.
+            unsafe {
                 self.gl.clear_color(0.0, 0.0, 0.0, 1.0);
                 self.gl
                     .clear(glow::COLOR_BUFFER_BIT | glow::DEPTH_BUFFER_BIT);
@@ -107,9 +116,9 @@ impl PoolRenderer {
                 "wireframe" => self.run(Pass::Wireframe, |r| r.wireframe(&values))?,
                 "nodes" => self.run(Pass::Nodes, |r| r.nodes_pass(&values, height))?,
                 _ => {
-                    // The build with land is linked here on the first frame with land, outside
-                    // the pass's time; llvmpipe compiles it to machine code at its first draw,
-                    // inside that frame's `surface` pass, as main did when land was first drawn
+                    // The build with land is linked here on the first frame with land (unless
+                    // made ahead, `warm_up.rs`), outside the pass's time; llvmpipe compiles it
+                    // to machine code at its first draw, inside that frame's `surface` pass
                     // (docs/pool-performance.md, the pause on the first frame with land).
                     let variant = SurfaceVariant {
                         far_taps: scene.far_taps,
@@ -180,7 +189,7 @@ impl PoolRenderer {
         check_gl(&gl, pass.name())
     }
 
-    fn bind(&self, unit: TextureUnit, target: u32, texture: Option<glow::Texture>) {
+    pub(super) fn bind(&self, unit: TextureUnit, target: u32, texture: Option<glow::Texture>) {
         // SAFETY: GL calls on this thread's current context; the texture is this renderer's.
         unsafe {
             self.gl.active_texture(glow::TEXTURE0 + unit as u32);
@@ -208,17 +217,17 @@ impl PoolRenderer {
     }
 
     /// `land`: the fixed nodes as ground.
-    fn land(&self, values: &FrameValues) {
+    fn land(&mut self, values: &FrameValues) {
+        let grid = self.display.as_ref().unwrap_or(&self.grid);
         self.programs
             .land
-            .draw(&self.gl, values, self.display_grid());
+            .draw(&self.gl, values, grid, Reach::Whole);
     }
 
     /// `surface`: the water.
-    fn surface_pass(&self, values: &FrameValues) {
-        self.programs
-            .surface
-            .draw(&self.gl, values, self.display_grid());
+    fn surface_pass(&mut self, values: &FrameValues) {
+        let grid = self.display.as_ref().unwrap_or(&self.grid);
+        self.programs.surface.draw(&self.gl, values, grid);
     }
 
     /// `wireframe`: the mesh's edges.

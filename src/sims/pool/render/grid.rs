@@ -51,6 +51,15 @@ pub fn strip_indices(nodes: usize) -> Vec<u32> {
     indices
 }
 
+/// How much of the mesh a pass draws: the whole of it, or only its first triangle — a warm-up
+/// draw (`warm_up.rs`), which makes the driver compile the program for the frame's state (the
+/// work llvmpipe does at a program's first draw) for a frame's clear to wipe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Reach {
+    Whole,
+    FirstTriangle,
+}
+
 /// The grid's vertex array and index buffer.
 pub(super) struct Grid {
     vertex_array: glow::VertexArray,
@@ -120,11 +129,23 @@ impl Grid {
 
     /// Draws the cells as triangles with the bound program.
     pub(super) fn draw_triangles(&self, gl: &glow::Context) {
-        // SAFETY: GL calls on the current context; the vertex array is this grid's.
+        let _ = self.draw_strip(gl, Reach::Whole);
+    }
+
+    /// Draws the strip's triangles, all of them or the first (a warm-up, [`Reach`]). Returns
+    /// the number of indices drawn.
+    fn draw_strip(&self, gl: &glow::Context, reach: Reach) -> i32 {
+        let count = match reach {
+            Reach::Whole => self.count,
+            Reach::FirstTriangle => 3,
+        };
+        // SAFETY: GL calls on the current context; the vertex array is this grid's and holds
+        // at least 3 indices (a mesh has at least 2 vertices a side).
         unsafe {
             gl.bind_vertex_array(Some(self.vertex_array));
-            gl.draw_elements(glow::TRIANGLE_STRIP, self.count, glow::UNSIGNED_INT, 0);
+            gl.draw_elements(glow::TRIANGLE_STRIP, count, glow::UNSIGNED_INT, 0);
         }
+        count
     }
 
     /// Draws the triangles' edges, a row at a time (leaving out the joins, which lines would
@@ -195,6 +216,8 @@ struct SurfaceBuild {
     program: Program,
     shared: Shared,
     view_projection: Uniform,
+    /// Whether it was drawn (a frame's pass or a warm-up).
+    drawn: bool,
 }
 
 impl SurfaceBuild {
@@ -207,6 +230,7 @@ impl SurfaceBuild {
             shared: Shared::locate(gl, &program)?,
             view_projection: program.uniform(gl, "view_projection")?,
             program,
+            drawn: false,
         })
     }
 }
@@ -276,15 +300,63 @@ impl SurfaceProgram {
 
     /// Draws with `variant` from now on, building it if it is not yet built.
     pub(super) fn prepare(&mut self, gl: &glow::Context, variant: SurfaceVariant) -> Result<()> {
-        self.current = match self.builds.iter().position(|b| b.variant == variant) {
-            Some(index) => index,
-            None => {
-                self.builds
-                    .push(SurfaceBuild::new(gl, variant, self.cells)?);
-                self.builds.len() - 1
-            }
-        };
+        self.current = self.build(gl, variant)?;
         Ok(())
+    }
+
+    /// The index in `builds` of `variant`'s build, made now if it is not yet built.
+    fn build(&mut self, gl: &glow::Context, variant: SurfaceVariant) -> Result<usize> {
+        Ok(
+            match self.builds.iter().position(|b| b.variant == variant) {
+                Some(index) => index,
+                None => {
+                    self.builds
+                        .push(SurfaceBuild::new(gl, variant, self.cells)?);
+                    self.builds.len() - 1
+                }
+            },
+        )
+    }
+
+    /// Where `variant`'s build stands: `None` if it is not built, else whether it was drawn
+    /// (a frame's pass or [`Self::draw_ahead`]).
+    pub(super) fn ahead(&self, variant: SurfaceVariant) -> Option<bool> {
+        self.builds
+            .iter()
+            .find(|b| b.variant == variant)
+            .map(|b| b.drawn)
+    }
+
+    /// Builds `variant` ahead of its first frame (the one drawn with stays).
+    pub(super) fn build_ahead(
+        &mut self,
+        gl: &glow::Context,
+        variant: SurfaceVariant,
+    ) -> Result<()> {
+        self.build(gl, variant).map(|_| ())
+    }
+
+    /// Draws `variant`'s build, if built, once with `values` over the first triangle of `grid`
+    /// ([`Reach::FirstTriangle`]): a warm-up.
+    pub(super) fn draw_ahead(
+        &mut self,
+        gl: &glow::Context,
+        variant: SurfaceVariant,
+        values: &FrameValues,
+        grid: &Grid,
+    ) {
+        if let Some(index) = self.builds.iter().position(|b| b.variant == variant) {
+            self.draw_build(index, gl, values, grid, Reach::FirstTriangle);
+        }
+    }
+
+    /// The variants drawn at least once (a frame's pass or [`Self::draw_ahead`]).
+    pub(super) fn drawn(&self) -> Vec<SurfaceVariant> {
+        self.builds
+            .iter()
+            .filter(|b| b.drawn)
+            .map(|b| b.variant)
+            .collect()
     }
 
     /// The variant drawn with.
@@ -318,13 +390,25 @@ impl SurfaceProgram {
         self.prepare(gl, variant)
     }
 
-    pub(super) fn draw(&self, gl: &glow::Context, values: &FrameValues, grid: &Grid) {
-        let build = &self.builds[self.current];
+    pub(super) fn draw(&mut self, gl: &glow::Context, values: &FrameValues, grid: &Grid) {
+        self.draw_build(self.current, gl, values, grid, Reach::Whole);
+    }
+
+    fn draw_build(
+        &mut self,
+        index: usize,
+        gl: &glow::Context,
+        values: &FrameValues,
+        grid: &Grid,
+        reach: Reach,
+    ) {
+        let build = &mut self.builds[index];
         build.program.bind(gl);
         build.shared.set(gl, values);
         build.view_projection.set(gl, values.view_projection);
         build.shared.set_grid(gl, grid);
-        grid.draw_triangles(gl);
+        // Drawn only if the draw drew something (a warm-up that draws nothing compiles nothing).
+        build.drawn |= grid.draw_strip(gl, reach) > 0;
     }
 
     pub(super) fn delete(&self, gl: &glow::Context) {
@@ -339,6 +423,8 @@ pub(super) struct LandProgram {
     program: Program,
     shared: Shared,
     view_projection: Uniform,
+    /// Whether it was drawn (a frame's pass or a warm-up).
+    drawn: bool,
 }
 
 impl LandProgram {
@@ -348,15 +434,28 @@ impl LandProgram {
             shared: Shared::locate(gl, &program)?,
             view_projection: program.uniform(gl, "view_projection")?,
             program,
+            drawn: false,
         })
     }
 
-    pub(super) fn draw(&self, gl: &glow::Context, values: &FrameValues, grid: &Grid) {
+    /// Draws `reach` of `grid` (the first triangle: a warm-up, [`Reach`]).
+    pub(super) fn draw(
+        &mut self,
+        gl: &glow::Context,
+        values: &FrameValues,
+        grid: &Grid,
+        reach: Reach,
+    ) {
         self.program.bind(gl);
         self.shared.set(gl, values);
         self.view_projection.set(gl, values.view_projection);
         self.shared.set_grid(gl, grid);
-        grid.draw_triangles(gl);
+        self.drawn |= grid.draw_strip(gl, reach) > 0;
+    }
+
+    /// Whether it was drawn (a frame's pass or a warm-up).
+    pub(super) fn drawn(&self) -> bool {
+        self.drawn
     }
 
     pub(super) fn delete(&self, gl: &glow::Context) {

@@ -112,6 +112,37 @@ impl LandTexture {
         land_tile_bytes(nodes)
     }
 
+    /// A land texture and a land tiles' texture for `nodes`² nodes, their texels not yet
+    /// written.
+    ///
+    /// # Safety
+    /// GL calls on the current context.
+    pub(super) unsafe fn allocate(
+        gl: &glow::Context,
+        nodes: usize,
+    ) -> Result<(glow::Texture, glow::Texture)> {
+        Self::allocate_sized(gl, nodes as i32, land_tiles_side(nodes) as i32)
+    }
+
+    /// The two textures, `n`² land and `side`² tiles; the first deleted should the second fail.
+    ///
+    /// # Safety
+    /// As [`Self::allocate`].
+    pub(super) unsafe fn allocate_sized(
+        gl: &glow::Context,
+        n: i32,
+        side: i32,
+    ) -> Result<(glow::Texture, glow::Texture)> {
+        let texture = new_texture(gl, n, n, glow::RG32F, glow::RG, glow::FLOAT)?;
+        match new_texture(gl, side, side, glow::R8, glow::RED, glow::UNSIGNED_BYTE) {
+            Ok(tiles) => Ok((texture, tiles)),
+            Err(error) => {
+                gl.delete_texture(texture);
+                Err(error)
+            }
+        }
+    }
+
     pub(super) fn texture(&self) -> glow::Texture {
         self.texture
     }
@@ -258,16 +289,12 @@ impl PoolRenderer {
             return Ok(());
         }
         let gl = &self.gl;
-        let side = land_tiles_side(n) as i32;
         // SAFETY: GL calls on the current context; the textures are this renderer's and hold
         // nodes² RG32F texels and side² R8 texels.
         let (texture, tile_texture) = unsafe {
             match &self.land_texture {
                 Some(texture) => (texture.texture, texture.tiles),
-                None => (
-                    new_texture(gl, n as i32, n as i32, glow::RG32F, glow::RG, glow::FLOAT)?,
-                    new_texture(gl, side, side, glow::R8, glow::RED, glow::UNSIGNED_BYTE)?,
-                ),
+                None => LandTexture::allocate(gl, n)?,
             }
         };
         self.land_texture = Some(LandTexture {

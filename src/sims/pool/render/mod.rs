@@ -24,7 +24,8 @@
 //! every pass sets, `caustics.rs` the caustics texture and its passes, `grid.rs` the surface
 //! mesh and the passes drawing it (`surface`, `land`, `wireframe`, `nodes`), `land.rs` the land
 //! texture (the land's heights, computed on the host when the land changes) and the land's
-//! bounds, `pool_box.rs` the pool's box and the deck.
+//! bounds, `warm_up.rs` land's programs made ahead of the first frame with land, `pool_box.rs`
+//! the pool's box and the deck.
 
 mod caustics;
 mod draw_scene;
@@ -35,6 +36,7 @@ mod land_tiles;
 mod objects;
 mod pool_box;
 mod shared;
+mod warm_up;
 
 pub use caustics::texture_bytes as caustics_texture_bytes;
 pub use caustics::CausticsImage;
@@ -96,6 +98,12 @@ pub struct PoolRenderer {
     /// The `surface` build drawn with whatever the land: with it (`Some(true)`) or without
     /// (`Some(false)`); `None`, as the land is ([`Self::draw_surface_with_land`]).
     surface_land: Option<bool>,
+    /// Whether land may come soon, told for the next frame only: land's programs are made
+    /// ahead (`warm_up.rs`).
+    land_expected: bool,
+    /// Why land's programs could not be made ahead, once it failed (then never tried again;
+    /// the first frame with land makes them, as a renderer told nothing does).
+    land_ahead_failed: Option<String>,
     /// Which nodes are land (fixed), as last told (empty until told).
     land_nodes: Vec<bool>,
     /// How many of `land_nodes` are land.
@@ -165,6 +173,8 @@ impl PoolRenderer {
             pool_box: None,
             has_land: false,
             surface_land: None,
+            land_expected: false,
+            land_ahead_failed: None,
             land_nodes: Vec::new(),
             land_count: 0,
             land_dirty: None,
