@@ -25,7 +25,8 @@ impl PoolRenderer {
     /// Land may come soon, told for the next frame only (the viewer tells it every frame the
     /// paint tool is chosen): on frames without land so told, the programs that draw land are
     /// made ahead, one step a frame (the `surface` build with land for the frame's far taps
-    /// linked, then a warm-up draw of `land`, then one of the build), so that the first frame with land compiles nothing. Pictures are unchanged.
+    /// linked, then a warm-up draw of `land`, then one of the build), so that the first frame
+    /// with land compiles nothing. Pictures are unchanged.
     pub fn expect_land(&mut self) {
         self.land_expected = true;
     }
