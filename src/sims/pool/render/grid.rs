@@ -304,8 +304,9 @@ impl SurfaceProgram {
         Ok(())
     }
 
-    /// The index in `builds` of `variant`'s build, made now if it is not yet built.
-    fn build(&mut self, gl: &glow::Context, variant: SurfaceVariant) -> Result<usize> {
+    /// The index in `builds` of `variant`'s build, made now if it is not yet built (also
+    /// ahead of its first frame, `warm_up.rs`; the one drawn with stays).
+    pub(super) fn build(&mut self, gl: &glow::Context, variant: SurfaceVariant) -> Result<usize> {
         Ok(
             match self.builds.iter().position(|b| b.variant == variant) {
                 Some(index) => index,
@@ -325,15 +326,6 @@ impl SurfaceProgram {
             .iter()
             .find(|b| b.variant == variant)
             .map(|b| b.drawn)
-    }
-
-    /// Builds `variant` ahead of its first frame (the one drawn with stays).
-    pub(super) fn build_ahead(
-        &mut self,
-        gl: &glow::Context,
-        variant: SurfaceVariant,
-    ) -> Result<()> {
-        self.build(gl, variant).map(|_| ())
     }
 
     /// Draws `variant`'s build, if built, once with `values` over the first triangle of `grid`

@@ -101,9 +101,9 @@ pub struct PoolRenderer {
     /// Whether land may come soon, told for the next frame only: land's programs are made
     /// ahead (`warm_up.rs`).
     land_expected: bool,
-    /// Why land's programs could not be made ahead, once it failed (then never tried again;
-    /// the first frame with land makes them, as a renderer told nothing does).
-    land_ahead_failed: Option<String>,
+    /// Whether making land's programs ahead failed (noted once, never tried again; the first
+    /// frame with land makes them, as a renderer told nothing does).
+    land_ahead_refused: bool,
     /// Which nodes are land (fixed), as last told (empty until told).
     land_nodes: Vec<bool>,
     /// How many of `land_nodes` are land.
@@ -174,7 +174,7 @@ impl PoolRenderer {
             has_land: false,
             surface_land: None,
             land_expected: false,
-            land_ahead_failed: None,
+            land_ahead_refused: false,
             land_nodes: Vec::new(),
             land_count: 0,
             land_dirty: None,

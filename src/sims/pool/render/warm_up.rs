@@ -46,7 +46,7 @@ impl PoolRenderer {
     /// is bound and not yet cleared ([`Self::expect_land`] told for this frame). A build that
     /// fails to link is noted once and not tried again; the frame goes on.
     pub(super) fn make_land_ahead(&mut self, values: &FrameValues, far_taps: bool) -> Result<()> {
-        if self.has_land || self.land_ahead_failed.is_some() {
+        if self.has_land || self.land_ahead_refused {
             return Ok(());
         }
         let variant = SurfaceVariant {
@@ -57,10 +57,9 @@ impl PoolRenderer {
         match self.programs.surface.ahead(variant) {
             None => {
                 // This frame links it; the next draws it.
-                if let Err(error) = self.programs.surface.build_ahead(&gl, variant) {
-                    let why = format!("{error:#}");
-                    eprintln!("note: the pool's land programs not made ahead: {why}");
-                    self.land_ahead_failed = Some(why);
+                if let Err(error) = self.programs.surface.build(&gl, variant) {
+                    eprintln!("note: the pool's land programs not made ahead: {error:#}");
+                    self.land_ahead_refused = true;
                 }
                 return Ok(());
             }
