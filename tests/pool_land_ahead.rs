@@ -1,9 +1,9 @@
-//! Land's programs made ahead of the first frame with land (`render/warm_up.rs`; headless EGL,
-//! Mesa llvmpipe in CI): told that land may come (`PoolRenderer::expect_land`, the viewer's
-//! paint tool), the renderer links the `surface` build with land on the next frame and draws
-//! the `land` program once on the one after, the build on the third, and the frames draw the pictures of a renderer
-//! told nothing, bit for bit; a frame with land draws with land whatever was made ahead. The
-//! paint tool of a `PoolSim` tells it.
+//! Land's programs made ahead of the first frame with land (`render/warm_up.rs`; headless EGL, Mesa
+//! llvmpipe in CI): told that land may come (`PoolRenderer::expect_land`, the viewer's paint tool),
+//! the renderer links the `surface` build with land on the next frame and draws the `land` program
+//! once on the one after, the build on the third, and the frames draw the pictures of a renderer
+//! told nothing, bit for bit; a frame with land draws with land whatever was made ahead. The paint
+//! tool of a `PoolSim` tells it.
 
 use fluidlab::gfx::camera::Camera;
 use fluidlab::gfx::capture::Image;
@@ -38,17 +38,17 @@ fn with_land(far_taps: bool) -> SurfaceVariant {
     }
 }
 
-/// Three frames without land, then one with the island, on a renderer told nothing and on one
-/// told [`expect_land`] before the first: the first frame links the build with land (not
-/// drawn), the second draws the `land` program (a warm-up), the third the build (one program
-/// a frame); the frame with land builds nothing more and draws with land. Every picture is the other
-/// renderer's, bit for bit, with far taps and without. (Mutants: `make_land_ahead` returning at
-/// once fails the first `built` check; nothing drawn by the warm-up (`land`'s draw left out,
-/// or its first triangle drawn with 0 indices) fails the `drawn` checks; the scratch textures made on the active unit, the caustics',
-/// unbind the caustics: 3,862 pixels apart on the warming frame (before the split); the frame with land
-/// drawn with the landless build while land is expected: 357 pixels apart. Not caught: the
-/// warm-up moved after the clear, or the depth test left on after it; the sky pass covers the
-/// frame and the passes set their own depth state.)
+/// Three frames without land, then one with the island, on a renderer told nothing and on one told
+/// [`expect_land`] before the first: the first frame links the build with land (not drawn), the
+/// second draws the `land` program (a warm-up), the third the build (one program a frame); the
+/// frame with land builds nothing more and draws with land. Every picture is the other renderer's,
+/// bit for bit, with far taps and without. (Mutants: `make_land_ahead` returning at once fails the
+/// first `built` check; nothing drawn by the warm-up (`land`'s draw left out, or its first triangle
+/// drawn with 0 indices) fails the `drawn` checks; the scratch textures made on the active unit,
+/// the caustics', unbind the caustics: 3,862 pixels apart on the warming frame (before the split);
+/// the frame with land drawn with the landless build while land is expected: 357 pixels apart. Not
+/// caught: the warm-up moved after the clear, or the depth test left on after it; the sky pass
+/// covers the frame and the passes set their own depth state.)
 #[test]
 fn land_made_ahead_draws_the_pictures_of_a_renderer_told_nothing() {
     let camera = island_camera();

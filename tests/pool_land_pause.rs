@@ -1,13 +1,13 @@
-//! The pause on the first frame with land (a measurement, ignored by default): the `surface`
-//! build with land is linked before the `surface` pass, and llvmpipe compiles it to machine code
-//! at its first draw, inside the pass. Run it cold, without Mesa's shader cache:
+//! The pause on the first frame with land (a measurement, ignored by default): the `surface` build
+//! with land is linked before the `surface` pass, and llvmpipe compiles it to machine code at its
+//! first draw, inside the pass. Run it cold, without Mesa's shader cache:
 //! `MESA_SHADER_CACHE_DISABLE=true cargo test --release --test pool_land_pause -- --ignored
-//! --nocapture`. Each case on a fresh renderer (the fixture's 160×120, `PassClock::Finish`):
-//! a landless first frame, then a frame with an island; this branch's builds against the build
-//! with land drawn from the start (`draw_surface_with_land(Some(true))`: main's one program),
-//! and the flow of the viewer's paint tool (`ahead`: after the landless first frame,
-//! `expect_land` told every frame: a landless frame linking the build with land, one drawing
-//! `land` over one triangle, one drawing the build, a plain one, each timed, then the frame with land).
+//! --nocapture`. Each case on a fresh renderer (the fixture's 160×120, `PassClock::Finish`): a
+//! landless first frame, then a frame with an island; this branch's builds against the build with
+//! land drawn from the start (`draw_surface_with_land(Some(true))`: main's one program), and the
+//! flow of the viewer's paint tool (`ahead`: after the landless first frame, `expect_land` told
+//! every frame: a landless frame linking the build with land, one drawing `land` over one triangle,
+//! one drawing the build, a plain one, each timed, then the frame with land).
 
 use fluidlab::sims::pool::render::DrawScene;
 use std::time::Instant;

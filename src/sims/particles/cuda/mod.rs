@@ -8,18 +8,17 @@
 //! a colour share no node); the CPU sweeps the same colours in the same order, so both make
 //! the same sweep (bit for bit in the emulation without contraction).
 //!
-//! Here: the solver's making, the stages' launch sequences (`tests/emulation/particles.cpp`
-//! runs the same), the frame; `transfer.rs` the up- and downloads; `buffers.rs` what they
-//! live in; `kernels.rs` the records and names, `parity.rs` the comparison with the CPU stage by stage, `emulation.rs` the harness
-//! that runs it with the kernels compiled as C++ (`stages_emulation.rs` the tests,
-//! `drawing_emulation.rs` the drawing kernels'); `stats.rs` a body's statistics panel figures
-//! reduced on the GPU (`stats_emulation.rs`, tests: against the CPU's, compiled as C++;
+//! Here: the solver's making, the stages' launch sequences (`tests/emulation/particles.cpp` runs
+//! the same), the frame; `transfer.rs` the up- and downloads; `buffers.rs` what they live in;
+//! `kernels.rs` the records and names, `parity.rs` the comparison with the CPU stage by stage,
+//! `emulation.rs` the harness that runs it with the kernels compiled as C++ (`stages_emulation.rs`
+//! the tests, `drawing_emulation.rs` the drawing kernels'); `stats.rs` a body's statistics panel
+//! figures reduced on the GPU (`stats_emulation.rs`, tests: against the CPU's, compiled as C++;
 //! `basin_emulation.rs` the same for the end of frame's reductions; `frame_check.rs` and
 //! `live_edit_check.rs` the doctor's checks of the frame's end and of live edits on the GPU);
-//! `self_collide.rs` the `self_collide` stage's launches and contact lists
-//! (`self_collide_check.rs` its check against the CPU over substeps, the doctor's and
-//! `self_collide_emulation.rs`' tests); `frame_graph.rs` a body's frame as one CUDA graph.
-//! Not yet run on a GPU.
+//! `self_collide.rs` the `self_collide` stage's launches and contact lists (`self_collide_check.rs`
+//! its check against the CPU over substeps, the doctor's and `self_collide_emulation.rs`' tests);
+//! `frame_graph.rs` a body's frame as one CUDA graph. Not yet run on a GPU.
 
 mod buffers;
 pub mod frame_check;
