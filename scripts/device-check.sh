@@ -24,7 +24,11 @@
 #      live edits (basin nodes, max particles,
 #      a cloth, its shear springs off and
 #      on, a held node through spring-kind
-#      toggles and let go, a hover that reads
+#      toggles and let go (the grabber's
+#      download_positions at the press and
+#      upload_node per move and at the
+#      release, against the CPU's target),
+#      a hover that reads
 #      nothing back, springs growing in: the
 #      GPU's rest lengths bit for bit the
 #      host's) stepped on CUDA, self-collision:
